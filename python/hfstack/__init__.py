@@ -1,0 +1,12 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""gr-hfstack: an open HF data stack for GNU Radio.
+
+Blocks live in this package; the STANAG 5066 wire-format codecs and capture
+writers live in ``hfstack.dl``.
+"""
+
+from .hfstack_python import *  # noqa: F401,F403

@@ -1,0 +1,53 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include <pybind11/pybind11.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+namespace py = pybind11;
+
+// Headers for binding functions
+/**************************************/
+// The following comment block is used for
+// gr_modtool to insert function prototypes
+// Please do not delete
+/**************************************/
+// BINDING_FUNCTION_PROTOTYPES(
+void bind_pcap_sink(py::module& m);
+// ) END BINDING_FUNCTION_PROTOTYPES
+
+// Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
+void bind_dl_dpdu(py::module& m);
+
+// import_array() returns NULL on newer Pythons; this wrapper keeps the C API
+// initialisation that numpy needs.
+void* init_numpy()
+{
+    import_array();
+    return NULL;
+}
+
+PYBIND11_MODULE(hfstack_python, m)
+{
+    init_numpy();
+
+    // Allow access to base block methods
+    py::module::import("gnuradio.gr");
+
+    py::module dl = m.def_submodule("dl", "STANAG 5066 wire-format codecs and captures");
+    bind_dl_dpdu(dl);
+
+    /**************************************/
+    // The following comment block is used for
+    // gr_modtool to insert binding function calls
+    // Please do not delete
+    /**************************************/
+    // BINDING_FUNCTION_CALLS(
+    bind_pcap_sink(m);
+    // ) END BINDING_FUNCTION_CALLS
+}

@@ -30,21 +30,16 @@ bool parse_format(const std::string& format)
 
 pcap_sink_impl::pcap_sink_impl(const std::string& filename, const std::string& format)
     : gr::block("pcap_sink", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
-      d_filename(filename),
       d_sis(parse_format(format))
 {
+    // Opened here, as GNU Radio's file_sink does, so a bad path fails at construction
+    // with its reason instead of inside a scheduler thread.
+    if (d_sis)
+        d_sis_capture = std::make_unique<dl::sis_capture>(filename);
+    else
+        d_dpdu = std::make_unique<dl::dpdu_capture>(filename);
     message_port_register_in(pmt::mp("in"));
     set_msg_handler(pmt::mp("in"), [this](const pmt::pmt_t& msg) { handle_pdu(msg); });
-}
-
-bool pcap_sink_impl::start()
-{
-    std::lock_guard<std::mutex> lock(d_mutex);
-    if (d_sis)
-        d_sis_capture = std::make_unique<dl::sis_capture>(d_filename);
-    else
-        d_dpdu = std::make_unique<dl::dpdu_capture>(d_filename);
-    return block::start();
 }
 
 bool pcap_sink_impl::stop()
@@ -95,8 +90,6 @@ void pcap_sink_impl::handle_pdu(const pmt::pmt_t& pdu)
         d_sis_capture->write(timestamp_us, uint16_t(client), pmt::is_true(from), data);
         return;
     }
-    if (!d_dpdu)
-        return; // not started
     dl::dpdu_deframer deframer;
     const auto found = deframer.push(data.data(), data.size());
     if (found.empty()) {

@@ -16,14 +16,12 @@ class pcap_sink_impl : public pcap_sink
 public:
     pcap_sink_impl(const std::string& filename, const std::string& format);
 
-    bool start() override;
     bool stop() override;
     uint64_t records() const override;
 
 private:
     void handle_pdu(const pmt::pmt_t& pdu);
 
-    const std::string d_filename;
     const bool d_sis;
     mutable std::mutex d_mutex; // records() is called from other threads
     std::unique_ptr<dl::dpdu_capture> d_dpdu;

@@ -26,7 +26,8 @@ namespace hfstack {
  *   (integer, default 0) and `from_client` (bool, default true) place it in a
  *   synthetic TCP connection to port 5066.
  * Metadata `time` (seconds since the epoch) stamps the record; otherwise the
- * system clock does. The file is created in start() and closed in stop().
+ * system clock does. The file is created (overwritten) when the block is made, so a
+ * bad path raises there; it is flushed in stop() and closed with the block.
  */
 class HFSTACK_API pcap_sink : virtual public gr::block
 {
@@ -39,7 +40,7 @@ public:
      */
     static sptr make(const std::string& filename, const std::string& format = "dpdu");
 
-    //! Records written since start().
+    //! Records written so far.
     virtual uint64_t records() const = 0;
 };
 

@@ -15,4 +15,4 @@ static const char* __doc_gr_hfstack_pcap_sink = R"doc(Writes PDUs to a capture f
 
 static const char* __doc_gr_hfstack_pcap_sink_make = R"doc(Creates the sink; the file is created when the flowgraph starts.)doc";
 
-static const char* __doc_gr_hfstack_pcap_sink_records = R"doc(Records written since start().)doc";
+static const char* __doc_gr_hfstack_pcap_sink_records = R"doc(Records written so far.)doc";

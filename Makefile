@@ -1,0 +1,65 @@
+# gr-hfstack: convenience wrapper around CMake for a fresh Debian bookworm machine.
+#   make demo   install what is missing, build, run the demo
+#   make test   install what is missing, build, run every test (GoogleTest + Python QA)
+# Other targets: deps, build, bench, fuzz, install, clean.
+
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 600
+# GNU Radio's Python lives in the system interpreter, not in a pyenv or venv one.
+PYTHON := /usr/bin/python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian bookworm packages needed to build, test and run (tshark: cross-check oracle).
+DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
+	python3-pybind11 pybind11-dev libgtest-dev tshark
+DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
+
+.PHONY: all deps deps-fuzz build test demo bench fuzz install clean
+
+all: build
+
+# Installs only what is missing, so a machine that has everything needs no network.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "Installing Debian packages:" $$missing; \
+	    $(SUDO) apt-get update -q && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+deps-fuzz:
+	@missing=$$(for p in $(DEB_FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    $(SUDO) apt-get update -q && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD_DIR)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD_DIR) -DPYTHON_EXECUTABLE=$(PYTHON) -DENABLE_DOXYGEN=OFF
+
+build: deps $(BUILD_DIR)/Makefile
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-wire-demo --out $(BUILD_DIR)/demo
+
+bench: build
+	$(BUILD_DIR)/bench/bench_deframer
+
+# Each target runs FUZZ_SECONDS with ASan and UBSan; see fuzz/run.sh.
+fuzz: deps-fuzz
+	fuzz/run.sh deframer $(FUZZ_SECONDS)
+	fuzz/run.sh sis_reassembler $(FUZZ_SECONDS)
+
+install: build
+	$(SUDO) cmake --install $(BUILD_DIR)
+	$(SUDO) ldconfig
+
+clean:
+	rm -rf $(BUILD_DIR) build-fuzz

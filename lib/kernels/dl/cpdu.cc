@@ -96,8 +96,8 @@ decoded<cpdu> decode_cpdu(const uint8_t* data, size_t size)
         break;
     case cpdu_type::physical_link_rejected:
     case cpdu_type::physical_link_break:
-        if (!cpdu_reason_defined(c.type, low))
-            return result::failure(decode_error::bad_field, reason_text(c.type, low));
+        // An undefined reason is kept, not refused: a BREAK must still be confirmed.
+        // cpdu_reason_defined() tells callers; encode() never sends one.
         c.reason = low;
         break;
     case cpdu_type::physical_link_accepted:

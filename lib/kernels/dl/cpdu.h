@@ -20,7 +20,8 @@
  *   - "not used" bits are ignored on input and always sent as 0;
  *   - bytes after a one-byte control C_PDU (types 1-5) are ignored;
  *   - reason values the standard leaves unspecified (REJECTED 4-15, BREAK 5-15) are
- *     rejected with decode_error::bad_field, and encode() refuses to produce them;
+ *     kept raw on input, so a BREAK can still be confirmed (cpdu_reason_defined()
+ *     tells them apart), and encode() refuses to produce them;
  *   - types 6-15 give decode_error::unknown_type; an empty buffer, or a DATA C_PDU
  *     with no S_PDU after the C_PCI byte, gives decode_error::truncated.
  *

@@ -187,11 +187,8 @@ decoded<spdu> decode_spdu(const uint8_t* data, size_t size)
             return result::failure(decode_error::truncated,
                                    std::string(to_string(s.type)) +
                                        " S_PDU shorter than its 2-byte S_PCI");
-        if (s.type == spdu_type::data_delivery_fail) {
-            if (!spdu_reason_defined(s.type, low))
-                return result::failure(decode_error::bad_field, reason_text(s.type, low));
-            s.reason = low;
-        }
+        if (s.type == spdu_type::data_delivery_fail)
+            s.reason = low; // kept even if undefined: see hard_link_terminate below
         s.source_sap = data[1] >> 4;
         s.destination_sap = data[1] & 0x0F;
         pci = two_byte_pci_size;
@@ -212,8 +209,8 @@ decoded<spdu> decode_spdu(const uint8_t* data, size_t size)
         return result::success(std::move(s)); // trailing bytes ignored
     case spdu_type::hard_link_establishment_rejected:
     case spdu_type::hard_link_terminate:
-        if (!spdu_reason_defined(s.type, low))
-            return result::failure(decode_error::bad_field, reason_text(s.type, low));
+        // An undefined reason is kept, not refused, so the link is still torn down and
+        // confirmed; spdu_reason_defined() tells callers, encode() never sends one.
         s.reason = low;
         return result::success(std::move(s)); // trailing bytes ignored
     case spdu_type::hard_link_establishment_confirm:

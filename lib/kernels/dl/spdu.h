@@ -34,8 +34,10 @@
  *   - "not used" bits, and the Julian-day nibble of a DATA S_PDU without a valid
  *     TTD, are ignored on input and sent as 0;
  *   - bytes after the fixed-size S_PDUs (types 3-7) are ignored;
- *   - reserved reason codes, LINK TYPE 3 and a TTD time of day >= 43200 give
- *     decode_error::bad_field (and encode() throws for them);
+ *   - reserved reason codes are kept raw on input (spdu_reason_defined() tells them
+ *     apart) so the peer's request is still answered; encode() throws for them;
+ *   - LINK TYPE 3 and a TTD time of day >= 43200 give decode_error::bad_field (and
+ *     encode() throws for them);
  *   - types 8-15 give decode_error::unknown_type; too few bytes for the S_PCI
  *     (including a VALID TTD without its two bytes) gives decode_error::truncated.
  *

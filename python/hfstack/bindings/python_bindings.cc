@@ -23,6 +23,8 @@ void bind_pcap_sink(py::module& m);
 
 // Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
 void bind_dl_dpdu(py::module& m);
+void bind_dl_sis(py::module& m);
+void bind_dl_spdu(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -41,6 +43,8 @@ PYBIND11_MODULE(hfstack_python, m)
 
     py::module dl = m.def_submodule("dl", "STANAG 5066 wire-format codecs and captures");
     bind_dl_dpdu(dl);
+    bind_dl_sis(dl);
+    bind_dl_spdu(dl);
 
     /**************************************/
     // The following comment block is used for

@@ -89,7 +89,7 @@ sis_primitive sample(sis_type t)
     case sis_type::hard_link_rejected:
     case sis_type::hard_link_terminated:
     case sis_type::hard_link_reject:
-        p.link_type = sis_link_type::partial_bandwidth;
+        p.link_type = hard_link_type::partial_bandwidth_reservation;
         p.link_priority = 2;
         p.remote_sap = 13;
         p.remote = addr(0x0ABCDEF1, 6);
@@ -215,7 +215,7 @@ sis_primitive random_primitive(std::mt19937& rng, sis_type t, size_t max_payload
     case sis_type::hard_link_rejected:
     case sis_type::hard_link_terminated:
     case sis_type::hard_link_reject:
-        p.link_type = sis_link_type(u(4));
+        p.link_type = hard_link_type(u(4));
         p.link_priority = uint8_t(u(4));
         p.remote_sap = uint8_t(u(16));
         p.remote = raddr();
@@ -411,7 +411,7 @@ TEST(SisKnownAnswer, HardLinkAndOtherLayouts)
     sis_primitive p;
     p.type = sis_type::hard_link_established;
     p.remote_status = 1;
-    p.link_type = sis_link_type::full_bandwidth;
+    p.link_type = hard_link_type::full_bandwidth_reservation;
     p.link_priority = 3;
     p.remote_sap = 5;
     p.remote = addr(0x00010203, 4);
@@ -700,7 +700,7 @@ TEST(SisEncodeErrors, OutOfRangeFieldsAreNamed)
           "remote_sap" },
         { sis_type::hard_link_establish, [](sis_primitive& p) { p.link_priority = 4; },
           "link_priority" },
-        { sis_type::hard_link_accept, [](sis_primitive& p) { p.link_type = sis_link_type(4); },
+        { sis_type::hard_link_accept, [](sis_primitive& p) { p.link_type = hard_link_type(4); },
           "link_type" },
         { sis_type::hard_link_terminate, [](sis_primitive& p) { p.remote.address = 0x20000000; },
           "remote.address" },

@@ -50,7 +50,7 @@ def random_primitive(rng, t):
     elif t in (T.bind_rejected, T.unbind_indication):
         p.reason = rng.randrange(256)
     elif t in LINK_ONLY | LINK_STATUS | LINK_REASON:
-        p.link_type = dl.sis_link_type(rng.randrange(4))
+        p.link_type = dl.hard_link_type(rng.randrange(4))
         p.link_priority, p.remote_sap = rng.randrange(4), rng.randrange(16)
         p.remote = random_address(rng)
         if t in LINK_STATUS:

@@ -333,7 +333,7 @@ def make_sis(rng, t, sap=None, tx_mode=None):
     elif t in (S.bind_rejected, S.unbind_indication):
         p.reason = rng.randrange(256)
     elif t in SIS_LINK:
-        p.link_type = dl.sis_link_type(rng.randrange(4))
+        p.link_type = dl.hard_link_type(rng.randrange(4))
         p.link_priority, p.remote_sap = rng.randrange(4), rng.randrange(16)
         p.remote = random_sis_address(rng)
         if t in SIS_LINK_STATUS:

@@ -283,7 +283,7 @@ struct body_reader {
     void link(sis_primitive& v)
     {
         const uint8_t b = u8();
-        v.link_type = sis_link_type(b >> 6);
+        v.link_type = hard_link_type(b >> 6);
         v.link_priority = uint8_t((b >> 4) & 3);
         v.remote_sap = uint8_t(b & 0xF);
     }

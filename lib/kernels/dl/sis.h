@@ -10,6 +10,7 @@
 #define HFSTACK_KERNELS_DL_SIS_H
 
 #include "codec.h"
+#include "spdu.h" // hard_link_type: the SIS hard-link primitives carry the S_PDU field
 
 #include <string>
 #include <vector>
@@ -57,7 +58,6 @@ bool is_known_sis_type(unsigned t);
 enum class sis_tx_mode : uint8_t { ignore = 0, arq = 1, non_arq = 2, non_arq_with_errors = 3 };
 enum class sis_delivery_confirmation : uint8_t { none = 0, node = 1, client = 2 };
 enum class sis_delivery_order : uint8_t { in_order = 0, as_they_arrive = 1 };
-enum class sis_link_type : uint8_t { link_reservation = 0, partial_bandwidth = 1, full_bandwidth = 2 };
 enum class sis_subnet_status : uint8_t { off = 0, on = 1, receive_only = 2, half_duplex = 3, full_duplex = 4 };
 
 // Values of sis_primitive::reason, by primitive.
@@ -142,7 +142,7 @@ struct sis_primitive {
     sis_subnet_status subnet_status = sis_subnet_status::off;
     uint8_t remote_status = 0; // HARD_LINK_ESTABLISHED / _INDICATION: 0 error, 1 ok
 
-    sis_link_type link_type = sis_link_type::link_reservation; // 2 bits
+    hard_link_type link_type = hard_link_type::link_reservation; // 2 bits
     uint8_t link_priority = 0;                                 // 2 bits
     uint8_t remote_sap = 0;                                    // 4 bits
     sis_address remote;

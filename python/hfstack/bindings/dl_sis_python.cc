@@ -71,10 +71,6 @@ void bind_dl_sis(py::module& m)
     py::enum_<sis_delivery_order>(m, "sis_delivery_order")
         .value("in_order", sis_delivery_order::in_order)
         .value("as_they_arrive", sis_delivery_order::as_they_arrive);
-    py::enum_<sis_link_type>(m, "sis_link_type")
-        .value("link_reservation", sis_link_type::link_reservation)
-        .value("partial_bandwidth", sis_link_type::partial_bandwidth)
-        .value("full_bandwidth", sis_link_type::full_bandwidth);
     py::enum_<sis_subnet_status>(m, "sis_subnet_status")
         .value("off", sis_subnet_status::off)
         .value("on", sis_subnet_status::on)

@@ -75,6 +75,18 @@ class qa_dl_codecs(gr_unittest.TestCase):
         self.assertTrue(all(r.segment_ok for r in got))
         self.assertEqual(f.counters().junk_bytes, 4)
 
+    def test_keyword_helpers(self):
+        d = hfstack.make_dpdu("data_only", tx_sequence=5, segment=b"xyz")
+        self.assertEqual(dl.decode_dpdu(dl.encode_dpdu(d)).segment, b"xyz")
+        s = hfstack.make_sis("bind_request", sap=9)
+        self.assertEqual(dl.encode_sis(s)[6] >> 4, 9)
+        msg = hfstack.make_pdu(b"\x01\x02", client_id=4)
+        self.assertEqual(hfstack.pdu_bytes(msg), b"\x01\x02")
+        with self.assertRaisesRegex(AttributeError, "no field 'tx_seq'"):
+            hfstack.make_dpdu("data_only", tx_seq=5)
+        with self.assertRaises(AttributeError):
+            hfstack.make_dpdu("no_such_type")
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_dl_codecs)

@@ -42,13 +42,6 @@ class idle_source(gr.basic_block):
 DONE = pmt.cons(pmt.intern("done"), pmt.from_long(1))
 
 
-def pdu(data, **meta):
-    d = pmt.make_dict()
-    for k, v in meta.items():
-        d = pmt.dict_add(d, pmt.intern(k), pmt.to_pmt(v))
-    return pmt.cons(d, pmt.init_u8vector(len(data), list(data)))
-
-
 class qa_pcap_sink(gr_unittest.TestCase):
 
     def setUp(self):
@@ -72,18 +65,14 @@ class qa_pcap_sink(gr_unittest.TestCase):
         return path, sink.records()
 
     def frames(self, n):
-        out = []
-        for i in range(n):
-            d = dl.dpdu()
-            d.tx_sequence = i
-            d.segment = bytes([i]) * (10 + i)
-            out.append(dl.encode_dpdu(d))
-        return out
+        return [dl.encode_dpdu(hfstack.make_dpdu("data_only", tx_sequence=i,
+                                                  segment=bytes([i]) * (10 + i)))
+                for i in range(n)]
 
     def test_dpdu_burst_is_split_into_records(self):
         f = self.frames(3)
         burst = b"\x00junk" + f[0] + f[1] + b"\xff" + f[2]
-        path, n = self.run_sink("dpdu", [pdu(burst, time=1800000000.5), pdu(b"no frame here")])
+        path, n = self.run_sink("dpdu", [hfstack.make_pdu(burst, time=1800000000.5), hfstack.make_pdu(b"no frame here")])
         magic, linktype, records = read_pcap(path)
         self.assertEqual((magic, linktype), (0xA1B2C3D4, 237))
         self.assertEqual([r[1] for r in records], f + [b"no frame here"])
@@ -91,7 +80,7 @@ class qa_pcap_sink(gr_unittest.TestCase):
         self.assertEqual(n, 4)
 
     def test_sis_records_are_tcp_to_port_5066(self):
-        path, n = self.run_sink("sis", [pdu(b"\x90\xeb\x00\x00\x01\x11", client_id=3, from_client=True)])
+        path, n = self.run_sink("sis", [hfstack.make_pdu(b"\x90\xeb\x00\x00\x01\x11", client_id=3, from_client=True)])
         _, linktype, records = read_pcap(path)
         self.assertEqual(linktype, 101)  # raw IPv4
         self.assertEqual(n, 4)  # SYN, SYN-ACK, ACK, data

@@ -1,0 +1,87 @@
+#include "sap_table.h"
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+namespace {
+
+client_message reply(uint32_t client, sis_type type, uint8_t reason = 0)
+{
+    client_message m;
+    m.client = client;
+    m.primitive.type = type;
+    m.primitive.reason = reason;
+    return m;
+}
+
+} // namespace
+
+sap_table::sap_table(sap_table_config config) : d_config(config) {}
+
+std::vector<client_message> sap_table::bind(uint32_t client, const sis_primitive& request)
+{
+    std::vector<client_message> out;
+    const uint8_t sap = request.sap & 0x0F;
+    if (d_config.broadcast_only && request.service_type.tx_mode == sis_tx_mode::arq) {
+        out.push_back(reply(client, sis_type::bind_rejected,
+                            uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast)));
+        return out;
+    }
+    const auto& holder = d_saps[sap];
+    if (holder && holder->client != client && holder->rank >= request.rank) {
+        out.push_back(reply(client, sis_type::bind_rejected,
+                            uint8_t(sis_bind_rejected_reason::sap_already_allocated)));
+        return out;
+    }
+    unbind(client); // one SAP per client
+    if (d_saps[sap]) {
+        out.push_back(reply(d_saps[sap]->client, sis_type::unbind_indication,
+                            uint8_t(sis_unbind_reason::preempted_by_higher_rank)));
+        d_saps[sap].reset();
+    }
+    d_saps[sap] = sap_binding{ client, sap, uint8_t(request.rank & 0x0F), request.service_type };
+    client_message accepted = reply(client, sis_type::bind_accepted);
+    accepted.primitive.sap = sap;
+    accepted.primitive.mtu = d_config.mtu;
+    out.push_back(accepted);
+    return out;
+}
+
+std::optional<sap_binding> sap_table::unbind(uint32_t client)
+{
+    for (auto& b : d_saps)
+        if (b && b->client == client) {
+            auto held = b;
+            b.reset();
+            return held;
+        }
+    return std::nullopt;
+}
+
+const sap_binding* sap_table::by_sap(uint8_t sap) const
+{
+    const auto& b = d_saps[sap & 0x0F];
+    return b ? &*b : nullptr;
+}
+
+const sap_binding* sap_table::by_client(uint32_t client) const
+{
+    for (const auto& b : d_saps)
+        if (b && b->client == client)
+            return &*b;
+    return nullptr;
+}
+
+std::vector<sap_binding> sap_table::bindings() const
+{
+    std::vector<sap_binding> out;
+    for (const auto& b : d_saps)
+        if (b)
+            out.push_back(*b);
+    return out;
+}
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr

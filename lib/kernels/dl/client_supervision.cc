@@ -9,15 +9,6 @@ namespace dl {
 
 namespace {
 constexpr double never = std::numeric_limits<double>::infinity();
-
-client_message message(uint32_t client, sis_type type, uint8_t reason = 0)
-{
-    client_message m;
-    m.client = client;
-    m.primitive.type = type;
-    m.primitive.reason = reason;
-    return m;
-}
 } // namespace
 
 client_supervision::client_supervision(client_supervision_config config) : d_config(config) {}
@@ -51,7 +42,7 @@ void client_supervision::on_primitive(uint32_t client, const sis_primitive& p, d
         d_counters.keep_alives_received += 1;
         // The client's answer to our keep-alive is not answered again (no ping-pong).
         if (s.keep_alive_sent_at == never) {
-            d_messages.push_back(message(client, sis_type::keep_alive));
+            d_messages.push_back(make_client_message(client, sis_type::keep_alive));
             d_counters.keep_alives_answered += 1;
         }
     }
@@ -90,7 +81,7 @@ void client_supervision::on_timer(double now)
             if (now >= s.keep_alive_sent_at + d_config.keep_alive_answer_s)
                 silent.push_back(client);
         } else if (now >= s.last_heard + d_config.keep_alive_interval_s) {
-            d_messages.push_back(message(client, sis_type::keep_alive));
+            d_messages.push_back(make_client_message(client, sis_type::keep_alive));
             d_counters.keep_alives_sent += 1;
             s.keep_alive_sent_at = now;
         }
@@ -105,7 +96,7 @@ void client_supervision::on_timer(double now)
 
 void client_supervision::disconnect(uint32_t client, sis_unbind_reason reason, std::string detail)
 {
-    d_messages.push_back(message(client, sis_type::unbind_indication, uint8_t(reason)));
+    d_messages.push_back(make_client_message(client, sis_type::unbind_indication, uint8_t(reason)));
     d_disconnects.push_back({ client, reason, std::move(detail) });
     d_clients.erase(client);
 }

@@ -16,6 +16,10 @@ namespace dl {
 
 using bytes = std::vector<uint8_t>;
 
+// Maury-Styles sync word, starting both D_PDUs and SIS frames.
+constexpr uint8_t sync_byte_0 = 0x90;
+constexpr uint8_t sync_byte_1 = 0xEB;
+
 // Why a decode failed. Decoders never throw on bad input: they return one of these
 // with a human-readable reason, so a malformed frame from the air is counted, not fatal.
 enum class decode_error : uint8_t {

@@ -10,8 +10,6 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-constexpr uint8_t sync_byte_0 = 0x90; // Maury-Styles sync, shared by D_PDUs and SIS
-constexpr uint8_t sync_byte_1 = 0xEB;
 
 // Node addresses are 28 bits (0.0.0.0-15.255.255.255). Bit 28 marks a group address,
 // so groups read 16.0.0.0-31.255.255.255 and broadcast is 31.255.255.255, the same

@@ -75,10 +75,7 @@ void hard_link_manager::tell(uint32_t client,
                              uint8_t reason,
                              const hard_link_info& l)
 {
-    client_message m;
-    m.client = client;
-    m.primitive.type = type;
-    m.primitive.reason = reason;
+    client_message m = make_client_message(client, type, reason);
     if (type == sis_type::hard_link_established || type == sis_type::hard_link_indication)
         m.primitive.remote_status = 1; // OK (A.2.1.8 (4),(5))
     m.primitive.link_type = l.type;
@@ -92,10 +89,7 @@ void hard_link_manager::reject_local(uint32_t client,
                                      const sis_primitive& request,
                                      sis_hard_link_rejected_reason reason)
 {
-    client_message m;
-    m.client = client;
-    m.primitive.type = sis_type::hard_link_rejected;
-    m.primitive.reason = uint8_t(reason);
+    client_message m = make_client_message(client, sis_type::hard_link_rejected, uint8_t(reason));
     m.primitive.link_type = request.link_type;
     m.primitive.link_priority = request.link_priority;
     m.primitive.remote_sap = request.remote_sap;

@@ -4,9 +4,7 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-namespace {
-
-client_message reply(uint32_t client, sis_type type, uint8_t reason = 0)
+client_message make_client_message(uint32_t client, sis_type type, uint8_t reason)
 {
     client_message m;
     m.client = client;
@@ -15,8 +13,6 @@ client_message reply(uint32_t client, sis_type type, uint8_t reason = 0)
     return m;
 }
 
-} // namespace
-
 sap_table::sap_table(sap_table_config config) : d_config(config) {}
 
 std::vector<client_message> sap_table::bind(uint32_t client, const sis_primitive& request)
@@ -24,24 +20,24 @@ std::vector<client_message> sap_table::bind(uint32_t client, const sis_primitive
     std::vector<client_message> out;
     const uint8_t sap = request.sap & 0x0F;
     if (d_config.broadcast_only && request.service_type.tx_mode == sis_tx_mode::arq) {
-        out.push_back(reply(client, sis_type::bind_rejected,
+        out.push_back(make_client_message(client, sis_type::bind_rejected,
                             uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast)));
         return out;
     }
     const auto& holder = d_saps[sap];
     if (holder && holder->client != client && holder->rank >= request.rank) {
-        out.push_back(reply(client, sis_type::bind_rejected,
+        out.push_back(make_client_message(client, sis_type::bind_rejected,
                             uint8_t(sis_bind_rejected_reason::sap_already_allocated)));
         return out;
     }
     unbind(client); // one SAP per client
     if (d_saps[sap]) {
-        out.push_back(reply(d_saps[sap]->client, sis_type::unbind_indication,
+        out.push_back(make_client_message(d_saps[sap]->client, sis_type::unbind_indication,
                             uint8_t(sis_unbind_reason::preempted_by_higher_rank)));
         d_saps[sap].reset();
     }
     d_saps[sap] = sap_binding{ client, sap, uint8_t(request.rank & 0x0F), request.service_type };
-    client_message accepted = reply(client, sis_type::bind_accepted);
+    client_message accepted = make_client_message(client, sis_type::bind_accepted);
     accepted.primitive.sap = sap;
     accepted.primitive.mtu = d_config.mtu;
     out.push_back(accepted);

@@ -35,6 +35,8 @@ struct client_message {
     uint32_t client = 0;
     sis_primitive primitive;
 };
+// A primitive of `type` (with `reason`, where the type has one) for `client`.
+client_message make_client_message(uint32_t client, sis_type type, uint8_t reason = 0);
 
 class sap_table
 {

@@ -8,8 +8,6 @@ namespace dl {
 
 namespace {
 
-constexpr uint8_t sis_sync_0 = 0x90;
-constexpr uint8_t sis_sync_1 = 0xEB;
 constexpr uint32_t sis_address_mask = 0x1FFFFFFF; // 28 address bits + group flag
 
 const char* const type_names[] = {
@@ -402,7 +400,7 @@ bytes encode(const sis_primitive& p)
     if (!is_known_sis_type(unsigned(p.type)))
         throw encode_error("type = " + std::to_string(unsigned(p.type)) +
                            " is not an S_primitive type (1..27)");
-    bytes out{ sis_sync_0, sis_sync_1, 0x00, 0x00, 0x00, uint8_t(p.type) };
+    bytes out{ sync_byte_0, sync_byte_1, 0x00, 0x00, 0x00, uint8_t(p.type) };
     out.reserve(sis_header_size + 1 + fixed_body_size(p.type) + 8 + p.payload.size());
     encode_body(p, out);
     const size_t size = out.size() - sis_header_size;
@@ -417,7 +415,7 @@ bytes encode(const sis_primitive& p)
 decoded<sis_primitive> decode_sis(const uint8_t* frame, size_t size)
 {
     using result = decoded<sis_primitive>;
-    if ((size >= 1 && frame[0] != sis_sync_0) || (size >= 2 && frame[1] != sis_sync_1))
+    if ((size >= 1 && frame[0] != sync_byte_0) || (size >= 2 && frame[1] != sync_byte_1))
         return result::failure(decode_error::bad_sync, "SIS frame does not start with 90 EB");
     if (size < sis_header_size + 1)
         return result::failure(decode_error::truncated,
@@ -622,7 +620,7 @@ verdict decide(const reading& pref, const reading& other, const uint8_t* f, size
 {
     const auto buffered = [&](size_t at) { return n >= at + 2; };
     const auto sync_at = [&](size_t at) {
-        return buffered(at) && f[at] == sis_sync_0 && f[at + 1] == sis_sync_1;
+        return buffered(at) && f[at] == sync_byte_0 && f[at + 1] == sync_byte_1;
     };
     switch (pref.state) {
     case plausibility::unknown:
@@ -696,8 +694,8 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
     while (pos < size) {
         const uint8_t* f = p + pos;
         const size_t n = size - pos;
-        if (f[0] != sis_sync_0) {
-            const void* hit = std::memchr(f, sis_sync_0, n);
+        if (f[0] != sync_byte_0) {
+            const void* hit = std::memchr(f, sync_byte_0, n);
             const size_t skip = hit ? size_t(static_cast<const uint8_t*>(hit) - f) : n;
             d_counters.garbage_bytes += skip;
             pos += skip;
@@ -705,7 +703,7 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
         }
         if (n < 2)
             break;
-        if (f[1] != sis_sync_1) {
+        if (f[1] != sync_byte_1) {
             ++d_counters.garbage_bytes;
             ++pos;
             continue;

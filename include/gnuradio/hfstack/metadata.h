@@ -27,6 +27,64 @@ inline const pmt::pmt_t& time()
     return key;
 }
 
+// SIS connection events between sis_server and node, in PDUs with an empty payload:
+// "connected", "closed", "invalid" (server -> node; "invalid" carries `reason` and
+// `fatal`), "disconnect" (node -> server, after any last primitives; carries `reason`).
+inline const pmt::pmt_t& client_event()
+{
+    static const pmt::pmt_t key = pmt::mp("client_event");
+    return key;
+}
+// Human-readable explanation accompanying an event (string).
+inline const pmt::pmt_t& reason()
+{
+    static const pmt::pmt_t key = pmt::mp("reason");
+    return key;
+}
+// "invalid" event: true when the connection must be closed at once (bool).
+inline const pmt::pmt_t& fatal()
+{
+    static const pmt::pmt_t key = pmt::mp("fatal");
+    return key;
+}
+// Waveform mode of a burst: user data rate in bps (integer) and interleaver
+// ("none", "short" or "long"), on to_phy and from_phy PDUs.
+inline const pmt::pmt_t& data_rate()
+{
+    static const pmt::pmt_t key = pmt::mp("data_rate");
+    return key;
+}
+inline const pmt::pmt_t& interleaver()
+{
+    static const pmt::pmt_t key = pmt::mp("interleaver");
+    return key;
+}
+// Signal-to-noise ratio of a received burst, dB in 3 kHz (double).
+inline const pmt::pmt_t& snr_db()
+{
+    static const pmt::pmt_t key = pmt::mp("snr_db");
+    return key;
+}
+// The modem knows some bytes of this received burst are bad (bool).
+inline const pmt::pmt_t& bytes_bad()
+{
+    static const pmt::pmt_t key = pmt::mp("bytes_bad");
+    return key;
+}
+// Expected air time of a transmission in seconds (double, to_phy).
+inline const pmt::pmt_t& air_time()
+{
+    static const pmt::pmt_t key = pmt::mp("air_time");
+    return key;
+}
+// Modem status messages on phy_status are dicts with `event` = "tx_started",
+// "tx_finished", "carrier_on" or "carrier_off" (symbol).
+inline const pmt::pmt_t& event()
+{
+    static const pmt::pmt_t key = pmt::mp("event");
+    return key;
+}
+
 } // namespace metadata
 } // namespace hfstack
 } // namespace gr

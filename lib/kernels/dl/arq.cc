@@ -58,7 +58,8 @@ uint64_t arq_sender::enqueue(bytes cpdu, bool deliver_in_order)
         throw std::invalid_argument("arq_sender::enqueue: empty C_PDU");
     const uint64_t h = d_next_handle++;
     cpdu_rec c;
-    c.nseg = (cpdu.size() + d_cfg.segment_size - 1) / d_cfg.segment_size;
+    c.seg_size = d_cfg.segment_size;
+    c.nseg = (cpdu.size() + c.seg_size - 1) / c.seg_size;
     c.in_order = d_cfg.expedited ? false : deliver_in_order;
     d_queued_bytes += cpdu.size();
     c.data = std::move(cpdu);
@@ -68,10 +69,17 @@ uint64_t arq_sender::enqueue(bytes cpdu, bool deliver_in_order)
     return h;
 }
 
+void arq_sender::set_segment_size(size_t segment_size)
+{
+    if (segment_size < 1 || segment_size > max_segment_size)
+        throw std::invalid_argument("arq segment size must be 1..1023");
+    d_cfg.segment_size = segment_size;
+}
+
 size_t arq_sender::seg_len(const cpdu_rec& c, size_t index) const
 {
-    const size_t off = index * d_cfg.segment_size;
-    return std::min(d_cfg.segment_size, c.data.size() - off);
+    const size_t off = index * c.seg_size;
+    return std::min(c.seg_size, c.data.size() - off);
 }
 
 dpdu arq_sender::make_frame(const seg& s, uint8_t fsn) const
@@ -89,7 +97,7 @@ dpdu arq_sender::make_frame(const seg& s, uint8_t fsn) const
         d.drop_cpdu = s.drop;
     }
     if (!s.drop) {
-        const size_t off = s.index * d_cfg.segment_size;
+        const size_t off = s.index * c.seg_size;
         d.segment.assign(c.data.begin() + off, c.data.begin() + off + seg_len(c, s.index));
     }
     return d;

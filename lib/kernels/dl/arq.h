@@ -106,6 +106,9 @@ public:
     // once by on_ack() (confirmed), take_dropped() or reset(). deliver_in_order is
     // ignored for the expedited class. Throws std::invalid_argument on an empty C_PDU.
     uint64_t enqueue(bytes cpdu, bool deliver_in_order);
+    // Segment size (1..1023, else std::invalid_argument) for C_PDUs enqueued from now
+    // on; those already queued keep theirs (the engine follows data rate changes).
+    void set_segment_size(size_t segment_size);
 
     // D_PDUs for the next transmission, at most max_dpdus of them and at most
     // max_bytes of segment payload in total (headers are the caller's budget): due
@@ -170,6 +173,7 @@ private:
     struct cpdu_rec {
         bytes data;
         bool in_order = false;
+        size_t seg_size = 0;   // segment size in force when it was enqueued
         size_t nseg = 0;       // segments of the whole C_PDU
         size_t numbered = 0;   // segments given an FSN so far
         size_t acked = 0;      // of the numbered ones

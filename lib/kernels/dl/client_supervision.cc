@@ -94,6 +94,15 @@ void client_supervision::on_timer(double now)
     }
 }
 
+void client_supervision::expel(uint32_t client, sis_unbind_reason reason, std::string detail)
+{
+    if (d_clients.count(client) == 0)
+        on_connected(client, 0);
+    if (reason == sis_unbind_reason::too_many_invalid_primitives)
+        d_counters.unbound_invalid += 1;
+    disconnect(client, reason, std::move(detail));
+}
+
 void client_supervision::disconnect(uint32_t client, sis_unbind_reason reason, std::string detail)
 {
     d_messages.push_back(make_client_message(client, sis_type::unbind_indication, uint8_t(reason)));

@@ -62,6 +62,8 @@ public:
     // A frame from the client that could not be decoded, or a primitive a client may
     // not send; `why` goes into the disconnect detail.
     void on_invalid(uint32_t client, const std::string& why, double now);
+    // The transport gave up on the client: unbind and disconnect it at once.
+    void expel(uint32_t client, sis_unbind_reason reason, std::string detail);
     void on_timer(double now);
 
     // Primitives to send; a disconnected client's S_UNBIND_INDICATION comes before

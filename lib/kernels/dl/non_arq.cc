@@ -41,8 +41,12 @@ non_arq_batch non_arq_sender::make_dpdus(const bytes& cpdu,
                                          uint32_t destination,
                                          bool deliver_in_order,
                                          double window_seconds,
-                                         double now)
+                                         double now,
+                                         int repeats)
 {
+    if (repeats > 15)
+        throw std::invalid_argument("non-ARQ repeats = " + std::to_string(repeats) +
+                                    " exceeds 15");
     if (cpdu.empty() || cpdu.size() > max_non_arq_cpdu_size)
         throw encode_error("non-ARQ C_PDU size = " + std::to_string(cpdu.size()) +
                            " is outside 1..65535");
@@ -61,7 +65,7 @@ non_arq_batch non_arq_sender::make_dpdus(const bytes& cpdu,
         reception_window_units(window_seconds + d_config.window_margin);
     const size_t seg = d_config.segment_size;
     const size_t n = (cpdu.size() + seg - 1) / seg;
-    const size_t copies = size_t(d_config.repeats) + 1;
+    const size_t copies = size_t(repeats < 0 ? d_config.repeats : unsigned(repeats)) + 1;
     batch.dpdus.reserve(n * copies);
     for (size_t copy = 0; copy < copies; ++copy) {
         for (size_t i = 0; i < n; ++i) {

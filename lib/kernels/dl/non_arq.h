@@ -100,7 +100,8 @@ public:
                              uint32_t destination,
                              bool deliver_in_order,
                              double window_seconds,
-                             double now);
+                             double now,
+                             int repeats = -1); // -1: config.repeats; else 0..15
 
     // Sets d.reception_window to what is left of a window ending at expires_at when the
     // D_PDU starts at tx_time (Annex C: updated just prior to transmitting each D_PDU).

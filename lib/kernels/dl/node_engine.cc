@@ -1,0 +1,1751 @@
+/* The STANAG 5066 node engine: composition of the sub-layer pieces. See node_engine.h
+ * and docs/node-design.md. */
+#include "node_engine.h"
+
+#include "cpdu.h"
+#include "spdu.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Annex C WARNING reason: a connection-related D_PDU arrived while not connected.
+constexpr uint8_t warning_not_connected = 1;
+// ACK-ONLY D_PDU with a full selective-ack map, for answer-time estimates.
+constexpr size_t typical_answer_bytes = 40;
+// Bound on requests waiting for a client-level delivery confirmation per peer.
+constexpr size_t max_awaiting_client_confirm = 4096;
+
+bool is_group(uint32_t a) { return (a & group_address_flag) != 0; }
+
+sis_address sis_addr(uint32_t a) { return sis_address{ a, 7 }; }
+
+// C_PDU DATA around an S_PDU.
+bytes data_cpdu(const spdu& s)
+{
+    cpdu c;
+    c.type = cpdu_type::data;
+    c.spdu = encode(s);
+    return encode(c);
+}
+
+bool needs_arq(const sis_service_type& s) { return s.tx_mode == sis_tx_mode::arq; }
+
+} // namespace
+
+phy_timing default_phy_timing(const modem_mode& mode)
+{
+    phy_timing t;
+    const unsigned bps = data_rate_bps(mode.data_rate);
+    t.bit_rate = bps ? double(bps) : 2400.0;
+    const double interleaver = mode.interleaving == interleaving_long ? 4.8 : 0.6;
+    t.preamble_s = interleaver;
+    t.tail_s = mode.interleaving == interleaving_none ? 0.0 : interleaver;
+    return t;
+}
+
+size_t default_segment_size(unsigned bps)
+{
+    if (bps <= 150)
+        return 64;
+    if (bps <= 600)
+        return 128;
+    if (bps <= 1200)
+        return 256;
+    if (bps <= 2400)
+        return 512;
+    return max_segment_size;
+}
+
+const char* to_string(phy_event e)
+{
+    switch (e) {
+    case phy_event::tx_started:
+        return "tx_started";
+    case phy_event::tx_finished:
+        return "tx_finished";
+    case phy_event::carrier_on:
+        return "carrier_on";
+    case phy_event::carrier_off:
+        return "carrier_off";
+    }
+    return "unknown";
+}
+
+std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
+{
+    return {
+        { "transmissions", double(c.transmissions) },
+        { "bytes_sent", double(c.bytes_sent) },
+        { "dpdus_sent", double(c.dpdus_sent) },
+        { "air_time_s", c.air_time_s },
+        { "bursts_received", double(c.bursts_received) },
+        { "bytes_received", double(c.bytes_received) },
+        { "dpdus_received", double(c.dpdus_received) },
+        { "dpdus_not_for_us", double(c.dpdus_not_for_us) },
+        { "header_crc_errors", double(c.header_crc_errors) },
+        { "segment_crc_errors", double(c.segment_crc_errors) },
+        { "junk_bytes", double(c.junk_bytes) },
+        { "arq_segments_sent", double(c.arq_segments_sent) },
+        { "arq_retransmissions", double(c.arq_retransmissions) },
+        { "response_timeouts", double(c.response_timeouts) },
+        { "resets_sent", double(c.resets_sent) },
+        { "resets_received", double(c.resets_received) },
+        { "warnings_sent", double(c.warnings_sent) },
+        { "warnings_received", double(c.warnings_received) },
+        { "link_setups", double(c.link_setups) },
+        { "link_failures", double(c.link_failures) },
+        { "links_down", double(c.links_down) },
+        { "clients_connected", double(c.clients_connected) },
+        { "updus_accepted", double(c.updus_accepted) },
+        { "updus_rejected", double(c.updus_rejected) },
+        { "ttl_expired", double(c.ttl_expired) },
+        { "updus_confirmed", double(c.updus_confirmed) },
+        { "updus_delivered", double(c.updus_delivered) },
+        { "updus_undeliverable", double(c.updus_undeliverable) },
+        { "non_arq_discarded", double(c.non_arq_discarded) },
+        { "queued_updus", double(c.queued_updus) },
+        { "queued_bytes", double(c.queued_bytes) },
+        { "links_up", double(c.links_up) },
+    };
+}
+
+// ------------------------------------------------------------------------- impl
+
+struct node_engine::impl {
+    // A U_PDU (or a control S_PDU of ours) inside an ARQ sender.
+    struct in_flight {
+        bool from_client = false; // false: DATA DELIVERY CONFIRM/FAIL or hard-link S_PDU
+        updu_request request;     // from_client only
+    };
+    struct awaiting_confirm {
+        updu_request request;
+    };
+    struct peer_state {
+        explicit peer_state(const node_config& cfg, uint32_t addr, size_t segment)
+            : address(addr),
+              tx(arq_config{ cfg.arq_window, segment, false }),
+              tx_exp(arq_config{ cfg.arq_window, segment, true }),
+              rx(false),
+              rx_exp(true)
+        {
+        }
+        uint32_t address;
+        arq_sender tx, tx_exp;
+        arq_receiver rx, rx_exp;
+        std::unordered_map<uint64_t, in_flight> flights, flights_exp;
+        std::deque<awaiting_confirm> awaiting_client;
+        // RESET/WIN-RESYNC: windows agreed with the peer since we started.
+        bool synced = false;
+        bool reset_request_due = false; // our FULL RESET request must be (re)sent
+        bool reset_outstanding = false; // sent, waiting for its RESET-ACK
+        uint8_t reset_id = 0;           // frame ID of our outstanding request
+        std::vector<uint8_t> reset_acks_owed;
+        int last_reset_id_received = -1;
+        bool warning_owed = false;
+        // Turn taking.
+        bool awaiting_response = false;
+        double response_deadline = inf;
+        unsigned consecutive_timeouts = 0;
+        double link_retry_at = -inf;
+        double last_heard = -inf; // time of the last burst with connection D_PDUs from it
+        double last_sent_to = -inf;  // end of our last transmission carrying D_PDUs to it
+        double last_exchange = -inf; // max(last_heard, last_sent_to)
+        bool made_by_us = true;
+        // Rate change.
+        std::unique_ptr<rate_change> drc;
+        std::unique_ptr<rate_policy> policy;
+        uint64_t reported_segments = 0, reported_retx = 0;
+    };
+    // A D_PDU made ahead of the transmission that will carry it.
+    struct pending_dpdu {
+        dpdu frame;
+        double expires_at = inf; // non-ARQ: end of the reception window
+    };
+
+    node_config& cfg;
+    sap_table saps;
+    updu_queue queue;
+    client_supervision supervision;
+    hard_link_manager hard;
+    cas_link_manager cas;
+    carrier_sense cs;
+    dpdu_deframer deframer;
+    non_arq_sender nonarq_tx, nonarq_exp_tx;
+    non_arq_receiver nonarq_rx;
+    std::map<uint32_t, std::unique_ptr<peer_state>> peers;
+    std::set<uint32_t> clients;
+    std::map<uint32_t, size_t> arq_queued_by_peer; // ARQ U_PDUs in `queue` per destination
+    std::vector<cas_outgoing> cas_out;             // CAS C_PDUs for the next transmission
+    std::deque<pending_dpdu> expedited_pending;    // CAS C_PDUs in type 8 D_PDUs
+    std::deque<pending_dpdu> non_arq_pending;      // non-ARQ data, segmented
+    std::map<uint32_t, std::deque<spdu>> control_spdus; // per peer, expedited ARQ (hard link)
+    node_actions actions;
+    node_counters counters;
+
+    double now = 0;
+    double transmitting_until = -inf;
+    double carrier_began = -inf;
+    double last_rx_end = -inf;
+    double stalled_at = -inf; // a transmission attempt at this time produced nothing
+    double next_deadline_cache = inf;
+    uint8_t next_reset_id = 0;
+    // After an unanswered transmission (ours or a CAS retry) the next one that answers
+    // nobody waits a random time, so nodes whose timers run in step do not collide
+    // again and again on an idle channel (carrier sense only separates them at the end
+    // of a busy period).
+    std::mt19937 retry_rng;
+    double retry_not_before = -inf;
+    uint64_t cas_retries_seen = 0;
+
+    explicit impl(node_config& c)
+        : cfg(c),
+          saps(sap_table_config{ c.mtu, c.broadcast_only }),
+          queue(c.queue),
+          supervision(c.supervision),
+          hard(c.hard_link, &saps),
+          cas(c.cas),
+          cs(c.channel_access),
+          nonarq_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, false, 0.0 }),
+          nonarq_exp_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, true, 0.0 }),
+          nonarq_rx(receiver_config()),
+          retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
+    {
+    }
+
+    void hold_off_retry()
+    {
+        if (cfg.channel_access.mode == channel_access_mode::none)
+            return;
+        std::uniform_real_distribution<double> u(0.0, cfg.channel_access.backoff_max_s);
+        retry_not_before = std::max(retry_not_before, now + u(retry_rng));
+    }
+
+    static non_arq_receiver_config receiver_config()
+    {
+        non_arq_receiver_config r;
+        // Every SAP decides for itself: incomplete C_PDUs come out and are dropped
+        // unless their SAP asked for non-ARQ delivery with errors.
+        r.deliver_with_errors = true;
+        return r;
+    }
+
+    phy_timing timing(const modem_mode& m) const
+    {
+        return cfg.timing ? cfg.timing(m) : default_phy_timing(m);
+    }
+    size_t segment_for(const modem_mode& m) const
+    {
+        return cfg.segment_size ? cfg.segment_size
+                                : default_segment_size(data_rate_bps(m.data_rate));
+    }
+    size_t segment_for_non_arq(const modem_mode& m) const
+    {
+        return cfg.non_arq_segment_size ? cfg.non_arq_segment_size : segment_for(m);
+    }
+
+    // ------------------------------------------------------------------ peers
+
+    peer_state& peer(uint32_t addr)
+    {
+        auto it = peers.find(addr);
+        if (it != peers.end())
+            return *it->second;
+        auto p = std::make_unique<peer_state>(cfg, addr, segment_for(cfg.mode));
+        rate_change_config rc = cfg.rate_change;
+        rc.own_address = cfg.address;
+        rc.peer_address = addr;
+        rc.initial_mode = cfg.mode;
+        if (!cfg.rate_adaptation) {
+            // A fixed-mode node refuses every change ("not equipped") and advises none.
+            rc.supported = { cfg.mode };
+            rc.follow_advisory = false;
+        } else {
+            rc.supported.insert(cfg.mode);
+        }
+        p->drc = std::make_unique<rate_change>(rc);
+        if (cfg.rate_adaptation) {
+            rate_policy_config pc = cfg.rate_policy;
+            p->policy = std::make_unique<rate_policy>(pc);
+            p->policy->set_current(cfg.mode, now);
+        }
+        return *peers.emplace(addr, std::move(p)).first->second;
+    }
+
+    modem_mode tx_mode_for(const peer_state* p) const
+    {
+        return p ? p->drc->tx_mode() : cfg.mode;
+    }
+
+    bool link_up(uint32_t addr) const { return cas.state(addr) == cas_link_state::up; }
+
+    // ---------------------------------------------------------------- clients
+
+    void to_client(uint32_t client, sis_primitive p)
+    {
+        actions.to_clients.push_back(client_message{ client, std::move(p) });
+    }
+
+    void ensure_client(uint32_t client)
+    {
+        if (clients.insert(client).second) {
+            supervision.on_connected(client, now);
+            counters.clients_connected += 1;
+        }
+    }
+
+    void reject(const updu_request& r, sis_unidata_rejected_reason reason)
+    {
+        sis_primitive p;
+        p.type = r.expedited ? sis_type::expedited_unidata_request_rejected
+                             : sis_type::unidata_request_rejected;
+        p.reason = uint8_t(reason);
+        p.destination_sap = r.destination_sap;
+        p.destination = sis_addr(r.destination);
+        p.payload = r.updu;
+        counters.updus_rejected += 1;
+        if (reason == sis_unidata_rejected_reason::ttl_expired)
+            counters.ttl_expired += 1;
+        to_client(r.client, std::move(p));
+    }
+
+    void confirm(const updu_request& r)
+    {
+        sis_primitive p;
+        p.type = r.expedited ? sis_type::expedited_unidata_request_confirm
+                             : sis_type::unidata_request_confirm;
+        p.destination_sap = r.destination_sap;
+        p.destination = sis_addr(r.destination);
+        p.payload = r.updu;
+        counters.updus_confirmed += 1;
+        to_client(r.client, std::move(p));
+    }
+
+    // The client no longer exists for us: its SAP, queued U_PDUs, hard link.
+    void forget_client(uint32_t client)
+    {
+        saps.unbind(client);
+        for (auto& r : queue.remove_client(client))
+            note_dequeued(r);
+        hard.on_client_gone(client, now);
+        // U_PDUs already in ARQ senders still go out; their answers reach nobody.
+        for (auto& [addr, p] : peers) {
+            for (auto* m : { &p->flights, &p->flights_exp })
+                for (auto& [h, f] : *m)
+                    if (f.from_client && f.request.client == client)
+                        f.from_client = false;
+            auto& a = p->awaiting_client;
+            a.erase(std::remove_if(a.begin(), a.end(),
+                                   [&](const awaiting_confirm& w) {
+                                       return w.request.client == client;
+                                   }),
+                    a.end());
+        }
+    }
+
+    void note_dequeued(const updu_request& r)
+    {
+        if (needs_arq(r.service) && !is_group(r.destination)) {
+            auto it = arq_queued_by_peer.find(r.destination);
+            if (it != arq_queued_by_peer.end() && --it->second == 0)
+                arq_queued_by_peer.erase(it);
+        }
+    }
+
+    void on_sis(uint32_t client, const sis_primitive& p)
+    {
+        ensure_client(client);
+        switch (p.type) {
+        case sis_type::bind_request:
+        case sis_type::unbind_request:
+        case sis_type::hard_link_establish:
+        case sis_type::hard_link_terminate:
+        case sis_type::hard_link_accept:
+        case sis_type::hard_link_reject:
+        case sis_type::keep_alive:
+        case sis_type::management_msg_request:
+        case sis_type::unidata_request:
+        case sis_type::expedited_unidata_request:
+            break;
+        default:
+            supervision.on_invalid(client,
+                                   std::string(to_string(p.type)) +
+                                       " is a node-to-client primitive",
+                                   now);
+            return;
+        }
+        supervision.on_primitive(client, p, now);
+        const sap_binding* own = saps.by_client(client);
+        switch (p.type) {
+        case sis_type::bind_request: {
+            const auto previous = saps.by_client(client);
+            if (previous)
+                hard.on_client_gone(client, now);
+            for (auto& m : saps.bind(client, p)) {
+                const bool accepted = m.client == client &&
+                                      m.primitive.type == sis_type::bind_accepted;
+                if (m.primitive.type == sis_type::unbind_indication && m.client != client)
+                    forget_client(m.client); // pre-empted by a higher rank
+                actions.to_clients.push_back(m);
+                if (accepted) {
+                    sis_primitive s;
+                    s.type = sis_type::subnet_availability;
+                    s.subnet_status = sis_subnet_status::on;
+                    to_client(client, s);
+                }
+            }
+            break;
+        }
+        case sis_type::unbind_request:
+            forget_client(client);
+            break;
+        case sis_type::hard_link_establish:
+            if (!own) {
+                supervision.on_invalid(client, "S_HARD_LINK_ESTABLISH before a bind", now);
+                return;
+            }
+            hard.on_establish(client, own->sap, p, now);
+            break;
+        case sis_type::hard_link_terminate:
+            hard.on_terminate(client, now);
+            break;
+        case sis_type::hard_link_accept:
+        case sis_type::hard_link_reject:
+            hard.on_client_answer(client, p, now);
+            break;
+        case sis_type::unidata_request:
+        case sis_type::expedited_unidata_request:
+            on_unidata_request(client, own, p);
+            break;
+        default: // keep-alive: answered by supervision; management: not supported
+            break;
+        }
+    }
+
+    void on_unidata_request(uint32_t client, const sap_binding* own, const sis_primitive& p)
+    {
+        updu_request r;
+        r.client = client;
+        r.expedited = p.type == sis_type::expedited_unidata_request;
+        r.destination_sap = p.destination_sap;
+        r.destination = p.destination.address & (group_address_flag | node_address_mask);
+        r.priority = r.expedited ? 15 : p.priority;
+        r.service = p.service_type;
+        r.updu = p.payload;
+        r.deadline = ttl_deadline(p.ttl, now);
+        if (!own) {
+            supervision.on_invalid(client, "unidata request before a bind", now);
+            reject(r, sis_unidata_rejected_reason::unknown);
+            return;
+        }
+        r.source_sap = own->sap;
+        if (r.updu.size() > cfg.mtu) {
+            reject(r, sis_unidata_rejected_reason::updu_larger_than_mtu);
+            return;
+        }
+        if (r.service.tx_mode == sis_tx_mode::ignore)
+            r.service = own->service;
+        if (r.service.tx_mode == sis_tx_mode::ignore ||
+            unsigned(r.service.tx_mode) > unsigned(sis_tx_mode::non_arq_with_errors)) {
+            reject(r, sis_unidata_rejected_reason::tx_mode_not_specified);
+            return;
+        }
+        // ARQ cannot serve a group, and a broadcast-only node has no links: such
+        // requests go as non-ARQ (broadcast data exchange).
+        if (needs_arq(r.service) && (is_group(r.destination) || cfg.broadcast_only))
+            r.service.tx_mode = sis_tx_mode::non_arq;
+        if (r.destination == cfg.address) {
+            deliver_local(r);
+            return;
+        }
+        const auto id = queue.push(r, now);
+        if (!id) {
+            reject(r, r.deadline <= now ? sis_unidata_rejected_reason::ttl_expired
+                                        : sis_unidata_rejected_reason::unknown);
+            return;
+        }
+        counters.updus_accepted += 1;
+        if (needs_arq(r.service))
+            arq_queued_by_peer[r.destination] += 1;
+    }
+
+    // A U_PDU addressed to this node itself: handed over at once.
+    void deliver_local(const updu_request& r)
+    {
+        counters.updus_accepted += 1;
+        spdu s;
+        s.type = spdu_type::data;
+        s.priority = r.priority;
+        s.source_sap = r.source_sap;
+        s.destination_sap = r.destination_sap;
+        s.updu = r.updu;
+        if (!deliver_data(cfg.address, cfg.address, s, r.expedited, r.service.tx_mode, nullptr))
+            reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
+        else if (r.service.delivery_confirmation != sis_delivery_confirmation::none)
+            confirm(r);
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    // Hands a received S_PDU DATA to the client bound at its destination SAP. Returns
+    // false if no client holds it.
+    bool deliver_data(uint32_t source,
+                      uint32_t destination,
+                      const spdu& s,
+                      bool expedited,
+                      sis_tx_mode mode,
+                      const non_arq_delivery* partial)
+    {
+        const sap_binding* b = saps.by_sap(s.destination_sap);
+        if (!b || !hard.may_use(s.destination_sap, source, s.source_sap)) {
+            counters.updus_undeliverable += 1;
+            return false;
+        }
+        sis_primitive p;
+        p.type = expedited ? sis_type::expedited_unidata_indication
+                           : sis_type::unidata_indication;
+        p.priority = s.priority;
+        p.destination_sap = s.destination_sap;
+        p.destination = sis_addr(destination);
+        p.service_type.tx_mode = mode;
+        p.source_sap = s.source_sap;
+        p.source = sis_addr(source);
+        p.payload = s.updu;
+        if (partial) {
+            // Block offsets count C_PDU bytes; the U_PDU starts after C_PCI and S_PCI.
+            const size_t skip = cpdu_header_size + spdu_header_size(s);
+            auto shift = [&](const std::vector<sis_block_range>& in) {
+                std::vector<sis_block_range> out;
+                for (auto r : in) {
+                    size_t a = r.offset, e = size_t(r.offset) + r.size;
+                    a = std::max(a, skip);
+                    if (e <= a)
+                        continue;
+                    out.push_back({ uint16_t(a - skip), uint16_t(e - a) });
+                }
+                return out;
+            };
+            p.errored_blocks = shift(partial->errored);
+            p.non_received_blocks = shift(partial->non_received);
+        }
+        counters.updus_delivered += 1;
+        to_client(b->client, std::move(p));
+        return true;
+    }
+
+    void queue_control_spdu(uint32_t addr, spdu s, bool expedited)
+    {
+        peer_state& p = peer(addr);
+        const bytes c = data_cpdu(s);
+        in_flight f;
+        if (expedited)
+            p.flights_exp.emplace(p.tx_exp.enqueue(c, true), std::move(f));
+        else
+            p.flights.emplace(p.tx.enqueue(c, true), std::move(f));
+    }
+
+    // A complete C_PDU from `source` over ARQ (regular or expedited class).
+    void on_arq_cpdu(uint32_t source, const bytes& c, bool expedited)
+    {
+        const auto cp = decode_cpdu(c);
+        if (!cp || cp.value.type != cpdu_type::data)
+            return;
+        const auto sp = decode_spdu(cp.value.spdu);
+        if (!sp)
+            return;
+        const spdu& s = sp.value;
+        cas.on_data_activity(source, now);
+        switch (s.type) {
+        case spdu_type::data: {
+            const bool ok = deliver_data(source, cfg.address, s, expedited, sis_tx_mode::arq, nullptr);
+            if (s.client_delivery_confirm_required) {
+                spdu answer;
+                answer.type = ok ? spdu_type::data_delivery_confirm : spdu_type::data_delivery_fail;
+                answer.reason = ok ? 0 : uint8_t(data_delivery_fail_reason::destination_sap_not_bound);
+                answer.source_sap = s.source_sap;
+                answer.destination_sap = s.destination_sap;
+                answer.updu.assign(s.updu.begin(),
+                                   s.updu.begin() + std::min(s.updu.size(), cfg.confirm_prefix_bytes));
+                queue_control_spdu(source, std::move(answer), false);
+            }
+            break;
+        }
+        case spdu_type::data_delivery_confirm:
+        case spdu_type::data_delivery_fail:
+            on_delivery_answer(source, s);
+            break;
+        default:
+            hard.on_spdu(source, s, now);
+            break;
+        }
+    }
+
+    void on_delivery_answer(uint32_t source, const spdu& s)
+    {
+        peer_state& p = peer(source);
+        auto& a = p.awaiting_client;
+        for (auto it = a.begin(); it != a.end(); ++it) {
+            const updu_request& r = it->request;
+            if (r.source_sap != s.source_sap || r.destination_sap != s.destination_sap ||
+                s.updu.size() > r.updu.size() ||
+                !std::equal(s.updu.begin(), s.updu.end(), r.updu.begin()))
+                continue;
+            if (s.type == spdu_type::data_delivery_confirm)
+                confirm(r);
+            else
+                reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
+            a.erase(it);
+            return;
+        }
+    }
+
+    void on_non_arq_delivery(const non_arq_delivery& d)
+    {
+        const auto cp = decode_cpdu(d.data);
+        if (!cp) {
+            counters.non_arq_discarded += !d.complete;
+            return;
+        }
+        const cpdu& c = cp.value;
+        if (c.type != cpdu_type::data) {
+            if (d.complete && d.expedited)
+                cas.on_cpdu(d.source, c, now);
+            return;
+        }
+        const auto sp = decode_spdu(c.spdu);
+        if (!sp || sp.value.type != spdu_type::data) {
+            counters.non_arq_discarded += !d.complete;
+            return;
+        }
+        const spdu& s = sp.value;
+        if (!d.complete) {
+            const sap_binding* b = saps.by_sap(s.destination_sap);
+            if (!b || b->service.tx_mode != sis_tx_mode::non_arq_with_errors) {
+                counters.non_arq_discarded += 1;
+                return;
+            }
+            deliver_data(d.source, d.destination, s, d.expedited,
+                         sis_tx_mode::non_arq_with_errors, &d);
+            return;
+        }
+        deliver_data(d.source, d.destination, s, d.expedited, sis_tx_mode::non_arq, nullptr);
+    }
+
+    bool for_us(uint32_t destination) const
+    {
+        if (destination == cfg.address)
+            return true;
+        if (!is_group(destination))
+            return false;
+        return destination == broadcast_address ||
+               std::find(cfg.groups.begin(), cfg.groups.end(), destination) != cfg.groups.end();
+    }
+
+    void handle_reset(peer_state& p, const dpdu& d)
+    {
+        counters.resets_received += d.reset_ack ? 0 : 1;
+        if (d.reset_ack) {
+            if (p.reset_outstanding && d.reset_frame_id == p.reset_id) {
+                reset_windows(p);
+                p.reset_outstanding = false;
+                p.reset_request_due = false;
+                p.synced = true;
+            }
+            return;
+        }
+        if (d.full_reset) {
+            // A repeated request (our RESET-ACK was lost) is only acknowledged again:
+            // data exchanged since the first copy must not be reset.
+            if (d.reset_frame_id != p.last_reset_id_received || !p.synced) {
+                reset_windows(p);
+                p.synced = true;
+                p.reset_outstanding = false;
+                p.reset_request_due = false;
+                p.last_reset_id_received = d.reset_frame_id;
+            }
+            p.reset_acks_owed.push_back(d.reset_frame_id);
+            return;
+        }
+        if (d.reset_rx_win_command) {
+            p.rx.reset(d.new_rx_lwe);
+            p.reset_acks_owed.push_back(d.reset_frame_id);
+            return;
+        }
+        // RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.
+        p.reset_acks_owed.push_back(d.reset_frame_id);
+    }
+
+    // Both ARQ classes restart at sequence 0 in both directions. C_PDUs in flight are
+    // sent again whole (the peer lost them, or it is the peer that restarted).
+    // The exchange that followed our last transmission to `p` is over. Segments sent
+    // then and still undecided were not acknowledged: they become due again (the ARQ
+    // sender only repeats a segment after a verdict, so leaving them undecided would
+    // stall the window). `acked` names the classes whose acks did arrive.
+    void end_exchange(peer_state& p, bool regular_acked = false, bool expedited_acked = false)
+    {
+        p.awaiting_response = false;
+        p.response_deadline = inf;
+        if (!regular_acked)
+            p.tx.on_ack_timeout();
+        if (!expedited_acked)
+            p.tx_exp.on_ack_timeout();
+        // A RESET still unacknowledged is asked again.
+        if (p.reset_outstanding)
+            p.reset_request_due = true;
+    }
+
+    void reset_windows(peer_state& p)
+    {
+        p.tx.reset(0, true);
+        p.tx_exp.reset(0, true);
+        p.rx.reset(0);
+        p.rx_exp.reset(0);
+    }
+
+    void start_reset(peer_state& p)
+    {
+        if (p.reset_outstanding)
+            return;
+        p.reset_outstanding = true;
+        p.reset_request_due = true;
+        p.reset_id = next_reset_id++;
+    }
+
+    void on_burst(const uint8_t* data, size_t size, const burst_info& info)
+    {
+        counters.bursts_received += 1;
+        counters.bytes_received += size;
+        last_rx_end = now;
+        std::vector<received_dpdu> frames;
+        deframer.push(data, size, frames);
+        deframer.end_of_burst();
+        std::set<uint32_t> heard; // peers that sent us connection D_PDUs
+        std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
+        std::set<uint32_t> snr_reported;
+        for (auto& rf : frames) {
+            const dpdu& d = rf.frame;
+            if (d.source == cfg.address)
+                continue; // our own burst heard back
+            if (!for_us(d.destination)) {
+                counters.dpdus_not_for_us += 1;
+                continue;
+            }
+            counters.dpdus_received += 1;
+            if (!rf.segment_ok)
+                counters.segment_crc_errors += 1;
+            const uint32_t src = d.source;
+            if (d.type == dpdu_type::non_arq_data || d.type == dpdu_type::expedited_non_arq_data) {
+                nonarq_rx.on_dpdu(d, rf.segment_ok, now);
+                // At once: a PHYSICAL LINK REQUEST must make the link before a RESET
+                // later in the same burst is judged.
+                for (auto& nd : nonarq_rx.take_delivered())
+                    on_non_arq_delivery(nd);
+                continue;
+            }
+            if (is_group(d.destination) || is_group(src))
+                continue; // connection D_PDUs are point to point
+            peer_state& p = peer(src);
+            if (p.drc) {
+                p.drc->on_dpdu(d, now);
+                if (p.policy && !std::isnan(info.snr_db) && snr_reported.insert(src).second) {
+                    p.policy->on_snr(info.snr_db, now);
+                    p.drc->advise_rx(p.policy->recommended(), now);
+                }
+            }
+            if (d.type == dpdu_type::warning) {
+                counters.warnings_received += 1;
+                if (d.warning_reason == warning_not_connected && link_up(src))
+                    cas.release(src, physical_link_break_reason::unknown, now);
+                continue;
+            }
+            if (d.type == dpdu_type::management) {
+                heard.insert(src);
+                continue;
+            }
+            if (!link_up(src)) {
+                // A RESET may ride with a link request we refused; it needs no warning.
+                if (d.type != dpdu_type::reset_win_resync)
+                    p.warning_owed = true;
+                continue;
+            }
+            heard.insert(src);
+            p.last_heard = now;
+            p.last_exchange = std::max(p.last_exchange, now);
+            if (d.type == dpdu_type::reset_win_resync) {
+                handle_reset(p, d);
+                continue;
+            }
+            if (!p.synced) {
+                // We hold no agreed windows with this node (we restarted, or it is new
+                // to us): its sequence numbers mean nothing until a FULL RESET.
+                start_reset(p);
+                continue;
+            }
+            // Regular traffic after a reset: the peer has our RESET-ACK, so a later
+            // FULL RESET with the same frame ID is a new one (the peer restarted).
+            p.last_reset_id_received = -1;
+            switch (d.type) {
+            case dpdu_type::data_only:
+                p.rx.on_data(d, rf.segment_ok);
+                break;
+            case dpdu_type::data_ack:
+                p.rx.on_data(d, rf.segment_ok);
+                on_ack(p, ack_of(d), false);
+                acked[src].first = true;
+                break;
+            case dpdu_type::ack_only:
+                on_ack(p, ack_of(d), false);
+                acked[src].first = true;
+                break;
+            case dpdu_type::expedited_data_only:
+                p.rx_exp.on_data(d, rf.segment_ok);
+                break;
+            case dpdu_type::expedited_ack_only:
+                on_ack(p, ack_of(d), true);
+                acked[src].second = true;
+                break;
+            default:
+                break;
+            }
+        }
+        // Complete C_PDUs.
+        for (uint32_t src : heard) {
+            peer_state& p = peer(src);
+            if (p.awaiting_response)
+                end_exchange(p, acked[src].first, acked[src].second);
+            p.consecutive_timeouts = 0;
+            cas.on_data_activity(src, now);
+            for (auto& c : p.rx_exp.take_delivered())
+                on_arq_cpdu(src, c, true);
+            for (auto& c : p.rx.take_delivered())
+                on_arq_cpdu(src, c, false);
+        }
+        nonarq_rx.poll(now);
+        for (auto& d : nonarq_rx.take_delivered())
+            on_non_arq_delivery(d);
+        const auto& dc = deframer.counters();
+        counters.header_crc_errors = dc.header_crc_errors;
+        counters.junk_bytes = dc.junk_bytes;
+    }
+
+    void on_ack(peer_state& p, const arq_ack& a, bool expedited)
+    {
+        auto& sender = expedited ? p.tx_exp : p.tx;
+        auto& flights = expedited ? p.flights_exp : p.flights;
+        for (uint64_t h : sender.on_ack(a)) {
+            auto it = flights.find(h);
+            if (it == flights.end())
+                continue;
+            if (it->second.from_client) {
+                const updu_request& r = it->second.request;
+                switch (r.service.delivery_confirmation) {
+                case sis_delivery_confirmation::node:
+                    confirm(r);
+                    break;
+                case sis_delivery_confirmation::client:
+                    if (p.awaiting_client.size() >= max_awaiting_client_confirm) {
+                        reject(p.awaiting_client.front().request,
+                               sis_unidata_rejected_reason::unknown);
+                        p.awaiting_client.pop_front();
+                    }
+                    p.awaiting_client.push_back({ r });
+                    break;
+                default:
+                    break;
+                }
+            }
+            flights.erase(it);
+        }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    void process_cas_events()
+    {
+        for (auto& e : cas.take_events()) {
+            peer_state& p = peer(e.peer);
+            switch (e.type) {
+            case cas_event_type::link_up:
+                counters.link_setups += 1;
+                p.made_by_us = e.cause == cas_cause::made_by_us;
+                p.consecutive_timeouts = 0;
+                end_exchange(p);
+                p.drc->reset(now);
+                if (!p.synced && has_arq_work(p))
+                    start_reset(p);
+                break;
+            case cas_event_type::link_failed:
+                counters.link_failures += 1;
+                p.link_retry_at = now + cfg.link_retry_s;
+                end_exchange(p);
+                hard.on_link_lost(e.peer, now);
+                break;
+            case cas_event_type::link_down:
+                counters.links_down += 1;
+                p.last_reset_id_received = -1;
+                end_exchange(p);
+                if (e.cause != cas_cause::superseded)
+                    hard.on_link_lost(e.peer, now);
+                break;
+            }
+        }
+    }
+
+    void process_hard_link()
+    {
+        for (auto& s : hard.take_spdus())
+            control_spdus[s.peer].push_back(std::move(s.pdu));
+        for (auto& m : hard.take_client_messages())
+            actions.to_clients.push_back(std::move(m));
+        // A hard link keeps its physical link (Annex A.1.1.2).
+        const auto& h = hard.active();
+        if (h && h->state == hard_link_state::established)
+            cas.on_data_activity(h->peer, now);
+    }
+
+    void process_drc_events(peer_state& p)
+    {
+        if (!p.drc)
+            return;
+        for (auto& e : p.drc->take_events()) {
+            if (e.type == drc_event_type::tx_mode_changed) {
+                p.tx.set_segment_size(segment_for(e.mode));
+                p.tx_exp.set_segment_size(segment_for(e.mode));
+            }
+            if (p.policy && (e.type == drc_event_type::failed))
+                p.policy->set_current(p.drc->rx_mode(), now);
+            if (e.connection_lost && link_up(p.address))
+                cas.release(p.address, physical_link_break_reason::unknown, now);
+        }
+    }
+
+    void expire(double t)
+    {
+        for (auto& r : queue.expire(t)) {
+            note_dequeued(r);
+            reject(r, sis_unidata_rejected_reason::ttl_expired);
+        }
+        for (auto& [addr, p] : peers) {
+            for (int exp = 0; exp < 2; ++exp) {
+                auto& flights = exp ? p->flights_exp : p->flights;
+                auto& sender = exp ? p->tx_exp : p->tx;
+                for (auto& [h, f] : flights)
+                    if (f.from_client && f.request.deadline <= t)
+                        sender.drop(h);
+                for (uint64_t h : sender.take_dropped()) {
+                    auto it = flights.find(h);
+                    if (it == flights.end())
+                        continue;
+                    if (it->second.from_client)
+                        reject(it->second.request, sis_unidata_rejected_reason::ttl_expired);
+                    flights.erase(it);
+                }
+            }
+            auto& a = p->awaiting_client;
+            for (auto it = a.begin(); it != a.end();) {
+                if (it->request.deadline <= t) {
+                    reject(it->request, sis_unidata_rejected_reason::ttl_expired);
+                    it = a.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+    }
+
+    void check_response_timeouts()
+    {
+        for (auto& [addr, p] : peers) {
+            if (!p->awaiting_response || now < p->response_deadline)
+                continue;
+            if (cs.carrier()) // someone is still talking: the answer may be in it
+                continue;
+            end_exchange(*p);
+            p->consecutive_timeouts += 1;
+            counters.response_timeouts += 1;
+            hold_off_retry();
+            if (p->consecutive_timeouts >= cfg.max_response_timeouts && link_up(addr)) {
+                // The node stopped answering: give the link up; data stays queued and
+                // the link is made again when it answers.
+                p->consecutive_timeouts = 0;
+                cas.release(addr, physical_link_break_reason::unknown, now);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- links
+
+    bool has_arq_work(const peer_state& p) const
+    {
+        return !p.tx.idle() || !p.tx_exp.idle() || arq_queued_by_peer.count(p.address) ||
+               control_spdus.count(p.address);
+    }
+    bool has_link_work(uint32_t addr) const
+    {
+        auto it = peers.find(addr);
+        const auto& h = hard.active();
+        if (h && h->peer == addr)
+            return true;
+        if (arq_queued_by_peer.count(addr) || control_spdus.count(addr))
+            return true;
+        if (it == peers.end())
+            return false;
+        const peer_state& p = *it->second;
+        return !p.tx.idle() || !p.tx_exp.idle() || p.rx.ack_due() || p.rx_exp.ack_due() ||
+               p.reset_request_due || !p.reset_acks_owed.empty();
+    }
+
+    void manage_links()
+    {
+        if (cfg.broadcast_only)
+            return;
+        std::set<uint32_t> wanted;
+        for (auto& [addr, n] : arq_queued_by_peer)
+            wanted.insert(addr);
+        for (auto& [addr, q] : control_spdus)
+            wanted.insert(addr);
+        for (auto& [addr, p] : peers)
+            if (!p->tx.idle() || !p->tx_exp.idle())
+                wanted.insert(addr);
+        if (hard.active())
+            wanted = { hard.active()->peer };
+        // Links with nothing left to do make way for a node that is waiting.
+        size_t busy = 0;
+        for (auto& [addr, p] : peers) {
+            const auto st = cas.state(addr);
+            if (st == cas_link_state::idle)
+                continue;
+            ++busy;
+            // A link the peer made stays until it is idle: only the caller knows whether
+            // more is coming.
+            if (st == cas_link_state::up && p->made_by_us && !wanted.count(addr) &&
+                !has_link_work(addr) && !wanted.empty() && !p->awaiting_response)
+                cas.release(addr, physical_link_break_reason::no_more_data, now);
+        }
+        for (uint32_t addr : wanted) {
+            if (cas.state(addr) != cas_link_state::idle)
+                continue;
+            if (busy >= std::max(1u, cfg.cas.max_nonexclusive_links))
+                break;
+            peer_state& p = peer(addr);
+            if (now < p.link_retry_at)
+                continue;
+            cas.request_link(addr, false, now);
+            ++busy;
+            // Ask for the window reset in the same burst as the link request when the
+            // windows were never agreed: saves a round trip on first contact.
+            if (!p.synced)
+                start_reset(p);
+        }
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    bool wants_to_transmit() const
+    {
+        if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty())
+            return true;
+        if (!queue.empty()) {
+            // Non-ARQ U_PDUs go without a link.
+            if (queue.peek([](const updu_request& r) { return !needs_arq(r.service); }))
+                return true;
+        }
+        for (auto& [addr, p] : peers) {
+            if (p->warning_owed || !p->reset_acks_owed.empty())
+                return true;
+            if (!link_up(addr))
+                continue;
+            if (p->reset_request_due)
+                return true;
+            if (p->drc && p->drc->state() != drc_state::idle)
+                return true; // management answers ride in the next transmission
+            if (!p->synced)
+                continue;
+            if (p->awaiting_response)
+                continue;
+            if (p->rx.ack_due() || p->rx_exp.ack_due())
+                return true;
+            if (p->tx.has_pending_transmission() || p->tx_exp.has_pending_transmission())
+                return true;
+            if (control_spdus.count(addr) || arq_queued_by_peer.count(addr))
+                return true;
+        }
+        return false;
+    }
+
+    // Earliest time the half-duplex rules let us key up (ignoring carrier sense).
+    double turn_gate() const
+    {
+        double t = std::max(transmitting_until, last_rx_end) + cfg.turnaround_s;
+        if (transmitting_until == -inf && last_rx_end == -inf)
+            t = -inf;
+        return t;
+    }
+
+    // True when our next transmission continues an exchange the last burst belonged to:
+    // it then goes right after the turnaround, without carrier-sense back-off.
+    bool any_response_owed() const
+    {
+        for (auto& [addr, p] : peers) {
+            if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->reset_acks_owed.empty() ||
+                p->warning_owed)
+                return true;
+            if (p->last_heard >= last_rx_end && link_up(addr) && has_link_work(addr))
+                return true;
+        }
+        // Answers to the peer's CAS C_PDUs go at once; our own requests and breaks are
+        // new exchanges.
+        for (auto& o : cas_out)
+            if (o.pdu.type != cpdu_type::physical_link_request &&
+                o.pdu.type != cpdu_type::physical_link_break)
+                return true;
+        return false;
+    }
+
+    void try_transmit()
+    {
+        if (now == stalled_at || now < transmitting_until)
+            return;
+        if (!wants_to_transmit()) {
+            cs.cancel();
+            return;
+        }
+        cs.set_response_pending(any_response_owed());
+        cs.want_to_transmit(now);
+        if (now < turn_gate() || !cs.may_transmit(now))
+            return;
+        if (now < retry_not_before && !any_response_owed())
+            return;
+        node_transmission t = build_transmission();
+        if (t.burst.empty()) {
+            stalled_at = now;
+            cs.cancel();
+            return;
+        }
+        cs.on_own_transmission(now, now + t.air_time_s);
+        cs.set_response_pending(false);
+        transmitting_until = now + t.air_time_s;
+        counters.transmissions += 1;
+        counters.bytes_sent += t.burst.size();
+        counters.dpdus_sent += t.dpdu_sizes.size();
+        counters.air_time_s += t.air_time_s;
+        actions.transmissions.push_back(std::move(t));
+    }
+
+    struct burst_builder {
+        impl& e;
+        phy_timing phy;
+        double max_s;
+        std::vector<dpdu> frames;
+        size_t bytes = 0;
+
+        bool fits(size_t more) const { return air_time(phy, bytes + more) <= max_s; }
+        bool add(dpdu d)
+        {
+            d.source = e.cfg.address;
+            const size_t n = encoded_size(d);
+            if (!fits(n))
+                return false;
+            bytes += n;
+            frames.push_back(std::move(d));
+            return true;
+        }
+        // Payload bytes that still fit, after `overhead` bytes of headers.
+        size_t room(size_t overhead) const
+        {
+            const double left_s = max_s - air_time(phy, bytes);
+            const double left = left_s * phy.bit_rate / 8.0;
+            return left > double(overhead) ? size_t(left) - overhead : 0;
+        }
+    };
+
+    // D_PDU overhead of a data frame of `type` between us and `peer`.
+    size_t frame_overhead(dpdu_type type, uint32_t peer_addr) const
+    {
+        dpdu d;
+        d.type = type;
+        d.source = cfg.address;
+        d.destination = peer_addr;
+        d.segment = bytes(1);
+        return encoded_size(d) - 1;
+    }
+
+    // Pulls queued ARQ U_PDUs for `p` into its senders while they fit the transmission.
+    void pull_arq(peer_state& p, size_t budget, bool expedited)
+    {
+        auto& sender = expedited ? p.tx_exp : p.tx;
+        auto& flights = expedited ? p.flights_exp : p.flights;
+        if (expedited) {
+            auto cit = control_spdus.find(p.address);
+            if (cit != control_spdus.end()) {
+                for (auto& s : cit->second)
+                    flights.emplace(sender.enqueue(data_cpdu(s), true), in_flight{});
+                control_spdus.erase(cit);
+            }
+        }
+        const uint32_t dest = p.address;
+        auto accept = [&](const updu_request& r) {
+            return r.expedited == expedited && needs_arq(r.service) && r.destination == dest &&
+                   hard.may_use(r.source_sap, r.destination, r.destination_sap);
+        };
+        while (sender.queued_bytes() < budget) {
+            const updu_request* r = queue.peek(accept);
+            if (!r)
+                break;
+            auto req = *queue.pop(r->id);
+            note_dequeued(req);
+            spdu s;
+            s.type = spdu_type::data;
+            s.priority = req.priority;
+            s.source_sap = req.source_sap;
+            s.destination_sap = req.destination_sap;
+            s.client_delivery_confirm_required =
+                req.service.delivery_confirmation == sis_delivery_confirmation::client;
+            s.updu = req.updu;
+            const bool in_order = req.service.delivery_order == sis_delivery_order::in_order;
+            const uint64_t h = sender.enqueue(data_cpdu(s), in_order);
+            in_flight f;
+            f.from_client = true;
+            f.request = std::move(req);
+            flights.emplace(h, std::move(f));
+        }
+    }
+
+    void add_arq(burst_builder& b, peer_state& p, bool expedited, bool& sent_data)
+    {
+        auto& sender = expedited ? p.tx_exp : p.tx;
+        auto& receiver = expedited ? p.rx_exp : p.rx;
+        const dpdu_type data_type = expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
+        const size_t seg = sender.config().segment_size;
+        size_t overhead = frame_overhead(data_type, p.address);
+        std::optional<arq_ack> ack;
+        if (receiver.ack_due())
+            ack = receiver.ack();
+        const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
+        // Enough queued to fill the transmission (and the window), but no more, so
+        // later high-priority U_PDUs still overtake.
+        const size_t room = b.room(ack_bytes + (expedited ? 0 : 2));
+        if (!p.awaiting_response)
+            pull_arq(p, room, expedited);
+        std::vector<dpdu> data;
+        if (!p.awaiting_response) {
+            const size_t per = seg + overhead;
+            const size_t n_full = room / per;
+            const size_t rem = room - n_full * per;
+            const size_t max_dpdus = n_full + (rem > overhead ? 1 : 0);
+            const size_t max_bytes = n_full * seg + (rem > overhead ? rem - overhead : 0);
+            if (max_dpdus)
+                data = sender.next_transmission(max_dpdus, max_bytes);
+        }
+        for (auto& d : data)
+            d.destination = p.address;
+        if (ack) {
+            if (!expedited && !data.empty()) {
+                fill_data_ack(data.front(), *ack);
+            } else {
+                dpdu a = make_ack_only(*ack, expedited);
+                a.destination = p.address;
+                b.add(std::move(a));
+            }
+        }
+        for (auto& d : data) {
+            if (!b.add(std::move(d)))
+                break; // mis-estimate: the segment waits for the next turn
+            sent_data = true;
+        }
+    }
+
+    void add_non_arq(burst_builder& b)
+    {
+        // Segment queued non-ARQ U_PDUs (any destination, no link needed).
+        auto accept = [&](const updu_request& r) {
+            return !needs_arq(r.service) &&
+                   hard.may_use(r.source_sap, r.destination, r.destination_sap);
+        };
+        for (;;) {
+            if (!non_arq_pending.empty()) {
+                auto& pd = non_arq_pending.front();
+                non_arq_sender::refresh_window(pd.frame, pd.expires_at, now + air_time(b.phy, b.bytes));
+                if (!b.add(pd.frame))
+                    return;
+                non_arq_pending.pop_front();
+                continue;
+            }
+            const updu_request* r = queue.peek(accept);
+            if (!r)
+                return;
+            const unsigned repeats =
+                std::min(15u, std::max(cfg.non_arq_repeats, unsigned(r->service.min_retransmissions)));
+            // A C_PDU split over two transmissions waits for the second one at the
+            // receiver and is lost whole if either fails: start it in a transmission of
+            // its own unless it is larger than any transmission can be.
+            const size_t seg = nonarq_tx.config().segment_size;
+            const size_t cpdu_bytes = r->updu.size() + 4;
+            const size_t total = (cpdu_bytes + ((cpdu_bytes + seg - 1) / seg) *
+                                                   frame_overhead(dpdu_type::non_arq_data, r->destination)) *
+                                 (repeats + 1);
+            if (!b.frames.empty() && !b.fits(total))
+                return;
+            auto req = *queue.pop(r->id);
+            note_dequeued(req);
+            spdu s;
+            s.type = spdu_type::data;
+            s.priority = req.priority;
+            s.source_sap = req.source_sap;
+            s.destination_sap = req.destination_sap;
+            s.updu = req.updu;
+            const bytes c = data_cpdu(s);
+            // Time for every copy to reach the receiver, even when the C_PDU continues
+            // in our next transmission (after a turnaround and a carrier-sense back-off).
+            const double window = air_time(b.phy, total) + 2 * cfg.max_transmission_s +
+                                  cfg.turnaround_s + cfg.channel_access.backoff_max_s +
+                                  cfg.non_arq_window_margin_s;
+            auto& sender = req.expedited ? nonarq_exp_tx : nonarq_tx;
+            auto batch = sender.make_dpdus(c, req.destination,
+                                           req.service.delivery_order == sis_delivery_order::in_order,
+                                           window, now, int(repeats));
+            for (auto& d : batch.dpdus)
+                non_arq_pending.push_back({ std::move(d), batch.expires_at });
+        }
+    }
+
+    node_transmission build_transmission()
+    {
+        // The link peer (if any) decides the mode of the whole burst.
+        peer_state* link_peer = nullptr;
+        for (uint32_t a : cas.up_peers()) {
+            link_peer = &peer(a);
+            break;
+        }
+        std::optional<drc_transmission> management;
+        if (link_peer)
+            management = link_peer->drc->take_management(now);
+        const modem_mode mode = management ? management->mode : tx_mode_for(link_peer);
+        burst_builder b{ *this, timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), {}, 0 };
+
+        if (management) {
+            for (auto& d : management->dpdus)
+                b.add(std::move(d));
+        }
+        // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
+        for (auto& o : cas_out) {
+            auto batch = nonarq_exp_tx.make_dpdus(encode(o.pdu), o.peer, false,
+                                                  cfg.max_transmission_s, now, 0);
+            for (auto& d : batch.dpdus)
+                expedited_pending.push_back({ std::move(d), batch.expires_at });
+        }
+        cas_out.clear();
+        while (!expedited_pending.empty()) {
+            auto& pd = expedited_pending.front();
+            non_arq_sender::refresh_window(pd.frame, pd.expires_at, now + air_time(b.phy, b.bytes));
+            if (!b.add(pd.frame))
+                break;
+            expedited_pending.pop_front();
+        }
+        // Warnings, resets, then ARQ per linked peer.
+        for (auto& [addr, pp] : peers) {
+            peer_state& p = *pp;
+            if (p.warning_owed) {
+                dpdu w;
+                w.type = dpdu_type::warning;
+                w.destination = addr;
+                w.received_frame_type = uint8_t(dpdu_type::data_only);
+                w.warning_reason = warning_not_connected;
+                if (b.add(w))
+                    counters.warnings_sent += 1;
+                p.warning_owed = false;
+            }
+            for (uint8_t id : p.reset_acks_owed) {
+                dpdu r;
+                r.type = dpdu_type::reset_win_resync;
+                r.destination = addr;
+                r.reset_ack = true;
+                r.reset_frame_id = id;
+                b.add(r);
+            }
+            p.reset_acks_owed.clear();
+            const auto st = cas.state(addr);
+            if (p.reset_request_due && (st == cas_link_state::up || st == cas_link_state::requesting)) {
+                dpdu r;
+                r.type = dpdu_type::reset_win_resync;
+                r.destination = addr;
+                r.full_reset = true;
+                r.reset_frame_id = p.reset_id;
+                if (b.add(r)) {
+                    p.reset_request_due = false;
+                    counters.resets_sent += 1;
+                    mark_awaiting(p, b);
+                }
+            }
+        }
+        for (uint32_t addr : cas.up_peers()) {
+            peer_state& p = peer(addr);
+            if (!p.synced)
+                continue;
+            const size_t before = b.frames.size();
+            bool sent_data = false;
+            add_arq(b, p, true, sent_data);
+            add_arq(b, p, false, sent_data);
+            if (b.frames.size() > before) {
+                if (auto eow = p.drc->take_eow(now)) {
+                    for (size_t i = before; i < b.frames.size(); ++i)
+                        if (b.frames[i].type != dpdu_type::management) {
+                            b.frames[i].eow = eow->first;
+                            b.frames[i].eow_content = eow->second;
+                            break;
+                        }
+                }
+                cas.on_data_activity(addr, now);
+            }
+            if (sent_data)
+                mark_awaiting(p, b);
+        }
+        add_non_arq(b);
+
+        node_transmission t;
+        t.mode = mode;
+        t.start = now;
+        if (b.frames.empty())
+            return t;
+        stamp_eot(b.frames, b.phy);
+        t.burst.reserve(b.bytes);
+        for (auto& d : b.frames) {
+            const size_t before = t.burst.size();
+            encode_into(d, t.burst);
+            t.dpdu_sizes.push_back(t.burst.size() - before);
+        }
+        t.air_time_s = air_time(b.phy, t.burst.size());
+        std::set<uint32_t> addressed;
+        for (auto& d : b.frames)
+            if (!is_group(d.destination))
+                addressed.insert(d.destination);
+        for (uint32_t a : addressed) {
+            auto it = peers.find(a);
+            if (it != peers.end()) {
+                it->second->last_sent_to = now + t.air_time_s;
+                it->second->last_exchange = now + t.air_time_s;
+            }
+        }
+        // Response deadlines count from the end of this burst.
+        for (auto& [addr, p] : peers)
+            if (p->awaiting_response && p->response_deadline == pending_deadline)
+                p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy);
+        return t;
+    }
+
+    static constexpr double pending_deadline = -1.0;
+    void mark_awaiting(peer_state& p, const burst_builder&)
+    {
+        p.awaiting_response = true;
+        p.response_deadline = pending_deadline;
+    }
+    // Longest quiet gap inside one exchange: turnaround both ways plus the margin.
+    double exchange_gap() const { return 2 * cfg.turnaround_s + cfg.response_margin_s; }
+
+    double answer_wait(const peer_state& p, const phy_timing& phy) const
+    {
+        double w = 2 * cfg.turnaround_s + air_time(phy, typical_answer_bytes) + cfg.response_margin_s;
+        // The called side waits longer, so after a lost burst the caller speaks first.
+        if (!p.made_by_us)
+            w += cfg.response_margin_s;
+        return w;
+    }
+
+    // ---------------------------------------------------------------- driver
+
+    void service()
+    {
+        expire(now);
+        check_response_timeouts();
+        supervision.on_timer(now);
+        hard.on_timer(now);
+        // A link is busy while we transmit to its peer or hear a carrier that began as
+        // its answer would, even if the D_PDUs that prove it arrive only at the end of
+        // a long burst.
+        for (uint32_t addr : cas.up_peers()) {
+            const peer_state& p = peer(addr);
+            if ((now < transmitting_until && p.last_sent_to >= transmitting_until) ||
+                (cs.carrier() && carrier_began <= p.last_exchange + exchange_gap()))
+                cas.on_data_activity(addr, now);
+        }
+        cas.on_timer(now);
+        const uint64_t retries = cas.counters().request_retries + cas.counters().break_retries;
+        if (retries != cas_retries_seen) {
+            cas_retries_seen = retries;
+            hold_off_retry();
+        }
+        nonarq_rx.poll(now);
+        for (auto& d : nonarq_rx.take_delivered())
+            on_non_arq_delivery(d);
+        for (auto& [addr, p] : peers) {
+            p->drc->on_timer(now);
+            process_drc_events(*p);
+            if (p->policy) {
+                const auto& c = p->tx.counters();
+                const uint64_t seg = c.new_segments + c.retransmissions;
+                if (seg > p->reported_segments) {
+                    p->policy->on_arq_stats(seg - p->reported_segments,
+                                            c.retransmissions - p->reported_retx, now);
+                    p->reported_segments = seg;
+                    p->reported_retx = c.retransmissions;
+                    p->drc->advise_rx(p->policy->recommended(), now);
+                }
+            }
+        }
+        process_hard_link();
+        process_cas_events();
+        manage_links();
+        process_cas_events();
+        process_hard_link();
+        for (auto& o : cas.take_outgoing())
+            cas_out.push_back(std::move(o));
+        try_transmit();
+        process_cas_events();
+        collect_client_actions();
+        compute_deadline();
+    }
+
+    void collect_client_actions()
+    {
+        for (auto& f : queue.take_flow_events())
+            to_client_flow(f);
+        auto disconnects = supervision.take_disconnects();
+        std::set<uint32_t> unbound_gone;
+        for (auto& d : disconnects) {
+            if (!saps.by_client(d.client))
+                unbound_gone.insert(d.client);
+        }
+        for (auto& m : supervision.take_messages()) {
+            // S_UNBIND_INDICATION only applies to a client holding a SAP.
+            if (m.primitive.type == sis_type::unbind_indication && unbound_gone.count(m.client))
+                continue;
+            actions.to_clients.push_back(std::move(m));
+        }
+        for (auto& d : disconnects) {
+            forget_client(d.client);
+            clients.erase(d.client);
+            actions.disconnects.push_back(std::move(d));
+        }
+        // Messages forget_client produced (hard-link answers) follow.
+        for (auto& m : hard.take_client_messages())
+            actions.to_clients.push_back(std::move(m));
+    }
+
+    void to_client_flow(const flow_event& f)
+    {
+        sis_primitive p;
+        p.type = f.flow_on ? sis_type::data_flow_on : sis_type::data_flow_off;
+        to_client(f.client, p);
+    }
+
+    void compute_deadline()
+    {
+        double d = inf;
+        d = std::min(d, queue.next_deadline());
+        d = std::min(d, supervision.next_deadline());
+        d = std::min(d, hard.next_deadline());
+        d = std::min(d, cas.next_deadline());
+        d = std::min(d, nonarq_rx.next_deadline());
+        for (auto& [addr, p] : peers) {
+            if (p->awaiting_response && !cs.carrier())
+                d = std::min(d, p->response_deadline);
+            d = std::min(d, p->drc->next_deadline());
+            for (auto* m : { &p->flights, &p->flights_exp })
+                for (auto& [h, f] : *m)
+                    if (f.from_client)
+                        d = std::min(d, f.request.deadline);
+            for (auto& w : p->awaiting_client)
+                d = std::min(d, w.request.deadline);
+            if (p->link_retry_at > now && has_arq_work(*p))
+                d = std::min(d, p->link_retry_at);
+        }
+        if (now != stalled_at && wants_to_transmit()) {
+            if (now < transmitting_until)
+                d = std::min(d, transmitting_until);
+            else {
+                double gate = turn_gate();
+                if (!any_response_owed())
+                    gate = std::max(gate, retry_not_before);
+                const double cst = cs.transmit_time(now);
+                d = std::min(d, std::max(gate, cst));
+            }
+        }
+        next_deadline_cache = d;
+    }
+};
+
+// ------------------------------------------------------------------------- engine
+
+namespace {
+node_config validated(node_config c)
+{
+    auto fail = [](const std::string& what) { throw std::invalid_argument("node_config." + what); };
+    if (c.address > node_address_mask)
+        fail("address must be an individual node address (0.0.0.0-15.255.255.255)");
+    for (uint32_t g : c.groups)
+        if (!is_group(g) || g > broadcast_address)
+            fail("groups: " + address_to_string(g) + " is not a group address (16.0.0.0-31.255.255.255)");
+    if (c.mtu < 1 || (!c.broadcast_only && c.mtu > default_mtu) || c.mtu > broadcast_only_max_mtu)
+        fail("mtu must be 1..2048 (up to 4096 on a broadcast-only node)");
+    if (c.arq_window < 1 || c.arq_window > arq_max_window)
+        fail("arq_window must be 1..128");
+    if (c.segment_size > max_segment_size)
+        fail("segment_size must be 0 (by data rate) or 1..1023");
+    if (c.non_arq_segment_size > max_segment_size)
+        fail("non_arq_segment_size must be 0 (as ARQ) or 1..1023");
+    if (c.non_arq_repeats > 15)
+        fail("non_arq_repeats must be 0..15");
+    if (!(c.max_transmission_s > 0) || c.max_transmission_s > max_eot_seconds)
+        fail("max_transmission_s must be in (0, 127.5]");
+    if (!(c.turnaround_s >= 0) || !(c.response_margin_s >= 0) || !(c.link_retry_s >= 0) ||
+        !(c.non_arq_window_margin_s >= 0))
+        fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s must be >= 0");
+    if (c.max_response_timeouts < 1)
+        fail("max_response_timeouts must be at least 1");
+    if (!is_valid_mode(c.mode) || data_rate_bps(c.mode.data_rate) == 0)
+        fail("mode is not a valid data rate / interleaving pair");
+    c.cas.own_address = c.address;
+    c.cas.broadcast_only = c.broadcast_only;
+    if (c.channel_access.seed == 0)
+        c.channel_access.seed = 0x5066u ^ (c.address * 2654435761u);
+    return c;
+}
+} // namespace
+
+node_engine::node_engine(node_config config)
+    : d_cfg(validated(std::move(config))), d(std::make_unique<impl>(d_cfg))
+{
+}
+
+node_engine::~node_engine() = default;
+
+void node_engine::on_client_connected(uint32_t client, double now)
+{
+    d->now = now;
+    d->ensure_client(client);
+    d->service();
+}
+
+void node_engine::on_client_closed(uint32_t client, double now)
+{
+    d->now = now;
+    if (d->clients.erase(client)) {
+        d->forget_client(client);
+        d->supervision.on_closed(client);
+    }
+    d->service();
+}
+
+void node_engine::on_sis(uint32_t client, const sis_primitive& p, double now)
+{
+    d->now = now;
+    d->on_sis(client, p);
+    d->service();
+}
+
+void node_engine::on_client_invalid(uint32_t client, const std::string& why, bool fatal, double now)
+{
+    d->now = now;
+    d->ensure_client(client);
+    if (fatal)
+        d->supervision.expel(client, sis_unbind_reason::too_many_invalid_primitives, why);
+    else
+        d->supervision.on_invalid(client, why, now);
+    d->service();
+}
+
+void node_engine::on_burst(const uint8_t* data, size_t size, const burst_info& info, double now)
+{
+    d->now = now;
+    d->on_burst(data, size, info);
+    d->service();
+}
+
+void node_engine::on_phy_status(phy_event e, double now)
+{
+    d->now = now;
+    switch (e) {
+    case phy_event::tx_started:
+        break;
+    case phy_event::tx_finished:
+        d->transmitting_until = std::min(d->transmitting_until, now);
+        // Answers are timed from the real end of our burst when the modem reports it.
+        for (auto& [addr, p] : d->peers)
+            if (p->awaiting_response)
+                p->response_deadline = std::max(
+                    p->response_deadline,
+                    now + d->answer_wait(*p, d->timing(d->tx_mode_for(p.get()))));
+        break;
+    case phy_event::carrier_on:
+        if (!d->cs.carrier())
+            d->carrier_began = now;
+        d->cs.on_carrier(true, now);
+        break;
+    case phy_event::carrier_off:
+        d->cs.on_carrier(false, now);
+        // An answer may have been in what we just heard: give the modem time to
+        // deliver it before counting the peer as silent.
+        for (auto& [addr, p] : d->peers)
+            if (p->awaiting_response)
+                p->response_deadline = std::max(p->response_deadline,
+                                                 now + d_cfg.turnaround_s + d_cfg.response_margin_s);
+        break;
+    }
+    d->service();
+}
+
+void node_engine::on_timer(double now)
+{
+    d->now = now;
+    d->service();
+}
+
+node_actions node_engine::take_actions()
+{
+    node_actions a;
+    std::swap(a, d->actions);
+    return a;
+}
+
+double node_engine::next_deadline() const { return d->next_deadline_cache; }
+
+node_counters node_engine::counters() const
+{
+    node_counters c = d->counters;
+    for (auto& [addr, p] : d->peers) {
+        c.arq_segments_sent += p->tx.counters().new_segments + p->tx_exp.counters().new_segments;
+        c.arq_retransmissions +=
+            p->tx.counters().retransmissions + p->tx_exp.counters().retransmissions;
+    }
+    c.queued_updus = d->queue.size();
+    c.queued_bytes = d->queue.total_bytes();
+    c.links_up = d->cas.up_peers().size();
+    return c;
+}
+
+cas_link_state node_engine::link_state(uint32_t peer) const { return d->cas.state(peer); }
+
+std::vector<uint32_t> node_engine::bound_clients() const
+{
+    std::vector<uint32_t> out;
+    for (auto& b : d->saps.bindings())
+        out.push_back(b.client);
+    return out;
+}
+
+bool node_engine::transmitting(double now) const { return now < d->transmitting_until; }
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,239 @@
+/* The STANAG 5066 node: subnet interface (Annex A), channel access (Annex B, CAS-1) and
+ * data transfer with transmission control (Annex C, Annex K) composed into one sans-IO
+ * engine. No clock, socket or thread inside: every input carries `now` (seconds, real or
+ * virtual); after each input the driver collects take_actions() and calls on_timer() at
+ * next_deadline() (or at the next input, whichever comes first).
+ *
+ *   clients  --on_sis / on_client_*-->  node_engine  --transmissions-->  modem
+ *   clients  <--client messages-------              <--on_burst / on_phy_status-- modem
+ *
+ * Drivers: the `node` block (real time), tests and the simulator (virtual time).
+ * docs/node-design.md explains the choices; node_config documents every default. */
+#ifndef HFSTACK_KERNELS_DL_NODE_ENGINE_H
+#define HFSTACK_KERNELS_DL_NODE_ENGINE_H
+
+#include "arq.h"
+#include "carrier_sense.h"
+#include "cas.h"
+#include "client_supervision.h"
+#include "deframer.h"
+#include "hard_link.h"
+#include "non_arq.h"
+#include "rate_change.h"
+#include "sap_table.h"
+#include "transmission.h"
+#include "updu_queue.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+// Air time model of a waveform mode: STANAG 4539 / MIL-STD-188-110A serial tone, whose
+// preamble and interleaver flush both last one interleaver length (zero and short
+// 0.6 s, long 4.8 s). The PHY issue replaces this with the modem's own figures through
+// node_config::timing.
+phy_timing default_phy_timing(const modem_mode& mode);
+// ARQ segment size for a data rate when node_config::segment_size is 0: short enough
+// that a segment lasts about 2 s at low rates (fewer bytes lost per error), long enough
+// to keep the per-D_PDU overhead (about 20 bytes) small: 75-150 bps 64 bytes, 300-600
+// 128, 1200 256, 2400 512, 3200 and above 1023.
+size_t default_segment_size(unsigned bps);
+
+struct node_config {
+    // Own node address (28 bits) and the group addresses (bit 28 set) it receives
+    // besides broadcast 31.255.255.255.
+    uint32_t address = 1;
+    std::vector<uint32_t> groups;
+
+    // Subnet interface (Annex A).
+    uint16_t mtu = default_mtu;  // told to clients in S_BIND_ACCEPTED; larger U_PDUs are rejected
+    bool broadcast_only = false; // no ARQ, no links: non-ARQ (broadcast) data only
+    updu_queue_limits queue;     // flow control thresholds and the total queue cap
+    client_supervision_config supervision;
+    hard_link_config hard_link;
+    // Bytes of the U_PDU returned in DATA DELIVERY CONFIRM / FAIL S_PDUs (the peer matches
+    // them to its request; Annex A allows all or part of the U_PDU).
+    size_t confirm_prefix_bytes = 16;
+
+    // Channel access (Annex B). own_address and broadcast_only are taken from above.
+    cas_config cas;
+    // After a link could not be made, wait this long before asking again while data for
+    // that node is still queued.
+    double link_retry_s = 20.0;
+
+    // Data transfer (Annex C).
+    size_t arq_window = arq_max_window;
+    size_t segment_size = 0;        // ARQ segment bytes (1..1023); 0 = default_segment_size(rate)
+    size_t non_arq_segment_size = 0; // non-ARQ segment bytes; 0 = as ARQ
+    unsigned non_arq_repeats = 0;   // extra copies of non-ARQ D_PDUs (a client's minimum
+                                    // retransmissions raises it for its own U_PDUs)
+    double non_arq_window_margin_s = 10.0; // added to every reception window sent
+    // Consecutive unanswered ARQ transmissions after which the link is considered lost:
+    // it is broken and made again when the node answers; data stays queued.
+    unsigned max_response_timeouts = 6;
+
+    // Transmission control (Annex C, Annex K).
+    double max_transmission_s = default_max_transmission_s; // longest burst, <= 127.5
+    // Radio and modem turnaround: the node keys up no sooner than this after the channel
+    // (its own burst or a received one) went quiet, so a peer is listening again.
+    double turnaround_s = 1.0;
+    // Added to the expected answer time before a transmission counts as unanswered.
+    double response_margin_s = 4.0;
+    // Listen-before-transmit. Its seed (0 by default) is derived from the node address,
+    // so nodes sharing a channel draw different back-offs.
+    carrier_sense_config channel_access = [] {
+        carrier_sense_config c;
+        c.seed = 0;
+        return c;
+    }();
+    // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.
+    modem_mode mode{ rate_2400, interleaving_short };
+    // EOW data rate change (Annex C.6.4) driven by the SNR of received bursts.
+    bool rate_adaptation = false;
+    rate_policy_config rate_policy;
+    rate_change_config rate_change; // addresses and initial mode are filled per link
+    // Air time of a burst in a mode (default_phy_timing when empty).
+    std::function<phy_timing(const modem_mode&)> timing;
+};
+
+// Configuration by name, for Python, GRC and the command line: the same names as the
+// fields above (nested ones as `cas.idle_timeout`, `queue.flow_off_bytes`, ...).
+struct node_option {
+    std::string name;
+    std::string default_value;
+    std::string help;
+};
+std::vector<node_option> node_options();
+// Sets option `name` from text. Throws std::invalid_argument naming the option and the
+// accepted values when the name is unknown or the value does not parse or is out of range.
+void set_node_option(node_config& config, const std::string& name, const std::string& value);
+// "name=value;name=value" (also ',' or newlines as separators; blanks ignored).
+void set_node_options(node_config& config, const std::string& assignments);
+// The current value of an option as text (same forms set_node_option accepts).
+std::string get_node_option(const node_config& config, const std::string& name);
+
+struct burst_info {
+    double snr_db = std::nan("");            // modem's SNR estimate, NaN if none
+    std::optional<modem_mode> mode;          // mode the burst was received in, if known
+    bool bytes_bad = false;                  // the modem flagged errors it could not correct
+};
+
+enum class phy_event : uint8_t { tx_started, tx_finished, carrier_on, carrier_off };
+const char* to_string(phy_event e);
+
+// One transmission for the modem: D_PDUs back to back, in `mode`, starting now.
+struct node_transmission {
+    bytes burst;
+    modem_mode mode;
+    double start = 0;       // `now` of the call that produced it
+    double air_time_s = 0;  // expected duration under the timing model
+    std::vector<size_t> dpdu_sizes; // D_PDU boundaries inside burst, in order
+};
+
+// What the driver must do after an input. Order: client messages, then disconnects
+// (a disconnected client's S_UNBIND_INDICATION is among the messages), then transmissions.
+struct node_actions {
+    std::vector<client_message> to_clients;
+    std::vector<client_disconnect> disconnects;
+    std::vector<node_transmission> transmissions;
+    bool empty() const { return to_clients.empty() && disconnects.empty() && transmissions.empty(); }
+};
+
+// Figures a field engineer asks for. Sub-layer details stay in the pieces' counters.
+struct node_counters {
+    // Air interface.
+    uint64_t transmissions = 0;
+    uint64_t bytes_sent = 0;
+    uint64_t dpdus_sent = 0;
+    double air_time_s = 0;
+    uint64_t bursts_received = 0;
+    uint64_t bytes_received = 0;
+    uint64_t dpdus_received = 0;       // good header, addressed to us (or a group of ours)
+    uint64_t dpdus_not_for_us = 0;
+    uint64_t header_crc_errors = 0;
+    uint64_t segment_crc_errors = 0;
+    uint64_t junk_bytes = 0;
+    // ARQ.
+    uint64_t arq_segments_sent = 0;     // first transmissions
+    uint64_t arq_retransmissions = 0;
+    uint64_t response_timeouts = 0;
+    uint64_t resets_sent = 0;           // RESET/WIN-RESYNC requests
+    uint64_t resets_received = 0;
+    uint64_t warnings_sent = 0;
+    uint64_t warnings_received = 0;
+    // Links.
+    uint64_t link_setups = 0;
+    uint64_t link_failures = 0;
+    uint64_t links_down = 0;
+    // Clients and U_PDUs.
+    uint64_t clients_connected = 0;
+    uint64_t updus_accepted = 0;
+    uint64_t updus_rejected = 0;        // every S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED
+    uint64_t ttl_expired = 0;
+    uint64_t updus_confirmed = 0;
+    uint64_t updus_delivered = 0;       // indications to clients
+    uint64_t updus_undeliverable = 0;   // received for a SAP nobody holds
+    uint64_t non_arq_discarded = 0;     // incomplete non-ARQ C_PDUs not delivered
+    // Snapshots.
+    uint64_t queued_updus = 0;
+    uint64_t queued_bytes = 0;
+    uint64_t links_up = 0;
+};
+// (name, value) of every counter, for the stats port and logs.
+std::vector<std::pair<std::string, double>> counter_list(const node_counters& c);
+
+class node_engine
+{
+public:
+    // Throws std::invalid_argument naming the field for an invalid configuration.
+    explicit node_engine(node_config config = node_config());
+    ~node_engine();
+    node_engine(const node_engine&) = delete;
+    node_engine& operator=(const node_engine&) = delete;
+
+    // Clients. A client that sends a primitive without on_client_connected is
+    // registered then (in-process clients need no connection events).
+    void on_client_connected(uint32_t client, double now);
+    void on_client_closed(uint32_t client, double now);
+    void on_sis(uint32_t client, const sis_primitive& p, double now);
+    // A frame from the client that could not be decoded (`why` says what was wrong).
+    // fatal: the transport gave up on the connection; it is told and dropped at once.
+    void on_client_invalid(uint32_t client, const std::string& why, bool fatal, double now);
+
+    // Modem.
+    void on_burst(const uint8_t* data, size_t size, const burst_info& info, double now);
+    void on_burst(const bytes& b, const burst_info& info, double now) { on_burst(b.data(), b.size(), info, now); }
+    void on_phy_status(phy_event e, double now);
+
+    void on_timer(double now);
+    node_actions take_actions();
+    // When on_timer must run next (+inf if nothing is pending). May lie in the past.
+    double next_deadline() const;
+
+    node_counters counters() const;
+    const node_config& config() const { return d_cfg; }
+    uint32_t address() const { return d_cfg.address; }
+    // State for tests and status displays.
+    cas_link_state link_state(uint32_t peer) const;
+    std::vector<uint32_t> bound_clients() const;
+    bool transmitting(double now) const;
+
+private:
+    struct impl;
+    node_config d_cfg;
+    std::unique_ptr<impl> d;
+};
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr
+
+#endif

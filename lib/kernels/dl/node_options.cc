@@ -1,0 +1,291 @@
+/* node_config by name: one table of every tunable, shared by Python, GRC and the
+ * command line (node_engine.h). */
+#include "node_engine.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& name, const std::string& value, const std::string& want)
+{
+    throw std::invalid_argument("option " + name + " = '" + value + "': expected " + want);
+}
+
+std::string trim(const std::string& s)
+{
+    const auto a = s.find_first_not_of(" \t\r\n");
+    if (a == std::string::npos)
+        return {};
+    const auto b = s.find_last_not_of(" \t\r\n");
+    return s.substr(a, b - a + 1);
+}
+
+double parse_double(const std::string& n, const std::string& v)
+{
+    if (v == "inf" || v == "infinity" || v == "none")
+        return std::numeric_limits<double>::infinity();
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || errno || std::isnan(x) || x < 0)
+        bad(n, v, "a number >= 0 (or inf)");
+    return x;
+}
+
+unsigned long long parse_uint(const std::string& n, const std::string& v, unsigned long long max)
+{
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 0);
+    if (v.empty() || v[0] == '-' || *end || errno || x > max)
+        bad(n, v, "an integer 0.." + std::to_string(max));
+    return x;
+}
+
+bool parse_bool(const std::string& n, const std::string& v)
+{
+    if (v == "1" || v == "true" || v == "yes" || v == "on")
+        return true;
+    if (v == "0" || v == "false" || v == "no" || v == "off")
+        return false;
+    bad(n, v, "true or false");
+}
+
+std::string fmt(double x)
+{
+    if (std::isinf(x))
+        return "inf";
+    std::ostringstream o;
+    o << x;
+    return o.str();
+}
+
+// "2400S", "75L", "4800N" (rate in bps, interleaving N/S/L).
+modem_mode parse_mode(const std::string& n, const std::string& v)
+{
+    if (v.size() < 3)
+        bad(n, v, "a mode such as 2400S, 600L or 4800N");
+    const char il = char(std::toupper(static_cast<unsigned char>(v.back())));
+    modem_mode m;
+    m.interleaving = il == 'N' ? interleaving_none
+                     : il == 'S' ? interleaving_short
+                     : il == 'L' ? interleaving_long
+                                 : 255;
+    if (m.interleaving == 255)
+        bad(n, v, "a mode such as 2400S, 600L or 4800N");
+    try {
+        m.data_rate = data_rate_code(unsigned(parse_uint(n, v.substr(0, v.size() - 1), 9600)));
+    } catch (const std::invalid_argument&) {
+        bad(n, v, "a STANAG 5066 Table C-5 data rate (75, 150, ..., 9600) and N/S/L");
+    }
+    return m;
+}
+
+channel_access_mode parse_access(const std::string& n, const std::string& v)
+{
+    if (v == "none")
+        return channel_access_mode::none;
+    if (v == "random_backoff")
+        return channel_access_mode::random_backoff;
+    if (v == "slotted")
+        return channel_access_mode::slotted;
+    bad(n, v, "none, random_backoff or slotted");
+}
+
+std::string access_name(channel_access_mode m)
+{
+    switch (m) {
+    case channel_access_mode::none:
+        return "none";
+    case channel_access_mode::random_backoff:
+        return "random_backoff";
+    case channel_access_mode::slotted:
+        return "slotted";
+    }
+    return "?";
+}
+
+uint32_t parse_node_address(const std::string& n, const std::string& v)
+{
+    auto a = parse_address(v);
+    if (!a)
+        bad(n, v, "a node address a.b.c.d");
+    return a.value;
+}
+
+struct option_entry {
+    const char* name;
+    const char* help;
+    std::function<void(node_config&, const std::string&, const std::string&)> set;
+    std::function<std::string(const node_config&)> get;
+};
+
+#define HF_DOUBLE(NAME, FIELD, HELP)                                                  \
+    option_entry{ NAME, HELP,                                                         \
+                  [](node_config& c, const std::string& n, const std::string& v) {    \
+                      c.FIELD = parse_double(n, v);                                   \
+                  },                                                                  \
+                  [](const node_config& c) { return fmt(c.FIELD); } }
+#define HF_UINT(NAME, FIELD, MAX, HELP)                                               \
+    option_entry{ NAME, HELP,                                                         \
+                  [](node_config& c, const std::string& n, const std::string& v) {    \
+                      c.FIELD = decltype(c.FIELD)(parse_uint(n, v, MAX));             \
+                  },                                                                  \
+                  [](const node_config& c) { return std::to_string(c.FIELD); } }
+#define HF_BOOL(NAME, FIELD, HELP)                                                    \
+    option_entry{ NAME, HELP,                                                         \
+                  [](node_config& c, const std::string& n, const std::string& v) {    \
+                      c.FIELD = parse_bool(n, v);                                     \
+                  },                                                                  \
+                  [](const node_config& c) { return std::string(c.FIELD ? "true" : "false"); } }
+
+const std::vector<option_entry>& table()
+{
+    static const std::vector<option_entry> t = {
+        option_entry{ "address", "own node address a.b.c.d (28 bits)",
+                      [](node_config& c, const std::string& n, const std::string& v) {
+                          c.address = parse_node_address(n, v);
+                      },
+                      [](const node_config& c) { return address_to_string(c.address); } },
+        option_entry{ "groups", "group addresses received besides broadcast, space separated",
+                      [](node_config& c, const std::string& n, const std::string& v) {
+                          std::istringstream in(v);
+                          std::string a;
+                          c.groups.clear();
+                          while (in >> a)
+                              c.groups.push_back(parse_node_address(n, a));
+                      },
+                      [](const node_config& c) {
+                          std::string s;
+                          for (uint32_t g : c.groups)
+                              s += (s.empty() ? "" : " ") + address_to_string(g);
+                          return s;
+                      } },
+        HF_UINT("mtu", mtu, 4096, "largest U_PDU accepted from clients, bytes"),
+        HF_BOOL("broadcast_only", broadcast_only, "non-ARQ only: no links, ARQ requests sent non-ARQ"),
+        HF_UINT("queue.flow_off_bytes", queue.flow_off_bytes, 1u << 30, "a client's queued bytes above which it gets S_DATA_FLOW_OFF"),
+        HF_UINT("queue.flow_on_bytes", queue.flow_on_bytes, 1u << 30, "queued bytes at or below which S_DATA_FLOW_ON follows"),
+        HF_UINT("queue.max_total_bytes", queue.max_total_bytes, 1u << 31, "cap on all queued bytes; requests beyond it are rejected"),
+        HF_DOUBLE("supervision.keep_alive_interval_s", supervision.keep_alive_interval_s, "S_KEEP_ALIVE to a client silent this long"),
+        HF_DOUBLE("supervision.keep_alive_answer_s", supervision.keep_alive_answer_s, "unbind a client not answering S_KEEP_ALIVE within this"),
+        HF_UINT("supervision.max_invalid_primitives", supervision.max_invalid_primitives, 1000000, "invalid primitives tolerated per window"),
+        HF_DOUBLE("supervision.invalid_window_s", supervision.invalid_window_s, "window for counting invalid primitives"),
+        HF_UINT("supervision.max_expedited_requests", supervision.max_expedited_requests, 1000000, "expedited requests tolerated per window"),
+        HF_DOUBLE("supervision.expedited_window_s", supervision.expedited_window_s, "window for counting expedited requests"),
+        HF_DOUBLE("hard_link.response_timeout", hard_link.response_timeout, "caller: wait for HARD LINK ESTABLISHMENT CONFIRM"),
+        HF_DOUBLE("hard_link.accept_timeout", hard_link.accept_timeout, "called type 2: wait for the client's answer"),
+        HF_DOUBLE("hard_link.terminate_timeout", hard_link.terminate_timeout, "wait for HARD LINK TERMINATE CONFIRM"),
+        HF_UINT("confirm_prefix_bytes", confirm_prefix_bytes, 2048, "U_PDU bytes echoed in DATA DELIVERY CONFIRM/FAIL"),
+        HF_UINT("cas.request_retries", cas.request_retries, 100, "PHYSICAL LINK REQUEST retransmissions"),
+        HF_DOUBLE("cas.response_timeout", cas.response_timeout, "wait for ACCEPTED/REJECTED, s"),
+        HF_UINT("cas.break_retries", cas.break_retries, 100, "PHYSICAL LINK BREAK retransmissions"),
+        HF_DOUBLE("cas.break_timeout", cas.break_timeout, "wait for BREAK CONFIRM, s"),
+        HF_DOUBLE("cas.idle_timeout", cas.idle_timeout, "break a link idle this long, s (inf: never)"),
+        HF_DOUBLE("cas.first_data_timeout", cas.first_data_timeout, "called node: break a new link without data after this, s"),
+        HF_BOOL("cas.exclusive_links_supported", cas.exclusive_links_supported, "accept exclusive links"),
+        HF_UINT("cas.max_nonexclusive_links", cas.max_nonexclusive_links, 64, "links up at once"),
+        HF_DOUBLE("link_retry_s", link_retry_s, "wait after a failed link before asking again, s"),
+        HF_UINT("arq_window", arq_window, 128, "ARQ window, 1..128"),
+        HF_UINT("segment_size", segment_size, 1023, "ARQ segment bytes, 0 = by data rate"),
+        HF_UINT("non_arq_segment_size", non_arq_segment_size, 1023, "non-ARQ segment bytes, 0 = as ARQ"),
+        HF_UINT("non_arq_repeats", non_arq_repeats, 15, "extra copies of non-ARQ D_PDUs"),
+        HF_DOUBLE("non_arq_window_margin_s", non_arq_window_margin_s, "added to non-ARQ reception windows, s"),
+        HF_UINT("max_response_timeouts", max_response_timeouts, 1000, "unanswered transmissions before the link counts as lost"),
+        HF_DOUBLE("max_transmission_s", max_transmission_s, "longest transmission, s (<= 127.5)"),
+        HF_DOUBLE("turnaround_s", turnaround_s, "radio/modem turnaround before keying up, s"),
+        HF_DOUBLE("response_margin_s", response_margin_s, "added to the expected answer time, s"),
+        option_entry{ "channel_access.mode", "none, random_backoff (Annex K) or slotted",
+                      [](node_config& c, const std::string& n, const std::string& v) {
+                          c.channel_access.mode = parse_access(n, v);
+                      },
+                      [](const node_config& c) { return access_name(c.channel_access.mode); } },
+        HF_DOUBLE("channel_access.idle_holdoff_s", channel_access.idle_holdoff_s, "quiet time after the carrier drops before any back-off, s"),
+        HF_DOUBLE("channel_access.backoff_min_s", channel_access.backoff_min_s, "random back-off minimum, s"),
+        HF_DOUBLE("channel_access.backoff_max_s", channel_access.backoff_max_s, "random back-off maximum, s"),
+        HF_DOUBLE("channel_access.backoff_slot_s", channel_access.backoff_slot_s, "random back-off granularity, s (0: continuous)"),
+        HF_DOUBLE("channel_access.persistence", channel_access.persistence, "probability of sending when the back-off expires"),
+        HF_BOOL("channel_access.resume_backoff", channel_access.resume_backoff, "resume an interrupted back-off instead of drawing anew"),
+        HF_UINT("channel_access.slot_number", channel_access.slot_number, 1000, "slotted: this node's slot"),
+        HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
+        HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),
+        HF_UINT("channel_access.seed", channel_access.seed, 0xFFFFFFFFu, "back-off random seed, 0 = from the node address"),
+        option_entry{ "mode", "waveform mode, e.g. 2400S, 600L, 4800N (rate in bps, interleaver none/short/long)",
+                      [](node_config& c, const std::string& n, const std::string& v) {
+                          c.mode = parse_mode(n, v);
+                      },
+                      [](const node_config& c) { return to_string(c.mode); } },
+        HF_BOOL("rate_adaptation", rate_adaptation, "EOW data rate change driven by received SNR"),
+        HF_DOUBLE("rate_change.ack_timeout", rate_change.ack_timeout, "data rate change: wait for each answer, s"),
+        HF_UINT("rate_change.max_retries", rate_change.max_retries, 100, "data rate change retransmissions"),
+        HF_BOOL("rate_change.tx_equals_rx", rate_change.tx_equals_rx, "our modem needs the same mode both ways"),
+    };
+    return t;
+}
+
+#undef HF_DOUBLE
+#undef HF_UINT
+#undef HF_BOOL
+
+const option_entry& find(const std::string& name)
+{
+    for (auto& e : table())
+        if (name == e.name)
+            return e;
+    throw std::invalid_argument("unknown node option '" + name +
+                                "' (node_options() lists them all)");
+}
+
+} // namespace
+
+std::vector<node_option> node_options()
+{
+    const node_config defaults;
+    std::vector<node_option> out;
+    for (auto& e : table())
+        out.push_back({ e.name, e.get(defaults), e.help });
+    return out;
+}
+
+void set_node_option(node_config& config, const std::string& name, const std::string& value)
+{
+    const auto& e = find(trim(name));
+    e.set(config, e.name, trim(value));
+}
+
+void set_node_options(node_config& config, const std::string& assignments)
+{
+    std::string item;
+    auto flush = [&]() {
+        const std::string t = trim(item);
+        item.clear();
+        if (t.empty())
+            return;
+        const auto eq = t.find('=');
+        if (eq == std::string::npos)
+            throw std::invalid_argument("node option '" + t + "' is not of the form name=value");
+        set_node_option(config, t.substr(0, eq), t.substr(eq + 1));
+    };
+    for (char ch : assignments) {
+        if (ch == ';' || ch == ',' || ch == '\n')
+            flush();
+        else
+            item += ch;
+    }
+    flush();
+}
+
+std::string get_node_option(const node_config& config, const std::string& name)
+{
+    return find(trim(name)).get(config);
+}
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,228 @@
+#include "channel_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace hfstack {
+namespace sim {
+
+namespace {
+
+[[noreturn]] void bad(const char* field, const std::string& what, double value)
+{
+    std::ostringstream os;
+    os << "channel_config." << field << " " << what << ", got " << value;
+    throw std::invalid_argument(os.str());
+}
+
+void check_probability(const char* field, double v)
+{
+    if (!(v >= 0.0 && v <= 1.0))
+        bad(field, "must be a probability in [0, 1]", v);
+}
+
+void check_non_negative(const char* field, double v)
+{
+    if (!(v >= 0.0) || !std::isfinite(v))
+        bad(field, "must be finite and >= 0", v);
+}
+
+void check_finite(const char* field, double v)
+{
+    if (!std::isfinite(v))
+        bad(field, "must be finite", v);
+}
+
+bool enabled(double period, double duration) { return period > 0 && duration > 0; }
+
+// First index n >= 0 of a periodic window [offset + n * period, + duration) that can
+// end after t.
+int64_t first_window(double t, double offset, double period, double duration)
+{
+    const double n = std::floor((t - offset - duration) / period);
+    if (!(n > 0))
+        return 0;
+    return int64_t(n);
+}
+
+} // namespace
+
+void validate(const channel_config& c)
+{
+    check_probability("ber", c.ber);
+    check_non_negative("burst_rate_per_s", c.burst_rate_per_s);
+    check_probability("burst_ber", c.burst_ber);
+    check_non_negative("fade_period_s", c.fade_period_s);
+    check_non_negative("fade_duration_s", c.fade_duration_s);
+    check_finite("fade_offset_s", c.fade_offset_s);
+    check_probability("fade_ber", c.fade_ber);
+    if (c.fade_period_s > 0 && c.fade_duration_s > c.fade_period_s)
+        bad("fade_duration_s", "must not exceed fade_period_s (" +
+                                   std::to_string(c.fade_period_s) + ")",
+            c.fade_duration_s);
+    check_non_negative("outage_period_s", c.outage_period_s);
+    check_non_negative("outage_duration_s", c.outage_duration_s);
+    check_finite("outage_offset_s", c.outage_offset_s);
+    if (c.outage_period_s > 0 && c.outage_duration_s > c.outage_period_s)
+        bad("outage_duration_s", "must not exceed outage_period_s (" +
+                                     std::to_string(c.outage_period_s) + ")",
+            c.outage_duration_s);
+    check_non_negative("propagation_s", c.propagation_s);
+}
+
+channel_model::channel_model(channel_config config) : d_cfg(config), d_rng(config.seed)
+{
+    validate(d_cfg);
+    d_clear = !(d_cfg.ber > 0) &&
+              !(d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 &&
+                d_cfg.burst_ber > 0) &&
+              !(enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) &&
+              !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s);
+}
+
+double channel_model::uniform_open()
+{
+    // 53 random bits -> [0, 1), then 1 - u -> (0, 1].
+    return 1.0 - double(d_rng() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void channel_model::draw_errors(uint64_t first, uint64_t last, double p)
+{
+    if (!(p > 0) || first >= last)
+        return;
+    if (p >= 1.0) {
+        for (uint64_t k = first; k < last; ++k)
+            d_errors.push_back(k);
+        return;
+    }
+    // Number of good bits before the next bad one is geometric: floor(ln U / ln(1 - p)).
+    const double log_good = std::log1p(-p);
+    uint64_t k = first;
+    for (;;) {
+        const double gap = std::floor(std::log(uniform_open()) / log_good);
+        if (!(double(k) + gap < double(last)))
+            break;
+        k += uint64_t(gap);
+        if (k >= last)
+            break;
+        d_errors.push_back(k);
+        ++k;
+    }
+}
+
+bool channel_model::in_outage(double t0, double t1) const
+{
+    const double period = d_cfg.outage_period_s;
+    const double duration = d_cfg.outage_duration_s;
+    if (!enabled(period, duration))
+        return false;
+    if (t1 < t0)
+        std::swap(t0, t1);
+    const double offset = d_cfg.outage_offset_s;
+    for (int64_t n = first_window(t0, offset, period, duration);; ++n) {
+        const double ws = offset + double(n) * period;
+        const double we = ws + duration;
+        if (t0 == t1) {
+            if (ws > t0)
+                return false;
+            if (t0 < we)
+                return true;
+        } else {
+            if (ws >= t1)
+                return false;
+            if (t0 < we)
+                return true;
+        }
+    }
+}
+
+bool channel_model::drop_in_outage(double t0, double t1)
+{
+    if (!in_outage(t0, t1))
+        return false;
+    ++d_counters.lost_bursts;
+    return true;
+}
+
+size_t channel_model::corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
+                              double bit_rate)
+{
+    return corrupt(burst.data(), burst.size(), start_time, preamble_s, bit_rate);
+}
+
+size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
+                              double bit_rate)
+{
+    if (!(bit_rate > 0) || !std::isfinite(bit_rate))
+        throw std::invalid_argument("channel_model::corrupt: bit_rate must be positive, got " +
+                                    std::to_string(bit_rate));
+    ++d_counters.bursts;
+    const uint64_t nbits = uint64_t(size) * 8;
+    d_counters.bits += nbits;
+    if (nbits == 0 || d_clear)
+        return 0;
+
+    d_errors.clear();
+    const double t0 = start_time + preamble_s; // bit 0 on air
+    auto bit_time = [&](uint64_t k) { return t0 + double(k) / bit_rate; };
+    // Smallest k in [0, nbits] whose on-air instant is >= t (nbits if none).
+    auto first_bit_at = [&](double t) -> uint64_t {
+        if (!(t > t0))
+            return 0;
+        const double x = std::ceil((t - t0) * bit_rate);
+        if (!(x < double(nbits)))
+            return nbits;
+        uint64_t k = uint64_t(x);
+        while (k > 0 && bit_time(k - 1) >= t)
+            --k;
+        while (k < nbits && bit_time(k) < t)
+            ++k;
+        return k;
+    };
+
+    draw_errors(0, nbits, d_cfg.ber);
+
+    if (enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) {
+        const double period = d_cfg.fade_period_s;
+        const double duration = d_cfg.fade_duration_s;
+        const double t_last = bit_time(nbits - 1);
+        for (int64_t n = first_window(t0, d_cfg.fade_offset_s, period, duration);; ++n) {
+            const double ws = d_cfg.fade_offset_s + double(n) * period;
+            if (ws > t_last)
+                break;
+            const double we = ws + duration;
+            if (we <= t0)
+                continue;
+            draw_errors(first_bit_at(ws), first_bit_at(we), d_cfg.fade_ber);
+        }
+    }
+
+    if (d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 && d_cfg.burst_ber > 0) {
+        const double t_end = t0 + double(nbits) / bit_rate;
+        const double length_s = double(d_cfg.burst_length_bits) / bit_rate;
+        double t = std::min(start_time, t0);
+        for (;;) {
+            t += -std::log(uniform_open()) / d_cfg.burst_rate_per_s;
+            if (!(t < t_end))
+                break;
+            draw_errors(first_bit_at(t), first_bit_at(t + length_s), d_cfg.burst_ber);
+        }
+    }
+
+    if (d_errors.empty())
+        return 0;
+    std::sort(d_errors.begin(), d_errors.end());
+    d_errors.erase(std::unique(d_errors.begin(), d_errors.end()), d_errors.end());
+    for (uint64_t k : d_errors)
+        data[k >> 3] ^= uint8_t(0x80u >> (k & 7));
+    d_counters.bit_errors += d_errors.size();
+    return d_errors.size();
+}
+
+} // namespace sim
+} // namespace hfstack
+} // namespace gr

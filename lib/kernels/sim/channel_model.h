@@ -1,0 +1,118 @@
+/* Error model of one directed HF path (transmitter -> receiver) in virtual time, for the
+ * discrete-event simulator. It works on the decoded bytes the modem would hand to the
+ * data link: it decides which bits arrive wrong and whether a burst arrives at all.
+ *
+ * Four independent processes, each disabled by its zero default:
+ *   - independent bit errors at `ber`;
+ *   - error bursts starting as a Poisson process over air time;
+ *   - periodic deep fades corrupting the bits on air inside them;
+ *   - periodic outages swallowing every burst that touches them.
+ * A bit corrupted by several processes is flipped once (the processes choose which bits
+ * are bad; a bad bit is inverted).
+ *
+ * Cost: the gaps between errors are drawn geometrically, so corrupting a burst costs
+ * O(errors + fade windows + error bursts), not O(bits). The random numbers come from a
+ * std::mt19937_64 seeded with `seed` and converted by this file's own code (no
+ * std::*_distribution), so a seed gives the same errors with every standard library. */
+#ifndef HFSTACK_KERNELS_SIM_CHANNEL_MODEL_H
+#define HFSTACK_KERNELS_SIM_CHANNEL_MODEL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace sim {
+
+struct channel_config {
+    // Independent bit errors: every bit is bad with this probability (0..1).
+    double ber = 0;
+
+    // Error bursts: they start as a Poisson process of burst_rate_per_s (per second of air
+    // time: from the start of the transmission, preamble included, to its last data bit).
+    // A burst starting at time t lasts burst_length_bits / bit_rate seconds and makes each
+    // bit on air in [t, t + that) bad with probability burst_ber.
+    double burst_rate_per_s = 0;
+    unsigned burst_length_bits = 64;
+    double burst_ber = 0.5;
+
+    // Fades: windows [fade_offset_s + n * fade_period_s, ... + fade_duration_s) for
+    // n = 0, 1, 2, ...; a bit whose on-air instant lies inside one is bad with probability
+    // fade_ber. Period or duration 0 disables fades.
+    double fade_period_s = 0;
+    double fade_duration_s = 0;
+    double fade_offset_s = 0;
+    double fade_ber = 0.5;
+
+    // Outages: windows [outage_offset_s + n * outage_period_s, ... + outage_duration_s)
+    // for n = 0, 1, 2, ...; a burst overlapping one in any part is lost entirely (not
+    // delivered, no carrier seen). Merely touching a window's edge is no overlap.
+    // Period or duration 0 disables outages.
+    double outage_period_s = 0;
+    double outage_duration_s = 0;
+    double outage_offset_s = 0;
+
+    // Delay of the whole path (seconds, >= 0). The model itself does not use it: the
+    // simulator shifts a burst by it before asking about outages and errors.
+    double propagation_s = 0.0;
+
+    uint64_t seed = 1;
+};
+
+// Throws std::invalid_argument naming the field ("channel_config.ber ...") when a
+// probability lies outside 0..1, a rate, period, duration or delay is negative or not
+// finite, or a duration exceeds its (non-zero) period.
+void validate(const channel_config& c);
+
+struct channel_counters {
+    uint64_t bursts = 0;      // corrupt() calls
+    uint64_t bits = 0;        // bits passed through corrupt()
+    uint64_t bit_errors = 0;  // bits flipped
+    uint64_t lost_bursts = 0; // bursts drop_in_outage() swallowed
+};
+
+class channel_model
+{
+public:
+    // Throws std::invalid_argument (see validate()).
+    explicit channel_model(channel_config config = channel_config());
+
+    // True if [t0, t1] overlaps an outage window (t1 < t0 is treated as [t1, t0]; a
+    // single instant t0 == t1 is in outage when it lies inside a window).
+    bool in_outage(double t0, double t1) const;
+    // in_outage(), and counts a lost burst when true.
+    bool drop_in_outage(double t0, double t1);
+
+    // Corrupts `burst` in place: the bytes were sent at bit_rate (> 0) starting at
+    // start_time; bit k (bit 7 - k % 8 of byte k / 8, most significant first) is on air at
+    // start_time + preamble_s + k / bit_rate. Returns the number of bits flipped.
+    // Throws std::invalid_argument for a bit_rate that is not positive and finite.
+    size_t corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
+                   double bit_rate);
+    size_t corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
+                   double bit_rate);
+
+    // True when the model can never change or lose anything.
+    bool clear() const { return d_clear; }
+    const channel_config& config() const { return d_cfg; }
+    const channel_counters& counters() const { return d_counters; }
+
+private:
+    double uniform_open(); // (0, 1]
+    // Adds positions in [first, last) that are bad with probability p.
+    void draw_errors(uint64_t first, uint64_t last, double p);
+
+    channel_config d_cfg;
+    bool d_clear = true;
+    std::mt19937_64 d_rng;
+    channel_counters d_counters;
+    std::vector<uint64_t> d_errors; // scratch: bad bit positions of the current burst
+};
+
+} // namespace sim
+} // namespace hfstack
+} // namespace gr
+
+#endif

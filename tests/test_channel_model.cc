@@ -1,0 +1,381 @@
+#include "sim/channel_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace gr::hfstack::sim;
+
+namespace {
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed = 0x5a)
+{
+    std::vector<uint8_t> b(n);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = uint8_t(seed + 13 * i);
+    return b;
+}
+
+// Positions (bit index, MSB first) where a and b differ.
+std::vector<uint64_t> diff_bits(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
+{
+    std::vector<uint64_t> out;
+    for (size_t i = 0; i < a.size(); ++i) {
+        uint8_t x = a[i] ^ b[i];
+        for (int j = 0; j < 8; ++j)
+            if (x & (0x80 >> j))
+                out.push_back(uint64_t(i) * 8 + uint64_t(j));
+    }
+    return out;
+}
+
+void expect_throws_naming(const channel_config& c, const std::string& field)
+{
+    try {
+        channel_model m(c);
+        FAIL() << "no exception for " << field;
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+}
+
+// Measured BER over about `bits` bits sent in bursts of 1000 bytes, back to back.
+double measure_ber(double ber, uint64_t bits, uint64_t seed)
+{
+    channel_config c;
+    c.ber = ber;
+    c.seed = seed;
+    channel_model m(c);
+    const size_t burst_bytes = 1000;
+    const auto clean = pattern(burst_bytes);
+    uint64_t errors = 0, sent = 0;
+    double t = 0;
+    while (sent < bits) {
+        auto b = clean;
+        const size_t n = m.corrupt(b, t, 0.6, 2400);
+        EXPECT_EQ(n, diff_bits(clean, b).size());
+        errors += n;
+        sent += burst_bytes * 8;
+        t += 0.6 + burst_bytes * 8 / 2400.0 + 1.0;
+    }
+    EXPECT_EQ(m.counters().bits, sent);
+    EXPECT_EQ(m.counters().bit_errors, errors);
+    return double(errors) / double(sent);
+}
+
+} // namespace
+
+TEST(channel_model, clear_channel_changes_nothing)
+{
+    channel_model m;
+    EXPECT_TRUE(m.clear());
+    const auto clean = pattern(5000);
+    auto b = clean;
+    for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(m.corrupt(b, i * 30.0, 0.6, 2400), 0u);
+    EXPECT_EQ(b, clean);
+    EXPECT_FALSE(m.in_outage(0, 1e6));
+    EXPECT_EQ(m.counters().bursts, 100u);
+    EXPECT_EQ(m.counters().bits, 100u * 5000 * 8);
+    EXPECT_EQ(m.counters().bit_errors, 0u);
+}
+
+TEST(channel_model, zero_length_input)
+{
+    channel_config c;
+    c.ber = 0.5;
+    c.fade_period_s = 1;
+    c.fade_duration_s = 1;
+    c.burst_rate_per_s = 100;
+    channel_model m(c);
+    std::vector<uint8_t> empty;
+    EXPECT_EQ(m.corrupt(empty, 0.0, 0.0, 2400), 0u);
+    EXPECT_EQ(m.corrupt(nullptr, 0, 5.0, 0.6, 75), 0u);
+    EXPECT_TRUE(empty.empty());
+    EXPECT_EQ(m.counters().bursts, 2u);
+    EXPECT_EQ(m.counters().bits, 0u);
+}
+
+TEST(channel_model, ber_1e4)
+{
+    const double measured = measure_ber(1e-4, 10'000'000, 7);
+    // 1000 expected errors, standard deviation about 32: +-15 % is about 5 sigma.
+    EXPECT_NEAR(measured, 1e-4, 0.15e-4);
+}
+
+TEST(channel_model, ber_1e3)
+{
+    const double measured = measure_ber(1e-3, 10'000'000, 11);
+    // 10000 expected errors, standard deviation 100: +-5 % is 5 sigma.
+    EXPECT_NEAR(measured, 1e-3, 0.05e-3);
+}
+
+TEST(channel_model, ber_one_flips_every_bit)
+{
+    channel_config c;
+    c.ber = 1.0;
+    channel_model m(c);
+    auto b = pattern(100);
+    const auto clean = b;
+    EXPECT_EQ(m.corrupt(b, 0, 0, 1200), 800u);
+    for (size_t i = 0; i < b.size(); ++i)
+        EXPECT_EQ(uint8_t(~clean[i]), b[i]);
+}
+
+TEST(channel_model, same_seed_same_errors_different_seed_different)
+{
+    channel_config c;
+    c.ber = 1e-3;
+    c.burst_rate_per_s = 0.5;
+    c.fade_period_s = 20;
+    c.fade_duration_s = 1;
+    c.seed = 42;
+    channel_model a(c), b(c);
+    c.seed = 43;
+    channel_model other(c);
+    const auto clean = pattern(3000);
+    bool any_difference = false;
+    for (int i = 0; i < 20; ++i) {
+        auto x = clean, y = clean, z = clean;
+        const double t = i * 15.0;
+        EXPECT_EQ(a.corrupt(x, t, 0.6, 2400), b.corrupt(y, t, 0.6, 2400));
+        other.corrupt(z, t, 0.6, 2400);
+        EXPECT_EQ(x, y);
+        if (x != z)
+            any_difference = true;
+    }
+    EXPECT_TRUE(any_difference);
+    EXPECT_EQ(a.counters().bit_errors, b.counters().bit_errors);
+    EXPECT_GT(a.counters().bit_errors, 0u);
+}
+
+TEST(channel_model, outage_windows)
+{
+    channel_config c;
+    c.outage_period_s = 100;
+    c.outage_duration_s = 10;
+    c.outage_offset_s = 5; // outages [5, 15), [105, 115), [205, 215), ...
+    channel_model m(c);
+    EXPECT_FALSE(m.clear());
+
+    // Before the first outage (nothing before the offset).
+    EXPECT_FALSE(m.in_outage(0, 4.9));
+    EXPECT_FALSE(m.in_outage(-100, -80)); // would be a window if it repeated backwards
+    // Edges: touching is no overlap, any overlap counts.
+    EXPECT_FALSE(m.in_outage(0, 5));
+    EXPECT_TRUE(m.in_outage(0, 5.001));
+    EXPECT_FALSE(m.in_outage(15, 20));
+    EXPECT_TRUE(m.in_outage(14.999, 20));
+    EXPECT_TRUE(m.in_outage(7, 8));  // inside
+    EXPECT_TRUE(m.in_outage(0, 50)); // covers the window
+    EXPECT_FALSE(m.in_outage(16, 104));
+    // Instants.
+    EXPECT_TRUE(m.in_outage(5, 5));
+    EXPECT_FALSE(m.in_outage(15, 15));
+    // Repetition with the period.
+    EXPECT_TRUE(m.in_outage(104, 106));
+    EXPECT_TRUE(m.in_outage(110, 111));
+    EXPECT_FALSE(m.in_outage(115, 204.5));
+    EXPECT_TRUE(m.in_outage(1000 * 100 + 6, 1000 * 100 + 7));
+    EXPECT_FALSE(m.in_outage(1000 * 100 + 16, 1000 * 100 + 17));
+    // Long interval spanning many periods.
+    EXPECT_TRUE(m.in_outage(16, 1e6));
+    // Reversed arguments.
+    EXPECT_TRUE(m.in_outage(8, 7));
+
+    // Counting.
+    EXPECT_TRUE(m.drop_in_outage(7, 8));
+    EXPECT_FALSE(m.drop_in_outage(20, 30));
+    EXPECT_EQ(m.counters().lost_bursts, 1u);
+
+    // Outages alone never flip a bit.
+    const auto clean = pattern(2000);
+    auto b = clean;
+    EXPECT_EQ(m.corrupt(b, 6, 0.6, 2400), 0u);
+    EXPECT_EQ(b, clean);
+
+    // Duration 0 or period 0 disables.
+    channel_config off = c;
+    off.outage_duration_s = 0;
+    EXPECT_FALSE(channel_model(off).in_outage(0, 1e6));
+    off = c;
+    off.outage_period_s = 0;
+    EXPECT_FALSE(channel_model(off).in_outage(0, 1e6));
+    // Duration == period: always in outage from the offset on.
+    off = c;
+    off.outage_duration_s = 100;
+    EXPECT_TRUE(channel_model(off).in_outage(500, 500.1));
+    EXPECT_FALSE(channel_model(off).in_outage(0, 4));
+}
+
+TEST(channel_model, fades_only_inside_windows)
+{
+    channel_config c;
+    c.fade_period_s = 10;
+    c.fade_duration_s = 2;
+    c.fade_offset_s = 3; // fades [3, 5), [13, 15), ...
+    c.fade_ber = 0.5;
+    c.seed = 3;
+    channel_model m(c);
+    const double rate = 1200, preamble = 0.6;
+    size_t total = 0;
+    for (int i = 0; i < 10; ++i) {
+        const double start = i * 37.3;
+        const auto clean = pattern(6000); // 40 s at 1200 bps: several windows
+        auto b = clean;
+        const size_t n = m.corrupt(b, start, preamble, rate);
+        const auto bad = diff_bits(clean, b);
+        ASSERT_EQ(n, bad.size());
+        total += n;
+        for (uint64_t k : bad) {
+            const double t = start + preamble + double(k) / rate;
+            const double phase = std::fmod(t - 3.0, 10.0);
+            EXPECT_TRUE(t >= 3.0 && phase >= 0 && phase < 2.0 + 1e-9)
+                << "bit " << k << " at " << t;
+        }
+        // Every fade window inside the burst is hit about half the time.
+        const double in_fade_bits = 0.2 * 6000 * 8; // roughly 2 s of every 10
+        EXPECT_GT(double(n), 0.25 * in_fade_bits);
+        EXPECT_LT(double(n), 0.75 * in_fade_bits);
+    }
+    EXPECT_EQ(m.counters().bit_errors, total);
+
+    // fade_ber 1: exactly the bits inside windows.
+    c.fade_ber = 1.0;
+    channel_model all(c);
+    const auto clean = pattern(1200); // 8 s at 1200 bps, from 0.6 s to 8.6 s
+    auto b = clean;
+    all.corrupt(b, 0.0, 0.6, rate);
+    const auto bad = diff_bits(clean, b);
+    ASSERT_FALSE(bad.empty());
+    // Bit k at 0.6 + k/1200 in [3, 5) <=> k in [2880, 5280).
+    EXPECT_EQ(bad.front(), 2880u);
+    EXPECT_EQ(bad.back(), 5279u);
+    EXPECT_EQ(bad.size(), 5280u - 2880u);
+}
+
+TEST(channel_model, burst_errors_are_local)
+{
+    channel_config c;
+    c.burst_rate_per_s = 0.05;
+    c.burst_length_bits = 64;
+    c.burst_ber = 1.0;
+    c.seed = 9;
+    channel_model m(c);
+    const auto clean = pattern(1500); // 5 s at 2400 bps
+    size_t clusters = 0, full_clusters = 0, long_clusters = 0, errors = 0;
+    const int transmissions = 2000;
+    for (int i = 0; i < transmissions; ++i) {
+        auto b = clean;
+        m.corrupt(b, i * 10.0, 0.0, 2400);
+        const auto bad = diff_bits(clean, b);
+        errors += bad.size();
+        // Split into runs of consecutive bits.
+        size_t i0 = 0;
+        while (i0 < bad.size()) {
+            size_t i1 = i0 + 1;
+            while (i1 < bad.size() && bad[i1] == bad[i1 - 1] + 1)
+                ++i1;
+            const size_t len = i1 - i0;
+            ++clusters;
+            if (len == 64)
+                ++full_clusters;
+            if (len > 64)
+                ++long_clusters; // two overlapping bursts: rare
+            EXPECT_LE(len, 128u);
+            i0 = i1;
+        }
+    }
+    // 0.05 bursts/s * 5 s * 2000 = 500 bursts expected (sd about 22).
+    EXPECT_GT(clusters, 400u);
+    EXPECT_LT(clusters, 600u);
+    // Only bursts clipped by the end of a transmission are shorter.
+    EXPECT_GT(full_clusters, clusters * 9 / 10);
+    EXPECT_LE(long_clusters, 5u);
+    EXPECT_EQ(m.counters().bit_errors, errors);
+
+    // With burst_ber 0.5 the errors still stay within one burst length.
+    c.burst_ber = 0.5;
+    c.burst_rate_per_s = 0.02;
+    c.seed = 10;
+    channel_model half(c);
+    size_t with_errors = 0, spread_ok = 0;
+    for (int i = 0; i < 5000; ++i) {
+        auto b = clean;
+        half.corrupt(b, i * 10.0, 0.0, 2400);
+        const auto bad = diff_bits(clean, b);
+        if (bad.empty())
+            continue;
+        ++with_errors;
+        if (bad.back() - bad.front() < 64)
+            ++spread_ok;
+    }
+    // 0.1 bursts per transmission: about 476 transmissions with errors, of which
+    // about 5 % hold two bursts.
+    EXPECT_GT(with_errors, 380u);
+    EXPECT_GT(spread_ok, with_errors * 9 / 10);
+}
+
+TEST(channel_model, combined_models_flip_each_bit_once)
+{
+    channel_config c;
+    c.ber = 0.3;
+    c.fade_period_s = 1;
+    c.fade_duration_s = 1; // always fading
+    c.fade_ber = 0.5;
+    channel_model m(c);
+    const auto clean = pattern(10000);
+    auto b = clean;
+    const size_t n = m.corrupt(b, 0, 0, 9600);
+    EXPECT_EQ(n, diff_bits(clean, b).size());
+    // Union of bad bits: 1 - 0.7 * 0.5 = 0.65.
+    EXPECT_NEAR(double(n) / 80000.0, 0.65, 0.02);
+}
+
+TEST(channel_model, bad_config_throws_naming_field)
+{
+    channel_config c;
+    c.ber = -0.1;
+    expect_throws_naming(c, "ber");
+    c = {};
+    c.ber = 1.5;
+    expect_throws_naming(c, "ber");
+    c = {};
+    c.ber = std::nan("");
+    expect_throws_naming(c, "ber");
+    c = {};
+    c.burst_ber = 2;
+    expect_throws_naming(c, "burst_ber");
+    c = {};
+    c.fade_ber = -1;
+    expect_throws_naming(c, "fade_ber");
+    c = {};
+    c.burst_rate_per_s = -1;
+    expect_throws_naming(c, "burst_rate_per_s");
+    c = {};
+    c.fade_period_s = 10;
+    c.fade_duration_s = 11;
+    expect_throws_naming(c, "fade_duration_s");
+    c = {};
+    c.outage_period_s = 10;
+    c.outage_duration_s = 10.5;
+    expect_throws_naming(c, "outage_duration_s");
+    c = {};
+    c.outage_period_s = -5;
+    expect_throws_naming(c, "outage_period_s");
+    c = {};
+    c.propagation_s = -0.01;
+    expect_throws_naming(c, "propagation_s");
+    c = {};
+    c.fade_offset_s = INFINITY;
+    expect_throws_naming(c, "fade_offset_s");
+
+    channel_model m;
+    std::vector<uint8_t> b(10);
+    EXPECT_THROW(m.corrupt(b, 0, 0, 0), std::invalid_argument);
+    EXPECT_THROW(m.corrupt(b, 0, 0, -2400), std::invalid_argument);
+}

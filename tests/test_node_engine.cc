@@ -1,0 +1,262 @@
+// The node engine on its own: configuration by name, the subnet interface towards
+// clients, and what it puts on the air. Multi-node behaviour is in test_node_link.cc.
+#include "dl/deframer.h"
+#include "dl/node_engine.h"
+
+#include <gtest/gtest.h>
+
+using namespace gr::hfstack::dl;
+
+namespace {
+
+sis_primitive bind_request(uint8_t sap, sis_tx_mode mode = sis_tx_mode::arq, uint8_t rank = 0)
+{
+    sis_primitive p;
+    p.type = sis_type::bind_request;
+    p.sap = sap;
+    p.rank = rank;
+    p.service_type.tx_mode = mode;
+    p.service_type.delivery_confirmation = sis_delivery_confirmation::node;
+    return p;
+}
+
+sis_primitive unidata(uint32_t dest, uint8_t dest_sap, bytes payload, uint8_t priority = 0)
+{
+    sis_primitive p;
+    p.type = sis_type::unidata_request;
+    p.destination = sis_address{ dest, 7 };
+    p.destination_sap = dest_sap;
+    p.priority = priority;
+    p.payload = std::move(payload);
+    return p;
+}
+
+std::vector<sis_type> types_of(const std::vector<client_message>& m)
+{
+    std::vector<sis_type> t;
+    for (auto& x : m)
+        t.push_back(x.primitive.type);
+    return t;
+}
+
+node_config config_at(uint32_t address)
+{
+    node_config c;
+    c.address = address;
+    c.channel_access.mode = channel_access_mode::none;
+    return c;
+}
+
+} // namespace
+
+TEST(NodeOptions, EveryOptionRoundTripsThroughText)
+{
+    node_config c;
+    for (auto& o : node_options()) {
+        EXPECT_EQ(get_node_option(c, o.name), o.default_value) << o.name;
+        set_node_option(c, o.name, o.default_value); // defaults parse back
+        EXPECT_FALSE(o.help.empty()) << o.name;
+    }
+}
+
+TEST(NodeOptions, SetsNestedFieldsAndModes)
+{
+    node_config c;
+    set_node_options(c, "address=0.0.1.2; mode=600L, cas.idle_timeout=inf\nmtu=1500;;");
+    EXPECT_EQ(c.address, 0x102u);
+    EXPECT_EQ(c.mode, (modem_mode{ rate_600, interleaving_long }));
+    EXPECT_TRUE(std::isinf(c.cas.idle_timeout));
+    EXPECT_EQ(c.mtu, 1500);
+    set_node_option(c, "groups", "16.0.0.1 31.255.255.254");
+    EXPECT_EQ(c.groups.size(), 2u);
+    EXPECT_EQ(get_node_option(c, "groups"), "16.0.0.1 31.255.255.254");
+    set_node_option(c, "channel_access.mode", "slotted");
+    EXPECT_EQ(c.channel_access.mode, channel_access_mode::slotted);
+}
+
+TEST(NodeOptions, BadNamesAndValuesAreNamedInTheError)
+{
+    node_config c;
+    auto message = [&](const std::string& s) {
+        try {
+            set_node_options(c, s);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message("nosuch=1").find("unknown node option 'nosuch'"), std::string::npos);
+    EXPECT_NE(message("mtu=-3").find("mtu"), std::string::npos);
+    EXPECT_NE(message("mtu=99999").find("0..4096"), std::string::npos);
+    EXPECT_NE(message("mode=2401S").find("mode"), std::string::npos);
+    EXPECT_NE(message("mode=2400X").find("mode"), std::string::npos);
+    EXPECT_NE(message("turnaround_s=abc").find("turnaround_s"), std::string::npos);
+    EXPECT_NE(message("address").find("name=value"), std::string::npos);
+    EXPECT_NE(message("broadcast_only=maybe").find("true or false"), std::string::npos);
+}
+
+TEST(NodeEngine, InvalidConfigurationIsRefusedWithTheFieldName)
+{
+    node_config c;
+    c.address = broadcast_address;
+    EXPECT_THROW({ node_engine e(c); }, std::invalid_argument);
+    c = node_config();
+    c.max_transmission_s = 200;
+    try {
+        node_engine e(c);
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("max_transmission_s"), std::string::npos);
+    }
+    c = node_config();
+    c.groups = { 5 };
+    EXPECT_THROW({ node_engine e(c); }, std::invalid_argument);
+}
+
+TEST(NodeEngine, BindAnswersAcceptedAndSubnetAvailability)
+{
+    node_engine e(config_at(1));
+    e.on_sis(7, bind_request(3), 0.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(types_of(a.to_clients),
+              (std::vector<sis_type>{ sis_type::bind_accepted, sis_type::subnet_availability }));
+    EXPECT_EQ(a.to_clients[0].client, 7u);
+    EXPECT_EQ(a.to_clients[0].primitive.sap, 3);
+    EXPECT_EQ(a.to_clients[0].primitive.mtu, 2048);
+    EXPECT_TRUE(a.transmissions.empty());
+    EXPECT_EQ(e.bound_clients(), std::vector<uint32_t>{ 7 });
+}
+
+TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
+{
+    node_engine e(config_at(1));
+    // Before any bind: rejected, and counted as an invalid primitive.
+    e.on_sis(1, unidata(2, 3, bytes(10)), 0.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 1u);
+    EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unidata_request_rejected);
+
+    e.on_sis(1, bind_request(3, sis_tx_mode::ignore), 0.0);
+    e.take_actions();
+    auto big = unidata(2, 3, bytes(2049));
+    big.service_type.tx_mode = sis_tx_mode::arq;
+    e.on_sis(1, big, 1.0);
+    a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 1u);
+    EXPECT_EQ(a.to_clients[0].primitive.reason,
+              uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu));
+    EXPECT_EQ(a.to_clients[0].primitive.payload.size(), 2049u);
+
+    // Neither the request nor the binding names a delivery mode.
+    e.on_sis(1, unidata(2, 3, bytes(5)), 2.0);
+    a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 1u);
+    EXPECT_EQ(a.to_clients[0].primitive.reason,
+              uint8_t(sis_unidata_rejected_reason::tx_mode_not_specified));
+    EXPECT_EQ(e.counters().updus_rejected, 3u);
+}
+
+TEST(NodeEngine, UpduToItselfIsDeliveredLocally)
+{
+    node_engine e(config_at(9));
+    e.on_sis(1, bind_request(4), 0.0);
+    e.on_sis(2, bind_request(5), 0.0);
+    e.take_actions();
+    e.on_sis(1, unidata(9, 5, bytes{ 1, 2, 3 }), 1.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 2u);
+    EXPECT_EQ(a.to_clients[0].client, 2u);
+    EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unidata_indication);
+    EXPECT_EQ(a.to_clients[0].primitive.source_sap, 4);
+    EXPECT_EQ(a.to_clients[0].primitive.payload, (bytes{ 1, 2, 3 }));
+    EXPECT_EQ(a.to_clients[1].client, 1u);
+    EXPECT_EQ(a.to_clients[1].primitive.type, sis_type::unidata_request_confirm);
+    EXPECT_TRUE(a.transmissions.empty());
+}
+
+TEST(NodeEngine, ArqDataStartsWithALinkRequestAndWindowReset)
+{
+    node_engine e(config_at(1));
+    e.on_sis(1, bind_request(3), 0.0);
+    e.on_sis(1, unidata(2, 3, bytes(100)), 0.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.transmissions.size(), 1u);
+    const auto& t = a.transmissions[0];
+    EXPECT_EQ(t.mode, (modem_mode{ rate_2400, interleaving_short }));
+    EXPECT_NEAR(t.air_time_s, air_time(default_phy_timing(t.mode), t.burst.size()), 1e-9);
+    dpdu_deframer df;
+    auto frames = df.push(t.burst.data(), t.burst.size());
+    ASSERT_EQ(frames.size(), 2u);
+    ASSERT_EQ(t.dpdu_sizes.size(), 2u);
+    EXPECT_EQ(frames[0].frame.type, dpdu_type::expedited_non_arq_data); // CAS REQUEST
+    EXPECT_EQ(frames[0].frame.destination, 2u);
+    EXPECT_EQ(frames[0].frame.source, 1u);
+    EXPECT_EQ(frames[1].frame.type, dpdu_type::reset_win_resync);
+    EXPECT_TRUE(frames[1].frame.full_reset);
+    // EOT counts down to the end of the burst.
+    EXPECT_GE(frames[0].frame.eot, frames[1].frame.eot);
+    EXPECT_GT(frames[1].frame.eot, 0);
+    EXPECT_EQ(e.link_state(2), cas_link_state::requesting);
+    // Nothing more until the burst is over and an answer had time to come.
+    EXPECT_GT(e.next_deadline(), t.air_time_s);
+}
+
+TEST(NodeEngine, GarbageFromTheAirIsCountedNotFatal)
+{
+    node_engine e(config_at(1));
+    bytes junk(5000);
+    uint32_t x = 12345;
+    for (auto& b : junk) {
+        x = x * 1103515245u + 12345u;
+        b = uint8_t(x >> 24);
+    }
+    junk[100] = 0x90;
+    junk[101] = 0xEB;
+    e.on_burst(junk, burst_info{}, 1.0);
+    auto c = e.counters();
+    EXPECT_EQ(c.bursts_received, 1u);
+    EXPECT_EQ(c.bytes_received, 5000u);
+    EXPECT_EQ(c.dpdus_received, 0u);
+    EXPECT_GT(c.junk_bytes, 0u);
+    EXPECT_TRUE(e.take_actions().empty());
+}
+
+TEST(NodeEngine, FatalClientErrorUnbindsAndDisconnects)
+{
+    node_engine e(config_at(1));
+    e.on_sis(4, bind_request(2), 0.0);
+    e.take_actions();
+    e.on_client_invalid(4, "5000 bytes without SIS sync", true, 1.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 1u);
+    EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unbind_indication);
+    EXPECT_EQ(a.to_clients[0].primitive.reason,
+              uint8_t(sis_unbind_reason::too_many_invalid_primitives));
+    ASSERT_EQ(a.disconnects.size(), 1u);
+    EXPECT_EQ(a.disconnects[0].client, 4u);
+    EXPECT_TRUE(e.bound_clients().empty());
+
+    // An unbound client is dropped without an S_UNBIND_INDICATION (none applies).
+    e.on_client_connected(5, 2.0);
+    e.on_client_invalid(5, "garbage", true, 2.0);
+    a = e.take_actions();
+    EXPECT_TRUE(a.to_clients.empty());
+    ASSERT_EQ(a.disconnects.size(), 1u);
+    EXPECT_EQ(a.disconnects[0].client, 5u);
+}
+
+TEST(NodeEngine, NodeToClientPrimitivesFromAClientAreInvalid)
+{
+    node_config c = config_at(1);
+    c.supervision.max_invalid_primitives = 2;
+    node_engine e(c);
+    e.on_sis(3, bind_request(1), 0.0);
+    e.take_actions();
+    sis_primitive wrong;
+    wrong.type = sis_type::unidata_indication;
+    for (int i = 0; i < 3; ++i)
+        e.on_sis(3, wrong, 1.0 + i);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.disconnects.size(), 1u);
+    EXPECT_EQ(a.disconnects[0].reason, sis_unbind_reason::too_many_invalid_primitives);
+}

@@ -186,7 +186,10 @@ struct node_engine::impl {
     non_arq_receiver nonarq_rx;
     std::map<uint32_t, std::unique_ptr<peer_state>> peers;
     std::set<uint32_t> clients;
-    std::map<uint32_t, size_t> arq_queued_by_peer; // ARQ U_PDUs in `queue` per destination
+    // What `queue` holds, so decisions need no scan: ARQ U_PDUs per destination, and
+    // non-ARQ U_PDUs.
+    std::map<uint32_t, size_t> arq_queued_by_peer;
+    size_t non_arq_queued = 0;
     std::vector<cas_outgoing> cas_out;             // CAS C_PDUs for the next transmission
     std::deque<pending_dpdu> expedited_pending;    // CAS C_PDUs in type 8 D_PDUs
     std::deque<pending_dpdu> non_arq_pending;      // non-ARQ data, segmented
@@ -356,10 +359,12 @@ struct node_engine::impl {
 
     void note_dequeued(const updu_request& r)
     {
-        if (needs_arq(r.service) && !is_group(r.destination)) {
+        if (needs_arq(r.service)) {
             auto it = arq_queued_by_peer.find(r.destination);
             if (it != arq_queued_by_peer.end() && --it->second == 0)
                 arq_queued_by_peer.erase(it);
+        } else {
+            non_arq_queued -= 1;
         }
     }
 
@@ -478,6 +483,8 @@ struct node_engine::impl {
         counters.updus_accepted += 1;
         if (needs_arq(r.service))
             arq_queued_by_peer[r.destination] += 1;
+        else
+            non_arq_queued += 1;
     }
 
     // A U_PDU addressed to this node itself: handed over at once.
@@ -1056,11 +1063,8 @@ struct node_engine::impl {
     {
         if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty())
             return true;
-        if (!queue.empty()) {
-            // Non-ARQ U_PDUs go without a link.
-            if (queue.peek([](const updu_request& r) { return !needs_arq(r.service); }))
-                return true;
-        }
+        if (non_arq_queued > 0)
+            return true; // non-ARQ U_PDUs go without a link
         for (auto& [addr, p] : peers) {
             if (p->warning_owed || !p->reset_acks_owed.empty())
                 return true;
@@ -1282,6 +1286,8 @@ struct node_engine::impl {
                 non_arq_pending.pop_front();
                 continue;
             }
+            if (non_arq_queued == 0)
+                return;
             const updu_request* r = queue.peek(accept);
             if (!r)
                 return;

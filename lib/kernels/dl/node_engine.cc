@@ -57,10 +57,6 @@ phy_timing default_phy_timing(const modem_mode& mode)
 
 size_t default_segment_size(unsigned bps)
 {
-    if (bps <= 150)
-        return 64;
-    if (bps <= 600)
-        return 128;
     if (bps <= 1200)
         return 256;
     if (bps <= 2400)
@@ -188,7 +184,8 @@ struct node_engine::impl {
     std::set<uint32_t> clients;
     // What `queue` holds, so decisions need no scan: ARQ U_PDUs per destination, and
     // non-ARQ U_PDUs.
-    std::map<uint32_t, size_t> arq_queued_by_peer;
+    std::map<uint32_t, size_t> arq_queued_by_peer;      // expedited included
+    std::map<uint32_t, size_t> expedited_queued_by_peer;
     size_t non_arq_queued = 0;
     std::vector<cas_outgoing> cas_out;             // CAS C_PDUs for the next transmission
     std::deque<pending_dpdu> expedited_pending;    // CAS C_PDUs in type 8 D_PDUs
@@ -363,6 +360,11 @@ struct node_engine::impl {
             auto it = arq_queued_by_peer.find(r.destination);
             if (it != arq_queued_by_peer.end() && --it->second == 0)
                 arq_queued_by_peer.erase(it);
+            if (r.expedited) {
+                auto e = expedited_queued_by_peer.find(r.destination);
+                if (e != expedited_queued_by_peer.end() && --e->second == 0)
+                    expedited_queued_by_peer.erase(e);
+            }
         } else {
             non_arq_queued -= 1;
         }
@@ -481,10 +483,13 @@ struct node_engine::impl {
             return;
         }
         counters.updus_accepted += 1;
-        if (needs_arq(r.service))
+        if (needs_arq(r.service)) {
             arq_queued_by_peer[r.destination] += 1;
-        else
+            if (r.expedited)
+                expedited_queued_by_peer[r.destination] += 1;
+        } else {
             non_arq_queued += 1;
+        }
     }
 
     // A U_PDU addressed to this node itself: handed over at once.
@@ -1199,6 +1204,13 @@ struct node_engine::impl {
             }
         }
         const uint32_t dest = p.address;
+        auto count = [](const std::map<uint32_t, size_t>& m, uint32_t a) {
+            auto it = m.find(a);
+            return it == m.end() ? size_t(0) : it->second;
+        };
+        const size_t exp = count(expedited_queued_by_peer, dest);
+        if ((expedited ? exp : count(arq_queued_by_peer, dest) - exp) == 0)
+            return;
         auto accept = [&](const updu_request& r) {
             return r.expedited == expedited && needs_arq(r.service) && r.destination == dest &&
                    hard.may_use(r.source_sap, r.destination, r.destination_sap);
@@ -1442,6 +1454,7 @@ struct node_engine::impl {
                 it->second->last_sent_to = now + t.air_time_s;
                 it->second->last_exchange = now + t.air_time_s;
             }
+            cas.on_data_activity(a, now + t.air_time_s); // the link is busy until the end
         }
         // Response deadlines count from the end of this burst.
         for (auto& [addr, p] : peers)
@@ -1476,13 +1489,12 @@ struct node_engine::impl {
         check_response_timeouts();
         supervision.on_timer(now);
         hard.on_timer(now);
-        // A link is busy while we transmit to its peer or hear a carrier that began as
-        // its answer would, even if the D_PDUs that prove it arrive only at the end of
-        // a long burst.
+        // A link is busy while we hear a carrier that began as its peer's answer
+        // would, even if the D_PDUs that prove it arrive only at the end of a long
+        // burst. (Our own bursts count until their end, see build_transmission.)
         for (uint32_t addr : cas.up_peers()) {
             const peer_state& p = peer(addr);
-            if ((now < transmitting_until && p.last_sent_to >= transmitting_until) ||
-                (cs.carrier() && carrier_began <= p.last_exchange + exchange_gap()))
+            if (cs.carrier() && carrier_began <= p.last_exchange + exchange_gap())
                 cas.on_data_activity(addr, now);
         }
         cas.on_timer(now);

@@ -19,6 +19,8 @@ namespace py = pybind11;
 /**************************************/
 // BINDING_FUNCTION_PROTOTYPES(
 void bind_pcap_sink(py::module& m);
+void bind_node(py::module& m);
+void bind_sis_server(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 // Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
@@ -53,5 +55,7 @@ PYBIND11_MODULE(hfstack_python, m)
     /**************************************/
     // BINDING_FUNCTION_CALLS(
     bind_pcap_sink(m);
+    bind_node(m);
+    bind_sis_server(m);
     // ) END BINDING_FUNCTION_CALLS
 }

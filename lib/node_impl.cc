@@ -1,0 +1,346 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "node_impl.h"
+
+#include <gnuradio/hfstack/metadata.h>
+#include <gnuradio/io_signature.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+
+namespace {
+
+const pmt::pmt_t port_to_phy = pmt::mp("to_phy");
+const pmt::pmt_t port_from_phy = pmt::mp("from_phy");
+const pmt::pmt_t port_phy_status = pmt::mp("phy_status");
+const pmt::pmt_t port_sis_in = pmt::mp("sis_in");
+const pmt::pmt_t port_sis_out = pmt::mp("sis_out");
+const pmt::pmt_t port_stats = pmt::mp("stats");
+
+dl::node_config make_config(const std::string& address, const std::string& options)
+{
+    dl::node_config c;
+    dl::set_node_option(c, "address", address);
+    dl::set_node_options(c, options);
+    return c;
+}
+
+std::string meta_string(const pmt::pmt_t& meta, const pmt::pmt_t& key)
+{
+    const pmt::pmt_t v = pmt::dict_ref(meta, key, pmt::PMT_NIL);
+    if (pmt::is_symbol(v))
+        return pmt::symbol_to_string(v);
+    return {};
+}
+
+const char* interleaver_name(uint8_t code)
+{
+    return code == dl::interleaving_none ? "none"
+           : code == dl::interleaving_long ? "long"
+                                           : "short";
+}
+
+uint64_t wall_clock_us()
+{
+    return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count());
+}
+
+} // namespace
+
+node::sptr node::make(const std::string& address,
+                      const std::string& options,
+                      double time_scale,
+                      const std::string& pcap_file,
+                      double stats_interval)
+{
+    return gnuradio::make_block_sptr<node_impl>(
+        address, options, time_scale, pcap_file, stats_interval);
+}
+
+std::string node_option_help()
+{
+    std::ostringstream o;
+    for (auto& opt : dl::node_options())
+        o << opt.name << " (default " << (opt.default_value.empty() ? "none" : opt.default_value)
+          << "): " << opt.help << "\n";
+    return o.str();
+}
+
+node_impl::node_impl(const std::string& address,
+                     const std::string& options,
+                     double time_scale,
+                     const std::string& pcap_file,
+                     double stats_interval)
+    : gr::block("node", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+      d_time_scale(time_scale),
+      d_stats_interval(stats_interval),
+      d_pcap_path(pcap_file)
+{
+    if (!(time_scale > 0) || !std::isfinite(time_scale))
+        throw std::invalid_argument("node: time_scale must be a positive number");
+    if (!(stats_interval >= 0))
+        throw std::invalid_argument("node: stats_interval must be >= 0");
+    // Bad addresses and options fail here with the option's name.
+    d_engine = std::make_unique<dl::node_engine>(make_config(address, options));
+
+    message_port_register_in(port_sis_in);
+    message_port_register_in(port_from_phy);
+    message_port_register_in(port_phy_status);
+    message_port_register_out(port_sis_out);
+    message_port_register_out(port_to_phy);
+    message_port_register_out(port_stats);
+    set_msg_handler(port_sis_in, [this](const pmt::pmt_t& m) { handle_sis(m); });
+    set_msg_handler(port_from_phy, [this](const pmt::pmt_t& m) { handle_burst(m); });
+    set_msg_handler(port_phy_status, [this](const pmt::pmt_t& m) { handle_status(m); });
+    d_epoch = std::chrono::steady_clock::now();
+}
+
+node_impl::~node_impl() { stop(); }
+
+double node_impl::now() const
+{
+    const std::chrono::duration<double> t = std::chrono::steady_clock::now() - d_epoch;
+    return t.count() * d_time_scale;
+}
+
+bool node_impl::start()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (!d_pcap_path.empty() && !d_pcap)
+        d_pcap = std::make_unique<dl::dpdu_capture>(d_pcap_path);
+    d_next_stats = d_stats_interval > 0 ? now() + d_stats_interval : dl::no_deadline;
+    d_running = true;
+    d_timer = std::thread([this] { timer_loop(); });
+    return block::start();
+}
+
+bool node_impl::stop()
+{
+    {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        if (!d_running)
+            return block::stop();
+        d_running = false;
+    }
+    d_wake.notify_all();
+    if (d_timer.joinable())
+        d_timer.join();
+    std::lock_guard<std::mutex> lock(d_mutex);
+    post_stats();
+    if (d_pcap)
+        d_pcap->flush();
+    return block::stop();
+}
+
+void node_impl::timer_loop()
+{
+    std::unique_lock<std::mutex> lock(d_mutex);
+    while (d_running) {
+        const double t = now();
+        if (t >= d_engine->next_deadline()) {
+            d_engine->on_timer(t);
+            dispatch();
+        }
+        if (t >= d_next_stats) {
+            post_stats();
+            d_next_stats = t + d_stats_interval;
+        }
+        const double next = std::min(d_engine->next_deadline(), d_next_stats);
+        if (std::isinf(next)) {
+            d_wake.wait(lock);
+        } else {
+            const double wait_s = std::max(0.0, (next - now()) / d_time_scale);
+            d_wake.wait_for(lock, std::chrono::duration<double>(wait_s));
+        }
+    }
+}
+
+void node_impl::handle_sis(const pmt::pmt_t& msg)
+{
+    if (!pmt::is_pair(msg) || !pmt::is_dict(pmt::car(msg))) {
+        d_logger->warn("sis_in: message is not a PDU, dropped");
+        return;
+    }
+    const pmt::pmt_t meta = pmt::car(msg);
+    const pmt::pmt_t client_pmt = pmt::dict_ref(meta, metadata::client_id(), pmt::PMT_NIL);
+    const uint32_t client = pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
+    const std::string event = meta_string(meta, metadata::client_event());
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const double t = now();
+    if (event == "connected") {
+        d_engine->on_client_connected(client, t);
+    } else if (event == "closed") {
+        d_engine->on_client_closed(client, t);
+    } else if (event == "invalid") {
+        const pmt::pmt_t fatal = pmt::dict_ref(meta, metadata::fatal(), pmt::PMT_F);
+        const pmt::pmt_t why = pmt::dict_ref(meta, metadata::reason(), pmt::PMT_NIL);
+        d_engine->on_client_invalid(client,
+                                    pmt::is_symbol(why) ? pmt::symbol_to_string(why)
+                                                        : "invalid data",
+                                    pmt::is_true(fatal),
+                                    t);
+    } else if (!event.empty()) {
+        d_logger->warn("sis_in: unknown client_event '{}' from client {}", event, client);
+        return;
+    } else {
+        const pmt::pmt_t data = pmt::cdr(msg);
+        if (!pmt::is_u8vector(data)) {
+            d_engine->on_client_invalid(client, "PDU payload is not a u8vector", false, t);
+        } else {
+            size_t n = 0;
+            const uint8_t* p = pmt::u8vector_elements(data, n);
+            const auto sis = dl::decode_sis(p, n);
+            if (sis)
+                d_engine->on_sis(client, sis.value, t);
+            else
+                d_engine->on_client_invalid(client,
+                                            std::string(dl::to_string(sis.error)) + ": " +
+                                                sis.reason,
+                                            false,
+                                            t);
+        }
+    }
+    dispatch();
+}
+
+void node_impl::handle_burst(const pmt::pmt_t& msg)
+{
+    if (!pmt::is_pair(msg) || !pmt::is_u8vector(pmt::cdr(msg))) {
+        d_logger->warn("from_phy: message is not a PDU with a u8vector, dropped");
+        return;
+    }
+    const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
+    dl::burst_info info;
+    const pmt::pmt_t snr = pmt::dict_ref(meta, metadata::snr_db(), pmt::PMT_NIL);
+    if (pmt::is_number(snr) && !pmt::is_complex(snr))
+        info.snr_db = pmt::to_double(snr);
+    info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
+    const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
+    if (pmt::is_integer(rate)) {
+        try {
+            dl::modem_mode m;
+            m.data_rate = dl::data_rate_code(unsigned(pmt::to_long(rate)));
+            const std::string il = meta_string(meta, metadata::interleaver());
+            m.interleaving = il == "none" ? dl::interleaving_none
+                             : il == "long" ? dl::interleaving_long
+                                            : dl::interleaving_short;
+            info.mode = m;
+        } catch (const std::invalid_argument&) {
+            // A rate outside Table C-5 tells us nothing about the mode.
+        }
+    }
+    size_t n = 0;
+    const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (d_pcap)
+        capture(dl::bytes(p, p + n), false);
+    d_engine->on_burst(p, n, info, now());
+    dispatch();
+}
+
+void node_impl::handle_status(const pmt::pmt_t& msg)
+{
+    pmt::pmt_t dict = msg;
+    if (pmt::is_pair(msg) && !pmt::is_dict(msg))
+        dict = pmt::car(msg);
+    const std::string event = pmt::is_dict(dict) ? meta_string(dict, metadata::event()) : "";
+    dl::phy_event e;
+    if (event == "tx_started")
+        e = dl::phy_event::tx_started;
+    else if (event == "tx_finished")
+        e = dl::phy_event::tx_finished;
+    else if (event == "carrier_on")
+        e = dl::phy_event::carrier_on;
+    else if (event == "carrier_off")
+        e = dl::phy_event::carrier_off;
+    else {
+        d_logger->warn("phy_status: no known `event` in {}", pmt::write_string(msg));
+        return;
+    }
+    std::lock_guard<std::mutex> lock(d_mutex);
+    d_engine->on_phy_status(e, now());
+    dispatch();
+}
+
+void node_impl::dispatch()
+{
+    auto a = d_engine->take_actions();
+    for (auto& m : a.to_clients) {
+        pmt::pmt_t meta = pmt::make_dict();
+        meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(m.client));
+        meta = pmt::dict_add(meta, metadata::from_client(), pmt::PMT_F);
+        const dl::bytes frame = dl::encode(m.primitive);
+        message_port_pub(port_sis_out,
+                         pmt::cons(meta, pmt::init_u8vector(frame.size(), frame.data())));
+    }
+    for (auto& d : a.disconnects) {
+        d_logger->info("client {} disconnected: {}", d.client, d.detail);
+        pmt::pmt_t meta = pmt::make_dict();
+        meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(d.client));
+        meta = pmt::dict_add(meta, metadata::client_event(), pmt::mp("disconnect"));
+        meta = pmt::dict_add(meta, metadata::reason(), pmt::mp(d.detail));
+        message_port_pub(port_sis_out, pmt::cons(meta, pmt::make_u8vector(0, 0)));
+    }
+    for (auto& t : a.transmissions) {
+        if (d_pcap)
+            capture(t.burst, true);
+        pmt::pmt_t meta = pmt::make_dict();
+        meta = pmt::dict_add(meta, metadata::data_rate(),
+                             pmt::from_long(dl::data_rate_bps(t.mode.data_rate)));
+        meta = pmt::dict_add(meta, metadata::interleaver(),
+                             pmt::mp(interleaver_name(t.mode.interleaving)));
+        meta = pmt::dict_add(meta, metadata::air_time(), pmt::from_double(t.air_time_s));
+        message_port_pub(port_to_phy,
+                         pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
+    }
+    d_wake.notify_all();
+}
+
+void node_impl::capture(const dl::bytes& burst, bool sent)
+{
+    // Both directions go to one capture, in time order; the D_PDU addresses tell them
+    // apart. Received D_PDUs with a damaged segment are captured as they came.
+    (void)sent;
+    const uint64_t ts = wall_clock_us();
+    dl::dpdu_deframer deframer; // offsets relative to this burst
+    for (auto& f : deframer.push(burst.data(), burst.size()))
+        d_pcap->write(ts, dl::bytes(burst.begin() + f.stream_offset,
+                                    burst.begin() + f.stream_offset + f.length));
+}
+
+void node_impl::post_stats()
+{
+    pmt::pmt_t dict = pmt::make_dict();
+    for (auto& [name, value] : dl::counter_list(d_engine->counters()))
+        dict = pmt::dict_add(dict, pmt::mp(name), pmt::from_double(value));
+    message_port_pub(port_stats, dict);
+}
+
+std::string node_impl::option(const std::string& name) const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return dl::get_node_option(d_engine->config(), name);
+}
+
+std::string node_impl::counters() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    std::ostringstream o;
+    for (auto& [name, value] : dl::counter_list(d_engine->counters()))
+        o << name << "=" << value << "\n";
+    return o.str();
+}
+
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,69 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_HFSTACK_NODE_IMPL_H
+#define INCLUDED_HFSTACK_NODE_IMPL_H
+
+#include "dl/deframer.h"
+#include "dl/node_engine.h"
+#include "dl/pcap.h"
+
+#include <gnuradio/hfstack/node.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace gr {
+namespace hfstack {
+
+class node_impl : public node
+{
+public:
+    node_impl(const std::string& address,
+              const std::string& options,
+              double time_scale,
+              const std::string& pcap_file,
+              double stats_interval);
+    ~node_impl() override;
+
+    bool start() override;
+    bool stop() override;
+
+    std::string option(const std::string& name) const override;
+    std::string counters() const override;
+
+private:
+    double now() const; // protocol time, seconds
+    void handle_sis(const pmt::pmt_t& msg);
+    void handle_burst(const pmt::pmt_t& msg);
+    void handle_status(const pmt::pmt_t& msg);
+    // With d_mutex held: sends the engine's actions out and wakes the timer thread.
+    void dispatch();
+    void capture(const dl::bytes& burst, bool sent);
+    void post_stats();
+    void timer_loop();
+
+    const double d_time_scale;
+    const double d_stats_interval;
+    const std::string d_pcap_path;
+    mutable std::mutex d_mutex;
+    std::condition_variable d_wake;
+    std::unique_ptr<dl::node_engine> d_engine;
+    std::unique_ptr<dl::dpdu_capture> d_pcap;
+    std::chrono::steady_clock::time_point d_epoch;
+    double d_next_stats = 0;
+    bool d_running = false;
+    std::thread d_timer;
+};
+
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "pydoc_macros.h"
+#define D(...) DOC(gr, hfstack, __VA_ARGS__)
+/*
+  This file contains placeholders for docstrings for the Python bindings.
+  Do not edit! These were automatically extracted during the binding process
+  and will be overwritten during the build process
+ */
+
+static const char* __doc_gr_hfstack_node = R"doc(A STANAG 5066 node (subnet interface, CAS-1 soft links, ARQ and non-ARQ data transfer) driven in real time. Ports: sis_in / sis_out (SIS frames of clients named by client_id, and client_event messages from a sis_server), to_phy / from_phy (one modem burst per PDU), phy_status (dicts with event), stats (counter dicts).)doc";
+
+static const char* __doc_gr_hfstack_node_make = R"doc(node(address, options, time_scale, pcap_file, stats_interval): options are "name=value;..." pairs, see node_option_help().)doc";
+
+static const char* __doc_gr_hfstack_node_option = R"doc(Current value of a node option, as text.)doc";
+
+static const char* __doc_gr_hfstack_node_counters = R"doc(Every counter as "name=value" lines.)doc";
+
+static const char* __doc_gr_hfstack_node_option_help = R"doc(Every node option with its default and meaning, one per line.)doc";

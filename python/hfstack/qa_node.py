@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""node block: options, two nodes wired back to back exchanging ARQ data between
+in-process SIS clients, client errors, captures. No sleeps: the test waits on a
+condition the recording blocks signal, with a bounded timeout."""
+
+import os
+import struct
+import tempfile
+import threading
+
+import pmt
+from gnuradio import gr, gr_unittest
+from gnuradio import hfstack
+
+dl = hfstack.dl
+
+# Fast protocol settings so an exchange takes well under a second of real time.
+FAST = "mode=9600S;turnaround_s=0.2;response_margin_s=1;channel_access.mode=none"
+TIME_SCALE = 20.0
+TIMEOUT_S = 30.0
+
+
+class recorder(gr.basic_block):
+    """Collects PDUs from a message port and wakes the test when they arrive."""
+
+    def __init__(self):
+        gr.basic_block.__init__(self, "recorder", None, None)
+        self.message_port_register_in(pmt.intern("in"))
+        self.set_msg_handler(pmt.intern("in"), self.handle)
+        self.messages = []
+        self.changed = threading.Condition()
+
+    def handle(self, msg):
+        with self.changed:
+            self.messages.append(msg)
+            self.changed.notify_all()
+
+    def wait_for(self, predicate, timeout=TIMEOUT_S):
+        with self.changed:
+            return self.changed.wait_for(lambda: predicate(self.messages), timeout)
+
+
+def sis_pdu(client, primitive):
+    return hfstack.make_pdu(dl.encode_sis(primitive), client_id=client, from_client=True)
+
+
+def bind(sap):
+    p = hfstack.make_sis("bind_request", sap=sap, rank=0)
+    p.service_type.tx_mode = dl.sis_tx_mode.arq
+    p.service_type.delivery_confirmation = dl.sis_delivery_confirmation.node
+    return p
+
+
+def unidata(dest, sap, payload):
+    return hfstack.make_sis("unidata_request", destination=dl.sis_address(dest, 7),
+                           destination_sap=sap, payload=payload)
+
+
+def primitives(messages):
+    """(client_id, decoded primitive) of every SIS frame in recorded PDUs."""
+    out = []
+    for m in messages:
+        meta, data = pmt.car(m), hfstack.pdu_bytes(m)
+        if data:
+            client = pmt.to_long(pmt.dict_ref(meta, pmt.intern("client_id"), pmt.from_long(-1)))
+            out.append((client, dl.decode_sis(data)))
+    return out
+
+
+def types(messages):
+    return [p.type for _, p in primitives(messages)]
+
+
+def read_pcap(path):
+    with open(path, "rb") as f:
+        _, _, _, _, _, _, linktype = struct.unpack("<IHHiIII", f.read(24))
+        records = []
+        while True:
+            h = f.read(16)
+            if not h:
+                break
+            _, _, incl, _ = struct.unpack("<IIII", h)
+            records.append(f.read(incl))
+    return linktype, records
+
+
+class qa_node(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_options_are_checked_and_readable(self):
+        n = hfstack.node("0.0.1.2", "mode=1200L; cas.idle_timeout=60")
+        self.assertEqual(n.option("address"), "0.0.1.2")
+        self.assertEqual(n.option("mode"), "1200L")
+        self.assertEqual(n.option("cas.idle_timeout"), "60")
+        self.assertIn("cas.idle_timeout (default 120)", hfstack.node_option_help())
+        with self.assertRaisesRegex(ValueError, "unknown node option 'nosuch'"):
+            hfstack.node("0.0.0.1", "nosuch=3")
+        with self.assertRaisesRegex(ValueError, "option address = '1.2.3': expected a node address"):
+            hfstack.node("1.2.3")
+        with self.assertRaisesRegex(ValueError, "time_scale"):
+            hfstack.node("0.0.0.1", "", 0.0)
+
+    def test_two_nodes_exchange_arq_data_between_clients(self):
+        tb = gr.top_block()
+        pcap = os.path.join(self.tmp.name, "a.pcap")
+        a = hfstack.node("0.0.0.1", FAST, TIME_SCALE, pcap)
+        b = hfstack.node("0.0.0.2", FAST, TIME_SCALE)
+        out_a, out_b, stats = recorder(), recorder(), recorder()
+        # The air: each node's bursts reach the other one, error free.
+        tb.msg_connect(a, "to_phy", b, "from_phy")
+        tb.msg_connect(b, "to_phy", a, "from_phy")
+        tb.msg_connect(a, "sis_out", out_a, "in")
+        tb.msg_connect(b, "sis_out", out_b, "in")
+        tb.msg_connect(a, "stats", stats, "in")
+        a._post(pmt.intern("sis_in"), sis_pdu(7, bind(3)))
+        b._post(pmt.intern("sis_in"), sis_pdu(9, bind(3)))
+        a._post(pmt.intern("sis_in"), sis_pdu(7, unidata(2, 3, b"hello over HF")))
+        tb.start()
+        try:
+            got = out_b.wait_for(lambda m: dl.sis_type.unidata_indication in types(m))
+            confirmed = out_a.wait_for(lambda m: dl.sis_type.unidata_request_confirm in types(m))
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertTrue(got, "no S_UNIDATA_INDICATION at node b")
+        self.assertTrue(confirmed, "no S_UNIDATA_REQUEST_CONFIRM at node a")
+        client, ind = [x for x in primitives(out_b.messages)
+                       if x[1].type == dl.sis_type.unidata_indication][0]
+        self.assertEqual(client, 9)
+        self.assertEqual(ind.payload, b"hello over HF")
+        self.assertEqual(ind.source.address, 1)
+        self.assertEqual(ind.source_sap, 3)
+        self.assertEqual(types(out_a.messages)[:2],
+                         [dl.sis_type.bind_accepted, dl.sis_type.subnet_availability])
+        counters = dict(line.split("=") for line in a.counters().split())
+        self.assertGreaterEqual(float(counters["transmissions"]), 2)
+        self.assertEqual(float(counters["updus_confirmed"]), 1)
+        # Every D_PDU a sent and received is in its capture, as whole D_PDUs.
+        linktype, records = read_pcap(pcap)
+        self.assertEqual(linktype, 237)
+        self.assertEqual(len(records), float(counters["dpdus_sent"]) + float(counters["dpdus_received"]))
+        for r in records:
+            self.assertEqual(r[:2], b"\x90\xeb")
+
+    def test_bursts_carry_mode_metadata(self):
+        tb = gr.top_block()
+        a = hfstack.node("0.0.0.1", "mode=600L;channel_access.mode=none", 1000.0)
+        air = recorder()
+        tb.msg_connect(a, "to_phy", air, "in")
+        a._post(pmt.intern("sis_in"), sis_pdu(1, bind(3)))
+        a._post(pmt.intern("sis_in"), sis_pdu(1, unidata(2, 3, b"x")))
+        tb.start()
+        try:
+            self.assertTrue(air.wait_for(lambda m: len(m) >= 1))
+        finally:
+            tb.stop()
+            tb.wait()
+        meta = pmt.car(air.messages[0])
+        self.assertEqual(pmt.to_long(pmt.dict_ref(meta, pmt.intern("data_rate"), pmt.PMT_NIL)), 600)
+        self.assertEqual(pmt.symbol_to_string(pmt.dict_ref(meta, pmt.intern("interleaver"), pmt.PMT_NIL)), "long")
+        self.assertGreater(pmt.to_double(pmt.dict_ref(meta, pmt.intern("air_time"), pmt.PMT_NIL)), 9.6)
+        # A link request and a window reset, addressed 0.0.0.1 -> 0.0.0.2.
+        frames = dl.dpdu_deframer().push(hfstack.pdu_bytes(air.messages[0]))
+        self.assertEqual([f.frame.type for f in frames],
+                         [dl.dpdu_type.expedited_non_arq_data, dl.dpdu_type.reset_win_resync])
+
+    def test_garbage_client_is_unbound_and_dropped(self):
+        tb = gr.top_block()
+        a = hfstack.node("0.0.0.1", FAST, TIME_SCALE)
+        out = recorder()
+        tb.msg_connect(a, "sis_out", out, "in")
+        a._post(pmt.intern("sis_in"), sis_pdu(4, bind(2)))
+        # Not SIS at all, then the transport gives up on the connection.
+        a._post(pmt.intern("sis_in"), hfstack.make_pdu(b"GET / HTTP/1.1\r\n", client_id=4))
+        meta = pmt.make_dict()
+        for k, v in (("client_id", pmt.from_long(4)), ("client_event", pmt.intern("invalid")),
+                     ("reason", pmt.intern("5000 bytes without SIS sync")), ("fatal", pmt.PMT_T)):
+            meta = pmt.dict_add(meta, pmt.intern(k), v)
+        a._post(pmt.intern("sis_in"), pmt.cons(meta, pmt.init_u8vector(0, [])))
+        tb.start()
+        try:
+            dropped = out.wait_for(lambda m: any(
+                pmt.symbol_to_string(pmt.dict_ref(pmt.car(x), pmt.intern("client_event"), pmt.intern("")))
+                == "disconnect" for x in m))
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertTrue(dropped)
+        self.assertIn(dl.sis_type.unbind_indication, types(out.messages))
+        unbind = [p for _, p in primitives(out.messages) if p.type == dl.sis_type.unbind_indication][0]
+        self.assertEqual(unbind.reason, 3)  # too many invalid primitives
+        last = pmt.car(out.messages[-1])
+        self.assertEqual(pmt.to_long(pmt.dict_ref(last, pmt.intern("client_id"), pmt.PMT_NIL)), 4)
+        self.assertIn("SIS sync", pmt.symbol_to_string(pmt.dict_ref(last, pmt.intern("reason"), pmt.PMT_NIL)))
+
+    def test_unknown_messages_are_dropped_without_harm(self):
+        tb = gr.top_block()
+        a = hfstack.node("0.0.0.1", FAST, TIME_SCALE)
+        out = recorder()
+        tb.msg_connect(a, "sis_out", out, "in")
+        for port, msg in (("sis_in", pmt.intern("not a pdu")),
+                          ("from_phy", pmt.from_long(3)),
+                          ("phy_status", pmt.make_dict()),
+                          ("from_phy", hfstack.make_pdu(b"\x90\xeb" + bytes(40)))):
+            a._post(pmt.intern(port), msg)
+        a._post(pmt.intern("sis_in"), sis_pdu(1, bind(5)))
+        tb.start()
+        try:
+            answered = out.wait_for(lambda m: dl.sis_type.bind_accepted in types(m))
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertTrue(answered)
+        counters = dict(line.split("=") for line in a.counters().split())
+        self.assertEqual(float(counters["bursts_received"]), 1)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_node)

@@ -13,6 +13,7 @@ import threading
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
+from gnuradio.hfstack.sis_client import sis_client
 
 dl = hfstack.dl
 T = dl.sis_type
@@ -83,40 +84,6 @@ def bind_request(sap=3, rank=0):
     return dl.encode_sis(hfstack.make_sis("bind_request", sap=sap, rank=rank))
 
 
-class client:
-    """A blocking SIS client with a bounded timeout on every call."""
-
-    def __init__(self, port, rcvbuf=None):
-        self.sock = socket.socket()
-        if rcvbuf:  # set before connecting, which also turns receive autotuning off
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.sock.settimeout(TIMEOUT)
-        self.sock.connect(("127.0.0.1", port))
-        self.reassembler = dl.sis_reassembler()
-        self.pending = []
-
-    def receive(self):
-        """The next primitive; fails after TIMEOUT or if the server closes first."""
-        while not self.pending:
-            data = self.sock.recv(65536)
-            if not data:
-                raise AssertionError("server closed the connection")
-            self.pending += self.reassembler.push(data)
-        return self.pending.pop(0)
-
-    def read_until_closed(self):
-        """Every primitive until the server closes (raises socket.timeout after TIMEOUT)."""
-        got = []
-        while True:
-            data = self.sock.recv(65536)
-            if not data:
-                return self.pending + got
-            got += self.reassembler.push(data)
-
-    def close(self):
-        self.sock.close()
-
-
 class qa_sis_server(gr_unittest.TestCase):
 
     def setUp(self):
@@ -141,7 +108,7 @@ class qa_sis_server(gr_unittest.TestCase):
         self.assertNotEqual(self.server.port(), 0)
 
     def connect(self, rcvbuf=None):
-        c = client(self.server.port(), rcvbuf)
+        c = sis_client("127.0.0.1", self.server.port(), TIMEOUT, rcvbuf)
         self.clients.append(c)
         return c
 

@@ -1,0 +1,67 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""A minimal blocking STANAG 5066 SIS client over TCP, for scripts and tests.
+
+    from gnuradio.hfstack.sis_client import sis_client
+    c = sis_client("127.0.0.1", 5066)
+    c.send(hfstack.make_sis("bind_request", sap=3))
+    print(c.receive())          # S_BIND_ACCEPTED ...
+"""
+
+import socket
+
+from .hfstack_python import dl
+
+
+class sis_client:
+    """One SIS connection. Every call gives up after `timeout` seconds (socket.timeout)."""
+
+    def __init__(self, host="127.0.0.1", port=5066, timeout=10.0, rcvbuf=None):
+        self.sock = socket.socket()
+        if rcvbuf:  # before connecting, which also turns receive autotuning off
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(timeout)
+        self.sock.connect((host, port))
+        self.reassembler = dl.sis_reassembler()
+        self.pending = []
+
+    def send(self, primitive_or_bytes):
+        """Sends a dl.sis_primitive (encoded here) or raw bytes."""
+        data = primitive_or_bytes
+        if not isinstance(data, (bytes, bytearray)):
+            data = dl.encode_sis(data)
+        self.sock.sendall(data)
+
+    def receive(self):
+        """The next primitive; AssertionError if the server closes first."""
+        while not self.pending:
+            data = self.sock.recv(65536)
+            if not data:
+                raise AssertionError("server closed the connection")
+            self.pending += self.reassembler.push(data)
+        return self.pending.pop(0)
+
+    def receive_type(self, sis_type):
+        """The next primitive of `sis_type`, skipping others (keep-alives are answered)."""
+        while True:
+            p = self.receive()
+            if p.type == sis_type:
+                return p
+            if p.type == dl.sis_type.keep_alive:
+                self.send(p)
+
+    def read_until_closed(self):
+        """Every primitive until the server closes the connection."""
+        got = []
+        while True:
+            data = self.sock.recv(65536)
+            if not data:
+                out, self.pending = self.pending + got, []
+                return out
+            got += self.reassembler.push(data)
+
+    def close(self):
+        self.sock.close()

@@ -42,6 +42,29 @@ TEST(arq, config_is_validated)
     EXPECT_THROW(s.enqueue(bytes(), true), std::invalid_argument);
 }
 
+TEST(arq, segment_size_change_applies_to_later_cpdus_only)
+{
+    arq_sender s(cfg(128, 10));
+    s.enqueue(pattern(25, 1), true); // 10 + 10 + 5
+    s.set_segment_size(20);
+    s.enqueue(pattern(25, 2), true); // 20 + 5
+    EXPECT_THROW(s.set_segment_size(0), std::invalid_argument);
+    EXPECT_THROW(s.set_segment_size(1024), std::invalid_argument);
+    auto tx = s.next_transmission(16, lots);
+    ASSERT_EQ(tx.size(), 5u);
+    std::vector<size_t> sizes;
+    for (auto& d : tx)
+        sizes.push_back(d.segment.size());
+    EXPECT_EQ(sizes, (std::vector<size_t>{ 10, 10, 5, 20, 5 }));
+    arq_receiver r;
+    for (auto& d : tx)
+        r.on_data(d, true);
+    auto got = r.take_delivered();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0], pattern(25, 1));
+    EXPECT_EQ(got[1], pattern(25, 2));
+}
+
 TEST(arq, three_segments_flags_and_edges)
 {
     arq_sender s(cfg(128, 10));

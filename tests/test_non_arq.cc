@@ -148,6 +148,15 @@ TEST(NonArqSender, RepeatsAreRoundRobin)
     EXPECT_EQ(s.counters().dpdus, 9u);
 }
 
+TEST(NonArqSender, RepeatsCanBeChosenPerCpdu)
+{
+    non_arq_sender s(sender_config(100, 2));
+    EXPECT_EQ(s.make_dpdus(pattern(250), 1, false, 5, 0, 0).dpdus.size(), 3u);
+    EXPECT_EQ(s.make_dpdus(pattern(250), 1, false, 5, 0, 4).dpdus.size(), 15u);
+    EXPECT_EQ(s.make_dpdus(pattern(250), 1, false, 5, 0).dpdus.size(), 9u); // config
+    EXPECT_THROW(s.make_dpdus(pattern(250), 1, false, 5, 0, 16), std::invalid_argument);
+}
+
 TEST(NonArqSender, IdReuseInsideWindowIsReported)
 {
     non_arq_sender s(sender_config(100));

@@ -123,6 +123,7 @@ struct node_engine::impl {
     // A U_PDU (or a control S_PDU of ours) inside an ARQ sender.
     struct in_flight {
         bool from_client = false; // false: DATA DELIVERY CONFIRM/FAIL or hard-link S_PDU
+        bool dropping = false;    // TTL expired: the sender is dropping it (DROP flag)
         updu_request request;     // from_client only
     };
     struct awaiting_confirm {
@@ -198,7 +199,9 @@ struct node_engine::impl {
     double transmitting_until = -inf;
     double carrier_began = -inf;
     double last_rx_end = -inf;
-    double stalled_at = -inf; // a transmission attempt at this time produced nothing
+    // A transmission attempt at this time produced nothing: timers at the same instant
+    // do not retry (that would spin); any input does.
+    double stalled_at = -inf;
     double next_deadline_cache = inf;
     uint8_t next_reset_id = 0;
     // After an unanswered transmission (ours or a CAS retry) the next one that answers
@@ -267,6 +270,10 @@ struct node_engine::impl {
         rc.own_address = cfg.address;
         rc.peer_address = addr;
         rc.initial_mode = cfg.mode;
+        // The timer runs from the moment the MANAGEMENT D_PDU is handed over, which may
+        // open a burst of up to max_transmission_s, and the answer may follow the peer's
+        // own burst of that length.
+        rc.ack_timeout += 2 * cfg.max_transmission_s;
         if (!cfg.rate_adaptation) {
             // A fixed-mode node refuses every change ("not equipped") and advises none.
             rc.supported = { cfg.mode };
@@ -920,10 +927,6 @@ struct node_engine::impl {
             control_spdus[s.peer].push_back(std::move(s.pdu));
         for (auto& m : hard.take_client_messages())
             actions.to_clients.push_back(std::move(m));
-        // A hard link keeps its physical link (Annex A.1.1.2).
-        const auto& h = hard.active();
-        if (h && h->state == hard_link_state::established)
-            cas.on_data_activity(h->peer, now);
     }
 
     void process_drc_events(peer_state& p)
@@ -953,8 +956,10 @@ struct node_engine::impl {
                 auto& flights = exp ? p->flights_exp : p->flights;
                 auto& sender = exp ? p->tx_exp : p->tx;
                 for (auto& [h, f] : flights)
-                    if (f.from_client && f.request.deadline <= t)
+                    if (f.from_client && !f.dropping && f.request.deadline <= t) {
+                        f.dropping = true;
                         sender.drop(h);
+                    }
                 for (uint64_t h : sender.take_dropped()) {
                     auto it = flights.find(h);
                     if (it == flights.end())
@@ -1497,6 +1502,9 @@ struct node_engine::impl {
             if (cs.carrier() && carrier_began <= p.last_exchange + exchange_gap())
                 cas.on_data_activity(addr, now);
         }
+        // A hard link keeps its physical link (Annex A.1.1.2).
+        if (const auto& h = hard.active(); h && h->state == hard_link_state::established)
+            cas.on_data_activity(h->peer, now);
         cas.on_timer(now);
         const uint64_t retries = cas.counters().request_retries + cas.counters().break_retries;
         if (retries != cas_retries_seen) {
@@ -1581,7 +1589,7 @@ struct node_engine::impl {
             d = std::min(d, p->drc->next_deadline());
             for (auto* m : { &p->flights, &p->flights_exp })
                 for (auto& [h, f] : *m)
-                    if (f.from_client)
+                    if (f.from_client && !f.dropping)
                         d = std::min(d, f.request.deadline);
             for (auto& w : p->awaiting_client)
                 d = std::min(d, w.request.deadline);
@@ -1651,6 +1659,7 @@ node_engine::~node_engine() = default;
 void node_engine::on_client_connected(uint32_t client, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     d->ensure_client(client);
     d->service();
 }
@@ -1658,6 +1667,7 @@ void node_engine::on_client_connected(uint32_t client, double now)
 void node_engine::on_client_closed(uint32_t client, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     if (d->clients.erase(client)) {
         d->forget_client(client);
         d->supervision.on_closed(client);
@@ -1668,6 +1678,7 @@ void node_engine::on_client_closed(uint32_t client, double now)
 void node_engine::on_sis(uint32_t client, const sis_primitive& p, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     d->on_sis(client, p);
     d->service();
 }
@@ -1675,6 +1686,7 @@ void node_engine::on_sis(uint32_t client, const sis_primitive& p, double now)
 void node_engine::on_client_invalid(uint32_t client, const std::string& why, bool fatal, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     d->ensure_client(client);
     if (fatal)
         d->supervision.expel(client, sis_unbind_reason::too_many_invalid_primitives, why);
@@ -1686,6 +1698,7 @@ void node_engine::on_client_invalid(uint32_t client, const std::string& why, boo
 void node_engine::on_burst(const uint8_t* data, size_t size, const burst_info& info, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     d->on_burst(data, size, info);
     d->service();
 }
@@ -1693,6 +1706,7 @@ void node_engine::on_burst(const uint8_t* data, size_t size, const burst_info& i
 void node_engine::on_phy_status(phy_event e, double now)
 {
     d->now = now;
+    d->stalled_at = -inf; // new input: worth another attempt
     switch (e) {
     case phy_event::tx_started:
         break;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct channel_config {
     // Delay of the whole path (seconds, >= 0). The model itself does not use it: the
     // simulator shifts a burst by it before asking about outages and errors.
     double propagation_s = 0.0;
+    // SNR (dB in 3 kHz) the receiving modem reports with each burst of this path
+    // (burst_info::snr_db); NaN: the modem reports none. The error models above do not
+    // depend on it.
+    double snr_db = std::numeric_limits<double>::quiet_NaN();
 
     uint64_t seed = 1;
 };

@@ -353,6 +353,7 @@ void virtual_network::process(const event& e)
         d_stats.bits_flipped += flipped;
         dl::burst_info info;
         info.mode = b.mode;
+        info.snr_db = r.path->config().snr_db;
         if (d_rx_cb)
             d_rx_cb(i, data, d_now);
         n.engine->on_burst(data, info, d_now);

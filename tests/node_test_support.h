@@ -1,0 +1,164 @@
+// Shared by the node engine tests: in-process SIS clients on a virtual network, and
+// builders for the primitives they send.
+#ifndef HFSTACK_TESTS_NODE_TEST_SUPPORT_H
+#define HFSTACK_TESTS_NODE_TEST_SUPPORT_H
+
+#include "dl/node_engine.h"
+#include "sim/virtual_network.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::dl;
+using sim::channel_config;
+using sim::virtual_network;
+
+constexpr uint8_t test_sap = 5;
+
+// Compares two U_PDU sequences, reporting the first difference instead of the bytes.
+inline ::testing::AssertionResult same_sequence(const std::vector<bytes>& got,
+                                         const std::vector<bytes>& want)
+{
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+        if (got[i] != want[i])
+            return ::testing::AssertionFailure()
+                   << "first difference at U_PDU " << i << " of " << got.size() << " (sizes "
+                   << got[i].size() << " vs " << want[i].size() << ")";
+    if (got.size() != want.size())
+        return ::testing::AssertionFailure()
+               << got.size() << " U_PDUs instead of " << want.size();
+    return ::testing::AssertionSuccess();
+}
+
+inline sis_primitive bind_request(uint8_t sap, sis_tx_mode mode,
+                           sis_delivery_confirmation conf = sis_delivery_confirmation::node)
+{
+    sis_primitive p;
+    p.type = sis_type::bind_request;
+    p.sap = sap;
+    p.service_type.tx_mode = mode;
+    p.service_type.delivery_confirmation = conf;
+    return p;
+}
+
+inline sis_primitive unidata(uint32_t dest, bytes payload, uint8_t priority = 0, uint32_t ttl = 0)
+{
+    sis_primitive p;
+    p.type = sis_type::unidata_request;
+    p.destination = sis_address{ dest, 7 };
+    p.destination_sap = test_sap;
+    p.priority = priority;
+    p.ttl = ttl;
+    p.payload = std::move(payload);
+    return p;
+}
+
+inline node_config node_at(uint32_t address)
+{
+    node_config c;
+    c.address = address;
+    return c;
+}
+
+inline std::vector<bytes> random_updus(size_t n, size_t max_size, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<size_t> size(1, max_size);
+    std::vector<bytes> out(n);
+    for (auto& u : out) {
+        u.resize(size(rng));
+        for (auto& b : u)
+            b = uint8_t(rng());
+    }
+    return out;
+}
+
+// In-process SIS clients on every node: record what they receive and feed a list of
+// U_PDUs to the node as fast as its flow control allows.
+struct clients {
+    explicit clients(virtual_network& n) : net(n)
+    {
+        net.on_client_message([this](size_t node, const client_message& m) { on_message(node, m); });
+    }
+
+    void bind(size_t node, uint32_t client, sis_tx_mode mode,
+              sis_delivery_confirmation conf = sis_delivery_confirmation::node)
+    {
+        net.client_send(node, client, bind_request(test_sap, mode, conf));
+    }
+
+    // Sends `updus` from (node, client) to `dest`, pausing while DATA_FLOW_OFF holds.
+    void stream(size_t node, uint32_t client, uint32_t dest, std::vector<bytes> updus)
+    {
+        auto& s = senders[{ node, client }];
+        s.dest = dest;
+        s.items = std::move(updus);
+        pump(node, client);
+    }
+
+    void pump(size_t node, uint32_t client)
+    {
+        auto& s = senders[{ node, client }];
+        while (!s.flow_off && s.next < s.items.size()) {
+            const size_t i = s.next++;
+            net.client_send(node, client, unidata(s.dest, s.items[i]));
+        }
+    }
+
+    void on_message(size_t node, const client_message& m)
+    {
+        auto& log = received[node];
+        log.push_back(m);
+        if (m.primitive.type == sis_type::keep_alive) { // a live client answers
+            net.client_send(node, m.client, m.primitive);
+            return;
+        }
+        auto it = senders.find({ node, m.client });
+        if (it == senders.end())
+            return;
+        if (m.primitive.type == sis_type::data_flow_off)
+            it->second.flow_off = true;
+        if (m.primitive.type == sis_type::data_flow_on) {
+            it->second.flow_off = false;
+            pump(node, m.client);
+        }
+    }
+
+    std::vector<bytes> payloads(size_t node, sis_type type) const
+    {
+        std::vector<bytes> out;
+        auto it = received.find(node);
+        if (it == received.end())
+            return out;
+        for (auto& m : it->second)
+            if (m.primitive.type == type)
+                out.push_back(m.primitive.payload);
+        return out;
+    }
+    size_t count(size_t node, sis_type type) const
+    {
+        auto it = received.find(node);
+        if (it == received.end())
+            return 0;
+        size_t n = 0;
+        for (auto& m : it->second)
+            n += m.primitive.type == type;
+        return n;
+    }
+
+    struct sender {
+        uint32_t dest = 0;
+        std::vector<bytes> items;
+        size_t next = 0;
+        bool flow_off = false;
+    };
+    virtual_network& net;
+    std::map<std::pair<size_t, uint32_t>, sender> senders;
+    std::map<size_t, std::vector<client_message>> received;
+};
+
+
+#endif

@@ -1,0 +1,303 @@
+// Services of the node engine end to end on the virtual network: delivery
+// confirmation by the client, expedited data, reverse traffic riding on acks, DROP at
+// TTL expiry, non-ARQ delivery with errors, hard links, broadcast-only nodes and EOW
+// data rate changes.
+#include "node_test_support.h"
+
+#include "dl/deframer.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+size_t count_type(const std::vector<client_message>& log, sis_type t)
+{
+    size_t n = 0;
+    for (auto& m : log)
+        n += m.primitive.type == t;
+    return n;
+}
+
+const client_message* last_of(const std::vector<client_message>& log, sis_type t)
+{
+    for (auto it = log.rbegin(); it != log.rend(); ++it)
+        if (it->primitive.type == t)
+            return &*it;
+    return nullptr;
+}
+
+} // namespace
+
+TEST(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundSaps)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq, sis_delivery_confirmation::client);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes(300, 7)));
+    double indicated_at = -1;
+    ASSERT_TRUE(net.run_until(
+        [&] {
+            if (indicated_at < 0 && cl.count(b, sis_type::unidata_indication))
+                indicated_at = net.now();
+            return cl.count(a, sis_type::unidata_request_confirm) == 1;
+        },
+        600));
+    EXPECT_GT(indicated_at, 0);
+    EXPECT_GT(net.now(), indicated_at); // the confirmation came back over the air
+    EXPECT_EQ(cl.received[a].back().primitive.payload, bytes(300, 7));
+
+    // Nobody holds SAP 9 at b: the request is rejected with that reason.
+    auto to_nowhere = unidata(2, bytes(20, 1));
+    to_nowhere.destination_sap = 9;
+    net.client_send(a, 1, to_nowhere);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; }, net.now() + 600));
+    EXPECT_EQ(last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
+              uint8_t(sis_unidata_rejected_reason::destination_sap_not_bound));
+    EXPECT_EQ(net.node(b).counters().updus_undeliverable, 1u);
+}
+
+TEST(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    std::set<dpdu_type> seen;
+    net.on_transmission([&](size_t, const node_transmission& t) {
+        dpdu_deframer df;
+        for (auto& f : df.push(t.burst.data(), t.burst.size()))
+            seen.insert(f.frame.type);
+    });
+    auto p = unidata(2, bytes(1500, 3));
+    p.type = sis_type::expedited_unidata_request;
+    net.client_send(a, 1, p);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::expedited_unidata_request_confirm) == 1; }, 600));
+    EXPECT_EQ(cl.payloads(b, sis_type::expedited_unidata_indication),
+              std::vector<bytes>{ bytes(1500, 3) });
+    EXPECT_EQ(cl.count(b, sis_type::unidata_indication), 0u);
+    EXPECT_TRUE(seen.count(dpdu_type::expedited_data_only));
+    EXPECT_TRUE(seen.count(dpdu_type::expedited_ack_only));
+}
+
+TEST(NodeServices, ReverseTrafficRidesOnAcknowledgements)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    size_t data_acks = 0;
+    net.on_transmission([&](size_t, const node_transmission& t) {
+        dpdu_deframer df;
+        for (auto& f : df.push(t.burst.data(), t.burst.size()))
+            data_acks += f.frame.type == dpdu_type::data_ack;
+    });
+    const auto ab = random_updus(40, 2048, 1), ba = random_updus(40, 2048, 2);
+    cl.stream(a, 1, 2, ab);
+    cl.stream(b, 1, 1, ba);
+    ASSERT_TRUE(net.run_until(
+        [&] {
+            return cl.count(b, sis_type::unidata_indication) == ab.size() &&
+                   cl.count(a, sis_type::unidata_indication) == ba.size();
+        },
+        7200));
+    EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), ab));
+    EXPECT_TRUE(same_sequence(cl.payloads(a, sis_type::unidata_indication), ba));
+    EXPECT_GT(data_acks, 0u);
+    // One link carried both directions.
+    EXPECT_EQ(net.node(a).counters().link_setups, 1u);
+}
+
+TEST(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    // Make the link, then let nothing of size through from a to b.
+    net.client_send(a, 1, unidata(2, bytes(10, 1)));
+    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    channel_config bad;
+    bad.ber = 2e-3; // a 512-byte segment almost never survives; short frames often do
+    bad.seed = 9;
+    net.set_channel(a, b, bad);
+    net.client_send(a, 1, unidata(2, bytes(2000, 2), 0, 20)); // TTL 40 s
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; }, net.now() + 1200));
+    EXPECT_EQ(last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
+              uint8_t(sis_unidata_rejected_reason::ttl_expired));
+    // The channel recovers; the next U_PDU arrives and the dropped one never does.
+    net.set_channel(a, b, channel_config());
+    net.client_send(a, 1, unidata(2, bytes(100, 3)));
+    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
+                              net.now() + 1200));
+    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication),
+              (std::vector<bytes>{ bytes(10, 1), bytes(100, 3) }));
+}
+
+TEST(NodeServices, NonArqWithErrorsDeliversDamagedUpdusWithTheirBlocks)
+{
+    virtual_network net;
+    channel_config ch;
+    ch.ber = 2e-4;
+    ch.seed = 4;
+    net.set_channel_all(ch);
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::non_arq);
+    cl.bind(b, 1, sis_tx_mode::non_arq_with_errors);
+    const auto updus = random_updus(100, 2048, 6);
+    cl.stream(a, 1, 2, updus);
+    net.run_until(3 * 3600.0);
+    size_t damaged = 0, whole = 0;
+    for (auto& m : cl.received[b]) {
+        if (m.primitive.type != sis_type::unidata_indication)
+            continue;
+        const auto& p = m.primitive;
+        if (p.service_type.tx_mode == sis_tx_mode::non_arq_with_errors) {
+            ++damaged;
+            EXPECT_FALSE(p.errored_blocks.empty() && p.non_received_blocks.empty());
+            for (auto& r : p.errored_blocks)
+                EXPECT_LE(size_t(r.offset) + r.size, p.payload.size());
+        } else {
+            EXPECT_EQ(p.service_type.tx_mode, sis_tx_mode::non_arq);
+            EXPECT_NE(std::find(updus.begin(), updus.end(), p.payload), updus.end());
+            ++whole;
+        }
+    }
+    EXPECT_GT(damaged, 0u);
+    EXPECT_GT(whole, 0u);
+    EXPECT_LE(damaged + whole, updus.size());
+}
+
+TEST(NodeServices, HardLinkType0IsEstablishedUsedAndTerminated)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    sis_primitive est;
+    est.type = sis_type::hard_link_establish;
+    est.link_type = hard_link_type::link_reservation;
+    est.link_priority = 1;
+    est.remote = sis_address{ 2, 7 };
+    net.client_send(a, 1, est);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::hard_link_established) == 1; }, 600));
+    EXPECT_EQ(last_of(cl.received[a], sis_type::hard_link_established)->primitive.remote_status, 1);
+    // The physical link is kept while the hard link lasts, far beyond the idle timeout.
+    net.run_until(net.now() + 600);
+    EXPECT_EQ(net.node(a).link_state(2), cas_link_state::up);
+    net.client_send(a, 1, unidata(2, bytes(64, 5)));
+    ASSERT_TRUE(net.run_until([&] { return cl.count(b, sis_type::unidata_indication) == 1; },
+                              net.now() + 600));
+    sis_primitive term;
+    term.type = sis_type::hard_link_terminate;
+    term.remote = sis_address{ 2, 7 };
+    net.client_send(a, 1, term);
+    // Once terminated, the soft-link rules apply again: the idle link is broken.
+    net.run_until(net.now() + 600);
+    EXPECT_EQ(net.node(a).link_state(2), cas_link_state::idle);
+    EXPECT_EQ(cl.count(a, sis_type::hard_link_rejected), 0u);
+}
+
+TEST(NodeServices, HardLinkType2AsksTheCalledClient)
+{
+    virtual_network net;
+    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.on_client_message([&](size_t node, const client_message& m) {
+        cl.on_message(node, m);
+        if (node == b && m.primitive.type == sis_type::hard_link_indication) {
+            sis_primitive acc = m.primitive;
+            acc.type = sis_type::hard_link_accept;
+            net.client_send(b, m.client, acc);
+        }
+    });
+    sis_primitive est;
+    est.type = sis_type::hard_link_establish;
+    est.link_type = hard_link_type::full_bandwidth_reservation;
+    est.remote_sap = test_sap;
+    est.remote = sis_address{ 2, 7 };
+    net.client_send(a, 1, est);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::hard_link_established) == 1; }, 600));
+    EXPECT_EQ(cl.count(b, sis_type::hard_link_indication), 1u);
+    EXPECT_EQ(last_of(cl.received[b], sis_type::hard_link_indication)->primitive.remote.address, 1u);
+}
+
+TEST(NodeServices, BroadcastOnlyNodeRefusesArqAndBroadcastsNonArq)
+{
+    virtual_network net;
+    node_config bc = node_at(1);
+    bc.broadcast_only = true;
+    const size_t a = net.add_node(bc), b = net.add_node(node_at(2)), c = net.add_node(node_at(3));
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    EXPECT_EQ(cl.received[a].back().primitive.type, sis_type::bind_rejected);
+    EXPECT_EQ(cl.received[a].back().primitive.reason,
+              uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast));
+    cl.bind(a, 2, sis_tx_mode::non_arq);
+    cl.bind(b, 1, sis_tx_mode::non_arq);
+    cl.bind(c, 1, sis_tx_mode::non_arq);
+    net.client_send(a, 2, unidata(broadcast_address, bytes(700, 8)));
+    ASSERT_TRUE(net.run_until(
+        [&] {
+            return cl.count(b, sis_type::unidata_indication) == 1 &&
+                   cl.count(c, sis_type::unidata_indication) == 1;
+        },
+        600));
+    EXPECT_EQ(cl.received[b].back().primitive.destination.address, broadcast_address);
+    EXPECT_EQ(net.node(a).counters().link_setups, 0u);
+    // A link request to a broadcast-only node is refused.
+    auto arq = unidata(1, bytes(10, 1));
+    arq.service_type.tx_mode = sis_tx_mode::arq;
+    net.client_send(b, 1, arq);
+    net.run_until(net.now() + 200);
+    EXPECT_GE(net.node(b).counters().link_failures, 1u);
+    EXPECT_EQ(net.node(a).counters().link_setups, 0u);
+}
+
+TEST(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
+{
+    virtual_network net;
+    channel_config ch;
+    ch.snr_db = 35; // enough for the fastest mode of the default policy table
+    net.set_channel_all(ch);
+    node_config ca = node_at(1), cb = node_at(2);
+    for (auto* c : { &ca, &cb }) {
+        c->rate_adaptation = true;
+        c->mode = modem_mode{ rate_300, interleaving_short };
+    }
+    const size_t a = net.add_node(ca), b = net.add_node(cb);
+    clients cl(net);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    std::set<std::string> modes;
+    unsigned fastest = 0;
+    net.on_transmission([&](size_t node, const node_transmission& t) {
+        if (node != a)
+            return;
+        modes.insert(to_string(t.mode));
+        fastest = std::max(fastest, data_rate_bps(t.mode.data_rate));
+    });
+    const auto updus = random_updus(300, 2048, 8);
+    cl.stream(a, 1, 2, updus);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == updus.size(); }, 24 * 3600.0));
+    EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
+    EXPECT_TRUE(modes.count("300S"));
+    EXPECT_GT(modes.size(), 1u) << "never left 300S";
+    // The policy steps up one mode at a time (dwell 30 s): within this transfer it
+    // climbs well above the initial 300 bps.
+    EXPECT_GE(fastest, 4800u);
+}

@@ -57,6 +57,7 @@ bench: build
 fuzz: deps-fuzz
 	fuzz/run.sh deframer $(FUZZ_SECONDS)
 	fuzz/run.sh sis_reassembler $(FUZZ_SECONDS)
+	fuzz/run.sh node_engine $(FUZZ_SECONDS)
 
 install: build
 	$(SUDO) cmake --install $(BUILD_DIR)

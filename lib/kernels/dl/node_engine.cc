@@ -57,7 +57,7 @@ phy_timing default_phy_timing(const modem_mode& mode)
 
 size_t default_segment_size(unsigned bps)
 {
-    if (bps <= 1200)
+    if (bps <= 600)
         return 256;
     if (bps <= 2400)
         return 512;

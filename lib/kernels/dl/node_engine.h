@@ -43,7 +43,7 @@ namespace dl {
 phy_timing default_phy_timing(const modem_mode& mode);
 // ARQ segment size for a data rate when node_config::segment_size is 0: large enough
 // that the per-D_PDU overhead (about 20 bytes) stays below 8 %, small enough that a bit
-// error costs little air time: up to 1200 bps 256 bytes, 2400 bps 512, above 1023.
+// error costs little air time: up to 600 bps 256 bytes, 1200-2400 bps 512, above 1023.
 // (At 75 bps a 256-byte segment lasts 29 s; a smaller one would lose the anchors'
 // 87 % utilisation on a clear channel to header overhead.)
 size_t default_segment_size(unsigned bps);

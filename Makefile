@@ -48,6 +48,8 @@ test: build
 
 demo: build
 	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-wire-demo --out $(BUILD_DIR)/demo
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \
+	    --sis-port 0 --time-scale 20 --ber 1e-4 --pcap $(BUILD_DIR)/demo/node-a.pcap
 
 bench: build
 	$(BUILD_DIR)/bench/bench_deframer

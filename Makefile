@@ -54,6 +54,7 @@ demo: build
 bench: build
 	$(BUILD_DIR)/bench/bench_deframer
 	$(BUILD_DIR)/bench/bench_arq_link
+	$(BUILD_DIR)/bench/bench_node_engine
 
 # Each target runs FUZZ_SECONDS with ASan and UBSan; see fuzz/run.sh.
 fuzz: deps-fuzz

@@ -3,6 +3,7 @@
 #ifndef HFSTACK_TESTS_NODE_TEST_SUPPORT_H
 #define HFSTACK_TESTS_NODE_TEST_SUPPORT_H
 
+#include "dl/deframer.h"
 #include "dl/node_engine.h"
 #include "sim/virtual_network.h"
 
@@ -160,5 +161,31 @@ struct clients {
     std::map<size_t, std::vector<client_message>> received;
 };
 
+
+// The D_PDUs of a transmission, as a receiver without errors would find them.
+inline std::vector<dpdu> frames_of(const node_transmission& t)
+{
+    dpdu_deframer df;
+    std::vector<dpdu> out;
+    for (auto& f : df.push(t.burst.data(), t.burst.size()))
+        out.push_back(f.frame);
+    return out;
+}
+
+// A virtual network with in-process clients; add_two_nodes() adds nodes 0.0.0.1 (a)
+// and 0.0.0.2 (b) with the default configuration.
+class node_network_test : public ::testing::Test
+{
+protected:
+    void add_two_nodes()
+    {
+        a = net.add_node(node_at(1));
+        b = net.add_node(node_at(2));
+    }
+
+    virtual_network net;
+    clients cl{ net };
+    size_t a = 0, b = 0;
+};
 
 #endif

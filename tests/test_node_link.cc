@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 
-TEST(NodeLink, FirstArqExchangeMakesTheLinkResetsWindowsAndConfirms)
+class NodeLink : public node_network_test
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+};
+
+TEST_F(NodeLink, FirstArqExchangeMakesTheLinkResetsWindowsAndConfirms)
+{
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(2, bytes{ 'p', 'i', 'n', 'g' }));
@@ -38,9 +40,8 @@ TEST(NodeLink, FirstArqExchangeMakesTheLinkResetsWindowsAndConfirms)
     EXPECT_EQ(net.node(b).link_state(1), cas_link_state::idle);
 }
 
-TEST(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
+TEST_F(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
 {
-    virtual_network net;
     channel_config ch;
     ch.ber = 1e-4;
     ch.outage_period_s = 600;
@@ -48,8 +49,7 @@ TEST(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
     ch.outage_offset_s = 300;
     ch.seed = 11;
     net.set_channel_all(ch);
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     const auto updus = random_updus(10000, 2048, 42);
@@ -69,16 +69,14 @@ TEST(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
     EXPECT_GT(net.node(b).counters().segment_crc_errors, 0u);
 }
 
-TEST(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)
+TEST_F(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)
 {
-    virtual_network net;
     channel_config ch;
     ch.outage_period_s = 100000;
     ch.outage_duration_s = 600; // far longer than the response timeouts
     ch.outage_offset_s = 60;
     net.set_channel_all(ch);
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     const auto updus = random_updus(300, 2048, 7);
@@ -92,11 +90,9 @@ TEST(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)
     EXPECT_GT(ca.link_failures + ca.response_timeouts, 0u);
 }
 
-TEST(NodeLink, TtlExpiryRejectsWhatCouldNotBeDelivered)
+TEST_F(NodeLink, TtlExpiryRejectsWhatCouldNotBeDelivered)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     net.set_node_offline(b, true);
     net.client_send(a, 1, unidata(2, bytes(100, 1), 0, 30)); // TTL 30 x 2 s
@@ -110,11 +106,9 @@ TEST(NodeLink, TtlExpiryRejectsWhatCouldNotBeDelivered)
     EXPECT_EQ(net.node(a).counters().ttl_expired, 1u);
 }
 
-TEST(NodeLink, HigherPriorityOvertakesQueuedLowerPriority)
+TEST_F(NodeLink, HigherPriorityOvertakesQueuedLowerPriority)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     const auto low = random_updus(60, 2048, 3);
@@ -131,15 +125,13 @@ TEST(NodeLink, HigherPriorityOvertakesQueuedLowerPriority)
     EXPECT_LT(pos, 20u);
 }
 
-TEST(NodeLink, NonArqDeliversExactlyTheCompleteUpdus)
+TEST_F(NodeLink, NonArqDeliversExactlyTheCompleteUpdus)
 {
-    virtual_network net;
     channel_config ch;
     ch.ber = 3e-5;
     ch.seed = 5;
     net.set_channel_all(ch);
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::non_arq);
     cl.bind(b, 1, sis_tx_mode::non_arq);
     // Which D_PDUs reach b intact: b's view of the air, deframed here.
@@ -184,11 +176,9 @@ TEST(NodeLink, NonArqDeliversExactlyTheCompleteUpdus)
     EXPECT_EQ(net.node(a).counters().link_setups, 0u); // no link for non-ARQ
 }
 
-TEST(NodeLink, RestartedReceiverIsResynchronised)
+TEST_F(NodeLink, RestartedReceiverIsResynchronised)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     const auto first = random_updus(40, 2048, 21);
@@ -213,11 +203,9 @@ TEST(NodeLink, RestartedReceiverIsResynchronised)
     EXPECT_TRUE(same_sequence(after, std::vector<bytes>(start, first.end())));
 }
 
-TEST(NodeLink, RestartedSenderResetsTheWindowsItForgot)
+TEST_F(NodeLink, RestartedSenderResetsTheWindowsItForgot)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     cl.stream(a, 1, 2, random_updus(30, 1000, 1));
@@ -234,16 +222,14 @@ TEST(NodeLink, RestartedSenderResetsTheWindowsItForgot)
     EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), second));
 }
 
-TEST(NodeLink, ThreeNodesShareTheChannel)
+TEST_F(NodeLink, ThreeNodesShareTheChannel)
 {
-    virtual_network net;
     channel_config ch;
     ch.ber = 1e-5;
     ch.seed = 3;
     net.set_channel_all(ch);
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2)),
-                 c = net.add_node(node_at(3));
-    clients cl(net);
+    add_two_nodes();
+    const size_t c = net.add_node(node_at(3));
     for (size_t n : { a, b, c })
         cl.bind(n, 1, sis_tx_mode::arq);
     const auto ab = random_updus(60, 2048, 31), cb = random_updus(60, 2048, 32),

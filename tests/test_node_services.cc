@@ -4,8 +4,6 @@
 // data rate changes.
 #include "node_test_support.h"
 
-#include "dl/deframer.h"
-
 #include <gtest/gtest.h>
 
 namespace {
@@ -28,11 +26,13 @@ const client_message* last_of(const std::vector<client_message>& log, sis_type t
 
 } // namespace
 
-TEST(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundSaps)
+class NodeServices : public node_network_test
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+};
+
+TEST_F(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundSaps)
+{
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq, sis_delivery_confirmation::client);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(2, bytes(300, 7)));
@@ -59,18 +59,15 @@ TEST(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundSap
     EXPECT_EQ(net.node(b).counters().updus_undeliverable, 1u);
 }
 
-TEST(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
+TEST_F(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     std::set<dpdu_type> seen;
     net.on_transmission([&](size_t, const node_transmission& t) {
-        dpdu_deframer df;
-        for (auto& f : df.push(t.burst.data(), t.burst.size()))
-            seen.insert(f.frame.type);
+        for (auto& f : frames_of(t))
+            seen.insert(f.type);
     });
     auto p = unidata(2, bytes(1500, 3));
     p.type = sis_type::expedited_unidata_request;
@@ -84,18 +81,15 @@ TEST(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
     EXPECT_TRUE(seen.count(dpdu_type::expedited_ack_only));
 }
 
-TEST(NodeServices, ReverseTrafficRidesOnAcknowledgements)
+TEST_F(NodeServices, ReverseTrafficRidesOnAcknowledgements)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     size_t data_acks = 0;
     net.on_transmission([&](size_t, const node_transmission& t) {
-        dpdu_deframer df;
-        for (auto& f : df.push(t.burst.data(), t.burst.size()))
-            data_acks += f.frame.type == dpdu_type::data_ack;
+        for (auto& f : frames_of(t))
+            data_acks += f.type == dpdu_type::data_ack;
     });
     const auto ab = random_updus(40, 2048, 1), ba = random_updus(40, 2048, 2);
     cl.stream(a, 1, 2, ab);
@@ -113,11 +107,9 @@ TEST(NodeServices, ReverseTrafficRidesOnAcknowledgements)
     EXPECT_EQ(net.node(a).counters().link_setups, 1u);
 }
 
-TEST(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
+TEST_F(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     // Make the link, then let nothing of size through from a to b.
@@ -141,15 +133,13 @@ TEST(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
               (std::vector<bytes>{ bytes(10, 1), bytes(100, 3) }));
 }
 
-TEST(NodeServices, NonArqWithErrorsDeliversDamagedUpdusWithTheirBlocks)
+TEST_F(NodeServices, NonArqWithErrorsDeliversDamagedUpdusWithTheirBlocks)
 {
-    virtual_network net;
     channel_config ch;
     ch.ber = 2e-4;
     ch.seed = 4;
     net.set_channel_all(ch);
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::non_arq);
     cl.bind(b, 1, sis_tx_mode::non_arq_with_errors);
     const auto updus = random_updus(100, 2048, 6);
@@ -176,11 +166,9 @@ TEST(NodeServices, NonArqWithErrorsDeliversDamagedUpdusWithTheirBlocks)
     EXPECT_LE(damaged + whole, updus.size());
 }
 
-TEST(NodeServices, HardLinkType0IsEstablishedUsedAndTerminated)
+TEST_F(NodeServices, HardLinkType0IsEstablishedUsedAndTerminated)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     sis_primitive est;
@@ -208,11 +196,9 @@ TEST(NodeServices, HardLinkType0IsEstablishedUsedAndTerminated)
     EXPECT_EQ(cl.count(a, sis_type::hard_link_rejected), 0u);
 }
 
-TEST(NodeServices, HardLinkType2AsksTheCalledClient)
+TEST_F(NodeServices, HardLinkType2AsksTheCalledClient)
 {
-    virtual_network net;
-    const size_t a = net.add_node(node_at(1)), b = net.add_node(node_at(2));
-    clients cl(net);
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.on_client_message([&](size_t node, const client_message& m) {
@@ -235,13 +221,13 @@ TEST(NodeServices, HardLinkType2AsksTheCalledClient)
     EXPECT_EQ(last_of(cl.received[b], sis_type::hard_link_indication)->primitive.remote.address, 1u);
 }
 
-TEST(NodeServices, BroadcastOnlyNodeRefusesArqAndBroadcastsNonArq)
+TEST_F(NodeServices, BroadcastOnlyNodeRefusesArqAndBroadcastsNonArq)
 {
-    virtual_network net;
     node_config bc = node_at(1);
     bc.broadcast_only = true;
-    const size_t a = net.add_node(bc), b = net.add_node(node_at(2)), c = net.add_node(node_at(3));
-    clients cl(net);
+    a = net.add_node(bc);
+    b = net.add_node(node_at(2));
+    const size_t c = net.add_node(node_at(3));
     cl.bind(a, 1, sis_tx_mode::arq);
     EXPECT_EQ(cl.received[a].back().primitive.type, sis_type::bind_rejected);
     EXPECT_EQ(cl.received[a].back().primitive.reason,
@@ -267,9 +253,8 @@ TEST(NodeServices, BroadcastOnlyNodeRefusesArqAndBroadcastsNonArq)
     EXPECT_EQ(net.node(a).counters().link_setups, 0u);
 }
 
-TEST(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
+TEST_F(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
 {
-    virtual_network net;
     channel_config ch;
     ch.snr_db = 35; // enough for the fastest mode of the default policy table
     net.set_channel_all(ch);
@@ -278,8 +263,8 @@ TEST(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
         c->rate_adaptation = true;
         c->mode = modem_mode{ rate_300, interleaving_short };
     }
-    const size_t a = net.add_node(ca), b = net.add_node(cb);
-    clients cl(net);
+    a = net.add_node(ca);
+    b = net.add_node(cb);
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     std::set<std::string> modes;

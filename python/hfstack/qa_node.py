@@ -16,6 +16,7 @@ import threading
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
+from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
 dl = hfstack.dl
 
@@ -49,16 +50,6 @@ def sis_pdu(client, primitive):
     return hfstack.make_pdu(dl.encode_sis(primitive), client_id=client, from_client=True)
 
 
-def bind(sap):
-    p = hfstack.make_sis("bind_request", sap=sap, rank=0)
-    p.service_type.tx_mode = dl.sis_tx_mode.arq
-    p.service_type.delivery_confirmation = dl.sis_delivery_confirmation.node
-    return p
-
-
-def unidata(dest, sap, payload):
-    return hfstack.make_sis("unidata_request", destination=dl.sis_address(dest, 7),
-                           destination_sap=sap, payload=payload)
 
 
 def primitives(messages):
@@ -122,9 +113,9 @@ class qa_node(gr_unittest.TestCase):
         tb.msg_connect(a, "sis_out", out_a, "in")
         tb.msg_connect(b, "sis_out", out_b, "in")
         tb.msg_connect(a, "stats", stats, "in")
-        a._post(pmt.intern("sis_in"), sis_pdu(7, bind(3)))
-        b._post(pmt.intern("sis_in"), sis_pdu(9, bind(3)))
-        a._post(pmt.intern("sis_in"), sis_pdu(7, unidata(2, 3, b"hello over HF")))
+        a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
+        b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
+        a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, b"hello over HF")))
         tb.start()
         try:
             got = out_b.wait_for(lambda m: dl.sis_type.unidata_indication in types(m))
@@ -157,8 +148,8 @@ class qa_node(gr_unittest.TestCase):
         a = hfstack.node("0.0.0.1", "mode=600L;channel_access.mode=none", 1000.0)
         air = recorder()
         tb.msg_connect(a, "to_phy", air, "in")
-        a._post(pmt.intern("sis_in"), sis_pdu(1, bind(3)))
-        a._post(pmt.intern("sis_in"), sis_pdu(1, unidata(2, 3, b"x")))
+        a._post(pmt.intern("sis_in"), sis_pdu(1, bind_request(3)))
+        a._post(pmt.intern("sis_in"), sis_pdu(1, unidata_request(2, 3, b"x")))
         tb.start()
         try:
             self.assertTrue(air.wait_for(lambda m: len(m) >= 1))
@@ -179,7 +170,7 @@ class qa_node(gr_unittest.TestCase):
         a = hfstack.node("0.0.0.1", FAST, TIME_SCALE)
         out = recorder()
         tb.msg_connect(a, "sis_out", out, "in")
-        a._post(pmt.intern("sis_in"), sis_pdu(4, bind(2)))
+        a._post(pmt.intern("sis_in"), sis_pdu(4, bind_request(2)))
         # Not SIS at all, then the transport gives up on the connection.
         a._post(pmt.intern("sis_in"), hfstack.make_pdu(b"GET / HTTP/1.1\r\n", client_id=4))
         meta = pmt.make_dict()
@@ -213,7 +204,7 @@ class qa_node(gr_unittest.TestCase):
                           ("phy_status", pmt.make_dict()),
                           ("from_phy", hfstack.make_pdu(b"\x90\xeb" + bytes(40)))):
             a._post(pmt.intern(port), msg)
-        a._post(pmt.intern("sis_in"), sis_pdu(1, bind(5)))
+        a._post(pmt.intern("sis_in"), sis_pdu(1, bind_request(5)))
         tb.start()
         try:
             answered = out.wait_for(lambda m: dl.sis_type.bind_accepted in types(m))

@@ -11,7 +11,7 @@ other node, receive the indication and the confirmation, unbind; a garbage clien
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import sis_client
+from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
 dl = hfstack.dl
 
@@ -21,16 +21,6 @@ TIMEOUT = 20.0
 T = dl.sis_type
 
 
-def bind(sap, rank=0):
-    p = hfstack.make_sis("bind_request", sap=sap, rank=rank)
-    p.service_type.tx_mode = dl.sis_tx_mode.arq
-    p.service_type.delivery_confirmation = dl.sis_delivery_confirmation.node
-    return p
-
-
-def unidata(dest, sap, payload):
-    return hfstack.make_sis("unidata_request", destination=dl.sis_address(dest, 7),
-                           destination_sap=sap, payload=payload)
 
 
 class qa_node_tcp(gr_unittest.TestCase):
@@ -64,11 +54,11 @@ class qa_node_tcp(gr_unittest.TestCase):
 
     def test_bind_send_receive_unbind(self):
         a, b = self.connect(0), self.connect(1)
-        a.send(bind(3))
-        b.send(bind(4))
+        a.send(bind_request(3))
+        b.send(bind_request(4))
         self.assertEqual(a.receive_type(T.bind_accepted).mtu, 2048)
         b.receive_type(T.bind_accepted)
-        a.send(unidata(2, 4, b"across the HF link"))
+        a.send(unidata_request(2, 4, b"across the HF link"))
         ind = b.receive_type(T.unidata_indication)
         self.assertEqual(ind.payload, b"across the HF link")
         self.assertEqual((ind.source.address, ind.source_sap), (1, 3))
@@ -78,13 +68,13 @@ class qa_node_tcp(gr_unittest.TestCase):
         a.send(hfstack.make_sis("unbind_request"))
         a.close()
         c = self.connect(0)
-        c.send(bind(3))
+        c.send(bind_request(3))
         self.assertEqual(c.receive_type(T.bind_accepted).sap, 3)
 
     def test_garbage_client_is_told_and_dropped_others_unaffected(self):
         good, bad = self.connect(0), self.connect(0)
-        good.send(bind(1))
-        bad.send(bind(2))
+        good.send(bind_request(1))
+        bad.send(bind_request(2))
         good.receive_type(T.bind_accepted)
         bad.receive_type(T.bind_accepted)
         bad.send(b"GET / HTTP/1.1\r\nHost: example\r\n\r\n" * 200)
@@ -96,7 +86,7 @@ class qa_node_tcp(gr_unittest.TestCase):
         good.send(hfstack.make_sis("keep_alive"))
         good.receive_type(T.keep_alive)
         again = self.connect(0)
-        again.send(bind(2))
+        again.send(bind_request(2))
         again.receive_type(T.bind_accepted)
 
     def test_32_clients_at_once(self):
@@ -104,7 +94,7 @@ class qa_node_tcp(gr_unittest.TestCase):
         # 16 SAPs: the first 16 clients get them; the rest ask for taken SAPs at the
         # same rank and are refused, each with its own answer.
         for i, c in enumerate(clients):
-            c.send(bind(i % 16))
+            c.send(bind_request(i % 16))
         answers = [c.receive() for c in clients]
         self.assertEqual([p.type for p in answers[:16]], [T.bind_accepted] * 16)
         self.assertEqual([p.sap for p in answers[:16]], list(range(16)))
@@ -112,10 +102,10 @@ class qa_node_tcp(gr_unittest.TestCase):
         self.assertEqual({p.reason for p in answers[16:]}, {3})  # SAP already allocated
         # Every bound client receives its own U_PDU from the other node.
         sender = self.connect(0)
-        sender.send(bind(0))
+        sender.send(bind_request(0))
         sender.receive_type(T.bind_accepted)
         for sap in range(16):
-            sender.send(unidata(2, sap, bytes([sap]) * 50))
+            sender.send(unidata_request(2, sap, bytes([sap]) * 50))
         for sap, c in enumerate(clients[:16]):
             self.assertEqual(c.receive_type(T.unidata_indication).payload, bytes([sap]) * 50)
 

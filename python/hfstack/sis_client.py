@@ -16,6 +16,30 @@ import socket
 from .hfstack_python import dl
 
 
+def bind_request(sap, tx_mode="arq", confirmation="node", rank=0):
+    """S_BIND_REQUEST for `sap` with the named service (tx_mode: arq, non_arq,
+    non_arq_with_errors, ignore; confirmation: none, node, client)."""
+    p = dl.sis_primitive()
+    p.type = dl.sis_type.bind_request
+    p.sap, p.rank = sap, rank
+    p.service_type.tx_mode = getattr(dl.sis_tx_mode, tx_mode)
+    p.service_type.delivery_confirmation = getattr(dl.sis_delivery_confirmation, confirmation)
+    return p
+
+
+def unidata_request(destination, sap, payload, priority=0, ttl=0):
+    """S_UNIDATA_REQUEST of `payload` to `sap` at node `destination` (an int or
+    "a.b.c.d"), with the service of the client's binding."""
+    if isinstance(destination, str):
+        destination = dl.parse_address(destination)
+    p = dl.sis_primitive()
+    p.type = dl.sis_type.unidata_request
+    p.destination = dl.sis_address(destination, 7)
+    p.destination_sap, p.priority, p.ttl = sap, priority, ttl
+    p.payload = payload
+    return p
+
+
 class sis_client:
     """One SIS connection. Every call gives up after `timeout` seconds (socket.timeout)."""
 

@@ -42,6 +42,21 @@ bytes data_cpdu(const spdu& s)
 
 bool needs_arq(const sis_service_type& s) { return s.tx_mode == sis_tx_mode::arq; }
 
+// S_PDU DATA carrying a client's U_PDU (no TTD: the node's clock is not GMT).
+spdu data_spdu(const updu_request& r)
+{
+    spdu s;
+    s.type = spdu_type::data;
+    s.priority = r.priority;
+    s.source_sap = r.source_sap;
+    s.destination_sap = r.destination_sap;
+    // Client-level confirmation only means something where an ack comes back (ARQ).
+    s.client_delivery_confirm_required =
+        needs_arq(r.service) && r.service.delivery_confirmation == sis_delivery_confirmation::client;
+    s.updu = r.updu;
+    return s;
+}
+
 } // namespace
 
 phy_timing default_phy_timing(const modem_mode& mode)
@@ -503,13 +518,8 @@ struct node_engine::impl {
     void deliver_local(const updu_request& r)
     {
         counters.updus_accepted += 1;
-        spdu s;
-        s.type = spdu_type::data;
-        s.priority = r.priority;
-        s.source_sap = r.source_sap;
-        s.destination_sap = r.destination_sap;
-        s.updu = r.updu;
-        if (!deliver_data(cfg.address, cfg.address, s, r.expedited, r.service.tx_mode, nullptr))
+        if (!deliver_data(cfg.address, cfg.address, data_spdu(r), r.expedited, r.service.tx_mode,
+                          nullptr))
             reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
         else if (r.service.delivery_confirmation != sis_delivery_confirmation::none)
             confirm(r);
@@ -1226,14 +1236,7 @@ struct node_engine::impl {
                 break;
             auto req = *queue.pop(r->id);
             note_dequeued(req);
-            spdu s;
-            s.type = spdu_type::data;
-            s.priority = req.priority;
-            s.source_sap = req.source_sap;
-            s.destination_sap = req.destination_sap;
-            s.client_delivery_confirm_required =
-                req.service.delivery_confirmation == sis_delivery_confirmation::client;
-            s.updu = req.updu;
+            const spdu s = data_spdu(req);
             const bool in_order = req.service.delivery_order == sis_delivery_order::in_order;
             const uint64_t h = sender.enqueue(data_cpdu(s), in_order);
             in_flight f;
@@ -1322,13 +1325,7 @@ struct node_engine::impl {
                 return;
             auto req = *queue.pop(r->id);
             note_dequeued(req);
-            spdu s;
-            s.type = spdu_type::data;
-            s.priority = req.priority;
-            s.source_sap = req.source_sap;
-            s.destination_sap = req.destination_sap;
-            s.updu = req.updu;
-            const bytes c = data_cpdu(s);
+            const bytes c = data_cpdu(data_spdu(req));
             // Time for every copy to reach the receiver, even when the C_PDU continues
             // in our next transmission (after a turnaround and a carrier-sense back-off).
             const double window = air_time(b.phy, total) + 2 * cfg.max_transmission_s +

@@ -106,7 +106,18 @@ node_impl::node_impl(const std::string& address,
     d_epoch = std::chrono::steady_clock::now();
 }
 
-node_impl::~node_impl() { stop(); }
+node_impl::~node_impl()
+{
+    // Destroyed while running (the flowgraph was never stopped): end the timer thread
+    // without publishing anything, the ports may already be gone.
+    {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        d_running = false;
+    }
+    d_wake.notify_all();
+    if (d_timer.joinable())
+        d_timer.join();
+}
 
 double node_impl::now() const
 {

@@ -139,6 +139,18 @@ struct clients {
                 out.push_back(m.primitive.payload);
         return out;
     }
+    // U_PDUs indicated at `node` that came from node address `source`, in order.
+    std::vector<bytes> payloads_from(size_t node, uint32_t source) const
+    {
+        std::vector<bytes> out;
+        auto it = received.find(node);
+        if (it != received.end())
+            for (auto& m : it->second)
+                if (m.primitive.type == sis_type::unidata_indication &&
+                    m.primitive.source.address == source)
+                    out.push_back(m.primitive.payload);
+        return out;
+    }
     size_t count(size_t node, sis_type type) const
     {
         auto it = received.find(node);

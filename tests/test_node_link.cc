@@ -247,11 +247,35 @@ TEST_F(NodeLink, ThreeNodesShareTheChannel)
         << "b got " << cl.count(b, sis_type::unidata_indication) << ", c got "
         << cl.count(c, sis_type::unidata_indication);
     // Per source, in order.
-    std::vector<bytes> from_a, from_c;
-    for (auto& m : cl.received[b])
-        if (m.primitive.type == sis_type::unidata_indication)
-            (m.primitive.source.address == 1 ? from_a : from_c).push_back(m.primitive.payload);
-    EXPECT_TRUE(same_sequence(from_a, ab));
-    EXPECT_TRUE(same_sequence(from_c, cb));
+    EXPECT_TRUE(same_sequence(cl.payloads_from(b, 1), ab));
+    EXPECT_TRUE(same_sequence(cl.payloads_from(b, 3), cb));
     EXPECT_TRUE(same_sequence(cl.payloads(c, sis_type::unidata_indication), ac));
+}
+
+TEST_F(NodeLink, ThreeNodesWithSlottedChannelAccess)
+{
+    channel_config ch;
+    ch.ber = 1e-5;
+    ch.seed = 8;
+    net.set_channel_all(ch);
+    for (uint32_t address : { 1u, 2u, 3u }) {
+        node_config c = node_at(address);
+        c.channel_access.mode = channel_access_mode::slotted;
+        c.channel_access.slot_number = address - 1;
+        net.add_node(c);
+    }
+    a = 0;
+    b = 1;
+    const size_t c = 2;
+    for (size_t n : { a, b, c })
+        cl.bind(n, 1, sis_tx_mode::arq);
+    const auto ab = random_updus(40, 2048, 41), cb = random_updus(40, 2048, 42);
+    cl.stream(a, 1, 2, ab);
+    cl.stream(c, 1, 2, cb);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == ab.size() + cb.size(); },
+        12 * 3600.0))
+        << "b got " << cl.count(b, sis_type::unidata_indication);
+    EXPECT_TRUE(same_sequence(cl.payloads_from(b, 1), ab));
+    EXPECT_TRUE(same_sequence(cl.payloads_from(b, 3), cb));
 }

@@ -14,7 +14,7 @@ import tempfile
 import threading
 
 import pmt
-from gnuradio import gr, gr_unittest
+from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
@@ -104,15 +104,16 @@ class qa_node(gr_unittest.TestCase):
     def test_two_nodes_exchange_arq_data_between_clients(self):
         tb = gr.top_block()
         pcap = os.path.join(self.tmp.name, "a.pcap")
-        a = hfstack.node("0.0.0.1", FAST, TIME_SCALE, pcap)
+        a = hfstack.node("0.0.0.1", FAST, TIME_SCALE, pcap, 1.0)  # stats every protocol second
         b = hfstack.node("0.0.0.2", FAST, TIME_SCALE)
-        out_a, out_b, stats = recorder(), recorder(), recorder()
+        out_a, out_b = recorder(), recorder()
+        stats = blocks.message_debug()
         # The air: each node's bursts reach the other one, error free.
         tb.msg_connect(a, "to_phy", b, "from_phy")
         tb.msg_connect(b, "to_phy", a, "from_phy")
         tb.msg_connect(a, "sis_out", out_a, "in")
         tb.msg_connect(b, "sis_out", out_b, "in")
-        tb.msg_connect(a, "stats", stats, "in")
+        tb.msg_connect(a, "stats", stats, "store")
         a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
         b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
         a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, b"hello over HF")))
@@ -135,6 +136,11 @@ class qa_node(gr_unittest.TestCase):
                          [dl.sis_type.bind_accepted, dl.sis_type.subnet_availability])
         counters = dict(line.split("=") for line in a.counters().split())
         self.assertGreaterEqual(float(counters["transmissions"]), 2)
+        # Periodic counter dicts on `stats` (the exchange lasts several protocol seconds).
+        self.assertGreaterEqual(stats.num_messages(), 1)
+        first = stats.get_message(0)
+        self.assertTrue(pmt.is_dict(first))
+        self.assertTrue(pmt.dict_has_key(first, pmt.intern("dpdus_sent")))
         self.assertEqual(float(counters["updus_confirmed"]), 1)
         # Every D_PDU a sent and received is in its capture, as whole D_PDUs.
         linktype, records = read_pcap(pcap)

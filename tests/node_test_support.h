@@ -189,6 +189,15 @@ inline std::vector<dpdu> frames_of(const node_transmission& t)
 class node_network_test : public ::testing::Test
 {
 protected:
+    // Independent bit errors on every path, seeded.
+    void use_ber(double ber, uint64_t seed)
+    {
+        channel_config ch;
+        ch.ber = ber;
+        ch.seed = seed;
+        net.set_channel_all(ch);
+    }
+
     void add_two_nodes()
     {
         a = net.add_node(node_at(1));

@@ -127,10 +127,7 @@ TEST_F(NodeLink, HigherPriorityOvertakesQueuedLowerPriority)
 
 TEST_F(NodeLink, NonArqDeliversExactlyTheCompleteUpdus)
 {
-    channel_config ch;
-    ch.ber = 3e-5;
-    ch.seed = 5;
-    net.set_channel_all(ch);
+    use_ber(3e-5, 5);
     add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::non_arq);
     cl.bind(b, 1, sis_tx_mode::non_arq);
@@ -224,10 +221,7 @@ TEST_F(NodeLink, RestartedSenderResetsTheWindowsItForgot)
 
 TEST_F(NodeLink, ThreeNodesShareTheChannel)
 {
-    channel_config ch;
-    ch.ber = 1e-5;
-    ch.seed = 3;
-    net.set_channel_all(ch);
+    use_ber(1e-5, 3);
     add_two_nodes();
     const size_t c = net.add_node(node_at(3));
     for (size_t n : { a, b, c })
@@ -254,10 +248,7 @@ TEST_F(NodeLink, ThreeNodesShareTheChannel)
 
 TEST_F(NodeLink, ThreeNodesWithSlottedChannelAccess)
 {
-    channel_config ch;
-    ch.ber = 1e-5;
-    ch.seed = 8;
-    net.set_channel_all(ch);
+    use_ber(1e-5, 8);
     for (uint32_t address : { 1u, 2u, 3u }) {
         node_config c = node_at(address);
         c.channel_access.mode = channel_access_mode::slotted;

@@ -135,10 +135,7 @@ TEST_F(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
 
 TEST_F(NodeServices, NonArqWithErrorsDeliversDamagedUpdusWithTheirBlocks)
 {
-    channel_config ch;
-    ch.ber = 2e-4;
-    ch.seed = 4;
-    net.set_channel_all(ch);
+    use_ber(2e-4, 4);
     add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::non_arq);
     cl.bind(b, 1, sis_tx_mode::non_arq_with_errors);

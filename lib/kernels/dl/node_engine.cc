@@ -172,8 +172,7 @@ struct node_engine::impl {
         unsigned consecutive_timeouts = 0;
         double link_retry_at = -inf;
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
-        double last_sent_to = -inf;  // end of our last transmission carrying D_PDUs to it
-        double last_exchange = -inf; // max(last_heard, last_sent_to)
+        double last_exchange = -inf; // end of the last burst to or from it
         bool made_by_us = true;
         // Rate change.
         std::unique_ptr<rate_change> drc;
@@ -1173,6 +1172,7 @@ struct node_engine::impl {
         double max_s;
         std::vector<dpdu> frames;
         size_t bytes = 0;
+        std::set<peer_state*> answer_expected; // peers whose answer this burst asks for
 
         bool fits(size_t more) const { return air_time(phy, bytes + more) <= max_s; }
         bool add(dpdu d)
@@ -1405,7 +1405,7 @@ struct node_engine::impl {
                 if (b.add(r)) {
                     p.reset_request_due = false;
                     counters.resets_sent += 1;
-                    mark_awaiting(p, b);
+                    b.answer_expected.insert(&p);
                 }
             }
         }
@@ -1426,10 +1426,9 @@ struct node_engine::impl {
                             break;
                         }
                 }
-                cas.on_data_activity(addr, now);
             }
             if (sent_data)
-                mark_awaiting(p, b);
+                b.answer_expected.insert(&p);
         }
         add_non_arq(b);
 
@@ -1452,25 +1451,18 @@ struct node_engine::impl {
                 addressed.insert(d.destination);
         for (uint32_t a : addressed) {
             auto it = peers.find(a);
-            if (it != peers.end()) {
-                it->second->last_sent_to = now + t.air_time_s;
+            if (it != peers.end())
                 it->second->last_exchange = now + t.air_time_s;
-            }
             cas.on_data_activity(a, now + t.air_time_s); // the link is busy until the end
         }
-        // Response deadlines count from the end of this burst.
-        for (auto& [addr, p] : peers)
-            if (p->awaiting_response && p->response_deadline == pending_deadline)
-                p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy);
+        // Answers are awaited from the end of this burst.
+        for (peer_state* p : b.answer_expected) {
+            p->awaiting_response = true;
+            p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy);
+        }
         return t;
     }
 
-    static constexpr double pending_deadline = -1.0;
-    void mark_awaiting(peer_state& p, const burst_builder&)
-    {
-        p.awaiting_response = true;
-        p.response_deadline = pending_deadline;
-    }
     // Longest quiet gap inside one exchange: turnaround both ways plus the margin.
     double exchange_gap() const { return 2 * cfg.turnaround_s + cfg.response_margin_s; }
 

@@ -55,6 +55,7 @@ bench: build
 	$(BUILD_DIR)/bench/bench_deframer
 	$(BUILD_DIR)/bench/bench_arq_link
 	$(BUILD_DIR)/bench/bench_node_engine
+	$(BUILD_DIR)/bench/bench_node_ping
 
 # Each target runs FUZZ_SECONDS with ASan and UBSan; see fuzz/run.sh.
 fuzz: deps-fuzz

@@ -177,7 +177,7 @@ struct node_engine::impl {
         // Rate change.
         std::unique_ptr<rate_change> drc;
         std::unique_ptr<rate_policy> policy;
-        uint64_t reported_segments = 0, reported_retx = 0;
+        uint64_t reported_segments = 0, reported_retx = 0; // rx counters given to the policy
     };
     // A D_PDU made ahead of the transmission that will carry it.
     struct pending_dpdu {
@@ -205,7 +205,13 @@ struct node_engine::impl {
     std::vector<cas_outgoing> cas_out;             // CAS C_PDUs for the next transmission
     std::deque<pending_dpdu> expedited_pending;    // CAS C_PDUs in type 8 D_PDUs
     std::deque<pending_dpdu> non_arq_pending;      // non-ARQ data, segmented
-    std::map<uint32_t, std::deque<spdu>> control_spdus; // per peer, expedited ARQ (hard link)
+    // Hard-link S_PDUs waiting for a link to their peer (sent expedited ARQ). Each is
+    // useless once the hard-link manager's own time-out for it has run out.
+    struct control_spdu {
+        spdu pdu;
+        double expires_at;
+    };
+    std::map<uint32_t, std::deque<control_spdu>> control_spdus;
     node_actions actions;
     node_counters counters;
 
@@ -417,12 +423,14 @@ struct node_engine::impl {
         const sap_binding* own = saps.by_client(client);
         switch (p.type) {
         case sis_type::bind_request: {
-            const auto previous = saps.by_client(client);
-            if (previous)
-                hard.on_client_gone(client, now);
+            const int previous_sap = own ? own->sap : -1;
             for (auto& m : saps.bind(client, p)) {
                 const bool accepted = m.client == client &&
                                       m.primitive.type == sis_type::bind_accepted;
+                // A client moving to another SAP leaves its hard link behind; a refused
+                // rebind keeps both.
+                if (accepted && previous_sap >= 0 && previous_sap != p.sap)
+                    hard.on_client_gone(client, now);
                 if (m.primitive.type == sis_type::unbind_indication && m.client != client)
                     forget_client(m.client); // pre-empted by a higher rank
                 actions.to_clients.push_back(m);
@@ -441,6 +449,15 @@ struct node_engine::impl {
         case sis_type::hard_link_establish:
             if (!own) {
                 supervision.on_invalid(client, "S_HARD_LINK_ESTABLISH before a bind", now);
+                return;
+            }
+            if ((p.remote.address & node_address_mask) == cfg.address ||
+                is_group(p.remote.address)) {
+                // A hard link needs another node (Annex A.2.2: an individual address).
+                sis_primitive r = p;
+                r.type = sis_type::hard_link_rejected;
+                r.reason = 0;
+                to_client(client, std::move(r));
                 return;
             }
             hard.on_establish(client, own->sap, p, now);
@@ -536,7 +553,11 @@ struct node_engine::impl {
                       const non_arq_delivery* partial)
     {
         const sap_binding* b = saps.by_sap(s.destination_sap);
-        if (!b || !hard.may_use(s.destination_sap, source, s.source_sap)) {
+        // Reassembly admits C_PDUs far above any MTU; a U_PDU larger than the largest MTU a
+        // node may announce comes from a broken or hostile peer (and might not even fit
+        // the 16-bit SIS size field).
+        if (!b || !hard.may_use(s.destination_sap, source, s.source_sap) ||
+            s.updu.size() > broadcast_only_max_mtu) {
             counters.updus_undeliverable += 1;
             return false;
         }
@@ -647,7 +668,8 @@ struct node_engine::impl {
         }
         const cpdu& c = cp.value;
         if (c.type != cpdu_type::data) {
-            if (d.complete && d.expedited)
+            // CAS-1 is point to point: link C_PDUs sent to a group are not for us.
+            if (d.complete && d.expedited && d.destination == cfg.address)
                 cas.on_cpdu(d.source, c, now);
             return;
         }
@@ -933,7 +955,10 @@ struct node_engine::impl {
     void process_hard_link()
     {
         for (auto& s : hard.take_spdus())
-            control_spdus[s.peer].push_back(std::move(s.pdu));
+            control_spdus[s.peer].push_back(
+                { std::move(s.pdu), now + std::max({ cfg.hard_link.response_timeout,
+                                                     cfg.hard_link.accept_timeout,
+                                                     cfg.hard_link.terminate_timeout }) });
         for (auto& m : hard.take_client_messages())
             actions.to_clients.push_back(std::move(m));
     }
@@ -959,6 +984,12 @@ struct node_engine::impl {
         for (auto& r : queue.expire(t)) {
             note_dequeued(r);
             reject(r, sis_unidata_rejected_reason::ttl_expired);
+        }
+        for (auto it = control_spdus.begin(); it != control_spdus.end();) {
+            auto& q = it->second;
+            while (!q.empty() && q.front().expires_at <= t)
+                q.pop_front();
+            it = q.empty() ? control_spdus.erase(it) : std::next(it);
         }
         for (auto& [addr, p] : peers) {
             for (int exp = 0; exp < 2; ++exp) {
@@ -1060,7 +1091,7 @@ struct node_engine::impl {
                 cas.release(addr, physical_link_break_reason::no_more_data, now);
         }
         for (uint32_t addr : wanted) {
-            if (cas.state(addr) != cas_link_state::idle)
+            if (addr == cfg.address || is_group(addr) || cas.state(addr) != cas_link_state::idle)
                 continue;
             if (busy >= std::max(1u, cfg.cas.max_nonexclusive_links))
                 break;
@@ -1213,8 +1244,8 @@ struct node_engine::impl {
         if (expedited) {
             auto cit = control_spdus.find(p.address);
             if (cit != control_spdus.end()) {
-                for (auto& s : cit->second)
-                    flights.emplace(sender.enqueue(data_cpdu(s), true), in_flight{});
+                for (auto& c : cit->second)
+                    flights.emplace(sender.enqueue(data_cpdu(c.pdu), true), in_flight{});
                 control_spdus.erase(cit);
             }
         }
@@ -1252,18 +1283,33 @@ struct node_engine::impl {
         auto& receiver = expedited ? p.rx_exp : p.rx;
         const dpdu_type data_type = expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
         const size_t seg = sender.config().segment_size;
-        size_t overhead = frame_overhead(data_type, p.address);
+        const size_t overhead = frame_overhead(data_type, p.address);
+        // The ack goes first: an EXPEDITED ACK-ONLY of its own, or (regular class) inside
+        // the first data D_PDU, which then grows by the ack's bytes.
         std::optional<arq_ack> ack;
-        if (receiver.ack_due())
+        if (receiver.ack_due()) {
+            arq_ack largest;
+            largest.selective_acks.assign(max_selective_acks, 0);
+            dpdu worst = make_ack_only(largest, expedited);
+            worst.source = cfg.address;
+            worst.destination = p.address;
+            if (!b.fits(encoded_size(worst)))
+                return; // no room even for the ack: it stays due for the next turn
             ack = receiver.ack();
+            if (expedited) {
+                dpdu a = make_ack_only(*ack, true);
+                a.destination = p.address;
+                b.add(std::move(a));
+                ack.reset();
+            }
+        }
         const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
         // Enough queued to fill the transmission (and the window), but no more, so
         // later high-priority U_PDUs still overtake.
-        const size_t room = b.room(ack_bytes + (expedited ? 0 : 2));
-        if (!p.awaiting_response)
-            pull_arq(p, room, expedited);
+        const size_t room = b.room(ack_bytes);
         std::vector<dpdu> data;
         if (!p.awaiting_response) {
+            pull_arq(p, room, expedited);
             const size_t per = seg + overhead;
             const size_t n_full = room / per;
             const size_t rem = room - n_full * per;
@@ -1275,19 +1321,20 @@ struct node_engine::impl {
         for (auto& d : data)
             d.destination = p.address;
         if (ack) {
-            if (!expedited && !data.empty()) {
+            if (!data.empty()) {
                 fill_data_ack(data.front(), *ack);
             } else {
-                dpdu a = make_ack_only(*ack, expedited);
+                dpdu a = make_ack_only(*ack, false);
                 a.destination = p.address;
-                b.add(std::move(a));
+                b.add(std::move(a)); // fits: checked against the largest ack above
             }
         }
-        for (auto& d : data) {
+        // The budget above makes every D_PDU fit. Should one not, it was still numbered
+        // as sent: the answer this transmission awaits (or its time-out) makes it due.
+        sent_data = sent_data || !data.empty();
+        for (auto& d : data)
             if (!b.add(std::move(d)))
-                break; // mis-estimate: the segment waits for the next turn
-            sent_data = true;
-        }
+                break;
     }
 
     void add_non_arq(burst_builder& b)
@@ -1482,6 +1529,7 @@ struct node_engine::impl {
         expire(now);
         check_response_timeouts();
         supervision.on_timer(now);
+        drop_disconnected_clients();
         hard.on_timer(now);
         // A link is busy while we hear a carrier that began as its peer's answer
         // would, even if the D_PDUs that prove it arrive only at the end of a long
@@ -1507,13 +1555,14 @@ struct node_engine::impl {
             p->drc->on_timer(now);
             process_drc_events(*p);
             if (p->policy) {
-                const auto& c = p->tx.counters();
-                const uint64_t seg = c.new_segments + c.retransmissions;
-                if (seg > p->reported_segments) {
-                    p->policy->on_arq_stats(seg - p->reported_segments,
-                                            c.retransmissions - p->reported_retx, now);
-                    p->reported_segments = seg;
-                    p->reported_retx = c.retransmissions;
+                // The policy advises the mode the peer should send us in, so it learns
+                // from what we receive: damaged segments will be sent again.
+                const auto& c = p->rx.counters();
+                if (c.frames > p->reported_segments) {
+                    p->policy->on_arq_stats(c.frames - p->reported_segments,
+                                            c.damaged - p->reported_retx, now);
+                    p->reported_segments = c.frames;
+                    p->reported_retx = c.damaged;
                     p->drc->advise_rx(p->policy->recommended(), now);
                 }
             }
@@ -1535,6 +1584,15 @@ struct node_engine::impl {
     {
         for (auto& f : queue.take_flow_events())
             to_client_flow(f);
+        drop_disconnected_clients();
+        for (auto& m : hard.take_client_messages())
+            actions.to_clients.push_back(std::move(m));
+    }
+
+    // Clients supervision gave up on: told (if bound) and forgotten, before the hard-link
+    // manager and the transmitter run, so a hard link they held is terminated at once.
+    void drop_disconnected_clients()
+    {
         auto disconnects = supervision.take_disconnects();
         std::set<uint32_t> unbound_gone;
         for (auto& d : disconnects) {
@@ -1552,9 +1610,6 @@ struct node_engine::impl {
             clients.erase(d.client);
             actions.disconnects.push_back(std::move(d));
         }
-        // Messages forget_client produced (hard-link answers) follow.
-        for (auto& m : hard.take_client_messages())
-            actions.to_clients.push_back(std::move(m));
     }
 
     void to_client_flow(const flow_event& f)
@@ -1572,6 +1627,8 @@ struct node_engine::impl {
         d = std::min(d, hard.next_deadline());
         d = std::min(d, cas.next_deadline());
         d = std::min(d, nonarq_rx.next_deadline());
+        for (auto& [addr, q] : control_spdus)
+            d = std::min(d, q.front().expires_at);
         for (auto& [addr, p] : peers) {
             if (p->awaiting_response && !cs.carrier())
                 d = std::min(d, p->response_deadline);

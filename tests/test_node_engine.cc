@@ -260,3 +260,48 @@ TEST(NodeEngine, NodeToClientPrimitivesFromAClientAreInvalid)
     ASSERT_EQ(a.disconnects.size(), 1u);
     EXPECT_EQ(a.disconnects[0].reason, sis_unbind_reason::too_many_invalid_primitives);
 }
+
+TEST(NodeEngine, OversizedUpduFromTheAirIsNotDelivered)
+{
+    node_engine e(config_at(1));
+    e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
+    e.take_actions();
+    // A peer sends a 60,000-byte U_PDU in non-ARQ D_PDUs: reassembly accepts it, but
+    // no MTU allows it and the SIS size field could not carry it.
+    spdu s;
+    s.type = spdu_type::data;
+    s.destination_sap = 5;
+    s.updu = bytes(60000, 0x5A);
+    cpdu c;
+    c.spdu = encode(s);
+    non_arq_sender sender(non_arq_config{ 1023, 0, false, 0.0 });
+    auto batch = sender.make_dpdus(encode(c), 1, false, 600, 0.0);
+    bytes burst;
+    for (auto& d : batch.dpdus) {
+        d.source = 2;
+        encode_into(d, burst);
+    }
+    e.on_burst(burst, burst_info{}, 1.0);
+    auto a = e.take_actions();
+    EXPECT_TRUE(a.to_clients.empty());
+    EXPECT_EQ(e.counters().updus_undeliverable, 1u);
+}
+
+TEST(NodeEngine, HardLinkToItselfOrAGroupIsRefused)
+{
+    node_engine e(config_at(1));
+    e.on_sis(3, bind_request(5), 0.0);
+    e.take_actions();
+    for (uint32_t remote : { 1u, broadcast_address }) {
+        sis_primitive est;
+        est.type = sis_type::hard_link_establish;
+        est.remote = sis_address{ remote, 7 };
+        e.on_sis(3, est, 1.0);
+        auto a = e.take_actions();
+        ASSERT_EQ(a.to_clients.size(), 1u);
+        EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::hard_link_rejected);
+        EXPECT_TRUE(a.transmissions.empty());
+        e.on_timer(200.0); // nothing pending may throw later
+        EXPECT_TRUE(e.take_actions().transmissions.empty());
+    }
+}

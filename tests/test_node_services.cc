@@ -283,3 +283,41 @@ TEST_F(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
     // climbs well above the initial 300 bps.
     EXPECT_GE(fastest, 4800u);
 }
+
+TEST_F(NodeServices, HardLinkToAnAbsentNodeIsRejectedAndThenLeftAlone)
+{
+    add_two_nodes();
+    cl.bind(a, 1, sis_tx_mode::arq);
+    net.set_node_offline(b, true);
+    sis_primitive est;
+    est.type = sis_type::hard_link_establish;
+    est.remote = sis_address{ 2, 7 };
+    net.client_send(a, 1, est);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::hard_link_rejected) == 1; }, 600));
+    EXPECT_EQ(last_of(cl.received[a], sis_type::hard_link_rejected)->primitive.reason,
+              uint8_t(sis_hard_link_rejected_reason::remote_not_responding));
+    // The request is dead: no more link attempts for it once the retries under way end.
+    net.run_until(net.now() + 300);
+    const auto before = net.stats(a).transmissions;
+    net.run_until(net.now() + 7200);
+    EXPECT_EQ(net.stats(a).transmissions, before);
+}
+
+TEST_F(NodeServices, LinkRequestsToAGroupMakeNoLink)
+{
+    add_two_nodes();
+    // A non-ARQ D_PDU carrying PHYSICAL LINK REQUEST, sent to broadcast by node 3.
+    cpdu request;
+    request.type = cpdu_type::physical_link_request;
+    non_arq_sender sender(non_arq_config{ 1023, 0, true, 0.0 });
+    auto batch = sender.make_dpdus(encode(request), broadcast_address, false, 60, 0.0);
+    bytes burst;
+    for (auto& d : batch.dpdus) {
+        d.source = 3;
+        encode_into(d, burst);
+    }
+    net.node(b).on_burst(burst, burst_info{}, net.now());
+    net.node(b).take_actions();
+    EXPECT_EQ(net.node(b).link_state(3), cas_link_state::idle);
+}

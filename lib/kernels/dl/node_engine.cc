@@ -26,6 +26,9 @@ constexpr uint8_t warning_not_connected = 1;
 constexpr size_t typical_answer_bytes = 40;
 // Bound on requests waiting for a client-level delivery confirmation per peer.
 constexpr size_t max_awaiting_client_confirm = 4096;
+// State kept for a node we have nothing pending with is forgotten after this long
+// (the next contact starts with a window reset), so nodes heard once cost nothing.
+constexpr double forget_idle_peer_s = 3600.0;
 
 bool is_group(uint32_t a) { return (a & group_address_flag) != 0; }
 
@@ -249,10 +252,19 @@ struct node_engine::impl {
 
     void hold_off_retry()
     {
-        if (cfg.channel_access.mode == channel_access_mode::none)
+        const auto& ca = cfg.channel_access;
+        double wait = 0;
+        switch (ca.mode) {
+        case channel_access_mode::none:
             return;
-        std::uniform_real_distribution<double> u(0.0, cfg.channel_access.backoff_max_s);
-        retry_not_before = std::max(retry_not_before, now + u(retry_rng));
+        case channel_access_mode::slotted: // our own slot: no draw needed
+            wait = ca.base_delay_s + ca.slot_number * ca.slot_length_s;
+            break;
+        case channel_access_mode::random_backoff:
+            wait = std::uniform_real_distribution<double>(ca.backoff_min_s, ca.backoff_max_s)(retry_rng);
+            break;
+        }
+        retry_not_before = std::max(retry_not_before, now + wait);
     }
 
     static non_arq_receiver_config receiver_config()
@@ -533,11 +545,13 @@ struct node_engine::impl {
     // A U_PDU addressed to this node itself: handed over at once.
     void deliver_local(const updu_request& r)
     {
-        counters.updus_accepted += 1;
         if (!deliver_data(cfg.address, cfg.address, data_spdu(r), r.expedited, r.service.tx_mode,
-                          nullptr))
+                          nullptr)) {
             reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
-        else if (r.service.delivery_confirmation != sis_delivery_confirmation::none)
+            return;
+        }
+        counters.updus_accepted += 1;
+        if (r.service.delivery_confirmation != sis_delivery_confirmation::none)
             confirm(r);
     }
 
@@ -593,15 +607,11 @@ struct node_engine::impl {
         return true;
     }
 
-    void queue_control_spdu(uint32_t addr, spdu s, bool expedited)
+    // DATA DELIVERY CONFIRM / FAIL back to `addr`, in the regular ARQ class.
+    void queue_delivery_answer(uint32_t addr, const spdu& s)
     {
         peer_state& p = peer(addr);
-        const bytes c = data_cpdu(s);
-        in_flight f;
-        if (expedited)
-            p.flights_exp.emplace(p.tx_exp.enqueue(c, true), std::move(f));
-        else
-            p.flights.emplace(p.tx.enqueue(c, true), std::move(f));
+        p.flights.emplace(p.tx.enqueue(data_cpdu(s), true), in_flight{});
     }
 
     // A complete C_PDU from `source` over ARQ (regular or expedited class).
@@ -626,7 +636,7 @@ struct node_engine::impl {
                 answer.destination_sap = s.destination_sap;
                 answer.updu.assign(s.updu.begin(),
                                    s.updu.begin() + std::min(s.updu.size(), cfg.confirm_prefix_bytes));
-                queue_control_spdu(source, std::move(answer), false);
+                queue_delivery_answer(source, answer);
             }
             break;
         }
@@ -932,6 +942,8 @@ struct node_engine::impl {
                 p.consecutive_timeouts = 0;
                 end_exchange(p);
                 p.drc->reset(now);
+                p.tx.set_segment_size(segment_for(p.drc->tx_mode()));
+                p.tx_exp.set_segment_size(segment_for(p.drc->tx_mode()));
                 if (!p.synced && has_arq_work(p))
                     start_reset(p);
                 break;
@@ -1122,8 +1134,8 @@ struct node_engine::impl {
                 continue;
             if (p->reset_request_due)
                 return true;
-            if (p->drc && p->drc->state() != drc_state::idle)
-                return true; // management answers ride in the next transmission
+            if (p->drc->management_pending())
+                return true; // management messages go first in the next transmission
             if (!p->synced)
                 continue;
             if (p->awaiting_response)
@@ -1390,11 +1402,8 @@ struct node_engine::impl {
     node_transmission build_transmission()
     {
         // The link peer (if any) decides the mode of the whole burst.
-        peer_state* link_peer = nullptr;
-        for (uint32_t a : cas.up_peers()) {
-            link_peer = &peer(a);
-            break;
-        }
+        const auto active = cas.active_peer();
+        peer_state* link_peer = active ? &peer(*active) : nullptr;
         std::optional<drc_transmission> management;
         if (link_peer)
             management = link_peer->drc->take_management(now);
@@ -1429,19 +1438,24 @@ struct node_engine::impl {
                 w.destination = addr;
                 w.received_frame_type = uint8_t(dpdu_type::data_only);
                 w.warning_reason = warning_not_connected;
-                if (b.add(w))
+                if (b.add(w)) {
                     counters.warnings_sent += 1;
-                p.warning_owed = false;
+                    p.warning_owed = false;
+                }
             }
-            for (uint8_t id : p.reset_acks_owed) {
+            // What does not fit stays owed for the next transmission.
+            auto& acks = p.reset_acks_owed;
+            size_t sent = 0;
+            for (; sent < acks.size(); ++sent) {
                 dpdu r;
                 r.type = dpdu_type::reset_win_resync;
                 r.destination = addr;
                 r.reset_ack = true;
-                r.reset_frame_id = id;
-                b.add(r);
+                r.reset_frame_id = acks[sent];
+                if (!b.add(r))
+                    break;
             }
-            p.reset_acks_owed.clear();
+            acks.erase(acks.begin(), acks.begin() + sent);
             const auto st = cas.state(addr);
             if (p.reset_request_due && (st == cas_link_state::up || st == cas_link_state::requesting)) {
                 dpdu r;
@@ -1524,8 +1538,23 @@ struct node_engine::impl {
 
     // ---------------------------------------------------------------- driver
 
+    void forget_idle_peers()
+    {
+        for (auto it = peers.begin(); it != peers.end();) {
+            const peer_state& p = *it->second;
+            const bool idle = cas.state(p.address) == cas_link_state::idle &&
+                              !has_link_work(p.address) && p.flights.empty() &&
+                              p.flights_exp.empty() && p.awaiting_client.empty() &&
+                              !p.reset_outstanding && !p.warning_owed &&
+                              p.drc->state() == drc_state::idle &&
+                              now - std::max(p.last_exchange, p.link_retry_at) > forget_idle_peer_s;
+            it = idle ? peers.erase(it) : std::next(it);
+        }
+    }
+
     void service()
     {
+        forget_idle_peers();
         expire(now);
         check_response_timeouts();
         supervision.on_timer(now);

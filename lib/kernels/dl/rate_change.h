@@ -398,6 +398,8 @@ public:
     // left 0 for the engine.
     std::optional<drc_transmission> take_management(double now);
     std::vector<drc_event> take_events();
+    // True when take_management() has MANAGEMENT D_PDUs to hand out.
+    bool management_pending() const { return !out_.empty(); }
 
     modem_mode tx_mode() const { return tx_mode_; }
     modem_mode rx_mode() const { return rx_mode_; }

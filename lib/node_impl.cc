@@ -131,6 +131,8 @@ bool node_impl::start()
     if (!d_pcap_path.empty() && !d_pcap)
         d_pcap = std::make_unique<dl::dpdu_capture>(d_pcap_path);
     d_next_stats = d_stats_interval > 0 ? now() + d_stats_interval : dl::no_deadline;
+    if (d_running) // started twice without a stop
+        return block::start();
     d_running = true;
     d_timer = std::thread([this] { timer_loop(); });
     return block::start();
@@ -159,10 +161,11 @@ void node_impl::timer_loop()
     std::unique_lock<std::mutex> lock(d_mutex);
     while (d_running) {
         const double t = now();
-        if (t >= d_engine->next_deadline()) {
-            d_engine->on_timer(t);
-            dispatch();
-        }
+        if (t >= d_engine->next_deadline())
+            guarded("timer", [&] {
+                d_engine->on_timer(t);
+                dispatch();
+            });
         if (t >= d_next_stats) {
             post_stats();
             d_next_stats = t + d_stats_interval;
@@ -188,6 +191,14 @@ void node_impl::handle_sis(const pmt::pmt_t& msg)
     const uint32_t client = pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
     const std::string event = meta_string(meta, metadata::client_event());
     std::lock_guard<std::mutex> lock(d_mutex);
+    guarded("sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
+}
+
+void node_impl::handle_sis_locked(uint32_t client,
+                                  const std::string& event,
+                                  const pmt::pmt_t& meta,
+                                  const pmt::pmt_t& msg)
+{
     const double t = now();
     if (event == "connected") {
         d_engine->on_client_connected(client, t);
@@ -254,10 +265,12 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
-    if (d_pcap)
-        capture(dl::bytes(p, p + n), false);
-    d_engine->on_burst(p, n, info, now());
-    dispatch();
+    guarded("from_phy", [&] {
+        if (d_pcap)
+            capture(dl::bytes(p, p + n));
+        d_engine->on_burst(p, n, info, now());
+        dispatch();
+    });
 }
 
 void node_impl::handle_status(const pmt::pmt_t& msg)
@@ -280,8 +293,10 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
         return;
     }
     std::lock_guard<std::mutex> lock(d_mutex);
-    d_engine->on_phy_status(e, now());
-    dispatch();
+    guarded("phy_status", [&] {
+        d_engine->on_phy_status(e, now());
+        dispatch();
+    });
 }
 
 void node_impl::dispatch()
@@ -291,7 +306,14 @@ void node_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(m.client));
         meta = pmt::dict_add(meta, metadata::from_client(), pmt::PMT_F);
-        const dl::bytes frame = dl::encode(m.primitive);
+        dl::bytes frame;
+        try {
+            frame = dl::encode(m.primitive);
+        } catch (const dl::encode_error& e) {
+            d_logger->error("{} for client {} not sent: {}", dl::to_string(m.primitive.type),
+                            m.client, e.what());
+            continue;
+        }
         message_port_pub(port_sis_out,
                          pmt::cons(meta, pmt::init_u8vector(frame.size(), frame.data())));
     }
@@ -305,7 +327,7 @@ void node_impl::dispatch()
     }
     for (auto& t : a.transmissions) {
         if (d_pcap)
-            capture(t.burst, true);
+            capture(t.burst);
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::data_rate(),
                              pmt::from_long(dl::data_rate_bps(t.mode.data_rate)));
@@ -318,16 +340,25 @@ void node_impl::dispatch()
     d_wake.notify_all();
 }
 
-void node_impl::capture(const dl::bytes& burst, bool sent)
+void node_impl::capture(const dl::bytes& burst)
 {
     // Both directions go to one capture, in time order; the D_PDU addresses tell them
     // apart. Received D_PDUs with a damaged segment are captured as they came.
-    (void)sent;
     const uint64_t ts = wall_clock_us();
     dl::dpdu_deframer deframer; // offsets relative to this burst
     for (auto& f : deframer.push(burst.data(), burst.size()))
         d_pcap->write(ts, dl::bytes(burst.begin() + f.stream_offset,
                                     burst.begin() + f.stream_offset + f.length));
+}
+
+void node_impl::guarded(const char* where, const std::function<void()>& work)
+{
+    try {
+        work();
+    } catch (const std::exception& e) {
+        // An engine bug must not take the flowgraph down; it is reported loudly.
+        d_logger->error("{}: internal error, input dropped: {}", where, e.what());
+    }
 }
 
 void node_impl::post_stats()

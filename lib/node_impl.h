@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,11 +43,17 @@ public:
 private:
     double now() const; // protocol time, seconds
     void handle_sis(const pmt::pmt_t& msg);
+    void handle_sis_locked(uint32_t client,
+                           const std::string& event,
+                           const pmt::pmt_t& meta,
+                           const pmt::pmt_t& msg);
     void handle_burst(const pmt::pmt_t& msg);
     void handle_status(const pmt::pmt_t& msg);
     // With d_mutex held: sends the engine's actions out and wakes the timer thread.
     void dispatch();
-    void capture(const dl::bytes& burst, bool sent);
+    void capture(const dl::bytes& burst);
+    // Runs engine work; an exception is logged instead of escaping into GNU Radio.
+    void guarded(const char* where, const std::function<void()>& work);
     void post_stats();
     void timer_loop();
 

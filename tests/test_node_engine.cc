@@ -305,3 +305,23 @@ TEST(NodeEngine, HardLinkToItselfOrAGroupIsRefused)
         EXPECT_TRUE(e.take_actions().transmissions.empty());
     }
 }
+
+TEST(NodeEngine, ModemStillTransmittingHoldsTheNextBurst)
+{
+    node_engine e(config_at(1));
+    e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
+    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 1)), 0.0);
+    auto a = e.take_actions();
+    ASSERT_EQ(a.transmissions.size(), 1u);
+    const double estimated_end = a.transmissions[0].air_time_s;
+    e.on_phy_status(phy_event::tx_started, 0.0);
+    // Long after the estimated end the modem has not said it finished: nothing goes.
+    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 2)), estimated_end + 10);
+    e.on_timer(estimated_end + 20);
+    EXPECT_TRUE(e.take_actions().transmissions.empty());
+    EXPECT_TRUE(e.transmitting(estimated_end + 20));
+    e.on_phy_status(phy_event::tx_finished, estimated_end + 30);
+    EXPECT_TRUE(e.take_actions().transmissions.empty()); // turnaround first
+    e.on_timer(e.next_deadline());
+    EXPECT_EQ(e.take_actions().transmissions.size(), 1u);
+}

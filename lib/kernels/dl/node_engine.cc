@@ -144,9 +144,6 @@ struct node_engine::impl {
         bool dropping = false;    // TTL expired: the sender is dropping it (DROP flag)
         updu_request request;     // from_client only
     };
-    struct awaiting_confirm {
-        updu_request request;
-    };
     struct peer_state {
         explicit peer_state(const node_config& cfg, uint32_t addr, size_t segment)
             : address(addr),
@@ -160,7 +157,7 @@ struct node_engine::impl {
         arq_sender tx, tx_exp;
         arq_receiver rx, rx_exp;
         std::unordered_map<uint64_t, in_flight> flights, flights_exp;
-        std::deque<awaiting_confirm> awaiting_client;
+        std::deque<updu_request> awaiting_client; // acknowledged, waiting for the client's confirm
         // RESET/WIN-RESYNC: windows agreed with the peer since we started.
         bool synced = false;
         bool reset_request_due = false; // our FULL RESET request must be (re)sent
@@ -219,7 +216,8 @@ struct node_engine::impl {
     node_counters counters;
 
     double now = 0;
-    double transmitting_until = -inf;
+    double transmitting_until = -inf; // end of our last burst, as estimated
+    double modem_busy_until = -inf;   // set by tx_started until tx_finished comes
     double carrier_began = -inf;
     double last_rx_end = -inf;
     // A transmission attempt at this time produced nothing: timers at the same instant
@@ -386,8 +384,8 @@ struct node_engine::impl {
                         f.from_client = false;
             auto& a = p->awaiting_client;
             a.erase(std::remove_if(a.begin(), a.end(),
-                                   [&](const awaiting_confirm& w) {
-                                       return w.request.client == client;
+                                   [&](const updu_request& w) {
+                                       return w.client == client;
                                    }),
                     a.end());
         }
@@ -655,7 +653,7 @@ struct node_engine::impl {
         peer_state& p = peer(source);
         auto& a = p.awaiting_client;
         for (auto it = a.begin(); it != a.end(); ++it) {
-            const updu_request& r = it->request;
+            const updu_request& r = *it;
             if (r.source_sap != s.source_sap || r.destination_sap != s.destination_sap ||
                 s.updu.size() > r.updu.size() ||
                 !std::equal(s.updu.begin(), s.updu.end(), r.updu.begin()))
@@ -915,11 +913,11 @@ struct node_engine::impl {
                     break;
                 case sis_delivery_confirmation::client:
                     if (p.awaiting_client.size() >= max_awaiting_client_confirm) {
-                        reject(p.awaiting_client.front().request,
+                        reject(p.awaiting_client.front(),
                                sis_unidata_rejected_reason::unknown);
                         p.awaiting_client.pop_front();
                     }
-                    p.awaiting_client.push_back({ r });
+                    p.awaiting_client.push_back(r);
                     break;
                 default:
                     break;
@@ -937,7 +935,6 @@ struct node_engine::impl {
             peer_state& p = peer(e.peer);
             switch (e.type) {
             case cas_event_type::link_up:
-                counters.link_setups += 1;
                 p.made_by_us = e.cause == cas_cause::made_by_us;
                 p.consecutive_timeouts = 0;
                 end_exchange(p);
@@ -948,13 +945,11 @@ struct node_engine::impl {
                     start_reset(p);
                 break;
             case cas_event_type::link_failed:
-                counters.link_failures += 1;
                 p.link_retry_at = now + cfg.link_retry_s;
                 end_exchange(p);
                 hard.on_link_lost(e.peer, now);
                 break;
             case cas_event_type::link_down:
-                counters.links_down += 1;
                 p.last_reset_id_received = -1;
                 end_exchange(p);
                 if (e.cause != cas_cause::superseded)
@@ -1023,8 +1018,8 @@ struct node_engine::impl {
             }
             auto& a = p->awaiting_client;
             for (auto it = a.begin(); it != a.end();) {
-                if (it->request.deadline <= t) {
-                    reject(it->request, sis_unidata_rejected_reason::ttl_expired);
+                if (it->deadline <= t) {
+                    reject(*it, sis_unidata_rejected_reason::ttl_expired);
                     it = a.erase(it);
                 } else {
                     ++it;
@@ -1153,8 +1148,8 @@ struct node_engine::impl {
     // Earliest time the half-duplex rules let us key up (ignoring carrier sense).
     double turn_gate() const
     {
-        double t = std::max(transmitting_until, last_rx_end) + cfg.turnaround_s;
-        if (transmitting_until == -inf && last_rx_end == -inf)
+        double t = std::max(busy_until(), last_rx_end) + cfg.turnaround_s;
+        if (busy_until() == -inf && last_rx_end == -inf)
             t = -inf;
         return t;
     }
@@ -1181,7 +1176,7 @@ struct node_engine::impl {
 
     void try_transmit()
     {
-        if (now == stalled_at || now < transmitting_until)
+        if (now == stalled_at || now < busy_until())
             return;
         if (!wants_to_transmit()) {
             cs.cancel();
@@ -1524,6 +1519,18 @@ struct node_engine::impl {
         return t;
     }
 
+    // Our transmitter is busy until the estimated end of the burst, or, when the modem
+    // reports it, until tx_finished (a burst never outlasts max_transmission_s).
+    double busy_until() const { return std::max(transmitting_until, modem_busy_until); }
+
+    // Awaited answers are not due before until(p).
+    void hold_answers(const std::function<double(const peer_state&)>& until)
+    {
+        for (auto& [addr, p] : peers)
+            if (p->awaiting_response)
+                p->response_deadline = std::max(p->response_deadline, until(*p));
+    }
+
     // Longest quiet gap inside one exchange: turnaround both ways plus the margin.
     double exchange_gap() const { return 2 * cfg.turnaround_s + cfg.response_margin_s; }
 
@@ -1667,13 +1674,13 @@ struct node_engine::impl {
                     if (f.from_client && !f.dropping)
                         d = std::min(d, f.request.deadline);
             for (auto& w : p->awaiting_client)
-                d = std::min(d, w.request.deadline);
+                d = std::min(d, w.deadline);
             if (p->link_retry_at > now && has_arq_work(*p))
                 d = std::min(d, p->link_retry_at);
         }
         if (now != stalled_at && wants_to_transmit()) {
-            if (now < transmitting_until)
-                d = std::min(d, transmitting_until);
+            if (now < busy_until())
+                d = std::min(d, busy_until());
             else {
                 double gate = turn_gate();
                 if (!any_response_owed())
@@ -1784,15 +1791,15 @@ void node_engine::on_phy_status(phy_event e, double now)
     d->stalled_at = -inf; // new input: worth another attempt
     switch (e) {
     case phy_event::tx_started:
+        d->modem_busy_until = now + d_cfg.max_transmission_s;
         break;
     case phy_event::tx_finished:
-        d->transmitting_until = std::min(d->transmitting_until, now);
+        d->modem_busy_until = -inf;
+        d->transmitting_until = now; // the real end, earlier or later than estimated
         // Answers are timed from the real end of our burst when the modem reports it.
-        for (auto& [addr, p] : d->peers)
-            if (p->awaiting_response)
-                p->response_deadline = std::max(
-                    p->response_deadline,
-                    now + d->answer_wait(*p, d->timing(d->tx_mode_for(p.get()))));
+        d->hold_answers([&](const impl::peer_state& p) {
+            return now + d->answer_wait(p, d->timing(d->tx_mode_for(&p)));
+        });
         break;
     case phy_event::carrier_on:
         if (!d->cs.carrier())
@@ -1803,10 +1810,9 @@ void node_engine::on_phy_status(phy_event e, double now)
         d->cs.on_carrier(false, now);
         // An answer may have been in what we just heard: give the modem time to
         // deliver it before counting the peer as silent.
-        for (auto& [addr, p] : d->peers)
-            if (p->awaiting_response)
-                p->response_deadline = std::max(p->response_deadline,
-                                                 now + d_cfg.turnaround_s + d_cfg.response_margin_s);
+        d->hold_answers([&](const impl::peer_state&) {
+            return now + d_cfg.turnaround_s + d_cfg.response_margin_s;
+        });
         break;
     }
     d->service();
@@ -1838,6 +1844,9 @@ node_counters node_engine::counters() const
     c.queued_updus = d->queue.size();
     c.queued_bytes = d->queue.total_bytes();
     c.links_up = d->cas.up_peers().size();
+    c.link_setups = d->cas.counters().link_setups;
+    c.link_failures = d->cas.counters().link_failures;
+    c.links_down = d->cas.counters().links_down;
     return c;
 }
 
@@ -1851,7 +1860,7 @@ std::vector<uint32_t> node_engine::bound_clients() const
     return out;
 }
 
-bool node_engine::transmitting(double now) const { return now < d->transmitting_until; }
+bool node_engine::transmitting(double now) const { return now < d->busy_until(); }
 
 } // namespace dl
 } // namespace hfstack

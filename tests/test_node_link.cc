@@ -270,3 +270,23 @@ TEST_F(NodeLink, ThreeNodesWithSlottedChannelAccess)
     EXPECT_TRUE(same_sequence(cl.payloads_from(b, 1), ab));
     EXPECT_TRUE(same_sequence(cl.payloads_from(b, 3), cb));
 }
+
+TEST_F(NodeLink, IdleTimeoutWaitsForABurstOnTheAir)
+{
+    node_config slow_a = node_at(1), slow_b = node_at(2);
+    slow_a.mode = slow_b.mode = modem_mode{ rate_75, interleaving_short };
+    a = net.add_node(slow_a);
+    b = net.add_node(slow_b);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes(10, 1)));
+    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 300));
+    // 50 s later a sends 1000 bytes: one burst of about 110 s at 75 bps. b's 120 s idle
+    // time runs out while it is on the air; b must wait for it, not break the link.
+    net.run_until(net.now() + 50);
+    net.client_send(a, 1, unidata(2, bytes(1000, 2)));
+    ASSERT_TRUE(net.run_until([&] { return cl.count(b, sis_type::unidata_indication) == 2; },
+                              net.now() + 600));
+    EXPECT_EQ(net.node(a).counters().links_down, 0u);
+    EXPECT_EQ(net.node(b).counters().links_down, 0u);
+}

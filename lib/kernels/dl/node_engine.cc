@@ -173,6 +173,11 @@ struct node_engine::impl {
         double link_retry_at = -inf;
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
+        // Idle link policy (done here rather than in cas_link_manager, which cannot tell
+        // whose carrier it hears): time of the last data exchanged on the link, and
+        // whether any came since the link was made.
+        double last_activity = -inf;
+        bool data_seen = false;
         bool made_by_us = true;
         // Rate change.
         std::unique_ptr<rate_change> drc;
@@ -218,7 +223,7 @@ struct node_engine::impl {
     double now = 0;
     double transmitting_until = -inf; // end of our last burst, as estimated
     double modem_busy_until = -inf;   // set by tx_started until tx_finished comes
-    double carrier_began = -inf;
+    double carrier_ended = -inf;
     double last_rx_end = -inf;
     // A transmission attempt at this time produced nothing: timers at the same instant
     // do not retry (that would spin); any input does.
@@ -239,13 +244,53 @@ struct node_engine::impl {
           queue(c.queue),
           supervision(c.supervision),
           hard(c.hard_link, &saps),
-          cas(c.cas),
+          cas(without_idle_timers(c.cas)),
           cs(c.channel_access),
           nonarq_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, false, 0.0 }),
           nonarq_exp_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, true, 0.0 }),
           nonarq_rx(receiver_config()),
           retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
     {
+    }
+
+    static cas_config without_idle_timers(cas_config c)
+    {
+        c.idle_timeout = inf;
+        c.first_data_timeout = inf;
+        return c;
+    }
+
+    void note_activity(uint32_t addr, double t)
+    {
+        auto it = peers.find(addr);
+        if (it == peers.end())
+            return;
+        it->second->last_activity = std::max(it->second->last_activity, t);
+        it->second->data_seen = true;
+    }
+
+    // When an up link with nothing to do has been idle long enough: idle_timeout, or
+    // first_data_timeout on a link the peer made and has not used yet (Annex B).
+    double idle_deadline(const peer_state& p) const
+    {
+        const double limit =
+            (p.data_seen || p.made_by_us) ? cfg.cas.idle_timeout : cfg.cas.first_data_timeout;
+        return p.last_activity + limit;
+    }
+
+    // Breaks idle links. Never while a carrier is heard, nor before a burst that just
+    // ended has had time to be decoded: it may be the peer, with data.
+    void break_idle_links()
+    {
+        if (cs.carrier())
+            return;
+        const double settled = carrier_ended + cfg.turnaround_s + cfg.response_margin_s;
+        for (uint32_t addr : cas.up_peers()) {
+            const peer_state& p = peer(addr);
+            if (now >= idle_deadline(p) && now >= settled && !has_link_work(addr) &&
+                !p.awaiting_response)
+                cas.release(addr, physical_link_break_reason::no_more_data, now);
+        }
     }
 
     void hold_off_retry()
@@ -622,7 +667,7 @@ struct node_engine::impl {
         if (!sp)
             return;
         const spdu& s = sp.value;
-        cas.on_data_activity(source, now);
+        note_activity(source, now);
         switch (s.type) {
         case spdu_type::data: {
             const bool ok = deliver_data(source, cfg.address, s, expedited, sis_tx_mode::arq, nullptr);
@@ -677,8 +722,13 @@ struct node_engine::impl {
         const cpdu& c = cp.value;
         if (c.type != cpdu_type::data) {
             // CAS-1 is point to point: link C_PDUs sent to a group are not for us.
-            if (d.complete && d.expedited && d.destination == cfg.address)
+            if (d.complete && d.expedited && d.destination == cfg.address) {
                 cas.on_cpdu(d.source, c, now);
+                // Part of an exchange with that node: what we send it next (data on a
+                // link just accepted) follows at once.
+                peer_state& p = peer(d.source);
+                p.last_heard = p.last_exchange = now;
+            }
             return;
         }
         const auto sp = decode_spdu(c.spdu);
@@ -883,7 +933,7 @@ struct node_engine::impl {
             if (p.awaiting_response)
                 end_exchange(p, acked[src].first, acked[src].second);
             p.consecutive_timeouts = 0;
-            cas.on_data_activity(src, now);
+            note_activity(src, now);
             for (auto& c : p.rx_exp.take_delivered())
                 on_arq_cpdu(src, c, true);
             for (auto& c : p.rx.take_delivered())
@@ -936,6 +986,8 @@ struct node_engine::impl {
             switch (e.type) {
             case cas_event_type::link_up:
                 p.made_by_us = e.cause == cas_cause::made_by_us;
+                p.last_activity = now;
+                p.data_seen = false;
                 p.consecutive_timeouts = 0;
                 end_exchange(p);
                 p.drc->reset(now);
@@ -1501,16 +1553,21 @@ struct node_engine::impl {
             t.dpdu_sizes.push_back(t.burst.size() - before);
         }
         t.air_time_s = air_time(b.phy, t.burst.size());
-        std::set<uint32_t> addressed;
-        for (auto& d : b.frames)
-            if (!is_group(d.destination))
-                addressed.insert(d.destination);
+        std::set<uint32_t> addressed, connection;
+        for (auto& d : b.frames) {
+            if (is_group(d.destination))
+                continue;
+            addressed.insert(d.destination);
+            if (d.type != dpdu_type::non_arq_data && d.type != dpdu_type::expedited_non_arq_data)
+                connection.insert(d.destination);
+        }
         for (uint32_t a : addressed) {
             auto it = peers.find(a);
             if (it != peers.end())
                 it->second->last_exchange = now + t.air_time_s;
-            cas.on_data_activity(a, now + t.air_time_s); // the link is busy until the end
         }
+        for (uint32_t a : connection)
+            note_activity(a, now + t.air_time_s); // the link is busy until the end
         // Answers are awaited from the end of this burst.
         for (peer_state* p : b.answer_expected) {
             p->awaiting_response = true;
@@ -1531,8 +1588,6 @@ struct node_engine::impl {
                 p->response_deadline = std::max(p->response_deadline, until(*p));
     }
 
-    // Longest quiet gap inside one exchange: turnaround both ways plus the margin.
-    double exchange_gap() const { return 2 * cfg.turnaround_s + cfg.response_margin_s; }
 
     double answer_wait(const peer_state& p, const phy_timing& phy) const
     {
@@ -1567,17 +1622,10 @@ struct node_engine::impl {
         supervision.on_timer(now);
         drop_disconnected_clients();
         hard.on_timer(now);
-        // A link is busy while we hear a carrier that began as its peer's answer
-        // would, even if the D_PDUs that prove it arrive only at the end of a long
-        // burst. (Our own bursts count until their end, see build_transmission.)
-        for (uint32_t addr : cas.up_peers()) {
-            const peer_state& p = peer(addr);
-            if (cs.carrier() && carrier_began <= p.last_exchange + exchange_gap())
-                cas.on_data_activity(addr, now);
-        }
         // A hard link keeps its physical link (Annex A.1.1.2).
         if (const auto& h = hard.active(); h && h->state == hard_link_state::established)
-            cas.on_data_activity(h->peer, now);
+            note_activity(h->peer, now);
+        break_idle_links();
         cas.on_timer(now);
         const uint64_t retries = cas.counters().request_retries + cas.counters().break_retries;
         if (retries != cas_retries_seen) {
@@ -1665,6 +1713,13 @@ struct node_engine::impl {
         d = std::min(d, nonarq_rx.next_deadline());
         for (auto& [addr, q] : control_spdus)
             d = std::min(d, q.front().expires_at);
+        if (!cs.carrier())
+            for (uint32_t addr : cas.up_peers()) {
+                const peer_state& p = peer(addr);
+                if (!has_link_work(addr) && !p.awaiting_response)
+                    d = std::min(d, std::max({ idle_deadline(p), carrier_ended + cfg.turnaround_s +
+                                                                     cfg.response_margin_s, now }));
+            }
         for (auto& [addr, p] : peers) {
             if (p->awaiting_response && !cs.carrier())
                 d = std::min(d, p->response_deadline);
@@ -1802,12 +1857,11 @@ void node_engine::on_phy_status(phy_event e, double now)
         });
         break;
     case phy_event::carrier_on:
-        if (!d->cs.carrier())
-            d->carrier_began = now;
         d->cs.on_carrier(true, now);
         break;
     case phy_event::carrier_off:
         d->cs.on_carrier(false, now);
+        d->carrier_ended = now;
         // An answer may have been in what we just heard: give the modem time to
         // deliver it before counting the peer as silent.
         d->hold_answers([&](const impl::peer_state&) {

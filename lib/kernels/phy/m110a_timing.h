@@ -1,0 +1,67 @@
+/* Air time of MIL-STD-188-110A/B serial-tone transmissions (the 75-2400 bps part of
+ * STANAG 4539, plus 4800 bps uncoded), from the waveform's own structure: preamble
+ * segments, frames of unknown (data) and known (probe) symbols at 2400 Bd, interleaver
+ * blocks, and the end-of-message sequence with the coder flush.
+ *
+ * Constants: ../shared/spec/m110a.json (sections physical, preamble, modes, interleaver,
+ * eom_and_flush), all tagged V there except the length of the flush, see below. This
+ * file is the one place the modems and the node's air-time model take them from. */
+#ifndef HFSTACK_KERNELS_PHY_M110A_TIMING_H
+#define HFSTACK_KERNELS_PHY_M110A_TIMING_H
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+enum class m110a_interleaver { zero, short_, long_ };
+
+constexpr double m110a_symbol_rate = 2400.0;    // Bd
+constexpr double m110a_segment_s = 0.2;         // one preamble segment (480 symbols)
+constexpr unsigned m110a_eom_bits = 32;         // 0x4B65A5B2
+// Zero bits sent after the EOM to flush the coder, before the fill to the end of the
+// interleaver block. m110a.json: 144 from two implementations (kg7hf, modemctl); the
+// recordings cannot tell flush from fill. Counted in user bits, before the FEC.
+constexpr unsigned m110a_flush_bits = 144;
+
+struct m110a_mode {
+    unsigned user_bps = 0;         // 75 .. 2400, or 4800 (uncoded)
+    m110a_interleaver interleaver = m110a_interleaver::short_;
+    unsigned preamble_segments = 0; // 3 (zero, short) or 24 (long)
+    unsigned unknown_symbols = 0;  // per frame
+    unsigned known_symbols = 0;    // per frame (probe)
+    unsigned frames_per_block = 0; // frames per interleaver block (when not interleaved:
+                                   // the fewest frames holding whole user bits)
+
+    double frame_s() const { return (unknown_symbols + known_symbols) / m110a_symbol_rate; }
+    // Unit the transmission is padded to: one interleaver block, or the frames above
+    // when the data is not interleaved (zero interleaver, 4800 bps uncoded).
+    double unit_s() const { return frames_per_block * frame_s(); }
+    // User bits carried by one unit.
+    double unit_bits() const { return user_bps * unit_s(); }
+    std::string name() const; // "2400S", "600L", "1200Z", "4800U"
+};
+
+// The mode for a user rate and interleaver; nullopt for combinations 110A lacks
+// (4800 bps exists uncoded only, with no interleaver).
+std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver interleaver);
+
+struct m110a_air_time {
+    double preamble_s = 0;
+    double data_s = 0;    // user bytes, EOM, flush and fill, in whole units
+    double total_s = 0;
+    size_t units = 0;     // interleaver blocks (or frames) sent
+    size_t fill_bits = 0; // zero bits padding the last unit
+};
+
+// Air time of one transmission carrying `bytes` user bytes.
+m110a_air_time m110a_transmission_time(const m110a_mode& mode, size_t bytes);
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -71,9 +71,9 @@ std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver in
     return std::nullopt;
 }
 
-m110a_air_time m110a_transmission_time(const m110a_mode& mode, size_t bytes)
+transmission_time m110a_transmission_time(const m110a_mode& mode, size_t bytes)
 {
-    m110a_air_time t;
+    transmission_time t;
     t.preamble_s = mode.preamble_segments * m110a_segment_s;
     // A frame of the 75 bps mode carries one user bit; others carry whole numbers too.
     const size_t per_unit = size_t(std::lround(mode.unit_bits()));

@@ -9,6 +9,8 @@
 #ifndef HFSTACK_KERNELS_PHY_M110A_TIMING_H
 #define HFSTACK_KERNELS_PHY_M110A_TIMING_H
 
+#include "transmission_time.h"
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -49,16 +51,8 @@ struct m110a_mode {
 // (4800 bps exists uncoded only, with no interleaver).
 std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver interleaver);
 
-struct m110a_air_time {
-    double preamble_s = 0;
-    double data_s = 0;    // user bytes, EOM, flush and fill, in whole units
-    double total_s = 0;
-    size_t units = 0;     // interleaver blocks (or frames) sent
-    size_t fill_bits = 0; // zero bits padding the last unit
-};
-
 // Air time of one transmission carrying `bytes` user bytes.
-m110a_air_time m110a_transmission_time(const m110a_mode& mode, size_t bytes);
+transmission_time m110a_transmission_time(const m110a_mode& mode, size_t bytes);
 
 } // namespace phy
 } // namespace hfstack

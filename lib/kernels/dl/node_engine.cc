@@ -278,19 +278,22 @@ struct node_engine::impl {
         return p.last_activity + limit;
     }
 
-    // Breaks idle links. Never while a carrier is heard, nor before a burst that just
-    // ended has had time to be decoded: it may be the peer, with data.
+    // When the up link to `p` may be broken as idle; +inf while it has work, an answer
+    // is awaited or a carrier is heard. Not before a burst that just ended has had time
+    // to be decoded either: it may be the peer, with data.
+    double idle_break_time(const peer_state& p) const
+    {
+        if (cs.carrier() || has_link_work(p.address) || p.awaiting_response)
+            return inf;
+        return std::max(idle_deadline(p),
+                        carrier_ended + cfg.turnaround_s + cfg.response_margin_s);
+    }
+
     void break_idle_links()
     {
-        if (cs.carrier())
-            return;
-        const double settled = carrier_ended + cfg.turnaround_s + cfg.response_margin_s;
-        for (uint32_t addr : cas.up_peers()) {
-            const peer_state& p = peer(addr);
-            if (now >= idle_deadline(p) && now >= settled && !has_link_work(addr) &&
-                !p.awaiting_response)
+        for (uint32_t addr : cas.up_peers())
+            if (now >= idle_break_time(peer(addr)))
                 cas.release(addr, physical_link_break_reason::no_more_data, now);
-        }
     }
 
     void hold_off_retry()
@@ -942,9 +945,6 @@ struct node_engine::impl {
         nonarq_rx.poll(now);
         for (auto& d : nonarq_rx.take_delivered())
             on_non_arq_delivery(d);
-        const auto& dc = deframer.counters();
-        counters.header_crc_errors = dc.header_crc_errors;
-        counters.junk_bytes = dc.junk_bytes;
     }
 
     void on_ack(peer_state& p, const arq_ack& a, bool expedited)
@@ -1713,13 +1713,8 @@ struct node_engine::impl {
         d = std::min(d, nonarq_rx.next_deadline());
         for (auto& [addr, q] : control_spdus)
             d = std::min(d, q.front().expires_at);
-        if (!cs.carrier())
-            for (uint32_t addr : cas.up_peers()) {
-                const peer_state& p = peer(addr);
-                if (!has_link_work(addr) && !p.awaiting_response)
-                    d = std::min(d, std::max({ idle_deadline(p), carrier_ended + cfg.turnaround_s +
-                                                                     cfg.response_margin_s, now }));
-            }
+        for (uint32_t addr : cas.up_peers())
+            d = std::min(d, idle_break_time(peer(addr)));
         for (auto& [addr, p] : peers) {
             if (p->awaiting_response && !cs.carrier())
                 d = std::min(d, p->response_deadline);
@@ -1895,6 +1890,8 @@ node_counters node_engine::counters() const
         c.arq_retransmissions +=
             p->tx.counters().retransmissions + p->tx_exp.counters().retransmissions;
     }
+    c.header_crc_errors = d->deframer.counters().header_crc_errors;
+    c.junk_bytes = d->deframer.counters().junk_bytes;
     c.queued_updus = d->queue.size();
     c.queued_bytes = d->queue.total_bytes();
     c.links_up = d->cas.up_peers().size();

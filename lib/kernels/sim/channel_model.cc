@@ -37,6 +37,17 @@ void check_finite(const char* field, double v)
         bad(field, "must be finite", v);
 }
 
+// A periodic window (fades, outages): period, duration, offset of fields `name`_*.
+void check_window(const std::string& name, double period, double duration, double offset)
+{
+    const std::string p = name + "_period_s", d = name + "_duration_s";
+    check_non_negative(p.c_str(), period);
+    check_non_negative(d.c_str(), duration);
+    check_finite((name + "_offset_s").c_str(), offset);
+    if (period > 0 && duration > period)
+        bad(d.c_str(), "must not exceed " + p + " (" + std::to_string(period) + ")", duration);
+}
+
 bool enabled(double period, double duration) { return period > 0 && duration > 0; }
 
 // First index n >= 0 of a periodic window [offset + n * period, + duration) that can
@@ -56,21 +67,9 @@ void validate(const channel_config& c)
     check_probability("ber", c.ber);
     check_non_negative("burst_rate_per_s", c.burst_rate_per_s);
     check_probability("burst_ber", c.burst_ber);
-    check_non_negative("fade_period_s", c.fade_period_s);
-    check_non_negative("fade_duration_s", c.fade_duration_s);
-    check_finite("fade_offset_s", c.fade_offset_s);
+    check_window("fade", c.fade_period_s, c.fade_duration_s, c.fade_offset_s);
     check_probability("fade_ber", c.fade_ber);
-    if (c.fade_period_s > 0 && c.fade_duration_s > c.fade_period_s)
-        bad("fade_duration_s", "must not exceed fade_period_s (" +
-                                   std::to_string(c.fade_period_s) + ")",
-            c.fade_duration_s);
-    check_non_negative("outage_period_s", c.outage_period_s);
-    check_non_negative("outage_duration_s", c.outage_duration_s);
-    check_finite("outage_offset_s", c.outage_offset_s);
-    if (c.outage_period_s > 0 && c.outage_duration_s > c.outage_period_s)
-        bad("outage_duration_s", "must not exceed outage_period_s (" +
-                                     std::to_string(c.outage_period_s) + ")",
-            c.outage_duration_s);
+    check_window("outage", c.outage_period_s, c.outage_duration_s, c.outage_offset_s);
     check_non_negative("propagation_s", c.propagation_s);
 }
 

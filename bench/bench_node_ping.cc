@@ -2,8 +2,8 @@
  * ping"): a client on node A sends a small U_PDU to node B, whose client answers at once;
  * the round trip is timed from the request to the answer's indication at A. The first
  * ping includes making the link (and the first-contact window reset); the following
- * ones, 10 s apart, find the link up. Air time comes from default_phy_timing (110A-like
- * preamble and interleaver figures until the modems supply theirs), turnaround 1 s.
+ * ones, 10 s apart, find the link up. Air time comes from default_waveform_timing (the STANAG 4539
+ * waveform tables), turnaround 1 s.
  *   build/bench/bench_node_ping [pings]     (default 5, modes 75S 150S 300S 600S 1200S 2400S 9600S) */
 #include "dl/node_engine.h"
 #include "sim/virtual_network.h"

@@ -183,7 +183,7 @@ TEST(NodeEngine, ArqDataStartsWithALinkRequestAndWindowReset)
     ASSERT_EQ(a.transmissions.size(), 1u);
     const auto& t = a.transmissions[0];
     EXPECT_EQ(t.mode, (modem_mode{ rate_2400, interleaving_short }));
-    EXPECT_NEAR(t.air_time_s, air_time(default_phy_timing(t.mode), t.burst.size()), 1e-9);
+    EXPECT_NEAR(t.air_time_s, air_time(default_waveform_timing(t.mode), t.burst.size()), 1e-9);
     dpdu_deframer df;
     auto frames = df.push(t.burst.data(), t.burst.size());
     ASSERT_EQ(frames.size(), 2u);

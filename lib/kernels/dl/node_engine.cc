@@ -3,6 +3,7 @@
 #include "node_engine.h"
 
 #include "cpdu.h"
+#include "phy/s4539_modes.h"
 #include "spdu.h"
 
 #include <algorithm>
@@ -62,15 +63,24 @@ spdu data_spdu(const updu_request& r)
 
 } // namespace
 
-phy_timing default_phy_timing(const modem_mode& mode)
+phy::waveform_timing default_waveform_timing(const modem_mode& mode)
 {
-    phy_timing t;
     const unsigned bps = data_rate_bps(mode.data_rate);
-    t.bit_rate = bps ? double(bps) : 2400.0;
-    const double interleaver = mode.interleaving == interleaving_long ? 4.8 : 0.6;
-    t.preamble_s = interleaver;
-    t.tail_s = mode.interleaving == interleaving_none ? 0.0 : interleaver;
-    return t;
+    const bool serial_tone = bps <= 2400;
+    const char* interleaver = mode.interleaving == interleaving_long    ? "L"
+                              : mode.interleaving == interleaving_short ? "S"
+                              : serial_tone                             ? "Z"
+                                                                        : "US";
+    if (auto w = phy::s4539_timing(std::to_string(bps) + interleaver))
+        return *w;
+    // Table C-5 rates STANAG 4539 lacks (3600, 7200 bps): a linear model with the
+    // serial-tone preamble and interleaver figures.
+    phy::waveform_timing w;
+    w.bit_rate = bps ? double(bps) : 2400.0;
+    const double block_s = mode.interleaving == interleaving_long ? 4.8 : 0.6;
+    w.preamble_s = block_s;
+    w.tail_s = mode.interleaving == interleaving_none ? 0.0 : block_s;
+    return w;
 }
 
 size_t default_segment_size(unsigned bps)
@@ -322,9 +332,9 @@ struct node_engine::impl {
         return r;
     }
 
-    phy_timing timing(const modem_mode& m) const
+    phy::waveform_timing timing(const modem_mode& m) const
     {
-        return cfg.timing ? cfg.timing(m) : default_phy_timing(m);
+        return cfg.timing ? cfg.timing(m) : default_waveform_timing(m);
     }
     size_t segment_for(const modem_mode& m) const
     {
@@ -1258,7 +1268,7 @@ struct node_engine::impl {
 
     struct burst_builder {
         impl& e;
-        phy_timing phy;
+        phy::waveform_timing phy;
         double max_s;
         std::vector<dpdu> frames;
         size_t bytes = 0;
@@ -1278,9 +1288,9 @@ struct node_engine::impl {
         // Payload bytes that still fit, after `overhead` bytes of headers.
         size_t room(size_t overhead) const
         {
-            const double left_s = max_s - air_time(phy, bytes);
-            const double left = left_s * phy.bit_rate / 8.0;
-            return left > double(overhead) ? size_t(left) - overhead : 0;
+            const size_t most = phy::max_bytes_within(phy, max_s);
+            const size_t left = most > bytes ? most - bytes : 0;
+            return left > overhead ? left - overhead : 0;
         }
     };
 
@@ -1589,7 +1599,7 @@ struct node_engine::impl {
     }
 
 
-    double answer_wait(const peer_state& p, const phy_timing& phy) const
+    double answer_wait(const peer_state& p, const phy::waveform_timing& phy) const
     {
         double w = 2 * cfg.turnaround_s + air_time(phy, typical_answer_bytes) + cfg.response_margin_s;
         // The called side waits longer, so after a lost burst the caller speaks first.

@@ -36,11 +36,11 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-// Air time model of a waveform mode: STANAG 4539 / MIL-STD-188-110A serial tone, whose
-// preamble and interleaver flush both last one interleaver length (zero and short
-// 0.6 s, long 4.8 s). The PHY issue replaces this with the modem's own figures through
-// node_config::timing.
-phy_timing default_phy_timing(const modem_mode& mode);
+// Air time model of a STANAG 5066 mode (Table C-5 rate, Table C-6 interleaving) on the
+// STANAG 4539 waveform (phy/s4539_modes.h): serial tone up to 2400 bps, Appendix C from
+// 3200 bps (4800 bps too); no interleaving is Z (serial tone) or US (Appendix C).
+// node_config::timing overrides it, e.g. for the other Appendix C interleavers.
+phy::waveform_timing default_waveform_timing(const modem_mode& mode);
 // ARQ segment size for a data rate when node_config::segment_size is 0: large enough
 // that the per-D_PDU overhead (about 20 bytes) stays below 8 %, small enough that a bit
 // error costs little air time: up to 600 bps 256 bytes, 1200-2400 bps 512, above 1023.
@@ -101,8 +101,8 @@ struct node_config {
     bool rate_adaptation = false;
     rate_policy_config rate_policy;
     rate_change_config rate_change; // addresses and initial mode are filled per link
-    // Air time of a burst in a mode (default_phy_timing when empty).
-    std::function<phy_timing(const modem_mode&)> timing;
+    // Air time of a burst in a mode (default_waveform_timing when empty).
+    std::function<phy::waveform_timing(const modem_mode&)> timing;
 };
 
 // Configuration by name, for Python, GRC and the command line: the same names as the

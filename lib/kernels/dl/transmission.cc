@@ -6,9 +6,9 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-double air_time(const phy_timing& phy, size_t bytes)
+double air_time(const phy::waveform_timing& phy, size_t bytes)
 {
-    return phy.preamble_s + double(bytes) * 8.0 / phy.bit_rate + phy.tail_s;
+    return phy::transmission_time_of(phy, bytes).total_s;
 }
 
 uint8_t eot_field(double seconds_left)
@@ -21,7 +21,7 @@ uint8_t eot_field(double seconds_left)
     return half_seconds >= 255.0 ? 255 : uint8_t(half_seconds);
 }
 
-void stamp_eot(std::vector<dpdu>& burst, const phy_timing& phy)
+void stamp_eot(std::vector<dpdu>& burst, const phy::waveform_timing& phy)
 {
     size_t total = 0;
     std::vector<size_t> sizes;
@@ -39,7 +39,7 @@ void stamp_eot(std::vector<dpdu>& burst, const phy_timing& phy)
     }
 }
 
-size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy_timing& phy,
+size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::waveform_timing& phy,
                       double max_seconds)
 {
     size_t bytes = 0, n = 0;

@@ -71,18 +71,21 @@ std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver in
     return std::nullopt;
 }
 
+waveform_timing m110a_mode::timing() const
+{
+    waveform_timing w;
+    w.preamble_s = preamble_segments * m110a_segment_s;
+    // A frame of the 75 bps mode carries one user bit; others carry whole numbers too.
+    w.unit_bits = size_t(std::lround(unit_bits()));
+    w.unit_s = unit_s();
+    w.bit_rate = double(w.unit_bits) / w.unit_s;
+    w.trailer_bits = m110a_eom_bits + m110a_flush_bits;
+    return w;
+}
+
 transmission_time m110a_transmission_time(const m110a_mode& mode, size_t bytes)
 {
-    transmission_time t;
-    t.preamble_s = mode.preamble_segments * m110a_segment_s;
-    // A frame of the 75 bps mode carries one user bit; others carry whole numbers too.
-    const size_t per_unit = size_t(std::lround(mode.unit_bits()));
-    const size_t bits = 8 * bytes + m110a_eom_bits + m110a_flush_bits;
-    t.units = (bits + per_unit - 1) / per_unit;
-    t.fill_bits = t.units * per_unit - bits;
-    t.data_s = t.units * mode.unit_s();
-    t.total_s = t.preamble_s + t.data_s;
-    return t;
+    return transmission_time_of(mode.timing(), bytes);
 }
 
 } // namespace phy

@@ -45,6 +45,7 @@ struct m110a_mode {
     // User bits carried by one unit.
     double unit_bits() const { return user_bps * unit_s(); }
     std::string name() const; // "2400S", "600L", "1200Z", "4800U"
+    waveform_timing timing() const;
 };
 
 // The mode for a user rate and interleaver; nullopt for combinations 110A lacks

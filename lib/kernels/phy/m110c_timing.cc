@@ -52,20 +52,23 @@ std::optional<m110c_mode> m110c_mode_for(unsigned user_bps, m110c_interleaver in
     return m;
 }
 
+waveform_timing m110c_mode::timing() const
+{
+    waveform_timing w;
+    w.preamble_s = m110c_preamble_symbols / m110c_symbol_rate;
+    w.unit_bits = size_t(std::lround(user_bits_per_frame())) * frames_per_block;
+    w.unit_s = frames_per_block * (m110c_data_symbols + m110c_probe_symbols) / m110c_symbol_rate;
+    w.bit_rate = double(w.unit_bits) / w.unit_s;
+    w.trailer_bits = m110c_eom_bits;
+    // Every interleaver length divides the 72-frame re-insertion period.
+    w.units_per_reinsertion = m110c_reinsert_period_frames / frames_per_block;
+    w.reinsertion_s = m110c_reinserted_symbols / m110c_symbol_rate;
+    return w;
+}
+
 transmission_time m110c_transmission_time(const m110c_mode& mode, size_t bytes)
 {
-    transmission_time t;
-    t.preamble_s = m110c_preamble_symbols / m110c_symbol_rate;
-    const size_t per_unit = size_t(std::lround(mode.user_bits_per_frame())) * mode.frames_per_block;
-    const size_t bits = 8 * bytes + m110c_eom_bits;
-    t.units = (bits + per_unit - 1) / per_unit;
-    t.fill_bits = t.units * per_unit - bits;
-    const size_t frames = t.units * mode.frames_per_block;
-    const size_t symbols = frames * (m110c_data_symbols + m110c_probe_symbols) +
-                           (frames / m110c_reinsert_period_frames) * m110c_reinserted_symbols;
-    t.data_s = symbols / m110c_symbol_rate;
-    t.total_s = t.preamble_s + t.data_s;
-    return t;
+    return transmission_time_of(mode.timing(), bytes);
 }
 
 } // namespace phy

@@ -48,6 +48,7 @@ struct m110c_mode {
         return m110c_data_symbols * bits_per_symbol * (coded ? 0.75 : 1.0);
     }
     std::string name() const; // "9600S", "3200US", "12800U"
+    waveform_timing timing() const;
 };
 
 // nullopt for a rate Appendix C lacks; 12800 bps takes any interleaver argument (it

@@ -31,7 +31,7 @@ struct virtual_network::air_burst {
     dl::modem_mode mode;
     double start = 0; // at the transmitter
     double air_time_s = 0;
-    dl::phy_timing timing;
+    phy::waveform_timing timing;
 };
 
 struct virtual_network::node_slot {
@@ -452,7 +452,7 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
     burst->mode = tx.mode;
     burst->start = start;
     burst->air_time_s = air;
-    burst->timing = n.cfg.timing ? n.cfg.timing(tx.mode) : dl::default_phy_timing(tx.mode);
+    burst->timing = n.cfg.timing ? n.cfg.timing(tx.mode) : dl::default_waveform_timing(tx.mode);
 
     auto destroy = [this](uint64_t id) {
         auto it = d_receptions.find(id);

@@ -127,7 +127,8 @@ uint64_t arq_sender::new_source()
     return h;
 }
 
-std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_bytes)
+std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_bytes,
+                                                size_t per_dpdu_overhead)
 {
     std::vector<dpdu> out;
     size_t used = 0;
@@ -136,7 +137,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         seg& s = d_window[i];
         if (s.state != seg_state::due)
             continue;
-        const size_t len = s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index);
+        const size_t len = (s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index)) + per_dpdu_overhead;
         if (used + len > max_bytes)
             continue;
         out.push_back(make_frame(s, uint8_t(d_lwe + i)));
@@ -152,7 +153,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         const uint64_t h = d_queue.front();
         cpdu_rec& c = d_cpdus.at(h);
         const size_t len = seg_len(c, c.numbered);
-        if (used + len > max_bytes)
+        if (used + len + per_dpdu_overhead > max_bytes)
             break;
         new_source();
         seg s{ h, c.numbered, seg_state::awaiting, false };
@@ -161,7 +162,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         out.push_back(make_frame(s, fsn));
         ++c.numbered;
         d_queued_bytes -= len;
-        used += len;
+        used += len + per_dpdu_overhead;
         ++d_counters.new_segments;
         if (c.numbered == c.nseg)
             d_queue.pop_front();

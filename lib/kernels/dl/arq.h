@@ -111,11 +111,13 @@ public:
     void set_segment_size(size_t segment_size);
 
     // D_PDUs for the next transmission, at most max_dpdus of them and at most
-    // max_bytes of segment payload in total (headers are the caller's budget): due
+    // max_bytes in total, each D_PDU counting its segment plus per_dpdu_overhead bytes
+    // (the caller's header size; 0 = payload only): due
     // retransmissions first, then new segments while the window allows. Fills type,
     // START/END/DELIVER-IN-ORDER/DROP/TX-WIN-UWE/TX-WIN-LWE flags, tx_sequence,
     // segment and (expedited) cpdu_id; addresses, EOW and EOT are the caller's.
-    std::vector<dpdu> next_transmission(size_t max_dpdus, size_t max_bytes);
+    std::vector<dpdu> next_transmission(size_t max_dpdus, size_t max_bytes,
+                                        size_t per_dpdu_overhead = 0);
 
     // Processes the peer's ack. Returns the handles of C_PDUs now completely
     // acknowledged, oldest first. Stale or out-of-sync acks are ignored.

@@ -1351,7 +1351,6 @@ struct node_engine::impl {
         auto& sender = expedited ? p.tx_exp : p.tx;
         auto& receiver = expedited ? p.rx_exp : p.rx;
         const dpdu_type data_type = expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
-        const size_t seg = sender.config().segment_size;
         const size_t overhead = frame_overhead(data_type, p.address);
         // The ack goes first: an EXPEDITED ACK-ONLY of its own, or (regular class) inside
         // the first data D_PDU, which then grows by the ack's bytes.
@@ -1379,13 +1378,7 @@ struct node_engine::impl {
         std::vector<dpdu> data;
         if (!p.awaiting_response) {
             pull_arq(p, room, expedited);
-            const size_t per = seg + overhead;
-            const size_t n_full = room / per;
-            const size_t rem = room - n_full * per;
-            const size_t max_dpdus = n_full + (rem > overhead ? 1 : 0);
-            const size_t max_bytes = n_full * seg + (rem > overhead ? rem - overhead : 0);
-            if (max_dpdus)
-                data = sender.next_transmission(max_dpdus, max_bytes);
+            data = sender.next_transmission(SIZE_MAX, room, overhead);
         }
         for (auto& d : data)
             d.destination = p.address;

@@ -49,12 +49,25 @@ struct virtual_network::node_slot {
     node_stats stats;
 };
 
+radio_config ideal_radio()
+{
+    radio_config r;
+    r.key_up_s = r.unkey_s = r.agc_settle_s = r.carrier_detect_s = r.rx_latency_s = 0;
+    return r;
+}
+
 virtual_network::virtual_network(network_config config) : d_cfg(config)
 {
-    if (!(d_cfg.carrier_detect_s >= 0) || !std::isfinite(d_cfg.carrier_detect_s))
-        throw std::invalid_argument("network_config.carrier_detect_s must be finite and >= 0");
-    if (!(d_cfg.rx_latency_s >= 0) || !std::isfinite(d_cfg.rx_latency_s))
-        throw std::invalid_argument("network_config.rx_latency_s must be finite and >= 0");
+    const radio_config& r = d_cfg.radio;
+    const std::pair<const char*, double> times[] = {
+        { "key_up_s", r.key_up_s },         { "unkey_s", r.unkey_s },
+        { "agc_settle_s", r.agc_settle_s }, { "carrier_detect_s", r.carrier_detect_s },
+        { "rx_latency_s", r.rx_latency_s },
+    };
+    for (const auto& [name, value] : times)
+        if (!(value >= 0) || !std::isfinite(value))
+            throw std::invalid_argument(std::string("radio_config.") + name +
+                                        " must be finite and >= 0");
 }
 
 virtual_network::~virtual_network() = default;
@@ -212,6 +225,13 @@ void virtual_network::push(double t, event_kind k, size_t node, uint64_t tag,
     d_events.push(event{ t, d_seq++, k, status, uint32_t(node), tag });
 }
 
+void virtual_network::call_at(double t, std::function<void()> fn)
+{
+    const uint64_t id = d_next_call++;
+    d_calls.emplace(id, std::move(fn));
+    push(std::max(t, d_now), event_kind::call, 0, id);
+}
+
 double virtual_network::next_event_time() const
 {
     return d_events.empty() ? inf : d_events.top().time;
@@ -256,6 +276,8 @@ const char* kind_name(int k)
         return "carrier on";
     case 3:
         return "carrier off";
+    case 5:
+        return "call_at";
     default:
         return "burst delivery";
     }
@@ -269,8 +291,9 @@ void virtual_network::process(const event& e)
             std::ostringstream os;
             os << "virtual_network: more than " << max_events_at_one_time
                << " events at virtual time " << e.time << " s (livelock?); the last was a "
-               << kind_name(int(e.kind)) << " event for node " << e.node << " (address "
-               << d_nodes[e.node]->cfg.address << ")";
+               << kind_name(int(e.kind)) << " event";
+            if (e.kind != event_kind::call)
+                os << " for node " << e.node << " (address " << d_nodes[e.node]->cfg.address << ")";
             if (e.kind == event_kind::timer)
                 os << " whose engine keeps asking for on_timer at next_deadline() "
                    << d_nodes[e.node]->engine->next_deadline();
@@ -284,6 +307,13 @@ void virtual_network::process(const event& e)
         d_now = e.time;
     ++d_stats.events;
 
+    if (e.kind == event_kind::call) {
+        auto it = d_calls.find(e.tag);
+        std::function<void()> fn = std::move(it->second);
+        d_calls.erase(it);
+        fn();
+        return;
+    }
     const size_t i = e.node;
     node_slot& n = *d_nodes[i];
     switch (e.kind) {
@@ -328,6 +358,8 @@ void virtual_network::process(const event& e)
         return;
     }
 
+    case event_kind::call:
+        return; // handled above
     case event_kind::delivery: {
         auto it = d_receptions.find(e.tag);
         if (it == d_receptions.end())
@@ -430,7 +462,8 @@ void virtual_network::drain_callbacks()
 void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
 {
     node_slot& n = *d_nodes[i];
-    const double start = d_now;
+    const radio_config& radio = d_cfg.radio;
+    const double start = d_now + radio.key_up_s;
     const double air = tx.air_time_s > 0 ? tx.air_time_s : 0.0;
     const double end = start + air;
 
@@ -471,12 +504,14 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
         return v.start < e && s < v.end;
     };
 
-    // Half duplex: the transmitter hears nothing while it transmits.
+    // Half duplex: the transmitter hears nothing from keying up until it has switched
+    // back to receive.
+    const double deaf_from = d_now, deaf_until = end + radio.unkey_s;
     prune(n.busy);
     for (const interval& v : n.busy)
-        if (v.reception != 0 && overlaps(v, start, end))
+        if (v.reception != 0 && overlaps(v, deaf_from, deaf_until))
             destroy(v.reception);
-    n.busy.push_back(interval{ start, end, 0 });
+    n.busy.push_back(interval{ deaf_from, deaf_until, 0 });
 
     for (size_t j = 0; j < d_nodes.size(); ++j) {
         if (j == i)
@@ -518,15 +553,20 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
                 destroy(v.reception);
             }
         }
-        if (hit)
+        if (hit) {
             destroy(id);
+        } else if (burst->timing.preamble_s < radio.agc_settle_s) {
+            d_receptions[id].destroyed = true; // acquisition failed: not a collision
+            ++rx.stats.lost_other;
+        }
         rx.busy.push_back(interval{ s, e, id });
 
-        if (air > d_cfg.carrier_detect_s) {
-            push(s + d_cfg.carrier_detect_s, event_kind::carrier_on, j, id);
+        const double detect = radio.agc_settle_s + radio.carrier_detect_s;
+        if (air > detect) {
+            push(s + detect, event_kind::carrier_on, j, id);
             push(e, event_kind::carrier_off, j, id);
         }
-        push(e + d_cfg.rx_latency_s, event_kind::delivery, j, id);
+        push(e + radio.rx_latency_s, event_kind::delivery, j, id);
     }
 }
 

@@ -2,14 +2,18 @@
  * channel, in virtual time, honouring the modem contract of DESIGN.md ("The interface
  * between data link and modem"):
  *
- *   - a transmission occupies the channel from the `now` it was produced at for
- *     tx.air_time_s; the transmitter gets tx_started then and tx_finished at the end;
+ *   - a transmission occupies the channel from radio.key_up_s after the `now` it was
+ *     produced at, for tx.air_time_s; the transmitter gets tx_started then and
+ *     tx_finished at the end, and hears nothing from the moment it keys up until
+ *     radio.unkey_s after the end;
  *   - every other node j hears it over the path's channel_model, shifted by the path's
  *     propagation_s: nothing at all if the burst overlaps an outage; otherwise
- *     carrier_on carrier_detect_s after its start (only if it lasts longer than that),
+ *     carrier_on agc_settle_s + carrier_detect_s after its start (only if it lasts
+ *     longer than that),
  *     carrier_off at its end (nested: carrier_on when the first of overlapping receptions
  *     is detected, carrier_off when the last ends), and the corrupted bytes through
- *     on_burst rx_latency_s after its end;
+ *     on_burst rx_latency_s after its end (lost if its preamble is shorter than
+ *     agc_settle_s);
  *   - bursts overlapping at a receiver destroy each other (no on_burst, carrier events
  *     still happen), and so does a node's own transmission overlapping a reception
  *     (half duplex). Touching intervals do not overlap;
@@ -35,9 +39,25 @@ namespace gr {
 namespace hfstack {
 namespace sim {
 
+// The radios and modems of every node, as the data link sees them. Defaults: a modern
+// HF transceiver keyed by a modem (relay switching in tens of milliseconds) and a
+// serial-tone modem's carrier detector; see docs/simulator-design.md.
+struct radio_config {
+    double key_up_s = 0.05;   // receive to transmit: the burst starts on air this long after
+                              // the node produced it (PTT, relays, power amplifier)
+    double unkey_s = 0.05;    // transmit to receive: deaf this long after its own burst
+    double agc_settle_s = 0.02; // a received burst's first moments, before the AGC has
+                              // settled: they delay carrier detection, and a burst whose
+                              // preamble is shorter is lost
+    double carrier_detect_s = 0.2; // carrier_on this long after a burst (its AGC settled) starts
+    double rx_latency_s = 0.05;    // decoded bytes delivered this long after the burst ends
+};
+
+// A radio that switches and detects instantly (for tests that count seconds exactly).
+radio_config ideal_radio();
+
 struct network_config {
-    double carrier_detect_s = 0.2; // carrier_on this long after a burst starts at a receiver
-    double rx_latency_s = 0.0;     // bytes delivered this long after the burst ends there
+    radio_config radio;
     bool report_tx_status = true;  // tx_started / tx_finished to the transmitter
     // Overlapping receptions destroy each other. Half duplex (a node's own transmission
     // destroys what it would receive meanwhile) applies either way.
@@ -55,7 +75,8 @@ struct node_stats {
     uint64_t bytes_delivered = 0;
     uint64_t collisions = 0;       // receptions here destroyed by overlap (incl. own tx)
     uint64_t lost_outage = 0;      // receptions here lost to an outage of the path
-    uint64_t lost_other = 0;       // receptions here lost to restart_node / offline
+    uint64_t lost_other = 0;       // receptions here lost to restart_node / offline, or
+                                   // never acquired (preamble shorter than AGC settling)
     uint64_t bits_flipped = 0;     // in bursts delivered here
     uint64_t carrier_on = 0;       // carrier_on events given to this node
     uint64_t client_messages = 0;
@@ -74,7 +95,7 @@ struct network_stats {
 class virtual_network
 {
 public:
-    // Throws std::invalid_argument for a negative carrier_detect_s or rx_latency_s.
+    // Throws std::invalid_argument naming a radio time that is negative or not finite.
     explicit virtual_network(network_config config = network_config());
     ~virtual_network();
     virtual_network(const virtual_network&) = delete;
@@ -121,6 +142,10 @@ public:
     // into the network.
     void on_reception(std::function<void(size_t node, const dl::bytes&, double)> cb);
 
+    // Calls fn at virtual time max(t, now()), in order with the other events; fn may call
+    // client_send and the like (test applications' timers use it).
+    void call_at(double t, std::function<void()> fn);
+
     // Processes every event with time <= t, then now() = t (never moves backwards).
     void run_until(double t);
     // Processes events in order up to t_max, stopping as soon as done() is true (checked
@@ -149,14 +174,15 @@ public:
     static constexpr uint64_t max_events_at_one_time = 10'000'000;
 
 private:
-    enum class event_kind : uint8_t { timer, tx_status, carrier_on, carrier_off, delivery };
+    enum class event_kind : uint8_t { timer, tx_status, carrier_on, carrier_off, delivery, call };
     struct event {
         double time;
         uint64_t seq;
         event_kind kind;
         dl::phy_event status; // tx_status
         uint32_t node;
-        uint64_t tag; // timer: generation; tx_status: engine epoch; others: reception id
+        uint64_t tag; // timer: generation; tx_status: engine epoch; call: its id;
+                      // others: reception id
     };
     struct event_later {
         bool operator()(const event& a, const event& b) const
@@ -205,6 +231,8 @@ private:
     std::vector<std::vector<std::shared_ptr<channel_model>>> d_paths;
     std::unique_ptr<channel_config> d_default_channel;
     std::unordered_map<uint64_t, reception> d_receptions;
+    std::unordered_map<uint64_t, std::function<void()>> d_calls;
+    uint64_t d_next_call = 1;
     std::function<void(size_t, const dl::client_message&)> d_client_cb;
     std::function<void(size_t, const dl::node_transmission&)> d_tx_cb;
     std::function<void(size_t, dl::phy_event)> d_phy_cb;

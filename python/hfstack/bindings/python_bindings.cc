@@ -27,6 +27,8 @@ void bind_sis_server(py::module& m);
 void bind_dl_dpdu(py::module& m);
 void bind_dl_sis(py::module& m);
 void bind_dl_spdu(py::module& m);
+// Simulator and test client, hand-written, in the submodule hfstack.sim.
+void bind_sim(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -47,6 +49,8 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_dl_dpdu(dl);
     bind_dl_sis(dl);
     bind_dl_spdu(dl);
+    py::module sim = m.def_submodule("sim", "Virtual-time HF network simulator and test client");
+    bind_sim(sim);
 
     /**************************************/
     // The following comment block is used for

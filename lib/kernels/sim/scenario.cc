@@ -1,0 +1,283 @@
+#include "scenario.h"
+
+#include "phy/s4539_modes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace sim {
+
+namespace {
+
+constexpr uint32_t client_id = 1;
+
+std::string upper(std::string s)
+{
+    for (char& ch : s)
+        ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+dl::node_config node_config_for(const scenario_config& c, size_t index)
+{
+    dl::node_config n;
+    n.address = uint32_t(index + 1);
+    dl::set_node_options(n, c.node_options);
+    n.mode = node_mode_for(c.mode);
+    n.max_transmission_s = c.max_transmission_s;
+    // The chosen waveform (any Appendix C interleaver) for the chosen mode; the node's
+    // default mapping for any other mode a rate change might pick.
+    const dl::modem_mode chosen = n.mode;
+    const phy::waveform_timing w = waveform_for(c.mode);
+    n.timing = [chosen, w](const dl::modem_mode& m) {
+        return m == chosen ? w : dl::default_waveform_timing(m);
+    };
+    return n;
+}
+
+double utilisation(uint64_t bytes, double seconds, double bps)
+{
+    return seconds > 0 ? double(bytes) * 8.0 / (bps * seconds) : 0.0;
+}
+
+} // namespace
+
+phy::waveform_timing waveform_for(const std::string& mode_name)
+{
+    const auto w = phy::s4539_timing(mode_name);
+    if (!w)
+        throw std::invalid_argument("mode '" + mode_name +
+                                    "' is not a STANAG 4539 mode (e.g. 75L, 1200S, 2400Z, "
+                                    "9600VL, 4800U)");
+    return *w;
+}
+
+dl::modem_mode node_mode_for(const std::string& mode_name)
+{
+    waveform_for(mode_name); // validates the name
+    size_t digits = 0;
+    while (std::isdigit(static_cast<unsigned char>(mode_name[digits])))
+        ++digits;
+    const unsigned bps = unsigned(std::stoul(mode_name.substr(0, digits)));
+    const std::string il = upper(mode_name.substr(digits));
+    dl::modem_mode m;
+    try {
+        m.data_rate = dl::data_rate_code(bps);
+    } catch (const std::invalid_argument&) {
+        throw std::invalid_argument("mode '" + mode_name + "': STANAG 5066 Table C-5 has no code for " +
+                                    std::to_string(bps) + " bps");
+    }
+    // Table C-6 knows none, short and long: Appendix C's six lengths map by size.
+    if (il == "Z" || il == "U")
+        m.interleaving = dl::interleaving_none;
+    else if (il == "US" || il == "VS" || il == "S")
+        m.interleaving = dl::interleaving_short;
+    else
+        m.interleaving = dl::interleaving_long;
+    return m;
+}
+
+void validate(const scenario_config& c)
+{
+    node_mode_for(c.mode);
+    if (c.nodes < 2)
+        throw std::invalid_argument("nodes must be at least 2");
+    if (c.nodes > 64)
+        throw std::invalid_argument("nodes must be at most 64");
+    if (!(c.duration_s > 0) || !std::isfinite(c.duration_s))
+        throw std::invalid_argument("duration must be a positive number of seconds");
+    if (!(c.max_transmission_s > 0) || c.max_transmission_s > dl::max_eot_seconds)
+        throw std::invalid_argument("max transmission must be in (0, 127.5] s");
+    dl::node_config n = node_config_for(c, 0); // node options parse
+    dl::node_engine check(n);                    // and make a valid node
+    sim::validate(c.channel);
+    traffic::validate(c.client);
+    if (c.test == test_kind::ping && c.client.pings == 0)
+        throw std::invalid_argument("a ping test needs at least one ping");
+    virtual_network probe(network_config{ c.radio }); // radio times
+}
+
+scenario_result run_scenario(const scenario_config& c,
+                             const std::function<bool(double now)>& progress,
+                             double progress_step_s)
+{
+    validate(c);
+    network_config ncfg;
+    ncfg.radio = c.radio;
+    ncfg.seed = c.seed;
+    virtual_network net(ncfg);
+    channel_config ch = c.channel;
+    ch.seed = c.seed;
+    net.set_channel_all(ch);
+
+    // Roles.
+    std::vector<traffic::client_config> roles(c.nodes, c.client);
+    std::vector<std::pair<size_t, size_t>> flows;
+    for (size_t k = 0; k < c.nodes; ++k) {
+        traffic::client_config& r = roles[k];
+        r.flow = uint8_t(k);
+        r.pings = 0;
+        r.echo = false;
+        r.send_bytes = 0;
+        r.peer = k == 0 ? 2 : 1;
+        if (c.test == test_kind::ping) {
+            if (k == 0)
+                r.pings = c.client.pings;
+            else
+                r.echo = true;
+        } else if (k == 0 || (k == 1 && c.two_way) || k >= 2) {
+            r.send_bytes = c.client.send_bytes ? c.client.send_bytes : UINT64_MAX;
+            flows.emplace_back(k, k == 0 ? 1 : 0);
+        }
+    }
+
+    for (size_t k = 0; k < c.nodes; ++k)
+        net.add_node(node_config_for(c, k));
+    std::vector<std::unique_ptr<traffic::test_client>> clients;
+    for (const auto& r : roles)
+        clients.push_back(std::make_unique<traffic::test_client>(r));
+
+    // Client I/O: primitives to the node at once; timers through call_at.
+    std::vector<double> timer_at(c.nodes, std::numeric_limits<double>::infinity());
+    std::function<void(size_t)> service = [&](size_t k) {
+        for (auto& p : clients[k]->take_outgoing())
+            net.client_send(k, client_id, p);
+        const double t = clients[k]->next_deadline();
+        if (t < timer_at[k]) {
+            timer_at[k] = t;
+            net.call_at(t, [&, k, t] {
+                if (timer_at[k] != t)
+                    return; // superseded by an earlier one
+                timer_at[k] = std::numeric_limits<double>::infinity();
+                clients[k]->on_timer(net.now());
+                service(k);
+            });
+        }
+    };
+    net.on_client_message([&](size_t k, const dl::client_message& m) {
+        if (m.client != client_id)
+            return;
+        clients[k]->on_primitive(m.primitive, net.now());
+        service(k);
+    });
+    for (size_t k = 0; k < c.nodes; ++k) {
+        clients[k]->start(net.now());
+        service(k);
+    }
+
+    // Done: every pinger finished, or every finite sender's bytes delivered.
+    auto finished = [&] {
+        if (c.test == test_kind::ping)
+            return clients[0]->done();
+        if (!c.client.send_bytes)
+            return false;
+        for (const auto& [from, to] : flows) {
+            const auto& series = clients[to]->report().received_by_flow;
+            const auto it = series.find(uint8_t(from));
+            if (!clients[from]->done() || it == series.end() ||
+                it->second.back().second < clients[from]->report().bytes_sent)
+                return false;
+        }
+        return true;
+    };
+    // A bind refused or a client unbound ends the run.
+    auto failed = [&]() -> std::string {
+        for (size_t k = 0; k < c.nodes; ++k)
+            if (!clients[k]->report().error.empty())
+                return "node " + std::to_string(k + 1) + " client: " + clients[k]->report().error;
+        return {};
+    };
+
+    scenario_result res;
+    res.nominal_bps = waveform_for(c.mode).bit_rate;
+    bool done = false;
+    double next_progress = 0;
+    while (!done && net.now() < c.duration_s) {
+        next_progress = std::min(c.duration_s, net.now() + progress_step_s);
+        done = net.run_until([&] { return finished() || !failed().empty(); }, next_progress);
+        if (progress && !progress(net.now())) {
+            res.stopped = "stopped at " + std::to_string(net.now()) + " s";
+            break;
+        }
+    }
+    if (res.stopped.empty())
+        res.stopped = failed();
+    res.completed = done && res.stopped.empty();
+    res.end_time_s = net.now();
+
+    for (const auto& [from, to] : flows) {
+        const auto& tx = clients[from]->report();
+        const auto& rx = clients[to]->report();
+        flow_result f;
+        f.from = from;
+        f.to = to;
+        f.updus_sent = tx.updus_sent;
+        f.bytes_sent = tx.bytes_sent;
+        f.rejected = tx.updus_rejected;
+        f.first_send_at = tx.first_send_at;
+        // Delivery series are per flow; the receiver's error counters cover all flows
+        // into it.
+        f.duplicates = rx.duplicates;
+        f.out_of_order = rx.out_of_order;
+        f.corrupt = rx.corrupt;
+        if (const auto it = rx.received_by_flow.find(uint8_t(from)); it != rx.received_by_flow.end())
+            f.delivered = it->second;
+        f.updus_delivered = f.delivered.size();
+        if (!f.delivered.empty()) {
+            f.bytes_delivered = f.delivered.back().second;
+            f.first_delivery_at = f.delivered.front().first;
+            f.last_delivery_at = f.delivered.back().first;
+            f.utilisation = utilisation(f.bytes_delivered, res.end_time_s - f.first_send_at,
+                                        res.nominal_bps);
+            // Steady state: whole transmission cycles between the first and the last
+            // delivery instants; the bytes delivered at the first instant came before.
+            size_t first_after = 0;
+            while (first_after < f.delivered.size() &&
+                   f.delivered[first_after].first == f.first_delivery_at)
+                ++first_after;
+            if (first_after < f.delivered.size())
+                f.steady_utilisation = utilisation(
+                    f.bytes_delivered - f.delivered[first_after - 1].second,
+                    f.last_delivery_at - f.first_delivery_at, res.nominal_bps);
+        }
+        res.flows.push_back(std::move(f));
+    }
+
+    if (c.test == test_kind::ping) {
+        ping_summary& p = res.ping;
+        p.pings = clients[0]->report().pings;
+        double sum = 0;
+        unsigned later = 0;
+        for (size_t i = 0; i < p.pings.size(); ++i) {
+            const double rtt = p.pings[i].rtt_s;
+            if (std::isnan(rtt)) {
+                ++p.lost;
+                continue;
+            }
+            if (i == 0) {
+                p.first_s = rtt;
+                continue;
+            }
+            sum += rtt;
+            ++later;
+            p.later_min_s = later == 1 ? rtt : std::min(p.later_min_s, rtt);
+            p.later_max_s = later == 1 ? rtt : std::max(p.later_max_s, rtt);
+        }
+        if (later)
+            p.later_mean_s = sum / later;
+    }
+
+    for (size_t k = 0; k < c.nodes; ++k)
+        res.nodes.push_back(node_result{ uint32_t(k + 1), net.node(k).counters(), net.stats(k) });
+    res.network = net.stats();
+    return res;
+}
+
+} // namespace sim
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,221 @@
+/* Python bindings of the simulator (sim/scenario.h) and the test client
+ * (traffic/test_client.h), in the submodule hfstack.sim: hfstack-sim runs scenarios,
+ * hfstack-console drives the same test client over a live SIS connection.
+ * Hand-written: these kernels are not public block headers. */
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "phy/s4539_modes.h"
+#include "sim/scenario.h"
+#include "traffic/test_client.h"
+
+namespace py = pybind11;
+using namespace gr::hfstack;
+using namespace gr::hfstack::sim;
+
+namespace {
+
+py::dict counters_dict(const dl::node_counters& c)
+{
+    py::dict d;
+    for (const auto& [name, value] : dl::counter_list(c))
+        d[py::str(name)] = value;
+    return d;
+}
+
+py::dict air_dict(const node_stats& s)
+{
+    py::dict d;
+    d["transmissions"] = s.transmissions;
+    d["bytes_sent"] = s.bytes_sent;
+    d["air_time_s"] = s.air_time_s;
+    d["bursts_delivered"] = s.bursts_delivered;
+    d["collisions"] = s.collisions;
+    d["lost_outage"] = s.lost_outage;
+    d["lost_other"] = s.lost_other;
+    d["bits_flipped"] = s.bits_flipped;
+    return d;
+}
+
+} // namespace
+
+void bind_sim(py::module& m)
+{
+    py::class_<radio_config>(m, "radio_config", "Radio and modem switching times, seconds")
+        .def(py::init<>())
+        .def_readwrite("key_up_s", &radio_config::key_up_s)
+        .def_readwrite("unkey_s", &radio_config::unkey_s)
+        .def_readwrite("agc_settle_s", &radio_config::agc_settle_s)
+        .def_readwrite("carrier_detect_s", &radio_config::carrier_detect_s)
+        .def_readwrite("rx_latency_s", &radio_config::rx_latency_s);
+    m.def("ideal_radio", &ideal_radio);
+
+    py::class_<channel_config>(m, "channel_config", "Error model of every path")
+        .def(py::init<>())
+        .def_readwrite("ber", &channel_config::ber)
+        .def_readwrite("burst_rate_per_s", &channel_config::burst_rate_per_s)
+        .def_readwrite("burst_length_bits", &channel_config::burst_length_bits)
+        .def_readwrite("burst_ber", &channel_config::burst_ber)
+        .def_readwrite("fade_period_s", &channel_config::fade_period_s)
+        .def_readwrite("fade_duration_s", &channel_config::fade_duration_s)
+        .def_readwrite("fade_offset_s", &channel_config::fade_offset_s)
+        .def_readwrite("fade_ber", &channel_config::fade_ber)
+        .def_readwrite("outage_period_s", &channel_config::outage_period_s)
+        .def_readwrite("outage_duration_s", &channel_config::outage_duration_s)
+        .def_readwrite("outage_offset_s", &channel_config::outage_offset_s)
+        .def_readwrite("propagation_s", &channel_config::propagation_s)
+        .def_readwrite("snr_db", &channel_config::snr_db);
+
+    py::enum_<traffic::encapsulation>(m, "encapsulation")
+        .value("raw", traffic::encapsulation::raw)
+        .value("rcop", traffic::encapsulation::rcop);
+
+    py::class_<traffic::client_config>(m, "client_config", "A test client's settings")
+        .def(py::init<>())
+        .def_readwrite("sap", &traffic::client_config::sap)
+        .def_readwrite("peer", &traffic::client_config::peer)
+        .def_readwrite("peer_sap", &traffic::client_config::peer_sap)
+        .def_readwrite("arq", &traffic::client_config::arq)
+        .def_readwrite("expedited", &traffic::client_config::expedited)
+        .def_readwrite("priority", &traffic::client_config::priority)
+        .def_readwrite("ttl", &traffic::client_config::ttl)
+        .def_readwrite("confirm", &traffic::client_config::confirm)
+        .def_readwrite("framing", &traffic::client_config::framing)
+        .def_readwrite("application_id", &traffic::client_config::application_id)
+        .def_readwrite("flow", &traffic::client_config::flow)
+        .def_readwrite("pings", &traffic::client_config::pings)
+        .def_readwrite("ping_bytes", &traffic::client_config::ping_bytes)
+        .def_readwrite("ping_interval_s", &traffic::client_config::ping_interval_s)
+        .def_readwrite("ping_gap_s", &traffic::client_config::ping_gap_s)
+        .def_readwrite("ping_timeout_s", &traffic::client_config::ping_timeout_s)
+        .def_readwrite("ping_start_s", &traffic::client_config::ping_start_s)
+        .def_readwrite("echo", &traffic::client_config::echo)
+        .def_readwrite("echo_delay_s", &traffic::client_config::echo_delay_s)
+        .def_readwrite("send_bytes", &traffic::client_config::send_bytes)
+        .def_readwrite("updu_size", &traffic::client_config::updu_size)
+        .def_readwrite("window", &traffic::client_config::window);
+    m.def("validate_client", [](const traffic::client_config& c) { traffic::validate(c); });
+
+    py::class_<traffic::ping_record>(m, "ping_record")
+        .def_readonly("sent_at", &traffic::ping_record::sent_at)
+        .def_readonly("rtt_s", &traffic::ping_record::rtt_s);
+
+    py::class_<traffic::client_report>(m, "client_report")
+        .def_readonly("bound", &traffic::client_report::bound)
+        .def_readonly("bound_at", &traffic::client_report::bound_at)
+        .def_readonly("error", &traffic::client_report::error)
+        .def_readonly("pings", &traffic::client_report::pings)
+        .def_readonly("updus_sent", &traffic::client_report::updus_sent)
+        .def_readonly("bytes_sent", &traffic::client_report::bytes_sent)
+        .def_readonly("updus_confirmed", &traffic::client_report::updus_confirmed)
+        .def_readonly("bytes_confirmed", &traffic::client_report::bytes_confirmed)
+        .def_readonly("updus_rejected", &traffic::client_report::updus_rejected)
+        .def_readonly("rejections", &traffic::client_report::rejections)
+        .def_readonly("first_send_at", &traffic::client_report::first_send_at)
+        .def_readonly("flow_off", &traffic::client_report::flow_off)
+        .def_readonly("updus_received", &traffic::client_report::updus_received)
+        .def_readonly("bytes_received", &traffic::client_report::bytes_received)
+        .def_readonly("duplicates", &traffic::client_report::duplicates)
+        .def_readonly("out_of_order", &traffic::client_report::out_of_order)
+        .def_readonly("corrupt", &traffic::client_report::corrupt)
+        .def_readonly("foreign", &traffic::client_report::foreign)
+        .def_readonly("received_by_flow", &traffic::client_report::received_by_flow);
+
+    py::class_<traffic::test_client>(m, "test_client",
+                                     "STANAG 5066 test client, sans-IO (traffic/test_client.h)")
+        .def(py::init<traffic::client_config>(), py::arg("config"))
+        .def("start", &traffic::test_client::start, py::arg("now"))
+        .def("on_primitive", &traffic::test_client::on_primitive, py::arg("primitive"),
+             py::arg("now"))
+        .def("on_timer", &traffic::test_client::on_timer, py::arg("now"))
+        .def("next_deadline", &traffic::test_client::next_deadline)
+        .def("take_outgoing", &traffic::test_client::take_outgoing)
+        .def("done", &traffic::test_client::done)
+        .def("report", &traffic::test_client::report, py::return_value_policy::copy)
+        .def("min_updu_size", &traffic::test_client::min_updu_size);
+
+    py::enum_<test_kind>(m, "test_kind")
+        .value("ping", test_kind::ping)
+        .value("throughput", test_kind::throughput);
+
+    py::class_<scenario_config>(m, "scenario_config", "One simulator run (sim/scenario.h)")
+        .def(py::init<>())
+        .def_readwrite("test", &scenario_config::test)
+        .def_readwrite("mode", &scenario_config::mode)
+        .def_readwrite("nodes", &scenario_config::nodes)
+        .def_readwrite("max_transmission_s", &scenario_config::max_transmission_s)
+        .def_readwrite("node_options", &scenario_config::node_options)
+        .def_readwrite("radio", &scenario_config::radio)
+        .def_readwrite("channel", &scenario_config::channel)
+        .def_readwrite("client", &scenario_config::client)
+        .def_readwrite("two_way", &scenario_config::two_way)
+        .def_readwrite("duration_s", &scenario_config::duration_s)
+        .def_readwrite("seed", &scenario_config::seed);
+    m.def("validate", [](const scenario_config& c) { validate(c); }, py::arg("config"),
+          "Raises ValueError naming what is wrong with the settings");
+
+    py::class_<flow_result>(m, "flow_result")
+        .def_readonly("from_node", &flow_result::from)
+        .def_readonly("to_node", &flow_result::to)
+        .def_readonly("updus_sent", &flow_result::updus_sent)
+        .def_readonly("bytes_sent", &flow_result::bytes_sent)
+        .def_readonly("updus_delivered", &flow_result::updus_delivered)
+        .def_readonly("bytes_delivered", &flow_result::bytes_delivered)
+        .def_readonly("duplicates", &flow_result::duplicates)
+        .def_readonly("out_of_order", &flow_result::out_of_order)
+        .def_readonly("corrupt", &flow_result::corrupt)
+        .def_readonly("rejected", &flow_result::rejected)
+        .def_readonly("first_send_at", &flow_result::first_send_at)
+        .def_readonly("first_delivery_at", &flow_result::first_delivery_at)
+        .def_readonly("last_delivery_at", &flow_result::last_delivery_at)
+        .def_readonly("utilisation", &flow_result::utilisation)
+        .def_readonly("steady_utilisation", &flow_result::steady_utilisation)
+        .def_readonly("delivered", &flow_result::delivered);
+
+    py::class_<ping_summary>(m, "ping_summary")
+        .def_readonly("pings", &ping_summary::pings)
+        .def_readonly("first_s", &ping_summary::first_s)
+        .def_readonly("later_mean_s", &ping_summary::later_mean_s)
+        .def_readonly("later_min_s", &ping_summary::later_min_s)
+        .def_readonly("later_max_s", &ping_summary::later_max_s)
+        .def_readonly("lost", &ping_summary::lost);
+
+    py::class_<scenario_result>(m, "scenario_result")
+        .def_readonly("nominal_bps", &scenario_result::nominal_bps)
+        .def_readonly("end_time_s", &scenario_result::end_time_s)
+        .def_readonly("completed", &scenario_result::completed)
+        .def_readonly("stopped", &scenario_result::stopped)
+        .def_readonly("flows", &scenario_result::flows)
+        .def_readonly("ping", &scenario_result::ping)
+        .def_property_readonly("nodes",
+                               [](const scenario_result& r) {
+                                   py::list out;
+                                   for (const auto& n : r.nodes) {
+                                       py::dict d;
+                                       d["address"] = n.address;
+                                       d["counters"] = counters_dict(n.counters);
+                                       d["air"] = air_dict(n.air);
+                                       out.append(d);
+                                   }
+                                   return out;
+                               })
+        .def_property_readonly("network", [](const scenario_result& r) {
+            py::dict d;
+            d["events"] = r.network.events;
+            d["transmissions"] = r.network.transmissions;
+            d["collisions"] = r.network.collisions;
+            d["bursts_delivered"] = r.network.bursts_delivered;
+            d["bursts_lost"] = r.network.bursts_lost;
+            d["bits_flipped"] = r.network.bits_flipped;
+            return d;
+        });
+
+    m.def("run_scenario", &run_scenario, py::arg("config"), py::arg("progress") = nullptr,
+          py::arg("progress_step_s") = 60.0,
+          "Runs one scenario in virtual time; progress(now) -> bool is called every "
+          "progress_step_s simulated seconds (False stops the run)");
+    m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
+    m.def("nominal_bps", [](const std::string& mode) { return waveform_for(mode).bit_rate; },
+          py::arg("mode"));
+}

@@ -1,0 +1,139 @@
+// The simulator's runs (sim/scenario.h): determinism, sanity properties, an analytic
+// air-time case, the radio model, and refusal of bad settings.
+#include "sim/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::sim;
+
+namespace {
+
+scenario_config throughput(const std::string& mode, uint64_t bytes)
+{
+    scenario_config c;
+    c.test = test_kind::throughput;
+    c.mode = mode;
+    c.client.send_bytes = bytes;
+    c.duration_s = 24 * 3600;
+    return c;
+}
+
+} // namespace
+
+TEST(Scenario, ClearChannelDeliversEveryOfferedByteInOrder)
+{
+    auto c = throughput("2400S", 200'000);
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    ASSERT_EQ(r.flows.size(), 1u);
+    const auto& f = r.flows[0];
+    EXPECT_EQ(f.bytes_delivered, 200'000u);
+    EXPECT_EQ(f.bytes_sent, 200'000u);
+    EXPECT_EQ(f.duplicates + f.out_of_order + f.corrupt + f.rejected, 0u);
+    // Sanity: utilisation within (0, 1], time and bytes never go backwards.
+    EXPECT_GT(f.utilisation, 0.5);
+    EXPECT_LE(f.utilisation, 1.0);
+    EXPECT_LE(f.steady_utilisation, 1.0);
+    for (size_t i = 1; i < f.delivered.size(); ++i) {
+        EXPECT_LE(f.delivered[i - 1].first, f.delivered[i].first);
+        EXPECT_LT(f.delivered[i - 1].second, f.delivered[i].second);
+    }
+    EXPECT_LE(f.last_delivery_at, r.end_time_s);
+}
+
+TEST(Scenario, TheSameSeedGivesTheSameRun)
+{
+    auto c = throughput("1200S", 60'000);
+    c.channel.ber = 1e-4;
+    c.seed = 42;
+    const auto a = run_scenario(c), b = run_scenario(c);
+    ASSERT_TRUE(a.completed);
+    EXPECT_EQ(a.end_time_s, b.end_time_s);
+    EXPECT_EQ(a.flows[0].delivered, b.flows[0].delivered);
+    EXPECT_EQ(a.network.bits_flipped, b.network.bits_flipped);
+    EXPECT_EQ(a.nodes[0].counters.arq_retransmissions, b.nodes[0].counters.arq_retransmissions);
+    c.seed = 43;
+    const auto other = run_scenario(c);
+    EXPECT_NE(other.network.bits_flipped, a.network.bits_flipped);
+}
+
+// One non-ARQ U_PDU, one transmission: its air time is the waveform model's for the
+// burst's bytes, and the data arrives key-up + air time + receive latency after it was
+// handed to the node.
+TEST(Scenario, OneTransmissionTakesTheModelledAirTime)
+{
+    auto c = throughput("600S", 100);
+    c.client.updu_size = 100;
+    c.client.arq = false;
+    c.radio.key_up_s = 0.25;
+    c.radio.rx_latency_s = 0.125;
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    ASSERT_EQ(r.nodes[0].air.transmissions, 1u);
+    ASSERT_EQ(r.flows[0].delivered.size(), 1u);
+    const auto t = phy::transmission_time_of(waveform_for("600S"), r.nodes[0].air.bytes_sent);
+    EXPECT_DOUBLE_EQ(r.nodes[0].air.air_time_s, t.total_s);
+    // 600S: 0.6 s preamble, 0.6 s blocks of 360 bits.
+    EXPECT_DOUBLE_EQ(t.total_s, 0.6 + 0.6 * double(t.units));
+    EXPECT_NEAR(r.flows[0].first_delivery_at - r.flows[0].first_send_at,
+                0.25 + t.total_s + 0.125, 1e-9);
+}
+
+TEST(Scenario, PingMeasuresRoundTrips)
+{
+    scenario_config c;
+    c.test = test_kind::ping;
+    c.mode = "1200S";
+    c.client.pings = 4;
+    c.client.ping_gap_s = 5;
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    ASSERT_EQ(r.ping.pings.size(), 4u);
+    EXPECT_EQ(r.ping.lost, 0u);
+    EXPECT_GT(r.ping.first_s, r.ping.later_mean_s); // the first one makes the link
+    EXPECT_LE(r.ping.later_min_s, r.ping.later_mean_s);
+    EXPECT_LE(r.ping.later_mean_s, r.ping.later_max_s);
+}
+
+TEST(Scenario, BadSettingsAreRefusedWithAMessage)
+{
+    const auto refused = [](scenario_config c, const char* needle) {
+        try {
+            validate(c);
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+            return;
+        }
+        ADD_FAILURE() << "accepted, expected: " << needle;
+    };
+    scenario_config c;
+    c.mode = "1300S";
+    refused(c, "not a STANAG 4539 mode");
+    c.mode = "12800U";
+    refused(c, "Table C-5");
+    c = scenario_config{};
+    c.nodes = 1;
+    refused(c, "nodes");
+    c = scenario_config{};
+    c.duration_s = -1;
+    refused(c, "duration");
+    c = scenario_config{};
+    c.node_options = "no_such_option=1";
+    refused(c, "no_such_option");
+    c = scenario_config{};
+    c.channel.ber = 2;
+    refused(c, "ber");
+    c = scenario_config{};
+    c.client.updu_size = 4;
+    c.client.send_bytes = 10;
+    refused(c, "updu_size");
+    c = scenario_config{};
+    c.radio.key_up_s = -1;
+    refused(c, "key_up_s");
+    c = scenario_config{};
+    c.test = test_kind::ping;
+    refused(c, "ping");
+}

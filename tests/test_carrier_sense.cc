@@ -144,7 +144,9 @@ TEST(CarrierSense, LongIdleChannelStartsAtOnce)
 
 TEST(CarrierSense, OwnTransmissionOccupiesChannel)
 {
-    carrier_sense cs(slotted_cfg(0)); // 6 s
+    auto c = slotted_cfg(0); // 6 s
+    c.quiet_channel_s = 0;   // (keeping a quiet channel: the tests below)
+    carrier_sense cs(c);
     cs.want_to_transmit(0.0);
     EXPECT_DOUBLE_EQ(cs.transmit_time(0.0), 0.0); // never busy: at once
     cs.on_own_transmission(0.0, 20.0);
@@ -600,4 +602,41 @@ TEST(CarrierSenseChannel, ResponderWinsOverContenders)
         EXPECT_GE(second - best, 3.0);
     }
     EXPECT_EQ(first_is_responder, rounds);
+}
+
+// A node that has heard nobody for quiet_channel_s sends its bursts back to back, for
+// at most max_channel_hold_s; a carrier heard ends the privilege.
+TEST(CarrierSense, LoneNodeKeepsAQuietChannel)
+{
+    auto c = slotted_cfg(0); // 6 s wait otherwise
+    c.quiet_channel_s = 300;
+    c.max_channel_hold_s = 400;
+    carrier_sense cs(c);
+    cs.want_to_transmit(0.0);
+    cs.on_own_transmission(0.0, 127.5);
+    cs.want_to_transmit(10.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(10.0), 127.5); // never heard anyone
+    cs.on_own_transmission(127.5, 255.0);
+    cs.want_to_transmit(200.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(200.0), 255.0);
+    cs.on_own_transmission(255.0, 382.5);
+    cs.want_to_transmit(300.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(300.0), 382.5);
+    cs.on_own_transmission(382.5, 510.0);
+    // 510 s held (> 400): one normal wait.
+    cs.want_to_transmit(500.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(500.0), 516.0);
+    cs.on_own_transmission(516.0, 600.0);
+    EXPECT_EQ(cs.counters().channel_kept, 3u);
+    // Someone else is heard: the slot wait applies until the channel is quiet again.
+    cs.on_carrier(true, 610.0);
+    cs.on_carrier(false, 620.0);
+    cs.want_to_transmit(620.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(620.0), 626.0);
+    cs.on_own_transmission(626.0, 700.0);
+    cs.want_to_transmit(700.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(700.0), 706.0); // heard 80 s before: not quiet
+    cs.on_own_transmission(706.0, 930.0);
+    cs.want_to_transmit(930.0);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(930.0), 930.0); // 310 s quiet
 }

@@ -16,11 +16,14 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 }
 
 carrier_sense::carrier_sense(const carrier_sense_config& cfg)
-    : d_cfg(cfg), d_rng(cfg.seed), d_carrier_off_at(-inf), d_own_end(-inf)
+    : d_cfg(cfg), d_rng(cfg.seed), d_carrier_off_at(-inf), d_own_end(-inf), d_hold_start(-inf)
 {
     auto finite_nonneg = [](double v) { return std::isfinite(v) && v >= 0.0; };
     if (!finite_nonneg(cfg.idle_holdoff_s))
         throw std::invalid_argument("carrier_sense_config: idle_holdoff_s must be >= 0");
+    if (!(cfg.quiet_channel_s >= 0) || !(cfg.max_channel_hold_s >= 0))
+        throw std::invalid_argument(
+            "carrier_sense_config: quiet_channel_s and max_channel_hold_s must be >= 0");
     if (!finite_nonneg(cfg.backoff_min_s) || !finite_nonneg(cfg.backoff_max_s) ||
         !finite_nonneg(cfg.backoff_slot_s))
         throw std::invalid_argument("carrier_sense_config: back-off times must be >= 0");
@@ -118,6 +121,10 @@ void carrier_sense::on_own_transmission(double start, double end)
         ++d_counters.transmissions_over_carrier;
     if (d_want && d_response_pending && d_cfg.mode != channel_access_mode::none)
         ++d_counters.immediate_responses;
+    if (keeps_channel())
+        ++d_counters.channel_kept;
+    else
+        d_hold_start = start;
     d_own_end = std::max(d_own_end, std::max(start, end));
     d_want = false;
     d_have_draw = false;
@@ -157,13 +164,20 @@ double carrier_sense::start_time() const
     if (d_carrier)
         return inf;
     const double base = idle_since() + d_cfg.idle_holdoff_s;
-    if (d_response_pending)
+    if (d_response_pending || keeps_channel())
         return base;
     if (d_cfg.mode == channel_access_mode::slotted)
         return base + d_cfg.base_delay_s +
                static_cast<double>(d_cfg.slot_number) * d_cfg.slot_length_s;
     // random_backoff: the draw exists whenever wanted and idle (ensure_draw).
     return d_draw_anchor + d_cfg.idle_holdoff_s + d_draw;
+}
+
+bool carrier_sense::keeps_channel() const
+{
+    return d_cfg.quiet_channel_s > 0 && d_cfg.mode != channel_access_mode::none &&
+           d_own_end >= d_carrier_off_at && d_own_end - d_carrier_off_at >= d_cfg.quiet_channel_s &&
+           d_own_end - d_hold_start < d_cfg.max_channel_hold_s;
 }
 
 double carrier_sense::transmit_time(double now) const

@@ -105,6 +105,16 @@ struct carrier_sense_config {
     double slot_length_s = 3.0;
     double base_delay_s = 6.0;
 
+    // Keeping a quiet channel (both carrier-sensing modes): when our own burst ended the
+    // last busy period and no other carrier has been heard for quiet_channel_s, the next
+    // burst follows after the hold-off alone, with no back-off or slot wait, until such
+    // back-to-back bursts have held the channel for max_channel_hold_s; then one normal
+    // wait lets any silent station in. A lone broadcaster (non-ARQ) then loses no time
+    // between its bursts, and one that is heard loses its privilege at once.
+    // quiet_channel_s = 0 disables it.
+    double quiet_channel_s = 300.0;
+    double max_channel_hold_s = 900.0;
+
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.
     uint32_t seed = 5066;
@@ -120,6 +130,7 @@ struct carrier_sense_counters {
     uint64_t persistence_deferrals = 0; // back-off expiries that lost the p-persistence trial
     uint64_t immediate_responses = 0;   // wanted transmissions served with response pending
     uint64_t transmissions_over_carrier = 0; // we keyed up while the carrier was detected
+    uint64_t channel_kept = 0;          // bursts sent back to back on a quiet channel
 };
 
 class carrier_sense
@@ -167,6 +178,7 @@ private:
     double draw_backoff();
     void ensure_draw();
     double start_time() const; // raw start instant, +inf if none
+    bool keeps_channel() const; // see quiet_channel_s
 
     carrier_sense_config d_cfg;
     carrier_sense_counters d_counters;
@@ -182,6 +194,7 @@ private:
     double d_draw = 0.0;        // back-off of the current idle period
     double d_draw_anchor = 0.0; // idle instant it counts from
     double d_resume = -1.0;     // unexpired back-off to resume (< 0: none)
+    double d_hold_start;        // first of our current back-to-back bursts
 };
 
 } // namespace dl

@@ -1422,15 +1422,15 @@ struct node_engine::impl {
                 return;
             const unsigned repeats =
                 std::min(15u, std::max(cfg.non_arq_repeats, unsigned(r->service.min_retransmissions)));
-            // A C_PDU split over two transmissions waits for the second one at the
-            // receiver and is lost whole if either fails: start it in a transmission of
-            // its own unless it is larger than any transmission can be.
+            // Fill the transmission: a C_PDU that does not fit whole continues in our
+            // next one (its reception window covers the wait), so no air time is left
+            // empty. Start it only if its first segment fits.
             const size_t seg = nonarq_tx.config().segment_size;
             const size_t cpdu_bytes = r->updu.size() + 4;
-            const size_t total = (cpdu_bytes + ((cpdu_bytes + seg - 1) / seg) *
-                                                   frame_overhead(dpdu_type::non_arq_data, r->destination)) *
+            const size_t overhead = frame_overhead(dpdu_type::non_arq_data, r->destination);
+            const size_t total = (cpdu_bytes + ((cpdu_bytes + seg - 1) / seg) * overhead) *
                                  (repeats + 1);
-            if (!b.frames.empty() && !b.fits(total))
+            if (!b.frames.empty() && !b.fits(std::min(cpdu_bytes, seg) + overhead))
                 return;
             auto req = *queue.pop(r->id);
             note_dequeued(req);

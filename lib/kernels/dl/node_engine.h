@@ -85,7 +85,7 @@ struct node_config {
     double max_transmission_s = default_max_transmission_s; // longest burst, <= 127.5
     // Radio and modem turnaround: the node keys up no sooner than this after the channel
     // (its own burst or a received one) went quiet, so a peer is listening again.
-    double turnaround_s = 1.0;
+    double turnaround_s = 0.5;
     // Added to the expected answer time before a transmission counts as unanswered.
     double response_margin_s = 4.0;
     // Listen-before-transmit. Its seed (0 by default) is derived from the node address,

@@ -212,6 +212,8 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.backoff_slot_s", channel_access.backoff_slot_s, "random back-off granularity, s (0: continuous)"),
         HF_DOUBLE("channel_access.persistence", channel_access.persistence, "probability of sending when the back-off expires"),
         HF_BOOL("channel_access.resume_backoff", channel_access.resume_backoff, "resume an interrupted back-off instead of drawing anew"),
+        HF_DOUBLE("channel_access.quiet_channel_s", channel_access.quiet_channel_s, "heard nobody this long: send bursts back to back, s (0: never)"),
+        HF_DOUBLE("channel_access.max_channel_hold_s", channel_access.max_channel_hold_s, "longest run of back-to-back bursts on a quiet channel, s"),
         HF_UINT("channel_access.slot_number", channel_access.slot_number, 1000, "slotted: this node's slot"),
         HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
         HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),

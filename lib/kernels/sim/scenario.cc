@@ -236,11 +236,15 @@ scenario_result run_scenario(const scenario_config& c,
                                         res.nominal_bps);
             // Steady state: whole transmission cycles between the first and the last
             // delivery instants; the bytes delivered at the first instant came before.
-            size_t first_after = 0;
+            // Fewer than three instants make no steady state (in-order delivery can
+            // release more at one instant than a cycle carried).
+            size_t first_after = 0, instants = 1;
             while (first_after < f.delivered.size() &&
                    f.delivered[first_after].first == f.first_delivery_at)
                 ++first_after;
-            if (first_after < f.delivered.size())
+            for (size_t i = 1; i < f.delivered.size(); ++i)
+                instants += f.delivered[i].first != f.delivered[i - 1].first;
+            if (instants >= 3)
                 f.steady_utilisation = utilisation(
                     f.bytes_delivered - f.delivered[first_after - 1].second,
                     f.last_delivery_at - f.first_delivery_at, res.nominal_bps);

@@ -66,7 +66,8 @@ struct flow_result {
     double first_delivery_at = std::numeric_limits<double>::quiet_NaN();
     double last_delivery_at = std::numeric_limits<double>::quiet_NaN();
     double utilisation = 0;        // overall, 0..1
-    double steady_utilisation = 0; // see the header comment; 0 with fewer than 2 deliveries
+    double steady_utilisation = std::numeric_limits<double>::quiet_NaN(); // see the header
+                                   // comment; NaN with fewer than 3 delivery instants
     std::vector<std::pair<double, uint64_t>> delivered; // (time, cumulative bytes)
 };
 

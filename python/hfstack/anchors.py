@@ -1,0 +1,161 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The published measurements of commercial STANAG 5066 stacks (anchors.md sections A
+and B: RapidM RC66 over RM6 modems on a perfect audio link; Isode XMPP over RCOP) as
+simulator scenarios, for `hfstack-sim reproduce`.
+
+Every scenario uses the simulator's defaults (node, radio, clear channel) except what
+the published test states: rate, interleaver, ARQ or not, U_PDU size, 127.5 s
+transmissions, one client per node. Pings carry 16-byte U_PDUs (the published size is
+not stated; XMPP "zero payload" stanzas are modelled by the 14-byte RCOP minimum).
+Utilisation is the steady figure "after the server queue fills"; times are seconds."""
+
+import math
+
+from .hfstack_python import sim
+
+
+def _scenario(mode, test, **client):
+    c = sim.scenario_config()
+    c.test = sim.test_kind.ping if test == "ping" else sim.test_kind.throughput
+    c.mode = mode
+    c.duration_s = 4 * 3600.0 if test == "throughput" else 24 * 3600.0
+    cl = sim.client_config()
+    cl.ping_gap_s = 10
+    for name, value in client.items():
+        setattr(cl, name, value)
+    c.client = cl
+    return c
+
+
+def _run(c, seed):
+    c.seed = seed
+    return sim.run_scenario(c)
+
+
+def _steady(c, seed, flow=0):
+    return 100 * _run(c, seed).flows[flow].steady_utilisation
+
+
+def _bps(c, seed, flow):
+    r = _run(c, seed)
+    f = r.flows[flow]
+    return f.steady_utilisation * r.nominal_bps
+
+
+class anchor:
+    def __init__(self, section, name, published, unit, higher_is_better, measure):
+        self.section = section
+        self.name = name
+        self.published = published
+        self.unit = unit
+        self.higher_is_better = higher_is_better
+        self.measure = measure
+
+    def run(self, seed=1):
+        ours = self.measure(seed)
+        ratio = ours / self.published if self.published and not math.isnan(ours) else None
+        better = None
+        if ratio is not None:
+            better = ratio >= 1 if self.higher_is_better else ratio <= 1
+        return {"section": self.section, "scenario": self.name, "unit": self.unit,
+                "published": self.published, "ours": round(ours, 2),
+                "ratio": None if ratio is None else round(ratio, 3),
+                "better": "yes" if better else ("no" if better is not None else "-")}
+
+
+def _ping(mode, which, **client):
+    def measure(seed):
+        c = _scenario(mode, "ping", pings=6, **client)
+        r = _run(c, seed)
+        return r.ping.first_s if which == "first" else r.ping.later_mean_s
+    return measure
+
+
+def _throughput(mode, **client):
+    return lambda seed: _steady(_scenario(mode, "throughput", **client), seed)
+
+
+def _two_way(mode, flow):
+    def measure(seed):
+        c = _scenario(mode, "throughput")
+        c.two_way = True
+        return _bps(c, seed, flow)
+    return measure
+
+
+def _rcop_pause_cost(mode, delay):
+    """Extra round-trip time when the answer comes `delay` s late, less the delay."""
+    def measure(seed):
+        quick = _run(_scenario(mode, "ping", pings=6, framing=sim.encapsulation.rcop,
+                               sap=6, peer_sap=6, ping_bytes=14), seed).ping.later_mean_s
+        slow = _run(_scenario(mode, "ping", pings=6, framing=sim.encapsulation.rcop,
+                              sap=6, peer_sap=6, ping_bytes=14, echo_delay_s=delay),
+                    seed).ping.later_mean_s
+        return slow - quick - delay
+    return measure
+
+
+def _build():
+    out = []
+    a = lambda *args: out.append(anchor("A", *args))
+    for bps, pct in ((9600, 83), (1200, 90), (75, 87)):
+        a(f"ARQ throughput {bps} bps, 2048-byte U_PDUs", pct, "%", True,
+          _throughput(f"{bps}S"))
+    for bps, pct in ((75, 81), (1200, 89), (9600, 94)):
+        a(f"non-ARQ throughput {bps} bps", pct, "%", True, _throughput(f"{bps}S", arq=False))
+    pings = {75: (84, 55), 150: (21, 18), 300: (14, 12), 600: (13, 8), 1200: (17, 8),
+             2400: (31, 28), 4800: (17, 17), 6400: (27, 21), 8000: (18, 17), 9600: (19, 15)}
+    for bps, (first, later) in pings.items():
+        a(f"ARQ ping {bps} bps, first", first, "s", False, _ping(f"{bps}S", "first"))
+        a(f"ARQ ping {bps} bps, subsequent", later, "s", False, _ping(f"{bps}S", "later"))
+    a("ARQ ping 1200 bps, 4 min apart", 17, "s", False, _ping("1200S", "later", ping_gap_s=240))
+    for bps, (first, later) in {75: (87, 123), 1200: (46, 78), 9600: (46, 78)}.items():
+        a(f"non-ARQ ping {bps} bps, first", first, "s", False, _ping(f"{bps}S", "first", arq=False))
+        a(f"non-ARQ ping {bps} bps, subsequent", later, "s", False,
+          _ping(f"{bps}S", "later", arq=False))
+    for il, name, first, later, pct in (("Z", "zero", 19, 13, 90), ("S", "short", 17, 8, 90),
+                                        ("L", "long", 88, 18, 82)):
+        a(f"1200 bps {name} interleaver: first ping", first, "s", False, _ping(f"1200{il}", "first"))
+        a(f"1200 bps {name} interleaver: subsequent ping", later, "s", False,
+          _ping(f"1200{il}", "later"))
+        a(f"1200 bps {name} interleaver: ARQ throughput", pct, "%", True, _throughput(f"1200{il}"))
+    for size, pct in ((2048, 90), (1024, 89), (512, 88), (256, 85), (128, 68), (64, 33)):
+        a(f"1200 bps ARQ, {size}-byte U_PDUs", pct, "%", True, _throughput("1200S", updu_size=size))
+    for bps, out_bps, back_bps in ((75, 56, 16), (9600, 7700, 320)):
+        a(f"two-way ARQ {bps} bps, out", out_bps, "bit/s", True, _two_way(f"{bps}S", 0))
+        a(f"two-way ARQ {bps} bps, back", back_bps, "bit/s", True, _two_way(f"{bps}S", 1))
+
+    b = lambda *args: out.append(anchor("B", *args))
+    rcop = dict(framing=sim.encapsulation.rcop, sap=6, peer_sap=6)
+    for bps, first, avg in ((75, 125.5, 29.5), (1200, 18.0, 11.7), (9600, 21.1, 13.9)):
+        b(f"RCOP round trip {bps} bps, first", first, "s", False,
+          _ping(f"{bps}S", "first", ping_bytes=14, **rcop))
+        b(f"RCOP round trip {bps} bps, average", avg, "s", False,
+          _ping(f"{bps}S", "later", ping_bytes=14, **rcop))
+    b("RCOP round trip 1200 bps, 2048 bytes, first", 52.0, "s", False,
+      _ping("1200S", "first", ping_bytes=2048, **rcop))
+    b("RCOP round trip 1200 bps, 2048 bytes, average", 22.6, "s", False,
+      _ping("1200S", "later", ping_bytes=2048, **rcop))
+    b("RCOP 1200 bps, answer 5 s late: extra round-trip time", 40.0, "s", False,
+      _rcop_pause_cost("1200S", 5.0))
+    for bps, pct in ((75, 68), (1200, 73), (9600, 78)):
+        b(f"RCOP throughput {bps} bps, 1024-byte messages", pct, "%", True,
+          _throughput(f"{bps}S", updu_size=1024, **rcop))
+    return out
+
+
+SCENARIOS = _build()
+
+
+def markdown_table(rows):
+    lines = ["| section | scenario | published | ours | ratio | better |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(f"| {r['section']} | {r['scenario']} | {r['published']} {r['unit']} | "
+                     f"{r['ours']} {r['unit']} | {ratio} | {r['better']} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,298 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""What hfstack-sim and hfstack-console share: the test-client options, the results
+as rows, and their output as a table, CSV, JSON or a throughput-over-time plot."""
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+import time
+
+from .hfstack_python import sim
+
+
+def positive_float(text):
+    value = float(text)
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
+
+
+def non_negative_float(text):
+    value = float(text)
+    if not value >= 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0")
+    return value
+
+
+def byte_count(text):
+    """1000, 100k, 2M (k = 1000, K = 1024)."""
+    scale = {"k": 1000, "K": 1024, "M": 1000 ** 2, "G": 1000 ** 3}
+    try:
+        if text and text[-1] in scale:
+            value = int(float(text[:-1]) * scale[text[-1]])
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 2048, 100k, 1M)")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def add_client_options(parser):
+    """The test client's options (traffic/test_client.h), for both commands."""
+    g = parser.add_argument_group("test client")
+    g.add_argument("--non-arq", action="store_true", help="non-ARQ delivery (default ARQ)")
+    g.add_argument("--expedited", action="store_true", help="expedited U_PDUs")
+    g.add_argument("--priority", type=int, default=7, help="U_PDU priority 0..15 (default 7)")
+    g.add_argument("--sap", type=int, default=None,
+                   help="SAP of the test clients (default 13, with --client rcop 6 or 7)")
+    g.add_argument("--client", choices=("raw", "rcop"), default="raw",
+                   help="raw U_PDUs or STANAG 5066 Annex F RCOP/UDOP framing (default raw)")
+    g.add_argument("--acknowledged", action="store_true",
+                   help="throughput: ask for node delivery confirmation and keep at most "
+                        "--window U_PDUs unconfirmed")
+    g.add_argument("--window", type=int, default=64, help="see --acknowledged (default 64)")
+    g.add_argument("--updu-size", type=byte_count, default=2048,
+                   help="throughput U_PDU size in bytes (default 2048)")
+    g.add_argument("--bytes", type=byte_count, default=0,
+                   help="throughput: bytes to send (default: until --duration)")
+    g.add_argument("--pings", type=int, default=10, help="ping: how many (default 10)")
+    g.add_argument("--ping-bytes", type=byte_count, default=16,
+                   help="ping U_PDU size (default 16)")
+    g.add_argument("--interval", type=non_negative_float, default=0,
+                   help="ping every INTERVAL s (default 0: the next on return)")
+    g.add_argument("--gap", type=non_negative_float, default=10,
+                   help="ping on return: wait GAP s after each answer (default 10)")
+    g.add_argument("--ping-timeout", type=positive_float, default=900,
+                   help="a ping unanswered this long is lost (default 900 s)")
+    g.add_argument("--echo-delay", type=non_negative_float, default=0,
+                   help="the echoing client answers this many seconds late (default 0)")
+    g.add_argument("--ttl", type=non_negative_float, default=0,
+                   help="U_PDU time to live in seconds (default 0: none)")
+
+
+def client_config_from(args, test):
+    """A sim.client_config from add_client_options() arguments; raises ValueError with
+    a message naming the option."""
+    c = sim.client_config()
+    c.arq = not args.non_arq
+    c.expedited = args.expedited
+    if not 0 <= args.priority <= 15:
+        raise ValueError("--priority must be 0..15")
+    c.priority = args.priority
+    c.framing = sim.encapsulation.rcop if args.client == "rcop" else sim.encapsulation.raw
+    sap = args.sap
+    if sap is None:
+        sap = (6 if c.arq else 7) if args.client == "rcop" else 13
+    if not 0 <= sap <= 15:
+        raise ValueError("--sap must be 0..15")
+    c.sap = c.peer_sap = sap
+    c.confirm = args.acknowledged
+    if args.acknowledged and args.non_arq:
+        raise ValueError("--acknowledged needs ARQ (non-ARQ delivery has no confirmation)")
+    if args.window < 1:
+        raise ValueError("--window must be at least 1")
+    c.window = args.window
+    c.updu_size = args.updu_size
+    c.ping_bytes = args.ping_bytes
+    c.ping_interval_s = args.interval
+    c.ping_gap_s = args.gap
+    c.ping_timeout_s = args.ping_timeout
+    c.echo_delay_s = args.echo_delay
+    c.ttl = int(math.ceil(args.ttl / 2))
+    if test == "ping":
+        if args.pings < 1:
+            raise ValueError("--pings must be at least 1")
+        c.pings = args.pings
+    else:
+        c.send_bytes = args.bytes
+    least = 8 + (6 if args.client == "rcop" else 0)  # payload header (+ RCOP header)
+    if test == "ping" and args.ping_bytes < least:
+        raise ValueError(f"--ping-bytes must be at least {least} with --client {args.client}")
+    if test != "ping" and not least <= args.updu_size <= 65535:
+        raise ValueError(f"--updu-size must be {least}..65535 with --client {args.client}")
+    return c
+
+
+def add_output_options(parser):
+    g = parser.add_argument_group("output")
+    g.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")
+    g.add_argument("--json", metavar="FILE", help="also write everything as JSON ('-' = stdout)")
+    g.add_argument("--plot", metavar="FILE.png",
+                   help="plot throughput against time (needs python3-matplotlib)")
+    g.add_argument("--quiet", action="store_true", help="no table and no progress bar")
+
+
+def nan_to_none(v):
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def ping_rows(pings, label=None):
+    """One row per ping: number, sent at, round trip (None when lost)."""
+    rows = []
+    for i, p in enumerate(pings):
+        row = {"ping": i + 1, "sent_at_s": round(p.sent_at, 3),
+               "rtt_s": None if math.isnan(p.rtt_s) else round(p.rtt_s, 3)}
+        if label:
+            row = {"run": label, **row}
+        rows.append(row)
+    return rows
+
+
+def ping_summary_row(rtts):
+    """first / later mean, min, max / lost from a list of round trips (None = lost)."""
+    answered = [r for r in rtts[1:] if r is not None]
+    return {
+        "pings": len(rtts),
+        "first_s": rtts[0] if rtts else None,
+        "later_mean_s": round(sum(answered) / len(answered), 3) if answered else None,
+        "later_min_s": min(answered) if answered else None,
+        "later_max_s": max(answered) if answered else None,
+        "lost": sum(1 for r in rtts if r is None),
+    }
+
+
+def throughput_row(label, bytes_delivered, seconds, nominal_bps, steady=None):
+    bps = bytes_delivered * 8 / seconds if seconds > 0 else 0.0
+    row = {"flow": label, "bytes": bytes_delivered, "seconds": round(seconds, 1),
+           "throughput_bps": round(bps, 1),
+           "utilisation_pct": round(100 * bps / nominal_bps, 2) if nominal_bps else None}
+    if steady is not None:
+        row["steady_utilisation_pct"] = None if math.isnan(steady) else round(100 * steady, 2)
+    return row
+
+
+def format_table(rows):
+    if not rows:
+        return "(no rows)\n"
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+
+    def cell(v):
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.0f}"
+        return str(v)
+
+    cells = [[cell(r.get(k)) for k in keys] for r in rows]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    out = io.StringIO()
+    out.write("  ".join(k.ljust(w) for k, w in zip(keys, widths)).rstrip() + "\n")
+    for c in cells:
+        out.write("  ".join(v.rjust(w) for v, w in zip(c, widths)).rstrip() + "\n")
+    return out.getvalue()
+
+
+def _open(path):
+    return (sys.stdout, False) if path == "-" else (open(path, "w", newline=""), True)
+
+
+def write_csv(rows, path):
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    f, close = _open(path)
+    w = csv.DictWriter(f, fieldnames=keys)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in keys})
+    if close:
+        f.close()
+
+
+def write_json(document, path):
+    f, close = _open(path)
+    json.dump(document, f, indent=2, default=nan_to_none)
+    f.write("\n")
+    if close:
+        f.close()
+
+
+def plot_series(series, nominal_bps, path, title):
+    """Throughput against time: for each flow, the average since its start (the
+    saw-tooth of the published charts) and the nominal rate. series: {label: [(t, cumulative bytes)]}"""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("--plot needs matplotlib (Debian: apt-get install python3-matplotlib)")
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for label, (start, points) in series.items():
+        if not points:
+            continue
+        # Between deliveries the average decays; each delivery lifts it: a saw-tooth.
+        ts, bps, before = [start], [0.0], 0
+        for i, (t, total) in enumerate(points):
+            if i + 1 < len(points) and points[i + 1][0] == t:
+                continue  # several U_PDUs at one instant: take the last total
+            if t > start:
+                ts += [t, t]
+                bps += [before * 8 / (t - start), total * 8 / (t - start)]
+            before = total
+        ax.plot(ts, bps, label=f"{label}: average since start")
+    if nominal_bps:
+        ax.axhline(nominal_bps, color="grey", linestyle="--", label="nominal rate")
+    ax.set_xlabel("time, s")
+    ax.set_ylabel("throughput, bit/s")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def emit(args, rows, document, series=None, nominal_bps=None, title=""):
+    """Table on stdout (unless --quiet), then the --csv, --json and --plot files."""
+    if not args.quiet and args.csv != "-" and args.json != "-":
+        sys.stdout.write(format_table(rows))
+    if args.csv:
+        write_csv(rows, args.csv)
+    if args.json:
+        write_json(document, args.json)
+    if args.plot:
+        if not series:
+            raise RuntimeError("--plot: this run has no throughput series to plot")
+        plot_series(series, nominal_bps, args.plot, title)
+
+
+class progress_bar:
+    """A bar on stderr, shown only once the run has lasted a few seconds, and only on
+    a terminal (or when forced)."""
+
+    def __init__(self, total, enabled=True, after_s=2.0, stream=sys.stderr, force=False):
+        self.total = total
+        self.enabled = enabled and (force or stream.isatty())
+        self.after_s = after_s
+        self.stream = stream
+        self.started = time.monotonic()
+        self.shown = False
+
+    def update(self, done, note=""):
+        if not self.enabled or time.monotonic() - self.started < self.after_s:
+            return
+        frac = min(1.0, done / self.total) if self.total else 1.0
+        bar = "#" * int(frac * 30)
+        self.stream.write(f"\r[{bar:<30}] {100 * frac:5.1f} % {note}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self):
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()

@@ -42,16 +42,20 @@ TEST(arq, config_is_validated)
     EXPECT_THROW(s.enqueue(bytes(), true), std::invalid_argument);
 }
 
-TEST(arq, segment_size_change_applies_to_later_cpdus_only)
+// A new segment size applies from the next C_PDU that starts; one already started
+// keeps its size (only its last segment may be short).
+TEST(arq, segment_size_change_applies_to_cpdus_not_yet_started)
 {
     arq_sender s(cfg(128, 10));
-    s.enqueue(pattern(25, 1), true); // 10 + 10 + 5
-    s.set_segment_size(20);
-    s.enqueue(pattern(25, 2), true); // 20 + 5
+    s.enqueue(pattern(25, 1), true);
+    s.enqueue(pattern(25, 2), true);
+    auto first = s.next_transmission(1, lots); // starts C_PDU 1 at 10 bytes
+    ASSERT_EQ(first.size(), 1u);
+    s.set_segment_size(20); // C_PDU 1 keeps 10; C_PDU 2 has not started
     EXPECT_THROW(s.set_segment_size(0), std::invalid_argument);
     EXPECT_THROW(s.set_segment_size(1024), std::invalid_argument);
     auto tx = s.next_transmission(16, lots);
-    ASSERT_EQ(tx.size(), 5u);
+    tx.insert(tx.begin(), first.begin(), first.end());
     std::vector<size_t> sizes;
     for (auto& d : tx)
         sizes.push_back(d.segment.size());
@@ -948,4 +952,30 @@ TEST(arq_property, lossy_link_with_drops)
             run_link(seed++, segment, window, false, 600, 200, 0.05);
             run_link(seed++, segment, window, true, 150, 50, 0.05);
         }
+}
+
+// What each ack says about the segments awaiting it, for the segment-size policy; the
+// per-D_PDU overhead counts against the byte budget.
+TEST(arq, ack_outcome_counts_answered_and_lost_segments)
+{
+    arq_sender s(cfg(128, 10));
+    s.enqueue(pattern(25, 9), true); // segments of 10, 10 and 5 bytes
+    // A budget of 2 x (10 + 6) bytes takes two D_PDUs, not three.
+    auto first = s.next_transmission(16, 32, 6);
+    ASSERT_EQ(first.size(), 2u);
+    auto rest = s.next_transmission(16, lots, 6);
+    ASSERT_EQ(rest.size(), 1u);
+    arq_receiver r;
+    r.on_data(first[0], true); // FSN 1 is lost
+    r.on_data(rest[0], true);
+    s.on_ack(r.ack());
+    const auto o = s.take_ack_outcome();
+    EXPECT_EQ(o.frames, 3u);
+    EXPECT_EQ(o.segment_bytes, 25u);
+    EXPECT_EQ(o.lost_frames, 1u);
+    EXPECT_EQ(s.take_ack_outcome().frames, 0u); // taken
+    // The retransmission's answer never comes: a timeout says nothing.
+    ASSERT_EQ(s.next_transmission(16, lots, 6).size(), 1u);
+    s.on_ack_timeout();
+    EXPECT_EQ(s.take_ack_outcome().frames, 0u);
 }

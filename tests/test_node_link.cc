@@ -161,7 +161,7 @@ TEST_F(NodeLink, NonArqDeliversExactlyTheCompleteUpdus)
             all_ok = all_ok && ok;
             covered += 1;
         }
-        const size_t seg = default_segment_size(2400);
+        const size_t seg = max_segment_size; // non-ARQ default
         const size_t n = (cpdu_sizes[uint16_t(i)] + seg - 1) / seg;
         if (all_ok && covered == n)
             expected.push_back(updus[i]);

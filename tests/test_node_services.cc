@@ -8,14 +8,6 @@
 
 namespace {
 
-size_t count_type(const std::vector<client_message>& log, sis_type t)
-{
-    size_t n = 0;
-    for (auto& m : log)
-        n += m.primitive.type == t;
-    return n;
-}
-
 const client_message* last_of(const std::vector<client_message>& log, sis_type t)
 {
     for (auto it = log.rbegin(); it != log.rend(); ++it)

@@ -152,6 +152,10 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
     while (out.size() < max_dpdus && can_start_new()) {
         const uint64_t h = d_queue.front();
         cpdu_rec& c = d_cpdus.at(h);
+        if (c.numbered == 0) { // the size in force now: the latest loss estimate
+            c.seg_size = d_cfg.segment_size;
+            c.nseg = (c.data.size() + c.seg_size - 1) / c.seg_size;
+        }
         const size_t len = seg_len(c, c.numbered);
         if (used + len + per_dpdu_overhead > max_bytes)
             break;
@@ -231,24 +235,45 @@ std::vector<uint64_t> arq_sender::on_ack(uint8_t rx_lwe, const bytes& selective_
         ++d_counters.acks_ignored;
         return confirmed;
     }
-    for (size_t i = 0; i < lwe_dist; ++i)
+    // Segments that were awaiting this answer: acked now, or lost.
+    auto answered = [&](seg& s) {
+        if (s.state != seg_state::awaiting)
+            return;
+        ++d_outcome.frames;
+        d_outcome.segment_bytes += s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index);
+    };
+    for (size_t i = 0; i < lwe_dist; ++i) {
+        answered(d_window[i]);
         mark_acked(d_window[i], confirmed);
+    }
     const size_t nbits = std::min(selective_acks.size(), max_selective_acks) * 8;
     for (size_t k = 0; k < nbits; ++k) {
         if (!((selective_acks[k / 8] >> (k % 8)) & 1))
             continue;
         const size_t idx = lwe_dist + 1 + k; // window index of FSN rx_lwe + 1 + k
-        if (idx < n)
+        if (idx < n) {
+            answered(d_window[idx]);
             mark_acked(d_window[idx], confirmed);
-        else
+        } else {
             ++d_counters.ack_bits_ignored; // equation 5
+        }
     }
     // Whatever was transmitted and is still unacknowledged was lost: send it again.
     for (auto& s : d_window)
-        if (s.state == seg_state::awaiting)
+        if (s.state == seg_state::awaiting) {
+            answered(s);
+            ++d_outcome.lost_frames;
             s.state = seg_state::due;
+        }
     pop_acked();
     return confirmed;
+}
+
+arq_sender::ack_outcome arq_sender::take_ack_outcome()
+{
+    ack_outcome o = d_outcome;
+    d_outcome = ack_outcome{};
+    return o;
 }
 
 void arq_sender::on_ack_timeout()

@@ -106,8 +106,9 @@ public:
     // once by on_ack() (confirmed), take_dropped() or reset(). deliver_in_order is
     // ignored for the expedited class. Throws std::invalid_argument on an empty C_PDU.
     uint64_t enqueue(bytes cpdu, bool deliver_in_order);
-    // Segment size (1..1023, else std::invalid_argument) for C_PDUs enqueued from now
-    // on; those already queued keep theirs (the engine follows data rate changes).
+    // Segment size (1..1023, else std::invalid_argument) for C_PDUs whose first
+    // segment is numbered from now on; a C_PDU keeps the size it started with (only its
+    // last segment may be short). The engine follows rate changes and measured losses.
     void set_segment_size(size_t segment_size);
 
     // D_PDUs for the next transmission, at most max_dpdus of them and at most
@@ -123,6 +124,16 @@ public:
     // acknowledged, oldest first. Stale or out-of-sync acks are ignored.
     std::vector<uint64_t> on_ack(uint8_t rx_lwe, const bytes& selective_acks);
     std::vector<uint64_t> on_ack(const arq_ack& a) { return on_ack(a.rx_lwe, a.selective_acks); }
+
+    // What the acks since the last call said about segments sent and awaiting their
+    // answer: how many were sent, their bytes, how many the ack reported missing (the
+    // input of segment_size_policy). Timeouts add nothing.
+    struct ack_outcome {
+        size_t frames = 0;
+        size_t segment_bytes = 0;
+        size_t lost_frames = 0;
+    };
+    ack_outcome take_ack_outcome();
 
     // The peer's answer to our last transmission did not come: every transmitted,
     // unacknowledged segment becomes due for retransmission.
@@ -175,7 +186,7 @@ private:
     struct cpdu_rec {
         bytes data;
         bool in_order = false;
-        size_t seg_size = 0;   // segment size in force when it was enqueued
+        size_t seg_size = 0;   // segment size in force when its first segment was numbered
         size_t nseg = 0;       // segments of the whole C_PDU
         size_t numbered = 0;   // segments given an FSN so far
         size_t acked = 0;      // of the numbered ones
@@ -202,6 +213,7 @@ private:
     std::map<uint64_t, cpdu_rec> d_cpdus; // every unreported C_PDU
     std::deque<uint64_t> d_queue;         // C_PDUs with segments still unnumbered
     std::deque<seg> d_window;             // d_window[i] has FSN d_lwe + i
+    ack_outcome d_outcome;
     uint8_t d_lwe = 0;
     uint64_t d_next_handle = 1;
     uint64_t d_active = 0;  // expedited: the C_PDU being sent (stop and wait)

@@ -3,6 +3,7 @@
 #include "node_engine.h"
 
 #include "cpdu.h"
+#include "segment_size_policy.h"
 #include "phy/s4539_modes.h"
 #include "spdu.h"
 
@@ -81,15 +82,6 @@ phy::waveform_timing default_waveform_timing(const modem_mode& mode)
     w.preamble_s = block_s;
     w.tail_s = mode.interleaving == interleaving_none ? 0.0 : block_s;
     return w;
-}
-
-size_t default_segment_size(unsigned bps)
-{
-    if (bps <= 600)
-        return 256;
-    if (bps <= 2400)
-        return 512;
-    return max_segment_size;
 }
 
 const char* to_string(phy_event e)
@@ -193,6 +185,7 @@ struct node_engine::impl {
         std::unique_ptr<rate_change> drc;
         std::unique_ptr<rate_policy> policy;
         uint64_t reported_segments = 0, reported_retx = 0; // rx counters given to the policy
+        segment_size_policy segments; // ARQ segment size from the frames the peer lost
     };
     // A D_PDU made ahead of the transmission that will carry it.
     struct pending_dpdu {
@@ -251,7 +244,7 @@ struct node_engine::impl {
     explicit impl(node_config& c)
         : cfg(c),
           saps(sap_table_config{ c.mtu, c.broadcast_only }),
-          queue(c.queue),
+          queue(queue_limits(c)),
           supervision(c.supervision),
           hard(c.hard_link, &saps),
           cas(without_idle_timers(c.cas)),
@@ -261,6 +254,19 @@ struct node_engine::impl {
           nonarq_rx(receiver_config()),
           retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
     {
+    }
+
+    static updu_queue_limits queue_limits(const node_config& c)
+    {
+        updu_queue_limits q = c.queue;
+        if (q.flow_off_bytes == 0) {
+            const auto w = c.timing ? c.timing(c.mode) : default_waveform_timing(c.mode);
+            q.flow_off_bytes =
+                std::max<size_t>(64 * 1024, 2 * phy::max_bytes_within(w, c.max_transmission_s));
+        }
+        if (q.flow_on_bytes == 0)
+            q.flow_on_bytes = q.flow_off_bytes / 2;
+        return q;
     }
 
     static cas_config without_idle_timers(cas_config c)
@@ -336,14 +342,41 @@ struct node_engine::impl {
     {
         return cfg.timing ? cfg.timing(m) : default_waveform_timing(m);
     }
-    size_t segment_for(const modem_mode& m) const
+    // ARQ segments start at the largest; with segment_size 0, add_arq adapts them.
+    size_t segment_for(const modem_mode&) const
     {
-        return cfg.segment_size ? cfg.segment_size
-                                : default_segment_size(data_rate_bps(m.data_rate));
+        return cfg.segment_size ? cfg.segment_size : max_segment_size;
     }
     size_t segment_for_non_arq(const modem_mode& m) const
     {
         return cfg.non_arq_segment_size ? cfg.non_arq_segment_size : segment_for(m);
+    }
+    // Air time an ARQ cycle costs whatever it carries: our preamble and trailer, the
+    // peer's acknowledgement burst, two turnarounds.
+    double cycle_fixed_s(const phy::waveform_timing& phy) const
+    {
+        return air_time(phy, 0) + air_time(phy, typical_answer_bytes) + 2 * cfg.turnaround_s;
+    }
+
+    // The segment size the link's losses call for (segment_size_policy.h), lowered so
+    // that whole D_PDUs fill a transmission of max_s (at 75 bps one 1023-byte segment
+    // would leave 10 % of it empty).
+    size_t adaptive_segment(const peer_state& p, const phy::waveform_timing& phy, double max_s,
+                            size_t overhead) const
+    {
+        arq_cycle cycle;
+        cycle.header_bytes = overhead;
+        cycle.window = cfg.arq_window;
+        cycle.capacity_bytes = phy::max_bytes_within(phy, max_s);
+        cycle.bit_rate = phy.bit_rate;
+        cycle.fixed_s = cycle_fixed_s(phy);
+        const size_t best = p.segments.segment_size(cycle);
+        const size_t capacity = cycle.capacity_bytes;
+        if (capacity <= overhead + 1)
+            return best;
+        const size_t frames = (capacity + best + overhead - 1) / (best + overhead);
+        const size_t packed = capacity / frames;
+        return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
     }
 
     // ------------------------------------------------------------------ peers
@@ -961,7 +994,13 @@ struct node_engine::impl {
     {
         auto& sender = expedited ? p.tx_exp : p.tx;
         auto& flights = expedited ? p.flights_exp : p.flights;
-        for (uint64_t h : sender.on_ack(a)) {
+        const auto confirmed = sender.on_ack(a);
+        const auto outcome = sender.take_ack_outcome();
+        const size_t overhead =
+            frame_overhead(expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only, p.address);
+        p.segments.on_outcome(outcome.frames, outcome.segment_bytes + outcome.frames * overhead,
+                              outcome.lost_frames);
+        for (uint64_t h : confirmed) {
             auto it = flights.find(h);
             if (it == flights.end())
                 continue;
@@ -1377,7 +1416,13 @@ struct node_engine::impl {
         const size_t room = b.room(ack_bytes);
         std::vector<dpdu> data;
         if (!p.awaiting_response) {
-            pull_arq(p, room, expedited);
+            size_t budget = room;
+            if (!cfg.segment_size) { // for the C_PDUs pulled from now on
+                sender.set_segment_size(adaptive_segment(p, b.phy, b.max_s, overhead));
+                if (!p.segments.confident())
+                    budget = std::min(budget, phy::max_bytes_within(b.phy, cfg.segment_probe_s));
+            }
+            pull_arq(p, budget, expedited);
             data = sender.next_transmission(SIZE_MAX, room, overhead);
         }
         for (auto& d : data)
@@ -1769,6 +1814,8 @@ node_config validated(node_config c)
         fail("non_arq_repeats must be 0..15");
     if (!(c.max_transmission_s > 0) || c.max_transmission_s > max_eot_seconds)
         fail("max_transmission_s must be in (0, 127.5]");
+    if (!(c.segment_probe_s > 0) || !std::isfinite(c.segment_probe_s))
+        fail("segment_probe_s must be a positive number of seconds");
     if (!(c.turnaround_s >= 0) || !(c.response_margin_s >= 0) || !(c.link_retry_s >= 0) ||
         !(c.non_arq_window_margin_s >= 0))
         fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s must be >= 0");

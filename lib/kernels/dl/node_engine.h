@@ -41,12 +41,7 @@ namespace dl {
 // 3200 bps (4800 bps too); no interleaving is Z (serial tone) or US (Appendix C).
 // node_config::timing overrides it, e.g. for the other Appendix C interleavers.
 phy::waveform_timing default_waveform_timing(const modem_mode& mode);
-// ARQ segment size for a data rate when node_config::segment_size is 0: large enough
-// that the per-D_PDU overhead (about 20 bytes) stays below 8 %, small enough that a bit
-// error costs little air time: up to 600 bps 256 bytes, 1200-2400 bps 512, above 1023.
-// (At 75 bps a 256-byte segment lasts 29 s; a smaller one would lose the anchors'
-// 87 % utilisation on a clear channel to header overhead.)
-size_t default_segment_size(unsigned bps);
+
 
 struct node_config {
     // Own node address (28 bits) and the group addresses (bit 28 set) it receives
@@ -57,7 +52,15 @@ struct node_config {
     // Subnet interface (Annex A).
     uint16_t mtu = default_mtu;  // told to clients in S_BIND_ACCEPTED; larger U_PDUs are rejected
     bool broadcast_only = false; // no ARQ, no links: non-ARQ (broadcast) data only
-    updu_queue_limits queue;     // flow control thresholds and the total queue cap
+    // Flow control thresholds and the total queue cap. flow_off_bytes 0 (the default):
+    // two of the longest transmissions at `mode`, at least 64 KiB, so the queue never
+    // runs dry inside a transmission at high rates; flow_on_bytes 0: half of that.
+    updu_queue_limits queue = [] {
+        updu_queue_limits q;
+        q.flow_off_bytes = 0;
+        q.flow_on_bytes = 0;
+        return q;
+    }();
     client_supervision_config supervision;
     hard_link_config hard_link;
     // Bytes of the U_PDU returned in DATA DELIVERY CONFIRM / FAIL S_PDUs (the peer matches
@@ -72,8 +75,15 @@ struct node_config {
 
     // Data transfer (Annex C).
     size_t arq_window = arq_max_window;
-    size_t segment_size = 0;        // ARQ segment bytes (1..1023); 0 = default_segment_size(rate)
-    size_t non_arq_segment_size = 0; // non-ARQ segment bytes; 0 = as ARQ
+    // ARQ segment bytes (1..1023); 0 = per link, from its measured frame losses
+    // (segment_size_policy), packed to fill the longest transmission.
+    size_t segment_size = 0;
+    // With segment_size 0: new data a link may carry per transmission, seconds of air,
+    // until the link's frame losses are known (see segment_size_policy.h).
+    double segment_probe_s = 20.0;
+    // Non-ARQ segment bytes; 0 = segment_size if set, else 1023 (a lost segment loses its
+    // whole C_PDU whatever the size, so fewer headers only help).
+    size_t non_arq_segment_size = 0;
     unsigned non_arq_repeats = 0;   // extra copies of non-ARQ D_PDUs (a client's minimum
                                     // retransmissions raises it for its own U_PDUs)
     double non_arq_window_margin_s = 10.0; // added to every reception window sent

@@ -115,6 +115,13 @@ scenario_result run_scenario(const scenario_config& c,
     ch.seed = c.seed;
     net.set_channel_all(ch);
 
+    scenario_result res;
+    if (c.trace)
+        net.on_transmission([&](size_t k, const dl::node_transmission& t) {
+            res.transmissions.push_back(
+                transmission_record{ net.now(), k, t.burst.size(), t.dpdu_sizes.size(), t.air_time_s });
+        });
+
     // Roles.
     std::vector<traffic::client_config> roles(c.nodes, c.client);
     std::vector<std::pair<size_t, size_t>> flows;
@@ -130,9 +137,16 @@ scenario_result run_scenario(const scenario_config& c,
                 r.pings = c.client.pings;
             else
                 r.echo = true;
-        } else if (k == 0 || (k == 1 && c.two_way) || k >= 2) {
-            r.send_bytes = c.client.send_bytes ? c.client.send_bytes : UINT64_MAX;
-            flows.emplace_back(k, k == 0 ? 1 : 0);
+        } else {
+            r.echo = c.warm_up;
+            if (k == 0 || (k == 1 && c.two_way) || k >= 2) {
+                r.send_bytes = c.client.send_bytes ? c.client.send_bytes : UINT64_MAX;
+                flows.emplace_back(k, k == 0 ? 1 : 0);
+                if (c.warm_up) {
+                    r.pings = 1;
+                    r.send_after_pings = true;
+                }
+            }
         }
     }
 
@@ -193,7 +207,6 @@ scenario_result run_scenario(const scenario_config& c,
         return {};
     };
 
-    scenario_result res;
     res.nominal_bps = waveform_for(c.mode).bit_rate;
     bool done = false;
     double next_progress = 0;

@@ -48,8 +48,12 @@ struct scenario_config {
     // sends client.send_bytes (0: without end); the pinger sends client.pings pings.
     traffic::client_config client;
     bool two_way = false;
+    // Throughput: every sender first pings its peer once, so the link is up before the
+    // measured data starts (as when the data follows a connection set-up).
+    bool warm_up = false;
     double duration_s = 3600; // virtual time limit
     uint64_t seed = 1;
+    bool trace = false;       // record every transmission (scenario_result::transmissions)
 };
 
 // Throws std::invalid_argument with a message naming the problem (unknown mode, a rate
@@ -86,6 +90,15 @@ struct node_result {
     node_stats air;
 };
 
+// One burst put on the air (scenario_config::trace).
+struct transmission_record {
+    double start_s = 0;    // when the node produced it (it is on air radio.key_up_s later)
+    size_t node = 0;       // index
+    size_t bytes = 0;
+    size_t dpdus = 0;
+    double air_time_s = 0;
+};
+
 struct scenario_result {
     double nominal_bps = 0;
     double end_time_s = 0;     // virtual time when the run stopped
@@ -95,6 +108,7 @@ struct scenario_result {
     ping_summary ping;
     std::vector<node_result> nodes;
     network_stats network;
+    std::vector<transmission_record> transmissions;
 };
 
 // progress(now) is called about every progress_step_s of virtual time; returning false

@@ -140,7 +140,7 @@ void test_client::send_ping(double now)
 
 void test_client::pump(double now)
 {
-    if (!d_report.bound)
+    if (!d_report.bound || (d_cfg.send_after_pings && !pings_done()))
         return;
     // At most `window` U_PDUs per call: the node's DATA_FLOW_OFF can only come once it
     // has them, so the rest follows from on_timer (next_deadline() is then now).
@@ -234,6 +234,7 @@ void test_client::on_unidata(const dl::sis_primitive& p, double now)
                 if (d_next_ping <= now)
                     send_ping(now);
             }
+            pump(now);
         }
         return;
     default:
@@ -317,6 +318,7 @@ void test_client::on_timer(double now)
         } else {
             d_pings_given_up = true;
         }
+        pump(now);
     }
     if (d_report.bound && now >= d_next_ping && d_report.pings.size() < d_cfg.pings)
         send_ping(now);
@@ -337,16 +339,20 @@ std::vector<dl::sis_primitive> test_client::take_outgoing()
     return out;
 }
 
+bool test_client::pings_done() const
+{
+    return d_report.pings.size() >= d_cfg.pings && !d_ping_outstanding &&
+           (d_cfg.ping_interval_s == 0 || d_pings_given_up ||
+            d_pings_answered == d_report.pings.size());
+}
+
 bool test_client::done() const
 {
     if (!d_report.error.empty())
         return true;
     const bool sent = d_report.bytes_sent >= d_cfg.send_bytes &&
                       (!d_cfg.confirm || d_unconfirmed == 0);
-    const bool pinged = d_report.pings.size() >= d_cfg.pings && !d_ping_outstanding &&
-                        (d_cfg.ping_interval_s == 0 || d_pings_given_up ||
-                         d_pings_answered == d_report.pings.size());
-    return sent && pinged;
+    return sent && pings_done();
 }
 
 } // namespace traffic

@@ -76,6 +76,8 @@ struct client_config {
     uint64_t send_bytes = 0;   // U_PDU bytes to send (the last U_PDU may be shorter);
                                // 0: not a sender
     size_t updu_size = 2048;
+    bool send_after_pings = false; // the sender starts once the pings are done (a ping
+                               // first makes the link, as a connection set-up would)
     unsigned window = 64;      // with confirm: U_PDUs awaiting their confirm; without:
                                // U_PDUs handed over at one instant before the node can
                                // answer with DATA_FLOW_OFF
@@ -145,6 +147,7 @@ private:
     void pump(double now);
     void on_unidata(const dl::sis_primitive& p, double now);
     size_t framing_size() const;
+    bool pings_done() const;
 
     client_config d_cfg;
     client_report d_report;

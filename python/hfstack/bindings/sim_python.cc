@@ -94,7 +94,8 @@ void bind_sim(py::module& m)
         .def_readwrite("echo_delay_s", &traffic::client_config::echo_delay_s)
         .def_readwrite("send_bytes", &traffic::client_config::send_bytes)
         .def_readwrite("updu_size", &traffic::client_config::updu_size)
-        .def_readwrite("window", &traffic::client_config::window);
+        .def_readwrite("window", &traffic::client_config::window)
+        .def_readwrite("send_after_pings", &traffic::client_config::send_after_pings);
     m.def("validate_client", [](const traffic::client_config& c) { traffic::validate(c); });
 
     py::class_<traffic::ping_record>(m, "ping_record")
@@ -150,8 +151,10 @@ void bind_sim(py::module& m)
         .def_readwrite("channel", &scenario_config::channel)
         .def_readwrite("client", &scenario_config::client)
         .def_readwrite("two_way", &scenario_config::two_way)
+        .def_readwrite("warm_up", &scenario_config::warm_up)
         .def_readwrite("duration_s", &scenario_config::duration_s)
-        .def_readwrite("seed", &scenario_config::seed);
+        .def_readwrite("seed", &scenario_config::seed)
+        .def_readwrite("trace", &scenario_config::trace);
     m.def("validate", [](const scenario_config& c) { validate(c); }, py::arg("config"),
           "Raises ValueError naming what is wrong with the settings");
 
@@ -181,7 +184,15 @@ void bind_sim(py::module& m)
         .def_readonly("later_max_s", &ping_summary::later_max_s)
         .def_readonly("lost", &ping_summary::lost);
 
+    py::class_<transmission_record>(m, "transmission_record")
+        .def_readonly("start_s", &transmission_record::start_s)
+        .def_readonly("node", &transmission_record::node)
+        .def_readonly("bytes", &transmission_record::bytes)
+        .def_readonly("dpdus", &transmission_record::dpdus)
+        .def_readonly("air_time_s", &transmission_record::air_time_s);
+
     py::class_<scenario_result>(m, "scenario_result")
+        .def_readonly("transmissions", &scenario_result::transmissions)
         .def_readonly("nominal_bps", &scenario_result::nominal_bps)
         .def_readonly("end_time_s", &scenario_result::end_time_s)
         .def_readonly("completed", &scenario_result::completed)

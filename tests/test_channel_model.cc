@@ -379,3 +379,47 @@ TEST(channel_model, bad_config_throws_naming_field)
     EXPECT_THROW(m.corrupt(b, 0, 0, 0), std::invalid_argument);
     EXPECT_THROW(m.corrupt(b, 0, 0, -2400), std::invalid_argument);
 }
+
+// Fading: the profile's SNR process and the mode's BER curve decide the errors of each
+// interleaver block. 2400 bps, 0.6 s blocks, 1000 bursts of 36,000 bits (15 s each).
+namespace {
+uint64_t fading_errors(const std::string& profile, double snr_db, uint64_t seed)
+{
+    channel_config c;
+    c.fading_profile = profile;
+    c.snr_db = snr_db;
+    c.seed = seed;
+    channel_model m(c);
+    std::vector<uint8_t> burst(4500);
+    uint64_t errors = 0;
+    for (int i = 0; i < 1000; ++i)
+        errors += m.corrupt(burst, 20.0 * i, 0.6, 2400.0, 0.6);
+    return errors;
+}
+} // namespace
+
+TEST(channel_model, fading_follows_the_ber_curve_and_the_profile)
+{
+    // 2400 bps: BER 1e-5 at 10 dB on AWGN (default curve), so about 360 errors in 3.6e7
+    // bits; 1.75 dB more gives two decades fewer.
+    const uint64_t awgn = fading_errors("awgn", 10.0, 1);
+    EXPECT_GT(awgn, 250u);
+    EXPECT_LT(awgn, 480u);
+    EXPECT_LT(fading_errors("awgn", 11.75, 1), 20u);
+    // The same mean SNR on the 2 ms / 1 Hz "poor" channel: fades make many more.
+    const uint64_t poor = fading_errors("poor", 10.0, 1);
+    EXPECT_GT(poor, 10 * awgn);
+    // A seed gives the same errors.
+    EXPECT_EQ(fading_errors("poor", 10.0, 1), poor);
+    EXPECT_NE(fading_errors("poor", 10.0, 2), poor);
+}
+
+TEST(channel_model, fading_needs_a_known_profile_and_an_snr)
+{
+    channel_config c;
+    c.fading_profile = "poor";
+    expect_throws_naming(c, "snr_db"); // NaN by default
+    c.fading_profile = "stormy";
+    c.snr_db = 10;
+    expect_throws_naming(c, "profile");
+}

@@ -71,7 +71,24 @@ void validate(const channel_config& c)
     check_probability("fade_ber", c.fade_ber);
     check_window("outage", c.outage_period_s, c.outage_duration_s, c.outage_offset_s);
     check_non_negative("propagation_s", c.propagation_s);
+    if (!c.fading_profile.empty()) {
+        fading_profile_by_name(c.fading_profile); // throws naming "profile"
+        if (!std::isfinite(c.snr_db))
+            bad("snr_db", "must be finite with a fading profile", c.snr_db);
+    }
 }
+
+namespace {
+// The mode of the default BER curves whose rate is nearest.
+unsigned nearest_mode_bps(double bit_rate)
+{
+    unsigned best = 0;
+    for (const auto& m : default_mode_requirements())
+        if (best == 0 || std::fabs(double(m.user_bps) - bit_rate) < std::fabs(double(best) - bit_rate))
+            best = m.user_bps;
+    return best;
+}
+} // namespace
 
 channel_model::channel_model(channel_config config) : d_cfg(config), d_rng(config.seed)
 {
@@ -80,7 +97,8 @@ channel_model::channel_model(channel_config config) : d_cfg(config), d_rng(confi
               !(d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 &&
                 d_cfg.burst_ber > 0) &&
               !(enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) &&
-              !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s);
+              !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s) &&
+              d_cfg.fading_profile.empty();
 }
 
 double channel_model::uniform_open()
@@ -148,13 +166,13 @@ bool channel_model::drop_in_outage(double t0, double t1)
 }
 
 size_t channel_model::corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
-                              double bit_rate)
+                              double bit_rate, double block_s)
 {
-    return corrupt(burst.data(), burst.size(), start_time, preamble_s, bit_rate);
+    return corrupt(burst.data(), burst.size(), start_time, preamble_s, bit_rate, block_s);
 }
 
 size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
-                              double bit_rate)
+                              double bit_rate, double block_s)
 {
     if (!(bit_rate > 0) || !std::isfinite(bit_rate))
         throw std::invalid_argument("channel_model::corrupt: bit_rate must be positive, got " +
@@ -184,6 +202,23 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
     };
 
     draw_errors(0, nbits, d_cfg.ber);
+
+    if (!d_cfg.fading_profile.empty()) {
+        const unsigned bps = nearest_mode_bps(bit_rate);
+        if (!d_fading || bps != d_fading_bps || block_s != d_fading_block_s) {
+            fading_error_config fc;
+            fc.interleaver_s = block_s;
+            d_fading = std::make_unique<fading_error_process>(
+                default_ber_curve(bps),
+                fading_snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed),
+                fc);
+            d_fading_bps = bps;
+            d_fading_block_s = block_s;
+        }
+        d_fading->segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
+        for (const auto& seg : d_segments)
+            draw_errors(first_bit_at(seg.start_s), first_bit_at(seg.end_s), seg.ber);
+    }
 
     if (enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) {
         const double period = d_cfg.fade_period_s;

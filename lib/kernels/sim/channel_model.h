@@ -17,10 +17,14 @@
 #ifndef HFSTACK_KERNELS_SIM_CHANNEL_MODEL_H
 #define HFSTACK_KERNELS_SIM_CHANNEL_MODEL_H
 
+#include "fading_errors.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace gr {
@@ -60,8 +64,14 @@ struct channel_config {
     double propagation_s = 0.0;
     // SNR (dB in 3 kHz) the receiving modem reports with each burst of this path
     // (burst_info::snr_db); NaN: the modem reports none. The error models above do not
-    // depend on it.
+    // depend on it; fading does.
     double snr_db = std::numeric_limits<double>::quiet_NaN();
+
+    // Fading (fading_errors.h): a Watterson-like SNR process of this profile (one of
+    // fading_profile_names(); "awgn" = constant) around the mean snr_db, which must then
+    // be finite, turned into bit errors per interleaver block by the BER curve of the
+    // burst's mode. Empty: off.
+    std::string fading_profile;
 
     uint64_t seed = 1;
 };
@@ -94,10 +104,13 @@ public:
     // start_time; bit k (bit 7 - k % 8 of byte k / 8, most significant first) is on air at
     // start_time + preamble_s + k / bit_rate. Returns the number of bits flipped.
     // Throws std::invalid_argument for a bit_rate that is not positive and finite.
+    // With fading, block_s is the interleaver block of the burst's mode (0: not
+    // interleaved), and the BER curve is the default one of the mode nearest bit_rate.
+    // Bursts must come in order of start time (as on one path).
     size_t corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
-                   double bit_rate);
+                   double bit_rate, double block_s = 0);
     size_t corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
-                   double bit_rate);
+                   double bit_rate, double block_s = 0);
 
     // True when the model can never change or lose anything.
     bool clear() const { return d_clear; }
@@ -114,6 +127,11 @@ private:
     std::mt19937_64 d_rng;
     channel_counters d_counters;
     std::vector<uint64_t> d_errors; // scratch: bad bit positions of the current burst
+    // Fading: made at the first burst, again when the mode (curve, block) changes.
+    std::unique_ptr<fading_error_process> d_fading;
+    unsigned d_fading_bps = 0;
+    double d_fading_block_s = -1;
+    std::vector<error_segment> d_segments; // scratch
 };
 
 } // namespace sim

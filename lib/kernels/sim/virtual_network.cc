@@ -377,7 +377,8 @@ void virtual_network::process(const event& e)
         dl::bytes data = b.data;
         const size_t flipped =
             r.path->corrupt(data, b.start + r.path->config().propagation_s,
-                            b.timing.preamble_s, b.timing.bit_rate);
+                            b.timing.preamble_s, b.timing.bit_rate,
+                            b.timing.whole_units() ? b.timing.unit_s : 0.0);
         ++n.stats.bursts_delivered;
         n.stats.bytes_delivered += data.size();
         n.stats.bits_flipped += flipped;

@@ -65,7 +65,10 @@ void bind_sim(py::module& m)
         .def_readwrite("outage_duration_s", &channel_config::outage_duration_s)
         .def_readwrite("outage_offset_s", &channel_config::outage_offset_s)
         .def_readwrite("propagation_s", &channel_config::propagation_s)
-        .def_readwrite("snr_db", &channel_config::snr_db);
+        .def_readwrite("snr_db", &channel_config::snr_db)
+        .def_readwrite("fading_profile", &channel_config::fading_profile);
+    m.def("fading_profile_names", &fading_profile_names,
+          "Fading profiles: awgn, the ITU-R F.1487 conditions and the F.520 names");
 
     py::enum_<traffic::encapsulation>(m, "encapsulation")
         .value("raw", traffic::encapsulation::raw)

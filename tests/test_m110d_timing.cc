@@ -308,3 +308,21 @@ TEST(M110dTiming, PlannerTimingMatchesTheModel)
         EXPECT_GT(m110d_transmission_time(m, most + 1, o).total_s, 10.0) << m.name();
     }
 }
+
+TEST(M110dTiming, ModesByName)
+{
+    const auto m = m110d_mode_by_name("wn12/48khz/us");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->user_bps(), 240000u);
+    EXPECT_EQ(m->name(), "WN12/48kHz/US");
+    for (const char* bad : { "", "WN12/48kHz", "WN12/48kHz/VS", "WN0/3kHz/US", "WN13/48kHz/S",
+                             "WN12/48kHz/USX", "WN12/47kHz/S", "12/48kHz/S" })
+        EXPECT_FALSE(m110d_mode_by_name(bad).has_value()) << bad;
+    const auto names = m110d_mode_names();
+    EXPECT_EQ(names.size(), 608u); // the count the table tests cover
+    for (const auto& n : names) {
+        const auto again = m110d_mode_by_name(n);
+        ASSERT_TRUE(again.has_value()) << n;
+        EXPECT_EQ(again->name(), n);
+    }
+}

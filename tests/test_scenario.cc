@@ -111,7 +111,7 @@ TEST(Scenario, BadSettingsAreRefusedWithAMessage)
     };
     scenario_config c;
     c.mode = "1300S";
-    refused(c, "not a STANAG 4539 mode");
+    refused(c, "STANAG 4539 mode");
     c.mode = "12800U";
     refused(c, "Table C-5");
     c = scenario_config{};
@@ -136,4 +136,34 @@ TEST(Scenario, BadSettingsAreRefusedWithAMessage)
     c = scenario_config{};
     c.test = test_kind::ping;
     refused(c, "ping");
+}
+
+// Two nodes without carrier sense that both start sending at once: their link requests
+// collide, and the retries must not stay in lockstep.
+TEST(Scenario, SimultaneousStartsWithoutChannelAccessGetThrough)
+{
+    auto c = throughput("9600S", 20'000);
+    c.two_way = true;
+    c.node_options = "channel_access.mode=none";
+    c.duration_s = 3600;
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    EXPECT_EQ(r.flows[0].bytes_delivered, 20'000u);
+    EXPECT_EQ(r.flows[1].bytes_delivered, 20'000u);
+    EXPECT_GT(r.network.collisions, 0u); // the first requests did collide
+}
+
+// A STANAG 5069 mode: its own air time, announced to the peer as 9600 bps.
+TEST(Scenario, WidebandModesRunWithTheirOwnAirTime)
+{
+    EXPECT_EQ(node_mode_for("WN12/48kHz/US").data_rate, dl::rate_9600);
+    EXPECT_EQ(node_mode_for("WN12/48kHz/L").interleaving, dl::interleaving_long);
+    auto c = throughput("WN12/48kHz/US", 1'000'000);
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    EXPECT_DOUBLE_EQ(r.nominal_bps, 240000.0);
+    EXPECT_EQ(r.flows[0].bytes_delivered, 1'000'000u);
+    // 1 MB at 240 kbps is 33 s of air: the whole run takes longer, but not 9600 bps long.
+    EXPECT_GT(r.end_time_s, 33.3);
+    EXPECT_LT(r.end_time_s, 300.0);
 }

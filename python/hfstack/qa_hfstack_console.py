@@ -116,7 +116,7 @@ class qa_hfstack_console(gr_unittest.TestCase):
     def test_throughput_delivers_every_byte_in_order(self):
         port = self.start_server()
         done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
-                   "--peer", "0.0.0.2", "--bytes", "20k", "--rate", "9600",
+                   "--peer", "0.0.0.2", "--bytes", "20k", "--rate", "9600", "--duration", "40",
                    "--time-scale", TIME_SCALE, "--json", "-")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         doc = json.loads(done.stdout)
@@ -142,7 +142,8 @@ class qa_hfstack_console(gr_unittest.TestCase):
         # Both ways at once, on another SAP so nothing of the first run can mix in.
         done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
                    "--peer", "0.0.0.2", "--two-way", "--near-address", "0.0.0.1",
-                   "--sap", "3", "--bytes", "20k", "--time-scale", TIME_SCALE, "--json", "-")
+                   "--sap", "3", "--bytes", "20k", "--time-scale", TIME_SCALE, "--json", "-",
+                   "--duration", "40")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         doc = json.loads(done.stdout)
         self.assertEqual([(r["flow"], r["bytes"], r["lost_or_late"], r["duplicates"])

@@ -317,11 +317,11 @@ struct node_engine::impl {
         const auto& ca = cfg.channel_access;
         double wait = 0;
         switch (ca.mode) {
-        case channel_access_mode::none:
-            return;
         case channel_access_mode::slotted: // our own slot: no draw needed
             wait = ca.base_delay_s + ca.slot_number * ca.slot_length_s;
             break;
+        case channel_access_mode::none: // no carrier sense, but two nodes whose requests
+                                        // collided must not retry in lockstep either
         case channel_access_mode::random_backoff:
             wait = std::uniform_real_distribution<double>(ca.backoff_min_s, ca.backoff_max_s)(retry_rng);
             break;

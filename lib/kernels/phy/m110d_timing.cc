@@ -1,6 +1,9 @@
 #include "m110d_timing.h"
 
+#include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace gr {
@@ -235,6 +238,33 @@ std::string m110d_mode::name() const
 {
     return "WN" + std::to_string(wn) + "/" + std::to_string(bw_khz) + "kHz/" +
            interleaver_names[unsigned(interleaver)];
+}
+
+std::optional<m110d_mode> m110d_mode_by_name(const std::string& name)
+{
+    std::string upper;
+    for (char c : name)
+        upper += char(std::toupper(static_cast<unsigned char>(c)));
+    unsigned wn = 0, bw = 0;
+    char il[3] = {};
+    int used = 0;
+    if (std::sscanf(upper.c_str(), "WN%u/%uKHZ/%2[A-Z]%n", &wn, &bw, il, &used) != 3 ||
+        size_t(used) != upper.size())
+        return std::nullopt;
+    for (unsigned i = 0; i < 4; ++i)
+        if (std::strcmp(il, interleaver_names[i]) == 0)
+            return m110d_mode_for(bw, wn, m110d_interleaver(i));
+    return std::nullopt;
+}
+
+std::vector<std::string> m110d_mode_names()
+{
+    std::vector<std::string> names;
+    for (const row& r : rows)
+        for (unsigned i = 0; i < 4; ++i)
+            if (auto m = m110d_mode_for(r.bw_khz, r.wn, m110d_interleaver(i)))
+                names.push_back(m->name());
+    return names;
 }
 
 double m110d_mode::preamble_s(const m110d_preamble_options& options) const

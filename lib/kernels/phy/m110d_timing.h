@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -111,6 +112,11 @@ std::optional<m110d_mode> m110d_mode_for(unsigned bw_khz, unsigned wn, m110d_int
 // bandwidth); nullopt if none.
 std::optional<m110d_mode>
 m110d_mode_for_rate(unsigned bw_khz, unsigned user_bps, m110d_interleaver il);
+
+// The mode named as m110d_mode::name() gives it ("WN10/3kHz/L", letters in any case);
+// nullopt for anything else. Every mode's name, by bandwidth then WN then interleaver.
+std::optional<m110d_mode> m110d_mode_by_name(const std::string& name);
+std::vector<std::string> m110d_mode_names();
 
 // Air time of one transmission carrying `bytes` user bytes. units = interleaver blocks;
 // preamble_s includes the mini-probe after the preamble, data_s the EOT extension.

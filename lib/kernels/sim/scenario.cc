@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
 
 #include <algorithm>
@@ -49,17 +50,32 @@ double utilisation(uint64_t bytes, double seconds, double bps)
 
 phy::waveform_timing waveform_for(const std::string& mode_name)
 {
-    const auto w = phy::s4539_timing(mode_name);
-    if (!w)
-        throw std::invalid_argument("mode '" + mode_name +
-                                    "' is not a STANAG 4539 mode (e.g. 75L, 1200S, 2400Z, "
-                                    "9600VL, 4800U)");
-    return *w;
+    if (const auto w = phy::s4539_timing(mode_name))
+        return *w;
+    if (const auto m = phy::m110d_mode_by_name(mode_name))
+        return m->timing();
+    throw std::invalid_argument("mode '" + mode_name +
+                                "' is neither a STANAG 4539 mode (e.g. 75L, 1200S, 2400Z, "
+                                "9600VL, 4800U) nor a STANAG 5069 one (e.g. WN12/48kHz/US)");
 }
 
 dl::modem_mode node_mode_for(const std::string& mode_name)
 {
     waveform_for(mode_name); // validates the name
+    if (const auto m = phy::m110d_mode_by_name(mode_name)) {
+        // Table C-5 stops at 9600 bps: a wideband mode is announced as the fastest code
+        // at or below its rate (the timing, not the code, sets the air time here).
+        dl::modem_mode mode;
+        mode.data_rate = dl::rate_75;
+        for (uint8_t r = dl::rate_75; r <= dl::rate_9600; ++r)
+            if (dl::data_rate_bps(r) <= m->user_bps())
+                mode.data_rate = r;
+        mode.interleaving = m->interleaver == phy::m110d_interleaver::ultra_short ||
+                                    m->interleaver == phy::m110d_interleaver::short_
+                                ? dl::interleaving_short
+                                : dl::interleaving_long;
+        return mode;
+    }
     size_t digits = 0;
     while (std::isdigit(static_cast<unsigned char>(mode_name[digits])))
         ++digits;

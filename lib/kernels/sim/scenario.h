@@ -35,7 +35,8 @@ enum class test_kind { ping, throughput };
 
 struct scenario_config {
     test_kind test = test_kind::throughput;
-    // STANAG 4539 mode (phy/s4539_modes.h): rate and interleaver, e.g. 1200S, 9600VL.
+    // STANAG 4539 mode (phy/s4539_modes.h): rate and interleaver, e.g. 1200S, 9600VL;
+    // or a STANAG 5069 one (phy/m110d_timing.h), e.g. WN12/48kHz/US (240 kbps).
     std::string mode = "1200S";
     unsigned nodes = 2;
     double max_transmission_s = 127.5;
@@ -117,9 +118,10 @@ scenario_result run_scenario(const scenario_config& c,
                              const std::function<bool(double now)>& progress = {},
                              double progress_step_s = 60);
 
-// The node mode (Table C-5 rate, Table C-6 interleaving) carrying a STANAG 4539 mode
-// name, and its waveform timing. Throws std::invalid_argument for names that are not
-// STANAG 4539 modes and rates Table C-5 lacks.
+// The node mode (Table C-5 rate, Table C-6 interleaving) carrying a mode name, and its
+// waveform timing. Throws std::invalid_argument for unknown names and STANAG 4539 rates
+// Table C-5 lacks (12800U); a STANAG 5069 mode is announced as the fastest Table C-5
+// rate at or below its own.
 dl::modem_mode node_mode_for(const std::string& mode_name);
 phy::waveform_timing waveform_for(const std::string& mode_name);
 

@@ -509,10 +509,12 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
     // back to receive.
     const double deaf_from = d_now, deaf_until = end + radio.unkey_s;
     prune(n.busy);
-    for (const interval& v : n.busy)
-        if (v.reception != 0 && overlaps(v, deaf_from, deaf_until))
-            destroy(v.reception);
-    n.busy.push_back(interval{ deaf_from, deaf_until, 0 });
+    if (d_cfg.half_duplex) {
+        for (const interval& v : n.busy)
+            if (v.reception != 0 && overlaps(v, deaf_from, deaf_until))
+                destroy(v.reception);
+        n.busy.push_back(interval{ deaf_from, deaf_until, 0 });
+    }
 
     for (size_t j = 0; j < d_nodes.size(); ++j) {
         if (j == i)

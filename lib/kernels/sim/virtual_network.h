@@ -59,9 +59,11 @@ radio_config ideal_radio();
 struct network_config {
     radio_config radio;
     bool report_tx_status = true;  // tx_started / tx_finished to the transmitter
-    // Overlapping receptions destroy each other. Half duplex (a node's own transmission
-    // destroys what it would receive meanwhile) applies either way.
+    // Overlapping receptions destroy each other.
     bool collisions = true;
+    // A node's own transmission destroys what it would receive meanwhile (radios are
+    // half duplex). False models a full-duplex link, as hfstack-node's emulated air is.
+    bool half_duplex = true;
     // Mixed into the per-path seeds set_channel_all() derives (set_channel() uses the
     // given channel_config::seed as it is).
     uint64_t seed = 1;

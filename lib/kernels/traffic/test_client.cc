@@ -59,7 +59,18 @@ void validate(const client_config& c)
         throw std::invalid_argument("client_config.ping_timeout_s must be > 0");
 }
 
-test_client::test_client(client_config config) : d_cfg(config) { validate(d_cfg); }
+test_client::test_client(client_config config) : d_cfg(config), d_held(config.hold_sender)
+{
+    validate(d_cfg);
+}
+
+void test_client::release_sender(double now)
+{
+    if (!d_held)
+        return;
+    d_held = false;
+    pump(now);
+}
 
 size_t test_client::framing_size() const
 {
@@ -140,7 +151,7 @@ void test_client::send_ping(double now)
 
 void test_client::pump(double now)
 {
-    if (!d_report.bound || (d_cfg.send_after_pings && !pings_done()))
+    if (!d_report.bound || d_held || (d_cfg.send_after_pings && !pings_done()))
         return;
     // At most `window` U_PDUs per call: the node's DATA_FLOW_OFF can only come once it
     // has them, so the rest follows from on_timer (next_deadline() is then now).

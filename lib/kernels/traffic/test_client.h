@@ -76,6 +76,8 @@ struct client_config {
     uint64_t send_bytes = 0;   // U_PDU bytes to send (the last U_PDU may be shorter);
                                // 0: not a sender
     size_t updu_size = 2048;
+    bool hold_sender = false;  // the sender waits for release_sender() (e.g. until the
+                               // peer's client has bound its SAP)
     bool send_after_pings = false; // the sender starts once the pings are done (a ping
                                // first makes the link, as a connection set-up would)
     unsigned window = 64;      // with confirm: U_PDUs awaiting their confirm; without:
@@ -127,6 +129,8 @@ public:
     void on_timer(double now);
     double next_deadline() const;
     std::vector<dl::sis_primitive> take_outgoing();
+    // Lets a hold_sender client start sending (no-op otherwise).
+    void release_sender(double now);
 
     // The sender has handed every byte to the node (and, with confirm, seen every
     // confirm or rejection); the pinger has sent every ping and had each answered or
@@ -153,6 +157,7 @@ private:
     client_report d_report;
     std::vector<dl::sis_primitive> d_out;
     bool d_flow_off = false;
+    bool d_held = false;
     uint32_t d_data_seq = 0;
     uint64_t d_unconfirmed = 0;
     uint8_t d_rcop_updu_id = 0;

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
 #include "sim/scenario.h"
 #include "traffic/test_client.h"
@@ -98,7 +99,8 @@ void bind_sim(py::module& m)
         .def_readwrite("send_bytes", &traffic::client_config::send_bytes)
         .def_readwrite("updu_size", &traffic::client_config::updu_size)
         .def_readwrite("window", &traffic::client_config::window)
-        .def_readwrite("send_after_pings", &traffic::client_config::send_after_pings);
+        .def_readwrite("send_after_pings", &traffic::client_config::send_after_pings)
+        .def_readwrite("hold_sender", &traffic::client_config::hold_sender);
     m.def("validate_client", [](const traffic::client_config& c) { traffic::validate(c); });
 
     py::class_<traffic::ping_record>(m, "ping_record")
@@ -135,6 +137,7 @@ void bind_sim(py::module& m)
         .def("on_timer", &traffic::test_client::on_timer, py::arg("now"))
         .def("next_deadline", &traffic::test_client::next_deadline)
         .def("take_outgoing", &traffic::test_client::take_outgoing)
+        .def("release_sender", &traffic::test_client::release_sender, py::arg("now"))
         .def("done", &traffic::test_client::done)
         .def("report", &traffic::test_client::report, py::return_value_policy::copy)
         .def("min_updu_size", &traffic::test_client::min_updu_size);
@@ -230,6 +233,8 @@ void bind_sim(py::module& m)
           "Runs one scenario in virtual time; progress(now) -> bool is called every "
           "progress_step_s simulated seconds (False stops the run)");
     m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
+    m.def("wideband_mode_names", &phy::m110d_mode_names,
+          "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");
     m.def("nominal_bps", [](const std::string& mode) { return waveform_for(mode).bit_rate; },
           py::arg("mode"));
 }

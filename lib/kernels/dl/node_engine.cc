@@ -152,7 +152,12 @@ struct node_engine::impl {
               tx(arq_config{ cfg.arq_window, segment, false }),
               tx_exp(arq_config{ cfg.arq_window, segment, true }),
               rx(false),
-              rx_exp(true)
+              rx_exp(true),
+              segments([&] {
+                  segment_size_policy_config s;
+                  s.prior_ber = cfg.segment_prior_ber;
+                  return s;
+              }())
         {
         }
         uint32_t address;
@@ -1816,6 +1821,8 @@ node_config validated(node_config c)
         fail("max_transmission_s must be in (0, 127.5]");
     if (!(c.segment_probe_s > 0) || !std::isfinite(c.segment_probe_s))
         fail("segment_probe_s must be a positive number of seconds");
+    if (!(c.segment_prior_ber >= 0) || !(c.segment_prior_ber < 0.5))
+        fail("segment_prior_ber must be in [0, 0.5)");
     if (!(c.turnaround_s >= 0) || !(c.response_margin_s >= 0) || !(c.link_retry_s >= 0) ||
         !(c.non_arq_window_margin_s >= 0))
         fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s must be >= 0");

@@ -81,6 +81,8 @@ struct node_config {
     // With segment_size 0: new data a link may carry per transmission, seconds of air,
     // until the link's frame losses are known (see segment_size_policy.h).
     double segment_probe_s = 20.0;
+    // With segment_size 0: the bit error rate a link is assumed to have until measured.
+    double segment_prior_ber = 1e-5;
     // Non-ARQ segment bytes; 0 = segment_size if set, else 1023 (a lost segment loses its
     // whole C_PDU whatever the size, so fewer headers only help).
     size_t non_arq_segment_size = 0;

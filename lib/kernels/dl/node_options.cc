@@ -194,6 +194,7 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("link_retry_s", link_retry_s, "wait after a failed link before asking again, s"),
         HF_UINT("arq_window", arq_window, 128, "ARQ window, 1..128"),
         HF_UINT("segment_size", segment_size, 1023, "ARQ segment bytes, 0 = adaptive (from the link's losses)"),
+        HF_DOUBLE("segment_prior_ber", segment_prior_ber, "adaptive segments: bit error rate assumed until a link's losses are known"),
         HF_DOUBLE("segment_probe_s", segment_probe_s, "adaptive segments: air time of new data per transmission until the link's losses are known, s"),
         HF_UINT("non_arq_segment_size", non_arq_segment_size, 1023, "non-ARQ segment bytes, 0 = as ARQ"),
         HF_UINT("non_arq_repeats", non_arq_repeats, 15, "extra copies of non-ARQ D_PDUs"),

@@ -40,7 +40,13 @@ double segment_size_policy::bit_error_rate() const
 
 size_t segment_size_policy::segment_size(const arq_cycle& cycle) const
 {
-    const double q = -std::log1p(-std::min(bit_error_rate(), 0.5)); // per bit, as a rate
+    const double p = bit_error_rate();
+    const arq_cycle& k = d_cached_cycle;
+    if (p == d_cached_ber && cycle.header_bytes == k.header_bytes && cycle.window == k.window &&
+        cycle.capacity_bytes == k.capacity_bytes && cycle.fixed_s == k.fixed_s &&
+        cycle.bit_rate == k.bit_rate)
+        return d_cached_size;
+    const double q = -std::log1p(-std::min(p, 0.5)); // per bit, as a rate
     const double h = double(cycle.header_bytes);
     const double fixed_bytes = cycle.fixed_s * cycle.bit_rate / 8.0;
     size_t best = d_cfg.max_size;
@@ -59,6 +65,9 @@ size_t segment_size_policy::segment_size(const arq_cycle& cycle) const
             best = s;
         }
     }
+    d_cached_ber = p;
+    d_cached_cycle = cycle;
+    d_cached_size = best;
     return best;
 }
 

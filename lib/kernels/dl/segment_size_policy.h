@@ -72,6 +72,10 @@ public:
 private:
     segment_size_policy_config d_cfg;
     double d_frames = 0, d_bits = 0, d_lost = 0; // faded sums
+    // The last answer: the scan runs again only when the estimate or the cycle changes.
+    mutable double d_cached_ber = -1;
+    mutable arq_cycle d_cached_cycle;
+    mutable size_t d_cached_size = 0;
 };
 
 } // namespace dl

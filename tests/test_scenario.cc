@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
 
 using namespace gr::hfstack;
 using namespace gr::hfstack::sim;
@@ -166,4 +169,84 @@ TEST(Scenario, WidebandModesRunWithTheirOwnAirTime)
     // 1 MB at 240 kbps is 33 s of air: the whole run takes longer, but not 9600 bps long.
     EXPECT_GT(r.end_time_s, 33.3);
     EXPECT_LT(r.end_time_s, 300.0);
+}
+
+namespace {
+// An application of its own (the kind a later IP client is): binds SAP 9 on node 2 and
+// counts the U_PDUs that reach it; done after `want` of them.
+class counting_sink : public traffic::sis_application
+{
+public:
+    // `got` outlives the run (the scenario owns and destroys its applications).
+    counting_sink(size_t want, std::shared_ptr<size_t> got) : want(want), got(std::move(got)) {}
+    void start(double) override
+    {
+        dl::sis_primitive b;
+        b.type = dl::sis_type::bind_request;
+        b.sap = 9;
+        b.service_type.tx_mode = dl::sis_tx_mode::arq;
+        out.push_back(b);
+    }
+    void on_primitive(const dl::sis_primitive& p, double) override
+    {
+        if (p.type == dl::sis_type::unidata_indication)
+            ++*got;
+        if (p.type == dl::sis_type::keep_alive)
+            out.push_back(p);
+    }
+    void on_timer(double) override {}
+    double next_deadline() const override { return std::numeric_limits<double>::infinity(); }
+    std::vector<dl::sis_primitive> take_outgoing() override { return std::exchange(out, {}); }
+    bool done() const override { return *got >= want; }
+
+    size_t want;
+    std::shared_ptr<size_t> got;
+    std::vector<dl::sis_primitive> out;
+};
+
+// Sends `count` U_PDUs from node 1 to SAP 9 of node 2.
+class burst_sender : public counting_sink
+{
+public:
+    explicit burst_sender(size_t count)
+        : counting_sink(0, std::make_shared<size_t>(0)), count(count)
+    {
+    }
+    void on_primitive(const dl::sis_primitive& p, double now) override
+    {
+        counting_sink::on_primitive(p, now);
+        if (p.type != dl::sis_type::bind_accepted)
+            return;
+        for (size_t i = 0; i < count; ++i) {
+            dl::sis_primitive u;
+            u.type = dl::sis_type::unidata_request;
+            u.destination = dl::sis_address{ 2, 7 };
+            u.destination_sap = 9;
+            u.service_type.tx_mode = dl::sis_tx_mode::arq;
+            u.payload = dl::bytes(300, uint8_t(i));
+            out.push_back(u);
+        }
+    }
+    size_t count;
+};
+} // namespace
+
+// The traffic interface is open: applications of other kinds run beside the test
+// clients, and the run waits for them.
+TEST(Scenario, AddedApplicationsRunBesideTheTestClients)
+{
+    auto c = throughput("2400S", 10'000);
+    auto received = std::make_shared<size_t>(0);
+    c.applications = [&](size_t node) {
+        std::vector<std::unique_ptr<traffic::sis_application>> v;
+        if (node == 0)
+            v.push_back(std::make_unique<burst_sender>(5));
+        else if (node == 1)
+            v.push_back(std::make_unique<counting_sink>(5, received));
+        return v;
+    };
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    EXPECT_EQ(*received, 5u);
+    EXPECT_EQ(r.flows[0].bytes_delivered, 10'000u); // the test client's flow too
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -171,37 +172,68 @@ scenario_result run_scenario(const scenario_config& c,
     std::vector<std::unique_ptr<traffic::test_client>> clients;
     for (const auto& r : roles)
         clients.push_back(std::make_unique<traffic::test_client>(r));
+    // Every application on the nodes: the test clients (client id 1), then any added.
+    struct attached_app {
+        size_t node;
+        uint32_t client;
+        traffic::sis_application* app;
+        double timer_at = std::numeric_limits<double>::infinity();
+    };
+    std::vector<attached_app> apps;
+    std::vector<std::unique_ptr<traffic::sis_application>> added;
+    std::map<std::pair<size_t, uint32_t>, size_t> app_index;
+    for (size_t k = 0; k < c.nodes; ++k)
+        apps.push_back({ k, client_id, clients[k].get() });
+    if (c.applications)
+        for (size_t k = 0; k < c.nodes; ++k) {
+            uint32_t id = client_id;
+            for (auto& a : c.applications(k)) {
+                apps.push_back({ k, ++id, a.get() });
+                added.push_back(std::move(a));
+            }
+        }
+    for (size_t i = 0; i < apps.size(); ++i)
+        app_index[{ apps[i].node, apps[i].client }] = i;
 
-    // Client I/O: primitives to the node at once; timers through call_at.
-    std::vector<double> timer_at(c.nodes, std::numeric_limits<double>::infinity());
-    std::function<void(size_t)> service = [&](size_t k) {
-        for (auto& p : clients[k]->take_outgoing())
-            net.client_send(k, client_id, p);
-        const double t = clients[k]->next_deadline();
-        if (t < timer_at[k]) {
-            timer_at[k] = t;
-            net.call_at(t, [&, k, t] {
-                if (timer_at[k] != t)
+    // Application I/O: primitives to the node at once; timers through call_at.
+    std::function<void(size_t)> service = [&](size_t i) {
+        attached_app& a = apps[i];
+        for (auto& p : a.app->take_outgoing())
+            net.client_send(a.node, a.client, p);
+        const double t = a.app->next_deadline();
+        if (t < a.timer_at) {
+            a.timer_at = t;
+            net.call_at(t, [&, i, t] {
+                if (apps[i].timer_at != t)
                     return; // superseded by an earlier one
-                timer_at[k] = std::numeric_limits<double>::infinity();
-                clients[k]->on_timer(net.now());
-                service(k);
+                apps[i].timer_at = std::numeric_limits<double>::infinity();
+                apps[i].app->on_timer(net.now());
+                service(i);
             });
         }
     };
     net.on_client_message([&](size_t k, const dl::client_message& m) {
-        if (m.client != client_id)
+        const auto it = app_index.find({ k, m.client });
+        if (it == app_index.end())
             return;
-        clients[k]->on_primitive(m.primitive, net.now());
-        service(k);
+        apps[it->second].app->on_primitive(m.primitive, net.now());
+        service(it->second);
     });
-    for (size_t k = 0; k < c.nodes; ++k) {
-        clients[k]->start(net.now());
-        service(k);
+    for (size_t i = 0; i < apps.size(); ++i) {
+        apps[i].app->start(net.now());
+        service(i);
     }
+    auto added_done = [&] {
+        for (const auto& a : added)
+            if (!a->done())
+                return false;
+        return true;
+    };
 
     // Done: every pinger finished, or every finite sender's bytes delivered.
     auto finished = [&] {
+        if (!added_done())
+            return false;
         if (c.test == test_kind::ping)
             return clients[0]->done();
         if (!c.client.send_bytes)

@@ -19,11 +19,13 @@
 #include "phy/transmission_time.h"
 #include "sim/channel_model.h"
 #include "sim/virtual_network.h"
+#include "traffic/sis_application.h"
 #include "traffic/test_client.h"
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,11 @@ struct scenario_config {
     // Throughput: every sender first pings its peer once, so the link is up before the
     // measured data starts (as when the data follows a connection set-up).
     bool warm_up = false;
+    // More SIS applications (client ids 2, 3, ...) on the nodes, beside the test
+    // clients: called once per node index; the run ends when the test clients are done
+    // and every added application says done() (traffic/sis_application.h).
+    std::function<std::vector<std::unique_ptr<traffic::sis_application>>(size_t node)>
+        applications;
     double duration_s = 3600; // virtual time limit
     uint64_t seed = 1;
     bool trace = false;       // record every transmission (scenario_result::transmissions)

@@ -27,7 +27,7 @@
 #ifndef HFSTACK_KERNELS_TRAFFIC_TEST_CLIENT_H
 #define HFSTACK_KERNELS_TRAFFIC_TEST_CLIENT_H
 
-#include "dl/sis.h"
+#include "sis_application.h"
 
 #include <cstdint>
 #include <limits>
@@ -118,24 +118,24 @@ struct client_report {
     std::map<uint8_t, uint64_t> next_seq_by_flow;
 };
 
-class test_client
+class test_client : public sis_application
 {
 public:
     // Throws std::invalid_argument (see validate()).
     explicit test_client(client_config config);
 
-    void start(double now);
-    void on_primitive(const dl::sis_primitive& p, double now);
-    void on_timer(double now);
-    double next_deadline() const;
-    std::vector<dl::sis_primitive> take_outgoing();
+    void start(double now) override;
+    void on_primitive(const dl::sis_primitive& p, double now) override;
+    void on_timer(double now) override;
+    double next_deadline() const override;
+    std::vector<dl::sis_primitive> take_outgoing() override;
     // Lets a hold_sender client start sending (no-op otherwise).
     void release_sender(double now);
 
     // The sender has handed every byte to the node (and, with confirm, seen every
     // confirm or rejection); the pinger has sent every ping and had each answered or
     // timed out. Clients with neither role are done at once.
-    bool done() const;
+    bool done() const override;
     const client_report& report() const { return d_report; }
     const client_config& config() const { return d_cfg; }
 

@@ -1,5 +1,7 @@
 #include "sim/fading_errors.h"
 
+#include "expect_error.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,16 +18,6 @@ namespace {
 
 const double not_a_number = std::numeric_limits<double>::quiet_NaN();
 const double inf = std::numeric_limits<double>::infinity();
-
-void expect_throws_naming(const std::function<void()>& f, const std::string& name)
-{
-    try {
-        f();
-        FAIL() << "no exception naming " << name;
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
-    }
-}
 
 fading_error_process make_process(unsigned bps, double mean_snr_db, const std::string& profile,
                                   double interleaver_s, uint64_t seed)

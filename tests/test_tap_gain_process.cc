@@ -1,5 +1,7 @@
 #include "chan/tap_gain_process.h"
 
+#include "expect_error.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,16 +36,6 @@ std::complex<double> autocorrelation(const std::vector<std::complex<double>>& g,
     for (size_t i = 0; i + lag < g.size(); ++i)
         acc += g[i + lag] * std::conj(g[i]);
     return acc / double(g.size() - lag);
-}
-
-void expect_throws_naming(const std::function<void()>& f, const std::string& name)
-{
-    try {
-        f();
-        FAIL() << "no exception naming " << name;
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
-    }
 }
 
 } // namespace

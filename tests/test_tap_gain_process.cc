@@ -161,3 +161,31 @@ TEST(tap_gain_process, bad_parameters_throw)
     g.at(5.0); // equal is fine
     expect_throws_naming([&] { g.at(4.9); }, "t");
 }
+
+TEST(tap_gain_process, fill_gives_what_at_gives)
+{
+    for (double shift : { 0.0, 3.7 }) {
+        tap_gain_process a(2.0, shift, 11), b(2.0, shift, 11);
+        const double dt = 1.0 / 800.0;
+        std::vector<std::complex<float>> filled(3000);
+        // Two calls, the second after a gap, as the channel makes them.
+        b.fill(0.25, dt, 1000, 0.5f, filled.data());
+        b.fill(0.25 + 1500 * dt, dt, 2000, 0.5f, filled.data() + 1000);
+        double worst = 0;
+        for (size_t k = 0; k < 3000; ++k) {
+            const double t = 0.25 + double(k < 1000 ? k : k + 500) * dt;
+            const std::complex<double> expected = 0.5 * a.at(t);
+            worst = std::max(worst, std::abs(std::complex<double>(filled[k]) - expected));
+        }
+        EXPECT_LT(worst, 1e-6) << "shift " << shift;
+        // Both end in the same state: the next values agree too.
+        std::complex<float> next;
+        b.fill(10.0, dt, 1, 1.0f, &next);
+        EXPECT_LT(std::abs(std::complex<double>(next) - a.at(10.0)), 1e-6);
+    }
+    tap_gain_process g(1.0, 0.0, 1);
+    std::complex<float> out;
+    expect_throws_naming([&] { g.fill(0.0, 0.0, 1, 1.0f, &out); }, "dt");
+    g.fill(5.0, 0.1, 1, 1.0f, &out);
+    expect_throws_naming([&] { g.fill(4.0, 0.1, 1, 1.0f, &out); }, "t");
+}

@@ -1,5 +1,6 @@
 #include "tap_gain_process.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -100,7 +101,7 @@ void tap_gain_process::advance_to(int64_t target)
     }
 }
 
-std::complex<double> tap_gain_process::at(double t)
+void tap_gain_process::check_time(double t) const
 {
     if (!std::isfinite(t))
         bad("t", "must be finite", t);
@@ -109,16 +110,15 @@ std::complex<double> tap_gain_process::at(double t)
         os << "must not decrease between calls (previous " << d_last_t << ")";
         bad("t", os.str(), t);
     }
-    const std::complex<double> rotation =
-        (d_shift_hz == 0)
-            ? std::complex<double>(1.0, 0.0)
-            : std::polar(1.0, two_pi * std::fmod(d_shift_hz * t, 1.0));
+}
+
+std::complex<double> tap_gain_process::unshifted(double t)
+{
     if (d_fs == 0) {
         d_started = true;
         d_last_t = t;
-        return rotation;
+        return { 1.0, 0.0 };
     }
-
     const double u = t * d_fs;
     if (!d_started) {
         // Output 0 lies one sample before the first query, so a cubic always has the
@@ -140,11 +140,45 @@ std::complex<double> tap_gain_process::at(double t)
     const std::complex<double>& p2 = d_out[size_t((i + 1) & 3)];
     const std::complex<double>& p3 = d_out[size_t((i + 2) & 3)];
     // Catmull-Rom: passes through the samples with a continuous derivative.
-    const std::complex<double> g =
-        p1 + 0.5 * f *
-                 ((p2 - p0) +
-                  f * ((2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) + f * (3.0 * (p1 - p2) + p3 - p0)));
-    return g * rotation;
+    return p1 + 0.5 * f *
+                    ((p2 - p0) +
+                     f * ((2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) + f * (3.0 * (p1 - p2) + p3 - p0)));
+}
+
+std::complex<double> tap_gain_process::at(double t)
+{
+    check_time(t);
+    const std::complex<double> g = unshifted(t);
+    if (d_shift_hz == 0)
+        return g;
+    return g * std::polar(1.0, two_pi * std::fmod(d_shift_hz * t, 1.0));
+}
+
+void tap_gain_process::fill(double t0, double dt, size_t n, float scale,
+                            std::complex<float>* out)
+{
+    check_time(t0);
+    if (!(dt > 0) || !std::isfinite(dt))
+        bad("dt", "must be finite and > 0", dt);
+    if (n == 0)
+        return;
+    std::complex<double> rotation(1.0, 0.0);
+    std::complex<double> step(1.0, 0.0);
+    if (d_shift_hz != 0) {
+        rotation = std::polar(1.0, two_pi * std::fmod(d_shift_hz * t0, 1.0));
+        step = std::polar(1.0, two_pi * std::fmod(d_shift_hz * dt, 1.0));
+    }
+    if (d_fs == 0 && d_shift_hz == 0) {
+        std::fill(out, out + n, std::complex<float>(scale, 0.0f));
+        d_started = true;
+        d_last_t = t0 + double(n - 1) * dt;
+        return;
+    }
+    for (size_t k = 0; k < n; ++k) {
+        const std::complex<double> g = unshifted(t0 + double(k) * dt) * rotation;
+        out[k] = std::complex<float>(float(scale * g.real()), float(scale * g.imag()));
+        rotation *= step;
+    }
 }
 
 } // namespace chan

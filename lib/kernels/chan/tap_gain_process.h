@@ -53,6 +53,12 @@ public:
     // fine); throws std::invalid_argument naming "t" otherwise.
     std::complex<double> at(double t);
 
+    // out[k] = scale * at(t0 + k * dt) for k < n, in single precision, and the process
+    // ends in the state those calls leave (the shift rotation is advanced by recurrence
+    // within a call, so values agree with at() to about 1e-9). t0 as at(); dt finite and
+    // > 0. The sample-level channel calls this once per block and path.
+    void fill(double t0, double dt, size_t n, float scale, std::complex<float>* out);
+
     double spread_hz() const { return d_spread_hz; }
     double shift_hz() const { return d_shift_hz; }
     uint64_t seed() const { return d_seed; }
@@ -62,6 +68,10 @@ public:
     const std::vector<double>& filter_taps() const { return d_taps; }
 
 private:
+    void check_time(double t) const;
+    // The gain at t before the Doppler shift; t already checked. Starts the process on
+    // the first call.
+    std::complex<double> unshifted(double t);
     std::complex<double> white_noise();
     // Makes outputs target - 3 .. target available in d_out.
     void advance_to(int64_t target);

@@ -38,15 +38,6 @@ void check_positive(const std::string& field, double v)
         bad(field, "must be finite and > 0", v);
 }
 
-// SplitMix64 finaliser: turns (seed, path index) into well separated path seeds.
-uint64_t mix_seed(uint64_t seed, uint64_t index)
-{
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 // EESM betas in linear SNR measured in 3 kHz. For a constellation with minimum distance
 // d and mean symbol energy Es, the pairwise (Chernoff) error exponent is
 // exp(-d^2 / (4 N0)) = exp(-(Es/N0) / beta_sym) with beta_sym = 4 Es / d^2: BPSK 1,
@@ -191,62 +182,6 @@ ber_curve default_ber_curve(unsigned user_bps)
 }
 
 // ---------------------------------------------------------------------------------------
-// profiles
-
-namespace {
-
-struct named_condition {
-    const char* name;
-    double delay_ms;
-    double spread_hz;
-};
-
-// /work/shared/spec/channel.json: F.1487 Annex 3 rows and the F.520 names.
-const named_condition conditions[] = {
-    { "low_latitude_quiet", 0.5, 0.5 },
-    { "low_latitude_moderate", 2, 1.5 },
-    { "low_latitude_disturbed", 6, 10 },
-    { "mid_latitude_quiet", 0.5, 0.1 },
-    { "mid_latitude_moderate", 1, 0.5 },
-    { "mid_latitude_disturbed", 2, 1 },
-    { "mid_latitude_disturbed_nvis", 7, 1 },
-    { "high_latitude_quiet", 1, 0.5 },
-    { "high_latitude_moderate", 3, 10 },
-    { "high_latitude_disturbed", 7, 30 },
-    { "good", 0.5, 0.1 },
-    { "moderate", 1, 0.5 },
-    { "poor", 2, 1 },
-    { "flutter", 0.5, 10 },
-};
-
-} // namespace
-
-fading_profile fading_profile_by_name(const std::string& name)
-{
-    fading_profile p;
-    p.name = name;
-    if (name == "awgn")
-        return p;
-    for (const auto& c : conditions) {
-        if (name == c.name) {
-            // Two independent equal-power Rayleigh paths, the second delayed.
-            p.paths.push_back({ 0.5, c.spread_hz, 0.0, 0.0 });
-            p.paths.push_back({ 0.5, c.spread_hz, 0.0, c.delay_ms * 1e-3 });
-            return p;
-        }
-    }
-    throw std::invalid_argument("profile \"" + name + "\" is unknown");
-}
-
-std::vector<std::string> fading_profile_names()
-{
-    std::vector<std::string> names{ "awgn" };
-    for (const auto& c : conditions)
-        names.push_back(c.name);
-    return names;
-}
-
-// ---------------------------------------------------------------------------------------
 // fading_snr
 
 fading_snr::fading_snr(double mean_snr_db, fading_profile profile, uint64_t seed)
@@ -254,22 +189,10 @@ fading_snr::fading_snr(double mean_snr_db, fading_profile profile, uint64_t seed
 {
     check_finite("mean_snr_db", mean_snr_db);
     d_mean_linear = std::pow(10.0, mean_snr_db / 10.0);
-    double total = 0;
+    d_profile.paths = chan::normalised_paths(d_profile.paths, "profile.paths");
     for (size_t i = 0; i < d_profile.paths.size(); ++i) {
-        const std::string field = "profile.paths[" + std::to_string(i) + "]";
         const watterson_path& p = d_profile.paths[i];
-        check_non_negative(field + ".power", p.power);
-        check_non_negative(field + ".spread_hz", p.spread_hz);
-        check_finite(field + ".shift_hz", p.shift_hz);
-        check_non_negative(field + ".delay_s", p.delay_s);
-        total += p.power;
-    }
-    if (!d_profile.paths.empty() && !(total > 0))
-        bad("profile.paths", "need a total power > 0", total);
-    for (size_t i = 0; i < d_profile.paths.size(); ++i) {
-        watterson_path& p = d_profile.paths[i];
-        p.power /= total;
-        d_gains.emplace_back(p.spread_hz, p.shift_hz, mix_seed(seed, i));
+        d_gains.emplace_back(p.spread_hz, p.shift_hz, chan::path_seed(seed, i));
         if (p.power > 0 && p.spread_hz > 0)
             d_fading = true;
         d_max_spread = std::max(d_max_spread, p.spread_hz);

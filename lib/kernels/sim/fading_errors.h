@@ -32,6 +32,7 @@
 #ifndef HFSTACK_KERNELS_SIM_FADING_ERRORS_H
 #define HFSTACK_KERNELS_SIM_FADING_ERRORS_H
 
+#include "chan/fading_profile.h"
 #include "chan/tap_gain_process.h"
 
 #include <cstdint>
@@ -100,28 +101,12 @@ const mode_requirement& default_mode_requirement(unsigned user_bps);
 // coded_waterfall_curve(awgn requirement, mode's beta).
 ber_curve default_ber_curve(unsigned user_bps);
 
-struct watterson_path {
-    double power = 1;     // relative; the profile normalises the sum to 1
-    double spread_hz = 0; // two-sigma Doppler spread; 0 = static path
-    double shift_hz = 0;  // Doppler shift
-    double delay_s = 0;   // kept for reference; unused (no frequency selectivity)
-};
-
-struct fading_profile {
-    std::string name;
-    std::vector<watterson_path> paths; // empty: AWGN (no fading)
-};
-
-// "awgn"; the ITU-R F.1487 Annex 3 conditions "low_latitude_quiet",
-// "low_latitude_moderate", "low_latitude_disturbed", "mid_latitude_quiet",
-// "mid_latitude_moderate", "mid_latitude_disturbed", "mid_latitude_disturbed_nvis",
-// "high_latitude_quiet", "high_latitude_moderate", "high_latitude_disturbed"; and the
-// former F.520 names "good" (0.5 ms, 0.1 Hz), "moderate" (1 ms, 0.5 Hz), "poor"
-// (2 ms, 1 Hz) and "flutter" (0.5 ms, 10 Hz). All fading ones: 2 equal Rayleigh paths,
-// no shift (/work/shared/spec/channel.json). Throws std::invalid_argument naming
-// "profile" for an unknown name.
-fading_profile fading_profile_by_name(const std::string& name);
-std::vector<std::string> fading_profile_names();
+// The path sets live with the sample-level channel (chan/fading_profile.h). The
+// frame-error model keeps each path's delay but does not use it (see above).
+using chan::fading_profile;
+using chan::fading_profile_by_name;
+using chan::fading_profile_names;
+using chan::watterson_path;
 
 class fading_snr
 {

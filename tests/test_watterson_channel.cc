@@ -338,7 +338,7 @@ TEST(watterson_channel, frequency_offset_is_exact)
 TEST(watterson_channel, real_signals_shift_without_an_image)
 {
     // A tone at 1000 Hz shifted by +50 Hz: all power at 1050 Hz, the image at 950 Hz
-    // (what an imperfect Hilbert transform leaves) at least 50 dB down.
+    // (what an imperfect Hilbert transform leaves) at least 80 dB down (measured: 97 dB).
     watterson_config c;
     c.sample_rate_hz = 8000;
     c.real_signal = true;
@@ -351,7 +351,7 @@ TEST(watterson_channel, real_signals_shift_without_an_image)
     std::vector<cf> tail(y.end() - 8000, y.end()); // 1 s: 1 Hz bins
     const std::vector<cf> s = fft(tail);
     const double wanted = std::norm(s[1050]), image = std::norm(s[950]);
-    EXPECT_GT(10 * std::log10(wanted / image), 50.0);
+    EXPECT_GT(10 * std::log10(wanted / image), 80.0);
     double total = 0;
     for (const cf& v : s)
         total += std::norm(v);

@@ -56,9 +56,8 @@ struct watterson_channel::path_state {
     tap_gain_process gain;
     float amplitude;
     size_t whole;                // whole-sample part of the delay
-    // Fractional-delay taps, reversed; empty: no fraction. VOLK-aligned: some VOLK 2.5
-    // dot-product kernels load the taps with aligned instructions whatever the input's
-    // alignment.
+    // Fractional-delay taps, reversed; empty: no fraction. VOLK-aligned: with 16-byte
+    // aligned taps VOLK 2.5.2's dot product crashed on an aligned AVX load.
     volk::vector<float> reversed;
     bool fixed;                  // static, unshifted: gain is just the amplitude
 };

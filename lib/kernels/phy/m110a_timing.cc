@@ -1,23 +1,12 @@
 #include "m110a_timing.h"
 
+#include "m110a_waveform.h"
+
 #include <cmath>
 
 namespace gr {
 namespace hfstack {
 namespace phy {
-
-namespace {
-
-struct row {
-    unsigned bps, unknown, known, frames_short, frames_long;
-};
-// m110a.json "modes": frame layout and frames per 0.6 s / 4.8 s interleaver block.
-constexpr row rows[] = {
-    { 75, 32, 0, 45, 360 },   { 150, 20, 20, 36, 288 }, { 300, 20, 20, 36, 288 },
-    { 600, 20, 20, 36, 288 }, { 1200, 20, 20, 36, 288 }, { 2400, 32, 16, 30, 240 },
-};
-
-} // namespace
 
 std::string m110a_mode::name() const
 {
@@ -34,37 +23,34 @@ std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver in
     m110a_mode m;
     m.user_bps = user_bps;
     m.interleaver = interleaver;
-    if (user_bps == 4800) { // uncoded, never interleaved: frames like 2400 bps
+    if (user_bps == 4800) { // uncoded, never interleaved: padded to single frames
         if (interleaver != m110a_interleaver::zero)
             return std::nullopt;
-        m.preamble_segments = 3;
-        m.unknown_symbols = 32;
-        m.known_symbols = 16;
+        const m110a_waveform& w = *m110a_waveform_by_name("4800U");
+        m.preamble_segments = w.preamble_segments;
+        m.unknown_symbols = w.unknown_symbols;
+        m.known_symbols = w.known_symbols;
         m.frames_per_block = 1;
         return m;
     }
-    for (const row& r : rows) {
-        if (r.bps != user_bps)
+    // Frame layout from the waveform table (m110a_waveform.h); zero interleave keeps the
+    // short mode's frames.
+    const m110a_interleaver table_interleaver =
+        interleaver == m110a_interleaver::long_ ? m110a_interleaver::long_ : m110a_interleaver::short_;
+    for (const m110a_waveform& w : m110a_waveforms()) {
+        if (w.user_bps != user_bps || w.interleaver != table_interleaver)
             continue;
-        m.unknown_symbols = r.unknown;
-        m.known_symbols = r.known;
-        switch (interleaver) {
-        case m110a_interleaver::zero:
+        m.unknown_symbols = w.unknown_symbols;
+        m.known_symbols = w.known_symbols;
+        m.preamble_segments = w.preamble_segments;
+        if (interleaver == m110a_interleaver::zero) {
             // Not interleaved: padded to the fewest frames holding whole user bits (one
             // frame, except two at 150 bps, where a frame carries 2.5 bits).
-            m.preamble_segments = 3;
             m.frames_per_block = 1;
             while (std::fmod(m.unit_bits(), 1.0) > 1e-9)
                 ++m.frames_per_block;
-            break;
-        case m110a_interleaver::short_:
-            m.preamble_segments = 3;
-            m.frames_per_block = r.frames_short;
-            break;
-        case m110a_interleaver::long_:
-            m.preamble_segments = 24;
-            m.frames_per_block = r.frames_long;
-            break;
+        } else {
+            m.frames_per_block = w.frames_per_block;
         }
         return m;
     }

@@ -113,3 +113,31 @@ TEST(conv_k7, erasures_cost_margin_but_not_correctness)
     k7_viterbi v;
     EXPECT_LT(errors(v.decode(llr.data(), n), bits), 10u);
 }
+
+TEST(conv_k7, streaming_gives_the_same_bits_as_one_call)
+{
+    const size_t n = 30000;
+    std::vector<uint8_t> bits = random_bits(n, 5);
+    k7_encoder e;
+    std::vector<uint8_t> coded;
+    e.encode(bits.data(), n, coded);
+    const std::vector<float> llr = noisy_llrs(coded, 3.0, 6);
+    k7_viterbi whole;
+    const std::vector<uint8_t> expected = whole.decode(llr.data(), n);
+    k7_viterbi v;
+    std::vector<uint8_t> out;
+    std::mt19937 rng(7);
+    for (size_t k = 0; k < n;) {
+        const size_t m = std::min<size_t>(n - k, 1 + rng() % 700);
+        v.push(&llr[2 * k], m);
+        k += m;
+        v.take_decided(out, 96);
+        ASSERT_LE(out.size() + 96, v.steps());
+    }
+    v.finish(out);
+    ASSERT_EQ(out.size(), n);
+    // Bits decided 96 steps early may differ from the full traceback only where the
+    // noisy stream leaves the decoder unsure; at 3 dB that is rare.
+    EXPECT_LT(errors(out, expected), 20u);
+    EXPECT_LT(errors(out, bits), errors(expected, bits) + 20);
+}

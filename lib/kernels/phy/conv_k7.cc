@@ -37,7 +37,8 @@ void k7_encoder::encode(const uint8_t* bits, size_t n, std::vector<uint8_t>& out
 
 k7_viterbi::k7_viterbi(float llr_scale)
     : d_scale(llr_scale),
-      d_metrics(static_cast<unsigned char*>(volk_malloc(2 * states, volk_get_alignment())))
+      d_metrics(static_cast<unsigned char*>(volk_malloc(2 * states, volk_get_alignment()))),
+      d_current(d_metrics)
 {
     // The butterfly for old states i and i + 32 expects, on the branch into new state
     // 2i, the outputs of register 2i (bit 6 clear); the other three branches are its
@@ -46,43 +47,86 @@ k7_viterbi::k7_viterbi(float llr_scale)
         d_branch[i] = parity((2 * i) & t1_poly) ? 255 : 0;
         d_branch[i + states / 2] = parity((2 * i) & t2_poly) ? 255 : 0;
     }
+    start();
 }
 
 k7_viterbi::~k7_viterbi() { volk_free(d_metrics); }
 
-std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state)
+void k7_viterbi::start()
 {
-    std::vector<uint8_t> bits(n);
-    if (n == 0)
-        return bits;
-    volk::vector<unsigned char> symbols(2 * n);
-    for (size_t k = 0; k < 2 * n; ++k) {
+    d_current = d_metrics;
+    std::fill(d_current, d_current + states, start_penalty);
+    d_current[0] = 0;
+    d_decisions.clear();
+    d_steps = 0;
+    d_output = 0;
+}
+
+void k7_viterbi::push(const float* llr, size_t pairs)
+{
+    if (pairs == 0)
+        return;
+    d_symbols.resize(2 * pairs);
+    for (size_t k = 0; k < 2 * pairs; ++k) {
         const float q = std::round(128.0f - llr[k] * d_scale);
-        symbols[k] = (unsigned char)std::clamp(q, 0.0f, 255.0f);
+        d_symbols[k] = (unsigned char)std::clamp(q, 0.0f, 255.0f);
     }
     // One 64-bit decision word per step: bit s set = the survivor into state s came
-    // from the predecessor whose dropped (oldest) bit is 1.
-    volk::vector<unsigned char> decisions(8 * n, 0);
-    unsigned char* x = d_metrics;
-    unsigned char* y = d_metrics + states;
-    std::fill(x, x + states, start_penalty);
-    x[0] = 0;
-    volk_8u_x4_conv_k7_r2_8u(y, x, symbols.data(), decisions.data(), unsigned(n), 0, d_branch);
-    // The kernel swaps its buffers every step: the last metrics are in x after an even
-    // number of steps, in y after an odd one.
-    const unsigned char* final_metrics = (n % 2 == 0) ? x : y;
-    unsigned state = 0;
-    if (end_state >= 0)
-        state = unsigned(end_state) & (states - 1);
-    else
-        state = unsigned(std::min_element(final_metrics, final_metrics + states) - final_metrics);
-    for (size_t s = n; s-- > 0;) {
-        bits[s] = uint8_t(state & 1);
+    // from the predecessor whose dropped (oldest) bit is 1. The kernel ORs into it.
+    d_decisions.resize(8 * (d_steps + pairs), 0);
+    unsigned char* other = (d_current == d_metrics) ? d_metrics + states : d_metrics;
+    volk_8u_x4_conv_k7_r2_8u(other, d_current, d_symbols.data(), &d_decisions[8 * d_steps],
+                             unsigned(pairs), 0, d_branch);
+    // The kernel swaps its buffers every step: after an odd count the newest metrics
+    // are in the buffer it wrote first.
+    if (pairs % 2 == 1)
+        d_current = other;
+    d_steps += pairs;
+}
+
+unsigned k7_viterbi::best_state() const
+{
+    return unsigned(std::min_element(d_current, d_current + states) - d_current);
+}
+
+void k7_viterbi::trace(unsigned state, size_t from, size_t until, std::vector<uint8_t>& out) const
+{
+    const size_t first = out.size();
+    out.resize(first + (until - from));
+    for (size_t s = d_steps; s-- > from;) {
+        if (s < until)
+            out[first + (s - from)] = uint8_t(state & 1);
         uint64_t word;
-        std::memcpy(&word, &decisions[8 * s], 8);
+        std::memcpy(&word, &d_decisions[8 * s], 8);
         const unsigned dropped = unsigned((word >> state) & 1);
         state = (state >> 1) | (dropped << 5);
     }
+}
+
+size_t k7_viterbi::take_decided(std::vector<uint8_t>& out, size_t depth)
+{
+    if (d_steps < d_output + depth + 1)
+        return 0;
+    const size_t until = d_steps - depth;
+    trace(best_state(), d_output, until, out);
+    const size_t n = until - d_output;
+    d_output = until;
+    return n;
+}
+
+void k7_viterbi::finish(std::vector<uint8_t>& out, int end_state)
+{
+    const unsigned state = end_state >= 0 ? unsigned(end_state) & (states - 1) : best_state();
+    trace(state, d_output, d_steps, out);
+    d_output = d_steps;
+}
+
+std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state)
+{
+    start();
+    push(llr, n);
+    std::vector<uint8_t> bits;
+    finish(bits, end_state);
     return bits;
 }
 

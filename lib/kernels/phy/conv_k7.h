@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <volk/volk_alloc.hh>
+
 namespace gr {
 namespace hfstack {
 namespace phy {
@@ -42,13 +44,34 @@ public:
 
     // Decodes llr[0 .. 2 n) (T1, T2 per input bit) from the all-zero state into n bits.
     // end_state: the encoder's known final state (0 after a flush), or -1 to end in the
-    // best one.
+    // best one. Resets any stream in progress.
     std::vector<uint8_t> decode(const float* llr, size_t n, int end_state = -1);
 
+    // Streaming: start() from the all-zero state, push() soft pairs as they come,
+    // take_decided() the bits that are at least `depth` steps behind the newest (traced
+    // back from the best state now; 5 to 7 constraint lengths lose nothing measurable),
+    // finish() for the rest.
+    void start();
+    void push(const float* llr, size_t pairs);
+    size_t take_decided(std::vector<uint8_t>& out, size_t depth = 96);
+    void finish(std::vector<uint8_t>& out, int end_state = -1);
+    size_t steps() const { return d_steps; }
+
 private:
+    // Traces back from `state` at the newest step to step `from`, writing the bits of
+    // steps [from, until) to out.
+    void trace(unsigned state, size_t from, size_t until, std::vector<uint8_t>& out) const;
+    unsigned best_state() const;
+
     float d_scale;
     unsigned char* d_metrics; // two 64-entry metric buffers, VOLK-aligned
+    unsigned char* d_current; // the one holding the newest metrics
     unsigned char d_branch[64];
+    // VOLK-aligned: the SIMD kernels may store decisions and load symbols aligned.
+    volk::vector<uint8_t> d_decisions; // 8 bytes per step
+    size_t d_steps = 0;
+    size_t d_output = 0; // steps whose bits were handed out
+    volk::vector<unsigned char> d_symbols;
 };
 
 } // namespace phy

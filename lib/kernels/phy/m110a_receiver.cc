@@ -1,0 +1,583 @@
+#include "m110a_receiver.h"
+
+#include "m110a_transmitter.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+constexpr double two_pi = 6.283185307179586476925286766559;
+constexpr double sample_rate = 9600.0;
+constexpr unsigned sps = m110a_receiver::samples_per_symbol;
+constexpr unsigned segment_samples = m110a_segment_symbols * sps;
+constexpr unsigned common_symbols = 288; // channel symbols 0..8 of every segment
+constexpr size_t ring = 8192;            // correlation history (> 2 segments)
+constexpr size_t peak_window = 8;        // samples past a peak before it is taken
+constexpr double lost_mse = 1.5;         // probe error power meaning "no signal"
+
+cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
+
+enum class phase { search, preamble, data };
+
+} // namespace
+
+struct m110a_receiver::state {
+    m110a_receiver_config cfg;
+
+    // Input buffer: sample i (absolute) is buf[i - base].
+    std::vector<cf> buf;
+    uint64_t base = 0;
+    uint64_t total = 0;
+    cf at(uint64_t i) const { return buf[size_t(i - base)]; }
+
+    // Search.
+    std::array<cf, common_symbols> known{};
+    std::vector<cf> rotations; // known[k] conj(known[k - 1]), k = 1..287
+    std::vector<cd> corr = std::vector<cd>(ring);
+    std::vector<double> energy = std::vector<double>(ring);
+    uint64_t candidate = sps; // next segment start to test
+    bool peak_open = false;
+    double peak_z = 0;
+    uint64_t peak_at = 0;
+    cd peak_sum;
+
+    // Burst.
+    phase stage = phase::search;
+    uint64_t start = 0;       // sample of symbol 0 of the detected segment
+    double offset_hz = 0;
+    const m110a_waveform* mode = nullptr;
+    unsigned first_count = 0; // count of the detected segment
+    uint64_t data_symbol = 0; // symbol index (from start) of the first data symbol
+    uint64_t symbol = 0;      // next symbol to equalise
+    std::array<uint8_t, m110a_segment_symbols> segment{};
+    unsigned segment_count = ~0u;
+
+    // Equaliser.
+    std::vector<cd> ff, fb, fb_line;
+    double theta = 0, nu = 0;
+    double noise = 1.0; // error power on known symbols (EMA)
+    double signal_lost_blocks = 0;
+    double block_error = 0;
+    size_t block_known = 0;
+    double reference_power = 0; // input power per sample over the detected segment
+    double block_power = 0;     // input power summed over this block's symbols
+    size_t block_symbols = 0;
+    // End of an interleaver block (or 4800U probe cycle): true when the signal is gone,
+    // either 10 dB weaker than at the preamble or, on probes, no longer matching them
+    // for two blocks.
+    bool block_says_lost(bool probes_bad);
+
+    // Decoding.
+    std::vector<uint32_t> order;
+    std::vector<float> block_llr;
+    std::vector<float> pair_llr;
+    std::vector<cd> walsh_chips; // descrambled chips of the Walsh symbol in progress
+    k7_viterbi viterbi;
+    std::vector<uint8_t> bits;
+    static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
+    size_t eom_at = no_eom;
+    size_t eom_searched = 0; // bits before this were looked at
+    void find_eom();
+
+    explicit state(const m110a_receiver_config& c) : cfg(c)
+    {
+        const auto seg = m110a_preamble_segment(0, 0, 0);
+        for (unsigned k = 0; k < common_symbols; ++k)
+            known[k] = point(seg[k]);
+        for (unsigned k = 1; k < common_symbols; ++k)
+            rotations.push_back(known[k] * std::conj(known[k - 1]));
+    }
+
+    cf derotated(uint64_t i) const
+    {
+        const double cycles = std::fmod(offset_hz * double(int64_t(i - start)) / sample_rate, 1.0);
+        return at(i) * std::polar(1.0f, float(-two_pi * cycles));
+    }
+
+    bool search(std::vector<m110a_burst>& done);
+    bool preamble();
+    bool data(std::vector<m110a_burst>& done);
+    void end_burst(bool eom, std::vector<m110a_burst>& done);
+    void restart_search(uint64_t from);
+    void trim();
+    // The equaliser's output for symbol k (keeps its inputs for update()).
+    cd equalise(uint64_t k);
+    // Adapts towards `sent` (known or decided) when step > 0 and moves the feedback
+    // line on; known symbols also feed the noise estimate.
+    void update(cf sent, double step, bool known_symbol);
+    std::vector<cd> x;
+    double px = 0, pf = 0;
+    cd rot, z_last;
+    void push_llrs(const float* llr, size_t n);
+    void decode_block();
+};
+
+m110a_receiver::m110a_receiver(const m110a_receiver_config& config)
+    : d(new state(config))
+{
+}
+
+m110a_receiver::~m110a_receiver() = default;
+
+bool m110a_receiver::carrier_detected() const { return d->stage != phase::search; }
+
+uint64_t m110a_receiver::samples() const { return d->total; }
+
+void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& done)
+{
+    d->buf.insert(d->buf.end(), x, x + n);
+    d->total += n;
+    for (;;) {
+        bool progressed = false;
+        switch (d->stage) {
+        case phase::search:
+            progressed = d->search(done);
+            break;
+        case phase::preamble:
+            progressed = d->preamble();
+            break;
+        case phase::data:
+            progressed = d->data(done);
+            break;
+        }
+        if (!progressed)
+            break;
+    }
+    d->trim();
+}
+
+void m110a_receiver::state::trim()
+{
+    // Keep what the correlation (two segments back) or the equaliser may still read.
+    uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
+    keep = std::min(keep, total);
+    keep = keep > 2 * segment_samples + 64 ? keep - 2 * segment_samples - 64 : 0;
+    if (keep > base + 65536) {
+        buf.erase(buf.begin(), buf.begin() + long(keep - base));
+        base = keep;
+    }
+}
+
+void m110a_receiver::state::restart_search(uint64_t from)
+{
+    stage = phase::search;
+    candidate = std::max<uint64_t>(from, base + sps);
+    peak_open = false;
+    std::fill(corr.begin(), corr.end(), cd());
+    std::fill(energy.begin(), energy.end(), 0.0);
+}
+
+bool m110a_receiver::state::search(std::vector<m110a_burst>&)
+{
+    const uint64_t span = uint64_t(common_symbols - 1) * sps;
+    if (candidate + span >= total)
+        return false;
+    while (candidate + span < total) {
+        const uint64_t n = candidate++;
+        cd c;
+        double e = 0;
+        for (unsigned k = 1; k < common_symbols; ++k) {
+            const uint64_t i = n + uint64_t(k) * sps;
+            const cd p = cd(at(i)) * std::conj(cd(at(i - sps)));
+            c += p * cd(std::conj(rotations[k - 1]));
+            e += std::norm(p);
+        }
+        corr[n % ring] = c;
+        energy[n % ring] = e;
+        // Best of one, two or three segments summed.
+        double best_z = 0;
+        cd best_sum;
+        cd sum;
+        double esum = 0;
+        for (unsigned s = 0; s < 3 && n >= base + s * segment_samples + sps; ++s) {
+            sum += corr[(n - s * segment_samples) % ring];
+            esum += energy[(n - s * segment_samples) % ring];
+            if (esum <= 0)
+                break;
+            const double z = std::abs(sum) / std::sqrt(esum);
+            if (z > best_z) {
+                best_z = z;
+                best_sum = sum;
+            }
+        }
+        if (best_z >= cfg.detection_threshold && (!peak_open || best_z > peak_z)) {
+            peak_open = true;
+            peak_z = best_z;
+            peak_at = n;
+            peak_sum = best_sum;
+        }
+        if (peak_open && n >= peak_at + peak_window) {
+            peak_open = false;
+            start = peak_at;
+            offset_hz = std::arg(peak_sum) / two_pi * 2400.0;
+            stage = phase::preamble;
+            return true;
+        }
+    }
+    return true;
+}
+
+bool m110a_receiver::state::preamble()
+{
+    if (start + segment_samples + 64 >= total)
+        return false;
+    // Symbol-spaced samples of the detected segment, coarse offset removed.
+    std::vector<cf> y(m110a_segment_symbols);
+    for (unsigned k = 0; k < m110a_segment_symbols; ++k)
+        y[k] = derotated(start + uint64_t(k) * sps);
+    // Fine offset: phase slope across the nine known 32-symbol channel symbols.
+    std::array<cd, 9> chunk{};
+    for (unsigned k = 0; k < common_symbols; ++k)
+        chunk[k / 32] += cd(y[k]) * cd(std::conj(known[k]));
+    cd slope;
+    for (unsigned i = 1; i < 9; ++i)
+        slope += chunk[i] * std::conj(chunk[i - 1]);
+    offset_hz += std::arg(slope) / two_pi * (2400.0 / 32.0);
+    for (unsigned k = 0; k < m110a_segment_symbols; ++k)
+        y[k] = derotated(start + uint64_t(k) * sps);
+    cd h;
+    for (unsigned k = 0; k < common_symbols; ++k)
+        h += cd(y[k]) * cd(std::conj(known[k]));
+    h /= double(common_symbols);
+    reference_power = 0;
+    for (unsigned k = 0; k < m110a_segment_symbols; ++k)
+        reference_power += std::norm(y[k]);
+    reference_power /= double(m110a_segment_symbols);
+    // Channel symbols 9..13: D1, D2, C1, C2, C3 by coherent Walsh correlation.
+    unsigned value[5];
+    for (unsigned cs = 9; cs < 14; ++cs) {
+        double best = -1e30;
+        for (unsigned v = 0; v < 8; ++v) {
+            cd acc;
+            for (unsigned j = 0; j < 32; ++j) {
+                const unsigned chip = (m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8;
+                acc += cd(y[cs * 32 + j]) * cd(std::conj(point(chip)));
+            }
+            const double metric = (acc * std::conj(h)).real();
+            if (metric > best) {
+                best = metric;
+                value[cs - 9] = v;
+            }
+        }
+    }
+    const m110a_waveform* m = m110a_waveform_by_code(value[0], value[1]);
+    const bool count_ok = value[2] >= 4 && value[3] >= 4 && value[4] >= 4;
+    const unsigned count = ((value[2] - 4) << 4) | ((value[3] - 4) << 2) | (value[4] - 4);
+    if (!m || !count_ok || count >= m->preamble_segments) {
+        // Not a preamble we can use (a false start, a side lobe of one, or a corrupt
+        // mode code): search on past this peak.
+        restart_search(start + peak_window * 8);
+        return true;
+    }
+    mode = m;
+    first_count = count;
+    data_symbol = uint64_t(count + 1) * m110a_segment_symbols;
+    symbol = 0;
+    segment_count = ~0u;
+    // Equaliser: the centre tap inverts the preamble's channel estimate.
+    ff.assign(cfg.feedforward_taps, cd());
+    ff[cfg.feedforward_taps / 2] = 1.0 / h;
+    fb.assign(cfg.feedback_taps, cd());
+    fb_line.assign(cfg.feedback_taps, cd());
+    theta = 0;
+    nu = 0;
+    noise = 1.0;
+    signal_lost_blocks = 0;
+    block_error = 0;
+    block_known = 0;
+    block_power = 0;
+    block_symbols = 0;
+    order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
+    block_llr.clear();
+    walsh_chips.clear();
+    viterbi.start();
+    bits.clear();
+    eom_at = no_eom;
+    eom_searched = 0;
+    stage = phase::data;
+    return true;
+}
+
+cd m110a_receiver::state::equalise(uint64_t k)
+{
+    const uint64_t centre = start + k * sps;
+    const int half = int(cfg.feedforward_taps / 2);
+    x.resize(cfg.feedforward_taps);
+    px = 0;
+    for (int j = -half; j <= half; ++j) {
+        const int64_t i = int64_t(centre) + 2 * j;
+        const cd v = i >= int64_t(base) ? cd(derotated(uint64_t(i))) : cd();
+        x[size_t(j + half)] = v;
+        px += std::norm(v);
+    }
+    block_power += px / double(x.size());
+    ++block_symbols;
+    cd y;
+    for (size_t j = 0; j < x.size(); ++j)
+        y += ff[j] * x[j];
+    rot = std::polar(1.0, -theta);
+    cd z = y * rot;
+    pf = 0;
+    for (size_t m = 0; m < fb.size(); ++m) {
+        z -= fb[m] * fb_line[m];
+        pf += std::norm(fb_line[m]);
+    }
+    z_last = z;
+    return z;
+}
+
+void m110a_receiver::state::update(cf sent, double step, bool known_symbol)
+{
+    const cd d = cd(sent);
+    if (step > 0) {
+        const cd e = d - z_last;
+        const cd g = step * e / (px + pf + 1e-6);
+        for (size_t j = 0; j < x.size(); ++j)
+            ff[j] += g * std::conj(rot) * std::conj(x[j]);
+        for (size_t m = 0; m < fb.size(); ++m)
+            fb[m] -= g * std::conj(fb_line[m]);
+        // Second-order phase loop on the decision.
+        const double err = std::arg(z_last * std::conj(d));
+        nu += 0.0005 * err;
+        theta += 0.02 * err + nu;
+        if (known_symbol)
+            noise = 0.98 * noise + 0.02 * std::norm(e);
+    }
+    // Feedback line: the symbol as sent.
+    if (!fb_line.empty()) {
+        std::rotate(fb_line.rbegin(), fb_line.rbegin() + 1, fb_line.rend());
+        fb_line[0] = d;
+    }
+}
+
+bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
+{
+    const int half = int(cfg.feedforward_taps / 2);
+    const auto& scrambler = m110a_data_scrambler();
+    const bool walsh = mode->modulation == m110a_modulation::walsh;
+    while (start + symbol * sps + uint64_t(2 * half) + 1 < total) {
+        const uint64_t k = symbol++;
+        if (k < data_symbol) {
+            // Preamble: every symbol known.
+            const unsigned seg = unsigned(k / m110a_segment_symbols);
+            const unsigned count = first_count - seg;
+            if (count != segment_count) {
+                segment = m110a_preamble_segment(mode->d1, mode->d2, count);
+                segment_count = count;
+            }
+            equalise(k);
+            update(point(segment[k % m110a_segment_symbols]), seg == 0 ? cfg.training_step : cfg.step, true);
+            continue;
+        }
+        const uint64_t dk = k - data_symbol;
+        if (double(dk) / 2400.0 > cfg.max_burst_s) {
+            end_burst(false, done);
+            return true;
+        }
+        const m110a_symbol_role role = m110a_role_of(*mode, dk);
+        const unsigned scr = scrambler[dk % 160];
+        if (role.probe) {
+            const cf target = point(role.known + scr);
+            block_error += std::norm(equalise(k) - cd(target));
+            update(target, cfg.step, true);
+            ++block_known;
+            const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
+            const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
+            if (block_end) {
+                const bool probes_bad = block_error / double(block_known) > lost_mse;
+                block_error = 0;
+                block_known = 0;
+                if (block_says_lost(probes_bad)) {
+                    end_burst(false, done);
+                    return true;
+                }
+            }
+            continue;
+        }
+        if (walsh) {
+            // Frozen equaliser (no feedback); the chip is kept for the Walsh correlation.
+            walsh_chips.push_back(equalise(k) * std::conj(cd(point(scr))));
+            update(cf(), 0, false);
+            if (walsh_chips.size() < 32)
+                continue;
+            const size_t walsh_index = size_t(dk / 32);
+            const size_t per_block = mode->frames_per_block;
+            const bool exceptional = walsh_index % per_block == per_block - 1;
+            double metric[4];
+            cd corr[4];
+            for (unsigned v = 0; v < 4; ++v) {
+                const auto chips = m110a_walsh_chips(v, exceptional);
+                cd acc;
+                for (unsigned j = 0; j < 32; ++j)
+                    acc += walsh_chips[j] * std::conj(cd(point(chips[j])));
+                corr[v] = acc;
+                metric[v] = acc.real();
+            }
+            walsh_chips.clear();
+            const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
+            // Phase follows the decided symbol; the noise from what is left over.
+            theta += 0.2 * std::arg(corr[best]);
+            const double sigma2 = std::max(1e-3, noise) * 32.0;
+            // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10.
+            static const unsigned dibit_of[4] = { 0, 1, 3, 2 };
+            float llr[2];
+            for (unsigned b = 0; b < 2; ++b) {
+                double best0 = -1e30, best1 = -1e30;
+                for (unsigned v = 0; v < 4; ++v) {
+                    const bool one = (dibit_of[v] >> (1 - b)) & 1;
+                    (one ? best1 : best0) = std::max(one ? best1 : best0, metric[v]);
+                }
+                llr[b] = float(2.0 * (best0 - best1) / sigma2 * 32.0);
+            }
+            const double quality = std::norm(corr[best]) / (32.0 * 32.0);
+            if ((walsh_index + 1) % per_block == 0 && block_says_lost(quality < 0.1)) {
+                end_burst(false, done);
+                return true;
+            }
+            push_llrs(llr, 2);
+        } else {
+            // Decision-directed: nearest point of the mode's set (scrambled).
+            const cd u = equalise(k) * std::conj(cd(point(scr)));
+            const unsigned stride = mode->modulation == m110a_modulation::bpsk   ? 4
+                                    : mode->modulation == m110a_modulation::qpsk ? 2
+                                                                                 : 1;
+            unsigned decided = 0;
+            double nearest = 1e30;
+            for (unsigned s = 0; s < 8; s += stride) {
+                const double dist = std::norm(u - cd(point(s)));
+                if (dist < nearest) {
+                    nearest = dist;
+                    decided = s;
+                }
+            }
+            update(point(decided + scr), cfg.step, false);
+            // Max-log LLRs, first bit the MSB.
+            const double sigma2 = std::max(1e-3, noise);
+            const unsigned nbits = mode->bits_per_symbol;
+            float llr[3];
+            for (unsigned b = 0; b < nbits; ++b) {
+                double d0 = 1e30, d1 = 1e30;
+                for (unsigned s = 0; s < 8; s += stride) {
+                    unsigned label;
+                    if (nbits == 3)
+                        label = s ^ (s >> 1); // tribit carried by symbol s
+                    else if (nbits == 2)
+                        label = (s == 0) ? 0 : (s == 2) ? 1 : (s == 4) ? 3 : 2;
+                    else
+                        label = s == 0 ? 0 : 1;
+                    const double dist = std::norm(u - cd(point(s)));
+                    if ((label >> (nbits - 1 - b)) & 1)
+                        d1 = std::min(d1, dist);
+                    else
+                        d0 = std::min(d0, dist);
+                }
+                llr[b] = float((d1 - d0) / sigma2);
+            }
+            push_llrs(llr, nbits);
+        }
+        if (eom_at != no_eom) {
+            end_burst(true, done);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool m110a_receiver::state::block_says_lost(bool probes_bad)
+{
+    const double power = block_symbols ? block_power / double(block_symbols) : 0;
+    block_power = 0;
+    block_symbols = 0;
+    if (power < 0.1 * reference_power)
+        return true;
+    signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
+    return signal_lost_blocks >= 2;
+}
+
+void m110a_receiver::state::push_llrs(const float* llr, size_t n)
+{
+    if (!mode->interleaved()) {
+        // 4800U: uncoded bits straight into the stream.
+        for (size_t k = 0; k < n; ++k)
+            bits.push_back(llr[k] < 0 ? 1 : 0);
+    } else {
+        block_llr.insert(block_llr.end(), llr, llr + n);
+        if (block_llr.size() >= mode->block_bits())
+            decode_block();
+    }
+    find_eom();
+}
+
+void m110a_receiver::state::find_eom()
+{
+    for (; eom_searched + 32 <= bits.size() && eom_at == no_eom; ++eom_searched) {
+        uint32_t word = 0;
+        for (size_t b = eom_searched; b < eom_searched + 32; ++b)
+            word = (word << 1) | bits[b];
+        if (word == m110a_eom)
+            eom_at = eom_searched;
+    }
+}
+
+void m110a_receiver::state::decode_block()
+{
+    const size_t nb = mode->block_bits();
+    std::vector<float> deinterleaved(nb);
+    for (size_t k = 0; k < nb; ++k)
+        deinterleaved[order[k]] = block_llr[k];
+    block_llr.erase(block_llr.begin(), block_llr.begin() + long(nb));
+    // Repetition: the copies of each (T1, T2) pair add up.
+    const size_t rep = mode->repeat;
+    pair_llr.clear();
+    for (size_t i = 0; i + 2 * rep <= nb; i += 2 * rep) {
+        float t1 = 0, t2 = 0;
+        for (size_t r = 0; r < rep; ++r) {
+            t1 += deinterleaved[i + 2 * r];
+            t2 += deinterleaved[i + 2 * r + 1];
+        }
+        pair_llr.push_back(t1);
+        pair_llr.push_back(t2);
+    }
+    viterbi.push(pair_llr.data(), pair_llr.size() / 2);
+    viterbi.take_decided(bits, 96);
+}
+
+void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
+{
+    if (!eom && mode->interleaved()) {
+        // A last look for the EOM in the bits the traceback releases now.
+        viterbi.finish(bits);
+        find_eom();
+        eom = eom_at != no_eom;
+    }
+    m110a_burst burst;
+    burst.mode = mode->name;
+    burst.start_sample = start;
+    burst.frequency_offset_hz = offset_hz;
+    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
+    burst.snr_db = 10.0 * std::log10(1.0 / std::max(noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    burst.eom = eom;
+    const size_t user_bits = eom ? eom_at : bits.size();
+    for (size_t b = 0; b + 8 <= user_bits; b += 8) {
+        uint8_t byte = 0;
+        for (int j = 0; j < 8; ++j)
+            byte |= uint8_t(bits[b + size_t(j)] << (cfg.msb_first ? 7 - j : j));
+        burst.bytes.push_back(byte);
+    }
+    done.push_back(std::move(burst));
+    restart_search(start + symbol * sps);
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,112 @@
+#include "serial_tone_frontend.h"
+
+#include <liquid/liquid.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+constexpr double two_pi = 6.283185307179586476925286766559;
+constexpr unsigned lowpass_taps = 65;
+constexpr float lowpass_cutoff_hz = 1900.0f;
+
+[[noreturn]] void bad(const char* parameter, const std::string& what, double value)
+{
+    std::ostringstream os;
+    os << "serial_tone_frontend: " << parameter << " " << what << ", got " << value;
+    throw std::invalid_argument(os.str());
+}
+
+} // namespace
+
+struct serial_tone_frontend::liquid_objects {
+    msresamp_crcf resampler = nullptr;
+    firfilt_crcf lowpass = nullptr;
+    ~liquid_objects()
+    {
+        if (resampler)
+            msresamp_crcf_destroy(resampler);
+        if (lowpass)
+            firfilt_crcf_destroy(lowpass);
+    }
+};
+
+serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& config)
+    : d_cfg(config), d_liquid(new liquid_objects)
+{
+    if (!(d_cfg.sample_rate >= 4000 && d_cfg.sample_rate <= 1e6))
+        bad("sample_rate", "must be in [4000, 1e6] Hz", d_cfg.sample_rate);
+    if (d_cfg.real_input && !(d_cfg.carrier_hz > 0 && d_cfg.carrier_hz < d_cfg.sample_rate / 2))
+        bad("carrier_hz", "must be in (0, sample_rate / 2)", d_cfg.carrier_hz);
+    if (d_cfg.sample_rate != output_rate)
+        d_liquid->resampler = msresamp_crcf_create(float(output_rate / d_cfg.sample_rate), 70.0f);
+    d_liquid->lowpass = firfilt_crcf_create_kaiser(
+        lowpass_taps, float(lowpass_cutoff_hz / output_rate), 70.0f, 0.0f);
+}
+
+serial_tone_frontend::~serial_tone_frontend() = default;
+
+double serial_tone_frontend::delay_samples() const
+{
+    double delay = (lowpass_taps - 1) / 2.0;
+    if (d_liquid->resampler)
+        delay += msresamp_crcf_get_delay(d_liquid->resampler);
+    return delay;
+}
+
+void serial_tone_frontend::process(const float* in, size_t n, std::vector<std::complex<float>>& out)
+{
+    if (!d_cfg.real_input)
+        throw std::logic_error("serial_tone_frontend: complex input configured; pass complex samples");
+    d_mixed.resize(n);
+    const double step = d_cfg.carrier_hz / d_cfg.sample_rate;
+    const std::complex<double> rotation = std::polar(1.0, -two_pi * step);
+    std::complex<double> phasor = std::polar(1.0, -two_pi * d_carrier_cycles);
+    for (size_t k = 0; k < n; ++k) {
+        if (k % 1024 == 0) // re-anchor from the exact phase
+            phasor = std::polar(1.0, -two_pi * std::fmod(d_carrier_cycles + step * double(k), 1.0));
+        // sqrt(2) undoes the transmitter's real-part scaling: unit baseband power.
+        const std::complex<double> z = double(in[k]) * std::sqrt(2.0) * phasor;
+        d_mixed[k] = std::complex<float>(float(z.real()), float(z.imag()));
+        phasor *= rotation;
+    }
+    d_carrier_cycles = std::fmod(d_carrier_cycles + step * double(n), 1.0);
+    finish(d_mixed, out);
+}
+
+void serial_tone_frontend::process(const std::complex<float>* in, size_t n,
+                                   std::vector<std::complex<float>>& out)
+{
+    if (d_cfg.real_input)
+        throw std::logic_error("serial_tone_frontend: real input configured; pass real samples");
+    d_mixed.assign(in, in + n);
+    finish(d_mixed, out);
+}
+
+void serial_tone_frontend::finish(std::vector<std::complex<float>>& mixed,
+                                  std::vector<std::complex<float>>& out)
+{
+    std::vector<std::complex<float>>* src = &mixed;
+    if (d_liquid->resampler) {
+        d_resampled.resize(size_t(std::ceil(1 + 2 * output_rate / d_cfg.sample_rate * double(mixed.size()))) + 8);
+        unsigned produced = 0;
+        msresamp_crcf_execute(d_liquid->resampler, mixed.data(), unsigned(mixed.size()),
+                              d_resampled.data(), &produced);
+        d_resampled.resize(produced);
+        src = &d_resampled;
+    }
+    const size_t first = out.size();
+    out.resize(first + src->size());
+    if (!src->empty())
+        firfilt_crcf_execute_block(d_liquid->lowpass, src->data(), unsigned(src->size()), &out[first]);
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

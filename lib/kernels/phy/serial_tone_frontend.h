@@ -1,0 +1,60 @@
+/* Receive front end of the serial-tone modems: input samples (real audio with the
+ * signal on a carrier, or complex baseband) at 8000, 9600, 48000 Hz or any other rate
+ * to complex baseband at 9600 Hz (4 samples per 2400 Bd symbol), low-passed to the
+ * signal band plus the frequency-offset range.
+ *
+ * Real audio is mixed down by the carrier (the image at -2 fc is removed by the
+ * low-pass); other rates go through liquid-dsp's multi-stage resampler; the low-pass
+ * (liquid Kaiser, 1.9 kHz cut-off) leaves +-1.62 kHz of RRC-0.35 signal plus +-280 Hz
+ * of offset and removes what the equaliser would otherwise have to. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
+
+#include <complex>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+struct serial_tone_frontend_config {
+    double sample_rate = 9600;
+    bool real_input = true;
+    double carrier_hz = 1800; // real input only
+};
+
+class serial_tone_frontend
+{
+public:
+    static constexpr double output_rate = 9600.0;
+
+    // Throws std::invalid_argument naming the bad parameter.
+    explicit serial_tone_frontend(const serial_tone_frontend_config& config);
+    ~serial_tone_frontend();
+    serial_tone_frontend(const serial_tone_frontend&) = delete;
+    serial_tone_frontend& operator=(const serial_tone_frontend&) = delete;
+
+    // Append the baseband output for n input samples to out.
+    void process(const float* in, size_t n, std::vector<std::complex<float>>& out);
+    void process(const std::complex<float>* in, size_t n, std::vector<std::complex<float>>& out);
+
+    // Delay from input to output, in output samples.
+    double delay_samples() const;
+    const serial_tone_frontend_config& config() const { return d_cfg; }
+
+private:
+    void finish(std::vector<std::complex<float>>& mixed, std::vector<std::complex<float>>& out);
+
+    serial_tone_frontend_config d_cfg;
+    struct liquid_objects;
+    std::unique_ptr<liquid_objects> d_liquid;
+    double d_carrier_cycles = 0;
+    std::vector<std::complex<float>> d_mixed, d_resampled;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

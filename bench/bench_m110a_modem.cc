@@ -1,0 +1,151 @@
+/* 110A modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel, and
+ * transmitter/receiver speed on one core.
+ *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
+ *       [--snr 8,10,12] [--seconds S per point] [--seed N]
+ * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
+ * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
+ * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
+#include "chan/watterson_channel.h"
+#include "phy/m110a_receiver.h"
+#include "phy/m110a_transmitter.h"
+#include "phy/psk_modulator.h"
+#include "phy/serial_tone_frontend.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::phy;
+using cf = std::complex<float>;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        out.push_back(item);
+    return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Upper 95 % bound on a Poisson mean given k events (k = 0: 3.0).
+double poisson_upper(size_t k) { return k == 0 ? 3.0 : double(k) + 1.96 * std::sqrt(double(k)) + 1.0; }
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::string profile = "awgn";
+    std::vector<std::string> modes = { "2400S" };
+    std::vector<double> snrs = { 6, 8, 10 };
+    double seconds = 120;
+    uint64_t seed = 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string key = argv[i], value = argv[i + 1];
+        if (key == "--profile")
+            profile = value;
+        else if (key == "--modes")
+            modes = split(value);
+        else if (key == "--snr") {
+            snrs.clear();
+            for (const std::string& v : split(value))
+                snrs.push_back(std::atof(v.c_str()));
+        } else if (key == "--seconds")
+            seconds = std::atof(value.c_str());
+        else if (key == "--seed")
+            seed = std::strtoull(value.c_str(), nullptr, 10);
+        else {
+            std::fprintf(stderr, "bench_m110a_modem: unknown option %s\n", key.c_str());
+            return 2;
+        }
+    }
+    if (argc % 2 == 0) {
+        std::fprintf(stderr, "bench_m110a_modem: option %s needs a value\n", argv[argc - 1]);
+        return 2;
+    }
+    const double fs = 9600;
+    std::printf("profile %s, %.0f s of signal per point\n", profile.c_str(), seconds);
+    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s\n", "mode", "snr_db", "bits", "errors", "ber",
+                "ber_95up", "lost", "tx_x_rt", "rx_x_rt");
+    for (const std::string& name : modes) {
+        const m110a_waveform* mode = m110a_waveform_by_name(name);
+        if (!mode) {
+            std::fprintf(stderr, "bench_m110a_modem: unknown mode %s\n", name.c_str());
+            return 2;
+        }
+        for (double snr : snrs) {
+            std::mt19937 rng{ uint32_t(seed) };
+            psk_modulator_config mc;
+            mc.sample_rate = fs;
+            const psk_modulator modulator(mc);
+            chan::watterson_config cc;
+            try {
+                cc = chan::watterson_preset(profile, fs, snr, seed);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "bench_m110a_modem: %s\n", e.what());
+                return 2;
+            }
+            chan::watterson_channel channel(cc);
+            serial_tone_frontend_config fc;
+            fc.real_input = false;
+            serial_tone_frontend front(fc);
+            m110a_receiver rx;
+            const size_t burst_bytes = std::max<size_t>(16, size_t(mode->user_bps * 10 / 8));
+            size_t bits = 0, errors = 0, lost = 0;
+            double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
+            std::vector<cf> air, noisy, bb;
+            std::vector<m110a_burst> bursts;
+            while (signal_s < seconds) {
+                std::vector<uint8_t> data(burst_bytes);
+                for (auto& b : data)
+                    b = uint8_t(rng());
+                auto t0 = std::chrono::steady_clock::now();
+                const std::vector<uint8_t> symbols = m110a_transmit_symbols(*mode, data.data(), data.size());
+                air = modulator.baseband(symbols);
+                tx_cpu += seconds_since(t0);
+                air.resize(air.size() + size_t(0.5 * fs));
+                signal_s += double(air.size()) / fs;
+                noisy.clear();
+                channel.process(air.data(), air.size(), noisy);
+                t0 = std::chrono::steady_clock::now();
+                bursts.clear();
+                for (size_t k = 0; k < noisy.size(); k += 4096) {
+                    bb.clear();
+                    front.process(noisy.data() + k, std::min<size_t>(4096, noisy.size() - k), bb);
+                    rx.process(bb.data(), bb.size(), bursts);
+                }
+                rx_cpu += seconds_since(t0);
+                bits += 8 * data.size();
+                if (bursts.empty()) {
+                    ++lost;
+                    errors += 8 * data.size();
+                    continue;
+                }
+                const std::vector<uint8_t>& got = bursts.back().bytes;
+                for (size_t b = 0; b < data.size(); ++b) {
+                    const uint8_t x = b < got.size() ? got[b] : uint8_t(~data[b]);
+                    errors += size_t(__builtin_popcount(unsigned(x ^ data[b])));
+                }
+            }
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f\n", name.c_str(), snr, bits,
+                        errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,
+                        signal_s / tx_cpu, signal_s / rx_cpu);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}

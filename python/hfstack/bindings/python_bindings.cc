@@ -21,6 +21,8 @@ namespace py = pybind11;
 void bind_pcap_sink(py::module& m);
 void bind_node(py::module& m);
 void bind_sis_server(py::module& m);
+void bind_hf_channel_cc(py::module& m);
+void bind_hf_channel_ff(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 // Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
@@ -61,5 +63,7 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_pcap_sink(m);
     bind_node(m);
     bind_sis_server(m);
+    bind_hf_channel_cc(m);
+    bind_hf_channel_ff(m);
     // ) END BINDING_FUNCTION_CALLS
 }

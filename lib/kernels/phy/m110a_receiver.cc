@@ -24,6 +24,7 @@ constexpr unsigned common_symbols = 288; // channel symbols 0..8 of every segmen
 constexpr size_t ring = 8192;            // correlation history (> 2 segments)
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
 constexpr double lost_mse = 1.5;         // probe error power meaning "no signal"
+constexpr double max_inverse_correlation = 100.0; // RLS: cap on trace(P) per tap
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
 
@@ -63,7 +64,11 @@ struct m110a_receiver::state {
     unsigned segment_count = ~0u;
 
     // Equaliser.
-    std::vector<cd> ff, fb, fb_line;
+    // Decision feedback equaliser, adapted by recursive least squares: output
+    // z = w^H u with u = (feed-forward samples rotated by the phase loop, past symbols).
+    std::vector<cd> w, u, pu, fb_line;
+    std::vector<cd> inverse_correlation; // P, n x n
+    size_t taps = 0;
     double theta = 0, nu = 0;
     double noise = 1.0; // error power on known symbols (EMA)
     double signal_lost_blocks = 0;
@@ -112,12 +117,11 @@ struct m110a_receiver::state {
     void trim();
     // The equaliser's output for symbol k (keeps its inputs for update()).
     cd equalise(uint64_t k);
-    // Adapts towards `sent` (known or decided) when step > 0 and moves the feedback
+    // Adapts towards `sent` (known or decided) when `adapt`, and moves the feedback
     // line on; known symbols also feed the noise estimate.
-    void update(cf sent, double step, bool known_symbol);
-    std::vector<cd> x;
-    double px = 0, pf = 0;
-    cd rot, z_last;
+    void update(cf sent, bool adapt, bool known_symbol);
+    double px = 0;
+    cd z_last;
     void push_llrs(const float* llr, size_t n);
     void decode_block();
 };
@@ -285,10 +289,15 @@ bool m110a_receiver::state::preamble()
     symbol = 0;
     segment_count = ~0u;
     // Equaliser: the centre tap inverts the preamble's channel estimate.
-    ff.assign(cfg.feedforward_taps, cd());
-    ff[cfg.feedforward_taps / 2] = 1.0 / h;
-    fb.assign(cfg.feedback_taps, cd());
+    taps = cfg.feedforward_taps + cfg.feedback_taps;
+    w.assign(taps, cd());
+    w[cfg.feedforward_taps / 2] = std::conj(1.0 / h); // centre tap inverts the estimate
+    u.assign(taps, cd());
+    pu.assign(taps, cd());
     fb_line.assign(cfg.feedback_taps, cd());
+    inverse_correlation.assign(taps * taps, cd());
+    for (size_t i = 0; i < taps; ++i)
+        inverse_correlation[i * taps + i] = 1.0;
     theta = 0;
     nu = 0;
     noise = 1.0;
@@ -312,44 +321,68 @@ cd m110a_receiver::state::equalise(uint64_t k)
 {
     const uint64_t centre = start + k * sps;
     const int half = int(cfg.feedforward_taps / 2);
-    x.resize(cfg.feedforward_taps);
+    const cd rot = std::polar(1.0, -theta);
     px = 0;
     for (int j = -half; j <= half; ++j) {
         const int64_t i = int64_t(centre) + 2 * j;
         const cd v = i >= int64_t(base) ? cd(derotated(uint64_t(i))) : cd();
-        x[size_t(j + half)] = v;
+        u[size_t(j + half)] = v * rot;
         px += std::norm(v);
     }
-    block_power += px / double(x.size());
+    block_power += px / double(cfg.feedforward_taps);
     ++block_symbols;
-    cd y;
-    for (size_t j = 0; j < x.size(); ++j)
-        y += ff[j] * x[j];
-    rot = std::polar(1.0, -theta);
-    cd z = y * rot;
-    pf = 0;
-    for (size_t m = 0; m < fb.size(); ++m) {
-        z -= fb[m] * fb_line[m];
-        pf += std::norm(fb_line[m]);
-    }
+    std::copy(fb_line.begin(), fb_line.end(), u.begin() + long(cfg.feedforward_taps));
+    cd z;
+    for (size_t i = 0; i < taps; ++i)
+        z += std::conj(w[i]) * u[i];
     z_last = z;
     return z;
 }
 
-void m110a_receiver::state::update(cf sent, double step, bool known_symbol)
+void m110a_receiver::state::update(cf sent, bool adapt, bool known_symbol)
 {
     const cd d = cd(sent);
-    if (step > 0) {
+    if (adapt) {
+        const double lambda = cfg.forgetting;
+        // pu = P u, k = pu / (lambda + u^H P u), w += k e*, P = (P - k pu^H) / lambda.
+        cd denom = lambda;
+        for (size_t i = 0; i < taps; ++i) {
+            cd acc;
+            const cd* row = &inverse_correlation[i * taps];
+            for (size_t j = 0; j < taps; ++j)
+                acc += row[j] * u[j];
+            pu[i] = acc;
+            denom += std::conj(u[i]) * acc;
+        }
         const cd e = d - z_last;
-        const cd g = step * e / (px + pf + 1e-6);
-        for (size_t j = 0; j < x.size(); ++j)
-            ff[j] += g * std::conj(rot) * std::conj(x[j]);
-        for (size_t m = 0; m < fb.size(); ++m)
-            fb[m] -= g * std::conj(fb_line[m]);
-        // Second-order phase loop on the decision.
+        const double inv = 1.0 / denom.real();
+        for (size_t i = 0; i < taps; ++i)
+            w[i] += pu[i] * inv * std::conj(e);
+        // Updated as a Hermitian matrix (upper triangle mirrored): rounding would
+        // otherwise drift it away from Hermitian, and RLS diverges from there.
+        double trace = 0;
+        for (size_t i = 0; i < taps; ++i) {
+            cd* row = &inverse_correlation[i * taps];
+            const cd ki = pu[i] * inv;
+            for (size_t j = i; j < taps; ++j) {
+                row[j] = (row[j] - ki * std::conj(pu[j])) / lambda;
+                inverse_correlation[j * taps + i] = std::conj(row[j]);
+            }
+            row[i] = cd(row[i].real(), 0.0);
+            trace += row[i].real();
+        }
+        // A band-limited signal leaves directions of u unexcited (T/2 taps see no
+        // energy outside the signal band); there P grows by 1 / lambda every symbol
+        // until the update blows up. Capping its trace keeps those directions tame.
+        const double cap = max_inverse_correlation * double(taps);
+        if (trace > cap)
+            for (cd& v : inverse_correlation)
+                v *= cap / trace;
+        // Second-order phase loop on the decision, for the offset the equaliser would
+        // otherwise chase.
         const double err = std::arg(z_last * std::conj(d));
-        nu += 0.0005 * err;
-        theta += 0.02 * err + nu;
+        nu += 0.0002 * err;
+        theta += 0.01 * err + nu;
         if (known_symbol)
             noise = 0.98 * noise + 0.02 * std::norm(e);
     }
@@ -376,7 +409,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                 segment_count = count;
             }
             equalise(k);
-            update(point(segment[k % m110a_segment_symbols]), seg == 0 ? cfg.training_step : cfg.step, true);
+            update(point(segment[k % m110a_segment_symbols]), true, true);
             continue;
         }
         const uint64_t dk = k - data_symbol;
@@ -389,7 +422,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         if (role.probe) {
             const cf target = point(role.known + scr);
             block_error += std::norm(equalise(k) - cd(target));
-            update(target, cfg.step, true);
+            update(target, true, true);
             ++block_known;
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
@@ -407,7 +440,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         if (walsh) {
             // Frozen equaliser (no feedback); the chip is kept for the Walsh correlation.
             walsh_chips.push_back(equalise(k) * std::conj(cd(point(scr))));
-            update(cf(), 0, false);
+            update(cf(), false, false);
             if (walsh_chips.size() < 32)
                 continue;
             const size_t walsh_index = size_t(dk / 32);
@@ -460,7 +493,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     decided = s;
                 }
             }
-            update(point(decided + scr), cfg.step, false);
+            update(point(decided + scr), true, false);
             // Max-log LLRs, first bit the MSB.
             const double sigma2 = std::max(1e-3, noise);
             const unsigned nbits = mode->bits_per_symbol;

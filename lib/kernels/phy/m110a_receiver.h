@@ -14,7 +14,7 @@
  *      symbols; D1, D2 and the count C1 C2 C3 by coherent 8-ary Walsh correlation; an
  *      unknown D1/D2 or a count out of range drops the detection and the search goes on.
  *   3. Data: a decision feedback equaliser (T/2-spaced feed-forward, symbol-spaced
- *      feedback, normalised LMS) trained on every known symbol (the rest of the
+ *      feedback, recursive least squares) trained on every known symbol (the rest of the
  *      preamble, then the probes) and decision-directed on data symbols, with a
  *      second-order phase loop; soft demapping (max-log LLRs scaled by the noise
  *      measured on the probes); the 75 bps mode correlates each 32-chip Walsh symbol
@@ -47,8 +47,7 @@ struct m110a_receiver_config {
     double detection_threshold = 5.5; // z-score of the preamble correlation
     unsigned feedforward_taps = 17;   // T/2 spaced, centred on the symbol
     unsigned feedback_taps = 16;      // symbol spaced
-    double step = 0.04;               // normalised LMS step on data and probes
-    double training_step = 0.08;      // on the preamble
+    double forgetting = 0.99;         // RLS forgetting factor (memory ~ 1 / (1 - it) symbols)
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
 };

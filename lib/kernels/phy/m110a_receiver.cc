@@ -78,8 +78,8 @@ struct m110a_receiver::state {
     double block_power = 0;     // input power summed over this block's symbols
     size_t block_symbols = 0;
     // End of an interleaver block (or 4800U probe cycle): true when the signal is gone,
-    // either 10 dB weaker than at the preamble or, on probes, no longer matching them
-    // for two blocks.
+    // either 13 dB weaker than at the preamble or, on probes, no longer matching them
+    // for three blocks.
     bool block_says_lost(bool probes_bad);
 
     // Decoding.
@@ -109,8 +109,25 @@ struct m110a_receiver::state {
         return at(i) * std::polar(1.0f, float(-two_pi * cycles));
     }
 
-    bool search(std::vector<m110a_burst>& done);
+    // Scans new samples for a preamble; true when one was found (found_at, found_hz).
+    bool search();
+    uint64_t found_at = 0;
+    double found_hz = 0;
+    // In the data stage: a new preamble cuts the burst in progress.
+    bool watch(std::vector<m110a_burst>& done);
     bool preamble();
+    struct preamble_reading {
+        const m110a_waveform* mode = nullptr;
+        unsigned count = 0;
+        double offset_hz = 0;
+        cd h;             // channel gain over the known symbols
+        double power = 0; // mean sample power over the segment
+    };
+    // Reads the segment starting at sample `at` (samples up to at + 1 segment + 64
+    // must be in); false when it is no usable preamble.
+    bool read_preamble(uint64_t at, double coarse_hz, preamble_reading& r) const;
+    void begin_burst(const preamble_reading& r);
+    bool watch_pending = false;
     bool data(std::vector<m110a_burst>& done);
     void end_burst(bool eom, std::vector<m110a_burst>& done);
     void restart_search(uint64_t from);
@@ -145,13 +162,18 @@ void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& do
         bool progressed = false;
         switch (d->stage) {
         case phase::search:
-            progressed = d->search(done);
+            if (d->search()) {
+                d->start = d->found_at;
+                d->offset_hz = d->found_hz;
+                d->stage = phase::preamble;
+                progressed = true;
+            }
             break;
         case phase::preamble:
             progressed = d->preamble();
             break;
         case phase::data:
-            progressed = d->data(done);
+            progressed = d->data(done) || d->watch(done);
             break;
         }
         if (!progressed)
@@ -181,11 +203,9 @@ void m110a_receiver::state::restart_search(uint64_t from)
     std::fill(energy.begin(), energy.end(), 0.0);
 }
 
-bool m110a_receiver::state::search(std::vector<m110a_burst>&)
+bool m110a_receiver::state::search()
 {
     const uint64_t span = uint64_t(common_symbols - 1) * sps;
-    if (candidate + span >= total)
-        return false;
     while (candidate + span < total) {
         const uint64_t n = candidate++;
         cd c;
@@ -222,23 +242,56 @@ bool m110a_receiver::state::search(std::vector<m110a_burst>&)
         }
         if (peak_open && n >= peak_at + peak_window) {
             peak_open = false;
-            start = peak_at;
-            offset_hz = std::arg(peak_sum) / two_pi * 2400.0;
-            stage = phase::preamble;
+            found_at = peak_at;
+            found_hz = std::arg(peak_sum) / two_pi * 2400.0;
             return true;
         }
     }
+    return false;
+}
+
+bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
+{
+    // Only past our own preamble: its later segments would match too.
+    const uint64_t data_start = start + data_symbol * sps;
+    if (candidate < data_start) {
+        // The correlation history holds our own segments: forget it, or their sums
+        // would announce a new preamble right after ours.
+        restart_search(data_start);
+        stage = phase::data;
+        watch_pending = false;
+    }
+    if (!watch_pending) {
+        if (!search())
+            return false;
+        watch_pending = true;
+    }
+    if (found_at + segment_samples + 64 >= total)
+        return false;
+    watch_pending = false;
+    // A new burst only if its preamble reads as one: long zero fill can line the
+    // correlation up by chance.
+    preamble_reading r;
+    if (!read_preamble(found_at, found_hz, r))
+        return true;
+    end_burst(false, done);
+    start = found_at;
+    begin_burst(r);
     return true;
 }
 
-bool m110a_receiver::state::preamble()
+bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preamble_reading& r) const
 {
-    if (start + segment_samples + 64 >= total)
-        return false;
-    // Symbol-spaced samples of the detected segment, coarse offset removed.
-    std::vector<cf> y(m110a_segment_symbols);
-    for (unsigned k = 0; k < m110a_segment_symbols; ++k)
-        y[k] = derotated(start + uint64_t(k) * sps);
+    // Symbol-spaced samples of the segment, the offset removed.
+    const auto samples = [&](double hz) {
+        std::vector<cf> y(m110a_segment_symbols);
+        for (unsigned k = 0; k < m110a_segment_symbols; ++k) {
+            const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
+            y[k] = this->at(at + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
+        }
+        return y;
+    };
+    std::vector<cf> y = samples(coarse_hz);
     // Fine offset: phase slope across the nine known 32-symbol channel symbols.
     std::array<cd, 9> chunk{};
     for (unsigned k = 0; k < common_symbols; ++k)
@@ -246,19 +299,18 @@ bool m110a_receiver::state::preamble()
     cd slope;
     for (unsigned i = 1; i < 9; ++i)
         slope += chunk[i] * std::conj(chunk[i - 1]);
-    offset_hz += std::arg(slope) / two_pi * (2400.0 / 32.0);
-    for (unsigned k = 0; k < m110a_segment_symbols; ++k)
-        y[k] = derotated(start + uint64_t(k) * sps);
-    cd h;
+    r.offset_hz = coarse_hz + std::arg(slope) / two_pi * (2400.0 / 32.0);
+    y = samples(r.offset_hz);
+    r.h = cd();
     for (unsigned k = 0; k < common_symbols; ++k)
-        h += cd(y[k]) * cd(std::conj(known[k]));
-    h /= double(common_symbols);
-    reference_power = 0;
+        r.h += cd(y[k]) * cd(std::conj(known[k]));
+    r.h /= double(common_symbols);
+    r.power = 0;
     for (unsigned k = 0; k < m110a_segment_symbols; ++k)
-        reference_power += std::norm(y[k]);
-    reference_power /= double(m110a_segment_symbols);
+        r.power += std::norm(y[k]);
+    r.power /= double(m110a_segment_symbols);
     // Channel symbols 9..13: D1, D2, C1, C2, C3 by coherent Walsh correlation.
-    unsigned value[5];
+    unsigned value[5] = {};
     for (unsigned cs = 9; cs < 14; ++cs) {
         double best = -1e30;
         for (unsigned v = 0; v < 8; ++v) {
@@ -267,22 +319,41 @@ bool m110a_receiver::state::preamble()
                 const unsigned chip = (m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8;
                 acc += cd(y[cs * 32 + j]) * cd(std::conj(point(chip)));
             }
-            const double metric = (acc * std::conj(h)).real();
+            const double metric = (acc * std::conj(r.h)).real();
             if (metric > best) {
                 best = metric;
                 value[cs - 9] = v;
             }
         }
     }
-    const m110a_waveform* m = m110a_waveform_by_code(value[0], value[1]);
+    r.mode = m110a_waveform_by_code(value[0], value[1]);
     const bool count_ok = value[2] >= 4 && value[3] >= 4 && value[4] >= 4;
-    const unsigned count = ((value[2] - 4) << 4) | ((value[3] - 4) << 2) | (value[4] - 4);
-    if (!m || !count_ok || count >= m->preamble_segments) {
+    r.count = count_ok ? ((value[2] - 4) << 4) | ((value[3] - 4) << 2) | (value[4] - 4) : ~0u;
+    return r.mode && count_ok && r.count < r.mode->preamble_segments && std::abs(r.h) > 0;
+}
+
+bool m110a_receiver::state::preamble()
+{
+    if (start + segment_samples + 64 >= total)
+        return false;
+    preamble_reading r;
+    if (!read_preamble(start, offset_hz, r)) {
         // Not a preamble we can use (a false start, a side lobe of one, or a corrupt
         // mode code): search on past this peak.
         restart_search(start + peak_window * 8);
         return true;
     }
+    begin_burst(r);
+    return true;
+}
+
+void m110a_receiver::state::begin_burst(const preamble_reading& r)
+{
+    const m110a_waveform* m = r.mode;
+    const unsigned count = r.count;
+    const cd h = r.h;
+    offset_hz = r.offset_hz;
+    reference_power = r.power;
     mode = m;
     first_count = count;
     data_symbol = uint64_t(count + 1) * m110a_segment_symbols;
@@ -314,7 +385,6 @@ bool m110a_receiver::state::preamble()
     eom_at = no_eom;
     eom_searched = 0;
     stage = phase::data;
-    return true;
 }
 
 cd m110a_receiver::state::equalise(uint64_t k)
@@ -531,10 +601,12 @@ bool m110a_receiver::state::block_says_lost(bool probes_bad)
     const double power = block_symbols ? block_power / double(block_symbols) : 0;
     block_power = 0;
     block_symbols = 0;
-    if (power < 0.1 * reference_power)
+    // 13 dB down: the transmitter stopped (a fade of two Rayleigh paths rarely stays
+    // that deep for a whole block).
+    if (power < 0.05 * reference_power)
         return true;
     signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
-    return signal_lost_blocks >= 2;
+    return signal_lost_blocks >= 3;
 }
 
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)

@@ -21,9 +21,11 @@
  *      against its four patterns instead (equaliser frozen after the preamble);
  *      deinterleaving, repetition combining, streaming Viterbi, and the bit stream
  *      searched for the EOM.
- *   4. The burst ends at the EOM, or when the signal is lost (the probes stop
- *      matching for two interleaver blocks), or at max_burst_s; it is reported with
- *      mode, offset, SNR and whether the EOM was found.
+ *   4. The burst ends at the EOM; or cut when the signal is lost (13 dB weaker than
+ *      at its preamble for an interleaver block, or the probes no longer matching for
+ *      three), when a new preamble appears (the search keeps running during data), or
+ *      at max_burst_s; it is reported with mode, offset, SNR and whether the EOM was
+ *      found.
  * Bad input (noise, partial bursts, corrupt mode codes) only ever sends it back to
  * searching. Symbol timing is held from the detection: sample-rate offsets are not
  * tracked yet. */

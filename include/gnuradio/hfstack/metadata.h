@@ -65,6 +65,12 @@ inline const pmt::pmt_t& snr_db()
     static const pmt::pmt_t key = pmt::mp("snr_db");
     return key;
 }
+// Carrier frequency offset of a received burst against the nominal carrier, Hz (double).
+inline const pmt::pmt_t& frequency_offset_hz()
+{
+    static const pmt::pmt_t key = pmt::mp("frequency_offset_hz");
+    return key;
+}
 // The modem knows some bytes of this received burst are bad (bool).
 inline const pmt::pmt_t& bytes_bad()
 {

@@ -23,6 +23,8 @@ void bind_node(py::module& m);
 void bind_sis_server(py::module& m);
 void bind_hf_channel_cc(py::module& m);
 void bind_hf_channel_ff(py::module& m);
+void bind_s4539_tx(py::module& m);
+void bind_s4539_rx(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 // Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
@@ -65,5 +67,7 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_sis_server(m);
     bind_hf_channel_cc(m);
     bind_hf_channel_ff(m);
+    bind_s4539_tx(m);
+    bind_s4539_rx(m);
     // ) END BINDING_FUNCTION_CALLS
 }

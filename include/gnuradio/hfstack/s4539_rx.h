@@ -1,0 +1,53 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_HFSTACK_S4539_RX_H
+#define INCLUDED_HFSTACK_S4539_RX_H
+
+#include <gnuradio/hfstack/api.h>
+#include <gnuradio/sync_block.h>
+
+#include <cstdint>
+
+namespace gr {
+namespace hfstack {
+
+/*!
+ * \brief STANAG 4539 receiver (the MIL-STD-188-110A/B serial-tone modes 75-2400 bps
+ * and 4800 bps uncoded, detected automatically): samples in, one PDU per burst out.
+ * \ingroup hfstack
+ *
+ * Port `out` posts each received burst as a PDU: the decoded user bytes, metadata
+ * `data_rate`, `interleaver`, `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
+ * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
+ * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
+ * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"
+ * when its burst ends, as the node expects on phy_status.
+ *
+ * Input: real audio with the signal on an 1800 Hz carrier, or complex baseband.
+ */
+class HFSTACK_API s4539_rx : virtual public gr::sync_block
+{
+public:
+    typedef std::shared_ptr<s4539_rx> sptr;
+
+    /*!
+     * \param sample_rate_hz input rate (8000, 9600, 48000 or any rate from 4 kHz up)
+     * \param complex_input complex baseband instead of real audio
+     */
+    static sptr make(double sample_rate_hz, bool complex_input = false);
+
+    //! Bursts posted so far.
+    virtual uint64_t bursts() const = 0;
+    //! True while a burst is being received.
+    virtual bool carrier_detected() const = 0;
+};
+
+} // namespace hfstack
+} // namespace gr
+
+#endif /* INCLUDED_HFSTACK_S4539_RX_H */

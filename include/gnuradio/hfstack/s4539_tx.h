@@ -1,0 +1,64 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_HFSTACK_S4539_TX_H
+#define INCLUDED_HFSTACK_S4539_TX_H
+
+#include <gnuradio/hfstack/api.h>
+#include <gnuradio/sync_block.h>
+
+#include <string>
+
+namespace gr {
+namespace hfstack {
+
+/*!
+ * \brief STANAG 4539 transmitter (the MIL-STD-188-110A/B serial-tone modes 75-2400 bps
+ * and 4800 bps uncoded): PDUs in, a continuous sample stream out.
+ * \ingroup hfstack
+ *
+ * Each PDU on `in` is one transmission. Its metadata may name the mode with
+ * `data_rate` (75, 150, 300, 600, 1200, 2400, 4800) and `interleaver` ("short",
+ * "long"; "none" only with 4800); what it leaves out comes from the block's defaults.
+ * The output carries silence between transmissions (so an audio device or a USRP sees
+ * a steady stream); each transmission is tagged tx_sob on its first sample and
+ * tx_eob on its last. Port `ptt` posts #t when a transmission's first sample leaves
+ * and #f after its last; `status` posts dicts with `event` "tx_started" /
+ * "tx_finished" (and `time`, seconds since the epoch) at the same moments, as the node
+ * expects on its phy_status port. A PDU asking for a mode 110A lacks is logged and
+ * dropped with a "tx_error" status.
+ *
+ * Output: real audio on an 1800 Hz carrier (rms `level`), or complex baseband.
+ */
+class HFSTACK_API s4539_tx : virtual public gr::sync_block
+{
+public:
+    typedef std::shared_ptr<s4539_tx> sptr;
+
+    /*!
+     * \param sample_rate_hz output rate (8000, 9600, 48000 or another rational multiple of 2400)
+     * \param complex_output complex baseband instead of real audio
+     * \param data_rate default user data rate, bps
+     * \param interleaver default interleaver ("short" or "long")
+     * \param level output rms (real audio: 0.25 leaves room for the peaks)
+     * \param rolloff root-raised-cosine roll-off
+     */
+    static sptr make(double sample_rate_hz,
+                     bool complex_output = false,
+                     int data_rate = 2400,
+                     const std::string& interleaver = "short",
+                     double level = 0.25,
+                     double rolloff = 0.35);
+
+    //! Transmissions waiting (not yet started).
+    virtual size_t queued() const = 0;
+};
+
+} // namespace hfstack
+} // namespace gr
+
+#endif /* INCLUDED_HFSTACK_S4539_TX_H */

@@ -1,0 +1,134 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "phy/m110a_receiver.h"
+#include "phy/serial_tone_frontend.h"
+
+#include <gnuradio/hfstack/metadata.h>
+#include <gnuradio/hfstack/s4539_rx.h>
+#include <gnuradio/io_signature.h>
+
+#include <atomic>
+#include <chrono>
+#include <complex>
+
+namespace gr {
+namespace hfstack {
+
+namespace {
+
+const pmt::pmt_t port_out = pmt::mp("out");
+const pmt::pmt_t port_status = pmt::mp("status");
+
+double epoch_seconds()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+const char* interleaver_name(phy::m110a_interleaver il)
+{
+    return il == phy::m110a_interleaver::long_ ? "long"
+           : il == phy::m110a_interleaver::short_ ? "short"
+                                                   : "none";
+}
+
+} // namespace
+
+class s4539_rx_impl : public s4539_rx
+{
+public:
+    s4539_rx_impl(double sample_rate_hz, bool complex_input)
+        : gr::sync_block("s4539_rx",
+                         gr::io_signature::make(
+                             1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
+                         gr::io_signature::make(0, 0, 0)),
+          d_complex(complex_input),
+          d_front(frontend_config(sample_rate_hz, complex_input))
+    {
+        message_port_register_out(port_out);
+        message_port_register_out(port_status);
+    }
+
+    uint64_t bursts() const override { return d_bursts; }
+    bool carrier_detected() const override { return d_carrier; }
+
+    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star&) override
+    {
+        d_baseband.clear();
+        if (d_complex)
+            d_front.process(static_cast<const std::complex<float>*>(input_items[0]), size_t(noutput_items), d_baseband);
+        else
+            d_front.process(static_cast<const float*>(input_items[0]), size_t(noutput_items), d_baseband);
+        // In pieces, so carrier_on is posted near the moment the preamble is found.
+        constexpr size_t piece = 960;
+        for (size_t k = 0; k < d_baseband.size(); k += piece) {
+            d_done.clear();
+            d_rx.process(d_baseband.data() + k, std::min(piece, d_baseband.size() - k), d_done);
+            for (const phy::m110a_burst& b : d_done) {
+                if (!d_carrier) // a burst that began and ended within one piece
+                    post_status("carrier_on");
+                post_burst(b);
+                post_status("carrier_off");
+                d_carrier = false;
+            }
+            if (d_rx.carrier_detected() && !d_carrier) {
+                d_carrier = true;
+                post_status("carrier_on");
+            }
+        }
+        return noutput_items;
+    }
+
+private:
+    static phy::serial_tone_frontend_config frontend_config(double fs, bool complex_input)
+    {
+        phy::serial_tone_frontend_config c;
+        c.sample_rate = fs;
+        c.real_input = !complex_input;
+        return c;
+    }
+
+    void post_status(const char* event)
+    {
+        pmt::pmt_t d = pmt::make_dict();
+        d = pmt::dict_add(d, metadata::event(), pmt::mp(event));
+        d = pmt::dict_add(d, metadata::time(), pmt::from_double(epoch_seconds()));
+        message_port_pub(port_status, d);
+    }
+
+    void post_burst(const phy::m110a_burst& b)
+    {
+        const phy::m110a_waveform* mode = phy::m110a_waveform_by_name(b.mode);
+        pmt::pmt_t meta = pmt::make_dict();
+        meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
+        meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(interleaver_name(mode->interleaver)));
+        meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(b.snr_db));
+        meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(b.frequency_offset_hz));
+        meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(!b.eom));
+        meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(epoch_seconds()));
+        message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(b.bytes.size(), b.bytes)));
+        ++d_bursts;
+        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", b.mode, b.bytes.size(),
+                        b.snr_db, b.frequency_offset_hz, b.eom ? "" : ", cut before its end");
+    }
+
+    const bool d_complex;
+    phy::serial_tone_frontend d_front;
+    phy::m110a_receiver d_rx;
+    std::vector<std::complex<float>> d_baseband;
+    std::vector<phy::m110a_burst> d_done;
+    std::atomic<uint64_t> d_bursts{ 0 };
+    std::atomic<bool> d_carrier{ false };
+};
+
+s4539_rx::sptr s4539_rx::make(double sample_rate_hz, bool complex_input)
+{
+    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input);
+}
+
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""s4539_tx / s4539_rx: PDUs through the transmitter, the HF channel and the receiver
+come back as PDUs with their mode and metadata, in audio and at complex baseband;
+tags, PTT and status follow each transmission; bad PDUs are refused."""
+
+import numpy as np
+import pmt
+
+from gnuradio import blocks, gr, gr_unittest
+from gnuradio import hfstack
+
+
+def pdu(data, **meta):
+    d = pmt.make_dict()
+    for k, v in meta.items():
+        d = pmt.dict_add(d, pmt.intern(k), pmt.to_pmt(v))
+    return pmt.cons(d, pmt.init_u8vector(len(data), list(data)))
+
+
+def meta_of(msg):
+    return pmt.to_python(pmt.car(msg))
+
+
+def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0):
+    """Posts `pdus` to a transmitter joined to a receiver through the channel, runs
+    `seconds` of samples, and returns (received PDUs, tx status, ptt, tags, rx status)."""
+    tb = gr.top_block()
+    tx = hfstack.s4539_tx(fs, complex_signal, 2400, "short")
+    head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float, int(seconds * fs))
+    chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
+        fs, "awgn", snr_db=snr_db, signal_power=0.0625, seed=5)
+    rx = hfstack.s4539_rx(fs, complex_signal)
+    tags = blocks.vector_sink_c() if complex_signal else blocks.vector_sink_f()
+    got, tx_status, ptt, rx_status = (blocks.message_debug() for _ in range(4))
+    tb.connect(tx, head, chan, rx)
+    tb.connect(head, tags)
+    tb.msg_connect((rx, "out"), (got, "store"))
+    tb.msg_connect((tx, "status"), (tx_status, "store"))
+    tb.msg_connect((tx, "ptt"), (ptt, "store"))
+    tb.msg_connect((rx, "status"), (rx_status, "store"))
+    for p in pdus:
+        tx.to_basic_block()._post(pmt.intern("in"), p)
+    tb.run()
+    return ([got.get_message(i) for i in range(got.num_messages())],
+            [pmt.to_python(tx_status.get_message(i))["event"] for i in range(tx_status.num_messages())],
+            [pmt.to_python(ptt.get_message(i)) for i in range(ptt.num_messages())],
+            [(pmt.symbol_to_string(t.key), t.offset) for t in tags.tags()],
+            [pmt.to_python(rx_status.get_message(i))["event"] for i in range(rx_status.num_messages())])
+
+
+class qa_s4539_modem(gr_unittest.TestCase):
+
+    def test_audio_link_carries_two_bursts_with_their_modes(self):
+        rng = np.random.default_rng(1)
+        a = bytes(rng.integers(0, 256, 120, dtype=np.uint8))
+        b = bytes(rng.integers(0, 256, 60, dtype=np.uint8))
+        got, tx_status, ptt, tags, rx_status = run_link(
+            [pdu(a), pdu(b, data_rate=600, interleaver="short")], 8000, False, 9.0)
+        self.assertEqual(len(got), 2)
+        first, second = (meta_of(m) for m in got)
+        self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(got[0]))), a)
+        self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(got[1]))), b)
+        self.assertEqual((first["data_rate"], first["interleaver"]), (2400, "short"))
+        self.assertEqual((second["data_rate"], second["interleaver"]), (600, "short"))
+        self.assertFalse(first["bytes_bad"])
+        self.assertGreater(first["snr_db"], 14)
+        self.assertAlmostEqual(first["frequency_offset_hz"], 0.0, delta=1.0)
+        self.assertEqual(tx_status, ["tx_started", "tx_finished"] * 2)
+        self.assertEqual(ptt, [True, False] * 2)
+        self.assertEqual([k for k, _ in tags], ["tx_sob", "tx_eob"] * 2)
+        self.assertEqual(tags[0][1], 0)
+        self.assertEqual(rx_status, ["carrier_on", "carrier_off"] * 2)
+
+    def test_complex_baseband_link(self):
+        data = bytes(range(200))
+        got, *_ = run_link([pdu(data, data_rate=1200, interleaver="long")], 9600, True, 12.0)
+        self.assertEqual(len(got), 1)
+        self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(got[0]))), data)
+        self.assertEqual(meta_of(got[0])["interleaver"], "long")
+
+    def test_bad_pdus_and_settings_are_refused(self):
+        got, tx_status, ptt, tags, _ = run_link(
+            [pmt.intern("not a pdu"), pdu(b"x", data_rate=9600), pdu(b"y", data_rate=75, interleaver="medium")],
+            8000, False, 0.5)
+        self.assertEqual(got, [])
+        self.assertEqual(tx_status, ["tx_error", "tx_error"])
+        self.assertEqual(ptt, [])
+        self.assertEqual(tags, [])
+        with self.assertRaises(ValueError):
+            hfstack.s4539_tx(8000, False, 1234, "short")
+        with self.assertRaises(ValueError):
+            hfstack.s4539_tx(8000, False, 2400, "medium")
+        with self.assertRaises(ValueError):
+            hfstack.s4539_tx(9601.3)
+        with self.assertRaises(ValueError):
+            hfstack.s4539_rx(1000)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_s4539_modem)

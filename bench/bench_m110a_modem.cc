@@ -1,7 +1,7 @@
 /* 110A modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel, and
  * transmitter/receiver speed on one core.
  *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
- *       [--snr 8,10,12] [--seconds S per point] [--seed N]
+ *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
@@ -54,6 +54,7 @@ int main(int argc, char** argv)
     std::vector<double> snrs = { 6, 8, 10 };
     double seconds = 120;
     uint64_t seed = 1;
+    double offset_hz = 0, ppm = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--profile")
@@ -68,6 +69,10 @@ int main(int argc, char** argv)
             seconds = std::atof(value.c_str());
         else if (key == "--seed")
             seed = std::strtoull(value.c_str(), nullptr, 10);
+        else if (key == "--offset-hz")
+            offset_hz = std::atof(value.c_str());
+        else if (key == "--ppm")
+            ppm = std::atof(value.c_str());
         else {
             std::fprintf(stderr, "bench_m110a_modem: unknown option %s\n", key.c_str());
             return 2;
@@ -78,7 +83,8 @@ int main(int argc, char** argv)
         return 2;
     }
     const double fs = 9600;
-    std::printf("profile %s, %.0f s of signal per point\n", profile.c_str(), seconds);
+    std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point\n", profile.c_str(),
+                offset_hz, ppm, seconds);
     std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s\n", "mode", "snr_db", "bits", "errors", "ber",
                 "ber_95up", "lost", "tx_x_rt", "rx_x_rt");
     for (const std::string& name : modes) {
@@ -95,6 +101,8 @@ int main(int argc, char** argv)
             chan::watterson_config cc;
             try {
                 cc = chan::watterson_preset(profile, fs, snr, seed);
+                cc.frequency_offset_hz = offset_hz;
+                cc.sample_rate_offset_ppm = ppm;
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "bench_m110a_modem: %s\n", e.what());
                 return 2;

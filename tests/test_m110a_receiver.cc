@@ -61,7 +61,8 @@ std::vector<float> silence(double seconds, double fs) { return std::vector<float
 // Our burst of `bytes` in `mode` as audio at fs, with leading and trailing silence,
 // through an AWGN channel at snr_db (3 kHz) with a carrier offset.
 std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8_t>& bytes,
-                                double fs, double snr_db, double offset_hz, uint64_t seed)
+                                double fs, double snr_db, double offset_hz, uint64_t seed,
+                                double ppm = 0)
 {
     const std::vector<uint8_t> symbols =
         m110a_transmit_symbols(*m110a_waveform_by_name(mode), bytes.data(), bytes.size());
@@ -79,6 +80,7 @@ std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8
     cc.signal_power = 0.0625;
     cc.snr_db = snr_db;
     cc.frequency_offset_hz = offset_hz;
+    cc.sample_rate_offset_ppm = ppm;
     cc.seed = seed;
     chan::watterson_channel channel(cc);
     std::vector<float> out;
@@ -145,6 +147,20 @@ TEST_P(m110a_round_trip, decodes_our_burst_through_noise_and_offset)
 INSTANTIATE_TEST_SUITE_P(every_mode, m110a_round_trip,
                          ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S",
                                            "4800U", "75L", "300L", "2400L"));
+
+TEST(m110a_receiver, acquires_and_holds_at_75_hz_and_100_ppm)
+{
+    // 20 s of 2400S data: at 100 ppm the symbol timing drifts 2 ms (5 symbols).
+    const std::vector<uint8_t> data = random_bytes(6000, 21);
+    for (const auto& [hz, ppm] : { std::pair<double, double>{ 75.0, 100.0 }, { -75.0, -100.0 } }) {
+        const std::vector<float> audio = over_the_air("2400S", data, 9600, 15, hz, 8, ppm);
+        const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
+        ASSERT_EQ(bursts.size(), 1u) << hz << " Hz, " << ppm << " ppm";
+        EXPECT_TRUE(bursts[0].eom);
+        EXPECT_EQ(bursts[0].bytes, data) << hz << " Hz, " << ppm << " ppm";
+        EXPECT_NEAR(bursts[0].frequency_offset_hz, hz, 1.0);
+    }
+}
 
 TEST(m110a_receiver, noise_alone_starts_nothing)
 {

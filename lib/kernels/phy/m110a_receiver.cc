@@ -25,6 +25,7 @@ constexpr size_t ring = 8192;            // correlation history (> 2 segments)
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
 constexpr double lost_mse = 1.5;         // probe error power meaning "no signal"
 constexpr double max_inverse_correlation = 100.0; // RLS: cap on trace(P) per tap
+constexpr uint64_t timing_check_symbols = 48;     // how often the timing is looked at
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
 
@@ -70,6 +71,10 @@ struct m110a_receiver::state {
     std::vector<cd> inverse_correlation; // P, n x n
     size_t taps = 0;
     double theta = 0, nu = 0;
+    // Samples the symbol timing has moved since the preamble (sample-rate offset):
+    // the feed-forward taps' energy centre is kept within a tap of the middle.
+    int64_t timing_shift = 0;
+    void follow_timing();
     double noise = 1.0; // error power on known symbols (EMA)
     double signal_lost_blocks = 0;
     double block_error = 0;
@@ -371,6 +376,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
         inverse_correlation[i * taps + i] = 1.0;
     theta = 0;
     nu = 0;
+    timing_shift = 0;
     noise = 1.0;
     signal_lost_blocks = 0;
     block_error = 0;
@@ -389,13 +395,13 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
 
 cd m110a_receiver::state::equalise(uint64_t k)
 {
-    const uint64_t centre = start + k * sps;
+    const int64_t centre = int64_t(start + k * sps) + timing_shift;
     const int half = int(cfg.feedforward_taps / 2);
     const cd rot = std::polar(1.0, -theta);
     px = 0;
     for (int j = -half; j <= half; ++j) {
-        const int64_t i = int64_t(centre) + 2 * j;
-        const cd v = i >= int64_t(base) ? cd(derotated(uint64_t(i))) : cd();
+        const int64_t i = centre + 2 * j;
+        const cd v = i >= int64_t(base) && i < int64_t(total) ? cd(derotated(uint64_t(i))) : cd();
         u[size_t(j + half)] = v * rot;
         px += std::norm(v);
     }
@@ -407,6 +413,45 @@ cd m110a_receiver::state::equalise(uint64_t k)
         z += std::conj(w[i]) * u[i];
     z_last = z;
     return z;
+}
+
+void m110a_receiver::state::follow_timing()
+{
+    const size_t ff = cfg.feedforward_taps;
+    double total_energy = 0, moment = 0;
+    for (size_t j = 0; j < ff; ++j) {
+        const double e = std::norm(w[j]);
+        total_energy += e;
+        moment += e * (double(j) - double(ff / 2));
+    }
+    if (!(total_energy > 0))
+        return;
+    const double centre = moment / total_energy; // in taps (2 samples each)
+    int step = 0;
+    if (centre > 1.0)
+        step = 1;
+    else if (centre < -1.0)
+        step = -1;
+    if (step == 0)
+        return;
+    // Move the window one tap (two samples) towards the energy and the taps (and the
+    // rows and columns of P) with it, so the output does not change.
+    timing_shift += 2 * step;
+    std::vector<cd> moved(ff);
+    for (size_t j = 0; j < ff; ++j) {
+        const long from = long(j) + step;
+        moved[j] = from >= 0 && from < long(ff) ? w[size_t(from)] : cd();
+    }
+    std::copy(moved.begin(), moved.end(), w.begin());
+    std::vector<cd> p(inverse_correlation.size());
+    for (size_t i = 0; i < taps; ++i)
+        for (size_t j = 0; j < taps; ++j) {
+            const long fi = i < ff ? long(i) + step : long(i);
+            const long fj = j < ff ? long(j) + step : long(j);
+            const bool inside = fi >= 0 && fj >= 0 && (i >= ff || fi < long(ff)) && (j >= ff || fj < long(ff));
+            p[i * taps + j] = inside ? inverse_correlation[size_t(fi) * taps + size_t(fj)] : (i == j ? cd(1.0) : cd());
+        }
+    inverse_correlation.swap(p);
 }
 
 void m110a_receiver::state::update(cf sent, bool adapt, bool known_symbol)
@@ -468,8 +513,10 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
     const int half = int(cfg.feedforward_taps / 2);
     const auto& scrambler = m110a_data_scrambler();
     const bool walsh = mode->modulation == m110a_modulation::walsh;
-    while (start + symbol * sps + uint64_t(2 * half) + 1 < total) {
+    while (int64_t(start + symbol * sps) + timing_shift + 2 * half + 1 < int64_t(total)) {
         const uint64_t k = symbol++;
+        if (k % timing_check_symbols == 0)
+            follow_timing();
         if (k < data_symbol) {
             // Preamble: every symbol known.
             const unsigned seg = unsigned(k / m110a_segment_symbols);

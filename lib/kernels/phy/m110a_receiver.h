@@ -21,14 +21,15 @@
  *      against its four patterns instead (equaliser frozen after the preamble);
  *      deinterleaving, repetition combining, streaming Viterbi, and the bit stream
  *      searched for the EOM.
+ *      Symbol timing follows a sample-rate offset: when the feed-forward taps' energy
+ *      centre moves a tap off the middle, the window moves two samples after it.
  *   4. The burst ends at the EOM; or cut when the signal is lost (13 dB weaker than
  *      at its preamble for an interleaver block, or the probes no longer matching for
  *      three), when a new preamble appears (the search keeps running during data), or
  *      at max_burst_s; it is reported with mode, offset, SNR and whether the EOM was
  *      found.
  * Bad input (noise, partial bursts, corrupt mode codes) only ever sends it back to
- * searching. Symbol timing is held from the detection: sample-rate offsets are not
- * tracked yet. */
+ * searching. */
 #ifndef HFSTACK_KERNELS_PHY_M110A_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110A_RECEIVER_H
 
@@ -49,7 +50,7 @@ struct m110a_receiver_config {
     double detection_threshold = 5.5; // z-score of the preamble correlation
     unsigned feedforward_taps = 17;   // T/2 spaced, centred on the symbol
     unsigned feedback_taps = 16;      // symbol spaced
-    double forgetting = 0.99;         // RLS forgetting factor (memory ~ 1 / (1 - it) symbols)
+    double forgetting = 0.995;        // RLS forgetting factor (memory ~ 1 / (1 - it) symbols)
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
 };

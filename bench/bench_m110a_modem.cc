@@ -2,6 +2,8 @@
  * transmitter/receiver speed on one core.
  *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
+ *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
+ *       [--verbose 1]   (a line per burst on stderr)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
@@ -55,6 +57,8 @@ int main(int argc, char** argv)
     double seconds = 120;
     uint64_t seed = 1;
     double offset_hz = 0, ppm = 0;
+    double two_path_delay_ms = -1, two_path_spread_hz = 0;
+    bool verbose = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--profile")
@@ -73,6 +77,17 @@ int main(int argc, char** argv)
             offset_hz = std::atof(value.c_str());
         else if (key == "--ppm")
             ppm = std::atof(value.c_str());
+        else if (key == "--two-path") { // "delay_ms,spread_hz": two equal Rayleigh paths
+            const std::vector<std::string> v = split(value);
+            if (v.size() != 2) {
+                std::fprintf(stderr, "bench_m110a_modem: --two-path needs delay_ms,spread_hz\n");
+                return 2;
+            }
+            two_path_delay_ms = std::atof(v[0].c_str());
+            two_path_spread_hz = std::atof(v[1].c_str());
+            profile = "two-path " + value;
+        } else if (key == "--verbose")
+            verbose = value != "0";
         else {
             std::fprintf(stderr, "bench_m110a_modem: unknown option %s\n", key.c_str());
             return 2;
@@ -100,7 +115,11 @@ int main(int argc, char** argv)
             const psk_modulator modulator(mc);
             chan::watterson_config cc;
             try {
-                cc = chan::watterson_preset(profile, fs, snr, seed);
+                cc = two_path_delay_ms >= 0 ? chan::watterson_preset("awgn", fs, snr, seed)
+                                            : chan::watterson_preset(profile, fs, snr, seed);
+                if (two_path_delay_ms >= 0)
+                    cc.paths = { { 0.5, two_path_spread_hz, 0.0, 0.0 },
+                                 { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
                 cc.frequency_offset_hz = offset_hz;
                 cc.sample_rate_offset_ppm = ppm;
             } catch (const std::exception& e) {
@@ -139,15 +158,23 @@ int main(int argc, char** argv)
                 rx_cpu += seconds_since(t0);
                 bits += 8 * data.size();
                 if (bursts.empty()) {
+                    if (verbose)
+                        std::fprintf(stderr, "  burst: none received\n");
                     ++lost;
                     errors += 8 * data.size();
                     continue;
                 }
                 const std::vector<uint8_t>& got = bursts.back().bytes;
+                size_t burst_errors = 0;
                 for (size_t b = 0; b < data.size(); ++b) {
                     const uint8_t x = b < got.size() ? got[b] : uint8_t(~data[b]);
-                    errors += size_t(__builtin_popcount(unsigned(x ^ data[b])));
+                    burst_errors += size_t(__builtin_popcount(unsigned(x ^ data[b])));
                 }
+                errors += burst_errors;
+                if (verbose)
+                    std::fprintf(stderr, "  burst: %zu received, eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB\n",
+                                 bursts.size(), int(bursts.back().eom), got.size(), data.size(), burst_errors,
+                                 bursts.back().snr_db);
             }
             std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f\n", name.c_str(), snr, bits,
                         errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,

@@ -5,12 +5,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The two HF channel blocks (complex and real) are the same thin adapter over
-// chan::watterson_channel; this template is it.
+// hf_channel_cc and hf_channel_ff: one thin adapter over chan::watterson_channel.
 #ifndef INCLUDED_HFSTACK_HF_CHANNEL_IMPL_H
 #define INCLUDED_HFSTACK_HF_CHANNEL_IMPL_H
 
 #include "chan/watterson_channel.h"
+
+#include <gnuradio/hfstack/hf_channel.h>
 
 #include <gnuradio/io_signature.h>
 
@@ -50,8 +51,8 @@ inline std::vector<chan::watterson_path> hf_channel_paths(const std::string& pro
     return paths;
 }
 
-template <typename T, typename Interface>
-class hf_channel_impl : public Interface
+template <typename T>
+class hf_channel_impl : public hf_channel<T>
 {
 public:
     hf_channel_impl(const char* name,

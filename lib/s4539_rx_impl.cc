@@ -8,12 +8,13 @@
 #include "phy/m110a_receiver.h"
 #include "phy/serial_tone_frontend.h"
 
+#include "modem_status.h"
+
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/hfstack/s4539_rx.h>
 #include <gnuradio/io_signature.h>
 
 #include <atomic>
-#include <chrono>
 #include <complex>
 
 namespace gr {
@@ -23,11 +24,6 @@ namespace {
 
 const pmt::pmt_t port_out = pmt::mp("out");
 const pmt::pmt_t port_status = pmt::mp("status");
-
-double epoch_seconds()
-{
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 const char* interleaver_name(phy::m110a_interleaver il)
 {
@@ -92,13 +88,7 @@ private:
         return c;
     }
 
-    void post_status(const char* event)
-    {
-        pmt::pmt_t d = pmt::make_dict();
-        d = pmt::dict_add(d, metadata::event(), pmt::mp(event));
-        d = pmt::dict_add(d, metadata::time(), pmt::from_double(epoch_seconds()));
-        message_port_pub(port_status, d);
-    }
+    void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
 
     void post_burst(const phy::m110a_burst& b)
     {
@@ -109,7 +99,7 @@ private:
         meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(b.snr_db));
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(b.frequency_offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(!b.eom));
-        meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(epoch_seconds()));
+        meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
         message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(b.bytes.size(), b.bytes)));
         ++d_bursts;
         d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", b.mode, b.bytes.size(),

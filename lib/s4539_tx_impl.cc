@@ -8,11 +8,12 @@
 #include "phy/m110a_transmitter.h"
 #include "phy/psk_modulator.h"
 
+#include "modem_status.h"
+
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/hfstack/s4539_tx.h>
 #include <gnuradio/io_signature.h>
 
-#include <chrono>
 #include <complex>
 #include <deque>
 #include <mutex>
@@ -28,11 +29,6 @@ const pmt::pmt_t port_ptt = pmt::mp("ptt");
 const pmt::pmt_t port_status = pmt::mp("status");
 const pmt::pmt_t tag_sob = pmt::mp("tx_sob");
 const pmt::pmt_t tag_eob = pmt::mp("tx_eob");
-
-double epoch_seconds()
-{
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 phy::m110a_interleaver parse_interleaver(const std::string& name)
 {
@@ -145,13 +141,7 @@ private:
         return c;
     }
 
-    void post_status(const char* event)
-    {
-        pmt::pmt_t d = pmt::make_dict();
-        d = pmt::dict_add(d, metadata::event(), pmt::mp(event));
-        d = pmt::dict_add(d, metadata::time(), pmt::from_double(epoch_seconds()));
-        message_port_pub(port_status, d);
-    }
+    void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
 
     void handle_pdu(const pmt::pmt_t& msg)
     {
@@ -197,10 +187,7 @@ private:
     void reject(const std::string& why)
     {
         d_logger->error("{}", why);
-        pmt::pmt_t d = pmt::make_dict();
-        d = pmt::dict_add(d, metadata::event(), pmt::mp("tx_error"));
-        d = pmt::dict_add(d, metadata::reason(), pmt::mp(why));
-        message_port_pub(port_status, d);
+        message_port_pub(port_status, pmt::dict_add(modem_status("tx_error"), metadata::reason(), pmt::mp(why)));
     }
 
     const bool d_complex;

@@ -7,9 +7,10 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include "m110a_test_support.h"
+
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,20 +20,6 @@ using namespace gr::hfstack::phy;
 using cf = std::complex<float>;
 
 namespace {
-
-const std::string text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
-
-bool read_pcm(const std::string& path, std::vector<float>& out)
-{
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return false;
-    std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    out.resize(raw.size() / 2);
-    for (size_t k = 0; k < out.size(); ++k)
-        out[k] = float(int16_t(uint16_t(uint8_t(raw[2 * k])) | uint16_t(uint8_t(raw[2 * k + 1])) << 8)) / 32768.0f;
-    return true;
-}
 
 // Audio in, bursts out, fed in pieces as a block would.
 std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs)
@@ -88,15 +75,6 @@ std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8
     return out;
 }
 
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
-}
-
 } // namespace
 
 class m110a_reference_recording : public ::testing::TestWithParam<const char*>
@@ -106,14 +84,14 @@ class m110a_reference_recording : public ::testing::TestWithParam<const char*>
 TEST_P(m110a_reference_recording, decodes_to_its_text)
 {
     std::vector<float> audio;
-    const std::string path = std::string(HFSTACK_VECTORS_DIR) + "/m110a/tx_" + GetParam() + ".pcm";
-    if (!read_pcm(path, audio))
+    const std::string path = m110a_recording_path(GetParam());
+    if (!read_pcm(path, audio, 1.0f / 32768.0f))
         GTEST_SKIP() << "no reference recording at " << path;
     const std::vector<m110a_burst> bursts = receive_audio(audio, 48000);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_EQ(bursts[0].mode, GetParam());
     EXPECT_TRUE(bursts[0].eom);
-    EXPECT_EQ(std::string(bursts[0].bytes.begin(), bursts[0].bytes.end()), text);
+    EXPECT_EQ(std::string(bursts[0].bytes.begin(), bursts[0].bytes.end()), m110a_reference_text);
     EXPECT_NEAR(bursts[0].frequency_offset_hz, 0.0, 1.0);
 }
 

@@ -12,12 +12,13 @@
 #include "phy/m110a_transmitter.h"
 #include "phy/psk_modulator.h"
 
+#include "m110a_test_support.h"
+
 #include <gtest/gtest.h>
 #include <liquid/liquid.h>
 
 #include <cmath>
 #include <complex>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,21 +29,6 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 constexpr uint8_t undecided = 255; // a symbol the equaliser window does not reach
-const std::string text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
-
-std::string vectors_dir() { return HFSTACK_VECTORS_DIR "/m110a"; }
-
-bool read_pcm(const std::string& path, std::vector<float>& out)
-{
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return false;
-    std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    out.resize(raw.size() / 2);
-    for (size_t k = 0; k < out.size(); ++k)
-        out[k] = float(int16_t(uint16_t(uint8_t(raw[2 * k])) | uint16_t(uint8_t(raw[2 * k + 1])) << 8));
-    return true;
-}
 
 // Solves A w = b (n x n, complex) by Gaussian elimination with partial pivoting.
 std::vector<cd> solve(std::vector<std::vector<cd>> a, std::vector<cd> b)
@@ -149,12 +135,12 @@ TEST_P(m110a_recording, carries_what_our_transmitter_sends)
 {
     const m110a_waveform& mode = *m110a_waveform_by_name(GetParam());
     std::vector<float> audio;
-    const std::string path = vectors_dir() + "/tx_" + mode.name + ".pcm";
+    const std::string path = m110a_recording_path(mode.name);
     if (!read_pcm(path, audio))
         GTEST_SKIP() << "no reference recording at " << path
                      << " (configure with -DHFSTACK_VECTORS_DIR=...)";
     const std::vector<uint8_t> ours = m110a_transmit_symbols(
-        mode, reinterpret_cast<const uint8_t*>(text.data()), text.size());
+        mode, reinterpret_cast<const uint8_t*>(m110a_reference_text.data()), m110a_reference_text.size());
     const std::vector<uint8_t> preamble(ours.begin(), ours.begin() + 480);
     // The recording runs 0.2-0.6 s past the end of our last interleaver block (its
     // files end on 0.2 s boundaries): the reference core keeps sending frames.

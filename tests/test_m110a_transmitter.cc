@@ -6,6 +6,7 @@
 #include "phy/psk_modulator.h"
 
 #include "expect_error.h"
+#include "m110a_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -19,15 +20,6 @@ using namespace gr::hfstack::phy;
 namespace {
 
 constexpr double pi = 3.14159265358979323846;
-
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
-}
 
 } // namespace
 

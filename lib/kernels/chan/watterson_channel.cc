@@ -191,54 +191,36 @@ void watterson_channel::update_noise_sigma()
 
 void watterson_channel::set_paths(const std::vector<watterson_path>& paths)
 {
-    watterson_config c = d_cfg;
-    c.paths = paths;
-    validate(c);
-    d_cfg.paths = paths;
+    change([&](watterson_config& c) { c.paths = paths; });
     build_paths();
 }
 
 void watterson_channel::set_snr_db(double snr_db)
 {
-    watterson_config c = d_cfg;
-    c.snr_db = snr_db;
-    validate(c);
-    d_cfg = c;
+    change([&](watterson_config& c) { c.snr_db = snr_db; });
     update_noise_sigma();
 }
 
 void watterson_channel::set_noise_bandwidth_hz(double bandwidth_hz)
 {
-    watterson_config c = d_cfg;
-    c.noise_bandwidth_hz = bandwidth_hz;
-    validate(c);
-    d_cfg = c;
+    change([&](watterson_config& c) { c.noise_bandwidth_hz = bandwidth_hz; });
     update_noise_sigma();
 }
 
 void watterson_channel::set_signal_power(double power)
 {
-    watterson_config c = d_cfg;
-    c.signal_power = power;
-    validate(c);
-    d_cfg = c;
+    change([&](watterson_config& c) { c.signal_power = power; });
     update_noise_sigma();
 }
 
 void watterson_channel::set_frequency_offset_hz(double offset_hz)
 {
-    watterson_config c = d_cfg;
-    c.frequency_offset_hz = offset_hz;
-    validate(c);
-    d_cfg = c;
+    change([&](watterson_config& c) { c.frequency_offset_hz = offset_hz; });
 }
 
 void watterson_channel::set_sample_rate_offset_ppm(double ppm)
 {
-    watterson_config c = d_cfg;
-    c.sample_rate_offset_ppm = ppm;
-    validate(c);
-    d_cfg = c;
+    change([&](watterson_config& c) { c.sample_rate_offset_ppm = ppm; });
     const float rate = float(1.0 + ppm * 1e-6);
     if (d_liquid->resampler)
         resamp_crcf_set_rate(d_liquid->resampler, rate);

@@ -111,6 +111,15 @@ private:
     struct path_state;
 
     static void validate(const watterson_config& c);
+    // Applies edit to a copy of the configuration and keeps it only if it validates.
+    template <typename Edit>
+    void change(Edit edit)
+    {
+        watterson_config c = d_cfg;
+        edit(c);
+        validate(c);
+        d_cfg = c;
+    }
     void build_paths();
     void update_noise_sigma();
     size_t run(const std::complex<float>* in, size_t n); // result in d_y

@@ -21,8 +21,7 @@ namespace py = pybind11;
 void bind_pcap_sink(py::module& m);
 void bind_node(py::module& m);
 void bind_sis_server(py::module& m);
-void bind_hf_channel_cc(py::module& m);
-void bind_hf_channel_ff(py::module& m);
+void bind_hf_channel(py::module& m);
 void bind_s4539_tx(py::module& m);
 void bind_s4539_rx(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
@@ -65,8 +64,7 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_pcap_sink(m);
     bind_node(m);
     bind_sis_server(m);
-    bind_hf_channel_cc(m);
-    bind_hf_channel_ff(m);
+    bind_hf_channel(m);
     bind_s4539_tx(m);
     bind_s4539_rx(m);
     // ) END BINDING_FUNCTION_CALLS

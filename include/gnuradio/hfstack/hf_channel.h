@@ -5,10 +5,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#ifndef INCLUDED_HFSTACK_HF_CHANNEL_CC_H
-#define INCLUDED_HFSTACK_HF_CHANNEL_CC_H
+#ifndef INCLUDED_HFSTACK_HF_CHANNEL_H
+#define INCLUDED_HFSTACK_HF_CHANNEL_H
 
 #include <gnuradio/block.h>
+#include <gnuradio/gr_complex.h>
 #include <gnuradio/hfstack/api.h>
 
 #include <cstdint>
@@ -19,7 +20,9 @@ namespace gr {
 namespace hfstack {
 
 /*!
- * \brief HF channel simulator on complex baseband: the ITU-R F.1487 Watterson model.
+ * \brief HF channel simulator: the ITU-R F.1487 Watterson model, on complex baseband
+ * (hf_channel_cc) or on real audio (hf_channel_ff, which works on the analytic signal
+ * and outputs its real part).
  * \ingroup hfstack
  *
  * Any number of paths, each with a delay (fractional delays exact), a mean power, a
@@ -38,10 +41,11 @@ namespace hfstack {
  * std::invalid_argument naming the parameter. Tags keep their place scaled by the
  * rate; they do not move by the channel's latency.
  */
-class HFSTACK_API hf_channel_cc : virtual public gr::block
+template <class T>
+class HFSTACK_API hf_channel : virtual public gr::block
 {
 public:
-    typedef std::shared_ptr<hf_channel_cc> sptr;
+    typedef std::shared_ptr<hf_channel<T>> sptr;
 
     /*!
      * \param sample_rate_hz sample rate of the stream
@@ -97,7 +101,10 @@ public:
     virtual double latency_samples() const = 0;
 };
 
+typedef hf_channel<gr_complex> hf_channel_cc;
+typedef hf_channel<float> hf_channel_ff;
+
 } // namespace hfstack
 } // namespace gr
 
-#endif /* INCLUDED_HFSTACK_HF_CHANNEL_CC_H */
+#endif /* INCLUDED_HFSTACK_HF_CHANNEL_H */

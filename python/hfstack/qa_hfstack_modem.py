@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""apps/hfstack-modem: tx then rx gives back the text and the mode at 8000 and 48000 Hz;
+rx finds several bursts and writes their bytes; ber counts no errors at a high SNR and
+more at a low one, with CSV rows and a plot; burst matching counts lost and unrecognised
+bursts; bad input is refused in one line."""
+
+import csv
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import wave
+
+import numpy as np
+
+from gnuradio import gr_unittest
+
+APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
+                   "hfstack-modem")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, APP, *args], capture_output=True, text=True,
+                          timeout=300, env=os.environ)
+
+
+def load_app():
+    """The command as a module, for its helpers."""
+    loader = importlib.machinery.SourceFileLoader("hfstack_modem_app", APP)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def read_wav(path):
+    with wave.open(path, "rb") as w:
+        return (w.getframerate(), w.getnchannels(), w.getsampwidth(),
+                np.frombuffer(w.readframes(w.getnframes()), dtype="<i2"))
+
+
+def write_wav(path, x, fs, channels=1):
+    with wave.open(path, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(fs)
+        w.writeframes(np.asarray(x, dtype="<i2").tobytes())
+
+
+class qa_hfstack_modem(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.d = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.d, name)
+
+    def test_tx_then_rx_returns_the_text_and_the_mode(self):
+        for mode, rate, text in (("2400S", 8000, "HELLO FROM 2400S"), ("600S", 48000, "hi, 600 bps")):
+            wav = self.path(f"{mode}.wav")
+            done = run("tx", "--mode", mode, "--text", text, wav, "--rate", str(rate), "--json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            report = json.loads(done.stdout)
+            self.assertEqual((report["mode"], report["bytes"], report["clipped"]), (mode, len(text), 0))
+            fs, channels, width, x = read_wav(wav)
+            self.assertEqual((fs, channels, width), (rate, 1, 2))
+            self.assertEqual(len(x), report["samples"])
+            # Preamble 0.6 s and one 0.6 s interleaver block (the bytes, EOM and flush
+            # fit in one), the filter's tail, 0.2 s of silence each side.
+            self.assertAlmostEqual(report["air_time_s"], 1.2, delta=0.01)
+            self.assertAlmostEqual(len(x), round(0.4 * rate) + report["air_time_s"] * rate, delta=5)
+            self.assertTrue(np.all(x[: int(0.2 * rate)] == 0))
+            self.assertTrue(np.all(x[-int(0.2 * rate):] == 0))
+            self.assertGreater(np.sqrt(np.mean((x[int(0.2 * rate):-int(0.2 * rate)] / 32768.0) ** 2)), 0.2)
+
+            done = run("rx", wav, "--json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stderr, "")
+            bursts = json.loads(done.stdout)["bursts"]
+            self.assertEqual(len(bursts), 1)
+            self.assertEqual(bursts[0]["mode"], mode)
+            self.assertEqual(bursts[0]["text"], text)
+            self.assertFalse(bursts[0]["bytes_bad"])
+            self.assertGreater(bursts[0]["snr_db"], 30)
+
+            done = run("rx", wav)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn(mode, done.stdout)
+            self.assertIn(json.dumps(text), done.stdout)
+
+    def test_rx_finds_every_burst_and_writes_their_bytes(self):
+        rng = np.random.default_rng(7)
+        payload = bytes(rng.integers(0, 256, 300, dtype=np.uint8))
+        first, second = self.path("a.wav"), self.path("b.wav")
+        with open(self.path("payload.bin"), "wb") as f:
+            f.write(payload)
+        self.assertEqual(run("tx", "--mode", "1200L", "--input", self.path("payload.bin"), first,
+                             "--rate", "9600").returncode, 0)
+        self.assertEqual(run("tx", "--mode", "4800U", "--text", "second", second,
+                             "--rate", "9600").returncode, 0)
+        both = self.path("both.wav")
+        # One recording that ends right after the second burst's last sample: the
+        # receiver still has to finish it.
+        write_wav(both, np.concatenate([read_wav(first)[3], read_wav(second)[3][:-1920]]), 9600)
+        out = self.path("out.bin")
+        done = run("rx", both, "--output", out)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 2, done.stdout)
+        self.assertIn("1200L", lines[0])
+        self.assertIn("300 bytes: hex ", lines[0])
+        self.assertIn('4800U', lines[1])
+        self.assertIn('"second"', lines[1])
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), payload + b"second")
+
+    def test_loud_tx_is_clipped_and_counted(self):
+        wav = self.path("loud.wav")
+        done = run("tx", "--mode", "2400S", "--text", "LOUD", wav, "--level", "1", "--json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout)
+        _, _, _, x = read_wav(wav)
+        # Held at full scale, not wrapped: every clipped sample sits at +-32767 (a few
+        # more may land there by rounding alone).
+        at_limit = int(np.count_nonzero(np.abs(x.astype(int)) == 32767))
+        self.assertGreater(report["clipped"], 100)
+        self.assertLessEqual(report["clipped"], at_limit)
+        self.assertGreater(report["clipped"], 0.99 * at_limit)
+        self.assertEqual(int(np.abs(x.astype(int)).max()), 32767)
+
+    def test_ber_no_errors_at_20_db(self):
+        done = run("ber", "--modes", "1200S", "--snr", "20", "--seconds", "20", "--csv", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rows = list(csv.DictReader(io.StringIO(done.stdout)))
+        self.assertEqual(len(rows), 1)
+        row = rows[0]
+        self.assertEqual((row["mode"], float(row["snr_db"])), ("1200S", 20.0))
+        self.assertEqual(int(row["errors"]), 0)
+        self.assertEqual(int(row["bursts_lost"]), 0)
+        # Two bursts of 9.6 s (15 interleaver blocks of 720 bits, less EOM and flush).
+        self.assertEqual((int(row["bursts"]), int(row["bits"])), (2, 2 * 8 * 1328))
+        self.assertAlmostEqual(float(row["ber_upper95"]), 3 / (2 * 8 * 1328), delta=1e-8)
+        # One progress line per point, on stderr, with the table.
+        progress = [line for line in done.stderr.splitlines()
+                    if line.startswith("hfstack-modem: 1200S at 20 dB")]
+        self.assertEqual(len(progress), 1, done.stderr)
+
+    def test_ber_is_higher_at_0_db_and_plotted(self):
+        png = self.path("ber.png")
+        done = run("ber", "--modes", "1200S", "--snr", "20,0", "--seconds", "20", "--csv", "-",
+                   "--plot", png, "--seed", "3")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rows = {float(r["snr_db"]): r for r in csv.DictReader(io.StringIO(done.stdout))}
+        self.assertEqual(sorted(rows), [0.0, 20.0])
+        self.assertEqual(int(rows[20.0]["errors"]), 0)
+        self.assertGreater(int(rows[0.0]["errors"]), 0)
+        self.assertGreater(float(rows[0.0]["ber"]), float(rows[20.0]["ber"]))
+        self.assertGreater(float(rows[0.0]["ber"]), float(rows[20.0]["ber_upper95"]))
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_burst_matching_counts_lost_and_unrecognised_bursts(self):
+        app = load_app()
+        rng = np.random.default_rng(11)
+        sent = [rng.integers(0, 256, 200, dtype=np.uint8) for _ in range(4)]
+
+        def damaged(x, nbits):
+            y = x.copy()
+            for k in rng.choice(8 * len(x), nbits, replace=False):
+                y[k // 8] ^= np.uint8(1 << (k % 8))
+            return y
+
+        junk = rng.integers(0, 256, 200, dtype=np.uint8)
+        # Burst 1 received as junk between two recognised ones: paired, its own errors.
+        received = [damaged(sent[0], 30), junk, sent[2], np.concatenate([sent[3], junk])]
+        self.assertEqual(app.match_bursts(sent, received), {0: 0, 1: 1, 2: 2, 3: 3})
+        # Bursts 1 and 2 with only one unrecognised burst between: both lost.
+        received = [damaged(sent[0], 30), junk, sent[3]]
+        self.assertEqual(app.match_bursts(sent, received), {0: 0, 3: 2})
+        # A burst missing entirely, and a short one: missing bytes count 8 wrong bits,
+        # extra bytes none.
+        received = [sent[0], sent[2][:150]]
+        self.assertEqual(app.match_bursts(sent, received), {0: 0, 2: 1})
+        self.assertEqual(app.bit_errors(sent[2][:150], sent[2]), 8 * 50)
+        self.assertEqual(app.bit_errors(np.concatenate([sent[3], junk]), sent[3]), 0)
+        self.assertEqual(app.bit_errors(damaged(sent[1], 17), sent[1]), 17)
+        self.assertEqual(app.upper95(0, 1000), 0.003)
+        self.assertAlmostEqual(app.upper95(4, 1000), (4 + 1.96 * 2 + 1) / 1000)
+
+    def test_bad_input_gives_one_line(self):
+        stereo = self.path("stereo.wav")
+        write_wav(stereo, np.zeros(800), 8000, channels=2)
+        not_wav = self.path("junk.wav")
+        with open(not_wav, "wb") as f:
+            f.write(b"this is not a wav file")
+        silence = self.path("silence.wav")
+        write_wav(silence, np.zeros(16000), 8000)
+        out = self.path("out.wav")
+        cases = [
+            (["tx", "--mode", "2400X", "--text", "x", out], 2, "unknown mode"),
+            (["tx", "--mode", "2400S", "--input", self.path("missing.bin"), out], 2, "missing.bin"),
+            (["tx", "--mode", "2400S", out], 2, "--text"),
+            (["tx", "--mode", "2400S", "--text", "x", out, "--rate", "1000"], 2, "--rate"),
+            (["tx", "--mode", "2400S", "--text", "x", os.path.join(self.d, "no", "o.wav")], 2,
+             "no such directory"),
+            (["rx", self.path("missing.wav")], 2, "missing.wav"),
+            (["rx", not_wav], 2, "WAV"),
+            (["rx", stereo], 2, "mono"),
+            (["ber", "--modes", "1200S", "--snr", "nan"], 2, "finite"),
+            (["ber", "--modes", "1200S,9600S", "--snr", "10"], 2, "unknown mode"),
+            (["ber", "--modes", "1200S", "--snr", "10", "--profile", "stormy"], 2, "profile"),
+            ([], 2, "subcommand"),
+            (["rx", silence], 1, "no burst"),
+        ]
+        for args, status, words in cases:
+            done = run(*args)
+            self.assertEqual(done.returncode, status, f"{args}: {done.stderr}")
+            lines = done.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, f"{args}: {done.stderr}")
+            self.assertTrue(lines[0].startswith("hfstack-modem: "), lines[0])
+            self.assertIn(words, lines[0], f"{args}")
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_hfstack_modem)

@@ -22,7 +22,7 @@ using cf = std::complex<float>;
 namespace {
 
 // Audio in, bursts out, fed in pieces as a block would.
-std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs)
+std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs, size_t piece = 4096)
 {
     serial_tone_frontend_config fc;
     fc.sample_rate = fs;
@@ -30,9 +30,9 @@ std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double f
     m110a_receiver rx;
     std::vector<m110a_burst> bursts;
     std::vector<cf> bb;
-    for (size_t k = 0; k < audio.size(); k += 4096) {
+    for (size_t k = 0; k < audio.size(); k += piece) {
         bb.clear();
-        front.process(audio.data() + k, std::min<size_t>(4096, audio.size() - k), bb);
+        front.process(audio.data() + k, std::min<size_t>(piece, audio.size() - k), bb);
         rx.process(bb.data(), bb.size(), bursts);
     }
     // Half a second of silence lets the last decisions out.
@@ -137,6 +137,27 @@ TEST(m110a_receiver, acquires_and_holds_at_75_hz_and_100_ppm)
         EXPECT_TRUE(bursts[0].eom);
         EXPECT_EQ(bursts[0].bytes, data) << hz << " Hz, " << ppm << " ppm";
         EXPECT_NEAR(bursts[0].frequency_offset_hz, hz, 1.0);
+    }
+}
+
+TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)
+{
+    // Two bursts back to back through noise at 7 dB (so decisions are marginal and any
+    // difference would show), fed in pieces of 100, 977 and 4096 samples.
+    std::vector<float> audio = over_the_air("2400S", random_bytes(900, 31), 8000, 7, 12.5, 9);
+    const std::vector<float> second = over_the_air("600S", random_bytes(200, 32), 8000, 7, -20, 10);
+    audio.insert(audio.end(), second.begin(), second.end());
+    const std::vector<m110a_burst> reference = receive_audio(audio, 8000, 4096);
+    ASSERT_EQ(reference.size(), 2u);
+    for (size_t piece : { size_t(100), size_t(977) }) {
+        const std::vector<m110a_burst> other = receive_audio(audio, 8000, piece);
+        ASSERT_EQ(other.size(), reference.size()) << piece;
+        for (size_t b = 0; b < other.size(); ++b) {
+            EXPECT_EQ(other[b].bytes, reference[b].bytes) << piece << " burst " << b;
+            EXPECT_EQ(other[b].start_sample, reference[b].start_sample) << piece;
+            EXPECT_EQ(other[b].snr_db, reference[b].snr_db) << piece; // bit for bit
+            EXPECT_EQ(other[b].frequency_offset_hz, reference[b].frequency_offset_hz) << piece;
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <liquid/liquid.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +16,7 @@ namespace {
 constexpr double two_pi = 6.283185307179586476925286766559;
 constexpr unsigned lowpass_taps = 65;
 constexpr float lowpass_cutoff_hz = 1900.0f;
+constexpr double block_s = 0.01; // fixed processing block (see the header)
 
 [[noreturn]] void bad(const char* parameter, const std::string& what, double value)
 {
@@ -46,6 +48,7 @@ serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& co
         bad("carrier_hz", "must be in (0, sample_rate / 2)", d_cfg.carrier_hz);
     if (d_cfg.sample_rate != output_rate)
         d_liquid->resampler = msresamp_crcf_create(float(output_rate / d_cfg.sample_rate), 70.0f);
+    d_block = std::max<size_t>(1, size_t(std::lround(d_cfg.sample_rate * block_s)));
     d_liquid->lowpass = firfilt_crcf_create_kaiser(
         lowpass_taps, float(lowpass_cutoff_hz / output_rate), 70.0f, 0.0f);
 }
@@ -54,6 +57,7 @@ serial_tone_frontend::~serial_tone_frontend() = default;
 
 double serial_tone_frontend::delay_samples() const
 {
+    // Not counting the wait for a whole block (up to 10 ms).
     double delay = (lowpass_taps - 1) / 2.0;
     if (d_liquid->resampler)
         delay += msresamp_crcf_get_delay(d_liquid->resampler);
@@ -64,20 +68,9 @@ void serial_tone_frontend::process(const float* in, size_t n, std::vector<std::c
 {
     if (!d_cfg.real_input)
         throw std::logic_error("serial_tone_frontend: complex input configured; pass complex samples");
-    d_mixed.resize(n);
-    const double step = d_cfg.carrier_hz / d_cfg.sample_rate;
-    const std::complex<double> rotation = std::polar(1.0, -two_pi * step);
-    std::complex<double> phasor = std::polar(1.0, -two_pi * d_carrier_cycles);
-    for (size_t k = 0; k < n; ++k) {
-        if (k % 1024 == 0) // re-anchor from the exact phase
-            phasor = std::polar(1.0, -two_pi * std::fmod(d_carrier_cycles + step * double(k), 1.0));
-        // sqrt(2) undoes the transmitter's real-part scaling: unit baseband power.
-        const std::complex<double> z = double(in[k]) * std::sqrt(2.0) * phasor;
-        d_mixed[k] = std::complex<float>(float(z.real()), float(z.imag()));
-        phasor *= rotation;
-    }
-    d_carrier_cycles = std::fmod(d_carrier_cycles + step * double(n), 1.0);
-    finish(d_mixed, out);
+    d_real_in.insert(d_real_in.end(), in, in + n);
+    while (d_real_in.size() >= d_block)
+        run_block(out);
 }
 
 void serial_tone_frontend::process(const std::complex<float>* in, size_t n,
@@ -85,7 +78,31 @@ void serial_tone_frontend::process(const std::complex<float>* in, size_t n,
 {
     if (d_cfg.real_input)
         throw std::logic_error("serial_tone_frontend: real input configured; pass real samples");
-    d_mixed.assign(in, in + n);
+    d_complex_in.insert(d_complex_in.end(), in, in + n);
+    while (d_complex_in.size() >= d_block)
+        run_block(out);
+}
+
+void serial_tone_frontend::run_block(std::vector<std::complex<float>>& out)
+{
+    if (d_cfg.real_input) {
+        d_mixed.resize(d_block);
+        const double step = d_cfg.carrier_hz / d_cfg.sample_rate;
+        const std::complex<double> rotation = std::polar(1.0, -two_pi * step);
+        // The phase re-anchored from the exact value at each block start.
+        std::complex<double> phasor = std::polar(1.0, -two_pi * d_carrier_cycles);
+        for (size_t k = 0; k < d_block; ++k) {
+            // sqrt(2) undoes the transmitter's real-part scaling: unit baseband power.
+            const std::complex<double> z = double(d_real_in[k]) * std::sqrt(2.0) * phasor;
+            d_mixed[k] = std::complex<float>(float(z.real()), float(z.imag()));
+            phasor *= rotation;
+        }
+        d_carrier_cycles = std::fmod(d_carrier_cycles + step * double(d_block), 1.0);
+        d_real_in.erase(d_real_in.begin(), d_real_in.begin() + long(d_block));
+    } else {
+        d_mixed.assign(d_complex_in.begin(), d_complex_in.begin() + long(d_block));
+        d_complex_in.erase(d_complex_in.begin(), d_complex_in.begin() + long(d_block));
+    }
     finish(d_mixed, out);
 }
 

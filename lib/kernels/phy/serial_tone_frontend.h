@@ -6,7 +6,12 @@
  * Real audio is mixed down by the carrier (the image at -2 fc is removed by the
  * low-pass); other rates go through liquid-dsp's multi-stage resampler; the low-pass
  * (liquid Kaiser, 1.9 kHz cut-off) leaves +-1.62 kHz of RRC-0.35 signal plus +-280 Hz
- * of offset and removes what the equaliser would otherwise have to. */
+ * of offset and removes what the equaliser would otherwise have to.
+ *
+ * Input is processed in fixed blocks of 10 ms (held back until complete), so the output
+ * is bit-identical however the input is cut into calls: liquid's SIMD paths round
+ * differently at different buffer positions, and at a marginal SNR one rounding can
+ * flip a decision downstream. */
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
 
@@ -44,6 +49,7 @@ public:
     const serial_tone_frontend_config& config() const { return d_cfg; }
 
 private:
+    void run_block(std::vector<std::complex<float>>& out);
     void finish(std::vector<std::complex<float>>& mixed, std::vector<std::complex<float>>& out);
 
     serial_tone_frontend_config d_cfg;
@@ -51,6 +57,9 @@ private:
     std::unique_ptr<liquid_objects> d_liquid;
     double d_carrier_cycles = 0;
     std::vector<std::complex<float>> d_mixed, d_resampled;
+    size_t d_block = 0;                         // input samples per block
+    std::vector<float> d_real_in;                // input waiting for a whole block
+    std::vector<std::complex<float>> d_complex_in;
 };
 
 } // namespace phy

@@ -166,8 +166,9 @@ TEST_P(m110a_recording, carries_what_our_transmitter_sends)
         probe_mismatches += theirs[k] != (role.known + scrambler[d % 160]) % 8;
     }
     EXPECT_EQ(probe_mismatches, 0u) << "of " << probes << " probe symbols after our end";
-    if (mode.known_symbols > 0)
+    if (mode.known_symbols > 0) {
         EXPECT_GE(probes, 100u);
+    }
 
     // Our modulator's audio reads back to our symbols the same way.
     psk_modulator_config c;

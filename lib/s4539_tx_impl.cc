@@ -29,6 +29,7 @@ const pmt::pmt_t port_ptt = pmt::mp("ptt");
 const pmt::pmt_t port_status = pmt::mp("status");
 const pmt::pmt_t tag_sob = pmt::mp("tx_sob");
 const pmt::pmt_t tag_eob = pmt::mp("tx_eob");
+constexpr double max_transmission_s = 600.0;
 
 phy::m110a_interleaver parse_interleaver(const std::string& name)
 {
@@ -174,6 +175,14 @@ private:
         }
         size_t n = 0;
         const uint8_t* bytes = pmt::u8vector_elements(pmt::cdr(msg), n);
+        // A transmission is built whole before it starts: bound it (STANAG 5066 sends at
+        // most 127.5 s).
+        if (double(n) * 8.0 / double(mode->user_bps) > max_transmission_s) {
+            reject("s4539_tx: a PDU of " + std::to_string(n) + " bytes would last over " +
+                   std::to_string(int(max_transmission_s)) + " s at " + mode->name +
+                   "; transmission dropped");
+            return;
+        }
         const std::vector<uint8_t> symbols = phy::m110a_transmit_symbols(*mode, bytes, n);
         transmission t;
         if (d_complex)

@@ -85,10 +85,11 @@ class qa_s4539_modem(gr_unittest.TestCase):
 
     def test_bad_pdus_and_settings_are_refused(self):
         got, tx_status, ptt, tags, _ = run_link(
-            [pmt.intern("not a pdu"), pdu(b"x", data_rate=9600), pdu(b"y", data_rate=75, interleaver="medium")],
+            [pmt.intern("not a pdu"), pdu(b"x", data_rate=9600), pdu(b"y", data_rate=75, interleaver="medium"),
+             pdu(bytes(6000), data_rate=75)],  # 640 s of air time
             8000, False, 0.5)
         self.assertEqual(got, [])
-        self.assertEqual(tx_status, ["tx_error", "tx_error"])
+        self.assertEqual(tx_status, ["tx_error", "tx_error", "tx_error"])
         self.assertEqual(ptt, [])
         self.assertEqual(tags, [])
         with self.assertRaises(ValueError):

@@ -29,8 +29,8 @@ namespace hfstack {
  * tx_eob on its last. Port `ptt` posts #t when a transmission's first sample leaves
  * and #f after its last; `status` posts dicts with `event` "tx_started" /
  * "tx_finished" (and `time`, seconds since the epoch) at the same moments, as the node
- * expects on its phy_status port. A PDU asking for a mode 110A lacks is logged and
- * dropped with a "tx_error" status.
+ * expects on its phy_status port. A PDU asking for a mode 110A lacks, or one that
+ * would last over 600 s, is logged and dropped with a "tx_error" status.
  *
  * Output: real audio on an 1800 Hz carrier (rms `level`), or complex baseband.
  */

@@ -19,6 +19,7 @@ constexpr unsigned t1_poly = 0x6D;
 constexpr unsigned t2_poly = 0x4F;
 constexpr unsigned states = 64;
 constexpr unsigned char start_penalty = 63; // metric of the states we cannot start in
+constexpr size_t kept_steps = 65536;        // decisions handed out before they are dropped
 
 unsigned parity(unsigned x) { return unsigned(__builtin_parity(x)); }
 
@@ -60,6 +61,7 @@ void k7_viterbi::start()
     d_decisions.clear();
     d_steps = 0;
     d_output = 0;
+    d_first = 0;
 }
 
 void k7_viterbi::push(const float* llr, size_t pairs)
@@ -73,9 +75,9 @@ void k7_viterbi::push(const float* llr, size_t pairs)
     }
     // One 64-bit decision word per step: bit s set = the survivor into state s came
     // from the predecessor whose dropped (oldest) bit is 1. The kernel ORs into it.
-    d_decisions.resize(8 * (d_steps + pairs), 0);
+    d_decisions.resize(8 * (d_steps - d_first + pairs), 0);
     unsigned char* other = (d_current == d_metrics) ? d_metrics + states : d_metrics;
-    volk_8u_x4_conv_k7_r2_8u(other, d_current, d_symbols.data(), &d_decisions[8 * d_steps],
+    volk_8u_x4_conv_k7_r2_8u(other, d_current, d_symbols.data(), &d_decisions[8 * (d_steps - d_first)],
                              unsigned(pairs), 0, d_branch);
     // The kernel swaps its buffers every step: after an odd count the newest metrics
     // are in the buffer it wrote first.
@@ -97,7 +99,7 @@ void k7_viterbi::trace(unsigned state, size_t from, size_t until, std::vector<ui
         if (s < until)
             out[first + (s - from)] = uint8_t(state & 1);
         uint64_t word;
-        std::memcpy(&word, &d_decisions[8 * s], 8);
+        std::memcpy(&word, &d_decisions[8 * (s - d_first)], 8);
         const unsigned dropped = unsigned((word >> state) & 1);
         state = (state >> 1) | (dropped << 5);
     }
@@ -111,6 +113,12 @@ size_t k7_viterbi::take_decided(std::vector<uint8_t>& out, size_t depth)
     trace(best_state(), d_output, until, out);
     const size_t n = until - d_output;
     d_output = until;
+    // Decisions before the bits handed out are never read again: drop them now and
+    // then, so a long stream keeps bounded memory.
+    if (d_output - d_first > kept_steps) {
+        d_decisions.erase(d_decisions.begin(), d_decisions.begin() + long(8 * (d_output - d_first)));
+        d_first = d_output;
+    }
     return n;
 }
 

@@ -71,6 +71,7 @@ private:
     volk::vector<uint8_t> d_decisions; // 8 bytes per step
     size_t d_steps = 0;
     size_t d_output = 0; // steps whose bits were handed out
+    size_t d_first = 0;  // step of the first decision still kept
     volk::vector<unsigned char> d_symbols;
 };
 

@@ -83,7 +83,10 @@ public:
 
     // Run-time settings, checked like the constructor's. New paths restart the tap
     // gain processes (seeded from the channel seed and a change count) and keep the
-    // delay line; a new sample-rate offset keeps the resampler's history.
+    // delay line; a new sample-rate offset keeps the resampler's history. The
+    // resampler exists from the first non-zero offset on: switching one on while
+    // running starts it empty (a few samples of ramp) and adds its 12 samples to
+    // latency_samples().
     void set_paths(const std::vector<watterson_path>& paths);
     void set_snr_db(double snr_db);
     void set_noise_bandwidth_hz(double bandwidth_hz);

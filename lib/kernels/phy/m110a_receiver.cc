@@ -1,11 +1,15 @@
 #include "m110a_receiver.h"
 
+#include "channel_tracking_equaliser.h"
 #include "m110a_transmitter.h"
+
+#include <liquid/liquid.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace gr {
 namespace hfstack {
@@ -24,8 +28,13 @@ constexpr unsigned common_symbols = 288; // channel symbols 0..8 of every segmen
 constexpr size_t ring = 8192;            // correlation history (> 2 segments)
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
 constexpr double lost_mse = 1.5;         // probe error power meaning "no signal"
-constexpr double max_inverse_correlation = 100.0; // RLS: cap on trace(P) per tap
-constexpr uint64_t timing_check_symbols = 48;     // how often the timing is looked at
+constexpr uint64_t timing_check_symbols = 48; // how often the timing is looked at
+// Channel measurement over the detected segment: span +-measure_reach symbols, least
+// squares over chunks (summed in power: a fading channel changes within a segment).
+constexpr int measure_reach = 16;
+constexpr unsigned measure_chunk = (m110a_segment_symbols - 2 * measure_reach) / 3;
+constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
+constexpr unsigned tail_symbols = 3;      // pulse tail after the last path
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
 
@@ -64,17 +73,17 @@ struct m110a_receiver::state {
     std::array<uint8_t, m110a_segment_symbols> segment{};
     unsigned segment_count = ~0u;
 
-    // Equaliser.
-    // Decision feedback equaliser, adapted by recursive least squares: output
-    // z = w^H u with u = (feed-forward samples rotated by the phase loop, past symbols).
-    std::vector<cd> w, u, pu, fb_line;
-    std::vector<cd> inverse_correlation; // P, n x n
-    size_t taps = 0;
-    double theta = 0, nu = 0;
-    // Samples the symbol timing has moved since the preamble (sample-rate offset):
-    // the feed-forward taps' energy centre is kept within a tap of the middle.
+    // Equaliser (channel_tracking_equaliser.h) and the symbol timing: symbol k of the
+    // burst is taken around sample start + k * sps + timing_shift.
+    std::unique_ptr<channel_tracking_equaliser> equaliser;
     int64_t timing_shift = 0;
-    void follow_timing();
+    std::vector<cd> window;
+    // Least squares channel over the known symbols of the detected segment, +-reach
+    // symbols around the detection, taps[2 (m + reach) + p]; false if it failed.
+    bool measure_channel(const std::array<uint8_t, m110a_segment_symbols>& symbols, size_t from,
+                         size_t to, std::vector<cd>& taps, double& noise_power) const;
+    // Fills `window` for symbol k; false while its samples are not all in.
+    bool window_for(uint64_t k);
     double noise = 1.0; // error power on known symbols (EMA)
     double signal_lost_blocks = 0;
     double block_error = 0;
@@ -137,13 +146,12 @@ struct m110a_receiver::state {
     void end_burst(bool eom, std::vector<m110a_burst>& done);
     void restart_search(uint64_t from);
     void trim();
-    // The equaliser's output for symbol k (keeps its inputs for update()).
-    cd equalise(uint64_t k);
-    // Adapts towards `sent` (known or decided) when `adapt`, and moves the feedback
-    // line on; known symbols also feed the noise estimate.
-    void update(cf sent, bool adapt, bool known_symbol);
-    double px = 0;
-    cd z_last;
+    // Commits symbol k (known or decided) to the equaliser; known ones also measure
+    // the error against the estimate `z`.
+    void commit(cd z, cf sent, bool known_symbol);
+    // Moves the sample grid T/2 when the equaliser sees the channel drift a symbol.
+    void follow_timing();
+    std::vector<cd> pending_estimates; // Walsh chips equalised, not yet decided
     void push_llrs(const float* llr, size_t n);
     void decode_block();
 };
@@ -296,15 +304,21 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
         }
         return y;
     };
-    std::vector<cf> y = samples(coarse_hz);
-    // Fine offset: phase slope across the nine known 32-symbol channel symbols.
-    std::array<cd, 9> chunk{};
-    for (unsigned k = 0; k < common_symbols; ++k)
-        chunk[k / 32] += cd(y[k]) * cd(std::conj(known[k]));
-    cd slope;
-    for (unsigned i = 1; i < 9; ++i)
-        slope += chunk[i] * std::conj(chunk[i - 1]);
-    r.offset_hz = coarse_hz + std::arg(slope) / two_pi * (2400.0 / 32.0);
+    // Fine offset: the phase slope across chunks of the known symbols, first over short
+    // chunks (+-150 Hz unambiguous: the coarse angle can be far off when echoes of
+    // equal strength share the correlation), then over 32-symbol chunks.
+    r.offset_hz = coarse_hz;
+    std::vector<cf> y;
+    for (const unsigned chunk_symbols : { 8u, 32u }) {
+        y = samples(r.offset_hz);
+        std::vector<cd> chunk(common_symbols / chunk_symbols);
+        for (unsigned k = 0; k < chunk.size() * chunk_symbols; ++k)
+            chunk[k / chunk_symbols] += cd(y[k]) * cd(std::conj(known[k]));
+        cd slope;
+        for (size_t i = 1; i < chunk.size(); ++i)
+            slope += chunk[i] * std::conj(chunk[i - 1]);
+        r.offset_hz += std::arg(slope) / two_pi * (2400.0 / chunk_symbols);
+    }
     y = samples(r.offset_hz);
     r.h = cd();
     for (unsigned k = 0; k < common_symbols; ++k)
@@ -354,29 +368,77 @@ bool m110a_receiver::state::preamble()
 
 void m110a_receiver::state::begin_burst(const preamble_reading& r)
 {
-    const m110a_waveform* m = r.mode;
-    const unsigned count = r.count;
-    const cd h = r.h;
     offset_hz = r.offset_hz;
     reference_power = r.power;
-    mode = m;
-    first_count = count;
-    data_symbol = uint64_t(count + 1) * m110a_segment_symbols;
-    symbol = 0;
-    segment_count = ~0u;
-    // Equaliser: the centre tap inverts the preamble's channel estimate.
-    taps = cfg.feedforward_taps + cfg.feedback_taps;
-    w.assign(taps, cd());
-    w[cfg.feedforward_taps / 2] = std::conj(1.0 / h); // centre tap inverts the estimate
-    u.assign(taps, cd());
-    pu.assign(taps, cd());
-    fb_line.assign(cfg.feedback_taps, cd());
-    inverse_correlation.assign(taps * taps, cd());
-    for (size_t i = 0; i < taps; ++i)
-        inverse_correlation[i * taps + i] = 1.0;
-    theta = 0;
-    nu = 0;
-    timing_shift = 0;
+    mode = r.mode;
+    first_count = r.count;
+    data_symbol = uint64_t(r.count + 1) * m110a_segment_symbols;
+    segment = m110a_preamble_segment(mode->d1, mode->d2, r.count);
+    segment_count = r.count;
+    // The channel over the segment: where its paths are sets the timing (first path)
+    // and the equaliser's length (delay spread); the first chunk's estimate starts it.
+    const int reach = measure_reach;
+    const size_t taps_wide = 2 * size_t(2 * reach + 1);
+    std::vector<double> profile(size_t(2 * reach + 1), 0.0);
+    std::vector<cd> first_taps;
+    double first_noise = 0;
+    for (size_t from = reach; from + measure_chunk + reach <= m110a_segment_symbols; from += measure_chunk) {
+        std::vector<cd> taps;
+        double noise_power = 0;
+        if (!measure_channel(segment, from, from + measure_chunk, taps, noise_power))
+            continue;
+        for (size_t m = 0; m < profile.size(); ++m)
+            profile[m] += std::norm(taps[2 * m]) + std::norm(taps[2 * m + 1]);
+        if (first_taps.empty()) {
+            first_taps = taps;
+            first_noise = noise_power;
+        }
+    }
+    int first_path = 0, last_path = 0;
+    if (!first_taps.empty()) {
+        const double peak = *std::max_element(profile.begin(), profile.end());
+        first_path = reach;
+        last_path = -reach;
+        for (int m = -reach; m <= reach; ++m)
+            if (profile[size_t(m + reach)] >= path_threshold * peak) {
+                first_path = std::min(first_path, m);
+                last_path = std::max(last_path, m);
+            }
+    } else {
+        // Degenerate (cannot happen with a decodable preamble): one path at the
+        // detection, as the reading saw it.
+        first_taps.assign(taps_wide, cd());
+        first_taps[2 * size_t(reach)] = r.h;
+        first_noise = std::max(1e-3, r.power - std::norm(r.h));
+    }
+    // A path faded out over the segment may lie on either side of those seen: the
+    // equaliser reaches max_delay_spread_symbols before the first and past the last.
+    const int reference = first_path;
+    channel_tracking_equaliser_config ec;
+    ec.precursor_symbols = cfg.max_delay_spread_symbols + tail_symbols;
+    ec.postcursor_symbols = unsigned(std::min(last_path - first_path, int(cfg.max_delay_spread_symbols))) +
+                            cfg.max_delay_spread_symbols + tail_symbols;
+    ec.forgetting = cfg.forgetting;
+    ec.solve_interval = cfg.equaliser_solve_interval;
+    ec.feedback = mode->modulation != m110a_modulation::walsh;
+    equaliser.reset(new channel_tracking_equaliser(ec));
+    timing_shift = int64_t(reference) * sps;
+    std::vector<cd> taps(equaliser->window_samples());
+    for (size_t i = 0; i < equaliser->channel_symbols(); ++i) {
+        const int m = int(i) - int(ec.precursor_symbols) + reference; // delay from the detection
+        if (m >= -reach && m <= reach) {
+            taps[2 * i] = first_taps[2 * size_t(m + reach)];
+            taps[2 * i + 1] = first_taps[2 * size_t(m + reach) + 1];
+        }
+    }
+    // Training starts once a whole channel's worth of known symbols lies behind.
+    symbol = equaliser->channel_symbols();
+    std::vector<cd> past(symbol, cd());
+    for (size_t k = 0; k < past.size(); ++k)
+        past[k] = cd(point(segment[k]));
+    equaliser->start(taps, first_noise, past);
+    window.assign(equaliser->window_samples(), cd());
+    pending_estimates.clear();
     noise = 1.0;
     signal_lost_blocks = 0;
     block_error = 0;
@@ -393,130 +455,112 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     stage = phase::data;
 }
 
-cd m110a_receiver::state::equalise(uint64_t k)
+bool m110a_receiver::state::measure_channel(const std::array<uint8_t, m110a_segment_symbols>& symbols,
+                                            size_t from, size_t to, std::vector<cd>& taps,
+                                            double& noise_power) const
 {
-    const int64_t centre = int64_t(start + k * sps) + timing_shift;
-    const int half = int(cfg.feedforward_taps / 2);
-    const cd rot = std::polar(1.0, -theta);
-    px = 0;
-    for (int j = -half; j <= half; ++j) {
-        const int64_t i = centre + 2 * j;
-        const cd v = i >= int64_t(base) && i < int64_t(total) ? cd(derotated(uint64_t(i))) : cd();
-        u[size_t(j + half)] = v * rot;
-        px += std::norm(v);
+    // r_p[t] = sum_m g_p[m] s[t - m]: normal equations (X^H X) g_p = X^H r_p, one
+    // matrix for both T/2 phases.
+    const int reach = measure_reach;
+    const size_t n = size_t(2 * reach + 1);
+    std::vector<cd> gram(n * n), cross(2 * n), x(n);
+    std::vector<cd> observed;
+    for (size_t t = from; t < to; ++t) {
+        for (size_t i = 0; i < n; ++i)
+            x[i] = cd(point(symbols[t + size_t(reach) - i])); // tap i: delay i - reach
+        for (unsigned p = 0; p < 2; ++p) {
+            const uint64_t at_sample = start + t * sps + 2 * p;
+            if (at_sample < base || at_sample >= total)
+                return false;
+            const cd rp = cd(derotated(at_sample));
+            observed.push_back(rp);
+            for (size_t i = 0; i < n; ++i)
+                cross[p * n + i] += std::conj(x[i]) * rp;
+        }
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = 0; j < n; ++j)
+                gram[i * n + j] += std::conj(x[i]) * x[j];
     }
-    block_power += px / double(cfg.feedforward_taps);
+    std::vector<cd> l(n * n);
+    matrixc_chol(gram.data(), unsigned(n), l.data());
+    taps.assign(2 * n, cd());
+    std::vector<cd> y(n), g(n);
+    for (unsigned p = 0; p < 2; ++p) {
+        for (size_t a = 0; a < n; ++a) {
+            cd acc = cross[p * n + a];
+            for (size_t b = 0; b < a; ++b)
+                acc -= l[a * n + b] * y[b];
+            y[a] = acc / l[a * n + a];
+        }
+        for (size_t a = n; a-- > 0;) {
+            cd acc = y[a];
+            for (size_t b = a + 1; b < n; ++b)
+                acc -= std::conj(l[b * n + a]) * g[b];
+            g[a] = acc / l[a * n + a];
+        }
+        for (size_t i = 0; i < n; ++i)
+            taps[2 * i + p] = g[i];
+    }
+    for (const cd& v : taps)
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+            return false;
+    // Residual power per sample.
+    double residual = 0;
+    size_t o = 0;
+    for (size_t t = from; t < to; ++t)
+        for (unsigned p = 0; p < 2; ++p) {
+            cd predicted;
+            for (size_t i = 0; i < n; ++i)
+                predicted += taps[2 * i + p] * cd(point(symbols[t + size_t(reach) - i]));
+            residual += std::norm(observed[o++] - predicted);
+        }
+    noise_power = std::max(1e-6, residual / double(2 * std::max<size_t>(1, to - from - n)));
+    return true;
+}
+
+bool m110a_receiver::state::window_for(uint64_t k)
+{
+    const int64_t first =
+        int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
+    const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
+    if (last >= int64_t(total))
+        return false;
+    double power = 0;
+    for (size_t q = 0; q < window.size(); ++q) {
+        const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
+        window[q] = i >= int64_t(base) ? cd(derotated(uint64_t(i))) : cd();
+        power += std::norm(window[q]);
+    }
+    block_power += power / double(window.size());
     ++block_symbols;
-    std::copy(fb_line.begin(), fb_line.end(), u.begin() + long(cfg.feedforward_taps));
-    cd z;
-    for (size_t i = 0; i < taps; ++i)
-        z += std::conj(w[i]) * u[i];
-    z_last = z;
-    return z;
+    return true;
+}
+
+void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
+{
+    equaliser->decide(cd(sent), known_symbol);
+    if (known_symbol)
+        noise = 0.98 * noise + 0.02 * std::norm(z - cd(sent));
 }
 
 void m110a_receiver::state::follow_timing()
 {
-    const size_t ff = cfg.feedforward_taps;
-    double total_energy = 0, moment = 0;
-    for (size_t j = 0; j < ff; ++j) {
-        const double e = std::norm(w[j]);
-        total_energy += e;
-        moment += e * (double(j) - double(ff / 2));
-    }
-    if (!(total_energy > 0))
-        return;
-    const double centre = moment / total_energy; // in taps (2 samples each)
-    int step = 0;
-    if (centre > 1.0)
-        step = 1;
-    else if (centre < -1.0)
-        step = -1;
-    if (step == 0)
-        return;
-    // Move the window one tap (two samples) towards the energy and the taps (and the
-    // rows and columns of P) with it, so the output does not change.
-    timing_shift += 2 * step;
-    std::vector<cd> moved(ff);
-    for (size_t j = 0; j < ff; ++j) {
-        const long from = long(j) + step;
-        moved[j] = from >= 0 && from < long(ff) ? w[size_t(from)] : cd();
-    }
-    std::copy(moved.begin(), moved.end(), w.begin());
-    std::vector<cd> p(inverse_correlation.size());
-    for (size_t i = 0; i < taps; ++i)
-        for (size_t j = 0; j < taps; ++j) {
-            const long fi = i < ff ? long(i) + step : long(i);
-            const long fj = j < ff ? long(j) + step : long(j);
-            const bool inside = fi >= 0 && fj >= 0 && (i >= ff || fi < long(ff)) && (j >= ff || fj < long(ff));
-            p[i * taps + j] = inside ? inverse_correlation[size_t(fi) * taps + size_t(fj)] : (i == j ? cd(1.0) : cd());
-        }
-    inverse_correlation.swap(p);
-}
-
-void m110a_receiver::state::update(cf sent, bool adapt, bool known_symbol)
-{
-    const cd d = cd(sent);
-    if (adapt) {
-        const double lambda = cfg.forgetting;
-        // pu = P u, k = pu / (lambda + u^H P u), w += k e*, P = (P - k pu^H) / lambda.
-        cd denom = lambda;
-        for (size_t i = 0; i < taps; ++i) {
-            cd acc;
-            const cd* row = &inverse_correlation[i * taps];
-            for (size_t j = 0; j < taps; ++j)
-                acc += row[j] * u[j];
-            pu[i] = acc;
-            denom += std::conj(u[i]) * acc;
-        }
-        const cd e = d - z_last;
-        const double inv = 1.0 / denom.real();
-        for (size_t i = 0; i < taps; ++i)
-            w[i] += pu[i] * inv * std::conj(e);
-        // Updated as a Hermitian matrix (upper triangle mirrored): rounding would
-        // otherwise drift it away from Hermitian, and RLS diverges from there.
-        double trace = 0;
-        for (size_t i = 0; i < taps; ++i) {
-            cd* row = &inverse_correlation[i * taps];
-            const cd ki = pu[i] * inv;
-            for (size_t j = i; j < taps; ++j) {
-                row[j] = (row[j] - ki * std::conj(pu[j])) / lambda;
-                inverse_correlation[j * taps + i] = std::conj(row[j]);
-            }
-            row[i] = cd(row[i].real(), 0.0);
-            trace += row[i].real();
-        }
-        // A band-limited signal leaves directions of u unexcited (T/2 taps see no
-        // energy outside the signal band); there P grows by 1 / lambda every symbol
-        // until the update blows up. Capping its trace keeps those directions tame.
-        const double cap = max_inverse_correlation * double(taps);
-        if (trace > cap)
-            for (cd& v : inverse_correlation)
-                v *= cap / trace;
-        // Second-order phase loop on the decision, for the offset the equaliser would
-        // otherwise chase.
-        const double err = std::arg(z_last * std::conj(d));
-        nu += 0.0002 * err;
-        theta += 0.01 * err + nu;
-        if (known_symbol)
-            noise = 0.98 * noise + 0.02 * std::norm(e);
-    }
-    // Feedback line: the symbol as sent.
-    if (!fb_line.empty()) {
-        std::rotate(fb_line.rbegin(), fb_line.rbegin() + 1, fb_line.rend());
-        fb_line[0] = d;
+    const int drift = equaliser->timing_drift();
+    if (drift != 0) {
+        timing_shift += 2 * drift;
+        equaliser->slip(drift);
     }
 }
 
 bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
 {
-    const int half = int(cfg.feedforward_taps / 2);
     const auto& scrambler = m110a_data_scrambler();
     const bool walsh = mode->modulation == m110a_modulation::walsh;
-    while (int64_t(start + symbol * sps) + timing_shift + 2 * half + 1 < int64_t(total)) {
+    while (window_for(symbol)) {
         const uint64_t k = symbol++;
-        if (k % timing_check_symbols == 0)
+        if (k % timing_check_symbols == 0 && walsh_chips.empty())
             follow_timing();
+        const cd z = equaliser->equalise(window.data());
         if (k < data_symbol) {
             // Preamble: every symbol known.
             const unsigned seg = unsigned(k / m110a_segment_symbols);
@@ -525,8 +569,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                 segment = m110a_preamble_segment(mode->d1, mode->d2, count);
                 segment_count = count;
             }
-            equalise(k);
-            update(point(segment[k % m110a_segment_symbols]), true, true);
+            commit(z, point(segment[k % m110a_segment_symbols]), true);
             continue;
         }
         const uint64_t dk = k - data_symbol;
@@ -538,8 +581,8 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         const unsigned scr = scrambler[dk % 160];
         if (role.probe) {
             const cf target = point(role.known + scr);
-            block_error += std::norm(equalise(k) - cd(target));
-            update(target, true, true);
+            block_error += std::norm(z - cd(target));
+            commit(z, target, true);
             ++block_known;
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
@@ -555,9 +598,9 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             continue;
         }
         if (walsh) {
-            // Frozen equaliser (no feedback); the chip is kept for the Walsh correlation.
-            walsh_chips.push_back(equalise(k) * std::conj(cd(point(scr))));
-            update(cf(), false, false);
+            // Chips wait for their Walsh symbol's decision before the channel learns them.
+            pending_estimates.push_back(z);
+            walsh_chips.push_back(z * std::conj(cd(point(scr))));
             if (walsh_chips.size() < 32)
                 continue;
             const size_t walsh_index = size_t(dk / 32);
@@ -575,11 +618,13 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             }
             walsh_chips.clear();
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
-            // Phase follows the decided symbol; the noise from what is left over.
-            theta += 0.2 * std::arg(corr[best]);
-            const double sigma2 = std::max(1e-3, noise) * 32.0;
+            const auto decided = m110a_walsh_chips(best, exceptional);
+            for (unsigned j = 0; j < 32; ++j)
+                commit(pending_estimates[j], point(decided[j] + scrambler[(dk - 31 + j) % 160]), true);
+            pending_estimates.clear();
             // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10.
             static const unsigned dibit_of[4] = { 0, 1, 3, 2 };
+            const double variance = std::max(1e-3, equaliser->estimate_variance());
             float llr[2];
             for (unsigned b = 0; b < 2; ++b) {
                 double best0 = -1e30, best1 = -1e30;
@@ -587,7 +632,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     const bool one = (dibit_of[v] >> (1 - b)) & 1;
                     (one ? best1 : best0) = std::max(one ? best1 : best0, metric[v]);
                 }
-                llr[b] = float(2.0 * (best0 - best1) / sigma2 * 32.0);
+                llr[b] = float(2.0 * (best0 - best1) / variance);
             }
             const double quality = std::norm(corr[best]) / (32.0 * 32.0);
             if ((walsh_index + 1) % per_block == 0 && block_says_lost(quality < 0.1)) {
@@ -597,7 +642,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             push_llrs(llr, 2);
         } else {
             // Decision-directed: nearest point of the mode's set (scrambled).
-            const cd u = equalise(k) * std::conj(cd(point(scr)));
+            const cd u = z * std::conj(cd(point(scr)));
             const unsigned stride = mode->modulation == m110a_modulation::bpsk   ? 4
                                     : mode->modulation == m110a_modulation::qpsk ? 2
                                                                                  : 1;
@@ -610,9 +655,9 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     decided = s;
                 }
             }
-            update(point(decided + scr), true, false);
+            commit(z, point(decided + scr), false);
             // Max-log LLRs, first bit the MSB.
-            const double sigma2 = std::max(1e-3, noise);
+            const double sigma2 = std::max(1e-3, equaliser->estimate_variance());
             const unsigned nbits = mode->bits_per_symbol;
             float llr[3];
             for (unsigned b = 0; b < nbits; ++b) {
@@ -648,9 +693,10 @@ bool m110a_receiver::state::block_says_lost(bool probes_bad)
     const double power = block_symbols ? block_power / double(block_symbols) : 0;
     block_power = 0;
     block_symbols = 0;
-    // 13 dB down: the transmitter stopped (a fade of two Rayleigh paths rarely stays
-    // that deep for a whole block).
-    if (power < 0.05 * reference_power)
+    // 13 dB down and the probes no longer matching: the transmitter stopped. Either
+    // alone is not enough: a slow fade stays 13 dB down for a block with the probes
+    // still read well, and a fast one spoils a block's probes.
+    if (power < 0.05 * reference_power && probes_bad)
         return true;
     signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
     return signal_lost_blocks >= 3;

@@ -13,16 +13,19 @@
  *   2. Preamble: a fine offset from the phase slope over the known 32-symbol channel
  *      symbols; D1, D2 and the count C1 C2 C3 by coherent 8-ary Walsh correlation; an
  *      unknown D1/D2 or a count out of range drops the detection and the search goes on.
- *   3. Data: a decision feedback equaliser (T/2-spaced feed-forward, symbol-spaced
- *      feedback, recursive least squares) trained on every known symbol (the rest of the
- *      preamble, then the probes) and decision-directed on data symbols, with a
- *      second-order phase loop; soft demapping (max-log LLRs scaled by the noise
- *      measured on the probes); the 75 bps mode correlates each 32-chip Walsh symbol
- *      against its four patterns instead (equaliser frozen after the preamble);
- *      deinterleaving, repetition combining, streaming Viterbi, and the bit stream
- *      searched for the EOM.
- *      Symbol timing follows a sample-rate offset: when the feed-forward taps' energy
- *      centre moves a tap off the middle, the window moves two samples after it.
+ *   3. Data: the channel is measured over the detected segment (least squares over a
+ *      wide span; the symbol timing is then placed at its first path and the
+ *      equaliser made as long as its delay spread), then tracked symbol by symbol and
+ *      equalised by an MMSE decision feedback equaliser solved from it
+ *      (channel_tracking_equaliser.h), trained on every known symbol (the rest of the
+ *      preamble, then the probes) and decision-directed on data symbols. Soft
+ *      demapping uses the equaliser's own error variance, so LLRs shrink in fades. The
+ *      75 bps mode correlates the 32 chips of each Walsh symbol from the linear MMSE
+ *      equaliser against its four patterns, then tracks the channel on the decided
+ *      chips. Deinterleaving, repetition combining, streaming Viterbi, and the bit
+ *      stream searched for the EOM.
+ *      Symbol timing follows a sample-rate offset: the channel's long-term energy centre
+ *      moving a symbol moves the sample grid by T/2.
  *   4. The burst ends at the EOM; or cut when the signal is lost (13 dB weaker than
  *      at its preamble for an interleaver block, or the probes no longer matching for
  *      three), when a new preamble appears (the search keeps running during data), or
@@ -48,9 +51,11 @@ namespace phy {
 
 struct m110a_receiver_config {
     double detection_threshold = 5.5; // z-score of the preamble correlation
-    unsigned feedforward_taps = 17;   // T/2 spaced, centred on the symbol
-    unsigned feedback_taps = 16;      // symbol spaced
-    double forgetting = 0.995;        // RLS forgetting factor (memory ~ 1 / (1 - it) symbols)
+    unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
+    // Channel tracker's forgetting (memory ~ 1 / (1 - it) symbols): 0.97 (14 ms)
+    // follows 1 Hz fading; 0.99 lost bursts on F.1487 poor (docs/modem-design.md).
+    double forgetting = 0.97;
+    unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
 };

@@ -1,0 +1,329 @@
+#include "channel_tracking_equaliser.h"
+
+#include <liquid/liquid.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+constexpr double noise_smoothing = 1.0 / 64;    // per known symbol
+constexpr double profile_time_symbols = 4800.0; // energy profile memory (2 s at 2400 Bd)
+constexpr double drift_threshold = 2.0;
+constexpr double min_bias = 1e-6;
+// The span from the first to the last symbol tap whose long-term energy is at least
+// this share of the strongest's is tracked; taps further out are mostly noise in any
+// estimate.
+constexpr double significant_tap = 0.03;
+constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
+constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
+constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
+// Symbol taps tracked either side of the significant ones: the pulse tails of paths
+// between symbol times (at -15 dB they still limit the SINR at high SNR).
+constexpr size_t tracked_margin = 2;
+
+double centre_of(const std::vector<double>& profile)
+{
+    double total = 0, moment = 0;
+    for (size_t q = 0; q < profile.size(); ++q) {
+        total += profile[q];
+        moment += profile[q] * double(q);
+    }
+    return total > 0 ? moment / total : 0.0;
+}
+
+} // namespace
+
+channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_equaliser_config& config)
+    : d_cfg(config), d_span(config.precursor_symbols + config.postcursor_symbols + 1)
+{
+    if (!(config.forgetting > 0 && config.forgetting <= 1))
+        throw std::invalid_argument("channel_tracking_equaliser: forgetting must be in (0, 1]");
+    if (config.solve_interval == 0)
+        throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
+    start(std::vector<cd>(window_samples()), 1.0, {});
+}
+
+void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise,
+                                       const std::vector<cd>& past_symbols)
+{
+    if (taps.size() != window_samples())
+        throw std::invalid_argument("channel_tracking_equaliser: start needs 2 * channel_symbols() taps");
+    d_taps = taps;
+    d_wide = taps;
+    d_noise = std::max(noise, 1e-9);
+    d_history.assign(d_span, cd());
+    const size_t n = std::min(past_symbols.size(), size_t(d_span));
+    std::copy(past_symbols.end() - long(n), past_symbols.end(), d_history.end() - long(n));
+    d_pending.clear();
+    d_energy_profile.assign(window_samples(), 0.0);
+    for (size_t q = 0; q < d_taps.size(); ++q)
+        d_energy_profile[q] = std::norm(d_taps[q]);
+    d_centre_at_start = centre_of(d_energy_profile);
+    select_taps();
+    d_solved = false;
+    d_since_solve = 0;
+}
+
+void channel_tracking_equaliser::select_taps()
+{
+    std::vector<double> power(d_span);
+    for (size_t i = 0; i < d_span; ++i)
+        power[i] = d_energy_profile[2 * i] + d_energy_profile[2 * i + 1];
+    const double strongest = *std::max_element(power.begin(), power.end());
+    size_t first_strong = d_span, last_strong = 0;
+    for (size_t i = 0; i < d_span; ++i)
+        if (power[i] >= significant_tap * strongest) {
+            first_strong = std::min(first_strong, i);
+            last_strong = std::max(last_strong, i);
+        }
+    std::vector<size_t> tracked;
+    if (first_strong <= last_strong) {
+        for (size_t i = first_strong > tracked_margin ? first_strong - tracked_margin : 0;
+             i <= std::min<size_t>(d_span - 1, last_strong + tracked_margin); ++i)
+            tracked.push_back(i);
+    }
+    d_since_select = 0;
+    if (tracked == d_tracked && !d_inverse.empty())
+        return;
+    // Newly tracked taps start from the wide estimate; the others are dropped.
+    std::vector<cd> taps(d_taps.size());
+    for (size_t i : tracked) {
+        const bool known = d_taps[2 * i] != cd() || d_taps[2 * i + 1] != cd();
+        for (unsigned p = 0; p < 2; ++p)
+            taps[2 * i + p] = known ? d_taps[2 * i + p] : d_wide[2 * i + p];
+    }
+    d_taps.swap(taps);
+    d_tracked = tracked;
+    // A start from a good estimate: P near its steady state (1 - lambda) I.
+    const size_t n = d_tracked.size();
+    d_inverse.assign(n * n, cd());
+    for (size_t i = 0; i < n; ++i)
+        d_inverse[i * n + i] = std::max(1.0 - d_cfg.forgetting, 1e-4);
+    d_gain.assign(n, cd());
+    // Feed-forward over the samples where symbol k's tracked taps arrive (window
+    // position = tap index), a margin either side.
+    const size_t lo = d_tracked.empty() ? 0 : d_tracked.front();
+    const size_t hi = d_tracked.empty() ? d_span - 1 : d_tracked.back();
+    d_window_first = 2 * (lo > feedforward_margin ? lo - feedforward_margin : 0);
+    d_window_end = 2 * std::min<size_t>(d_span, hi + feedforward_margin + 1);
+    d_solved = false;
+}
+
+double channel_tracking_equaliser::signal_power() const
+{
+    double p = 0;
+    for (const cd& g : d_taps)
+        p += std::norm(g);
+    return p / 2;
+}
+
+void channel_tracking_equaliser::solve()
+{
+    const size_t nf = window_samples();
+    // Long-term energy profile (from the whole-span estimate): the timing, and which
+    // taps are tracked.
+    const double a_profile = double(d_cfg.solve_interval) / profile_time_symbols;
+    for (size_t q = 0; q < nf; ++q)
+        d_energy_profile[q] += a_profile * (std::norm(d_wide[q]) - d_energy_profile[q]);
+    if (d_since_select >= select_interval)
+        select_taps();
+    // Feed-forward over window samples [first, end); column of symbol k + j there:
+    // c_j[a] = taps[a - 2 j] (zero outside).
+    const size_t first = d_window_first, n = d_window_end - d_window_first;
+    const auto column = [&](long j, size_t a) {
+        const long i = long(a) - 2 * j;
+        return i >= 0 && i < long(nf) ? d_taps[size_t(i)] : cd();
+    };
+    std::vector<size_t> nonzero;
+    for (size_t q = 0; q < nf; ++q)
+        if (d_taps[q] != cd())
+            nonzero.push_back(q);
+    const long reach = long(d_span) - 1;
+    const long first_unknown = d_cfg.feedback ? 0 : -reach;
+    // R = sigma^2 I + sum over unknown symbols of c_j c_j^H, from the nonzero taps.
+    std::vector<cd> r(n * n), l(n * n);
+    for (size_t a = 0; a < n; ++a)
+        r[a * n + a] = d_noise;
+    for (long j = first_unknown; j <= reach; ++j)
+        for (size_t qa : nonzero) {
+            const long a = long(qa) + 2 * j - long(first);
+            if (a < 0 || a >= long(n))
+                continue;
+            for (size_t qb : nonzero) {
+                const long b = long(qb) + 2 * j - long(first);
+                if (b >= 0 && b < long(n))
+                    r[size_t(a) * n + size_t(b)] += d_taps[qa] * std::conj(d_taps[qb]);
+            }
+        }
+    // R w = c_0 by Cholesky (R = L L^H): L y = c_0, then L^H w = y.
+    matrixc_chol(r.data(), unsigned(n), l.data());
+    std::vector<cd> y(n);
+    for (size_t a = 0; a < n; ++a) {
+        cd acc = d_taps[first + a];
+        for (size_t b = 0; b < a; ++b)
+            acc -= l[a * n + b] * y[b];
+        y[a] = acc / l[a * n + a];
+    }
+    d_feedforward.assign(n, cd());
+    for (size_t a = n; a-- > 0;) {
+        cd acc = y[a];
+        for (size_t b = a + 1; b < n; ++b)
+            acc -= std::conj(l[b * n + a]) * d_feedforward[b];
+        d_feedforward[a] = acc / l[a * n + a];
+    }
+    double bias = 0;
+    for (size_t a = 0; a < n; ++a)
+        bias += (std::conj(d_taps[first + a]) * d_feedforward[a]).real();
+    d_bias = std::clamp(bias, min_bias, 1.0 - min_bias);
+    d_solved_variance = (1.0 - d_bias) / d_bias;
+    d_estimate_variance = d_solved_variance;
+    d_solved_taps = d_taps;
+    d_solved_power = 0;
+    for (const cd& g : d_taps)
+        d_solved_power += std::norm(g);
+    // Feedback cancels symbol k - j: b_j = w^H c_{-j}.
+    d_feedback.assign(size_t(reach), cd());
+    if (d_cfg.feedback)
+        for (long j = 1; j <= reach; ++j) {
+            cd acc;
+            for (size_t a = 0; a < n; ++a)
+                acc += std::conj(d_feedforward[a]) * column(-j, first + a);
+            d_feedback[size_t(j - 1)] = acc;
+        }
+    d_solved = true;
+    d_since_solve = 0;
+}
+
+channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* window)
+{
+    if (!d_solved || d_since_solve >= d_cfg.solve_interval)
+        solve();
+    ++d_since_solve;
+    const size_t lo = d_tracked.empty() ? 0 : d_tracked.front();
+    d_pending.push_back({ window[0], window[1], window[2 * lo], window[2 * lo + 1], lo });
+    // Between solutions the channel mostly changes by a common complex gain (all of it
+    // for a single path): scale the solution by the tracked channel's projection on
+    // the one it was solved for.
+    cd gain = 1.0;
+    if (d_solved_power > 0) {
+        cd projection;
+        for (size_t q = 0; q < d_taps.size(); ++q)
+            projection += std::conj(d_solved_taps[q]) * d_taps[q];
+        gain = projection / d_solved_power;
+        if (std::norm(gain) < min_bias)
+            gain = std::sqrt(min_bias);
+    }
+    d_estimate_variance = d_solved_variance / std::norm(gain);
+    cd z;
+    for (size_t a = 0; a < d_feedforward.size(); ++a)
+        z += std::conj(d_feedforward[a]) * window[d_window_first + a];
+    if (d_cfg.feedback) {
+        cd past;
+        for (size_t j = 1; j < d_span; ++j)
+            past += d_feedback[j - 1] * d_history[d_span - j];
+        z -= gain * past;
+    }
+    return z / (gain * d_bias);
+}
+
+void channel_tracking_equaliser::decide(cd symbol, bool known)
+{
+    if (d_pending.empty())
+        throw std::logic_error("channel_tracking_equaliser: decide without a pending window");
+    const observation seen = d_pending.front();
+    d_pending.pop_front();
+    std::rotate(d_history.begin(), d_history.begin() + 1, d_history.end());
+    d_history.back() = symbol;
+    // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
+    const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
+    // Whole span, LMS: slow, for the profile.
+    cd w0 = seen.wide0, w1 = seen.wide1;
+    for (size_t i = 0; i < d_span; ++i) {
+        w0 -= d_wide[2 * i] * regressor(i);
+        w1 -= d_wide[2 * i + 1] * regressor(i);
+    }
+    for (size_t i = 0; i < d_span; ++i) {
+        const cd x = std::conj(regressor(i)) * wide_step;
+        d_wide[2 * i] += w0 * x;
+        d_wide[2 * i + 1] += w1 * x;
+    }
+    // Tracked taps, RLS for r = v^H g with v = conj(x): k = P v / (lambda + v^H P v),
+    // g += k e, P = (P - k (P v)^H) / lambda (kept Hermitian).
+    const size_t n = d_tracked.size();
+    const double lambda = d_cfg.forgetting;
+    // Observed at the first tracked tap's time: tap i sees symbol k - (i - first).
+    const auto tracked_regressor = [&](size_t i) {
+        return i >= seen.first_tracked ? regressor(i - seen.first_tracked) : cd();
+    };
+    cd e0 = seen.tracked0, e1 = seen.tracked1;
+    double denom = lambda;
+    for (size_t u = 0; u < n; ++u) {
+        const size_t i = d_tracked[u];
+        e0 -= d_taps[2 * i] * tracked_regressor(i);
+        e1 -= d_taps[2 * i + 1] * tracked_regressor(i);
+        cd acc;
+        for (size_t v = 0; v < n; ++v)
+            acc += d_inverse[u * n + v] * std::conj(tracked_regressor(d_tracked[v]));
+        d_gain[u] = acc;
+        denom += (tracked_regressor(i) * acc).real();
+    }
+    for (size_t u = 0; u < n; ++u) {
+        const size_t i = d_tracked[u];
+        const cd k = d_gain[u] / denom;
+        d_taps[2 * i] += k * e0;
+        d_taps[2 * i + 1] += k * e1;
+    }
+    for (size_t u = 0; u < n; ++u) {
+        const cd ku = d_gain[u] / denom;
+        for (size_t v = u; v < n; ++v) {
+            const cd value = (d_inverse[u * n + v] - ku * std::conj(d_gain[v])) / lambda;
+            d_inverse[u * n + v] = value;
+            d_inverse[v * n + u] = std::conj(value);
+        }
+        d_inverse[u * n + u] = cd(d_inverse[u * n + u].real(), 0.0);
+    }
+    if (known)
+        d_noise += noise_smoothing * (0.5 * (std::norm(e0) + std::norm(e1)) - d_noise);
+    ++d_since_select;
+}
+
+int channel_tracking_equaliser::timing_drift() const
+{
+    const double moved = centre_of(d_energy_profile) - d_centre_at_start;
+    return moved > drift_threshold ? 1 : moved < -drift_threshold ? -1 : 0;
+}
+
+void channel_tracking_equaliser::slip(int direction)
+{
+    if (direction == 0)
+        return;
+    if (!d_pending.empty())
+        throw std::logic_error("channel_tracking_equaliser: slip with windows pending");
+    // Samples taken T/2 later: position q of the new grid is q + 1 of the old.
+    const size_t nf = window_samples();
+    const auto shifted = [&](auto& v) {
+        auto moved = v;
+        for (size_t q = 0; q < nf; ++q) {
+            const long from = long(q) + direction;
+            moved[q] = from >= 0 && from < long(nf) ? v[size_t(from)] : decltype(v[0] * 1.0)();
+        }
+        v.swap(moved);
+    };
+    shifted(d_taps);
+    shifted(d_wide);
+    shifted(d_energy_profile);
+    // The phases swapped roles: the tracked taps are chosen again (P restarts).
+    d_tracked.clear();
+    d_inverse.clear();
+    select_taps();
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

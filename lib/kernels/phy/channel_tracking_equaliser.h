@@ -1,0 +1,131 @@
+/* Decision feedback equaliser computed from a tracked channel estimate (the serial-tone
+ * receivers' equaliser; fading HF needs it to follow both the channel and the symbol
+ * timing without losing itself in deep fades).
+ *
+ * Model: the received signal at T/2 spacing, as a pair (phase 0, phase 1) per symbol
+ * time t, is r_p[t] = sum_m g_p[m] s[t - m] + noise, for m = -precursor .. postcursor.
+ * - The channel g is tracked by recursive least squares whose regressor is the symbol
+ *   sequence (known symbols, or decisions): unlike an equaliser's input it is white, so
+ *   the tracking is well conditioned, and it needs the decisions only, never the
+ *   equaliser's taps. Only the taps from the first to the last path (with two symbols
+ *   of pulse tail either side) are tracked this way, so it can be fast enough for
+ *   fading (a short memory cannot determine many taps); a slow LMS estimate over the
+ *   whole span watches for paths appearing elsewhere and gives the long-term energy
+ *   profile that selects them.
+ * - Every `solve_interval` symbols the finite-length MMSE decision feedback equaliser for
+ *   the current estimate is solved (feed-forward over the T/2 samples where symbol k's
+ *   paths arrive, two symbols either side; feedback cancelling every past symbol), which gives
+ *   the unbiased symbol estimate and its error variance: the decoder's LLRs follow the
+ *   fades. Between solutions the solution is scaled by the complex gain by which the
+ *   tracked channel has moved along the one it was solved for (a single path's fading
+ *   entirely; solving every symbol costs several times as much for little more). With feedback off it is the linear MMSE equaliser (for modes whose
+ *   decisions come later than the next symbol, 75 bps Walsh).
+ * - The long-term centre of the channel's energy gives the symbol timing: when it has
+ *   drifted a symbol from where it started, timing_drift() asks the caller to move its
+ *   sample grid by T/2 and slip() re-indexes the estimate to match (a symbol of
+ *   hysteresis: fading moves the energy between paths, a clock offset moves it all).
+ * Symbols have unit energy. No clocks or I/O: the caller feeds windows of samples. */
+#ifndef HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
+#define HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
+
+#include <complex>
+#include <cstddef>
+#include <deque>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+struct channel_tracking_equaliser_config {
+    unsigned precursor_symbols = 3;  // channel taps before the reference symbol time
+    unsigned postcursor_symbols = 8; // taps after it (the delay spread plus pulse tail)
+    double forgetting = 0.97;        // channel tracker (memory ~ 1 / (1 - it) symbols)
+    unsigned solve_interval = 24;    // symbols between equaliser solutions
+    bool feedback = true;            // false: linear MMSE equaliser
+};
+
+class channel_tracking_equaliser
+{
+public:
+    using cd = std::complex<double>;
+
+    explicit channel_tracking_equaliser(const channel_tracking_equaliser_config& config);
+
+    // Channel taps per phase (precursor + postcursor + 1).
+    unsigned channel_symbols() const { return d_span; }
+    unsigned precursor_symbols() const { return d_cfg.precursor_symbols; }
+    // T/2 samples of one window: symbol times k - precursor .. k + postcursor, two each.
+    size_t window_samples() const { return 2 * size_t(d_span); }
+
+    // Starts from a channel estimate (taps[2 i + p]: tap i, delay i - precursor symbols,
+    // phase p), the noise power per sample and the symbols sent before the first one to
+    // be equalised (oldest first; missing ones count as zero).
+    void start(const std::vector<cd>& taps, double noise, const std::vector<cd>& past_symbols);
+
+    // Unbiased estimate of the next symbol from its window.
+    cd equalise(const cd* window);
+    // Error variance of the last estimate (from the equaliser solution: (1 - b) / b
+    // with b its bias).
+    double estimate_variance() const { return d_estimate_variance; }
+
+    // Commits the symbol the last pending window carried (known, or decided): the
+    // feedback history moves on and the channel is updated from the observation whose
+    // symbols are now all known. `known` symbols also update the noise estimate.
+    // Windows may be equalised ahead of their decisions (feedback off).
+    void decide(cd symbol, bool known);
+
+    // +1: the channel's energy has moved a symbol later than where it started (the
+    // caller should take its samples T/2 later, then call slip(+1)); -1 earlier; else 0.
+    // Only between a decide() and the next equalise().
+    int timing_drift() const;
+    void slip(int direction);
+
+    const std::vector<cd>& taps() const { return d_taps; }
+    double noise() const { return d_noise; }
+    // Signal power per sample in the channel estimate (both phases averaged).
+    double signal_power() const;
+
+private:
+    void solve();
+
+    channel_tracking_equaliser_config d_cfg;
+    unsigned d_span;
+    void select_taps();
+
+    std::vector<cd> d_taps;     // 2 * span, zero off the tracked taps
+    std::vector<cd> d_wide;     // 2 * span, slow LMS over all taps
+    std::vector<size_t> d_tracked; // symbol taps tracked by RLS
+    std::vector<cd> d_inverse;  // tracker's P over the tracked taps
+    size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used
+    unsigned d_since_select = 0;
+    std::vector<cd> d_gain;     // scratch
+    std::vector<cd> d_history;  // last span symbols, newest last
+    // Observations of an equalised, undecided window: the first pair (every symbol in
+    // it is known once the window's symbol is) for the whole span, and the pair at the
+    // first tracked tap for the tracker (the earliest whose tracked symbols are known:
+    // no delay between the newest measurement and the first path).
+    struct observation {
+        cd wide0, wide1, tracked0, tracked1;
+        size_t first_tracked;
+    };
+    std::deque<observation> d_pending;
+    std::vector<cd> d_feedforward;
+    std::vector<cd> d_feedback; // for the symbols 1 .. span - 1 back
+    std::vector<double> d_energy_profile; // long-term |g|^2 per T/2 position
+    double d_centre_at_start = 0;
+    double d_noise = 1;
+    double d_estimate_variance = 1;
+    double d_solved_variance = 1;   // at the last solution
+    std::vector<cd> d_solved_taps;  // the channel the solution was computed for
+    double d_solved_power = 0;
+    double d_bias = 1;
+    unsigned d_since_solve = 0;
+    bool d_solved = false;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

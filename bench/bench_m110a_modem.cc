@@ -3,6 +3,7 @@
  *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
+ *       [--forgetting L] (the receiver's channel tracker, m110a_receiver_config)
  *       [--verbose 1]   (a line per burst on stderr)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
@@ -59,6 +60,7 @@ int main(int argc, char** argv)
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
     bool verbose = false;
+    m110a_receiver_config rx_config;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--profile")
@@ -86,7 +88,9 @@ int main(int argc, char** argv)
             two_path_delay_ms = std::atof(v[0].c_str());
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
-        } else if (key == "--verbose")
+        } else if (key == "--forgetting")
+            rx_config.forgetting = std::atof(value.c_str());
+        else if (key == "--verbose")
             verbose = value != "0";
         else {
             std::fprintf(stderr, "bench_m110a_modem: unknown option %s\n", key.c_str());
@@ -130,7 +134,7 @@ int main(int argc, char** argv)
             serial_tone_frontend_config fc;
             fc.real_input = false;
             serial_tone_frontend front(fc);
-            m110a_receiver rx;
+            m110a_receiver rx(rx_config);
             const size_t burst_bytes = std::max<size_t>(16, size_t(mode->user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;

@@ -3,7 +3,8 @@
  *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
- *       [--forgetting L] (the receiver's channel tracker, m110a_receiver_config)
+ *       [--forgetting L] [--decision-weight W] (the receiver's channel tracker,
+ *       m110a_receiver_config)
  *       [--verbose 1]   (a line per burst on stderr)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
@@ -90,6 +91,8 @@ int main(int argc, char** argv)
             profile = "two-path " + value;
         } else if (key == "--forgetting")
             rx_config.forgetting = std::atof(value.c_str());
+        else if (key == "--decision-weight")
+            rx_config.decision_weight = std::atof(value.c_str());
         else if (key == "--verbose")
             verbose = value != "0";
         else {
@@ -175,6 +178,10 @@ int main(int argc, char** argv)
                     burst_errors += size_t(__builtin_popcount(unsigned(x ^ data[b])));
                 }
                 errors += burst_errors;
+                if (verbose && bursts.size() > 1)
+                    for (size_t i = 0; i + 1 < bursts.size(); ++i)
+                        std::fprintf(stderr, "  late burst: %s, eom %d, %zu bytes, snr %.1f dB\n", bursts[i].mode.c_str(),
+                                     int(bursts[i].eom), bursts[i].bytes.size(), bursts[i].snr_db);
                 if (verbose)
                     std::fprintf(stderr, "  burst: %zu received, eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB\n",
                                  bursts.size(), int(bursts.back().eom), got.size(), data.size(), burst_errors,

@@ -162,6 +162,9 @@ TEST(channel_tracking_equaliser, refuses_misuse)
     c.solve_interval = 0;
     expect_throws_naming([&] { channel_tracking_equaliser eq(c); }, "solve_interval");
     c.solve_interval = 24;
+    c.decision_weight = 0;
+    expect_throws_naming([&] { channel_tracking_equaliser eq(c); }, "decision_weight");
+    c.decision_weight = 0.5;
     channel_tracking_equaliser eq(c);
     expect_throws_naming([&] { eq.start(std::vector<cd>(3), 1.0, {}); }, "taps");
     EXPECT_THROW(eq.decide(1.0, true), std::logic_error); // no window pending

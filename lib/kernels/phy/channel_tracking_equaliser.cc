@@ -44,6 +44,8 @@ channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_eq
 {
     if (!(config.forgetting > 0 && config.forgetting <= 1))
         throw std::invalid_argument("channel_tracking_equaliser: forgetting must be in (0, 1]");
+    if (!(config.decision_weight > 0 && config.decision_weight <= 1))
+        throw std::invalid_argument("channel_tracking_equaliser: decision_weight must be in (0, 1]");
     if (config.solve_interval == 0)
         throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
     start(std::vector<cd>(window_samples()), 1.0, {});
@@ -261,8 +263,11 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     const auto tracked_regressor = [&](size_t i) {
         return i >= seen.first_tracked ? regressor(i - seen.first_tracked) : cd();
     };
+    // Weighted RLS (cost sum lambda^age weight |e|^2): decisions count less than known
+    // symbols, so the probes pull a tracker that followed wrong decisions back.
+    const double weight = known ? 1.0 : d_cfg.decision_weight;
     cd e0 = seen.tracked0, e1 = seen.tracked1;
-    double denom = lambda;
+    double denom = lambda / weight;
     for (size_t u = 0; u < n; ++u) {
         const size_t i = d_tracked[u];
         e0 -= d_taps[2 * i] * tracked_regressor(i);

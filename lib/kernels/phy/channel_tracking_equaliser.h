@@ -42,6 +42,7 @@ struct channel_tracking_equaliser_config {
     unsigned postcursor_symbols = 8; // taps after it (the delay spread plus pulse tail)
     double forgetting = 0.97;        // channel tracker (memory ~ 1 / (1 - it) symbols)
     unsigned solve_interval = 24;    // symbols between equaliser solutions
+    double decision_weight = 1.0;    // of a decided symbol in the tracker, a known one 1
     bool feedback = true;            // false: linear MMSE equaliser
 };
 

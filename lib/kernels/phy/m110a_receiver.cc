@@ -420,6 +420,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
                             cfg.max_delay_spread_symbols + tail_symbols;
     ec.forgetting = cfg.forgetting;
     ec.solve_interval = cfg.equaliser_solve_interval;
+    ec.decision_weight = cfg.decision_weight;
     ec.feedback = mode->modulation != m110a_modulation::walsh;
     equaliser.reset(new channel_tracking_equaliser(ec));
     timing_shift = int64_t(reference) * sps;

@@ -56,6 +56,9 @@ struct m110a_receiver_config {
     // follows 1 Hz fading; 0.99 lost bursts on F.1487 poor (docs/modem-design.md).
     double forgetting = 0.97;
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
+    // Weight of a decided symbol in the channel tracker (known ones 1): 0.5 lets the
+    // probes pull back a tracker that followed a fade's wrong decisions.
+    double decision_weight = 0.5;
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
 };

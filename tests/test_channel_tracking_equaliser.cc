@@ -151,6 +151,52 @@ TEST(channel_tracking_equaliser, follows_a_channel_rotating_between_solutions)
     const size_t first = eq.channel_symbols();
     eq.start(still, 1e-3, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
     EXPECT_LT(run(eq, l, first, 1000), 0.05);
+    // Its turn, as measured between solutions, is the channel's.
+    EXPECT_NEAR(eq.take_turn(), turn, 0.1 * turn);
+    EXPECT_EQ(eq.take_turn(), 0.0); // nothing since
+}
+
+// Runs n symbols of a channel, asking for the timing after each decision; returns the
+// first non-zero answer (0 if none).
+int first_timing_drift(channel_tracking_equaliser& eq, const received_link& l)
+{
+    for (size_t k = eq.channel_symbols(); k < l.symbols.size(); ++k) {
+        const std::vector<cd> w = l.window(k);
+        eq.equalise(w.data());
+        eq.decide(l.symbols[k], true);
+        if (const int drift = eq.timing_drift())
+            return drift;
+    }
+    return 0;
+}
+
+TEST(channel_tracking_equaliser, timing_follows_the_paths_not_their_powers)
+{
+    channel_tracking_equaliser_config c;
+    c.precursor_symbols = 3;
+    c.postcursor_symbols = 8;
+    const std::vector<cd> start = two_path_channel();
+    // Power moves from the first path to the second (5 symbols later): the energy
+    // centre moves 4 symbols, the paths stay where they are.
+    const auto fading = [&](size_t t) {
+        const double x = std::min(1.0, double(t) / 6000.0);
+        std::vector<cd> g = start;
+        for (size_t q = 0; q < g.size(); ++q)
+            g[q] *= q < 2 * 6 ? std::sqrt(1.0 - 0.95 * x) : std::sqrt(0.1 + 2.0 * x);
+        return g;
+    };
+    received_link moving_power(3, 8, 12000, 1e-3, fading, 13);
+    channel_tracking_equaliser still(c);
+    still.start(start, 1e-3, std::vector<cd>(moving_power.symbols.begin(), moving_power.symbols.begin() + 12));
+    EXPECT_EQ(first_timing_drift(still, moving_power), 0);
+    // The same channel a T/2 position later (a clock offset's drift) asks for +1.
+    std::vector<cd> later(start.size());
+    for (size_t q = 0; q + 1 < start.size(); ++q)
+        later[q + 1] = start[q];
+    received_link moved(3, 8, 12000, 1e-3, [&](size_t) { return later; }, 17);
+    channel_tracking_equaliser drifting(c);
+    drifting.start(start, 1e-3, std::vector<cd>(moved.symbols.begin(), moved.symbols.begin() + 12));
+    EXPECT_EQ(first_timing_drift(drifting, moved), 1);
 }
 
 TEST(channel_tracking_equaliser, refuses_misuse)

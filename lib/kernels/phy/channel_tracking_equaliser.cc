@@ -14,7 +14,9 @@ namespace {
 
 constexpr double noise_smoothing = 1.0 / 64;    // per known symbol
 constexpr double profile_time_symbols = 4800.0; // energy profile memory (2 s at 2400 Bd)
-constexpr double drift_threshold = 2.0;
+// A slip when the profile matches the one at the start better shifted by a position
+// than in place, by this factor (hysteresis: a path halfway between positions).
+constexpr double drift_preference = 1.2;
 constexpr double min_bias = 1e-6;
 // The span from the first to the last symbol tap whose long-term energy is at least
 // this share of the strongest's is tracked; taps further out are mostly noise in any
@@ -27,14 +29,16 @@ constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked
 // between symbol times (at -15 dB they still limit the SINR at high SNR).
 constexpr size_t tracked_margin = 2;
 
-double centre_of(const std::vector<double>& profile)
+// Sum over q of profile[q + shift] reference[q].
+double overlap(const std::vector<double>& profile, const std::vector<double>& reference, int shift)
 {
-    double total = 0, moment = 0;
-    for (size_t q = 0; q < profile.size(); ++q) {
-        total += profile[q];
-        moment += profile[q] * double(q);
+    double sum = 0;
+    for (size_t q = 0; q < reference.size(); ++q) {
+        const long from = long(q) + shift;
+        if (from >= 0 && from < long(profile.size()))
+            sum += profile[size_t(from)] * reference[q];
     }
-    return total > 0 ? moment / total : 0.0;
+    return sum;
 }
 
 } // namespace
@@ -66,10 +70,12 @@ void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise
     d_energy_profile.assign(window_samples(), 0.0);
     for (size_t q = 0; q < d_taps.size(); ++q)
         d_energy_profile[q] = std::norm(d_taps[q]);
-    d_centre_at_start = centre_of(d_energy_profile);
+    d_reference_profile = d_energy_profile;
     select_taps();
     d_solved = false;
     d_since_solve = 0;
+    d_turn = 0;
+    d_turn_symbols = 0;
 }
 
 void channel_tracking_equaliser::select_taps()
@@ -78,18 +84,19 @@ void channel_tracking_equaliser::select_taps()
     for (size_t i = 0; i < d_span; ++i)
         power[i] = d_energy_profile[2 * i] + d_energy_profile[2 * i + 1];
     const double strongest = *std::max_element(power.begin(), power.end());
-    size_t first_strong = d_span, last_strong = 0;
+    // Every tap within tracked_margin of a significant one: the paths with their pulse
+    // tails, and not the empty taps between echoes far apart (each tracked tap costs
+    // estimation noise).
+    std::vector<bool> near(d_span, false);
     for (size_t i = 0; i < d_span; ++i)
-        if (power[i] >= significant_tap * strongest) {
-            first_strong = std::min(first_strong, i);
-            last_strong = std::max(last_strong, i);
-        }
+        if (power[i] >= significant_tap * strongest)
+            for (size_t j = i > tracked_margin ? i - tracked_margin : 0;
+                 j <= std::min<size_t>(d_span - 1, i + tracked_margin); ++j)
+                near[j] = true;
     std::vector<size_t> tracked;
-    if (first_strong <= last_strong) {
-        for (size_t i = first_strong > tracked_margin ? first_strong - tracked_margin : 0;
-             i <= std::min<size_t>(d_span - 1, last_strong + tracked_margin); ++i)
+    for (size_t i = 0; i < d_span; ++i)
+        if (near[i])
             tracked.push_back(i);
-    }
     d_since_select = 0;
     if (tracked == d_tracked && !d_inverse.empty())
         return;
@@ -128,6 +135,15 @@ double channel_tracking_equaliser::signal_power() const
 void channel_tracking_equaliser::solve()
 {
     const size_t nf = window_samples();
+    // How far the channel turned since the last solution (a residual carrier offset
+    // turns every path alike).
+    if (d_solved && d_since_solve > 0 && d_solved_power > 0) {
+        cd projection;
+        for (size_t q = 0; q < d_taps.size(); ++q)
+            projection += std::conj(d_solved_taps[q]) * d_taps[q];
+        d_turn += std::arg(projection);
+        d_turn_symbols += d_since_solve;
+    }
     // Long-term energy profile (from the whole-span estimate): the timing, and which
     // taps are tracked.
     const double a_profile = double(d_cfg.solve_interval) / profile_time_symbols;
@@ -207,8 +223,7 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* wi
     if (!d_solved || d_since_solve >= d_cfg.solve_interval)
         solve();
     ++d_since_solve;
-    const size_t lo = d_tracked.empty() ? 0 : d_tracked.front();
-    d_pending.push_back({ window[0], window[1], window[2 * lo], window[2 * lo + 1], lo });
+    queue_observation(window);
     // Between solutions the channel mostly changes by a common complex gain (all of it
     // for a single path): scale the solution by the tracked channel's projection on
     // the one it was solved for.
@@ -232,6 +247,26 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* wi
         z -= gain * past;
     }
     return z / (gain * d_bias);
+}
+
+void channel_tracking_equaliser::queue_observation(const cd* window)
+{
+    const size_t lo = d_tracked.empty() ? 0 : d_tracked.front();
+    d_pending.push_back({ window[0], window[1], window[2 * lo], window[2 * lo + 1], lo });
+}
+
+channel_tracking_equaliser::cd channel_tracking_equaliser::match(const cd* window)
+{
+    queue_observation(window);
+    cd y;
+    double energy = 0;
+    for (size_t q = 0; q < d_taps.size(); ++q) {
+        y += std::conj(d_taps[q]) * window[q];
+        energy += std::norm(d_taps[q]);
+    }
+    energy = std::max(energy, min_bias);
+    d_estimate_variance = d_noise / energy;
+    return y / energy;
 }
 
 void channel_tracking_equaliser::decide(cd symbol, bool known)
@@ -298,10 +333,24 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     ++d_since_select;
 }
 
+double channel_tracking_equaliser::take_turn()
+{
+    const double per_symbol = d_turn_symbols ? d_turn / double(d_turn_symbols) : 0.0;
+    d_turn = 0;
+    d_turn_symbols = 0;
+    return per_symbol;
+}
+
 int channel_tracking_equaliser::timing_drift() const
 {
-    const double moved = centre_of(d_energy_profile) - d_centre_at_start;
-    return moved > drift_threshold ? 1 : moved < -drift_threshold ? -1 : 0;
+    // The paths keep their places while fading moves power between them; a clock
+    // offset moves them all: compare the profile's shape with the one at the start.
+    const double in_place = overlap(d_energy_profile, d_reference_profile, 0);
+    if (overlap(d_energy_profile, d_reference_profile, 1) > drift_preference * in_place)
+        return 1;
+    if (overlap(d_energy_profile, d_reference_profile, -1) > drift_preference * in_place)
+        return -1;
+    return 0;
 }
 
 void channel_tracking_equaliser::slip(int direction)

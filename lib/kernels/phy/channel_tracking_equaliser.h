@@ -14,22 +14,27 @@
  *   profile that selects them.
  * - Every `solve_interval` symbols the finite-length MMSE decision feedback equaliser for
  *   the current estimate is solved (feed-forward over the T/2 samples where symbol k's
- *   paths arrive, two symbols either side; feedback cancelling every past symbol), which gives
- *   the unbiased symbol estimate and its error variance: the decoder's LLRs follow the
- *   fades. Between solutions the solution is scaled by the complex gain by which the
- *   tracked channel has moved along the one it was solved for (a single path's fading
- *   entirely; solving every symbol costs several times as much for little more). With feedback off it is the linear MMSE equaliser (for modes whose
- *   decisions come later than the next symbol, 75 bps Walsh).
- * - The long-term centre of the channel's energy gives the symbol timing: when it has
- *   drifted a symbol from where it started, timing_drift() asks the caller to move its
- *   sample grid by T/2 and slip() re-indexes the estimate to match (a symbol of
- *   hysteresis: fading moves the energy between paths, a clock offset moves it all).
+ *   paths arrive, two symbols either side; feedback cancelling every past symbol),
+ *   which gives the unbiased symbol estimate and its error variance: the decoder's LLRs
+ *   follow the fades. Between solutions the solution is scaled by the complex gain by
+ *   which the tracked channel has moved along the one it was solved for (a single
+ *   path's fading entirely; solving every symbol costs several times as much for little
+ *   more). With feedback off it is the linear MMSE equaliser.
+ * - match() queues a window for the tracker without equalising it, and returns the
+ *   channel-matched filter's output; energy_profile() gives the long-term path powers
+ *   (75 bps Walsh symbols are despread per path from the windows, see m110a_receiver).
+ * - The long-term energy profile gives the symbol timing: when it matches the profile
+ *   at the start better shifted by T/2 than in place, timing_drift() asks the caller to
+ *   move its sample grid by T/2 and slip() re-indexes the estimate to match (fading
+ *   moves power between the paths, which keep their places; a clock offset moves them
+ *   all; the energy centre followed the fading, and each slip costs a transient).
  * Symbols have unit energy. No clocks or I/O: the caller feeds windows of samples. */
 #ifndef HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
 #define HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
 
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -66,6 +71,9 @@ public:
 
     // Unbiased estimate of the next symbol from its window.
     cd equalise(const cd* window);
+    // The channel-matched filter's output for the next symbol, scaled to unit gain
+    // (its error variance: the noise over the channel's energy, interference aside).
+    cd match(const cd* window);
     // Error variance of the last estimate (from the equaliser solution: (1 - b) / b
     // with b its bias).
     double estimate_variance() const { return d_estimate_variance; }
@@ -76,19 +84,25 @@ public:
     // Windows may be equalised ahead of their decisions (feedback off).
     void decide(cd symbol, bool known);
 
-    // +1: the channel's energy has moved a symbol later than where it started (the
-    // caller should take its samples T/2 later, then call slip(+1)); -1 earlier; else 0.
+    // +1: the channel's paths have moved T/2 later than where they started (the caller
+    // should take its samples T/2 later, then call slip(+1)); -1 earlier; else 0.
     // Only between a decide() and the next equalise().
     int timing_drift() const;
+    // Mean turn of the channel (radians per symbol) since the last call, measured
+    // between equaliser solutions: a residual carrier offset for the caller to remove.
+    double take_turn();
     void slip(int direction);
 
     const std::vector<cd>& taps() const { return d_taps; }
+    // Long-term mean |tap|^2 per T/2 position (about 2 s at 2400 Bd).
+    const std::vector<double>& energy_profile() const { return d_energy_profile; }
     double noise() const { return d_noise; }
     // Signal power per sample in the channel estimate (both phases averaged).
     double signal_power() const;
 
 private:
     void solve();
+    void queue_observation(const cd* window);
 
     channel_tracking_equaliser_config d_cfg;
     unsigned d_span;
@@ -114,7 +128,9 @@ private:
     std::vector<cd> d_feedforward;
     std::vector<cd> d_feedback; // for the symbols 1 .. span - 1 back
     std::vector<double> d_energy_profile; // long-term |g|^2 per T/2 position
-    double d_centre_at_start = 0;
+    std::vector<double> d_reference_profile; // the profile at the start
+    double d_turn = 0;           // radians the channel turned over d_turn_symbols
+    uint64_t d_turn_symbols = 0;
     double d_noise = 1;
     double d_estimate_variance = 1;
     double d_solved_variance = 1;   // at the last solution

@@ -27,13 +27,24 @@ constexpr unsigned segment_samples = m110a_segment_symbols * sps;
 constexpr unsigned common_symbols = 288; // channel symbols 0..8 of every segment
 constexpr size_t ring = 8192;            // correlation history (> 2 segments)
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
-constexpr double lost_mse = 1.5;         // probe error power meaning "no signal"
+// Probes whose estimates correlate with what was sent by less than this (normalised,
+// over a block) mean "no signal": noise alone gives about 1 / probes, a signal at an
+// SINR of -6 dB still 0.2 (the estimates are unbiased, so their error alone says
+// little at low SNR).
+constexpr double lost_correlation = 0.05;
 constexpr uint64_t timing_check_symbols = 48; // how often the timing is looked at
 // Channel measurement over the detected segment: span +-measure_reach symbols, least
 // squares over chunks (summed in power: a fading channel changes within a segment).
 constexpr int measure_reach = 16;
 constexpr unsigned measure_chunk = (m110a_segment_symbols - 2 * measure_reach) / 3;
 constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
+constexpr double path_over_floor = 6.0;  // and over the median tap's (the noise floor)
+// Share of the channel's measured turn (Hz) added to the carrier offset every
+// timing_check_symbols: a time constant of about 0.4 s.
+constexpr double frequency_loop_gain = 0.05;
+// Positions whose power on the common preamble symbols is at least this share of the
+// strongest's are combined when the mode and count are read.
+constexpr double preamble_path_share = 0.1;
 constexpr unsigned tail_symbols = 3;      // pulse tail after the last path
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
@@ -58,6 +69,7 @@ struct m110a_receiver::state {
     std::vector<double> energy = std::vector<double>(ring);
     uint64_t candidate = sps; // next segment start to test
     bool peak_open = false;
+    uint64_t quiet_until = 0; // no peak opens before this sample (a rejected one's lobes)
     double peak_z = 0;
     uint64_t peak_at = 0;
     cd peak_sum;
@@ -66,6 +78,10 @@ struct m110a_receiver::state {
     phase stage = phase::search;
     uint64_t start = 0;       // sample of symbol 0 of the detected segment
     double offset_hz = 0;
+    // Derotation phase (cycles) at sample derotation_from: offset_hz changes during a
+    // burst (frequency tracking) without a phase step.
+    double derotation_cycles = 0;
+    uint64_t derotation_from = 0;
     const m110a_waveform* mode = nullptr;
     unsigned first_count = 0; // count of the detected segment
     uint64_t data_symbol = 0; // symbol index (from start) of the first data symbol
@@ -86,7 +102,8 @@ struct m110a_receiver::state {
     bool window_for(uint64_t k);
     double noise = 1.0; // error power on known symbols (EMA)
     double signal_lost_blocks = 0;
-    double block_error = 0;
+    cd block_correlation;        // sum over the block's probes of estimate * conj(sent)
+    double block_estimate_power = 0;
     size_t block_known = 0;
     double reference_power = 0; // input power per sample over the detected segment
     double block_power = 0;     // input power summed over this block's symbols
@@ -100,7 +117,10 @@ struct m110a_receiver::state {
     std::vector<uint32_t> order;
     std::vector<float> block_llr;
     std::vector<float> pair_llr;
-    std::vector<cd> walsh_chips; // descrambled chips of the Walsh symbol in progress
+    // Windows of the Walsh symbol in progress (32 chips, window_samples() each).
+    std::vector<cd> walsh_windows;
+    size_t walsh_chips_in = 0;
+    size_t walsh_doubtful = 0; // Walsh symbols of the block without a clear winner
     k7_viterbi viterbi;
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
@@ -119,7 +139,8 @@ struct m110a_receiver::state {
 
     cf derotated(uint64_t i) const
     {
-        const double cycles = std::fmod(offset_hz * double(int64_t(i - start)) / sample_rate, 1.0);
+        const double cycles =
+            std::fmod(derotation_cycles + offset_hz * double(int64_t(i - derotation_from)) / sample_rate, 1.0);
         return at(i) * std::polar(1.0f, float(-two_pi * cycles));
     }
 
@@ -136,7 +157,13 @@ struct m110a_receiver::state {
         double offset_hz = 0;
         cd h;             // channel gain over the known symbols
         double power = 0; // mean sample power over the segment
+        // Walsh metric of each value (0..7) of D1, D2, C1, C2, C3, less their mean.
+        std::array<std::array<double, 8>, 5> code_metric{};
     };
+    // The mode and count that best explain the readings of consecutive segments
+    // (reading s, if any, is of the segment s after the first; a count c puts preamble
+    // codes of count c - s there, while c - s >= 0).
+    static void decide_codes(const std::vector<preamble_reading>& readings, preamble_reading& r);
     // Reads the segment starting at sample `at` (samples up to at + 1 segment + 64
     // must be in); false when it is no usable preamble.
     bool read_preamble(uint64_t at, double coarse_hz, preamble_reading& r) const;
@@ -247,7 +274,7 @@ bool m110a_receiver::state::search()
                 best_sum = sum;
             }
         }
-        if (best_z >= cfg.detection_threshold && (!peak_open || best_z > peak_z)) {
+        if (best_z >= cfg.detection_threshold && n >= quiet_until && (!peak_open || best_z > peak_z)) {
             peak_open = true;
             peak_z = best_z;
             peak_at = n;
@@ -328,22 +355,57 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     for (unsigned k = 0; k < m110a_segment_symbols; ++k)
         r.power += std::norm(y[k]);
     r.power /= double(m110a_segment_symbols);
-    // Channel symbols 9..13: D1, D2, C1, C2, C3 by coherent Walsh correlation.
+    // Channel symbols 9..13: D1, D2, C1, C2, C3 by Walsh correlation on every path
+    // (T/2 positions within the longest delay spread either side of the detection, as
+    // seen on the common symbols), powers combined over the paths: an echo as strong
+    // as the detected path would otherwise be interference, and 5 Hz fading turns the
+    // phase within the segment.
+    const int reach = int(cfg.max_delay_spread_symbols);
+    const size_t positions = size_t(2 * reach + 1) * 2;
+    const auto sample = [&](long k, int m, unsigned p) {
+        const long i = long(at) + (k + m) * long(sps) + 2 * long(p);
+        if (i < long(base) || i >= long(total))
+            return cd();
+        const double cycles = std::fmod(r.offset_hz * double(i - long(at)) / sample_rate, 1.0);
+        return cd(this->at(uint64_t(i))) * std::polar(1.0, -two_pi * cycles);
+    };
+    std::vector<double> path_power(positions);
+    for (int m = -reach; m <= reach; ++m)
+        for (unsigned p = 0; p < 2; ++p) {
+            cd c;
+            for (unsigned k = 0; k < common_symbols; ++k)
+                c += sample(long(k), m, p) * cd(std::conj(known[k]));
+            path_power[size_t(m + reach) * 2 + p] = std::norm(c / double(common_symbols));
+        }
+    const double strongest = *std::max_element(path_power.begin(), path_power.end());
     unsigned value[5] = {};
     for (unsigned cs = 9; cs < 14; ++cs) {
         double best = -1e30;
         for (unsigned v = 0; v < 8; ++v) {
-            cd acc;
-            for (unsigned j = 0; j < 32; ++j) {
-                const unsigned chip = (m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8;
-                acc += cd(y[cs * 32 + j]) * cd(std::conj(point(chip)));
+            cd reference[32];
+            for (unsigned j = 0; j < 32; ++j)
+                reference[j] = std::conj(cd(point((m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8)));
+            double metric = 0;
+            for (size_t q = 0; q < positions; ++q) {
+                if (path_power[q] < preamble_path_share * strongest)
+                    continue;
+                const int m = int(q / 2) - reach;
+                cd acc;
+                for (unsigned j = 0; j < 32; ++j)
+                    acc += sample(long(cs * 32 + j), m, unsigned(q % 2)) * reference[j];
+                metric += std::norm(acc);
             }
-            const double metric = (acc * std::conj(r.h)).real();
+            r.code_metric[cs - 9][v] = metric;
             if (metric > best) {
                 best = metric;
                 value[cs - 9] = v;
             }
         }
+        double mean = 0;
+        for (double m : r.code_metric[cs - 9])
+            mean += m / 8;
+        for (double& m : r.code_metric[cs - 9])
+            m -= mean;
     }
     r.mode = m110a_waveform_by_code(value[0], value[1]);
     const bool count_ok = value[2] >= 4 && value[3] >= 4 && value[4] >= 4;
@@ -351,15 +413,50 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     return r.mode && count_ok && r.count < r.mode->preamble_segments && std::abs(r.h) > 0;
 }
 
+void m110a_receiver::state::decide_codes(const std::vector<preamble_reading>& readings, preamble_reading& r)
+{
+    double best = -1e300;
+    for (const m110a_waveform& w : m110a_waveforms()) {
+        if (m110a_waveform_by_code(w.d1, w.d2) != &w)
+            continue; // not announced (no codes established)
+        for (unsigned c = 0; c < w.preamble_segments; ++c) {
+            double score = 0;
+            for (unsigned s = 0; s < readings.size() && s <= c; ++s) {
+                const auto& m = readings[s].code_metric;
+                const unsigned n = c - s;
+                score += m[0][w.d1] + m[1][w.d2] + m[2][4 + ((n >> 4) & 3)] + m[3][4 + ((n >> 2) & 3)] +
+                         m[4][4 + (n & 3)];
+            }
+            if (score > best) {
+                best = score;
+                r.mode = &w;
+                r.count = c;
+            }
+        }
+    }
+}
+
 bool m110a_receiver::state::preamble()
 {
-    if (start + segment_samples + 64 >= total)
+    // The segment after the detected one is read too (if it is data, its codes count
+    // for nothing): in fading one segment's codes alone were misread.
+    if (start + 2 * segment_samples + 64 >= total)
         return false;
     preamble_reading r;
-    if (!read_preamble(start, offset_hz, r)) {
+    const bool read_ok = read_preamble(start, offset_hz, r);
+    if (read_ok) {
+        preamble_reading next;
+        read_preamble(start + segment_samples, r.offset_hz, next);
+        decide_codes({ r, next }, r);
+    }
+    if (!read_ok) {
         // Not a preamble we can use (a false start, a side lobe of one, or a corrupt
-        // mode code): search on past this peak.
-        restart_search(start + peak_window * 8);
+        // mode code): search on past this peak, keeping the correlation history so
+        // that the next segment adds up with this one (in fading one segment alone
+        // may not reach the threshold).
+        stage = phase::search;
+        peak_open = false;
+        quiet_until = start + peak_window * 8;
         return true;
     }
     begin_burst(r);
@@ -369,6 +466,8 @@ bool m110a_receiver::state::preamble()
 void m110a_receiver::state::begin_burst(const preamble_reading& r)
 {
     offset_hz = r.offset_hz;
+    derotation_cycles = 0;
+    derotation_from = start;
     reference_power = r.power;
     mode = r.mode;
     first_count = r.count;
@@ -397,10 +496,16 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     int first_path = 0, last_path = 0;
     if (!first_taps.empty()) {
         const double peak = *std::max_element(profile.begin(), profile.end());
+        // Most taps hold no path: their median is the estimate's noise floor, which at
+        // low SNR reaches path_threshold of the peak by itself.
+        std::vector<double> sorted = profile;
+        std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+        const double floor = sorted[sorted.size() / 2];
+        const double threshold = std::max(path_threshold * peak, path_over_floor * floor);
         first_path = reach;
         last_path = -reach;
         for (int m = -reach; m <= reach; ++m)
-            if (profile[size_t(m + reach)] >= path_threshold * peak) {
+            if (profile[size_t(m + reach)] >= threshold) {
                 first_path = std::min(first_path, m);
                 last_path = std::max(last_path, m);
             }
@@ -442,13 +547,16 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     pending_estimates.clear();
     noise = 1.0;
     signal_lost_blocks = 0;
-    block_error = 0;
+    block_correlation = cd();
+    block_estimate_power = 0;
     block_known = 0;
     block_power = 0;
     block_symbols = 0;
     order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
     block_llr.clear();
-    walsh_chips.clear();
+    walsh_windows.clear();
+    walsh_chips_in = 0;
+    walsh_doubtful = 0;
     viterbi.start();
     bits.clear();
     eom_at = no_eom;
@@ -546,6 +654,13 @@ void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
 
 void m110a_receiver::state::follow_timing()
 {
+    // Frequency: a first-order loop on the channel's turn (fading turns it both ways,
+    // an offset one way).
+    const double turn_hz = equaliser->take_turn() * 2400.0 / two_pi;
+    const uint64_t now = start + symbol * sps;
+    derotation_cycles = std::fmod(derotation_cycles + offset_hz * double(int64_t(now - derotation_from)) / sample_rate, 1.0);
+    derotation_from = now;
+    offset_hz += frequency_loop_gain * turn_hz;
     const int drift = equaliser->timing_drift();
     if (drift != 0) {
         timing_shift += 2 * drift;
@@ -559,9 +674,9 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
     const bool walsh = mode->modulation == m110a_modulation::walsh;
     while (window_for(symbol)) {
         const uint64_t k = symbol++;
-        if (k % timing_check_symbols == 0 && walsh_chips.empty())
+        if (k % timing_check_symbols == 0 && walsh_chips_in == 0)
             follow_timing();
-        const cd z = equaliser->equalise(window.data());
+        const cd z = walsh ? equaliser->match(window.data()) : equaliser->equalise(window.data());
         if (k < data_symbol) {
             // Preamble: every symbol known.
             const unsigned seg = unsigned(k / m110a_segment_symbols);
@@ -582,14 +697,17 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         const unsigned scr = scrambler[dk % 160];
         if (role.probe) {
             const cf target = point(role.known + scr);
-            block_error += std::norm(z - cd(target));
+            block_correlation += z * std::conj(cd(target));
+            block_estimate_power += std::norm(z);
             commit(z, target, true);
             ++block_known;
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
             if (block_end) {
-                const bool probes_bad = block_error / double(block_known) > lost_mse;
-                block_error = 0;
+                const bool probes_bad = std::norm(block_correlation) <
+                                        lost_correlation * block_estimate_power * double(block_known);
+                block_correlation = cd();
+                block_estimate_power = 0;
                 block_known = 0;
                 if (block_says_lost(probes_bad)) {
                     end_burst(false, done);
@@ -601,31 +719,46 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         if (walsh) {
             // Chips wait for their Walsh symbol's decision before the channel learns them.
             pending_estimates.push_back(z);
-            walsh_chips.push_back(z * std::conj(cd(point(scr))));
-            if (walsh_chips.size() < 32)
+            walsh_windows.insert(walsh_windows.end(), window.begin(), window.end());
+            if (++walsh_chips_in < 32)
                 continue;
             const size_t walsh_index = size_t(dk / 32);
             const size_t per_block = mode->frames_per_block;
             const bool exceptional = walsh_index % per_block == per_block - 1;
+            // Despread on every T/2 path position and combine the powers, weighted by
+            // the paths' long-term powers (Rayleigh diversity combining): no channel
+            // phase is needed, so a tracker that lags 5 Hz fading, or followed a wrong
+            // decision, cannot turn the decisions (there are no probes to pull it back).
+            const size_t width = window.size();
+            const std::vector<double>& profile = equaliser->energy_profile();
+            const double chip_noise = 32.0 * std::max(equaliser->noise(), 1e-9);
             double metric[4];
-            cd corr[4];
             for (unsigned v = 0; v < 4; ++v) {
                 const auto chips = m110a_walsh_chips(v, exceptional);
-                cd acc;
+                cd reference[32];
                 for (unsigned j = 0; j < 32; ++j)
-                    acc += walsh_chips[j] * std::conj(cd(point(chips[j])));
-                corr[v] = acc;
-                metric[v] = acc.real();
+                    reference[j] = std::conj(cd(point(chips[j] + scrambler[(dk - 31 + j) % 160])));
+                metric[v] = 0;
+                for (size_t q = 0; q < width; ++q) {
+                    const double path_power = 32.0 * 32.0 * profile[q];
+                    if (!(path_power > 0))
+                        continue;
+                    cd y;
+                    for (unsigned j = 0; j < 32; ++j)
+                        y += reference[j] * walsh_windows[j * width + q];
+                    metric[v] += std::norm(y) * path_power / (chip_noise * (path_power + chip_noise));
+                }
             }
-            walsh_chips.clear();
+            walsh_windows.clear();
+            walsh_chips_in = 0;
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
             const auto decided = m110a_walsh_chips(best, exceptional);
             for (unsigned j = 0; j < 32; ++j)
                 commit(pending_estimates[j], point(decided[j] + scrambler[(dk - 31 + j) % 160]), true);
             pending_estimates.clear();
-            // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10.
+            // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10. The metrics
+            // are log-likelihoods already.
             static const unsigned dibit_of[4] = { 0, 1, 3, 2 };
-            const double variance = std::max(1e-3, equaliser->estimate_variance());
             float llr[2];
             for (unsigned b = 0; b < 2; ++b) {
                 double best0 = -1e30, best1 = -1e30;
@@ -633,12 +766,21 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     const bool one = (dibit_of[v] >> (1 - b)) & 1;
                     (one ? best1 : best0) = std::max(one ? best1 : best0, metric[v]);
                 }
-                llr[b] = float(2.0 * (best0 - best1) / variance);
+                llr[b] = float(best0 - best1);
             }
-            const double quality = std::norm(corr[best]) / (32.0 * 32.0);
-            if ((walsh_index + 1) % per_block == 0 && block_says_lost(quality < 0.1)) {
-                end_burst(false, done);
-                return true;
+            // Noise alone leaves no candidate well ahead of the others.
+            double runner_up = 0;
+            for (unsigned v = 0; v < 4; ++v)
+                if (v != best)
+                    runner_up = std::max(runner_up, metric[v]);
+            walsh_doubtful += metric[best] < 2.0 * runner_up;
+            if ((walsh_index + 1) % per_block == 0) {
+                const bool doubtful = 2 * walsh_doubtful > per_block;
+                walsh_doubtful = 0;
+                if (block_says_lost(doubtful)) {
+                    end_burst(false, done);
+                    return true;
+                }
             }
             push_llrs(llr, 2);
         } else {

@@ -10,9 +10,12 @@
  *      against the noise (|C| / sqrt(sum |p|^2)), with a threshold (5.5 by default: on
  *      noise alone about one false start in 10^7 s). The angle of the sum gives the
  *      coarse offset (+-1200 Hz range).
- *   2. Preamble: a fine offset from the phase slope over the known 32-symbol channel
- *      symbols; D1, D2 and the count C1 C2 C3 by coherent 8-ary Walsh correlation; an
- *      unknown D1/D2 or a count out of range drops the detection and the search goes on.
+ *   2. Preamble: a fine offset from the phase slope over the known symbols (8-, then
+ *      32-symbol chunks); D1, D2 and the count C1 C2 C3 by 8-ary Walsh correlation on
+ *      every path position (powers combined); the segment after the detected one is
+ *      read too and the mode and count chosen that explain both; an unknown D1/D2 or a
+ *      count out of range drops the detection and the search goes on (keeping the
+ *      correlation history, so the next segment adds up with this one).
  *   3. Data: the channel is measured over the detected segment (least squares over a
  *      wide span; the symbol timing is then placed at its first path and the
  *      equaliser made as long as its delay spread), then tracked symbol by symbol and
@@ -20,17 +23,18 @@
  *      (channel_tracking_equaliser.h), trained on every known symbol (the rest of the
  *      preamble, then the probes) and decision-directed on data symbols. Soft
  *      demapping uses the equaliser's own error variance, so LLRs shrink in fades. The
- *      75 bps mode correlates the 32 chips of each Walsh symbol from the linear MMSE
- *      equaliser against its four patterns, then tracks the channel on the decided
- *      chips. Deinterleaving, repetition combining, streaming Viterbi, and the bit
- *      stream searched for the EOM.
- *      Symbol timing follows a sample-rate offset: the channel's long-term energy centre
- *      moving a symbol moves the sample grid by T/2.
+ *      75 bps mode despreads each Walsh symbol on every path position and combines the
+ *      powers (no channel phase needed), then tracks the channel on the decided chips.
+ *      Deinterleaving, repetition combining, streaming Viterbi, and the bit stream
+ *      searched for the EOM.
+ *      Symbol timing follows a sample-rate offset: when the channel's long-term path
+ *      profile matches its start better shifted by T/2, the sample grid moves T/2. A
+ *      first-order loop on the channel's common turn removes a residual carrier offset.
  *   4. The burst ends at the EOM; or cut when the signal is lost (13 dB weaker than
- *      at its preamble for an interleaver block, or the probes no longer matching for
- *      three), when a new preamble appears (the search keeps running during data), or
- *      at max_burst_s; it is reported with mode, offset, SNR and whether the EOM was
- *      found.
+ *      at its preamble for an interleaver block whose probes no longer correlate with
+ *      what was sent, or three such blocks), when a new preamble appears (the search
+ *      keeps running during data), or at max_burst_s; it is reported with mode,
+ *      offset, SNR and whether the EOM was found.
  * Bad input (noise, partial bursts, corrupt mode codes) only ever sends it back to
  * searching. */
 #ifndef HFSTACK_KERNELS_PHY_M110A_RECEIVER_H

@@ -157,7 +157,7 @@ struct m110a_receiver::state {
         double offset_hz = 0;
         cd h;             // channel gain over the known symbols
         double power = 0; // mean sample power over the segment
-        // Walsh metric of each value (0..7) of D1, D2, C1, C2, C3, less their mean.
+        // Walsh metric of each value (0..7) of D1, D2, C1, C2, C3 as a z-score.
         std::array<std::array<double, 8>, 5> code_metric{};
     };
     // The mode and count that best explain the readings of consecutive segments
@@ -165,7 +165,7 @@ struct m110a_receiver::state {
     // codes of count c - s there, while c - s >= 0).
     static void decide_codes(const std::vector<preamble_reading>& readings, preamble_reading& r);
     // Reads the segment starting at sample `at` (samples up to at + 1 segment + 64
-    // must be in); false when it is no usable preamble.
+    // must be in); false when its codes name no mode or no count.
     bool read_preamble(uint64_t at, double coarse_hz, preamble_reading& r) const;
     void begin_burst(const preamble_reading& r);
     bool watch_pending = false;
@@ -312,7 +312,7 @@ bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
     // A new burst only if its preamble reads as one: long zero fill can line the
     // correlation up by chance.
     preamble_reading r;
-    if (!read_preamble(found_at, found_hz, r))
+    if (!read_preamble(found_at, found_hz, r) || r.count >= r.mode->preamble_segments)
         return true;
     end_burst(false, done);
     start = found_at;
@@ -333,20 +333,37 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     };
     // Fine offset: the phase slope across chunks of the known symbols, first over short
     // chunks (+-150 Hz unambiguous: the coarse angle can be far off when echoes of
-    // equal strength share the correlation), then over 32-symbol chunks.
-    r.offset_hz = coarse_hz;
-    std::vector<cf> y;
-    for (const unsigned chunk_symbols : { 8u, 32u }) {
-        y = samples(r.offset_hz);
+    // equal strength share the correlation), then over 32-symbol chunks. At low SNR the
+    // short chunks can land a 75 Hz alias off; the candidate (it, its aliases, the
+    // coarse angle) whose 32-symbol chunks hold the most power is refined.
+    const auto chunks = [&](const std::vector<cf>& y, unsigned chunk_symbols) {
         std::vector<cd> chunk(common_symbols / chunk_symbols);
         for (unsigned k = 0; k < chunk.size() * chunk_symbols; ++k)
             chunk[k / chunk_symbols] += cd(y[k]) * cd(std::conj(known[k]));
+        return chunk;
+    };
+    const auto slope_hz = [&](const std::vector<cd>& chunk, unsigned chunk_symbols) {
         cd slope;
         for (size_t i = 1; i < chunk.size(); ++i)
             slope += chunk[i] * std::conj(chunk[i - 1]);
-        r.offset_hz += std::arg(slope) / two_pi * (2400.0 / chunk_symbols);
+        return std::arg(slope) / two_pi * (2400.0 / chunk_symbols);
+    };
+    const double short_hz = coarse_hz + slope_hz(chunks(samples(coarse_hz), 8), 8);
+    double best_power = -1;
+    std::vector<cd> best_chunks;
+    for (const double hz : { short_hz, short_hz - 75.0, short_hz + 75.0, coarse_hz }) {
+        std::vector<cd> chunk = chunks(samples(hz), 32);
+        double power = 0;
+        for (const cd& c : chunk)
+            power += std::norm(c);
+        if (power > best_power) {
+            best_power = power;
+            best_chunks = std::move(chunk);
+            r.offset_hz = hz;
+        }
     }
-    y = samples(r.offset_hz);
+    r.offset_hz += slope_hz(best_chunks, 32);
+    const std::vector<cf> y = samples(r.offset_hz);
     r.h = cd();
     for (unsigned k = 0; k < common_symbols; ++k)
         r.h += cd(y[k]) * cd(std::conj(known[k]));
@@ -378,6 +395,11 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
             path_power[size_t(m + reach) * 2 + p] = std::norm(c / double(common_symbols));
         }
     const double strongest = *std::max_element(path_power.begin(), path_power.end());
+    // Noise per sample: what the paths (on one T/2 phase) leave of the sample power.
+    double explained = 0;
+    for (size_t q = 0; q < positions; q += 2)
+        explained += path_power[q];
+    const double chip_noise = 32.0 * std::max(r.power - explained, 0.05 * r.power);
     unsigned value[5] = {};
     for (unsigned cs = 9; cs < 14; ++cs) {
         double best = -1e30;
@@ -393,7 +415,9 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
                 cd acc;
                 for (unsigned j = 0; j < 32; ++j)
                     acc += sample(long(cs * 32 + j), m, unsigned(q % 2)) * reference[j];
-                metric += std::norm(acc);
+                // Rayleigh diversity combining: each path's power over the noise.
+                const double despread_power = 32.0 * 32.0 * path_power[q];
+                metric += std::norm(acc) * despread_power / (chip_noise * (despread_power + chip_noise));
             }
             r.code_metric[cs - 9][v] = metric;
             if (metric > best) {
@@ -401,37 +425,52 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
                 value[cs - 9] = v;
             }
         }
-        double mean = 0;
-        for (double m : r.code_metric[cs - 9])
+        // As a z-score across the 8 values: readings of different segments (one in
+        // a fade, one not) then weigh by how clearly they read, not by their power.
+        double mean = 0, square = 0;
+        for (double m : r.code_metric[cs - 9]) {
             mean += m / 8;
+            square += m * m / 8;
+        }
+        const double spread = std::sqrt(std::max(square - mean * mean, 1e-30));
         for (double& m : r.code_metric[cs - 9])
-            m -= mean;
+            m = (m - mean) / spread;
     }
     r.mode = m110a_waveform_by_code(value[0], value[1]);
     const bool count_ok = value[2] >= 4 && value[3] >= 4 && value[4] >= 4;
     r.count = count_ok ? ((value[2] - 4) << 4) | ((value[3] - 4) << 2) | (value[4] - 4) : ~0u;
-    return r.mode && count_ok && r.count < r.mode->preamble_segments && std::abs(r.h) > 0;
+    return r.mode && count_ok && std::abs(r.h) > 0;
 }
 
 void m110a_receiver::state::decide_codes(const std::vector<preamble_reading>& readings, preamble_reading& r)
 {
+    // The mode from D1 and D2 of every reading: data read as codes adds noise alike to
+    // the dozen modes, and a segment in a fade leaves the others to decide.
     double best = -1e300;
     for (const m110a_waveform& w : m110a_waveforms()) {
         if (m110a_waveform_by_code(w.d1, w.d2) != &w)
             continue; // not announced (no codes established)
-        for (unsigned c = 0; c < w.preamble_segments; ++c) {
-            double score = 0;
-            for (unsigned s = 0; s < readings.size() && s <= c; ++s) {
-                const auto& m = readings[s].code_metric;
-                const unsigned n = c - s;
-                score += m[0][w.d1] + m[1][w.d2] + m[2][4 + ((n >> 4) & 3)] + m[3][4 + ((n >> 2) & 3)] +
-                         m[4][4 + (n & 3)];
-            }
-            if (score > best) {
-                best = score;
-                r.mode = &w;
-                r.count = c;
-            }
+        double score = 0;
+        for (const preamble_reading& reading : readings)
+            score += reading.code_metric[0][w.d1] + reading.code_metric[1][w.d2];
+        if (score > best) {
+            best = score;
+            r.mode = &w;
+        }
+    }
+    // The count from all readings (a following segment that is data adds noise of
+    // z-scores to the hypotheses that count it in).
+    best = -1e300;
+    for (unsigned c = 0; c < r.mode->preamble_segments; ++c) {
+        double score = 0;
+        for (unsigned s = 0; s < readings.size() && s <= c; ++s) {
+            const auto& m = readings[s].code_metric;
+            const unsigned n = c - s;
+            score += m[2][4 + ((n >> 4) & 3)] + m[3][4 + ((n >> 2) & 3)] + m[4][4 + (n & 3)];
+        }
+        if (score > best) {
+            best = score;
+            r.count = c;
         }
     }
 }
@@ -444,12 +483,15 @@ bool m110a_receiver::state::preamble()
         return false;
     preamble_reading r;
     const bool read_ok = read_preamble(start, offset_hz, r);
-    if (read_ok) {
-        preamble_reading next;
-        read_preamble(start + segment_samples, r.offset_hz, next);
+    preamble_reading next;
+    const bool next_ok = read_preamble(start + segment_samples, r.offset_hz, next);
+    // Either segment reading as a preamble is enough to go on (one can be in a fade);
+    // the codes are then chosen from both.
+    if (read_ok || next_ok) {
+        if (!read_ok)
+            r.offset_hz = next.offset_hz;
         decide_codes({ r, next }, r);
-    }
-    if (!read_ok) {
+    } else {
         // Not a preamble we can use (a false start, a side lobe of one, or a corrupt
         // mode code): search on past this peak, keeping the correlation history so
         // that the next segment adds up with this one (in fading one segment alone
@@ -777,7 +819,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             if ((walsh_index + 1) % per_block == 0) {
                 const bool doubtful = 2 * walsh_doubtful > per_block;
                 walsh_doubtful = 0;
-                if (block_says_lost(doubtful)) {
+                            if (block_says_lost(doubtful)) {
                     end_burst(false, done);
                     return true;
                 }

@@ -93,6 +93,7 @@ struct m110a_receiver::state {
     // burst is taken around sample start + k * sps + timing_shift.
     std::unique_ptr<channel_tracking_equaliser> equaliser;
     int64_t timing_shift = 0;
+    uint64_t timing_checked = ~uint64_t(0); // symbol whose timing was last looked at
     std::vector<cd> window;
     // Least squares channel over the known symbols of the detected segment, +-reach
     // symbols around the detection, taps[2 (m + reach) + p]; false if it failed.
@@ -122,6 +123,25 @@ struct m110a_receiver::state {
     size_t walsh_chips_in = 0;
     size_t walsh_doubtful = 0; // Walsh symbols of the block without a clear winner
     k7_viterbi viterbi;
+    // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2):
+    // the equaliser as the block began, and the block's symbols as received.
+    struct stored_symbol {
+        bool probe;
+        cf sent;      // probes: the symbol sent
+        unsigned scr; // data: the scrambler value
+        int slip;     // timing slip applied before this symbol
+    };
+    std::unique_ptr<channel_tracking_equaliser> block_start_equaliser;
+    std::vector<stored_symbol> block_symbols_seen;
+    std::vector<cd> block_windows;
+    int pending_slip = 0;
+    std::vector<float> recent_pairs; // the last pair LLRs given to the Viterbi decoder
+    void store_symbol(bool probe, cf sent, unsigned scr);
+    void second_pass();
+    // Nearest point of the mode's set to u (descrambled), and max-log LLRs (MSB first).
+    unsigned nearest_point(cd u) const;
+    void demap(cd u, double sigma2, float* llr) const;
+    unsigned stride() const;
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -600,6 +620,11 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     walsh_chips_in = 0;
     walsh_doubtful = 0;
     viterbi.start();
+    block_start_equaliser.reset();
+    block_symbols_seen.clear();
+    block_windows.clear();
+    pending_slip = 0;
+    recent_pairs.clear();
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
@@ -707,6 +732,7 @@ void m110a_receiver::state::follow_timing()
     if (drift != 0) {
         timing_shift += 2 * drift;
         equaliser->slip(drift);
+        pending_slip += drift;
     }
 }
 
@@ -714,10 +740,22 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
 {
     const auto& scrambler = m110a_data_scrambler();
     const bool walsh = mode->modulation == m110a_modulation::walsh;
-    while (window_for(symbol)) {
-        const uint64_t k = symbol++;
-        if (k % timing_check_symbols == 0 && walsh_chips_in == 0)
+    for (;;) {
+        // The timing first: the window of this symbol is taken on the grid it sets.
+        if (symbol % timing_check_symbols == 0 && walsh_chips_in == 0 && timing_checked != symbol) {
+            timing_checked = symbol;
             follow_timing();
+        }
+        if (!window_for(symbol))
+            break;
+        const uint64_t k = symbol++;
+        if (k >= data_symbol && block_symbols_seen.empty() && cfg.decoder_passes >= 2 && mode->interleaved() &&
+            !walsh) {
+            // The state the next interleaver block starts from (a slip just before
+            // this symbol is in it already).
+            block_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
+            pending_slip = 0;
+        }
         const cd z = walsh ? equaliser->match(window.data()) : equaliser->equalise(window.data());
         if (k < data_symbol) {
             // Preamble: every symbol known.
@@ -741,6 +779,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             const cf target = point(role.known + scr);
             block_correlation += z * std::conj(cd(target));
             block_estimate_power += std::norm(z);
+            store_symbol(true, target, scr);
             commit(z, target, true);
             ++block_known;
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
@@ -828,42 +867,11 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         } else {
             // Decision-directed: nearest point of the mode's set (scrambled).
             const cd u = z * std::conj(cd(point(scr)));
-            const unsigned stride = mode->modulation == m110a_modulation::bpsk   ? 4
-                                    : mode->modulation == m110a_modulation::qpsk ? 2
-                                                                                 : 1;
-            unsigned decided = 0;
-            double nearest = 1e30;
-            for (unsigned s = 0; s < 8; s += stride) {
-                const double dist = std::norm(u - cd(point(s)));
-                if (dist < nearest) {
-                    nearest = dist;
-                    decided = s;
-                }
-            }
-            commit(z, point(decided + scr), false);
-            // Max-log LLRs, first bit the MSB.
-            const double sigma2 = std::max(1e-3, equaliser->estimate_variance());
-            const unsigned nbits = mode->bits_per_symbol;
+            store_symbol(false, cf(), scr);
+            commit(z, point(nearest_point(u) + scr), false);
             float llr[3];
-            for (unsigned b = 0; b < nbits; ++b) {
-                double d0 = 1e30, d1 = 1e30;
-                for (unsigned s = 0; s < 8; s += stride) {
-                    unsigned label;
-                    if (nbits == 3)
-                        label = s ^ (s >> 1); // tribit carried by symbol s
-                    else if (nbits == 2)
-                        label = (s == 0) ? 0 : (s == 2) ? 1 : (s == 4) ? 3 : 2;
-                    else
-                        label = s == 0 ? 0 : 1;
-                    const double dist = std::norm(u - cd(point(s)));
-                    if ((label >> (nbits - 1 - b)) & 1)
-                        d1 = std::min(d1, dist);
-                    else
-                        d0 = std::min(d0, dist);
-                }
-                llr[b] = float((d1 - d0) / sigma2);
-            }
-            push_llrs(llr, nbits);
+            demap(u, std::max(1e-3, equaliser->estimate_variance()), llr);
+            push_llrs(llr, mode->bits_per_symbol);
         }
         if (eom_at != no_eom) {
             end_burst(true, done);
@@ -887,6 +895,124 @@ bool m110a_receiver::state::block_says_lost(bool probes_bad)
     return signal_lost_blocks >= 3;
 }
 
+unsigned m110a_receiver::state::stride() const
+{
+    return mode->modulation == m110a_modulation::bpsk ? 4 : mode->modulation == m110a_modulation::qpsk ? 2 : 1;
+}
+
+namespace {
+// Bits (MSB first) carried by symbol s of an nbits-per-symbol set.
+unsigned label_of(unsigned s, unsigned nbits)
+{
+    if (nbits == 3)
+        return s ^ (s >> 1); // tribit carried by symbol s
+    if (nbits == 2)
+        return s == 0 ? 0 : s == 2 ? 1 : s == 4 ? 3 : 2;
+    return s == 0 ? 0 : 1;
+}
+} // namespace
+
+unsigned m110a_receiver::state::nearest_point(cd u) const
+{
+    unsigned decided = 0;
+    double nearest = 1e30;
+    for (unsigned s = 0; s < 8; s += stride()) {
+        const double dist = std::norm(u - cd(point(s)));
+        if (dist < nearest) {
+            nearest = dist;
+            decided = s;
+        }
+    }
+    return decided;
+}
+
+void m110a_receiver::state::demap(cd u, double sigma2, float* llr) const
+{
+    const unsigned nbits = mode->bits_per_symbol;
+    for (unsigned b = 0; b < nbits; ++b) {
+        double d0 = 1e30, d1 = 1e30;
+        for (unsigned s = 0; s < 8; s += stride()) {
+            const double dist = std::norm(u - cd(point(s)));
+            if ((label_of(s, nbits) >> (nbits - 1 - b)) & 1)
+                d1 = std::min(d1, dist);
+            else
+                d0 = std::min(d0, dist);
+        }
+        llr[b] = float((d1 - d0) / sigma2);
+    }
+}
+
+void m110a_receiver::state::store_symbol(bool probe, cf sent, unsigned scr)
+{
+    if (cfg.decoder_passes < 2 || !mode->interleaved() || mode->modulation == m110a_modulation::walsh)
+        return;
+    block_symbols_seen.push_back({ probe, sent, scr, pending_slip });
+    pending_slip = 0;
+    block_windows.insert(block_windows.end(), window.begin(), window.end());
+}
+
+void m110a_receiver::state::second_pass()
+{
+    // Decode the block as it stands (with the pairs before it to settle the coder's
+    // state), re-encode, and run the equaliser over the block again from where it
+    // began with those symbols in place of its own decisions: the channel is then
+    // tracked, and past symbols cancelled, with the decoder's far fewer errors.
+    const size_t nb = mode->block_bits();
+    const size_t rep = mode->repeat;
+    std::vector<float> deinterleaved(nb);
+    for (size_t k = 0; k < nb; ++k)
+        deinterleaved[order[k]] = block_llr[k];
+    std::vector<float> pairs = recent_pairs;
+    const size_t lead = recent_pairs.size() / 2;
+    for (size_t i = 0; i + 2 * rep <= nb; i += 2 * rep) {
+        float t1 = 0, t2 = 0;
+        for (size_t r = 0; r < rep; ++r) {
+            t1 += deinterleaved[i + 2 * r];
+            t2 += deinterleaved[i + 2 * r + 1];
+        }
+        pairs.push_back(t1);
+        pairs.push_back(t2);
+    }
+    k7_viterbi tentative;
+    const std::vector<uint8_t> decoded = tentative.decode(pairs.data(), pairs.size() / 2);
+    std::vector<uint8_t> coded;
+    k7_encoder encoder;
+    encoder.encode(decoded.data(), decoded.size(), coded);
+    // Channel-order bit k of the block is coded bit order[k] (repetitions share it).
+    std::vector<uint8_t> channel_bits(nb);
+    for (size_t k = 0; k < nb; ++k) {
+        const size_t j = order[k];
+        channel_bits[k] = coded[2 * (lead + j / (2 * rep)) + j % 2];
+    }
+    const unsigned nbits = mode->bits_per_symbol;
+    std::array<unsigned, 8> symbol_of_label{};
+    for (unsigned s = 0; s < 8; s += stride())
+        symbol_of_label[label_of(s, nbits)] = s;
+    channel_tracking_equaliser again(*block_start_equaliser);
+    const size_t width = window.size();
+    size_t bit = 0;
+    for (size_t i = 0; i < block_symbols_seen.size(); ++i) {
+        const stored_symbol& seen = block_symbols_seen[i];
+        if (seen.slip != 0)
+            again.slip(seen.slip);
+        const cd z = again.equalise(&block_windows[i * width]);
+        if (seen.probe) {
+            again.decide(cd(seen.sent), true);
+            continue;
+        }
+        unsigned label = 0;
+        for (unsigned b = 0; b < nbits; ++b)
+            label = (label << 1) | channel_bits[bit + b];
+        demap(z * std::conj(cd(point(seen.scr))), std::max(1e-3, again.estimate_variance()), &block_llr[bit]);
+        again.decide(cd(point(symbol_of_label[label] + seen.scr)), true); // as good as known
+        bit += nbits;
+    }
+    again.take_turn(); // the loop already heard of this block's turn in the first pass
+    *equaliser = again;
+    block_symbols_seen.clear();
+    block_windows.clear();
+}
+
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)
 {
     if (!mode->interleaved()) {
@@ -895,8 +1021,11 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
             bits.push_back(llr[k] < 0 ? 1 : 0);
     } else {
         block_llr.insert(block_llr.end(), llr, llr + n);
-        if (block_llr.size() >= mode->block_bits())
+        if (block_llr.size() >= mode->block_bits()) {
+            if (!block_symbols_seen.empty() && block_llr.size() == mode->block_bits())
+                second_pass();
             decode_block();
+        }
     }
     find_eom();
 }
@@ -933,6 +1062,11 @@ void m110a_receiver::state::decode_block()
     }
     viterbi.push(pair_llr.data(), pair_llr.size() / 2);
     viterbi.take_decided(bits, 96);
+    // The second pass's decoding starts this far back (its state settles there).
+    constexpr size_t lead_pairs = 96;
+    recent_pairs.insert(recent_pairs.end(), pair_llr.begin(), pair_llr.end());
+    if (recent_pairs.size() > 2 * lead_pairs)
+        recent_pairs.erase(recent_pairs.begin(), recent_pairs.end() - long(2 * lead_pairs));
 }
 
 void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)

@@ -63,6 +63,9 @@ struct m110a_receiver_config {
     // Weight of a decided symbol in the channel tracker (known ones 1): 0.5 lets the
     // probes pull back a tracker that followed a fade's wrong decisions.
     double decision_weight = 0.5;
+    // 2: each interleaver block is equalised again with the decoder's decisions in place
+    // of the equaliser's own (about twice the work); 1: one pass.
+    unsigned decoder_passes = 2;
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
 };

@@ -45,6 +45,11 @@ constexpr double frequency_loop_gain = 0.05;
 // Positions whose power on the common preamble symbols is at least this share of the
 // strongest's are combined when the mode and count are read.
 constexpr double preamble_path_share = 0.1;
+// Segments read when a preamble is detected (the detected one and those after it),
+// and the share of a segment's power its common symbols must explain for its codes to
+// count (see preamble_reading::known_share).
+constexpr unsigned preamble_readings = 4;
+constexpr double preamble_known_share = 0.3;
 constexpr unsigned tail_symbols = 3;      // pulse tail after the last path
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
@@ -179,6 +184,9 @@ struct m110a_receiver::state {
         double power = 0; // mean sample power over the segment
         // Walsh metric of each value (0..7) of D1, D2, C1, C2, C3 as a z-score.
         std::array<std::array<double, 8>, 5> code_metric{};
+        // Share of the segment's power that the common symbols explain on all paths:
+        // most of it for a preamble segment, under 0.1 for data.
+        double known_share = 0;
     };
     // The mode and count that best explain the readings of consecutive segments
     // (reading s, if any, is of the segment s after the first; a count c puts preamble
@@ -420,6 +428,7 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     for (size_t q = 0; q < positions; q += 2)
         explained += path_power[q];
     const double chip_noise = 32.0 * std::max(r.power - explained, 0.05 * r.power);
+    r.known_share = r.power > 0 ? explained / r.power : 0.0;
     unsigned value[5] = {};
     for (unsigned cs = 9; cs < 14; ++cs) {
         double best = -1e30;
@@ -464,28 +473,31 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
 
 void m110a_receiver::state::decide_codes(const std::vector<preamble_reading>& readings, preamble_reading& r)
 {
-    // The mode from D1 and D2 of every reading: data read as codes adds noise alike to
-    // the dozen modes, and a segment in a fade leaves the others to decide.
+    // The detected segment, and those after it that look like preamble segments (each
+    // then means one more to come): data read as codes only adds noise, and a segment
+    // in a fade leaves the others to decide.
+    std::vector<size_t> used = { 0 };
+    for (size_t s = 1; s < readings.size(); ++s)
+        if (readings[s].known_share >= preamble_known_share)
+            used.push_back(s);
     double best = -1e300;
     for (const m110a_waveform& w : m110a_waveforms()) {
         if (m110a_waveform_by_code(w.d1, w.d2) != &w)
             continue; // not announced (no codes established)
         double score = 0;
-        for (const preamble_reading& reading : readings)
-            score += reading.code_metric[0][w.d1] + reading.code_metric[1][w.d2];
+        for (size_t s : used)
+            score += readings[s].code_metric[0][w.d1] + readings[s].code_metric[1][w.d2];
         if (score > best) {
             best = score;
             r.mode = &w;
         }
     }
-    // The count from all readings (a following segment that is data adds noise of
-    // z-scores to the hypotheses that count it in).
     best = -1e300;
-    for (unsigned c = 0; c < r.mode->preamble_segments; ++c) {
+    for (unsigned c = unsigned(used.back()); c < r.mode->preamble_segments; ++c) {
         double score = 0;
-        for (unsigned s = 0; s < readings.size() && s <= c; ++s) {
+        for (size_t s : used) {
             const auto& m = readings[s].code_metric;
-            const unsigned n = c - s;
+            const unsigned n = c - unsigned(s);
             score += m[2][4 + ((n >> 4) & 3)] + m[3][4 + ((n >> 2) & 3)] + m[4][4 + (n & 3)];
         }
         if (score > best) {
@@ -493,25 +505,34 @@ void m110a_receiver::state::decide_codes(const std::vector<preamble_reading>& re
             r.count = c;
         }
     }
+    if (best == -1e300) // more preamble-like segments than the mode has: trust the first
+        r.count = ~0u;
 }
 
 bool m110a_receiver::state::preamble()
 {
-    // The segment after the detected one is read too (if it is data, its codes count
-    // for nothing): in fading one segment's codes alone were misread.
-    if (start + 2 * segment_samples + 64 >= total)
+    // The segments after the detected one are read too (in fading one segment's codes
+    // alone were misread: 300S as 2400S, 300L as 1200L).
+    if (start + preamble_readings * segment_samples + 64 >= total)
         return false;
-    preamble_reading r;
-    const bool read_ok = read_preamble(start, offset_hz, r);
-    preamble_reading next;
-    const bool next_ok = read_preamble(start + segment_samples, r.offset_hz, next);
-    // Either segment reading as a preamble is enough to go on (one can be in a fade);
-    // the codes are then chosen from both.
-    if (read_ok || next_ok) {
-        if (!read_ok)
-            r.offset_hz = next.offset_hz;
-        decide_codes({ r, next }, r);
-    } else {
+    std::vector<preamble_reading> readings(preamble_readings);
+    bool any_ok = false;
+    double offset = offset_hz;
+    for (unsigned s = 0; s < preamble_readings; ++s) {
+        const bool ok = read_preamble(start + s * segment_samples, offset, readings[s]);
+        if (s == 0)
+            offset = readings[0].offset_hz;
+        // The detected segment, or a later one that looks like a preamble, reading as
+        // one is enough to go on (one can be in a fade).
+        any_ok = any_ok || (ok && (s == 0 || readings[s].known_share >= preamble_known_share));
+    }
+    preamble_reading r = readings[0];
+    if (any_ok) {
+        if (r.known_share < readings[1].known_share)
+            r.offset_hz = readings[1].offset_hz;
+        decide_codes(readings, r);
+    }
+    if (!any_ok || r.count == ~0u) {
         // Not a preamble we can use (a false start, a side lobe of one, or a corrupt
         // mode code): search on past this peak, keeping the correlation history so
         // that the next segment adds up with this one (in fading one segment alone

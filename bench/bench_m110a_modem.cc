@@ -4,6 +4,7 @@
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes 1|2]
+ *       [--solve-interval N]
  *       (m110a_receiver_config)
  *       [--verbose 1]   (a line per burst on stderr)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
@@ -93,6 +94,8 @@ int main(int argc, char** argv)
             rx_config.forgetting = std::atof(value.c_str());
         else if (key == "--decision-weight")
             rx_config.decision_weight = std::atof(value.c_str());
+        else if (key == "--solve-interval")
+            rx_config.equaliser_solve_interval = unsigned(std::atoi(value.c_str()));
         else if (key == "--passes")
             rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")

@@ -4,6 +4,8 @@
 #include "m110a_transmitter.h"
 
 #include <liquid/liquid.h>
+#include <volk/volk.h>
+#include <volk/volk_alloc.hh>
 
 #include <algorithm>
 #include <array>
@@ -70,6 +72,14 @@ struct m110a_receiver::state {
     // Search.
     std::array<cf, common_symbols> known{};
     std::vector<cf> rotations; // known[k] conj(known[k - 1]), k = 1..287
+    volk::vector<cf> conj_rotations; // their conjugates, for VOLK's dot product
+    // Differential products p(i) = x(i) x*(i - sps), by polyphase (i mod sps), so that
+    // the correlation's terms p(n + k sps), k = 1..287, lie side by side:
+    // products[i % sps][i / sps - products_from].
+    std::array<volk::vector<cf>, sps> products;
+    uint64_t products_from = 0; // symbol index (i / sps) of products[.][0]
+    std::array<std::vector<double>, sps> product_energy; // running sums of |p|^2
+    const cf* products_at(uint64_t i);
     std::vector<cd> corr = std::vector<cd>(ring);
     std::vector<double> energy = std::vector<double>(ring);
     uint64_t candidate = sps; // next segment start to test
@@ -160,13 +170,32 @@ struct m110a_receiver::state {
             known[k] = point(seg[k]);
         for (unsigned k = 1; k < common_symbols; ++k)
             rotations.push_back(known[k] * std::conj(known[k - 1]));
+        for (const cf& r : rotations)
+            conj_rotations.push_back(std::conj(r));
     }
 
-    cf derotated(uint64_t i) const
+    // Each sample is derotated once and kept (windows overlap: a sample is read by
+    // every window that spans it); the cache restarts when the rotation changes.
+    mutable std::vector<cf> derotated_cache;
+    mutable uint64_t derotated_cache_from = 0;
+    cf derotate(uint64_t i) const
     {
         const double cycles =
             std::fmod(derotation_cycles + offset_hz * double(int64_t(i - derotation_from)) / sample_rate, 1.0);
         return at(i) * std::polar(1.0f, float(-two_pi * cycles));
+    }
+    void restart_derotation(uint64_t from)
+    {
+        derotated_cache.clear();
+        derotated_cache_from = from;
+    }
+    cf derotated(uint64_t i) const
+    {
+        if (i < derotated_cache_from)
+            return derotate(i);
+        while (derotated_cache_from + derotated_cache.size() <= i)
+            derotated_cache.push_back(derotate(derotated_cache_from + derotated_cache.size()));
+        return derotated_cache[size_t(i - derotated_cache_from)];
     }
 
     // Scans new samples for a preamble; true when one was found (found_at, found_hz).
@@ -259,6 +288,11 @@ void m110a_receiver::state::trim()
     if (keep > base + 65536) {
         buf.erase(buf.begin(), buf.begin() + long(keep - base));
         base = keep;
+        if (derotated_cache_from < base) {
+            const size_t drop = size_t(std::min<uint64_t>(base - derotated_cache_from, derotated_cache.size()));
+            derotated_cache.erase(derotated_cache.begin(), derotated_cache.begin() + long(drop));
+            derotated_cache_from += drop;
+        }
     }
 }
 
@@ -271,19 +305,54 @@ void m110a_receiver::state::restart_search(uint64_t from)
     std::fill(energy.begin(), energy.end(), 0.0);
 }
 
+const cf* m110a_receiver::state::products_at(uint64_t i)
+{
+    // The differential products reach back to base + sps at most; drop what the search
+    // has passed (it only moves forward until restarted behind them).
+    const uint64_t first = i / sps;
+    if (product_energy[0].empty() || first < products_from || first > products_from + 2 * ring) {
+        for (unsigned ph = 0; ph < sps; ++ph) {
+            products[ph].clear();
+            product_energy[ph].assign(1, 0.0);
+        }
+        products_from = first;
+    } else if (first > products_from + ring) {
+        const size_t drop = size_t(first - products_from - ring / 2);
+        for (unsigned ph = 0; ph < sps; ++ph) {
+            products[ph].erase(products[ph].begin(), products[ph].begin() + long(std::min(drop, products[ph].size())));
+            auto& run = product_energy[ph];
+            run.erase(run.begin(), run.begin() + long(std::min(drop, run.size() - 1)));
+        }
+        products_from += drop;
+    }
+    // Products of this phase up to symbol index first + 286 (the caller has the
+    // samples).
+    const unsigned ph = unsigned(i % sps);
+    const size_t need = size_t(first - products_from) + common_symbols - 1;
+    auto& run = product_energy[ph];
+    while (products[ph].size() < need) {
+        const uint64_t at_i = (products_from + products[ph].size()) * sps + ph;
+        const cf v = at_i >= base + sps ? at(at_i) * std::conj(at(at_i - sps)) : cf();
+        products[ph].push_back(v);
+        run.push_back(run.back() + double(std::norm(v)));
+    }
+    return products[ph].data() + (first - products_from);
+}
+
 bool m110a_receiver::state::search()
 {
     const uint64_t span = uint64_t(common_symbols - 1) * sps;
     while (candidate + span < total) {
         const uint64_t n = candidate++;
-        cd c;
-        double e = 0;
-        for (unsigned k = 1; k < common_symbols; ++k) {
-            const uint64_t i = n + uint64_t(k) * sps;
-            const cd p = cd(at(i)) * std::conj(cd(at(i - sps)));
-            c += p * cd(std::conj(rotations[k - 1]));
-            e += std::norm(p);
-        }
+        // c = sum over k of p(n + k sps) conj(rotation k), on VOLK; the energy from
+        // the running sums.
+        const cf* p = products_at(n + sps);
+        cf dot;
+        volk_32fc_x2_dot_prod_32fc(&dot, p, conj_rotations.data(), common_symbols - 1);
+        const cd c(dot);
+        const std::vector<double>& run = product_energy[n % sps];
+        const size_t m = size_t(n / sps + 1 - products_from);
+        const double e = run[m + common_symbols - 1] - run[m];
         corr[n % ring] = c;
         energy[n % ring] = e;
         // Best of one, two or three segments summed.
@@ -551,6 +620,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     offset_hz = r.offset_hz;
     derotation_cycles = 0;
     derotation_from = start;
+    restart_derotation(start);
     reference_power = r.power;
     mode = r.mode;
     first_count = r.count;
@@ -745,9 +815,12 @@ void m110a_receiver::state::follow_timing()
     // Frequency: a first-order loop on the channel's turn (fading turns it both ways,
     // an offset one way).
     const double turn_hz = equaliser->take_turn() * 2400.0 / two_pi;
-    const uint64_t now = start + symbol * sps;
-    derotation_cycles = std::fmod(derotation_cycles + offset_hz * double(int64_t(now - derotation_from)) / sample_rate, 1.0);
-    derotation_from = now;
+    // The new offset takes over, without a phase step, after the samples derotated so
+    // far (windows still read them).
+    const uint64_t from = std::max(start + symbol * sps, derotated_cache_from + derotated_cache.size());
+    derotation_cycles =
+        std::fmod(derotation_cycles + offset_hz * double(int64_t(from - derotation_from)) / sample_rate, 1.0);
+    derotation_from = from;
     offset_hz += frequency_loop_gain * turn_hz;
     const int drift = equaliser->timing_drift();
     if (drift != 0) {

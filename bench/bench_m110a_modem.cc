@@ -3,7 +3,7 @@
  *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
- *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes 1|2]
+ *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N]
  *       (m110a_receiver_config)
  *       [--verbose 1]   (a line per burst on stderr)

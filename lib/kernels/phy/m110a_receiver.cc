@@ -1103,8 +1103,6 @@ void m110a_receiver::state::second_pass()
     }
     again.take_turn(); // the loop already heard of this block's turn in the first pass
     *equaliser = again;
-    block_symbols_seen.clear();
-    block_windows.clear();
 }
 
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)
@@ -1117,7 +1115,10 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
         block_llr.insert(block_llr.end(), llr, llr + n);
         if (block_llr.size() >= mode->block_bits()) {
             if (!block_symbols_seen.empty() && block_llr.size() == mode->block_bits())
-                second_pass();
+                for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass)
+                    second_pass();
+            block_symbols_seen.clear();
+            block_windows.clear();
             decode_block();
         }
     }

@@ -1,6 +1,6 @@
 #include "channel_tracking_equaliser.h"
 
-#include <liquid/liquid.h>
+#include "cholesky_solver.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,9 @@ constexpr double profile_time_symbols = 4800.0; // energy profile memory (2 s at
 // than in place, by this factor (hysteresis: a path halfway between positions).
 constexpr double drift_preference = 1.2;
 constexpr double min_bias = 1e-6;
-// The span from the first to the last symbol tap whose long-term energy is at least
-// this share of the strongest's is tracked; taps further out are mostly noise in any
-// estimate.
+// Symbol taps whose long-term energy is at least this share of the strongest's are
+// paths (tracked with tracked_margin taps either side); weaker taps are mostly noise
+// in any estimate.
 constexpr double significant_tap = 0.03;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
 constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
@@ -115,6 +115,7 @@ void channel_tracking_equaliser::select_taps()
     for (size_t i = 0; i < n; ++i)
         d_inverse[i * n + i] = std::max(1.0 - d_cfg.forgetting, 1e-4);
     d_gain.assign(n, cd());
+    d_regressor.assign(n, cd());
     // Feed-forward over the samples where symbol k's tracked taps arrive (window
     // position = tap index), a margin either side.
     const size_t lo = d_tracked.empty() ? 0 : d_tracked.front();
@@ -124,24 +125,13 @@ void channel_tracking_equaliser::select_taps()
     d_solved = false;
 }
 
-double channel_tracking_equaliser::signal_power() const
-{
-    double p = 0;
-    for (const cd& g : d_taps)
-        p += std::norm(g);
-    return p / 2;
-}
-
 void channel_tracking_equaliser::solve()
 {
     const size_t nf = window_samples();
     // How far the channel turned since the last solution (a residual carrier offset
     // turns every path alike).
     if (d_solved && d_since_solve > 0 && d_solved_power > 0) {
-        cd projection;
-        for (size_t q = 0; q < d_taps.size(); ++q)
-            projection += std::conj(d_solved_taps[q]) * d_taps[q];
-        d_turn += std::arg(projection);
+        d_turn += std::arg(projection_on_solved());
         d_turn_symbols += d_since_solve;
     }
     // Long-term energy profile (from the whole-span estimate): the timing, and which
@@ -165,7 +155,7 @@ void channel_tracking_equaliser::solve()
     const long reach = long(d_span) - 1;
     const long first_unknown = d_cfg.feedback ? 0 : -reach;
     // R = sigma^2 I + sum over unknown symbols of c_j c_j^H, from the nonzero taps.
-    std::vector<cd> r(n * n), l(n * n);
+    std::vector<cd> r(n * n);
     for (size_t a = 0; a < n; ++a)
         r[a * n + a] = d_noise;
     for (long j = first_unknown; j <= reach; ++j)
@@ -179,22 +169,9 @@ void channel_tracking_equaliser::solve()
                     r[size_t(a) * n + size_t(b)] += d_taps[qa] * std::conj(d_taps[qb]);
             }
         }
-    // R w = c_0 by Cholesky (R = L L^H): L y = c_0, then L^H w = y.
-    matrixc_chol(r.data(), unsigned(n), l.data());
-    std::vector<cd> y(n);
-    for (size_t a = 0; a < n; ++a) {
-        cd acc = d_taps[first + a];
-        for (size_t b = 0; b < a; ++b)
-            acc -= l[a * n + b] * y[b];
-        y[a] = acc / l[a * n + a];
-    }
+    // R w = c_0.
     d_feedforward.assign(n, cd());
-    for (size_t a = n; a-- > 0;) {
-        cd acc = y[a];
-        for (size_t b = a + 1; b < n; ++b)
-            acc -= std::conj(l[b * n + a]) * d_feedforward[b];
-        d_feedforward[a] = acc / l[a * n + a];
-    }
+    cholesky_solver(std::move(r), n).solve(&d_taps[first], d_feedforward.data());
     double bias = 0;
     for (size_t a = 0; a < n; ++a)
         bias += (std::conj(d_taps[first + a]) * d_feedforward[a]).real();
@@ -218,6 +195,14 @@ void channel_tracking_equaliser::solve()
     d_since_solve = 0;
 }
 
+channel_tracking_equaliser::cd channel_tracking_equaliser::projection_on_solved() const
+{
+    cd projection;
+    for (size_t q = 0; q < d_taps.size(); ++q)
+        projection += std::conj(d_solved_taps[q]) * d_taps[q];
+    return projection;
+}
+
 channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* window)
 {
     if (!d_solved || d_since_solve >= d_cfg.solve_interval)
@@ -229,10 +214,7 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* wi
     // the one it was solved for.
     cd gain = 1.0;
     if (d_solved_power > 0) {
-        cd projection;
-        for (size_t q = 0; q < d_taps.size(); ++q)
-            projection += std::conj(d_solved_taps[q]) * d_taps[q];
-        gain = projection / d_solved_power;
+        gain = projection_on_solved() / d_solved_power;
         if (std::norm(gain) < min_bias)
             gain = std::sqrt(min_bias);
     }
@@ -301,17 +283,19 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     // Weighted RLS (cost sum lambda^age weight |e|^2): decisions count less than known
     // symbols, so the probes pull a tracker that followed wrong decisions back.
     const double weight = known ? 1.0 : d_cfg.decision_weight;
+    for (size_t u = 0; u < n; ++u)
+        d_regressor[u] = tracked_regressor(d_tracked[u]);
     cd e0 = seen.tracked0, e1 = seen.tracked1;
     double denom = lambda / weight;
     for (size_t u = 0; u < n; ++u) {
         const size_t i = d_tracked[u];
-        e0 -= d_taps[2 * i] * tracked_regressor(i);
-        e1 -= d_taps[2 * i + 1] * tracked_regressor(i);
+        e0 -= d_taps[2 * i] * d_regressor[u];
+        e1 -= d_taps[2 * i + 1] * d_regressor[u];
         cd acc;
         for (size_t v = 0; v < n; ++v)
-            acc += d_inverse[u * n + v] * std::conj(tracked_regressor(d_tracked[v]));
+            acc += d_inverse[u * n + v] * std::conj(d_regressor[v]);
         d_gain[u] = acc;
-        denom += (tracked_regressor(i) * acc).real();
+        denom += (d_regressor[u] * acc).real();
     }
     for (size_t u = 0; u < n; ++u) {
         const size_t i = d_tracked[u];

@@ -97,11 +97,11 @@ public:
     // Long-term mean |tap|^2 per T/2 position (about 2 s at 2400 Bd).
     const std::vector<double>& energy_profile() const { return d_energy_profile; }
     double noise() const { return d_noise; }
-    // Signal power per sample in the channel estimate (both phases averaged).
-    double signal_power() const;
 
 private:
     void solve();
+    // sum over taps of conj(solved) * current: how the channel moved since the solution.
+    cd projection_on_solved() const;
     void queue_observation(const cd* window);
 
     channel_tracking_equaliser_config d_cfg;
@@ -114,7 +114,8 @@ private:
     std::vector<cd> d_inverse;  // tracker's P over the tracked taps
     size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used
     unsigned d_since_select = 0;
-    std::vector<cd> d_gain;     // scratch
+    std::vector<cd> d_gain;      // scratch
+    std::vector<cd> d_regressor; // scratch: the tracked taps' symbols of one update
     std::vector<cd> d_history;  // last span symbols, newest last
     // Observations of an equalised, undecided window: the first pair (every symbol in
     // it is known once the window's symbol is) for the whole span, and the pair at the

@@ -1,9 +1,9 @@
 #include "m110a_receiver.h"
 
 #include "channel_tracking_equaliser.h"
+#include "cholesky_solver.h"
 #include "m110a_transmitter.h"
 
-#include <liquid/liquid.h>
 #include <volk/volk.h>
 #include <volk/volk_alloc.hh>
 
@@ -135,7 +135,6 @@ struct m110a_receiver::state {
     std::vector<float> pair_llr;
     // Windows of the Walsh symbol in progress (32 chips, window_samples() each).
     std::vector<cd> walsh_windows;
-    size_t walsh_chips_in = 0;
     size_t walsh_doubtful = 0; // Walsh symbols of the block without a clear winner
     k7_viterbi viterbi;
     // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2):
@@ -237,6 +236,9 @@ struct m110a_receiver::state {
     void follow_timing();
     std::vector<cd> pending_estimates; // Walsh chips equalised, not yet decided
     void push_llrs(const float* llr, size_t n);
+    // Deinterleaves the block's LLRs (the first block_bits() of block_llr) and appends
+    // its (T1, T2) pairs, repetitions combined.
+    void append_block_pairs(std::vector<float>& pairs) const;
     void decode_block();
 };
 
@@ -476,13 +478,17 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     // phase within the segment.
     const int reach = int(cfg.max_delay_spread_symbols);
     const size_t positions = size_t(2 * reach + 1) * 2;
-    const auto sample = [&](long k, int m, unsigned p) {
-        const long i = long(at) + (k + m) * long(sps) + 2 * long(p);
+    // T/2 samples of the segment and reach symbols either side, derotated once:
+    // grid[2 (k + reach) + p] is symbol time k, phase p.
+    std::vector<cd> grid(2 * (m110a_segment_symbols + 2 * size_t(reach)));
+    for (size_t g = 0; g < grid.size(); ++g) {
+        const long i = long(at) + (long(g / 2) - reach) * long(sps) + 2 * long(g % 2);
         if (i < long(base) || i >= long(total))
-            return cd();
+            continue;
         const double cycles = std::fmod(r.offset_hz * double(i - long(at)) / sample_rate, 1.0);
-        return cd(this->at(uint64_t(i))) * std::polar(1.0, -two_pi * cycles);
-    };
+        grid[g] = cd(this->at(uint64_t(i))) * std::polar(1.0, -two_pi * cycles);
+    }
+    const auto sample = [&](long k, int m, unsigned p) { return grid[size_t(2 * (k + m + reach)) + p]; };
     std::vector<double> path_power(positions);
     for (int m = -reach; m <= reach; ++m)
         for (unsigned p = 0; p < 2; ++p) {
@@ -498,13 +504,14 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
         explained += path_power[q];
     const double chip_noise = 32.0 * std::max(r.power - explained, 0.05 * r.power);
     r.known_share = r.power > 0 ? explained / r.power : 0.0;
+    cd reference[8][32]; // conjugated chips of each 8-ary Walsh value
+    for (unsigned v = 0; v < 8; ++v)
+        for (unsigned j = 0; j < 32; ++j)
+            reference[v][j] = std::conj(cd(point((m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8)));
     unsigned value[5] = {};
     for (unsigned cs = 9; cs < 14; ++cs) {
         double best = -1e30;
         for (unsigned v = 0; v < 8; ++v) {
-            cd reference[32];
-            for (unsigned j = 0; j < 32; ++j)
-                reference[j] = std::conj(cd(point((m110a_walsh8[v][j % 8] + m110a_preamble_scramble[j]) % 8)));
             double metric = 0;
             for (size_t q = 0; q < positions; ++q) {
                 if (path_power[q] < preamble_path_share * strongest)
@@ -512,7 +519,7 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
                 const int m = int(q / 2) - reach;
                 cd acc;
                 for (unsigned j = 0; j < 32; ++j)
-                    acc += sample(long(cs * 32 + j), m, unsigned(q % 2)) * reference[j];
+                    acc += sample(long(cs * 32 + j), m, unsigned(q % 2)) * reference[v][j];
                 // Rayleigh diversity combining: each path's power over the noise.
                 const double despread_power = 32.0 * 32.0 * path_power[q];
                 metric += std::norm(acc) * despread_power / (chip_noise * (despread_power + chip_noise));
@@ -708,7 +715,6 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
     block_llr.clear();
     walsh_windows.clear();
-    walsh_chips_in = 0;
     walsh_doubtful = 0;
     viterbi.start();
     block_start_equaliser.reset();
@@ -748,23 +754,11 @@ bool m110a_receiver::state::measure_channel(const std::array<uint8_t, m110a_segm
             for (size_t j = 0; j < n; ++j)
                 gram[i * n + j] += std::conj(x[i]) * x[j];
     }
-    std::vector<cd> l(n * n);
-    matrixc_chol(gram.data(), unsigned(n), l.data());
+    const cholesky_solver normal_equations(std::move(gram), n);
     taps.assign(2 * n, cd());
-    std::vector<cd> y(n), g(n);
+    std::vector<cd> g(n);
     for (unsigned p = 0; p < 2; ++p) {
-        for (size_t a = 0; a < n; ++a) {
-            cd acc = cross[p * n + a];
-            for (size_t b = 0; b < a; ++b)
-                acc -= l[a * n + b] * y[b];
-            y[a] = acc / l[a * n + a];
-        }
-        for (size_t a = n; a-- > 0;) {
-            cd acc = y[a];
-            for (size_t b = a + 1; b < n; ++b)
-                acc -= std::conj(l[b * n + a]) * g[b];
-            g[a] = acc / l[a * n + a];
-        }
+        normal_equations.solve(&cross[p * n], g.data());
         for (size_t i = 0; i < n; ++i)
             taps[2 * i + p] = g[i];
     }
@@ -836,7 +830,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
     const bool walsh = mode->modulation == m110a_modulation::walsh;
     for (;;) {
         // The timing first: the window of this symbol is taken on the grid it sets.
-        if (symbol % timing_check_symbols == 0 && walsh_chips_in == 0 && timing_checked != symbol) {
+        if (symbol % timing_check_symbols == 0 && walsh_windows.empty() && timing_checked != symbol) {
             timing_checked = symbol;
             follow_timing();
         }
@@ -895,7 +889,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             // Chips wait for their Walsh symbol's decision before the channel learns them.
             pending_estimates.push_back(z);
             walsh_windows.insert(walsh_windows.end(), window.begin(), window.end());
-            if (++walsh_chips_in < 32)
+            if (walsh_windows.size() < 32 * window.size())
                 continue;
             const size_t walsh_index = size_t(dk / 32);
             const size_t per_block = mode->frames_per_block;
@@ -925,7 +919,6 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                 }
             }
             walsh_windows.clear();
-            walsh_chips_in = 0;
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
             const auto decided = m110a_walsh_chips(best, exceptional);
             for (unsigned j = 0; j < 32; ++j)
@@ -1053,20 +1046,9 @@ void m110a_receiver::state::second_pass()
     // tracked, and past symbols cancelled, with the decoder's far fewer errors.
     const size_t nb = mode->block_bits();
     const size_t rep = mode->repeat;
-    std::vector<float> deinterleaved(nb);
-    for (size_t k = 0; k < nb; ++k)
-        deinterleaved[order[k]] = block_llr[k];
     std::vector<float> pairs = recent_pairs;
     const size_t lead = recent_pairs.size() / 2;
-    for (size_t i = 0; i + 2 * rep <= nb; i += 2 * rep) {
-        float t1 = 0, t2 = 0;
-        for (size_t r = 0; r < rep; ++r) {
-            t1 += deinterleaved[i + 2 * r];
-            t2 += deinterleaved[i + 2 * r + 1];
-        }
-        pairs.push_back(t1);
-        pairs.push_back(t2);
-    }
+    append_block_pairs(pairs);
     k7_viterbi tentative;
     const std::vector<uint8_t> decoded = tentative.decode(pairs.data(), pairs.size() / 2);
     std::vector<uint8_t> coded;
@@ -1136,25 +1118,30 @@ void m110a_receiver::state::find_eom()
     }
 }
 
-void m110a_receiver::state::decode_block()
+void m110a_receiver::state::append_block_pairs(std::vector<float>& pairs) const
 {
     const size_t nb = mode->block_bits();
     std::vector<float> deinterleaved(nb);
     for (size_t k = 0; k < nb; ++k)
         deinterleaved[order[k]] = block_llr[k];
-    block_llr.erase(block_llr.begin(), block_llr.begin() + long(nb));
     // Repetition: the copies of each (T1, T2) pair add up.
     const size_t rep = mode->repeat;
-    pair_llr.clear();
     for (size_t i = 0; i + 2 * rep <= nb; i += 2 * rep) {
         float t1 = 0, t2 = 0;
         for (size_t r = 0; r < rep; ++r) {
             t1 += deinterleaved[i + 2 * r];
             t2 += deinterleaved[i + 2 * r + 1];
         }
-        pair_llr.push_back(t1);
-        pair_llr.push_back(t2);
+        pairs.push_back(t1);
+        pairs.push_back(t2);
     }
+}
+
+void m110a_receiver::state::decode_block()
+{
+    pair_llr.clear();
+    append_block_pairs(pair_llr);
+    block_llr.erase(block_llr.begin(), block_llr.begin() + long(mode->block_bits()));
     viterbi.push(pair_llr.data(), pair_llr.size() / 2);
     viterbi.take_decided(bits, 96);
     // The second pass's decoding starts this far back (its state settles there).

@@ -1,0 +1,38 @@
+/* Solves A x = b for a Hermitian positive definite A (least-squares normal equations,
+ * MMSE equaliser solutions) by liquid-dsp's Cholesky factorisation A = L L^H and two
+ * triangular substitutions (liquid has the factorisation, not the solve); right-hand
+ * sides share one factorisation. No clocks or I/O. */
+#ifndef HFSTACK_KERNELS_PHY_CHOLESKY_SOLVER_H
+#define HFSTACK_KERNELS_PHY_CHOLESKY_SOLVER_H
+
+#include <complex>
+#include <cstddef>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+class cholesky_solver
+{
+public:
+    using cd = std::complex<double>;
+
+    // Factorises a (n x n, row major); taken by value, as liquid's factorisation takes
+    // a writable matrix (callers move theirs in).
+    cholesky_solver(std::vector<cd> a, size_t n);
+
+    // x = A^-1 b (b and x n long; they may not overlap).
+    void solve(const cd* b, cd* x) const;
+
+private:
+    size_t d_n;
+    std::vector<cd> d_lower; // L, row major
+    mutable std::vector<cd> d_forward;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -7,6 +7,7 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include "expect_error.h"
 #include "m110a_test_support.h"
 
 #include <gtest/gtest.h>
@@ -217,6 +218,19 @@ TEST(m110a_receiver, a_slow_deep_fade_does_not_end_the_burst)
         whole += bursts.size() == 1 && bursts[0].eom && bursts[0].bytes == data;
     }
     EXPECT_EQ(whole, 6u);
+}
+
+TEST(m110a_receiver, refuses_a_bad_configuration)
+{
+    const auto refused = [](const char* name, auto change) {
+        m110a_receiver_config c;
+        change(c);
+        expect_throws_naming([&] { m110a_receiver rx(c); }, name);
+    };
+    refused("forgetting", [](m110a_receiver_config& c) { c.forgetting = 1.5; });
+    refused("decision_weight", [](m110a_receiver_config& c) { c.decision_weight = 0; });
+    refused("solve_interval", [](m110a_receiver_config& c) { c.equaliser_solve_interval = 0; });
+    refused("decoder_passes", [](m110a_receiver_config& c) { c.decoder_passes = 0; });
 }
 
 TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <memory>
 
 namespace gr {
@@ -243,8 +244,16 @@ struct m110a_receiver::state {
 };
 
 m110a_receiver::m110a_receiver(const m110a_receiver_config& config)
-    : d(new state(config))
 {
+    // The equaliser's own checks, made here rather than at the first burst.
+    channel_tracking_equaliser_config check;
+    check.forgetting = config.forgetting;
+    check.decision_weight = config.decision_weight;
+    check.solve_interval = config.equaliser_solve_interval;
+    channel_tracking_equaliser{ check };
+    if (config.decoder_passes == 0)
+        throw std::invalid_argument("m110a_receiver: decoder_passes must be at least 1");
+    d.reset(new state(config));
 }
 
 m110a_receiver::~m110a_receiver() = default;

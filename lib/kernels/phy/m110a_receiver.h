@@ -86,6 +86,8 @@ class m110a_receiver
 public:
     static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd
 
+    // Throws std::invalid_argument naming a bad forgetting, decision_weight,
+    // equaliser_solve_interval or decoder_passes.
     explicit m110a_receiver(const m110a_receiver_config& config = {});
     ~m110a_receiver();
     m110a_receiver(const m110a_receiver&) = delete;

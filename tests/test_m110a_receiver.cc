@@ -254,6 +254,45 @@ TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)
     }
 }
 
+TEST(m110a_receiver, a_misread_count_reports_no_empty_burst)
+{
+    // Four segments counting 5..2, then a whole long preamble (23..0) and its data: the
+    // receiver takes the first count, starts "data" inside the real preamble, finds that
+    // preamble there and decodes the burst; the start it abandoned is not a burst.
+    const m110a_waveform& mode = *m110a_waveform_by_name("75L");
+    const std::vector<uint8_t> data = random_bytes(20, 6);
+    const std::vector<uint8_t> burst = m110a_transmit_symbols(mode, data.data(), data.size());
+    std::vector<uint8_t> symbols;
+    for (unsigned count = 5; count >= 2; --count) {
+        const auto seg = m110a_preamble_segment(mode.d1, mode.d2, count);
+        symbols.insert(symbols.end(), seg.begin(), seg.end());
+    }
+    symbols.insert(symbols.end(), burst.begin(), burst.end());
+    psk_modulator_config mc;
+    mc.sample_rate = 9600;
+    mc.rms = 0.25;
+    std::vector<float> audio = silence(0.5, 9600);
+    const std::vector<float> a = psk_modulator(mc).audio(symbols);
+    audio.insert(audio.end(), a.begin(), a.end());
+    audio.resize(audio.size() + 9600);
+
+    const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_TRUE(bursts[0].eom);
+    EXPECT_EQ(bursts[0].bytes, data);
+}
+
+TEST(m110a_receiver, a_weak_75_bps_burst_runs_to_its_eom)
+{
+    // At -5 dB most Walsh symbols have no clear winner, yet the bits decode: counting
+    // such symbols ended the burst at its third block, the one holding the EOM.
+    const std::vector<uint8_t> data = random_bytes(93, 8);
+    const std::vector<m110a_burst> bursts = receive_audio(over_the_air("75L", data, 9600, -5.0, 0, 2), 9600);
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_TRUE(bursts[0].eom);
+    EXPECT_EQ(bursts[0].bytes, data);
+}
+
 TEST(m110a_receiver, noise_alone_starts_nothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.

@@ -35,6 +35,10 @@ constexpr size_t peak_window = 8;        // samples past a peak before it is tak
 // SINR of -6 dB still 0.2 (the estimates are unbiased, so their error alone says
 // little at low SNR).
 constexpr double lost_correlation = 0.05;
+// 75 bps: a block's decided Walsh metrics over the other candidates' mean, summed over
+// the block. Noise alone gives 1.3-1.4, a signal at 1 dB on 5 ms / 5 Hz at least 1.9
+// (measured); a count of symbols without a clear winner said "lost" at 1 dB.
+constexpr double walsh_presence_ratio = 1.6;
 constexpr uint64_t timing_check_symbols = 48; // how often the timing is looked at
 // Channel measurement over the detected segment: span +-measure_reach symbols, least
 // squares over chunks (summed in power: a fading channel changes within a segment).
@@ -118,7 +122,7 @@ struct m110a_receiver::state {
     // Fills `window` for symbol k; false while its samples are not all in.
     bool window_for(uint64_t k);
     double noise = 1.0; // error power on known symbols (EMA)
-    double signal_lost_blocks = 0;
+    unsigned signal_lost_blocks = 0;
     cd block_correlation;        // sum over the block's probes of estimate * conj(sent)
     double block_estimate_power = 0;
     size_t block_known = 0;
@@ -136,7 +140,9 @@ struct m110a_receiver::state {
     std::vector<float> pair_llr;
     // Windows of the Walsh symbol in progress (32 chips, window_samples() each).
     std::vector<cd> walsh_windows;
-    size_t walsh_doubtful = 0; // Walsh symbols of the block without a clear winner
+    size_t clear_blocks = 0;           // blocks whose probes or Walsh metrics said signal
+    double walsh_decided_metric = 0; // this block's decided candidates' metrics, summed
+    double walsh_other_metric = 0;   // and the other candidates' mean metrics
     k7_viterbi viterbi;
     // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2):
     // the equaliser as the block began, and the block's symbols as received.
@@ -422,7 +428,13 @@ bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
     preamble_reading r;
     if (!read_preamble(found_at, found_hz, r) || r.count >= r.mode->preamble_segments)
         return true;
-    end_burst(false, done);
+    // A burst none of whose blocks looked like one (probes or Walsh metrics) started
+    // on a misread count or mode, inside the preamble this one belongs to: it is not
+    // reported.
+    if (clear_blocks > 0)
+        end_burst(false, done);
+    else
+        restart_search(start + symbol * sps);
     start = found_at;
     begin_burst(r);
     return true;
@@ -724,7 +736,9 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
     block_llr.clear();
     walsh_windows.clear();
-    walsh_doubtful = 0;
+    walsh_decided_metric = 0;
+    walsh_other_metric = 0;
+    clear_blocks = 0;
     viterbi.start();
     block_start_equaliser.reset();
     block_symbols_seen.clear();
@@ -945,21 +959,20 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                 }
                 llr[b] = float(best0 - best1);
             }
-            // Noise alone leaves no candidate well ahead of the others.
-            double runner_up = 0;
-            for (unsigned v = 0; v < 4; ++v)
-                if (v != best)
-                    runner_up = std::max(runner_up, metric[v]);
-            walsh_doubtful += metric[best] < 2.0 * runner_up;
+            walsh_decided_metric += metric[best];
+            walsh_other_metric += (metric[0] + metric[1] + metric[2] + metric[3] - metric[best]) / 3.0;
+            // The symbol's bits go in first: the block they complete may hold the EOM.
+            push_llrs(llr, 2);
             if ((walsh_index + 1) % per_block == 0) {
-                const bool doubtful = 2 * walsh_doubtful > per_block;
-                walsh_doubtful = 0;
-                            if (block_says_lost(doubtful)) {
+                // Noise alone leaves no candidate well ahead of the others.
+                const bool unclear = walsh_decided_metric < walsh_presence_ratio * walsh_other_metric;
+                walsh_decided_metric = 0;
+                walsh_other_metric = 0;
+                if (eom_at == no_eom && block_says_lost(unclear)) {
                     end_burst(false, done);
                     return true;
                 }
             }
-            push_llrs(llr, 2);
         } else {
             // Decision-directed: nearest point of the mode's set (scrambled).
             const cd u = z * std::conj(cd(point(scr)));
@@ -987,6 +1000,7 @@ bool m110a_receiver::state::block_says_lost(bool probes_bad)
     // still read well, and a fast one spoils a block's probes.
     if (power < 0.05 * reference_power && probes_bad)
         return true;
+    clear_blocks += !probes_bad;
     signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
     return signal_lost_blocks >= 3;
 }

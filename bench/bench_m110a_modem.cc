@@ -7,8 +7,9 @@
  *       [--solve-interval N]
  *       (m110a_receiver_config)
  *       [--verbose 1]   (a line per burst on stderr)
+ *       [--max-errors N]   (a point stops early at N errors)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal; a burst that is not decoded counts all its bits as errors.
+ * `seconds` of signal (or N errors); a burst that is not decoded counts all its bits as errors.
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv)
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
     bool verbose = false;
+    size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
     m110a_receiver_config rx_config;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
@@ -100,6 +102,8 @@ int main(int argc, char** argv)
             rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
             rx_config.detection_threshold = std::atof(value.c_str());
+        else if (key == "--max-errors")
+            max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--verbose")
             verbose = value != "0";
         else {
@@ -150,7 +154,7 @@ int main(int argc, char** argv)
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<m110a_burst> bursts;
-            while (signal_s < seconds) {
+            while (signal_s < seconds && (max_errors == 0 || errors < max_errors)) {
                 std::vector<uint8_t> data(burst_bytes);
                 for (auto& b : data)
                     b = uint8_t(rng());
@@ -187,8 +191,8 @@ int main(int argc, char** argv)
                 errors += burst_errors;
                 if (verbose && bursts.size() > 1)
                     for (size_t i = 0; i + 1 < bursts.size(); ++i)
-                        std::fprintf(stderr, "  late burst: %s, eom %d, %zu bytes, snr %.1f dB\n", bursts[i].mode.c_str(),
-                                     int(bursts[i].eom), bursts[i].bytes.size(), bursts[i].snr_db);
+                        std::fprintf(stderr, "  late burst: %s, eom %d, %zu bytes, snr %.1f dB, offset %.1f Hz\n", bursts[i].mode.c_str(),
+                                     int(bursts[i].eom), bursts[i].bytes.size(), bursts[i].snr_db, bursts[i].frequency_offset_hz);
                 if (verbose)
                     std::fprintf(stderr, "  burst: %zu received, eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB\n",
                                  bursts.size(), int(bursts.back().eom), got.size(), data.size(), burst_errors,

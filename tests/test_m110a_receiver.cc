@@ -293,6 +293,28 @@ TEST(m110a_receiver, a_weak_75_bps_burst_runs_to_its_eom)
     EXPECT_EQ(bursts[0].bytes, data);
 }
 
+TEST(m110a_receiver, an_eom_with_bit_errors_ends_the_burst_once_the_flush_follows)
+{
+    // The bits on the air: data, the EOM with 3 bits wrong, 144 zeros, then the real
+    // EOM and flush the transmitter adds. A decoder error event on the EOM looks like
+    // this; the burst ends at the damaged word.
+    const std::vector<uint8_t> data = random_bytes(30, 9);
+    std::vector<uint8_t> payload = data;
+    const uint32_t damaged = m110a_eom ^ 0x00810004u;
+    for (int byte = 3; byte >= 0; --byte) {
+        // Sent LSB first, while the EOM word goes MSB first.
+        uint8_t b = 0;
+        for (int j = 0; j < 8; ++j)
+            b |= uint8_t(((damaged >> (8 * byte + 7 - j)) & 1) << j);
+        payload.push_back(b);
+    }
+    payload.resize(payload.size() + m110a_flush_bits / 8, 0);
+    const std::vector<m110a_burst> bursts = receive_audio(over_the_air("600S", payload, 9600, 30, 0, 4), 9600);
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_TRUE(bursts[0].eom);
+    EXPECT_EQ(bursts[0].bytes, data);
+}
+
 TEST(m110a_receiver, noise_alone_starts_nothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.

@@ -166,7 +166,8 @@ struct m110a_receiver::state {
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
-    size_t eom_searched = 0; // bits before this were looked at
+    size_t eom_searched = 0;      // bits before this were looked at for the EOM
+    size_t near_eom_searched = 0; // and for a near-EOM followed by the flush
     void find_eom();
 
     explicit state(const m110a_receiver_config& c) : cfg(c)
@@ -748,6 +749,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    near_eom_searched = 0;
     stage = phase::data;
 }
 
@@ -1132,13 +1134,29 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
 
 void m110a_receiver::state::find_eom()
 {
-    for (; eom_searched + 32 <= bits.size() && eom_at == no_eom; ++eom_searched) {
+    // The exact word ends the burst at once. A word a few bits off counts once the
+    // flush after it has decoded as zeros (a decoder error event can land on the EOM;
+    // data does not hold a near-EOM followed by 144 zeros).
+    constexpr int eom_tolerance = 3;   // bit errors in the 32-bit word
+    constexpr size_t flush_tolerance = 2; // ones in the flush after it
+    auto word_at = [this](size_t at) {
         uint32_t word = 0;
-        for (size_t b = eom_searched; b < eom_searched + 32; ++b)
+        for (size_t b = at; b < at + m110a_eom_bits; ++b)
             word = (word << 1) | bits[b];
-        if (word == m110a_eom)
-            eom_at = eom_searched;
+        return word;
+    };
+    // Near words first: one whose flush has decoded lies before any exact word seen now.
+    for (; near_eom_searched + m110a_eom_bits + m110a_flush_bits <= bits.size() && eom_at == no_eom;
+         ++near_eom_searched) {
+        if (__builtin_popcount(word_at(near_eom_searched) ^ m110a_eom) > eom_tolerance)
+            continue;
+        const auto flush = bits.begin() + long(near_eom_searched + m110a_eom_bits);
+        if (size_t(std::count(flush, flush + long(m110a_flush_bits), 1)) <= flush_tolerance)
+            eom_at = near_eom_searched;
     }
+    for (; eom_searched + m110a_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched)
+        if (word_at(eom_searched) == m110a_eom)
+            eom_at = eom_searched;
 }
 
 void m110a_receiver::state::append_block_pairs(std::vector<float>& pairs) const

@@ -29,10 +29,11 @@ CHANNELS = {
 
 # Where each sweep starts (dB in 3 kHz), near the expected threshold.
 START = {
-    "awgn": {2400: 9, 1200: 6, 600: 3, 300: 0, 150: -2, 75: -4},
-    "poor": {"2400S": 20, "2400L": 14, "1200S": 14, "1200L": 10, "600S": 10, "600L": 6,
-             "300S": 6, "300L": 4, "150S": 4, "150L": 2, "75S": 4, "75L": 1},
-    "5ms5hz": {"300S": 6, "300L": 5, "150S": 4, "150L": 3, "75S": 4, "75L": 1},
+    "awgn": {"2400S": 10, "2400L": 9, "1200S": 5, "1200L": 4, "600S": 2, "600L": 2, "300S": 0, "300L": -1,
+             "150S": -2, "150L": -3, "75S": -2, "75L": -3},
+    "poor": {"2400S": 19, "2400L": 14, "1200S": 14, "1200L": 9, "600S": 11, "600L": 6,
+             "300S": 8, "300L": 3, "150S": 6, "150L": 2, "75S": 5, "75L": 2},
+    "5ms5hz": {"300S": 6, "300L": 5, "150S": 4, "150L": 3, "75S": 5, "75L": 1},
 }
 
 DEFAULT_MODES = {
@@ -43,8 +44,7 @@ DEFAULT_MODES = {
 
 
 def start_snr(channel, mode):
-    table = START[channel]
-    return table[mode] if mode in table else table[int(mode[:-1])]
+    return START[channel].get(mode, 10)
 
 
 def run_point(bench, channel, mode, snr, seconds, seed):

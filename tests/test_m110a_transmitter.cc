@@ -83,7 +83,7 @@ TEST(psk_modulator, matched_filter_returns_the_symbols_without_isi)
     const std::vector<std::complex<float>> x = m.baseband(symbols);
     // Matched filter: the same pulse, at 4 samples per symbol.
     psk_modulator unit(c);
-    const std::vector<std::complex<float>> pulse = unit.baseband({ 0 });
+    const std::vector<std::complex<float>> pulse = unit.baseband(std::vector<uint8_t>{ 0 });
     double worst = 0, power = 0;
     for (size_t n = 0; n < x.size(); ++n)
         power += std::norm(x[n]);

@@ -69,13 +69,19 @@ std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<uint8
 {
     std::vector<std::complex<float>> points(symbols.size());
     for (size_t j = 0; j < symbols.size(); ++j)
-        points[j] = std::polar(float(d_cfg.rms), float(two_pi / 8 * (symbols[j] & 7)));
+        points[j] = std::polar(1.0f, float(two_pi / 8 * (symbols[j] & 7)));
+    return baseband(points);
+}
+
+std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<std::complex<float>>& points) const
+{
     // High-rate index of output n is n * down; symbol j sits at j * up; the pulse spans
     // [j * up, j * up + 2 * up * span].
-    const size_t length = symbols.empty() ? 0 : (symbols.size() - 1) * d_up + d_pulse.size();
+    const size_t length = points.empty() ? 0 : (points.size() - 1) * d_up + d_pulse.size();
     const size_t outputs = (length + d_down - 1) / d_down;
     std::vector<std::complex<float>> out(outputs);
     const long taps = long(d_pulse.size());
+    const float rms = float(d_cfg.rms);
     for (size_t n = 0; n < outputs; ++n) {
         const long t = long(n * d_down);
         // Symbols with 0 <= t - j * up < taps.
@@ -83,22 +89,31 @@ std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<uint8
         long j_first = (t - taps + long(d_up)) / long(d_up);
         if (j_first < 0)
             j_first = 0;
-        if (j_last >= long(symbols.size()))
-            j_last = long(symbols.size()) - 1;
+        if (j_last >= long(points.size()))
+            j_last = long(points.size()) - 1;
         std::complex<float> acc;
         for (long j = j_first; j <= j_last; ++j) {
             const long tap = t - j * long(d_up);
             if (tap >= 0 && tap < taps)
                 acc += points[size_t(j)] * d_pulse[size_t(tap)];
         }
-        out[n] = acc;
+        out[n] = acc * rms;
     }
     return out;
 }
 
 std::vector<float> psk_modulator::audio(const std::vector<uint8_t>& symbols) const
 {
-    const std::vector<std::complex<float>> bb = baseband(symbols);
+    return to_audio(baseband(symbols));
+}
+
+std::vector<float> psk_modulator::audio(const std::vector<std::complex<float>>& points) const
+{
+    return to_audio(baseband(points));
+}
+
+std::vector<float> psk_modulator::to_audio(const std::vector<std::complex<float>>& bb) const
+{
     std::vector<float> out(bb.size());
     const double step = d_cfg.carrier_hz / d_cfg.sample_rate;
     const std::complex<double> rotation = std::polar(1.0, two_pi * step);

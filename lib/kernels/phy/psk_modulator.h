@@ -1,5 +1,5 @@
-/* Serial-tone modulator: 8PSK symbol numbers at a symbol rate to shaped samples, as
- * complex baseband or as real audio on a carrier.
+/* Serial-tone modulator: 8PSK symbol numbers, or constellation points (QAM), at a symbol
+ * rate to shaped samples, as complex baseband or as real audio on a carrier.
  *
  * Pulse: root raised cosine (liquid_firdes_rrcos), roll-off 0.35 by default. The 110A
  * spec does not fix the pulse (m110a.json physical.pulse_shape, tagged "?"); RRC 0.35
@@ -8,8 +8,8 @@
  *
  * Any output rate that is a rational multiple L/q of the symbol rate works (8000, 9600,
  * 48000 Hz for 2400 Bd): the pulse is designed at L samples per symbol and only every
- * q-th of those samples is computed. Output power: rms^2 for random symbols (complex:
- * E|x|^2; real: E x^2). A transmission's samples include the pulse tails. */
+ * q-th of those samples is computed. Output power: rms^2 for random symbols, or points
+ * of unit mean power (complex: E|x|^2; real: E x^2). A transmission's samples include the pulse tails. */
 #ifndef HFSTACK_KERNELS_PHY_PSK_MODULATOR_H
 #define HFSTACK_KERNELS_PHY_PSK_MODULATOR_H
 
@@ -39,8 +39,10 @@ public:
     explicit psk_modulator(const psk_modulator_config& config);
 
     std::vector<std::complex<float>> baseband(const std::vector<uint8_t>& symbols) const;
+    std::vector<std::complex<float>> baseband(const std::vector<std::complex<float>>& points) const;
     // Real audio: Re(baseband * exp(j 2 pi fc t)) * sqrt(2).
     std::vector<float> audio(const std::vector<uint8_t>& symbols) const;
+    std::vector<float> audio(const std::vector<std::complex<float>>& points) const;
 
     // Samples from the start of the output to the centre of symbol 0.
     double delay_samples() const;
@@ -49,6 +51,8 @@ public:
     const psk_modulator_config& config() const { return d_cfg; }
 
 private:
+    std::vector<float> to_audio(const std::vector<std::complex<float>>& baseband) const;
+
     psk_modulator_config d_cfg;
     unsigned d_up = 1, d_down = 1;
     std::vector<float> d_pulse; // at d_up samples per symbol, scaled for unit power

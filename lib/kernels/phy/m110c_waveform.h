@@ -1,0 +1,107 @@
+/* STANAG 4539 high-rate waveform (MIL-STD-188-110B/C Appendix C) definitions: every wire
+ * constant the transmitter and receiver need beyond the frame timing of m110c_timing.
+ * Source: /work/shared/spec/m110c_appc.json; known answers in test_vectors.json.
+ *
+ * Symbols of the preamble and the mini-probes are 8PSK symbol numbers 0..7 (symbol s at
+ * phase s * 45 degrees), as are the PSK data symbols before they become points. QAM
+ * symbols are numbers 0 .. 2^N - 1 into the constellation tables, whose coordinates
+ * are the standard's (peak amplitude 1).
+ *
+ * Readings of constants the spec tags `?` or S (docs/modem-design.md, App C section):
+ *  - data scrambler register orientation: reading A (the one decoding off-air App C);
+ *    m110c_scrambler_orientation::b is selectable;
+ *  - 8PSK map: the App D table D-V (110A's map with the tribit LSB inverted);
+ *  - the code is tail-biting per interleaver block, no flush bits; its output starts
+ *    with the pair of the block's bit 6, the register full of bits 0..6, and ends with
+ *    those of bits 0..5 (the reading gr-digitalhf's off-air App C decoder fits);
+ *    m110c_tail_biting::from_block_start starts with bit 0's pair instead;
+ *  - EOM: 110A's 32-bit word after the user bits, the block then filled with zeros;
+ *  - 12800 bps: 64QAM, uncoded, no interleaver, one frame per block; its preamble
+ *    carries rate code 110 and the interleaver code of the mode's interleaver setting. */
+#ifndef HFSTACK_KERNELS_PHY_M110C_WAVEFORM_H
+#define HFSTACK_KERNELS_PHY_M110C_WAVEFORM_H
+
+#include "m110c_timing.h"
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+constexpr unsigned m110c_sync_symbols = 184;
+constexpr unsigned m110c_frame_symbols = m110c_data_symbols + m110c_probe_symbols;
+
+// Rate code (r0 r1 r2, 3200 bps = 001 .. 12800 bps = 110) and interleaver code
+// (US = 001 .. VL = 110) as 3-bit numbers, r0 the MSB.
+unsigned m110c_rate_code(const m110c_mode& mode);
+unsigned m110c_interleaver_code(m110c_interleaver interleaver);
+// The mode a pair of codes announces; nullopt for reserved or illegal codes.
+std::optional<m110c_mode> m110c_mode_by_code(unsigned rate_code, unsigned interleaver_code);
+
+// The 184-symbol synchronisation sequence and the 103-symbol section that follows it
+// (MP+ | 2 | D0 D1 D2 | 6 | MP-), together one frame's length.
+const std::array<uint8_t, m110c_sync_symbols>& m110c_sync_sequence();
+std::vector<uint8_t> m110c_preamble(const m110c_mode& mode);
+// The last 72 symbols of the 103-symbol section, sent again after every 72 frames.
+std::vector<uint8_t> m110c_reinserted_section(const m110c_mode& mode);
+
+// 31-symbol mini-probes: the 16-symbol base and its first 15 symbols; minus = plus + 4.
+const std::array<uint8_t, m110c_probe_symbols>& m110c_probe(bool minus);
+// Whether the probe after data frame n (counted from the last (re)inserted preamble,
+// 0..71) is the minus probe.
+bool m110c_probe_is_minus(const m110c_mode& mode, unsigned n);
+
+// Data scrambler x^9 + x^4 + 1 from 000000001, restarted at every 256-symbol data block.
+enum class m110c_scrambler_orientation {
+    a, // R = (R >> 1) | ((b0 ^ b4) << 8), output the low bits (recommended)
+    b, // R = ((R << 1) | (b8 ^ b4)) & 0x1FF, output the low bits
+};
+// The values added (PSK, mod 8) or XORed (QAM) onto the 256 data symbols of a frame:
+// bits_per_symbol 2 or 3 take R & 7 and advance 3 steps; N = 4, 5, 6 take R & (2^N - 1)
+// and advance N steps.
+std::array<uint8_t, m110c_data_symbols>
+m110c_data_scrambler(unsigned bits_per_symbol,
+                     m110c_scrambler_orientation orientation = m110c_scrambler_orientation::a);
+
+// Data symbol of a group of bits_per_symbol coded bits (first bit the MSB): QPSK
+// 00->0 01->2 11->4 10->6 and 8PSK (table D-V) give 8PSK symbol numbers, QAM the number
+// itself.
+uint8_t m110c_map_bits(unsigned bits, unsigned bits_per_symbol);
+// Constellation points by symbol number (8PSK for 2 and 3 bits per symbol).
+const std::vector<std::complex<float>>& m110c_constellation(unsigned bits_per_symbol);
+
+// Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?).
+enum class m110c_tail_biting {
+    from_full_register, // the pair of bit 6 first, bits 0..5's last (recommended)
+    from_block_start,   // the pair of bit 0 first, the register preloaded with bits n-6..n-1
+};
+// The mother code's (T1, T2) pairs of one tail-biting block of n >= 6 bits.
+std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n,
+                                              m110c_tail_biting reading = m110c_tail_biting::from_full_register);
+
+// The readings of `?` constants a transmission or reception uses.
+struct m110c_readings {
+    m110c_scrambler_orientation scrambler = m110c_scrambler_orientation::a;
+    m110c_tail_biting tail_biting = m110c_tail_biting::from_full_register;
+};
+
+// Rate 3/4 from the K=7 mother code: of each three (T1, T2) pairs, T1 T2 T1 . . T2 are
+// kept (m110c_appc.json fec.puncture_to_3_4).
+constexpr std::array<bool, 6> m110c_puncture_kept = { true, true, true, false, false, true };
+
+// Interleaver: the block's punctured bit n is loaded at (n * increment) mod size and
+// bits leave in order 0, 1, 2 ...; size = frames * 256 * bits_per_symbol.
+unsigned m110c_interleaver_bits(const m110c_mode& mode);
+unsigned m110c_interleaver_increment(const m110c_mode& mode);
+// Entry k: the block's punctured bit sent k-th (0 for 12800 bps, which has none).
+std::vector<uint32_t> m110c_fetch_order(const m110c_mode& mode);
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

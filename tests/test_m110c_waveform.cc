@@ -141,8 +141,14 @@ TEST(m110c_waveform, maps_are_the_standard_tables)
     EXPECT_EQ(m110c_map_bits(3, 2), 4);
     EXPECT_EQ(m110c_map_bits(2, 2), 6);
     const int psk8[8] = { 1, 0, 2, 3, 6, 7, 5, 4 };
-    for (unsigned v = 0; v < 8; ++v)
+    unsigned tribit_at[8];
+    for (unsigned v = 0; v < 8; ++v) {
         EXPECT_EQ(m110c_map_bits(v, 3), psk8[v]);
+        tribit_at[m110c_map_bits(v, 3)] = v;
+    }
+    // A Gray map: neighbours around the circle differ in one bit.
+    for (unsigned s = 0; s < 8; ++s)
+        EXPECT_EQ(__builtin_popcount(tribit_at[s] ^ tribit_at[(s + 1) % 8]), 1) << s;
     // QAM: the number itself, into peak-1 tables of 16, 32, 64 distinct points.
     for (unsigned n = 4; n <= 6; ++n) {
         const auto& c = m110c_constellation(n);

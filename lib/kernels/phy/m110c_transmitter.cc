@@ -56,15 +56,6 @@ std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* b
     return out;
 }
 
-double m110c_constellation_power(unsigned bits_per_symbol)
-{
-    double p = 0;
-    const auto& points = m110c_constellation(bits_per_symbol);
-    for (const auto& x : points)
-        p += std::norm(x);
-    return p / double(points.size());
-}
-
 std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, const uint8_t* bytes, size_t n,
                                                        bool msb_first, const m110c_readings& readings)
 {

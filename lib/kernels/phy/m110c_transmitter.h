@@ -40,9 +40,6 @@ std::vector<std::complex<float>>
 m110c_transmit_points(const m110c_mode& mode, const uint8_t* bytes, size_t n, bool msb_first = false,
                       const m110c_readings& readings = {});
 
-// Mean power of a constellation's points (1 for PSK).
-double m110c_constellation_power(unsigned bits_per_symbol);
-
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

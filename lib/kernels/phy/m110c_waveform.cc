@@ -2,6 +2,7 @@
 
 #include "conv_k7.h"
 
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -243,6 +244,15 @@ std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n, m11
         encoder.encode(bits, 6, out);
     }
     return out;
+}
+
+double m110c_constellation_power(unsigned bits_per_symbol)
+{
+    double p = 0;
+    const auto& points = m110c_constellation(bits_per_symbol);
+    for (const auto& x : points)
+        p += std::norm(x);
+    return p / double(points.size());
 }
 
 unsigned m110c_interleaver_bits(const m110c_mode& mode)

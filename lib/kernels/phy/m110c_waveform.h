@@ -73,6 +73,8 @@ m110c_data_scrambler(unsigned bits_per_symbol,
 uint8_t m110c_map_bits(unsigned bits, unsigned bits_per_symbol);
 // Constellation points by symbol number (8PSK for 2 and 3 bits per symbol).
 const std::vector<std::complex<float>>& m110c_constellation(unsigned bits_per_symbol);
+// Mean power of a constellation's points (1 for PSK).
+double m110c_constellation_power(unsigned bits_per_symbol);
 
 // Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?).
 enum class m110c_tail_biting {

@@ -1,8 +1,9 @@
 #include "m110a_receiver.h"
 
 #include "channel_tracking_equaliser.h"
-#include "cholesky_solver.h"
 #include "m110a_transmitter.h"
+#include "serial_tone_channel.h"
+#include "serial_tone_samples.h"
 
 #include <volk/volk.h>
 #include <volk/volk_alloc.hh>
@@ -40,12 +41,6 @@ constexpr double lost_correlation = 0.05;
 // (measured); a count of symbols without a clear winner said "lost" at 1 dB.
 constexpr double walsh_presence_ratio = 1.6;
 constexpr uint64_t timing_check_symbols = 48; // how often the timing is looked at
-// Channel measurement over the detected segment: span +-measure_reach symbols, least
-// squares over chunks (summed in power: a fading channel changes within a segment).
-constexpr int measure_reach = 16;
-constexpr unsigned measure_chunk = (m110a_segment_symbols - 2 * measure_reach) / 3;
-constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
-constexpr double path_over_floor = 6.0;  // and over the median tap's (the noise floor)
 // Share of the channel's measured turn (Hz) added to the carrier offset every
 // timing_check_symbols: a time constant of about 0.4 s.
 constexpr double frequency_loop_gain = 0.05;
@@ -57,7 +52,6 @@ constexpr double preamble_path_share = 0.1;
 // count (see preamble_reading::known_share).
 constexpr unsigned preamble_readings = 4;
 constexpr double preamble_known_share = 0.3;
-constexpr unsigned tail_symbols = 3;      // pulse tail after the last path
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
 
@@ -68,11 +62,8 @@ enum class phase { search, preamble, data };
 struct m110a_receiver::state {
     m110a_receiver_config cfg;
 
-    // Input buffer: sample i (absolute) is buf[i - base].
-    std::vector<cf> buf;
-    uint64_t base = 0;
-    uint64_t total = 0;
-    cf at(uint64_t i) const { return buf[size_t(i - base)]; }
+    serial_tone_samples input{ sample_rate };
+    cf at(uint64_t i) const { return input.at(i); }
 
     // Search.
     std::array<cf, common_symbols> known{};
@@ -97,11 +88,6 @@ struct m110a_receiver::state {
     // Burst.
     phase stage = phase::search;
     uint64_t start = 0;       // sample of symbol 0 of the detected segment
-    double offset_hz = 0;
-    // Derotation phase (cycles) at sample derotation_from: offset_hz changes during a
-    // burst (frequency tracking) without a phase step.
-    double derotation_cycles = 0;
-    uint64_t derotation_from = 0;
     const m110a_waveform* mode = nullptr;
     unsigned first_count = 0; // count of the detected segment
     uint64_t data_symbol = 0; // symbol index (from start) of the first data symbol
@@ -115,10 +101,6 @@ struct m110a_receiver::state {
     int64_t timing_shift = 0;
     uint64_t timing_checked = ~uint64_t(0); // symbol whose timing was last looked at
     std::vector<cd> window;
-    // Least squares channel over the known symbols of the detected segment, +-reach
-    // symbols around the detection, taps[2 (m + reach) + p]; false if it failed.
-    bool measure_channel(const std::array<uint8_t, m110a_segment_symbols>& symbols, size_t from,
-                         size_t to, std::vector<cd>& taps, double& noise_power) const;
     // Fills `window` for symbol k; false while its samples are not all in.
     bool window_for(uint64_t k);
     double noise = 1.0; // error power on known symbols (EMA)
@@ -179,30 +161,6 @@ struct m110a_receiver::state {
             rotations.push_back(known[k] * std::conj(known[k - 1]));
         for (const cf& r : rotations)
             conj_rotations.push_back(std::conj(r));
-    }
-
-    // Each sample is derotated once and kept (windows overlap: a sample is read by
-    // every window that spans it); the cache restarts when the rotation changes.
-    mutable std::vector<cf> derotated_cache;
-    mutable uint64_t derotated_cache_from = 0;
-    cf derotate(uint64_t i) const
-    {
-        const double cycles =
-            std::fmod(derotation_cycles + offset_hz * double(int64_t(i - derotation_from)) / sample_rate, 1.0);
-        return at(i) * std::polar(1.0f, float(-two_pi * cycles));
-    }
-    void restart_derotation(uint64_t from)
-    {
-        derotated_cache.clear();
-        derotated_cache_from = from;
-    }
-    cf derotated(uint64_t i) const
-    {
-        if (i < derotated_cache_from)
-            return derotate(i);
-        while (derotated_cache_from + derotated_cache.size() <= i)
-            derotated_cache.push_back(derotate(derotated_cache_from + derotated_cache.size()));
-        return derotated_cache[size_t(i - derotated_cache_from)];
     }
 
     // Scans new samples for a preamble; true when one was found (found_at, found_hz).
@@ -267,19 +225,17 @@ m110a_receiver::~m110a_receiver() = default;
 
 bool m110a_receiver::carrier_detected() const { return d->stage != phase::search; }
 
-uint64_t m110a_receiver::samples() const { return d->total; }
+uint64_t m110a_receiver::samples() const { return d->input.total(); }
 
 void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& done)
 {
-    d->buf.insert(d->buf.end(), x, x + n);
-    d->total += n;
+    d->input.append(x, n);
     for (;;) {
         bool progressed = false;
         switch (d->stage) {
         case phase::search:
             if (d->search()) {
                 d->start = d->found_at;
-                d->offset_hz = d->found_hz;
                 d->stage = phase::preamble;
                 progressed = true;
             }
@@ -301,23 +257,15 @@ void m110a_receiver::state::trim()
 {
     // Keep what the correlation (two segments back) or the equaliser may still read.
     uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
-    keep = std::min(keep, total);
+    keep = std::min(keep, input.total());
     keep = keep > 2 * segment_samples + 64 ? keep - 2 * segment_samples - 64 : 0;
-    if (keep > base + 65536) {
-        buf.erase(buf.begin(), buf.begin() + long(keep - base));
-        base = keep;
-        if (derotated_cache_from < base) {
-            const size_t drop = size_t(std::min<uint64_t>(base - derotated_cache_from, derotated_cache.size()));
-            derotated_cache.erase(derotated_cache.begin(), derotated_cache.begin() + long(drop));
-            derotated_cache_from += drop;
-        }
-    }
+    input.release_before(keep);
 }
 
 void m110a_receiver::state::restart_search(uint64_t from)
 {
     stage = phase::search;
-    candidate = std::max<uint64_t>(from, base + sps);
+    candidate = std::max<uint64_t>(from, input.base() + sps);
     peak_open = false;
     std::fill(corr.begin(), corr.end(), cd());
     std::fill(energy.begin(), energy.end(), 0.0);
@@ -350,7 +298,7 @@ const cf* m110a_receiver::state::products_at(uint64_t i)
     auto& run = product_energy[ph];
     while (products[ph].size() < need) {
         const uint64_t at_i = (products_from + products[ph].size()) * sps + ph;
-        const cf v = at_i >= base + sps ? at(at_i) * std::conj(at(at_i - sps)) : cf();
+        const cf v = at_i >= input.base() + sps ? at(at_i) * std::conj(at(at_i - sps)) : cf();
         products[ph].push_back(v);
         run.push_back(run.back() + double(std::norm(v)));
     }
@@ -360,7 +308,7 @@ const cf* m110a_receiver::state::products_at(uint64_t i)
 bool m110a_receiver::state::search()
 {
     const uint64_t span = uint64_t(common_symbols - 1) * sps;
-    while (candidate + span < total) {
+    while (candidate + span < input.total()) {
         const uint64_t n = candidate++;
         // c = sum over k of p(n + k sps) conj(rotation k), on VOLK; the energy from
         // the running sums.
@@ -378,7 +326,7 @@ bool m110a_receiver::state::search()
         cd best_sum;
         cd sum;
         double esum = 0;
-        for (unsigned s = 0; s < 3 && n >= base + s * segment_samples + sps; ++s) {
+        for (unsigned s = 0; s < 3 && n >= input.base() + s * segment_samples + sps; ++s) {
             sum += corr[(n - s * segment_samples) % ring];
             esum += energy[(n - s * segment_samples) % ring];
             if (esum <= 0)
@@ -421,7 +369,7 @@ bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
             return false;
         watch_pending = true;
     }
-    if (found_at + segment_samples + 64 >= total)
+    if (found_at + segment_samples + 64 >= input.total())
         return false;
     watch_pending = false;
     // A new burst only if its preamble reads as one: long zero fill can line the
@@ -505,7 +453,7 @@ bool m110a_receiver::state::read_preamble(uint64_t at, double coarse_hz, preambl
     std::vector<cd> grid(2 * (m110a_segment_symbols + 2 * size_t(reach)));
     for (size_t g = 0; g < grid.size(); ++g) {
         const long i = long(at) + (long(g / 2) - reach) * long(sps) + 2 * long(g % 2);
-        if (i < long(base) || i >= long(total))
+        if (i < long(input.base()) || i >= long(input.total()))
             continue;
         const double cycles = std::fmod(r.offset_hz * double(i - long(at)) / sample_rate, 1.0);
         grid[g] = cd(this->at(uint64_t(i))) * std::polar(1.0, -two_pi * cycles);
@@ -611,11 +559,11 @@ bool m110a_receiver::state::preamble()
 {
     // The segments after the detected one are read too (in fading one segment's codes
     // alone were misread: 300S as 2400S, 300L as 1200L).
-    if (start + preamble_readings * segment_samples + 64 >= total)
+    if (start + preamble_readings * segment_samples + 64 >= input.total())
         return false;
     std::vector<preamble_reading> readings(preamble_readings);
     bool any_ok = false;
-    double offset = offset_hz;
+    double offset = found_hz;
     for (unsigned s = 0; s < preamble_readings; ++s) {
         const bool ok = read_preamble(start + s * segment_samples, offset, readings[s]);
         if (s == 0)
@@ -646,85 +594,28 @@ bool m110a_receiver::state::preamble()
 
 void m110a_receiver::state::begin_burst(const preamble_reading& r)
 {
-    offset_hz = r.offset_hz;
-    derotation_cycles = 0;
-    derotation_from = start;
-    restart_derotation(start);
+    input.start_derotation(start, r.offset_hz);
     reference_power = r.power;
     mode = r.mode;
     first_count = r.count;
     data_symbol = uint64_t(r.count + 1) * m110a_segment_symbols;
     segment = m110a_preamble_segment(mode->d1, mode->d2, r.count);
     segment_count = r.count;
-    // The channel over the segment: where its paths are sets the timing (first path)
-    // and the equaliser's length (delay spread); the first chunk's estimate starts it.
-    const int reach = measure_reach;
-    const size_t taps_wide = 2 * size_t(2 * reach + 1);
-    std::vector<double> profile(size_t(2 * reach + 1), 0.0);
-    std::vector<cd> first_taps;
-    double first_noise = 0;
-    for (size_t from = reach; from + measure_chunk + reach <= m110a_segment_symbols; from += measure_chunk) {
-        std::vector<cd> taps;
-        double noise_power = 0;
-        if (!measure_channel(segment, from, from + measure_chunk, taps, noise_power))
-            continue;
-        for (size_t m = 0; m < profile.size(); ++m)
-            profile[m] += std::norm(taps[2 * m]) + std::norm(taps[2 * m + 1]);
-        if (first_taps.empty()) {
-            first_taps = taps;
-            first_noise = noise_power;
-        }
-    }
-    int first_path = 0, last_path = 0;
-    if (!first_taps.empty()) {
-        const double peak = *std::max_element(profile.begin(), profile.end());
-        // Most taps hold no path: their median is the estimate's noise floor, which at
-        // low SNR reaches path_threshold of the peak by itself.
-        std::vector<double> sorted = profile;
-        std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
-        const double floor = sorted[sorted.size() / 2];
-        const double threshold = std::max(path_threshold * peak, path_over_floor * floor);
-        first_path = reach;
-        last_path = -reach;
-        for (int m = -reach; m <= reach; ++m)
-            if (profile[size_t(m + reach)] >= threshold) {
-                first_path = std::min(first_path, m);
-                last_path = std::max(last_path, m);
-            }
-    } else {
-        // Degenerate (cannot happen with a decodable preamble): one path at the
-        // detection, as the reading saw it.
-        first_taps.assign(taps_wide, cd());
-        first_taps[2 * size_t(reach)] = r.h;
-        first_noise = std::max(1e-3, r.power - std::norm(r.h));
-    }
-    // A path faded out over the segment may lie on either side of those seen: the
-    // equaliser reaches max_delay_spread_symbols before the first and past the last.
-    const int reference = first_path;
-    channel_tracking_equaliser_config ec;
-    ec.precursor_symbols = cfg.max_delay_spread_symbols + tail_symbols;
-    ec.postcursor_symbols = unsigned(std::min(last_path - first_path, int(cfg.max_delay_spread_symbols))) +
-                            cfg.max_delay_spread_symbols + tail_symbols;
-    ec.forgetting = cfg.forgetting;
-    ec.solve_interval = cfg.equaliser_solve_interval;
-    ec.decision_weight = cfg.decision_weight;
-    ec.feedback = mode->modulation != m110a_modulation::walsh;
-    equaliser.reset(new channel_tracking_equaliser(ec));
-    timing_shift = int64_t(reference) * sps;
-    std::vector<cd> taps(equaliser->window_samples());
-    for (size_t i = 0; i < equaliser->channel_symbols(); ++i) {
-        const int m = int(i) - int(ec.precursor_symbols) + reference; // delay from the detection
-        if (m >= -reach && m <= reach) {
-            taps[2 * i] = first_taps[2 * size_t(m + reach)];
-            taps[2 * i + 1] = first_taps[2 * size_t(m + reach) + 1];
-        }
-    }
-    // Training starts once a whole channel's worth of known symbols lies behind.
+    // The channel over the segment; equalisation goes on once a whole channel's worth
+    // of known symbols lies behind.
+    std::vector<cf> known(m110a_segment_symbols);
+    for (size_t k = 0; k < known.size(); ++k)
+        known[k] = point(segment[k]);
+    channel_tracking_equaliser_config tracking;
+    tracking.forgetting = cfg.forgetting;
+    tracking.solve_interval = cfg.equaliser_solve_interval;
+    tracking.decision_weight = cfg.decision_weight;
+    tracking.feedback = mode->modulation != m110a_modulation::walsh;
+    serial_tone_channel_start channel = start_serial_tone_channel(
+        input, start, known, cfg.max_delay_spread_symbols, tracking, r.h, std::max(1e-3, r.power - std::norm(r.h)));
+    equaliser = std::move(channel.equaliser);
+    timing_shift = channel.timing_shift;
     symbol = equaliser->channel_symbols();
-    std::vector<cd> past(symbol, cd());
-    for (size_t k = 0; k < past.size(); ++k)
-        past[k] = cd(point(segment[k]));
-    equaliser->start(taps, first_noise, past);
     window.assign(equaliser->window_samples(), cd());
     pending_estimates.clear();
     noise = 1.0;
@@ -753,68 +644,17 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     stage = phase::data;
 }
 
-bool m110a_receiver::state::measure_channel(const std::array<uint8_t, m110a_segment_symbols>& symbols,
-                                            size_t from, size_t to, std::vector<cd>& taps,
-                                            double& noise_power) const
-{
-    // r_p[t] = sum_m g_p[m] s[t - m]: normal equations (X^H X) g_p = X^H r_p, one
-    // matrix for both T/2 phases.
-    const int reach = measure_reach;
-    const size_t n = size_t(2 * reach + 1);
-    std::vector<cd> gram(n * n), cross(2 * n), x(n);
-    std::vector<cd> observed;
-    for (size_t t = from; t < to; ++t) {
-        for (size_t i = 0; i < n; ++i)
-            x[i] = cd(point(symbols[t + size_t(reach) - i])); // tap i: delay i - reach
-        for (unsigned p = 0; p < 2; ++p) {
-            const uint64_t at_sample = start + t * sps + 2 * p;
-            if (at_sample < base || at_sample >= total)
-                return false;
-            const cd rp = cd(derotated(at_sample));
-            observed.push_back(rp);
-            for (size_t i = 0; i < n; ++i)
-                cross[p * n + i] += std::conj(x[i]) * rp;
-        }
-        for (size_t i = 0; i < n; ++i)
-            for (size_t j = 0; j < n; ++j)
-                gram[i * n + j] += std::conj(x[i]) * x[j];
-    }
-    const cholesky_solver normal_equations(std::move(gram), n);
-    taps.assign(2 * n, cd());
-    std::vector<cd> g(n);
-    for (unsigned p = 0; p < 2; ++p) {
-        normal_equations.solve(&cross[p * n], g.data());
-        for (size_t i = 0; i < n; ++i)
-            taps[2 * i + p] = g[i];
-    }
-    for (const cd& v : taps)
-        if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
-            return false;
-    // Residual power per sample.
-    double residual = 0;
-    size_t o = 0;
-    for (size_t t = from; t < to; ++t)
-        for (unsigned p = 0; p < 2; ++p) {
-            cd predicted;
-            for (size_t i = 0; i < n; ++i)
-                predicted += taps[2 * i + p] * cd(point(symbols[t + size_t(reach) - i]));
-            residual += std::norm(observed[o++] - predicted);
-        }
-    noise_power = std::max(1e-6, residual / double(2 * std::max<size_t>(1, to - from - n)));
-    return true;
-}
-
 bool m110a_receiver::state::window_for(uint64_t k)
 {
     const int64_t first =
         int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
     const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
-    if (last >= int64_t(total))
+    if (last >= int64_t(input.total()))
         return false;
     double power = 0;
     for (size_t q = 0; q < window.size(); ++q) {
         const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
-        window[q] = i >= int64_t(base) ? cd(derotated(uint64_t(i))) : cd();
+        window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
         power += std::norm(window[q]);
     }
     block_power += power / double(window.size());
@@ -836,11 +676,8 @@ void m110a_receiver::state::follow_timing()
     const double turn_hz = equaliser->take_turn() * 2400.0 / two_pi;
     // The new offset takes over, without a phase step, after the samples derotated so
     // far (windows still read them).
-    const uint64_t from = std::max(start + symbol * sps, derotated_cache_from + derotated_cache.size());
-    derotation_cycles =
-        std::fmod(derotation_cycles + offset_hz * double(int64_t(from - derotation_from)) / sample_rate, 1.0);
-    derotation_from = from;
-    offset_hz += frequency_loop_gain * turn_hz;
+    const uint64_t from = std::max(start + symbol * sps, input.derotated_end());
+    input.change_offset(from, input.offset_hz() + frequency_loop_gain * turn_hz);
     const int drift = equaliser->timing_drift();
     if (drift != 0) {
         timing_shift += 2 * drift;
@@ -1203,7 +1040,7 @@ void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
     m110a_burst burst;
     burst.mode = mode->name;
     burst.start_sample = start;
-    burst.frequency_offset_hz = offset_hz;
+    burst.frequency_offset_hz = input.offset_hz();
     // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
     burst.snr_db = 10.0 * std::log10(1.0 / std::max(noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
     burst.eom = eom;

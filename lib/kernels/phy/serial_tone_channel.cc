@@ -1,0 +1,153 @@
+#include "serial_tone_channel.h"
+
+#include "cholesky_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+constexpr unsigned sps = 4;             // samples per symbol
+constexpr int measure_reach = 16;       // taps from -reach to +reach symbols
+constexpr unsigned measure_chunks = 3;  // least squares over each, summed in power
+constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
+constexpr double path_over_floor = 6.0; // and over the median tap's (the noise floor)
+constexpr unsigned tail_symbols = 3;    // pulse tail after the last path
+
+// Least squares over symbol times [from, to): r_p[t] = sum_m g_p[m] s[t - m], normal
+// equations (X^H X) g_p = X^H r_p, one matrix for both T/2 phases; taps[2 (m + reach)
+// + p]. False when samples are missing or the solution is not finite.
+bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vector<cf>& known, size_t from,
+             size_t to, std::vector<cd>& taps, double& noise_power)
+{
+    const int reach = measure_reach;
+    const size_t n = size_t(2 * reach + 1);
+    std::vector<cd> gram(n * n), cross(2 * n), x(n);
+    std::vector<cd> observed;
+    for (size_t t = from; t < to; ++t) {
+        for (size_t i = 0; i < n; ++i)
+            x[i] = cd(known[t + size_t(reach) - i]); // tap i: delay i - reach
+        for (unsigned p = 0; p < 2; ++p) {
+            const uint64_t at_sample = symbol0 + t * sps + 2 * p;
+            if (at_sample < input.base() || at_sample >= input.total())
+                return false;
+            const cd rp = cd(input.derotated(at_sample));
+            observed.push_back(rp);
+            for (size_t i = 0; i < n; ++i)
+                cross[p * n + i] += std::conj(x[i]) * rp;
+        }
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = 0; j < n; ++j)
+                gram[i * n + j] += std::conj(x[i]) * x[j];
+    }
+    const cholesky_solver normal_equations(std::move(gram), n);
+    taps.assign(2 * n, cd());
+    std::vector<cd> g(n);
+    for (unsigned p = 0; p < 2; ++p) {
+        normal_equations.solve(&cross[p * n], g.data());
+        for (size_t i = 0; i < n; ++i)
+            taps[2 * i + p] = g[i];
+    }
+    for (const cd& v : taps)
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+            return false;
+    // Residual power per sample.
+    double residual = 0;
+    size_t o = 0;
+    for (size_t t = from; t < to; ++t)
+        for (unsigned p = 0; p < 2; ++p) {
+            cd predicted;
+            for (size_t i = 0; i < n; ++i)
+                predicted += taps[2 * i + p] * cd(known[t + size_t(reach) - i]);
+            residual += std::norm(observed[o++] - predicted);
+        }
+    noise_power = std::max(1e-6, residual / double(2 * std::max<size_t>(1, to - from - n)));
+    return true;
+}
+
+} // namespace
+
+serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& input, uint64_t symbol0,
+                                                    const std::vector<cf>& known,
+                                                    unsigned max_delay_spread_symbols,
+                                                    channel_tracking_equaliser_config tracking, cd fallback_gain,
+                                                    double fallback_noise)
+{
+    // Where the paths are sets the timing (first path) and the equaliser's length
+    // (delay spread); the first chunk's estimate starts it.
+    const int reach = measure_reach;
+    const size_t taps_wide = 2 * size_t(2 * reach + 1);
+    const size_t chunk = known.size() > 2 * size_t(reach) ? (known.size() - 2 * size_t(reach)) / measure_chunks : 0;
+    std::vector<double> profile(size_t(2 * reach + 1), 0.0);
+    std::vector<cd> first_taps;
+    double first_noise = 0;
+    for (size_t from = reach; chunk > 0 && from + chunk + reach <= known.size(); from += chunk) {
+        std::vector<cd> taps;
+        double noise_power = 0;
+        if (!measure(input, symbol0, known, from, from + chunk, taps, noise_power))
+            continue;
+        for (size_t m = 0; m < profile.size(); ++m)
+            profile[m] += std::norm(taps[2 * m]) + std::norm(taps[2 * m + 1]);
+        if (first_taps.empty()) {
+            first_taps = taps;
+            first_noise = noise_power;
+        }
+    }
+    int first_path = 0, last_path = 0;
+    if (!first_taps.empty()) {
+        const double peak = *std::max_element(profile.begin(), profile.end());
+        // Most taps hold no path: their median is the estimate's noise floor, which at
+        // low SNR reaches path_threshold of the peak by itself.
+        std::vector<double> sorted = profile;
+        std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+        const double floor = sorted[sorted.size() / 2];
+        const double threshold = std::max(path_threshold * peak, path_over_floor * floor);
+        first_path = reach;
+        last_path = -reach;
+        for (int m = -reach; m <= reach; ++m)
+            if (profile[size_t(m + reach)] >= threshold) {
+                first_path = std::min(first_path, m);
+                last_path = std::max(last_path, m);
+            }
+    } else {
+        // Degenerate (cannot happen with a decodable preamble): one path at symbol0.
+        first_taps.assign(taps_wide, cd());
+        first_taps[2 * size_t(reach)] = fallback_gain;
+        first_noise = fallback_noise;
+    }
+    // A path faded out over the measurement may lie on either side of those seen: the
+    // equaliser reaches max_delay_spread_symbols before the first and past the last.
+    const int reference = first_path;
+    tracking.precursor_symbols = max_delay_spread_symbols + tail_symbols;
+    tracking.postcursor_symbols = unsigned(std::min(last_path - first_path, int(max_delay_spread_symbols))) +
+                                  max_delay_spread_symbols + tail_symbols;
+    serial_tone_channel_start out;
+    out.equaliser.reset(new channel_tracking_equaliser(tracking));
+    out.timing_shift = int64_t(reference) * sps;
+    channel_tracking_equaliser& equaliser = *out.equaliser;
+    std::vector<cd> taps(equaliser.window_samples());
+    for (size_t i = 0; i < equaliser.channel_symbols(); ++i) {
+        const int m = int(i) - int(tracking.precursor_symbols) + reference; // delay from symbol0
+        if (m >= -reach && m <= reach) {
+            taps[2 * i] = first_taps[2 * size_t(m + reach)];
+            taps[2 * i + 1] = first_taps[2 * size_t(m + reach) + 1];
+        }
+    }
+    // Training starts once a whole channel's worth of known symbols lies behind.
+    std::vector<cd> past(equaliser.channel_symbols(), cd());
+    for (size_t k = 0; k < past.size() && k < known.size(); ++k)
+        past[k] = cd(known[k]);
+    equaliser.start(taps, first_noise, past);
+    return out;
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,47 @@
+/* The start of a serial-tone burst's equalisation, shared by the serial-tone receivers:
+ * the channel measured by least squares over known preamble symbols (+-16 symbols at
+ * T/2, over three chunks summed in power: a fading channel changes within a preamble),
+ * its paths found (taps over 5 % of the strongest and 6x the median, the noise floor),
+ * the symbol timing placed at the first path, and a channel-tracking equaliser sized to
+ * the delay spread (up to max_delay_spread_symbols, reaching that far again on either
+ * side for paths faded out during the measurement) started from the first chunk's
+ * estimate. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CHANNEL_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_CHANNEL_H
+
+#include "channel_tracking_equaliser.h"
+#include "serial_tone_samples.h"
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+struct serial_tone_channel_start {
+    std::unique_ptr<channel_tracking_equaliser> equaliser;
+    // Symbol k (from the measured symbols' first) is taken around sample
+    // symbol0 + k * samples_per_symbol + timing_shift.
+    int64_t timing_shift = 0;
+};
+
+// known: the symbols sent from sample symbol0 on (4 samples per symbol, derotated
+// samples of `input`); the equaliser starts with the first channel_symbols() of them
+// as its past, so equalisation goes on at symbol channel_symbols(). tracking gives
+// forgetting, solve interval, decision weight and feedback; its span is set here. When
+// no chunk can be measured (samples missing), one path of gain fallback_gain at
+// symbol0 is assumed, with noise fallback_noise.
+serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& input, uint64_t symbol0,
+                                                    const std::vector<std::complex<float>>& known,
+                                                    unsigned max_delay_spread_symbols,
+                                                    channel_tracking_equaliser_config tracking,
+                                                    std::complex<double> fallback_gain, double fallback_noise);
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

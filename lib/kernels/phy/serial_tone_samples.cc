@@ -1,0 +1,62 @@
+#include "serial_tone_samples.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+constexpr double two_pi = 6.283185307179586476925286766559;
+} // namespace
+
+void serial_tone_samples::release_before(uint64_t keep)
+{
+    if (keep <= d_base + 65536)
+        return;
+    d_buf.erase(d_buf.begin(), d_buf.begin() + long(keep - d_base));
+    d_base = keep;
+    if (d_cache_from < d_base) {
+        const size_t drop = size_t(std::min<uint64_t>(d_base - d_cache_from, d_cache.size()));
+        d_cache.erase(d_cache.begin(), d_cache.begin() + long(drop));
+        d_cache_from += drop;
+    }
+}
+
+void serial_tone_samples::start_derotation(uint64_t from, double hz)
+{
+    d_offset_hz = hz;
+    d_phase_cycles = 0;
+    d_phase_from = from;
+    d_cache.clear();
+    d_cache_from = from;
+}
+
+void serial_tone_samples::change_offset(uint64_t from, double hz)
+{
+    d_phase_cycles =
+        std::fmod(d_phase_cycles + d_offset_hz * double(int64_t(from - d_phase_from)) / d_sample_rate, 1.0);
+    d_phase_from = from;
+    d_offset_hz = hz;
+}
+
+serial_tone_samples::cf serial_tone_samples::derotate(uint64_t i) const
+{
+    const double cycles =
+        std::fmod(d_phase_cycles + d_offset_hz * double(int64_t(i - d_phase_from)) / d_sample_rate, 1.0);
+    return at(i) * std::polar(1.0f, float(-two_pi * cycles));
+}
+
+serial_tone_samples::cf serial_tone_samples::derotated(uint64_t i) const
+{
+    if (i < d_cache_from)
+        return derotate(i);
+    while (d_cache_from + d_cache.size() <= i)
+        d_cache.push_back(derotate(d_cache_from + d_cache.size()));
+    return d_cache[size_t(i - d_cache_from)];
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,62 @@
+/* A serial-tone receiver's input: complex baseband samples by absolute index, and the
+ * same samples with the carrier offset removed. Each sample is derotated once and kept
+ * (equaliser windows overlap: every window spanning a sample reads it); the offset can
+ * change during a burst (frequency tracking) without a phase step. Shared by the
+ * serial-tone receivers; no clocks or I/O. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_SAMPLES_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_SAMPLES_H
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+class serial_tone_samples
+{
+public:
+    using cf = std::complex<float>;
+
+    explicit serial_tone_samples(double sample_rate) : d_sample_rate(sample_rate) {}
+
+    void append(const cf* x, size_t n) { d_buf.insert(d_buf.end(), x, x + n); }
+    // Samples base() .. total() - 1 are held; at(i) is sample i.
+    uint64_t base() const { return d_base; }
+    uint64_t total() const { return d_base + d_buf.size(); }
+    cf at(uint64_t i) const { return d_buf[size_t(i - d_base)]; }
+    // Lets samples before `keep` go (in chunks of at least 65536).
+    void release_before(uint64_t keep);
+
+    // Derotation by `hz` from sample `from` (phase 0 there); earlier derotated samples
+    // are forgotten.
+    void start_derotation(uint64_t from, double hz);
+    // The offset becomes `hz` from sample `from` on, continuing the phase; `from` must
+    // not precede derotated_end() (samples derotated already keep their rotation).
+    void change_offset(uint64_t from, double hz);
+    double offset_hz() const { return d_offset_hz; }
+    // First sample not derotated yet (from the start of the derotation).
+    uint64_t derotated_end() const { return d_cache_from + d_cache.size(); }
+    cf derotated(uint64_t i) const;
+
+private:
+    cf derotate(uint64_t i) const;
+
+    double d_sample_rate;
+    std::vector<cf> d_buf;
+    uint64_t d_base = 0;
+    double d_offset_hz = 0;
+    // Derotation phase (cycles) at sample d_phase_from.
+    double d_phase_cycles = 0;
+    uint64_t d_phase_from = 0;
+    mutable std::vector<cf> d_cache;
+    mutable uint64_t d_cache_from = 0;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

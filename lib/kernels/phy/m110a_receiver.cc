@@ -40,10 +40,6 @@ constexpr double lost_correlation = 0.05;
 // the block. Noise alone gives 1.3-1.4, a signal at 1 dB on 5 ms / 5 Hz at least 1.9
 // (measured); a count of symbols without a clear winner said "lost" at 1 dB.
 constexpr double walsh_presence_ratio = 1.6;
-constexpr uint64_t timing_check_symbols = 48; // how often the timing is looked at
-// Share of the channel's measured turn (Hz) added to the carrier offset every
-// timing_check_symbols: a time constant of about 0.4 s.
-constexpr double frequency_loop_gain = 0.05;
 // Positions whose power on the common preamble symbols is at least this share of the
 // strongest's are combined when the mode and count are read.
 constexpr double preamble_path_share = 0.1;
@@ -648,16 +644,10 @@ bool m110a_receiver::state::window_for(uint64_t k)
 {
     const int64_t first =
         int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
-    const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
-    if (last >= int64_t(input.total()))
-        return false;
     double power = 0;
-    for (size_t q = 0; q < window.size(); ++q) {
-        const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
-        window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
-        power += std::norm(window[q]);
-    }
-    block_power += power / double(window.size());
+    if (!serial_tone_window(input, first, window, power))
+        return false;
+    block_power += power;
     ++block_symbols;
     return true;
 }
@@ -671,19 +661,7 @@ void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
 
 void m110a_receiver::state::follow_timing()
 {
-    // Frequency: a first-order loop on the channel's turn (fading turns it both ways,
-    // an offset one way).
-    const double turn_hz = equaliser->take_turn() * 2400.0 / two_pi;
-    // The new offset takes over, without a phase step, after the samples derotated so
-    // far (windows still read them).
-    const uint64_t from = std::max(start + symbol * sps, input.derotated_end());
-    input.change_offset(from, input.offset_hz() + frequency_loop_gain * turn_hz);
-    const int drift = equaliser->timing_drift();
-    if (drift != 0) {
-        timing_shift += 2 * drift;
-        equaliser->slip(drift);
-        pending_slip += drift;
-    }
+    pending_slip += follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
 }
 
 bool m110a_receiver::state::data(std::vector<m110a_burst>& done)

@@ -20,6 +20,10 @@ constexpr unsigned measure_chunks = 3;  // least squares over each, summed in po
 constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
 constexpr double path_over_floor = 6.0; // and over the median tap's (the noise floor)
 constexpr unsigned tail_symbols = 3;    // pulse tail after the last path
+constexpr double two_pi = 6.283185307179586476925286766559;
+// Share of the channel's measured turn (Hz) added to the carrier offset every
+// timing_check_symbols: a time constant of about 0.4 s.
+constexpr double frequency_loop_gain = 0.05;
 
 // Least squares over symbol times [from, to): r_p[t] = sum_m g_p[m] s[t - m], normal
 // equations (X^H X) g_p = X^H r_p, one matrix for both T/2 phases; taps[2 (m + reach)
@@ -146,6 +150,37 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
         past[k] = cd(known[k]);
     equaliser.start(taps, first_noise, past);
     return out;
+}
+
+bool serial_tone_window(const serial_tone_samples& input, int64_t first, std::vector<cd>& window, double& power)
+{
+    const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
+    if (last >= int64_t(input.total()))
+        return false;
+    power = 0;
+    for (size_t q = 0; q < window.size(); ++q) {
+        const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
+        window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
+        power += std::norm(window[q]);
+    }
+    power /= double(window.size());
+    return true;
+}
+
+int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample, int64_t& timing_shift)
+{
+    const double turn_hz = equaliser.take_turn() * 2400.0 / two_pi;
+    // The new offset takes over after the samples derotated so far (windows still read
+    // them).
+    const uint64_t from = std::max(next_sample, input.derotated_end());
+    input.change_offset(from, input.offset_hz() + frequency_loop_gain * turn_hz);
+    const int drift = equaliser.timing_drift();
+    if (drift != 0) {
+        timing_shift += 2 * drift;
+        equaliser.slip(drift);
+    }
+    return drift;
 }
 
 } // namespace phy

@@ -40,6 +40,21 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
                                                     channel_tracking_equaliser_config tracking,
                                                     std::complex<double> fallback_gain, double fallback_noise);
 
+// Fills `window` (equaliser.window_samples() values) with the derotated T/2 samples
+// from sample `first` on (symbol times first, first + 4, ..., each with the sample 2
+// later); false while they are not all in. power: their mean power.
+bool serial_tone_window(const serial_tone_samples& input, int64_t first, std::vector<std::complex<double>>& window,
+                        double& power);
+
+// Between symbols, every 48 (timing_check_symbols): a first-order loop adds 5 % of the
+// channel's mean turn (Hz) to the carrier offset (fading turns it both ways, an offset
+// one way), without a phase step, from the next sample not derotated yet at or after
+// `next_sample`; and when the path profile has drifted T/2 the sample grid follows
+// (timing_shift moves 2 samples). Returns the slip applied: -1, 0 or +1.
+constexpr uint64_t timing_check_symbols = 48;
+int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample, int64_t& timing_shift);
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -1,6 +1,7 @@
 #include "m110a_receiver.h"
 
 #include "channel_tracking_equaliser.h"
+#include "differential_products.h"
 #include "m110a_transmitter.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_samples.h"
@@ -65,13 +66,7 @@ struct m110a_receiver::state {
     std::array<cf, common_symbols> known{};
     std::vector<cf> rotations; // known[k] conj(known[k - 1]), k = 1..287
     volk::vector<cf> conj_rotations; // their conjugates, for VOLK's dot product
-    // Differential products p(i) = x(i) x*(i - sps), by polyphase (i mod sps), so that
-    // the correlation's terms p(n + k sps), k = 1..287, lie side by side:
-    // products[i % sps][i / sps - products_from].
-    std::array<volk::vector<cf>, sps> products;
-    uint64_t products_from = 0; // symbol index (i / sps) of products[.][0]
-    std::array<std::vector<double>, sps> product_energy; // running sums of |p|^2
-    const cf* products_at(uint64_t i);
+    differential_products products{ common_symbols - 1, ring };
     std::vector<cd> corr = std::vector<cd>(ring);
     std::vector<double> energy = std::vector<double>(ring);
     uint64_t candidate = sps; // next segment start to test
@@ -267,40 +262,6 @@ void m110a_receiver::state::restart_search(uint64_t from)
     std::fill(energy.begin(), energy.end(), 0.0);
 }
 
-const cf* m110a_receiver::state::products_at(uint64_t i)
-{
-    // The differential products reach back to base + sps at most; drop what the search
-    // has passed (it only moves forward until restarted behind them).
-    const uint64_t first = i / sps;
-    if (product_energy[0].empty() || first < products_from || first > products_from + 2 * ring) {
-        for (unsigned ph = 0; ph < sps; ++ph) {
-            products[ph].clear();
-            product_energy[ph].assign(1, 0.0);
-        }
-        products_from = first;
-    } else if (first > products_from + ring) {
-        const size_t drop = size_t(first - products_from - ring / 2);
-        for (unsigned ph = 0; ph < sps; ++ph) {
-            products[ph].erase(products[ph].begin(), products[ph].begin() + long(std::min(drop, products[ph].size())));
-            auto& run = product_energy[ph];
-            run.erase(run.begin(), run.begin() + long(std::min(drop, run.size() - 1)));
-        }
-        products_from += drop;
-    }
-    // Products of this phase up to symbol index first + 286 (the caller has the
-    // samples).
-    const unsigned ph = unsigned(i % sps);
-    const size_t need = size_t(first - products_from) + common_symbols - 1;
-    auto& run = product_energy[ph];
-    while (products[ph].size() < need) {
-        const uint64_t at_i = (products_from + products[ph].size()) * sps + ph;
-        const cf v = at_i >= input.base() + sps ? at(at_i) * std::conj(at(at_i - sps)) : cf();
-        products[ph].push_back(v);
-        run.push_back(run.back() + double(std::norm(v)));
-    }
-    return products[ph].data() + (first - products_from);
-}
-
 bool m110a_receiver::state::search()
 {
     const uint64_t span = uint64_t(common_symbols - 1) * sps;
@@ -308,13 +269,11 @@ bool m110a_receiver::state::search()
         const uint64_t n = candidate++;
         // c = sum over k of p(n + k sps) conj(rotation k), on VOLK; the energy from
         // the running sums.
-        const cf* p = products_at(n + sps);
+        const cf* p = products.at(input, n + sps);
         cf dot;
         volk_32fc_x2_dot_prod_32fc(&dot, p, conj_rotations.data(), common_symbols - 1);
         const cd c(dot);
-        const std::vector<double>& run = product_energy[n % sps];
-        const size_t m = size_t(n / sps + 1 - products_from);
-        const double e = run[m + common_symbols - 1] - run[m];
+        const double e = products.energy(n + sps);
         corr[n % ring] = c;
         energy[n % ring] = e;
         // Best of one, two or three segments summed.

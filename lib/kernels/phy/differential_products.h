@@ -1,0 +1,47 @@
+/* The products p(i) = x(i) x*(i - 1 symbol) of a serial-tone input for a differential
+ * correlation against a known symbol sequence (blind to the carrier offset: its
+ * rotation per symbol only turns the sum). Kept by polyphase (i mod samples per
+ * symbol), so that the terms p(n + k sps), k = 0 .. terms - 1, lie side by side for
+ * VOLK's dot product, with running sums of |p|^2 for the correlation's energy. A search
+ * moves forward; going back, or far ahead, starts the products afresh. */
+#ifndef HFSTACK_KERNELS_PHY_DIFFERENTIAL_PRODUCTS_H
+#define HFSTACK_KERNELS_PHY_DIFFERENTIAL_PRODUCTS_H
+
+#include "serial_tone_samples.h"
+
+#include <volk/volk_alloc.hh>
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+class differential_products
+{
+public:
+    static constexpr unsigned sps = 4;
+    // terms: products per correlation; history: symbols kept behind the newest start.
+    differential_products(size_t terms, size_t history) : d_terms(terms), d_history(history) {}
+
+    // p(i), p(i + sps), ..., p(i + (terms - 1) sps); the input must hold them (samples
+    // before base() + sps give 0).
+    const std::complex<float>* at(const serial_tone_samples& input, uint64_t i);
+    // Sum of |p|^2 over the terms of the last at(i) (same i).
+    double energy(uint64_t i) const;
+
+private:
+    size_t d_terms, d_history;
+    std::array<volk::vector<std::complex<float>>, sps> d_products;
+    std::array<std::vector<double>, sps> d_energy; // running sums of |p|^2, from 0
+    uint64_t d_from = 0; // symbol index (i / sps) of d_products[.][0]
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

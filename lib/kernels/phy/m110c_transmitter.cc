@@ -1,6 +1,7 @@
 #include "m110c_transmitter.h"
 
 #include "m110a_transmitter.h"
+#include "m110a_waveform.h"
 
 #include <cmath>
 
@@ -31,6 +32,7 @@ std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* b
                                         const m110c_readings& readings)
 {
     // User bits and the EOM (m110a_message_bits adds 110A's flush too: App C has none).
+    static_assert(m110c_eom == m110a_eom, "App C's EOM is read as 110A's");
     std::vector<uint8_t> bits = m110a_message_bits(bytes, n, msb_first);
     bits.resize(8 * n + m110c_eom_bits);
     const size_t block_bits = m110c_interleaver_bits(mode);

@@ -26,9 +26,8 @@ const std::array<uint8_t, m110c_sync_symbols> sync_sequence = { {
     2, 7, 7, 5, 3, 3, 6, 0, 5, 3, 3, 1, 0, 7, 1, 1, 0, 3, 0, 4, 0, 7, 3,
 } };
 
-// m110c_appc.json mini_probe.base16_8psk and preamble.D_encoding.BARKER13_8psk.
+// m110c_appc.json mini_probe.base16_8psk.
 constexpr std::array<uint8_t, 16> probe_base = { 0, 0, 0, 0, 0, 2, 4, 6, 0, 4, 0, 4, 0, 6, 4, 2 };
-constexpr std::array<uint8_t, 13> barker13 = { 0, 4, 0, 4, 0, 0, 4, 4, 0, 0, 0, 0, 0 };
 
 // m110c_appc.json interleaver.increment: rows 3200 .. 9600 bps, columns US .. VL.
 constexpr unsigned increments[5][6] = {
@@ -97,7 +96,7 @@ std::vector<uint8_t> section(const m110c_mode& mode)
     s.push_back(2);
     for (unsigned i = 0; i < 3; ++i) {
         const unsigned dibit = ((rate >> (2 - i)) & 1) << 1 | ((interleaver >> (2 - i)) & 1);
-        for (uint8_t chip : barker13)
+        for (uint8_t chip : m110c_barker13)
             s.push_back(uint8_t((chip + 2 * quadrant_of_dibit[dibit]) % 8));
     }
     s.push_back(6);

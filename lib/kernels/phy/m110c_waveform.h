@@ -34,6 +34,9 @@ namespace phy {
 
 constexpr unsigned m110c_sync_symbols = 184;
 constexpr unsigned m110c_frame_symbols = m110c_data_symbols + m110c_probe_symbols;
+constexpr uint32_t m110c_eom = 0x4B65A5B2; // 110A's word, sent MSB first (reading)
+// D0..D2 chips before their rotation (m110c_appc.json preamble.D_encoding).
+constexpr std::array<uint8_t, 13> m110c_barker13 = { 0, 4, 0, 4, 0, 0, 4, 4, 0, 0, 0, 0, 0 };
 
 // Rate code (r0 r1 r2, 3200 bps = 001 .. 12800 bps = 110) and interleaver code
 // (US = 001 .. VL = 110) as 3-bit numbers, r0 the MSB.

@@ -1,0 +1,469 @@
+#include "m110c_receiver.h"
+
+#include "channel_tracking_equaliser.h"
+#include "differential_products.h"
+#include "m110c_decoder.h"
+#include "m110c_transmitter.h"
+#include "serial_tone_channel.h"
+#include "serial_tone_samples.h"
+
+#include <volk/volk.h>
+#include <volk/volk_alloc.hh>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+constexpr double two_pi = 6.283185307179586476925286766559;
+constexpr double sample_rate = 9600.0;
+constexpr unsigned sps = m110c_receiver::samples_per_symbol;
+constexpr size_t history_symbols = 4096; // differential products kept behind the search
+constexpr size_t peak_window = 8;        // samples past a peak before it is taken
+// The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
+constexpr unsigned known_lead = m110c_sync_symbols + m110c_probe_symbols + 1;
+constexpr unsigned d_field_symbols = 13;
+// Probes whose estimates correlate with what was sent by less than this (normalised,
+// over a block) mean "no signal" (as in the 110A receiver).
+constexpr double lost_correlation = 0.05;
+
+cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
+
+enum class phase { search, preamble, data };
+
+// The offset (Hz) that turns the known symbols' phase least from chunk to chunk:
+// y[k] conj(known[k]) summed over chunks of `chunk` symbols.
+double slope_hz(const std::vector<cf>& y, const std::vector<cf>& known, unsigned chunk)
+{
+    cd previous, turn;
+    for (size_t c = 0; c + chunk <= y.size(); c += chunk) {
+        cd sum;
+        for (size_t k = c; k < c + chunk; ++k)
+            sum += cd(y[k] * std::conj(known[k]));
+        if (c > 0)
+            turn += sum * std::conj(previous);
+        previous = sum;
+    }
+    return std::arg(turn) / two_pi * 2400.0 / chunk;
+}
+
+} // namespace
+
+struct m110c_receiver::state {
+    m110c_receiver_config cfg;
+    serial_tone_samples input{ sample_rate };
+
+    // Search.
+    std::vector<cf> sync;                // the 184 sync symbols as points
+    volk::vector<cf> conj_rotations;     // conj(sync[k] conj(sync[k - 1])), k = 1..183
+    differential_products products{ m110c_sync_symbols - 1, history_symbols };
+    uint64_t candidate = sps;
+    bool peak_open = false;
+    double peak_z = 0;
+    uint64_t peak_at = 0;
+    cd peak_sum;
+    uint64_t found_at = 0;
+    double found_hz = 0;
+    bool search();
+
+    // Burst.
+    phase stage = phase::search;
+    uint64_t start = 0;  // sample of the first sync symbol
+    uint64_t symbol = 0; // next symbol (from the first sync symbol) to equalise
+    std::optional<m110c_mode> mode;
+    std::vector<cf> preamble_known; // the preamble as points, D0..D2 once read
+    std::vector<cd> d_estimates;    // D0..D2 symbols as equalised
+    std::unique_ptr<channel_tracking_equaliser> equaliser;
+    int64_t timing_shift = 0;
+    uint64_t timing_checked = ~uint64_t(0); // symbol whose timing was last looked at
+    std::vector<cd> window;
+    double noise = 1.0; // error power on known symbols (EMA)
+    double reference_power = 0;
+    double block_power = 0;
+    size_t block_symbols = 0;
+    cd block_correlation;
+    double block_estimate_power = 0;
+    size_t block_known = 0;
+    unsigned signal_lost_blocks = 0;
+    std::unique_ptr<m110c_demapper> demapper;
+    std::unique_ptr<m110c_block_decoder> decoder;
+    std::vector<uint8_t> reinserted;
+    std::vector<float> block_llr;
+    std::vector<uint8_t> bits;
+    static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
+    size_t eom_at = no_eom;
+    size_t eom_searched = 0;
+
+    explicit state(const m110c_receiver_config& c) : cfg(c)
+    {
+        for (uint8_t s : m110c_sync_sequence())
+            sync.push_back(psk8(s));
+        for (size_t k = 1; k < sync.size(); ++k)
+            conj_rotations.push_back(std::conj(sync[k] * std::conj(sync[k - 1])));
+    }
+
+    bool preamble();
+    void begin_burst();
+    bool data(std::vector<m110c_burst>& done);
+    bool window_for(uint64_t k);
+    void commit(cd z, cd sent, bool known_symbol);
+    void read_codes();
+    bool block_says_lost(bool probes_bad);
+    void find_eom();
+    void end_burst(bool eom, std::vector<m110c_burst>& done);
+    void restart_search(uint64_t from);
+    void trim();
+};
+
+m110c_receiver::m110c_receiver(const m110c_receiver_config& config)
+{
+    // The equaliser's own checks, made here rather than at the first burst.
+    channel_tracking_equaliser_config check;
+    check.forgetting = config.forgetting;
+    check.decision_weight = config.decision_weight;
+    check.solve_interval = config.equaliser_solve_interval;
+    channel_tracking_equaliser{ check };
+    d.reset(new state(config));
+}
+
+m110c_receiver::~m110c_receiver() = default;
+
+bool m110c_receiver::carrier_detected() const { return d->stage != phase::search; }
+
+uint64_t m110c_receiver::samples() const { return d->input.total(); }
+
+void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& done)
+{
+    d->input.append(x, n);
+    for (;;) {
+        bool progressed = false;
+        switch (d->stage) {
+        case phase::search:
+            if (d->search()) {
+                d->start = d->found_at;
+                d->stage = phase::preamble;
+                progressed = true;
+            }
+            break;
+        case phase::preamble:
+            progressed = d->preamble();
+            break;
+        case phase::data:
+            progressed = d->data(done);
+            break;
+        }
+        if (!progressed)
+            break;
+    }
+    d->trim();
+}
+
+void m110c_receiver::state::trim()
+{
+    uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
+    keep = std::min(keep, input.total());
+    // The equaliser's window reaches back up to 2 x 16 symbols of precursor and timing.
+    keep = keep > 256 * sps ? keep - 256 * sps : 0;
+    input.release_before(keep);
+}
+
+void m110c_receiver::state::restart_search(uint64_t from)
+{
+    stage = phase::search;
+    candidate = std::max<uint64_t>(from, input.base() + sps);
+    peak_open = false;
+}
+
+bool m110c_receiver::state::search()
+{
+    const uint64_t span = uint64_t(m110c_sync_symbols) * sps;
+    while (candidate + span < input.total()) {
+        const uint64_t n = candidate++;
+        // c = sum over k of p(n + k sps) conj(rotation k), on VOLK.
+        const cf* p = products.at(input, n + sps);
+        cf dot;
+        volk_32fc_x2_dot_prod_32fc(&dot, p, conj_rotations.data(), m110c_sync_symbols - 1);
+        const double e = products.energy(n + sps);
+        const double z = e > 0 ? std::abs(dot) / std::sqrt(e) : 0.0;
+        if (z >= cfg.detection_threshold && (!peak_open || z > peak_z)) {
+            peak_open = true;
+            peak_z = z;
+            peak_at = n;
+            peak_sum = cd(dot);
+        }
+        if (peak_open && n >= peak_at + peak_window) {
+            peak_open = false;
+            found_at = peak_at;
+            found_hz = std::arg(peak_sum) / two_pi * 2400.0;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool m110c_receiver::state::preamble()
+{
+    // The whole preamble and the channel's reach beyond it must be in.
+    if (start + uint64_t(m110c_preamble_symbols + 64) * sps >= input.total())
+        return false;
+    // Fine offset: the phase slope over the sync symbols, 8-symbol chunks (+-150 Hz
+    // around the coarse angle, which echoes of equal strength can pull tens of Hz off),
+    // then 23-symbol chunks.
+    const auto symbols = [&](double hz) {
+        std::vector<cf> y(m110c_sync_symbols);
+        for (unsigned k = 0; k < m110c_sync_symbols; ++k) {
+            const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
+            y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
+        }
+        return y;
+    };
+    double hz = found_hz;
+    hz += slope_hz(symbols(hz), sync, 8);
+    hz += slope_hz(symbols(hz), sync, 23);
+    double power = 0;
+    for (unsigned k = 0; k < m110c_sync_symbols; ++k)
+        power += std::norm(input.at(start + uint64_t(k) * sps));
+    reference_power = power / m110c_sync_symbols;
+    input.start_derotation(start, hz);
+    begin_burst();
+    return true;
+}
+
+void m110c_receiver::state::begin_burst()
+{
+    // Until D0..D2 are read, the preamble is known up to the "2" after MP+; the points
+    // after it are placeholders.
+    const std::vector<uint8_t> generic = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
+    preamble_known.clear();
+    for (uint8_t s : generic)
+        preamble_known.push_back(psk8(s));
+    const std::vector<cf> lead(preamble_known.begin(), preamble_known.begin() + known_lead);
+    channel_tracking_equaliser_config tracking;
+    tracking.forgetting = cfg.forgetting;
+    tracking.solve_interval = cfg.equaliser_solve_interval;
+    tracking.decision_weight = cfg.decision_weight;
+    serial_tone_channel_start channel = start_serial_tone_channel(
+        input, start, lead, cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
+    equaliser = std::move(channel.equaliser);
+    timing_shift = channel.timing_shift;
+    symbol = equaliser->channel_symbols();
+    timing_checked = ~uint64_t(0);
+    window.assign(equaliser->window_samples(), cd());
+    mode.reset();
+    d_estimates.clear();
+    noise = 1.0;
+    block_power = 0;
+    block_symbols = 0;
+    block_correlation = cd();
+    block_estimate_power = 0;
+    block_known = 0;
+    signal_lost_blocks = 0;
+    block_llr.clear();
+    bits.clear();
+    eom_at = no_eom;
+    eom_searched = 0;
+    stage = phase::data;
+}
+
+bool m110c_receiver::state::window_for(uint64_t k)
+{
+    const int64_t first =
+        int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
+    double power = 0;
+    if (!serial_tone_window(input, first, window, power))
+        return false;
+    block_power += power;
+    ++block_symbols;
+    return true;
+}
+
+void m110c_receiver::state::commit(cd z, cd sent, bool known_symbol)
+{
+    equaliser->decide(sent, known_symbol);
+    if (known_symbol)
+        noise = 0.98 * noise + 0.02 * std::norm(z - sent);
+}
+
+void m110c_receiver::state::read_codes()
+{
+    // Each field: the rotation by 2c (c = 0..3) of Barker-13 its estimates match best;
+    // c is the dibit (rate bit, interleaver bit) 00 -> 0, 01 -> 1, 11 -> 2, 10 -> 3.
+    static const unsigned dibit_of_quadrant[4] = { 0, 1, 3, 2 };
+    unsigned rate = 0, interleaver = 0;
+    for (unsigned f = 0; f < 3; ++f) {
+        double best = -std::numeric_limits<double>::infinity();
+        unsigned best_c = 0;
+        for (unsigned c = 0; c < 4; ++c) {
+            cd sum;
+            for (unsigned j = 0; j < d_field_symbols; ++j)
+                sum += d_estimates[f * d_field_symbols + j] * std::conj(cd(psk8(m110c_barker13[j] + 2 * c)));
+            if (sum.real() > best) {
+                best = sum.real();
+                best_c = c;
+            }
+        }
+        const unsigned dibit = dibit_of_quadrant[best_c];
+        rate = (rate << 1) | (dibit >> 1);
+        interleaver = (interleaver << 1) | (dibit & 1);
+    }
+    mode = m110c_mode_by_code(rate, interleaver);
+}
+
+bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
+{
+    for (;;) {
+        if (symbol % timing_check_symbols == 0 && symbol > known_lead && timing_checked != symbol) {
+            timing_checked = symbol;
+            follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
+        }
+        if (!window_for(symbol))
+            return false;
+        const uint64_t k = symbol++;
+        const cd z = equaliser->equalise(window.data());
+        if (k < known_lead) {
+            commit(z, cd(preamble_known[k]), true);
+            continue;
+        }
+        if (k < known_lead + 3 * d_field_symbols) {
+            // D0..D2: decided among the four rotations of this chip.
+            const unsigned j = unsigned(k - known_lead);
+            d_estimates.push_back(z);
+            cd decision;
+            double nearest = std::numeric_limits<double>::infinity();
+            for (unsigned c = 0; c < 4; ++c) {
+                const cd point(psk8(m110c_barker13[j % d_field_symbols] + 2 * c));
+                if (std::norm(z - point) < nearest) {
+                    nearest = std::norm(z - point);
+                    decision = point;
+                }
+            }
+            commit(z, decision, false);
+            if (j + 1 == 3 * d_field_symbols) {
+                read_codes();
+                if (!mode) {
+                    // Reserved or illegal codes: not a burst we can read.
+                    restart_search(start + m110c_sync_symbols * sps);
+                    return true;
+                }
+                const std::vector<uint8_t> p = m110c_preamble(*mode);
+                for (size_t i = 0; i < p.size(); ++i)
+                    preamble_known[i] = psk8(p[i]);
+                reinserted = m110c_reinserted_section(*mode);
+                demapper.reset(new m110c_demapper(*mode, cfg.readings));
+                decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+            }
+            continue;
+        }
+        if (k < m110c_preamble_symbols) {
+            commit(z, cd(preamble_known[k]), true);
+            continue;
+        }
+        const m110c_symbol_role role = m110c_role_of(k);
+        if (double(k - m110c_preamble_symbols) / 2400.0 > cfg.max_burst_s) {
+            end_burst(false, done);
+            return true;
+        }
+        switch (role.kind) {
+        case m110c_symbol_kind::data: {
+            float llr[6];
+            const cd decision = demapper->demap(z, role.position, std::max(1e-3, equaliser->estimate_variance()), llr);
+            commit(z, decision, false);
+            block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
+            if (block_llr.size() == decoder->channel_bits()) {
+                decoder->decode(block_llr.data(), bits);
+                block_llr.clear();
+                find_eom();
+            }
+            break;
+        }
+        case m110c_symbol_kind::probe: {
+            const cd sent(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
+            block_correlation += z * std::conj(sent);
+            block_estimate_power += std::norm(z);
+            ++block_known;
+            commit(z, sent, true);
+            const bool block_end = role.position + 1 == m110c_probe_symbols &&
+                                   (role.frame + 1) % mode->frames_per_block == 0;
+            if (block_end && eom_at == no_eom) {
+                const bool probes_bad =
+                    std::norm(block_correlation) < lost_correlation * block_estimate_power * double(block_known);
+                block_correlation = cd();
+                block_estimate_power = 0;
+                block_known = 0;
+                if (block_says_lost(probes_bad)) {
+                    end_burst(false, done);
+                    return true;
+                }
+            }
+            break;
+        }
+        case m110c_symbol_kind::reinserted:
+            commit(z, cd(psk8(reinserted[role.position])), true);
+            break;
+        case m110c_symbol_kind::preamble:
+            break;
+        }
+        if (eom_at != no_eom) {
+            end_burst(true, done);
+            return true;
+        }
+    }
+}
+
+bool m110c_receiver::state::block_says_lost(bool probes_bad)
+{
+    const double power = block_symbols ? block_power / double(block_symbols) : 0;
+    block_power = 0;
+    block_symbols = 0;
+    // As in the 110A receiver: 13 dB down with the probes no longer matching, or the
+    // probes not matching for three blocks.
+    if (power < 0.05 * reference_power && probes_bad)
+        return true;
+    signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
+    return signal_lost_blocks >= 3;
+}
+
+void m110c_receiver::state::find_eom()
+{
+    for (; eom_searched + m110c_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched) {
+        uint32_t word = 0;
+        for (size_t b = eom_searched; b < eom_searched + m110c_eom_bits; ++b)
+            word = (word << 1) | bits[b];
+        if (word == m110c_eom)
+            eom_at = eom_searched;
+    }
+}
+
+void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
+{
+    m110c_burst burst;
+    burst.mode = mode->name();
+    burst.start_sample = start;
+    burst.frequency_offset_hz = input.offset_hz();
+    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
+    burst.snr_db = 10.0 * std::log10(1.0 / std::max(noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    burst.eom = eom;
+    const size_t user_bits = eom ? eom_at : bits.size();
+    for (size_t b = 0; b + 8 <= user_bits; b += 8) {
+        uint8_t byte = 0;
+        for (int j = 0; j < 8; ++j)
+            byte |= uint8_t(bits[b + size_t(j)] << (cfg.msb_first ? 7 - j : j));
+        burst.bytes.push_back(byte);
+    }
+    done.push_back(std::move(burst));
+    restart_search(start + symbol * sps);
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

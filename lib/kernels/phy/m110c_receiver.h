@@ -1,0 +1,90 @@
+/* STANAG 4539 high-rate receiver (MIL-STD-188-110B/C Appendix C, 3200-9600 bps and
+ * 12800 bps uncoded): complex baseband at 9600 Hz (from serial_tone_frontend) to
+ * decoded bursts. The serial-tone machinery is the 110A receiver's (serial_tone_*.h,
+ * channel_tracking_equaliser.h); constants and readings m110c_waveform.h.
+ *
+ * Stages:
+ *   1. Search: a differential correlation (x[n] x*[n - 1 symbol] against the known
+ *      symbol-to-symbol rotations of the 184-symbol synchronisation sequence), blind
+ *      to the carrier offset, as a z-score against the noise (|C| / sqrt(sum |p|^2))
+ *      with a threshold; its angle is the coarse offset (+-1200 Hz).
+ *   2. Preamble: the offset refined from the phase slope over the known symbols (8-,
+ *      then 23-symbol chunks); the channel measured over the sync sequence, MP+ and
+ *      the symbol after it (start_serial_tone_channel); D0, D1, D2 equalised and each
+ *      read as the rotation of Barker-13 (of four) that its estimates match best: the
+ *      rate and interleaver codes. Reserved or illegal codes send the search on.
+ *   3. Data: every symbol equalised by the channel-tracking MMSE-DFE, trained on the
+ *      mini-probes and the re-inserted sections, decision-directed on data (the
+ *      decision is the nearest point the scrambled symbol may take); max-log LLRs
+ *      scaled by the equaliser's error variance; each interleaver block deinterleaved,
+ *      depunctured and decoded (tail-biting Viterbi); the bits searched for the EOM.
+ *      Frequency loop and T/2 timing slips as in the 110A receiver.
+ *   4. The burst ends at its EOM; when the signal is lost (13 dB weaker than at its
+ *      preamble for a block whose probes no longer correlate with what was sent, or
+ *      three such blocks); or at max_burst_s; reported with mode, offset, SNR and
+ *      whether the EOM was found.
+ * Not yet: acquisition on a re-inserted section (a receiver switched on late waits for
+ * the next transmission), and a new preamble cutting a burst in progress. */
+#ifndef HFSTACK_KERNELS_PHY_M110C_RECEIVER_H
+#define HFSTACK_KERNELS_PHY_M110C_RECEIVER_H
+
+#include "m110c_waveform.h"
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+struct m110c_receiver_config {
+    double detection_threshold = 5.5;       // z-score of the sync correlation
+    unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
+    double forgetting = 0.97;               // channel tracker (see m110a_receiver_config)
+    unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
+    double decision_weight = 0.5;           // of a decided symbol in the tracker
+    bool msb_first = false;                 // byte bit order (as the transmitter's)
+    double max_burst_s = 3600;              // a burst longer than this is cut
+    m110c_readings readings;                // scrambler orientation, tail-biting reading
+};
+
+struct m110c_burst {
+    std::string mode;              // "9600S", "3200US", "12800U", ...
+    uint64_t start_sample = 0;     // 9600 Hz baseband sample of the first sync symbol
+    double frequency_offset_hz = 0;
+    double snr_db = 0;             // measured on the known symbols, in 3 kHz
+    std::vector<uint8_t> bytes;    // user bytes (before the EOM)
+    bool eom = false;              // false: the burst was cut; bytes may be bad
+};
+
+class m110c_receiver
+{
+public:
+    static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd
+
+    // Throws std::invalid_argument naming a bad forgetting, decision_weight or
+    // equaliser_solve_interval.
+    explicit m110c_receiver(const m110c_receiver_config& config = {});
+    ~m110c_receiver();
+    m110c_receiver(const m110c_receiver&) = delete;
+    m110c_receiver& operator=(const m110c_receiver&) = delete;
+
+    // Feeds n baseband samples; bursts that end here are appended to `done`.
+    void process(const std::complex<float>* x, size_t n, std::vector<m110c_burst>& done);
+    // True from a detection until its burst ends.
+    bool carrier_detected() const;
+    uint64_t samples() const;
+
+private:
+    struct state;
+    std::unique_ptr<state> d;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

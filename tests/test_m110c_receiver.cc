@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,3 +110,76 @@ INSTANTIATE_TEST_SUITE_P(every_mode, m110c_round_trip,
                                            "6400S", "6400M", "6400L", "6400VL", "8000US", "8000VS", "8000S",
                                            "8000M", "8000L", "8000VL", "9600US", "9600VS", "9600S", "9600M",
                                            "9600L", "9600VL", "12800U"));
+
+TEST(m110c_receiver, noise_alone_starts_nothing)
+{
+    // Two minutes of noise at the level of a 0 dB signal.
+    chan::watterson_config cc;
+    cc.sample_rate_hz = 9600;
+    cc.snr_db = 0;
+    cc.seed = 9;
+    chan::watterson_channel channel(cc);
+    m110c_receiver rx;
+    std::vector<m110c_burst> bursts;
+    std::vector<cf> zeros(9600, cf()), noise;
+    for (int s = 0; s < 120; ++s) {
+        noise.clear();
+        channel.process(zeros.data(), zeros.size(), noise);
+        rx.process(noise.data(), noise.size(), bursts);
+    }
+    EXPECT_TRUE(bursts.empty());
+    EXPECT_FALSE(rx.carrier_detected());
+}
+
+TEST(m110c_receiver, reserved_codes_and_a_cut_burst_do_not_wedge_it)
+{
+    const auto& psk8 = m110c_constellation(3);
+    // 1. A preamble whose D0..D2 carry the reserved rate code 111 (the sync, MP+ and
+    //    "2" of any mode, then rate bits 1 1 1 with interleaver bits 0 0 1).
+    std::vector<std::complex<float>> points;
+    const std::vector<uint8_t> any = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::ultra_short));
+    for (size_t k = 0; k < 216; ++k)
+        points.push_back(psk8[any[k]]);
+    static const unsigned quadrant_of_dibit[4] = { 0, 1, 3, 2 };
+    for (unsigned dibit : { 2u, 2u, 3u })
+        for (uint8_t chip : m110c_barker13)
+            points.push_back(psk8[(chip + 2 * quadrant_of_dibit[dibit]) % 8]);
+    for (size_t k = 255; k < any.size(); ++k)
+        points.push_back(psk8[any[k]]);
+    points.resize(points.size() + 2400, 0.0f);
+    // 2. A 9600S burst cut half way through its second block.
+    const m110c_mode cut_mode = *m110c_mode_for(9600, m110c_interleaver::short_);
+    const std::vector<uint8_t> long_data = random_bytes(6000, 4);
+    auto cut = m110c_transmit_points(cut_mode, long_data.data(), long_data.size());
+    cut.resize(m110c_preamble_symbols + 13 * m110c_frame_symbols);
+    points.insert(points.end(), cut.begin(), cut.end());
+    points.resize(points.size() + 2 * 2400, 0.0f);
+    // 3. A good 4800M burst.
+    const m110c_mode good_mode = *m110c_mode_for(4800, m110c_interleaver::medium);
+    const std::vector<uint8_t> good = random_bytes(500, 5);
+    const auto g = m110c_transmit_points(good_mode, good.data(), good.size());
+    points.insert(points.end(), g.begin(), g.end());
+
+    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 0, 3), 9600);
+    ASSERT_EQ(bursts.size(), 2u);
+    EXPECT_EQ(bursts[0].mode, "9600S");
+    EXPECT_FALSE(bursts[0].eom);
+    // The first block (9 frames) was received whole: its bytes are right.
+    const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
+    ASSERT_GE(bursts[0].bytes.size(), first_block_bytes);
+    EXPECT_TRUE(std::equal(bursts[0].bytes.begin(), bursts[0].bytes.begin() + long(first_block_bytes),
+                           long_data.begin()));
+    EXPECT_EQ(bursts[1].mode, "4800M");
+    EXPECT_TRUE(bursts[1].eom);
+    EXPECT_EQ(bursts[1].bytes, good);
+}
+
+TEST(m110c_receiver, refuses_a_bad_configuration)
+{
+    m110c_receiver_config c;
+    c.forgetting = 0;
+    EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
+    c = {};
+    c.equaliser_solve_interval = 0;
+    EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
+}

@@ -1,5 +1,6 @@
 #include "m110c_timing.h"
 
+#include <cctype>
 #include <cmath>
 
 namespace gr {
@@ -64,6 +65,26 @@ waveform_timing m110c_mode::timing() const
     w.units_per_reinsertion = m110c_reinsert_period_frames / frames_per_block;
     w.reinsertion_s = m110c_reinserted_symbols / m110c_symbol_rate;
     return w;
+}
+
+std::optional<m110c_mode> m110c_mode_by_name(const std::string& name)
+{
+    size_t digits = 0;
+    while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits])))
+        ++digits;
+    if (digits == 0 || digits > 5)
+        return std::nullopt;
+    const unsigned bps = unsigned(std::stoul(name.substr(0, digits)));
+    std::string letters;
+    for (char c : name.substr(digits))
+        letters += char(std::toupper(static_cast<unsigned char>(c)));
+    if (letters == "U")
+        return bps == 12800 ? m110c_mode_for(12800, m110c_interleaver::short_) : std::nullopt;
+    for (unsigned i = 0; i < 6; ++i)
+        if (letters == interleaver_names[i])
+            if (auto m = m110c_mode_for(bps, m110c_interleaver(i)); m && m->coded)
+                return m;
+    return std::nullopt;
 }
 
 transmission_time m110c_transmission_time(const m110c_mode& mode, size_t bytes)

@@ -55,6 +55,10 @@ struct m110c_mode {
 // has none).
 std::optional<m110c_mode> m110c_mode_for(unsigned user_bps, m110c_interleaver interleaver);
 
+// The mode of a name as m110c_mode::name() gives it ("9600S", "3200us", "12800U"; case
+// of the letters ignored); nullopt for anything else.
+std::optional<m110c_mode> m110c_mode_by_name(const std::string& name);
+
 transmission_time m110c_transmission_time(const m110c_mode& mode, size_t bytes);
 
 } // namespace phy

@@ -30,13 +30,8 @@ std::optional<waveform_timing> s4539_timing(const std::string& mode_name)
     for (char c : mode_name.substr(digits))
         letters += char(std::toupper(static_cast<unsigned char>(c)));
 
-    if (letters == "U") {
-        if (bps == 4800)
-            return m110a_mode_for(4800, m110a_interleaver::zero)->timing();
-        if (bps == 12800)
-            return m110c_mode_for(12800, m110c_interleaver::short_)->timing();
-        return std::nullopt;
-    }
+    if (letters == "U" && bps == 4800)
+        return m110a_mode_for(4800, m110a_interleaver::zero)->timing();
     if (bps <= 2400) {
         for (unsigned i = 0; i < 3; ++i)
             if (letters == serial_letters[i])
@@ -44,10 +39,8 @@ std::optional<waveform_timing> s4539_timing(const std::string& mode_name)
                     return m->timing();
         return std::nullopt;
     }
-    for (unsigned i = 0; i < 6; ++i)
-        if (letters == high_letters[i])
-            if (auto m = m110c_mode_for(bps, m110c_interleaver(i)); m && m->coded)
-                return m->timing();
+    if (auto m = m110c_mode_by_name(mode_name))
+        return m->timing();
     return std::nullopt;
 }
 

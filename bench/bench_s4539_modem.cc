@@ -1,11 +1,12 @@
-/* 110A modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel, and
- * transmitter/receiver speed on one core.
- *   build/bench/bench_m110a_modem [--profile awgn|poor|...] [--modes 2400S,600S]
+/* STANAG 4539 modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel,
+ * and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones (75S ..
+ * 2400L, 4800U) and the App C ones (3200US .. 9600VL, 12800U).
+ *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N]
- *       (m110a_receiver_config)
+ *       (the receivers' configuration; --passes 110A only)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
@@ -14,6 +15,8 @@
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
+#include "phy/m110c_receiver.h"
+#include "phy/m110c_transmitter.h"
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
@@ -22,6 +25,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -48,6 +54,62 @@ double seconds_since(std::chrono::steady_clock::time_point t0)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// One burst as either receiver reports it.
+struct received {
+    std::string mode;
+    bool eom = false;
+    std::vector<uint8_t> bytes;
+    double snr_db = 0, frequency_offset_hz = 0;
+};
+
+// A mode of either family: bytes to baseband samples, and a receiver.
+struct modem {
+    unsigned user_bps = 0;
+    std::function<std::vector<cf>(const std::vector<uint8_t>&, const psk_modulator&)> transmit;
+    std::function<void(const cf*, size_t, std::vector<received>&)> receive;
+};
+
+template <typename Burst>
+void append_bursts(std::vector<Burst>& got, std::vector<received>& out)
+{
+    for (Burst& b : got)
+        out.push_back({ b.mode, b.eom, std::move(b.bytes), b.snr_db, b.frequency_offset_hz });
+    got.clear();
+}
+
+// False when the name is no STANAG 4539 mode.
+bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
+                modem& m)
+{
+    if (const m110a_waveform* mode = m110a_waveform_by_name(name)) {
+        m.user_bps = mode->user_bps;
+        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
+            return modulator.baseband(m110a_transmit_symbols(*mode, data.data(), data.size()));
+        };
+        auto rx = std::make_shared<m110a_receiver>(a_config);
+        auto got = std::make_shared<std::vector<m110a_burst>>();
+        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
+            rx->process(x, n, *got);
+            append_bursts(*got, out);
+        };
+        return true;
+    }
+    if (const auto mode = m110c_mode_by_name(name)) {
+        m.user_bps = mode->user_bps;
+        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
+            return modulator.baseband(m110c_transmit_points(*mode, data.data(), data.size()));
+        };
+        auto rx = std::make_shared<m110c_receiver>(c_config);
+        auto got = std::make_shared<std::vector<m110c_burst>>();
+        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
+            rx->process(x, n, *got);
+            append_bursts(*got, out);
+        };
+        return true;
+    }
+    return false;
+}
+
 // Upper 95 % bound on a Poisson mean given k events (k = 0: 3.0).
 double poisson_upper(size_t k) { return k == 0 ? 3.0 : double(k) + 1.96 * std::sqrt(double(k)) + 1.0; }
 
@@ -65,6 +127,7 @@ int main(int argc, char** argv)
     bool verbose = false;
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
     m110a_receiver_config rx_config;
+    m110c_receiver_config high_rx_config;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--profile")
@@ -86,7 +149,7 @@ int main(int argc, char** argv)
         else if (key == "--two-path") { // "delay_ms,spread_hz": two equal Rayleigh paths
             const std::vector<std::string> v = split(value);
             if (v.size() != 2) {
-                std::fprintf(stderr, "bench_m110a_modem: --two-path needs delay_ms,spread_hz\n");
+                std::fprintf(stderr, "bench_s4539_modem: --two-path needs delay_ms,spread_hz\n");
                 return 2;
             }
             two_path_delay_ms = std::atof(v[0].c_str());
@@ -107,12 +170,16 @@ int main(int argc, char** argv)
         else if (key == "--verbose")
             verbose = value != "0";
         else {
-            std::fprintf(stderr, "bench_m110a_modem: unknown option %s\n", key.c_str());
+            std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
             return 2;
         }
     }
+    high_rx_config.forgetting = rx_config.forgetting;
+    high_rx_config.decision_weight = rx_config.decision_weight;
+    high_rx_config.equaliser_solve_interval = rx_config.equaliser_solve_interval;
+    high_rx_config.detection_threshold = rx_config.detection_threshold;
     if (argc % 2 == 0) {
-        std::fprintf(stderr, "bench_m110a_modem: option %s needs a value\n", argv[argc - 1]);
+        std::fprintf(stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
         return 2;
     }
     const double fs = 9600;
@@ -121,12 +188,19 @@ int main(int argc, char** argv)
     std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s\n", "mode", "snr_db", "bits", "errors", "ber",
                 "ber_95up", "lost", "tx_x_rt", "rx_x_rt");
     for (const std::string& name : modes) {
-        const m110a_waveform* mode = m110a_waveform_by_name(name);
-        if (!mode) {
-            std::fprintf(stderr, "bench_m110a_modem: unknown mode %s\n", name.c_str());
+        modem probe;
+        try {
+            if (!make_modem(name, rx_config, high_rx_config, probe)) {
+                std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
+                return 2;
+            }
+        } catch (const std::invalid_argument& e) {
+            std::fprintf(stderr, "bench_s4539_modem: %s\n", e.what());
             return 2;
         }
         for (double snr : snrs) {
+            modem m;
+            make_modem(name, rx_config, high_rx_config, m);
             std::mt19937 rng{ uint32_t(seed) };
             psk_modulator_config mc;
             mc.sample_rate = fs;
@@ -141,26 +215,24 @@ int main(int argc, char** argv)
                 cc.frequency_offset_hz = offset_hz;
                 cc.sample_rate_offset_ppm = ppm;
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "bench_m110a_modem: %s\n", e.what());
+                std::fprintf(stderr, "bench_s4539_modem: %s\n", e.what());
                 return 2;
             }
             chan::watterson_channel channel(cc);
             serial_tone_frontend_config fc;
             fc.real_input = false;
             serial_tone_frontend front(fc);
-            m110a_receiver rx(rx_config);
-            const size_t burst_bytes = std::max<size_t>(16, size_t(mode->user_bps * 10 / 8));
+            const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
-            std::vector<m110a_burst> bursts;
+            std::vector<received> bursts;
             while (signal_s < seconds && (max_errors == 0 || errors < max_errors)) {
                 std::vector<uint8_t> data(burst_bytes);
                 for (auto& b : data)
                     b = uint8_t(rng());
                 auto t0 = std::chrono::steady_clock::now();
-                const std::vector<uint8_t> symbols = m110a_transmit_symbols(*mode, data.data(), data.size());
-                air = modulator.baseband(symbols);
+                air = m.transmit(data, modulator);
                 tx_cpu += seconds_since(t0);
                 air.resize(air.size() + size_t(0.5 * fs));
                 signal_s += double(air.size()) / fs;
@@ -171,7 +243,7 @@ int main(int argc, char** argv)
                 for (size_t k = 0; k < noisy.size(); k += 4096) {
                     bb.clear();
                     front.process(noisy.data() + k, std::min<size_t>(4096, noisy.size() - k), bb);
-                    rx.process(bb.data(), bb.size(), bursts);
+                    m.receive(bb.data(), bb.size(), bursts);
                 }
                 rx_cpu += seconds_since(t0);
                 bits += 8 * data.size();

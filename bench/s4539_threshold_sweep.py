@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The SNR (1 dB grid) at which each 110A mode reaches a coded BER of 1e-5, per channel.
 
-Runs build/bench/bench_m110a_modem point by point: from a starting SNR it steps down
+Runs build/bench/bench_s4539_modem point by point: from a starting SNR it steps down
 while a point reaches the target (its 95 % upper bound at or below 1e-5, so with no
 errors at least 3e5 bits), and up while none has yet; it stops at the first point
 below a reached one that misses. A point that misses stops at 30 errors.
 
-    bench/m110a_threshold_sweep.py [--bench build/bench/bench_m110a_modem]
+    bench/m110a_threshold_sweep.py [--bench build/bench/bench_s4539_modem]
         [--channels awgn,poor,5ms5hz] [--modes 2400S,2400L,...] [--jobs 2] [--seed 1]
 
 Prints one line per point as it finishes, then a table: the lowest SNR reached and
@@ -83,7 +83,7 @@ def sweep(bench, channel, mode, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", default="build/bench/bench_m110a_modem")
+    ap.add_argument("--bench", default="build/bench/bench_s4539_modem")
     ap.add_argument("--channels", default="awgn,poor,5ms5hz")
     ap.add_argument("--modes", default="", help="comma-separated; default: every mode the channel is quoted for")
     ap.add_argument("--jobs", type=int, default=2)

@@ -295,12 +295,12 @@ TEST(m110a_receiver, a_weak_75_bps_burst_runs_to_its_eom)
 
 TEST(m110a_receiver, an_eom_with_bit_errors_ends_the_burst_once_the_flush_follows)
 {
-    // The bits on the air: data, the EOM with 3 bits wrong, 144 zeros, then the real
+    // The bits on the air: data, the EOM with 4 bits wrong, 144 zeros, then the real
     // EOM and flush the transmitter adds. A decoder error event on the EOM looks like
     // this; the burst ends at the damaged word.
     const std::vector<uint8_t> data = random_bytes(30, 9);
     std::vector<uint8_t> payload = data;
-    const uint32_t damaged = m110a_eom ^ 0x00810004u;
+    const uint32_t damaged = m110a_eom ^ 0x10810004u;
     for (int byte = 3; byte >= 0; --byte) {
         // Sent LSB first, while the EOM word goes MSB first.
         uint8_t b = 0;

@@ -909,10 +909,13 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
 void m110a_receiver::state::find_eom()
 {
     // The exact word ends the burst at once. A word a few bits off counts once the
-    // flush after it has decoded as zeros (a decoder error event can land on the EOM;
-    // data does not hold a near-EOM followed by 144 zeros).
-    constexpr int eom_tolerance = 3;   // bit errors in the 32-bit word
-    constexpr size_t flush_tolerance = 2; // ones in the flush after it
+    // first 64 flush bits after it have decoded as zeros (a decoder error event can
+    // land on the EOM; data does not hold a near-EOM followed by 64 zeros but by
+    // chance: a 32-bit value within 4 bits of the EOM, about 1e-5, then zeros). All
+    // 144 would come out of the decoder only after the transmission has ended.
+    constexpr int eom_tolerance = 4;       // bit errors in the 32-bit word
+    constexpr size_t flush_checked = 64;   // flush bits that must follow it
+    constexpr size_t flush_tolerance = 2;  // ones among them
     auto word_at = [this](size_t at) {
         uint32_t word = 0;
         for (size_t b = at; b < at + m110a_eom_bits; ++b)
@@ -920,12 +923,12 @@ void m110a_receiver::state::find_eom()
         return word;
     };
     // Near words first: one whose flush has decoded lies before any exact word seen now.
-    for (; near_eom_searched + m110a_eom_bits + m110a_flush_bits <= bits.size() && eom_at == no_eom;
+    for (; near_eom_searched + m110a_eom_bits + flush_checked <= bits.size() && eom_at == no_eom;
          ++near_eom_searched) {
         if (__builtin_popcount(word_at(near_eom_searched) ^ m110a_eom) > eom_tolerance)
             continue;
         const auto flush = bits.begin() + long(near_eom_searched + m110a_eom_bits);
-        if (size_t(std::count(flush, flush + long(m110a_flush_bits), 1)) <= flush_tolerance)
+        if (size_t(std::count(flush, flush + long(flush_checked), 1)) <= flush_tolerance)
             eom_at = near_eom_searched;
     }
     for (; eom_searched + m110a_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched)

@@ -6,6 +6,8 @@
  */
 
 #include "phy/m110a_receiver.h"
+#include "phy/m110c_receiver.h"
+#include "phy/s4539_modes.h"
 #include "phy/serial_tone_frontend.h"
 
 #include "modem_status.h"
@@ -24,13 +26,6 @@ namespace {
 
 const pmt::pmt_t port_out = pmt::mp("out");
 const pmt::pmt_t port_status = pmt::mp("status");
-
-const char* interleaver_name(phy::m110a_interleaver il)
-{
-    return il == phy::m110a_interleaver::long_ ? "long"
-           : il == phy::m110a_interleaver::short_ ? "short"
-                                                   : "none";
-}
 
 } // namespace
 
@@ -62,16 +57,18 @@ public:
         // In pieces, so carrier_on is posted near the moment the preamble is found.
         constexpr size_t piece = 960;
         for (size_t k = 0; k < d_baseband.size(); k += piece) {
-            d_done.clear();
-            d_rx.process(d_baseband.data() + k, std::min(piece, d_baseband.size() - k), d_done);
-            for (const phy::m110a_burst& b : d_done) {
-                if (!d_carrier) // a burst that began and ended within one piece
-                    post_status("carrier_on");
-                post_burst(b);
-                post_status("carrier_off");
-                d_carrier = false;
-            }
-            if (d_rx.carrier_detected() && !d_carrier) {
+            // Both families listen to every sample: any 4539 mode is received without
+            // being named (auto-baud).
+            const size_t n = std::min(piece, d_baseband.size() - k);
+            d_serial_done.clear();
+            d_serial.process(d_baseband.data() + k, n, d_serial_done);
+            for (const phy::m110a_burst& b : d_serial_done)
+                burst_ended(b.mode, b.bytes, b.eom, b.snr_db, b.frequency_offset_hz);
+            d_high_done.clear();
+            d_high.process(d_baseband.data() + k, n, d_high_done);
+            for (const phy::m110c_burst& b : d_high_done)
+                burst_ended(b.mode, b.bytes, b.eom, b.snr_db, b.frequency_offset_hz);
+            if ((d_serial.carrier_detected() || d_high.carrier_detected()) && !d_carrier) {
                 d_carrier = true;
                 post_status("carrier_on");
             }
@@ -90,27 +87,34 @@ private:
 
     void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
 
-    void post_burst(const phy::m110a_burst& b)
+    void burst_ended(const std::string& mode_name, const std::vector<uint8_t>& bytes, bool eom, double snr_db,
+                     double offset_hz)
     {
-        const phy::m110a_waveform* mode = phy::m110a_waveform_by_name(b.mode);
+        if (!d_carrier) // a burst that began and ended within one piece
+            post_status("carrier_on");
+        const auto mode = phy::s4539_mode_by_name(mode_name);
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
-        meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(interleaver_name(mode->interleaver)));
-        meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(b.snr_db));
-        meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(b.frequency_offset_hz));
-        meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(!b.eom));
+        meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(mode->interleaver));
+        meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(snr_db));
+        meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
+        meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(!eom));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
-        message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(b.bytes.size(), b.bytes)));
+        message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
         ++d_bursts;
-        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", b.mode, b.bytes.size(),
-                        b.snr_db, b.frequency_offset_hz, b.eom ? "" : ", cut before its end");
+        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, bytes.size(), snr_db,
+                        offset_hz, eom ? "" : ", cut before its end");
+        post_status("carrier_off");
+        d_carrier = false;
     }
 
     const bool d_complex;
     phy::serial_tone_frontend d_front;
-    phy::m110a_receiver d_rx;
+    phy::m110a_receiver d_serial; // 75-2400 bps, 4800U
+    phy::m110c_receiver d_high;   // App C: 3200-9600 bps, 12800U
     std::vector<std::complex<float>> d_baseband;
-    std::vector<phy::m110a_burst> d_done;
+    std::vector<phy::m110a_burst> d_serial_done;
+    std::vector<phy::m110c_burst> d_high_done;
     std::atomic<uint64_t> d_bursts{ 0 };
     std::atomic<bool> d_carrier{ false };
 };

@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "phy/m110a_transmitter.h"
+#include "phy/s4539_modes.h"
 #include "phy/psk_modulator.h"
 
 #include "modem_status.h"
@@ -31,25 +31,16 @@ const pmt::pmt_t tag_sob = pmt::mp("tx_sob");
 const pmt::pmt_t tag_eob = pmt::mp("tx_eob");
 constexpr double max_transmission_s = 600.0;
 
-phy::m110a_interleaver parse_interleaver(const std::string& name)
+// The mode for a rate and interleaver name; throws std::invalid_argument naming them.
+phy::s4539_mode mode_for(long data_rate, const std::string& interleaver)
 {
-    if (name == "short")
-        return phy::m110a_interleaver::short_;
-    if (name == "long")
-        return phy::m110a_interleaver::long_;
-    if (name == "none")
-        return phy::m110a_interleaver::zero;
-    throw std::invalid_argument("s4539_tx: interleaver must be \"short\", \"long\" or \"none\", not \"" +
-                                name + "\"");
-}
-
-// The 110A mode for a rate and interleaver, or nullptr.
-const phy::m110a_waveform* waveform_for(long data_rate, phy::m110a_interleaver il)
-{
-    for (const phy::m110a_waveform& w : phy::m110a_waveforms())
-        if (long(w.user_bps) == data_rate && w.interleaver == il)
-            return &w;
-    return nullptr;
+    if (data_rate > 0)
+        if (auto m = phy::s4539_mode_for(unsigned(data_rate), interleaver))
+            return *m;
+    throw std::invalid_argument("s4539_tx: no STANAG 4539 mode for data_rate " + std::to_string(data_rate) +
+                                " with interleaver \"" + interleaver +
+                                "\" (75-2400 bps: short or long; 4800: none, or an App C interleaver; 3200-9600: "
+                                "ultra_short, very_short, short, medium, long or very_long; 12800: none)");
 }
 
 } // namespace
@@ -68,12 +59,9 @@ public:
                          gr::io_signature::make(
                              1, 1, complex_output ? sizeof(std::complex<float>) : sizeof(float))),
           d_complex(complex_output),
-          d_default(waveform_for(data_rate, parse_interleaver(interleaver))),
+          d_default(mode_for(data_rate, interleaver)),
           d_modulator(modulator_config(sample_rate_hz, level, rolloff))
     {
-        if (!d_default)
-            throw std::invalid_argument("s4539_tx: no 110A mode for data_rate " + std::to_string(data_rate) +
-                                        " with interleaver \"" + interleaver + "\"");
         message_port_register_in(port_in);
         message_port_register_out(port_ptt);
         message_port_register_out(port_status);
@@ -151,25 +139,20 @@ private:
             return;
         }
         const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
-        const phy::m110a_waveform* mode = d_default;
+        phy::s4539_mode mode = d_default;
         const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
         const pmt::pmt_t il = pmt::dict_ref(meta, metadata::interleaver(), pmt::PMT_NIL);
         if (!pmt::is_null(rate) || !pmt::is_null(il)) {
-            const long bps = pmt::is_integer(rate) ? pmt::to_long(rate) : long(d_default->user_bps);
-            phy::m110a_interleaver interleaver = d_default->interleaver;
+            const long bps = pmt::is_integer(rate) ? pmt::to_long(rate) : long(d_default.user_bps);
+            std::string interleaver = pmt::is_symbol(il) ? pmt::symbol_to_string(il) : d_default.interleaver;
+            // A rate without an interleaver: 4800 and 12800 bps take "none" when the
+            // default has an interleaver only the other family uses.
+            if (pmt::is_null(il) && !phy::s4539_mode_for(unsigned(std::max(bps, 0L)), interleaver))
+                interleaver = "none";
             try {
-                if (pmt::is_symbol(il))
-                    interleaver = parse_interleaver(pmt::symbol_to_string(il));
+                mode = mode_for(bps, interleaver);
             } catch (const std::invalid_argument& e) {
-                reject(e.what());
-                return;
-            }
-            if (bps == 4800)
-                interleaver = phy::m110a_interleaver::zero; // 4800 bps is never interleaved
-            mode = waveform_for(bps, interleaver);
-            if (!mode) {
-                reject("s4539_tx: no 110A mode for data_rate " + std::to_string(bps) +
-                       " with that interleaver; transmission dropped");
+                reject(std::string(e.what()) + "; transmission dropped");
                 return;
             }
         }
@@ -177,18 +160,18 @@ private:
         const uint8_t* bytes = pmt::u8vector_elements(pmt::cdr(msg), n);
         // A transmission is built whole before it starts: bound it (STANAG 5066 sends at
         // most 127.5 s).
-        if (double(n) * 8.0 / double(mode->user_bps) > max_transmission_s) {
+        if (double(n) * 8.0 / double(mode.user_bps) > max_transmission_s) {
             reject("s4539_tx: a PDU of " + std::to_string(n) + " bytes would last over " +
-                   std::to_string(int(max_transmission_s)) + " s at " + mode->name +
+                   std::to_string(int(max_transmission_s)) + " s at " + mode.name +
                    "; transmission dropped");
             return;
         }
-        const std::vector<uint8_t> symbols = phy::m110a_transmit_symbols(*mode, bytes, n);
+        const std::vector<std::complex<float>> points = phy::s4539_transmit_points(mode, bytes, n);
         transmission t;
         if (d_complex)
-            t.baseband = d_modulator.baseband(symbols);
+            t.baseband = d_modulator.baseband(points);
         else
-            t.audio = d_modulator.audio(symbols);
+            t.audio = d_modulator.audio(points);
         std::lock_guard<std::mutex> lock(d_mutex);
         d_queue.push_back(std::move(t));
     }
@@ -200,7 +183,7 @@ private:
     }
 
     const bool d_complex;
-    const phy::m110a_waveform* d_default;
+    const phy::s4539_mode d_default;
     const phy::psk_modulator d_modulator;
     mutable std::mutex d_mutex;
     std::deque<transmission> d_queue;

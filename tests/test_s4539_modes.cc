@@ -62,3 +62,34 @@ TEST(S4539Modes, NodeDefaultTimingIsTheWaveformOne)
     // 3600 bps is no STANAG 4539 rate: the linear fallback.
     EXPECT_FALSE(default_waveform_timing({ rate_3600, interleaving_short }).whole_units());
 }
+
+TEST(S4539Modes, RateAndInterleaverNameEveryModeOfBothFamilies)
+{
+    using namespace phy;
+    for (const std::string& name : s4539_mode_names()) {
+        if (name.back() == 'Z')
+            continue; // zero interleave is not offered (its mode codes are not known)
+        const auto m = s4539_mode_by_name(name);
+        ASSERT_TRUE(m) << name;
+        EXPECT_EQ(m->name, name);
+        EXPECT_NE(m->serial != nullptr, m->high.has_value()) << name;
+        const auto again = s4539_mode_for(m->user_bps, m->interleaver);
+        ASSERT_TRUE(again) << name;
+        EXPECT_EQ(again->name, name);
+        // The points last what the air-time model says.
+        const std::vector<uint8_t> data(40, 0x5a);
+        const auto points = s4539_transmit_points(*m, data.data(), data.size());
+        const transmission_time t = transmission_time_of(*s4539_timing(name), data.size());
+        EXPECT_NEAR(double(points.size()) / 2400.0, t.total_s, 1e-9) << name;
+    }
+    // 4800 bps: uncoded 110A without an interleaver, App C's coded 8PSK with one.
+    EXPECT_EQ(s4539_mode_for(4800, "none")->name, "4800U");
+    EXPECT_EQ(s4539_mode_for(4800, "short")->name, "4800S");
+    EXPECT_EQ(s4539_mode_for(12800, "none")->name, "12800U");
+    EXPECT_FALSE(s4539_mode_for(2400, "medium"));
+    EXPECT_FALSE(s4539_mode_for(9600, "none"));
+    EXPECT_FALSE(s4539_mode_for(12800, "short"));
+    EXPECT_FALSE(s4539_mode_for(1234, "short"));
+    EXPECT_FALSE(s4539_mode_for(2400, "none"));
+    EXPECT_FALSE(s4539_mode_by_name("9600X"));
+}

@@ -69,7 +69,8 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         return os.path.join(self.d, name)
 
     def test_tx_then_rx_returns_the_text_and_the_mode(self):
-        for mode, rate, text in (("2400S", 8000, "HELLO FROM 2400S"), ("600S", 48000, "hi, 600 bps")):
+        for mode, rate, text in (("2400S", 8000, "HELLO FROM 2400S"), ("600S", 48000, "hi, 600 bps"),
+                                 ("9600S", 9600, "HELLO FROM APP C 64QAM")):
             wav = self.path(f"{mode}.wav")
             done = run("tx", "--mode", mode, "--text", text, wav, "--rate", str(rate), "--json")
             self.assertEqual(done.returncode, 0, done.stderr)
@@ -79,7 +80,8 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             self.assertEqual((fs, channels, width), (rate, 1, 2))
             self.assertEqual(len(x), report["samples"])
             # Preamble 0.6 s and one 0.6 s interleaver block (the bytes, EOM and flush
-            # fit in one), the filter's tail, 0.2 s of silence each side.
+            # fit in one; App C 9600S: 287 symbols and nine 287-symbol frames, 1.196 s),
+            # the filter's tail, 0.2 s of silence each side.
             self.assertAlmostEqual(report["air_time_s"], 1.2, delta=0.01)
             self.assertAlmostEqual(len(x), round(0.4 * rate) + report["air_time_s"] * rate, delta=5)
             self.assertTrue(np.all(x[: int(0.2 * rate)] == 0))
@@ -220,7 +222,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             (["rx", not_wav], 2, "WAV"),
             (["rx", stereo], 2, "mono"),
             (["ber", "--modes", "1200S", "--snr", "nan"], 2, "finite"),
-            (["ber", "--modes", "1200S,9600S", "--snr", "10"], 2, "unknown mode"),
+            (["ber", "--modes", "1200S,9600X", "--snr", "10"], 2, "unknown mode"),
             (["ber", "--modes", "1200S", "--snr", "10", "--profile", "stormy"], 2, "profile"),
             ([], 2, "subcommand"),
             (["rx", silence], 1, "no burst"),

@@ -5,8 +5,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """s4539_tx / s4539_rx: PDUs through the transmitter, the HF channel and the receiver
-come back as PDUs with their mode and metadata, in audio and at complex baseband;
-tags, PTT and status follow each transmission; bad PDUs are refused."""
+come back as PDUs with their mode and metadata, in audio and at complex baseband, in
+either family of modes to one receiver; tags, PTT and status follow each transmission;
+bad PDUs are refused."""
 
 import numpy as np
 import pmt
@@ -83,9 +84,27 @@ class qa_s4539_modem(gr_unittest.TestCase):
         self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(got[0]))), data)
         self.assertEqual(meta_of(got[0])["interleaver"], "long")
 
+    def test_one_receiver_takes_both_families_without_being_told(self):
+        # Auto-baud: a 110A burst, App C bursts at 9600 and 12800 bps (a rate alone
+        # takes "none" where the default interleaver does not fit) and a 3200 bps one
+        # with the very long interleaver, on one stream to one receiver.
+        rng = np.random.default_rng(3)
+        data = [bytes(rng.integers(0, 256, n, dtype=np.uint8)) for n in (300, 3000, 4000, 1000)]
+        got, tx_status, _, _, rx_status = run_link(
+            [pdu(data[0], data_rate=1200), pdu(data[1], data_rate=9600), pdu(data[2], data_rate=12800),
+             pdu(data[3], data_rate=3200, interleaver="very_long")], 9600, True, 24.0, snr_db=30.0)
+        self.assertEqual(tx_status, ["tx_started", "tx_finished"] * 4)
+        self.assertEqual(len(got), 4)
+        modes = [(meta_of(m)["data_rate"], meta_of(m)["interleaver"]) for m in got]
+        self.assertEqual(modes, [(1200, "short"), (9600, "short"), (12800, "none"), (3200, "very_long")])
+        for m, d in zip(got, data):
+            self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(m))), d)
+            self.assertFalse(meta_of(m)["bytes_bad"])
+        self.assertEqual(rx_status, ["carrier_on", "carrier_off"] * 4)
+
     def test_bad_pdus_and_settings_are_refused(self):
         got, tx_status, ptt, tags, _ = run_link(
-            [pmt.intern("not a pdu"), pdu(b"x", data_rate=9600), pdu(b"y", data_rate=75, interleaver="medium"),
+            [pmt.intern("not a pdu"), pdu(b"x", data_rate=9601), pdu(b"y", data_rate=75, interleaver="medium"),
              pdu(bytes(6000), data_rate=75)],  # 640 s of air time
             8000, False, 0.5)
         self.assertEqual(got, [])
@@ -96,6 +115,8 @@ class qa_s4539_modem(gr_unittest.TestCase):
             hfstack.s4539_tx(8000, False, 1234, "short")
         with self.assertRaises(ValueError):
             hfstack.s4539_tx(8000, False, 2400, "medium")
+        with self.assertRaises(ValueError):
+            hfstack.s4539_tx(8000, False, 9600, "none")
         with self.assertRaises(ValueError):
             hfstack.s4539_tx(9601.3)
         with self.assertRaises(ValueError):

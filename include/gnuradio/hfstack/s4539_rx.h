@@ -17,12 +17,13 @@ namespace gr {
 namespace hfstack {
 
 /*!
- * \brief STANAG 4539 receiver (the MIL-STD-188-110A/B serial-tone modes 75-2400 bps
- * and 4800 bps uncoded, detected automatically): samples in, one PDU per burst out.
+ * \brief STANAG 4539 receiver, every mode detected automatically (auto-baud): the
+ * MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps uncoded, and the App C
+ * modes 3200-9600 bps and 12800 bps uncoded. Samples in, one PDU per burst out.
  * \ingroup hfstack
  *
  * Port `out` posts each received burst as a PDU: the decoded user bytes, metadata
- * `data_rate`, `interleaver`, `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
+ * `data_rate`, `interleaver` (as s4539_tx names it), `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
  * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
  * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
  * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"

@@ -17,20 +17,23 @@ namespace gr {
 namespace hfstack {
 
 /*!
- * \brief STANAG 4539 transmitter (the MIL-STD-188-110A/B serial-tone modes 75-2400 bps
- * and 4800 bps uncoded): PDUs in, a continuous sample stream out.
+ * \brief STANAG 4539 transmitter: PDUs in, a continuous sample stream out. The
+ * MIL-STD-188-110A/B serial-tone modes 75-2400 bps (interleaver "short" or "long") and
+ * 4800 bps uncoded ("none"); the App C modes 3200, 4800, 6400, 8000, 9600 bps
+ * (interleaver "ultra_short", "very_short", "short", "medium", "long", "very_long") and
+ * 12800 bps uncoded ("none").
  * \ingroup hfstack
  *
  * Each PDU on `in` is one transmission. Its metadata may name the mode with
- * `data_rate` (75, 150, 300, 600, 1200, 2400, 4800) and `interleaver` ("short",
- * "long"; "none" only with 4800); what it leaves out comes from the block's defaults.
+ * `data_rate` and `interleaver`; what it leaves out comes from the block's defaults (a
+ * rate alone that the default interleaver does not fit, such as 12800, takes "none").
  * The output carries silence between transmissions (so an audio device or a USRP sees
  * a steady stream); each transmission is tagged tx_sob on its first sample and
  * tx_eob on its last. Port `ptt` posts #t when a transmission's first sample leaves
  * and #f after its last; `status` posts dicts with `event` "tx_started" /
  * "tx_finished" (and `time`, seconds since the epoch) at the same moments, as the node
- * expects on its phy_status port. A PDU asking for a mode 110A lacks, or one that
- * would last over 600 s, is logged and dropped with a "tx_error" status.
+ * expects on its phy_status port. A PDU asking for a mode STANAG 4539 lacks, or one
+ * that would last over 600 s, is logged and dropped with a "tx_error" status.
  *
  * Output: real audio on an 1800 Hz carrier (rms `level`), or complex baseband.
  */
@@ -43,7 +46,7 @@ public:
      * \param sample_rate_hz output rate (8000, 9600, 48000 or another rational multiple of 2400)
      * \param complex_output complex baseband instead of real audio
      * \param data_rate default user data rate, bps
-     * \param interleaver default interleaver ("short" or "long")
+     * \param interleaver default interleaver (see above)
      * \param level output rms (real audio: 0.25 leaves room for the peaks)
      * \param rolloff root-raised-cosine roll-off
      */

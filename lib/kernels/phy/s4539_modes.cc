@@ -1,7 +1,9 @@
 #include "s4539_modes.h"
 
 #include "m110a_timing.h"
+#include "m110a_transmitter.h"
 #include "m110c_timing.h"
+#include "m110c_transmitter.h"
 
 #include <cctype>
 
@@ -16,7 +18,68 @@ constexpr unsigned high_rates[] = { 3200, 4800, 6400, 8000, 9600 };
 const char* const serial_letters[] = { "Z", "S", "L" };
 const char* const high_letters[] = { "US", "VS", "S", "M", "L", "VL" };
 
+// Interleaver names in m110c_interleaver order, then "none".
+const std::vector<std::string> interleaver_names = { "ultra_short", "very_short", "short", "medium",
+                                                     "long",        "very_long",  "none" };
+
 } // namespace
+
+std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& interleaver)
+{
+    s4539_mode m;
+    m.user_bps = user_bps;
+    m.interleaver = interleaver;
+    if (user_bps <= 2400 || (user_bps == 4800 && interleaver == "none")) {
+        const m110a_interleaver il = interleaver == "short"  ? m110a_interleaver::short_
+                                     : interleaver == "long" ? m110a_interleaver::long_
+                                                             : m110a_interleaver::zero;
+        if (interleaver != "short" && interleaver != "long" && !(user_bps == 4800 && interleaver == "none"))
+            return std::nullopt;
+        for (const m110a_waveform& w : m110a_waveforms())
+            if (w.user_bps == user_bps && w.interleaver == il) {
+                m.serial = &w;
+                m.name = w.name;
+                return m;
+            }
+        return std::nullopt;
+    }
+    if (user_bps == 12800) {
+        if (interleaver != "none")
+            return std::nullopt;
+        m.high = m110c_mode_for(12800, m110c_interleaver::short_);
+    } else {
+        for (unsigned i = 0; i < 6; ++i)
+            if (interleaver == interleaver_names[i])
+                m.high = m110c_mode_for(user_bps, m110c_interleaver(i));
+        if (!m.high || !m.high->coded)
+            return std::nullopt;
+    }
+    m.name = m.high->name();
+    return m;
+}
+
+std::optional<s4539_mode> s4539_mode_by_name(const std::string& name)
+{
+    if (const m110a_waveform* w = m110a_waveform_by_name(name))
+        return s4539_mode_for(w->user_bps, w->interleaver == m110a_interleaver::short_  ? "short"
+                                           : w->interleaver == m110a_interleaver::long_ ? "long"
+                                                                                        : "none");
+    if (const auto high = m110c_mode_by_name(name))
+        return s4539_mode_for(high->user_bps, high->coded ? interleaver_names[unsigned(high->interleaver)] : "none");
+    return std::nullopt;
+}
+
+std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n)
+{
+    if (mode.high)
+        return m110c_transmit_points(*mode.high, bytes, n);
+    const std::vector<uint8_t> symbols = m110a_transmit_symbols(*mode.serial, bytes, n);
+    const auto& psk8 = m110c_constellation(3);
+    std::vector<std::complex<float>> points(symbols.size());
+    for (size_t k = 0; k < symbols.size(); ++k)
+        points[k] = psk8[symbols[k] & 7];
+    return points;
+}
 
 std::optional<waveform_timing> s4539_timing(const std::string& mode_name)
 {

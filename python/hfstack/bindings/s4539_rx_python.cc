@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(1ab924d960b9f9686b6442c6e39da892)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(1ddfa4e7f0d2d2ba5364cf222d0889f4)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_tx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(3f5ccae2d98d91792085368c187e54d3)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(b1e8c82a023a947bbb28aa8ec2c02550)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

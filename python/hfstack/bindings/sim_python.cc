@@ -237,4 +237,42 @@ void bind_sim(py::module& m)
           "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");
     m.def("nominal_bps", [](const std::string& mode) { return waveform_for(mode).bit_rate; },
           py::arg("mode"));
+    m.def(
+        "s4539_mode",
+        [](const std::string& name) -> py::object {
+            const auto m = phy::s4539_mode_by_name(name);
+            if (!m)
+                return py::none();
+            return py::make_tuple(m->user_bps, m->interleaver);
+        },
+        py::arg("name"),
+        "(data_rate, interleaver) of a STANAG 4539 mode the modem blocks send and receive "
+        "(\"9600L\" -> (9600, \"long\")), or None");
+    m.def(
+        "s4539_air_time",
+        [](const std::string& name, size_t bytes) {
+            const auto t = phy::s4539_timing(name);
+            if (!t)
+                throw std::invalid_argument("s4539_air_time: no STANAG 4539 mode " + name);
+            return phy::transmission_time_of(*t, bytes).total_s;
+        },
+        py::arg("name"), py::arg("bytes"), "Seconds one transmission of `bytes` user bytes lasts");
+    m.def(
+        "s4539_max_bytes",
+        [](const std::string& name, double seconds) {
+            const auto t = phy::s4539_timing(name);
+            if (!t)
+                throw std::invalid_argument("s4539_max_bytes: no STANAG 4539 mode " + name);
+            return phy::max_bytes_within(*t, seconds);
+        },
+        py::arg("name"), py::arg("seconds"), "The most user bytes one transmission of at most `seconds` carries");
+    m.def(
+        "s4539_unit_s",
+        [](const std::string& name) {
+            const auto t = phy::s4539_timing(name);
+            if (!t)
+                throw std::invalid_argument("s4539_unit_s: no STANAG 4539 mode " + name);
+            return t->unit_s;
+        },
+        py::arg("name"), "Seconds of one interleaver block (or frame, for the uncoded modes)");
 }

@@ -9,6 +9,7 @@
  *       (the receivers' configuration; --passes 110A only)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
+ *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal (or N errors); a burst that is not decoded counts all its bits as errors.
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
@@ -77,10 +78,24 @@ void append_bursts(std::vector<Burst>& got, std::vector<received>& out)
     got.clear();
 }
 
-// False when the name is no STANAG 4539 mode.
+// False when the name is no STANAG 4539 mode. auto_baud: both families' receivers
+// listen, as in s4539_rx.
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
-                modem& m)
+                bool auto_baud, modem& m)
 {
+    if (auto_baud) {
+        modem serial, high;
+        const bool known = make_modem(name, a_config, c_config, false, m);
+        if (!known)
+            return false;
+        make_modem("2400S", a_config, c_config, false, serial);
+        make_modem("9600S", a_config, c_config, false, high);
+        m.receive = [serial, high](const cf* x, size_t n, std::vector<received>& out) {
+            serial.receive(x, n, out);
+            high.receive(x, n, out);
+        };
+        return true;
+    }
     if (const m110a_waveform* mode = m110a_waveform_by_name(name)) {
         m.user_bps = mode->user_bps;
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
@@ -125,6 +140,7 @@ int main(int argc, char** argv)
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
     bool verbose = false;
+    bool auto_baud = false;
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
     m110a_receiver_config rx_config;
     m110c_receiver_config high_rx_config;
@@ -167,6 +183,8 @@ int main(int argc, char** argv)
             rx_config.detection_threshold = std::atof(value.c_str());
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
+        else if (key == "--auto-baud")
+            auto_baud = value != "0";
         else if (key == "--verbose")
             verbose = value != "0";
         else {
@@ -190,7 +208,7 @@ int main(int argc, char** argv)
     for (const std::string& name : modes) {
         modem probe;
         try {
-            if (!make_modem(name, rx_config, high_rx_config, probe)) {
+            if (!make_modem(name, rx_config, high_rx_config, auto_baud, probe)) {
                 std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
                 return 2;
             }
@@ -200,7 +218,7 @@ int main(int argc, char** argv)
         }
         for (double snr : snrs) {
             modem m;
-            make_modem(name, rx_config, high_rx_config, m);
+            make_modem(name, rx_config, high_rx_config, auto_baud, m);
             std::mt19937 rng{ uint32_t(seed) };
             psk_modulator_config mc;
             mc.sample_rate = fs;

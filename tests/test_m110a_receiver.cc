@@ -8,7 +8,7 @@
 #include "phy/serial_tone_frontend.h"
 
 #include "expect_error.h"
-#include "m110a_test_support.h"
+#include "modem_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -65,19 +65,7 @@ std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8
     audio.insert(audio.end(), burst.begin(), burst.end());
     const std::vector<float> after = silence(0.5, fs);
     audio.insert(audio.end(), after.begin(), after.end());
-    chan::watterson_config cc;
-    cc.sample_rate_hz = fs;
-    cc.real_signal = true;
-    cc.signal_power = 0.0625;
-    cc.snr_db = snr_db;
-    cc.frequency_offset_hz = offset_hz;
-    cc.sample_rate_offset_ppm = ppm;
-    cc.seed = seed;
-    cc.paths = chan::normalised_paths(paths);
-    chan::watterson_channel channel(cc);
-    std::vector<float> out;
-    channel.process(audio.data(), audio.size(), out);
-    return out;
+    return through_channel(audio, fs, snr_db, offset_hz, seed, ppm, paths);
 }
 
 } // namespace
@@ -318,20 +306,8 @@ TEST(m110a_receiver, an_eom_with_bit_errors_ends_the_burst_once_the_flush_follow
 TEST(m110a_receiver, noise_alone_starts_nothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.
-    chan::watterson_config cc;
-    cc.sample_rate_hz = 9600;
-    cc.snr_db = 0;
-    cc.seed = 9;
-    chan::watterson_channel channel(cc);
     m110a_receiver rx;
-    std::vector<m110a_burst> bursts;
-    std::vector<cf> zeros(9600, cf()), noise;
-    for (int s = 0; s < 120; ++s) {
-        noise.clear();
-        channel.process(zeros.data(), zeros.size(), noise);
-        rx.process(noise.data(), noise.size(), bursts);
-    }
-    EXPECT_TRUE(bursts.empty());
+    EXPECT_TRUE((bursts_from_noise<m110a_receiver, m110a_burst>(rx, 120).empty()));
     EXPECT_FALSE(rx.carrier_detected());
 }
 

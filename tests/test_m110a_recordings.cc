@@ -12,7 +12,7 @@
 #include "phy/m110a_transmitter.h"
 #include "phy/psk_modulator.h"
 
-#include "m110a_test_support.h"
+#include "modem_test_support.h"
 
 #include <gtest/gtest.h>
 #include <liquid/liquid.h>

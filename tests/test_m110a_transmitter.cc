@@ -6,7 +6,7 @@
 #include "phy/psk_modulator.h"
 
 #include "expect_error.h"
-#include "m110a_test_support.h"
+#include "modem_test_support.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,8 @@
 #include "phy/m110c_decoder.h"
 #include "phy/m110c_transmitter.h"
 
+#include "modem_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -22,15 +24,6 @@ std::vector<m110c_mode> every_mode()
             modes.push_back(*m110c_mode_for(bps, m110c_interleaver(i)));
     modes.push_back(*m110c_mode_for(12800, m110c_interleaver::short_));
     return modes;
-}
-
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
 }
 
 // The user bits a transmission's blocks carry: bytes (LSB first), the EOM, zero fill.

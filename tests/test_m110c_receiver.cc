@@ -7,6 +7,8 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include "modem_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,15 +22,6 @@ using namespace gr::hfstack::phy;
 using cf = std::complex<float>;
 
 namespace {
-
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
-}
 
 // Audio in, bursts out, fed in pieces as a block would, with half a second of silence
 // after.
@@ -61,18 +54,7 @@ std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, 
     const std::vector<float> burst = psk_modulator(mc).audio(points);
     audio.insert(audio.end(), burst.begin(), burst.end());
     audio.resize(audio.size() + size_t(0.5 * fs), 0.0f);
-    chan::watterson_config cc;
-    cc.sample_rate_hz = fs;
-    cc.real_signal = true;
-    cc.signal_power = 0.0625;
-    cc.snr_db = snr_db;
-    cc.frequency_offset_hz = offset_hz;
-    cc.seed = seed;
-    cc.paths = chan::normalised_paths(paths);
-    chan::watterson_channel channel(cc);
-    std::vector<float> out;
-    channel.process(audio.data(), audio.size(), out);
-    return out;
+    return through_channel(audio, fs, snr_db, offset_hz, seed, 0, paths);
 }
 
 } // namespace
@@ -114,20 +96,8 @@ INSTANTIATE_TEST_SUITE_P(every_mode, m110c_round_trip,
 TEST(m110c_receiver, noise_alone_starts_nothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.
-    chan::watterson_config cc;
-    cc.sample_rate_hz = 9600;
-    cc.snr_db = 0;
-    cc.seed = 9;
-    chan::watterson_channel channel(cc);
     m110c_receiver rx;
-    std::vector<m110c_burst> bursts;
-    std::vector<cf> zeros(9600, cf()), noise;
-    for (int s = 0; s < 120; ++s) {
-        noise.clear();
-        channel.process(zeros.data(), zeros.size(), noise);
-        rx.process(noise.data(), noise.size(), bursts);
-    }
-    EXPECT_TRUE(bursts.empty());
+    EXPECT_TRUE((bursts_from_noise<m110c_receiver, m110c_burst>(rx, 120).empty()));
     EXPECT_FALSE(rx.carrier_detected());
 }
 

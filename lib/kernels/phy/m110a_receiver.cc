@@ -4,6 +4,7 @@
 #include "differential_products.h"
 #include "m110a_transmitter.h"
 #include "serial_tone_channel.h"
+#include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
 
 #include <volk/volk.h>
@@ -32,11 +33,6 @@ constexpr unsigned segment_samples = m110a_segment_symbols * sps;
 constexpr unsigned common_symbols = 288; // channel symbols 0..8 of every segment
 constexpr size_t ring = 8192;            // correlation history (> 2 segments)
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
-// Probes whose estimates correlate with what was sent by less than this (normalised,
-// over a block) mean "no signal": noise alone gives about 1 / probes, a signal at an
-// SINR of -6 dB still 0.2 (the estimates are unbiased, so their error alone says
-// little at low SNR).
-constexpr double lost_correlation = 0.05;
 // 75 bps: a block's decided Walsh metrics over the other candidates' mean, summed over
 // the block. Noise alone gives 1.3-1.4, a signal at 1 dB on 5 ms / 5 Hz at least 1.9
 // (measured); a count of symbols without a clear winner said "lost" at 1 dB.
@@ -94,18 +90,7 @@ struct m110a_receiver::state {
     std::vector<cd> window;
     // Fills `window` for symbol k; false while its samples are not all in.
     bool window_for(uint64_t k);
-    double noise = 1.0; // error power on known symbols (EMA)
-    unsigned signal_lost_blocks = 0;
-    cd block_correlation;        // sum over the block's probes of estimate * conj(sent)
-    double block_estimate_power = 0;
-    size_t block_known = 0;
-    double reference_power = 0; // input power per sample over the detected segment
-    double block_power = 0;     // input power summed over this block's symbols
-    size_t block_symbols = 0;
-    // End of an interleaver block (or 4800U probe cycle): true when the signal is gone,
-    // either 13 dB weaker than at the preamble or, on probes, no longer matching them
-    // for three blocks.
-    bool block_says_lost(bool probes_bad);
+    serial_tone_presence presence;
 
     // Decoding.
     std::vector<uint32_t> order;
@@ -113,7 +98,6 @@ struct m110a_receiver::state {
     std::vector<float> pair_llr;
     // Windows of the Walsh symbol in progress (32 chips, window_samples() each).
     std::vector<cd> walsh_windows;
-    size_t clear_blocks = 0;           // blocks whose probes or Walsh metrics said signal
     double walsh_decided_metric = 0; // this block's decided candidates' metrics, summed
     double walsh_other_metric = 0;   // and the other candidates' mean metrics
     k7_viterbi viterbi;
@@ -201,12 +185,7 @@ struct m110a_receiver::state {
 
 m110a_receiver::m110a_receiver(const m110a_receiver_config& config)
 {
-    // The equaliser's own checks, made here rather than at the first burst.
-    channel_tracking_equaliser_config check;
-    check.forgetting = config.forgetting;
-    check.decision_weight = config.decision_weight;
-    check.solve_interval = config.equaliser_solve_interval;
-    channel_tracking_equaliser{ check };
+    check_tracking_settings(config.forgetting, config.decision_weight, config.equaliser_solve_interval);
     if (config.decoder_passes == 0)
         throw std::invalid_argument("m110a_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
@@ -335,7 +314,7 @@ bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
     // A burst none of whose blocks looked like one (probes or Walsh metrics) started
     // on a misread count or mode, inside the preamble this one belongs to: it is not
     // reported.
-    if (clear_blocks > 0)
+    if (presence.matched_blocks() > 0)
         end_burst(false, done);
     else
         restart_search(start + symbol * sps);
@@ -550,7 +529,6 @@ bool m110a_receiver::state::preamble()
 void m110a_receiver::state::begin_burst(const preamble_reading& r)
 {
     input.start_derotation(start, r.offset_hz);
-    reference_power = r.power;
     mode = r.mode;
     first_count = r.count;
     data_symbol = uint64_t(r.count + 1) * m110a_segment_symbols;
@@ -573,19 +551,12 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     symbol = equaliser->channel_symbols();
     window.assign(equaliser->window_samples(), cd());
     pending_estimates.clear();
-    noise = 1.0;
-    signal_lost_blocks = 0;
-    block_correlation = cd();
-    block_estimate_power = 0;
-    block_known = 0;
-    block_power = 0;
-    block_symbols = 0;
+    presence.start(r.power);
     order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
     block_llr.clear();
     walsh_windows.clear();
     walsh_decided_metric = 0;
     walsh_other_metric = 0;
-    clear_blocks = 0;
     viterbi.start();
     block_start_equaliser.reset();
     block_symbols_seen.clear();
@@ -606,8 +577,7 @@ bool m110a_receiver::state::window_for(uint64_t k)
     double power = 0;
     if (!serial_tone_window(input, first, window, power))
         return false;
-    block_power += power;
-    ++block_symbols;
+    presence.add_window_power(power);
     return true;
 }
 
@@ -615,7 +585,7 @@ void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
 {
     equaliser->decide(cd(sent), known_symbol);
     if (known_symbol)
-        noise = 0.98 * noise + 0.02 * std::norm(z - cd(sent));
+        presence.add_known(z, cd(sent));
 }
 
 void m110a_receiver::state::follow_timing()
@@ -664,20 +634,13 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         const unsigned scr = scrambler[dk % 160];
         if (role.probe) {
             const cf target = point(role.known + scr);
-            block_correlation += z * std::conj(cd(target));
-            block_estimate_power += std::norm(z);
+            presence.add_probe(z, cd(target));
             store_symbol(true, target, scr);
             commit(z, target, true);
-            ++block_known;
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
             if (block_end) {
-                const bool probes_bad = std::norm(block_correlation) <
-                                        lost_correlation * block_estimate_power * double(block_known);
-                block_correlation = cd();
-                block_estimate_power = 0;
-                block_known = 0;
-                if (block_says_lost(probes_bad)) {
+                if (presence.block_says_lost(presence.probes_match())) {
                     end_burst(false, done);
                     return true;
                 }
@@ -744,7 +707,7 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                 const bool unclear = walsh_decided_metric < walsh_presence_ratio * walsh_other_metric;
                 walsh_decided_metric = 0;
                 walsh_other_metric = 0;
-                if (eom_at == no_eom && block_says_lost(unclear)) {
+                if (eom_at == no_eom && presence.block_says_lost(!unclear)) {
                     end_burst(false, done);
                     return true;
                 }
@@ -764,21 +727,6 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         }
     }
     return false;
-}
-
-bool m110a_receiver::state::block_says_lost(bool probes_bad)
-{
-    const double power = block_symbols ? block_power / double(block_symbols) : 0;
-    block_power = 0;
-    block_symbols = 0;
-    // 13 dB down and the probes no longer matching: the transmitter stopped. Either
-    // alone is not enough: a slow fade stays 13 dB down for a block with the probes
-    // still read well, and a fast one spoils a block's probes.
-    if (power < 0.05 * reference_power && probes_bad)
-        return true;
-    clear_blocks += !probes_bad;
-    signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
-    return signal_lost_blocks >= 3;
 }
 
 unsigned m110a_receiver::state::stride() const
@@ -981,16 +929,9 @@ void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
     burst.mode = mode->name;
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
-    burst.snr_db = 10.0 * std::log10(1.0 / std::max(noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    burst.snr_db = presence.snr_db();
     burst.eom = eom;
-    const size_t user_bits = eom ? eom_at : bits.size();
-    for (size_t b = 0; b + 8 <= user_bits; b += 8) {
-        uint8_t byte = 0;
-        for (int j = 0; j < 8; ++j)
-            byte |= uint8_t(bits[b + size_t(j)] << (cfg.msb_first ? 7 - j : j));
-        burst.bytes.push_back(byte);
-    }
+    burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     restart_search(start + symbol * sps);
 }

@@ -5,6 +5,7 @@
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
 #include "serial_tone_channel.h"
+#include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
 
 #include <volk/volk.h>
@@ -33,9 +34,6 @@ constexpr size_t peak_window = 8;        // samples past a peak before it is tak
 // The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
 constexpr unsigned known_lead = m110c_sync_symbols + m110c_probe_symbols + 1;
 constexpr unsigned d_field_symbols = 13;
-// Probes whose estimates correlate with what was sent by less than this (normalised,
-// over a block) mean "no signal" (as in the 110A receiver).
-constexpr double lost_correlation = 0.05;
 
 cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
@@ -87,14 +85,8 @@ struct m110c_receiver::state {
     int64_t timing_shift = 0;
     uint64_t timing_checked = ~uint64_t(0); // symbol whose timing was last looked at
     std::vector<cd> window;
-    double noise = 1.0; // error power on known symbols (EMA)
-    double reference_power = 0;
-    double block_power = 0;
-    size_t block_symbols = 0;
-    cd block_correlation;
-    double block_estimate_power = 0;
-    size_t block_known = 0;
-    unsigned signal_lost_blocks = 0;
+    double reference_power = 0; // input power per sample over the sync sequence
+    serial_tone_presence presence;
     std::unique_ptr<m110c_demapper> demapper;
     std::unique_ptr<m110c_block_decoder> decoder;
     std::vector<uint8_t> reinserted;
@@ -118,7 +110,6 @@ struct m110c_receiver::state {
     bool window_for(uint64_t k);
     void commit(cd z, cd sent, bool known_symbol);
     void read_codes();
-    bool block_says_lost(bool probes_bad);
     void find_eom();
     void end_burst(bool eom, std::vector<m110c_burst>& done);
     void restart_search(uint64_t from);
@@ -127,12 +118,7 @@ struct m110c_receiver::state {
 
 m110c_receiver::m110c_receiver(const m110c_receiver_config& config)
 {
-    // The equaliser's own checks, made here rather than at the first burst.
-    channel_tracking_equaliser_config check;
-    check.forgetting = config.forgetting;
-    check.decision_weight = config.decision_weight;
-    check.solve_interval = config.equaliser_solve_interval;
-    channel_tracking_equaliser{ check };
+    check_tracking_settings(config.forgetting, config.decision_weight, config.equaliser_solve_interval);
     d.reset(new state(config));
 }
 
@@ -261,13 +247,7 @@ void m110c_receiver::state::begin_burst()
     window.assign(equaliser->window_samples(), cd());
     mode.reset();
     d_estimates.clear();
-    noise = 1.0;
-    block_power = 0;
-    block_symbols = 0;
-    block_correlation = cd();
-    block_estimate_power = 0;
-    block_known = 0;
-    signal_lost_blocks = 0;
+    presence.start(reference_power);
     block_llr.clear();
     bits.clear();
     eom_at = no_eom;
@@ -282,8 +262,7 @@ bool m110c_receiver::state::window_for(uint64_t k)
     double power = 0;
     if (!serial_tone_window(input, first, window, power))
         return false;
-    block_power += power;
-    ++block_symbols;
+    presence.add_window_power(power);
     return true;
 }
 
@@ -291,7 +270,7 @@ void m110c_receiver::state::commit(cd z, cd sent, bool known_symbol)
 {
     equaliser->decide(sent, known_symbol);
     if (known_symbol)
-        noise = 0.98 * noise + 0.02 * std::norm(z - sent);
+        presence.add_known(z, sent);
 }
 
 void m110c_receiver::state::read_codes()
@@ -388,22 +367,13 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::probe: {
             const cd sent(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
-            block_correlation += z * std::conj(sent);
-            block_estimate_power += std::norm(z);
-            ++block_known;
+            presence.add_probe(z, sent);
             commit(z, sent, true);
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
                                    (role.frame + 1) % mode->frames_per_block == 0;
-            if (block_end && eom_at == no_eom) {
-                const bool probes_bad =
-                    std::norm(block_correlation) < lost_correlation * block_estimate_power * double(block_known);
-                block_correlation = cd();
-                block_estimate_power = 0;
-                block_known = 0;
-                if (block_says_lost(probes_bad)) {
-                    end_burst(false, done);
-                    return true;
-                }
+            if (block_end && eom_at == no_eom && presence.block_says_lost(presence.probes_match())) {
+                end_burst(false, done);
+                return true;
             }
             break;
         }
@@ -418,19 +388,6 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             return true;
         }
     }
-}
-
-bool m110c_receiver::state::block_says_lost(bool probes_bad)
-{
-    const double power = block_symbols ? block_power / double(block_symbols) : 0;
-    block_power = 0;
-    block_symbols = 0;
-    // As in the 110A receiver: 13 dB down with the probes no longer matching, or the
-    // probes not matching for three blocks.
-    if (power < 0.05 * reference_power && probes_bad)
-        return true;
-    signal_lost_blocks = probes_bad ? signal_lost_blocks + 1 : 0;
-    return signal_lost_blocks >= 3;
 }
 
 void m110c_receiver::state::find_eom()
@@ -450,16 +407,9 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     burst.mode = mode->name();
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
-    burst.snr_db = 10.0 * std::log10(1.0 / std::max(noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    burst.snr_db = presence.snr_db();
     burst.eom = eom;
-    const size_t user_bits = eom ? eom_at : bits.size();
-    for (size_t b = 0; b + 8 <= user_bits; b += 8) {
-        uint8_t byte = 0;
-        for (int j = 0; j < 8; ++j)
-            byte |= uint8_t(bits[b + size_t(j)] << (cfg.msb_first ? 7 - j : j));
-        burst.bytes.push_back(byte);
-    }
+    burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     restart_search(start + symbol * sps);
 }

@@ -152,6 +152,15 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     return out;
 }
 
+void check_tracking_settings(double forgetting, double decision_weight, unsigned solve_interval)
+{
+    channel_tracking_equaliser_config check;
+    check.forgetting = forgetting;
+    check.decision_weight = decision_weight;
+    check.solve_interval = solve_interval;
+    channel_tracking_equaliser{ check };
+}
+
 bool serial_tone_window(const serial_tone_samples& input, int64_t first, std::vector<cd>& window, double& power)
 {
     const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;

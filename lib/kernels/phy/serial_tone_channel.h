@@ -40,6 +40,10 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
                                                     channel_tracking_equaliser_config tracking,
                                                     std::complex<double> fallback_gain, double fallback_noise);
 
+// Throws std::invalid_argument, as the equaliser would at a burst's start, for tracking
+// settings it refuses: receivers check theirs when they are constructed.
+void check_tracking_settings(double forgetting, double decision_weight, unsigned solve_interval);
+
 // Fills `window` (equaliser.window_samples() values) with the derotated T/2 samples
 // from sample `first` on (symbol times first, first + 4, ..., each with the sample 2
 // later); false while they are not all in. power: their mean power.

@@ -1,0 +1,77 @@
+#include "serial_tone_presence.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+constexpr double lost_correlation = 0.05; // see the header
+constexpr double lost_power = 0.05;       // 13 dB
+constexpr unsigned lost_blocks = 3;
+} // namespace
+
+void serial_tone_presence::start(double reference_power)
+{
+    *this = serial_tone_presence();
+    d_reference_power = reference_power;
+}
+
+void serial_tone_presence::add_window_power(double power)
+{
+    d_block_power += power;
+    ++d_block_symbols;
+}
+
+void serial_tone_presence::add_known(cd z, cd sent) { d_noise = 0.98 * d_noise + 0.02 * std::norm(z - sent); }
+
+void serial_tone_presence::add_probe(cd z, cd sent)
+{
+    d_correlation += z * std::conj(sent);
+    d_estimate_power += std::norm(z);
+    ++d_known;
+}
+
+bool serial_tone_presence::probes_match() const
+{
+    return !(std::norm(d_correlation) < lost_correlation * d_estimate_power * double(d_known));
+}
+
+bool serial_tone_presence::block_says_lost(bool matched)
+{
+    const double power = d_block_symbols ? d_block_power / double(d_block_symbols) : 0;
+    d_block_power = 0;
+    d_block_symbols = 0;
+    d_correlation = cd();
+    d_estimate_power = 0;
+    d_known = 0;
+    if (power < lost_power * d_reference_power && !matched)
+        return true;
+    d_matched_blocks += matched;
+    d_unmatched_blocks = matched ? 0 : d_unmatched_blocks + 1;
+    return d_unmatched_blocks >= lost_blocks;
+}
+
+double serial_tone_presence::snr_db() const
+{
+    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
+    return 10.0 * std::log10(1.0 / std::max(d_noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+}
+
+std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first)
+{
+    std::vector<uint8_t> bytes;
+    for (size_t b = 0; b + 8 <= n_bits; b += 8) {
+        uint8_t byte = 0;
+        for (int j = 0; j < 8; ++j)
+            byte |= uint8_t(bits[b + size_t(j)] << (msb_first ? 7 - j : j));
+        bytes.push_back(byte);
+    }
+    return bytes;
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

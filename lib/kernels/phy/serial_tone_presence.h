@@ -1,0 +1,67 @@
+/* Whether a serial-tone burst's signal is still there, judged block by block (an
+ * interleaver block, or a probe cycle) by the serial-tone receivers: the signal is gone
+ * when it is 13 dB weaker than at its preamble for a block whose known symbols no
+ * longer match what was sent (a slow fade alone stays 13 dB down for blocks with the
+ * probes read well; a fast one spoils a block's probes), or when they have not matched
+ * for three blocks. Known symbols "match" when their estimates correlate with what was
+ * sent, normalised over the block, by at least 0.05: noise alone gives about 1 / probes,
+ * a signal at an SINR of -6 dB still 0.2 (the estimates are unbiased, so their error
+ * alone says little at low SNR). Also the known-symbol error power behind the burst's
+ * SNR report. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_PRESENCE_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_PRESENCE_H
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+class serial_tone_presence
+{
+public:
+    using cd = std::complex<double>;
+
+    // A burst starts: input power per sample over its preamble.
+    void start(double reference_power);
+    // Mean power of a symbol's window of input samples.
+    void add_window_power(double power);
+    // A probe (a known symbol of the block): its estimate z and what was sent.
+    void add_probe(cd z, cd sent);
+    // The block's probes so far: do they still match what was sent?
+    bool probes_match() const;
+    // The block is over: true when the signal is gone. `matched`: its probes matched
+    // (probes_match(), or the caller's own test, e.g. 75 bps Walsh metrics).
+    bool block_says_lost(bool matched);
+    // Blocks so far whose probes matched.
+    size_t matched_blocks() const { return d_matched_blocks; }
+    // Error power on known symbols (moving average), and as an SNR in 3 kHz.
+    double noise() const { return d_noise; }
+    double snr_db() const;
+    // Any known symbol (preamble, probe, decided Walsh chip): updates noise().
+    void add_known(cd z, cd sent);
+
+private:
+    double d_reference_power = 0;
+    double d_block_power = 0;
+    size_t d_block_symbols = 0;
+    cd d_correlation;
+    double d_estimate_power = 0;
+    size_t d_known = 0;
+    unsigned d_unmatched_blocks = 0;
+    size_t d_matched_blocks = 0;
+    double d_noise = 1.0;
+};
+
+// User bits to bytes (8 bits each, the first bit the LSB unless msb_first), a trailing
+// partial byte dropped.
+std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first);
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

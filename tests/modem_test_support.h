@@ -1,0 +1,89 @@
+// Shared by the modem tests: the 110A reference recordings, test data, and a channel
+// for audio bursts.
+#ifndef HFSTACK_TESTS_MODEM_TEST_SUPPORT_H
+#define HFSTACK_TESTS_MODEM_TEST_SUPPORT_H
+
+#include "chan/watterson_channel.h"
+
+#include <complex>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+// The text every reference recording carries.
+inline const std::string m110a_reference_text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
+
+// Path of the reference recording of a mode ("2400S"), from HFSTACK_VECTORS_DIR.
+inline std::string m110a_recording_path(const std::string& mode)
+{
+    return std::string(HFSTACK_VECTORS_DIR) + "/m110a/tx_" + mode + ".pcm";
+}
+
+// 16-bit little-endian PCM as floats times `scale`; false when the file is missing.
+inline bool read_pcm(const std::string& path, std::vector<float>& out, float scale = 1.0f)
+{
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        return false;
+    std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    out.resize(raw.size() / 2);
+    for (size_t k = 0; k < out.size(); ++k)
+        out[k] = scale * float(int16_t(uint16_t(uint8_t(raw[2 * k])) | uint16_t(uint8_t(raw[2 * k + 1])) << 8));
+    return true;
+}
+
+inline std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> b(n);
+    for (auto& x : b)
+        x = uint8_t(rng());
+    return b;
+}
+
+// Real audio at fs through the Watterson channel: AWGN at snr_db (3 kHz) for a signal
+// of power 0.0625 (rms 0.25), a carrier offset, and fading `paths` (normalised to unit
+// power; none: AWGN only).
+inline std::vector<float> through_channel(const std::vector<float>& audio, double fs, double snr_db,
+                                          double offset_hz, uint64_t seed, double ppm = 0,
+                                          const std::vector<gr::hfstack::chan::watterson_path>& paths = {})
+{
+    gr::hfstack::chan::watterson_config cc;
+    cc.sample_rate_hz = fs;
+    cc.real_signal = true;
+    cc.signal_power = 0.0625;
+    cc.snr_db = snr_db;
+    cc.frequency_offset_hz = offset_hz;
+    cc.sample_rate_offset_ppm = ppm;
+    cc.seed = seed;
+    cc.paths = gr::hfstack::chan::normalised_paths(paths);
+    gr::hfstack::chan::watterson_channel channel(cc);
+    std::vector<float> out;
+    channel.process(audio.data(), audio.size(), out);
+    return out;
+}
+
+// Feeds a receiver (m110a_receiver, m110c_receiver) `seconds` of complex noise at the
+// level of a 0 dB signal at 9600 Hz; returns the bursts it reported.
+template <typename Receiver, typename Burst>
+std::vector<Burst> bursts_from_noise(Receiver& rx, int seconds)
+{
+    gr::hfstack::chan::watterson_config cc;
+    cc.sample_rate_hz = 9600;
+    cc.snr_db = 0;
+    cc.seed = 9;
+    gr::hfstack::chan::watterson_channel channel(cc);
+    std::vector<Burst> bursts;
+    std::vector<std::complex<float>> zeros(9600), noise;
+    for (int s = 0; s < seconds; ++s) {
+        noise.clear();
+        channel.process(zeros.data(), zeros.size(), noise);
+        rx.process(noise.data(), noise.size(), bursts);
+    }
+    return bursts;
+}
+
+#endif

@@ -153,3 +153,29 @@ TEST(m110c_receiver, refuses_a_bad_configuration)
     c.equaliser_solve_interval = 0;
     EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
 }
+
+TEST(m110c_receiver, a_receiver_started_late_decodes_from_a_reinserted_section)
+{
+    // A 3200S transmission of 100 frames heard from frame 30 on: the receiver finds the
+    // section re-inserted after frame 71 and decodes the blocks after it (frames 72 on,
+    // bytes 3456 on); then a whole burst still decodes normally.
+    const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::short_);
+    const std::vector<uint8_t> data = random_bytes(4700, 10);
+    const auto points = m110c_transmit_points(mode, data.data(), data.size());
+    const size_t late = m110c_preamble_symbols + 30 * m110c_frame_symbols;
+    std::vector<std::complex<float>> heard(points.begin() + long(late), points.end());
+    heard.resize(heard.size() + 2400, 0.0f);
+    const std::vector<uint8_t> second = random_bytes(300, 11);
+    const auto whole = m110c_transmit_points(*m110c_mode_for(6400, m110c_interleaver::very_short), second.data(),
+                                             second.size());
+    heard.insert(heard.end(), whole.begin(), whole.end());
+    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(heard, 9600, 30, 15.0, 4), 9600);
+    ASSERT_EQ(bursts.size(), 2u);
+    EXPECT_EQ(bursts[0].mode, "3200S");
+    EXPECT_TRUE(bursts[0].eom);
+    const size_t from = 72 * 256 * 2 * 3 / 4 / 8;
+    EXPECT_EQ(bursts[0].bytes, std::vector<uint8_t>(data.begin() + long(from), data.end()));
+    EXPECT_NEAR(bursts[0].frequency_offset_hz, 15.0, 1.0);
+    EXPECT_EQ(bursts[1].mode, "6400VS");
+    EXPECT_EQ(bursts[1].bytes, second);
+}

@@ -34,26 +34,43 @@ constexpr size_t peak_window = 8;        // samples past a peak before it is tak
 // The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
 constexpr unsigned known_lead = m110c_sync_symbols + m110c_probe_symbols + 1;
 constexpr unsigned d_field_symbols = 13;
+// The 103-symbol section (MP+ | 2 | D0 D1 D2 | 6 | MP-) ends the preamble and its last
+// 72 symbols are sent again after every 72 frames, after a plus probe: a receiver
+// started late finds it by its known head (MP+ and "2") and tail ("6" and MP-).
+constexpr unsigned section_symbols = m110c_preamble_symbols - m110c_sync_symbols;
+constexpr unsigned section_head = m110c_probe_symbols + 1;   // known before D0
+constexpr unsigned section_tail_from = section_head + 3 * d_field_symbols; // "6"
+// Each half's z-score must pass this too: a plus probe followed by data matches the
+// head alone (its z reaches sqrt(31) = 5.6 at high SNR; noise alone passes 3.5 in one
+// test of 2e5).
+constexpr double section_half_threshold = 3.5;
+// The probes are Frank sequences: shifted by 4 symbols they still match, turned by 90
+// degrees a symbol (600 Hz); a section's detection implying more offset than this is
+// such a shift.
+constexpr double section_max_offset_hz = 300;
 
 cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
 enum class phase { search, preamble, data };
 
-// The offset (Hz) that turns the known symbols' phase least from chunk to chunk:
-// y[k] conj(known[k]) summed over chunks of `chunk` symbols.
-double slope_hz(const std::vector<cf>& y, const std::vector<cf>& known, unsigned chunk)
+// The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
+// [from, to), summed into `turn`.
+void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t from, size_t to, unsigned chunk,
+               cd& turn)
 {
-    cd previous, turn;
-    for (size_t c = 0; c + chunk <= y.size(); c += chunk) {
+    cd previous;
+    for (size_t c = from; c + chunk <= to; c += chunk) {
         cd sum;
         for (size_t k = c; k < c + chunk; ++k)
             sum += cd(y[k] * std::conj(known[k]));
-        if (c > 0)
+        if (c > from)
             turn += sum * std::conj(previous);
         previous = sum;
     }
-    return std::arg(turn) / two_pi * 2400.0 / chunk;
 }
+
+// The offset (Hz) that turns the known symbols' phase least from chunk to chunk.
+double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
 
 } // namespace
 
@@ -65,6 +82,12 @@ struct m110c_receiver::state {
     std::vector<cf> sync;                // the 184 sync symbols as points
     volk::vector<cf> conj_rotations;     // conj(sync[k] conj(sync[k - 1])), k = 1..183
     differential_products products{ m110c_sync_symbols - 1, history_symbols };
+    // The section's known head and tail: rotations and products.
+    volk::vector<cf> conj_head_rotations, conj_tail_rotations;
+    differential_products head_products{ section_head - 1, history_symbols };
+    differential_products tail_products{ section_symbols - section_tail_from - 1, history_symbols };
+    bool peak_is_section = false;
+    bool found_section = false; // the detection is a section, not the sync sequence
     uint64_t candidate = sps;
     bool peak_open = false;
     double peak_z = 0;
@@ -76,8 +99,11 @@ struct m110c_receiver::state {
 
     // Burst.
     phase stage = phase::search;
-    uint64_t start = 0;  // sample of the first sync symbol
-    uint64_t symbol = 0; // next symbol (from the first sync symbol) to equalise
+    uint64_t start = 0;  // sample of the first symbol received (sync, or section)
+    uint64_t symbol = 0; // next symbol (from start) to equalise
+    // Preamble symbols before `start` (184 when the burst was found by its section):
+    // symbol k is symbol k + skipped of a transmission seen from its start.
+    uint64_t skipped = 0;
     std::optional<m110c_mode> mode;
     std::vector<cf> preamble_known; // the preamble as points, D0..D2 once read
     std::vector<cd> d_estimates;    // D0..D2 symbols as equalised
@@ -102,10 +128,20 @@ struct m110c_receiver::state {
             sync.push_back(psk8(s));
         for (size_t k = 1; k < sync.size(); ++k)
             conj_rotations.push_back(std::conj(sync[k] * std::conj(sync[k - 1])));
+        const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
+        const auto rotation = [&](size_t k) {
+            const size_t g = m110c_sync_symbols + k;
+            return std::conj(psk8(p[g]) * std::conj(psk8(p[g - 1])));
+        };
+        for (size_t k = 1; k < section_head; ++k)
+            conj_head_rotations.push_back(rotation(k));
+        for (size_t k = section_tail_from + 1; k < section_symbols; ++k)
+            conj_tail_rotations.push_back(rotation(k));
     }
 
     bool preamble();
-    void begin_burst();
+    bool read_section_codes();
+    void begin_burst(const std::vector<cf>& known);
     bool data(std::vector<m110c_burst>& done);
     bool window_for(uint64_t k);
     void commit(cd z, cd sent, bool known_symbol);
@@ -186,11 +222,33 @@ bool m110c_receiver::state::search()
             peak_z = z;
             peak_at = n;
             peak_sum = cd(dot);
+            peak_is_section = false;
+        }
+        // The section: head and tail each, and together.
+        cf head, tail;
+        volk_32fc_x2_dot_prod_32fc(&head, head_products.at(input, n + sps), conj_head_rotations.data(),
+                                   unsigned(conj_head_rotations.size()));
+        volk_32fc_x2_dot_prod_32fc(&tail, tail_products.at(input, n + (section_tail_from + 1) * sps),
+                                   conj_tail_rotations.data(), unsigned(conj_tail_rotations.size()));
+        const double eh = head_products.energy(n + sps);
+        const double et = tail_products.energy(n + (section_tail_from + 1) * sps);
+        if (eh > 0 && et > 0 && std::abs(head) >= section_half_threshold * std::sqrt(eh) &&
+            std::abs(tail) >= section_half_threshold * std::sqrt(et)) {
+            const double zs = std::abs(head + tail) / std::sqrt(eh + et);
+            const double hz = std::arg(cd(head + tail)) / two_pi * 2400.0;
+            if (zs >= cfg.detection_threshold && std::abs(hz) <= section_max_offset_hz && (!peak_open || zs > peak_z)) {
+                peak_open = true;
+                peak_z = zs;
+                peak_at = n;
+                peak_sum = cd(head + tail);
+                peak_is_section = true;
+            }
         }
         if (peak_open && n >= peak_at + peak_window) {
             peak_open = false;
             found_at = peak_at;
             found_hz = std::arg(peak_sum) / two_pi * 2400.0;
+            found_section = peak_is_section;
             return true;
         }
     }
@@ -199,53 +257,98 @@ bool m110c_receiver::state::search()
 
 bool m110c_receiver::state::preamble()
 {
-    // The whole preamble and the channel's reach beyond it must be in.
-    if (start + uint64_t(m110c_preamble_symbols + 64) * sps >= input.total())
+    // What follows the detection, and the channel's reach beyond it, must be in.
+    const unsigned length = found_section ? section_symbols : m110c_preamble_symbols;
+    if (start + uint64_t(length + 64) * sps >= input.total())
         return false;
-    // Fine offset: the phase slope over the sync symbols, 8-symbol chunks (+-150 Hz
-    // around the coarse angle, which echoes of equal strength can pull tens of Hz off),
-    // then 23-symbol chunks.
+    skipped = found_section ? m110c_sync_symbols : 0;
+    const std::vector<uint8_t> generic = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
+    preamble_known.clear();
+    for (uint8_t s : generic)
+        preamble_known.push_back(psk8(s));
+    const std::vector<cf> known(preamble_known.begin() + long(skipped), preamble_known.end());
+    // Fine offset: the phase slope over the known symbols (the sync sequence, or the
+    // section's head and tail), 8-symbol chunks (+-150 Hz around the coarse angle, which
+    // echoes of equal strength can pull tens of Hz off), then longer ones.
     const auto symbols = [&](double hz) {
-        std::vector<cf> y(m110c_sync_symbols);
-        for (unsigned k = 0; k < m110c_sync_symbols; ++k) {
+        std::vector<cf> y(length);
+        for (unsigned k = 0; k < length; ++k) {
             const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
             y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
         }
         return y;
     };
     double hz = found_hz;
-    hz += slope_hz(symbols(hz), sync, 8);
-    hz += slope_hz(symbols(hz), sync, 23);
+    for (unsigned chunk : { 8u, found_section ? 16u : 23u }) {
+        const std::vector<cf> y = symbols(hz);
+        cd turn;
+        if (found_section) {
+            add_turns(y, known, 0, section_head, chunk, turn);
+            add_turns(y, known, section_tail_from, section_symbols, chunk, turn);
+        } else {
+            add_turns(y, known, 0, m110c_sync_symbols, chunk, turn);
+        }
+        hz += slope_hz(turn, chunk);
+    }
     double power = 0;
-    for (unsigned k = 0; k < m110c_sync_symbols; ++k)
+    for (unsigned k = 0; k < length; ++k)
         power += std::norm(input.at(start + uint64_t(k) * sps));
-    reference_power = power / m110c_sync_symbols;
+    reference_power = power / length;
     input.start_derotation(start, hz);
-    begin_burst();
+    mode.reset();
+    if (found_section) {
+        // The codes first: the whole section is then known to measure the channel on.
+        if (!read_section_codes()) {
+            restart_search(start + sps);
+            return true;
+        }
+        begin_burst(std::vector<cf>(preamble_known.begin() + long(skipped), preamble_known.end()));
+    } else {
+        // Until D0..D2 are read, the preamble is known up to the "2" after MP+.
+        begin_burst(std::vector<cf>(preamble_known.begin(), preamble_known.begin() + known_lead));
+    }
     return true;
 }
 
-void m110c_receiver::state::begin_burst()
+bool m110c_receiver::state::read_section_codes()
 {
-    // Until D0..D2 are read, the preamble is known up to the "2" after MP+; the points
-    // after it are placeholders.
-    const std::vector<uint8_t> generic = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
-    preamble_known.clear();
-    for (uint8_t s : generic)
-        preamble_known.push_back(psk8(s));
-    const std::vector<cf> lead(preamble_known.begin(), preamble_known.begin() + known_lead);
+    // One complex gain over the section's known head and tail (the strongest path at
+    // the detected timing); each D field then reads as the Barker rotation the
+    // derotated samples match best.
+    cd h;
+    for (unsigned k = 0; k < section_symbols; ++k)
+        if (k < section_head || k >= section_tail_from)
+            h += cd(input.derotated(start + uint64_t(k) * sps)) * std::conj(cd(preamble_known[skipped + k]));
+    d_estimates.clear();
+    for (unsigned j = 0; j < 3 * d_field_symbols; ++j)
+        d_estimates.push_back(cd(input.derotated(start + uint64_t(section_head + j) * sps)) * std::conj(h));
+    read_codes();
+    if (!mode)
+        return false;
+    const std::vector<uint8_t> p = m110c_preamble(*mode);
+    for (size_t i = 0; i < p.size(); ++i)
+        preamble_known[i] = psk8(p[i]);
+    return true;
+}
+
+void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
+{
     channel_tracking_equaliser_config tracking;
     tracking.forgetting = cfg.forgetting;
     tracking.solve_interval = cfg.equaliser_solve_interval;
     tracking.decision_weight = cfg.decision_weight;
     serial_tone_channel_start channel = start_serial_tone_channel(
-        input, start, lead, cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
+        input, start, known, cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
     equaliser = std::move(channel.equaliser);
     timing_shift = channel.timing_shift;
     symbol = equaliser->channel_symbols();
     timing_checked = ~uint64_t(0);
     window.assign(equaliser->window_samples(), cd());
-    mode.reset();
+    if (mode) {
+        reinserted = m110c_reinserted_section(*mode);
+        demapper.reset(new m110c_demapper(*mode, cfg.readings));
+        decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+    }
     d_estimates.clear();
     presence.start(reference_power);
     block_llr.clear();
@@ -301,15 +404,15 @@ void m110c_receiver::state::read_codes()
 bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
 {
     for (;;) {
-        if (symbol % timing_check_symbols == 0 && symbol > known_lead && timing_checked != symbol) {
+        if (symbol % timing_check_symbols == 0 && skipped + symbol > known_lead && timing_checked != symbol) {
             timing_checked = symbol;
             follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
         }
         if (!window_for(symbol))
             return false;
-        const uint64_t k = symbol++;
+        const uint64_t k = skipped + symbol++; // as seen from the transmission's start
         const cd z = equaliser->equalise(window.data());
-        if (k < known_lead) {
+        if (k < known_lead || (mode && k < m110c_preamble_symbols)) {
             commit(z, cd(preamble_known[k]), true);
             continue;
         }
@@ -411,7 +514,18 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     burst.eom = eom;
     burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
-    restart_search(start + symbol * sps);
+    // After the EOM the transmission ends with its last frame's probe and, when that
+    // frame closes a group of 72, a re-inserted section: not a new burst.
+    uint64_t next = symbol;
+    if (eom) {
+        const m110c_symbol_role role = m110c_role_of(skipped + next);
+        if (role.kind == m110c_symbol_kind::probe) {
+            next += m110c_probe_symbols - role.position;
+            if (role.frame % m110c_reinsert_period_frames == m110c_reinsert_period_frames - 1)
+                next += m110c_reinserted_symbols;
+        }
+    }
+    restart_search(start + next * sps);
 }
 
 } // namespace phy

@@ -7,7 +7,13 @@
  *   1. Search: a differential correlation (x[n] x*[n - 1 symbol] against the known
  *      symbol-to-symbol rotations of the 184-symbol synchronisation sequence), blind
  *      to the carrier offset, as a z-score against the noise (|C| / sqrt(sum |p|^2))
- *      with a threshold; its angle is the coarse offset (+-1200 Hz).
+ *      with a threshold; its angle is the coarse offset (+-1200 Hz). Alongside, the
+ *      same on the known head (MP+ and "2") and tail ("6" and MP-) of the 103-symbol
+ *      section that ends the preamble and is re-inserted after every 72 frames: a
+ *      receiver started late (or one that missed the sync) starts there (offsets up to
+ *      +-300 Hz; the probes are Frank sequences, which match shifted by 4 symbols at
+ *      600 Hz), reads D0..D2 on one complex gain, then measures the channel over the
+ *      whole section and decodes the blocks after it.
  *   2. Preamble: the offset refined from the phase slope over the known symbols (8-,
  *      then 23-symbol chunks); the channel measured over the sync sequence, MP+ and
  *      the symbol after it (start_serial_tone_channel); D0, D1, D2 equalised and each
@@ -23,8 +29,7 @@
  *      preamble for a block whose probes no longer correlate with what was sent, or
  *      three such blocks); or at max_burst_s; reported with mode, offset, SNR and
  *      whether the EOM was found.
- * Not yet: acquisition on a re-inserted section (a receiver switched on late waits for
- * the next transmission), and a new preamble cutting a burst in progress. */
+ * Not yet: a new preamble cutting a burst in progress. */
 #ifndef HFSTACK_KERNELS_PHY_M110C_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110C_RECEIVER_H
 

@@ -48,15 +48,6 @@ serial_tone_samples::cf serial_tone_samples::derotate(uint64_t i) const
     return at(i) * std::polar(1.0f, float(-two_pi * cycles));
 }
 
-serial_tone_samples::cf serial_tone_samples::derotated(uint64_t i) const
-{
-    if (i < d_cache_from)
-        return derotate(i);
-    while (d_cache_from + d_cache.size() <= i)
-        d_cache.push_back(derotate(d_cache_from + d_cache.size()));
-    return d_cache[size_t(i - d_cache_from)];
-}
-
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

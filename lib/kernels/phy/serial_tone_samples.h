@@ -39,7 +39,15 @@ public:
     double offset_hz() const { return d_offset_hz; }
     // First sample not derotated yet (from the start of the derotation).
     uint64_t derotated_end() const { return d_cache_from + d_cache.size(); }
-    cf derotated(uint64_t i) const;
+    // Inline: every equaliser window reads through it.
+    cf derotated(uint64_t i) const
+    {
+        if (i < d_cache_from)
+            return derotate(i);
+        while (d_cache_from + d_cache.size() <= i)
+            d_cache.push_back(derotate(d_cache_from + d_cache.size()));
+        return d_cache[size_t(i - d_cache_from)];
+    }
 
 private:
     cf derotate(uint64_t i) const;

@@ -6,7 +6,7 @@
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N]
- *       (the receivers' configuration; --passes 110A only)
+ *       (the receivers' configuration)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
@@ -196,6 +196,7 @@ int main(int argc, char** argv)
     high_rx_config.decision_weight = rx_config.decision_weight;
     high_rx_config.equaliser_solve_interval = rx_config.equaliser_solve_interval;
     high_rx_config.detection_threshold = rx_config.detection_threshold;
+    high_rx_config.decoder_passes = rx_config.decoder_passes;
     if (argc % 2 == 0) {
         std::fprintf(stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
         return 2;

@@ -65,6 +65,13 @@ m110c_demapper::cd m110c_demapper::demap(cd u, unsigned i, double sigma2, float*
     return decision;
 }
 
+m110c_demapper::cd m110c_demapper::point_of(unsigned label, unsigned i) const
+{
+    const unsigned scr = d_scrambler[i % m110c_data_symbols];
+    const unsigned symbol = m110c_map_bits(label, d_bits);
+    return d_bits <= 3 ? d_points[(symbol + scr) % 8] : d_points[symbol ^ scr];
+}
+
 m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings)
     : d_coded(mode.coded),
       d_reading(readings.tail_biting),

@@ -32,6 +32,9 @@ public:
     // bits_per_symbol LLRs (first bit first) and returns the nearest point it may have
     // been sent as (the decision).
     cd demap(cd u, unsigned i, double sigma2, float* llr) const;
+    // The point data symbol i is sent as when it carries `label` (its bits, first the
+    // MSB).
+    cd point_of(unsigned label, unsigned i) const;
 
 private:
     unsigned d_bits;

@@ -117,6 +117,19 @@ struct m110c_receiver::state {
     std::unique_ptr<m110c_block_decoder> decoder;
     std::vector<uint8_t> reinserted;
     std::vector<float> block_llr;
+    std::vector<uint32_t> fetch_order;
+    // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2): the
+    // equaliser as the block began, and the block's symbols as received.
+    struct stored_symbol {
+        m110c_symbol_role role;
+        cd sent;  // probes and sections: the symbol sent
+        int slip; // timing slip applied before this symbol
+    };
+    std::unique_ptr<channel_tracking_equaliser> block_start_equaliser;
+    std::vector<stored_symbol> block_seen;
+    std::vector<cd> block_windows;
+    int pending_slip = 0;
+    void second_pass();
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -155,6 +168,8 @@ struct m110c_receiver::state {
 m110c_receiver::m110c_receiver(const m110c_receiver_config& config)
 {
     check_tracking_settings(config.forgetting, config.decision_weight, config.equaliser_solve_interval);
+    if (config.decoder_passes == 0)
+        throw std::invalid_argument("m110c_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
 }
 
@@ -348,7 +363,12 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
         reinserted = m110c_reinserted_section(*mode);
         demapper.reset(new m110c_demapper(*mode, cfg.readings));
         decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+        fetch_order = m110c_fetch_order(*mode);
     }
+    block_start_equaliser.reset();
+    block_seen.clear();
+    block_windows.clear();
+    pending_slip = 0;
     d_estimates.clear();
     presence.start(reference_power);
     block_llr.clear();
@@ -356,6 +376,39 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
     eom_at = no_eom;
     eom_searched = 0;
     stage = phase::data;
+}
+
+void m110c_receiver::state::second_pass()
+{
+    // Decode the block as it stands, code it again, and run the equaliser over the
+    // block from where it began with those symbols in place of its own decisions: the
+    // channel is then tracked, and past symbols cancelled, with the decoder's far fewer
+    // errors; the new estimates give new LLRs.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, cfg.readings);
+    channel_tracking_equaliser again(*block_start_equaliser);
+    const size_t width = window.size();
+    const unsigned nb = mode->bits_per_symbol;
+    size_t bit = 0;
+    for (size_t i = 0; i < block_seen.size(); ++i) {
+        const stored_symbol& seen = block_seen[i];
+        if (seen.slip != 0)
+            again.slip(seen.slip);
+        const cd z = again.equalise(&block_windows[i * width]);
+        if (seen.role.kind != m110c_symbol_kind::data) {
+            again.decide(seen.sent, true);
+            continue;
+        }
+        unsigned label = 0;
+        for (unsigned b = 0; b < nb; ++b)
+            label = (label << 1) | channel[bit + b];
+        demapper->demap(z, seen.role.position, std::max(1e-3, again.estimate_variance()), &block_llr[bit]);
+        again.decide(demapper->point_of(label, seen.role.position), true); // as good as known
+        bit += nb;
+    }
+    again.take_turn(); // the loop already heard of this block's turn in the first pass
+    *equaliser = again;
 }
 
 bool m110c_receiver::state::window_for(uint64_t k)
@@ -406,11 +459,26 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
     for (;;) {
         if (symbol % timing_check_symbols == 0 && skipped + symbol > known_lead && timing_checked != symbol) {
             timing_checked = symbol;
-            follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
+            pending_slip += follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
         }
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
+        if (mode && mode->coded && cfg.decoder_passes >= 2 && k >= m110c_preamble_symbols) {
+            const m110c_symbol_role r = m110c_role_of(k);
+            if (r.kind == m110c_symbol_kind::data && r.position == 0 && r.frame % mode->frames_per_block == 0) {
+                // The state the block starts from (a slip just before it is in it).
+                block_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
+                block_seen.clear();
+                block_windows.clear();
+                pending_slip = 0;
+            }
+            if (block_start_equaliser) {
+                block_seen.push_back({ r, cd(), pending_slip });
+                pending_slip = 0;
+                block_windows.insert(block_windows.end(), window.begin(), window.end());
+            }
+        }
         const cd z = equaliser->equalise(window.data());
         if (k < known_lead || (mode && k < m110c_preamble_symbols)) {
             commit(z, cd(preamble_known[k]), true);
@@ -443,6 +511,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 reinserted = m110c_reinserted_section(*mode);
                 demapper.reset(new m110c_demapper(*mode, cfg.readings));
                 decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+                fetch_order = m110c_fetch_order(*mode);
             }
             continue;
         }
@@ -462,6 +531,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             if (block_llr.size() == decoder->channel_bits()) {
+                for (unsigned pass = 2; pass <= cfg.decoder_passes && block_start_equaliser; ++pass)
+                    second_pass();
+                block_start_equaliser.reset();
                 decoder->decode(block_llr.data(), bits);
                 block_llr.clear();
                 find_eom();
@@ -470,6 +542,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::probe: {
             const cd sent(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
+            if (block_start_equaliser)
+                block_seen.back().sent = sent;
             presence.add_probe(z, sent);
             commit(z, sent, true);
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
@@ -481,6 +555,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             break;
         }
         case m110c_symbol_kind::reinserted:
+            if (block_start_equaliser)
+                block_seen.back().sent = cd(psk8(reinserted[role.position]));
             commit(z, cd(psk8(reinserted[role.position])), true);
             break;
         case m110c_symbol_kind::preamble:

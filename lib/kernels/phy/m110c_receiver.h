@@ -51,6 +51,9 @@ struct m110c_receiver_config {
     double forgetting = 0.97;               // channel tracker (see m110a_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     double decision_weight = 0.5;           // of a decided symbol in the tracker
+    // 2: each interleaver block is equalised again with the decoder's decisions in place
+    // of the equaliser's own (as in the 110A receiver); 1: one pass.
+    unsigned decoder_passes = 2;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
     m110c_readings readings;                // scrambler orientation, tail-biting reading
@@ -70,8 +73,8 @@ class m110c_receiver
 public:
     static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd
 
-    // Throws std::invalid_argument naming a bad forgetting, decision_weight or
-    // equaliser_solve_interval.
+    // Throws std::invalid_argument naming a bad forgetting, decision_weight,
+    // equaliser_solve_interval or decoder_passes.
     explicit m110c_receiver(const m110c_receiver_config& config = {});
     ~m110c_receiver();
     m110c_receiver(const m110c_receiver&) = delete;

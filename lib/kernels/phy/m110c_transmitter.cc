@@ -42,20 +42,30 @@ std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* b
         return bits;
 
     const std::vector<uint32_t> order = m110c_fetch_order(mode);
-    std::vector<uint8_t> out(bits.size() / user_per_block * block_bits);
-    std::vector<uint8_t> punctured;
+    std::vector<uint8_t> out;
+    out.reserve(bits.size() / user_per_block * block_bits);
     for (size_t b = 0; b < bits.size() / user_per_block; ++b) {
-        const std::vector<uint8_t> coded =
-            m110c_tail_biting_encode(bits.data() + b * user_per_block, user_per_block, readings.tail_biting);
-        punctured.clear();
-        for (size_t i = 0; i < coded.size(); ++i)
-            if (m110c_puncture_kept[i % 6])
-                punctured.push_back(coded[i]);
-        uint8_t* sent = out.data() + b * block_bits;
-        for (size_t k = 0; k < block_bits; ++k)
-            sent[k] = punctured[order[k]];
+        const std::vector<uint8_t> block = m110c_block_channel_bits(mode, bits.data() + b * user_per_block, order, readings);
+        out.insert(out.end(), block.begin(), block.end());
     }
     return out;
+}
+
+std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint8_t* user_bits,
+                                              const std::vector<uint32_t>& fetch_order,
+                                              const m110c_readings& readings)
+{
+    const size_t block_bits = m110c_interleaver_bits(mode);
+    const std::vector<uint8_t> coded = m110c_tail_biting_encode(user_bits, block_bits * 3 / 4, readings.tail_biting);
+    std::vector<uint8_t> punctured;
+    punctured.reserve(block_bits);
+    for (size_t i = 0; i < coded.size(); ++i)
+        if (m110c_puncture_kept[i % 6])
+            punctured.push_back(coded[i]);
+    std::vector<uint8_t> sent(block_bits);
+    for (size_t k = 0; k < block_bits; ++k)
+        sent[k] = punctured[fetch_order[k]];
+    return sent;
 }
 
 std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, const uint8_t* bytes, size_t n,

@@ -34,6 +34,12 @@ m110c_symbol_role m110c_role_of(uint64_t k);
 std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* bytes, size_t n,
                                         bool msb_first = false, const m110c_readings& readings = {});
 
+// One interleaver block's channel bits from its user bits (m110c_interleaver_bits(mode)
+// * 3 / 4 of them): tail-biting code, puncturing, interleaving.
+std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint8_t* user_bits,
+                                              const std::vector<uint32_t>& fetch_order,
+                                              const m110c_readings& readings = {});
+
 // The transmission as constellation points: PSK symbols on the unit circle, QAM data
 // points scaled to unit mean power (a transmission's level is the same in every mode).
 std::vector<std::complex<float>>

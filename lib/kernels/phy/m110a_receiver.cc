@@ -572,13 +572,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
 
 bool m110a_receiver::state::window_for(uint64_t k)
 {
-    const int64_t first =
-        int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
-    double power = 0;
-    if (!serial_tone_window(input, first, window, power))
-        return false;
-    presence.add_window_power(power);
-    return true;
+    return serial_tone_window(input, start, k, *equaliser, timing_shift, window, presence);
 }
 
 void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
@@ -864,23 +858,17 @@ void m110a_receiver::state::find_eom()
     constexpr int eom_tolerance = 4;       // bit errors in the 32-bit word
     constexpr size_t flush_checked = 64;   // flush bits that must follow it
     constexpr size_t flush_tolerance = 2;  // ones among them
-    auto word_at = [this](size_t at) {
-        uint32_t word = 0;
-        for (size_t b = at; b < at + m110a_eom_bits; ++b)
-            word = (word << 1) | bits[b];
-        return word;
-    };
     // Near words first: one whose flush has decoded lies before any exact word seen now.
     for (; near_eom_searched + m110a_eom_bits + flush_checked <= bits.size() && eom_at == no_eom;
          ++near_eom_searched) {
-        if (__builtin_popcount(word_at(near_eom_searched) ^ m110a_eom) > eom_tolerance)
+        if (__builtin_popcount(bits_word(bits, near_eom_searched) ^ m110a_eom) > eom_tolerance)
             continue;
         const auto flush = bits.begin() + long(near_eom_searched + m110a_eom_bits);
         if (size_t(std::count(flush, flush + long(flush_checked), 1)) <= flush_tolerance)
             eom_at = near_eom_searched;
     }
     for (; eom_searched + m110a_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched)
-        if (word_at(eom_searched) == m110a_eom)
+        if (bits_word(bits, eom_searched) == m110a_eom)
             eom_at = eom_searched;
 }
 

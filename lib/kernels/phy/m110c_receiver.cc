@@ -31,15 +31,12 @@ constexpr double sample_rate = 9600.0;
 constexpr unsigned sps = m110c_receiver::samples_per_symbol;
 constexpr size_t history_symbols = 4096; // differential products kept behind the search
 constexpr size_t peak_window = 8;        // samples past a peak before it is taken
-// The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
-constexpr unsigned known_lead = m110c_sync_symbols + m110c_probe_symbols + 1;
-constexpr unsigned d_field_symbols = 13;
 // The 103-symbol section (MP+ | 2 | D0 D1 D2 | 6 | MP-) ends the preamble and its last
 // 72 symbols are sent again after every 72 frames, after a plus probe: a receiver
 // started late finds it by its known head (MP+ and "2") and tail ("6" and MP-).
 constexpr unsigned section_symbols = m110c_preamble_symbols - m110c_sync_symbols;
 constexpr unsigned section_head = m110c_probe_symbols + 1;   // known before D0
-constexpr unsigned section_tail_from = section_head + 3 * d_field_symbols; // "6"
+constexpr unsigned section_tail_from = section_head + 3 * m110c_d_field_symbols; // "6"
 // Each half's z-score must pass this too: a plus probe followed by data matches the
 // head alone (its z reaches sqrt(31) = 5.6 at high SNR; noise alone passes 3.5 in one
 // test of 2e5).
@@ -48,6 +45,8 @@ constexpr double section_half_threshold = 3.5;
 // degrees a symbol (600 Hz); a section's detection implying more offset than this is
 // such a shift.
 constexpr double section_max_offset_hz = 300;
+// The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
+constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 
 cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
@@ -335,7 +334,7 @@ bool m110c_receiver::state::read_section_codes()
         if (k < section_head || k >= section_tail_from)
             h += cd(input.derotated(start + uint64_t(k) * sps)) * std::conj(cd(preamble_known[skipped + k]));
     d_estimates.clear();
-    for (unsigned j = 0; j < 3 * d_field_symbols; ++j)
+    for (unsigned j = 0; j < 3 * m110c_d_field_symbols; ++j)
         d_estimates.push_back(cd(input.derotated(start + uint64_t(section_head + j) * sps)) * std::conj(h));
     read_codes();
     if (!mode)
@@ -413,13 +412,7 @@ void m110c_receiver::state::second_pass()
 
 bool m110c_receiver::state::window_for(uint64_t k)
 {
-    const int64_t first =
-        int64_t(start) + (int64_t(k) - int64_t(equaliser->precursor_symbols())) * sps + timing_shift;
-    double power = 0;
-    if (!serial_tone_window(input, first, window, power))
-        return false;
-    presence.add_window_power(power);
-    return true;
+    return serial_tone_window(input, start, k, *equaliser, timing_shift, window, presence);
 }
 
 void m110c_receiver::state::commit(cd z, cd sent, bool known_symbol)
@@ -433,21 +426,20 @@ void m110c_receiver::state::read_codes()
 {
     // Each field: the rotation by 2c (c = 0..3) of Barker-13 its estimates match best;
     // c is the dibit (rate bit, interleaver bit) 00 -> 0, 01 -> 1, 11 -> 2, 10 -> 3.
-    static const unsigned dibit_of_quadrant[4] = { 0, 1, 3, 2 };
     unsigned rate = 0, interleaver = 0;
     for (unsigned f = 0; f < 3; ++f) {
         double best = -std::numeric_limits<double>::infinity();
         unsigned best_c = 0;
         for (unsigned c = 0; c < 4; ++c) {
             cd sum;
-            for (unsigned j = 0; j < d_field_symbols; ++j)
-                sum += d_estimates[f * d_field_symbols + j] * std::conj(cd(psk8(m110c_barker13[j] + 2 * c)));
+            for (unsigned j = 0; j < m110c_d_field_symbols; ++j)
+                sum += d_estimates[f * m110c_d_field_symbols + j] * std::conj(cd(psk8(m110c_d_chip(j, c))));
             if (sum.real() > best) {
                 best = sum.real();
                 best_c = c;
             }
         }
-        const unsigned dibit = dibit_of_quadrant[best_c];
+        const unsigned dibit = m110c_quadrant_of_dibit[best_c]; // its own inverse
         rate = (rate << 1) | (dibit >> 1);
         interleaver = (interleaver << 1) | (dibit & 1);
     }
@@ -464,9 +456,10 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
-        if (mode && mode->coded && cfg.decoder_passes >= 2 && k >= m110c_preamble_symbols) {
-            const m110c_symbol_role r = m110c_role_of(k);
-            if (r.kind == m110c_symbol_kind::data && r.position == 0 && r.frame % mode->frames_per_block == 0) {
+        const m110c_symbol_role role = m110c_role_of(k);
+        if (mode && mode->coded && cfg.decoder_passes >= 2 && role.kind != m110c_symbol_kind::preamble) {
+            if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
+                role.frame % mode->frames_per_block == 0) {
                 // The state the block starts from (a slip just before it is in it).
                 block_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
                 block_seen.clear();
@@ -474,7 +467,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 pending_slip = 0;
             }
             if (block_start_equaliser) {
-                block_seen.push_back({ r, cd(), pending_slip });
+                block_seen.push_back({ role, cd(), pending_slip });
                 pending_slip = 0;
                 block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
@@ -484,21 +477,21 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             commit(z, cd(preamble_known[k]), true);
             continue;
         }
-        if (k < known_lead + 3 * d_field_symbols) {
+        if (k < known_lead + 3 * m110c_d_field_symbols) {
             // D0..D2: decided among the four rotations of this chip.
             const unsigned j = unsigned(k - known_lead);
             d_estimates.push_back(z);
             cd decision;
             double nearest = std::numeric_limits<double>::infinity();
             for (unsigned c = 0; c < 4; ++c) {
-                const cd point(psk8(m110c_barker13[j % d_field_symbols] + 2 * c));
+                const cd point(psk8(m110c_d_chip(j % m110c_d_field_symbols, c)));
                 if (std::norm(z - point) < nearest) {
                     nearest = std::norm(z - point);
                     decision = point;
                 }
             }
             commit(z, decision, false);
-            if (j + 1 == 3 * d_field_symbols) {
+            if (j + 1 == 3 * m110c_d_field_symbols) {
                 read_codes();
                 if (!mode) {
                     // Reserved or illegal codes: not a burst we can read.
@@ -515,11 +508,6 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             }
             continue;
         }
-        if (k < m110c_preamble_symbols) {
-            commit(z, cd(preamble_known[k]), true);
-            continue;
-        }
-        const m110c_symbol_role role = m110c_role_of(k);
         if (double(k - m110c_preamble_symbols) / 2400.0 > cfg.max_burst_s) {
             end_burst(false, done);
             return true;
@@ -571,13 +559,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
 
 void m110c_receiver::state::find_eom()
 {
-    for (; eom_searched + m110c_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched) {
-        uint32_t word = 0;
-        for (size_t b = eom_searched; b < eom_searched + m110c_eom_bits; ++b)
-            word = (word << 1) | bits[b];
-        if (word == m110c_eom)
+    for (; eom_searched + m110c_eom_bits <= bits.size() && eom_at == no_eom; ++eom_searched)
+        if (bits_word(bits, eom_searched) == m110c_eom)
             eom_at = eom_searched;
-    }
 }
 
 void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)

@@ -82,11 +82,10 @@ std::vector<cf> psk8_points()
     return p;
 }
 
-// The 103-symbol section: MP+ | 2 | D0 D1 D2 | 6 | MP-. D_i: Barker-13 shifted by
-// 2 * p_i, p_i from the dibit (rate bit i, interleaver bit i): 00->0 01->1 11->2 10->3.
+// The 103-symbol section: MP+ | 2 | D0 D1 D2 | 6 | MP-, D_i from the dibit (rate bit i,
+// interleaver bit i).
 std::vector<uint8_t> section(const m110c_mode& mode)
 {
-    static const unsigned quadrant_of_dibit[4] = { 0, 1, 3, 2 };
     const unsigned rate = m110c_rate_code(mode);
     const unsigned interleaver = m110c_interleaver_code(mode.interleaver);
     std::vector<uint8_t> s;
@@ -96,8 +95,8 @@ std::vector<uint8_t> section(const m110c_mode& mode)
     s.push_back(2);
     for (unsigned i = 0; i < 3; ++i) {
         const unsigned dibit = ((rate >> (2 - i)) & 1) << 1 | ((interleaver >> (2 - i)) & 1);
-        for (uint8_t chip : m110c_barker13)
-            s.push_back(uint8_t((chip + 2 * quadrant_of_dibit[dibit]) % 8));
+        for (unsigned j = 0; j < m110c_d_field_symbols; ++j)
+            s.push_back(uint8_t(m110c_d_chip(j, m110c_quadrant_of_dibit[dibit])));
     }
     s.push_back(6);
     s.insert(s.end(), minus.begin(), minus.end());

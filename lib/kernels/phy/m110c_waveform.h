@@ -35,8 +35,14 @@ namespace phy {
 constexpr unsigned m110c_sync_symbols = 184;
 constexpr unsigned m110c_frame_symbols = m110c_data_symbols + m110c_probe_symbols;
 constexpr uint32_t m110c_eom = 0x4B65A5B2; // 110A's word, sent MSB first (reading)
-// D0..D2 chips before their rotation (m110c_appc.json preamble.D_encoding).
-constexpr std::array<uint8_t, 13> m110c_barker13 = { 0, 4, 0, 4, 0, 0, 4, 4, 0, 0, 0, 0, 0 };
+// D0..D2 (m110c_appc.json preamble.D_encoding): Barker-13 turned by 2 * q, q the
+// quadrant of the field's dibit (rate bit, interleaver bit): 00->0 01->1 11->2 10->3
+// (the map is its own inverse).
+constexpr unsigned m110c_d_field_symbols = 13;
+constexpr std::array<uint8_t, m110c_d_field_symbols> m110c_barker13 = { 0, 4, 0, 4, 0, 0, 4, 4, 0, 0, 0, 0, 0 };
+constexpr std::array<unsigned, 4> m110c_quadrant_of_dibit = { 0, 1, 3, 2 };
+// Chip j of a D field in quadrant q, as an 8PSK symbol number.
+constexpr unsigned m110c_d_chip(unsigned j, unsigned quadrant) { return (m110c_barker13[j] + 2 * quadrant) % 8; }
 
 // Rate code (r0 r1 r2, 3200 bps = 001 .. 12800 bps = 110) and interleaver code
 // (US = 001 .. VL = 110) as 3-bit numbers, r0 the MSB.

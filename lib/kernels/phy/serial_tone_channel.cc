@@ -161,18 +161,22 @@ void check_tracking_settings(double forgetting, double decision_weight, unsigned
     channel_tracking_equaliser{ check };
 }
 
-bool serial_tone_window(const serial_tone_samples& input, int64_t first, std::vector<cd>& window, double& power)
+bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64_t k,
+                        const channel_tracking_equaliser& equaliser, int64_t timing_shift, std::vector<cd>& window,
+                        serial_tone_presence& presence)
 {
+    const int64_t first =
+        int64_t(start) + (int64_t(k) - int64_t(equaliser.precursor_symbols())) * sps + timing_shift;
     const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
     if (last >= int64_t(input.total()))
         return false;
-    power = 0;
+    double power = 0;
     for (size_t q = 0; q < window.size(); ++q) {
         const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
         window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
         power += std::norm(window[q]);
     }
-    power /= double(window.size());
+    presence.add_window_power(power / double(window.size()));
     return true;
 }
 

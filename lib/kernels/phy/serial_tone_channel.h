@@ -10,6 +10,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_CHANNEL_H
 
 #include "channel_tracking_equaliser.h"
+#include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
 
 #include <complex>
@@ -44,11 +45,13 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
 // settings it refuses: receivers check theirs when they are constructed.
 void check_tracking_settings(double forgetting, double decision_weight, unsigned solve_interval);
 
-// Fills `window` (equaliser.window_samples() values) with the derotated T/2 samples
-// from sample `first` on (symbol times first, first + 4, ..., each with the sample 2
-// later); false while they are not all in. power: their mean power.
-bool serial_tone_window(const serial_tone_samples& input, int64_t first, std::vector<std::complex<double>>& window,
-                        double& power);
+// Fills `window` (equaliser.window_samples() values) with the derotated T/2 samples the
+// equaliser reads for symbol k of a burst whose symbol 0 is at sample `start` (moved by
+// timing_shift), and counts their mean power into `presence`; false while they are not
+// all in.
+bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64_t k,
+                        const channel_tracking_equaliser& equaliser, int64_t timing_shift,
+                        std::vector<std::complex<double>>& window, serial_tone_presence& presence);
 
 // Between symbols, every 48 (timing_check_symbols): a first-order loop adds 5 % of the
 // channel's mean turn (Hz) to the carrier offset (fading turns it both ways, an offset

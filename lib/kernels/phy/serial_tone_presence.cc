@@ -60,6 +60,14 @@ double serial_tone_presence::snr_db() const
     return 10.0 * std::log10(1.0 / std::max(d_noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
 }
 
+uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at)
+{
+    uint32_t word = 0;
+    for (size_t b = at; b < at + 32; ++b)
+        word = (word << 1) | bits[b];
+    return word;
+}
+
 std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first)
 {
     std::vector<uint8_t> bytes;

@@ -56,6 +56,9 @@ private:
     double d_noise = 1.0;
 };
 
+// The 32 bits from bits[at] on as a word, the first the MSB (an EOM is looked for so).
+uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at);
+
 // User bits to bytes (8 bits each, the first bit the LSB unless msb_first), a trailing
 // partial byte dropped.
 std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first);

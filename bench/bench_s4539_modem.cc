@@ -5,13 +5,14 @@
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
- *       [--solve-interval N]
+ *       [--solve-interval N] [--interpolate 0|1]   (App C: channel from the probes)
  *       (the receivers' configuration)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors); a burst that is not decoded counts all its bits as errors.
+ * `seconds` of signal (or N errors); a burst that is not decoded counts all its bits as errors,
+ * unless it is reported late (its EOM missed, it ended at the next preamble): then its own.
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
@@ -48,6 +49,17 @@ std::vector<std::string> split(const std::string& s)
     while (std::getline(ss, item, ','))
         out.push_back(item);
     return out;
+}
+
+// Bits of `sent` that `got` has wrong (a missing byte: all 8).
+size_t bit_errors(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& got)
+{
+    size_t errors = 0;
+    for (size_t b = 0; b < sent.size(); ++b) {
+        const uint8_t x = b < got.size() ? got[b] : uint8_t(~sent[b]);
+        errors += size_t(__builtin_popcount(unsigned(x ^ sent[b])));
+    }
+    return errors;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0)
@@ -172,15 +184,18 @@ int main(int argc, char** argv)
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
         } else if (key == "--forgetting")
-            rx_config.forgetting = std::atof(value.c_str());
+            rx_config.forgetting = high_rx_config.forgetting = std::atof(value.c_str());
         else if (key == "--decision-weight")
-            rx_config.decision_weight = std::atof(value.c_str());
+            rx_config.decision_weight = high_rx_config.decision_weight = std::atof(value.c_str());
         else if (key == "--solve-interval")
-            rx_config.equaliser_solve_interval = unsigned(std::atoi(value.c_str()));
+            rx_config.equaliser_solve_interval = high_rx_config.equaliser_solve_interval =
+                unsigned(std::atoi(value.c_str()));
+        else if (key == "--interpolate")
+            high_rx_config.interpolate_probes = value != "0";
         else if (key == "--passes")
-            rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
+            rx_config.decoder_passes = high_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
-            rx_config.detection_threshold = std::atof(value.c_str());
+            rx_config.detection_threshold = high_rx_config.detection_threshold = std::atof(value.c_str());
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--auto-baud")
@@ -192,11 +207,6 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    high_rx_config.forgetting = rx_config.forgetting;
-    high_rx_config.decision_weight = rx_config.decision_weight;
-    high_rx_config.equaliser_solve_interval = rx_config.equaliser_solve_interval;
-    high_rx_config.detection_threshold = rx_config.detection_threshold;
-    high_rx_config.decoder_passes = rx_config.decoder_passes;
     if (argc % 2 == 0) {
         std::fprintf(stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
         return 2;
@@ -246,6 +256,14 @@ int main(int argc, char** argv)
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
+            std::vector<uint8_t> unreported; // the last transmission, when nothing came of it
+            const auto receive = [&](const std::vector<cf>& samples, std::vector<received>& out) {
+                for (size_t k = 0; k < samples.size(); k += 4096) {
+                    bb.clear();
+                    front.process(samples.data() + k, std::min<size_t>(4096, samples.size() - k), bb);
+                    m.receive(bb.data(), bb.size(), out);
+                }
+            };
             while (signal_s < seconds && (max_errors == 0 || errors < max_errors)) {
                 std::vector<uint8_t> data(burst_bytes);
                 for (auto& b : data)
@@ -259,11 +277,7 @@ int main(int argc, char** argv)
                 channel.process(air.data(), air.size(), noisy);
                 t0 = std::chrono::steady_clock::now();
                 bursts.clear();
-                for (size_t k = 0; k < noisy.size(); k += 4096) {
-                    bb.clear();
-                    front.process(noisy.data() + k, std::min<size_t>(4096, noisy.size() - k), bb);
-                    m.receive(bb.data(), bb.size(), bursts);
-                }
+                receive(noisy, bursts);
                 rx_cpu += seconds_since(t0);
                 bits += 8 * data.size();
                 if (bursts.empty()) {
@@ -271,14 +285,18 @@ int main(int argc, char** argv)
                         std::fprintf(stderr, "  burst: none received\n");
                     ++lost;
                     errors += 8 * data.size();
+                    unreported = data;
                     continue;
                 }
-                const std::vector<uint8_t>& got = bursts.back().bytes;
-                size_t burst_errors = 0;
-                for (size_t b = 0; b < data.size(); ++b) {
-                    const uint8_t x = b < got.size() ? got[b] : uint8_t(~data[b]);
-                    burst_errors += size_t(__builtin_popcount(unsigned(x ^ data[b])));
+                if (bursts.size() > 1 && !unreported.empty()) {
+                    // The last transmission's burst, reported late: its own errors count.
+                    --lost;
+                    errors -= 8 * unreported.size();
+                    errors += bit_errors(unreported, bursts.front().bytes);
                 }
+                unreported.clear();
+                const std::vector<uint8_t>& got = bursts.back().bytes;
+                const size_t burst_errors = bit_errors(data, got);
                 errors += burst_errors;
                 if (verbose && bursts.size() > 1)
                     for (size_t i = 0; i + 1 < bursts.size(); ++i)
@@ -288,6 +306,19 @@ int main(int argc, char** argv)
                     std::fprintf(stderr, "  burst: %zu received, eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB\n",
                                  bursts.size(), int(bursts.back().eom), got.size(), data.size(), burst_errors,
                                  bursts.back().snr_db);
+            }
+            if (!unreported.empty()) {
+                // The last transmission's burst may end on lost signal: 10 s of noise more.
+                air.assign(size_t(10 * fs), cf());
+                noisy.clear();
+                channel.process(air.data(), air.size(), noisy);
+                bursts.clear();
+                receive(noisy, bursts);
+                if (!bursts.empty()) {
+                    --lost;
+                    errors -= 8 * unreported.size();
+                    errors += bit_errors(unreported, bursts.front().bytes);
+                }
             }
             std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f\n", name.c_str(), snr, bits,
                         errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,

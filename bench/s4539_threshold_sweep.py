@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""The SNR (1 dB grid) at which each 110A mode reaches a coded BER of 1e-5, per channel.
+"""The SNR (1 dB grid) at which each STANAG 4539 mode reaches a coded BER of 1e-5, per channel.
 
 Runs build/bench/bench_s4539_modem point by point: from a starting SNR it steps down
 while a point reaches the target (its 95 % upper bound at or below 1e-5, so with no
 errors at least 3e5 bits), and up while none has yet; it stops at the first point
 below a reached one that misses. A point that misses stops at 30 errors.
 
-    bench/m110a_threshold_sweep.py [--bench build/bench/bench_s4539_modem]
+    bench/s4539_threshold_sweep.py [--bench build/bench/bench_s4539_modem]
         [--channels awgn,poor,5ms5hz] [--modes 2400S,2400L,...] [--jobs 2] [--seed 1]
+    (App C: --channels awgn,poor --modes 3200S,3200L,...,9600L)
 
 Prints one line per point as it finishes, then a table: the lowest SNR reached and
 the BER measured 1 dB below it. Needs only the standard library.
 """
 import argparse
+import re
 import concurrent.futures
 import subprocess
 import sys
@@ -30,9 +32,13 @@ CHANNELS = {
 # Where each sweep starts (dB in 3 kHz), near the expected threshold.
 START = {
     "awgn": {"2400S": 10, "2400L": 9, "1200S": 5, "1200L": 4, "600S": 2, "600L": 2, "300S": 0, "300L": -1,
-             "150S": -2, "150L": -3, "75S": -2, "75L": -3},
+             "150S": -2, "150L": -3, "75S": -2, "75L": -3,
+             "3200S": 8, "3200L": 7, "4800S": 12, "4800L": 11, "6400S": 15, "6400L": 14, "8000S": 18,
+             "8000L": 17, "9600S": 20, "9600L": 19},
     "poor": {"2400S": 19, "2400L": 14, "1200S": 14, "1200L": 9, "600S": 11, "600L": 6,
-             "300S": 8, "300L": 3, "150S": 6, "150L": 2, "75S": 5, "75L": 2},
+             "300S": 8, "300L": 3, "150S": 6, "150L": 2, "75S": 5, "75L": 2,
+             "3200S": 17, "3200L": 12, "4800S": 22, "4800L": 17, "6400S": 28, "6400L": 22, "8000S": 32,
+             "8000L": 27, "9600S": 36, "9600L": 33},
     "5ms5hz": {"300S": 6, "300L": 5, "150S": 4, "150L": 3, "75S": 5, "75L": 1},
 }
 
@@ -60,7 +66,7 @@ def run_point(bench, channel, mode, snr, seconds, seed):
 
 
 def sweep(bench, channel, mode, seed):
-    bps = int(mode[:-1])
+    bps = int(re.match(r"\d+", mode).group())
     rate = 0.4 * bps  # user bits per second of signal, until a point measures it
     snr = start_snr(channel, mode)
     points = []
@@ -92,7 +98,7 @@ def main():
     jobs = []
     for channel in args.channels.split(","):
         if channel not in CHANNELS:
-            sys.exit(f"m110a_threshold_sweep: unknown channel {channel} (awgn, poor, 5ms5hz)")
+            sys.exit(f"s4539_threshold_sweep: unknown channel {channel} (awgn, poor, 5ms5hz)")
         modes = args.modes.split(",") if args.modes else DEFAULT_MODES[channel]
         jobs += [(channel, m) for m in modes]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -1,6 +1,7 @@
 // The App C receiver: our transmissions in every rate and interleaver decode through
 // noise and a carrier offset; noise alone starts nothing; reserved codes and a cut
-// burst neither crash it nor wedge it.
+// burst neither crash it nor wedge it; a new preamble cuts a burst; a late start, the
+// second pass and the channel interpolated between probes.
 #include "chan/watterson_channel.h"
 #include "phy/m110c_receiver.h"
 #include "phy/m110c_transmitter.h"
@@ -202,4 +203,54 @@ TEST(m110c_receiver, the_second_pass_repairs_fades)
     }
     EXPECT_GT(wrong[0], 0u);
     EXPECT_LT(wrong[1], wrong[0]);
+}
+
+TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
+{
+    // 6400M (16QAM) through F.1487 poor at 28 dB: the channel under each frame taken
+    // from the mini-probes around it, rather than tracked on the decisions, leaves
+    // ten times fewer wrong bytes (measured: 892 and none).
+    const m110c_mode mode = *m110c_mode_for(6400, m110c_interleaver::medium);
+    const std::vector<uint8_t> data = random_bytes(4000, 13);
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<float> audio =
+        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 28.0, 0, 5, poor);
+    size_t wrong[2];
+    for (bool interpolate : { false, true }) {
+        m110c_receiver_config c;
+        c.interpolate_probes = interpolate;
+        const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, c);
+        ASSERT_EQ(bursts.size(), 1u) << interpolate;
+        size_t& w = wrong[interpolate];
+        w = 0;
+        for (size_t b = 0; b < data.size(); ++b)
+            w += b >= bursts[0].bytes.size() || bursts[0].bytes[b] != data[b];
+    }
+    EXPECT_GT(wrong[0], 100u);
+    EXPECT_LT(10 * wrong[1], wrong[0]);
+}
+
+TEST(m110c_receiver, a_new_preamble_cuts_a_burst_in_progress)
+{
+    // A 9600S burst cut after 13 frames by the preamble of a 3200S burst, with no gap:
+    // the first is reported cut (its first block right), the second decodes whole.
+    const m110c_mode cut_mode = *m110c_mode_for(9600, m110c_interleaver::short_);
+    const std::vector<uint8_t> long_data = random_bytes(6000, 14);
+    auto points = m110c_transmit_points(cut_mode, long_data.data(), long_data.size());
+    points.resize(m110c_preamble_symbols + 13 * m110c_frame_symbols + 100);
+    const std::vector<uint8_t> next = random_bytes(700, 15);
+    const auto second = m110c_transmit_points(*m110c_mode_for(3200, m110c_interleaver::short_), next.data(),
+                                              next.size());
+    points.insert(points.end(), second.begin(), second.end());
+    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 5.0, 6), 9600);
+    ASSERT_EQ(bursts.size(), 2u);
+    EXPECT_EQ(bursts[0].mode, "9600S");
+    EXPECT_FALSE(bursts[0].eom);
+    const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
+    ASSERT_GE(bursts[0].bytes.size(), first_block_bytes);
+    EXPECT_TRUE(std::equal(bursts[0].bytes.begin(), bursts[0].bytes.begin() + long(first_block_bytes),
+                           long_data.begin()));
+    EXPECT_EQ(bursts[1].mode, "3200S");
+    EXPECT_TRUE(bursts[1].eom);
+    EXPECT_EQ(bursts[1].bytes, next);
 }

@@ -62,6 +62,7 @@ void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise
         throw std::invalid_argument("channel_tracking_equaliser: start needs 2 * channel_symbols() taps");
     d_taps = taps;
     d_wide = taps;
+    d_base.clear();
     d_noise = std::max(noise, 1e-9);
     d_history.assign(d_span, cd());
     const size_t n = std::min(past_symbols.size(), size_t(d_span));
@@ -317,6 +318,19 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     ++d_since_select;
 }
 
+void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)
+{
+    if (base.size() != d_taps.size())
+        throw std::invalid_argument("channel_tracking_equaliser: rebase_channel needs 2 * channel_symbols() taps");
+    if (d_base.size() != base.size()) {
+        d_taps = base;
+    } else {
+        for (size_t q = 0; q < d_taps.size(); ++q)
+            d_taps[q] += base[q] - d_base[q];
+    }
+    d_base = base;
+}
+
 double channel_tracking_equaliser::take_turn()
 {
     const double per_symbol = d_turn_symbols ? d_turn / double(d_turn_symbols) : 0.0;
@@ -355,6 +369,8 @@ void channel_tracking_equaliser::slip(int direction)
     };
     shifted(d_taps);
     shifted(d_wide);
+    if (!d_base.empty())
+        shifted(d_base);
     shifted(d_energy_profile);
     // The phases swapped roles: the tracked taps are chosen again (P restarts).
     d_tracked.clear();

@@ -94,6 +94,13 @@ public:
     void slip(int direction);
 
     const std::vector<cd>& taps() const { return d_taps; }
+    // Moves the estimate by how much `base` moved since the last call (the first call
+    // sets it): a channel interpolated between measurements on known symbols, with the
+    // tracker following the decisions for the difference.
+    void rebase_channel(const std::vector<cd>& base);
+    // The symbol taps (0 .. channel_symbols() - 1) the tracker follows: the paths and
+    // their pulse tails.
+    const std::vector<size_t>& tracked_symbol_taps() const { return d_tracked; }
     // Long-term mean |tap|^2 per T/2 position (about 2 s at 2400 Bd).
     const std::vector<double>& energy_profile() const { return d_energy_profile; }
     double noise() const { return d_noise; }
@@ -110,6 +117,7 @@ private:
 
     std::vector<cd> d_taps;     // 2 * span, zero off the tracked taps
     std::vector<cd> d_wide;     // 2 * span, slow LMS over all taps
+    std::vector<cd> d_base;     // the last rebase_channel's base (empty: none yet)
     std::vector<size_t> d_tracked; // symbol taps tracked by RLS
     std::vector<cd> d_inverse;  // tracker's P over the tracked taps
     size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used

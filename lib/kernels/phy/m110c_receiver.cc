@@ -45,6 +45,9 @@ constexpr double section_half_threshold = 3.5;
 // degrees a symbol (600 Hz); a section's detection implying more offset than this is
 // such a shift.
 constexpr double section_max_offset_hz = 300;
+// Data symbols whose decision errors are weighed together against the equaliser's
+// variance (a frame holds eight).
+constexpr unsigned reliability_symbols = 32;
 // The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
 constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 
@@ -94,7 +97,12 @@ struct m110c_receiver::state {
     cd peak_sum;
     uint64_t found_at = 0;
     double found_hz = 0;
-    bool search();
+    // sections false: the sync sequence only (in a burst, its own re-inserted sections
+    // would match).
+    bool search(bool sections = true);
+    void search_section(uint64_t n); // the section at sample n
+    // In the data stage: a new preamble cuts the burst in progress.
+    bool watch(std::vector<m110c_burst>& done);
 
     // Burst.
     phase stage = phase::search;
@@ -128,7 +136,30 @@ struct m110c_receiver::state {
     std::vector<stored_symbol> block_seen;
     std::vector<cd> block_windows;
     int pending_slip = 0;
+    uint64_t block_start_symbol = 0;
+    int64_t block_start_shift = 0;
     void second_pass();
+    // Channel measurements on the known symbols around each data frame
+    // (cfg.interpolate_probes): the probe before it and the one after, oldest first;
+    // kept from the last three before the block on while the block may be passed again.
+    struct anchor {
+        uint64_t first;       // burst symbol (from start) of the probe's first symbol
+        int64_t timing_shift; // the sample grid it was measured on
+        std::vector<cd> taps; // as the equaliser's
+    };
+    std::vector<anchor> anchors;
+    std::vector<cd> interpolated;
+    bool anchors_for_frame(uint64_t s);
+    bool measure_anchor(uint64_t first);
+    void interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift);
+    void keep_last_anchors();
+    std::optional<cd> known_at(uint64_t k) const;
+    // LLR reliability: when a segment's decisions err more than the equaliser's
+    // variance says (errors fed back, a channel the estimate lags), its LLRs are scaled
+    // down by the ratio.
+    double segment_error = 0, segment_variance = 0;
+    unsigned segment_symbols = 0;
+    void weigh_decision(cd z, cd decision, double variance, size_t llr_end);
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -195,7 +226,7 @@ void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& do
             progressed = d->preamble();
             break;
         case phase::data:
-            progressed = d->data(done);
+            progressed = d->data(done) || d->watch(done);
             break;
         }
         if (!progressed)
@@ -207,7 +238,7 @@ void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& do
 void m110c_receiver::state::trim()
 {
     uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
-    keep = std::min(keep, input.total());
+    keep = std::min({ keep, candidate, input.total() });
     // The equaliser's window reaches back up to 2 x 16 symbols of precursor and timing.
     keep = keep > 256 * sps ? keep - 256 * sps : 0;
     input.release_before(keep);
@@ -220,7 +251,52 @@ void m110c_receiver::state::restart_search(uint64_t from)
     peak_open = false;
 }
 
-bool m110c_receiver::state::search()
+bool m110c_receiver::state::watch(std::vector<m110c_burst>& done)
+{
+    // Only past our own preamble (its sync would match).
+    const uint64_t data_start = start + uint64_t(m110c_preamble_symbols - skipped) * sps;
+    if (candidate < data_start) {
+        restart_search(data_start);
+        stage = phase::data;
+    }
+    if (!search(false))
+        return false;
+    const uint64_t next = found_at;
+    const double hz = found_hz;
+    end_burst(false, done);
+    found_at = next;
+    found_hz = hz;
+    found_section = false;
+    start = next;
+    stage = phase::preamble;
+    return true;
+}
+
+void m110c_receiver::state::search_section(uint64_t n)
+{
+    // Head and tail each, and together.
+    cf head, tail;
+    volk_32fc_x2_dot_prod_32fc(&head, head_products.at(input, n + sps), conj_head_rotations.data(),
+                               unsigned(conj_head_rotations.size()));
+    volk_32fc_x2_dot_prod_32fc(&tail, tail_products.at(input, n + (section_tail_from + 1) * sps),
+                               conj_tail_rotations.data(), unsigned(conj_tail_rotations.size()));
+    const double eh = head_products.energy(n + sps);
+    const double et = tail_products.energy(n + (section_tail_from + 1) * sps);
+    if (eh > 0 && et > 0 && std::abs(head) >= section_half_threshold * std::sqrt(eh) &&
+        std::abs(tail) >= section_half_threshold * std::sqrt(et)) {
+        const double zs = std::abs(head + tail) / std::sqrt(eh + et);
+        const double hz = std::arg(cd(head + tail)) / two_pi * 2400.0;
+        if (zs >= cfg.detection_threshold && std::abs(hz) <= section_max_offset_hz && (!peak_open || zs > peak_z)) {
+            peak_open = true;
+            peak_z = zs;
+            peak_at = n;
+            peak_sum = cd(head + tail);
+            peak_is_section = true;
+        }
+    }
+}
+
+bool m110c_receiver::state::search(bool sections)
 {
     const uint64_t span = uint64_t(m110c_sync_symbols) * sps;
     while (candidate + span < input.total()) {
@@ -238,26 +314,8 @@ bool m110c_receiver::state::search()
             peak_sum = cd(dot);
             peak_is_section = false;
         }
-        // The section: head and tail each, and together.
-        cf head, tail;
-        volk_32fc_x2_dot_prod_32fc(&head, head_products.at(input, n + sps), conj_head_rotations.data(),
-                                   unsigned(conj_head_rotations.size()));
-        volk_32fc_x2_dot_prod_32fc(&tail, tail_products.at(input, n + (section_tail_from + 1) * sps),
-                                   conj_tail_rotations.data(), unsigned(conj_tail_rotations.size()));
-        const double eh = head_products.energy(n + sps);
-        const double et = tail_products.energy(n + (section_tail_from + 1) * sps);
-        if (eh > 0 && et > 0 && std::abs(head) >= section_half_threshold * std::sqrt(eh) &&
-            std::abs(tail) >= section_half_threshold * std::sqrt(et)) {
-            const double zs = std::abs(head + tail) / std::sqrt(eh + et);
-            const double hz = std::arg(cd(head + tail)) / two_pi * 2400.0;
-            if (zs >= cfg.detection_threshold && std::abs(hz) <= section_max_offset_hz && (!peak_open || zs > peak_z)) {
-                peak_open = true;
-                peak_z = zs;
-                peak_at = n;
-                peak_sum = cd(head + tail);
-                peak_is_section = true;
-            }
-        }
+        if (sections)
+            search_section(n);
         if (peak_open && n >= peak_at + peak_window) {
             peak_open = false;
             found_at = peak_at;
@@ -368,6 +426,9 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
     block_seen.clear();
     block_windows.clear();
     pending_slip = 0;
+    anchors.clear();
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
     d_estimates.clear();
     presence.start(reference_power);
     block_llr.clear();
@@ -390,10 +451,17 @@ void m110c_receiver::state::second_pass()
     const size_t width = window.size();
     const unsigned nb = mode->bits_per_symbol;
     size_t bit = 0;
+    int64_t shift = block_start_shift;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
     for (size_t i = 0; i < block_seen.size(); ++i) {
         const stored_symbol& seen = block_seen[i];
-        if (seen.slip != 0)
+        if (seen.slip != 0) {
             again.slip(seen.slip);
+            shift += 2 * seen.slip;
+        }
+        if (cfg.interpolate_probes && seen.role.kind != m110c_symbol_kind::reinserted)
+            interpolate_channel(again, block_start_symbol + i, shift);
         const cd z = again.equalise(&block_windows[i * width]);
         if (seen.role.kind != m110c_symbol_kind::data) {
             again.decide(seen.sent, true);
@@ -402,9 +470,12 @@ void m110c_receiver::state::second_pass()
         unsigned label = 0;
         for (unsigned b = 0; b < nb; ++b)
             label = (label << 1) | channel[bit + b];
-        demapper->demap(z, seen.role.position, std::max(1e-3, again.estimate_variance()), &block_llr[bit]);
-        again.decide(demapper->point_of(label, seen.role.position), true); // as good as known
+        const double variance = std::max(1e-3, again.estimate_variance());
+        demapper->demap(z, seen.role.position, variance, &block_llr[bit]);
+        const cd decision = demapper->point_of(label, seen.role.position);
+        again.decide(decision, true); // as good as known
         bit += nb;
+        weigh_decision(z, decision, variance, bit);
     }
     again.take_turn(); // the loop already heard of this block's turn in the first pass
     *equaliser = again;
@@ -453,10 +524,13 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             timing_checked = symbol;
             pending_slip += follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
         }
+        const m110c_symbol_role role = m110c_role_of(skipped + symbol);
+        if (mode && cfg.interpolate_probes && role.kind == m110c_symbol_kind::data && role.position == 0 &&
+            !anchors_for_frame(symbol))
+            return false; // the probe after the frame is not in yet
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
-        const m110c_symbol_role role = m110c_role_of(k);
         if (mode && mode->coded && cfg.decoder_passes >= 2 && role.kind != m110c_symbol_kind::preamble) {
             if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
                 role.frame % mode->frames_per_block == 0) {
@@ -465,6 +539,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_seen.clear();
                 block_windows.clear();
                 pending_slip = 0;
+                block_start_symbol = symbol - 1;
+                block_start_shift = timing_shift;
+                keep_last_anchors();
             }
             if (block_start_equaliser) {
                 block_seen.push_back({ role, cd(), pending_slip });
@@ -472,6 +549,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
         }
+        if (mode && cfg.interpolate_probes && !anchors.empty() &&
+            (role.kind == m110c_symbol_kind::data || role.kind == m110c_symbol_kind::probe))
+            interpolate_channel(*equaliser, symbol - 1, timing_shift);
         const cd z = equaliser->equalise(window.data());
         if (k < known_lead || (mode && k < m110c_preamble_symbols)) {
             commit(z, cd(preamble_known[k]), true);
@@ -515,13 +595,16 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         switch (role.kind) {
         case m110c_symbol_kind::data: {
             float llr[6];
-            const cd decision = demapper->demap(z, role.position, std::max(1e-3, equaliser->estimate_variance()), llr);
+            const double variance = std::max(1e-3, equaliser->estimate_variance());
+            const cd decision = demapper->demap(z, role.position, variance, llr);
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
+            weigh_decision(z, decision, variance, block_llr.size());
             if (block_llr.size() == decoder->channel_bits()) {
                 for (unsigned pass = 2; pass <= cfg.decoder_passes && block_start_equaliser; ++pass)
                     second_pass();
                 block_start_equaliser.reset();
+                keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
                 block_llr.clear();
                 find_eom();
@@ -555,6 +638,99 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             return true;
         }
     }
+}
+
+void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, size_t llr_end)
+{
+    segment_error += std::norm(z - decision);
+    segment_variance += variance;
+    if (++segment_symbols < reliability_symbols)
+        return;
+    const double ratio = segment_error / segment_variance;
+    if (ratio > 1)
+        for (size_t b = llr_end - reliability_symbols * mode->bits_per_symbol; b < llr_end; ++b)
+            block_llr[b] /= float(ratio);
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
+}
+
+std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const
+{
+    const m110c_symbol_role role = m110c_role_of(k);
+    switch (role.kind) {
+    case m110c_symbol_kind::preamble:
+        return cd(preamble_known[k]);
+    case m110c_symbol_kind::probe:
+        return cd(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
+    case m110c_symbol_kind::reinserted:
+        return cd(psk8(reinserted[role.position]));
+    case m110c_symbol_kind::data:
+        break;
+    }
+    return std::nullopt;
+}
+
+bool m110c_receiver::state::anchors_for_frame(uint64_t s)
+{
+    // Before the frame's data: a probe, or the last 31 symbols (MP-) of the preamble or
+    // of a re-inserted section, which end the same way.
+    return measure_anchor(s - m110c_probe_symbols) && measure_anchor(s + m110c_data_symbols);
+}
+
+bool m110c_receiver::state::measure_anchor(uint64_t first)
+{
+    for (const anchor& a : anchors)
+        if (a.first == first)
+            return true;
+    std::vector<cd> known;
+    for (uint64_t j = 0; j < m110c_probe_symbols; ++j)
+        known.push_back(*known_at(skipped + first + j));
+    // The prior (for taps the probe cannot tell apart) is the tracker's estimate,
+    // weighted like one observation at the noise level.
+    std::vector<cd> taps = equaliser->taps();
+    if (!measure_known_run(input, start, timing_shift, *equaliser, first, known, std::max(1e-6, equaliser->noise()),
+                           taps))
+        return false;
+    anchors.push_back({ first, timing_shift, std::move(taps) });
+    if (!block_start_equaliser)
+        keep_last_anchors();
+    return true;
+}
+
+void m110c_receiver::state::keep_last_anchors()
+{
+    constexpr size_t kept = 3; // the most a frame's interpolation uses
+    if (anchors.size() > kept)
+        anchors.erase(anchors.begin(), anchors.end() - long(kept));
+}
+
+void m110c_receiver::state::interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift)
+{
+    // Lagrange (in time) through the probe after s and up to two before it, each moved
+    // onto the current sample grid (a T/2 slip shifts the taps by one); the tracker
+    // follows the decisions for the rest.
+    const auto centre = [](const anchor& a) { return double(a.first) + 0.5 * (m110c_probe_symbols - 1); };
+    const double t = double(s);
+    size_t last = 0;
+    while (last + 1 < anchors.size() && centre(anchors[last]) <= t)
+        ++last;
+    const size_t first = last >= 2 ? last - 2 : 0;
+    const size_t nf = eq.window_samples();
+    interpolated.assign(nf, cd());
+    for (size_t a = first; a <= last; ++a) {
+        double weight = 1;
+        for (size_t b = first; b <= last; ++b)
+            if (b != a)
+                weight *= (t - centre(anchors[b])) / (centre(anchors[a]) - centre(anchors[b]));
+        const long moved = long((shift - anchors[a].timing_shift) / 2);
+        const std::vector<cd>& taps = anchors[a].taps;
+        for (size_t q = 0; q < nf; ++q) {
+            const long from = long(q) + moved;
+            if (from >= 0 && from < long(nf))
+                interpolated[q] += weight * taps[size_t(from)];
+        }
+    }
+    eq.rebase_channel(interpolated);
 }
 
 void m110c_receiver::state::find_eom()

@@ -17,6 +17,12 @@ using cd = std::complex<double>;
 constexpr unsigned sps = 4;             // samples per symbol
 constexpr int measure_reach = 16;       // taps from -reach to +reach symbols
 constexpr unsigned measure_chunks = 3;  // least squares over each, summed in power
+// Observations a chunk needs, per tap it measures (fewer chunks on a short run: the
+// late start's 103-symbol section holds one).
+constexpr double chunk_observations_per_tap = 1.5;
+// Diagonal loading of the normal equations, of their mean diagonal: keeps them positive
+// definite when the symbols do not determine every tap, at no cost otherwise.
+constexpr double normal_loading = 1e-9;
 constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
 constexpr double path_over_floor = 6.0; // and over the median tap's (the noise floor)
 constexpr unsigned tail_symbols = 3;    // pulse tail after the last path
@@ -51,6 +57,11 @@ bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vect
             for (size_t j = 0; j < n; ++j)
                 gram[i * n + j] += std::conj(x[i]) * x[j];
     }
+    double trace = 0;
+    for (size_t i = 0; i < n; ++i)
+        trace += gram[i * n + i].real();
+    for (size_t i = 0; i < n; ++i)
+        gram[i * n + i] += normal_loading * trace / double(n);
     const cholesky_solver normal_equations(std::move(gram), n);
     taps.assign(2 * n, cd());
     std::vector<cd> g(n);
@@ -88,7 +99,10 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     // (delay spread); the first chunk's estimate starts it.
     const int reach = measure_reach;
     const size_t taps_wide = 2 * size_t(2 * reach + 1);
-    const size_t chunk = known.size() > 2 * size_t(reach) ? (known.size() - 2 * size_t(reach)) / measure_chunks : 0;
+    const size_t span = known.size() > 2 * size_t(reach) ? known.size() - 2 * size_t(reach) : 0;
+    const size_t chunks = std::clamp<size_t>(size_t(double(span) / (chunk_observations_per_tap * (2 * reach + 1))), 1,
+                                             measure_chunks);
+    const size_t chunk = span / chunks;
     std::vector<double> profile(size_t(2 * reach + 1), 0.0);
     std::vector<cd> first_taps;
     double first_noise = 0;
@@ -177,6 +191,53 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
         power += std::norm(window[q]);
     }
     presence.add_window_power(power / double(window.size()));
+    return true;
+}
+
+bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t timing_shift,
+                       const channel_tracking_equaliser& equaliser, uint64_t first, const std::vector<cd>& known,
+                       double ridge, std::vector<cd>& taps)
+{
+    const std::vector<size_t>& tracked = equaliser.tracked_symbol_taps();
+    const size_t n = tracked.size();
+    if (n == 0 || known.empty() || taps.size() != equaliser.window_samples())
+        return false;
+    // The sample at symbol time t (phase p) sees symbol t + precursor - i through tap i.
+    const int64_t precursor = equaliser.precursor_symbols();
+    const int64_t lo = int64_t(tracked.front()), hi = int64_t(tracked.back());
+    const int64_t t_first = int64_t(first) - precursor + hi;
+    const int64_t t_last = int64_t(first) + int64_t(known.size()) - 1 - precursor + lo;
+    const int64_t sample_first = int64_t(start) + t_first * sps + timing_shift;
+    const int64_t sample_last = int64_t(start) + t_last * sps + timing_shift + 2;
+    if (sample_first < int64_t(input.base()) || sample_last >= int64_t(input.total()))
+        return false;
+    std::vector<cd> gram(n * n), cross(2 * n), x(n);
+    for (size_t u = 0; u < n; ++u) {
+        gram[u * n + u] = ridge;
+        cross[u] = ridge * taps[2 * tracked[u]];
+        cross[n + u] = ridge * taps[2 * tracked[u] + 1];
+    }
+    for (int64_t t = t_first; t <= t_last; ++t) {
+        for (size_t u = 0; u < n; ++u)
+            x[u] = known[size_t(t + precursor - int64_t(tracked[u]) - int64_t(first))];
+        for (unsigned p = 0; p < 2; ++p) {
+            const cd r(input.derotated(uint64_t(int64_t(start) + t * sps + timing_shift + 2 * p)));
+            for (size_t u = 0; u < n; ++u)
+                cross[p * n + u] += std::conj(x[u]) * r;
+        }
+        for (size_t u = 0; u < n; ++u)
+            for (size_t v = 0; v < n; ++v)
+                gram[u * n + v] += std::conj(x[u]) * x[v];
+    }
+    const cholesky_solver normal_equations(std::move(gram), n);
+    std::vector<cd> g(n);
+    std::vector<cd> out(taps.size());
+    for (unsigned p = 0; p < 2; ++p) {
+        normal_equations.solve(&cross[p * n], g.data());
+        for (size_t u = 0; u < n; ++u)
+            out[2 * tracked[u] + p] = g[u];
+    }
+    taps.swap(out);
     return true;
 }
 

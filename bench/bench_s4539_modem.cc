@@ -11,8 +11,9 @@
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors); a burst that is not decoded counts all its bits as errors,
- * unless it is reported late (its EOM missed, it ended at the next preamble): then its own.
+ * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
+ * against the transmission it started in, and a transmission none started in counts all its
+ * bits as errors (lost).
  * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
@@ -22,11 +23,13 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <stdexcept>
 #include <memory>
@@ -73,6 +76,7 @@ struct received {
     bool eom = false;
     std::vector<uint8_t> bytes;
     double snr_db = 0, frequency_offset_hz = 0;
+    uint64_t start_sample = 0;
 };
 
 // A mode of either family: bytes to baseband samples, and a receiver.
@@ -86,7 +90,7 @@ template <typename Burst>
 void append_bursts(std::vector<Burst>& got, std::vector<received>& out)
 {
     for (Burst& b : got)
-        out.push_back({ b.mode, b.eom, std::move(b.bytes), b.snr_db, b.frequency_offset_hz });
+        out.push_back({ b.mode, b.eom, std::move(b.bytes), b.snr_db, b.frequency_offset_hz, b.start_sample });
     got.clear();
 }
 
@@ -256,12 +260,39 @@ int main(int argc, char** argv)
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
-            std::vector<uint8_t> unreported; // the last transmission, when nothing came of it
-            const auto receive = [&](const std::vector<cf>& samples, std::vector<received>& out) {
+            // Transmissions not yet matched with a burst: a burst belongs to the one its
+            // start lies in, whenever it is reported (a burst whose EOM was missed ends at
+            // the next preamble or on lost signal, after the next transmission began).
+            struct transmission {
+                uint64_t start, end; // baseband samples
+                std::vector<uint8_t> data;
+            };
+            std::deque<transmission> unmatched;
+            uint64_t sent_samples = 0;
+            const auto receive = [&](const std::vector<cf>& samples) {
+                bursts.clear();
                 for (size_t k = 0; k < samples.size(); k += 4096) {
                     bb.clear();
                     front.process(samples.data() + k, std::min<size_t>(4096, samples.size() - k), bb);
-                    m.receive(bb.data(), bb.size(), out);
+                    m.receive(bb.data(), bb.size(), bursts);
+                }
+                for (const received& r : bursts) {
+                    const auto t = std::find_if(unmatched.begin(), unmatched.end(), [&](const transmission& x) {
+                        return r.start_sample + uint64_t(fs / 10) >= x.start && r.start_sample < x.end;
+                    });
+                    if (t == unmatched.end()) {
+                        if (verbose)
+                            std::fprintf(stderr, "  burst of no transmission: %s at sample %llu, %zu bytes\n",
+                                         r.mode.c_str(), (unsigned long long)r.start_sample, r.bytes.size());
+                        continue;
+                    }
+                    const size_t burst_errors = bit_errors(t->data, r.bytes);
+                    errors += burst_errors;
+                    if (verbose)
+                        std::fprintf(stderr, "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB, offset %.1f Hz\n",
+                                     int(r.eom), r.bytes.size(), t->data.size(), burst_errors, r.snr_db,
+                                     r.frequency_offset_hz);
+                    unmatched.erase(t);
                 }
             };
             while (signal_s < seconds && (max_errors == 0 || errors < max_errors)) {
@@ -271,54 +302,27 @@ int main(int argc, char** argv)
                 auto t0 = std::chrono::steady_clock::now();
                 air = m.transmit(data, modulator);
                 tx_cpu += seconds_since(t0);
+                unmatched.push_back({ sent_samples, sent_samples + air.size(), data });
                 air.resize(air.size() + size_t(0.5 * fs));
+                sent_samples += air.size();
                 signal_s += double(air.size()) / fs;
+                bits += 8 * data.size();
                 noisy.clear();
                 channel.process(air.data(), air.size(), noisy);
                 t0 = std::chrono::steady_clock::now();
-                bursts.clear();
-                receive(noisy, bursts);
+                receive(noisy);
                 rx_cpu += seconds_since(t0);
-                bits += 8 * data.size();
-                if (bursts.empty()) {
-                    if (verbose)
-                        std::fprintf(stderr, "  burst: none received\n");
-                    ++lost;
-                    errors += 8 * data.size();
-                    unreported = data;
-                    continue;
-                }
-                if (bursts.size() > 1 && !unreported.empty()) {
-                    // The last transmission's burst, reported late: its own errors count.
-                    --lost;
-                    errors -= 8 * unreported.size();
-                    errors += bit_errors(unreported, bursts.front().bytes);
-                }
-                unreported.clear();
-                const std::vector<uint8_t>& got = bursts.back().bytes;
-                const size_t burst_errors = bit_errors(data, got);
-                errors += burst_errors;
-                if (verbose && bursts.size() > 1)
-                    for (size_t i = 0; i + 1 < bursts.size(); ++i)
-                        std::fprintf(stderr, "  late burst: %s, eom %d, %zu bytes, snr %.1f dB, offset %.1f Hz\n", bursts[i].mode.c_str(),
-                                     int(bursts[i].eom), bursts[i].bytes.size(), bursts[i].snr_db, bursts[i].frequency_offset_hz);
-                if (verbose)
-                    std::fprintf(stderr, "  burst: %zu received, eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB\n",
-                                 bursts.size(), int(bursts.back().eom), got.size(), data.size(), burst_errors,
-                                 bursts.back().snr_db);
             }
-            if (!unreported.empty()) {
-                // The last transmission's burst may end on lost signal: 10 s of noise more.
-                air.assign(size_t(10 * fs), cf());
-                noisy.clear();
-                channel.process(air.data(), air.size(), noisy);
-                bursts.clear();
-                receive(noisy, bursts);
-                if (!bursts.empty()) {
-                    --lost;
-                    errors -= 8 * unreported.size();
-                    errors += bit_errors(unreported, bursts.front().bytes);
-                }
+            // A burst still open may end on lost signal: 10 s of noise more.
+            air.assign(size_t(10 * fs), cf());
+            noisy.clear();
+            channel.process(air.data(), air.size(), noisy);
+            receive(noisy);
+            for (const transmission& t : unmatched) {
+                if (verbose)
+                    std::fprintf(stderr, "  burst at sample %llu: none received\n", (unsigned long long)t.start);
+                ++lost;
+                errors += 8 * t.data.size();
             }
             std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f\n", name.c_str(), snr, bits,
                         errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,

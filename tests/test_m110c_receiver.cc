@@ -183,14 +183,15 @@ TEST(m110c_receiver, a_receiver_started_late_decodes_from_a_reinserted_section)
 
 TEST(m110c_receiver, the_second_pass_repairs_fades)
 {
-    // 3200L through F.1487 poor (two 1 Hz Rayleigh paths 2 ms apart) at 12 dB: between
+    // 3200L through F.1487 poor (two 1 Hz Rayleigh paths 2 ms apart) at 10 dB: between
     // mini-probes the tracker runs on its own decisions, which a fade spoils; equalising
-    // each block again with the decoder's decisions leaves fewer wrong bytes.
+    // each block again with the decoder's decisions leaves fewer wrong bytes (measured:
+    // 319 and 27).
     const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::long_);
     const std::vector<uint8_t> data = random_bytes(8000, 12);
     const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
     const std::vector<float> audio =
-        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 12.0, 0, 2, poor);
+        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 10.0, 0, 2, poor);
     size_t wrong[2];
     for (unsigned passes : { 1u, 2u }) {
         m110c_receiver_config c;
@@ -207,14 +208,14 @@ TEST(m110c_receiver, the_second_pass_repairs_fades)
 
 TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
 {
-    // 6400M (16QAM) through F.1487 poor at 28 dB: the channel under each frame taken
+    // 6400M (16QAM) through F.1487 poor at 22 dB: the channel under each frame taken
     // from the mini-probes around it, rather than tracked on the decisions, leaves
-    // ten times fewer wrong bytes (measured: 892 and none).
+    // ten times fewer wrong bytes (measured: 1016 and none).
     const m110c_mode mode = *m110c_mode_for(6400, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(4000, 13);
     const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
     const std::vector<float> audio =
-        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 28.0, 0, 5, poor);
+        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 22.0, 0, 5, poor);
     size_t wrong[2];
     for (bool interpolate : { false, true }) {
         m110c_receiver_config c;

@@ -49,6 +49,9 @@ struct channel_tracking_equaliser_config {
     unsigned solve_interval = 24;    // symbols between equaliser solutions
     double decision_weight = 1.0;    // of a decided symbol in the tracker, a known one 1
     bool feedback = true;            // false: linear MMSE equaliser
+    // Between solutions: true, the feedback and gain follow the tracked channel (QAM on
+    // fading); false, the solution is scaled by one complex gain.
+    bool follow_channel = false;
 };
 
 class channel_tracking_equaliser
@@ -94,6 +97,9 @@ public:
     void slip(int direction);
 
     const std::vector<cd>& taps() const { return d_taps; }
+    // Chooses how the solution follows the channel between solutions
+    // (channel_tracking_equaliser_config::follow_channel), e.g. once a mode is known.
+    void set_follow_channel(bool on) { d_cfg.follow_channel = on; }
     // Moves the estimate by how much `base` moved since the last call (the first call
     // sets it): a channel interpolated between measurements on known symbols, with the
     // tracker following the decisions for the difference.
@@ -110,6 +116,7 @@ private:
     // sum over taps of conj(solved) * current: how the channel moved since the solution.
     cd projection_on_solved() const;
     void queue_observation(const cd* window);
+    void refresh_feedback(); // d_feedback and d_response from the current taps
 
     channel_tracking_equaliser_config d_cfg;
     unsigned d_span;
@@ -146,6 +153,7 @@ private:
     std::vector<cd> d_solved_taps;  // the channel the solution was computed for
     double d_solved_power = 0;
     double d_bias = 1;
+    cd d_response = 1;              // w^H c_0 for the current channel (the bias, solved)
     unsigned d_since_solve = 0;
     bool d_solved = false;
 };

@@ -189,6 +189,33 @@ TEST(channel_tracking_equaliser, a_later_stronger_path_does_not_spread_decision_
     EXPECT_LT(wrong, 30u);
 }
 
+TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_shows)
+{
+    // The start measured one path; an echo 14 dB down 5 symbols later (faded out then)
+    // is there from the first symbol on. It is tracked at the next choice of taps, not
+    // when the 2 s energy profile has caught up (at 40 dB SNR, -14 dB of untracked echo
+    // would be the error).
+    std::vector<cd> truth(2 * 12);
+    truth[2 * 3] = 1.0;
+    truth[2 * 3 + 1] = 0.45;
+    truth[2 * 2 + 1] = 0.45;
+    truth[2 * 8] = cd(0, 0.2);
+    truth[2 * 8 + 1] = cd(0, 0.09);
+    truth[2 * 7 + 1] = cd(0, 0.09);
+    std::vector<cd> measured = truth;
+    for (size_t q = 2 * 6; q < measured.size(); ++q)
+        measured[q] = 0.0;
+    received_link l(3, 8, 1500, 1e-4, [&](size_t) { return truth; }, 19);
+    channel_tracking_equaliser_config c;
+    c.precursor_symbols = 3;
+    c.postcursor_symbols = 8;
+    channel_tracking_equaliser eq(c);
+    const size_t first = eq.channel_symbols();
+    eq.start(measured, 1e-4, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    EXPECT_LT(run(eq, l, first, 600), 1e-3);
+    EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u); // the echo's tap and its pulse tail
+}
+
 TEST(channel_tracking_equaliser, follow_channel_follows_paths_fading_apart)
 {
     // Two paths turning opposite ways at 1 Hz between solutions 240 symbols apart: one

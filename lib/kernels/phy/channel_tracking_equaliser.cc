@@ -22,6 +22,8 @@ constexpr double min_bias = 1e-6;
 // paths (tracked with tracked_margin taps either side); weaker taps are mostly noise
 // in any estimate.
 constexpr double significant_tap = 0.03;
+// A tap of the whole-span estimate this many times its median is clear of its noise.
+constexpr double path_over_floor = 6.0;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
 constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
 constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
@@ -81,16 +83,25 @@ void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise
 
 void channel_tracking_equaliser::select_taps()
 {
-    std::vector<double> power(d_span);
-    for (size_t i = 0; i < d_span; ++i)
+    std::vector<double> power(d_span), now(d_span);
+    for (size_t i = 0; i < d_span; ++i) {
         power[i] = d_energy_profile[2 * i] + d_energy_profile[2 * i + 1];
+        now[i] = std::norm(d_wide[2 * i]) + std::norm(d_wide[2 * i + 1]);
+    }
     const double strongest = *std::max_element(power.begin(), power.end());
+    const double strongest_now = *std::max_element(now.begin(), now.end());
+    // Most taps hold no path: their median is the whole-span estimate's noise.
+    std::vector<double> sorted = now;
+    std::nth_element(sorted.begin(), sorted.begin() + long(d_span / 2), sorted.end());
+    const double now_threshold = std::max(significant_tap * strongest_now, path_over_floor * sorted[d_span / 2]);
     // Every tap within tracked_margin of a significant one: the paths with their pulse
     // tails, and not the empty taps between echoes far apart (each tracked tap costs
-    // estimation noise).
+    // estimation noise). Significant: in the long-term profile, or in the whole-span
+    // estimate now, clear of its noise (a path faded out while the burst started is
+    // tracked as soon as it shows, not when the 2 s profile has caught up with it).
     std::vector<bool> near(d_span, false);
     for (size_t i = 0; i < d_span; ++i)
-        if (power[i] >= significant_tap * strongest)
+        if (power[i] >= significant_tap * strongest || now[i] >= now_threshold)
             for (size_t j = i > tracked_margin ? i - tracked_margin : 0;
                  j <= std::min<size_t>(d_span - 1, i + tracked_margin); ++j)
                 near[j] = true;

@@ -457,7 +457,7 @@ void m110c_receiver::state::second_pass()
             again.slip(seen.slip);
             shift += 2 * seen.slip;
         }
-        if (cfg.interpolate_probes && seen.role.kind != m110c_symbol_kind::reinserted)
+        if (cfg.interpolate_probes)
             interpolate_channel(again, block_start_symbol + i, shift);
         const cd z = again.equalise(&block_windows[i * width]);
         if (seen.role.kind != m110c_symbol_kind::data) {
@@ -522,8 +522,11 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             pending_slip += follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
         }
         const m110c_symbol_role role = m110c_role_of(skipped + symbol);
-        if (mode && cfg.interpolate_probes && role.kind == m110c_symbol_kind::data && role.position == 0 &&
-            !anchors_for_frame(symbol))
+        // A frame's anchors before its data (or before the re-inserted section ahead of
+        // it: the tracker follows the section's known symbols, the interpolation with it).
+        if (mode && cfg.interpolate_probes && role.position == 0 &&
+            ((role.kind == m110c_symbol_kind::data && !anchors_for_frame(symbol)) ||
+             (role.kind == m110c_symbol_kind::reinserted && !anchors_for_frame(symbol + m110c_reinserted_symbols))))
             return false; // the probe after the frame is not in yet
         if (!window_for(symbol))
             return false;
@@ -546,8 +549,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
         }
-        if (mode && cfg.interpolate_probes && !anchors.empty() &&
-            (role.kind == m110c_symbol_kind::data || role.kind == m110c_symbol_kind::probe))
+        if (mode && cfg.interpolate_probes && !anchors.empty() && role.kind != m110c_symbol_kind::preamble)
             interpolate_channel(*equaliser, symbol - 1, timing_shift);
         const cd z = equaliser->equalise(window.data());
         if (k < known_lead || (mode && k < m110c_preamble_symbols)) {

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 using namespace gr::hfstack::phy;
@@ -62,17 +63,16 @@ struct received_link {
     }
 };
 
-std::vector<cd> two_path_channel()
+// precursor 3: a path at the reference (tap 3) and an echo 5 symbols later, each with
+// a T/2 pulse sample between symbol times either side.
+std::vector<cd> two_path_channel(cd first = 1.0, cd echo = cd(0, 0.7), unsigned postcursor = 8)
 {
-    // precursor 3, postcursor 8: a path at the reference (tap 3) and one 5 symbols
-    // later, each with a T/2 pulse sample between symbol times.
-    std::vector<cd> g(2 * 12);
-    g[2 * 3] = 1.0;
-    g[2 * 3 + 1] = 0.45;
-    g[2 * 2 + 1] = 0.45;
-    g[2 * 8] = cd(0, 0.7);
-    g[2 * 8 + 1] = cd(0, 0.3);
-    g[2 * 7 + 1] = cd(0, 0.3);
+    std::vector<cd> g(2 * (3 + postcursor + 1));
+    for (auto [tap, gain] : { std::pair<size_t, cd>{ 3, first }, { 8, echo } }) {
+        g[2 * tap] = gain;
+        g[2 * tap + 1] = 0.45 * gain;
+        g[2 * tap - 1] = 0.45 * gain;
+    }
     return g;
 }
 
@@ -164,13 +164,7 @@ TEST(channel_tracking_equaliser, a_later_stronger_path_does_not_spread_decision_
     // feed-forward reaching two delay spreads past the echo leaves little to the
     // feedback, and an error stays one error (measured: 8 wrong in 2976; reaching two
     // symbols past the echo, errors fed back made 2207).
-    std::vector<cd> truth(2 * 24);
-    truth[2 * 3] = 0.5;
-    truth[2 * 3 + 1] = 0.225;
-    truth[2 * 2 + 1] = 0.225;
-    truth[2 * 8] = cd(0, 1.0);
-    truth[2 * 8 + 1] = cd(0, 0.45);
-    truth[2 * 7 + 1] = cd(0, 0.45);
+    const std::vector<cd> truth = two_path_channel(0.5, cd(0, 1.0), 20);
     received_link l(3, 20, 3000, 3e-2, [&](size_t) { return truth; }, 13);
     channel_tracking_equaliser_config c;
     c.precursor_symbols = 3;
@@ -195,16 +189,8 @@ TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_
     // is there from the first symbol on. It is tracked at the next choice of taps, not
     // when the 2 s energy profile has caught up (at 40 dB SNR, -14 dB of untracked echo
     // would be the error).
-    std::vector<cd> truth(2 * 12);
-    truth[2 * 3] = 1.0;
-    truth[2 * 3 + 1] = 0.45;
-    truth[2 * 2 + 1] = 0.45;
-    truth[2 * 8] = cd(0, 0.2);
-    truth[2 * 8 + 1] = cd(0, 0.09);
-    truth[2 * 7 + 1] = cd(0, 0.09);
-    std::vector<cd> measured = truth;
-    for (size_t q = 2 * 6; q < measured.size(); ++q)
-        measured[q] = 0.0;
+    const std::vector<cd> truth = two_path_channel(1.0, cd(0, 0.2));
+    const std::vector<cd> measured = two_path_channel(1.0, 0.0);
     received_link l(3, 8, 1500, 1e-4, [&](size_t) { return truth; }, 19);
     channel_tracking_equaliser_config c;
     c.precursor_symbols = 3;

@@ -58,6 +58,26 @@ std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, 
     return through_channel(audio, fs, snr_db, offset_hz, seed, 0, paths);
 }
 
+// Bytes of `sent` that `got` has wrong or missing.
+size_t wrong_bytes(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& got)
+{
+    size_t wrong = 0;
+    for (size_t b = 0; b < sent.size(); ++b)
+        wrong += b >= got.size() || got[b] != sent[b];
+    return wrong;
+}
+
+// A 9600S burst cut after its first interleaver block (9 frames): reported without its
+// EOM, that block's bytes right.
+void expect_cut_after_first_block(const m110c_burst& burst, const std::vector<uint8_t>& sent)
+{
+    EXPECT_EQ(burst.mode, "9600S");
+    EXPECT_FALSE(burst.eom);
+    const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
+    ASSERT_GE(burst.bytes.size(), first_block_bytes);
+    EXPECT_TRUE(std::equal(burst.bytes.begin(), burst.bytes.begin() + long(first_block_bytes), sent.begin()));
+}
+
 } // namespace
 
 class m110c_round_trip : public ::testing::TestWithParam<const char*>
@@ -133,13 +153,7 @@ TEST(m110c_receiver, reserved_codes_and_a_cut_burst_do_not_wedge_it)
 
     const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 0, 3), 9600);
     ASSERT_EQ(bursts.size(), 2u);
-    EXPECT_EQ(bursts[0].mode, "9600S");
-    EXPECT_FALSE(bursts[0].eom);
-    // The first block (9 frames) was received whole: its bytes are right.
-    const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
-    ASSERT_GE(bursts[0].bytes.size(), first_block_bytes);
-    EXPECT_TRUE(std::equal(bursts[0].bytes.begin(), bursts[0].bytes.begin() + long(first_block_bytes),
-                           long_data.begin()));
+    expect_cut_after_first_block(bursts[0], long_data);
     EXPECT_EQ(bursts[1].mode, "4800M");
     EXPECT_TRUE(bursts[1].eom);
     EXPECT_EQ(bursts[1].bytes, good);
@@ -198,9 +212,7 @@ TEST(m110c_receiver, the_second_pass_repairs_fades)
         c.decoder_passes = passes;
         const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, c);
         ASSERT_EQ(bursts.size(), 1u) << passes;
-        wrong[passes - 1] = 0;
-        for (size_t b = 0; b < data.size(); ++b)
-            wrong[passes - 1] += b >= bursts[0].bytes.size() || bursts[0].bytes[b] != data[b];
+        wrong[passes - 1] = wrong_bytes(data, bursts[0].bytes);
     }
     EXPECT_GT(wrong[0], 0u);
     EXPECT_LT(wrong[1], wrong[0]);
@@ -222,10 +234,7 @@ TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
         c.interpolate_probes = interpolate;
         const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, c);
         ASSERT_EQ(bursts.size(), 1u) << interpolate;
-        size_t& w = wrong[interpolate];
-        w = 0;
-        for (size_t b = 0; b < data.size(); ++b)
-            w += b >= bursts[0].bytes.size() || bursts[0].bytes[b] != data[b];
+        wrong[interpolate] = wrong_bytes(data, bursts[0].bytes);
     }
     EXPECT_GT(wrong[0], 100u);
     EXPECT_LT(10 * wrong[1], wrong[0]);
@@ -245,12 +254,7 @@ TEST(m110c_receiver, a_new_preamble_cuts_a_burst_in_progress)
     points.insert(points.end(), second.begin(), second.end());
     const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 5.0, 6), 9600);
     ASSERT_EQ(bursts.size(), 2u);
-    EXPECT_EQ(bursts[0].mode, "9600S");
-    EXPECT_FALSE(bursts[0].eom);
-    const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
-    ASSERT_GE(bursts[0].bytes.size(), first_block_bytes);
-    EXPECT_TRUE(std::equal(bursts[0].bytes.begin(), bursts[0].bytes.begin() + long(first_block_bytes),
-                           long_data.begin()));
+    expect_cut_after_first_block(bursts[0], long_data);
     EXPECT_EQ(bursts[1].mode, "3200S");
     EXPECT_TRUE(bursts[1].eom);
     EXPECT_EQ(bursts[1].bytes, next);

@@ -10,16 +10,21 @@
  *   equaliser's taps. Only the taps from the first to the last path (with two symbols
  *   of pulse tail either side) are tracked this way, so it can be fast enough for
  *   fading (a short memory cannot determine many taps); a slow LMS estimate over the
- *   whole span watches for paths appearing elsewhere and gives the long-term energy
- *   profile that selects them.
+ *   whole span watches for paths appearing elsewhere and, with the long-term energy
+ *   profile, selects them. rebase_channel() lets a caller supply the estimate's slow
+ *   part (a channel interpolated between known symbols, as the App C receiver does
+ *   between its mini-probes), the tracker following the decisions for the rest.
  * - Every `solve_interval` symbols the finite-length MMSE decision feedback equaliser for
  *   the current estimate is solved (feed-forward over the T/2 samples where symbol k's
- *   paths arrive, two symbols either side; feedback cancelling every past symbol),
- *   which gives the unbiased symbol estimate and its error variance: the decoder's LLRs
- *   follow the fades. Between solutions the solution is scaled by the complex gain by
- *   which the tracked channel has moved along the one it was solved for (a single
- *   path's fading entirely; solving every symbol costs several times as much for little
- *   more). With feedback off it is the linear MMSE equaliser.
+ *   paths arrive, two symbols before the first and two delay spreads past the last;
+ *   feedback cancelling every past symbol), which gives the unbiased symbol estimate
+ *   and its error variance: the decoder's LLRs follow the fades. Between solutions the
+ *   solution is scaled by the complex gain by which the tracked channel has moved
+ *   along the one it was solved for (a single path's fading entirely; solving every
+ *   symbol costs several times as much for little more), or (follow_channel) its
+ *   feedback and gain are taken through the tracked channel each symbol (paths fading
+ *   apart, at the high SNR 64QAM needs). With feedback off it is the linear MMSE
+ *   equaliser.
  * - match() queues a window for the tracker without equalising it, and returns the
  *   channel-matched filter's output; energy_profile() gives the long-term path powers
  *   (75 bps Walsh symbols are despread per path from the windows, see m110a_receiver).

@@ -457,7 +457,7 @@ void m110c_receiver::state::second_pass()
             again.slip(seen.slip);
             shift += 2 * seen.slip;
         }
-        if (cfg.interpolate_probes)
+        if (cfg.interpolate_probes && seen.role.kind != m110c_symbol_kind::preamble)
             interpolate_channel(again, block_start_symbol + i, shift);
         const cd z = again.equalise(&block_windows[i * width]);
         if (seen.role.kind != m110c_symbol_kind::data) {
@@ -549,7 +549,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
         }
-        if (mode && cfg.interpolate_probes && !anchors.empty() && role.kind != m110c_symbol_kind::preamble)
+        if (mode && cfg.interpolate_probes && role.kind != m110c_symbol_kind::preamble)
             interpolate_channel(*equaliser, symbol - 1, timing_shift);
         const cd z = equaliser->equalise(window.data());
         if (k < known_lead || (mode && k < m110c_preamble_symbols)) {
@@ -691,8 +691,12 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
         if (a.first == first)
             return true;
     std::vector<cd> known;
-    for (uint64_t j = 0; j < m110c_probe_symbols; ++j)
-        known.push_back(*known_at(skipped + first + j));
+    for (uint64_t j = 0; j < m110c_probe_symbols; ++j) {
+        const std::optional<cd> symbol = known_at(skipped + first + j);
+        if (!symbol)
+            return true; // not a run of known symbols (cannot happen): no anchor here
+        known.push_back(*symbol);
+    }
     // The prior (for taps the probe cannot tell apart) is the tracker's estimate,
     // weighted like one observation at the noise level.
     std::vector<cd> taps = equaliser->taps();
@@ -717,6 +721,8 @@ void m110c_receiver::state::interpolate_channel(channel_tracking_equaliser& eq, 
     // Lagrange (in time) through the probe after s and up to two before it, each moved
     // onto the current sample grid (a T/2 slip shifts the taps by one); the tracker
     // follows the decisions for the rest.
+    if (anchors.empty())
+        return;
     const auto centre = [](const anchor& a) { return double(a.first) + 0.5 * (m110c_probe_symbols - 1); };
     const double t = double(s);
     size_t last = 0;

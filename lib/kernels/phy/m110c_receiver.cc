@@ -140,8 +140,9 @@ struct m110c_receiver::state {
     int64_t block_start_shift = 0;
     void second_pass();
     // Channel measurements on the known symbols around each data frame
-    // (cfg.interpolate_probes): the probe before it and the one after, oldest first;
-    // kept from the last three before the block on while the block may be passed again.
+    // (cfg.interpolate_probes): the probe before it, the one after and (within an
+    // interleaver block) the one after the next frame, oldest first; kept from the
+    // last four before the block on while the block may be passed again.
     struct anchor {
         uint64_t first;       // burst symbol (from start) of the probe's first symbol
         int64_t timing_shift; // the sample grid it was measured on
@@ -682,7 +683,16 @@ bool m110c_receiver::state::anchors_for_frame(uint64_t s)
 {
     // Before the frame's data: a probe, or the last 31 symbols (MP-) of the preamble or
     // of a re-inserted section, which end the same way.
-    return measure_anchor(s - m110c_probe_symbols) && measure_anchor(s + m110c_data_symbols);
+    if (!(measure_anchor(s - m110c_probe_symbols) && measure_anchor(s + m110c_data_symbols)))
+        return false;
+    // Within an interleaver block the transmission surely goes on: the probe after the
+    // next frame too (a block's last frame may be the transmission's).
+    const uint64_t frame = m110c_role_of(skipped + s).frame;
+    if ((frame + 1) % mode->frames_per_block == 0)
+        return true;
+    const uint64_t next = s + m110c_frame_symbols +
+                          ((frame + 1) % m110c_reinsert_period_frames == 0 ? m110c_reinserted_symbols : 0);
+    return measure_anchor(next + m110c_data_symbols);
 }
 
 bool m110c_receiver::state::measure_anchor(uint64_t first)
@@ -711,24 +721,25 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
 
 void m110c_receiver::state::keep_last_anchors()
 {
-    constexpr size_t kept = 3; // the most a frame's interpolation uses
+    constexpr size_t kept = 4; // the most a frame's interpolation uses
     if (anchors.size() > kept)
         anchors.erase(anchors.begin(), anchors.end() - long(kept));
 }
 
 void m110c_receiver::state::interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift)
 {
-    // Lagrange (in time) through the probe after s and up to two before it, each moved
+    // Lagrange (in time) through up to two probes after s and two before it, each moved
     // onto the current sample grid (a T/2 slip shifts the taps by one); the tracker
     // follows the decisions for the rest.
     if (anchors.empty())
         return;
     const auto centre = [](const anchor& a) { return double(a.first) + 0.5 * (m110c_probe_symbols - 1); };
     const double t = double(s);
-    size_t last = 0;
-    while (last + 1 < anchors.size() && centre(anchors[last]) <= t)
-        ++last;
-    const size_t first = last >= 2 ? last - 2 : 0;
+    size_t after = 0; // the first anchor after s
+    while (after + 1 < anchors.size() && centre(anchors[after]) <= t)
+        ++after;
+    const size_t last = std::min(after + 1, anchors.size() - 1);
+    const size_t first = after >= 2 ? after - 2 : 0;
     const size_t nf = eq.window_samples();
     interpolated.assign(nf, cd());
     for (size_t a = first; a <= last; ++a) {

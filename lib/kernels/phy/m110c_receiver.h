@@ -21,8 +21,10 @@
  *      rate and interleaver codes. Reserved or illegal codes send the search on.
  *   3. Data: every symbol equalised by the channel-tracking MMSE-DFE. The channel
  *      under each data frame is interpolated (Lagrange in time) from least-squares
- *      measurements on the 31-symbol probes around it, the one after and up to two
- *      before (so the receiver runs a frame behind the samples), and the tracker
+ *      measurements on the 31-symbol probes around it, up to two before and two after
+ *      (the second after only within an interleaver block, where the transmission
+ *      surely goes on; so the receiver runs up to two frames behind the samples), and
+ *      the tracker
  *      follows the decisions only for the difference: 16-64QAM on fading loses whole
  *      frames when the decisions alone carry the channel between probes. Decisions
  *      are the nearest point the scrambled symbol may take; max-log LLRs scaled by the
@@ -63,8 +65,8 @@ struct m110c_receiver_config {
     // pays on fading (6400L, F.1487 poor, 22 dB: 3.4e-4 with two, 2.2e-5 with three).
     unsigned decoder_passes = 3;
     // true: the channel under each data frame is interpolated (Lagrange, in time) from
-    // least-squares measurements on the mini-probes around it, two before and one
-    // after; false: tracked from the decisions (as the 110A receiver does).
+    // least-squares measurements on the mini-probes around it, two before and up to
+    // two after; false: tracked from the decisions (as the 110A receiver does).
     bool interpolate_probes = true;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut

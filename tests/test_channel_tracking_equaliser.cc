@@ -202,6 +202,34 @@ TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_
     EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u); // the echo's tap and its pulse tail
 }
 
+TEST(channel_tracking_equaliser, a_measured_path_is_tracked_at_once)
+{
+    // One path tracked; a measurement (a probe's, say) over taps 1..10 shows an echo at
+    // tap 8 a quarter as strong, and some noise: the echo and its pulse tail are tracked
+    // from then on, before any symbol.
+    channel_tracking_equaliser_config c;
+    c.precursor_symbols = 3;
+    c.postcursor_symbols = 8;
+    channel_tracking_equaliser eq(c);
+    eq.start(two_path_channel(1.0, 0.0), 1e-3, {});
+    ASSERT_EQ(eq.tracked_symbol_taps().back(), 5u);
+    std::vector<cd> measured = two_path_channel(1.0, cd(0, 0.5));
+    std::mt19937 rng(23);
+    std::normal_distribution<double> gauss(0.0, 0.01);
+    std::vector<size_t> taps;
+    for (size_t i = 1; i <= 10; ++i) {
+        taps.push_back(i);
+        for (unsigned p = 0; p < 2; ++p)
+            measured[2 * i + p] += cd(gauss(rng), gauss(rng));
+    }
+    eq.note_measured_channel(measured, taps);
+    EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u);
+    // A measurement showing nothing new changes nothing.
+    const std::vector<size_t> before = eq.tracked_symbol_taps();
+    eq.note_measured_channel(two_path_channel(1.0, 0.0), taps);
+    EXPECT_EQ(eq.tracked_symbol_taps(), before);
+}
+
 TEST(channel_tracking_equaliser, follow_channel_follows_paths_fading_apart)
 {
     // Two paths turning opposite ways at 1 Hz between solutions 240 symbols apart: one

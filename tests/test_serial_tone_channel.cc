@@ -100,11 +100,11 @@ TEST(serial_tone_channel, a_probe_measures_the_tracked_taps)
     // 31 known symbols at 400 (as a mini-probe), from a prior of nothing.
     const std::vector<cd> probe(symbols.begin() + 400, symbols.begin() + 431);
     std::vector<cd> taps(eq.window_samples());
-    ASSERT_TRUE(measure_known_run(input, 0, start.timing_shift, eq, 400, probe, 1e-3, taps));
+    ASSERT_TRUE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 400, probe, 1e-3, taps));
     const size_t at_path = eq.precursor_symbols() + 1; // delay 0 (timing as above)
     for (int m = -1; m <= 5; ++m)
         for (unsigned p = 0; p < 2; ++p)
             EXPECT_LT(std::abs(taps[2 * size_t(long(at_path) + m) + p] - channel(m, p)), 0.05) << m << " " << p;
     // Samples not in yet: no estimate.
-    EXPECT_FALSE(measure_known_run(input, 0, start.timing_shift, eq, 590, probe, 1e-3, taps));
+    EXPECT_FALSE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 590, probe, 1e-3, taps));
 }

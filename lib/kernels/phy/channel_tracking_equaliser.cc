@@ -24,6 +24,8 @@ constexpr double min_bias = 1e-6;
 constexpr double significant_tap = 0.03;
 // A tap of the whole-span estimate this many times its median is clear of its noise.
 constexpr double path_over_floor = 6.0;
+// A tap of a measurement on known symbols this share of its strongest is a path.
+constexpr double measured_path = 0.1;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
 constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
 constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
@@ -101,7 +103,8 @@ void channel_tracking_equaliser::select_taps()
     // tracked as soon as it shows, not when the 2 s profile has caught up with it).
     std::vector<bool> near(d_span, false);
     for (size_t i = 0; i < d_span; ++i)
-        if (power[i] >= significant_tap * strongest || now[i] >= now_threshold)
+        if (power[i] >= significant_tap * strongest || now[i] >= now_threshold ||
+            std::find(d_measured_paths.begin(), d_measured_paths.end(), i) != d_measured_paths.end())
             for (size_t j = i > tracked_margin ? i - tracked_margin : 0;
                  j <= std::min<size_t>(d_span - 1, i + tracked_margin); ++j)
                 near[j] = true;
@@ -110,6 +113,7 @@ void channel_tracking_equaliser::select_taps()
         if (near[i])
             tracked.push_back(i);
     d_since_select = 0;
+    d_measured_paths.clear(); // from now on in the profile's hands
     if (tracked == d_tracked && !d_inverse.empty())
         return;
     // Newly tracked taps start from the wide estimate; the others are dropped.
@@ -365,6 +369,35 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     if (known)
         d_noise += noise_smoothing * (0.5 * (std::norm(e0) + std::norm(e1)) - d_noise);
     ++d_since_select;
+}
+
+void channel_tracking_equaliser::note_measured_channel(const std::vector<cd>& taps,
+                                                       const std::vector<size_t>& measured)
+{
+    if (taps.size() != d_wide.size())
+        throw std::invalid_argument("channel_tracking_equaliser: note_measured_channel needs 2 * channel_symbols() taps");
+    // A clear path in the measurement (a tenth of its strongest, 6x its median) that is
+    // not tracked yet is tracked from now on; the rest of the choice stays with the
+    // profile (a measurement on a short run is noisy, and each new choice restarts the
+    // tracker).
+    std::vector<double> power;
+    for (size_t i : measured)
+        power.push_back(i < d_span ? std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]) : 0.0);
+    if (power.empty() || !d_pending.empty())
+        return;
+    std::vector<double> sorted = power;
+    std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+    const double threshold = std::max(measured_path * *std::max_element(power.begin(), power.end()),
+                                      path_over_floor * sorted[sorted.size() / 2]);
+    bool added = false;
+    for (size_t u = 0; u < measured.size(); ++u)
+        if (power[u] >= threshold &&
+            std::find(d_tracked.begin(), d_tracked.end(), measured[u]) == d_tracked.end()) {
+            d_measured_paths.push_back(measured[u]);
+            added = true;
+        }
+    if (added)
+        select_taps();
 }
 
 void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)

@@ -109,6 +109,10 @@ public:
     // sets it): a channel interpolated between measurements on known symbols, with the
     // tracker following the decisions for the difference.
     void rebase_channel(const std::vector<cd>& base);
+    // A measurement of the channel over some of its taps (as taps(); those not measured
+    // zero), e.g. on a probe spanning the whole delay spread: a clear path in it that is
+    // not tracked is tracked at once (a path faded out at the start, when it shows).
+    void note_measured_channel(const std::vector<cd>& taps, const std::vector<size_t>& measured);
     // The symbol taps (0 .. channel_symbols() - 1) the tracker follows: the paths and
     // their pulse tails.
     const std::vector<size_t>& tracked_symbol_taps() const { return d_tracked; }
@@ -131,6 +135,7 @@ private:
     std::vector<cd> d_wide;     // 2 * span, slow LMS over all taps
     std::vector<cd> d_base;     // the last rebase_channel's base (empty: none yet)
     std::vector<size_t> d_tracked; // symbol taps tracked by RLS
+    std::vector<size_t> d_measured_paths; // paths note_measured_channel found untracked
     std::vector<cd> d_inverse;  // tracker's P over the tracked taps
     size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used
     unsigned d_since_select = 0;

@@ -48,6 +48,9 @@ constexpr double section_max_offset_hz = 300;
 // Data symbols whose decision errors are weighed together against the equaliser's
 // variance (a frame holds eight).
 constexpr unsigned reliability_symbols = 32;
+// The mini-probe's base sequence (the probe is it and its first 15 symbols again): a
+// probe determines this many taps.
+constexpr size_t probe_period = 16;
 // The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
 constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 
@@ -707,11 +710,24 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
             return true; // not a run of known symbols (cannot happen): no anchor here
         known.push_back(*symbol);
     }
-    // The prior (for taps the probe cannot tell apart) is the tracker's estimate,
-    // weighted like one observation at the noise level.
+    // First the whole delay spread (the probe's 16-symbol cyclic structure determines 16
+    // taps per T/2 phase), for the equaliser to choose its tracked taps from: a path
+    // faded out when the burst started is tracked from the next probe on. Then the
+    // tracked taps, the anchor; the prior (for taps the probe cannot tell apart) is the
+    // tracker's estimate, weighted like one observation at the noise level.
+    const double ridge = std::max(1e-6, equaliser->noise());
+    const std::vector<size_t>& tracked = equaliser->tracked_symbol_taps();
+    const size_t from = tracked.empty() ? 0 : tracked.front();
+    std::vector<size_t> span;
+    for (size_t i = from; i < std::min<size_t>(from + probe_period, equaliser->channel_symbols()); ++i)
+        span.push_back(i);
+    std::vector<cd> whole = equaliser->taps();
+    if (!measure_known_run(input, start, timing_shift, *equaliser, span, first, known, ridge, whole))
+        return false;
+    equaliser->note_measured_channel(whole, span);
     std::vector<cd> taps = equaliser->taps();
-    if (!measure_known_run(input, start, timing_shift, *equaliser, first, known, std::max(1e-6, equaliser->noise()),
-                           taps))
+    if (!measure_known_run(input, start, timing_shift, *equaliser, equaliser->tracked_symbol_taps(), first, known,
+                           ridge, taps))
         return false;
     anchors.push_back({ first, timing_shift, std::move(taps) });
     if (!block_start_equaliser)

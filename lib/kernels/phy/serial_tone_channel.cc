@@ -195,10 +195,9 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
 }
 
 bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t timing_shift,
-                       const channel_tracking_equaliser& equaliser, uint64_t first, const std::vector<cd>& known,
-                       double ridge, std::vector<cd>& taps)
+                       const channel_tracking_equaliser& equaliser, const std::vector<size_t>& tracked,
+                       uint64_t first, const std::vector<cd>& known, double ridge, std::vector<cd>& taps)
 {
-    const std::vector<size_t>& tracked = equaliser.tracked_symbol_taps();
     const size_t n = tracked.size();
     if (n == 0 || known.empty() || taps.size() != equaliser.window_samples())
         return false;

@@ -54,14 +54,15 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
                         std::vector<std::complex<double>>& window, serial_tone_presence& presence);
 
 // Least squares over a run of known symbols (known[j] sent as burst symbol first + j,
-// its samples taken as serial_tone_window takes them) for the equaliser's tracked taps,
-// on the observations all of whose symbols are known; `taps` (as equaliser.taps()) is
-// the prior going in, weighted by `ridge` per tap (a run shorter than the tracked span
-// still gives an estimate), and the estimate coming out, zero off the tracked taps.
+// its samples taken as serial_tone_window takes them) for the symbol taps `measured`
+// (ascending; the equaliser's tracked taps, say) of the equaliser's channel, on the
+// observations all of whose symbols are known; `taps` (as equaliser.taps()) is the
+// prior going in, weighted by `ridge` per tap (a run shorter than the span measured
+// still gives an estimate), and the estimate coming out, zero off the taps measured.
 // False while samples are missing.
 bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t timing_shift,
-                       const channel_tracking_equaliser& equaliser, uint64_t first,
-                       const std::vector<std::complex<double>>& known, double ridge,
+                       const channel_tracking_equaliser& equaliser, const std::vector<size_t>& measured,
+                       uint64_t first, const std::vector<std::complex<double>>& known, double ridge,
                        std::vector<std::complex<double>>& taps);
 
 // Between symbols, every 48 (timing_check_symbols): a first-order loop adds 5 % of the

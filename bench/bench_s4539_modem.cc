@@ -193,11 +193,12 @@ int main(int argc, char** argv)
             rx_config.decision_weight = high_rx_config.decision_weight = std::atof(value.c_str());
         else if (key == "--solve-interval")
             rx_config.equaliser_solve_interval = high_rx_config.equaliser_solve_interval =
-                unsigned(std::atoi(value.c_str()));
+                high_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
         else if (key == "--interpolate")
             high_rx_config.interpolate_probes = value != "0";
         else if (key == "--passes")
-            rx_config.decoder_passes = high_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
+            rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
+                unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
             rx_config.detection_threshold = high_rx_config.detection_threshold = std::atof(value.c_str());
         else if (key == "--max-errors")

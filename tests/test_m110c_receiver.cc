@@ -167,6 +167,12 @@ TEST(m110c_receiver, refuses_a_bad_configuration)
     c = {};
     c.equaliser_solve_interval = 0;
     EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
+    c = {};
+    c.qam64_solve_interval = 0;
+    EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
+    c = {};
+    c.qam64_decoder_passes = 0;
+    EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
 }
 
 TEST(m110c_receiver, a_receiver_started_late_decodes_from_a_reinserted_section)

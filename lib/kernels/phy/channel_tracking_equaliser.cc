@@ -400,6 +400,13 @@ void channel_tracking_equaliser::note_measured_channel(const std::vector<cd>& ta
         select_taps();
 }
 
+void channel_tracking_equaliser::set_solve_interval(unsigned symbols)
+{
+    if (symbols == 0)
+        throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
+    d_cfg.solve_interval = symbols;
+}
+
 void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)
 {
     if (base.size() != d_taps.size())

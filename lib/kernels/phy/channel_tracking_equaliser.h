@@ -105,6 +105,8 @@ public:
     // Chooses how the solution follows the channel between solutions
     // (channel_tracking_equaliser_config::follow_channel), e.g. once a mode is known.
     void set_follow_channel(bool on) { d_cfg.follow_channel = on; }
+    // Symbols between solutions from the next one on (at least 1).
+    void set_solve_interval(unsigned symbols);
     // Moves the estimate by how much `base` moved since the last call (the first call
     // sets it): a channel interpolated between measurements on known symbols, with the
     // tracker following the decisions for the difference.

@@ -128,7 +128,7 @@ struct m110c_receiver::state {
     std::vector<uint8_t> reinserted;
     std::vector<float> block_llr;
     std::vector<uint32_t> fetch_order;
-    // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2): the
+    // Decoder-aided further passes over each interleaver block (passes > 1): the
     // equaliser as the block began, and the block's symbols as received.
     struct stored_symbol {
         m110c_symbol_role role;
@@ -139,6 +139,7 @@ struct m110c_receiver::state {
     std::vector<stored_symbol> block_seen;
     std::vector<cd> block_windows;
     int pending_slip = 0;
+    unsigned passes = 1; // decoder passes for the mode (cfg.decoder_passes or qam64_...)
     uint64_t block_start_symbol = 0;
     int64_t block_start_shift = 0;
     void second_pass();
@@ -203,7 +204,8 @@ struct m110c_receiver::state {
 m110c_receiver::m110c_receiver(const m110c_receiver_config& config)
 {
     check_tracking_settings(config.forgetting, config.decision_weight, config.equaliser_solve_interval);
-    if (config.decoder_passes == 0)
+    check_tracking_settings(config.forgetting, config.decision_weight, config.qam64_solve_interval);
+    if (config.decoder_passes == 0 || config.qam64_decoder_passes == 0)
         throw std::invalid_argument("m110c_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
 }
@@ -535,7 +537,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
-        if (mode && mode->coded && cfg.decoder_passes >= 2 && role.kind != m110c_symbol_kind::preamble) {
+        if (mode && mode->coded && passes >= 2 && role.kind != m110c_symbol_kind::preamble) {
             if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
                 role.frame % mode->frames_per_block == 0) {
                 // The state the block starts from (a slip just before it is in it).
@@ -601,7 +603,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());
             if (block_llr.size() == decoder->channel_bits()) {
-                for (unsigned pass = 2; pass <= cfg.decoder_passes && block_start_equaliser; ++pass)
+                for (unsigned pass = 2; pass <= passes && block_start_equaliser; ++pass)
                     second_pass();
                 block_start_equaliser.reset();
                 keep_last_anchors();
@@ -662,8 +664,12 @@ void m110c_receiver::state::prepare_mode()
     fetch_order = m110c_fetch_order(*mode);
     // 64QAM runs where the tracked taps are steady enough for the feedback to follow
     // them (F.1487 poor, 9600L at 30 dB: 2.0e-2 with one gain, 9.0e-3; the PSK and
-    // 16/32QAM modes do as well or better with one gain at their lower SNRs).
-    equaliser->set_follow_channel(mode->bits_per_symbol >= 6);
+    // 16/32QAM modes do as well or better with one gain at their lower SNRs), and
+    // needs its solutions fresher.
+    const bool qam64 = mode->bits_per_symbol >= 6;
+    equaliser->set_follow_channel(qam64);
+    equaliser->set_solve_interval(qam64 ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
+    passes = qam64 ? cfg.qam64_decoder_passes : cfg.decoder_passes;
 }
 
 std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const

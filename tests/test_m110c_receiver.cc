@@ -67,6 +67,24 @@ size_t wrong_bytes(const std::vector<uint8_t>& sent, const std::vector<uint8_t>&
     return wrong;
 }
 
+// Audio of `data` sent in `mode` through F.1487 poor (two 1 Hz Rayleigh paths 2 ms
+// apart) at snr_db.
+std::vector<float> through_poor(const m110c_mode& mode, const std::vector<uint8_t>& data, double snr_db, uint64_t seed)
+{
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+    return over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, snr_db, 0, seed, poor);
+}
+
+// Bytes of `data` wrong or missing in the one burst a receiver with `config` makes of
+// `audio` (all of them, and a failure, unless it makes exactly one).
+size_t wrong_bytes_received(const std::vector<float>& audio, const m110c_receiver_config& config,
+                            const std::vector<uint8_t>& data)
+{
+    const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, config);
+    EXPECT_EQ(bursts.size(), 1u);
+    return bursts.size() == 1 ? wrong_bytes(data, bursts[0].bytes) : data.size();
+}
+
 // A 9600S burst cut after its first interleaver block (9 frames): reported without its
 // EOM, that block's bytes right.
 void expect_cut_after_first_block(const m110c_burst& burst, const std::vector<uint8_t>& sent)
@@ -209,16 +227,12 @@ TEST(m110c_receiver, the_second_pass_repairs_fades)
     // 319 and 27).
     const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::long_);
     const std::vector<uint8_t> data = random_bytes(8000, 12);
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
-    const std::vector<float> audio =
-        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 10.0, 0, 2, poor);
+    const std::vector<float> audio = through_poor(mode, data, 10.0, 2);
     size_t wrong[2];
     for (unsigned passes : { 1u, 2u }) {
         m110c_receiver_config c;
         c.decoder_passes = passes;
-        const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, c);
-        ASSERT_EQ(bursts.size(), 1u) << passes;
-        wrong[passes - 1] = wrong_bytes(data, bursts[0].bytes);
+        wrong[passes - 1] = wrong_bytes_received(audio, c, data);
     }
     EXPECT_GT(wrong[0], 0u);
     EXPECT_LT(wrong[1], wrong[0]);
@@ -231,16 +245,12 @@ TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
     // ten times fewer wrong bytes (measured: 1016 and none).
     const m110c_mode mode = *m110c_mode_for(6400, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(4000, 13);
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
-    const std::vector<float> audio =
-        over_the_air(m110c_transmit_points(mode, data.data(), data.size()), 9600, 22.0, 0, 5, poor);
+    const std::vector<float> audio = through_poor(mode, data, 22.0, 5);
     size_t wrong[2];
     for (bool interpolate : { false, true }) {
         m110c_receiver_config c;
         c.interpolate_probes = interpolate;
-        const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, c);
-        ASSERT_EQ(bursts.size(), 1u) << interpolate;
-        wrong[interpolate] = wrong_bytes(data, bursts[0].bytes);
+        wrong[interpolate] = wrong_bytes_received(audio, c, data);
     }
     EXPECT_GT(wrong[0], 100u);
     EXPECT_LT(10 * wrong[1], wrong[0]);

@@ -22,8 +22,7 @@ constexpr double min_bias = 1e-6;
 // paths (tracked with tracked_margin taps either side); weaker taps are mostly noise
 // in any estimate.
 constexpr double significant_tap = 0.03;
-// A tap of the whole-span estimate this many times its median is clear of its noise.
-constexpr double path_over_floor = 6.0;
+constexpr double path_over_floor = 6.0; // a path's power over the median tap's
 // A tap of a measurement on known symbols this share of its strongest is a path.
 constexpr double measured_path = 0.1;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
@@ -46,6 +45,15 @@ double overlap(const std::vector<double>& profile, const std::vector<double>& re
 }
 
 } // namespace
+
+double path_power_threshold(std::vector<double> power, double share)
+{
+    if (power.empty())
+        return 0;
+    const double strongest = *std::max_element(power.begin(), power.end());
+    std::nth_element(power.begin(), power.begin() + long(power.size() / 2), power.end());
+    return std::max(share * strongest, path_over_floor * power[power.size() / 2]);
+}
 
 channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_equaliser_config& config)
     : d_cfg(config), d_span(config.precursor_symbols + config.postcursor_symbols + 1)
@@ -91,11 +99,7 @@ void channel_tracking_equaliser::select_taps()
         now[i] = std::norm(d_wide[2 * i]) + std::norm(d_wide[2 * i + 1]);
     }
     const double strongest = *std::max_element(power.begin(), power.end());
-    const double strongest_now = *std::max_element(now.begin(), now.end());
-    // Most taps hold no path: their median is the whole-span estimate's noise.
-    std::vector<double> sorted = now;
-    std::nth_element(sorted.begin(), sorted.begin() + long(d_span / 2), sorted.end());
-    const double now_threshold = std::max(significant_tap * strongest_now, path_over_floor * sorted[d_span / 2]);
+    const double now_threshold = path_power_threshold(now, significant_tap);
     // Every tap within tracked_margin of a significant one: the paths with their pulse
     // tails, and not the empty taps between echoes far apart (each tracked tap costs
     // estimation noise). Significant: in the long-term profile, or in the whole-span
@@ -166,10 +170,6 @@ void channel_tracking_equaliser::solve()
     // Feed-forward over window samples [first, end); column of symbol k + j there:
     // c_j[a] = taps[a - 2 j] (zero outside).
     const size_t first = d_window_first, n = d_window_end - d_window_first;
-    const auto column = [&](long j, size_t a) {
-        const long i = long(a) - 2 * j;
-        return i >= 0 && i < long(nf) ? d_taps[size_t(i)] : cd();
-    };
     std::vector<size_t> nonzero;
     for (size_t q = 0; q < nf; ++q)
         if (d_taps[q] != cd())
@@ -198,7 +198,6 @@ void channel_tracking_equaliser::solve()
     for (size_t a = 0; a < n; ++a)
         bias += (std::conj(d_taps[first + a]) * d_feedforward[a]).real();
     d_bias = std::clamp(bias, min_bias, 1.0 - min_bias);
-    d_response = d_bias;
     d_solved_variance = (1.0 - d_bias) / d_bias;
     d_estimate_variance = d_solved_variance;
     d_solved_taps = d_taps;
@@ -207,13 +206,8 @@ void channel_tracking_equaliser::solve()
         d_solved_power += std::norm(g);
     // Feedback cancels symbol k - j: b_j = w^H c_{-j}.
     d_feedback.assign(size_t(reach), cd());
-    if (d_cfg.feedback)
-        for (long j = 1; j <= reach; ++j) {
-            cd acc;
-            for (size_t a = 0; a < n; ++a)
-                acc += std::conj(d_feedforward[a]) * column(-j, first + a);
-            d_feedback[size_t(j - 1)] = acc;
-        }
+    refresh_feedback();
+    d_response = d_bias;
     d_solved = true;
     d_since_solve = 0;
 }
@@ -385,10 +379,7 @@ void channel_tracking_equaliser::note_measured_channel(const std::vector<cd>& ta
         power.push_back(i < d_span ? std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]) : 0.0);
     if (power.empty() || !d_pending.empty())
         return;
-    std::vector<double> sorted = power;
-    std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
-    const double threshold = std::max(measured_path * *std::max_element(power.begin(), power.end()),
-                                      path_over_floor * sorted[sorted.size() / 2]);
+    const double threshold = path_power_threshold(power, measured_path);
     bool added = false;
     for (size_t u = 0; u < measured.size(); ++u)
         if (power[u] >= threshold &&

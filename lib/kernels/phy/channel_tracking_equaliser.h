@@ -59,6 +59,11 @@ struct channel_tracking_equaliser_config {
     bool follow_channel = false;
 };
 
+// The power a tap needs to count as a path, given every tap's: `share` of the
+// strongest, and 6x the median (most taps hold no path: the median is the estimate's
+// noise floor, which at low SNR reaches `share` of the strongest by itself).
+double path_power_threshold(std::vector<double> power, double share);
+
 class channel_tracking_equaliser
 {
 public:

@@ -6,6 +6,7 @@
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
+#include "serial_tone_stages.h"
 
 #include <volk/volk.h>
 #include <volk/volk_alloc.hh>
@@ -48,7 +49,7 @@ constexpr double preamble_known_share = 0.3;
 
 cf point(unsigned symbol) { return std::polar(1.0f, float(two_pi / 8 * (symbol & 7))); }
 
-enum class phase { search, preamble, data };
+using phase = serial_tone_stage;
 
 } // namespace
 
@@ -200,27 +201,7 @@ uint64_t m110a_receiver::samples() const { return d->input.total(); }
 void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& done)
 {
     d->input.append(x, n);
-    for (;;) {
-        bool progressed = false;
-        switch (d->stage) {
-        case phase::search:
-            if (d->search()) {
-                d->start = d->found_at;
-                d->stage = phase::preamble;
-                progressed = true;
-            }
-            break;
-        case phase::preamble:
-            progressed = d->preamble();
-            break;
-        case phase::data:
-            progressed = d->data(done) || d->watch(done);
-            break;
-        }
-        if (!progressed)
-            break;
-    }
-    d->trim();
+    run_serial_tone_stages(*d, done);
 }
 
 void m110a_receiver::state::trim()

@@ -7,6 +7,7 @@
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
+#include "serial_tone_stages.h"
 
 #include <volk/volk.h>
 #include <volk/volk_alloc.hh>
@@ -56,7 +57,7 @@ constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 
 cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
-enum class phase { search, preamble, data };
+using phase = serial_tone_stage;
 
 // The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
 // [from, to), summed into `turn`.
@@ -128,7 +129,7 @@ struct m110c_receiver::state {
     std::vector<uint8_t> reinserted;
     std::vector<float> block_llr;
     std::vector<uint32_t> fetch_order;
-    // Decoder-aided further passes over each interleaver block (passes > 1): the
+    // Decoder-aided further passes over each interleaver block (decoder_passes() > 1): the
     // equaliser as the block began, and the block's symbols as received.
     struct stored_symbol {
         m110c_symbol_role role;
@@ -139,7 +140,6 @@ struct m110c_receiver::state {
     std::vector<stored_symbol> block_seen;
     std::vector<cd> block_windows;
     int pending_slip = 0;
-    unsigned passes = 1; // decoder passes for the mode (cfg.decoder_passes or qam64_...)
     uint64_t block_start_symbol = 0;
     int64_t block_start_shift = 0;
     void second_pass();
@@ -195,6 +195,8 @@ struct m110c_receiver::state {
     void commit(cd z, cd sent, bool known_symbol);
     void read_codes();
     void prepare_mode(); // what the data stage needs of the mode just read
+    bool qam64() const { return mode->bits_per_symbol >= 6; }
+    unsigned decoder_passes() const { return qam64() ? cfg.qam64_decoder_passes : cfg.decoder_passes; }
     void find_eom();
     void end_burst(bool eom, std::vector<m110c_burst>& done);
     void restart_search(uint64_t from);
@@ -219,27 +221,7 @@ uint64_t m110c_receiver::samples() const { return d->input.total(); }
 void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& done)
 {
     d->input.append(x, n);
-    for (;;) {
-        bool progressed = false;
-        switch (d->stage) {
-        case phase::search:
-            if (d->search()) {
-                d->start = d->found_at;
-                d->stage = phase::preamble;
-                progressed = true;
-            }
-            break;
-        case phase::preamble:
-            progressed = d->preamble();
-            break;
-        case phase::data:
-            progressed = d->data(done) || d->watch(done);
-            break;
-        }
-        if (!progressed)
-            break;
-    }
-    d->trim();
+    run_serial_tone_stages(*d, done);
 }
 
 void m110c_receiver::state::trim()
@@ -537,7 +519,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
-        if (mode && mode->coded && passes >= 2 && role.kind != m110c_symbol_kind::preamble) {
+        if (mode && mode->coded && decoder_passes() >= 2 && role.kind != m110c_symbol_kind::preamble) {
             if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
                 role.frame % mode->frames_per_block == 0) {
                 // The state the block starts from (a slip just before it is in it).
@@ -603,7 +585,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());
             if (block_llr.size() == decoder->channel_bits()) {
-                for (unsigned pass = 2; pass <= passes && block_start_equaliser; ++pass)
+                for (unsigned pass = 2; pass <= decoder_passes() && block_start_equaliser; ++pass)
                     second_pass();
                 block_start_equaliser.reset();
                 keep_last_anchors();
@@ -614,7 +596,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             break;
         }
         case m110c_symbol_kind::probe: {
-            const cd sent(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
+            const cd sent = *known_at(k);
             if (block_start_equaliser)
                 block_seen.back().sent = sent;
             presence.add_probe(z, sent);
@@ -627,11 +609,13 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             }
             break;
         }
-        case m110c_symbol_kind::reinserted:
+        case m110c_symbol_kind::reinserted: {
+            const cd sent = *known_at(k);
             if (block_start_equaliser)
-                block_seen.back().sent = cd(psk8(reinserted[role.position]));
-            commit(z, cd(psk8(reinserted[role.position])), true);
+                block_seen.back().sent = sent;
+            commit(z, sent, true);
             break;
+        }
         case m110c_symbol_kind::preamble:
             break;
         }
@@ -666,10 +650,8 @@ void m110c_receiver::state::prepare_mode()
     // them (F.1487 poor, 9600L at 30 dB: 2.0e-2 with one gain, 9.0e-3; the PSK and
     // 16/32QAM modes do as well or better with one gain at their lower SNRs), and
     // needs its solutions fresher.
-    const bool qam64 = mode->bits_per_symbol >= 6;
-    equaliser->set_follow_channel(qam64);
-    equaliser->set_solve_interval(qam64 ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
-    passes = qam64 ? cfg.qam64_decoder_passes : cfg.decoder_passes;
+    equaliser->set_follow_channel(qam64());
+    equaliser->set_solve_interval(qam64() ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
 }
 
 std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const
@@ -679,7 +661,8 @@ std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const
     case m110c_symbol_kind::preamble:
         return cd(preamble_known[k]);
     case m110c_symbol_kind::probe:
-        return cd(psk8(m110c_probe(m110c_probe_is_minus(*mode, unsigned(role.frame % 72)))[role.position]));
+        return cd(psk8(m110c_probe(
+            m110c_probe_is_minus(*mode, unsigned(role.frame % m110c_reinsert_period_frames)))[role.position]));
     case m110c_symbol_kind::reinserted:
         return cd(psk8(reinserted[role.position]));
     case m110c_symbol_kind::data:

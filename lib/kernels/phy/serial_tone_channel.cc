@@ -3,6 +3,7 @@
 #include "cholesky_solver.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace gr {
@@ -24,12 +25,60 @@ constexpr double chunk_observations_per_tap = 1.5;
 // definite when the symbols do not determine every tap, at no cost otherwise.
 constexpr double normal_loading = 1e-9;
 constexpr double path_threshold = 0.05; // tap power, of the strongest, counted as a path
-constexpr double path_over_floor = 6.0; // and over the median tap's (the noise floor)
 constexpr unsigned tail_symbols = 3;    // pulse tail after the last path
 constexpr double two_pi = 6.283185307179586476925286766559;
 // Share of the channel's measured turn (Hz) added to the carrier offset every
 // timing_check_symbols: a time constant of about 0.4 s.
 constexpr double frequency_loop_gain = 0.05;
+
+// Normal equations of a least-squares fit for the taps of both T/2 phases at once: a
+// regressor per symbol time, an observation per phase, one matrix for both.
+class two_phase_normal_equations
+{
+public:
+    explicit two_phase_normal_equations(size_t n) : d_n(n), d_gram(n * n), d_cross(2 * n) {}
+
+    // Pulls tap u towards (g0, g1) with `weight` (a prior, as one more observation).
+    void add_prior(size_t u, cd g0, cd g1, double weight)
+    {
+        d_gram[u * d_n + u] += weight;
+        d_cross[u] += weight * g0;
+        d_cross[d_n + u] += weight * g1;
+    }
+    void add_observation(unsigned phase, const std::vector<cd>& x, cd r)
+    {
+        for (size_t i = 0; i < d_n; ++i)
+            d_cross[phase * d_n + i] += std::conj(x[i]) * r;
+    }
+    void add_regressor(const std::vector<cd>& x)
+    {
+        for (size_t i = 0; i < d_n; ++i)
+            for (size_t j = 0; j < d_n; ++j)
+                d_gram[i * d_n + j] += std::conj(x[i]) * x[j];
+    }
+    // Adds `share` of the mean diagonal to the diagonal.
+    void load_diagonal(double share)
+    {
+        double trace = 0;
+        for (size_t i = 0; i < d_n; ++i)
+            trace += d_gram[i * d_n + i].real();
+        for (size_t i = 0; i < d_n; ++i)
+            d_gram[i * d_n + i] += share * trace / double(d_n);
+    }
+    // The taps of phase 0 and of phase 1.
+    std::array<std::vector<cd>, 2> solve()
+    {
+        const cholesky_solver solver(std::move(d_gram), d_n);
+        std::array<std::vector<cd>, 2> g{ std::vector<cd>(d_n), std::vector<cd>(d_n) };
+        for (unsigned p = 0; p < 2; ++p)
+            solver.solve(&d_cross[p * d_n], g[p].data());
+        return g;
+    }
+
+private:
+    size_t d_n;
+    std::vector<cd> d_gram, d_cross;
+};
 
 // Least squares over symbol times [from, to): r_p[t] = sum_m g_p[m] s[t - m], normal
 // equations (X^H X) g_p = X^H r_p, one matrix for both T/2 phases; taps[2 (m + reach)
@@ -39,7 +88,8 @@ bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vect
 {
     const int reach = measure_reach;
     const size_t n = size_t(2 * reach + 1);
-    std::vector<cd> gram(n * n), cross(2 * n), x(n);
+    two_phase_normal_equations equations(n);
+    std::vector<cd> x(n);
     std::vector<cd> observed;
     for (size_t t = from; t < to; ++t) {
         for (size_t i = 0; i < n; ++i)
@@ -50,26 +100,16 @@ bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vect
                 return false;
             const cd rp = cd(input.derotated(at_sample));
             observed.push_back(rp);
-            for (size_t i = 0; i < n; ++i)
-                cross[p * n + i] += std::conj(x[i]) * rp;
+            equations.add_observation(p, x, rp);
         }
-        for (size_t i = 0; i < n; ++i)
-            for (size_t j = 0; j < n; ++j)
-                gram[i * n + j] += std::conj(x[i]) * x[j];
+        equations.add_regressor(x);
     }
-    double trace = 0;
-    for (size_t i = 0; i < n; ++i)
-        trace += gram[i * n + i].real();
-    for (size_t i = 0; i < n; ++i)
-        gram[i * n + i] += normal_loading * trace / double(n);
-    const cholesky_solver normal_equations(std::move(gram), n);
+    equations.load_diagonal(normal_loading);
+    const std::array<std::vector<cd>, 2> g = equations.solve();
     taps.assign(2 * n, cd());
-    std::vector<cd> g(n);
-    for (unsigned p = 0; p < 2; ++p) {
-        normal_equations.solve(&cross[p * n], g.data());
+    for (unsigned p = 0; p < 2; ++p)
         for (size_t i = 0; i < n; ++i)
-            taps[2 * i + p] = g[i];
-    }
+            taps[2 * i + p] = g[p][i];
     for (const cd& v : taps)
         if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
             return false;
@@ -120,13 +160,7 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     }
     int first_path = 0, last_path = 0;
     if (!first_taps.empty()) {
-        const double peak = *std::max_element(profile.begin(), profile.end());
-        // Most taps hold no path: their median is the estimate's noise floor, which at
-        // low SNR reaches path_threshold of the peak by itself.
-        std::vector<double> sorted = profile;
-        std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
-        const double floor = sorted[sorted.size() / 2];
-        const double threshold = std::max(path_threshold * peak, path_over_floor * floor);
+        const double threshold = path_power_threshold(profile, path_threshold);
         first_path = reach;
         last_path = -reach;
         for (int m = -reach; m <= reach; ++m)
@@ -210,33 +244,22 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
     const int64_t sample_last = int64_t(start) + t_last * sps + timing_shift + 2;
     if (sample_first < int64_t(input.base()) || sample_last >= int64_t(input.total()))
         return false;
-    std::vector<cd> gram(n * n), cross(2 * n), x(n);
-    for (size_t u = 0; u < n; ++u) {
-        gram[u * n + u] = ridge;
-        cross[u] = ridge * taps[2 * tracked[u]];
-        cross[n + u] = ridge * taps[2 * tracked[u] + 1];
-    }
+    two_phase_normal_equations equations(n);
+    for (size_t u = 0; u < n; ++u)
+        equations.add_prior(u, taps[2 * tracked[u]], taps[2 * tracked[u] + 1], ridge);
+    std::vector<cd> x(n);
     for (int64_t t = t_first; t <= t_last; ++t) {
         for (size_t u = 0; u < n; ++u)
             x[u] = known[size_t(t + precursor - int64_t(tracked[u]) - int64_t(first))];
-        for (unsigned p = 0; p < 2; ++p) {
-            const cd r(input.derotated(uint64_t(int64_t(start) + t * sps + timing_shift + 2 * p)));
-            for (size_t u = 0; u < n; ++u)
-                cross[p * n + u] += std::conj(x[u]) * r;
-        }
-        for (size_t u = 0; u < n; ++u)
-            for (size_t v = 0; v < n; ++v)
-                gram[u * n + v] += std::conj(x[u]) * x[v];
+        for (unsigned p = 0; p < 2; ++p)
+            equations.add_observation(p, x, cd(input.derotated(uint64_t(int64_t(start) + t * sps + timing_shift + 2 * p))));
+        equations.add_regressor(x);
     }
-    const cholesky_solver normal_equations(std::move(gram), n);
-    std::vector<cd> g(n);
-    std::vector<cd> out(taps.size());
-    for (unsigned p = 0; p < 2; ++p) {
-        normal_equations.solve(&cross[p * n], g.data());
+    const std::array<std::vector<cd>, 2> g = equations.solve();
+    std::fill(taps.begin(), taps.end(), cd());
+    for (unsigned p = 0; p < 2; ++p)
         for (size_t u = 0; u < n; ++u)
-            out[2 * tracked[u] + p] = g[u];
-    }
-    taps.swap(out);
+            taps[2 * tracked[u] + p] = g[p][u];
     return true;
 }
 

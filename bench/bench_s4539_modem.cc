@@ -6,6 +6,7 @@
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N] [--interpolate 0|1]   (App C: channel from the probes)
+ *       [--backward 0|1]   (App C: suspect frames equalised again backward)
  *       (the receivers' configuration)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
@@ -196,6 +197,8 @@ int main(int argc, char** argv)
                 high_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
         else if (key == "--interpolate")
             high_rx_config.interpolate_probes = value != "0";
+        else if (key == "--backward")
+            high_rx_config.backward_frames = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
                 unsigned(std::atoi(value.c_str()));

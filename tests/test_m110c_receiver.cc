@@ -275,3 +275,22 @@ TEST(m110c_receiver, a_new_preamble_cuts_a_burst_in_progress)
     EXPECT_TRUE(bursts[1].eom);
     EXPECT_EQ(bursts[1].bytes, next);
 }
+
+TEST(m110c_receiver, frames_equalised_backward_recover_what_forward_decisions_lose)
+{
+    // 9600M (64QAM) through F.1487 poor at 27 dB: a decision error in a fade feeds back
+    // through the rest of its frame; equalised again from the probe after the frame,
+    // each 32 symbols taken from the direction that erred less (measured: 2308 wrong
+    // bytes and none; over channel seeds 1-8, 27,775 and none).
+    const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
+    const std::vector<uint8_t> data = random_bytes(12000, 16);
+    const std::vector<float> audio = through_poor(mode, data, 27.0, 1);
+    size_t wrong[2];
+    for (bool backward : { false, true }) {
+        m110c_receiver_config c;
+        c.backward_frames = backward;
+        wrong[backward] = wrong_bytes_received(audio, c, data);
+    }
+    EXPECT_GT(wrong[0], 1000u);
+    EXPECT_LT(20 * wrong[1], wrong[0]);
+}

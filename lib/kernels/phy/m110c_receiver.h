@@ -31,7 +31,9 @@
  *      equaliser's error variance, or by the decisions' own error where that is
  *      larger (errors fed back); each interleaver block deinterleaved, depunctured and
  *      decoded (tail-biting Viterbi), then equalised again with the decoder's
- *      decisions (decoder_passes); the bits searched for the EOM. Frequency loop and
+ *      decisions (decoder_passes); the bits searched for the EOM. A frame whose
+ *      decisions look wrong somewhere is first equalised again backward, from the probe
+ *      after it (backward_frames). Frequency loop and
  *      T/2 timing slips as in the 110A receiver.
  *   4. The burst ends at its EOM; when the signal is lost (13 dB weaker than at its
  *      preamble for a block whose probes no longer correlate with what was sent, or
@@ -73,6 +75,10 @@ struct m110c_receiver_config {
     // least-squares measurements on the mini-probes around it, two before and up to
     // two after; false: tracked from the decisions (as the 110A receiver does).
     bool interpolate_probes = true;
+    // true: each data frame of a coded mode is also equalised backward, from the probe
+    // after it, and each 32 symbols' LLRs taken from the direction whose decisions
+    // erred less (a decision error in a fade feeds back through the rest of a frame).
+    bool backward_frames = true;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
     m110c_readings readings;                // scrambler orientation, tail-biting reading

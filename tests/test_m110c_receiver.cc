@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,19 @@ size_t wrong_bytes_received(const std::vector<float>& audio, const m110c_receive
     const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, config);
     EXPECT_EQ(bursts.size(), 1u);
     return bursts.size() == 1 ? wrong_bytes(data, bursts[0].bytes) : data.size();
+}
+
+// Wrong bytes received with a receiver setting off, then on.
+std::array<size_t, 2> wrong_bytes_without_and_with(bool m110c_receiver_config::*setting,
+                                                   const std::vector<float>& audio, const std::vector<uint8_t>& data)
+{
+    std::array<size_t, 2> wrong{};
+    for (bool on : { false, true }) {
+        m110c_receiver_config c;
+        c.*setting = on;
+        wrong[on] = wrong_bytes_received(audio, c, data);
+    }
+    return wrong;
 }
 
 // A 9600S burst cut after its first interleaver block (9 frames): reported without its
@@ -245,13 +259,8 @@ TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
     // ten times fewer wrong bytes (measured: 1016 and none).
     const m110c_mode mode = *m110c_mode_for(6400, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(4000, 13);
-    const std::vector<float> audio = through_poor(mode, data, 22.0, 5);
-    size_t wrong[2];
-    for (bool interpolate : { false, true }) {
-        m110c_receiver_config c;
-        c.interpolate_probes = interpolate;
-        wrong[interpolate] = wrong_bytes_received(audio, c, data);
-    }
+    const std::array<size_t, 2> wrong =
+        wrong_bytes_without_and_with(&m110c_receiver_config::interpolate_probes, through_poor(mode, data, 22.0, 5), data);
     EXPECT_GT(wrong[0], 100u);
     EXPECT_LT(10 * wrong[1], wrong[0]);
 }
@@ -284,13 +293,8 @@ TEST(m110c_receiver, frames_equalised_backward_recover_what_forward_decisions_lo
     // bytes and none; over channel seeds 1-8, 27,775 and none).
     const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(12000, 16);
-    const std::vector<float> audio = through_poor(mode, data, 27.0, 1);
-    size_t wrong[2];
-    for (bool backward : { false, true }) {
-        m110c_receiver_config c;
-        c.backward_frames = backward;
-        wrong[backward] = wrong_bytes_received(audio, c, data);
-    }
+    const std::array<size_t, 2> wrong =
+        wrong_bytes_without_and_with(&m110c_receiver_config::backward_frames, through_poor(mode, data, 27.0, 1), data);
     EXPECT_GT(wrong[0], 1000u);
     EXPECT_LT(20 * wrong[1], wrong[0]);
 }

@@ -810,9 +810,16 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
     // tracker's estimate, weighted like one observation at the noise level.
     const double ridge = std::max(1e-6, equaliser->noise());
     const std::vector<size_t>& tracked = equaliser->tracked_symbol_taps();
-    const size_t from = tracked.empty() ? 0 : tracked.front();
+    // Centred on the tracked taps: a path outside the 16 measured shows as its alias 16
+    // away, so a path earlier than the first tracked one, measured from that one on, came
+    // out as a phantom path late in the span (tracked, it took a share of the real one's
+    // power in every anchor, the two being one to a probe).
+    const size_t channel = equaliser->channel_symbols();
+    const size_t centre = tracked.empty() ? channel / 2 : (tracked.front() + tracked.back()) / 2;
+    const size_t from = std::min(centre > probe_period / 2 ? centre - probe_period / 2 : 0,
+                                 channel > probe_period ? channel - probe_period : 0);
     std::vector<size_t> span;
-    for (size_t i = from; i < std::min<size_t>(from + probe_period, equaliser->channel_symbols()); ++i)
+    for (size_t i = from; i < std::min(from + probe_period, channel); ++i)
         span.push_back(i);
     std::vector<cd> whole = equaliser->taps();
     if (!measure_known_run(input, start, timing_shift, *equaliser, span, first, known, ridge, whole))

@@ -54,6 +54,9 @@ constexpr unsigned reliability_symbols = 32;
 // (F.1487 poor, 9600L at 30 dB: a fifth of the frames; every frame cost 30 % of the
 // speed for the same errors).
 constexpr double backward_suspect_error = 0.1;
+// The mode read from the preamble is checked on the probes' signs only when every
+// probe's channel correlates with the one before it at least this much (either sign).
+constexpr double mode_check_correlation = 0.5;
 // The mini-probe's base sequence (the probe is it and its first 15 symbols again): a
 // probe determines this many taps.
 constexpr size_t probe_period = 16;
@@ -179,6 +182,22 @@ struct m110c_receiver::state {
     int64_t frame_shift = 0;
     std::vector<double> forward_error, forward_variance;
     void equalise_frame_backward();
+    // The mode read from D0..D2, checked against the codes the mini-probes' signs carry
+    // (frames 8-13 of the first 18 after the preamble): a misread D field (a preamble
+    // in a fade) is corrected by equalising the burst again from its data's start, as
+    // it stood then. Each probe's sign is read relative to the probe before it: the
+    // normalised correlation of their channel measurements, taken with the signs the
+    // mode read says (negative where one of the two is the other sign).
+    bool mode_checked = false;
+    std::unique_ptr<channel_tracking_equaliser> data_start_equaliser;
+    uint64_t data_start_symbol = 0;
+    int64_t data_start_shift = 0;
+    std::vector<cd> previous_anchor_taps;
+    std::vector<double> probe_turns; // per frame 7..14 of the first group, that correlation
+    std::optional<m110c_mode> corrected_mode;
+    void note_probe_turn(uint64_t first, const std::vector<cd>& taps);
+    void mark_data_start();
+    void restart_data();
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -242,6 +261,8 @@ void m110c_receiver::state::trim()
 {
     uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
     keep = std::min({ keep, candidate, input.total() });
+    if (stage == phase::data && data_start_equaliser && !mode_checked)
+        keep = std::min(keep, start + data_start_symbol * sps);
     // The equaliser's window reaches back up to 2 x 16 symbols of precursor and timing;
     // a frame is equalised again backward once its 256 data symbols are in.
     keep = keep > 320 * sps ? keep - 320 * sps : 0;
@@ -420,8 +441,11 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
     symbol = equaliser->channel_symbols();
     timing_checked = ~uint64_t(0);
     window.assign(equaliser->window_samples(), cd());
-    if (mode)
-        prepare_mode();
+    mode_checked = false;
+    corrected_mode.reset();
+    data_start_equaliser.reset();
+    previous_anchor_taps.clear();
+    probe_turns.clear();
     block_start_equaliser.reset();
     block_seen.clear();
     block_windows.clear();
@@ -435,6 +459,10 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    if (mode) {
+        prepare_mode();
+        mark_data_start();
+    }
     stage = phase::data;
 }
 
@@ -531,6 +559,10 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             ((role.kind == m110c_symbol_kind::data && !anchors_for_frame(symbol)) ||
              (role.kind == m110c_symbol_kind::reinserted && !anchors_for_frame(symbol + m110c_reinserted_symbols))))
             return false; // the probe after the frame is not in yet
+        if (corrected_mode) {
+            restart_data();
+            continue;
+        }
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
@@ -584,6 +616,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 for (size_t i = 0; i < p.size(); ++i)
                     preamble_known[i] = psk8(p[i]);
                 prepare_mode();
+                mark_data_start();
             }
             continue;
         }
@@ -738,6 +771,94 @@ void m110c_receiver::state::equalise_frame_backward()
     }
 }
 
+void m110c_receiver::state::mark_data_start()
+{
+    data_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
+    data_start_symbol = symbol;
+    data_start_shift = timing_shift;
+}
+
+void m110c_receiver::state::note_probe_turn(uint64_t first, const std::vector<cd>& taps)
+{
+    if (mode_checked || !mode)
+        return;
+    const std::vector<cd> before = previous_anchor_taps;
+    previous_anchor_taps = taps;
+    const m110c_symbol_role role = m110c_role_of(skipped + first);
+    if (role.kind != m110c_symbol_kind::probe)
+        return;
+    const unsigned n = unsigned(role.frame % m110c_reinsert_period_frames);
+    const unsigned k = n % 18;
+    if (k < 7 || k > 14 || before.size() != taps.size()) {
+        if (k > 14)
+            mode_checked = true; // the first group's codes went by unread
+        return;
+    }
+    if (k == 7)
+        probe_turns.clear();
+    cd inner;
+    double a = 0, b = 0;
+    for (size_t q = 0; q < taps.size(); ++q) {
+        inner += std::conj(before[q]) * taps[q];
+        a += std::norm(before[q]);
+        b += std::norm(taps[q]);
+    }
+    probe_turns.push_back(a > 0 && b > 0 ? inner.real() / std::sqrt(a * b) : 0.0);
+    if (k < 14)
+        return;
+    mode_checked = true;
+    // Frames 7 and 14 are plus whatever the mode: the chain of relative signs from 7 must
+    // come back to plus at 14, and every link be clear, or the check says nothing.
+    if (probe_turns.size() != 8)
+        return;
+    bool flipped = false; // probe k sent with the other sign than the mode read says
+    unsigned rate = 0, interleaver = 0;
+    for (unsigned j = 1; j < probe_turns.size(); ++j) {
+        if (std::abs(probe_turns[j]) < mode_check_correlation)
+            return;
+        flipped = flipped != (probe_turns[j] < 0);
+        const unsigned kj = 7 + j;
+        if (kj >= 8 && kj <= 13) {
+            const bool minus = m110c_probe_is_minus(*mode, n - 14 + kj) != flipped;
+            if (kj <= 10)
+                rate = (rate << 1) | unsigned(minus);
+            else
+                interleaver = (interleaver << 1) | unsigned(minus);
+        }
+    }
+    if (flipped)
+        return;
+    const std::optional<m110c_mode> read = m110c_mode_by_code(rate, interleaver);
+    if (read && read->name() != mode->name())
+        corrected_mode = read;
+}
+
+void m110c_receiver::state::restart_data()
+{
+    mode = corrected_mode;
+    corrected_mode.reset();
+    const std::vector<uint8_t> p = m110c_preamble(*mode);
+    for (size_t i = 0; i < p.size(); ++i)
+        preamble_known[i] = psk8(p[i]);
+    equaliser.reset(new channel_tracking_equaliser(*data_start_equaliser));
+    symbol = data_start_symbol;
+    timing_shift = data_start_shift;
+    timing_checked = ~uint64_t(0);
+    prepare_mode();
+    anchors.clear();
+    previous_anchor_taps.clear();
+    block_start_equaliser.reset();
+    block_seen.clear();
+    block_windows.clear();
+    pending_slip = 0;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
+    block_llr.clear();
+    bits.clear();
+    eom_at = no_eom;
+    eom_searched = 0;
+}
+
 void m110c_receiver::state::prepare_mode()
 {
     reinserted = m110c_reinserted_section(*mode);
@@ -829,6 +950,7 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
     if (!measure_known_run(input, start, timing_shift, *equaliser, equaliser->tracked_symbol_taps(), first, known,
                            ridge, taps))
         return false;
+    note_probe_turn(first, taps);
     anchors.push_back({ first, timing_shift, std::move(taps) });
     if (!block_start_equaliser)
         keep_last_anchors();

@@ -18,7 +18,11 @@
  *      then 23-symbol chunks); the channel measured over the sync sequence, MP+ and
  *      the symbol after it (start_serial_tone_channel); D0, D1, D2 equalised and each
  *      read as the rotation of Barker-13 (of four) that its estimates match best: the
- *      rate and interleaver codes. Reserved or illegal codes send the search on.
+ *      rate and interleaver codes. Reserved or illegal codes send the search on. The
+ *      mini-probes' signs carry the codes again (frames 8-13 of every 18): read on the
+ *      first 18 frames, with every probe clear, a different legal mode there replaces
+ *      the one read (a preamble in a fade) and the data are equalised again from
+ *      their start.
  *   3. Data: every symbol equalised by the channel-tracking MMSE-DFE. The channel
  *      under each data frame is interpolated (Lagrange in time) from least-squares
  *      measurements on the 31-symbol probes around it, up to two before and two after

@@ -346,3 +346,21 @@ TEST(m110c_receiver, a_misread_interleaver_code_is_corrected_by_the_probe_signs)
     EXPECT_TRUE(bursts[0].eom);
     EXPECT_EQ(bursts[0].bytes, data);
 }
+
+TEST(m110c_receiver, a_burst_whose_preamble_was_missed_is_decoded_from_its_start)
+{
+    // A 3200S transmission of 84 frames whose preamble comes 34 dB down (a deep fade),
+    // too weak to be detected: the receiver finds the section re-inserted after frame
+    // 71, finds the 72 mini-probes where that transmission's frames put them, and
+    // decodes it from its first frame (without: the blocks after the section only).
+    const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::short_);
+    const std::vector<uint8_t> data = random_bytes(4000, 21);
+    std::vector<std::complex<float>> points = m110c_transmit_points(mode, data.data(), data.size());
+    for (unsigned i = 0; i < m110c_preamble_symbols; ++i)
+        points[i] *= 0.02f;
+    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600);
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_EQ(bursts[0].mode, "3200S");
+    EXPECT_TRUE(bursts[0].eom);
+    EXPECT_EQ(bursts[0].bytes, data);
+}

@@ -60,6 +60,18 @@ constexpr double mode_check_correlation = 0.5;
 // The mini-probe's base sequence (the probe is it and its first 15 symbols again): a
 // probe determines this many taps.
 constexpr size_t probe_period = 16;
+// From a transmission's first symbol to its first re-inserted section's head (the plus
+// probe of frame 71): a section found with no burst in progress may be that one, its
+// preamble missed (in a fade); the receiver keeps this much behind its search.
+constexpr uint64_t first_section_head =
+    m110c_preamble_symbols + (m110c_reinsert_period_frames - 1) * uint64_t(m110c_frame_symbols) + m110c_data_symbols;
+// Mini-probes found where a missed preamble's frames would have them: the mean over the
+// 72 of each probe's best match (|correlation|^2 over the received energy, within 6
+// symbols of the timing) must reach this (noise or unrelated data: about 3.2; a probe
+// in the clear: 31).
+constexpr double look_back_evidence = 10.0;
+constexpr int look_back_reach = 6; // symbols either side of the section's timing
+
 // The preamble symbols known before D0..D2 are read: sync, MP+ and the "2" after it.
 constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 
@@ -222,7 +234,13 @@ struct m110c_receiver::state {
 
     bool preamble();
     bool read_section_codes();
-    void begin_burst(const std::vector<cf>& known);
+    uint64_t quiet_since = 0; // sample where the last burst ended
+    bool look_back(double hz);
+    // known: the symbols sent from `start` on. The channel is measured on them, or on
+    // `measured` sent from sample `measured_at` (the burst's paths, and the sample grid,
+    // found where the signal is clear).
+    void begin_burst(const std::vector<cf>& known, const std::vector<cf>* measured = nullptr,
+                     uint64_t measured_at = 0);
     bool data(std::vector<m110c_burst>& done);
     bool window_for(uint64_t k);
     void commit(cd z, cd sent, bool known_symbol);
@@ -263,6 +281,10 @@ void m110c_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (stage == phase::data && data_start_equaliser && !mode_checked)
         keep = std::min(keep, start + data_start_symbol * sps);
+    if (stage != phase::data) {
+        const uint64_t back = (first_section_head + look_back_reach + m110c_probe_symbols) * sps;
+        keep = std::max(keep > back ? keep - back : 0, std::min(keep, quiet_since));
+    }
     // The equaliser's window reaches back up to 2 x 16 symbols of precursor and timing;
     // a frame is equalised again backward once its 256 data symbols are in.
     keep = keep > 320 * sps ? keep - 320 * sps : 0;
@@ -399,11 +421,62 @@ bool m110c_receiver::state::preamble()
             restart_search(start + sps);
             return true;
         }
+        const uint64_t section_at = start;
+        if (look_back(hz)) {
+            const std::vector<cf> section(preamble_known.begin() + m110c_sync_symbols, preamble_known.end());
+            begin_burst(preamble_known, &section, section_at);
+            // Derotated afresh from the burst's start: the frequency loop's changes
+            // apply only to samples not derotated yet, and those up to the section were.
+            input.start_derotation(start, hz);
+            return true;
+        }
         begin_burst(std::vector<cf>(preamble_known.begin() + long(skipped), preamble_known.end()));
     } else {
         // Until D0..D2 are read, the preamble is known up to the "2" after MP+.
         begin_burst(std::vector<cf>(preamble_known.begin(), preamble_known.begin() + known_lead));
     }
+    return true;
+}
+
+bool m110c_receiver::state::look_back(double hz)
+{
+    // The section just found (its codes read) may be the first re-inserted one of a
+    // transmission whose preamble was missed: then its start lies first_section_head
+    // symbols back, and its 72 mini-probes (signs by the mode read) where its frames
+    // put them. If they are there, the burst is taken from that start, its preamble
+    // known.
+    const uint64_t back = first_section_head * sps;
+    const uint64_t reach = uint64_t(look_back_reach) * sps;
+    if (start < back + reach || start - back - reach < std::max(input.base(), quiet_since))
+        return false;
+    const uint64_t first = start - back;
+    input.start_derotation(first, hz);
+    double evidence = 0;
+    for (unsigned f = 0; f < m110c_reinsert_period_frames; ++f) {
+        const auto& probe = m110c_probe(m110c_probe_is_minus(*mode, f));
+        const uint64_t at =
+            first + (m110c_preamble_symbols + uint64_t(f) * m110c_frame_symbols + m110c_data_symbols) * sps;
+        double best = 0;
+        for (int d = -look_back_reach; d <= look_back_reach; ++d) {
+            cd c;
+            double energy = 0;
+            for (unsigned j = 0; j < m110c_probe_symbols; ++j) {
+                const cd x(input.derotated(uint64_t(int64_t(at) + (int64_t(j) + d) * int64_t(sps))));
+                c += x * std::conj(cd(psk8(probe[j])));
+                energy += std::norm(x);
+            }
+            if (energy > 0)
+                best = std::max(best, std::norm(c) / energy);
+        }
+        evidence += best;
+    }
+    if (evidence < look_back_evidence * m110c_reinsert_period_frames) {
+        input.start_derotation(start, hz);
+        return false;
+    }
+    start = first;
+    skipped = 0;
+    found_section = false;
     return true;
 }
 
@@ -428,14 +501,25 @@ bool m110c_receiver::state::read_section_codes()
     return true;
 }
 
-void m110c_receiver::state::begin_burst(const std::vector<cf>& known)
+void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std::vector<cf>* measured,
+                                         uint64_t measured_at)
 {
     channel_tracking_equaliser_config tracking;
     tracking.forgetting = cfg.forgetting;
     tracking.solve_interval = cfg.equaliser_solve_interval;
     tracking.decision_weight = cfg.decision_weight;
-    serial_tone_channel_start channel = start_serial_tone_channel(
-        input, start, known, cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
+    serial_tone_channel_start channel =
+        start_serial_tone_channel(input, measured ? measured_at : start, measured ? *measured : known,
+                                  cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
+    if (measured) {
+        // The equaliser's past: the first of `known`, as start_serial_tone_channel takes
+        // its own.
+        std::vector<cd> past(channel.equaliser->channel_symbols(), cd());
+        for (size_t k = 0; k < past.size() && k < known.size(); ++k)
+            past[k] = cd(known[k]);
+        const std::vector<cd> taps = channel.equaliser->taps();
+        channel.equaliser->start(taps, channel.equaliser->noise(), past);
+    }
     equaliser = std::move(channel.equaliser);
     timing_shift = channel.timing_shift;
     symbol = equaliser->channel_symbols();
@@ -1028,7 +1112,8 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
                 next += m110c_reinserted_symbols;
         }
     }
-    restart_search(start + next * sps);
+    quiet_since = start + next * sps;
+    restart_search(quiet_since);
 }
 
 } // namespace phy

@@ -13,7 +13,10 @@
  *      receiver started late (or one that missed the sync) starts there (offsets up to
  *      +-300 Hz; the probes are Frank sequences, which match shifted by 4 symbols at
  *      600 Hz), reads D0..D2 on one complex gain, then measures the channel over the
- *      whole section and decodes the blocks after it.
+ *      whole section and decodes the blocks after it; unless the section is the first
+ *      re-inserted one of a transmission whose preamble was missed, its 72 mini-probes
+ *      found where its frames put them (samples are kept 8.7 s behind the search):
+ *      then the burst is decoded from that transmission's start.
  *   2. Preamble: the offset refined from the phase slope over the known symbols (8-,
  *      then 23-symbol chunks); the channel measured over the sync sequence, MP+ and
  *      the symbol after it (start_serial_tone_channel); D0, D1, D2 equalised and each

@@ -86,6 +86,16 @@ size_t wrong_bytes_received(const std::vector<float>& audio, const m110c_receive
     return bursts.size() == 1 ? wrong_bytes(data, bursts[0].bytes) : data.size();
 }
 
+// Exactly one burst, of `mode`, ended by its EOM, carrying `data`.
+void expect_one_whole_burst(const std::vector<m110c_burst>& bursts, const std::string& mode,
+                            const std::vector<uint8_t>& data)
+{
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_EQ(bursts[0].mode, mode);
+    EXPECT_TRUE(bursts[0].eom);
+    EXPECT_EQ(bursts[0].bytes, data);
+}
+
 // Wrong bytes received with a receiver setting off, then on.
 std::array<size_t, 2> wrong_bytes_without_and_with(bool m110c_receiver_config::*setting,
                                                    const std::vector<float>& audio, const std::vector<uint8_t>& data)
@@ -340,11 +350,7 @@ TEST(m110c_receiver, a_misread_interleaver_code_is_corrected_by_the_probe_signs)
     const std::vector<uint8_t> said = m110c_preamble(said_mode);
     for (size_t i = 0; i < said.size(); ++i)
         points[i] = m110c_constellation(3)[said[i]];
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 25, 10.0, 20), 9600);
-    ASSERT_EQ(bursts.size(), 1u);
-    EXPECT_EQ(bursts[0].mode, "3200L");
-    EXPECT_TRUE(bursts[0].eom);
-    EXPECT_EQ(bursts[0].bytes, data);
+    expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 20), 9600), "3200L", data);
 }
 
 TEST(m110c_receiver, a_burst_whose_preamble_was_missed_is_decoded_from_its_start)
@@ -358,9 +364,5 @@ TEST(m110c_receiver, a_burst_whose_preamble_was_missed_is_decoded_from_its_start
     std::vector<std::complex<float>> points = m110c_transmit_points(mode, data.data(), data.size());
     for (unsigned i = 0; i < m110c_preamble_symbols; ++i)
         points[i] *= 0.02f;
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600);
-    ASSERT_EQ(bursts.size(), 1u);
-    EXPECT_EQ(bursts[0].mode, "3200S");
-    EXPECT_TRUE(bursts[0].eom);
-    EXPECT_EQ(bursts[0].bytes, data);
+    expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600), "3200S", data);
 }

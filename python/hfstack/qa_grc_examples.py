@@ -4,17 +4,46 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""Every examples/*.grc compiles with grcc against our GRC block definitions."""
+"""Every examples/*.grc compiles with grcc against our GRC block definitions; the
+two-node modem loopback runs: both SIS servers accept a client and bind it."""
 
 import glob
+import importlib.util
 import os
 import py_compile
+import socket
 import subprocess
 import tempfile
 
 from gnuradio import gr_unittest
+from gnuradio import hfstack
+from gnuradio.hfstack.sis_client import bind_request, sis_client
+
+dl = hfstack.dl
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def compile_example(name, out):
+    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(TOP, "grc"))
+    grc = os.path.join(TOP, "examples", name + ".grc")
+    done = subprocess.run(["grcc", "-o", out, grc], capture_output=True, text=True, env=env, timeout=300)
+    return done, os.path.join(out, name + ".py")
+
+
+def two_free_ports():
+    """A port p with p + 1 free as well (bound and released just now)."""
+    for _ in range(50):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no two consecutive free ports")
 
 
 class qa_grc_examples(gr_unittest.TestCase):
@@ -22,14 +51,34 @@ class qa_grc_examples(gr_unittest.TestCase):
     def test_examples_compile(self):
         flowgraphs = sorted(glob.glob(os.path.join(TOP, "examples", "*.grc")))
         self.assertGreater(len(flowgraphs), 0)
-        env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(TOP, "grc"))
         with tempfile.TemporaryDirectory() as out:
             for grc in flowgraphs:
-                done = subprocess.run(["grcc", "-o", out, grc], capture_output=True,
-                                      text=True, env=env, timeout=300)
+                done, generated = compile_example(os.path.basename(grc)[:-4], out)
                 self.assertEqual(done.returncode, 0, f"{grc}:\n{done.stdout}{done.stderr}")
-                generated = os.path.join(out, os.path.basename(grc)[:-4] + ".py")
                 py_compile.compile(generated, doraise=True)
+
+    def test_modem_loopback_example_runs(self):
+        with tempfile.TemporaryDirectory() as out:
+            done, generated = compile_example("node_modem_loopback", out)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            spec = importlib.util.spec_from_file_location("node_modem_loopback", generated)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        port = two_free_ports()
+        tb = module.node_modem_loopback(sis_port=port)
+        tb.start()
+        clients = []
+        try:
+            for p in (port, port + 1):
+                c = sis_client(port=p)
+                clients.append(c)
+                c.send(bind_request(3))
+                self.assertEqual(c.receive().type, dl.sis_type.bind_accepted)
+        finally:
+            for c in clients:
+                c.close()
+            tb.stop()
+            tb.wait()
 
 
 if __name__ == "__main__":

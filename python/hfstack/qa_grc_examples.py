@@ -11,13 +11,14 @@ import glob
 import importlib.util
 import os
 import py_compile
-import socket
 import subprocess
 import tempfile
 
 from gnuradio import gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, sis_client
+
+from qa_hfstack_console import free_port_pair
 
 dl = hfstack.dl
 
@@ -29,21 +30,6 @@ def compile_example(name, out):
     grc = os.path.join(TOP, "examples", name + ".grc")
     done = subprocess.run(["grcc", "-o", out, grc], capture_output=True, text=True, env=env, timeout=300)
     return done, os.path.join(out, name + ".py")
-
-
-def two_free_ports():
-    """A port p with p + 1 free as well (bound and released just now)."""
-    for _ in range(50):
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = first.getsockname()[1]
-            with socket.socket() as second:
-                try:
-                    second.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-                return port
-    raise RuntimeError("no two consecutive free ports")
 
 
 class qa_grc_examples(gr_unittest.TestCase):
@@ -64,7 +50,7 @@ class qa_grc_examples(gr_unittest.TestCase):
             spec = importlib.util.spec_from_file_location("node_modem_loopback", generated)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-        port = two_free_ports()
+        port = free_port_pair()
         tb = module.node_modem_loopback(sis_port=port)
         tb.start()
         clients = []

@@ -76,6 +76,24 @@ std::vector<cd> two_path_channel(cd first = 1.0, cd echo = cd(0, 0.7), unsigned 
     return g;
 }
 
+// An equaliser configuration spanning the link's channel.
+channel_tracking_equaliser_config geometry_of(const received_link& l)
+{
+    channel_tracking_equaliser_config c;
+    c.precursor_symbols = l.precursor;
+    c.postcursor_symbols = l.span - l.precursor - 1;
+    return c;
+}
+
+// Starts eq from `taps` and `noise` with the link's first symbols as its past; returns
+// the first symbol to equalise.
+size_t start_on(channel_tracking_equaliser& eq, const received_link& l, const std::vector<cd>& taps, double noise)
+{
+    const size_t first = eq.channel_symbols();
+    eq.start(taps, noise, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    return first;
+}
+
 // Runs the equaliser over symbols [first, n) deciding the true symbols (all known);
 // returns the mean |estimate - symbol|^2 over [measure_from, n).
 double run(channel_tracking_equaliser& eq, const received_link& l, size_t first, size_t measure_from)
@@ -101,16 +119,13 @@ TEST(channel_tracking_equaliser, converges_on_a_static_two_path_channel)
     const std::vector<cd> truth = two_path_channel();
     const double noise = 1e-3; // 30 dB below the first path
     received_link l(3, 8, 4000, noise, [&](size_t) { return truth; }, 7);
-    channel_tracking_equaliser_config c;
-    c.precursor_symbols = 3;
-    c.postcursor_symbols = 8;
+    channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
     // A rough start: the right paths, gains 30 % off and rotated.
     std::vector<cd> start = truth;
     for (auto& g : start)
         g *= std::polar(0.7, 0.4);
-    const size_t first = eq.channel_symbols();
-    eq.start(start, 0.1, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    const size_t first = start_on(eq, l, start, 0.1);
     const double error = run(eq, l, first, 2000);
     double tap_error = 0, tap_power = 0;
     for (size_t q = 0; q < truth.size(); ++q) {
@@ -143,14 +158,11 @@ TEST(channel_tracking_equaliser, follows_a_channel_rotating_between_solutions)
             v *= std::polar(1.0, turn * double(t));
         return g;
     }, 11);
-    channel_tracking_equaliser_config c;
-    c.precursor_symbols = 3;
-    c.postcursor_symbols = 8;
+    channel_tracking_equaliser_config c = geometry_of(l);
     c.forgetting = 0.95;
     c.solve_interval = 240;
     channel_tracking_equaliser eq(c);
-    const size_t first = eq.channel_symbols();
-    eq.start(still, 1e-3, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    const size_t first = start_on(eq, l, still, 1e-3);
     EXPECT_LT(run(eq, l, first, 1000), 0.05);
     // Its turn, as measured between solutions, is the channel's.
     EXPECT_NEAR(eq.take_turn(), turn, 0.1 * turn);
@@ -166,12 +178,9 @@ TEST(channel_tracking_equaliser, a_later_stronger_path_does_not_spread_decision_
     // symbols past the echo, errors fed back made 2207).
     const std::vector<cd> truth = two_path_channel(0.5, cd(0, 1.0), 20);
     received_link l(3, 20, 3000, 3e-2, [&](size_t) { return truth; }, 13);
-    channel_tracking_equaliser_config c;
-    c.precursor_symbols = 3;
-    c.postcursor_symbols = 20;
+    channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
-    const size_t first = eq.channel_symbols();
-    eq.start(truth, 3e-2, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    const size_t first = start_on(eq, l, truth, 3e-2);
     size_t wrong = 0;
     for (size_t k = first; k < l.symbols.size(); ++k) {
         const std::vector<cd> w = l.window(k);
@@ -192,12 +201,9 @@ TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_
     const std::vector<cd> truth = two_path_channel(1.0, cd(0, 0.2));
     const std::vector<cd> measured = two_path_channel(1.0, 0.0);
     received_link l(3, 8, 1500, 1e-4, [&](size_t) { return truth; }, 19);
-    channel_tracking_equaliser_config c;
-    c.precursor_symbols = 3;
-    c.postcursor_symbols = 8;
+    channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
-    const size_t first = eq.channel_symbols();
-    eq.start(measured, 1e-4, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    const size_t first = start_on(eq, l, measured, 1e-4);
     EXPECT_LT(run(eq, l, first, 600), 1e-3);
     EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u); // the echo's tap and its pulse tail
 }
@@ -245,15 +251,12 @@ TEST(channel_tracking_equaliser, follow_channel_follows_paths_fading_apart)
     }, 17);
     double error[2];
     for (bool follow : { false, true }) {
-        channel_tracking_equaliser_config c;
-        c.precursor_symbols = 3;
-        c.postcursor_symbols = 8;
+        channel_tracking_equaliser_config c = geometry_of(l);
         c.forgetting = 0.95;
         c.solve_interval = 240;
         c.follow_channel = follow;
         channel_tracking_equaliser eq(c);
-        const size_t first = eq.channel_symbols();
-        eq.start(still, 1e-4, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+        const size_t first = start_on(eq, l, still, 1e-4);
         error[follow] = run(eq, l, first, 1000);
     }
     EXPECT_LT(error[1], 0.01);

@@ -46,8 +46,8 @@ std::vector<m110c_burst> receive_audio(std::vector<float> audio, double fs, cons
 
 // Points as audio at fs between silences, through AWGN at snr_db (3 kHz) with a
 // carrier offset, or through fading `paths`.
-std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, double fs, double snr_db,
-                                double offset_hz, uint64_t seed, const std::vector<chan::watterson_path>& paths = {})
+// The points as audio at rms 0.25, with 0.7 s of silence before and 0.5 s after.
+std::vector<float> padded_audio(const std::vector<std::complex<float>>& points, double fs)
 {
     psk_modulator_config mc;
     mc.sample_rate = fs;
@@ -56,7 +56,13 @@ std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, 
     const std::vector<float> burst = psk_modulator(mc).audio(points);
     audio.insert(audio.end(), burst.begin(), burst.end());
     audio.resize(audio.size() + size_t(0.5 * fs), 0.0f);
-    return through_channel(audio, fs, snr_db, offset_hz, seed, 0, paths);
+    return audio;
+}
+
+std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, double fs, double snr_db,
+                                double offset_hz, uint64_t seed, const std::vector<chan::watterson_path>& paths = {})
+{
+    return through_channel(padded_audio(points, fs), fs, snr_db, offset_hz, seed, 0, paths);
 }
 
 // Bytes of `sent` that `got` has wrong or missing.
@@ -318,13 +324,7 @@ TEST(m110c_receiver, a_path_earlier_than_those_tracked_is_measured_where_it_is)
     // its EOM never found; with the measurement centred on the paths, every byte right).
     const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(6000, 17);
-    psk_modulator_config mc;
-    mc.sample_rate = 9600;
-    mc.rms = 0.25;
-    std::vector<float> sent(size_t(0.7 * 9600), 0.0f);
-    const std::vector<float> burst = psk_modulator(mc).audio(m110c_transmit_points(mode, data.data(), data.size()));
-    sent.insert(sent.end(), burst.begin(), burst.end());
-    sent.resize(sent.size() + 4800, 0.0f);
+    const std::vector<float> sent = padded_audio(m110c_transmit_points(mode, data.data(), data.size()), 9600);
     constexpr size_t delay = 20; // samples at 9600 Hz
     std::vector<float> audio(sent.size(), 0.0f);
     for (size_t n = delay; n < sent.size(); ++n) {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace gr {
 namespace hfstack {
@@ -78,6 +79,14 @@ constexpr unsigned known_lead = m110c_sync_symbols + section_head;
 cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
 using phase = serial_tone_stage;
+
+// The factor a segment's LLRs take when its decisions' squared error exceeds the
+// equaliser's variance (errors fed back, a channel the estimate lags): the ratio's
+// inverse, else 1.
+float llr_scale(double decision_error, double variance)
+{
+    return decision_error > variance ? float(variance / decision_error) : 1.0f;
+}
 
 // The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
 // [from, to), summed into `turn`.
@@ -210,6 +219,8 @@ struct m110c_receiver::state {
     void note_probe_turn(uint64_t first, const std::vector<cd>& taps);
     void mark_data_start();
     void restart_data();
+    // Forgets what the data stage has taken in (anchors, block state, bits).
+    void clear_data_progress();
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -246,6 +257,7 @@ struct m110c_receiver::state {
     void commit(cd z, cd sent, bool known_symbol);
     void read_codes();
     void prepare_mode(); // what the data stage needs of the mode just read
+    void know_preamble_of_mode(); // preamble_known: the mode's, D0..D2 included
     bool qam64() const { return mode->bits_per_symbol >= 6; }
     unsigned decoder_passes() const { return qam64() ? cfg.qam64_decoder_passes : cfg.decoder_passes; }
     void find_eom();
@@ -495,9 +507,7 @@ bool m110c_receiver::state::read_section_codes()
     read_codes();
     if (!mode)
         return false;
-    const std::vector<uint8_t> p = m110c_preamble(*mode);
-    for (size_t i = 0; i < p.size(); ++i)
-        preamble_known[i] = psk8(p[i]);
+    know_preamble_of_mode();
     return true;
 }
 
@@ -528,21 +538,10 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     mode_checked = false;
     corrected_mode.reset();
     data_start_equaliser.reset();
-    previous_anchor_taps.clear();
     probe_turns.clear();
-    block_start_equaliser.reset();
-    block_seen.clear();
-    block_windows.clear();
-    pending_slip = 0;
-    anchors.clear();
-    segment_error = segment_variance = 0;
-    segment_symbols = 0;
+    clear_data_progress();
     d_estimates.clear();
     presence.start(reference_power);
-    block_llr.clear();
-    bits.clear();
-    eom_at = no_eom;
-    eom_searched = 0;
     if (mode) {
         prepare_mode();
         mark_data_start();
@@ -696,9 +695,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     restart_search(start + m110c_sync_symbols * sps);
                     return true;
                 }
-                const std::vector<uint8_t> p = m110c_preamble(*mode);
-                for (size_t i = 0; i < p.size(); ++i)
-                    preamble_known[i] = psk8(p[i]);
+                know_preamble_of_mode();
                 prepare_mode();
                 mark_data_start();
             }
@@ -727,9 +724,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 forward_variance[role.position / reliability_symbols] += variance;
                 // Backward only where some decisions look wrong: it costs as much as
                 // the forward equaliser.
-                const bool suspect = *std::max_element(forward_error.begin(), forward_error.end()) >
-                                     backward_suspect_error * reliability_symbols * nearest_points;
-                if (role.position + 1 == m110c_data_symbols && timing_shift == frame_shift && !anchors.empty() && suspect)
+                if (role.position + 1 == m110c_data_symbols && timing_shift == frame_shift && !anchors.empty() &&
+                    *std::max_element(forward_error.begin(), forward_error.end()) >
+                        backward_suspect_error * reliability_symbols * nearest_points)
                     equalise_frame_backward();
             }
             if (block_llr.size() == decoder->channel_bits()) {
@@ -780,10 +777,10 @@ void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, s
     segment_variance += variance;
     if (++segment_symbols < reliability_symbols)
         return;
-    const double ratio = segment_error / segment_variance;
-    if (ratio > 1)
+    const float scale = llr_scale(segment_error, segment_variance);
+    if (scale < 1)
         for (size_t b = llr_end - reliability_symbols * mode->bits_per_symbol; b < llr_end; ++b)
-            block_llr[b] /= float(ratio);
+            block_llr[b] *= scale;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
 }
@@ -849,7 +846,7 @@ void m110c_receiver::state::equalise_frame_backward()
     for (size_t g = 0; g < error.size(); ++g) {
         if (error[g] >= forward_error[g])
             continue;
-        const float scale = error[g] > variance[g] ? float(variance[g] / error[g]) : 1.0f;
+        const float scale = llr_scale(error[g], variance[g]);
         for (size_t b = 0; b < segment_bits; ++b)
             block_llr[frame_llr + g * segment_bits + b] = llr[g * segment_bits + b] * scale;
     }
@@ -866,8 +863,7 @@ void m110c_receiver::state::note_probe_turn(uint64_t first, const std::vector<cd
 {
     if (mode_checked || !mode)
         return;
-    const std::vector<cd> before = previous_anchor_taps;
-    previous_anchor_taps = taps;
+    const std::vector<cd> before = std::exchange(previous_anchor_taps, taps);
     const m110c_symbol_role role = m110c_role_of(skipped + first);
     if (role.kind != m110c_symbol_kind::probe)
         return;
@@ -921,14 +917,17 @@ void m110c_receiver::state::restart_data()
 {
     mode = corrected_mode;
     corrected_mode.reset();
-    const std::vector<uint8_t> p = m110c_preamble(*mode);
-    for (size_t i = 0; i < p.size(); ++i)
-        preamble_known[i] = psk8(p[i]);
+    know_preamble_of_mode();
     equaliser.reset(new channel_tracking_equaliser(*data_start_equaliser));
     symbol = data_start_symbol;
     timing_shift = data_start_shift;
     timing_checked = ~uint64_t(0);
     prepare_mode();
+    clear_data_progress();
+}
+
+void m110c_receiver::state::clear_data_progress()
+{
     anchors.clear();
     previous_anchor_taps.clear();
     block_start_equaliser.reset();
@@ -941,6 +940,13 @@ void m110c_receiver::state::restart_data()
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+}
+
+void m110c_receiver::state::know_preamble_of_mode()
+{
+    const std::vector<uint8_t> p = m110c_preamble(*mode);
+    for (size_t i = 0; i < p.size(); ++i)
+        preamble_known[i] = psk8(p[i]);
 }
 
 void m110c_receiver::state::prepare_mode()

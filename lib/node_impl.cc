@@ -6,6 +6,7 @@
  */
 
 #include "node_impl.h"
+#include "burst_metadata.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -32,21 +33,6 @@ dl::node_config make_config(const std::string& address, const std::string& optio
     dl::set_node_option(c, "address", address);
     dl::set_node_options(c, options);
     return c;
-}
-
-std::string meta_string(const pmt::pmt_t& meta, const pmt::pmt_t& key)
-{
-    const pmt::pmt_t v = pmt::dict_ref(meta, key, pmt::PMT_NIL);
-    if (pmt::is_symbol(v))
-        return pmt::symbol_to_string(v);
-    return {};
-}
-
-const char* interleaver_name(uint8_t code)
-{
-    return code == dl::interleaving_none ? "none"
-           : code == dl::interleaving_long ? "long"
-                                           : "short";
 }
 
 uint64_t wall_clock_us()
@@ -248,20 +234,7 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     if (pmt::is_number(snr) && !pmt::is_complex(snr))
         info.snr_db = pmt::to_double(snr);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
-    const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
-    if (pmt::is_integer(rate)) {
-        try {
-            dl::modem_mode m;
-            m.data_rate = dl::data_rate_code(unsigned(pmt::to_long(rate)));
-            const std::string il = meta_string(meta, metadata::interleaver());
-            m.interleaving = il == "none" ? dl::interleaving_none
-                             : il == "long" ? dl::interleaving_long
-                                            : dl::interleaving_short;
-            info.mode = m;
-        } catch (const std::invalid_argument&) {
-            // A rate outside Table C-5 tells us nothing about the mode.
-        }
-    }
+    info.mode = mode_from_metadata(meta); // none for a rate outside Table C-5
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
@@ -329,10 +302,7 @@ void node_impl::dispatch()
         if (d_pcap)
             capture(t.burst);
         pmt::pmt_t meta = pmt::make_dict();
-        meta = pmt::dict_add(meta, metadata::data_rate(),
-                             pmt::from_long(dl::data_rate_bps(t.mode.data_rate)));
-        meta = pmt::dict_add(meta, metadata::interleaver(),
-                             pmt::mp(interleaver_name(t.mode.interleaving)));
+        meta = add_mode_metadata(meta, t.mode);
         meta = pmt::dict_add(meta, metadata::air_time(), pmt::from_double(t.air_time_s));
         message_port_pub(port_to_phy,
                          pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));

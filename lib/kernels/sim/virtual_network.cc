@@ -56,9 +56,8 @@ radio_config ideal_radio()
     return r;
 }
 
-virtual_network::virtual_network(network_config config) : d_cfg(config)
+void validate(const radio_config& r)
 {
-    const radio_config& r = d_cfg.radio;
     const std::pair<const char*, double> times[] = {
         { "key_up_s", r.key_up_s },         { "unkey_s", r.unkey_s },
         { "agc_settle_s", r.agc_settle_s }, { "carrier_detect_s", r.carrier_detect_s },
@@ -68,6 +67,17 @@ virtual_network::virtual_network(network_config config) : d_cfg(config)
         if (!(value >= 0) || !std::isfinite(value))
             throw std::invalid_argument(std::string("radio_config.") + name +
                                         " must be finite and >= 0");
+}
+
+uint64_t path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to)
+{
+    return splitmix64(splitmix64(channel_seed ^ splitmix64(network_seed)) ^
+                      ((from << 32) | to));
+}
+
+virtual_network::virtual_network(network_config config) : d_cfg(config)
+{
+    validate(d_cfg.radio);
 }
 
 virtual_network::~virtual_network() = default;
@@ -85,8 +95,7 @@ void virtual_network::check_node(size_t i, const char* what) const
 channel_config virtual_network::derived(const channel_config& c, size_t from, size_t to) const
 {
     channel_config d = c;
-    d.seed = splitmix64(splitmix64(c.seed ^ splitmix64(d_cfg.seed)) ^
-                        ((uint64_t(from) << 32) | uint64_t(to)));
+    d.seed = path_seed(c.seed, d_cfg.seed, from, to);
     return d;
 }
 

@@ -55,6 +55,11 @@ struct radio_config {
 
 // A radio that switches and detects instantly (for tests that count seconds exactly).
 radio_config ideal_radio();
+// Throws std::invalid_argument naming a time that is negative or not finite.
+void validate(const radio_config& r);
+
+// Seed of the directed path from -> to, derived from a channel's and a network's seed.
+uint64_t path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to);
 
 struct network_config {
     radio_config radio;

@@ -1,0 +1,195 @@
+#include "emulated_modem.h"
+
+#include "dl/transmission.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gr {
+namespace hfstack {
+namespace sim {
+
+emulated_modem::emulated_modem(
+    uint64_t id, radio_config radio, channel_config channel, bool half_duplex, bool collisions)
+    : d_id(id),
+      d_radio(radio),
+      d_channel(channel),
+      d_half_duplex(half_duplex),
+      d_collisions(collisions)
+{
+    validate(d_radio);
+    sim::validate(d_channel);
+}
+
+channel_model& emulated_modem::path_from(uint64_t source)
+{
+    auto it = d_paths.find(source);
+    if (it == d_paths.end()) {
+        channel_config c = d_channel;
+        c.seed = path_seed(d_channel.seed, 0, source, d_id);
+        it = d_paths.emplace(source, std::make_unique<channel_model>(c)).first;
+    }
+    return *it->second;
+}
+
+void emulated_modem::schedule(double t, due what, uint64_t reception)
+{
+    const pending p{ t, d_seq++, what, reception };
+    d_pending.insert(std::upper_bound(d_pending.begin(), d_pending.end(), p), p);
+}
+
+void emulated_modem::destroy(reception& r)
+{
+    if (r.destroyed)
+        return;
+    r.destroyed = true;
+    ++d_stats.collisions;
+}
+
+air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, double now)
+{
+    air_transmission b;
+    b.source = d_id;
+    b.mode = mode;
+    b.start = std::max(now + d_radio.key_up_s, d_on_air_until);
+    b.air_time_s = dl::air_time(dl::default_waveform_timing(mode), data.size());
+    b.data = std::move(data);
+    const double end = b.start + b.air_time_s;
+    d_on_air_until = end;
+    ++d_stats.transmissions;
+    d_stats.air_time_s += b.air_time_s;
+    schedule(b.start, due::tx_started);
+    schedule(end, due::tx_finished);
+
+    if (d_half_duplex) {
+        const double deaf_from = now, deaf_until = end + d_radio.unkey_s;
+        d_deaf.emplace_back(deaf_from, deaf_until);
+        for (auto& [id, r] : d_receptions)
+            if (r.start < deaf_until && deaf_from < r.end)
+                destroy(r);
+    }
+    return b;
+}
+
+void emulated_modem::hear(const air_transmission& b, double now)
+{
+    if (b.source == d_id)
+        return;
+    ++d_stats.bursts_heard;
+    channel_model& path = path_from(b.source);
+    const double prop = path.config().propagation_s;
+    const double s = b.start + prop, e = s + b.air_time_s;
+    if (path.drop_in_outage(s, e)) {
+        ++d_stats.lost_outage;
+        return;
+    }
+    // Intervals that ended before now cannot overlap anything still to come.
+    d_deaf.erase(std::remove_if(d_deaf.begin(), d_deaf.end(),
+                                [&](const auto& v) { return v.second <= std::min(now, s); }),
+                 d_deaf.end());
+
+    const uint64_t id = d_next_reception++;
+    reception r;
+    r.burst = b;
+    r.path = &path;
+    r.start = s;
+    r.end = e;
+    bool hit = false;
+    for (const auto& [from, until] : d_deaf)
+        hit = hit || (from < e && s < until);
+    if (d_collisions)
+        for (auto& [other_id, other] : d_receptions)
+            if (other.start < e && s < other.end) {
+                destroy(other);
+                hit = true;
+            }
+    if (hit) {
+        destroy(r);
+    } else if (dl::default_waveform_timing(b.mode).preamble_s < d_radio.agc_settle_s) {
+        r.destroyed = true;
+        ++d_stats.lost_acquisition;
+    }
+    d_receptions.emplace(id, std::move(r));
+
+    const double detect = d_radio.agc_settle_s + d_radio.carrier_detect_s;
+    if (b.air_time_s > detect) {
+        schedule(s + detect, due::carrier_on, id);
+        schedule(e, due::carrier_off, id);
+    }
+    schedule(e + d_radio.rx_latency_s, due::delivery, id);
+}
+
+double emulated_modem::next_deadline() const
+{
+    return d_pending.empty() ? std::numeric_limits<double>::infinity() : d_pending.front().time;
+}
+
+std::vector<modem_event> emulated_modem::poll(double now)
+{
+    std::vector<modem_event> out;
+    size_t k = 0;
+    for (; k < d_pending.size() && d_pending[k].time <= now; ++k) {
+        const pending& p = d_pending[k];
+        modem_event ev;
+        ev.time = p.time;
+        switch (p.what) {
+        case due::tx_started:
+            ev.status = dl::phy_event::tx_started;
+            out.push_back(ev);
+            break;
+        case due::tx_finished:
+            ev.status = dl::phy_event::tx_finished;
+            out.push_back(ev);
+            break;
+        case due::carrier_on: {
+            auto it = d_receptions.find(p.reception);
+            if (it == d_receptions.end())
+                break;
+            it->second.carrier_on = true;
+            if (d_carrier++ == 0) {
+                ev.status = dl::phy_event::carrier_on;
+                out.push_back(ev);
+            }
+            break;
+        }
+        case due::carrier_off: {
+            auto it = d_receptions.find(p.reception);
+            if (it == d_receptions.end() || !it->second.carrier_on)
+                break;
+            it->second.carrier_on = false;
+            if (--d_carrier == 0) {
+                ev.status = dl::phy_event::carrier_off;
+                out.push_back(ev);
+            }
+            break;
+        }
+        case due::delivery: {
+            auto it = d_receptions.find(p.reception);
+            if (it == d_receptions.end())
+                break;
+            reception r = std::move(it->second);
+            d_receptions.erase(it);
+            if (r.destroyed)
+                break;
+            const phy::waveform_timing timing = dl::default_waveform_timing(r.burst.mode);
+            ev.type = modem_event::kind::burst;
+            ev.data = std::move(r.burst.data);
+            d_stats.bits_flipped +=
+                r.path->corrupt(ev.data, r.start, timing.preamble_s, timing.bit_rate,
+                                timing.whole_units() ? timing.unit_s : 0.0);
+            ++d_stats.bursts_delivered;
+            ev.info.mode = r.burst.mode;
+            ev.info.snr_db = r.path->config().snr_db;
+            out.push_back(std::move(ev));
+            break;
+        }
+        }
+    }
+    d_pending.erase(d_pending.begin(), d_pending.begin() + k);
+    return out;
+}
+
+} // namespace sim
+} // namespace hfstack
+} // namespace gr

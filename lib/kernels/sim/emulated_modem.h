@@ -1,0 +1,134 @@
+/* One node's modem on an emulated shared HF channel: the link-level model of the
+ * modem contract (DESIGN.md) for a real-time block (modem_emulator), where every node
+ * has its own modem and the modems tell each other what they put on the air.
+ *
+ *   - transmit(): the node's burst goes on the air radio.key_up_s after `now` (after the
+ *     modem's previous burst if that is still on the air) for the PHY timing model's
+ *     air time of its mode; tx_started / tx_finished come at its start and end. The
+ *     returned air_transmission is what the other modems must hear().
+ *   - hear(): another modem's burst reaches this one over the path from that modem
+ *     (channel_config, one model per source, its seed derived from the source): lost
+ *     in an outage; destroyed by another reception it overlaps (collision, both lost)
+ *     or by this modem's own transmission from keying up to radio.unkey_s after it
+ *     (half duplex); lost if its preamble is shorter than the AGC settling time.
+ *     carrier_on agc_settle_s + carrier_detect_s after its start (nested over
+ *     overlapping receptions), carrier_off at its end, and the bytes, corrupted by the
+ *     path's error model, rx_latency_s after its end.
+ *
+ * The rules are virtual_network's (virtual_network.h), seen from one receiver, so an
+ * application tested against modem_emulator meets the simulator's air. No clock,
+ * thread or socket: every call takes `now`. */
+#ifndef HFSTACK_KERNELS_SIM_EMULATED_MODEM_H
+#define HFSTACK_KERNELS_SIM_EMULATED_MODEM_H
+
+#include "channel_model.h"
+#include "dl/node_engine.h"
+#include "virtual_network.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace sim {
+
+// A transmission as the emulated modems tell each other about it.
+struct air_transmission {
+    uint64_t source = 0;  // the transmitting modem's id
+    double start = 0;     // on the air from (protocol time)
+    double air_time_s = 0;
+    dl::modem_mode mode;
+    dl::bytes data;
+};
+
+struct modem_event {
+    enum class kind : uint8_t { status, burst };
+    kind type = kind::status;
+    double time = 0;
+    dl::phy_event status = dl::phy_event::carrier_on; // kind::status
+    dl::bytes data;                                   // kind::burst, errors applied
+    dl::burst_info info;                              // kind::burst
+};
+
+struct emulated_modem_stats {
+    uint64_t transmissions = 0;
+    double air_time_s = 0;
+    uint64_t bursts_heard = 0;     // hear() calls
+    uint64_t bursts_delivered = 0;
+    uint64_t collisions = 0;       // receptions destroyed by overlap (own transmission included)
+    uint64_t lost_outage = 0;
+    uint64_t lost_acquisition = 0; // preamble shorter than AGC settling
+    uint64_t bits_flipped = 0;
+};
+
+class emulated_modem
+{
+public:
+    // Throws std::invalid_argument for a negative or non-finite radio time or a channel
+    // configuration validate() refuses.
+    emulated_modem(uint64_t id,
+                   radio_config radio = radio_config(),
+                   channel_config channel = channel_config(),
+                   bool half_duplex = true,
+                   bool collisions = true);
+
+    uint64_t id() const { return d_id; }
+
+    // Puts `data` on the air in `mode` at now + key_up (or when the previous burst ends).
+    air_transmission transmit(dl::bytes data, dl::modem_mode mode, double now);
+    // Another modem's burst (its own are ignored).
+    void hear(const air_transmission& b, double now);
+
+    // Events due at or before `now`, in time order (same time: in the order scheduled).
+    std::vector<modem_event> poll(double now);
+    // Time of the next event (+inf when none).
+    double next_deadline() const;
+
+    const emulated_modem_stats& stats() const { return d_stats; }
+
+private:
+    struct reception {
+        air_transmission burst;
+        channel_model* path = nullptr;
+        double start = 0, end = 0;
+        bool destroyed = false;
+        bool carrier_on = false;
+    };
+    enum class due : uint8_t { tx_started, tx_finished, carrier_on, carrier_off, delivery };
+    struct pending {
+        double time;
+        uint64_t seq;
+        due what;
+        uint64_t reception;
+        bool operator<(const pending& o) const
+        {
+            return time != o.time ? time < o.time : seq < o.seq;
+        }
+    };
+
+    channel_model& path_from(uint64_t source);
+    void destroy(reception& r);
+    void schedule(double t, due what, uint64_t reception = 0);
+
+    uint64_t d_id;
+    radio_config d_radio;
+    channel_config d_channel;
+    bool d_half_duplex, d_collisions;
+    double d_on_air_until = -1e300; // end of this modem's last burst
+    std::vector<std::pair<double, double>> d_deaf; // own transmissions, keying to unkeyed
+    std::map<uint64_t, std::unique_ptr<channel_model>> d_paths;
+    std::map<uint64_t, reception> d_receptions;
+    uint64_t d_next_reception = 1;
+    uint64_t d_seq = 0;
+    std::vector<pending> d_pending; // kept sorted
+    int d_carrier = 0;
+    emulated_modem_stats d_stats;
+};
+
+} // namespace sim
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -1,0 +1,293 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "modem_emulator_impl.h"
+#include "burst_metadata.h"
+#include "modem_status.h"
+
+#include <gnuradio/io_signature.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+
+namespace {
+
+const pmt::pmt_t port_in = pmt::mp("in");
+const pmt::pmt_t port_out = pmt::mp("out");
+const pmt::pmt_t port_status = pmt::mp("status");
+const pmt::pmt_t port_air_in = pmt::mp("air_in");
+const pmt::pmt_t port_air_out = pmt::mp("air_out");
+// air_out metadata besides the mode and air_time.
+const pmt::pmt_t key_source = pmt::mp("source");
+const pmt::pmt_t key_start = pmt::mp("air_start");
+const pmt::pmt_t key_time_scale = pmt::mp("time_scale");
+
+// Emulators in one process number themselves 1, 2, ... in order of construction, so
+// a flowgraph built the same way draws the same errors.
+std::atomic<uint64_t> next_emulator_id{ 1 };
+
+const std::chrono::steady_clock::time_point& process_epoch()
+{
+    static const auto epoch = std::chrono::steady_clock::now();
+    return epoch;
+}
+
+sim::radio_config parse_radio(const std::string& options, bool& half_duplex, bool& collisions, double& propagation_s)
+{
+    sim::radio_config r;
+    std::istringstream in(options);
+    std::string item;
+    while (std::getline(in, item, ';')) {
+        if (item.find_first_not_of(" \t") == std::string::npos)
+            continue;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos)
+            throw std::invalid_argument("modem_emulator: option '" + item + "' is not name=value");
+        const std::string name = item.substr(0, eq), text = item.substr(eq + 1);
+        double v;
+        try {
+            size_t used = 0;
+            v = std::stod(text, &used);
+            if (used != text.size())
+                throw std::invalid_argument(text);
+        } catch (const std::exception&) {
+            throw std::invalid_argument("modem_emulator: option " + name + "='" + text +
+                                        "' is not a number");
+        }
+        if (name == "key_up_s")
+            r.key_up_s = v;
+        else if (name == "unkey_s")
+            r.unkey_s = v;
+        else if (name == "agc_settle_s")
+            r.agc_settle_s = v;
+        else if (name == "carrier_detect_s")
+            r.carrier_detect_s = v;
+        else if (name == "rx_latency_s")
+            r.rx_latency_s = v;
+        else if (name == "propagation_s")
+            propagation_s = v;
+        else if (name == "half_duplex")
+            half_duplex = v != 0;
+        else if (name == "collisions")
+            collisions = v != 0;
+        else
+            throw std::invalid_argument(
+                "modem_emulator: unknown option '" + name +
+                "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
+                "propagation_s, half_duplex, collisions)");
+    }
+    return r;
+}
+
+const char* event_name(dl::phy_event e)
+{
+    switch (e) {
+    case dl::phy_event::tx_started:
+        return "tx_started";
+    case dl::phy_event::tx_finished:
+        return "tx_finished";
+    case dl::phy_event::carrier_on:
+        return "carrier_on";
+    case dl::phy_event::carrier_off:
+        return "carrier_off";
+    }
+    return "carrier_off";
+}
+
+} // namespace
+
+modem_emulator::sptr modem_emulator::make(double time_scale,
+                                          const std::string& profile,
+                                          double snr_db,
+                                          double ber,
+                                          uint64_t seed,
+                                          const std::string& options)
+{
+    return gnuradio::make_block_sptr<modem_emulator_impl>(
+        time_scale, profile, snr_db, ber, seed, options);
+}
+
+modem_emulator_impl::modem_emulator_impl(double time_scale,
+                                         const std::string& profile,
+                                         double snr_db,
+                                         double ber,
+                                         uint64_t seed,
+                                         const std::string& options)
+    : gr::block("modem_emulator", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+      d_time_scale(time_scale)
+{
+    if (!(time_scale > 0) || !std::isfinite(time_scale))
+        throw std::invalid_argument("modem_emulator: time_scale must be a positive number");
+    bool half_duplex = true, collisions = true;
+    sim::channel_config channel;
+    const sim::radio_config radio = parse_radio(options, half_duplex, collisions, channel.propagation_s);
+    channel.ber = ber;
+    channel.snr_db = snr_db;
+    channel.fading_profile = profile;
+    channel.seed = seed;
+    try {
+        d_modem = std::make_unique<sim::emulated_modem>(next_emulator_id++, radio, channel,
+                                                        half_duplex, collisions);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("modem_emulator: ") + e.what());
+    }
+    process_epoch();
+    message_port_register_in(port_in);
+    message_port_register_in(port_air_in);
+    message_port_register_out(port_out);
+    message_port_register_out(port_status);
+    message_port_register_out(port_air_out);
+    set_msg_handler(port_in, [this](const pmt::pmt_t& m) { handle_burst(m); });
+    set_msg_handler(port_air_in, [this](const pmt::pmt_t& m) { handle_air(m); });
+}
+
+modem_emulator_impl::~modem_emulator_impl() { stop_timer(); }
+
+double modem_emulator_impl::now() const
+{
+    const std::chrono::duration<double> t = std::chrono::steady_clock::now() - process_epoch();
+    return t.count() * d_time_scale;
+}
+
+bool modem_emulator_impl::start()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (!d_running) {
+        d_running = true;
+        d_timer = std::thread([this] { timer_loop(); });
+    }
+    return block::start();
+}
+
+void modem_emulator_impl::stop_timer()
+{
+    {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        d_running = false;
+    }
+    d_wake.notify_all();
+    if (d_timer.joinable())
+        d_timer.join();
+}
+
+bool modem_emulator_impl::stop()
+{
+    stop_timer();
+    return block::stop();
+}
+
+void modem_emulator_impl::timer_loop()
+{
+    std::unique_lock<std::mutex> lock(d_mutex);
+    while (d_running) {
+        publish_due();
+        const double next = d_modem->next_deadline();
+        if (std::isinf(next))
+            d_wake.wait(lock);
+        else
+            d_wake.wait_for(lock, std::chrono::duration<double>(
+                                      std::max(0.0, (next - now()) / d_time_scale)));
+    }
+}
+
+void modem_emulator_impl::publish_due()
+{
+    for (auto& ev : d_modem->poll(now())) {
+        if (ev.type == sim::modem_event::kind::status) {
+            message_port_pub(port_status, modem_status(event_name(ev.status)));
+            continue;
+        }
+        pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode);
+        if (std::isfinite(ev.info.snr_db))
+            meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
+        meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
+        message_port_pub(port_out,
+                         pmt::cons(meta, pmt::init_u8vector(ev.data.size(), ev.data.data())));
+    }
+}
+
+void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
+{
+    if (!pmt::is_pair(msg) || !pmt::is_u8vector(pmt::cdr(msg))) {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        ++d_bad_inputs;
+        d_logger->warn("in: message is not a PDU with a u8vector, dropped");
+        return;
+    }
+    const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
+    dl::modem_mode mode; // 300 bps short unless the PDU names its mode
+    if (auto m = mode_from_metadata(meta))
+        mode = *m;
+    size_t n = 0;
+    const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const sim::air_transmission b = d_modem->transmit(dl::bytes(p, p + n), mode, now());
+    pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode);
+    air = pmt::dict_add(air, key_source, pmt::from_long(long(b.source)));
+    air = pmt::dict_add(air, key_start, pmt::from_double(b.start));
+    air = pmt::dict_add(air, metadata::air_time(), pmt::from_double(b.air_time_s));
+    air = pmt::dict_add(air, key_time_scale, pmt::from_double(d_time_scale));
+    message_port_pub(port_air_out, pmt::cons(air, pmt::init_u8vector(b.data.size(), b.data.data())));
+    d_wake.notify_all();
+}
+
+void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const pmt::pmt_t meta = pmt::is_pair(msg) ? pmt::car(msg) : pmt::PMT_NIL;
+    const pmt::pmt_t source = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_source, pmt::PMT_NIL) : pmt::PMT_NIL;
+    const pmt::pmt_t start = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_start, pmt::PMT_NIL) : pmt::PMT_NIL;
+    const pmt::pmt_t air_time = pmt::is_dict(meta) ? pmt::dict_ref(meta, metadata::air_time(), pmt::PMT_NIL) : pmt::PMT_NIL;
+    const pmt::pmt_t scale = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_time_scale, pmt::PMT_NIL) : pmt::PMT_NIL;
+    const auto mode = pmt::is_dict(meta) ? mode_from_metadata(meta) : std::nullopt;
+    if (!pmt::is_u8vector(pmt::is_pair(msg) ? pmt::cdr(msg) : pmt::PMT_NIL) ||
+        !pmt::is_integer(source) || !pmt::is_real(start) || !pmt::is_real(air_time) ||
+        !pmt::is_real(scale) || !mode) {
+        ++d_bad_inputs;
+        d_logger->warn("air_in: not another modem_emulator's air_out message, dropped");
+        return;
+    }
+    if (pmt::to_double(scale) != d_time_scale) {
+        ++d_bad_inputs;
+        d_logger->warn("air_in: a modem_emulator with time_scale {} cannot share a channel with "
+                       "this one ({}), burst dropped",
+                       pmt::to_double(scale), d_time_scale);
+        return;
+    }
+    sim::air_transmission b;
+    b.source = uint64_t(pmt::to_long(source));
+    b.start = pmt::to_double(start);
+    b.air_time_s = pmt::to_double(air_time);
+    b.mode = *mode;
+    size_t n = 0;
+    const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
+    b.data.assign(p, p + n);
+    d_modem->hear(b, now());
+    d_wake.notify_all();
+}
+
+std::string modem_emulator_impl::counters() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const sim::emulated_modem_stats& s = d_modem->stats();
+    std::ostringstream os;
+    os << "transmissions=" << s.transmissions << "\nair_time_s=" << s.air_time_s
+       << "\nbursts_heard=" << s.bursts_heard << "\nbursts_delivered=" << s.bursts_delivered
+       << "\ncollisions=" << s.collisions << "\nlost_outage=" << s.lost_outage
+       << "\nlost_acquisition=" << s.lost_acquisition << "\nbits_flipped=" << s.bits_flipped
+       << "\nbad_inputs=" << d_bad_inputs << "\n";
+    return os.str();
+}
+
+} // namespace hfstack
+} // namespace gr

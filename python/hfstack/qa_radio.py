@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The radio front end: option checking (one table for Python, CLI and YAML), a clear
+error for every missing device or file, the `file` kind replaying a recording made by
+hfstack-modem, the burst gate that turns the modem's stream into USRP bursts, and the
+command-line mapping. The loopback and emulator kinds carry nodes' traffic in
+qa_node_app and qa_modem_emulator."""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+from gnuradio.hfstack import radio as R
+
+from qa_node import recorder
+
+APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
+TIMEOUT_S = 60.0
+
+
+class qa_radio(gr_unittest.TestCase):
+
+    def assert_refused(self, fragment, **options):
+        with self.assertRaises(R.radio_error) as cm:
+            R.radio(**options)
+        self.assertIn(fragment, str(cm.exception))
+        self.assertNotIn("\n", str(cm.exception))
+
+    def test_options_are_checked(self):
+        self.assert_refused("unknown radio option colour", colour="red")
+        self.assert_refused("radio kind 'cb'", kind="cb")
+        self.assert_refused("snr_db: 'loud' is not a float", snr_db="loud")
+        self.assert_refused("device does not apply to kind loopback", device="hw:0")
+        self.assert_refused("record does not apply to kind emulator", kind="emulator", record="x.wav")
+        self.assert_refused("time_scale must be a positive", kind="emulator", time_scale=0)
+        self.assert_refused("sample_rate must be positive", sample_rate=-8000.0)
+        self.assert_refused("profile", profile="no_such_profile")
+        self.assert_refused("profile", kind="emulator", profile="no_such_profile")
+
+    def test_missing_devices_and_files_give_one_line_errors(self):
+        self.assert_refused("sound card no_such_card cannot be opened", kind="audio",
+                            device="no_such_card")
+        self.assert_refused("replay file /nonexistent/rx.wav", kind="file", replay="/nonexistent/rx.wav")
+        self.assert_refused("kind file needs record and/or replay", kind="file")
+        self.assert_refused("kind uhd needs frequency_hz", kind="uhd")
+        self.assert_refused("is not a multiple", kind="uhd", frequency_hz=7e6, usrp_rate=250001.0)
+
+    def test_ptt_specs(self):
+        with self.assertRaises(R.radio_error) as cm:
+            R.ptt_switch("serial:/nonexistent/ttyUSB9")
+        self.assertIn("ptt serial port /nonexistent/ttyUSB9", str(cm.exception))
+        with self.assertRaises(R.radio_error):
+            R.ptt_switch("serial:/dev/null:cts")
+        with self.assertRaises(R.radio_error):
+            R.ptt_switch("carrier-pigeon")
+        with self.assertRaises(R.radio_error) as cm:
+            R.ptt_switch("rigctld:127.0.0.1:1")  # nothing listens on port 1
+        self.assertIn("ptt rigctld at 127.0.0.1:1", str(cm.exception))
+
+    def test_file_kind_decodes_a_recording(self):
+        with tempfile.TemporaryDirectory() as d:
+            wav = os.path.join(d, "burst.wav")
+            env = dict(os.environ)
+            done = subprocess.run([sys.executable, os.path.join(APPS, "hfstack-modem"), "tx",
+                                   "--mode", "1200S", "--text", "RADIO FILE KIND", wav,
+                                   "--rate", "9600"],
+                                  capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            tb = gr.top_block()
+            r = R.radio(kind="file", replay=wav, time_scale=20.0)
+            out, status = recorder(), recorder()
+            tb.msg_connect(r, "out", out, "in")
+            tb.msg_connect(r, "status", status, "in")
+            tb.start()
+            try:
+                self.assertTrue(out.wait_for(lambda m: len(m) >= 1, TIMEOUT_S))
+            finally:
+                tb.stop()
+                tb.wait()
+        data = bytes(pmt.u8vector_elements(pmt.cdr(out.messages[0])))
+        self.assertTrue(data.startswith(b"RADIO FILE KIND"), data)
+        self.assertEqual(r.stats()["bursts_received"], 1)
+        self.assertIn("snr_db_mean", r.stats())
+
+    def test_burst_gate_passes_only_bursts_with_their_tags(self):
+        x = np.arange(1, 101, dtype=np.complex64)
+        tags = []
+        for offset, key in ((10, "tx_sob"), (19, "tx_eob"), (50, "tx_sob"), (52, "tx_eob")):
+            t = gr.tag_t()
+            t.offset, t.key, t.value = offset, pmt.intern(key), pmt.PMT_T
+            tags.append(t)
+        tb = gr.top_block()
+        src = blocks.vector_source_c(x.tolist(), False, 1, tags)
+        sink = blocks.vector_sink_c()
+        gate = R.burst_gate()  # a Python block must outlive the run
+        tb.connect(src, gate, sink)
+        tb.run()
+        expected = np.concatenate([x[10:20], x[50:53]])
+        np.testing.assert_array_equal(np.array(sink.data()), expected)
+        got = sorted((t.offset, pmt.symbol_to_string(t.key)) for t in sink.tags())
+        self.assertEqual(got, [(0, "tx_sob"), (9, "tx_eob"), (10, "tx_sob"), (12, "tx_eob")])
+
+    def test_command_line_options_map_to_the_table(self):
+        p = argparse.ArgumentParser()
+        R.add_arguments(p)
+        a = p.parse_args(["--kind", "emulator", "--snr-db", "12", "--ber", "1e-4"])
+        o = R.from_arguments(a, {"seed": 7, "snr_db": 30.0})
+        self.assertEqual(o, {"kind": "emulator", "snr_db": 12.0, "ber": 1e-4, "seed": 7})
+        self.assertEqual(R.check_options(o)["profile"], "moderate")
+        names = {o.name for o in R.RADIO_OPTIONS}
+        self.assertEqual(len(names), len(R.RADIO_OPTIONS))
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_radio)

@@ -1,0 +1,488 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""Radio front ends: one node's modem and radio as one hier block.
+
+    r = radio(kind="audio", device="plughw:CARD=Device", ptt="serial:/dev/ttyUSB0:rts")
+    tb.msg_connect(node, "to_phy", r, "in")
+    tb.msg_connect(r, "out", node, "from_phy")
+    tb.msg_connect(r, "status", node, "phy_status")
+
+Every kind has the same three message ports, honouring the modem contract of the node
+block: `in` takes the node's bursts, `out` gives decoded bursts (with `snr_db`,
+`frequency_offset_hz`, mode), `status` gives tx_started / tx_finished / carrier_on /
+carrier_off. The kinds:
+
+  loopback  the STANAG 4539 modem on audio, its transmissions through the Watterson
+            channel (profile, snr_db, frequency_offset_hz, seed) paced to real time and
+            out of the block's float output; its receiver on the float input. Two loopback
+            radios joined by join() are two nodes in one process.
+  audio     the modem on a sound card (device; PTT by VOX, a serial port's RTS or DTR, or
+            rigctld).
+  uhd       the modem on complex baseband through a USRP (frequency_hz, gains, antennas,
+            device_args); transmissions go out as tx_sob/tx_eob bursts, so the radio
+            listens between them.
+  file      transmissions recorded to a WAV file, reception replayed from one.
+  emulator  no DSP: modem_emulator, the link-level model (air time, latency, carrier
+            sense, collisions, error models); emulator radios joined by join() share
+            one emulated channel.
+
+RADIO_OPTIONS is the single table of options: keyword arguments here, command-line
+options of hfstack-node (add_arguments / from_arguments) and keys of its YAML config.
+"""
+
+import collections
+import fcntl
+import math
+import os
+import socket
+import struct
+import termios
+import threading
+import wave
+
+import numpy as np
+import pmt
+from gnuradio import blocks, filter as gr_filter, gr
+
+from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
+
+KINDS = ("loopback", "audio", "uhd", "file", "emulator")
+
+radio_option = collections.namedtuple("radio_option", "name default help kinds")
+
+RADIO_OPTIONS = (
+    radio_option("kind", "loopback", "how the modem reaches the air: " + ", ".join(KINDS), KINDS),
+    radio_option("data_rate", 2400, "rate (bps) of a burst whose PDU names none", KINDS),
+    radio_option("interleaver", "short", "interleaver of a burst whose PDU names none", KINDS),
+    radio_option("sample_rate", 0.0,
+                 "modem sample rate, Hz; 0: 9600 (loopback, file, uhd) or 48000 (audio)",
+                 ("loopback", "audio", "uhd", "file")),
+    radio_option("level", 0.25, "transmit audio rms (full scale 1)", ("loopback", "audio", "file")),
+    radio_option("time_scale", 1.0, "protocol seconds per real second (the nodes' too)",
+                 ("loopback", "file", "emulator")),
+    radio_option("profile", "moderate",
+                 "channel of this radio's transmissions: awgn, good, moderate, poor, flutter or "
+                 "an F.1487 condition (loopback); emulator: awgn or a fading profile, empty "
+                 "for the ber alone", ("loopback", "emulator")),
+    radio_option("snr_db", 20.0, "SNR of this radio's transmissions, dB in 3 kHz",
+                 ("loopback", "emulator")),
+    radio_option("frequency_offset_hz", 0.0, "carrier offset of this radio's transmissions",
+                 ("loopback",)),
+    radio_option("seed", 1, "seed of the channel (fading, noise, errors)", ("loopback", "emulator")),
+    radio_option("ber", 0.0, "independent bit errors on top of the profile", ("emulator",)),
+    radio_option("device", "", "sound card (ALSA name such as plughw:CARD=Device,DEV=0); "
+                 "empty: the default", ("audio",)),
+    radio_option("ptt", "vox", "vox, serial:PORT[:rts|:dtr] or rigctld[:HOST[:PORT]]",
+                 ("audio", "uhd")),
+    radio_option("ptt_tail_s", 0.25,
+                 "PTT held this long after the last sample leaves the modem (the sound card's "
+                 "buffer still plays it)", ("audio", "uhd")),
+    radio_option("device_args", "", "UHD device arguments, e.g. type=b200", ("uhd",)),
+    radio_option("frequency_hz", 0.0, "carrier (dial) frequency, Hz", ("uhd",)),
+    radio_option("rx_gain_db", 30.0, "USRP receive gain", ("uhd",)),
+    radio_option("tx_gain_db", 0.0, "USRP transmit gain", ("uhd",)),
+    radio_option("rx_antenna", "RX2", "USRP receive antenna", ("uhd",)),
+    radio_option("tx_antenna", "TX/RX", "USRP transmit antenna", ("uhd",)),
+    radio_option("usrp_rate", 240000.0, "USRP sample rate, Hz (a multiple of sample_rate)",
+                 ("uhd",)),
+    radio_option("record", "", "write transmitted audio to this WAV file", ("file",)),
+    radio_option("replay", "", "receive the audio of this WAV file", ("file",)),
+)
+DEFAULTS = {o.name: o.default for o in RADIO_OPTIONS}
+
+
+class radio_error(ValueError):
+    """A radio that cannot be built: bad option, missing device, unreadable file."""
+
+
+def check_options(options):
+    """Full option set from `options` (dict): unknown names, wrong types and options
+    of another kind raise radio_error."""
+    unknown = sorted(set(options) - set(DEFAULTS))
+    if unknown:
+        raise radio_error("unknown radio option " + ", ".join(unknown))
+    o = dict(DEFAULTS)
+    for name, value in options.items():
+        want = type(DEFAULTS[name])
+        try:
+            o[name] = want(value) if want is not bool else bool(value)
+        except (TypeError, ValueError):
+            raise radio_error(f"radio option {name}: {value!r} is not a {want.__name__}")
+    kind = o["kind"]
+    if kind not in KINDS:
+        raise radio_error(f"radio kind {kind!r}: choose one of {', '.join(KINDS)}")
+    foreign = [n for n in options if n != "kind" and options[n] != DEFAULTS[n]
+               and kind not in next(x.kinds for x in RADIO_OPTIONS if x.name == n)]
+    if foreign:
+        raise radio_error(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
+    if not o["time_scale"] > 0 or not math.isfinite(o["time_scale"]):
+        raise radio_error("radio option time_scale must be a positive number")
+    if o["sample_rate"] == 0:
+        o["sample_rate"] = 48000.0 if kind == "audio" else 9600.0
+    if not o["sample_rate"] > 0:
+        raise radio_error("radio option sample_rate must be positive")
+    return o
+
+
+class burst_monitor(gr.basic_block):
+    """Passes decoded bursts on and keeps what the receiver saw: bursts, mean and last
+    SNR and frequency offset (for summaries and statistics)."""
+
+    def __init__(self):
+        gr.basic_block.__init__(self, "burst_monitor", None, None)
+        self.message_port_register_in(pmt.intern("in"))
+        self.message_port_register_out(pmt.intern("out"))
+        self.set_msg_handler(pmt.intern("in"), self.handle)
+        self.lock = threading.Lock()
+        self.bursts = 0
+        self.bytes = 0
+        self.snr = []
+        self.offset = []
+
+    def handle(self, msg):
+        meta = pmt.car(msg) if pmt.is_pair(msg) and pmt.is_dict(pmt.car(msg)) else pmt.make_dict()
+        with self.lock:
+            self.bursts += 1
+            if pmt.is_pair(msg) and pmt.is_u8vector(pmt.cdr(msg)):
+                self.bytes += pmt.length(pmt.cdr(msg))
+            for key, into in (("snr_db", self.snr), ("frequency_offset_hz", self.offset)):
+                v = pmt.dict_ref(meta, pmt.intern(key), pmt.PMT_NIL)
+                if pmt.is_real(v):
+                    into.append(pmt.to_double(v))
+        self.message_port_pub(pmt.intern("out"), msg)
+
+    def stats(self):
+        with self.lock:
+            s = {"bursts_received": self.bursts, "bytes_received": self.bytes}
+            if self.snr:
+                s.update(snr_db_mean=float(np.mean(self.snr)), snr_db_last=self.snr[-1])
+            if self.offset:
+                s.update(frequency_offset_hz_mean=float(np.mean(self.offset)),
+                         frequency_offset_hz_last=self.offset[-1])
+        return s
+
+
+class ptt_switch:
+    """Keys the transmitter: serial:PORT[:rts|:dtr] raises a modem-control line,
+    rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. Opening fails with
+    radio_error (missing port, no daemon)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.fd = None
+        self.sock = None
+        parts = spec.split(":")
+        if parts[0] == "serial" and len(parts) in (2, 3):
+            line = parts[2] if len(parts) == 3 else "rts"
+            if line not in ("rts", "dtr"):
+                raise radio_error(f"ptt {spec!r}: the serial line is rts or dtr")
+            self.bit = termios.TIOCM_RTS if line == "rts" else termios.TIOCM_DTR
+            try:
+                self.fd = os.open(parts[1], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            except OSError as e:
+                raise radio_error(f"ptt serial port {parts[1]}: {e.strerror}")
+            self.key(False)
+        elif parts[0] == "rigctld" and len(parts) <= 3:
+            host = parts[1] if len(parts) > 1 and parts[1] else "127.0.0.1"
+            try:
+                port = int(parts[2]) if len(parts) > 2 else 4532
+                self.sock = socket.create_connection((host, port), timeout=5.0)
+            except ValueError:
+                raise radio_error(f"ptt {spec!r}: the rigctld port is a number")
+            except OSError as e:
+                raise radio_error(f"ptt rigctld at {host}:{parts[2] if len(parts) > 2 else 4532}: "
+                                  f"{e.strerror or e}")
+            self.key(False)
+        else:
+            raise radio_error(f"ptt {spec!r}: use vox, serial:PORT[:rts|:dtr] or "
+                              "rigctld[:HOST[:PORT]]")
+
+    def key(self, on):
+        if self.fd is not None:
+            request = termios.TIOCMBIS if on else termios.TIOCMBIC
+            fcntl.ioctl(self.fd, request, struct.pack("I", self.bit))
+        else:
+            self.sock.sendall(b"T 1\n" if on else b"T 0\n")
+            reply = self.sock.recv(64)
+            if not reply.startswith(b"RPRT 0"):
+                raise OSError(f"rigctld answered {reply.decode(errors='replace').strip()!r}")
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+        if self.sock is not None:
+            self.sock.close()
+
+
+class ptt_control(gr.basic_block):
+    """Follows the transmitter's `ptt` port: keys at once on #t, unkeys tail_s after #f
+    (the samples still in the sound card's or USRP's buffer must go out first)."""
+
+    def __init__(self, switch, tail_s):
+        gr.basic_block.__init__(self, "ptt_control", None, None)
+        self.switch, self.tail_s = switch, tail_s
+        self.lock = threading.Lock()
+        self.generation = 0
+        self.failed = None
+        self.message_port_register_in(pmt.intern("ptt"))
+        self.set_msg_handler(pmt.intern("ptt"), self.handle)
+
+    def set(self, on, generation=None):
+        with self.lock:
+            if generation is not None and generation != self.generation:
+                return  # keyed again meanwhile
+            try:
+                self.switch.key(on)
+            except OSError as e:
+                if self.failed is None:
+                    self.failed = str(e)
+                    self.logger.error(f"PTT {self.switch.spec}: {e}")
+
+    def handle(self, msg):
+        on = pmt.is_true(msg)
+        with self.lock:
+            self.generation += 1
+            generation = self.generation
+        if on:
+            self.set(True)
+        else:
+            t = threading.Timer(self.tail_s, self.set, (False, generation))
+            t.daemon = True
+            t.start()
+
+    def stop(self):
+        self.set(False)
+        return True
+
+
+class burst_gate(gr.basic_block):
+    """Passes only the samples from a tx_sob tag to its tx_eob tag, tags kept: the
+    modem's stream becomes the bursts a USRP sink transmits in burst mode."""
+
+    def __init__(self):
+        gr.basic_block.__init__(self, "burst_gate", [np.complex64], [np.complex64])
+        self.set_tag_propagation_policy(gr.TPP_DONT)
+        self.in_burst = False
+
+    def general_work(self, input_items, output_items):
+        x, y = input_items[0], output_items[0]
+        n = min(len(x), len(y))
+        start = self.nitems_read(0)
+        tags = sorted(self.get_tags_in_window(0, 0, n), key=lambda t: t.offset)
+        produced, pos = 0, 0
+        for t in tags + [None]:
+            end = n if t is None else int(t.offset - start) + 1
+            key = None if t is None else pmt.symbol_to_string(t.key)
+            if key == "tx_sob":
+                end -= 1  # the tag's sample opens the burst
+            if self.in_burst and end > pos:
+                y[produced:produced + end - pos] = x[pos:end]
+                produced += end - pos
+            if t is not None and key in ("tx_sob", "tx_eob"):
+                if key == "tx_sob":
+                    self.in_burst = True
+                    self.add_item_tag(0, self.nitems_written(0) + produced, t.key, t.value)
+                else:
+                    self.add_item_tag(0, self.nitems_written(0) + produced - 1, t.key, t.value)
+                    self.in_burst = False
+            pos = max(pos, end)
+        self.consume(0, n)
+        return produced
+
+
+class radio(gr.hier_block2):
+    """One node's modem and radio; see the module's documentation. Bad options, a
+    missing device or file raise radio_error with a one-line reason."""
+
+    def __init__(self, **options):
+        o = check_options(options)
+        self.options = o
+        kind = o["kind"]
+        streams = gr.io_signature(1, 1, gr.sizeof_float) if kind == "loopback" \
+            else gr.io_signature(0, 0, 0)
+        gr.hier_block2.__init__(self, "radio_" + kind, streams, streams)
+        emulated = kind == "emulator"
+        for port in ("in", "air_in") if emulated else ("in",):
+            self.message_port_register_hier_in(port)
+        for port in ("out", "status", "air_out") if emulated else ("out", "status"):
+            self.message_port_register_hier_out(port)
+        self.monitor = burst_monitor()
+        self.ptt = None
+        self.emulator = None
+        getattr(self, "build_" + kind)(o)
+
+    # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
+    # the node's ports; returns them for the kind to connect their streams.
+    def audio_modem(self, o):
+        tx = s4539_tx(o["sample_rate"], False, int(o["data_rate"]), o["interleaver"], o["level"])
+        rx = s4539_rx(o["sample_rate"], False)
+        self.wire_modem(tx, rx)
+        return tx, rx
+
+    def wire_modem(self, tx, rx):
+        self.tx, self.rx = tx, rx
+        self.msg_connect(self, "in", tx, "in")
+        self.msg_connect(tx, "status", self, "status")
+        self.msg_connect(rx, "status", self, "status")
+        self.msg_connect(rx, "out", self.monitor, "in")
+        self.msg_connect(self.monitor, "out", self, "out")
+
+    def build_loopback(self, o):
+        tx, rx = self.audio_modem(o)
+        rate = o["sample_rate"]
+        pace = blocks.throttle(gr.sizeof_float, rate * o["time_scale"])
+        try:
+            self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
+                                         o["level"] ** 2, o["frequency_offset_hz"], 0.0, 0.02,
+                                         int(o["seed"]))
+        except ValueError as e:
+            raise radio_error(f"loopback channel: {e}")
+        self.connect(tx, pace, self.channel, self)
+        self.connect(self, rx)
+
+    def build_audio(self, o):
+        from gnuradio import audio
+        tx, rx = self.audio_modem(o)
+        rate = int(o["sample_rate"])
+        name = o["device"] or "the default device"
+        try:
+            sink = audio.sink(rate, o["device"], True)
+            source = audio.source(rate, o["device"], True)
+        except RuntimeError as e:
+            raise radio_error(f"sound card {name} cannot be opened at {rate} Hz "
+                              f"({' '.join(str(e).split())})")
+        self.connect(tx, sink)
+        self.connect(source, rx)
+        self.add_ptt(o, tx)
+
+    def build_uhd(self, o):
+        try:
+            from gnuradio import uhd
+        except ImportError:
+            raise radio_error("kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)")
+        rate, usrp_rate = o["sample_rate"], o["usrp_rate"]
+        factor = usrp_rate / rate
+        if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
+            raise radio_error(f"usrp_rate {usrp_rate:g} is not a multiple of sample_rate {rate:g}")
+        if not o["frequency_hz"] > 0:
+            raise radio_error("kind uhd needs frequency_hz")
+        factor = int(round(factor))
+        tx = s4539_tx(rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
+        rx = s4539_rx(rate, True)
+        self.wire_modem(tx, rx)
+        try:
+            src = uhd.usrp_source(o["device_args"], uhd.stream_args(cpu_format="fc32", channels=[0]))
+            sink = uhd.usrp_sink(o["device_args"], uhd.stream_args(cpu_format="fc32", channels=[0]))
+        except RuntimeError as e:
+            raise radio_error(f"USRP {o['device_args'] or '(first found)'}: "
+                              f"{' '.join(str(e).split())}")
+        for dev, gain, antenna in ((src, o["rx_gain_db"], o["rx_antenna"]),
+                                   (sink, o["tx_gain_db"], o["tx_antenna"])):
+            dev.set_samp_rate(usrp_rate)
+            dev.set_center_freq(o["frequency_hz"], 0)
+            dev.set_gain(gain, 0)
+            dev.set_antenna(antenna, 0)
+        # Silence between bursts is produced at twice real time and dropped, so bursts
+        # reach the sink faster than it plays them and the radio only keys for them.
+        pace = blocks.throttle(gr.sizeof_gr_complex, 2 * rate)
+        up = gr_filter.rational_resampler_ccc(factor, 1)
+        down = gr_filter.rational_resampler_ccc(1, factor)
+        self.gate = burst_gate()  # Python blocks must stay referenced while they run
+        self.connect(tx, pace, self.gate, up, sink)
+        self.connect(src, down, rx)
+        self.add_ptt(o, tx)
+
+    def build_file(self, o):
+        if not o["record"] and not o["replay"]:
+            raise radio_error("kind file needs record and/or replay")
+        tx = rx = None
+        rate = o["sample_rate"]
+        if o["replay"]:
+            try:
+                with wave.open(o["replay"]) as w:
+                    rate = float(w.getframerate())
+            except (OSError, wave.Error, EOFError) as e:
+                raise radio_error(f"replay file {o['replay']}: {e}")
+        tx = s4539_tx(o["sample_rate"], False, int(o["data_rate"]), o["interleaver"], o["level"])
+        rx = s4539_rx(rate, False)
+        self.wire_modem(tx, rx)
+        pace = blocks.throttle(gr.sizeof_float, o["sample_rate"] * o["time_scale"])
+        if o["record"]:
+            try:
+                sink = blocks.wavfile_sink(o["record"], 1, int(o["sample_rate"]),
+                                           blocks.FORMAT_WAV, blocks.FORMAT_PCM_16, False)
+            except RuntimeError as e:
+                raise radio_error(f"record file {o['record']}: {e}")
+            self.connect(tx, pace, sink)
+        else:
+            self.connect(tx, pace, blocks.null_sink(gr.sizeof_float))
+        if o["replay"]:
+            source = blocks.wavfile_source(o["replay"], False)
+            self.connect(source, blocks.throttle(gr.sizeof_float, rate * o["time_scale"]), rx)
+        else:
+            self.connect(blocks.null_source(gr.sizeof_float),
+                         blocks.throttle(gr.sizeof_float, rate * o["time_scale"]), rx)
+
+    def build_emulator(self, o):
+        try:
+            self.emulator = modem_emulator(o["time_scale"], o["profile"], o["snr_db"], o["ber"],
+                                           int(o["seed"]), "")
+        except ValueError as e:
+            raise radio_error(str(e))
+        self.msg_connect(self, "in", self.emulator, "in")
+        self.msg_connect(self.emulator, "status", self, "status")
+        self.msg_connect(self.emulator, "out", self.monitor, "in")
+        self.msg_connect(self.monitor, "out", self, "out")
+        self.msg_connect(self, "air_in", self.emulator, "air_in")
+        self.msg_connect(self.emulator, "air_out", self, "air_out")
+
+    def add_ptt(self, o, tx):
+        if o["ptt"] == "vox":
+            return
+        self.ptt = ptt_control(ptt_switch(o["ptt"]), o["ptt_tail_s"])
+        self.msg_connect(tx, "ptt", self.ptt, "ptt")
+
+    def stats(self):
+        """What this radio's receiver saw (bursts, bytes, SNR, frequency offset)."""
+        return self.monitor.stats()
+
+
+def join(tb, a, b):
+    """Puts two radios on one channel: loopback radios by their audio (each hears the
+    other's transmissions through its own channel)."""
+    kinds = {a.options["kind"], b.options["kind"]}
+    if kinds == {"loopback"}:
+        tb.connect(a, b)
+        tb.connect(b, a)
+    elif kinds == {"emulator"}:
+        tb.msg_connect(a, "air_out", b, "air_in")
+        tb.msg_connect(b, "air_out", a, "air_in")
+    else:
+        raise radio_error("join() takes two loopback radios or emulator radios, not "
+                          + " and ".join(sorted(kinds)))
+
+
+def add_arguments(parser, skip=()):
+    """One --radio-NAME option per radio option (hfstack-node)."""
+    g = parser.add_argument_group("radio (see also the YAML config's `radio` section)")
+    for o in RADIO_OPTIONS:
+        if o.name in skip:
+            continue
+        kinds = "" if o.kinds == KINDS else f" [{', '.join(o.kinds)}]"
+        g.add_argument("--" + o.name.replace("_", "-"), dest="radio_" + o.name, default=None,
+                       type=type(o.default), metavar=o.name.upper(),
+                       help=f"{o.help}{kinds} (default: {o.default!r})")
+
+
+def from_arguments(args, base=None):
+    """Radio options from a parsed command line over `base` (e.g. from a YAML file):
+    only the options given on the command line replace base's."""
+    o = dict(base or {})
+    for name in DEFAULTS:
+        v = getattr(args, "radio_" + name, None)
+        if v is not None:
+            o[name] = v
+    return o

@@ -1,0 +1,247 @@
+// The emulated modem (one node's modem on a shared emulated channel): the timing of its
+// own bursts from the PHY timing model, what it hears (carrier, delivery, latency),
+// collisions, half duplex, queueing, errors and outages, each against hand-computed
+// times.
+#include "dl/transmission.h"
+#include "sim/emulated_modem.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+using namespace gr::hfstack;
+using sim::emulated_modem;
+using sim::modem_event;
+
+namespace {
+
+dl::modem_mode mode_2400s()
+{
+    dl::modem_mode m;
+    m.data_rate = dl::data_rate_code(2400);
+    m.interleaving = dl::interleaving_short;
+    return m;
+}
+
+dl::bytes payload(size_t n)
+{
+    dl::bytes b(n);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = uint8_t(i * 7 + 3);
+    return b;
+}
+
+double air_time_of(size_t bytes) { return dl::air_time(dl::default_waveform_timing(mode_2400s()), bytes); }
+
+std::vector<modem_event> statuses(const std::vector<modem_event>& ev)
+{
+    std::vector<modem_event> s;
+    for (auto& e : ev)
+        if (e.type == modem_event::kind::status)
+            s.push_back(e);
+    return s;
+}
+
+std::vector<modem_event> bursts(const std::vector<modem_event>& ev)
+{
+    std::vector<modem_event> s;
+    for (auto& e : ev)
+        if (e.type == modem_event::kind::burst)
+            s.push_back(e);
+    return s;
+}
+
+} // namespace
+
+TEST(EmulatedModem, OwnBurstStartsAfterKeyUpAndLastsItsAirTime)
+{
+    sim::radio_config radio; // key_up 0.05
+    emulated_modem m(1, radio);
+    const auto b = m.transmit(payload(500), mode_2400s(), 10.0);
+    EXPECT_EQ(b.source, 1u);
+    EXPECT_DOUBLE_EQ(b.start, 10.05);
+    EXPECT_DOUBLE_EQ(b.air_time_s, air_time_of(500));
+    EXPECT_GT(b.air_time_s, 500 * 8 / 2400.0); // preamble and flush on top of the data
+    EXPECT_DOUBLE_EQ(m.next_deadline(), 10.05);
+    EXPECT_TRUE(m.poll(10.04).empty());
+    auto ev = m.poll(10.05);
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(ev[0].status, dl::phy_event::tx_started);
+    ev = m.poll(1e9);
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(ev[0].status, dl::phy_event::tx_finished);
+    EXPECT_DOUBLE_EQ(ev[0].time, 10.05 + air_time_of(500));
+    EXPECT_TRUE(std::isinf(m.next_deadline()));
+}
+
+TEST(EmulatedModem, BurstQueuedBehindOneOnTheAir)
+{
+    emulated_modem m(1);
+    const auto first = m.transmit(payload(100), mode_2400s(), 0.0);
+    const auto second = m.transmit(payload(100), mode_2400s(), 0.1);
+    EXPECT_DOUBLE_EQ(second.start, first.start + first.air_time_s);
+}
+
+TEST(EmulatedModem, HearsAnotherModemsBurst)
+{
+    sim::radio_config radio;
+    sim::channel_config clear;
+    clear.snr_db = 17.0;
+    emulated_modem tx(1, radio), rx(2, radio, clear);
+    const auto b = tx.transmit(payload(300), mode_2400s(), 5.0);
+    rx.hear(b, 5.0);
+    const double end = b.start + b.air_time_s;
+    const auto ev = rx.poll(1e9);
+    const auto s = statuses(ev);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, dl::phy_event::carrier_on);
+    EXPECT_DOUBLE_EQ(s[0].time, b.start + radio.agc_settle_s + radio.carrier_detect_s);
+    EXPECT_EQ(s[1].status, dl::phy_event::carrier_off);
+    EXPECT_DOUBLE_EQ(s[1].time, end);
+    const auto r = bursts(ev);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_DOUBLE_EQ(r[0].time, end + radio.rx_latency_s);
+    EXPECT_EQ(r[0].data, payload(300));
+    ASSERT_TRUE(r[0].info.mode.has_value());
+    EXPECT_EQ(*r[0].info.mode, mode_2400s());
+    EXPECT_DOUBLE_EQ(r[0].info.snr_db, 17.0);
+    EXPECT_EQ(rx.stats().bursts_delivered, 1u);
+}
+
+TEST(EmulatedModem, IgnoresItsOwnBurst)
+{
+    emulated_modem m(1);
+    const auto b = m.transmit(payload(10), mode_2400s(), 0.0);
+    m.hear(b, 0.0);
+    EXPECT_TRUE(bursts(m.poll(1e9)).empty());
+    EXPECT_EQ(m.stats().bursts_heard, 0u);
+}
+
+TEST(EmulatedModem, OverlappingReceptionsCollide)
+{
+    emulated_modem a(1), b(2), rx(3);
+    const auto x = a.transmit(payload(200), mode_2400s(), 0.0);
+    const auto y = b.transmit(payload(200), mode_2400s(), 0.3);
+    rx.hear(x, 0.0);
+    rx.hear(y, 0.3);
+    const auto ev = rx.poll(1e9);
+    EXPECT_TRUE(bursts(ev).empty());
+    EXPECT_EQ(rx.stats().collisions, 2u);
+    // Carrier stays on from the first detection to the last end: one on, one off.
+    const auto s = statuses(ev);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].status, dl::phy_event::carrier_on);
+    EXPECT_EQ(s[1].status, dl::phy_event::carrier_off);
+    EXPECT_DOUBLE_EQ(s[1].time, y.start + y.air_time_s);
+}
+
+TEST(EmulatedModem, TouchingReceptionsDoNotCollide)
+{
+    sim::radio_config radio = sim::ideal_radio();
+    emulated_modem a(1, radio), b(2, radio), rx(3, radio);
+    const auto x = a.transmit(payload(200), mode_2400s(), 0.0);
+    const auto y = b.transmit(payload(200), mode_2400s(), x.air_time_s);
+    rx.hear(x, 0.0);
+    rx.hear(y, y.start);
+    EXPECT_EQ(bursts(rx.poll(1e9)).size(), 2u);
+}
+
+TEST(EmulatedModem, WithoutCollisionsOverlapsAreDelivered)
+{
+    emulated_modem a(1), b(2), rx(3, sim::radio_config(), sim::channel_config(), true, false);
+    rx.hear(a.transmit(payload(200), mode_2400s(), 0.0), 0.0);
+    rx.hear(b.transmit(payload(200), mode_2400s(), 0.3), 0.3);
+    EXPECT_EQ(bursts(rx.poll(1e9)).size(), 2u);
+}
+
+TEST(EmulatedModem, OwnTransmissionDestroysReceptionHalfDuplex)
+{
+    for (const bool half_duplex : { true, false }) {
+        emulated_modem far(1), near(2, sim::radio_config(), sim::channel_config(), half_duplex);
+        // Heard first, then the near modem keys up in the middle of it.
+        near.hear(far.transmit(payload(400), mode_2400s(), 0.0), 0.0);
+        near.transmit(payload(10), mode_2400s(), 0.5);
+        EXPECT_EQ(bursts(near.poll(1e9)).size(), half_duplex ? 0u : 1u);
+        // Transmitting first, then a burst arrives while it is on the air or unkeying.
+        emulated_modem far2(3), near2(4, sim::radio_config(), sim::channel_config(), half_duplex);
+        const auto own = near2.transmit(payload(50), mode_2400s(), 0.0);
+        const double unkeyed = own.start + own.air_time_s + sim::radio_config().unkey_s;
+        near2.hear(far2.transmit(payload(50), mode_2400s(), unkeyed - 0.06), unkeyed - 0.06);
+        EXPECT_EQ(bursts(near2.poll(1e9)).size(), half_duplex ? 0u : 1u) << half_duplex;
+    }
+}
+
+TEST(EmulatedModem, ReceptionAfterUnkeyingIsDelivered)
+{
+    emulated_modem far(1), near(2);
+    const auto own = near.transmit(payload(50), mode_2400s(), 0.0);
+    const double unkeyed = own.start + own.air_time_s + sim::radio_config().unkey_s;
+    // far keys up key_up_s after now, so a burst produced at `unkeyed - key_up_s` touches.
+    const double t = unkeyed - sim::radio_config().key_up_s;
+    near.hear(far.transmit(payload(50), mode_2400s(), t), t);
+    EXPECT_EQ(bursts(near.poll(1e9)).size(), 1u);
+}
+
+TEST(EmulatedModem, BitErrorsFollowTheSeedAndThePath)
+{
+    sim::channel_config noisy;
+    noisy.ber = 0.01;
+    noisy.seed = 42;
+    auto received = [&](uint64_t source, uint64_t seed) {
+        sim::channel_config c = noisy;
+        c.seed = seed;
+        emulated_modem tx(source), rx(9, sim::radio_config(), c);
+        rx.hear(tx.transmit(payload(1000), mode_2400s(), 0.0), 0.0);
+        const auto r = bursts(rx.poll(1e9));
+        EXPECT_EQ(r.size(), 1u);
+        size_t flipped = 0;
+        const dl::bytes sent = payload(1000);
+        for (size_t i = 0; i < sent.size(); ++i)
+            flipped += __builtin_popcount(unsigned(sent[i] ^ r[0].data[i]));
+        EXPECT_EQ(flipped, rx.stats().bits_flipped);
+        return r[0].data;
+    };
+    const dl::bytes a = received(1, 42);
+    EXPECT_NE(a, payload(1000));
+    EXPECT_EQ(received(1, 42), a); // same seed, same path: same errors
+    EXPECT_NE(received(2, 42), a); // another transmitter: another path
+    EXPECT_NE(received(1, 43), a);
+}
+
+TEST(EmulatedModem, BurstInAnOutageIsLostWithoutCarrier)
+{
+    sim::channel_config c;
+    c.outage_period_s = 100;
+    c.outage_duration_s = 10;
+    emulated_modem tx(1), rx(2, sim::radio_config(), c);
+    rx.hear(tx.transmit(payload(100), mode_2400s(), 1.0), 1.0);
+    EXPECT_TRUE(rx.poll(1e9).empty());
+    EXPECT_EQ(rx.stats().lost_outage, 1u);
+    rx.hear(tx.transmit(payload(100), mode_2400s(), 20.0), 20.0);
+    EXPECT_EQ(bursts(rx.poll(1e9)).size(), 1u);
+}
+
+TEST(EmulatedModem, PropagationDelaysTheReception)
+{
+    sim::channel_config c;
+    c.propagation_s = 0.5;
+    sim::radio_config radio;
+    emulated_modem tx(1, radio), rx(2, radio, c);
+    const auto b = tx.transmit(payload(100), mode_2400s(), 0.0);
+    rx.hear(b, 0.0);
+    const auto r = bursts(rx.poll(1e9));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_DOUBLE_EQ(r[0].time, b.start + 0.5 + b.air_time_s + radio.rx_latency_s);
+}
+
+TEST(EmulatedModem, RefusesBadConfiguration)
+{
+    sim::radio_config r;
+    r.carrier_detect_s = -1;
+    EXPECT_THROW(emulated_modem(1, r), std::invalid_argument);
+    sim::channel_config c;
+    c.ber = 2;
+    EXPECT_THROW(emulated_modem(1, sim::radio_config(), c), std::invalid_argument);
+}

@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian bookworm packages needed to build, test and run (tshark: cross-check oracle).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
-	libliquid-dev
+	libliquid-dev python3-yaml
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build test demo bench fuzz install clean
@@ -47,10 +47,11 @@ build: deps $(BUILD_DIR)/Makefile
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# Two nodes with the real STANAG 4539 modem over the Watterson channel; about two minutes.
+# DEMO_ARGS passes options, e.g. DEMO_ARGS="--snr-db 12 --profile poor".
 demo: build
-	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-wire-demo --out $(BUILD_DIR)/demo
 	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \
-	    --sis-port 0 --time-scale 20 --ber 1e-4 --pcap $(BUILD_DIR)/demo/node-a.pcap
+	    --sis-port 0 --pcap $(BUILD_DIR)/node-a.pcap $(DEMO_ARGS)
 
 bench: build
 	$(BUILD_DIR)/bench/bench_deframer

@@ -147,7 +147,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         done = run("ber", "--modes", "1200S", "--snr", "20", "--seconds", "20", "--csv", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
         rows = list(csv.DictReader(io.StringIO(done.stdout)))
-        self.assertEqual(len(rows), 1)
+        self.assertEqual(len(rows), 1, done.stdout + done.stderr)
         row = rows[0]
         self.assertEqual((row["mode"], float(row["snr_db"])), ("1200S", 20.0))
         self.assertEqual(int(row["errors"]), 0)

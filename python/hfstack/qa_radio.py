@@ -43,6 +43,8 @@ class qa_radio(gr_unittest.TestCase):
         self.assert_refused("record does not apply to kind emulator", kind="emulator", record="x.wav")
         self.assert_refused("time_scale must be a positive", kind="emulator", time_scale=0)
         self.assert_refused("sample_rate must be positive", sample_rate=-8000.0)
+        # A full option set (as radio.options holds) is accepted again: a second node.
+        R.check_options(R.check_options({"kind": "emulator", "seed": 3}))
         self.assert_refused("profile", profile="no_such_profile")
         self.assert_refused("profile", kind="emulator", profile="no_such_profile")
 
@@ -115,7 +117,7 @@ class qa_radio(gr_unittest.TestCase):
         a = p.parse_args(["--kind", "emulator", "--snr-db", "12", "--ber", "1e-4"])
         o = R.from_arguments(a, {"seed": 7, "snr_db": 30.0})
         self.assertEqual(o, {"kind": "emulator", "snr_db": 12.0, "ber": 1e-4, "seed": 7})
-        self.assertEqual(R.check_options(o)["profile"], "moderate")
+        self.assertEqual(R.check_options(o)["profile"], "mid_latitude_moderate")
         names = {o.name for o in R.RADIO_OPTIONS}
         self.assertEqual(len(names), len(R.RADIO_OPTIONS))
 

@@ -34,11 +34,13 @@ options of hfstack-node (add_arguments / from_arguments) and keys of its YAML co
 """
 
 import collections
+import contextlib
 import fcntl
 import math
 import os
 import socket
 import struct
+import sys
 import termios
 import threading
 import wave
@@ -63,7 +65,7 @@ RADIO_OPTIONS = (
     radio_option("level", 0.25, "transmit audio rms (full scale 1)", ("loopback", "audio", "file")),
     radio_option("time_scale", 1.0, "protocol seconds per real second (the nodes' too)",
                  ("loopback", "file", "emulator")),
-    radio_option("profile", "moderate",
+    radio_option("profile", "mid_latitude_moderate",
                  "channel of this radio's transmissions: awgn, good, moderate, poor, flutter or "
                  "an F.1487 condition (loopback); emulator: awgn or a fading profile, empty "
                  "for the ber alone", ("loopback", "emulator")),
@@ -94,8 +96,27 @@ RADIO_OPTIONS = (
 DEFAULTS = {o.name: o.default for o in RADIO_OPTIONS}
 
 
+@contextlib.contextmanager
+def quiet_stderr():
+    """Drivers (ALSA, UHD) write their own complaints to file descriptor 2 while a device
+    is opened; the radio_error raised instead says it in one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 class radio_error(ValueError):
-    """A radio that cannot be built: bad option, missing device, unreadable file."""
+    """A radio that cannot be built from these options."""
+
+
+class device_error(radio_error):
+    """The options are fine but a device, port or file named in them cannot be used."""
 
 
 def check_options(options):
@@ -120,11 +141,16 @@ def check_options(options):
         raise radio_error(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
     if not o["time_scale"] > 0 or not math.isfinite(o["time_scale"]):
         raise radio_error("radio option time_scale must be a positive number")
-    if o["sample_rate"] == 0:
-        o["sample_rate"] = 48000.0 if kind == "audio" else 9600.0
-    if not o["sample_rate"] > 0:
-        raise radio_error("radio option sample_rate must be positive")
+    if not 0 <= o["ber"] <= 1:
+        raise radio_error("radio option ber must be in 0..1")
+    if not o["sample_rate"] >= 0:
+        raise radio_error("radio option sample_rate must be positive (0: the kind's usual)")
     return o
+
+
+def modem_rate(o):
+    """The modem's sample rate: sample_rate, or the kind's usual one."""
+    return o["sample_rate"] or (48000.0 if o["kind"] == "audio" else 9600.0)
 
 
 class burst_monitor(gr.basic_block):
@@ -183,7 +209,7 @@ class ptt_switch:
             try:
                 self.fd = os.open(parts[1], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
             except OSError as e:
-                raise radio_error(f"ptt serial port {parts[1]}: {e.strerror}")
+                raise device_error(f"ptt serial port {parts[1]}: {e.strerror}")
             self.key(False)
         elif parts[0] == "rigctld" and len(parts) <= 3:
             host = parts[1] if len(parts) > 1 and parts[1] else "127.0.0.1"
@@ -193,7 +219,7 @@ class ptt_switch:
             except ValueError:
                 raise radio_error(f"ptt {spec!r}: the rigctld port is a number")
             except OSError as e:
-                raise radio_error(f"ptt rigctld at {host}:{parts[2] if len(parts) > 2 else 4532}: "
+                raise device_error(f"ptt rigctld at {host}:{parts[2] if len(parts) > 2 else 4532}: "
                                   f"{e.strerror or e}")
             self.key(False)
         else:
@@ -317,8 +343,8 @@ class radio(gr.hier_block2):
     # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
     # the node's ports; returns them for the kind to connect their streams.
     def audio_modem(self, o):
-        tx = s4539_tx(o["sample_rate"], False, int(o["data_rate"]), o["interleaver"], o["level"])
-        rx = s4539_rx(o["sample_rate"], False)
+        tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
+        rx = s4539_rx(modem_rate(o), False)
         self.wire_modem(tx, rx)
         return tx, rx
 
@@ -332,7 +358,7 @@ class radio(gr.hier_block2):
 
     def build_loopback(self, o):
         tx, rx = self.audio_modem(o)
-        rate = o["sample_rate"]
+        rate = modem_rate(o)
         pace = blocks.throttle(gr.sizeof_float, rate * o["time_scale"])
         try:
             self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
@@ -346,14 +372,16 @@ class radio(gr.hier_block2):
     def build_audio(self, o):
         from gnuradio import audio
         tx, rx = self.audio_modem(o)
-        rate = int(o["sample_rate"])
+        rate = int(modem_rate(o))
         name = o["device"] or "the default device"
         try:
-            sink = audio.sink(rate, o["device"], True)
-            source = audio.source(rate, o["device"], True)
+            with quiet_stderr():
+                sink = audio.sink(rate, o["device"], True)
+                source = audio.source(rate, o["device"], True)
         except RuntimeError as e:
-            raise radio_error(f"sound card {name} cannot be opened at {rate} Hz "
-                              f"({' '.join(str(e).split())})")
+            raise device_error(f"sound card {name} cannot be opened at {rate} Hz: no such "
+                              "device, busy, or the rate is not supported (`aplay -L` "
+                              f"lists the names; {' '.join(str(e).split())})")
         self.connect(tx, sink)
         self.connect(source, rx)
         self.add_ptt(o, tx)
@@ -362,8 +390,8 @@ class radio(gr.hier_block2):
         try:
             from gnuradio import uhd
         except ImportError:
-            raise radio_error("kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)")
-        rate, usrp_rate = o["sample_rate"], o["usrp_rate"]
+            raise device_error("kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)")
+        rate, usrp_rate = modem_rate(o), o["usrp_rate"]
         factor = usrp_rate / rate
         if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
             raise radio_error(f"usrp_rate {usrp_rate:g} is not a multiple of sample_rate {rate:g}")
@@ -374,10 +402,12 @@ class radio(gr.hier_block2):
         rx = s4539_rx(rate, True)
         self.wire_modem(tx, rx)
         try:
-            src = uhd.usrp_source(o["device_args"], uhd.stream_args(cpu_format="fc32", channels=[0]))
-            sink = uhd.usrp_sink(o["device_args"], uhd.stream_args(cpu_format="fc32", channels=[0]))
-        except RuntimeError as e:
-            raise radio_error(f"USRP {o['device_args'] or '(first found)'}: "
+            with quiet_stderr():
+                args = uhd.stream_args(cpu_format="fc32", channels=[0])
+                src = uhd.usrp_source(o["device_args"], args)
+                sink = uhd.usrp_sink(o["device_args"], args)
+        except (RuntimeError, LookupError) as e:
+            raise device_error(f"USRP {o['device_args'] or '(first found)'}: "
                               f"{' '.join(str(e).split())}")
         for dev, gain, antenna in ((src, o["rx_gain_db"], o["rx_antenna"]),
                                    (sink, o["tx_gain_db"], o["tx_antenna"])):
@@ -398,24 +428,23 @@ class radio(gr.hier_block2):
     def build_file(self, o):
         if not o["record"] and not o["replay"]:
             raise radio_error("kind file needs record and/or replay")
-        tx = rx = None
-        rate = o["sample_rate"]
+        rate = modem_rate(o)
         if o["replay"]:
             try:
                 with wave.open(o["replay"]) as w:
                     rate = float(w.getframerate())
             except (OSError, wave.Error, EOFError) as e:
-                raise radio_error(f"replay file {o['replay']}: {e}")
-        tx = s4539_tx(o["sample_rate"], False, int(o["data_rate"]), o["interleaver"], o["level"])
+                raise device_error(f"replay file {o['replay']}: {e}")
+        tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
         rx = s4539_rx(rate, False)
         self.wire_modem(tx, rx)
-        pace = blocks.throttle(gr.sizeof_float, o["sample_rate"] * o["time_scale"])
+        pace = blocks.throttle(gr.sizeof_float, modem_rate(o) * o["time_scale"])
         if o["record"]:
             try:
-                sink = blocks.wavfile_sink(o["record"], 1, int(o["sample_rate"]),
+                sink = blocks.wavfile_sink(o["record"], 1, int(modem_rate(o)),
                                            blocks.FORMAT_WAV, blocks.FORMAT_PCM_16, False)
             except RuntimeError as e:
-                raise radio_error(f"record file {o['record']}: {e}")
+                raise device_error(f"record file {o['record']}: {e}")
             self.connect(tx, pace, sink)
         else:
             self.connect(tx, pace, blocks.null_sink(gr.sizeof_float))

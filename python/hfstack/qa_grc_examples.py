@@ -5,7 +5,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """Every examples/*.grc compiles with grcc against our GRC block definitions; the
-two-node modem loopback runs: both SIS servers accept a client and bind it."""
+two-node modem loopback runs (both SIS servers accept a client and bind it), and the
+two nodes on emulated modems carry a U_PDU from one SIS client to the other."""
 
 import glob
 import importlib.util
@@ -16,13 +17,24 @@ import tempfile
 
 from gnuradio import gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, sis_client
+from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
 from qa_hfstack_console import free_port_pair
 
 dl = hfstack.dl
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def load_example(test, name):
+    """The flowgraph class grcc generates from examples/NAME.grc."""
+    with tempfile.TemporaryDirectory() as out:
+        done, generated = compile_example(name, out)
+        test.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        spec = importlib.util.spec_from_file_location(name, generated)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return getattr(module, name)
 
 
 def compile_example(name, out):
@@ -44,14 +56,9 @@ class qa_grc_examples(gr_unittest.TestCase):
                 py_compile.compile(generated, doraise=True)
 
     def test_modem_loopback_example_runs(self):
-        with tempfile.TemporaryDirectory() as out:
-            done, generated = compile_example("node_modem_loopback", out)
-            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-            spec = importlib.util.spec_from_file_location("node_modem_loopback", generated)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+        flowgraph = load_example(self, "node_modem_loopback")
         port = free_port_pair()
-        tb = module.node_modem_loopback(sis_port=port)
+        tb = flowgraph(sis_port=port)
         tb.start()
         clients = []
         try:
@@ -65,6 +72,29 @@ class qa_grc_examples(gr_unittest.TestCase):
                 c.close()
             tb.stop()
             tb.wait()
+
+    def test_emulator_pair_example_carries_a_updu(self):
+        flowgraph = load_example(self, "node_emulator_pair")
+        port = free_port_pair()
+        # The test's clients do not answer S_KEEP_ALIVE: no supervision at 50x.
+        tb = flowgraph(sis_port=port, time_scale=50.0,
+                       options="mode=2400S;supervision.keep_alive_interval_s=36000")
+        tb.start()
+        clients = []
+        try:
+            for p in (port, port + 1):
+                c = sis_client(port=p, timeout=60.0)
+                clients.append(c)
+                c.send(bind_request(3))
+                self.assertEqual(c.receive().type, dl.sis_type.bind_accepted)
+            clients[0].send(unidata_request("0.0.0.2", 3, b"through the emulated modems"))
+            got = clients[1].receive_type(dl.sis_type.unidata_indication)
+        finally:
+            for c in clients:
+                c.close()
+            tb.stop()
+            tb.wait()
+        self.assertEqual(got.payload, b"through the emulated modems")
 
 
 if __name__ == "__main__":

@@ -398,7 +398,10 @@ class radio(gr.hier_block2):
         if not o["frequency_hz"] > 0:
             raise radio_error("kind uhd needs frequency_hz")
         factor = int(round(factor))
-        tx = s4539_tx(rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
+        # The transmitter works at the USRP's rate, so its tx_sob/tx_eob tags mark the
+        # bursts' exact first and last samples for the gate; the receiver at the modem
+        # rate after decimation.
+        tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
         rx = s4539_rx(rate, True)
         self.wire_modem(tx, rx)
         try:
@@ -408,7 +411,7 @@ class radio(gr.hier_block2):
                 sink = uhd.usrp_sink(o["device_args"], args)
         except (RuntimeError, LookupError) as e:
             raise device_error(f"USRP {o['device_args'] or '(first found)'}: "
-                              f"{' '.join(str(e).split())}")
+                               f"{' '.join(str(e).split())}")
         for dev, gain, antenna in ((src, o["rx_gain_db"], o["rx_antenna"]),
                                    (sink, o["tx_gain_db"], o["tx_antenna"])):
             dev.set_samp_rate(usrp_rate)
@@ -417,12 +420,10 @@ class radio(gr.hier_block2):
             dev.set_antenna(antenna, 0)
         # Silence between bursts is produced at twice real time and dropped, so bursts
         # reach the sink faster than it plays them and the radio only keys for them.
-        pace = blocks.throttle(gr.sizeof_gr_complex, 2 * rate)
-        up = gr_filter.rational_resampler_ccc(factor, 1)
-        down = gr_filter.rational_resampler_ccc(1, factor)
+        pace = blocks.throttle(gr.sizeof_gr_complex, 2 * usrp_rate)
         self.gate = burst_gate()  # Python blocks must stay referenced while they run
-        self.connect(tx, pace, self.gate, up, sink)
-        self.connect(src, down, rx)
+        self.connect(tx, pace, self.gate, sink)
+        self.connect(src, gr_filter.rational_resampler_ccc(1, factor), rx)
         self.add_ptt(o, tx)
 
     def build_file(self, o):

@@ -109,6 +109,17 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertIn("bursts_received", l["radio"])
             self.assertIsInstance(l["time"], float)
 
+    def test_example_config_checks(self):
+        example = os.path.join(os.path.dirname(APP), "..", "examples", "node.yaml")
+        done = run("--config", example, "--check", "--sis-port", "6000")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        s = json.loads(done.stdout)
+        self.assertEqual(s["node_options"],
+                         "mode=1200L;cas.idle_timeout=120;channel_access.mode=random_backoff")
+        self.assertEqual((s["address"], s["sis_port"], s["stats_interval"]), ("0.0.0.5", 6000, 10.0))
+        self.assertEqual((s["radio"]["kind"], s["radio"]["ptt"], s["radio"]["data_rate"]),
+                         ("audio", "serial:/dev/ttyUSB0:rts", 1200))
+
     def test_options_are_listed(self):
         done = run("--list-options")
         self.assertEqual(done.returncode, 0)

@@ -12,9 +12,11 @@ qa_node_app and qa_modem_emulator."""
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 import numpy as np
 import pmt
@@ -67,6 +69,42 @@ class qa_radio(gr_unittest.TestCase):
         with self.assertRaises(R.radio_error) as cm:
             R.ptt_switch("rigctld:127.0.0.1:1")  # nothing listens on port 1
         self.assertIn("ptt rigctld at 127.0.0.1:1", str(cm.exception))
+
+    def test_ptt_through_rigctld_keys_and_unkeys_after_the_tail(self):
+        # A stand-in for Hamlib's rigctld: records the PTT commands, answers RPRT 0.
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        commands, changed = [], threading.Condition()
+
+        def serve():
+            conn, _ = listener.accept()
+            with conn:
+                for line in conn.makefile("rb"):
+                    with changed:
+                        commands.append(line.decode().strip())
+                        changed.notify_all()
+                    conn.sendall(b"RPRT 0\n")
+
+        threading.Thread(target=serve, daemon=True).start()
+        switch = R.ptt_switch("rigctld:127.0.0.1:%d" % listener.getsockname()[1])
+        control = R.ptt_control(switch, 0.05)
+        try:
+            control.handle(pmt.PMT_T)
+            control.handle(pmt.PMT_F)   # unkeys after the tail...
+            control.handle(pmt.PMT_T)   # ...unless keyed again meanwhile:
+            control.set(False, 2)       # the first tail's unkey, stale now, is ignored
+            with changed:
+                self.assertEqual(commands, ["T 0", "T 1", "T 1"])  # key() waits for RPRT
+            control.handle(pmt.PMT_F)
+            with changed:
+                self.assertTrue(changed.wait_for(lambda: len(commands) >= 4, TIMEOUT_S))
+        finally:
+            switch.close()
+            listener.close()
+        # Unkeyed at opening, keyed twice, unkeyed once after the last tail.
+        self.assertEqual(commands, ["T 0", "T 1", "T 1", "T 0"])
+        self.assertIsNone(control.failed)
 
     def test_file_kind_decodes_a_recording(self):
         with tempfile.TemporaryDirectory() as d:

@@ -83,7 +83,8 @@ RADIO_OPTIONS = (
                  "PTT held this long after the last sample leaves the modem (the sound card's "
                  "buffer still plays it)", ("audio", "uhd")),
     radio_option("device_args", "", "UHD device arguments, e.g. type=b200", ("uhd",)),
-    radio_option("frequency_hz", 0.0, "carrier (dial) frequency, Hz", ("uhd",)),
+    radio_option("frequency_hz", 0.0, "centre of the signal, Hz (an SSB radio's USB dial + 1800 Hz)",
+                 ("uhd",)),
     radio_option("rx_gain_db", 30.0, "USRP receive gain", ("uhd",)),
     radio_option("tx_gain_db", 0.0, "USRP transmit gain", ("uhd",)),
     radio_option("rx_antenna", "RX2", "USRP receive antenna", ("uhd",)),

@@ -139,7 +139,8 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--rate", "fast"], "rate 'fast': a rate in bps"),
                 (["--address", "1.2"], "option address"),
                 (["--kind", "usrp"], "radio kind 'usrp'"),
-                (["--device", "hw:0"], "device does not apply to kind loopback"),
+                (["--device", "hw:0", "--pair"], "device does not apply to kind loopback"),
+                (["--kind", "loopback"], "a loopback radio joins two nodes in one process"),
                 (["--pair", "--kind", "audio"], "--pair and --demo join two nodes"),
                 (["--frobnicate"], "unrecognized arguments: --frobnicate"),
                 (["--config", os.path.join(d, "missing.yaml")], "No such file"),
@@ -164,7 +165,7 @@ class qa_node_app(gr_unittest.TestCase):
             port = taken.getsockname()[1]
             self.assert_one_line_error(run("--kind", "emulator", "--sis-port", str(port)), 1,
                                        "cannot listen on 127.0.0.1:%d" % port)
-        self.assert_one_line_error(run("--kind", "audio", "--device", "no_such_card"), 1,
+        self.assert_one_line_error(run("--device", "no_such_card"), 1,  # audio: the default
                                    "sound card no_such_card cannot be opened")
         self.assert_one_line_error(run("--kind", "file", "--replay", "/nonexistent/x.wav"), 1,
                                    "replay file /nonexistent/x.wav")

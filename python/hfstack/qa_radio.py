@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import wave
 
 import numpy as np
 import pmt
@@ -130,6 +131,25 @@ class qa_radio(gr_unittest.TestCase):
         self.assertTrue(data.startswith(b"RADIO FILE KIND"), data)
         self.assertEqual(r.stats()["bursts_received"], 1)
         self.assertIn("snr_db_mean", r.stats())
+
+    def test_file_kind_records_its_transmissions(self):
+        with tempfile.TemporaryDirectory() as d:
+            wav = os.path.join(d, "tx.wav")
+            tb = gr.top_block()
+            r = R.radio(kind="file", record=wav, sample_rate=8000.0)
+            status = recorder()
+            tb.msg_connect(r, "status", status, "in")
+            tb.start()
+            try:
+                # (a hier block's port takes no posts: to its transmitter directly)
+                r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+                started = status.wait_for(lambda m: len(m) >= 1, TIMEOUT_S)
+            finally:
+                tb.stop()
+                tb.wait()
+            self.assertTrue(started)
+            with wave.open(wav) as w:
+                self.assertEqual((w.getframerate(), w.getnchannels(), w.getsampwidth()), (8000, 1, 2))
 
     def test_burst_gate_passes_only_bursts_with_their_tags(self):
         x = np.arange(1, 101, dtype=np.complex64)

@@ -37,22 +37,31 @@ inline const char* interleaver_name(uint8_t code)
                                            : "short";
 }
 
-// The mode a burst's metadata names; nothing when it names no rate of Table C-5.
+// The mode a burst's metadata names; nothing when it names no rate of Table C-5 or an
+// interleaver the data link has no code for (App C's medium, very long, ...).
 inline std::optional<dl::modem_mode> mode_from_metadata(const pmt::pmt_t& meta)
 {
     const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
     if (!pmt::is_integer(rate))
         return std::nullopt;
+    const long bps = pmt::to_long(rate);
     dl::modem_mode m;
+    const std::string il = meta_string(meta, metadata::interleaver());
+    if (il == "none")
+        m.interleaving = dl::interleaving_none;
+    else if (il == "short")
+        m.interleaving = dl::interleaving_short;
+    else if (il == "long")
+        m.interleaving = dl::interleaving_long;
+    else
+        return std::nullopt;
     try {
-        m.data_rate = dl::data_rate_code(unsigned(pmt::to_long(rate)));
+        if (bps <= 0 || bps > 1000000)
+            return std::nullopt;
+        m.data_rate = dl::data_rate_code(unsigned(bps));
     } catch (const std::invalid_argument&) {
         return std::nullopt;
     }
-    const std::string il = meta_string(meta, metadata::interleaver());
-    m.interleaving = il == "none"   ? dl::interleaving_none
-                     : il == "long" ? dl::interleaving_long
-                                    : dl::interleaving_short;
     return m;
 }
 

@@ -7,7 +7,10 @@
 
 #include "modem_emulator_impl.h"
 #include "burst_metadata.h"
+#include "guarded.h"
 #include "modem_status.h"
+
+#include "dl/transmission.h"
 
 #include <gnuradio/io_signature.h>
 
@@ -31,6 +34,9 @@ const pmt::pmt_t port_air_out = pmt::mp("air_out");
 const pmt::pmt_t key_source = pmt::mp("source");
 const pmt::pmt_t key_start = pmt::mp("air_start");
 const pmt::pmt_t key_time_scale = pmt::mp("time_scale");
+
+// Like s4539_tx: no modem transmits for longer.
+constexpr double max_air_time_s = 600.0;
 
 // Emulators in one process number themselves 1, 2, ... in order of construction, so
 // a flowgraph built the same way draws the same errors.
@@ -147,8 +153,12 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
     message_port_register_out(port_out);
     message_port_register_out(port_status);
     message_port_register_out(port_air_out);
-    set_msg_handler(port_in, [this](const pmt::pmt_t& m) { handle_burst(m); });
-    set_msg_handler(port_air_in, [this](const pmt::pmt_t& m) { handle_air(m); });
+    set_msg_handler(port_in, [this](const pmt::pmt_t& m) {
+        guarded(d_logger, "in", [&] { handle_burst(m); });
+    });
+    set_msg_handler(port_air_in, [this](const pmt::pmt_t& m) {
+        guarded(d_logger, "air_in", [&] { handle_air(m); });
+    });
 }
 
 modem_emulator_impl::~modem_emulator_impl() { stop_timer(); }
@@ -190,7 +200,7 @@ void modem_emulator_impl::timer_loop()
 {
     std::unique_lock<std::mutex> lock(d_mutex);
     while (d_running) {
-        publish_due();
+        guarded(d_logger, "timer", [&] { publish_due(); });
         const double next = d_modem->next_deadline();
         if (std::isinf(next))
             d_wake.wait(lock);
@@ -231,6 +241,12 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
+    if (dl::air_time(dl::default_waveform_timing(mode), n) > max_air_time_s) {
+        ++d_bad_inputs;
+        d_logger->warn("in: a burst of {} bytes would last over {} s at {} bps, dropped", n,
+                       max_air_time_s, dl::data_rate_bps(mode.data_rate));
+        return;
+    }
     const sim::air_transmission b = d_modem->transmit(dl::bytes(p, p + n), mode, now());
     pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode);
     air = pmt::dict_add(air, key_source, pmt::from_long(long(b.source)));
@@ -272,7 +288,15 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     b.data.assign(p, p + n);
-    d_modem->hear(b, now());
+    if (b.source == d_modem->id())
+        return; // our own burst, back through a shared connection
+    if (!d_modem->hear(b, now())) {
+        ++d_bad_inputs;
+        d_logger->warn("air_in: burst from emulator {} refused: its start ({} s) or air time "
+                       "({} s) is not that of a burst on this channel now",
+                       b.source, b.start, b.air_time_s);
+        return;
+    }
     d_wake.notify_all();
 }
 

@@ -7,6 +7,7 @@
 
 #include "node_impl.h"
 #include "burst_metadata.h"
+#include "guarded.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -148,7 +149,7 @@ void node_impl::timer_loop()
     while (d_running) {
         const double t = now();
         if (t >= d_engine->next_deadline())
-            guarded("timer", [&] {
+            guarded(d_logger, "timer", [&] {
                 d_engine->on_timer(t);
                 dispatch();
             });
@@ -177,7 +178,7 @@ void node_impl::handle_sis(const pmt::pmt_t& msg)
     const uint32_t client = pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
     const std::string event = meta_string(meta, metadata::client_event());
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded("sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
+    guarded(d_logger, "sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
 }
 
 void node_impl::handle_sis_locked(uint32_t client,
@@ -238,7 +239,7 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded("from_phy", [&] {
+    guarded(d_logger, "from_phy", [&] {
         if (d_pcap)
             capture(dl::bytes(p, p + n));
         d_engine->on_burst(p, n, info, now());
@@ -266,7 +267,7 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
         return;
     }
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded("phy_status", [&] {
+    guarded(d_logger, "phy_status", [&] {
         d_engine->on_phy_status(e, now());
         dispatch();
     });
@@ -319,16 +320,6 @@ void node_impl::capture(const dl::bytes& burst)
     for (auto& f : deframer.push(burst.data(), burst.size()))
         d_pcap->write(ts, dl::bytes(burst.begin() + f.stream_offset,
                                     burst.begin() + f.stream_offset + f.length));
-}
-
-void node_impl::guarded(const char* where, const std::function<void()>& work)
-{
-    try {
-        work();
-    } catch (const std::exception& e) {
-        // An engine bug must not take the flowgraph down; it is reported loudly.
-        d_logger->error("{}: internal error, input dropped: {}", where, e.what());
-    }
 }
 
 void node_impl::post_stats()

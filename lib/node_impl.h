@@ -52,8 +52,6 @@ private:
     // With d_mutex held: sends the engine's actions out and wakes the timer thread.
     void dispatch();
     void capture(const dl::bytes& burst);
-    // Runs engine work; an exception is logged instead of escaping into GNU Radio.
-    void guarded(const char* where, const std::function<void()>& work);
     void post_stats();
     void timer_loop();
 

@@ -245,3 +245,82 @@ TEST(EmulatedModem, RefusesBadConfiguration)
     c.ber = 2;
     EXPECT_THROW(emulated_modem(1, sim::radio_config(), c), std::invalid_argument);
 }
+
+TEST(EmulatedModem, RefusesAnnouncementsNoModemMakes)
+{
+    emulated_modem tx(1), rx(2);
+    const auto good = tx.transmit(payload(100), mode_2400s(), 100.0);
+    auto bad = good;
+    bad.start = std::nan("");
+    EXPECT_FALSE(rx.hear(bad, 100.0));
+    bad = good;
+    bad.air_time_s = 1e300; // not the timing model's air time for 100 bytes
+    EXPECT_FALSE(rx.hear(bad, 100.0));
+    bad = good;
+    bad.start = 100.0 + emulated_modem::max_announce_ahead_s + 1; // another clock
+    EXPECT_FALSE(rx.hear(bad, 100.0));
+    bad.start = 100.0 - emulated_modem::late_hearing_s - 1;
+    EXPECT_FALSE(rx.hear(bad, 100.0));
+    EXPECT_EQ(rx.stats().refused, 4u);
+    EXPECT_TRUE(rx.hear(good, 100.0));
+    // A path's bursts come in order: one starting before the last heard is refused.
+    bad = good;
+    bad.start -= 1;
+    EXPECT_FALSE(rx.hear(bad, 100.0));
+    EXPECT_EQ(bursts(rx.poll(1e9)).size(), 1u);
+    EXPECT_TRUE(std::isinf(rx.next_deadline())); // nothing refused was scheduled
+}
+
+TEST(EmulatedModem, LateAnnouncementStillCollidesWithADeliveredReception)
+{
+    sim::radio_config radio = sim::ideal_radio();
+    emulated_modem a(1, radio), b(2, radio), rx(3, radio);
+    const auto x = a.transmit(payload(200), mode_2400s(), 0.0);
+    rx.hear(x, 0.0);
+    EXPECT_EQ(bursts(rx.poll(1e9)).size(), 1u); // delivered before the overlap is known
+    // b's burst overlapped x on the air, but its announcement comes after x's delivery.
+    const auto y = b.transmit(payload(200), mode_2400s(), 0.5);
+    EXPECT_TRUE(rx.hear(y, x.start + x.air_time_s + 1.0));
+    EXPECT_TRUE(bursts(rx.poll(1e9)).empty());
+    EXPECT_EQ(rx.stats().collisions, 1u);
+}
+
+TEST(EmulatedModem, LateAnnouncementStillMeetsAnOwnTransmission)
+{
+    // The receiver's own burst, then a later burst heard first (which must not make it
+    // forget its own), then an earlier one announced late that overlapped its own.
+    emulated_modem early(1), later(2), rx(3);
+    const auto own = rx.transmit(payload(10), mode_2400s(), 1.0);
+    const double own_end = own.start + own.air_time_s;
+    const auto l = later.transmit(payload(10), mode_2400s(), own_end + 5.0);
+    EXPECT_TRUE(rx.hear(l, own_end + 5.0));
+    const auto e = early.transmit(payload(10), mode_2400s(), 0.5); // on air during own
+    EXPECT_TRUE(rx.hear(e, own_end + 5.0));
+    const auto r = bursts(rx.poll(1e9));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].time, l.start + l.air_time_s + sim::radio_config().rx_latency_s);
+}
+
+TEST(EmulatedModem, BurstWhosePreambleIsShorterThanAgcSettlingIsLost)
+{
+    sim::radio_config slow_agc;
+    slow_agc.agc_settle_s = 1.0; // longer than 2400S's 0.6 s preamble
+    emulated_modem tx(1), rx(2, slow_agc);
+    rx.hear(tx.transmit(payload(300), mode_2400s(), 0.0), 0.0);
+    const auto ev = rx.poll(1e9);
+    EXPECT_TRUE(bursts(ev).empty());
+    EXPECT_EQ(rx.stats().lost_acquisition, 1u);
+    EXPECT_EQ(rx.stats().collisions, 0u);
+    EXPECT_EQ(statuses(ev).size(), 2u); // the carrier is still seen
+}
+
+TEST(EmulatedModem, NoCarrierForABurstShorterThanDetection)
+{
+    sim::radio_config radio;
+    radio.carrier_detect_s = 10.0;
+    emulated_modem tx(1), rx(2, radio);
+    rx.hear(tx.transmit(payload(10), mode_2400s(), 0.0), 0.0);
+    const auto ev = rx.poll(1e9);
+    EXPECT_TRUE(statuses(ev).empty());
+    EXPECT_EQ(bursts(ev).size(), 1u);
+}

@@ -129,6 +129,11 @@ class qa_modem_emulator(gr_unittest.TestCase):
                          ("data_rate", pmt.from_long(2400)), ("interleaver", pmt.intern("short"))):
                 meta = pmt.dict_add(meta, pmt.intern(k), v)
             b._post(pmt.intern("air_in"), pmt.cons(meta, pmt.init_u8vector(3, [1, 2, 3])))
+            # The same time scale but a start that is not a number: refused, the
+            # emulator's schedule untouched (it still delivers below).
+            meta = pmt.dict_add(meta, pmt.intern("time_scale"), pmt.from_double(50.0))
+            meta = pmt.dict_add(meta, pmt.intern("air_start"), pmt.from_double(float("nan")))
+            b._post(pmt.intern("air_in"), pmt.cons(meta, pmt.init_u8vector(3, [1, 2, 3])))
             a._post(pmt.intern("in"), burst(b"fine"))
             self.assertTrue(out_b.wait_for(lambda m: len(m) >= 1, TIMEOUT_S))
         finally:
@@ -136,7 +141,7 @@ class qa_modem_emulator(gr_unittest.TestCase):
             tb.wait()
         self.assertEqual([hfstack.pdu_bytes(m) for m in out_b.messages], [b"fine"])
         c = dict(line.split("=") for line in b.counters().split())
-        self.assertEqual(int(c["bad_inputs"]), 4)
+        self.assertEqual(int(c["bad_inputs"]), 5)
         self.assertEqual(int(c["bursts_heard"]), 1)
 
     def test_bad_parameters_raise(self):

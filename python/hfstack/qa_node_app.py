@@ -120,6 +120,27 @@ class qa_node_app(gr_unittest.TestCase):
         self.assertEqual((s["radio"]["kind"], s["radio"]["ptt"], s["radio"]["data_rate"]),
                          ("audio", "serial:/dev/ttyUSB0:rts", 1200))
 
+    def test_demo_stops_on_sigint(self):
+        demo = subprocess.Popen([sys.executable, APP, "--demo", "--kind", "emulator",
+                                 "--sis-port", "0", "--bytes", "100000"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=os.environ)
+        try:
+            for line in demo.stdout:  # at real time the data take minutes: interrupt them
+                if line.startswith("Sending"):
+                    break
+            started = time.monotonic()
+            demo.send_signal(signal.SIGINT)
+            out, err = demo.communicate(timeout=30)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+                demo.wait()
+        self.assertEqual(demo.returncode, 130, err)
+        self.assertIn("hfstack-node: demo interrupted", err)
+        self.assertNotIn("Traceback", err)
+        self.assertLess(time.monotonic() - started, 10)
+
     def test_options_are_listed(self):
         done = run("--list-options")
         self.assertEqual(done.returncode, 0)
@@ -153,6 +174,11 @@ class qa_node_app(gr_unittest.TestCase):
                  "unknown radio option gain"),
                 (["--config", config("options:\n  arq_window: 500\n")], "arq_window"),
                 (["--config", config("interleaver: medium\n")], "interleaver 'medium'"),
+                (["--check", "--pair", "--config", config("radio:\n  interleaver: medium\n")],
+                 "data_rate 2400 and interleaver 'medium'"),
+                (["--check", "--kind", "uhd"], "frequency_hz must be > 0 for kind uhd"),
+                (["--check", "--kind", "file"], "kind file needs record and/or replay"),
+                (["--check", "--pair", "--seed", "-1"], "seed must be >= 0"),
             )
             for flags, reason in cases:
                 with self.subTest(flags=flags):

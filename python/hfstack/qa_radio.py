@@ -44,19 +44,27 @@ class qa_radio(gr_unittest.TestCase):
         self.assert_refused("snr_db: 'loud' is not a float", snr_db="loud")
         self.assert_refused("device does not apply to kind loopback", device="hw:0")
         self.assert_refused("record does not apply to kind emulator", kind="emulator", record="x.wav")
-        self.assert_refused("time_scale must be a positive", kind="emulator", time_scale=0)
-        self.assert_refused("sample_rate must be positive", sample_rate=-8000.0)
+        self.assert_refused("time_scale must be > 0", kind="emulator", time_scale=0)
+        self.assert_refused("sample_rate must be >= 4000 Hz", sample_rate=-8000.0)
         # A full option set (as radio.options holds) is accepted again: a second node.
         R.check_options(R.check_options({"kind": "emulator", "seed": 3}))
         self.assert_refused("profile", profile="no_such_profile")
         self.assert_refused("profile", kind="emulator", profile="no_such_profile")
+        self.assert_refused("data_rate does not apply to kind emulator", kind="emulator",
+                            data_rate=1200)
+        self.assert_refused("seed must be >= 0", seed=-1)
+        self.assert_refused("level must be in (0, 1]", level=-1.0)
+        self.assert_refused("sample_rate must be >= 4000 Hz", sample_rate=100.0)
+        self.assert_refused("data_rate 2400 and interleaver 'medium'", interleaver="medium")
+        # None (an empty YAML value) is the default, not the text "None".
+        self.assertEqual(R.check_options({"kind": "audio", "device": None})["device"], "")
 
     def test_missing_devices_and_files_give_one_line_errors(self):
         self.assert_refused("sound card no_such_card cannot be opened", kind="audio",
                             device="no_such_card")
         self.assert_refused("replay file /nonexistent/rx.wav", kind="file", replay="/nonexistent/rx.wav")
         self.assert_refused("kind file needs record and/or replay", kind="file")
-        self.assert_refused("kind uhd needs frequency_hz", kind="uhd")
+        self.assert_refused("frequency_hz must be > 0 for kind uhd", kind="uhd")
         self.assert_refused("is not a multiple", kind="uhd", frequency_hz=7e6, usrp_rate=250001.0)
 
     def test_ptt_specs(self):
@@ -65,6 +73,12 @@ class qa_radio(gr_unittest.TestCase):
         self.assertIn("ptt serial port /nonexistent/ttyUSB9", str(cm.exception))
         with self.assertRaises(R.radio_error):
             R.ptt_switch("serial:/dev/null:cts")
+        with self.assertRaises(R.device_error) as cm:  # opens, but is no serial port
+            R.ptt_switch("serial:/dev/null")
+        self.assertIn("ptt serial port /dev/null: Inappropriate ioctl", str(cm.exception))
+        with self.assertRaises(R.radio_error) as cm:
+            R.ptt_switch("rigctld:127.0.0.1:99999")
+        self.assertIn("rigctld port is a number 1..65535", str(cm.exception))
         with self.assertRaises(R.radio_error):
             R.ptt_switch("carrier-pigeon")
         with self.assertRaises(R.radio_error) as cm:

@@ -52,13 +52,15 @@ from gnuradio import blocks, filter as gr_filter, gr
 from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
 
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
+MODEM_KINDS = ("loopback", "audio", "uhd", "file")  # the STANAG 4539 modem's DSP
 
 radio_option = collections.namedtuple("radio_option", "name default help kinds")
 
 RADIO_OPTIONS = (
     radio_option("kind", "loopback", "how the modem reaches the air: " + ", ".join(KINDS), KINDS),
-    radio_option("data_rate", 2400, "rate (bps) of a burst whose PDU names none", KINDS),
-    radio_option("interleaver", "short", "interleaver of a burst whose PDU names none", KINDS),
+    radio_option("data_rate", 2400, "rate (bps) of a burst whose PDU names none", MODEM_KINDS),
+    radio_option("interleaver", "short", "interleaver of a burst whose PDU names none",
+                 MODEM_KINDS),
     radio_option("sample_rate", 0.0,
                  "modem sample rate, Hz; 0: 9600 (loopback, file, uhd) or 48000 (audio)",
                  ("loopback", "audio", "uhd", "file")),
@@ -121,8 +123,10 @@ class device_error(radio_error):
 
 
 def check_options(options):
-    """Full option set from `options` (dict): unknown names, wrong types and options
-    of another kind raise radio_error."""
+    """Full option set from `options` (dict; None means the default): unknown names,
+    wrong types, options of another kind and every rule that needs no device raise
+    radio_error, so a config can be checked before any device is opened."""
+    options = {k: v for k, v in options.items() if v is not None}
     unknown = sorted(set(options) - set(DEFAULTS))
     if unknown:
         raise radio_error("unknown radio option " + ", ".join(unknown))
@@ -140,12 +144,32 @@ def check_options(options):
                and kind not in next(x.kinds for x in RADIO_OPTIONS if x.name == n)]
     if foreign:
         raise radio_error(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
-    if not o["time_scale"] > 0 or not math.isfinite(o["time_scale"]):
-        raise radio_error("radio option time_scale must be a positive number")
-    if not 0 <= o["ber"] <= 1:
-        raise radio_error("radio option ber must be in 0..1")
-    if not o["sample_rate"] >= 0:
-        raise radio_error("radio option sample_rate must be positive (0: the kind's usual)")
+    for name, ok, rule in (
+            ("time_scale", o["time_scale"] > 0 and math.isfinite(o["time_scale"]), "> 0"),
+            ("ber", 0 <= o["ber"] <= 1, "in 0..1"),
+            ("sample_rate", o["sample_rate"] == 0 or o["sample_rate"] >= 4000,
+             ">= 4000 Hz (0: the kind's usual)"),
+            ("level", 0 < o["level"] <= 1, "in (0, 1]"),
+            ("seed", 0 <= o["seed"] < 2 ** 63, ">= 0"),
+            ("snr_db", not math.isnan(o["snr_db"]), "a number"),
+            ("ptt_tail_s", 0 <= o["ptt_tail_s"] <= 10, "in 0..10 s"),
+            ("frequency_hz", kind != "uhd" or o["frequency_hz"] > 0, "> 0 for kind uhd"),
+            ("usrp_rate", o["usrp_rate"] > 0, "> 0")):
+        if not ok:
+            raise radio_error(f"radio option {name} must be {rule}")
+    if kind == "uhd":
+        factor = o["usrp_rate"] / modem_rate(o)
+        if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
+            raise radio_error(f"usrp_rate {o['usrp_rate']:g} is not a multiple of the modem "
+                              f"rate {modem_rate(o):g}")
+    if kind == "file" and not o["record"] and not o["replay"]:
+        raise radio_error("kind file needs record and/or replay")
+    if kind in MODEM_KINDS:
+        try:  # the modem knows which rate and interleaver go together
+            s4539_tx(9600.0, False, int(o["data_rate"]), o["interleaver"], o["level"])
+        except (ValueError, RuntimeError) as e:
+            raise radio_error(f"radio options data_rate {o['data_rate']} and interleaver "
+                              f"{o['interleaver']!r}: {e}")
     return o
 
 
@@ -194,8 +218,8 @@ class burst_monitor(gr.basic_block):
 
 class ptt_switch:
     """Keys the transmitter: serial:PORT[:rts|:dtr] raises a modem-control line,
-    rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. Opening fails with
-    radio_error (missing port, no daemon)."""
+    rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. A port or daemon that
+    cannot be used, or refuses to unkey at opening, raises device_error."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -211,21 +235,28 @@ class ptt_switch:
                 self.fd = os.open(parts[1], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
             except OSError as e:
                 raise device_error(f"ptt serial port {parts[1]}: {e.strerror}")
-            self.key(False)
+            where = f"ptt serial port {parts[1]}"
         elif parts[0] == "rigctld" and len(parts) <= 3:
             host = parts[1] if len(parts) > 1 and parts[1] else "127.0.0.1"
             try:
                 port = int(parts[2]) if len(parts) > 2 else 4532
-                self.sock = socket.create_connection((host, port), timeout=5.0)
+                if not 0 < port < 65536:
+                    raise ValueError(port)
             except ValueError:
-                raise radio_error(f"ptt {spec!r}: the rigctld port is a number")
+                raise radio_error(f"ptt {spec!r}: the rigctld port is a number 1..65535")
+            where = f"ptt rigctld at {host}:{port}"
+            try:
+                self.sock = socket.create_connection((host, port), timeout=5.0)
             except OSError as e:
-                raise device_error(f"ptt rigctld at {host}:{parts[2] if len(parts) > 2 else 4532}: "
-                                  f"{e.strerror or e}")
-            self.key(False)
+                raise device_error(f"{where}: {e.strerror or e}")
         else:
             raise radio_error(f"ptt {spec!r}: use vox, serial:PORT[:rts|:dtr] or "
                               "rigctld[:HOST[:PORT]]")
+        try:
+            self.release()
+        except OSError as e:
+            self.close()
+            raise device_error(f"{where}: {e.strerror or e}")
 
     def key(self, on):
         if self.fd is not None:
@@ -237,11 +268,22 @@ class ptt_switch:
             if not reply.startswith(b"RPRT 0"):
                 raise OSError(f"rigctld answered {reply.decode(errors='replace').strip()!r}")
 
+    def release(self):
+        """Unkeyed. Opening a tty raises both RTS and DTR, and radios use the other line
+        for CW keying or CAT power: both are lowered."""
+        if self.fd is not None:
+            fcntl.ioctl(self.fd, termios.TIOCMBIC,
+                        struct.pack("I", termios.TIOCM_RTS | termios.TIOCM_DTR))
+        else:
+            self.key(False)
+
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
+            self.fd = None
         if self.sock is not None:
             self.sock.close()
+            self.sock = None
 
 
 class ptt_control(gr.basic_block):
@@ -253,6 +295,7 @@ class ptt_control(gr.basic_block):
         self.switch, self.tail_s = switch, tail_s
         self.lock = threading.Lock()
         self.generation = 0
+        self.timer = None
         self.failed = None
         self.message_port_register_in(pmt.intern("ptt"))
         self.set_msg_handler(pmt.intern("ptt"), self.handle)
@@ -260,7 +303,9 @@ class ptt_control(gr.basic_block):
     def set(self, on, generation=None):
         with self.lock:
             if generation is not None and generation != self.generation:
-                return  # keyed again meanwhile
+                return  # keyed again (or stopped) meanwhile
+            if self.switch.fd is None and self.switch.sock is None:
+                return  # closed
             try:
                 self.switch.key(on)
             except OSError as e:
@@ -273,14 +318,22 @@ class ptt_control(gr.basic_block):
         with self.lock:
             self.generation += 1
             generation = self.generation
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if not on:
+                self.timer = threading.Timer(self.tail_s, self.set, (False, generation))
+                self.timer.daemon = True
+                self.timer.start()
         if on:
             self.set(True)
-        else:
-            t = threading.Timer(self.tail_s, self.set, (False, generation))
-            t.daemon = True
-            t.start()
 
     def stop(self):
+        with self.lock:
+            self.generation += 1  # a pending tail can no longer act
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
         self.set(False)
         return True
 
@@ -339,7 +392,12 @@ class radio(gr.hier_block2):
         self.monitor = burst_monitor()
         self.ptt = None
         self.emulator = None
-        getattr(self, "build_" + kind)(o)
+        try:
+            getattr(self, "build_" + kind)(o)
+        except radio_error:
+            raise
+        except (ValueError, TypeError, RuntimeError) as e:
+            raise radio_error(f"radio {kind}: {' '.join(str(e).split())}")
 
     # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
     # the node's ports; returns them for the kind to connect their streams.
@@ -393,32 +451,34 @@ class radio(gr.hier_block2):
         except ImportError:
             raise device_error("kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)")
         rate, usrp_rate = modem_rate(o), o["usrp_rate"]
-        factor = usrp_rate / rate
-        if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
-            raise radio_error(f"usrp_rate {usrp_rate:g} is not a multiple of sample_rate {rate:g}")
-        if not o["frequency_hz"] > 0:
-            raise radio_error("kind uhd needs frequency_hz")
-        factor = int(round(factor))
+        factor = int(round(usrp_rate / rate))
         # The transmitter works at the USRP's rate, so its tx_sob/tx_eob tags mark the
         # bursts' exact first and last samples for the gate; the receiver at the modem
         # rate after decimation.
         tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
         rx = s4539_rx(rate, True)
         self.wire_modem(tx, rx)
+        name = o["device_args"] or "(first found)"
         try:
             with quiet_stderr():
                 args = uhd.stream_args(cpu_format="fc32", channels=[0])
                 src = uhd.usrp_source(o["device_args"], args)
                 sink = uhd.usrp_sink(o["device_args"], args)
-        except (RuntimeError, LookupError) as e:
-            raise device_error(f"USRP {o['device_args'] or '(first found)'}: "
-                               f"{' '.join(str(e).split())}")
-        for dev, gain, antenna in ((src, o["rx_gain_db"], o["rx_antenna"]),
-                                   (sink, o["tx_gain_db"], o["tx_antenna"])):
-            dev.set_samp_rate(usrp_rate)
-            dev.set_center_freq(o["frequency_hz"], 0)
-            dev.set_gain(gain, 0)
-            dev.set_antenna(antenna, 0)
+                for dev, gain, antenna in ((src, o["rx_gain_db"], o["rx_antenna"]),
+                                           (sink, o["tx_gain_db"], o["tx_antenna"])):
+                    dev.set_samp_rate(usrp_rate)
+                    dev.set_center_freq(o["frequency_hz"], 0)
+                    dev.set_gain(gain, 0)
+                    dev.set_antenna(antenna, 0)
+        except (RuntimeError, LookupError, ValueError) as e:
+            raise device_error(f"USRP {name}: {' '.join(str(e).split())}")
+        for dev, side in ((src, "receive"), (sink, "transmit")):
+            actual = dev.get_samp_rate()
+            if abs(actual - usrp_rate) > 1e-6 * usrp_rate:
+                # A rate off by 0.1 % is a clock error the modem would have to track.
+                raise device_error(f"USRP {name} cannot {side} at exactly {usrp_rate:g} Hz "
+                                   f"(it gives {actual:.3f}); choose a usrp_rate its master "
+                                   "clock divides")
         # Silence between bursts is produced at twice real time and dropped, so bursts
         # reach the sink faster than it plays them and the radio only keys for them.
         pace = blocks.throttle(gr.sizeof_gr_complex, 2 * usrp_rate)
@@ -428,8 +488,6 @@ class radio(gr.hier_block2):
         self.add_ptt(o, tx)
 
     def build_file(self, o):
-        if not o["record"] and not o["replay"]:
-            raise radio_error("kind file needs record and/or replay")
         rate = modem_rate(o)
         if o["replay"]:
             try:

@@ -36,7 +36,11 @@ namespace hfstack {
  * transmission destroys what it would receive meanwhile (half duplex), and a burst's
  * bytes get the errors of the path from its transmitter (profile, snr_db, ber; one
  * error process per path, seeded from `seed`). These are the simulator's rules
- * (hfstack-sim), so results compare.
+ * (hfstack-sim), so results compare. Emulators share a channel within one process
+ * (one clock); an announcement whose start or air time no emulator here could have
+ * made is refused and counted in bad_inputs. `status` and `out` are separate ports: a
+ * carrier_off and a delivery due at the same instant may reach the node in either
+ * order.
  */
 class HFSTACK_API modem_emulator : virtual public gr::block
 {

@@ -10,6 +10,7 @@ namespace gr {
 namespace hfstack {
 namespace sim {
 
+
 emulated_modem::emulated_modem(
     uint64_t id, radio_config radio, channel_config channel, bool half_duplex, bool collisions)
     : d_id(id),
@@ -31,6 +32,14 @@ channel_model& emulated_modem::path_from(uint64_t source)
         it = d_paths.emplace(source, std::make_unique<channel_model>(c)).first;
     }
     return *it->second;
+}
+
+void emulated_modem::forget_deaf_before(double t)
+{
+    // A deaf interval that ended by t cannot overlap a reception starting at t or later.
+    d_deaf.erase(std::remove_if(d_deaf.begin(), d_deaf.end(),
+                                [t](const auto& v) { return v.second <= t; }),
+                 d_deaf.end());
 }
 
 void emulated_modem::schedule(double t, due what, uint64_t reception)
@@ -64,6 +73,8 @@ air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, d
 
     if (d_half_duplex) {
         const double deaf_from = now, deaf_until = end + d_radio.unkey_s;
+        // Kept a while: another modem's burst may be heard() late, after it started.
+        forget_deaf_before(now - late_hearing_s);
         d_deaf.emplace_back(deaf_from, deaf_until);
         for (auto& [id, r] : d_receptions)
             if (r.start < deaf_until && deaf_from < r.end)
@@ -72,22 +83,38 @@ air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, d
     return b;
 }
 
-void emulated_modem::hear(const air_transmission& b, double now)
+bool emulated_modem::hear(const air_transmission& b, double now)
 {
     if (b.source == d_id)
-        return;
+        return false;
+    // An announcement that cannot be a modem's burst (another clock, a corrupted or
+    // forged message) is refused before it can disturb the schedule: its start must be
+    // finite and near now, its air time the timing model's for its bytes, and a path's
+    // bursts must come in order (the error processes run forward in time).
+    const double air = dl::air_time(dl::default_waveform_timing(b.mode), b.data.size());
+    auto last = d_last_start.find(b.source);
+    if (!std::isfinite(b.start) || !(std::abs(b.air_time_s - air) <= 1e-6 * (1 + air)) ||
+        b.start < now - late_hearing_s || b.start > now + max_announce_ahead_s ||
+        (last != d_last_start.end() && b.start < last->second)) {
+        ++d_stats.refused;
+        return false;
+    }
+    d_last_start[b.source] = b.start;
     ++d_stats.bursts_heard;
     channel_model& path = path_from(b.source);
     const double prop = path.config().propagation_s;
-    const double s = b.start + prop, e = s + b.air_time_s;
+    const double s = b.start + prop, e = s + air;
     if (path.drop_in_outage(s, e)) {
         ++d_stats.lost_outage;
-        return;
+        return true;
     }
-    // Intervals that ended before now cannot overlap anything still to come.
-    d_deaf.erase(std::remove_if(d_deaf.begin(), d_deaf.end(),
-                                [&](const auto& v) { return v.second <= std::min(now, s); }),
-                 d_deaf.end());
+    // Intervals are kept a while after they end: a burst announced late (after it
+    // started) still meets what it overlapped.
+    const double keep_from = std::min(now, s) - late_hearing_s;
+    forget_deaf_before(keep_from);
+    d_heard.erase(std::remove_if(d_heard.begin(), d_heard.end(),
+                                 [keep_from](const heard_interval& v) { return v.end <= keep_from; }),
+                  d_heard.end());
 
     const uint64_t id = d_next_reception++;
     reception r;
@@ -99,10 +126,12 @@ void emulated_modem::hear(const air_transmission& b, double now)
     for (const auto& [from, until] : d_deaf)
         hit = hit || (from < e && s < until);
     if (d_collisions)
-        for (auto& [other_id, other] : d_receptions)
+        for (const heard_interval& other : d_heard)
             if (other.start < e && s < other.end) {
-                destroy(other);
                 hit = true;
+                auto it = d_receptions.find(other.reception);
+                if (it != d_receptions.end()) // not delivered yet
+                    destroy(it->second);
             }
     if (hit) {
         destroy(r);
@@ -111,13 +140,15 @@ void emulated_modem::hear(const air_transmission& b, double now)
         ++d_stats.lost_acquisition;
     }
     d_receptions.emplace(id, std::move(r));
+    d_heard.push_back(heard_interval{ s, e, id });
 
     const double detect = d_radio.agc_settle_s + d_radio.carrier_detect_s;
-    if (b.air_time_s > detect) {
+    if (air > detect) {
         schedule(s + detect, due::carrier_on, id);
         schedule(e, due::carrier_off, id);
     }
     schedule(e + d_radio.rx_latency_s, due::delivery, id);
+    return true;
 }
 
 double emulated_modem::next_deadline() const
@@ -128,9 +159,10 @@ double emulated_modem::next_deadline() const
 std::vector<modem_event> emulated_modem::poll(double now)
 {
     std::vector<modem_event> out;
-    size_t k = 0;
-    for (; k < d_pending.size() && d_pending[k].time <= now; ++k) {
-        const pending& p = d_pending[k];
+    while (!d_pending.empty() && d_pending.front().time <= now) {
+        // Taken off the schedule first: an event whose handling throws is not met again.
+        const pending p = d_pending.front();
+        d_pending.erase(d_pending.begin());
         modem_event ev;
         ev.time = p.time;
         switch (p.what) {
@@ -186,7 +218,6 @@ std::vector<modem_event> emulated_modem::poll(double now)
         }
         }
     }
-    d_pending.erase(d_pending.begin(), d_pending.begin() + k);
     return out;
 }
 

@@ -16,8 +16,12 @@
  *     path's error model, rx_latency_s after its end.
  *
  * The rules are virtual_network's (virtual_network.h), seen from one receiver, so an
- * application tested against modem_emulator meets the simulator's air. No clock,
- * thread or socket: every call takes `now`. */
+ * application tested against modem_emulator meets the simulator's air, with two
+ * differences that real time imposes: a burst the node hands over while the previous
+ * one is still on the air waits for it (as a modem's queue does; the simulator keys it at
+ * once), and a burst announced only after an overlapping reception was delivered
+ * destroys itself alone (the delivery cannot be taken back). No clock, thread or
+ * socket: every call takes `now`. */
 #ifndef HFSTACK_KERNELS_SIM_EMULATED_MODEM_H
 #define HFSTACK_KERNELS_SIM_EMULATED_MODEM_H
 
@@ -61,6 +65,7 @@ struct emulated_modem_stats {
     uint64_t lost_outage = 0;
     uint64_t lost_acquisition = 0; // preamble shorter than AGC settling
     uint64_t bits_flipped = 0;
+    uint64_t refused = 0;          // announcements hear() refused
 };
 
 class emulated_modem
@@ -78,8 +83,16 @@ public:
 
     // Puts `data` on the air in `mode` at now + key_up (or when the previous burst ends).
     air_transmission transmit(dl::bytes data, dl::modem_mode mode, double now);
-    // Another modem's burst (its own are ignored).
-    void hear(const air_transmission& b, double now);
+    // Another modem's burst. False when ignored: its own, or refused (stats().refused):
+    // a start not finite or outside [now - late_hearing_s, now + max_announce_ahead_s],
+    // an air time other than the timing model's, or a start before the last one heard
+    // from that modem.
+    bool hear(const air_transmission& b, double now);
+
+    // How late (protocol seconds) a burst may be heard and still meet the receptions and
+    // own transmissions it overlapped; how far ahead of now it may start.
+    static constexpr double late_hearing_s = 60.0;
+    static constexpr double max_announce_ahead_s = 3600.0;
 
     // Events due at or before `now`, in time order (same time: in the order scheduled).
     std::vector<modem_event> poll(double now);
@@ -89,6 +102,10 @@ public:
     const emulated_modem_stats& stats() const { return d_stats; }
 
 private:
+    struct heard_interval {
+        double start, end;
+        uint64_t reception;
+    };
     struct reception {
         air_transmission burst;
         channel_model* path = nullptr;
@@ -111,6 +128,7 @@ private:
     channel_model& path_from(uint64_t source);
     void destroy(reception& r);
     void schedule(double t, due what, uint64_t reception = 0);
+    void forget_deaf_before(double t);
 
     uint64_t d_id;
     radio_config d_radio;
@@ -119,7 +137,9 @@ private:
     double d_on_air_until = -1e300; // end of this modem's last burst
     std::vector<std::pair<double, double>> d_deaf; // own transmissions, keying to unkeyed
     std::map<uint64_t, std::unique_ptr<channel_model>> d_paths;
-    std::map<uint64_t, reception> d_receptions;
+    std::map<uint64_t, reception> d_receptions; // until delivered
+    std::vector<heard_interval> d_heard;        // kept late_hearing_s after they end
+    std::map<uint64_t, double> d_last_start;    // per source
     uint64_t d_next_reception = 1;
     uint64_t d_seq = 0;
     std::vector<pending> d_pending; // kept sorted

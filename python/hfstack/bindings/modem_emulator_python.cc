@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(modem_emulator.h)                                          */
-/* BINDTOOL_HEADER_FILE_HASH(4efdd418a3ada91e1a740832dabd4c9e)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(51ed73af4ca04065cb498c0027cdeb9c)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -10,6 +10,7 @@ cleanly on SIGTERM; bad flags, bad configs, a busy port and a missing device eac
 one line on stderr and a non-zero exit (2: options or config, 1: device or port).
 The demo with the real modem runs a short transfer (about 30 s of real time)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -25,6 +26,25 @@ from qa_hfstack_console import accepts, free_port_pair
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")
+
+
+@contextlib.contextmanager
+def started(*args):
+    """hfstack-node running with piped output; killed if the test leaves it running."""
+    process = subprocess.Popen([sys.executable, APP, *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=os.environ)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def stop(process, sig):
+    """Sends `sig`; returns (stdout, stderr) once the process has ended."""
+    process.send_signal(sig)
+    return process.communicate(timeout=30)
 
 
 def run(*args):
@@ -78,10 +98,7 @@ class qa_node_app(gr_unittest.TestCase):
                         f"interleaver: long\noptions:\n  cas.idle_timeout: 60\n"
                         f"sis:\n  port: {port}\nstats:\n  interval: 0.2\n  file: {stats}\n"
                         f"radio:\n  kind: emulator\n  time_scale: 10\n")
-            server = subprocess.Popen([sys.executable, APP, "--config", config, "--pair"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, env=os.environ)
-            try:
+            with started("--config", config, "--pair") as server:
                 deadline = time.monotonic() + 60  # GNU Radio's import is slow when loaded
                 while not (accepts(port) and accepts(port + 1)):
                     if server.poll() is not None:
@@ -92,12 +109,7 @@ class qa_node_app(gr_unittest.TestCase):
                 while not os.path.exists(stats) or len(open(stats).readlines()) < 4:
                     self.assertLess(time.monotonic(), deadline, "no statistics lines")
                     time.sleep(0.05)
-                server.send_signal(signal.SIGTERM)
-                out, err = server.communicate(timeout=30)
-            finally:
-                if server.poll() is None:
-                    server.kill()
-                    server.wait()
+                out, err = stop(server, signal.SIGTERM)
             self.assertEqual(server.returncode, 0, err)
             self.assertIn("node 0.0.0.7: SIS on 127.0.0.1:%d" % port, err)
             self.assertIn("mode=1200L", err)
@@ -121,25 +133,16 @@ class qa_node_app(gr_unittest.TestCase):
                          ("audio", "serial:/dev/ttyUSB0:rts", 1200))
 
     def test_demo_stops_on_sigint(self):
-        demo = subprocess.Popen([sys.executable, APP, "--demo", "--kind", "emulator",
-                                 "--sis-port", "0", "--bytes", "100000"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=os.environ)
-        try:
+        with started("--demo", "--kind", "emulator", "--sis-port", "0", "--bytes", "100000") as demo:
             for line in demo.stdout:  # at real time the data take minutes: interrupt them
                 if line.startswith("Sending"):
                     break
-            started = time.monotonic()
-            demo.send_signal(signal.SIGINT)
-            out, err = demo.communicate(timeout=30)
-        finally:
-            if demo.poll() is None:
-                demo.kill()
-                demo.wait()
+            interrupted_at = time.monotonic()
+            out, err = stop(demo, signal.SIGINT)
         self.assertEqual(demo.returncode, 130, err)
         self.assertIn("hfstack-node: demo interrupted", err)
         self.assertNotIn("Traceback", err)
-        self.assertLess(time.monotonic() - started, 10)
+        self.assertLess(time.monotonic() - interrupted_at, 10)
 
     def test_options_are_listed(self):
         done = run("--list-options")

@@ -30,6 +30,38 @@ APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "app
 TIMEOUT_S = 60.0
 
 
+class rigctld_stand_in:
+    """Hamlib's rigctld as far as PTT goes: records the commands, answers RPRT 0."""
+
+    def __init__(self):
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.spec = "rigctld:127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.received, self.changed = [], threading.Condition()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        conn, _ = self.listener.accept()
+        with conn:
+            for line in conn.makefile("rb"):
+                with self.changed:
+                    self.received.append(line.decode().strip())
+                    self.changed.notify_all()
+                conn.sendall(b"RPRT 0\n")
+
+    def commands(self):
+        with self.changed:
+            return list(self.received)
+
+    def wait_for(self, count):
+        with self.changed:
+            return self.changed.wait_for(lambda: len(self.received) >= count, TIMEOUT_S)
+
+    def close(self):
+        self.listener.close()
+
+
 class qa_radio(gr_unittest.TestCase):
 
     def assert_refused(self, fragment, **options):
@@ -86,40 +118,47 @@ class qa_radio(gr_unittest.TestCase):
         self.assertIn("ptt rigctld at 127.0.0.1:1", str(cm.exception))
 
     def test_ptt_through_rigctld_keys_and_unkeys_after_the_tail(self):
-        # A stand-in for Hamlib's rigctld: records the PTT commands, answers RPRT 0.
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        commands, changed = [], threading.Condition()
-
-        def serve():
-            conn, _ = listener.accept()
-            with conn:
-                for line in conn.makefile("rb"):
-                    with changed:
-                        commands.append(line.decode().strip())
-                        changed.notify_all()
-                    conn.sendall(b"RPRT 0\n")
-
-        threading.Thread(target=serve, daemon=True).start()
-        switch = R.ptt_switch("rigctld:127.0.0.1:%d" % listener.getsockname()[1])
+        rig = rigctld_stand_in()
+        switch = R.ptt_switch(rig.spec)
         control = R.ptt_control(switch, 0.05)
         try:
             control.handle(pmt.PMT_T)
             control.handle(pmt.PMT_F)   # unkeys after the tail...
             control.handle(pmt.PMT_T)   # ...unless keyed again meanwhile:
             control.set(False, 2)       # the first tail's unkey, stale now, is ignored
-            with changed:
-                self.assertEqual(commands, ["T 0", "T 1", "T 1"])  # key() waits for RPRT
+            self.assertEqual(rig.commands(), ["T 0", "T 1", "T 1"])  # key() waits for RPRT
             control.handle(pmt.PMT_F)
-            with changed:
-                self.assertTrue(changed.wait_for(lambda: len(commands) >= 4, TIMEOUT_S))
+            self.assertTrue(rig.wait_for(4))
         finally:
             switch.close()
-            listener.close()
+            rig.close()
         # Unkeyed at opening, keyed twice, unkeyed once after the last tail.
-        self.assertEqual(commands, ["T 0", "T 1", "T 1", "T 0"])
+        self.assertEqual(rig.commands(), ["T 0", "T 1", "T 1", "T 0"])
         self.assertIsNone(control.failed)
+
+    def test_audio_kind_keys_the_radio_for_a_transmission(self):
+        # ALSA's null device plays and records silence: the whole audio chain runs.
+        rig = rigctld_stand_in()
+        tb = gr.top_block()
+        r = R.radio(kind="audio", device="null", ptt=rig.spec, ptt_tail_s=0.05)
+        status = recorder()
+        tb.msg_connect(r, "status", status, "in")
+        tb.start()
+        try:
+            r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+            keyed_and_released = rig.wait_for(3)
+            finished = status.wait_for(lambda m: len(m) >= 2, TIMEOUT_S)
+        finally:
+            tb.stop()
+            tb.wait()
+            r.ptt.switch.close()
+            rig.close()
+        self.assertTrue(keyed_and_released and finished)
+        # Unkeyed at opening, keyed, unkeyed after the tail, and again when stopped.
+        self.assertEqual(rig.commands(), ["T 0", "T 1", "T 0", "T 0"])
+        events = [pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("event"), pmt.PMT_NIL))
+                  for m in status.messages]
+        self.assertEqual(events, ["tx_started", "tx_finished"])
 
     def test_file_kind_decodes_a_recording(self):
         with tempfile.TemporaryDirectory() as d:

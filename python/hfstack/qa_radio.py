@@ -30,6 +30,68 @@ APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "app
 TIMEOUT_S = 60.0
 
 
+class usrp_stand_in(gr.sync_block):
+    """The transmit side of a USRP as the radio uses it: records the samples and tags it
+    is given and wakes the test at a tx_eob."""
+
+    def __init__(self, device_args, stream_args):
+        gr.sync_block.__init__(self, "usrp_sink_stand_in", [np.complex64], None)
+        self.rate, self.settings = 0.0, {}
+        self.samples, self.tags, self.changed = [], [], threading.Condition()
+
+    def set_samp_rate(self, rate):
+        self.rate = rate
+
+    def get_samp_rate(self):
+        return self.rate
+
+    def set_center_freq(self, f, chan):
+        self.settings["frequency"] = f
+
+    def set_gain(self, g, chan):
+        self.settings["gain"] = g
+
+    def set_antenna(self, a, chan):
+        self.settings["antenna"] = a
+
+    def work(self, input_items, output_items):
+        x = input_items[0]
+        start = self.nitems_read(0)
+        with self.changed:
+            for t in self.get_tags_in_window(0, 0, len(x)):
+                self.tags.append((t.offset, pmt.symbol_to_string(t.key)))
+            self.samples.append(np.array(x))
+            self.changed.notify_all()
+        return len(x)
+
+
+class usrp_source_stand_in(gr.hier_block2):
+    """The receive side: silence at the USRP rate."""
+
+    def __init__(self, device_args, stream_args):
+        gr.hier_block2.__init__(self, "usrp_source_stand_in", gr.io_signature(0, 0, 0),
+                                gr.io_signature(1, 1, gr.sizeof_gr_complex))
+        self.rate = 0.0
+        self.source = blocks.null_source(gr.sizeof_gr_complex)
+        self.pace = blocks.throttle(gr.sizeof_gr_complex, 240000)
+        self.connect(self.source, self.pace, self)
+
+    def set_samp_rate(self, rate):
+        self.rate = rate
+
+    def get_samp_rate(self):
+        return self.rate
+
+    def set_center_freq(self, f, chan):
+        pass
+
+    def set_gain(self, g, chan):
+        pass
+
+    def set_antenna(self, a, chan):
+        pass
+
+
 class rigctld_stand_in:
     """Hamlib's rigctld as far as PTT goes: records the commands, answers RPRT 0."""
 
@@ -203,6 +265,45 @@ class qa_radio(gr_unittest.TestCase):
             self.assertTrue(started)
             with wave.open(wav) as w:
                 self.assertEqual((w.getframerate(), w.getnchannels(), w.getsampwidth()), (8000, 1, 2))
+
+    def test_uhd_kind_sends_only_the_bursts_to_the_usrp(self):
+        from gnuradio import uhd
+        sinks = []
+
+        def make_sink(*args):
+            sinks.append(usrp_stand_in(*args))
+            return sinks[-1]
+
+        saved = uhd.usrp_source, uhd.usrp_sink
+        uhd.usrp_source, uhd.usrp_sink = usrp_source_stand_in, make_sink
+        try:
+            r = R.radio(kind="uhd", frequency_hz=7.0758e6, tx_gain_db=10.0, tx_antenna="TX/RX")
+        finally:
+            uhd.usrp_source, uhd.usrp_sink = saved
+        (sink,) = sinks
+        self.assertEqual((sink.rate, sink.settings),
+                         (240000.0, {"frequency": 7.0758e6, "gain": 10.0, "antenna": "TX/RX"}))
+        tb = gr.top_block()
+        status = recorder()
+        tb.msg_connect(r, "status", status, "in")  # brings the hier block into the flowgraph
+        tb.start()
+        try:
+            r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+            with sink.changed:
+                done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
+                                             TIMEOUT_S)
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertTrue(done)
+        x = np.concatenate(sink.samples)
+        # One burst, tagged on its first and last sample, nothing before it: the silence
+        # between transmissions never reaches the USRP.
+        eob = [o for o, k in sink.tags if k == "tx_eob"][0]
+        self.assertEqual([o for o, k in sink.tags if k == "tx_sob"], [0])
+        self.assertEqual(len(x), eob + 1)
+        self.assertGreater(eob, 1.2 * 240000)  # 2400S: a 0.6 s preamble and a 0.6 s block
+        self.assertGreater(np.abs(x[:eob + 1]).max(), 0.1)
 
     def test_burst_gate_passes_only_bursts_with_their_tags(self):
         x = np.arange(1, 101, dtype=np.complex64)

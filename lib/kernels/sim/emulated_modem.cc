@@ -122,6 +122,11 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     r.path = &path;
     r.start = s;
     r.end = e;
+    // The errors are drawn now, in the order the path's bursts start (its error
+    // processes only run forward); deliveries come in the order the bursts end.
+    const phy::waveform_timing timing = dl::default_waveform_timing(b.mode);
+    r.bits_flipped = path.corrupt(r.burst.data, s, timing.preamble_s, timing.bit_rate,
+                                  timing.whole_units() ? timing.unit_s : 0.0);
     bool hit = false;
     for (const auto& [from, until] : d_deaf)
         hit = hit || (from < e && s < until);
@@ -135,7 +140,7 @@ bool emulated_modem::hear(const air_transmission& b, double now)
             }
     if (hit) {
         destroy(r);
-    } else if (dl::default_waveform_timing(b.mode).preamble_s < d_radio.agc_settle_s) {
+    } else if (timing.preamble_s < d_radio.agc_settle_s) {
         r.destroyed = true;
         ++d_stats.lost_acquisition;
     }
@@ -204,12 +209,9 @@ std::vector<modem_event> emulated_modem::poll(double now)
             d_receptions.erase(it);
             if (r.destroyed)
                 break;
-            const phy::waveform_timing timing = dl::default_waveform_timing(r.burst.mode);
             ev.type = modem_event::kind::burst;
             ev.data = std::move(r.burst.data);
-            d_stats.bits_flipped +=
-                r.path->corrupt(ev.data, r.start, timing.preamble_s, timing.bit_rate,
-                                timing.whole_units() ? timing.unit_s : 0.0);
+            d_stats.bits_flipped += r.bits_flipped;
             ++d_stats.bursts_delivered;
             ev.info.mode = r.burst.mode;
             ev.info.snr_db = r.path->config().snr_db;

@@ -110,6 +110,7 @@ private:
         air_transmission burst;
         channel_model* path = nullptr;
         double start = 0, end = 0;
+        size_t bits_flipped = 0; // errors already applied to burst.data
         bool destroyed = false;
         bool carrier_on = false;
     };

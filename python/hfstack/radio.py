@@ -554,16 +554,19 @@ def join(tb, a, b):
                           + " and ".join(sorted(kinds)))
 
 
-def add_arguments(parser, skip=()):
-    """One --radio-NAME option per radio option (hfstack-node)."""
+def add_arguments(parser, skip=(), defaults_shown=None):
+    """One --NAME option per radio option (hfstack-node), except those in `skip`;
+    `defaults_shown` replaces the default the help text gives for an option whose
+    default the program chooses."""
     g = parser.add_argument_group("radio (see also the YAML config's `radio` section)")
+    shown = defaults_shown or {}
     for o in RADIO_OPTIONS:
         if o.name in skip:
             continue
         kinds = "" if o.kinds == KINDS else f" [{', '.join(o.kinds)}]"
         g.add_argument("--" + o.name.replace("_", "-"), dest="radio_" + o.name, default=None,
                        type=type(o.default), metavar=o.name.upper(),
-                       help=f"{o.help}{kinds} (default: {o.default!r})")
+                       help=f"{o.help}{kinds} (default: {shown.get(o.name, repr(o.default))})")
 
 
 def from_arguments(args, base=None):

@@ -337,6 +337,13 @@ class ptt_control(gr.basic_block):
         self.set(False)
         return True
 
+    def close(self):
+        """Unkeys and lets the port or daemon go (GNU Radio may call stop() later, from
+        its own thread: it then finds the switch closed)."""
+        self.stop()
+        with self.lock:
+            self.switch.close()
+
 
 class burst_gate(gr.basic_block):
     """Passes only the samples from a tx_sob tag to its tx_eob tag, tags kept: the
@@ -537,6 +544,11 @@ class radio(gr.hier_block2):
     def stats(self):
         """What this radio's receiver saw (bursts, bytes, SNR, frequency offset)."""
         return self.monitor.stats()
+
+    def close(self):
+        """After the flowgraph has stopped: unkeys the radio and releases the PTT port."""
+        if self.ptt is not None:
+            self.ptt.close()
 
 
 def join(tb, a, b):

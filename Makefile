@@ -47,7 +47,7 @@ build: deps $(BUILD_DIR)/Makefile
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-# Two nodes with the real STANAG 4539 modem over the Watterson channel; about two minutes.
+# Two nodes with the real STANAG 4539 modem over the Watterson channel; about 90 s.
 # DEMO_ARGS passes options, e.g. DEMO_ARGS="--snr-db 12 --profile poor".
 demo: build
 	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \

@@ -54,6 +54,9 @@ from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
 MODEM_KINDS = ("loopback", "audio", "uhd", "file")  # the STANAG 4539 modem's DSP
 
+# Transmitter output buffer, items (GNU Radio rounds it up to a page).
+TX_BUFFER_ITEMS = 1024
+
 radio_option = collections.namedtuple("radio_option", "name default help kinds")
 
 RADIO_OPTIONS = (
@@ -416,6 +419,10 @@ class radio(gr.hier_block2):
 
     def wire_modem(self, tx, rx):
         self.tx, self.rx = tx, rx
+        # The transmitter runs ahead of the sound card, USRP or pacing by its output
+        # buffer, and reports tx_started / tx_finished and PTT by what it has produced:
+        # a small buffer keeps that within ~0.1 s of the air instead of ~1 s.
+        tx.set_max_output_buffer(TX_BUFFER_ITEMS)
         self.msg_connect(self, "in", tx, "in")
         self.msg_connect(tx, "status", self, "status")
         self.msg_connect(rx, "status", self, "status")

@@ -4,6 +4,7 @@
  * the passing of time. Checks that the modem never throws, never schedules a deadline
  * that is NaN, delivers events in time order no later than asked, and never delivers
  * more bursts than it was told about. */
+#include "fuzz_support.h"
 #include "dl/transmission.h"
 #include "sim/emulated_modem.h"
 
@@ -14,28 +15,8 @@
 
 using namespace gr::hfstack;
 
-static void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
-
 namespace {
 
-struct reader {
-    const uint8_t* p;
-    size_t n;
-    uint8_t u8() { return n ? (--n, *p++) : 0; }
-    double f64()
-    {
-        uint8_t raw[8] = {};
-        for (auto& b : raw)
-            b = u8();
-        double d;
-        std::memcpy(&d, raw, sizeof d);
-        return d;
-    }
-};
 
 dl::modem_mode mode(uint8_t x)
 {
@@ -52,7 +33,7 @@ dl::modem_mode mode(uint8_t x)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
-    reader in{ data, size };
+    script_reader in{ data, size };
     sim::channel_config channel;
     const uint8_t setup = in.u8();
     if (setup & 1)

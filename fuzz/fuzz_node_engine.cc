@@ -4,6 +4,7 @@
  * client primitive, modem status or the passing of time. Checks that the engine
  * never throws, never asks for a deadline that is NaN, and never spins (asks again
  * and again for a timer at the same instant). */
+#include "fuzz_support.h"
 #include "dl/cpdu.h"
 #include "dl/node_engine.h"
 
@@ -12,28 +13,8 @@
 
 using namespace gr::hfstack::dl;
 
-static void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
-
 namespace {
 
-struct reader {
-    const uint8_t* p;
-    size_t n;
-    uint8_t u8() { return n ? (--n, *p++) : 0; }
-    uint16_t u16() { return uint16_t(u8() << 8 | u8()); }
-    bytes take(size_t k)
-    {
-        k = std::min(k, n);
-        bytes b(p, p + k);
-        p += k;
-        n -= k;
-        return b;
-    }
-};
 
 // Peers 2 and 3, a group, or broadcast; the engine is node 1.
 uint32_t address(uint8_t x)
@@ -50,7 +31,7 @@ uint32_t address(uint8_t x)
     }
 }
 
-dpdu make_frame(reader& r)
+dpdu make_frame(script_reader& r)
 {
     static const dpdu_type types[] = { dpdu_type::data_only, dpdu_type::ack_only,
                                        dpdu_type::data_ack, dpdu_type::reset_win_resync,
@@ -97,7 +78,7 @@ dpdu make_frame(reader& r)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
-    reader r{ data, size };
+    script_reader r{ data, size };
     node_config cfg;
     cfg.address = 1;
     cfg.rate_adaptation = r.u8() & 1;

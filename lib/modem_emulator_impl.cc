@@ -48,68 +48,6 @@ const std::chrono::steady_clock::time_point& process_epoch()
     return epoch;
 }
 
-sim::radio_config parse_radio(const std::string& options, bool& half_duplex, bool& collisions, double& propagation_s)
-{
-    sim::radio_config r;
-    std::istringstream in(options);
-    std::string item;
-    while (std::getline(in, item, ';')) {
-        if (item.find_first_not_of(" \t") == std::string::npos)
-            continue;
-        const auto eq = item.find('=');
-        if (eq == std::string::npos)
-            throw std::invalid_argument("modem_emulator: option '" + item + "' is not name=value");
-        const std::string name = item.substr(0, eq), text = item.substr(eq + 1);
-        double v;
-        try {
-            size_t used = 0;
-            v = std::stod(text, &used);
-            if (used != text.size())
-                throw std::invalid_argument(text);
-        } catch (const std::exception&) {
-            throw std::invalid_argument("modem_emulator: option " + name + "='" + text +
-                                        "' is not a number");
-        }
-        if (name == "key_up_s")
-            r.key_up_s = v;
-        else if (name == "unkey_s")
-            r.unkey_s = v;
-        else if (name == "agc_settle_s")
-            r.agc_settle_s = v;
-        else if (name == "carrier_detect_s")
-            r.carrier_detect_s = v;
-        else if (name == "rx_latency_s")
-            r.rx_latency_s = v;
-        else if (name == "propagation_s")
-            propagation_s = v;
-        else if (name == "half_duplex")
-            half_duplex = v != 0;
-        else if (name == "collisions")
-            collisions = v != 0;
-        else
-            throw std::invalid_argument(
-                "modem_emulator: unknown option '" + name +
-                "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
-                "propagation_s, half_duplex, collisions)");
-    }
-    return r;
-}
-
-const char* event_name(dl::phy_event e)
-{
-    switch (e) {
-    case dl::phy_event::tx_started:
-        return "tx_started";
-    case dl::phy_event::tx_finished:
-        return "tx_finished";
-    case dl::phy_event::carrier_on:
-        return "carrier_on";
-    case dl::phy_event::carrier_off:
-        return "carrier_off";
-    }
-    return "carrier_off";
-}
-
 } // namespace
 
 modem_emulator::sptr modem_emulator::make(double time_scale,
@@ -134,16 +72,16 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
 {
     if (!(time_scale > 0) || !std::isfinite(time_scale))
         throw std::invalid_argument("modem_emulator: time_scale must be a positive number");
-    bool half_duplex = true, collisions = true;
-    sim::channel_config channel;
-    const sim::radio_config radio = parse_radio(options, half_duplex, collisions, channel.propagation_s);
-    channel.ber = ber;
-    channel.snr_db = snr_db;
-    channel.fading_profile = profile;
-    channel.seed = seed;
     try {
-        d_modem = std::make_unique<sim::emulated_modem>(next_emulator_id++, radio, channel,
-                                                        half_duplex, collisions);
+        const sim::emulator_settings settings = sim::parse_emulator_settings(options);
+        sim::channel_config channel;
+        channel.propagation_s = settings.propagation_s;
+        channel.ber = ber;
+        channel.snr_db = snr_db;
+        channel.fading_profile = profile;
+        channel.seed = seed;
+        d_modem = std::make_unique<sim::emulated_modem>(
+            next_emulator_id++, settings.radio, channel, settings.half_duplex, settings.collisions);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("modem_emulator: ") + e.what());
     }
@@ -214,7 +152,7 @@ void modem_emulator_impl::publish_due()
 {
     for (auto& ev : d_modem->poll(now())) {
         if (ev.type == sim::modem_event::kind::status) {
-            message_port_pub(port_status, modem_status(event_name(ev.status)));
+            message_port_pub(port_status, modem_status(dl::to_string(ev.status)));
             continue;
         }
         pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode);
@@ -260,14 +198,14 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
 void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    const pmt::pmt_t meta = pmt::is_pair(msg) ? pmt::car(msg) : pmt::PMT_NIL;
-    const pmt::pmt_t source = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_source, pmt::PMT_NIL) : pmt::PMT_NIL;
-    const pmt::pmt_t start = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_start, pmt::PMT_NIL) : pmt::PMT_NIL;
-    const pmt::pmt_t air_time = pmt::is_dict(meta) ? pmt::dict_ref(meta, metadata::air_time(), pmt::PMT_NIL) : pmt::PMT_NIL;
-    const pmt::pmt_t scale = pmt::is_dict(meta) ? pmt::dict_ref(meta, key_time_scale, pmt::PMT_NIL) : pmt::PMT_NIL;
-    const auto mode = pmt::is_dict(meta) ? mode_from_metadata(meta) : std::nullopt;
-    if (!pmt::is_u8vector(pmt::is_pair(msg) ? pmt::cdr(msg) : pmt::PMT_NIL) ||
-        !pmt::is_integer(source) || !pmt::is_real(start) || !pmt::is_real(air_time) ||
+    const bool pdu = pmt::is_pair(msg) && pmt::is_dict(pmt::car(msg)) && pmt::is_u8vector(pmt::cdr(msg));
+    const pmt::pmt_t meta = pdu ? pmt::car(msg) : pmt::make_dict();
+    const pmt::pmt_t source = pmt::dict_ref(meta, key_source, pmt::PMT_NIL);
+    const pmt::pmt_t start = pmt::dict_ref(meta, key_start, pmt::PMT_NIL);
+    const pmt::pmt_t air_time = pmt::dict_ref(meta, metadata::air_time(), pmt::PMT_NIL);
+    const pmt::pmt_t scale = pmt::dict_ref(meta, key_time_scale, pmt::PMT_NIL);
+    const auto mode = mode_from_metadata(meta);
+    if (!pdu || !pmt::is_integer(source) || !pmt::is_real(start) || !pmt::is_real(air_time) ||
         !pmt::is_real(scale) || !mode) {
         ++d_bad_inputs;
         d_logger->warn("air_in: not another modem_emulator's air_out message, dropped");
@@ -288,8 +226,6 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     b.data.assign(p, p + n);
-    if (b.source == d_modem->id())
-        return; // our own burst, back through a shared connection
     if (!d_modem->hear(b, now())) {
         ++d_bad_inputs;
         d_logger->warn("air_in: burst from emulator {} refused: its start ({} s) or air time "

@@ -39,7 +39,7 @@ private:
     double now() const; // protocol time, shared by every emulator in the process
     void handle_burst(const pmt::pmt_t& msg);
     void handle_air(const pmt::pmt_t& msg);
-    // With d_mutex held: publishes what is due and wakes the timer thread.
+    // With d_mutex held: publishes the events due now.
     void publish_due();
     void timer_loop();
     void stop_timer();

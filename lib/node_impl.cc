@@ -235,7 +235,7 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     if (pmt::is_number(snr) && !pmt::is_complex(snr))
         info.snr_db = pmt::to_double(snr);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
-    info.mode = mode_from_metadata(meta); // none for a rate outside Table C-5
+    info.mode = mode_from_metadata(meta); // none when the modem names no mode we code
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);

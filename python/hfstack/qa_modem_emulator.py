@@ -25,6 +25,11 @@ def burst(data, rate=2400, interleaver="short"):
     return hfstack.make_pdu(data, data_rate=rate, interleaver=interleaver)
 
 
+def counters(block):
+    """A block's counters() text as {name: text}."""
+    return dict(line.split("=") for line in block.counters().split())
+
+
 def events(messages):
     return [pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("event"), pmt.PMT_NIL))
             for m in messages]
@@ -71,9 +76,9 @@ class qa_modem_emulator(gr_unittest.TestCase):
         got = [p.payload for _, p in primitives(out_b.messages)
                if p.type == dl.sis_type.unidata_indication]
         self.assertEqual(got, sent)
-        counters = dict(line.split("=") for line in rb.emulator.counters().split())
-        self.assertGreater(int(counters["bits_flipped"]), 0)
-        node_a = dict(line.split("=") for line in a.counters().split())
+        received = counters(rb.emulator)
+        self.assertGreater(int(received["bits_flipped"]), 0)
+        node_a = counters(a)
         self.assertGreater(float(node_a["arq_retransmissions"]), 0)
         self.assertGreater(ra.stats()["bursts_received"], 0)
         self.assertGreater(rb.stats()["bytes_received"], count * size)
@@ -103,7 +108,7 @@ class qa_modem_emulator(gr_unittest.TestCase):
             tb.stop()
             tb.wait()
         self.assertEqual([hfstack.pdu_bytes(m) for m in out_c.messages], [b"\x03" * 10])
-        c = dict(line.split("=") for line in em[2].counters().split())
+        c = counters(em[2])
         self.assertEqual(int(c["collisions"]), 2)
         self.assertEqual(int(c["bursts_heard"]), 3)
         meta = pmt.car(out_c.messages[0])
@@ -140,7 +145,7 @@ class qa_modem_emulator(gr_unittest.TestCase):
             tb.stop()
             tb.wait()
         self.assertEqual([hfstack.pdu_bytes(m) for m in out_b.messages], [b"fine"])
-        c = dict(line.split("=") for line in b.counters().split())
+        c = counters(b)
         self.assertEqual(int(c["bad_inputs"]), 5)
         self.assertEqual(int(c["bursts_heard"]), 1)
 

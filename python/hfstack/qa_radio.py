@@ -22,8 +22,10 @@ import wave
 import numpy as np
 import pmt
 from gnuradio import blocks, gr, gr_unittest
+from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
 
+from qa_modem_emulator import events
 from qa_node import recorder
 
 APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
@@ -211,7 +213,7 @@ class qa_radio(gr_unittest.TestCase):
         tb.msg_connect(r, "status", status, "in")
         tb.start()
         try:
-            r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+            r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"\x01\x02\x03"))
             keyed_and_released = rig.wait_for(3)
             finished = status.wait_for(lambda m: len(m) >= 2, TIMEOUT_S)
         finally:
@@ -226,9 +228,7 @@ class qa_radio(gr_unittest.TestCase):
         commands = rig.commands()
         self.assertEqual(commands[:4], ["T 0", "T 1", "T 0", "T 0"])
         self.assertEqual(set(commands[4:]), set() if len(commands) == 4 else {"T 0"})
-        events = [pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("event"), pmt.PMT_NIL))
-                  for m in status.messages]
-        self.assertEqual(events, ["tx_started", "tx_finished"])
+        self.assertEqual(events(status.messages), ["tx_started", "tx_finished"])
 
     def test_file_kind_decodes_a_recording(self):
         with tempfile.TemporaryDirectory() as d:
@@ -265,7 +265,7 @@ class qa_radio(gr_unittest.TestCase):
             tb.start()
             try:
                 # (a hier block's port takes no posts: to its transmitter directly)
-                r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+                r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"\x01\x02\x03"))
                 started = status.wait_for(lambda m: len(m) >= 1, TIMEOUT_S)
             finally:
                 tb.stop()
@@ -296,7 +296,7 @@ class qa_radio(gr_unittest.TestCase):
         tb.msg_connect(r, "status", status, "in")  # brings the hier block into the flowgraph
         tb.start()
         try:
-            r.tx._post(pmt.intern("in"), pmt.cons(pmt.make_dict(), pmt.init_u8vector(3, [1, 2, 3])))
+            r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"\x01\x02\x03"))
             with sink.changed:
                 done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
                                              TIMEOUT_S)

@@ -66,7 +66,7 @@ RADIO_OPTIONS = (
                  MODEM_KINDS),
     radio_option("sample_rate", 0.0,
                  "modem sample rate, Hz; 0: 9600 (loopback, file, uhd) or 48000 (audio)",
-                 ("loopback", "audio", "uhd", "file")),
+                 MODEM_KINDS),
     radio_option("level", 0.25, "transmit audio rms (full scale 1)", ("loopback", "audio", "file")),
     radio_option("time_scale", 1.0, "protocol seconds per real second (the nodes' too)",
                  ("loopback", "file", "emulator")),
@@ -100,6 +100,7 @@ RADIO_OPTIONS = (
     radio_option("replay", "", "receive the audio of this WAV file", ("file",)),
 )
 DEFAULTS = {o.name: o.default for o in RADIO_OPTIONS}
+KINDS_OF = {o.name: o.kinds for o in RADIO_OPTIONS}
 
 
 @contextlib.contextmanager
@@ -137,14 +138,14 @@ def check_options(options):
     for name, value in options.items():
         want = type(DEFAULTS[name])
         try:
-            o[name] = want(value) if want is not bool else bool(value)
+            o[name] = want(value)
         except (TypeError, ValueError):
             raise radio_error(f"radio option {name}: {value!r} is not a {want.__name__}")
     kind = o["kind"]
     if kind not in KINDS:
         raise radio_error(f"radio kind {kind!r}: choose one of {', '.join(KINDS)}")
-    foreign = [n for n in options if n != "kind" and options[n] != DEFAULTS[n]
-               and kind not in next(x.kinds for x in RADIO_OPTIONS if x.name == n)]
+    foreign = [n for n in options
+               if n != "kind" and options[n] != DEFAULTS[n] and kind not in KINDS_OF[n]]
     if foreign:
         raise radio_error(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
     for name, ok, rule in (
@@ -193,8 +194,10 @@ class burst_monitor(gr.basic_block):
         self.lock = threading.Lock()
         self.bursts = 0
         self.bytes = 0
-        self.snr = []
-        self.offset = []
+        # Per measured quantity: [count, sum, last] (a node runs for days).
+        self.measured = {key: [0, 0.0, None] for key in self.MEASURED}
+
+    MEASURED = ("snr_db", "frequency_offset_hz")
 
     def handle(self, msg):
         meta = pmt.car(msg) if pmt.is_pair(msg) and pmt.is_dict(pmt.car(msg)) else pmt.make_dict()
@@ -202,20 +205,19 @@ class burst_monitor(gr.basic_block):
             self.bursts += 1
             if pmt.is_pair(msg) and pmt.is_u8vector(pmt.cdr(msg)):
                 self.bytes += pmt.length(pmt.cdr(msg))
-            for key, into in (("snr_db", self.snr), ("frequency_offset_hz", self.offset)):
+            for key, m in self.measured.items():
                 v = pmt.dict_ref(meta, pmt.intern(key), pmt.PMT_NIL)
                 if pmt.is_real(v):
-                    into.append(pmt.to_double(v))
+                    x = pmt.to_double(v)
+                    m[0], m[1], m[2] = m[0] + 1, m[1] + x, x
         self.message_port_pub(pmt.intern("out"), msg)
 
     def stats(self):
         with self.lock:
             s = {"bursts_received": self.bursts, "bytes_received": self.bytes}
-            if self.snr:
-                s.update(snr_db_mean=float(np.mean(self.snr)), snr_db_last=self.snr[-1])
-            if self.offset:
-                s.update(frequency_offset_hz_mean=float(np.mean(self.offset)),
-                         frequency_offset_hz_last=self.offset[-1])
+            for key, (count, total, last) in self.measured.items():
+                if count:
+                    s[key + "_mean"], s[key + "_last"] = total / count, last
         return s
 
 
@@ -411,9 +413,9 @@ class radio(gr.hier_block2):
 
     # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
     # the node's ports; returns them for the kind to connect their streams.
-    def audio_modem(self, o):
+    def audio_modem(self, o, rx_rate=None):
         tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
-        rx = s4539_rx(modem_rate(o), False)
+        rx = s4539_rx(rx_rate or modem_rate(o), False)
         self.wire_modem(tx, rx)
         return tx, rx
 
@@ -423,22 +425,24 @@ class radio(gr.hier_block2):
         # buffer, and reports tx_started / tx_finished and PTT by what it has produced:
         # a small buffer keeps that within ~0.1 s of the air instead of ~1 s.
         tx.set_max_output_buffer(TX_BUFFER_ITEMS)
-        self.msg_connect(self, "in", tx, "in")
-        self.msg_connect(tx, "status", self, "status")
-        self.msg_connect(rx, "status", self, "status")
-        self.msg_connect(rx, "out", self.monitor, "in")
+        self.wire_node_ports(tx, (tx, rx), rx)
+
+    def wire_node_ports(self, sender, reporters, receiver):
+        """The modem contract: `in` to the sender, every reporter's status to `status`,
+        the receiver's bursts through the monitor to `out`."""
+        self.msg_connect(self, "in", sender, "in")
+        for block in reporters:
+            self.msg_connect(block, "status", self, "status")
+        self.msg_connect(receiver, "out", self.monitor, "in")
         self.msg_connect(self.monitor, "out", self, "out")
 
     def build_loopback(self, o):
         tx, rx = self.audio_modem(o)
         rate = modem_rate(o)
         pace = blocks.throttle(gr.sizeof_float, rate * o["time_scale"])
-        try:
-            self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
-                                         o["level"] ** 2, o["frequency_offset_hz"], 0.0, 0.02,
-                                         int(o["seed"]))
-        except ValueError as e:
-            raise radio_error(f"loopback channel: {e}")
+        self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
+                                     o["level"] ** 2, o["frequency_offset_hz"], 0.0, 0.02,
+                                     int(o["seed"]))
         self.connect(tx, pace, self.channel, self)
         self.connect(self, rx)
 
@@ -502,43 +506,32 @@ class radio(gr.hier_block2):
         self.add_ptt(o, tx)
 
     def build_file(self, o):
-        rate = modem_rate(o)
+        rx_rate = modem_rate(o)
         if o["replay"]:
             try:
                 with wave.open(o["replay"]) as w:
-                    rate = float(w.getframerate())
+                    rx_rate = float(w.getframerate())
             except (OSError, wave.Error, EOFError) as e:
                 raise device_error(f"replay file {o['replay']}: {e}")
-        tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
-        rx = s4539_rx(rate, False)
-        self.wire_modem(tx, rx)
-        pace = blocks.throttle(gr.sizeof_float, modem_rate(o) * o["time_scale"])
+        tx, rx = self.audio_modem(o, rx_rate)
+        tx_rate = modem_rate(o)
         if o["record"]:
             try:
-                sink = blocks.wavfile_sink(o["record"], 1, int(modem_rate(o)),
-                                           blocks.FORMAT_WAV, blocks.FORMAT_PCM_16, False)
+                sink = blocks.wavfile_sink(o["record"], 1, int(tx_rate), blocks.FORMAT_WAV,
+                                           blocks.FORMAT_PCM_16, False)
             except RuntimeError as e:
                 raise device_error(f"record file {o['record']}: {e}")
-            self.connect(tx, pace, sink)
         else:
-            self.connect(tx, pace, blocks.null_sink(gr.sizeof_float))
-        if o["replay"]:
-            source = blocks.wavfile_source(o["replay"], False)
-            self.connect(source, blocks.throttle(gr.sizeof_float, rate * o["time_scale"]), rx)
-        else:
-            self.connect(blocks.null_source(gr.sizeof_float),
-                         blocks.throttle(gr.sizeof_float, rate * o["time_scale"]), rx)
+            sink = blocks.null_sink(gr.sizeof_float)
+        self.connect(tx, blocks.throttle(gr.sizeof_float, tx_rate * o["time_scale"]), sink)
+        source = (blocks.wavfile_source(o["replay"], False) if o["replay"]
+                  else blocks.null_source(gr.sizeof_float))
+        self.connect(source, blocks.throttle(gr.sizeof_float, rx_rate * o["time_scale"]), rx)
 
     def build_emulator(self, o):
-        try:
-            self.emulator = modem_emulator(o["time_scale"], o["profile"], o["snr_db"], o["ber"],
-                                           int(o["seed"]), "")
-        except ValueError as e:
-            raise radio_error(str(e))
-        self.msg_connect(self, "in", self.emulator, "in")
-        self.msg_connect(self.emulator, "status", self, "status")
-        self.msg_connect(self.emulator, "out", self.monitor, "in")
-        self.msg_connect(self.monitor, "out", self, "out")
+        self.emulator = modem_emulator(o["time_scale"], o["profile"], o["snr_db"], o["ber"],
+                                       int(o["seed"]), "")
+        self.wire_node_ports(self.emulator, (self.emulator,), self.emulator)
         self.msg_connect(self, "air_in", self.emulator, "air_in")
         self.msg_connect(self.emulator, "air_out", self, "air_out")
 

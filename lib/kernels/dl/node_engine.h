@@ -130,6 +130,14 @@ std::vector<node_option> node_options();
 void set_node_option(node_config& config, const std::string& name, const std::string& value);
 // "name=value;name=value" (also ',' or newlines as separators; blanks ignored).
 void set_node_options(node_config& config, const std::string& assignments);
+// The splitting set_node_options does, for other option sets: set(name, value) for each
+// item, both trimmed; an item without '=' throws std::invalid_argument naming `what`.
+void for_each_assignment(const std::string& assignments,
+                         const std::string& what,
+                         const std::function<void(const std::string&, const std::string&)>& set);
+// Values as set_node_option reads them; std::invalid_argument naming the option.
+double parse_option_number(const std::string& name, const std::string& value); // >= 0, or inf
+bool parse_option_bool(const std::string& name, const std::string& value);
 // The current value of an option as text (same forms set_node_option accepts).
 std::string get_node_option(const node_config& config, const std::string& name);
 

@@ -263,7 +263,9 @@ void set_node_option(node_config& config, const std::string& name, const std::st
     e.set(config, e.name, trim(value));
 }
 
-void set_node_options(node_config& config, const std::string& assignments)
+void for_each_assignment(const std::string& assignments,
+                         const std::string& what,
+                         const std::function<void(const std::string&, const std::string&)>& set)
 {
     std::string item;
     auto flush = [&]() {
@@ -273,8 +275,8 @@ void set_node_options(node_config& config, const std::string& assignments)
             return;
         const auto eq = t.find('=');
         if (eq == std::string::npos)
-            throw std::invalid_argument("node option '" + t + "' is not of the form name=value");
-        set_node_option(config, t.substr(0, eq), t.substr(eq + 1));
+            throw std::invalid_argument(what + " '" + t + "' is not of the form name=value");
+        set(trim(t.substr(0, eq)), trim(t.substr(eq + 1)));
     };
     for (char ch : assignments) {
         if (ch == ';' || ch == ',' || ch == '\n')
@@ -283,6 +285,23 @@ void set_node_options(node_config& config, const std::string& assignments)
             item += ch;
     }
     flush();
+}
+
+void set_node_options(node_config& config, const std::string& assignments)
+{
+    for_each_assignment(assignments, "node option", [&](const std::string& n, const std::string& v) {
+        set_node_option(config, n, v);
+    });
+}
+
+double parse_option_number(const std::string& name, const std::string& value)
+{
+    return parse_double(name, value);
+}
+
+bool parse_option_bool(const std::string& name, const std::string& value)
+{
+    return parse_bool(name, value);
 }
 
 std::string get_node_option(const node_config& config, const std::string& name)

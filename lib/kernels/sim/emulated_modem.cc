@@ -3,6 +3,8 @@
 #include "dl/transmission.h"
 
 #include <algorithm>
+#include <iterator>
+#include <stdexcept>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +12,33 @@ namespace gr {
 namespace hfstack {
 namespace sim {
 
+emulator_settings parse_emulator_settings(const std::string& assignments)
+{
+    emulator_settings e;
+    double* const times[] = { &e.radio.key_up_s,         &e.radio.unkey_s,
+                              &e.radio.agc_settle_s,     &e.radio.carrier_detect_s,
+                              &e.radio.rx_latency_s,     &e.propagation_s };
+    const char* const time_names[] = { "key_up_s",         "unkey_s",      "agc_settle_s",
+                                       "carrier_detect_s", "rx_latency_s", "propagation_s" };
+    dl::for_each_assignment(
+        assignments, "modem_emulator option", [&](const std::string& n, const std::string& v) {
+            for (size_t k = 0; k < std::size(times); ++k)
+                if (n == time_names[k]) {
+                    *times[k] = dl::parse_option_number(n, v);
+                    return;
+                }
+            if (n == "half_duplex")
+                e.half_duplex = dl::parse_option_bool(n, v);
+            else if (n == "collisions")
+                e.collisions = dl::parse_option_bool(n, v);
+            else
+                throw std::invalid_argument(
+                    "unknown modem_emulator option '" + n +
+                    "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
+                    "propagation_s, half_duplex, collisions)");
+        });
+    return e;
+}
 
 emulated_modem::emulated_modem(
     uint64_t id, radio_config radio, channel_config channel, bool half_duplex, bool collisions)
@@ -34,12 +63,12 @@ channel_model& emulated_modem::path_from(uint64_t source)
     return *it->second;
 }
 
-void emulated_modem::forget_deaf_before(double t)
+void emulated_modem::forget_busy_before(double t)
 {
-    // A deaf interval that ended by t cannot overlap a reception starting at t or later.
-    d_deaf.erase(std::remove_if(d_deaf.begin(), d_deaf.end(),
-                                [t](const auto& v) { return v.second <= t; }),
-                 d_deaf.end());
+    // An interval that ended by t cannot overlap a reception starting at t or later.
+    d_busy.erase(std::remove_if(d_busy.begin(), d_busy.end(),
+                                [t](const busy_interval& v) { return v.end <= t; }),
+                 d_busy.end());
 }
 
 void emulated_modem::schedule(double t, due what, uint64_t reception)
@@ -74,8 +103,8 @@ air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, d
     if (d_half_duplex) {
         const double deaf_from = now, deaf_until = end + d_radio.unkey_s;
         // Kept a while: another modem's burst may be heard() late, after it started.
-        forget_deaf_before(now - late_hearing_s);
-        d_deaf.emplace_back(deaf_from, deaf_until);
+        forget_busy_before(now - late_hearing_s);
+        d_busy.push_back(busy_interval{ deaf_from, deaf_until, 0 });
         for (auto& [id, r] : d_receptions)
             if (r.start < deaf_until && deaf_from < r.end)
                 destroy(r);
@@ -86,12 +115,13 @@ air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, d
 bool emulated_modem::hear(const air_transmission& b, double now)
 {
     if (b.source == d_id)
-        return false;
+        return true; // its own burst, back through a shared connection
     // An announcement that cannot be a modem's burst (another clock, a corrupted or
     // forged message) is refused before it can disturb the schedule: its start must be
     // finite and near now, its air time the timing model's for its bytes, and a path's
     // bursts must come in order (the error processes run forward in time).
-    const double air = dl::air_time(dl::default_waveform_timing(b.mode), b.data.size());
+    const phy::waveform_timing timing = dl::default_waveform_timing(b.mode);
+    const double air = dl::air_time(timing, b.data.size());
     auto last = d_last_start.find(b.source);
     if (!std::isfinite(b.start) || !(std::abs(b.air_time_s - air) <= 1e-6 * (1 + air)) ||
         b.start < now - late_hearing_s || b.start > now + max_announce_ahead_s ||
@@ -110,11 +140,7 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     }
     // Intervals are kept a while after they end: a burst announced late (after it
     // started) still meets what it overlapped.
-    const double keep_from = std::min(now, s) - late_hearing_s;
-    forget_deaf_before(keep_from);
-    d_heard.erase(std::remove_if(d_heard.begin(), d_heard.end(),
-                                 [keep_from](const heard_interval& v) { return v.end <= keep_from; }),
-                  d_heard.end());
+    forget_busy_before(std::min(now, s) - late_hearing_s);
 
     const uint64_t id = d_next_reception++;
     reception r;
@@ -124,20 +150,21 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     r.end = e;
     // The errors are drawn now, in the order the path's bursts start (its error
     // processes only run forward); deliveries come in the order the bursts end.
-    const phy::waveform_timing timing = dl::default_waveform_timing(b.mode);
     r.bits_flipped = path.corrupt(r.burst.data, s, timing.preamble_s, timing.bit_rate,
                                   timing.whole_units() ? timing.unit_s : 0.0);
     bool hit = false;
-    for (const auto& [from, until] : d_deaf)
-        hit = hit || (from < e && s < until);
-    if (d_collisions)
-        for (const heard_interval& other : d_heard)
-            if (other.start < e && s < other.end) {
-                hit = true;
-                auto it = d_receptions.find(other.reception);
-                if (it != d_receptions.end()) // not delivered yet
-                    destroy(it->second);
-            }
+    for (const busy_interval& v : d_busy) {
+        if (!(v.start < e && s < v.end))
+            continue;
+        if (v.reception == 0) { // our own transmission (half duplex)
+            hit = true;
+        } else if (d_collisions) {
+            hit = true;
+            auto it = d_receptions.find(v.reception);
+            if (it != d_receptions.end()) // not delivered yet
+                destroy(it->second);
+        }
+    }
     if (hit) {
         destroy(r);
     } else if (timing.preamble_s < d_radio.agc_settle_s) {
@@ -145,7 +172,7 @@ bool emulated_modem::hear(const air_transmission& b, double now)
         ++d_stats.lost_acquisition;
     }
     d_receptions.emplace(id, std::move(r));
-    d_heard.push_back(heard_interval{ s, e, id });
+    d_busy.push_back(busy_interval{ s, e, id });
 
     const double detect = d_radio.agc_settle_s + d_radio.carrier_detect_s;
     if (air > detect) {

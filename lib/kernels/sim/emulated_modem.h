@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace gr {
@@ -68,6 +69,18 @@ struct emulated_modem_stats {
     uint64_t refused = 0;          // announcements hear() refused
 };
 
+// The radio settings a modem_emulator block takes as text.
+struct emulator_settings {
+    radio_config radio;
+    bool half_duplex = true;
+    bool collisions = true;
+    double propagation_s = 0;
+};
+// "key_up_s=0.1;collisions=0": key_up_s, unkey_s, agc_settle_s, carrier_detect_s,
+// rx_latency_s, propagation_s (seconds), half_duplex, collisions (true/false, 1/0).
+// Throws std::invalid_argument naming an unknown option or a value that does not parse.
+emulator_settings parse_emulator_settings(const std::string& assignments);
+
 class emulated_modem
 {
 public:
@@ -83,10 +96,10 @@ public:
 
     // Puts `data` on the air in `mode` at now + key_up (or when the previous burst ends).
     air_transmission transmit(dl::bytes data, dl::modem_mode mode, double now);
-    // Another modem's burst. False when ignored: its own, or refused (stats().refused):
-    // a start not finite or outside [now - late_hearing_s, now + max_announce_ahead_s],
-    // an air time other than the timing model's, or a start before the last one heard
-    // from that modem.
+    // Another modem's burst (this modem's own is ignored). False when refused
+    // (stats().refused): a start not finite or outside [now - late_hearing_s,
+    // now + max_announce_ahead_s], an air time other than the timing model's, or a start
+    // before the last one heard from that modem.
     bool hear(const air_transmission& b, double now);
 
     // How late (protocol seconds) a burst may be heard and still meet the receptions and
@@ -102,7 +115,9 @@ public:
     const emulated_modem_stats& stats() const { return d_stats; }
 
 private:
-    struct heard_interval {
+    // A reception, or (reception 0) this modem's own transmission from keying up until
+    // it hears again; kept late_hearing_s after it ends.
+    struct busy_interval {
         double start, end;
         uint64_t reception;
     };
@@ -129,17 +144,16 @@ private:
     channel_model& path_from(uint64_t source);
     void destroy(reception& r);
     void schedule(double t, due what, uint64_t reception = 0);
-    void forget_deaf_before(double t);
+    void forget_busy_before(double t);
 
     uint64_t d_id;
     radio_config d_radio;
     channel_config d_channel;
     bool d_half_duplex, d_collisions;
     double d_on_air_until = -1e300; // end of this modem's last burst
-    std::vector<std::pair<double, double>> d_deaf; // own transmissions, keying to unkeyed
     std::map<uint64_t, std::unique_ptr<channel_model>> d_paths;
     std::map<uint64_t, reception> d_receptions; // until delivered
-    std::vector<heard_interval> d_heard;        // kept late_hearing_s after they end
+    std::vector<busy_interval> d_busy;
     std::map<uint64_t, double> d_last_start;    // per source
     uint64_t d_next_reception = 1;
     uint64_t d_seq = 0;

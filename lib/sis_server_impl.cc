@@ -162,6 +162,9 @@ bool sis_server_impl::stop()
         }
         d_connections.clear();
         d_clients = 0;
+        for (const auto& refused : d_refused)
+            ::close(refused.first);
+        d_refused.clear();
         ::close(d_listen_fd);
         ::close(d_wake_fd);
         d_listen_fd = d_wake_fd = -1;
@@ -247,6 +250,11 @@ void sis_server_impl::run()
             ids.push_back(id);
             next = std::min(next, c.deadline);
         }
+        const size_t first_refused = fds.size();
+        for (const auto& [fd, deadline] : d_refused) {
+            fds.push_back({ fd, POLLIN, 0 });
+            next = std::min(next, deadline);
+        }
         int timeout_ms = -1; // the safety-net deadlines below are the only timers
         if (next != clock::time_point::max())
             timeout_ms = std::max(
@@ -263,6 +271,7 @@ void sis_server_impl::run()
             (void)!::read(d_wake_fd, &count, sizeof count);
         }
         apply_commands();
+        drain_refused(fds, first_refused);
         // Out of descriptors, the listener stays readable: pause it rather than spin.
         if (fds[1].revents && !accept_clients())
             listen_paused_until = clock::now() + std::chrono::seconds(1);
@@ -348,7 +357,7 @@ bool sis_server_impl::accept_clients()
         if (d_connections.size() >= d_max_clients) {
             d_logger->warn("refusing a connection: already {} clients (max_clients)",
                            d_connections.size());
-            ::close(fd);
+            refuse(fd);
             continue;
         }
         const int one = 1; // SIS primitives are small and interactive
@@ -376,6 +385,7 @@ void sis_server_impl::read_client(long id, connection& c)
         return;
     std::vector<dl::sis_primitive> prims;
     c.reassembler.push(buf, size_t(n), prims);
+    answer(id, c);
     for (const auto& p : prims) {
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(id));
@@ -396,13 +406,74 @@ void sis_server_impl::read_client(long id, connection& c)
     check_garbage(id, c);
 }
 
-// One "invalid" event per read that brought garbage or rejected frames.
+// Requests the reassembler answers itself (the node never sees them): an oversized
+// UNIDATA request is rejected with reason 4, an undecodable bind with BIND_REJECTED.
+void sis_server_impl::answer(long id, connection& c)
+{
+    for (const auto& a : c.reassembler.take_answers()) {
+        d_logger->info("client {}: answering {} ({})",
+                       id,
+                       dl::to_string(a.type),
+                       a.type == dl::sis_type::bind_rejected ? c.reassembler.last_error()
+                                                             : "U_PDU larger than the MTU");
+        dl::bytes frame = dl::encode(a);
+        if (c.out_bytes + frame.size() > max_queued_bytes) {
+            drop(id, c, "it does not read: more than 4 MiB queued for it");
+            return;
+        }
+        c.out_bytes += frame.size();
+        c.out.push_back(std::move(frame));
+    }
+}
+
+// Beyond max_clients: S_BIND_REJECTED (not enough resources) before the close, so the
+// client learns why instead of seeing a bare TCP close. The frame is tiny and the
+// socket new, so one non-blocking send either takes it whole or the peer is gone.
+void sis_server_impl::refuse(int fd)
+{
+    dl::sis_primitive p;
+    p.type = dl::sis_type::bind_rejected;
+    p.reason = uint8_t(dl::sis_bind_rejected_reason::not_enough_resources);
+    const dl::bytes frame = dl::encode(p);
+    (void)!::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    // Orderly close: our FIN follows the rejection, and the socket is read (and its
+    // input discarded) until the client closes, since closing with unread input would
+    // reset the connection and could destroy the rejection before the client reads it.
+    ::shutdown(fd, SHUT_WR);
+    d_refused.push_back({ fd, clock::now() + close_timeout });
+}
+
+void sis_server_impl::drain_refused(const std::vector<pollfd>& fds, size_t first)
+{
+    const auto now = clock::now();
+    for (size_t i = 0; i < d_refused.size();) {
+        auto& [fd, deadline] = d_refused[i];
+        bool done = now >= deadline;
+        if (!done && first + i < fds.size() && fds[first + i].revents) {
+            uint8_t buf[4096];
+            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            done = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+        }
+        if (done) {
+            ::close(fd);
+            d_refused.erase(d_refused.begin() + std::ptrdiff_t(i));
+            // fds[first + i] now describes a socket already gone: check the rest later.
+            first = fds.size();
+        } else {
+            ++i;
+        }
+    }
+}
+
+// One "invalid" event per read that brought garbage or rejected frames (an oversized
+// UNIDATA request is a request answered with its rejection, not garbage).
 void sis_server_impl::check_garbage(long id, connection& c)
 {
     const dl::sis_counters& now = c.reassembler.counters();
     const uint64_t garbage = now.garbage_bytes - c.reported.garbage_bytes;
     const uint64_t errors = now.decode_errors - c.reported.decode_errors;
-    const uint64_t oversized = now.oversized - c.reported.oversized;
+    const uint64_t oversized = (now.oversized - now.oversized_requests) -
+                               (c.reported.oversized - c.reported.oversized_requests);
     if (!garbage && !errors && !oversized)
         return;
     c.reported = now;
@@ -423,7 +494,7 @@ void sis_server_impl::check_garbage(long id, connection& c)
                       " oversized frames, the last: " + c.reassembler.last_error();
     }
     c.fatal = now.garbage_bytes > max_garbage_bytes ||
-              now.decode_errors + now.oversized > max_bad_frames;
+              now.decode_errors + now.oversized - now.oversized_requests > max_bad_frames;
     if (c.fatal) {
         reason += "; too many invalid bytes or frames";
         c.deadline = clock::now() + close_timeout;

@@ -11,6 +11,10 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include <poll.h>
 
 namespace gr {
 namespace hfstack {
@@ -64,6 +68,9 @@ private:
     void apply_commands();
     bool accept_clients(); // false: out of resources, pause the listener
     void read_client(long id, connection& c);
+    void answer(long id, connection& c);
+    void refuse(int fd);
+    void drain_refused(const std::vector<pollfd>& fds, size_t first);
     void check_garbage(long id, connection& c);
     void write_client(long id, connection& c);
     void finish(long id, connection& c);
@@ -86,6 +93,8 @@ private:
 
     // Server thread only.
     std::map<long, connection> d_connections;
+    // Connections refused beyond max_clients: told why, read until they close.
+    std::vector<std::pair<int, clock::time_point>> d_refused;
     long d_next_id = 1;
 };
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 
 using namespace gr::hfstack;
@@ -34,9 +35,14 @@ inline ::testing::AssertionResult same_sequence(const std::vector<bytes>& got,
     return ::testing::AssertionSuccess();
 }
 
+// Without `conf`: node delivery confirmation for ARQ, none otherwise (a bind asking
+// confirmation without ARQ is refused).
 inline sis_primitive bind_request(uint8_t sap, sis_tx_mode mode,
-                           sis_delivery_confirmation conf = sis_delivery_confirmation::node)
+                           std::optional<sis_delivery_confirmation> want_conf = std::nullopt)
 {
+    const auto conf = want_conf.value_or(mode == sis_tx_mode::arq
+                                             ? sis_delivery_confirmation::node
+                                             : sis_delivery_confirmation::none);
     sis_primitive p;
     p.type = sis_type::bind_request;
     p.sap = sap;
@@ -86,7 +92,7 @@ struct clients {
     }
 
     void bind(size_t node, uint32_t client, sis_tx_mode mode,
-              sis_delivery_confirmation conf = sis_delivery_confirmation::node)
+              std::optional<sis_delivery_confirmation> conf = std::nullopt)
     {
         net.client_send(node, client, bind_request(test_sap, mode, conf));
     }

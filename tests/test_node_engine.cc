@@ -16,7 +16,8 @@ sis_primitive bind_request(uint8_t sap, sis_tx_mode mode = sis_tx_mode::arq, uin
     p.sap = sap;
     p.rank = rank;
     p.service_type.tx_mode = mode;
-    p.service_type.delivery_confirmation = sis_delivery_confirmation::node;
+    if (mode == sis_tx_mode::arq) // confirmation without ARQ is refused
+        p.service_type.delivery_confirmation = sis_delivery_confirmation::node;
     return p;
 }
 
@@ -136,7 +137,13 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
     ASSERT_EQ(a.to_clients.size(), 1u);
     EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unidata_request_rejected);
 
+    // A binding must name its service: "ignore" is refused (issue 19 B4).
     e.on_sis(1, bind_request(3, sis_tx_mode::ignore), 0.0);
+    a = e.take_actions();
+    ASSERT_EQ(a.to_clients.size(), 1u);
+    EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::bind_rejected);
+    EXPECT_EQ(a.to_clients[0].primitive.reason, uint8_t(sis_bind_rejected_reason::unknown));
+    e.on_sis(1, bind_request(3, sis_tx_mode::arq), 0.5);
     e.take_actions();
     auto big = unidata(2, 3, bytes(2049));
     big.service_type.tx_mode = sis_tx_mode::arq;
@@ -147,8 +154,10 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
               uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu));
     EXPECT_EQ(a.to_clients[0].primitive.payload.size(), 2049u);
 
-    // Neither the request nor the binding names a delivery mode.
-    e.on_sis(1, unidata(2, 3, bytes(5)), 2.0);
+    // The request names a delivery mode that does not exist.
+    auto undefined_mode = unidata(2, 3, bytes(5));
+    undefined_mode.service_type.tx_mode = sis_tx_mode(9);
+    e.on_sis(1, undefined_mode, 2.0);
     a = e.take_actions();
     ASSERT_EQ(a.to_clients.size(), 1u);
     EXPECT_EQ(a.to_clients[0].primitive.reason,

@@ -97,3 +97,26 @@ TEST(sap_table, broadcast_only_node_refuses_arq)
     EXPECT_EQ(out[0].primitive.type, sis_type::bind_accepted);
     EXPECT_EQ(out[0].primitive.mtu, 4096);
 }
+
+// Issue 19 B4: binds with a service no SAP can have were accepted.
+TEST(sap_table, refuses_a_service_type_no_sap_can_have)
+{
+    sap_table t;
+    const auto refused = [&](sis_tx_mode mode, sis_delivery_confirmation conf) {
+        auto p = bind_request(3, 0, mode);
+        p.service_type.delivery_confirmation = conf;
+        const auto out = t.bind(1, p);
+        return out.size() == 1 && out[0].primitive.type == sis_type::bind_rejected &&
+               out[0].primitive.reason == uint8_t(sis_bind_rejected_reason::unknown);
+    };
+    using C = sis_delivery_confirmation;
+    EXPECT_TRUE(refused(sis_tx_mode::ignore, C::none));
+    EXPECT_TRUE(refused(sis_tx_mode(7), C::none));
+    EXPECT_TRUE(refused(sis_tx_mode::non_arq, C::node));
+    EXPECT_TRUE(refused(sis_tx_mode::non_arq_with_errors, C::client));
+    EXPECT_TRUE(refused(sis_tx_mode::arq, C(3)));
+    EXPECT_EQ(t.by_client(1), nullptr);
+    EXPECT_FALSE(refused(sis_tx_mode::arq, C::client));
+    EXPECT_FALSE(refused(sis_tx_mode::non_arq, C::none));
+    EXPECT_FALSE(refused(sis_tx_mode::non_arq_with_errors, C::none));
+}

@@ -1017,32 +1017,108 @@ TEST(SisReassembler, AmbiguousEdition1FirstFrame)
     }
 }
 
-TEST(SisReassembler, OversizedFrameRejectedWithoutBuffering)
+TEST(SisReassembler, OversizedFrameIsSkippedByItsDeclaredSize)
 {
-    sis_primitive good = sample(sis_type::bind_accepted);
-    bytes junk(30, 0x41);
-    const bytes stream = cat({ hex("90 EB 00 FF F0 14"), junk, encode(good) });
-    for (size_t chunk : { size_t(1), stream.size() }) {
+    // A frame declaring 65520 bytes: everything inside that extent is skipped unread,
+    // even a whole valid frame; the first frame after it comes out.
+    const sis_primitive good = sample(sis_type::bind_accepted);
+    const sis_primitive after = sample(sis_type::hard_link_terminate);
+    const bytes head = hex("90 EB 00 FF F0 03"); // BIND_ACCEPTED of 65520 bytes
+    bytes inside = cat({ bytes(30, 0x41), encode(good) });
+    inside.resize(0xFFF0 - 1, 0x90); // sync bytes everywhere: none may be hunted
+    const bytes stream = cat({ head, inside, encode(after) });
+    for (size_t chunk : { size_t(1), size_t(997), stream.size() }) {
         sis_reassembler r;
         const auto out = feed(r, stream, chunk);
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0], good);
+        ASSERT_EQ(out, std::vector<sis_primitive>{ after }) << "chunk " << chunk;
         EXPECT_EQ(r.counters().oversized, 1u);
-        EXPECT_EQ(r.counters().garbage_bytes, 4u + junk.size());
+        EXPECT_EQ(r.counters().garbage_bytes, 0u);
+        EXPECT_EQ(r.skipping(), 0u);
+        EXPECT_LT(r.buffered(), r.max_frame());
         EXPECT_NE(r.last_error().find("exceeds"), std::string::npos) << r.last_error();
+        EXPECT_TRUE(r.take_answers().empty()); // not a request: nothing to answer
     }
+}
 
-    // A real frame above a small limit: rejected, its bytes skipped, the next one kept.
+// Issue 19 B1: a 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame was re-scanned
+// after its sync, and the inner frame was executed as a request of its own.
+TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
+{
+    sis_primitive inner;
+    inner.type = sis_type::unidata_request;
+    inner.destination = addr(9);
+    inner.destination_sap = 3;
+    inner.payload = pattern(40);
+    const bytes inner_frame = encode(inner);
+
     sis_primitive big;
     big.type = sis_type::unidata_request;
-    big.payload = bytes(100, 0x55);
-    const bytes stream2 = cat({ encode(big), encode(good) });
+    big.priority = 4;
+    big.destination = addr(0x0A0B0C, 6);
+    big.destination_sap = 7;
+    big.service_type.tx_mode = sis_tx_mode::arq;
+    big.ttl = 30;
+    for (size_t i = 0; big.payload.size() < 5000; ++i)
+        big.payload.insert(big.payload.end(), inner_frame.begin(), inner_frame.end());
+    big.payload.resize(5000);
+    ASSERT_GT(encode(big).size(), sis_default_max_frame);
+
+    sis_primitive expedited = big;
+    expedited.type = sis_type::expedited_unidata_request;
+    expedited.priority = 0;
+    const sis_primitive good = sample(sis_type::keep_alive);
+    const bytes stream = cat({ encode(big), encode(good), encode(expedited), encode(good) });
+    for (size_t chunk : { size_t(1), size_t(13), size_t(4096), stream.size() }) {
+        sis_reassembler r;
+        const auto out = feed(r, stream, chunk);
+        ASSERT_EQ(out, (std::vector<sis_primitive>{ good, good })) << "chunk " << chunk;
+        const auto answers = r.take_answers();
+        ASSERT_EQ(answers.size(), 2u);
+        EXPECT_EQ(answers[0].type, sis_type::unidata_request_rejected);
+        EXPECT_EQ(answers[1].type, sis_type::expedited_unidata_request_rejected);
+        for (const auto& a : answers) {
+            EXPECT_EQ(a.reason, uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu));
+            EXPECT_EQ(a.destination_sap, 7);
+            EXPECT_EQ(a.destination, addr(0x0A0B0C, 6));
+            EXPECT_TRUE(a.payload.empty());
+        }
+        EXPECT_TRUE(r.take_answers().empty());
+        EXPECT_EQ(r.counters().oversized, 2u);
+        EXPECT_EQ(r.counters().oversized_requests, 2u);
+        EXPECT_EQ(r.counters().answers, 2u);
+        EXPECT_EQ(r.counters().garbage_bytes, 0u);
+        EXPECT_EQ(r.counters().decode_errors, 0u);
+    }
+
+    // A real frame above a small limit: its bytes skipped, the next one kept.
+    sis_primitive small_big;
+    small_big.type = sis_type::unidata_request;
+    small_big.payload = bytes(100, 0x55);
     sis_reassembler small(64);
-    const auto out = feed(small, stream2, 1);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0], good);
-    EXPECT_EQ(small.counters().oversized, 1u);
-    EXPECT_EQ(small.counters().garbage_bytes, encode(big).size() - 2);
+    const auto out = feed(small, cat({ encode(small_big), encode(good) }), 1);
+    EXPECT_EQ(out, std::vector<sis_primitive>{ good });
+    EXPECT_EQ(small.counters().garbage_bytes, 0u);
+    EXPECT_EQ(small.take_answers().size(), 1u);
+}
+
+// Issue 19 B4: a BIND_REQUEST with a 2-byte body was dropped without a reply.
+TEST(SisReassembler, UndecodableBindRequestIsAnsweredWithBindRejected)
+{
+    const sis_primitive good = sample(sis_type::keep_alive);
+    const bytes stream = cat({ hex("90 EB 00 00 03 01 90 14"), // 2-byte body
+                               hex("90 EB 00 00 05 01 90 14 00 00"), // 1 trailing byte
+                               encode(good) });
+    sis_reassembler r;
+    EXPECT_EQ(feed(r, stream, 1), std::vector<sis_primitive>{ good });
+    EXPECT_EQ(r.counters().decode_errors, 2u);
+    const auto answers = r.take_answers();
+    ASSERT_EQ(answers.size(), 2u);
+    for (const auto& a : answers) {
+        EXPECT_EQ(a.type, sis_type::bind_rejected);
+        EXPECT_EQ(a.reason, uint8_t(sis_bind_rejected_reason::unknown));
+    }
+    r.reset();
+    EXPECT_TRUE(r.take_answers().empty());
 }
 
 TEST(SisReassembler, DecodeErrorSkipsFrameOnly)

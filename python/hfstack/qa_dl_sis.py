@@ -244,6 +244,10 @@ class qa_dl_sis(gr_unittest.TestCase):
         self.assertEqual(got, [small])
         self.assertEqual(r.counters().oversized, 1)
         self.assertIn("exceeds the maximum of 64", r.last_error())
+        answers = r.take_answers()
+        self.assertEqual([(a.type, a.reason) for a in answers],
+                         [(T.unidata_request_rejected, 4)])
+        self.assertEqual(r.take_answers(), [])
         self.assertEqual(r.push(dl.encode_sis(small)[:4]), [])
         self.assertEqual(r.buffered(), 4)
         r.reset()

@@ -238,8 +238,47 @@ class qa_sis_server(gr_unittest.TestCase):
             c.sock.sendall(bind_request())
             c.receive()
         extra = self.connect()
+        # Issue 19 B8: told why (not enough resources) before the close; the client's
+        # own bind, sent at once, does not turn the close into a reset.
+        extra.sock.sendall(bind_request())
+        refusal = extra.receive()
+        self.assertEqual((refusal.type, refusal.reason), (T.bind_rejected, 1))
         self.assertEqual(extra.sock.recv(16), b"")
         self.assertEqual(sorted(self.client_ids()), [1, 2])
+
+    def test_oversized_unidata_request_is_rejected_and_never_parsed(self):
+        # Issue 19 B1: a 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame; the
+        # server used to hunt for a sync inside it and pass the inner frame to the node.
+        self.start()
+        c = self.connect()
+        c.sock.sendall(bind_request(sap=2))
+        c.receive()
+        inner = dl.encode_sis(hfstack.make_sis("unidata_request", destination_sap=9,
+                                               payload=b"executed?"))
+        big = hfstack.make_sis("unidata_request", destination_sap=6, payload=b"")
+        big.payload = (inner * 200)[:5000]
+        frame = dl.encode_sis(big)
+        self.assertGreater(len(frame), dl.sis_default_max_frame)
+        keep_alive = dl.encode_sis(dl.sis_primitive(T.keep_alive))
+        c.sock.sendall(frame + keep_alive)
+        answer = c.receive()
+        self.assertEqual((answer.type, answer.reason, answer.destination_sap),
+                         (T.unidata_request_rejected, 4, 6))
+        records = self.node.wait_for(
+            lambda rs: any(r["client_event"] is None and
+                           dl.decode_sis(r["data"]).type == T.keep_alive for r in rs))
+        frames = [dl.decode_sis(r["data"]) for r in records if r["client_event"] is None]
+        self.assertEqual([f.type for f in frames], [T.bind_request, T.keep_alive])
+        self.assertNotIn("invalid", self.node.events(1))
+
+    def test_undecodable_bind_is_answered(self):
+        # Issue 19 B4: a BIND_REQUEST with a 2-byte body used to get no reply at all.
+        self.start()
+        c = self.connect()
+        c.sock.sendall(bytes.fromhex("90eb00000301" "9014"))
+        answer = c.receive()
+        self.assertEqual((answer.type, answer.reason), (T.bind_rejected, 0))
+        self.node.wait_for(lambda rs: "invalid" in self.node.events(1))
 
     def test_port_in_use_fails_start_with_address(self):
         taken = socket.socket()

@@ -5,9 +5,9 @@
 #
 """A minimal blocking STANAG 5066 SIS client over TCP, for scripts and tests.
 
-    from gnuradio.hfstack.sis_client import sis_client
+    from gnuradio.hfstack.sis_client import bind_request, sis_client
     c = sis_client("127.0.0.1", 5066)
-    c.send(hfstack.make_sis("bind_request", sap=3))
+    c.send(bind_request(3))  # ARQ, node delivery confirmation
     print(c.receive())          # S_BIND_ACCEPTED ...
 """
 

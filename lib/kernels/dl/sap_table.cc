@@ -13,12 +13,31 @@ client_message make_client_message(uint32_t client, sis_type type, uint8_t reaso
     return m;
 }
 
+bool valid_bind_service(const sis_service_type& s)
+{
+    // A bind names the default service, so "ignore" (0) means nothing there; modes
+    // 4-15 and confirmation 3 are undefined; delivery confirmation needs ARQ.
+    if (s.tx_mode == sis_tx_mode::ignore ||
+        unsigned(s.tx_mode) > unsigned(sis_tx_mode::non_arq_with_errors))
+        return false;
+    if (unsigned(s.delivery_confirmation) > unsigned(sis_delivery_confirmation::client))
+        return false;
+    return s.delivery_confirmation == sis_delivery_confirmation::none ||
+           s.tx_mode == sis_tx_mode::arq;
+}
+
 sap_table::sap_table(sap_table_config config) : d_config(config) {}
 
 std::vector<client_message> sap_table::bind(uint32_t client, const sis_primitive& request)
 {
     std::vector<client_message> out;
     const uint8_t sap = request.sap & 0x0F;
+    if (!valid_bind_service(request.service_type)) {
+        // Annex A has no reason of its own for this: 0, unknown.
+        out.push_back(make_client_message(client, sis_type::bind_rejected,
+                                          uint8_t(sis_bind_rejected_reason::unknown)));
+        return out;
+    }
     if (d_config.broadcast_only && request.service_type.tx_mode == sis_tx_mode::arq) {
         out.push_back(make_client_message(client, sis_type::bind_rejected,
                             uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast)));

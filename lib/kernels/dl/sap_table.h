@@ -37,6 +37,9 @@ struct client_message {
 };
 // A primitive of `type` (with `reason`, where the type has one) for `client`.
 client_message make_client_message(uint32_t client, sis_type type, uint8_t reason = 0);
+// Whether a BIND_REQUEST's service type is one a SAP can be bound with: tx mode 1-3,
+// confirmation 0-2, and delivery confirmation (node or client) only with ARQ.
+bool valid_bind_service(const sis_service_type& s);
 
 class sap_table
 {
@@ -47,6 +50,7 @@ public:
     // releases its old one first. A SAP held by a lower-ranked client is taken over
     // (that client gets S_UNBIND_INDICATION, reason pre-empted); an equal or higher
     // rank keeps it and the request gets S_BIND_REJECTED (SAP already allocated).
+    // An invalid service type (valid_bind_service) gets S_BIND_REJECTED reason 0.
     std::vector<client_message> bind(uint32_t client, const sis_primitive& request);
     // S_UNBIND_REQUEST or a closed connection: frees the client's SAP, answers nothing.
     // Returns the binding it held, if any.

@@ -670,12 +670,32 @@ sis_reassembler::sis_reassembler(size_t max_frame)
 void sis_reassembler::reset()
 {
     d_pending.clear();
+    d_skip = 0;
+    d_answers.clear();
     d_prefer_ed1 = false;
+}
+
+std::vector<sis_primitive> sis_reassembler::take_answers()
+{
+    std::vector<sis_primitive> out;
+    out.swap(d_answers);
+    d_counters.answers += out.size();
+    return out;
+}
+
+size_t sis_reassembler::skip(size_t available)
+{
+    const size_t n = std::min(d_skip, available);
+    d_skip -= n;
+    return n;
 }
 
 void sis_reassembler::push(const uint8_t* data, size_t size, std::vector<sis_primitive>& out)
 {
     d_counters.bytes_in += size;
+    const size_t skipped = skip(size); // the rest of an oversized frame
+    data += skipped;
+    size -= skipped;
     if (size == 0)
         return;
     if (d_pending.empty()) { // common case: parse the chunk in place, keep only its tail
@@ -686,6 +706,26 @@ void sis_reassembler::push(const uint8_t* data, size_t size, std::vector<sis_pri
     d_pending.insert(d_pending.end(), data, data + size);
     const size_t used = parse(d_pending.data(), d_pending.size(), out);
     d_pending.erase(d_pending.begin(), d_pending.begin() + std::ptrdiff_t(used));
+}
+
+// `body`: the fixed fields of an (EXPEDITED_)UNIDATA_REQUEST too large to take.
+void sis_reassembler::answer_oversized_request(sis_type type, const uint8_t* body)
+{
+    uint8_t fields[11];
+    std::memcpy(fields, body, sizeof fields);
+    fields[9] = fields[10] = 0; // the U_PDU itself is skipped, never read
+    const auto request = decode_sis_body(type, fields, sizeof fields);
+    if (!request.ok())
+        return;
+    sis_primitive answer;
+    answer.type = type == sis_type::unidata_request
+                      ? sis_type::unidata_request_rejected
+                      : sis_type::expedited_unidata_request_rejected;
+    answer.reason = uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu);
+    answer.destination_sap = request.value.destination_sap;
+    answer.destination = request.value.destination;
+    d_answers.push_back(std::move(answer));
+    ++d_counters.oversized_requests;
 }
 
 size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_primitive>& out)
@@ -721,13 +761,26 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
             ++pos;
             continue;
         }
-        if (v == verdict::oversized) { // never buffer it: skip the sync and hunt again
+        if (v == verdict::oversized) { // never buffer it: skip it by its declared size
+            const reading& big = pref.state == plausibility::too_big ? pref : other;
+            const sis_type type = sis_type(f[big.header]);
+            const bool request = type == sis_type::unidata_request ||
+                                 type == sis_type::expedited_unidata_request;
+            const size_t fields = big.header + 1 + fixed_body_size(type);
+            if (request && n < fields)
+                break; // wait for the fields its rejection names
             ++d_counters.oversized;
-            const size_t claimed = pref.state == plausibility::too_big ? pref.total : other.total;
-            d_last_error = "SIS frame of " + std::to_string(claimed) +
+            d_last_error = "SIS frame of " + std::to_string(big.total) +
                            " bytes exceeds the maximum of " + std::to_string(d_max_frame);
-            pos += 2;
-            continue;
+            if (request)
+                answer_oversized_request(type, f + big.header + 1);
+            if (n >= big.total) {
+                pos += big.total;
+                continue;
+            }
+            d_skip = big.total - n;
+            pos = size;
+            break;
         }
 
         const reading* r = v == verdict::preferred ? &pref : &other;
@@ -749,6 +802,12 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
         } else {
             ++d_counters.decode_errors;
             d_last_error = std::move(d.reason);
+            if (sis_type(f[r->header]) == sis_type::bind_request) {
+                sis_primitive answer;
+                answer.type = sis_type::bind_rejected;
+                answer.reason = uint8_t(sis_bind_rejected_reason::unknown);
+                d_answers.push_back(std::move(answer));
+            }
         }
         pos += r->total;
     }

@@ -209,12 +209,26 @@ struct sis_counters {
     uint64_t edition1_frames = 0; // of those, framed without the version byte
     uint64_t garbage_bytes = 0;   // skipped while hunting for 90 EB
     uint64_t decode_errors = 0;   // framing right, body invalid (frame skipped)
-    uint64_t oversized = 0;       // size field above max_frame (sync skipped)
+    uint64_t oversized = 0;       // size field above max_frame (skipped by that size)
+    // Of the oversized frames, (EXPEDITED_)UNIDATA_REQUESTs: answered with a rejection
+    // (reason 4, U_PDU larger than MTU), so not counted as garbage.
+    uint64_t oversized_requests = 0;
+    uint64_t answers = 0;         // primitives handed out by take_answers()
 };
 
 // Cuts a TCP byte stream into S_primitives. Takes chunks of any size; decoded
 // primitives are appended to the caller's vector in stream order. Never throws on any
 // input and holds at most one incomplete frame (< max_frame bytes) between calls.
+// A frame larger than max_frame is skipped by its declared size, never buffered and
+// never scanned for frames inside it (a client's U_PDU may hold 90 EB and whole
+// frames: they are data, not primitives).
+// Two kinds of request get an answer from the stream itself, since the node never
+// sees them (take_answers()):
+//   - an (EXPEDITED_)UNIDATA_REQUEST above max_frame: the matching _REJECTED with
+//     reason 4 (U_PDU larger than MTU), its destination SAP and address, and no U_PDU
+//     (it was never buffered);
+//   - a BIND_REQUEST whose body does not decode (too short, trailing bytes):
+//     S_BIND_REJECTED reason 0 (unknown).
 class sis_reassembler
 {
 public:
@@ -230,17 +244,25 @@ public:
     }
 
     const sis_counters& counters() const { return d_counters; }
+    // Answers owed to the client for the requests described above, in stream order.
+    std::vector<sis_primitive> take_answers();
     // Why the last frame was rejected (decode error or oversized); empty if none yet.
     const std::string& last_error() const { return d_last_error; }
     size_t buffered() const { return d_pending.size(); }
+    // Bytes of an oversized frame still to be skipped as they arrive.
+    size_t skipping() const { return d_skip; }
     size_t max_frame() const { return d_max_frame; }
     // The connection was reset: drop the partial frame, forget the peer's edition.
     void reset();
 
 private:
     size_t parse(const uint8_t* p, size_t size, std::vector<sis_primitive>& out);
+    size_t skip(size_t available);
+    void answer_oversized_request(sis_type type, const uint8_t* body);
 
     size_t d_max_frame;
+    size_t d_skip = 0;         // bytes of an oversized frame not yet seen
+    std::vector<sis_primitive> d_answers;
     bool d_prefer_ed1 = false; // edition of the last good frame decides ambiguous ones
     bytes d_pending;           // unconsumed tail of the stream
     sis_counters d_counters;

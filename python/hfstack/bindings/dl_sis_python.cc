@@ -250,6 +250,8 @@ void bind_dl_sis(py::module& m)
         .def_readonly("garbage_bytes", &sis_counters::garbage_bytes)
         .def_readonly("decode_errors", &sis_counters::decode_errors)
         .def_readonly("oversized", &sis_counters::oversized)
+        .def_readonly("oversized_requests", &sis_counters::oversized_requests)
+        .def_readonly("answers", &sis_counters::answers)
         .def("__repr__", [](const sis_counters& c) {
             return "<sis_counters bytes_in " + std::to_string(c.bytes_in) + " primitives " +
                    std::to_string(c.primitives) + " garbage " + std::to_string(c.garbage_bytes) +
@@ -267,7 +269,10 @@ void bind_dl_sis(py::module& m)
              py::arg("data"), "Appends bytes; returns the primitives completed, in stream order.")
         .def("counters", &sis_reassembler::counters)
         .def("last_error", &sis_reassembler::last_error)
+        .def("take_answers", &sis_reassembler::take_answers,
+             "Rejections owed to the client: oversized UNIDATA requests, undecodable binds.")
         .def("buffered", &sis_reassembler::buffered)
+        .def("skipping", &sis_reassembler::skipping)
         .def("max_frame", &sis_reassembler::max_frame)
         .def("reset", &sis_reassembler::reset);
 }

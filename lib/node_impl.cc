@@ -79,7 +79,14 @@ node_impl::node_impl(const std::string& address,
     if (!(stats_interval >= 0))
         throw std::invalid_argument("node: stats_interval must be >= 0");
     // Bad addresses and options fail here with the option's name.
-    d_engine = std::make_unique<dl::node_engine>(make_config(address, options));
+    dl::node_config config = make_config(address, options);
+    config.supervision = dl::in_protocol_time(config.supervision, time_scale);
+    d_engine = std::make_unique<dl::node_engine>(config);
+    if (time_scale != 1.0)
+        d_logger->info("time_scale {}: protocol timers run {}x faster; the SIS timers facing "
+                       "clients (keep-alive, answer wait) stay in real time",
+                       time_scale,
+                       time_scale);
 
     message_port_register_in(port_sis_in);
     message_port_register_in(port_from_phy);

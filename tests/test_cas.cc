@@ -482,6 +482,27 @@ TEST(CasExclusive, NonexclusiveLimitRejectsThirdNode)
     EXPECT_EQ(eb[0].cause, cas_cause::local_refusal);
 }
 
+// Issue 19 B6: a pending request to a peer that does not answer (a probe) holds no
+// link slot: another link is requested, and a third node's request accepted, beside it.
+TEST(CasExclusive, PendingProbeHoldsNoLinkSlot)
+{
+    cas_link_manager a(cfg_for(A)), b(cfg_for(B));
+    a.request_link(9, false, 0.0, /*probe=*/true);
+    EXPECT_EQ(a.state(9), cas_link_state::requesting);
+    a.take_outgoing();
+    link_up(a, b, false, 1.0); // made beside the probe
+    EXPECT_EQ(a.state(9), cas_link_state::requesting);
+
+    // An ordinary request marked as a probe once it went unanswered frees its slot.
+    cas_link_manager d(cfg_for(4));
+    d.request_link(A, false, 0.0);
+    d.on_cpdu(C, make(cpdu_type::physical_link_request, false), 0.0);
+    EXPECT_EQ(d.state(C), cas_link_state::idle); // refused: our request holds the slot
+    d.mark_probe(A);
+    d.on_cpdu(C, make(cpdu_type::physical_link_request, false), 31.0);
+    EXPECT_EQ(d.state(C), cas_link_state::up);
+}
+
 TEST(CasExclusive, CallerOfExclusiveLinkBreaksNonexclusiveLinks)
 {
     cas_config cb = cfg_for(B);

@@ -114,3 +114,26 @@ TEST(client_supervision, closed_clients_are_forgotten)
     EXPECT_TRUE(s.take_messages().empty());
     EXPECT_EQ(s.next_deadline(), std::numeric_limits<double>::infinity());
 }
+
+// Issue 19 B7: at time_scale 20 the keep-alive ran on protocol time (a KEEP_ALIVE every
+// 6 s of real time, 0.5 s to answer). Counted in protocol seconds, the intervals are
+// scaled so that they stay 120 s and 10 s of real time.
+TEST(client_supervision, timers_stay_in_real_time_when_protocol_time_is_scaled)
+{
+    const double scale = 20;
+    client_supervision s(in_protocol_time(client_supervision_config{}, scale));
+    s.on_connected(1, 0.0);
+    EXPECT_DOUBLE_EQ(s.next_deadline() / scale, 120.0);
+    s.on_timer(119.0 * scale);
+    EXPECT_TRUE(s.take_messages().empty());
+    s.on_timer(120.0 * scale);
+    ASSERT_EQ(s.take_messages().size(), 1u); // the probe
+    s.on_timer((120.0 + 9.0) * scale);       // 9 s of real time later: still waiting
+    EXPECT_TRUE(s.take_disconnects().empty());
+    s.on_timer((120.0 + 10.0) * scale);
+    EXPECT_EQ(s.take_disconnects().size(), 1u);
+
+    const auto same = in_protocol_time(client_supervision_config{}, 1.0);
+    EXPECT_DOUBLE_EQ(same.keep_alive_interval_s, 120.0);
+    EXPECT_DOUBLE_EQ(same.keep_alive_answer_s, 10.0);
+}

@@ -142,6 +142,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
             continue;
         out.push_back(make_frame(s, uint8_t(d_lwe + i)));
         s.state = seg_state::awaiting;
+        s.reported_missing = false;
         used += len;
         if (s.drop)
             ++d_counters.drop_frames;
@@ -190,6 +191,7 @@ void arq_sender::mark_acked(seg& s, std::vector<uint64_t>& confirmed)
     if (s.state == seg_state::acked)
         return;
     s.state = seg_state::acked;
+    s.reported_missing = false;
     auto it = d_cpdus.find(s.handle);
     if (it == d_cpdus.end())
         return;
@@ -264,6 +266,7 @@ std::vector<uint64_t> arq_sender::on_ack(uint8_t rx_lwe, const bytes& selective_
             answered(s);
             ++d_outcome.lost_frames;
             s.state = seg_state::due;
+            s.reported_missing = true;
         }
     pop_acked();
     return confirmed;
@@ -317,6 +320,18 @@ bool arq_sender::drop(uint64_t handle)
     }
     if (c.acked == c.numbered)
         finish_dropped(handle);
+    return true;
+}
+
+bool arq_sender::may_be_complete_at_peer(uint64_t handle) const
+{
+    auto it = d_cpdus.find(handle);
+    if (it == d_cpdus.end() || it->second.dropping || it->second.nseg == 0 ||
+        it->second.numbered < it->second.nseg)
+        return false;
+    for (const auto& s : d_window)
+        if (s.handle == handle && s.reported_missing)
+            return false;
     return true;
 }
 

@@ -155,6 +155,14 @@ public:
     bool drop(uint64_t handle);
     std::vector<uint64_t> take_dropped();
 
+    // True when the peer may hold the whole C_PDU: every segment has been sent and no
+    // acknowledgement since a segment's last transmission reported it missing. Such a
+    // C_PDU may already have been delivered at the far end, so a TTL that passes now
+    // must not abandon it as undelivered: the next acknowledgement decides (confirmed,
+    // or a segment reported missing, which proves the peer could not deliver it).
+    // False for unknown handles.
+    bool may_be_complete_at_peer(uint64_t handle) const;
+
     /* RESET / WIN-RESYNC: forgets every sent D_PDU and restarts the window at
      * new_tx_lwe (0 for a full reset; the expedited class always restarts at 0).
      * C_PDUs with at least one numbered segment are lost: their handles are returned
@@ -199,6 +207,7 @@ private:
         size_t index; // segment number within the C_PDU
         seg_state state;
         bool drop;
+        bool reported_missing = false; // an ack since its last transmission lacked it
     };
 
     size_t seg_len(const cpdu_rec& c, size_t index) const;

@@ -83,7 +83,7 @@ std::optional<uint8_t> cas_link_manager::refusal(uint32_t peer, bool exclusive) 
         const link& l = kv.second;
         if (l.st == cas_link_state::up)
             (l.exclusive ? excl_up : nonexcl_up)++;
-        else if (l.st == cas_link_state::requesting)
+        else if (l.st == cas_link_state::requesting && !l.probe)
             (l.exclusive ? excl_req : nonexcl_req)++;
     }
     if (exclusive) {
@@ -106,6 +106,7 @@ void cas_link_manager::start_request(uint32_t peer, link& l, bool exclusive, dou
 {
     l.st = cas_link_state::requesting;
     l.exclusive = exclusive;
+    l.probe = false;
     l.attempts = 1;
     l.deadline = now + d_cfg.response_timeout;
     l.pending_request = false;
@@ -116,6 +117,7 @@ void cas_link_manager::make_up(uint32_t peer, link& l, bool exclusive, bool by_u
 {
     l.st = cas_link_state::up;
     l.exclusive = exclusive;
+    l.probe = false;
     l.attempts = 0;
     l.pending_request = false;
     l.made_seq = ++d_seq;
@@ -178,7 +180,14 @@ void cas_link_manager::forget_if_idle(uint32_t peer)
         d_links.erase(it);
 }
 
-void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now)
+void cas_link_manager::mark_probe(uint32_t peer)
+{
+    auto it = d_links.find(peer);
+    if (it != d_links.end() && it->second.st == cas_link_state::requesting)
+        it->second.probe = true;
+}
+
+void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now, bool probe)
 {
     if (peer == d_cfg.own_address)
         throw std::invalid_argument("cas_link_manager::request_link: peer is this node");
@@ -203,6 +212,7 @@ void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now)
         return;
     }
     start_request(peer, d_links[peer], exclusive, now);
+    d_links[peer].probe = probe;
 }
 
 void cas_link_manager::release(uint32_t peer, physical_link_break_reason reason, double now)

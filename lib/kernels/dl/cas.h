@@ -193,7 +193,12 @@ public:
     explicit cas_link_manager(const cas_config& cfg = cas_config());
 
     // The engine has traffic for `peer`: make a link unless one is up or being made.
-    void request_link(uint32_t peer, bool exclusive, double now);
+    // A probe (a request to a peer that has not been answering) does not count against
+    // max_nonexclusive_links while it is pending, so it never keeps a link to a live
+    // peer from being made; once accepted it is an ordinary link.
+    void request_link(uint32_t peer, bool exclusive, double now, bool probe = false);
+    // Turns the pending request to `peer` into a probe (see request_link).
+    void mark_probe(uint32_t peer);
     // A received CAS C_PDU from `peer`. Types 1-5 run the protocol; a DATA C_PDU (type 0)
     // counts as data activity.
     void on_cpdu(uint32_t peer, const cpdu& c, double now);
@@ -235,6 +240,7 @@ private:
         bool pending_request = false; // request_link() while breaking
         bool pending_exclusive = false;
         bool cancelling = false;      // breaking after release() of a pending request
+        bool probe = false;           // requesting: not counted against the link limit
     };
 
     static constexpr double inf = std::numeric_limits<double>::infinity();

@@ -11,6 +11,14 @@ namespace {
 constexpr double never = std::numeric_limits<double>::infinity();
 } // namespace
 
+client_supervision_config in_protocol_time(client_supervision_config c, double time_scale)
+{
+    for (double* t : { &c.keep_alive_interval_s, &c.keep_alive_answer_s, &c.invalid_window_s,
+                       &c.expedited_window_s })
+        *t *= time_scale;
+    return c;
+}
+
 client_supervision::client_supervision(client_supervision_config config) : d_config(config) {}
 
 void client_supervision::on_connected(uint32_t client, double now)

@@ -33,6 +33,12 @@ struct client_supervision_config {
     double expedited_window_s = 60.0;
 };
 
+// The same timers in protocol seconds when protocol time runs `time_scale` times
+// faster than real time (an emulated link): SIS timers face real clients, which
+// expect Annex A's real-time values (keep-alive at most once per 120 s, 10 s to
+// answer), so every interval is multiplied by time_scale.
+client_supervision_config in_protocol_time(client_supervision_config c, double time_scale);
+
 struct client_disconnect {
     uint32_t client = 0;
     sis_unbind_reason reason = sis_unbind_reason::unknown;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <unordered_map>
@@ -127,6 +128,8 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "updus_accepted", double(c.updus_accepted) },
         { "updus_rejected", double(c.updus_rejected) },
         { "ttl_expired", double(c.ttl_expired) },
+        { "ttl_awaiting_verdict", double(c.ttl_awaiting_verdict) },
+        { "updus_discarded", double(c.updus_discarded) },
         { "updus_confirmed", double(c.updus_confirmed) },
         { "updus_delivered", double(c.updus_delivered) },
         { "updus_undeliverable", double(c.updus_undeliverable) },
@@ -144,6 +147,7 @@ struct node_engine::impl {
     struct in_flight {
         bool from_client = false; // false: DATA DELIVERY CONFIRM/FAIL or hard-link S_PDU
         bool dropping = false;    // TTL expired: the sender is dropping it (DROP flag)
+        bool past_ttl = false;    // TTL passed while the peer may already hold it
         updu_request request;     // from_client only
     };
     struct peer_state {
@@ -178,6 +182,8 @@ struct node_engine::impl {
         double response_deadline = inf;
         unsigned consecutive_timeouts = 0;
         double link_retry_at = -inf;
+        unsigned failed_links = 0; // link attempts in a row the peer never answered
+        double link_requested_at = inf; // start of our current link request
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
         // Idle link policy (done here rather than in cas_link_manager, which cannot tell
@@ -196,6 +202,9 @@ struct node_engine::impl {
     struct pending_dpdu {
         dpdu frame;
         double expires_at = inf; // non-ARQ: end of the reception window
+        // Last D_PDU of a non-ARQ U_PDU whose client asked delivery confirmation:
+        // confirmed when this goes to the modem (sent, the most a node can know).
+        std::optional<updu_request> confirm_when_sent;
     };
 
     node_config& cfg;
@@ -317,6 +326,13 @@ struct node_engine::impl {
                 cas.release(addr, physical_link_break_reason::no_more_data, now);
     }
 
+    // Wait before the next link attempt to a peer that failed `failures` times in a row.
+    double link_backoff(unsigned failures) const
+    {
+        const unsigned doublings = std::min(failures > 0 ? failures - 1 : 0u, 16u);
+        return std::min(cfg.link_retry_max_s, cfg.link_retry_s * double(1u << doublings));
+    }
+
     void hold_off_retry()
     {
         const auto& ca = cfg.channel_access;
@@ -427,6 +443,8 @@ struct node_engine::impl {
 
     void to_client(uint32_t client, sis_primitive p)
     {
+        if (client == departed_client)
+            return;
         actions.to_clients.push_back(client_message{ client, std::move(p) });
     }
 
@@ -469,21 +487,26 @@ struct node_engine::impl {
     void forget_client(uint32_t client)
     {
         saps.unbind(client);
-        for (auto& r : queue.remove_client(client))
-            note_dequeued(r);
         hard.on_client_gone(client, now);
+        // What it queued is still sent (its TTL still applies) and answered to nobody,
+        // unless the node is told to discard it: never lost in silence.
+        if (cfg.discard_on_client_close) {
+            for (auto& r : queue.remove_client(client)) {
+                note_dequeued(r);
+                counters.updus_discarded += 1;
+            }
+        } else {
+            queue.orphan_client(client);
+        }
         // U_PDUs already in ARQ senders still go out; their answers reach nobody.
         for (auto& [addr, p] : peers) {
             for (auto* m : { &p->flights, &p->flights_exp })
                 for (auto& [h, f] : *m)
                     if (f.from_client && f.request.client == client)
-                        f.from_client = false;
-            auto& a = p->awaiting_client;
-            a.erase(std::remove_if(a.begin(), a.end(),
-                                   [&](const updu_request& w) {
-                                       return w.client == client;
-                                   }),
-                    a.end());
+                        f.request.client = departed_client;
+            for (auto& w : p->awaiting_client)
+                if (w.client == client)
+                    w.client = departed_client;
         }
     }
 
@@ -616,6 +639,15 @@ struct node_engine::impl {
         // requests go as non-ARQ (broadcast data exchange).
         if (needs_arq(r.service) && (is_group(r.destination) || cfg.broadcast_only))
             r.service.tx_mode = sis_tx_mode::non_arq;
+        // Non-ARQ cannot learn of delivery. A client asking confirmation gets it once
+        // the last copy is sent, or (confirm_non_arq_when_sent off) a rejection now;
+        // never silence.
+        if (!needs_arq(r.service) &&
+            r.service.delivery_confirmation != sis_delivery_confirmation::none &&
+            !cfg.confirm_non_arq_when_sent) {
+            reject(r, sis_unidata_rejected_reason::tx_mode_not_specified);
+            return;
+        }
         if (r.destination == cfg.address) {
             deliver_local(r);
             return;
@@ -1039,6 +1071,7 @@ struct node_engine::impl {
             peer_state& p = peer(e.peer);
             switch (e.type) {
             case cas_event_type::link_up:
+                p.failed_links = 0;
                 p.made_by_us = e.cause == cas_cause::made_by_us;
                 p.last_activity = now;
                 p.data_seen = false;
@@ -1051,7 +1084,12 @@ struct node_engine::impl {
                     start_reset(p);
                 break;
             case cas_event_type::link_failed:
-                p.link_retry_at = now + cfg.link_retry_s;
+                give_up_verdicts(p);
+                // Only silence marks a peer as absent: a rejection or a local refusal
+                // says nothing about whether it can be reached.
+                if (e.cause == cas_cause::no_response)
+                    p.failed_links += 1;
+                p.link_retry_at = now + link_backoff(p.failed_links);
                 end_exchange(p);
                 hard.on_link_lost(e.peer, now);
                 break;
@@ -1108,11 +1146,20 @@ struct node_engine::impl {
             for (int exp = 0; exp < 2; ++exp) {
                 auto& flights = exp ? p->flights_exp : p->flights;
                 auto& sender = exp ? p->tx_exp : p->tx;
-                for (auto& [h, f] : flights)
-                    if (f.from_client && !f.dropping && f.request.deadline <= t) {
-                        f.dropping = true;
-                        sender.drop(h);
+                for (auto& [h, f] : flights) {
+                    if (!f.from_client || f.dropping || f.request.deadline > t)
+                        continue;
+                    // Possibly delivered already: reporting it expired would make an
+                    // application send it twice. The peer's next ack decides.
+                    if (sender.may_be_complete_at_peer(h)) {
+                        if (!f.past_ttl)
+                            counters.ttl_awaiting_verdict += 1;
+                        f.past_ttl = true;
+                        continue;
                     }
+                    f.dropping = true;
+                    sender.drop(h);
+                }
                 for (uint64_t h : sender.take_dropped()) {
                     auto it = flights.find(h);
                     if (it == flights.end())
@@ -1122,16 +1169,31 @@ struct node_engine::impl {
                     flights.erase(it);
                 }
             }
-            auto& a = p->awaiting_client;
-            for (auto it = a.begin(); it != a.end();) {
-                if (it->deadline <= t) {
-                    reject(*it, sis_unidata_rejected_reason::ttl_expired);
-                    it = a.erase(it);
-                } else {
-                    ++it;
-                }
+            // awaiting_client: delivered to the far node already, so never expired;
+            // the far node's DATA DELIVERY CONFIRM / FAIL or a failed link answers.
+        }
+    }
+
+    // The peer did not answer our link requests: what only it could decide (a U_PDU
+    // past its TTL it may hold, a client confirmation it owes) is answered
+    // "destination node not responding", never "TTL expired".
+    void give_up_verdicts(peer_state& p)
+    {
+        for (int exp = 0; exp < 2; ++exp) {
+            auto& flights = exp ? p.flights_exp : p.flights;
+            auto& sender = exp ? p.tx_exp : p.tx;
+            for (auto& [h, f] : flights) {
+                if (!f.from_client || !f.past_ttl || f.dropping)
+                    continue;
+                reject(f.request, sis_unidata_rejected_reason::destination_not_responding);
+                f.from_client = false;
+                f.dropping = true;
+                sender.drop(h);
             }
         }
+        for (auto& r : p.awaiting_client)
+            reject(r, sis_unidata_rejected_reason::destination_not_responding);
+        p.awaiting_client.clear();
     }
 
     void check_response_timeouts()
@@ -1190,29 +1252,58 @@ struct node_engine::impl {
                 wanted.insert(addr);
         if (hard.active())
             wanted = { hard.active()->peer };
-        // Links with nothing left to do make way for a node that is waiting.
+        // Peers that answered their last link request come first; one that did not
+        // (absent, out of propagation) is probed beside them, holding no link slot,
+        // one at a time, so it never keeps a live peer waiting.
+        const auto suspect = [&](uint32_t addr) {
+            auto it = peers.find(addr);
+            return it != peers.end() && it->second->failed_links > 0;
+        };
+        bool live_wanted = false;
+        for (uint32_t addr : wanted)
+            live_wanted = live_wanted || !suspect(addr);
+        // Links with nothing left to do make way for a live node that is waiting.
         size_t busy = 0;
+        bool probing = false;
         for (auto& [addr, p] : peers) {
             const auto st = cas.state(addr);
             if (st == cas_link_state::idle)
                 continue;
+            // A request unanswered for a whole response timeout is a probe too.
+            if (st == cas_link_state::requesting &&
+                (p->failed_links > 0 ||
+                 now - p->link_requested_at >= cfg.cas.response_timeout)) {
+                cas.mark_probe(addr);
+                probing = true;
+                continue;
+            }
             ++busy;
             // A link the peer made stays until it is idle: only the caller knows whether
             // more is coming.
             if (st == cas_link_state::up && p->made_by_us && !wanted.count(addr) &&
-                !has_link_work(addr) && !wanted.empty() && !p->awaiting_response)
+                !has_link_work(addr) && live_wanted && !p->awaiting_response)
                 cas.release(addr, physical_link_break_reason::no_more_data, now);
         }
-        for (uint32_t addr : wanted) {
+        std::vector<uint32_t> order(wanted.begin(), wanted.end());
+        std::stable_partition(order.begin(), order.end(), [&](uint32_t a) { return !suspect(a); });
+        for (uint32_t addr : order) {
             if (addr == cfg.address || is_group(addr) || cas.state(addr) != cas_link_state::idle)
                 continue;
-            if (busy >= std::max(1u, cfg.cas.max_nonexclusive_links))
-                break;
             peer_state& p = peer(addr);
             if (now < p.link_retry_at)
                 continue;
-            cas.request_link(addr, false, now);
-            ++busy;
+            const bool probe = p.failed_links > 0;
+            if (probe) {
+                if (probing)
+                    continue;
+                probing = true;
+            } else {
+                if (busy >= std::max(1u, cfg.cas.max_nonexclusive_links))
+                    continue;
+                ++busy;
+            }
+            cas.request_link(addr, false, now, probe);
+            p.link_requested_at = now;
             // Ask for the window reset in the same burst as the link request when the
             // windows were never agreed: saves a round trip on first contact.
             if (!p.synced)
@@ -1462,6 +1553,8 @@ struct node_engine::impl {
                 non_arq_sender::refresh_window(pd.frame, pd.expires_at, now + air_time(b.phy, b.bytes));
                 if (!b.add(pd.frame))
                     return;
+                if (pd.confirm_when_sent)
+                    confirm(*pd.confirm_when_sent);
                 non_arq_pending.pop_front();
                 continue;
             }
@@ -1495,7 +1588,10 @@ struct node_engine::impl {
                                            req.service.delivery_order == sis_delivery_order::in_order,
                                            window, now, int(repeats));
             for (auto& d : batch.dpdus)
-                non_arq_pending.push_back({ std::move(d), batch.expires_at });
+                non_arq_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
+            if (req.service.delivery_confirmation != sis_delivery_confirmation::none &&
+                !non_arq_pending.empty())
+                non_arq_pending.back().confirm_when_sent = std::move(req);
         }
     }
 
@@ -1519,7 +1615,7 @@ struct node_engine::impl {
             auto batch = nonarq_exp_tx.make_dpdus(encode(o.pdu), o.peer, false,
                                                   cfg.max_transmission_s, now, 0);
             for (auto& d : batch.dpdus)
-                expedited_pending.push_back({ std::move(d), batch.expires_at });
+                expedited_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
         }
         cas_out.clear();
         while (!expedited_pending.empty()) {
@@ -1774,10 +1870,8 @@ struct node_engine::impl {
             d = std::min(d, p->drc->next_deadline());
             for (auto* m : { &p->flights, &p->flights_exp })
                 for (auto& [h, f] : *m)
-                    if (f.from_client && !f.dropping)
+                    if (f.from_client && !f.dropping && !f.past_ttl)
                         d = std::min(d, f.request.deadline);
-            for (auto& w : p->awaiting_client)
-                d = std::min(d, w.deadline);
             if (p->link_retry_at > now && has_arq_work(*p))
                 d = std::min(d, p->link_retry_at);
         }

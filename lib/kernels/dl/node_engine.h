@@ -71,7 +71,11 @@ struct node_config {
     cas_config cas;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
+    // Wait after a failed link (the peer answered none of our requests) before asking
+    // again; doubled for each further failure in a row, up to link_retry_max_s. A peer
+    // that has failed is only probed beside the links to live peers, never instead.
     double link_retry_s = 20.0;
+    double link_retry_max_s = 600.0;
 
     // Data transfer (Annex C).
     size_t arq_window = arq_max_window;
@@ -86,6 +90,13 @@ struct node_config {
     // Non-ARQ segment bytes; 0 = segment_size if set, else 1023 (a lost segment loses its
     // whole C_PDU whatever the size, so fewer headers only help).
     size_t non_arq_segment_size = 0;
+    // A non-ARQ request (a group destination turns ARQ into non-ARQ) asking delivery
+    // confirmation: S_UNIDATA_REQUEST_CONFIRM once its last copy is sent (true), or
+    // S_UNIDATA_REQUEST_REJECTED reason 5 at once, nothing sent (false).
+    bool confirm_non_arq_when_sent = true;
+    // U_PDUs still queued when their client closes its connection or unbinds: sent
+    // anyway, answered to nobody (false), or discarded and counted (true).
+    bool discard_on_client_close = false;
     unsigned non_arq_repeats = 0;   // extra copies of non-ARQ D_PDUs (a client's minimum
                                     // retransmissions raises it for its own U_PDUs)
     double non_arq_window_margin_s = 10.0; // added to every reception window sent
@@ -199,6 +210,10 @@ struct node_counters {
     uint64_t updus_accepted = 0;
     uint64_t updus_rejected = 0;        // every S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED
     uint64_t ttl_expired = 0;
+    // TTL passed while the peer might already hold the U_PDU (every segment sent, the
+    // acknowledgement outstanding): kept until the peer's answer decides.
+    uint64_t ttl_awaiting_verdict = 0;
+    uint64_t updus_discarded = 0; // queued by a client that left (discard_on_client_close)
     uint64_t updus_confirmed = 0;
     uint64_t updus_delivered = 0;       // indications to clients
     uint64_t updus_undeliverable = 0;   // received for a SAP nobody holds

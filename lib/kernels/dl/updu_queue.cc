@@ -84,13 +84,26 @@ std::vector<updu_request> updu_queue::remove_client(uint32_t client)
             out.push_back(take(it));
         it = next;
     }
-    // The client is gone: forget its flow state, including an ON its removal just raised.
+    forget_flow(client);
+    return out;
+}
+
+void updu_queue::orphan_client(uint32_t client)
+{
+    for (auto& [key, r] : d_items)
+        if (r.client == client)
+            r.client = departed_client;
+    forget_flow(client);
+}
+
+// The client is gone: forget its flow state, including an ON its removal just raised.
+void updu_queue::forget_flow(uint32_t client)
+{
     d_client_bytes.erase(client);
     d_client_flow_off.erase(client);
     d_flow_events.erase(std::remove_if(d_flow_events.begin(), d_flow_events.end(),
                                        [client](const flow_event& e) { return e.client == client; }),
                         d_flow_events.end());
-    return out;
 }
 
 double updu_queue::next_deadline() const
@@ -127,6 +140,8 @@ bool updu_queue::flow_off(uint32_t client) const
 
 void updu_queue::account(uint32_t client, long delta)
 {
+    if (client == departed_client) // nobody to pace
+        return;
     size_t& bytes_queued = d_client_bytes[client];
     bytes_queued = size_t(long(bytes_queued) + delta);
     bool& off = d_client_flow_off[client];

@@ -24,6 +24,10 @@ namespace dl {
 constexpr double no_deadline = std::numeric_limits<double>::infinity();
 
 // One U_PDU a client asked the node to send.
+// The client of a request whose client has left (closed or unbound) while the
+// request was still to be sent: nobody gets its confirmation or rejection.
+constexpr uint32_t departed_client = 0xFFFFFFFF;
+
 struct updu_request {
     uint64_t id = 0;     // assigned by updu_queue::push
     uint32_t client = 0; // SIS connection that sent it
@@ -73,6 +77,8 @@ public:
     std::vector<updu_request> expire(double now);
     // Removes and returns all requests of a client (unbind, disconnect).
     std::vector<updu_request> remove_client(uint32_t client);
+    // Keeps a departed client's requests queued, owned by departed_client.
+    void orphan_client(uint32_t client);
 
     double next_deadline() const;
     // Flow-control changes since the last call, in the order they happened.
@@ -92,6 +98,7 @@ private:
     static order_key key_of(const updu_request& r) { return { r.expedited ? 0 : 1, -int(r.priority), r.id }; }
 
     void account(uint32_t client, long delta);
+    void forget_flow(uint32_t client);
     updu_request take(std::map<order_key, updu_request>::iterator it);
 
     updu_queue_limits d_limits;

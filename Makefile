@@ -58,6 +58,7 @@ bench: build
 	$(BUILD_DIR)/bench/bench_arq_link
 	$(BUILD_DIR)/bench/bench_node_engine
 	$(BUILD_DIR)/bench/bench_node_ping
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) bench/sis_conformance.py
 
 # Each target runs FUZZ_SECONDS with ASan and UBSan; see fuzz/run.sh.
 fuzz: deps-fuzz

@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace gr {
@@ -184,6 +185,8 @@ struct node_engine::impl {
         double link_retry_at = -inf;
         unsigned failed_links = 0; // link attempts in a row the peer never answered
         double link_requested_at = inf; // start of our current link request
+        double waiting_since = inf;     // has had work without a link since then
+        double made_way_at = -inf;      // its idle link was released for a waiting peer
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
         // Idle link policy (done here rather than in cas_link_manager, which cannot tell
@@ -1259,9 +1262,14 @@ struct node_engine::impl {
             auto it = peers.find(addr);
             return it != peers.end() && it->second->failed_links > 0;
         };
+        // A live peer that could take a slot now (not already requesting, not backing off).
         bool live_wanted = false;
-        for (uint32_t addr : wanted)
-            live_wanted = live_wanted || !suspect(addr);
+        for (uint32_t addr : wanted) {
+            auto it = peers.find(addr);
+            live_wanted = live_wanted ||
+                          (!suspect(addr) && cas.state(addr) == cas_link_state::idle &&
+                           (it == peers.end() || now >= it->second->link_retry_at));
+        }
         // Links with nothing left to do make way for a live node that is waiting.
         size_t busy = 0;
         bool probing = false;
@@ -1281,11 +1289,32 @@ struct node_engine::impl {
             // A link the peer made stays until it is idle: only the caller knows whether
             // more is coming.
             if (st == cas_link_state::up && p->made_by_us && !wanted.count(addr) &&
-                !has_link_work(addr) && live_wanted && !p->awaiting_response)
+                !has_link_work(addr) && live_wanted && !p->awaiting_response) {
                 cas.release(addr, physical_link_break_reason::no_more_data, now);
+                p->made_way_at = now;
+            }
         }
+        // Live peers in the order they began waiting: a link released to make way for
+        // one peer is not taken back by the peer that just released it.
+        for (auto& [addr, p] : peers)
+            if (!wanted.count(addr) || cas.state(addr) == cas_link_state::up)
+                p->waiting_since = inf;
+        for (uint32_t addr : wanted)
+            if (addr != cfg.address && !is_group(addr) && cas.state(addr) != cas_link_state::up)
+                peer(addr).waiting_since = std::min(peer(addr).waiting_since, now);
         std::vector<uint32_t> order(wanted.begin(), wanted.end());
-        std::stable_partition(order.begin(), order.end(), [&](uint32_t a) { return !suspect(a); });
+        // Sort key: suspects last, then longest waiting; of peers waiting since the same
+        // moment, one that made way then comes after those it made way for.
+        const auto key = [&](uint32_t addr) {
+            auto it = peers.find(addr);
+            if (it == peers.end())
+                return std::make_tuple(false, now, false);
+            const peer_state& p = *it->second;
+            return std::make_tuple(p.failed_links > 0, p.waiting_since,
+                                   p.made_way_at >= p.waiting_since);
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
         for (uint32_t addr : order) {
             if (addr == cfg.address || is_group(addr) || cas.state(addr) != cas_link_state::idle)
                 continue;

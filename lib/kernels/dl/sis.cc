@@ -575,7 +575,9 @@ decoded<sis_primitive> decode_sis_body(sis_type type, const uint8_t* body, size_
 // Both readings are plausible only in rare cases (an Ed1 size below 256 whose first body
 // byte is 1..27; an Ed3 size of 256 or more whose low byte is 1..27). Then the edition
 // of the last good frame on this stream is preferred (Ed3 on a fresh stream). We wait
-// until the preferred frame is complete; the other reading then wins only if
+// until the preferred frame is complete (or, once a frame of the preferred edition has
+// been decoded, take an oversized preferred frame as oversized, so that the bytes it
+// declares are skipped, never re-read); the other reading then wins only if
 //   - the buffered bytes refute the preferred one and confirm the other (90 EB right
 //     after the other frame, none after the preferred one), or
 //   - the preferred frame does not decode and the other, already complete, does.
@@ -616,7 +618,10 @@ reading read_as(const uint8_t* f, size_t n, size_t header, size_t max_frame)
 
 enum class verdict { wait, preferred, other, oversized, false_sync };
 
-verdict decide(const reading& pref, const reading& other, const uint8_t* f, size_t n)
+// edition_known: a frame of the preferred edition has been decoded on this stream; an
+// oversized frame of that edition is then taken as such, whatever the other reading.
+verdict decide(const reading& pref, const reading& other, const uint8_t* f, size_t n,
+               bool edition_known)
 {
     const auto buffered = [&](size_t at) { return n >= at + 2; };
     const auto sync_at = [&](size_t at) {
@@ -632,8 +637,11 @@ verdict decide(const reading& pref, const reading& other, const uint8_t* f, size
             !sync_at(pref.total) && sync_at(other.total))
             return verdict::other;
         return verdict::preferred;
-    case plausibility::no:
     case plausibility::too_big:
+        if (edition_known)
+            return verdict::oversized;
+        break;
+    case plausibility::no:
         break;
     }
     switch (other.state) {
@@ -673,6 +681,7 @@ void sis_reassembler::reset()
     d_skip = 0;
     d_answers.clear();
     d_prefer_ed1 = false;
+    d_edition_known = false;
 }
 
 std::vector<sis_primitive> sis_reassembler::take_answers()
@@ -753,7 +762,7 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
         const reading ed1 = read_as(f, n, sis_ed1_header_size, d_max_frame);
         const reading& pref = d_prefer_ed1 ? ed1 : ed3;
         const reading& other = d_prefer_ed1 ? ed3 : ed1;
-        const verdict v = decide(pref, other, f, n);
+        const verdict v = decide(pref, other, f, n, d_edition_known);
         if (v == verdict::wait)
             break;
         if (v == verdict::false_sync) { // advance one byte: a real sync may overlap
@@ -796,6 +805,7 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
         if (d.ok()) {
             const bool ed1_frame = r->header == sis_ed1_header_size;
             d_prefer_ed1 = ed1_frame;
+            d_edition_known = true;
             ++d_counters.primitives;
             d_counters.edition1_frames += ed1_frame ? 1 : 0;
             out.push_back(std::move(d.value));

@@ -264,6 +264,7 @@ private:
     size_t d_skip = 0;         // bytes of an oversized frame not yet seen
     std::vector<sis_primitive> d_answers;
     bool d_prefer_ed1 = false; // edition of the last good frame decides ambiguous ones
+    bool d_edition_known = false; // a good frame has been decoded on this stream
     bytes d_pending;           // unconsumed tail of the stream
     sis_counters d_counters;
     std::string d_last_error;

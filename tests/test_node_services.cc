@@ -429,7 +429,7 @@ namespace {
 // Confirm latencies (protocol seconds) of `n` U_PDUs from a to b sent one after the
 // other, each when the previous one is confirmed.
 std::vector<double> sequential_confirm_latencies(virtual_network& net, clients& cl, size_t a,
-                                                 size_t n)
+                                                 size_t n, double think_s = 30)
 {
     std::vector<double> out;
     for (size_t i = 0; i < n; ++i) {
@@ -441,7 +441,7 @@ std::vector<double> sequential_confirm_latencies(virtual_network& net, clients& 
                 net.now() + 3600))
             break;
         out.push_back(net.now() - sent);
-        net.run_until([] { return false; }, net.now() + 30); // think time
+        net.run_until([] { return false; }, net.now() + think_s);
     }
     return out;
 }
@@ -481,4 +481,31 @@ TEST_F(NodeServices, AnAbsentPeerDoesNotHoldTheChannelFromALiveOne)
     EXPECT_LT(mean(with_absent), 2 * mean(baseline));
     EXPECT_GT(net.node(a).counters().link_failures, 0u); // the absent peer was tried
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_rejected), 0u); // and still waits
+}
+
+// The same with U_PDUs back to back (found by bench/sis_conformance.py against the
+// real node): the live peer's idle link was released for the absent peer between two
+// U_PDUs and taken back by the live peer at once, so the absent one was never asked
+// and the live link was torn down and remade for every U_PDU.
+TEST_F(NodeServices, BackToBackTrafficBesideAnAbsentPeerKeepsItsLink)
+{
+    add_two_nodes();
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    const auto alone = sequential_confirm_latencies(net, cl, a, 10, 0);
+    ASSERT_EQ(alone.size(), 10u);
+    const uint64_t setups = net.node(a).counters().link_setups;
+    net.client_send(a, 1, unidata(9, bytes(100, 9)));
+    const auto beside = sequential_confirm_latencies(net, cl, a, 30, 0);
+    ASSERT_EQ(beside.size(), 30u);
+    EXPECT_LE(net.node(a).counters().link_setups - setups, 2u); // remade once at most
+    const auto mean = [](const std::vector<double>& v) {
+        double s = 0;
+        for (double x : v)
+            s += x;
+        return s / double(v.size());
+    };
+    std::cout << "back to back, protocol s: alone mean " << mean(alone) << ", beside mean "
+              << mean(beside) << "\n";
+    EXPECT_LT(mean(beside), 3 * mean(alone));
 }

@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps", "hfstack-node")
@@ -141,6 +142,28 @@ def settle(c, seconds):
     return out
 
 
+class listener(threading.Thread):
+    """Reads a client in the background (answering KEEP_ALIVEs at once, as a live
+    application does) until stop(); returns what it received."""
+
+    def __init__(self, c):
+        super().__init__(daemon=True)
+        self.c, self.got, self.running = c, [], True
+        self.start()
+
+    def run(self):
+        while self.running:
+            got = self.c.receive(0.2)
+            if got is not None:
+                self.got.append(got)
+
+    def stop(self, linger):
+        time.sleep(linger)  # let what is on its way arrive; a bounded benchmark wait
+        self.running = False
+        self.join(5)
+        return self.got
+
+
 class bench:
     def __init__(self, args):
         self.args = args
@@ -189,12 +212,13 @@ class bench:
     # B1 -------------------------------------------------------------------------
     def oversized_frame(self):
         far = self.b().bound(3)
+        far_log = listener(far)
         sender = self.a().bound(2)
         inner = unidata(dotted("0.0.0.2"), 3, b"executed from inside a U_PDU", mode=ARQ)
         payload = (inner * (5000 // len(inner) + 1))[:5000]
         sender.send(unidata(dotted("0.0.0.2"), 6, payload, mode=ARQ))
         answer = sender.receive_type({UNIDATA_REJECTED, UNIDATA_CONFIRM}, 5)
-        leaked = [p for p in settle(far, 3) if p[0] == UNIDATA_INDICATION]
+        leaked = [p for p in far_log.stop(3) if p[0] == UNIDATA_INDICATION]
         reason = answer[1][0] >> 4 if answer and answer[0] == UNIDATA_REJECTED else None
         self.report("B1 5000-byte U_PDU holding a frame",
                     reason == 4 and not leaked,
@@ -206,8 +230,9 @@ class bench:
     # B2 -------------------------------------------------------------------------
     def ttl(self):
         far = self.b().bound(4)
+        far_log = listener(far)
         sender = self.a().bound(4)
-        sender.send(unidata(dotted("0.0.0.2"), 4, b"link up first", mode=ARQ))
+        sender.send(unidata(dotted("0.0.0.2"), 4, b"link up first", mode=ARQ, confirm=CONFIRM_NODE))
         sender.receive_type({UNIDATA_CONFIRM, UNIDATA_REJECTED}, 30)
         answers = {}
         for i in range(24):  # one at a time, as an application waiting for each answer
@@ -216,7 +241,7 @@ class bench:
             got = sender.receive_type({UNIDATA_CONFIRM, UNIDATA_REJECTED}, 30)
             if got:
                 answers[payload] = (got[0], got[1][0] >> 4)
-        delivered = {updu_of(t, b) for t, b in settle(far, 3) if t == UNIDATA_INDICATION}
+        delivered = {updu_of(t, b) for t, b in far_log.stop(3) if t == UNIDATA_INDICATION}
         expired = {u for u, (t, reason) in answers.items() if t == UNIDATA_REJECTED and reason == 1}
         wrong = len(expired & delivered)
         self.report("B2 24 sends with TTL 1-3 (2-6 s), one at a time",
@@ -256,6 +281,7 @@ class bench:
     # B5 -------------------------------------------------------------------------
     def close_after_send(self):
         far = self.b().bound(7)
+        far_log = listener(far)
         sender = self.a().bound(7)
         for i in range(6):
             sender.send(unidata(dotted("0.0.0.2"), 7, bytes([0x40 + i]) * 300, mode=ARQ, confirm=CONFIRM_NODE))
@@ -263,7 +289,7 @@ class bench:
         # what the server had not read yet, which no server can help.
         sender.sock.shutdown(socket.SHUT_WR)
         sender.close()
-        delivered = [p for p in settle(far, 8) if p[0] == UNIDATA_INDICATION]
+        delivered = [p for p in far_log.stop(8) if p[0] == UNIDATA_INDICATION]
         self.report("B5 6 ARQ U_PDUs, then close at once", len(delivered) == 6,
                     f"{len(delivered)} of 6 delivered")
         far.close()
@@ -282,6 +308,7 @@ class bench:
 
     def absent_peer(self):
         far = self.b().bound(8)
+        far_log = listener(far)
         sender = self.a().bound(8)
         alone = self.latencies(sender, 10)
         sender.send(unidata(dotted("0.0.0.9"), 8, b"for nobody", mode=ARQ, confirm=CONFIRM_NODE))
@@ -290,6 +317,7 @@ class bench:
         fmt = lambda v: f"mean {statistics.mean(v):.2f} s, max {max(v):.2f} s" if v else "none confirmed"
         self.report("B6 confirm latency to B (real s)", ok,
                     f"alone {fmt(alone)}; beside a U_PDU for absent 0.0.0.9 {fmt(beside)}")
+        far_log.stop(0)
         far.close()
         sender.close()
 

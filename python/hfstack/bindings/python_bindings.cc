@@ -25,6 +25,7 @@ void bind_hf_channel(py::module& m);
 void bind_s4539_tx(py::module& m);
 void bind_s4539_rx(py::module& m);
 void bind_modem_emulator(py::module& m);
+void bind_ip_client(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 // Kernel (codec) bindings, hand-written, in the submodule hfstack.dl.
@@ -69,5 +70,6 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_s4539_tx(m);
     bind_s4539_rx(m);
     bind_modem_emulator(m);
+    bind_ip_client(m);
     // ) END BINDING_FUNCTION_CALLS
 }

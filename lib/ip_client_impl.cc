@@ -222,7 +222,10 @@ void ip_client_impl::handle_sis(const pmt::pmt_t& msg)
     std::lock_guard<std::mutex> lock(d_mutex);
     guarded(d_logger, "sis_in", [&] {
         const std::string event = symbol_or_empty(meta, metadata::client_event());
-        if (event == "disconnect") {
+        if (event == "connected") { // a transport (sis_tcp_link) reached the server
+            d_reconnect_at = inf;
+            d_kernel->start(now());
+        } else if (event == "disconnect") {
             d_logger->warn("the node dropped the IP client ({}); binding again in {} s",
                            symbol_or_empty(meta, metadata::reason()), reconnect_delay_s);
             d_kernel->on_disconnected(now());

@@ -13,11 +13,13 @@ Linux's path-MTU cache records. Skips, saying why, only where namespaces or
 /dev/net/tun are not available (not root, no iproute2)."""
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from gnuradio import gr, gr_unittest
@@ -198,6 +200,77 @@ class qa_ip_client(gr_unittest.TestCase):
         self.assertEqual(done.stdout, body)
 
 
+APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
+
+
+class qa_hfstack_ip(gr_unittest.TestCase):
+    """The standalone hfstack-ip, a SIS client over TCP, against hfstack-node --pair: two
+    processes, each with its TUN device moved into a namespace, ping across HF."""
+
+    def setUp(self):
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        from qa_hfstack_console import accepts, free_port_pair
+        tag = os.getpid() % 100000
+        self.ns = {"a": f"hfia{tag}", "b": f"hfib{tag}"}
+        for ns in self.ns.values():
+            run("ip", "netns", "add", ns)
+            self.addCleanup(subprocess.run, ["ip", "netns", "delete", ns], capture_output=True)
+        port = free_port_pair()
+        self.node = subprocess.Popen(
+            [PY, os.path.join(APPS, "hfstack-node"), "--pair", "--kind", "emulator", "--profile",
+             "", "--time-scale", str(int(SCALE)), "--rate", "9600", "--sis-port", str(port),
+             "--stats-interval", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (self.node.terminate(), self.node.communicate(timeout=30)))
+        deadline = time.monotonic() + 60  # GNU Radio's import is slow on a loaded machine
+        while not (accepts(port) and accepts(port + 1)):
+            self.assertIsNone(self.node.poll(), "hfstack-node exited")
+            self.assertLess(time.monotonic(), deadline, "hfstack-node never listened")
+            time.sleep(0.05)  # between polls of a starting process, bounded by the deadline
+        self.ip = {}
+        for side, own, peer, sis in (("a", "10.78.0.1", "10.78.0.2=0.0.0.2", port),
+                                     ("b", "10.78.0.2", "10.78.0.1=0.0.0.1", port + 1)):
+            dev = f"hfi{side}{tag}"
+            p = subprocess.Popen(
+                [PY, os.path.join(APPS, "hfstack-ip"), "--server", f"127.0.0.1:{sis}",
+                 "--tun", dev, "--ip-route", peer, "--stats-interval", "0"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.addCleanup(lambda p=p: (p.send_signal(2), p.communicate(timeout=30)))
+            # It logs "IP client on DEV" once the device is open and the flowgraph runs.
+            for line in p.stderr:
+                if "IP client on" in line:
+                    break
+            self.assertIsNone(p.poll(), "hfstack-ip exited")
+            run("ip", "link", "set", "dev", dev, "netns", self.ns[side])
+            run("ip", "-n", self.ns[side], "addr", "add", f"{own}/24", "dev", dev)
+            run("ip", "-n", self.ns[side], "link", "set", "dev", dev, "up")
+            self.ip[side] = p
+
+    def test_ping_across_two_hfstack_ip_processes(self):
+        done = run("ip", "netns", "exec", self.ns["a"], "ping", "-c", "3", "-i", "0.5", "-w",
+                   "40", "10.78.0.2")
+        self.assertIn("3 received", done.stdout)
+        # SIGINT ends it with status 0 and a last JSON statistics line on stdout.
+        self.ip["a"].send_signal(2)
+        out, _ = self.ip["a"].communicate(timeout=30)
+        self.assertEqual(self.ip["a"].returncode, 0)
+        last = json.loads(out.strip().splitlines()[-1])
+        self.assertGreaterEqual(last["ip_client"]["peer.0.0.0.2.datagrams_in"], 3)
+        self.assertEqual(last["sis_link"]["connects"], 1)
+
+    def test_bad_options_and_missing_server(self):
+        ip = os.path.join(APPS, "hfstack-ip")
+        done = subprocess.run([PY, ip, "--ip-route", "10.0.0.1/8=0.0.0.2"], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+        self.assertIn("host bits", done.stderr)
+        done = subprocess.run([PY, ip], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--ip-route", done.stderr)
+
+
 class qa_tun_errors(gr_unittest.TestCase):
     """A TUN device that cannot be had gives a clear error, never a hang."""
 
@@ -215,5 +288,4 @@ class qa_tun_errors(gr_unittest.TestCase):
 
 
 if __name__ == "__main__":
-    gr_unittest.run(qa_ip_client)
-    gr_unittest.run(qa_tun_errors)
+    gr_unittest.main()

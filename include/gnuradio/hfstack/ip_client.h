@@ -28,7 +28,10 @@ namespace hfstack {
  * - `sis_out`: SIS frames to a node's `sis_in`, with `client_id`; a `client_event`
  *   "connected" first (start());
  * - `sis_in`: a node's `sis_out`; PDUs for other client ids are ignored, so the IP
- *   client can share the node with a sis_server;
+ *   client can share the node with a sis_server. A `client_event` "disconnect" (the
+ *   node or the transport dropped it) unbinds it: datagrams queue, and it binds again
+ *   10 s later, or at once on "connected" (a TCP transport such as sis_tcp_link
+ *   reached its server);
  * - `stats`: a dict of the counters (totals, drops by cause, per peer), every
  *   `stats_interval` seconds and at stop.
  *

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ip_client.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(7f6f234e52e42a3175907fc7c7a4f7cf)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(c39ae72a1dabeae99c71a3fd945ff977)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -22,38 +22,12 @@ import tempfile
 import time
 import unittest
 
-from gnuradio import gr, gr_unittest
-from gnuradio import hfstack
-from gnuradio.hfstack import radio as radio_frontend
-from gnuradio.hfstack.tun import ip_client_tun, tun_device, tun_error
+from gnuradio import gr_unittest
+from gnuradio.hfstack.ip_testbed import run, testbed, unavailable
+from gnuradio.hfstack.tun import tun_device, tun_error
 
 SCALE = 20.0
-NODE_OPTIONS = "mode=9600S;supervision.keep_alive_interval_s=36000"
 PY = "/usr/bin/python3"
-TIMEOUT_S = 60
-
-
-def run(*cmd, timeout=TIMEOUT_S, check=True):
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stdout}{done.stderr}")
-    return done
-
-
-def unavailable():
-    """Why this machine cannot run the test, or None."""
-    if os.geteuid() != 0:
-        return "needs root for network namespaces and TUN devices"
-    if not os.path.exists("/dev/net/tun"):
-        return "/dev/net/tun is missing"
-    for tool in ("ip", "ping", "curl"):
-        if not shutil.which(tool):
-            return f"{tool} is not installed (make test installs iproute2, iputils-ping, curl)"
-    probe = f"hfprobe{os.getpid()}"
-    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
-        return "network namespaces are not available here"
-    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
-    return None
 
 
 class qa_ip_client(gr_unittest.TestCase):
@@ -63,48 +37,17 @@ class qa_ip_client(gr_unittest.TestCase):
         why = unavailable()
         if why:
             raise unittest.SkipTest(why)
-        tag = os.getpid() % 100000
-        cls.ns = {"a": f"hfa{tag}", "b": f"hfb{tag}"}
-        cls.addr = {"a": "10.77.0.1", "b": "10.77.0.2"}
-        for ns in cls.ns.values():
-            run("ip", "netns", "add", ns)
-            run("ip", "-n", ns, "link", "set", "lo", "up")
-        cls.tb = gr.top_block()
-        a = hfstack.node("0.0.0.1", NODE_OPTIONS, SCALE)
-        b = hfstack.node("0.0.0.2", NODE_OPTIONS, SCALE)
-        ra = radio_frontend.radio(kind="emulator", time_scale=SCALE, profile="", seed=1)
-        rb = radio_frontend.radio(kind="emulator", time_scale=SCALE, profile="", seed=2)
-        for n, r in ((a, ra), (b, rb)):
-            cls.tb.msg_connect(n, "to_phy", r, "in")
-            cls.tb.msg_connect(r, "out", n, "from_phy")
-            cls.tb.msg_connect(r, "status", n, "phy_status")
-        radio_frontend.join(cls.tb, ra, rb)
-        cls.clients = {
-            "a": ip_client_tun(f"hfta{tag}", "routes=10.77.0.2=0.0.0.2", stats_interval=0),
-            "b": ip_client_tun(f"hftb{tag}", "routes=10.77.0.1=0.0.0.1", stats_interval=0),
-        }
-        for side, node in (("a", a), ("b", b)):
-            c = cls.clients[side]
-            cls.tb.msg_connect(c, "sis_out", node, "sis_in")
-            cls.tb.msg_connect(node, "sis_out", c, "sis_in")
-            # The device moves into its namespace with its file descriptor still ours;
-            # Linux there routes the /24 through it. Its MTU is raised above the IP
-            # client's 1500 so that oversize datagrams reach the client.
-            ns, dev = cls.ns[side], c.name
-            run("ip", "link", "set", "dev", dev, "netns", ns)
-            run("ip", "-n", ns, "addr", "add", f"{cls.addr[side]}/24", "dev", dev)
-            run("ip", "-n", ns, "link", "set", "dev", dev, "mtu", "2000", "up")
-        cls.tb.start()
+        if not shutil.which("curl"):
+            raise unittest.SkipTest("curl is not installed (make test installs it)")
+        # The devices' MTU is raised above the IP clients' 1500 so that oversize
+        # datagrams reach the client (Linux would refuse them locally otherwise).
+        cls.bed = testbed(rate=9600, time_scale=SCALE, tun_mtu=2000).start()
+        cls.ns, cls.addr, cls.clients = cls.bed.ns, cls.bed.address, cls.bed.clients
         cls.tmp = tempfile.mkdtemp()
 
     @classmethod
     def tearDownClass(cls):
-        cls.tb.stop()
-        cls.tb.wait()
-        for c in cls.clients.values():
-            c.close()
-        for ns in cls.ns.values():
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        cls.bed.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def in_ns(self, side, *cmd, **kw):

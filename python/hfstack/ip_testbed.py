@@ -53,12 +53,13 @@ class testbed:
     """Namespaces `ns[side]` (side "a", node 0.0.0.1; "b", node 0.0.0.2), addresses
     `address[side]` on a /24, the flowgraph running between start() and stop().
     `rate`/`interleaver`: the nodes' waveform mode; `time_scale`: protocol seconds per
-    real second; `ber`: independent bit errors on every burst; `tun_mtu`: the devices'
-    MTU (the IP clients' own MTU stays 1500 unless `options` says otherwise)."""
+    real second; `ber`: independent bit errors on every burst (emulator); `tun_mtu`:
+    the devices' MTU (the IP clients' own MTU stays 1500 unless `options` says
+    otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
-                 tun_mtu=1500, tag=None):
+                 tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -67,8 +68,12 @@ class testbed:
         mode = f"mode={rate}{interleaver}"
         nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale),
                  "b": node("0.0.0.2", f"{mode};{node_options}", time_scale)}
-        radios = {side: radio_frontend.radio(kind="emulator", time_scale=time_scale, profile="",
-                                             ber=ber, seed=seed)
+        # kind "emulator": link-level modems; "loopback": the real STANAG 4539 modem
+        # through the Watterson channel (`profile`, `snr_db`; "awgn" or "" for noise only).
+        settings = ({"ber": ber} if kind == "emulator" else
+                    {"data_rate": rate, "interleaver": {"S": "short", "L": "long"}[interleaver]})
+        radios = {side: radio_frontend.radio(kind=kind, time_scale=time_scale, profile=profile,
+                                             snr_db=snr_db, seed=seed, **settings)
                   for side, seed in (("a", 1), ("b", 2))}
         for side in ("a", "b"):
             n, r = nodes[side], radios[side]

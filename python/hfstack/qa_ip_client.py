@@ -143,6 +143,22 @@ class qa_ip_client(gr_unittest.TestCase):
         self.assertEqual(done.stdout, body)
 
 
+class qa_ip_client_real_modem(gr_unittest.TestCase):
+    """A short exchange through the real STANAG 4539 modem (2400 bps, short
+    interleaver) over the AWGN channel at 30 dB, in real time: ping gets replies."""
+
+    def test_ping_over_the_real_modem(self):
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        with testbed(rate=2400, time_scale=1.0, kind="loopback", profile="awgn", snr_db=30.0,
+                     subnet="10.79.0") as bed:
+            done = bed.run("a", "ping", "-c", "2", "-i", "1", "-W", "60", bed.address["b"],
+                           timeout=120)
+            self.assertIn("2 received", done.stdout)
+            self.assertGreater(bed.radios["b"].stats()["bursts_received"], 0)
+
+
 APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
 
 

@@ -482,6 +482,54 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
     return out;
 }
 
+// ---- building datagrams -----------------------------------------------------------
+
+bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t protocol,
+                const bytes& payload, uint8_t ttl, uint16_t identification)
+{
+    bytes d(ipv4_min_header + payload.size());
+    d[0] = 0x45;
+    put16(d.data() + 2, uint16_t(d.size()));
+    put16(d.data() + 4, identification);
+    d[8] = ttl;
+    d[9] = protocol;
+    std::memcpy(d.data() + 12, source.octets.data(), 4);
+    std::memcpy(d.data() + 16, destination.octets.data(), 4);
+    set_ipv4_checksum(d.data(), ipv4_min_header);
+    std::copy(payload.begin(), payload.end(), d.begin() + ipv4_min_header);
+    return d;
+}
+
+bytes make_udp(const ip_address& source, const ip_address& destination, uint16_t source_port,
+               uint16_t destination_port, const bytes& data)
+{
+    bytes udp(8 + data.size());
+    put16(udp.data(), source_port);
+    put16(udp.data() + 2, destination_port);
+    put16(udp.data() + 4, uint16_t(udp.size()));
+    std::copy(data.begin(), data.end(), udp.begin() + 8);
+    uint8_t pseudo[12] = {};
+    std::memcpy(pseudo, source.octets.data(), 4);
+    std::memcpy(pseudo + 4, destination.octets.data(), 4);
+    pseudo[9] = ip_proto::udp;
+    put16(pseudo + 10, uint16_t(udp.size()));
+    uint16_t sum = internet_checksum(udp.data(), udp.size(), ones_complement_sum(pseudo, 12));
+    put16(udp.data() + 6, sum ? sum : 0xFFFF); // 0 means "no checksum" in UDP
+    return make_ipv4(source, destination, ip_proto::udp, udp);
+}
+
+bytes make_icmp_echo(const ip_address& source, const ip_address& destination, bool request,
+                     uint16_t identifier, uint16_t sequence, const bytes& data)
+{
+    bytes icmp(8 + data.size());
+    icmp[0] = request ? 8 : 0;
+    put16(icmp.data() + 4, identifier);
+    put16(icmp.data() + 6, sequence);
+    std::copy(data.begin(), data.end(), icmp.begin() + 8);
+    put16(icmp.data() + 2, internet_checksum(icmp.data(), icmp.size()));
+    return make_ipv4(source, destination, ip_proto::icmp, icmp);
+}
+
 } // namespace net
 } // namespace hfstack
 } // namespace gr

@@ -107,6 +107,16 @@ std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_inf
 // header plus 8 bytes).
 std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu);
 
+// Datagrams built from scratch (simulated hosts, tests): an IPv4 header (no options,
+// checksum set) around `payload`; a UDP datagram (UDP checksum set); an ICMP echo
+// request (type 8) or reply (type 0).
+bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t protocol,
+                const bytes& payload, uint8_t ttl = 64, uint16_t identification = 0);
+bytes make_udp(const ip_address& source, const ip_address& destination, uint16_t source_port,
+               uint16_t destination_port, const bytes& data);
+bytes make_icmp_echo(const ip_address& source, const ip_address& destination, bool request,
+                     uint16_t identifier, uint16_t sequence, const bytes& data);
+
 } // namespace net
 } // namespace hfstack
 } // namespace gr

@@ -154,7 +154,7 @@ scenario_result run_scenario(const scenario_config& c,
                 r.pings = c.client.pings;
             else
                 r.echo = true;
-        } else {
+        } else if (c.test == test_kind::throughput) {
             r.echo = c.warm_up;
             if (k == 0 || (k == 1 && c.two_way) || k >= 2) {
                 r.send_bytes = c.client.send_bytes ? c.client.send_bytes : UINT64_MAX;
@@ -236,6 +236,8 @@ scenario_result run_scenario(const scenario_config& c,
             return false;
         if (c.test == test_kind::ping)
             return clients[0]->done();
+        if (c.test == test_kind::none)
+            return bool(c.applications); // quiet test clients: the applications decide
         if (!c.client.send_bytes)
             return false;
         for (const auto& [from, to] : flows) {

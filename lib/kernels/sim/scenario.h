@@ -33,7 +33,8 @@ namespace gr {
 namespace hfstack {
 namespace sim {
 
-enum class test_kind { ping, throughput };
+// none: the test clients bind and stay quiet; the traffic comes from `applications`.
+enum class test_kind { ping, throughput, none };
 
 struct scenario_config {
     test_kind test = test_kind::throughput;

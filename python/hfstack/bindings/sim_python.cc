@@ -144,7 +144,8 @@ void bind_sim(py::module& m)
 
     py::enum_<test_kind>(m, "test_kind")
         .value("ping", test_kind::ping)
-        .value("throughput", test_kind::throughput);
+        .value("throughput", test_kind::throughput)
+        .value("none", test_kind::none);
 
     py::class_<scenario_config>(m, "scenario_config", "One simulator run (sim/scenario.h)")
         .def(py::init<>())

@@ -39,14 +39,8 @@ const pmt::pmt_t key_time_scale = pmt::mp("time_scale");
 constexpr double max_air_time_s = 600.0;
 
 // Emulators in one process number themselves 1, 2, ... in order of construction, so
-// a flowgraph built the same way draws the same errors.
+// a flowgraph built the same way draws the same errors (unless given an emulator_id).
 std::atomic<uint64_t> next_emulator_id{ 1 };
-
-const std::chrono::steady_clock::time_point& process_epoch()
-{
-    static const auto epoch = std::chrono::steady_clock::now();
-    return epoch;
-}
 
 } // namespace
 
@@ -80,12 +74,12 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
         channel.snr_db = snr_db;
         channel.fading_profile = profile;
         channel.seed = seed;
+        const uint64_t id = settings.emulator_id ? settings.emulator_id : next_emulator_id++;
         d_modem = std::make_unique<sim::emulated_modem>(
-            next_emulator_id++, settings.radio, channel, settings.half_duplex, settings.collisions);
+            id, settings.radio, channel, settings.half_duplex, settings.collisions);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("modem_emulator: ") + e.what());
     }
-    process_epoch();
     message_port_register_in(port_in);
     message_port_register_in(port_air_in);
     message_port_register_out(port_out);
@@ -101,9 +95,11 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
 
 modem_emulator_impl::~modem_emulator_impl() { stop_timer(); }
 
+// The machine's monotonic clock (CLOCK_MONOTONIC, shared by every process), so that
+// emulators in different processes agree on when a burst starts.
 double modem_emulator_impl::now() const
 {
-    const std::chrono::duration<double> t = std::chrono::steady_clock::now() - process_epoch();
+    const std::chrono::duration<double> t = std::chrono::steady_clock::now().time_since_epoch();
     return t.count() * d_time_scale;
 }
 

@@ -351,3 +351,22 @@ TEST(EmulatedModem, FadingPathDeliversBurstsThatEndOutOfStartOrder)
     EXPECT_EQ(r[0].data.size(), 10u);
     EXPECT_EQ(r[1].data.size(), 3000u);
 }
+
+TEST(EmulatorSettings, ParseEveryOptionAndNameTheBadOnes)
+{
+    const auto e = sim::parse_emulator_settings(
+        "key_up_s=0.2;collisions=0;half_duplex=false;propagation_s=0.01;emulator_id=1002");
+    EXPECT_DOUBLE_EQ(e.radio.key_up_s, 0.2);
+    EXPECT_FALSE(e.collisions);
+    EXPECT_FALSE(e.half_duplex);
+    EXPECT_DOUBLE_EQ(e.propagation_s, 0.01);
+    EXPECT_EQ(e.emulator_id, 1002u);
+    EXPECT_EQ(sim::parse_emulator_settings("").emulator_id, 0u);
+    EXPECT_THROW(sim::parse_emulator_settings("emulator_id=1.5"), std::invalid_argument);
+    try {
+        sim::parse_emulator_settings("keyup_s=1");
+        FAIL() << "accepted an unknown option";
+    } catch (const std::invalid_argument& err) {
+        EXPECT_NE(std::string(err.what()).find("emulator_id"), std::string::npos);
+    }
+}

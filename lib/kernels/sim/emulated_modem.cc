@@ -31,11 +31,16 @@ emulator_settings parse_emulator_settings(const std::string& assignments)
                 e.half_duplex = dl::parse_option_bool(n, v);
             else if (n == "collisions")
                 e.collisions = dl::parse_option_bool(n, v);
-            else
+            else if (n == "emulator_id") {
+                const double id = dl::parse_option_number(n, v);
+                if (id != std::floor(id) || id > 9.0e15)
+                    throw std::invalid_argument("emulator_id must be a whole number, not " + v);
+                e.emulator_id = uint64_t(id);
+            } else
                 throw std::invalid_argument(
                     "unknown modem_emulator option '" + n +
                     "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
-                    "propagation_s, half_duplex, collisions)");
+                    "propagation_s, half_duplex, collisions, emulator_id)");
         });
     return e;
 }

@@ -75,9 +75,14 @@ struct emulator_settings {
     bool half_duplex = true;
     bool collisions = true;
     double propagation_s = 0;
+    // Identity on the shared channel (and part of its error seeds); 0: the block numbers
+    // its emulators 1, 2, ... within the process. Emulators in different processes
+    // sharing one channel need ids of their own.
+    uint64_t emulator_id = 0;
 };
 // "key_up_s=0.1;collisions=0": key_up_s, unkey_s, agc_settle_s, carrier_detect_s,
-// rx_latency_s, propagation_s (seconds), half_duplex, collisions (true/false, 1/0).
+// rx_latency_s, propagation_s (seconds), half_duplex, collisions (true/false, 1/0),
+// emulator_id (a whole number).
 // Throws std::invalid_argument naming an unknown option or a value that does not parse.
 emulator_settings parse_emulator_settings(const std::string& assignments);
 

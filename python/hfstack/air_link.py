@@ -1,0 +1,38 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""One emulated HF channel shared by modem emulators in different processes (or
+flowgraphs): each publishes its bursts on a ZeroMQ PUB socket of its own and subscribes
+to the others' (gr-zeromq, as srsRAN's ZMQ radio joins LTE stacks). Each process can
+then run its node in its own network namespace, while all the modem emulators hear
+each other as they would over the air.
+
+    link_emulator(tb, emulator, publish="tcp://127.0.0.1:5600",
+                  subscribe=["tcp://127.0.0.1:5601"])
+
+Every emulator on the channel needs the same time_scale (the monotonic clock is the
+machine's, shared by all processes) and an emulator_id of its own (option
+"emulator_id=N"): ids numbered per process would collide.
+"""
+
+from gnuradio import zeromq
+
+# A burst is small; a subscriber that falls this far behind drops the oldest (ZMQ's
+# high-water mark), which on HF reads as a burst lost in a fade.
+HIGH_WATER_MARK = 1000
+
+
+def link_emulator(tb, emulator, publish, subscribe, timeout_ms=100):
+    """Connects `emulator` (a modem_emulator, or a radio whose kind is "emulator") to
+    the shared channel: its air_out published at `publish`, the bursts published at
+    each address of `subscribe` fed to its air_in. Returns the ZMQ blocks."""
+    sink = zeromq.pub_msg_sink(publish, timeout_ms, True)
+    tb.msg_connect(emulator, "air_out", sink, "in")
+    sources = []
+    for address in subscribe:
+        source = zeromq.sub_msg_source(address, timeout_ms, False)
+        tb.msg_connect(source, "out", emulator, "air_in")
+        sources.append(source)
+    return [sink] + sources

@@ -36,3 +36,18 @@ def link_emulator(tb, emulator, publish, subscribe, timeout_ms=100):
         tb.msg_connect(source, "out", emulator, "air_in")
         sources.append(source)
     return [sink] + sources
+
+
+def link_samples(tb, radio, publish, subscribe, timeout_ms=100):
+    """The real modems' counterpart: a loopback-kind radio's transmitted audio published
+    at `publish` (float samples, gr-zeromq PUB), and the audio published at `subscribe`
+    (one peer) fed to its receiver. Each radio applies its own channel (Watterson
+    profile, SNR, offsets) to what it transmits, as the loopback kind does in one
+    process. Both radios need the same sample rate and time scale. Returns the blocks."""
+    from gnuradio import gr  # noqa: deferred so message-only users need no stream runtime
+
+    sink = zeromq.pub_sink(gr.sizeof_float, 1, publish, timeout_ms, False, HIGH_WATER_MARK)
+    source = zeromq.sub_source(gr.sizeof_float, 1, subscribe, timeout_ms, False, HIGH_WATER_MARK)
+    tb.connect(radio, sink)
+    tb.connect(source, radio)
+    return [sink, source]

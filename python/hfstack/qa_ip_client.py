@@ -14,11 +14,14 @@ Linux's path-MTU cache records. Skips, saying why, only where namespaces or
 
 import hashlib
 import json
+import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -28,6 +31,7 @@ from gnuradio.hfstack.tun import tun_device, tun_error
 
 SCALE = 20.0
 PY = "/usr/bin/python3"
+TIMEOUT_S = 60
 
 
 class qa_ip_client(gr_unittest.TestCase):
@@ -228,6 +232,115 @@ class qa_hfstack_ip(gr_unittest.TestCase):
         done = subprocess.run([PY, ip], capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 2)
         self.assertIn("--ip-route", done.stderr)
+
+
+class fake_sis_server(threading.Thread):
+    """A SIS server that refuses the first bind and drops the connection, then accepts
+    the next one (a vendor's server restarting)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(TIMEOUT_S)
+        self.port = self.listener.getsockname()[1]
+        self.binds = 0
+        self.kept = None
+        self.start()
+
+    def run(self):
+        from gnuradio import hfstack
+        dl = hfstack.dl
+        for answer in ("bind_rejected", "bind_accepted"):
+            conn, _ = self.listener.accept()
+            conn.settimeout(TIMEOUT_S)
+            r = dl.sis_reassembler()
+            got = []
+            while not got:
+                got = [p for p in r.push(conn.recv(4096)) if p.type == dl.sis_type.bind_request]
+            self.binds += 1
+            reply = (hfstack.make_sis("bind_rejected", reason=3) if answer == "bind_rejected"
+                     else hfstack.make_sis("bind_accepted", sap=9, mtu=2048))
+            conn.sendall(dl.encode_sis(reply))
+            if answer == "bind_rejected":
+                conn.close()
+            else:
+                self.kept = conn
+
+
+class qa_ip_client_bad_input(gr_unittest.TestCase):
+    """A SIS server that refuses the bind and disconnects, a TUN device that disappears:
+    logged once, counted, recovered; never a crash."""
+
+    def test_hfstack_ip_outlives_a_refusing_and_restarting_server(self):
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        server = fake_sis_server()
+        p = subprocess.Popen(
+            [PY, os.path.join(APPS, "hfstack-ip"), "--server", f"127.0.0.1:{server.port}",
+             "--tun", f"hfr{os.getpid() % 100000}", "--ip-route", "default=0.0.0.2",
+             "--stats-interval", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (p.kill(), p.communicate()))
+        seen = []
+        for line in p.stderr:  # its log, line by line, until the second bind is accepted
+            seen.append(line)
+            if "bound to SAP 9" in line:
+                break
+        self.assertTrue(any("refused SAP 9 (reason 3)" in s for s in seen), seen)
+        self.assertTrue(any("closed the connection" in s for s in seen), seen)
+        server.join(TIMEOUT_S)
+        self.assertEqual(server.binds, 2)
+        p.send_signal(2)
+        out, _ = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0)
+        lines = out.strip().splitlines()
+        for line in lines:  # stdout is statistics only
+            json.loads(line)
+        last = json.loads(lines[-1])
+        self.assertEqual(last["sis_link"]["connects"], 2)
+        self.assertEqual(last["ip_client"]["bound"], 1)
+        server.kept.close()
+
+    def test_a_tun_device_that_disappears_is_reattached(self):
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        name = f"hfg{os.getpid() % 100000}"
+        run("ip", "tuntap", "add", "dev", name, "mode", "tun")
+        self.addCleanup(subprocess.run, ["ip", "link", "delete", name], capture_output=True)
+        lost, back = threading.Event(), threading.Event()
+
+        class watcher(logging.Handler):
+            def emit(self, record):
+                text = record.getMessage()
+                if "cannot read" in text:
+                    lost.set()
+                if "reattached" in text:
+                    back.set()
+
+        log = logging.getLogger("gnuradio.hfstack.tun")
+        handler = watcher()
+        log.addHandler(handler)
+        self.addCleanup(log.removeHandler, handler)
+        self.addCleanup(log.setLevel, log.level)
+        log.setLevel(logging.INFO)
+        from gnuradio import gr
+        device = tun_device(name)
+        tb = gr.top_block()
+        tb.msg_connect(device, "out", device, "in")
+        tb.start()
+        try:
+            run("ip", "link", "delete", name)
+            self.assertTrue(lost.wait(TIMEOUT_S))
+            run("ip", "tuntap", "add", "dev", name, "mode", "tun")
+            self.assertTrue(back.wait(TIMEOUT_S))
+        finally:
+            tb.stop()
+            tb.wait()
+            device.close()
+        self.assertEqual(device.counters["read_errors"], 1)
+        self.assertEqual(device.counters["reattached"], 1)
 
 
 class qa_tun_errors(gr_unittest.TestCase):

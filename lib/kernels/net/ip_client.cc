@@ -495,6 +495,8 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
         d_mtu = std::min<size_t>(d_cfg.mtu, p.mtu ? p.mtu : d_cfg.mtu);
         if (d_mtu < min_ipv4_mtu)
             d_mtu = min_ipv4_mtu; // a server MTU below IPv4's minimum: fragments get refused
+        d_actions.notices.push_back("bound to SAP " + std::to_string(d_cfg.sap) + ", MTU " +
+                                    std::to_string(d_mtu));
         drain(now);
         break;
     case T::bind_rejected:

@@ -30,30 +30,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def station(address, emulator_id, scale, publish, subscribe):
+def station(address, scale, radio_block, wire_air):
+    """A flowgraph: a node, its radio (a modem_emulator or a radio hier block) joined
+    to the shared channel by `wire_air(tb, radio_block)`, and a recorder of its SIS
+    output."""
     tb = gr.top_block()
     node = hfstack.node(address, "mode=2400S;supervision.keep_alive_interval_s=36000", scale)
-    em = hfstack.modem_emulator(scale, "", 20.0, 0.0, 1, f"emulator_id={emulator_id}")
-    tb.msg_connect(node, "to_phy", em, "in")
-    tb.msg_connect(em, "out", node, "from_phy")
-    tb.msg_connect(em, "status", node, "phy_status")
-    link_emulator(tb, em, publish, subscribe)
+    tb.msg_connect(node, "to_phy", radio_block, "in")
+    tb.msg_connect(radio_block, "out", node, "from_phy")
+    tb.msg_connect(radio_block, "status", node, "phy_status")
+    wire_air(tb, radio_block)
     out = recorder()
     tb.msg_connect(node, "sis_out", out, "in")
-    return tb, node, em, out
+    return tb, node, out
 
 
 class qa_air_link(gr_unittest.TestCase):
 
-    def test_two_flowgraphs_share_one_channel(self):
-        pa, pb = (f"tcp://127.0.0.1:{free_port()}" for _ in range(2))
-        tb_a, a, em_a, out_a = station("0.0.0.1", 101, 20.0, pa, [pb])
-        tb_b, b, em_b, out_b = station("0.0.0.2", 102, 20.0, pb, [pa])
-        sent = [bytes((i * 7 + k) % 256 for k in range(500)) for i in range(5)]
-        a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
-        b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
+    def exchange(self, a, b, sent):
+        """U_PDUs `sent` from station a's client to b's; returns once b got them all."""
+        (tb_a, node_a, _), (tb_b, node_b, out_b) = a, b
+        node_a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
+        node_b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
         for u in sent:
-            a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, u)))
+            node_a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, u)))
         tb_a.start()
         tb_b.start()
         try:
@@ -67,6 +67,15 @@ class qa_air_link(gr_unittest.TestCase):
         got = [p.payload for _, p in primitives(out_b.messages)
                if p.type == dl.sis_type.unidata_indication]
         self.assertEqual(got, sent)
+
+    def test_two_flowgraphs_share_one_channel(self):
+        scale = 20.0
+        pa, pb = (f"tcp://127.0.0.1:{free_port()}" for _ in range(2))
+        em_a = hfstack.modem_emulator(scale, "", 20.0, 0.0, 1, "emulator_id=101")
+        em_b = hfstack.modem_emulator(scale, "", 20.0, 0.0, 1, "emulator_id=102")
+        a = station("0.0.0.1", scale, em_a, lambda tb, em: link_emulator(tb, em, pa, [pb]))
+        b = station("0.0.0.2", scale, em_b, lambda tb, em: link_emulator(tb, em, pb, [pa]))
+        self.exchange(a, b, [bytes((i * 7 + k) % 256 for k in range(500)) for i in range(5)])
         heard = dict(line.split("=") for line in em_b.counters().split())
         self.assertGreater(int(heard["bursts_heard"]), 0)
 
@@ -74,38 +83,12 @@ class qa_air_link(gr_unittest.TestCase):
         # The STANAG 4539 modem at 2400S through the AWGN channel at 30 dB, clock 4x.
         scale = 4.0
         pa, pb = (f"tcp://127.0.0.1:{free_port()}" for _ in range(2))
-        stations = []
-        for address, seed, publish, subscribe in (("0.0.0.1", 1, pa, pb), ("0.0.0.2", 2, pb, pa)):
-            tb = gr.top_block()
-            node = hfstack.node(address, "mode=2400S;supervision.keep_alive_interval_s=36000", scale)
-            r = radio_frontend.radio(kind="loopback", time_scale=scale, profile="awgn",
-                                     snr_db=30.0, seed=seed, data_rate=2400, interleaver="short")
-            tb.msg_connect(node, "to_phy", r, "in")
-            tb.msg_connect(r, "out", node, "from_phy")
-            tb.msg_connect(r, "status", node, "phy_status")
-            link_samples(tb, r, publish, subscribe)
-            out = recorder()
-            tb.msg_connect(node, "sis_out", out, "in")
-            stations.append((tb, node, r, out))
-        (tb_a, a, ra, _), (tb_b, b, rb, out_b) = stations
-        sent = [bytes((i * 11 + k) % 256 for k in range(300)) for i in range(2)]
-        a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
-        b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
-        for u in sent:
-            a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, u)))
-        tb_a.start()
-        tb_b.start()
-        try:
-            done = out_b.wait_for(
-                lambda m: types(m).count(dl.sis_type.unidata_indication) >= len(sent), TIMEOUT_S)
-        finally:
-            for tb in (tb_a, tb_b):
-                tb.stop()
-                tb.wait()
-        self.assertTrue(done)
-        got = [p.payload for _, p in primitives(out_b.messages)
-               if p.type == dl.sis_type.unidata_indication]
-        self.assertEqual(got, sent)
+        ra, rb = (radio_frontend.radio(kind="loopback", time_scale=scale, profile="awgn",
+                                       snr_db=30.0, seed=seed, data_rate=2400,
+                                       interleaver="short") for seed in (1, 2))
+        a = station("0.0.0.1", scale, ra, lambda tb, r: link_samples(tb, r, pa, pb))
+        b = station("0.0.0.2", scale, rb, lambda tb, r: link_samples(tb, r, pb, pa))
+        self.exchange(a, b, [bytes((i * 11 + k) % 256 for k in range(300)) for i in range(2)])
         self.assertGreater(rb.stats()["bursts_received"], 0)
 
 

@@ -18,10 +18,8 @@ constexpr size_t wrap_pairs = 48;
 m110c_demapper::m110c_demapper(const m110c_mode& mode, const m110c_readings& readings)
     : d_bits(mode.bits_per_symbol), d_scrambler(m110c_data_scrambler(mode.bits_per_symbol, readings.scrambler))
 {
-    const auto& points = m110c_constellation(d_bits);
-    const double scale = d_bits <= 3 ? 1.0 : 1.0 / std::sqrt(m110c_constellation_power(d_bits));
-    for (const auto& p : points)
-        d_points.push_back(cd(p) * scale);
+    for (const auto& p : m110c_constellation(d_bits))
+        d_points.push_back(cd(p));
     if (d_bits <= 3) {
         d_label_of.assign(8, 0);
         for (unsigned v = 0; v < (1u << d_bits); ++v) {
@@ -84,8 +82,12 @@ m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode, const m110c_rea
 void m110c_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
 {
     if (!d_coded) {
-        for (size_t k = 0; k < d_channel_bits; ++k)
+        double expected_errors = 0;
+        for (size_t k = 0; k < d_channel_bits; ++k) {
             bits.push_back(llr[k] < 0 ? 1 : 0);
+            expected_errors += 1.0 / (1.0 + std::exp(std::min(std::abs(double(llr[k])), 700.0)));
+        }
+        d_reliability = -std::log(std::max(expected_errors, 1e-300));
         return;
     }
     // Deinterleave and depuncture: punctured bit n went out k-th where order[k] = n;
@@ -113,6 +115,40 @@ void m110c_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
     bits.resize(first + n);
     for (size_t j = 0; j < n; ++j)
         bits[first + (j + rotation) % n] = d_decoded[wrap + j];
+    // The paths close when the wraps decoded as the block's own end and start (the
+    // halves away from the Viterbi's own start, forced to state 0, and its end).
+    bool closed = true;
+    for (size_t j = 0; j < wrap / 2 && closed; ++j)
+        closed = d_decoded[wrap / 2 + j] == d_decoded[n + wrap / 2 + j] && d_decoded[wrap + n + j] == d_decoded[wrap + j];
+    judge(mother, bits.data() + first, closed);
+}
+
+void m110c_block_decoder::judge(const std::vector<float>& mother, const uint8_t* block_bits, bool closed)
+{
+    const size_t n = d_user_bits;
+    if (!closed || n < reliability_window_pairs) {
+        d_reliability = 0;
+        return;
+    }
+    // Pair j of the mother code as the transmitter codes the decoded bits; a punctured
+    // position has LLR 0 and weighs nothing.
+    const std::vector<uint8_t> coded = m110c_tail_biting_encode(block_bits, n, d_reading);
+    std::vector<double> agreement(n, 0.0);
+    for (size_t j = 0; j < n; ++j)
+        for (size_t t = 0; t < 2; ++t)
+            agreement[j] += coded[2 * j + t] ? -mother[2 * j + t] : mother[2 * j + t];
+    // Kept bits per window: of each 3 pairs 4 are sent, so a window's mean is over
+    // reliability_window_pairs * 4 / 3 of them.
+    const double kept = double(reliability_window_pairs) * 4.0 / 3.0;
+    double sum = 0;
+    for (size_t j = 0; j < reliability_window_pairs; ++j)
+        sum += agreement[j];
+    double least = sum;
+    for (size_t j = reliability_window_pairs; j < n; ++j) {
+        sum += agreement[j] - agreement[j - reliability_window_pairs];
+        least = std::min(least, sum);
+    }
+    d_reliability = least / kept;
 }
 
 } // namespace phy

@@ -27,8 +27,9 @@ public:
     using cd = std::complex<double>;
     explicit m110c_demapper(const m110c_mode& mode, const m110c_readings& readings = {});
 
-    // Data symbol i (0..255) of a frame, equalised to the transmitter's scale (PSK on
-    // the unit circle, QAM at unit mean power), with error variance sigma2: writes its
+    // Data symbol i (0..255) of a frame, equalised to the probes' scale (PSK on the
+    // unit circle, QAM points as printed, outer ones at amplitude 1), with error
+    // variance sigma2 on that scale: writes its
     // bits_per_symbol LLRs (first bit first) and returns the nearest point it may have
     // been sent as (the decision).
     cd demap(cd u, unsigned i, double sigma2, float* llr) const;
@@ -45,14 +46,29 @@ private:
 };
 
 // One interleaver block's channel-bit LLRs, in the order sent, to its user bits.
+//
+// A tail-biting block carries no check its decoder could verify, so each decoded block
+// is also judged (reliability()): the decoded block coded again, and every channel
+// LLR taken with the sign of the bit so coded (its share of the decoder's metric; the
+// LLRs are log-likelihood ratios, scaled by the equaliser's error variance); the least
+// mean of these over any window of reliability_window_pairs consecutive code pairs.
+// Where the equaliser lost the symbols (a fade, decisions fed back wrong) the LLRs are
+// near zero or disagree with the decoded bits, and the decoder's choice rests on
+// little: that window's mean is small. Its paths must also close around the block:
+// the bits decoded on the wrap before and after it must equal the block's own end and
+// start, or the reliability is 0. Uncoded (12800 bps): the expected number of wrong
+// bits, sum 1 / (1 + e^|LLR|), is turned into the same scale (minus its logarithm).
 class m110c_block_decoder
 {
 public:
+    static constexpr size_t reliability_window_pairs = 48;
     explicit m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings = {});
     size_t channel_bits() const { return d_channel_bits; }
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values; appends user_bits() bits.
     void decode(const float* llr, std::vector<uint8_t>& bits);
+    // Of the last block decode() decoded (see above): larger is more reliable.
+    double reliability() const { return d_reliability; }
 
 private:
     bool d_coded;
@@ -62,6 +78,8 @@ private:
     std::vector<float> d_mother; // scratch: the mother code's pair LLRs, wrapped
     std::vector<uint8_t> d_decoded;
     k7_viterbi d_viterbi;
+    double d_reliability = 0;
+    void judge(const std::vector<float>& mother, const uint8_t* block_bits, bool closed);
 };
 
 } // namespace phy

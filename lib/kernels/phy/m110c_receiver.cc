@@ -225,6 +225,8 @@ struct m110c_receiver::state {
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
     size_t eom_searched = 0;
+    size_t unreliable_blocks = 0;
+    double least_reliability = std::numeric_limits<double>::infinity();
 
     explicit state(const m110c_receiver_config& c) : cfg(c)
     {
@@ -735,6 +737,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_start_equaliser.reset();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
+                least_reliability = std::min(least_reliability, decoder->reliability());
+                unreliable_blocks += decoder->reliability() < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
             }
@@ -940,6 +944,8 @@ void m110c_receiver::state::clear_data_progress()
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    unreliable_blocks = 0;
+    least_reliability = std::numeric_limits<double>::infinity();
 }
 
 void m110c_receiver::state::know_preamble_of_mode()
@@ -957,7 +963,6 @@ void m110c_receiver::state::prepare_mode()
     for (size_t i = 0; i < points.size(); ++i)
         for (size_t j = i + 1; j < points.size(); ++j)
             nearest_points = std::min(nearest_points, double(std::norm(points[i] - points[j])));
-    nearest_points /= m110c_constellation_power(mode->bits_per_symbol);
     demapper.reset(new m110c_demapper(*mode, cfg.readings));
     decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
     fetch_order = m110c_fetch_order(*mode);
@@ -1103,8 +1108,13 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     burst.mode = mode->name();
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    burst.snr_db = presence.snr_db();
+    // The signal's mean power, as a channel's SNR is measured (QAM's is under the
+    // probes' the noise is measured against).
+    burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
     burst.eom = eom;
+    burst.unreliable_blocks = unreliable_blocks;
+    burst.least_reliability = least_reliability;
+    burst.bytes_bad = !eom || unreliable_blocks > 0;
     burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM the transmission ends with its last frame's probe and, when that

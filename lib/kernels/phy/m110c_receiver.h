@@ -86,6 +86,11 @@ struct m110c_receiver_config {
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
     // erred less (a decision error in a fade feeds back through the rest of a frame).
     bool backward_frames = true;
+    // A decoded block whose reliability (m110c_block_decoder::reliability(): the least
+    // mean LLR, signed by the decoded code bits, over any 48 code pairs; uncoded, minus
+    // the log of the expected wrong bits) is under this makes the burst's bytes_bad.
+    // Measured near threshold in docs/modem-design.md; 0 (or less) flags none.
+    double reliability_threshold = 1.0;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
     m110c_readings readings;                // scrambler orientation, tail-biting reading
@@ -95,9 +100,14 @@ struct m110c_burst {
     std::string mode;              // "9600S", "3200US", "12800U", ...
     uint64_t start_sample = 0;     // 9600 Hz baseband sample of the first sync symbol
     double frequency_offset_hz = 0;
-    double snr_db = 0;             // measured on the known symbols, in 3 kHz
+    double snr_db = 0;             // mean signal power over noise (on the known symbols), 3 kHz
     std::vector<uint8_t> bytes;    // user bytes (before the EOM)
     bool eom = false;              // false: the burst was cut; bytes may be bad
+    // Cut, or a block decoded on too little evidence (reliability_threshold): some
+    // bytes are probably wrong.
+    bool bytes_bad = false;
+    size_t unreliable_blocks = 0;
+    double least_reliability = 0;  // of the burst's blocks (m110c_block_decoder)
 };
 
 class m110c_receiver

@@ -253,6 +253,12 @@ double m110c_constellation_power(unsigned bits_per_symbol)
     return p / double(points.size());
 }
 
+double m110c_frame_power(const m110c_mode& mode)
+{
+    return (m110c_data_symbols * m110c_constellation_power(mode.bits_per_symbol) + m110c_probe_symbols) /
+           m110c_frame_symbols;
+}
+
 unsigned m110c_interleaver_bits(const m110c_mode& mode)
 {
     return mode.frames_per_block * m110c_data_symbols * mode.bits_per_symbol;

@@ -48,27 +48,25 @@ private:
 // One interleaver block's channel-bit LLRs, in the order sent, to its user bits.
 //
 // A tail-biting block carries no check its decoder could verify, so each decoded block
-// is also judged (reliability()): the decoded block coded again, and every channel
-// LLR taken with the sign of the bit so coded (its share of the decoder's metric; the
-// LLRs are log-likelihood ratios, scaled by the equaliser's error variance); the least
-// mean of these over any window of reliability_window_pairs consecutive code pairs.
-// Where the equaliser lost the symbols (a fade, decisions fed back wrong) the LLRs are
-// near zero or disagree with the decoded bits, and the decoder's choice rests on
-// little: that window's mean is small. Its paths must also close around the block:
-// the bits decoded on the wrap before and after it must equal the block's own end and
-// start, or the reliability is 0. Uncoded (12800 bps): the expected number of wrong
-// bits, sum 1 / (1 + e^|LLR|), is turned into the same scale (minus its logarithm).
+// is also judged (reliability()): the expected number of its user bits decoded wrong,
+// sum over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP
+// pass over the same wrapped block (the channel LLRs are log-likelihood ratios, scaled
+// by the equaliser's error variance, so L is one too); reliability() is minus its
+// natural logarithm (2.3: 0.1 bits expected wrong). The Viterbi's paths must also
+// close round the block (the bits decoded on the wraps before and after it equal the
+// block's own end and start), or the reliability is at most 0. Uncoded (12800 bps):
+// the same sum over the channel LLRs.
 class m110c_block_decoder
 {
 public:
-    static constexpr size_t reliability_window_pairs = 48;
     explicit m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings = {});
     size_t channel_bits() const { return d_channel_bits; }
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values; appends user_bits() bits.
     void decode(const float* llr, std::vector<uint8_t>& bits);
-    // Of the last block decode() decoded (see above): larger is more reliable.
-    double reliability() const { return d_reliability; }
+    // Of the last block decode() decoded (see above): larger is more reliable. Computed
+    // on the first call (the MAP pass costs about what the Viterbi does).
+    double reliability();
 
 private:
     bool d_coded;
@@ -79,7 +77,12 @@ private:
     std::vector<uint8_t> d_decoded;
     k7_viterbi d_viterbi;
     double d_reliability = 0;
-    void judge(const std::vector<float>& mother, const uint8_t* block_bits, bool closed);
+    bool d_judged = true;  // d_reliability is the last block's
+    bool d_closed = true;  // its Viterbi paths closed round it
+    size_t d_wrap = 0;
+    std::vector<float> d_beta; // scratch: the MAP pass's backward metrics
+    // Expected wrong bits among the n pairs of d_mother from `first` on (max-log MAP).
+    double expected_errors(size_t first, size_t n);
 };
 
 } // namespace phy

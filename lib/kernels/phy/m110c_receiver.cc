@@ -737,8 +737,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_start_equaliser.reset();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
-                least_reliability = std::min(least_reliability, decoder->reliability());
-                unreliable_blocks += decoder->reliability() < cfg.reliability_threshold;
+                const double reliability = decoder->reliability();
+                least_reliability = std::min(least_reliability, reliability);
+                unreliable_blocks += reliability < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
             }

@@ -86,10 +86,11 @@ struct m110c_receiver_config {
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
     // erred less (a decision error in a fade feeds back through the rest of a frame).
     bool backward_frames = true;
-    // A decoded block whose reliability (m110c_block_decoder::reliability(): the least
-    // mean LLR, signed by the decoded code bits, over any 48 code pairs; uncoded, minus
-    // the log of the expected wrong bits) is under this makes the burst's bytes_bad.
-    // Measured near threshold in docs/modem-design.md; 0 (or less) flags none.
+    // A decoded block whose reliability (m110c_block_decoder::reliability(): minus the
+    // natural log of its expected wrong bits, at most 0 where the decoder's paths do
+    // not close round it) is under this makes the burst's bytes_bad (a tail-biting
+    // block has no check to know it decoded right). Miss and false-alarm rates near
+    // threshold: docs/modem-design.md. -infinity flags none.
     double reliability_threshold = 1.0;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut

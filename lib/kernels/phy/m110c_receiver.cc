@@ -809,6 +809,7 @@ void m110c_receiver::state::equalise_frame_backward()
     reversed_config.decision_weight = cfg.decision_weight;
     reversed_config.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
     reversed_config.follow_channel = qam64();
+    reversed_config.symbol_power = m110c_constellation_power(mode->bits_per_symbol);
     channel_tracking_equaliser reversed(reversed_config);
     const size_t nr = reversed.window_samples(); // 2 span + 2
     std::vector<cd> taps(nr);
@@ -973,6 +974,8 @@ void m110c_receiver::state::prepare_mode()
     // needs its solutions fresher.
     equaliser->set_follow_channel(qam64());
     equaliser->set_solve_interval(qam64() ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
+    // The data's mean power on the probes' scale (QAM as printed: under 1).
+    equaliser->set_symbol_power(m110c_constellation_power(mode->bits_per_symbol));
 }
 
 std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const

@@ -7,6 +7,7 @@
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N] [--interpolate 0|1]   (App C: channel from the probes)
  *       [--backward 0|1]   (App C: suspect frames equalised again backward)
+ *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
  *       (the receivers' configuration)
  *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
  *       [--verbose 1]   (a line per burst on stderr)
@@ -220,6 +221,8 @@ int main(int argc, char** argv)
             high_rx_config.interpolate_probes = value != "0";
         else if (key == "--backward")
             high_rx_config.backward_frames = value != "0";
+        else if (key == "--data-power")
+            high_rx_config.weigh_data_power = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
                 unsigned(std::atoi(value.c_str()));

@@ -384,6 +384,20 @@ TEST(m110c_receiver, frames_equalised_backward_recover_what_forward_decisions_lo
     EXPECT_LT(20 * wrong[1], wrong[0]);
 }
 
+TEST(m110c_receiver, the_equaliser_weighs_qam_data_at_their_own_power)
+{
+    // 9600M (64QAM, data at 0.58 of the probes' power) through F.1487 poor at 28 dB: an
+    // MMSE solution that takes the data as unit-energy symbols under-weighs the noise by
+    // 2.4 dB, which in a fade enhances it (measured: 432 wrong bytes, and none when the
+    // equaliser weighs the data at their power).
+    const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
+    const std::vector<uint8_t> data = random_bytes(12000, 26);
+    const std::array<size_t, 2> wrong =
+        wrong_bytes_without_and_with(&m110c_receiver_config::weigh_data_power, through_poor(mode, data, 28.0, 6), data);
+    EXPECT_GT(wrong[0], 100u);
+    EXPECT_LT(20 * wrong[1], wrong[0]);
+}
+
 TEST(m110c_receiver, a_path_earlier_than_those_tracked_is_measured_where_it_is)
 {
     // 9600M over two paths 2.08 ms apart, the earlier one absent for the first 1.5 s and

@@ -261,6 +261,11 @@ struct m110c_receiver::state {
     void prepare_mode(); // what the data stage needs of the mode just read
     void know_preamble_of_mode(); // preamble_known: the mode's, D0..D2 included
     bool qam64() const { return mode->bits_per_symbol >= 6; }
+    // The data symbols' mean power as the equaliser weighs them (cfg.weigh_data_power).
+    double data_power() const
+    {
+        return cfg.weigh_data_power ? m110c_constellation_power(mode->bits_per_symbol) : 1.0;
+    }
     unsigned decoder_passes() const { return qam64() ? cfg.qam64_decoder_passes : cfg.decoder_passes; }
     void find_eom();
     void end_burst(bool eom, std::vector<m110c_burst>& done);
@@ -809,7 +814,7 @@ void m110c_receiver::state::equalise_frame_backward()
     reversed_config.decision_weight = cfg.decision_weight;
     reversed_config.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
     reversed_config.follow_channel = qam64();
-    reversed_config.symbol_power = m110c_constellation_power(mode->bits_per_symbol);
+    reversed_config.symbol_power = data_power();
     channel_tracking_equaliser reversed(reversed_config);
     const size_t nr = reversed.window_samples(); // 2 span + 2
     std::vector<cd> taps(nr);
@@ -975,7 +980,7 @@ void m110c_receiver::state::prepare_mode()
     equaliser->set_follow_channel(qam64());
     equaliser->set_solve_interval(qam64() ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
     // The data's mean power on the probes' scale (QAM as printed: under 1).
-    equaliser->set_symbol_power(m110c_constellation_power(mode->bits_per_symbol));
+    equaliser->set_symbol_power(data_power());
 }
 
 std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const

@@ -312,14 +312,16 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     d_history.back() = symbol;
     // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
-    // Whole span, LMS: slow, for the profile.
+    // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
+    // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
+    const double step = known ? wide_step : wide_step / d_cfg.symbol_power;
     cd w0 = seen.wide0, w1 = seen.wide1;
     for (size_t i = 0; i < d_span; ++i) {
         w0 -= d_wide[2 * i] * regressor(i);
         w1 -= d_wide[2 * i + 1] * regressor(i);
     }
     for (size_t i = 0; i < d_span; ++i) {
-        const cd x = std::conj(regressor(i)) * wide_step;
+        const cd x = std::conj(regressor(i)) * step;
         d_wide[2 * i] += w0 * x;
         d_wide[2 * i + 1] += w1 * x;
     }

@@ -60,7 +60,8 @@ struct channel_tracking_equaliser_config {
     bool follow_channel = false;
     // Mean power of the unknown symbols on the known symbols' scale (QAM sent at its
     // tables' amplitude beside unit-amplitude probes: 0.58 for 64QAM): the MMSE
-    // solution weighs the noise against it, and its error variance is in its units.
+    // solution weighs the noise against it, its error variance is in its units, and
+    // the whole-span LMS steps by its inverse on decided symbols (as fast as on known).
     double symbol_power = 1.0;
 };
 

@@ -86,10 +86,11 @@ struct m110c_receiver_config {
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
     // erred less (a decision error in a fade feeds back through the rest of a frame).
     bool backward_frames = true;
-    // true: the equaliser's MMSE solution and error variance take the QAM data at their
-    // own mean power (0.78/0.65/0.58 of the probes'); false: at the probes' (unit), as
-    // before issue 19, which under-weighs the noise in fades (F.1487 poor, 9600L at
-    // 28 dB, 300 s, seed 2: 14115 and 3 bit errors).
+    // true: the equaliser's MMSE solution, error variance and whole-span LMS step take
+    // the QAM data at their own mean power (0.78/0.65/0.58 of the probes'); false: at
+    // the probes' (unit), which under-weighs the noise in fades and slows the path
+    // watch (F.1487 poor, 9600L at 28 dB, 300 s, seed 2: 14115 and 3 bit errors; at
+    // 30 dB seeds 2 and 11, 8435 and 21420 with the MMSE change alone, 0 and 54).
     bool weigh_data_power = true;
     // A decoded block whose reliability (m110c_block_decoder::reliability(): minus the
     // natural log of its expected wrong bits, at most 0 where the decoder's paths do

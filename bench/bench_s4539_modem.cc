@@ -7,15 +7,25 @@
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N] [--interpolate 0|1]   (App C: channel from the probes)
  *       [--backward 0|1]   (App C: suspect frames equalised again backward)
+ *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
  *       (the receivers' configuration)
+ *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
+ *       [--snr-reference mean|unit]   (mean: the SNR is over the transmission's mean
+ *       power, measured on a burst of the mode, as STANAG 4539 measures it in 3 kHz;
+ *       unit: over the power of unit-amplitude symbols, the PSK probes' level and the
+ *       QAM tables' peak; the two differ only for 16/32/64QAM, by 0.9/1.6/2.0 dB)
+ *       [--levels 1]   (only each mode's level at the modulator's output: mean and
+ *       peak power of a burst, dB relative to unit-amplitude symbols)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
  * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
  * against the transmission it started in, and a transmission none started in counts all its
  * bits as errors (lost).
- * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost. */
+ * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost;
+ * of the bursts received, those with errors, those with errors not flagged bytes_bad
+ * (missed) and those flagged without errors (false alarms). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -75,6 +85,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0)
 struct received {
     std::string mode;
     bool eom = false;
+    bool bytes_bad = false;  // the receiver's flag (110A: cut before its EOM)
+    double reliability = 0;  // App C: the burst's least block reliability
     std::vector<uint8_t> bytes;
     double snr_db = 0, frequency_offset_hz = 0;
     uint64_t start_sample = 0;
@@ -87,11 +99,19 @@ struct modem {
     std::function<void(const cf*, size_t, std::vector<received>&)> receive;
 };
 
-template <typename Burst>
-void append_bursts(std::vector<Burst>& got, std::vector<received>& out)
+void append_bursts(std::vector<m110a_burst>& got, std::vector<received>& out)
 {
-    for (Burst& b : got)
-        out.push_back({ b.mode, b.eom, std::move(b.bytes), b.snr_db, b.frequency_offset_hz, b.start_sample });
+    for (m110a_burst& b : got)
+        out.push_back({ b.mode, b.eom, !b.eom, 0.0, std::move(b.bytes), b.snr_db, b.frequency_offset_hz,
+                        b.start_sample });
+    got.clear();
+}
+
+void append_bursts(std::vector<m110c_burst>& got, std::vector<received>& out)
+{
+    for (m110c_burst& b : got)
+        out.push_back({ b.mode, b.eom, b.bytes_bad, b.least_reliability, std::move(b.bytes), b.snr_db,
+                        b.frequency_offset_hz, b.start_sample });
     got.clear();
 }
 
@@ -159,6 +179,8 @@ int main(int argc, char** argv)
     bool verbose = false;
     bool auto_baud = false;
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
+    bool mean_reference = true;
+    bool levels = false;
     m110a_receiver_config rx_config;
     m110c_receiver_config high_rx_config;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -199,15 +221,27 @@ int main(int argc, char** argv)
             high_rx_config.interpolate_probes = value != "0";
         else if (key == "--backward")
             high_rx_config.backward_frames = value != "0";
+        else if (key == "--data-power")
+            high_rx_config.weigh_data_power = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
                 unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
             rx_config.detection_threshold = high_rx_config.detection_threshold = std::atof(value.c_str());
+        else if (key == "--reliability-threshold")
+            high_rx_config.reliability_threshold = std::atof(value.c_str());
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--auto-baud")
             auto_baud = value != "0";
+        else if (key == "--snr-reference") {
+            if (value != "mean" && value != "unit") {
+                std::fprintf(stderr, "bench_s4539_modem: --snr-reference is mean or unit\n");
+                return 2;
+            }
+            mean_reference = value == "mean";
+        } else if (key == "--levels")
+            levels = value != "0";
         else if (key == "--verbose")
             verbose = value != "0";
         else {
@@ -220,10 +254,43 @@ int main(int argc, char** argv)
         return 2;
     }
     const double fs = 9600;
-    std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point\n", profile.c_str(),
-                offset_hz, ppm, seconds);
-    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s\n", "mode", "snr_db", "bits", "errors", "ber",
-                "ber_95up", "lost", "tx_x_rt", "rx_x_rt");
+    psk_modulator_config modulator_config;
+    modulator_config.sample_rate = fs;
+    const psk_modulator modulator(modulator_config);
+    // A 10 s burst of random data in a mode: the level it leaves the modulator at.
+    const auto burst_power = [&](const modem& m, double& mean, double& peak) {
+        std::mt19937 rng{ 12345 };
+        std::vector<uint8_t> data(std::max<size_t>(16, size_t(m.user_bps * 10 / 8)));
+        for (auto& b : data)
+            b = uint8_t(rng());
+        const std::vector<cf> x = m.transmit(data, modulator);
+        mean = peak = 0;
+        for (const cf& v : x) {
+            mean += std::norm(v);
+            peak = std::max(peak, double(std::norm(v)));
+        }
+        mean /= double(x.size());
+    };
+    if (levels) {
+        std::printf("%-6s %14s %14s %10s\n", "mode", "mean_power_db", "peak_power_db", "papr_db");
+        for (const std::string& name : modes) {
+            modem m;
+            if (!make_modem(name, rx_config, high_rx_config, false, m)) {
+                std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
+                return 2;
+            }
+            double mean = 0, peak = 0;
+            burst_power(m, mean, peak);
+            std::printf("%-6s %14.2f %14.2f %10.2f\n", name.c_str(), 10 * std::log10(mean), 10 * std::log10(peak),
+                        10 * std::log10(peak / mean));
+        }
+        return 0;
+    }
+    std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point, SNR over the %s\n",
+                profile.c_str(), offset_hz, ppm, seconds,
+                mean_reference ? "transmission's mean power" : "power of unit-amplitude symbols");
+    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s\n", "mode", "snr_db", "bits", "errors",
+                "ber", "ber_95up", "lost", "tx_x_rt", "rx_x_rt", "bursts", "w_errs", "missed", "f_alarm");
     for (const std::string& name : modes) {
         modem probe;
         try {
@@ -239,9 +306,6 @@ int main(int argc, char** argv)
             modem m;
             make_modem(name, rx_config, high_rx_config, auto_baud, m);
             std::mt19937 rng{ uint32_t(seed) };
-            psk_modulator_config mc;
-            mc.sample_rate = fs;
-            const psk_modulator modulator(mc);
             chan::watterson_config cc;
             try {
                 cc = two_path_delay_ms >= 0 ? chan::watterson_preset("awgn", fs, snr, seed)
@@ -251,6 +315,11 @@ int main(int argc, char** argv)
                                  { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
                 cc.frequency_offset_hz = offset_hz;
                 cc.sample_rate_offset_ppm = ppm;
+                // The noise is set against this power while a signal is present.
+                double mean = 1, peak = 1;
+                if (mean_reference)
+                    burst_power(m, mean, peak);
+                cc.signal_power = mean;
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "bench_s4539_modem: %s\n", e.what());
                 return 2;
@@ -261,6 +330,7 @@ int main(int argc, char** argv)
             serial_tone_frontend front(fc);
             const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
+            size_t received_bursts = 0, bursts_with_errors = 0, missed = 0, false_alarms = 0;
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
@@ -292,10 +362,14 @@ int main(int argc, char** argv)
                     }
                     const size_t burst_errors = bit_errors(t->data, r.bytes);
                     errors += burst_errors;
+                    ++received_bursts;
+                    bursts_with_errors += burst_errors > 0;
+                    missed += burst_errors > 0 && !r.bytes_bad;
+                    false_alarms += burst_errors == 0 && r.bytes_bad;
                     if (verbose)
-                        std::fprintf(stderr, "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB, offset %.1f Hz\n",
+                        std::fprintf(stderr, "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB, offset %.1f Hz, bytes_bad %d, reliability %.2f\n",
                                      int(r.eom), r.bytes.size(), t->data.size(), burst_errors, r.snr_db,
-                                     r.frequency_offset_hz);
+                                     r.frequency_offset_hz, int(r.bytes_bad), r.reliability);
                     unmatched.erase(t);
                 }
             };
@@ -328,9 +402,10 @@ int main(int argc, char** argv)
                 ++lost;
                 errors += 8 * t.data.size();
             }
-            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f\n", name.c_str(), snr, bits,
-                        errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,
-                        signal_s / tx_cpu, signal_s / rx_cpu);
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f %7zu %7zu %6zu %6zu\n", name.c_str(),
+                        snr, bits, errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,
+                        signal_s / tx_cpu, signal_s / rx_cpu, received_bursts, bursts_with_errors, missed,
+                        false_alarms);
             std::fflush(stdout);
         }
     }

@@ -8,6 +8,8 @@ below a reached one that misses. A point that misses stops at 30 errors.
 
     bench/s4539_threshold_sweep.py [--bench build/bench/bench_s4539_modem]
         [--channels awgn,poor,5ms5hz] [--modes 2400S,2400L,...] [--jobs 2] [--seed 1]
+        [--snr-reference mean|unit]   (the bench's: SNR over the transmission's mean
+        power, the default, or over unit-amplitude symbols; they differ for QAM only)
     (App C: --channels awgn,poor --modes 3200S,3200L,...,9600L)
 
 Prints one line per point as it finishes, then a table: the lowest SNR reached and
@@ -53,9 +55,9 @@ def start_snr(channel, mode):
     return START[channel].get(mode, 10)
 
 
-def run_point(bench, channel, mode, snr, seconds, seed):
+def run_point(bench, channel, mode, snr, seconds, seed, reference):
     cmd = [bench, *CHANNELS[channel], "--modes", mode, "--snr", str(snr), "--seconds", str(int(seconds)),
-           "--seed", str(seed), "--max-errors", str(MAX_ERRORS)]
+           "--seed", str(seed), "--max-errors", str(MAX_ERRORS), "--snr-reference", reference]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     fields = out.strip().splitlines()[-1].split()
     point = {"snr": snr, "bits": int(fields[2]), "errors": int(fields[3]), "ber": float(fields[4]),
@@ -65,14 +67,14 @@ def run_point(bench, channel, mode, snr, seconds, seed):
     return point
 
 
-def sweep(bench, channel, mode, seed):
+def sweep(bench, channel, mode, seed, reference):
     bps = int(re.match(r"\d+", mode).group())
     rate = 0.4 * bps  # user bits per second of signal, until a point measures it
     snr = start_snr(channel, mode)
     points = []
     reached = None
     for _ in range(16):
-        p = run_point(bench, channel, mode, snr, 1.1 * TARGET_BITS / rate, seed)
+        p = run_point(bench, channel, mode, snr, 1.1 * TARGET_BITS / rate, seed, reference)
         if p["errors"] < MAX_ERRORS:
             rate = p["bits"] / (1.1 * TARGET_BITS / rate)
         points.append(p)
@@ -94,6 +96,7 @@ def main():
     ap.add_argument("--modes", default="", help="comma-separated; default: every mode the channel is quoted for")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--snr-reference", default="mean", choices=["mean", "unit"])
     args = ap.parse_args()
     jobs = []
     for channel in args.channels.split(","):
@@ -102,7 +105,7 @@ def main():
         modes = args.modes.split(",") if args.modes else DEFAULT_MODES[channel]
         jobs += [(channel, m) for m in modes]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda j: sweep(args.bench, j[0], j[1], args.seed), jobs))
+        results = list(pool.map(lambda j: sweep(args.bench, j[0], j[1], args.seed, args.snr_reference), jobs))
     print("\nchannel mode   reaches 1e-5 at        1 dB below")
     for channel, mode, reached, below in results:
         if reached is None:

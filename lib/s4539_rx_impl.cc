@@ -63,11 +63,11 @@ public:
             d_serial_done.clear();
             d_serial.process(d_baseband.data() + k, n, d_serial_done);
             for (const phy::m110a_burst& b : d_serial_done)
-                burst_ended(b.mode, b.bytes, b.eom, b.snr_db, b.frequency_offset_hz);
+                burst_ended(b.mode, b.bytes, b.eom, !b.eom, b.snr_db, b.frequency_offset_hz);
             d_high_done.clear();
             d_high.process(d_baseband.data() + k, n, d_high_done);
-            for (const phy::m110c_burst& b : d_high_done)
-                burst_ended(b.mode, b.bytes, b.eom, b.snr_db, b.frequency_offset_hz);
+            for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
+                burst_ended(b.mode, b.bytes, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
             if ((d_serial.carrier_detected() || d_high.carrier_detected()) && !d_carrier) {
                 d_carrier = true;
                 post_status("carrier_on");
@@ -87,8 +87,8 @@ private:
 
     void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
 
-    void burst_ended(const std::string& mode_name, const std::vector<uint8_t>& bytes, bool eom, double snr_db,
-                     double offset_hz)
+    void burst_ended(const std::string& mode_name, const std::vector<uint8_t>& bytes, bool eom, bool bytes_bad,
+                     double snr_db, double offset_hz)
     {
         if (!d_carrier) // a burst that began and ended within one piece
             post_status("carrier_on");
@@ -98,12 +98,12 @@ private:
         meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(mode->interleaver));
         meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(snr_db));
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
-        meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(!eom));
+        meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
         message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
         ++d_bursts;
         d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, bytes.size(), snr_db,
-                        offset_hz, eom ? "" : ", cut before its end");
+                        offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "");
         post_status("carrier_off");
         d_carrier = false;
     }

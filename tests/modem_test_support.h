@@ -4,6 +4,7 @@
 #define HFSTACK_TESTS_MODEM_TEST_SUPPORT_H
 
 #include "chan/watterson_channel.h"
+#include "phy/m110c_transmitter.h"
 
 #include <complex>
 #include <cstdint>
@@ -64,6 +65,33 @@ inline std::vector<float> through_channel(const std::vector<float>& audio, doubl
     std::vector<float> out;
     channel.process(audio.data(), audio.size(), out);
     return out;
+}
+
+// An App C transmission of `data` as the far end sends it: the layout (preamble,
+// probes, sections) as our transmitter's, every data symbol the constellation table's
+// point of its channel bits (mapped, scrambled), as printed: QAM outer points at
+// amplitude 1 beside unit-amplitude probes, no rescaling.
+inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::phy::m110c_mode& mode,
+                                                           const std::vector<uint8_t>& data)
+{
+    using namespace gr::hfstack::phy;
+    std::vector<std::complex<float>> points = m110c_transmit_points(mode, data.data(), data.size());
+    const std::vector<uint8_t> bits = m110c_channel_bits(mode, data.data(), data.size());
+    const unsigned nb = mode.bits_per_symbol;
+    const auto& table = m110c_constellation(nb);
+    const auto scrambler = m110c_data_scrambler(nb);
+    size_t next_bit = 0;
+    for (size_t k = 0; k < points.size(); ++k) {
+        const m110c_symbol_role role = m110c_role_of(k);
+        if (role.kind != m110c_symbol_kind::data)
+            continue;
+        unsigned v = 0;
+        for (unsigned b = 0; b < nb; ++b)
+            v = (v << 1) | bits[next_bit++];
+        const uint8_t symbol = m110c_map_bits(v, nb);
+        points[k] = nb <= 3 ? table[(symbol + scrambler[role.position]) % 8] : table[symbol ^ scrambler[role.position]];
+    }
+    return points;
 }
 
 // Feeds a receiver (m110a_receiver, m110c_receiver) `seconds` of complex noise at the

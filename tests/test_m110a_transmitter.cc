@@ -69,6 +69,31 @@ TEST(m110a_transmitter, preamble_announces_the_mode_and_counts_down)
     }
 }
 
+TEST(m110a_transmitter, uncoded_4800_ends_after_whole_frames_or_its_probe_cycle)
+{
+    // 4800U is not interleaved: by default it ends with the frame that holds the end of
+    // the flush (the air-time model's count); the alternative reading fills its 30-frame
+    // probe cycle, whose last two frames' probes carry D1 and D2.
+    const m110a_waveform& mode = *m110a_waveform_by_name("4800U");
+    const size_t preamble = size_t(mode.preamble_segments) * m110a_segment_symbols;
+    const size_t frame = mode.unknown_symbols + mode.known_symbols;
+    const std::vector<uint8_t> data = random_bytes(100, 2);
+    // 100 bytes, the EOM and the flush: 976 bits, 11 frames of 32 tribits.
+    const std::vector<uint8_t> frames = m110a_transmit_symbols(mode, data.data(), data.size());
+    EXPECT_EQ(frames.size(), preamble + 11 * frame);
+    const std::vector<uint8_t> cycle =
+        m110a_transmit_symbols(mode, data.data(), data.size(), false, m110a_4800u_fill::probe_cycle);
+    ASSERT_EQ(cycle.size(), preamble + size_t(mode.frames_per_block) * frame);
+    EXPECT_TRUE(std::equal(frames.begin(), frames.end(), cycle.begin()));
+    // The last frame's probe: D2's Walsh pattern twice, scrambled.
+    const size_t last_probe = cycle.size() - mode.known_symbols;
+    const auto& scrambler = m110a_data_scrambler();
+    for (size_t j = 0; j < 16; ++j) {
+        const size_t dk = last_probe - preamble + j;
+        EXPECT_EQ(cycle[last_probe + j], (m110a_walsh8[mode.d2][j % 8] + scrambler[dk % 160]) % 8) << j;
+    }
+}
+
 TEST(psk_modulator, matched_filter_returns_the_symbols_without_isi)
 {
     // RRC transmit and matched RRC receive make a Nyquist pulse: at the symbol centres

@@ -6,6 +6,7 @@
 #include "phy/psk_modulator.h"
 
 #include "expect_error.h"
+#include "modem_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -127,6 +128,15 @@ TEST(m110c_waveform, codes_name_the_modes_and_reserved_ones_none)
             EXPECT_EQ(back->name(), m.name());
         }
     EXPECT_EQ(m110c_rate_code(mode(12800, m110c_interleaver::short_)), 6u);
+    // 12800 bps has no interleaver: it announces S (the recommended reading) or, chosen
+    // by its interleaver setting, US; a receiver takes either (and any legal code).
+    EXPECT_EQ(m110c_mode_by_name("12800U")->interleaver, m110c_interleaver::short_);
+    for (unsigned code : { 1u, 3u }) {
+        const auto m = m110c_mode_by_code(6, code);
+        ASSERT_TRUE(m);
+        EXPECT_EQ(m->name(), "12800U");
+        EXPECT_FALSE(m->coded);
+    }
     EXPECT_FALSE(m110c_mode_by_code(0, 1));
     EXPECT_FALSE(m110c_mode_by_code(7, 1));
     EXPECT_FALSE(m110c_mode_by_code(1, 0));
@@ -223,33 +233,39 @@ TEST(m110c_transmitter, lays_out_preamble_frames_probes_and_reinsertion)
     EXPECT_EQ(m110c_role_of(points.size() - 1).frame, 71u);
 }
 
-TEST(m110c_transmitter, qam_data_has_unit_mean_power_on_the_scaled_constellation)
+TEST(m110c_transmitter, qam_data_are_the_table_points_on_the_probes_scale)
 {
-    std::mt19937 rng(4);
-    std::vector<uint8_t> data(3000);
-    for (auto& b : data)
-        b = uint8_t(rng());
+    // 16/32/64QAM data go out at the printed coordinates (outer points at amplitude 1),
+    // beside probes of amplitude 1: no rescaling to unit mean power. Each data symbol is
+    // the table point of its channel bits (mapped, scrambled by XOR), exactly.
+    const std::vector<uint8_t> data = random_bytes(3000, 4);
     for (unsigned bps : { 6400u, 8000u, 9600u, 12800u }) {
-        const m110c_mode m = mode(bps, m110c_interleaver::short_);
+        const m110c_mode m = mode(bps, bps == 12800 ? m110c_interleaver::short_ : m110c_interleaver::long_);
         const auto points = m110c_transmit_points(m, data.data(), data.size());
-        const auto& c = m110c_constellation(m.bits_per_symbol);
-        const float scale = float(1.0 / std::sqrt(m110c_constellation_power(m.bits_per_symbol)));
-        double power = 0;
+        ASSERT_EQ(points, m110c_table_points(m, data)) << m.name();
+        double power = 0, peak = 0;
         size_t n = 0;
         for (size_t k = 0; k < points.size(); ++k) {
-            if (m110c_role_of(k).kind != m110c_symbol_kind::data)
+            if (m110c_role_of(k).kind != m110c_symbol_kind::data) {
+                ASSERT_NEAR(std::abs(points[k]), 1.0f, 1e-6f) << m.name() << " symbol " << k;
                 continue;
-            float nearest = 1e9f;
-            for (const auto& x : c)
-                nearest = std::min(nearest, std::abs(points[k] - x * scale));
-            ASSERT_LT(nearest, 1e-5f) << m.name();
+            }
             power += std::norm(points[k]);
+            peak = std::max(peak, double(std::abs(points[k])));
             ++n;
         }
-        EXPECT_NEAR(power / double(n), 1.0, 0.05) << m.name();
+        // The data's peak is the probes' amplitude; their mean power the table's.
+        EXPECT_NEAR(peak, 1.0, 1e-6) << m.name();
+        EXPECT_NEAR(power / double(n), m110c_constellation_power(m.bits_per_symbol), 0.03) << m.name();
         EXPECT_EQ(points.size(), size_t(std::lround(m110c_transmission_time(m, data.size()).total_s * 2400)))
             << m.name();
     }
+    // The tables' mean powers (of the probes'), and a frame's with its probe.
+    EXPECT_NEAR(m110c_constellation_power(4), 0.7835, 1e-3);
+    EXPECT_NEAR(m110c_constellation_power(5), 0.6504, 1e-3);
+    EXPECT_NEAR(m110c_constellation_power(6), 0.5815, 1e-3);
+    EXPECT_NEAR(m110c_frame_power(mode(9600, m110c_interleaver::short_)), (256 * 0.5815 + 31) / 287, 1e-3);
+    EXPECT_NEAR(m110c_frame_power(mode(4800, m110c_interleaver::short_)), 1.0, 1e-6);
 }
 
 TEST(m110c_transmitter, channel_bits_fill_whole_blocks_and_carry_the_user_bits_uncoded_at_12800)
@@ -290,13 +306,15 @@ TEST(m110c_transmitter, the_modulator_shapes_points_as_it_shapes_symbol_numbers)
     for (size_t n = 0; n < a.size(); ++n)
         ASSERT_LT(std::abs(a[n] - b[n]), 1e-5f);
     EXPECT_EQ(m.audio(symbols), m.audio(points));
-    // A 64QAM transmission (unit mean power points) comes out at rms^2.
+    // A 64QAM transmission (peak points at the probes' amplitude) comes out at rms^2
+    // times its frames' mean power (0.63 of a PSK transmission's).
     std::vector<uint8_t> data(2000);
     for (auto& x : data)
         x = uint8_t(rng());
-    const auto qam = m.baseband(m110c_transmit_points(mode(9600, m110c_interleaver::short_), data.data(), data.size()));
+    const m110c_mode qam_mode = mode(9600, m110c_interleaver::short_);
+    const auto qam = m.baseband(m110c_transmit_points(qam_mode, data.data(), data.size()));
     double power = 0;
     for (const auto& x : qam)
         power += std::norm(x);
-    EXPECT_NEAR(power / double(qam.size()), 0.09, 0.01);
+    EXPECT_NEAR(power / double(qam.size()), 0.09 * m110c_frame_power(qam_mode), 0.004);
 }

@@ -64,6 +64,8 @@ channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_eq
         throw std::invalid_argument("channel_tracking_equaliser: decision_weight must be in (0, 1]");
     if (config.solve_interval == 0)
         throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
+    if (!(config.symbol_power > 0))
+        throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
     start(std::vector<cd>(window_samples()), 1.0, {});
 }
 
@@ -176,10 +178,11 @@ void channel_tracking_equaliser::solve()
             nonzero.push_back(q);
     const long reach = long(d_span) - 1;
     const long first_unknown = d_cfg.feedback ? 0 : -reach;
-    // R = sigma^2 I + sum over unknown symbols of c_j c_j^H, from the nonzero taps.
+    // R = sigma^2 / P I + sum over unknown symbols of c_j c_j^H, from the nonzero taps
+    // (P the unknown symbols' power).
     std::vector<cd> r(n * n);
     for (size_t a = 0; a < n; ++a)
-        r[a * n + a] = d_noise;
+        r[a * n + a] = d_noise / d_cfg.symbol_power;
     for (long j = first_unknown; j <= reach; ++j)
         for (size_t qa : nonzero) {
             const long a = long(qa) + 2 * j - long(first);
@@ -198,7 +201,7 @@ void channel_tracking_equaliser::solve()
     for (size_t a = 0; a < n; ++a)
         bias += (std::conj(d_taps[first + a]) * d_feedforward[a]).real();
     d_bias = std::clamp(bias, min_bias, 1.0 - min_bias);
-    d_solved_variance = (1.0 - d_bias) / d_bias;
+    d_solved_variance = d_cfg.symbol_power * (1.0 - d_bias) / d_bias;
     d_estimate_variance = d_solved_variance;
     d_solved_taps = d_taps;
     d_solved_power = 0;
@@ -309,14 +312,16 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     d_history.back() = symbol;
     // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
-    // Whole span, LMS: slow, for the profile.
+    // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
+    // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
+    const double step = known ? wide_step : wide_step / d_cfg.symbol_power;
     cd w0 = seen.wide0, w1 = seen.wide1;
     for (size_t i = 0; i < d_span; ++i) {
         w0 -= d_wide[2 * i] * regressor(i);
         w1 -= d_wide[2 * i + 1] * regressor(i);
     }
     for (size_t i = 0; i < d_span; ++i) {
-        const cd x = std::conj(regressor(i)) * wide_step;
+        const cd x = std::conj(regressor(i)) * step;
         d_wide[2 * i] += w0 * x;
         d_wide[2 * i + 1] += w1 * x;
     }
@@ -396,6 +401,13 @@ void channel_tracking_equaliser::set_solve_interval(unsigned symbols)
     if (symbols == 0)
         throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
     d_cfg.solve_interval = symbols;
+}
+
+void channel_tracking_equaliser::set_symbol_power(double power)
+{
+    if (!(power > 0))
+        throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
+    d_cfg.symbol_power = power;
 }
 
 void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)

@@ -33,7 +33,8 @@
  *   move its sample grid by T/2 and slip() re-indexes the estimate to match (fading
  *   moves power between the paths, which keep their places; a clock offset moves them
  *   all; the energy centre followed the fading, and each slip costs a transient).
- * Symbols have unit energy. No clocks or I/O: the caller feeds windows of samples. */
+ * Known symbols have unit energy, unknown ones symbol_power. No clocks or I/O: the
+ * caller feeds windows of samples. */
 #ifndef HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
 #define HFSTACK_KERNELS_PHY_CHANNEL_TRACKING_EQUALISER_H
 
@@ -57,6 +58,11 @@ struct channel_tracking_equaliser_config {
     // Between solutions: true, the feedback and gain follow the tracked channel (QAM on
     // fading); false, the solution is scaled by one complex gain.
     bool follow_channel = false;
+    // Mean power of the unknown symbols on the known symbols' scale (QAM sent at its
+    // tables' amplitude beside unit-amplitude probes: 0.58 for 64QAM): the MMSE
+    // solution weighs the noise against it, its error variance is in its units, and
+    // the whole-span LMS steps by its inverse on decided symbols (as fast as on known).
+    double symbol_power = 1.0;
 };
 
 // The power a tap needs to count as a path, given every tap's: `share` of the
@@ -112,6 +118,8 @@ public:
     void set_follow_channel(bool on) { d_cfg.follow_channel = on; }
     // Symbols between solutions from the next one on (at least 1).
     void set_solve_interval(unsigned symbols);
+    // The unknown symbols' mean power from the next solution on (greater than 0).
+    void set_symbol_power(double power);
     // Moves the estimate by how much `base` moved since the last call (the first call
     // sets it): a channel interpolated between measurements on known symbols, with the
     // tracker following the decisions for the difference.

@@ -559,7 +559,14 @@ bool m110a_receiver::state::window_for(uint64_t k)
 void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
 {
     equaliser->decide(cd(sent), known_symbol);
-    if (known_symbol)
+    if (!known_symbol)
+        return;
+    // 75 bps: z is the matched filter's output, whose error holds the intersymbol
+    // interference of the pulse and the echoes (a clean recording read 5 dB); the
+    // channel model's own error variance is the noise.
+    if (mode && mode->modulation == m110a_modulation::walsh)
+        presence.add_error_power(equaliser->estimate_variance());
+    else
         presence.add_known(z, cd(sent));
 }
 

@@ -38,7 +38,8 @@ m110a_symbol_role m110a_role_of(const m110a_waveform& mode, size_t k)
 std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
                                             const uint8_t* bytes,
                                             size_t n,
-                                            bool msb_first)
+                                            bool msb_first,
+                                            m110a_4800u_fill fill)
 {
     std::vector<uint8_t> bits = m110a_message_bits(bytes, n, msb_first);
 
@@ -49,8 +50,11 @@ std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
     const size_t block_bits = symbols_per_block * mode.bits_per_symbol;
     const size_t coded_per_bit = mode.coded ? 2 * mode.repeat : 1;
     // Interleaved modes fill to the end of the block; 4800U (not interleaved) to the end
-    // of the frame, as the air-time model counts it.
-    const size_t fill_bits = mode.interleaved() ? block_bits : size_t(mode.unknown_symbols) * bps;
+    // of the frame, as the air-time model counts it, or of its probe cycle.
+    const size_t frame_bits = size_t(mode.unknown_symbols) * bps;
+    const size_t fill_bits = mode.interleaved()                     ? block_bits
+                             : fill == m110a_4800u_fill::probe_cycle ? frame_bits * mode.frames_per_block
+                                                                     : frame_bits;
     const size_t user_per_block = fill_bits / coded_per_bit;
     bits.resize((bits.size() + user_per_block - 1) / user_per_block * user_per_block, 0);
     std::vector<uint8_t> coded;

@@ -27,8 +27,9 @@ public:
     using cd = std::complex<double>;
     explicit m110c_demapper(const m110c_mode& mode, const m110c_readings& readings = {});
 
-    // Data symbol i (0..255) of a frame, equalised to the transmitter's scale (PSK on
-    // the unit circle, QAM at unit mean power), with error variance sigma2: writes its
+    // Data symbol i (0..255) of a frame, equalised to the probes' scale (PSK on the
+    // unit circle, QAM points as printed, outer ones at amplitude 1), with error
+    // variance sigma2 on that scale: writes its
     // bits_per_symbol LLRs (first bit first) and returns the nearest point it may have
     // been sent as (the decision).
     cd demap(cd u, unsigned i, double sigma2, float* llr) const;
@@ -45,6 +46,16 @@ private:
 };
 
 // One interleaver block's channel-bit LLRs, in the order sent, to its user bits.
+//
+// A tail-biting block carries no check its decoder could verify, so each decoded block
+// is also judged (reliability()): the expected number of its user bits decoded wrong,
+// sum over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP
+// pass over the same wrapped block (the channel LLRs are log-likelihood ratios, scaled
+// by the equaliser's error variance, so L is one too); reliability() is minus its
+// natural logarithm (2.3: 0.1 bits expected wrong). The Viterbi's paths must also
+// close round the block (the bits decoded on the wraps before and after it equal the
+// block's own end and start), or the reliability is at most 0. Uncoded (12800 bps):
+// the same sum over the channel LLRs.
 class m110c_block_decoder
 {
 public:
@@ -53,6 +64,9 @@ public:
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values; appends user_bits() bits.
     void decode(const float* llr, std::vector<uint8_t>& bits);
+    // Of the last block decode() decoded (see above): larger is more reliable. Computed
+    // on the first call (the MAP pass costs about what the Viterbi does).
+    double reliability();
 
 private:
     bool d_coded;
@@ -62,6 +76,13 @@ private:
     std::vector<float> d_mother; // scratch: the mother code's pair LLRs, wrapped
     std::vector<uint8_t> d_decoded;
     k7_viterbi d_viterbi;
+    double d_reliability = 0;
+    bool d_judged = true;  // d_reliability is the last block's
+    bool d_closed = true;  // its Viterbi paths closed round it
+    size_t d_wrap = 0;
+    std::vector<float> d_beta; // scratch: the MAP pass's backward metrics
+    // Expected wrong bits among the n pairs of d_mother from `first` on (max-log MAP).
+    double expected_errors(size_t first, size_t n);
 };
 
 } // namespace phy

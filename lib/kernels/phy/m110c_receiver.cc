@@ -225,6 +225,8 @@ struct m110c_receiver::state {
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
     size_t eom_searched = 0;
+    size_t unreliable_blocks = 0;
+    double least_reliability = std::numeric_limits<double>::infinity();
 
     explicit state(const m110c_receiver_config& c) : cfg(c)
     {
@@ -259,6 +261,11 @@ struct m110c_receiver::state {
     void prepare_mode(); // what the data stage needs of the mode just read
     void know_preamble_of_mode(); // preamble_known: the mode's, D0..D2 included
     bool qam64() const { return mode->bits_per_symbol >= 6; }
+    // The data symbols' mean power as the equaliser weighs them (cfg.weigh_data_power).
+    double data_power() const
+    {
+        return cfg.weigh_data_power ? m110c_constellation_power(mode->bits_per_symbol) : 1.0;
+    }
     unsigned decoder_passes() const { return qam64() ? cfg.qam64_decoder_passes : cfg.decoder_passes; }
     void find_eom();
     void end_burst(bool eom, std::vector<m110c_burst>& done);
@@ -735,6 +742,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 block_start_equaliser.reset();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
+                const double reliability = decoder->reliability();
+                least_reliability = std::min(least_reliability, reliability);
+                unreliable_blocks += reliability < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
             }
@@ -804,6 +814,7 @@ void m110c_receiver::state::equalise_frame_backward()
     reversed_config.decision_weight = cfg.decision_weight;
     reversed_config.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
     reversed_config.follow_channel = qam64();
+    reversed_config.symbol_power = data_power();
     channel_tracking_equaliser reversed(reversed_config);
     const size_t nr = reversed.window_samples(); // 2 span + 2
     std::vector<cd> taps(nr);
@@ -940,6 +951,8 @@ void m110c_receiver::state::clear_data_progress()
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    unreliable_blocks = 0;
+    least_reliability = std::numeric_limits<double>::infinity();
 }
 
 void m110c_receiver::state::know_preamble_of_mode()
@@ -957,7 +970,6 @@ void m110c_receiver::state::prepare_mode()
     for (size_t i = 0; i < points.size(); ++i)
         for (size_t j = i + 1; j < points.size(); ++j)
             nearest_points = std::min(nearest_points, double(std::norm(points[i] - points[j])));
-    nearest_points /= m110c_constellation_power(mode->bits_per_symbol);
     demapper.reset(new m110c_demapper(*mode, cfg.readings));
     decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
     fetch_order = m110c_fetch_order(*mode);
@@ -967,6 +979,8 @@ void m110c_receiver::state::prepare_mode()
     // needs its solutions fresher.
     equaliser->set_follow_channel(qam64());
     equaliser->set_solve_interval(qam64() ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval);
+    // The data's mean power on the probes' scale (QAM as printed: under 1).
+    equaliser->set_symbol_power(data_power());
 }
 
 std::optional<cd> m110c_receiver::state::known_at(uint64_t k) const
@@ -1103,8 +1117,13 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     burst.mode = mode->name();
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    burst.snr_db = presence.snr_db();
+    // The signal's mean power, as a channel's SNR is measured (QAM's is under the
+    // probes' the noise is measured against).
+    burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
     burst.eom = eom;
+    burst.unreliable_blocks = unreliable_blocks;
+    burst.least_reliability = least_reliability;
+    burst.bytes_bad = !eom || unreliable_blocks > 0;
     burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM the transmission ends with its last frame's probe and, when that

@@ -86,6 +86,18 @@ struct m110c_receiver_config {
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
     // erred less (a decision error in a fade feeds back through the rest of a frame).
     bool backward_frames = true;
+    // true: the equaliser's MMSE solution, error variance and whole-span LMS step take
+    // the QAM data at their own mean power (0.78/0.65/0.58 of the probes'); false: at
+    // the probes' (unit), which under-weighs the noise in fades and slows the path
+    // watch (F.1487 poor, 9600L at 28 dB, 300 s, seed 2: 14115 and 3 bit errors; at
+    // 30 dB seeds 2 and 11, 8435 and 21420 with the MMSE change alone, 0 and 54).
+    bool weigh_data_power = true;
+    // A decoded block whose reliability (m110c_block_decoder::reliability(): minus the
+    // natural log of its expected wrong bits, at most 0 where the decoder's paths do
+    // not close round it) is under this makes the burst's bytes_bad (a tail-biting
+    // block has no check to know it decoded right). Miss and false-alarm rates near
+    // threshold: docs/modem-design.md. -infinity flags none.
+    double reliability_threshold = 1.0;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
     m110c_readings readings;                // scrambler orientation, tail-biting reading
@@ -95,9 +107,14 @@ struct m110c_burst {
     std::string mode;              // "9600S", "3200US", "12800U", ...
     uint64_t start_sample = 0;     // 9600 Hz baseband sample of the first sync symbol
     double frequency_offset_hz = 0;
-    double snr_db = 0;             // measured on the known symbols, in 3 kHz
+    double snr_db = 0;             // mean signal power over noise (on the known symbols), 3 kHz
     std::vector<uint8_t> bytes;    // user bytes (before the EOM)
     bool eom = false;              // false: the burst was cut; bytes may be bad
+    // Cut, or a block decoded on too little evidence (reliability_threshold): some
+    // bytes are probably wrong.
+    bool bytes_bad = false;
+    size_t unreliable_blocks = 0;
+    double least_reliability = 0;  // of the burst's blocks (m110c_block_decoder)
 };
 
 class m110c_receiver

@@ -3,7 +3,6 @@
 #include "m110a_transmitter.h"
 #include "m110a_waveform.h"
 
-#include <cmath>
 
 namespace gr {
 namespace hfstack {
@@ -77,7 +76,6 @@ std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, c
     const bool psk = nb <= 3;
     const auto& points = m110c_constellation(nb);
     const auto& psk8 = m110c_constellation(3);
-    const float data_scale = float(1.0 / std::sqrt(m110c_constellation_power(nb)));
     const auto scrambler = m110c_data_scrambler(nb, readings.scrambler);
 
     std::vector<std::complex<float>> out;
@@ -95,7 +93,7 @@ std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, c
             if (psk)
                 out.push_back(psk8[(symbol + scrambler[i]) % 8]);
             else
-                out.push_back(points[symbol ^ scrambler[i]] * data_scale);
+                out.push_back(points[symbol ^ scrambler[i]]); // as printed: peak 1, as the probes
         }
         const unsigned n_in_group = unsigned(f % m110c_reinsert_period_frames);
         for (uint8_t s : m110c_probe(m110c_probe_is_minus(mode, n_in_group)))

@@ -246,11 +246,19 @@ std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n, m11
 
 double m110c_constellation_power(unsigned bits_per_symbol)
 {
+    if (bits_per_symbol <= 3)
+        return 1.0; // 8PSK points on the unit circle (exactly, not to float rounding)
     double p = 0;
     const auto& points = m110c_constellation(bits_per_symbol);
     for (const auto& x : points)
         p += std::norm(x);
     return p / double(points.size());
+}
+
+double m110c_frame_power(const m110c_mode& mode)
+{
+    return (m110c_data_symbols * m110c_constellation_power(mode.bits_per_symbol) + m110c_probe_symbols) /
+           m110c_frame_symbols;
 }
 
 unsigned m110c_interleaver_bits(const m110c_mode& mode)

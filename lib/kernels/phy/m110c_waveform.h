@@ -5,7 +5,8 @@
  * Symbols of the preamble and the mini-probes are 8PSK symbol numbers 0..7 (symbol s at
  * phase s * 45 degrees), as are the PSK data symbols before they become points. QAM
  * symbols are numbers 0 .. 2^N - 1 into the constellation tables, whose coordinates
- * are the standard's (peak amplitude 1).
+ * are the standard's and are sent as printed: outer points at amplitude 1, the scale
+ * of the PSK probes and preamble (../shared/spec/README.md, "QAM amplitude"; tag S).
  *
  * Readings of constants the spec tags `?` or S (docs/modem-design.md, App C section):
  *  - data scrambler register orientation: reading A (the one decoding off-air App C);
@@ -82,8 +83,13 @@ m110c_data_scrambler(unsigned bits_per_symbol,
 uint8_t m110c_map_bits(unsigned bits, unsigned bits_per_symbol);
 // Constellation points by symbol number (8PSK for 2 and 3 bits per symbol).
 const std::vector<std::complex<float>>& m110c_constellation(unsigned bits_per_symbol);
-// Mean power of a constellation's points (1 for PSK).
+// Mean power of a constellation's points (1 for PSK), on the scale of the
+// unit-amplitude probes: QAM is sent as printed, its outer points at amplitude 1.
 double m110c_constellation_power(unsigned bits_per_symbol);
+// Mean power of a mode's frames (256 data symbols and a 31-symbol probe) on that
+// scale: 1 for PSK; 16/32/64QAM 0.81, 0.69, 0.63. A transmission's mean power, which
+// an SNR is measured on, is this (its preamble and sections, PSK, aside).
+double m110c_frame_power(const m110c_mode& mode);
 
 // Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?).
 enum class m110c_tail_biting {

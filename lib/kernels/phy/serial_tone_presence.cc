@@ -25,7 +25,9 @@ void serial_tone_presence::add_window_power(double power)
     ++d_block_symbols;
 }
 
-void serial_tone_presence::add_known(cd z, cd sent) { d_noise = 0.98 * d_noise + 0.02 * std::norm(z - sent); }
+void serial_tone_presence::add_known(cd z, cd sent) { add_error_power(std::norm(z - sent)); }
+
+void serial_tone_presence::add_error_power(double variance) { d_noise = 0.98 * d_noise + 0.02 * variance; }
 
 void serial_tone_presence::add_probe(cd z, cd sent)
 {
@@ -54,10 +56,10 @@ bool serial_tone_presence::block_says_lost(bool matched)
     return d_unmatched_blocks >= lost_blocks;
 }
 
-double serial_tone_presence::snr_db() const
+double serial_tone_presence::snr_db(double signal_power) const
 {
-    // Es/N0 on the known symbols, moved to a 3 kHz noise bandwidth.
-    return 10.0 * std::log10(1.0 / std::max(d_noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    // Mean symbol power over the noise, moved to a 3 kHz noise bandwidth.
+    return 10.0 * std::log10(signal_power / std::max(d_noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
 }
 
 uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at)

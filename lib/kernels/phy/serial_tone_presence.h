@@ -38,11 +38,17 @@ public:
     bool block_says_lost(bool matched);
     // Blocks so far whose probes matched.
     size_t matched_blocks() const { return d_matched_blocks; }
-    // Error power on known symbols (moving average), and as an SNR in 3 kHz.
+    // Error power on known symbols (moving average, on the scale of the unit-amplitude
+    // known symbols), and as an SNR in 3 kHz for a signal whose mean power is
+    // signal_power on that scale (1 for PSK; less for a QAM mode, whose peak points are
+    // at the probes' amplitude: the channel's SNR is the mean power's).
     double noise() const { return d_noise; }
-    double snr_db() const;
-    // Any known symbol (preamble, probe, decided Walsh chip): updates noise().
+    double snr_db(double signal_power = 1.0) const;
+    // Any known symbol (preamble, probe): updates noise().
     void add_known(cd z, cd sent);
+    // Instead, a model's error variance for a known symbol (75 bps: the matched filter's
+    // output carries the pulse's intersymbol interference, which is not noise).
+    void add_error_power(double variance);
 
 private:
     double d_reference_power = 0;

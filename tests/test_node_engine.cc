@@ -73,6 +73,12 @@ TEST(NodeOptions, SetsNestedFieldsAndModes)
     EXPECT_EQ(get_node_option(c, "groups"), "16.0.0.1 31.255.255.254");
     set_node_option(c, "channel_access.mode", "slotted");
     EXPECT_EQ(c.channel_access.mode, channel_access_mode::slotted);
+    // The uncoded mode by the modem's name; the old N still read.
+    set_node_option(c, "mode", "4800U");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_4800, interleaving_none }));
+    EXPECT_EQ(get_node_option(c, "mode"), "4800U");
+    set_node_option(c, "mode", "4800N");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_4800, interleaving_none }));
 }
 
 TEST(NodeOptions, BadNamesAndValuesAreNamedInTheError)

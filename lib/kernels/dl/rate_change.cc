@@ -43,7 +43,7 @@ bool less_robust(const modem_mode& a, const modem_mode& b)
 
 std::string to_string(const modem_mode& m)
 {
-    static const char il[] = { 'N', 'S', 'L', '?' };
+    static const char il[] = { 'U', 'S', 'L', '?' }; // U: uncoded, as the modem names it
     return std::to_string(data_rate_bps(m.data_rate)) + il[m.interleaving & 3];
 }
 

@@ -51,7 +51,8 @@ T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
                "stats", "radio")
-INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "N"}
+# The interleavers a node can announce (STANAG 5066 Table C-6), by the modem's names.
+INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "U"}
 DEMO_SAP = 14  # a SAP no Annex F client uses
 
 
@@ -78,7 +79,9 @@ def parse_args(argv):
     n.add_argument("--rate", help="user data rate in bps (75..9600), or auto: start at 2400 "
                    "and follow the received SNR (EOW data rate change); default 2400")
     n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
-                   help="interleaver (default short)")
+                   help="interleaver (default short); a node announces short, long or none "
+                   "(uncoded 4800U) in its data rate changes (STANAG 5066 Table C-6 has no "
+                   "App C ultra_short, very_short, medium or very_long)")
     n.add_argument("--options", help='more node options "name=value;..." (see --list-options)')
     n.add_argument("--list-options", action="store_true",
                    help="print every node option with its default and exit")

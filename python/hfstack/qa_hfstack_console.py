@@ -192,6 +192,23 @@ class qa_hfstack_console(gr_unittest.TestCase):
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("shorter than the air time of a ping and its answer", done.stderr)
 
+    def test_rate_and_time_scale_from_the_node_statistics(self):
+        """The node's statistics header says its mode and time scale; with
+        --node-stats the console takes them from there and its figures are right."""
+        port = self.start_server()
+        with tempfile.TemporaryDirectory() as d:
+            stats = os.path.join(d, "stats.jsonl")
+            with open(stats, "w") as f:
+                f.write(json.dumps({"type": "header", "mode": "9600S",
+                                    "time_scale": float(TIME_SCALE)}) + "\n")
+            done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
+                       "--peer", "0.0.0.2", "--bytes", "20k", "--duration", "40",
+                       "--node-stats", stats, "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        doc = json.loads(done.stdout)
+        self.assertEqual((doc["nominal_bps"], doc["time_scale"]), (9600.0, 50.0))
+        self.assertLess(doc["rows"][0]["utilisation_pct"], 100)
+
     def test_version(self):
         done = run("--version")
         self.assertEqual(done.returncode, 0, done.stderr)

@@ -634,14 +634,43 @@ def add_connection_options(p, far):
         g.add_argument("--far-port", type=port_number, default=None,
                        help="also connect to the far end's SIS server and answer there "
                             "(otherwise run `hfstack-console echo` on the far node)")
-    g.add_argument("--time-scale", type=tr.positive_float, default=1.0,
+    g.add_argument("--time-scale", type=tr.positive_float, default=None,
                    help="protocol seconds per real second, for a server with a sped-up "
-                        "clock (hfstack-node --time-scale); default 1")
+                        "clock (hfstack-node --time-scale); default 1, or --node-stats'")
+    g.add_argument("--node-stats", metavar="FILE",
+                   help="our node's statistics (hfstack-node --stats FILE): --rate and "
+                        "--time-scale come from its header unless given")
     g.add_argument("--duration", type=tr.positive_float, default=None,
                    help="real seconds to run at most (default: "
                         + (f"{DEFAULT_DURATION_S:g})" if far else "until Ctrl-C)"))
     g.add_argument("--rate", type=tr.positive_float, default=None, metavar="BPS",
-                   help="nominal bit rate of the link, for the utilisation figures")
+                   help="nominal bit rate of the link, for the utilisation figures "
+                        "(default: none, or --node-stats')")
+
+
+def from_node_stats(args):
+    """--rate and --time-scale from the header line of our node's statistics file,
+    where the options leave them out; then the defaults."""
+    if args.node_stats:
+        import json
+        try:
+            with open(args.node_stats) as f:
+                header = json.loads(f.readline())
+        except OSError as e:
+            raise ValueError(f"--node-stats {args.node_stats}: {e.strerror}")
+        except ValueError:
+            raise ValueError(f"--node-stats {args.node_stats}: no JSON header line")
+        if header.get("type") != "header":
+            raise ValueError(f"--node-stats {args.node_stats}: the first line is not "
+                             "hfstack-node's header")
+        if args.rate is None:
+            args.rate = float(str(header["mode"]).rstrip("SLUN"))
+        if args.time_scale is None:
+            args.time_scale = float(header["time_scale"])
+        log.info(f"from {args.node_stats}: --rate {args.rate:g} --time-scale "
+                 f"{args.time_scale:g}")
+    if args.time_scale is None:
+        args.time_scale = 1.0
 
 
 def main(argv=None):
@@ -672,6 +701,7 @@ def main(argv=None):
         args = parser.parse_args(argv)
         if not args.command:
             parser.error("choose a command: ping, throughput or echo")
+        from_node_stats(args)
         if args.command != "echo" and args.duration is None:
             args.duration = DEFAULT_DURATION_S
         stop = stop_request()

@@ -20,9 +20,17 @@ class usage_error(ValueError):
 
 
 class one_line_parser(argparse.ArgumentParser):
-    """argparse that raises usage_error instead of printing the usage and exiting."""
+    """argparse that raises usage_error instead of printing the usage and exiting, and
+    suggests the nearest option for a misspelt one."""
 
     def error(self, message):
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            options = [o for a in self._actions for o in a.option_strings]
+            for word in message[len(prefix):].split():
+                if word.startswith("--") and nearest(word.split("=")[0], options):
+                    message += nearest(word.split("=")[0], options)
+                    break
         raise usage_error(message)
 
 

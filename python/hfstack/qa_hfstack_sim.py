@@ -169,6 +169,11 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         starts, bps = tr.interval_throughput(10.0, [(12.0, 100), (15.0, 300), (31.0, 400)], 10.0)
         self.assertEqual(starts, [10.0, 20.0, 30.0])
         self.assertEqual(bps, [8 * 300 / 10, 0.0, 8 * 100 / 10])
+        # Default: one step per span between delivery instants (two U_PDUs at t=15).
+        starts, ends, bps = tr.delivery_throughput(
+            10.0, [(12.0, 100), (15.0, 200), (15.0, 300), (31.0, 400)])
+        self.assertEqual((starts, ends), ([10.0, 12.0, 15.0], [12.0, 15.0, 31.0]))
+        self.assertEqual(bps, [8 * 100 / 2, 8 * 200 / 3, 8 * 100 / 16])
 
     @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
     def test_every_command_plots(self):

@@ -174,6 +174,7 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--kind", "loopback"], "a loopback radio joins two nodes in one process"),
                 (["--pair", "--kind", "audio"], "--pair and --demo join two nodes"),
                 (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+                (["--stats-intervall", "5"], "(did you mean --stats-interval?)"),
                 (["--config", os.path.join(d, "missing.yaml")], "No such file"),
                 (["--config", config("address: [1, 2\n")], "not valid YAML at line 2"),
                 (["--config", config("- a\n- b\n")], "expected a mapping"),

@@ -131,7 +131,8 @@ def add_output_options(parser):
                         "trip; sweep: the results against the swept value "
                         "(needs python3-matplotlib)")
     g.add_argument("--plot-interval", type=positive_float, default=None, metavar="S",
-                   help="throughput plot: seconds per step (default: about 60 steps)")
+                   help="throughput plot: seconds per step (default: a step from one delivery "
+                        "instant to the next, the rate of each transmission cycle)")
     g.add_argument("--quiet", action="store_true", help="no table and no progress bar")
 
 
@@ -322,31 +323,45 @@ def interval_throughput(start, points, interval_s, end=None):
             [8 * b / interval_s for b in delivered])
 
 
-def default_interval(series):
-    """About 60 intervals over the longest series, at least 1 s, in whole seconds."""
-    span = 0.0
-    for start, points in series.values():
-        if points:
-            span = max(span, points[-1][0] - start)
-    return max(1.0, float(round(span / 60))) if span else 1.0
+def delivery_throughput(start, points, same_instant_s=0.0):
+    """Bit/s over each span between delivery instants (deliveries closer than
+    same_instant_s are one instant): a window of data arrives at once, so this is the
+    rate of each transmission cycle. Returns (span starts, span ends, bit/s)."""
+    starts, ends, bps = [], [], []
+    t0, before = start, 0
+    for i, (t, total) in enumerate(points):
+        if i + 1 < len(points) and points[i + 1][0] - t <= same_instant_s:
+            continue  # the same instant: take its last total
+        if t > t0:
+            starts.append(t0)
+            ends.append(t)
+            bps.append(8 * (total - before) / (t - t0))
+        t0, before = t, total
+    return starts, ends, bps
 
 
-def plot_series(series, nominal_bps, path, title, interval_s=None, clock="protocol"):
-    """Throughput per interval against time, a step per interval, for each flow,
-    with the nominal rate. series: {label: (start, [(t, cumulative bytes)])}; clock
-    names the time axis ("protocol" or "real")."""
+def plot_series(series, nominal_bps, path, title, interval_s=None, clock="protocol",
+                same_instant_s=0.0):
+    """Throughput against time, a step per interval, for each flow, with the nominal
+    rate: per interval_s seconds if given, else per span between delivery instants.
+    series: {label: (start, [(t, cumulative bytes)])}; clock names the time axis."""
     plt = _pyplot()
-    interval_s = interval_s or default_interval(series)
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for label, (start, points) in series.items():
-        starts, bps = interval_throughput(start, points, interval_s)
+        if interval_s:
+            starts, bps = interval_throughput(start, points, interval_s)
+            ends = [t + interval_s for t in starts]
+            what = f"bit/s per {interval_s:g} s"
+        else:
+            starts, ends, bps = delivery_throughput(start, points, same_instant_s)
+            what = "bit/s between deliveries"
         if starts:
-            ax.step(starts + [starts[-1] + interval_s], bps + [bps[-1]], where="post",
-                    label=f"{label}: bit/s per {interval_s:g} s")
+            ax.step(starts + [ends[-1]], bps + [bps[-1]], where="post", label=f"{label}: {what}")
     if nominal_bps:
         ax.axhline(nominal_bps, color="grey", linestyle="--", label="nominal rate")
     ax.set_xlabel(f"{clock} time, s")
     ax.set_ylabel("throughput, bit/s")
+    ax.set_ylim(bottom=0)
     _save(fig, ax, path, title)
 
 
@@ -394,7 +409,7 @@ def plot_sweep(rows, param, path, title):
 
 
 def emit(args, rows, document, series=None, nominal_bps=None, title="", clock="protocol",
-         plot=None):
+         plot=None, same_instant_s=0.0):
     """Table on stdout (unless --quiet), then the --csv, --json and --plot files.
     `plot(path)` draws what is not a throughput series (pings, sweeps)."""
     if not args.quiet and args.csv != "-" and args.json != "-":
@@ -408,7 +423,7 @@ def emit(args, rows, document, series=None, nominal_bps=None, title="", clock="p
             plot(args.plot)
         elif series:
             plot_series(series, nominal_bps, args.plot, title,
-                        getattr(args, "plot_interval", None), clock)
+                        getattr(args, "plot_interval", None), clock, same_instant_s)
         else:
             raise RuntimeError("--plot: this run has nothing to plot")
 

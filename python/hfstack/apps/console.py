@@ -568,7 +568,8 @@ def cmd_throughput(args, stop):
                          series={label: points for label, (_, points) in series.items()}),
                 series, args.rate,
                 f"{args.host}:{args.port} -> {peer} {'non-ARQ' if args.non_arq else 'ARQ'}, "
-                f"{args.updu_size}-byte U_PDUs", clock_name(args))
+                f"{args.updu_size}-byte U_PDUs", clock_name(args),
+                same_instant_s=SAME_INSTANT_REAL_S * args.time_scale)
         if not args.quiet and args.csv != "-" and args.json != "-":
             unfinished = "" if result.completed or not args.bytes else \
                 f"; not finished: {result.reason}"

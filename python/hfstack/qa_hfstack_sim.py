@@ -175,6 +175,21 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual((starts, ends), ([10.0, 12.0, 15.0], [12.0, 15.0, 31.0]))
         self.assertEqual(bps, [8 * 100 / 2, 8 * 200 / 3, 8 * 100 / 16])
 
+    def test_progress_bar_shows_the_note_and_ends_its_line(self):
+        from gnuradio.hfstack import traffic_report as tr
+        out = io.StringIO()
+        bar = tr.progress_bar(100, after_s=0, stream=out, force=True)
+        bar.update(40, "40 of 100 bytes")  # may be skipped: at most 5 refreshes a second
+        bar.update(250, "all of them")  # beyond the total: shown as the total
+        bar.close()  # draws the last state
+        text = out.getvalue()
+        self.assertIn("100/100", text)
+        self.assertIn("all of them", text)
+        self.assertTrue(text.endswith("\n"))
+        quiet = io.StringIO()
+        tr.progress_bar(100, stream=quiet).update(50)  # not a terminal: nothing
+        self.assertEqual(quiet.getvalue(), "")
+
     @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
     def test_every_command_plots(self):
         with tempfile.TemporaryDirectory() as out:

@@ -12,7 +12,6 @@ import io
 import json
 import math
 import sys
-import time
 
 from .hfstack_python import sim
 
@@ -429,27 +428,22 @@ def emit(args, rows, document, series=None, nominal_bps=None, title="", clock="p
 
 
 class progress_bar:
-    """A bar on stderr, shown only once the run has lasted a few seconds, and only on
-    a terminal (or when forced)."""
+    """tqdm's bar (rate, time left, fitted to the terminal's width) on stderr, shown only
+    once the run has lasted after_s seconds, and only on a terminal (or when forced)."""
 
     def __init__(self, total, enabled=True, after_s=2.0, stream=sys.stderr, force=False):
-        self.total = total
         self.enabled = enabled and (force or stream.isatty())
-        self.after_s = after_s
-        self.stream = stream
-        self.started = time.monotonic()
-        self.shown = False
+        self.bar = None
+        if self.enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, file=stream, delay=after_s, dynamic_ncols=True,
+                            mininterval=0.2, unit="", unit_scale=True)
 
     def update(self, done, note=""):
-        if not self.enabled or time.monotonic() - self.started < self.after_s:
-            return
-        frac = min(1.0, done / self.total) if self.total else 1.0
-        bar = "#" * int(frac * 30)
-        self.stream.write(f"\r[{bar:<30}] {100 * frac:5.1f} % {note}")
-        self.stream.flush()
-        self.shown = True
+        if self.bar is not None:
+            self.bar.set_postfix_str(note, refresh=False)
+            self.bar.update(min(done, self.bar.total) - self.bar.n)
 
     def close(self):
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.close()

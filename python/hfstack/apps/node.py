@@ -199,11 +199,8 @@ def config_problems(path, text):
             problems.append(f"{path}:{_line_of(tree, where)}: {name}: {e.instance!r} is not "
                             f"one of {', '.join(map(str, e.validator_value))}"
                             f"{cli.nearest(e.instance, e.validator_value)}")
-        elif e.validator == "type" and where and isinstance(e.instance, (dict, list)) \
-                or e.validator == "type" and e.validator_value == "object":
-            problems.append(f"{path}:{_line_of(tree, where)}: `{name}` must be a mapping"
-                            if e.validator_value == "object" else
-                            f"{path}:{_line_of(tree, where)}: {name}: {e.message}")
+        elif e.validator == "type" and e.validator_value == "object":
+            problems.append(f"{path}:{_line_of(tree, where)}: `{name}` must be a mapping")
         else:
             problems.append(f"{path}:{_line_of(tree, where)}: {name}: {e.message}")
     return doc, problems

@@ -13,7 +13,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian bookworm packages needed to build, test and run (tshark: cross-check oracle).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
-	libliquid-dev python3-yaml iproute2 iputils-ping curl dnsutils
+	libliquid-dev python3-yaml iproute2 iputils-ping curl dnsutils \
+	python3-jsonschema python3-serial python3-scipy \
+	python3-soundfile python3-tqdm
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build test demo bench fuzz install clean

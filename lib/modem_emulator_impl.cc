@@ -232,17 +232,19 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     d_wake.notify_all();
 }
 
-std::string modem_emulator_impl::counters() const
+std::map<std::string, double> modem_emulator_impl::counters() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
     const sim::emulated_modem_stats& s = d_modem->stats();
-    std::ostringstream os;
-    os << "transmissions=" << s.transmissions << "\nair_time_s=" << s.air_time_s
-       << "\nbursts_heard=" << s.bursts_heard << "\nbursts_delivered=" << s.bursts_delivered
-       << "\ncollisions=" << s.collisions << "\nlost_outage=" << s.lost_outage
-       << "\nlost_acquisition=" << s.lost_acquisition << "\nbits_flipped=" << s.bits_flipped
-       << "\nbad_inputs=" << d_bad_inputs << "\n";
-    return os.str();
+    return { { "transmissions", double(s.transmissions) },
+             { "air_time_s", s.air_time_s },
+             { "bursts_heard", double(s.bursts_heard) },
+             { "bursts_delivered", double(s.bursts_delivered) },
+             { "collisions", double(s.collisions) },
+             { "lost_outage", double(s.lost_outage) },
+             { "lost_acquisition", double(s.lost_acquisition) },
+             { "bits_flipped", double(s.bits_flipped) },
+             { "bad_inputs", double(d_bad_inputs) } };
 }
 
 } // namespace hfstack

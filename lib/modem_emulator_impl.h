@@ -33,7 +33,7 @@ public:
 
     bool start() override;
     bool stop() override;
-    std::string counters() const override;
+    std::map<std::string, double> counters() const override;
 
 private:
     double now() const; // protocol time, shared by every emulator in the process

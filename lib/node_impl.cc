@@ -8,6 +8,7 @@
 #include "node_impl.h"
 #include "burst_metadata.h"
 #include "guarded.h"
+#include "modem_status.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -119,10 +120,22 @@ double node_impl::now() const
     return t.count() * d_time_scale;
 }
 
-bool node_impl::start()
+// The scheduler calls start() in the block's thread before a start barrier: an
+// exception there left top_block.start() waiting forever (an unwritable --pcap hung
+// hfstack-node, deaf to SIGINT). check_topology() runs in the caller's thread first,
+// so the capture is opened there and tb.start() raises instead (as in sis_server).
+bool node_impl::check_topology(int, int)
 {
     std::lock_guard<std::mutex> lock(d_mutex);
     if (!d_pcap_path.empty() && !d_pcap)
+        d_pcap = std::make_unique<dl::dpdu_capture>(d_pcap_path);
+    return true;
+}
+
+bool node_impl::start()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (!d_pcap_path.empty() && !d_pcap) // not started by a flowgraph
         d_pcap = std::make_unique<dl::dpdu_capture>(d_pcap_path);
     d_next_stats = d_stats_interval > 0 ? now() + d_stats_interval : dl::no_deadline;
     if (d_running) // started twice without a stop
@@ -315,7 +328,83 @@ void node_impl::dispatch()
         message_port_pub(port_to_phy,
                          pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
     }
+    note_changes();
     d_wake.notify_all();
+}
+
+void node_impl::note_changes()
+{
+    constexpr size_t max_events = 1000;
+    const std::string time = std::to_string(wall_clock_s());
+    auto push = [&](std::map<std::string, std::string> e) {
+        e["time"] = time;
+        if (d_events.size() >= max_events) {
+            d_events.pop_front();
+            d_events_dropped += 1;
+        }
+        if (d_events_dropped)
+            e["dropped"] = std::to_string(d_events_dropped);
+        d_events.push_back(std::move(e));
+    };
+    std::map<std::string, std::map<std::string, std::string>> before;
+    for (auto& l : d_links_seen)
+        before[l.at("peer")] = l;
+    std::vector<std::map<std::string, std::string>> now_links;
+    for (auto& l : d_engine->links())
+        now_links.push_back({ { "peer", dl::address_to_string(l.peer) },
+                              { "state", dl::to_string(l.state) },
+                              { "tx_mode", dl::to_string(l.tx_mode) },
+                              { "rx_mode", dl::to_string(l.rx_mode) } });
+    for (auto& l : now_links) {
+        const auto was = before.find(l.at("peer"));
+        const bool up = l.at("state") == "up";
+        const bool was_up = was != before.end() && was->second.at("state") == "up";
+        if (up != was_up)
+            push({ { "event", up ? "link_up" : "link_down" },
+                   { "peer", l.at("peer") },
+                   { "tx_mode", l.at("tx_mode") },
+                   { "rx_mode", l.at("rx_mode") } });
+        if (was == before.end())
+            continue;
+        for (const char* direction : { "tx", "rx" }) {
+            const std::string key = std::string(direction) + "_mode";
+            if (was->second.at(key) != l.at(key))
+                push({ { "event", "rate_change" },
+                       { "peer", l.at("peer") },
+                       { "direction", direction },
+                       { "old", was->second.at(key) },
+                       { "new", l.at(key) } });
+        }
+    }
+    d_links_seen = std::move(now_links);
+
+    std::map<int, uint32_t> bindings;
+    for (auto& b : d_engine->bindings())
+        bindings[int(b.sap)] = b.client;
+    // Each binding of `from` that `to` lacks is an `event` (unbinds first, then binds).
+    auto differences = [&](const std::map<int, uint32_t>& from,
+                           const std::map<int, uint32_t>& to,
+                           const char* event) {
+        for (auto& [sap, client] : from) {
+            const auto other = to.find(sap);
+            if (other == to.end() || other->second != client)
+                push({ { "event", event },
+                       { "sap", std::to_string(sap) },
+                       { "client", std::to_string(client) } });
+        }
+    };
+    differences(d_bindings_seen, bindings, "client_unbind");
+    differences(bindings, d_bindings_seen, "client_bind");
+    d_bindings_seen = std::move(bindings);
+}
+
+std::vector<std::map<std::string, std::string>> node_impl::take_events()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    std::vector<std::map<std::string, std::string>> out(d_events.begin(), d_events.end());
+    d_events.clear();
+    d_events_dropped = 0;
+    return out;
 }
 
 void node_impl::capture(const dl::bytes& burst)
@@ -343,13 +432,28 @@ std::string node_impl::option(const std::string& name) const
     return dl::get_node_option(d_engine->config(), name);
 }
 
-std::string node_impl::counters() const
+std::map<std::string, double> node_impl::counters() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    std::ostringstream o;
+    std::map<std::string, double> out;
     for (auto& [name, value] : dl::counter_list(d_engine->counters()))
-        o << name << "=" << value << "\n";
-    return o.str();
+        out[name] = value;
+    return out;
+}
+
+std::vector<std::map<std::string, std::string>> node_impl::links() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_links_seen; // as of the last engine step (note_changes)
+}
+
+std::map<int, uint32_t> node_impl::bindings() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    std::map<int, uint32_t> out;
+    for (auto& b : d_engine->bindings())
+        out[int(b.sap)] = b.client;
+    return out;
 }
 
 } // namespace hfstack

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -34,11 +35,15 @@ public:
               double stats_interval);
     ~node_impl() override;
 
+    bool check_topology(int ninputs, int noutputs) override;
     bool start() override;
     bool stop() override;
 
     std::string option(const std::string& name) const override;
-    std::string counters() const override;
+    std::map<std::string, double> counters() const override;
+    std::vector<std::map<std::string, std::string>> links() const override;
+    std::map<int, uint32_t> bindings() const override;
+    std::vector<std::map<std::string, std::string>> take_events() override;
 
 private:
     double now() const; // protocol time, seconds
@@ -51,6 +56,8 @@ private:
     void handle_status(const pmt::pmt_t& msg);
     // With d_mutex held: sends the engine's actions out and wakes the timer thread.
     void dispatch();
+    // With d_mutex held: queues an event for each link, mode or binding change.
+    void note_changes();
     void capture(const dl::bytes& burst);
     void post_stats();
     void timer_loop();
@@ -66,6 +73,10 @@ private:
     double d_next_stats = 0;
     bool d_running = false;
     std::thread d_timer;
+    std::vector<std::map<std::string, std::string>> d_links_seen;
+    std::map<int, uint32_t> d_bindings_seen;
+    std::deque<std::map<std::string, std::string>> d_events;
+    uint64_t d_events_dropped = 0;
 };
 
 } // namespace hfstack

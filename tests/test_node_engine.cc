@@ -73,6 +73,12 @@ TEST(NodeOptions, SetsNestedFieldsAndModes)
     EXPECT_EQ(get_node_option(c, "groups"), "16.0.0.1 31.255.255.254");
     set_node_option(c, "channel_access.mode", "slotted");
     EXPECT_EQ(c.channel_access.mode, channel_access_mode::slotted);
+    // The uncoded mode by the modem's name; the old N still read.
+    set_node_option(c, "mode", "4800U");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_4800, interleaving_none }));
+    EXPECT_EQ(get_node_option(c, "mode"), "4800U");
+    set_node_option(c, "mode", "4800N");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_4800, interleaving_none }));
 }
 
 TEST(NodeOptions, BadNamesAndValuesAreNamedInTheError)
@@ -208,6 +214,37 @@ TEST(NodeEngine, ArqDataStartsWithALinkRequestAndWindowReset)
     EXPECT_EQ(e.link_state(2), cas_link_state::requesting);
     // Nothing more until the burst is over and an answer had time to come.
     EXPECT_GT(e.next_deadline(), t.air_time_s);
+}
+
+TEST(NodeEngine, ClientsConnectedCountsThoseConnectedNowAcceptedCountsAll)
+{
+    node_engine e(config_at(1));
+    for (uint32_t client = 1; client <= 3; ++client)
+        e.on_client_connected(client, 0.0);
+    EXPECT_EQ(e.counters().clients_connected, 3u);
+    e.on_client_closed(2, 1.0);
+    e.on_client_closed(3, 1.0);
+    e.on_client_connected(4, 2.0);
+    EXPECT_EQ(e.counters().clients_connected, 2u); // 1 and 4; it used to say 4
+    EXPECT_EQ(e.counters().clients_accepted, 4u);
+}
+
+TEST(NodeEngine, LinksReportStateAndModesPerPeer)
+{
+    node_engine e(config_at(1));
+    EXPECT_TRUE(e.links().empty());
+    e.on_sis(1, bind_request(3), 0.0);
+    e.on_sis(1, unidata(2, 3, bytes(100)), 0.0);
+    e.take_actions();
+    const auto links = e.links();
+    ASSERT_EQ(links.size(), 1u);
+    EXPECT_EQ(links[0].peer, 2u);
+    EXPECT_EQ(links[0].state, cas_link_state::requesting);
+    EXPECT_EQ(links[0].tx_mode, (modem_mode{ rate_2400, interleaving_short }));
+    EXPECT_EQ(links[0].rx_mode, (modem_mode{ rate_2400, interleaving_short }));
+    ASSERT_EQ(e.bindings().size(), 1u);
+    EXPECT_EQ(e.bindings()[0].sap, 3u);
+    EXPECT_EQ(e.bindings()[0].client, 1u);
 }
 
 TEST(NodeEngine, GarbageFromTheAirIsCountedNotFatal)

@@ -3,9 +3,15 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""The published measurements of commercial STANAG 5066 stacks (anchors.md sections A
-and B: RapidM RC66 over RM6 modems on a perfect audio link; Isode XMPP over RCOP) as
-simulator scenarios, for `hfstack-sim reproduce`.
+"""The published measurements of commercial STANAG 5066 stacks (sections A and B of
+docs/published-measurements.md, in this repository: RapidM RC66 over RM6 modems on a
+perfect audio link; Isode XMPP over RCOP) as simulator scenarios, for
+`hfstack-sim reproduce`.
+
+Rows whose published system the model does not represent carry the reason in
+`not_represented` and no verdict: the two-way split (RC66 starves the reverse flow on
+purpose; our node shares the link) and the zero interleaver (our modem has none; the
+simulator has only its timing).
 
 Every scenario uses the simulator's defaults (node, radio, clear channel) except what
 the published test states: rate, interleaver, ARQ or not, U_PDU size, 127.5 s
@@ -46,25 +52,36 @@ def _bps(c, seed, flow):
     return f.steady_utilisation * r.nominal_bps
 
 
+TWO_WAY = ("two-way split: RC66 starves the reverse flow on purpose, our node shares "
+           "the link")
+ZERO_INTERLEAVER = "zero interleaver: our modem has none (the simulator models its timing only)"
+
+
 class anchor:
-    def __init__(self, section, name, published, unit, higher_is_better, measure):
+    def __init__(self, section, name, published, unit, higher_is_better, measure,
+                 not_represented=""):
         self.section = section
         self.name = name
         self.published = published
         self.unit = unit
         self.higher_is_better = higher_is_better
         self.measure = measure
+        self.not_represented = not_represented
 
     def run(self, seed=1):
         ours = self.measure(seed)
         ratio = ours / self.published if self.published and not math.isnan(ours) else None
-        better = None
-        if ratio is not None:
-            better = ratio >= 1 if self.higher_is_better else ratio <= 1
+        if self.not_represented or ratio is None:
+            verdict = "not comparable"
+        elif (ratio >= 1) == self.higher_is_better or ratio == 1:
+            verdict = "ours better" if ratio != 1 else "equal"
+        else:
+            verdict = "published better"
         return {"section": self.section, "scenario": self.name, "unit": self.unit,
-                "published": self.published, "ours": round(ours, 2),
+                "published": self.published,
+                "ours": None if math.isnan(ours) else round(ours, 2),
                 "ratio": None if ratio is None else round(ratio, 3),
-                "better": "yes" if better else ("no" if better is not None else "-")}
+                "verdict": verdict, "not_represented": self.not_represented}
 
 
 def _ping(mode, which, **client):
@@ -119,15 +136,19 @@ def _build():
           _ping(f"{bps}S", "later", arq=False))
     for il, name, first, later, pct in (("Z", "zero", 19, 13, 90), ("S", "short", 17, 8, 90),
                                         ("L", "long", 88, 18, 82)):
-        a(f"1200 bps {name} interleaver: first ping", first, "s", False, _ping(f"1200{il}", "first"))
+        why = ZERO_INTERLEAVER if il == "Z" else ""
+        a(f"1200 bps {name} interleaver: first ping", first, "s", False,
+          _ping(f"1200{il}", "first"), why)
         a(f"1200 bps {name} interleaver: subsequent ping", later, "s", False,
-          _ping(f"1200{il}", "later"))
-        a(f"1200 bps {name} interleaver: ARQ throughput", pct, "%", True, _throughput(f"1200{il}"))
+          _ping(f"1200{il}", "later"), why)
+        a(f"1200 bps {name} interleaver: ARQ throughput", pct, "%", True,
+          _throughput(f"1200{il}"), why)
     for size, pct in ((2048, 90), (1024, 89), (512, 88), (256, 85), (128, 68), (64, 33)):
         a(f"1200 bps ARQ, {size}-byte U_PDUs", pct, "%", True, _throughput("1200S", updu_size=size))
     for bps, out_bps, back_bps in ((75, 56, 16), (9600, 7700, 320)):
-        a(f"two-way ARQ {bps} bps, out", out_bps, "bit/s", True, _two_way(f"{bps}S", 0))
-        a(f"two-way ARQ {bps} bps, back", back_bps, "bit/s", True, _two_way(f"{bps}S", 1))
+        a(f"two-way ARQ {bps} bps, out", out_bps, "bit/s", True, _two_way(f"{bps}S", 0), TWO_WAY)
+        a(f"two-way ARQ {bps} bps, back", back_bps, "bit/s", True, _two_way(f"{bps}S", 1),
+          TWO_WAY)
 
     b = lambda *args: out.append(anchor("B", *args))
     rcop = dict(framing=sim.encapsulation.rcop, sap=6, peer_sap=6)
@@ -152,10 +173,37 @@ SCENARIOS = _build()
 
 
 def markdown_table(rows):
-    lines = ["| section | scenario | published | ours | ratio | better |",
+    lines = ["| section | scenario | published | ours | ratio | verdict |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        verdict = r["verdict"] + (f" ({r['not_represented']})" if r["not_represented"] else "")
         lines.append(f"| {r['section']} | {r['scenario']} | {r['published']} {r['unit']} | "
-                     f"{r['ours']} {r['unit']} | {ratio} | {r['better']} |")
+                     f"{'-' if r['ours'] is None else r['ours']} {r['unit']} | {ratio} | "
+                     f"{verdict} |")
     return "\n".join(lines) + "\n"
+
+
+def plot(rows, path):
+    """Ours against published, one marker per unit, on log axes with the line of
+    equality; rows the model does not represent are drawn hollow."""
+    from .traffic_report import _pyplot, _save
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 7))
+    for unit, marker in (("%", "o"), ("s", "s"), ("bit/s", "^")):
+        for represented in (True, False):
+            pts = [(r["published"], r["ours"]) for r in rows if r["unit"] == unit
+                   and r["ours"] and bool(r["not_represented"]) != represented]
+            if pts:
+                ax.scatter(*zip(*pts), marker=marker,
+                           facecolors=None if represented else "none",
+                           edgecolors="C0" if represented else "C3",
+                           label=f"{unit}" + ("" if represented else ", not represented"))
+    lo = min(min(r["published"], r["ours"]) for r in rows if r["ours"])
+    hi = max(max(r["published"], r["ours"]) for r in rows if r["ours"])
+    ax.plot([lo, hi], [lo, hi], color="grey", linestyle="--", label="ours = published")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("published")
+    ax.set_ylabel("ours (simulator)")
+    _save(fig, ax, path, "hfstack-sim reproduce: published against ours")

@@ -55,6 +55,38 @@ class qa_grc_examples(gr_unittest.TestCase):
                 self.assertEqual(done.returncode, 0, f"{grc}:\n{done.stdout}{done.stderr}")
                 py_compile.compile(generated, doraise=True)
 
+    def test_hardware_and_clocked_examples_raise_no_throttle_warning(self):
+        """The radio front end is paced by its sound card, USRP or clock, and so are the
+        modem emulators: GRC's "may not have flow control" warning was misleading."""
+        with tempfile.TemporaryDirectory() as out:
+            for name in ("node_audio", "node_usrp", "node_emulator_pair"):
+                with self.subTest(example=name):
+                    done, _ = compile_example(name, out)
+                    self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                    self.assertNotIn("flow control", done.stdout + done.stderr)
+
+    def test_impossible_rate_and_interleaver_refused_by_grc(self):
+        """Accepted until run time before; now the block's asserts refuse the pair."""
+        import yaml
+        with open(os.path.join(TOP, "examples", "node_modem_loopback.grc")) as f:
+            doc = yaml.safe_load(f)
+        with tempfile.TemporaryDirectory() as out:
+            for rate, interleaver, ok in (("9600", '"none"', False), ("75", '"medium"', False),
+                                          ("12800", '"none"', True), ("9600", '"very_long"', True)):
+                with self.subTest(rate=rate, interleaver=interleaver):
+                    for b in doc["blocks"]:
+                        if b["id"] == "hfstack_s4539_tx":
+                            b["parameters"].update(data_rate=rate, interleaver=interleaver)
+                    path = os.path.join(out, "node_modem_loopback.grc")
+                    with open(path, "w") as f:
+                        yaml.safe_dump(doc, f)
+                    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(TOP, "grc"))
+                    done = subprocess.run(["grcc", "-o", out, path], capture_output=True,
+                                          text=True, env=env, timeout=300)
+                    self.assertEqual(done.returncode == 0, ok, done.stdout + done.stderr)
+                    if not ok:
+                        self.assertIn("s4539_pair_ok", done.stdout + done.stderr)
+
     def test_modem_loopback_example_runs(self):
         flowgraph = load_example(self, "node_modem_loopback")
         port = free_port_pair()
@@ -95,6 +127,26 @@ class qa_grc_examples(gr_unittest.TestCase):
             tb.stop()
             tb.wait()
         self.assertEqual(got.payload, b"through the emulated modems")
+
+    def test_pcap_capture_script_writes_its_bursts_and_ends(self):
+        """Run from a script (stdin not a terminal), the generated flowgraph writes its
+        bursts and ends by itself; it used to stop at its "Press Enter" prompt at
+        once, leaving an empty capture."""
+        with tempfile.TemporaryDirectory() as out:
+            done, generated = compile_example("pcap_capture", out)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            pcap = os.path.join(out, "bursts.pcap")
+            ran = subprocess.run(["/usr/bin/python3", generated, "-o", pcap, "-n", "3"],
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                 cwd=out, env=os.environ, timeout=120)
+            self.assertEqual(ran.returncode, 0, ran.stdout + ran.stderr)
+            with open(pcap, "rb") as f:
+                data = f.read()
+        records, offset = 0, 24  # pcap global header, then 16-byte record headers
+        while offset + 16 <= len(data):
+            records += 1
+            offset += 16 + int.from_bytes(data[offset + 8:offset + 12], "little")
+        self.assertEqual(records, 3 * 4)  # four D_PDUs per burst
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ class qa_hf_channel(gr_unittest.TestCase):
     def test_noise_follows_the_snr_and_the_setters(self):
         rng = np.random.default_rng(2)
         x = np.exp(1j * np.pi / 4 * rng.integers(0, 8, 200000)).astype(np.complex64)
-        b = hfstack.hf_channel_cc(9600, "awgn", snr_db=10, seed=3)
+        b = hfstack.hf_channel_cc(9600, "awgn", snr_db=10, seed=3, signal_power=1.0)
         run_block(b, x)
         self.assertAlmostEqual(b.measured_snr_db(), 10.0, delta=0.1)
         b.set_snr_db(0)
@@ -116,6 +116,33 @@ class qa_hf_channel(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             b.set_profile("stormy")
         self.assertEqual(b.profile(), "poor")
+
+
+    def test_default_levels_give_the_snr_set(self):
+        """s4539_tx's default level (0.25 rms) and the channel's default signal power
+        agree, so tx -> channel -> rx with defaults reports the SNR set on the channel
+        (with signal power 1.0 it reported 10.5 dB for 20 dB)."""
+        import pmt
+        fs = 9600.0
+        for complex_signal in (False, True):
+            with self.subTest(complex_signal=complex_signal):
+                tb = gr.top_block()
+                tx = hfstack.s4539_tx(fs, complex_signal)
+                chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
+                    fs, "awgn", snr_db=20.0, seed=7)
+                head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float,
+                                   int(3 * fs))
+                rx = hfstack.s4539_rx(fs, complex_signal)
+                got = blocks.message_debug()
+                tb.connect(tx, head, chan, rx)
+                tb.msg_connect((rx, "out"), (got, "store"))
+                data = bytes(range(200))
+                tx.to_basic_block()._post(pmt.intern("in"), pmt.cons(
+                    pmt.make_dict(), pmt.init_u8vector(len(data), list(data))))
+                tb.run()
+                self.assertEqual(got.num_messages(), 1)
+                meta = pmt.to_python(pmt.car(got.get_message(0)))
+                self.assertAlmostEqual(meta["snr_db"], 20.0, delta=1.5)
 
 
 if __name__ == "__main__":

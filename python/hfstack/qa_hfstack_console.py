@@ -153,6 +153,67 @@ class qa_hfstack_console(gr_unittest.TestCase):
                          [("near->far", 20000, 0, 0), ("far->near", 20000, 0, 0)])
         self.assertIsNone(doc["rows"][0]["utilisation_pct"])  # no --rate, only bit/s
 
+    def test_ping_to_an_unknown_peer_says_so_and_fails(self):
+        """It printed "first None s" and exited 0."""
+        port = self.start_server()
+        done = run("ping", "--port", str(port), "--peer", "0.0.0.9", "--pings", "1",
+                   "--ping-timeout", "120", "--time-scale", TIME_SCALE)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertNotIn("None", done.stdout)
+        self.assertIn("first lost", done.stdout)
+        self.assertIn("1 of 1 pings not answered", done.stderr)
+
+    def test_throughput_with_nobody_at_the_far_end_counts_confirmed_bytes(self):
+        """With no far connection it counted the bytes handed to the local node: 71
+        Mbit/s with nobody at the far end. Now the node's delivery confirmations."""
+        port = self.start_server()
+        done = run("throughput", "--port", str(port), "--peer", "0.0.0.2", "--bytes", "20k",
+                   "--rate", "9600", "--duration", "40", "--time-scale", TIME_SCALE,
+                   "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        (row,) = json.loads(done.stdout)["rows"]
+        self.assertEqual(row["bytes"], 20000)
+        self.assertLess(row["utilisation_pct"], 100)
+        self.assertGreater(row["utilisation_pct"], 10)
+        self.assert_one_line_reason(
+            run("throughput", "--port", str(port), "--peer", "0.0.0.2", "--non-arq"),
+            "non-ARQ throughput needs --far-port")
+
+    def test_figures_a_wrong_time_scale_makes_impossible_are_refused(self):
+        """Against a server 50x faster than real time, --time-scale 1 would report 50
+        times the link's rate and round trips shorter than the air time."""
+        port = self.start_server()
+        done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
+                   "--peer", "0.0.0.2", "--bytes", "20k", "--rate", "9600", "--duration", "40")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("which no link delivers: --rate and --time-scale must match", done.stderr)
+        done = run("ping", "--port", str(port), "--far-port", str(port + 1), "--peer", "0.0.0.2",
+                   "--pings", "2", "--gap", "0", "--rate", "9600")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("shorter than the air time of a ping and its answer", done.stderr)
+
+    def test_rate_and_time_scale_from_the_node_statistics(self):
+        """The node's statistics header says its mode and time scale; with
+        --node-stats the console takes them from there and its figures are right."""
+        port = self.start_server()
+        with tempfile.TemporaryDirectory() as d:
+            stats = os.path.join(d, "stats.jsonl")
+            with open(stats, "w") as f:
+                f.write(json.dumps({"type": "header", "mode": "9600S",
+                                    "time_scale": float(TIME_SCALE)}) + "\n")
+            done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
+                       "--peer", "0.0.0.2", "--bytes", "20k", "--duration", "40",
+                       "--node-stats", stats, "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        doc = json.loads(done.stdout)
+        self.assertEqual((doc["nominal_bps"], doc["time_scale"]), (9600.0, 50.0))
+        self.assertLess(doc["rows"][0]["utilisation_pct"], 100)
+
+    def test_version(self):
+        done = run("--version")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^hfstack-console \S+")
+
     def test_echo_answers_a_separate_console_and_stops_at_duration(self):
         port = self.start_server()
         started = time.monotonic()

@@ -91,7 +91,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             path = os.path.join(out, "anchors.csv")
             done = run("reproduce", "--csv", path)
             self.assertEqual(done.returncode, 0, done.stderr)
-            self.assertIn("| section | scenario | published | ours | ratio | better |",
+            self.assertIn("| section | scenario | published | ours | ratio | verdict |",
                           done.stdout)
             with open(path) as f:
                 rows = list(csv.DictReader(f))
@@ -99,6 +99,20 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertGreater(len(rows), 50)
         for r in rows:
             self.assertNotIn(r["ours"], ("", "nan"), r)
+        # What the model does not represent is said, not called better or worse.
+        two_way = [r for r in rows if r["scenario"].startswith("two-way")]
+        self.assertEqual(len(two_way), 4)
+        for r in two_way + [r for r in rows if "zero interleaver" in r["scenario"]]:
+            self.assertEqual(r["verdict"], "not comparable", r)
+            self.assertTrue(r["not_represented"], r)
+        self.assertEqual({r["verdict"] for r in rows} - {"not comparable"},
+                         {"ours better", "published better"})
+        # The published figures live in the repository.
+        published = os.path.join(os.path.dirname(APP), "..", "docs",
+                                 "published-measurements.md")
+        with open(published) as f:
+            text = f.read()
+        self.assertIn("9600 -> 7700 out / 320 back", text)
 
     @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
     def test_plot_writes_a_png(self):
@@ -109,6 +123,91 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_json_is_strict(self):
+        """No NaN or Infinity tokens (RFC 8259): a strict parser reads every output."""
+        def strict(text):
+            return json.loads(text, parse_constant=lambda c: self.fail(f"{c} in JSON"))
+        for args in (("throughput", "--mode", "9600S", "--bytes", "2k"),
+                     ("ping", "--mode", "1200S", "--pings", "2", "--ber", "0.01",
+                      "--ping-timeout", "60", "--duration", "300"),
+                     ("sweep", "--param", "snr", "--values", "0,30", "--mode", "2400S",
+                      "--profile", "poor", "--duration", "600")):
+            with self.subTest(args=args):
+                done = run(*args, "--json", "-")
+                self.assertIn(done.returncode, (0, 1), done.stderr)
+                strict(done.stdout)
+
+    def test_snr_alone_means_awgn(self):
+        """--snr without --profile used to change nothing but the figure the nodes were
+        told; it is AWGN at that SNR now."""
+        def utilisation(snr):
+            done = run("throughput", "--mode", "2400S", "--duration", "900", "--snr", snr,
+                       "--json", "-")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            doc = json.loads(done.stdout)
+            self.assertEqual(doc["config"]["profile"], "awgn")
+            return doc["rows"][0]["utilisation_pct"], doc["rows"][0]["retransmissions"]
+        (low, low_retx), (high, high_retx) = utilisation("10"), utilisation("30")
+        self.assertLess(low, high)
+        self.assertGreater(low_retx, high_retx)  # 0 retransmissions at 30 dB
+
+    def test_seeds_give_mean_and_confidence_interval(self):
+        done = run("throughput", "--mode", "2400S", "--bytes", "20k", "--ber", "1e-4",
+                   "--seeds", "4", "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        doc = json.loads(done.stdout)
+        self.assertEqual(doc["seeds"], [1, 2, 3, 4])
+        (row,) = doc["rows"]
+        values = [run_["rows"][0]["utilisation_pct"] for run_ in doc["runs"]]
+        self.assertAlmostEqual(row["utilisation_pct"], sum(values) / 4, places=2)
+        self.assertGreater(row["utilisation_pct_ci95"], 0)
+        self.assertEqual(len(set(values)), 4)  # the seeds differ
+
+    def test_throughput_per_interval(self):
+        from gnuradio.hfstack import traffic_report as tr
+        starts, bps = tr.interval_throughput(10.0, [(12.0, 100), (15.0, 300), (31.0, 400)], 10.0)
+        self.assertEqual(starts, [10.0, 20.0, 30.0])
+        self.assertEqual(bps, [8 * 300 / 10, 0.0, 8 * 100 / 10])
+        # Default: one step per span between delivery instants (two U_PDUs at t=15).
+        starts, ends, bps = tr.delivery_throughput(
+            10.0, [(12.0, 100), (15.0, 200), (15.0, 300), (31.0, 400)])
+        self.assertEqual((starts, ends), ([10.0, 12.0, 15.0], [12.0, 15.0, 31.0]))
+        self.assertEqual(bps, [8 * 100 / 2, 8 * 200 / 3, 8 * 100 / 16])
+
+    def test_progress_bar_shows_the_note_and_ends_its_line(self):
+        from gnuradio.hfstack import traffic_report as tr
+        out = io.StringIO()
+        bar = tr.progress_bar(100, after_s=0, stream=out, force=True)
+        bar.update(40, "40 of 100 bytes")  # may be skipped: at most 5 refreshes a second
+        bar.update(250, "all of them")  # beyond the total: shown as the total
+        bar.close()  # draws the last state
+        text = out.getvalue()
+        self.assertIn("100/100", text)
+        self.assertIn("all of them", text)
+        self.assertTrue(text.endswith("\n"))
+        quiet = io.StringIO()
+        tr.progress_bar(100, stream=quiet).update(50)  # not a terminal: nothing
+        self.assertEqual(quiet.getvalue(), "")
+
+    @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
+    def test_every_command_plots(self):
+        with tempfile.TemporaryDirectory() as out:
+            for args in (("ping", "--mode", "1200S", "--pings", "3"),
+                         ("sweep", "--param", "updu-size", "--values", "256,2048",
+                          "--mode", "1200S", "--duration", "1200"),
+                         ("reproduce",)):
+                with self.subTest(args=args):
+                    png = os.path.join(out, args[0] + ".png")
+                    done = run(*args, "--plot", png, "--quiet")
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    with open(png, "rb") as f:
+                        self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_version(self):
+        done = run("--version")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^hfstack-sim \S+")
 
     def test_bad_options_are_refused_with_a_reason(self):
         cases = [
@@ -125,6 +224,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             (("sweep", "--param", "colour", "--values", "1"), "--param"),
             (("throughput", "--profile", "poor"), "--snr"),
             (("throughput", "--profile", "stormy", "--snr", "10"), "profile"),
+            (("throughput", "--seeds", "0"), "--seeds"),
             ((), "choose a command"),
         ]
         for args, needle in cases:

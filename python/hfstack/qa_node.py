@@ -101,6 +101,25 @@ class qa_node(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "time_scale"):
             hfstack.node("0.0.0.1", "", 0.0)
 
+    def test_unwritable_capture_makes_start_raise(self):
+        """tb.start() used to wait for ever (the capture was opened in start(), in the
+        block's thread, before GNU Radio's start barrier); a child process bounds the
+        wait, so the old behaviour fails this test instead of hanging the suite."""
+        import subprocess
+        import sys
+        code = ("from gnuradio import gr, hfstack\n"
+                "tb = gr.top_block()\n"
+                "tb.msg_connect(hfstack.node('0.0.0.1', '', 1.0, '/nonexistent/dir/n.pcap', 0),"
+                " 'to_phy', hfstack.node('0.0.0.2', '', 1.0, '', 0), 'from_phy')\n"
+                "try:\n"
+                "    tb.start()\n"
+                "except RuntimeError as e:\n"
+                "    print('refused:', e)\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60, env=os.environ)
+        self.assertIn("refused: cannot create capture file '/nonexistent/dir/n.pcap'",
+                      done.stdout, done.stderr)
+
     def test_two_nodes_exchange_arq_data_between_clients(self):
         tb = gr.top_block()
         pcap = os.path.join(self.tmp.name, "a.pcap")
@@ -134,7 +153,7 @@ class qa_node(gr_unittest.TestCase):
         self.assertEqual(ind.source_sap, 3)
         self.assertEqual(types(out_a.messages)[:2],
                          [dl.sis_type.bind_accepted, dl.sis_type.subnet_availability])
-        counters = dict(line.split("=") for line in a.counters().split())
+        counters = a.counters()
         self.assertGreaterEqual(float(counters["transmissions"]), 2)
         # Periodic counter dicts on `stats` (the exchange lasts several protocol seconds).
         self.assertGreaterEqual(stats.num_messages(), 1)
@@ -218,7 +237,7 @@ class qa_node(gr_unittest.TestCase):
             tb.stop()
             tb.wait()
         self.assertTrue(answered)
-        counters = dict(line.split("=") for line in a.counters().split())
+        counters = a.counters()
         self.assertEqual(float(counters["bursts_received"]), 1)
 
 

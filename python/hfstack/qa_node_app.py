@@ -11,6 +11,7 @@ one line on stderr and a non-zero exit (2: options or config, 1: device or port)
 The demo with the real modem runs a short transfer (about 30 s of real time)."""
 
 import contextlib
+import re
 import json
 import os
 import signal
@@ -21,6 +22,9 @@ import tempfile
 import time
 
 from gnuradio import gr_unittest
+
+from gnuradio import hfstack
+from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
 from qa_hfstack_console import accepts, free_port_pair
 
@@ -56,7 +60,8 @@ class qa_node_app(gr_unittest.TestCase):
 
     def assert_one_line_error(self, done, code, reason):
         self.assertEqual(done.returncode, code, done.stdout + done.stderr)
-        lines = [l for l in done.stderr.splitlines() if not l.startswith("sis_server")]
+        # GNU Radio's own log lines ("block :level: text") go to stderr as well.
+        lines = [l for l in done.stderr.splitlines() if not re.match(r"^\w+ :\w+: ", l)]
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertTrue(lines[0].startswith("hfstack-node: "), done.stderr)
         self.assertIn(reason, lines[0])
@@ -115,6 +120,8 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertIn("mode=1200L", err)
             self.assertIn("cas.idle_timeout=60", err)
             lines = [json.loads(l) for l in open(stats)]
+        self.assertEqual(lines[0]["type"], "header")
+        lines = [l for l in lines if l["type"] == "stats"]
         self.assertEqual({l["node"] for l in lines}, {"0.0.0.7", "0.0.0.8"})
         for l in lines:
             self.assertIn("transmissions", l)
@@ -167,6 +174,7 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--kind", "loopback"], "a loopback radio joins two nodes in one process"),
                 (["--pair", "--kind", "audio"], "--pair and --demo join two nodes"),
                 (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+                (["--stats-intervall", "5"], "(did you mean --stats-interval?)"),
                 (["--config", os.path.join(d, "missing.yaml")], "No such file"),
                 (["--config", config("address: [1, 2\n")], "not valid YAML at line 2"),
                 (["--config", config("- a\n- b\n")], "expected a mapping"),
@@ -176,7 +184,8 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--config", config("radio:\n  kind: emulator\n  gain: 3\n")],
                  "unknown radio option gain"),
                 (["--config", config("options:\n  arq_window: 500\n")], "arq_window"),
-                (["--config", config("interleaver: medium\n")], "interleaver 'medium'"),
+                (["--config", config("interleaver: medium\n")],
+                 ":1: interleaver: 'medium' is not one of long, none, short"),
                 (["--check", "--pair", "--config", config("radio:\n  interleaver: medium\n")],
                  "data_rate 2400 and interleaver 'medium'"),
                 (["--check", "--kind", "uhd"], "frequency_hz must be > 0 for kind uhd"),
@@ -186,6 +195,92 @@ class qa_node_app(gr_unittest.TestCase):
             for flags, reason in cases:
                 with self.subTest(flags=flags):
                     self.assert_one_line_error(run(*flags), 2, reason)
+
+    def test_every_config_problem_at_once_with_file_line_and_suggestion(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "field.yaml")
+            with open(path, "w") as f:
+                f.write("address: 0.0.0.5\nrat: 1200\nsis:\n  prot: 5066\nradio:\n"
+                        "  kind: audio\n  ptt: serial:/dev/ttyUSB0:cts\n  levle: 0.3\n")
+            done = run("--config", path, "--check")
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        lines = done.stderr.splitlines()
+        self.assertEqual(len(lines), 3, done.stderr)  # before: only the first
+        self.assertIn(f"{path}:2: unknown key rat (did you mean rate?) (valid: address,", lines[0])
+        self.assertIn(f"{path}:4: unknown key sis.prot (did you mean port?)", lines[1])
+        self.assertIn(f"{path}:8: unknown radio option levle (did you mean level?)", lines[2])
+        # With those fixed, the PTT spec the real run would refuse is found too.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "field.yaml")
+            with open(path, "w") as f:
+                f.write("radio:\n  kind: audio\n  ptt: serial:/dev/ttyUSB0:cts\n")
+            self.assert_one_line_error(run("--config", path, "--check"), 2,
+                                       "the serial line is rts or dtr")
+
+    def test_version(self):
+        done = run("--version")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^hfstack-node \S+")
+
+    def test_unwritable_capture_fails_at_once_with_exit_1(self):
+        """It used to hang in tb.start(), deaf to SIGINT and SIGTERM."""
+        for extra in ((), ("--check",)):
+            with self.subTest(extra=extra):
+                done = subprocess.run(
+                    [sys.executable, APP, "--kind", "emulator", "--sis-port", "0",
+                     "--pcap", "/nonexistent/dir/node.pcap", *extra],
+                    capture_output=True, text=True, timeout=60, env=os.environ)
+                self.assert_one_line_error(done, 1, "capture file /nonexistent/dir/node.pcap: "
+                                                    "no directory /nonexistent/dir")
+
+    def test_statistics_stream_header_events_and_clients_now(self):
+        """Standard output carries JSON lines only: a header (version, mode, time
+        scale), events (client bind, link up) and statistics with the clients
+        connected now, the last interval and the links with their modes."""
+        port = free_port_pair()
+        with started("--pair", "--kind", "emulator", "--profile", "", "--time-scale", "50",
+                     "--rate", "9600", "--sis-port", str(port), "--stats-interval", "0.2",
+                     "--options", "channel_access.mode=none;"
+                                  "supervision.keep_alive_interval_s=36000") as server:
+            deadline = time.monotonic() + 60
+            while not (accepts(port) and accepts(port + 1)):
+                self.assertIsNone(server.poll(), "hfstack-node exited")
+                self.assertLess(time.monotonic(), deadline, "hfstack-node never listened")
+                time.sleep(0.05)  # between polls only: bounded by the deadline
+            a, b = sis_client(port=port, timeout=60), sis_client(port=port + 1, timeout=60)
+            for c in (a, b):
+                c.send(bind_request(3))
+                self.assertEqual(c.receive().type, hfstack.dl.sis_type.bind_accepted)
+            a.send(unidata_request("0.0.0.2", 3, b"across"))
+            self.assertEqual(b.receive_type(hfstack.dl.sis_type.unidata_indication).payload,
+                             b"across")
+            a.close()
+            records = []
+            for line in server.stdout:  # every line must be JSON
+                records.append(json.loads(line))
+                r = records[-1]
+                # (the readiness probes above were clients too)
+                if r["type"] == "stats" and r["node"] == "0.0.0.1" and \
+                        r["updus_accepted"] == 1 and r["clients_connected"] == 0:
+                    break
+                self.assertLess(time.monotonic(), deadline, records[-3:])
+            b.close()
+            stop(server, signal.SIGTERM)
+        header = records[0]
+        self.assertEqual(header["type"], "header")
+        self.assertEqual((header["mode"], header["time_scale"]), ("9600S", 50.0))
+        self.assertEqual(header["nodes"], ["0.0.0.1", "0.0.0.2"])
+        self.assertTrue(header["version"])
+        events = [(r["node"], r["event"]) for r in records if r["type"] == "event"]
+        self.assertIn(("0.0.0.1", "client_bind"), events)
+        self.assertIn(("0.0.0.2", "client_bind"), events)
+        self.assertIn(("0.0.0.1", "link_up"), events)
+        self.assertIn(("0.0.0.1", "client_unbind"), events)
+        last = records[-1]
+        self.assertEqual(last["links"][0]["peer"], "0.0.0.2")
+        self.assertEqual(last["links"][0]["tx_mode"], "9600S")
+        self.assertIn("tx_bps", last["last_interval"])
+        self.assertGreater(last["last_interval"]["seconds"], 0)
 
     def test_busy_port_and_missing_device_give_one_line_and_exit_1(self):
         with socket.socket() as taken:

@@ -35,13 +35,10 @@ options of hfstack-node (add_arguments / from_arguments) and keys of its YAML co
 
 import collections
 import contextlib
-import fcntl
 import math
 import os
 import socket
-import struct
 import sys
-import termios
 import threading
 import wave
 
@@ -50,6 +47,7 @@ import pmt
 from gnuradio import blocks, filter as gr_filter, gr
 
 from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
+from .modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
 
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
 MODEM_KINDS = ("loopback", "audio", "uhd", "file")  # the STANAG 4539 modem's DSP
@@ -128,26 +126,34 @@ class device_error(radio_error):
 
 def check_options(options):
     """Full option set from `options` (dict; None means the default): unknown names,
-    wrong types, options of another kind and every rule that needs no device raise
-    radio_error, so a config can be checked before any device is opened."""
+    wrong types, options of another kind, malformed PTT specs, unknown channel profiles
+    and every rule that needs no device raise radio_error, all problems at once (one a
+    line), so a config can be checked before any device is opened."""
+    from .cli import nearest
     options = {k: v for k, v in options.items() if v is not None}
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise radio_error("unknown radio option " + ", ".join(unknown))
+    problems = []
+    for name in sorted(set(options) - set(DEFAULTS)):
+        problems.append(f"unknown radio option {name}{nearest(name, DEFAULTS)} "
+                        f"(valid: {', '.join(DEFAULTS)})")
     o = dict(DEFAULTS)
     for name, value in options.items():
+        if name not in DEFAULTS:
+            continue
         want = type(DEFAULTS[name])
         try:
             o[name] = want(value)
         except (TypeError, ValueError):
-            raise radio_error(f"radio option {name}: {value!r} is not a {want.__name__}")
+            problems.append(f"radio option {name}: {value!r} is not "
+                            + {int: "an integer", float: "a number"}.get(want, "text"))
     kind = o["kind"]
     if kind not in KINDS:
-        raise radio_error(f"radio kind {kind!r}: choose one of {', '.join(KINDS)}")
-    foreign = [n for n in options
-               if n != "kind" and options[n] != DEFAULTS[n] and kind not in KINDS_OF[n]]
+        problems.append(f"radio kind {kind!r}: choose one of {', '.join(KINDS)}"
+                        + nearest(kind, KINDS))
+        raise radio_error("\n".join(problems))
+    foreign = [n for n in options if n in DEFAULTS and n != "kind"
+               and options[n] != DEFAULTS[n] and kind not in KINDS_OF[n]]
     if foreign:
-        raise radio_error(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
+        problems.append(f"radio option {', '.join(sorted(foreign))} does not apply to kind {kind}")
     for name, ok, rule in (
             ("time_scale", o["time_scale"] > 0 and math.isfinite(o["time_scale"]), "> 0"),
             ("ber", 0 <= o["ber"] <= 1, "in 0..1"),
@@ -160,21 +166,59 @@ def check_options(options):
             ("frequency_hz", kind != "uhd" or o["frequency_hz"] > 0, "> 0 for kind uhd"),
             ("usrp_rate", o["usrp_rate"] > 0, "> 0")):
         if not ok:
-            raise radio_error(f"radio option {name} must be {rule}")
-    if kind == "uhd":
+            problems.append(f"radio option {name} must be {rule}")
+    if kind in ("loopback", "emulator"):
+        from .hfstack_python import sim
+        names = sim.fading_profile_names()
+        allowed = names if kind == "loopback" else names + [""]
+        if o["profile"] not in allowed:
+            problems.append(f"radio option profile {o['profile']!r}{nearest(o['profile'], names)}"
+                            f": choose one of {', '.join(names)}"
+                            + (" or empty (no fading)" if kind == "emulator" else ""))
+    if kind in ("audio", "uhd"):
+        try:
+            parse_ptt(o["ptt"])
+        except radio_error as e:
+            problems.append(str(e))
+    if kind == "uhd" and o["usrp_rate"] > 0:
         factor = o["usrp_rate"] / modem_rate(o)
         if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
-            raise radio_error(f"usrp_rate {o['usrp_rate']:g} is not a multiple of the modem "
-                              f"rate {modem_rate(o):g}")
+            problems.append(f"usrp_rate {o['usrp_rate']:g} is not a multiple of the modem "
+                            f"rate {modem_rate(o):g}")
     if kind == "file" and not o["record"] and not o["replay"]:
-        raise radio_error("kind file needs record and/or replay")
-    if kind in MODEM_KINDS:
+        problems.append("kind file needs record and/or replay")
+    if kind in MODEM_KINDS and 0 < o["level"] <= 1:
         try:  # the modem knows which rate and interleaver go together
             s4539_tx(9600.0, False, int(o["data_rate"]), o["interleaver"], o["level"])
         except (ValueError, RuntimeError) as e:
-            raise radio_error(f"radio options data_rate {o['data_rate']} and interleaver "
-                              f"{o['interleaver']!r}: {e}")
+            problems.append(f"radio options data_rate {o['data_rate']} and interleaver "
+                            f"{o['interleaver']!r}: {e}")
+    if problems:
+        raise radio_error("\n".join(problems))
     return o
+
+
+def parse_ptt(spec):
+    """("vox",), ("serial", PORT, "rts"|"dtr") or ("rigctld", HOST, PORT) from a PTT
+    spec; radio_error naming the spec when it is malformed. Opens nothing."""
+    parts = spec.split(":")
+    if spec == "vox":
+        return ("vox",)
+    if parts[0] == "serial" and len(parts) in (2, 3) and parts[1]:
+        line = parts[2] if len(parts) == 3 else "rts"
+        if line not in ("rts", "dtr"):
+            raise radio_error(f"ptt {spec!r}: the serial line is rts or dtr")
+        return ("serial", parts[1], line)
+    if parts[0] == "rigctld" and len(parts) <= 3:
+        host = parts[1] if len(parts) > 1 and parts[1] else "127.0.0.1"
+        try:
+            port = int(parts[2]) if len(parts) > 2 else 4532
+            if not 0 < port < 65536:
+                raise ValueError(port)
+        except ValueError:
+            raise radio_error(f"ptt {spec!r}: the rigctld port is a number 1..65535")
+        return ("rigctld", host, port)
+    raise radio_error(f"ptt {spec!r}: use vox, serial:PORT[:rts|:dtr] or rigctld[:HOST[:PORT]]")
 
 
 def modem_rate(o):
@@ -222,51 +266,51 @@ class burst_monitor(gr.basic_block):
 
 
 class ptt_switch:
-    """Keys the transmitter: serial:PORT[:rts|:dtr] raises a modem-control line,
-    rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. A port or daemon that
-    cannot be used, or refuses to unkey at opening, raises device_error."""
+    """Keys the transmitter: serial:PORT[:rts|:dtr] raises a modem-control line (through
+    pyserial, which sets both lines low before the port opens, so opening never keys the
+    radio), rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. A port or
+    daemon that cannot be used, or refuses to unkey at opening, raises device_error."""
 
     def __init__(self, spec):
         self.spec = spec
-        self.fd = None
+        self.port = None
         self.sock = None
-        parts = spec.split(":")
-        if parts[0] == "serial" and len(parts) in (2, 3):
-            line = parts[2] if len(parts) == 3 else "rts"
-            if line not in ("rts", "dtr"):
-                raise radio_error(f"ptt {spec!r}: the serial line is rts or dtr")
-            self.bit = termios.TIOCM_RTS if line == "rts" else termios.TIOCM_DTR
+        how = parse_ptt(spec)
+        if how[0] == "serial":
+            import serial
+            _, device, self.line = how
+            where = f"ptt serial port {device}"
+            self.port = serial.Serial()
+            self.port.port = device
+            # Radios use the other line for CW keying or CAT power: both stay low.
+            self.port.rts = self.port.dtr = False
             try:
-                self.fd = os.open(parts[1], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-            except OSError as e:
-                raise device_error(f"ptt serial port {parts[1]}: {e.strerror}")
-            where = f"ptt serial port {parts[1]}"
-        elif parts[0] == "rigctld" and len(parts) <= 3:
-            host = parts[1] if len(parts) > 1 and parts[1] else "127.0.0.1"
-            try:
-                port = int(parts[2]) if len(parts) > 2 else 4532
-                if not 0 < port < 65536:
-                    raise ValueError(port)
-            except ValueError:
-                raise radio_error(f"ptt {spec!r}: the rigctld port is a number 1..65535")
+                self.port.open()
+            except (serial.SerialException, OSError) as e:
+                self.port = None
+                raise device_error(f"{where}: {getattr(e, 'strerror', None) or e}")
+        elif how[0] == "rigctld":
+            _, host, port = how
             where = f"ptt rigctld at {host}:{port}"
             try:
                 self.sock = socket.create_connection((host, port), timeout=5.0)
             except OSError as e:
                 raise device_error(f"{where}: {e.strerror or e}")
         else:
-            raise radio_error(f"ptt {spec!r}: use vox, serial:PORT[:rts|:dtr] or "
-                              "rigctld[:HOST[:PORT]]")
+            raise radio_error(f"ptt {spec!r}: vox needs no switch")
         try:
             self.release()
         except OSError as e:
             self.close()
             raise device_error(f"{where}: {e.strerror or e}")
 
+    @property
+    def closed(self):
+        return self.port is None and self.sock is None
+
     def key(self, on):
-        if self.fd is not None:
-            request = termios.TIOCMBIS if on else termios.TIOCMBIC
-            fcntl.ioctl(self.fd, request, struct.pack("I", self.bit))
+        if self.port is not None:
+            setattr(self.port, self.line, bool(on))
         else:
             self.sock.sendall(b"T 1\n" if on else b"T 0\n")
             reply = self.sock.recv(64)
@@ -274,18 +318,16 @@ class ptt_switch:
                 raise OSError(f"rigctld answered {reply.decode(errors='replace').strip()!r}")
 
     def release(self):
-        """Unkeyed. Opening a tty raises both RTS and DTR, and radios use the other line
-        for CW keying or CAT power: both are lowered."""
-        if self.fd is not None:
-            fcntl.ioctl(self.fd, termios.TIOCMBIC,
-                        struct.pack("I", termios.TIOCM_RTS | termios.TIOCM_DTR))
+        """Unkeyed: both serial lines low, or `T 0` to rigctld."""
+        if self.port is not None:
+            self.port.rts = self.port.dtr = False
         else:
             self.key(False)
 
     def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        if self.port is not None:
+            self.port.close()
+            self.port = None
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -309,8 +351,8 @@ class ptt_control(gr.basic_block):
         with self.lock:
             if generation is not None and generation != self.generation:
                 return  # keyed again (or stopped) meanwhile
-            if self.switch.fd is None and self.switch.sock is None:
-                return  # closed
+            if self.switch.closed:
+                return
             try:
                 self.switch.key(on)
             except OSError as e:

@@ -12,7 +12,6 @@ import io
 import json
 import math
 import sys
-import time
 
 from .hfstack_python import sim
 
@@ -127,12 +126,29 @@ def add_output_options(parser):
     g.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")
     g.add_argument("--json", metavar="FILE", help="also write everything as JSON ('-' = stdout)")
     g.add_argument("--plot", metavar="FILE.png",
-                   help="plot throughput against time (needs python3-matplotlib)")
+                   help="throughput: bit/s per interval against time; ping: each round "
+                        "trip; sweep: the results against the swept value "
+                        "(needs python3-matplotlib)")
+    g.add_argument("--plot-interval", type=positive_float, default=None, metavar="S",
+                   help="throughput plot: seconds per step (default: a step from one delivery "
+                        "instant to the next, the rate of each transmission cycle)")
     g.add_argument("--quiet", action="store_true", help="no table and no progress bar")
 
 
 def nan_to_none(v):
-    return None if isinstance(v, float) and math.isnan(v) else v
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def clean(value):
+    """NaN and infinities to None, all the way down, for strict JSON (RFC 8259 has no
+    NaN); pybind11 maps and sequences become dicts and lists."""
+    if isinstance(value, float):
+        return nan_to_none(value)
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
 
 
 def ping_rows(pings, label=None):
@@ -160,6 +176,20 @@ def ping_summary_row(rtts):
     }
 
 
+def ping_summary_text(label, rows, note):
+    """One line: first and later round trips, losses; a lost ping reads "lost", never
+    "None s"."""
+    s = ping_summary_row([row["rtt_s"] for row in rows])
+
+    def sec(v):
+        return "-" if v is None else f"{v} s"
+
+    first = "lost" if rows and rows[0]["rtt_s"] is None else sec(s["first_s"])
+    return (f"{label}: first {first}, later mean {sec(s['later_mean_s'])} "
+            f"(min {sec(s['later_min_s'])}, max {sec(s['later_max_s'])}), "
+            f"lost {s['lost']} of {s['pings']} [{note}]")
+
+
 def throughput_row(label, bytes_delivered, seconds, nominal_bps, steady=None):
     bps = bytes_delivered * 8 / seconds if seconds > 0 else 0.0
     row = {"flow": label, "bytes": bytes_delivered, "seconds": round(seconds, 1),
@@ -168,6 +198,37 @@ def throughput_row(label, bytes_delivered, seconds, nominal_bps, steady=None):
     if steady is not None:
         row["steady_utilisation_pct"] = None if math.isnan(steady) else round(100 * steady, 2)
     return row
+
+
+def mean_and_ci(values, confidence=0.95):
+    """Mean and the half-width of its Student-t confidence interval (None with fewer
+    than two values) of the values that are not None."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not xs:
+        return None, None
+    mean = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return mean, None
+    from scipy.stats import t
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+    return mean, t.ppf(0.5 + confidence / 2, len(xs) - 1) * sd / math.sqrt(len(xs))
+
+
+def seed_summary(runs, keys, label_key, seeds):
+    """One row per label over several seeds' rows: for each numeric key its mean and
+    95 % confidence half-width (key_ci95). runs: [[row, ...] per seed]."""
+    out = []
+    for i, first in enumerate(runs[0]):
+        row = {label_key: first.get(label_key), "seeds": len(seeds),
+               "seed_range": f"{seeds[0]}-{seeds[-1]}"}
+        for k in keys:
+            if k not in first or not isinstance(first[k], (int, float, type(None))):
+                continue
+            mean, ci = mean_and_ci([run[i].get(k) for run in runs if i < len(run)])
+            row[k] = None if mean is None else round(mean, 3)
+            row[k + "_ci95"] = None if ci is None else round(ci, 3)
+        out.append(row)
+    return out
 
 
 def format_table(rows):
@@ -216,49 +277,140 @@ def write_csv(rows, path):
 
 def write_json(document, path):
     f, close = _open(path)
-    json.dump(document, f, indent=2, default=nan_to_none)
+    json.dump(clean(document), f, indent=2, allow_nan=False)
     f.write("\n")
     if close:
         f.close()
 
 
-def plot_series(series, nominal_bps, path, title):
-    """Throughput against time: for each flow, the average since its start (the
-    saw-tooth of the published charts) and the nominal rate. series: {label: [(t, cumulative bytes)]}"""
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib (Debian: apt-get install python3-matplotlib)")
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    for label, (start, points) in series.items():
-        if not points:
-            continue
-        # Between deliveries the average decays; each delivery lifts it: a saw-tooth.
-        ts, bps, before = [start], [0.0], 0
-        for i, (t, total) in enumerate(points):
-            if i + 1 < len(points) and points[i + 1][0] == t:
-                continue  # several U_PDUs at one instant: take the last total
-            if t > start:
-                ts += [t, t]
-                bps += [before * 8 / (t - start), total * 8 / (t - start)]
-            before = total
-        ax.plot(ts, bps, label=f"{label}: average since start")
-    if nominal_bps:
-        ax.axhline(nominal_bps, color="grey", linestyle="--", label="nominal rate")
-    ax.set_xlabel("time, s")
-    ax.set_ylabel("throughput, bit/s")
+    return plt
+
+
+def _save(fig, ax, path, title, legend=True):
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right")
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    fig.clf()
+    import matplotlib.pyplot as plt
     plt.close(fig)
 
 
-def emit(args, rows, document, series=None, nominal_bps=None, title=""):
-    """Table on stdout (unless --quiet), then the --csv, --json and --plot files."""
+def interval_throughput(start, points, interval_s, end=None):
+    """Bit/s delivered in each interval [start + k T, start + (k + 1) T) from
+    cumulative (t, bytes) points; returns (interval starts, bit/s)."""
+    if not points or not interval_s > 0:
+        return [], []
+    end = max(points[-1][0], end if end is not None else points[-1][0])
+    n = max(1, int(math.ceil((end - start) / interval_s)))
+    delivered = [0] * n
+    before = 0
+    for t, total in points:
+        k = min(n - 1, max(0, int((t - start) // interval_s)))
+        delivered[k] += total - before
+        before = total
+    return ([start + k * interval_s for k in range(n)],
+            [8 * b / interval_s for b in delivered])
+
+
+def delivery_throughput(start, points, same_instant_s=0.0):
+    """Bit/s over each span between delivery instants (deliveries closer than
+    same_instant_s are one instant): a window of data arrives at once, so this is the
+    rate of each transmission cycle. Returns (span starts, span ends, bit/s)."""
+    starts, ends, bps = [], [], []
+    t0, before = start, 0
+    for i, (t, total) in enumerate(points):
+        if i + 1 < len(points) and points[i + 1][0] - t <= same_instant_s:
+            continue  # the same instant: take its last total
+        if t > t0:
+            starts.append(t0)
+            ends.append(t)
+            bps.append(8 * (total - before) / (t - t0))
+        t0, before = t, total
+    return starts, ends, bps
+
+
+def plot_series(series, nominal_bps, path, title, interval_s=None, clock="protocol",
+                same_instant_s=0.0):
+    """Throughput against time, a step per interval, for each flow, with the nominal
+    rate: per interval_s seconds if given, else per span between delivery instants.
+    series: {label: (start, [(t, cumulative bytes)])}; clock names the time axis."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for label, (start, points) in series.items():
+        if interval_s:
+            starts, bps = interval_throughput(start, points, interval_s)
+            ends = [t + interval_s for t in starts]
+            what = f"bit/s per {interval_s:g} s"
+        else:
+            starts, ends, bps = delivery_throughput(start, points, same_instant_s)
+            what = "bit/s between deliveries"
+        if starts:
+            ax.step(starts + [ends[-1]], bps + [bps[-1]], where="post", label=f"{label}: {what}")
+    if nominal_bps:
+        ax.axhline(nominal_bps, color="grey", linestyle="--", label="nominal rate")
+    ax.set_xlabel(f"{clock} time, s")
+    ax.set_ylabel("throughput, bit/s")
+    ax.set_ylim(bottom=0)
+    _save(fig, ax, path, title)
+
+
+def plot_pings(rows, path, title, clock="protocol"):
+    """Round trip of each ping; lost pings marked on the axis."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    got = [(r["ping"], r["rtt_s"]) for r in rows if r["rtt_s"] is not None]
+    lost = [r["ping"] for r in rows if r["rtt_s"] is None]
+    if got:
+        ax.plot(*zip(*got), "o-", label="round trip")
+    if lost:
+        ax.plot(lost, [0] * len(lost), "rx", markersize=10, label="lost")
+    ax.set_xlabel("ping")
+    ax.set_ylabel(f"round trip, {clock} s")
+    ax.set_ylim(bottom=0)
+    _save(fig, ax, path, title)
+
+
+def plot_sweep(rows, param, path, title):
+    """Each numeric result column against the swept value (one panel per unit)."""
+    plt = _pyplot()
+    keys = [k for k in rows[0] if k != param and all(
+        isinstance(r.get(k), (int, float)) or r.get(k) is None for r in rows)
+        and any(r.get(k) is not None for r in rows)]
+    groups = {}
+    for k in keys:
+        unit = ("%" if k.endswith("_pct") else "bit/s" if k.endswith("_bps")
+                else "s" if k.endswith("_s") else "count")
+        groups.setdefault(unit, []).append(k)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 3.2 * len(groups)), squeeze=False)
+    numeric = all(isinstance(r[param], (int, float)) for r in rows)
+    xs = [r[param] for r in rows] if numeric else list(range(len(rows)))
+    for ax, (unit, ks) in zip(axes[:, 0], groups.items()):
+        for k in ks:
+            ax.plot(xs, [math.nan if r.get(k) is None else r[k] for r in rows], "o-",
+                    label=k)
+        ax.set_ylabel(unit)
+        if not numeric:
+            ax.set_xticks(xs, [str(r[param]) for r in rows])
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best")
+    axes[-1, 0].set_xlabel(param)
+    _save(fig, axes[0, 0], path, title, legend=False)
+
+
+def emit(args, rows, document, series=None, nominal_bps=None, title="", clock="protocol",
+         plot=None, same_instant_s=0.0):
+    """Table on stdout (unless --quiet), then the --csv, --json and --plot files.
+    `plot(path)` draws what is not a throughput series (pings, sweeps)."""
     if not args.quiet and args.csv != "-" and args.json != "-":
         sys.stdout.write(format_table(rows))
     if args.csv:
@@ -266,33 +418,32 @@ def emit(args, rows, document, series=None, nominal_bps=None, title=""):
     if args.json:
         write_json(document, args.json)
     if args.plot:
-        if not series:
-            raise RuntimeError("--plot: this run has no throughput series to plot")
-        plot_series(series, nominal_bps, args.plot, title)
+        if plot:
+            plot(args.plot)
+        elif series:
+            plot_series(series, nominal_bps, args.plot, title,
+                        getattr(args, "plot_interval", None), clock, same_instant_s)
+        else:
+            raise RuntimeError("--plot: this run has nothing to plot")
 
 
 class progress_bar:
-    """A bar on stderr, shown only once the run has lasted a few seconds, and only on
-    a terminal (or when forced)."""
+    """tqdm's bar (rate, time left, fitted to the terminal's width) on stderr, shown only
+    once the run has lasted after_s seconds, and only on a terminal (or when forced)."""
 
     def __init__(self, total, enabled=True, after_s=2.0, stream=sys.stderr, force=False):
-        self.total = total
         self.enabled = enabled and (force or stream.isatty())
-        self.after_s = after_s
-        self.stream = stream
-        self.started = time.monotonic()
-        self.shown = False
+        self.bar = None
+        if self.enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, file=stream, delay=after_s, dynamic_ncols=True,
+                            mininterval=0.2, unit="", unit_scale=True)
 
     def update(self, done, note=""):
-        if not self.enabled or time.monotonic() - self.started < self.after_s:
-            return
-        frac = min(1.0, done / self.total) if self.total else 1.0
-        bar = "#" * int(frac * 30)
-        self.stream.write(f"\r[{bar:<30}] {100 * frac:5.1f} % {note}")
-        self.stream.flush()
-        self.shown = True
+        if self.bar is not None:
+            self.bar.set_postfix_str(note, refresh=False)
+            self.bar.update(min(done, self.bar.total) - self.bar.n)
 
     def close(self):
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.close()

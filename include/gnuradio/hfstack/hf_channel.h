@@ -56,7 +56,9 @@ public:
      * \param spreads_hz path Doppler spreads (two-sigma) in Hz (custom)
      * \param snr_db signal-to-noise ratio in noise_bandwidth_hz
      * \param noise_bandwidth_hz bandwidth the SNR is measured in
-     * \param signal_power mean power of the input while a signal is present
+     * \param signal_power mean power of the input while a signal is present; the default
+     *        0.0625 is s4539_tx's default output (0.25 rms), so tx -> channel -> rx
+     *        with defaults reports the SNR set here
      * \param frequency_offset_hz carrier frequency offset
      * \param sample_rate_offset_ppm receiving clock offset in parts per million
      * \param max_delay_s length of the delay line (no path may be longer)
@@ -70,7 +72,7 @@ public:
                      const std::vector<double>& spreads_hz = {},
                      double snr_db = 20.0,
                      double noise_bandwidth_hz = 3000.0,
-                     double signal_power = 1.0,
+                     double signal_power = 0.0625,
                      double frequency_offset_hz = 0.0,
                      double sample_rate_offset_ppm = 0.0,
                      double max_delay_s = 0.02,

@@ -12,6 +12,7 @@
 #include <gnuradio/hfstack/api.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace gr {
@@ -67,8 +68,10 @@ public:
                      uint64_t seed = 1,
                      const std::string& options = "");
 
-    //! Every counter as "name=value" lines.
-    virtual std::string counters() const = 0;
+    //! Every counter by name: transmissions, air_time_s, bursts_heard,
+    //! bursts_delivered, collisions, lost_outage, lost_acquisition, bits_flipped,
+    //! bad_inputs.
+    virtual std::map<std::string, double> counters() const = 0;
 };
 
 } // namespace hfstack

@@ -11,7 +11,10 @@
 #include <gnuradio/block.h>
 #include <gnuradio/hfstack/api.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -62,8 +65,21 @@ public:
 
     //! Current value of a node option, as text.
     virtual std::string option(const std::string& name) const = 0;
-    //! Every counter as "name=value" lines.
-    virtual std::string counters() const = 0;
+    //! Every counter by name (the figures of the `stats` port); clients_connected is
+    //! the clients connected now, clients_accepted every connection since the start.
+    virtual std::map<std::string, double> counters() const = 0;
+    //! One entry per peer the node keeps state for: `peer` (a.b.c.d), `state` (CAS:
+    //! idle, requesting, up, breaking), `tx_mode` and `rx_mode` ("2400S", "600L", ...:
+    //! what the node sends to the peer in, and what the peer sends in).
+    virtual std::vector<std::map<std::string, std::string>> links() const = 0;
+    //! The bound SAPs: SAP -> client id.
+    virtual std::map<int, uint32_t> bindings() const = 0;
+    //! Changes since the last call, oldest first, each the moment the node made it:
+    //! `event` link_up / link_down (`peer`, `tx_mode`, `rx_mode`), rate_change (`peer`,
+    //! `direction` tx or rx, `old`, `new`), client_bind / client_unbind (`sap`,
+    //! `client`); `time` in seconds since the epoch. At most 1000 are kept (`dropped`
+    //! on the next event says how many were lost).
+    virtual std::vector<std::map<std::string, std::string>> take_events() = 0;
 };
 
 //! Every node option as "name default help" lines, for --help texts.

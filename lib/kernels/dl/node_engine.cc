@@ -126,6 +126,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "link_failures", double(c.link_failures) },
         { "links_down", double(c.links_down) },
         { "clients_connected", double(c.clients_connected) },
+        { "clients_accepted", double(c.clients_accepted) },
         { "updus_accepted", double(c.updus_accepted) },
         { "updus_rejected", double(c.updus_rejected) },
         { "ttl_expired", double(c.ttl_expired) },
@@ -455,7 +456,7 @@ struct node_engine::impl {
     {
         if (clients.insert(client).second) {
             supervision.on_connected(client, now);
-            counters.clients_connected += 1;
+            counters.clients_accepted += 1;
         }
     }
 
@@ -2078,7 +2079,24 @@ node_counters node_engine::counters() const
     c.link_setups = d->cas.counters().link_setups;
     c.link_failures = d->cas.counters().link_failures;
     c.links_down = d->cas.counters().links_down;
+    c.clients_connected = d->clients.size();
     return c;
+}
+
+std::vector<sap_binding> node_engine::bindings() const { return d->saps.bindings(); }
+
+std::vector<link_status> node_engine::links() const
+{
+    std::vector<link_status> out;
+    for (auto& [addr, p] : d->peers) {
+        link_status l;
+        l.peer = addr;
+        l.state = d->cas.state(addr);
+        l.tx_mode = p->drc ? p->drc->tx_mode() : d_cfg.mode;
+        l.rx_mode = p->drc ? p->drc->rx_mode() : d_cfg.mode;
+        out.push_back(l);
+    }
+    return out;
 }
 
 cas_link_state node_engine::link_state(uint32_t peer) const { return d->cas.state(peer); }

@@ -206,7 +206,8 @@ struct node_counters {
     uint64_t link_failures = 0;
     uint64_t links_down = 0;
     // Clients and U_PDUs.
-    uint64_t clients_connected = 0;
+    uint64_t clients_connected = 0;     // connected now (a snapshot)
+    uint64_t clients_accepted = 0;      // connections since the start
     uint64_t updus_accepted = 0;
     uint64_t updus_rejected = 0;        // every S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED
     uint64_t ttl_expired = 0;
@@ -223,6 +224,14 @@ struct node_counters {
     uint64_t queued_bytes = 0;
     uint64_t links_up = 0;
 };
+// One peer's link, for status displays: CAS state and the modes each way.
+struct link_status {
+    uint32_t peer = 0;
+    cas_link_state state = cas_link_state::idle;
+    modem_mode tx_mode; // what we send to the peer in
+    modem_mode rx_mode; // what the peer sends to us in
+};
+
 // (name, value) of every counter, for the stats port and logs.
 std::vector<std::pair<std::string, double>> counter_list(const node_counters& c);
 
@@ -260,6 +269,9 @@ public:
     // State for tests and status displays.
     cas_link_state link_state(uint32_t peer) const;
     std::vector<uint32_t> bound_clients() const;
+    std::vector<sap_binding> bindings() const;
+    // Every peer the node keeps state for, by address.
+    std::vector<link_status> links() const;
     bool transmitting(double now) const;
 
 private:

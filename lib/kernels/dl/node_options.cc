@@ -67,23 +67,24 @@ std::string fmt(double x)
     return o.str();
 }
 
-// "2400S", "75L", "4800N" (rate in bps, interleaving N/S/L).
+// "2400S", "75L", "4800U" (rate in bps, interleaving S/L, or U for none as the modem
+// names the uncoded mode; N is accepted too).
 modem_mode parse_mode(const std::string& n, const std::string& v)
 {
     if (v.size() < 3)
-        bad(n, v, "a mode such as 2400S, 600L or 4800N");
+        bad(n, v, "a mode such as 2400S, 600L or 4800U (the node announces Table C-6 interleavers: short, long, none)");
     const char il = char(std::toupper(static_cast<unsigned char>(v.back())));
     modem_mode m;
-    m.interleaving = il == 'N' ? interleaving_none
+    m.interleaving = il == 'N' || il == 'U' ? interleaving_none
                      : il == 'S' ? interleaving_short
                      : il == 'L' ? interleaving_long
                                  : 255;
     if (m.interleaving == 255)
-        bad(n, v, "a mode such as 2400S, 600L or 4800N");
+        bad(n, v, "a mode such as 2400S, 600L or 4800U (the node announces Table C-6 interleavers: short, long, none)");
     try {
         m.data_rate = data_rate_code(unsigned(parse_uint(n, v.substr(0, v.size() - 1), 9600)));
     } catch (const std::invalid_argument&) {
-        bad(n, v, "a STANAG 5066 Table C-5 data rate (75, 150, ..., 9600) and N/S/L");
+        bad(n, v, "a STANAG 5066 Table C-5 data rate (75, 150, ..., 9600) and S, L or U");
     }
     return m;
 }
@@ -223,7 +224,7 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
         HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),
         HF_UINT("channel_access.seed", channel_access.seed, 0xFFFFFFFFu, "back-off random seed, 0 = from the node address"),
-        option_entry{ "mode", "waveform mode, e.g. 2400S, 600L, 4800N (rate in bps, interleaver none/short/long)",
+        option_entry{ "mode", "waveform mode, e.g. 2400S, 600L, 4800U (rate in bps, interleaver short/long/none)",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           c.mode = parse_mode(n, v);
                       },

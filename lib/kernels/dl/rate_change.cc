@@ -43,8 +43,12 @@ bool less_robust(const modem_mode& a, const modem_mode& b)
 
 std::string to_string(const modem_mode& m)
 {
-    static const char il[] = { 'N', 'S', 'L', '?' };
-    return std::to_string(data_rate_bps(m.data_rate)) + il[m.interleaving & 3];
+    // As the modem names the modes: no interleaving is the uncoded 4800U, or the zero
+    // interleaver (Z) below 4800 bps.
+    const unsigned bps = data_rate_bps(m.data_rate);
+    static const char il[] = { 'U', 'S', 'L', '?' };
+    const char letter = m.interleaving == interleaving_none && bps < 4800 ? 'Z' : il[m.interleaving & 3];
+    return std::to_string(bps) + letter;
 }
 
 std::set<modem_mode> default_supported_modes()

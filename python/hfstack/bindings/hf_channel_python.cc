@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(hf_channel.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(2ddfb1d189c618836b7a859aa5809544)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(9bd81999daa0b21685f400767ebfb008)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -40,7 +40,7 @@ void bind_hf_channel_template(py::module& m, const char* classname)
              py::arg("spreads_hz") = std::vector<double>(),
              py::arg("snr_db") = 20.0,
              py::arg("noise_bandwidth_hz") = 3000.0,
-             py::arg("signal_power") = 1.0,
+             py::arg("signal_power") = 0.0625,
              py::arg("frequency_offset_hz") = 0.0,
              py::arg("sample_rate_offset_ppm") = 0.0,
              py::arg("max_delay_s") = 0.02,

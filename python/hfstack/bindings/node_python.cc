@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(node.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(14e6520201903538414f7c8490c81f38)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(7e9e92106aa13b956733e8cd0ecb3586)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -37,7 +37,10 @@ void bind_node(py::module& m)
              py::arg("stats_interval") = 10.0,
              D(node, make))
         .def("option", &node::option, py::arg("name"), D(node, option))
-        .def("counters", &node::counters, D(node, counters));
+        .def("counters", &node::counters, D(node, counters))
+        .def("links", &node::links, D(node, links))
+        .def("bindings", &node::bindings, D(node, bindings))
+        .def("take_events", &node::take_events, D(node, take_events));
 
     m.def("node_option_help", &::gr::hfstack::node_option_help, D(node_option_help));
 }

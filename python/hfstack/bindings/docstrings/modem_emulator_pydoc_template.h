@@ -15,4 +15,4 @@ static const char* __doc_gr_hfstack_modem_emulator = R"doc(A link-level modem: t
 
 static const char* __doc_gr_hfstack_modem_emulator_make = R"doc(make(time_scale, profile, snr_db, ber, seed, options): profile "" (ber alone), "awgn" or a simulator fading profile; options "key_up_s=..;unkey_s=..;agc_settle_s=..;carrier_detect_s=..;rx_latency_s=..;propagation_s=..;half_duplex=0|1;collisions=0|1".)doc";
 
-static const char* __doc_gr_hfstack_modem_emulator_counters = R"doc(Every counter as "name=value" lines.)doc";
+static const char* __doc_gr_hfstack_modem_emulator_counters = R"doc(Every counter as a dict {name: value}.)doc";

@@ -1,0 +1,652 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""hfstack-node: a STANAG 5066 node with its STANAG 4539 modem and radio, serving SIS
+clients (any STANAG 5066 application: hfstack-console, Annex F IP clients, e-mail).
+
+  hfstack-node --config field.yaml
+  hfstack-node --address 0.0.0.5 --rate 1200 --interleaver long \\
+      --kind audio --device plughw:CARD=Device --ptt serial:/dev/ttyUSB0:rts
+  hfstack-node --kind uhd --frequency-hz 7.0758e6 --device-args type=b200 --rx-gain-db 40
+  hfstack-node --pair --kind emulator --time-scale 20     # two nodes, SIS on P and P + 1
+  hfstack-node --demo                                      # see below
+
+The radio (--kind): audio (the default for one node), uhd, file, emulator, or loopback
+(two nodes, --pair or --demo: their default); python/hfstack/radio.py; every radio
+option is also a YAML key under `radio:`. Command-line options override
+the config file. Statistics go out as JSON lines every --stats-interval seconds and at
+the end. SIGINT or SIGTERM stops the node cleanly. A bad option or config exits 2, a
+device or port that cannot be opened exits 1, each with one line on stderr.
+
+--demo: two nodes in this process, each with the real STANAG 4539 modem at 2400 bps,
+joined by the Watterson channel (F.1487 mid-latitude moderate, 20 dB SNR each way;
+--profile and --snr-db change them). A SIS client on each node binds, node A pings node
+B, then sends --bytes with ARQ; progress is shown while it runs, and a summary at the end.
+"""
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+import numpy as np
+from gnuradio import gr
+from gnuradio import hfstack
+from gnuradio.hfstack import cli
+from gnuradio.hfstack import radio as radio_frontend
+from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.traffic_report import progress_bar
+from gnuradio.hfstack.version import __version__
+
+dl = hfstack.dl
+T = dl.sis_type
+PROG = "hfstack-node"
+CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
+               "stats", "radio")
+# The interleavers a node can announce (STANAG 5066 Table C-6), by the modem's names.
+INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "U"}
+DEMO_SAP = 14  # a SAP no Annex F client uses
+
+
+config_error = cli.usage_error  # bad options or config: exit 2
+log = logging.getLogger(PROG)
+
+
+class resource_error(Exception):
+    """A device, file or port that cannot be used: exit 1."""
+
+
+class interrupted(Exception):
+    """SIGINT or SIGTERM during the demo."""
+
+
+def parse_args(argv):
+    p = cli.one_line_parser(prog=PROG, description=__doc__.split("\n\n")[0],
+                        epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", help="YAML file with any of: " + ", ".join(CONFIG_KEYS))
+    cli.add_version(p)
+    n = p.add_argument_group("node")
+    n.add_argument("--address", help="STANAG 5066 address a.b.c.d (default 0.0.0.1)")
+    n.add_argument("--rate", help="user data rate in bps (75..9600), or auto: start at 2400 "
+                   "and follow the received SNR (EOW data rate change); default 2400")
+    n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
+                   help="interleaver (default short); a node announces short, long or none "
+                   "(uncoded 4800U) in its data rate changes (STANAG 5066 Table C-6 has no "
+                   "App C ultra_short, very_short, medium or very_long)")
+    n.add_argument("--options", help='more node options "name=value;..." (see --list-options)')
+    n.add_argument("--list-options", action="store_true",
+                   help="print every node option with its default and exit")
+    n.add_argument("--check", action="store_true",
+                   help="check the config and options as the real run would (PTT specs, "
+                   "channel profiles, capture and statistics paths), print the settings as "
+                   "JSON and exit (no device is opened)")
+    n.add_argument("--pcap", help="capture the D_PDUs sent and received to this file")
+    n.add_argument("--log-level", choices=("debug", "info", "warn", "error"),
+                   help="GNU Radio log level of the blocks (default: info; demo: warn)")
+    s = p.add_argument_group("SIS")
+    s.add_argument("--sis-address", help="address the SIS server listens on (default 127.0.0.1)")
+    s.add_argument("--sis-port", type=int, help="SIS port (default 5066; 0 picks a free one)")
+    st = p.add_argument_group("statistics")
+    st.add_argument("--stats-interval", type=float,
+                    help="seconds between JSON statistics lines (default 10; 0: only at the end)")
+    st.add_argument("--stats", dest="stats_file", help="write them to this file (default: stdout)")
+    radio_frontend.add_arguments(p, skip=("data_rate", "interleaver"),  # --rate, --interleaver
+                                 defaults_shown={"kind": "audio; --pair and --demo: loopback"})
+    two = p.add_argument_group("two nodes in one process (loopback or emulator radio)")
+    two.add_argument("--pair", action="store_true",
+                     help="also run node B (--peer-address) on the next SIS port")
+    two.add_argument("--peer-address", help="node B's address (default 0.0.0.2)")
+    d = p.add_argument_group("demo")
+    d.add_argument("--demo", action="store_true", help="run the two-node demo and exit")
+    d.add_argument("--bytes", type=int, default=20000, help="bytes the demo sends with ARQ")
+    d.add_argument("--size", type=int, default=1000, help="bytes per U_PDU (1..2048)")
+    d.add_argument("--pings", type=int, default=2, help="pings before the data")
+    d.add_argument("--timeout", type=float, default=900.0,
+                   help="real seconds the demo waits before giving up")
+    d.add_argument("--data-seed", type=int, default=5066, help="seed of the demo's data")
+    a = p.parse_args(argv)
+    if a.demo and not 1 <= a.size <= 2048:
+        raise config_error("--size must be 1..2048 (the SIS MTU)")
+    if a.demo and a.bytes < 1:
+        raise config_error("--bytes must be at least 1")
+    if a.demo and a.pings < 0:
+        raise config_error("--pings must be 0 or more")
+    return a
+
+
+def config_schema():
+    """The YAML config's structure: every key, its type, and the radio options from
+    radio.RADIO_OPTIONS (so the three front ends share one table)."""
+    json_type = {bool: "boolean", int: "integer", float: "number", str: "string"}
+    radio = {o.name: {"type": [json_type[type(o.default)]] +
+                      (["integer"] if isinstance(o.default, float) else []) + ["null"]}
+             for o in radio_frontend.RADIO_OPTIONS}
+    radio["kind"] = {"enum": list(radio_frontend.KINDS)}
+    text = {"type": ["string", "integer", "null"]}
+    return {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "address": text, "peer_address": text, "pcap": {"type": ["string", "null"]},
+            "rate": {"type": ["integer", "string"]},
+            "interleaver": {"enum": sorted(INTERLEAVER_LETTER)},
+            "options": {"type": ["string", "object", "null"]},
+            "sis": {"type": "object", "additionalProperties": False, "properties": {
+                "address": {"type": "string"},
+                "port": {"type": "integer", "minimum": 0, "maximum": 65535}}},
+            "stats": {"type": "object", "additionalProperties": False, "properties": {
+                "interval": {"type": "number", "minimum": 0},
+                "file": {"type": "string"}}},
+            "radio": {"type": "object", "additionalProperties": False, "properties": radio},
+        },
+    }
+
+
+def _line_of(node, path):
+    """1-based line of the YAML node at `path` (keys and indexes), or of the deepest
+    node found on the way."""
+    import yaml
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [(k, v) for k, v in node.value if k.value == str(key)]
+            if not found:
+                break
+            node = found[0][1] if key is not path[-1] else found[0][0]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            break
+    return node.start_mark.line + 1
+
+
+def config_problems(path, text):
+    """(document, problems): every problem of the config file at once, each as
+    `FILE:LINE: key: what is wrong (valid: ...)` with the nearest valid name."""
+    import jsonschema
+    import yaml
+    try:
+        doc, tree = yaml.safe_load(text), yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        return None, [f"config {path}: not valid YAML{where}"]
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        return None, [f"config {path}: expected a mapping of {', '.join(CONFIG_KEYS)}"]
+    schema = config_schema()
+    problems = []
+    for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(doc),
+                    key=lambda e: _line_of(tree, list(e.absolute_path))):
+        where = list(e.absolute_path)
+        name = ".".join(map(str, where))
+        if e.validator == "additionalProperties":
+            allowed = e.schema["properties"]
+            for key in sorted(set(map(str, e.instance)) - set(allowed)):
+                full = key if where == ["radio"] else ".".join(map(str, where + [key]))
+                kind = "radio option" if where == ["radio"] else "key"
+                problems.append(f"{path}:{_line_of(tree, where + [key])}: unknown {kind} "
+                                f"{full}{cli.nearest(key, allowed)} "
+                                f"(valid: {', '.join(allowed)})")
+        elif e.validator == "enum":
+            problems.append(f"{path}:{_line_of(tree, where)}: {name}: {e.instance!r} is not "
+                            f"one of {', '.join(map(str, e.validator_value))}"
+                            f"{cli.nearest(e.instance, e.validator_value)}")
+        elif e.validator == "type" and e.validator_value == "object":
+            problems.append(f"{path}:{_line_of(tree, where)}: `{name}` must be a mapping")
+        else:
+            problems.append(f"{path}:{_line_of(tree, where)}: {name}: {e.message}")
+    return doc, problems
+
+
+def load_config(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise config_error(f"config {path}: {e.strerror}")
+    doc, problems = config_problems(path, text)
+    if problems:
+        raise config_error("\n".join(problems))
+    return doc
+
+
+def writable(path):
+    """Why `path` cannot be written (created or appended to), or None. Opens nothing."""
+    if os.path.isdir(path):
+        return "is a directory"
+    if os.path.exists(path):
+        return None if os.access(path, os.W_OK) else "permission denied"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"no directory {parent}"
+    return None if os.access(parent, os.W_OK) else f"directory {parent} is not writable"
+
+
+def first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def settings(a):
+    """Every setting from defaults < config file < command line; every problem found
+    is reported at once (config_error, one problem a line)."""
+    doc = load_config(a.config) if a.config else {}
+    sis, stats = doc.get("sis", {}), doc.get("stats", {})
+    problems = []
+    s = {
+        "address": str(first(a.address, doc.get("address"), "0.0.0.1")),
+        "peer_address": str(first(a.peer_address, doc.get("peer_address"), "0.0.0.2")),
+        "sis_address": str(first(a.sis_address, sis.get("address"), "127.0.0.1")),
+        "pcap": str(first(a.pcap, doc.get("pcap"), "")),
+        "stats_file": first(a.stats_file, stats.get("file")),
+    }
+    s["sis_port"] = int(first(a.sis_port, sis.get("port"), 5066))
+    s["stats_interval"] = float(first(a.stats_interval, stats.get("interval"),
+                                      0 if a.demo else 10))
+    if not 0 <= s["sis_port"] <= (65534 if a.pair or a.demo else 65535):
+        problems.append("--sis-port must be 0..65535 (--pair and --demo: 0..65534, node B "
+                        "uses the next port)")
+    if not s["stats_interval"] >= 0:
+        problems.append("--stats-interval must be >= 0")
+
+    rate = str(first(a.rate, doc.get("rate"), 2400)).strip().lower()
+    interleaver = str(first(a.interleaver, doc.get("interleaver"), "short"))
+    automatic = rate == "auto"
+    if automatic:
+        rate = "2400"
+    if not rate.isdigit():
+        problems.append(f"rate {rate!r}: a rate in bps such as 2400, or auto")
+        rate = "2400"
+    options = doc.get("options") or ""
+    if isinstance(options, dict):
+        options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                           for k, v in options.items())
+    node_options = [f"mode={rate}{INTERLEAVER_LETTER.get(interleaver, 'S')}"]
+    if automatic:
+        node_options.append("rate_adaptation=true")
+    node_options += [str(options), a.options or ""]
+    s["node_options"] = ";".join(o for o in node_options if o)
+    s["rate"], s["interleaver"] = int(rate), interleaver
+    for address in (s["address"], s["peer_address"]):
+        try:  # the node checks its address and options (cheap: no thread until started)
+            hfstack.node(address, s["node_options"], 1.0, "", 0)
+        except (ValueError, RuntimeError) as e:
+            if str(e) not in problems:
+                problems.append(str(e))
+
+    radio = radio_frontend.from_arguments(a, doc.get("radio") or {})
+    # One node goes on the air through a sound card unless told otherwise; two in one
+    # process are joined by the Watterson channel.
+    radio.setdefault("kind", "loopback" if a.pair or a.demo else "audio")
+    mode_refused = any(p.startswith("option mode") for p in problems)  # said once is enough
+    if radio["kind"] in radio_frontend.MODEM_KINDS and not mode_refused:
+        radio.setdefault("data_rate", int(rate))  # the emulator takes the node's mode
+        radio.setdefault("interleaver", interleaver)
+    try:
+        s["radio"] = radio_frontend.check_options(radio)
+    except radio_frontend.radio_error as e:
+        problems += str(e).splitlines()
+        s["radio"] = dict(radio_frontend.DEFAULTS, kind=radio["kind"])
+    if (a.pair or a.demo) and s["radio"]["kind"] not in ("loopback", "emulator"):
+        problems.append("--pair and --demo join two nodes by a loopback or emulator radio, "
+                        f"not {s['radio']['kind']}")
+    if not (a.pair or a.demo) and s["radio"]["kind"] == "loopback":
+        problems.append("a loopback radio joins two nodes in one process: add --pair")
+    if problems:
+        raise config_error("\n".join(problems))
+    return s
+
+
+def check_files(s):
+    """The capture and statistics files the run would write: resource_error (exit 1)
+    naming each one that cannot be written, before any device or thread starts."""
+    problems = []
+    for what, path in (("capture file", s["pcap"]), ("statistics file", s["stats_file"])):
+        if path and path != "-":
+            why = writable(path)
+            if why:
+                problems.append(f"{what} {path}: {why}")
+    if problems:
+        raise resource_error("\n".join(problems))
+
+
+class station:
+    """One node with its radio and SIS server."""
+
+    def __init__(self, tb, address, port, s, radio_options, pcap=""):
+        # settings() has checked the address, the options and the time scale.
+        self.node = hfstack.node(address, s["node_options"], radio_options["time_scale"], pcap, 0)
+        try:
+            self.radio = radio_frontend.radio(**radio_options)
+        except radio_frontend.device_error as e:
+            raise resource_error(str(e))
+        except radio_frontend.radio_error as e:
+            raise config_error(str(e))
+        self.address = address
+        self.server = hfstack.sis_server(s["sis_address"], port, 64)
+        tb.msg_connect(self.server, "sis_out", self.node, "sis_in")
+        tb.msg_connect(self.node, "sis_out", self.server, "sis_in")
+        tb.msg_connect(self.node, "to_phy", self.radio, "in")
+        tb.msg_connect(self.radio, "out", self.node, "from_phy")
+        tb.msg_connect(self.radio, "status", self.node, "phy_status")
+
+    def counters(self):
+        return dict(self.node.counters())
+
+
+def build(s, pair):
+    tb = gr.top_block(PROG)
+    stations = [station(tb, s["address"], s["sis_port"], s, s["radio"], s["pcap"])]
+    if pair:
+        peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
+        port = s["sis_port"] + 1 if s["sis_port"] else 0
+        stations.append(station(tb, s["peer_address"], port, s, peer))
+        radio_frontend.join(tb, stations[0].radio, stations[1].radio)
+    return tb, stations
+
+
+def claim_stdout():
+    """Standard output for the statistics alone: GNU Radio's logger writes to file
+    descriptor 1, so that descriptor is pointed at standard error and the statistics
+    get a copy of the original one."""
+    sys.stdout.flush()
+    stats = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return stats
+
+
+def statistics_writer(path):
+    if not path or path == "-":
+        return claim_stdout()
+    try:
+        return open(path, "a", buffering=1)
+    except OSError as e:
+        raise resource_error(f"statistics file {path}: {e.strerror}")
+
+
+# Counters that are a state now, not a count since the start (no per-interval delta).
+SNAPSHOTS = ("clients_connected", "queued_updus", "queued_bytes", "links_up",
+             "ttl_awaiting_verdict")
+EVENT_POLL_S = 0.2  # how often the nodes' recorded changes are written out
+
+
+class statistics:
+    """The JSON-lines statistics stream (docs/field-trial.md, section 6): one header
+    line, then for each node a `stats` line every interval (totals and the last
+    interval) and an `event` line for each change of link state, mode or binding, as
+    it is seen. Nothing else is written to it: logs go to stderr."""
+
+    def __init__(self, out, stations):
+        self.out = out
+        self.stations = stations
+        self.last = {}   # address: (monotonic time, counters)
+        self.started = time.monotonic()
+
+    def write(self, record):
+        self.out.write(json.dumps(record, allow_nan=False) + "\n")
+        self.out.flush()
+
+    def header(self, s):
+        self.write({"type": "header", "program": PROG, "version": __version__,
+                    "time": round(time.time(), 3), "nodes": [st.address for st in self.stations],
+                    "mode": s["node_options"].split(";")[0].split("=")[1],
+                    "time_scale": s["radio"]["time_scale"], "settings": s})
+
+    def events(self):
+        """Every change the nodes recorded since the last call (node.take_events())."""
+        numbers = ("time", "sap", "client", "dropped")
+        for st in self.stations:
+            for e in st.node.take_events():
+                e = {k: (float(v) if k == "time" else int(v)) if k in numbers else v
+                     for k, v in e.items()}
+                self.write({"type": "event", "time": round(e.pop("time"), 3),
+                            "node": st.address, "event": e.pop("event"), **e})
+
+    def stats(self):
+        for st in self.stations:
+            t, c = time.monotonic(), st.counters()
+            t0, c0 = self.last.get(st.address, (self.started, {}))
+            self.last[st.address] = (t, c)
+            span = t - t0
+            delta = {k: v - c0.get(k, 0) for k, v in c.items() if k not in SNAPSHOTS}
+            delta = {k: (int(v) if float(v).is_integer() else round(v, 3))
+                     for k, v in delta.items()}
+            delta["seconds"] = round(span, 3)
+            for name, key in (("tx_bps", "bytes_sent"), ("rx_bps", "bytes_received")):
+                delta[name] = round(8 * delta[key] / span, 1) if span > 0 else None
+            self.write({"type": "stats", "node": st.address, "time": round(time.time(), 3),
+                        **{k: (int(v) if float(v).is_integer() else v) for k, v in c.items()},
+                        "last_interval": delta,
+                        "links": [dict(l) for l in st.node.links()],
+                        "bindings": {str(k): int(v) for k, v in st.node.bindings().items()},
+                        "radio": st.radio.stats()})
+
+
+def serve(s, stations, stop, out):
+    stream = statistics(out, stations)
+    stream.header(s)
+    for st in stations:
+        log.info(f"node {st.address}: SIS on {s['sis_address']}:{st.server.port()}, radio "
+                 f"{s['radio']['kind']}, options {s['node_options']}. Ctrl-C stops.")
+    interval = s["stats_interval"]
+    due = time.monotonic() + interval if interval else None
+    while not stop.wait(EVENT_POLL_S if due is None else
+                        max(0.0, min(EVENT_POLL_S, due - time.monotonic()))):
+        stream.events()
+        if due is not None and time.monotonic() >= due:
+            stream.stats()
+            due += interval
+    return stream
+
+
+# --- demo ---------------------------------------------------------------------------
+
+def describe_link(s):
+    r = s["radio"]
+    mode = f"{s['rate']} bps, {s['interleaver']} interleaver"
+    if r["kind"] == "loopback":
+        return (f"the real STANAG 4539 modem ({mode}) on audio at {radio_frontend.modem_rate(r):g} Hz, "
+                f"joined by the Watterson channel ({r['profile']}, {r['snr_db']:g} dB SNR in "
+                f"3 kHz each way)")
+    return (f"emulated modems ({mode}; {r['profile'] or 'no fading'}, {r['snr_db']:g} dB, "
+            f"BER {r['ber']:g}) at {r['time_scale']:g}x real time")
+
+
+def demo(a, s, stations, stop):
+    scale = s["radio"]["time_scale"]
+    deadline = time.monotonic() + a.timeout
+    left = lambda: max(0.1, deadline - time.monotonic())  # noqa: E731
+    A, B = stations
+    print(f"Two STANAG 5066 nodes, {A.address} and {B.address}, with {describe_link(s)}.")
+    ca = sis_client(s["sis_address"], A.server.port(), left())
+    cb = sis_client(s["sis_address"], B.server.port(), left())
+    for c, st in ((ca, A), (cb, B)):
+        c.send(bind_request(DEMO_SAP, "arq", "node"))
+        c.receive_type(T.bind_accepted)
+        print(f"  node {st.address}: SIS client on port {st.server.port()} bound SAP {DEMO_SAP} "
+              "(ARQ, node delivery confirmation)")
+
+    def wait_for(client, wanted, what, tick=None):
+        """The next primitive of a wanted type (others are skipped, keep-alives answered);
+        `tick` is called about once a second meanwhile."""
+        while True:
+            client.sock.settimeout(min(1.0, left()))
+            try:
+                p = client.receive()
+            except socket.timeout:
+                if stop.is_set():
+                    raise interrupted()
+                if time.monotonic() >= deadline:
+                    raise resource_error(f"demo gave up waiting for {what} after "
+                                         f"{a.timeout:g} s (--timeout)")
+                if tick:
+                    tick()
+                continue
+            except (OSError, AssertionError) as e:
+                raise resource_error(f"demo lost its SIS connection waiting for {what}: {e}")
+            if p.type in wanted:
+                return p
+            if p.type == T.keep_alive:  # supervision: answer, as a client must
+                client.send(hfstack.make_sis("keep_alive"))
+
+    rtts = []
+    for k in range(a.pings):
+        t0 = time.monotonic()
+        ca.send(unidata_request(B.address, DEMO_SAP, f"PING {k + 1}".encode()))
+        ping = wait_for(cb, (T.unidata_indication,), f"ping {k + 1} at node B")
+        cb.send(unidata_request(A.address, DEMO_SAP, ping.payload.replace(b"PING", b"PONG")))
+        wait_for(ca, (T.unidata_indication,), f"pong {k + 1}")  # its confirm is skipped
+        rtts.append((time.monotonic() - t0) * scale)
+        note = " (link set-up included)" if k == 0 else ""
+        print(f"  ping {k + 1}: {A.address} -> {B.address} -> {A.address} in {rtts[-1]:.1f} s{note}")
+
+    before = {st.address: st.counters() for st in stations}
+    before_radio = {st.address: st.radio.stats() for st in stations}
+    rng = np.random.default_rng(a.data_seed)
+    data = bytes(rng.integers(0, 256, a.bytes, dtype=np.uint8))
+    updus = [data[i:i + a.size] for i in range(0, len(data), a.size)]
+    print(f"Sending {len(data)} bytes as {len(updus)} U_PDUs with ARQ, {A.address} -> {B.address}:")
+    t0 = time.monotonic()
+    for u in updus:
+        ca.send(unidata_request(B.address, DEMO_SAP, u))
+    confirmed = [0]
+
+    def count_confirms():
+        try:
+            while confirmed[0] < len(updus):
+                wait_for(ca, (T.unidata_request_confirm,), "confirmations")
+                confirmed[0] += 1
+        except (resource_error, interrupted):
+            pass  # the main thread reports
+
+    th = threading.Thread(target=count_confirms, daemon=True)
+    th.start()
+    bar = progress_bar(len(data), stream=sys.stdout, after_s=0)
+    got = []
+    received = 0
+    last_line = [time.monotonic()]
+
+    def show(delivery):
+        t = (time.monotonic() - t0) * scale
+        c = A.counters()
+        line = (f"{received:6d} of {len(data)} bytes, {t:6.1f} s, "
+                f"{8 * received / t if t > 0 else 0:5.0f} bit/s; node {A.address}: "
+                f"{int(c['transmissions'])} transmissions, {c['air_time_s']:.0f} s on air")
+        if bar.enabled:
+            bar.update(received, line)
+        elif delivery or time.monotonic() - last_line[0] >= 10:
+            # Not a terminal (a log): a line per delivery, and every 10 s while waiting.
+            print(f"  {line}", flush=True)
+            last_line[0] = time.monotonic()
+
+    show(False)
+    while len(got) < len(updus):
+        p = wait_for(cb, (T.unidata_indication,), f"U_PDU {len(got) + 1} at node B",
+                     tick=lambda: show(False))
+        got.append(p.payload)
+        received += len(p.payload)
+        show(True)
+    elapsed = (time.monotonic() - t0) * scale
+    bar.close()
+    th.join(timeout=max(1.0, min(left(), 60.0)))
+    ok = b"".join(got) == data
+    rate_bps = s["rate"]
+    bps = 8 * len(data) / elapsed
+    print("Summary")
+    print(f"  delivered     {received} of {len(data)} bytes in {len(got)} U_PDUs, "
+          f"{'identical and in order' if ok else 'WITH DIFFERENCES'}; {confirmed[0]} confirmed "
+          "to the sender")
+    print(f"  time          {elapsed:.1f} s from the first U_PDU sent to the last delivered"
+          + (" (protocol time)" if scale != 1 else ""))
+    print(f"  throughput    {bps:.0f} bit/s: utilization {100 * bps / rate_bps:.0f} % of "
+          f"{rate_bps} bps")
+    for st in stations:
+        c, c0 = st.counters(), before[st.address]
+        d = {k: int(c[k] - c0.get(k, 0)) for k in ("transmissions", "dpdus_sent",
+                                                    "arq_retransmissions", "segment_crc_errors")}
+        r, r0 = st.radio.stats(), before_radio[st.address]
+        heard = r["bursts_received"] - r0["bursts_received"]
+        seen = ""
+        if "snr_db_mean" in r:
+            seen = f", SNR {r['snr_db_mean']:.1f} dB"
+        if "frequency_offset_hz_mean" in r:
+            seen += f", frequency offset {r['frequency_offset_hz_mean']:+.2f} Hz"
+        print(f"  node {st.address}  sent {d['transmissions']} transmissions "
+              f"({d['dpdus_sent']} D_PDUs, {d['arq_retransmissions']} retransmitted); "
+              f"received {heard} bursts{seen}, {d['segment_crc_errors']} segments with CRC errors")
+    if rtts:
+        print("  pings         " + ", ".join(f"{x:.1f} s" for x in rtts)
+              + " round trip (the first sets up the link)")
+    for c in (ca, cb):
+        c.send(hfstack.make_sis("unbind_request"))
+        c.close()
+    return 0 if ok and confirmed[0] == len(updus) else 1
+
+
+def refuse(e, code):
+    """Each problem on its own line, `hfstack-node: ...`; returns the exit code."""
+    for line in str(e).splitlines() or [type(e).__name__]:
+        print(f"{PROG}: {line}", file=sys.stderr)
+    return code
+
+
+def main(argv=None):
+    stop = threading.Event()
+    try:
+        a = parse_args(argv)
+        if a.list_options:
+            print(hfstack.node_option_help(), end="")
+            return 0
+        s = settings(a)
+        check_files(s)
+        if a.check:
+            print(json.dumps(s, indent=2))
+            return 0
+        level = a.log_level or ("warn" if a.demo else "info")
+        cli.setup_logging(PROG, level)
+        gr.logging().set_default_level(getattr(gr.log_levels, level))
+        for sig in (signal.SIGINT, signal.SIGTERM):  # before any device is opened
+            signal.signal(sig, lambda *_: stop.set())
+        # Before the blocks exist: they log as they are built.
+        stats_out = None if a.demo else statistics_writer(s["stats_file"])
+        tb, stations = build(s, a.pair or a.demo)
+        if stop.is_set():
+            return 0
+    except config_error as e:
+        return refuse(e, 2)
+    except resource_error as e:
+        return refuse(e, 1)
+    try:
+        tb.start()
+    except RuntimeError as e:
+        return refuse(" ".join(str(e).split()), 1)
+    out = None
+    try:
+        if a.demo:
+            return demo(a, s, stations, stop)
+        out = serve(s, stations, stop, stats_out)
+        return 0
+    except resource_error as e:
+        return refuse(e, 1)
+    except interrupted:
+        print(f"{PROG}: demo interrupted", file=sys.stderr)
+        return 130
+    finally:
+        tb.stop()
+        tb.wait()
+        if out is not None:  # the final figures
+            out.events()
+            out.stats()
+        for st in stations:
+            st.radio.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""What every hfstack app shares: a parser whose errors are one line (exit 2), a
+--version flag, Python logging on stderr (never on the machine-readable stdout), and a
+"did you mean" for misspelt names."""
+
+import argparse
+import difflib
+import logging
+import sys
+
+from .version import __version__
+
+
+class usage_error(ValueError):
+    """A bad option, value or config: the app prints one line and exits 2."""
+
+
+class one_line_parser(argparse.ArgumentParser):
+    """argparse that raises usage_error instead of printing the usage and exiting, and
+    suggests the nearest option for a misspelt one."""
+
+    def error(self, message):
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            options = [o for a in self._actions for o in a.option_strings]
+            for word in message[len(prefix):].split():
+                if word.startswith("--") and nearest(word.split("=")[0], options):
+                    message += nearest(word.split("=")[0], options)
+                    break
+        raise usage_error(message)
+
+
+def add_version(parser):
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
+
+
+def nearest(word, choices):
+    """ ' (did you mean X?)' for the closest choice, or ''."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def setup_logging(prog, level="info"):
+    """Log records on stderr as `prog: level: message`; stdout stays for results."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel({"warn": "WARNING"}.get(level, level.upper()))
+    return logging.getLogger(prog)

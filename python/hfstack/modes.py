@@ -1,0 +1,40 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""STANAG 4539 mode names, one set for the modem blocks, the radio, GRC and the apps:
+a rate and an interleaver letter, "2400S", "75L", "9600VL", "4800U", "12800U" (the
+kernel's phy/s4539_modes.h is the source; this only translates)."""
+
+from .hfstack_python import sim
+
+# Interleaver names of the blocks (s4539_tx, radio) and their letters in mode names.
+LETTER = {"ultra_short": "US", "very_short": "VS", "short": "S", "medium": "M", "long": "L",
+          "very_long": "VL", "none": "U"}
+
+
+def _plain(value):
+    """GRC hands enum values over as written in the YAML: '2400', '"short"'."""
+    return str(value).strip().strip("'\"")
+
+
+def mode_name(data_rate, interleaver):
+    """"2400S" from (2400, "short"); None for an interleaver name that does not exist."""
+    letter = LETTER.get(_plain(interleaver))
+    return None if letter is None else f"{int(float(_plain(data_rate)))}{letter}"
+
+
+def s4539_pair_ok(data_rate, interleaver):
+    """True when the modem has this rate with this interleaver (GRC's asserts use it,
+    so an impossible pair is refused in the editor, not at run time)."""
+    try:
+        name = mode_name(data_rate, interleaver)
+    except ValueError:
+        return False
+    return name is not None and sim.s4539_mode(name) is not None
+
+
+def modem_mode_names():
+    """Every mode the modem blocks send and receive, slowest first."""
+    return [m for m in sim.mode_names() if sim.s4539_mode(m) is not None]

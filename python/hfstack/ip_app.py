@@ -24,6 +24,7 @@ import time
 
 from gnuradio import gr
 
+from .cli import add_version
 from .hfstack_python import ip_client_option_help
 from .sis_link import sis_tcp_link
 from .tun import ip_client_tun, tun_error
@@ -66,6 +67,7 @@ def parse_args(argv):
                    help="check the options, print the settings as JSON and exit (no device "
                         "is opened, no server contacted)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
+    add_version(p)
     a = p.parse_args(argv)
     host, sep, port = a.server.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:

@@ -76,8 +76,7 @@ class qa_air_link(gr_unittest.TestCase):
         a = station("0.0.0.1", scale, em_a, lambda tb, em: link_emulator(tb, em, pa, [pb]))
         b = station("0.0.0.2", scale, em_b, lambda tb, em: link_emulator(tb, em, pb, [pa]))
         self.exchange(a, b, [bytes((i * 7 + k) % 256 for k in range(500)) for i in range(5)])
-        heard = dict(line.split("=") for line in em_b.counters().split())
-        self.assertGreater(int(heard["bursts_heard"]), 0)
+        self.assertGreater(int(em_b.counters()["bursts_heard"]), 0)
 
     def test_real_modems_share_audio_over_zeromq(self):
         # The STANAG 4539 modem at 2400S through the AWGN channel at 30 dB, clock 4x.

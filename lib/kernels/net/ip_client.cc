@@ -19,6 +19,12 @@ constexpr size_t max_sis_mtu = 4096; // Annex A: broadcast-only nodes; 2048 othe
 
 bool is_group(uint32_t node) { return node & dl::group_address_flag; }
 
+// The 29 address bits (group flag included) of a SIS address field.
+uint32_t node_of(const dl::sis_address& a)
+{
+    return a.address & (dl::group_address_flag | dl::node_address_mask);
+}
+
 uint32_t option_uint(const std::string& name, const std::string& value, uint32_t max)
 {
     const double v = dl::parse_option_number(name, value);
@@ -523,12 +529,11 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
         break;
     case T::unidata_request_confirm:
     case T::expedited_unidata_request_confirm:
-        d_counters.peers[p.destination.address & (dl::group_address_flag | dl::node_address_mask)]
-            .confirmed += 1;
+        d_counters.peers[node_of(p.destination)].confirmed += 1;
         break;
     case T::unidata_request_rejected:
     case T::expedited_unidata_request_rejected: {
-        const uint32_t peer = p.destination.address & (dl::group_address_flag | dl::node_address_mask);
+        const uint32_t peer = node_of(p.destination);
         d_counters.peers[peer].rejected += 1;
         drop(ip_drop::rejected, "the node rejected a U_PDU, reason " + std::to_string(p.reason));
         if (d_cfg.discard_on_link_failure &&
@@ -542,7 +547,7 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
             drop(ip_drop::wrong_sap);
             break;
         }
-        const uint32_t peer = p.source.address & (dl::group_address_flag | dl::node_address_mask);
+        const uint32_t peer = node_of(p.source);
         d_counters.updus_received += 1;
         const auto parsed = parse_ip(p.payload);
         if (!parsed || !p.errored_blocks.empty() || !p.non_received_blocks.empty()) {
@@ -583,7 +588,6 @@ void ip_client::on_timer(double now)
 
 ip_client_actions ip_client::take_actions()
 {
-    expire(d_now);
     ip_client_actions out;
     std::swap(out, d_actions);
     return out;

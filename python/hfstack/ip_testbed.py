@@ -55,11 +55,14 @@ class testbed:
     `rate`/`interleaver`: the nodes' waveform mode; `time_scale`: protocol seconds per
     real second; `ber`: independent bit errors on every burst (emulator); `tun_mtu`:
     the devices' MTU (the IP clients' own MTU stays 1500 unless `options` says
-    otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`)."""
+    otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`);
+    `congestion_control`: TCP's algorithm in both namespaces ("cubic", "bbr", ...;
+    None keeps the machine's default, which a new namespace inherits)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
-                 tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0):
+                 tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0,
+                 congestion_control=None):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -89,6 +92,9 @@ class testbed:
                 run("ip", "netns", "add", ns)
                 created.append(ns)
                 run("ip", "-n", ns, "link", "set", "lo", "up")
+                if congestion_control:
+                    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                        f"net.ipv4.tcp_congestion_control={congestion_control}")
             for side, peer, peer_node in (("a", "b", "0.0.0.2"), ("b", "a", "0.0.0.1")):
                 routes = f"routes={self.address[peer]}={peer_node}"
                 c = ip_client_tun(f"hft{side}{tag}", f"{routes};{options}", stats_interval=0)

@@ -10,6 +10,7 @@ live in its own network namespace): ARQ data cross, through the link-level emula
 and through the real modems' audio."""
 
 import socket
+import tempfile
 
 import pmt
 from gnuradio import gr, gr_unittest
@@ -89,6 +90,23 @@ class qa_air_link(gr_unittest.TestCase):
         b = station("0.0.0.2", scale, rb, lambda tb, r: link_samples(tb, r, pb, pa))
         self.exchange(a, b, [bytes((i * 11 + k) % 256 for k in range(300)) for i in range(2)])
         self.assertGreater(rb.stats()["bursts_received"], 0)
+
+    def test_radio_options_join_real_modems_across_flowgraphs(self):
+        # What hfstack-node --kind loopback --air-publish/--air-subscribe builds: the
+        # radio front end does the ZeroMQ wiring itself, here over ipc:// files.
+        scale = 4.0
+        with tempfile.TemporaryDirectory() as d:
+            ra, rb = (radio_frontend.radio(kind="loopback", time_scale=scale, profile="awgn",
+                                           snr_db=30.0, seed=seed, data_rate=2400,
+                                           interleaver="short", air_publish=f"ipc://{d}/{me}",
+                                           air_subscribe=f"ipc://{d}/{other}")
+                      for seed, me, other in ((1, "a", "b"), (2, "b", "a")))
+            a = station("0.0.0.1", scale, ra, lambda tb, r: None)
+            b = station("0.0.0.2", scale, rb, lambda tb, r: None)
+            self.exchange(a, b, [bytes((i * 13 + k) % 256 for k in range(200)) for i in range(2)])
+        self.assertGreater(rb.stats()["bursts_received"], 0)
+        with self.assertRaises(radio_frontend.radio_error):
+            radio_frontend.join(gr.top_block(), ra, rb)
 
 
 if __name__ == "__main__":

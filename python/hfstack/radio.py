@@ -29,6 +29,11 @@ carrier_off. The kinds:
             sense, collisions, error models); emulator radios joined by join() share
             one emulated channel.
 
+A loopback or emulator radio with air_publish and air_subscribe shares its channel
+with radios in other processes (each node then lives in its own process, or network
+namespace) over ZeroMQ (air_link.py): the loopback kind carries its audio, the
+emulator kind its bursts.
+
 RADIO_OPTIONS is the single table of options: keyword arguments here, command-line
 options of hfstack-node (add_arguments / from_arguments) and keys of its YAML config.
 """
@@ -46,6 +51,7 @@ import numpy as np
 import pmt
 from gnuradio import blocks, filter as gr_filter, gr
 
+from . import air_link
 from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
 from .modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
 
@@ -94,6 +100,17 @@ RADIO_OPTIONS = (
     radio_option("tx_antenna", "TX/RX", "USRP transmit antenna", ("uhd",)),
     radio_option("usrp_rate", 240000.0, "USRP sample rate, Hz (a multiple of sample_rate)",
                  ("uhd",)),
+    radio_option("air_publish", "",
+                 "ZeroMQ address on which this radio puts its transmissions on a channel "
+                 "shared with other processes (ipc:///run/hf/a or tcp://127.0.0.1:5600; "
+                 "loopback: its audio after its channel, emulator: its bursts); empty: "
+                 "this process only", ("loopback", "emulator")),
+    radio_option("air_subscribe", "",
+                 "ZeroMQ addresses the other radios on that channel publish on, space "
+                 "separated (loopback: exactly one)", ("loopback", "emulator")),
+    radio_option("emulator_id", 0,
+                 "this emulator's identity on a channel shared across processes (0: derived "
+                 "from air_publish, or numbered in this process)", ("emulator",)),
     radio_option("record", "", "write transmitted audio to this WAV file", ("file",)),
     radio_option("replay", "", "receive the audio of this WAV file", ("file",)),
 )
@@ -185,6 +202,14 @@ def check_options(options):
         if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
             problems.append(f"usrp_rate {o['usrp_rate']:g} is not a multiple of the modem "
                             f"rate {modem_rate(o):g}")
+    if bool(o["air_publish"]) != bool(o["air_subscribe"]):
+        problems.append("radio options air_publish and air_subscribe go together (this "
+                        "radio's address and the others')")
+    elif kind == "loopback" and len(o["air_subscribe"].split()) > 1:
+        problems.append("radio option air_subscribe: a loopback radio hears one other radio "
+                        "(its audio is one stream); emulators share a channel among many")
+    if o["emulator_id"] < 0:
+        problems.append("radio option emulator_id must be >= 0")
     if kind == "file" and not o["record"] and not o["replay"]:
         problems.append("kind file needs record and/or replay")
     if kind in MODEM_KINDS and 0 < o["level"] <= 1:
@@ -435,8 +460,10 @@ class radio(gr.hier_block2):
         o = check_options(options)
         self.options = o
         kind = o["kind"]
-        streams = gr.io_signature(1, 1, gr.sizeof_float) if kind == "loopback" \
-            else gr.io_signature(0, 0, 0)
+        # A loopback radio's audio leaves by its stream ports unless another process
+        # hears it over ZeroMQ.
+        streams = gr.io_signature(1, 1, gr.sizeof_float) \
+            if kind == "loopback" and not o["air_publish"] else gr.io_signature(0, 0, 0)
         gr.hier_block2.__init__(self, "radio_" + kind, streams, streams)
         emulated = kind == "emulator"
         for port in ("in", "air_in") if emulated else ("in",):
@@ -485,8 +512,14 @@ class radio(gr.hier_block2):
         self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
                                      o["level"] ** 2, o["frequency_offset_hz"], 0.0, 0.02,
                                      int(o["seed"]))
-        self.connect(tx, pace, self.channel, self)
-        self.connect(self, rx)
+        if o["air_publish"]:
+            sink, source = air_link.sample_sockets(o["air_publish"], o["air_subscribe"])
+            self.air_blocks = (sink, source)
+            self.connect(tx, pace, self.channel, sink)
+            self.connect(source, rx)
+        else:
+            self.connect(tx, pace, self.channel, self)
+            self.connect(self, rx)
 
     def build_audio(self, o):
         from gnuradio import audio
@@ -571,11 +604,17 @@ class radio(gr.hier_block2):
         self.connect(source, blocks.throttle(gr.sizeof_float, rx_rate * o["time_scale"]), rx)
 
     def build_emulator(self, o):
+        identity = o["emulator_id"] or (air_link.emulator_id_of(o["air_publish"])
+                                        if o["air_publish"] else 0)
         self.emulator = modem_emulator(o["time_scale"], o["profile"], o["snr_db"], o["ber"],
-                                       int(o["seed"]), "")
+                                       int(o["seed"]),
+                                       f"emulator_id={identity}" if identity else "")
         self.wire_node_ports(self.emulator, (self.emulator,), self.emulator)
         self.msg_connect(self, "air_in", self.emulator, "air_in")
         self.msg_connect(self.emulator, "air_out", self, "air_out")
+        if o["air_publish"]:
+            self.air_blocks = air_link.link_emulator(self, self.emulator, o["air_publish"],
+                                                             o["air_subscribe"].split())
 
     def add_ptt(self, o, tx):
         if o["ptt"] == "vox":
@@ -597,6 +636,9 @@ def join(tb, a, b):
     """Puts two radios on one channel: loopback radios by their audio (each hears the
     other's transmissions through its own channel)."""
     kinds = {a.options["kind"], b.options["kind"]}
+    if a.options["air_publish"] or b.options["air_publish"]:
+        raise radio_error("join() is for radios in one process; these share a channel over "
+                          "ZeroMQ already (air_publish)")
     if kinds == {"loopback"}:
         tb.connect(a, b)
         tb.connect(b, a)

@@ -13,10 +13,16 @@ clients (any STANAG 5066 application: hfstack-console, Annex F IP clients, e-mai
   hfstack-node --kind uhd --frequency-hz 7.0758e6 --device-args type=b200 --rx-gain-db 40
   hfstack-node --pair --kind emulator --time-scale 20     # two nodes, SIS on P and P + 1
   hfstack-node --demo                                      # see below
+  hfstack-node --address 0.0.0.1 --ip-client hf0 --ip-route 10.77.0.2=0.0.0.2 ...
+                                                           # IP over HF on TUN hf0
 
 The radio (--kind): audio (the default for one node), uhd, file, emulator, or loopback
 (two nodes, --pair or --demo: their default); python/hfstack/radio.py; every radio
-option is also a YAML key under `radio:`. Command-line options override
+option is also a YAML key under `radio:`. A loopback or emulator radio with
+--air-publish and --air-subscribe shares its channel with a node in another process (or
+network namespace) over ZeroMQ. --ip-client runs the STANAG 5066 IP client (Annex
+F.12, docs/ip-client.md) on a TUN device as a client of this node (YAML: `ip_client:`),
+its counters in the statistics. Command-line options override
 the config file. Statistics go out as JSON lines every --stats-interval seconds and at
 the end. SIGINT or SIGTERM stops the node cleanly. A bad option or config exits 2, a
 device or port that cannot be opened exits 1, each with one line on stderr.
@@ -50,10 +56,11 @@ dl = hfstack.dl
 T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
-               "stats", "radio")
+               "stats", "radio", "ip_client")
 # The interleavers a node can announce (STANAG 5066 Table C-6), by the modem's names.
 INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "U"}
 DEMO_SAP = 14  # a SAP no Annex F client uses
+IP_CLIENT_ID = 0x7FFF0009  # the in-process IP client's SIS client id (the server's are small)
 
 
 config_error = cli.usage_error  # bad options or config: exit 2
@@ -95,6 +102,23 @@ def parse_args(argv):
     s = p.add_argument_group("SIS")
     s.add_argument("--sis-address", help="address the SIS server listens on (default 127.0.0.1)")
     s.add_argument("--sis-port", type=int, help="SIS port (default 5066; 0 picks a free one)")
+    ip = p.add_argument_group("IP client (STANAG 5066 Annex F.12) on a TUN device, beside "
+                              "this node (YAML: ip_client)")
+    ip.add_argument("--ip-client", metavar="TUN",
+                    help="run the IP client on TUN device TUN (made if allowed, or made "
+                    "beforehand with `ip tuntap add dev TUN mode tun user NAME`)")
+    ip.add_argument("--ip-route", action="append", metavar="PREFIX=NODE[,arq|non_arq][,repeats=N]",
+                    help="address table entry: IP destinations to a STANAG 5066 node or group "
+                    "(repeatable; PREFIX 'default' for everything else)")
+    ip.add_argument("--ip-options", help='more IP client options "name=value;..." '
+                    "(hfstack-ip --list-options)")
+    ip.add_argument("--ip-configure", action="store_true",
+                    help="set the device's address, MTU and routes and bring it up "
+                    "(iproute2; needs CAP_NET_ADMIN)")
+    ip.add_argument("--ip-address", help="with --ip-configure: address/prefix of the device")
+    ip.add_argument("--ip-device-route", action="append", metavar="PREFIX",
+                    help="with --ip-configure: a prefix Linux routes through the device "
+                    "(repeatable)")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -146,6 +170,16 @@ def config_schema():
                 "interval": {"type": "number", "minimum": 0},
                 "file": {"type": "string"}}},
             "radio": {"type": "object", "additionalProperties": False, "properties": radio},
+            "ip_client": {"type": "object", "additionalProperties": False, "required": ["tun"],
+                          "properties": {
+                              "tun": {"type": "string", "minLength": 1},
+                              "routes": {"type": "array", "items": {"type": "string"}},
+                              "options": {"type": ["string", "object", "null"]},
+                              "configure": {"type": "object", "additionalProperties": False,
+                                            "properties": {
+                                                "address": {"type": "string"},
+                                                "routes": {"type": "array",
+                                                           "items": {"type": "string"}}}}}},
         },
     }
 
@@ -297,11 +331,54 @@ def settings(a):
     if (a.pair or a.demo) and s["radio"]["kind"] not in ("loopback", "emulator"):
         problems.append("--pair and --demo join two nodes by a loopback or emulator radio, "
                         f"not {s['radio']['kind']}")
-    if not (a.pair or a.demo) and s["radio"]["kind"] == "loopback":
-        problems.append("a loopback radio joins two nodes in one process: add --pair")
+    shared = bool(s["radio"]["air_publish"])
+    if not (a.pair or a.demo) and s["radio"]["kind"] == "loopback" and not shared:
+        problems.append("a loopback radio joins two nodes in one process: add --pair, or "
+                        "--air-publish and --air-subscribe to hear a node in another process")
+    if (a.pair or a.demo) and shared:
+        problems.append("--pair and --demo join their two nodes in this process: leave out "
+                        "--air-publish and --air-subscribe")
+    s["ip_client"] = ip_client_settings(a, doc.get("ip_client"), problems)
     if problems:
         raise config_error("\n".join(problems))
     return s
+
+
+def ip_client_settings(a, section, problems):
+    """The IP client beside the node, from --ip-* over the YAML `ip_client` section, or
+    None; its options are checked by building the client's kernel (nothing is opened)."""
+    section = section or {}
+    tun = first(a.ip_client, section.get("tun"))
+    configure = section.get("configure") or {}
+    given = [n for n in ("ip_route", "ip_options", "ip_address", "ip_device_route")
+             if getattr(a, n)] + (["ip_configure"] if a.ip_configure else [])
+    if not tun:
+        if given:
+            problems.append(f"--{given[0].replace('_', '-')} needs --ip-client TUN")
+        return None
+    if a.pair or a.demo:
+        problems.append("--ip-client runs beside one node: not with --pair or --demo (give "
+                        "each node its own process, or attach hfstack-ip to node B's SIS port)")
+    options = section.get("options") or ""
+    if isinstance(options, dict):
+        options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                           for k, v in options.items())
+    routes = a.ip_route or section.get("routes") or []
+    ip = {"tun": str(tun), "routes": list(routes),
+          "options": ";".join(o for o in ([f"routes={' '.join(routes)}"] if routes else [])
+                              + [str(options), a.ip_options or ""] if o),
+          "configure": bool(a.ip_configure or configure),
+          "address": first(a.ip_address, configure.get("address"), ""),
+          "device_routes": list(a.ip_device_route or configure.get("routes") or [])}
+    if (ip["address"] or ip["device_routes"]) and not ip["configure"]:
+        problems.append("--ip-address and --ip-device-route need --ip-configure")
+    try:
+        if not hfstack.ip_client(ip["options"], IP_CLIENT_ID, 0).option("routes"):
+            problems.append("--ip-client needs an address table: give at least one "
+                            "--ip-route PREFIX=NODE (or ip_client.routes)")
+    except ValueError as e:
+        problems.append(f"IP client: {e}")
+    return ip
 
 
 def check_files(s):
@@ -337,13 +414,44 @@ class station:
         tb.msg_connect(self.radio, "out", self.node, "from_phy")
         tb.msg_connect(self.radio, "status", self.node, "phy_status")
 
+        self.ip_client = None
+
+    def attach_ip_client(self, tb, ip):
+        """The IP client on its TUN device as one more SIS client of this node."""
+        from gnuradio.hfstack.tun import ip_client_tun, tun_error
+        try:
+            self.ip_client = ip_client_tun(ip["tun"], ip["options"], IP_CLIENT_ID, 0,
+                                           ip["configure"], ip["address"], ip["device_routes"])
+        except tun_error as e:
+            raise resource_error(f"IP client: {e}")
+        tb.msg_connect(self.ip_client, "sis_out", self.node, "sis_in")
+        tb.msg_connect(self.node, "sis_out", self.ip_client, "sis_in")
+
     def counters(self):
         return dict(self.node.counters())
+
+    def ip_statistics(self):
+        """The IP client's counters and its TUN device's, or {} without one."""
+        if self.ip_client is None:
+            return {}
+        counters = {}
+        for line in self.ip_client.client.counters().splitlines():
+            name, _, value = line.partition("=")
+            counters[name] = float(value)
+        return {"ip_client": {k: int(v) if v.is_integer() else v for k, v in counters.items()},
+                "tun_device": dict(self.ip_client.tun.counters, name=self.ip_client.name)}
+
+    def close(self):
+        self.radio.close()
+        if self.ip_client is not None:
+            self.ip_client.close()
 
 
 def build(s, pair):
     tb = gr.top_block(PROG)
     stations = [station(tb, s["address"], s["sis_port"], s, s["radio"], s["pcap"])]
+    if s["ip_client"]:
+        stations[0].attach_ip_client(tb, s["ip_client"])
     if pair:
         peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
         port = s["sis_port"] + 1 if s["sis_port"] else 0
@@ -426,7 +534,7 @@ class statistics:
                         "last_interval": delta,
                         "links": [dict(l) for l in st.node.links()],
                         "bindings": {str(k): int(v) for k, v in st.node.bindings().items()},
-                        "radio": st.radio.stats()})
+                        "radio": st.radio.stats(), **st.ip_statistics()})
 
 
 def serve(s, stations, stop, out):
@@ -435,6 +543,9 @@ def serve(s, stations, stop, out):
     for st in stations:
         log.info(f"node {st.address}: SIS on {s['sis_address']}:{st.server.port()}, radio "
                  f"{s['radio']['kind']}, options {s['node_options']}. Ctrl-C stops.")
+        if st.ip_client is not None:
+            log.info(f"node {st.address}: IP client on {st.ip_client.name}, "
+                     f"{s['ip_client']['options']}")
     interval = s["stats_interval"]
     due = time.monotonic() + interval if interval else None
     while not stop.wait(EVENT_POLL_S if due is None else
@@ -645,7 +756,7 @@ def main(argv=None):
             out.events()
             out.stats()
         for st in stations:
-            st.radio.close()
+            st.close()
 
 
 if __name__ == "__main__":

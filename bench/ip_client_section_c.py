@@ -8,6 +8,11 @@ given) and measures with real tools: ping, dig against a small DNS server, TCP w
 Python sockets. Published figures are those of "Measuring and Analysing STANAG 5066
 F.12 IP Client" as summarised in anchors.md section C; targets are issue 21's.
 
+TCP runs with Debian's default congestion control, cubic, set on the HF route
+(--congestion-control; this machine's own default is BBR, whose cap on data in flight,
+twice its bandwidth estimate times the smallest RTT seen, starves a half-duplex link
+whose turns last minutes: 59 % at 1 MB against cubic's figures in docs/ip-client.md).
+
 TCP figures as the seed measured them: from the connect() call to the last byte
 delivered at the far side; utilization = bytes x 8 / (rate x time); also the connect
 time and the final data latency (last byte delivered minus the moment the sender's
@@ -149,11 +154,16 @@ def main():
     p.add_argument("--rows", default="ping,dns,tcp,ber,10mb")
     p.add_argument("--rates", default="9600,1200,300", help="rates of the ping, dns and tcp rows")
     p.add_argument("--quick", action="store_true", help="fewer and smaller transfers")
+    p.add_argument("--congestion-control", default="cubic",
+                   help="TCP congestion control on the HF route (default cubic, Debian's "
+                        "default; 'system' keeps this machine's)")
     a = p.parse_args()
     why = unavailable()
     if why:
         sys.exit(f"ip_client_section_c: {why}")
     rows = set(a.rows.split(","))
+    cc = None if a.congestion_control == "system" else a.congestion_control
+    line(f"TCP congestion control: {cc or 'the system default'}")
     results = []
     tag = 0
     for rate in [int(r) for r in a.rates.split(",")]:
@@ -161,7 +171,8 @@ def main():
         if not (("ping" in rows or "dns" in rows) or ("tcp" in rows and wanted_tcp)):
             continue
         tag += 1
-        with testbed(rate=rate, time_scale=1.0, subnet=f"10.8{tag}.0") as bed:
+        with testbed(rate=rate, time_scale=1.0, subnet=f"10.8{tag}.0",
+                     congestion_control=cc) as bed:
             if "ping" in rows:
                 t = ping_times(bed, 3 if a.quick else 5)
                 pub, target = PING[rate]
@@ -190,7 +201,8 @@ def main():
     if "ber" in rows:
         for ber, (pub, target) in BER.items():
             tag += 1
-            with testbed(rate=9600, time_scale=1.0, ber=ber, subnet=f"10.8{tag}.0") as bed:
+            with testbed(rate=9600, time_scale=1.0, ber=ber, subnet=f"10.8{tag}.0",
+                         congestion_control=cc) as bed:
                 size = 10_000 if a.quick else 100_000
                 r = tcp_transfer(bed, size, timeout=7200)
                 line(f"tcp 9600 bps {size // 1000} kB at BER {ber:g}: {r['utilization']:.1f} % "
@@ -199,7 +211,8 @@ def main():
     if "10mb" in rows and not a.quick:
         tag += 1
         scale = 10.0
-        with testbed(rate=9600, time_scale=scale, subnet=f"10.8{tag}.0") as bed:
+        with testbed(rate=9600, time_scale=scale, subnet=f"10.8{tag}.0",
+                     congestion_control=cc) as bed:
             r = tcp_transfer(bed, 10_000_000, timeout=7200)
             line(f"tcp 9600 bps 10 MB at time scale {scale:g} (TCP sees a {scale:g}x faster "
                  f"link): {r['utilization']:.1f} % of the HF rate, {r['total_s'] * scale:.0f} s "

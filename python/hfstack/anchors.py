@@ -3,10 +3,12 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""The published measurements of commercial STANAG 5066 stacks (sections A and B of
+"""The published measurements of commercial STANAG 5066 stacks (sections A, B and C of
 docs/published-measurements.md, in this repository: RapidM RC66 over RM6 modems on a
-perfect audio link; Isode XMPP over RCOP) as simulator scenarios, for
-`hfstack-sim reproduce`.
+perfect audio link; Isode XMPP over RCOP; Isode's F.12 IP client) as simulator
+scenarios, for `hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts
+behind IP clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured
+in real time by bench/ip_client_section_c.py.
 
 Rows whose published system the model does not represent carry the reason in
 `not_represented` and no verdict: the two-way split (RC66 starves the reverse flow on
@@ -104,6 +106,17 @@ def _two_way(mode, flow):
     return measure
 
 
+def _ip_exchange(mode, kind, requests):
+    """Mean round trip of `requests` pings or lookups between IP hosts, one at a time."""
+    def measure(seed):
+        c = sim.scenario_config()
+        c.mode, c.duration_s, c.seed = mode, 7200.0, seed
+        r = sim.run_ip_exchange(c, kind, requests)
+        trips = r.round_trips_s
+        return sum(trips) / len(trips) if r.completed and trips else math.nan
+    return measure
+
+
 def _rcop_pause_cost(mode, delay):
     """Extra round-trip time when the answer comes `delay` s late, less the delay."""
     def measure(seed):
@@ -166,6 +179,13 @@ def _build():
     for bps, pct in ((75, 68), (1200, 73), (9600, 78)):
         b(f"RCOP throughput {bps} bps, 1024-byte messages", pct, "%", True,
           _throughput(f"{bps}S", updu_size=1024, **rcop))
+
+    c = lambda *args: out.append(anchor("C", *args))
+    for bps, ping, dns in ((9600, 25.0, 11), (1200, 12.6, 14), (300, 29.2, 21)):
+        c(f"F.12 IP client ping {bps} bps, average of 5", ping, "s", False,
+          _ip_exchange(f"{bps}S", sim.ip_request_kind.ping, 5))
+        c(f"F.12 IP client DNS lookup {bps} bps", dns, "s", False,
+          _ip_exchange(f"{bps}S", sim.ip_request_kind.dns, 1))
     return out
 
 

@@ -56,8 +56,8 @@ class testbed:
     real second; `ber`: independent bit errors on every burst (emulator); `tun_mtu`:
     the devices' MTU (the IP clients' own MTU stays 1500 unless `options` says
     otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`);
-    `congestion_control`: TCP's algorithm in both namespaces ("cubic", "bbr", ...;
-    None keeps the machine's default, which a new namespace inherits)."""
+    `congestion_control`: TCP's algorithm on the HF route of both namespaces ("cubic",
+    "bbr", ...; None keeps the machine's default, which a new namespace inherits)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
@@ -92,9 +92,6 @@ class testbed:
                 run("ip", "netns", "add", ns)
                 created.append(ns)
                 run("ip", "-n", ns, "link", "set", "lo", "up")
-                if congestion_control:
-                    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-                        f"net.ipv4.tcp_congestion_control={congestion_control}")
             for side, peer, peer_node in (("a", "b", "0.0.0.2"), ("b", "a", "0.0.0.1")):
                 routes = f"routes={self.address[peer]}={peer_node}"
                 c = ip_client_tun(f"hft{side}{tag}", f"{routes};{options}", stats_interval=0)
@@ -106,6 +103,11 @@ class testbed:
                 run("ip", "link", "set", "dev", dev, "netns", ns)
                 run("ip", "-n", ns, "addr", "add", f"{self.address[side]}/24", "dev", dev)
                 run("ip", "-n", ns, "link", "set", "dev", dev, "mtu", str(tun_mtu), "up")
+                if congestion_control:
+                    # Per route: a namespace may only pick the host's allowed algorithms
+                    # as its default, but root may set any on a route.
+                    run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
+                        "congctl", congestion_control)
         except Exception:
             self._release(created)
             raise

@@ -86,7 +86,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual(retx, sorted(retx, reverse=True), retx)
         self.assertGreater(retx[0], 10 * max(retx[2], 1))
 
-    def test_reproduce_covers_sections_a_and_b(self):
+    def test_reproduce_covers_sections_a_b_and_c(self):
         with tempfile.TemporaryDirectory() as out:
             path = os.path.join(out, "anchors.csv")
             done = run("reproduce", "--csv", path)
@@ -95,8 +95,13 @@ class qa_hfstack_sim(gr_unittest.TestCase):
                           done.stdout)
             with open(path) as f:
                 rows = list(csv.DictReader(f))
-        self.assertEqual({r["section"] for r in rows}, {"A", "B"})
+        self.assertEqual({r["section"] for r in rows}, {"A", "B", "C"})
         self.assertGreater(len(rows), 50)
+        # Section C: the IP client's ping and DNS rows, two IP hosts in virtual time.
+        ip_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "C"}
+        self.assertEqual(len(ip_rows), 6, ip_rows)
+        self.assertLess(ip_rows["F.12 IP client ping 9600 bps, average of 5"],
+                        ip_rows["F.12 IP client ping 300 bps, average of 5"])
         for r in rows:
             self.assertNotIn(r["ours"], ("", "nan"), r)
         # What the model does not represent is said, not called better or worse.
@@ -113,6 +118,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         with open(published) as f:
             text = f.read()
         self.assertIn("9600 -> 7700 out / 320 back", text)
+        self.assertIn("9600: 25.0 (12.9/33.1)", text)
 
     @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
     def test_plot_writes_a_png(self):

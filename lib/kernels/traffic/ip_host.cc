@@ -1,6 +1,7 @@
 #include "ip_host.h"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 namespace gr {
@@ -163,6 +164,51 @@ std::vector<dl::sis_primitive> ip_host::take_outgoing()
 bool ip_host::done() const
 {
     return !d_cfg.target || d_report.round_trips_s.size() >= d_cfg.requests;
+}
+
+namespace {
+
+// The scenario owns (and ends) its applications: this one lends it a host the caller
+// keeps, so the report can be read after the run.
+struct lent_host : sis_application {
+    explicit lent_host(std::shared_ptr<ip_host> h) : host(std::move(h)) {}
+    void start(double now) override { host->start(now); }
+    void on_primitive(const dl::sis_primitive& p, double now) override { host->on_primitive(p, now); }
+    void on_timer(double now) override { host->on_timer(now); }
+    double next_deadline() const override { return host->next_deadline(); }
+    std::vector<dl::sis_primitive> take_outgoing() override { return host->take_outgoing(); }
+    bool done() const override { return host->done(); }
+    std::shared_ptr<ip_host> host;
+};
+
+} // namespace
+
+ip_exchange_result run_ip_exchange(sim::scenario_config base,
+                                   ip_request_kind kind,
+                                   unsigned requests,
+                                   double gap_s)
+{
+    base.test = sim::test_kind::none;
+    std::vector<std::shared_ptr<ip_host>> hosts(2);
+    base.applications = [&](size_t node) {
+        ip_host_config h;
+        const bool asker = node == 0;
+        net::set_ip_client_options(
+            h.client, asker ? "routes=10.77.0.2=0.0.0.2" : "routes=10.77.0.1=0.0.0.1");
+        h.own = *net::parse_ip_address(asker ? "10.77.0.1" : "10.77.0.2");
+        if (asker) {
+            h.target = *net::parse_ip_address("10.77.0.2");
+            h.requests = requests;
+            h.kind = kind;
+            h.gap_s = gap_s;
+        }
+        hosts[node] = std::make_shared<ip_host>(h);
+        std::vector<std::unique_ptr<sis_application>> out;
+        out.push_back(std::make_unique<lent_host>(hosts[node]));
+        return out;
+    };
+    const auto r = sim::run_scenario(base);
+    return { hosts[0]->report().round_trips_s, hosts[1]->report().answered, r.completed };
 }
 
 } // namespace traffic

@@ -13,6 +13,7 @@
 #define HFSTACK_KERNELS_TRAFFIC_IP_HOST_H
 
 #include "net/ip_client.h"
+#include "sim/scenario.h"
 #include "sis_application.h"
 
 #include <limits>
@@ -71,6 +72,19 @@ private:
     double d_request_sent = std::numeric_limits<double>::quiet_NaN(); // outstanding
     uint16_t d_sequence = 0;
 };
+
+// Two hosts on the virtual network (section C's set-up): node 0's host (10.77.0.1)
+// asks node 1's (10.77.0.2) `requests` times, one at a time, through IP clients on SAP 9.
+// `base` gives the mode, channel, seed and node settings; its test becomes none.
+struct ip_exchange_result {
+    std::vector<double> round_trips_s; // per request; NaN: no answer
+    uint64_t answered = 0;             // requests the far host answered
+    bool completed = false;            // every request done before base.duration_s
+};
+ip_exchange_result run_ip_exchange(sim::scenario_config base,
+                                   ip_request_kind kind,
+                                   unsigned requests,
+                                   double gap_s = 1.0);
 
 } // namespace traffic
 } // namespace hfstack

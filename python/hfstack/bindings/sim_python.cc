@@ -9,6 +9,7 @@
 #include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
 #include "sim/scenario.h"
+#include "traffic/ip_host.h"
 #include "traffic/test_client.h"
 
 namespace py = pybind11;
@@ -233,6 +234,17 @@ void bind_sim(py::module& m)
           py::arg("progress_step_s") = 60.0,
           "Runs one scenario in virtual time; progress(now) -> bool is called every "
           "progress_step_s simulated seconds (False stops the run)");
+    py::enum_<traffic::ip_request_kind>(m, "ip_request_kind")
+        .value("ping", traffic::ip_request_kind::ping)
+        .value("dns", traffic::ip_request_kind::dns);
+    py::class_<traffic::ip_exchange_result>(m, "ip_exchange_result")
+        .def_readonly("round_trips_s", &traffic::ip_exchange_result::round_trips_s)
+        .def_readonly("answered", &traffic::ip_exchange_result::answered)
+        .def_readonly("completed", &traffic::ip_exchange_result::completed);
+    m.def("run_ip_exchange", &traffic::run_ip_exchange, py::arg("config"), py::arg("kind"),
+          py::arg("requests"), py::arg("gap_s") = 1.0,
+          "Two IP hosts behind IP clients (traffic/ip_host.h): node 0's pings or looks up "
+          "node 1's `requests` times, one at a time; config gives mode, channel and seed");
     m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
     m.def("wideband_mode_names", &phy::m110d_mode_names,
           "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");

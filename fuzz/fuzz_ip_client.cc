@@ -2,7 +2,8 @@
  * records: a kind byte, a length byte, then that many bytes as a datagram from the TUN
  * device, as a U_PDU from the air, or a flow-control change. Checks the contracts:
  * never throws, whatever reaches the TUN parses as IP, every U_PDU handed to the node
- * fits the MTU and parses, the queue stays within its byte limit. */
+ * fits the MTU and parses (a compact one once rebuilt), the queue stays within its
+ * byte limit. Node 0.0.0.2 has a compact entry, so both header forms are exercised. */
 #include "net/ip_client.h"
 
 #include <cstdlib>
@@ -19,8 +20,9 @@ static void check(bool ok)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     ip_client_config cfg;
-    set_ip_client_options(cfg, "routes=10.0.0.0/8=0.0.0.2 224.0.0.0/4=31.255.255.255 "
-                               "fd00::/8=0.0.0.3 default=0.0.0.4; mtu=576; max_queue_bytes=4000");
+    set_ip_client_options(cfg, "routes=10.0.0.0/8=0.0.0.2 10.0.0.2=0.0.0.2,compact "
+                               "224.0.0.0/4=31.255.255.255 fd00::/8=0.0.0.3 default=0.0.0.4; "
+                               "mtu=576; max_queue_bytes=4000; own_address_v4=10.0.0.1");
     ip_client c(cfg);
     c.start(0);
     dl::sis_primitive accepted;
@@ -65,7 +67,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 p.type != dl::sis_type::expedited_unidata_request)
                 continue;
             check(p.payload.size() <= c.mtu());
-            check(parse_ip(p.payload).ok());
+            if (is_compact(p.payload)) {
+                const auto rebuilt = expand_compact(p.payload, *cfg.own_address_v4,
+                                                    *parse_ip_address("10.0.0.2"));
+                check(rebuilt && parse_ip(*rebuilt).ok());
+            } else {
+                check(parse_ip(p.payload).ok());
+            }
         }
         for (const auto& [peer, pc] : c.counters().peers)
             check(pc.queued_bytes <= cfg.max_queue_bytes);

@@ -51,6 +51,8 @@ std::vector<std::pair<std::string, double>> counter_list(const net::ip_client& k
         { "updus_received", double(c.updus_received) },
         { "icmp_sent", double(c.icmp_sent) },
         { "fragments_sent", double(c.fragments_sent) },
+        { "compact_sent", double(c.compact_sent) },
+        { "compact_received", double(c.compact_received) },
         { "bound", k.bound() ? 1.0 : 0.0 },
         { "mtu", double(k.mtu()) },
     };

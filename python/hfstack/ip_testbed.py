@@ -56,13 +56,14 @@ class testbed:
     real second; `ber`: independent bit errors on every burst (emulator); `tun_mtu`:
     the devices' MTU (the IP clients' own MTU stays 1500 unless `options` says
     otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`);
+    `compact`: the clients mark each other compact (docs/ip-client.md);
     `congestion_control`: TCP's algorithm on the HF route of both namespaces ("cubic",
     "bbr", ...; None keeps the machine's default, which a new namespace inherits)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
                  tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0,
-                 congestion_control=None):
+                 congestion_control=None, compact=False):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -94,6 +95,8 @@ class testbed:
                 run("ip", "-n", ns, "link", "set", "lo", "up")
             for side, peer, peer_node in (("a", "b", "0.0.0.2"), ("b", "a", "0.0.0.1")):
                 routes = f"routes={self.address[peer]}={peer_node}"
+                if compact:
+                    routes += f",compact;own_address_v4={self.address[side]}"
                 c = ip_client_tun(f"hft{side}{tag}", f"{routes};{options}", stats_interval=0)
                 self.clients[side] = c
                 self.tb.msg_connect(c, "sis_out", nodes[side], "sis_in")

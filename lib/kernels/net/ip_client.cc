@@ -186,6 +186,12 @@ const std::vector<option_entry>& table()
         { "icmp_source_v6", "source of our ICMPv6 errors (empty: the offending datagram's destination)",
           [](C& c, S n, S v) { c.icmp_source_v6 = option_address(n, v, 6); },
           [](const C& c) { return c.icmp_source_v6 ? to_string(*c.icmp_source_v6) : ""; } },
+        { "own_address_v4", "this host's IPv4 address on the HF subnet (needed by compact entries)",
+          [](C& c, S n, S v) { c.own_address_v4 = option_address(n, v, 4); },
+          [](const C& c) { return c.own_address_v4 ? to_string(*c.own_address_v4) : ""; } },
+        { "own_address_v6", "this host's IPv6 address on the HF subnet (needed by compact entries)",
+          [](C& c, S n, S v) { c.own_address_v6 = option_address(n, v, 6); },
+          [](const C& c) { return c.own_address_v6 ? to_string(*c.own_address_v6) : ""; } },
         { "ttl_s", "SIS TTL of each U_PDU, s (0: none)",
           [](C& c, S n, S v) {
               c.ttl_s = dl::parse_option_number(n, v);
@@ -294,6 +300,7 @@ const char* to_string(ip_drop d)
     case ip_drop::link_failure: return "link_failure";
     case ip_drop::rejected: return "rejected";
     case ip_drop::wrong_sap: return "wrong_sap";
+    case ip_drop::compact_unmapped: return "compact_unmapped";
     case ip_drop::count_: break;
     }
     return "?";
@@ -312,6 +319,16 @@ ip_client::ip_client(ip_client_config config) : d_cfg(std::move(config)), d_mtu(
         d_filter = default_filter_rules(d_cfg.routes.has_multicast());
     d_filter.insert(d_filter.end(), d_cfg.filter.begin(), d_cfg.filter.end());
     d_counters.filter_matches.assign(d_filter.size(), 0);
+    for (const auto& e : d_cfg.routes.entries())
+        if (e.compact && !own_address(e.prefix.network.version))
+            throw std::invalid_argument(
+                "ip_client: the compact entry for " + to_string(e.prefix) + " needs own_address_v" +
+                std::to_string(e.prefix.network.version) + " (the far end rebuilds our datagrams to it)");
+}
+
+const std::optional<ip_address>& ip_client::own_address(uint8_t version) const
+{
+    return version == 4 ? d_cfg.own_address_v4 : d_cfg.own_address_v6;
 }
 
 void ip_client::start(double now)
@@ -435,6 +452,15 @@ void ip_client::on_datagram(bytes datagram, double now)
         }
         d_counters.fragments_sent += pieces.size();
     }
+    // Whole datagrams from this host to a compact entry lose their IP header; the far
+    // end rebuilds it from the node addresses.
+    const auto& own = own_address(info.version);
+    if (route->compact && pieces.size() == 1 && own && *own == info.source) {
+        if (auto compact = compact_datagram(pieces[0], info)) {
+            d_counters.compact_sent += 1;
+            pieces[0] = std::move(*compact);
+        }
+    }
     for (auto& piece : pieces)
         send_or_queue(request_for(piece, info, *route), route->node, now);
 }
@@ -549,18 +575,41 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
         }
         const uint32_t peer = node_of(p.source);
         d_counters.updus_received += 1;
-        const auto parsed = parse_ip(p.payload);
-        if (!parsed || !p.errored_blocks.empty() || !p.non_received_blocks.empty()) {
-            drop(ip_drop::malformed_from_air,
-                 parsed ? "delivered with errors" : parsed.reason);
+        if (!p.errored_blocks.empty() || !p.non_received_blocks.empty()) {
+            drop(ip_drop::malformed_from_air, "delivered with errors");
+            break;
+        }
+        bytes datagram = p.payload;
+        if (is_compact(datagram)) {
+            const uint8_t version = (datagram.size() > 0 && (datagram[0] & 1)) ? 4 : 6;
+            const ip_route* from = d_cfg.routes.compact_host(peer, version);
+            const auto& own = own_address(version);
+            if (!from || !own) {
+                drop(ip_drop::compact_unmapped,
+                     "compact datagram from node " + dl::address_to_string(peer) +
+                         ": no compact IPv" + std::to_string(version) + " entry for it" +
+                         (own ? "" : " or no own_address_v" + std::to_string(version)));
+                break;
+            }
+            auto expanded = expand_compact(datagram, from->prefix.network, *own);
+            if (!expanded) {
+                drop(ip_drop::malformed_from_air, "compact header");
+                break;
+            }
+            d_counters.compact_received += 1;
+            datagram = std::move(*expanded);
+        }
+        const auto parsed = parse_ip(datagram);
+        if (!parsed) {
+            drop(ip_drop::malformed_from_air, parsed.reason);
             break;
         }
         auto& pc = d_counters.peers[peer];
         pc.datagrams_in += 1;
-        pc.bytes_in += p.payload.size();
+        pc.bytes_in += datagram.size();
         d_counters.datagrams_to_tun += 1;
-        d_counters.bytes_to_tun += p.payload.size();
-        d_actions.to_tun.push_back(p.payload);
+        d_counters.bytes_to_tun += datagram.size();
+        d_actions.to_tun.push_back(std::move(datagram));
         break;
     }
     default:

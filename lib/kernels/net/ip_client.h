@@ -13,6 +13,7 @@
  *   -> service (unicast: ARQ with node delivery confirmation; group: non-ARQ with
  *      repeats; per entry and per DSCP class overridable), priority from DSCP
  *      (2 x (DSCP >> 3) by default, a table), expedited for one DSCP if configured
+ *   -> compact header (ip_packet.h) for entries marked compact, from own_address
  *   -> S_UNIDATA_REQUEST, or the peer's queue while the node says DATA_FLOW_OFF or the
  *      client is not bound.
  * Queue policy (from "Measuring and Analysing STANAG 5066 F.12 IP Client"): queue
@@ -65,6 +66,9 @@ struct ip_client_config {
     bool icmp_unreachable = true; // answer datagrams without an entry
     // Source of the ICMP errors we generate; empty: the offending datagram's destination.
     std::optional<ip_address> icmp_source_v4, icmp_source_v6;
+    // This host's addresses on the HF subnet: compact datagrams (entries marked
+    // compact) go only from them, and compact ones received are rebuilt to them.
+    std::optional<ip_address> own_address_v4, own_address_v6;
     double ttl_s = 120.0; // SIS TTL of each U_PDU (2 s units; 0: none)
     size_t max_queue_bytes = 256 * 1024; // per peer
     double max_queue_age_s = 60.0;
@@ -89,6 +93,7 @@ std::string get_ip_client_option(const ip_client_config& c, const std::string& n
 enum class ip_drop : uint8_t {
     malformed_from_tun, malformed_from_air, filtered, no_route, ttl_expired, too_big,
     not_fragmented, queue_overflow, queue_age, link_failure, rejected, wrong_sap,
+    compact_unmapped, // a compact datagram from a node with no compact entry here
     count_
 };
 const char* to_string(ip_drop d);
@@ -107,6 +112,7 @@ struct ip_client_counters {
     uint64_t datagrams_to_tun = 0, bytes_to_tun = 0;
     uint64_t updus_sent = 0, updus_received = 0;
     uint64_t icmp_sent = 0, fragments_sent = 0;
+    uint64_t compact_sent = 0, compact_received = 0; // datagrams with the compact header
     std::array<uint64_t, size_t(ip_drop::count_)> drops{};
     std::vector<uint64_t> filter_matches; // per rule of filter_rules()
     std::map<uint32_t, ip_peer_counters> peers;
@@ -123,7 +129,8 @@ struct ip_client_actions {
 class ip_client
 {
 public:
-    // Throws std::invalid_argument for an MTU below 68 (IPv4's minimum) or above 4096.
+    // Throws std::invalid_argument for an MTU below 68 (IPv4's minimum) or above 4096,
+    // or a compact entry without own_address of its version.
     explicit ip_client(ip_client_config config);
 
     // Asks the node for our SAP (S_BIND_REQUEST). Call when the SIS connection is up.
@@ -152,6 +159,7 @@ private:
         double since;
     };
     void send_or_queue(dl::sis_primitive request, uint32_t peer, double now);
+    const std::optional<ip_address>& own_address(uint8_t version) const;
     void drain(double now);
     void discard_queue(uint32_t peer, ip_drop why);
     void drop(ip_drop why, const std::string& detail = "");

@@ -484,6 +484,53 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
 
 // ---- building datagrams -----------------------------------------------------------
 
+std::optional<bytes> compact_datagram(const bytes& datagram, const ip_header_info& info)
+{
+    const size_t header = info.version == 4 ? ipv4_min_header : ipv6_header;
+    if (info.header_length != header || info.payload_offset != header || info.is_fragment ||
+        datagram.size() < header)
+        return std::nullopt;
+    bytes out(compact_header_size + datagram.size() - header);
+    out[0] = info.version == 4 ? 0x01 : 0x00;
+    out[1] = info.protocol;
+    std::copy(datagram.begin() + long(header), datagram.end(), out.begin() + compact_header_size);
+    return out;
+}
+
+std::optional<bytes> expand_compact(const bytes& u_pdu, const ip_address& source,
+                                    const ip_address& destination)
+{
+    if (u_pdu.size() < compact_header_size || (u_pdu[0] & 0xFE) != 0)
+        return std::nullopt;
+    const uint8_t version = (u_pdu[0] & 1) ? 4 : 6;
+    if (source.version != version || destination.version != version)
+        return std::nullopt;
+    const size_t payload = u_pdu.size() - compact_header_size;
+    const size_t header = version == 4 ? ipv4_min_header : ipv6_header;
+    if (payload > 0xFFFF - (version == 4 ? header : 0))
+        return std::nullopt;
+    bytes d(header + payload);
+    if (version == 4) {
+        d[0] = 0x45;
+        put16(d.data() + 2, uint16_t(d.size()));
+        d[6] = 0x40; // DF: the far end's header never said it could be split
+        d[8] = compact_hop_limit;
+        d[9] = u_pdu[1];
+        std::memcpy(d.data() + 12, source.octets.data(), 4);
+        std::memcpy(d.data() + 16, destination.octets.data(), 4);
+        set_ipv4_checksum(d.data(), ipv4_min_header);
+    } else {
+        d[0] = 0x60;
+        put16(d.data() + 4, uint16_t(payload));
+        d[6] = u_pdu[1];
+        d[7] = compact_hop_limit;
+        std::memcpy(d.data() + 8, source.octets.data(), 16);
+        std::memcpy(d.data() + 24, destination.octets.data(), 16);
+    }
+    std::copy(u_pdu.begin() + compact_header_size, u_pdu.end(), d.begin() + long(header));
+    return d;
+}
+
 bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t protocol,
                 const bytes& payload, uint8_t ttl, uint16_t identification)
 {

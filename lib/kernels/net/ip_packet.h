@@ -107,6 +107,26 @@ std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_inf
 // header plus 8 bytes).
 std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu);
 
+// The compact header (docs/ip-client.md, "Compact header"), after Isode's implicit IP
+// client (S5066-APP5): the IP header is replaced by two bytes and rebuilt at the far
+// end from the STANAG 5066 addresses.
+//   byte 0: bits 7-4 version 0 (where IP has 4 or 6, so full and compact datagrams share
+//           SAP 9), bits 3-1 zero, bit 0 set for IPv4 (clear: IPv6);
+//   byte 1: the IPv4 protocol / IPv6 next header, which no 5066 field can give back;
+//   then the upper-layer header and data, as they were.
+// The rebuilt header: IPv4 without options, TOS 0, identification 0, DF, TTL
+// compact_hop_limit; IPv6 traffic class and flow label 0, hop limit compact_hop_limit.
+constexpr size_t compact_header_size = 2;
+constexpr uint8_t compact_hop_limit = 64;
+inline bool is_compact(const bytes& u_pdu) { return !u_pdu.empty() && (u_pdu[0] >> 4) == 0; }
+// The compact form, or nullopt for a datagram the far end could not rebuild exactly
+// enough: IPv4 options, a fragment, IPv6 extension headers.
+std::optional<bytes> compact_datagram(const bytes& datagram, const ip_header_info& info);
+// The datagram rebuilt from a compact U_PDU between these addresses (of the version
+// byte 0 names); nullopt for a malformed one (short, reserved bits set, wrong version).
+std::optional<bytes> expand_compact(const bytes& u_pdu, const ip_address& source,
+                                    const ip_address& destination);
+
 // Datagrams built from scratch (simulated hosts, tests): an IPv4 header (no options,
 // checksum set) around `payload`; a UDP datagram (UDP checksum set); an ICMP echo
 // request (type 8) or reply (type 0).

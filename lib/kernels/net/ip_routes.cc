@@ -113,6 +113,8 @@ void ip_route_table::add_text(const std::string& text)
         for (size_t i = 1; i < fields.size(); ++i) {
             if (auto s = parse_ip_service(fields[i])) {
                 r.service = *s;
+            } else if (fields[i] == "compact") {
+                r.compact = true;
             } else if (fields[i].rfind("repeats=", 0) == 0) {
                 try {
                     r.repeats = parse_unsigned("repeats", fields[i].substr(8), 15);
@@ -120,11 +122,13 @@ void ip_route_table::add_text(const std::string& text)
                     fail(e.what());
                 }
             } else {
-                fail("unknown field \"" + fields[i] + "\" (arq, non_arq, auto, repeats=N)");
+                fail("unknown field \"" + fields[i] + "\" (arq, non_arq, auto, repeats=N, compact)");
             }
         }
         if (r.service == ip_service::arq && (r.node & dl::group_address_flag))
             fail("ARQ cannot reach a group address");
+        if (r.compact && (r.node & dl::group_address_flag))
+            fail("compact: the far end rebuilds the source from one node's address, not a group's");
         std::vector<ip_prefix> prefixes;
         if (target == "default") {
             prefixes = { *parse_ip_prefix("0.0.0.0/0"), *parse_ip_prefix("::/0") };
@@ -135,6 +139,9 @@ void ip_route_table::add_text(const std::string& text)
                                  "(10.0.2.0/24, fd00::/64, 10.0.2.7, default)");
         }
         for (auto& p : prefixes) {
+            if (r.compact && p.length != (p.network.version == 4 ? 32u : 128u))
+                fail("compact needs a host entry (/32 or /128): the far end rebuilds the "
+                     "addresses from the node addresses");
             r.prefix = p;
             try {
                 add(r);
@@ -170,8 +177,18 @@ std::string ip_route_table::to_text() const
             out += std::string(",") + to_string(e.service);
         if (e.repeats)
             out += ",repeats=" + std::to_string(*e.repeats);
+        if (e.compact)
+            out += ",compact";
     }
     return out;
+}
+
+const ip_route* ip_route_table::compact_host(uint32_t node, uint8_t version) const
+{
+    for (const auto& e : d_entries)
+        if (e.compact && e.node == node && e.prefix.network.version == version)
+            return &e;
+    return nullptr;
 }
 
 // ---- filter ---------------------------------------------------------------------

@@ -31,6 +31,10 @@ struct ip_route {
     uint32_t node = 0; // 5066 address; bit 28 set for a group (16.x.x.x-31.x.x.x)
     ip_service service = ip_service::automatic;
     std::optional<unsigned> repeats; // non-ARQ copies beyond the first (0-15)
+    // Datagrams to this host travel with the compact header (ip_packet.h), and compact
+    // datagrams from its node are rebuilt with this host as their source. Host entries
+    // (/32, /128) of unicast nodes only; both ends must say so.
+    bool compact = false;
 };
 
 class ip_route_table
@@ -42,13 +46,15 @@ public:
     // Replaces an entry with the same prefix; throws std::invalid_argument beyond
     // max_entries or for a node address above 28 bits plus the group flag.
     void add(const ip_route& r);
-    // "PREFIX=NODE[,arq|non_arq|auto][,repeats=N]", PREFIX also "default" (both
+    // "PREFIX=NODE[,arq|non_arq|auto][,repeats=N][,compact]", PREFIX also "default" (both
     // 0.0.0.0/0 and ::/0); entries separated by whitespace. Throws
     // std::invalid_argument naming the entry and what is wrong.
     void add_text(const std::string& text);
 
     // The longest matching prefix, or nullptr.
     const ip_route* lookup(const ip_address& destination) const;
+    // The compact host entry of `version` for 5066 node `node`, or nullptr.
+    const ip_route* compact_host(uint32_t node, uint8_t version) const;
     const std::vector<ip_route>& entries() const { return d_entries; }
     // Whether any entry maps a multicast prefix (then IGMP/MLD reports are wanted).
     bool has_multicast() const;

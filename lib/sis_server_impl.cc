@@ -314,13 +314,13 @@ void sis_server_impl::apply_commands()
     for (auto& cmd : commands) {
         auto it = d_connections.find(cmd.client_id);
         if (it == d_connections.end() || it->second.fd < 0 || it->second.draining) {
-            // A client that just left is routine; an id never given out is a node bug.
+            // A client that just left is routine. The node's sis_out reaches every client
+            // of the flowgraph (an IP client beside this server has an id of its own):
+            // an id this server never gave out is another client's, not an error.
             const bool known = cmd.client_id > 0 && cmd.client_id < d_next_id;
             const char* what = cmd.disconnect ? "disconnect" : "SIS bytes";
             if (known)
                 d_logger->debug("client {} is gone: dropping {}", cmd.client_id, what);
-            else
-                d_logger->warn("no client {}: dropping {}", cmd.client_id, what);
             continue;
         }
         connection& c = it->second;

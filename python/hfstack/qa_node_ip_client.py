@@ -34,7 +34,7 @@ def node_command(side, peer, channel, extra=()):
     """hfstack-node for side "a" (0.0.0.1, 10.78.0.1) or "b" (0.0.0.2, 10.78.0.2)."""
     me, other = {"a": 1, "b": 2}[side], {"a": 1, "b": 2}[peer]
     return [sys.executable, APP, "--address", f"0.0.0.{me}", "--rate", "9600",
-            "--kind", "emulator", "--time-scale", str(SCALE), "--sis-port", "0",
+            "--kind", "emulator", "--profile", "", "--time-scale", str(SCALE), "--sis-port", "0",
             "--options", "supervision.keep_alive_interval_s=36000",
             "--air-publish", f"ipc://{channel}/{side}", "--air-subscribe", f"ipc://{channel}/{peer}",
             "--ip-client", f"hfn{side}{os.getpid() % 10000}", "--ip-configure",
@@ -107,9 +107,20 @@ class qa_node_ip_client(gr_unittest.TestCase):
                 header = json.loads(p.stdout.readline() or "{}")  # written once running
                 self.assertEqual(header.get("type"), "header", p.stderr.read() if p.poll() else "")
                 self.assertEqual(header["settings"]["radio"]["air_publish"], f"ipc://{channel}/{side}")
-            ping = run("ip", "netns", "exec", ns["a"], "ping", "-c", "3", "-W", str(TIMEOUT_S),
-                       "10.78.0.2", check=False, timeout=4 * TIMEOUT_S)
-            self.assertIn("3 received", ping.stdout, ping.stdout + ping.stderr)
+            # --ip-configure gave the HF subnet TCP congestion control for long turns.
+            self.assertIn("congctl cubic", run("ip", "-n", ns["a"], "route", "show",
+                                               "10.78.0.0/24").stdout)
+            # -w: ping waits for the 3 replies up to the deadline (with -W alone it gives
+            # up on a late one after twice the longest round trip seen).
+            ping = run("ip", "netns", "exec", ns["a"], "ping", "-c", "3", "-w", str(TIMEOUT_S),
+                       "10.78.0.2", check=False, timeout=2 * TIMEOUT_S)
+            if "3 received" not in ping.stdout:
+                logs = ""
+                for side, p in nodes.items():
+                    p.send_signal(signal.SIGTERM)
+                    out, err = p.communicate(timeout=60)
+                    logs += f"\n--- node {side} stderr:\n{err[-3000:]}\n--- stats:\n{out[-3000:]}"
+                self.fail(ping.stdout + ping.stderr + logs)
             # TCP both ways through Linux's stacks: 20 kB echoed back intact.
             server = subprocess.Popen(
                 ["ip", "netns", "exec", ns["b"], sys.executable, "-c",

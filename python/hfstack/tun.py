@@ -76,19 +76,25 @@ def open_tun(name):
     return fd, got[:IFNAMSIZ].rstrip(b"\0").decode()
 
 
-def configure_tun(name, address=None, mtu=None, routes=(), netns=None):
+def configure_tun(name, address=None, mtu=None, routes=(), netns=None,
+                  congestion_control="cubic"):
     """Brings `name` up with `address` ("10.0.12.1/24" or an IPv6 prefix), `mtu` and
-    `routes` (prefixes sent through it), with iproute2. Raises tun_error naming the
-    failed command."""
+    `routes` (prefixes sent through it), with iproute2. The address's subnet and the
+    routes get TCP congestion control `congestion_control` (None: the system's): BBR,
+    the default of some kernels, keeps a few seconds of data in flight where an HF turn
+    lasts minutes (docs/ip-client.md). Raises tun_error naming the failed command."""
+    import ipaddress
     ip = ["ip"] + (["-n", netns] if netns else [])
+    congestion = ["congctl", congestion_control] if congestion_control else []
     commands = []
     if mtu:
         commands.append(ip + ["link", "set", "dev", name, "mtu", str(int(mtu))])
     if address:
         commands.append(ip + ["addr", "replace", address, "dev", name])
     commands.append(ip + ["link", "set", "dev", name, "up"])
-    for r in routes:
-        commands.append(ip + ["route", "replace", r, "dev", name])
+    subnet = [str(ipaddress.ip_interface(address).network)] if address and congestion else []
+    for r in subnet + list(routes):
+        commands.append(ip + ["route", "replace", r, "dev", name] + congestion)
     for cmd in commands:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
         if done.returncode != 0:

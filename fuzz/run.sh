@@ -15,7 +15,7 @@ mkdir -p "$out/corpus-$target" "$out/artifacts"
 flags="-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 # Every kernel source: dl/ uses phy/ (air time), and sim/ uses chan/ (VOLK, liquid-dsp).
 mapfile -t kernels < <(find "$top/lib/kernels" -name '*.cc' | sort)
-clang++ $flags -I"$top/lib/kernels" "$src" "${kernels[@]}" -lvolk -lliquid -o "$out/fuzz_$target"
+clang++ $flags -I"$top/lib/kernels" "$src" "${kernels[@]}" -lvolk -lliquid -lz -o "$out/fuzz_$target"
 seeds=()
 [ -d "$top/fuzz/seeds/$target" ] && seeds=("$top/fuzz/seeds/$target")
 exec "$out/fuzz_$target" -max_total_time="$seconds" -print_final_stats=1 \

@@ -1,0 +1,65 @@
+/* DEFLATE (RFC 1951, raw: no zlib or gzip wrapper) through zlib, as SLEP uses it: one
+ * shot for a datagram, and a continuous stream per direction of a SLEP stream, flushed
+ * at PDU boundaries (Z_SYNC_FLUSH) so the far end can inflate what it has. Inflation
+ * is bounded by the caller's output size, so a small PDU cannot expand into unbounded
+ * memory. */
+#ifndef HFSTACK_KERNELS_NET_DEFLATE_H
+#define HFSTACK_KERNELS_NET_DEFLATE_H
+
+#include "dl/codec.h"
+
+#include <memory>
+#include <optional>
+
+namespace gr {
+namespace hfstack {
+namespace net {
+
+using dl::bytes;
+
+bytes deflate_once(const bytes& plain);
+// nullopt for a malformed stream or one that inflates beyond `max_size`.
+std::optional<bytes> inflate_once(const bytes& compressed, size_t max_size);
+
+class deflater
+{
+public:
+    deflater();
+    ~deflater();
+    deflater(deflater&&) noexcept;
+    deflater& operator=(deflater&&) noexcept;
+    // Compresses `plain` (may keep some of it inside until flush()) into `out`.
+    void write(const uint8_t* plain, size_t size, bytes& out);
+    // Ends the current block so the far end can inflate everything written so far.
+    void flush(bytes& out);
+    bool pending() const { return d_pending; }
+
+private:
+    struct state;
+    std::unique_ptr<state> d;
+    bool d_pending = false;
+};
+
+class inflater
+{
+public:
+    inflater();
+    ~inflater();
+    inflater(inflater&&) noexcept;
+    inflater& operator=(inflater&&) noexcept;
+    // Inflates from `in` (size bytes) into at most `max_out` bytes appended to `out`;
+    // returns how many input bytes it consumed, or nullopt for a malformed stream.
+    std::optional<size_t> read(const uint8_t* in, size_t size, size_t max_out, bytes& out);
+    // The stream's final block has been read.
+    bool finished() const;
+
+private:
+    struct state;
+    std::unique_ptr<state> d;
+};
+
+} // namespace net
+} // namespace hfstack
+} // namespace gr
+
+#endif

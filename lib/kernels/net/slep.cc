@@ -1,0 +1,1018 @@
+#include "slep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace net {
+
+namespace {
+
+constexpr size_t seen_ids_per_sender = 1024; // reliable datagram ids remembered
+constexpr unsigned reset_tries = 3;
+constexpr size_t max_datagram_plain = 65536; // a compressed datagram inflates to at most this
+
+uint32_t node_of(const dl::sis_address& a) { return a.address & 0x1FFFFFFF; }
+
+} // namespace
+
+slep::slep(slep_config config) : d_cfg(config)
+{
+    if (d_cfg.sap > 15)
+        throw std::invalid_argument("slep: sap must be 0..15");
+    if (d_cfg.incarnation == 0)
+        throw std::invalid_argument("slep: incarnation must be nonzero");
+    if (d_cfg.window < slep_initial_window)
+        throw std::invalid_argument("slep: window must be at least " +
+                                    std::to_string(slep_initial_window));
+    if (d_cfg.send_buffer == 0 || d_cfg.max_outstanding_bytes == 0)
+        throw std::invalid_argument("slep: send_buffer and max_outstanding_bytes must be > 0");
+    // Stream numbers from the incarnation: a restarted instance's numbers do not meet
+    // those its former self may still have in flight.
+    d_next_number = d_cfg.incarnation << 16;
+}
+
+void slep::start(double now)
+{
+    d_now = now;
+    dl::sis_primitive b;
+    b.type = dl::sis_type::bind_request;
+    b.sap = d_cfg.sap;
+    b.rank = d_cfg.rank;
+    b.service_type.tx_mode = dl::sis_tx_mode::arq;
+    b.service_type.delivery_confirmation = dl::sis_delivery_confirmation::client;
+    b.service_type.delivery_order = d_cfg.in_order ? dl::sis_delivery_order::in_order
+                                                   : dl::sis_delivery_order::as_they_arrive;
+    d_actions.to_sis.push_back(b);
+}
+
+void slep::on_disconnected(double now)
+{
+    d_now = now;
+    const bool was = d_bound;
+    d_bound = false;
+    // What the node held is of unknown fate: sent again later (offsets and ids absorb
+    // any duplicate).
+    for (auto& o : d_outstanding) {
+        if (o.role == pdu_role::segment) {
+            if (auto* s = find(o.stream)) {
+                auto it = s->segments.find(o.offset);
+                if (it != s->segments.end()) {
+                    it->second.outstanding = false;
+                    it->second.resend_at = now;
+                }
+            }
+        } else if (o.role == pdu_role::reliable) {
+            auto it = d_reliable.find(o.id);
+            if (it != d_reliable.end()) {
+                it->second.outstanding = false;
+                it->second.resend_at = now;
+            }
+        } else if (o.role == pdu_role::window) {
+            if (auto* s = find(o.stream))
+                s->window_due = true;
+        } else if (o.role == pdu_role::empty_open) {
+            if (auto* s = find(o.stream))
+                s->open_resend_at = now;
+        }
+    }
+    for (auto& r : d_resets)
+        if (r.resend_at < 0)
+            r.resend_at = now;
+    d_outstanding.clear();
+    d_outstanding_bytes = 0;
+    if (was)
+        event({ slep_event::kind::unbound });
+}
+
+void slep::notice(const std::string& kind, const std::string& text)
+{
+    if (d_noticed.insert(kind).second)
+        d_actions.notices.push_back(text);
+}
+
+void slep::drop_malformed(const std::string& why)
+{
+    d_counters.malformed += 1;
+    notice("malformed", "dropping malformed SLEP PDUs: " + why + " (counted from now on)");
+}
+
+slep::stream_state* slep::find(slep_stream key)
+{
+    auto it = d_streams.find(key);
+    return it == d_streams.end() ? nullptr : &it->second;
+}
+
+const slep::stream_state* slep::find(slep_stream key) const
+{
+    auto it = d_streams.find(key);
+    return it == d_streams.end() ? nullptr : &it->second;
+}
+
+size_t slep::max_segment(slep_type t) const { return d_mtu - slep_header_size(t); }
+
+bool slep::room() const
+{
+    return d_bound && d_flow_on && d_outstanding_bytes < d_cfg.max_outstanding_bytes;
+}
+
+void slep::listen(uint8_t address) { d_listening.insert(address); }
+void slep::unlisten(uint8_t address) { d_listening.erase(address); }
+
+void slep::submit(uint32_t node, const slep_pdu& pdu, bool arq, bool confirm, bool in_order,
+                  uint8_t priority, pdu_role role, slep_stream key, uint32_t offset, uint16_t id)
+{
+    dl::sis_primitive r;
+    r.type = dl::sis_type::unidata_request;
+    r.priority = priority;
+    r.destination_sap = d_cfg.sap;
+    r.destination = dl::sis_address{ node, 7 };
+    auto& st = r.service_type;
+    st.tx_mode = arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
+    st.delivery_confirmation =
+        confirm ? dl::sis_delivery_confirmation::client : dl::sis_delivery_confirmation::none;
+    st.delivery_order =
+        in_order ? dl::sis_delivery_order::in_order : dl::sis_delivery_order::as_they_arrive;
+    r.ttl = 0; // SLEP sends again itself after a rejection
+    r.payload = encode(pdu);
+    if (confirm) {
+        const size_t h = std::min(r.payload.size(), slep_header_size(pdu.type));
+        d_outstanding.push_back({ node, bytes(r.payload.begin(), r.payload.begin() + long(h)), role,
+                                  key, offset, id, r.payload.size() });
+        d_outstanding_bytes += r.payload.size();
+    }
+    d_counters.pdus_sent[size_t(pdu.type)] += 1;
+    d_counters.bytes_sent += r.payload.size();
+    d_actions.to_sis.push_back(std::move(r));
+}
+
+// ---- datagrams ------------------------------------------------------------------------
+
+void slep::send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
+                         bool compress, bool arq, double now)
+{
+    d_now = now;
+    slep_pdu p;
+    p.type = slep_type::datagram;
+    p.to = to;
+    p.from = from;
+    p.data = compress ? deflate_once(data) : data;
+    if (compress)
+        p.flags |= slep_flag::compressed;
+    if (slep_common_header + p.data.size() > d_mtu)
+        throw std::invalid_argument("slep: datagram of " + std::to_string(data.size()) +
+                                    " bytes does not fit the MTU of " + std::to_string(d_mtu));
+    if (d_bound && d_flow_on)
+        submit(node, p, arq, false, false, d_cfg.priority, pdu_role::other, 0, 0, 0);
+    else
+        notice("datagram_unbound", "unreliable datagrams dropped while not bound or flow off");
+}
+
+uint16_t slep::send_reliable(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
+                             bool compress, double now)
+{
+    d_now = now;
+    slep_pdu p;
+    p.type = slep_type::reliable;
+    p.to = to;
+    p.from = from;
+    p.id = d_next_id++;
+    if (d_next_id == 0)
+        d_next_id = 1;
+    p.data = compress ? deflate_once(data) : data;
+    if (compress)
+        p.flags |= slep_flag::compressed;
+    if (slep_header_size(p.type) + p.data.size() > d_mtu)
+        throw std::invalid_argument("slep: datagram of " + std::to_string(data.size()) +
+                                    " bytes does not fit the MTU of " + std::to_string(d_mtu));
+    d_reliable[p.id] = reliable_out{ node, encode(p), now, now, false };
+    pump(now);
+    return p.id;
+}
+
+// ---- streams ----------------------------------------------------------------------
+
+slep_stream slep::open(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
+                       bool compress, bool fin, double now, std::optional<uint8_t> priority)
+{
+    d_now = now;
+    if (d_streams.size() >= d_cfg.max_streams)
+        throw std::invalid_argument("slep: " + std::to_string(d_cfg.max_streams) +
+                                    " streams open already");
+    slep_stream key;
+    do {
+        key = make_slep_stream(node, true, d_next_number++);
+    } while (d_streams.count(key) || d_time_wait.count(key));
+    auto& s = d_streams[key];
+    s.node = node & 0x1FFFFFFF;
+    s.number = uint32_t(key);
+    s.opened_here = true;
+    s.compressed = compress;
+    s.local = from;
+    s.remote = to;
+    s.priority = priority.value_or(d_cfg.priority);
+    s.granted = d_cfg.window; // OPEN grants our whole window at once
+    s.last_progress = now;
+    d_counters.streams_opened += 1;
+    write(key, data.data(), data.size(), now);
+    if (fin)
+        finish(key, now);
+    pump(now);
+    return key;
+}
+
+size_t slep::write(slep_stream key, const uint8_t* data, size_t size, double now)
+{
+    d_now = now;
+    auto* s = find(key);
+    if (!s || s->fin_written)
+        return 0;
+    const size_t held = s->send_buf.size(); // unsent and unconfirmed
+    const size_t space = held >= d_cfg.send_buffer ? 0 : d_cfg.send_buffer - held;
+    const size_t n = std::min(size, space);
+    if (n < size)
+        s->writable_wanted = true;
+    if (n == 0)
+        return 0;
+    const size_t before = s->send_buf.size();
+    if (s->compressed)
+        s->tx_z.write(data, n, s->send_buf);
+    else
+        s->send_buf.insert(s->send_buf.end(), data, data + n);
+    s->bytes_written += n;
+    d_counters.plain_written += n;
+    d_counters.wire_written += s->send_buf.size() - before;
+    pump(now);
+    return n;
+}
+
+void slep::finish(slep_stream key, double now)
+{
+    d_now = now;
+    auto* s = find(key);
+    if (!s || s->fin_written)
+        return;
+    if (s->compressed) {
+        const size_t before = s->send_buf.size();
+        s->tx_z.flush(s->send_buf);
+        d_counters.wire_written += s->send_buf.size() - before;
+    }
+    s->fin_written = true;
+    pump(now);
+}
+
+bytes slep::read(slep_stream key, size_t max, double now)
+{
+    d_now = now;
+    auto* s = find(key);
+    bytes out;
+    if (!s || max == 0)
+        return out;
+    if (!s->compressed) {
+        const size_t n = std::min(max, s->recv_buf.size());
+        out.assign(s->recv_buf.begin(), s->recv_buf.begin() + long(n));
+        s->recv_buf.erase(s->recv_buf.begin(), s->recv_buf.begin() + long(n));
+        s->recv_base += uint32_t(n);
+    } else {
+        if (s->plain.size() < max && !s->recv_buf.empty()) {
+            const auto used = s->rx_z.read(s->recv_buf.data(), s->recv_buf.size(),
+                                           max - s->plain.size(), s->plain);
+            if (!used) {
+                end_stream(key, slep_reset_reason::protocol_error, true, now);
+                pump(now);
+                return out;
+            }
+            s->recv_buf.erase(s->recv_buf.begin(), s->recv_buf.begin() + long(*used));
+            s->recv_base += uint32_t(*used);
+        }
+        const size_t n = std::min(max, s->plain.size());
+        out.assign(s->plain.begin(), s->plain.begin() + long(n));
+        s->plain.erase(s->plain.begin(), s->plain.begin() + long(n));
+    }
+    s->bytes_read += out.size();
+    // Credit: the window beyond what the reader consumed, advertised once half of it
+    // has been freed (each WINDOW costs air time).
+    const uint32_t limit = s->recv_base + d_cfg.window;
+    if (uint32_t(limit - s->granted) >= d_cfg.window / 2 && serial_less(s->granted, limit)) {
+        s->granted = limit;
+        s->window_due = true;
+    }
+    check_closed(key, *s);
+    pump(now);
+    return out;
+}
+
+bool slep::eof(slep_stream key) const
+{
+    const auto* s = find(key);
+    return s && s->fin_offset && s->recv_next() == *s->fin_offset && s->recv_buf.empty() &&
+           s->plain.empty();
+}
+
+bool slep::exists(slep_stream key) const { return find(key) != nullptr; }
+
+std::optional<slep_stream_info> slep::info(slep_stream key) const
+{
+    const auto* s = find(key);
+    if (!s)
+        return std::nullopt;
+    slep_stream_info i;
+    i.node = s->node;
+    i.local = s->local;
+    i.remote = s->remote;
+    i.opened_here = s->opened_here;
+    i.compressed = s->compressed;
+    i.readable = s->recv_buf.size() + s->plain.size();
+    i.send_space = s->fin_written || s->send_buf.size() >= d_cfg.send_buffer
+                       ? 0
+                       : d_cfg.send_buffer - s->send_buf.size();
+    i.unconfirmed = s->send_buf.size();
+    i.finished_writing = s->fin_written;
+    i.peer_finished = s->fin_offset.has_value();
+    i.bytes_written = s->bytes_written;
+    i.bytes_read = s->bytes_read;
+    return i;
+}
+
+void slep::reset(slep_stream key, double now)
+{
+    d_now = now;
+    end_stream(key, slep_reset_reason::aborted, true, now);
+    pump(now);
+}
+
+void slep::send_reset(uint32_t node, uint32_t number, bool we_opened, uint8_t to, uint8_t from,
+                      slep_reset_reason why, double now)
+{
+    slep_pdu p;
+    p.type = slep_type::reset;
+    p.flags = we_opened ? 0 : slep_flag::responder;
+    p.to = to;
+    p.from = from;
+    p.stream = number;
+    p.reason = uint8_t(why);
+    d_resets.push_back({ node, p, 0, now });
+}
+
+void slep::end_stream(slep_stream key, slep_reset_reason why, bool tell_peer, double now)
+{
+    auto it = d_streams.find(key);
+    if (it == d_streams.end())
+        return;
+    const auto& s = it->second;
+    if (tell_peer)
+        send_reset(s.node, s.number, s.opened_here, s.remote, s.local, why, now);
+    slep_event e{ slep_event::kind::reset };
+    e.stream = key;
+    e.node = s.node;
+    e.reason = why;
+    event(std::move(e));
+    d_counters.streams_reset += 1;
+    d_streams.erase(it);
+    d_time_wait[key] = now + d_cfg.time_wait_s;
+}
+
+void slep::check_closed(slep_stream key, stream_state& s)
+{
+    const bool sent_all = s.fin_written && s.fin_confirmed && s.send_buf.empty();
+    const bool got_all = s.fin_offset && s.recv_next() == *s.fin_offset && s.recv_buf.empty() &&
+                         s.plain.empty();
+    if (!sent_all || !got_all)
+        return;
+    slep_event e{ slep_event::kind::closed };
+    e.stream = key;
+    e.node = s.node;
+    event(std::move(e));
+    d_counters.streams_closed += 1;
+    d_time_wait[key] = d_now + d_cfg.time_wait_s;
+    d_streams.erase(key);
+}
+
+void slep::send_segment(slep_stream key, stream_state& s, segment& seg)
+{
+    slep_pdu p;
+    p.type = seg.is_open ? slep_type::open : slep_type::data;
+    p.to = s.remote;
+    p.from = s.local;
+    p.stream = s.number;
+    if (seg.is_open) {
+        p.incarnation = d_cfg.incarnation;
+        p.limit = s.granted;
+        p.flags = (s.compressed ? slep_flag::compressed : 0) | (seg.fin ? slep_flag::fin : 0);
+    } else {
+        p.offset = seg.offset;
+        p.flags = (s.opened_here ? 0 : slep_flag::responder) | (seg.fin ? slep_flag::fin : 0);
+    }
+    const size_t at = size_t(seg.offset - s.send_base);
+    p.data.assign(s.send_buf.begin() + long(at), s.send_buf.begin() + long(at + seg.length));
+    if (seg.resend_at >= 0)
+        d_counters.retransmissions += 1;
+    seg.outstanding = true;
+    seg.resend_at = -1;
+    submit(s.node, p, true, true, d_cfg.in_order, s.priority, pdu_role::segment, key, seg.offset, 0);
+}
+
+// An OPEN with no data yet: not a segment (data written later starts at offset 0 too).
+void slep::send_empty_open(slep_stream key, stream_state& s)
+{
+    slep_pdu p;
+    p.type = slep_type::open;
+    p.to = s.remote;
+    p.from = s.local;
+    p.stream = s.number;
+    p.incarnation = d_cfg.incarnation;
+    p.limit = s.granted;
+    p.flags = s.compressed ? slep_flag::compressed : 0;
+    if (s.open_resend_at >= 0)
+        d_counters.retransmissions += 1;
+    s.open_resend_at = -1;
+    s.open_sent = true;
+    submit(s.node, p, true, true, d_cfg.in_order, s.priority, pdu_role::empty_open, key, 0, 0);
+}
+
+bool slep::awaiting_confirmation(const stream_state& s) const
+{
+    return !s.segments.empty() || (s.opened_here && s.open_sent && !s.open_confirmed);
+}
+
+void slep::pump(double now)
+{
+    d_now = now;
+    // Resets first: they free the far end's resources.
+    for (auto it = d_resets.begin(); it != d_resets.end() && room();) {
+        if (it->resend_at > now || it->resend_at < 0) {
+            ++it;
+            continue;
+        }
+        it->resend_at = -1; // in flight
+        it->tries += 1;
+        // The stream number stands in the offset field of its outstanding record.
+        submit(it->node, it->pdu, true, true, false, 0, pdu_role::reset, 0, it->pdu.stream, 0);
+        ++it;
+    }
+    for (auto& [id, r] : d_reliable) {
+        if (!room())
+            break;
+        if (r.outstanding || r.resend_at < 0 || r.resend_at > now)
+            continue;
+        if (r.resend_at != r.first_sent)
+            d_counters.retransmissions += 1;
+        r.outstanding = true;
+        auto decoded = decode_slep(r.pdu);
+        submit(r.node, decoded.value, true, true, false, d_cfg.priority, pdu_role::reliable, 0, 0, id);
+    }
+    if (d_streams.empty())
+        return;
+    // Round robin, one segment per stream per pass, so one bulk stream does not hold
+    // the others' requests behind it.
+    bool progress = true;
+    while (progress && room()) {
+        progress = false;
+        auto it = d_streams.upper_bound(d_round_robin);
+        for (size_t visited = 0; visited < d_streams.size() && room(); ++visited) {
+            if (it == d_streams.end())
+                it = d_streams.begin();
+            const slep_stream key = it->first;
+            auto& s = it->second;
+            ++it;
+            d_round_robin = key;
+            if (s.compressed && s.tx_z.pending() && !s.fin_written) {
+                const size_t before = s.send_buf.size();
+                s.tx_z.flush(s.send_buf);
+                d_counters.wire_written += s.send_buf.size() - before;
+            }
+            if (s.window_due) {
+                slep_pdu w;
+                w.type = slep_type::window;
+                w.flags = s.opened_here ? 0 : slep_flag::responder;
+                w.to = s.remote;
+                w.from = s.local;
+                w.stream = s.number;
+                w.limit = s.granted;
+                s.window_due = false;
+                submit(s.node, w, true, true, false, s.priority, pdu_role::window, key, 0, 0);
+                progress = true;
+                continue;
+            }
+            bool sent = false;
+            if (s.open_resend_at >= 0 && s.open_resend_at <= now && !s.open_confirmed) {
+                send_empty_open(key, s);
+                sent = true;
+            }
+            for (auto& [offset, seg] : s.segments) {
+                if (sent)
+                    break;
+                if (!seg.outstanding && !seg.confirmed && seg.resend_at >= 0 && seg.resend_at <= now) {
+                    send_segment(key, s, seg);
+                    sent = true;
+                }
+            }
+            if (!sent) {
+                const uint32_t end = s.send_base + uint32_t(s.send_buf.size());
+                const bool opening = s.opened_here && !s.open_sent;
+                const bool fin_due = s.fin_written && !s.fin_sent;
+                const uint32_t available = end - s.send_next;
+                const uint32_t allowed =
+                    serial_less(s.send_next, s.send_limit) ? s.send_limit - s.send_next : 0;
+                const slep_type type = opening ? slep_type::open : slep_type::data;
+                const uint32_t length =
+                    std::min<uint32_t>({ available, allowed, uint32_t(max_segment(type)) });
+                const bool fin = s.fin_written && s.send_next + length == end;
+                if (opening && length == 0 && !fin) {
+                    send_empty_open(key, s);
+                    sent = true;
+                } else if (length > 0 || opening || (fin_due && fin)) {
+                    segment seg;
+                    seg.offset = s.send_next;
+                    seg.length = length;
+                    seg.fin = fin;
+                    seg.is_open = opening;
+                    auto& stored = s.segments[seg.offset] = seg;
+                    send_segment(key, s, stored);
+                    s.send_next += length;
+                    s.open_sent = true;
+                    if (fin)
+                        s.fin_sent = true;
+                    sent = true;
+                }
+            }
+            progress = progress || sent;
+        }
+    }
+}
+
+void slep::on_timer(double now)
+{
+    d_now = now;
+    std::vector<slep_stream> stuck;
+    for (auto& [key, s] : d_streams)
+        if (awaiting_confirmation(s) && now - s.last_progress >= d_cfg.give_up_s)
+            stuck.push_back(key);
+    for (auto key : stuck)
+        end_stream(key, slep_reset_reason::timed_out, true, now);
+    for (auto it = d_reliable.begin(); it != d_reliable.end();) {
+        if (now - it->second.first_sent >= d_cfg.give_up_s) {
+            slep_event e{ slep_event::kind::datagram_failed };
+            e.id = it->first;
+            e.node = it->second.node;
+            event(std::move(e));
+            it = d_reliable.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = d_early.begin(); it != d_early.end();) {
+        auto& v = it->second;
+        v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& e) { return e.second <= now; }),
+                v.end());
+        it = v.empty() ? d_early.erase(it) : std::next(it);
+    }
+    for (auto it = d_time_wait.begin(); it != d_time_wait.end();)
+        it = it->second <= now ? d_time_wait.erase(it) : std::next(it);
+    pump(now);
+}
+
+double slep::next_deadline() const
+{
+    double t = std::numeric_limits<double>::infinity();
+    const auto consider = [&](double at) {
+        if (at > d_now)
+            t = std::min(t, at);
+    };
+    for (const auto& [key, s] : d_streams) {
+        for (const auto& [offset, seg] : s.segments)
+            if (seg.resend_at >= 0)
+                consider(seg.resend_at);
+        if (s.open_resend_at >= 0)
+            consider(s.open_resend_at);
+        if (awaiting_confirmation(s))
+            consider(s.last_progress + d_cfg.give_up_s);
+    }
+    for (const auto& [id, r] : d_reliable) {
+        if (!r.outstanding && r.resend_at >= 0)
+            consider(r.resend_at);
+        consider(r.first_sent + d_cfg.give_up_s);
+    }
+    for (const auto& r : d_resets)
+        if (r.resend_at >= 0)
+            consider(r.resend_at);
+    for (const auto& [key, v] : d_early)
+        for (const auto& e : v)
+            consider(e.second);
+    return t;
+}
+
+slep_actions slep::take_actions()
+{
+    slep_actions a;
+    std::swap(a, d_actions);
+    return a;
+}
+
+// ---- from the node ------------------------------------------------------------------
+
+void slep::on_sis(const dl::sis_primitive& p, double now)
+{
+    d_now = now;
+    using T = dl::sis_type;
+    switch (p.type) {
+    case T::bind_accepted:
+        d_bound = true;
+        d_flow_on = true;
+        if (p.mtu >= 64)
+            d_mtu = std::min<size_t>(p.mtu, 4096);
+        event({ slep_event::kind::bound });
+        break;
+    case T::bind_rejected: {
+        slep_event e{ slep_event::kind::unbound };
+        e.text = "bind refused (reason " + std::to_string(p.reason) + ")";
+        event(std::move(e));
+        notice("bind_rejected", "the node refused SAP " + std::to_string(d_cfg.sap) + ": " + e.text);
+        break;
+    }
+    case T::unbind_indication:
+        on_disconnected(now);
+        break;
+    case T::data_flow_on:
+        d_flow_on = true;
+        break;
+    case T::data_flow_off:
+        d_flow_on = false;
+        break;
+    case T::keep_alive: {
+        dl::sis_primitive k;
+        k.type = T::keep_alive;
+        d_actions.to_sis.push_back(k);
+        break;
+    }
+    case T::unidata_request_confirm:
+    case T::expedited_unidata_request_confirm:
+        on_confirm(p, true, now);
+        break;
+    case T::unidata_request_rejected:
+    case T::expedited_unidata_request_rejected:
+        on_confirm(p, false, now);
+        break;
+    case T::unidata_indication:
+    case T::expedited_unidata_indication:
+        on_indication(p, now);
+        break;
+    default:
+        break;
+    }
+    pump(now);
+}
+
+void slep::on_confirm(const dl::sis_primitive& p, bool delivered, double now)
+{
+    const uint32_t node = node_of(p.destination);
+    auto it = std::find_if(d_outstanding.begin(), d_outstanding.end(), [&](const outstanding& o) {
+        const size_t n = std::min(o.header.size(), p.payload.size());
+        return o.node == node && n > 0 && std::equal(o.header.begin(), o.header.begin() + long(n),
+                                                     p.payload.begin());
+    });
+    if (it == d_outstanding.end()) {
+        d_counters.stale += 1;
+        return;
+    }
+    const outstanding o = *it;
+    d_outstanding.erase(it);
+    d_outstanding_bytes -= std::min(d_outstanding_bytes, o.size);
+    if (!delivered) {
+        d_counters.rejections += 1;
+        notice("rejected_" + std::to_string(p.reason),
+               "the node rejected SLEP PDUs to " + dl::address_to_string(node) + " (reason " +
+                   std::to_string(p.reason) + "); sending them again in " +
+                   std::to_string(int(d_cfg.retry_s)) + " s (logged once)");
+    }
+    using R = dl::sis_unidata_rejected_reason;
+    switch (o.role) {
+    case pdu_role::segment: {
+        auto* s = find(o.stream);
+        if (!s)
+            return;
+        auto seg = s->segments.find(o.offset);
+        if (seg == s->segments.end())
+            return;
+        seg->second.outstanding = false;
+        if (!delivered) {
+            const bool opening = seg->second.is_open && !s->open_confirmed;
+            if (opening && p.reason == uint8_t(R::destination_sap_not_bound)) {
+                end_stream(o.stream, slep_reset_reason::refused, false, now);
+                return;
+            }
+            if (p.reason == uint8_t(R::updu_larger_than_mtu)) {
+                end_stream(o.stream, slep_reset_reason::protocol_error, true, now);
+                return;
+            }
+            seg->second.resend_at = now + d_cfg.retry_s;
+            return;
+        }
+        seg->second.confirmed = true;
+        s->last_progress = now;
+        if (seg->second.is_open)
+            s->open_confirmed = true;
+        const size_t before = s->send_buf.size();
+        while (!s->segments.empty() && s->segments.begin()->second.confirmed &&
+               s->segments.begin()->first == s->send_base) {
+            const auto& done = s->segments.begin()->second;
+            s->send_buf.erase(s->send_buf.begin(), s->send_buf.begin() + long(done.length));
+            s->send_base += done.length;
+            if (done.fin)
+                s->fin_confirmed = true;
+            s->segments.erase(s->segments.begin());
+        }
+        if (s->send_buf.size() < before && s->writable_wanted && !s->fin_written) {
+            s->writable_wanted = false;
+            slep_event e{ slep_event::kind::writable };
+            e.stream = o.stream;
+            e.node = s->node;
+            event(std::move(e));
+        }
+        check_closed(o.stream, *s);
+        return;
+    }
+    case pdu_role::empty_open: {
+        auto* s = find(o.stream);
+        if (!s)
+            return;
+        if (delivered) {
+            s->open_confirmed = true;
+            s->last_progress = now;
+        } else if (p.reason == uint8_t(R::destination_sap_not_bound)) {
+            end_stream(o.stream, slep_reset_reason::refused, false, now);
+        } else if (!s->open_confirmed) {
+            s->open_resend_at = now + d_cfg.retry_s;
+        }
+        return;
+    }
+    case pdu_role::reliable: {
+        auto r = d_reliable.find(o.id);
+        if (r == d_reliable.end())
+            return;
+        r->second.outstanding = false;
+        if (delivered) {
+            slep_event e{ slep_event::kind::datagram_delivered };
+            e.id = o.id;
+            e.node = node;
+            event(std::move(e));
+            d_reliable.erase(r);
+        } else {
+            r->second.resend_at = now + d_cfg.retry_s;
+        }
+        return;
+    }
+    case pdu_role::window:
+        if (!delivered)
+            if (auto* s = find(o.stream))
+                s->window_due = true; // the latest limit goes with the next pump
+        return;
+    case pdu_role::reset:
+        if (!delivered) {
+            for (auto& r : d_resets)
+                if (r.node == o.node && r.pdu.stream == o.offset && r.resend_at < 0 &&
+                    r.tries < reset_tries) {
+                    r.resend_at = now + d_cfg.retry_s;
+                    return;
+                }
+        }
+        d_resets.erase(std::remove_if(d_resets.begin(), d_resets.end(),
+                                      [&](const reset_out& r) {
+                                          return r.node == o.node && r.pdu.stream == o.offset &&
+                                                 r.resend_at < 0;
+                                      }),
+                       d_resets.end());
+        return;
+    case pdu_role::other:
+        return;
+    }
+}
+
+void slep::on_indication(const dl::sis_primitive& p, double now)
+{
+    if (p.destination_sap != d_cfg.sap)
+        return;
+    const uint32_t node = node_of(p.source);
+    d_counters.bytes_received += p.payload.size();
+    if (!p.errored_blocks.empty() || !p.non_received_blocks.empty()) {
+        drop_malformed("delivered with errors");
+        return;
+    }
+    auto decoded = decode_slep(p.payload);
+    if (!decoded) {
+        drop_malformed(decoded.reason);
+        return;
+    }
+    auto& pdu = decoded.value;
+    d_counters.pdus_received[size_t(pdu.type)] += 1;
+    switch (pdu.type) {
+    case slep_type::datagram:
+    case slep_type::reliable: {
+        if (pdu.type == slep_type::reliable) {
+            auto& seen = d_seen_ids[{ node, pdu.from }];
+            if (std::find(seen.begin(), seen.end(), pdu.id) != seen.end()) {
+                d_counters.duplicates += 1;
+                return;
+            }
+            seen.push_back(pdu.id);
+            if (seen.size() > seen_ids_per_sender)
+                seen.pop_front();
+        }
+        if (!d_listening.count(pdu.to)) {
+            d_counters.refused += 1;
+            return;
+        }
+        slep_event e{ slep_event::kind::datagram };
+        if (pdu.has(slep_flag::compressed)) {
+            auto plain = inflate_once(pdu.data, max_datagram_plain);
+            if (!plain) {
+                drop_malformed("datagram with bad DEFLATE data");
+                return;
+            }
+            e.data = std::move(*plain);
+        } else {
+            e.data = std::move(pdu.data);
+        }
+        e.node = node;
+        e.to = pdu.to;
+        e.from = pdu.from;
+        e.reliable = pdu.type == slep_type::reliable;
+        e.id = pdu.id;
+        event(std::move(e));
+        return;
+    }
+    case slep_type::open:
+        on_open(node, pdu, now);
+        return;
+    case slep_type::data:
+        on_data(node, pdu, now);
+        return;
+    case slep_type::window: {
+        // R set: the sender accepted the stream, so we opened it.
+        if (auto* s = find(make_slep_stream(node, pdu.has(slep_flag::responder), pdu.stream)))
+            if (serial_less(s->send_limit, pdu.limit))
+                s->send_limit = pdu.limit;
+        return;
+    }
+    case slep_type::reset: {
+        const auto key = make_slep_stream(node, pdu.has(slep_flag::responder), pdu.stream);
+        const uint8_t reason = pdu.reason <= uint8_t(slep_reset_reason::no_resources)
+                                   ? pdu.reason
+                                   : uint8_t(slep_reset_reason::aborted);
+        end_stream(key, slep_reset_reason(reason), false, now);
+        return;
+    }
+    }
+}
+
+void slep::on_open(uint32_t node, const slep_pdu& p, double now)
+{
+    const auto known = d_peer_incarnation.find(node);
+    if (known != d_peer_incarnation.end() && known->second != p.incarnation) {
+        if (serial_less(p.incarnation, known->second)) {
+            d_counters.stale += 1; // a late OPEN of the peer's former self
+            return;
+        }
+        // The peer started anew: what it had is gone, on both sides.
+        d_counters.peer_restarts += 1;
+        notice("peer_restart", "node " + dl::address_to_string(node) +
+                                   " restarted its SLEP: its streams are reset (logged once)");
+        std::vector<slep_stream> old;
+        for (const auto& [key, s] : d_streams)
+            if (s.node == node)
+                old.push_back(key);
+        for (auto key : old)
+            end_stream(key, slep_reset_reason::peer_restarted, false, now);
+        for (auto it = d_early.begin(); it != d_early.end();)
+            it = slep_stream_node(it->first) == node ? d_early.erase(it) : std::next(it);
+    }
+    d_peer_incarnation[node] = p.incarnation;
+    const auto key = make_slep_stream(node, false, p.stream);
+    if (auto* s = find(key)) { // the OPEN again (its confirmation was lost)
+        accept_bytes(key, *s, 0, p.data, p.has(slep_flag::fin), now);
+        return;
+    }
+    if (d_time_wait.count(key)) {
+        d_counters.duplicates += 1;
+        return;
+    }
+    if (!d_listening.count(p.to)) {
+        d_counters.refused += 1;
+        send_reset(node, p.stream, false, p.from, p.to, slep_reset_reason::refused, now);
+        return;
+    }
+    if (d_streams.size() >= d_cfg.max_streams) {
+        send_reset(node, p.stream, false, p.from, p.to, slep_reset_reason::no_resources, now);
+        notice("max_streams", "refusing streams: " + std::to_string(d_cfg.max_streams) + " open");
+        return;
+    }
+    auto& s = d_streams[key];
+    s.node = node;
+    s.number = p.stream;
+    s.opened_here = false;
+    s.compressed = p.has(slep_flag::compressed);
+    s.local = p.to;
+    s.remote = p.from;
+    s.priority = d_cfg.priority;
+    s.send_limit = p.limit;
+    s.granted = slep_initial_window;
+    if (d_cfg.window > slep_initial_window) {
+        s.granted = d_cfg.window;
+        s.window_due = true;
+    }
+    s.last_progress = now;
+    d_counters.streams_accepted += 1;
+    slep_event e{ slep_event::kind::incoming };
+    e.stream = key;
+    e.node = node;
+    e.to = p.to;
+    e.from = p.from;
+    event(std::move(e));
+    accept_bytes(key, s, 0, p.data, p.has(slep_flag::fin), now);
+    auto early = d_early.find(key);
+    if (early != d_early.end()) {
+        auto waiting = std::move(early->second);
+        d_early.erase(early);
+        for (auto& [pdu, expiry] : waiting)
+            on_data(node, pdu, now);
+    }
+}
+
+void slep::on_data(uint32_t node, const slep_pdu& p, double now)
+{
+    const bool we_opened = p.has(slep_flag::responder);
+    const auto key = make_slep_stream(node, we_opened, p.stream);
+    auto* s = find(key);
+    if (!s) {
+        if (d_time_wait.count(key)) {
+            d_counters.duplicates += 1;
+            return;
+        }
+        if (!we_opened) {
+            // DATA overtook its OPEN (a resent OPEN after a link break): kept a while,
+            // within one window.
+            auto& waiting = d_early[key];
+            size_t held = 0;
+            for (const auto& w : waiting)
+                held += w.first.data.size();
+            if (held + p.data.size() <= slep_initial_window)
+                waiting.push_back({ p, now + d_cfg.give_up_s });
+            return;
+        }
+        send_reset(node, p.stream, true, p.from, p.to, slep_reset_reason::unknown_stream, now);
+        return;
+    }
+    accept_bytes(key, *s, p.offset, p.data, p.has(slep_flag::fin), now);
+}
+
+void slep::accept_bytes(slep_stream key, stream_state& s, uint32_t offset, const bytes& data,
+                        bool fin, double now)
+{
+    const uint32_t end = offset + uint32_t(data.size());
+    if (serial_less(s.granted, end) ||
+        (s.fin_offset && serial_less(*s.fin_offset, end)) ||
+        (fin && s.fin_offset && *s.fin_offset != end)) {
+        notice("protocol_error", "a peer sent stream data beyond its window or end: stream reset");
+        end_stream(key, slep_reset_reason::protocol_error, true, now);
+        return;
+    }
+    if (fin)
+        s.fin_offset = end;
+    const uint32_t before = s.recv_next();
+    const auto append = [&](uint32_t at, const bytes& d) {
+        const uint32_t next = s.recv_next();
+        if (serial_less(next, at))
+            return false;
+        const size_t skip = size_t(next - at);
+        if (skip < d.size())
+            s.recv_buf.insert(s.recv_buf.end(), d.begin() + long(skip), d.end());
+        return true;
+    };
+    if (!append(offset, data)) {
+        auto& slot = s.out_of_order[offset];
+        if (slot.size() < data.size())
+            slot = data;
+    } else if (data.size() > 0 && !serial_less(before, end)) {
+        d_counters.duplicates += 1;
+    }
+    for (auto it = s.out_of_order.begin(); it != s.out_of_order.end();) {
+        if (append(it->first, it->second))
+            it = s.out_of_order.erase(it);
+        else
+            ++it;
+    }
+    s.last_progress = now;
+    if (s.recv_next() != before || fin) {
+        slep_event e{ slep_event::kind::readable };
+        e.stream = key;
+        e.node = s.node;
+        event(std::move(e));
+    }
+    check_closed(key, s);
+}
+
+} // namespace net
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,276 @@
+/* SLEP: the SIS Layer Extension Protocol's services (after Isode S5066-APP3) over one
+ * SAP of a STANAG 5066 node, as a sans-IO kernel and a SIS client. docs/slep.md gives
+ * the wire format (slep_wire.h) and the rules below in full.
+ *
+ *  - Extended addresses: 256 per SAP (0 = none); `listen(address)` accepts streams and
+ *    datagrams sent to one.
+ *  - Datagrams: unreliable (non-ARQ, or ARQ without confirmation), or reliable (ARQ with
+ *    client delivery confirmation, resent after a rejection until give_up_s, duplicates
+ *    dropped by id at the receiver).
+ *  - Streams: opened with immediate data (a short request crosses in the first
+ *    transmission), data, half-close, reset; byte offsets so that nothing is lost,
+ *    duplicated or reordered when 5066 rejects U_PDUs across a link break (SLEP keeps
+ *    what was not confirmed and sends it again); credit-based flow control (a receiver
+ *    grants `window` bytes beyond what its reader consumed), so a reader that never
+ *    reads bounds the memory; DEFLATE per stream or datagram.
+ *  - Restarts: every OPEN carries the opener's incarnation (a value that grows from one
+ *    start to the next, e.g. the clock at start); a peer whose incarnation grows has
+ *    restarted, so its old streams are reset, never continued with another's bytes.
+ *    Stream numbers start from the incarnation, so late PDUs of an old stream do not
+ *    meet a new one.
+ * Reliability rides on 5066: stream PDUs go ARQ with client delivery confirmation; SLEP
+ * matches each S_UNIDATA_REQUEST_CONFIRM / _REJECTED to its PDU by the header the
+ * server echoes (STANAG 5066 servers echo the start of the U_PDU; ours 16 bytes).
+ *
+ * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread. */
+#ifndef HFSTACK_KERNELS_NET_SLEP_H
+#define HFSTACK_KERNELS_NET_SLEP_H
+
+#include "deflate.h"
+#include "dl/sis.h"
+#include "slep_wire.h"
+
+#include <array>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace net {
+
+// Bytes a stream's sender may send before the receiver's first WINDOW: part of the
+// protocol, so a stream's first transmission can fill an HF turn.
+constexpr uint32_t slep_initial_window = 262144;
+
+struct slep_config {
+    uint8_t sap = 13; // Annex F leaves 13-15 unassigned; both ends must agree
+    uint8_t rank = 0;
+    uint32_t incarnation = 1; // nonzero; larger at each start (RFC 1982 order)
+    uint32_t window = slep_initial_window; // bytes a stream buffers for its reader (>= initial)
+    size_t send_buffer = 262144;           // bytes a stream holds written but not confirmed
+    size_t max_streams = 4096;
+    size_t max_outstanding_bytes = 524288; // U_PDU bytes at the node awaiting confirmation
+    double retry_s = 15.0;     // after a rejection (link down, TTL), before sending again
+    double give_up_s = 900.0;  // a stream or reliable datagram without progress this long fails
+    double time_wait_s = 1800; // an ended stream's late duplicates are dropped this long
+    bool in_order = true;      // ask 5066 for in-order delivery of stream PDUs
+    uint8_t priority = 0;      // 5066 priority of stream PDUs unless the stream says
+};
+
+// A stream as the application names it: (peer node, who opened it, number).
+using slep_stream = uint64_t;
+constexpr slep_stream make_slep_stream(uint32_t node, bool opened_here, uint32_t number)
+{
+    return uint64_t(node & 0x1FFFFFFF) << 33 | uint64_t(opened_here) << 32 | number;
+}
+inline uint32_t slep_stream_node(slep_stream s) { return uint32_t(s >> 33); }
+
+struct slep_event {
+    enum class kind {
+        bound,              // the node accepted our bind
+        unbound,            // the node dropped us (or refused the bind: `text`)
+        incoming,           // a stream opened by a peer to an address we listen on
+        readable,           // stream data (or its end) waits for read()
+        writable,           // a stream's send buffer has room again
+        closed,             // both directions ended and every byte confirmed
+        reset,              // the stream ended abnormally: `reason`
+        datagram,           // a datagram: node, to, from, data, `reliable`
+        datagram_delivered, // a reliable datagram of ours was confirmed: id
+        datagram_failed,    // ... could not be delivered within give_up_s: id
+    };
+    kind what = kind::bound;
+    slep_stream stream = 0;
+    uint32_t node = 0;
+    uint8_t to = 0, from = 0;
+    slep_reset_reason reason = slep_reset_reason::aborted;
+    uint16_t id = 0;
+    bool reliable = false;
+    bytes data;
+    std::string text;
+};
+
+struct slep_actions {
+    std::vector<dl::sis_primitive> to_sis;
+    std::vector<slep_event> events;
+    std::vector<std::string> notices; // first occurrence of each kind of trouble
+};
+
+struct slep_counters {
+    std::array<uint64_t, 7> pdus_sent{}, pdus_received{}; // by slep_type
+    uint64_t bytes_sent = 0, bytes_received = 0;          // U_PDU bytes
+    uint64_t plain_written = 0, wire_written = 0;         // compression: in / out
+    uint64_t retransmissions = 0, rejections = 0;
+    uint64_t streams_opened = 0, streams_accepted = 0, streams_closed = 0, streams_reset = 0;
+    uint64_t malformed = 0, duplicates = 0, stale = 0, refused = 0;
+    uint64_t peer_restarts = 0;
+};
+
+struct slep_stream_info {
+    uint32_t node = 0;
+    uint8_t local = 0, remote = 0;
+    bool opened_here = false, compressed = false;
+    size_t readable = 0;      // wire bytes received in order, not yet read
+    size_t send_space = 0;    // bytes write() would take now
+    size_t unconfirmed = 0;   // written, not yet confirmed by the far client
+    bool finished_writing = false, peer_finished = false;
+    uint64_t bytes_written = 0, bytes_read = 0; // plain, as the application sees them
+};
+
+class slep
+{
+public:
+    // Throws std::invalid_argument: sap > 15, incarnation 0, window < slep_initial_window.
+    explicit slep(slep_config config);
+
+    void start(double now); // S_BIND_REQUEST; call when the SIS connection is up
+    void on_disconnected(double now);
+    void on_sis(const dl::sis_primitive& p, double now);
+    void on_timer(double now);
+    slep_actions take_actions();
+    double next_deadline() const;
+
+    void listen(uint8_t address);
+    void unlisten(uint8_t address);
+
+    // Datagrams; `reliable` returns the id its delivered/failed event will carry.
+    // Throws std::invalid_argument when the data cannot fit one U_PDU.
+    void send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
+                       bool compress, bool arq, double now);
+    uint16_t send_reliable(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
+                           bool compress, double now);
+
+    // Streams. open() sends the OPEN with `data` at once (with fin: the whole request).
+    slep_stream open(uint32_t node, uint8_t to, uint8_t from, const bytes& data, bool compress,
+                     bool fin, double now, std::optional<uint8_t> priority = std::nullopt);
+    // Takes as much as the send buffer has room for; returns how many bytes.
+    size_t write(slep_stream s, const uint8_t* data, size_t size, double now);
+    void finish(slep_stream s, double now); // half-close: no more writes
+    // Up to `max` bytes the peer sent (inflated); empty with eof() once it finished.
+    bytes read(slep_stream s, size_t max, double now);
+    bool eof(slep_stream s) const;
+    void reset(slep_stream s, double now); // abort; the peer gets RESET (aborted)
+    bool exists(slep_stream s) const;
+    std::optional<slep_stream_info> info(slep_stream s) const;
+
+    bool bound() const { return d_bound; }
+    size_t mtu() const { return d_mtu; }
+    size_t stream_count() const { return d_streams.size(); }
+    const slep_counters& counters() const { return d_counters; }
+    const slep_config& config() const { return d_cfg; }
+
+private:
+    struct segment {
+        uint32_t offset = 0, length = 0;
+        bool fin = false;
+        bool is_open = false; // sent as the OPEN (offset 0)
+        bool outstanding = false, confirmed = false;
+        double resend_at = -1; // >= 0: rejected, send again then
+    };
+    struct stream_state {
+        uint32_t node = 0, number = 0;
+        bool opened_here = false, compressed = false;
+        uint8_t local = 0, remote = 0, priority = 0;
+        // sending
+        bytes send_buf;          // wire bytes from send_base on
+        uint32_t send_base = 0;  // lowest unconfirmed offset
+        uint32_t send_next = 0;  // next offset never sent
+        uint32_t send_limit = slep_initial_window;
+        std::map<uint32_t, segment> segments; // by offset
+        bool open_sent = false, open_confirmed = false;
+        double open_resend_at = -1; // an OPEN without data, rejected: send again then
+        bool fin_written = false, fin_sent = false, fin_confirmed = false;
+        bool writable_wanted = false;
+        deflater tx_z;
+        // receiving
+        bytes recv_buf;          // in order, not yet read (wire bytes)
+        uint32_t recv_base = 0;  // offset of recv_buf[0]
+        std::map<uint32_t, bytes> out_of_order;
+        uint32_t granted = slep_initial_window; // limit last advertised
+        bool window_due = false;
+        std::optional<uint32_t> fin_offset;
+        inflater rx_z;
+        bytes plain;             // inflated, not yet read
+        uint64_t bytes_written = 0, bytes_read = 0;
+        double last_progress = 0;
+        uint32_t recv_next() const { return recv_base + uint32_t(recv_buf.size()); }
+    };
+    // What a PDU awaiting confirmation was: a stream segment, an OPEN without data, ...
+    enum class pdu_role { segment, empty_open, reliable, window, reset, other };
+    struct outstanding {
+        uint32_t node;
+        bytes header; // what the server's echo is matched against
+        pdu_role role;
+        slep_stream stream = 0;
+        uint32_t offset = 0;
+        uint16_t id = 0;
+        size_t size = 0;
+    };
+    struct reliable_out {
+        uint32_t node;
+        bytes pdu;
+        double first_sent, resend_at = -1;
+        bool outstanding = false;
+    };
+    struct reset_out {
+        uint32_t node;
+        slep_pdu pdu;
+        unsigned tries = 0;
+        double resend_at = 0;
+    };
+
+    void pump(double now);
+    bool room() const;
+    void send_segment(slep_stream key, stream_state& s, segment& seg);
+    void send_empty_open(slep_stream key, stream_state& s);
+    bool awaiting_confirmation(const stream_state& s) const;
+    void submit(uint32_t node, const slep_pdu& pdu, bool arq, bool confirm, bool in_order,
+                uint8_t priority, pdu_role role, slep_stream key, uint32_t offset, uint16_t id);
+    void on_confirm(const dl::sis_primitive& p, bool delivered, double now);
+    void on_indication(const dl::sis_primitive& p, double now);
+    void on_open(uint32_t node, const slep_pdu& p, double now);
+    void on_data(uint32_t node, const slep_pdu& p, double now);
+    void accept_bytes(slep_stream key, stream_state& s, uint32_t offset, const bytes& data,
+                      bool fin, double now);
+    void end_stream(slep_stream key, slep_reset_reason why, bool tell_peer, double now);
+    void send_reset(uint32_t node, uint32_t number, bool we_opened, uint8_t to, uint8_t from,
+                    slep_reset_reason why, double now);
+    void check_closed(slep_stream key, stream_state& s);
+    void event(slep_event e) { d_actions.events.push_back(std::move(e)); }
+    void notice(const std::string& kind, const std::string& text);
+    void drop_malformed(const std::string& why);
+    stream_state* find(slep_stream key);
+    const stream_state* find(slep_stream key) const;
+    size_t max_segment(slep_type t) const;
+
+    slep_config d_cfg;
+    bool d_bound = false, d_flow_on = true;
+    size_t d_mtu = 2048;
+    std::set<uint8_t> d_listening;
+    std::map<slep_stream, stream_state> d_streams;
+    std::map<slep_stream, double> d_time_wait; // ended streams: until when
+    std::map<uint32_t, uint32_t> d_peer_incarnation;
+    std::map<slep_stream, std::vector<std::pair<slep_pdu, double>>> d_early; // DATA before OPEN
+    std::deque<outstanding> d_outstanding;
+    size_t d_outstanding_bytes = 0;
+    std::map<uint16_t, reliable_out> d_reliable;
+    std::map<std::pair<uint32_t, uint8_t>, std::deque<uint16_t>> d_seen_ids; // per peer, address
+    std::deque<reset_out> d_resets;
+    uint32_t d_next_number;
+    uint16_t d_next_id = 1;
+    slep_stream d_round_robin = 0;
+    slep_actions d_actions;
+    slep_counters d_counters;
+    std::set<std::string> d_noticed;
+    double d_now = 0;
+};
+
+} // namespace net
+} // namespace hfstack
+} // namespace gr
+
+#endif

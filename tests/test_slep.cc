@@ -1,0 +1,611 @@
+/* SLEP (net/slep.h): the wire format, and two SLEP instances joined by a simulated
+ * STANAG 5066 path that can break the link (U_PDUs rejected), report delivered U_PDUs
+ * as rejected (so they are sent twice) and reorder deliveries. Streams must arrive
+ * whole, once and in order; flow control must bound what a reader that never reads
+ * costs; a restarted peer's streams must be reset, never continued. */
+#include "net/slep.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::net;
+using dl::sis_primitive;
+using dl::sis_type;
+
+namespace {
+
+bytes pattern(size_t n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    bytes b(n);
+    for (auto& x : b)
+        x = uint8_t(rng());
+    return b;
+}
+
+bytes text(size_t n)
+{
+    const std::string words = "the quick brown fox jumps over the lazy dog on the high frequency band ";
+    bytes b(n);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = uint8_t(words[i % words.size()]);
+    return b;
+}
+
+// Two SLEP instances on nodes 1 and 2, and the node between them: every U_PDU
+// request is delivered to the other side (unless the link is down or the dice say it
+// was rejected), and confirmed with its first 16 bytes echoed, as our node does.
+struct slep_pair {
+    slep_config cfg_a, cfg_b;
+    std::unique_ptr<slep> a, b;
+    std::mt19937 rng{ 7 };
+    double now = 0;
+    bool down = false;
+    double p_rejected = 0;            // not delivered, rejected (link broke)
+    double p_delivered_rejected = 0;  // delivered, yet reported rejected
+    bool reorder = false;
+    std::vector<slep_event> events_a, events_b;
+    size_t requests = 0;
+
+    explicit slep_pair(slep_config ca = {}, slep_config cb = {}) : cfg_a(ca), cfg_b(cb)
+    {
+        cfg_b.incarnation = cfg_a.incarnation + 1000;
+        a = std::make_unique<slep>(cfg_a);
+        b = std::make_unique<slep>(cfg_b);
+        bind(*a);
+        bind(*b);
+        settle();
+    }
+
+    static void bind(slep& s)
+    {
+        s.start(0);
+        sis_primitive ok;
+        ok.type = sis_type::bind_accepted;
+        ok.sap = s.config().sap;
+        ok.mtu = 2048;
+        s.on_sis(ok, 0);
+    }
+
+    slep& other(slep& s) { return &s == a.get() ? *b : *a; }
+    uint32_t node(slep& s) { return &s == a.get() ? 1 : 2; }
+    std::vector<slep_event>& events(slep& s) { return &s == a.get() ? events_a : events_b; }
+
+    // Runs both until nothing more happens before `until` (virtual seconds).
+    void settle(double until = 1e9)
+    {
+        for (int round = 0; round < 100000; ++round) {
+            bool busy = false;
+            for (slep* s : { a.get(), b.get() }) {
+                auto act = s->take_actions();
+                for (auto& e : act.events)
+                    events(*s).push_back(std::move(e));
+                std::vector<sis_primitive> requests_now;
+                for (auto& p : act.to_sis)
+                    if (p.type == sis_type::unidata_request)
+                        requests_now.push_back(std::move(p));
+                if (reorder)
+                    std::shuffle(requests_now.begin(), requests_now.end(), rng);
+                for (auto& r : requests_now) {
+                    busy = true;
+                    carry(*s, r);
+                }
+            }
+            if (busy)
+                continue;
+            const double next = std::min(a->next_deadline(), b->next_deadline());
+            if (!(next <= until))
+                return;
+            now = std::max(now, next);
+            a->on_timer(now);
+            b->on_timer(now);
+        }
+        FAIL() << "the link never settled";
+    }
+
+    void carry(slep& from, const sis_primitive& r)
+    {
+        requests += 1;
+        std::uniform_real_distribution<double> u(0, 1);
+        const bool confirm = r.service_type.delivery_confirmation != dl::sis_delivery_confirmation::none;
+        sis_primitive answer;
+        answer.destination = r.destination;
+        answer.destination_sap = r.destination_sap;
+        answer.payload.assign(r.payload.begin(), r.payload.begin() + long(std::min<size_t>(16, r.payload.size())));
+        const bool lost = down || u(rng) < p_rejected;
+        if (!lost) {
+            sis_primitive ind;
+            ind.type = sis_type::unidata_indication;
+            ind.destination_sap = r.destination_sap;
+            ind.destination = r.destination;
+            ind.source_sap = from.config().sap;
+            ind.source = dl::sis_address{ node(from), 7 };
+            ind.payload = r.payload;
+            other(from).on_sis(ind, now);
+        }
+        if (!confirm)
+            return;
+        const bool reported_rejected = lost || u(rng) < p_delivered_rejected;
+        answer.type = reported_rejected ? sis_type::unidata_request_rejected : sis_type::unidata_request_confirm;
+        answer.reason = uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding);
+        from.on_sis(answer, now);
+    }
+
+    size_t count(const std::vector<slep_event>& ev, slep_event::kind k) const
+    {
+        return size_t(std::count_if(ev.begin(), ev.end(), [&](const slep_event& e) { return e.what == k; }));
+    }
+
+    const slep_event* first(const std::vector<slep_event>& ev, slep_event::kind k) const
+    {
+        for (const auto& e : ev)
+            if (e.what == k)
+                return &e;
+        return nullptr;
+    }
+
+    // Reads everything stream `s` of `side` has, settling the link between reads.
+    bytes drain(slep& side, slep_stream s)
+    {
+        bytes got;
+        for (int i = 0; i < 100000 && side.exists(s) && !side.eof(s); ++i) {
+            auto chunk = side.read(s, 4096, now);
+            if (chunk.empty())
+                settle();
+            got.insert(got.end(), chunk.begin(), chunk.end());
+            if (chunk.empty() && side.exists(s) && !side.eof(s) && side.info(s)->readable == 0 &&
+                std::min(a->next_deadline(), b->next_deadline()) == std::numeric_limits<double>::infinity())
+                break; // nothing more will come
+        }
+        return got;
+    }
+
+    // Writes all of `data` to stream `s`, settling whenever the buffer is full.
+    void push(slep& side, slep_stream s, const bytes& data, slep* reader = nullptr, slep_stream rs = 0,
+              bytes* read_back = nullptr)
+    {
+        size_t at = 0;
+        for (int i = 0; i < 100000 && at < data.size(); ++i) {
+            at += side.write(s, data.data() + at, data.size() - at, now);
+            settle();
+            if (reader && reader->exists(rs))
+                for (auto c = reader->read(rs, 65536, now); !c.empty(); c = reader->read(rs, 65536, now))
+                    read_back->insert(read_back->end(), c.begin(), c.end());
+        }
+        ASSERT_EQ(at, data.size());
+    }
+};
+
+} // namespace
+
+TEST(SlepWire, EveryTypeRoundTripsAndBadPdusAreRefused)
+{
+    std::vector<slep_pdu> pdus(6);
+    pdus[0].type = slep_type::datagram;
+    pdus[0].flags = slep_flag::compressed;
+    pdus[0].data = { 1, 2, 3 };
+    pdus[1].type = slep_type::reliable;
+    pdus[1].id = 0xBEEF;
+    pdus[2].type = slep_type::open;
+    pdus[2].flags = slep_flag::compressed | slep_flag::fin;
+    pdus[2].stream = 0x01020304;
+    pdus[2].incarnation = 0xA0B0C0D0;
+    pdus[2].limit = 262144;
+    pdus[2].data = { 'G', 'E', 'T' };
+    pdus[3].type = slep_type::data;
+    pdus[3].flags = slep_flag::responder | slep_flag::fin;
+    pdus[3].stream = 7;
+    pdus[3].offset = 0xFFFFFFF0;
+    pdus[3].data = bytes(100, 0x55);
+    pdus[4].type = slep_type::window;
+    pdus[4].stream = 7;
+    pdus[4].limit = 524288;
+    pdus[5].type = slep_type::reset;
+    pdus[5].flags = slep_flag::responder;
+    pdus[5].reason = uint8_t(slep_reset_reason::refused);
+    pdus[5].data = { 'n', 'o' };
+    for (auto& p : pdus) {
+        p.to = 9;
+        p.from = 200;
+        const bytes wire = encode(p);
+        EXPECT_EQ(wire.size(), slep_header_size(p.type) + p.data.size());
+        auto back = decode_slep(wire);
+        ASSERT_TRUE(back.ok()) << to_string(p.type) << ": " << back.reason;
+        EXPECT_EQ(encode(back.value), wire);
+    }
+    // The layout, byte by byte (docs/slep.md): DATA, responder and fin flags.
+    EXPECT_EQ(encode(pdus[3])[0], 0x4A);
+    const bytes open_wire = encode(pdus[2]);
+    EXPECT_EQ(bytes(open_wire.begin(), open_wire.begin() + 15),
+              (bytes{ 0x33, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0, 0, 4, 0, 0 }));
+
+    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1 }).ok());                 // short
+    EXPECT_FALSE(decode_slep(bytes{ 0x70, 1, 2 }).ok());              // type 7
+    EXPECT_FALSE(decode_slep(bytes{ 0x00, 1, 2 }).ok());              // type 0
+    EXPECT_FALSE(decode_slep(bytes{ 0x18, 1, 2 }).ok());              // R on a datagram
+    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1, 2, 0, 0, 0, 1 }).ok());  // DATA cut short
+    bytes long_window = encode(pdus[4]);
+    long_window.push_back(0);
+    EXPECT_FALSE(decode_slep(long_window).ok());
+    bytes long_reset = encode(pdus[5]);
+    long_reset.resize(slep_header_size(slep_type::reset) + 65, 'x');
+    EXPECT_FALSE(decode_slep(long_reset).ok());
+}
+
+TEST(SlepWire, DeflateRoundTripsAndBoundsInflation)
+{
+    const bytes plain = text(50000);
+    const bytes packed = deflate_once(plain);
+    EXPECT_LT(packed.size(), plain.size() / 10);
+    EXPECT_EQ(*inflate_once(packed, 50000), plain);
+    EXPECT_FALSE(inflate_once(packed, 49999)); // more than the caller allows
+    EXPECT_FALSE(inflate_once(bytes{ 0xFF, 0xFF, 0xFF }, 1000));
+}
+
+TEST(Slep, StreamOpensWithItsRequestAndCarriesAnAnswerBothWays)
+{
+    slep_pair l;
+    l.b->listen(80);
+    const bytes request = { 'G', 'E', 'T', ' ', '/' };
+    const auto s = l.a->open(2, 80, 1, request, false, false, l.now);
+    // The OPEN itself carries the request: the first U_PDU to node 2 holds it.
+    auto first = l.a->take_actions();
+    ASSERT_FALSE(first.to_sis.empty());
+    const auto open_pdu = decode_slep(first.to_sis[0].payload);
+    ASSERT_TRUE(open_pdu.ok());
+    EXPECT_EQ(open_pdu.value.type, slep_type::open);
+    EXPECT_EQ(open_pdu.value.data, request);
+    for (auto& p : first.to_sis)
+        l.carry(*l.a, p);
+    l.settle();
+    const auto* incoming = l.first(l.events_b, slep_event::kind::incoming);
+    ASSERT_NE(incoming, nullptr);
+    EXPECT_EQ(incoming->to, 80);
+    EXPECT_EQ(incoming->from, 1);
+    const slep_stream far = incoming->stream;
+    EXPECT_EQ(l.b->read(far, 100, l.now), request);
+
+    const bytes answer = pattern(300000, 1);
+    bytes got;
+    l.push(*l.b, far, answer, l.a.get(), s, &got);
+    l.b->finish(far, l.now);
+    l.settle();
+    const bytes rest = l.drain(*l.a, s);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, answer);
+    EXPECT_TRUE(l.a->eof(s));
+    l.a->finish(s, l.now);
+    l.settle();
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::closed), 1u);
+    EXPECT_EQ(l.count(l.events_b, slep_event::kind::closed), 1u);
+    EXPECT_EQ(l.a->stream_count() + l.b->stream_count(), 0u);
+    EXPECT_EQ(l.a->counters().retransmissions + l.b->counters().retransmissions, 0u);
+}
+
+// Link breaks (30 % of U_PDUs rejected undelivered, 10 % delivered yet reported
+// rejected so they are sent again) and reordered deliveries: every byte arrives once
+// and in order, both ways, over several seeds.
+TEST(Slep, StreamsSurviveLinkBreaksWithoutLossDuplicationOrReordering)
+{
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
+        slep_pair l;
+        l.rng.seed(seed);
+        l.p_rejected = 0.3;
+        l.p_delivered_rejected = 0.1;
+        l.reorder = true;
+        l.b->listen(80);
+        const bytes up = pattern(60000 + seed * 1000, seed);
+        const bytes down = pattern(120000, seed + 100);
+        const auto s = l.a->open(2, 80, 1, bytes(up.begin(), up.begin() + 100), false, false, l.now);
+        l.settle();
+        const auto* incoming = l.first(l.events_b, slep_event::kind::incoming);
+        ASSERT_NE(incoming, nullptr) << seed;
+        const slep_stream far = incoming->stream;
+        bytes got_b, got_a;
+        l.push(*l.a, s, bytes(up.begin() + 100, up.end()), l.b.get(), far, &got_b);
+        l.a->finish(s, l.now);
+        l.push(*l.b, far, down, l.a.get(), s, &got_a);
+        l.b->finish(far, l.now);
+        l.settle();
+        const bytes rest_b = l.drain(*l.b, far);
+        const bytes rest_a = l.drain(*l.a, s);
+        got_b.insert(got_b.end(), rest_b.begin(), rest_b.end());
+        got_a.insert(got_a.end(), rest_a.begin(), rest_a.end());
+        l.settle();
+        EXPECT_EQ(got_b, up) << seed;
+        EXPECT_EQ(got_a, down) << seed;
+        EXPECT_EQ(l.count(l.events_a, slep_event::kind::closed), 1u) << seed;
+        EXPECT_EQ(l.count(l.events_b, slep_event::kind::closed), 1u) << seed;
+        EXPECT_GT(l.a->counters().retransmissions, 0u) << seed;
+        EXPECT_GT(l.a->counters().duplicates + l.b->counters().duplicates, 0u) << seed;
+        EXPECT_EQ(l.count(l.events_a, slep_event::kind::reset), 0u) << seed;
+    }
+}
+
+TEST(Slep, CompressedStreamsAndDatagramsRoundTrip)
+{
+    slep_pair l;
+    l.b->listen(25);
+    const bytes mail = text(200000);
+    const auto s = l.a->open(2, 25, 3, {}, true, false, l.now);
+    l.settle();
+    const slep_stream far = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    bytes got;
+    l.push(*l.a, s, mail, l.b.get(), far, &got);
+    l.a->finish(s, l.now);
+    l.settle();
+    const bytes rest = l.drain(*l.b, far);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, mail);
+    EXPECT_LT(l.a->counters().wire_written * 5, l.a->counters().plain_written); // text shrinks 5x+
+    EXPECT_LT(l.a->counters().bytes_sent, mail.size() / 5);
+
+    l.b->listen(53);
+    l.a->send_datagram(2, 53, 4, text(3000), true, true, l.now);
+    l.a->send_datagram(2, 53, 4, { 1, 2, 3 }, false, false, l.now);
+    l.a->send_datagram(2, 54, 4, { 9 }, false, true, l.now); // nobody listens on 54
+    l.settle();
+    std::vector<bytes> datagrams;
+    for (const auto& e : l.events_b)
+        if (e.what == slep_event::kind::datagram)
+            datagrams.push_back(e.data);
+    ASSERT_EQ(datagrams.size(), 2u);
+    EXPECT_EQ(datagrams[0], text(3000));
+    EXPECT_EQ(datagrams[1], (bytes{ 1, 2, 3 }));
+    EXPECT_EQ(l.b->counters().refused, 1u);
+    EXPECT_THROW(l.a->send_datagram(2, 53, 4, pattern(3000, 1), false, true, l.now), std::invalid_argument);
+}
+
+TEST(Slep, ReliableDatagramsArriveOnceThroughLinkBreaks)
+{
+    slep_pair l;
+    l.p_rejected = 0.4;
+    l.p_delivered_rejected = 0.2;
+    l.b->listen(7);
+    std::vector<uint16_t> ids;
+    for (int i = 0; i < 40; ++i)
+        ids.push_back(l.a->send_reliable(2, 7, 7, pattern(50 + i, i), i % 2 == 0, l.now));
+    l.settle();
+    std::map<bytes, int> seen;
+    for (const auto& e : l.events_b)
+        if (e.what == slep_event::kind::datagram) {
+            EXPECT_TRUE(e.reliable);
+            seen[e.data] += 1;
+        }
+    ASSERT_EQ(seen.size(), 40u);
+    for (const auto& [data, n] : seen)
+        EXPECT_EQ(n, 1);
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::datagram_delivered), 40u);
+    EXPECT_GT(l.b->counters().duplicates, 0u);
+}
+
+// A reader that never reads costs at most its window; the writer is held back, told
+// when it may write again, and everything arrives once the reader reads.
+TEST(Slep, FlowControlBoundsAReaderThatNeverReads)
+{
+    slep_pair l;
+    l.b->listen(80);
+    const auto s = l.a->open(2, 80, 1, {}, false, false, l.now);
+    l.settle();
+    const slep_stream far = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    const bytes big = pattern(2000000, 3);
+    size_t written = 0;
+    for (int i = 0; i < 50; ++i) {
+        written += l.a->write(s, big.data() + written, big.size() - written, l.now);
+        l.settle();
+    }
+    const auto held = l.b->info(far)->readable;
+    EXPECT_LE(held, size_t(l.cfg_b.window));
+    EXPECT_EQ(held, size_t(slep_initial_window));
+    EXPECT_LE(written, size_t(l.cfg_b.window) + l.cfg_a.send_buffer);
+    EXPECT_LT(written, big.size());
+    bytes got;
+    l.events_a.clear();
+    l.push(*l.a, s, bytes(big.begin() + long(written), big.end()), l.b.get(), far, &got);
+    EXPECT_GT(l.count(l.events_a, slep_event::kind::writable), 0u);
+    l.a->finish(s, l.now);
+    l.settle();
+    const bytes rest = l.drain(*l.b, far);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, big);
+}
+
+TEST(Slep, RefusedOpensAndAbortsEndStreamsOnBothSides)
+{
+    slep_pair l;
+    const auto s = l.a->open(2, 99, 1, { 'x' }, false, false, l.now); // nobody on 99
+    l.settle();
+    const auto* r = l.first(l.events_a, slep_event::kind::reset);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->stream, s);
+    EXPECT_EQ(r->reason, slep_reset_reason::refused);
+    EXPECT_FALSE(l.a->exists(s));
+
+    l.b->listen(80);
+    const auto t = l.a->open(2, 80, 1, { 'y' }, false, false, l.now);
+    l.settle();
+    const slep_stream far = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    l.b->reset(far, l.now);
+    l.settle();
+    EXPECT_FALSE(l.a->exists(t));
+    EXPECT_EQ(l.events_a.back().what, slep_event::kind::reset);
+    EXPECT_EQ(l.events_a.back().reason, slep_reset_reason::aborted);
+}
+
+// A restarted opener: the far side resets what it had with the old one as soon as the
+// new one opens a stream, and data sent to the new one for an old stream is answered
+// with a reset, never taken as the new stream's.
+TEST(Slep, ARestartedPeerResetsItsOldStreamsCleanly)
+{
+    slep_pair l;
+    l.b->listen(80);
+    const auto old_stream = l.a->open(2, 80, 1, { 'o', 'l', 'd' }, false, false, l.now);
+    l.settle();
+    const slep_stream far_old = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    (void)old_stream;
+    // Node 1's SLEP starts again, later incarnation.
+    slep_config again = l.cfg_a;
+    again.incarnation = l.cfg_a.incarnation + 1;
+    l.a = std::make_unique<slep>(again);
+    slep_pair::bind(*l.a);
+    l.events_a.clear();
+    // B still writes on the old stream: the new A answers RESET (unknown stream).
+    const bytes late = { 'l', 'a', 't', 'e' };
+    l.b->write(far_old, late.data(), late.size(), l.now);
+    l.settle();
+    EXPECT_FALSE(l.b->exists(far_old));
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::readable), 0u);
+    const auto* r = l.first(l.events_b, slep_event::kind::reset);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->reason, slep_reset_reason::unknown_stream);
+
+    // Another old stream, idle: reset when the new A opens one.
+    slep_pair m;
+    m.b->listen(80);
+    m.a->open(2, 80, 1, { 'a' }, false, false, m.now);
+    m.settle();
+    const slep_stream idle = m.first(m.events_b, slep_event::kind::incoming)->stream;
+    slep_config later = m.cfg_a;
+    later.incarnation += 1;
+    m.a = std::make_unique<slep>(later);
+    slep_pair::bind(*m.a);
+    const auto fresh = m.a->open(2, 80, 1, { 'n', 'e', 'w' }, false, false, m.now);
+    m.settle();
+    EXPECT_FALSE(m.b->exists(idle));
+    EXPECT_EQ(m.b->counters().peer_restarts, 1u);
+    const auto* incoming = &m.events_b.back();
+    for (const auto& e : m.events_b)
+        if (e.what == slep_event::kind::incoming)
+            incoming = &e;
+    EXPECT_NE(incoming->stream, idle);
+    EXPECT_EQ(m.b->read(incoming->stream, 10, m.now), (bytes{ 'n', 'e', 'w' }));
+    EXPECT_TRUE(m.a->exists(fresh));
+    // A late OPEN of the former self is stale, not a second restart.
+    slep_pdu stale;
+    stale.type = slep_type::open;
+    stale.to = 80;
+    stale.from = 1;
+    stale.stream = 5;
+    stale.incarnation = m.cfg_a.incarnation;
+    sis_primitive ind;
+    ind.type = sis_type::unidata_indication;
+    ind.destination_sap = 13;
+    ind.source = dl::sis_address{ 1, 7 };
+    ind.payload = encode(stale);
+    m.b->on_sis(ind, m.now);
+    EXPECT_EQ(m.b->counters().stale, 1u);
+    EXPECT_EQ(m.b->counters().peer_restarts, 1u);
+}
+
+// The link stays down: a stream with data to deliver gives up after give_up_s, and so
+// does a reliable datagram; nothing spins meanwhile (the retries are paced).
+TEST(Slep, ALinkThatStaysDownEndsInTimeoutsNotSpinning)
+{
+    slep_config c;
+    c.give_up_s = 300;
+    c.retry_s = 20;
+    slep_pair l(c, c);
+    l.b->listen(80);
+    l.down = true;
+    const auto s = l.a->open(2, 80, 1, pattern(5000, 1), false, false, l.now);
+    l.a->send_reliable(2, 80, 1, { 1 }, false, l.now);
+    l.settle();
+    EXPECT_FALSE(l.a->exists(s));
+    const auto* r = l.first(l.events_a, slep_event::kind::reset);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->reason, slep_reset_reason::timed_out);
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::datagram_failed), 1u);
+    EXPECT_GE(l.now, 300.0);
+    EXPECT_LT(l.requests, 100u); // about one try per retry_s, not a busy loop
+}
+
+TEST(Slep, GarbageFromTheAirIsCountedNotFatal)
+{
+    slep_pair l;
+    l.b->listen(80);
+    std::mt19937 rng(11);
+    for (int i = 0; i < 2000; ++i) {
+        sis_primitive ind;
+        ind.type = sis_type::unidata_indication;
+        ind.destination_sap = 13;
+        ind.source = dl::sis_address{ 1, 7 };
+        ind.payload = pattern(rng() % 40, uint32_t(i));
+        if (!ind.payload.empty())
+            ind.payload[0] = uint8_t((rng() % 8) << 4 | (rng() % 16));
+        l.b->on_sis(ind, double(i));
+    }
+    l.b->take_actions();
+    EXPECT_GT(l.b->counters().malformed, 0u);
+    EXPECT_LE(l.b->stream_count(), l.cfg_b.max_streams);
+}
+
+// The receiver on its own, fed crafted PDUs: a gap, an overlap, a duplicate and data
+// beyond the window.
+TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
+{
+    slep b(slep_config{});
+    slep_pair::bind(b);
+    b.listen(80);
+    const bytes whole = pattern(3000, 5);
+    const auto deliver = [&](const slep_pdu& p) {
+        sis_primitive ind;
+        ind.type = sis_type::unidata_indication;
+        ind.destination_sap = 13;
+        ind.source = dl::sis_address{ 1, 7 };
+        ind.payload = encode(p);
+        b.on_sis(ind, 1);
+    };
+    const auto data = [&](uint32_t from, uint32_t to, bool fin = false) {
+        slep_pdu p;
+        p.type = slep_type::data;
+        p.to = 80;
+        p.from = 1;
+        p.stream = 42;
+        p.offset = from;
+        p.flags = fin ? slep_flag::fin : 0;
+        p.data.assign(whole.begin() + from, whole.begin() + to);
+        return p;
+    };
+    deliver(data(1000, 2000));           // before its OPEN: kept
+    slep_pdu open;
+    open.type = slep_type::open;
+    open.to = 80;
+    open.from = 1;
+    open.stream = 42;
+    open.incarnation = 9;
+    open.limit = 262144;
+    open.data.assign(whole.begin(), whole.begin() + 500);
+    deliver(open);
+    deliver(data(2500, 3000, true));     // a gap at 2000..2500
+    deliver(data(400, 1200));            // overlaps both sides
+    deliver(data(1000, 2000));           // a duplicate
+    const slep_stream s = make_slep_stream(1, false, 42);
+    bytes got = b.read(s, 10000, 1);
+    EXPECT_EQ(got, bytes(whole.begin(), whole.begin() + 2000));
+    EXPECT_FALSE(b.eof(s));
+    deliver(data(1900, 2600));           // fills the gap
+    got = b.read(s, 10000, 1);
+    EXPECT_EQ(got, bytes(whole.begin() + 2000, whole.end()));
+    EXPECT_TRUE(b.eof(s));
+    EXPECT_GE(b.counters().duplicates, 1u);
+
+    slep_pdu beyond = data(0, 10);
+    beyond.stream = 43;
+    open.stream = 43;
+    open.data.clear();
+    deliver(open);
+    beyond.offset = slep_initial_window; // past the window granted
+    deliver(beyond);
+    EXPECT_FALSE(b.exists(make_slep_stream(1, false, 43)));
+    auto act = b.take_actions();
+    const bool reset_sent = std::any_of(act.to_sis.begin(), act.to_sis.end(), [](const sis_primitive& p) {
+        auto d = decode_slep(p.payload);
+        return d.ok() && d.value.type == slep_type::reset &&
+               d.value.reason == uint8_t(slep_reset_reason::protocol_error);
+    });
+    EXPECT_TRUE(reset_sent);
+}

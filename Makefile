@@ -69,6 +69,7 @@ fuzz: deps-fuzz
 	fuzz/run.sh node_engine $(FUZZ_SECONDS)
 	fuzz/run.sh emulated_modem $(FUZZ_SECONDS)
 	fuzz/run.sh ip_client $(FUZZ_SECONDS)
+	fuzz/run.sh slep $(FUZZ_SECONDS)
 
 install: build
 	$(SUDO) cmake --install $(BUILD_DIR)

@@ -4,6 +4,7 @@
  * whole, once and in order; flow control must bound what a reader that never reads
  * costs; a restarted peer's streams must be reset, never continued. */
 #include "net/slep.h"
+#include "sis_path_support.h"
 
 #include <gtest/gtest.h>
 
@@ -36,103 +37,23 @@ bytes text(size_t n)
     return b;
 }
 
-// Two SLEP instances on nodes 1 and 2, and the node between them: every U_PDU
-// request is delivered to the other side (unless the link is down or the dice say it
-// was rejected), and confirmed with its first 16 bytes echoed, as our node does.
-struct slep_pair {
+// Two SLEP instances on nodes 1 and 2 over the simulated node (sis_path_support.h),
+// their events kept per side.
+struct slep_pair : sis_path<slep> {
     slep_config cfg_a, cfg_b;
-    std::unique_ptr<slep> a, b;
-    std::mt19937 rng{ 7 };
-    double now = 0;
-    bool down = false;
-    double p_rejected = 0;            // not delivered, rejected (link broke)
-    double p_delivered_rejected = 0;  // delivered, yet reported rejected
-    bool reorder = false;
     std::vector<slep_event> events_a, events_b;
-    size_t requests = 0;
 
     explicit slep_pair(slep_config ca = {}, slep_config cb = {}) : cfg_a(ca), cfg_b(cb)
     {
         cfg_b.incarnation = cfg_a.incarnation + 1000;
         a = std::make_unique<slep>(cfg_a);
         b = std::make_unique<slep>(cfg_b);
-        bind(*a);
-        bind(*b);
-        settle();
-    }
-
-    static void bind(slep& s)
-    {
-        s.start(0);
-        sis_primitive ok;
-        ok.type = sis_type::bind_accepted;
-        ok.sap = s.config().sap;
-        ok.mtu = 2048;
-        s.on_sis(ok, 0);
-    }
-
-    slep& other(slep& s) { return &s == a.get() ? *b : *a; }
-    uint32_t node(slep& s) { return &s == a.get() ? 1 : 2; }
-    std::vector<slep_event>& events(slep& s) { return &s == a.get() ? events_a : events_b; }
-
-    // Runs both until nothing more happens before `until` (virtual seconds).
-    void settle(double until = 1e9)
-    {
-        for (int round = 0; round < 100000; ++round) {
-            bool busy = false;
-            for (slep* s : { a.get(), b.get() }) {
-                auto act = s->take_actions();
-                for (auto& e : act.events)
-                    events(*s).push_back(std::move(e));
-                std::vector<sis_primitive> requests_now;
-                for (auto& p : act.to_sis)
-                    if (p.type == sis_type::unidata_request)
-                        requests_now.push_back(std::move(p));
-                if (reorder)
-                    std::shuffle(requests_now.begin(), requests_now.end(), rng);
-                for (auto& r : requests_now) {
-                    busy = true;
-                    carry(*s, r);
-                }
-            }
-            if (busy)
-                continue;
-            const double next = std::min(a->next_deadline(), b->next_deadline());
-            if (!(next <= until))
-                return;
-            now = std::max(now, next);
-            a->on_timer(now);
-            b->on_timer(now);
-        }
-        FAIL() << "the link never settled";
-    }
-
-    void carry(slep& from, const sis_primitive& r)
-    {
-        requests += 1;
-        std::uniform_real_distribution<double> u(0, 1);
-        const bool confirm = r.service_type.delivery_confirmation != dl::sis_delivery_confirmation::none;
-        sis_primitive answer;
-        answer.destination = r.destination;
-        answer.destination_sap = r.destination_sap;
-        answer.payload.assign(r.payload.begin(), r.payload.begin() + long(std::min<size_t>(16, r.payload.size())));
-        const bool lost = down || u(rng) < p_rejected;
-        if (!lost) {
-            sis_primitive ind;
-            ind.type = sis_type::unidata_indication;
-            ind.destination_sap = r.destination_sap;
-            ind.destination = r.destination;
-            ind.source_sap = from.config().sap;
-            ind.source = dl::sis_address{ node(from), 7 };
-            ind.payload = r.payload;
-            other(from).on_sis(ind, now);
-        }
-        if (!confirm)
-            return;
-        const bool reported_rejected = lost || u(rng) < p_delivered_rejected;
-        answer.type = reported_rejected ? sis_type::unidata_request_rejected : sis_type::unidata_request_confirm;
-        answer.reason = uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding);
-        from.on_sis(answer, now);
+        keep = [this](slep& s, slep_actions& act) {
+            auto& to = &s == a.get() ? events_a : events_b;
+            for (auto& e : act.events)
+                to.push_back(std::move(e));
+        };
+        bind_both();
     }
 
     size_t count(const std::vector<slep_event>& ev, slep_event::kind k) const

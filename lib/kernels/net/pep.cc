@@ -1,0 +1,797 @@
+#include "pep.h"
+#include "dl/dpdu.h" // group_address_flag
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace gr {
+namespace hfstack {
+namespace net {
+
+namespace {
+
+constexpr size_t status_length = 2; // version, status
+
+std::vector<std::string> words(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::string w;
+    for (char ch : s + " ") {
+        if (ch == ' ' || ch == ',' || ch == '\t' || ch == '\n') {
+            if (!w.empty())
+                out.push_back(w);
+            w.clear();
+        } else {
+            w.push_back(ch);
+        }
+    }
+    return out;
+}
+
+unsigned long number(const std::string& name, const std::string& v, unsigned long max)
+{
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long x = std::strtoul(v.c_str(), &end, 10);
+    if (v.empty() || v[0] == '-' || *end || errno || x > max)
+        throw std::invalid_argument(name + ": \"" + v + "\" is not a whole number 0.." +
+                                    std::to_string(max));
+    return x;
+}
+
+double seconds(const std::string& name, const std::string& v)
+{
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(x >= 0) || x == std::numeric_limits<double>::infinity())
+        throw std::invalid_argument(name + ": \"" + v + "\" is not a number of seconds >= 0");
+    return x;
+}
+
+bool flag(const std::string& name, const std::string& v)
+{
+    if (v == "true" || v == "1" || v == "yes" || v == "on")
+        return true;
+    if (v == "false" || v == "0" || v == "no" || v == "off")
+        return false;
+    throw std::invalid_argument(name + ": \"" + v + "\" is not true or false");
+}
+
+std::string text(double x)
+{
+    std::ostringstream o;
+    o << x;
+    return o.str();
+}
+
+template <typename T>
+std::string join(const std::set<T>& s)
+{
+    std::string out;
+    for (auto x : s)
+        out += (out.empty() ? "" : " ") + std::to_string(x);
+    return out;
+}
+
+template <typename M>
+std::string join_map(const M& m)
+{
+    std::string out;
+    for (const auto& [k, v] : m)
+        out += (out.empty() ? "" : " ") + std::to_string(k) + ":" + std::to_string(v);
+    return out;
+}
+
+struct option_entry {
+    const char* name;
+    const char* help;
+    std::function<void(pep_config&, const std::string&, const std::string&)> set;
+    std::function<std::string(const pep_config&)> get;
+};
+
+const std::vector<option_entry>& table()
+{
+    using C = pep_config;
+    using S = const std::string&;
+    const auto ports = [](S n, S v) {
+        std::set<uint16_t> out;
+        for (const auto& w : words(v))
+            out.insert(uint16_t(number(n, w, 65535)));
+        return out;
+    };
+    static const std::vector<option_entry> t = {
+        { "peers", "address table: PREFIX=NODE ... (the 5066 node of the proxy in front of each destination; 'default' for the rest)",
+          [](C& c, S, S v) {
+              c.peers = ip_route_table{};
+              c.peers.add_text(v);
+          },
+          [](const C& c) { return c.peers.to_text(); } },
+        { "deny_ports", "destination ports refused (both proxies check)",
+          [ports](C& c, S n, S v) { c.deny_ports = ports(n, v); },
+          [](const C& c) { return join(c.deny_ports); } },
+        { "allow_ports", "only these destination ports (empty: every port not denied)",
+          [ports](C& c, S n, S v) { c.allow_ports = ports(n, v); },
+          [](const C& c) { return join(c.allow_ports); } },
+        { "port_limits", "connections at once per destination port, PORT:N ...",
+          [](C& c, S n, S v) {
+              c.port_limits.clear();
+              for (const auto& w : words(v)) {
+                  const auto colon = w.find(':');
+                  if (colon == std::string::npos)
+                      throw std::invalid_argument(n + ": \"" + w + "\" is not PORT:N");
+                  c.port_limits[uint16_t(number(n, w.substr(0, colon), 65535))] =
+                      number(n, w.substr(colon + 1), 1000000);
+              }
+          },
+          [](const C& c) { return join_map(c.port_limits); } },
+        { "port_priority", "5066 priority (0-15) of a destination port's streams, PORT:P ...",
+          [](C& c, S n, S v) {
+              c.port_priority.clear();
+              for (const auto& w : words(v)) {
+                  const auto colon = w.find(':');
+                  if (colon == std::string::npos)
+                      throw std::invalid_argument(n + ": \"" + w + "\" is not PORT:PRIORITY");
+                  c.port_priority[uint16_t(number(n, w.substr(0, colon), 65535))] =
+                      uint8_t(number(n, w.substr(colon + 1), 15));
+              }
+          },
+          [](const C& c) { return join_map(c.port_priority); } },
+        { "max_connections", "connections at once (both sides together)",
+          [](C& c, S n, S v) { c.max_connections = number(n, v, 1000000); },
+          [](const C& c) { return std::to_string(c.max_connections); } },
+        { "compress", "DEFLATE the streams this proxy opens",
+          [](C& c, S n, S v) { c.compress = flag(n, v); },
+          [](const C& c) { return std::string(c.compress ? "true" : "false"); } },
+        { "open_wait_s", "wait this long for a client's first bytes, to send them with the open, s",
+          [](C& c, S n, S v) { c.open_wait_s = seconds(n, v); },
+          [](const C& c) { return text(c.open_wait_s); } },
+        { "connect_timeout_s", "far proxy: give up connecting to the destination after this, s",
+          [](C& c, S n, S v) { c.connect_timeout_s = seconds(n, v); },
+          [](const C& c) { return text(c.connect_timeout_s); } },
+        { "idle_timeout_s", "reset a connection with no byte either way this long, s",
+          [](C& c, S n, S v) { c.idle_timeout_s = seconds(n, v); },
+          [](const C& c) { return text(c.idle_timeout_s); } },
+        { "sap", "SLEP's SAP (both proxies the same)",
+          [](C& c, S n, S v) { c.slep.sap = uint8_t(number(n, v, 15)); },
+          [](const C& c) { return std::to_string(c.slep.sap); } },
+        { "window", "bytes a stream buffers for its reader (>= 262144)",
+          [](C& c, S n, S v) { c.slep.window = uint32_t(number(n, v, 1u << 30)); },
+          [](const C& c) { return std::to_string(c.slep.window); } },
+        { "send_buffer", "bytes a stream holds written but not confirmed",
+          [](C& c, S n, S v) { c.slep.send_buffer = number(n, v, 1u << 30); },
+          [](const C& c) { return std::to_string(c.slep.send_buffer); } },
+        { "retry_s", "after a rejected U_PDU (link down), wait before sending again, s",
+          [](C& c, S n, S v) { c.slep.retry_s = seconds(n, v); },
+          [](const C& c) { return text(c.slep.retry_s); } },
+        { "give_up_s", "a stream without progress this long is reset, s",
+          [](C& c, S n, S v) { c.slep.give_up_s = seconds(n, v); },
+          [](const C& c) { return text(c.slep.give_up_s); } },
+        { "priority", "5066 priority of streams whose port has none",
+          [](C& c, S n, S v) { c.slep.priority = uint8_t(number(n, v, 15)); },
+          [](const C& c) { return std::to_string(c.slep.priority); } },
+    };
+    return t;
+}
+
+const option_entry& find_option(const std::string& name)
+{
+    for (const auto& e : table())
+        if (name == e.name)
+            return e;
+    std::string names;
+    for (const auto& e : table())
+        names += (names.empty() ? "" : ", ") + std::string(e.name);
+    throw std::invalid_argument("unknown PEP option \"" + name + "\" (options: " + names + ")");
+}
+
+std::string trim(const std::string& s)
+{
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos)
+        return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+} // namespace
+
+const char* to_string(pep_status s)
+{
+    switch (s) {
+    case pep_status::connected: return "connected";
+    case pep_status::refused: return "refused";
+    case pep_status::unreachable: return "unreachable";
+    case pep_status::timed_out: return "timed_out";
+    case pep_status::forbidden: return "forbidden";
+    case pep_status::busy: return "busy";
+    case pep_status::bad_request: return "bad_request";
+    case pep_status::no_peer: return "no_peer";
+    }
+    return "unknown";
+}
+
+bytes encode(const pep_request& r)
+{
+    const size_t n = r.destination.version == 4 ? 4 : 16;
+    bytes b(4 + n);
+    b[0] = pep_protocol_version;
+    b[1] = r.destination.version;
+    b[2] = uint8_t(r.port >> 8);
+    b[3] = uint8_t(r.port);
+    std::copy(r.destination.octets.begin(), r.destination.octets.begin() + long(n), b.begin() + 4);
+    return b;
+}
+
+pep_request_parse parse_pep_request(const bytes& b)
+{
+    pep_request_parse out;
+    if (b.size() < 2)
+        return out;
+    if (b[0] != pep_protocol_version || (b[1] != 4 && b[1] != 6)) {
+        out.what = pep_request_parse::state::bad;
+        return out;
+    }
+    const size_t n = b[1] == 4 ? 4 : 16;
+    if (b.size() < 4 + n)
+        return out;
+    out.request.destination.version = b[1];
+    std::copy(b.begin() + 4, b.begin() + 4 + long(n), out.request.destination.octets.begin());
+    out.request.port = uint16_t(b[2] << 8 | b[3]);
+    out.length = 4 + n;
+    out.what = pep_request_parse::state::ok;
+    return out;
+}
+
+void set_pep_option(pep_config& c, const std::string& name, const std::string& value)
+{
+    const auto& e = find_option(name);
+    try {
+        e.set(c, name, value);
+    } catch (const std::invalid_argument& err) {
+        const std::string what = err.what();
+        throw std::invalid_argument(what.rfind(name, 0) == 0 ? what : name + ": " + what);
+    }
+}
+
+void set_pep_options(pep_config& c, const std::string& assignments)
+{
+    std::string item;
+    for (char ch : assignments + ";") {
+        if (ch != ';' && ch != '\n') {
+            item.push_back(ch);
+            continue;
+        }
+        item = trim(item);
+        if (!item.empty()) {
+            const auto eq = item.find('=');
+            if (eq == std::string::npos)
+                throw std::invalid_argument("PEP option \"" + item + "\" is not name=value");
+            set_pep_option(c, trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+        }
+        item.clear();
+    }
+}
+
+std::string get_pep_option(const pep_config& c, const std::string& name)
+{
+    return find_option(name).get(c);
+}
+
+std::vector<pep_option> pep_options()
+{
+    const pep_config defaults;
+    std::vector<pep_option> out;
+    for (const auto& e : table())
+        out.push_back({ e.name, e.get(defaults), e.help });
+    return out;
+}
+
+// ---- the proxy ----------------------------------------------------------------------
+
+pep::pep(pep_config config) : d_cfg(std::move(config)), d_slep(d_cfg.slep)
+{
+    d_slep.listen(pep_slep_address);
+}
+
+void pep::start(double now)
+{
+    d_now = now;
+    d_slep.start(now);
+    collect(now);
+}
+
+void pep::on_disconnected(double now)
+{
+    d_now = now;
+    d_slep.on_disconnected(now);
+    collect(now);
+}
+
+void pep::on_sis(const dl::sis_primitive& p, double now)
+{
+    d_now = now;
+    d_slep.on_sis(p, now);
+    collect(now);
+}
+
+pep_actions pep::take_actions()
+{
+    pep_actions a;
+    std::swap(a, d_actions);
+    return a;
+}
+
+void pep::tcp_action(pep_action::kind k, pep_connection c, pep_status st)
+{
+    pep_action a;
+    a.what = k;
+    a.connection = c;
+    a.status = st;
+    d_actions.tcp.push_back(a);
+}
+
+bool pep::port_allowed(uint16_t port) const
+{
+    return !d_cfg.deny_ports.count(port) && (d_cfg.allow_ports.empty() || d_cfg.allow_ports.count(port));
+}
+
+size_t pep::connections_to_port(uint16_t port) const
+{
+    return size_t(std::count_if(d_conns.begin(), d_conns.end(),
+                                [&](const auto& kv) { return kv.second.stats.destination.port == port; }));
+}
+
+pep_connection pep::accept(const pep_request& destination, double now)
+{
+    d_now = now;
+    const pep_connection id = d_next++;
+    d_counters.accepted += 1;
+    const auto refuse = [&](pep_status why) {
+        d_counters.refused_locally += 1;
+        tcp_action(pep_action::kind::failed, id, why);
+        tcp_action(pep_action::kind::closed, id);
+        return id;
+    };
+    if (!port_allowed(destination.port))
+        return refuse(pep_status::forbidden);
+    const auto limit = d_cfg.port_limits.find(destination.port);
+    if (d_conns.size() >= d_cfg.max_connections ||
+        (limit != d_cfg.port_limits.end() && connections_to_port(destination.port) >= limit->second))
+        return refuse(pep_status::busy);
+    const ip_route* route = d_cfg.peers.lookup(destination.destination);
+    if (!route || (route->node & dl::group_address_flag))
+        return refuse(pep_status::no_peer);
+    auto& c = d_conns[id];
+    c.stats.near = true;
+    c.stats.destination = destination;
+    c.stats.peer_node = route->node;
+    c.stats.opened = now;
+    c.open_at = now + d_cfg.open_wait_s;
+    c.last_activity = now;
+    if (d_cfg.open_wait_s <= 0)
+        open_stream(id, c, now);
+    collect(now);
+    return id;
+}
+
+void pep::open_stream(pep_connection id, connection& c, double now)
+{
+    bytes first = encode(c.stats.destination);
+    first.insert(first.end(), c.pending.begin(), c.pending.end());
+    c.pending.clear();
+    c.pending.shrink_to_fit();
+    const auto prio = d_cfg.port_priority.find(c.stats.destination.port);
+    try {
+        c.stream = d_slep.open(c.stats.peer_node, pep_slep_address, pep_slep_address, first,
+                               d_cfg.compress, c.tcp_eof, now,
+                               prio == d_cfg.port_priority.end() ? std::nullopt
+                                                                 : std::optional<uint8_t>(prio->second));
+    } catch (const std::invalid_argument&) {
+        fail(id, pep_status::busy, now);
+        return;
+    }
+    c.stream_open = true;
+    d_by_stream[c.stream] = id;
+    d_counters.opened += 1;
+}
+
+void pep::fail(pep_connection id, pep_status why, double now)
+{
+    auto it = d_conns.find(id);
+    if (it == d_conns.end())
+        return;
+    d_counters.failed += 1;
+    tcp_action(pep_action::kind::failed, id, why);
+    drop(id, true, false, now);
+}
+
+void pep::drop(pep_connection id, bool reset_stream, bool reset_tcp, double now)
+{
+    auto it = d_conns.find(id);
+    if (it == d_conns.end())
+        return;
+    if (it->second.stream_open) {
+        d_by_stream.erase(it->second.stream);
+        if (reset_stream && d_slep.exists(it->second.stream))
+            d_slep.reset(it->second.stream, now);
+    }
+    if (!it->second.tcp_closed) {
+        if (reset_tcp)
+            tcp_action(pep_action::kind::reset, id);
+        tcp_action(pep_action::kind::closed, id);
+    }
+    d_counters.closed += 1;
+    d_conns.erase(it);
+}
+
+size_t pep::tcp_space(pep_connection id) const
+{
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.tcp_eof)
+        return 0;
+    const auto& c = it->second;
+    if (c.stats.near && !c.stream_open) {
+        const size_t cap = d_cfg.slep.send_buffer;
+        return c.pending.size() >= cap ? 0 : cap - c.pending.size();
+    }
+    if (!c.stats.near && !c.status_sent)
+        return 0; // the destination is not connected yet
+    const auto info = d_slep.info(c.stream);
+    return info ? info->send_space : 0;
+}
+
+size_t pep::from_tcp(pep_connection id, const uint8_t* data, size_t size, double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.tcp_eof)
+        return 0;
+    auto& c = it->second;
+    size_t n = 0;
+    if (c.stats.near && !c.stream_open) {
+        n = std::min(size, tcp_space(id));
+        c.pending.insert(c.pending.end(), data, data + n);
+        // A full OPEN's worth: no reason to wait any longer.
+        if (c.pending.size() + 32 >= d_slep.mtu())
+            open_stream(id, c, now);
+    } else if (c.stream_open && (c.stats.near || c.status_sent)) {
+        n = d_slep.write(c.stream, data, size, now);
+    }
+    if (n < size)
+        c.resume_wanted = true;
+    if (n > 0) {
+        c.last_activity = now;
+        (c.stats.near ? c.stats.bytes_up : c.stats.bytes_down) += n;
+        (c.stats.near ? d_counters.bytes_up : d_counters.bytes_down) += n;
+    }
+    collect(now);
+    return n;
+}
+
+void pep::tcp_finished(pep_connection id, double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.tcp_eof)
+        return;
+    auto& c = it->second;
+    c.tcp_eof = true;
+    c.last_activity = now;
+    if (c.stats.near && !c.stream_open)
+        open_stream(id, c, now); // the whole request, with its end
+    else if (c.stream_open)
+        d_slep.finish(c.stream, now);
+    collect(now);
+}
+
+void pep::tcp_reset(pep_connection id, double now)
+{
+    d_now = now;
+    if (!d_conns.count(id))
+        return;
+    d_counters.resets_from_tcp += 1;
+    drop(id, true, false, now);
+    collect(now);
+}
+
+bytes pep::take_tcp_data(pep_connection id, size_t max, double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    bytes out;
+    if (it == d_conns.end() || !it->second.header_done || !it->second.stream_open)
+        return out;
+    auto& c = it->second;
+    if (!c.stats.near && !c.status_sent)
+        return out; // the destination is not connected yet
+    const size_t want = std::min(max, d_cfg.read_chunk);
+    const size_t from_header = std::min(want, c.header.size());
+    out.assign(c.header.begin(), c.header.begin() + long(from_header)); // bytes read past the header
+    c.header.erase(c.header.begin(), c.header.begin() + long(from_header));
+    if (out.size() < want && d_slep.exists(c.stream)) {
+        bytes more = d_slep.read(c.stream, want - out.size(), now);
+        out.insert(out.end(), more.begin(), more.end());
+    }
+    if (!out.empty()) {
+        c.last_activity = now;
+        (c.stats.near ? c.stats.bytes_down : c.stats.bytes_up) += out.size();
+    }
+    if (c.header.empty() && d_slep.exists(c.stream) && d_slep.eof(c.stream) && !c.finish_sent) {
+        c.finish_sent = true;
+        tcp_action(pep_action::kind::finish, id);
+    }
+    collect(now);
+    return out;
+}
+
+void pep::connected(pep_connection id, double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.stats.near || it->second.status_sent)
+        return;
+    far_status(id, it->second, pep_status::connected, now);
+    collect(now);
+}
+
+void pep::connect_failed(pep_connection id, pep_status why, double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.stats.near || it->second.status_sent)
+        return;
+    d_counters.connect_failures += 1;
+    far_status(id, it->second, why == pep_status::connected ? pep_status::unreachable : why, now);
+    collect(now);
+}
+
+void pep::far_status(pep_connection id, connection& c, pep_status st, double now)
+{
+    const bytes status = { pep_protocol_version, uint8_t(st) };
+    d_slep.write(c.stream, status.data(), status.size(), now);
+    c.status_sent = true;
+    c.connect_deadline = -1;
+    c.stats.status = st;
+    if (st == pep_status::connected) {
+        c.stats.established = now;
+        d_counters.connected += 1;
+        tcp_action(pep_action::kind::resume, id);
+        if (!c.header.empty() || (d_slep.info(c.stream) && d_slep.info(c.stream)->readable > 0))
+            tcp_action(pep_action::kind::data, id);
+    } else {
+        // The near proxy resets the stream when it reads this; until then it stays open,
+        // but the driver is done with the connection.
+        d_slep.finish(c.stream, now);
+        tcp_action(pep_action::kind::closed, id);
+        c.tcp_closed = true;
+        c.stats.established = -1;
+    }
+}
+
+void pep::on_incoming(slep_stream s, uint32_t node, double now)
+{
+    const pep_connection id = d_next++;
+    auto& c = d_conns[id];
+    c.stats.near = false;
+    c.stats.peer_node = node;
+    c.stats.opened = now;
+    c.stream = s;
+    c.stream_open = true;
+    c.last_activity = now;
+    d_by_stream[s] = id;
+    d_counters.incoming += 1;
+}
+
+// Reads what a readable stream brought: the header first (status or request), then
+// tells the driver data waits.
+void pep::service(pep_connection id, double now)
+{
+    auto it = d_conns.find(id);
+    if (it == d_conns.end())
+        return;
+    auto& c = it->second;
+    if (!c.header_done) {
+        if (c.stats.near) {
+            bytes b = d_slep.read(c.stream, status_length - c.header.size(), now);
+            c.header.insert(c.header.end(), b.begin(), b.end());
+            if (c.header.size() < status_length) {
+                if (d_slep.eof(c.stream))
+                    fail(id, pep_status::bad_request, now);
+                return;
+            }
+            const uint8_t st = c.header[1];
+            c.header.clear();
+            if (st != uint8_t(pep_status::connected)) {
+                fail(id, st <= uint8_t(pep_status::no_peer) ? pep_status(st) : pep_status::bad_request, now);
+                return;
+            }
+            c.header_done = true;
+            c.stats.established = now;
+            d_counters.connected += 1;
+            tcp_action(pep_action::kind::connected, id);
+        } else {
+            bytes b = d_slep.read(c.stream, 64, now);
+            c.header.insert(c.header.end(), b.begin(), b.end());
+            const auto parsed = parse_pep_request(c.header);
+            if (parsed.what == pep_request_parse::state::need_more) {
+                if (d_slep.eof(c.stream) || c.header.size() >= 64)
+                    far_status(id, c, pep_status::bad_request, now);
+                return;
+            }
+            if (parsed.what == pep_request_parse::state::bad) {
+                c.header.clear();
+                far_status(id, c, pep_status::bad_request, now);
+                return;
+            }
+            c.header.erase(c.header.begin(), c.header.begin() + long(parsed.length));
+            c.header_done = true;
+            c.stats.destination = parsed.request;
+            const auto limit = d_cfg.port_limits.find(parsed.request.port);
+            if (!port_allowed(parsed.request.port)) {
+                far_status(id, c, pep_status::forbidden, now);
+                return;
+            }
+            if (d_conns.size() > d_cfg.max_connections ||
+                (limit != d_cfg.port_limits.end() &&
+                 connections_to_port(parsed.request.port) > limit->second)) {
+                far_status(id, c, pep_status::busy, now);
+                return;
+            }
+            c.connect_deadline = now + d_cfg.connect_timeout_s;
+            d_counters.connects += 1;
+            pep_action a;
+            a.what = pep_action::kind::connect;
+            a.connection = id;
+            a.destination = parsed.request;
+            d_actions.tcp.push_back(a);
+            return;
+        }
+    }
+    if (!c.stats.near && !c.status_sent)
+        return;
+    const auto info = d_slep.info(c.stream);
+    if (!c.header.empty() || (info && info->readable > 0))
+        tcp_action(pep_action::kind::data, id);
+    else if (d_slep.eof(c.stream) && !c.finish_sent) {
+        c.finish_sent = true;
+        tcp_action(pep_action::kind::finish, id);
+    }
+}
+
+void pep::collect(double now)
+{
+    for (int round = 0; round < 64; ++round) {
+        auto a = d_slep.take_actions();
+        for (auto& p : a.to_sis)
+            d_actions.to_sis.push_back(std::move(p));
+        for (auto& n : a.notices)
+            d_actions.notices.push_back(std::move(n));
+        if (a.events.empty())
+            return;
+        for (const auto& e : a.events) {
+            using K = slep_event::kind;
+            const auto by = d_by_stream.find(e.stream);
+            const bool known = by != d_by_stream.end();
+            switch (e.what) {
+            case K::incoming:
+                if (e.to == pep_slep_address)
+                    on_incoming(e.stream, e.node, now);
+                else
+                    d_slep.reset(e.stream, now);
+                break;
+            case K::readable:
+                if (known)
+                    service(by->second, now);
+                break;
+            case K::writable:
+                if (known) {
+                    auto c = d_conns.find(by->second);
+                    if (c != d_conns.end() && c->second.resume_wanted) {
+                        c->second.resume_wanted = false;
+                        tcp_action(pep_action::kind::resume, by->second);
+                    }
+                }
+                break;
+            case K::closed:
+                if (known) {
+                    const pep_connection id = by->second;
+                    d_by_stream.erase(by);
+                    auto c = d_conns.find(id);
+                    if (c == d_conns.end())
+                        break;
+                    if (!c->second.finish_sent && !c->second.tcp_closed)
+                        tcp_action(pep_action::kind::finish, id);
+                    if (!c->second.tcp_closed)
+                        tcp_action(pep_action::kind::closed, id);
+                    d_counters.closed += 1;
+                    d_conns.erase(c);
+                }
+                break;
+            case K::reset:
+                if (known) {
+                    const pep_connection id = by->second;
+                    d_by_stream.erase(by);
+                    auto found = d_conns.find(id);
+                    if (found == d_conns.end())
+                        break;
+                    auto& c = found->second;
+                    c.stream_open = false;
+                    d_counters.resets_from_peer += 1;
+                    if (c.stats.near && !c.header_done) {
+                        // The far proxy never answered the open (SAP not bound, timed out).
+                        d_counters.failed += 1;
+                        tcp_action(pep_action::kind::failed, id,
+                                   e.reason == slep_reset_reason::refused ? pep_status::no_peer
+                                                                          : pep_status::unreachable);
+                        tcp_action(pep_action::kind::closed, id);
+                        d_counters.closed += 1;
+                        d_conns.erase(id);
+                    } else {
+                        drop(id, false, true, now);
+                    }
+                }
+                break;
+            default:
+                break;
+            }
+        }
+    }
+}
+
+void pep::on_timer(double now)
+{
+    d_now = now;
+    std::vector<pep_connection> to_open, timed_out, idle;
+    for (auto& [id, c] : d_conns) {
+        if (c.stats.near && !c.stream_open && c.open_at <= now)
+            to_open.push_back(id);
+        if (!c.stats.near && c.connect_deadline >= 0 && c.connect_deadline <= now && !c.status_sent)
+            timed_out.push_back(id);
+        if (c.last_activity + d_cfg.idle_timeout_s <= now)
+            idle.push_back(id);
+    }
+    for (auto id : to_open)
+        if (d_conns.count(id))
+            open_stream(id, d_conns[id], now);
+    for (auto id : timed_out)
+        if (d_conns.count(id)) {
+            tcp_action(pep_action::kind::reset, id); // abandon the driver's connect
+            connect_failed(id, pep_status::timed_out, now);
+        }
+    for (auto id : idle)
+        if (d_conns.count(id)) {
+            d_counters.idle_timeouts += 1;
+            drop(id, true, true, now);
+        }
+    d_slep.on_timer(now);
+    collect(now);
+}
+
+double pep::next_deadline() const
+{
+    double t = d_slep.next_deadline();
+    for (const auto& [id, c] : d_conns) {
+        if (c.stats.near && !c.stream_open)
+            t = std::min(t, c.open_at);
+        if (c.connect_deadline >= 0)
+            t = std::min(t, c.connect_deadline);
+        t = std::min(t, c.last_activity + d_cfg.idle_timeout_s);
+    }
+    return t;
+}
+
+std::optional<pep_connection_stats> pep::stats(pep_connection id) const
+{
+    auto it = d_conns.find(id);
+    if (it == d_conns.end())
+        return std::nullopt;
+    return it->second.stats;
+}
+
+} // namespace net
+} // namespace hfstack
+} // namespace gr

@@ -1,0 +1,356 @@
+/* The HF-PEP kernel (net/pep.h): two proxies on nodes 1 and 2 over the simulated
+ * STANAG 5066 path of sis_path_support.h; the tests play both TCP drivers. A request
+ * travels with the open, answers and closes map both ways, refusals and policy reach
+ * the client, many connections share the SAP intact through link breaks, and a
+ * destination that never reads bounds the memory. */
+#include "net/pep.h"
+#include "sis_path_support.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::net;
+using dl::sis_primitive;
+using K = pep_action::kind;
+
+namespace {
+
+bytes pattern(size_t n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    bytes b(n);
+    for (auto& x : b)
+        x = uint8_t(rng());
+    return b;
+}
+
+bytes as_bytes(const std::string& s) { return bytes(s.begin(), s.end()); }
+
+pep_request to(const std::string& address, uint16_t port)
+{
+    return { *parse_ip_address(address), port };
+}
+
+struct pep_pair : sis_path<pep> {
+    std::vector<pep_action> near, far; // what each driver was told
+
+    explicit pep_pair(const std::string& near_options = "", const std::string& far_options = "")
+    {
+        pep_config a_cfg, b_cfg;
+        set_pep_options(a_cfg, "peers=10.0.2.0/24=0.0.0.2 fd00:2::/64=0.0.0.2;" + near_options);
+        set_pep_options(b_cfg, "peers=10.0.1.0/24=0.0.0.1;" + far_options);
+        b_cfg.slep.incarnation = 77;
+        a = std::make_unique<pep>(a_cfg);
+        b = std::make_unique<pep>(b_cfg);
+        keep = [this](pep& p, pep_actions& act) {
+            auto& to = &p == a.get() ? near : far;
+            to.insert(to.end(), act.tcp.begin(), act.tcp.end());
+        };
+        bind_both();
+    }
+
+    // Carries what is in flight, letting virtual time run at most `span` seconds (the
+    // proxies' timeouts must not fire behind a test's back).
+    void run(double span = 10) { settle(now + span); }
+
+    std::vector<pep_action> of(const std::vector<pep_action>& v, K k, pep_connection c = 0) const
+    {
+        std::vector<pep_action> out;
+        for (const auto& x : v)
+            if (x.what == k && (c == 0 || x.connection == c))
+                out.push_back(x);
+        return out;
+    }
+
+    // Everything the proxy `p` has for connection c's socket.
+    bytes take(pep& p, pep_connection c)
+    {
+        bytes out;
+        for (int i = 0; i < 100000; ++i) {
+            bytes chunk = p.take_tcp_data(c, 65536, now);
+            if (chunk.empty())
+                break;
+            out.insert(out.end(), chunk.begin(), chunk.end());
+        }
+        return out;
+    }
+
+    // Writes `data` from a socket into proxy `p` for connection c, settling in between
+    // and draining what `reader` (the other proxy's socket for rc) gets meanwhile.
+    void pour(pep& p, pep_connection c, const bytes& data, pep* reader = nullptr,
+              pep_connection rc = 0, bytes* got = nullptr, double span = 10)
+    {
+        size_t at = 0;
+        for (int i = 0; i < 100000 && at < data.size(); ++i) {
+            at += p.from_tcp(c, data.data() + at, data.size() - at, now);
+            run(span);
+            if (reader) {
+                bytes more = take(*reader, rc);
+                got->insert(got->end(), more.begin(), more.end());
+            }
+        }
+        ASSERT_EQ(at, data.size());
+    }
+};
+
+} // namespace
+
+TEST(PepRequest, RoundTripsAndRefusesBadHeaders)
+{
+    for (const auto& r : { to("10.0.2.5", 80), to("fd00:2::7", 443) }) {
+        const bytes wire = encode(r);
+        EXPECT_EQ(wire.size(), r.destination.version == 4 ? 8u : 20u);
+        const auto back = parse_pep_request(wire);
+        ASSERT_EQ(back.what, pep_request_parse::state::ok);
+        EXPECT_EQ(back.request.destination, r.destination);
+        EXPECT_EQ(back.request.port, r.port);
+        EXPECT_EQ(back.length, wire.size());
+        EXPECT_EQ(parse_pep_request(bytes(wire.begin(), wire.end() - 1)).what,
+                  pep_request_parse::state::need_more);
+    }
+    EXPECT_EQ(encode(to("10.0.2.5", 80)), (bytes{ 1, 4, 0, 80, 10, 0, 2, 5 }));
+    EXPECT_EQ(parse_pep_request(bytes{ 2, 4, 0, 80 }).what, pep_request_parse::state::bad);
+    EXPECT_EQ(parse_pep_request(bytes{ 1, 5, 0, 80 }).what, pep_request_parse::state::bad);
+}
+
+TEST(PepOptions, RoundTripAndErrorsNameTheOption)
+{
+    pep_config c;
+    set_pep_options(c, "peers=10.0.0.0/8=0.0.0.2 default=0.0.0.3; deny_ports=25 137; "
+                       "port_limits=80:50; port_priority=22:12; compress=true; open_wait_s=0.5");
+    EXPECT_EQ(get_pep_option(c, "deny_ports"), "25 137");
+    EXPECT_EQ(get_pep_option(c, "port_limits"), "80:50");
+    EXPECT_EQ(get_pep_option(c, "port_priority"), "22:12");
+    EXPECT_EQ(get_pep_option(c, "compress"), "true");
+    for (const auto& o : pep_options()) {
+        pep_config d = c;
+        set_pep_option(d, o.name, get_pep_option(c, o.name));
+        EXPECT_EQ(get_pep_option(d, o.name), get_pep_option(c, o.name)) << o.name;
+    }
+    try {
+        set_pep_option(c, "port_priority", "22:99");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("port_priority"), std::string::npos);
+    }
+    EXPECT_THROW(set_pep_options(c, "no_such_option=1"), std::invalid_argument);
+    EXPECT_THROW(set_pep_options(c, "peers=10.0.0.0/8"), std::invalid_argument);
+}
+
+TEST(Pep, ARequestTravelsWithTheOpenAndTheAnswerComesBack)
+{
+    pep_pair p;
+    const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+    const bytes request = as_bytes("GET / HTTP/1.0\r\n\r\n");
+    EXPECT_EQ(p.a->from_tcp(c, request.data(), request.size(), p.now), request.size());
+    // The open waits open_wait_s for the client's first bytes: it goes with them.
+    auto first = p.a->take_actions();
+    EXPECT_TRUE(first.to_sis.empty());
+    p.run();
+    const auto connects = p.of(p.far, K::connect);
+    ASSERT_EQ(connects.size(), 1u);
+    EXPECT_EQ(connects[0].destination.destination, *parse_ip_address("10.0.2.5"));
+    EXPECT_EQ(connects[0].destination.port, 80);
+    EXPECT_EQ(p.b->counters().incoming, 1u);
+    EXPECT_EQ(p.a->transport().counters().pdus_sent[size_t(slep_type::open)], 1u);
+    EXPECT_EQ(p.a->transport().counters().pdus_sent[size_t(slep_type::data)], 0u);
+    const pep_connection f = connects[0].connection;
+    EXPECT_TRUE(p.take(*p.b, f).empty()); // nothing for the socket before it connects
+    p.b->connected(f, p.now);
+    p.run();
+    EXPECT_EQ(p.take(*p.b, f), request);
+    EXPECT_EQ(p.of(p.near, K::connected, c).size(), 1u);
+
+    const bytes answer = pattern(150000, 2);
+    bytes got;
+    p.pour(*p.b, f, answer, p.a.get(), c, &got);
+    p.b->tcp_finished(f, p.now);
+    p.run();
+    const bytes rest = p.take(*p.a, c);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, answer);
+    EXPECT_EQ(p.of(p.near, K::finish, c).size(), 1u);
+    p.a->tcp_finished(c, p.now);
+    p.run();
+    p.take(*p.b, f);
+    p.run();
+    EXPECT_EQ(p.of(p.far, K::finish, f).size(), 1u);
+    EXPECT_EQ(p.of(p.near, K::closed, c).size(), 1u);
+    EXPECT_EQ(p.of(p.far, K::closed, f).size(), 1u);
+    EXPECT_EQ(p.a->connection_count() + p.b->connection_count(), 0u);
+    EXPECT_EQ(p.a->counters().bytes_up, request.size());
+    EXPECT_EQ(p.b->counters().bytes_down, answer.size());
+}
+
+TEST(Pep, RefusalsAndPolicyReachTheClient)
+{
+    pep_pair p("deny_ports=25; port_limits=8080:1", "deny_ports=23");
+    // Refused at once, here: a denied port, no proxy for the destination, a limit.
+    const auto smtp = p.a->accept(to("10.0.2.5", 25), p.now);
+    const auto lost = p.a->accept(to("192.0.2.1", 80), p.now);
+    const auto one = p.a->accept(to("10.0.2.5", 8080), p.now);
+    const auto two = p.a->accept(to("10.0.2.5", 8080), p.now);
+    p.run();
+    EXPECT_EQ(p.of(p.near, K::failed, smtp).at(0).status, pep_status::forbidden);
+    EXPECT_EQ(p.of(p.near, K::failed, lost).at(0).status, pep_status::no_peer);
+    EXPECT_TRUE(p.of(p.near, K::failed, one).empty());
+    EXPECT_EQ(p.of(p.near, K::failed, two).at(0).status, pep_status::busy);
+    // Refused there: the far proxy's policy, and the destination itself.
+    const auto telnet = p.a->accept(to("10.0.2.5", 23), p.now);
+    const auto closed_port = p.a->accept(to("10.0.2.6", 81), p.now);
+    p.run();
+    EXPECT_EQ(p.of(p.far, K::connect).size(), 2u); // 8080 and 81, never 23
+    for (const auto& c : p.of(p.far, K::connect))
+        if (c.destination.port == 81)
+            p.b->connect_failed(c.connection, pep_status::refused, p.now);
+    p.run();
+    EXPECT_EQ(p.of(p.near, K::failed, telnet).at(0).status, pep_status::forbidden);
+    EXPECT_EQ(p.of(p.near, K::failed, closed_port).at(0).status, pep_status::refused);
+    EXPECT_EQ(p.of(p.near, K::closed, closed_port).size(), 1u);
+    EXPECT_EQ(p.a->connection_count(), 1u); // the 8080 one, still waiting
+    EXPECT_EQ(p.b->connection_count(), 1u);
+}
+
+// 50 connections at once, through link breaks and reordering: every byte of every one
+// arrives, and only in its own connection.
+TEST(Pep, FiftyConnectionsShareTheSapIntactThroughLinkBreaks)
+{
+    pep_pair p("", "connect_timeout_s=100000");
+    p.p_rejected = 0.2;
+    p.p_delivered_rejected = 0.05;
+    p.reorder = true;
+    std::vector<pep_connection> near_ids;
+    std::map<pep_connection, bytes> requests;
+    for (int i = 0; i < 50; ++i) {
+        const auto c = p.a->accept(to("10.0.2." + std::to_string(1 + i % 5), uint16_t(8000 + i)), p.now);
+        requests[c] = pattern(200 + 37 * i, uint32_t(i));
+        p.a->from_tcp(c, requests[c].data(), requests[c].size(), p.now);
+        p.a->tcp_finished(c, p.now);
+        near_ids.push_back(c);
+    }
+    p.run(3000);
+    const auto connects = p.of(p.far, K::connect);
+    ASSERT_EQ(connects.size(), 50u);
+    std::map<uint16_t, pep_connection> far_by_port;
+    for (const auto& c : connects) {
+        far_by_port[c.destination.port] = c.connection;
+        p.b->connected(c.connection, p.now);
+    }
+    p.run(3000);
+    for (int i = 0; i < 50; ++i) {
+        const pep_connection f = far_by_port.at(uint16_t(8000 + i));
+        EXPECT_EQ(p.take(*p.b, f), requests[near_ids[size_t(i)]]) << i;
+        const bytes answer = pattern(3000 + 101 * i, uint32_t(1000 + i));
+        p.b->from_tcp(f, answer.data(), answer.size(), p.now);
+        p.b->tcp_finished(f, p.now);
+    }
+    p.run(3000);
+    for (int i = 0; i < 50; ++i) {
+        const auto c = near_ids[size_t(i)];
+        EXPECT_EQ(p.take(*p.a, c), pattern(3000 + 101 * i, uint32_t(1000 + i))) << i;
+    }
+    p.run(3000);
+    for (int i = 0; i < 50; ++i)
+        p.take(*p.b, far_by_port.at(uint16_t(8000 + i)));
+    p.run(3000);
+    EXPECT_EQ(p.of(p.near, K::closed).size(), 50u);
+    EXPECT_EQ(p.of(p.near, K::reset).size(), 0u);
+    EXPECT_GT(p.a->transport().counters().retransmissions, 0u);
+    EXPECT_EQ(p.a->connection_count() + p.b->connection_count(), 0u);
+}
+
+// A destination that never reads: the far proxy holds one SLEP window, the near one
+// its send buffer, and the client is told to stop (tcp_space 0); nothing grows beyond.
+TEST(Pep, ADestinationThatNeverReadsHoldsTheClientBack)
+{
+    pep_pair p;
+    const auto c = p.a->accept(to("10.0.2.5", 9), p.now);
+    p.run();
+    const pep_connection f = p.of(p.far, K::connect).at(0).connection;
+    p.b->connected(f, p.now);
+    p.run();
+    const bytes flood = pattern(3000000, 9);
+    size_t taken = 0;
+    for (int i = 0; i < 40; ++i) {
+        taken += p.a->from_tcp(c, flood.data() + taken, flood.size() - taken, p.now);
+        p.run();
+    }
+    EXPECT_EQ(p.a->tcp_space(c), 0u);
+    EXPECT_LE(taken, size_t(p.b->config().slep.window) + p.a->config().slep.send_buffer);
+    EXPECT_LT(taken, flood.size());
+    // Once it reads, the client may go on.
+    p.near.clear();
+    EXPECT_FALSE(p.take(*p.b, f).empty());
+    p.run();
+    EXPECT_FALSE(p.of(p.near, K::resume, c).empty());
+    EXPECT_GT(p.a->tcp_space(c), 0u);
+}
+
+TEST(Pep, TimeoutsAndResetsEndConnectionsOnBothSides)
+{
+    pep_pair p("idle_timeout_s=600", "connect_timeout_s=30");
+    // The destination never answers the connect: the client hears timed out.
+    const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(5);
+    const pep_connection f = p.of(p.far, K::connect).at(0).connection;
+    p.run(100);
+    EXPECT_EQ(p.of(p.far, K::reset, f).size(), 1u);
+    EXPECT_EQ(p.of(p.near, K::failed, c).at(0).status, pep_status::timed_out);
+    // A client that resets mid-stream: the destination's connection is reset too.
+    const auto d = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(5);
+    const pep_connection g = p.of(p.far, K::connect).back().connection;
+    p.b->connected(g, p.now);
+    p.run(5);
+    p.a->tcp_reset(d, p.now);
+    p.run(5);
+    EXPECT_EQ(p.of(p.far, K::reset, g).size(), 1u);
+    // Idle connections end after idle_timeout_s, both ends told.
+    const auto e = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(5);
+    const pep_connection h = p.of(p.far, K::connect).back().connection;
+    p.b->connected(h, p.now);
+    p.run(700);
+    EXPECT_EQ(p.of(p.near, K::reset, e).size(), 1u);
+    EXPECT_EQ(p.of(p.far, K::reset, h).size(), 1u);
+    EXPECT_EQ(p.a->counters().idle_timeouts, 1u);
+    EXPECT_EQ(p.a->connection_count() + p.b->connection_count(), 0u);
+}
+
+// The far proxy is unreachable (the link stays down): the client hears unreachable
+// after SLEP gives up, not never.
+TEST(Pep, AFarProxyThatNeverAnswersFailsTheConnection)
+{
+    pep_pair p("give_up_s=300; retry_s=20");
+    p.down = true;
+    const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(1000);
+    ASSERT_EQ(p.of(p.near, K::failed, c).size(), 1u);
+    EXPECT_EQ(p.of(p.near, K::failed, c)[0].status, pep_status::unreachable);
+    EXPECT_GE(p.now, 300.0);
+    EXPECT_EQ(p.a->connection_count(), 0u);
+}
+
+TEST(Pep, CompressionShrinksTextOnTheAir)
+{
+    pep_pair plain, packed("compress=true", "");
+    std::string page;
+    for (int i = 0; i < 3000; ++i)
+        page += "<li class=\"item\">HF data over STANAG 5066, line " + std::to_string(i) + "</li>\n";
+    const bytes body = as_bytes(page);
+    for (pep_pair* p : { &plain, &packed }) {
+        const auto c = p->a->accept(to("10.0.2.5", 80), p->now);
+        p->pour(*p->a, c, body);
+        p->a->tcp_finished(c, p->now);
+        p->run();
+        const pep_connection f = p->of(p->far, K::connect).at(0).connection;
+        p->b->connected(f, p->now);
+        p->run();
+        EXPECT_EQ(p->take(*p->b, f), body);
+    }
+    const auto sent = [](pep_pair& p) { return p.a->transport().counters().bytes_sent; };
+    EXPECT_LT(sent(packed) * 4, sent(plain));
+}

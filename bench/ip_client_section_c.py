@@ -134,7 +134,11 @@ def tcp_transfer(bed, size, timeout):
     try:
         done = bed.run("a", PY, "-c", TCP_CLIENT, bed.address["b"], str(size), timeout=timeout)
         client = json.loads(done.stdout.strip().splitlines()[-1])
-        far = json.loads(srv.communicate(timeout=60)[0].strip().splitlines()[-1])
+        try:
+            far = json.loads(srv.communicate(timeout=600)[0].strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("the sender finished but the receiver never saw the end of the "
+                               "stream within 600 s")
     finally:
         srv.kill()
     if far["bytes"] != size:

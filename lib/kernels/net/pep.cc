@@ -519,6 +519,7 @@ bytes pep::take_tcp_data(pep_connection id, size_t max, double now)
     if (!out.empty()) {
         c.last_activity = now;
         (c.stats.near ? c.stats.bytes_down : c.stats.bytes_up) += out.size();
+        (c.stats.near ? d_counters.bytes_down : d_counters.bytes_up) += out.size();
     }
     if (c.header.empty() && d_slep.exists(c.stream) && d_slep.eof(c.stream) && !c.finish_sent) {
         c.finish_sent = true;

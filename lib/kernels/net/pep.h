@@ -125,6 +125,8 @@ struct pep_counters {
     uint64_t accepted = 0, refused_locally = 0, opened = 0, connected = 0, failed = 0;
     uint64_t incoming = 0, connects = 0, connect_failures = 0;
     uint64_t resets_from_tcp = 0, resets_from_peer = 0, idle_timeouts = 0, closed = 0;
+    // Client to destination / back, as this proxy passed them on (near: from and to
+    // its clients; far: to and from the destinations).
     uint64_t bytes_up = 0, bytes_down = 0;
 };
 

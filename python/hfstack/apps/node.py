@@ -56,11 +56,13 @@ dl = hfstack.dl
 T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
-               "stats", "radio", "ip_client")
+               "stats", "radio", "ip_client", "pep")
 # The interleavers a node can announce (STANAG 5066 Table C-6), by the modem's names.
 INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "U"}
 DEMO_SAP = 14  # a SAP no Annex F client uses
 IP_CLIENT_ID = 0x7FFF0009  # the in-process IP client's SIS client id (the server's are small)
+PEP_CLIENT_ID = 0x7FFF000D  # the in-process HF-PEP's (SLEP on SAP 13)
+PEP_LISTENERS = ("socks", "http_connect", "redirect", "transparent")
 
 
 config_error = cli.usage_error  # bad options or config: exit 2
@@ -119,6 +121,19 @@ def parse_args(argv):
     ip.add_argument("--ip-device-route", action="append", metavar="PREFIX",
                     help="with --ip-configure: a prefix Linux routes through the device "
                     "(repeatable)")
+    pp = p.add_argument_group("HF-PEP: TCP over HF through a split proxy (docs/pep.md; YAML: pep)")
+    pp.add_argument("--pep", action="store_true", help="run the HF-PEP beside this node")
+    pp.add_argument("--pep-options", help='PEP options "name=value;..." (peers=PREFIX=NODE ..., '
+                    "deny_ports, compress, ...; hfstack-pep --list-options)")
+    for name, what in (("socks", "SOCKS5 listener HOST:PORT (e.g. 127.0.0.1:1080)"),
+                       ("http-connect", "HTTP CONNECT listener HOST:PORT"),
+                       ("redirect", "listener for nftables REDIRECT, HOST:PORT"),
+                       ("transparent", "listener for nftables TPROXY, HOST:PORT (CAP_NET_ADMIN)")):
+        pp.add_argument(f"--pep-{name}", metavar="HOST:PORT", help=what)
+    pp.add_argument("--pep-intercept", action="append", metavar="PREFIX",
+                    help="install nftables rules (table inet hfstack_pep, removed on stop) "
+                    "that send TCP to PREFIX into the proxy: REDIRECT to --pep-redirect, "
+                    "TPROXY to --pep-transparent; UDP/443 rejected (repeatable; needs root)")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -170,6 +185,10 @@ def config_schema():
                 "interval": {"type": "number", "minimum": 0},
                 "file": {"type": "string"}}},
             "radio": {"type": "object", "additionalProperties": False, "properties": radio},
+            "pep": {"type": "object", "additionalProperties": False, "properties": {
+                "options": {"type": ["string", "object", "null"]},
+                "intercept": {"type": "array", "items": {"type": "string"}},
+                **{name: {"type": "string"} for name in PEP_LISTENERS}}},
             "ip_client": {"type": "object", "additionalProperties": False, "required": ["tun"],
                           "properties": {
                               "tun": {"type": "string", "minLength": 1},
@@ -339,6 +358,7 @@ def settings(a):
         problems.append("--pair and --demo join their two nodes in this process: leave out "
                         "--air-publish and --air-subscribe")
     s["ip_client"] = ip_client_settings(a, doc.get("ip_client"), problems)
+    s["pep"] = pep_settings(a, doc.get("pep"), problems)
     if problems:
         raise config_error("\n".join(problems))
     return s
@@ -381,6 +401,49 @@ def ip_client_settings(a, section, problems):
     return ip
 
 
+def pep_settings(a, section, problems):
+    """The HF-PEP beside the node, from --pep* over the YAML `pep` section, or None;
+    options checked by the kernel, listen addresses by their form (nothing opened)."""
+    from gnuradio.hfstack import net
+    from gnuradio.hfstack.pep import parse_endpoint, proxy_error
+    given = {n: getattr(a, "pep_" + n) for n in PEP_LISTENERS}
+    if section is None and not a.pep:
+        named = [n for n, v in given.items() if v] + (["options"] if a.pep_options else []) \
+            + (["intercept"] if a.pep_intercept else [])
+        if named:
+            problems.append(f"--pep-{named[0].replace('_', '-')} needs --pep")
+        return None
+    section = section or {}
+    if a.pair or a.demo:
+        problems.append("--pep runs beside one node: not with --pair or --demo")
+    options = section.get("options") or ""
+    if isinstance(options, dict):
+        options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                           for k, v in options.items())
+    options = ";".join(o for o in (str(options), a.pep_options or "") if o)
+    pep = {"options": options, **{n: str(first(given[n], section.get(n), "")) for n in PEP_LISTENERS},
+           "intercept": list(a.pep_intercept or section.get("intercept") or [])}
+    if pep["intercept"] and not (pep["redirect"] or pep["transparent"]):
+        problems.append("--pep-intercept needs --pep-redirect or --pep-transparent to send to")
+    import ipaddress
+    for prefix in pep["intercept"]:
+        try:
+            ipaddress.ip_network(prefix)
+        except ValueError:
+            problems.append(f"--pep-intercept {prefix!r} is not a prefix such as 10.78.0.0/24")
+    try:
+        net.check_pep_options(options)
+    except ValueError as e:
+        problems.append(f"PEP: {e}")
+    for n in PEP_LISTENERS:
+        if pep[n]:
+            try:
+                parse_endpoint(pep[n], n)
+            except proxy_error as e:
+                problems.append(f"PEP: {e}")
+    return pep
+
+
 def check_files(s):
     """The capture and statistics files the run would write: resource_error (exit 1)
     naming each one that cannot be written, before any device or thread starts."""
@@ -415,6 +478,27 @@ class station:
         tb.msg_connect(self.radio, "status", self.node, "phy_status")
 
         self.ip_client = None
+        self.pep = None
+        self.rules_installed = False
+
+    def attach_pep(self, tb, pep):
+        """The HF-PEP as one more SIS client of this node; its listeners open now, so a
+        busy port fails before anything runs."""
+        from gnuradio.hfstack.pep import pep_proxy, proxy_error
+        try:
+            self.pep = pep_proxy(pep["options"], client_id=PEP_CLIENT_ID, stats_interval=0,
+                                 **{n: pep[n] for n in PEP_LISTENERS})
+            bound = self.pep.open_listeners()
+            if pep["intercept"]:
+                from gnuradio.hfstack.pep import install_rules, nft_ruleset
+                install_rules(nft_ruleset(pep["intercept"],
+                                          bound["redirect"][1] if "redirect" in bound else None,
+                                          bound["transparent"][1] if "transparent" in bound else None))
+                self.rules_installed = True
+        except proxy_error as e:
+            raise resource_error(f"PEP: {e}")
+        tb.msg_connect(self.pep, "sis_out", self.node, "sis_in")
+        tb.msg_connect(self.node, "sis_out", self.pep, "sis_in")
 
     def attach_ip_client(self, tb, ip):
         """The IP client on its TUN device as one more SIS client of this node."""
@@ -430,19 +514,24 @@ class station:
     def counters(self):
         return dict(self.node.counters())
 
-    def ip_statistics(self):
-        """The IP client's counters and its TUN device's, or {} without one."""
+    def client_statistics(self):
+        """The IP client's counters and its TUN device's, and the PEP's, or {}."""
+        out = {"pep": self.pep.statistics()} if self.pep is not None else {}
         if self.ip_client is None:
-            return {}
+            return out
         counters = {}
         for line in self.ip_client.client.counters().splitlines():
             name, _, value = line.partition("=")
             counters[name] = float(value)
-        return {"ip_client": {k: int(v) if v.is_integer() else v for k, v in counters.items()},
+        return {**out,
+                "ip_client": {k: int(v) if v.is_integer() else v for k, v in counters.items()},
                 "tun_device": dict(self.ip_client.tun.counters, name=self.ip_client.name)}
 
     def close(self):
         self.radio.close()
+        if self.rules_installed:
+            from gnuradio.hfstack.pep import remove_rules
+            remove_rules()
         if self.ip_client is not None:
             self.ip_client.close()
 
@@ -452,6 +541,8 @@ def build(s, pair):
     stations = [station(tb, s["address"], s["sis_port"], s, s["radio"], s["pcap"])]
     if s["ip_client"]:
         stations[0].attach_ip_client(tb, s["ip_client"])
+    if s["pep"]:
+        stations[0].attach_pep(tb, s["pep"])
     if pair:
         peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
         port = s["sis_port"] + 1 if s["sis_port"] else 0
@@ -534,7 +625,7 @@ class statistics:
                         "last_interval": delta,
                         "links": [dict(l) for l in st.node.links()],
                         "bindings": {str(k): int(v) for k, v in st.node.bindings().items()},
-                        "radio": st.radio.stats(), **st.ip_statistics()})
+                        "radio": st.radio.stats(), **st.client_statistics()})
 
 
 def serve(s, stations, stop, out):
@@ -546,6 +637,10 @@ def serve(s, stations, stop, out):
         if st.ip_client is not None:
             log.info(f"node {st.address}: IP client on {st.ip_client.name}, "
                      f"{s['ip_client']['options']}")
+        if st.pep is not None:
+            bound = st.pep.open_listeners()
+            log.info(f"node {st.address}: HF-PEP, listening "
+                     + ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items()))
     interval = s["stats_interval"]
     due = time.monotonic() + interval if interval else None
     while not stop.wait(EVENT_POLL_S if due is None else

@@ -34,6 +34,8 @@ void bind_dl_sis(py::module& m);
 void bind_dl_spdu(py::module& m);
 // Simulator and test client, hand-written, in the submodule hfstack.sim.
 void bind_sim(py::module& m);
+// HF-PEP kernel for its Python socket driver, hand-written, in the submodule hfstack.net.
+void bind_net(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -56,6 +58,8 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_dl_spdu(dl);
     py::module sim = m.def_submodule("sim", "Virtual-time HF network simulator and test client");
     bind_sim(sim);
+    py::module net = m.def_submodule("net", "HF-PEP over SLEP: the protocol kernel");
+    bind_net(net);
 
     /**************************************/
     // The following comment block is used for

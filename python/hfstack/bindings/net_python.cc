@@ -1,0 +1,178 @@
+/* Python bindings of the HF-PEP kernel (net/pep.h), in the submodule hfstack.net: the
+ * PEP's socket driver (python/hfstack/pep.py) is Python, the protocol stays in C++.
+ * SIS crosses as encoded frames, TCP actions as tuples, so the driver needs no
+ * primitive objects. Hand-written: the kernel is not a public block header. */
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "dl_bytes.h"
+#include "net/pep.h"
+
+namespace py = pybind11;
+using namespace gr::hfstack;
+using namespace gr::hfstack::net;
+using hfstack_bindings::to_bytes;
+using hfstack_bindings::to_py;
+
+namespace {
+
+const char* kind_name(pep_action::kind k)
+{
+    switch (k) {
+    case pep_action::kind::connect: return "connect";
+    case pep_action::kind::connected: return "connected";
+    case pep_action::kind::failed: return "failed";
+    case pep_action::kind::data: return "data";
+    case pep_action::kind::resume: return "resume";
+    case pep_action::kind::finish: return "finish";
+    case pep_action::kind::reset: return "reset";
+    case pep_action::kind::closed: return "closed";
+    }
+    return "?";
+}
+
+pep_status status_named(const std::string& name)
+{
+    for (uint8_t s = 0; s <= uint8_t(pep_status::no_peer); ++s)
+        if (name == to_string(pep_status(s)))
+            return pep_status(s);
+    throw py::value_error("no PEP status '" + name + "'");
+}
+
+pep_request request_of(const std::string& address, uint16_t port)
+{
+    const auto a = parse_ip_address(address);
+    if (!a)
+        throw py::value_error("'" + address + "' is not an IP address");
+    return { *a, port };
+}
+
+py::dict counters_of(const pep& p)
+{
+    const auto& c = p.counters();
+    const auto& s = p.transport().counters();
+    py::dict d;
+    d["accepted"] = c.accepted;
+    d["refused_locally"] = c.refused_locally;
+    d["opened"] = c.opened;
+    d["connected"] = c.connected;
+    d["failed"] = c.failed;
+    d["incoming"] = c.incoming;
+    d["connects"] = c.connects;
+    d["connect_failures"] = c.connect_failures;
+    d["resets_from_tcp"] = c.resets_from_tcp;
+    d["resets_from_peer"] = c.resets_from_peer;
+    d["idle_timeouts"] = c.idle_timeouts;
+    d["closed"] = c.closed;
+    d["bytes_up"] = c.bytes_up;
+    d["bytes_down"] = c.bytes_down;
+    d["connections"] = p.connection_count();
+    d["slep_bytes_sent"] = s.bytes_sent;
+    d["slep_bytes_received"] = s.bytes_received;
+    d["slep_plain_written"] = s.plain_written;
+    d["slep_wire_written"] = s.wire_written;
+    d["slep_retransmissions"] = s.retransmissions;
+    d["slep_rejections"] = s.rejections;
+    d["slep_malformed"] = s.malformed;
+    d["slep_peer_restarts"] = s.peer_restarts;
+    d["bound"] = p.transport().bound();
+    return d;
+}
+
+} // namespace
+
+void bind_net(py::module& m)
+{
+    m.def("pep_options", [] {
+        py::list out;
+        for (const auto& o : pep_options())
+            out.append(py::make_tuple(o.name, o.default_value, o.help));
+        return out;
+    }, "(name, default, help) of every PEP option");
+    m.def("check_pep_options", [](const std::string& options) {
+        pep_config c;
+        set_pep_options(c, options);
+        pep p(c); // SLEP's own checks
+        py::dict d;
+        for (const auto& o : pep_options())
+            d[py::str(o.name)] = get_pep_option(c, o.name);
+        return d;
+    }, py::arg("options"), "Every option's value after `options`; ValueError naming a bad one");
+
+    py::class_<pep>(m, "pep", "The HF-PEP kernel (net/pep.h), driven by python/hfstack/pep.py")
+        .def(py::init([](const std::string& options, uint32_t incarnation) {
+                 pep_config c;
+                 set_pep_options(c, options);
+                 c.slep.incarnation = incarnation ? incarnation : 1;
+                 return std::make_unique<pep>(c);
+             }),
+             py::arg("options") = "", py::arg("incarnation") = 1)
+        .def("start", &pep::start, py::arg("now"))
+        .def("on_disconnected", &pep::on_disconnected, py::arg("now"))
+        .def("on_sis_frame", [](pep& p, const py::object& frame, double now) {
+                 const auto b = to_bytes(frame);
+                 const auto sis = dl::decode_sis(b.data(), b.size());
+                 if (!sis)
+                     return sis.reason;
+                 p.on_sis(sis.value, now);
+                 return std::string();
+             }, py::arg("frame"), py::arg("now"),
+             "Feeds one SIS frame from the node; returns '' or why it could not be decoded")
+        .def("on_timer", &pep::on_timer, py::arg("now"))
+        .def("next_deadline", &pep::next_deadline)
+        .def("accept", [](pep& p, const std::string& address, uint16_t port, double now) {
+                 return p.accept(request_of(address, port), now);
+             }, py::arg("address"), py::arg("port"), py::arg("now"))
+        .def("connected", &pep::connected, py::arg("connection"), py::arg("now"))
+        .def("connect_failed", [](pep& p, pep_connection c, const std::string& why, double now) {
+                 p.connect_failed(c, status_named(why), now);
+             }, py::arg("connection"), py::arg("status"), py::arg("now"))
+        .def("tcp_space", &pep::tcp_space, py::arg("connection"))
+        .def("from_tcp", [](pep& p, pep_connection c, const py::bytes& data, double now) {
+                 const std::string s = data;
+                 return p.from_tcp(c, reinterpret_cast<const uint8_t*>(s.data()), s.size(), now);
+             }, py::arg("connection"), py::arg("data"), py::arg("now"))
+        .def("tcp_finished", &pep::tcp_finished, py::arg("connection"), py::arg("now"))
+        .def("tcp_reset", &pep::tcp_reset, py::arg("connection"), py::arg("now"))
+        .def("take_tcp_data", [](pep& p, pep_connection c, size_t max, double now) {
+                 return to_py(p.take_tcp_data(c, max, now));
+             }, py::arg("connection"), py::arg("max"), py::arg("now"))
+        .def("take_actions", [](pep& p) {
+                 auto a = p.take_actions();
+                 py::list frames, tcp;
+                 for (const auto& prim : a.to_sis) {
+                     try {
+                         frames.append(to_py(dl::encode(prim)));
+                     } catch (const dl::encode_error&) {
+                         // A primitive the codec refuses is a kernel bug; the counters show it.
+                     }
+                 }
+                 for (const auto& t : a.tcp)
+                     tcp.append(py::make_tuple(kind_name(t.what), t.connection,
+                                               to_string(t.destination.destination),
+                                               t.destination.port, to_string(t.status)));
+                 return py::make_tuple(frames, tcp, a.notices);
+             },
+             "(SIS frames for the node, [(kind, connection, address, port, status)], notices)")
+        .def("counters", &counters_of)
+        .def("stats", [](const pep& p, pep_connection c) -> py::object {
+                 const auto s = p.stats(c);
+                 if (!s)
+                     return py::none();
+                 py::dict d;
+                 d["near"] = s->near;
+                 d["destination"] = to_string(s->destination.destination);
+                 d["port"] = s->destination.port;
+                 d["peer"] = dl::address_to_string(s->peer_node);
+                 d["bytes_up"] = s->bytes_up;
+                 d["bytes_down"] = s->bytes_down;
+                 d["opened"] = s->opened;
+                 d["established"] = s->established;
+                 d["status"] = to_string(s->status);
+                 return d;
+             }, py::arg("connection"))
+        .def("connection_count", &pep::connection_count)
+        .def("option", [](const pep& p, const std::string& name) {
+                 return get_pep_option(p.config(), name);
+             }, py::arg("name"));
+}

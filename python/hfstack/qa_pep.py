@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The HF-PEP end to end: two hfstack-node processes with --pep, each in a network
+namespace of its own, their emulated modems on one channel over ZeroMQ ipc://. In the
+near namespace curl fetches a file from an HTTP server in the far one through SOCKS5
+and through nftables REDIRECT (rules installed by --pep-intercept and removed on
+stop); a port nobody listens on is refused locally; 50 connections at once all
+complete. Bad --pep settings are refused with one line. The namespace tests skip,
+saying why, only where namespaces are unavailable or nft/curl are missing."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from gnuradio import gr_unittest
+from gnuradio.hfstack.ip_testbed import run, unavailable
+from gnuradio.hfstack.pep import RULES_TABLE, nft_ruleset
+
+APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
+                   "hfstack-node")
+SCALE = 20.0
+TIMEOUT_S = 120
+
+
+class qa_pep_settings(gr_unittest.TestCase):
+
+    def refused(self, *args):
+        done = subprocess.run([sys.executable, APP, "--kind", "emulator", "--check", *args],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        return done.stderr
+
+    def test_bad_settings_are_refused_before_anything_opens(self):
+        self.assertIn("--pep-socks needs --pep", self.refused("--pep-socks", "127.0.0.1:1080"))
+        self.assertIn("PEP: ", self.refused("--pep", "--pep-options", "deny_ports=99999"))
+        self.assertIn("unknown PEP option", self.refused("--pep", "--pep-options", "sox=1"))
+        self.assertIn("is not HOST:PORT", self.refused("--pep", "--pep-socks", "1080"))
+        self.assertIn("needs --pep-redirect or --pep-transparent",
+                      self.refused("--pep", "--pep-intercept", "10.0.0.0/8"))
+        self.assertIn("is not a prefix", self.refused("--pep", "--pep-redirect", ":3129",
+                                                      "--pep-intercept", "10.0.0.0/33"))
+        self.assertIn("not with --pair", self.refused("--pair", "--pep"))
+
+    def test_ruleset(self):
+        text = nft_ruleset(["10.78.0.0/24", "fd00:78::/64"], redirect_port=3129, tproxy_port=3130)
+        self.assertIn(f"table inet {RULES_TABLE}", text)
+        self.assertIn("meta mark != 0x5066 ip daddr { 10.78.0.0/24 } tcp dport != 3129 "
+                      "redirect to :3129", text)
+        self.assertIn("ip6 daddr { fd00:78::/64 }", text)
+        self.assertIn("tproxy ip to :3130", text)
+        self.assertIn("udp dport 443 reject", text)
+        if shutil.which("nft") and os.geteuid() == 0:
+            check = subprocess.run(["nft", "-c", "-f", "-"], input=text, capture_output=True,
+                                   text=True, timeout=20)
+            self.assertEqual(check.returncode, 0, check.stderr)
+
+
+class qa_pep_namespaces(gr_unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        why = unavailable()
+        for tool in ("nft", "curl"):
+            if not why and not shutil.which(tool):
+                why = f"{tool} is not installed (make test installs nftables and curl)"
+        if why:
+            raise unittest.SkipTest(why)
+        tag = os.getpid() % 100000
+        cls.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
+        cls.tmp = tempfile.mkdtemp(prefix="hfstack-pep-")
+        cls.procs = []
+        try:
+            for ns in cls.ns.values():
+                run("ip", "netns", "add", ns)
+                run("ip", "-n", ns, "link", "set", "lo", "up")
+            # The far side's destination; the near side routes the far prefix (through
+            # lo: only the proxy ever answers it) from an address of its own.
+            run("ip", "-n", cls.ns["b"], "addr", "add", "10.78.0.2/32", "dev", "lo")
+            run("ip", "-n", cls.ns["a"], "addr", "add", "10.79.0.1/32", "dev", "lo")
+            run("ip", "-n", cls.ns["a"], "route", "add", "10.78.0.0/24", "dev", "lo", "src",
+                "10.79.0.1")
+            cls.body = os.urandom(100_000)
+            with open(os.path.join(cls.tmp, "file.bin"), "wb") as f:
+                f.write(cls.body)
+            with open(os.path.join(cls.tmp, "small.bin"), "wb") as f:
+                f.write(cls.body[:5000])
+            web = subprocess.Popen(["ip", "netns", "exec", cls.ns["b"], sys.executable, "-c",
+                                    "import functools, http.server, sys\n"
+                                    "h = functools.partial(http.server.SimpleHTTPRequestHandler,"
+                                    f" directory={cls.tmp!r})\n"
+                                    "class S(http.server.ThreadingHTTPServer):\n"
+                                    "    request_queue_size = 128\n"
+                                    "s = S(('10.78.0.2', 8080), h)\n"
+                                    "print('ready', flush=True)\n"
+                                    "s.serve_forever()\n"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            cls.procs.append(web)
+            assert web.stdout.readline().strip() == "ready"
+            common = ["--rate", "9600", "--kind", "emulator", "--profile", "", "--time-scale",
+                      str(SCALE), "--sis-port", "0", "--stats-interval", "0", "--pep"]
+            air = os.path.join(cls.tmp, "air")
+            cls.node = {}
+            for side, me, other, extra in (
+                    ("a", 1, "b", ["--pep-options", "peers=10.78.0.0/24=0.0.0.2",
+                                   "--pep-socks", "127.0.0.1:1080",
+                                   "--pep-redirect", "127.0.0.1:3129",
+                                   "--pep-intercept", "10.78.0.0/24"]),
+                    ("b", 2, "a", [])):
+                p = subprocess.Popen(
+                    ["ip", "netns", "exec", cls.ns[side], sys.executable, APP, "--address",
+                     f"0.0.0.{me}", *common, "--air-publish", f"ipc://{air}-{side}",
+                     "--air-subscribe", f"ipc://{air}-{other}", *extra],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                cls.procs.append(p)
+                cls.node[side] = p
+            for side, p in cls.node.items():
+                header = json.loads(p.stdout.readline() or "{}")  # written once running
+                assert header.get("type") == "header", p.stderr.read() if p.poll() else side
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in getattr(cls, "procs", []):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        for ns in cls.ns.values():
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def curl(self, *args):
+        return subprocess.run(["ip", "netns", "exec", self.ns["a"], "curl", "-s", "--max-time",
+                               str(TIMEOUT_S), *args], capture_output=True, timeout=2 * TIMEOUT_S)
+
+    def test_1_socks5_carries_a_file(self):
+        done = self.curl("--socks5", "127.0.0.1:1080", "http://10.78.0.2:8080/file.bin")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.body)
+
+    def test_2_intercepted_connection_carries_a_file(self):
+        rules = run("ip", "netns", "exec", self.ns["a"], "nft", "list", "table", "inet",
+                    RULES_TABLE).stdout
+        self.assertIn("redirect to :3129", rules)
+        done = self.curl("http://10.78.0.2:8080/file.bin")  # no proxy setting at all
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.body)
+
+    def test_3_refused_at_the_far_end_is_refused_here(self):
+        socks = self.curl("--socks5", "127.0.0.1:1080", "http://10.78.0.2:8081/")
+        self.assertEqual(socks.returncode, 97, socks.stderr)  # SOCKS reply: refused
+        intercepted = self.curl("http://10.78.0.2:8081/")
+        self.assertIn(intercepted.returncode, (7, 52, 56), intercepted.stderr)  # reset
+
+    def test_4_fifty_connections_at_once(self):
+        script = ("for i in $(seq 50); do curl -s --max-time %d --socks5 127.0.0.1:1080 "
+                  "-o /dev/null -w '%%{http_code} %%{size_download}\\n' "
+                  "http://10.78.0.2:8080/small.bin & done; wait" % TIMEOUT_S)
+        done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "sh", "-c", script],
+                              capture_output=True, text=True, timeout=3 * TIMEOUT_S)
+        lines = done.stdout.split("\n")
+        self.assertEqual(sorted(l for l in lines if l), ["200 5000"] * 50, done.stdout)
+
+    def test_5_statistics_and_rules_removed_on_stop(self):
+        p = self.node["a"]
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        final = [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l][-1]
+        self.assertGreaterEqual(final["pep"]["accepted"], 2)
+        self.assertGreater(final["pep"]["bytes_down"], 0)
+        tables = run("ip", "netns", "exec", self.ns["a"], "nft", "list", "tables").stdout
+        self.assertNotIn(RULES_TABLE, tables)
+
+
+if __name__ == "__main__":
+    gr_unittest.main()

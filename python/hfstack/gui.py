@@ -37,6 +37,7 @@ CONSTELLATION_POINTS = 480
 REFRESH_MS = 500         # table and time plot
 POLL_MS = 100            # stop requests, end of the run, screenshot
 HISTORY_S = 600          # the time plot keeps the last ten minutes
+THROUGHPUT_WINDOW_S = 10.0  # throughput is averaged over this long
 SCREENSHOT_WAIT_S = 10.0  # longest wait for the displays to draw before a screenshot
 
 
@@ -82,7 +83,7 @@ def application():
 
 def widget_of(sink):
     from PyQt5 import Qt
-    import sip
+    from PyQt5 import sip
     return sip.wrapinstance(sink.qwidget(), Qt.QWidget)
 
 
@@ -147,8 +148,8 @@ class burst_log(gr.basic_block):
             return list(self.bursts)
 
 
-def time_plot():
-    """SNR (points, left axis) and throughput (steps, right axis) against seconds since
+def time_plot(throughput_label):
+    """SNR (points, left axis) and throughput (line, right axis) against seconds since
     the window opened."""
     from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
     from matplotlib.figure import Figure
@@ -162,11 +163,11 @@ def time_plot():
         rate_axes.clear()
         snr_axes.set_xlabel("time, s")
         snr_axes.set_ylabel("SNR, dB in 3 kHz", color="tab:blue")
-        rate_axes.set_ylabel("throughput, bit/s", color="tab:orange")
+        rate_axes.set_ylabel(throughput_label, color="tab:orange")
         if snr_points:
             snr_axes.plot(*zip(*snr_points), "o", color="tab:blue", markersize=4)
         if rate_points:
-            rate_axes.step(*zip(*rate_points), where="pre", color="tab:orange")
+            rate_axes.plot(*zip(*rate_points), color="tab:orange")
             rate_axes.set_ylim(bottom=0)
         canvas.draw_idle()
 
@@ -180,7 +181,7 @@ class monitor_window:
     samples), a table and the time plot below. `poll()` returns (table rows, SNR
     points, throughput points), called every REFRESH_MS."""
 
-    def __init__(self, title, displays, columns, poll, note=""):
+    def __init__(self, title, displays, columns, poll, throughput_label, note=""):
         from PyQt5 import Qt
         application()
         self.widget = Qt.QWidget()
@@ -196,10 +197,10 @@ class monitor_window:
             grid.addWidget(Qt.QLabel(note), 0, 0, 1, 2)
         self.table = Qt.QTableWidget(0, len(columns))
         self.table.setHorizontalHeaderLabels(columns)
-        self.table.horizontalHeader().setSectionResizeMode(Qt.QHeaderView.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(Qt.QHeaderView.ResizeToContents)
         self.table.setEditTriggers(Qt.QAbstractItemView.NoEditTriggers)
         grid.addWidget(self.table, 1, 0)
-        self.plot = time_plot()
+        self.plot = time_plot(throughput_label)
         grid.addWidget(self.plot, 1, 1)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
@@ -247,23 +248,28 @@ def receiver_window(tb, samples, rx, sample_rate, complex_samples, title):
         return rows, points, rate.points()
 
     window = monitor_window(title, displays,
-                            ("burst", "mode", "SNR dB", "offset Hz", "bytes", "bytes bad"), poll)
+                            ("burst", "mode", "SNR dB", "offset Hz", "bytes", "bytes bad"), poll,
+                            f"decoded, bit/s (last {THROUGHPUT_WINDOW_S:g} s)")
     window.bursts = bursts  # Python blocks must stay referenced while they run
     return window
 
 
 class throughput_meter:
-    """Bit/s between successive polls from a byte total, kept for HISTORY_S."""
+    """Bit/s over the last THROUGHPUT_WINDOW_S (or since the start, when shorter) from a
+    byte total read at each refresh, kept for HISTORY_S: bursts arrive whole, and a
+    rate per refresh would be all spikes."""
 
     def __init__(self):
-        self.last = None
-        self.history = []
+        self.totals = []   # (seconds, bytes)
+        self.history = []  # (seconds, bit/s)
 
     def add(self, now, total_bytes):
-        if self.last is not None and now > self.last[0]:
-            t0, b0 = self.last
+        self.totals.append((now, total_bytes))
+        while len(self.totals) > 2 and self.totals[1][0] <= now - THROUGHPUT_WINDOW_S:
+            del self.totals[0]
+        t0, b0 = self.totals[0]
+        if now > t0:
             self.history.append((now, 8.0 * (total_bytes - b0) / (now - t0)))
-        self.last = (now, total_bytes)
         self.history = [p for p in self.history if p[0] >= now - HISTORY_S]
 
     def points(self):
@@ -311,8 +317,9 @@ def node_window(tb, stations, title):
         return rows, list(snr_points), rate.points()
 
     window = monitor_window(title, displays,
-                            ("node", "peer", "state", "tx mode", "rx mode", "SNR dB (last)",
+                            ("node", "peer", "state", "tx mode", "rx mode", "SNR dB",
                              "queued U_PDUs", "queued bytes"), poll,
+                            f"{first.address} sent + received, bit/s (last {THROUGHPUT_WINDOW_S:g} s)",
                             note="The emulator radio has no samples or symbols to show "
                                  "(no DSP): links and statistics only.")
     return window

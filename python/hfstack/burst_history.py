@@ -33,7 +33,9 @@ class burst_history(gr.basic_block):
         self.set_msg_handler(pmt.intern("in"), self.handle)
 
     def handle(self, msg):
-        info = pmt.car(msg) if pmt.is_pair(msg) else msg
+        # A dict is a list of pairs to pmt: a PDU is told apart by its payload vector.
+        is_pdu = pmt.is_pair(msg) and pmt.is_uniform_vector(pmt.cdr(msg))
+        info = pmt.car(msg) if is_pdu else msg
         if not pmt.is_dict(info):
             return
         value = pmt.dict_ref(info, self.key, pmt.PMT_NIL)

@@ -75,10 +75,16 @@ def check_display():
     x11.XCloseDisplay(handle)
 
 
+_application = None  # kept: Qt must not lose it while widgets live
+
+
 def application():
     """The process's QApplication (made on first use: QT GUI sinks need it first)."""
+    global _application
     from PyQt5 import Qt
-    return Qt.QApplication.instance() or Qt.QApplication(["hfstack"])
+    if Qt.QApplication.instance() is None:
+        _application = Qt.QApplication(["hfstack"])
+    return Qt.QApplication.instance()
 
 
 def widget_of(sink):
@@ -148,7 +154,7 @@ class burst_log(gr.basic_block):
             return list(self.bursts)
 
 
-def time_plot(throughput_label):
+def time_plot(title):
     """SNR (points, left axis) and throughput (line, right axis) against seconds since
     the window opened."""
     from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
@@ -163,7 +169,8 @@ def time_plot(throughput_label):
         rate_axes.clear()
         snr_axes.set_xlabel("time, s")
         snr_axes.set_ylabel("SNR, dB in 3 kHz", color="tab:blue")
-        rate_axes.set_ylabel(throughput_label, color="tab:orange")
+        rate_axes.set_ylabel(f"bit/s, {THROUGHPUT_WINDOW_S:g} s mean", color="tab:orange")
+        snr_axes.set_title(title, fontsize="medium")
         if snr_points:
             snr_axes.plot(*zip(*snr_points), "o", color="tab:blue", markersize=4)
         if rate_points:
@@ -181,7 +188,7 @@ class monitor_window:
     samples), a table and the time plot below. `poll()` returns (table rows, SNR
     points, throughput points), called every REFRESH_MS."""
 
-    def __init__(self, title, displays, columns, poll, throughput_label, note=""):
+    def __init__(self, title, displays, columns, poll, plot_title, note=""):
         from PyQt5 import Qt
         application()
         self.widget = Qt.QWidget()
@@ -200,7 +207,7 @@ class monitor_window:
         self.table.horizontalHeader().setSectionResizeMode(Qt.QHeaderView.ResizeToContents)
         self.table.setEditTriggers(Qt.QAbstractItemView.NoEditTriggers)
         grid.addWidget(self.table, 1, 0)
-        self.plot = time_plot(throughput_label)
+        self.plot = time_plot(plot_title)
         grid.addWidget(self.plot, 1, 1)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
@@ -249,7 +256,7 @@ def receiver_window(tb, samples, rx, sample_rate, complex_samples, title):
 
     window = monitor_window(title, displays,
                             ("burst", "mode", "SNR dB", "offset Hz", "bytes", "bytes bad"), poll,
-                            f"decoded, bit/s (last {THROUGHPUT_WINDOW_S:g} s)")
+                            "SNR per burst; bytes decoded")
     window.bursts = bursts  # Python blocks must stay referenced while they run
     return window
 
@@ -319,7 +326,7 @@ def node_window(tb, stations, title):
     window = monitor_window(title, displays,
                             ("node", "peer", "state", "tx mode", "rx mode", "SNR dB",
                              "queued U_PDUs", "queued bytes"), poll,
-                            f"{first.address} sent + received, bit/s (last {THROUGHPUT_WINDOW_S:g} s)",
+                            f"node {first.address}: SNR per burst; bytes sent + received",
                             note="The emulator radio has no samples or symbols to show "
                                  "(no DSP): links and statistics only.")
     return window

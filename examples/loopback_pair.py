@@ -5,10 +5,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """Two STANAG 5066 nodes in one flowgraph, each with the real STANAG 4539 modem on
-audio, joined by the Watterson channel (radio kind loopback), wired by hand from
-gr-hfstack's blocks. A SIS client on each node binds, node A sends a text to node B
-with ARQ, and the script prints what B delivered and each burst node B's modem
-received (mode, SNR, frequency offset). No display needed.
+audio, joined by the Watterson channel: two stations (node, radio front end of kind
+loopback, SIS server) whose radios hear each other. A SIS client on each node binds,
+node A sends a text to node B with ARQ, and the script prints what B delivered and
+each burst node B's modem received (mode, SNR, frequency offset). No display needed.
 
   /usr/bin/python3 examples/loopback_pair.py
   /usr/bin/python3 examples/loopback_pair.py --profile poor --snr-db 15 --text "CQ CQ"
@@ -23,21 +23,9 @@ from gnuradio import blocks, gr
 from gnuradio import hfstack
 from gnuradio.hfstack import radio
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.station import station
 
 SAP = 14  # a SAP no Annex F client uses
-
-
-def station(tb, address, sis_port, node_options, radio_options):
-    """A node behind a SIS server on 127.0.0.1, its modem contract wired to a radio."""
-    node = hfstack.node(address, node_options, 1.0, "", 0)
-    server = hfstack.sis_server("127.0.0.1", sis_port, 8)
-    front = radio.radio(**radio_options)
-    tb.msg_connect(server, "sis_out", node, "sis_in")
-    tb.msg_connect(node, "sis_out", server, "sis_in")
-    tb.msg_connect(node, "to_phy", front, "in")
-    tb.msg_connect(front, "out", node, "from_phy")
-    tb.msg_connect(front, "status", node, "phy_status")
-    return node, server, front
 
 
 def parse_args():
@@ -63,20 +51,21 @@ def main():
     gr.logging().set_default_level(gr.log_levels.info)  # each burst's debug line is noise here
     tb = gr.top_block("loopback_pair")
     try:
-        stations = [station(tb, address, 0, f"mode={a.mode}",
+        stations = [station(tb, address, f"mode={a.mode}",
                             dict(kind="loopback", data_rate=int(rate), interleaver=interleaver,
-                                 profile=a.profile, snr_db=a.snr_db, seed=a.seed + k))
+                                 profile=a.profile, snr_db=a.snr_db, seed=a.seed + k), sis_port=0)
                     for k, address in enumerate(("0.0.0.1", "0.0.0.2"))]
     except (radio.radio_error, ValueError, RuntimeError) as e:
         print(f"loopback_pair.py: {e}", file=sys.stderr)
         return 2
-    (_, server_a, radio_a), (_, server_b, radio_b) = stations
-    radio.join(tb, radio_a, radio_b)
+    a_side, b_side = stations
+    # The two radios hear each other, each through its own channel.
+    radio.join(tb, a_side.radio, b_side.radio)
     heard_by_b = blocks.message_debug()
-    tb.msg_connect(radio_b, "burst_info", heard_by_b, "store")
+    tb.msg_connect(b_side.radio, "burst_info", heard_by_b, "store")
     tb.start()
     try:
-        clients = [sis_client("127.0.0.1", server.port(), a.timeout) for server in (server_a, server_b)]
+        clients = [sis_client("127.0.0.1", st.server.port(), a.timeout) for st in stations]
         for c in clients:
             c.send(bind_request(SAP))
             c.receive_type(hfstack.dl.sis_type.bind_accepted)

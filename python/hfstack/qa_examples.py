@@ -6,13 +6,18 @@
 #
 """The hand-written flowgraph scripts examples/*.py: every one answers --help; the
 loopback pair runs for real (node A's text delivered by node B over the real modem and
-the Watterson channel, B's bursts listed); the sound-card and USRP nodes refuse a
+the Watterson channel, B's bursts listed); the sound-card node serves on ALSA's null
+device until SIGTERM and prints its counters; the sound-card and USRP nodes refuse a
 device that is not there in one line with exit status 1, without hanging."""
 
 import glob
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 
 from gnuradio import gr_unittest
 
@@ -51,6 +56,32 @@ class qa_examples(gr_unittest.TestCase):
         lines = done.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertIn("sound card plughw:CARD=NoSuchCardHere cannot be opened", lines[0])
+
+    def test_sound_card_node_serves_until_sigterm(self):
+        """On ALSA's null device (plays and records silence) the node serves; SIGTERM
+        stops it and its counters come out as one JSON line."""
+        node = subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "audio_node.py"), "--device", "null",
+                                 "--sis-port", "0", "--address", "0.0.0.7"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
+        try:
+            seen = ""
+            deadline = time.monotonic() + 60
+            while "Ctrl-C stops" not in seen:
+                ready, _, _ = select.select([node.stderr], [], [], max(0.0, deadline - time.monotonic()))
+                line = node.stderr.readline() if ready else ""
+                self.assertTrue(line, f"audio_node.py ended or said nothing in time:\n{seen}")
+                seen += line
+            self.assertIn("node 0.0.0.7 on sound card null, SIS on 127.0.0.1:", seen)
+            node.send_signal(signal.SIGTERM)
+            out, err = node.communicate(timeout=60)
+        finally:
+            if node.poll() is None:
+                node.kill()
+                node.communicate()
+        self.assertEqual(node.returncode, 0, seen + err)
+        counters = json.loads(out.strip().splitlines()[-1])
+        self.assertEqual(counters["node"], "0.0.0.7")
+        self.assertIn("bursts_received", counters["radio"])
 
     def test_usrp_node_without_the_usrp(self):
         done = run_example("usrp_node.py", "--frequency-hz", "7.0758e6", "--device-args",

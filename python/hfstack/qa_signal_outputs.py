@@ -19,6 +19,7 @@ from gnuradio.hfstack import radio as R
 from gnuradio.hfstack.burst_history import burst_history
 
 from qa_node import recorder
+from qa_s4539_modem import awgn_link
 
 FS = 9600.0
 
@@ -29,14 +30,8 @@ def burst(data, data_rate, interleaver):
 
 def receive(pdu, seconds, complex_signal=False, with_symbols=True, snr_db=30.0):
     """(symbols or None, burst_info dicts, received PDUs) of one burst through AWGN."""
-    tb = gr.top_block()
-    tx = hfstack.s4539_tx(FS, complex_signal, 2400, "short")
-    head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float, int(seconds * FS))
-    chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
-        FS, "awgn", snr_db=snr_db, signal_power=0.0625, seed=7)
-    rx = hfstack.s4539_rx(FS, complex_signal)
+    tb, tx, _, rx = awgn_link(FS, complex_signal, seconds, snr_db, seed=7)
     info, got = blocks.message_debug(), blocks.message_debug()
-    tb.connect(tx, head, chan, rx)
     symbols = None
     if with_symbols:
         symbols = blocks.vector_sink_c()

@@ -43,6 +43,7 @@ from gnuradio import hfstack
 from gnuradio.hfstack import cli
 from gnuradio.hfstack import radio as radio_frontend
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.station import station as station_base
 from gnuradio.hfstack.traffic_report import progress_bar
 from gnuradio.hfstack.version import __version__
 
@@ -327,28 +328,17 @@ def check_files(s):
         raise resource_error("\n".join(problems))
 
 
-class station:
-    """One node with its radio and SIS server."""
+class station(station_base):
+    """One node with its radio and SIS server; their errors in the app's terms."""
 
     def __init__(self, tb, address, port, s, radio_options, pcap=""):
         # settings() has checked the address, the options and the time scale.
-        self.node = hfstack.node(address, s["node_options"], radio_options["time_scale"], pcap, 0)
         try:
-            self.radio = radio_frontend.radio(**radio_options)
+            super().__init__(tb, address, s["node_options"], radio_options, s["sis_address"], port, pcap)
         except radio_frontend.device_error as e:
             raise resource_error(str(e))
         except radio_frontend.radio_error as e:
             raise config_error(str(e))
-        self.address = address
-        self.server = hfstack.sis_server(s["sis_address"], port, 64)
-        tb.msg_connect(self.server, "sis_out", self.node, "sis_in")
-        tb.msg_connect(self.node, "sis_out", self.server, "sis_in")
-        tb.msg_connect(self.node, "to_phy", self.radio, "in")
-        tb.msg_connect(self.radio, "out", self.node, "from_phy")
-        tb.msg_connect(self.radio, "status", self.node, "phy_status")
-
-    def counters(self):
-        return dict(self.node.counters())
 
 
 def build(s, pair):

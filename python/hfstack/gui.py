@@ -399,15 +399,18 @@ def run_window(window, stop, finished, screenshot=None):
     window.widget.hide()
 
 
-def run_flowgraph_window(tb, window, screenshot=None):
-    """Starts tb and runs the window (run_window) until it is closed, SIGINT or SIGTERM,
-    or, with `screenshot`, until tb has ended by itself and the picture is saved; then
-    stops tb."""
+def run_flowgraph_window(tb, window, screenshot=None, started=None):
+    """Starts tb, calls started() (if given: SIGINT and SIGTERM are handled from then
+    on), and runs the window (run_window) until it is closed, SIGINT or SIGTERM, or,
+    with `screenshot`, until tb has ended by itself and the picture is saved; then stops
+    tb."""
     import signal
     stop, finished = threading.Event(), threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         tb.start()
+        if started is not None:
+            started()
 
         def wait_for_end():
             tb.wait()

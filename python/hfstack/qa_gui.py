@@ -204,6 +204,41 @@ class qa_gui(gr_unittest.TestCase):
         self.assertEqual(records[0]["type"], "header")
         self.assertEqual({r["node"] for r in records if r["type"] == "stats"}, {"0.0.0.1", "0.0.0.2"})
 
+    def test_modem_rx_window_on_a_sound_card_until_sigterm(self):
+        """ALSA's null device records silence: the window runs until SIGTERM, is saved,
+        and the report says no burst was found (exit 1). A card that is not there: one
+        line, exit 1."""
+        png = os.path.join(SHOTS, "modem_rx_sound_card.png")
+        if os.path.exists(png):
+            os.remove(png)
+        rx = subprocess.Popen(app("hfstack-modem") + ["rx", "--gui", "--device", "null", "--screenshot", png],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        try:
+            seen = ""
+            deadline = time.monotonic() + 120
+            while "until the window is closed" not in seen:
+                ready, _, _ = select.select([rx.stderr], [], [], max(0.0, deadline - time.monotonic()))
+                line = rx.stderr.readline() if ready else ""
+                self.assertTrue(line, f"hfstack-modem ended or said nothing in time:\n{seen}")
+                seen += line
+            rx.send_signal(signal.SIGTERM)
+            out, err = rx.communicate(timeout=120)
+        finally:
+            if rx.poll() is None:
+                rx.kill()
+                rx.communicate()
+        self.assertEqual(rx.returncode, 1, seen + err)
+        self.assertIn("no burst found in sound card null", err)
+        self.assertIn(f"screenshot {png}", err)
+        self.assertTrue(os.path.isfile(png))
+        print(f"screenshot: {png}")
+        done = subprocess.run(app("hfstack-modem") + ["rx", "--gui", "--device", "plughw:CARD=NoSuchCardHere"],
+                              capture_output=True, text=True, timeout=120, env=self.env)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        lines = [l for l in done.stderr.strip().splitlines() if l.startswith("hfstack-modem: ")]
+        self.assertEqual(len(lines), 1, done.stderr)
+        self.assertIn("sound card plughw:CARD=NoSuchCardHere cannot be opened", lines[0])
+
     def test_gui_loopback_example_runs(self):
         """The generated QT GUI flowgraph until radio B has reported three bursts to the
         SNR plot (bounded); the window is saved as a PNG."""

@@ -216,6 +216,14 @@ class monitor_window:
         self.refresh_timer.timeout.connect(self.refresh)
 
     def refresh(self):
+        # Called by a Qt timer: an exception escaping it would abort the process.
+        try:
+            self.show_poll()
+        except Exception as e:  # noqa: BLE001
+            self.refresh_timer.stop()
+            log.error(f"the window stopped updating: {type(e).__name__}: {e}")
+
+    def show_poll(self):
         from PyQt5 import Qt
         rows, snr_points, rate_points = self.poll()
         self.table.setRowCount(len(rows))
@@ -287,8 +295,8 @@ def node_window(tb, stations, title):
     """The window of hfstack-node --gui: the first station's radio (waterfall of what it
     receives, constellation of its symbols; none for the emulator), every station's
     links (peer, CAS state, modes each way, the radio's last SNR and the node's queue)
-    and, against time, the first station's received SNR per burst and its throughput
-    received and sent."""
+    and, against time, the first station's received SNR (the last burst's, whenever one
+    came since the last refresh) and its throughput received and sent."""
     first = stations[0]
     r = first.radio
     displays = None
@@ -326,7 +334,7 @@ def node_window(tb, stations, title):
     window = monitor_window(title, displays,
                             ("node", "peer", "state", "tx mode", "rx mode", "SNR dB",
                              "queued U_PDUs", "queued bytes"), poll,
-                            f"node {first.address}: SNR per burst; bytes sent + received",
+                            f"node {first.address}: SNR received; bytes sent + received",
                             note="The emulator radio has no samples or symbols to show "
                                  "(no DSP): links and statistics only.")
     return window
@@ -363,6 +371,15 @@ def run_window(window, stop, finished, screenshot=None):
     state = {"finished_at": None, "blank": None}
 
     def check():
+        # Called by a Qt timer: an exception escaping it would abort the process.
+        try:
+            check_once()
+        except Exception as e:  # noqa: BLE001
+            log.error(f"{type(e).__name__}: {e}")
+            stop.set()
+            app.quit()
+
+    def check_once():
         if window.constellation is not None and state["blank"] is None:
             state["blank"] = window.constellation.grab().toImage()
         if stop.is_set():

@@ -18,6 +18,7 @@ check_display() says in one line what is missing, where Qt itself would abort th
 process.
 """
 
+import collections
 import ctypes
 import ctypes.util
 import logging
@@ -38,6 +39,7 @@ REFRESH_MS = 500         # table and time plot
 POLL_MS = 100            # stop requests, end of the run, screenshot
 HISTORY_S = 600          # the time plot keeps the last ten minutes
 THROUGHPUT_WINDOW_S = 10.0  # throughput is averaged over this long
+KEPT_BURSTS = 1000       # bursts the table and the plot show at most
 SCREENSHOT_WAIT_S = 10.0  # longest wait for the displays to draw before a screenshot
 
 
@@ -132,13 +134,16 @@ class signal_displays:
 
 
 class burst_log(gr.basic_block):
-    """Keeps the receiver's burst_info dicts (time, mode, SNR, offset, bytes) for the
-    window's table and plot."""
+    """Keeps the receiver's last KEPT_BURSTS burst_info dicts (time, mode, SNR, offset,
+    bytes) for the window's table and plot, and counts all bursts and their bytes (a
+    node runs for days)."""
 
     def __init__(self):
         gr.basic_block.__init__(self, "burst_log", None, None)
         self.lock = threading.Lock()
-        self.bursts = []
+        self.recent = collections.deque(maxlen=KEPT_BURSTS)
+        self.count = 0
+        self.total_bytes = 0
         self.message_port_register_in(pmt.intern("in"))
         self.set_msg_handler(pmt.intern("in"), self.handle)
 
@@ -147,11 +152,14 @@ class burst_log(gr.basic_block):
             return
         info = pmt.to_python(msg)
         with self.lock:
-            self.bursts.append(info)
+            self.recent.append(info)
+            self.count += 1
+            self.total_bytes += int(info.get("bytes", 0))
 
     def snapshot(self):
+        """(bursts so far, their bytes, the last ones' dicts, oldest first)."""
         with self.lock:
-            return list(self.bursts)
+            return self.count, self.total_bytes, list(self.recent)
 
 
 def time_plot(title):
@@ -254,10 +262,10 @@ def receiver_window(tb, samples, rx, sample_rate, complex_samples, title):
     rate = throughput_meter()
 
     def poll():
-        seen = bursts.snapshot()
-        rate.add(time.monotonic() - started, sum(b["bytes"] for b in seen))
-        points = [(b["time"] - started_wall, b["snr_db"]) for b in seen[-1000:]]
-        rows = [(len(seen) - i, b["mode"], format_number(b["snr_db"]),
+        count, total_bytes, seen = bursts.snapshot()
+        rate.add(time.monotonic() - started, total_bytes)
+        points = [(b["time"] - started_wall, b["snr_db"]) for b in seen]
+        rows = [(count - i, b["mode"], format_number(b["snr_db"]),
                  format_number(b["frequency_offset_hz"]), b["bytes"],
                  "yes" if b["bytes_bad"] else "no") for i, b in enumerate(reversed(seen))]
         return rows, points, rate.points()
@@ -295,8 +303,8 @@ def node_window(tb, stations, title):
     """The window of hfstack-node --gui: the first station's radio (waterfall of what it
     receives, constellation of its symbols; none for the emulator), every station's
     links (peer, CAS state, modes each way, the radio's last SNR and the node's queue)
-    and, against time, the first station's received SNR (the last burst's, whenever one
-    came since the last refresh) and its throughput received and sent."""
+    and, against time, the SNR of each burst the first station's radio received and
+    that station's throughput received and sent."""
     first = stations[0]
     r = first.radio
     displays = None
@@ -305,8 +313,14 @@ def node_window(tb, stations, title):
         from .radio import RECEIVED_PORT, SYMBOLS_PORT, modem_rate
         displays = signal_displays(tb, (r, RECEIVED_PORT), (r, SYMBOLS_PORT), modem_rate(r.options),
                                    kind == "uhd", f"by node {first.address}")
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     rate = throughput_meter()
+    # Every burst's SNR from the modem's burst_info; the emulator has none, so its
+    # radio's last SNR is taken whenever the burst count has grown.
+    bursts = None
+    if kind != "emulator":
+        bursts = burst_log()
+        tb.msg_connect((r, "burst_info"), (bursts, "in"))
     snr_points = []
     seen_bursts = [0]
 
@@ -322,21 +336,25 @@ def node_window(tb, stations, title):
                 rows.append((st.address, link.get("peer", "-"), link.get("state", "?"),
                              link.get("tx_mode", "-"), link.get("rx_mode", "-"), format_number(snr),
                              int(c.get("queued_updus", 0)), int(c.get("queued_bytes", 0))))
-        radio_seen = r.stats()
-        if radio_seen["bursts_received"] > seen_bursts[0] and "snr_db_last" in radio_seen:
-            seen_bursts[0] = radio_seen["bursts_received"]
-            snr_points.append((now, radio_seen["snr_db_last"]))
-        del snr_points[:-1000]
+        if bursts is not None:
+            snr_points[:] = [(b["time"] - started_wall, b["snr_db"]) for b in bursts.snapshot()[2]]
+        else:
+            radio_seen = r.stats()
+            if radio_seen["bursts_received"] > seen_bursts[0] and "snr_db_last" in radio_seen:
+                seen_bursts[0] = radio_seen["bursts_received"]
+                snr_points.append((now, radio_seen["snr_db_last"]))
+            del snr_points[:-KEPT_BURSTS]
         c = first.counters()
         rate.add(now, c.get("bytes_received", 0) + c.get("bytes_sent", 0))
         return rows, list(snr_points), rate.points()
 
     window = monitor_window(title, displays,
-                            ("node", "peer", "state", "tx mode", "rx mode", "SNR dB",
+                            ("node", "peer", "state", "tx mode", "rx mode", "last SNR dB",
                              "queued U_PDUs", "queued bytes"), poll,
                             f"node {first.address}: SNR received; bytes sent + received",
                             note="The emulator radio has no samples or symbols to show "
                                  "(no DSP): links and statistics only.")
+    window.bursts = bursts  # Python blocks must stay referenced while they run
     return window
 
 

@@ -29,6 +29,30 @@ def run_example(name, *args, timeout=240):
                           capture_output=True, text=True, timeout=timeout, env=os.environ)
 
 
+def sigterm_once_said(command, words, env, timeout=120):
+    """Runs `command` until its stderr says `words` (AssertionError if it ends or stays
+    silent for `timeout` seconds first), then sends it SIGTERM: (exit status, stdout,
+    all its stderr)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    seen = ""
+    try:
+        deadline = time.monotonic() + timeout
+        while words not in seen:
+            ready, _, _ = select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))
+            line = process.stderr.readline() if ready else ""
+            if not line:
+                raise AssertionError(f"{os.path.basename(command[1])} ended or did not say {words!r} "
+                                     f"in time:\n{seen}")
+            seen += line
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, out, seen + err
+
+
 class qa_examples(gr_unittest.TestCase):
 
     def test_every_script_answers_help(self):
@@ -60,25 +84,11 @@ class qa_examples(gr_unittest.TestCase):
     def test_sound_card_node_serves_until_sigterm(self):
         """On ALSA's null device (plays and records silence) the node serves; SIGTERM
         stops it and its counters come out as one JSON line."""
-        node = subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "audio_node.py"), "--device", "null",
-                                 "--sis-port", "0", "--address", "0.0.0.7"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
-        try:
-            seen = ""
-            deadline = time.monotonic() + 60
-            while "Ctrl-C stops" not in seen:
-                ready, _, _ = select.select([node.stderr], [], [], max(0.0, deadline - time.monotonic()))
-                line = node.stderr.readline() if ready else ""
-                self.assertTrue(line, f"audio_node.py ended or said nothing in time:\n{seen}")
-                seen += line
-            self.assertIn("node 0.0.0.7 on sound card null, SIS on 127.0.0.1:", seen)
-            node.send_signal(signal.SIGTERM)
-            out, err = node.communicate(timeout=60)
-        finally:
-            if node.poll() is None:
-                node.kill()
-                node.communicate()
-        self.assertEqual(node.returncode, 0, seen + err)
+        returncode, out, err = sigterm_once_said(
+            [sys.executable, os.path.join(EXAMPLES, "audio_node.py"), "--device", "null", "--sis-port", "0",
+             "--address", "0.0.0.7"], "Ctrl-C stops", os.environ)
+        self.assertEqual(returncode, 0, err)
+        self.assertIn("node 0.0.0.7 on sound card null, SIS on 127.0.0.1:", err)
         counters = json.loads(out.strip().splitlines()[-1])
         self.assertEqual(counters["node"], "0.0.0.7")
         self.assertIn("bursts_received", counters["radio"])

@@ -23,7 +23,6 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,8 @@ import wave
 import numpy as np
 
 from gnuradio import gr_unittest
+
+from qa_examples import sigterm_once_said
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 APPS = os.path.join(TOP, "apps")
@@ -177,27 +178,13 @@ class qa_gui(gr_unittest.TestCase):
         png = os.path.join(SHOTS, "node_emulator.png")
         if os.path.exists(png):
             os.remove(png)
-        node = subprocess.Popen(app("hfstack-node") + ["--pair", "--kind", "emulator", "--time-scale", "20",
-                                                       "--sis-port", "0", "--gui", "--screenshot", png,
-                                                       "--stats-interval", "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
-        try:
-            # Serving (the window is up: it was made before the flowgraph started).
-            deadline = time.monotonic() + 120
-            seen = ""
-            while "Ctrl-C stops" not in seen:
-                ready, _, _ = select.select([node.stderr], [], [], max(0.0, deadline - time.monotonic()))
-                line = node.stderr.readline() if ready else ""
-                self.assertTrue(line, f"hfstack-node ended or said nothing in time:\n{seen}")
-                seen += line
-            node.send_signal(signal.SIGTERM)
-            out, err = node.communicate(timeout=120)
-        finally:
-            if node.poll() is None:
-                node.kill()
-                node.communicate()
-        self.assertEqual(node.returncode, 0, seen + err)
-        self.assertIn(f"screenshot {png}", seen + err)
+        # "Ctrl-C stops": serving, the window made before the flowgraph started.
+        returncode, out, err = sigterm_once_said(
+            app("hfstack-node") + ["--pair", "--kind", "emulator", "--time-scale", "20", "--sis-port", "0",
+                                   "--gui", "--screenshot", png, "--stats-interval", "0"],
+            "Ctrl-C stops", self.env)
+        self.assertEqual(returncode, 0, err)
+        self.assertIn(f"screenshot {png}", err)
         self.assertTrue(os.path.isfile(png))
         print(f"screenshot: {png}")
         records = [json.loads(line) for line in out.splitlines()]
@@ -211,23 +198,10 @@ class qa_gui(gr_unittest.TestCase):
         png = os.path.join(SHOTS, "modem_rx_sound_card.png")
         if os.path.exists(png):
             os.remove(png)
-        rx = subprocess.Popen(app("hfstack-modem") + ["rx", "--gui", "--device", "null", "--screenshot", png],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
-        try:
-            seen = ""
-            deadline = time.monotonic() + 120
-            while "until the window is closed" not in seen:
-                ready, _, _ = select.select([rx.stderr], [], [], max(0.0, deadline - time.monotonic()))
-                line = rx.stderr.readline() if ready else ""
-                self.assertTrue(line, f"hfstack-modem ended or said nothing in time:\n{seen}")
-                seen += line
-            rx.send_signal(signal.SIGTERM)
-            out, err = rx.communicate(timeout=120)
-        finally:
-            if rx.poll() is None:
-                rx.kill()
-                rx.communicate()
-        self.assertEqual(rx.returncode, 1, seen + err)
+        returncode, _, err = sigterm_once_said(
+            app("hfstack-modem") + ["rx", "--gui", "--device", "null", "--screenshot", png],
+            "until the window is closed", self.env)
+        self.assertEqual(returncode, 1, err)
         self.assertIn("no burst found in sound card null", err)
         self.assertIn(f"screenshot {png}", err)
         self.assertTrue(os.path.isfile(png))

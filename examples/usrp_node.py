@@ -29,7 +29,8 @@ def parse_args():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--frequency-hz", type=float, required=True,
                    help="centre of the signal, Hz (an SSB radio's USB dial + 1800 Hz)")
-    p.add_argument("--device-args", default="", help="UHD device arguments, e.g. type=b200 (default: first found)")
+    p.add_argument("--device-args", default="",
+                   help="UHD device arguments, e.g. type=b200 (default: the first found)")
     p.add_argument("--rx-gain-db", type=float, default=30.0, help="receive gain (default 30)")
     p.add_argument("--tx-gain-db", type=float, default=0.0, help="transmit gain (default 0)")
     p.add_argument("--ptt", default="vox", help="vox (the USRP's own T/R switch), serial:PORT[:rts|:dtr] "

@@ -158,17 +158,17 @@ class qa_gui(gr_unittest.TestCase):
                                   capture_output=True, text=True, timeout=240, env=self.env)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("burst 1: 2400S", done.stdout)
-        # The last 480 symbols drawn end with the EOM block's zero fill: not all eight
-        # points need be there, but more than a blob's one or two.
+        # The last 480 symbols drawn are the burst's end (EOM, flush and fill): not all
+        # eight points need be there, but more than a blob's one or two.
         self.check_constellation(done.stderr, clusters=5)
 
     def test_node_demo_window_shows_the_constellation(self):
         png = os.path.join(SHOTS, "node_demo.png")
         if os.path.exists(png):
             os.remove(png)
-        done = subprocess.run(app("hfstack-node") + ["--demo", "--gui", "--screenshot", png, "--bytes", "1000",
-                                                     "--pings", "0", "--log-level", "info", "--sis-port", "0",
-                                                     "--snr-db", "25"],
+        demo = ["--demo", "--gui", "--screenshot", png, "--bytes", "1000", "--pings", "0",
+                "--log-level", "info", "--sis-port", "0", "--snr-db", "25"]
+        done = subprocess.run(app("hfstack-node") + demo,
                               capture_output=True, text=True, timeout=400, env=self.env)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("delivered     1000 of 1000 bytes", done.stdout)
@@ -206,7 +206,8 @@ class qa_gui(gr_unittest.TestCase):
         self.assertIn(f"screenshot {png}", err)
         self.assertTrue(os.path.isfile(png))
         print(f"screenshot: {png}")
-        done = subprocess.run(app("hfstack-modem") + ["rx", "--gui", "--device", "plughw:CARD=NoSuchCardHere"],
+        missing = ["rx", "--gui", "--device", "plughw:CARD=NoSuchCardHere"]
+        done = subprocess.run(app("hfstack-modem") + missing,
                               capture_output=True, text=True, timeout=120, env=self.env)
         self.assertEqual(done.returncode, 1, done.stderr)
         lines = [l for l in done.stderr.strip().splitlines() if l.startswith("hfstack-modem: ")]
@@ -263,14 +264,15 @@ class qa_gui(gr_unittest.TestCase):
                 if display:
                     env["DISPLAY"] = display
                 for command in (app("hfstack-modem") + ["rx", recording, "--gui"],
-                                app("hfstack-node") + ["--pair", "--kind", "emulator", "--gui", "--sis-port", "0"]):
+                                app("hfstack-node") + ["--pair", "--kind", "emulator", "--gui",
+                                                       "--sis-port", "0"]):
                     with self.subTest(display=display, command=command[1]):
                         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
                         self.assertEqual(done.returncode, 2, done.stderr)
                         lines = done.stderr.strip().splitlines()
                         self.assertEqual(len(lines), 1, done.stderr)
-                        self.assertIn("DISPLAY is not set" if display is None else "cannot open display ':4711'",
-                                      lines[0])
+                        expected = "DISPLAY is not set" if display is None else "cannot open display ':4711'"
+                        self.assertIn(expected, lines[0])
 
 
 if __name__ == "__main__":

@@ -94,7 +94,8 @@ class qa_signal_outputs(gr_unittest.TestCase):
         _, info_with, got_with = receive(burst(data, 1200, "short"), 6.0, with_symbols=True)
         none, info_without, got_without = receive(burst(data, 1200, "short"), 6.0, with_symbols=False)
         self.assertIsNone(none)
-        self.assertEqual([hfstack.pdu_bytes(m) for m in got_with], [hfstack.pdu_bytes(m) for m in got_without])
+        self.assertEqual([hfstack.pdu_bytes(m) for m in got_with],
+                         [hfstack.pdu_bytes(m) for m in got_without])
         self.assertEqual(len(got_with), 1)
         strip = lambda infos: [{k: v for k, v in i.items() if k != "time"} for i in infos]  # noqa: E731
         self.assertEqual(strip(info_with), strip(info_without))

@@ -16,8 +16,10 @@
 #include <gnuradio/hfstack/s4539_rx.h>
 #include <gnuradio/io_signature.h>
 
+#include <algorithm>
 #include <atomic>
 #include <complex>
+#include <deque>
 
 namespace gr {
 namespace hfstack {
@@ -26,6 +28,11 @@ namespace {
 
 const pmt::pmt_t port_out = pmt::mp("out");
 const pmt::pmt_t port_status = pmt::mp("status");
+const pmt::pmt_t port_burst_info = pmt::mp("burst_info");
+
+// Symbols waiting for a slow consumer before the receiver stops taking input: four
+// seconds at 2400 Bd.
+constexpr size_t max_waiting_symbols = 4 * 2400;
 
 } // namespace
 
@@ -33,27 +40,74 @@ class s4539_rx_impl : public s4539_rx
 {
 public:
     s4539_rx_impl(double sample_rate_hz, bool complex_input)
-        : gr::sync_block("s4539_rx",
-                         gr::io_signature::make(
-                             1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
-                         gr::io_signature::make(0, 0, 0)),
+        : gr::block("s4539_rx",
+                    gr::io_signature::make(1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
+                    gr::io_signature::make(0, 1, sizeof(gr_complex))),
           d_complex(complex_input),
           d_front(frontend_config(sample_rate_hz, complex_input))
     {
         message_port_register_out(port_out);
         message_port_register_out(port_status);
+        message_port_register_out(port_burst_info);
     }
 
     uint64_t bursts() const override { return d_bursts; }
     bool carrier_detected() const override { return d_carrier; }
 
-    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star&) override
+    // Called with the connected ports when the flowgraph starts: the symbols are
+    // collected only for a connected output.
+    bool check_topology(int, int noutputs) override
+    {
+        std::vector<gr_complex>* tap = noutputs > 0 ? &d_new_symbols : nullptr;
+        d_serial.tap_symbols(tap);
+        d_high.tap_symbols(tap);
+        return true;
+    }
+
+    void forecast(int, gr_vector_int& ninput_items_required) override
+    {
+        // Any input is enough: symbols come out at no fixed rate.
+        ninput_items_required[0] = 1;
+    }
+
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override
+    {
+        const bool symbols_out = !output_items.empty();
+        int taken = 0;
+        if (!symbols_out || d_waiting.size() < max_waiting_symbols) {
+            taken = ninput_items[0];
+            receive(input_items[0], size_t(taken));
+            d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), d_new_symbols.end());
+            d_new_symbols.clear();
+        }
+        consume(0, taken);
+        if (!symbols_out)
+            return 0;
+        const size_t n = std::min(d_waiting.size(), size_t(noutput_items));
+        std::copy_n(d_waiting.begin(), n, static_cast<gr_complex*>(output_items[0]));
+        d_waiting.erase(d_waiting.begin(), d_waiting.begin() + n);
+        return int(n);
+    }
+
+private:
+    static phy::serial_tone_frontend_config frontend_config(double fs, bool complex_input)
+    {
+        phy::serial_tone_frontend_config c;
+        c.sample_rate = fs;
+        c.real_input = !complex_input;
+        return c;
+    }
+
+    void receive(const void* input, size_t n_in)
     {
         d_baseband.clear();
         if (d_complex)
-            d_front.process(static_cast<const std::complex<float>*>(input_items[0]), size_t(noutput_items), d_baseband);
+            d_front.process(static_cast<const std::complex<float>*>(input), n_in, d_baseband);
         else
-            d_front.process(static_cast<const float*>(input_items[0]), size_t(noutput_items), d_baseband);
+            d_front.process(static_cast<const float*>(input), n_in, d_baseband);
         // In pieces, so carrier_on is posted near the moment the preamble is found.
         constexpr size_t piece = 960;
         for (size_t k = 0; k < d_baseband.size(); k += piece) {
@@ -73,16 +127,6 @@ public:
                 post_status("carrier_on");
             }
         }
-        return noutput_items;
-    }
-
-private:
-    static phy::serial_tone_frontend_config frontend_config(double fs, bool complex_input)
-    {
-        phy::serial_tone_frontend_config c;
-        c.sample_rate = fs;
-        c.real_input = !complex_input;
-        return c;
     }
 
     void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
@@ -101,6 +145,9 @@ private:
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
         message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
+        pmt::pmt_t info = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode_name));
+        info = pmt::dict_add(info, metadata::bytes(), pmt::from_uint64(bytes.size()));
+        message_port_pub(port_burst_info, info);
         ++d_bursts;
         d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, bytes.size(), snr_db,
                         offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "");
@@ -115,6 +162,8 @@ private:
     std::vector<std::complex<float>> d_baseband;
     std::vector<phy::m110a_burst> d_serial_done;
     std::vector<phy::m110c_burst> d_high_done;
+    std::vector<gr_complex> d_new_symbols; // the receivers' tap, emptied every call
+    std::deque<gr_complex> d_waiting;      // symbols not yet given to the output
     std::atomic<uint64_t> d_bursts{ 0 };
     std::atomic<bool> d_carrier{ false };
 };

@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,16 @@ using cf = std::complex<float>;
 namespace {
 
 // Audio in, bursts out, fed in pieces as a block would.
+// With `tap`, the equalised data symbols are appended to it (tap_symbols).
 std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs, size_t piece = 4096,
-                                       const m110a_receiver_config& config = {})
+                                       const m110a_receiver_config& config = {},
+                                       std::vector<cf>* tap = nullptr)
 {
     serial_tone_frontend_config fc;
     fc.sample_rate = fs;
     serial_tone_frontend front(fc);
     m110a_receiver rx(config);
+    rx.tap_symbols(tap);
     std::vector<m110a_burst> bursts;
     std::vector<cf> bb;
     for (size_t k = 0; k < audio.size(); k += piece) {
@@ -245,6 +250,31 @@ TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)
             EXPECT_EQ(other[b].frequency_offset_hz, reference[b].frequency_offset_hz) << piece;
         }
     }
+}
+
+TEST(m110a_receiver, tapped_symbols_are_the_data_symbols_and_change_nothing)
+{
+    const std::vector<float> audio = over_the_air("2400S", random_bytes(500, 41), 8000, 25, 5.0, 11);
+    const std::vector<m110a_burst> plain = receive_audio(audio, 8000);
+    std::vector<cf> symbols;
+    const std::vector<m110a_burst> tapped = receive_audio(audio, 8000, 4096, {}, &symbols);
+    ASSERT_EQ(plain.size(), 1u);
+    ASSERT_EQ(tapped.size(), 1u);
+    EXPECT_EQ(tapped[0].bytes, plain[0].bytes);
+    EXPECT_EQ(tapped[0].snr_db, plain[0].snr_db); // bit for bit
+    // 2400S: 960 data symbols an interleaver block, whole blocks up to the EOM's.
+    ASSERT_GT(symbols.size(), 0u);
+    EXPECT_EQ(symbols.size() % 960, 0u);
+    // Descrambled 8PSK at 25 dB: each near one of the eight points, all eight seen.
+    std::set<long> points;
+    for (const cf& z : symbols) {
+        const double eighths = std::arg(z) / (M_PI / 4);
+        const long nearest = std::lround(eighths);
+        ASSERT_LT(std::abs(eighths - nearest), 0.3);
+        ASSERT_NEAR(std::abs(z), 1.0, 0.3);
+        points.insert((nearest + 8) % 8);
+    }
+    EXPECT_EQ(points.size(), 8u);
 }
 
 TEST(m110a_receiver, a_misread_count_reports_no_empty_burst)

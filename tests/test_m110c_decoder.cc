@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <vector>
 
 using namespace gr::hfstack::phy;
@@ -179,5 +180,34 @@ TEST(m110c_demapper, qpsk_decides_among_the_four_points_the_scrambler_allows)
         const double phase = std::arg(d) / (M_PI / 4);
         const long s = std::lround(phase < -0.5 ? phase + 8 : phase) % 8;
         EXPECT_EQ((unsigned(s) + 8 - scrambler[i]) % 2, 0u) << i;
+    }
+}
+
+TEST(m110c_demapper, unscrambled_psk_lands_on_the_modes_set_and_qam_stays)
+{
+    const std::vector<uint8_t> data = random_bytes(600, 7);
+    for (unsigned bps : { 3200u, 4800u, 9600u }) {
+        const m110c_mode mode = *m110c_mode_for(bps, m110c_interleaver::short_);
+        const auto points = m110c_transmit_points(mode, data.data(), data.size());
+        const m110c_demapper demapper(mode);
+        std::set<long> positions; // PSK: 8PSK positions seen after unscrambling
+        for (size_t k = 0; k < points.size(); ++k) {
+            const m110c_symbol_role role = m110c_role_of(k);
+            if (role.kind != m110c_symbol_kind::data)
+                continue;
+            const std::complex<double> sent(points[k]);
+            const std::complex<double> u = demapper.unscrambled(sent, role.position);
+            if (mode.bits_per_symbol > 3) {
+                ASSERT_EQ(u, sent) << mode.name() << " symbol " << k;
+                continue;
+            }
+            ASSERT_NEAR(std::abs(u), 1.0, 1e-5);
+            const double phase = std::arg(u) / (M_PI / 4);
+            positions.insert(std::lround(phase < -0.5 ? phase + 8 : phase) % 8);
+        }
+        if (mode.bits_per_symbol == 2) // QPSK: four of the eight positions, every other one
+            EXPECT_EQ(positions, (std::set<long>{ 0, 2, 4, 6 })) << mode.name();
+        if (mode.bits_per_symbol == 3)
+            EXPECT_EQ(positions.size(), 8u) << mode.name();
     }
 }

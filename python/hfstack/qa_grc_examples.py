@@ -59,7 +59,8 @@ class qa_grc_examples(gr_unittest.TestCase):
         """The radio front end is paced by its sound card, USRP or clock, and so are the
         modem emulators: GRC's "may not have flow control" warning was misleading."""
         with tempfile.TemporaryDirectory() as out:
-            for name in ("node_audio", "node_usrp", "node_emulator_pair"):
+            for name in ("node_audio", "node_usrp", "node_emulator_pair",
+                         "gui_audio", "gui_usrp", "gui_loopback"):
                 with self.subTest(example=name):
                     done, _ = compile_example(name, out)
                     self.assertEqual(done.returncode, 0, done.stdout + done.stderr)

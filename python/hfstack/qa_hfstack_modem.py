@@ -226,6 +226,11 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             (["ber", "--modes", "1200S", "--snr", "10", "--profile", "stormy"], 2, "profile"),
             ([], 2, "subcommand"),
             (["rx", silence], 1, "no burst"),
+            (["rx"], 2, "rx needs a WAV file (or --device with --gui)"),
+            (["rx", "--device", "null"], 2, "--device (a sound card) is received with --gui only"),
+            (["rx", silence, "--device", "null", "--gui"], 2, "a WAV file or --device, not both"),
+            (["rx", silence, "--screenshot", self.path("x.png")], 2, "--screenshot needs --gui"),
+            (["rx", silence, "--sound-rate", "8000"], 2, "--sound-rate is the sound card's"),
         ]
         for args, status, words in cases:
             done = run(*args)

@@ -27,18 +27,25 @@ def meta_of(msg):
     return pmt.to_python(pmt.car(msg))
 
 
-def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0):
-    """Posts `pdus` to a transmitter joined to a receiver through the channel, runs
-    `seconds` of samples, and returns (received PDUs, tx status, ptt, tags, rx status)."""
+def awgn_link(fs, complex_signal, seconds, snr_db, seed=5):
+    """(top block, transmitter, its `seconds` of samples, receiver): the transmitter joined
+    to the receiver through an AWGN channel at snr_db."""
     tb = gr.top_block()
     tx = hfstack.s4539_tx(fs, complex_signal, 2400, "short")
     head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float, int(seconds * fs))
     chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
-        fs, "awgn", snr_db=snr_db, signal_power=0.0625, seed=5)
+        fs, "awgn", snr_db=snr_db, signal_power=0.0625, seed=seed)
     rx = hfstack.s4539_rx(fs, complex_signal)
+    tb.connect(tx, head, chan, rx)
+    return tb, tx, head, rx
+
+
+def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0):
+    """Posts `pdus` to a transmitter joined to a receiver through the channel, runs
+    `seconds` of samples, and returns (received PDUs, tx status, ptt, tags, rx status)."""
+    tb, tx, head, rx = awgn_link(fs, complex_signal, seconds, snr_db)
     tags = blocks.vector_sink_c() if complex_signal else blocks.vector_sink_f()
     got, tx_status, ptt, rx_status = (blocks.message_debug() for _ in range(4))
-    tb.connect(tx, head, chan, rx)
     tb.connect(head, tags)
     tb.msg_connect((rx, "out"), (got, "store"))
     tb.msg_connect((tx, "status"), (tx_status, "store"))

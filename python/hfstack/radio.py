@@ -13,7 +13,18 @@
 Every kind has the same three message ports, honouring the modem contract of the node
 block: `in` takes the node's bursts, `out` gives decoded bursts (with `snr_db`,
 `frequency_offset_hz`, mode), `status` gives tx_started / tx_finished / carrier_on /
-carrier_off. The kinds:
+carrier_off. The kinds with the modem's DSP (all but emulator) also post s4539_rx's
+`burst_info` and have three stream outputs, the same for every such kind so that a
+display connects to them alike (unconnected ones cost nothing):
+
+  0 (AIR_PORT)       the transmitted signal: loopback, after the channel (what the
+                     other radio hears); audio and file, the modem's audio; uhd, the
+                     complex bursts going to the USRP
+  1 (RECEIVED_PORT)  the samples the receiver takes: audio (loopback, audio, file) or
+                     complex baseband at the modem rate (uhd, after decimation)
+  2 (SYMBOLS_PORT)   the receiver's equalised data symbols (complex), see s4539_rx
+
+The kinds:
 
   loopback  the STANAG 4539 modem on audio, its transmissions through the Watterson
             channel (profile, snr_db, frequency_offset_hz, seed) paced to real time and
@@ -57,9 +68,20 @@ from .modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
 
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
 MODEM_KINDS = ("loopback", "audio", "uhd", "file")  # the STANAG 4539 modem's DSP
+AIR_PORT, RECEIVED_PORT, SYMBOLS_PORT = 0, 1, 2  # stream outputs of the MODEM_KINDS
 
 # Transmitter output buffer, items (GNU Radio rounds it up to a page).
 TX_BUFFER_ITEMS = 1024
+# Throttles release at most this much signal at a time, so that displays downstream
+# (a waterfall draws one row per update) see a steady stream rather than bunches.
+PACE_CHUNK_S = 0.05
+
+
+def pacer(item_size, rate):
+    """A throttle to `rate` items per second, in pieces of PACE_CHUNK_S."""
+    pace = blocks.throttle(item_size, rate)
+    pace.set_max_noutput_items(max(1, int(PACE_CHUNK_S * rate)))
+    return pace
 
 radio_option = collections.namedtuple("radio_option", "name default help kinds")
 
@@ -460,15 +482,15 @@ class radio(gr.hier_block2):
         o = check_options(options)
         self.options = o
         kind = o["kind"]
-        # A loopback radio's audio leaves by its stream ports unless another process
-        # hears it over ZeroMQ.
-        streams = gr.io_signature(1, 1, gr.sizeof_float) \
+        # A loopback radio hears the other radio on its stream input, unless another
+        # process's radio reaches it over ZeroMQ.
+        inputs = gr.io_signature(1, 1, gr.sizeof_float) \
             if kind == "loopback" and not o["air_publish"] else gr.io_signature(0, 0, 0)
-        gr.hier_block2.__init__(self, "radio_" + kind, streams, streams)
+        gr.hier_block2.__init__(self, "radio_" + kind, inputs, self.output_signature(kind))
         emulated = kind == "emulator"
         for port in ("in", "air_in") if emulated else ("in",):
             self.message_port_register_hier_in(port)
-        for port in ("out", "status", "air_out") if emulated else ("out", "status"):
+        for port in ("out", "status", "air_out") if emulated else ("out", "status", "burst_info"):
             self.message_port_register_hier_out(port)
         self.monitor = burst_monitor()
         self.ptt = None
@@ -480,13 +502,22 @@ class radio(gr.hier_block2):
         except (ValueError, TypeError, RuntimeError) as e:
             raise radio_error(f"radio {kind}: {' '.join(str(e).split())}")
 
+    @staticmethod
+    def output_signature(kind):
+        """AIR_PORT, RECEIVED_PORT, SYMBOLS_PORT for the modem kinds, none for emulator."""
+        if kind == "emulator":
+            return gr.io_signature(0, 0, 0)
+        baseband = gr.sizeof_gr_complex if kind == "uhd" else gr.sizeof_float
+        return gr.io_signature.makev(3, 3, [baseband, baseband, gr.sizeof_gr_complex])
+
     # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
-    # the node's ports; returns them for the kind to connect their streams.
+    # the node's ports; returns the transmitter for the kind to connect its stream (the
+    # receiver's input: receive_from).
     def audio_modem(self, o, rx_rate=None):
         tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
         rx = s4539_rx(rx_rate or modem_rate(o), False)
         self.wire_modem(tx, rx)
-        return tx, rx
+        return tx
 
     def wire_modem(self, tx, rx):
         self.tx, self.rx = tx, rx
@@ -495,6 +526,13 @@ class radio(gr.hier_block2):
         # a small buffer keeps that within ~0.1 s of the air instead of ~1 s.
         tx.set_max_output_buffer(TX_BUFFER_ITEMS)
         self.wire_node_ports(tx, (tx, rx), rx)
+        self.msg_connect(rx, "burst_info", self, "burst_info")
+        self.connect((rx, 0), (self, SYMBOLS_PORT))
+
+    def receive_from(self, source):
+        """The receiver's samples come from `source`, also shown on RECEIVED_PORT."""
+        self.connect(source, self.rx)
+        self.connect(source, (self, RECEIVED_PORT))
 
     def wire_node_ports(self, sender, reporters, receiver):
         """The modem contract: `in` to the sender, every reporter's status to `status`,
@@ -506,24 +544,27 @@ class radio(gr.hier_block2):
         self.msg_connect(self.monitor, "out", self, "out")
 
     def build_loopback(self, o):
-        tx, rx = self.audio_modem(o)
+        tx = self.audio_modem(o)
         rate = modem_rate(o)
-        pace = blocks.throttle(gr.sizeof_float, rate * o["time_scale"])
+        pace = pacer(gr.sizeof_float, rate * o["time_scale"])
         self.channel = hf_channel_ff(rate, o["profile"], [], [], [], [], o["snr_db"], 3000.0,
                                      o["level"] ** 2, o["frequency_offset_hz"], 0.0, 0.02,
                                      int(o["seed"]))
+        self.connect(tx, pace, self.channel, (self, AIR_PORT))
         if o["air_publish"]:
             sink, source = air_link.sample_sockets(o["air_publish"], o["air_subscribe"])
             self.air_blocks = (sink, source)
-            self.connect(tx, pace, self.channel, sink)
-            self.connect(source, rx)
+            self.connect(self.channel, sink)
+            self.receive_from(source)
         else:
-            self.connect(tx, pace, self.channel, self)
-            self.connect(self, rx)
+            # A hier block's input cannot feed its output directly: one copy between.
+            heard = blocks.copy(gr.sizeof_float)
+            self.connect(self, heard)
+            self.receive_from(heard)
 
     def build_audio(self, o):
         from gnuradio import audio
-        tx, rx = self.audio_modem(o)
+        tx = self.audio_modem(o)
         rate = int(modem_rate(o))
         name = o["device"] or "the default device"
         try:
@@ -535,7 +576,8 @@ class radio(gr.hier_block2):
                               "device, busy, or the rate is not supported (`aplay -L` "
                               f"lists the names; {' '.join(str(e).split())})")
         self.connect(tx, sink)
-        self.connect(source, rx)
+        self.connect(tx, (self, AIR_PORT))
+        self.receive_from(source)
         self.add_ptt(o, tx)
 
     def build_uhd(self, o):
@@ -577,7 +619,10 @@ class radio(gr.hier_block2):
         pace = blocks.throttle(gr.sizeof_gr_complex, 2 * usrp_rate)
         self.gate = burst_gate()  # Python blocks must stay referenced while they run
         self.connect(tx, pace, self.gate, sink)
-        self.connect(src, gr_filter.rational_resampler_ccc(1, factor), rx)
+        self.connect(self.gate, (self, AIR_PORT))
+        decimate = gr_filter.rational_resampler_ccc(1, factor)
+        self.connect(src, decimate)
+        self.receive_from(decimate)
         self.add_ptt(o, tx)
 
     def build_file(self, o):
@@ -588,7 +633,7 @@ class radio(gr.hier_block2):
                     rx_rate = float(w.getframerate())
             except (OSError, wave.Error, EOFError) as e:
                 raise device_error(f"replay file {o['replay']}: {e}")
-        tx, rx = self.audio_modem(o, rx_rate)
+        tx = self.audio_modem(o, rx_rate)
         tx_rate = modem_rate(o)
         if o["record"]:
             try:
@@ -598,10 +643,14 @@ class radio(gr.hier_block2):
                 raise device_error(f"record file {o['record']}: {e}")
         else:
             sink = blocks.null_sink(gr.sizeof_float)
-        self.connect(tx, blocks.throttle(gr.sizeof_float, tx_rate * o["time_scale"]), sink)
+        tx_pace = pacer(gr.sizeof_float, tx_rate * o["time_scale"])
+        self.connect(tx, tx_pace, sink)
+        self.connect(tx_pace, (self, AIR_PORT))
         source = (blocks.wavfile_source(o["replay"], False) if o["replay"]
                   else blocks.null_source(gr.sizeof_float))
-        self.connect(source, blocks.throttle(gr.sizeof_float, rx_rate * o["time_scale"]), rx)
+        rx_pace = pacer(gr.sizeof_float, rx_rate * o["time_scale"])
+        self.connect(source, rx_pace)
+        self.receive_from(rx_pace)
 
     def build_emulator(self, o):
         identity = o["emulator_id"] or (air_link.emulator_id_of(o["air_publish"])

@@ -59,6 +59,19 @@ inline const pmt::pmt_t& interleaver()
     static const pmt::pmt_t key = pmt::mp("interleaver");
     return key;
 }
+// The same mode by its name ("2400S", "9600L", "12800U": s4539 mode names), on
+// s4539_rx's burst_info messages (symbol).
+inline const pmt::pmt_t& mode()
+{
+    static const pmt::pmt_t key = pmt::mp("mode");
+    return key;
+}
+// Number of user bytes of a received burst, on s4539_rx's burst_info messages (integer).
+inline const pmt::pmt_t& bytes()
+{
+    static const pmt::pmt_t key = pmt::mp("bytes");
+    return key;
+}
 // Signal-to-noise ratio of a received burst, dB in 3 kHz (double).
 inline const pmt::pmt_t& snr_db()
 {

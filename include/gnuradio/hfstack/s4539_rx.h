@@ -9,7 +9,7 @@
 #define INCLUDED_HFSTACK_S4539_RX_H
 
 #include <gnuradio/hfstack/api.h>
-#include <gnuradio/sync_block.h>
+#include <gnuradio/block.h>
 
 #include <cstdint>
 
@@ -29,9 +29,23 @@ namespace hfstack {
  * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"
  * when its burst ends, as the node expects on phy_status.
  *
+ * Port `burst_info` posts, for each burst, a dict of the same metadata plus `mode`
+ * (its name, such as "2400S") and `bytes` (user bytes decoded), without the bytes:
+ * for displays of SNR and offset over time.
+ *
  * Input: real audio with the signal on an 1800 Hz carrier, or complex baseband.
+ *
+ * Optional output 0 (gr_complex): the equalised data symbols of every burst as they
+ * are decided (descrambled onto the mode's constellation at the probes' scale: PSK on
+ * the unit circle, QAM's outer points at amplitude 1; probes and preamble left out;
+ * 75 bps: the Walsh chips), for a constellation display. The
+ * output signature is 0..1 streams, so flowgraphs without it are unchanged, and the
+ * symbols are only collected while the output is connected. It carries no fixed rate
+ * (at most 2400 symbols per second of input, none between bursts); when a slow
+ * consumer lets more than a few seconds of symbols wait, the receiver stops taking
+ * input until they drain.
  */
-class HFSTACK_API s4539_rx : virtual public gr::sync_block
+class HFSTACK_API s4539_rx : virtual public gr::block
 {
 public:
     typedef std::shared_ptr<s4539_rx> sptr;

@@ -55,6 +55,7 @@ using phase = serial_tone_stage;
 
 struct m110a_receiver::state {
     m110a_receiver_config cfg;
+    std::vector<std::complex<float>>* symbol_tap = nullptr; // tap_symbols()
 
     serial_tone_samples input{ sample_rate };
     cf at(uint64_t i) const { return input.at(i); }
@@ -197,6 +198,8 @@ m110a_receiver::~m110a_receiver() = default;
 bool m110a_receiver::carrier_detected() const { return d->stage != phase::search; }
 
 uint64_t m110a_receiver::samples() const { return d->input.total(); }
+
+void m110a_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
 void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& done)
 {
@@ -665,8 +668,12 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             walsh_windows.clear();
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
             const auto decided = m110a_walsh_chips(best, exceptional);
-            for (unsigned j = 0; j < 32; ++j)
-                commit(pending_estimates[j], point(decided[j] + scrambler[(dk - 31 + j) % 160]), true);
+            for (unsigned j = 0; j < 32; ++j) {
+                const unsigned scr_j = scrambler[(dk - 31 + j) % 160];
+                commit(pending_estimates[j], point(decided[j] + scr_j), true);
+                if (symbol_tap)
+                    symbol_tap->push_back(cf(pending_estimates[j] * std::conj(cd(point(scr_j)))));
+            }
             pending_estimates.clear();
             // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10. The metrics
             // are log-likelihoods already.
@@ -697,6 +704,8 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
         } else {
             // Decision-directed: nearest point of the mode's set (scrambled).
             const cd u = z * std::conj(cd(point(scr)));
+            if (symbol_tap)
+                symbol_tap->push_back(cf(u));
             store_symbol(false, cf(), scr);
             commit(z, point(nearest_point(u) + scr), false);
             float llr[3];

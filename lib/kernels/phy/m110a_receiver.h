@@ -99,6 +99,11 @@ public:
     bool carrier_detected() const;
     // Samples consumed so far.
     uint64_t samples() const;
+    // From now on each data symbol is appended to *symbols as the equaliser gives it
+    // (first pass, descrambled: on the mode's constellation; 75 bps: the Walsh chips,
+    // once their symbol is decided); probes and preamble are left out. nullptr stops
+    // it. For displays: the caller empties the vector.
+    void tap_symbols(std::vector<std::complex<float>>* symbols);
 
 private:
     struct state;

@@ -104,6 +104,13 @@ m110c_demapper::cd m110c_demapper::point_of(unsigned label, unsigned i) const
     return d_bits <= 3 ? d_points[(symbol + scr) % 8] : d_points[symbol ^ scr];
 }
 
+m110c_demapper::cd m110c_demapper::unscrambled(cd z, unsigned i) const
+{
+    if (d_bits > 3)
+        return z;
+    return z * std::conj(d_points[d_scrambler[i % m110c_data_symbols] % 8]);
+}
+
 m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings)
     : d_coded(mode.coded),
       d_reading(readings.tail_biting),

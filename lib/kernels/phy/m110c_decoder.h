@@ -36,6 +36,9 @@ public:
     // The point data symbol i is sent as when it carries `label` (its bits, first the
     // MSB).
     cd point_of(unsigned label, unsigned i) const;
+    // Data symbol i as it would be received unscrambled: PSK rotated back onto the
+    // mode's set; QAM unchanged (its scrambler maps the constellation onto itself).
+    cd unscrambled(cd z, unsigned i) const;
 
 private:
     unsigned d_bits;

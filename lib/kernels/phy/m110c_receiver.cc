@@ -111,6 +111,7 @@ double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi
 
 struct m110c_receiver::state {
     m110c_receiver_config cfg;
+    std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
     serial_tone_samples input{ sample_rate };
 
     // Search.
@@ -287,6 +288,8 @@ m110c_receiver::~m110c_receiver() = default;
 bool m110c_receiver::carrier_detected() const { return d->stage != phase::search; }
 
 uint64_t m110c_receiver::samples() const { return d->input.total(); }
+
+void m110c_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
 void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& done)
 {
@@ -717,6 +720,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             float llr[6];
             const double variance = std::max(1e-3, equaliser->estimate_variance());
             const cd decision = demapper->demap(z, role.position, variance, llr);
+            if (symbol_tap)
+                symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());

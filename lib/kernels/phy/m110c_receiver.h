@@ -134,6 +134,12 @@ public:
     // True from a detection until its burst ends.
     bool carrier_detected() const;
     uint64_t samples() const;
+    // From now on each data symbol is appended to *symbols as the equaliser gives it
+    // (first pass, forward; PSK descrambled onto the mode's set, QAM as received: its
+    // scrambler keeps the constellation); probes, sections and preamble are left out.
+    // A burst whose mode is corrected from the mini-probes repeats its first frames.
+    // nullptr stops it. For displays: the caller empties the vector.
+    void tap_symbols(std::vector<std::complex<float>>* symbols);
 
 private:
     struct state;

@@ -49,6 +49,7 @@ from gnuradio import hfstack
 from gnuradio.hfstack import cli
 from gnuradio.hfstack import radio as radio_frontend
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.station import station as station_base
 from gnuradio.hfstack.traffic_report import progress_bar
 from gnuradio.hfstack.version import __version__
 
@@ -140,6 +141,14 @@ def parse_args(argv):
     st.add_argument("--stats", dest="stats_file", help="write them to this file (default: stdout)")
     radio_frontend.add_arguments(p, skip=("data_rate", "interleaver"),  # --rate, --interleaver
                                  defaults_shown={"kind": "audio; --pair and --demo: loopback"})
+    w = p.add_argument_group("window")
+    w.add_argument("--gui", action="store_true",
+                   help="show a window: waterfall of what the (first) node's radio receives, "
+                   "constellation of its equalised symbols, the links (peer, state, modes, SNR, "
+                   "queue) and SNR and throughput against time; closing it stops the node")
+    w.add_argument("--screenshot", metavar="FILE.png",
+                   help="with --gui: save the window as a PNG when the node stops (the demo: "
+                   "when it is done, then exit)")
     two = p.add_argument_group("two nodes in one process (loopback or emulator radio)")
     two.add_argument("--pair", action="store_true",
                      help="also run node B (--peer-address) on the next SIS port")
@@ -153,6 +162,8 @@ def parse_args(argv):
                    help="real seconds the demo waits before giving up")
     d.add_argument("--data-seed", type=int, default=5066, help="seed of the demo's data")
     a = p.parse_args(argv)
+    if a.screenshot and not a.gui:
+        raise config_error("--screenshot needs --gui")
     if a.demo and not 1 <= a.size <= 2048:
         raise config_error("--size must be 1..2048 (the SIS MTU)")
     if a.demo and a.bytes < 1:
@@ -457,26 +468,17 @@ def check_files(s):
         raise resource_error("\n".join(problems))
 
 
-class station:
-    """One node with its radio and SIS server."""
+class station(station_base):
+    """One node with its radio and SIS server; their errors in the app's terms."""
 
     def __init__(self, tb, address, port, s, radio_options, pcap=""):
         # settings() has checked the address, the options and the time scale.
-        self.node = hfstack.node(address, s["node_options"], radio_options["time_scale"], pcap, 0)
         try:
-            self.radio = radio_frontend.radio(**radio_options)
+            super().__init__(tb, address, s["node_options"], radio_options, s["sis_address"], port, pcap)
         except radio_frontend.device_error as e:
             raise resource_error(str(e))
         except radio_frontend.radio_error as e:
             raise config_error(str(e))
-        self.address = address
-        self.server = hfstack.sis_server(s["sis_address"], port, 64)
-        tb.msg_connect(self.server, "sis_out", self.node, "sis_in")
-        tb.msg_connect(self.node, "sis_out", self.server, "sis_in")
-        tb.msg_connect(self.node, "to_phy", self.radio, "in")
-        tb.msg_connect(self.radio, "out", self.node, "from_phy")
-        tb.msg_connect(self.radio, "status", self.node, "phy_status")
-
         self.ip_client = None
         self.pep = None
         self.rules_installed = False
@@ -510,9 +512,6 @@ class station:
             raise resource_error(f"IP client: {e}")
         tb.msg_connect(self.ip_client, "sis_out", self.node, "sis_in")
         tb.msg_connect(self.node, "sis_out", self.ip_client, "sis_in")
-
-    def counters(self):
-        return dict(self.node.counters())
 
     def client_statistics(self):
         """The IP client's counters and its TUN device's, and the PEP's, or {}."""
@@ -796,6 +795,32 @@ def demo(a, s, stations, stop):
     return 0 if ok and confirmed[0] == len(updus) else 1
 
 
+def with_window(window, run, stop, screenshot):
+    """run() (the node's statistics loop, or the demo) in a thread while the window
+    runs Qt in this one; its result, or its exception raised here. Closing the window
+    stops the node (the demo: interrupted)."""
+    from gnuradio.hfstack import gui
+    finished = threading.Event()
+    result = {}
+
+    def work():
+        try:
+            result["code"] = run()
+        except BaseException as e:  # raised again in the main thread
+            result["error"] = e
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=work, name="node", daemon=True)
+    worker.start()
+    gui.run_window(window, stop, finished, screenshot)
+    stop.set()
+    worker.join()
+    if "error" in result:
+        raise result["error"]
+    return result["code"]
+
+
 def refuse(e, code):
     """Each problem on its own line, `hfstack-node: ...`; returns the exit code."""
     for line in str(e).splitlines() or [type(e).__name__]:
@@ -812,9 +837,19 @@ def main(argv=None):
             return 0
         s = settings(a)
         check_files(s)
+        if a.screenshot:
+            why = writable(a.screenshot)
+            if why:
+                raise resource_error(f"screenshot {a.screenshot}: {why}")
         if a.check:
             print(json.dumps(s, indent=2))
             return 0
+        if a.gui:
+            from gnuradio.hfstack import gui
+            try:
+                gui.check_display()
+            except gui.display_error as e:
+                raise config_error(str(e))
         level = a.log_level or ("warn" if a.demo else "info")
         cli.setup_logging(PROG, level)
         gr.logging().set_default_level(getattr(gr.log_levels, level))
@@ -823,6 +858,7 @@ def main(argv=None):
         # Before the blocks exist: they log as they are built.
         stats_out = None if a.demo else statistics_writer(s["stats_file"])
         tb, stations = build(s, a.pair or a.demo)
+        window = gui.node_window(tb, stations, f"{PROG} {stations[0].address}") if a.gui else None
         if stop.is_set():
             return 0
     except config_error as e:
@@ -836,9 +872,15 @@ def main(argv=None):
     out = None
     try:
         if a.demo:
-            return demo(a, s, stations, stop)
-        out = serve(s, stations, stop, stats_out)
-        return 0
+            run = lambda: demo(a, s, stations, stop)  # noqa: E731
+        else:
+            def run():
+                nonlocal out
+                out = serve(s, stations, stop, stats_out)
+                return 0
+        if a.gui:
+            return with_window(window, run, stop, a.screenshot)
+        return run()
     except resource_error as e:
         return refuse(e, 1)
     except interrupted:

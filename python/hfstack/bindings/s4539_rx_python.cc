@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(1ddfa4e7f0d2d2ba5364cf222d0889f4)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(a0427967ef8f2379cc4b8ed8a0e90490)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -28,7 +28,7 @@ void bind_s4539_rx(py::module& m)
 {
     using s4539_rx = ::gr::hfstack::s4539_rx;
 
-    py::class_<s4539_rx, gr::sync_block, gr::block, gr::basic_block, std::shared_ptr<s4539_rx>>(
+    py::class_<s4539_rx, gr::block, gr::basic_block, std::shared_ptr<s4539_rx>>(
         m, "s4539_rx", D(s4539_rx))
         .def(py::init(&s4539_rx::make),
              py::arg("sample_rate_hz"),

@@ -80,6 +80,36 @@ cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
 using phase = serial_tone_stage;
 
+// The middle of the channel's paths, where a probe's 16-tap measurement is centred: the
+// symbol taps holding a path in the long-term energy profile (3 % of its strongest, 6x
+// its median, as the equaliser counts a path), or tracked and holding 3 % of the
+// strongest tracked tap's power now (a path tracked since a probe found it, before the
+// profile has it). Not the middle of the tracked taps: a noise tap of the lagging
+// whole-span estimate may be tracked far from the paths (as the channel rises out of a
+// fade), and that moved the 16 off the strongest path, whose alias 16 taps away was then
+// tracked as a path beside it (F.1487 poor, 9600L at 30 dB, channel seed 8: a block lost).
+size_t paths_centre(const channel_tracking_equaliser& eq)
+{
+    constexpr double path_share = 0.03;
+    const size_t n = eq.channel_symbols();
+    const std::vector<double>& profile = eq.energy_profile();
+    const std::vector<cd>& taps = eq.taps();
+    std::vector<double> long_term(n), now(n, 0.0);
+    for (size_t i = 0; i < n; ++i)
+        long_term[i] = profile[2 * i] + profile[2 * i + 1];
+    for (size_t i : eq.tracked_symbol_taps())
+        now[i] = std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]);
+    const double long_term_threshold = path_power_threshold(long_term, path_share);
+    const double now_threshold = path_share * *std::max_element(now.begin(), now.end());
+    size_t first = n, last = 0;
+    for (size_t i = 0; i < n; ++i)
+        if ((long_term[i] > 0 && long_term[i] >= long_term_threshold) || (now[i] > 0 && now[i] >= now_threshold)) {
+            first = std::min(first, i);
+            last = i;
+        }
+    return first < n ? (first + last) / 2 : n / 2;
+}
+
 // The factor a segment's LLRs take when its decisions' squared error exceeds the
 // equaliser's variance (errors fed back, a channel the estimate lags): the ratio's
 // inverse, else 1.
@@ -1039,13 +1069,12 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
     // tracked taps, the anchor; the prior (for taps the probe cannot tell apart) is the
     // tracker's estimate, weighted like one observation at the noise level.
     const double ridge = std::max(1e-6, equaliser->noise());
-    const std::vector<size_t>& tracked = equaliser->tracked_symbol_taps();
-    // Centred on the tracked taps: a path outside the 16 measured shows as its alias 16
-    // away, so a path earlier than the first tracked one, measured from that one on, came
-    // out as a phantom path late in the span (tracked, it took a share of the real one's
-    // power in every anchor, the two being one to a probe).
+    // Centred on the paths (paths_centre): a path outside the 16 measured shows as its
+    // alias 16 away, so a path earlier than the first tracked one, measured from that one
+    // on, came out as a phantom path late in the span (tracked, it took a share of the
+    // real one's power in every anchor, the two being one to a probe).
     const size_t channel = equaliser->channel_symbols();
-    const size_t centre = tracked.empty() ? channel / 2 : (tracked.front() + tracked.back()) / 2;
+    const size_t centre = paths_centre(*equaliser);
     const size_t from = std::min(centre > probe_period / 2 ? centre - probe_period / 2 : 0,
                                  channel > probe_period ? channel - probe_period : 0);
     std::vector<size_t> span;
@@ -1055,9 +1084,17 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
     if (!measure_known_run(input, start, timing_shift, *equaliser, span, first, known, ridge, whole))
         return false;
     equaliser->note_measured_channel(whole, span);
+    // The anchor: the tracked taps within those 16. A tracked tap outside them is, on a
+    // probe, the alias of one inside (only the prior shared the power between the two)
+    // and leaves fewer observations than taps; the tracker alone follows it.
+    std::vector<size_t> anchored;
+    for (size_t i : equaliser->tracked_symbol_taps())
+        if (i >= span.front() && i <= span.back())
+            anchored.push_back(i);
+    if (anchored.empty())
+        anchored = equaliser->tracked_symbol_taps();
     std::vector<cd> taps = equaliser->taps();
-    if (!measure_known_run(input, start, timing_shift, *equaliser, equaliser->tracked_symbol_taps(), first, known,
-                           ridge, taps))
+    if (!measure_known_run(input, start, timing_shift, *equaliser, anchored, first, known, ridge, taps))
         return false;
     note_probe_turn(first, taps);
     anchors.push_back({ first, timing_shift, std::move(taps) });

@@ -4,18 +4,11 @@
  * write, read, finish, reset). Checks the contracts: never throws on what the air or
  * the node sends, streams stay within max_streams, what a stream holds for its reader
  * stays within its window, and every U_PDU SLEP hands the node decodes and fits the MTU. */
+#include "fuzz_support.h"
 #include "net/slep.h"
-
-#include <cstdlib>
 
 using namespace gr::hfstack;
 using namespace gr::hfstack::net;
-
-static void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

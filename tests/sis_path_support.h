@@ -16,6 +16,16 @@
 #include <random>
 #include <vector>
 
+// n bytes of a seeded random pattern.
+inline gr::hfstack::dl::bytes pattern(size_t n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    gr::hfstack::dl::bytes b(n);
+    for (auto& x : b)
+        x = uint8_t(rng());
+    return b;
+}
+
 template <typename Endpoint>
 struct sis_path {
     using actions = decltype(std::declval<Endpoint&>().take_actions());

@@ -18,15 +18,6 @@ using K = pep_action::kind;
 
 namespace {
 
-bytes pattern(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    bytes b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
-}
-
 bytes as_bytes(const std::string& s) { return bytes(s.begin(), s.end()); }
 
 pep_request to(const std::string& address, uint16_t port)

@@ -19,15 +19,6 @@ using dl::sis_type;
 
 namespace {
 
-bytes pattern(size_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    bytes b(n);
-    for (auto& x : b)
-        x = uint8_t(rng());
-    return b;
-}
-
 bytes text(size_t n)
 {
     const std::string words = "the quick brown fox jumps over the lazy dog on the high frequency band ";

@@ -88,30 +88,27 @@ def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=T
     `tproxy_port` for forwarded ones (with the policy route of docs/pep.md), UDP/443
     rejected so browsers fall back from QUIC to TCP. The proxy's own connections
     carry mark 0x5066 and pass."""
-    v4 = [d for d in destinations if ":" not in d]
-    v6 = [d for d in destinations if ":" in d]
+    by_family = (("ip", [d for d in destinations if ":" not in d]),
+                 ("ip6", [d for d in destinations if ":" in d]))
+
+    def chain(name, hook, priority, rule):
+        """A base chain with `rule(family, prefixes)` for each family that has some."""
+        body = [rule(f, p) for f, p in by_family if p] if rule else ["udp dport 443 reject"]
+        return ([f"  chain {name} {{", f"    type {hook} priority {priority}; policy accept;"]
+                + [f"    {r}" for r in body] + ["  }"])
+
     rules = [f"table inet {RULES_TABLE} {{"]
     if redirect_port:
-        rules.append("  chain output {\n    type nat hook output priority -100; policy accept;")
-        for family, prefixes in (("ip", v4), ("ip6", v6)):
-            if prefixes:
-                rules.append(f"    meta mark != {OWN_MARK:#x} {family} daddr {{ {', '.join(prefixes)} }} "
-                             f"tcp dport != {redirect_port} redirect to :{redirect_port}")
-        rules.append("  }")
+        rules += chain("output", "nat hook output", -100, lambda f, p: (
+            f"meta mark != {OWN_MARK:#x} {f} daddr {{ {', '.join(p)} }} "
+            f"tcp dport != {redirect_port} redirect to :{redirect_port}"))
     if tproxy_port:
-        rules.append("  chain prerouting {\n    type filter hook prerouting priority mangle; policy accept;")
-        for family, prefixes in (("ip", v4), ("ip6", v6)):
-            if prefixes:
-                rules.append(f"    {family} daddr {{ {', '.join(prefixes)} }} meta l4proto tcp "
-                             f"tproxy {family} to :{tproxy_port} meta mark set 1 accept")
-        rules.append("  }")
+        rules += chain("prerouting", "filter hook prerouting", "mangle", lambda f, p: (
+            f"{f} daddr {{ {', '.join(p)} }} meta l4proto tcp "
+            f"tproxy {f} to :{tproxy_port} meta mark set 1 accept"))
     if block_quic:
-        rules.append("  chain quic {\n    type filter hook output priority 0; policy accept;")
-        rules.append("    udp dport 443 reject")
-        rules.append("  }")
-        rules.append("  chain quic_forward {\n    type filter hook forward priority 0; policy accept;")
-        rules.append("    udp dport 443 reject")
-        rules.append("  }")
+        rules += chain("quic", "filter hook output", 0, None)
+        rules += chain("quic_forward", "filter hook forward", 0, None)
     rules.append("}")
     return "\n".join(rules) + "\n"
 

@@ -173,6 +173,21 @@ inline bool operator!=(const sis_service_type& a, const sis_service_type& b) { r
 inline bool operator!=(const sis_block_range& a, const sis_block_range& b) { return !(a == b); }
 inline bool operator!=(const sis_primitive& a, const sis_primitive& b) { return !(a == b); }
 
+// S_BIND_REQUEST for an ARQ client (the IP client, SLEP) with this confirmation and order.
+inline sis_primitive arq_bind_request(uint8_t sap, uint8_t rank,
+                                      sis_delivery_confirmation confirmation, bool in_order)
+{
+    sis_primitive b;
+    b.type = sis_type::bind_request;
+    b.sap = sap;
+    b.rank = rank;
+    b.service_type.tx_mode = sis_tx_mode::arq;
+    b.service_type.delivery_confirmation = confirmation;
+    b.service_type.delivery_order =
+        in_order ? sis_delivery_order::in_order : sis_delivery_order::as_they_arrive;
+    return b;
+}
+
 // "a.b.c.d" of the 29 address bits (group addresses read 16.x.x.x-31.x.x.x).
 std::string address_to_string(uint32_t address);
 // Inverse; rejects (bad_field) anything but four decimal numbers 0..255 separated by

@@ -1,4 +1,5 @@
 #include "ip_client.h"
+#include "option_table.h"
 
 #include "dl/dpdu.h"
 #include "dl/node_engine.h" // parse_option_number / parse_option_bool
@@ -62,12 +63,7 @@ std::vector<std::string> words(const std::string& text)
     return out;
 }
 
-struct option_entry {
-    const char* name;
-    const char* help;
-    std::function<void(ip_client_config&, const std::string&, const std::string&)> set;
-    std::function<std::string(const ip_client_config&)> get;
-};
+using option_entry = net::option_entry<ip_client_config>;
 
 std::string number_text(double v)
 {
@@ -212,25 +208,6 @@ const std::vector<option_entry>& table()
     return t;
 }
 
-const option_entry& find_option(const std::string& name)
-{
-    for (const auto& e : table())
-        if (name == e.name)
-            return e;
-    std::string names;
-    for (const auto& e : table())
-        names += (names.empty() ? "" : ", ") + std::string(e.name);
-    throw std::invalid_argument("unknown IP client option \"" + name + "\" (options: " + names + ")");
-}
-
-std::string trim(const std::string& s)
-{
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos)
-        return "";
-    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 } // namespace
 
 std::array<uint8_t, 64> ip_client_config::default_dscp_priorities()
@@ -243,46 +220,22 @@ std::array<uint8_t, 64> ip_client_config::default_dscp_priorities()
 
 std::vector<ip_client_option> ip_client_options()
 {
-    const ip_client_config defaults;
-    std::vector<ip_client_option> out;
-    for (const auto& e : table())
-        out.push_back({ e.name, e.get(defaults), e.help });
-    return out;
+    return option_rows<ip_client_config, ip_client_option>(table());
 }
 
 void set_ip_client_option(ip_client_config& c, const std::string& name, const std::string& value)
 {
-    const auto& e = find_option(name);
-    try {
-        e.set(c, name, value);
-    } catch (const std::invalid_argument& err) {
-        const std::string what = err.what();
-        throw std::invalid_argument(what.rfind(name, 0) == 0 ? what : name + ": " + what);
-    }
+    set_option(table(), c, name, value, "IP client");
 }
 
 void set_ip_client_options(ip_client_config& c, const std::string& assignments)
 {
-    std::string item;
-    for (char ch : assignments + ";") {
-        if (ch != ';' && ch != '\n') {
-            item.push_back(ch);
-            continue;
-        }
-        item = trim(item);
-        if (!item.empty()) {
-            const auto eq = item.find('=');
-            if (eq == std::string::npos)
-                throw std::invalid_argument("IP client option \"" + item + "\" is not name=value");
-            set_ip_client_option(c, trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
-        }
-        item.clear();
-    }
+    set_options(table(), c, assignments, "IP client");
 }
 
 std::string get_ip_client_option(const ip_client_config& c, const std::string& name)
 {
-    return find_option(name).get(c);
+    return find_option(table(), name, "IP client").get(c);
 }
 
 const char* to_string(ip_drop d)
@@ -334,15 +287,8 @@ const std::optional<ip_address>& ip_client::own_address(uint8_t version) const
 void ip_client::start(double now)
 {
     d_now = now;
-    dl::sis_primitive b;
-    b.type = dl::sis_type::bind_request;
-    b.sap = d_cfg.sap;
-    b.rank = d_cfg.rank;
-    b.service_type.tx_mode = dl::sis_tx_mode::arq;
-    b.service_type.delivery_confirmation = dl::sis_delivery_confirmation::node;
-    b.service_type.delivery_order =
-        d_cfg.in_order ? dl::sis_delivery_order::in_order : dl::sis_delivery_order::as_they_arrive;
-    d_actions.to_sis.push_back(b);
+    d_actions.to_sis.push_back(dl::arq_bind_request(
+        d_cfg.sap, d_cfg.rank, dl::sis_delivery_confirmation::node, d_cfg.in_order));
 }
 
 void ip_client::on_disconnected(double now)

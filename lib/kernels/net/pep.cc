@@ -1,4 +1,5 @@
 #include "pep.h"
+#include "option_table.h"
 #include "dl/dpdu.h" // group_address_flag
 
 #include <algorithm>
@@ -69,6 +70,21 @@ std::string text(double x)
     return o.str();
 }
 
+// "PORT:VALUE ..." pairs, VALUE 0..max.
+std::vector<std::pair<uint16_t, unsigned long>> port_values(const std::string& name,
+                                                            const std::string& v, unsigned long max)
+{
+    std::vector<std::pair<uint16_t, unsigned long>> out;
+    for (const auto& w : words(v)) {
+        const auto colon = w.find(':');
+        if (colon == std::string::npos)
+            throw std::invalid_argument(name + ": \"" + w + "\" is not PORT:VALUE");
+        out.push_back({ uint16_t(number(name, w.substr(0, colon), 65535)),
+                        number(name, w.substr(colon + 1), max) });
+    }
+    return out;
+}
+
 template <typename T>
 std::string join(const std::set<T>& s)
 {
@@ -87,12 +103,7 @@ std::string join_map(const M& m)
     return out;
 }
 
-struct option_entry {
-    const char* name;
-    const char* help;
-    std::function<void(pep_config&, const std::string&, const std::string&)> set;
-    std::function<std::string(const pep_config&)> get;
-};
+using option_entry = net::option_entry<pep_config>;
 
 const std::vector<option_entry>& table()
 {
@@ -120,25 +131,15 @@ const std::vector<option_entry>& table()
         { "port_limits", "connections at once per destination port, PORT:N ...",
           [](C& c, S n, S v) {
               c.port_limits.clear();
-              for (const auto& w : words(v)) {
-                  const auto colon = w.find(':');
-                  if (colon == std::string::npos)
-                      throw std::invalid_argument(n + ": \"" + w + "\" is not PORT:N");
-                  c.port_limits[uint16_t(number(n, w.substr(0, colon), 65535))] =
-                      number(n, w.substr(colon + 1), 1000000);
-              }
+              for (const auto& [port, limit] : port_values(n, v, 1000000))
+                  c.port_limits[port] = limit;
           },
           [](const C& c) { return join_map(c.port_limits); } },
         { "port_priority", "5066 priority (0-15) of a destination port's streams, PORT:P ...",
           [](C& c, S n, S v) {
               c.port_priority.clear();
-              for (const auto& w : words(v)) {
-                  const auto colon = w.find(':');
-                  if (colon == std::string::npos)
-                      throw std::invalid_argument(n + ": \"" + w + "\" is not PORT:PRIORITY");
-                  c.port_priority[uint16_t(number(n, w.substr(0, colon), 65535))] =
-                      uint8_t(number(n, w.substr(colon + 1), 15));
-              }
+              for (const auto& [port, priority] : port_values(n, v, 15))
+                  c.port_priority[port] = uint8_t(priority);
           },
           [](const C& c) { return join_map(c.port_priority); } },
         { "max_connections", "connections at once (both sides together)",
@@ -178,24 +179,6 @@ const std::vector<option_entry>& table()
     return t;
 }
 
-const option_entry& find_option(const std::string& name)
-{
-    for (const auto& e : table())
-        if (name == e.name)
-            return e;
-    std::string names;
-    for (const auto& e : table())
-        names += (names.empty() ? "" : ", ") + std::string(e.name);
-    throw std::invalid_argument("unknown PEP option \"" + name + "\" (options: " + names + ")");
-}
-
-std::string trim(const std::string& s)
-{
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos)
-        return "";
-    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 } // namespace
 
@@ -248,47 +231,20 @@ pep_request_parse parse_pep_request(const bytes& b)
 
 void set_pep_option(pep_config& c, const std::string& name, const std::string& value)
 {
-    const auto& e = find_option(name);
-    try {
-        e.set(c, name, value);
-    } catch (const std::invalid_argument& err) {
-        const std::string what = err.what();
-        throw std::invalid_argument(what.rfind(name, 0) == 0 ? what : name + ": " + what);
-    }
+    set_option(table(), c, name, value, "PEP");
 }
 
 void set_pep_options(pep_config& c, const std::string& assignments)
 {
-    std::string item;
-    for (char ch : assignments + ";") {
-        if (ch != ';' && ch != '\n') {
-            item.push_back(ch);
-            continue;
-        }
-        item = trim(item);
-        if (!item.empty()) {
-            const auto eq = item.find('=');
-            if (eq == std::string::npos)
-                throw std::invalid_argument("PEP option \"" + item + "\" is not name=value");
-            set_pep_option(c, trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
-        }
-        item.clear();
-    }
+    set_options(table(), c, assignments, "PEP");
 }
 
 std::string get_pep_option(const pep_config& c, const std::string& name)
 {
-    return find_option(name).get(c);
+    return find_option(table(), name, "PEP").get(c);
 }
 
-std::vector<pep_option> pep_options()
-{
-    const pep_config defaults;
-    std::vector<pep_option> out;
-    for (const auto& e : table())
-        out.push_back({ e.name, e.get(defaults), e.help });
-    return out;
-}
+std::vector<pep_option> pep_options() { return option_rows<pep_config, pep_option>(table()); }
 
 // ---- the proxy ----------------------------------------------------------------------
 

@@ -37,15 +37,8 @@ slep::slep(slep_config config) : d_cfg(config)
 void slep::start(double now)
 {
     d_now = now;
-    dl::sis_primitive b;
-    b.type = dl::sis_type::bind_request;
-    b.sap = d_cfg.sap;
-    b.rank = d_cfg.rank;
-    b.service_type.tx_mode = dl::sis_tx_mode::arq;
-    b.service_type.delivery_confirmation = dl::sis_delivery_confirmation::client;
-    b.service_type.delivery_order = d_cfg.in_order ? dl::sis_delivery_order::in_order
-                                                   : dl::sis_delivery_order::as_they_arrive;
-    d_actions.to_sis.push_back(b);
+    d_actions.to_sis.push_back(dl::arq_bind_request(
+        d_cfg.sap, d_cfg.rank, dl::sis_delivery_confirmation::client, d_cfg.in_order));
 }
 
 void slep::on_disconnected(double now)

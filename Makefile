@@ -70,6 +70,7 @@ fuzz: deps-fuzz
 	fuzz/run.sh emulated_modem $(FUZZ_SECONDS)
 	fuzz/run.sh ip_client $(FUZZ_SECONDS)
 	fuzz/run.sh slep $(FUZZ_SECONDS)
+	fuzz/run.sh pep $(FUZZ_SECONDS)
 	fuzz/run.sh dns_proxy $(FUZZ_SECONDS)
 
 install: build

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs one libFuzzer target with AddressSanitizer and UBSan.
-#   fuzz/run.sh TARGET [SECONDS]     TARGET: deframer | sis_reassembler | node_engine | m110a_receiver | m110c_receiver | emulated_modem | ip_client | slep | dns_proxy
+#   fuzz/run.sh TARGET [SECONDS]     TARGET: deframer | sis_reassembler | node_engine | m110a_receiver | m110c_receiver | emulated_modem | ip_client | slep | pep | dns_proxy
 # The corpus grows in build-fuzz/corpus-TARGET (seeded from fuzz/seeds/TARGET);
 # findings land in build-fuzz/artifacts/. Needs Debian's clang and libclang-rt-14-dev.
 set -euo pipefail

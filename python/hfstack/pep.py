@@ -23,6 +23,11 @@ The far proxy connects to the destination itself. A connection the far proxy cou
 not make is refused locally: SOCKS and CONNECT clients get the matching error reply,
 intercepted ones a TCP reset (their handshake was already answered here).
 
+DNS (`dns`, a UDP listener, with `dns_peer`, the node whose proxy resolves): queries
+are answered from the DNS proxy's cache or cross HF once (hfstack.net.dns_proxy); every
+proxy also answers questions from the air with this machine's resolver (the first
+nameserver of /etc/resolv.conf). Both ride the PEP's SLEP, extended address 2.
+
 One thread serves every socket (selectors), under one lock with the GNU Radio message
 handler; the kernel's back-pressure decides when a socket is read.
 """
@@ -48,6 +53,8 @@ SO_ORIGINAL_DST = 80           # linux/netfilter_ipv4.h
 SO_MARK = 36
 OWN_MARK = 0x5066              # the far proxy's own connections: never intercepted again
 RULES_TABLE = "hfstack_pep"
+DNS_ADDRESS = 2                # the DNS proxy's SLEP extended address
+LOOKUP_TIMEOUT_S = 5.0         # the system resolver's time to answer a question from the air
 IP6T_SO_ORIGINAL_DST = 80      # linux/netfilter_ipv6/ip6_tables.h
 IP_TRANSPARENT = 19
 REBIND_S = 5.0
@@ -71,6 +78,19 @@ def parse_endpoint(spec, what):
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise proxy_error(f"{what}: {spec!r} is not HOST:PORT")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def system_nameserver(path="/etc/resolv.conf"):
+    """The first nameserver of resolv.conf (port 53), or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] == "nameserver":
+                    return parts[1]
+    except OSError:
+        pass
+    return None
 
 
 def connect_status(err):
@@ -161,7 +181,8 @@ class pep_proxy(gr.basic_block):
     any SIS client) and `stats` (a dict of counters every `stats_interval` s)."""
 
     def __init__(self, options="", socks="", http_connect="", redirect="", transparent="",
-                 client_id=0x7FFF000D, stats_interval=10.0, incarnation=None):
+                 client_id=0x7FFF000D, stats_interval=10.0, incarnation=None, dns="",
+                 dns_peer="", dns_static=""):
         gr.basic_block.__init__(self, "pep_proxy", None, None)
         for port in ("sis_in",):
             self.message_port_register_in(pmt.intern(port))
@@ -180,6 +201,23 @@ class pep_proxy(gr.basic_block):
         for mode, spec in self.listen_specs.items():
             if spec:
                 parse_endpoint(spec, mode)
+        from .hfstack_python import dl
+        self.dns_spec = dns
+        if dns:
+            parse_endpoint(dns, "dns")
+            if not dns_peer:
+                raise proxy_error("dns: give dns_peer, the node whose proxy resolves names")
+        self.dns_peer = dl.parse_address(dns_peer) if dns_peer else None
+        if dns_peer and self.dns_peer is None:
+            raise proxy_error(f"dns_peer: {dns_peer!r} is not a STANAG 5066 address a.b.c.d")
+        try:
+            self.dns = net.dns_proxy(dns_static)
+        except ValueError as e:
+            raise proxy_error(f"dns_static: {e}")
+        self.kernel.listen_datagrams(DNS_ADDRESS)
+        self.dns_socket = None
+        self.dns_clients = {}    # handle -> (address) of a UDP client
+        self.lookups = {}        # far side: socket fd -> (socket, request, deadline)
         self.lock = threading.RLock()
         self.conns = {}          # socket fd -> connection
         self.by_id = {}          # kernel id -> connection
@@ -214,8 +252,20 @@ class pep_proxy(gr.basic_block):
                                   + (" (needs CAP_NET_ADMIN)" if mode == "transparent" else ""))
             s.setblocking(False)
             self.listeners[s.fileno()] = (s, mode)
+        if self.dns_spec and self.dns_socket is None:
+            host, port = parse_endpoint(self.dns_spec, "dns")
+            u = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                u.bind((host, port))
+            except OSError as e:
+                u.close()
+                raise proxy_error(f"dns listener {self.dns_spec}: {e.strerror}")
+            u.setblocking(False)
+            self.dns_socket = u
         for s, mode in self.listeners.values():
             bound[mode] = s.getsockname()[:2]
+        if self.dns_socket is not None:
+            bound["dns"] = self.dns_socket.getsockname()[:2]
         return bound
 
     def start(self):
@@ -226,6 +276,8 @@ class pep_proxy(gr.basic_block):
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
         for fd, (s, mode) in self.listeners.items():
             self.selector.register(s, selectors.EVENT_READ, ("listen", mode))
+        if self.dns_socket is not None:
+            self.selector.register(self.dns_socket, selectors.EVENT_READ, ("dns",))
         self.running = True
         self.thread = threading.Thread(target=self._loop, name="pep_proxy", daemon=True)
         self.thread.start()
@@ -245,6 +297,12 @@ class pep_proxy(gr.basic_block):
             for s, _ in self.listeners.values():
                 s.close()
             self.listeners.clear()
+            for sock, _, _ in self.lookups.values():
+                sock.close()
+            self.lookups.clear()
+            if self.dns_socket is not None:
+                self.dns_socket.close()
+                self.dns_socket = None
             self._post_stats()
         if self.selector:
             self.selector.close()
@@ -300,14 +358,64 @@ class pep_proxy(gr.basic_block):
 
     def _dispatch(self):
         """Carries out the kernel's actions (called with the lock held)."""
-        frames, tcp, notices = self.kernel.take_actions()
-        for n in notices:
-            log.info("%s", n)
-        for f in frames:
-            self.message_port_pub(pmt.intern("sis_out"),
-                                  make_pdu(f, client_id=self.client_id, from_client=True))
-        for kind, cid, address, port, status in tcp:
-            getattr(self, "_on_" + kind)(cid, address, port, status)
+        for _ in range(8):  # DNS answers go out through the kernel again
+            frames, tcp, notices, datagrams = self.kernel.take_actions()
+            for n in notices:
+                log.info("%s", n)
+            for f in frames:
+                self.message_port_pub(pmt.intern("sis_out"),
+                                      make_pdu(f, client_id=self.client_id, from_client=True))
+            for kind, cid, address, port, status in tcp:
+                getattr(self, "_on_" + kind)(cid, address, port, status)
+            now = self._now()
+            for node, to, frm, data in datagrams:
+                if to != DNS_ADDRESS or len(data) < 12:
+                    continue
+                if data[2] & 0x80:  # a response: ours, coming back
+                    self.dns.on_answer(int.from_bytes(data[:2], "big"), data, now)
+                else:
+                    self.dns.on_question(data, node, now)
+            if not self._dns_dispatch():
+                break
+
+    def _dns_dispatch(self):
+        """Carries out the DNS proxy's actions; True when some went to the kernel."""
+        replies, forwards, lookups, back = self.dns.take_actions()
+        now = self._now()
+        for client, message in replies:
+            address = self.dns_clients.pop(client, None)
+            if address is not None and self.dns_socket is not None:
+                try:
+                    self.dns_socket.sendto(message, address)
+                except OSError:
+                    self.counters["socket_errors"] += 1
+        for request, question in forwards:
+            self.kernel.send_datagram(self.dns_peer, DNS_ADDRESS, DNS_ADDRESS, question, now)
+        for request, query in lookups:
+            self._lookup(request, query)
+        for node, message in back:
+            self.kernel.send_datagram(node, DNS_ADDRESS, DNS_ADDRESS, message, now)
+        return bool(forwards or back)
+
+    def _lookup(self, request, query):
+        """Asks this machine's resolver; its answer (or nothing) comes back in the loop."""
+        server = system_nameserver()
+        if server is None:
+            self._notice("resolver", "no nameserver in /etc/resolv.conf: questions from the "
+                                     "air get SERVFAIL")
+            self.dns.resolved(request, b"", self._now())
+            return
+        u = socket.socket(socket.AF_INET6 if ":" in server else socket.AF_INET, socket.SOCK_DGRAM)
+        u.setblocking(False)
+        try:
+            u.connect((server, 53))
+            u.send(query)
+        except OSError:
+            u.close()
+            self.dns.resolved(request, b"", self._now())
+            return
+        self.lookups[u.fileno()] = (u, request, self._now() + LOOKUP_TIMEOUT_S)
+        self.selector.register(u, selectors.EVENT_READ, ("lookup",))
 
     # --- kernel actions --------------------------------------------------------------
 
@@ -649,7 +757,8 @@ class pep_proxy(gr.basic_block):
         next_stats = self._now() + self.stats_interval if self.stats_interval > 0 else None
         while self.running:
             with self.lock:
-                deadline = self.kernel.next_deadline()
+                deadline = min(self.kernel.next_deadline(), self.dns.next_deadline(),
+                               *(d for _, _, d in self.lookups.values()))
                 if self.rebind_at is not None:
                     deadline = min(deadline, self.rebind_at)
                 if next_stats is not None:
@@ -667,6 +776,10 @@ class pep_proxy(gr.basic_block):
                                     pass
                             except (BlockingIOError, OSError):
                                 pass
+                        elif key.data == ("dns",):
+                            self._dns_query()
+                        elif key.data == ("lookup",):
+                            self._lookup_answer(key.fileobj)
                         elif isinstance(key.data, tuple):
                             self._accept(key.fileobj, key.data[1])
                         else:
@@ -676,6 +789,12 @@ class pep_proxy(gr.basic_block):
                             if not c.closed and mask & selectors.EVENT_READ:
                                 self._readable(c)
                     now = self._now()
+                    for sock, request, deadline in list(self.lookups.values()):
+                        if now >= deadline:
+                            self._end_lookup(sock)
+                            self.dns.resolved(request, b"", now)
+                    if now >= self.dns.next_deadline():
+                        self.dns.on_timer(now)
                     if now >= self.kernel.next_deadline():
                         self.kernel.on_timer(now)
                     if self.rebind_at is not None and now >= self.rebind_at:
@@ -688,11 +807,43 @@ class pep_proxy(gr.basic_block):
                 except Exception:  # loud, but the flowgraph goes on
                     log.exception("PEP driver error")
 
+    def _dns_query(self):
+        try:
+            query, address = self.dns_socket.recvfrom(4096)
+        except OSError:
+            return
+        handle = self.counters.setdefault("dns_queries", 0) + 1
+        self.counters["dns_queries"] = handle
+        self.dns_clients[handle] = address
+        if len(self.dns_clients) > 10000:  # clients whose question never got an answer
+            self.dns_clients.pop(next(iter(self.dns_clients)))
+        self.dns.on_query(handle, query, self._now())
+
+    def _lookup_answer(self, sock):
+        entry = self.lookups.get(sock.fileno())
+        if entry is None:
+            return
+        try:
+            answer = sock.recv(4096)
+        except OSError:
+            answer = b""
+        self._end_lookup(sock)
+        self.dns.resolved(entry[1], answer, self._now())
+
+    def _end_lookup(self, sock):
+        self.lookups.pop(sock.fileno(), None)
+        try:
+            self.selector.unregister(sock)
+        except (KeyError, ValueError):
+            pass
+        sock.close()
+
     def statistics(self):
         """The kernel's counters and the driver's, as one dict."""
         with self.lock:
             d = dict(self.kernel.counters())
             d.update({f"driver_{k}": v for k, v in self.counters.items()})
+            d.update({f"dns_{k}": v for k, v in self.dns.counters().items()})
             d["sockets"] = len(self.conns)
             return d
 

@@ -9,7 +9,8 @@ namespace of its own, their emulated modems on one channel over ZeroMQ ipc://. I
 near namespace curl fetches a file from an HTTP server in the far one through SOCKS5
 and through nftables REDIRECT (rules installed by --pep-intercept and removed on
 stop); a port nobody listens on is refused locally; 50 connections at once all
-complete. Bad --pep settings are refused with one line. The namespace tests skip,
+complete; dig asks the near DNS proxy, the far one resolves with its namespace's
+resolver (a small DNS server there), and the second lookup comes from the cache. Bad --pep settings are refused with one line. The namespace tests skip,
 saying why, only where namespaces are unavailable or nft/curl are missing."""
 
 import json
@@ -24,6 +25,24 @@ import unittest
 from gnuradio import gr_unittest
 from gnuradio.hfstack.ip_testbed import run, unavailable
 from gnuradio.hfstack.pep import RULES_TABLE, nft_ruleset
+
+# A minimal DNS server: every A question gets 10.99.0.1 (TTL 60).
+DNS_SERVER = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+print("ready", flush=True)
+while True:
+    q, peer = s.recvfrom(512)
+    if len(q) < 12:
+        continue
+    i = 12
+    while i < len(q) and q[i]:
+        i += q[i] + 1
+    header = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
+    answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton("10.99.0.1")
+    s.sendto(header + q[12:i + 5] + answer, peer)
+"""
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")
@@ -69,7 +88,7 @@ class qa_pep_namespaces(gr_unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         why = unavailable()
-        for tool in ("nft", "curl"):
+        for tool in ("nft", "curl", "dig"):
             if not why and not shutil.which(tool):
                 why = f"{tool} is not installed (make test installs nftables and curl)"
         if why:
@@ -93,6 +112,17 @@ class qa_pep_namespaces(gr_unittest.TestCase):
                 f.write(cls.body)
             with open(os.path.join(cls.tmp, "small.bin"), "wb") as f:
                 f.write(cls.body[:5000])
+            # The far namespace's resolver: `ip netns exec` shows /etc/netns/NS/resolv.conf
+            # as /etc/resolv.conf, and a small DNS server answers A questions there.
+            cls.netns_etc = f"/etc/netns/{cls.ns['b']}"
+            os.makedirs(cls.netns_etc, exist_ok=True)
+            with open(os.path.join(cls.netns_etc, "resolv.conf"), "w") as f:
+                f.write("nameserver 10.78.0.2\n")
+            dns = subprocess.Popen(["ip", "netns", "exec", cls.ns["b"], sys.executable, "-c",
+                                    DNS_SERVER, "10.78.0.2"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+            cls.procs.append(dns)
+            assert dns.stdout.readline().strip() == "ready"
             web = subprocess.Popen(["ip", "netns", "exec", cls.ns["b"], sys.executable, "-c",
                                     "import functools, http.server, sys\n"
                                     "h = functools.partial(http.server.SimpleHTTPRequestHandler,"
@@ -113,7 +143,9 @@ class qa_pep_namespaces(gr_unittest.TestCase):
                     ("a", 1, "b", ["--pep-options", "peers=10.78.0.0/24=0.0.0.2",
                                    "--pep-socks", "127.0.0.1:1080",
                                    "--pep-redirect", "127.0.0.1:3129",
-                                   "--pep-intercept", "10.78.0.0/24"]),
+                                   "--pep-intercept", "10.78.0.0/24",
+                                   "--pep-dns", "127.0.0.1:5353", "--pep-dns-peer", "0.0.0.2",
+                                   "--pep-dns-static", "gateway.hf=10.79.0.1"]),
                     ("b", 2, "a", [])):
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", cls.ns[side], sys.executable, APP, "--address",
@@ -138,6 +170,7 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         for ns in cls.ns.values():
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         shutil.rmtree(cls.tmp, ignore_errors=True)
+        shutil.rmtree(getattr(cls, "netns_etc", "/nonexistent"), ignore_errors=True)
 
     def curl(self, *args):
         return subprocess.run(["ip", "netns", "exec", self.ns["a"], "curl", "-s", "--max-time",
@@ -171,6 +204,17 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         lines = done.stdout.split("\n")
         self.assertEqual(sorted(l for l in lines if l), ["200 5000"] * 50, done.stdout)
 
+    def dig(self, name):
+        done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "dig", "@127.0.0.1", "-p",
+                               "5353", name, "A", "+tries=1", f"+time={TIMEOUT_S}", "+short"],
+                              capture_output=True, text=True, timeout=2 * TIMEOUT_S)
+        return done.stdout.split()
+
+    def test_4b_dns_lookups_cross_once_then_come_from_the_cache(self):
+        self.assertEqual(self.dig("www.far.example"), ["10.99.0.1"])  # across HF
+        self.assertEqual(self.dig("WWW.far.example"), ["10.99.0.1"])  # the cache
+        self.assertEqual(self.dig("gateway.hf"), ["10.79.0.1"])       # static
+
     def test_5_statistics_and_rules_removed_on_stop(self):
         p = self.node["a"]
         p.send_signal(signal.SIGTERM)
@@ -179,6 +223,9 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         final = [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l][-1]
         self.assertGreaterEqual(final["pep"]["accepted"], 2)
         self.assertGreater(final["pep"]["bytes_down"], 0)
+        self.assertEqual(final["pep"]["dns_forwarded"], 1)
+        self.assertEqual(final["pep"]["dns_cache_hits"], 1)
+        self.assertEqual(final["pep"]["dns_static_answers"], 1)
         tables = run("ip", "netns", "exec", self.ns["a"], "nft", "list", "tables").stdout
         self.assertNotIn(RULES_TABLE, tables)
 

@@ -634,6 +634,9 @@ void pep::collect(double now)
             const auto by = d_by_stream.find(e.stream);
             const bool known = by != d_by_stream.end();
             switch (e.what) {
+            case K::datagram:
+                d_actions.datagrams.push_back({ e.node, e.to, e.from, e.data });
+                break;
             case K::incoming:
                 if (e.to == pep_slep_address)
                     on_incoming(e.stream, e.node, now);
@@ -739,6 +742,19 @@ double pep::next_deadline() const
         t = std::min(t, c.last_activity + d_cfg.idle_timeout_s);
     }
     return t;
+}
+
+void pep::listen_datagrams(uint8_t address)
+{
+    if (address != pep_slep_address)
+        d_slep.listen(address);
+}
+
+void pep::send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now)
+{
+    d_now = now;
+    d_slep.send_reliable(node, to, from, data, false, now);
+    collect(now);
 }
 
 std::optional<pep_connection_stats> pep::stats(pep_connection id) const

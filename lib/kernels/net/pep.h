@@ -106,9 +106,17 @@ struct pep_action {
     pep_status status = pep_status::connected;
 };
 
+// A datagram for another service on the PEP's SLEP (the DNS proxy).
+struct pep_datagram {
+    uint32_t node = 0;
+    uint8_t to = 0, from = 0;
+    bytes data;
+};
+
 struct pep_actions {
     std::vector<dl::sis_primitive> to_sis;
     std::vector<pep_action> tcp;
+    std::vector<pep_datagram> datagrams; // received for addresses listen_datagrams() named
     std::vector<std::string> notices;
 };
 
@@ -154,6 +162,12 @@ public:
     void tcp_finished(pep_connection c, double now); // the socket read EOF
     void tcp_reset(pep_connection c, double now);    // RST or error on the socket
     bytes take_tcp_data(pep_connection c, size_t max, double now);
+
+    // Other services on the same SLEP (one SIS connection, several services): datagrams
+    // to `address` come out in take_actions().datagrams; send_datagram() sends one
+    // reliably (resent across link breaks, duplicates dropped at the far end).
+    void listen_datagrams(uint8_t address);
+    void send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now);
 
     std::optional<pep_connection_stats> stats(pep_connection c) const;
     size_t connection_count() const { return d_conns.size(); }

@@ -131,6 +131,12 @@ def parse_args(argv):
                        ("redirect", "listener for nftables REDIRECT, HOST:PORT"),
                        ("transparent", "listener for nftables TPROXY, HOST:PORT (CAP_NET_ADMIN)")):
         pp.add_argument(f"--pep-{name}", metavar="HOST:PORT", help=what)
+    pp.add_argument("--pep-dns", metavar="HOST:PORT",
+                    help="DNS proxy: answer DNS queries (UDP) here, from its cache or across HF")
+    pp.add_argument("--pep-dns-peer", metavar="NODE",
+                    help="with --pep-dns: the node whose proxy resolves names (a.b.c.d)")
+    pp.add_argument("--pep-dns-static", metavar="NAME=ADDRESS ...",
+                    help="with --pep-dns: names answered here, without asking across HF")
     pp.add_argument("--pep-intercept", action="append", metavar="PREFIX",
                     help="install nftables rules (table inet hfstack_pep, removed on stop) "
                     "that send TCP to PREFIX into the proxy: REDIRECT to --pep-redirect, "
@@ -199,6 +205,8 @@ def config_schema():
             "pep": {"type": "object", "additionalProperties": False, "properties": {
                 "options": {"type": ["string", "object", "null"]},
                 "intercept": {"type": "array", "items": {"type": "string"}},
+                "dns": {"type": "string"}, "dns_peer": {"type": "string"},
+                "dns_static": {"type": "string"},
                 **{name: {"type": "string"} for name in PEP_LISTENERS}}},
             "ip_client": {"type": "object", "additionalProperties": False, "required": ["tun"],
                           "properties": {
@@ -420,7 +428,8 @@ def pep_settings(a, section, problems):
     given = {n: getattr(a, "pep_" + n) for n in PEP_LISTENERS}
     if section is None and not a.pep:
         named = [n for n, v in given.items() if v] + (["options"] if a.pep_options else []) \
-            + (["intercept"] if a.pep_intercept else [])
+            + (["intercept"] if a.pep_intercept else []) \
+            + [n for n in ("dns", "dns_peer", "dns_static") if getattr(a, "pep_" + n)]
         if named:
             problems.append(f"--pep-{named[0].replace('_', '-')} needs --pep")
         return None
@@ -433,7 +442,18 @@ def pep_settings(a, section, problems):
                            for k, v in options.items())
     options = ";".join(o for o in (str(options), a.pep_options or "") if o)
     pep = {"options": options, **{n: str(first(given[n], section.get(n), "")) for n in PEP_LISTENERS},
-           "intercept": list(a.pep_intercept or section.get("intercept") or [])}
+           "intercept": list(a.pep_intercept or section.get("intercept") or []),
+           **{n: str(first(getattr(a, "pep_" + n), section.get(n), ""))
+              for n in ("dns", "dns_peer", "dns_static")}}
+    if pep["dns"]:
+        try:
+            parse_endpoint(pep["dns"], "dns")
+        except proxy_error as e:
+            problems.append(f"PEP: {e}")
+        if not pep["dns_peer"]:
+            problems.append("--pep-dns needs --pep-dns-peer, the node whose proxy resolves names")
+    if pep["dns_peer"] and hfstack.dl.parse_address(pep["dns_peer"]) is None:
+        problems.append(f"--pep-dns-peer {pep['dns_peer']!r} is not a STANAG 5066 address a.b.c.d")
     if pep["intercept"] and not (pep["redirect"] or pep["transparent"]):
         problems.append("--pep-intercept needs --pep-redirect or --pep-transparent to send to")
     import ipaddress
@@ -489,6 +509,8 @@ class station(station_base):
         from gnuradio.hfstack.pep import pep_proxy, proxy_error
         try:
             self.pep = pep_proxy(pep["options"], client_id=PEP_CLIENT_ID, stats_interval=0,
+                                 dns=pep["dns"], dns_peer=pep["dns_peer"],
+                                 dns_static=pep["dns_static"],
                                  **{n: pep[n] for n in PEP_LISTENERS})
             bound = self.pep.open_listeners()
             if pep["intercept"]:

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "dl_bytes.h"
+#include "net/dns_proxy.h"
 #include "net/pep.h"
 
 namespace py = pybind11;
@@ -137,9 +138,15 @@ void bind_net(py::module& m)
         .def("take_tcp_data", [](pep& p, pep_connection c, size_t max, double now) {
                  return to_py(p.take_tcp_data(c, max, now));
              }, py::arg("connection"), py::arg("max"), py::arg("now"))
+        .def("listen_datagrams", &pep::listen_datagrams, py::arg("address"))
+        .def("send_datagram", [](pep& p, uint32_t node, uint8_t to, uint8_t from,
+                                 const py::bytes& data, double now) {
+                 p.send_datagram(node, to, from, to_bytes(data), now);
+             }, py::arg("node"), py::arg("to"), py::arg("from_address"), py::arg("data"),
+             py::arg("now"))
         .def("take_actions", [](pep& p) {
                  auto a = p.take_actions();
-                 py::list frames, tcp;
+                 py::list frames, tcp, datagrams;
                  for (const auto& prim : a.to_sis) {
                      try {
                          frames.append(to_py(dl::encode(prim)));
@@ -151,9 +158,12 @@ void bind_net(py::module& m)
                      tcp.append(py::make_tuple(kind_name(t.what), t.connection,
                                                to_string(t.destination.destination),
                                                t.destination.port, to_string(t.status)));
-                 return py::make_tuple(frames, tcp, a.notices);
+                 for (const auto& d : a.datagrams)
+                     datagrams.append(py::make_tuple(d.node, d.to, d.from, to_py(d.data)));
+                 return py::make_tuple(frames, tcp, a.notices, datagrams);
              },
-             "(SIS frames for the node, [(kind, connection, address, port, status)], notices)")
+             "(SIS frames for the node, [(kind, connection, address, port, status)], notices, "
+             "[(node, to, from, data)] datagrams for listen_datagrams' addresses)")
         .def("counters", &counters_of)
         .def("stats", [](const pep& p, pep_connection c) -> py::object {
                  const auto s = p.stats(c);
@@ -175,4 +185,59 @@ void bind_net(py::module& m)
         .def("option", [](const pep& p, const std::string& name) {
                  return get_pep_option(p.config(), name);
              }, py::arg("name"));
+
+    py::class_<dns_proxy>(m, "dns_proxy", "The DNS proxy kernel (net/dns_proxy.h), both sides")
+        .def(py::init([](const std::string& static_names, double max_stale_s) {
+                 dns_proxy_config c;
+                 set_dns_static_names(c, static_names);
+                 c.max_stale_s = max_stale_s;
+                 return std::make_unique<dns_proxy>(c);
+             }),
+             py::arg("static_names") = "", py::arg("max_stale_s") = 86400.0)
+        .def("on_query", [](dns_proxy& d, uint64_t client, const py::bytes& q, double now) {
+                 d.on_query(client, to_bytes(q), now);
+             }, py::arg("client"), py::arg("query"), py::arg("now"))
+        .def("on_answer", [](dns_proxy& d, uint32_t request, const py::bytes& r, double now) {
+                 d.on_answer(request, to_bytes(r), now);
+             }, py::arg("request"), py::arg("response"), py::arg("now"))
+        .def("on_question", [](dns_proxy& d, const py::bytes& q, uint64_t from, double now) {
+                 d.on_question(to_bytes(q), from, now);
+             }, py::arg("question"), py::arg("from_node"), py::arg("now"))
+        .def("resolved", [](dns_proxy& d, uint64_t request, const py::bytes& r, double now) {
+                 d.resolved(request, to_bytes(r), now);
+             }, py::arg("request"), py::arg("response"), py::arg("now"))
+        .def("on_timer", &dns_proxy::on_timer, py::arg("now"))
+        .def("next_deadline", &dns_proxy::next_deadline)
+        .def("take_actions", [](dns_proxy& d) {
+                 auto a = d.take_actions();
+                 py::list replies, forwards, lookups, back;
+                 for (const auto& r : a.replies)
+                     replies.append(py::make_tuple(r.client, to_py(r.message)));
+                 for (const auto& f : a.forwards)
+                     forwards.append(py::make_tuple(f.request, to_py(f.question)));
+                 for (const auto& l : a.lookups)
+                     lookups.append(py::make_tuple(l.request, to_py(l.query)));
+                 for (const auto& b : a.answers_back)
+                     back.append(py::make_tuple(b.to, to_py(b.message)));
+                 return py::make_tuple(replies, forwards, lookups, back);
+             }, "(replies [(client, message)], forwards [(request, question)], lookups "
+                "[(request, query)], answers back [(node, message)])")
+        .def("counters", [](const dns_proxy& d) {
+                 const auto& c = d.counters();
+                 py::dict out;
+                 out["queries"] = c.queries;
+                 out["cache_hits"] = c.cache_hits;
+                 out["stale_served"] = c.stale_served;
+                 out["static_answers"] = c.static_answers;
+                 out["forwarded"] = c.forwarded;
+                 out["coalesced"] = c.coalesced;
+                 out["retries_absorbed"] = c.retries_absorbed;
+                 out["answers"] = c.answers;
+                 out["malformed"] = c.malformed;
+                 out["refused"] = c.refused;
+                 out["timeouts"] = c.timeouts;
+                 out["lookups"] = c.lookups;
+                 out["cache_entries"] = d.cache_size();
+                 return out;
+             });
 }

@@ -230,5 +230,81 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertNotIn(RULES_TABLE, tables)
 
 
+class qa_hfstack_pep(gr_unittest.TestCase):
+    """hfstack-pep, a SIS client over TCP, twice against hfstack-node --pair (emulated
+    modems): curl through the near one's SOCKS5 fetches a page the far one connects
+    to; no root, no namespaces. Bad options exit 2 with one line."""
+
+    def test_bad_options(self):
+        pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
+        for args, reason in ((["--options", "deny_ports=x"], "deny_ports"),
+                             (["--socks", "nowhere"], "is not HOST:PORT"),
+                             (["--intercept", "10.0.0.0/8"], "needs --redirect"),
+                             (["--dns", "127.0.0.1:5353"], "dns_peer")):
+            done = subprocess.run([sys.executable, pep_app, *args], capture_output=True,
+                                  text=True, timeout=60)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(reason, done.stderr)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+
+    def test_two_peps_over_a_node_pair(self):
+        if not shutil.which("curl"):
+            self.skipTest("curl is not installed (make test installs it)")
+        from qa_hfstack_console import accepts, free_port_pair
+        import socket
+        import time
+        pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
+        with tempfile.TemporaryDirectory() as www:
+            body = os.urandom(30_000)
+            with open(os.path.join(www, "page.bin"), "wb") as f:
+                f.write(body)
+            web = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind",
+                                    "127.0.0.1", "--directory", www],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.addCleanup(lambda: (web.kill(), web.communicate()))
+            line = web.stdout.readline()  # "Serving HTTP on 127.0.0.1 port N ..."
+            web_port = int(line.split(" port ")[1].split()[0])
+            port = free_port_pair()
+            node = subprocess.Popen([sys.executable, APP, "--pair", "--kind", "emulator",
+                                     "--profile", "", "--time-scale", str(int(SCALE)), "--rate",
+                                     "9600", "--sis-port", str(port), "--stats-interval", "0"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            self.addCleanup(lambda: (node.terminate(), node.communicate(timeout=30)))
+            deadline = time.monotonic() + 60
+            while not (accepts(port) and accepts(port + 1)):
+                self.assertIsNone(node.poll(), "hfstack-node exited")
+                self.assertLess(time.monotonic(), deadline, "hfstack-node never listened")
+                time.sleep(0.05)  # polling a starting process, bounded by the deadline
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                socks_port = s.getsockname()[1]
+            peps = []
+            for sis, extra in ((port, ["--options", "peers=127.0.0.0/8=0.0.0.2",
+                                       "--socks", f"127.0.0.1:{socks_port}"]),
+                               (port + 1, [])):
+                p = subprocess.Popen([sys.executable, pep_app, "--server", f"127.0.0.1:{sis}",
+                                      "--stats-interval", "0", *extra],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.addCleanup(lambda p=p: p.poll() is None and (p.kill(), p.communicate()))
+                for line in p.stderr:  # it logs once listening and attached
+                    if "HF-PEP on SIS server" in line:
+                        break
+                self.assertIsNone(p.poll(), "hfstack-pep exited")
+                peps.append(p)
+            done = subprocess.run(["curl", "-s", "--max-time", str(TIMEOUT_S), "--socks5",
+                                   f"127.0.0.1:{socks_port}",
+                                   f"http://127.0.0.1:{web_port}/page.bin"],
+                                  capture_output=True, timeout=2 * TIMEOUT_S)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout, body)
+            peps[0].send_signal(signal.SIGTERM)
+            out, err = peps[0].communicate(timeout=60)
+            self.assertEqual(peps[0].returncode, 0, err)
+            final = json.loads(out.strip().splitlines()[-1])
+            self.assertEqual(final["pep"]["accepted"], 1)
+            self.assertGreater(final["pep"]["bytes_down"], len(body))  # body and headers
+            self.assertGreater(final["sis_link"]["connects"], 0)
+
+
 if __name__ == "__main__":
     gr_unittest.main()

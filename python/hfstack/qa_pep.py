@@ -23,8 +23,9 @@ import tempfile
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.ip_testbed import run, unavailable
+from gnuradio.hfstack.ip_testbed import run
 from gnuradio.hfstack.pep import RULES_TABLE, nft_ruleset
+from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
 
 # A minimal DNS server: every A question gets 10.99.0.1 (TTL 60).
 DNS_SERVER = r"""
@@ -88,96 +89,44 @@ class qa_pep_namespaces(gr_unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         why = unavailable()
-        for tool in ("nft", "curl", "dig"):
+        for tool in ("curl", "dig"):
             if not why and not shutil.which(tool):
-                why = f"{tool} is not installed (make test installs nftables and curl)"
+                why = f"{tool} is not installed (make test installs curl and dnsutils)"
         if why:
             raise unittest.SkipTest(why)
-        tag = os.getpid() % 100000
-        cls.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
-        cls.tmp = tempfile.mkdtemp(prefix="hfstack-pep-")
-        cls.procs = []
+        cls.bed = pep_testbed(rate=9600, time_scale=SCALE).start()
+        cls.ns = cls.bed.ns
         try:
-            for ns in cls.ns.values():
-                run("ip", "netns", "add", ns)
-                run("ip", "-n", ns, "link", "set", "lo", "up")
-            # The far side's destination; the near side routes the far prefix (through
-            # lo: only the proxy ever answers it) from an address of its own.
-            run("ip", "-n", cls.ns["b"], "addr", "add", "10.78.0.2/32", "dev", "lo")
-            run("ip", "-n", cls.ns["a"], "addr", "add", "10.79.0.1/32", "dev", "lo")
-            run("ip", "-n", cls.ns["a"], "route", "add", "10.78.0.0/24", "dev", "lo", "src",
-                "10.79.0.1")
             cls.body = os.urandom(100_000)
-            with open(os.path.join(cls.tmp, "file.bin"), "wb") as f:
+            www = os.path.join(cls.bed.tmp, "www")
+            os.makedirs(www)
+            with open(os.path.join(www, "file.bin"), "wb") as f:
                 f.write(cls.body)
-            with open(os.path.join(cls.tmp, "small.bin"), "wb") as f:
+            with open(os.path.join(www, "small.bin"), "wb") as f:
                 f.write(cls.body[:5000])
-            # The far namespace's resolver: `ip netns exec` shows /etc/netns/NS/resolv.conf
-            # as /etc/resolv.conf, and a small DNS server answers A questions there.
-            cls.netns_etc = f"/etc/netns/{cls.ns['b']}"
-            os.makedirs(cls.netns_etc, exist_ok=True)
-            with open(os.path.join(cls.netns_etc, "resolv.conf"), "w") as f:
-                f.write("nameserver 10.78.0.2\n")
-            dns = subprocess.Popen(["ip", "netns", "exec", cls.ns["b"], sys.executable, "-c",
-                                    DNS_SERVER, "10.78.0.2"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True)
-            cls.procs.append(dns)
-            assert dns.stdout.readline().strip() == "ready"
-            web = subprocess.Popen(["ip", "netns", "exec", cls.ns["b"], sys.executable, "-c",
-                                    "import functools, http.server, sys\n"
-                                    "h = functools.partial(http.server.SimpleHTTPRequestHandler,"
-                                    f" directory={cls.tmp!r})\n"
-                                    "class S(http.server.ThreadingHTTPServer):\n"
-                                    "    request_queue_size = 128\n"
-                                    "s = S(('10.78.0.2', 8080), h)\n"
-                                    "print('ready', flush=True)\n"
-                                    "s.serve_forever()\n"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            cls.procs.append(web)
-            assert web.stdout.readline().strip() == "ready"
-            common = ["--rate", "9600", "--kind", "emulator", "--profile", "", "--time-scale",
-                      str(SCALE), "--sis-port", "0", "--stats-interval", "0", "--pep"]
-            air = os.path.join(cls.tmp, "air")
-            cls.node = {}
-            for side, me, other, extra in (
-                    ("a", 1, "b", ["--pep-options", "peers=10.78.0.0/24=0.0.0.2",
-                                   "--pep-socks", "127.0.0.1:1080",
-                                   "--pep-redirect", "127.0.0.1:3129",
-                                   "--pep-intercept", "10.78.0.0/24",
-                                   "--pep-dns", "127.0.0.1:5353", "--pep-dns-peer", "0.0.0.2",
-                                   "--pep-dns-static", "gateway.hf=10.79.0.1"]),
-                    ("b", 2, "a", [])):
-                p = subprocess.Popen(
-                    ["ip", "netns", "exec", cls.ns[side], sys.executable, APP, "--address",
-                     f"0.0.0.{me}", *common, "--air-publish", f"ipc://{air}-{side}",
-                     "--air-subscribe", f"ipc://{air}-{other}", *extra],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                cls.procs.append(p)
-                cls.node[side] = p
-            for side, p in cls.node.items():
-                header = json.loads(p.stdout.readline() or "{}")  # written once running
-                assert header.get("type") == "header", p.stderr.read() if p.poll() else side
+            cls.bed.serve("b", DNS_SERVER, FAR)
+            cls.bed.serve("b", "import functools, http.server\n"
+                               "h = functools.partial(http.server.SimpleHTTPRequestHandler,"
+                               f" directory={www!r})\n"
+                               "class S(http.server.ThreadingHTTPServer):\n"
+                               "    request_queue_size = 128\n"
+                               f"s = S(({FAR!r}, 8080), h)\n"
+                               "print('ready', flush=True)\n"
+                               "s.serve_forever()\n")
         except Exception:
-            cls.tearDownClass()
+            cls.bed.stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        for p in getattr(cls, "procs", []):
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-        for ns in cls.ns.values():
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-        shutil.rmtree(getattr(cls, "netns_etc", "/nonexistent"), ignore_errors=True)
+        cls.bed.stop()
 
     def curl(self, *args):
         return subprocess.run(["ip", "netns", "exec", self.ns["a"], "curl", "-s", "--max-time",
                                str(TIMEOUT_S), *args], capture_output=True, timeout=2 * TIMEOUT_S)
 
     def test_1_socks5_carries_a_file(self):
-        done = self.curl("--socks5", "127.0.0.1:1080", "http://10.78.0.2:8080/file.bin")
+        done = self.curl("--socks5", self.bed.socks, "http://10.78.0.2:8080/file.bin")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, self.body)
 
@@ -206,7 +155,7 @@ class qa_pep_namespaces(gr_unittest.TestCase):
 
     def dig(self, name):
         done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "dig", "@127.0.0.1", "-p",
-                               "5353", name, "A", "+tries=1", f"+time={TIMEOUT_S}", "+short"],
+                               self.bed.dns.split(":")[1], name, "A", "+tries=1", f"+time={TIMEOUT_S}", "+short"],
                               capture_output=True, text=True, timeout=2 * TIMEOUT_S)
         return done.stdout.split()
 
@@ -216,11 +165,7 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertEqual(self.dig("gateway.hf"), ["10.79.0.1"])       # static
 
     def test_5_statistics_and_rules_removed_on_stop(self):
-        p = self.node["a"]
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=60)
-        self.assertEqual(p.returncode, 0, err)
-        final = [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l][-1]
+        final = self.bed.stop_node("a")
         self.assertGreaterEqual(final["pep"]["accepted"], 2)
         self.assertGreater(final["pep"]["bytes_down"], 0)
         self.assertEqual(final["pep"]["dns_forwarded"], 1)

@@ -1,0 +1,134 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""TCP over HF on one machine, for tests and benchmarks: two network namespaces, each
+with an hfstack-node process running the HF-PEP, their emulated modems on one channel
+over ZeroMQ ipc:// files. The near side ("a", node 0.0.0.1) takes SOCKS5 on
+127.0.0.1:1080 and REDIRECTs TCP to 10.78.0.0/24 into its proxy (nftables, installed
+by the node); the far side ("b", node 0.0.0.2) owns 10.78.0.2, where servers listen,
+and resolves names with the namespace's resolver (/etc/netns/NS/resolv.conf, pointing
+at 10.78.0.2). Needs root; `unavailable()` says why not.
+
+    with pep_testbed(rate=9600, time_scale=1) as bed:
+        bed.run("a", "curl", "--socks5", bed.socks, "http://10.78.0.2:8080/")
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .ip_testbed import run
+from .ip_testbed import unavailable as ip_unavailable
+
+NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
+FAR = "10.78.0.2"
+
+
+def unavailable():
+    """Why this machine cannot run the test bed, or None."""
+    why = ip_unavailable()
+    if not why and not shutil.which("nft"):
+        why = "nft is not installed (make test installs nftables)"
+    return why
+
+
+class pep_testbed:
+    """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
+    real second; `ber`: bit errors on every burst; `pep_options`: more options of the
+    near proxy (compress=true, ...)."""
+
+    def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None):
+        tag = tag if tag is not None else os.getpid() % 100000
+        self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
+        self.socks = "127.0.0.1:1080"
+        self.dns = "127.0.0.1:5353"
+        self.rate, self.time_scale = rate, time_scale
+        self.tmp = tempfile.mkdtemp(prefix="hfstack-pep-")
+        self.netns_etc = f"/etc/netns/{self.ns['b']}"
+        self.node, self.procs = {}, []
+        self._args = (rate, time_scale, ber, pep_options)
+
+    def start(self):
+        rate, scale, ber, pep_options = self._args
+        try:
+            for ns in self.ns.values():
+                run("ip", "netns", "add", ns)
+                run("ip", "-n", ns, "link", "set", "lo", "up")
+            # The far side's servers; the near side routes the far prefix through lo
+            # from an address of its own: only the proxy ever answers it.
+            run("ip", "-n", self.ns["b"], "addr", "add", f"{FAR}/32", "dev", "lo")
+            run("ip", "-n", self.ns["a"], "addr", "add", "10.79.0.1/32", "dev", "lo")
+            run("ip", "-n", self.ns["a"], "route", "add", "10.78.0.0/24", "dev", "lo", "src",
+                "10.79.0.1")
+            os.makedirs(self.netns_etc, exist_ok=True)
+            with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
+                f.write(f"nameserver {FAR}\n")
+            common = ["--rate", str(rate), "--kind", "emulator", "--profile", "",
+                      "--ber", repr(float(ber)), "--time-scale", repr(float(scale)),
+                      "--sis-port", "0", "--stats-interval", "0", "--pep"]
+            air = os.path.join(self.tmp, "air")
+            near = ["--pep-options", ";".join(o for o in ("peers=10.78.0.0/24=0.0.0.2", pep_options) if o),
+                    "--pep-socks", self.socks, "--pep-redirect", "127.0.0.1:3129",
+                    "--pep-intercept", "10.78.0.0/24", "--pep-dns", self.dns,
+                    "--pep-dns-peer", "0.0.0.2", "--pep-dns-static", "gateway.hf=10.79.0.1"]
+            for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", [])):
+                p = subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns[side], *NODE, "--address",
+                     f"0.0.0.{me}", *common, "--air-publish", f"ipc://{air}-{side}",
+                     "--air-subscribe", f"ipc://{air}-{other}", *extra],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.procs.append(p)
+                self.node[side] = p
+            for side, p in self.node.items():
+                header = json.loads(p.stdout.readline() or "{}")  # written once running
+                if header.get("type") != "header":
+                    raise RuntimeError(f"node {side} did not start: {p.stderr.read()[-2000:]}")
+        except Exception:
+            self.stop()
+            raise
+        return self
+
+    def serve(self, side, code, *args):
+        """A Python program in namespace `side`; returned once it printed "ready"."""
+        p = subprocess.Popen(self.command(side, sys.executable, "-c", code, *args),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"server did not start: {p.stderr.read()[-2000:]}")
+        return p
+
+    def stop_node(self, side):
+        """Stops a node with SIGTERM; returns its last statistics line (a dict)."""
+        p = self.node[side]
+        p.terminate()
+        out, err = p.communicate(timeout=60)
+        if p.returncode != 0:
+            raise RuntimeError(f"node {side} exited {p.returncode}: {err[-2000:]}")
+        return [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l][-1]
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        for ns in self.ns.values():
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(self.netns_etc, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def command(self, side, *cmd):
+        return ["ip", "netns", "exec", self.ns[side], *cmd]
+
+    def run(self, side, *cmd, **kw):
+        return run(*self.command(side, *cmd), **kw)

@@ -40,9 +40,11 @@ def unavailable():
 class pep_testbed:
     """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
-    near proxy (compress=true, ...)."""
+    near proxy (compress=true, ...); `kind`: "emulator", or "loopback" for the real
+    STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`."""
 
-    def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None):
+    def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
+                 kind="emulator", snr_db=30.0):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         self.socks = "127.0.0.1:1080"
@@ -52,6 +54,7 @@ class pep_testbed:
         self.netns_etc = f"/etc/netns/{self.ns['b']}"
         self.node, self.procs = {}, []
         self._args = (rate, time_scale, ber, pep_options)
+        self.kind, self.snr_db = kind, snr_db
 
     def start(self):
         rate, scale, ber, pep_options = self._args
@@ -68,8 +71,10 @@ class pep_testbed:
             os.makedirs(self.netns_etc, exist_ok=True)
             with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
                 f.write(f"nameserver {FAR}\n")
-            common = ["--rate", str(rate), "--kind", "emulator", "--profile", "",
-                      "--ber", repr(float(ber)), "--time-scale", repr(float(scale)),
+            radio = (["--kind", "emulator", "--profile", "", "--ber", repr(float(ber))]
+                     if self.kind == "emulator" else
+                     ["--kind", "loopback", "--profile", "awgn", "--snr-db", repr(float(self.snr_db))])
+            common = ["--rate", str(rate), *radio, "--time-scale", repr(float(scale)),
                       "--sis-port", "0", "--stats-interval", "0", "--pep"]
             air = os.path.join(self.tmp, "air")
             near = ["--pep-options", ";".join(o for o in ("peers=10.78.0.0/24=0.0.0.2", pep_options) if o),

@@ -175,6 +175,37 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertNotIn(RULES_TABLE, tables)
 
 
+class qa_pep_real_modem(gr_unittest.TestCase):
+    """A short exchange through the real STANAG 4539 modem (2400 bps, short interleaver;
+    each node's audio reaches the other process over ZeroMQ) through AWGN at 30 dB, in
+    real time: a small page through the transparent path."""
+
+    def test_page_over_the_real_modem(self):
+        why = unavailable()
+        if not why and not shutil.which("curl"):
+            why = "curl is not installed (make test installs it)"
+        if why:
+            self.skipTest(why)
+        with pep_testbed(rate=2400, time_scale=1.0, kind="loopback", snr_db=30.0) as bed:
+            page = bytes(range(256)) * 8
+            www = os.path.join(bed.tmp, "www")
+            os.makedirs(www)
+            with open(os.path.join(www, "p.bin"), "wb") as f:
+                f.write(page)
+            bed.serve("b", "import functools, http.server\n"
+                           f"h = functools.partial(http.server.SimpleHTTPRequestHandler, directory={www!r})\n"
+                           f"s = http.server.HTTPServer(({FAR!r}, 8080), h)\n"
+                           "print('ready', flush=True)\n"
+                           "s.serve_forever()\n")
+            done = subprocess.run(bed.command("a", "curl", "-s", "--max-time", "300",
+                                              f"http://{FAR}:8080/p.bin"),
+                                  capture_output=True, timeout=400)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout, page)
+            final = bed.stop_node("b")
+            self.assertGreater(final["radio"]["bursts_received"], 0)
+
+
 class qa_hfstack_pep(gr_unittest.TestCase):
     """hfstack-pep, a SIS client over TCP, twice against hfstack-node --pair (emulated
     modems): curl through the near one's SOCKS5 fetches a page the far one connects

@@ -176,6 +176,29 @@ TEST(Pep, ARequestTravelsWithTheOpenAndTheAnswerComesBack)
     EXPECT_EQ(p.b->counters().bytes_down, answer.size());
 }
 
+// A client that fills the send buffer before the open goes: the open carries the
+// request header as well, and not one byte of the client's may be lost for it (it
+// was: the last 8 bytes of a 300 kB first write, the header's size).
+TEST(Pep, AClientThatFillsTheBufferBeforeTheOpenLosesNothing)
+{
+    pep_pair p("", "connect_timeout_s=100000");
+    const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+    const bytes big = pattern(300000, 4);
+    const size_t first = p.a->from_tcp(c, big.data(), big.size(), p.now);
+    EXPECT_EQ(first, p.a->config().slep.send_buffer - encode(to("10.0.2.5", 80)).size());
+    p.run();
+    const pep_connection f = p.of(p.far, K::connect).at(0).connection;
+    p.b->connected(f, p.now);
+    bytes got;
+    p.pour(*p.a, c, bytes(big.begin() + long(first), big.end()), p.b.get(), f, &got);
+    p.a->tcp_finished(c, p.now);
+    p.run();
+    const bytes rest = p.take(*p.b, f);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got.size(), big.size());
+    EXPECT_EQ(got, big);
+}
+
 TEST(Pep, RefusalsAndPolicyReachTheClient)
 {
     pep_pair p("deny_ports=25; port_limits=8080:1", "deny_ports=23");

@@ -8,7 +8,9 @@ docs/published-measurements.md, in this repository: RapidM RC66 over RM6 modems 
 perfect audio link; Isode XMPP over RCOP; Isode's F.12 IP client) as simulator
 scenarios, for `hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts
 behind IP clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured
-in real time by bench/ip_client_section_c.py.
+in real time by bench/ip_client_section_c.py. Section D's rows run two HF-PEPs with
+simulated TCP ends (traffic/pep_host.h): connect, send N bytes, wait for a two-byte
+confirmation, close; the first transfer, so the link set-up counts as it did there.
 
 Rows whose published system the model does not represent carry the reason in
 `not_represented` and no verdict: the two-way split (RC66 starves the reverse flow on
@@ -117,6 +119,16 @@ def _ip_exchange(mode, kind, requests):
     return measure
 
 
+def _pep_transfer(mode, size, payload="random", compress=False):
+    """Utilisation of one PEP transfer of `size` bytes: size x 8 / (rate x seconds)."""
+    def measure(seed):
+        c = sim.scenario_config()
+        c.mode, c.duration_s, c.seed = mode, 100 * 3600.0, seed
+        (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress)
+        return 100 * size * 8 / (sim.nominal_bps(mode) * seconds) if confirmed else math.nan
+    return measure
+
+
 def _rcop_pause_cost(mode, delay):
     """Extra round-trip time when the answer comes `delay` s late, less the delay."""
     def measure(seed):
@@ -186,6 +198,14 @@ def _build():
           _ip_exchange(f"{bps}S", sim.ip_request_kind.ping, 5))
         c(f"F.12 IP client DNS lookup {bps} bps", dns, "s", False,
           _ip_exchange(f"{bps}S", sim.ip_request_kind.dns, 1))
+
+    d = lambda *args: out.append(anchor("D", *args))
+    for (bps, size), pct in {(9600, 1000): 10.6, (9600, 10_000): 29.3, (9600, 100_000): 77.2,
+                             (9600, 1_000_000): 90.6, (9600, 10_000_000): 92.2,
+                             (1200, 1000): 67.8, (1200, 10_000): 80.9, (1200, 100_000): 89.1,
+                             (300, 1000): 66.7, (300, 10_000): 79.1}.items():
+        label = f"{size // 1_000_000} MB" if size >= 1_000_000 else f"{size // 1000} kB"
+        d(f"HF-PEP {bps} bps, {label}", pct, "%", True, _pep_transfer(f"{bps}S", size))
     return out
 
 

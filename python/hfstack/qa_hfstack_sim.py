@@ -86,7 +86,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual(retx, sorted(retx, reverse=True), retx)
         self.assertGreater(retx[0], 10 * max(retx[2], 1))
 
-    def test_reproduce_covers_sections_a_b_and_c(self):
+    def test_reproduce_covers_sections_a_to_d(self):
         with tempfile.TemporaryDirectory() as out:
             path = os.path.join(out, "anchors.csv")
             done = run("reproduce", "--csv", path)
@@ -95,7 +95,11 @@ class qa_hfstack_sim(gr_unittest.TestCase):
                           done.stdout)
             with open(path) as f:
                 rows = list(csv.DictReader(f))
-        self.assertEqual({r["section"] for r in rows}, {"A", "B", "C"})
+        self.assertEqual({r["section"] for r in rows}, {"A", "B", "C", "D"})
+        # Section D: every HF-PEP transfer completes (simulated TCP ends, real kernels).
+        pep_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "D"}
+        self.assertEqual(len(pep_rows), 10, pep_rows)
+        self.assertGreater(pep_rows["HF-PEP 9600 bps, 1 MB"], pep_rows["HF-PEP 9600 bps, 1 kB"])
         self.assertGreater(len(rows), 50)
         # Section C: the IP client's ping and DNS rows, two IP hosts in virtual time.
         ip_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "C"}

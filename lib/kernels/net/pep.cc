@@ -391,7 +391,8 @@ size_t pep::tcp_space(pep_connection id) const
         return 0;
     const auto& c = it->second;
     if (c.stats.near && !c.stream_open) {
-        const size_t cap = d_cfg.slep.send_buffer;
+        // The OPEN carries the request header too: all of it must fit the send buffer.
+        const size_t cap = d_cfg.slep.send_buffer - encode(c.stats.destination).size();
         return c.pending.size() >= cap ? 0 : cap - c.pending.size();
     }
     if (!c.stats.near && !c.status_sent)

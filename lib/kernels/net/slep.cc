@@ -27,8 +27,9 @@ slep::slep(slep_config config) : d_cfg(config)
     if (d_cfg.window < slep_initial_window)
         throw std::invalid_argument("slep: window must be at least " +
                                     std::to_string(slep_initial_window));
-    if (d_cfg.send_buffer == 0 || d_cfg.max_outstanding_bytes == 0)
-        throw std::invalid_argument("slep: send_buffer and max_outstanding_bytes must be > 0");
+    if (d_cfg.send_buffer < 1024 || d_cfg.max_outstanding_bytes == 0)
+        throw std::invalid_argument("slep: send_buffer must be at least 1024 and "
+                                    "max_outstanding_bytes > 0");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
     // those its former self may still have in flight.
     d_next_number = d_cfg.incarnation << 16;

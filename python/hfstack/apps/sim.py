@@ -340,7 +340,7 @@ def main(argv=None):
     p.add_argument("--param", required=True, help="one of " + ", ".join(SWEEPABLE))
     p.add_argument("--values", required=True, help="comma-separated values")
     p = sub.add_parser("reproduce",
-                       help="every scenario of anchors.md sections A, B and C (ping, DNS) against the "
+                       help="every scenario of anchors.md sections A, B, C (ping, DNS) and D (HF-PEP) against the "
                             "published figures")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")

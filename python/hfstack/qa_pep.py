@@ -209,7 +209,24 @@ class qa_pep_real_modem(gr_unittest.TestCase):
 class qa_hfstack_pep(gr_unittest.TestCase):
     """hfstack-pep, a SIS client over TCP, twice against hfstack-node --pair (emulated
     modems): curl through the near one's SOCKS5 fetches a page the far one connects
-    to; no root, no namespaces. Bad options exit 2 with one line."""
+    to; no root, no namespaces. Bad options exit 2 with one line. Where dumpcap and
+    tshark run, the SIS traffic is captured and our Wireshark dissector
+    (wireshark/hfstack_slep.lua) must read the SLEP and PEP fields in it."""
+
+    def check_dissector(self, capture, port, web_port):
+        script = os.path.join(os.path.dirname(APP), "..", "wireshark", "hfstack_slep.lua")
+        done = subprocess.run(["tshark", "-X", f"lua_script:{script}", "-r", capture,
+                               "-d", f"tcp.port=={port},s5066sis", "-d",
+                               f"tcp.port=={port + 1},s5066sis", "-Y", "slep", "-T", "fields",
+                               "-e", "slep.type", "-e", "hfpep.address", "-e", "hfpep.port",
+                               "-e", "hfpep.status"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rows = [l.split("\t") for l in done.stdout.splitlines()]
+        opens = [r for r in rows if r[0] == "3"]
+        self.assertTrue(opens, done.stdout[:2000])
+        self.assertEqual((opens[0][1], opens[0][2]), ("127.0.0.1", str(web_port)))
+        self.assertIn("0", [r[3] for r in rows if r[0] == "4"])  # status: connected
+        self.assertGreater(sum(1 for r in rows if r[0] == "4"), 15)  # the page's DATA
 
     def test_bad_options(self):
         pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
@@ -267,12 +284,26 @@ class qa_hfstack_pep(gr_unittest.TestCase):
                         break
                 self.assertIsNone(p.poll(), "hfstack-pep exited")
                 peps.append(p)
+            # The SIS traffic of both proxies, for the Wireshark dissector (when there).
+            capture = os.path.join(www, "sis.pcapng")
+            dumpcap = None
+            if shutil.which("dumpcap") and shutil.which("tshark") and os.geteuid() == 0:
+                dumpcap = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f",
+                                            f"tcp port {port} or tcp port {port + 1}", "-w", capture],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                for line in dumpcap.stderr:  # "File: ..." once it captures
+                    if "File:" in line:
+                        break
             done = subprocess.run(["curl", "-s", "--max-time", str(TIMEOUT_S), "--socks5",
                                    f"127.0.0.1:{socks_port}",
                                    f"http://127.0.0.1:{web_port}/page.bin"],
                                   capture_output=True, timeout=2 * TIMEOUT_S)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertEqual(done.stdout, body)
+            if dumpcap is not None:
+                dumpcap.terminate()
+                dumpcap.wait(timeout=30)
+                self.check_dissector(capture, port, web_port)
             peps[0].send_signal(signal.SIGTERM)
             out, err = peps[0].communicate(timeout=60)
             self.assertEqual(peps[0].returncode, 0, err)

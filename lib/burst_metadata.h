@@ -30,31 +30,19 @@ inline std::string meta_string(const pmt::pmt_t& meta, const pmt::pmt_t& key)
     return {};
 }
 
-inline const char* interleaver_name(uint8_t code)
-{
-    return code == dl::interleaving_none ? "none"
-           : code == dl::interleaving_long ? "long"
-                                           : "short";
-}
-
-// The mode a burst's metadata names; nothing when it names no rate of Table C-5 or an
-// interleaver the data link has no code for (App C's medium, very long, ...).
+// The mode a burst's metadata names; nothing when it names no rate the data link has a
+// code for, or no interleaver of the modem.
 inline std::optional<dl::modem_mode> mode_from_metadata(const pmt::pmt_t& meta)
 {
     const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
     if (!pmt::is_integer(rate))
         return std::nullopt;
     const long bps = pmt::to_long(rate);
-    dl::modem_mode m;
-    const std::string il = meta_string(meta, metadata::interleaver());
-    if (il == "none")
-        m.interleaving = dl::interleaving_none;
-    else if (il == "short")
-        m.interleaving = dl::interleaving_short;
-    else if (il == "long")
-        m.interleaving = dl::interleaving_long;
-    else
+    const auto code = dl::interleaving_code(meta_string(meta, metadata::interleaver()));
+    if (!code)
         return std::nullopt;
+    dl::modem_mode m;
+    m.interleaving = *code;
     try {
         if (bps <= 0 || bps > 1000000)
             return std::nullopt;
@@ -69,7 +57,7 @@ inline pmt::pmt_t add_mode_metadata(pmt::pmt_t meta, const dl::modem_mode& m)
 {
     meta = pmt::dict_add(meta, metadata::data_rate(),
                          pmt::from_long(long(dl::data_rate_bps(m.data_rate))));
-    return pmt::dict_add(meta, metadata::interleaver(), pmt::mp(interleaver_name(m.interleaving)));
+    return pmt::dict_add(meta, metadata::interleaver(), pmt::mp(dl::interleaver_name(m.interleaving)));
 }
 
 } // namespace hfstack

@@ -2,6 +2,7 @@
 // clients, and what it puts on the air. Multi-node behaviour is in test_node_link.cc.
 #include "dl/deframer.h"
 #include "dl/node_engine.h"
+#include "phy/s4539_modes.h"
 
 #include <gtest/gtest.h>
 
@@ -79,6 +80,73 @@ TEST(NodeOptions, SetsNestedFieldsAndModes)
     EXPECT_EQ(get_node_option(c, "mode"), "4800U");
     set_node_option(c, "mode", "4800N");
     EXPECT_EQ(c.mode, (modem_mode{ rate_4800, interleaving_none }));
+    // App C's interleavers and 12800U, under the modem's names (refused before).
+    set_node_option(c, "mode", "9600vs");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_9600, interleaving_very_short }));
+    EXPECT_EQ(get_node_option(c, "mode"), "9600VS");
+    set_node_option(c, "mode", "12800U");
+    EXPECT_EQ(c.mode, (modem_mode{ rate_12800, interleaving_none }));
+    EXPECT_EQ(get_node_option(c, "mode"), "12800U");
+}
+
+TEST(NodeOptions, EveryModemModeIsANodeModeUnderTheSameName)
+{
+    node_config c;
+    for (const std::string& name : gr::hfstack::phy::s4539_mode_names()) {
+        if (name.back() == 'Z')
+            continue; // no modem for it: refused below
+        set_node_option(c, "mode", name);
+        EXPECT_EQ(get_node_option(c, "mode"), name);
+        // The air time model is the modem's own for that mode.
+        EXPECT_EQ(default_waveform_timing(c.mode).unit_bits,
+                  gr::hfstack::phy::s4539_timing(name)->unit_bits)
+            << name;
+        c.rate_adaptation = false;
+        EXPECT_NO_THROW({ node_engine e(c); }) << name;
+    }
+}
+
+TEST(NodeOptions, ModesTheModemLacksAreRefusedWithTheModemsReason)
+{
+    node_config c;
+    auto message = [&](const std::string& mode) {
+        try {
+            set_node_option(c, "mode", mode);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // The zero interleaver (the old 2400N meant it): one reason everywhere.
+    for (const char* zero : { "2400Z", "75z" })
+        EXPECT_EQ(message(zero), "option mode = '" + std::string(zero) + "': " +
+                                     gr::hfstack::phy::s4539_mode_problem(zero));
+    EXPECT_NE(message("2400Z").find("zero interleaver (Z) is not implemented"), std::string::npos);
+    for (const char* bad : { "2400N", "9600U", "2400VS", "3600S", "12800S", "9600X" })
+        EXPECT_NE(message(bad).find("not a STANAG 4539 mode of our modem"), std::string::npos) << bad;
+}
+
+TEST(NodeEngine, AppendixCModesAreFixedModesOnly)
+{
+    // A data rate change announces Table C-5/C-6 codes only: an App C interleaver (or
+    // 12800U) with rate adaptation is refused in one line naming both.
+    for (const char* mode : { "9600VS", "3200US", "9600M", "9600VL", "12800U" }) {
+        node_config c;
+        set_node_options(c, std::string("mode=") + mode + ";rate_adaptation=true");
+        try {
+            node_engine e(c);
+            ADD_FAILURE() << mode << " accepted with rate adaptation";
+        } catch (const std::invalid_argument& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(std::string("mode ") + mode + " cannot be used with rate_adaptation"),
+                      std::string::npos)
+                << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos);
+        }
+    }
+    node_config c;
+    set_node_options(c, "mode=9600L;rate_adaptation=true"); // App C, but Table C-6's long
+    EXPECT_NO_THROW({ node_engine e(c); });
 }
 
 TEST(NodeOptions, BadNamesAndValuesAreNamedInTheError)

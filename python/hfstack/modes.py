@@ -7,6 +7,7 @@
 a rate and an interleaver letter, "2400S", "75L", "9600VL", "4800U", "12800U" (the
 kernel's phy/s4539_modes.h is the source; this only translates)."""
 
+from . import cli
 from .hfstack_python import sim
 
 # Interleaver names of the blocks (s4539_tx, radio) and their letters in mode names.
@@ -33,6 +34,17 @@ def s4539_pair_ok(data_rate, interleaver):
     except ValueError:
         return False
     return name is not None and sim.s4539_mode(name) is not None
+
+
+def mode_problem(name):
+    """Why `name` is no mode of the modem, '' when it is one: the reason the node, the
+    simulator, the modem app and GRC all give (the zero interleaver included), with the
+    nearest name when one is close."""
+    name = _plain(name).upper()
+    problem = sim.s4539_mode_problem(name)
+    if problem and not name.endswith("Z"):
+        problem += cli.nearest(name, modem_mode_names())
+    return problem
 
 
 def modem_mode_names():

@@ -212,7 +212,11 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         write_wav(silence, np.zeros(16000), 8000)
         out = self.path("out.wav")
         cases = [
-            (["tx", "--mode", "2400X", "--text", "x", out], 2, "unknown mode"),
+            (["tx", "--mode", "2400X", "--text", "x", out], 2,
+             "mode 2400X: not a STANAG 4539 mode of our modem"),
+            # The zero interleaver: refused with the reason the node and simulator give.
+            (["tx", "--mode", "2400Z", "--text", "x", out], 2,
+             "mode 2400Z: the zero interleaver (Z) is not implemented in our modem"),
             (["tx", "--mode", "2400S", "--input", self.path("missing.bin"), out], 2, "missing.bin"),
             (["tx", "--mode", "2400S", out], 2, "--text"),
             (["tx", "--mode", "2400S", "--text", "x", out, "--rate", "1000"], 2, "--rate"),
@@ -222,7 +226,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             (["rx", not_wav], 2, "WAV"),
             (["rx", stereo], 2, "mono"),
             (["ber", "--modes", "1200S", "--snr", "nan"], 2, "finite"),
-            (["ber", "--modes", "1200S,9600X", "--snr", "10"], 2, "unknown mode"),
+            (["ber", "--modes", "1200S,9600X", "--snr", "10"], 2, "mode 9600X: not a STANAG"),
             (["ber", "--modes", "1200S", "--snr", "10", "--profile", "stormy"], 2, "profile"),
             ([], 2, "subcommand"),
             (["rx", silence], 1, "no burst"),

@@ -219,10 +219,25 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertRegex(done.stdout, r"^hfstack-sim \S+")
 
+    def test_app_c_modes_run_under_the_modems_names(self):
+        """12800U used to be refused (no Table C-5 code) and App C's US/VS/M/VL mapped to
+        short or long; they are the nodes' own fixed mode now."""
+        for mode in ("12800U", "9600VS", "3200US"):
+            with self.subTest(mode=mode):
+                done = run("throughput", "--mode", mode, "--bytes", "10k", "--json", "-")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                doc = json.loads(done.stdout)
+                self.assertEqual(doc["config"]["mode"], mode)
+                self.assertGreater(doc["rows"][0]["utilisation_pct"], 0)
+
     def test_bad_options_are_refused_with_a_reason(self):
         cases = [
             (("ping", "--mode", "1300S"), "STANAG 4539 mode"),
-            (("ping", "--mode", "12800U"), "Table C-5"),
+            # The zero interleaver: the reason the node and the modem give.
+            (("ping", "--mode", "2400Z"),
+             "--mode 2400Z: the zero interleaver (Z) is not implemented in our modem"),
+            (("ping", "--mode", "9600VS", "--node-option", "rate_adaptation=true"),
+             "mode 9600VS cannot be used with rate_adaptation"),
             (("throughput", "--priority", "20"), "--priority"),
             (("throughput", "--updu-size", "4"), "--updu-size"),
             (("throughput", "--acknowledged", "--non-arq"), "--acknowledged"),

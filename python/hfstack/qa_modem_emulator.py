@@ -21,6 +21,48 @@ dl = hfstack.dl
 TIMEOUT_S = 120.0
 
 
+# The recorders never answer S_KEEP_ALIVE: no supervision within the tests.
+QUIET = "supervision.keep_alive_interval_s=36000"
+
+
+def arq_exchange(test, options, radios, scale, payloads):
+    """Node 0.0.0.1 sends `payloads` by ARQ to 0.0.0.2, both with `options`, over two
+    radios (joined here); asserts that all are delivered in order and confirmed.
+    Returns node 0.0.0.1 and the PDUs it gave its modem."""
+    tb = gr.top_block()
+    a = hfstack.node("0.0.0.1", options, scale)
+    b = hfstack.node("0.0.0.2", options, scale)
+    air = recorder()
+    tb.msg_connect(a, "to_phy", air, "in")
+    for n, r in zip((a, b), radios):
+        tb.msg_connect(n, "to_phy", r, "in")
+        tb.msg_connect(r, "out", n, "from_phy")
+        tb.msg_connect(r, "status", n, "phy_status")
+    radio_frontend.join(tb, *radios)
+    out_a, out_b = recorder(), recorder()
+    tb.msg_connect(a, "sis_out", out_a, "in")
+    tb.msg_connect(b, "sis_out", out_b, "in")
+    a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
+    b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
+    for p in payloads:
+        a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, p)))
+    delivered = lambda m: types(m).count(dl.sis_type.unidata_indication)  # noqa: E731
+    tb.start()
+    try:
+        done = out_b.wait_for(lambda m: delivered(m) >= len(payloads), TIMEOUT_S)
+        confirmed = out_a.wait_for(lambda m: types(m).count(
+            dl.sis_type.unidata_request_confirm) >= len(payloads), TIMEOUT_S)
+    finally:
+        tb.stop()
+        tb.wait()
+    test.assertTrue(done, f"{options}: {delivered(out_b.messages)} of {len(payloads)} delivered")
+    test.assertTrue(confirmed, f"{options}: not confirmed")
+    got = [p.payload for _, p in primitives(out_b.messages)
+           if p.type == dl.sis_type.unidata_indication]
+    test.assertEqual(got, payloads, options)
+    return a, air.messages
+
+
 def burst(data, rate=2400, interleaver="short"):
     return hfstack.make_pdu(data, data_rate=rate, interleaver=interleaver)
 
@@ -34,43 +76,13 @@ class qa_modem_emulator(gr_unittest.TestCase):
 
     def test_long_arq_transfer_between_nodes_at_time_scale_20(self):
         scale = 20.0
-        tb = gr.top_block()
-        # The recorders never answer S_KEEP_ALIVE: no supervision within the test.
-        options = "mode=2400S;supervision.keep_alive_interval_s=36000"
-        a = hfstack.node("0.0.0.1", options, scale)
-        b = hfstack.node("0.0.0.2", options, scale)
         # A receiver's settings make the errors of what it hears: the data to b get
         # errors, which ARQ must repair.
         ra = radio_frontend.radio(kind="emulator", time_scale=scale, profile="", seed=1)
         rb = radio_frontend.radio(kind="emulator", time_scale=scale, profile="", ber=2e-5, seed=2)
-        for n, r in ((a, ra), (b, rb)):
-            tb.msg_connect(n, "to_phy", r, "in")
-            tb.msg_connect(r, "out", n, "from_phy")
-            tb.msg_connect(r, "status", n, "phy_status")
-        radio_frontend.join(tb, ra, rb)
-        out_a, out_b = recorder(), recorder()
-        tb.msg_connect(a, "sis_out", out_a, "in")
-        tb.msg_connect(b, "sis_out", out_b, "in")
         count, size = 40, 1000
         sent = [bytes((i * 31 + k) % 256 for k in range(size)) for i in range(count)]
-        a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
-        b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
-        for u in sent:
-            a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, u)))
-        delivered = lambda m: types(m).count(dl.sis_type.unidata_indication)  # noqa: E731
-        tb.start()
-        try:
-            done = out_b.wait_for(lambda m: delivered(m) >= count, TIMEOUT_S)
-            confirmed = out_a.wait_for(
-                lambda m: types(m).count(dl.sis_type.unidata_request_confirm) >= count, TIMEOUT_S)
-        finally:
-            tb.stop()
-            tb.wait()
-        self.assertTrue(done, f"{delivered(out_b.messages)} of {count} delivered")
-        self.assertTrue(confirmed)
-        got = [p.payload for _, p in primitives(out_b.messages)
-               if p.type == dl.sis_type.unidata_indication]
-        self.assertEqual(got, sent)
+        a, _ = arq_exchange(self, "mode=2400S;" + QUIET, (ra, rb), scale, sent)
         received = rb.emulator.counters()
         self.assertGreater(int(received["bits_flipped"]), 0)
         self.assertGreater(a.counters()["arq_retransmissions"], 0)

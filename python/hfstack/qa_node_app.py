@@ -139,6 +139,19 @@ class qa_node_app(gr_unittest.TestCase):
         self.assertEqual((s["radio"]["kind"], s["radio"]["ptt"], s["radio"]["data_rate"]),
                          ("audio", "serial:/dev/ttyUSB0:rts", 1200))
 
+    def test_app_c_modes_are_fixed_modes_by_the_modems_names(self):
+        """--rate/--interleaver and YAML name every modem mode; they used to refuse
+        App C's ultra_short, very_short, medium, very_long and 12800U."""
+        for rate, interleaver, mode in ((9600, "very_short", "9600VS"), (3200, "ultra_short", "3200US"),
+                                        (9600, "medium", "9600M"), (12800, "none", "12800U")):
+            with self.subTest(mode=mode):
+                done = run("--check", "--pair", "--rate", str(rate), "--interleaver", interleaver)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                s = json.loads(done.stdout)
+                self.assertEqual(s["node_options"], f"mode={mode}")
+                self.assertEqual((s["radio"]["data_rate"], s["radio"]["interleaver"]),
+                                 (rate, interleaver))
+
     def test_demo_stops_on_sigint(self):
         with started("--demo", "--kind", "emulator", "--sis-port", "0", "--bytes", "100000") as demo:
             for line in demo.stdout:  # at real time the data take minutes: interrupt them
@@ -184,8 +197,18 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--config", config("radio:\n  kind: emulator\n  gain: 3\n")],
                  "unknown radio option gain"),
                 (["--config", config("options:\n  arq_window: 500\n")], "arq_window"),
+                (["--config", config("interleaver: sideways\n")],
+                 ":1: interleaver: 'sideways' is not one of long, medium, none, short, "
+                 "ultra_short, very_long, very_short"),
+                # Every interleaver of the modem is a choice; the pair must be a mode.
                 (["--config", config("interleaver: medium\n")],
-                 ":1: interleaver: 'medium' is not one of long, none, short"),
+                 "option mode = '2400M': not a STANAG 4539 mode of our modem"),
+                (["--rate", "2400", "--interleaver", "none"],
+                 "option mode = '2400Z': the zero interleaver (Z) is not implemented"),
+                (["--rate", "auto", "--interleaver", "very_short"],
+                 "--rate auto with interleaver very_short: a data rate change announces only"),
+                (["--rate", "9600", "--interleaver", "very_short", "--options",
+                  "rate_adaptation=true"], "mode 9600VS cannot be used with rate_adaptation"),
                 (["--check", "--pair", "--config", config("radio:\n  interleaver: medium\n")],
                  "data_rate 2400 and interleaver 'medium'"),
                 (["--check", "--kind", "uhd"], "frequency_hz must be > 0 for kind uhd"),

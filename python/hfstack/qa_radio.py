@@ -12,12 +12,15 @@ qa_node_app and qa_modem_emulator."""
 
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import unittest
 import wave
+from unittest import mock
 
 import numpy as np
 import pmt
@@ -129,6 +132,49 @@ class rigctld_stand_in:
         self.listener.close()
 
 
+class real_rigctld:
+    """Hamlib's own rigctld (libhamlib-utils) with its dummy rig on a loopback port; `-P
+    RIG` gives the dummy CAT PTT (without it the dummy refuses `T 1`, as a radio whose
+    PTT rigctld cannot drive does)."""
+
+    def __init__(self, cat_ptt=True):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.spec = f"rigctld:127.0.0.1:{self.port}"
+        # -vvvvv (trace): rigctld then says when it listens, which the test waits for.
+        self.process = subprocess.Popen(
+            ["rigctld", "-m", "1", "-T", "127.0.0.1", "-t", str(self.port), "-vvvvv"]
+            + (["-P", "RIG"] if cat_ptt else []),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.listening = threading.Event()
+        threading.Thread(target=self.drain, daemon=True).start()
+        if not self.listening.wait(TIMEOUT_S):
+            self.close()
+            raise AssertionError("rigctld did not start listening")
+
+    def drain(self):
+        for line in self.process.stderr:  # read all of it, so rigctld never blocks
+            if b"listening on port" in line:
+                self.listening.set()
+
+    def keyed(self):
+        """PTT as the daemon reports it to another client (`t`, by hand)."""
+        other = R.rigctld_text("127.0.0.1", self.port)
+        try:
+            return other.keyed()
+        finally:
+            other.close()
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait(TIMEOUT_S)
+        self.process.stderr.close()
+
+
+needs_rigctld = unittest.skipUnless(shutil.which("rigctld"), "rigctld (libhamlib-utils) missing")
+
+
 class qa_radio(gr_unittest.TestCase):
 
     def assert_refused(self, fragment, **options):
@@ -206,8 +252,8 @@ class qa_radio(gr_unittest.TestCase):
         R.check_options({"kind": "emulator", "profile": ""})
 
     def test_ptt_through_rigctld_keys_and_unkeys_after_the_tail(self):
-        rig = rigctld_stand_in()
-        switch = R.ptt_switch(rig.spec)
+        rig = rigctld_stand_in()  # the text protocol by hand (no python3-hamlib)
+        switch = R.ptt_switch(rig.spec, use_hamlib=False)
         control = R.ptt_control(switch, 0.05)
         try:
             control.handle(pmt.PMT_T)
@@ -225,11 +271,65 @@ class qa_radio(gr_unittest.TestCase):
         self.assertEqual(rig.commands(), ["T 0", "T 1", "T 1", "T 0", "T 0"])
         self.assertIsNone(control.failed)
 
+    @needs_rigctld
+    @unittest.skipIf(R.Hamlib is None, "python3-hamlib missing")
+    def test_ptt_through_hamlib_and_a_real_rigctld(self):
+        rig = real_rigctld()
+        try:
+            switch = R.ptt_switch(rig.spec)
+            self.assertIsInstance(switch.sock, R.hamlib_rigctld)
+            control = R.ptt_control(switch, 0.05)
+            self.assertFalse(switch.keyed())  # unkeyed at opening
+            control.handle(pmt.PMT_T)
+            self.assertTrue(switch.keyed())
+            self.assertTrue(rig.keyed())      # what another client of the daemon sees
+            control.stop()                    # unkeys at once, no tail
+            self.assertFalse(switch.keyed())
+            self.assertFalse(rig.keyed())
+            control.handle(pmt.PMT_T)
+            control.close()                   # unkeys, then lets the daemon go
+            self.assertFalse(rig.keyed())
+            self.assertIsNone(control.failed)
+        finally:
+            rig.close()
+
+    @needs_rigctld
+    def test_ptt_through_the_text_protocol_and_a_real_rigctld(self):
+        """The fallback for machines without python3-hamlib, against the real daemon."""
+        rig = real_rigctld()
+        try:
+            switch = R.ptt_switch(rig.spec, use_hamlib=False)
+            self.assertIsInstance(switch.sock, R.rigctld_text)
+            self.assertFalse(rig.keyed())
+            switch.key(True)
+            self.assertTrue(rig.keyed())
+            self.assertTrue(switch.keyed())
+            switch.key(False)
+            self.assertFalse(rig.keyed())
+            switch.close()
+        finally:
+            rig.close()
+
+    @needs_rigctld
+    def test_rigctld_that_cannot_key_is_refused_at_opening(self):
+        rig = real_rigctld(cat_ptt=False)
+        try:
+            for hamlib in ((False, True) if R.Hamlib is not None else (False,)):
+                with self.subTest(hamlib=hamlib):
+                    with self.assertRaises(R.device_error) as cm:
+                        R.ptt_switch(rig.spec, use_hamlib=hamlib)
+                    self.assertIn(f"ptt rigctld at 127.0.0.1:{rig.port}: rigctld answered",
+                                  str(cm.exception))
+                    self.assertNotIn("\n", str(cm.exception))
+        finally:
+            rig.close()
+
     def test_audio_kind_keys_the_radio_for_a_transmission(self):
         # ALSA's null device plays and records silence: the whole audio chain runs.
         rig = rigctld_stand_in()
         tb = gr.top_block()
-        r = R.radio(kind="audio", device="null", ptt=rig.spec, ptt_tail_s=0.05)
+        with mock.patch.object(R, "Hamlib", None):  # the stand-in speaks text only
+            r = R.radio(kind="audio", device="null", ptt=rig.spec, ptt_tail_s=0.05)
         status = recorder()
         tb.msg_connect(r, "status", status, "in")
         tb.start()

@@ -58,6 +58,11 @@ import sys
 import threading
 import wave
 
+try:
+    import Hamlib  # python3-hamlib
+except ImportError:  # rigctld's text protocol by hand instead
+    Hamlib = None
+
 import numpy as np
 import pmt
 from gnuradio import blocks, filter as gr_filter, gr
@@ -312,13 +317,72 @@ class burst_monitor(gr.basic_block):
         return s
 
 
+class hamlib_rigctld:
+    """rigctld through Hamlib's own bindings (python3-hamlib): its NET rigctl model
+    speaks the daemon's protocol, so answers and errors are Hamlib's, not parsed here."""
+
+    def __init__(self, host, port):
+        Hamlib.rig_set_debug(Hamlib.RIG_DEBUG_NONE)  # Hamlib traces to stderr otherwise
+        self.rig = Hamlib.Rig(Hamlib.RIG_MODEL_NETRIGCTL)
+        self.rig.set_conf("rig_pathname", f"{host}:{port}")
+        # One try of 5 s per command: PTT must not hang the transmitter for long.
+        self.rig.set_conf("timeout", "5000")
+        self.rig.set_conf("retry", "0")
+        self.rig.open()
+        self.check("cannot connect")
+
+    def check(self, what="rigctld answered"):
+        if self.rig.error_status != Hamlib.RIG_OK:
+            raise OSError(f"{what} (Hamlib: {Hamlib.rigerror2(self.rig.error_status).strip()})")
+
+    def key(self, on):
+        self.rig.set_ptt(Hamlib.RIG_VFO_CURR, Hamlib.RIG_PTT_ON if on else Hamlib.RIG_PTT_OFF)
+        self.check()
+
+    def keyed(self):
+        """The PTT state rigctld reports (`t`)."""
+        on = self.rig.get_ptt(Hamlib.RIG_VFO_CURR)
+        self.check()
+        return on != Hamlib.RIG_PTT_OFF
+
+    def close(self):
+        self.rig.close()
+
+
+class rigctld_text:
+    """rigctld's text protocol by hand (`T 1` / `T 0`, answers RPRT n), for machines
+    without python3-hamlib."""
+
+    def __init__(self, host, port):
+        self.sock = socket.create_connection((host, port), timeout=5.0)
+
+    def command(self, line):
+        self.sock.sendall(line)
+        return self.sock.recv(64).decode(errors="replace").strip()
+
+    def key(self, on):
+        reply = self.command(b"T 1\n" if on else b"T 0\n")
+        if not reply.startswith("RPRT 0"):
+            raise OSError(f"rigctld answered {reply!r}")
+
+    def keyed(self):
+        reply = self.command(b"t\n")
+        if reply.startswith("RPRT"):
+            raise OSError(f"rigctld answered {reply!r}")
+        return reply != "0"
+
+    def close(self):
+        self.sock.close()
+
+
 class ptt_switch:
     """Keys the transmitter: serial:PORT[:rts|:dtr] raises a modem-control line (through
     pyserial, which sets both lines low before the port opens, so opening never keys the
-    radio), rigctld[:HOST[:PORT]] sends `T 1` / `T 0` to Hamlib's daemon. A port or
-    daemon that cannot be used, or refuses to unkey at opening, raises device_error."""
+    radio), rigctld[:HOST[:PORT]] sets PTT through Hamlib's daemon (with Hamlib's Python
+    bindings where installed, else its text protocol). A port or daemon that cannot be
+    used, or refuses to unkey at opening, raises device_error."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, use_hamlib=None):
         self.spec = spec
         self.port = None
         self.sock = None
@@ -339,8 +403,9 @@ class ptt_switch:
         elif how[0] == "rigctld":
             _, host, port = how
             where = f"ptt rigctld at {host}:{port}"
+            hamlib = Hamlib is not None if use_hamlib is None else use_hamlib
             try:
-                self.sock = socket.create_connection((host, port), timeout=5.0)
+                self.sock = (hamlib_rigctld if hamlib else rigctld_text)(host, port)
             except OSError as e:
                 raise device_error(f"{where}: {e.strerror or e}")
         else:
@@ -359,13 +424,16 @@ class ptt_switch:
         if self.port is not None:
             setattr(self.port, self.line, bool(on))
         else:
-            self.sock.sendall(b"T 1\n" if on else b"T 0\n")
-            reply = self.sock.recv(64)
-            if not reply.startswith(b"RPRT 0"):
-                raise OSError(f"rigctld answered {reply.decode(errors='replace').strip()!r}")
+            self.sock.key(on)
+
+    def keyed(self):
+        """Whether the transmitter is keyed: the serial line, or rigctld's PTT state."""
+        if self.port is not None:
+            return bool(getattr(self.port, self.line))
+        return self.sock.keyed()
 
     def release(self):
-        """Unkeyed: both serial lines low, or `T 0` to rigctld."""
+        """Unkeyed: both serial lines low, or PTT off through rigctld."""
         if self.port is not None:
             self.port.rts = self.port.dtr = False
         else:

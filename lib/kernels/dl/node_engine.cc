@@ -68,6 +68,8 @@ spdu data_spdu(const updu_request& r)
 
 phy::waveform_timing default_waveform_timing(const modem_mode& mode)
 {
+    if (auto w = phy::s4539_timing(to_string(mode)))
+        return *w;
     const unsigned bps = data_rate_bps(mode.data_rate);
     const bool serial_tone = bps <= 2400;
     const char* interleaver = mode.interleaving == interleaving_long    ? "L"
@@ -1952,8 +1954,16 @@ node_config validated(node_config c)
         fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s must be >= 0");
     if (c.max_response_timeouts < 1)
         fail("max_response_timeouts must be at least 1");
-    if (!is_valid_mode(c.mode) || data_rate_bps(c.mode.data_rate) == 0)
+    const bool announceable = is_valid_mode(c.mode) && data_rate_bps(c.mode.data_rate) != 0;
+    if (!announceable && !phy::s4539_mode_by_name(to_string(c.mode)))
         fail("mode is not a valid data rate / interleaving pair");
+    // A data rate change names the new mode by Table C-5/C-6 codes, which have no App C
+    // interleaver other than S and L, nor 12800 bps: such a mode cannot be left or
+    // returned to, so it is a fixed mode only.
+    if (c.rate_adaptation && !announceable)
+        fail("mode " + to_string(c.mode) + " cannot be used with rate_adaptation: a data rate change " +
+             "announces only STANAG 5066 Table C-6 interleavers (S, L, 4800U) up to 9600 bps; " +
+             "set rate_adaptation=false or pick such a mode");
     c.cas.own_address = c.address;
     c.cas.broadcast_only = c.broadcast_only;
     if (c.channel_access.seed == 0)

@@ -36,11 +36,15 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-// Air time model of a STANAG 5066 mode (Table C-5 rate, Table C-6 interleaving) on the
-// STANAG 4539 waveform (phy/s4539_modes.h): serial tone up to 2400 bps, Appendix C from
-// 3200 bps (4800 bps too); no interleaving is Z (serial tone) or US (Appendix C).
-// node_config::timing overrides it, e.g. for the other Appendix C interleavers.
+// Air time model of a mode on the STANAG 4539 waveform (phy/s4539_modes.h): serial tone
+// up to 2400 bps, Appendix C from 3200 bps (4800 bps too, 4800U being serial tone), any
+// App C interleaver; no interleaving is Z (serial tone) or US where the modem has no
+// uncoded mode. node_config::timing overrides it (the simulator's wideband modes).
 phy::waveform_timing default_waveform_timing(const modem_mode& mode);
+// The mode a STANAG 4539 name means, as the modem names them ("2400S", "9600VS",
+// "12800U"; letters in any case, the old "4800N" too); std::invalid_argument with
+// phy::s4539_mode_problem's line for any other name, 2400Z included.
+modem_mode node_mode_by_name(const std::string& name);
 
 
 struct node_config {

@@ -1,7 +1,9 @@
 /* node_config by name: one table of every tunable, shared by Python, GRC and the
  * command line (node_engine.h). */
 #include "node_engine.h"
+#include "phy/s4539_modes.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -67,26 +69,13 @@ std::string fmt(double x)
     return o.str();
 }
 
-// "2400S", "75L", "4800U" (rate in bps, interleaving S/L, or U for none as the modem
-// names the uncoded mode; N is accepted too).
 modem_mode parse_mode(const std::string& n, const std::string& v)
 {
-    if (v.size() < 3)
-        bad(n, v, "a mode such as 2400S, 600L or 4800U (the node announces Table C-6 interleavers: short, long, none)");
-    const char il = char(std::toupper(static_cast<unsigned char>(v.back())));
-    modem_mode m;
-    m.interleaving = il == 'N' || il == 'U' ? interleaving_none
-                     : il == 'S' ? interleaving_short
-                     : il == 'L' ? interleaving_long
-                                 : 255;
-    if (m.interleaving == 255)
-        bad(n, v, "a mode such as 2400S, 600L or 4800U (the node announces Table C-6 interleavers: short, long, none)");
     try {
-        m.data_rate = data_rate_code(unsigned(parse_uint(n, v.substr(0, v.size() - 1), 9600)));
-    } catch (const std::invalid_argument&) {
-        bad(n, v, "a STANAG 5066 Table C-5 data rate (75, 150, ..., 9600) and S, L or U");
+        return node_mode_by_name(v);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("option " + n + " = '" + v + "': " + e.what());
     }
-    return m;
 }
 
 channel_access_mode parse_access(const std::string& n, const std::string& v)
@@ -224,7 +213,7 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
         HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),
         HF_UINT("channel_access.seed", channel_access.seed, 0xFFFFFFFFu, "back-off random seed, 0 = from the node address"),
-        option_entry{ "mode", "waveform mode, e.g. 2400S, 600L, 4800U (rate in bps, interleaver short/long/none)",
+        option_entry{ "mode", "waveform mode as the modem names it, e.g. 2400S, 600L, 4800U, 9600VS, 12800U (App C's US, VS, M, VL and 12800U only with rate_adaptation off)",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           c.mode = parse_mode(n, v);
                       },
@@ -251,6 +240,22 @@ const option_entry& find(const std::string& name)
 }
 
 } // namespace
+
+modem_mode node_mode_by_name(const std::string& name)
+{
+    std::string upper;
+    for (char ch : name)
+        upper += char(std::toupper(static_cast<unsigned char>(ch)));
+    if (upper.size() > 1 && upper.back() == 'N')
+        upper.back() = 'U'; // the node's old name for no interleaving
+    const auto m = phy::s4539_mode_by_name(upper);
+    if (!m)
+        throw std::invalid_argument(phy::s4539_mode_problem(name));
+    modem_mode mode;
+    mode.data_rate = data_rate_code(m->user_bps);
+    mode.interleaving = interleaving_code(m->interleaver).value();
+    return mode;
+}
 
 std::vector<node_option> node_options()
 {

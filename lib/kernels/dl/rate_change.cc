@@ -16,20 +16,36 @@ constexpr unsigned rate_table_bps[12] = { 75,   150,  300,  600,  1200, 2400,
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 constexpr double inf_v = std::numeric_limits<double>::infinity();
 
-// Robustness rank of an interleaver: longer is more robust.
-int interleaver_rank(uint8_t il) { return il; } // none 0 < short 1 < long 2
+// Robustness rank of an interleaver: longer is more robust (App C's lengths in order
+// around Table C-6's short and long).
+int interleaver_rank(uint8_t il)
+{
+    static const int rank[8] = { 0, 3, 5, 0, 1, 2, 4, 6 }; // none US VS S M L VL
+    return rank[il & 7];
+}
+
+// Mode-name letters and the modem's interleaver names by interleaving code (3 is
+// reserved in Table C-6).
+const char* const interleaver_letters[8] = { "U", "S", "L", "?", "US", "VS", "M", "VL" };
+const char* const interleaver_names[8] = { "none",        "short",      "long",   "",
+                                           "ultra_short", "very_short", "medium", "very_long" };
 
 } // namespace
 
-unsigned data_rate_bps(uint8_t code) { return code < 12 ? rate_table_bps[code] : 0; }
+unsigned data_rate_bps(uint8_t code)
+{
+    return code < 12 ? rate_table_bps[code] : code == rate_12800 ? 12800 : 0;
+}
 
 uint8_t data_rate_code(unsigned bps)
 {
     for (uint8_t i = 0; i < 12; ++i)
         if (rate_table_bps[i] == bps)
             return i;
+    if (bps == 12800)
+        return rate_12800;
     throw std::invalid_argument("data rate " + std::to_string(bps) +
-                                " bps is not in STANAG 5066 Table C-5");
+                                " bps is not in STANAG 5066 Table C-5 (nor App C's 12800)");
 }
 
 bool is_valid_mode(const modem_mode& m) { return m.data_rate < 12 && m.interleaving < 3; }
@@ -46,9 +62,19 @@ std::string to_string(const modem_mode& m)
     // As the modem names the modes: no interleaving is the uncoded 4800U, or the zero
     // interleaver (Z) below 4800 bps.
     const unsigned bps = data_rate_bps(m.data_rate);
-    static const char il[] = { 'U', 'S', 'L', '?' };
-    const char letter = m.interleaving == interleaving_none && bps < 4800 ? 'Z' : il[m.interleaving & 3];
+    const char* letter = m.interleaving == interleaving_none && bps < 4800 ? "Z"
+                                                                          : interleaver_letters[m.interleaving & 7];
     return std::to_string(bps) + letter;
+}
+
+const char* interleaver_name(uint8_t code) { return code < 8 ? interleaver_names[code] : ""; }
+
+std::optional<uint8_t> interleaving_code(const std::string& name)
+{
+    for (uint8_t code = 0; code < 8; ++code)
+        if (!name.empty() && name == interleaver_names[code])
+            return code;
+    return std::nullopt;
 }
 
 std::set<modem_mode> default_supported_modes()
@@ -243,8 +269,11 @@ constexpr uint8_t other_request_independent = 0, other_request_tx_eq_rx = 1,
 
 rate_change::rate_change(const rate_change_config& cfg) : cfg_(cfg)
 {
+    // A mode without Table C-5/C-6 codes (App C's US, VS, M, VL, 12800U) can only be a
+    // fixed node's one mode: it is never requested, so it never needs announcing.
+    const bool fixed = cfg_.supported.size() == 1 && *cfg_.supported.begin() == cfg_.initial_mode;
     for (const auto& m : cfg_.supported)
-        if (!is_valid_mode(m))
+        if (!is_valid_mode(m) && !(fixed && data_rate_bps(m.data_rate) != 0))
             throw std::invalid_argument("rate_change: invalid mode in supported set");
     if (!supported(cfg_.initial_mode))
         throw std::invalid_argument("rate_change: initial_mode not supported");

@@ -6,6 +6,7 @@
 #include "m110c_transmitter.h"
 
 #include <cctype>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -105,6 +106,16 @@ std::optional<waveform_timing> s4539_timing(const std::string& mode_name)
     if (auto m = m110c_mode_by_name(mode_name))
         return m->timing();
     return std::nullopt;
+}
+
+std::string s4539_mode_problem(const std::string& name)
+{
+    if (s4539_mode_by_name(name))
+        return {};
+    if (!name.empty() && std::toupper(static_cast<unsigned char>(name.back())) == 'Z' && s4539_timing(name))
+        return "the zero interleaver (Z) is not implemented in our modem; use S or L";
+    return "not a STANAG 4539 mode of our modem, e.g. 2400S, 600L, 4800U, 3200US, 9600VS, 9600M, "
+           "9600VL, 12800U (hfstack-modem --list-modes lists them)";
 }
 
 std::vector<std::string> s4539_mode_names()

@@ -41,8 +41,12 @@ std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, c
 
 // nullopt for a name that is not a STANAG 4539 mode (case of the letters ignored).
 std::optional<waveform_timing> s4539_timing(const std::string& mode_name);
-// Every mode, slowest first.
+// Every mode, slowest first (the zero-interleave ones too, which only have a timing).
 std::vector<std::string> s4539_mode_names();
+// Why `name` is no mode our modem sends ("" when it is one): one reason that the modem,
+// the node, the simulator and GRC all show alike (the zero interleaver, 75Z..2400Z,
+// has a timing model but no transmitter or receiver, so every place refuses it).
+std::string s4539_mode_problem(const std::string& name);
 
 } // namespace phy
 } // namespace hfstack

@@ -47,6 +47,7 @@ import numpy as np
 from gnuradio import gr
 from gnuradio import hfstack
 from gnuradio.hfstack import cli
+from gnuradio.hfstack import modes
 from gnuradio.hfstack import radio as radio_frontend
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 from gnuradio.hfstack.station import station as station_base
@@ -58,8 +59,9 @@ T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
                "stats", "radio", "ip_client", "pep")
-# The interleavers a node can announce (STANAG 5066 Table C-6), by the modem's names.
-INTERLEAVER_LETTER = {"short": "S", "long": "L", "none": "U"}
+# Every interleaver of the modem, by its name (the node runs App C's ultra_short,
+# very_short, medium and very_long as a fixed mode: rate adaptation cannot announce them).
+INTERLEAVER_LETTER = modes.LETTER
 DEMO_SAP = 14  # a SAP no Annex F client uses
 IP_CLIENT_ID = 0x7FFF0009  # the in-process IP client's SIS client id (the server's are small)
 PEP_CLIENT_ID = 0x7FFF000D  # the in-process HF-PEP's (SLEP on SAP 13)
@@ -86,12 +88,13 @@ def parse_args(argv):
     cli.add_version(p)
     n = p.add_argument_group("node")
     n.add_argument("--address", help="STANAG 5066 address a.b.c.d (default 0.0.0.1)")
-    n.add_argument("--rate", help="user data rate in bps (75..9600), or auto: start at 2400 "
+    n.add_argument("--rate", help="user data rate in bps (75..12800), or auto: start at 2400 "
                    "and follow the received SNR (EOW data rate change); default 2400")
     n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
-                   help="interleaver (default short); a node announces short, long or none "
-                   "(uncoded 4800U) in its data rate changes (STANAG 5066 Table C-6 has no "
-                   "App C ultra_short, very_short, medium or very_long)")
+                   help="interleaver (default short), any of the modem's: --rate 9600 "
+                   "--interleaver very_short is the modem's 9600VS, none is 4800U or 12800U; "
+                   "with --rate auto only short, long or none (a data rate change announces "
+                   "STANAG 5066 Table C-6 interleavers only)")
     n.add_argument("--options", help='more node options "name=value;..." (see --list-options)')
     n.add_argument("--list-options", action="store_true",
                    help="print every node option with its default and exit")
@@ -333,6 +336,11 @@ def settings(a):
     automatic = rate == "auto"
     if automatic:
         rate = "2400"
+        if interleaver not in ("short", "long", "none"):
+            problems.append(f"--rate auto with interleaver {interleaver}: a data rate change "
+                            "announces only STANAG 5066 Table C-6 interleavers (short, long, "
+                            "none); pick one of those or a fixed --rate")
+            interleaver = "short"
     if not rate.isdigit():
         problems.append(f"rate {rate!r}: a rate in bps such as 2400, or auto")
         rate = "2400"
@@ -340,7 +348,10 @@ def settings(a):
     if isinstance(options, dict):
         options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
                            for k, v in options.items())
-    node_options = [f"mode={rate}{INTERLEAVER_LETTER.get(interleaver, 'S')}"]
+    letter = INTERLEAVER_LETTER.get(interleaver, "S")
+    if letter == "U" and int(rate) < 4800:
+        letter = "Z"  # what no interleaving means there: refused with the modem's reason
+    node_options = [f"mode={rate}{letter}"]
     if automatic:
         node_options.append("rate_adaptation=true")
     node_options += [str(options), a.options or ""]

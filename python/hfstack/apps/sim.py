@@ -95,11 +95,9 @@ def scenario_from(args, test):
         raise ValueError("--seeds must be at least 1")
     c = sim.scenario_config()
     c.test = sim.test_kind.ping if test == "ping" else sim.test_kind.throughput
-    if "/" not in args.mode and args.mode.upper() not in modes.modem_mode_names():
-        known = modes.modem_mode_names()
-        raise ValueError(f"--mode {args.mode} is not a STANAG 4539 mode of our modem"
-                         f"{cli.nearest(args.mode.upper(), known)} (--list-modes lists them; "
-                         "the zero interleaver is not implemented)")
+    problem = "/" not in args.mode and modes.mode_problem(args.mode)
+    if problem:
+        raise ValueError(f"--mode {args.mode}: {problem}")
     c.mode = args.mode
     c.nodes = args.nodes
     c.max_transmission_s = args.max_transmission

@@ -280,6 +280,9 @@ void bind_sim(py::module& m)
         py::arg("name"),
         "(data_rate, interleaver) of a STANAG 4539 mode the modem blocks send and receive "
         "(\"9600L\" -> (9600, \"long\")), or None");
+    m.def("s4539_mode_problem", &phy::s4539_mode_problem, py::arg("name"),
+          "Why a name is no mode the modem sends, \"\" when it is one (the same reason the "
+          "node, the simulator and the modem app give)");
     m.def(
         "s4539_air_time",
         [](const std::string& name, size_t bytes) {

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from gnuradio.hfstack.ip_testbed import testbed, unavailable
+from gnuradio.hfstack.ip_testbed import DNS_SERVER, testbed, unavailable
 
 PY = "/usr/bin/python3"
 
@@ -42,24 +42,6 @@ TCP = {(9600, 1_000): (2.2, 10), (9600, 10_000): (17.5, 30), (9600, 100_000): (5
        (9600, 1_000_000): (80.7, 85), (1200, 1_000): (17.2, None), (1200, 10_000): (60.3, None),
        (1200, 100_000): (74.9, None)}                                 # utilization %
 BER = {1e-5: (40.0, 60), 1e-4: (24.7, 35)}                            # 100 kB at 9600, %
-
-DNS_SERVER = r"""
-import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 53))
-print("ready", flush=True)
-while True:
-    q, peer = s.recvfrom(512)
-    if len(q) < 12:
-        continue
-    i = 12                      # skip the question name
-    while i < len(q) and q[i]:
-        i += q[i] + 1
-    question = q[12:i + 5]
-    header = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
-    answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton("10.99.0.1")
-    s.sendto(header + question + answer, peer)
-"""
 
 TCP_SERVER = r"""
 import json, socket, sys, time

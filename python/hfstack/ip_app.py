@@ -17,16 +17,12 @@ when the TUN device cannot be had or configured.
 import argparse
 import json
 import logging
-import signal
 import sys
-import threading
 import time
-
-from gnuradio import gr
 
 from .cli import add_version
 from .hfstack_python import ip_client_option_help
-from .sis_link import sis_tcp_link
+from .sis_link import serve_over_tcp
 from .tun import ip_client_tun, tun_error
 
 log = logging.getLogger("hfstack-ip")
@@ -126,17 +122,7 @@ def main(argv=None):
     except tun_error as e:
         print(f"hfstack-ip: {e}", file=sys.stderr)
         return 1
-    tb = gr.top_block("hfstack-ip")
-    link = sis_tcp_link(a.host, a.port, a.client_id)
-    tb.msg_connect(client, "sis_out", link, "sis_in")
-    tb.msg_connect(link, "sis_out", client, "sis_in")
-
-    out = open(a.stats_file, "a") if a.stats_file else sys.stdout
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-
-    def statistics():
+    def statistics(link):
         counters = {}
         for line in client.client.counters().splitlines():
             name, _, value = line.partition("=")
@@ -145,16 +131,11 @@ def main(argv=None):
                 "tun_device": dict(client.tun.counters), "sis_link": dict(link.counters),
                 "ip_client": counters}
 
-    tb.start()
-    log.info("IP client on %s, SIS server %s:%d", client.name, a.host, a.port)
     try:
-        while not stop.wait(a.stats_interval or None):
-            out.write(json.dumps(statistics()) + "\n")
-            out.flush()
+        serve_over_tcp("hfstack-ip", client, a.host, a.port, a.client_id, a.stats_file,
+                       a.stats_interval, statistics,
+                       lambda: log.info("IP client on %s, SIS server %s:%d", client.name,
+                                        a.host, a.port))
     finally:
-        tb.stop()
-        tb.wait()
-        out.write(json.dumps(statistics()) + "\n")
-        out.flush()
         client.close()
     return 0

@@ -26,6 +26,27 @@ from .hfstack_python import node
 from .tun import ip_client_tun
 
 
+# A minimal DNS server for the test beds: every A question (argv[1] is the address to
+# listen on, port 53) gets 10.99.0.1 with a TTL of 60 s. Prints "ready" once bound.
+DNS_SERVER = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+print("ready", flush=True)
+while True:
+    q, peer = s.recvfrom(512)
+    if len(q) < 12:
+        continue
+    i = 12                      # skip the question name
+    while i < len(q) and q[i]:
+        i += q[i] + 1
+    question = q[12:i + 5]
+    header = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
+    answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton("10.99.0.1")
+    s.sendto(header + question + answer, peer)
+"""
+
+
 def unavailable():
     """Why this machine cannot run a testbed, or None."""
     if os.geteuid() != 0:

@@ -11,19 +11,14 @@ Exit status: 0 after SIGINT/SIGTERM, 2 for a bad option (one line saying which),
 when a listening port, the nftables rules or the server address cannot be had.
 """
 
-import json
 import logging
-import signal
 import sys
-import threading
 import time
-
-from gnuradio import gr
 
 from .cli import add_version, one_line_parser, setup_logging, usage_error
 from .hfstack_python import net
 from .pep import install_rules, nft_ruleset, parse_endpoint, pep_proxy, proxy_error, remove_rules
-from .sis_link import sis_tcp_link
+from .sis_link import serve_over_tcp
 
 PROG = "hfstack-pep"
 log = logging.getLogger(PROG)
@@ -88,31 +83,17 @@ def main(argv=None):
     except proxy_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
-    tb = gr.top_block(PROG)
-    link = sis_tcp_link(a.host, a.port, a.client_id)
-    tb.msg_connect(proxy, "sis_out", link, "sis_in")
-    tb.msg_connect(link, "sis_out", proxy, "sis_in")
-    out = open(a.stats_file, "a") if a.stats_file else sys.stdout
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-
-    def statistics():
+    def statistics(link):
         return {"time": round(time.time(), 3), "server": f"{a.host}:{a.port}",
                 "sis_link": dict(link.counters), "pep": proxy.statistics()}
 
-    tb.start()
-    log.info("HF-PEP on SIS server %s:%d, listening %s", a.host, a.port,
-             ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items()) or "nowhere (far side only)")
     try:
-        while not stop.wait(a.stats_interval or None):
-            out.write(json.dumps(statistics()) + "\n")
-            out.flush()
+        serve_over_tcp(PROG, proxy, a.host, a.port, a.client_id, a.stats_file, a.stats_interval,
+                       statistics,
+                       lambda: log.info("HF-PEP on SIS server %s:%d, listening %s", a.host, a.port,
+                                        ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
+                                        or "nowhere (far side only)"))
     finally:
-        tb.stop()
-        tb.wait()
         if a.intercept:
             remove_rules()
-        out.write(json.dumps(statistics()) + "\n")
-        out.flush()
     return 0

@@ -23,27 +23,9 @@ import tempfile
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.ip_testbed import run
+from gnuradio.hfstack.ip_testbed import DNS_SERVER, run
 from gnuradio.hfstack.pep import RULES_TABLE, nft_ruleset
 from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
-
-# A minimal DNS server: every A question gets 10.99.0.1 (TTL 60).
-DNS_SERVER = r"""
-import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 53))
-print("ready", flush=True)
-while True:
-    q, peer = s.recvfrom(512)
-    if len(q) < 12:
-        continue
-    i = 12
-    while i < len(q) and q[i]:
-        i += q[i] + 1
-    header = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
-    answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton("10.99.0.1")
-    s.sendto(header + q[12:i + 5] + answer, peer)
-"""
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")

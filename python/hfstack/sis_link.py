@@ -152,3 +152,38 @@ class sis_tcp_link(gr.basic_block):
                 self.message_port_pub(pmt.intern("sis_out"),
                                       make_pdu(dl.encode_sis(p), client_id=self.client_id))
             self.counters["garbage_bytes"] = reassembler.counters().garbage_bytes
+
+
+def serve_over_tcp(name, client, host, port, client_id, stats_file, stats_interval, statistics,
+                   started=None):
+    """A standalone SIS client's main loop (hfstack-ip, hfstack-pep): `client` (a block
+    with sis_in/sis_out) joined to the server at host:port, run until SIGINT or SIGTERM;
+    statistics(link) -> dict written as a JSON line every stats_interval s (0: only at
+    the end) to stats_file (or stdout). `started()` is called once running."""
+    import json
+    import signal
+    import sys
+    import threading
+
+    from gnuradio import gr
+
+    tb = gr.top_block(name)
+    link = sis_tcp_link(host, port, client_id)
+    tb.msg_connect(client, "sis_out", link, "sis_in")
+    tb.msg_connect(link, "sis_out", client, "sis_in")
+    out = open(stats_file, "a") if stats_file else sys.stdout
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    tb.start()
+    if started is not None:
+        started()
+    try:
+        while not stop.wait(stats_interval or None):
+            out.write(json.dumps(statistics(link)) + "\n")
+            out.flush()
+    finally:
+        tb.stop()
+        tb.wait()
+        out.write(json.dumps(statistics(link)) + "\n")
+        out.flush()

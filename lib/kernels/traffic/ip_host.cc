@@ -166,23 +166,6 @@ bool ip_host::done() const
     return !d_cfg.target || d_report.round_trips_s.size() >= d_cfg.requests;
 }
 
-namespace {
-
-// The scenario owns (and ends) its applications: this one lends it a host the caller
-// keeps, so the report can be read after the run.
-struct lent_host : sis_application {
-    explicit lent_host(std::shared_ptr<ip_host> h) : host(std::move(h)) {}
-    void start(double now) override { host->start(now); }
-    void on_primitive(const dl::sis_primitive& p, double now) override { host->on_primitive(p, now); }
-    void on_timer(double now) override { host->on_timer(now); }
-    double next_deadline() const override { return host->next_deadline(); }
-    std::vector<dl::sis_primitive> take_outgoing() override { return host->take_outgoing(); }
-    bool done() const override { return host->done(); }
-    std::shared_ptr<ip_host> host;
-};
-
-} // namespace
-
 ip_exchange_result run_ip_exchange(sim::scenario_config base,
                                    ip_request_kind kind,
                                    unsigned requests,
@@ -204,7 +187,7 @@ ip_exchange_result run_ip_exchange(sim::scenario_config base,
         }
         hosts[node] = std::make_shared<ip_host>(h);
         std::vector<std::unique_ptr<sis_application>> out;
-        out.push_back(std::make_unique<lent_host>(hosts[node]));
+        out.push_back(std::make_unique<lent_application<ip_host>>(hosts[node]));
         return out;
     };
     const auto r = sim::run_scenario(base);

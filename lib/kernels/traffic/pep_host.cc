@@ -159,23 +159,6 @@ void pep_host::collect(double now)
     }
 }
 
-namespace {
-
-// The scenario owns (and ends) its applications: this one lends it a host the caller
-// keeps, so the report can be read after the run.
-struct lent_pep_host : sis_application {
-    explicit lent_pep_host(std::shared_ptr<pep_host> h) : host(std::move(h)) {}
-    void start(double now) override { host->start(now); }
-    void on_primitive(const dl::sis_primitive& p, double now) override { host->on_primitive(p, now); }
-    void on_timer(double now) override { host->on_timer(now); }
-    double next_deadline() const override { return host->next_deadline(); }
-    std::vector<dl::sis_primitive> take_outgoing() override { return host->take_outgoing(); }
-    bool done() const override { return host->done(); }
-    std::shared_ptr<pep_host> host;
-};
-
-} // namespace
-
 pep_host_report run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
                                   pep_payload payload, bool compress)
 {
@@ -197,7 +180,7 @@ pep_host_report run_pep_transfers(sim::scenario_config base, size_t bytes, unsig
         h.pep.slep.incarnation = uint32_t(node + 1);
         hosts[node] = std::make_shared<pep_host>(h);
         std::vector<std::unique_ptr<sis_application>> out;
-        out.push_back(std::make_unique<lent_pep_host>(hosts[node]));
+        out.push_back(std::make_unique<lent_application<pep_host>>(hosts[node]));
         return out;
     };
     sim::run_scenario(base);

@@ -10,6 +10,7 @@
 
 #include "dl/sis.h"
 
+#include <memory>
 #include <vector>
 
 namespace gr {
@@ -28,6 +29,24 @@ public:
     virtual std::vector<dl::sis_primitive> take_outgoing() = 0;
     // The application has nothing more to do (a finite test is over).
     virtual bool done() const = 0;
+};
+
+// A scenario owns (and ends) its applications: this one lends it an application the
+// caller keeps, so its report can be read after the run.
+template <typename App>
+class lent_application : public sis_application
+{
+public:
+    explicit lent_application(std::shared_ptr<App> app) : d_app(std::move(app)) {}
+    void start(double now) override { d_app->start(now); }
+    void on_primitive(const dl::sis_primitive& p, double now) override { d_app->on_primitive(p, now); }
+    void on_timer(double now) override { d_app->on_timer(now); }
+    double next_deadline() const override { return d_app->next_deadline(); }
+    std::vector<dl::sis_primitive> take_outgoing() override { return d_app->take_outgoing(); }
+    bool done() const override { return d_app->done(); }
+
+private:
+    std::shared_ptr<App> d_app;
 };
 
 } // namespace traffic

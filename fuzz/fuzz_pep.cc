@@ -17,12 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     set_pep_options(cfg, "peers=10.0.0.0/8=0.0.0.2; max_connections=8; deny_ports=25; "
                          "give_up_s=40; retry_s=5; connect_timeout_s=20; idle_timeout_s=300");
     pep p(cfg);
-    p.start(0);
-    dl::sis_primitive accepted;
-    accepted.type = dl::sis_type::bind_accepted;
-    accepted.sap = cfg.slep.sap;
-    accepted.mtu = 600;
-    p.on_sis(accepted, 0);
+    accept_bind<decltype(p), dl::sis_primitive>(p, cfg.slep.sap, 600, dl::sis_type::bind_accepted);
     std::set<pep_connection> known;
     double now = 0;
     for (size_t at = 0; at + 2 <= size;) {

@@ -17,12 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     cfg.give_up_s = 50;
     cfg.retry_s = 5;
     slep s(cfg);
-    s.start(0);
-    dl::sis_primitive accepted;
-    accepted.type = dl::sis_type::bind_accepted;
-    accepted.sap = cfg.sap;
-    accepted.mtu = 512;
-    s.on_sis(accepted, 0);
+    accept_bind<decltype(s), dl::sis_primitive>(s, cfg.sap, 512, dl::sis_type::bind_accepted);
     s.listen(80);
     std::vector<slep_stream> mine;
     double now = 0;

@@ -15,6 +15,18 @@ inline void check(bool ok)
         std::abort();
 }
 
+// Binds a SIS client kernel as a node would (S_BIND_ACCEPTED with this MTU).
+template <typename Client, typename Primitive, typename Type>
+void accept_bind(Client& c, uint8_t sap, uint16_t mtu, Type accepted)
+{
+    c.start(0);
+    Primitive p;
+    p.type = accepted;
+    p.sap = sap;
+    p.mtu = mtu;
+    c.on_sis(p, 0);
+}
+
 struct script_reader {
     const uint8_t* p;
     size_t n;

@@ -70,7 +70,25 @@ def run(*cmd, timeout=60, check=True, **kw):
     return done
 
 
-class testbed:
+class namespaces:
+    """What a test bed of two namespaces `ns` ("a", "b") offers: a context manager over
+    start() and stop(), and commands run inside a namespace."""
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def command(self, side, *cmd):
+        """The command line that runs `cmd` in namespace `side`."""
+        return ["ip", "netns", "exec", self.ns[side], *cmd]
+
+    def run(self, side, *cmd, **kw):
+        return run(*self.command(side, *cmd), **kw)
+
+
+class testbed(namespaces):
     """Namespaces `ns[side]` (side "a", node 0.0.0.1; "b", node 0.0.0.2), addresses
     `address[side]` on a /24, the flowgraph running between start() and stop().
     `rate`/`interleaver`: the nodes' waveform mode; `time_scale`: protocol seconds per
@@ -150,16 +168,3 @@ class testbed:
             c.close()
         for ns in namespaces:
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def command(self, side, *cmd):
-        """The command line that runs `cmd` in namespace `side`."""
-        return ["ip", "netns", "exec", self.ns[side], *cmd]
-
-    def run(self, side, *cmd, **kw):
-        return run(*self.command(side, *cmd), **kw)

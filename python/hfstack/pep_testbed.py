@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from .ip_testbed import run
+from .ip_testbed import namespaces, run
 from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
@@ -37,7 +37,7 @@ def unavailable():
     return why
 
 
-class pep_testbed:
+class pep_testbed(namespaces):
     """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
     near proxy (compress=true, ...); `kind`: "emulator", or "loopback" for the real
@@ -125,15 +125,3 @@ class pep_testbed:
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
         shutil.rmtree(self.netns_etc, ignore_errors=True)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def command(self, side, *cmd):
-        return ["ip", "netns", "exec", self.ns[side], *cmd]
-
-    def run(self, side, *cmd, **kw):
-        return run(*self.command(side, *cmd), **kw)

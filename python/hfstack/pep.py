@@ -269,6 +269,12 @@ class pep_proxy(gr.basic_block):
         return bound
 
     def start(self):
+        # Two sockets per connection (client side here, destination side there): a
+        # thousand connections need more than the usual 1024 descriptors.
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         self.open_listeners()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)

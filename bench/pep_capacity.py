@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""The HF-PEP's capacity (issue 22): 1,000 idle connections held open through the near
+proxy, then 100 active ones each sending N bytes and waiting for the server's
+confirmation, all at once; errors counted, and the CPU time the near node's process
+(the PEP driver and kernel, the node, the emulated modem) used against the wall clock.
+
+Two namespaces, two hfstack-node --pep processes (python/hfstack/pep_testbed.py) on
+emulated modems at a time scale (default 20: the link is not what is measured here).
+Needs root. Usage:
+    PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_capacity.py [--idle 1000] [--active 100]
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+
+SERVER = r"""
+import resource, socket, sys, threading
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+s = socket.create_server((sys.argv[1], 7200), backlog=2048)
+print("ready", flush=True)
+def serve(c):
+    try:
+        want = int(c.recv(16).split(b"\n")[0] or 0)
+        got = 0
+        while got < want:
+            d = c.recv(65536)
+            if not d:
+                return
+            got += len(d)
+        c.sendall(b"OK")
+        while c.recv(1024):
+            pass
+    except (OSError, ValueError):
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+CLIENT = r"""
+import json, resource, selectors, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+far, idle, active, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+errors = []
+held = []
+t0 = time.monotonic()
+for i in range(idle):
+    try:
+        c = socket.create_connection((far, 7200), timeout=30)  # intercepted: REDIRECT
+        held.append(c)  # says nothing: the server waits for its header, the stream idles
+    except OSError as e:
+        errors.append(f"idle {i}: {e}")
+t_idle = time.monotonic() - t0
+sel = selectors.DefaultSelector()
+payload = bytes(i % 251 for i in range(size))
+states = {}
+t1 = time.monotonic()
+for i in range(active):
+    try:
+        c = socket.create_connection((far, 7200), timeout=30)
+        c.setblocking(False)
+        states[c] = [f"{size}\n".encode().ljust(16) + payload, b""]
+        sel.register(c, selectors.EVENT_WRITE | selectors.EVENT_READ)
+    except OSError as e:
+        errors.append(f"active {i}: {e}")
+done = 0
+deadline = time.monotonic() + float(sys.argv[5])
+while states and time.monotonic() < deadline:
+    for key, mask in sel.select(1.0):
+        c = key.fileobj
+        out, got = states[c]
+        try:
+            if mask & selectors.EVENT_WRITE and out:
+                n = c.send(out)
+                states[c][0] = out[n:]
+                if not states[c][0]:
+                    sel.modify(c, selectors.EVENT_READ)
+            if mask & selectors.EVENT_READ:
+                d = c.recv(16)
+                if not d:
+                    raise OSError("closed before the confirmation")
+                states[c][1] = got + d
+                if states[c][1] == b"OK":
+                    done += 1
+                    sel.unregister(c)
+                    c.close()
+                    del states[c]
+        except OSError as e:
+            if c in states:
+                errors.append(f"active: {e}")
+                sel.unregister(c)
+                c.close()
+                del states[c]
+alive = 0
+for c in held:
+    try:
+        c.setblocking(False)
+        c.recv(1)
+    except BlockingIOError:
+        alive += 1  # still open, nothing to read: held as it should be
+    except OSError:
+        pass
+print(json.dumps({"idle_opened": len(held), "idle_still_open": alive, "idle_open_s": t_idle,
+                  "active_confirmed": done, "active_unfinished": len(states),
+                  "active_s": time.monotonic() - t1, "errors": errors[:20], "error_count": len(errors)}))
+"""
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process and its threads, seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--idle", type=int, default=1000)
+    p.add_argument("--active", type=int, default=100)
+    p.add_argument("--bytes", type=int, default=10000, help="bytes each active connection sends")
+    p.add_argument("--time-scale", type=float, default=20.0)
+    p.add_argument("--timeout", type=float, default=1800.0, help="real seconds for the active ones")
+    a = p.parse_args()
+    why = unavailable()
+    if why:
+        sys.exit(f"pep_capacity: {why}")
+    with pep_testbed(rate=9600, time_scale=a.time_scale,
+                     pep_options=f"max_connections={a.idle + a.active + 10}") as bed:
+        bed.serve("b", SERVER, FAR)
+        node_pid = bed.node["a"].pid  # ip netns exec execs the node in place
+        cpu0, wall0 = cpu_seconds(node_pid), time.monotonic()
+        done = bed.run("a", sys.executable, "-c", CLIENT, FAR, str(a.idle), str(a.active),
+                       str(a.bytes), str(a.timeout), timeout=a.timeout + 600)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        r["near_node_cpu_s"] = round(cpu_seconds(node_pid) - cpu0, 1)
+        r["wall_s"] = round(time.monotonic() - wall0, 1)
+        stats = bed.stop_node("a")["pep"]
+        r["pep_connections_at_end"] = stats["connections"]
+        r["pep_failed"] = stats["failed"]
+    print(f"idle: {r['idle_opened']} opened in {r['idle_open_s']:.1f} s, {r['idle_still_open']} still "
+          f"open at the end; active: {r['active_confirmed']} of {a.active} confirmed in "
+          f"{r['active_s']:.1f} s; errors {r['error_count']}; near node CPU {r['near_node_cpu_s']} s "
+          f"in {r['wall_s']} s wall clock", flush=True)
+    print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -131,8 +131,8 @@ def main():
     why = unavailable()
     if why:
         sys.exit(f"pep_capacity: {why}")
-    with pep_testbed(rate=9600, time_scale=a.time_scale,
-                     pep_options=f"max_connections={a.idle + a.active + 10}") as bed:
+    limit = f"max_connections={a.idle + a.active + 10}"
+    with pep_testbed(rate=9600, time_scale=a.time_scale, pep_options=limit, far_options=limit) as bed:
         bed.serve("b", SERVER, FAR)
         node_pid = bed.node["a"].pid  # ip netns exec execs the node in place
         cpu0, wall0 = cpu_seconds(node_pid), time.monotonic()

@@ -40,11 +40,11 @@ def unavailable():
 class pep_testbed(namespaces):
     """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
-    near proxy (compress=true, ...); `kind`: "emulator", or "loopback" for the real
+    near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
-                 kind="emulator", snr_db=30.0):
+                 kind="emulator", snr_db=30.0, far_options=""):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         self.socks = "127.0.0.1:1080"
@@ -54,7 +54,7 @@ class pep_testbed(namespaces):
         self.netns_etc = f"/etc/netns/{self.ns['b']}"
         self.node, self.procs = {}, []
         self._args = (rate, time_scale, ber, pep_options)
-        self.kind, self.snr_db = kind, snr_db
+        self.kind, self.snr_db, self.far_options = kind, snr_db, far_options
 
     def start(self):
         rate, scale, ber, pep_options = self._args
@@ -81,7 +81,8 @@ class pep_testbed(namespaces):
                     "--pep-socks", self.socks, "--pep-redirect", "127.0.0.1:3129",
                     "--pep-intercept", "10.78.0.0/24", "--pep-dns", self.dns,
                     "--pep-dns-peer", "0.0.0.2", "--pep-dns-static", "gateway.hf=10.79.0.1"]
-            for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", [])):
+            far = ["--pep-options", self.far_options] if self.far_options else []
+            for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", self.ns[side], *NODE, "--address",
                      f"0.0.0.{me}", *common, "--air-publish", f"ipc://{air}-{side}",

@@ -44,7 +44,7 @@ class pep_testbed(namespaces):
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
-                 kind="emulator", snr_db=30.0, far_options=""):
+                 kind="emulator", snr_db=30.0, far_options="", seed=1):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         self.socks = "127.0.0.1:1080"
@@ -55,6 +55,7 @@ class pep_testbed(namespaces):
         self.node, self.procs = {}, []
         self._args = (rate, time_scale, ber, pep_options)
         self.kind, self.snr_db, self.far_options = kind, snr_db, far_options
+        self.seed = seed  # of the channel's error draws (node b's radio: seed + 1)
 
     def start(self):
         rate, scale, ber, pep_options = self._args
@@ -85,7 +86,8 @@ class pep_testbed(namespaces):
             for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", self.ns[side], *NODE, "--address",
-                     f"0.0.0.{me}", *common, "--air-publish", f"ipc://{air}-{side}",
+                     f"0.0.0.{me}", *common, "--seed", str(self.seed + me - 1),
+                     "--air-publish", f"ipc://{air}-{side}",
                      "--air-subscribe", f"ipc://{air}-{other}", *extra],
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 self.procs.append(p)

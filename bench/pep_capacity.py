@@ -16,33 +16,7 @@ import os
 import sys
 import time
 
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
-
-SERVER = r"""
-import resource, socket, sys, threading
-resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-s = socket.create_server((sys.argv[1], 7200), backlog=2048)
-print("ready", flush=True)
-def serve(c):
-    try:
-        want = int(c.recv(16).split(b"\n")[0] or 0)
-        got = 0
-        while got < want:
-            d = c.recv(65536)
-            if not d:
-                return
-            got += len(d)
-        c.sendall(b"OK")
-        while c.recv(1024):
-            pass
-    except (OSError, ValueError):
-        pass
-    finally:
-        c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-"""
+from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
 
 CLIENT = r"""
 import json, resource, selectors, socket, sys, time
@@ -133,7 +107,7 @@ def main():
         sys.exit(f"pep_capacity: {why}")
     limit = f"max_connections={a.idle + a.active + 10}"
     with pep_testbed(rate=9600, time_scale=a.time_scale, pep_options=limit, far_options=limit) as bed:
-        bed.serve("b", SERVER, FAR)
+        bed.serve("b", CONFIRMING_SERVER, FAR, "7200")
         node_pid = bed.node["a"].pid  # ip netns exec execs the node in place
         cpu0, wall0 = cpu_seconds(node_pid), time.monotonic()
         done = bed.run("a", sys.executable, "-c", CLIENT, FAR, str(a.idle), str(a.active),

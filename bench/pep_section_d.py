@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
 
 # anchors.md section D (published utilization %) and issue 22's targets.
 PUBLISHED = {(9600, 1000): (10.6, 15), (9600, 10_000): (29.3, 45), (9600, 100_000): (77.2, 85),
@@ -25,23 +25,6 @@ PUBLISHED = {(9600, 1000): (10.6, 15), (9600, 10_000): (29.3, 45), (9600, 100_00
              (300, 1000): (66.7, None), (300, 10_000): (79.1, None)}
 PUBLISHED_CONNECT_S = {9600: (7.9, 12.9), 1200: (9.8, 21.2), 300: (40.0, 71.2)}
 BER = {1e-5: (76.1, 85), 1e-4: (40.6, 55)}
-
-SERVER = r"""
-import socket, sys
-s = socket.create_server((sys.argv[1], 7100))
-print("ready", flush=True)
-while True:
-    c, _ = s.accept()
-    want = int(c.recv(16).split(b"\n")[0])
-    got = 0
-    while got < want:
-        d = c.recv(65536)
-        if not d:
-            break
-        got += len(d)
-    c.sendall(b"OK")
-    c.close()
-"""
 
 CLIENT = r"""
 import json, socket, sys, time
@@ -95,7 +78,7 @@ def main():
         if not rows:
             continue
         with pep_testbed(rate=rate, time_scale=a.time_scale, pep_options=options) as bed:
-            bed.serve("b", SERVER, FAR)
+            bed.serve("b", CONFIRMING_SERVER, FAR, "7100")
             for size in rows:
                 for payload in payloads:
                     try:
@@ -116,7 +99,7 @@ def main():
         for seed in range(1, a.seeds + 1):
             with pep_testbed(rate=9600, time_scale=a.time_scale, ber=ber, pep_options=options,
                              seed=seed) as bed:
-                bed.serve("b", SERVER, FAR)
+                bed.serve("b", CONFIRMING_SERVER, FAR, "7100")
                 try:
                     r = measure(bed, 100_000, "random")
                 except Exception as e:

@@ -29,6 +29,36 @@ NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, ins
 FAR = "10.78.0.2"
 
 
+# The server of the PEP benchmarks (argv: address, port): for each connection, a
+# 16-byte header announcing N, then N bytes read, then "OK" back; held open until the
+# client closes. One thread a connection, so a thousand idle ones cost nothing.
+CONFIRMING_SERVER = r"""
+import resource, socket, sys, threading
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+s = socket.create_server((sys.argv[1], int(sys.argv[2])), backlog=2048)
+print("ready", flush=True)
+def serve(c):
+    try:
+        want = int(c.recv(16).split(b"\n")[0] or 0)
+        got = 0
+        while got < want:
+            d = c.recv(65536)
+            if not d:
+                return
+            got += len(d)
+        c.sendall(b"OK")
+        while c.recv(1024):
+            pass
+    except (OSError, ValueError):
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+
 def unavailable():
     """Why this machine cannot run the test bed, or None."""
     why = ip_unavailable()

@@ -26,15 +26,6 @@ uint32_t node_of(const dl::sis_address& a)
     return a.address & (dl::group_address_flag | dl::node_address_mask);
 }
 
-uint32_t option_uint(const std::string& name, const std::string& value, uint32_t max)
-{
-    const double v = dl::parse_option_number(name, value);
-    if (v != std::floor(v) || v > max)
-        throw std::invalid_argument(name + " must be a whole number 0.." + std::to_string(max) +
-                                    ", not \"" + value + "\"");
-    return uint32_t(v);
-}
-
 std::optional<ip_address> option_address(const std::string& name, const std::string& value,
                                          uint8_t version)
 {
@@ -47,34 +38,7 @@ std::optional<ip_address> option_address(const std::string& name, const std::str
     return a;
 }
 
-std::vector<std::string> words(const std::string& text)
-{
-    std::vector<std::string> out;
-    std::string w;
-    for (char c : text + " ") {
-        if (c == ' ' || c == '\t' || c == '\n') {
-            if (!w.empty())
-                out.push_back(w);
-            w.clear();
-        } else {
-            w.push_back(c);
-        }
-    }
-    return out;
-}
-
 using option_entry = net::option_entry<ip_client_config>;
-
-std::string number_text(double v)
-{
-    if (std::isinf(v))
-        return "inf";
-    std::string s = std::to_string(v);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.')
-        s.pop_back();
-    return s;
-}
 
 const std::vector<option_entry>& table()
 {
@@ -107,7 +71,7 @@ const std::vector<option_entry>& table()
         { "filter", "more drop rules NAME:key=value,... (keys ip, proto, dst, dport, type), blank separated",
           [](C& c, S, S v) {
               c.filter.clear();
-              for (const auto& w : words(v))
+              for (const auto& w : split_words(v))
                   c.filter.push_back(parse_filter_rule(w));
           },
           [](const C& c) {
@@ -118,7 +82,7 @@ const std::vector<option_entry>& table()
           } },
         { "dscp_priority", "priority of DSCP values, DSCP:PRIORITY ... (default 2 x (DSCP >> 3)); 'fixed:P' gives every DSCP priority P",
           [](C& c, S n, S v) {
-              for (const auto& w : words(v)) {
+              for (const auto& w : split_words(v)) {
                   const auto colon = w.find(':');
                   if (colon == std::string::npos)
                       throw std::invalid_argument(n + ": \"" + w + "\" is not DSCP:PRIORITY");
@@ -140,7 +104,7 @@ const std::vector<option_entry>& table()
           } },
         { "class_service", "service per DSCP class (DSCP >> 3), CLASS:arq|non_arq|auto ...",
           [](C& c, S n, S v) {
-              for (const auto& w : words(v)) {
+              for (const auto& w : split_words(v)) {
                   const auto colon = w.find(':');
                   const auto s = colon == std::string::npos ? std::nullopt
                                                             : parse_ip_service(w.substr(colon + 1));
@@ -527,7 +491,7 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
         }
         bytes datagram = p.payload;
         if (is_compact(datagram)) {
-            const uint8_t version = (datagram.size() > 0 && (datagram[0] & 1)) ? 4 : 6;
+            const uint8_t version = (datagram[0] & 1) ? 4 : 6; // is_compact: not empty
             const ip_route* from = d_cfg.routes.compact_host(peer, version);
             const auto& own = own_address(version);
             if (!from || !own) {

@@ -4,6 +4,9 @@
 #ifndef HFSTACK_KERNELS_NET_OPTION_TABLE_H
 #define HFSTACK_KERNELS_NET_OPTION_TABLE_H
 
+#include "dl/node_engine.h" // parse_option_number / parse_option_bool
+
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +23,46 @@ struct option_entry {
     std::function<void(Config&, const std::string&, const std::string&)> set;
     std::function<std::string(const Config&)> get;
 };
+
+// A whole number 0..max (the same grammar as the node's options); throws naming the option.
+inline uint32_t option_uint(const std::string& name, const std::string& value, uint32_t max)
+{
+    const double v = dl::parse_option_number(name, value);
+    if (v != std::floor(v) || v > max)
+        throw std::invalid_argument(name + " must be a whole number 0.." + std::to_string(max) +
+                                    ", not \"" + value + "\"");
+    return uint32_t(v);
+}
+
+// The words of a list value, split at any of `separators`.
+inline std::vector<std::string> split_words(const std::string& text,
+                                            const std::string& separators = " \t\n")
+{
+    std::vector<std::string> out;
+    std::string w;
+    for (char c : text + separators.substr(0, 1)) {
+        if (separators.find(c) != std::string::npos) {
+            if (!w.empty())
+                out.push_back(w);
+            w.clear();
+        } else {
+            w.push_back(c);
+        }
+    }
+    return out;
+}
+
+// A number option's value as get_option shows it ("0.2", "60", "inf").
+inline std::string number_text(double v)
+{
+    if (std::isinf(v))
+        return "inf";
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.')
+        s.pop_back();
+    return s;
+}
 
 inline std::string trim_blanks(const std::string& s)
 {

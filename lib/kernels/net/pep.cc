@@ -3,11 +3,9 @@
 #include "dl/dpdu.h" // group_address_flag
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
+#include <cmath>
 #include <functional>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 namespace gr {
@@ -18,69 +16,28 @@ namespace {
 
 constexpr size_t status_length = 2; // version, status
 
-std::vector<std::string> words(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::string w;
-    for (char ch : s + " ") {
-        if (ch == ' ' || ch == ',' || ch == '\t' || ch == '\n') {
-            if (!w.empty())
-                out.push_back(w);
-            w.clear();
-        } else {
-            w.push_back(ch);
-        }
-    }
-    return out;
-}
+std::vector<std::string> words(const std::string& s) { return split_words(s, " \t\n,"); }
 
-unsigned long number(const std::string& name, const std::string& v, unsigned long max)
-{
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long x = std::strtoul(v.c_str(), &end, 10);
-    if (v.empty() || v[0] == '-' || *end || errno || x > max)
-        throw std::invalid_argument(name + ": \"" + v + "\" is not a whole number 0.." +
-                                    std::to_string(max));
-    return x;
-}
-
+// Seconds >= 0, finite: a timeout of "inf" would never fire.
 double seconds(const std::string& name, const std::string& v)
 {
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end || !(x >= 0) || x == std::numeric_limits<double>::infinity())
+    const double x = dl::parse_option_number(name, v);
+    if (std::isinf(x))
         throw std::invalid_argument(name + ": \"" + v + "\" is not a number of seconds >= 0");
     return x;
 }
 
-bool flag(const std::string& name, const std::string& v)
-{
-    if (v == "true" || v == "1" || v == "yes" || v == "on")
-        return true;
-    if (v == "false" || v == "0" || v == "no" || v == "off")
-        return false;
-    throw std::invalid_argument(name + ": \"" + v + "\" is not true or false");
-}
-
-std::string text(double x)
-{
-    std::ostringstream o;
-    o << x;
-    return o.str();
-}
-
 // "PORT:VALUE ..." pairs, VALUE 0..max.
-std::vector<std::pair<uint16_t, unsigned long>> port_values(const std::string& name,
-                                                            const std::string& v, unsigned long max)
+std::vector<std::pair<uint16_t, uint32_t>> port_values(const std::string& name,
+                                                       const std::string& v, uint32_t max)
 {
-    std::vector<std::pair<uint16_t, unsigned long>> out;
+    std::vector<std::pair<uint16_t, uint32_t>> out;
     for (const auto& w : words(v)) {
         const auto colon = w.find(':');
         if (colon == std::string::npos)
             throw std::invalid_argument(name + ": \"" + w + "\" is not PORT:VALUE");
-        out.push_back({ uint16_t(number(name, w.substr(0, colon), 65535)),
-                        number(name, w.substr(colon + 1), max) });
+        out.push_back({ uint16_t(option_uint(name, w.substr(0, colon), 65535)),
+                        option_uint(name, w.substr(colon + 1), max) });
     }
     return out;
 }
@@ -112,7 +69,7 @@ const std::vector<option_entry>& table()
     const auto ports = [](S n, S v) {
         std::set<uint16_t> out;
         for (const auto& w : words(v))
-            out.insert(uint16_t(number(n, w, 65535)));
+            out.insert(uint16_t(option_uint(n, w, 65535)));
         return out;
     };
     static const std::vector<option_entry> t = {
@@ -143,37 +100,37 @@ const std::vector<option_entry>& table()
           },
           [](const C& c) { return join_map(c.port_priority); } },
         { "max_connections", "connections at once (both sides together)",
-          [](C& c, S n, S v) { c.max_connections = number(n, v, 1000000); },
+          [](C& c, S n, S v) { c.max_connections = option_uint(n, v, 1000000); },
           [](const C& c) { return std::to_string(c.max_connections); } },
         { "compress", "DEFLATE the streams this proxy opens",
-          [](C& c, S n, S v) { c.compress = flag(n, v); },
+          [](C& c, S n, S v) { c.compress = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.compress ? "true" : "false"); } },
         { "open_wait_s", "wait this long for a client's first bytes, to send them with the open, s",
           [](C& c, S n, S v) { c.open_wait_s = seconds(n, v); },
-          [](const C& c) { return text(c.open_wait_s); } },
+          [](const C& c) { return number_text(c.open_wait_s); } },
         { "connect_timeout_s", "far proxy: give up connecting to the destination after this, s",
           [](C& c, S n, S v) { c.connect_timeout_s = seconds(n, v); },
-          [](const C& c) { return text(c.connect_timeout_s); } },
+          [](const C& c) { return number_text(c.connect_timeout_s); } },
         { "idle_timeout_s", "reset a connection with no byte either way this long, s",
           [](C& c, S n, S v) { c.idle_timeout_s = seconds(n, v); },
-          [](const C& c) { return text(c.idle_timeout_s); } },
+          [](const C& c) { return number_text(c.idle_timeout_s); } },
         { "sap", "SLEP's SAP (both proxies the same)",
-          [](C& c, S n, S v) { c.slep.sap = uint8_t(number(n, v, 15)); },
+          [](C& c, S n, S v) { c.slep.sap = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.slep.sap); } },
         { "window", "bytes a stream buffers for its reader (>= 262144)",
-          [](C& c, S n, S v) { c.slep.window = uint32_t(number(n, v, 1u << 30)); },
+          [](C& c, S n, S v) { c.slep.window = uint32_t(option_uint(n, v, 1u << 30)); },
           [](const C& c) { return std::to_string(c.slep.window); } },
         { "send_buffer", "bytes a stream holds written but not confirmed",
-          [](C& c, S n, S v) { c.slep.send_buffer = number(n, v, 1u << 30); },
+          [](C& c, S n, S v) { c.slep.send_buffer = option_uint(n, v, 1u << 30); },
           [](const C& c) { return std::to_string(c.slep.send_buffer); } },
         { "retry_s", "after a rejected U_PDU (link down), wait before sending again, s",
           [](C& c, S n, S v) { c.slep.retry_s = seconds(n, v); },
-          [](const C& c) { return text(c.slep.retry_s); } },
+          [](const C& c) { return number_text(c.slep.retry_s); } },
         { "give_up_s", "a stream without progress this long is reset, s",
           [](C& c, S n, S v) { c.slep.give_up_s = seconds(n, v); },
-          [](const C& c) { return text(c.slep.give_up_s); } },
+          [](const C& c) { return number_text(c.slep.give_up_s); } },
         { "priority", "5066 priority of streams whose port has none",
-          [](C& c, S n, S v) { c.slep.priority = uint8_t(number(n, v, 15)); },
+          [](C& c, S n, S v) { c.slep.priority = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.slep.priority); } },
     };
     return t;
@@ -518,7 +475,8 @@ void pep::far_status(pep_connection id, connection& c, pep_status st, double now
         c.stats.established = now;
         d_counters.connected += 1;
         tcp_action(pep_action::kind::resume, id);
-        if (!c.header.empty() || (d_slep.info(c.stream) && d_slep.info(c.stream)->readable > 0))
+        const auto info = d_slep.info(c.stream);
+        if (!c.header.empty() || (info && info->readable > 0))
             tcp_action(pep_action::kind::data, id);
     } else {
         // The near proxy resets the stream when it reads this; until then it stays open,

@@ -154,6 +154,10 @@ void modem_emulator_impl::publish_due()
         pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode);
         if (std::isfinite(ev.info.snr_db))
             meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
+        if (ev.info.burst_continues)
+            meta = pmt::dict_add(meta, metadata::burst_continues(), pmt::PMT_T);
+        if (ev.info.bytes_bad)
+            meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::PMT_T);
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
         message_port_pub(port_out,
                          pmt::cons(meta, pmt::init_u8vector(ev.data.size(), ev.data.data())));

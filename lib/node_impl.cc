@@ -255,13 +255,20 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     if (pmt::is_number(snr) && !pmt::is_complex(snr))
         info.snr_db = pmt::to_double(snr);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
+    info.burst_continues = pmt::is_true(pmt::dict_ref(meta, metadata::burst_continues(), pmt::PMT_F));
     info.mode = mode_from_metadata(meta); // none when the modem names no mode we code
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
     guarded(d_logger, "from_phy", [&] {
-        if (d_pcap)
-            capture(dl::bytes(p, p + n));
+        if (d_pcap) {
+            // A capture record holds a whole burst, as its D_PDUs may span pieces.
+            d_capture_burst.insert(d_capture_burst.end(), p, p + n);
+            if (!info.burst_continues) {
+                capture(d_capture_burst);
+                d_capture_burst.clear();
+            }
+        }
         d_engine->on_burst(p, n, info, now());
         dispatch();
     });

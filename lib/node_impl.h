@@ -69,6 +69,7 @@ private:
     std::condition_variable d_wake;
     std::unique_ptr<dl::node_engine> d_engine;
     std::unique_ptr<dl::dpdu_capture> d_pcap;
+    dl::bytes d_capture_burst; // pieces of the burst being received, for the capture
     std::chrono::steady_clock::time_point d_epoch;
     double d_next_stats = 0;
     bool d_running = false;

@@ -44,12 +44,30 @@ std::vector<modem_event> statuses(const std::vector<modem_event>& ev)
     return s;
 }
 
-std::vector<modem_event> bursts(const std::vector<modem_event>& ev)
+// Deliveries as they come: whole bursts, or pieces of one (burst_continues).
+std::vector<modem_event> pieces(const std::vector<modem_event>& ev)
 {
     std::vector<modem_event> s;
     for (auto& e : ev)
         if (e.type == modem_event::kind::burst)
             s.push_back(e);
+    return s;
+}
+
+// Whole bursts: each one's pieces joined, at its last piece's time and with its
+// information (receptions' pieces do not interleave where this is used).
+std::vector<modem_event> bursts(const std::vector<modem_event>& ev)
+{
+    std::vector<modem_event> s;
+    dl::bytes so_far;
+    for (auto& e : pieces(ev)) {
+        so_far.insert(so_far.end(), e.data.begin(), e.data.end());
+        if (e.info.burst_continues)
+            continue;
+        s.push_back(e);
+        s.back().data = std::move(so_far);
+        so_far.clear();
+    }
     return s;
 }
 
@@ -334,7 +352,9 @@ TEST(EmulatedModem, FadingPathDeliversBurstsThatEndOutOfStartOrder)
     sim::channel_config fading;
     fading.fading_profile = "poor";
     fading.snr_db = 15;
-    emulated_modem rx(2, sim::ideal_radio(), fading, true, /*collisions=*/false);
+    sim::radio_config radio = sim::ideal_radio();
+    radio.deliver_per_block = false; // the two receptions' pieces would interleave
+    emulated_modem rx(2, radio, fading, true, /*collisions=*/false);
     auto burst = [](double start, size_t bytes) {
         sim::air_transmission b;
         b.source = 1;
@@ -369,4 +389,60 @@ TEST(EmulatorSettings, ParseEveryOptionAndNameTheBadOnes)
     } catch (const std::invalid_argument& err) {
         EXPECT_NE(std::string(err.what()).find("emulator_id"), std::string::npos);
     }
+}
+
+TEST(EmulatedModem, AStreamingModemDeliversEachBlocksBytesAfterThatBlock)
+{
+    sim::radio_config radio; // deliver_per_block by default
+    emulated_modem tx(1, radio), rx(2, radio);
+    // 1000 bytes at 2400S: 180 bytes per 0.6 s block after a 0.6 s preamble; 8176 bits
+    // in six blocks, the sixth holding the last 100 bytes with the EOM and flush.
+    const auto b = tx.transmit(payload(1000), mode_2400s(), 0.0);
+    rx.hear(b, 0.0);
+    const auto r = pieces(rx.poll(1e9));
+    ASSERT_EQ(r.size(), 6u);
+    dl::bytes joined;
+    for (size_t i = 0; i < r.size(); ++i) {
+        const bool last = i + 1 == r.size();
+        EXPECT_EQ(r[i].info.burst_continues, !last) << i;
+        EXPECT_FALSE(r[i].info.bytes_bad) << i;
+        if (!last) {
+            EXPECT_EQ(r[i].data.size(), 180u) << i;
+            EXPECT_NEAR(r[i].time, b.start + 0.6 + 0.6 * double(i + 1) + radio.rx_latency_s, 1e-9) << i;
+        }
+        joined.insert(joined.end(), r[i].data.begin(), r[i].data.end());
+    }
+    EXPECT_DOUBLE_EQ(r.back().time, b.start + b.air_time_s + radio.rx_latency_s);
+    EXPECT_EQ(joined, payload(1000));
+    EXPECT_EQ(rx.stats().bursts_delivered, 1u);
+
+    // Delivery at the burst's end: one piece.
+    radio.deliver_per_block = false;
+    emulated_modem whole(3, radio);
+    whole.hear(b, 0.0);
+    const auto w = pieces(whole.poll(1e9));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_FALSE(w[0].info.burst_continues);
+    EXPECT_EQ(w[0].data, payload(1000));
+    EXPECT_EQ(sim::parse_emulator_settings("deliver_per_block=0").radio.deliver_per_block, false);
+}
+
+TEST(EmulatedModem, ABurstCutAfterSomePiecesEndsWithAnEmptyBadPiece)
+{
+    sim::radio_config radio;
+    emulated_modem a(1, radio), c(3, radio), rx(2, radio);
+    const auto long_one = a.transmit(payload(1000), mode_2400s(), 0.0);
+    rx.hear(long_one, 0.0);
+    // Two pieces are out when another station keys up over the burst's end.
+    auto first = pieces(rx.poll(long_one.start + 1.9));
+    ASSERT_EQ(first.size(), 2u);
+    const auto other = c.transmit(payload(50), mode_2400s(), long_one.start + 3.0);
+    rx.hear(other, long_one.start + 3.0);
+    const auto rest = pieces(rx.poll(1e9));
+    ASSERT_EQ(rest.size(), 1u); // the cut burst's end; the other one is lost too
+    EXPECT_TRUE(rest[0].data.empty());
+    EXPECT_TRUE(rest[0].info.bytes_bad);
+    EXPECT_FALSE(rest[0].info.burst_continues);
+    EXPECT_EQ(rx.stats().collisions, 2u);
+    EXPECT_EQ(rx.stats().bursts_delivered, 0u);
 }

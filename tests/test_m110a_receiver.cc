@@ -396,3 +396,42 @@ TEST(m110a_receiver, corrupt_mode_codes_and_cut_bursts_do_not_wedge_it)
     EXPECT_TRUE(bursts[1].eom);
     EXPECT_EQ(bursts[1].bytes, good);
 }
+
+TEST(m110a_receiver, a_streaming_receiver_hands_on_each_blocks_bytes_before_the_end)
+{
+    // 2400S: 180 user bytes per 0.6 s block. 900 bytes (five blocks and the EOM's) then a
+    // 600S burst: the pieces of each burst join to exactly the bytes the whole burst
+    // has, the first pieces come while the burst is still on the air, and only the
+    // last entry of a burst says whether its EOM was found.
+    const auto first_bytes = random_bytes(900, 41), second_bytes = random_bytes(200, 42);
+    std::vector<float> audio = over_the_air("2400S", first_bytes, 8000, 20, 12.5, 3);
+    const std::vector<float> second = over_the_air("600S", second_bytes, 8000, 20, -20, 4);
+    audio.insert(audio.end(), second.begin(), second.end());
+    m110a_receiver_config streaming;
+    streaming.deliver_per_block = true;
+    const std::vector<m110a_burst> whole = receive_audio(audio, 8000);
+    ASSERT_EQ(whole.size(), 2u);
+    const std::vector<m110a_burst> pieces = receive_audio(audio, 8000, 977, streaming);
+    std::vector<std::vector<uint8_t>> joined(1);
+    std::vector<size_t> pieces_per_burst(1, 0);
+    for (const m110a_burst& p : pieces) {
+        joined.back().insert(joined.back().end(), p.bytes.begin(), p.bytes.end());
+        ++pieces_per_burst.back();
+        if (!p.continues) {
+            EXPECT_TRUE(p.eom);
+            joined.emplace_back();
+            pieces_per_burst.push_back(0);
+        } else {
+            EXPECT_FALSE(p.bytes.empty());
+        }
+    }
+    ASSERT_EQ(joined.size(), 3u); // two bursts, then nothing
+    EXPECT_EQ(joined[0], first_bytes);
+    EXPECT_EQ(joined[1], second_bytes);
+    EXPECT_EQ(joined[0], whole[0].bytes);
+    EXPECT_GE(pieces_per_burst[0], 5u); // the 2400S burst came in at least five pieces
+    EXPECT_GE(pieces_per_burst[1], 2u);
+    // The first 2400S piece: at most the first block's bytes (the EOM search lags).
+    EXPECT_LE(pieces[0].bytes.size(), 180u);
+    EXPECT_GT(pieces[0].bytes.size(), 100u);
+}

@@ -94,3 +94,45 @@ TEST(M110aTiming, AirTimeGrowsWithBytesAndTendsToTheUserRate)
         }
     }
 }
+
+TEST(M110aTiming, AStreamingReceiverKnowsEachBlocksBytesAtItsEnd)
+{
+    // 1000 bytes at 1200S: twelve 720-bit (90-byte) blocks after a 0.6 s preamble; the
+    // first eleven complete 90 bytes each, the twelfth the last 10 and the EOM.
+    const auto w = mode(1200, m110a_interleaver::short_).timing();
+    const auto pieces = decoding_schedule(w, 1000);
+    ASSERT_EQ(pieces.size(), 12u);
+    for (size_t i = 0; i + 1 < pieces.size(); ++i) {
+        EXPECT_EQ(pieces[i].bytes_end, 90 * (i + 1)) << i;
+        EXPECT_NEAR(pieces[i].time_s, 0.6 + 0.6 * double(i + 1), 1e-9) << i;
+    }
+    EXPECT_EQ(pieces.back().bytes_end, 1000u);
+    EXPECT_NEAR(pieces.back().time_s, transmission_time_of(w, 1000).total_s, 1e-12);
+    // Bytes that fit before the last block (trailer alone in it): no piece repeats a count.
+    const auto short_one = decoding_schedule(w, 90);
+    ASSERT_EQ(short_one.size(), 2u);
+    EXPECT_EQ(short_one[0].bytes_end, 90u);
+    EXPECT_EQ(short_one[1].bytes_end, 90u);
+}
+
+TEST(M110aTiming, ReinsertedSectionsDelayTheBlocksAfterThem)
+{
+    waveform_timing w;
+    w.preamble_s = 1;
+    w.unit_bits = 80; // 10 bytes a unit
+    w.unit_s = 2;
+    w.units_per_reinsertion = 2;
+    w.reinsertion_s = 0.5;
+    const auto pieces = decoding_schedule(w, 40); // 320 bits: four units, then the last
+    ASSERT_EQ(pieces.size(), 4u);
+    EXPECT_DOUBLE_EQ(pieces[0].time_s, 3.0);
+    EXPECT_DOUBLE_EQ(pieces[1].time_s, 5.0);
+    EXPECT_DOUBLE_EQ(pieces[2].time_s, 7.5); // after the section re-inserted at 5 s
+    EXPECT_EQ(pieces[2].bytes_end, 30u);
+    EXPECT_EQ(pieces[3].bytes_end, 40u);
+    EXPECT_DOUBLE_EQ(pieces[3].time_s, transmission_time_of(w, 40).total_s);
+    // A linear-shape modem hands everything over at the end.
+    waveform_timing linear;
+    linear.bit_rate = 800;
+    ASSERT_EQ(decoding_schedule(linear, 100).size(), 1u);
+}

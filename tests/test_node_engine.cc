@@ -439,3 +439,104 @@ TEST(NodeEngine, ModemStillTransmittingHoldsTheNextBurst)
     e.on_timer(e.next_deadline());
     EXPECT_EQ(e.take_actions().transmissions.size(), 1u);
 }
+
+TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
+{
+    node_engine n1(config_at(1)), n2(config_at(2));
+    n1.on_sis(1, bind_request(3), 0.0);
+    n2.on_sis(7, bind_request(3), 0.0);
+    n2.take_actions();
+    for (uint8_t k = 0; k < 3; ++k)
+        n1.on_sis(1, unidata(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
+    // Whole bursts back and forth (both modems at once, no carrier sense) until n1 sends
+    // the burst that carries the data.
+    double now = 0;
+    node_transmission data_burst;
+    for (int round = 0; round < 20 && data_burst.burst.empty(); ++round) {
+        for (auto* from : { &n1, &n2 }) {
+            node_engine* to = from == &n1 ? &n2 : &n1;
+            for (auto& t : from->take_actions().transmissions) {
+                bool carries_data = false;
+                dpdu_deframer df;
+                for (auto& f : df.push(t.burst.data(), t.burst.size()))
+                    carries_data = carries_data || f.frame.type == dpdu_type::data_only ||
+                                   f.frame.type == dpdu_type::data_ack;
+                if (from == &n1 && carries_data) {
+                    data_burst = t;
+                    break;
+                }
+                to->on_burst(t.burst, burst_info{}, now + t.air_time_s);
+            }
+        }
+        now = std::min(n1.next_deadline(), n2.next_deadline());
+        ASSERT_TRUE(std::isfinite(now));
+        n1.on_timer(now);
+        n2.on_timer(now);
+    }
+    ASSERT_FALSE(data_burst.burst.empty());
+    n2.take_actions();
+    // Three pieces cutting D_PDUs in the middle: the first U_PDU is whole after piece 2.
+    const size_t size = data_burst.burst.size();
+    const size_t cuts[] = { 0, 301, size / 2 + 7, size };
+    const double start = now;
+    const uint64_t received_before = n2.counters().bursts_received;
+    std::vector<bytes> delivered;
+    for (int i = 0; i < 3; ++i) {
+        burst_info info;
+        info.burst_continues = i < 2;
+        const double t = start + 2.0 * (i + 1);
+        n2.on_burst(bytes(data_burst.burst.begin() + long(cuts[i]),
+                          data_burst.burst.begin() + long(cuts[i + 1])),
+                    info, t);
+        auto a = n2.take_actions();
+        for (auto& m : a.to_clients)
+            if (m.primitive.type == sis_type::unidata_indication)
+                delivered.push_back(m.primitive.payload);
+        if (i < 2) {
+            EXPECT_TRUE(a.transmissions.empty()) << i; // the sender is still on the air
+            // Not even once the turnaround and more have passed.
+            n2.on_timer(t + 1.9);
+            EXPECT_TRUE(n2.take_actions().transmissions.empty()) << i;
+            if (i == 1)
+                EXPECT_GE(delivered.size(), 1u); // before the burst's end
+        }
+    }
+    ASSERT_EQ(delivered.size(), 3u);
+    for (uint8_t k = 0; k < 3; ++k)
+        EXPECT_EQ(delivered[k], bytes(600, uint8_t(k + 1)));
+    // After the last piece: the acknowledgement, after the turnaround.
+    n2.on_timer(n2.next_deadline());
+    const auto answer = n2.take_actions().transmissions;
+    ASSERT_EQ(answer.size(), 1u);
+    dpdu_deframer df;
+    bool acks = false;
+    for (auto& f : df.push(answer[0].burst.data(), answer[0].burst.size()))
+        acks = acks || f.frame.type == dpdu_type::ack_only || f.frame.type == dpdu_type::data_ack;
+    EXPECT_TRUE(acks);
+    EXPECT_EQ(n2.counters().bursts_received, received_before + 1); // one burst, three pieces
+}
+
+TEST(NodeEngine, APieceWithoutItsEndReleasesTheChannelAfterTheLongestBurst)
+{
+    node_config c = config_at(2);
+    node_engine e(c);
+    e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
+    burst_info piece;
+    piece.burst_continues = true;
+    e.on_burst(bytes(40, 0x55), piece, 1.0); // junk, and the modem never ends the burst
+    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 1)), 1.0);
+    EXPECT_TRUE(e.take_actions().transmissions.empty());
+    // Nothing goes while the burst may still be on the air; then it does.
+    const double released = 1.0 + c.max_transmission_s;
+    double sent_at = -1;
+    for (int i = 0; i < 50 && sent_at < 0; ++i) {
+        const double t = e.next_deadline();
+        ASSERT_TRUE(std::isfinite(t));
+        e.on_timer(t);
+        if (!e.take_actions().transmissions.empty())
+            sent_at = t;
+    }
+    EXPECT_GE(sent_at, released);
+    EXPECT_LE(sent_at, released + c.turnaround_s + 1e-9);
+    EXPECT_EQ(e.counters().bursts_received, 1u);
+}

@@ -81,7 +81,21 @@ TEST(Scenario, OneTransmissionTakesTheModelledAirTime)
     EXPECT_DOUBLE_EQ(r.nodes[0].air.air_time_s, t.total_s);
     // 600S: 0.6 s preamble, 0.6 s blocks of 360 bits.
     EXPECT_DOUBLE_EQ(t.total_s, 0.6 + 0.6 * double(t.units));
+    // The receiving modem hands on the block that completes the D_PDU, ahead of the
+    // EOM's block.
+    const auto pieces = phy::decoding_schedule(waveform_for("600S"), r.nodes[0].air.bytes_sent);
+    ASSERT_GE(pieces.size(), 2u);
+    const double complete_at = pieces[pieces.size() - 2].bytes_end == r.nodes[0].air.bytes_sent
+                                   ? pieces[pieces.size() - 2].time_s
+                                   : pieces.back().time_s;
+    EXPECT_LT(complete_at, t.total_s);
     EXPECT_NEAR(r.flows[0].first_delivery_at - r.flows[0].first_send_at,
+                0.25 + complete_at + 0.125, 1e-9);
+    // A modem that delivers at the burst's end.
+    c.radio.deliver_per_block = false;
+    const auto at_end = run_scenario(c);
+    ASSERT_EQ(at_end.flows[0].delivered.size(), 1u);
+    EXPECT_NEAR(at_end.flows[0].first_delivery_at - at_end.flows[0].first_send_at,
                 0.25 + t.total_s + 0.125, 1e-9);
 }
 

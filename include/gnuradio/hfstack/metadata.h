@@ -90,6 +90,14 @@ inline const pmt::pmt_t& bytes_bad()
     static const pmt::pmt_t key = pmt::mp("bytes_bad");
     return key;
 }
+// More decoded bytes of this received burst follow in later PDUs (bool): a streaming
+// modem hands on each interleaver block as it decodes it. Absent or false: the burst
+// ended with this PDU.
+inline const pmt::pmt_t& burst_continues()
+{
+    static const pmt::pmt_t key = pmt::mp("burst_continues");
+    return key;
+}
 // Expected air time of a transmission in seconds (double, to_phy).
 inline const pmt::pmt_t& air_time()
 {

@@ -28,7 +28,9 @@ namespace hfstack {
  * time; `status` posts tx_started / tx_finished at their start and end, and
  * carrier_on / carrier_off for what this modem hears; `out` delivers what it received
  * (with `data_rate`, `interleaver`, `snr_db`) after the receive latency, with the
- * channel's bit errors. Time runs at `time_scale` protocol seconds per real second, as
+ * channel's bit errors: as a streaming modem does, the bytes each interleaver block
+ * completes come after that block (`burst_continues` true on all but a burst's last
+ * PDU; option deliver_per_block=0: one PDU after the burst). Time runs at `time_scale` protocol seconds per real second, as
  * the node's does.
  *
  * Emulators share a channel through their `air_out` and `air_in` ports: connect each
@@ -58,8 +60,8 @@ public:
      * \param ber independent bit errors on top of the profile (0..1)
      * \param seed seed of the error processes
      * \param options radio timing "name=value;...": key_up_s, unkey_s, agc_settle_s,
-     *        carrier_detect_s, rx_latency_s, propagation_s (seconds), half_duplex and
-     *        collisions (0 or 1); defaults as the simulator's radio
+     *        carrier_detect_s, rx_latency_s, propagation_s (seconds), half_duplex,
+     *        collisions and deliver_per_block (0 or 1); defaults as the simulator's radio
      */
     static sptr make(double time_scale = 1.0,
                      const std::string& profile = "",

@@ -32,8 +32,9 @@ namespace hfstack {
  *   `client_event` "disconnect" with `reason` when the node drops a client.
  * - `to_phy`: one transmission per PDU: the D_PDUs back to back, metadata
  *   `data_rate` (bps), `interleaver` ("none", "short", "long"), `air_time` (s).
- * - `from_phy`: decoded bytes of one received burst; optional metadata `snr_db`,
- *   `bytes_bad`, `data_rate`, `interleaver`.
+ * - `from_phy`: decoded bytes of one received burst, or of a piece of it with
+ *   `burst_continues` true (a streaming modem; the node answers after the last
+ *   piece); optional metadata `snr_db`, `bytes_bad`, `data_rate`, `interleaver`.
  * - `phy_status`: a dict (or a PDU's metadata) with `event` = tx_started,
  *   tx_finished, carrier_on or carrier_off.
  * - `stats`: a dict of every counter, every `stats_interval` seconds and at stop.

@@ -919,17 +919,31 @@ struct node_engine::impl {
         p.reset_id = next_reset_id++;
     }
 
-    void on_burst(const uint8_t* data, size_t size, const burst_info& info)
-    {
-        counters.bursts_received += 1;
-        counters.bytes_received += size;
-        last_rx_end = now;
-        std::vector<received_dpdu> frames;
-        deframer.push(data, size, frames);
-        deframer.end_of_burst();
+    // A burst delivered in pieces (burst_info::burst_continues): what its pieces so far
+    // told, answered once its last piece is in.
+    struct burst_in_progress {
         std::set<uint32_t> heard; // peers that sent us connection D_PDUs
         std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
         std::set<uint32_t> snr_reported;
+    };
+    burst_in_progress rx_burst;
+    // While a burst is arriving in pieces, its sender is on the air: no answer before
+    // its last piece, or this long after its last piece if the modem never ends it.
+    double receiving_until = -inf;
+    // When the burst being received, or the last one, began to arrive (its first piece).
+    double rx_burst_began = -inf;
+
+    void on_burst(const uint8_t* data, size_t size, const burst_info& info)
+    {
+        counters.bytes_received += size;
+        if (receiving_until == -inf)
+            rx_burst_began = now;
+        last_rx_end = now;
+        std::vector<received_dpdu> frames;
+        deframer.push(data, size, frames);
+        std::set<uint32_t> heard; // in this piece
+        auto& acked = rx_burst.acked;
+        auto& snr_reported = rx_burst.snr_reported;
         for (auto& rf : frames) {
             const dpdu& d = rf.frame;
             if (d.source == cfg.address)
@@ -1016,11 +1030,14 @@ struct node_engine::impl {
                 break;
             }
         }
-        // Complete C_PDUs.
+        rx_burst.heard.insert(heard.begin(), heard.end());
+        if (info.burst_continues)
+            receiving_until = now + cfg.max_transmission_s;
+        else
+            end_received_burst();
+        // Complete C_PDUs, at once: a piece's data need not wait for the burst's end.
         for (uint32_t src : heard) {
             peer_state& p = peer(src);
-            if (p.awaiting_response)
-                end_exchange(p, acked[src].first, acked[src].second);
             p.consecutive_timeouts = 0;
             note_activity(src, now);
             for (auto& c : p.rx_exp.take_delivered())
@@ -1031,6 +1048,21 @@ struct node_engine::impl {
         nonarq_rx.poll(now);
         for (auto& d : nonarq_rx.take_delivered())
             on_non_arq_delivery(d);
+    }
+
+    // The burst's last piece is in (or the modem never sent it): the exchanges its
+    // sender answered are over; acknowledgements it did not carry are timeouts.
+    void end_received_burst()
+    {
+        counters.bursts_received += 1;
+        deframer.end_of_burst();
+        receiving_until = -inf;
+        for (uint32_t src : rx_burst.heard) {
+            peer_state& p = peer(src);
+            if (p.awaiting_response)
+                end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
+        }
+        rx_burst = burst_in_progress();
     }
 
     void on_ack(peer_state& p, const arq_ack& a, bool expedited)
@@ -1380,7 +1412,7 @@ struct node_engine::impl {
         double t = std::max(busy_until(), last_rx_end) + cfg.turnaround_s;
         if (busy_until() == -inf && last_rx_end == -inf)
             t = -inf;
-        return t;
+        return std::max(t, receiving_until);
     }
 
     // True when our next transmission continues an exchange the last burst belonged to:
@@ -1391,7 +1423,7 @@ struct node_engine::impl {
             if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->reset_acks_owed.empty() ||
                 p->warning_owed)
                 return true;
-            if (p->last_heard >= last_rx_end && link_up(addr) && has_link_work(addr))
+            if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
                 return true;
         }
         // Answers to the peer's CAS C_PDUs go at once; our own requests and breaks are
@@ -1797,6 +1829,8 @@ struct node_engine::impl {
 
     void service()
     {
+        if (receiving_until != -inf && now >= receiving_until)
+            end_received_burst(); // the modem stopped delivering without ending it
         forget_idle_peers();
         expire(now);
         check_response_timeouts();
@@ -1894,6 +1928,8 @@ struct node_engine::impl {
         d = std::min(d, nonarq_rx.next_deadline());
         for (auto& [addr, q] : control_spdus)
             d = std::min(d, q.front().expires_at);
+        if (receiving_until != -inf)
+            d = std::min(d, receiving_until);
         for (uint32_t addr : cas.up_peers())
             d = std::min(d, idle_break_time(peer(addr)));
         for (auto& [addr, p] : peers) {

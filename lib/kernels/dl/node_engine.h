@@ -160,6 +160,10 @@ struct burst_info {
     double snr_db = std::nan("");            // modem's SNR estimate, NaN if none
     std::optional<modem_mode> mode;          // mode the burst was received in, if known
     bool bytes_bad = false;                  // the modem flagged errors it could not correct
+    // More decoded bytes of this burst follow in later calls: a streaming modem hands
+    // on each interleaver block as it decodes it. The node answers a burst only after
+    // its last piece (the sender is still on the air until then).
+    bool burst_continues = false;
 };
 
 enum class phy_event : uint8_t { tx_started, tx_finished, carrier_on, carrier_off };

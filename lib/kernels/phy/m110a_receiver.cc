@@ -128,6 +128,10 @@ struct m110a_receiver::state {
     size_t eom_searched = 0;      // bits before this were looked at for the EOM
     size_t near_eom_searched = 0; // and for a near-EOM followed by the flush
     void find_eom();
+    // deliver_per_block: bytes handed on so far, and whether a block decoded since.
+    user_byte_stream streamed;
+    bool block_decoded = false;
+    void hand_on_decoded(std::vector<m110a_burst>& done);
 
     explicit state(const m110a_receiver_config& c) : cfg(c)
     {
@@ -551,6 +555,8 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     eom_at = no_eom;
     eom_searched = 0;
     near_eom_searched = 0;
+    streamed.restart();
+    block_decoded = false;
     stage = phase::data;
 }
 
@@ -716,8 +722,27 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             end_burst(true, done);
             return true;
         }
+        if (cfg.deliver_per_block && block_decoded)
+            hand_on_decoded(done);
     }
     return false;
+}
+
+void m110a_receiver::state::hand_on_decoded(std::vector<m110a_burst>& done)
+{
+    block_decoded = false;
+    // No EOM can start before the positions already searched.
+    auto bytes = streamed.take(bits, std::min(eom_searched, near_eom_searched), cfg.msb_first);
+    if (bytes.empty())
+        return;
+    m110a_burst piece;
+    piece.mode = mode->name;
+    piece.start_sample = start;
+    piece.frequency_offset_hz = input.offset_hz();
+    piece.snr_db = presence.snr_db();
+    piece.bytes = std::move(bytes);
+    piece.continues = true;
+    done.push_back(std::move(piece));
 }
 
 unsigned m110a_receiver::state::stride() const
@@ -831,6 +856,8 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
         // 4800U: uncoded bits straight into the stream.
         for (size_t k = 0; k < n; ++k)
             bits.push_back(llr[k] < 0 ? 1 : 0);
+        // No blocks: hand on every 256 bytes.
+        block_decoded = bits.size() >= 8 * (streamed.taken_bytes() + 256);
     } else {
         block_llr.insert(block_llr.end(), llr, llr + n);
         if (block_llr.size() >= mode->block_bits()) {
@@ -840,6 +867,7 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
             block_symbols_seen.clear();
             block_windows.clear();
             decode_block();
+            block_decoded = true;
         }
     }
     find_eom();
@@ -916,7 +944,7 @@ void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
     burst.frequency_offset_hz = input.offset_hz();
     burst.snr_db = presence.snr_db();
     burst.eom = eom;
-    burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
+    burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     restart_search(start + symbol * sps);
 }

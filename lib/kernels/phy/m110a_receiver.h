@@ -70,6 +70,10 @@ struct m110a_receiver_config {
     unsigned decoder_passes = 2;
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
+    // Hand on the user bytes each interleaver block completes as soon as it is decoded
+    // (pieces with `continues`), as a streaming modem does; the burst's last entry has
+    // the rest. False: one entry per burst.
+    bool deliver_per_block = false;
 };
 
 struct m110a_burst {
@@ -79,6 +83,8 @@ struct m110a_burst {
     double snr_db = 0;                // measured on the known symbols, in 3 kHz
     std::vector<uint8_t> bytes;       // user bytes (before the EOM)
     bool eom = false;                 // false: the burst was cut; bytes may be bad
+    // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known.
+    bool continues = false;
 };
 
 class m110a_receiver

@@ -70,15 +70,29 @@ uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at)
     return word;
 }
 
-std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first)
+std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits,
+                                     size_t n_bits,
+                                     bool msb_first,
+                                     size_t first_bit)
 {
     std::vector<uint8_t> bytes;
-    for (size_t b = 0; b + 8 <= n_bits; b += 8) {
+    for (size_t b = first_bit; b + 8 <= n_bits; b += 8) {
         uint8_t byte = 0;
         for (int j = 0; j < 8; ++j)
             byte |= uint8_t(bits[b + size_t(j)] << (msb_first ? 7 - j : j));
         bytes.push_back(byte);
     }
+    return bytes;
+}
+
+std::vector<uint8_t>
+user_byte_stream::take(const std::vector<uint8_t>& bits, size_t safe_bits, bool msb_first)
+{
+    const size_t end = std::min(safe_bits, bits.size()) / 8 * 8;
+    if (end <= d_taken_bits)
+        return {};
+    auto bytes = pack_user_bytes(bits, end, msb_first, d_taken_bits);
+    d_taken_bits = end;
     return bytes;
 }
 

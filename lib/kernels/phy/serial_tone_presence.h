@@ -65,9 +65,27 @@ private:
 // The 32 bits from bits[at] on as a word, the first the MSB (an EOM is looked for so).
 uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at);
 
-// User bits to bytes (8 bits each, the first bit the LSB unless msb_first), a trailing
-// partial byte dropped.
-std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits, size_t n_bits, bool msb_first);
+// User bits [first_bit, n_bits) to bytes (8 bits each, the first bit the LSB unless
+// msb_first), a trailing partial byte dropped. first_bit is a multiple of 8.
+std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits,
+                                     size_t n_bits,
+                                     bool msb_first,
+                                     size_t first_bit = 0);
+
+// A burst's user bytes handed on as the decoder releases them (a streaming receiver):
+// each take() returns the whole bytes before `safe_bits` not taken yet. The receiver
+// passes as safe the bits no end of message can start in any more, and at the burst's
+// end the EOM's position (or every bit, for a burst cut short).
+class user_byte_stream
+{
+public:
+    void restart() { d_taken_bits = 0; }
+    std::vector<uint8_t> take(const std::vector<uint8_t>& bits, size_t safe_bits, bool msb_first);
+    size_t taken_bytes() const { return d_taken_bits / 8; }
+
+private:
+    size_t d_taken_bits = 0;
+};
 
 } // namespace phy
 } // namespace hfstack

@@ -1,5 +1,6 @@
 #include "transmission_time.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gr {
@@ -47,6 +48,27 @@ size_t max_bytes_within(const waveform_timing& w, double max_seconds)
         --units;
     const size_t bits = units * w.unit_bits;
     return bits > w.trailer_bits ? (bits - w.trailer_bits) / 8 : 0;
+}
+
+std::vector<decoded_piece> decoding_schedule(const waveform_timing& w, size_t bytes)
+{
+    const transmission_time t = transmission_time_of(w, bytes);
+    std::vector<decoded_piece> pieces;
+    if (w.whole_units()) {
+        size_t known = 0;
+        for (size_t i = 0; i + 1 < t.units; ++i) {
+            const size_t end = std::min(bytes, (i + 1) * w.unit_bits / 8);
+            if (end == known)
+                continue;
+            known = end;
+            // Unit i ends after i + 1 units and the sections re-inserted between them.
+            const size_t reinsertions = w.units_per_reinsertion ? i / w.units_per_reinsertion : 0;
+            pieces.push_back(decoded_piece{ end, w.preamble_s + double(i + 1) * w.unit_s +
+                                                     double(reinsertions) * w.reinsertion_s });
+        }
+    }
+    pieces.push_back(decoded_piece{ bytes, t.total_s });
+    return pieces;
 }
 
 } // namespace phy

@@ -7,6 +7,7 @@
 #define HFSTACK_KERNELS_PHY_TRANSMISSION_TIME_H
 
 #include <cstddef>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -43,6 +44,18 @@ transmission_time transmission_time_of(const waveform_timing& w, size_t bytes);
 // The most user bytes one transmission of at most max_seconds can carry (0 if even an
 // empty one is longer).
 size_t max_bytes_within(const waveform_timing& w, double max_seconds);
+
+// What a receiver can hand on before a transmission ends: a streaming modem decodes
+// each interleaver block (unit) as it arrives, so the user bytes a unit completes are
+// known at that unit's end. One piece per unit that completes bytes, then a last one at
+// total_s covering the rest (the end of message, found after the last unit). Times are
+// from the start of the transmission, decoding latency not included. Linear shape: the
+// last piece alone.
+struct decoded_piece {
+    size_t bytes_end = 0; // user bytes known by the end of this piece
+    double time_s = 0;
+};
+std::vector<decoded_piece> decoding_schedule(const waveform_timing& w, size_t bytes);
 
 } // namespace phy
 } // namespace hfstack

@@ -29,6 +29,8 @@ emulator_settings parse_emulator_settings(const std::string& assignments)
                 }
             if (n == "half_duplex")
                 e.half_duplex = dl::parse_option_bool(n, v);
+            else if (n == "deliver_per_block")
+                e.radio.deliver_per_block = dl::parse_option_bool(n, v);
             else if (n == "collisions")
                 e.collisions = dl::parse_option_bool(n, v);
             else if (n == "emulator_id") {
@@ -40,7 +42,7 @@ emulator_settings parse_emulator_settings(const std::string& assignments)
                 throw std::invalid_argument(
                     "unknown modem_emulator option '" + n +
                     "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
-                    "propagation_s, half_duplex, collisions, emulator_id)");
+                    "propagation_s, half_duplex, collisions, deliver_per_block, emulator_id)");
         });
     return e;
 }
@@ -184,6 +186,15 @@ bool emulated_modem::hear(const air_transmission& b, double now)
         schedule(s + detect, due::carrier_on, id);
         schedule(e, due::carrier_off, id);
     }
+    if (d_radio.deliver_per_block) {
+        reception& added = d_receptions.at(id);
+        auto pieces = phy::decoding_schedule(timing, b.data.size());
+        pieces.pop_back(); // the last one is the delivery
+        for (const phy::decoded_piece& p : pieces) {
+            added.piece_ends.push_back(p.bytes_end);
+            schedule(s + p.time_s + d_radio.rx_latency_s, due::piece, id);
+        }
+    }
     schedule(e + d_radio.rx_latency_s, due::delivery, id);
     return true;
 }
@@ -233,20 +244,42 @@ std::vector<modem_event> emulated_modem::poll(double now)
             }
             break;
         }
+        case due::piece: {
+            auto it = d_receptions.find(p.reception);
+            if (it == d_receptions.end() || it->second.destroyed)
+                break;
+            reception& r = it->second;
+            const size_t end = r.piece_ends.at(r.pieces_delivered++);
+            ev.type = modem_event::kind::burst;
+            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered),
+                           r.burst.data.begin() + long(end));
+            r.bytes_delivered = end;
+            ev.info.mode = r.burst.mode;
+            ev.info.snr_db = r.path->config().snr_db;
+            ev.info.burst_continues = true;
+            out.push_back(std::move(ev));
+            break;
+        }
         case due::delivery: {
             auto it = d_receptions.find(p.reception);
             if (it == d_receptions.end())
                 break;
             reception r = std::move(it->second);
             d_receptions.erase(it);
-            if (r.destroyed)
-                break;
             ev.type = modem_event::kind::burst;
-            ev.data = std::move(r.burst.data);
-            d_stats.bits_flipped += r.bits_flipped;
-            ++d_stats.bursts_delivered;
             ev.info.mode = r.burst.mode;
             ev.info.snr_db = r.path->config().snr_db;
+            if (r.destroyed) {
+                // Pieces already handed on: the receiver is told the burst ended, cut.
+                if (r.pieces_delivered > 0) {
+                    ev.info.bytes_bad = true;
+                    out.push_back(std::move(ev));
+                }
+                break;
+            }
+            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered), r.burst.data.end());
+            d_stats.bits_flipped += r.bits_flipped;
+            ++d_stats.bursts_delivered;
             out.push_back(std::move(ev));
             break;
         }

@@ -13,7 +13,10 @@
  *     (half duplex); lost if its preamble is shorter than the AGC settling time.
  *     carrier_on agc_settle_s + carrier_detect_s after its start (nested over
  *     overlapping receptions), carrier_off at its end, and the bytes, corrupted by the
- *     path's error model, rx_latency_s after its end.
+ *     path's error model, rx_latency_s after its end; with radio.deliver_per_block in
+ *     pieces, rx_latency_s after each interleaver block that completes some (the
+ *     pieces before the last flagged burst_continues). A burst destroyed after some of
+ *     its pieces were delivered ends with an empty piece flagged bytes_bad.
  *
  * The rules are virtual_network's (virtual_network.h), seen from one receiver, so an
  * application tested against modem_emulator meets the simulator's air, with two
@@ -131,10 +134,13 @@ private:
         channel_model* path = nullptr;
         double start = 0, end = 0;
         size_t bits_flipped = 0; // errors already applied to burst.data
+        std::vector<size_t> piece_ends; // bytes delivered by each piece before the last
+        size_t pieces_delivered = 0;
+        size_t bytes_delivered = 0;
         bool destroyed = false;
         bool carrier_on = false;
     };
-    enum class due : uint8_t { tx_started, tx_finished, carrier_on, carrier_off, delivery };
+    enum class due : uint8_t { tx_started, tx_finished, carrier_on, carrier_off, piece, delivery };
     struct pending {
         double time;
         uint64_t seq;

@@ -1,5 +1,7 @@
 #include "virtual_network.h"
 
+#include "phy/transmission_time.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -287,6 +289,8 @@ const char* kind_name(int k)
         return "carrier off";
     case 5:
         return "call_at";
+    case 6:
+        return "burst piece delivery";
     default:
         return "burst delivery";
     }
@@ -369,40 +373,75 @@ void virtual_network::process(const event& e)
 
     case event_kind::call:
         return; // handled above
+    case event_kind::piece: {
+        auto it = d_receptions.find(e.tag);
+        if (it == d_receptions.end() || it->second.destroyed || it->second.rx_epoch != n.rx_epoch)
+            return; // the last delivery counts the loss
+        deliver(i, it->second, false);
+        return;
+    }
     case event_kind::delivery: {
         auto it = d_receptions.find(e.tag);
         if (it == d_receptions.end())
             return;
         reception r = std::move(it->second);
         d_receptions.erase(it);
-        if (r.destroyed)
-            return; // counted when it was destroyed
         if (r.rx_epoch != n.rx_epoch) {
-            ++n.stats.lost_other;
-            ++d_stats.bursts_lost;
+            if (!r.destroyed) {
+                ++n.stats.lost_other;
+                ++d_stats.bursts_lost;
+            }
             return;
         }
-        const air_burst& b = *r.burst;
-        dl::bytes data = b.data;
-        const size_t flipped =
-            r.path->corrupt(data, b.start + r.path->config().propagation_s,
-                            b.timing.preamble_s, b.timing.bit_rate,
-                            b.timing.whole_units() ? b.timing.unit_s : 0.0);
-        ++n.stats.bursts_delivered;
-        n.stats.bytes_delivered += data.size();
-        n.stats.bits_flipped += flipped;
-        ++d_stats.bursts_delivered;
-        d_stats.bits_flipped += flipped;
-        dl::burst_info info;
-        info.mode = b.mode;
-        info.snr_db = r.path->config().snr_db;
-        if (d_rx_cb)
-            d_rx_cb(i, data, d_now);
-        n.engine->on_burst(data, info, d_now);
-        after_input(i);
+        if (r.destroyed) { // counted when it was destroyed
+            if (r.pieces_delivered > 0) {
+                // Pieces already handed on: the engine is told the burst ended, cut.
+                dl::burst_info info;
+                info.mode = r.burst->mode;
+                info.snr_db = r.path->config().snr_db;
+                info.bytes_bad = true;
+                n.engine->on_burst(dl::bytes(), info, d_now);
+                after_input(i);
+            }
+            return;
+        }
+        deliver(i, r, true);
         return;
     }
     }
+}
+
+void virtual_network::deliver(size_t i, reception& r, bool last)
+{
+    node_slot& n = *d_nodes[i];
+    const air_burst& b = *r.burst;
+    if (!r.corrupted) {
+        // Drawn at the first delivery: a path's bursts do not overlap, so its error
+        // processes still run forward in time.
+        r.data = b.data;
+        r.bits_flipped = r.path->corrupt(r.data, b.start + r.path->config().propagation_s,
+                                         b.timing.preamble_s, b.timing.bit_rate,
+                                         b.timing.whole_units() ? b.timing.unit_s : 0.0);
+        r.corrupted = true;
+    }
+    const size_t end = last ? r.data.size() : r.piece_ends.at(r.pieces_delivered++);
+    const dl::bytes piece(r.data.begin() + long(r.bytes_delivered), r.data.begin() + long(end));
+    r.bytes_delivered = end;
+    if (last) {
+        ++n.stats.bursts_delivered;
+        n.stats.bytes_delivered += r.data.size();
+        n.stats.bits_flipped += r.bits_flipped;
+        ++d_stats.bursts_delivered;
+        d_stats.bits_flipped += r.bits_flipped;
+        if (d_rx_cb)
+            d_rx_cb(i, r.data, d_now);
+    }
+    dl::burst_info info;
+    info.mode = b.mode;
+    info.snr_db = r.path->config().snr_db;
+    info.burst_continues = !last;
+    n.engine->on_burst(piece, info, d_now);
+    after_input(i);
 }
 
 void virtual_network::after_input(size_t i)
@@ -577,6 +616,14 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
         if (air > detect) {
             push(s + detect, event_kind::carrier_on, j, id);
             push(e, event_kind::carrier_off, j, id);
+        }
+        if (radio.deliver_per_block) {
+            auto pieces = phy::decoding_schedule(burst->timing, burst->data.size());
+            pieces.pop_back(); // the last one is the delivery
+            for (const phy::decoded_piece& p : pieces) {
+                d_receptions[id].piece_ends.push_back(p.bytes_end);
+                push(s + p.time_s + radio.rx_latency_s, event_kind::piece, j, id);
+            }
         }
         push(e + radio.rx_latency_s, event_kind::delivery, j, id);
     }

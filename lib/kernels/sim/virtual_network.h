@@ -51,6 +51,10 @@ struct radio_config {
                               // preamble is shorter is lost
     double carrier_detect_s = 0.2; // carrier_on this long after a burst (its AGC settled) starts
     double rx_latency_s = 0.05;    // decoded bytes delivered this long after the burst ends
+    // A streaming modem: the bytes each interleaver block completes are delivered
+    // rx_latency_s after that block (phy::decoding_schedule), the rest after the burst.
+    // False: all of a burst's bytes at once after its end.
+    bool deliver_per_block = true;
 };
 
 // A radio that switches and detects instantly (for tests that count seconds exactly).
@@ -181,7 +185,7 @@ public:
     static constexpr uint64_t max_events_at_one_time = 10'000'000;
 
 private:
-    enum class event_kind : uint8_t { timer, tx_status, carrier_on, carrier_off, delivery, call };
+    enum class event_kind : uint8_t { timer, tx_status, carrier_on, carrier_off, delivery, call, piece };
     struct event {
         double time;
         uint64_t seq;
@@ -208,12 +212,21 @@ private:
         uint64_t rx_epoch = 0;
         bool destroyed = false;
         bool carrier_seen = false; // carrier_on was given to the engine
+        // Delivered in pieces (radio_config::deliver_per_block): the bytes, errors
+        // applied at the first piece, and the bytes each piece before the last ends at.
+        dl::bytes data;
+        bool corrupted = false;
+        size_t bits_flipped = 0;
+        std::vector<size_t> piece_ends;
+        size_t pieces_delivered = 0;
+        size_t bytes_delivered = 0;
     };
     struct interval {
         double start, end;
         uint64_t reception; // 0 for an own transmission
     };
     struct node_slot;
+    void deliver(size_t i, reception& r, bool last);
 
     void check_node(size_t i, const char* what) const;
     void push(double t, event_kind k, size_t node, uint64_t tag,

@@ -86,6 +86,9 @@ def add_run_options(p):
         flag = "--" + name[:-2].replace("_", "-")
         g.add_argument(flag, dest=name, type=tr.non_negative_float, default=getattr(radio, name),
                        help=f"{help_text}, s (default {getattr(radio, name)})")
+    g.add_argument("--deliver-at-burst-end", dest="deliver_per_block", action="store_false",
+                   help="the modems hand on a burst's bytes only after it ends (default: "
+                        "after each interleaver block, as a streaming modem does)")
     tr.add_client_options(p)
     tr.add_output_options(p)
 
@@ -126,6 +129,7 @@ def scenario_from(args, test):
     radio = sim.radio_config()
     for name in ("key_up_s", "unkey_s", "agc_settle_s", "carrier_detect_s", "rx_latency_s"):
         setattr(radio, name, getattr(args, name))
+    radio.deliver_per_block = getattr(args, "deliver_per_block", True)
     c.radio = radio
     c.trace = bool(args.trace)
     c.client = tr.client_config_from(args, test)

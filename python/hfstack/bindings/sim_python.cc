@@ -51,7 +51,10 @@ void bind_sim(py::module& m)
         .def_readwrite("unkey_s", &radio_config::unkey_s)
         .def_readwrite("agc_settle_s", &radio_config::agc_settle_s)
         .def_readwrite("carrier_detect_s", &radio_config::carrier_detect_s)
-        .def_readwrite("rx_latency_s", &radio_config::rx_latency_s);
+        .def_readwrite("rx_latency_s", &radio_config::rx_latency_s)
+        .def_readwrite("deliver_per_block", &radio_config::deliver_per_block,
+                       "decoded bytes delivered after each interleaver block (streaming "
+                       "modem); False: all at the burst's end");
     m.def("ideal_radio", &ideal_radio);
 
     py::class_<channel_config>(m, "channel_config", "Error model of every path")

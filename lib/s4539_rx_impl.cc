@@ -39,12 +39,14 @@ constexpr size_t max_waiting_symbols = 4 * 2400;
 class s4539_rx_impl : public s4539_rx
 {
 public:
-    s4539_rx_impl(double sample_rate_hz, bool complex_input)
+    s4539_rx_impl(double sample_rate_hz, bool complex_input, bool deliver_per_block)
         : gr::block("s4539_rx",
                     gr::io_signature::make(1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
                     gr::io_signature::make(0, 1, sizeof(gr_complex))),
           d_complex(complex_input),
-          d_front(frontend_config(sample_rate_hz, complex_input))
+          d_front(frontend_config(sample_rate_hz, complex_input)),
+          d_serial(serial_config(deliver_per_block)),
+          d_high(high_config(deliver_per_block))
     {
         message_port_register_out(port_out);
         message_port_register_out(port_status);
@@ -93,6 +95,19 @@ public:
     }
 
 private:
+    static phy::m110a_receiver_config serial_config(bool deliver_per_block)
+    {
+        phy::m110a_receiver_config c;
+        c.deliver_per_block = deliver_per_block;
+        return c;
+    }
+    static phy::m110c_receiver_config high_config(bool deliver_per_block)
+    {
+        phy::m110c_receiver_config c;
+        c.deliver_per_block = deliver_per_block;
+        return c;
+    }
+
     static phy::serial_tone_frontend_config frontend_config(double fs, bool complex_input)
     {
         phy::serial_tone_frontend_config c;
@@ -117,11 +132,12 @@ private:
             d_serial_done.clear();
             d_serial.process(d_baseband.data() + k, n, d_serial_done);
             for (const phy::m110a_burst& b : d_serial_done)
-                burst_ended(b.mode, b.bytes, b.eom, !b.eom, b.snr_db, b.frequency_offset_hz);
+                hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
+                        b.frequency_offset_hz);
             d_high_done.clear();
             d_high.process(d_baseband.data() + k, n, d_high_done);
             for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
-                burst_ended(b.mode, b.bytes, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
+                hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
             if ((d_serial.carrier_detected() || d_high.carrier_detected()) && !d_carrier) {
                 d_carrier = true;
                 post_status("carrier_on");
@@ -131,11 +147,19 @@ private:
 
     void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
 
-    void burst_ended(const std::string& mode_name, const std::vector<uint8_t>& bytes, bool eom, bool bytes_bad,
-                     double snr_db, double offset_hz)
+    // A burst's bytes, or (continues) the bytes its latest interleaver blocks completed.
+    void hand_on(const std::string& mode_name,
+                 const std::vector<uint8_t>& bytes,
+                 bool continues,
+                 bool eom,
+                 bool bytes_bad,
+                 double snr_db,
+                 double offset_hz)
     {
-        if (!d_carrier) // a burst that began and ended within one piece
+        if (!d_carrier) { // a burst that began and ended within one piece
+            d_carrier = true;
             post_status("carrier_on");
+        }
         const auto mode = phy::s4539_mode_by_name(mode_name);
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
@@ -144,13 +168,19 @@ private:
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
+        if (continues)
+            meta = pmt::dict_add(meta, metadata::burst_continues(), pmt::PMT_T);
         message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
+        d_burst_bytes += bytes.size();
+        if (continues)
+            return;
         pmt::pmt_t info = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode_name));
-        info = pmt::dict_add(info, metadata::bytes(), pmt::from_uint64(bytes.size()));
+        info = pmt::dict_add(info, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
         message_port_pub(port_burst_info, info);
         ++d_bursts;
-        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, bytes.size(), snr_db,
+        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, d_burst_bytes, snr_db,
                         offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "");
+        d_burst_bytes = 0;
         post_status("carrier_off");
         d_carrier = false;
     }
@@ -164,13 +194,14 @@ private:
     std::vector<phy::m110c_burst> d_high_done;
     std::vector<gr_complex> d_new_symbols; // the receivers' tap, emptied every call
     std::deque<gr_complex> d_waiting;      // symbols not yet given to the output
+    size_t d_burst_bytes = 0; // of the burst being handed on
     std::atomic<uint64_t> d_bursts{ 0 };
     std::atomic<bool> d_carrier{ false };
 };
 
-s4539_rx::sptr s4539_rx::make(double sample_rate_hz, bool complex_input)
+s4539_rx::sptr s4539_rx::make(double sample_rate_hz, bool complex_input, bool deliver_per_block)
 {
-    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input);
+    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input, deliver_per_block);
 }
 
 } // namespace hfstack

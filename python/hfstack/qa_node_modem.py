@@ -41,7 +41,7 @@ class qa_node_modem(gr_unittest.TestCase):
             pace = blocks.throttle(gr.sizeof_float, SAMPLE_RATE)
             channel = hfstack.hf_channel_ff(SAMPLE_RATE, "moderate", [], [], [], [], 20.0, 3000.0,
                                             0.0625, 0.0, 0.0, 0.02, seed)
-            rx = hfstack.s4539_rx(SAMPLE_RATE, False)
+            rx = hfstack.s4539_rx(SAMPLE_RATE, False, True)  # streaming, as the radio front end
             tb.connect(tx, pace, channel, rx)
             tb.msg_connect(source, "to_phy", tx, "in")
             tb.msg_connect(tx, "status", source, "phy_status")

@@ -27,7 +27,7 @@ def meta_of(msg):
     return pmt.to_python(pmt.car(msg))
 
 
-def awgn_link(fs, complex_signal, seconds, snr_db, seed=5):
+def awgn_link(fs, complex_signal, seconds, snr_db, seed=5, deliver_per_block=False):
     """(top block, transmitter, its `seconds` of samples, receiver): the transmitter joined
     to the receiver through an AWGN channel at snr_db."""
     tb = gr.top_block()
@@ -35,15 +35,15 @@ def awgn_link(fs, complex_signal, seconds, snr_db, seed=5):
     head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float, int(seconds * fs))
     chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
         fs, "awgn", snr_db=snr_db, signal_power=0.0625, seed=seed)
-    rx = hfstack.s4539_rx(fs, complex_signal)
+    rx = hfstack.s4539_rx(fs, complex_signal, deliver_per_block)
     tb.connect(tx, head, chan, rx)
     return tb, tx, head, rx
 
 
-def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0):
+def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0, deliver_per_block=False):
     """Posts `pdus` to a transmitter joined to a receiver through the channel, runs
     `seconds` of samples, and returns (received PDUs, tx status, ptt, tags, rx status)."""
-    tb, tx, head, rx = awgn_link(fs, complex_signal, seconds, snr_db)
+    tb, tx, head, rx = awgn_link(fs, complex_signal, seconds, snr_db, deliver_per_block=deliver_per_block)
     tags = blocks.vector_sink_c() if complex_signal else blocks.vector_sink_f()
     got, tx_status, ptt, rx_status = (blocks.message_debug() for _ in range(4))
     tb.connect(head, tags)
@@ -108,6 +108,29 @@ class qa_s4539_modem(gr_unittest.TestCase):
             self.assertEqual(bytes(pmt.u8vector_elements(pmt.cdr(m))), d)
             self.assertFalse(meta_of(m)["bytes_bad"])
         self.assertEqual(rx_status, ["carrier_on", "carrier_off"] * 4)
+
+    def test_a_streaming_receiver_posts_each_burst_in_pieces(self):
+        # deliver_per_block: both families post the bytes of each decoded interleaver
+        # block at once; a burst's pieces join to what was sent, only its last PDU
+        # lacks burst_continues, and status and burst counts stay one per burst.
+        rng = np.random.default_rng(4)
+        data = [bytes(rng.integers(0, 256, n, dtype=np.uint8)) for n in (400, 3000)]
+        got, _, _, _, rx_status = run_link(
+            [pdu(data[0], data_rate=1200), pdu(data[1], data_rate=9600)], 9600, True, 12.0,
+            snr_db=30.0, deliver_per_block=True)
+        bursts, pieces, joined = [], [], b""
+        for m in got:
+            joined += bytes(pmt.u8vector_elements(pmt.cdr(m)))
+            pieces.append(m)
+            if not meta_of(m).get("burst_continues", False):
+                bursts.append((joined, len(pieces), meta_of(m)))
+                joined, pieces = b"", []
+        self.assertEqual(pieces, [])  # nothing after the last burst's end
+        self.assertEqual([b[0] for b in bursts], data)
+        self.assertGreaterEqual(bursts[0][1], 4)  # 1200S: 90 bytes a 0.6 s block
+        self.assertGreaterEqual(bursts[1][1], 3)  # 9600S: 1080 bytes a block
+        self.assertEqual([(b[2]["data_rate"], b[2]["bytes_bad"]) for b in bursts], [(1200, False), (9600, False)])
+        self.assertEqual(rx_status, ["carrier_on", "carrier_off"] * 2)
 
     def test_bad_pdus_and_settings_are_refused(self):
         got, tx_status, ptt, tags, _ = run_link(

@@ -583,7 +583,7 @@ class radio(gr.hier_block2):
     # receiver's input: receive_from).
     def audio_modem(self, o, rx_rate=None):
         tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
-        rx = s4539_rx(rx_rate or modem_rate(o), False)
+        rx = s4539_rx(rx_rate or modem_rate(o), False, True)  # streaming: the node takes pieces
         self.wire_modem(tx, rx)
         return tx
 
@@ -659,7 +659,7 @@ class radio(gr.hier_block2):
         # bursts' exact first and last samples for the gate; the receiver at the modem
         # rate after decimation.
         tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
-        rx = s4539_rx(rate, True)
+        rx = s4539_rx(rate, True, True)
         self.wire_modem(tx, rx)
         name = o["device_args"] or "(first found)"
         try:

@@ -22,7 +22,8 @@ namespace hfstack {
  * modes 3200-9600 bps and 12800 bps uncoded. Samples in, one PDU per burst out.
  * \ingroup hfstack
  *
- * Port `out` posts each received burst as a PDU: the decoded user bytes, metadata
+ * Port `out` posts each received burst as a PDU (or, deliver_per_block, in pieces as
+ * its interleaver blocks are decoded): the decoded user bytes, metadata
  * `data_rate`, `interleaver` (as s4539_tx names it), `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
  * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
  * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
@@ -53,8 +54,12 @@ public:
     /*!
      * \param sample_rate_hz input rate (8000, 9600, 48000 or any rate from 4 kHz up)
      * \param complex_input complex baseband instead of real audio
+     * \param deliver_per_block post the bytes each interleaver block completes as soon
+     *        as it is decoded, as a streaming modem does (metadata `burst_continues`
+     *        true on all but a burst's last PDU; `burst_info` once, at its end); what a
+     *        node wants, so a long burst's first data need not wait for its end
      */
-    static sptr make(double sample_rate_hz, bool complex_input = false);
+    static sptr make(double sample_rate_hz, bool complex_input = false, bool deliver_per_block = false);
 
     //! Bursts posted so far.
     virtual uint64_t bursts() const = 0;

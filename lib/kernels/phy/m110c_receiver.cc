@@ -258,6 +258,10 @@ struct m110c_receiver::state {
     size_t eom_searched = 0;
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
+    // deliver_per_block: bytes handed on so far, and whether a block decoded since.
+    user_byte_stream streamed;
+    bool block_decoded = false;
+    void hand_on_decoded(std::vector<m110c_burst>& done);
 
     explicit state(const m110c_receiver_config& c) : cfg(c)
     {
@@ -782,6 +786,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 unreliable_blocks += reliability < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
+                block_decoded = true;
             }
             break;
         }
@@ -813,7 +818,30 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             end_burst(true, done);
             return true;
         }
+        // Not before the mini-probes have confirmed the mode: a corrected mode starts
+        // the data again.
+        if (cfg.deliver_per_block && block_decoded && mode_checked && !corrected_mode)
+            hand_on_decoded(done);
     }
+}
+
+void m110c_receiver::state::hand_on_decoded(std::vector<m110c_burst>& done)
+{
+    block_decoded = false;
+    auto bytes = streamed.take(bits, eom_searched, cfg.msb_first); // no EOM starts before
+    if (bytes.empty())
+        return;
+    m110c_burst piece;
+    piece.mode = mode->name();
+    piece.start_sample = start;
+    piece.frequency_offset_hz = input.offset_hz();
+    piece.snr_db = presence.snr_db(m110c_frame_power(*mode));
+    piece.unreliable_blocks = unreliable_blocks;
+    piece.least_reliability = least_reliability;
+    piece.bytes_bad = unreliable_blocks > 0;
+    piece.bytes = std::move(bytes);
+    piece.continues = true;
+    done.push_back(std::move(piece));
 }
 
 void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, size_t llr_end)
@@ -984,6 +1012,8 @@ void m110c_receiver::state::clear_data_progress()
     segment_symbols = 0;
     block_llr.clear();
     bits.clear();
+    streamed.restart();
+    block_decoded = false;
     eom_at = no_eom;
     eom_searched = 0;
     unreliable_blocks = 0;
@@ -1166,7 +1196,7 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = !eom || unreliable_blocks > 0;
-    burst.bytes = pack_user_bytes(bits, eom ? eom_at : bits.size(), cfg.msb_first);
+    burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM the transmission ends with its last frame's probe and, when that
     // frame closes a group of 72, a re-inserted section: not a new burst.

@@ -101,6 +101,10 @@ struct m110c_receiver_config {
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
     m110c_readings readings;                // scrambler orientation, tail-biting reading
+    // Hand on the user bytes each interleaver block completes as soon as it is decoded
+    // (pieces with `continues`), once the mini-probes have confirmed the mode; the
+    // burst's last entry has the rest. False: one entry per burst.
+    bool deliver_per_block = false;
 };
 
 struct m110c_burst {
@@ -115,6 +119,9 @@ struct m110c_burst {
     bool bytes_bad = false;
     size_t unreliable_blocks = 0;
     double least_reliability = 0;  // of the burst's blocks (m110c_block_decoder)
+    // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known,
+    // bytes_bad and the reliabilities as of the blocks so far.
+    bool continues = false;
 };
 
 class m110c_receiver

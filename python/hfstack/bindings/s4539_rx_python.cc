@@ -33,6 +33,7 @@ void bind_s4539_rx(py::module& m)
         .def(py::init(&s4539_rx::make),
              py::arg("sample_rate_hz"),
              py::arg("complex_input") = false,
+             py::arg("deliver_per_block") = false,
              D(s4539_rx, make))
         .def("bursts", &s4539_rx::bursts, D(s4539_rx, bursts))
         .def("carrier_detected", &s4539_rx::carrier_detected, D(s4539_rx, carrier_detected));

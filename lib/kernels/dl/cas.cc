@@ -187,6 +187,13 @@ void cas_link_manager::mark_probe(uint32_t peer)
         it->second.probe = true;
 }
 
+void cas_link_manager::request_on_air_until(uint32_t peer, double until)
+{
+    auto it = d_links.find(peer);
+    if (it != d_links.end() && it->second.st == cas_link_state::requesting)
+        it->second.deadline = std::max(it->second.deadline, until + d_cfg.response_timeout);
+}
+
 void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now, bool probe)
 {
     if (peer == d_cfg.own_address)

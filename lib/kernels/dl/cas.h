@@ -199,6 +199,9 @@ public:
     void request_link(uint32_t peer, bool exclusive, double now, bool probe = false);
     // Turns the pending request to `peer` into a probe (see request_link).
     void mark_probe(uint32_t peer);
+    // Our REQUEST to `peer` went out in a burst on the air until `until` (a long one,
+    // carrying data): its answer is awaited response_timeout from then.
+    void request_on_air_until(uint32_t peer, double until);
     // A received CAS C_PDU from `peer`. Types 1-5 run the protocol; a DATA C_PDU (type 0)
     // counts as data activity.
     void on_cpdu(uint32_t peer, const cpdu& c, double now);

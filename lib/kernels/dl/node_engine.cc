@@ -8,6 +8,7 @@
 #include "spdu.h"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -124,6 +125,8 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "resets_received", double(c.resets_received) },
         { "warnings_sent", double(c.warnings_sent) },
         { "warnings_received", double(c.warnings_received) },
+        { "data_with_link_request", double(c.data_with_link_request) },
+        { "dpdus_dropped_unsynced", double(c.dpdus_dropped_unsynced) },
         { "link_setups", double(c.link_setups) },
         { "link_failures", double(c.link_failures) },
         { "links_down", double(c.links_down) },
@@ -178,6 +181,17 @@ struct node_engine::impl {
         bool reset_request_due = false; // our FULL RESET request must be (re)sent
         bool reset_outstanding = false; // sent, waiting for its RESET-ACK
         uint8_t reset_id = 0;           // frame ID of our outstanding request
+        // Data with the link request: our windows were reset when the FULL RESET with
+        // this frame ID went out (its RESET-ACK must not reset them again), and whether
+        // our last burst to the peer carried such data. A WARNING answering that burst
+        // means the peer does not take them: never again to this peer.
+        int windows_reset_for = -1;
+        bool sent_data_with_request = false;
+        bool refuses_data_with_request = false;
+        // Receiving: the FULL RESET whose burst brought us data; a repeat of it (our
+        // RESET-ACK lost) must not reset our windows again, even after a link break,
+        // or the data would be taken twice.
+        int reset_with_data_id = -1;
         std::vector<uint8_t> reset_acks_owed;
         int last_reset_id_received = -1;
         bool warning_owed = false;
@@ -253,6 +267,7 @@ struct node_engine::impl {
     double stalled_at = -inf;
     double next_deadline_cache = inf;
     uint8_t next_reset_id = 0;
+    bool reset_ids_drawn = false;
     // After an unanswered transmission (ours or a CAS retry) the next one that answers
     // nobody waits a random time, so nodes whose timers run in step do not collide
     // again and again on an idle channel (carrier sense only separates them at the end
@@ -812,6 +827,8 @@ struct node_engine::impl {
         if (c.type != cpdu_type::data) {
             // CAS-1 is point to point: link C_PDUs sent to a group are not for us.
             if (d.complete && d.expedited && d.destination == cfg.address) {
+                if (c.type == cpdu_type::physical_link_request)
+                    rx_burst.link_requested.insert(d.source);
                 cas.on_cpdu(d.source, c, now);
                 // Part of an exchange with that node: what we send it next (data on a
                 // link just accepted) follows at once.
@@ -854,7 +871,8 @@ struct node_engine::impl {
         counters.resets_received += d.reset_ack ? 0 : 1;
         if (d.reset_ack) {
             if (p.reset_outstanding && d.reset_frame_id == p.reset_id) {
-                reset_windows(p);
+                if (p.windows_reset_for != int(d.reset_frame_id))
+                    reset_windows(p); // else reset as the request went, data numbered since
                 p.reset_outstanding = false;
                 p.reset_request_due = false;
                 p.synced = true;
@@ -916,6 +934,17 @@ struct node_engine::impl {
             return;
         p.reset_outstanding = true;
         p.reset_request_due = true;
+        if (cfg.data_with_link_request && !reset_ids_drawn) {
+            // A peer keeps the frame ID of a reset that brought data, to know repeats;
+            // a restarted node must not start from the same one (see reset_with_data_id).
+            uint64_t x;
+            std::memcpy(&x, &now, sizeof x);
+            x ^= uint64_t(cfg.address) << 32;
+            x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdULL;
+            x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+            next_reset_id = uint8_t(x ^ (x >> 33));
+            reset_ids_drawn = true;
+        }
         p.reset_id = next_reset_id++;
     }
 
@@ -925,6 +954,8 @@ struct node_engine::impl {
         std::set<uint32_t> heard; // peers that sent us connection D_PDUs
         std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
         std::set<uint32_t> snr_reported;
+        std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
+        std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
     };
     burst_in_progress rx_burst;
     // While a burst is arriving in pieces, its sender is on the air: no answer before
@@ -976,6 +1007,11 @@ struct node_engine::impl {
             }
             if (d.type == dpdu_type::warning) {
                 counters.warnings_received += 1;
+                if (d.warning_reason == warning_not_connected && p.sent_data_with_request) {
+                    // The data that rode with our link request, refused: the link stands.
+                    p.refuses_data_with_request = true;
+                    continue;
+                }
                 if (d.warning_reason == warning_not_connected && link_up(src))
                     cas.release(src, physical_link_break_reason::unknown, now);
                 continue;
@@ -994,6 +1030,8 @@ struct node_engine::impl {
             p.last_heard = now;
             p.last_exchange = std::max(p.last_exchange, now);
             if (d.type == dpdu_type::reset_win_resync) {
+                if (d.full_reset && !d.reset_ack)
+                    rx_burst.reset_by.insert(src);
                 handle_reset(p, d);
                 continue;
             }
@@ -1003,9 +1041,25 @@ struct node_engine::impl {
                 start_reset(p);
                 continue;
             }
-            // Regular traffic after a reset: the peer has our RESET-ACK, so a later
-            // FULL RESET with the same frame ID is a new one (the peer restarted).
-            p.last_reset_id_received = -1;
+            if (rx_burst.reset_by.count(src)) {
+                // Data riding with a FULL RESET (data_with_link_request): numbered in the
+                // windows it set up, or, for a repeated reset, in the ones it set up
+                // before. Its frame ID is kept (see reset_with_data_id).
+                if (is_arq_data(d.type))
+                    p.reset_with_data_id = p.last_reset_id_received;
+            } else if (rx_burst.link_requested.count(src)) {
+                // With a link request whose reset was lost: our windows may be an older
+                // link's. Dropped; they follow the reset.
+                if (is_arq_data(d.type)) {
+                    counters.dpdus_dropped_unsynced += 1;
+                    continue;
+                }
+            } else {
+                // Regular traffic after a reset: the peer has our RESET-ACK, so a later
+                // FULL RESET with the same frame ID is a new one (the peer restarted).
+                p.last_reset_id_received = -1;
+                p.reset_with_data_id = -1;
+            }
             switch (d.type) {
             case dpdu_type::data_only:
                 p.rx.on_data(d, rf.segment_ok);
@@ -1063,6 +1117,11 @@ struct node_engine::impl {
                 end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
         }
         rx_burst = burst_in_progress();
+    }
+
+    static bool is_arq_data(dpdu_type t)
+    {
+        return t == dpdu_type::data_only || t == dpdu_type::data_ack || t == dpdu_type::expedited_data_only;
     }
 
     void on_ack(peer_state& p, const arq_ack& a, bool expedited)
@@ -1132,7 +1191,8 @@ struct node_engine::impl {
                 hard.on_link_lost(e.peer, now);
                 break;
             case cas_event_type::link_down:
-                p.last_reset_id_received = -1;
+                if (p.last_reset_id_received != p.reset_with_data_id)
+                    p.last_reset_id_received = -1;
                 end_exchange(p);
                 if (e.cause != cas_cause::superseded)
                     hard.on_link_lost(e.peer, now);
@@ -1276,6 +1336,14 @@ struct node_engine::impl {
                p.reset_request_due || !p.reset_acks_owed.empty();
     }
 
+    // data_with_link_request: a first contact's request waits for the data still coming.
+    double data_hold_until(const peer_state& p) const
+    {
+        if (!cfg.data_with_link_request || p.synced || p.waiting_since == inf)
+            return -inf;
+        return p.waiting_since + cfg.link_request_hold_s;
+    }
+
     void manage_links()
     {
         if (cfg.broadcast_only)
@@ -1354,7 +1422,7 @@ struct node_engine::impl {
             if (addr == cfg.address || is_group(addr) || cas.state(addr) != cas_link_state::idle)
                 continue;
             peer_state& p = peer(addr);
-            if (now < p.link_retry_at)
+            if (now < p.link_retry_at || now < data_hold_until(p))
                 continue;
             const bool probe = p.failed_links > 0;
             if (probe) {
@@ -1472,6 +1540,7 @@ struct node_engine::impl {
         std::vector<dpdu> frames;
         size_t bytes = 0;
         std::set<peer_state*> answer_expected; // peers whose answer this burst asks for
+        std::vector<uint32_t> requests_with_data; // peers whose link request carries data
 
         bool fits(size_t more) const { return air_time(phy, bytes + more) <= max_s; }
         bool add(dpdu d)
@@ -1604,6 +1673,27 @@ struct node_engine::impl {
                 break;
     }
 
+    // ARQ data after the FULL RESET riding with our link request (data_with_link_request):
+    // numbered in windows reset now, once per reset frame ID, so a repeated request
+    // repeats the same numbering the peer may already hold.
+    void add_data_with_link_request(burst_builder& b, peer_state& p)
+    {
+        if (!cfg.data_with_link_request || p.refuses_data_with_request || !has_arq_work(p))
+            return;
+        if (p.windows_reset_for != int(p.reset_id)) {
+            reset_windows(p);
+            p.windows_reset_for = p.reset_id;
+        }
+        // The regular class only: control S_PDUs (hard links) wait for the link, where
+        // their own time-outs apply.
+        bool sent_data = false;
+        add_arq(b, p, false, sent_data);
+        p.sent_data_with_request = sent_data;
+        if (sent_data)
+            b.requests_with_data.push_back(p.address);
+        counters.data_with_link_request += sent_data;
+    }
+
     void add_non_arq(burst_builder& b)
     {
         // Segment queued non-ARQ U_PDUs (any destination, no link needed).
@@ -1717,6 +1807,7 @@ struct node_engine::impl {
             }
             acks.erase(acks.begin(), acks.begin() + sent);
             const auto st = cas.state(addr);
+            p.sent_data_with_request = false;
             if (p.reset_request_due && (st == cas_link_state::up || st == cas_link_state::requesting)) {
                 dpdu r;
                 r.type = dpdu_type::reset_win_resync;
@@ -1727,6 +1818,8 @@ struct node_engine::impl {
                     p.reset_request_due = false;
                     counters.resets_sent += 1;
                     b.answer_expected.insert(&p);
+                    if (st == cas_link_state::requesting)
+                        add_data_with_link_request(b, p);
                 }
             }
         }
@@ -1786,6 +1879,8 @@ struct node_engine::impl {
             p->awaiting_response = true;
             p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy);
         }
+        for (uint32_t a : b.requests_with_data)
+            cas.request_on_air_until(a, now + t.air_time_s);
         return t;
     }
 
@@ -1942,6 +2037,8 @@ struct node_engine::impl {
                         d = std::min(d, f.request.deadline);
             if (p->link_retry_at > now && has_arq_work(*p))
                 d = std::min(d, p->link_retry_at);
+            if (const double hold = data_hold_until(*p); hold > now && cas.state(p->address) == cas_link_state::idle)
+                d = std::min(d, hold);
         }
         if (now != stalled_at && wants_to_transmit()) {
             if (now < busy_until())

@@ -89,6 +89,16 @@ struct node_config {
     // With segment_size 0: new data a link may carry per transmission, seconds of air,
     // until the link's frame losses are known (see segment_size_policy.h).
     double segment_probe_s = 20.0;
+    // Data with the link request: on first contact, ARQ data ride in the burst that
+    // carries our PHYSICAL LINK REQUEST and FULL RESET (our windows reset as we send
+    // it), saving the link set-up's round trip. An extension of STANAG 5066 Ed. 3, off
+    // by default: a peer holding no windows for us takes the data, any other drops them
+    // (they follow after the reset); a peer that answers them with a WARNING gets none
+    // again. Both ends of a link should set it.
+    bool data_with_link_request = false;
+    // With data_with_link_request: a first-contact link request waits this long after
+    // the data for the peer began to come, so an application's writes ride together.
+    double link_request_hold_s = 0.1;
     // With segment_size 0: the bit error rate a link is assumed to have until measured.
     double segment_prior_ber = 1e-5;
     // Non-ARQ segment bytes; 0 = segment_size if set, else 1023 (a lost segment loses its
@@ -209,6 +219,8 @@ struct node_counters {
     uint64_t resets_received = 0;
     uint64_t warnings_sent = 0;
     uint64_t warnings_received = 0;
+    uint64_t data_with_link_request = 0; // bursts whose link request carried ARQ data
+    uint64_t dpdus_dropped_unsynced = 0; // data with a link request whose reset was lost
     // Links.
     uint64_t link_setups = 0;
     uint64_t link_failures = 0;

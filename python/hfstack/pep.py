@@ -689,6 +689,19 @@ class pep_proxy(gr.basic_block):
 
     # --- sockets ---------------------------------------------------------------------
 
+    def _select(self, sock, events, data):
+        """Watches `sock` for `events` (none: not at all), with `data` as its key's."""
+        try:
+            if events:
+                try:
+                    self.selector.modify(sock, events, data)
+                except KeyError:
+                    self.selector.register(sock, events, data)
+            else:
+                self.selector.unregister(sock)
+        except (KeyError, ValueError, OSError, AttributeError):
+            pass  # closed meanwhile, or not watched
+
     def _watch(self, c):
         if c.closed:
             return
@@ -697,28 +710,13 @@ class pep_proxy(gr.basic_block):
             events |= selectors.EVENT_READ
         if c.outbox or c.writing or c.connecting or c.eof_sent == "due":
             events |= selectors.EVENT_WRITE
-        try:
-            if events:
-                try:
-                    self.selector.modify(c.sock, events, c)
-                except KeyError:
-                    self.selector.register(c.sock, events, c)
-            else:
-                try:
-                    self.selector.unregister(c.sock)
-                except KeyError:
-                    pass
-        except (ValueError, OSError):
-            pass
+        self._select(c.sock, events, c)
 
     def _close(self, c, reset):
         if c.closed:
             return
         c.closed = True
-        try:
-            self.selector.unregister(c.sock)
-        except (KeyError, ValueError, OSError, AttributeError):
-            pass
+        self._select(c.sock, 0, None)
         if reset:
             try:  # SO_LINGER 0: close() sends RST
                 c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -1048,27 +1046,14 @@ class pep_proxy(gr.basic_block):
     def _dns_stream_watch(self, d):
         if d.closed:
             return
-        events = (selectors.EVENT_READ if d.wants_read() else 0) | (
-            selectors.EVENT_WRITE if d.outbox else 0)
-        try:
-            if events:
-                try:
-                    self.selector.modify(d.sock, events, d)
-                except KeyError:
-                    self.selector.register(d.sock, events, d)
-            else:
-                self.selector.unregister(d.sock)
-        except (KeyError, ValueError, OSError):
-            pass
+        self._select(d.sock, (selectors.EVENT_READ if d.wants_read() else 0)
+                     | (selectors.EVENT_WRITE if d.outbox else 0), d)
 
     def _dns_stream_close(self, d):
         if d.closed:
             return
         d.closed = True
-        try:
-            self.selector.unregister(d.sock)
-        except (KeyError, ValueError, OSError, AttributeError):
-            pass
+        self._select(d.sock, 0, None)
         self.dns_streams.pop(d.sock.fileno(), None)
         for handle in d.pending:  # their answers, when they come, go nowhere
             self.dns_tcp_handles.pop(handle, None)

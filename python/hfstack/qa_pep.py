@@ -46,7 +46,7 @@ TIMEOUT_S = 120
 # ["open", k]: connection k; ["send", k, hex]: bytes on it; ["ask", k, id, name]: a
 # framed A query; ["answer", k]: read one framed message, its id and rcode;
 # ["eof", k, seconds]: wait that long at most for the server to close it; ["close", k];
-# ["mark", k]: print "mark" at once (the test waits for it).
+# ["shut", k]: half-close it; ["mark", k]: print "mark" at once (the test waits for it).
 DNS_TCP_CLIENT = r"""
 import json, socket, struct, sys, time
 port, steps = int(sys.argv[1]), json.loads(sys.argv[2])
@@ -86,6 +86,9 @@ for step in steps:
     elif kind == "close":
         conns[k].close()
         seen.append("closed")
+    elif kind == "shut":
+        conns[k].shutdown(socket.SHUT_WR)
+        seen.append("shut")
     elif kind == "mark":
         print("mark", flush=True)
         seen.append("mark")
@@ -348,14 +351,19 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         return done.stdout.split()
 
     def test_4c_dns_over_tcp(self):
-        """dig +tcp across HF; then several queries on one connection, sent at once."""
+        """dig +tcp across HF; then several queries on one connection, sent at once;
+        a query followed by the client's half-close is answered, then closed."""
         self.assertEqual(self.dig_tcp("tcp.far.example"), ["10.99.0.1"])
         seen = self.dns_tcp_seen(self.dns_tcp(
             ["open", 0], ["ask", 0, 11, "tcp.far.example"], ["ask", 0, 12, "gateway.hf"],
-            ["ask", 0, 13, "www.far.example"], ["answer", 0], ["answer", 0], ["answer", 0]))
-        answers = sorted((a["id"], a["rcode"], a["address"]) for a in seen[4:])
+            ["ask", 0, 13, "www.far.example"], ["answer", 0], ["answer", 0], ["answer", 0],
+            ["open", 1], ["ask", 1, 14, "gateway.hf"], ["shut", 1], ["answer", 1],
+            ["eof", 1, 30]))
+        answers = sorted((a["id"], a["rcode"], a["address"]) for a in seen[4:7])
         self.assertEqual(answers, [(11, 0, "10.99.0.1"), (12, 0, "10.79.0.1"),
                                    (13, 0, "10.99.0.1")], seen)
+        self.assertEqual(seen[10], {"id": 14, "rcode": 0, "address": "10.79.0.1"}, seen)
+        self.assertEqual(seen[11][0], "eof", seen)
 
     def test_4d_dns_over_tcp_garbage_is_dropped_others_answered(self):
         """An oversize length and a message shorter than a header each lose their
@@ -404,12 +412,12 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertGreater(final["pep"]["bytes_down"], 0)
         # Across HF: www.far.example (UDP), tcp.far.example (TCP); the cache: WWW.far.
         # example (UDP), tcp. and www.far.example (TCP, one connection), www.far.example
-        # (dig +tcp); static: gateway.hf once on UDP in 4b and once more in 4d, three
+        # (dig +tcp); static: gateway.hf once on UDP in 4b and once more in 4d, four
         # times over TCP.
         self.assertEqual(final["pep"]["dns_forwarded"], 2)
         self.assertEqual(final["pep"]["dns_cache_hits"], 4)
-        self.assertEqual(final["pep"]["dns_static_answers"], 5)
-        self.assertEqual(final["pep"]["driver_dns_tcp_connections"], 8)
+        self.assertEqual(final["pep"]["dns_static_answers"], 6)
+        self.assertEqual(final["pep"]["driver_dns_tcp_connections"], 9)
         self.assertEqual(final["pep"]["driver_dns_tcp_dropped"], 2)
         self.assertEqual(final["pep"]["driver_dns_tcp_idle_closed"], 1)
         self.assertEqual(final["pep"]["dns_malformed"], 1)

@@ -80,7 +80,10 @@ def main():
                            "load_s": seconds(r["load_ms"], a.time_scale),
                            "wall_load_s": round(r["wall_load_s"] * a.time_scale, 1),
                            "images_decoded": r["images_decoded"], "images": r["images"],
-                           "resources": r["resources"], "complete": r["images_decoded"] == r["images"]}
+                           "resources": r["resources"], "complete": r["images_decoded"] == r["images"],
+                           # name, start, connected, request, response start and end (s)
+                           "timeline": [[e[0], *(seconds(t, a.time_scale) for t in e[1:])]
+                                        for e in r["timeline"]]}
                     results.append(row)
                     seed = SEED_EXAMPLE_S.get(rate)
                     print(f"pep_web {rate} bps {page} load {i + 1}"

@@ -68,8 +68,9 @@ window.addEventListener("load", function () {
 """ % {"inserted": INSERTED}
 
 # Evaluated in the page once it has loaded: the Navigation and Paint Timing figures (ms
-# from the start of navigation; the first paint waited for up to 2 s after load), the
-# images, and what the site's script wrote.
+# from the start of navigation; the first paint waited for up to 2 s after load), each
+# file's Resource Timing (name, start, connected, request sent, first and last byte of
+# the response), the images, and what the site's script wrote.
 REPORT = """new Promise(function (resolve) {
   function paints() {
     var p = {};
@@ -92,6 +93,10 @@ REPORT = """new Promise(function (resolve) {
       first_contentful_paint_ms:
         p["first-contentful-paint"] === undefined ? null : p["first-contentful-paint"],
       resources: performance.getEntriesByType("resource").length,
+      timeline: performance.getEntriesByType("resource").map(function (e) {
+        return [e.name.split("/").pop(), e.startTime, e.connectEnd, e.requestStart,
+                e.responseStart, e.responseEnd];
+      }),
       images: images.length,
       images_decoded: images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
       dom: inserted ? inserted.textContent : ""

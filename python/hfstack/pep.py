@@ -366,7 +366,7 @@ class pep_proxy(gr.basic_block):
             raise proxy_error(f"dns_static: {e}")
         self.kernel.listen_datagrams(DNS_ADDRESS)
         self.dns_socket = None
-        self.dns_listener = None # DNS over TCP
+        self.dns_listener = None  # DNS over TCP
         self.dns_clients = {}    # handle -> (address) of a UDP client
         self.dns_streams = {}    # socket fd -> dns_stream
         self.dns_tcp_handles = {}  # handle -> dns_stream of a query asked over TCP

@@ -22,16 +22,21 @@ unavailable or nft/curl/dig/chromium are missing."""
 import json
 import os
 import random
+import select
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+from unittest import mock
 
 from gnuradio import gr_unittest
 from gnuradio.hfstack.ip_testbed import DNS_SERVER, run
-from gnuradio.hfstack import pep_web
+from gnuradio.hfstack import pep, pep_web
 from gnuradio.hfstack.pep import (DNS_MAX_MESSAGE, DNS_TCP_IDLE_S, RULES_TABLE, TPROXY_MARK,
                                   TPROXY_TABLE, dns_tcp_frames, literal_address, nft_ruleset)
 from gnuradio.hfstack.pep_testbed import CLIENT, FAR, pep_testbed, unavailable
@@ -226,6 +231,83 @@ class qa_pep_settings(gr_unittest.TestCase):
         self.assertIn("not touching it", step("install"))
         self.assertIn("blackhole default", run("ip", "-n", ns, "route", "show", "table",
                                                str(TPROXY_TABLE)).stdout)
+
+
+class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
+    """The DNS proxy's TCP listener in this process (no node, no root: static names are
+    answered locally): a client that sends and never reads costs a bounded outbox and
+    is then not read; connections beyond the limit are closed at once; other clients
+    are answered meanwhile."""
+
+    QUERY = (struct.pack("!HHHHHH", 5, 0x0100, 1, 0, 0, 0) + b"\x07gateway\x02hf\x00"
+             + struct.pack("!HH", 1, 1))
+    FRAME = struct.pack("!H", len(QUERY)) + QUERY
+
+    def setUp(self):
+        self.proxy = pep.pep_proxy("", dns="127.0.0.1:0", dns_peer="0.0.0.2",
+                                   dns_static="gateway.hf=10.79.0.1")
+        self.address = self.proxy.open_listeners()["dns_tcp"]
+        self.proxy.start()
+        self.addCleanup(self.proxy.stop)
+
+    def answered(self):
+        """True when a new connection's query is answered with the static address."""
+        with socket.create_connection(self.address, timeout=30) as c:
+            c.sendall(self.FRAME)
+            n = struct.unpack("!H", c.recv(2))[0]
+            answer = b""
+            while len(answer) < n:
+                data = c.recv(n - len(answer))
+                if not data:
+                    break
+                answer += data
+        return answer[:2] == self.QUERY[:2] and answer[-4:] == socket.inet_aton("10.79.0.1")
+
+    def test_a_client_that_never_reads(self):
+        c = socket.socket()
+        self.addCleanup(c.close)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.connect(self.address)
+        c.setblocking(False)
+        chunk = self.FRAME * 100
+        most, stalled, deadline = 0, False, time.monotonic() + 60
+        for _ in range(100_000):  # bounded by count and by the deadline
+            try:
+                c.send(chunk)
+                continue
+            except BlockingIOError:
+                pass
+            with self.proxy.lock:
+                streams = list(self.proxy.dns_streams.values())
+                most = max([most] + [len(d.outbox) for d in streams])
+                stalled = any(len(d.outbox) >= pep.DNS_TCP_MAX_OUTBOX and not d.wants_read()
+                              for d in streams)
+            if stalled or time.monotonic() > deadline:
+                break
+            select.select([], [c], [], 0.05)  # room again, or look at the proxy again
+        self.assertTrue(stalled, f"the proxy still reads a client that never reads ({most} "
+                                 "bytes of answers queued)")
+        self.assertLessEqual(most, pep.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
+        self.assertTrue(self.answered())  # another client meanwhile
+
+    def test_connections_beyond_the_limit_are_closed_at_once(self):
+        with mock.patch.object(pep, "DNS_TCP_MAX_CONNECTIONS", 3):
+            held = [socket.create_connection(self.address, timeout=30) for _ in range(3)]
+            for c in held:
+                self.addCleanup(c.close)
+                c.sendall(self.FRAME)
+                self.assertEqual(struct.unpack("!H", c.recv(2))[0], 44)  # answered: held open
+                c.recv(44)
+            with socket.create_connection(self.address, timeout=30) as extra:
+                try:
+                    self.assertEqual(extra.recv(1), b"")  # closed by the proxy
+                except ConnectionResetError:
+                    pass
+            self.assertEqual(self.proxy.statistics()["driver_dns_tcp_refused"], 1)
+            # A client that half-closes is closed by the proxy, which frees its place.
+            held[-1].shutdown(socket.SHUT_WR)
+            self.assertEqual(held[-1].recv(1), b"")
+            self.assertTrue(self.answered())
 
 
 class qa_pep_namespaces(gr_unittest.TestCase):

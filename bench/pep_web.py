@@ -10,13 +10,15 @@ test site of python/hfstack/pep_web.py (index.html, style.css, app.js, four PNG 
 seven files, 18.8 kB) and example.html (one file the size of example.com's page).
 Each load is a fresh Chromium with an empty profile (nothing cached), in the near
 namespace, through SOCKS5 (`--mode socks`) or with no proxy setting at all, its
-connections taken by nftables REDIRECT (`--mode redirect`). The first load of each
+connections taken by nftables REDIRECT (`--mode redirect`); or (`--mode tproxy`) on a
+client host behind the near namespace, a gateway whose nftables TPROXY takes them. The first load of each
 rate runs on a fresh link (it pays for the CAS-1 link set-up), the following ones on
 the link as it is then. Times are from the start of navigation (Navigation and Paint
 Timing in the page), in protocol seconds (real seconds x --time-scale). Prints one
 line per load and a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_web.py \\
         [--rates 9600] [--pages example.html,index.html] [--loads 2] [--mode socks]
+        [--compress]
 """
 
 import argparse
@@ -41,7 +43,7 @@ def main():
     p.add_argument("--pages", default="example.html,index.html",
                    help="pages of the test site, loaded in this order")
     p.add_argument("--loads", type=int, default=2, help="loads of each page, one after another")
-    p.add_argument("--mode", choices=("socks", "redirect"), default="socks")
+    p.add_argument("--mode", choices=("socks", "redirect", "tproxy"), default="socks")
     p.add_argument("--compress", action="store_true", help="DEFLATE on the streams")
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--timeout", type=float, default=1200.0, help="real seconds a load may take")
@@ -52,7 +54,7 @@ def main():
         sys.exit(f"pep_web: {why}")
     results = []
     for rate in [int(x) for x in a.rates.split(",") if x]:
-        with pep_testbed(rate=rate, time_scale=a.time_scale,
+        with pep_testbed(rate=rate, time_scale=a.time_scale, client_host=a.mode == "tproxy",
                          pep_options="compress=true" if a.compress else "") as bed:
             site = os.path.join(bed.tmp, "site")
             files = pep_web.write_site(site)
@@ -65,7 +67,8 @@ def main():
                 for i in range(a.loads):
                     n += 1
                     try:
-                        r = pep_web.load_page(bed.command("a"), f"http://{FAR}:8090/{page}",
+                        r = pep_web.load_page(bed.command("c" if a.mode == "tproxy" else "a"),
+                                              f"http://{FAR}:8090/{page}",
                                               proxy=f"socks5://{bed.socks}" if a.mode == "socks"
                                               else None, timeout_s=a.timeout)
                     except pep_web.browser_error as e:

@@ -11,14 +11,15 @@ seven files, 18.8 kB) and example.html (one file the size of example.com's page)
 Each load is a fresh Chromium with an empty profile (nothing cached), in the near
 namespace, through SOCKS5 (`--mode socks`) or with no proxy setting at all, its
 connections taken by nftables REDIRECT (`--mode redirect`); or (`--mode tproxy`) on a
-client host behind the near namespace, a gateway whose nftables TPROXY takes them. The first load of each
-rate runs on a fresh link (it pays for the CAS-1 link set-up), the following ones on
-the link as it is then. Times are from the start of navigation (Navigation and Paint
-Timing in the page), in protocol seconds (real seconds x --time-scale). Prints one
-line per load and a JSON list at the end; needs root. Usage:
+client host behind the near namespace, a gateway whose nftables TPROXY takes them.
+The first load of each rate runs on a fresh link (it pays for the CAS-1 link set-up),
+the following ones on the link as it is then. Times are from the start of navigation
+(Navigation and Paint Timing in the page, each file's Resource Timing in the JSON's
+`timeline`), in protocol seconds (real seconds x --time-scale). Prints one line per
+load and a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_web.py \\
-        [--rates 9600] [--pages example.html,index.html] [--loads 2] [--mode socks]
-        [--compress]
+        [--rates 9600] [--pages example.html,index.html] [--loads 2]
+        [--mode socks|redirect|tproxy] [--compress]
 """
 
 import argparse
@@ -79,11 +80,13 @@ def main():
                            "first_paint_s": seconds(r["first_paint_ms"], a.time_scale),
                            "first_contentful_paint_s": seconds(r["first_contentful_paint_ms"],
                                                                a.time_scale),
-                           "dom_content_loaded_s": seconds(r["dom_content_loaded_ms"], a.time_scale),
+                           "dom_content_loaded_s": seconds(r["dom_content_loaded_ms"],
+                                                           a.time_scale),
                            "load_s": seconds(r["load_ms"], a.time_scale),
                            "wall_load_s": round(r["wall_load_s"] * a.time_scale, 1),
                            "images_decoded": r["images_decoded"], "images": r["images"],
-                           "resources": r["resources"], "complete": r["images_decoded"] == r["images"],
+                           "resources": r["resources"],
+                           "complete": r["images_decoded"] == r["images"],
                            # name, start, connected, request, response start and end (s)
                            "timeline": [[e[0], *(seconds(t, a.time_scale) for t in e[1:])]
                                         for e in r["timeline"]]}
@@ -94,7 +97,8 @@ def main():
                           f"{row['first_paint_s']} s, first contentful paint "
                           f"{row['first_contentful_paint_s']} s, DOMContentLoaded "
                           f"{row['dom_content_loaded_s']} s, load {row['load_s']} s "
-                          f"({r['resources']} resources, images {r['images_decoded']}/{r['images']})"
+                          f"({r['resources']} resources, images "
+                          f"{r['images_decoded']}/{r['images']})"
                           + (f"; seed example.com {seed:g} s" if seed else ""), flush=True)
     print(json.dumps(results))
 

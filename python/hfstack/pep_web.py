@@ -98,7 +98,8 @@ REPORT = """new Promise(function (resolve) {
                 e.responseStart, e.responseEnd];
       }),
       images: images.length,
-      images_decoded: images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
+      images_decoded:
+        images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
       dom: inserted ? inserted.textContent : ""
     });
   }

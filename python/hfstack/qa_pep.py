@@ -147,7 +147,8 @@ class qa_pep_settings(gr_unittest.TestCase):
     def test_dns_over_tcp_framing(self):
         rng = random.Random(7)
         q1, q2 = bytes(rng.getrandbits(8) & 0x7F for _ in range(29)), bytes(range(12, 40))
-        messages, rest, problem = dns_tcp_frames(b"\x00\x1d" + q1 + b"\x00\x1c" + q2 + b"\x00\x1c\x00")
+        messages, rest, problem = dns_tcp_frames(b"\x00\x1d" + q1 + b"\x00\x1c" + q2
+                                                 + b"\x00\x1c\x00")
         self.assertEqual((messages, rest, problem), ([q1, q2], b"\x00\x1c\x00", None))
         self.assertEqual(dns_tcp_frames(b"\x00"), ([], b"\x00", None))
         for garbage, why in ((b"\x00\x00", "0 or over"),

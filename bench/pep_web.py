@@ -15,8 +15,9 @@ client host behind the near namespace, a gateway whose nftables TPROXY takes the
 The first load of each rate runs on a fresh link (it pays for the CAS-1 link set-up),
 the following ones on the link as it is then. Times are from the start of navigation
 (Navigation and Paint Timing in the page, each file's Resource Timing in the JSON's
-`timeline`), in protocol seconds (real seconds x --time-scale). Prints one line per
-load and a JSON list at the end; needs root. Usage:
+`timeline`), in protocol seconds (real seconds x --time-scale; the browser's own work
+is scaled too, so only time scale 1 gives figures to quote). Prints one line per load
+and a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_web.py \\
         [--rates 9600] [--pages example.html,index.html] [--loads 2]
         [--mode socks|redirect|tproxy] [--compress]

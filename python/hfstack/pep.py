@@ -23,10 +23,16 @@ The far proxy connects to the destination itself. A connection the far proxy cou
 not make is refused locally: SOCKS and CONNECT clients get the matching error reply,
 intercepted ones a TCP reset (their handshake was already answered here).
 
-DNS (`dns`, a UDP listener, with `dns_peer`, the node whose proxy resolves): queries
-are answered from the DNS proxy's cache or cross HF once (hfstack.net.dns_proxy); every
-proxy also answers questions from the air with this machine's resolver (the first
-nameserver of /etc/resolv.conf). Both ride the PEP's SLEP, extended address 2.
+DNS (`dns`, a UDP listener and a TCP one on the same address and port, with
+`dns_peer`, the node whose proxy resolves): queries are answered from the DNS proxy's
+cache or cross HF once (hfstack.net.dns_proxy); every proxy also answers questions from
+the air with this machine's resolver (the first nameserver of /etc/resolv.conf). Both
+ride the PEP's SLEP, extended address 2. DNS over TCP (RFC 1035 4.2.2, RFC 7766): each
+message behind a 2-byte length, several queries on one connection (answered as they
+come, so possibly out of order), a connection idle for DNS_TCP_IDLE_S closed, a length
+of 0 or over the DNS proxy's 4096 bytes, or a message no server could answer, dropped
+with the connection (counted); bounded connections, queries in progress and unsent
+bytes per connection.
 
 One thread serves every socket (selectors), under one lock with the GNU Radio message
 handler; the kernel's back-pressure decides when a socket is read.
@@ -57,9 +63,17 @@ DNS_ADDRESS = 2                # the DNS proxy's SLEP extended address
 LOOKUP_TIMEOUT_S = 5.0         # the system resolver's time to answer a question from the air
 IP6T_SO_ORIGINAL_DST = 80      # linux/netfilter_ipv6/ip6_tables.h
 IP_TRANSPARENT = 19
+TPROXY_MARK = 0x5067           # packets nftables TPROXY took: routed locally by
+TPROXY_TABLE = 5066            # this table's "local default dev lo" route
+ROUTE_PROTOCOL = 102           # marks the ip rules and routes we add (rt_protos: unused)
 REBIND_S = 5.0
 CHUNK = 65536
 MAX_HANDSHAKE = 8192           # bytes of a SOCKS or CONNECT request, at most
+DNS_MAX_MESSAGE = 4096         # the DNS proxy's largest query (net/dns_proxy.h)
+DNS_TCP_IDLE_S = 10.0          # RFC 7766 6.2.3: a DNS connection without progress closed
+DNS_TCP_MAX_CONNECTIONS = 256  # DNS connections at once; more are closed at once
+DNS_TCP_MAX_PENDING = 16       # queries of one connection in progress; more wait unread
+DNS_TCP_MAX_OUTBOX = 65536     # answers not yet taken by a client; beyond, stop reading
 
 # SOCKS5 replies (RFC 1928 section 6) for the far proxy's answers.
 SOCKS_REPLY = {"connected": 0, "busy": 1, "forbidden": 2, "no_peer": 3, "unreachable": 4,
@@ -93,6 +107,20 @@ def system_nameserver(path="/etc/resolv.conf"):
     return None
 
 
+def literal_address(name):
+    """The IP address a SOCKS5 domain name (bytes) spells out, "[v6]" too, or None."""
+    try:
+        text = name.decode("ascii").strip("[]")
+    except UnicodeDecodeError:
+        return None
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            return socket.inet_ntop(family, socket.inet_pton(family, text))
+        except OSError:
+            pass
+    return None
+
+
 def connect_status(err):
     """The PEP status for a failed connect's errno."""
     if err == errno.ECONNREFUSED:
@@ -105,9 +133,9 @@ def connect_status(err):
 def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=True):
     """The nftables table that sends TCP to `destinations` (prefixes) into the proxy:
     nat REDIRECT to `redirect_port` for connections this machine starts, TPROXY to
-    `tproxy_port` for forwarded ones (with the policy route of docs/pep.md), UDP/443
-    rejected so browsers fall back from QUIC to TCP. The proxy's own connections
-    carry mark 0x5066 and pass."""
+    `tproxy_port` for forwarded ones (marked TPROXY_MARK, which the policy route of
+    install_policy_routing delivers locally), UDP/443 rejected so browsers fall back
+    from QUIC to TCP. The proxy's own connections carry mark 0x5066 and pass."""
     by_family = (("ip", [d for d in destinations if ":" not in d]),
                  ("ip6", [d for d in destinations if ":" in d]))
 
@@ -125,7 +153,7 @@ def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=T
     if tproxy_port:
         rules += chain("prerouting", "filter hook prerouting", "mangle", lambda f, p: (
             f"{f} daddr {{ {', '.join(p)} }} meta l4proto tcp "
-            f"tproxy {f} to :{tproxy_port} meta mark set 1 accept"))
+            f"tproxy {f} to :{tproxy_port} meta mark set {TPROXY_MARK:#x} accept"))
     if block_quic:
         rules += chain("quic", "filter hook output", 0, None)
         rules += chain("quic_forward", "filter hook forward", 0, None)
@@ -133,28 +161,112 @@ def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=T
     return "\n".join(rules) + "\n"
 
 
-def install_rules(ruleset):
-    """Replaces the proxy's nftables table with `ruleset` (nft -f); proxy_error with
-    nft's reason when it cannot (no nft, no CAP_NET_ADMIN)."""
+def _ip(*args):
+    """`ip ARGS`: (return code, stdout, stderr); proxy_error when ip is missing."""
+    import subprocess
+    try:
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20)
+    except FileNotFoundError:
+        raise proxy_error("ip is not installed (Debian: iproute2)")
+    return done.returncode, done.stdout, done.stderr.strip()
+
+
+def _ip_json(*args):
+    """`ip -j ARGS` parsed; [] for a routing table that does not exist yet."""
+    import json
+    code, out, err = _ip("-j", *args)
+    if code != 0:
+        if "table does not exist" in err:
+            return []
+        raise proxy_error(f"ip {' '.join(args)}: {err}")
+    return json.loads(out or "[]")
+
+
+def policy_routing_families(destinations):
+    """"-4" and/or "-6": the IP versions among `destinations` (prefixes)."""
+    return [f for f, present in (("-4", any(":" not in d for d in destinations)),
+                                 ("-6", any(":" in d for d in destinations))) if present]
+
+
+def install_policy_routing(families):
+    """The policy route TPROXY needs, for each of `families` ("-4", "-6"): packets
+    marked TPROXY_MARK look up table TPROXY_TABLE, whose default route is local
+    (`ip rule add fwmark 0x5067 lookup 5066; ip route add local default dev lo table
+    5066`). Idempotent: a rule or route already there (ours from an earlier run, or
+    someone else's identical one) is left as it is and not added twice. What this adds
+    carries protocol ROUTE_PROTOCOL, so remove_policy_routing() deletes only that. A
+    table TPROXY_TABLE whose default route is something else is not touched:
+    proxy_error."""
+    for family in families:
+        routes = [r for r in _ip_json(family, "route", "show", "table", str(TPROXY_TABLE))
+                  if r.get("dst") == "default"]
+        if routes and not any(r.get("type") == "local" and r.get("dev") == "lo" for r in routes):
+            raise proxy_error(f"routing table {TPROXY_TABLE} ({family}) already has a default "
+                              f"route that is not 'local default dev lo': not touching it")
+        if not routes:
+            code, _, err = _ip(family, "route", "add", "local", "default", "dev", "lo", "table",
+                               str(TPROXY_TABLE), "proto", str(ROUTE_PROTOCOL))
+            if code != 0:
+                raise proxy_error(f"ip {family} route add local default dev lo table "
+                                  f"{TPROXY_TABLE}: {err}")
+        if not _ip_json(family, "rule", "show", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
+                        str(TPROXY_TABLE)):
+            code, _, err = _ip(family, "rule", "add", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
+                               str(TPROXY_TABLE), "protocol", str(ROUTE_PROTOCOL))
+            if code != 0:
+                raise proxy_error(f"ip {family} rule add fwmark {TPROXY_MARK:#x} lookup "
+                                  f"{TPROXY_TABLE}: {err}")
+        log.info("TPROXY policy routing (%s): fwmark %#x lookup %d, local default dev lo",
+                 family, TPROXY_MARK, TPROXY_TABLE)
+
+
+def remove_policy_routing():
+    """Deletes the rules and routes install_policy_routing added (protocol
+    ROUTE_PROTOCOL), in both IP versions; others' are left alone."""
+    for family in ("-4", "-6"):
+        for _ in range(16):  # an identical rule added more than once (by hand, say)
+            code, _, _ = _ip(family, "rule", "del", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
+                             str(TPROXY_TABLE), "protocol", str(ROUTE_PROTOCOL))
+            if code != 0:
+                break
+        _ip(family, "route", "del", "local", "default", "dev", "lo", "table", str(TPROXY_TABLE),
+            "proto", str(ROUTE_PROTOCOL))
+
+
+def install_rules(destinations, redirect_port=None, tproxy_port=None):
+    """Installs the interception of TCP to `destinations` (prefixes): replaces the
+    proxy's nftables table with nft_ruleset()'s (nft -f), and with a TPROXY port also
+    the policy routing TPROXY needs (install_policy_routing). proxy_error with the
+    reason when it cannot (no nft, no CAP_NET_ADMIN, a table in the way)."""
     import subprocess
     remove_rules()
     try:
-        done = subprocess.run(["nft", "-f", "-"], input=ruleset, capture_output=True, text=True,
-                              timeout=20)
+        done = subprocess.run(["nft", "-f", "-"], capture_output=True, text=True, timeout=20,
+                              input=nft_ruleset(destinations, redirect_port, tproxy_port))
     except FileNotFoundError:
         raise proxy_error("nft is not installed (Debian: nftables)")
     if done.returncode != 0:
         raise proxy_error(f"nft refused the rules: {done.stderr.strip()}")
+    if tproxy_port:
+        try:
+            install_policy_routing(policy_routing_families(destinations))
+        except proxy_error:
+            remove_rules()
+            raise
 
 
 def remove_rules():
-    """Deletes the proxy's nftables table if it is there."""
+    """Deletes the proxy's nftables table if it is there, and its TPROXY policy routing."""
     import subprocess
     try:
         subprocess.run(["nft", "delete", "table", "inet", RULES_TABLE], capture_output=True,
                        timeout=20)
     except FileNotFoundError:
         pass
+    try:
+        remove_policy_routing()
+    except proxy_error:
+        pass  # no ip: nothing of ours to remove
 
 
 class connection:
@@ -174,6 +286,44 @@ class connection:
         self.eof_sent = False
         self.connecting = False
         self.closed = False
+
+
+class dns_stream:
+    """One DNS-over-TCP client connection (RFC 7766)."""
+    __slots__ = ("sock", "inbox", "outbox", "pending", "eof", "idle_at", "closed")
+
+    def __init__(self, sock, now):
+        self.sock = sock
+        self.inbox = b""          # bytes of queries not yet complete
+        self.outbox = b""         # length-prefixed answers not yet sent
+        self.pending = set()      # handles of its queries the DNS proxy has not answered
+        self.eof = False          # the client has half-closed
+        self.idle_at = now + DNS_TCP_IDLE_S
+        self.closed = False
+
+    def wants_read(self):
+        return (not self.eof and len(self.pending) < DNS_TCP_MAX_PENDING
+                and len(self.outbox) < DNS_TCP_MAX_OUTBOX)
+
+
+def dns_tcp_frames(inbox):
+    """(messages, rest, problem): the complete length-prefixed DNS messages at the
+    start of `inbox`, the bytes after them, and why the stream cannot go on (a length
+    of 0 or over DNS_MAX_MESSAGE, a message shorter than a DNS header or a response)
+    or None."""
+    messages = []
+    while len(inbox) >= 2:
+        n = int.from_bytes(inbox[:2], "big")
+        if n == 0 or n > DNS_MAX_MESSAGE:
+            return messages, inbox, f"a DNS message of {n} bytes (0 or over {DNS_MAX_MESSAGE})"
+        if len(inbox) < 2 + n:
+            break
+        message, inbox = inbox[2:2 + n], inbox[2 + n:]
+        if n < 12 or message[2] & 0x80:
+            return messages, inbox, ("a DNS message shorter than its header" if n < 12
+                                     else "a DNS response where a query belongs")
+        messages.append(message)
+    return messages, inbox, None
 
 
 class pep_proxy(gr.basic_block):
@@ -216,13 +366,19 @@ class pep_proxy(gr.basic_block):
             raise proxy_error(f"dns_static: {e}")
         self.kernel.listen_datagrams(DNS_ADDRESS)
         self.dns_socket = None
+        self.dns_listener = None  # DNS over TCP
         self.dns_clients = {}    # handle -> (address) of a UDP client
+        self.dns_streams = {}    # socket fd -> dns_stream
+        self.dns_tcp_handles = {}  # handle -> dns_stream of a query asked over TCP
+        self.next_dns_handle = 1
         self.lookups = {}        # far side: socket fd -> (socket, request, deadline)
         self.lock = threading.RLock()
         self.conns = {}          # socket fd -> connection
         self.by_id = {}          # kernel id -> connection
         self.listeners = {}      # socket fd -> (socket, mode)
-        self.counters = {"accepted": 0, "handshake_errors": 0, "socket_errors": 0}
+        self.counters = {"accepted": 0, "handshake_errors": 0, "socket_errors": 0,
+                         "dns_tcp_connections": 0, "dns_tcp_queries": 0, "dns_tcp_dropped": 0,
+                         "dns_tcp_refused": 0, "dns_tcp_idle_closed": 0}
         self.selector = None
         self.thread = None
         self.rebind_at = None
@@ -262,10 +418,24 @@ class pep_proxy(gr.basic_block):
                 raise proxy_error(f"dns listener {self.dns_spec}: {e.strerror}")
             u.setblocking(False)
             self.dns_socket = u
+        if self.dns_spec and self.dns_listener is None:
+            # The same address and port as the UDP listener (its port, if 0 was asked).
+            host, port = self.dns_socket.getsockname()[:2]
+            t = socket.socket(self.dns_socket.family, socket.SOCK_STREAM)
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                t.bind((host, port))
+                t.listen(64)
+            except OSError as e:
+                t.close()
+                raise proxy_error(f"dns TCP listener {self.dns_spec}: {e.strerror}")
+            t.setblocking(False)
+            self.dns_listener = t
         for s, mode in self.listeners.values():
             bound[mode] = s.getsockname()[:2]
         if self.dns_socket is not None:
             bound["dns"] = self.dns_socket.getsockname()[:2]
+            bound["dns_tcp"] = self.dns_listener.getsockname()[:2]
         return bound
 
     def start(self):
@@ -284,6 +454,7 @@ class pep_proxy(gr.basic_block):
             self.selector.register(s, selectors.EVENT_READ, ("listen", mode))
         if self.dns_socket is not None:
             self.selector.register(self.dns_socket, selectors.EVENT_READ, ("dns",))
+            self.selector.register(self.dns_listener, selectors.EVENT_READ, ("dns_tcp",))
         self.running = True
         self.thread = threading.Thread(target=self._loop, name="pep_proxy", daemon=True)
         self.thread.start()
@@ -309,6 +480,11 @@ class pep_proxy(gr.basic_block):
             if self.dns_socket is not None:
                 self.dns_socket.close()
                 self.dns_socket = None
+            for d in list(self.dns_streams.values()):
+                self._dns_stream_close(d)
+            if self.dns_listener is not None:
+                self.dns_listener.close()
+                self.dns_listener = None
             self._post_stats()
         if self.selector:
             self.selector.close()
@@ -389,6 +565,10 @@ class pep_proxy(gr.basic_block):
         replies, forwards, lookups, back = self.dns.take_actions()
         now = self._now()
         for client, message in replies:
+            stream = self.dns_tcp_handles.pop(client, None)
+            if stream is not None:
+                self._dns_stream_answer(stream, client, message)
+                continue
             address = self.dns_clients.pop(client, None)
             if address is not None and self.dns_socket is not None:
                 try:
@@ -509,6 +689,19 @@ class pep_proxy(gr.basic_block):
 
     # --- sockets ---------------------------------------------------------------------
 
+    def _select(self, sock, events, data):
+        """Watches `sock` for `events` (none: not at all), with `data` as its key's."""
+        try:
+            if events:
+                try:
+                    self.selector.modify(sock, events, data)
+                except KeyError:
+                    self.selector.register(sock, events, data)
+            else:
+                self.selector.unregister(sock)
+        except (KeyError, ValueError, OSError, AttributeError):
+            pass  # closed meanwhile, or not watched
+
     def _watch(self, c):
         if c.closed:
             return
@@ -517,28 +710,13 @@ class pep_proxy(gr.basic_block):
             events |= selectors.EVENT_READ
         if c.outbox or c.writing or c.connecting or c.eof_sent == "due":
             events |= selectors.EVENT_WRITE
-        try:
-            if events:
-                try:
-                    self.selector.modify(c.sock, events, c)
-                except KeyError:
-                    self.selector.register(c.sock, events, c)
-            else:
-                try:
-                    self.selector.unregister(c.sock)
-                except KeyError:
-                    pass
-        except (ValueError, OSError):
-            pass
+        self._select(c.sock, events, c)
 
     def _close(self, c, reset):
         if c.closed:
             return
         c.closed = True
-        try:
-            self.selector.unregister(c.sock)
-        except (KeyError, ValueError, OSError, AttributeError):
-            pass
+        self._select(c.sock, 0, None)
         if reset:
             try:  # SO_LINGER 0: close() sends RST
                 c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -634,17 +812,22 @@ class pep_proxy(gr.basic_block):
                 raise ValueError(f"SOCKS address type {atyp}")
             if len(c.inbox) < need:
                 return
-            if cmd != 1 or atyp == 3:
+            if atyp == 3:
+                # A name: only an IP address written out (Chromium sends even those as
+                # names) is taken.
+                address = literal_address(c.inbox[5:need - 2])
+            if cmd != 1 or (atyp == 3 and address is None):
                 # Only CONNECT; names are resolved by the client (socks5, not socks5h)
-                # or, once it lands, by the DNS proxy: reply "not supported".
+                # through the DNS proxy: reply "not supported".
                 code = 7 if cmd != 1 else 8
                 c.outbox += bytes([5, code, 0, 1]) + bytes(6)
                 self._notice(f"socks{code}", "SOCKS request refused: only CONNECT to an IP "
                                              "address (resolve names locally: socks5://, not socks5h://)")
                 self._flush_and_close(c)
                 return
-            raw = c.inbox[4:need - 2]
-            address = socket.inet_ntop(socket.AF_INET if atyp == 1 else socket.AF_INET6, raw)
+            if atyp != 3:
+                raw = c.inbox[4:need - 2]
+                address = socket.inet_ntop(socket.AF_INET if atyp == 1 else socket.AF_INET6, raw)
             port = struct.unpack("!H", c.inbox[need - 2:need])[0]
             c.inbox = c.inbox[need:]
             self._open(c, address, port)
@@ -764,7 +947,8 @@ class pep_proxy(gr.basic_block):
         while self.running:
             with self.lock:
                 deadline = min(self.kernel.next_deadline(), self.dns.next_deadline(),
-                               *(d for _, _, d in self.lookups.values()))
+                               *(d for _, _, d in self.lookups.values()),
+                               *(d.idle_at for d in self.dns_streams.values()))
                 if self.rebind_at is not None:
                     deadline = min(deadline, self.rebind_at)
                 if next_stats is not None:
@@ -786,6 +970,10 @@ class pep_proxy(gr.basic_block):
                             self._dns_query()
                         elif key.data == ("lookup",):
                             self._lookup_answer(key.fileobj)
+                        elif key.data == ("dns_tcp",):
+                            self._dns_accept()
+                        elif isinstance(key.data, dns_stream):
+                            self._dns_stream_event(key.data, mask)
                         elif isinstance(key.data, tuple):
                             self._accept(key.fileobj, key.data[1])
                         else:
@@ -799,6 +987,12 @@ class pep_proxy(gr.basic_block):
                         if now >= deadline:
                             self._end_lookup(sock)
                             self.dns.resolved(request, b"", now)
+                    for d in [d for d in self.dns_streams.values() if now >= d.idle_at]:
+                        if not d.pending:  # a query in progress is answered in time
+                            self.counters["dns_tcp_idle_closed"] += 1
+                            self._dns_stream_close(d)
+                        else:
+                            d.idle_at = now + DNS_TCP_IDLE_S
                     if now >= self.dns.next_deadline():
                         self.dns.on_timer(now)
                     if now >= self.kernel.next_deadline():
@@ -813,17 +1007,113 @@ class pep_proxy(gr.basic_block):
                 except Exception:  # loud, but the flowgraph goes on
                     log.exception("PEP driver error")
 
+    def _dns_handle(self):
+        handle = self.next_dns_handle
+        self.next_dns_handle += 1
+        return handle
+
     def _dns_query(self):
         try:
             query, address = self.dns_socket.recvfrom(4096)
         except OSError:
             return
-        handle = self.counters.setdefault("dns_queries", 0) + 1
-        self.counters["dns_queries"] = handle
+        self.counters["dns_queries"] = self.counters.get("dns_queries", 0) + 1
+        handle = self._dns_handle()
         self.dns_clients[handle] = address
         if len(self.dns_clients) > 10000:  # clients whose question never got an answer
             self.dns_clients.pop(next(iter(self.dns_clients)))
         self.dns.on_query(handle, query, self._now())
+
+    # --- DNS over TCP ------------------------------------------------------------------
+
+    def _dns_accept(self):
+        try:
+            s, _ = self.dns_listener.accept()
+        except OSError:
+            return
+        if len(self.dns_streams) >= DNS_TCP_MAX_CONNECTIONS:
+            self.counters["dns_tcp_refused"] += 1
+            self._notice("dns_tcp_full", f"DNS over TCP: {DNS_TCP_MAX_CONNECTIONS} connections "
+                                         "open, closing new ones at once")
+            s.close()
+            return
+        s.setblocking(False)
+        self.counters["dns_tcp_connections"] += 1
+        d = dns_stream(s, self._now())
+        self.dns_streams[s.fileno()] = d
+        self._dns_stream_watch(d)
+
+    def _dns_stream_watch(self, d):
+        if d.closed:
+            return
+        self._select(d.sock, (selectors.EVENT_READ if d.wants_read() else 0)
+                     | (selectors.EVENT_WRITE if d.outbox else 0), d)
+
+    def _dns_stream_close(self, d):
+        if d.closed:
+            return
+        d.closed = True
+        self._select(d.sock, 0, None)
+        self.dns_streams.pop(d.sock.fileno(), None)
+        for handle in d.pending:  # their answers, when they come, go nowhere
+            self.dns_tcp_handles.pop(handle, None)
+        d.pending.clear()
+        d.sock.close()
+
+    def _dns_stream_event(self, d, mask):
+        now = self._now()
+        if mask & selectors.EVENT_WRITE and d.outbox:
+            try:
+                sent = d.sock.send(d.outbox)
+                d.outbox = d.outbox[sent:]
+                d.idle_at = now + DNS_TCP_IDLE_S
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                self.counters["socket_errors"] += 1
+                self._dns_stream_close(d)
+                return
+        if mask & selectors.EVENT_READ and d.wants_read():
+            try:
+                data = d.sock.recv(4096)
+            except (BlockingIOError, InterruptedError):
+                data = None
+            except OSError:
+                self.counters["socket_errors"] += 1
+                self._dns_stream_close(d)
+                return
+            if data == b"":
+                d.eof = True
+                if d.inbox:  # a query cut short
+                    self.counters["dns_tcp_dropped"] += 1
+                    d.inbox = b""
+            elif data:
+                d.idle_at = now + DNS_TCP_IDLE_S
+                d.inbox += data
+                messages, d.inbox, problem = dns_tcp_frames(d.inbox)
+                for message in messages:
+                    handle = self._dns_handle()
+                    self.counters["dns_tcp_queries"] += 1
+                    self.dns_tcp_handles[handle] = d
+                    d.pending.add(handle)
+                    self.dns.on_query(handle, message, now)
+                if problem:
+                    self.counters["dns_tcp_dropped"] += 1
+                    self._notice("dns_tcp_garbage", f"DNS over TCP: {problem} from a client; "
+                                                    "its connection closed")
+                    self._dns_stream_close(d)
+                    return
+        if d.eof and not d.pending and not d.outbox:
+            self._dns_stream_close(d)
+            return
+        self._dns_stream_watch(d)
+
+    def _dns_stream_answer(self, d, handle, message):
+        d.pending.discard(handle)
+        if d.closed:
+            return
+        d.outbox += len(message).to_bytes(2, "big") + message
+        self._dns_stream_watch(d)
 
     def _lookup_answer(self, sock):
         entry = self.lookups.get(sock.fileno())

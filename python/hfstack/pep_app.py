@@ -17,7 +17,7 @@ import time
 
 from .cli import add_version, one_line_parser, setup_logging, usage_error
 from .hfstack_python import net
-from .pep import install_rules, nft_ruleset, parse_endpoint, pep_proxy, proxy_error, remove_rules
+from .pep import install_rules, parse_endpoint, pep_proxy, proxy_error, remove_rules
 from .sis_link import serve_over_tcp
 
 PROG = "hfstack-pep"
@@ -40,9 +40,9 @@ def parse_args(argv):
                        ("transparent", "listener for nftables TPROXY, HOST:PORT (CAP_NET_ADMIN)")):
         p.add_argument(f"--{name}", default="", metavar="HOST:PORT", help=what)
     p.add_argument("--intercept", action="append", default=[], metavar="PREFIX",
-                   help="install nftables rules sending TCP to PREFIX into the proxy (removed on "
-                        "exit; needs root)")
-    p.add_argument("--dns", default="", metavar="HOST:PORT", help="DNS proxy UDP listener")
+                   help="install nftables rules sending TCP to PREFIX into the proxy, and "
+                        "with --transparent TPROXY's policy route (removed on exit; needs root)")
+    p.add_argument("--dns", default="", metavar="HOST:PORT", help="DNS proxy listener, UDP and TCP")
     p.add_argument("--dns-peer", default="", metavar="NODE", help="the node whose proxy resolves names")
     p.add_argument("--dns-static", default="", metavar="NAME=ADDRESS ...", help="names answered here")
     p.add_argument("--client-id", type=int, default=0x7FFF000D, help="SIS client id (in-process use)")
@@ -78,8 +78,8 @@ def main(argv=None):
     try:
         bound = proxy.open_listeners()
         if a.intercept:
-            install_rules(nft_ruleset(a.intercept, bound.get("redirect", (0, None))[1],
-                                      bound.get("transparent", (0, None))[1]))
+            install_rules(a.intercept, bound.get("redirect", (0, None))[1],
+                          bound.get("transparent", (0, None))[1])
     except proxy_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1

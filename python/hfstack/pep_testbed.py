@@ -9,7 +9,11 @@ over ZeroMQ ipc:// files. The near side ("a", node 0.0.0.1) takes SOCKS5 on
 127.0.0.1:1080 and REDIRECTs TCP to 10.78.0.0/24 into its proxy (nftables, installed
 by the node); the far side ("b", node 0.0.0.2) owns 10.78.0.2, where servers listen,
 and resolves names with the namespace's resolver (/etc/netns/NS/resolv.conf, pointing
-at 10.78.0.2). Needs root; `unavailable()` says why not.
+at 10.78.0.2). With `client_host`, a third namespace ("c", 10.80.0.2) is a host whose
+traffic is routed through the near one (a gateway, 10.80.0.1, over a veth pair), where
+nftables TPROXY hands its TCP to 10.78.0.0/24 to the near proxy's transparent listener
+(0.0.0.0:3130, policy routing installed by the node). Needs root; `unavailable()` says
+why not.
 
     with pep_testbed(rate=9600, time_scale=1) as bed:
         bed.run("a", "curl", "--socks5", bed.socks, "http://10.78.0.2:8080/")
@@ -27,6 +31,7 @@ from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 FAR = "10.78.0.2"
+GATEWAY, CLIENT = "10.80.0.1", "10.80.0.2"   # the near namespace and the client host
 
 
 # The server of the PEP benchmarks (argv: address, port): for each connection, a
@@ -71,12 +76,16 @@ class pep_testbed(namespaces):
     """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
     near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
-    STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`."""
+    STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
+    `client_host`: the third namespace "c" behind the near one (TPROXY)."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
-                 kind="emulator", snr_db=30.0, far_options="", seed=1):
+                 kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
+        if client_host:
+            self.ns["c"] = f"hfpc{tag}"
+        self.veth = (f"hfva{tag}", f"hfvc{tag}")
         self.socks = "127.0.0.1:1080"
         self.dns = "127.0.0.1:5353"
         self.rate, self.time_scale = rate, time_scale
@@ -99,6 +108,8 @@ class pep_testbed(namespaces):
             run("ip", "-n", self.ns["a"], "addr", "add", "10.79.0.1/32", "dev", "lo")
             run("ip", "-n", self.ns["a"], "route", "add", "10.78.0.0/24", "dev", "lo", "src",
                 "10.79.0.1")
+            if "c" in self.ns:
+                self._client_host()
             os.makedirs(self.netns_etc, exist_ok=True)
             with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
                 f.write(f"nameserver {FAR}\n")
@@ -112,6 +123,8 @@ class pep_testbed(namespaces):
                     "--pep-socks", self.socks, "--pep-redirect", "127.0.0.1:3129",
                     "--pep-intercept", "10.78.0.0/24", "--pep-dns", self.dns,
                     "--pep-dns-peer", "0.0.0.2", "--pep-dns-static", "gateway.hf=10.79.0.1"]
+            if "c" in self.ns:
+                near += ["--pep-transparent", "0.0.0.0:3130"]
             far = ["--pep-options", self.far_options] if self.far_options else []
             for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
@@ -130,6 +143,16 @@ class pep_testbed(namespaces):
             self.stop()
             raise
         return self
+
+    def _client_host(self):
+        """Namespace c behind namespace a: a veth pair, c's default route via a."""
+        a, c = self.veth
+        run("ip", "link", "add", a, "netns", self.ns["a"], "type", "veth", "peer", "name", c,
+            "netns", self.ns["c"])
+        for side, dev, address in (("a", a, GATEWAY), ("c", c, CLIENT)):
+            run("ip", "-n", self.ns[side], "addr", "add", f"{address}/24", "dev", dev)
+            run("ip", "-n", self.ns[side], "link", "set", dev, "up")
+        run("ip", "-n", self.ns["c"], "route", "add", "default", "via", GATEWAY)
 
     def serve(self, side, code, *args):
         """A Python program in namespace `side`; returned once it printed "ready"."""

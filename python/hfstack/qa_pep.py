@@ -8,29 +8,107 @@
 namespace of its own, their emulated modems on one channel over ZeroMQ ipc://. In the
 near namespace curl fetches a file from an HTTP server in the far one through SOCKS5
 and through nftables REDIRECT (rules installed by --pep-intercept and removed on
-stop); a port nobody listens on is refused locally; 50 connections at once all
-complete; dig asks the near DNS proxy, the far one resolves with its namespace's
-resolver (a small DNS server there), and the second lookup comes from the cache. Bad --pep settings are refused with one line. The namespace tests skip,
-saying why, only where namespaces are unavailable or nft/curl are missing."""
+stop); from a third namespace, a client host routed through the near one, curl's
+connection is taken by nftables TPROXY (its policy routing installed by the node,
+idempotently, and removed on stop); a port nobody listens on is refused locally; 50
+connections at once all complete; dig asks the near DNS proxy over UDP and over TCP,
+the far one resolves with its namespace's resolver (a small DNS server there), and
+later lookups come from the cache; garbage, oversize and stalled DNS-over-TCP
+connections are dropped while other clients are answered; headless Chromium loads a
+multi-file site (HTML, CSS, script, images) through SOCKS5. Bad --pep settings are
+refused with one line. The namespace tests skip, saying why, only where namespaces are
+unavailable or nft/curl/dig/chromium are missing."""
 
 import json
 import os
+import random
+import select
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+from unittest import mock
 
 from gnuradio import gr_unittest
 from gnuradio.hfstack.ip_testbed import DNS_SERVER, run
-from gnuradio.hfstack.pep import RULES_TABLE, nft_ruleset
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+from gnuradio.hfstack import pep, pep_web
+from gnuradio.hfstack.pep import (DNS_MAX_MESSAGE, DNS_TCP_IDLE_S, RULES_TABLE, TPROXY_MARK,
+                                  TPROXY_TABLE, dns_tcp_frames, literal_address, nft_ruleset)
+from gnuradio.hfstack.pep_testbed import CLIENT, FAR, pep_testbed, unavailable
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")
 SCALE = 20.0
 TIMEOUT_S = 120
+
+# A DNS client in a namespace (argv: port, then a JSON list of steps on TCP
+# connections to 127.0.0.1:PORT), printing a JSON list of what each step saw. Steps:
+# ["open", k]: connection k; ["send", k, hex]: bytes on it; ["ask", k, id, name]: a
+# framed A query; ["answer", k]: read one framed message, its id and rcode;
+# ["eof", k, seconds]: wait that long at most for the server to close it; ["close", k];
+# ["shut", k]: half-close it; ["mark", k]: print "mark" at once (the test waits for it).
+DNS_TCP_CLIENT = r"""
+import json, socket, struct, sys, time
+port, steps = int(sys.argv[1]), json.loads(sys.argv[2])
+conns, seen = {}, []
+def query(qid, name):
+    q = struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+    return q + struct.pack("!HH", 1, 1)
+def read(c, n):
+    data = b""
+    while len(data) < n:
+        d = c.recv(n - len(data))
+        if not d:
+            raise EOFError
+        data += d
+    return data
+for step in steps:
+    kind, k = step[0], step[1]
+    if kind == "open":
+        conns[k] = socket.create_connection(("127.0.0.1", port), timeout=60)
+        seen.append("open")
+    elif kind == "send":
+        conns[k].sendall(bytes.fromhex(step[2]))
+        seen.append("sent")
+    elif kind == "ask":
+        q = query(step[2], step[3])
+        conns[k].sendall(struct.pack("!H", len(q)) + q)
+        seen.append("asked")
+    elif kind == "answer":
+        try:
+            m = read(conns[k], struct.unpack("!H", read(conns[k], 2))[0])
+            an = struct.unpack("!H", m[6:8])[0]
+            seen.append({"id": struct.unpack("!H", m[:2])[0], "rcode": m[3] & 15,
+                         "address": socket.inet_ntoa(m[-4:]) if an else None})
+        except (EOFError, OSError) as e:
+            seen.append(f"no answer: {e!r}")
+    elif kind == "close":
+        conns[k].close()
+        seen.append("closed")
+    elif kind == "shut":
+        conns[k].shutdown(socket.SHUT_WR)
+        seen.append("shut")
+    elif kind == "mark":
+        print("mark", flush=True)
+        seen.append("mark")
+    elif kind == "eof":
+        conns[k].settimeout(step[2])
+        t0 = time.monotonic()
+        try:
+            seen.append("eof" if conns[k].recv(1) == b"" else "data")
+        except ConnectionResetError:
+            seen.append("eof")
+        except socket.timeout:
+            seen.append("still open")
+        seen[-1] = [seen[-1], round(time.monotonic() - t0, 1)]
+print(json.dumps(seen))
+"""
 
 
 class qa_pep_settings(gr_unittest.TestCase):
@@ -60,10 +138,177 @@ class qa_pep_settings(gr_unittest.TestCase):
         self.assertIn("ip6 daddr { fd00:78::/64 }", text)
         self.assertIn("tproxy ip to :3130", text)
         self.assertIn("udp dport 443 reject", text)
+        self.assertIn(f"meta mark set {TPROXY_MARK:#x}", text)
         if shutil.which("nft") and os.geteuid() == 0:
             check = subprocess.run(["nft", "-c", "-f", "-"], input=text, capture_output=True,
                                    text=True, timeout=20)
             self.assertEqual(check.returncode, 0, check.stderr)
+
+    def test_dns_over_tcp_framing(self):
+        rng = random.Random(7)
+        q1, q2 = bytes(rng.getrandbits(8) & 0x7F for _ in range(29)), bytes(range(12, 40))
+        messages, rest, problem = dns_tcp_frames(b"\x00\x1d" + q1 + b"\x00\x1c" + q2
+                                                 + b"\x00\x1c\x00")
+        self.assertEqual((messages, rest, problem), ([q1, q2], b"\x00\x1c\x00", None))
+        self.assertEqual(dns_tcp_frames(b"\x00"), ([], b"\x00", None))
+        for garbage, why in ((b"\x00\x00", "0 or over"),
+                             ((DNS_MAX_MESSAGE + 1).to_bytes(2, "big") + bytes(9), "0 or over"),
+                             (b"GET / HTTP/1.1\r\n", "0 or over"),
+                             (b"\x00\x05hello", "shorter than its header"),
+                             (b"\x00\x0c" + b"\x00\x01\x81\x80" + bytes(8), "a DNS response")):
+            messages, _, problem = dns_tcp_frames(garbage)
+            self.assertEqual(messages, [])
+            self.assertIn(why, problem)
+        # A good query before the garbage is still taken.
+        messages, _, problem = dns_tcp_frames(b"\x00\x1d" + q1 + b"\xff\xff")
+        self.assertEqual(messages, [q1])
+        self.assertIsNotNone(problem)
+
+    def test_socks_names_that_are_addresses(self):
+        self.assertEqual(literal_address(b"10.78.0.2"), "10.78.0.2")
+        self.assertEqual(literal_address(b"[fd00:78::2]"), "fd00:78::2")
+        self.assertIsNone(literal_address(b"www.example.com"))
+        self.assertIsNone(literal_address(b"10.78.0.300"))
+        self.assertIsNone(literal_address(b"\xff\xfe"))
+
+    def test_policy_routing_is_idempotent_and_leaves_others_alone(self):
+        """install_policy_routing twice adds one rule and one route; remove takes out
+        only those; someone else's rules stay; a table in the way is refused."""
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        ns = f"hfpr{os.getpid() % 100000}"
+        run("ip", "netns", "add", ns)
+        self.addCleanup(subprocess.run, ["ip", "netns", "delete", ns], capture_output=True)
+        run("ip", "-n", ns, "link", "set", "lo", "up")
+        run("ip", "-n", ns, "rule", "add", "fwmark", "7", "lookup", "77")  # someone else's
+        run("ip", "-n", ns, "route", "add", "local", "default", "dev", "lo", "table", "77")
+        script = ("import json, sys\n"
+                  "from gnuradio.hfstack import pep\n"
+                  "step = sys.argv[1]\n"
+                  "try:\n"
+                  "    if step == 'install':\n"
+                  "        pep.install_policy_routing(['-4', '-6'])\n"
+                  "    else:\n"
+                  "        pep.remove_policy_routing()\n"
+                  "    print('ok')\n"
+                  "except pep.proxy_error as e:\n"
+                  "    print('refused: ' + str(e))\n")
+
+        def step(name):
+            return run("ip", "netns", "exec", ns, sys.executable, "-c", script, name).stdout.strip()
+
+        def rules(family):
+            return [l for l in run("ip", "-n", ns, family, "rule", "show").stdout.splitlines()
+                    if "lookup" in l and "main" not in l and "local" not in l.split()[-1]
+                    and "default" not in l]
+
+        mark, table = f"fwmark {TPROXY_MARK:#x} lookup {TPROXY_TABLE}", f"table {TPROXY_TABLE}"
+        self.assertEqual(step("install"), "ok")
+        self.assertEqual(step("install"), "ok")
+        for family in ("-4", "-6"):
+            ours = [l for l in rules(family) if mark in l]
+            self.assertEqual(len(ours), 1, rules(family))
+            routes = run("ip", "-n", ns, family, "route", "show", "table", str(TPROXY_TABLE)).stdout
+            self.assertEqual(routes.count("local default dev lo"), 1, routes)
+        self.assertIn("fwmark 0x7 lookup 77", "\n".join(rules("-4")))
+        self.assertEqual(step("remove"), "ok")
+        for family in ("-4", "-6"):
+            self.assertFalse([l for l in rules(family) if mark in l], rules(family))
+            self.assertEqual(run("ip", "-n", ns, family, "route", "show", "table",
+                                 str(TPROXY_TABLE)).stdout.strip(), "")
+        self.assertIn("fwmark 0x7 lookup 77", "\n".join(rules("-4")))
+        self.assertIn("local default dev lo", run("ip", "-n", ns, "route", "show", "table",
+                                                  "77").stdout)
+        # Someone else's identical rule: used, not doubled, and left behind on removal.
+        run("ip", "-n", ns, "rule", "add", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
+            str(TPROXY_TABLE))
+        self.assertEqual(step("install"), "ok")
+        self.assertEqual(len([l for l in rules("-4") if mark in l]), 1, rules("-4"))
+        self.assertEqual(step("remove"), "ok")
+        self.assertEqual(len([l for l in rules("-4") if mark in l]), 1, rules("-4"))
+        # A table already routing elsewhere is not touched.
+        run("ip", "-n", ns, "route", "add", "blackhole", "default", "table", str(TPROXY_TABLE))
+        self.assertIn("not touching it", step("install"))
+        self.assertIn("blackhole default", run("ip", "-n", ns, "route", "show", "table",
+                                               str(TPROXY_TABLE)).stdout)
+
+
+class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
+    """The DNS proxy's TCP listener in this process (no node, no root: static names are
+    answered locally): a client that sends and never reads costs a bounded outbox and
+    is then not read; connections beyond the limit are closed at once; other clients
+    are answered meanwhile."""
+
+    QUERY = (struct.pack("!HHHHHH", 5, 0x0100, 1, 0, 0, 0) + b"\x07gateway\x02hf\x00"
+             + struct.pack("!HH", 1, 1))
+    FRAME = struct.pack("!H", len(QUERY)) + QUERY
+
+    def setUp(self):
+        self.proxy = pep.pep_proxy("", dns="127.0.0.1:0", dns_peer="0.0.0.2",
+                                   dns_static="gateway.hf=10.79.0.1")
+        self.address = self.proxy.open_listeners()["dns_tcp"]
+        self.proxy.start()
+        self.addCleanup(self.proxy.stop)
+
+    def answered(self):
+        """True when a new connection's query is answered with the static address."""
+        with socket.create_connection(self.address, timeout=30) as c:
+            c.sendall(self.FRAME)
+            n = struct.unpack("!H", c.recv(2))[0]
+            answer = b""
+            while len(answer) < n:
+                data = c.recv(n - len(answer))
+                if not data:
+                    break
+                answer += data
+        return answer[:2] == self.QUERY[:2] and answer[-4:] == socket.inet_aton("10.79.0.1")
+
+    def test_a_client_that_never_reads(self):
+        c = socket.socket()
+        self.addCleanup(c.close)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.connect(self.address)
+        c.setblocking(False)
+        chunk = self.FRAME * 100
+        most, stalled, deadline = 0, False, time.monotonic() + 60
+        for _ in range(100_000):  # bounded by count and by the deadline
+            try:
+                c.send(chunk)
+                continue
+            except BlockingIOError:
+                pass
+            with self.proxy.lock:
+                streams = list(self.proxy.dns_streams.values())
+                most = max([most] + [len(d.outbox) for d in streams])
+                stalled = any(len(d.outbox) >= pep.DNS_TCP_MAX_OUTBOX and not d.wants_read()
+                              for d in streams)
+            if stalled or time.monotonic() > deadline:
+                break
+            select.select([], [c], [], 0.05)  # room again, or look at the proxy again
+        self.assertTrue(stalled, f"the proxy still reads a client that never reads ({most} "
+                                 "bytes of answers queued)")
+        self.assertLessEqual(most, pep.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
+        self.assertTrue(self.answered())  # another client meanwhile
+
+    def test_connections_beyond_the_limit_are_closed_at_once(self):
+        with mock.patch.object(pep, "DNS_TCP_MAX_CONNECTIONS", 3):
+            held = [socket.create_connection(self.address, timeout=30) for _ in range(3)]
+            for c in held:
+                self.addCleanup(c.close)
+                c.sendall(self.FRAME)
+                self.assertEqual(struct.unpack("!H", c.recv(2))[0], 44)  # answered: held open
+                c.recv(44)
+            with socket.create_connection(self.address, timeout=30) as extra:
+                try:
+                    self.assertEqual(extra.recv(1), b"")  # closed by the proxy
+                except ConnectionResetError:
+                    pass
+            self.assertEqual(self.proxy.statistics()["driver_dns_tcp_refused"], 1)
+            # A client that half-closes is closed by the proxy, which frees its place.
+            held[-1].shutdown(socket.SHUT_WR)
+            self.assertEqual(held[-1].recv(1), b"")
+            self.assertTrue(self.answered())
 
 
 class qa_pep_namespaces(gr_unittest.TestCase):
@@ -76,10 +321,10 @@ class qa_pep_namespaces(gr_unittest.TestCase):
                 why = f"{tool} is not installed (make test installs curl and dnsutils)"
         if why:
             raise unittest.SkipTest(why)
-        cls.bed = pep_testbed(rate=9600, time_scale=SCALE).start()
+        cls.bed = pep_testbed(rate=9600, time_scale=SCALE, client_host=True).start()
         cls.ns = cls.bed.ns
         try:
-            cls.body = os.urandom(100_000)
+            cls.body = random.Random(22).randbytes(100_000)
             www = os.path.join(cls.bed.tmp, "www")
             os.makedirs(www)
             with open(os.path.join(www, "file.bin"), "wb") as f:
@@ -95,6 +340,9 @@ class qa_pep_namespaces(gr_unittest.TestCase):
                                f"s = S(({FAR!r}, 8080), h)\n"
                                "print('ready', flush=True)\n"
                                "s.serve_forever()\n")
+            cls.site = os.path.join(cls.bed.tmp, "site")
+            cls.site_files = pep_web.write_site(cls.site)
+            cls.bed.serve("b", pep_web.SITE_SERVER, FAR, "8090", cls.site)
         except Exception:
             cls.bed.stop()
             raise
@@ -119,6 +367,26 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         done = self.curl("http://10.78.0.2:8080/file.bin")  # no proxy setting at all
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, self.body)
+
+    def test_2b_tproxy_carries_a_forwarded_connection(self):
+        """A client host routed through the near namespace: nftables TPROXY hands its
+        connection to the transparent listener, over the policy route the node set up."""
+        a = self.ns["a"]
+        rules = run("ip", "netns", "exec", a, "nft", "list", "table", "inet", RULES_TABLE).stdout
+        self.assertIn("tproxy ip to :3130", rules)
+        self.assertIn(f"fwmark {TPROXY_MARK:#x} lookup {TPROXY_TABLE}",
+                      run("ip", "-n", a, "rule", "show").stdout)
+        self.assertIn("local default dev lo",
+                      run("ip", "-n", a, "route", "show", "table", str(TPROXY_TABLE)).stdout)
+        done = subprocess.run(["ip", "netns", "exec", self.ns["c"], "curl", "-s", "--max-time",
+                               str(TIMEOUT_S), "-w", "%{local_ip}",
+                               "-o", os.path.join(self.bed.tmp, "tproxy.bin"),
+                               "http://10.78.0.2:8080/file.bin"],
+                              capture_output=True, text=True, timeout=2 * TIMEOUT_S)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, CLIENT)  # from the client host itself
+        with open(os.path.join(self.bed.tmp, "tproxy.bin"), "rb") as f:
+            self.assertEqual(f.read(), self.body)
 
     def test_3_refused_at_the_far_end_is_refused_here(self):
         socks = self.curl("--socks5", "127.0.0.1:1080", "http://10.78.0.2:8081/")
@@ -146,15 +414,102 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertEqual(self.dig("WWW.far.example"), ["10.99.0.1"])  # the cache
         self.assertEqual(self.dig("gateway.hf"), ["10.79.0.1"])       # static
 
+    def dns_tcp(self, *steps):
+        """DNS_TCP_CLIENT with `steps` in the near namespace, started; its process."""
+        return subprocess.Popen(["ip", "netns", "exec", self.ns["a"], sys.executable, "-c",
+                                 DNS_TCP_CLIENT, self.bed.dns.split(":")[1], json.dumps(steps)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def dns_tcp_seen(self, client):
+        out, err = client.communicate(timeout=2 * TIMEOUT_S)
+        self.assertEqual(client.returncode, 0, err)
+        return json.loads(out.splitlines()[-1])
+
+    def dig_tcp(self, name):
+        done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "dig", "+tcp", "@127.0.0.1",
+                               "-p", self.bed.dns.split(":")[1], name, "A", "+tries=1",
+                               f"+time={TIMEOUT_S}", "+short"],
+                              capture_output=True, text=True, timeout=2 * TIMEOUT_S)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout.split()
+
+    def test_4c_dns_over_tcp(self):
+        """dig +tcp across HF; then several queries on one connection, sent at once;
+        a query followed by the client's half-close is answered, then closed."""
+        self.assertEqual(self.dig_tcp("tcp.far.example"), ["10.99.0.1"])
+        seen = self.dns_tcp_seen(self.dns_tcp(
+            ["open", 0], ["ask", 0, 11, "tcp.far.example"], ["ask", 0, 12, "gateway.hf"],
+            ["ask", 0, 13, "www.far.example"], ["answer", 0], ["answer", 0], ["answer", 0],
+            ["open", 1], ["ask", 1, 14, "gateway.hf"], ["shut", 1], ["answer", 1],
+            ["eof", 1, 30]))
+        answers = sorted((a["id"], a["rcode"], a["address"]) for a in seen[4:7])
+        self.assertEqual(answers, [(11, 0, "10.99.0.1"), (12, 0, "10.79.0.1"),
+                                   (13, 0, "10.99.0.1")], seen)
+        self.assertEqual(seen[10], {"id": 14, "rcode": 0, "address": "10.79.0.1"}, seen)
+        self.assertEqual(seen[11][0], "eof", seen)
+
+    def test_4d_dns_over_tcp_garbage_is_dropped_others_answered(self):
+        """An oversize length and a message shorter than a header each lose their
+        connection at once, a stalled query when idle; a malformed query gets FORMERR
+        and its connection goes on; while the stalled one waits, other clients on TCP
+        and UDP are answered."""
+        client = self.dns_tcp(
+            ["open", 0], ["open", 1], ["open", 2], ["open", 3], ["open", 4],
+            ["send", 0, "ffff" + "41" * 64],                   # 65535 bytes announced
+            ["send", 1, "0005" + b"hello".hex()],              # shorter than a header
+            ["send", 2, "000c" + "00070000" + "0001" + "0000" * 3],  # its question missing
+            ["send", 3, "0010"],                               # a length, then nothing
+            ["ask", 4, 41, "gateway.hf"], ["answer", 4],       # another client
+            ["eof", 0, 30], ["eof", 1, 30], ["answer", 2],
+            ["ask", 2, 42, "gateway.hf"], ["answer", 2], ["close", 2], ["close", 4],
+            ["mark", 0], ["eof", 3, DNS_TCP_IDLE_S + 30])
+        self.assertEqual(client.stdout.readline().strip(), "mark", client.stderr.read()
+                         if client.poll() is not None else "")
+        self.assertEqual(self.dig_tcp("www.far.example"), ["10.99.0.1"])
+        self.assertEqual(self.dig("gateway.hf"), ["10.79.0.1"])  # UDP
+        seen = self.dns_tcp_seen(client)
+        self.assertEqual(seen[10], {"id": 41, "rcode": 0, "address": "10.79.0.1"}, seen)
+        self.assertEqual((seen[11][0], seen[12][0]), ("eof", "eof"), seen)
+        self.assertEqual(seen[13], {"id": 7, "rcode": 1, "address": None}, seen)  # FORMERR
+        self.assertEqual(seen[15], {"id": 42, "rcode": 0, "address": "10.79.0.1"}, seen)
+        self.assertEqual(seen[19][0], "eof", seen)  # the stalled one, once idle
+
+    def test_4e_chromium_loads_a_site(self):
+        """Headless Chromium in the near namespace, through SOCKS5, loads a site of
+        seven files from the far one: its script, run after the load event, finds the
+        style sheet applied and the four images decoded, and writes into the page."""
+        why = pep_web.unavailable()
+        if why:
+            self.skipTest(why)
+        report = pep_web.load_page(self.bed.command("a"), f"http://{FAR}:8090/",
+                                   proxy=f"socks5://{self.bed.socks}", timeout_s=4 * TIMEOUT_S)
+        self.assertEqual(report["dom"], f"{pep_web.INSERTED}: images {pep_web.IMAGES}/"
+                                        f"{pep_web.IMAGES}, colour {pep_web.CSS_COLOR}", report)
+        self.assertEqual(report["images_decoded"], pep_web.IMAGES, report)
+        self.assertEqual(report["resources"], len(self.site_files) - 1, report)  # not the page
+        self.assertGreaterEqual(report["load_ms"], report["dom_content_loaded_ms"], report)
+
     def test_5_statistics_and_rules_removed_on_stop(self):
         final = self.bed.stop_node("a")
         self.assertGreaterEqual(final["pep"]["accepted"], 2)
         self.assertGreater(final["pep"]["bytes_down"], 0)
-        self.assertEqual(final["pep"]["dns_forwarded"], 1)
-        self.assertEqual(final["pep"]["dns_cache_hits"], 1)
-        self.assertEqual(final["pep"]["dns_static_answers"], 1)
+        # Across HF: www.far.example (UDP), tcp.far.example (TCP); the cache: WWW.far.
+        # example (UDP), tcp. and www.far.example (TCP, one connection), www.far.example
+        # (dig +tcp); static: gateway.hf once on UDP in 4b and once more in 4d, four
+        # times over TCP.
+        self.assertEqual(final["pep"]["dns_forwarded"], 2)
+        self.assertEqual(final["pep"]["dns_cache_hits"], 4)
+        self.assertEqual(final["pep"]["dns_static_answers"], 6)
+        self.assertEqual(final["pep"]["driver_dns_tcp_connections"], 9)
+        self.assertEqual(final["pep"]["driver_dns_tcp_dropped"], 2)
+        self.assertEqual(final["pep"]["driver_dns_tcp_idle_closed"], 1)
+        self.assertEqual(final["pep"]["dns_malformed"], 1)
         tables = run("ip", "netns", "exec", self.ns["a"], "nft", "list", "tables").stdout
         self.assertNotIn(RULES_TABLE, tables)
+        self.assertNotIn(f"lookup {TPROXY_TABLE}", run("ip", "-n", self.ns["a"], "rule",
+                                                       "show").stdout)
+        self.assertEqual(run("ip", "-n", self.ns["a"], "route", "show", "table",
+                             str(TPROXY_TABLE)).stdout.strip(), "")
 
 
 class qa_pep_real_modem(gr_unittest.TestCase):

@@ -135,7 +135,8 @@ def parse_args(argv):
                        ("transparent", "listener for nftables TPROXY, HOST:PORT (CAP_NET_ADMIN)")):
         pp.add_argument(f"--pep-{name}", metavar="HOST:PORT", help=what)
     pp.add_argument("--pep-dns", metavar="HOST:PORT",
-                    help="DNS proxy: answer DNS queries (UDP) here, from its cache or across HF")
+                    help="DNS proxy: answer DNS queries (UDP and TCP) here, from its cache or "
+                    "across HF")
     pp.add_argument("--pep-dns-peer", metavar="NODE",
                     help="with --pep-dns: the node whose proxy resolves names (a.b.c.d)")
     pp.add_argument("--pep-dns-static", metavar="NAME=ADDRESS ...",
@@ -143,7 +144,9 @@ def parse_args(argv):
     pp.add_argument("--pep-intercept", action="append", metavar="PREFIX",
                     help="install nftables rules (table inet hfstack_pep, removed on stop) "
                     "that send TCP to PREFIX into the proxy: REDIRECT to --pep-redirect, "
-                    "TPROXY to --pep-transparent; UDP/443 rejected (repeatable; needs root)")
+                    "TPROXY to --pep-transparent (with its policy route: fwmark 0x5067 "
+                    "lookup table 5066, local default dev lo); UDP/443 rejected (repeatable; "
+                    "needs root)")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -525,10 +528,10 @@ class station(station_base):
                                  **{n: pep[n] for n in PEP_LISTENERS})
             bound = self.pep.open_listeners()
             if pep["intercept"]:
-                from gnuradio.hfstack.pep import install_rules, nft_ruleset
-                install_rules(nft_ruleset(pep["intercept"],
-                                          bound["redirect"][1] if "redirect" in bound else None,
-                                          bound["transparent"][1] if "transparent" in bound else None))
+                from gnuradio.hfstack.pep import install_rules
+                install_rules(pep["intercept"],
+                              bound["redirect"][1] if "redirect" in bound else None,
+                              bound["transparent"][1] if "transparent" in bound else None)
                 self.rules_installed = True
         except proxy_error as e:
             raise resource_error(f"PEP: {e}")

@@ -119,11 +119,17 @@ def _ip_exchange(mode, kind, requests):
     return measure
 
 
+# The HF-PEP's nodes (both this stack): ARQ data ride with the link request, as the
+# real-time test bed's nodes (pep_testbed.NODE_OPTIONS).
+PEP_NODE_OPTIONS = "data_with_link_request=true"
+
+
 def _pep_transfer(mode, size, payload="random", compress=False):
     """Utilisation of one PEP transfer of `size` bytes: size x 8 / (rate x seconds)."""
     def measure(seed):
         c = sim.scenario_config()
         c.mode, c.duration_s, c.seed = mode, 100 * 3600.0, seed
+        c.node_options = PEP_NODE_OPTIONS
         (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress)
         return 100 * size * 8 / (sim.nominal_bps(mode) * seconds) if confirmed else math.nan
     return measure

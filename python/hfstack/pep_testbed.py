@@ -31,6 +31,8 @@ from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 FAR = "10.78.0.2"
+# Both ends run this stack: ARQ data ride with the link request (docs/pep.md).
+NODE_OPTIONS = "data_with_link_request=true"
 GATEWAY, CLIENT = "10.80.0.1", "10.80.0.2"   # the near namespace and the client host
 
 
@@ -77,10 +79,12 @@ class pep_testbed(namespaces):
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
     near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
-    `client_host`: the third namespace "c" behind the near one (TPROXY)."""
+    `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
+    both nodes' options (default NODE_OPTIONS; "" for STANAG 5066 as published)."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
-                 kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False):
+                 kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False,
+                 node_options=NODE_OPTIONS):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         if client_host:
@@ -94,6 +98,7 @@ class pep_testbed(namespaces):
         self.node, self.procs = {}, []
         self._args = (rate, time_scale, ber, pep_options)
         self.kind, self.snr_db, self.far_options = kind, snr_db, far_options
+        self.node_options = node_options
         self.seed = seed  # of the channel's error draws (node b's radio: seed + 1)
 
     def start(self):
@@ -118,6 +123,8 @@ class pep_testbed(namespaces):
                      ["--kind", "loopback", "--profile", "awgn", "--snr-db", repr(float(self.snr_db))])
             common = ["--rate", str(rate), *radio, "--time-scale", repr(float(scale)),
                       "--sis-port", "0", "--stats-interval", "0", "--pep"]
+            if self.node_options:
+                common += ["--options", self.node_options]
             air = os.path.join(self.tmp, "air")
             near = ["--pep-options", ";".join(o for o in ("peers=10.78.0.0/24=0.0.0.2", pep_options) if o),
                     "--pep-socks", self.socks, "--pep-redirect", "127.0.0.1:3129",

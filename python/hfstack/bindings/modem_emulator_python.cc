@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(modem_emulator.h)                                          */
-/* BINDTOOL_HEADER_FILE_HASH(95dd61bad266b1bba7cb8035b70c3995)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(5cf67ceccf17843bff885e5acc8e6e79)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

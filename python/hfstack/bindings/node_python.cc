@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(node.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(7e9e92106aa13b956733e8cd0ecb3586)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(7dcca8c112f810ea6caedc97179d7214)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

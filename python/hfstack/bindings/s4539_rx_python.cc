@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(a0427967ef8f2379cc4b8ed8a0e90490)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(4dd79adf07a42c6e9420395deb49e90d)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -53,11 +53,12 @@ k7_viterbi::k7_viterbi(float llr_scale)
 
 k7_viterbi::~k7_viterbi() { volk_free(d_metrics); }
 
-void k7_viterbi::start()
+void k7_viterbi::start(int start_state)
 {
     d_current = d_metrics;
-    std::fill(d_current, d_current + states, start_penalty);
-    d_current[0] = 0;
+    std::fill(d_current, d_current + states, start_state < 0 ? 0 : start_penalty);
+    if (start_state >= 0)
+        d_current[unsigned(start_state) & (states - 1)] = 0;
     d_decisions.clear();
     d_steps = 0;
     d_output = 0;
@@ -129,9 +130,9 @@ void k7_viterbi::finish(std::vector<uint8_t>& out, int end_state)
     d_output = d_steps;
 }
 
-std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state)
+std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state, int start_state)
 {
-    start();
+    start(start_state);
     push(llr, n);
     std::vector<uint8_t> bits;
     finish(bits, end_state);

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gr {
@@ -59,8 +60,10 @@ enum class tail_biting_start {
 std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n,
                                         tail_biting_start start = tail_biting_start::from_full_register);
 
-// Soft-decision Viterbi decoder of a tail-biting block for either code (plain C++:
-// the K = 7 receivers use the VOLK kernel of conv_k7.h instead). LLRs are log P(0) /
+class k7_viterbi;
+
+// Soft-decision Viterbi decoder of a tail-biting block for either code: the K = 7 code
+// on the VOLK kernel of conv_k7.h, any other in plain C++. LLRs are log P(0) /
 // P(1) per mother-code bit, T1 then T2 per input bit (0 = erasure, as after
 // puncturing). The block is decoded with its own end before it and its start after
 // it, from unknown states, so the paths settle before the block's bits.
@@ -68,6 +71,9 @@ class tail_biting_viterbi
 {
 public:
     explicit tail_biting_viterbi(const conv_code& code);
+    ~tail_biting_viterbi();
+    tail_biting_viterbi(const tail_biting_viterbi&) = delete;
+    tail_biting_viterbi& operator=(const tail_biting_viterbi&) = delete;
     // llr: 2 n values; appends the block's n bits (n >= K - 1).
     void decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits);
 
@@ -81,6 +87,7 @@ private:
     std::vector<float> d_wrapped;
     std::vector<uint8_t> d_decisions;
     std::vector<uint8_t> d_decoded;
+    std::unique_ptr<k7_viterbi> d_k7; // set for conv_code_k7
 };
 
 } // namespace phy

@@ -4,6 +4,7 @@
 // back the bytes and the EOM for every WN, interleaver, code and reading.
 #include "phy/m110d_timing.h"
 #include "phy/m110d_transmitter.h"
+#include "phy/m110d_decoder.h"
 #include "phy/m110d_waveform.h"
 #include "phy/psk_modulator.h"
 
@@ -241,4 +242,74 @@ TEST(m110d_transmitter, shapes_samples_like_the_app_c_transmitter)
     const psk_modulator_config wide = m110d_modulator_config(*m110d_mode_by_name("WN6/24kHz/S"), 96000);
     EXPECT_EQ(wide.symbol_rate, 19200);
     EXPECT_EQ(wide.carrier_hz, 12300);
+}
+
+TEST(m110d_transmitter, every_3khz_mode_decodes_through_the_soft_demapper_in_noise)
+{
+    // Data symbols with white noise at 3 dB above the mode's Table D-LXIV AWGN row
+    // (signal: the frames' mean power), demapped (max-log LLRs, the scrambler undone)
+    // and block-decoded: the bytes and the EOM come back, with K = 7 and K = 9.
+    const int awgn_row_db[14] = { -6, -3, 0, 3, 5, 6, 9, 13, 16, 19, 21, 24, 30, 6 };
+    const std::vector<uint8_t> data = random_bytes(400, 31);
+    std::mt19937 rng(8);
+    for (const m110d_mode& m : modes_3khz()) {
+        if (m.wn == 0 || m.interleaver != m110d_interleaver::short_)
+            continue;
+        for (unsigned k : { 7u, 9u }) {
+            m110d_transmit_options o;
+            o.constraint_length = k;
+            const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
+            const double sigma2 = m110d_frame_power(m) * std::pow(10.0, -(awgn_row_db[m.wn] + 3) / 10.0);
+            std::normal_distribution<double> noise(0.0, std::sqrt(sigma2 / 2));
+            const m110d_demapper demapper(m, o.readings);
+            const unsigned nb = demapper.bits_per_symbol();
+            std::vector<float> llr;
+            const size_t frame = m.data_symbols + m.probe_symbols;
+            for (size_t at = preamble_symbols(m, o) + m.probe_symbols; at + frame <= points.size(); at += frame)
+                for (unsigned i = 0; i < m.data_symbols; ++i) {
+                    const std::complex<double> sent(points[at + i]);
+                    const std::complex<double> u = sent + std::complex<double>(noise(rng), noise(rng));
+                    float bits[8];
+                    demapper.demap(u, i, sigma2, bits);
+                    llr.insert(llr.end(), bits, bits + nb);
+                }
+            expect_message(decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
+        }
+    }
+}
+
+TEST(m110d_transmitter, demapper_decisions_are_the_points_sent)
+{
+    const std::vector<uint8_t> data = random_bytes(300, 3);
+    for (unsigned wn = 1; wn <= m110d_max_wn; ++wn) {
+        const m110d_mode m = *m110d_mode_for(3, wn, m110d_interleaver::ultra_short);
+        const auto points = m110d_transmit_points(m, data.data(), data.size());
+        const std::vector<uint8_t> channel = m110d_channel_bits(m, data.data(), data.size());
+        const m110d_demapper demapper(m);
+        const size_t frame = m.data_symbols + m.probe_symbols;
+        size_t next_bit = 0;
+        for (size_t at = 10 * 32 + m.probe_symbols; at + frame <= points.size(); at += frame)
+            for (unsigned i = 0; i < m.data_symbols; ++i) {
+                float llr[8];
+                const std::complex<double> sent(points[at + i]);
+                ASSERT_LT(std::abs(demapper.demap(sent, i, 1e-2, llr) - sent), 1e-6) << m.name();
+                for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b, ++next_bit)
+                    ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1) << m.name() << " symbol " << i;
+                // The label's point is the one sent.
+                unsigned label = 0;
+                for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b)
+                    label = label << 1 | channel[next_bit - demapper.bits_per_symbol() + b];
+                ASSERT_LT(std::abs(demapper.point_of(label, i) - sent), 1e-6) << m.name();
+                // PSK unscrambled lands on the transcoded symbol; QAM stays.
+                const std::complex<double> u = demapper.unscrambled(sent, i);
+                const auto& table = m110d_constellation(demapper.bits_per_symbol());
+                const unsigned symbol = m110d_map_bits(label, demapper.bits_per_symbol());
+                if (demapper.bits_per_symbol() <= 3)
+                    ASSERT_LT(std::abs(u - std::complex<double>(table[symbol])), 1e-6) << m.name();
+                else
+                    ASSERT_EQ(u, sent);
+            }
+        EXPECT_EQ(next_bit, channel.size()) << m.name();
+    }
+    EXPECT_THROW(m110d_demapper(*m110d_mode_by_name("WN0/3kHz/S")), std::invalid_argument);
 }

@@ -53,12 +53,11 @@ k7_viterbi::k7_viterbi(float llr_scale)
 
 k7_viterbi::~k7_viterbi() { volk_free(d_metrics); }
 
-void k7_viterbi::start(int start_state)
+void k7_viterbi::start()
 {
     d_current = d_metrics;
-    std::fill(d_current, d_current + states, start_state < 0 ? 0 : start_penalty);
-    if (start_state >= 0)
-        d_current[unsigned(start_state) & (states - 1)] = 0;
+    std::fill(d_current, d_current + states, start_penalty);
+    d_current[0] = 0;
     d_decisions.clear();
     d_steps = 0;
     d_output = 0;
@@ -130,9 +129,9 @@ void k7_viterbi::finish(std::vector<uint8_t>& out, int end_state)
     d_output = d_steps;
 }
 
-std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state, int start_state)
+std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_state)
 {
-    start(start_state);
+    start();
     push(llr, n);
     std::vector<uint8_t> bits;
     finish(bits, end_state);

@@ -44,15 +44,14 @@ public:
 
     // Decodes llr[0 .. 2 n) (T1, T2 per input bit) from the all-zero state into n bits.
     // end_state: the encoder's known final state (0 after a flush), or -1 to end in the
-    // best one; start_state likewise (-1: any, as inside a tail-biting block). Resets
-    // any stream in progress.
-    std::vector<uint8_t> decode(const float* llr, size_t n, int end_state = -1, int start_state = 0);
+    // best one. Resets any stream in progress.
+    std::vector<uint8_t> decode(const float* llr, size_t n, int end_state = -1);
 
     // Streaming: start() from the all-zero state, push() soft pairs as they come,
     // take_decided() the bits that are at least `depth` steps behind the newest (traced
     // back from the best state now; 5 to 7 constraint lengths lose nothing measurable),
     // finish() for the rest.
-    void start(int start_state = 0);
+    void start();
     void push(const float* llr, size_t pairs);
     size_t take_decided(std::vector<uint8_t>& out, size_t depth = 96);
     void finish(std::vector<uint8_t>& out, int end_state = -1);

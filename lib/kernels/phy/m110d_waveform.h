@@ -197,31 +197,12 @@ unsigned m110d_interleaver_increment(const m110d_mode& mode);
 std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode);
 
 // One interleaver block's channel bits from its mode.input_bits_per_block user bits:
-// tail-biting code, repetition and puncturing, interleaving.
+// tail-biting code, repetition and puncturing, interleaving (m110d_block_decoder, in
+// m110d_decoder.h, inverts it).
 std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
                                               unsigned constraint_length, tail_biting_start start);
 
-// The inverse: one block's channel-bit LLRs (in the order sent) to its user bits.
-class m110d_block_decoder
-{
-public:
-    m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length,
-                        tail_biting_start start = tail_biting_start::from_full_register);
-    size_t channel_bits() const { return d_order.size(); }
-    size_t user_bits() const { return d_user_bits; }
-    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.
-    void decode(const float* llr, std::vector<uint8_t>& bits);
-
-private:
-    const m110d_code_rate& d_rate;
-    unsigned d_constraint_length;
-    tail_biting_start d_start;
-    size_t d_user_bits;
-    std::vector<uint32_t> d_order;
-    std::vector<float> d_punctured;
-    tail_biting_viterbi d_viterbi;
-};
 
 } // namespace phy
 } // namespace hfstack

@@ -1,9 +1,6 @@
 #include "serial_tone_coding.h"
 
-#include "conv_k7.h"
-
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -113,12 +110,7 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
             d_sign[4 * s + 2 * b] = pair[0] ? -1.0f : 1.0f;
             d_sign[4 * s + 2 * b + 1] = pair[1] ? -1.0f : 1.0f;
         }
-    if (code.constraint_length == conv_code_k7.constraint_length && code.t1_octal == conv_code_k7.t1_octal &&
-        code.t2_octal == conv_code_k7.t2_octal)
-        d_k7 = std::make_unique<k7_viterbi>();
 }
-
-tail_biting_viterbi::~tail_biting_viterbi() = default;
 
 void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits)
 {
@@ -134,22 +126,7 @@ void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start s
         d_wrapped[2 * j] = llr[2 * p];
         d_wrapped[2 * j + 1] = llr[2 * p + 1];
     }
-    if (d_k7) {
-        // The kernel's 8-bit metrics resolve LLRs of a few units (conv_k7.h): bring the
-        // block's mean sent |LLR| to 3 (the decision is otherwise invariant to scale).
-        double sum = 0;
-        size_t sent = 0;
-        for (float l : d_wrapped)
-            if (l != 0.0f) {
-                sum += std::abs(l);
-                ++sent;
-            }
-        if (sent > 0 && sum > 0)
-            for (float& l : d_wrapped)
-                l *= float(3.0 * double(sent) / sum);
-        d_decoded = d_k7->decode(d_wrapped.data(), d_wrapped.size() / 2, -1, -1);
-    } else
-        viterbi(d_wrapped, d_decoded);
+    viterbi(d_wrapped, d_decoded);
     // Pair j carries bit j (from the block start) or bit j + K - 1 (from the full
     // register).
     const size_t rotation = start == tail_biting_start::from_full_register ? memory : 0;

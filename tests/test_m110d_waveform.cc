@@ -487,9 +487,8 @@ TEST(m110d_waveform, every_3khz_block_encodes_and_decodes)
 
 TEST(m110d_waveform, tail_biting_decisions_do_not_depend_on_the_llr_scale)
 {
-    // The K = 7 code runs on VOLK's 8-bit kernel, which needs LLRs of a few units: the
-    // decoder rescales every block, so any common factor decides alike (and corrects
-    // the channel's errors here: Eb/N0 4.4 dB, rate 1/2, 5 % of the coded bits wrong).
+    // Float metrics: any common LLR factor decides alike (and the channel's errors are
+    // corrected here: Eb/N0 4.4 dB, rate 1/2, 5 % of the coded bits wrong).
     std::mt19937 rng(17);
     std::normal_distribution<float> noise(0.0f, 0.6f);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {

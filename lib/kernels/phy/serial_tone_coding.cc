@@ -140,22 +140,34 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
 {
     const size_t steps = llr.size() / 2;
     const unsigned half = d_states / 2;
+    const size_t words = (d_states + 63) / 64;
     std::vector<float> metric(d_states, 0.0f), next(d_states);
-    // Decision per step and new state: the dropped (oldest) bit of the survivor's
-    // predecessor.
-    d_decisions.assign(steps * d_states, 0);
+    // Decision bit per step and new state, packed: the dropped (oldest) bit of the
+    // survivor's predecessor.
+    d_decisions.assign(steps * words, 0);
     for (size_t k = 0; k < steps; ++k) {
         const float a = 0.5f * llr[2 * k], b = 0.5f * llr[2 * k + 1];
-        uint8_t* decision = &d_decisions[k * d_states];
-        for (unsigned ns = 0; ns < d_states; ++ns) {
-            const unsigned bit = ns & 1u;
-            const unsigned p0 = ns >> 1, p1 = p0 | half;
-            const float m0 = metric[p0] + d_sign[4 * p0 + 2 * bit] * a + d_sign[4 * p0 + 2 * bit + 1] * b;
-            const float m1 = metric[p1] + d_sign[4 * p1 + 2 * bit] * a + d_sign[4 * p1 + 2 * bit + 1] * b;
-            decision[ns] = m1 > m0;
-            next[ns] = std::max(m0, m1);
+        uint64_t* decision = &d_decisions[k * words];
+        // Butterfly: predecessors i and i + half lead to new states 2i (input 0) and
+        // 2i + 1 (input 1).
+        for (unsigned i = 0; i < half; ++i) {
+            const float* s0 = &d_sign[4 * i];
+            const float* s1 = &d_sign[4 * (i + half)];
+            for (unsigned bit = 0; bit < 2; ++bit) {
+                const float m0 = metric[i] + s0[2 * bit] * a + s0[2 * bit + 1] * b;
+                const float m1 = metric[i + half] + s1[2 * bit] * a + s1[2 * bit + 1] * b;
+                const unsigned ns = 2 * i + bit;
+                if (m1 > m0) {
+                    decision[ns / 64] |= uint64_t(1) << (ns % 64);
+                    next[ns] = m1;
+                } else {
+                    next[ns] = m0;
+                }
+            }
         }
-        const float top = *std::max_element(next.begin(), next.end());
+        // Metrics only grow: taking the best off now and then keeps their float
+        // resolution.
+        const float top = k % 16 == 15 ? *std::max_element(next.begin(), next.end()) : 0.0f;
         for (unsigned s = 0; s < d_states; ++s)
             metric[s] = next[s] - top;
     }
@@ -163,7 +175,8 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
     bits.assign(steps, 0);
     for (size_t k = steps; k-- > 0;) {
         bits[k] = uint8_t(state & 1u);
-        state = (state >> 1) | (d_decisions[k * d_states + state] ? half : 0u);
+        const bool dropped = (d_decisions[k * words + state / 64] >> (state % 64)) & 1u;
+        state = (state >> 1) | (dropped ? half : 0u);
     }
 }
 

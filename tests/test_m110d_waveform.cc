@@ -516,3 +516,28 @@ TEST(m110d_waveform, tail_biting_decisions_do_not_depend_on_the_llr_scale)
         }
     }
 }
+
+TEST(m110d_waveform, readings_are_set_by_name)
+{
+    m110d_readings r;
+    EXPECT_EQ(m110d_readings_text(r), "scrambler=a tail_biting=full_register pn_alignment=per_symbol wid_parity=checksum");
+    for (const std::string& choice : m110d_reading_choices()) {
+        m110d_readings one;
+        EXPECT_EQ(m110d_set_reading(one, choice), "") << choice;
+        EXPECT_NE(m110d_readings_text(one).find(choice), std::string::npos) << choice;
+    }
+    EXPECT_EQ(m110d_reading_choices().size(), 8u);
+    EXPECT_EQ(m110d_set_reading(r, "scrambler=b"), "");
+    EXPECT_EQ(r.scrambler, x9_orientation::b);
+    EXPECT_EQ(m110d_set_reading(r, "tail_biting=block_start"), "");
+    EXPECT_EQ(r.tail_biting, tail_biting_start::from_block_start);
+    EXPECT_EQ(m110d_set_reading(r, "pn_alignment=continuous"), "");
+    EXPECT_EQ(r.pn_alignment, m110d_pn_alignment::continuous);
+    EXPECT_EQ(m110d_set_reading(r, "wid_parity=caption_d2_zero"), "");
+    EXPECT_EQ(r.wid_parity, m110d_wid_parity::caption_d2_zero);
+    const std::string before = m110d_readings_text(r);
+    EXPECT_NE(m110d_set_reading(r, "scrambler=c"), "");
+    EXPECT_NE(m110d_set_reading(r, "scrambler"), "");
+    EXPECT_NE(m110d_set_reading(r, "interleaver=a"), "");
+    EXPECT_EQ(m110d_readings_text(r), before);
+}

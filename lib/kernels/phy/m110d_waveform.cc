@@ -3,6 +3,7 @@
 #include "m110c_waveform.h"
 
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -339,7 +340,91 @@ void for_each_sent_bit(size_t pairs, const m110d_code_rate& rate, unsigned const
         }
 }
 
+// Each `?` reading: its name and its values' names, in enum order.
+struct reading_names {
+    const char* name;
+    const char* values[2];
+};
+constexpr reading_names readings_named[] = {
+    { "scrambler", { "a", "b" } },
+    { "tail_biting", { "full_register", "block_start" } },
+    { "pn_alignment", { "per_symbol", "continuous" } },
+    { "wid_parity", { "checksum", "caption_d2_zero" } },
+};
+
+// The value of reading r (index into readings_named) as an enum index, and back.
+unsigned reading_value(const m110d_readings& readings, size_t r)
+{
+    switch (r) {
+    case 0:
+        return unsigned(readings.scrambler);
+    case 1:
+        return unsigned(readings.tail_biting);
+    case 2:
+        return unsigned(readings.pn_alignment);
+    default:
+        return unsigned(readings.wid_parity);
+    }
+}
+
+void set_reading_value(m110d_readings& readings, size_t r, unsigned v)
+{
+    switch (r) {
+    case 0:
+        readings.scrambler = x9_orientation(v);
+        break;
+    case 1:
+        readings.tail_biting = tail_biting_start(v);
+        break;
+    case 2:
+        readings.pn_alignment = m110d_pn_alignment(v);
+        break;
+    default:
+        readings.wid_parity = m110d_wid_parity(v);
+    }
+}
+
 } // namespace
+
+std::string m110d_set_reading(m110d_readings& readings, const std::string& name_equals_value)
+{
+    const size_t eq = name_equals_value.find('=');
+    const std::string name = name_equals_value.substr(0, eq);
+    const std::string value = eq == std::string::npos ? std::string() : name_equals_value.substr(eq + 1);
+    for (size_t r = 0; r < std::size(readings_named); ++r) {
+        if (name != readings_named[r].name)
+            continue;
+        for (unsigned v = 0; v < 2; ++v)
+            if (value == readings_named[r].values[v]) {
+                set_reading_value(readings, r, v);
+                return {};
+            }
+        return "reading " + name + " takes " + readings_named[r].values[0] + " or " + readings_named[r].values[1] +
+               ", not \"" + value + "\"";
+    }
+    std::string names;
+    for (const auto& r : readings_named)
+        names += std::string(names.empty() ? "" : ", ") + r.name;
+    return "no reading \"" + name + "\" (NAME=VALUE with NAME one of " + names + ")";
+}
+
+std::vector<std::string> m110d_reading_choices()
+{
+    std::vector<std::string> choices;
+    for (const auto& r : readings_named)
+        for (const char* v : r.values)
+            choices.push_back(std::string(r.name) + "=" + v);
+    return choices;
+}
+
+std::string m110d_readings_text(const m110d_readings& readings)
+{
+    std::string text;
+    for (size_t r = 0; r < std::size(readings_named); ++r)
+        text += std::string(text.empty() ? "" : " ") + readings_named[r].name + "=" +
+                readings_named[r].values[reading_value(readings, r)];
+    return text;
+}
 
 uint8_t m110d_walsh_chip(unsigned dibit, unsigned j) { return walsh4[dibit & 3][j % 4]; }
 

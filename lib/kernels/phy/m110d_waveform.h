@@ -50,6 +50,7 @@
 #include <complex>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gr {
@@ -78,6 +79,16 @@ struct m110d_readings {
     m110d_pn_alignment pn_alignment = m110d_pn_alignment::per_symbol;
     m110d_wid_parity wid_parity = m110d_wid_parity::checksum;
 };
+
+// Readings by name, as `--reading NAME=VALUE` gives them (docs/modem-design.md):
+//   scrambler=a|b  tail_biting=full_register|block_start
+//   pn_alignment=per_symbol|continuous  wid_parity=checksum|caption_d2_zero
+// Sets the one named; returns "" or why not (the readings unchanged).
+std::string m110d_set_reading(m110d_readings& readings, const std::string& name_equals_value);
+// Every reading as "name=value" (the first: the default), and the readings in use as
+// the same words, space separated.
+std::vector<std::string> m110d_reading_choices();
+std::string m110d_readings_text(const m110d_readings& readings);
 
 // ---- preamble
 // Chip j of the D-XIV Walsh pattern of a dibit (00 0000, 01 0404, 10 0044, 11 0440),

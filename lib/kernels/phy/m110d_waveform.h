@@ -1,8 +1,9 @@
 /* STANAG 5069 waveforms (MIL-STD-188-110D Appendix D) definitions: every wire constant a
  * transmitter and receiver need beyond the frame timing of m110d_timing.h.
  * Source: ../shared/spec/m110d_appd.json, m110d_waveforms.csv, m110d_qam256.csv; known
- * answers in test_vectors.json. The tables cover every bandwidth (3-48 kHz); issue 23
- * part 1 tests them at 3 kHz.
+ * answers in test_vectors.json. The tables cover every bandwidth (3-48 kHz); the known
+ * answers are 3 kHz ones, the other bandwidths are checked for consistency (code rate
+ * in D-L, probe in D-XXI, length as m110d_timing) and loopback.
  *
  * Symbols of the preamble and of the PSK data are 8PSK symbol numbers 0..7 (symbol s at
  * phase s * 45 degrees); QAM symbols are numbers into the constellation tables, whose
@@ -29,8 +30,9 @@
  *    off-air traffic), b selectable;
  *  - tail-biting start: from_full_register (pdn's reading of D.5.3.2.3, gr-digitalhf's
  *    7-bit rotation), from_block_start selectable;
- *  - preamble PN alignment (O-1): per_symbol, PN[0 .. L-1] under every Walsh symbol (the
- *    reading of gr-digitalhf, whose App D receiver was developed on off-air signals);
+ *  - preamble PN alignment (O-1): per_symbol, PN[0 .. L-1] under every Walsh symbol of
+ *    L chips (PN[j mod 256] where L > 256, at 30-48 kHz; the reading of gr-digitalhf,
+ *    whose App D receiver was developed on off-air signals);
  *    continuous (PN[j mod 256] for chip j of a section, pdn) selectable;
  *  - WID checksum (O-3): the explicit formula d2 = d9 ^ d8 ^ d7 (both implementations);
  *    the D-XVII caption's "lsb of w1 = 0" selectable.
@@ -38,6 +40,7 @@
  *  - the mini-probe after the preamble is the probe "after data block -1": shifted
  *    under the boundary rule like every probe when a block has one frame, normal
  *    otherwise;
+ *  - WN0 has no mini-probe after the preamble and no EOT extension;
  *  - bytes go out least significant bit first unless msb_first (as App C and 110A);
  *  - the EOM is 110A's word, sent MSB first (eom_eot, tagged S). */
 #ifndef HFSTACK_KERNELS_PHY_M110D_WAVEFORM_H
@@ -213,7 +216,6 @@ std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode);
 std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
                                               unsigned constraint_length, tail_biting_start start);
-
 
 } // namespace phy
 } // namespace hfstack

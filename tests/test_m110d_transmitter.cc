@@ -8,6 +8,7 @@
 #include "phy/m110d_waveform.h"
 #include "phy/psk_modulator.h"
 
+#include "m110d_test_support.h"
 #include "modem_test_support.h"
 
 #include <gtest/gtest.h>
@@ -17,110 +18,7 @@
 #include <vector>
 
 using namespace gr::hfstack::phy;
-
-namespace {
-
-using cf = std::complex<float>;
-
-std::vector<m110d_mode> modes_3khz() { return m110d_modes_at(3); }
-
-size_t symbols_of(const m110d_mode& m, size_t bytes, const m110d_transmit_options& o)
-{
-    return size_t(std::lround(m110d_transmission_time(m, bytes, o.timing).total_s * m.symbol_rate()));
-}
-
-size_t preamble_symbols(const m110d_mode& m, const m110d_transmit_options& o)
-{
-    const unsigned walsh = o.timing.preamble.tlc_blocks +
-                           (o.timing.preamble.superframes == 1 ? 10 : 18 * o.timing.preamble.superframes);
-    return walsh * m110d_preamble_walsh_chips(m, o.timing.preamble);
-}
-
-// Hard decisions on a transmission's data, back to channel bits (+1 / -1 LLRs).
-std::vector<float> hard_channel_llrs(const m110d_mode& m, const std::vector<cf>& points,
-                                     const m110d_transmit_options& o)
-{
-    std::vector<float> llr;
-    const auto push_bits = [&llr](unsigned v, unsigned n) {
-        for (unsigned b = 0; b < n; ++b)
-            llr.push_back(((v >> (n - 1 - b)) & 1u) ? -1.0f : 1.0f);
-    };
-    const auto psk8_number = [](cf z) {
-        return unsigned(std::lround(std::arg(z) / (M_PI / 4)) + 8) % 8;
-    };
-    size_t k = preamble_symbols(m, o);
-    if (m.wn == 0) {
-        const auto& t = m110d_trinomial_sequence();
-        const size_t per_block = m.frames_per_block;
-        for (size_t w = 0; k + 32 <= points.size(); ++w, k += 32) {
-            unsigned best = 0, best_match = 0;
-            for (unsigned dibit = 0; dibit < 4; ++dibit) {
-                unsigned match = 0;
-                for (unsigned j = 0; j < 32; ++j)
-                    match += psk8_number(points[k + j]) ==
-                             (m110d_wn0_walsh_chip(dibit, j) + t[((w % per_block) * 32 + j) % 2048]) % 8;
-                if (match > best_match) {
-                    best_match = match;
-                    best = dibit;
-                }
-            }
-            push_bits(best, 2);
-        }
-        return llr;
-    }
-    const unsigned nb = m110d_bits_per_symbol(m.wn);
-    const auto scrambler = m110d_data_scrambler(m, o.readings.scrambler);
-    const auto& table = m110d_constellation(nb);
-    k += m.probe_symbols;
-    for (; k + m.data_symbols + m.probe_symbols <= points.size(); k += m.data_symbols + m.probe_symbols)
-        for (unsigned i = 0; i < m.data_symbols; ++i) {
-            const cf z = points[k + i];
-            unsigned symbol = 0;
-            if (nb <= 3) {
-                symbol = (psk8_number(z) + 8 - scrambler[i]) % 8;
-            } else {
-                float nearest = 1e9f;
-                for (unsigned p = 0; p < table.size(); ++p)
-                    if (std::abs(z - table[p]) < nearest) {
-                        nearest = std::abs(z - table[p]);
-                        symbol = p ^ scrambler[i];
-                    }
-            }
-            unsigned v = 0;
-            while (m110d_map_bits(v, nb) != symbol)
-                ++v;
-            push_bits(v, nb);
-        }
-    return llr;
-}
-
-std::vector<uint8_t> decode_all(const m110d_mode& m, const std::vector<float>& llr, const m110d_transmit_options& o)
-{
-    m110d_block_decoder decoder(m, o.constraint_length, o.readings.tail_biting);
-    std::vector<uint8_t> bits;
-    for (size_t at = 0; at + decoder.channel_bits() <= llr.size(); at += decoder.channel_bits())
-        decoder.decode(llr.data() + at, bits);
-    return bits;
-}
-
-// The user bits a transmission of `data` must carry: bytes LSB first, EOM, zeros.
-void expect_message(const std::vector<uint8_t>& bits, const std::vector<uint8_t>& data, const std::string& what)
-{
-    ASSERT_GE(bits.size(), 8 * data.size() + 32) << what;
-    std::vector<uint8_t> bytes(data.size());
-    for (size_t i = 0; i < data.size(); ++i)
-        for (unsigned b = 0; b < 8; ++b)
-            bytes[i] |= uint8_t(bits[8 * i + b] << b);
-    EXPECT_EQ(bytes, data) << what;
-    uint32_t eom = 0;
-    for (unsigned b = 0; b < 32; ++b)
-        eom = eom << 1 | bits[8 * data.size() + b];
-    EXPECT_EQ(eom, m110d_eom) << what;
-    for (size_t i = 8 * data.size() + 32; i < bits.size(); ++i)
-        ASSERT_EQ(bits[i], 0) << what << " fill bit " << i;
-}
-
-} // namespace
+using namespace m110d_test;
 
 TEST(m110d_transmitter, symbol_count_matches_the_air_time_model)
 {
@@ -242,76 +140,6 @@ TEST(m110d_transmitter, shapes_samples_like_the_app_c_transmitter)
     const psk_modulator_config wide = m110d_modulator_config(*m110d_mode_by_name("WN6/24kHz/S"), 96000);
     EXPECT_EQ(wide.symbol_rate, 19200);
     EXPECT_EQ(wide.carrier_hz, 12300);
-}
-
-TEST(m110d_transmitter, every_3khz_mode_decodes_through_the_soft_demapper_in_noise)
-{
-    // Data symbols with white noise at 3 dB above the mode's Table D-LXIV AWGN row
-    // (signal: the frames' mean power), demapped (max-log LLRs, the scrambler undone)
-    // and block-decoded: the bytes and the EOM come back, with K = 7 and K = 9.
-    const int awgn_row_db[14] = { -6, -3, 0, 3, 5, 6, 9, 13, 16, 19, 21, 24, 30, 6 };
-    const std::vector<uint8_t> data = random_bytes(400, 31);
-    std::mt19937 rng(8);
-    for (const m110d_mode& m : modes_3khz()) {
-        if (m.wn == 0 || m.interleaver != m110d_interleaver::short_)
-            continue;
-        for (unsigned k : { 7u, 9u }) {
-            m110d_transmit_options o;
-            o.constraint_length = k;
-            const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
-            const double sigma2 = m110d_frame_power(m) * std::pow(10.0, -(awgn_row_db[m.wn] + 3) / 10.0);
-            std::normal_distribution<double> noise(0.0, std::sqrt(sigma2 / 2));
-            const m110d_demapper demapper(m, o.readings);
-            const unsigned nb = demapper.bits_per_symbol();
-            std::vector<float> llr;
-            const size_t frame = m.data_symbols + m.probe_symbols;
-            for (size_t at = preamble_symbols(m, o) + m.probe_symbols; at + frame <= points.size(); at += frame)
-                for (unsigned i = 0; i < m.data_symbols; ++i) {
-                    const std::complex<double> sent(points[at + i]);
-                    const std::complex<double> u = sent + std::complex<double>(noise(rng), noise(rng));
-                    float bits[8];
-                    demapper.demap(u, i, sigma2, bits);
-                    llr.insert(llr.end(), bits, bits + nb);
-                }
-            expect_message(decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
-        }
-    }
-}
-
-TEST(m110d_transmitter, demapper_decisions_are_the_points_sent)
-{
-    const std::vector<uint8_t> data = random_bytes(300, 3);
-    for (unsigned wn = 1; wn <= m110d_max_wn; ++wn) {
-        const m110d_mode m = *m110d_mode_for(3, wn, m110d_interleaver::ultra_short);
-        const auto points = m110d_transmit_points(m, data.data(), data.size());
-        const std::vector<uint8_t> channel = m110d_channel_bits(m, data.data(), data.size());
-        const m110d_demapper demapper(m);
-        const size_t frame = m.data_symbols + m.probe_symbols;
-        size_t next_bit = 0;
-        for (size_t at = 10 * 32 + m.probe_symbols; at + frame <= points.size(); at += frame)
-            for (unsigned i = 0; i < m.data_symbols; ++i) {
-                float llr[8];
-                const std::complex<double> sent(points[at + i]);
-                ASSERT_LT(std::abs(demapper.demap(sent, i, 1e-2, llr) - sent), 1e-6) << m.name();
-                for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b, ++next_bit)
-                    ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1) << m.name() << " symbol " << i;
-                // The label's point is the one sent.
-                unsigned label = 0;
-                for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b)
-                    label = label << 1 | channel[next_bit - demapper.bits_per_symbol() + b];
-                ASSERT_LT(std::abs(demapper.point_of(label, i) - sent), 1e-6) << m.name();
-                // PSK unscrambled lands on the transcoded symbol; QAM stays.
-                const std::complex<double> u = demapper.unscrambled(sent, i);
-                const auto& table = m110d_constellation(demapper.bits_per_symbol());
-                const unsigned symbol = m110d_map_bits(label, demapper.bits_per_symbol());
-                if (demapper.bits_per_symbol() <= 3)
-                    ASSERT_LT(std::abs(u - std::complex<double>(table[symbol])), 1e-6) << m.name();
-                else
-                    ASSERT_EQ(u, sent);
-            }
-        EXPECT_EQ(next_bit, channel.size()) << m.name();
-    }
-    EXPECT_THROW(m110d_demapper(*m110d_mode_by_name("WN0/3kHz/S")), std::invalid_argument);
 }
 
 TEST(m110d_transmitter, every_bandwidth_codes_and_lasts_as_the_air_time_model_says)

@@ -167,3 +167,42 @@ TEST(m110d_transmitter, every_bandwidth_codes_and_lasts_as_the_air_time_model_sa
         expect_message(decode_all(m, hard_channel_llrs(m, points, o), o), data, name);
     }
 }
+
+TEST(m110d_transmitter, symbol_roles_place_every_probe_and_data_symbol)
+{
+    // After the preamble, every probe symbol is the one its role names and the data
+    // fill the rest (WN0: Walsh chips only); the EOT extension continues the last probe.
+    const std::vector<uint8_t> data = random_bytes(500, 14);
+    for (const m110d_mode& m : modes_3khz()) {
+        m110d_transmit_options o;
+        o.timing.preamble.superframes = 2;
+        o.timing.eot_extension = true;
+        const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
+        const size_t first = preamble_symbols(m, o);
+        const size_t extension = m.wn == 0 ? 0 : m110d_eot_extension_symbols(m);
+        size_t data_symbols = 0;
+        for (size_t k = first; k < points.size() - extension; ++k) {
+            const m110d_symbol_role role = m110d_role_after_preamble(m, k - first);
+            if (role.kind == m110d_symbol_kind::data) {
+                ++data_symbols;
+                continue;
+            }
+            ASSERT_LT(std::abs(points[k] - m110d_probe_point(m, role)), 1e-6f) << m.name() << " symbol " << k;
+        }
+        const unsigned per_symbol = m.wn == 0 ? 1 : m110d_bits_per_symbol(m.wn);
+        const size_t channel_bits = m110d_channel_bits(m, data.data(), data.size(), o).size();
+        EXPECT_EQ(data_symbols * per_symbol, m.wn == 0 ? channel_bits * 16 : channel_bits) << m.name();
+        if (extension) {
+            const m110d_symbol_role last = m110d_role_after_preamble(m, points.size() - extension - 1 - first);
+            ASSERT_EQ(last.kind, m110d_symbol_kind::probe);
+            ASSERT_EQ(last.position, m.probe_symbols - 1);
+            const auto probe = m110d_mini_probe(m.probe_symbols, m110d_probe_is_boundary(m, last.frame),
+                                                m.probe_symbols + unsigned(extension));
+            for (size_t i = 0; i < extension; ++i)
+                ASSERT_LT(std::abs(points[points.size() - extension + i] - probe[m.probe_symbols + i]), 1e-6f)
+                    << m.name();
+        }
+    }
+    EXPECT_THROW(m110d_probe_point(*m110d_mode_by_name("WN3/3kHz/S"), { m110d_symbol_kind::data, 0, 0 }),
+                 std::invalid_argument);
+}

@@ -3,9 +3,35 @@
 #include "m110a_transmitter.h"
 #include "m110a_waveform.h"
 
+#include <stdexcept>
+
 namespace gr {
 namespace hfstack {
 namespace phy {
+
+m110d_symbol_role m110d_role_after_preamble(const m110d_mode& mode, uint64_t k)
+{
+    if (mode.wn == 0)
+        return { m110d_symbol_kind::data, int64_t(k / m110d_walsh_data_chips), unsigned(k % m110d_walsh_data_chips) };
+    if (k < mode.probe_symbols)
+        return { m110d_symbol_kind::probe, -1, unsigned(k) };
+    k -= mode.probe_symbols;
+    const uint64_t frame = mode.data_symbols + mode.probe_symbols;
+    const unsigned at = unsigned(k % frame);
+    if (at < mode.data_symbols)
+        return { m110d_symbol_kind::data, int64_t(k / frame), at };
+    return { m110d_symbol_kind::probe, int64_t(k / frame), at - mode.data_symbols };
+}
+
+std::complex<float> m110d_probe_point(const m110d_mode& mode, const m110d_symbol_role& role)
+{
+    const auto shape = m110d_probe_shape_of(mode.probe_symbols);
+    if (role.kind != m110d_symbol_kind::probe || !shape)
+        throw std::invalid_argument("m110d_probe_point: not a probe symbol of " + mode.name());
+    const auto& base = m110d_probe_base(shape->base_length);
+    const unsigned start = m110d_probe_is_boundary(mode, role.frame) ? shape->boundary_shift : 0;
+    return base[(role.position + start) % base.size()];
+}
 
 std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n, bool msb_first)
 {

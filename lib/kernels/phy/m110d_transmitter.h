@@ -26,6 +26,22 @@ struct m110d_transmit_options {
     m110d_readings readings;
 };
 
+// What channel symbol k after the preamble is (the preamble's length depends on N and
+// M, which a receiver reads from it): the mini-probe after the preamble (frame -1), or
+// data symbol / probe symbol `position` of data frame `frame` (WN0: chip `position` of
+// Walsh symbol `frame`, no probes). The EOT extension continues the last frame's probe
+// (position K and on), which only the transmission's length tells apart from data.
+enum class m110d_symbol_kind { probe, data };
+struct m110d_symbol_role {
+    m110d_symbol_kind kind;
+    int64_t frame;
+    unsigned position;
+};
+m110d_symbol_role m110d_role_after_preamble(const m110d_mode& mode, uint64_t k);
+// The known point of a probe symbol (role.kind == probe) at the mode's K (not the EOT
+// extension).
+std::complex<float> m110d_probe_point(const m110d_mode& mode, const m110d_symbol_role& role);
+
 // The user bits of a transmission: the bytes, the EOM, zeros to the end of the block.
 std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n,
                                         bool msb_first = false);

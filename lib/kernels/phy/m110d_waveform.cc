@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -614,29 +615,33 @@ std::optional<m110d_probe_shape> m110d_probe_shape_of(unsigned probe_symbols)
     return std::nullopt;
 }
 
-std::vector<std::complex<float>> m110d_probe_base(unsigned base_length)
+const std::vector<std::complex<float>>& m110d_probe_base(unsigned base_length)
 {
-    std::vector<cf> base;
-    if (base_length == 13) {
-        for (int v : barker13)
-            base.push_back(cf(float(v), 0.0f));
-        return base;
-    }
-    if (base_length == 19) {
-        for (int v : sequence19)
-            base.push_back(cf(float(v), 0.0f));
-        return base;
-    }
-    const unsigned m = unsigned(std::lround(std::sqrt(double(base_length))));
-    if (m < 2 || m * m != base_length)
-        throw std::invalid_argument("m110d_probe_base: no D-XXI base of length " + std::to_string(base_length));
-    for (unsigned q = 0; q < m; ++q)
-        for (unsigned r = 0; r < m; ++r) {
-            // Phase index reduced mod m first, so the 8PSK cases come out exact.
-            const unsigned k = (q * r) % m;
-            base.push_back(k == 0 ? cf(1.0f, 0.0f) : cf(std::polar(1.0, -2.0 * pi * k / m)));
+    // Every base of D-XXI, built once.
+    static const auto bases = [] {
+        std::map<unsigned, std::vector<cf>> all;
+        all[13] = std::vector<cf>(std::begin(barker13), std::end(barker13));
+        all[19] = std::vector<cf>(std::begin(sequence19), std::end(sequence19));
+        for (const auto& shape : probe_shapes) {
+            const unsigned length = shape[1];
+            if (all.count(length))
+                continue;
+            const unsigned m = unsigned(std::lround(std::sqrt(double(length))));
+            std::vector<cf> base;
+            for (unsigned q = 0; q < m; ++q)
+                for (unsigned r = 0; r < m; ++r) {
+                    // Phase index reduced mod m first, so the 8PSK cases come out exact.
+                    const unsigned k = (q * r) % m;
+                    base.push_back(k == 0 ? cf(1.0f, 0.0f) : cf(std::polar(1.0, -2.0 * pi * k / m)));
+                }
+            all[length] = base;
         }
-    return base;
+        return all;
+    }();
+    const auto it = bases.find(base_length);
+    if (it == bases.end())
+        throw std::invalid_argument("m110d_probe_base: no D-XXI base of length " + std::to_string(base_length));
+    return it->second;
 }
 
 std::vector<std::complex<float>> m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length)
@@ -645,7 +650,7 @@ std::vector<std::complex<float>> m110d_mini_probe(unsigned probe_symbols, bool b
     if (!shape)
         throw std::invalid_argument("m110d_mini_probe: no D-XXI probe of " + std::to_string(probe_symbols) +
                                     " symbols");
-    const std::vector<cf> base = m110d_probe_base(shape->base_length);
+    const std::vector<cf>& base = m110d_probe_base(shape->base_length);
     const unsigned start = boundary ? shape->boundary_shift : 0;
     std::vector<cf> probe(length);
     for (unsigned i = 0; i < length; ++i)

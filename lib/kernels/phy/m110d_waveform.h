@@ -171,8 +171,8 @@ struct m110d_probe_shape {
 std::optional<m110d_probe_shape> m110d_probe_shape_of(unsigned probe_symbols);
 // The base sequence: Barker-13, the length-19 sequence of D-XXIV, or a Frank sequence
 // s[m q + r] = exp(-j 2 pi q r / m) for the square lengths (16, 25, 36, ...). Throws
-// std::invalid_argument for other lengths.
-std::vector<std::complex<float>> m110d_probe_base(unsigned base_length);
+// std::invalid_argument for a length D-XXI lacks.
+const std::vector<std::complex<float>>& m110d_probe_base(unsigned base_length);
 // A probe of `length` symbols (the frame's K, or K plus the EOT extension) cyclically
 // from the base, normal (from base[0]) or boundary (from base[shift]).
 std::vector<std::complex<float>> m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length);

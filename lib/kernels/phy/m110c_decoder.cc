@@ -50,65 +50,10 @@ double wrong_probability(double l) { return 1.0 / (1.0 + std::exp(std::min(std::
 } // namespace
 
 m110c_demapper::m110c_demapper(const m110c_mode& mode, const m110c_readings& readings)
-    : d_bits(mode.bits_per_symbol), d_scrambler(m110c_data_scrambler(mode.bits_per_symbol, readings.scrambler))
+    : serial_tone_demapper(mode.bits_per_symbol, m110c_constellation(mode.bits_per_symbol),
+                           m110c_map_bits,
+                           x9_scrambler_values(m110c_data_symbols, mode.bits_per_symbol, readings.scrambler))
 {
-    for (const auto& p : m110c_constellation(d_bits))
-        d_points.push_back(cd(p));
-    if (d_bits <= 3) {
-        d_label_of.assign(8, 0);
-        for (unsigned v = 0; v < (1u << d_bits); ++v) {
-            const unsigned s = m110c_map_bits(v, d_bits);
-            d_set.push_back(s);
-            d_label_of[s] = v;
-        }
-    }
-}
-
-m110c_demapper::cd m110c_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
-{
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    double best[6][2];
-    for (unsigned b = 0; b < d_bits; ++b)
-        best[b][0] = best[b][1] = inf;
-    const unsigned scr = d_scrambler[i % m110c_data_symbols];
-    double nearest = inf;
-    cd decision;
-    auto consider = [&](const cd& point, unsigned label) {
-        const double d = std::norm(u - point);
-        if (d < nearest) {
-            nearest = d;
-            decision = point;
-        }
-        for (unsigned b = 0; b < d_bits; ++b) {
-            double& slot = best[b][(label >> (d_bits - 1 - b)) & 1];
-            slot = std::min(slot, d);
-        }
-    };
-    if (d_bits <= 3) {
-        for (unsigned s : d_set)
-            consider(d_points[(s + scr) % 8], d_label_of[s]);
-    } else {
-        for (unsigned m = 0; m < d_points.size(); ++m)
-            consider(d_points[m], m ^ scr);
-    }
-    const double scale = 1.0 / std::max(sigma2, 1e-9);
-    for (unsigned b = 0; b < d_bits; ++b)
-        llr[b] = float((best[b][1] - best[b][0]) * scale);
-    return decision;
-}
-
-m110c_demapper::cd m110c_demapper::point_of(unsigned label, unsigned i) const
-{
-    const unsigned scr = d_scrambler[i % m110c_data_symbols];
-    const unsigned symbol = m110c_map_bits(label, d_bits);
-    return d_bits <= 3 ? d_points[(symbol + scr) % 8] : d_points[symbol ^ scr];
-}
-
-m110c_demapper::cd m110c_demapper::unscrambled(cd z, unsigned i) const
-{
-    if (d_bits > 3)
-        return z;
-    return z * std::conj(d_points[d_scrambler[i % m110c_data_symbols] % 8]);
 }
 
 m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings)

@@ -2,15 +2,14 @@
  * symbols (the scrambler undone) and the decoding of an interleaver block (deinterleave,
  * depuncture, tail-biting Viterbi). Constants and readings: m110c_waveform.h.
  *
- * LLRs are log P(0) / P(1) per coded bit, max-log over the constellation: PSK data
- * (QPSK, 8PSK) are scrambled by rotation, so the points a symbol may take are its
- * mode's set turned by the scrambler value; QAM data are scrambled by XOR on the symbol
- * number, so every point may be sent and only the labels change. */
+ * LLRs are log P(0) / P(1) per coded bit (serial_tone_demapper.h: max-log over the
+ * constellation, the scrambler undone). */
 #ifndef HFSTACK_KERNELS_PHY_M110C_DECODER_H
 #define HFSTACK_KERNELS_PHY_M110C_DECODER_H
 
 #include "conv_k7.h"
 #include "m110c_waveform.h"
+#include "serial_tone_demapper.h"
 
 #include <array>
 #include <complex>
@@ -21,31 +20,12 @@ namespace gr {
 namespace hfstack {
 namespace phy {
 
-class m110c_demapper
+// Demapper of a mode's data symbols (serial_tone_demapper.h), i the symbol's position
+// in its 256-symbol frame.
+class m110c_demapper : public serial_tone_demapper
 {
 public:
-    using cd = std::complex<double>;
     explicit m110c_demapper(const m110c_mode& mode, const m110c_readings& readings = {});
-
-    // Data symbol i (0..255) of a frame, equalised to the probes' scale (PSK on the
-    // unit circle, QAM points as printed, outer ones at amplitude 1), with error
-    // variance sigma2 on that scale: writes its
-    // bits_per_symbol LLRs (first bit first) and returns the nearest point it may have
-    // been sent as (the decision).
-    cd demap(cd u, unsigned i, double sigma2, float* llr) const;
-    // The point data symbol i is sent as when it carries `label` (its bits, first the
-    // MSB).
-    cd point_of(unsigned label, unsigned i) const;
-    // Data symbol i as it would be received unscrambled: PSK rotated back onto the
-    // mode's set; QAM unchanged (its scrambler maps the constellation onto itself).
-    cd unscrambled(cd z, unsigned i) const;
-
-private:
-    unsigned d_bits;
-    std::vector<cd> d_points;    // candidate points (PSK: the 8PSK circle)
-    std::vector<unsigned> d_set; // PSK: the mode's symbol numbers before scrambling
-    std::vector<unsigned> d_label_of; // PSK: bits of each symbol number (inverse map)
-    std::array<uint8_t, m110c_data_symbols> d_scrambler;
 };
 
 // One interleaver block's channel-bit LLRs, in the order sent, to its user bits.

@@ -1,7 +1,6 @@
 #include "m110c_waveform.h"
 
-#include "conv_k7.h"
-
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -179,19 +178,9 @@ bool m110c_probe_is_minus(const m110c_mode& mode, unsigned n)
 std::array<uint8_t, m110c_data_symbols> m110c_data_scrambler(unsigned bits_per_symbol,
                                                             m110c_scrambler_orientation orientation)
 {
-    const unsigned steps = bits_per_symbol <= 3 ? 3 : bits_per_symbol;
-    const unsigned mask = (1u << steps) - 1;
+    const std::vector<uint8_t> values = x9_scrambler_values(m110c_data_symbols, bits_per_symbol, orientation);
     std::array<uint8_t, m110c_data_symbols> out{};
-    unsigned r = 1;
-    for (auto& v : out) {
-        v = uint8_t(r & mask);
-        for (unsigned s = 0; s < steps; ++s) {
-            if (orientation == m110c_scrambler_orientation::a)
-                r = (r >> 1) | (((r ^ (r >> 4)) & 1) << 8);
-            else
-                r = ((r << 1) | (((r >> 8) ^ (r >> 4)) & 1)) & 0x1FF;
-        }
-    }
+    std::copy(values.begin(), values.end(), out.begin());
     return out;
 }
 
@@ -226,22 +215,7 @@ const std::vector<std::complex<float>>& m110c_constellation(unsigned bits_per_sy
 
 std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n, m110c_tail_biting reading)
 {
-    if (n < 6)
-        throw std::invalid_argument("m110c_tail_biting_encode: a block needs at least 6 bits");
-    k7_encoder encoder;
-    std::vector<uint8_t> out;
-    out.reserve(2 * n);
-    if (reading == m110c_tail_biting::from_block_start) {
-        encoder.encode(bits + n - 6, 6, out);
-        out.clear();
-        encoder.encode(bits, n, out);
-    } else {
-        encoder.encode(bits, 6, out);
-        out.clear();
-        encoder.encode(bits + 6, n - 6, out);
-        encoder.encode(bits, 6, out);
-    }
-    return out;
+    return tail_biting_encode(conv_code_k7, bits, n, reading);
 }
 
 double m110c_constellation_power(unsigned bits_per_symbol)
@@ -277,12 +251,7 @@ std::vector<uint32_t> m110c_fetch_order(const m110c_mode& mode)
 {
     if (!mode.coded)
         return {};
-    const unsigned size = m110c_interleaver_bits(mode);
-    const unsigned increment = m110c_interleaver_increment(mode);
-    std::vector<uint32_t> order(size);
-    for (uint64_t n = 0; n < size; ++n)
-        order[(n * increment) % size] = uint32_t(n);
-    return order;
+    return increment_fetch_order(m110c_interleaver_bits(mode), m110c_interleaver_increment(mode));
 }
 
 } // namespace phy

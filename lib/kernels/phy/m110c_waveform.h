@@ -23,6 +23,7 @@
 #define HFSTACK_KERNELS_PHY_M110C_WAVEFORM_H
 
 #include "m110c_timing.h"
+#include "serial_tone_coding.h"
 
 #include <array>
 #include <complex>
@@ -65,11 +66,9 @@ const std::array<uint8_t, m110c_probe_symbols>& m110c_probe(bool minus);
 // 0..71) is the minus probe.
 bool m110c_probe_is_minus(const m110c_mode& mode, unsigned n);
 
-// Data scrambler x^9 + x^4 + 1 from 000000001, restarted at every 256-symbol data block.
-enum class m110c_scrambler_orientation {
-    a, // R = (R >> 1) | ((b0 ^ b4) << 8), output the low bits (recommended)
-    b, // R = ((R << 1) | (b8 ^ b4)) & 0x1FF, output the low bits
-};
+// Data scrambler x^9 + x^4 + 1 from 000000001, restarted at every 256-symbol data block
+// (serial_tone_coding.h; App D shares it).
+using m110c_scrambler_orientation = x9_orientation;
 // The values added (PSK, mod 8) or XORed (QAM) onto the 256 data symbols of a frame:
 // bits_per_symbol 2 or 3 take R & 7 and advance 3 steps; N = 4, 5, 6 take R & (2^N - 1)
 // and advance N steps.
@@ -91,11 +90,10 @@ double m110c_constellation_power(unsigned bits_per_symbol);
 // an SNR is measured on, is this (its preamble and sections, PSK, aside).
 double m110c_frame_power(const m110c_mode& mode);
 
-// Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?).
-enum class m110c_tail_biting {
-    from_full_register, // the pair of bit 6 first, bits 0..5's last (recommended)
-    from_block_start,   // the pair of bit 0 first, the register preloaded with bits n-6..n-1
-};
+// Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?;
+// serial_tone_coding.h): from_full_register (the pair of bit 6 first, bits 0..5's
+// last; recommended) or from_block_start (the register preloaded with bits n-6..n-1).
+using m110c_tail_biting = tail_biting_start;
 // The mother code's (T1, T2) pairs of one tail-biting block of n >= 6 bits.
 std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n,
                                               m110c_tail_biting reading = m110c_tail_biting::from_full_register);

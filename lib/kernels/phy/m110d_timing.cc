@@ -267,6 +267,17 @@ std::vector<std::string> m110d_mode_names()
     return names;
 }
 
+std::vector<m110d_mode> m110d_modes_at(unsigned bw_khz)
+{
+    std::vector<m110d_mode> modes;
+    for (const row& r : rows)
+        for (unsigned i = 0; i < 4; ++i)
+            if (r.bw_khz == bw_khz)
+                if (auto m = mode_from(r, m110d_interleaver(i)))
+                    modes.push_back(*m);
+    return modes;
+}
+
 double m110d_mode::preamble_s(const m110d_preamble_options& options) const
 {
     if (options.tlc_blocks > m110d_max_tlc_blocks)

@@ -117,6 +117,8 @@ m110d_mode_for_rate(unsigned bw_khz, unsigned user_bps, m110d_interleaver il);
 // nullopt for anything else. Every mode's name, by bandwidth then WN then interleaver.
 std::optional<m110d_mode> m110d_mode_by_name(const std::string& name);
 std::vector<std::string> m110d_mode_names();
+// Every mode of one bandwidth, by WN then interleaver (US, S, M, L).
+std::vector<m110d_mode> m110d_modes_at(unsigned bw_khz);
 
 // Air time of one transmission carrying `bytes` user bytes. units = interleaver blocks;
 // preamble_s includes the mini-probe after the preamble, data_s the EOT extension.

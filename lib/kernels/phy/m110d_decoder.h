@@ -1,0 +1,91 @@
+/* STANAG 5069 (MIL-STD-188-110D App D) receive side after the equaliser: the preamble's
+ * count and WID fields read from their Walsh symbols (under either PN alignment and
+ * WID parity reading), soft demapping of the data symbols (serial_tone_demapper.h,
+ * shared with App C: max-log LLRs, the scrambler undone; WN0: its Walsh symbols) and
+ * the decoding of an interleaver block (deinterleave, undo the repetition and
+ * puncturing, tail-biting Viterbi for K = 7 or K = 9). Input chips and symbols are
+ * equalised: the channel removed, on the scale of the unit-amplitude probes and
+ * preamble. Constants and readings: m110d_waveform.h. */
+#ifndef HFSTACK_KERNELS_PHY_M110D_DECODER_H
+#define HFSTACK_KERNELS_PHY_M110D_DECODER_H
+
+#include "m110d_waveform.h"
+#include "serial_tone_demapper.h"
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+// ---- preamble fields
+// Coherent correlations Re(sum_j y[j] conj(c_d[j])) of one received preamble Walsh
+// symbol y[0 .. chips) with the chips c_d it would be for each dibit d, the symbol
+// being number `index` of its section in `table` (where its PN starts depends on the
+// alignment).
+std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y, unsigned chips, m110d_pn_table table,
+                                               unsigned index, m110d_pn_alignment alignment);
+
+// The count and WID fields of a super-frame, read.
+struct m110d_fields {
+    unsigned count = 0; // super-frames still to come after this one
+    m110d_wid wid;
+    m110d_pn_alignment alignment = m110d_pn_alignment::per_symbol;
+    m110d_wid_parity parity = m110d_wid_parity::checksum;
+    double correlation = 0; // sum of the nine chosen symbols' correlations
+};
+// Reads y: the count section (4 Walsh symbols) and the WID section (5) that follows it,
+// 9 * chips chips, each symbol decided on its largest correlation. nullopt when the
+// count's or the WID's check bits fail, or the WN is reserved.
+std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y, unsigned chips,
+                                              m110d_pn_alignment alignment, m110d_wid_parity parity);
+// The same under every PN alignment and WID parity reading: the fields whose checks
+// pass with the largest correlation (a wrong alignment decorrelates every symbol but
+// the first of each section), the checksum parity preferred on a tie.
+std::optional<m110d_fields> m110d_read_fields_any_reading(const std::complex<float>* y, unsigned chips);
+
+// ---- WN0
+// The two LLRs (log P(0) / P(1), first bit the MSB) of the coded dibit a WN0 Walsh
+// symbol carries: y[0 .. 32), the symbol number `symbol_in_block` of its interleaver
+// block (the Trinomial scrambler restarts at each), sigma2 the chips' complex noise
+// variance. Max-log over the four patterns.
+void m110d_wn0_demap(const std::complex<float>* y, size_t symbol_in_block, double sigma2, float* llr);
+
+// Demapper of a mode's data symbols (WN1-WN13), i the symbol's position in its block
+// of U data symbols.
+class m110d_demapper : public serial_tone_demapper
+{
+public:
+    explicit m110d_demapper(const m110d_mode& mode, const m110d_readings& readings = {});
+};
+
+// The inverse: one block's channel-bit LLRs (in the order sent) to its user bits.
+class m110d_block_decoder
+{
+public:
+    m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length,
+                        tail_biting_start start = tail_biting_start::from_full_register);
+    size_t channel_bits() const { return d_order.size(); }
+    size_t user_bits() const { return d_user_bits; }
+    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.
+    void decode(const float* llr, std::vector<uint8_t>& bits);
+
+private:
+    const m110d_code_rate& d_rate;
+    unsigned d_constraint_length;
+    tail_biting_start d_start;
+    size_t d_user_bits;
+    std::vector<uint32_t> d_order;
+    std::vector<float> d_punctured;
+    tail_biting_viterbi d_viterbi;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -1,0 +1,93 @@
+/* Coding elements the high-rate serial-tone waveforms share: STANAG 4539 (MIL-STD-188-110C
+ * Appendix C) and STANAG 5069 (MIL-STD-188-110D Appendix D).
+ *  - the x^9 + x^4 + 1 data scrambler, restarted at every data block;
+ *  - the load-increment interleaver: a block's bit n is loaded at (n * increment) mod
+ *    size, bits leave in order 0, 1, 2 ...;
+ *  - the K = 7 (133, 171) and K = 9 (561, 753) convolutional codes (octal, most
+ *    significant bit = the newest input bit, T1 sent first), coded tail-biting per block,
+ *    and a soft Viterbi decoder for such blocks.
+ * Sources: ../shared/spec/m110c_appc.json, m110d_appd.json (data_scrambler, interleaver,
+ * fec). Readings of the constants tagged `?` are the enums below, recommended first. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+// Register orientation of the x^9 + x^4 + 1 scrambler (tagged `?`: the two part from
+// the third PSK value on).
+enum class x9_orientation {
+    a, // R = (R >> 1) | ((b0 ^ b4) << 8), output the low bits (recommended: the reading
+       // of the off-air App C decoder and of two interoperable STANAG 4285 generators)
+    b, // R = ((R << 1) | (b8 ^ b4)) & 0x1FF, output the low bits
+};
+
+// The values the scrambler adds to `count` data symbols from its start state 000000001:
+// bits_per_symbol 1..3 (PSK, added mod 8) take R & 7 and advance 3 steps; N >= 4 (QAM,
+// XORed onto the symbol number) take R & (2^N - 1) and advance N steps.
+std::vector<uint8_t> x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation);
+
+// Entry k: the block's bit sent k-th, when bit n is loaded at (n * increment) mod size.
+std::vector<uint32_t> increment_fetch_order(uint32_t size, uint32_t increment);
+
+// A rate-1/2 mother code: constraint length and generators in octal notation.
+struct conv_code {
+    unsigned constraint_length;
+    unsigned t1_octal;
+    unsigned t2_octal;
+    unsigned memory() const { return constraint_length - 1; }
+};
+constexpr conv_code conv_code_k7{ 7, 0133, 0171 };
+constexpr conv_code conv_code_k9{ 9, 0561, 0753 };
+
+// Where a tail-biting block's coded output starts (tagged `?`: invisible in loopback).
+enum class tail_biting_start {
+    // The register filled with bits 0..K-2 first, without output; the first pair is
+    // bit K-1's, the last ones those of bits 0..K-2 shifted in again (recommended: the
+    // reading of the D.5.3.2.3 paraphrase and of the off-air App C decoder's rotation).
+    from_full_register,
+    // The register preloaded with the block's last K-1 bits; bit 0's pair first.
+    from_block_start,
+};
+
+// The mother code's (T1, T2) pairs of one tail-biting block of n >= K - 1 bits.
+std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n,
+                                        tail_biting_start start = tail_biting_start::from_full_register);
+
+// Soft-decision Viterbi decoder of a tail-biting block for either code, in plain C++
+// with float metrics (about 7 Mbit/s for K = 7, 2 Mbit/s for K = 9 on one core). Not on
+// the VOLK K = 7 kernel of conv_k7.h: its 8-bit soft symbols cannot hold both the
+// strong and the weak LLRs of a QAM block, and WN11/WN12 blocks at 8/9 decoded wrong
+// through it with every channel bit right. LLRs are log P(0) /
+// P(1) per mother-code bit, T1 then T2 per input bit (0 = erasure, as after
+// puncturing). The block is decoded with its own end before it and its start after
+// it, from unknown states, so the paths settle before the block's bits.
+class tail_biting_viterbi
+{
+public:
+    explicit tail_biting_viterbi(const conv_code& code);
+    // llr: 2 n values; appends the block's n bits (n >= K - 1).
+    void decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits);
+
+private:
+    // Most likely input bits of the pairs, from any state to any state.
+    void viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits);
+
+    conv_code d_code;
+    unsigned d_states;
+    std::vector<float> d_sign; // per state and input bit: T1 and T2 as +1 (0) or -1 (1)
+    std::vector<float> d_wrapped;
+    std::vector<uint64_t> d_decisions;
+    std::vector<uint8_t> d_decoded;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -1,0 +1,75 @@
+#include "serial_tone_demapper.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol, const std::vector<std::complex<float>>& points,
+                                           map_bits_function map_bits, std::vector<uint8_t> scrambler)
+    : d_bits(bits_per_symbol), d_scrambler(std::move(scrambler))
+{
+    if (d_bits < 1 || d_bits > max_bits_per_symbol || d_scrambler.empty() ||
+        points.size() != (psk() ? 8u : size_t(1) << d_bits))
+        throw std::invalid_argument("serial_tone_demapper: inconsistent tables for " + std::to_string(d_bits) +
+                                    " bits per symbol");
+    if (psk())
+        for (unsigned label = 0; label < (1u << d_bits); ++label)
+            d_symbol_of.push_back(map_bits(label, d_bits));
+    for (const auto& p : points)
+        d_points.push_back(cd(p));
+}
+
+serial_tone_demapper::cd serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
+{
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double best[max_bits_per_symbol][2];
+    for (unsigned b = 0; b < d_bits; ++b)
+        best[b][0] = best[b][1] = inf;
+    const unsigned scr = scrambler(i);
+    double nearest = inf;
+    cd decision;
+    auto consider = [&](const cd& point, unsigned label) {
+        const double d = std::norm(u - point);
+        if (d < nearest) {
+            nearest = d;
+            decision = point;
+        }
+        for (unsigned b = 0; b < d_bits; ++b) {
+            double& slot = best[b][(label >> (d_bits - 1 - b)) & 1];
+            slot = std::min(slot, d);
+        }
+    };
+    if (psk()) {
+        for (unsigned label = 0; label < d_symbol_of.size(); ++label)
+            consider(d_points[(d_symbol_of[label] + scr) % 8], label);
+    } else {
+        for (unsigned m = 0; m < d_points.size(); ++m)
+            consider(d_points[m], m ^ scr);
+    }
+    const double scale = 1.0 / std::max(sigma2, 1e-9);
+    for (unsigned b = 0; b < d_bits; ++b)
+        llr[b] = float((best[b][1] - best[b][0]) * scale);
+    return decision;
+}
+
+serial_tone_demapper::cd serial_tone_demapper::point_of(unsigned label, unsigned i) const
+{
+    const unsigned scr = scrambler(i);
+    return psk() ? d_points[(d_symbol_of[label] + scr) % 8] : d_points[label ^ scr];
+}
+
+serial_tone_demapper::cd serial_tone_demapper::unscrambled(cd z, unsigned i) const
+{
+    if (!psk())
+        return z;
+    return z * std::conj(d_points[scrambler(i) % 8]);
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

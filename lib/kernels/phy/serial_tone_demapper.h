@@ -1,0 +1,62 @@
+/* Soft demapping of scrambled serial-tone data symbols, shared by STANAG 4539 App C
+ * (m110c_demapper) and STANAG 5069 App D (m110d_demapper).
+ *
+ * LLRs are log P(0) / P(1) per coded bit, max-log over the constellation: PSK data
+ * (BPSK, QPSK, 8PSK as 8PSK symbol numbers) are scrambled by adding the scrambler value
+ * mod 8, so the points a symbol may take are its mode's set turned by that value; QAM
+ * data are scrambled by XOR on the symbol number, so every point may be sent and only
+ * the labels change. */
+#ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_DEMAPPER_H
+#define HFSTACK_KERNELS_PHY_SERIAL_TONE_DEMAPPER_H
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+class serial_tone_demapper
+{
+public:
+    using cd = std::complex<double>;
+    static constexpr unsigned max_bits_per_symbol = 8;
+
+    // The symbol number of a label (its bits, first the MSB): the 8PSK number for PSK,
+    // the label itself for QAM.
+    using map_bits_function = uint8_t (*)(unsigned label, unsigned bits_per_symbol);
+
+    // bits_per_symbol 1..3: PSK, `points` the 8PSK circle; 4..8: QAM, `points` the
+    // table by symbol number. scrambler: the value of each data symbol of a block (its
+    // position taken modulo the length).
+    serial_tone_demapper(unsigned bits_per_symbol, const std::vector<std::complex<float>>& points,
+                         map_bits_function map_bits, std::vector<uint8_t> scrambler);
+
+    // Data symbol i of a block, equalised to the probes' scale (PSK on the unit circle,
+    // QAM points as printed, outer ones at amplitude 1), with error variance sigma2 on
+    // that scale: writes its bits_per_symbol LLRs (first bit first) and returns the
+    // nearest point it may have been sent as (the decision).
+    cd demap(cd u, unsigned i, double sigma2, float* llr) const;
+    // The point data symbol i is sent as when it carries `label`.
+    cd point_of(unsigned label, unsigned i) const;
+    // Data symbol i as it would be received unscrambled: PSK rotated back onto the
+    // mode's set; QAM unchanged (its scrambler maps the constellation onto itself).
+    cd unscrambled(cd z, unsigned i) const;
+    unsigned bits_per_symbol() const { return d_bits; }
+
+private:
+    bool psk() const { return d_bits <= 3; }
+    unsigned scrambler(unsigned i) const { return d_scrambler[i % d_scrambler.size()]; }
+
+    unsigned d_bits;
+    std::vector<cd> d_points;           // candidate points (PSK: the 8PSK circle)
+    std::vector<unsigned> d_symbol_of;  // PSK: the 8PSK number of each label
+    std::vector<uint8_t> d_scrambler;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -132,6 +132,8 @@ struct m110a_receiver::state {
     user_byte_stream streamed;
     bool block_decoded = false;
     void hand_on_decoded(std::vector<m110a_burst>& done);
+    // The burst's mode, start, offset and SNR as of now, without bytes.
+    m110a_burst burst_so_far() const;
 
     explicit state(const m110a_receiver_config& c) : cfg(c)
     {
@@ -735,11 +737,7 @@ void m110a_receiver::state::hand_on_decoded(std::vector<m110a_burst>& done)
     auto bytes = streamed.take(bits, std::min(eom_searched, near_eom_searched), cfg.msb_first);
     if (bytes.empty())
         return;
-    m110a_burst piece;
-    piece.mode = mode->name;
-    piece.start_sample = start;
-    piece.frequency_offset_hz = input.offset_hz();
-    piece.snr_db = presence.snr_db();
+    m110a_burst piece = burst_so_far();
     piece.bytes = std::move(bytes);
     piece.continues = true;
     done.push_back(std::move(piece));
@@ -930,6 +928,16 @@ void m110a_receiver::state::decode_block()
         recent_pairs.erase(recent_pairs.begin(), recent_pairs.end() - long(2 * lead_pairs));
 }
 
+m110a_burst m110a_receiver::state::burst_so_far() const
+{
+    m110a_burst burst;
+    burst.mode = mode->name;
+    burst.start_sample = start;
+    burst.frequency_offset_hz = input.offset_hz();
+    burst.snr_db = presence.snr_db();
+    return burst;
+}
+
 void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
 {
     if (!eom && mode->interleaved()) {
@@ -938,11 +946,7 @@ void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
         find_eom();
         eom = eom_at != no_eom;
     }
-    m110a_burst burst;
-    burst.mode = mode->name;
-    burst.start_sample = start;
-    burst.frequency_offset_hz = input.offset_hz();
-    burst.snr_db = presence.snr_db();
+    m110a_burst burst = burst_so_far();
     burst.eom = eom;
     burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));

@@ -262,6 +262,8 @@ struct m110c_receiver::state {
     user_byte_stream streamed;
     bool block_decoded = false;
     void hand_on_decoded(std::vector<m110c_burst>& done);
+    // The burst's mode, start, offset, SNR and reliability as of now, without bytes.
+    m110c_burst burst_so_far() const;
 
     explicit state(const m110c_receiver_config& c) : cfg(c)
     {
@@ -831,14 +833,7 @@ void m110c_receiver::state::hand_on_decoded(std::vector<m110c_burst>& done)
     auto bytes = streamed.take(bits, eom_searched, cfg.msb_first); // no EOM starts before
     if (bytes.empty())
         return;
-    m110c_burst piece;
-    piece.mode = mode->name();
-    piece.start_sample = start;
-    piece.frequency_offset_hz = input.offset_hz();
-    piece.snr_db = presence.snr_db(m110c_frame_power(*mode));
-    piece.unreliable_blocks = unreliable_blocks;
-    piece.least_reliability = least_reliability;
-    piece.bytes_bad = unreliable_blocks > 0;
+    m110c_burst piece = burst_so_far();
     piece.bytes = std::move(bytes);
     piece.continues = true;
     done.push_back(std::move(piece));
@@ -1183,7 +1178,7 @@ void m110c_receiver::state::find_eom()
             eom_at = eom_searched;
 }
 
-void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
+m110c_burst m110c_receiver::state::burst_so_far() const
 {
     m110c_burst burst;
     burst.mode = mode->name();
@@ -1192,10 +1187,17 @@ void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
     // The signal's mean power, as a channel's SNR is measured (QAM's is under the
     // probes' the noise is measured against).
     burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
-    burst.eom = eom;
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
-    burst.bytes_bad = !eom || unreliable_blocks > 0;
+    burst.bytes_bad = unreliable_blocks > 0;
+    return burst;
+}
+
+void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
+{
+    m110c_burst burst = burst_so_far();
+    burst.eom = eom;
+    burst.bytes_bad = burst.bytes_bad || !eom;
     burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM the transmission ends with its last frame's probe and, when that

@@ -596,16 +596,19 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
 
 double m110c_receiver::state::decode_block()
 {
-    // Each pass's decode is judged by the decoder's reliability (minus the log of its
-    // expected wrong bits); the most reliable one is kept, the latest on a tie. A
+    // Each pass's decode is judged by the decoder (its reliability, minus the log of its
+    // expected wrong bits): the last pass's is kept unless it is judged unreliable
+    // (under reliability_threshold), then the latest one judged reliable, if any. A
     // decoder-aided pass is not always better: fed a decode with a few wrong bits, the
-    // equaliser follows them as known symbols, and the next decode can be worse than the
-    // one before (F.1487 poor, 8000L at 26 dB, 300 s, seeds 3 and 6: a burst's last
-    // block decoded without error in the first or second pass, the third's decode had 19
-    // and 33 wrong bits, and was kept). Each further pass still starts from the latest
-    // decode (the best one again would give the same pass again).
-    std::vector<uint8_t> user, best;
-    double best_reliability = -std::numeric_limits<double>::infinity();
+    // equaliser takes them as known symbols and the next decode can be worse (F.1487
+    // poor, 8000L at 26 dB, 300 s, channel seeds 3 and 6: a burst's last block decoded
+    // right in the second pass, reliability 4.5 and 5.1, then with 19 and 33 wrong bits
+    // in the third, 0.8 and -1.8). Not the most reliable pass: the reliabilities of
+    // decodes that are both wrong and right in places do not order them (a first pass
+    // with 21 wrong bits judged 20.0, the passes after it, right, 4.1 and 11.6: 6400L at
+    // 22 dB, seed 2). Each pass starts from the decode of the pass before.
+    std::vector<uint8_t> user, reliable;
+    double reliability = 0, reliable_reliability = 0;
     for (unsigned pass = 1; pass <= decoder_passes(); ++pass) {
         if (pass > 1) {
             if (!block_start_equaliser)
@@ -614,14 +617,18 @@ double m110c_receiver::state::decode_block()
         }
         user.clear();
         decoder->decode(block_llr.data(), user);
-        const double reliability = decoder->reliability();
-        if (reliability >= best_reliability) {
-            best_reliability = reliability;
-            best = user;
+        reliability = decoder->reliability();
+        if (reliability >= cfg.reliability_threshold) {
+            reliable = user;
+            reliable_reliability = reliability;
         }
     }
-    bits.insert(bits.end(), best.begin(), best.end());
-    return best_reliability;
+    if (reliability >= cfg.reliability_threshold || reliable.empty()) {
+        bits.insert(bits.end(), user.begin(), user.end());
+        return reliability;
+    }
+    bits.insert(bits.end(), reliable.begin(), reliable.end());
+    return reliable_reliability;
 }
 
 void m110c_receiver::state::second_pass(const std::vector<uint8_t>& user)

@@ -38,7 +38,8 @@
  *      equaliser's error variance, or by the decisions' own error where that is
  *      larger (errors fed back); each interleaver block deinterleaved, depunctured and
  *      decoded (tail-biting Viterbi), then equalised again with the decoder's
- *      decisions (decoder_passes), the most reliable pass's decode kept; the bits
+ *      decisions (decoder_passes), the last pass's decode kept unless judged
+ *      unreliable where an earlier one is not (reliability_threshold); the bits
  *      searched for the EOM. A frame whose
  *      decisions look wrong somewhere is first equalised again backward, from the probe
  *      after it (backward_frames). Frequency loop and
@@ -73,8 +74,9 @@ struct m110c_receiver_config {
     // decoder's decisions from the pass before in place of the equaliser's own (as in
     // the 110A receiver, which makes one such pass); 1: one pass. A third pass still
     // pays on fading (6400L, F.1487 poor, 22 dB: 3.4e-4 with two, 2.2e-5 with three).
-    // Every pass's decode is judged (m110c_block_decoder::reliability()) and the most
-    // reliable kept: a pass fed a decode with a few wrong bits can decode worse.
+    // Every pass's decode is judged (m110c_block_decoder::reliability()): a last pass
+    // judged unreliable (reliability_threshold) gives way to the latest pass judged
+    // reliable (a pass fed a decode with a few wrong bits can decode worse).
     unsigned decoder_passes = 3;
     // 64QAM (9600 bps, 12800U) instead: solutions twice as often, one pass fewer, for
     // about the same work (F.1487 poor, 9600L at 32 dB, 300 s: 9.3e-3 and 3.3e-4 with

@@ -38,11 +38,9 @@
  *      equaliser's error variance, or by the decisions' own error where that is
  *      larger (errors fed back); each interleaver block deinterleaved, depunctured and
  *      decoded (tail-biting Viterbi), then equalised again with the decoder's
- *      decisions (decoder_passes), the last pass's decode kept unless judged
- *      unreliable where an earlier one is not (reliability_threshold); the bits
- *      searched for the EOM. A frame whose
+ *      decisions (decoder_passes); the bits searched for the EOM. A frame whose
  *      decisions look wrong somewhere is first equalised again backward, from the probe
- *      after it (backward_frames). Frequency loop and
+ *      after it (backward_frames; in every pass). Frequency loop and
  *      T/2 timing slips as in the 110A receiver.
  *   4. The burst ends at its EOM; when the signal is lost (13 dB weaker than at its
  *      preamble for a block whose probes no longer correlate with what was sent, or
@@ -74,9 +72,6 @@ struct m110c_receiver_config {
     // decoder's decisions from the pass before in place of the equaliser's own (as in
     // the 110A receiver, which makes one such pass); 1: one pass. A third pass still
     // pays on fading (6400L, F.1487 poor, 22 dB: 3.4e-4 with two, 2.2e-5 with three).
-    // Every pass's decode is judged (m110c_block_decoder::reliability()): a last pass
-    // judged unreliable (reliability_threshold) gives way to the latest pass judged
-    // reliable (a pass fed a decode with a few wrong bits can decode worse).
     unsigned decoder_passes = 3;
     // 64QAM (9600 bps, 12800U) instead: solutions twice as often, one pass fewer, for
     // about the same work (F.1487 poor, 9600L at 32 dB, 300 s: 9.3e-3 and 3.3e-4 with
@@ -89,7 +84,9 @@ struct m110c_receiver_config {
     bool interpolate_probes = true;
     // true: each data frame of a coded mode is also equalised backward, from the probe
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
-    // erred less (a decision error in a fade feeds back through the rest of a frame).
+    // erred less (a decision error in a fade feeds back through the rest of a frame);
+    // in the decoder-aided passes too, with the decoded symbols (else such a pass could
+    // decode worse than the one before).
     bool backward_frames = true;
     // true: the equaliser's MMSE solution, error variance and whole-span LMS step take
     // the QAM data at their own mean power (0.78/0.65/0.58 of the probes'); false: at

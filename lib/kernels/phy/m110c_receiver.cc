@@ -202,7 +202,8 @@ struct m110c_receiver::state {
     int pending_slip = 0;
     uint64_t block_start_symbol = 0;
     int64_t block_start_shift = 0;
-    void second_pass();
+    // last: the block's last pass (its suspect frames are equalised backward too).
+    void second_pass(bool last);
     // Channel measurements on the known symbols around each data frame
     // (cfg.interpolate_probes): the probe before it, the one after and (within an
     // interleaver block) the one after the next frame, oldest first; kept from the
@@ -603,7 +604,7 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     stage = phase::data;
 }
 
-void m110c_receiver::state::second_pass()
+void m110c_receiver::state::second_pass(bool last)
 {
     // Decode the block as it stands, code it again, and run the equaliser over the
     // block from where it began with those symbols in place of its own decisions: the
@@ -619,14 +620,17 @@ void m110c_receiver::state::second_pass()
     int64_t shift = block_start_shift;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
-    // Suspect frames are equalised backward too, with the decoded symbols, as the first
-    // pass does with its decisions. Without, a frame the first pass took from its
-    // backward equaliser (a fade) came out of this forward pass worse than it went in,
-    // and the pass decoded worse than the one before (F.1487 poor, 300 s: 8000L at
-    // 26 dB, channel seeds 3 and 6, a burst's last block right in the second pass, 19
-    // and 33 wrong bits after the third; 6400L at 20 dB, seed 5, a first block begun in
-    // a fade, frame 1's hard decisions 62 wrong bits in the first pass, 219 in the
-    // second, 13 wrong bits decoded).
+    // In the block's last pass, suspect frames are equalised backward too, with the
+    // decoded symbols, as the first pass does with its decisions. Forward only, a frame
+    // the first pass took from its backward equaliser (a fade) came out of this pass
+    // worse than it went in, and the pass decoded worse than the one before (F.1487
+    // poor, 300 s: 8000L at 26 dB, channel seeds 3 and 6, a burst's last block right in
+    // the second pass, 19 and 33 wrong bits after the third; 6400L at 20 dB, seed 5, a
+    // first block begun in a fade, frame 1's hard decisions 62 bits wrong in the first
+    // pass, 219 in the second, 13 wrong bits decoded). In the last pass only: the
+    // passes before it then decode, and the equaliser leaves the block, as before (in
+    // every pass, 6400S on AWGN at 14 dB, seed 1, a later block's first pass changed
+    // and decoded 7 bits wrong).
     uint64_t first = 0;
     int64_t first_shift = 0;
     size_t first_bit = 0;
@@ -650,7 +654,7 @@ void m110c_receiver::state::second_pass()
         demapper->demap(z, seen.role.position, variance, &block_llr[bit]);
         const cd decision = demapper->point_of(label, seen.role.position);
         again.decide(decision, true); // as good as known
-        if (cfg.backward_frames) {
+        if (last && cfg.backward_frames) {
             if (seen.role.position == 0) {
                 first = block_start_symbol + i;
                 first_shift = shift;
@@ -661,7 +665,7 @@ void m110c_receiver::state::second_pass()
         }
         bit += nb;
         weigh_decision(z, decision, variance, bit);
-        if (cfg.backward_frames && seen.role.position + 1 == m110c_data_symbols && shift == first_shift &&
+        if (last && cfg.backward_frames && seen.role.position + 1 == m110c_data_symbols && shift == first_shift &&
             !anchors.empty() && frame_suspect())
             equalise_frame_backward(first, shift, again.noise(), first_bit, &channel[first_bit]);
     }
@@ -810,7 +814,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             }
             if (block_llr.size() == decoder->channel_bits()) {
                 for (unsigned pass = 2; pass <= decoder_passes() && block_start_equaliser; ++pass)
-                    second_pass();
+                    second_pass(pass == decoder_passes());
                 block_start_equaliser.reset();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);

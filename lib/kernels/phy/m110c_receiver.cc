@@ -345,7 +345,7 @@ void m110c_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (stage == phase::data && data_start_equaliser && !mode_checked)
         keep = std::min(keep, start + data_start_symbol * sps);
-    // The decoder-aided passes equalise the block's suspect frames backward again.
+    // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_start_equaliser && cfg.backward_frames)
         keep = std::min(keep, start + block_start_symbol * sps);
     if (stage != phase::data) {

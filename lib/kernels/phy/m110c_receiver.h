@@ -40,7 +40,7 @@
  *      decoded (tail-biting Viterbi), then equalised again with the decoder's
  *      decisions (decoder_passes); the bits searched for the EOM. A frame whose
  *      decisions look wrong somewhere is first equalised again backward, from the probe
- *      after it (backward_frames). Frequency loop and
+ *      after it (backward_frames; in the last decoder-aided pass too). Frequency loop and
  *      T/2 timing slips as in the 110A receiver.
  *   4. The burst ends at its EOM; when the signal is lost (13 dB weaker than at its
  *      preamble for a block whose probes no longer correlate with what was sent, or
@@ -84,7 +84,9 @@ struct m110c_receiver_config {
     bool interpolate_probes = true;
     // true: each data frame of a coded mode is also equalised backward, from the probe
     // after it, and each 32 symbols' LLRs taken from the direction whose decisions
-    // erred less (a decision error in a fade feeds back through the rest of a frame).
+    // erred less (a decision error in a fade feeds back through the rest of a frame);
+    // in the last decoder-aided pass too, with the decoded symbols (else it could
+    // decode worse than the pass before).
     bool backward_frames = true;
     // true: the equaliser's MMSE solution, error variance and whole-span LMS step take
     // the QAM data at their own mean power (0.78/0.65/0.58 of the probes'); false: at

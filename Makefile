@@ -1,3 +1,7 @@
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # gr-hfstack: convenience wrapper around CMake for a fresh Debian bookworm machine.
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run every test (GoogleTest + Python QA)

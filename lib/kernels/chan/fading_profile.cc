@@ -22,7 +22,7 @@ struct named_condition {
     double spread_hz;
 };
 
-// shared/spec/channel.json (project shared directory): F.1487 Annex 3 rows and the F.520 names.
+// shared/spec/channel.json: F.1487 Annex 3 rows and the F.520 names.
 const named_condition conditions[] = {
     { "low_latitude_quiet", 0.5, 0.5 },
     { "low_latitude_moderate", 2, 1.5 },

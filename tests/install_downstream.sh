@@ -13,6 +13,7 @@ set -eu
 build_dir=$(cd "$1" && pwd)
 cmake=${2:-cmake}
 grcc=${3:-}
+case $grcc in *-NOTFOUND) grcc= ;; esac  # CMake's find_program found none
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hfstack-install.XXXXXX")
 # cmake --install rewrites BUILD_DIR/install_manifest.txt, which `make uninstall`

@@ -1,7 +1,12 @@
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # gr-hfstack: convenience wrapper around CMake for a fresh Debian bookworm machine.
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run every test (GoogleTest + Python QA)
-# Other targets: deps, build, bench, fuzz, install, clean.
+# Other targets: deps, build, bench, fuzz, install, clean, format-check,
+# format-check-changed (BASE=main), check-install.
 
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
@@ -17,10 +22,11 @@ DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	libliquid-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy \
 	python3-soundfile python3-tqdm zlib1g-dev nftables python3-pyqt5 xvfb \
-	python3-hamlib libhamlib-utils chromium
+	python3-hamlib libhamlib-utils chromium clang-format
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz build test demo bench fuzz install clean
+.PHONY: all deps deps-fuzz build test demo bench fuzz install clean format-check \
+	format-check-changed check-install
 
 all: build
 
@@ -74,6 +80,20 @@ fuzz: deps-fuzz
 	fuzz/run.sh slep $(FUZZ_SECONDS)
 	fuzz/run.sh pep $(FUZZ_SECONDS)
 	fuzz/run.sh dns_proxy $(FUZZ_SECONDS)
+
+# clang-format on every C++ file not listed in tests/format-pending.txt (ctest: format_check).
+format-check:
+	tests/check_format.sh
+
+# clang-format on the lines changed since BASE, in any C++ file.
+BASE ?= main
+format-check-changed:
+	tests/check_format.sh --changed $(BASE)
+
+# Install to a temporary prefix and build a downstream program and a GRC C++ flowgraph
+# against it (ctest: install_downstream).
+check-install: build
+	tests/install_downstream.sh $(BUILD_DIR) cmake "$$(command -v grcc)"
 
 install: build
 	$(SUDO) cmake --install $(BUILD_DIR)

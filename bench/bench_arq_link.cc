@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* ARQ data path throughput on one core: sender -> encode -> deframer -> receiver, and
  * the acknowledgement back through the codec, over a clean in-memory link. Prints
  * D_PDUs per second (the node engine target is >= 100,000).

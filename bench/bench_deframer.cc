@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Deframer throughput on one core. Prints MB/s for clean streams of small and
  * full-size D_PDUs and for a stream with bit errors and junk.
  *   build/bench/bench_deframer [megabytes]      (default 256 MB per case) */

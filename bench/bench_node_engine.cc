@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Node engine throughput on one core: two complete nodes (SIS in, S_PDU, C_PDU, ARQ,
  * D_PDU encode, simulated air, deframe, reassembly, SIS indication out) exchanging
  * ARQ traffic in virtual time over the channel model. Prints D_PDUs per second of

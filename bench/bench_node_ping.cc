@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* ARQ ping over two node engines in virtual time (the scenario of anchors.md A, "ARQ
  * ping"): a client on node A sends a small U_PDU to node B, whose client answers at once;
  * the round trip is timed from the request to the answer's indication at A. The first

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 4539 modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel,
  * and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones (75S ..
  * 2400L, 4800U) and the App C ones (3200US .. 9600VL, 12800U).

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Watterson channel speed on one core, as multiples of real time (issue 5 targets:
  * >= 500x at 9.6 kHz complex baseband with 2 paths and AWGN, >= 50x at 96 kHz).
  *   build/bench/bench_watterson_channel [seconds of signal per case]   (default 600) */

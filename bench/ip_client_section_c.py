@@ -1,4 +1,9 @@
 #!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """Section C of ../shared/anchors.md reproduced: the STANAG 5066 F.12 IP client with
 Linux's own TCP/IP stack, in real time over emulated modems.
 

@@ -1,4 +1,9 @@
 #!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """DNS over HF through the HF-PEP's DNS proxy, in real time, beside anchors.md section C's
 DNS rows (a lookup over the IP client: 9600 bps 11 s, 1200 bps 14 s, 300 bps 21 s).
 

@@ -1,4 +1,9 @@
 #!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """Section D of ../shared/anchors.md reproduced: the HF-PEP over emulated modems in real
 time, as the seed's test tool measured it: connect (a plain TCP connect to the far
 server, which nftables REDIRECT hands to the near proxy: the handshake is answered

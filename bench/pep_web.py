@@ -1,4 +1,9 @@
 #!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """Web over HF: headless Chromium loads pages through the HF-PEP over emulated modems in
 real time, as the seed's web table measured browsers, and reports first paint,
 DOMContentLoaded and load complete beside the seed's example.com figure (18 s at 9600

@@ -1,4 +1,9 @@
 #!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """The SNR (1 dB grid) at which each STANAG 4539 mode reaches a coded BER of 1e-5, per channel.
 
 Runs build/bench/bench_s4539_modem point by point: from a starting SNR it steps down

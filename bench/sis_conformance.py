@@ -1,4 +1,9 @@
 #!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 """SIS conformance figures of issue 19 part B, measured against a running node pair.
 
 Starts `hfstack-node --pair` on emulated modems (node A 0.0.0.1 on PORT, node B

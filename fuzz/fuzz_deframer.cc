@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: any byte stream, cut into chunks the input chooses, through the
  * D_PDU deframer. Checks the deframer's contracts, not just absence of crashes. */
 #include "dl/deframer.h"

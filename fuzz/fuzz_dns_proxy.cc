@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: the DNS proxy fed garbage as client queries, as answers from the
  * air and as the resolver's answers. Checks the contracts: never throws, every reply
  * to a client is at least a DNS header and carries the id the client used, and the

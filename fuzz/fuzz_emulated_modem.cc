@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: an emulated modem driven by a script the input spells out. Each
  * step is its own node's burst, another modem's announcement (well-formed, or with a
  * start, air time, mode or source the input picks, NaN and infinities included), or

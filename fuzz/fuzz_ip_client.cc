@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: the IP client fed garbage from both sides. The input is cut into
  * records: a kind byte, a length byte, then that many bytes as a datagram from the TUN
  * device, as a U_PDU from the air, or a flow-control change. Checks the contracts:

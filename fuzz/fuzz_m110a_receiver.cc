@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: the 110A receiver on samples the input spells out. The input picks
  * a preamble (any D1/D2 and count, the reserved and unknown codes included) and how
  * much of it to send, then symbols (8PSK numbers) and raw sample noise, so detection,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: the App C receiver on samples the input spells out. The input picks
  * the D0..D2 codes (any rate and interleaver code, reserved and illegal ones included)
  * and how much of the preamble to send, then symbols (8PSK numbers, or 64QAM points)

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: a node engine driven by a script the input spells out. Each step
  * is one input the engine can get from outside: a raw burst, a well-formed D_PDU from
  * a peer (valid CRCs, so the ARQ, CAS, reset and rate-change logic is reached), a

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: an HF-PEP fed garbage SLEP PDUs from the air (streams opened with
  * random request headers, data, windows, resets), random confirmations, and random
  * driver calls for the connections it reports. Checks the contracts: never throws,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: a garbage SIS client. Any byte stream, cut into chunks the input
  * chooses, through the SIS reassembler; checks its contracts, not just absence of
  * crashes. A second mode builds the stream from the input as a sequence of frames

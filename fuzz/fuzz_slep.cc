@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* libFuzzer target: SLEP fed garbage from the node. The input is cut into records: a
  * kind byte, a length byte, then that many bytes as a U_PDU from the air (from node 1 or
  * 2), as the echo of a confirmation or rejection, or as an application action (open,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* What the libFuzzer targets that read a script from their input share: a reader that
  * yields zeros once the input runs out, and a check that aborts (a finding). */
 #ifndef HFSTACK_FUZZ_SUPPORT_H

@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # Builds and runs one libFuzzer target with AddressSanitizer and UBSan.
 #   fuzz/run.sh TARGET [SECONDS]     TARGET: deframer | sis_reassembler | node_engine | m110a_receiver | m110c_receiver | emulated_modem | ip_client | slep | pep | dns_proxy
 # The corpus grows in build-fuzz/corpus-TARGET (seeded from fuzz/seeds/TARGET);

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 #ifndef INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 #define INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Shared by the kernel tests: bad parameters must be refused with a message that names
 // the offending parameter.
 #ifndef HFSTACK_TESTS_EXPECT_ERROR_H

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Datagrams for the IP client tests, built field by field (checksums computed here by
 // the textbook RFC 1071 loop, independently of the kernel's).
 #ifndef HFSTACK_TESTS_IP_TEST_SUPPORT_H

@@ -1,5 +1,11 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Known answers for STANAG 5069 (MIL-STD-188-110D App D), generated from
-// /work/shared/spec/test_vectors.json (m110d_appd and fec); see the confidence tags there.
+// shared/spec/test_vectors.json (m110d_appd and fec); see the confidence tags there.
 #ifndef HFSTACK_TESTS_M110D_KNOWN_ANSWERS_H
 #define HFSTACK_TESTS_M110D_KNOWN_ANSWERS_H
 

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Helpers of the STANAG 5069 (110D App D) transmitter and decoder tests: the 3 kHz
 // modes, lengths from the air-time model, hard decisions on a noise-free transmission,
 // block decoding of a whole transmission and the check of its message bits.

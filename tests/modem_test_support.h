@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Shared by the modem tests: the 110A reference recordings, test data, and a channel
 // for audio bursts.
 #ifndef HFSTACK_TESTS_MODEM_TEST_SUPPORT_H
@@ -21,6 +27,14 @@ inline const std::string m110a_reference_text = "THE QUICK BROWN FOX JUMPS OVER 
 inline std::string m110a_recording_path(const std::string& mode)
 {
     return std::string(HFSTACK_VECTORS_DIR) + "/m110a/tx_" + mode + ".pcm";
+}
+
+// Why a conformance test against a third-party recording skips.
+inline std::string m110a_recording_missing(const std::string& path)
+{
+    return "no reference recording at " + path +
+           " (the 110A recordings of shared/vectors/m110a; configure with "
+           "-DHFSTACK_VECTORS_DIR=DIR)";
 }
 
 // 16-bit little-endian PCM as floats times `scale`; false when the file is missing.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Shared by the node engine tests: in-process SIS clients on a virtual network, and
 // builders for the primitives they send.
 #ifndef HFSTACK_TESTS_NODE_TEST_SUPPORT_H

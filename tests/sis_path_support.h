@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Two SIS clients (SLEP, the PEP) on nodes 1 and 2, and a simulated STANAG 5066 node
 // between them: every U_PDU request is delivered to the other side (unless the link is
 // down or the dice say it was rejected), and confirmed with its first 16 bytes echoed,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Carrier sense (STANAG 5066 Annex K listen before transmit, random back-off and the
 // slotted option): hand-computed timings for each rule, statistics of the back-off draws
 // with fixed seeds, and several nodes contending on a simulated shared channel.

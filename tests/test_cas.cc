@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // CAS-1 link manager tests (STANAG 5066 Ed.3 Annex B.3.2): hand-written exchanges for
 // each rule, and a two-node loop over a lossy link checking invariants and liveness.
 #include "dl/cas.h"

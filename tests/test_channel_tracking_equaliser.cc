@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Channel-tracking MMSE decision feedback equaliser: converges on a static two-path
 // channel from a rough start, follows a channel that rotates between solutions (and,
 // with follow_channel, paths that turn apart), keeps its own decision errors from

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // K=7 rate 1/2 code of 110A/4539: known answers for the encoder, and the VOLK-based
 // soft Viterbi decoding clean, noisy and punctured (erased) streams.
 #include "phy/conv_k7.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // C_PDU codec tests (STANAG 5066 Ed.3 Annex B). Expected bytes are written by hand
 // from the bit maps of Figures B-1 to B-6: TYPE in bits 7..4 of byte 0; LINK in bit 0
 // of a PHYSICAL LINK REQUEST; REASON in bits 3..0 of REJECTED / BREAK.

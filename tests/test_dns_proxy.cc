@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The DNS proxy kernel (net/dns_proxy.h): DNS messages built here byte by byte as RFC
  * 1035 lays them out; questions coalesced and retries absorbed while one crosses HF,
  * answers cached for their TTL and served stale (RFC 8767), static names, the far

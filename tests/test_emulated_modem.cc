@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The emulated modem (one node's modem on a shared emulated channel): the timing of its
 // own bursts from the PHY timing model, what it hears (carrier, delivery, latency),
 // collisions, half duplex, queueing, errors and outages, each against hand-computed

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Hard-link manager tests (STANAG 5066 Ed.3 Annex A.3.2.2): managers wired back to back
 // through the S_PDU codec, one test per rule.
 #include "dl/hard_link.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The IP client kernel (STANAG 5066 Annex F.12): bind, address table, service and
  * priority mapping, ICMP answers, fragmentation, filter, queue policy, receive path,
  * options; and a property test over random datagrams. */

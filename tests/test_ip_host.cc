@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Simulated IP hosts behind IP clients on the virtual network (issue 21 part 5): ICMP
  * echo and DNS-like lookups between two nodes in virtual time, the ping and DNS rows
  * of anchors.md section C (ARQ, clear channel, short interleaver). */

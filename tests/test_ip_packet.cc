@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* IP datagram handling of the IP client: parsing, hop limit, ICMP errors, IPv4
  * fragmentation, prefixes. Datagrams are built field by field (ip_test_support.h) and
  * results checked field by field with the RFC 1071 sum computed independently. */

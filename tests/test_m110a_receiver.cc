@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The 110A receiver: the reference recordings of an independent modem decode to their
 // text; our own bursts decode in every mode through noise and frequency offset; noise,
 // corrupt mode codes and cut bursts neither crash it nor wedge it.
@@ -84,7 +90,7 @@ TEST_P(m110a_reference_recording, decodes_to_its_text)
     std::vector<float> audio;
     const std::string path = m110a_recording_path(GetParam());
     if (!read_pcm(path, audio, 1.0f / 32768.0f))
-        GTEST_SKIP() << "no reference recording at " << path;
+        GTEST_SKIP() << m110a_recording_missing(path);
     const std::vector<m110a_burst> bursts = receive_audio(audio, 48000);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_EQ(bursts[0].mode, GetParam());

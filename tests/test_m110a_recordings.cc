@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Conformance of our 110A transmitter with an independent modem: the six reference
 // recordings in ../shared/vectors/m110a (G4GUO core, short interleave, 48 kHz audio,
 // each carrying one known text) must carry, symbol for symbol, what our transmitter
@@ -137,8 +143,7 @@ TEST_P(m110a_recording, carries_what_our_transmitter_sends)
     std::vector<float> audio;
     const std::string path = m110a_recording_path(mode.name);
     if (!read_pcm(path, audio))
-        GTEST_SKIP() << "no reference recording at " << path
-                     << " (configure with -DHFSTACK_VECTORS_DIR=...)";
+        GTEST_SKIP() << m110a_recording_missing(path);
     const std::vector<uint8_t> ours = m110a_transmit_symbols(
         mode, reinterpret_cast<const uint8_t*>(m110a_reference_text.data()), m110a_reference_text.size());
     const std::vector<uint8_t> preamble(ours.begin(), ours.begin() + 480);

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Air time of 110A serial-tone transmissions, against values worked out by hand from
 // ../shared/spec/m110a.json.
 #include "phy/m110a_timing.h"

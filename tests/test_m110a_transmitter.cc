@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The 110A transmitter and the serial-tone modulator: the air time the node's model
 // predicts is the air time the modem sends; the modulated signal has the power, band
 // and symbols it should.

@@ -1,4 +1,10 @@
-// Known answers for the 110A waveform constants, from /work/shared/spec/test_vectors.json
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Known answers for the 110A waveform constants, from shared/spec/test_vectors.json
 // (each confirmed there by decoding the reference recordings or by two sources).
 #include "phy/m110a_waveform.h"
 

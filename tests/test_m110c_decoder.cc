@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // App C receive side after the equaliser: the demapper undoes the mapping and the
 // scrambler of every mode's data symbols, and the block decoder (deinterleave,
 // depuncture, tail-biting Viterbi) returns each block's user bits, through noise too.

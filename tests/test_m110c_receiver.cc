@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The App C receiver: our transmissions in every rate and interleaver decode through
 // noise and a carrier offset; noise alone starts nothing; reserved codes and a cut
 // burst neither crash it nor wedge it; a new preamble cuts a burst; a late start, the

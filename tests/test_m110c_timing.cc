@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Air time of STANAG 4539 Appendix C transmissions, against values worked out by hand
 // from ../shared/spec/m110c_appc.json.
 #include "phy/m110c_timing.h"

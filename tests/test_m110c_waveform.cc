@@ -1,5 +1,11 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Known answers for the STANAG 4539 high-rate (App C) waveform constants and the
-// transmitter's layout, from /work/shared/spec/test_vectors.json (m110c_appc: single
+// transmitter's layout, from shared/spec/test_vectors.json (m110c_appc: single
 // source, tagged S there).
 #include "phy/m110c_transmitter.h"
 #include "phy/m110c_waveform.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // STANAG 5069 (110D App D) receive side after the equaliser: the soft demapper, the
 // count and WID fields read from preamble chips under every reading, and WN0's Walsh
 // symbols demapped, each through the block decoder back to the bytes where it applies.

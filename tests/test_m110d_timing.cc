@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Air time of MIL-STD-188-110D Appendix D transmissions, against values worked out by
 // hand from ../shared/spec/m110d_appd.json and m110d_waveforms.csv.
 #include "phy/m110d_timing.h"

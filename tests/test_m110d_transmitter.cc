@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The STANAG 5069 (MIL-STD-188-110D App D) transmitter at 3 kHz: its length against the
 // air-time model m110d_timing, its layout (preamble, probes with the boundary rule, EOT),
 // and a noise-free loopback through hard decisions and the block decoder that gives

@@ -1,5 +1,11 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Known answers for the STANAG 5069 (MIL-STD-188-110D App D) waveform elements at 3 kHz,
-// from /work/shared/spec/test_vectors.json (m110d_known_answers.h), and round trips of
+// from shared/spec/test_vectors.json (m110d_known_answers.h), and round trips of
 // the elements a receiver inverts (count and WID fields, puncturing, interleaver, code).
 #include "phy/m110d_decoder.h"
 #include "phy/m110d_waveform.h"

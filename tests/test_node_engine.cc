@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The node engine on its own: configuration by name, the subnet interface towards
 // clients, and what it puts on the air. Multi-node behaviour is in test_node_link.cc.
 #include "dl/deframer.h"

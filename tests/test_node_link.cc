@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Node engines talking over the virtual HF channel (sim::virtual_network): ARQ under
 // bit errors and outages, soft links, TTL, priorities, non-ARQ, restarts, three nodes.
 // Everything runs in virtual time with fixed seeds.

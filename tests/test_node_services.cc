@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Services of the node engine end to end on the virtual network: delivery
 // confirmation by the client, expedited data, reverse traffic riding on acks, DROP at
 // TTL expiry, non-ARQ delivery with errors, hard links, broadcast-only nodes and EOW

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The HF-PEP kernel (net/pep.h): two proxies on nodes 1 and 2 over the simulated
  * STANAG 5066 path of sis_path_support.h; the tests play both TCP drivers. A request
  * travels with the open, answers and closes map both ways, refusals and policy reach

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Transfers through two HF-PEPs in virtual time (traffic/pep_host.h): the section D
  * measurement of anchors.md, connect, send N bytes, wait for the confirmation, close,
  * on the simulated network with the real node and PEP kernels. */

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Data rate change tests (STANAG 5066 Ed.3 Annex C.5 types 1/2 and C.6.4): the rate
 // policy (averaging, dwell, hysteresis, retransmission input), hand-driven handshakes
 // with EOW bytes computed through eow_content(), and two nodes back to back through the

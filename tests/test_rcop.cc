@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // RCOP / UDOP PDU codec tests (STANAG 5066 Ed.3 Annex F, Figure F-9).
 #include "dl/rcop.h"
 

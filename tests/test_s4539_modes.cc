@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // STANAG 4539 modes by name, and the node's default air-time model built on them.
 #include "dl/node_engine.h"
 #include "phy/m110a_timing.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The simulator's runs (sim/scenario.h): determinism, sanity properties, an analytic
 // air-time case, the radio model, and refusal of bad settings.
 #include "sim/scenario.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // ARQ segment size from measured losses (dl/segment_size_policy.h): the estimate of the
 // bit error rate, the analytic optimum, the window-limited case, fading memory.
 #include "dl/segment_size_policy.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The start of a serial-tone burst's equalisation: the channel measured on a short run
 // of known symbols (the 103-symbol section a late App C start has) finds both paths of
 // a two-path channel; a probe's least squares recovers the tracked taps.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SIS codec and stream reassembler (STANAG 5066 Annex A). Byte layouts are pinned by
  * hand-computed vectors (a round trip alone cannot catch a symmetric bit-position
  * mistake); round trips and random streams then cover every type and chunking. */

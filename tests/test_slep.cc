@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SLEP (net/slep.h): the wire format, and two SLEP instances joined by a simulated
  * STANAG 5066 path that can break the link (U_PDUs rejected), report delivered U_PDUs
  * as rejected (so they are sent twice) and reorder deliveries. Streams must arrive

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // S_PDU codec tests (STANAG 5066 Ed.3 Annex A, A.3.1). Expected bytes are written by
 // hand from Figures.
 #include "dl/spdu.h"

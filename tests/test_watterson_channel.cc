@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // The sample-level Watterson channel (ITU-R F.1487): exact static delays and powers,
 // Gaussian Doppler spectra and Rayleigh envelopes per tap, SNR in 3 kHz, exact frequency
 // and sample-rate offsets, determinism, and refusal of bad parameters.

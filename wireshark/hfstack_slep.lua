@@ -1,3 +1,7 @@
+-- Copyright 2026 gr-hfstack authors.
+--
+-- SPDX-License-Identifier: GPL-3.0-or-later
+
 -- Wireshark / tshark dissector for gr-hfstack's SLEP (docs/slep.md) and the HF-PEP and
 -- DNS proxy it carries (docs/pep.md), inside STANAG 5066 SIS U_PDUs on the SLEP SAP.
 --   tshark -X lua_script:hfstack_slep.lua -d tcp.port==5066,s5066sis -Y slep -r capture.pcapng

@@ -1,3 +1,9 @@
+/*
+ * Copyright Free Software Foundation, Inc. (GNU Radio's gr_modtool template)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 #ifndef PYDOC_MACROS_H
 #define PYDOC_MACROS_H
 

@@ -1,4 +1,9 @@
 #!/usr/bin/env python
+#
+# doxypy by Philippe Neumann and Gina Haeussge (GNU Radio's gr_modtool template)
+#
+# SPDX-License-Identifier: GPL-2.0-or-later
+
 
 
 __applicationName__ = "doxypy"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* PDU metadata keys used across gr-hfstack, defined once. */
 #ifndef INCLUDED_HFSTACK_METADATA_H
 #define INCLUDED_HFSTACK_METADATA_H

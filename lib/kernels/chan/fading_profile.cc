@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 #include "fading_profile.h"
 
 #include <cmath>
@@ -16,7 +22,7 @@ struct named_condition {
     double spread_hz;
 };
 
-// /work/shared/spec/channel.json: F.1487 Annex 3 rows and the F.520 names.
+// shared/spec/channel.json: F.1487 Annex 3 rows and the F.520 names.
 const named_condition conditions[] = {
     { "low_latitude_quiet", 0.5, 0.5 },
     { "low_latitude_moderate", 2, 1.5 },

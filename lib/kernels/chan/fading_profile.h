@@ -1,6 +1,12 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Watterson path sets: the ITU-R F.1487 Annex 3 conditions, the former F.520 names and
  * AWGN, shared by the sample-level channel (watterson_channel) and the simulator's
- * frame-error process (sim/fading_errors). Source: /work/shared/spec/channel.json. */
+ * frame-error process (sim/fading_errors). Source: shared/spec/channel.json. */
 #ifndef HFSTACK_KERNELS_CHAN_FADING_PROFILE_H
 #define HFSTACK_KERNELS_CHAN_FADING_PROFILE_H
 

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* White Gaussian noise for the sample-level channel, fast and seedable.
  *
  * Box-Muller, vectorised with VOLK: one 64-bit std::mt19937_64 output per sample gives

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Complex Gaussian tap gain of one Watterson path (ITU-R F.1487 / F.520 model): a
  * zero-mean circular complex Gaussian process of unit mean power whose Doppler power
  * spectrum is Gaussian, S(f) ~ exp(-(f - shift)^2 / (2 sigma^2)), with the quoted

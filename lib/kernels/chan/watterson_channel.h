@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* HF channel simulator at sample level: the Watterson model of ITU-R F.1487.
  *
  * Signal path, in this order:

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Selective-repeat ARQ of STANAG 5066 Annex C (Edition 3) for one link direction:
  * arq_sender segments C_PDUs into DATA-ONLY (or EXPEDITED DATA-ONLY) D_PDUs and
  * retransmits what the peer's acknowledgements report missing; arq_receiver stores

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Carrier sense / listen before transmit (STANAG 5066 Annex K and the slotted option).
  * See carrier_sense.h for the rules and their sources. */
 #include "carrier_sense.h"

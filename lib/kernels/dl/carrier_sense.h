@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Carrier sense (listen before transmit) for transmission control: STANAG 5066
  * Edition 3 Annex K (HF carrier-sense multiple access) and the slotted variant.
  *

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* CAS-1 link manager: STANAG 5066 Edition 3 Annex B.3.2. See cas.h for the rules. */
 #include "cas.h"
 

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Channel Access Sublayer, CAS-1 linking protocol: STANAG 5066 Edition 3 Annex B.
  *
  * cas_link_manager keeps the physical-link state of one node towards every remote node

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Watching over SIS clients (STANAG 5066 Annex A): keep-alive in both directions,
  * and unbinding clients that send too many invalid primitives or flood expedited
  * requests. Sans-IO: the caller passes `now` (seconds) and collects the primitives to

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Shared vocabulary of the STANAG 5066 codecs: byte buffers, decode results and
  * big-endian field access. Plain C++17, no GNU Radio dependency. */
 #ifndef HFSTACK_KERNELS_DL_CODEC_H

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* C_PDU codec: STANAG 5066 Edition 3 Annex B (Channel Access Sublayer, CAS-1).
  *
  * Wire layout (Annex B, Figures B-1 to B-6; bit 7 = MSB, fields packed per V.42

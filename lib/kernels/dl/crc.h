@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* CRC-16 (header) and CRC-32 (C_PDU segment) of STANAG 5066 Annex C.
  * Both are the reflected form with initial value 0 and no final XOR; on the wire
  * they go least-significant byte first (see put_crc16_le / put_crc32_le). */

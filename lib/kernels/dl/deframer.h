@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Receive deframer: finds D_PDUs in the decoded bytes of received bursts, which may
  * hold bit errors, junk and partial frames. Resynchronises on the 90 EB sync, trusts
  * a header only when its CRC-16 checks, and hands on D_PDUs whose segment CRC-32

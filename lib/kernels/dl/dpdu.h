@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* D_PDU codec of STANAG 5066 Annex C (Edition 3): types 0-8 and 15, every EOW type,
  * EOT, 1-7 byte address fields and group destinations. Layouts match Wireshark's
  * s5066dts dissector, which tests/qa_tshark_crosscheck.py uses as the oracle. */

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Hard-link manager: see hard_link.h for the Annex A rules applied. */
 #include "hard_link.h"
 

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Hard-link manager of the subnetwork interface sublayer, STANAG 5066 Edition 3 Annex A:
  * one node's side of Hard Link Data Exchange Sessions of types 0, 1 and 2. Sans-IO: it
  * takes client primitives, peer S_PDUs (types 3-7), link-loss reports and `now`, and

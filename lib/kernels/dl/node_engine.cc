@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The STANAG 5066 node engine: composition of the sub-layer pieces. See node_engine.h
  * and docs/node-design.md. */
 #include "node_engine.h"

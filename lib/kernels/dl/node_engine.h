@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The STANAG 5066 node: subnet interface (Annex A), channel access (Annex B, CAS-1) and
  * data transfer with transmission control (Annex C, Annex K) composed into one sans-IO
  * engine. No clock, socket or thread inside: every input carries `now` (seconds, real or

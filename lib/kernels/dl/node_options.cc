@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* node_config by name: one table of every tunable, shared by Python, GRC and the
  * command line (node_engine.h). */
 #include "node_engine.h"

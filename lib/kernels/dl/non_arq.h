@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Non-ARQ delivery of C_PDUs (STANAG 5066 Edition 3 Annex C): segmentation into
  * NON-ARQ DATA (type 7) or EXPEDITED NON-ARQ DATA (type 8) D_PDUs with optional
  * repeated copies, and reassembly at the receiver with error-free or

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Capture files for Wireshark/tshark: raw D_PDUs (LINKTYPE 237, Wireshark's
  * STANAG 5066 D_PDU link type) and SIS sessions, which are wrapped in synthetic
  * IPv4/TCP segments to or from port 5066 so the s5066sis dissector decodes them. */

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 // Data rate change policy and Annex C.6.4 handshake; see rate_change.h for the rules.
 #include "rate_change.h"
 

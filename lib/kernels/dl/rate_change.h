@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Data rate change (DRC) for one STANAG 5066 connection: STANAG 5066 Edition 3 Annex C,
  * EOW messages of C.5 (types 1 and 2) and the procedure of C.6.4.
  *

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* RCOP / UDOP PDU codec: STANAG 5066 Edition 3 Annex F, F.8.1 (Figure F-9) and F.9.1
  * (UDOP PDUs are "defined and used identically" to RCOP PDUs).
  *

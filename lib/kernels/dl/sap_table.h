@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SAP bindings of the subnet interface sublayer (STANAG 5066 Annex A): which client
  * holds which SAP, with rank-based pre-emption and the BIND_ACCEPTED / BIND_REJECTED /
  * UNBIND_INDICATION answers. Pure bookkeeping: no time, no I/O. */

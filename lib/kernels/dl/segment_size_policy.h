@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* ARQ segment size chosen from the losses a link shows. Annex C leaves the segment size
  * to the sender (C_PDU segments of up to 1023 bytes); long segments waste less on headers
  * and fill a transmission within the 128-frame ARQ window, short ones lose less to each

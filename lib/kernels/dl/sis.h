@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SIS codec of STANAG 5066 Annex A (Edition 3): all 27 S_primitives as exchanged over
  * TCP port 5066, plus a reassembler that cuts a TCP byte stream into primitives.
  * Layouts match Wireshark's s5066sis dissector, the oracle we cross-check against.

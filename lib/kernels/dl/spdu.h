@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* S_PDU codec: STANAG 5066 Edition 3 Annex A, section A.3.1 (peer-to-peer PDUs of
  * the Subnetwork Interface Sublayer).
  *

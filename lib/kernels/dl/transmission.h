@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Transmission timing of the data transfer sublayer (STANAG 5066 Annex C): how long a
  * burst occupies the air, the EOT field of each D_PDU in it, and how many D_PDUs fit
  * in the maximum transmission length. The PHY is described by the waveform definitions

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The subnet interface sublayer's transmit queue (STANAG 5066 Annex A): U_PDUs from
  * clients waiting for the data link, served highest priority first (expedited before
  * normal, priority 15 before 0, oldest first among equals), dropped when their TTL

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* DEFLATE (RFC 1951, raw: no zlib or gzip wrapper) through zlib, as SLEP uses it: one
  * shot for a datagram, and a continuous stream per direction of a SLEP stream, flushed
  * at PDU boundaries (Z_SYNC_FLUSH) so the far end can inflate what it has. Inflation

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The DNS proxy of the HF-PEP (issue 22 part 4), as a sans-IO kernel, both halves:
  *
  *   near side: answers local queries from a cache; on a miss sends the question once

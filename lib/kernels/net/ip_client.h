@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The IP client of STANAG 5066 Annex F.12 (Edition 4: Annex U) as a sans-IO kernel:
  * IP datagrams from a TUN device become U_PDUs on SAP 9 (one whole datagram each, no
  * extra framing) and U_PDUs from the node become datagrams for the TUN device. It is a

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* IP datagrams as the IP client (STANAG 5066 Annex F.12) handles them: header parsing
  * for IPv4 and IPv6 (as far as routing, filtering and priority need), the hop-limit
  * decrement of a router, ICMP / ICMPv6 error messages (RFC 792, 1191, 4443), and

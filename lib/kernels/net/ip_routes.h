@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The IP client's address table and traffic filter (STANAG 5066 Annex F.12).
  * Address table: IP destinations (hosts, subnets, multicast, a default) to STANAG 5066
  * node or group addresses, longest prefix first, with an optional service per entry.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Options by name for the network kernels' configurations (IP client, HF-PEP): one
  * table of (name, help, setter, getter) per configuration, the same names in Python,
  * GRC, YAML and the command line, and "name=value;..." strings parsed against it. */

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 #include "pep.h"
 #include "option_table.h"
 #include "dl/dpdu.h" // group_address_flag

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* HF-PEP: a split-TCP performance-enhancing proxy (RFC 3135) over SLEP streams, after
  * Isode's HF-PEP (S5066-APP9), as a sans-IO kernel. Each TCP connection ends at the
  * local proxy; the proxies carry only its byte streams, one SLEP stream each, many on

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SLEP: the SIS Layer Extension Protocol's services (after Isode S5066-APP3) over one
  * SAP of a STANAG 5066 node, as a sans-IO kernel and a SIS client. docs/slep.md gives
  * the wire format (slep_wire.h) and the rules below in full.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* SLEP PDUs on the wire (docs/slep.md has the byte layout): our own format for the
  * services of Isode's SIS Layer Extension Protocol (S5066-APP3), whose byte layout is
  * not public. One SLEP PDU is one U_PDU on the SLEP SAP. Every field big-endian.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Decision feedback equaliser computed from a tracked channel estimate (the serial-tone
  * receivers' equaliser; fading HF needs it to follow both the channel and the symbol
  * timing without losing itself in deep fades).

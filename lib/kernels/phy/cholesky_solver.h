@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Solves A x = b for a Hermitian positive definite A (least-squares normal equations,
  * MMSE equaliser solutions) by liquid-dsp's Cholesky factorisation A = L L^H and two
  * triangular substitutions (liquid has the factorisation, not the solve); right-hand

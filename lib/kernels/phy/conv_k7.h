@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The K = 7, rate 1/2 convolutional code of MIL-STD-188-110A/B and STANAG 4539/5069:
  * T1 = 133, T2 = 171 (octal, most significant bit = the newest input bit), T1 sent
  * first, the encoder starting in the all-zero state (m110a.json "fec", tagged V).

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The products p(i) = x(i) x*(i - 1 symbol) of a serial-tone input for a differential
  * correlation against a known symbol sequence (blind to the carrier offset: its
  * rotation per symbol only turns the sum). Kept by polyphase (i mod samples per

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 #include "m110a_receiver.h"
 
 #include "channel_tracking_equaliser.h"

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* MIL-STD-188-110A/B serial-tone receiver: complex baseband at 9600 Hz (from
  * serial_tone_frontend) to decoded bursts.
  *

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Air time of MIL-STD-188-110A/B serial-tone transmissions (the 75-2400 bps part of
  * STANAG 4539, plus 4800 bps uncoded), from the waveform's own structure: preamble
  * segments, frames of unknown (data) and known (probe) symbols at 2400 Bd, interleaver

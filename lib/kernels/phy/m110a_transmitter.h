@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* MIL-STD-188-110A/B serial-tone transmitter, bits to channel symbols.
  *
  * One transmission: the preamble (3 or 24 segments counting down), then interleaver

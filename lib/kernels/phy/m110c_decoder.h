@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 4539 App C receive side, after the equaliser: soft demapping of the data
  * symbols (the scrambler undone) and the decoding of an interleaver block (deinterleave,
  * depuncture, tail-biting Viterbi). Constants and readings: m110c_waveform.h.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 4539 high-rate receiver (MIL-STD-188-110B/C Appendix C, 3200-9600 bps and
  * 12800 bps uncoded): complex baseband at 9600 Hz (from serial_tone_frontend) to
  * decoded bursts. The serial-tone machinery is the 110A receiver's (serial_tone_*.h,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Air time of STANAG 4539 high-rate transmissions (MIL-STD-188-110B/C Appendix C:
  * 3200-9600 bps coded, 12800 bps uncoded) from the waveform's structure: the 287-symbol
  * preamble, frames of 256 data and 31 probe symbols at 2400 Bd, the 72-symbol section

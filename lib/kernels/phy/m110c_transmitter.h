@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 4539 high-rate transmitter (MIL-STD-188-110B/C Appendix C), bytes to channel
  * symbols: user bits, the 32-bit EOM, zeros to the end of the interleaver block; per
  * block a tail-biting K=7 code punctured to rate 3/4 and the load-increment

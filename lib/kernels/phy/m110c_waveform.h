@@ -1,6 +1,12 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 4539 high-rate waveform (MIL-STD-188-110B/C Appendix C) definitions: every wire
  * constant the transmitter and receiver need beyond the frame timing of m110c_timing.
- * Source: /work/shared/spec/m110c_appc.json; known answers in test_vectors.json.
+ * Source: shared/spec/m110c_appc.json; known answers in test_vectors.json.
  *
  * Symbols of the preamble and the mini-probes are 8PSK symbol numbers 0..7 (symbol s at
  * phase s * 45 degrees), as are the PSK data symbols before they become points. QAM

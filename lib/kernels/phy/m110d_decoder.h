@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 5069 (MIL-STD-188-110D App D) receive side after the equaliser: the preamble's
  * count and WID fields read from their Walsh symbols (under either PN alignment and
  * WID parity reading), soft demapping of the data symbols (serial_tone_demapper.h,

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Air time of MIL-STD-188-110D Appendix D transmissions (the public counterpart of
  * STANAG 5069: 3-48 kHz, waveform numbers WN0-WN13, interleavers US/S/M/L) from the
  * waveform's structure: the Walsh-coded preamble, a mini-probe, then frames of U data

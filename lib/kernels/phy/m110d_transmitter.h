@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 5069 transmitter (MIL-STD-188-110D Appendix D), bytes to channel symbols:
  * the preamble, the mini-probe after it, then per interleaver block the coded,
  * interleaved bits as frames of U data symbols and K probe symbols (WN0: 32-chip Walsh

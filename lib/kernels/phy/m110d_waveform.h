@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* STANAG 5069 waveforms (MIL-STD-188-110D Appendix D) definitions: every wire constant a
  * transmitter and receiver need beyond the frame timing of m110d_timing.h.
  * Source: ../shared/spec/m110d_appd.json, m110d_waveforms.csv, m110d_qam256.csv; known

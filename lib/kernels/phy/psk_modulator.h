@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Serial-tone modulator: 8PSK symbol numbers, or constellation points (QAM), at a symbol
  * rate to shaped samples, as complex baseband or as real audio on a carrier.
  *

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The modes of STANAG 4539 by name, one namespace for the two waveform families:
  *   serial tone (110A/B), 75-2400 bps with interleaver Z (zero), S or L: "1200S", "75L";
  *     4800 bps uncoded: "4800U";

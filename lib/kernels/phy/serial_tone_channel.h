@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The start of a serial-tone burst's equalisation, shared by the serial-tone receivers:
  * the channel measured by least squares over known preamble symbols (+-16 symbols at
  * T/2, over three chunks summed in power: a fading channel changes within a preamble),

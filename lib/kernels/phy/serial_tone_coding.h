@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Coding elements the high-rate serial-tone waveforms share: STANAG 4539 (MIL-STD-188-110C
  * Appendix C) and STANAG 5069 (MIL-STD-188-110D Appendix D).
  *  - the x^9 + x^4 + 1 data scrambler, restarted at every data block;

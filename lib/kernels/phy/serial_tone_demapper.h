@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Soft demapping of scrambled serial-tone data symbols, shared by STANAG 4539 App C
  * (m110c_demapper) and STANAG 5069 App D (m110d_demapper).
  *

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Receive front end of the serial-tone modems: input samples (real audio with the
  * signal on a carrier, or complex baseband) at 8000, 9600, 48000 Hz or any other rate
  * to complex baseband at 9600 Hz (4 samples per 2400 Bd symbol), low-passed to the

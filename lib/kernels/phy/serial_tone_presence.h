@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Whether a serial-tone burst's signal is still there, judged block by block (an
  * interleaver block, or a probe cycle) by the serial-tone receivers: the signal is gone
  * when it is 13 dB weaker than at its preamble for a block whose known symbols no

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* A serial-tone receiver's input: complex baseband samples by absolute index, and the
  * same samples with the carrier offset removed. Each sample is derotated once and kept
  * (equaliser windows overlap: every window spanning a sample reads it); the offset can

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* The serial-tone receivers' stages, shared by the 110A and App C receivers: a search
  * for a burst's start, its preamble read, then data (with a watch for a new preamble
  * cutting in), run on the samples already in until none makes progress; then the input

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* How long one modem transmission lasts: the shape of a waveform's transmissions
  * (waveform_timing) and the air time of one carrying a given number of user bytes
  * (transmission_time). The waveform models (m110a_timing.h, m110c_timing.h) describe

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Error model of one directed HF path (transmitter -> receiver) in virtual time, for the
  * discrete-event simulator. It works on the decoded bytes the modem would hand to the
  * data link: it decides which bits arrive wrong and whether a burst arrives at all.

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* One node's modem on an emulated shared HF channel: the link-level model of the
  * modem contract (DESIGN.md) for a real-time block (modem_emulator), where every node
  * has its own modem and the modems tell each other what they put on the air.

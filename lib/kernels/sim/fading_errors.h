@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Fading frame-error process for the discrete-event simulator: how bad the decoded bits
  * of each interleaver block are on a Watterson (Rayleigh-fading) HF path.
  *
@@ -84,7 +90,7 @@ ber_curve coded_waterfall_curve(double requirement_snr_db, double eesm_beta = 1.
 
 // Requirement SNR (dB in 3 kHz) for BER 1e-5 of a mode, keyed by user bit rate.
 // PLACEHOLDERS until our modem's measured curves replace them; the sources are in
-// `source` and in /work/shared/anchors.md section E.
+// `source` and in shared/anchors.md section E (project shared directory).
 struct mode_requirement {
     unsigned user_bps;
     double awgn_snr_db;  // where the default curve has BER 1e-5

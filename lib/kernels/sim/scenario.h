@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* One simulator run: N STANAG 5066 nodes on one modelled HF channel, a test client on
  * each (traffic/test_client.h), in virtual time. What hfstack-sim's subcommands run.
  *

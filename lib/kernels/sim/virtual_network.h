@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Discrete-event harness: N dl::node_engine instances on one shared half-duplex HF
  * channel, in virtual time, honouring the modem contract of DESIGN.md ("The interface
  * between data link and modem"):

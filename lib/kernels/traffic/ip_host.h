@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* A simulated IP host behind the IP client, as a SIS application for the virtual-time
  * simulator (sim/scenario.h): the IP client kernel (net/ip_client.h) carries its
  * datagrams, and a minimal host stack makes and answers the traffic of anchors.md

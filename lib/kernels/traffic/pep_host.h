@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Simulated TCP ends behind HF-PEPs, for the virtual-time simulator (sim/scenario.h):
  * the measurement of anchors.md section D as the seed's test tool made it. On the
  * client's node a host connects to a server behind the far proxy (the near proxy

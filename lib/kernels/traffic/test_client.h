@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* A STANAG 5066 test client, sans-IO: the console tests of commercial HF stacks (ping,
  * throughput send-only / acknowledged / two-way, ARQ or non-ARQ, any SAP and priority,
  * any U_PDU size) as one SIS client that speaks sis_primitives. The simulator wires it

@@ -1,3 +1,6 @@
+# Copyright Free Software Foundation, Inc. (GNU Radio's gr_modtool template)
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
 import warnings
 import argparse
 from gnuradio.bindtool import BindingGenerator

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python <-> dl::bytes conversion for the codec bindings: pybind11's list caster
  * refuses Python bytes, which is what users naturally pass. */
 #ifndef HFSTACK_BINDINGS_DL_BYTES_H

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python bindings of the D_PDU codec, deframer, CRCs and capture writers
  * (hand-written: these kernels are not public block headers). */
 #include <pybind11/pybind11.h>

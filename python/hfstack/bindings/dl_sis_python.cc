@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python bindings of the SIS codec (STANAG 5066 Annex A S_primitives) and of the
  * TCP stream reassembler (hand-written: these kernels are not public block headers). */
 #include <pybind11/pybind11.h>

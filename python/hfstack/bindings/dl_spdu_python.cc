@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python bindings of the S_PDU (Annex A), C_PDU (Annex B) and RCOP/UDOP (Annex F)
  * codecs (hand-written: these kernels are not public block headers). */
 #include <pybind11/pybind11.h>

@@ -1,3 +1,7 @@
+# Copyright Free Software Foundation, Inc. (GNU Radio's gr_modtool template)
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # Utilities for reading values in header files
 
 from argparse import ArgumentParser

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python bindings of the HF-PEP kernel (net/pep.h), in the submodule hfstack.net: the
  * PEP's socket driver (python/hfstack/pep.py) is Python, the protocol stays in C++.
  * SIS crosses as encoded frames, TCP actions as tuples, so the driver needs no

@@ -1,3 +1,9 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
 /* Python bindings of the simulator (sim/scenario.h) and the test client
  * (traffic/test_client.h), in the submodule hfstack.sim: hfstack-sim runs scenarios,
  * hfstack-console drives the same test client over a live SIS connection.

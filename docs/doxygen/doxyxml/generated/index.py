@@ -1,4 +1,9 @@
 #!/usr/bin/env python
+#
+# Copyright Free Software Foundation, Inc. (GNU Radio's gr_modtool template)
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 
 """
 Generated Mon Feb  9 19:08:05 2009 by generateDS.py.

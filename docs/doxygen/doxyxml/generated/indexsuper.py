@@ -1,4 +1,9 @@
 #!/usr/bin/env python
+#
+# Copyright Free Software Foundation, Inc. (GNU Radio's gr_modtool template)
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
 
 #
 # Generated Thu Jun 11 18:43:54 2009 by generateDS.py.

@@ -40,6 +40,23 @@ private:
     uint64_t d_from = 0; // symbol index (i / sps) of d_products[.][0]
 };
 
+// A differential correlation against a known symbol sequence, as a z-score against the
+// noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation k),
+// rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per symbol.
+class differential_correlator
+{
+public:
+    differential_correlator(const std::vector<std::complex<float>>& known, size_t history);
+    // The z-score of the sequence starting at sample n, and C in `sum`; the input must
+    // hold samples up to n + known.size() * sps.
+    double z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum);
+    size_t symbols() const { return d_conj_rotations.size() + 1; }
+
+private:
+    volk::vector<std::complex<float>> d_conj_rotations;
+    differential_products d_products;
+};
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -80,6 +80,14 @@ cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
 using phase = serial_tone_stage;
 
+std::vector<cf> sync_points()
+{
+    std::vector<cf> points;
+    for (uint8_t s : m110c_sync_sequence())
+        points.push_back(psk8(s));
+    return points;
+}
+
 // The middle of the channel's paths, where a probe's 16-tap measurement is centred: the
 // symbol taps holding a path in the long-term energy profile (3 % of its strongest, 6x
 // its median, as the equaliser counts a path), or tracked and holding 3 % of the
@@ -118,24 +126,6 @@ float llr_scale(double decision_error, double variance)
     return decision_error > variance ? float(variance / decision_error) : 1.0f;
 }
 
-// The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
-// [from, to), summed into `turn`.
-void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t from, size_t to, unsigned chunk,
-               cd& turn)
-{
-    cd previous;
-    for (size_t c = from; c + chunk <= to; c += chunk) {
-        cd sum;
-        for (size_t k = c; k < c + chunk; ++k)
-            sum += cd(y[k] * std::conj(known[k]));
-        if (c > from)
-            turn += sum * std::conj(previous);
-        previous = sum;
-    }
-}
-
-// The offset (Hz) that turns the known symbols' phase least from chunk to chunk.
-double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
 
 } // namespace
 
@@ -145,9 +135,7 @@ struct m110c_receiver::state {
     serial_tone_samples input{ sample_rate };
 
     // Search.
-    std::vector<cf> sync;                // the 184 sync symbols as points
-    volk::vector<cf> conj_rotations;     // conj(sync[k] conj(sync[k - 1])), k = 1..183
-    differential_products products{ m110c_sync_symbols - 1, history_symbols };
+    differential_correlator sync_correlator; // the 184 sync symbols
     // The section's known head and tail: rotations and products.
     volk::vector<cf> conj_head_rotations, conj_tail_rotations;
     differential_products head_products{ section_head - 1, history_symbols };
@@ -263,12 +251,8 @@ struct m110c_receiver::state {
     bool block_decoded = false;
     void hand_on_decoded(std::vector<m110c_burst>& done);
 
-    explicit state(const m110c_receiver_config& c) : cfg(c)
+    explicit state(const m110c_receiver_config& c) : cfg(c), sync_correlator(sync_points(), history_symbols)
     {
-        for (uint8_t s : m110c_sync_sequence())
-            sync.push_back(psk8(s));
-        for (size_t k = 1; k < sync.size(); ++k)
-            conj_rotations.push_back(std::conj(sync[k] * std::conj(sync[k - 1])));
         const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
         const auto rotation = [&](size_t k) {
             const size_t g = m110c_sync_symbols + k;
@@ -404,12 +388,8 @@ bool m110c_receiver::state::search(bool sections)
     const uint64_t span = uint64_t(m110c_sync_symbols) * sps;
     while (candidate + span < input.total()) {
         const uint64_t n = candidate++;
-        // c = sum over k of p(n + k sps) conj(rotation k), on VOLK.
-        const cf* p = products.at(input, n + sps);
         cf dot;
-        volk_32fc_x2_dot_prod_32fc(&dot, p, conj_rotations.data(), m110c_sync_symbols - 1);
-        const double e = products.energy(n + sps);
-        const double z = e > 0 ? std::abs(dot) / std::sqrt(e) : 0.0;
+        const double z = sync_correlator.z_at(input, n, dot);
         if (z >= cfg.detection_threshold && (!peak_open || z > peak_z)) {
             peak_open = true;
             peak_z = z;
@@ -445,17 +425,9 @@ bool m110c_receiver::state::preamble()
     // Fine offset: the phase slope over the known symbols (the sync sequence, or the
     // section's head and tail), 8-symbol chunks (+-150 Hz around the coarse angle, which
     // echoes of equal strength can pull tens of Hz off), then longer ones.
-    const auto symbols = [&](double hz) {
-        std::vector<cf> y(length);
-        for (unsigned k = 0; k < length; ++k) {
-            const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
-            y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
-        }
-        return y;
-    };
     double hz = found_hz;
     for (unsigned chunk : { 8u, found_section ? 16u : 23u }) {
-        const std::vector<cf> y = symbols(hz);
+        const std::vector<cf> y = symbols_at_offset(input, start, length, hz);
         cd turn;
         if (found_section) {
             add_turns(y, known, 0, section_head, chunk, turn);

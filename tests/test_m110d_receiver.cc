@@ -1,0 +1,253 @@
+// The App D receiver at 3 kHz: our transmissions of every WN decode through noise and a
+// carrier offset, with K = 9 and the alternative readings too; noise alone starts
+// nothing; reserved WID codes are refused; a cut burst, a new preamble cutting a burst,
+// NaN and clipped input neither crash it nor wedge it; per-block delivery.
+#include "chan/watterson_channel.h"
+#include "phy/m110d_receiver.h"
+#include "phy/m110d_transmitter.h"
+
+#include "m110d_test_support.h"
+#include "modem_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::phy;
+using cf = std::complex<float>;
+
+namespace {
+
+std::vector<m110d_burst> receive_audio(const std::vector<float>& audio, const m110d_receiver_config& config = {})
+{
+    return receive_serial_tone_audio<m110d_receiver, m110d_burst>(audio, 9600, config);
+}
+
+// A transmission's audio through AWGN at snr_db over its mean power, with a carrier
+// offset.
+std::vector<float> over_the_air(const m110d_mode& mode, const std::vector<uint8_t>& data, double snr_db,
+                                double offset_hz, uint64_t seed, const m110d_transmit_options& options = {})
+{
+    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size(), options);
+    return through_channel(padded_audio(points, 9600), 9600, snr_db - 10 * std::log10(m110d_frame_power(mode)),
+                           offset_hz, seed);
+}
+
+void expect_one_whole_burst(const std::vector<m110d_burst>& bursts, const m110d_mode& mode,
+                            const std::vector<uint8_t>& data)
+{
+    ASSERT_EQ(bursts.size(), 1u) << mode.name();
+    EXPECT_EQ(bursts[0].mode, mode.name());
+    EXPECT_TRUE(bursts[0].eom) << mode.name();
+    EXPECT_FALSE(bursts[0].bytes_bad) << mode.name();
+    EXPECT_FALSE(bursts[0].continues) << mode.name();
+    EXPECT_EQ(bursts[0].bytes, data) << mode.name();
+}
+
+m110d_mode mode_of(const std::string& name)
+{
+    const auto m = m110d_mode_by_name(name);
+    EXPECT_TRUE(m.has_value()) << name;
+    return *m;
+}
+
+} // namespace
+
+// Every WN, short interleaver: 35 dB, 20 Hz.
+TEST(M110dReceiver, EveryWnRoundTripsAt35dBWith20Hz)
+{
+    for (unsigned wn = 0; wn <= m110d_max_wn; ++wn) {
+        const m110d_mode mode = *m110d_mode_for(3, wn, m110d_interleaver::short_);
+        const std::vector<uint8_t> data = random_bytes(std::max<size_t>(20, mode.user_bps() / 8 / 2), 100 + wn);
+        const std::vector<m110d_burst> bursts = receive_audio(over_the_air(mode, data, 35, 20, wn + 1));
+        expect_one_whole_burst(bursts, mode, data);
+        if (!bursts.empty()) {
+            EXPECT_NEAR(bursts[0].frequency_offset_hz, 20, 2) << mode.name();
+            EXPECT_GT(bursts[0].snr_db, 25) << mode.name();
+        }
+    }
+}
+
+// The other interleavers, at a few WNs; the preamble with TLC blocks and M super-frames.
+TEST(M110dReceiver, OtherInterleaversAndLongerPreambles)
+{
+    for (const char* name : { "WN1/3kHz/US", "WN7/3kHz/M", "WN12/3kHz/US", "WN0/3kHz/M", "WN9/3kHz/L" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(100, 7);
+        expect_one_whole_burst(receive_audio(over_the_air(mode, data, 35, -20, 3)), mode, data);
+    }
+    m110d_transmit_options options;
+    options.timing.preamble.tlc_blocks = 3;
+    options.timing.preamble.superframes = 4;
+    options.timing.eot_extension = true;
+    const m110d_mode mode = mode_of("WN6/3kHz/S");
+    const std::vector<uint8_t> data = random_bytes(200, 8);
+    expect_one_whole_burst(receive_audio(over_the_air(mode, data, 35, 20, 4, options)), mode, data);
+}
+
+// K = 9 (announced in the WID) and every alternative reading, the receiver told.
+TEST(M110dReceiver, ConstraintLengthNineAndAlternativeReadings)
+{
+    m110d_transmit_options options;
+    options.constraint_length = 9;
+    options.readings.scrambler = x9_orientation::b;
+    options.readings.tail_biting = tail_biting_start::from_block_start;
+    options.readings.pn_alignment = m110d_pn_alignment::continuous;
+    options.readings.wid_parity = m110d_wid_parity::caption_d2_zero;
+    m110d_receiver_config config;
+    config.readings = options.readings;
+    for (const char* name : { "WN8/3kHz/S", "WN0/3kHz/S", "WN3/3kHz/S" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(60, 9);
+        expect_one_whole_burst(receive_audio(over_the_air(mode, data, 35, 20, 5, options), config), mode, data);
+    }
+}
+
+TEST(M110dReceiver, NoiseAloneStartsNothing)
+{
+    m110d_receiver rx;
+    const auto bursts = bursts_from_noise<m110d_receiver, m110d_burst>(rx, 60);
+    EXPECT_TRUE(bursts.empty());
+    EXPECT_FALSE(rx.carrier_detected());
+    EXPECT_EQ(rx.refused_preambles(), 0u);
+}
+
+// A WID announcing a reserved WN (14) or failing its checks is refused; a good
+// transmission after it is received.
+TEST(M110dReceiver, ReservedWidRefusedCleanly)
+{
+    const m110d_mode mode = mode_of("WN8/3kHz/S");
+    const std::vector<uint8_t> data = random_bytes(100, 10);
+    const m110d_readings readings;
+    const std::vector<cf>& psk8 = m110d_constellation(3);
+    std::vector<cf> all;
+    for (const std::array<uint8_t, 5>& wid :
+         { m110d_wid_dibits({ 14, m110d_interleaver::short_, 7 }), std::array<uint8_t, 5>{ 0, 0, 0, 0, 1 } }) {
+        std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+        const std::vector<uint8_t> section =
+            m110d_preamble_section({ wid.begin(), wid.end() }, m110d_pn_table::wid, 32, readings.pn_alignment);
+        for (size_t j = 0; j < section.size(); ++j)
+            points[5 * 32 + j] = psk8[section[j]];
+        all.insert(all.end(), points.begin(), points.end());
+        all.resize(all.size() + 2400, cf());
+    }
+    const std::vector<cf> good = m110d_transmit_points(mode, data.data(), data.size());
+    all.insert(all.end(), good.begin(), good.end());
+    const std::vector<float> audio = through_channel(padded_audio(all, 9600), 9600, 35, 20, 11);
+
+    std::vector<float> padded = audio;
+    padded.resize(padded.size() + 4800, 0.0f);
+    serial_tone_frontend_config fc;
+    serial_tone_frontend front(fc);
+    m110d_receiver rx;
+    std::vector<m110d_burst> bursts;
+    std::vector<cf> bb;
+    front.process(padded.data(), padded.size(), bb);
+    rx.process(bb.data(), bb.size(), bursts);
+    EXPECT_EQ(rx.refused_preambles(), 2u);
+    expect_one_whole_burst(bursts, mode, data);
+}
+
+// A burst cut short ends without its EOM (its bytes bad); the next is received whole.
+TEST(M110dReceiver, CutBurstEndsAndTheNextIsReceived)
+{
+    for (const char* name : { "WN10/3kHz/S", "WN0/3kHz/S" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 60 : 2000, 12);
+        std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+        points.resize(points.size() / 2);
+        points.resize(points.size() + 2 * 2400, cf()); // two seconds of silence
+        const std::vector<cf> whole = m110d_transmit_points(mode, data.data(), data.size());
+        points.insert(points.end(), whole.begin(), whole.end());
+        const std::vector<m110d_burst> bursts =
+            receive_audio(through_channel(padded_audio(points, 9600), 9600, 35, 20, 13));
+        ASSERT_EQ(bursts.size(), 2u) << name;
+        EXPECT_FALSE(bursts[0].eom) << name;
+        EXPECT_TRUE(bursts[0].bytes_bad) << name;
+        EXPECT_GT(bursts[0].bytes.size(), 0u) << name;
+        EXPECT_EQ(bursts[1].bytes, data) << name;
+        EXPECT_TRUE(bursts[1].eom) << name;
+    }
+}
+
+// A new preamble in the middle of a burst ends it and starts its own.
+TEST(M110dReceiver, NewPreambleCutsABurst)
+{
+    const m110d_mode first = mode_of("WN7/3kHz/S"), second = mode_of("WN9/3kHz/S");
+    const std::vector<uint8_t> a = random_bytes(3000, 14), b = random_bytes(500, 15);
+    std::vector<cf> points = m110d_transmit_points(first, a.data(), a.size());
+    points.resize(points.size() / 2);
+    const std::vector<cf> next = m110d_transmit_points(second, b.data(), b.size());
+    points.insert(points.end(), next.begin(), next.end());
+    const std::vector<m110d_burst> bursts =
+        receive_audio(through_channel(padded_audio(points, 9600), 9600, 35, 20, 16));
+    ASSERT_EQ(bursts.size(), 2u);
+    EXPECT_EQ(bursts[0].mode, first.name());
+    EXPECT_FALSE(bursts[0].eom);
+    EXPECT_EQ(bursts[1].mode, second.name());
+    EXPECT_TRUE(bursts[1].eom);
+    EXPECT_EQ(bursts[1].bytes, b);
+}
+
+// NaN and infinities in the input, and audio clipped hard: no crash, no wedge; the
+// transmission after them is received.
+TEST(M110dReceiver, NanAndClippedInput)
+{
+    const m110d_mode mode = mode_of("WN6/3kHz/S");
+    const std::vector<uint8_t> data = random_bytes(200, 17);
+    const std::vector<float> clean = over_the_air(mode, data, 35, 20, 18);
+    // Baseband with NaN and infinity straight into the receiver.
+    {
+        m110d_receiver rx;
+        std::vector<m110d_burst> bursts;
+        std::vector<cf> bad(96000, cf(std::numeric_limits<float>::quiet_NaN(), 1.0f));
+        for (size_t k = 0; k < bad.size(); k += 7)
+            bad[k] = cf(std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity());
+        rx.process(bad.data(), bad.size(), bursts);
+        serial_tone_frontend_config fc;
+        serial_tone_frontend front(fc);
+        std::vector<float> audio = clean;
+        audio.resize(audio.size() + 4800, 0.0f);
+        std::vector<cf> bb;
+        front.process(audio.data(), audio.size(), bb);
+        rx.process(bb.data(), bb.size(), bursts);
+        expect_one_whole_burst(bursts, mode, data);
+    }
+    // Clipped at a tenth of the peak, NaN in the middle of the burst.
+    std::vector<float> clipped = clean;
+    for (float& v : clipped)
+        v = std::max(-0.05f, std::min(0.05f, v)) * 20;
+    const std::vector<m110d_burst> bursts = receive_audio(clipped);
+    EXPECT_LE(bursts.size(), 1u);
+    std::vector<float> holed = clean;
+    for (size_t k = holed.size() / 2; k < holed.size() / 2 + 2000; ++k)
+        holed[k] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> twice = holed;
+    twice.insert(twice.end(), clean.begin(), clean.end());
+    const std::vector<m110d_burst> after_nan = receive_audio(twice);
+    ASSERT_GE(after_nan.size(), 1u);
+    EXPECT_EQ(after_nan.back().bytes, data);
+    EXPECT_TRUE(after_nan.back().eom);
+}
+
+// deliver_per_block: the pieces and the last entry make the burst's bytes.
+TEST(M110dReceiver, DeliverPerBlock)
+{
+    const m110d_mode mode = mode_of("WN8/3kHz/US");
+    const std::vector<uint8_t> data = random_bytes(1500, 19);
+    m110d_receiver_config config;
+    config.deliver_per_block = true;
+    const std::vector<m110d_burst> bursts = receive_audio(over_the_air(mode, data, 35, 20, 20), config);
+    ASSERT_GE(bursts.size(), 3u);
+    std::vector<uint8_t> got;
+    for (size_t i = 0; i < bursts.size(); ++i) {
+        EXPECT_EQ(bursts[i].continues, i + 1 < bursts.size());
+        got.insert(got.end(), bursts[i].bytes.begin(), bursts[i].bytes.end());
+    }
+    EXPECT_TRUE(bursts.back().eom);
+    EXPECT_EQ(got, data);
+}

@@ -1,6 +1,9 @@
-/* STANAG 4539 modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel,
- * and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones (75S ..
- * 2400L, 4800U) and the App C ones (3200US .. 9600VL, 12800U).
+/* STANAG 4539 and 5069 modems: coded BER against SNR (dB in 3 kHz) through the Watterson
+ * channel, and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones
+ * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
+ * ones (WN0/3kHz/S .. WN13/3kHz/L; the App C receiver's settings given here apply to
+ * the App D receiver too, which has no --passes, --interpolate, --backward, --data-power
+ * or --reliability-threshold).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
@@ -31,6 +34,8 @@
 #include "phy/m110a_transmitter.h"
 #include "phy/m110c_receiver.h"
 #include "phy/m110c_transmitter.h"
+#include "phy/m110d_receiver.h"
+#include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
@@ -115,7 +120,19 @@ void append_bursts(std::vector<m110c_burst>& got, std::vector<received>& out)
     got.clear();
 }
 
-// False when the name is no STANAG 4539 mode. auto_baud: both families' receivers
+// A receiver of `config` behind modem::receive.
+template <typename Receiver, typename Burst, typename Config>
+std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const Config& config)
+{
+    auto rx = std::make_shared<Receiver>(config);
+    auto got = std::make_shared<std::vector<Burst>>();
+    return [rx, got](const cf* x, size_t n, std::vector<received>& out) {
+        rx->process(x, n, *got);
+        append_bursts(*got, out);
+    };
+}
+
+// False when the name is no STANAG 4539 mode nor a 3 kHz STANAG 5069 one. auto_baud: both families' receivers
 // listen, as in s4539_rx.
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
                 bool auto_baud, modem& m)
@@ -138,12 +155,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110a_transmit_symbols(*mode, data.data(), data.size()));
         };
-        auto rx = std::make_shared<m110a_receiver>(a_config);
-        auto got = std::make_shared<std::vector<m110a_burst>>();
-        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
-            rx->process(x, n, *got);
-            append_bursts(*got, out);
-        };
+        m.receive = receiving<m110a_receiver, m110a_burst>(a_config);
         return true;
     }
     if (const auto mode = m110c_mode_by_name(name)) {
@@ -151,12 +163,24 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110c_transmit_points(*mode, data.data(), data.size()));
         };
-        auto rx = std::make_shared<m110c_receiver>(c_config);
-        auto got = std::make_shared<std::vector<m110c_burst>>();
-        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
-            rx->process(x, n, *got);
-            append_bursts(*got, out);
+        m.receive = receiving<m110c_receiver, m110c_burst>(c_config);
+        return true;
+    }
+    if (const auto mode = m110d_mode_by_name(name)) {
+        if (mode->bw_khz != 3)
+            return false; // the App D receiver is 3 kHz only
+        m.user_bps = mode->user_bps();
+        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
+            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size()));
         };
+        m110d_receiver_config d_config;
+        d_config.detection_threshold = c_config.detection_threshold;
+        d_config.max_delay_spread_symbols = c_config.max_delay_spread_symbols;
+        d_config.forgetting = c_config.forgetting;
+        d_config.decision_weight = c_config.decision_weight;
+        d_config.equaliser_solve_interval = c_config.equaliser_solve_interval;
+        d_config.qam64_solve_interval = c_config.qam64_solve_interval;
+        m.receive = receiving<m110d_receiver, m110d_burst>(d_config);
         return true;
     }
     return false;

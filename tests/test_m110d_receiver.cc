@@ -28,13 +28,14 @@ std::vector<m110d_burst> receive_audio(const std::vector<float>& audio, const m1
 }
 
 // A transmission's audio through AWGN at snr_db over its mean power, with a carrier
-// offset.
+// offset and a sample clock offset.
 std::vector<float> over_the_air(const m110d_mode& mode, const std::vector<uint8_t>& data, double snr_db,
-                                double offset_hz, uint64_t seed, const m110d_transmit_options& options = {})
+                                double offset_hz, uint64_t seed, const m110d_transmit_options& options = {},
+                                double ppm = 0)
 {
     const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size(), options);
     return through_channel(padded_audio(points, 9600), 9600, snr_db - 10 * std::log10(m110d_frame_power(mode)),
-                           offset_hz, seed);
+                           offset_hz, seed, ppm);
 }
 
 void expect_one_whole_burst(const std::vector<m110d_burst>& bursts, const m110d_mode& mode,
@@ -57,13 +58,13 @@ m110d_mode mode_of(const std::string& name)
 
 } // namespace
 
-// Every WN, short interleaver: 35 dB, 20 Hz.
-TEST(M110dReceiver, EveryWnRoundTripsAt35dBWith20Hz)
+// Every WN, short interleaver: 35 dB, 20 Hz, 20 ppm.
+TEST(m110d_receiver, every_wn_round_trips_at_35_db_with_20_hz_and_20_ppm)
 {
     for (unsigned wn = 0; wn <= m110d_max_wn; ++wn) {
         const m110d_mode mode = *m110d_mode_for(3, wn, m110d_interleaver::short_);
         const std::vector<uint8_t> data = random_bytes(std::max<size_t>(20, mode.user_bps() / 8 / 2), 100 + wn);
-        const std::vector<m110d_burst> bursts = receive_audio(over_the_air(mode, data, 35, 20, wn + 1));
+        const std::vector<m110d_burst> bursts = receive_audio(over_the_air(mode, data, 35, 20, wn + 1, {}, 20));
         expect_one_whole_burst(bursts, mode, data);
         if (!bursts.empty()) {
             EXPECT_NEAR(bursts[0].frequency_offset_hz, 20, 2) << mode.name();
@@ -73,7 +74,7 @@ TEST(M110dReceiver, EveryWnRoundTripsAt35dBWith20Hz)
 }
 
 // The other interleavers, at a few WNs; the preamble with TLC blocks and M super-frames.
-TEST(M110dReceiver, OtherInterleaversAndLongerPreambles)
+TEST(m110d_receiver, other_interleavers_and_longer_preambles)
 {
     for (const char* name : { "WN1/3kHz/US", "WN7/3kHz/M", "WN12/3kHz/US", "WN0/3kHz/M", "WN9/3kHz/L" }) {
         const m110d_mode mode = mode_of(name);
@@ -90,7 +91,7 @@ TEST(M110dReceiver, OtherInterleaversAndLongerPreambles)
 }
 
 // K = 9 (announced in the WID) and every alternative reading, the receiver told.
-TEST(M110dReceiver, ConstraintLengthNineAndAlternativeReadings)
+TEST(m110d_receiver, constraint_length_nine_and_alternative_readings)
 {
     m110d_transmit_options options;
     options.constraint_length = 9;
@@ -107,18 +108,42 @@ TEST(M110dReceiver, ConstraintLengthNineAndAlternativeReadings)
     }
 }
 
-TEST(M110dReceiver, NoiseAloneStartsNothing)
+// The preamble's PN alignment and WID parity found from the signal (the data's
+// readings configured): every combination, WNs whose WID differs between the parities
+// (WN2, WN8) and one where it does not (WN6).
+TEST(m110d_receiver, preamble_readings_found)
 {
-    m110d_receiver rx;
-    const auto bursts = bursts_from_noise<m110d_receiver, m110d_burst>(rx, 60);
-    EXPECT_TRUE(bursts.empty());
-    EXPECT_FALSE(rx.carrier_detected());
-    EXPECT_EQ(rx.refused_preambles(), 0u);
+    for (auto alignment : { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
+        for (auto parity : { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero })
+            for (const char* name : { "WN2/3kHz/US", "WN8/3kHz/S", "WN6/3kHz/US" }) {
+                m110d_transmit_options options;
+                options.readings.pn_alignment = alignment;
+                options.readings.wid_parity = parity;
+                m110d_receiver_config config;
+                config.find_preamble_readings = true;
+                const m110d_mode mode = mode_of(name);
+                const std::vector<uint8_t> data = random_bytes(80, 21);
+                expect_one_whole_burst(receive_audio(over_the_air(mode, data, 35, 20, 22, options), config), mode,
+                                       data);
+            }
+}
+
+TEST(m110d_receiver, noise_alone_starts_nothing)
+{
+    for (bool find : { false, true }) {
+        m110d_receiver_config config;
+        config.find_preamble_readings = find;
+        m110d_receiver rx(config);
+        const auto bursts = bursts_from_noise<m110d_receiver, m110d_burst>(rx, 60);
+        EXPECT_TRUE(bursts.empty());
+        EXPECT_FALSE(rx.carrier_detected());
+        EXPECT_EQ(rx.refused_preambles(), 0u);
+    }
 }
 
 // A WID announcing a reserved WN (14) or failing its checks is refused; a good
 // transmission after it is received.
-TEST(M110dReceiver, ReservedWidRefusedCleanly)
+TEST(m110d_receiver, reserved_wid_refused_cleanly)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(100, 10);
@@ -153,7 +178,7 @@ TEST(M110dReceiver, ReservedWidRefusedCleanly)
 }
 
 // A burst cut short ends without its EOM (its bytes bad); the next is received whole.
-TEST(M110dReceiver, CutBurstEndsAndTheNextIsReceived)
+TEST(m110d_receiver, cut_burst_ends_and_the_next_is_received)
 {
     for (const char* name : { "WN10/3kHz/S", "WN0/3kHz/S" }) {
         const m110d_mode mode = mode_of(name);
@@ -175,7 +200,7 @@ TEST(M110dReceiver, CutBurstEndsAndTheNextIsReceived)
 }
 
 // A new preamble in the middle of a burst ends it and starts its own.
-TEST(M110dReceiver, NewPreambleCutsABurst)
+TEST(m110d_receiver, new_preamble_cuts_a_burst)
 {
     const m110d_mode first = mode_of("WN7/3kHz/S"), second = mode_of("WN9/3kHz/S");
     const std::vector<uint8_t> a = random_bytes(3000, 14), b = random_bytes(500, 15);
@@ -195,7 +220,7 @@ TEST(M110dReceiver, NewPreambleCutsABurst)
 
 // NaN and infinities in the input, and audio clipped hard: no crash, no wedge; the
 // transmission after them is received.
-TEST(M110dReceiver, NanAndClippedInput)
+TEST(m110d_receiver, nan_and_clipped_input)
 {
     const m110d_mode mode = mode_of("WN6/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(200, 17);
@@ -235,7 +260,7 @@ TEST(M110dReceiver, NanAndClippedInput)
 }
 
 // deliver_per_block: the pieces and the last entry make the burst's bytes.
-TEST(M110dReceiver, DeliverPerBlock)
+TEST(m110d_receiver, deliver_per_block)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/US");
     const std::vector<uint8_t> data = random_bytes(1500, 19);

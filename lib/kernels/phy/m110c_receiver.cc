@@ -143,10 +143,7 @@ struct m110c_receiver::state {
     bool peak_is_section = false;
     bool found_section = false; // the detection is a section, not the sync sequence
     uint64_t candidate = sps;
-    bool peak_open = false;
-    double peak_z = 0;
-    uint64_t peak_at = 0;
-    cd peak_sum;
+    correlation_peak peak;
     uint64_t found_at = 0;
     double found_hz = 0;
     // sections false: the sync sequence only (in a burst, its own re-inserted sections
@@ -335,27 +332,16 @@ void m110c_receiver::state::restart_search(uint64_t from)
 {
     stage = phase::search;
     candidate = std::max<uint64_t>(from, input.base() + sps);
-    peak_open = false;
+    peak.open = false;
 }
 
 bool m110c_receiver::state::watch(std::vector<m110c_burst>& done)
 {
     // Only past our own preamble (its sync would match).
     const uint64_t data_start = start + uint64_t(m110c_preamble_symbols - skipped) * sps;
-    if (candidate < data_start) {
-        restart_search(data_start);
-        stage = phase::data;
-    }
-    if (!search(false))
+    if (!watch_for_new_preamble(*this, data_start, done, [this] { return search(false); }))
         return false;
-    const uint64_t next = found_at;
-    const double hz = found_hz;
-    end_burst(false, done);
-    found_at = next;
-    found_hz = hz;
     found_section = false;
-    start = next;
-    stage = phase::preamble;
     return true;
 }
 
@@ -373,13 +359,8 @@ void m110c_receiver::state::search_section(uint64_t n)
         std::abs(tail) >= section_half_threshold * std::sqrt(et)) {
         const double zs = std::abs(head + tail) / std::sqrt(eh + et);
         const double hz = std::arg(cd(head + tail)) / two_pi * 2400.0;
-        if (zs >= cfg.detection_threshold && std::abs(hz) <= section_max_offset_hz && (!peak_open || zs > peak_z)) {
-            peak_open = true;
-            peak_z = zs;
-            peak_at = n;
-            peak_sum = cd(head + tail);
+        if (std::abs(hz) <= section_max_offset_hz && peak.offer(zs, n, cd(head + tail), cfg.detection_threshold))
             peak_is_section = true;
-        }
     }
 }
 
@@ -390,19 +371,13 @@ bool m110c_receiver::state::search(bool sections)
         const uint64_t n = candidate++;
         cf dot;
         const double z = sync_correlator.z_at(input, n, dot);
-        if (z >= cfg.detection_threshold && (!peak_open || z > peak_z)) {
-            peak_open = true;
-            peak_z = z;
-            peak_at = n;
-            peak_sum = cd(dot);
+        if (peak.offer(z, n, cd(dot), cfg.detection_threshold))
             peak_is_section = false;
-        }
         if (sections)
             search_section(n);
-        if (peak_open && n >= peak_at + peak_window) {
-            peak_open = false;
-            found_at = peak_at;
-            found_hz = std::arg(peak_sum) / two_pi * 2400.0;
+        if (peak.taken(n, peak_window)) {
+            found_at = peak.at;
+            found_hz = peak.offset_hz();
             found_section = peak_is_section;
             return true;
         }

@@ -71,14 +71,20 @@ cd antipodal_decision(cd z, cd base) { return (z * std::conj(base)).real() >= 0 
 struct m110d_receiver::state {
     m110d_receiver_config cfg;
     serial_tone_samples input{ 9600.0 };
-    std::vector<cf> known;        // the 160 chips the search matches
-    std::vector<cf> wid_base;     // the WID section's PN (every dibit 0) as points
-    differential_correlator correlator;
+    // Per PN alignment searched for (the configured one; with find_preamble_readings the
+    // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
+    // as points, and the correlator.
+    struct alignment_search {
+        m110d_pn_alignment alignment;
+        std::vector<cf> known;
+        std::vector<cf> wid_base;
+        differential_correlator correlator;
+    };
+    std::vector<alignment_search> alignments;
+    size_t peak_alignment = 0, found_alignment = 0;
+    const alignment_search* burst_alignment = nullptr; // the burst's
     uint64_t candidate = sps;
-    bool peak_open = false;
-    double peak_z = 0;
-    uint64_t peak_at = 0;
-    cd peak_sum;
+    correlation_peak peak;
     uint64_t found_at = 0;
     double found_hz = 0;
     uint64_t refused = 0;
@@ -110,11 +116,21 @@ struct m110d_receiver::state {
     std::vector<cf> clean; // input with non-finite samples zeroed
 
     explicit state(const m110d_receiver_config& c)
-        : cfg(c), known(known_chips(c.readings.pn_alignment)), correlator(known, history_symbols)
+        : cfg(c)
     {
-        for (uint8_t s : m110d_preamble_section({ 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips,
-                                                c.readings.pn_alignment))
-            wid_base.push_back(psk8(s));
+        const m110d_pn_alignment other = c.readings.pn_alignment == m110d_pn_alignment::per_symbol
+                                             ? m110d_pn_alignment::continuous
+                                             : m110d_pn_alignment::per_symbol;
+        alignments.reserve(2);
+        for (m110d_pn_alignment a : { c.readings.pn_alignment, other }) {
+            if (a == other && !c.find_preamble_readings)
+                break;
+            std::vector<cf> base;
+            for (uint8_t s : m110d_preamble_section({ 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips, a))
+                base.push_back(psk8(s));
+            const std::vector<cf> chips = known_chips(a);
+            alignments.push_back({ a, chips, std::move(base), differential_correlator(chips, history_symbols) });
+        }
     }
 
     bool search();
@@ -174,7 +190,7 @@ void m110d_receiver::state::restart_search(uint64_t from)
 {
     stage = phase::search;
     candidate = std::max<uint64_t>(from, input.base() + sps);
-    peak_open = false;
+    peak.open = false;
 }
 
 bool m110d_receiver::state::search()
@@ -182,18 +198,16 @@ bool m110d_receiver::state::search()
     const uint64_t span = uint64_t(known_symbols) * sps;
     while (candidate + span < input.total()) {
         const uint64_t n = candidate++;
-        cf sum;
-        const double z = correlator.z_at(input, n, sum);
-        if (z >= cfg.detection_threshold && (!peak_open || z > peak_z)) {
-            peak_open = true;
-            peak_z = z;
-            peak_at = n;
-            peak_sum = cd(sum);
+        for (size_t a = 0; a < alignments.size(); ++a) {
+            cf sum;
+            const double z = alignments[a].correlator.z_at(input, n, sum);
+            if (peak.offer(z, n, cd(sum), cfg.detection_threshold))
+                peak_alignment = a;
         }
-        if (peak_open && n >= peak_at + peak_window) {
-            peak_open = false;
-            found_at = peak_at;
-            found_hz = std::arg(peak_sum) / (2 * M_PI) * 2400.0;
+        if (peak.taken(n, peak_window)) {
+            found_alignment = peak_alignment;
+            found_at = peak.at;
+            found_hz = peak.offset_hz();
             return true;
         }
     }
@@ -203,22 +217,7 @@ bool m110d_receiver::state::search()
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
 {
     // Only past our own preamble.
-    const uint64_t data_start = start + uint64_t(preamble_end) * sps;
-    if (candidate < data_start) {
-        restart_search(data_start);
-        stage = phase::data;
-    }
-    if (!search())
-        return false;
-    const uint64_t next = found_at;
-    const double hz = found_hz;
-    if (mode)
-        end_burst(false, done);
-    found_at = next;
-    found_hz = hz;
-    start = next;
-    stage = phase::preamble;
-    return true;
+    return watch_for_new_preamble(*this, start + uint64_t(preamble_end) * sps, done, [this] { return search(); });
 }
 
 bool m110d_receiver::state::preamble()
@@ -228,6 +227,8 @@ bool m110d_receiver::state::preamble()
         return false;
     // Fine offset: the phase slope over the known chips, 8-chip chunks (+-150 Hz around
     // the coarse angle), then 32.
+    burst_alignment = &alignments[found_alignment];
+    const std::vector<cf>& known = burst_alignment->known;
     double hz = found_hz;
     for (unsigned chunk : { 8u, 32u }) {
         const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
@@ -250,6 +251,7 @@ void m110d_receiver::state::begin_burst()
     tracking.forgetting = cfg.forgetting;
     tracking.solve_interval = cfg.equaliser_solve_interval;
     tracking.decision_weight = cfg.decision_weight;
+    const std::vector<cf>& known = burst_alignment->known;
     serial_tone_channel_start channel = start_serial_tone_channel(
         input, start, known, cfg.max_delay_spread_symbols, tracking, cd(std::sqrt(reference_power)), 1e-3);
     equaliser = std::move(channel.equaliser);
@@ -276,8 +278,17 @@ void m110d_receiver::state::begin_burst()
 
 bool m110d_receiver::state::read_fields()
 {
-    const std::optional<m110d_fields> f =
-        m110d_read_fields(field_chips.data(), walsh_chips, cfg.readings.pn_alignment, cfg.readings.wid_parity);
+    // Under the configured WID parity reading, or (find_preamble_readings) the one whose
+    // checks pass with the larger correlation.
+    std::optional<m110d_fields> f;
+    for (m110d_wid_parity parity : { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
+            continue;
+        const auto g = m110d_read_fields(field_chips.data(), walsh_chips, burst_alignment->alignment, parity);
+        if (g && (!f || g->correlation > f->correlation ||
+                  (g->correlation == f->correlation && parity == cfg.readings.wid_parity)))
+            f = g;
+    }
     if (!f || f->count != 0)
         return false;
     mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
@@ -359,6 +370,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             return false;
         const uint64_t k = symbol++;
         const cd z = equaliser->equalise(window.data());
+        const std::vector<cf>& known = burst_alignment->known;
         if (k < known_symbols) {
             commit(z, cd(known[k]), true);
             known_error += std::norm(z - cd(known[k]));
@@ -371,7 +383,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (k < preamble_end) {
             // A WID chip: its PN point, or the opposite.
             field_chips.push_back(cf(z));
-            commit(z, antipodal_decision(z, cd(wid_base[k - known_symbols])), false);
+            commit(z, antipodal_decision(z, cd(burst_alignment->wid_base[k - known_symbols])), false);
             if (k + 1 == preamble_end && !read_fields()) {
                 ++refused;
                 mode.reset();
@@ -437,6 +449,10 @@ m110d_burst m110d_receiver::state::report() const
 
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
 {
+    if (!mode) { // cut while its WID was read: nothing to report
+        restart_search(start + uint64_t(preamble_end) * sps);
+        return;
+    }
     m110d_burst burst = report();
     burst.eom = eom;
     burst.bytes_bad = !eom;
@@ -452,7 +468,7 @@ void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
     // A new preamble may have begun where the watch has not looked yet.
     uint64_t from = start + next * sps;
     if (candidate >= start + uint64_t(preamble_end) * sps)
-        from = std::min(from, peak_open ? peak_at : candidate);
+        from = std::min(from, peak.open ? peak.at : candidate);
     mode.reset();
     restart_search(from);
 }

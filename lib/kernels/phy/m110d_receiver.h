@@ -10,13 +10,16 @@
  *      the last Walsh symbol of the last super-frame's fixed section (dibit 3 whether M
  *      is 1 or more, PN[0..31] under either PN alignment at 3 kHz) and that super-frame's
  *      count field, whose count is 0. The TLC section and earlier super-frames are not
- *      needed. A z-score threshold; its angle the coarse offset.
+ *      needed. A z-score threshold; the count field of 0 is its PN four times over, so
+ *      the correlation has side peaks 32, 64 and 96 chips either side of the true one:
+ *      the largest within 98 chips is taken. Its angle is the coarse offset.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
  *      chip decided as its PN point or the opposite: Walsh chips are 0 or 4), then the
  *      count and WID fields read (m110d_read_fields, under the configured PN alignment
- *      and WID parity reading): WN, interleaver and constraint length. A count other
+ *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
+ *      interleaver and constraint length. A count other
  *      than 0, a failed check bit, a reserved WN (14, 15) or a WN/interleaver pair
  *      App D lacks (WN0 US) is refused (refused_preambles()) and the search goes on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
@@ -35,7 +38,8 @@
  * Not (yet) here, which the App C receiver has: the channel interpolated between
  * probes, the decoder-aided further passes, backward equalisation of suspect frames,
  * a block reliability measure (bytes_bad is set for a burst without its EOM only), a
- * late start on a missed preamble, and trying the other `?` readings by itself. */
+ * late start on a missed preamble, and trying the scrambler and tail-biting readings
+ * by itself. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -65,6 +69,12 @@ struct m110d_receiver_config {
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and
     // tail-biting start for the data (the transmitter's must match).
     m110d_readings readings;
+    // true: the preamble's PN alignment and WID parity reading are found from the signal
+    // (both alignments searched for, at twice the search's cost; the fields read under
+    // both parities, the one whose checks pass with the larger correlation taken, the
+    // configured one on a tie); false: the configured ones only. The data's scrambler
+    // and tail-biting readings are the configured ones either way.
+    bool find_preamble_readings = false;
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`); the burst's last entry has the rest. False: one entry
     // per burst.

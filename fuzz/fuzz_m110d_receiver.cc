@@ -6,6 +6,7 @@
  * the demapper and the block decoder all see malformed air. Checks that the receiver
  * never throws or crashes, reports only modes that exist and never more bytes than the
  * time it listened could carry. */
+#include "fuzz_support.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_waveform.h"
 #include "phy/psk_modulator.h"
@@ -15,12 +16,6 @@
 #include <limits>
 
 using namespace gr::hfstack::phy;
-
-static void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

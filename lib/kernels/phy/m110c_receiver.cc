@@ -328,12 +328,7 @@ void m110c_receiver::state::trim()
     input.release_before(keep);
 }
 
-void m110c_receiver::state::restart_search(uint64_t from)
-{
-    stage = phase::search;
-    candidate = std::max<uint64_t>(from, input.base() + sps);
-    peak.open = false;
-}
+void m110c_receiver::state::restart_search(uint64_t from) { restart_serial_tone_search(*this, from, sps); }
 
 bool m110c_receiver::state::watch(std::vector<m110c_burst>& done)
 {

@@ -5,6 +5,7 @@
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_STAGES_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_STAGES_H
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +41,17 @@ void run_serial_tone_stages(State& d, std::vector<Burst>& done)
             break;
     }
     d.trim();
+}
+
+// The search starts again from sample `from` (no earlier than the input held allows
+// its correlation: one symbol in), any peak it had open forgotten. State needs stage,
+// candidate, input, peak (correlation_peak).
+template <typename State>
+void restart_serial_tone_search(State& d, uint64_t from, unsigned samples_per_symbol)
+{
+    d.stage = serial_tone_stage::search;
+    d.candidate = std::max<uint64_t>(from, d.input.base() + samples_per_symbol);
+    d.peak.open = false;
 }
 
 // The data stage's watch for a new preamble past the burst's own (from sample

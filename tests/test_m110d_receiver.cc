@@ -128,6 +128,30 @@ TEST(m110d_receiver, preamble_readings_found)
             }
 }
 
+// The static multipath channels of D-LXV at 3 kHz (equal paths; its SNR column is not
+// transcribed, these are ours), L interleaver.
+TEST(m110d_receiver, static_multipath_of_d_lxv)
+{
+    struct row {
+        const char* mode;
+        std::vector<double> delays_ms;
+        double snr_db;
+    };
+    for (const row& r : { row{ "WN2/3kHz/L", { 0, 3, 9 }, 15 }, row{ "WN10/3kHz/L", { 0, 2, 4.5 }, 30 },
+                          row{ "WN12/3kHz/L", { 0, 1.5 }, 35 } }) {
+        std::vector<chan::watterson_path> paths;
+        for (double d : r.delays_ms)
+            paths.push_back({ 1.0, 0.0, 0.0, d * 1e-3 });
+        const m110d_mode mode = mode_of(r.mode);
+        const std::vector<uint8_t> data = random_bytes(mode.wn == 2 ? 100 : 2000, 23);
+        const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+        const std::vector<float> audio =
+            through_channel(padded_audio(points, 9600), 9600, r.snr_db - 10 * std::log10(m110d_frame_power(mode)), 20,
+                            24, 0, paths);
+        expect_one_whole_burst(receive_audio(audio), mode, data);
+    }
+}
+
 TEST(m110d_receiver, noise_alone_starts_nothing)
 {
     for (bool find : { false, true }) {

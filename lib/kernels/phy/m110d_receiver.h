@@ -10,7 +10,7 @@
  *      the last Walsh symbol of the last super-frame's fixed section (dibit 3 whether M
  *      is 1 or more, PN[0..31] under either PN alignment at 3 kHz) and that super-frame's
  *      count field, whose count is 0. The TLC section and earlier super-frames are not
- *      needed. A z-score threshold; the count field of 0 is its PN four times over, so
+ *      needed. A z-score threshold (4.0); the count field of 0 is its PN four times over, so
  *      the correlation has side peaks 32, 64 and 96 chips either side of the true one:
  *      the largest within 98 chips is taken. Its angle is the coarse offset.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
@@ -56,7 +56,12 @@ namespace hfstack {
 namespace phy {
 
 struct m110d_receiver_config {
-    double detection_threshold = 5.5;       // z-score of the preamble correlation
+    // z-score of the preamble correlation. Under the App C receiver's 5.5: equal static
+    // paths share the differential correlation (three: z about 4.2 at high SNR, D-LXV's
+    // 0/2/4.5 ms), and WN2 at its D-LXIV row needs it. Noise alone crosses 4.0 about
+    // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
+    // count and WID checks).
+    double detection_threshold = 4.0;
     unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
     double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions

@@ -1,8 +1,8 @@
 /* STANAG 4539 and 5069 modems: coded BER against SNR (dB in 3 kHz) through the Watterson
  * channel, and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones
  * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
- * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval
- * and --detection-threshold apply to the App D receiver too, which has no --passes,
+ * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
+ * --passes and --detection-threshold apply to the App D receiver too, which has no
  * --interpolate, --backward, --data-power or --reliability-threshold).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
@@ -245,7 +245,7 @@ int main(int argc, char** argv)
             high_rx_config.weigh_data_power = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
-                unsigned(std::atoi(value.c_str()));
+                wide_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
             rx_config.detection_threshold = high_rx_config.detection_threshold = wide_rx_config.detection_threshold =
                 std::atof(value.c_str());

@@ -4,6 +4,7 @@
 #include "differential_products.h"
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
+#include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
@@ -176,17 +177,8 @@ struct m110c_receiver::state {
     std::vector<uint32_t> fetch_order;
     // Decoder-aided further passes over each interleaver block (decoder_passes() > 1): the
     // equaliser as the block began, and the block's symbols as received.
-    struct stored_symbol {
-        m110c_symbol_role role;
-        cd sent;  // probes and sections: the symbol sent
-        int slip; // timing slip applied before this symbol
-    };
-    std::unique_ptr<channel_tracking_equaliser> block_start_equaliser;
-    std::vector<stored_symbol> block_seen;
-    std::vector<cd> block_windows;
-    int pending_slip = 0;
-    uint64_t block_start_symbol = 0;
-    int64_t block_start_shift = 0;
+    serial_tone_block_pass block_pass;
+    int pending_slip = 0; // timing slip applied since the last symbol kept
     void second_pass();
     // Channel measurements on the known symbols around each data frame
     // (cfg.interpolate_probes): the probe before it, the one after and (within an
@@ -544,38 +536,24 @@ void m110c_receiver::state::second_pass()
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
     const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, cfg.readings);
-    channel_tracking_equaliser again(*block_start_equaliser);
-    const size_t width = window.size();
     const unsigned nb = mode->bits_per_symbol;
+    const uint64_t first = block_pass.first_symbol();
     size_t bit = 0;
-    int64_t shift = block_start_shift;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
-    for (size_t i = 0; i < block_seen.size(); ++i) {
-        const stored_symbol& seen = block_seen[i];
-        if (seen.slip != 0) {
-            again.slip(seen.slip);
-            shift += 2 * seen.slip;
-        }
-        if (cfg.interpolate_probes && seen.role.kind != m110c_symbol_kind::preamble)
-            interpolate_channel(again, block_start_symbol + i, shift);
-        const cd z = again.equalise(&block_windows[i * width]);
-        if (seen.role.kind != m110c_symbol_kind::data) {
-            again.decide(seen.sent, true);
-            continue;
-        }
-        unsigned label = 0;
-        for (unsigned b = 0; b < nb; ++b)
-            label = (label << 1) | channel[bit + b];
-        const double variance = std::max(1e-3, again.estimate_variance());
-        demapper->demap(z, seen.role.position, variance, &block_llr[bit]);
-        const cd decision = demapper->point_of(label, seen.role.position);
-        again.decide(decision, true); // as good as known
-        bit += nb;
-        weigh_decision(z, decision, variance, bit);
-    }
-    again.take_turn(); // the loop already heard of this block's turn in the first pass
-    *equaliser = again;
+    block_pass.replay(
+        *equaliser,
+        [&](size_t i, channel_tracking_equaliser& again, int64_t shift) {
+            if (cfg.interpolate_probes && m110c_role_of(skipped + first + i).kind != m110c_symbol_kind::preamble)
+                interpolate_channel(again, first + i, shift);
+        },
+        [&](size_t i, cd z, double variance) {
+            const cd decision = demapper->demap_to(z, m110c_role_of(skipped + first + i).position, variance,
+                                                   &channel[bit], &block_llr[bit]);
+            bit += nb;
+            weigh_decision(z, decision, variance, bit);
+            return decision;
+        });
 }
 
 bool m110c_receiver::state::window_for(uint64_t k)
@@ -639,18 +617,13 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
                 role.frame % mode->frames_per_block == 0) {
                 // The state the block starts from (a slip just before it is in it).
-                block_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
-                block_seen.clear();
-                block_windows.clear();
+                block_pass.begin(*equaliser, timing_shift, symbol - 1);
                 pending_slip = 0;
-                block_start_symbol = symbol - 1;
-                block_start_shift = timing_shift;
                 keep_last_anchors();
             }
-            if (block_start_equaliser) {
-                block_seen.push_back({ role, cd(), pending_slip });
+            if (block_pass.active()) {
+                block_pass.add(window, pending_slip);
                 pending_slip = 0;
-                block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
         }
         if (mode && cfg.interpolate_probes && role.kind != m110c_symbol_kind::preamble)
@@ -718,9 +691,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     equalise_frame_backward();
             }
             if (block_llr.size() == decoder->channel_bits()) {
-                for (unsigned pass = 2; pass <= decoder_passes() && block_start_equaliser; ++pass)
+                for (unsigned pass = 2; pass <= decoder_passes() && block_pass.active(); ++pass)
                     second_pass();
-                block_start_equaliser.reset();
+                block_pass.end();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
                 const double reliability = decoder->reliability();
@@ -734,8 +707,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::probe: {
             const cd sent = *known_at(k);
-            if (block_start_equaliser)
-                block_seen.back().sent = sent;
+            if (block_pass.active())
+                block_pass.known(sent);
             presence.add_probe(z, sent);
             commit(z, sent, true);
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
@@ -748,8 +721,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::reinserted: {
             const cd sent = *known_at(k);
-            if (block_start_equaliser)
-                block_seen.back().sent = sent;
+            if (block_pass.active())
+                block_pass.known(sent);
             commit(z, sent, true);
             break;
         }
@@ -946,9 +919,7 @@ void m110c_receiver::state::clear_data_progress()
 {
     anchors.clear();
     previous_anchor_taps.clear();
-    block_start_equaliser.reset();
-    block_seen.clear();
-    block_windows.clear();
+    block_pass.end();
     pending_slip = 0;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
@@ -1070,7 +1041,7 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
         return false;
     note_probe_turn(first, taps);
     anchors.push_back({ first, timing_shift, std::move(taps) });
-    if (!block_start_equaliser)
+    if (!block_pass.active())
         keep_last_anchors();
     return true;
 }

@@ -4,6 +4,7 @@
 #include "differential_products.h"
 #include "m110d_decoder.h"
 #include "m110d_transmitter.h"
+#include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
@@ -143,6 +144,12 @@ struct m110d_receiver::state {
     bool read_fields();
     void commit(cd z, cd sent, bool known_symbol);
     bool wn0_chip(cd z, const m110d_symbol_role& role);
+    // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
+    serial_tone_block_pass block_pass;
+    int pending_slip = 0; // timing slip applied since the last symbol kept
+    std::vector<uint32_t> fetch_order;
+    void keep_for_passes(uint64_t k);
+    void second_pass();
     void decode_block();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
@@ -153,6 +160,8 @@ m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
 {
     check_tracking_settings(config.forgetting, config.decision_weight, config.equaliser_solve_interval);
     check_tracking_settings(config.forgetting, config.decision_weight, config.qam64_solve_interval);
+    if (config.decoder_passes == 0)
+        throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
 }
 
@@ -259,6 +268,8 @@ void m110d_receiver::state::begin_burst()
     for (unsigned k = walsh_chips; k < symbol && k < known_symbols; ++k)
         field_chips.push_back(known[k]); // the count chips the equaliser starts past
     block_llr.clear();
+    block_pass.end();
+    pending_slip = 0;
     walsh.clear();
     walsh_match = 0;
     bits.clear();
@@ -294,6 +305,7 @@ bool m110d_receiver::state::read_fields()
     if (mode->wn != 0)
         demapper.reset(new m110d_demapper(*mode, cfg.readings));
     decoder.reset(new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
+    fetch_order = m110d_fetch_order(*mode);
     // 64QAM and 256QAM: fresher solutions following the tracked channel. The data's
     // mean power on the probes' scale (QAM as printed: under 1).
     const bool dense = nb >= 6;
@@ -344,6 +356,42 @@ bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
     return in_block + 1 == mode->frames_per_block;
 }
 
+void m110d_receiver::state::keep_for_passes(uint64_t k)
+{
+    if (mode->wn == 0 || cfg.decoder_passes < 2)
+        return;
+    const m110d_symbol_role role = m110d_role_after_preamble(*mode, k - preamble_end);
+    if (role.kind == m110d_symbol_kind::data && role.position == 0 && role.frame % mode->frames_per_block == 0) {
+        // The state the block starts from (a slip just before it is in it).
+        block_pass.begin(*equaliser, timing_shift, k);
+        pending_slip = 0;
+    }
+    if (block_pass.active()) {
+        block_pass.add(window, pending_slip);
+        pending_slip = 0;
+    }
+}
+
+void m110d_receiver::state::second_pass()
+{
+    // The block decoded as it stands and coded again; equalised once more with those
+    // symbols in place of the equaliser's decisions, for new LLRs.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel =
+        m110d_block_channel_bits(*mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
+    const uint64_t first = block_pass.first_symbol() - preamble_end;
+    size_t bit = 0;
+    block_pass.replay(
+        *equaliser, [](size_t, channel_tracking_equaliser&, int64_t) {},
+        [&](size_t i, cd z, double variance) {
+            const cd decision = demapper->demap_to(z, m110d_role_after_preamble(*mode, first + i).position, variance,
+                                                   &channel[bit], &block_llr[bit]);
+            bit += demapper->bits_per_symbol();
+            return decision;
+        });
+}
+
 void m110d_receiver::state::decode_block()
 {
     decoder->decode(block_llr.data(), bits);
@@ -359,11 +407,13 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
     for (;;) {
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols && timing_checked != symbol) {
             timing_checked = symbol;
-            follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
+            pending_slip += follow_serial_tone_channel(input, *equaliser, start + symbol * sps, timing_shift);
         }
         if (!serial_tone_window(input, start, symbol, *equaliser, timing_shift, window, presence))
             return false;
         const uint64_t k = symbol++;
+        if (k >= preamble_end)
+            keep_for_passes(k);
         const cd z = equaliser->equalise(window.data());
         const std::vector<cf>& known = burst_alignment->known;
         if (k < known_symbols) {
@@ -407,10 +457,16 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             const cd decision = demapper->demap(z, role.position, variance, llr);
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
-            if (block_llr.size() == decoder->channel_bits())
+            if (block_llr.size() == decoder->channel_bits()) {
+                for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active(); ++pass)
+                    second_pass();
+                block_pass.end();
                 decode_block();
+            }
         } else {
             const cd sent(m110d_probe_point(*mode, role));
+            if (block_pass.active())
+                block_pass.known(sent);
             presence.add_probe(z, sent);
             commit(z, sent, true);
             block_end = role.frame >= 0 && role.position + 1 == mode->probe_symbols &&

@@ -27,7 +27,8 @@
  *      point the scrambled symbol may take) with the decision weight; max-log LLRs
  *      (m110d_demapper) scaled by the equaliser's error variance; each interleaver
  *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
- *      Viterbi for K = 7 or 9 as the WID says), the bits searched for the EOM.
+ *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
+ *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
  *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
  *      demapped as a Walsh symbol (m110d_wn0_demap). Frequency loop and T/2 timing
  *      slips as in the App C receiver (follow_serial_tone_channel).
@@ -36,7 +37,7 @@
  *      were read); at a new preamble (searched for through the burst); or at
  *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found.
  * Not (yet) here, which the App C receiver has: the channel interpolated between
- * probes, the decoder-aided further passes, backward equalisation of suspect frames,
+ * probes, backward equalisation of suspect frames,
  * a block reliability measure (bytes_bad is set for a burst without its EOM only), a
  * late start on a missed preamble, and trying the scrambler and tail-biting readings
  * by itself. */
@@ -69,6 +70,10 @@ struct m110d_receiver_config {
     // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the
     // tracked channel between them (as the App C receiver's 64QAM).
     unsigned qam64_solve_interval = 12;
+    // N > 1 (WN1-WN13): each interleaver block is equalised N - 1 times more, each time
+    // with the decoder's decisions from the pass before in place of the equaliser's own
+    // (serial_tone_block_pass, as the App C receiver); 1: one pass.
+    unsigned decoder_passes = 2;
     bool msb_first = false;  // byte bit order (as the transmitter's)
     double max_burst_s = 3600; // a burst longer than this is cut
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and
@@ -97,8 +102,8 @@ class m110d_receiver
 public:
     static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd (3 kHz)
 
-    // Throws std::invalid_argument naming a bad forgetting, decision_weight or solve
-    // interval.
+    // Throws std::invalid_argument naming a bad forgetting, decision_weight, solve
+    // interval or decoder_passes.
     explicit m110d_receiver(const m110d_receiver_config& config = {});
     ~m110d_receiver();
     m110d_receiver(const m110d_receiver&) = delete;

@@ -152,6 +152,25 @@ TEST(m110d_receiver, static_multipath_of_d_lxv)
     }
 }
 
+// F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
+// channel seed. The decoder-aided pass is what decodes it whole (one pass: bytes
+// wrong), and fading data never cut the burst as a new preamble would.
+TEST(m110d_receiver, poor_channel_decoder_aided_pass)
+{
+    const m110d_mode mode = mode_of("WN8/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(6000, 2);
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+    const std::vector<float> audio = through_channel(
+        padded_audio(points, 9600), 9600, 24 - 10 * std::log10(m110d_frame_power(mode)), 20, 2, 0, poor);
+    m110d_receiver_config one;
+    one.decoder_passes = 1;
+    const std::vector<m110d_burst> first = receive_audio(audio, one);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_NE(first[0].bytes, data);
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+}
+
 TEST(m110d_receiver, noise_alone_starts_nothing)
 {
     for (bool find : { false, true }) {

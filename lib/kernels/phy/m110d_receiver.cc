@@ -134,7 +134,8 @@ struct m110d_receiver::state {
         }
     }
 
-    bool search();
+    bool search(double threshold);
+    bool search() { return search(cfg.detection_threshold); }
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);
@@ -197,7 +198,7 @@ void m110d_receiver::state::trim()
 
 void m110d_receiver::state::restart_search(uint64_t from) { restart_serial_tone_search(*this, from, sps); }
 
-bool m110d_receiver::state::search()
+bool m110d_receiver::state::search(double threshold)
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
     while (candidate + span < input.total()) {
@@ -205,7 +206,7 @@ bool m110d_receiver::state::search()
         for (size_t a = 0; a < alignments.size(); ++a) {
             cf sum;
             const double z = alignments[a].correlator.z_at(input, n, sum);
-            if (peak.offer(z, n, cd(sum), cfg.detection_threshold))
+            if (peak.offer(z, n, cd(sum), threshold))
                 peak_alignment = a;
         }
         if (peak.taken(n, peak_window)) {
@@ -221,7 +222,9 @@ bool m110d_receiver::state::search()
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
 {
     // Only past our own preamble.
-    return watch_for_new_preamble(*this, start + uint64_t(preamble_end) * sps, done, [this] { return search(); });
+    return watch_for_new_preamble(*this, start + uint64_t(preamble_end) * sps, done, [this] {
+        return search(std::max(cfg.detection_threshold, cfg.cut_threshold));
+    });
 }
 
 bool m110d_receiver::state::preamble()

@@ -63,6 +63,10 @@ struct m110d_receiver_config {
     // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
     // count and WID checks).
     double detection_threshold = 4.0;
+    // The z-score a new preamble must reach to cut a burst in progress (the burst ends
+    // before the new preamble is read, and fading data cross 4.0: WN7/3kHz/L on the poor
+    // channel at 20 dB lost a block so).
+    double cut_threshold = 5.5;
     unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
     double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions

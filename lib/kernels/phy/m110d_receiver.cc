@@ -134,8 +134,7 @@ struct m110d_receiver::state {
         }
     }
 
-    bool search(double threshold);
-    bool search() { return search(cfg.detection_threshold); }
+    bool search();
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);
@@ -143,6 +142,11 @@ struct m110d_receiver::state {
     void restart_search(uint64_t from);
     void begin_burst();
     bool read_fields();
+    std::optional<m110d_fields> fields_of(const std::vector<cf>& chips, m110d_pn_alignment alignment) const;
+    // In a burst: whether the preamble the watch found at sample `at` reads as one
+    // (count 0, a WID that passes), before the burst is cut for it.
+    bool new_preamble_reads(uint64_t at, double hz) const;
+    bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     bool wn0_chip(cd z, const m110d_symbol_role& role);
     // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
@@ -191,14 +195,20 @@ void m110d_receiver::state::trim()
 {
     uint64_t keep = stage == phase::search ? candidate : stage == phase::preamble ? start : start + symbol * sps;
     keep = std::min({ keep, candidate, input.total() });
+    if (watch_pending)
+        keep = std::min(keep, found_at);
     // The equaliser's window reaches back its precursor and the timing shift.
     keep = keep > 128 * sps ? keep - 128 * sps : 0;
     input.release_before(keep);
 }
 
-void m110d_receiver::state::restart_search(uint64_t from) { restart_serial_tone_search(*this, from, sps); }
+void m110d_receiver::state::restart_search(uint64_t from)
+{
+    restart_serial_tone_search(*this, from, sps);
+    watch_pending = false;
+}
 
-bool m110d_receiver::state::search(double threshold)
+bool m110d_receiver::state::search()
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
     while (candidate + span < input.total()) {
@@ -206,7 +216,7 @@ bool m110d_receiver::state::search(double threshold)
         for (size_t a = 0; a < alignments.size(); ++a) {
             cf sum;
             const double z = alignments[a].correlator.z_at(input, n, sum);
-            if (peak.offer(z, n, cd(sum), threshold))
+            if (peak.offer(z, n, cd(sum), cfg.detection_threshold))
                 peak_alignment = a;
         }
         if (peak.taken(n, peak_window)) {
@@ -222,8 +232,21 @@ bool m110d_receiver::state::search(double threshold)
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
 {
     // Only past our own preamble.
+    // A detection cuts the burst only once its count and WID read as a preamble's: fading
+    // data cross the search's threshold.
     return watch_for_new_preamble(*this, start + uint64_t(preamble_end) * sps, done, [this] {
-        return search(std::max(cfg.detection_threshold, cfg.cut_threshold));
+        for (;;) {
+            if (!watch_pending) {
+                if (!search())
+                    return false;
+                watch_pending = true;
+            }
+            if (found_at + uint64_t(preamble_end + 8) * sps >= input.total())
+                return false;
+            watch_pending = false;
+            if (new_preamble_reads(found_at, found_hz))
+                return true;
+        }
     });
 }
 
@@ -285,24 +308,50 @@ void m110d_receiver::state::begin_burst()
     stage = phase::data;
 }
 
-bool m110d_receiver::state::read_fields()
+std::optional<m110d_fields> m110d_receiver::state::fields_of(const std::vector<cf>& chips,
+                                                            m110d_pn_alignment alignment) const
 {
     // Under the configured WID parity reading, or (find_preamble_readings) the one whose
-    // checks pass with the larger correlation.
+    // checks pass with the larger correlation. A count other than 0 (the search matched
+    // count 0) or a WN/interleaver pair App D lacks is no preamble.
     std::optional<m110d_fields> f;
     for (m110d_wid_parity parity : { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
         if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
             continue;
-        const auto g = m110d_read_fields(field_chips.data(), walsh_chips, burst_alignment->alignment, parity);
+        const auto g = m110d_read_fields(chips.data(), walsh_chips, alignment, parity);
         if (g && (!f || g->correlation > f->correlation ||
                   (g->correlation == f->correlation && parity == cfg.readings.wid_parity)))
             f = g;
     }
-    if (!f || f->count != 0)
+    if (!f || f->count != 0 || !m110d_mode_for(3, f->wid.wn, f->wid.interleaver))
+        return std::nullopt;
+    return f;
+}
+
+bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
+{
+    // One complex gain over the known chips (the strongest path at the detected timing),
+    // the count and WID read from the samples it derotates.
+    const alignment_search& a = alignments[found_alignment];
+    const std::vector<cf> y = symbols_at_offset(input, at, preamble_end, hz);
+    cd h;
+    for (unsigned k = 0; k < known_symbols; ++k)
+        h += cd(y[k]) * std::conj(cd(a.known[k]));
+    if (std::abs(h) == 0)
+        return false;
+    const cf turn(std::conj(h) / std::abs(h));
+    std::vector<cf> chips;
+    for (unsigned k = walsh_chips; k < preamble_end; ++k)
+        chips.push_back(y[k] * turn);
+    return fields_of(chips, a.alignment).has_value();
+}
+
+bool m110d_receiver::state::read_fields()
+{
+    const std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
+    if (!f)
         return false;
     mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
-    if (!mode)
-        return false;
     constraint_length = f->wid.constraint_length;
     const unsigned nb = m110d_bits_per_symbol(mode->wn);
     if (mode->wn != 0)

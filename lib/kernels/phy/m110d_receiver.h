@@ -35,7 +35,10 @@
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at
- *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found.
+ *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found. A
+ *      new preamble cuts a burst only once its count and WID read as a preamble's (on
+ *      one complex gain over its known chips): fading data cross the search's threshold
+ *      (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block so).
  * Not (yet) here, which the App C receiver has: the channel interpolated between
  * probes, backward equalisation of suspect frames,
  * a block reliability measure (bytes_bad is set for a burst without its EOM only), a
@@ -63,10 +66,6 @@ struct m110d_receiver_config {
     // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
     // count and WID checks).
     double detection_threshold = 4.0;
-    // The z-score a new preamble must reach to cut a burst in progress (the burst ends
-    // before the new preamble is read, and fading data cross 4.0: WN7/3kHz/L on the poor
-    // channel at 20 dB lost a block so).
-    double cut_threshold = 5.5;
     unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
     double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions

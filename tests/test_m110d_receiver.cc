@@ -171,6 +171,19 @@ TEST(m110d_receiver, poor_channel_decoder_aided_pass)
     expect_one_whole_burst(receive_audio(audio), mode, data);
 }
 
+// Fading data crossing the search's threshold do not cut a burst (the detection's count
+// and WID must read first): WN7/3kHz/L on the poor channel at 20 dB, a channel seed on
+// which a cut on the threshold alone lost the second block.
+TEST(m110d_receiver, fading_data_do_not_cut_a_burst)
+{
+    const m110d_mode mode = mode_of("WN7/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(6000, 1);
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+    expect_one_whole_burst(receive_audio(through_channel(padded_audio(points, 9600), 9600, 20, 20, 1, 0, poor)), mode,
+                           data);
+}
+
 TEST(m110d_receiver, noise_alone_starts_nothing)
 {
     for (bool find : { false, true }) {

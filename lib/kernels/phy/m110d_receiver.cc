@@ -35,6 +35,9 @@ constexpr size_t history_symbols = 4096;              // differential products k
 // PN, so the correlation has side peaks 32, 64 and 96 chips either side of the true one
 // (at 0.76, 0.55 and 0.35 of it); the largest within 96 chips and a bit is taken.
 constexpr size_t peak_window = (3 * walsh_chips + 2) * sps;
+// A detection in a burst this strong cuts it without its fields read first (on one gain
+// they may not read in fading; data alone stayed under it in every test).
+constexpr double sure_cut_z = 5.5;
 // After a refused preamble the search goes on past its later side peaks.
 constexpr unsigned refused_skip = 3 * walsh_chips + 4;
 // WN0's signal is there for a block whose Walsh symbols were read decisively: the mean
@@ -88,6 +91,7 @@ struct m110d_receiver::state {
     correlation_peak peak;
     uint64_t found_at = 0;
     double found_hz = 0;
+    double found_z = 0;
     uint64_t refused = 0;
 
     phase stage = phase::search;
@@ -221,6 +225,7 @@ bool m110d_receiver::state::search()
         }
         if (peak.taken(n, peak_window)) {
             found_alignment = peak_alignment;
+            found_z = peak.z;
             found_at = peak.at;
             found_hz = peak.offset_hz();
             return true;
@@ -232,8 +237,8 @@ bool m110d_receiver::state::search()
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
 {
     // Only past our own preamble.
-    // A detection cuts the burst only once its count and WID read as a preamble's: fading
-    // data cross the search's threshold.
+    // A detection cuts the burst when it is strong (sure_cut_z), or else once its count
+    // and WID read as a preamble's: fading data cross the search's threshold.
     return watch_for_new_preamble(*this, start + uint64_t(preamble_end) * sps, done, [this] {
         for (;;) {
             if (!watch_pending) {
@@ -244,7 +249,7 @@ bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
             if (found_at + uint64_t(preamble_end + 8) * sps >= input.total())
                 return false;
             watch_pending = false;
-            if (new_preamble_reads(found_at, found_hz))
+            if (found_z >= sure_cut_z || new_preamble_reads(found_at, found_hz))
                 return true;
         }
     });

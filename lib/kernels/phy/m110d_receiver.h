@@ -36,9 +36,10 @@
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at
  *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found. A
- *      new preamble cuts a burst only once its count and WID read as a preamble's (on
- *      one complex gain over its known chips): fading data cross the search's threshold
- *      (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block so).
+ *      new preamble cuts a burst at z 5.5, or under that once its count and WID read as
+ *      a preamble's (on one complex gain over its known chips): fading data cross the
+ *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
+ *      so).
  * Not (yet) here, which the App C receiver has: the channel interpolated between
  * probes, backward equalisation of suspect frames,
  * a block reliability measure (bytes_bad is set for a burst without its EOM only), a

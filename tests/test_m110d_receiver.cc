@@ -28,15 +28,18 @@ std::vector<m110d_burst> receive_audio(const std::vector<float>& audio, const m1
 }
 
 // A transmission's audio through AWGN at snr_db over its mean power, with a carrier
-// offset and a sample clock offset.
+// offset and a sample clock offset, and through `paths` (none: AWGN only).
 std::vector<float> over_the_air(const m110d_mode& mode, const std::vector<uint8_t>& data, double snr_db,
                                 double offset_hz, uint64_t seed, const m110d_transmit_options& options = {},
-                                double ppm = 0)
+                                double ppm = 0, const std::vector<chan::watterson_path>& paths = {})
 {
     const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size(), options);
     return through_channel(padded_audio(points, 9600), 9600, snr_db - 10 * std::log10(m110d_frame_power(mode)),
-                           offset_hz, seed, ppm);
+                           offset_hz, seed, ppm, paths);
 }
+
+// F.1487 poor: two equal 1 Hz Rayleigh paths 2 ms apart.
+const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
 
 void expect_one_whole_burst(const std::vector<m110d_burst>& bursts, const m110d_mode& mode,
                             const std::vector<uint8_t>& data)
@@ -144,11 +147,7 @@ TEST(m110d_receiver, static_multipath_of_d_lxv)
             paths.push_back({ 1.0, 0.0, 0.0, d * 1e-3 });
         const m110d_mode mode = mode_of(r.mode);
         const std::vector<uint8_t> data = random_bytes(mode.wn == 2 ? 100 : 2000, 23);
-        const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
-        const std::vector<float> audio =
-            through_channel(padded_audio(points, 9600), 9600, r.snr_db - 10 * std::log10(m110d_frame_power(mode)), 20,
-                            24, 0, paths);
-        expect_one_whole_burst(receive_audio(audio), mode, data);
+        expect_one_whole_burst(receive_audio(over_the_air(mode, data, r.snr_db, 20, 24, {}, 0, paths)), mode, data);
     }
 }
 
@@ -159,10 +158,7 @@ TEST(m110d_receiver, poor_channel_decoder_aided_pass)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(6000, 2);
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
-    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
-    const std::vector<float> audio = through_channel(
-        padded_audio(points, 9600), 9600, 24 - 10 * std::log10(m110d_frame_power(mode)), 20, 2, 0, poor);
+    const std::vector<float> audio = over_the_air(mode, data, 24, 20, 2, {}, 0, poor);
     m110d_receiver_config one;
     one.decoder_passes = 1;
     const std::vector<m110d_burst> first = receive_audio(audio, one);
@@ -178,10 +174,7 @@ TEST(m110d_receiver, fading_data_do_not_cut_a_burst)
 {
     const m110d_mode mode = mode_of("WN7/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(6000, 1);
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
-    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
-    expect_one_whole_burst(receive_audio(through_channel(padded_audio(points, 9600), 9600, 20, 20, 1, 0, poor)), mode,
-                           data);
+    expect_one_whole_burst(receive_audio(over_the_air(mode, data, 20, 20, 1, {}, 0, poor)), mode, data);
 }
 
 TEST(m110d_receiver, noise_alone_starts_nothing)

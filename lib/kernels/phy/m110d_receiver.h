@@ -10,18 +10,18 @@
  *      the last Walsh symbol of the last super-frame's fixed section (dibit 3 whether M
  *      is 1 or more, PN[0..31] under either PN alignment at 3 kHz) and that super-frame's
  *      count field, whose count is 0. The TLC section and earlier super-frames are not
- *      needed. A z-score threshold (4.0); the count field of 0 is its PN four times over, so
- *      the correlation has side peaks 32, 64 and 96 chips either side of the true one:
- *      the largest within 98 chips is taken. Its angle is the coarse offset.
+ *      needed. A z-score threshold (4.0); the count field of 0 is its PN four times
+ *      over, so the correlation has side peaks 32, 64 and 96 chips either side of the
+ *      true one: the largest within 98 chips is taken. Its angle is the coarse offset.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
  *      chip decided as its PN point or the opposite: Walsh chips are 0 or 4), then the
  *      count and WID fields read (m110d_read_fields, under the configured PN alignment
  *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
- *      interleaver and constraint length. A count other
- *      than 0, a failed check bit, a reserved WN (14, 15) or a WN/interleaver pair
- *      App D lacks (WN0 US) is refused (refused_preambles()) and the search goes on.
+ *      interleaver and constraint length. A count other than 0, a failed check bit, a
+ *      reserved WN (14, 15) or a WN/interleaver pair App D lacks (WN0 US) is refused
+ *      (refused_preambles()) and the search goes on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
  *      tracker taking the mini-probes as known symbols and the data decisions (nearest
  *      point the scrambled symbol may take) with the decision weight; max-log LLRs
@@ -30,8 +30,8 @@
  *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
  *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
- *      demapped as a Walsh symbol (m110d_wn0_demap). Frequency loop and T/2 timing
- *      slips as in the App C receiver (follow_serial_tone_channel).
+ *      demapped as a Walsh symbol (m110d_wn0_demap), one pass. Frequency loop and T/2
+ *      timing slips as in the App C receiver (follow_serial_tone_channel).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at
@@ -41,10 +41,10 @@
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
  * Not (yet) here, which the App C receiver has: the channel interpolated between
- * probes, backward equalisation of suspect frames,
- * a block reliability measure (bytes_bad is set for a burst without its EOM only), a
- * late start on a missed preamble, and trying the scrambler and tail-biting readings
- * by itself. */
+ * probes, backward equalisation of suspect frames, a block reliability measure
+ * (bytes_bad is set for a burst without its EOM only), a late start on a missed
+ * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
+ * integrated over TLC blocks and earlier super-frames. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 

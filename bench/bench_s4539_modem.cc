@@ -4,9 +4,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* STANAG 4539 modem: coded BER against SNR (dB in 3 kHz) through the Watterson channel,
- * and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones (75S ..
- * 2400L, 4800U) and the App C ones (3200US .. 9600VL, 12800U).
+/* STANAG 4539 and 5069 modems: coded BER against SNR (dB in 3 kHz) through the Watterson
+ * channel, and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones
+ * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
+ * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
+ * --passes and --detection-threshold apply to the App D receiver too, which has no
+ * --interpolate, --backward, --data-power or --reliability-threshold).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
@@ -37,6 +40,8 @@
 #include "phy/m110a_transmitter.h"
 #include "phy/m110c_receiver.h"
 #include "phy/m110c_transmitter.h"
+#include "phy/m110d_receiver.h"
+#include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
@@ -121,18 +126,30 @@ void append_bursts(std::vector<m110c_burst>& got, std::vector<received>& out)
     got.clear();
 }
 
-// False when the name is no STANAG 4539 mode. auto_baud: both families' receivers
+// A receiver of `config` behind modem::receive.
+template <typename Receiver, typename Burst, typename Config>
+std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const Config& config)
+{
+    auto rx = std::make_shared<Receiver>(config);
+    auto got = std::make_shared<std::vector<Burst>>();
+    return [rx, got](const cf* x, size_t n, std::vector<received>& out) {
+        rx->process(x, n, *got);
+        append_bursts(*got, out);
+    };
+}
+
+// False when the name is no STANAG 4539 mode nor a 3 kHz STANAG 5069 one. auto_baud: both families' receivers
 // listen, as in s4539_rx.
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
-                bool auto_baud, modem& m)
+                const m110d_receiver_config& d_config, bool auto_baud, modem& m)
 {
     if (auto_baud) {
         modem serial, high;
-        const bool known = make_modem(name, a_config, c_config, false, m);
+        const bool known = make_modem(name, a_config, c_config, d_config, false, m);
         if (!known)
             return false;
-        make_modem("2400S", a_config, c_config, false, serial);
-        make_modem("9600S", a_config, c_config, false, high);
+        make_modem("2400S", a_config, c_config, d_config, false, serial);
+        make_modem("9600S", a_config, c_config, d_config, false, high);
         m.receive = [serial, high](const cf* x, size_t n, std::vector<received>& out) {
             serial.receive(x, n, out);
             high.receive(x, n, out);
@@ -144,12 +161,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110a_transmit_symbols(*mode, data.data(), data.size()));
         };
-        auto rx = std::make_shared<m110a_receiver>(a_config);
-        auto got = std::make_shared<std::vector<m110a_burst>>();
-        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
-            rx->process(x, n, *got);
-            append_bursts(*got, out);
-        };
+        m.receive = receiving<m110a_receiver, m110a_burst>(a_config);
         return true;
     }
     if (const auto mode = m110c_mode_by_name(name)) {
@@ -157,12 +169,17 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110c_transmit_points(*mode, data.data(), data.size()));
         };
-        auto rx = std::make_shared<m110c_receiver>(c_config);
-        auto got = std::make_shared<std::vector<m110c_burst>>();
-        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
-            rx->process(x, n, *got);
-            append_bursts(*got, out);
+        m.receive = receiving<m110c_receiver, m110c_burst>(c_config);
+        return true;
+    }
+    if (const auto mode = m110d_mode_by_name(name)) {
+        if (mode->bw_khz != 3)
+            return false; // the App D receiver is 3 kHz only
+        m.user_bps = mode->user_bps();
+        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
+            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size()));
         };
+        m.receive = receiving<m110d_receiver, m110d_burst>(d_config);
         return true;
     }
     return false;
@@ -189,6 +206,7 @@ int main(int argc, char** argv)
     bool levels = false;
     m110a_receiver_config rx_config;
     m110c_receiver_config high_rx_config;
+    m110d_receiver_config wide_rx_config; // App D (3 kHz)
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--profile")
@@ -217,12 +235,14 @@ int main(int argc, char** argv)
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
         } else if (key == "--forgetting")
-            rx_config.forgetting = high_rx_config.forgetting = std::atof(value.c_str());
+            rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting = std::atof(value.c_str());
         else if (key == "--decision-weight")
-            rx_config.decision_weight = high_rx_config.decision_weight = std::atof(value.c_str());
+            rx_config.decision_weight = high_rx_config.decision_weight = wide_rx_config.decision_weight =
+                std::atof(value.c_str());
         else if (key == "--solve-interval")
             rx_config.equaliser_solve_interval = high_rx_config.equaliser_solve_interval =
-                high_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
+                high_rx_config.qam64_solve_interval = wide_rx_config.equaliser_solve_interval =
+                    wide_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
         else if (key == "--interpolate")
             high_rx_config.interpolate_probes = value != "0";
         else if (key == "--backward")
@@ -231,9 +251,10 @@ int main(int argc, char** argv)
             high_rx_config.weigh_data_power = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
-                unsigned(std::atoi(value.c_str()));
+                wide_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
-            rx_config.detection_threshold = high_rx_config.detection_threshold = std::atof(value.c_str());
+            rx_config.detection_threshold = high_rx_config.detection_threshold = wide_rx_config.detection_threshold =
+                std::atof(value.c_str());
         else if (key == "--reliability-threshold")
             high_rx_config.reliability_threshold = std::atof(value.c_str());
         else if (key == "--max-errors")
@@ -281,7 +302,7 @@ int main(int argc, char** argv)
         std::printf("%-6s %14s %14s %10s\n", "mode", "mean_power_db", "peak_power_db", "papr_db");
         for (const std::string& name : modes) {
             modem m;
-            if (!make_modem(name, rx_config, high_rx_config, false, m)) {
+            if (!make_modem(name, rx_config, high_rx_config, wide_rx_config, false, m)) {
                 std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
                 return 2;
             }
@@ -300,7 +321,7 @@ int main(int argc, char** argv)
     for (const std::string& name : modes) {
         modem probe;
         try {
-            if (!make_modem(name, rx_config, high_rx_config, auto_baud, probe)) {
+            if (!make_modem(name, rx_config, high_rx_config, wide_rx_config, auto_baud, probe)) {
                 std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
                 return 2;
             }
@@ -310,7 +331,7 @@ int main(int argc, char** argv)
         }
         for (double snr : snrs) {
             modem m;
-            make_modem(name, rx_config, high_rx_config, auto_baud, m);
+            make_modem(name, rx_config, high_rx_config, wide_rx_config, auto_baud, m);
             std::mt19937 rng{ uint32_t(seed) };
             chan::watterson_config cc;
             try {

@@ -5,11 +5,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Builds and runs one libFuzzer target with AddressSanitizer and UBSan.
-#   fuzz/run.sh TARGET [SECONDS]     TARGET: deframer | sis_reassembler | node_engine | m110a_receiver | m110c_receiver | emulated_modem | ip_client | slep | pep | dns_proxy
+#   fuzz/run.sh TARGET [SECONDS]     TARGET: deframer | sis_reassembler | node_engine | m110a_receiver | m110c_receiver | m110d_receiver | emulated_modem | ip_client | slep | pep | dns_proxy
 # The corpus grows in build-fuzz/corpus-TARGET (seeded from fuzz/seeds/TARGET);
 # findings land in build-fuzz/artifacts/. Needs Debian's clang and libclang-rt-14-dev.
 set -euo pipefail
-target=${1:?usage: fuzz/run.sh deframer|sis_reassembler|node_engine|m110a_receiver|m110c_receiver|emulated_modem|ip_client [seconds]}
+target=${1:?usage: fuzz/run.sh deframer|sis_reassembler|node_engine|m110a_receiver|m110c_receiver|m110d_receiver|emulated_modem|ip_client [seconds]}
 seconds=${2:-600}
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build-fuzz

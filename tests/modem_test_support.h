@@ -11,11 +11,14 @@
 
 #include "chan/watterson_channel.h"
 #include "phy/m110c_transmitter.h"
+#include "phy/psk_modulator.h"
+#include "phy/serial_tone_frontend.h"
 
 #include <complex>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +109,41 @@ inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::ph
         points[k] = nb <= 3 ? table[(symbol + scrambler[role.position]) % 8] : table[symbol ^ scrambler[role.position]];
     }
     return points;
+}
+
+// A serial-tone receiver's (m110c_receiver, m110d_receiver) bursts from real audio at
+// fs, fed through the front end in pieces of 4096 as a block would, with half a second
+// of silence after.
+template <typename Receiver, typename Burst, typename Config>
+std::vector<Burst> receive_serial_tone_audio(std::vector<float> audio, double fs, const Config& config)
+{
+    audio.resize(audio.size() + size_t(fs / 2), 0.0f);
+    gr::hfstack::phy::serial_tone_frontend_config fc;
+    fc.sample_rate = fs;
+    gr::hfstack::phy::serial_tone_frontend front(fc);
+    Receiver rx(config);
+    std::vector<Burst> bursts;
+    std::vector<std::complex<float>> bb;
+    for (size_t k = 0; k < audio.size(); k += 4096) {
+        bb.clear();
+        front.process(audio.data() + k, std::min<size_t>(4096, audio.size() - k), bb);
+        rx.process(bb.data(), bb.size(), bursts);
+    }
+    return bursts;
+}
+
+// 2400 Bd points on 1800 Hz as audio at fs, rms 0.25, with 0.7 s of silence before and
+// 0.5 s after.
+inline std::vector<float> padded_audio(const std::vector<std::complex<float>>& points, double fs)
+{
+    gr::hfstack::phy::psk_modulator_config mc;
+    mc.sample_rate = fs;
+    mc.rms = 0.25;
+    std::vector<float> audio(size_t(0.7 * fs), 0.0f);
+    const std::vector<float> burst = gr::hfstack::phy::psk_modulator(mc).audio(points);
+    audio.insert(audio.end(), burst.begin(), burst.end());
+    audio.resize(audio.size() + size_t(0.5 * fs), 0.0f);
+    return audio;
 }
 
 // Feeds a receiver (m110a_receiver, m110c_receiver) `seconds` of complex noise at the

@@ -32,40 +32,14 @@ using cf = std::complex<float>;
 
 namespace {
 
-// Audio in, bursts out, fed in pieces as a block would, with half a second of silence
-// after.
+// Audio in, bursts out (receive_serial_tone_audio).
 std::vector<m110c_burst> receive_audio(std::vector<float> audio, double fs, const m110c_receiver_config& config = {})
 {
-    audio.resize(audio.size() + size_t(fs / 2), 0.0f);
-    serial_tone_frontend_config fc;
-    fc.sample_rate = fs;
-    serial_tone_frontend front(fc);
-    m110c_receiver rx(config);
-    std::vector<m110c_burst> bursts;
-    std::vector<cf> bb;
-    for (size_t k = 0; k < audio.size(); k += 4096) {
-        bb.clear();
-        front.process(audio.data() + k, std::min<size_t>(4096, audio.size() - k), bb);
-        rx.process(bb.data(), bb.size(), bursts);
-    }
-    return bursts;
+    return receive_serial_tone_audio<m110c_receiver, m110c_burst>(std::move(audio), fs, config);
 }
 
 // Points as audio at fs between silences, through AWGN at snr_db (3 kHz) with a
 // carrier offset, or through fading `paths`.
-// The points as audio at rms 0.25, with 0.7 s of silence before and 0.5 s after.
-std::vector<float> padded_audio(const std::vector<std::complex<float>>& points, double fs)
-{
-    psk_modulator_config mc;
-    mc.sample_rate = fs;
-    mc.rms = 0.25;
-    std::vector<float> audio(size_t(0.7 * fs), 0.0f);
-    const std::vector<float> burst = psk_modulator(mc).audio(points);
-    audio.insert(audio.end(), burst.begin(), burst.end());
-    audio.resize(audio.size() + size_t(0.5 * fs), 0.0f);
-    return audio;
-}
-
 std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, double fs, double snr_db,
                                 double offset_hz, uint64_t seed, const std::vector<chan::watterson_path>& paths = {})
 {

@@ -6,7 +6,10 @@
 
 #include "differential_products.h"
 
+#include <volk/volk.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace gr {
 namespace hfstack {
@@ -49,6 +52,21 @@ double differential_products::energy(uint64_t i) const
     const auto& run = d_energy[i % sps];
     const size_t m = size_t(i / sps - d_from);
     return run[m + d_terms] - run[m];
+}
+
+differential_correlator::differential_correlator(const std::vector<std::complex<float>>& known, size_t history)
+    : d_products(known.size() > 1 ? known.size() - 1 : 1, history)
+{
+    for (size_t k = 1; k < known.size(); ++k)
+        d_conj_rotations.push_back(std::conj(known[k] * std::conj(known[k - 1])));
+}
+
+double differential_correlator::z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum)
+{
+    const std::complex<float>* p = d_products.at(input, n + differential_products::sps);
+    volk_32fc_x2_dot_prod_32fc(&sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
+    const double e = d_products.energy(n + differential_products::sps);
+    return e > 0 ? std::abs(sum) / std::sqrt(e) : 0.0;
 }
 
 } // namespace phy

@@ -46,6 +46,56 @@ private:
     uint64_t d_from = 0; // symbol index (i / sps) of d_products[.][0]
 };
 
+// The peak of a serial-tone preamble search: of the correlations over the threshold,
+// the largest, taken once `window` samples have passed it without a larger one. Its
+// sum's angle is the carrier's turn per 2400 Bd symbol.
+struct correlation_peak {
+    bool open = false;
+    double z = 0;
+    uint64_t at = 0;
+    std::complex<double> sum;
+
+    // The correlation z (sum) at sample n: true when it is over the threshold and the
+    // peak so far (then kept).
+    bool offer(double z_n, uint64_t n, std::complex<double> sum_n, double threshold)
+    {
+        if (z_n < threshold || (open && z_n <= z))
+            return false;
+        open = true;
+        z = z_n;
+        at = n;
+        sum = sum_n;
+        return true;
+    }
+    // At sample n: true when an open peak is `window` samples behind (it closes; at and
+    // offset_hz() give it).
+    bool taken(uint64_t n, uint64_t window)
+    {
+        if (!open || n < at + window)
+            return false;
+        open = false;
+        return true;
+    }
+    double offset_hz() const { return std::arg(sum) / 6.283185307179586476925286766559 * 2400.0; }
+};
+
+// A differential correlation against a known symbol sequence, as a z-score against the
+// noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation k),
+// rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per symbol.
+class differential_correlator
+{
+public:
+    differential_correlator(const std::vector<std::complex<float>>& known, size_t history);
+    // The z-score of the sequence starting at sample n, and C in `sum`; the input must
+    // hold samples up to n + known.size() * sps.
+    double z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum);
+    size_t symbols() const { return d_conj_rotations.size() + 1; }
+
+private:
+    volk::vector<std::complex<float>> d_conj_rotations;
+    differential_products d_products;
+};
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -74,11 +74,8 @@ struct m110a_receiver::state {
     std::vector<cd> corr = std::vector<cd>(ring);
     std::vector<double> energy = std::vector<double>(ring);
     uint64_t candidate = sps; // next segment start to test
-    bool peak_open = false;
+    correlation_peak peak;
     uint64_t quiet_until = 0; // no peak opens before this sample (a rejected one's lobes)
-    double peak_z = 0;
-    uint64_t peak_at = 0;
-    cd peak_sum;
 
     // Burst.
     phase stage = phase::search;
@@ -232,7 +229,7 @@ void m110a_receiver::state::restart_search(uint64_t from)
 {
     stage = phase::search;
     candidate = std::max<uint64_t>(from, input.base() + sps);
-    peak_open = false;
+    peak.open = false;
     std::fill(corr.begin(), corr.end(), cd());
     std::fill(energy.begin(), energy.end(), 0.0);
 }
@@ -267,16 +264,11 @@ bool m110a_receiver::state::search()
                 best_sum = sum;
             }
         }
-        if (best_z >= cfg.detection_threshold && n >= quiet_until && (!peak_open || best_z > peak_z)) {
-            peak_open = true;
-            peak_z = best_z;
-            peak_at = n;
-            peak_sum = best_sum;
-        }
-        if (peak_open && n >= peak_at + peak_window) {
-            peak_open = false;
-            found_at = peak_at;
-            found_hz = std::arg(peak_sum) / two_pi * 2400.0;
+        if (n >= quiet_until)
+            peak.offer(best_z, n, best_sum, cfg.detection_threshold);
+        if (peak.taken(n, peak_window)) {
+            found_at = peak.at;
+            found_hz = peak.offset_hz();
             return true;
         }
     }
@@ -514,7 +506,7 @@ bool m110a_receiver::state::preamble()
         // that the next segment adds up with this one (in fading one segment alone
         // may not reach the threshold).
         stage = phase::search;
-        peak_open = false;
+        peak.open = false;
         quiet_until = start + peak_window * 8;
         return true;
     }

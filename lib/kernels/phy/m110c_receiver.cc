@@ -10,6 +10,7 @@
 #include "differential_products.h"
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
+#include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
 #include "serial_tone_samples.h"
@@ -86,6 +87,14 @@ cf psk8(unsigned s) { return m110c_constellation(3)[s & 7]; }
 
 using phase = serial_tone_stage;
 
+std::vector<cf> sync_points()
+{
+    std::vector<cf> points;
+    for (uint8_t s : m110c_sync_sequence())
+        points.push_back(psk8(s));
+    return points;
+}
+
 // The middle of the channel's paths, where a probe's 16-tap measurement is centred: the
 // symbol taps holding a path in the long-term energy profile (3 % of its strongest, 6x
 // its median, as the equaliser counts a path), or tracked and holding 3 % of the
@@ -124,24 +133,6 @@ float llr_scale(double decision_error, double variance)
     return decision_error > variance ? float(variance / decision_error) : 1.0f;
 }
 
-// The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
-// [from, to), summed into `turn`.
-void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t from, size_t to, unsigned chunk,
-               cd& turn)
-{
-    cd previous;
-    for (size_t c = from; c + chunk <= to; c += chunk) {
-        cd sum;
-        for (size_t k = c; k < c + chunk; ++k)
-            sum += cd(y[k] * std::conj(known[k]));
-        if (c > from)
-            turn += sum * std::conj(previous);
-        previous = sum;
-    }
-}
-
-// The offset (Hz) that turns the known symbols' phase least from chunk to chunk.
-double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
 
 } // namespace
 
@@ -151,9 +142,7 @@ struct m110c_receiver::state {
     serial_tone_samples input{ sample_rate };
 
     // Search.
-    std::vector<cf> sync;                // the 184 sync symbols as points
-    volk::vector<cf> conj_rotations;     // conj(sync[k] conj(sync[k - 1])), k = 1..183
-    differential_products products{ m110c_sync_symbols - 1, history_symbols };
+    differential_correlator sync_correlator; // the 184 sync symbols
     // The section's known head and tail: rotations and products.
     volk::vector<cf> conj_head_rotations, conj_tail_rotations;
     differential_products head_products{ section_head - 1, history_symbols };
@@ -161,10 +150,7 @@ struct m110c_receiver::state {
     bool peak_is_section = false;
     bool found_section = false; // the detection is a section, not the sync sequence
     uint64_t candidate = sps;
-    bool peak_open = false;
-    double peak_z = 0;
-    uint64_t peak_at = 0;
-    cd peak_sum;
+    correlation_peak peak;
     uint64_t found_at = 0;
     double found_hz = 0;
     // sections false: the sync sequence only (in a burst, its own re-inserted sections
@@ -197,17 +183,8 @@ struct m110c_receiver::state {
     std::vector<uint32_t> fetch_order;
     // Decoder-aided further passes over each interleaver block (decoder_passes() > 1): the
     // equaliser as the block began, and the block's symbols as received.
-    struct stored_symbol {
-        m110c_symbol_role role;
-        cd sent;  // probes and sections: the symbol sent
-        int slip; // timing slip applied before this symbol
-    };
-    std::unique_ptr<channel_tracking_equaliser> block_start_equaliser;
-    std::vector<stored_symbol> block_seen;
-    std::vector<cd> block_windows;
-    int pending_slip = 0;
-    uint64_t block_start_symbol = 0;
-    int64_t block_start_shift = 0;
+    serial_tone_block_pass block_pass;
+    int pending_slip = 0; // timing slip applied since the last symbol kept
     // last: the block's last pass (its suspect frames are equalised backward too).
     void second_pass(bool last);
     // Channel measurements on the known symbols around each data frame
@@ -283,12 +260,8 @@ struct m110c_receiver::state {
     // The burst's mode, start, offset, SNR and reliability as of now, without bytes.
     m110c_burst burst_so_far() const;
 
-    explicit state(const m110c_receiver_config& c) : cfg(c)
+    explicit state(const m110c_receiver_config& c) : cfg(c), sync_correlator(sync_points(), history_symbols)
     {
-        for (uint8_t s : m110c_sync_sequence())
-            sync.push_back(psk8(s));
-        for (size_t k = 1; k < sync.size(); ++k)
-            conj_rotations.push_back(std::conj(sync[k] * std::conj(sync[k - 1])));
         const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
         const auto rotation = [&](size_t k) {
             const size_t g = m110c_sync_symbols + k;
@@ -358,8 +331,8 @@ void m110c_receiver::state::trim()
     if (stage == phase::data && data_start_equaliser && !mode_checked)
         keep = std::min(keep, start + data_start_symbol * sps);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
-    if (stage == phase::data && block_start_equaliser && cfg.backward_frames)
-        keep = std::min(keep, start + block_start_symbol * sps);
+    if (stage == phase::data && block_pass.active() && cfg.backward_frames)
+        keep = std::min(keep, start + block_pass.first_symbol() * sps);
     if (stage != phase::data) {
         const uint64_t back = (first_section_head + look_back_reach + m110c_probe_symbols) * sps;
         keep = std::max(keep > back ? keep - back : 0, std::min(keep, quiet_since));
@@ -370,31 +343,15 @@ void m110c_receiver::state::trim()
     input.release_before(keep);
 }
 
-void m110c_receiver::state::restart_search(uint64_t from)
-{
-    stage = phase::search;
-    candidate = std::max<uint64_t>(from, input.base() + sps);
-    peak_open = false;
-}
+void m110c_receiver::state::restart_search(uint64_t from) { restart_serial_tone_search(*this, from, sps); }
 
 bool m110c_receiver::state::watch(std::vector<m110c_burst>& done)
 {
     // Only past our own preamble (its sync would match).
     const uint64_t data_start = start + uint64_t(m110c_preamble_symbols - skipped) * sps;
-    if (candidate < data_start) {
-        restart_search(data_start);
-        stage = phase::data;
-    }
-    if (!search(false))
+    if (!watch_for_new_preamble(*this, data_start, done, [this] { return search(false); }))
         return false;
-    const uint64_t next = found_at;
-    const double hz = found_hz;
-    end_burst(false, done);
-    found_at = next;
-    found_hz = hz;
     found_section = false;
-    start = next;
-    stage = phase::preamble;
     return true;
 }
 
@@ -412,13 +369,8 @@ void m110c_receiver::state::search_section(uint64_t n)
         std::abs(tail) >= section_half_threshold * std::sqrt(et)) {
         const double zs = std::abs(head + tail) / std::sqrt(eh + et);
         const double hz = std::arg(cd(head + tail)) / two_pi * 2400.0;
-        if (zs >= cfg.detection_threshold && std::abs(hz) <= section_max_offset_hz && (!peak_open || zs > peak_z)) {
-            peak_open = true;
-            peak_z = zs;
-            peak_at = n;
-            peak_sum = cd(head + tail);
+        if (std::abs(hz) <= section_max_offset_hz && peak.offer(zs, n, cd(head + tail), cfg.detection_threshold))
             peak_is_section = true;
-        }
     }
 }
 
@@ -427,25 +379,15 @@ bool m110c_receiver::state::search(bool sections)
     const uint64_t span = uint64_t(m110c_sync_symbols) * sps;
     while (candidate + span < input.total()) {
         const uint64_t n = candidate++;
-        // c = sum over k of p(n + k sps) conj(rotation k), on VOLK.
-        const cf* p = products.at(input, n + sps);
         cf dot;
-        volk_32fc_x2_dot_prod_32fc(&dot, p, conj_rotations.data(), m110c_sync_symbols - 1);
-        const double e = products.energy(n + sps);
-        const double z = e > 0 ? std::abs(dot) / std::sqrt(e) : 0.0;
-        if (z >= cfg.detection_threshold && (!peak_open || z > peak_z)) {
-            peak_open = true;
-            peak_z = z;
-            peak_at = n;
-            peak_sum = cd(dot);
+        const double z = sync_correlator.z_at(input, n, dot);
+        if (peak.offer(z, n, cd(dot), cfg.detection_threshold))
             peak_is_section = false;
-        }
         if (sections)
             search_section(n);
-        if (peak_open && n >= peak_at + peak_window) {
-            peak_open = false;
-            found_at = peak_at;
-            found_hz = std::arg(peak_sum) / two_pi * 2400.0;
+        if (peak.taken(n, peak_window)) {
+            found_at = peak.at;
+            found_hz = peak.offset_hz();
             found_section = peak_is_section;
             return true;
         }
@@ -468,17 +410,9 @@ bool m110c_receiver::state::preamble()
     // Fine offset: the phase slope over the known symbols (the sync sequence, or the
     // section's head and tail), 8-symbol chunks (+-150 Hz around the coarse angle, which
     // echoes of equal strength can pull tens of Hz off), then longer ones.
-    const auto symbols = [&](double hz) {
-        std::vector<cf> y(length);
-        for (unsigned k = 0; k < length; ++k) {
-            const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
-            y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
-        }
-        return y;
-    };
     double hz = found_hz;
     for (unsigned chunk : { 8u, found_section ? 16u : 23u }) {
-        const std::vector<cf> y = symbols(hz);
+        const std::vector<cf> y = symbols_at_offset(input, start, length, hz);
         cd turn;
         if (found_section) {
             add_turns(y, known, 0, section_head, chunk, turn);
@@ -625,11 +559,9 @@ void m110c_receiver::state::second_pass(bool last)
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
     const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, cfg.readings);
-    channel_tracking_equaliser again(*block_start_equaliser);
-    const size_t width = window.size();
     const unsigned nb = mode->bits_per_symbol;
+    const uint64_t first = block_pass.first_symbol();
     size_t bit = 0;
-    int64_t shift = block_start_shift;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
     // In the block's last pass, suspect frames are equalised backward too, with the
@@ -643,46 +575,39 @@ void m110c_receiver::state::second_pass(bool last)
     // passes before it then decode, and the equaliser leaves the block, as before (in
     // every pass, 6400S on AWGN at 14 dB, seed 1, a later block's first pass changed
     // and decoded 7 bits wrong).
-    uint64_t first = 0;
-    int64_t first_shift = 0;
-    size_t first_bit = 0;
-    for (size_t i = 0; i < block_seen.size(); ++i) {
-        const stored_symbol& seen = block_seen[i];
-        if (seen.slip != 0) {
-            again.slip(seen.slip);
-            shift += 2 * seen.slip;
-        }
-        if (cfg.interpolate_probes && seen.role.kind != m110c_symbol_kind::preamble)
-            interpolate_channel(again, block_start_symbol + i, shift);
-        const cd z = again.equalise(&block_windows[i * width]);
-        if (seen.role.kind != m110c_symbol_kind::data) {
-            again.decide(seen.sent, true);
-            continue;
-        }
-        unsigned label = 0;
-        for (unsigned b = 0; b < nb; ++b)
-            label = (label << 1) | channel[bit + b];
-        const double variance = std::max(1e-3, again.estimate_variance());
-        demapper->demap(z, seen.role.position, variance, &block_llr[bit]);
-        const cd decision = demapper->point_of(label, seen.role.position);
-        again.decide(decision, true); // as good as known
-        if (last && cfg.backward_frames) {
-            if (seen.role.position == 0) {
-                first = block_start_symbol + i;
-                first_shift = shift;
-                first_bit = bit;
-                forward_error.assign(m110c_data_symbols / reliability_symbols, 0.0);
+    uint64_t frame_start = 0;
+    int64_t frame_shift = 0;
+    size_t frame_bit = 0;
+    block_pass.replay(
+        *equaliser,
+        [&](size_t i, channel_tracking_equaliser& again, int64_t shift) {
+            if (cfg.interpolate_probes && m110c_role_of(skipped + first + i).kind != m110c_symbol_kind::preamble)
+                interpolate_channel(again, first + i, shift);
+        },
+        [&](size_t i, cd z, double variance) {
+            const unsigned position = m110c_role_of(skipped + first + i).position;
+            const size_t symbol_bit = bit;
+            const cd decision = demapper->demap_to(z, position, variance, &channel[bit], &block_llr[bit]);
+            if (last && cfg.backward_frames) {
+                if (position == 0) {
+                    frame_start = first + i;
+                    frame_bit = symbol_bit;
+                    forward_error.assign(m110c_data_symbols / reliability_symbols, 0.0);
+                }
+                forward_error[position / reliability_symbols] += std::norm(z - decision);
             }
-            forward_error[seen.role.position / reliability_symbols] += std::norm(z - decision);
-        }
-        bit += nb;
-        weigh_decision(z, decision, variance, bit);
-        if (last && cfg.backward_frames && seen.role.position + 1 == m110c_data_symbols && shift == first_shift &&
-            !anchors.empty() && frame_suspect())
-            equalise_frame_backward(first, shift, again.noise(), first_bit, &channel[first_bit]);
-    }
-    again.take_turn(); // the loop already heard of this block's turn in the first pass
-    *equaliser = again;
+            bit += nb;
+            weigh_decision(z, decision, variance, bit);
+            return decision;
+        },
+        [&](size_t i, const channel_tracking_equaliser& again, int64_t shift) {
+            const unsigned position = m110c_role_of(skipped + first + i).position;
+            if (last && cfg.backward_frames && position == 0)
+                frame_shift = shift;
+            if (last && cfg.backward_frames && position + 1 == m110c_data_symbols && shift == frame_shift &&
+                !anchors.empty() && frame_suspect())
+                equalise_frame_backward(frame_start, shift, again.noise(), frame_bit, &channel[frame_bit]);
+        });
 }
 
 bool m110c_receiver::state::window_for(uint64_t k)
@@ -746,18 +671,13 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             if (role.kind == m110c_symbol_kind::data && role.position == 0 &&
                 role.frame % mode->frames_per_block == 0) {
                 // The state the block starts from (a slip just before it is in it).
-                block_start_equaliser.reset(new channel_tracking_equaliser(*equaliser));
-                block_seen.clear();
-                block_windows.clear();
+                block_pass.begin(*equaliser, timing_shift, symbol - 1);
                 pending_slip = 0;
-                block_start_symbol = symbol - 1;
-                block_start_shift = timing_shift;
                 keep_last_anchors();
             }
-            if (block_start_equaliser) {
-                block_seen.push_back({ role, cd(), pending_slip });
+            if (block_pass.active()) {
+                block_pass.add(window, pending_slip);
                 pending_slip = 0;
-                block_windows.insert(block_windows.end(), window.begin(), window.end());
             }
         }
         if (mode && cfg.interpolate_probes && role.kind != m110c_symbol_kind::preamble)
@@ -825,9 +745,9 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                                             block_llr.size() - size_t(m110c_data_symbols) * mode->bits_per_symbol);
             }
             if (block_llr.size() == decoder->channel_bits()) {
-                for (unsigned pass = 2; pass <= decoder_passes() && block_start_equaliser; ++pass)
+                for (unsigned pass = 2; pass <= decoder_passes() && block_pass.active(); ++pass)
                     second_pass(pass == decoder_passes());
-                block_start_equaliser.reset();
+                block_pass.end();
                 keep_last_anchors();
                 decoder->decode(block_llr.data(), bits);
                 const double reliability = decoder->reliability();
@@ -841,8 +761,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::probe: {
             const cd sent = *known_at(k);
-            if (block_start_equaliser)
-                block_seen.back().sent = sent;
+            if (block_pass.active())
+                block_pass.known(sent);
             presence.add_probe(z, sent);
             commit(z, sent, true);
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
@@ -855,8 +775,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
         }
         case m110c_symbol_kind::reinserted: {
             const cd sent = *known_at(k);
-            if (block_start_equaliser)
-                block_seen.back().sent = sent;
+            if (block_pass.active())
+                block_pass.known(sent);
             commit(z, sent, true);
             break;
         }
@@ -1052,9 +972,7 @@ void m110c_receiver::state::clear_data_progress()
 {
     anchors.clear();
     previous_anchor_taps.clear();
-    block_start_equaliser.reset();
-    block_seen.clear();
-    block_windows.clear();
+    block_pass.end();
     pending_slip = 0;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
@@ -1176,7 +1094,7 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
         return false;
     note_probe_turn(first, taps);
     anchors.push_back({ first, timing_shift, std::move(taps) });
-    if (!block_start_equaliser)
+    if (!block_pass.active())
         keep_last_anchors();
     return true;
 }

@@ -273,6 +273,32 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
     return true;
 }
 
+std::vector<cf> symbols_at_offset(const serial_tone_samples& input, uint64_t start, unsigned length, double hz)
+{
+    std::vector<cf> y(length);
+    for (unsigned k = 0; k < length; ++k) {
+        const double cycles = std::fmod(hz * double(k * sps) / 9600.0, 1.0);
+        y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
+    }
+    return y;
+}
+
+void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t from, size_t to, unsigned chunk,
+               cd& turn)
+{
+    cd previous;
+    for (size_t c = from; c + chunk <= to; c += chunk) {
+        cd sum;
+        for (size_t k = c; k < c + chunk; ++k)
+            sum += cd(y[k] * std::conj(known[k]));
+        if (c > from)
+            turn += sum * std::conj(previous);
+        previous = sum;
+    }
+}
+
+double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
+
 int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
                                uint64_t next_sample, int64_t& timing_shift)
 {

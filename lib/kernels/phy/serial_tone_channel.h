@@ -71,6 +71,19 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
                        uint64_t first, const std::vector<std::complex<double>>& known, double ridge,
                        std::vector<std::complex<double>>& taps);
 
+// `length` symbols from sample `start` on (one sample each, 4 samples per symbol at
+// 9600 Hz), derotated by `hz` (phase 0 at start): a preamble's known run, to measure a
+// residual offset on before the derotation is set.
+std::vector<std::complex<float>> symbols_at_offset(const serial_tone_samples& input, uint64_t start,
+                                                   unsigned length, double hz);
+// The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
+// [from, to), summed into `turn` (a carrier offset's phase slope over known symbols).
+void add_turns(const std::vector<std::complex<float>>& y, const std::vector<std::complex<float>>& known,
+               size_t from, size_t to, unsigned chunk, std::complex<double>& turn);
+// The offset (Hz, at 2400 Bd) that turns the known symbols' phase least from chunk to
+// chunk.
+double slope_hz(const std::complex<double>& turn, unsigned chunk);
+
 // Between symbols, every 48 (timing_check_symbols): a first-order loop adds 5 % of the
 // channel's mean turn (Hz) to the carrier offset (fading turns it both ways, an offset
 // one way), without a phase step, from the next sample not derotated yet at or after

@@ -69,6 +69,16 @@ serial_tone_demapper::cd serial_tone_demapper::point_of(unsigned label, unsigned
     return psk() ? d_points[(d_symbol_of[label] + scr) % 8] : d_points[label ^ scr];
 }
 
+serial_tone_demapper::cd serial_tone_demapper::demap_to(cd u, unsigned i, double sigma2, const uint8_t* bits,
+                                                      float* llr) const
+{
+    demap(u, i, sigma2, llr);
+    unsigned label = 0;
+    for (unsigned b = 0; b < d_bits; ++b)
+        label = (label << 1) | bits[b];
+    return point_of(label, i);
+}
+
 serial_tone_demapper::cd serial_tone_demapper::unscrambled(cd z, unsigned i) const
 {
     if (!psk())

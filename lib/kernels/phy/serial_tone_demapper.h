@@ -46,6 +46,9 @@ public:
     cd demap(cd u, unsigned i, double sigma2, float* llr) const;
     // The point data symbol i is sent as when it carries `label`.
     cd point_of(unsigned label, unsigned i) const;
+    // demap()'s LLRs, the point returned the one `bits` (bits_per_symbol() channel bits,
+    // 0 or 1, the first the MSB: the decoder's, coded again) make.
+    cd demap_to(cd u, unsigned i, double sigma2, const uint8_t* bits, float* llr) const;
     // Data symbol i as it would be received unscrambled: PSK rotated back onto the
     // mode's set; QAM unchanged (its scrambler maps the constellation onto itself).
     cd unscrambled(cd z, unsigned i) const;

@@ -52,6 +52,9 @@ public:
     double snr_db(double signal_power = 1.0) const;
     // Any known symbol (preamble, probe): updates noise().
     void add_known(cd z, cd sent);
+    // The error power so far, measured by the caller over a run of known symbols (a
+    // preamble too short for the moving average to forget its start).
+    void seed_noise(double variance) { d_noise = variance; }
     // Instead, a model's error variance for a known symbol (75 bps: the matched filter's
     // output carries the pulse's intersymbol interference, which is not noise).
     void add_error_power(double variance);

@@ -11,6 +11,8 @@
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_STAGES_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_STAGES_H
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace gr {
@@ -45,6 +47,43 @@ void run_serial_tone_stages(State& d, std::vector<Burst>& done)
             break;
     }
     d.trim();
+}
+
+// The search starts again from sample `from` (no earlier than the input held allows
+// its correlation: one symbol in), any peak it had open forgotten. State needs stage,
+// candidate, input, peak (correlation_peak).
+template <typename State>
+void restart_serial_tone_search(State& d, uint64_t from, unsigned samples_per_symbol)
+{
+    d.stage = serial_tone_stage::search;
+    d.candidate = std::max<uint64_t>(from, d.input.base() + samples_per_symbol);
+    d.peak.open = false;
+}
+
+// The data stage's watch for a new preamble past the burst's own (from sample
+// data_start on): when `search()` finds one, the burst in progress ends (end_burst(false,
+// done)) and the new one's preamble stage begins at found_at. State needs candidate,
+// stage, start, found_at, found_hz, restart_search(from), end_burst(eom, done).
+template <typename State, typename Burst, typename Search>
+bool watch_for_new_preamble(State& d,
+                            uint64_t data_start,
+                            std::vector<Burst>& done,
+                            Search search)
+{
+    if (d.candidate < data_start) {
+        d.restart_search(data_start);
+        d.stage = serial_tone_stage::data;
+    }
+    if (!search())
+        return false;
+    const uint64_t next = d.found_at;
+    const double hz = d.found_hz;
+    d.end_burst(false, done);
+    d.found_at = next;
+    d.found_hz = hz;
+    d.start = next;
+    d.stage = serial_tone_stage::preamble;
+    return true;
 }
 
 } // namespace phy

@@ -1,0 +1,89 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* libFuzzer target: the App D (STANAG 5069, 3 kHz) receiver on samples the input spells
+ * out. The input picks the WID field's five dibits (any WN, interleaver and code,
+ * reserved WNs and failed check bits included), the count field's first dibit and how
+ * much of the preamble to send, then symbols (8PSK numbers, or 256QAM points) and raw
+ * sample corruption (big, small, NaN), so detection, the field reading, the equaliser,
+ * the demapper and the block decoder all see malformed air. Checks that the receiver
+ * never throws or crashes, reports only modes that exist and never more bytes than the
+ * time it listened could carry. */
+#include "fuzz_support.h"
+#include "phy/m110d_receiver.h"
+#include "phy/m110d_waveform.h"
+#include "phy/psk_modulator.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+using namespace gr::hfstack::phy;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    if (size < 4)
+        return 0;
+    const auto& psk8 = m110d_constellation(3);
+    const auto& qam256 = m110d_constellation(8);
+    // A preamble (M = 1) whose count and WID dibits the input gives, cut after
+    // 150 + data[2] % 200 chips (the whole is 320).
+    const auto mode = *m110d_mode_for(3, 6, m110d_interleaver::short_);
+    std::vector<uint8_t> p = m110d_preamble(mode, {}, 7);
+    const std::vector<uint8_t> count =
+        m110d_preamble_section({ uint8_t(data[1] >> 6), 0, 0, 0 },
+                               m110d_pn_table::count,
+                               32,
+                               m110d_pn_alignment::per_symbol);
+    const std::vector<uint8_t> wid =
+        m110d_preamble_section({ uint8_t(data[0] >> 6),
+                                 uint8_t(data[0] >> 4 & 3),
+                                 uint8_t(data[0] >> 2 & 3),
+                                 uint8_t(data[0] & 3),
+                                 uint8_t(data[1] & 3) },
+                               m110d_pn_table::wid,
+                               32,
+                               m110d_pn_alignment::per_symbol);
+    std::copy(count.begin(), count.end(), p.begin() + 32);
+    std::copy(wid.begin(), wid.end(), p.begin() + 160);
+    p.resize(std::min<size_t>(p.size(), 150 + data[2] % 200));
+    std::vector<std::complex<float>> points;
+    for (uint8_t s : p)
+        points.push_back(psk8[s]);
+    // The rest: each byte a symbol, 8PSK or 256QAM by data[3]'s low bit, repeated up to
+    // 4 times (8PSK: high bits).
+    const bool qam = data[3] & 1;
+    for (size_t k = 4; k < size && points.size() < 200000; ++k)
+        points.insert(points.end(),
+                      qam ? 1 : 1 + (data[k] >> 6),
+                      qam ? qam256[data[k]] : psk8[data[k] & 7]);
+    psk_modulator_config mc;
+    mc.sample_rate = 9600;
+    static const psk_modulator modulator(mc);
+    std::vector<std::complex<float>> x = modulator.baseband(points);
+    // Corrupt some samples with the input bytes themselves, some to NaN.
+    for (size_t k = 4; k < size; ++k) {
+        if ((data[k] & 0x0F) == 0x0F)
+            x[(k * 7919) % x.size()] *= float(data[k]) / 16.0f;
+        if (data[k] == 0xEE)
+            x[(k * 104729) % x.size()] = std::numeric_limits<float>::quiet_NaN();
+    }
+    x.resize(x.size() + 9600, {}); // a second of silence lets a burst end
+    m110d_receiver rx;
+    std::vector<m110d_burst> bursts;
+    for (size_t k = 0; k < x.size(); k += 1000)
+        rx.process(x.data() + k, std::min<size_t>(1000, x.size() - k), bursts);
+    for (const m110d_burst& b : bursts) {
+        const auto m = m110d_mode_by_name(b.mode);
+        check(m.has_value());
+        check(std::isfinite(b.frequency_offset_hz));
+        // At most a whole interleaver block more than the time carries (a block's bytes
+        // come out when its last symbol is in).
+        check(double(b.bytes.size()) * 8 <=
+              double(x.size()) / 9600.0 * m->user_bps() + m->input_bits_per_block + 64);
+    }
+    return 0;
+}

@@ -1,0 +1,655 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "m110d_receiver.h"
+
+#include "channel_tracking_equaliser.h"
+#include "differential_products.h"
+#include "m110d_decoder.h"
+#include "m110d_transmitter.h"
+#include "serial_tone_block_pass.h"
+#include "serial_tone_channel.h"
+#include "serial_tone_presence.h"
+#include "serial_tone_samples.h"
+#include "serial_tone_stages.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+constexpr unsigned sps = m110d_receiver::samples_per_symbol;
+constexpr unsigned walsh_chips = 32; // a preamble Walsh symbol at 3 kHz (32 * BW / 3)
+constexpr unsigned known_symbols =
+    5 * walsh_chips; // last fixed symbol and the count field of 0
+constexpr unsigned preamble_end = 10 * walsh_chips; // ... and the WID field after them
+constexpr size_t history_symbols = 4096; // differential products kept behind the search
+// Samples past a peak before it is taken: the count field of 0 is four times the count
+// PN, so the correlation has side peaks 32, 64 and 96 chips either side of the true one
+// (at 0.76, 0.55 and 0.35 of it); the largest within 96 chips and a bit is taken.
+constexpr size_t peak_window = (3 * walsh_chips + 2) * sps;
+// A detection in a burst this strong cuts it without its fields read first (on one gain
+// they may not read in fading; data alone stayed under it in every test).
+constexpr double sure_cut_z = 5.5;
+// After a refused preamble the search goes on past its later side peaks.
+constexpr unsigned refused_skip = 3 * walsh_chips + 4;
+// WN0's signal is there for a block whose Walsh symbols were read decisively: the mean
+// over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
+// (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
+constexpr double wn0_match = 0.3;
+
+cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
+
+using phase = serial_tone_stage;
+
+// The 160 chips the search matches, as points: the fixed section's last Walsh symbol
+// (dibit 3 whether M is 1 or more; PN[0..31] under either alignment at 3 kHz, the 9th
+// symbol of a 9-symbol section starting at chip 256) and the count field of the last
+// super-frame (count 0).
+std::vector<cf> known_chips(m110d_pn_alignment alignment)
+{
+    std::vector<uint8_t> chips = m110d_preamble_section(
+        { m110d_fixed_dibit_single }, m110d_pn_table::fixed, walsh_chips, alignment);
+    const auto count = m110d_count_dibits(0);
+    const std::vector<uint8_t> c = m110d_preamble_section(
+        { count.begin(), count.end() }, m110d_pn_table::count, walsh_chips, alignment);
+    chips.insert(chips.end(), c.begin(), c.end());
+    std::vector<cf> points;
+    for (uint8_t s : chips)
+        points.push_back(psk8(s));
+    return points;
+}
+
+// The point `base` or its opposite, whichever z is nearer (a Walsh chip adds 0 or 4).
+cd antipodal_decision(cd z, cd base)
+{
+    return (z * std::conj(base)).real() >= 0 ? base : -base;
+}
+
+} // namespace
+
+struct m110d_receiver::state {
+    m110d_receiver_config cfg;
+    serial_tone_samples input{ 9600.0 };
+    // Per PN alignment searched for (the configured one; with find_preamble_readings the
+    // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
+    // as points, and the correlator.
+    struct alignment_search {
+        m110d_pn_alignment alignment;
+        std::vector<cf> known;
+        std::vector<cf> wid_base;
+        differential_correlator correlator;
+    };
+    std::vector<alignment_search> alignments;
+    size_t peak_alignment = 0, found_alignment = 0;
+    const alignment_search* burst_alignment = nullptr; // the burst's
+    uint64_t candidate = sps;
+    correlation_peak peak;
+    uint64_t found_at = 0;
+    double found_hz = 0;
+    double found_z = 0;
+    uint64_t refused = 0;
+
+    phase stage = phase::search;
+    uint64_t start = 0;  // sample of the first known chip
+    uint64_t symbol = 0; // next symbol (from start) to equalise
+    std::optional<m110d_mode> mode;
+    unsigned constraint_length = 7;
+    std::vector<cf> field_chips; // the count and WID chips as equalised
+    std::unique_ptr<channel_tracking_equaliser> equaliser;
+    int64_t timing_shift = 0;
+    uint64_t timing_checked = ~uint64_t(0);
+    std::vector<cd> window;
+    double reference_power = 0;
+    serial_tone_presence presence;
+    double known_error = 0; // over the known chips equalised
+    std::unique_ptr<m110d_demapper> demapper;
+    std::unique_ptr<m110d_block_decoder> decoder;
+    std::vector<float> block_llr;
+    std::vector<cf> walsh;  // WN0: the chips of the Walsh symbol under way
+    double walsh_match = 0; // WN0: the block's Walsh symbols' match so far
+    std::vector<uint8_t> bits;
+    static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
+    size_t eom_at = no_eom;
+    size_t eom_searched = 0;
+    user_byte_stream streamed;
+    bool block_decoded = false;
+    std::vector<cf> clean; // input with non-finite samples zeroed
+
+    explicit state(const m110d_receiver_config& c) : cfg(c)
+    {
+        const m110d_pn_alignment other =
+            c.readings.pn_alignment == m110d_pn_alignment::per_symbol
+                ? m110d_pn_alignment::continuous
+                : m110d_pn_alignment::per_symbol;
+        alignments.reserve(2);
+        for (m110d_pn_alignment a : { c.readings.pn_alignment, other }) {
+            if (a == other && !c.find_preamble_readings)
+                break;
+            std::vector<cf> base;
+            for (uint8_t s : m110d_preamble_section(
+                     { 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips, a))
+                base.push_back(psk8(s));
+            const std::vector<cf> chips = known_chips(a);
+            alignments.push_back({ a,
+                                   chips,
+                                   std::move(base),
+                                   differential_correlator(chips, history_symbols) });
+        }
+    }
+
+    bool search();
+    bool preamble();
+    bool data(std::vector<m110d_burst>& done);
+    bool watch(std::vector<m110d_burst>& done);
+    void trim();
+    void restart_search(uint64_t from);
+    void begin_burst();
+    bool read_fields();
+    std::optional<m110d_fields> fields_of(const std::vector<cf>& chips,
+                                          m110d_pn_alignment alignment) const;
+    // In a burst: whether the preamble the watch found at sample `at` reads as one
+    // (count 0, a WID that passes), before the burst is cut for it.
+    bool new_preamble_reads(uint64_t at, double hz) const;
+    bool watch_pending = false; // the watch found one; its fields are not all in yet
+    void commit(cd z, cd sent, bool known_symbol);
+    bool wn0_chip(cd z, const m110d_symbol_role& role);
+    // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
+    serial_tone_block_pass block_pass;
+    int pending_slip = 0; // timing slip applied since the last symbol kept
+    std::vector<uint32_t> fetch_order;
+    void keep_for_passes(uint64_t k);
+    void second_pass();
+    void decode_block();
+    m110d_burst report() const;
+    void end_burst(bool eom, std::vector<m110d_burst>& done);
+    void hand_on_decoded(std::vector<m110d_burst>& done);
+};
+
+m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
+{
+    check_tracking_settings(
+        config.forgetting, config.decision_weight, config.equaliser_solve_interval);
+    check_tracking_settings(
+        config.forgetting, config.decision_weight, config.qam64_solve_interval);
+    if (config.decoder_passes == 0)
+        throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
+    d.reset(new state(config));
+}
+
+m110d_receiver::~m110d_receiver() = default;
+
+bool m110d_receiver::carrier_detected() const { return d->stage != phase::search; }
+
+uint64_t m110d_receiver::samples() const { return d->input.total(); }
+
+uint64_t m110d_receiver::refused_preambles() const { return d->refused; }
+
+void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& done)
+{
+    // NaN or infinity would poison the correlator's running sums and the equaliser for
+    // good; huge finite values would overflow their squares.
+    d->clean.assign(x, x + n);
+    for (cf& v : d->clean)
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag()) ||
+            std::abs(v.real()) > 1e15f || std::abs(v.imag()) > 1e15f)
+            v = cf();
+    d->input.append(d->clean.data(), n);
+    run_serial_tone_stages(*d, done);
+}
+
+void m110d_receiver::state::trim()
+{
+    uint64_t keep = stage == phase::search     ? candidate
+                    : stage == phase::preamble ? start
+                                               : start + symbol * sps;
+    keep = std::min({ keep, candidate, input.total() });
+    if (watch_pending)
+        keep = std::min(keep, found_at);
+    // The equaliser's window reaches back its precursor and the timing shift.
+    keep = keep > 128 * sps ? keep - 128 * sps : 0;
+    input.release_before(keep);
+}
+
+void m110d_receiver::state::restart_search(uint64_t from)
+{
+    restart_serial_tone_search(*this, from, sps);
+    watch_pending = false;
+}
+
+bool m110d_receiver::state::search()
+{
+    const uint64_t span = uint64_t(known_symbols) * sps;
+    while (candidate + span < input.total()) {
+        const uint64_t n = candidate++;
+        for (size_t a = 0; a < alignments.size(); ++a) {
+            cf sum;
+            const double z = alignments[a].correlator.z_at(input, n, sum);
+            if (peak.offer(z, n, cd(sum), cfg.detection_threshold))
+                peak_alignment = a;
+        }
+        if (peak.taken(n, peak_window)) {
+            found_alignment = peak_alignment;
+            found_z = peak.z;
+            found_at = peak.at;
+            found_hz = peak.offset_hz();
+            return true;
+        }
+    }
+    return false;
+}
+
+bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
+{
+    // Only past our own preamble.
+    // A detection cuts the burst when it is strong (sure_cut_z), or else once its count
+    // and WID read as a preamble's: fading data cross the search's threshold.
+    return watch_for_new_preamble(
+        *this, start + uint64_t(preamble_end) * sps, done, [this] {
+            for (;;) {
+                if (!watch_pending) {
+                    if (!search())
+                        return false;
+                    watch_pending = true;
+                }
+                if (found_at + uint64_t(preamble_end + 8) * sps >= input.total())
+                    return false;
+                watch_pending = false;
+                if (found_z >= sure_cut_z || new_preamble_reads(found_at, found_hz))
+                    return true;
+            }
+        });
+}
+
+bool m110d_receiver::state::preamble()
+{
+    // The known chips, the WID and the channel's reach beyond them must be in.
+    if (start + uint64_t(preamble_end + 64) * sps >= input.total())
+        return false;
+    // Fine offset: the phase slope over the known chips, 8-chip chunks (+-150 Hz around
+    // the coarse angle), then 32.
+    burst_alignment = &alignments[found_alignment];
+    const std::vector<cf>& known = burst_alignment->known;
+    double hz = found_hz;
+    for (unsigned chunk : { 8u, 32u }) {
+        const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
+        cd turn;
+        add_turns(y, known, 0, known_symbols, chunk, turn);
+        hz += slope_hz(turn, chunk);
+    }
+    double power = 0;
+    for (unsigned k = 0; k < known_symbols; ++k)
+        power += std::norm(input.at(start + uint64_t(k) * sps));
+    reference_power = power / known_symbols;
+    input.start_derotation(start, hz);
+    begin_burst();
+    return true;
+}
+
+void m110d_receiver::state::begin_burst()
+{
+    channel_tracking_equaliser_config tracking;
+    tracking.forgetting = cfg.forgetting;
+    tracking.solve_interval = cfg.equaliser_solve_interval;
+    tracking.decision_weight = cfg.decision_weight;
+    const std::vector<cf>& known = burst_alignment->known;
+    serial_tone_channel_start channel =
+        start_serial_tone_channel(input,
+                                  start,
+                                  known,
+                                  cfg.max_delay_spread_symbols,
+                                  tracking,
+                                  cd(std::sqrt(reference_power)),
+                                  1e-3);
+    equaliser = std::move(channel.equaliser);
+    timing_shift = channel.timing_shift;
+    symbol = equaliser->channel_symbols();
+    timing_checked = ~uint64_t(0);
+    window.assign(equaliser->window_samples(), cd());
+    mode.reset();
+    field_chips.clear();
+    for (unsigned k = walsh_chips; k < symbol && k < known_symbols; ++k)
+        field_chips.push_back(known[k]); // the count chips the equaliser starts past
+    block_llr.clear();
+    block_pass.end();
+    pending_slip = 0;
+    walsh.clear();
+    walsh_match = 0;
+    bits.clear();
+    eom_at = no_eom;
+    eom_searched = 0;
+    streamed.restart();
+    block_decoded = false;
+    presence.start(reference_power);
+    known_error = 0;
+    stage = phase::data;
+}
+
+std::optional<m110d_fields>
+m110d_receiver::state::fields_of(const std::vector<cf>& chips,
+                                 m110d_pn_alignment alignment) const
+{
+    // Under the configured WID parity reading, or (find_preamble_readings) the one whose
+    // checks pass with the larger correlation. A count other than 0 (the search matched
+    // count 0) or a WN/interleaver pair App D lacks is no preamble.
+    std::optional<m110d_fields> f;
+    for (m110d_wid_parity parity :
+         { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
+            continue;
+        const auto g = m110d_read_fields(chips.data(), walsh_chips, alignment, parity);
+        if (g &&
+            (!f || g->correlation > f->correlation ||
+             (g->correlation == f->correlation && parity == cfg.readings.wid_parity)))
+            f = g;
+    }
+    if (!f || f->count != 0 || !m110d_mode_for(3, f->wid.wn, f->wid.interleaver))
+        return std::nullopt;
+    return f;
+}
+
+bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
+{
+    // One complex gain over the known chips (the strongest path at the detected timing),
+    // the count and WID read from the samples it derotates.
+    const alignment_search& a = alignments[found_alignment];
+    const std::vector<cf> y = symbols_at_offset(input, at, preamble_end, hz);
+    cd h;
+    for (unsigned k = 0; k < known_symbols; ++k)
+        h += cd(y[k]) * std::conj(cd(a.known[k]));
+    if (std::abs(h) == 0)
+        return false;
+    const cf turn(std::conj(h) / std::abs(h));
+    std::vector<cf> chips;
+    for (unsigned k = walsh_chips; k < preamble_end; ++k)
+        chips.push_back(y[k] * turn);
+    return fields_of(chips, a.alignment).has_value();
+}
+
+bool m110d_receiver::state::read_fields()
+{
+    const std::optional<m110d_fields> f =
+        fields_of(field_chips, burst_alignment->alignment);
+    if (!f)
+        return false;
+    mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
+    constraint_length = f->wid.constraint_length;
+    const unsigned nb = m110d_bits_per_symbol(mode->wn);
+    if (mode->wn != 0)
+        demapper.reset(new m110d_demapper(*mode, cfg.readings));
+    decoder.reset(
+        new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
+    fetch_order = m110d_fetch_order(*mode);
+    // 64QAM and 256QAM: fresher solutions following the tracked channel. The data's
+    // mean power on the probes' scale (QAM as printed: under 1).
+    const bool dense = nb >= 6;
+    equaliser->set_follow_channel(dense);
+    equaliser->set_solve_interval(dense ? cfg.qam64_solve_interval
+                                        : cfg.equaliser_solve_interval);
+    double power = 1;
+    if (mode->wn != 0 && nb > 3) {
+        power = 0;
+        for (cf p : m110d_constellation(nb))
+            power += std::norm(p);
+        power /= double(m110d_constellation(nb).size());
+    }
+    equaliser->set_symbol_power(power);
+    return true;
+}
+
+void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
+{
+    equaliser->decide(sent, known_symbol);
+    if (known_symbol)
+        presence.add_known(z, sent);
+}
+
+bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
+{
+    // Chip `position` of Walsh symbol `frame`: its Trinomial point or the opposite.
+    const size_t in_block = size_t(role.frame % mode->frames_per_block);
+    const auto& trinomial = m110d_trinomial_sequence();
+    const size_t first = in_block * m110d_walsh_data_chips;
+    commit(z,
+           antipodal_decision(
+               z, cd(psk8(trinomial[(first + role.position) % m110d_trinomial_period]))),
+           false);
+    walsh.push_back(cf(z));
+    if (walsh.size() < m110d_walsh_data_chips)
+        return false;
+    float llr[2];
+    m110d_wn0_demap(
+        walsh.data(), in_block, std::max(1e-3, equaliser->estimate_variance()), llr);
+    block_llr.insert(block_llr.end(), llr, llr + 2);
+    // How decisively the symbol read: the chosen pattern's correlation.
+    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
+    cd c;
+    double energy = 0;
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+        const unsigned chip = m110d_wn0_walsh_chip(dibit, j) +
+                              trinomial[(first + j) % m110d_trinomial_period];
+        c += cd(walsh[j]) * std::conj(cd(psk8(chip)));
+        energy += std::norm(walsh[j]);
+    }
+    walsh_match +=
+        energy > 0 ? c.real() / std::sqrt(m110d_walsh_data_chips * energy) : 0.0;
+    walsh.clear();
+    return in_block + 1 == mode->frames_per_block;
+}
+
+void m110d_receiver::state::keep_for_passes(uint64_t k)
+{
+    if (mode->wn == 0 || cfg.decoder_passes < 2)
+        return;
+    const m110d_symbol_role role = m110d_role_after_preamble(*mode, k - preamble_end);
+    if (role.kind == m110d_symbol_kind::data && role.position == 0 &&
+        role.frame % mode->frames_per_block == 0) {
+        // The state the block starts from (a slip just before it is in it).
+        block_pass.begin(*equaliser, timing_shift, k);
+        pending_slip = 0;
+    }
+    if (block_pass.active()) {
+        block_pass.add(window, pending_slip);
+        pending_slip = 0;
+    }
+}
+
+void m110d_receiver::state::second_pass()
+{
+    // The block decoded as it stands and coded again; equalised once more with those
+    // symbols in place of the equaliser's decisions, for new LLRs.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110d_block_channel_bits(
+        *mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
+    const uint64_t first = block_pass.first_symbol() - preamble_end;
+    size_t bit = 0;
+    block_pass.replay(
+        *equaliser,
+        [](size_t, channel_tracking_equaliser&, int64_t) {},
+        [&](size_t i, cd z, double variance) {
+            const cd decision =
+                demapper->demap_to(z,
+                                   m110d_role_after_preamble(*mode, first + i).position,
+                                   variance,
+                                   &channel[bit],
+                                   &block_llr[bit]);
+            bit += demapper->bits_per_symbol();
+            return decision;
+        });
+}
+
+void m110d_receiver::state::decode_block()
+{
+    decoder->decode(block_llr.data(), bits);
+    block_llr.clear();
+    for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
+         ++eom_searched)
+        if (bits_word(bits, eom_searched) == m110d_eom)
+            eom_at = eom_searched;
+    block_decoded = true;
+}
+
+bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
+{
+    for (;;) {
+        if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
+            timing_checked != symbol) {
+            timing_checked = symbol;
+            pending_slip += follow_serial_tone_channel(
+                input, *equaliser, start + symbol * sps, timing_shift);
+        }
+        if (!serial_tone_window(
+                input, start, symbol, *equaliser, timing_shift, window, presence))
+            return false;
+        const uint64_t k = symbol++;
+        if (k >= preamble_end)
+            keep_for_passes(k);
+        const cd z = equaliser->equalise(window.data());
+        const std::vector<cf>& known = burst_alignment->known;
+        if (k < known_symbols) {
+            commit(z, cd(known[k]), true);
+            known_error += std::norm(z - cd(known[k]));
+            if (k >= walsh_chips)
+                field_chips.push_back(cf(z));
+            if (k + 1 == known_symbols) // 160 chips: the moving average has not forgotten
+                                        // its start
+                presence.seed_noise(
+                    known_error /
+                    std::max(1.0, double(known_symbols) - equaliser->channel_symbols()));
+            continue;
+        }
+        if (k < preamble_end) {
+            // A WID chip: its PN point, or the opposite.
+            field_chips.push_back(cf(z));
+            commit(
+                z,
+                antipodal_decision(z, cd(burst_alignment->wid_base[k - known_symbols])),
+                false);
+            if (k + 1 == preamble_end && !read_fields()) {
+                ++refused;
+                mode.reset();
+                restart_search(start + uint64_t(refused_skip) * sps);
+                return true;
+            }
+            continue;
+        }
+        if (double(k - preamble_end) / mode->symbol_rate() > cfg.max_burst_s) {
+            end_burst(false, done);
+            return true;
+        }
+        const m110d_symbol_role role = m110d_role_after_preamble(*mode, k - preamble_end);
+        bool block_end = false, matched = false;
+        if (mode->wn == 0) {
+            block_end = wn0_chip(z, role);
+            if (block_llr.size() == decoder->channel_bits())
+                decode_block();
+            if (block_end) {
+                matched = walsh_match >= wn0_match * mode->frames_per_block;
+                walsh_match = 0;
+            }
+        } else if (role.kind == m110d_symbol_kind::data) {
+            float llr[serial_tone_demapper::max_bits_per_symbol];
+            const double variance = std::max(1e-3, equaliser->estimate_variance());
+            const cd decision = demapper->demap(z, role.position, variance, llr);
+            commit(z, decision, false);
+            block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
+            if (block_llr.size() == decoder->channel_bits()) {
+                for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active();
+                     ++pass)
+                    second_pass();
+                block_pass.end();
+                decode_block();
+            }
+        } else {
+            const cd sent(m110d_probe_point(*mode, role));
+            if (block_pass.active())
+                block_pass.known(sent);
+            presence.add_probe(z, sent);
+            commit(z, sent, true);
+            block_end = role.frame >= 0 && role.position + 1 == mode->probe_symbols &&
+                        (role.frame + 1) % mode->frames_per_block == 0;
+            matched = block_end && presence.probes_match();
+        }
+        if (eom_at != no_eom) {
+            end_burst(true, done);
+            return true;
+        }
+        if (block_end && presence.block_says_lost(matched)) {
+            end_burst(false, done);
+            return true;
+        }
+        if (cfg.deliver_per_block && block_decoded)
+            hand_on_decoded(done);
+    }
+}
+
+m110d_burst m110d_receiver::state::report() const
+{
+    m110d_burst burst;
+    burst.mode = mode->name();
+    burst.start_sample = start;
+    burst.frequency_offset_hz = input.offset_hz();
+    // The signal's mean power, as a channel's SNR is measured.
+    burst.snr_db = presence.snr_db(m110d_frame_power(*mode));
+    burst.least_reliability = 0;
+    return burst;
+}
+
+void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
+{
+    if (!mode) { // cut while its WID was read: nothing to report
+        restart_search(start + uint64_t(preamble_end) * sps);
+        return;
+    }
+    m110d_burst burst = report();
+    burst.eom = eom;
+    burst.bytes_bad = !eom;
+    burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
+    done.push_back(std::move(burst));
+    // After the EOM's block the transmission ends with its last frame's probe.
+    uint64_t next = symbol;
+    if (eom && mode->wn != 0) {
+        const m110d_symbol_role role =
+            m110d_role_after_preamble(*mode, next - preamble_end);
+        if (role.kind == m110d_symbol_kind::probe)
+            next += mode->probe_symbols - role.position;
+    }
+    // A new preamble may have begun where the watch has not looked yet.
+    uint64_t from = start + next * sps;
+    if (candidate >= start + uint64_t(preamble_end) * sps)
+        from = std::min(from, peak.open ? peak.at : candidate);
+    mode.reset();
+    restart_search(from);
+}
+
+void m110d_receiver::state::hand_on_decoded(std::vector<m110d_burst>& done)
+{
+    block_decoded = false;
+    std::vector<uint8_t> bytes =
+        streamed.take(bits, eom_searched, cfg.msb_first); // no EOM starts before
+    if (bytes.empty())
+        return;
+    m110d_burst piece = report();
+    piece.bytes = std::move(bytes);
+    piece.continues = true;
+    done.push_back(std::move(piece));
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

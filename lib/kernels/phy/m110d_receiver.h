@@ -1,0 +1,142 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* STANAG 5069 receiver (MIL-STD-188-110D Appendix D) at 3 kHz, WN0-WN13: complex
+ * baseband at 9600 Hz (from serial_tone_frontend, as for App C: 2400 Bd on an 1800 Hz
+ * carrier) to decoded bursts. The serial-tone machinery is the App C receiver's
+ * (serial_tone_*.h, channel_tracking_equaliser.h); constants and readings
+ * m110d_waveform.h, the receive elements after the equaliser m110d_decoder.h.
+ *
+ * Stages:
+ *   1. Search: a differential correlation (differential_correlator, blind to the
+ *      carrier offset) against the 160 chips every preamble ends its known part with:
+ *      the last Walsh symbol of the last super-frame's fixed section (dibit 3 whether M
+ *      is 1 or more, PN[0..31] under either PN alignment at 3 kHz) and that super-frame's
+ *      count field, whose count is 0. The TLC section and earlier super-frames are not
+ *      needed. A z-score threshold (4.0); the count field of 0 is its PN four times
+ *      over, so the correlation has side peaks 32, 64 and 96 chips either side of the
+ *      true one: the largest within 98 chips is taken. Its angle is the coarse offset.
+ *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
+ *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
+ *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
+ *      chip decided as its PN point or the opposite: Walsh chips are 0 or 4), then the
+ *      count and WID fields read (m110d_read_fields, under the configured PN alignment
+ *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
+ *      interleaver and constraint length. A count other than 0, a failed check bit, a
+ *      reserved WN (14, 15) or a WN/interleaver pair App D lacks (WN0 US) is refused
+ *      (refused_preambles()) and the search goes on.
+ *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
+ *      tracker taking the mini-probes as known symbols and the data decisions (nearest
+ *      point the scrambled symbol may take) with the decision weight; max-log LLRs
+ *      (m110d_demapper) scaled by the equaliser's error variance; each interleaver
+ *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
+ *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
+ *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
+ *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
+ *      demapped as a Walsh symbol (m110d_wn0_demap), one pass. Frequency loop and T/2
+ *      timing slips as in the App C receiver (follow_serial_tone_channel).
+ *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
+ *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
+ *      were read); at a new preamble (searched for through the burst); or at
+ *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found. A
+ *      new preamble cuts a burst at z 5.5, or under that once its count and WID read as
+ *      a preamble's (on one complex gain over its known chips): fading data cross the
+ *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
+ *      so).
+ * Not (yet) here, which the App C receiver has: the channel interpolated between
+ * probes, backward equalisation of suspect frames, a block reliability measure
+ * (bytes_bad is set for a burst without its EOM only), a late start on a missed
+ * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
+ * integrated over TLC blocks and earlier super-frames. */
+#ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
+#define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
+
+#include "m110c_receiver.h"
+#include "m110d_waveform.h"
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+struct m110d_receiver_config {
+    // z-score of the preamble correlation. Under the App C receiver's 5.5: equal static
+    // paths share the differential correlation (three: z about 4.2 at high SNR, D-LXV's
+    // 0/2/4.5 ms), and WN2 at its D-LXIV row needs it. Noise alone crosses 4.0 about
+    // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
+    // count and WID checks).
+    double detection_threshold = 4.0;
+    unsigned max_delay_spread_symbols =
+        13;                   // longest channel the equaliser spans (5.4 ms)
+    double forgetting = 0.97; // channel tracker (see m110c_receiver_config)
+    unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
+    double decision_weight = 0.5;           // of a decided symbol in the tracker
+    // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the
+    // tracked channel between them (as the App C receiver's 64QAM).
+    unsigned qam64_solve_interval = 12;
+    // N > 1 (WN1-WN13): each interleaver block is equalised N - 1 times more, each time
+    // with the decoder's decisions from the pass before in place of the equaliser's own
+    // (serial_tone_block_pass, as the App C receiver); 1: one pass.
+    unsigned decoder_passes = 2;
+    bool msb_first = false;    // byte bit order (as the transmitter's)
+    double max_burst_s = 3600; // a burst longer than this is cut
+    // The `?` readings: PN alignment and WID parity for the preamble, scrambler and
+    // tail-biting start for the data (the transmitter's must match).
+    m110d_readings readings;
+    // true: the preamble's PN alignment and WID parity reading are found from the signal
+    // (both alignments searched for, at twice the search's cost; the fields read under
+    // both parities, the one whose checks pass with the larger correlation taken, the
+    // configured one on a tie); false: the configured ones only. The data's scrambler
+    // and tail-biting readings are the configured ones either way.
+    bool find_preamble_readings = false;
+    // Hand on the user bytes each interleaver block completes as soon as it is decoded
+    // (pieces with `continues`); the burst's last entry has the rest. False: one entry
+    // per burst.
+    bool deliver_per_block = false;
+};
+
+// As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160
+// chips the search matches), offset, SNR (the signal's mean power over the noise on the
+// known symbols, 3 kHz), bytes before the EOM, eom, bytes_bad (no EOM), continues (a
+// piece, deliver_per_block). unreliable_blocks and least_reliability stay 0.
+using m110d_burst = m110c_burst;
+
+class m110d_receiver
+{
+public:
+    static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd (3 kHz)
+
+    // Throws std::invalid_argument naming a bad forgetting, decision_weight, solve
+    // interval or decoder_passes.
+    explicit m110d_receiver(const m110d_receiver_config& config = {});
+    ~m110d_receiver();
+    m110d_receiver(const m110d_receiver&) = delete;
+    m110d_receiver& operator=(const m110d_receiver&) = delete;
+
+    // Feeds n baseband samples (non-finite ones taken as 0); bursts that end here are
+    // appended to `done`.
+    void process(const std::complex<float>* x, size_t n, std::vector<m110d_burst>& done);
+    // True from a detection until its burst ends (or its preamble is refused).
+    bool carrier_detected() const;
+    uint64_t samples() const;
+    // Preambles detected whose count or WID fields were refused (failed checks, a
+    // reserved WN, a mode App D lacks).
+    uint64_t refused_preambles() const;
+
+private:
+    struct state;
+    std::unique_ptr<state> d;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

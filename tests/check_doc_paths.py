@@ -51,6 +51,8 @@ def candidates(text):
     for token in CODE.findall(text) + LINK.findall(text):
         token = token.split("#")[0].rstrip(".,:;")
         token = re.sub(r":\d+(-\d+)?$", "", token)  # file.cc:120
+        if token.rstrip("/") in ("../shared", "shared"):  # the shared directory itself
+            continue
         if not token or token.startswith(SKIP_PREFIXES) or not PATHLIKE.match(token):
             continue
         if "NAME" in token:  # a template: `lib/NAME_impl.cc`

@@ -19,18 +19,7 @@ import math
 import statistics
 import sys
 
-from gnuradio.hfstack import anchors, sim
-
-
-def utilization(rate, size, ber, seed, node_options, payload="random", compress=False):
-    c = sim.scenario_config()
-    c.mode, c.duration_s, c.seed = f"{rate}S", 100 * 3600.0, seed
-    c.node_options = node_options
-    channel = sim.channel_config()
-    channel.ber = ber
-    c.channel = channel
-    (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress)
-    return 100 * size * 8 / (sim.nominal_bps(c.mode) * seconds) if confirmed else math.nan
+from gnuradio.hfstack import anchors
 
 
 def main(argv=None):
@@ -46,7 +35,8 @@ def main(argv=None):
         p.error("--seeds and --size must be positive, --ber in [0, 1)")
     figures = []
     for seed in range(1, args.seeds + 1):
-        u = utilization(args.rate, args.size, args.ber, seed, args.node_options)
+        u = anchors.pep_transfer_utilization(f"{args.rate}S", args.size, seed, args.ber,
+                                             args.node_options)
         figures.append(u)
         print(f"pep {args.rate} bps {args.size} bytes, BER {args.ber:g}, seed {seed}: {u:.1f} %")
     done = [u for u in figures if not math.isnan(u)]

@@ -119,20 +119,29 @@ def _ip_exchange(mode, kind, requests):
     return measure
 
 
-# The HF-PEP's nodes (both this stack): ARQ data ride with the link request, as the
-# real-time test bed's nodes (pep_testbed.NODE_OPTIONS).
+# The HF-PEP's nodes (both this stack): ARQ data ride with the link request, in the
+# simulator's rows and on the real-time test bed (pep_testbed) alike.
 PEP_NODE_OPTIONS = "data_with_link_request=true"
+
+
+def pep_transfer_utilization(mode, size, seed, ber=0.0, node_options=PEP_NODE_OPTIONS,
+                             payload="random", compress=False):
+    """Utilisation of one PEP transfer of `size` bytes on a fresh link, in virtual time:
+    size x 8 / (rate x seconds); NaN if it was never confirmed."""
+    c = sim.scenario_config()
+    c.mode, c.duration_s, c.seed = mode, 100 * 3600.0, seed
+    c.node_options = node_options
+    if ber:
+        channel = sim.channel_config()
+        channel.ber = ber
+        c.channel = channel
+    (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress)
+    return 100 * size * 8 / (sim.nominal_bps(mode) * seconds) if confirmed else math.nan
 
 
 def _pep_transfer(mode, size, payload="random", compress=False):
     """Utilisation of one PEP transfer of `size` bytes: size x 8 / (rate x seconds)."""
-    def measure(seed):
-        c = sim.scenario_config()
-        c.mode, c.duration_s, c.seed = mode, 100 * 3600.0, seed
-        c.node_options = PEP_NODE_OPTIONS
-        (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress)
-        return 100 * size * 8 / (sim.nominal_bps(mode) * seconds) if confirmed else math.nan
-    return measure
+    return lambda seed: pep_transfer_utilization(mode, size, seed, payload=payload, compress=compress)
 
 
 def _rcop_pause_cost(mode, delay):

@@ -26,13 +26,15 @@ import subprocess
 import sys
 import tempfile
 
+from .anchors import PEP_NODE_OPTIONS
 from .ip_testbed import namespaces, run
 from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 FAR = "10.78.0.2"
-# Both ends run this stack: ARQ data ride with the link request (docs/pep.md).
-NODE_OPTIONS = "data_with_link_request=true"
+# Both ends run this stack: ARQ data ride with the link request (docs/pep.md), as in
+# the simulator's section D rows.
+NODE_OPTIONS = PEP_NODE_OPTIONS
 GATEWAY, CLIENT = "10.80.0.1", "10.80.0.2"   # the near namespace and the client host
 
 

@@ -255,11 +255,10 @@ std::vector<modem_event> emulated_modem::poll(double now)
             if (it == d_receptions.end() || it->second.destroyed)
                 break;
             reception& r = it->second;
+            const size_t from = r.bytes_delivered();
             const size_t end = r.piece_ends.at(r.pieces_delivered++);
             ev.type = modem_event::kind::burst;
-            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered),
-                           r.burst.data.begin() + long(end));
-            r.bytes_delivered = end;
+            ev.data.assign(r.burst.data.begin() + long(from), r.burst.data.begin() + long(end));
             ev.info.mode = r.burst.mode;
             ev.info.snr_db = r.path->config().snr_db;
             ev.info.burst_continues = true;
@@ -283,7 +282,7 @@ std::vector<modem_event> emulated_modem::poll(double now)
                 }
                 break;
             }
-            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered), r.burst.data.end());
+            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered()), r.burst.data.end());
             d_stats.bits_flipped += r.bits_flipped;
             ++d_stats.bursts_delivered;
             out.push_back(std::move(ev));

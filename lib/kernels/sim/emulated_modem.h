@@ -142,7 +142,7 @@ private:
         size_t bits_flipped = 0; // errors already applied to burst.data
         std::vector<size_t> piece_ends; // bytes delivered by each piece before the last
         size_t pieces_delivered = 0;
-        size_t bytes_delivered = 0;
+        size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }
         bool destroyed = false;
         bool carrier_on = false;
     };

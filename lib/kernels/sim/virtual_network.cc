@@ -430,9 +430,9 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
                                          b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
     }
+    const size_t from = r.bytes_delivered();
     const size_t end = last ? r.data.size() : r.piece_ends.at(r.pieces_delivered++);
-    const dl::bytes piece(r.data.begin() + long(r.bytes_delivered), r.data.begin() + long(end));
-    r.bytes_delivered = end;
+    const dl::bytes piece(r.data.begin() + long(from), r.data.begin() + long(end));
     if (last) {
         ++n.stats.bursts_delivered;
         n.stats.bytes_delivered += r.data.size();

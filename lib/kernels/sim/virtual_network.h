@@ -225,7 +225,7 @@ private:
         size_t bits_flipped = 0;
         std::vector<size_t> piece_ends;
         size_t pieces_delivered = 0;
-        size_t bytes_delivered = 0;
+        size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }
     };
     struct interval {
         double start, end;

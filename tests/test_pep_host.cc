@@ -7,6 +7,7 @@
 /* Transfers through two HF-PEPs in virtual time (traffic/pep_host.h): the section D
  * measurement of anchors.md, connect, send N bytes, wait for the confirmation, close,
  * on the simulated network with the real node and PEP kernels. */
+#include "dl/dpdu.h"
 #include "sim/scenario.h"
 #include "traffic/pep_host.h"
 
@@ -32,7 +33,7 @@ TEST(PepHost, TransfersAreConfirmedAndTakeTheLinksTime)
         sim::scenario_config c;
         c.mode = "9600S";
         c.duration_s = 3600;
-        const auto r = run_pep_transfers(c, bytes, 2, pep_payload::random, false);
+        const auto r = run_pep_transfers(c, bytes, 2, pep_payload::random, false).client;
         ASSERT_EQ(r.transfers.size(), 2u) << bytes;
         for (const auto& t : r.transfers) {
             EXPECT_TRUE(t.confirmed) << bytes;
@@ -49,9 +50,39 @@ TEST(PepHost, CompressionShortensTextTransfers)
     sim::scenario_config c;
     c.mode = "1200S";
     c.duration_s = 7200;
-    const auto plain = run_pep_transfers(c, 20000, 1, pep_payload::text, false);
-    const auto packed = run_pep_transfers(c, 20000, 1, pep_payload::text, true);
+    const auto plain = run_pep_transfers(c, 20000, 1, pep_payload::text, false).client;
+    const auto packed = run_pep_transfers(c, 20000, 1, pep_payload::text, true).client;
     ASSERT_TRUE(plain.transfers.at(0).confirmed);
     ASSERT_TRUE(packed.transfers.at(0).confirmed);
     EXPECT_LT(packed.transfers[0].total_s * 2, plain.transfers[0].total_s);
+}
+
+// A bulk transfer on a clean 9600 bps link: after the first (probing) exchange, a data
+// transmission is the whole ARQ window (127 D_PDUs) of full 1023-byte segments, as SLEP
+// cuts C_PDUs of exactly two segments and the node does not shorten segments to pack
+// an air time the window ends first.
+TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
+{
+    sim::scenario_config c;
+    c.mode = "9600S";
+    c.duration_s = 3600;
+    c.node_options = "data_with_link_request=true";
+    c.trace = true;
+    const auto r = run_pep_transfers(c, 400000, 1, pep_payload::random, false);
+    ASSERT_TRUE(r.client.transfers.at(0).confirmed);
+    std::vector<const sim::transmission_record*> from_client;
+    for (const auto& t : r.transmissions)
+        if (t.node == 0)
+            from_client.push_back(&t);
+    ASSERT_GE(from_client.size(), 3u);
+    const auto& bulk = *from_client[1];
+    size_t full = 0, off = 0;
+    for (size_t sz : bulk.dpdu_sizes) {
+        const auto d = dl::decode_dpdu(bulk.burst.data() + off, sz);
+        ASSERT_TRUE(d.ok());
+        full += d.value.segment.size() == dl::max_segment_size;
+        off += sz;
+    }
+    EXPECT_GE(full, 126u);
+    EXPECT_GT(bulk.air_time_s, 100.0); // was 74.6 s with 2048-byte U_PDUs
 }

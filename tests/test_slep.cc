@@ -204,6 +204,30 @@ TEST(Slep, StreamOpensWithItsRequestAndCarriesAnAnswerBothWays)
     EXPECT_EQ(l.a->counters().retransmissions + l.b->counters().retransmissions, 0u);
 }
 
+// Bulk stream PDUs are cut at stream_updu_bytes (2042 by default: with the node's C_PDU
+// and S_PDU headers, two whole 1023-byte D_PDU segments), never at the node's 2048.
+TEST(Slep, BulkStreamPdusMakeWholeDpduSegments)
+{
+    for (size_t cap : { size_t(2042), size_t(1000) }) {
+        slep_config c;
+        c.stream_updu_bytes = cap;
+        slep_pair l(c);
+        l.b->listen(80);
+        const auto s = l.a->open(2, 80, 1, {}, false, false, l.now);
+        const bytes data = pattern(20000, 3);
+        EXPECT_EQ(l.a->write(s, data.data(), data.size(), l.now), data.size());
+        size_t full = 0;
+        for (const auto& p : l.a->take_actions().to_sis) {
+            ASSERT_LE(p.payload.size(), cap);
+            full += p.payload.size() == cap;
+        }
+        EXPECT_GE(full, 20000 / cap - 1) << cap;
+    }
+    slep_config bad;
+    bad.stream_updu_bytes = 100;
+    EXPECT_THROW(slep{ bad }, std::invalid_argument);
+}
+
 // Link breaks (30 % of U_PDUs rejected undelivered, 10 % delivered yet reported
 // rejected so they are sent again) and reordered deliveries: every byte arrives once
 // and in order, both ways, over several seeds.

@@ -408,7 +408,7 @@ struct node_engine::impl {
 
     // The segment size the link's losses call for (segment_size_policy.h), lowered so
     // that whole D_PDUs fill a transmission of max_s (at 75 bps one 1023-byte segment
-    // would leave 10 % of it empty).
+    // would leave 10 % of it empty) unless the ARQ window fills first.
     size_t adaptive_segment(const peer_state& p, const phy::waveform_timing& phy, double max_s,
                             size_t overhead) const
     {
@@ -423,6 +423,8 @@ struct node_engine::impl {
         if (capacity <= overhead + 1)
             return best;
         const size_t frames = (capacity + best + overhead - 1) / (best + overhead);
+        if (frames > cfg.arq_window)
+            return best; // the window, not the air time, ends the transmission
         const size_t packed = capacity / frames;
         return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
     }

@@ -36,6 +36,8 @@ slep::slep(slep_config config) : d_cfg(config)
     if (d_cfg.send_buffer < 1024 || d_cfg.max_outstanding_bytes == 0)
         throw std::invalid_argument("slep: send_buffer must be at least 1024 and "
                                     "max_outstanding_bytes > 0");
+    if (d_cfg.stream_updu_bytes < 128)
+        throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
     // those its former self may still have in flight.
     d_next_number = d_cfg.incarnation << 16;
@@ -111,7 +113,10 @@ const slep::stream_state* slep::find(slep_stream key) const
     return it == d_streams.end() ? nullptr : &it->second;
 }
 
-size_t slep::max_segment(slep_type t) const { return d_mtu - slep_header_size(t); }
+size_t slep::max_segment(slep_type t) const
+{
+    return std::min(d_mtu, d_cfg.stream_updu_bytes) - slep_header_size(t);
+}
 
 bool slep::room() const
 {

@@ -66,6 +66,10 @@ struct slep_config {
     double time_wait_s = 1800; // an ended stream's late duplicates are dropped this long
     bool in_order = true;      // ask 5066 for in-order delivery of stream PDUs
     uint8_t priority = 0;      // 5066 priority of stream PDUs unless the stream says
+    // Largest stream PDU (U_PDU) cut, below the node's MTU: 2042 bytes make a C_PDU (its
+    // 1-byte header, the S_PDU's 3) of exactly two 1023-byte D_PDU segments, where 2048
+    // would leave a 6-byte third one costing a D_PDU header and an ARQ window slot.
+    size_t stream_updu_bytes = 2042;
 };
 
 // A stream as the application names it: (peer node, who opened it, number).
@@ -130,7 +134,8 @@ struct slep_stream_info {
 class slep
 {
 public:
-    // Throws std::invalid_argument: sap > 15, incarnation 0, window < slep_initial_window.
+    // Throws std::invalid_argument: sap > 15, incarnation 0, window < slep_initial_window,
+    // stream_updu_bytes < 128.
     explicit slep(slep_config config);
 
     void start(double now); // S_BIND_REQUEST; call when the SIS connection is up

@@ -112,6 +112,8 @@ struct transmission_record {
     size_t bytes = 0;
     size_t dpdus = 0;
     double air_time_s = 0;
+    dl::bytes burst;                // the D_PDUs themselves, back to back
+    std::vector<size_t> dpdu_sizes; // their boundaries, in order
 };
 
 struct scenario_result {

@@ -165,7 +165,7 @@ void pep_host::collect(double now)
     }
 }
 
-pep_host_report run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
+pep_run_result run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
                                   pep_payload payload, bool compress)
 {
     base.test = sim::test_kind::none;
@@ -189,8 +189,8 @@ pep_host_report run_pep_transfers(sim::scenario_config base, size_t bytes, unsig
         out.push_back(std::make_unique<lent_application<pep_host>>(hosts[node]));
         return out;
     };
-    sim::run_scenario(base);
-    return hosts[0]->report();
+    auto r = sim::run_scenario(base);
+    return { hosts[0]->report(), std::move(r.transmissions) };
 }
 
 } // namespace traffic

@@ -49,6 +49,11 @@ struct pep_host_report {
     uint64_t served = 0; // server: connections answered
 };
 
+struct pep_run_result {
+    pep_host_report client;                          // node 0's host
+    std::vector<sim::transmission_record> transmissions; // when `base.trace`
+};
+
 class pep_host : public sis_application
 {
 public:
@@ -88,7 +93,7 @@ private:
 // Node 0's host makes `transfers` transfers of `bytes` to node 1's server through the
 // two proxies (`compress`: DEFLATE on the streams). `base` gives mode, channel, seed;
 // its test becomes none.
-pep_host_report run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
+pep_run_result run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
                                   pep_payload payload, bool compress);
 
 } // namespace traffic

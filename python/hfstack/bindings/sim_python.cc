@@ -265,7 +265,7 @@ void bind_sim(py::module& m)
                   payload == "text" ? traffic::pep_payload::text : traffic::pep_payload::random,
                   compress);
               py::list out;
-              for (const auto& t : r.transfers)
+              for (const auto& t : r.client.transfers)
                   out.append(py::make_tuple(t.total_s, t.confirmed));
               return out;
           },

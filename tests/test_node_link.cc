@@ -116,6 +116,55 @@ TEST_F(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)
     EXPECT_GT(ca.link_failures + ca.response_timeouts, 0u);
 }
 
+// Every answer of b is lost (a hears its carrier but no D_PDU survives). a repeats
+// its data at the response deadline after the first lost answer, without the random
+// back-off a new exchange draws, and backs off only when answers are lost in a row.
+TEST_F(NodeLink, ALostAnswerIsRepeatedAtOnceAndOnlyLossesInARowBackOff)
+{
+    node_config ca = node_at(1), cb = node_at(2);
+    for (auto* c : { &ca, &cb }) {
+        c->channel_access.backoff_min_s = 20;
+        c->channel_access.backoff_max_s = 25;
+    }
+    a = net.add_node(ca);
+    b = net.add_node(cb);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes(100, 1)));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    net.run_until(net.now() + 5); // the exchange is over
+
+    struct burst { size_t node; double start, end; };
+    std::vector<burst> bursts;
+    net.on_transmission([&](size_t k, const node_transmission& t) {
+        bursts.push_back({ k, net.now(), net.now() + t.air_time_s });
+    });
+    channel_config garbled;
+    garbled.ber = 0.05;
+    net.set_channel(b, a, garbled);
+    net.client_send(a, 1, unidata(2, bytes(500, 2)));
+    auto from_a = [&] {
+        return std::count_if(bursts.begin(), bursts.end(), [&](const burst& x) { return x.node == a; });
+    };
+    ASSERT_TRUE(net.run_until([&] { return from_a() >= 3; }, 3600));
+    // a, b (lost), a again, b (lost), a again.
+    std::vector<burst> seq;
+    for (const auto& x : bursts)
+        if (seq.empty() || seq.back().node != x.node)
+            seq.push_back(x);
+    ASSERT_GE(seq.size(), 5u);
+    ASSERT_EQ(seq[0].node, a);
+    ASSERT_EQ(seq[1].node, b);
+    ASSERT_EQ(seq[2].node, a);
+    ASSERT_EQ(seq[3].node, b);
+    ASSERT_EQ(seq[4].node, a);
+    const double margin = node_config{}.response_margin_s;
+    EXPECT_LT(seq[2].start - seq[1].end, margin + 5.0);  // no 20-25 s back-off
+    EXPECT_GE(seq[4].start - seq[3].end, 20.0);          // two in a row: backed off
+    EXPECT_GE(net.node(a).counters().response_timeouts, 2u);
+}
+
 TEST_F(NodeLink, TtlExpiryRejectsWhatCouldNotBeDelivered)
 {
     add_two_nodes();

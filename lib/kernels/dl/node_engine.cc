@@ -1312,7 +1312,10 @@ struct node_engine::impl {
             end_exchange(*p);
             p->consecutive_timeouts += 1;
             counters.response_timeouts += 1;
-            hold_off_retry();
+            // One lost answer: send again at once (the called side's longer wait keeps the
+            // pair from answering together). Timeouts in a row may be collisions: back off.
+            if (p->consecutive_timeouts > 1)
+                hold_off_retry();
             if (p->consecutive_timeouts >= cfg.max_response_timeouts && link_up(addr)) {
                 // The node stopped answering: give the link up; data stays queued and
                 // the link is made again when it answers.
@@ -1500,6 +1503,11 @@ struct node_engine::impl {
                 p->warning_owed)
                 return true;
             if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
+                return true;
+            // The first repeat after a lost answer continues the exchange; it does not
+            // contend for the channel as a new one would (check_response_timeouts).
+            if (p->consecutive_timeouts == 1 && !p->awaiting_response && link_up(addr) &&
+                has_link_work(addr))
                 return true;
         }
         // Answers to the peer's CAS C_PDUs go at once; our own requests and breaks are

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace gr::hfstack;
 using namespace gr::hfstack::dl;
 
@@ -110,4 +112,32 @@ TEST(transmission, linear_limit_matches_the_air_time)
     EXPECT_EQ(most, 2760u); // (10 - 0.8) s x 300 bytes/s
     EXPECT_LE(air_time(w, most), 10.0);
     EXPECT_GT(air_time(w, most + 1), 10.0);
+}
+
+// The budget of one transmission (dl::transmission_budget): D_PDUs go in while the
+// burst stays within max_s, each stamped with our address; the room left for payload
+// is what still fits after the headers.
+TEST(transmission, budget_takes_dpdus_while_the_burst_fits)
+{
+    const phy::waveform_timing phy{ 0.6, 1200.0, 0.6 }; // 150 bytes a second, 1.2 s fixed
+    transmission_budget b(phy, 3.2, 7);      // 2 s of bytes: 300
+    EXPECT_EQ(b.room(0), 300u);
+    EXPECT_EQ(b.room(16), 284u);
+    dpdu d;
+    d.type = dpdu_type::data_only;
+    d.destination = 9;
+    d.segment = bytes(100, 0xAA);
+    const size_t n = encoded_size(d);
+    ASSERT_TRUE(b.add(d));
+    ASSERT_TRUE(b.add(d));
+    EXPECT_EQ(b.bytes(), 2 * n);
+    EXPECT_EQ(b.room(0), 300 - 2 * n);
+    EXPECT_FALSE(b.fits(300 - 2 * n + 1));
+    EXPECT_FALSE(b.add(d)); // a third would not fit: nothing added
+    ASSERT_EQ(b.frames().size(), 2u);
+    for (const auto& f : b.frames())
+        EXPECT_EQ(f.source, 7u);
+    EXPECT_EQ(b.room(1000), 0u);
+    EXPECT_THROW(transmission_budget(phy, 0, 7), std::invalid_argument);
+    EXPECT_THROW(transmission_budget(phy, std::nan(""), 7), std::invalid_argument);
 }

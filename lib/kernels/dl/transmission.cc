@@ -7,6 +7,7 @@
 #include "transmission.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace gr {
 namespace hfstack {
@@ -56,6 +57,34 @@ size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::wavef
         ++n;
     }
     return n;
+}
+
+transmission_budget::transmission_budget(const phy::waveform_timing& phy, double max_s,
+                                         uint32_t source)
+    : d_phy(phy), d_max_s(max_s), d_source(source)
+{
+    if (!(max_s > 0) || !std::isfinite(max_s))
+        throw std::invalid_argument("transmission_budget: max_s must be a positive number of seconds");
+}
+
+bool transmission_budget::fits(size_t more) const { return air_time(d_phy, d_bytes + more) <= d_max_s; }
+
+bool transmission_budget::add(dpdu d)
+{
+    d.source = d_source;
+    const size_t n = encoded_size(d);
+    if (!fits(n))
+        return false;
+    d_bytes += n;
+    d_frames.push_back(std::move(d));
+    return true;
+}
+
+size_t transmission_budget::room(size_t overhead) const
+{
+    const size_t most = phy::max_bytes_within(d_phy, d_max_s);
+    const size_t left = most > d_bytes ? most - d_bytes : 0;
+    return left > overhead ? left - overhead : 0;
 }
 
 } // namespace dl

@@ -14,6 +14,7 @@
 #include "dpdu.h"
 #include "phy/transmission_time.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace gr {
@@ -40,6 +41,36 @@ void stamp_eot(std::vector<dpdu>& burst, const phy::waveform_timing& phy);
 // the first fits at all; 0 if even the first does not.
 size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::waveform_timing& phy,
                       double max_seconds = default_max_transmission_s);
+
+// The D_PDUs of one transmission as it is built, within its longest air time: whether
+// more fits, the payload room left after some header bytes, and the frames so far.
+class transmission_budget
+{
+public:
+    // Throws std::invalid_argument when max_s is not a positive number of seconds.
+    transmission_budget(const phy::waveform_timing& phy, double max_s, uint32_t source);
+
+    // `more` bytes after those already in keep the burst within max_s.
+    bool fits(size_t more) const;
+    // Appends `d` with our address as its source if it fits; else adds nothing.
+    bool add(dpdu d);
+    // Payload bytes that still fit, after `overhead` bytes of headers.
+    size_t room(size_t overhead) const;
+
+    const phy::waveform_timing& phy() const { return d_phy; }
+    double max_s() const { return d_max_s; }
+    size_t bytes() const { return d_bytes; }
+    // In order; the caller may still stamp fields (EOW, EOT) that keep their sizes.
+    std::vector<dpdu>& frames() { return d_frames; }
+    const std::vector<dpdu>& frames() const { return d_frames; }
+
+private:
+    phy::waveform_timing d_phy;
+    double d_max_s;
+    uint32_t d_source;
+    std::vector<dpdu> d_frames;
+    size_t d_bytes = 0;
+};
 
 } // namespace dl
 } // namespace hfstack

@@ -1,0 +1,441 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The node engine's state (node_engine::impl), shared by the files that implement it,
+ * one concern each: node_engine.cc (construction, peers, the public interface),
+ * node_engine_clients.cc (SIS clients), node_engine_reception.cc (bursts in, ARQ and
+ * non-ARQ delivery, RESET/WIN-RESYNC), node_engine_links.cc (CAS, hard links, time-outs,
+ * idle links), node_engine_transmit.cc (turn taking and building a transmission) and
+ * node_engine_service.cc (the service loop and its deadline). Internal to the kernels. */
+#ifndef HFSTACK_KERNELS_DL_NODE_ENGINE_IMPL_H
+#define HFSTACK_KERNELS_DL_NODE_ENGINE_IMPL_H
+
+#include "node_engine.h"
+
+#include "cpdu.h"
+#include "segment_size_policy.h"
+#include "spdu.h"
+
+#include <unordered_map>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+struct node_engine::impl {
+    static constexpr double inf = std::numeric_limits<double>::infinity();
+    // Annex C WARNING reason: a connection-related D_PDU arrived while not connected.
+    static constexpr uint8_t warning_not_connected = 1;
+    // ACK-ONLY D_PDU with a full selective-ack map, for answer-time estimates.
+    static constexpr size_t typical_answer_bytes = 40;
+    // Bound on requests waiting for a client-level delivery confirmation per peer.
+    static constexpr size_t max_awaiting_client_confirm = 4096;
+    // State kept for a node we have nothing pending with is forgotten after this long
+    // (the next contact starts with a window reset), so nodes heard once cost nothing.
+    static constexpr double forget_idle_peer_s = 3600.0;
+
+    static bool is_group(uint32_t a) { return (a & group_address_flag) != 0; }
+    static sis_address sis_addr(uint32_t a) { return sis_address{ a, 7 }; }
+    static bool needs_arq(const sis_service_type& s)
+    {
+        return s.tx_mode == sis_tx_mode::arq;
+    }
+    // C_PDU DATA around an S_PDU.
+    static bytes data_cpdu(const spdu& s);
+    // S_PDU DATA carrying a client's U_PDU (no TTD: the node's clock is not GMT).
+    static spdu data_spdu(const updu_request& r);
+
+    // A U_PDU (or a control S_PDU of ours) inside an ARQ sender.
+    struct in_flight {
+        bool from_client = false; // false: DATA DELIVERY CONFIRM/FAIL or hard-link S_PDU
+        bool dropping = false;    // TTL expired: the sender is dropping it (DROP flag)
+        bool past_ttl = false;    // TTL passed while the peer may already hold it
+        updu_request request;     // from_client only
+    };
+    struct peer_state {
+        explicit peer_state(const node_config& cfg, uint32_t addr, size_t segment)
+            : address(addr),
+              tx(arq_config{ cfg.arq_window, segment, false }),
+              tx_exp(arq_config{ cfg.arq_window, segment, true }),
+              rx(false),
+              rx_exp(true),
+              segments([&] {
+                  segment_size_policy_config s;
+                  s.prior_ber = cfg.segment_prior_ber;
+                  return s;
+              }())
+        {
+        }
+        uint32_t address;
+        arq_sender tx, tx_exp;
+        arq_receiver rx, rx_exp;
+        std::unordered_map<uint64_t, in_flight> flights, flights_exp;
+        std::deque<updu_request>
+            awaiting_client; // acknowledged, waiting for the client's confirm
+        // RESET/WIN-RESYNC: windows agreed with the peer since we started.
+        bool synced = false;
+        bool reset_request_due = false; // our FULL RESET request must be (re)sent
+        bool reset_outstanding = false; // sent, waiting for its RESET-ACK
+        uint8_t reset_id = 0;           // frame ID of our outstanding request
+        // Data with the link request: our windows were reset when the FULL RESET with
+        // this frame ID went out (its RESET-ACK must not reset them again), and whether
+        // our last burst to the peer carried such data. A WARNING answering that burst
+        // means the peer does not take them: never again to this peer.
+        int windows_reset_for = -1;
+        bool sent_data_with_request = false;
+        bool refuses_data_with_request = false;
+        // Receiving: the FULL RESET whose burst brought us data; a repeat of it (our
+        // RESET-ACK lost) must not reset our windows again, even after a link break,
+        // or the data would be taken twice.
+        int reset_with_data_id = -1;
+        std::vector<uint8_t> reset_acks_owed;
+        int last_reset_id_received = -1;
+        bool warning_owed = false;
+        // Turn taking.
+        bool awaiting_response = false;
+        double response_deadline = inf;
+        unsigned consecutive_timeouts = 0;
+        double link_retry_at = -inf;
+        unsigned failed_links = 0;      // link attempts in a row the peer never answered
+        double link_requested_at = inf; // start of our current link request
+        double waiting_since = inf;     // has had work without a link since then
+        double made_way_at = -inf;      // its idle link was released for a waiting peer
+        double last_heard = -inf; // time of the last burst with connection D_PDUs from it
+        double last_exchange = -inf; // end of the last burst to or from it
+        // Idle link policy (done here rather than in cas_link_manager, which cannot tell
+        // whose carrier it hears): time of the last data exchanged on the link, and
+        // whether any came since the link was made.
+        double last_activity = -inf;
+        bool data_seen = false;
+        bool made_by_us = true;
+        // Rate change.
+        std::unique_ptr<rate_change> drc;
+        std::unique_ptr<rate_policy> policy;
+        uint64_t reported_segments = 0,
+                 reported_retx = 0;   // rx counters given to the policy
+        segment_size_policy segments; // ARQ segment size from the frames the peer lost
+    };
+    // A D_PDU made ahead of the transmission that will carry it.
+    struct pending_dpdu {
+        dpdu frame;
+        double expires_at = inf; // non-ARQ: end of the reception window
+        // Last D_PDU of a non-ARQ U_PDU whose client asked delivery confirmation:
+        // confirmed when this goes to the modem (sent, the most a node can know).
+        std::optional<updu_request> confirm_when_sent;
+    };
+
+    node_config& cfg;
+    sap_table saps;
+    updu_queue queue;
+    client_supervision supervision;
+    hard_link_manager hard;
+    cas_link_manager cas;
+    carrier_sense cs;
+    dpdu_deframer deframer;
+    non_arq_sender nonarq_tx, nonarq_exp_tx;
+    non_arq_receiver nonarq_rx;
+    std::map<uint32_t, std::unique_ptr<peer_state>> peers;
+    std::set<uint32_t> clients;
+    // What `queue` holds, so decisions need no scan: ARQ U_PDUs per destination, and
+    // non-ARQ U_PDUs.
+    std::map<uint32_t, size_t> arq_queued_by_peer; // expedited included
+    std::map<uint32_t, size_t> expedited_queued_by_peer;
+    size_t non_arq_queued = 0;
+    std::vector<cas_outgoing> cas_out;          // CAS C_PDUs for the next transmission
+    std::deque<pending_dpdu> expedited_pending; // CAS C_PDUs in type 8 D_PDUs
+    std::deque<pending_dpdu> non_arq_pending;   // non-ARQ data, segmented
+    // Hard-link S_PDUs waiting for a link to their peer (sent expedited ARQ). Each is
+    // useless once the hard-link manager's own time-out for it has run out.
+    struct control_spdu {
+        spdu pdu;
+        double expires_at;
+    };
+    std::map<uint32_t, std::deque<control_spdu>> control_spdus;
+    node_actions actions;
+    node_counters counters;
+
+    double now = 0;
+    double transmitting_until = -inf; // end of our last burst, as estimated
+    double modem_busy_until = -inf;   // set by tx_started until tx_finished comes
+    double carrier_ended = -inf;
+    double last_rx_end = -inf;
+    // A transmission attempt at this time produced nothing: timers at the same instant
+    // do not retry (that would spin); any input does.
+    double stalled_at = -inf;
+    double next_deadline_cache = inf;
+    uint8_t next_reset_id = 0;
+    bool reset_ids_drawn = false;
+    // After an unanswered transmission (ours or a CAS retry) the next one that answers
+    // nobody waits a random time, so nodes whose timers run in step do not collide
+    // again and again on an idle channel (carrier sense only separates them at the end
+    // of a busy period).
+    std::mt19937 retry_rng;
+    double retry_not_before = -inf;
+    uint64_t cas_retries_seen = 0;
+
+    explicit impl(node_config& c)
+        : cfg(c),
+          saps(sap_table_config{ c.mtu, c.broadcast_only }),
+          queue(queue_limits(c)),
+          supervision(c.supervision),
+          hard(c.hard_link, &saps),
+          cas(without_idle_timers(c.cas)),
+          cs(c.channel_access),
+          nonarq_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, false, 0.0 }),
+          nonarq_exp_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, true, 0.0 }),
+          nonarq_rx(receiver_config()),
+          retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
+    {
+    }
+
+    static updu_queue_limits queue_limits(const node_config& c);
+
+    static cas_config without_idle_timers(cas_config c);
+
+    void note_activity(uint32_t addr, double t);
+
+    // When an up link with nothing to do has been idle long enough: idle_timeout, or
+    // first_data_timeout on a link the peer made and has not used yet (Annex B).
+    double idle_deadline(const peer_state& p) const;
+
+    // When the up link to `p` may be broken as idle; +inf while it has work, an answer
+    // is awaited or a carrier is heard. Not before a burst that just ended has had time
+    // to be decoded either: it may be the peer, with data.
+    double idle_break_time(const peer_state& p) const;
+
+    void break_idle_links();
+
+    // Wait before the next link attempt to a peer that failed `failures` times in a row.
+    double link_backoff(unsigned failures) const;
+
+    void hold_off_retry();
+
+    static non_arq_receiver_config receiver_config();
+
+    phy::waveform_timing timing(const modem_mode& m) const;
+    // ARQ segments start at the largest; with segment_size 0, add_arq adapts them.
+    size_t segment_for(const modem_mode&) const;
+    size_t segment_for_non_arq(const modem_mode& m) const;
+    // Air time an ARQ cycle costs whatever it carries: our preamble and trailer, the
+    // peer's acknowledgement burst, two turnarounds.
+    double cycle_fixed_s(const phy::waveform_timing& phy) const;
+
+    // The segment size the link's losses call for (segment_size_policy.h), lowered so
+    // that whole D_PDUs fill a transmission of max_s (at 75 bps one 1023-byte segment
+    // would leave 10 % of it empty) unless the ARQ window fills first.
+    size_t adaptive_segment(const peer_state& p,
+                            const phy::waveform_timing& phy,
+                            double max_s,
+                            size_t overhead) const;
+
+    // ------------------------------------------------------------------ peers
+
+    peer_state& peer(uint32_t addr);
+
+    modem_mode tx_mode_for(const peer_state* p) const;
+
+    bool link_up(uint32_t addr) const { return cas.state(addr) == cas_link_state::up; }
+
+    // ---------------------------------------------------------------- clients
+
+    void to_client(uint32_t client, sis_primitive p);
+
+    void ensure_client(uint32_t client);
+
+    void reject(const updu_request& r, sis_unidata_rejected_reason reason);
+
+    void confirm(const updu_request& r);
+
+    // The client no longer exists for us: its SAP, queued U_PDUs, hard link.
+    void forget_client(uint32_t client);
+
+    void note_dequeued(const updu_request& r);
+
+    void on_sis(uint32_t client, const sis_primitive& p);
+
+    void
+    on_unidata_request(uint32_t client, const sap_binding* own, const sis_primitive& p);
+
+    // A U_PDU addressed to this node itself: handed over at once.
+    void deliver_local(const updu_request& r);
+
+    // ---------------------------------------------------------------- receive
+
+    // Hands a received S_PDU DATA to the client bound at its destination SAP. Returns
+    // false if no client holds it.
+    bool deliver_data(uint32_t source,
+                      uint32_t destination,
+                      const spdu& s,
+                      bool expedited,
+                      sis_tx_mode mode,
+                      const non_arq_delivery* partial);
+
+    // DATA DELIVERY CONFIRM / FAIL back to `addr`, in the regular ARQ class.
+    void queue_delivery_answer(uint32_t addr, const spdu& s);
+
+    // A complete C_PDU from `source` over ARQ (regular or expedited class).
+    void on_arq_cpdu(uint32_t source, const bytes& c, bool expedited);
+
+    void on_delivery_answer(uint32_t source, const spdu& s);
+
+    void on_non_arq_delivery(const non_arq_delivery& d);
+
+    bool for_us(uint32_t destination) const;
+
+    void handle_reset(peer_state& p, const dpdu& d);
+
+    // The exchange that followed our last transmission to `p` is over. Segments sent
+    // then and still undecided were not acknowledged: they become due again (the ARQ
+    // sender only repeats a segment after a verdict, so leaving them undecided would
+    // stall the window). `acked` names the classes whose acks did arrive.
+    void
+    end_exchange(peer_state& p, bool regular_acked = false, bool expedited_acked = false);
+
+    // Both ARQ classes restart at sequence 0 in both directions. C_PDUs in flight are
+    // sent again whole (the peer lost them, or it is the peer that restarted).
+    void reset_windows(peer_state& p);
+
+    void start_reset(peer_state& p);
+
+    // A burst delivered in pieces (burst_info::burst_continues): what its pieces so far
+    // told, answered once its last piece is in.
+    struct burst_in_progress {
+        std::set<uint32_t> heard; // peers that sent us connection D_PDUs
+        std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
+        std::set<uint32_t> snr_reported;
+        std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
+        std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
+    };
+    burst_in_progress rx_burst;
+    // While a burst is arriving in pieces, its sender is on the air: no answer before
+    // its last piece, or this long after its last piece if the modem never ends it.
+    double receiving_until = -inf;
+    // When the burst being received, or the last one, began to arrive (its first piece).
+    double rx_burst_began = -inf;
+
+    void on_burst(const uint8_t* data, size_t size, const burst_info& info);
+
+    // The burst's last piece is in (or the modem never sent it): the exchanges its
+    // sender answered are over; acknowledgements it did not carry are timeouts.
+    void end_received_burst();
+
+    static bool is_arq_data(dpdu_type t);
+
+    void on_ack(peer_state& p, const arq_ack& a, bool expedited);
+
+    // ---------------------------------------------------------------- events
+
+    void process_cas_events();
+
+    void process_hard_link();
+
+    void process_drc_events(peer_state& p);
+
+    void expire(double t);
+
+    // The peer did not answer our link requests: what only it could decide (a U_PDU
+    // past its TTL it may hold, a client confirmation it owes) is answered
+    // "destination node not responding", never "TTL expired".
+    void give_up_verdicts(peer_state& p);
+
+    void check_response_timeouts();
+
+    // ---------------------------------------------------------------- links
+
+    bool has_arq_work(const peer_state& p) const;
+    bool has_link_work(uint32_t addr) const;
+
+    // data_with_link_request: a first contact's request waits for the data still coming.
+    double data_hold_until(const peer_state& p) const;
+
+    void manage_links();
+
+    // ---------------------------------------------------------------- transmit
+
+    bool wants_to_transmit() const;
+
+    // Earliest time the half-duplex rules let us key up (ignoring carrier sense).
+    double turn_gate() const;
+
+    // True when our next transmission continues an exchange the last burst belonged to:
+    // it then goes right after the turnaround, without carrier-sense back-off.
+    bool any_response_owed() const;
+
+    void try_transmit();
+
+    // A transmission being built, and what sending it will start.
+    struct burst_builder : transmission_budget {
+        using transmission_budget::transmission_budget;
+        std::set<peer_state*> answer_expected; // peers whose answer this burst asks for
+        std::vector<uint32_t> requests_with_data; // peers whose link request carries data
+    };
+
+    // D_PDU overhead of a data frame of `type` between us and `peer`.
+    size_t frame_overhead(dpdu_type type, uint32_t peer_addr) const;
+
+    // Pulls queued ARQ U_PDUs for `p` into its senders while they fit the transmission.
+    void pull_arq(peer_state& p, size_t budget, bool expedited);
+
+    void add_arq(burst_builder& b, peer_state& p, bool expedited, bool& sent_data);
+
+    // ARQ data after the FULL RESET riding with our link request
+    // (data_with_link_request): numbered in windows reset now, once per reset frame ID,
+    // so a repeated request repeats the same numbering the peer may already hold.
+    void add_data_with_link_request(burst_builder& b, peer_state& p);
+
+    void add_non_arq(burst_builder& b);
+
+    node_transmission build_transmission();
+
+    // Our transmitter is busy until the estimated end of the burst, or, when the modem
+    // reports it, until tx_finished (a burst never outlasts max_transmission_s).
+    double busy_until() const { return std::max(transmitting_until, modem_busy_until); }
+
+    // Awaited answers are not due before until(p).
+    void hold_answers(const std::function<double(const peer_state&)>& until);
+
+
+    double answer_wait(const peer_state& p, const phy::waveform_timing& phy) const;
+
+    // ---------------------------------------------------------------- driver
+
+    // Every input starts here: the time, and another transmission attempt is worth it.
+    void begin_input(double t)
+    {
+        now = t;
+        stalled_at = -inf;
+    }
+
+    void forget_idle_peers();
+
+    void service();
+
+    void collect_client_actions();
+
+    // Clients supervision gave up on: told (if bound) and forgotten, before the hard-link
+    // manager and the transmitter run, so a hard link they held is terminated at once.
+    void drop_disconnected_clients();
+
+    void to_client_flow(const flow_event& f);
+
+    void compute_deadline();
+};
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr
+
+#endif

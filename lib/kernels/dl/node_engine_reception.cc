@@ -1,0 +1,463 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Bursts into the node engine: D_PDUs, ARQ and non-ARQ delivery to clients, delivery
+ * confirmations, the RESET/WIN-RESYNC exchange, acknowledgements. See node_engine_impl.h.
+ */
+#include "node_engine_impl.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+bool node_engine::impl::deliver_data(uint32_t source,
+                                     uint32_t destination,
+                                     const spdu& s,
+                                     bool expedited,
+                                     sis_tx_mode mode,
+                                     const non_arq_delivery* partial)
+{
+    const sap_binding* b = saps.by_sap(s.destination_sap);
+    // Reassembly admits C_PDUs far above any MTU; a U_PDU larger than the largest MTU a
+    // node may announce comes from a broken or hostile peer (and might not even fit
+    // the 16-bit SIS size field).
+    if (!b || !hard.may_use(s.destination_sap, source, s.source_sap) ||
+        s.updu.size() > broadcast_only_max_mtu) {
+        counters.updus_undeliverable += 1;
+        return false;
+    }
+    sis_primitive p;
+    p.type =
+        expedited ? sis_type::expedited_unidata_indication : sis_type::unidata_indication;
+    p.priority = s.priority;
+    p.destination_sap = s.destination_sap;
+    p.destination = sis_addr(destination);
+    p.service_type.tx_mode = mode;
+    p.source_sap = s.source_sap;
+    p.source = sis_addr(source);
+    p.payload = s.updu;
+    if (partial) {
+        // Block offsets count C_PDU bytes; the U_PDU starts after C_PCI and S_PCI.
+        const size_t skip = cpdu_header_size + spdu_header_size(s);
+        auto shift = [&](const std::vector<sis_block_range>& in) {
+            std::vector<sis_block_range> out;
+            for (auto r : in) {
+                size_t a = r.offset, e = size_t(r.offset) + r.size;
+                a = std::max(a, skip);
+                if (e <= a)
+                    continue;
+                out.push_back({ uint16_t(a - skip), uint16_t(e - a) });
+            }
+            return out;
+        };
+        p.errored_blocks = shift(partial->errored);
+        p.non_received_blocks = shift(partial->non_received);
+    }
+    counters.updus_delivered += 1;
+    to_client(b->client, std::move(p));
+    return true;
+}
+
+void node_engine::impl::queue_delivery_answer(uint32_t addr, const spdu& s)
+{
+    peer_state& p = peer(addr);
+    p.flights.emplace(p.tx.enqueue(data_cpdu(s), true), in_flight{});
+}
+
+void node_engine::impl::on_arq_cpdu(uint32_t source, const bytes& c, bool expedited)
+{
+    const auto cp = decode_cpdu(c);
+    if (!cp || cp.value.type != cpdu_type::data)
+        return;
+    const auto sp = decode_spdu(cp.value.spdu);
+    if (!sp)
+        return;
+    const spdu& s = sp.value;
+    note_activity(source, now);
+    switch (s.type) {
+    case spdu_type::data: {
+        const bool ok =
+            deliver_data(source, cfg.address, s, expedited, sis_tx_mode::arq, nullptr);
+        if (s.client_delivery_confirm_required) {
+            spdu answer;
+            answer.type =
+                ok ? spdu_type::data_delivery_confirm : spdu_type::data_delivery_fail;
+            answer.reason =
+                ok ? 0 : uint8_t(data_delivery_fail_reason::destination_sap_not_bound);
+            answer.source_sap = s.source_sap;
+            answer.destination_sap = s.destination_sap;
+            answer.updu.assign(s.updu.begin(),
+                               s.updu.begin() +
+                                   std::min(s.updu.size(), cfg.confirm_prefix_bytes));
+            queue_delivery_answer(source, answer);
+        }
+        break;
+    }
+    case spdu_type::data_delivery_confirm:
+    case spdu_type::data_delivery_fail:
+        on_delivery_answer(source, s);
+        break;
+    default:
+        hard.on_spdu(source, s, now);
+        break;
+    }
+}
+
+void node_engine::impl::on_delivery_answer(uint32_t source, const spdu& s)
+{
+    peer_state& p = peer(source);
+    auto& a = p.awaiting_client;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+        const updu_request& r = *it;
+        if (r.source_sap != s.source_sap || r.destination_sap != s.destination_sap ||
+            s.updu.size() > r.updu.size() ||
+            !std::equal(s.updu.begin(), s.updu.end(), r.updu.begin()))
+            continue;
+        if (s.type == spdu_type::data_delivery_confirm)
+            confirm(r);
+        else
+            reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
+        a.erase(it);
+        return;
+    }
+}
+
+void node_engine::impl::on_non_arq_delivery(const non_arq_delivery& d)
+{
+    const auto cp = decode_cpdu(d.data);
+    if (!cp) {
+        counters.non_arq_discarded += !d.complete;
+        return;
+    }
+    const cpdu& c = cp.value;
+    if (c.type != cpdu_type::data) {
+        // CAS-1 is point to point: link C_PDUs sent to a group are not for us.
+        if (d.complete && d.expedited && d.destination == cfg.address) {
+            if (c.type == cpdu_type::physical_link_request)
+                rx_burst.link_requested.insert(d.source);
+            cas.on_cpdu(d.source, c, now);
+            // Part of an exchange with that node: what we send it next (data on a
+            // link just accepted) follows at once.
+            peer_state& p = peer(d.source);
+            p.last_heard = p.last_exchange = now;
+        }
+        return;
+    }
+    const auto sp = decode_spdu(c.spdu);
+    if (!sp || sp.value.type != spdu_type::data) {
+        counters.non_arq_discarded += !d.complete;
+        return;
+    }
+    const spdu& s = sp.value;
+    if (!d.complete) {
+        const sap_binding* b = saps.by_sap(s.destination_sap);
+        if (!b || b->service.tx_mode != sis_tx_mode::non_arq_with_errors) {
+            counters.non_arq_discarded += 1;
+            return;
+        }
+        deliver_data(d.source,
+                     d.destination,
+                     s,
+                     d.expedited,
+                     sis_tx_mode::non_arq_with_errors,
+                     &d);
+        return;
+    }
+    deliver_data(d.source, d.destination, s, d.expedited, sis_tx_mode::non_arq, nullptr);
+}
+
+bool node_engine::impl::for_us(uint32_t destination) const
+{
+    if (destination == cfg.address)
+        return true;
+    if (!is_group(destination))
+        return false;
+    return destination == broadcast_address ||
+           std::find(cfg.groups.begin(), cfg.groups.end(), destination) !=
+               cfg.groups.end();
+}
+
+void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
+{
+    counters.resets_received += d.reset_ack ? 0 : 1;
+    if (d.reset_ack) {
+        if (p.reset_outstanding && d.reset_frame_id == p.reset_id) {
+            if (p.windows_reset_for != int(d.reset_frame_id))
+                reset_windows(p); // else reset as the request went, data numbered since
+            p.reset_outstanding = false;
+            p.reset_request_due = false;
+            p.synced = true;
+        }
+        return;
+    }
+    if (d.full_reset) {
+        // A repeated request (our RESET-ACK was lost) is only acknowledged again:
+        // data exchanged since the first copy must not be reset.
+        if (d.reset_frame_id != p.last_reset_id_received || !p.synced) {
+            reset_windows(p);
+            p.synced = true;
+            p.reset_outstanding = false;
+            p.reset_request_due = false;
+            p.last_reset_id_received = d.reset_frame_id;
+        }
+        p.reset_acks_owed.push_back(d.reset_frame_id);
+        return;
+    }
+    if (d.reset_rx_win_command) {
+        p.rx.reset(d.new_rx_lwe);
+        p.reset_acks_owed.push_back(d.reset_frame_id);
+        return;
+    }
+    // RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.
+    p.reset_acks_owed.push_back(d.reset_frame_id);
+}
+
+void node_engine::impl::end_exchange(peer_state& p,
+                                     bool regular_acked,
+                                     bool expedited_acked)
+{
+    p.awaiting_response = false;
+    p.response_deadline = inf;
+    if (!regular_acked)
+        p.tx.on_ack_timeout();
+    if (!expedited_acked)
+        p.tx_exp.on_ack_timeout();
+    // A RESET still unacknowledged is asked again.
+    if (p.reset_outstanding)
+        p.reset_request_due = true;
+}
+
+void node_engine::impl::reset_windows(peer_state& p)
+{
+    p.tx.reset(0, true);
+    p.tx_exp.reset(0, true);
+    p.rx.reset(0);
+    p.rx_exp.reset(0);
+}
+
+void node_engine::impl::start_reset(peer_state& p)
+{
+    if (p.reset_outstanding)
+        return;
+    p.reset_outstanding = true;
+    p.reset_request_due = true;
+    if (cfg.data_with_link_request && !reset_ids_drawn) {
+        // A peer keeps the frame ID of a reset that brought data, to know repeats;
+        // a restarted node must not start from the same one (see reset_with_data_id).
+        uint64_t x;
+        std::memcpy(&x, &now, sizeof x);
+        x ^= uint64_t(cfg.address) << 32;
+        x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdULL;
+        x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+        next_reset_id = uint8_t(x ^ (x >> 33));
+        reset_ids_drawn = true;
+    }
+    p.reset_id = next_reset_id++;
+}
+
+void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
+{
+    counters.bytes_received += size;
+    if (receiving_until == -inf)
+        rx_burst_began = now;
+    last_rx_end = now;
+    std::vector<received_dpdu> frames;
+    deframer.push(data, size, frames);
+    std::set<uint32_t> heard; // in this piece
+    auto& acked = rx_burst.acked;
+    auto& snr_reported = rx_burst.snr_reported;
+    for (auto& rf : frames) {
+        const dpdu& d = rf.frame;
+        if (d.source == cfg.address)
+            continue; // our own burst heard back
+        if (!for_us(d.destination)) {
+            counters.dpdus_not_for_us += 1;
+            continue;
+        }
+        counters.dpdus_received += 1;
+        if (!rf.segment_ok)
+            counters.segment_crc_errors += 1;
+        const uint32_t src = d.source;
+        if (d.type == dpdu_type::non_arq_data ||
+            d.type == dpdu_type::expedited_non_arq_data) {
+            nonarq_rx.on_dpdu(d, rf.segment_ok, now);
+            // At once: a PHYSICAL LINK REQUEST must make the link before a RESET
+            // later in the same burst is judged.
+            for (auto& nd : nonarq_rx.take_delivered())
+                on_non_arq_delivery(nd);
+            continue;
+        }
+        if (is_group(d.destination) || is_group(src))
+            continue; // connection D_PDUs are point to point
+        peer_state& p = peer(src);
+        if (p.drc) {
+            p.drc->on_dpdu(d, now);
+            if (p.policy && !std::isnan(info.snr_db) && snr_reported.insert(src).second) {
+                p.policy->on_snr(info.snr_db, now);
+                p.drc->advise_rx(p.policy->recommended(), now);
+            }
+        }
+        if (d.type == dpdu_type::warning) {
+            counters.warnings_received += 1;
+            if (d.warning_reason == warning_not_connected && p.sent_data_with_request) {
+                // The data that rode with our link request, refused: the link stands.
+                p.refuses_data_with_request = true;
+                continue;
+            }
+            if (d.warning_reason == warning_not_connected && link_up(src))
+                cas.release(src, physical_link_break_reason::unknown, now);
+            continue;
+        }
+        if (d.type == dpdu_type::management) {
+            heard.insert(src);
+            continue;
+        }
+        if (!link_up(src)) {
+            // A RESET may ride with a link request we refused; it needs no warning.
+            if (d.type != dpdu_type::reset_win_resync)
+                p.warning_owed = true;
+            continue;
+        }
+        heard.insert(src);
+        p.last_heard = now;
+        p.last_exchange = std::max(p.last_exchange, now);
+        if (d.type == dpdu_type::reset_win_resync) {
+            if (d.full_reset && !d.reset_ack)
+                rx_burst.reset_by.insert(src);
+            handle_reset(p, d);
+            continue;
+        }
+        if (!p.synced) {
+            // We hold no agreed windows with this node (we restarted, or it is new
+            // to us): its sequence numbers mean nothing until a FULL RESET.
+            start_reset(p);
+            continue;
+        }
+        if (rx_burst.reset_by.count(src)) {
+            // Data riding with a FULL RESET (data_with_link_request): numbered in the
+            // windows it set up, or, for a repeated reset, in the ones it set up
+            // before. Its frame ID is kept (see reset_with_data_id).
+            if (is_arq_data(d.type))
+                p.reset_with_data_id = p.last_reset_id_received;
+        } else if (rx_burst.link_requested.count(src)) {
+            // With a link request whose reset was lost: our windows may be an older
+            // link's. Dropped; they follow the reset.
+            if (is_arq_data(d.type)) {
+                counters.dpdus_dropped_unsynced += 1;
+                continue;
+            }
+        } else {
+            // Regular traffic after a reset: the peer has our RESET-ACK, so a later
+            // FULL RESET with the same frame ID is a new one (the peer restarted).
+            p.last_reset_id_received = -1;
+            p.reset_with_data_id = -1;
+        }
+        switch (d.type) {
+        case dpdu_type::data_only:
+            p.rx.on_data(d, rf.segment_ok);
+            break;
+        case dpdu_type::data_ack:
+            p.rx.on_data(d, rf.segment_ok);
+            on_ack(p, ack_of(d), false);
+            acked[src].first = true;
+            break;
+        case dpdu_type::ack_only:
+            on_ack(p, ack_of(d), false);
+            acked[src].first = true;
+            break;
+        case dpdu_type::expedited_data_only:
+            p.rx_exp.on_data(d, rf.segment_ok);
+            break;
+        case dpdu_type::expedited_ack_only:
+            on_ack(p, ack_of(d), true);
+            acked[src].second = true;
+            break;
+        default:
+            break;
+        }
+    }
+    rx_burst.heard.insert(heard.begin(), heard.end());
+    if (info.burst_continues)
+        receiving_until = now + cfg.max_transmission_s;
+    else
+        end_received_burst();
+    // Complete C_PDUs, at once: a piece's data need not wait for the burst's end.
+    for (uint32_t src : heard) {
+        peer_state& p = peer(src);
+        p.consecutive_timeouts = 0;
+        note_activity(src, now);
+        for (auto& c : p.rx_exp.take_delivered())
+            on_arq_cpdu(src, c, true);
+        for (auto& c : p.rx.take_delivered())
+            on_arq_cpdu(src, c, false);
+    }
+    nonarq_rx.poll(now);
+    for (auto& d : nonarq_rx.take_delivered())
+        on_non_arq_delivery(d);
+}
+
+void node_engine::impl::end_received_burst()
+{
+    counters.bursts_received += 1;
+    deframer.end_of_burst();
+    receiving_until = -inf;
+    for (uint32_t src : rx_burst.heard) {
+        peer_state& p = peer(src);
+        if (p.awaiting_response)
+            end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
+    }
+    rx_burst = burst_in_progress();
+}
+
+bool node_engine::impl::is_arq_data(dpdu_type t)
+{
+    return t == dpdu_type::data_only || t == dpdu_type::data_ack ||
+           t == dpdu_type::expedited_data_only;
+}
+
+void node_engine::impl::on_ack(peer_state& p, const arq_ack& a, bool expedited)
+{
+    auto& sender = expedited ? p.tx_exp : p.tx;
+    auto& flights = expedited ? p.flights_exp : p.flights;
+    const auto confirmed = sender.on_ack(a);
+    const auto outcome = sender.take_ack_outcome();
+    const size_t overhead = frame_overhead(
+        expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only, p.address);
+    p.segments.on_outcome(outcome.frames,
+                          outcome.segment_bytes + outcome.frames * overhead,
+                          outcome.lost_frames);
+    for (uint64_t h : confirmed) {
+        auto it = flights.find(h);
+        if (it == flights.end())
+            continue;
+        if (it->second.from_client) {
+            const updu_request& r = it->second.request;
+            switch (r.service.delivery_confirmation) {
+            case sis_delivery_confirmation::node:
+                confirm(r);
+                break;
+            case sis_delivery_confirmation::client:
+                if (p.awaiting_client.size() >= max_awaiting_client_confirm) {
+                    reject(p.awaiting_client.front(),
+                           sis_unidata_rejected_reason::unknown);
+                    p.awaiting_client.pop_front();
+                }
+                p.awaiting_client.push_back(r);
+                break;
+            default:
+                break;
+            }
+        }
+        flights.erase(it);
+    }
+}
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr

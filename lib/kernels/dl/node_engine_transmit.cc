@@ -1,0 +1,503 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Transmissions of the node engine: when it may key up, and what one transmission
+ * carries (CAS, ARQ with acknowledgements, non-ARQ), within its air time. See
+ * node_engine_impl.h. */
+#include "node_engine_impl.h"
+
+#include <algorithm>
+
+namespace gr {
+namespace hfstack {
+namespace dl {
+
+phy::waveform_timing node_engine::impl::timing(const modem_mode& m) const
+{
+    return cfg.timing ? cfg.timing(m) : default_waveform_timing(m);
+}
+
+size_t node_engine::impl::segment_for(const modem_mode&) const
+{
+    return cfg.segment_size ? cfg.segment_size : max_segment_size;
+}
+
+size_t node_engine::impl::segment_for_non_arq(const modem_mode& m) const
+{
+    return cfg.non_arq_segment_size ? cfg.non_arq_segment_size : segment_for(m);
+}
+
+double node_engine::impl::cycle_fixed_s(const phy::waveform_timing& phy) const
+{
+    return air_time(phy, 0) + air_time(phy, typical_answer_bytes) + 2 * cfg.turnaround_s;
+}
+
+size_t node_engine::impl::adaptive_segment(const peer_state& p,
+                                           const phy::waveform_timing& phy,
+                                           double max_s,
+                                           size_t overhead) const
+{
+    arq_cycle cycle;
+    cycle.header_bytes = overhead;
+    cycle.window = cfg.arq_window;
+    cycle.capacity_bytes = phy::max_bytes_within(phy, max_s);
+    cycle.bit_rate = phy.bit_rate;
+    cycle.fixed_s = cycle_fixed_s(phy);
+    const size_t best = p.segments.segment_size(cycle);
+    const size_t capacity = cycle.capacity_bytes;
+    if (capacity <= overhead + 1)
+        return best;
+    const size_t frames = (capacity + best + overhead - 1) / (best + overhead);
+    if (frames > cfg.arq_window)
+        return best; // the window, not the air time, ends the transmission
+    const size_t packed = capacity / frames;
+    return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
+}
+
+bool node_engine::impl::wants_to_transmit() const
+{
+    if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty())
+        return true;
+    if (non_arq_queued > 0)
+        return true; // non-ARQ U_PDUs go without a link
+    for (auto& [addr, p] : peers) {
+        if (p->warning_owed || !p->reset_acks_owed.empty())
+            return true;
+        if (!link_up(addr))
+            continue;
+        if (p->reset_request_due)
+            return true;
+        if (p->drc->management_pending())
+            return true; // management messages go first in the next transmission
+        if (!p->synced)
+            continue;
+        if (p->awaiting_response)
+            continue;
+        if (p->rx.ack_due() || p->rx_exp.ack_due())
+            return true;
+        if (p->tx.has_pending_transmission() || p->tx_exp.has_pending_transmission())
+            return true;
+        if (control_spdus.count(addr) || arq_queued_by_peer.count(addr))
+            return true;
+    }
+    return false;
+}
+
+double node_engine::impl::turn_gate() const
+{
+    double t = std::max(busy_until(), last_rx_end) + cfg.turnaround_s;
+    if (busy_until() == -inf && last_rx_end == -inf)
+        t = -inf;
+    return std::max(t, receiving_until);
+}
+
+bool node_engine::impl::any_response_owed() const
+{
+    for (auto& [addr, p] : peers) {
+        if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->reset_acks_owed.empty() ||
+            p->warning_owed)
+            return true;
+        if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
+            return true;
+        // The first repeat after a lost answer continues the exchange; it does not
+        // contend for the channel as a new one would (check_response_timeouts).
+        if (p->consecutive_timeouts == 1 && !p->awaiting_response && link_up(addr) &&
+            has_link_work(addr))
+            return true;
+    }
+    // Answers to the peer's CAS C_PDUs go at once; our own requests and breaks are
+    // new exchanges.
+    for (auto& o : cas_out)
+        if (o.pdu.type != cpdu_type::physical_link_request &&
+            o.pdu.type != cpdu_type::physical_link_break)
+            return true;
+    return false;
+}
+
+void node_engine::impl::try_transmit()
+{
+    if (now == stalled_at || now < busy_until())
+        return;
+    if (!wants_to_transmit()) {
+        cs.cancel();
+        return;
+    }
+    cs.set_response_pending(any_response_owed());
+    cs.want_to_transmit(now);
+    if (now < turn_gate() || !cs.may_transmit(now))
+        return;
+    if (now < retry_not_before && !any_response_owed())
+        return;
+    node_transmission t = build_transmission();
+    if (t.burst.empty()) {
+        stalled_at = now;
+        cs.cancel();
+        return;
+    }
+    cs.on_own_transmission(now, now + t.air_time_s);
+    cs.set_response_pending(false);
+    transmitting_until = now + t.air_time_s;
+    counters.transmissions += 1;
+    counters.bytes_sent += t.burst.size();
+    counters.dpdus_sent += t.dpdu_sizes.size();
+    counters.air_time_s += t.air_time_s;
+    actions.transmissions.push_back(std::move(t));
+}
+
+size_t node_engine::impl::frame_overhead(dpdu_type type, uint32_t peer_addr) const
+{
+    dpdu d;
+    d.type = type;
+    d.source = cfg.address;
+    d.destination = peer_addr;
+    d.segment = bytes(1);
+    return encoded_size(d) - 1;
+}
+
+void node_engine::impl::pull_arq(peer_state& p, size_t budget, bool expedited)
+{
+    auto& sender = expedited ? p.tx_exp : p.tx;
+    auto& flights = expedited ? p.flights_exp : p.flights;
+    if (expedited) {
+        auto cit = control_spdus.find(p.address);
+        if (cit != control_spdus.end()) {
+            for (auto& c : cit->second)
+                flights.emplace(sender.enqueue(data_cpdu(c.pdu), true), in_flight{});
+            control_spdus.erase(cit);
+        }
+    }
+    const uint32_t dest = p.address;
+    auto count = [](const std::map<uint32_t, size_t>& m, uint32_t a) {
+        auto it = m.find(a);
+        return it == m.end() ? size_t(0) : it->second;
+    };
+    const size_t exp = count(expedited_queued_by_peer, dest);
+    if ((expedited ? exp : count(arq_queued_by_peer, dest) - exp) == 0)
+        return;
+    auto accept = [&](const updu_request& r) {
+        return r.expedited == expedited && needs_arq(r.service) &&
+               r.destination == dest &&
+               hard.may_use(r.source_sap, r.destination, r.destination_sap);
+    };
+    while (sender.queued_bytes() < budget) {
+        const updu_request* r = queue.peek(accept);
+        if (!r)
+            break;
+        auto req = *queue.pop(r->id);
+        note_dequeued(req);
+        const spdu s = data_spdu(req);
+        const bool in_order = req.service.delivery_order == sis_delivery_order::in_order;
+        const uint64_t h = sender.enqueue(data_cpdu(s), in_order);
+        in_flight f;
+        f.from_client = true;
+        f.request = std::move(req);
+        flights.emplace(h, std::move(f));
+    }
+}
+
+void node_engine::impl::add_arq(burst_builder& b,
+                                peer_state& p,
+                                bool expedited,
+                                bool& sent_data)
+{
+    auto& sender = expedited ? p.tx_exp : p.tx;
+    auto& receiver = expedited ? p.rx_exp : p.rx;
+    const dpdu_type data_type =
+        expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
+    const size_t overhead = frame_overhead(data_type, p.address);
+    // The ack goes first: an EXPEDITED ACK-ONLY of its own, or (regular class) inside
+    // the first data D_PDU, which then grows by the ack's bytes.
+    std::optional<arq_ack> ack;
+    if (receiver.ack_due()) {
+        arq_ack largest;
+        largest.selective_acks.assign(max_selective_acks, 0);
+        dpdu worst = make_ack_only(largest, expedited);
+        worst.source = cfg.address;
+        worst.destination = p.address;
+        if (!b.fits(encoded_size(worst)))
+            return; // no room even for the ack: it stays due for the next turn
+        ack = receiver.ack();
+        if (expedited) {
+            dpdu a = make_ack_only(*ack, true);
+            a.destination = p.address;
+            b.add(std::move(a));
+            ack.reset();
+        }
+    }
+    const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
+    // Enough queued to fill the transmission (and the window), but no more, so
+    // later high-priority U_PDUs still overtake.
+    const size_t room = b.room(ack_bytes);
+    std::vector<dpdu> data;
+    if (!p.awaiting_response) {
+        size_t budget = room;
+        if (!cfg.segment_size) { // for the C_PDUs pulled from now on
+            sender.set_segment_size(adaptive_segment(p, b.phy(), b.max_s(), overhead));
+            if (!p.segments.confident())
+                budget =
+                    std::min(budget, phy::max_bytes_within(b.phy(), cfg.segment_probe_s));
+        }
+        pull_arq(p, budget, expedited);
+        data = sender.next_transmission(SIZE_MAX, room, overhead);
+    }
+    for (auto& d : data)
+        d.destination = p.address;
+    if (ack) {
+        if (!data.empty()) {
+            fill_data_ack(data.front(), *ack);
+        } else {
+            dpdu a = make_ack_only(*ack, false);
+            a.destination = p.address;
+            b.add(std::move(a)); // fits: checked against the largest ack above
+        }
+    }
+    // The budget above makes every D_PDU fit. Should one not, it was still numbered
+    // as sent: the answer this transmission awaits (or its time-out) makes it due.
+    sent_data = sent_data || !data.empty();
+    for (auto& d : data)
+        if (!b.add(std::move(d)))
+            break;
+}
+
+void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state& p)
+{
+    if (!cfg.data_with_link_request || p.refuses_data_with_request || !has_arq_work(p))
+        return;
+    if (p.windows_reset_for != int(p.reset_id)) {
+        reset_windows(p);
+        p.windows_reset_for = p.reset_id;
+    }
+    // The regular class only: control S_PDUs (hard links) wait for the link, where
+    // their own time-outs apply.
+    bool sent_data = false;
+    add_arq(b, p, false, sent_data);
+    p.sent_data_with_request = sent_data;
+    if (sent_data)
+        b.requests_with_data.push_back(p.address);
+    counters.data_with_link_request += sent_data;
+}
+
+void node_engine::impl::add_non_arq(burst_builder& b)
+{
+    // Segment queued non-ARQ U_PDUs (any destination, no link needed).
+    auto accept = [&](const updu_request& r) {
+        return !needs_arq(r.service) &&
+               hard.may_use(r.source_sap, r.destination, r.destination_sap);
+    };
+    for (;;) {
+        if (!non_arq_pending.empty()) {
+            auto& pd = non_arq_pending.front();
+            non_arq_sender::refresh_window(
+                pd.frame, pd.expires_at, now + air_time(b.phy(), b.bytes()));
+            if (!b.add(pd.frame))
+                return;
+            if (pd.confirm_when_sent)
+                confirm(*pd.confirm_when_sent);
+            non_arq_pending.pop_front();
+            continue;
+        }
+        if (non_arq_queued == 0)
+            return;
+        const updu_request* r = queue.peek(accept);
+        if (!r)
+            return;
+        const unsigned repeats = std::min(
+            15u, std::max(cfg.non_arq_repeats, unsigned(r->service.min_retransmissions)));
+        // Fill the transmission: a C_PDU that does not fit whole continues in our
+        // next one (its reception window covers the wait), so no air time is left
+        // empty. Start it only if its first segment fits.
+        const size_t seg = nonarq_tx.config().segment_size;
+        const size_t cpdu_bytes = r->updu.size() + 4;
+        const size_t overhead = frame_overhead(dpdu_type::non_arq_data, r->destination);
+        const size_t total =
+            (cpdu_bytes + ((cpdu_bytes + seg - 1) / seg) * overhead) * (repeats + 1);
+        if (!b.frames().empty() && !b.fits(std::min(cpdu_bytes, seg) + overhead))
+            return;
+        auto req = *queue.pop(r->id);
+        note_dequeued(req);
+        const bytes c = data_cpdu(data_spdu(req));
+        // Time for every copy to reach the receiver, even when the C_PDU continues
+        // in our next transmission (after a turnaround and a carrier-sense back-off).
+        const double window = air_time(b.phy(), total) + 2 * cfg.max_transmission_s +
+                              cfg.turnaround_s + cfg.channel_access.backoff_max_s +
+                              cfg.non_arq_window_margin_s;
+        auto& sender = req.expedited ? nonarq_exp_tx : nonarq_tx;
+        auto batch =
+            sender.make_dpdus(c,
+                              req.destination,
+                              req.service.delivery_order == sis_delivery_order::in_order,
+                              window,
+                              now,
+                              int(repeats));
+        for (auto& d : batch.dpdus)
+            non_arq_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
+        if (req.service.delivery_confirmation != sis_delivery_confirmation::none &&
+            !non_arq_pending.empty())
+            non_arq_pending.back().confirm_when_sent = std::move(req);
+    }
+}
+
+node_transmission node_engine::impl::build_transmission()
+{
+    // The link peer (if any) decides the mode of the whole burst.
+    const auto active = cas.active_peer();
+    peer_state* link_peer = active ? &peer(*active) : nullptr;
+    std::optional<drc_transmission> management;
+    if (link_peer)
+        management = link_peer->drc->take_management(now);
+    const modem_mode mode = management ? management->mode : tx_mode_for(link_peer);
+    burst_builder b(
+        timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), cfg.address);
+
+    if (management) {
+        for (auto& d : management->dpdus)
+            b.add(std::move(d));
+    }
+    // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
+    for (auto& o : cas_out) {
+        auto batch = nonarq_exp_tx.make_dpdus(
+            encode(o.pdu), o.peer, false, cfg.max_transmission_s, now, 0);
+        for (auto& d : batch.dpdus)
+            expedited_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
+    }
+    cas_out.clear();
+    while (!expedited_pending.empty()) {
+        auto& pd = expedited_pending.front();
+        non_arq_sender::refresh_window(
+            pd.frame, pd.expires_at, now + air_time(b.phy(), b.bytes()));
+        if (!b.add(pd.frame))
+            break;
+        expedited_pending.pop_front();
+    }
+    // Warnings, resets, then ARQ per linked peer.
+    for (auto& [addr, pp] : peers) {
+        peer_state& p = *pp;
+        if (p.warning_owed) {
+            dpdu w;
+            w.type = dpdu_type::warning;
+            w.destination = addr;
+            w.received_frame_type = uint8_t(dpdu_type::data_only);
+            w.warning_reason = warning_not_connected;
+            if (b.add(w)) {
+                counters.warnings_sent += 1;
+                p.warning_owed = false;
+            }
+        }
+        // What does not fit stays owed for the next transmission.
+        auto& acks = p.reset_acks_owed;
+        size_t sent = 0;
+        for (; sent < acks.size(); ++sent) {
+            dpdu r;
+            r.type = dpdu_type::reset_win_resync;
+            r.destination = addr;
+            r.reset_ack = true;
+            r.reset_frame_id = acks[sent];
+            if (!b.add(r))
+                break;
+        }
+        acks.erase(acks.begin(), acks.begin() + sent);
+        const auto st = cas.state(addr);
+        p.sent_data_with_request = false;
+        if (p.reset_request_due &&
+            (st == cas_link_state::up || st == cas_link_state::requesting)) {
+            dpdu r;
+            r.type = dpdu_type::reset_win_resync;
+            r.destination = addr;
+            r.full_reset = true;
+            r.reset_frame_id = p.reset_id;
+            if (b.add(r)) {
+                p.reset_request_due = false;
+                counters.resets_sent += 1;
+                b.answer_expected.insert(&p);
+                if (st == cas_link_state::requesting)
+                    add_data_with_link_request(b, p);
+            }
+        }
+    }
+    for (uint32_t addr : cas.up_peers()) {
+        peer_state& p = peer(addr);
+        if (!p.synced)
+            continue;
+        const size_t before = b.frames().size();
+        bool sent_data = false;
+        add_arq(b, p, true, sent_data);
+        add_arq(b, p, false, sent_data);
+        if (b.frames().size() > before) {
+            if (auto eow = p.drc->take_eow(now)) {
+                for (size_t i = before; i < b.frames().size(); ++i)
+                    if (b.frames()[i].type != dpdu_type::management) {
+                        b.frames()[i].eow = eow->first;
+                        b.frames()[i].eow_content = eow->second;
+                        break;
+                    }
+            }
+        }
+        if (sent_data)
+            b.answer_expected.insert(&p);
+    }
+    add_non_arq(b);
+
+    node_transmission t;
+    t.mode = mode;
+    t.start = now;
+    if (b.frames().empty())
+        return t;
+    stamp_eot(b.frames(), b.phy());
+    t.burst.reserve(b.bytes());
+    for (auto& d : b.frames()) {
+        const size_t before = t.burst.size();
+        encode_into(d, t.burst);
+        t.dpdu_sizes.push_back(t.burst.size() - before);
+    }
+    t.air_time_s = air_time(b.phy(), t.burst.size());
+    std::set<uint32_t> addressed, connection;
+    for (auto& d : b.frames()) {
+        if (is_group(d.destination))
+            continue;
+        addressed.insert(d.destination);
+        if (d.type != dpdu_type::non_arq_data &&
+            d.type != dpdu_type::expedited_non_arq_data)
+            connection.insert(d.destination);
+    }
+    for (uint32_t a : addressed) {
+        auto it = peers.find(a);
+        if (it != peers.end())
+            it->second->last_exchange = now + t.air_time_s;
+    }
+    for (uint32_t a : connection)
+        note_activity(a, now + t.air_time_s); // the link is busy until the end
+    // Answers are awaited from the end of this burst.
+    for (peer_state* p : b.answer_expected) {
+        p->awaiting_response = true;
+        p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy());
+    }
+    for (uint32_t a : b.requests_with_data)
+        cas.request_on_air_until(a, now + t.air_time_s);
+    return t;
+}
+
+void node_engine::impl::hold_answers(
+    const std::function<double(const peer_state&)>& until)
+{
+    for (auto& [addr, p] : peers)
+        if (p->awaiting_response)
+            p->response_deadline = std::max(p->response_deadline, until(*p));
+}
+
+double node_engine::impl::answer_wait(const peer_state& p,
+                                      const phy::waveform_timing& phy) const
+{
+    double w = 2 * cfg.turnaround_s + air_time(phy, typical_answer_bytes) +
+               cfg.response_margin_s;
+    // The called side waits longer, so after a lost burst the caller speaks first.
+    if (!p.made_by_us)
+        w += cfg.response_margin_s;
+    return w;
+}
+
+} // namespace dl
+} // namespace hfstack
+} // namespace gr

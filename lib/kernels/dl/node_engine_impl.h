@@ -18,6 +18,7 @@
 #include "cpdu.h"
 #include "segment_size_policy.h"
 #include "spdu.h"
+#include "window_resync.h"
 
 #include <unordered_map>
 #include <cstdint>
@@ -84,25 +85,13 @@ struct node_engine::impl {
         arq_receiver rx, rx_exp;
         std::unordered_map<uint64_t, in_flight> flights, flights_exp;
         std::deque<updu_request>
-            awaiting_client; // acknowledged, waiting for the client's confirm
-        // RESET/WIN-RESYNC: windows agreed with the peer since we started.
-        bool synced = false;
-        bool reset_request_due = false; // our FULL RESET request must be (re)sent
-        bool reset_outstanding = false; // sent, waiting for its RESET-ACK
-        uint8_t reset_id = 0;           // frame ID of our outstanding request
-        // Data with the link request: our windows were reset when the FULL RESET with
-        // this frame ID went out (its RESET-ACK must not reset them again), and whether
-        // our last burst to the peer carried such data. A WARNING answering that burst
-        // means the peer does not take them: never again to this peer.
-        int windows_reset_for = -1;
+            awaiting_client;  // acknowledged, waiting for the client's confirm
+        window_resync resync; // RESET/WIN-RESYNC with the peer
+        // Whether our last burst to the peer carried data with the link request. A
+        // WARNING answering that burst means the peer does not take them: never again
+        // to this peer.
         bool sent_data_with_request = false;
         bool refuses_data_with_request = false;
-        // Receiving: the FULL RESET whose burst brought us data; a repeat of it (our
-        // RESET-ACK lost) must not reset our windows again, even after a link break,
-        // or the data would be taken twice.
-        int reset_with_data_id = -1;
-        std::vector<uint8_t> reset_acks_owed;
-        int last_reset_id_received = -1;
         bool warning_owed = false;
         // Turn taking.
         bool awaiting_response = false;

@@ -86,7 +86,7 @@ void node_engine::impl::process_cas_events()
             p.drc->reset(now);
             p.tx.set_segment_size(segment_for(p.drc->tx_mode()));
             p.tx_exp.set_segment_size(segment_for(p.drc->tx_mode()));
-            if (!p.synced && has_arq_work(p))
+            if (!p.resync.synced() && has_arq_work(p))
                 start_reset(p);
             break;
         case cas_event_type::link_failed:
@@ -100,8 +100,7 @@ void node_engine::impl::process_cas_events()
             hard.on_link_lost(e.peer, now);
             break;
         case cas_event_type::link_down:
-            if (p.last_reset_id_received != p.reset_with_data_id)
-                p.last_reset_id_received = -1;
+            p.resync.on_link_down();
             end_exchange(p);
             if (e.cause != cas_cause::superseded)
                 hard.on_link_lost(e.peer, now);
@@ -242,12 +241,12 @@ bool node_engine::impl::has_link_work(uint32_t addr) const
         return false;
     const peer_state& p = *it->second;
     return !p.tx.idle() || !p.tx_exp.idle() || p.rx.ack_due() || p.rx_exp.ack_due() ||
-           p.reset_request_due || !p.reset_acks_owed.empty();
+           p.resync.request_due() || !p.resync.acks_owed().empty();
 }
 
 double node_engine::impl::data_hold_until(const peer_state& p) const
 {
-    if (!cfg.data_with_link_request || p.synced || p.waiting_since == inf)
+    if (!cfg.data_with_link_request || p.resync.synced() || p.waiting_since == inf)
         return -inf;
     return p.waiting_since + cfg.link_request_hold_s;
 }
@@ -349,7 +348,7 @@ void node_engine::impl::manage_links()
         p.link_requested_at = now;
         // Ask for the window reset in the same burst as the link request when the
         // windows were never agreed: saves a round trip on first contact.
-        if (!p.synced)
+        if (!p.resync.synced())
             start_reset(p);
     }
 }

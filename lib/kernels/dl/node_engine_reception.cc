@@ -187,35 +187,21 @@ void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
 {
     counters.resets_received += d.reset_ack ? 0 : 1;
     if (d.reset_ack) {
-        if (p.reset_outstanding && d.reset_frame_id == p.reset_id) {
-            if (p.windows_reset_for != int(d.reset_frame_id))
-                reset_windows(p); // else reset as the request went, data numbered since
-            p.reset_outstanding = false;
-            p.reset_request_due = false;
-            p.synced = true;
-        }
+        if (p.resync.on_reset_ack(d.reset_frame_id))
+            reset_windows(p); // else reset as the request went, data numbered since
         return;
     }
     if (d.full_reset) {
         // A repeated request (our RESET-ACK was lost) is only acknowledged again:
         // data exchanged since the first copy must not be reset.
-        if (d.reset_frame_id != p.last_reset_id_received || !p.synced) {
+        if (p.resync.on_full_reset(d.reset_frame_id))
             reset_windows(p);
-            p.synced = true;
-            p.reset_outstanding = false;
-            p.reset_request_due = false;
-            p.last_reset_id_received = d.reset_frame_id;
-        }
-        p.reset_acks_owed.push_back(d.reset_frame_id);
         return;
     }
-    if (d.reset_rx_win_command) {
+    if (d.reset_rx_win_command)
         p.rx.reset(d.new_rx_lwe);
-        p.reset_acks_owed.push_back(d.reset_frame_id);
-        return;
-    }
-    // RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.
-    p.reset_acks_owed.push_back(d.reset_frame_id);
+    // (RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.)
+    p.resync.owe_ack(d.reset_frame_id);
 }
 
 void node_engine::impl::end_exchange(peer_state& p,
@@ -229,8 +215,7 @@ void node_engine::impl::end_exchange(peer_state& p,
     if (!expedited_acked)
         p.tx_exp.on_ack_timeout();
     // A RESET still unacknowledged is asked again.
-    if (p.reset_outstanding)
-        p.reset_request_due = true;
+    p.resync.on_exchange_end();
 }
 
 void node_engine::impl::reset_windows(peer_state& p)
@@ -243,13 +228,11 @@ void node_engine::impl::reset_windows(peer_state& p)
 
 void node_engine::impl::start_reset(peer_state& p)
 {
-    if (p.reset_outstanding)
+    if (p.resync.outstanding())
         return;
-    p.reset_outstanding = true;
-    p.reset_request_due = true;
     if (cfg.data_with_link_request && !reset_ids_drawn) {
         // A peer keeps the frame ID of a reset that brought data, to know repeats;
-        // a restarted node must not start from the same one (see reset_with_data_id).
+        // a restarted node must not start from the same one (see window_resync.h).
         uint64_t x;
         std::memcpy(&x, &now, sizeof x);
         x ^= uint64_t(cfg.address) << 32;
@@ -258,7 +241,7 @@ void node_engine::impl::start_reset(peer_state& p)
         next_reset_id = uint8_t(x ^ (x >> 33));
         reset_ids_drawn = true;
     }
-    p.reset_id = next_reset_id++;
+    p.resync.start(next_reset_id++);
 }
 
 void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
@@ -333,7 +316,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             handle_reset(p, d);
             continue;
         }
-        if (!p.synced) {
+        if (!p.resync.synced()) {
             // We hold no agreed windows with this node (we restarted, or it is new
             // to us): its sequence numbers mean nothing until a FULL RESET.
             start_reset(p);
@@ -342,9 +325,9 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         if (rx_burst.reset_by.count(src)) {
             // Data riding with a FULL RESET (data_with_link_request): numbered in the
             // windows it set up, or, for a repeated reset, in the ones it set up
-            // before. Its frame ID is kept (see reset_with_data_id).
+            // before. Its frame ID is kept (see window_resync.h).
             if (is_arq_data(d.type))
-                p.reset_with_data_id = p.last_reset_id_received;
+                p.resync.on_data_with_reset();
         } else if (rx_burst.link_requested.count(src)) {
             // With a link request whose reset was lost: our windows may be an older
             // link's. Dropped; they follow the reset.
@@ -355,8 +338,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         } else {
             // Regular traffic after a reset: the peer has our RESET-ACK, so a later
             // FULL RESET with the same frame ID is a new one (the peer restarted).
-            p.last_reset_id_received = -1;
-            p.reset_with_data_id = -1;
+            p.resync.on_regular_traffic();
         }
         switch (d.type) {
         case dpdu_type::data_only:

@@ -21,7 +21,7 @@ void node_engine::impl::forget_idle_peers()
         const bool idle =
             cas.state(p.address) == cas_link_state::idle && !has_link_work(p.address) &&
             p.flights.empty() && p.flights_exp.empty() && p.awaiting_client.empty() &&
-            !p.reset_outstanding && !p.warning_owed &&
+            !p.resync.outstanding() && !p.warning_owed &&
             p.drc->state() == drc_state::idle &&
             now - std::max(p.last_exchange, p.link_retry_at) > forget_idle_peer_s;
         it = idle ? peers.erase(it) : std::next(it);

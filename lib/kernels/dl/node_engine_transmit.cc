@@ -64,15 +64,15 @@ bool node_engine::impl::wants_to_transmit() const
     if (non_arq_queued > 0)
         return true; // non-ARQ U_PDUs go without a link
     for (auto& [addr, p] : peers) {
-        if (p->warning_owed || !p->reset_acks_owed.empty())
+        if (p->warning_owed || !p->resync.acks_owed().empty())
             return true;
         if (!link_up(addr))
             continue;
-        if (p->reset_request_due)
+        if (p->resync.request_due())
             return true;
         if (p->drc->management_pending())
             return true; // management messages go first in the next transmission
-        if (!p->synced)
+        if (!p->resync.synced())
             continue;
         if (p->awaiting_response)
             continue;
@@ -97,7 +97,7 @@ double node_engine::impl::turn_gate() const
 bool node_engine::impl::any_response_owed() const
 {
     for (auto& [addr, p] : peers) {
-        if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->reset_acks_owed.empty() ||
+        if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
             return true;
         if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
@@ -266,10 +266,8 @@ void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state&
 {
     if (!cfg.data_with_link_request || p.refuses_data_with_request || !has_arq_work(p))
         return;
-    if (p.windows_reset_for != int(p.reset_id)) {
+    if (p.resync.reset_windows_for_request())
         reset_windows(p);
-        p.windows_reset_for = p.reset_id;
-    }
     // The regular class only: control S_PDUs (hard links) wait for the link, where
     // their own time-outs apply.
     bool sent_data = false;
@@ -387,7 +385,7 @@ node_transmission node_engine::impl::build_transmission()
             }
         }
         // What does not fit stays owed for the next transmission.
-        auto& acks = p.reset_acks_owed;
+        const auto& acks = p.resync.acks_owed();
         size_t sent = 0;
         for (; sent < acks.size(); ++sent) {
             dpdu r;
@@ -398,18 +396,18 @@ node_transmission node_engine::impl::build_transmission()
             if (!b.add(r))
                 break;
         }
-        acks.erase(acks.begin(), acks.begin() + sent);
+        p.resync.acks_sent(sent);
         const auto st = cas.state(addr);
         p.sent_data_with_request = false;
-        if (p.reset_request_due &&
+        if (p.resync.request_due() &&
             (st == cas_link_state::up || st == cas_link_state::requesting)) {
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
             r.destination = addr;
             r.full_reset = true;
-            r.reset_frame_id = p.reset_id;
+            r.reset_frame_id = p.resync.request_id();
             if (b.add(r)) {
-                p.reset_request_due = false;
+                p.resync.request_sent();
                 counters.resets_sent += 1;
                 b.answer_expected.insert(&p);
                 if (st == cas_link_state::requesting)
@@ -419,7 +417,7 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t addr : cas.up_peers()) {
         peer_state& p = peer(addr);
-        if (!p.synced)
+        if (!p.resync.synced())
             continue;
         const size_t before = b.frames().size();
         bool sent_data = false;

@@ -1,0 +1,95 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The RESET/WIN-RESYNC handshake with one peer (dl/window_resync.h), alone: when the
+ * windows must be reset, which requests are repeats, what is owed. The engine's use of
+ * it is tested in test_node_engine.cc and test_node_link.cc (restarts, lost RESET-ACKs,
+ * data with the link request). */
+#include "dl/window_resync.h"
+
+#include <gtest/gtest.h>
+
+using namespace gr::hfstack::dl;
+
+TEST(WindowResync,
+     OurRequestIsDueUntilSentAgainAfterAnUnansweredExchangeAndEndsWithItsAck)
+{
+    window_resync r;
+    EXPECT_FALSE(r.synced());
+    r.start(7);
+    EXPECT_TRUE(r.outstanding());
+    EXPECT_TRUE(r.request_due());
+    EXPECT_EQ(r.request_id(), 7);
+    r.start(8); // one at a time: the outstanding request keeps its number
+    EXPECT_EQ(r.request_id(), 7);
+    r.request_sent();
+    EXPECT_FALSE(r.request_due());
+    r.on_exchange_end(); // no RESET-ACK came
+    EXPECT_TRUE(r.request_due());
+    r.request_sent();
+    EXPECT_FALSE(r.on_reset_ack(6)); // not ours
+    EXPECT_TRUE(r.outstanding());
+    EXPECT_TRUE(r.on_reset_ack(7)); // reset the windows now
+    EXPECT_TRUE(r.synced());
+    EXPECT_FALSE(r.outstanding());
+    EXPECT_FALSE(r.on_reset_ack(7)); // a late copy changes nothing
+    r.on_exchange_end();
+    EXPECT_FALSE(r.request_due());
+}
+
+TEST(WindowResync, DataWithTheRequestResetsTheWindowsOnceWhenItGoesNotAtTheAck)
+{
+    window_resync r;
+    r.start(3);
+    EXPECT_TRUE(r.reset_windows_for_request());
+    EXPECT_FALSE(r.reset_windows_for_request()); // the request repeated: same windows
+    EXPECT_FALSE(r.on_reset_ack(3));             // data numbered since must stay
+    EXPECT_TRUE(r.synced());
+    r.start(4);
+    EXPECT_TRUE(r.reset_windows_for_request()); // a new request: new windows
+}
+
+TEST(WindowResync, ARepeatedFullResetIsAcknowledgedAgainWithoutResetting)
+{
+    window_resync r;
+    EXPECT_TRUE(r.on_full_reset(9));
+    EXPECT_TRUE(r.synced());
+    EXPECT_FALSE(r.on_full_reset(9)); // our RESET-ACK was lost
+    EXPECT_EQ(r.acks_owed(), (std::vector<uint8_t>{ 9, 9 }));
+    r.acks_sent(1);
+    EXPECT_EQ(r.acks_owed(), (std::vector<uint8_t>{ 9 }));
+    r.acks_sent(5);
+    EXPECT_TRUE(r.acks_owed().empty());
+    // Once the peer's regular traffic shows it has our RESET-ACK, the same frame ID is
+    // a new request (the peer restarted).
+    r.on_regular_traffic();
+    EXPECT_TRUE(r.on_full_reset(9));
+    // The peer's full reset also ends a request of ours: the windows now agree.
+    r.start(1);
+    EXPECT_TRUE(r.on_full_reset(10));
+    EXPECT_FALSE(r.outstanding());
+    EXPECT_FALSE(r.request_due());
+}
+
+TEST(WindowResync, ARequestThatBroughtDataIsRecognisedEvenAfterALinkBreak)
+{
+    window_resync with_data, without_data;
+    for (auto* r : { &with_data, &without_data })
+        EXPECT_TRUE(r->on_full_reset(5));
+    with_data.on_data_with_reset();
+    for (auto* r : { &with_data, &without_data })
+        r->on_link_down();
+    EXPECT_FALSE(with_data.on_full_reset(5));   // its data are in the windows: keep them
+    EXPECT_TRUE(without_data.on_full_reset(5)); // nothing to keep: a new agreement
+}
+
+TEST(WindowResync, OtherRequestsAreOnlyAcknowledged)
+{
+    window_resync r;
+    r.owe_ack(2);
+    EXPECT_FALSE(r.synced());
+    EXPECT_EQ(r.acks_owed(), (std::vector<uint8_t>{ 2 }));
+}

@@ -28,13 +28,13 @@ constexpr uint8_t test_sap = 5;
 
 // Compares two U_PDU sequences, reporting the first difference instead of the bytes.
 inline ::testing::AssertionResult same_sequence(const std::vector<bytes>& got,
-                                         const std::vector<bytes>& want)
+                                                const std::vector<bytes>& want)
 {
     for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
         if (got[i] != want[i])
             return ::testing::AssertionFailure()
-                   << "first difference at U_PDU " << i << " of " << got.size() << " (sizes "
-                   << got[i].size() << " vs " << want[i].size() << ")";
+                   << "first difference at U_PDU " << i << " of " << got.size()
+                   << " (sizes " << got[i].size() << " vs " << want[i].size() << ")";
     if (got.size() != want.size())
         return ::testing::AssertionFailure()
                << got.size() << " U_PDUs instead of " << want.size();
@@ -43,30 +43,46 @@ inline ::testing::AssertionResult same_sequence(const std::vector<bytes>& got,
 
 // Without `conf`: node delivery confirmation for ARQ, none otherwise (a bind asking
 // confirmation without ARQ is refused).
-inline sis_primitive bind_request(uint8_t sap, sis_tx_mode mode,
-                           std::optional<sis_delivery_confirmation> want_conf = std::nullopt)
+inline sis_primitive
+bind_request(uint8_t sap,
+             sis_tx_mode mode = sis_tx_mode::arq,
+             std::optional<sis_delivery_confirmation> want_conf = std::nullopt,
+             uint8_t rank = 0)
 {
-    const auto conf = want_conf.value_or(mode == sis_tx_mode::arq
-                                             ? sis_delivery_confirmation::node
-                                             : sis_delivery_confirmation::none);
+    const auto conf =
+        want_conf.value_or(mode == sis_tx_mode::arq ? sis_delivery_confirmation::node
+                                                    : sis_delivery_confirmation::none);
     sis_primitive p;
     p.type = sis_type::bind_request;
     p.sap = sap;
+    p.rank = rank;
     p.service_type.tx_mode = mode;
     p.service_type.delivery_confirmation = conf;
     return p;
 }
 
-inline sis_primitive unidata(uint32_t dest, bytes payload, uint8_t priority = 0, uint32_t ttl = 0)
+// A U_PDU request to `dest_sap` of node `dest`.
+inline sis_primitive unidata_to(uint32_t dest,
+                                uint8_t dest_sap,
+                                bytes payload,
+                                uint8_t priority = 0,
+                                uint32_t ttl = 0)
 {
     sis_primitive p;
     p.type = sis_type::unidata_request;
     p.destination = sis_address{ dest, 7 };
-    p.destination_sap = test_sap;
+    p.destination_sap = dest_sap;
     p.priority = priority;
     p.ttl = ttl;
     p.payload = std::move(payload);
     return p;
+}
+
+// ... to the test SAP.
+inline sis_primitive
+unidata(uint32_t dest, bytes payload, uint8_t priority = 0, uint32_t ttl = 0)
+{
+    return unidata_to(dest, test_sap, std::move(payload), priority, ttl);
 }
 
 inline node_config node_at(uint32_t address)
@@ -74,6 +90,22 @@ inline node_config node_at(uint32_t address)
     node_config c;
     c.address = address;
     return c;
+}
+
+// A node that keys up without carrier sense (a lone engine whose turns a test drives).
+inline node_config node_without_channel_access(uint32_t address)
+{
+    node_config c = node_at(address);
+    c.channel_access.mode = channel_access_mode::none;
+    return c;
+}
+
+inline std::vector<sis_type> types_of(const std::vector<client_message>& m)
+{
+    std::vector<sis_type> t;
+    for (auto& x : m)
+        t.push_back(x.primitive.type);
+    return t;
 }
 
 inline std::vector<bytes> random_updus(size_t n, size_t max_size, uint32_t seed)
@@ -94,10 +126,13 @@ inline std::vector<bytes> random_updus(size_t n, size_t max_size, uint32_t seed)
 struct clients {
     explicit clients(virtual_network& n) : net(n)
     {
-        net.on_client_message([this](size_t node, const client_message& m) { on_message(node, m); });
+        net.on_client_message(
+            [this](size_t node, const client_message& m) { on_message(node, m); });
     }
 
-    void bind(size_t node, uint32_t client, sis_tx_mode mode,
+    void bind(size_t node,
+              uint32_t client,
+              sis_tx_mode mode,
               std::optional<sis_delivery_confirmation> conf = std::nullopt)
     {
         net.client_send(node, client, bind_request(test_sap, mode, conf));

@@ -6,56 +6,14 @@
 
 // The node engine on its own: configuration by name, the subnet interface towards
 // clients, and what it puts on the air. Multi-node behaviour is in test_node_link.cc.
-#include "dl/deframer.h"
-#include "dl/node_engine.h"
+#include "node_test_support.h"
+
 #include "phy/s4539_modes.h"
 
 #include <gtest/gtest.h>
 
 using namespace gr::hfstack::dl;
 
-namespace {
-
-sis_primitive bind_request(uint8_t sap, sis_tx_mode mode = sis_tx_mode::arq, uint8_t rank = 0)
-{
-    sis_primitive p;
-    p.type = sis_type::bind_request;
-    p.sap = sap;
-    p.rank = rank;
-    p.service_type.tx_mode = mode;
-    if (mode == sis_tx_mode::arq) // confirmation without ARQ is refused
-        p.service_type.delivery_confirmation = sis_delivery_confirmation::node;
-    return p;
-}
-
-sis_primitive unidata(uint32_t dest, uint8_t dest_sap, bytes payload, uint8_t priority = 0)
-{
-    sis_primitive p;
-    p.type = sis_type::unidata_request;
-    p.destination = sis_address{ dest, 7 };
-    p.destination_sap = dest_sap;
-    p.priority = priority;
-    p.payload = std::move(payload);
-    return p;
-}
-
-std::vector<sis_type> types_of(const std::vector<client_message>& m)
-{
-    std::vector<sis_type> t;
-    for (auto& x : m)
-        t.push_back(x.primitive.type);
-    return t;
-}
-
-node_config config_at(uint32_t address)
-{
-    node_config c;
-    c.address = address;
-    c.channel_access.mode = channel_access_mode::none;
-    return c;
-}
-
-} // namespace
 
 TEST(NodeOptions, EveryOptionRoundTripsThroughText)
 {
@@ -125,11 +83,15 @@ TEST(NodeOptions, ModesTheModemLacksAreRefusedWithTheModemsReason)
     };
     // The zero interleaver (the old 2400N meant it): one reason everywhere.
     for (const char* zero : { "2400Z", "75z" })
-        EXPECT_EQ(message(zero), "option mode = '" + std::string(zero) + "': " +
-                                     gr::hfstack::phy::s4539_mode_problem(zero));
-    EXPECT_NE(message("2400Z").find("zero interleaver (Z) is not implemented"), std::string::npos);
+        EXPECT_EQ(message(zero),
+                  "option mode = '" + std::string(zero) +
+                      "': " + gr::hfstack::phy::s4539_mode_problem(zero));
+    EXPECT_NE(message("2400Z").find("zero interleaver (Z) is not implemented"),
+              std::string::npos);
     for (const char* bad : { "2400N", "9600U", "2400VS", "3600S", "12800S", "9600X" })
-        EXPECT_NE(message(bad).find("not a STANAG 4539 mode of our modem"), std::string::npos) << bad;
+        EXPECT_NE(message(bad).find("not a STANAG 4539 mode of our modem"),
+                  std::string::npos)
+            << bad;
 }
 
 TEST(NodeEngine, AppendixCModesAreFixedModesOnly)
@@ -144,7 +106,8 @@ TEST(NodeEngine, AppendixCModesAreFixedModesOnly)
             ADD_FAILURE() << mode << " accepted with rate adaptation";
         } catch (const std::invalid_argument& e) {
             const std::string what = e.what();
-            EXPECT_NE(what.find(std::string("mode ") + mode + " cannot be used with rate_adaptation"),
+            EXPECT_NE(what.find(std::string("mode ") + mode +
+                                " cannot be used with rate_adaptation"),
                       std::string::npos)
                 << what;
             EXPECT_EQ(what.find('\n'), std::string::npos);
@@ -166,7 +129,8 @@ TEST(NodeOptions, BadNamesAndValuesAreNamedInTheError)
         }
         return std::string("no error");
     };
-    EXPECT_NE(message("nosuch=1").find("unknown node option 'nosuch'"), std::string::npos);
+    EXPECT_NE(message("nosuch=1").find("unknown node option 'nosuch'"),
+              std::string::npos);
     EXPECT_NE(message("mtu=-3").find("mtu"), std::string::npos);
     EXPECT_NE(message("mtu=99999").find("0..4096"), std::string::npos);
     EXPECT_NE(message("mode=2401S").find("mode"), std::string::npos);
@@ -196,11 +160,12 @@ TEST(NodeEngine, InvalidConfigurationIsRefusedWithTheFieldName)
 
 TEST(NodeEngine, BindAnswersAcceptedAndSubnetAvailability)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(7, bind_request(3), 0.0);
     auto a = e.take_actions();
     ASSERT_EQ(types_of(a.to_clients),
-              (std::vector<sis_type>{ sis_type::bind_accepted, sis_type::subnet_availability }));
+              (std::vector<sis_type>{ sis_type::bind_accepted,
+                                      sis_type::subnet_availability }));
     EXPECT_EQ(a.to_clients[0].client, 7u);
     EXPECT_EQ(a.to_clients[0].primitive.sap, 3);
     EXPECT_EQ(a.to_clients[0].primitive.mtu, 2048);
@@ -210,9 +175,9 @@ TEST(NodeEngine, BindAnswersAcceptedAndSubnetAvailability)
 
 TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     // Before any bind: rejected, and counted as an invalid primitive.
-    e.on_sis(1, unidata(2, 3, bytes(10)), 0.0);
+    e.on_sis(1, unidata_to(2, 3, bytes(10)), 0.0);
     auto a = e.take_actions();
     ASSERT_EQ(a.to_clients.size(), 1u);
     EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unidata_request_rejected);
@@ -222,10 +187,11 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
     a = e.take_actions();
     ASSERT_EQ(a.to_clients.size(), 1u);
     EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::bind_rejected);
-    EXPECT_EQ(a.to_clients[0].primitive.reason, uint8_t(sis_bind_rejected_reason::unknown));
+    EXPECT_EQ(a.to_clients[0].primitive.reason,
+              uint8_t(sis_bind_rejected_reason::unknown));
     e.on_sis(1, bind_request(3, sis_tx_mode::arq), 0.5);
     e.take_actions();
-    auto big = unidata(2, 3, bytes(2049));
+    auto big = unidata_to(2, 3, bytes(2049));
     big.service_type.tx_mode = sis_tx_mode::arq;
     e.on_sis(1, big, 1.0);
     a = e.take_actions();
@@ -235,7 +201,7 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
     EXPECT_EQ(a.to_clients[0].primitive.payload.size(), 2049u);
 
     // The request names a delivery mode that does not exist.
-    auto undefined_mode = unidata(2, 3, bytes(5));
+    auto undefined_mode = unidata_to(2, 3, bytes(5));
     undefined_mode.service_type.tx_mode = sis_tx_mode(9);
     e.on_sis(1, undefined_mode, 2.0);
     a = e.take_actions();
@@ -247,11 +213,11 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
 
 TEST(NodeEngine, UpduToItselfIsDeliveredLocally)
 {
-    node_engine e(config_at(9));
+    node_engine e(node_without_channel_access(9));
     e.on_sis(1, bind_request(4), 0.0);
     e.on_sis(2, bind_request(5), 0.0);
     e.take_actions();
-    e.on_sis(1, unidata(9, 5, bytes{ 1, 2, 3 }), 1.0);
+    e.on_sis(1, unidata_to(9, 5, bytes{ 1, 2, 3 }), 1.0);
     auto a = e.take_actions();
     ASSERT_EQ(a.to_clients.size(), 2u);
     EXPECT_EQ(a.to_clients[0].client, 2u);
@@ -265,14 +231,15 @@ TEST(NodeEngine, UpduToItselfIsDeliveredLocally)
 
 TEST(NodeEngine, ArqDataStartsWithALinkRequestAndWindowReset)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(1, bind_request(3), 0.0);
-    e.on_sis(1, unidata(2, 3, bytes(100)), 0.0);
+    e.on_sis(1, unidata_to(2, 3, bytes(100)), 0.0);
     auto a = e.take_actions();
     ASSERT_EQ(a.transmissions.size(), 1u);
     const auto& t = a.transmissions[0];
     EXPECT_EQ(t.mode, (modem_mode{ rate_2400, interleaving_short }));
-    EXPECT_NEAR(t.air_time_s, air_time(default_waveform_timing(t.mode), t.burst.size()), 1e-9);
+    EXPECT_NEAR(
+        t.air_time_s, air_time(default_waveform_timing(t.mode), t.burst.size()), 1e-9);
     dpdu_deframer df;
     auto frames = df.push(t.burst.data(), t.burst.size());
     ASSERT_EQ(frames.size(), 2u);
@@ -292,7 +259,7 @@ TEST(NodeEngine, ArqDataStartsWithALinkRequestAndWindowReset)
 
 TEST(NodeEngine, ClientsConnectedCountsThoseConnectedNowAcceptedCountsAll)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     for (uint32_t client = 1; client <= 3; ++client)
         e.on_client_connected(client, 0.0);
     EXPECT_EQ(e.counters().clients_connected, 3u);
@@ -305,10 +272,10 @@ TEST(NodeEngine, ClientsConnectedCountsThoseConnectedNowAcceptedCountsAll)
 
 TEST(NodeEngine, LinksReportStateAndModesPerPeer)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     EXPECT_TRUE(e.links().empty());
     e.on_sis(1, bind_request(3), 0.0);
-    e.on_sis(1, unidata(2, 3, bytes(100)), 0.0);
+    e.on_sis(1, unidata_to(2, 3, bytes(100)), 0.0);
     e.take_actions();
     const auto links = e.links();
     ASSERT_EQ(links.size(), 1u);
@@ -323,7 +290,7 @@ TEST(NodeEngine, LinksReportStateAndModesPerPeer)
 
 TEST(NodeEngine, GarbageFromTheAirIsCountedNotFatal)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     bytes junk(5000);
     uint32_t x = 12345;
     for (auto& b : junk) {
@@ -343,7 +310,7 @@ TEST(NodeEngine, GarbageFromTheAirIsCountedNotFatal)
 
 TEST(NodeEngine, FatalClientErrorUnbindsAndDisconnects)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(4, bind_request(2), 0.0);
     e.take_actions();
     e.on_client_invalid(4, "5000 bytes without SIS sync", true, 1.0);
@@ -367,7 +334,7 @@ TEST(NodeEngine, FatalClientErrorUnbindsAndDisconnects)
 
 TEST(NodeEngine, NodeToClientPrimitivesFromAClientAreInvalid)
 {
-    node_config c = config_at(1);
+    node_config c = node_without_channel_access(1);
     c.supervision.max_invalid_primitives = 2;
     node_engine e(c);
     e.on_sis(3, bind_request(1), 0.0);
@@ -383,7 +350,7 @@ TEST(NodeEngine, NodeToClientPrimitivesFromAClientAreInvalid)
 
 TEST(NodeEngine, OversizedUpduFromTheAirIsNotDelivered)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
     e.take_actions();
     // A peer sends a 60,000-byte U_PDU in non-ARQ D_PDUs: reassembly accepts it, but
@@ -409,7 +376,7 @@ TEST(NodeEngine, OversizedUpduFromTheAirIsNotDelivered)
 
 TEST(NodeEngine, HardLinkToItselfOrAGroupIsRefused)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(3, bind_request(5), 0.0);
     e.take_actions();
     for (uint32_t remote : { 1u, broadcast_address }) {
@@ -428,15 +395,15 @@ TEST(NodeEngine, HardLinkToItselfOrAGroupIsRefused)
 
 TEST(NodeEngine, ModemStillTransmittingHoldsTheNextBurst)
 {
-    node_engine e(config_at(1));
+    node_engine e(node_without_channel_access(1));
     e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
-    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 1)), 0.0);
+    e.on_sis(3, unidata_to(broadcast_address, 5, bytes(100, 1)), 0.0);
     auto a = e.take_actions();
     ASSERT_EQ(a.transmissions.size(), 1u);
     const double estimated_end = a.transmissions[0].air_time_s;
     e.on_phy_status(phy_event::tx_started, 0.0);
     // Long after the estimated end the modem has not said it finished: nothing goes.
-    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 2)), estimated_end + 10);
+    e.on_sis(3, unidata_to(broadcast_address, 5, bytes(100, 2)), estimated_end + 10);
     e.on_timer(estimated_end + 20);
     EXPECT_TRUE(e.take_actions().transmissions.empty());
     EXPECT_TRUE(e.transmitting(estimated_end + 20));
@@ -448,12 +415,12 @@ TEST(NodeEngine, ModemStillTransmittingHoldsTheNextBurst)
 
 TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
 {
-    node_engine n1(config_at(1)), n2(config_at(2));
+    node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
     n1.on_sis(1, bind_request(3), 0.0);
     n2.on_sis(7, bind_request(3), 0.0);
     n2.take_actions();
     for (uint8_t k = 0; k < 3; ++k)
-        n1.on_sis(1, unidata(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
+        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
     // Whole bursts back and forth (both modems at once, no carrier sense) until n1 sends
     // the burst that carries the data.
     double now = 0;
@@ -493,7 +460,8 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
         const double t = start + 2.0 * (i + 1);
         n2.on_burst(bytes(data_burst.burst.begin() + long(cuts[i]),
                           data_burst.burst.begin() + long(cuts[i + 1])),
-                    info, t);
+                    info,
+                    t);
         auto a = n2.take_actions();
         for (auto& m : a.to_clients)
             if (m.primitive.type == sis_type::unidata_indication)
@@ -503,8 +471,9 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
             // Not even once the turnaround and more have passed.
             n2.on_timer(t + 1.9);
             EXPECT_TRUE(n2.take_actions().transmissions.empty()) << i;
-            if (i == 1)
+            if (i == 1) {
                 EXPECT_GE(delivered.size(), 1u); // before the burst's end
+            }
         }
     }
     ASSERT_EQ(delivered.size(), 3u);
@@ -517,20 +486,22 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
     dpdu_deframer df;
     bool acks = false;
     for (auto& f : df.push(answer[0].burst.data(), answer[0].burst.size()))
-        acks = acks || f.frame.type == dpdu_type::ack_only || f.frame.type == dpdu_type::data_ack;
+        acks = acks || f.frame.type == dpdu_type::ack_only ||
+               f.frame.type == dpdu_type::data_ack;
     EXPECT_TRUE(acks);
-    EXPECT_EQ(n2.counters().bursts_received, received_before + 1); // one burst, three pieces
+    EXPECT_EQ(n2.counters().bursts_received,
+              received_before + 1); // one burst, three pieces
 }
 
 TEST(NodeEngine, APieceWithoutItsEndReleasesTheChannelAfterTheLongestBurst)
 {
-    node_config c = config_at(2);
+    node_config c = node_without_channel_access(2);
     node_engine e(c);
     e.on_sis(3, bind_request(5, sis_tx_mode::non_arq), 0.0);
     burst_info piece;
     piece.burst_continues = true;
     e.on_burst(bytes(40, 0x55), piece, 1.0); // junk, and the modem never ends the burst
-    e.on_sis(3, unidata(broadcast_address, 5, bytes(100, 1)), 1.0);
+    e.on_sis(3, unidata_to(broadcast_address, 5, bytes(100, 1)), 1.0);
     EXPECT_TRUE(e.take_actions().transmissions.empty());
     // Nothing goes while the burst may still be on the air; then it does.
     const double released = 1.0 + c.max_transmission_s;

@@ -385,6 +385,9 @@ struct node_engine::impl {
     // so a repeated request repeats the same numbering the peer may already hold.
     void add_data_with_link_request(burst_builder& b, peer_state& p);
 
+    // A D_PDU made ahead, its reception window counted from where it goes in the burst.
+    bool add_made_ahead(burst_builder& b, pending_dpdu& pd);
+
     void add_non_arq(burst_builder& b);
 
     node_transmission build_transmission();

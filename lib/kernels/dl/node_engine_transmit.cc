@@ -278,6 +278,13 @@ void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state&
     counters.data_with_link_request += sent_data;
 }
 
+bool node_engine::impl::add_made_ahead(burst_builder& b, pending_dpdu& pd)
+{
+    non_arq_sender::refresh_window(
+        pd.frame, pd.expires_at, now + air_time(b.phy(), b.bytes()));
+    return b.add(pd.frame);
+}
+
 void node_engine::impl::add_non_arq(burst_builder& b)
 {
     // Segment queued non-ARQ U_PDUs (any destination, no link needed).
@@ -288,9 +295,7 @@ void node_engine::impl::add_non_arq(burst_builder& b)
     for (;;) {
         if (!non_arq_pending.empty()) {
             auto& pd = non_arq_pending.front();
-            non_arq_sender::refresh_window(
-                pd.frame, pd.expires_at, now + air_time(b.phy(), b.bytes()));
-            if (!b.add(pd.frame))
+            if (!add_made_ahead(b, pd))
                 return;
             if (pd.confirm_when_sent)
                 confirm(*pd.confirm_when_sent);
@@ -363,10 +368,7 @@ node_transmission node_engine::impl::build_transmission()
     }
     cas_out.clear();
     while (!expedited_pending.empty()) {
-        auto& pd = expedited_pending.front();
-        non_arq_sender::refresh_window(
-            pd.frame, pd.expires_at, now + air_time(b.phy(), b.bytes()));
-        if (!b.add(pd.frame))
+        if (!add_made_ahead(b, expedited_pending.front()))
             break;
         expedited_pending.pop_front();
     }

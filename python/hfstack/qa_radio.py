@@ -463,5 +463,37 @@ class qa_radio(gr_unittest.TestCase):
         self.assertEqual(len(names), len(R.RADIO_OPTIONS))
 
 
+    def test_grc_block_offers_every_option_with_its_default_for_its_kinds(self):
+        """grc/hfstack_radio.block.yml and RADIO_OPTIONS cannot drift apart: one GRC
+        parameter per option, the same default, and the block's make template passes an
+        option exactly for the kinds the table gives it."""
+        import ast
+        import yaml
+        from mako.template import Template
+        top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(top, "grc", "hfstack_radio.block.yml")) as f:
+            block = yaml.safe_load(f)
+        params = {q["id"]: q for q in block["parameters"]}
+        self.assertEqual(set(params), set(R.DEFAULTS))
+        for o in R.RADIO_OPTIONS:
+            default = params[o.name].get("default", "")
+            self.assertEqual(type(o.default)(default), o.default, o.name)
+
+        def code(o):  # a parameter's value as GRC writes it into Python
+            q = params[o.name]
+            if q["dtype"] == "enum":
+                return str(q["default"])
+            if isinstance(o.default, str):
+                return repr(o.default)
+            return str(o.default)
+        make = Template(block["templates"]["make"])
+        for kind in R.KINDS:
+            values = {o.name: code(o) for o in R.RADIO_OPTIONS}
+            values["kind"] = kind
+            call = ast.parse(make.render(**values).strip(), mode="eval").body
+            passed = {k.arg for k in call.keywords}
+            wanted = {o.name for o in R.RADIO_OPTIONS if kind in o.kinds} | {"kind"}
+            self.assertEqual(passed, wanted, kind)
+
 if __name__ == "__main__":
     gr_unittest.run(qa_radio)

@@ -283,13 +283,13 @@ std::string ip_client_impl::option(const std::string& name) const
     return net::get_ip_client_option(d_kernel->config(), name);
 }
 
-std::string ip_client_impl::counters() const
+std::map<std::string, double> ip_client_impl::counters() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    std::ostringstream o;
+    std::map<std::string, double> out;
     for (auto& [name, value] : counter_list(*d_kernel))
-        o << name << "=" << value << "\n";
-    return o.str();
+        out[name] = double(value);
+    return out;
 }
 
 bool ip_client_impl::bound() const

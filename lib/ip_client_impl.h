@@ -31,7 +31,7 @@ public:
     bool stop() override;
 
     std::string option(const std::string& name) const override;
-    std::string counters() const override;
+    std::map<std::string, double> counters() const override;
     bool bound() const override;
 
 private:

@@ -123,10 +123,7 @@ def main(argv=None):
         print(f"hfstack-ip: {e}", file=sys.stderr)
         return 1
     def statistics(link):
-        counters = {}
-        for line in client.client.counters().splitlines():
-            name, _, value = line.partition("=")
-            counters[name] = float(value)
+        counters = dict(client.client.counters())
         return {"time": time.time(), "tun": client.name, "server": f"{a.host}:{a.port}",
                 "tun_device": dict(client.tun.counters), "sis_link": dict(link.counters),
                 "ip_client": counters}

@@ -70,7 +70,7 @@ class qa_ip_client(gr_unittest.TestCase):
         done = self.in_ns("a", "ping", "-c", "3", "-i", "0.5", "-w", "40", self.addr["b"])
         self.assertIn("3 received", done.stdout)
         counters = self.clients["b"].client.counters()
-        self.assertIn("peer.0.0.0.1.datagrams_in=", counters)
+        self.assertGreater(counters["peer.0.0.0.1.datagrams_in"], 0)
 
     def test_2_udp_request_is_answered(self):
         self.server("b", (
@@ -127,7 +127,8 @@ class qa_ip_client(gr_unittest.TestCase):
         self.assertRegex(done.stdout + done.stderr, r"mtu ?= ?1500")
         route = self.in_ns("a", "ip", "route", "get", self.addr["b"])
         self.assertIn("mtu 1500", route.stdout)  # Linux's path-MTU cache learned it
-        self.assertIn("drop.too_big=1", self.clients["a"].client.counters())
+        # ping repeats its datagram until its deadline: at least one reached the client.
+        self.assertGreaterEqual(self.clients["a"].client.counters()["drop.too_big"], 1)
 
     def test_5_curl_fetches_a_page_over_http(self):
         page = os.path.join(self.tmp, "index.html")
@@ -182,10 +183,10 @@ class qa_ip_client_compact(gr_unittest.TestCase):
             self.assertEqual(sent.stdout.decode().strip(), hashlib.sha256(payload).hexdigest(),
                              sent.stderr)
             for side in ("a", "b"):
-                c = dict(l.split("=") for l in bed.clients[side].client.counters().splitlines())
-                self.assertGreater(float(c["compact_sent"]), 0, side)
-                self.assertGreater(float(c["compact_received"]), 0, side)
-                self.assertEqual(float(c["drop.compact_unmapped"]), 0, side)
+                c = bed.clients[side].client.counters()
+                self.assertGreater(c["compact_sent"], 0, side)
+                self.assertGreater(c["compact_received"], 0, side)
+                self.assertEqual(c["drop.compact_unmapped"], 0, side)
 
 
 class qa_ip_client_real_modem(gr_unittest.TestCase):

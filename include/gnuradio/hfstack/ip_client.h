@@ -11,6 +11,7 @@
 #include <gnuradio/block.h>
 #include <gnuradio/hfstack/api.h>
 
+#include <map>
 #include <string>
 
 namespace gr {
@@ -56,8 +57,8 @@ public:
 
     //! Current value of an option, as text.
     virtual std::string option(const std::string& name) const = 0;
-    //! Every counter as "name=value" lines (per peer: peer.a.b.c.d.name=value).
-    virtual std::string counters() const = 0;
+    //! Every counter by name (per peer: peer.a.b.c.d.name).
+    virtual std::map<std::string, double> counters() const = 0;
     //! Whether the node accepted the bind.
     virtual bool bound() const = 0;
 };

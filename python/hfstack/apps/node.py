@@ -554,10 +554,7 @@ class station(station_base):
         out = {"pep": self.pep.statistics()} if self.pep is not None else {}
         if self.ip_client is None:
             return out
-        counters = {}
-        for line in self.ip_client.client.counters().splitlines():
-            name, _, value = line.partition("=")
-            counters[name] = float(value)
+        counters = self.ip_client.client.counters()
         return {**out,
                 "ip_client": {k: int(v) if v.is_integer() else v for k, v in counters.items()},
                 "tun_device": dict(self.ip_client.tun.counters, name=self.ip_client.name)}

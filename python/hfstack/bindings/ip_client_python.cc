@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ip_client.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(c39ae72a1dabeae99c71a3fd945ff977)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(e60a9c217c02ec80d6adb303a0856e45)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

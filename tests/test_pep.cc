@@ -143,9 +143,18 @@ TEST(Pep, ARequestTravelsWithTheOpenAndTheAnswerComesBack)
     const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
     const bytes request = as_bytes("GET / HTTP/1.0\r\n\r\n");
     EXPECT_EQ(p.a->from_tcp(c, request.data(), request.size(), p.now), request.size());
-    // The open waits open_wait_s for the client's first bytes: it goes with them.
+    // The open waited (open_wait_s at most) for the client's first bytes: it goes at
+    // once, with them.
     auto first = p.a->take_actions();
-    EXPECT_TRUE(first.to_sis.empty());
+    ASSERT_EQ(first.to_sis.size(), 1u);
+    const auto open = decode_slep(first.to_sis[0].payload);
+    ASSERT_TRUE(open.ok());
+    EXPECT_EQ(open.value.type, slep_type::open);
+    ASSERT_GE(open.value.data.size(), request.size());
+    EXPECT_TRUE(std::equal(request.begin(), request.end(), open.value.data.end() - long(request.size())));
+    p.keep(*p.a, first);
+    for (auto& m : first.to_sis)
+        p.carry(*p.a, m);
     p.run();
     const auto connects = p.of(p.far, K::connect);
     ASSERT_EQ(connects.size(), 1u);

@@ -111,7 +111,7 @@ const std::vector<option_entry>& table()
         { "compress", "DEFLATE the streams this proxy opens",
           [](C& c, S n, S v) { c.compress = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.compress ? "true" : "false"); } },
-        { "open_wait_s", "wait this long for a client's first bytes, to send them with the open, s",
+        { "open_wait_s", "wait at most this long for a client's first bytes, to send them with the open, s",
           [](C& c, S n, S v) { c.open_wait_s = seconds(n, v); },
           [](const C& c) { return number_text(c.open_wait_s); } },
         { "connect_timeout_s", "far proxy: give up connecting to the destination after this, s",
@@ -378,8 +378,9 @@ size_t pep::from_tcp(pep_connection id, const uint8_t* data, size_t size, double
     if (c.stats.near && !c.stream_open) {
         n = std::min(size, tcp_space(id));
         c.pending.insert(c.pending.end(), data, data + n);
-        // A full OPEN's worth: no reason to wait any longer.
-        if (c.pending.size() + 32 >= d_slep.mtu())
+        // The first bytes are what the open waited for: it goes now, so that it catches
+        // the node's next transmission (the rest follows in DATA at once).
+        if (!c.pending.empty())
             open_stream(id, c, now);
     } else if (c.stream_open && (c.stats.near || c.status_sent)) {
         n = d_slep.write(c.stream, data, size, now);

@@ -76,7 +76,7 @@ struct pep_config {
     std::map<uint16_t, uint8_t> port_priority;  // 5066 priority of a port's streams
     size_t max_connections = 1000;
     bool compress = false;           // DEFLATE on the streams this proxy opens
-    double open_wait_s = 0.2;        // wait this long for the client's first bytes before the OPEN
+    double open_wait_s = 0.2;        // wait at most this long for the client's first bytes
     double connect_timeout_s = 60;   // far side: destination connect
     double idle_timeout_s = 3600;    // no byte either way this long: reset
     size_t read_chunk = 65536;       // bytes take_tcp_data() gives at most per call

@@ -24,8 +24,9 @@ import numpy as np
 
 from gnuradio import gr_unittest
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-modem")
+from test_support import app_path
+
+APP = app_path("hfstack-modem")
 
 
 def run(*args):

@@ -16,13 +16,14 @@ PYTHON := /usr/bin/python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian bookworm packages needed to build, test and run (tshark: cross-check oracle;
-# chromium: the HF-PEP browser test and bench/pep_web.py).
+# chromium: the HF-PEP browser test and bench/pep_web.py; help2man: the apps' manual
+# pages).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
 	libliquid-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy \
 	python3-soundfile python3-tqdm zlib1g-dev nftables python3-pyqt5 xvfb \
-	python3-hamlib libhamlib-utils chromium clang-format
+	python3-hamlib libhamlib-utils chromium clang-format help2man
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build test demo bench fuzz install clean format-check \

@@ -5,9 +5,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Builds the Debian binary packages (debian/) from a copy of this checkout and runs
-# lintian on them: `dpkg-buildpackage -b -us -uc` in OUT_DIR/src/gr-hfstack (so the
-# checkout gets no build products, and dpkg-buildpackage's ../ is OUT_DIR/src), then
-# `lintian` on the .changes, failing on any error; the .deb files end up in OUT_DIR.
+# lintian on them: `dpkg-buildpackage -b -us -uc` in a temporary directory outside the
+# checkout (so the checkout gets no build products and the copy is no git work tree),
+# then `lintian` on the .changes, failing on any error, then each packaged app's
+# --version from the unpacked packages. The .deb, .changes and .buildinfo files, the
+# build log and lintian's report end up in OUT_DIR.
 # DEB_BUILD_OPTIONS defaults to "nocheck parallel=2" (`make test` runs the tests).
 # The copy holds the files git knows (tracked, and new ones not ignored), or without
 # git every file but build directories.
@@ -28,9 +30,10 @@ export DEB_BUILD_OPTIONS
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "$out/src"
-rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
-tree=$out/src/gr-hfstack
+rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo "$out"/build.log "$out"/lintian.log
+work=$(mktemp -d "${TMPDIR:-/tmp}/hfstack-deb.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tree=$work/gr-hfstack
 mkdir -p "$tree"
 
 echo "== copy of $source_dir in $tree"
@@ -54,8 +57,8 @@ if ! dpkg-buildpackage -b -us -uc > "$out/build.log" 2>&1; then
     exit 1
 fi
 echo "built in $(($(date +%s) - start)) s:"
-changes=$(ls "$out"/src/*.changes)
-for deb in "$out"/src/*.deb; do
+changes=$(ls "$work"/*.changes)
+for deb in "$work"/*.deb; do
     echo "  $(basename "$deb")"
 done
 
@@ -66,7 +69,7 @@ cat "$out/lintian.log"
 errors=$(grep -c '^E: ' "$out/lintian.log" || true)
 warnings=$(grep -c '^W: ' "$out/lintian.log" || true)
 echo "lintian: $errors errors, $warnings warnings"
-mv "$out"/src/*.deb "$changes" "$out"/src/*.buildinfo "$out"/
+mv "$work"/*.deb "$changes" "$work"/*.buildinfo "$out"/
 if [ "$status" -ne 0 ] || [ "$errors" -ne 0 ]; then
     echo "FAIL: lintian reports errors"
     exit 1
@@ -74,7 +77,7 @@ fi
 
 # The packaged apps run: each one's --version from the unpacked packages.
 echo "== the packaged apps, unpacked"
-root=$out/src/root
+root=$work/root
 for deb in "$out"/libgnuradio-hfstack0*.deb "$out"/gr-hfstack_*.deb; do
     dpkg-deb -x "$deb" "$root"
 done
@@ -88,5 +91,4 @@ for app in "$root"/usr/bin/*; do
     fi
     echo "  $version"
 done
-rm -rf "$out/src"
 echo "packages in $out"

@@ -6,7 +6,7 @@
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run every test (GoogleTest + Python QA)
 # Other targets: deps, build, bench, fuzz, install, clean, format-check,
-# format-check-changed (BASE=main), check-install.
+# format-check-changed (BASE=main), check-install, deb.
 
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
@@ -16,17 +16,19 @@ PYTHON := /usr/bin/python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian bookworm packages needed to build, test and run (tshark: cross-check oracle;
-# chromium: the HF-PEP browser test and bench/pep_web.py).
+# chromium: the HF-PEP browser test and bench/pep_web.py; help2man: the apps' manual
+# pages; dpkg-dev, debhelper, dh-python, fakeroot, lintian: make deb).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
 	libliquid-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy \
 	python3-soundfile python3-tqdm zlib1g-dev nftables python3-pyqt5 xvfb \
-	python3-hamlib libhamlib-utils chromium clang-format
+	python3-hamlib libhamlib-utils chromium clang-format help2man \
+	dpkg-dev debhelper dh-python fakeroot lintian
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build test demo bench fuzz install clean format-check \
-	format-check-changed check-install
+	format-check-changed check-install deb
 
 all: build
 
@@ -54,8 +56,9 @@ $(BUILD_DIR)/Makefile: CMakeLists.txt
 build: deps $(BUILD_DIR)/Makefile
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Every test but the Debian package build (label `package`; make deb runs it).
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE package
 
 # Two nodes with the real STANAG 4539 modem over the Watterson channel; about 90 s.
 # DEMO_ARGS passes options, e.g. DEMO_ARGS="--snr-db 12 --profile poor".
@@ -94,6 +97,11 @@ format-check-changed:
 # against it (ctest: install_downstream).
 check-install: build
 	tests/install_downstream.sh $(BUILD_DIR) cmake "$$(command -v grcc)"
+
+# The Debian binary packages from a copy of the checkout, checked by lintian
+# (tests/build_deb.sh; ctest: deb_package): .deb files in $(BUILD_DIR)/deb.
+deb: deps
+	tests/build_deb.sh $(BUILD_DIR)/deb
 
 install: build
 	$(SUDO) cmake --install $(BUILD_DIR)

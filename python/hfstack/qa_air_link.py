@@ -9,7 +9,6 @@ channel through ZeroMQ sockets on loopback, as two processes would (each could t
 live in its own network namespace): ARQ data cross, through the link-level emulators
 and through the real modems' audio."""
 
-import socket
 import tempfile
 
 import pmt
@@ -19,16 +18,10 @@ from gnuradio.hfstack import radio as radio_frontend
 from gnuradio.hfstack.air_link import link_emulator, link_samples
 from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
-from qa_node import primitives, recorder, sis_pdu, types
+from test_support import free_port, primitives, recorder, sis_pdu, types
 
 dl = hfstack.dl
 TIMEOUT_S = 60.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def station(address, scale, radio_block, wire_air):

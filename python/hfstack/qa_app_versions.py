@@ -14,7 +14,7 @@ import sys
 from gnuradio import gr_unittest
 from gnuradio.hfstack.version import __version__
 
-APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
+from test_support import APPS
 
 
 class qa_app_versions(gr_unittest.TestCase):

@@ -13,44 +13,18 @@ device that is not there in one line with exit status 1, without hanging."""
 import glob
 import json
 import os
-import select
-import signal
 import subprocess
 import sys
-import time
 
 from gnuradio import gr_unittest
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+from test_support import EXAMPLES, sigterm_once_said
+
 
 
 def run_example(name, *args, timeout=240):
     return subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
                           capture_output=True, text=True, timeout=timeout, env=os.environ)
-
-
-def sigterm_once_said(command, words, env, timeout=120):
-    """Runs `command` until its stderr says `words` (AssertionError if it ends or stays
-    silent for `timeout` seconds first), then sends it SIGTERM: (exit status, stdout,
-    all its stderr)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    seen = ""
-    try:
-        deadline = time.monotonic() + timeout
-        while words not in seen:
-            ready, _, _ = select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))
-            line = process.stderr.readline() if ready else ""
-            if not line:
-                raise AssertionError(f"{os.path.basename(command[1])} ended or did not say {words!r} "
-                                     f"in time:\n{seen}")
-            seen += line
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    return process.returncode, out, seen + err
 
 
 class qa_examples(gr_unittest.TestCase):

@@ -19,11 +19,9 @@ from gnuradio import gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
-from qa_hfstack_console import free_port_pair
+from test_support import TOP, free_port_pair
 
 dl = hfstack.dl
-
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def load_example(test, name):

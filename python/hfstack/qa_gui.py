@@ -33,10 +33,8 @@ import numpy as np
 
 from gnuradio import gr_unittest
 
-from qa_examples import sigterm_once_said
+from test_support import APPS, TOP, sigterm_once_said
 
-TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-APPS = os.path.join(TOP, "apps")
 # Screenshots stay after the run, under the build directory (ctest runs from it).
 SHOTS = os.path.abspath(os.path.join(os.getcwd(), "qa_gui"))
 XVFB_START_S = 30.0

@@ -23,7 +23,8 @@ import time
 
 from gnuradio import gr_unittest
 
-APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
+from test_support import APPS, accepts, free_port_pair
+
 CONSOLE = os.path.join(APPS, "hfstack-console")
 NODE = os.path.join(APPS, "hfstack-node")
 # 9600 bit/s with the node clocks 50x faster: a 20 kB run takes well under a second.
@@ -36,31 +37,6 @@ SERVER = ["--pair", "--kind", "emulator", "--profile", "", "--time-scale", TIME_
 def run(*args, timeout=60):
     return subprocess.run([sys.executable, CONSOLE, *args], capture_output=True, text=True,
                           timeout=timeout, env=os.environ)
-
-
-def free_port_pair():
-    """P with P + 1 also free (hfstack-node serves node B on the next port)."""
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-            if port >= 65535:
-                continue
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-            return port
-    raise RuntimeError("no two consecutive free TCP ports")
-
-
-def accepts(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 class qa_hfstack_console(gr_unittest.TestCase):

@@ -10,8 +10,6 @@ more at a low one, with CSV rows and a plot; burst matching counts lost and unre
 bursts; bad input is refused in one line."""
 
 import csv
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -23,23 +21,16 @@ import wave
 import numpy as np
 
 from gnuradio import gr_unittest
+from gnuradio.hfstack.apps import modem
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-modem")
+from test_support import app_path
+
+APP = app_path("hfstack-modem")
 
 
 def run(*args):
     return subprocess.run([sys.executable, APP, *args], capture_output=True, text=True,
                           timeout=300, env=os.environ)
-
-
-def load_app():
-    """The command as a module, for its helpers."""
-    loader = importlib.machinery.SourceFileLoader("hfstack_modem_app", APP)
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def read_wav(path):
@@ -175,7 +166,6 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
     def test_burst_matching_counts_lost_and_unrecognised_bursts(self):
-        app = load_app()
         rng = np.random.default_rng(11)
         sent = [rng.integers(0, 256, 200, dtype=np.uint8) for _ in range(4)]
 
@@ -188,19 +178,19 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         junk = rng.integers(0, 256, 200, dtype=np.uint8)
         # Burst 1 received as junk between two recognised ones: paired, its own errors.
         received = [damaged(sent[0], 30), junk, sent[2], np.concatenate([sent[3], junk])]
-        self.assertEqual(app.match_bursts(sent, received), {0: 0, 1: 1, 2: 2, 3: 3})
+        self.assertEqual(modem.match_bursts(sent, received), {0: 0, 1: 1, 2: 2, 3: 3})
         # Bursts 1 and 2 with only one unrecognised burst between: both lost.
         received = [damaged(sent[0], 30), junk, sent[3]]
-        self.assertEqual(app.match_bursts(sent, received), {0: 0, 3: 2})
+        self.assertEqual(modem.match_bursts(sent, received), {0: 0, 3: 2})
         # A burst missing entirely, and a short one: missing bytes count 8 wrong bits,
         # extra bytes none.
         received = [sent[0], sent[2][:150]]
-        self.assertEqual(app.match_bursts(sent, received), {0: 0, 2: 1})
-        self.assertEqual(app.bit_errors(sent[2][:150], sent[2]), 8 * 50)
-        self.assertEqual(app.bit_errors(np.concatenate([sent[3], junk]), sent[3]), 0)
-        self.assertEqual(app.bit_errors(damaged(sent[1], 17), sent[1]), 17)
-        self.assertEqual(app.upper95(0, 1000), 0.003)
-        self.assertAlmostEqual(app.upper95(4, 1000), (4 + 1.96 * 2 + 1) / 1000)
+        self.assertEqual(modem.match_bursts(sent, received), {0: 0, 2: 1})
+        self.assertEqual(modem.bit_errors(sent[2][:150], sent[2]), 8 * 50)
+        self.assertEqual(modem.bit_errors(np.concatenate([sent[3], junk]), sent[3]), 0)
+        self.assertEqual(modem.bit_errors(damaged(sent[1], 17), sent[1]), 17)
+        self.assertEqual(modem.upper95(0, 1000), 0.003)
+        self.assertAlmostEqual(modem.upper95(4, 1000), (4 + 1.96 * 2 + 1) / 1000)
 
     def test_bad_input_gives_one_line(self):
         stereo = self.path("stereo.wav")

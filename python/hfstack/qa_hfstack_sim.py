@@ -18,8 +18,9 @@ import unittest
 
 from gnuradio import gr_unittest
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-sim")
+from test_support import app_path
+
+APP = app_path("hfstack-sim")
 
 
 def run(*args):

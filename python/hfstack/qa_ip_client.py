@@ -29,6 +29,8 @@ from gnuradio import gr_unittest
 from gnuradio.hfstack.ip_testbed import run, testbed, unavailable
 from gnuradio.hfstack.tun import tun_device, tun_error
 
+from test_support import APPS
+
 SCALE = 20.0
 PY = "/usr/bin/python3"
 TIMEOUT_S = 60
@@ -205,9 +207,6 @@ class qa_ip_client_real_modem(gr_unittest.TestCase):
             self.assertGreater(bed.radios["b"].stats()["bursts_received"], 0)
 
 
-APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
-
-
 class qa_hfstack_ip(gr_unittest.TestCase):
     """The standalone hfstack-ip, a SIS client over TCP, against hfstack-node --pair: two
     processes, each with its TUN device moved into a namespace, ping across HF."""
@@ -216,7 +215,7 @@ class qa_hfstack_ip(gr_unittest.TestCase):
         why = unavailable()
         if why:
             self.skipTest(why)
-        from qa_hfstack_console import accepts, free_port_pair
+        from test_support import accepts, free_port_pair
         tag = os.getpid() % 100000
         self.ns = {"a": f"hfia{tag}", "b": f"hfib{tag}"}
         for ns in self.ns.values():

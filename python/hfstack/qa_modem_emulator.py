@@ -13,63 +13,15 @@ import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as radio_frontend
-from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
-from qa_node import primitives, recorder, sis_pdu, types
+from test_support import QUIET, arq_exchange, events, recorder
 
 dl = hfstack.dl
 TIMEOUT_S = 120.0
 
 
-# The recorders never answer S_KEEP_ALIVE: no supervision within the tests.
-QUIET = "supervision.keep_alive_interval_s=36000"
-
-
-def arq_exchange(test, options, radios, scale, payloads):
-    """Node 0.0.0.1 sends `payloads` by ARQ to 0.0.0.2, both with `options`, over two
-    radios (joined here); asserts that all are delivered in order and confirmed.
-    Returns node 0.0.0.1 and the PDUs it gave its modem."""
-    tb = gr.top_block()
-    a = hfstack.node("0.0.0.1", options, scale)
-    b = hfstack.node("0.0.0.2", options, scale)
-    air = recorder()
-    tb.msg_connect(a, "to_phy", air, "in")
-    for n, r in zip((a, b), radios):
-        tb.msg_connect(n, "to_phy", r, "in")
-        tb.msg_connect(r, "out", n, "from_phy")
-        tb.msg_connect(r, "status", n, "phy_status")
-    radio_frontend.join(tb, *radios)
-    out_a, out_b = recorder(), recorder()
-    tb.msg_connect(a, "sis_out", out_a, "in")
-    tb.msg_connect(b, "sis_out", out_b, "in")
-    a._post(pmt.intern("sis_in"), sis_pdu(7, bind_request(3)))
-    b._post(pmt.intern("sis_in"), sis_pdu(9, bind_request(3)))
-    for p in payloads:
-        a._post(pmt.intern("sis_in"), sis_pdu(7, unidata_request(2, 3, p)))
-    delivered = lambda m: types(m).count(dl.sis_type.unidata_indication)  # noqa: E731
-    tb.start()
-    try:
-        done = out_b.wait_for(lambda m: delivered(m) >= len(payloads), TIMEOUT_S)
-        confirmed = out_a.wait_for(lambda m: types(m).count(
-            dl.sis_type.unidata_request_confirm) >= len(payloads), TIMEOUT_S)
-    finally:
-        tb.stop()
-        tb.wait()
-    test.assertTrue(done, f"{options}: {delivered(out_b.messages)} of {len(payloads)} delivered")
-    test.assertTrue(confirmed, f"{options}: not confirmed")
-    got = [p.payload for _, p in primitives(out_b.messages)
-           if p.type == dl.sis_type.unidata_indication]
-    test.assertEqual(got, payloads, options)
-    return a, air.messages
-
-
 def burst(data, rate=2400, interleaver="short"):
     return hfstack.make_pdu(data, data_rate=rate, interleaver=interleaver)
-
-
-def events(messages):
-    return [pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("event"), pmt.PMT_NIL))
-            for m in messages]
 
 
 class qa_modem_emulator(gr_unittest.TestCase):

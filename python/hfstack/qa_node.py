@@ -9,75 +9,20 @@ in-process SIS clients, client errors, captures. No sleeps: the test waits on a
 condition the recording blocks signal, with a bounded timeout."""
 
 import os
-import struct
 import tempfile
-import threading
 
 import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
+from test_support import primitives, read_pcap, recorder, sis_pdu, types
+
 dl = hfstack.dl
 
 # Fast protocol settings so an exchange takes well under a second of real time.
 FAST = "mode=9600S;turnaround_s=0.2;response_margin_s=1;channel_access.mode=none"
 TIME_SCALE = 20.0
-TIMEOUT_S = 30.0
-
-
-class recorder(gr.basic_block):
-    """Collects PDUs from a message port and wakes the test when they arrive."""
-
-    def __init__(self):
-        gr.basic_block.__init__(self, "recorder", None, None)
-        self.message_port_register_in(pmt.intern("in"))
-        self.set_msg_handler(pmt.intern("in"), self.handle)
-        self.messages = []
-        self.changed = threading.Condition()
-
-    def handle(self, msg):
-        with self.changed:
-            self.messages.append(msg)
-            self.changed.notify_all()
-
-    def wait_for(self, predicate, timeout=TIMEOUT_S):
-        with self.changed:
-            return self.changed.wait_for(lambda: predicate(self.messages), timeout)
-
-
-def sis_pdu(client, primitive):
-    return hfstack.make_pdu(dl.encode_sis(primitive), client_id=client, from_client=True)
-
-
-
-
-def primitives(messages):
-    """(client_id, decoded primitive) of every SIS frame in recorded PDUs."""
-    out = []
-    for m in messages:
-        meta, data = pmt.car(m), hfstack.pdu_bytes(m)
-        if data:
-            client = pmt.to_long(pmt.dict_ref(meta, pmt.intern("client_id"), pmt.from_long(-1)))
-            out.append((client, dl.decode_sis(data)))
-    return out
-
-
-def types(messages):
-    return [p.type for _, p in primitives(messages)]
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        _, _, _, _, _, _, linktype = struct.unpack("<IHHiIII", f.read(24))
-        records = []
-        while True:
-            h = f.read(16)
-            if not h:
-                break
-            _, _, incl, _ = struct.unpack("<IIII", h)
-            records.append(f.read(incl))
-    return linktype, records
 
 
 class qa_node(gr_unittest.TestCase):
@@ -162,7 +107,8 @@ class qa_node(gr_unittest.TestCase):
         self.assertTrue(pmt.dict_has_key(first, pmt.intern("dpdus_sent")))
         self.assertEqual(float(counters["updus_confirmed"]), 1)
         # Every D_PDU a sent and received is in its capture, as whole D_PDUs.
-        linktype, records = read_pcap(pcap)
+        _, linktype, records = read_pcap(pcap)
+        records = [data for _, data in records]
         self.assertEqual(linktype, 237)
         self.assertEqual(len(records), float(counters["dpdus_sent"]) + float(counters["dpdus_received"]))
         for r in records:

@@ -26,10 +26,9 @@ from gnuradio import gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
-from qa_hfstack_console import accepts, free_port_pair
+from test_support import accepts, app_path, free_port_pair
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-node")
+APP = app_path("hfstack-node")
 
 
 @contextlib.contextmanager

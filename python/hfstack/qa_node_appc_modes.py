@@ -16,7 +16,7 @@ from gnuradio import hfstack
 from gnuradio.hfstack import modes
 from gnuradio.hfstack import radio as radio_frontend
 
-from qa_modem_emulator import QUIET, arq_exchange
+from test_support import QUIET, arq_exchange
 
 # Modes and ARQ as the emulator's test runs them, without channel access (two nodes).
 OPTIONS = QUIET + ";channel_access.mode=none"

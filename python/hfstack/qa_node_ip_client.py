@@ -24,8 +24,9 @@ import unittest
 from gnuradio import gr_unittest
 from gnuradio.hfstack.ip_testbed import run, unavailable
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-node")
+from test_support import app_path
+
+APP = app_path("hfstack-node")
 SCALE = 20.0
 TIMEOUT_S = 120
 

@@ -19,7 +19,7 @@ from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis_client import bind_request, unidata_request
 
-from qa_node import primitives, recorder, sis_pdu, types
+from test_support import primitives, recorder, sis_pdu, types
 
 dl = hfstack.dl
 

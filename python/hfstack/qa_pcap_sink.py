@@ -14,21 +14,9 @@ import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
 
+from test_support import read_pcap
+
 dl = hfstack.dl
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        header = f.read(24)
-        magic, _, _, _, _, _, linktype = struct.unpack("<IHHiIII", header)
-        records = []
-        while True:
-            h = f.read(16)
-            if not h:
-                break
-            sec, usec, incl, orig = struct.unpack("<IIII", h)
-            records.append((sec + usec / 1e6, f.read(incl)))
-    return magic, linktype, records
 
 
 class idle_source(gr.basic_block):

@@ -580,7 +580,7 @@ class qa_hfstack_pep(gr_unittest.TestCase):
     def test_two_peps_over_a_node_pair(self):
         if not shutil.which("curl"):
             self.skipTest("curl is not installed (make test installs it)")
-        from qa_hfstack_console import accepts, free_port_pair
+        from test_support import accepts, free_port_pair
         import socket
         import time
         pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")

@@ -28,10 +28,8 @@ from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
 
-from qa_modem_emulator import events
-from qa_node import recorder
+from test_support import APPS, events, recorder
 
-APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps")
 TIMEOUT_S = 60.0
 
 

@@ -12,8 +12,10 @@ bad PDUs are refused."""
 import numpy as np
 import pmt
 
-from gnuradio import blocks, gr, gr_unittest
+from gnuradio import blocks, gr_unittest
 from gnuradio import hfstack
+
+from test_support import awgn_link
 
 
 def pdu(data, **meta):
@@ -25,19 +27,6 @@ def pdu(data, **meta):
 
 def meta_of(msg):
     return pmt.to_python(pmt.car(msg))
-
-
-def awgn_link(fs, complex_signal, seconds, snr_db, seed=5, deliver_per_block=False):
-    """(top block, transmitter, its `seconds` of samples, receiver): the transmitter joined
-    to the receiver through an AWGN channel at snr_db."""
-    tb = gr.top_block()
-    tx = hfstack.s4539_tx(fs, complex_signal, 2400, "short")
-    head = blocks.head(gr.sizeof_gr_complex if complex_signal else gr.sizeof_float, int(seconds * fs))
-    chan = (hfstack.hf_channel_cc if complex_signal else hfstack.hf_channel_ff)(
-        fs, "awgn", snr_db=snr_db, signal_power=0.0625, seed=seed)
-    rx = hfstack.s4539_rx(fs, complex_signal, deliver_per_block)
-    tb.connect(tx, head, chan, rx)
-    return tb, tx, head, rx
 
 
 def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0, deliver_per_block=False):

@@ -18,8 +18,7 @@ from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
 from gnuradio.hfstack.burst_history import burst_history
 
-from qa_node import recorder
-from qa_s4539_modem import awgn_link
+from test_support import awgn_link, recorder
 
 FS = 9600.0
 

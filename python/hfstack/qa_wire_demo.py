@@ -13,8 +13,9 @@ import tempfile
 
 from gnuradio import gr_unittest
 
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
-                   "hfstack-wire-demo")
+from test_support import app_path
+
+APP = app_path("hfstack-wire-demo")
 
 
 def run(*args):

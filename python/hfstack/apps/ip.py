@@ -20,10 +20,10 @@ import logging
 import sys
 import time
 
-from .cli import add_version
-from .hfstack_python import ip_client_option_help
-from .sis_link import serve_over_tcp
-from .tun import ip_client_tun, tun_error
+from ..cli import add_version
+from ..hfstack_python import ip_client_option_help
+from ..sis_link import serve_over_tcp
+from ..tun import ip_client_tun, tun_error
 
 log = logging.getLogger("hfstack-ip")
 
@@ -100,7 +100,7 @@ def main(argv=None):
         return 0
     options = client_options(a)
     try:
-        from .hfstack_python import ip_client  # validates every option, opens nothing
+        from ..hfstack_python import ip_client  # validates every option, opens nothing
         probe = ip_client(options, a.client_id, 0)
     except ValueError as e:
         print(f"hfstack-ip: {e}", file=sys.stderr)

@@ -1,0 +1,786 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""hfstack-modem: the STANAG 4539 modem from the command line.
+
+Modes: serial tone (MIL-STD-188-110A/B) 75S 150S 300S 600S 1200S 2400S (short
+interleave, 0.6 s blocks), the same with L (long interleave, 4.8 s blocks) and 4800U
+(4800 bps uncoded); App C 3200, 4800, 6400, 8000 and 9600 bps with US, VS, S, M, L or VL
+interleave (0.12 to 8.6 s blocks), e.g. 9600L, and 12800U (uncoded). rx and ber take
+any of them without being told which (the receiver finds the mode in the preamble).
+
+  hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
+  hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000
+  hfstack-modem rx hello.wav                                         # each burst found
+  hfstack-modem rx msg.wav --output msg.out --json
+  hfstack-modem rx hello.wav --gui                                   # watch it: waterfall, constellation
+  hfstack-modem rx --gui --device plughw:CARD=Device                 # a sound card, until closed
+  hfstack-modem ber --modes 2400S,1200S --snr 6,8,10 --profile poor --csv - --plot ber.png
+
+tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
+after; samples beyond 16 bits are clipped and counted). rx finds every burst in a WAV
+file (any rate from 4 kHz up), reports its mode, SNR, frequency offset and bytes, and
+exits 1 when it finds none. ber sends seeded random bytes in bursts of about 10 s of air
+time, back to back, through the HF channel simulator (ITU-R F.1487, SNR in 3 kHz) at
+complex baseband, and counts the bits that come back wrong: a burst not received counts
+all its bits, missing bytes count as wrong, extra bytes are ignored.
+"""
+
+import argparse
+import csv
+import json
+import logging
+import math
+import os
+import sys
+import tempfile
+import time
+import wave
+
+import numpy as np
+import pmt
+
+from gnuradio import blocks, gr
+from gnuradio import hfstack
+from gnuradio.hfstack import cli
+from gnuradio.hfstack import modes
+from gnuradio.hfstack import sim
+
+PROG = "hfstack-modem"
+SYMBOL_RATE = 2400.0
+SILENCE_S = 0.2           # tx: silence before and after the transmission in the WAV
+# Silence after the last burst so the receiver can finish it: a burst whose end of
+# message was lost ends when the signal has been gone for an interleaver block, so 1 s
+# and two units of the mode (rx: of the longest, 4.8 s).
+RX_TAIL_S = 1.0
+LONGEST_UNIT_S = 4.8
+RX_PIECE_S = 0.1          # the receiver's input is padded with silence to whole pieces
+MAX_AIR_S = 600.0         # tx: longest transmission written (bounds memory)
+CHUNK = 1 << 16
+# Every mode the modem blocks send and receive, slowest first (the zero-interleave
+# serial-tone modes are not offered: modes.mode_problem says why), with its data rate
+# and interleaver as the blocks name them.
+MODES = {name: mode for name, mode in ((n, sim.s4539_mode(n)) for n in sim.mode_names()) if mode}
+POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+class usage_error(Exception):
+    """A bad option or input: one line on stderr, exit status 2."""
+
+
+class device_error(Exception):
+    """A sound card that cannot be opened: one line on stderr, exit status 1."""
+
+
+class one_line_parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise usage_error(message)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def finite_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    return v
+
+
+def positive_float(text):
+    v = finite_float(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return v
+
+
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return v
+
+
+def mode_name(text):
+    problem = modes.mode_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"mode {text}: {problem}")
+    return text.strip().upper()
+
+
+def mode_list(text):
+    names = [mode_name(t) for t in text.split(",")]
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a mode is listed twice: {text!r}")
+    return names
+
+
+def snr_list(text):
+    return [finite_float(t) for t in text.split(",")]
+
+
+def name_of(data_rate, interleaver):
+    """The mode name from a burst's metadata: 2400/"short" -> 2400S."""
+    for name, (bps, il) in MODES.items():
+        if (bps, il) == (data_rate, interleaver):
+            return name
+    return f"{data_rate}?"
+
+
+def air_time(mode, nbytes):
+    """Nominal air time of a transmission of nbytes (the modulator's filter adds a few ms)."""
+    return sim.s4539_air_time(mode, nbytes)
+
+
+def max_bytes(mode, seconds):
+    """The most bytes one transmission of at most `seconds` carries (-1: none fits)."""
+    n = sim.s4539_max_bytes(mode, seconds)
+    return n if n > 0 or air_time(mode, 0) <= seconds else -1
+
+
+def make_pdu(data, mode):
+    bps, interleaver = MODES[mode][:2]
+    meta = pmt.make_dict()
+    meta = pmt.dict_add(meta, pmt.intern("data_rate"), pmt.from_long(bps))
+    meta = pmt.dict_add(meta, pmt.intern("interleaver"), pmt.intern(interleaver))
+    return pmt.cons(meta, pmt.init_u8vector(len(data), list(bytes(data))))
+
+
+def quiet(*blks):
+    """The system default log level may be debug: keep per-burst chatter off stderr."""
+    for b in blks:
+        b.set_log_level("info")
+
+
+def make_receiver(rate, complex_input):
+    """The receiver (its output does not depend on how the scheduler cuts its input)."""
+    rx = hfstack.s4539_rx(float(rate), complex_input)
+    quiet(rx)
+    return rx
+
+
+def piece_of(rate):
+    return max(1, int(round(RX_PIECE_S * rate)))
+
+
+def check_writable(path, what):
+    if path in (None, "-"):
+        return
+    where = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(where):
+        raise usage_error(f"{what} {path}: no such directory {where}")
+    if os.path.isdir(path):
+        raise usage_error(f"{what} {path}: is a directory")
+
+
+def make_transmitter(rate, complex_output, mode, level):
+    bps, interleaver = MODES[mode][:2]
+    try:
+        tx = hfstack.s4539_tx(float(rate), complex_output, bps, interleaver, level)
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(f"--rate {rate}: {e}")
+    quiet(tx)
+    return tx
+
+
+def transmission_samples(tx, rate, mode, data, sink, item):
+    """Runs `tx` (a fresh transmitter) on one PDU into `sink` (a file or vector sink)
+    through a head generous enough for the whole transmission; returns the length of
+    the transmission in samples, from its tx_eob tag."""
+    tb = gr.top_block()
+    head = blocks.head(item, int(math.ceil((air_time(mode, len(data)) + 0.1) * rate)))
+    tags = blocks.tag_debug(item, "tx", "tx_eob")
+    tags.set_display(False)
+    tags.set_save_all(True)
+    tb.connect(tx, head, sink)
+    tb.connect(head, tags)
+    tx.to_basic_block()._post(pmt.intern("in"), make_pdu(data, mode))
+    tb.run()
+    eob = [t.offset for t in tags.current_tags() if pmt.symbol_to_string(t.key) == "tx_eob"]
+    if not eob:
+        raise RuntimeError("the transmitter did not finish its transmission")
+    return int(eob[0]) + 1
+
+
+# --------------------------------------------------------------------------------- tx
+
+def run_tx(args):
+    if args.text is not None:
+        data = args.text.encode("utf-8")
+        source = "text"
+    else:
+        try:
+            size = os.path.getsize(args.input)
+            if not os.path.isfile(args.input):
+                raise usage_error(f"{args.input}: not a regular file")
+            # Bounded memory: refuse before reading what could not be sent anyway.
+            if air_time(args.mode, size) > MAX_AIR_S:
+                raise usage_error(f"{args.input}: {size} bytes take {air_time(args.mode, size):.0f} s "
+                                  f"in {args.mode}; one transmission is at most {MAX_AIR_S:g} s")
+            with open(args.input, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise usage_error(f"{args.input}: {e.strerror or e}")
+        source = args.input
+    nominal = air_time(args.mode, len(data))
+    if nominal > MAX_AIR_S:
+        raise usage_error(f"{len(data)} bytes take {nominal:.0f} s in {args.mode}; "
+                          f"one transmission is at most {MAX_AIR_S:g} s")
+    if not 0 < args.level <= 1:
+        raise usage_error(f"--level must be in (0, 1], not {args.level:g}")
+    check_writable(args.output, "output")
+    tx = make_transmitter(args.rate, False, args.mode, args.level)
+
+    # The transmitter's real output goes to a float file; it is then clipped (and
+    # counted) to 16 bits on the way into the WAV: GNU Radio's WAV sink would wrap.
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    float_path = None
+    try:
+        with tempfile.NamedTemporaryFile(prefix="hfstack-modem-", suffix=".f32", dir=out_dir,
+                                         delete=False) as f:
+            float_path = f.name
+        sink = blocks.file_sink(gr.sizeof_float, float_path, False)
+        sink.set_unbuffered(False)
+        length = transmission_samples(tx, args.rate, args.mode, data, sink, gr.sizeof_float)
+        sink.close()
+        signal = np.memmap(float_path, dtype="<f4", mode="r")[:length]
+        silence = np.zeros(int(round(SILENCE_S * args.rate)), dtype="<i2").tobytes()
+        clipped = 0
+        with wave.open(args.output, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(args.rate)
+            w.writeframes(silence)
+            for k in range(0, length, CHUNK):
+                scaled = np.round(np.asarray(signal[k:k + CHUNK], dtype=np.float64) * 32768.0)
+                clipped += int(np.count_nonzero(np.abs(scaled) > 32767))
+                w.writeframes(np.clip(scaled, -32767, 32767).astype("<i2").tobytes())
+            w.writeframes(silence)
+        del signal
+    except OSError as e:
+        raise usage_error(f"{args.output}: {e.strerror or e}")
+    finally:
+        if float_path is not None and os.path.exists(float_path):
+            os.unlink(float_path)
+    samples = length + 2 * (len(silence) // 2)
+    report = {"mode": args.mode, "data_rate": MODES[args.mode][0], "interleaver": MODES[args.mode][1],
+              "source": source, "output": args.output, "bytes": len(data),
+              "air_time_s": round(length / args.rate, 4), "sample_rate_hz": args.rate,
+              "level": args.level, "samples": samples, "clipped": clipped}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{PROG}: {args.mode}, {len(data)} bytes, {length / args.rate:.3f} s of air time, "
+              f"{samples} samples at {args.rate} Hz in {args.output}"
+              + (f"; {clipped} samples clipped" if clipped else ""), file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------------- rx
+
+def wav_info(path):
+    try:
+        with wave.open(path, "rb") as w:
+            if w.getnchannels() != 1:
+                raise usage_error(f"{path}: {w.getnchannels()} channels; mono only")
+            if w.getsampwidth() != 2:
+                raise usage_error(f"{path}: {8 * w.getsampwidth()}-bit samples; 16-bit PCM only")
+            return w.getframerate(), w.getnframes()
+    except (wave.Error, EOFError) as e:
+        raise usage_error(f"{path}: not a readable WAV file ({str(e) or 'too short'})")
+    except OSError as e:
+        raise usage_error(f"{path}: {e.strerror or e}")
+
+
+def preview(data):
+    """(text or None, hex preview)."""
+    hex_preview = data[:32].hex(" ") + (" ..." if len(data) > 32 else "")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, hex_preview
+    if all(c.isprintable() or c in "\n\r\t" for c in text):
+        return text, hex_preview
+    return None, hex_preview
+
+
+def finite_or_none(v):
+    return round(float(v), 2) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def check_rx_sources(args):
+    """One source: a WAV file, or a sound card for --gui; --gui needs a display."""
+    if args.device is not None and args.input is not None:
+        raise usage_error("give a WAV file or --device, not both")
+    if args.device is not None and not args.gui:
+        raise usage_error("--device (a sound card) is received with --gui only")
+    if args.device is None and args.input is None:
+        raise usage_error("rx needs a WAV file (or --device with --gui)")
+    if args.screenshot is not None and not args.gui:
+        raise usage_error("--screenshot needs --gui")
+    if args.sound_rate is not None and args.device is None:
+        raise usage_error("--sound-rate is the sound card's: it needs --device")
+    if args.gui:
+        from gnuradio.hfstack import gui
+        try:
+            gui.check_display()
+        except gui.display_error as e:
+            raise usage_error(str(e))
+    check_writable(args.screenshot, "--screenshot")
+
+
+def run_with_window(tb, samples, rx, rate, title, screenshot, started=None):
+    """rx --gui: the window over the running flowgraph, until it is closed (or, with
+    --screenshot, until the recording is received and saved); started() once running."""
+    from gnuradio.hfstack import gui
+    window = gui.receiver_window(tb, samples, rx, float(rate), False, title)
+    gui.run_flowgraph_window(tb, window, screenshot, started)
+
+
+def open_sound_card(device, rate):
+    from gnuradio import audio
+    from gnuradio.hfstack.radio import quiet_stderr
+    try:
+        with quiet_stderr():
+            return audio.source(rate, device, True)
+    except RuntimeError as e:
+        raise device_error(f"sound card {device or 'default'} cannot be opened at {rate} Hz: "
+                           f"no such device, busy, or the rate is not supported "
+                           f"({' '.join(str(e).split())})")
+
+
+def run_rx(args):
+    check_rx_sources(args)
+    if args.json and args.output == "-":
+        raise usage_error("--json and --output - would mix on standard output")
+    if args.device is not None:
+        return run_rx_sound_card(args)
+    if os.path.isdir(args.input):
+        raise usage_error(f"{args.input}: is a directory")
+    rate, frames = wav_info(args.input)
+    if frames == 0:
+        raise usage_error(f"{args.input}: no samples")
+    check_writable(args.output, "--output")
+    try:
+        rx = make_receiver(rate, False)
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(f"{args.input}: {rate} Hz: {e}")
+    # Counted first: the header may promise more samples than the file holds. Then the
+    # recording and silence, so a burst the recording cuts short ends too, filled to
+    # whole pieces of the receiver's input.
+    tb = gr.top_block()
+    count = blocks.null_sink(gr.sizeof_float)
+    tb.connect(blocks.wavfile_source(args.input, False), count)
+    tb.run()
+    frames = count.nitems_read(0)
+    if frames == 0:
+        raise usage_error(f"{args.input}: no samples")
+    if frames > 2 ** 31 - 1 - 12 * rate:
+        raise usage_error(f"{args.input}: too long ({frames} samples)")
+    piece = piece_of(rate)
+    total = -(-(frames + int((RX_TAIL_S + 2 * LONGEST_UNIT_S) * rate)) // piece) * piece
+    tb = gr.top_block()
+    mux = blocks.stream_mux(gr.sizeof_float, [frames, total - frames])
+    got = blocks.message_debug()
+    tb.connect(blocks.wavfile_source(args.input, False), (mux, 0))
+    tb.connect(blocks.null_source(gr.sizeof_float), (mux, 1))
+    tb.msg_connect((rx, "out"), (got, "store"))
+    if args.gui:  # at the pace of the recording, to watch it
+        from gnuradio.hfstack.radio import pacer
+        pace = pacer(gr.sizeof_float, rate)
+        tb.connect(mux, blocks.head(gr.sizeof_float, total), pace, rx)
+        run_with_window(tb, (pace, 0), rx, rate, f"{PROG} rx {args.input}", args.screenshot)
+    else:
+        tb.connect(mux, blocks.head(gr.sizeof_float, total), rx)
+        tb.run()
+    return report_bursts(args, got, f"{args.input} ({frames / rate:.2f} s at {rate} Hz)",
+                         {"input": args.input, "sample_rate_hz": rate, "samples": frames})
+
+
+def run_rx_sound_card(args):
+    rate = args.sound_rate or 48000
+    try:
+        rx = make_receiver(rate, False)
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(f"--sound-rate {rate}: {e}")
+    tb = gr.top_block()
+    source = open_sound_card(args.device, rate)
+    got = blocks.message_debug()
+    tb.connect(source, rx)
+    tb.msg_connect((rx, "out"), (got, "store"))
+    name = args.device or "default"
+    run_with_window(tb, (source, 0), rx, rate, f"{PROG} rx: sound card {name}", args.screenshot,
+                    lambda: logging.getLogger(PROG).info(
+                        f"receiving sound card {name} at {rate} Hz until the window is closed"))
+    return report_bursts(args, got, f"sound card {name}",
+                         {"input": f"sound card {name}", "sample_rate_hz": rate})
+
+
+def report_bursts(args, got, where, summary):
+    """Prints (or writes as JSON) the bursts `got` stored; 1 when there were none."""
+    bursts, everything = [], []
+    for i in range(got.num_messages()):
+        msg = got.get_message(i)
+        meta = pmt.to_python(pmt.car(msg))
+        data = bytes(pmt.u8vector_elements(pmt.cdr(msg)))
+        everything.append(data)
+        text, hex_preview = preview(data)
+        bursts.append({
+            "mode": name_of(meta.get("data_rate"), meta.get("interleaver")),
+            "data_rate": meta.get("data_rate"), "interleaver": meta.get("interleaver"),
+            "snr_db": finite_or_none(meta.get("snr_db")),
+            "frequency_offset_hz": finite_or_none(meta.get("frequency_offset_hz")),
+            "bytes": len(data), "bytes_bad": bool(meta.get("bytes_bad")),
+            "text": text, "hex_preview": hex_preview})
+    if args.output is not None:
+        try:
+            if args.output == "-":
+                for data in everything:
+                    sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+            else:
+                with open(args.output, "wb") as f:
+                    for data in everything:
+                        f.write(data)
+        except OSError as e:
+            raise usage_error(f"{args.output}: {e.strerror or e}")
+    if args.json:
+        print(json.dumps({**summary, "bursts": bursts}))
+    else:
+        out = sys.stderr if args.output == "-" else sys.stdout
+        for i, b in enumerate(bursts, 1):
+            shown = json.dumps(b["text"], ensure_ascii=False) if b["text"] is not None \
+                else f"hex {b['hex_preview']}"
+            snr = "?" if b["snr_db"] is None else f"{b['snr_db']:.1f}"
+            offset = "?" if b["frequency_offset_hz"] is None else f"{b['frequency_offset_hz']:+.1f}"
+            print(f"burst {i}: {b['mode']}, SNR {snr} dB, offset {offset} Hz, "
+                  f"{b['bytes']} bytes{' (bytes_bad: cut before its end)' if b['bytes_bad'] else ''}: "
+                  f"{shown}", file=out)
+    if not bursts:
+        print(f"{PROG}: no burst found in {where}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -------------------------------------------------------------------------------- ber
+
+class burst_source(gr.sync_block):
+    """Complex baseband of `count` transmissions of `nbytes` random bytes each, back to
+    back, then `tail_s` of silence. Each transmission is made when the previous one
+    has been sent (one in memory at a time), by a transmitter in a small flowgraph of
+    its own, so the stream is the same on every run."""
+
+    def __init__(self, rate, mode, nbytes, count, rng, tail_s):
+        gr.sync_block.__init__(self, "hfstack_modem_bursts", None, [np.complex64])
+        self.rate, self.mode, self.nbytes, self.left = rate, mode, nbytes, count
+        self.rng = rng
+        self.sent = []
+        self.tail = int(tail_s * rate)
+        self.current = np.zeros(0, dtype=np.complex64)
+        self.position = 0
+
+    def next_burst(self):
+        if self.left == 0:
+            if self.tail == 0:
+                return False
+            self.current, self.tail = np.zeros(self.tail, dtype=np.complex64), 0
+        else:
+            self.left -= 1
+            data = self.rng.integers(0, 256, self.nbytes, dtype=np.uint8)
+            self.sent.append(data)
+            tx = make_transmitter(self.rate, True, self.mode, 1.0)
+            sink = blocks.vector_sink_c()
+            length = transmission_samples(tx, self.rate, self.mode, data.tobytes(), sink,
+                                          gr.sizeof_gr_complex)
+            self.current = np.asarray(sink.data()[:length], dtype=np.complex64)
+        self.position = 0
+        return True
+
+    def work(self, input_items, output_items):
+        out = output_items[0]
+        produced = 0
+        while produced < len(out):
+            if self.position == len(self.current) and not self.next_burst():
+                break
+            n = min(len(out) - produced, len(self.current) - self.position)
+            out[produced:produced + n] = self.current[self.position:self.position + n]
+            self.position += n
+            produced += n
+        return produced if produced else -1  # -1: WORK_DONE
+
+
+def bit_errors(received, sent):
+    """Wrong bits of one burst: compared bit by bit, missing bytes all wrong, extra
+    bytes ignored."""
+    n = min(len(received), len(sent))
+    return int(POPCOUNT[received[:n] ^ sent[:n]].sum()) + 8 * (len(sent) - n)
+
+
+def resembles(received, sent):
+    """True when the received bytes agree with the sent ones far more than chance would
+    (random bytes agree on half the bits; this asks for 5 standard deviations better)."""
+    n = min(len(received), len(sent))
+    bits = 8 * n
+    if bits < 64:
+        return False
+    wrong = int(POPCOUNT[received[:n] ^ sent[:n]].sum())
+    return wrong / bits < 0.5 - 2.5 / math.sqrt(bits)
+
+
+def match_bursts(sent, received):
+    """Pairs received bursts with sent ones, in order: first those whose bytes clearly
+    resemble a sent burst; then, between two such pairs, the rest when as many were
+    received as sent there (a burst received too badly to recognise still counts its
+    own errors). Returns {sent index: received index}."""
+    pairs, k = {}, 0
+    for j, r in enumerate(received):
+        for i in range(k, len(sent)):
+            if resembles(r, sent[i]):
+                pairs[i] = j
+                k = i + 1
+                break
+    anchors = [(-1, -1)] + sorted(pairs.items()) + [(len(sent), len(received))]
+    for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
+        if i1 - i0 == j1 - j0 and i1 - i0 > 1:
+            for d in range(1, i1 - i0):
+                pairs[i0 + d] = j0 + d
+    return pairs
+
+
+def upper95(errors, bits):
+    """95 % upper bound of the BER (Poisson)."""
+    if bits == 0:
+        return math.nan
+    return (3.0 if errors == 0 else errors + 1.96 * math.sqrt(errors) + 1) / bits
+
+
+def ber_point(args, mode, snr_db):
+    nbytes = max_bytes(mode, args.burst_seconds)
+    burst_s = air_time(mode, nbytes)
+    count = max(1, int(round(args.seconds / burst_s)))
+    rng = np.random.default_rng(args.seed)
+    tb = gr.top_block()
+    source = burst_source(args.rate, mode, nbytes, count, rng, RX_TAIL_S + 2 * sim.s4539_unit_s(mode))
+    try:
+        channel = hfstack.hf_channel_cc(float(args.rate), args.profile, snr_db=snr_db,
+                                        noise_bandwidth_hz=3000.0, signal_power=1.0, seed=args.seed)
+        rx = make_receiver(args.rate, True)
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(str(e))
+    quiet(channel)
+    got = blocks.message_debug()
+    tb.connect(source, channel, rx)
+    tb.msg_connect((rx, "out"), (got, "store"))
+    tb.run()
+    received, snrs = [], []
+    for i in range(got.num_messages()):
+        msg = got.get_message(i)
+        received.append(np.frombuffer(bytes(pmt.u8vector_elements(pmt.cdr(msg))), dtype=np.uint8))
+        snr = pmt.to_python(pmt.car(msg)).get("snr_db")
+        if snr is not None and math.isfinite(snr):
+            snrs.append(snr)
+    sent = source.sent
+    pairs = match_bursts(sent, received)
+    bits = sum(8 * len(s) for s in sent)
+    errors = sum(bit_errors(received[pairs[i]], s) if i in pairs else 8 * len(s)
+                 for i, s in enumerate(sent))
+    return {"mode": mode, "snr_db": snr_db, "bits": bits, "errors": errors,
+            "ber": errors / bits if bits else math.nan, "ber_upper95": upper95(errors, bits),
+            "bursts": len(sent), "bursts_lost": len(sent) - len(pairs),
+            "bursts_received": len(received),
+            "rx_snr_db": round(float(np.mean(snrs)), 2) if snrs else None}
+
+
+def format_table(rows):
+    lines = [f"{'mode':>6} {'snr_db':>7} {'bits':>9} {'errors':>8} {'ber':>10} {'upper95':>10} "
+             f"{'bursts':>6} {'lost':>5}"]
+    for r in rows:
+        lines.append(f"{r['mode']:>6} {r['snr_db']:>7g} {r['bits']:>9d} {r['errors']:>8d} "
+                     f"{r['ber']:>10.3e} {r['ber_upper95']:>10.3e} {r['bursts']:>6d} "
+                     f"{r['bursts_lost']:>5d}")
+    return "\n".join(lines)
+
+
+CSV_FIELDS = ("mode", "snr_db", "bits", "errors", "ber", "ber_upper95", "bursts", "bursts_lost",
+              "bursts_received", "rx_snr_db")
+
+
+def write_csv(rows, path):
+    f = sys.stdout if path == "-" else open(path, "w", newline="")
+    try:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r[k] is None else f"{r[k]:.6g}" if isinstance(r[k], float) else r[k])
+                        for k in CSV_FIELDS})
+    finally:
+        if f is not sys.stdout:
+            f.close()
+
+
+def plot_ber(rows, args):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise usage_error("--plot needs matplotlib (Debian: apt-get install python3-matplotlib)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for mode in args.modes:
+        pts = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["snr_db"])
+        seen = [r for r in pts if r["errors"]]
+        line = ax.plot([r["snr_db"] for r in seen], [r["ber"] for r in seen], marker="o", label=mode)[0]
+        zero = [r for r in pts if r["errors"] == 0]
+        if zero:
+            # No error seen: the point stands at its 95 % upper bound, an open triangle.
+            ax.plot([r["snr_db"] for r in zero], [r["ber_upper95"] for r in zero], linestyle="none",
+                    marker="v", markersize=10, markerfacecolor="white", color=line.get_color())
+    ax.plot([], [], linestyle="none", marker="v", markerfacecolor="white", color="grey",
+            label="no errors: 95 % upper bound")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"SNR, dB in 3 kHz ({args.profile})")
+    ax.set_ylabel("bit error rate")
+    ax.set_title(f"STANAG 4539 serial tone, {args.profile}, {args.seconds:g} s per point, seed {args.seed}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    try:
+        fig.savefig(args.plot)
+    except (OSError, ValueError) as e:
+        raise usage_error(f"--plot {args.plot}: {getattr(e, 'strerror', None) or e}")
+    finally:
+        plt.close(fig)
+
+
+def run_ber(args):
+    if args.profile not in sim.fading_profile_names():
+        raise usage_error(f"unknown profile {args.profile!r} "
+                          f"(profiles: {', '.join(sim.fading_profile_names())})")
+    for mode in args.modes:
+        if max_bytes(mode, args.burst_seconds) < 1:
+            raise usage_error(f"--burst-seconds {args.burst_seconds:g} holds no byte in {mode}")
+    check_writable(args.csv, "--csv")
+    check_writable(args.plot, "--plot")
+    # Checked once here so a bad rate is refused before any point runs.
+    make_transmitter(args.rate, True, args.modes[0], 1.0)
+    try:
+        make_receiver(args.rate, True)
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(f"--rate {args.rate}: {e}")
+    rows = []
+    for mode in args.modes:
+        for snr_db in args.snr:
+            started = time.monotonic()
+            r = ber_point(args, mode, snr_db)
+            rows.append(r)
+            print(f"{PROG}: {mode} at {snr_db:g} dB ({args.profile}): {r['errors']} errors in "
+                  f"{r['bits']} bits, BER {r['ber']:.2e} (95 % below {r['ber_upper95']:.2e}), "
+                  f"{r['bursts_lost']} of {r['bursts']} bursts lost, "
+                  f"{time.monotonic() - started:.1f} s", file=sys.stderr)
+    table = format_table(rows)
+    print(table, file=sys.stderr if args.csv == "-" else sys.stdout)
+    if args.csv:
+        try:
+            write_csv(rows, args.csv)
+        except OSError as e:
+            raise usage_error(f"--csv {args.csv}: {e.strerror or e}")
+    if args.plot:
+        plot_ber(rows, args)
+    return 0
+
+
+# ------------------------------------------------------------------------------- main
+
+def parse_args(argv):
+    p = one_line_parser(prog=PROG, description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_version(p)
+    sub = p.add_subparsers(dest="command", metavar="{tx,rx,ber}")
+
+    t = sub.add_parser("tx", help="text or a file to a WAV file (16-bit PCM mono)",
+                       description="One transmission to a WAV file (16-bit PCM mono).")
+    t.add_argument("output", help="WAV file to write")
+    t.add_argument("--mode", type=mode_name, required=True, help="mode: " + " ".join(MODES))
+    g = t.add_mutually_exclusive_group(required=True)
+    g.add_argument("--text", help="text to send (UTF-8)")
+    g.add_argument("--input", metavar="FILE", help="file whose bytes to send")
+    t.add_argument("--rate", type=positive_int, default=8000,
+                   help="sample rate, Hz: 8000, 9600, 48000 or another rational multiple of 2400 "
+                        "(default 8000)")
+    t.add_argument("--level", type=finite_float, default=0.25,
+                   help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
+    t.add_argument("--json", action="store_true", help="report as JSON on standard output")
+
+    r = sub.add_parser("rx", help="the bursts in a WAV file to bytes",
+                       description="Every burst in a WAV file (16-bit PCM mono, 4 kHz and up). "
+                                   "Exit status 1 when none is found.")
+    r.add_argument("input", nargs="?", help="WAV file to read")
+    r.add_argument("--output", metavar="FILE", help="write the bytes of all bursts, in order (- = stdout)")
+    r.add_argument("--json", action="store_true", help="report as JSON on standard output")
+    r.add_argument("--gui", action="store_true",
+                   help="show a window while receiving: waterfall, constellation of the equalised "
+                        "symbols, the bursts, SNR and throughput against time (a file is played "
+                        "at its own pace; the report follows when the window is closed)")
+    r.add_argument("--device", metavar="ALSA_NAME",
+                   help="receive a sound card instead of a file (with --gui; '' for the default "
+                        "device), until the window is closed")
+    r.add_argument("--sound-rate", type=positive_int, metavar="HZ",
+                   help="the sound card's sample rate (default 48000)")
+    r.add_argument("--screenshot", metavar="FILE.png",
+                   help="with --gui: save the window as a PNG; a file's once it has been received "
+                        "and the constellation drawn (the window then closes), a sound card's when "
+                        "the window is closed or on Ctrl-C")
+
+    b = sub.add_parser("ber", help="bit error rate through the HF channel simulator",
+                       description="Bit error rate of random bytes through the HF channel simulator, "
+                                   "per mode and SNR.")
+    b.add_argument("--modes", type=mode_list, required=True,
+                   help="comma-separated modes, e.g. 2400S,1200S (" + " ".join(MODES) + ")")
+    b.add_argument("--snr", type=snr_list, required=True, help="comma-separated SNRs, dB in 3 kHz")
+    b.add_argument("--profile", default="awgn",
+                   help="channel preset (default awgn): " + ", ".join(sim.fading_profile_names()))
+    b.add_argument("--seconds", type=positive_float, default=60.0,
+                   help="air time per point, s (default 60)")
+    b.add_argument("--burst-seconds", type=positive_float, default=10.0,
+                   help="longest air time of one burst, s (default 10)")
+    b.add_argument("--rate", type=positive_int, default=9600, help="sample rate, Hz (default 9600)")
+    b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
+    b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
+    b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")
+
+    args = p.parse_args(argv)
+    if args.command is None:
+        raise usage_error("need a subcommand: tx, rx or ber (--help for more)")
+    if args.command == "ber" and not 0 <= args.seed < 2 ** 63:
+        raise usage_error(f"--seed must be from 0 to 2^63 - 1, not {args.seed}")
+    return args
+
+
+def main(argv=None):
+    cli.setup_logging(PROG)  # --gui's notes on stderr; the report keeps stdout
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+        return {"tx": run_tx, "rx": run_rx, "ber": run_ber}[args.command](args)
+    except usage_error as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except device_error as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except RuntimeError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

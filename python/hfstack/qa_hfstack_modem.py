@@ -256,6 +256,19 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertEqual((int(row["errors"]), int(row["bursts_lost"])), (0, 0))
         self.assertGreater(int(row["bits"]), 2 * 8 * 3000)
 
+    def test_list_modes(self):
+        """The modes README.md and s4539_mode_problem's reason point to."""
+        done = run("--list-modes")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(len(lines), 3, done.stdout)
+        self.assertTrue(lines[0].startswith("STANAG 4539: 75S 75L "), lines[0])
+        self.assertIn(" 9600VL 12800U", lines[0])
+        self.assertNotIn("2400Z", lines[0])
+        self.assertTrue(lines[1].startswith("STANAG 5069: WN0/3kHz/S WN0/3kHz/M WN0/3kHz/L WN1/3kHz/US "))
+        self.assertEqual(len(lines[1].split()), 2 + 3 + 13 * 4)
+        self.assertIn("scrambler=a scrambler=b tail_biting=full_register", lines[2])
+
     def test_bad_5069_input_gives_one_line(self):
         out = self.path("out.wav")
         cases = [

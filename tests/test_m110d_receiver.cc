@@ -7,7 +7,8 @@
 // The App D receiver at 3 kHz: our transmissions of every WN decode through noise and a
 // carrier offset, with K = 9 and the alternative readings too; noise alone starts
 // nothing; reserved WID codes are refused; a cut burst, a new preamble cutting a burst,
-// NaN and clipped input neither crash it nor wedge it; per-block delivery.
+// NaN and clipped input neither crash it nor wedge it; per-block delivery; D.6.5's swept
+// offset.
 #include "chan/watterson_channel.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_transmitter.h"
@@ -190,6 +191,38 @@ TEST(m110d_receiver, static_multipath_of_d_lxv)
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
 // channel seed. The decoder-aided pass is what decodes it whole (one pass: bytes
 // wrong), and fading data never cut the burst as a new preamble would.
+// D.6.5: the offset sweeping +-75 Hz at 3.5 Hz/s, WN10 at 24 dB: a 31 s burst from +40 Hz
+// up through the turn at +75 Hz and down to +2 Hz. The first-order loop (default) lags
+// 1.4 Hz and loses it; the second-order loop (follow_frequency_rate) follows.
+TEST(m110d_receiver, swept_offset_of_d_6_5)
+{
+    const m110d_mode mode = mode_of("WN10/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(30000, 65);
+    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+    const std::vector<float> clean = padded_audio(points, 9600);
+    chan::watterson_config cc;
+    cc.sample_rate_hz = 9600;
+    cc.real_signal = true;
+    cc.signal_power = 0.0625;
+    cc.snr_db = 24 - 10 * std::log10(m110d_frame_power(mode));
+    cc.seed = 65;
+    chan::watterson_channel channel(cc);
+    std::vector<float> audio;
+    constexpr size_t piece = 96; // 10 ms
+    for (size_t k = 0; k < clean.size(); k += piece) {
+        const double p =
+            std::fmod(115 + 3.5 * double(k) / 9600, 300); // triangle phase, Hz
+        channel.set_frequency_offset_hz(p < 150 ? -75 + p : 225 - p);
+        channel.process(clean.data() + k, std::min(piece, clean.size() - k), audio);
+    }
+    m110d_receiver_config second_order;
+    second_order.follow_frequency_rate = true;
+    expect_one_whole_burst(receive_audio(audio, second_order), mode, data);
+    const std::vector<m110d_burst> lagging = receive_audio(audio);
+    ASSERT_FALSE(lagging.empty());
+    EXPECT_NE(lagging[0].bytes, data);
+}
+
 TEST(m110d_receiver, poor_channel_decoder_aided_pass)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/L");

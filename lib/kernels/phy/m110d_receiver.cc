@@ -113,6 +113,7 @@ struct m110d_receiver::state {
     std::unique_ptr<channel_tracking_equaliser> equaliser;
     int64_t timing_shift = 0;
     uint64_t timing_checked = ~uint64_t(0);
+    double frequency_drift_hz = 0; // the second-order frequency loop's rate term
     std::vector<cd> window;
     double reference_power = 0;
     serial_tone_presence presence;
@@ -319,6 +320,7 @@ void m110d_receiver::state::begin_burst()
     timing_shift = channel.timing_shift;
     symbol = equaliser->channel_symbols();
     timing_checked = ~uint64_t(0);
+    frequency_drift_hz = 0;
     window.assign(equaliser->window_samples(), cd());
     mode.reset();
     field_chips.clear();
@@ -510,8 +512,15 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol) {
             timing_checked = symbol;
-            pending_slip += follow_serial_tone_channel(
-                input, *equaliser, start + symbol * sps, timing_shift);
+            pending_slip +=
+                cfg.follow_frequency_rate
+                    ? follow_serial_tone_channel(input,
+                                                 *equaliser,
+                                                 start + symbol * sps,
+                                                 timing_shift,
+                                                 frequency_drift_hz)
+                    : follow_serial_tone_channel(
+                          input, *equaliser, start + symbol * sps, timing_shift);
         }
         if (!serial_tone_window(
                 input, start, symbol, *equaliser, timing_shift, window, presence))

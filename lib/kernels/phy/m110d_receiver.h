@@ -37,7 +37,8 @@
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
  *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
  *      demapped as a Walsh symbol (m110d_wn0_demap), one pass. Frequency loop and T/2
- *      timing slips as in the App C receiver (follow_serial_tone_channel).
+ *      timing slips as in the App C receiver (follow_serial_tone_channel; a
+ *      second-order loop for swept offsets by option, follow_frequency_rate).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at
@@ -85,6 +86,13 @@ struct m110d_receiver_config {
     // with the decoder's decisions from the pass before in place of the equaliser's own
     // (serial_tone_block_pass, as the App C receiver); 1: one pass.
     unsigned decoder_passes = 2;
+    // A second-order frequency loop (follow_serial_tone_channel with drift_hz): an offset
+    // sweeping at a steady rate is followed without lag (D.6.5, +-75 Hz at 3.5 Hz/s:
+    // WN10 at 24 dB loses every burst with the first-order loop, none with this one),
+    // but on the poor channel it costs errors (WN8/3kHz/L at 25 dB, 120 s, seeds 1-4:
+    // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
+    // it). false (default): the App C receiver's first-order loop.
+    bool follow_frequency_rate = false;
     bool msb_first = false;    // byte bit order (as the transmitter's)
     double max_burst_s = 3600; // a burst longer than this is cut
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and

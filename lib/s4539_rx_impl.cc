@@ -104,6 +104,8 @@ public:
         std::vector<gr_complex>* tap = noutputs > 0 ? &d_new_symbols : nullptr;
         d_serial.tap_symbols(tap);
         d_high.tap_symbols(tap);
+        if (d_wide)
+            d_wide->tap_symbols(tap);
         return true;
     }
 

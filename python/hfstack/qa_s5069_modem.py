@@ -155,6 +155,21 @@ class qa_s5069_modem(gr_unittest.TestCase):
         got, _ = receive(samples)
         self.assertEqual([(m["mode"], d) for m, d in got], [("WN8/3kHz/US", data)])
 
+    def test_symbol_output_carries_5069_symbols(self):
+        """The optional symbol output: a WN6 (QPSK) burst's data symbols descrambled onto
+        its set, one per data symbol (one 4-frame S block of 256), none of the probes."""
+        samples, _ = transmit([("WN6/3kHz/S", payload(150, 9), {"mode": "WN6/3kHz/S"})])
+        tb = gr.top_block()
+        rx = hfstack.s4539_rx(9600.0, True, False, "both")
+        symbols = blocks.vector_sink_c()
+        tb.connect(blocks.vector_source_c(samples), rx, symbols)
+        tb.run()
+        z = np.array(symbols.data())
+        self.assertEqual(len(z), 4 * 256)
+        quarters = np.angle(z) / (np.pi / 2)
+        self.assertLess(np.max(np.abs(quarters - np.round(quarters))), 0.2)
+        self.assertLess(np.max(np.abs(np.abs(z) - 1)), 0.3)
+
     def test_grc_asserts(self):
         self.assertTrue(hfstack.modem_mode_ok("WN8/3kHz/L"))
         self.assertTrue(hfstack.modem_mode_ok("'9600VL'"))

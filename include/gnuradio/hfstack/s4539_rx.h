@@ -43,7 +43,7 @@ namespace hfstack {
  * Optional output 0 (gr_complex): the equalised data symbols of every burst as they
  * are decided (descrambled onto the mode's constellation at the probes' scale: PSK on
  * the unit circle, QAM's outer points at amplitude 1; probes and preamble left out;
- * 75 bps: the Walsh chips; STANAG 5069 bursts give none), for a constellation display. The
+ * 75 bps and STANAG 5069 WN0: the Walsh chips), for a constellation display. The
  * output signature is 0..1 streams, so flowgraphs without it are unchanged, and the
  * symbols are only collected while the output is connected. It carries no fixed rate
  * (at most 2400 symbols per second of input, none between bursts); when a slow

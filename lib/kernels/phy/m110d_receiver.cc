@@ -129,7 +129,8 @@ struct m110d_receiver::state {
     size_t eom_searched = 0;
     user_byte_stream streamed;
     bool block_decoded = false;
-    std::vector<cf> clean; // input with non-finite samples zeroed
+    std::vector<cf> clean;                 // input with non-finite samples zeroed
+    std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
 
     explicit state(const m110d_receiver_config& c) : cfg(c)
     {
@@ -199,6 +200,8 @@ bool m110d_receiver::carrier_detected() const { return d->stage != phase::search
 uint64_t m110d_receiver::samples() const { return d->input.total(); }
 
 uint64_t m110d_receiver::refused_preambles() const { return d->refused; }
+
+void m110d_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
 void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& done)
 {
@@ -426,10 +429,10 @@ bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
     const size_t in_block = size_t(role.frame % mode->frames_per_block);
     const auto& trinomial = m110d_trinomial_sequence();
     const size_t first = in_block * m110d_walsh_data_chips;
-    commit(z,
-           antipodal_decision(
-               z, cd(psk8(trinomial[(first + role.position) % m110d_trinomial_period]))),
-           false);
+    const cd base(psk8(trinomial[(first + role.position) % m110d_trinomial_period]));
+    commit(z, antipodal_decision(z, base), false);
+    if (symbol_tap)
+        symbol_tap->push_back(cf(z * std::conj(base)));
     walsh.push_back(cf(z));
     if (walsh.size() < m110d_walsh_data_chips)
         return false;
@@ -575,6 +578,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             float llr[serial_tone_demapper::max_bits_per_symbol];
             const double variance = std::max(1e-3, equaliser->estimate_variance());
             const cd decision = demapper->demap(z, role.position, variance, llr);
+            if (symbol_tap)
+                symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
             if (block_llr.size() == decoder->channel_bits()) {

@@ -137,6 +137,12 @@ public:
     // Preambles detected whose count or WID fields were refused (failed checks, a
     // reserved WN, a mode App D lacks).
     uint64_t refused_preambles() const;
+    // From now on each data symbol is appended to *symbols as the equaliser gives it
+    // (first pass; PSK descrambled onto the mode's set, QAM as received: its scrambler
+    // keeps the constellation; WN0: each chip rotated back by its Trinomial point, so
+    // +-1); probes and preamble are left out. nullptr stops it. For displays, as the
+    // App C receiver's: the caller empties the vector.
+    void tap_symbols(std::vector<std::complex<float>>* symbols);
 
 private:
     struct state;

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(9d448eeaf412ca5b77e830287dbdf7eb)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(bd349972525ffc447a8993fcae71223e)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -24,6 +24,8 @@
  *                               +|offset-hz| at R Hz/s, from -|offset-hz|: D.6.5's
  *                               +-75 Hz at 3.5 Hz/s)
  *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept offsets)
+ *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
+ *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--max-errors N]   (a point stops early at N errors)
@@ -95,6 +97,9 @@ size_t bit_errors(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& 
     }
     return errors;
 }
+
+// App D transmissions' preamble (--superframes).
+m110d_transmit_options wide_tx;
 
 // Wall clock, or (--cpu-time 1) the process's CPU time: the bench runs on one thread.
 bool cpu_clock = false;
@@ -199,7 +204,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
             return false; // the App D receiver is 3 kHz only
         m.user_bps = mode->user_bps();
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
-            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size()));
+            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size(), wide_tx));
         };
         m.receive = receiving<m110d_receiver, m110d_burst>(d_config);
         return true;
@@ -298,6 +303,10 @@ int main(int argc, char** argv)
             sweep_hz_per_s = std::stod(value);
         else if (key == "--frequency-rate")
             wide_rx_config.follow_frequency_rate = value != "0";
+        else if (key == "--integrate")
+            wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
+        else if (key == "--superframes")
+            wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
         else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {

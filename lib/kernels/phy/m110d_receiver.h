@@ -15,10 +15,14 @@
  *      carrier offset) against the 160 chips every preamble ends its known part with:
  *      the last Walsh symbol of the last super-frame's fixed section (dibit 3 whether M
  *      is 1 or more, PN[0..31] under either PN alignment at 3 kHz) and that super-frame's
- *      count field, whose count is 0. The TLC section and earlier super-frames are not
- *      needed. A z-score threshold (4.0); the count field of 0 is its PN four times
- *      over, so the correlation has side peaks 32, 64 and 96 chips either side of the
- *      true one: the largest within 98 chips is taken. Its angle is the coarse offset.
+ *      count field, whose count is 0. A z-score threshold (4.0); the count field of 0 is
+ *      its PN four times over, so the correlation has side peaks 32, 64 and 96 chips
+ *      either side of the true one: the largest within 98 chips is taken. Its angle is
+ *      the coarse offset. Between bursts, with M > 1 super-frames, the sums of the
+ *      fixed sections before (8 known Walsh symbols each, 576 chips apart) are added
+ *      coherently (integrate_superframes; a z the comb carries counts from 5.0, and its
+ *      peak is held a super-frame longer so the last super-frame's is taken). The TLC
+ *      section is not used.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -51,7 +55,7 @@
  * probes, backward equalisation of suspect frames, a block reliability measure
  * (bytes_bad is set for a burst without its EOM only), a late start on a missed
  * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
- * integrated over TLC blocks and earlier super-frames. */
+ * integrated over TLC blocks, nor the count and WID read over the super-frames. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -86,6 +90,15 @@ struct m110d_receiver_config {
     // with the decoder's decisions from the pass before in place of the equaliser's own
     // (serial_tone_block_pass, as the App C receiver); 1: one pass.
     unsigned decoder_passes = 2;
+    // Detection integrated over the preamble's super-frames: up to this many earlier
+    // fixed sections (8 known Walsh symbols each, one super-frame apart) are added to the
+    // search's differential correlation, coherently, the largest z of 0, 1, 2, ... kept.
+    // D-LXIV's M = 20 preamble: WN1 at its row needs it (one super-frame's 160 chips
+    // reach z 2.1 and 3.8 for WN0 and WN1 there). Costs a second correlation per sample.
+    // Between bursts only: in a burst, data with mini-probes (the same every frame, and
+    // frames divide a super-frame) add up over the comb too. 0: off; 31: every
+    // super-frame a preamble can have.
+    unsigned integrate_superframes = m110d_max_superframes - 1;
     // A second-order frequency loop (follow_serial_tone_channel with drift_hz): an offset
     // sweeping at a steady rate is followed without lag (D.6.5, +-75 Hz at 3.5 Hz/s:
     // WN10 at 24 dB loses every burst with the first-order loop, none with this one),

@@ -285,7 +285,11 @@ m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& 
     const double z = a.correlator.z_at(input, n, known_sum);
     sum = cd(known_sum);
     comb = false;
-    if (!a.section)
+    // Not in a burst: data with mini-probes (the same every frame, and frames divide a
+    // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
+    // for a new preamble uses the known chips alone. The ring is not kept then either: a
+    // preamble after the burst has all its super-frames after the search's restart.
+    if (!a.section || stage != phase::search)
         return z;
     // This sample's section sum: the section that would end where the known chips begin.
     const uint64_t back = uint64_t(comb_section_chips) * sps;
@@ -298,11 +302,6 @@ m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& 
         a.section_energy[i] = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
         a.section_at[i] = m + 1;
     }
-    // Not in a burst: data with mini-probes (the same every frame, and frames divide a
-    // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
-    // for a new preamble uses the known chips alone.
-    if (stage != phase::search)
-        return z;
     // Squared z's compared (no square roots per term).
     double energy = z > 0 ? std::norm(sum) / (z * z) : 0.0;
     const double floor = cfg.detection_threshold + comb_margin;

@@ -59,7 +59,7 @@ phy::m110d_receiver_config wide_config(bool deliver_per_block, const std::string
 {
     phy::m110d_receiver_config c;
     c.deliver_per_block = deliver_per_block;
-    const std::string why = phy::parse_m110d_receive_settings(settings, c.readings, c.find_preamble_readings);
+    const std::string why = phy::parse_m110d_receive_settings(settings, c);
     if (!why.empty())
         throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings + "\": " + why);
     return c;

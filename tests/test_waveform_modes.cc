@@ -123,18 +123,29 @@ TEST(WaveformModes, TransmitSettingsText)
 
 TEST(WaveformModes, ReceiveSettingsText)
 {
-    m110d_readings r;
-    bool find = false;
-    EXPECT_EQ(parse_m110d_receive_settings("preamble=find scrambler=b", r, find), "");
-    EXPECT_TRUE(find);
-    EXPECT_EQ(r.scrambler, x9_orientation::b);
-    EXPECT_EQ(parse_m110d_receive_settings("preamble=configured", r, find), "");
-    EXPECT_FALSE(find);
-    EXPECT_NE(parse_m110d_receive_settings("constraint_length=9", r, find), "");
-    EXPECT_NE(parse_m110d_receive_settings("preamble=guess", r, find), "");
-    EXPECT_NE(
-        parse_m110d_receive_settings("tail_biting=block_start wid_parity=odd", r, find),
-        "");
-    EXPECT_EQ(r.tail_biting,
-              tail_biting_start::from_full_register); // unchanged on refusal
+    m110d_receiver_config c;
+    EXPECT_EQ(parse_m110d_receive_settings("preamble=find scrambler=b", c), "");
+    EXPECT_TRUE(c.find_preamble_readings);
+    EXPECT_EQ(c.readings.scrambler, x9_orientation::b);
+    EXPECT_FALSE(c.follow_frequency_rate);
+    EXPECT_EQ(parse_m110d_receive_settings(
+                  "preamble=configured frequency_loop=second_order", c),
+              "");
+    EXPECT_FALSE(c.find_preamble_readings);
+    EXPECT_TRUE(c.follow_frequency_rate);
+    EXPECT_EQ(parse_m110d_receive_settings("frequency_loop=first_order", c), "");
+    EXPECT_FALSE(c.follow_frequency_rate);
+    EXPECT_NE(parse_m110d_receive_settings("constraint_length=9", c), "");
+    EXPECT_NE(parse_m110d_receive_settings("preamble=guess", c), "");
+    EXPECT_NE(parse_m110d_receive_settings("frequency_loop=third_order", c), "");
+    EXPECT_NE(parse_m110d_receive_settings("tail_biting=block_start wid_parity=odd", c),
+              "");
+    EXPECT_NE(parse_m110d_receive_settings("frequency_loop=second_order scrambler=c", c),
+              "");
+    // Unchanged on refusal.
+    EXPECT_EQ(c.readings.tail_biting, tail_biting_start::from_full_register);
+    EXPECT_FALSE(c.follow_frequency_rate);
+    // The transmitter refuses it: a receiver's setting.
+    m110d_transmit_options o;
+    EXPECT_NE(parse_m110d_transmit_settings("frequency_loop=second_order", o), "");
 }

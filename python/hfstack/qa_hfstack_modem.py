@@ -219,11 +219,13 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         # M = 1 preamble (10 Walsh symbols of 32 chips) and its 32-symbol mini-probe, one
         # S block of 4 frames of 256 data and 32 probe symbols: (320 + 32 + 1152) / 2400 s.
         self.assertAlmostEqual(report["air_time_s"], (320 + 32 + 1152) / 2400, delta=0.01)
-        done = run("rx", wav, "--json", "--reading", "scrambler=b", "--reading", "tail_biting=block_start")
-        self.assertEqual(done.returncode, 0, done.stderr)
-        bursts = json.loads(done.stdout)["bursts"]
-        self.assertEqual([(b["mode"], b["data_rate"], b["text"], b["bytes_bad"]) for b in bursts],
-                         [("WN8/3kHz/S", 6400, text, False)])
+        for loop in ("first_order", "second_order"):
+            done = run("rx", wav, "--json", "--reading", "scrambler=b", "--reading", "tail_biting=block_start",
+                       "--reading", f"frequency_loop={loop}")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            bursts = json.loads(done.stdout)["bursts"]
+            self.assertEqual([(b["mode"], b["data_rate"], b["text"], b["bytes_bad"]) for b in bursts],
+                             [("WN8/3kHz/S", 6400, text, False)])
         # Listening for STANAG 4539 alone: nothing.
         done = run("rx", wav, "--listen", "4539")
         self.assertEqual(done.returncode, 1, done.stderr)
@@ -280,6 +282,9 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "preamble=find", out],
              "receiver's"),
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--constraint-length", "8", out], "7, 9"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "frequency_loop=second_order", out],
+             "receiver's"),
+            (["rx", out, "--reading", "frequency_loop=third"], "first_order or second_order"),
             (["rx", out, "--listen", "5068"], "--listen"),
             (["rx", out, "--reading", "colour=red"], "no reading \"colour\""),
             (["ber", "--modes", "WN8/3kHz/L,WN14/3kHz/L", "--snr", "10"], "mode WN14/3kHz/L"),

@@ -137,6 +137,9 @@ class qa_s5069_modem(gr_unittest.TestCase):
                 (lambda: hfstack.s4539_tx(9600.0, True, s5069_settings="scrambler=c"), "a or b"),
                 (lambda: hfstack.s4539_tx(9600.0, True, s5069_settings="constraint_length=8"), "7 or 9"),
                 (lambda: hfstack.s4539_tx(9600.0, True, s5069_settings="preamble=find"), "receiver"),
+                (lambda: hfstack.s4539_tx(9600.0, True, s5069_settings="frequency_loop=second_order"),
+                 "receiver"),
+                (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "frequency_loop=2"), "second_order"),
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "5068"), "both"),
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "colour=red"), "colour"),
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "both", "constraint_length=9"), "WID")):
@@ -177,6 +180,8 @@ class qa_s5069_modem(gr_unittest.TestCase):
         self.assertTrue(hfstack.s5069_settings_ok("scrambler=b constraint_length=9", True))
         self.assertFalse(hfstack.s5069_settings_ok("constraint_length=9", False))
         self.assertTrue(hfstack.s5069_settings_ok("preamble=find", False))
+        self.assertTrue(hfstack.s5069_settings_ok("frequency_loop=second_order", False))
+        self.assertFalse(hfstack.s5069_settings_ok("frequency_loop=second_order", True))
 
 
 if __name__ == "__main__":

@@ -69,8 +69,10 @@ public:
      *        uncertain, NAME=VALUE words separated by spaces or commas
      *        (scrambler=a|b, tail_biting=full_register|block_start,
      *        pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero;
-     *        the first of each the default; the sender's must match), and preamble=find
-     *        to find the PN alignment and WID parity from each preamble
+     *        the first of each the default; the sender's must match), preamble=find
+     *        to find the PN alignment and WID parity from each preamble, and
+     *        frequency_loop=second_order to follow a swept carrier offset (D.6.5's
+     *        3.5 Hz/s; costs errors on fading channels)
      *
      * Throws std::invalid_argument (ValueError in Python) for a bad listen or setting,
      * naming it and why.

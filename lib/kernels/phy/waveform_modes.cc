@@ -145,8 +145,8 @@ std::string parse_m110d_transmit_settings(const std::string& text,
             out.constraint_length = unsigned(v[0] - '0');
             continue;
         }
-        if (name_of(token) == "preamble")
-            return "setting preamble=" + value_of(token) +
+        if (name_of(token) == "preamble" || name_of(token) == "frequency_loop")
+            return "setting " + token +
                    " is a receiver's (a transmitter sends the readings it is given)";
         const std::string why = m110d_set_reading(out.readings, token);
         if (!why.empty())
@@ -157,11 +157,11 @@ std::string parse_m110d_transmit_settings(const std::string& text,
 }
 
 std::string parse_m110d_receive_settings(const std::string& text,
-                                         m110d_readings& readings,
-                                         bool& find_preamble)
+                                         m110d_receiver_config& config)
 {
-    m110d_readings r = readings;
-    bool find = find_preamble;
+    m110d_readings r = config.readings;
+    bool find = config.find_preamble_readings;
+    bool follow_rate = config.follow_frequency_rate;
     for (const std::string& token : tokens_of(text)) {
         if (name_of(token) == "preamble") {
             const std::string v = value_of(token);
@@ -170,16 +170,27 @@ std::string parse_m110d_receive_settings(const std::string& text,
             find = v == "find";
             continue;
         }
+        if (name_of(token) == "frequency_loop") {
+            const std::string v = value_of(token);
+            if (v != "first_order" && v != "second_order")
+                return "setting frequency_loop takes first_order or second_order, not "
+                       "\"" +
+                       v + "\"";
+            follow_rate = v == "second_order";
+            continue;
+        }
         if (name_of(token) == "constraint_length")
             return "setting constraint_length is a transmitter's (the receiver reads it "
                    "from the "
                    "preamble's WID)";
         const std::string why = m110d_set_reading(r, token);
         if (!why.empty())
-            return why + "; or preamble=find|configured";
+            return why + "; or preamble=find|configured, "
+                         "frequency_loop=first_order|second_order";
     }
-    readings = r;
-    find_preamble = find;
+    config.readings = r;
+    config.find_preamble_readings = find;
+    config.follow_frequency_rate = follow_rate;
     return {};
 }
 

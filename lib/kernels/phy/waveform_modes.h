@@ -16,12 +16,14 @@
  * transmitter's constraint length are given as text, NAME=VALUE tokens separated by
  * spaces or commas: the four readings as m110d_set_reading takes them
  * (scrambler=a|b tail_biting=full_register|block_start pn_alignment=per_symbol|continuous
- * wid_parity=checksum|caption_d2_zero), constraint_length=7|9 (transmitter) and
- * preamble=find|configured (receiver: find the PN alignment and WID parity from the
- * signal, m110d_receiver_config::find_preamble_readings). */
+ * wid_parity=checksum|caption_d2_zero), constraint_length=7|9 (transmitter), and for
+ * the receiver preamble=find|configured (find the PN alignment and WID parity from the
+ * signal, m110d_receiver_config::find_preamble_readings) and
+ * frequency_loop=first_order|second_order (follow_frequency_rate: swept offsets). */
 #ifndef HFSTACK_KERNELS_PHY_WAVEFORM_MODES_H
 #define HFSTACK_KERNELS_PHY_WAVEFORM_MODES_H
 
+#include "m110d_receiver.h"
 #include "m110d_timing.h"
 #include "m110d_transmitter.h"
 #include "s4539_modes.h"
@@ -75,11 +77,11 @@ waveform_transmit_points(const waveform_mode& mode,
 // unchanged). preamble= is refused here (a receiver's setting).
 std::string parse_m110d_transmit_settings(const std::string& text,
                                           m110d_transmit_options& options);
-// Settings text onto receiver readings and find_preamble; "" or why not (unchanged).
-// constraint_length= is refused (the receiver reads it from the WID).
+// Settings text onto a receiver's readings, find_preamble_readings (preamble=find) and
+// follow_frequency_rate (frequency_loop=second_order); "" or why not (the config then
+// unchanged). constraint_length= is refused (the receiver reads it from the WID).
 std::string parse_m110d_receive_settings(const std::string& text,
-                                         m110d_readings& readings,
-                                         bool& find_preamble);
+                                         m110d_receiver_config& config);
 
 } // namespace phy
 } // namespace hfstack

@@ -338,9 +338,8 @@ void bind_sim(py::module& m)
                 phy::m110d_transmit_options o;
                 return phy::parse_m110d_transmit_settings(text, o);
             }
-            phy::m110d_readings r;
-            bool find = false;
-            return phy::parse_m110d_receive_settings(text, r, find);
+            phy::m110d_receiver_config c;
+            return phy::parse_m110d_receive_settings(text, c);
         },
         py::arg("text"), py::arg("transmitter"),
         "Why s5069_settings text is refused by s4539_tx (transmitter) or s4539_rx, \"\" when taken");

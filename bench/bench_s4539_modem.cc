@@ -20,8 +20,18 @@
  *       (the receivers' configuration)
  *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
  *       [--verbose 1]   (a line per burst on stderr)
+ *       [--sweep-hz-per-s R]   (the offset sweeps as a triangle between -|offset-hz| and
+ *                               +|offset-hz| at R Hz/s, from -|offset-hz|: D.6.5's
+ *                               +-75 Hz at 3.5 Hz/s)
+ *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept offsets)
+ *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
+ *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
+ *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
+ *                        wall clock: one core's speed on a machine others load)
  *       [--max-errors N]   (a point stops early at N errors)
- *       [--auto-baud 1]    (both families' receivers listen, as in s4539_rx)
+ *       [--auto-baud 1|2]  (1: the 110A and App C receivers listen, as in s4539_rx with
+ *                           listen "4539", and for a 5069 mode the App D one too; 2: all
+ *                           three, as listen "both")
  *       [--snr-reference mean|unit]   (mean: the SNR is over the transmission's mean
  *       power, measured on a burst of the mode, as STANAG 4539 measures it in 3 kHz;
  *       unit: over the power of unit-amplitude symbols, the PSK probes' level and the
@@ -47,6 +57,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -87,10 +98,20 @@ size_t bit_errors(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& 
     return errors;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0)
+// App D transmissions' preamble (--superframes).
+m110d_transmit_options wide_tx;
+
+// Wall clock, or (--cpu-time 1) the process's CPU time: the bench runs on one thread.
+bool cpu_clock = false;
+
+double clock_s()
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (cpu_clock)
+        return double(std::clock()) / CLOCKS_PER_SEC;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+double seconds_since(double t0) { return clock_s() - t0; }
 
 // One burst as either receiver reports it.
 struct received {
@@ -138,21 +159,27 @@ std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const C
     };
 }
 
-// False when the name is no STANAG 4539 mode nor a 3 kHz STANAG 5069 one. auto_baud: both families' receivers
-// listen, as in s4539_rx.
+// False when the name is no STANAG 4539 mode nor a 3 kHz STANAG 5069 one. auto_baud 1:
+// the 110A and App C receivers listen (s4539_rx's listen "4539"), and for a STANAG 5069
+// mode its App D receiver too; 2: all three (listen "both").
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
-                const m110d_receiver_config& d_config, bool auto_baud, modem& m)
+                const m110d_receiver_config& d_config, unsigned auto_baud, modem& m)
 {
     if (auto_baud) {
-        modem serial, high;
-        const bool known = make_modem(name, a_config, c_config, d_config, false, m);
+        modem serial, high, wide;
+        const bool known = make_modem(name, a_config, c_config, d_config, 0, m);
         if (!known)
             return false;
-        make_modem("2400S", a_config, c_config, d_config, false, serial);
-        make_modem("9600S", a_config, c_config, d_config, false, high);
-        m.receive = [serial, high](const cf* x, size_t n, std::vector<received>& out) {
+        make_modem("2400S", a_config, c_config, d_config, 0, serial);
+        make_modem("9600S", a_config, c_config, d_config, 0, high);
+        const bool s5069 = m110d_mode_by_name(name).has_value();
+        if (s5069 || auto_baud > 1)
+            make_modem("WN6/3kHz/S", a_config, c_config, d_config, 0, wide);
+        m.receive = [serial, high, wide](const cf* x, size_t n, std::vector<received>& out) {
             serial.receive(x, n, out);
             high.receive(x, n, out);
+            if (wide.receive)
+                wide.receive(x, n, out);
         };
         return true;
     }
@@ -177,7 +204,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
             return false; // the App D receiver is 3 kHz only
         m.user_bps = mode->user_bps();
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
-            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size()));
+            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size(), wide_tx));
         };
         m.receive = receiving<m110d_receiver, m110d_burst>(d_config);
         return true;
@@ -200,7 +227,8 @@ int main(int argc, char** argv)
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
     bool verbose = false;
-    bool auto_baud = false;
+    unsigned auto_baud = 0;
+    double sweep_hz_per_s = 0;
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
     bool mean_reference = true;
     bool levels = false;
@@ -260,7 +288,7 @@ int main(int argc, char** argv)
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--auto-baud")
-            auto_baud = value != "0";
+            auto_baud = unsigned(std::stoul(value));
         else if (key == "--snr-reference") {
             if (value != "mean" && value != "unit") {
                 std::fprintf(stderr, "bench_s4539_modem: --snr-reference is mean or unit\n");
@@ -271,6 +299,16 @@ int main(int argc, char** argv)
             levels = value != "0";
         else if (key == "--verbose")
             verbose = value != "0";
+        else if (key == "--sweep-hz-per-s")
+            sweep_hz_per_s = std::stod(value);
+        else if (key == "--frequency-rate")
+            wide_rx_config.follow_frequency_rate = value != "0";
+        else if (key == "--integrate")
+            wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
+        else if (key == "--superframes")
+            wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
+        else if (key == "--cpu-time")
+            cpu_clock = value != "0";
         else {
             std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
             return 2;
@@ -352,6 +390,24 @@ int main(int argc, char** argv)
                 return 2;
             }
             chan::watterson_channel channel(cc);
+            // Samples through the channel; with a sweep, in 10 ms pieces, each at the
+            // triangle's offset for its start (the channel keeps the phase continuous).
+            uint64_t channel_samples = 0;
+            const auto through_channel = [&](const std::vector<cf>& in, std::vector<cf>& out) {
+                if (sweep_hz_per_s <= 0) {
+                    channel.process(in.data(), in.size(), out);
+                    return;
+                }
+                const double a = std::abs(offset_hz);
+                const size_t piece = size_t(fs / 100);
+                for (size_t k = 0; k < in.size(); k += piece) {
+                    const double p = std::fmod(sweep_hz_per_s * double(channel_samples) / fs, 4 * a);
+                    channel.set_frequency_offset_hz(p < 2 * a ? -a + p : 3 * a - p);
+                    const size_t n = std::min(piece, in.size() - k);
+                    channel.process(in.data() + k, n, out);
+                    channel_samples += n;
+                }
+            };
             serial_tone_frontend_config fc;
             fc.real_input = false;
             serial_tone_frontend front(fc);
@@ -404,7 +460,7 @@ int main(int argc, char** argv)
                 std::vector<uint8_t> data(burst_bytes);
                 for (auto& b : data)
                     b = uint8_t(rng());
-                auto t0 = std::chrono::steady_clock::now();
+                double t0 = clock_s();
                 air = m.transmit(data, modulator);
                 tx_cpu += seconds_since(t0);
                 unmatched.push_back({ sent_samples, sent_samples + air.size(), data });
@@ -413,15 +469,15 @@ int main(int argc, char** argv)
                 signal_s += double(air.size()) / fs;
                 bits += 8 * data.size();
                 noisy.clear();
-                channel.process(air.data(), air.size(), noisy);
-                t0 = std::chrono::steady_clock::now();
+                through_channel(air, noisy);
+                t0 = clock_s();
                 receive(noisy);
                 rx_cpu += seconds_since(t0);
             }
             // A burst still open may end on lost signal: 10 s of noise more.
             air.assign(size_t(10 * fs), cf());
             noisy.clear();
-            channel.process(air.data(), air.size(), noisy);
+            through_channel(air, noisy);
             receive(noisy);
             for (const transmission& t : unmatched) {
                 if (verbose)

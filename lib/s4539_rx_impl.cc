@@ -7,8 +7,9 @@
 
 #include "phy/m110a_receiver.h"
 #include "phy/m110c_receiver.h"
-#include "phy/s4539_modes.h"
+#include "phy/m110d_receiver.h"
 #include "phy/serial_tone_frontend.h"
+#include "phy/waveform_modes.h"
 
 #include "modem_status.h"
 
@@ -20,6 +21,8 @@
 #include <atomic>
 #include <complex>
 #include <deque>
+#include <memory>
+#include <stdexcept>
 
 namespace gr {
 namespace hfstack {
@@ -34,20 +37,58 @@ const pmt::pmt_t port_burst_info = pmt::mp("burst_info");
 // seconds at 2400 Bd.
 constexpr size_t max_waiting_symbols = 4 * 2400;
 
+// Which receivers listen: STANAG 4539's (110A/B and App C), STANAG 5069's (App D at
+// 3 kHz), or both on the same samples.
+struct listening {
+    bool s4539 = true;
+    bool s5069 = false;
+};
+
+listening listening_for(const std::string& listen)
+{
+    if (listen == "4539")
+        return { true, false };
+    if (listen == "5069")
+        return { false, true };
+    if (listen == "both")
+        return { true, true };
+    throw std::invalid_argument("s4539_rx: listen is \"4539\", \"5069\" or \"both\", not \"" + listen + "\"");
+}
+
+phy::m110d_receiver_config wide_config(bool deliver_per_block, const std::string& settings)
+{
+    phy::m110d_receiver_config c;
+    c.deliver_per_block = deliver_per_block;
+    const std::string why = phy::parse_m110d_receive_settings(settings, c);
+    if (!why.empty())
+        throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings + "\": " + why);
+    return c;
+}
+
 } // namespace
 
 class s4539_rx_impl : public s4539_rx
 {
 public:
-    s4539_rx_impl(double sample_rate_hz, bool complex_input, bool deliver_per_block)
+    s4539_rx_impl(double sample_rate_hz,
+                  bool complex_input,
+                  bool deliver_per_block,
+                  const std::string& listen,
+                  const std::string& s5069_settings)
         : gr::block("s4539_rx",
                     gr::io_signature::make(1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
                     gr::io_signature::make(0, 1, sizeof(gr_complex))),
           d_complex(complex_input),
+          d_listen(listening_for(listen)),
           d_front(frontend_config(sample_rate_hz, complex_input)),
           d_serial(serial_config(deliver_per_block)),
           d_high(high_config(deliver_per_block))
     {
+        // Settings are checked whether or not 5069 is listened for, so a bad one is
+        // never silently ignored.
+        const phy::m110d_receiver_config wide = wide_config(deliver_per_block, s5069_settings);
+        if (d_listen.s5069)
+            d_wide = std::make_unique<phy::m110d_receiver>(wide);
         message_port_register_out(port_out);
         message_port_register_out(port_status);
         message_port_register_out(port_burst_info);
@@ -63,6 +104,8 @@ public:
         std::vector<gr_complex>* tap = noutputs > 0 ? &d_new_symbols : nullptr;
         d_serial.tap_symbols(tap);
         d_high.tap_symbols(tap);
+        if (d_wide)
+            d_wide->tap_symbols(tap);
         return true;
     }
 
@@ -126,19 +169,29 @@ private:
         // In pieces, so carrier_on is posted near the moment the preamble is found.
         constexpr size_t piece = 960;
         for (size_t k = 0; k < d_baseband.size(); k += piece) {
-            // Both families listen to every sample: any 4539 mode is received without
-            // being named (auto-baud).
+            // Every receiver listening takes every sample: any mode is received without
+            // being named (auto-baud), of either standard with listen "both".
             const size_t n = std::min(piece, d_baseband.size() - k);
-            d_serial_done.clear();
-            d_serial.process(d_baseband.data() + k, n, d_serial_done);
-            for (const phy::m110a_burst& b : d_serial_done)
-                hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
-                        b.frequency_offset_hz);
-            d_high_done.clear();
-            d_high.process(d_baseband.data() + k, n, d_high_done);
-            for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
-                hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
-            if ((d_serial.carrier_detected() || d_high.carrier_detected()) && !d_carrier) {
+            if (d_listen.s4539) {
+                d_serial_done.clear();
+                d_serial.process(d_baseband.data() + k, n, d_serial_done);
+                for (const phy::m110a_burst& b : d_serial_done)
+                    hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
+                            b.frequency_offset_hz);
+                d_high_done.clear();
+                d_high.process(d_baseband.data() + k, n, d_high_done);
+                for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
+                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
+            }
+            if (d_wide) {
+                d_wide_done.clear();
+                d_wide->process(d_baseband.data() + k, n, d_wide_done);
+                for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
+                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
+            }
+            const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() || d_high.carrier_detected())) ||
+                                  (d_wide && d_wide->carrier_detected());
+            if (detected && !d_carrier) {
                 d_carrier = true;
                 post_status("carrier_on");
             }
@@ -160,10 +213,15 @@ private:
             d_carrier = true;
             post_status("carrier_on");
         }
-        const auto mode = phy::s4539_mode_by_name(mode_name);
+        const auto mode = phy::waveform_mode_by_name(mode_name);
+        if (!mode) { // cannot happen: every receiver names its modes so
+            d_logger->error("s4539_rx: a burst in unknown mode {} dropped", mode_name);
+            return;
+        }
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
         meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(mode->interleaver));
+        meta = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode->name));
         meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(snr_db));
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
@@ -174,8 +232,7 @@ private:
         d_burst_bytes += bytes.size();
         if (continues)
             return;
-        pmt::pmt_t info = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode_name));
-        info = pmt::dict_add(info, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
+        const pmt::pmt_t info = pmt::dict_add(meta, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
         message_port_pub(port_burst_info, info);
         ++d_bursts;
         d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, d_burst_bytes, snr_db,
@@ -186,9 +243,12 @@ private:
     }
 
     const bool d_complex;
+    const listening d_listen;
     phy::serial_tone_frontend d_front;
     phy::m110a_receiver d_serial; // 75-2400 bps, 4800U
     phy::m110c_receiver d_high;   // App C: 3200-9600 bps, 12800U
+    std::unique_ptr<phy::m110d_receiver> d_wide; // STANAG 5069 at 3 kHz, when listened for
+    std::vector<phy::m110d_burst> d_wide_done;
     std::vector<std::complex<float>> d_baseband;
     std::vector<phy::m110a_burst> d_serial_done;
     std::vector<phy::m110c_burst> d_high_done;
@@ -199,9 +259,14 @@ private:
     std::atomic<bool> d_carrier{ false };
 };
 
-s4539_rx::sptr s4539_rx::make(double sample_rate_hz, bool complex_input, bool deliver_per_block)
+s4539_rx::sptr s4539_rx::make(double sample_rate_hz,
+                              bool complex_input,
+                              bool deliver_per_block,
+                              const std::string& listen,
+                              const std::string& s5069_settings)
 {
-    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input, deliver_per_block);
+    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input, deliver_per_block, listen,
+                                                    s5069_settings);
 }
 
 } // namespace hfstack

@@ -5,8 +5,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "phy/s4539_modes.h"
 #include "phy/psk_modulator.h"
+#include "phy/waveform_modes.h"
 
 #include "modem_status.h"
 
@@ -32,15 +32,33 @@ const pmt::pmt_t tag_eob = pmt::mp("tx_eob");
 constexpr double max_transmission_s = 600.0;
 
 // The mode for a rate and interleaver name; throws std::invalid_argument naming them.
-phy::s4539_mode mode_for(long data_rate, const std::string& interleaver)
+phy::waveform_mode mode_for(long data_rate, const std::string& interleaver)
 {
     if (data_rate > 0)
         if (auto m = phy::s4539_mode_for(unsigned(data_rate), interleaver))
-            return *m;
+            return *phy::waveform_mode_by_name(m->name);
     throw std::invalid_argument("s4539_tx: no STANAG 4539 mode for data_rate " + std::to_string(data_rate) +
                                 " with interleaver \"" + interleaver +
                                 "\" (75-2400 bps: short or long; 4800: none, or an App C interleaver; 3200-9600: "
-                                "ultra_short, very_short, short, medium, long or very_long; 12800: none)");
+                                "ultra_short, very_short, short, medium, long or very_long; 12800: none; "
+                                "STANAG 5069 modes by `mode` name, such as WN8/3kHz/L)");
+}
+
+// The mode of a name, 4539 or 5069; throws std::invalid_argument saying why not.
+phy::waveform_mode mode_named(const std::string& name)
+{
+    if (auto m = phy::waveform_mode_by_name(name))
+        return *m;
+    throw std::invalid_argument("s4539_tx: mode \"" + name + "\": " + phy::waveform_mode_problem(name));
+}
+
+phy::m110d_transmit_options s5069_options(const std::string& settings)
+{
+    phy::m110d_transmit_options o;
+    const std::string why = phy::parse_m110d_transmit_settings(settings, o);
+    if (!why.empty())
+        throw std::invalid_argument("s4539_tx: s5069_settings \"" + settings + "\": " + why);
+    return o;
 }
 
 } // namespace
@@ -53,13 +71,16 @@ public:
                   int data_rate,
                   const std::string& interleaver,
                   double level,
-                  double rolloff)
+                  double rolloff,
+                  const std::string& mode,
+                  const std::string& s5069_settings)
         : gr::sync_block("s4539_tx",
                          gr::io_signature::make(0, 0, 0),
                          gr::io_signature::make(
                              1, 1, complex_output ? sizeof(std::complex<float>) : sizeof(float))),
           d_complex(complex_output),
-          d_default(mode_for(data_rate, interleaver)),
+          d_default(mode.empty() ? mode_for(data_rate, interleaver) : mode_named(mode)),
+          d_s5069(s5069_options(s5069_settings)),
           d_modulator(modulator_config(sample_rate_hz, level, rolloff))
     {
         message_port_register_in(port_in);
@@ -121,6 +142,8 @@ private:
         std::vector<std::complex<float>> baseband;
     };
 
+    // One modulator for both standards: STANAG 5069 at 3 kHz is 2400 Bd on 1800 Hz too
+    // (m110d_modulator_config).
     static phy::psk_modulator_config modulator_config(double fs, double level, double rolloff)
     {
         phy::psk_modulator_config c;
@@ -139,10 +162,25 @@ private:
             return;
         }
         const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
-        phy::s4539_mode mode = d_default;
+        phy::waveform_mode mode = d_default;
+        const pmt::pmt_t named = pmt::dict_ref(meta, metadata::mode(), pmt::PMT_NIL);
         const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
         const pmt::pmt_t il = pmt::dict_ref(meta, metadata::interleaver(), pmt::PMT_NIL);
-        if (!pmt::is_null(rate) || !pmt::is_null(il)) {
+        if (!pmt::is_null(named)) {
+            // A mode by name, of either standard, takes precedence over data_rate and
+            // interleaver.
+            if (!pmt::is_symbol(named)) {
+                reject("s4539_tx: PDU metadata `mode` is not a symbol (a name such as 2400S or "
+                       "WN8/3kHz/L); transmission dropped");
+                return;
+            }
+            try {
+                mode = mode_named(pmt::symbol_to_string(named));
+            } catch (const std::invalid_argument& e) {
+                reject(std::string(e.what()) + "; transmission dropped");
+                return;
+            }
+        } else if (!pmt::is_null(rate) || !pmt::is_null(il)) {
             const long bps = pmt::is_integer(rate) ? pmt::to_long(rate) : long(d_default.user_bps);
             std::string interleaver = pmt::is_symbol(il) ? pmt::symbol_to_string(il) : d_default.interleaver;
             // A rate without an interleaver: 4800 and 12800 bps take "none" when the
@@ -166,7 +204,7 @@ private:
                    "; transmission dropped");
             return;
         }
-        const std::vector<std::complex<float>> points = phy::s4539_transmit_points(mode, bytes, n);
+        const std::vector<std::complex<float>> points = phy::waveform_transmit_points(mode, bytes, n, d_s5069);
         transmission t;
         if (d_complex)
             t.baseband = d_modulator.baseband(points);
@@ -183,7 +221,8 @@ private:
     }
 
     const bool d_complex;
-    const phy::s4539_mode d_default;
+    const phy::waveform_mode d_default;
+    const phy::m110d_transmit_options d_s5069; // readings and constraint length of 5069 modes
     const phy::psk_modulator d_modulator;
     mutable std::mutex d_mutex;
     std::deque<transmission> d_queue;
@@ -197,10 +236,12 @@ s4539_tx::sptr s4539_tx::make(double sample_rate_hz,
                               int data_rate,
                               const std::string& interleaver,
                               double level,
-                              double rolloff)
+                              double rolloff,
+                              const std::string& mode,
+                              const std::string& s5069_settings)
 {
     return gnuradio::make_block_sptr<s4539_tx_impl>(sample_rate_hz, complex_output, data_rate,
-                                                    interleaver, level, rolloff);
+                                                    interleaver, level, rolloff, mode, s5069_settings);
 }
 
 } // namespace hfstack

@@ -7,10 +7,12 @@
 // The App D receiver at 3 kHz: our transmissions of every WN decode through noise and a
 // carrier offset, with K = 9 and the alternative readings too; noise alone starts
 // nothing; reserved WID codes are refused; a cut burst, a new preamble cutting a burst,
-// NaN and clipped input neither crash it nor wedge it; per-block delivery.
+// NaN and clipped input neither crash it nor wedge it; per-block delivery; D.6.5's swept
+// offset; the symbol tap; detection integrated over M = 20 super-frames at WN1's row.
 #include "chan/watterson_channel.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_transmitter.h"
+#include "phy/serial_tone_frontend.h"
 
 #include "m110d_test_support.h"
 #include "modem_test_support.h"
@@ -190,6 +192,59 @@ TEST(m110d_receiver, static_multipath_of_d_lxv)
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
 // channel seed. The decoder-aided pass is what decodes it whole (one pass: bytes
 // wrong), and fading data never cut the burst as a new preamble would.
+// D.6.5: the offset sweeping +-75 Hz at 3.5 Hz/s, WN10 at 24 dB: a 31 s burst from +40 Hz
+// up through the turn at +75 Hz and down to +2 Hz. The first-order loop (default) lags
+// 1.4 Hz and loses it; the second-order loop (follow_frequency_rate) follows.
+TEST(m110d_receiver, swept_offset_of_d_6_5)
+{
+    const m110d_mode mode = mode_of("WN10/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(30000, 65);
+    const std::vector<cf> points = m110d_transmit_points(mode, data.data(), data.size());
+    const std::vector<float> clean = padded_audio(points, 9600);
+    chan::watterson_config cc;
+    cc.sample_rate_hz = 9600;
+    cc.real_signal = true;
+    cc.signal_power = 0.0625;
+    cc.snr_db = 24 - 10 * std::log10(m110d_frame_power(mode));
+    cc.seed = 65;
+    chan::watterson_channel channel(cc);
+    std::vector<float> audio;
+    constexpr size_t piece = 96; // 10 ms
+    for (size_t k = 0; k < clean.size(); k += piece) {
+        const double p =
+            std::fmod(115 + 3.5 * double(k) / 9600, 300); // triangle phase, Hz
+        channel.set_frequency_offset_hz(p < 150 ? -75 + p : 225 - p);
+        channel.process(clean.data() + k, std::min(piece, clean.size() - k), audio);
+    }
+    m110d_receiver_config second_order;
+    second_order.follow_frequency_rate = true;
+    expect_one_whole_burst(receive_audio(audio, second_order), mode, data);
+    const std::vector<m110d_burst> lagging = receive_audio(audio);
+    ASSERT_FALSE(lagging.empty());
+    EXPECT_NE(lagging[0].bytes, data);
+}
+
+// D-LXIV's preamble of M = 20 super-frames at WN1's row, 1 dB below (-4 dB, 20 Hz):
+// with detection integrated over the super-frames (the default) every burst is found
+// and whole; on the last super-frame's 160 chips alone (z about 3.8 there) some are not.
+TEST(m110d_receiver, superframes_integrated_at_wn1_row)
+{
+    const m110d_mode mode = mode_of("WN1/3kHz/L");
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    m110d_receiver_config alone;
+    alone.integrate_superframes = 0;
+    size_t found_alone = 0;
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        const std::vector<uint8_t> data = random_bytes(150, 40 + seed);
+        const std::vector<float> audio =
+            over_the_air(mode, data, -4, 20, 40 + seed, twenty);
+        expect_one_whole_burst(receive_audio(audio), mode, data);
+        found_alone += receive_audio(audio, alone).size();
+    }
+    EXPECT_LT(found_alone, 4u);
+}
+
 TEST(m110d_receiver, poor_channel_decoder_aided_pass)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/L");
@@ -256,13 +311,23 @@ TEST(m110d_receiver, reserved_wid_refused_cleanly)
     padded.resize(padded.size() + 4800, 0.0f);
     serial_tone_frontend_config fc;
     serial_tone_frontend front(fc);
-    m110d_receiver rx;
-    std::vector<m110d_burst> bursts;
     std::vector<cf> bb;
     front.process(padded.data(), padded.size(), bb);
-    rx.process(bb.data(), bb.size(), bursts);
-    EXPECT_EQ(rx.refused_preambles(), 2u);
-    expect_one_whole_burst(bursts, mode, data);
+    // On the last super-frame alone, the two; integrated over super-frames (default),
+    // the refused bursts' data are searched too, and their mini-probes (the same every
+    // frame) can add up over the comb to a detection, refused as well.
+    m110d_receiver_config alone;
+    alone.integrate_superframes = 0;
+    for (const m110d_receiver_config& config : { alone, m110d_receiver_config{} }) {
+        m110d_receiver rx(config);
+        std::vector<m110d_burst> bursts;
+        rx.process(bb.data(), bb.size(), bursts);
+        if (config.integrate_superframes == 0)
+            EXPECT_EQ(rx.refused_preambles(), 2u);
+        else
+            EXPECT_GE(rx.refused_preambles(), 2u);
+        expect_one_whole_burst(bursts, mode, data);
+    }
 }
 
 // A burst cut short ends without its EOM (its bytes bad); the next is received whole.
@@ -350,6 +415,42 @@ TEST(m110d_receiver, nan_and_clipped_input)
 }
 
 // deliver_per_block: the pieces and the last entry make the burst's bytes.
+// The symbol tap for displays: every data symbol of the burst, PSK descrambled onto the
+// mode's set (WN6, QPSK: the 8PSK points 0, 2, 4, 6 as transcoded), WN0's chips onto +-1.
+TEST(m110d_receiver, symbol_tap)
+{
+    for (const char* name : { "WN6/3kHz/S", "WN0/3kHz/S" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 8 : 300, 21);
+        const std::vector<float> audio = over_the_air(mode, data, 35, 10, 4);
+        m110d_receiver_config config;
+        config.decoder_passes = 1;
+        m110d_receiver rx(config);
+        std::vector<cf> symbols;
+        rx.tap_symbols(&symbols);
+        serial_tone_frontend front({});
+        std::vector<m110d_burst> bursts;
+        std::vector<cf> bb;
+        std::vector<float> padded = audio;
+        padded.resize(audio.size() + 4800, 0.0f);
+        for (size_t k = 0; k < padded.size(); k += 4096) {
+            bb.clear();
+            front.process(
+                padded.data() + k, std::min<size_t>(4096, padded.size() - k), bb);
+            rx.process(bb.data(), bb.size(), bursts);
+        }
+        expect_one_whole_burst(bursts, mode, data);
+        const size_t blocks = m110d_transmission_time(mode, data.size()).units;
+        EXPECT_EQ(symbols.size(), blocks * mode.frames_per_block * mode.data_symbols)
+            << name;
+        for (const cf& z : symbols) {
+            const double quarter = std::arg(z) / (M_PI / (mode.wn == 0 ? 1 : 2));
+            ASSERT_NEAR(quarter, std::round(quarter), 0.2) << name;
+            ASSERT_NEAR(std::abs(z), 1.0, 0.3) << name;
+        }
+    }
+}
+
 TEST(m110d_receiver, deliver_per_block)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/US");

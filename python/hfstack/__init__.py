@@ -12,4 +12,4 @@ writers live in ``hfstack.dl``; ``make_dpdu``, ``make_sis``, ``make_pdu`` and
 
 from .hfstack_python import *  # noqa: F401,F403
 from .pdu import make_dpdu, make_pdu, make_sis, pdu_bytes  # noqa: F401
-from .modes import s4539_pair_ok  # noqa: F401  (GRC asserts)
+from .modes import modem_mode_ok, s4539_pair_ok, s5069_settings_ok  # noqa: F401  (GRC asserts)

@@ -5,7 +5,8 @@
 #
 """STANAG 4539 mode names, one set for the modem blocks, the radio, GRC and the apps:
 a rate and an interleaver letter, "2400S", "75L", "9600VL", "4800U", "12800U" (the
-kernel's phy/s4539_modes.h is the source; this only translates)."""
+kernel's phy/s4539_modes.h is the source; this only translates). The modem blocks also
+take STANAG 5069's at 3 kHz by name, "WN8/3kHz/L" (phy/waveform_modes.h)."""
 
 from . import cli
 from .hfstack_python import sim
@@ -45,6 +46,18 @@ def mode_problem(name):
     if problem and not name.endswith("Z"):
         problem += cli.nearest(name, modem_mode_names())
     return problem
+
+
+def modem_mode_ok(name):
+    """True when s4539_tx takes this mode name, of either standard ("2400S",
+    "WN8/3kHz/L"): GRC's asserts use it."""
+    return sim.modem_mode(_plain(name)) is not None
+
+
+def s5069_settings_ok(text, transmitter):
+    """True when s4539_tx (transmitter) or s4539_rx takes this STANAG 5069 settings
+    text (GRC's asserts)."""
+    return not sim.s5069_settings_problem(_plain(text), bool(transmitter))
 
 
 def modem_mode_names():

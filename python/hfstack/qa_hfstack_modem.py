@@ -7,7 +7,9 @@
 """apps/hfstack-modem: tx then rx gives back the text and the mode at 8000 and 48000 Hz;
 rx finds several bursts and writes their bytes; ber counts no errors at a high SNR and
 more at a low one, with CSV rows and a plot; burst matching counts lost and unrecognised
-bursts; bad input is refused in one line."""
+bursts; bad input is refused in one line. STANAG 5069 (App D, 3 kHz) modes by name:
+tx then rx with another reading and K=9, a 4539 and a 5069 burst in one recording found
+without naming either, ber; bad 5069 names and readings refused in one line."""
 
 import csv
 import io
@@ -191,6 +193,100 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertEqual(modem.bit_errors(damaged(sent[1], 17), sent[1]), 17)
         self.assertEqual(modem.upper95(0, 1000), 0.003)
         self.assertAlmostEqual(modem.upper95(4, 1000), (4 + 1.96 * 2 + 1) / 1000)
+
+    def test_5069_tx_then_rx_with_readings(self):
+        wav = self.path("wide.wav")
+        text = "HELLO FROM WN8 IN 16QAM"
+        done = run("tx", "--mode", "wn8/3khz/s", "--text", text, wav, "--rate", "9600", "--json",
+                   "--reading", "scrambler=b", "--reading", "tail_biting=block_start",
+                   "--constraint-length", "9")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout)
+        self.assertEqual((report["mode"], report["data_rate"], report["interleaver"]),
+                         ("WN8/3kHz/S", 6400, "short"))
+        self.assertEqual(report["s5069_settings"],
+                         "scrambler=b tail_biting=block_start constraint_length=9")
+        # M = 1 preamble (10 Walsh symbols of 32 chips) and its 32-symbol mini-probe, one
+        # S block of 4 frames of 256 data and 32 probe symbols: (320 + 32 + 1152) / 2400 s.
+        self.assertAlmostEqual(report["air_time_s"], (320 + 32 + 1152) / 2400, delta=0.01)
+        for loop in ("first_order", "second_order"):
+            done = run("rx", wav, "--json", "--reading", "scrambler=b", "--reading", "tail_biting=block_start",
+                       "--reading", f"frequency_loop={loop}")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            bursts = json.loads(done.stdout)["bursts"]
+            self.assertEqual([(b["mode"], b["data_rate"], b["text"], b["bytes_bad"]) for b in bursts],
+                             [("WN8/3kHz/S", 6400, text, False)])
+        # Listening for STANAG 4539 alone: nothing.
+        done = run("rx", wav, "--listen", "4539")
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("no burst", done.stderr)
+
+    def test_4539_and_5069_bursts_in_one_recording(self):
+        a, b = self.path("a.wav"), self.path("b.wav")
+        self.assertEqual(run("tx", "--mode", "2400S", "--text", "first, STANAG 4539", a,
+                             "--rate", "9600").returncode, 0)
+        self.assertEqual(run("tx", "--mode", "WN13/3kHz/US", "--text", "second, STANAG 5069", b,
+                             "--rate", "9600").returncode, 0)
+        both = self.path("both.wav")
+        write_wav(both, np.concatenate([read_wav(a)[3], read_wav(b)[3], read_wav(a)[3]]), 9600)
+        done = run("rx", both, "--json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        bursts = json.loads(done.stdout)["bursts"]
+        self.assertEqual([(x["mode"], x["text"]) for x in bursts],
+                         [("2400S", "first, STANAG 4539"), ("WN13/3kHz/US", "second, STANAG 5069"),
+                          ("2400S", "first, STANAG 4539")])
+        done = run("rx", both, "--listen", "5069", "--json")
+        self.assertEqual([x["mode"] for x in json.loads(done.stdout)["bursts"]], ["WN13/3kHz/US"])
+
+    def test_5069_ber_no_errors_at_20_db(self):
+        done = run("ber", "--modes", "WN6/3kHz/S", "--snr", "20", "--seconds", "20", "--csv", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rows = list(csv.DictReader(io.StringIO(done.stdout)))
+        self.assertEqual(len(rows), 1, done.stdout + done.stderr)
+        row = rows[0]
+        self.assertEqual((row["mode"], float(row["snr_db"])), ("WN6/3kHz/S", 20.0))
+        self.assertEqual((int(row["errors"]), int(row["bursts_lost"])), (0, 0))
+        self.assertGreater(int(row["bits"]), 2 * 8 * 3000)
+
+    def test_list_modes(self):
+        """The modes README.md and s4539_mode_problem's reason point to."""
+        done = run("--list-modes")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(len(lines), 3, done.stdout)
+        self.assertTrue(lines[0].startswith("STANAG 4539: 75S 75L "), lines[0])
+        self.assertIn(" 9600VL 12800U", lines[0])
+        self.assertNotIn("2400Z", lines[0])
+        self.assertTrue(lines[1].startswith("STANAG 5069: WN0/3kHz/S WN0/3kHz/M WN0/3kHz/L WN1/3kHz/US "))
+        self.assertEqual(len(lines[1].split()), 2 + 3 + 13 * 4)
+        self.assertIn("scrambler=a scrambler=b tail_biting=full_register", lines[2])
+
+    def test_bad_5069_input_gives_one_line(self):
+        out = self.path("out.wav")
+        cases = [
+            (["tx", "--mode", "WN8/6kHz/L", "--text", "x", out], "6 kHz"),
+            (["tx", "--mode", "WN0/3kHz/US", "--text", "x", out], "WN0 has no US"),
+            (["tx", "--mode", "WN8/3kHz/X", "--text", "x", out], "did you mean WN8/3kHz/"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "scrambler=c", out], "a or b"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "scrambler", out], "NAME=VALUE"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "preamble=find", out],
+             "receiver's"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--constraint-length", "8", out], "7, 9"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "frequency_loop=second_order", out],
+             "receiver's"),
+            (["rx", out, "--reading", "frequency_loop=third"], "first_order or second_order"),
+            (["rx", out, "--listen", "5068"], "--listen"),
+            (["rx", out, "--reading", "colour=red"], "no reading \"colour\""),
+            (["ber", "--modes", "WN8/3kHz/L,WN14/3kHz/L", "--snr", "10"], "mode WN14/3kHz/L"),
+        ]
+        for args, words in cases:
+            done = run(*args)
+            self.assertEqual(done.returncode, 2, f"{args}: {done.stderr}")
+            lines = done.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, f"{args}: {done.stderr}")
+            self.assertTrue(lines[0].startswith("hfstack-modem: "), lines[0])
+            self.assertIn(words, lines[0], f"{args}")
+        self.assertFalse(os.path.exists(out))
 
     def test_bad_input_gives_one_line(self):
         stereo = self.path("stereo.wav")

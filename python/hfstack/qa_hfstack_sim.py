@@ -231,6 +231,25 @@ class qa_hfstack_sim(gr_unittest.TestCase):
                 self.assertEqual(doc["config"]["mode"], mode)
                 self.assertGreater(doc["rows"][0]["utilisation_pct"], 0)
 
+    def test_5069_modes_run_with_the_waveforms_timing(self):
+        """A STANAG 5069 mode by the modem's name: the nodes' air time is App D's
+        (phy/m110d_timing.h), its nominal rate the mode's."""
+        from gnuradio.hfstack import sim
+        done = run("--list-modes")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("WN8/3kHz/L", done.stdout.splitlines()[1])
+        for mode, bps in (("WN8/3kHz/L", 6400), ("WN13/3kHz/US", 2400)):
+            with self.subTest(mode=mode):
+                done = run("throughput", "--mode", mode, "--bytes", "10k", "--json", "-")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                doc = json.loads(done.stdout)
+                self.assertEqual(doc["config"]["mode"], mode)
+                self.assertEqual(doc["nominal_bps"], bps)
+                self.assertEqual(sim.nominal_bps(mode), bps)
+                self.assertGreater(doc["rows"][0]["utilisation_pct"], 0)
+        # The same timing the modem blocks and hfstack-modem use.
+        self.assertAlmostEqual(sim.air_time("WN8/3kHz/S", 0), (320 + 32 + 1152) / 2400)
+
     def test_bad_options_are_refused_with_a_reason(self):
         cases = [
             (("ping", "--mode", "1300S"), "STANAG 4539 mode"),

@@ -65,8 +65,9 @@ inline const pmt::pmt_t& interleaver()
     static const pmt::pmt_t key = pmt::mp("interleaver");
     return key;
 }
-// The same mode by its name ("2400S", "9600L", "12800U": s4539 mode names), on
-// s4539_rx's burst_info messages (symbol).
+// The same mode by its name ("2400S", "9600L", "12800U", STANAG 5069's "WN8/3kHz/L"),
+// on s4539_rx's PDUs and burst_info messages, and on PDUs to s4539_tx, where it takes
+// precedence over data_rate and interleaver (symbol).
 inline const pmt::pmt_t& mode()
 {
     static const pmt::pmt_t key = pmt::mp("mode");

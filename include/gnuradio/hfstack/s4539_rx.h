@@ -12,34 +12,38 @@
 #include <gnuradio/block.h>
 
 #include <cstdint>
+#include <string>
 
 namespace gr {
 namespace hfstack {
 
 /*!
- * \brief STANAG 4539 receiver, every mode detected automatically (auto-baud): the
- * MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps uncoded, and the App C
- * modes 3200-9600 bps and 12800 bps uncoded. Samples in, one PDU per burst out.
+ * \brief STANAG 4539 and STANAG 5069 receiver, every mode detected automatically
+ * (auto-baud): the MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps
+ * uncoded, and the App C modes 3200-9600 bps and 12800 bps uncoded; with `listen` "5069"
+ * or "both", the STANAG 5069 (MIL-STD-188-110D Appendix D) modes at 3 kHz, WN0-WN13.
+ * Samples in, one PDU per burst out.
  * \ingroup hfstack
  *
  * Port `out` posts each received burst as a PDU (or, deliver_per_block, in pieces as
- * its interleaver blocks are decoded): the decoded user bytes, metadata
- * `data_rate`, `interleaver` (as s4539_tx names it), `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
+ * its interleaver blocks are decoded): the decoded user bytes, metadata `mode` (its
+ * name, such as "2400S" or "WN8/3kHz/L"), `data_rate` (user bps),
+ * `interleaver` (as s4539_tx names it; STANAG 5069: "ultra_short", "short", "medium",
+ * "long"), `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
  * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
  * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
  * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"
  * when its burst ends, as the node expects on phy_status.
  *
- * Port `burst_info` posts, for each burst, a dict of the same metadata plus `mode`
- * (its name, such as "2400S") and `bytes` (user bytes decoded), without the bytes:
- * for displays of SNR and offset over time.
+ * Port `burst_info` posts, for each burst, a dict of the same metadata plus `bytes`
+ * (user bytes decoded), without the bytes: for displays of SNR and offset over time.
  *
  * Input: real audio with the signal on an 1800 Hz carrier, or complex baseband.
  *
  * Optional output 0 (gr_complex): the equalised data symbols of every burst as they
  * are decided (descrambled onto the mode's constellation at the probes' scale: PSK on
  * the unit circle, QAM's outer points at amplitude 1; probes and preamble left out;
- * 75 bps: the Walsh chips), for a constellation display. The
+ * 75 bps and STANAG 5069 WN0: the Walsh chips), for a constellation display. The
  * output signature is 0..1 streams, so flowgraphs without it are unchanged, and the
  * symbols are only collected while the output is connected. It carries no fixed rate
  * (at most 2400 symbols per second of input, none between bursts); when a slow
@@ -58,8 +62,26 @@ public:
      *        as it is decoded, as a streaming modem does (metadata `burst_continues`
      *        true on all but a burst's last PDU; `burst_info` once, at its end); what a
      *        node wants, so a long burst's first data need not wait for its end
+     * \param listen "4539" (110A/B and App C), "5069" (App D at 3 kHz) or "both": the
+     *        receivers of both standards search the same samples, and whichever finds a
+     *        burst delivers it (each costs its own processing time)
+     * \param s5069_settings STANAG 5069 readings of the constants the spec leaves
+     *        uncertain, NAME=VALUE words separated by spaces or commas
+     *        (scrambler=a|b, tail_biting=full_register|block_start,
+     *        pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero;
+     *        the first of each the default; the sender's must match), preamble=find
+     *        to find the PN alignment and WID parity from each preamble, and
+     *        frequency_loop=second_order to follow a swept carrier offset (D.6.5's
+     *        3.5 Hz/s; costs errors on fading channels)
+     *
+     * Throws std::invalid_argument (ValueError in Python) for a bad listen or setting,
+     * naming it and why.
      */
-    static sptr make(double sample_rate_hz, bool complex_input = false, bool deliver_per_block = false);
+    static sptr make(double sample_rate_hz,
+                     bool complex_input = false,
+                     bool deliver_per_block = false,
+                     const std::string& listen = "4539",
+                     const std::string& s5069_settings = "");
 
     //! Bursts posted so far.
     virtual uint64_t bursts() const = 0;

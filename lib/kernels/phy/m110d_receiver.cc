@@ -47,6 +47,19 @@ constexpr size_t peak_window = (3 * walsh_chips + 2) * sps;
 constexpr double sure_cut_z = 5.5;
 // After a refused preamble the search goes on past its later side peaks.
 constexpr unsigned refused_skip = 3 * walsh_chips + 4;
+// Integration over super-frames (integrate_superframes): a super-frame is 18 Walsh
+// symbols; its fixed section's first 8 (the 9th is the search's first known symbol)
+// start 8 symbols before the search's known chips, and those of the super-frames before
+// every 576 chips further back. A peak the comb carries is held for a super-frame more,
+// so the last super-frame's (count 0), with the most sections behind it, is taken.
+constexpr unsigned superframe_chips = 18 * walsh_chips;
+constexpr unsigned comb_section_chips = 8 * walsh_chips;
+constexpr size_t comb_ring = size_t(1) << 17; // > (8 + 18 x 31) x 32 chips x sps
+constexpr size_t comb_peak_window = size_t(superframe_chips + 3 * walsh_chips + 2) * sps;
+// A z the comb carries counts from this much over the threshold: the largest of up to 32
+// sums crosses 4.0 in noise about twice a minute (refused by the field checks), 5.0 far
+// less often (e^-25 per sum), and a preamble the comb finds is far over either.
+constexpr double comb_margin = 1.0;
 // WN0's signal is there for a block whose Walsh symbols were read decisively: the mean
 // over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
 // (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
@@ -93,9 +106,16 @@ struct m110d_receiver::state {
         std::vector<cf> known;
         std::vector<cf> wid_base;
         differential_correlator correlator;
+        // integrate_superframes: the first 8 fixed Walsh symbols' correlator, and its sum
+        // and energy per sample (ring, tagged with the sample + 1).
+        std::unique_ptr<differential_correlator> section;
+        std::vector<cf> section_sum;
+        std::vector<float> section_energy;
+        std::vector<uint64_t> section_at;
     };
     std::vector<alignment_search> alignments;
     size_t peak_alignment = 0, found_alignment = 0;
+    bool peak_comb = false; // the open peak's z has super-frame sections in it
     const alignment_search* burst_alignment = nullptr; // the burst's
     uint64_t candidate = sps;
     correlation_peak peak;
@@ -113,6 +133,7 @@ struct m110d_receiver::state {
     std::unique_ptr<channel_tracking_equaliser> equaliser;
     int64_t timing_shift = 0;
     uint64_t timing_checked = ~uint64_t(0);
+    double frequency_drift_hz = 0; // the second-order frequency loop's rate term
     std::vector<cd> window;
     double reference_power = 0;
     serial_tone_presence presence;
@@ -128,7 +149,8 @@ struct m110d_receiver::state {
     size_t eom_searched = 0;
     user_byte_stream streamed;
     bool block_decoded = false;
-    std::vector<cf> clean; // input with non-finite samples zeroed
+    std::vector<cf> clean;                 // input with non-finite samples zeroed
+    std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
 
     explicit state(const m110d_receiver_config& c) : cfg(c)
     {
@@ -149,8 +171,27 @@ struct m110d_receiver::state {
                                    chips,
                                    std::move(base),
                                    differential_correlator(chips, history_symbols) });
+            if (c.integrate_superframes > 0) {
+                std::vector<cf> section;
+                for (uint8_t s : m110d_preamble_section(
+                         { m110d_fixed_dibits.begin(), m110d_fixed_dibits.begin() + 8 },
+                         m110d_pn_table::fixed,
+                         walsh_chips,
+                         a))
+                    section.push_back(psk8(s));
+                alignment_search& added = alignments.back();
+                added.section.reset(
+                    new differential_correlator(section, history_symbols));
+                added.section_sum.assign(comb_ring, cf());
+                added.section_energy.assign(comb_ring, 0.0f);
+                added.section_at.assign(comb_ring, 0);
+            }
         }
     }
+    // The search's z at sample n for alignment a: the known chips' alone, or with
+    // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
+    // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
+    double search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb);
 
     bool search();
     bool preamble();
@@ -199,6 +240,8 @@ uint64_t m110d_receiver::samples() const { return d->input.total(); }
 
 uint64_t m110d_receiver::refused_preambles() const { return d->refused; }
 
+void m110d_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
+
 void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& done)
 {
     // NaN or infinity would poison the correlator's running sums and the equaliser for
@@ -220,8 +263,12 @@ void m110d_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (watch_pending)
         keep = std::min(keep, found_at);
-    // The equaliser's window reaches back its precursor and the timing shift.
-    keep = keep > 128 * sps ? keep - 128 * sps : 0;
+    // The equaliser's window reaches back its precursor and the timing shift; the
+    // super-frame sections (integrate_superframes) are correlated 8 Walsh symbols behind
+    // the search.
+    const uint64_t margin =
+        (cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128) * sps;
+    keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
 }
 
@@ -231,18 +278,70 @@ void m110d_receiver::state::restart_search(uint64_t from)
     watch_pending = false;
 }
 
+double
+m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb)
+{
+    cf known_sum;
+    const double z = a.correlator.z_at(input, n, known_sum);
+    sum = cd(known_sum);
+    comb = false;
+    // Not in a burst: data with mini-probes (the same every frame, and frames divide a
+    // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
+    // for a new preamble uses the known chips alone. The ring is not kept then either: a
+    // preamble after the burst has all its super-frames after the search's restart.
+    if (!a.section || stage != phase::search)
+        return z;
+    // This sample's section sum: the section that would end where the known chips begin.
+    const uint64_t back = uint64_t(comb_section_chips) * sps;
+    if (n >= back + sps) {
+        const uint64_t m = n - back;
+        cf s;
+        const double zs = a.section->z_at(input, m, s);
+        const size_t i = size_t(m % comb_ring);
+        a.section_sum[i] = s;
+        a.section_energy[i] = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
+        a.section_at[i] = m + 1;
+    }
+    // Squared z's compared (no square roots per term).
+    double energy = z > 0 ? std::norm(sum) / (z * z) : 0.0;
+    const double floor = cfg.detection_threshold + comb_margin;
+    double best2 = std::max(z * z, floor * floor);
+    cd total = sum;
+    for (unsigned j = 0; j < cfg.integrate_superframes; ++j) {
+        const uint64_t offset =
+            (uint64_t(comb_section_chips) + uint64_t(j) * superframe_chips) * sps;
+        if (n < offset + sps)
+            break;
+        const uint64_t m = n - offset;
+        const size_t i = size_t(m % comb_ring);
+        if (a.section_at[i] != m + 1)
+            break;
+        total += cd(a.section_sum[i]);
+        energy += a.section_energy[i];
+        if (std::norm(total) > best2 * energy) {
+            best2 = std::norm(total) / energy;
+            sum = total;
+            comb = true;
+        }
+    }
+    return comb ? std::sqrt(best2) : z;
+}
+
 bool m110d_receiver::state::search()
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
     while (candidate + span < input.total()) {
         const uint64_t n = candidate++;
         for (size_t a = 0; a < alignments.size(); ++a) {
-            cf sum;
-            const double z = alignments[a].correlator.z_at(input, n, sum);
-            if (peak.offer(z, n, cd(sum), cfg.detection_threshold))
+            cd sum;
+            bool comb = false;
+            const double z = search_z(alignments[a], n, sum, comb);
+            if (peak.offer(z, n, sum, cfg.detection_threshold)) {
                 peak_alignment = a;
+                peak_comb = comb;
+            }
         }
-        if (peak.taken(n, peak_window)) {
+        if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
             found_alignment = peak_alignment;
             found_z = peak.z;
             found_at = peak.at;
@@ -319,6 +418,7 @@ void m110d_receiver::state::begin_burst()
     timing_shift = channel.timing_shift;
     symbol = equaliser->channel_symbols();
     timing_checked = ~uint64_t(0);
+    frequency_drift_hz = 0;
     window.assign(equaliser->window_samples(), cd());
     mode.reset();
     field_chips.clear();
@@ -424,10 +524,10 @@ bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
     const size_t in_block = size_t(role.frame % mode->frames_per_block);
     const auto& trinomial = m110d_trinomial_sequence();
     const size_t first = in_block * m110d_walsh_data_chips;
-    commit(z,
-           antipodal_decision(
-               z, cd(psk8(trinomial[(first + role.position) % m110d_trinomial_period]))),
-           false);
+    const cd base(psk8(trinomial[(first + role.position) % m110d_trinomial_period]));
+    commit(z, antipodal_decision(z, base), false);
+    if (symbol_tap)
+        symbol_tap->push_back(cf(z * std::conj(base)));
     walsh.push_back(cf(z));
     if (walsh.size() < m110d_walsh_data_chips)
         return false;
@@ -510,8 +610,15 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol) {
             timing_checked = symbol;
-            pending_slip += follow_serial_tone_channel(
-                input, *equaliser, start + symbol * sps, timing_shift);
+            pending_slip +=
+                cfg.follow_frequency_rate
+                    ? follow_serial_tone_channel(input,
+                                                 *equaliser,
+                                                 start + symbol * sps,
+                                                 timing_shift,
+                                                 frequency_drift_hz)
+                    : follow_serial_tone_channel(
+                          input, *equaliser, start + symbol * sps, timing_shift);
         }
         if (!serial_tone_window(
                 input, start, symbol, *equaliser, timing_shift, window, presence))
@@ -566,6 +673,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             float llr[serial_tone_demapper::max_bits_per_symbol];
             const double variance = std::max(1e-3, equaliser->estimate_variance());
             const cd decision = demapper->demap(z, role.position, variance, llr);
+            if (symbol_tap)
+                symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
             if (block_llr.size() == decoder->channel_bits()) {

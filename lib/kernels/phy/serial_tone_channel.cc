@@ -299,20 +299,41 @@ void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t fr
 
 double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
 
-int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
-                               uint64_t next_sample, int64_t& timing_shift)
+namespace {
+
+// follow_serial_tone_channel, first or second order.
+int follow_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser, uint64_t next_sample,
+                   int64_t& timing_shift, double& drift_hz, bool second_order)
 {
     const double turn_hz = equaliser.take_turn() * 2400.0 / two_pi;
+    if (second_order)
+        drift_hz = std::clamp(drift_hz + frequency_rate_gain * turn_hz, -max_drift_hz, max_drift_hz);
     // The new offset takes over after the samples derotated so far (windows still read
     // them).
     const uint64_t from = std::max(next_sample, input.derotated_end());
-    input.change_offset(from, input.offset_hz() + frequency_loop_gain * turn_hz);
+    const double gain = second_order ? second_order_loop_gain : frequency_loop_gain;
+    input.change_offset(from, input.offset_hz() + gain * turn_hz + drift_hz);
     const int drift = equaliser.timing_drift();
     if (drift != 0) {
         timing_shift += 2 * drift;
         equaliser.slip(drift);
     }
     return drift;
+}
+
+} // namespace
+
+int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample, int64_t& timing_shift)
+{
+    double no_drift = 0;
+    return follow_channel(input, equaliser, next_sample, timing_shift, no_drift, false);
+}
+
+int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample, int64_t& timing_shift, double& drift_hz)
+{
+    return follow_channel(input, equaliser, next_sample, timing_shift, drift_hz, true);
 }
 
 } // namespace phy

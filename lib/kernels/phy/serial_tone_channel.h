@@ -92,6 +92,19 @@ double slope_hz(const std::complex<double>& turn, unsigned chunk);
 constexpr uint64_t timing_check_symbols = 48;
 int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
                                uint64_t next_sample, int64_t& timing_shift);
+// The same with a second-order frequency loop: 10 % of the turn at once, and
+// `drift_hz`, the loop's estimate of how much the offset moves from one check to the
+// next, integrating frequency_rate_gain of the turn (held to +-max_drift_hz, 5 Hz/s;
+// start it at 0 for each burst). An offset sweeping at a steady rate (D.6.5: +-75 Hz at
+// 3.5 Hz/s) is then followed without the first-order loop's lag (3.5 Hz/s x 0.4 s =
+// 1.4 Hz, which 64QAM between the App D receiver's probes does not survive); on fading
+// channels the wider loop follows the fading's turns too and costs errors (App D WN8 on
+// the poor channel), so it is an option (m110d_receiver_config::follow_frequency_rate).
+constexpr double second_order_loop_gain = 0.1;
+constexpr double frequency_rate_gain = 0.0025; // (0.1 / 2)^2: critically damped
+constexpr double max_drift_hz = 0.1;
+int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample, int64_t& timing_shift, double& drift_hz);
 
 } // namespace phy
 } // namespace hfstack

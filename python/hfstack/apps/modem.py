@@ -4,13 +4,24 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""hfstack-modem: the STANAG 4539 modem from the command line.
+"""hfstack-modem: the STANAG 4539 and STANAG 5069 modem from the command line.
 
 Modes: serial tone (MIL-STD-188-110A/B) 75S 150S 300S 600S 1200S 2400S (short
 interleave, 0.6 s blocks), the same with L (long interleave, 4.8 s blocks) and 4800U
 (4800 bps uncoded); App C 3200, 4800, 6400, 8000 and 9600 bps with US, VS, S, M, L or VL
-interleave (0.12 to 8.6 s blocks), e.g. 9600L, and 12800U (uncoded). rx and ber take
-any of them without being told which (the receiver finds the mode in the preamble).
+interleave (0.12 to 8.6 s blocks), e.g. 9600L, and 12800U (uncoded); STANAG 5069
+(MIL-STD-188-110D App D) at 3 kHz, WN0 (75 bps) to WN12 (16000 bps) and WN13 (2400 bps)
+with US, S, M or L interleave, e.g. WN8/3kHz/L. rx and ber take any of them without
+being told which (the receiver finds the mode in the preamble; rx listens for both
+standards unless --listen says one).
+
+STANAG 5069 constants the standard leaves uncertain are read one way by default;
+--reading NAME=VALUE (repeatable) chooses the other for tx, rx and ber alike (the
+sender's and the receiver's must match): scrambler=a|b, tail_biting=full_register|
+block_start, pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero
+(the first of each the default); rx and ber also take --reading preamble=find (the
+last two found from each preamble) and frequency_loop=second_order (a swept carrier
+offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
   hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000
@@ -19,6 +30,9 @@ any of them without being told which (the receiver finds the mode in the preambl
   hfstack-modem rx hello.wav --gui                                   # watch it: waterfall, constellation
   hfstack-modem rx --gui --device plughw:CARD=Device                 # a sound card, until closed
   hfstack-modem ber --modes 2400S,1200S --snr 6,8,10 --profile poor --csv - --plot ber.png
+  hfstack-modem tx --mode WN8/3kHz/L --reading scrambler=b --text "HELLO" wide.wav
+  hfstack-modem rx wide.wav --reading scrambler=b
+  hfstack-modem --list-modes                                         # every mode and reading
 
 tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
 after; samples beyond 16 bits are clipped and counted). rx finds every burst in a WAV
@@ -54,16 +68,16 @@ SYMBOL_RATE = 2400.0
 SILENCE_S = 0.2           # tx: silence before and after the transmission in the WAV
 # Silence after the last burst so the receiver can finish it: a burst whose end of
 # message was lost ends when the signal has been gone for an interleaver block, so 1 s
-# and two units of the mode (rx: of the longest, 4.8 s).
+# and two units of the mode (rx: of the longest listened for).
 RX_TAIL_S = 1.0
-LONGEST_UNIT_S = 4.8
 RX_PIECE_S = 0.1          # the receiver's input is padded with silence to whole pieces
 MAX_AIR_S = 600.0         # tx: longest transmission written (bounds memory)
 CHUNK = 1 << 16
-# Every mode the modem blocks send and receive, slowest first (the zero-interleave
-# serial-tone modes are not offered: modes.mode_problem says why), with its data rate
-# and interleaver as the blocks name them.
-MODES = {name: mode for name, mode in ((n, sim.s4539_mode(n)) for n in sim.mode_names()) if mode}
+# Every mode the modem blocks send and receive: STANAG 4539's slowest first (the
+# zero-interleave serial-tone modes are not offered: modes.mode_problem says why), then
+# STANAG 5069's at 3 kHz, with its data rate and interleaver as the blocks name them.
+MODES = {name: sim.modem_mode(name)[:2] for name in sim.modem_mode_names()}
+LISTEN = ("4539", "5069", "both")
 POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
 
 
@@ -109,11 +123,47 @@ def positive_int(text):
     return v
 
 
+def is_5069(mode):
+    return mode.startswith("WN")
+
+
 def mode_name(text):
-    problem = modes.mode_problem(text)
+    """The mode's name as the modem spells it (2400S, WN8/3kHz/L), from any case."""
+    known = sim.modem_mode(text.strip())
+    if known is not None:
+        return known[2]
+    if text.strip().upper().startswith("W"):
+        problem = sim.modem_mode_problem(text.strip()) + cli.nearest(text.strip(), MODES)
+    else:
+        problem = modes.mode_problem(text)
+    raise argparse.ArgumentTypeError(f"mode {text}: {problem}")
+
+
+def reading(text):
+    """--reading NAME=VALUE: checked as the receiver takes it (preamble=find is rx's)."""
+    problem = sim.s5069_settings_problem(text, False) if "=" in text else \
+        f"not NAME=VALUE (one of {' '.join(sim.s5069_reading_choices())})"
     if problem:
-        raise argparse.ArgumentTypeError(f"mode {text}: {problem}")
-    return text.strip().upper()
+        raise argparse.ArgumentTypeError(f"--reading {text}: {problem}")
+    return text.strip()
+
+
+# Receiver-only settings: tx refuses them, ber gives them to its receiver alone.
+RECEIVER_ONLY = ("preamble", "frequency_loop")
+
+
+def tx_settings(args, refuse_receiver_only=True):
+    """The transmitter's STANAG 5069 settings text from --reading and --constraint-length."""
+    words = list(getattr(args, "reading", None) or [])
+    mine = [w for w in words if w.split("=")[0] not in RECEIVER_ONLY]
+    if refuse_receiver_only and len(mine) < len(words):
+        theirs = next(w for w in words if w not in mine)
+        raise usage_error(f"--reading {theirs} is a receiver's (rx, ber), not the transmitter's")
+    return " ".join(mine + [f"constraint_length={getattr(args, 'constraint_length', 7)}"])
+
+
+def rx_settings(args):
+    return " ".join(getattr(args, "reading", None) or [])
 
 
 def mode_list(text):
@@ -127,30 +177,35 @@ def snr_list(text):
     return [finite_float(t) for t in text.split(",")]
 
 
-def name_of(data_rate, interleaver):
-    """The mode name from a burst's metadata: 2400/"short" -> 2400S."""
+def name_of(meta):
+    """The mode name from a burst's metadata: its `mode`, else 2400/"short" -> 2400S."""
+    if meta.get("mode"):
+        return meta["mode"]
     for name, (bps, il) in MODES.items():
-        if (bps, il) == (data_rate, interleaver):
+        if (bps, il) == (meta.get("data_rate"), meta.get("interleaver")) and not is_5069(name):
             return name
-    return f"{data_rate}?"
+    return f"{meta.get('data_rate')}?"
 
 
 def air_time(mode, nbytes):
     """Nominal air time of a transmission of nbytes (the modulator's filter adds a few ms)."""
-    return sim.s4539_air_time(mode, nbytes)
+    return sim.air_time(mode, nbytes)
 
 
 def max_bytes(mode, seconds):
     """The most bytes one transmission of at most `seconds` carries (-1: none fits)."""
-    n = sim.s4539_max_bytes(mode, seconds)
+    n = sim.max_bytes(mode, seconds)
     return n if n > 0 or air_time(mode, 0) <= seconds else -1
 
 
+def longest_unit_s(listen):
+    """The longest interleaver block of the modes a receiver listens for."""
+    return max(sim.unit_s(m) for m in MODES
+               if listen == "both" or (listen == "5069") == is_5069(m))
+
+
 def make_pdu(data, mode):
-    bps, interleaver = MODES[mode][:2]
-    meta = pmt.make_dict()
-    meta = pmt.dict_add(meta, pmt.intern("data_rate"), pmt.from_long(bps))
-    meta = pmt.dict_add(meta, pmt.intern("interleaver"), pmt.intern(interleaver))
+    meta = pmt.dict_add(pmt.make_dict(), pmt.intern("mode"), pmt.intern(mode))
     return pmt.cons(meta, pmt.init_u8vector(len(data), list(bytes(data))))
 
 
@@ -160,9 +215,9 @@ def quiet(*blks):
         b.set_log_level("info")
 
 
-def make_receiver(rate, complex_input):
+def make_receiver(rate, complex_input, listen="4539", settings=""):
     """The receiver (its output does not depend on how the scheduler cuts its input)."""
-    rx = hfstack.s4539_rx(float(rate), complex_input)
+    rx = hfstack.s4539_rx(float(rate), complex_input, False, listen, settings)
     quiet(rx)
     return rx
 
@@ -181,10 +236,11 @@ def check_writable(path, what):
         raise usage_error(f"{what} {path}: is a directory")
 
 
-def make_transmitter(rate, complex_output, mode, level):
+def make_transmitter(rate, complex_output, mode, level, settings=""):
     bps, interleaver = MODES[mode][:2]
     try:
-        tx = hfstack.s4539_tx(float(rate), complex_output, bps, interleaver, level)
+        tx = hfstack.s4539_tx(float(rate), complex_output, bps, interleaver, level, mode=mode,
+                              s5069_settings=settings)
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"--rate {rate}: {e}")
     quiet(tx)
@@ -237,7 +293,8 @@ def run_tx(args):
     if not 0 < args.level <= 1:
         raise usage_error(f"--level must be in (0, 1], not {args.level:g}")
     check_writable(args.output, "output")
-    tx = make_transmitter(args.rate, False, args.mode, args.level)
+    settings = tx_settings(args)
+    tx = make_transmitter(args.rate, False, args.mode, args.level, settings)
 
     # The transmitter's real output goes to a float file; it is then clipped (and
     # counted) to 16 bits on the way into the WAV: GNU Radio's WAV sink would wrap.
@@ -275,6 +332,8 @@ def run_tx(args):
               "source": source, "output": args.output, "bytes": len(data),
               "air_time_s": round(length / args.rate, 4), "sample_rate_hz": args.rate,
               "level": args.level, "samples": samples, "clipped": clipped}
+    if is_5069(args.mode):
+        report["s5069_settings"] = settings
     if args.json:
         print(json.dumps(report))
     else:
@@ -370,7 +429,7 @@ def run_rx(args):
         raise usage_error(f"{args.input}: no samples")
     check_writable(args.output, "--output")
     try:
-        rx = make_receiver(rate, False)
+        rx = make_receiver(rate, False, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"{args.input}: {rate} Hz: {e}")
     # Counted first: the header may promise more samples than the file holds. Then the
@@ -386,7 +445,7 @@ def run_rx(args):
     if frames > 2 ** 31 - 1 - 12 * rate:
         raise usage_error(f"{args.input}: too long ({frames} samples)")
     piece = piece_of(rate)
-    total = -(-(frames + int((RX_TAIL_S + 2 * LONGEST_UNIT_S) * rate)) // piece) * piece
+    total = -(-(frames + int((RX_TAIL_S + 2 * longest_unit_s(args.listen)) * rate)) // piece) * piece
     tb = gr.top_block()
     mux = blocks.stream_mux(gr.sizeof_float, [frames, total - frames])
     got = blocks.message_debug()
@@ -408,7 +467,7 @@ def run_rx(args):
 def run_rx_sound_card(args):
     rate = args.sound_rate or 48000
     try:
-        rx = make_receiver(rate, False)
+        rx = make_receiver(rate, False, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"--sound-rate {rate}: {e}")
     tb = gr.top_block()
@@ -434,7 +493,7 @@ def report_bursts(args, got, where, summary):
         everything.append(data)
         text, hex_preview = preview(data)
         bursts.append({
-            "mode": name_of(meta.get("data_rate"), meta.get("interleaver")),
+            "mode": name_of(meta),
             "data_rate": meta.get("data_rate"), "interleaver": meta.get("interleaver"),
             "snr_db": finite_or_none(meta.get("snr_db")),
             "frequency_offset_hz": finite_or_none(meta.get("frequency_offset_hz")),
@@ -478,9 +537,10 @@ class burst_source(gr.sync_block):
     has been sent (one in memory at a time), by a transmitter in a small flowgraph of
     its own, so the stream is the same on every run."""
 
-    def __init__(self, rate, mode, nbytes, count, rng, tail_s):
+    def __init__(self, rate, mode, nbytes, count, rng, tail_s, settings=""):
         gr.sync_block.__init__(self, "hfstack_modem_bursts", None, [np.complex64])
         self.rate, self.mode, self.nbytes, self.left = rate, mode, nbytes, count
+        self.settings = settings
         self.rng = rng
         self.sent = []
         self.tail = int(tail_s * rate)
@@ -496,7 +556,7 @@ class burst_source(gr.sync_block):
             self.left -= 1
             data = self.rng.integers(0, 256, self.nbytes, dtype=np.uint8)
             self.sent.append(data)
-            tx = make_transmitter(self.rate, True, self.mode, 1.0)
+            tx = make_transmitter(self.rate, True, self.mode, 1.0, self.settings)
             sink = blocks.vector_sink_c()
             length = transmission_samples(tx, self.rate, self.mode, data.tobytes(), sink,
                                           gr.sizeof_gr_complex)
@@ -568,11 +628,12 @@ def ber_point(args, mode, snr_db):
     count = max(1, int(round(args.seconds / burst_s)))
     rng = np.random.default_rng(args.seed)
     tb = gr.top_block()
-    source = burst_source(args.rate, mode, nbytes, count, rng, RX_TAIL_S + 2 * sim.s4539_unit_s(mode))
+    source = burst_source(args.rate, mode, nbytes, count, rng, RX_TAIL_S + 2 * sim.unit_s(mode),
+                          tx_settings(args, refuse_receiver_only=False))
     try:
         channel = hfstack.hf_channel_cc(float(args.rate), args.profile, snr_db=snr_db,
                                         noise_bandwidth_hz=3000.0, signal_power=1.0, seed=args.seed)
-        rx = make_receiver(args.rate, True)
+        rx = make_receiver(args.rate, True, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(str(e))
     quiet(channel)
@@ -600,10 +661,11 @@ def ber_point(args, mode, snr_db):
 
 
 def format_table(rows):
-    lines = [f"{'mode':>6} {'snr_db':>7} {'bits':>9} {'errors':>8} {'ber':>10} {'upper95':>10} "
+    width = max([6] + [len(r["mode"]) for r in rows])
+    lines = [f"{'mode':>{width}} {'snr_db':>7} {'bits':>9} {'errors':>8} {'ber':>10} {'upper95':>10} "
              f"{'bursts':>6} {'lost':>5}"]
     for r in rows:
-        lines.append(f"{r['mode']:>6} {r['snr_db']:>7g} {r['bits']:>9d} {r['errors']:>8d} "
+        lines.append(f"{r['mode']:>{width}} {r['snr_db']:>7g} {r['bits']:>9d} {r['errors']:>8d} "
                      f"{r['ber']:>10.3e} {r['ber_upper95']:>10.3e} {r['bursts']:>6d} "
                      f"{r['bursts_lost']:>5d}")
     return "\n".join(lines)
@@ -648,7 +710,8 @@ def plot_ber(rows, args):
     ax.set_yscale("log")
     ax.set_xlabel(f"SNR, dB in 3 kHz ({args.profile})")
     ax.set_ylabel("bit error rate")
-    ax.set_title(f"STANAG 4539 serial tone, {args.profile}, {args.seconds:g} s per point, seed {args.seed}")
+    ax.set_title(f"{'STANAG 5069' if all(is_5069(m) for m in args.modes) else 'STANAG 4539'}, "
+                 f"{args.profile}, {args.seconds:g} s per point, seed {args.seed}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -669,10 +732,13 @@ def run_ber(args):
             raise usage_error(f"--burst-seconds {args.burst_seconds:g} holds no byte in {mode}")
     check_writable(args.csv, "--csv")
     check_writable(args.plot, "--plot")
+    # The receiver listens for the standards of the modes measured (both for a mix).
+    families = {is_5069(m) for m in args.modes}
+    args.listen = "both" if len(families) == 2 else "5069" if True in families else "4539"
     # Checked once here so a bad rate is refused before any point runs.
-    make_transmitter(args.rate, True, args.modes[0], 1.0)
+    make_transmitter(args.rate, True, args.modes[0], 1.0, tx_settings(args, refuse_receiver_only=False))
     try:
-        make_receiver(args.rate, True)
+        make_receiver(args.rate, True, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"--rate {args.rate}: {e}")
     rows = []
@@ -699,10 +765,24 @@ def run_ber(args):
 
 # ------------------------------------------------------------------------------- main
 
+def add_s5069_options(p, transmitter):
+    p.add_argument("--reading", type=reading, action="append", metavar="NAME=VALUE",
+                   help="STANAG 5069 reading of an uncertain constant, repeatable (the first of "
+                        "each the default): " + " ".join(sim.s5069_reading_choices())
+                        + ("; for the receiver also preamble=configured|find, "
+                           "frequency_loop=first_order|second_order (second: follows a swept "
+                           "offset, D.6.5)"))
+    if transmitter:
+        p.add_argument("--constraint-length", type=int, choices=(7, 9), default=7,
+                       help="STANAG 5069 convolutional code, K=7 (default) or K=9")
+
+
 def parse_args(argv):
     p = one_line_parser(prog=PROG, description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     cli.add_version(p)
+    p.add_argument("--list-modes", action="store_true",
+                   help="list the modes of both standards and the STANAG 5069 readings, then exit")
     sub = p.add_subparsers(dest="command", metavar="{tx,rx,ber}")
 
     t = sub.add_parser("tx", help="text or a file to a WAV file (16-bit PCM mono)",
@@ -718,6 +798,7 @@ def parse_args(argv):
     t.add_argument("--level", type=finite_float, default=0.25,
                    help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
+    add_s5069_options(t, transmitter=True)
 
     r = sub.add_parser("rx", help="the bursts in a WAV file to bytes",
                        description="Every burst in a WAV file (16-bit PCM mono, 4 kHz and up). "
@@ -738,6 +819,10 @@ def parse_args(argv):
                    help="with --gui: save the window as a PNG; a file's once it has been received "
                         "and the constellation drawn (the window then closes), a sound card's when "
                         "the window is closed or on Ctrl-C")
+    r.add_argument("--listen", choices=LISTEN, default="both",
+                   help="standards listened for: 4539, 5069 (3 kHz) or both (default: each "
+                        "receiver costs its own time)")
+    add_s5069_options(r, transmitter=False)
 
     b = sub.add_parser("ber", help="bit error rate through the HF channel simulator",
                        description="Bit error rate of random bytes through the HF channel simulator, "
@@ -755,8 +840,11 @@ def parse_args(argv):
     b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
     b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
     b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")
+    add_s5069_options(b, transmitter=True)
 
     args = p.parse_args(argv)
+    if args.list_modes:
+        return args
     if args.command is None:
         raise usage_error("need a subcommand: tx, rx or ber (--help for more)")
     if args.command == "ber" and not 0 <= args.seed < 2 ** 63:
@@ -768,7 +856,16 @@ def main(argv=None):
     cli.setup_logging(PROG)  # --gui's notes on stderr; the report keeps stdout
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
+        if args.list_modes:
+            print("STANAG 4539:", " ".join(m for m in MODES if not is_5069(m)))
+            print("STANAG 5069:", " ".join(m for m in MODES if is_5069(m)))
+            print("STANAG 5069 readings (--reading, the first of each the default):",
+                  " ".join(sim.s5069_reading_choices()))
+            return 0
         return {"tx": run_tx, "rx": run_rx, "ber": run_ber}[args.command](args)
+    except ValueError as e:  # a setting the blocks refuse
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
     except usage_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(4dd79adf07a42c6e9420395deb49e90d)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(5db543950158e48de318126883f84d4c)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -34,6 +34,8 @@ void bind_s4539_rx(py::module& m)
              py::arg("sample_rate_hz"),
              py::arg("complex_input") = false,
              py::arg("deliver_per_block") = false,
+             py::arg("listen") = "4539",
+             py::arg("s5069_settings") = "",
              D(s4539_rx, make))
         .def("bursts", &s4539_rx::bursts, D(s4539_rx, bursts))
         .def("carrier_detected", &s4539_rx::carrier_detected, D(s4539_rx, carrier_detected));

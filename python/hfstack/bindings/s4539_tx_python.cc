@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_tx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(b1e8c82a023a947bbb28aa8ec2c02550)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(f7af4828fe9d6d4629f09ab8a858f6e8)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -37,6 +37,8 @@ void bind_s4539_tx(py::module& m)
              py::arg("interleaver") = "short",
              py::arg("level") = 0.25,
              py::arg("rolloff") = 0.35,
+             py::arg("mode") = "",
+             py::arg("s5069_settings") = "",
              D(s4539_tx, make))
         .def("queued", &s4539_tx::queued, D(s4539_tx, queued));
 }

@@ -14,6 +14,7 @@
 
 #include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 #include "sim/scenario.h"
 #include "traffic/ip_host.h"
 #include "traffic/pep_host.h"
@@ -310,6 +311,67 @@ void bind_sim(py::module& m)
             return phy::max_bytes_within(*t, seconds);
         },
         py::arg("name"), py::arg("seconds"), "The most user bytes one transmission of at most `seconds` carries");
+    // Every mode of the modem blocks, either standard (phy/waveform_modes.h).
+    m.def("modem_mode_names", &phy::waveform_mode_names,
+          "Every mode s4539_tx and s4539_rx take: STANAG 4539's, then STANAG 5069's at 3 kHz");
+    m.def(
+        "modem_mode",
+        [](const std::string& name) -> py::object {
+            const auto m = phy::waveform_mode_by_name(name);
+            if (!m)
+                return py::none();
+            return py::make_tuple(m->user_bps, m->interleaver, m->name);
+        },
+        py::arg("name"),
+        "(data_rate, interleaver, name) of a mode of either standard the modem blocks send and "
+        "receive (\"wn8/3khz/l\" -> (6400, \"long\", \"WN8/3kHz/L\")), or None");
+    m.def("modem_mode_problem", &phy::waveform_mode_problem, py::arg("name"),
+          "Why a name is no mode of the modem blocks (either standard), \"\" when it is one");
+    m.def(
+        "s5069_reading_choices", &phy::m110d_reading_choices,
+        "The STANAG 5069 readings of the constants the spec leaves uncertain, as NAME=VALUE (the "
+        "first of each name the default)");
+    m.def(
+        "s5069_settings_problem",
+        [](const std::string& text, bool transmitter) {
+            if (transmitter) {
+                phy::m110d_transmit_options o;
+                return phy::parse_m110d_transmit_settings(text, o);
+            }
+            phy::m110d_receiver_config c;
+            return phy::parse_m110d_receive_settings(text, c);
+        },
+        py::arg("text"), py::arg("transmitter"),
+        "Why s5069_settings text is refused by s4539_tx (transmitter) or s4539_rx, \"\" when taken");
+    m.def(
+        "air_time",
+        [](const std::string& name, size_t bytes) {
+            const auto t = phy::waveform_timing_by_name(name);
+            if (!t)
+                throw std::invalid_argument("air_time: no mode " + name);
+            return phy::transmission_time_of(*t, bytes).total_s;
+        },
+        py::arg("name"), py::arg("bytes"),
+        "Seconds one transmission of `bytes` user bytes lasts, in a mode of either standard");
+    m.def(
+        "max_bytes",
+        [](const std::string& name, double seconds) {
+            const auto t = phy::waveform_timing_by_name(name);
+            if (!t)
+                throw std::invalid_argument("max_bytes: no mode " + name);
+            return phy::max_bytes_within(*t, seconds);
+        },
+        py::arg("name"), py::arg("seconds"),
+        "The most user bytes one transmission of at most `seconds` carries, either standard");
+    m.def(
+        "unit_s",
+        [](const std::string& name) {
+            const auto t = phy::waveform_timing_by_name(name);
+            if (!t)
+                throw std::invalid_argument("unit_s: no mode " + name);
+            return t->unit_s;
+        },
+        py::arg("name"), "Seconds of one interleaver block (or frame), either standard");
     m.def(
         "s4539_unit_s",
         [](const std::string& name) {

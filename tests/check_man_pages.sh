@@ -14,17 +14,8 @@ set -eu
 build_dir=$(cd "$1" && pwd)
 cmake=${2:-cmake}
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hfstack-man.XXXXXX")
-# cmake --install rewrites BUILD_DIR/install_manifest.txt, which `make uninstall`
-# reads: keep the one of a real install.
-manifest=$build_dir/install_manifest.txt
-[ ! -e "$manifest" ] || cp "$manifest" "$tmp.manifest"
-restore() {
-    if [ -e "$tmp.manifest" ]; then mv "$tmp.manifest" "$manifest"; else rm -f "$manifest"; fi
-    rm -rf "$tmp"
-}
-trap restore EXIT
-prefix=$tmp/prefix
+tmp_name=hfstack-man
+. "$source_dir/tests/temporary_install.sh"
 
 if ! "$cmake" --install "$build_dir" --prefix "$prefix" > "$tmp/log" 2>&1; then
     cat "$tmp/log" >&2

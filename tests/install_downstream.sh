@@ -15,17 +15,8 @@ cmake=${2:-cmake}
 grcc=${3:-}
 case $grcc in *-NOTFOUND) grcc= ;; esac  # CMake's find_program found none
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hfstack-install.XXXXXX")
-# cmake --install rewrites BUILD_DIR/install_manifest.txt, which `make uninstall`
-# reads: keep the one of a real install.
-manifest=$build_dir/install_manifest.txt
-[ ! -e "$manifest" ] || cp "$manifest" "$tmp.manifest"
-restore() {
-    if [ -e "$tmp.manifest" ]; then mv "$tmp.manifest" "$manifest"; else rm -f "$manifest"; fi
-    rm -rf "$tmp"
-}
-trap restore EXIT
-prefix=$tmp/prefix
+tmp_name=hfstack-install
+. "$source_dir/tests/temporary_install.sh"
 
 step() { echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }

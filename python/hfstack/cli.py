@@ -8,6 +8,7 @@
 "did you mean" for misspelt names."""
 
 import argparse
+import math
 import difflib
 import logging
 import sys
@@ -32,6 +33,17 @@ class one_line_parser(argparse.ArgumentParser):
                     message += nearest(word.split("=")[0], options)
                     break
         raise usage_error(message)
+
+
+def finite_float(text):
+    """An argparse type: a finite number."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    return v
 
 
 def add_version(parser):

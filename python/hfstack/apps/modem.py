@@ -96,14 +96,7 @@ class one_line_parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------------------- helpers
 
-def finite_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
-    return v
+finite_float = cli.finite_float
 
 
 def positive_float(text):

@@ -38,7 +38,7 @@ const size_t lots = 1u << 30;
 
 } // namespace
 
-TEST(arq, config_is_validated)
+TEST(Arq, ConfigIsValidated)
 {
     EXPECT_THROW(arq_sender(cfg(0, 10)), std::invalid_argument);
     EXPECT_THROW(arq_sender(cfg(129, 10)), std::invalid_argument);
@@ -50,7 +50,7 @@ TEST(arq, config_is_validated)
 
 // A new segment size applies from the next C_PDU that starts; one already started
 // keeps its size (only its last segment may be short).
-TEST(arq, segment_size_change_applies_to_cpdus_not_yet_started)
+TEST(Arq, SegmentSizeChangeAppliesToCpdusNotYetStarted)
 {
     arq_sender s(cfg(128, 10));
     s.enqueue(pattern(25, 1), true);
@@ -75,7 +75,7 @@ TEST(arq, segment_size_change_applies_to_cpdus_not_yet_started)
     EXPECT_EQ(got[1], pattern(25, 2));
 }
 
-TEST(arq, three_segments_flags_and_edges)
+TEST(Arq, ThreeSegmentsFlagsAndEdges)
 {
     arq_sender s(cfg(128, 10));
     const bytes c = pattern(25, 1);
@@ -127,7 +127,7 @@ TEST(arq, three_segments_flags_and_edges)
     EXPECT_TRUE(s.on_ack(a).empty());
 }
 
-TEST(arq, missing_middle_exact_ack_and_single_retransmission)
+TEST(Arq, MissingMiddleExactAckAndSingleRetransmission)
 {
     arq_sender s(cfg(128, 10));
     const bytes c = pattern(25, 9);
@@ -161,7 +161,7 @@ TEST(arq, missing_middle_exact_ack_and_single_retransmission)
     EXPECT_TRUE(s.idle());
 }
 
-TEST(arq, bitmap_by_hand_over_two_bytes)
+TEST(Arq, BitmapByHandOverTwoBytes)
 {
     arq_sender s(cfg(128, 1));
     s.enqueue(pattern(12, 3), false);
@@ -185,7 +185,7 @@ TEST(arq, bitmap_by_hand_over_two_bytes)
     EXPECT_FALSE(re[2].tx_win_uwe); // TX UWE is 11
 }
 
-TEST(arq, damaged_segment_is_not_acked)
+TEST(Arq, DamagedSegmentIsNotAcked)
 {
     arq_sender s(cfg(128, 10));
     s.enqueue(pattern(20, 4), true);
@@ -203,7 +203,7 @@ TEST(arq, damaged_segment_is_not_acked)
     EXPECT_EQ(re[0].tx_sequence, 0);
 }
 
-TEST(arq, timeout_retransmits_everything_unacked)
+TEST(Arq, TimeoutRetransmitsEverythingUnacked)
 {
     arq_sender s(cfg(128, 10));
     s.enqueue(pattern(30, 4), true);
@@ -221,7 +221,7 @@ TEST(arq, timeout_retransmits_everything_unacked)
     EXPECT_EQ(s.counters().dpdus_sent, 6u);
 }
 
-TEST(arq, byte_budget_limits_payload)
+TEST(Arq, ByteBudgetLimitsPayload)
 {
     arq_sender s(cfg(128, 100));
     s.enqueue(pattern(350, 1), true);
@@ -237,7 +237,7 @@ TEST(arq, byte_budget_limits_payload)
     EXPECT_TRUE(tx[0].cpdu_end);
 }
 
-TEST(arq, window_full_stops_new_segments)
+TEST(Arq, WindowFullStopsNewSegments)
 {
     arq_sender s(cfg(8, 1));
     s.enqueue(pattern(20, 2), true);
@@ -265,7 +265,7 @@ TEST(arq, window_full_stops_new_segments)
     EXPECT_EQ(tx[0].tx_sequence, 3);
 }
 
-TEST(arq, sequence_wraps_past_255)
+TEST(Arq, SequenceWrapsPast255)
 {
     for (size_t window : { size_t(128), size_t(8) }) {
         arq_sender s(cfg(window, 1));
@@ -300,7 +300,7 @@ TEST(arq, sequence_wraps_past_255)
     }
 }
 
-TEST(arq, wrap_with_loss_across_zero)
+TEST(Arq, WrapWithLossAcrossZero)
 {
     // Window of 128 straddling 255 -> 0, a gap at FSN 255 and at FSN 1.
     arq_sender s(cfg(128, 1));
@@ -336,7 +336,7 @@ TEST(arq, wrap_with_loss_across_zero)
     EXPECT_EQ(s.on_ack(r.ack()), std::vector<uint64_t>{ h });
 }
 
-TEST(arq, as_arrived_overtakes_in_order_waits)
+TEST(Arq, AsArrivedOvertakesInOrderWaits)
 {
     arq_sender s(cfg(128, 10));
     const bytes a = pattern(20, 1), b = pattern(5, 2), c = pattern(7, 3);
@@ -358,7 +358,7 @@ TEST(arq, as_arrived_overtakes_in_order_waits)
     EXPECT_EQ(r.rx_lwe(), 4);
 }
 
-TEST(arq, duplicates_reacked_but_delivered_once)
+TEST(Arq, DuplicatesReackedButDeliveredOnce)
 {
     arq_sender s(cfg(128, 10));
     const bytes c = pattern(15, 1);
@@ -381,7 +381,7 @@ TEST(arq, duplicates_reacked_but_delivered_once)
     EXPECT_TRUE(a.selective_acks.empty());
 }
 
-TEST(arq, out_of_window_frames_are_ignored)
+TEST(Arq, OutOfWindowFramesAreIgnored)
 {
     arq_receiver r;
     dpdu d;
@@ -420,7 +420,7 @@ TEST(arq, out_of_window_frames_are_ignored)
     EXPECT_EQ(a.selective_acks[15], 0x40);   // FSN 127 = bit 126
 }
 
-TEST(arq, stale_and_out_of_sync_acks_are_ignored)
+TEST(Arq, StaleAndOutOfSyncAcksAreIgnored)
 {
     arq_sender s(cfg(128, 1));
     s.enqueue(pattern(4, 1), true);
@@ -437,7 +437,7 @@ TEST(arq, stale_and_out_of_sync_acks_are_ignored)
     EXPECT_EQ(s.counters().ack_bits_ignored, 7u);
 }
 
-TEST(arq, drop_sends_zero_length_drop_frames)
+TEST(Arq, DropSendsZeroLengthDropFrames)
 {
     arq_sender s(cfg(128, 10));
     arq_receiver r;
@@ -478,7 +478,7 @@ TEST(arq, drop_sends_zero_length_drop_frames)
     EXPECT_FALSE(s.drop(12345));
 }
 
-TEST(arq, drop_of_unsent_and_partially_numbered_cpdus)
+TEST(Arq, DropOfUnsentAndPartiallyNumberedCpdus)
 {
     arq_sender s(cfg(2, 10));
     arq_receiver r;
@@ -504,7 +504,7 @@ TEST(arq, drop_of_unsent_and_partially_numbered_cpdus)
     EXPECT_EQ(r.counters().cpdus_discarded, 1u);
 }
 
-TEST(arq, tx_win_lwe_moves_rx_lwe_up)
+TEST(Arq, TxWinLweMovesRxLweUp)
 {
     arq_receiver r;
     dpdu d;
@@ -530,7 +530,7 @@ TEST(arq, tx_win_lwe_moves_rx_lwe_up)
     EXPECT_EQ(r.counters().lwe_advances, 1u);
 }
 
-TEST(arq, reset_sender_and_receiver)
+TEST(Arq, ResetSenderAndReceiver)
 {
     arq_sender s(cfg(128, 10));
     const uint64_t a = s.enqueue(pattern(30, 1), true);
@@ -583,7 +583,7 @@ TEST(arq, reset_sender_and_receiver)
     EXPECT_TRUE(r2.take_delivered().empty());
 }
 
-TEST(arq, expedited_stop_and_wait_ids_and_fsn_restart)
+TEST(Arq, ExpeditedStopAndWaitIdsAndFsnRestart)
 {
     arq_sender s(cfg(128, 10, true));
     arq_receiver r(true);
@@ -630,7 +630,7 @@ TEST(arq, expedited_stop_and_wait_ids_and_fsn_restart)
     }
 }
 
-TEST(arq, expedited_drop_abandons_and_receiver_discards_partial)
+TEST(Arq, ExpeditedDropAbandonsAndReceiverDiscardsPartial)
 {
     arq_sender s(cfg(128, 10, true));
     arq_receiver r(true);
@@ -653,7 +653,7 @@ TEST(arq, expedited_drop_abandons_and_receiver_discards_partial)
     EXPECT_EQ(r.counters().cpdus_discarded, 1u);
 }
 
-TEST(arq, ack_helpers_and_codec_round_trip)
+TEST(Arq, AckHelpersAndCodecRoundTrip)
 {
     arq_ack a{ 17, bytes{ 0x05, 0x80 } };
     dpdu d;
@@ -934,7 +934,7 @@ void run_link(uint32_t seed, size_t segment, size_t window, bool expedited, size
 
 } // namespace
 
-TEST(arq_property, lossy_link_regular)
+TEST(ArqProperty, LossyLinkRegular)
 {
     uint32_t seed = 1000;
     for (size_t segment : { size_t(30), size_t(200), size_t(1023) })
@@ -942,7 +942,7 @@ TEST(arq_property, lossy_link_regular)
             run_link(seed++, segment, window, false, 2000, 400);
 }
 
-TEST(arq_property, lossy_link_expedited)
+TEST(ArqProperty, LossyLinkExpedited)
 {
     uint32_t seed = 2000;
     for (size_t segment : { size_t(30), size_t(1023) })
@@ -950,7 +950,7 @@ TEST(arq_property, lossy_link_expedited)
             run_link(seed++, segment, window, true, 300, 100);
 }
 
-TEST(arq_property, lossy_link_with_drops)
+TEST(ArqProperty, LossyLinkWithDrops)
 {
     uint32_t seed = 3000;
     for (size_t segment : { size_t(30), size_t(200) })
@@ -962,7 +962,7 @@ TEST(arq_property, lossy_link_with_drops)
 
 // What each ack says about the segments awaiting it, for the segment-size policy; the
 // per-D_PDU overhead counts against the byte budget.
-TEST(arq, ack_outcome_counts_answered_and_lost_segments)
+TEST(Arq, AckOutcomeCountsAnsweredAndLostSegments)
 {
     arq_sender s(cfg(128, 10));
     s.enqueue(pattern(25, 9), true); // segments of 10, 10 and 5 bytes

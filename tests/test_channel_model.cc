@@ -72,7 +72,7 @@ double measure_ber(double ber, uint64_t bits, uint64_t seed)
 
 } // namespace
 
-TEST(channel_model, clear_channel_changes_nothing)
+TEST(ChannelModel, ClearChannelChangesNothing)
 {
     channel_model m;
     EXPECT_TRUE(m.clear());
@@ -87,7 +87,7 @@ TEST(channel_model, clear_channel_changes_nothing)
     EXPECT_EQ(m.counters().bit_errors, 0u);
 }
 
-TEST(channel_model, zero_length_input)
+TEST(ChannelModel, ZeroLengthInput)
 {
     channel_config c;
     c.ber = 0.5;
@@ -103,21 +103,21 @@ TEST(channel_model, zero_length_input)
     EXPECT_EQ(m.counters().bits, 0u);
 }
 
-TEST(channel_model, ber_1e4)
+TEST(ChannelModel, Ber1e4)
 {
     const double measured = measure_ber(1e-4, 10'000'000, 7);
     // 1000 expected errors, standard deviation about 32: +-15 % is about 5 sigma.
     EXPECT_NEAR(measured, 1e-4, 0.15e-4);
 }
 
-TEST(channel_model, ber_1e3)
+TEST(ChannelModel, Ber1e3)
 {
     const double measured = measure_ber(1e-3, 10'000'000, 11);
     // 10000 expected errors, standard deviation 100: +-5 % is 5 sigma.
     EXPECT_NEAR(measured, 1e-3, 0.05e-3);
 }
 
-TEST(channel_model, ber_one_flips_every_bit)
+TEST(ChannelModel, BerOneFlipsEveryBit)
 {
     channel_config c;
     c.ber = 1.0;
@@ -129,7 +129,7 @@ TEST(channel_model, ber_one_flips_every_bit)
         EXPECT_EQ(uint8_t(~clean[i]), b[i]);
 }
 
-TEST(channel_model, same_seed_same_errors_different_seed_different)
+TEST(ChannelModel, SameSeedSameErrorsDifferentSeedDifferent)
 {
     channel_config c;
     c.ber = 1e-3;
@@ -156,7 +156,7 @@ TEST(channel_model, same_seed_same_errors_different_seed_different)
     EXPECT_GT(a.counters().bit_errors, 0u);
 }
 
-TEST(channel_model, outage_windows)
+TEST(ChannelModel, OutageWindows)
 {
     channel_config c;
     c.outage_period_s = 100;
@@ -215,7 +215,7 @@ TEST(channel_model, outage_windows)
     EXPECT_FALSE(channel_model(off).in_outage(0, 4));
 }
 
-TEST(channel_model, fades_only_inside_windows)
+TEST(ChannelModel, FadesOnlyInsideWindows)
 {
     channel_config c;
     c.fade_period_s = 10;
@@ -261,7 +261,7 @@ TEST(channel_model, fades_only_inside_windows)
     EXPECT_EQ(bad.size(), 5280u - 2880u);
 }
 
-TEST(channel_model, burst_errors_are_local)
+TEST(ChannelModel, BurstErrorsAreLocal)
 {
     channel_config c;
     c.burst_rate_per_s = 0.05;
@@ -323,7 +323,7 @@ TEST(channel_model, burst_errors_are_local)
     EXPECT_GT(spread_ok, with_errors * 9 / 10);
 }
 
-TEST(channel_model, combined_models_flip_each_bit_once)
+TEST(ChannelModel, CombinedModelsFlipEachBitOnce)
 {
     channel_config c;
     c.ber = 0.3;
@@ -339,7 +339,7 @@ TEST(channel_model, combined_models_flip_each_bit_once)
     EXPECT_NEAR(double(n) / 80000.0, 0.65, 0.02);
 }
 
-TEST(channel_model, bad_config_throws_naming_field)
+TEST(ChannelModel, BadConfigThrowsNamingField)
 {
     channel_config c;
     c.ber = -0.1;
@@ -401,7 +401,7 @@ uint64_t fading_errors(const std::string& profile, double snr_db, uint64_t seed)
 }
 } // namespace
 
-TEST(channel_model, fading_follows_the_ber_curve_and_the_profile)
+TEST(ChannelModel, FadingFollowsTheBerCurveAndTheProfile)
 {
     // 2400 bps: BER 1e-5 at 10 dB on AWGN (default curve), so about 360 errors in 3.6e7
     // bits; 1.75 dB more gives two decades fewer.
@@ -417,7 +417,7 @@ TEST(channel_model, fading_follows_the_ber_curve_and_the_profile)
     EXPECT_NE(fading_errors("poor", 10.0, 2), poor);
 }
 
-TEST(channel_model, fading_needs_a_known_profile_and_an_snr)
+TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
 {
     channel_config c;
     c.fading_profile = "poor";

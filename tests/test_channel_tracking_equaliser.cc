@@ -120,7 +120,7 @@ double run(channel_tracking_equaliser& eq, const received_link& l, size_t first,
 
 } // namespace
 
-TEST(channel_tracking_equaliser, converges_on_a_static_two_path_channel)
+TEST(ChannelTrackingEqualiser, ConvergesOnAStaticTwoPathChannel)
 {
     const std::vector<cd> truth = two_path_channel();
     const double noise = 1e-3; // 30 dB below the first path
@@ -148,7 +148,7 @@ TEST(channel_tracking_equaliser, converges_on_a_static_two_path_channel)
     EXPECT_GT(eq.estimate_variance(), error / 3);
 }
 
-TEST(channel_tracking_equaliser, follows_a_channel_rotating_between_solutions)
+TEST(ChannelTrackingEqualiser, FollowsAChannelRotatingBetweenSolutions)
 {
     // One path turning at 2 Hz (2400 Bd), solved only every 240 symbols: the output
     // stays right only if it follows the tracked channel in between (over 240 symbols
@@ -175,7 +175,7 @@ TEST(channel_tracking_equaliser, follows_a_channel_rotating_between_solutions)
     EXPECT_EQ(eq.take_turn(), 0.0); // nothing since
 }
 
-TEST(channel_tracking_equaliser, a_later_stronger_path_does_not_spread_decision_errors)
+TEST(ChannelTrackingEqualiser, ALaterStrongerPathDoesNotSpreadDecisionErrors)
 {
     // The echo 5 symbols after the reference path is 6 dB stronger (F.1487 poor when the
     // first path fades), 8PSK at about 15 dB, the equaliser deciding for itself: a
@@ -198,7 +198,7 @@ TEST(channel_tracking_equaliser, a_later_stronger_path_does_not_spread_decision_
     EXPECT_LT(wrong, 30u);
 }
 
-TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_shows)
+TEST(ChannelTrackingEqualiser, APathMissingAtTheStartIsTrackedOnceItShows)
 {
     // The start measured one path; an echo 14 dB down 5 symbols later (faded out then)
     // is there from the first symbol on. It is tracked at the next choice of taps, not
@@ -214,7 +214,7 @@ TEST(channel_tracking_equaliser, a_path_missing_at_the_start_is_tracked_once_it_
     EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u); // the echo's tap and its pulse tail
 }
 
-TEST(channel_tracking_equaliser, a_measured_path_is_tracked_at_once)
+TEST(ChannelTrackingEqualiser, AMeasuredPathIsTrackedAtOnce)
 {
     // One path tracked; a measurement (a probe's, say) over taps 1..10 shows an echo at
     // tap 8 a quarter as strong, and some noise: the echo and its pulse tail are tracked
@@ -242,7 +242,7 @@ TEST(channel_tracking_equaliser, a_measured_path_is_tracked_at_once)
     EXPECT_EQ(eq.tracked_symbol_taps(), before);
 }
 
-TEST(channel_tracking_equaliser, follow_channel_follows_paths_fading_apart)
+TEST(ChannelTrackingEqualiser, FollowChannelFollowsPathsFadingApart)
 {
     // Two paths turning opposite ways at 1 Hz between solutions 240 symbols apart: one
     // complex gain cannot follow them; feedback and gain taken through the tracked
@@ -283,7 +283,7 @@ int first_timing_drift(channel_tracking_equaliser& eq, const received_link& l)
     return 0;
 }
 
-TEST(channel_tracking_equaliser, timing_follows_the_paths_not_their_powers)
+TEST(ChannelTrackingEqualiser, TimingFollowsThePathsNotTheirPowers)
 {
     channel_tracking_equaliser_config c;
     c.precursor_symbols = 3;
@@ -312,7 +312,7 @@ TEST(channel_tracking_equaliser, timing_follows_the_paths_not_their_powers)
     EXPECT_EQ(first_timing_drift(drifting, moved), 1);
 }
 
-TEST(channel_tracking_equaliser, refuses_misuse)
+TEST(ChannelTrackingEqualiser, RefusesMisuse)
 {
     channel_tracking_equaliser_config c;
     c.forgetting = 0;

@@ -19,7 +19,7 @@ sis_primitive prim(sis_type t)
 }
 } // namespace
 
-TEST(client_supervision, answers_a_client_keep_alive_at_once)
+TEST(ClientSupervision, AnswersAClientKeepAliveAtOnce)
 {
     client_supervision s;
     s.on_connected(1, 0.0);
@@ -31,7 +31,7 @@ TEST(client_supervision, answers_a_client_keep_alive_at_once)
     EXPECT_EQ(s.counters().keep_alives_answered, 1u);
 }
 
-TEST(client_supervision, probes_a_silent_client_and_unbinds_it_without_answer)
+TEST(ClientSupervision, ProbesASilentClientAndUnbindsItWithoutAnswer)
 {
     client_supervision s;
     s.on_connected(1, 0.0);
@@ -58,7 +58,7 @@ TEST(client_supervision, probes_a_silent_client_and_unbinds_it_without_answer)
     EXPECT_DOUBLE_EQ(s.next_deadline(), 220.0); // client 2, heard at 100
 }
 
-TEST(client_supervision, the_answer_to_our_keep_alive_is_not_answered_again)
+TEST(ClientSupervision, TheAnswerToOurKeepAliveIsNotAnsweredAgain)
 {
     client_supervision s;
     s.on_connected(1, 0.0);
@@ -71,7 +71,7 @@ TEST(client_supervision, the_answer_to_our_keep_alive_is_not_answered_again)
     EXPECT_DOUBLE_EQ(s.next_deadline(), 241.0);
 }
 
-TEST(client_supervision, too_many_invalid_primitives_unbind)
+TEST(ClientSupervision, TooManyInvalidPrimitivesUnbind)
 {
     client_supervision_config c;
     c.max_invalid_primitives = 3;
@@ -94,7 +94,7 @@ TEST(client_supervision, too_many_invalid_primitives_unbind)
     EXPECT_TRUE(s.take_disconnects().empty());
 }
 
-TEST(client_supervision, expedited_flood_unbinds)
+TEST(ClientSupervision, ExpeditedFloodUnbinds)
 {
     client_supervision_config c;
     c.max_expedited_requests = 2;
@@ -111,7 +111,7 @@ TEST(client_supervision, expedited_flood_unbinds)
     EXPECT_EQ(s.counters().unbound_expedited, 1u);
 }
 
-TEST(client_supervision, closed_clients_are_forgotten)
+TEST(ClientSupervision, ClosedClientsAreForgotten)
 {
     client_supervision s;
     s.on_connected(1, 0.0);
@@ -124,7 +124,7 @@ TEST(client_supervision, closed_clients_are_forgotten)
 // Issue 19 B7: at time_scale 20 the keep-alive ran on protocol time (a KEEP_ALIVE every
 // 6 s of real time, 0.5 s to answer). Counted in protocol seconds, the intervals are
 // scaled so that they stay 120 s and 10 s of real time.
-TEST(client_supervision, timers_stay_in_real_time_when_protocol_time_is_scaled)
+TEST(ClientSupervision, TimersStayInRealTimeWhenProtocolTimeIsScaled)
 {
     const double scale = 20;
     client_supervision s(in_protocol_time(client_supervision_config{}, scale));

@@ -52,7 +52,7 @@ size_t errors(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
 
 } // namespace
 
-TEST(conv_k7, encoder_matches_the_known_answers)
+TEST(ConvK7, EncoderMatchesTheKnownAnswers)
 {
     k7_encoder e;
     std::vector<uint8_t> out;
@@ -67,7 +67,7 @@ TEST(conv_k7, encoder_matches_the_known_answers)
     EXPECT_EQ(f.state(), 0u);
 }
 
-TEST(conv_k7, viterbi_recovers_clean_streams_of_any_length)
+TEST(ConvK7, ViterbiRecoversCleanStreamsOfAnyLength)
 {
     for (size_t n : { size_t(1), size_t(7), size_t(64), size_t(1001), size_t(20000) }) {
         std::vector<uint8_t> bits = random_bits(n, uint32_t(n));
@@ -83,7 +83,7 @@ TEST(conv_k7, viterbi_recovers_clean_streams_of_any_length)
     }
 }
 
-TEST(conv_k7, viterbi_gains_what_a_k7_code_should)
+TEST(ConvK7, ViterbiGainsWhatAK7CodeShould)
 {
     // 200,000 bits at Eb/N0 4 dB: uncoded BPSK would make ~1.3e-2 errors per bit; the
     // soft-decision K=7 code is near 1e-5 (Proakis); we ask for < 1e-4.
@@ -104,7 +104,7 @@ TEST(conv_k7, viterbi_gains_what_a_k7_code_should)
     EXPECT_LT(double(e_dec) / double(n), 1e-4) << e_dec << " errors";
 }
 
-TEST(conv_k7, erasures_cost_margin_but_not_correctness)
+TEST(ConvK7, ErasuresCostMarginButNotCorrectness)
 {
     // Every third T2 erased (a rate-3/5 puncture): still decodes at a clean channel and
     // at Eb/N0 6 dB.
@@ -120,7 +120,7 @@ TEST(conv_k7, erasures_cost_margin_but_not_correctness)
     EXPECT_LT(errors(v.decode(llr.data(), n), bits), 10u);
 }
 
-TEST(conv_k7, streaming_gives_the_same_bits_as_one_call)
+TEST(ConvK7, StreamingGivesTheSameBitsAsOneCall)
 {
     // Long enough that old decisions are dropped along the way.
     const size_t n = 300000;

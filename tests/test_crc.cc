@@ -18,12 +18,12 @@ const uint8_t warning_header[] = { 0xF0, 0x00, 0x00, 0x47, 0x05, 0x64, 0x02 };
 } // namespace
 
 // Check values from ../shared/spec/s5066.md.
-TEST(crc16, check_value) { EXPECT_EQ(crc16_s5066(check_string, 9), 0x7D01); }
-TEST(crc32, check_value) { EXPECT_EQ(crc32_s5066(check_string, 9), 0x6738A384u); }
-TEST(crc16, warning_header_vector) { EXPECT_EQ(crc16_s5066(warning_header, 7), 0x1E5F); }
-TEST(crc32, warning_header_vector) { EXPECT_EQ(crc32_s5066(warning_header, 7), 0xF4178F95u); }
+TEST(Crc16, CheckValue) { EXPECT_EQ(crc16_s5066(check_string, 9), 0x7D01); }
+TEST(Crc32, CheckValue) { EXPECT_EQ(crc32_s5066(check_string, 9), 0x6738A384u); }
+TEST(Crc16, WarningHeaderVector) { EXPECT_EQ(crc16_s5066(warning_header, 7), 0x1E5F); }
+TEST(Crc32, WarningHeaderVector) { EXPECT_EQ(crc32_s5066(warning_header, 7), 0xF4178F95u); }
 
-TEST(crc16, transmitted_lsb_first)
+TEST(Crc16, TransmittedLsbFirst)
 {
     std::vector<uint8_t> out;
     put_crc16_le(out, 0x1E5F);
@@ -31,7 +31,7 @@ TEST(crc16, transmitted_lsb_first)
     EXPECT_EQ(get_crc16_le(out.data()), 0x1E5F);
 }
 
-TEST(crc32, transmitted_lsb_first)
+TEST(Crc32, TransmittedLsbFirst)
 {
     std::vector<uint8_t> out;
     put_crc32_le(out, 0xF4178F95u);
@@ -40,7 +40,7 @@ TEST(crc32, transmitted_lsb_first)
 }
 
 // The sliced CRC-32 must equal the bitwise definition for every length and split.
-TEST(crc32, sliced_equals_bitwise_and_is_incremental)
+TEST(Crc32, SlicedEqualsBitwiseAndIsIncremental)
 {
     auto bitwise = [](const uint8_t* p, size_t n) {
         uint32_t c = 0;
@@ -62,7 +62,7 @@ TEST(crc32, sliced_equals_bitwise_and_is_incremental)
     }
 }
 
-TEST(crc16, detects_every_single_bit_error)
+TEST(Crc16, DetectsEverySingleBitError)
 {
     std::vector<uint8_t> data(warning_header, warning_header + 7);
     const uint16_t good = crc16_s5066(data.data(), data.size());

@@ -38,7 +38,7 @@ void expect_accounted(const dpdu_deframer& f)
 
 } // namespace
 
-TEST(deframer, clean_stream_in_any_chunking)
+TEST(Deframer, CleanStreamInAnyChunking)
 {
     std::mt19937 rng(1);
     std::vector<dpdu> sent;
@@ -63,7 +63,7 @@ TEST(deframer, clean_stream_in_any_chunking)
     }
 }
 
-TEST(deframer, skips_junk_between_frames_and_reports_offsets)
+TEST(Deframer, SkipsJunkBetweenFramesAndReportsOffsets)
 {
     std::mt19937 rng(2);
     bytes stream = { 0x00, 0x90, 0x90, 0xEB, 0x12 }; // includes a false sync
@@ -88,7 +88,7 @@ TEST(deframer, skips_junk_between_frames_and_reports_offsets)
     expect_accounted(f);
 }
 
-TEST(deframer, damaged_segment_is_delivered_flagged)
+TEST(Deframer, DamagedSegmentIsDeliveredFlagged)
 {
     std::mt19937 rng(3);
     auto a = data_frame(9, 100, rng);
@@ -103,7 +103,7 @@ TEST(deframer, damaged_segment_is_delivered_flagged)
     expect_accounted(f);
 }
 
-TEST(deframer, header_error_resynchronises_on_next_frame)
+TEST(Deframer, HeaderErrorResynchronisesOnNextFrame)
 {
     std::mt19937 rng(4);
     auto a = data_frame(1, 30, rng), b = data_frame(2, 30, rng);
@@ -118,7 +118,7 @@ TEST(deframer, header_error_resynchronises_on_next_frame)
     expect_accounted(f);
 }
 
-TEST(deframer, truncated_frame_at_end_of_burst_is_counted)
+TEST(Deframer, TruncatedFrameAtEndOfBurstIsCounted)
 {
     std::mt19937 rng(5);
     bytes w = encode(data_frame(1, 300, rng));
@@ -138,7 +138,7 @@ TEST(deframer, truncated_frame_at_end_of_burst_is_counted)
 // Property: under random bit errors every frame is either recovered intact, flagged
 // damaged with a trustworthy header, or lost; nothing invented, nothing crashes, and
 // the byte accounting balances.
-TEST(deframer, bit_errors_never_invent_frames)
+TEST(Deframer, BitErrorsNeverInventFrames)
 {
     std::mt19937 rng(6);
     std::vector<dpdu> sent;
@@ -186,7 +186,7 @@ TEST(deframer, bit_errors_never_invent_frames)
     expect_accounted(f);
 }
 
-TEST(deframer, random_garbage_is_bounded_and_harmless)
+TEST(Deframer, RandomGarbageIsBoundedAndHarmless)
 {
     std::mt19937 rng(7);
     dpdu_deframer f;

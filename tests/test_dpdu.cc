@@ -41,7 +41,7 @@ dpdu sample(dpdu_type t)
 } // namespace
 
 // Known answer from ../shared/spec/s5066.md.
-TEST(dpdu, warning_vector_encodes)
+TEST(Dpdu, WarningVectorEncodes)
 {
     dpdu d;
     d.type = dpdu_type::warning;
@@ -52,7 +52,7 @@ TEST(dpdu, warning_vector_encodes)
     EXPECT_EQ(encode(d), hex("90 EB F0 00 00 47 05 64 02 5F 1E"));
 }
 
-TEST(dpdu, warning_vector_decodes)
+TEST(Dpdu, WarningVectorDecodes)
 {
     const bytes w = hex("90 EB F0 00 00 47 05 64 02 5F 1E");
     auto r = decode_dpdu(w.data(), w.size());
@@ -67,7 +67,7 @@ TEST(dpdu, warning_vector_decodes)
 
 // A DATA-ONLY D_PDU worked out by hand from Annex C: flags byte START|END|
 // DELIVER-IN-ORDER with size 3, then sequence 7; header size 9.
-TEST(dpdu, data_only_layout_by_hand)
+TEST(Dpdu, DataOnlyLayoutByHand)
 {
     dpdu d;
     d.type = dpdu_type::data_only;
@@ -90,7 +90,7 @@ TEST(dpdu, data_only_layout_by_hand)
 
 // NON-ARQ header size must be 15 (open code has written 13) and the 12-bit C_PDU
 // ID is split 4 bits high in byte 0 and 8 bits in byte 2.
-TEST(dpdu, non_arq_layout_by_hand)
+TEST(Dpdu, NonArqLayoutByHand)
 {
     dpdu d;
     d.type = dpdu_type::non_arq_data;
@@ -116,7 +116,7 @@ TEST(dpdu, non_arq_layout_by_hand)
     EXPECT_EQ(r.value, [&] { auto e = d; e.address_size = 7; return e; }());
 }
 
-TEST(dpdu, address_size_is_smallest_that_fits)
+TEST(Dpdu, AddressSizeIsSmallestThatFits)
 {
     EXPECT_EQ(address_size_for(0, 0), 1);
     EXPECT_EQ(address_size_for(15, 15), 1);
@@ -125,7 +125,7 @@ TEST(dpdu, address_size_is_smallest_that_fits)
     EXPECT_EQ(address_size_for(0x0FFFFFFF, 1), 7);
 }
 
-TEST(dpdu, odd_address_size_packs_nibbles)
+TEST(Dpdu, OddAddressSizePacksNibbles)
 {
     dpdu d = sample(dpdu_type::ack_only);
     d.address_size = 3; // 3 nibbles each: 0x123 and 0x456 -> 12 34 56
@@ -139,7 +139,7 @@ TEST(dpdu, odd_address_size_packs_nibbles)
     EXPECT_EQ(r.value.source, 0x456u);
 }
 
-TEST(dpdu, eow_layouts)
+TEST(Dpdu, EowLayouts)
 {
     EXPECT_EQ(eow_content(eow_rate_request{ 11, 2, 1 }), 0xB9);
     EXPECT_EQ(eow_content(eow_rate_response{ 1, 5 }), 0x25);
@@ -165,7 +165,7 @@ TEST(dpdu, eow_layouts)
     EXPECT_EQ(w[3], 0xB9);
 }
 
-TEST(dpdu, every_type_round_trips)
+TEST(Dpdu, EveryTypeRoundTrips)
 {
     for (unsigned t : { 0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 15u }) {
         dpdu d = sample(dpdu_type(t));
@@ -227,7 +227,7 @@ TEST(dpdu, every_type_round_trips)
 }
 
 // Property: random valid D_PDUs of every type survive encode -> decode unchanged.
-TEST(dpdu, random_round_trip_property)
+TEST(Dpdu, RandomRoundTripProperty)
 {
     std::mt19937 rng(5066);
     const unsigned types[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 15 };
@@ -306,7 +306,7 @@ TEST(dpdu, random_round_trip_property)
     }
 }
 
-TEST(dpdu, encode_rejects_values_that_do_not_fit)
+TEST(Dpdu, EncodeRejectsValuesThatDoNotFit)
 {
     dpdu d = sample(dpdu_type::data_only);
     d.segment = bytes(1024);
@@ -337,7 +337,7 @@ TEST(dpdu, encode_rejects_values_that_do_not_fit)
     EXPECT_THROW(encode(d), encode_error);
 }
 
-TEST(dpdu, decode_reports_why)
+TEST(Dpdu, DecodeReportsWhy)
 {
     const bytes good = encode([] {
         dpdu d = sample(dpdu_type::data_only);

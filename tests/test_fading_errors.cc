@@ -64,7 +64,7 @@ block_stats run_blocks(fading_error_process& p, double total_s, double tx_s)
 
 // --- ber_curve --------------------------------------------------------------------------
 
-TEST(ber_curve, default_curves_pass_through_1e5_at_the_requirement)
+TEST(BerCurve, DefaultCurvesPassThrough1e5AtTheRequirement)
 {
     ASSERT_EQ(default_mode_requirements().size(), 12u);
     for (const auto& m : default_mode_requirements()) {
@@ -80,7 +80,7 @@ TEST(ber_curve, default_curves_pass_through_1e5_at_the_requirement)
     expect_throws_naming([] { default_mode_requirement(2401); }, "user_bps");
 }
 
-TEST(ber_curve, monotone_decreasing_and_clamped)
+TEST(BerCurve, MonotoneDecreasingAndClamped)
 {
     const ber_curve c = default_ber_curve(2400);
     const double first = c.points().front().snr_db, last = c.points().back().snr_db;
@@ -100,7 +100,7 @@ TEST(ber_curve, monotone_decreasing_and_clamped)
     EXPECT_NEAR(std::log10(c.ber(10 - 1.75) / c.ber(10 + 1.75)), 4.0, 1e-9);
 }
 
-TEST(ber_curve, interpolation_is_exact_at_points_and_log_linear_between)
+TEST(BerCurve, InterpolationIsExactAtPointsAndLogLinearBetween)
 {
     const ber_curve c({ { 0, 0.5 }, { 4, 1e-2 }, { 6, 1e-4 }, { 9, 1e-8 } }, 2.0);
     EXPECT_EQ(c.ber(0), 0.5);
@@ -115,7 +115,7 @@ TEST(ber_curve, interpolation_is_exact_at_points_and_log_linear_between)
     EXPECT_EQ(c.eesm_beta(), 2.0);
 }
 
-TEST(ber_curve, bad_points_throw)
+TEST(BerCurve, BadPointsThrow)
 {
     expect_throws_naming([] { ber_curve({ { 0, 0.5 } }); }, "points");
     expect_throws_naming([] { ber_curve({ { 0, 0.5 }, { 0, 1e-3 } }); }, "points[1].snr_db");
@@ -129,7 +129,7 @@ TEST(ber_curve, bad_points_throw)
 
 // --- fading_snr -------------------------------------------------------------------------
 
-TEST(fading_snr, awgn_is_constant)
+TEST(FadingSnr, AwgnIsConstant)
 {
     fading_snr s(12.0, fading_profile_by_name("awgn"), 3);
     EXPECT_FALSE(s.fading());
@@ -139,7 +139,7 @@ TEST(fading_snr, awgn_is_constant)
     EXPECT_NEAR(s.snr_db(200), 12.0, 1e-12);
 }
 
-TEST(fading_snr, profiles_by_name)
+TEST(FadingSnr, ProfilesByName)
 {
     for (const auto& name : fading_profile_names())
         EXPECT_NO_THROW(fading_snr(10, fading_profile_by_name(name), 1)) << name;
@@ -170,7 +170,7 @@ TEST(fading_snr, profiles_by_name)
 // +-3 % is ~6 of them. Two equal Rayleigh paths make SNR / mean ~ Gamma(2, 1/2):
 // P(< 0.1) = 1 - e^-0.2 (1.2) = 0.0175 (a single path would give 0.095). Fades are
 // clustered, so the fraction's standard error is ~10 % of it; +-30 % is ~3 of them.
-TEST(fading_snr, poor_profile_mean_and_deep_fades)
+TEST(FadingSnr, PoorProfileMeanAndDeepFades)
 {
     const double mean_db = 15.0, mean = std::pow(10.0, 1.5);
     fading_snr s(mean_db, fading_profile_by_name("poor"), 7);
@@ -190,7 +190,7 @@ TEST(fading_snr, poor_profile_mean_and_deep_fades)
 
 // --- fading_error_process ---------------------------------------------------------------
 
-TEST(fading_error_process, awgn_segments_carry_the_curve_ber_exactly)
+TEST(FadingErrorProcess, AwgnSegmentsCarryTheCurveBerExactly)
 {
     for (double interleaver : { 0.0, 0.6, 4.8 }) {
         auto p = make_process(2400, 11.3, "awgn", interleaver, 1);
@@ -201,7 +201,7 @@ TEST(fading_error_process, awgn_segments_carry_the_curve_ber_exactly)
     }
 }
 
-TEST(fading_error_process, segments_tile_the_span_on_block_boundaries)
+TEST(FadingErrorProcess, SegmentsTileTheSpanOnBlockBoundaries)
 {
     for (double interleaver : { 0.0, 0.6, 4.8 }) {
         auto p = make_process(1200, 8, "poor", interleaver, 2);
@@ -227,7 +227,7 @@ TEST(fading_error_process, segments_tile_the_span_on_block_boundaries)
     }
 }
 
-TEST(fading_error_process, asking_again_gives_the_same_blocks)
+TEST(FadingErrorProcess, AskingAgainGivesTheSameBlocks)
 {
     auto p = make_process(2400, 14, "poor", 0.6, 9);
     const auto all = p.segments(0.0, 0.0, 12.0);
@@ -256,7 +256,7 @@ TEST(fading_error_process, asking_again_gives_the_same_blocks)
 // a 0.6 s block sees about one fade decorrelation time, so a deep fade ruins it. A 4.8 s
 // block averages several fades (diversity): fewer bad blocks at the same mean SNR, also
 // at + 2 dB where both interleavers still lose blocks.
-TEST(fading_error_process, fading_makes_bad_blocks_and_interleaving_reduces_them)
+TEST(FadingErrorProcess, FadingMakesBadBlocksAndInterleavingReducesThem)
 {
     const unsigned bps = 2400;
     for (double offset : { 2.0, 5.0 }) {
@@ -284,7 +284,7 @@ TEST(fading_error_process, fading_makes_bad_blocks_and_interleaving_reduces_them
 // the curve averaged over the Gamma(2, 1/2) SNR distribution of two equal Rayleigh paths
 // (integrated here numerically). Its estimate is dominated by the deepest fades, so the
 // tolerance is loose (+-30 %).
-TEST(fading_error_process, uninterleaved_mean_ber_matches_the_fading_average)
+TEST(FadingErrorProcess, UninterleavedMeanBerMatchesTheFadingAverage)
 {
     const unsigned bps = 600;
     const double snr_db = default_mode_requirement(bps).awgn_snr_db + 6;
@@ -303,7 +303,7 @@ TEST(fading_error_process, uninterleaved_mean_ber_matches_the_fading_average)
 
 // Report only: what the placeholder curve and beta give where the anchors put the
 // requirement on "poor" (BER 1e-5 with the mode's interleaver).
-TEST(fading_error_process, report_poor_requirement_points)
+TEST(FadingErrorProcess, ReportPoorRequirementPoints)
 {
     for (unsigned bps : { 600u, 2400u, 4800u, 9600u }) {
         const mode_requirement& m = default_mode_requirement(bps);
@@ -315,7 +315,7 @@ TEST(fading_error_process, report_poor_requirement_points)
     }
 }
 
-TEST(fading_error_process, bad_inputs_throw)
+TEST(FadingErrorProcess, BadInputsThrow)
 {
     fading_error_config c;
     c.interleaver_s = -1;

@@ -147,7 +147,7 @@ void up2(node& a, node& b, uint8_t prio, double now = 0)
 
 } // namespace
 
-TEST(hard_link, type0_end_to_end)
+TEST(HardLink, Type0EndToEnd)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -187,7 +187,7 @@ TEST(hard_link, type0_end_to_end)
     EXPECT_EQ(b.hl.next_deadline(), inf);
 }
 
-TEST(hard_link, type1_is_confirmed_without_asking_a_remote_client)
+TEST(HardLink, Type1IsConfirmedWithoutAskingARemoteClient)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -197,7 +197,7 @@ TEST(hard_link, type1_is_confirmed_without_asking_a_remote_client)
     EXPECT_EQ(b.hl.active()->type, T1);
 }
 
-TEST(hard_link, type2_remote_client_accepts)
+TEST(HardLink, Type2RemoteClientAccepts)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -233,7 +233,7 @@ TEST(hard_link, type2_remote_client_accepts)
     EXPECT_EQ(b.hl.next_deadline(), inf);
 }
 
-TEST(hard_link, type2_remote_client_rejects)
+TEST(HardLink, Type2RemoteClientRejects)
 {
     for (uint8_t client_reason : { 2, 9 }) {
         node a(A), b(B);
@@ -255,7 +255,7 @@ TEST(hard_link, type2_remote_client_rejects)
     }
 }
 
-TEST(hard_link, type2_to_an_unbound_sap_is_rejected)
+TEST(HardLink, Type2ToAnUnboundSapIsRejected)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -267,7 +267,7 @@ TEST(hard_link, type2_to_an_unbound_sap_is_rejected)
     EXPECT_FALSE(b.hl.active());
 }
 
-TEST(hard_link, type2_remote_client_silent_times_out)
+TEST(HardLink, Type2RemoteClientSilentTimesOut)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -288,7 +288,7 @@ TEST(hard_link, type2_remote_client_silent_times_out)
     EXPECT_FALSE(b.hl.active());
 }
 
-TEST(hard_link, no_answer_gives_remote_not_responding)
+TEST(HardLink, NoAnswerGivesRemoteNotResponding)
 {
     node a(A);
     a.bind(client_a, sap_a);
@@ -306,7 +306,7 @@ TEST(hard_link, no_answer_gives_remote_not_responding)
     EXPECT_EQ(a.hl.counters().timeouts, 1u);
 }
 
-TEST(hard_link, late_confirm_is_answered_with_terminate)
+TEST(HardLink, LateConfirmIsAnsweredWithTerminate)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -326,7 +326,7 @@ TEST(hard_link, late_confirm_is_answered_with_terminate)
     EXPECT_EQ(a.hl.next_deadline(), inf);
 }
 
-TEST(hard_link, higher_priority_local_request_preempts)
+TEST(HardLink, HigherPriorityLocalRequestPreempts)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a);
@@ -351,7 +351,7 @@ TEST(hard_link, higher_priority_local_request_preempts)
     EXPECT_EQ(a.hl.counters().preempted, 1u);
 }
 
-TEST(hard_link, preemption_at_the_called_node_tells_its_type2_client)
+TEST(HardLink, PreemptionAtTheCalledNodeTellsItsType2Client)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a);
@@ -371,7 +371,7 @@ TEST(hard_link, preemption_at_the_called_node_tells_its_type2_client)
     EXPECT_EQ(b.hl.active()->peer, C);
 }
 
-TEST(hard_link, higher_rank_wins_over_higher_priority)
+TEST(HardLink, HigherRankWinsOverHigherPriority)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a, 1);
@@ -384,7 +384,7 @@ TEST(hard_link, higher_rank_wins_over_higher_priority)
     only(a.hl.take_client_messages(), client_a2, sis_type::hard_link_established);
 }
 
-TEST(hard_link, lower_or_equal_precedence_local_request_is_rejected)
+TEST(HardLink, LowerOrEqualPrecedenceLocalRequestIsRejected)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a);
@@ -416,7 +416,7 @@ TEST(hard_link, lower_or_equal_precedence_local_request_is_rejected)
     only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
 }
 
-TEST(hard_link, remote_request_of_lower_or_equal_precedence_is_rejected)
+TEST(HardLink, RemoteRequestOfLowerOrEqualPrecedenceIsRejected)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a);
@@ -436,7 +436,7 @@ TEST(hard_link, remote_request_of_lower_or_equal_precedence_is_rejected)
     EXPECT_EQ(b.hl.counters().rejected_remote, 2u);
 }
 
-TEST(hard_link, remote_request_preempts_a_local_link)
+TEST(HardLink, RemoteRequestPreemptsALocalLink)
 {
     node a(A), b(B), c(C);
     a.bind(client_a, sap_a);
@@ -452,7 +452,7 @@ TEST(hard_link, remote_request_preempts_a_local_link)
     EXPECT_EQ(a.hl.active()->role, hard_link_role::called);
 }
 
-TEST(hard_link, caller_terminates)
+TEST(HardLink, CallerTerminates)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -478,7 +478,7 @@ TEST(hard_link, caller_terminates)
     EXPECT_TRUE(a.hl.take_client_messages().empty());
 }
 
-TEST(hard_link, called_side_terminates)
+TEST(HardLink, CalledSideTerminates)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -494,7 +494,7 @@ TEST(hard_link, called_side_terminates)
     EXPECT_FALSE(b.hl.active());
 }
 
-TEST(hard_link, called_side_type0_cannot_be_terminated_by_a_local_client)
+TEST(HardLink, CalledSideType0CannotBeTerminatedByALocalClient)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -506,7 +506,7 @@ TEST(hard_link, called_side_type0_cannot_be_terminated_by_a_local_client)
     EXPECT_EQ(b.hl.counters().ignored, 1u);
 }
 
-TEST(hard_link, unconfirmed_terminate_times_out)
+TEST(HardLink, UnconfirmedTerminateTimesOut)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -524,7 +524,7 @@ TEST(hard_link, unconfirmed_terminate_times_out)
     EXPECT_EQ(a.hl.next_deadline(), inf);
 }
 
-TEST(hard_link, link_loss_is_physical_link_broken)
+TEST(HardLink, LinkLossIsPhysicalLinkBroken)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);
@@ -550,7 +550,7 @@ TEST(hard_link, link_loss_is_physical_link_broken)
     EXPECT_EQ(a.hl.next_deadline(), inf);
 }
 
-TEST(hard_link, may_use_by_type)
+TEST(HardLink, MayUseByType)
 {
     // No hard link: everything goes.
     {
@@ -601,7 +601,7 @@ TEST(hard_link, may_use_by_type)
     }
 }
 
-TEST(hard_link, invalid_requests_are_refused_locally)
+TEST(HardLink, InvalidRequestsAreRefusedLocally)
 {
     node a(A);
     a.bind(client_a, sap_a);
@@ -620,7 +620,7 @@ TEST(hard_link, invalid_requests_are_refused_locally)
     EXPECT_FALSE(a.hl.active());
 }
 
-TEST(hard_link, terminate_without_a_link_is_still_confirmed)
+TEST(HardLink, TerminateWithoutALinkIsStillConfirmed)
 {
     node b(B);
     spdu t;
@@ -634,7 +634,7 @@ TEST(hard_link, terminate_without_a_link_is_still_confirmed)
     EXPECT_TRUE(b.hl.take_client_messages().empty());
 }
 
-TEST(hard_link, owner_leaving_terminates_the_link)
+TEST(HardLink, OwnerLeavingTerminatesTheLink)
 {
     node a(A), b(B);
     a.bind(client_a, sap_a);

@@ -81,11 +81,11 @@ std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8
 
 } // namespace
 
-class m110a_reference_recording : public ::testing::TestWithParam<const char*>
+class M110aReferenceRecording : public ::testing::TestWithParam<const char*>
 {
 };
 
-TEST_P(m110a_reference_recording, decodes_to_its_text)
+TEST_P(M110aReferenceRecording, DecodesToItsText)
 {
     std::vector<float> audio;
     const std::string path = m110a_recording_path(GetParam());
@@ -104,14 +104,14 @@ TEST_P(m110a_reference_recording, decodes_to_its_text)
     EXPECT_GT(bursts[0].snr_db, 40.0) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(all_six, m110a_reference_recording,
+INSTANTIATE_TEST_SUITE_P(AllSix, M110aReferenceRecording,
                          ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));
 
-class m110a_round_trip : public ::testing::TestWithParam<const char*>
+class M110aRoundTrip : public ::testing::TestWithParam<const char*>
 {
 };
 
-TEST_P(m110a_round_trip, decodes_our_burst_through_noise_and_offset)
+TEST_P(M110aRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
 {
     const std::string mode = GetParam();
     const m110a_waveform& w = *m110a_waveform_by_name(mode);
@@ -131,11 +131,11 @@ TEST_P(m110a_round_trip, decodes_our_burst_through_noise_and_offset)
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(every_mode, m110a_round_trip,
+INSTANTIATE_TEST_SUITE_P(EveryMode, M110aRoundTrip,
                          ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S",
                                            "4800U", "75L", "300L", "2400L"));
 
-TEST(m110a_receiver, acquires_and_holds_at_75_hz_and_100_ppm)
+TEST(M110aReceiver, AcquiresAndHoldsAt75HzAnd100Ppm)
 {
     // 20 s of 2400S data: at 100 ppm the symbol timing drifts 2 ms (5 symbols).
     const std::vector<uint8_t> data = random_bytes(6000, 21);
@@ -149,7 +149,7 @@ TEST(m110a_receiver, acquires_and_holds_at_75_hz_and_100_ppm)
     }
 }
 
-TEST(m110a_receiver, follows_two_fading_paths)
+TEST(M110aReceiver, FollowsTwoFadingPaths)
 {
     // F.1487 poor (two equal Rayleigh paths 2 ms apart, 1 Hz) at 30 dB: 10 s bursts of
     // 2400S decode exactly. (The preamble's coarse offset can be tens of Hz off when
@@ -165,7 +165,7 @@ TEST(m110a_receiver, follows_two_fading_paths)
     }
 }
 
-TEST(m110a_receiver, the_second_pass_repairs_fades)
+TEST(M110aReceiver, TheSecondPassRepairsFades)
 {
     // 2400S through F.1487 poor at 15 dB: bit errors left by one pass, against two.
     const std::vector<uint8_t> data = random_bytes(3000, 61);
@@ -190,7 +190,7 @@ TEST(m110a_receiver, the_second_pass_repairs_fades)
     EXPECT_LT(errors[1], errors[0]);
 }
 
-TEST(m110a_receiver, low_rates_decode_through_5_ms_5_hz)
+TEST(M110aReceiver, LowRatesDecodeThrough5Ms5Hz)
 {
     // Two equal paths 5 ms (12 symbols) apart fading at 5 Hz, 10 dB: the mode codes
     // must be read with the echo as strong as the path, 75 bps despread on both paths,
@@ -209,7 +209,7 @@ TEST(m110a_receiver, low_rates_decode_through_5_ms_5_hz)
     }
 }
 
-TEST(m110a_receiver, a_slow_deep_fade_does_not_end_the_burst)
+TEST(M110aReceiver, ASlowDeepFadeDoesNotEndTheBurst)
 {
     // One Rayleigh path at 0.1 Hz: fades stay 13 dB down for longer than an
     // interleaver block while the probes still read well at 35 dB.
@@ -224,7 +224,7 @@ TEST(m110a_receiver, a_slow_deep_fade_does_not_end_the_burst)
     EXPECT_EQ(whole, 6u);
 }
 
-TEST(m110a_receiver, refuses_a_bad_configuration)
+TEST(M110aReceiver, RefusesABadConfiguration)
 {
     const auto refused = [](const char* name, auto change) {
         m110a_receiver_config c;
@@ -237,7 +237,7 @@ TEST(m110a_receiver, refuses_a_bad_configuration)
     refused("decoder_passes", [](m110a_receiver_config& c) { c.decoder_passes = 0; });
 }
 
-TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)
+TEST(M110aReceiver, HowTheInputIsCutChangesNothing)
 {
     // Two bursts back to back through noise at 7 dB (so decisions are marginal and any
     // difference would show), fed in pieces of 100, 977 and 4096 samples.
@@ -258,7 +258,7 @@ TEST(m110a_receiver, how_the_input_is_cut_changes_nothing)
     }
 }
 
-TEST(m110a_receiver, tapped_symbols_are_the_data_symbols_and_change_nothing)
+TEST(M110aReceiver, TappedSymbolsAreTheDataSymbolsAndChangeNothing)
 {
     const std::vector<float> audio = over_the_air("2400S", random_bytes(500, 41), 8000, 25, 5.0, 11);
     const std::vector<m110a_burst> plain = receive_audio(audio, 8000);
@@ -283,7 +283,7 @@ TEST(m110a_receiver, tapped_symbols_are_the_data_symbols_and_change_nothing)
     EXPECT_EQ(points.size(), 8u);
 }
 
-TEST(m110a_receiver, a_misread_count_reports_no_empty_burst)
+TEST(M110aReceiver, AMisreadCountReportsNoEmptyBurst)
 {
     // Four segments counting 5..2, then a whole long preamble (23..0) and its data: the
     // receiver takes the first count, starts "data" inside the real preamble, finds that
@@ -311,7 +311,7 @@ TEST(m110a_receiver, a_misread_count_reports_no_empty_burst)
     EXPECT_EQ(bursts[0].bytes, data);
 }
 
-TEST(m110a_receiver, a_weak_75_bps_burst_runs_to_its_eom)
+TEST(M110aReceiver, AWeak75BpsBurstRunsToItsEom)
 {
     // At -5 dB most Walsh symbols have no clear winner, yet the bits decode: counting
     // such symbols ended the burst at its third block, the one holding the EOM.
@@ -322,7 +322,7 @@ TEST(m110a_receiver, a_weak_75_bps_burst_runs_to_its_eom)
     EXPECT_EQ(bursts[0].bytes, data);
 }
 
-TEST(m110a_receiver, an_eom_with_bit_errors_ends_the_burst_once_the_flush_follows)
+TEST(M110aReceiver, AnEomWithBitErrorsEndsTheBurstOnceTheFlushFollows)
 {
     // The bits on the air: data, the EOM with 4 bits wrong, 144 zeros, then the real
     // EOM and flush the transmitter adds. A decoder error event on the EOM looks like
@@ -344,7 +344,7 @@ TEST(m110a_receiver, an_eom_with_bit_errors_ends_the_burst_once_the_flush_follow
     EXPECT_EQ(bursts[0].bytes, data);
 }
 
-TEST(m110a_receiver, noise_alone_starts_nothing)
+TEST(M110aReceiver, NoiseAloneStartsNothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.
     m110a_receiver rx;
@@ -352,7 +352,7 @@ TEST(m110a_receiver, noise_alone_starts_nothing)
     EXPECT_FALSE(rx.carrier_detected());
 }
 
-TEST(m110a_receiver, corrupt_mode_codes_and_cut_bursts_do_not_wedge_it)
+TEST(M110aReceiver, CorruptModeCodesAndCutBurstsDoNotWedgeIt)
 {
     const double fs = 9600;
     psk_modulator_config mc;
@@ -403,7 +403,7 @@ TEST(m110a_receiver, corrupt_mode_codes_and_cut_bursts_do_not_wedge_it)
     EXPECT_EQ(bursts[1].bytes, good);
 }
 
-TEST(m110a_receiver, a_streaming_receiver_hands_on_each_blocks_bytes_before_the_end)
+TEST(M110aReceiver, AStreamingReceiverHandsOnEachBlocksBytesBeforeTheEnd)
 {
     // 2400S: 180 user bytes per 0.6 s block. 900 bytes (five blocks and the EOM's) then a
     // 600S burst: the pieces of each burst join to exactly the bytes the whole burst

@@ -131,13 +131,13 @@ size_t mismatches(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, 
     return m;
 }
 
-class m110a_recording : public ::testing::TestWithParam<const char*>
+class M110aRecording : public ::testing::TestWithParam<const char*>
 {
 };
 
 } // namespace
 
-TEST_P(m110a_recording, carries_what_our_transmitter_sends)
+TEST_P(M110aRecording, CarriesWhatOurTransmitterSends)
 {
     const m110a_waveform& mode = *m110a_waveform_by_name(GetParam());
     std::vector<float> audio;
@@ -184,5 +184,5 @@ TEST_P(m110a_recording, carries_what_our_transmitter_sends)
     EXPECT_EQ(mismatches(ours, back, 2), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(all_six, m110a_recording,
+INSTANTIATE_TEST_SUITE_P(AllSix, M110aRecording,
                          ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));

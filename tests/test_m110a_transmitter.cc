@@ -29,7 +29,7 @@ constexpr double pi = 3.14159265358979323846;
 
 } // namespace
 
-TEST(m110a_transmitter, sends_exactly_the_air_time_the_timing_model_predicts)
+TEST(M110aTransmitter, SendsExactlyTheAirTimeTheTimingModelPredicts)
 {
     for (const m110a_waveform& mode : m110a_waveforms()) {
         const auto timing_mode = m110a_mode_for(mode.user_bps, mode.interleaver);
@@ -47,7 +47,7 @@ TEST(m110a_transmitter, sends_exactly_the_air_time_the_timing_model_predicts)
     }
 }
 
-TEST(m110a_transmitter, message_bits_end_with_eom_and_flush)
+TEST(M110aTransmitter, MessageBitsEndWithEomAndFlush)
 {
     const uint8_t byte = 0x41; // 'A' = 01000001, LSB first: 1 0 0 0 0 0 1 0
     const std::vector<uint8_t> bits = m110a_message_bits(&byte, 1);
@@ -65,7 +65,7 @@ TEST(m110a_transmitter, message_bits_end_with_eom_and_flush)
         EXPECT_EQ(bits[k], 0);
 }
 
-TEST(m110a_transmitter, preamble_announces_the_mode_and_counts_down)
+TEST(M110aTransmitter, PreambleAnnouncesTheModeAndCountsDown)
 {
     const m110a_waveform& mode = *m110a_waveform_by_name("600L");
     const std::vector<uint8_t> symbols = m110a_transmit_symbols(mode, nullptr, 0);
@@ -75,7 +75,7 @@ TEST(m110a_transmitter, preamble_announces_the_mode_and_counts_down)
     }
 }
 
-TEST(m110a_transmitter, uncoded_4800_ends_after_whole_frames_or_its_probe_cycle)
+TEST(M110aTransmitter, Uncoded4800EndsAfterWholeFramesOrItsProbeCycle)
 {
     // 4800U is not interleaved: by default it ends with the frame that holds the end of
     // the flush (the air-time model's count); the alternative reading fills its 30-frame
@@ -100,7 +100,7 @@ TEST(m110a_transmitter, uncoded_4800_ends_after_whole_frames_or_its_probe_cycle)
     }
 }
 
-TEST(psk_modulator, matched_filter_returns_the_symbols_without_isi)
+TEST(PskModulator, MatchedFilterReturnsTheSymbolsWithoutIsi)
 {
     // RRC transmit and matched RRC receive make a Nyquist pulse: at the symbol centres
     // the points come back within the truncation error.
@@ -139,7 +139,7 @@ TEST(psk_modulator, matched_filter_returns_the_symbols_without_isi)
     EXPECT_NEAR(power, 1.0, 0.03);
 }
 
-TEST(psk_modulator, audio_sits_on_the_carrier_at_any_supported_rate)
+TEST(PskModulator, AudioSitsOnTheCarrierAtAnySupportedRate)
 {
     std::vector<uint8_t> symbols(4800);
     std::mt19937 rng(4);
@@ -174,7 +174,7 @@ TEST(psk_modulator, audio_sits_on_the_carrier_at_any_supported_rate)
     }
 }
 
-TEST(psk_modulator, bad_settings_are_refused_naming_them)
+TEST(PskModulator, BadSettingsAreRefusedNamingThem)
 {
     const auto refused = [](const std::string& name, auto change) {
         psk_modulator_config c;

@@ -79,13 +79,13 @@ const std::vector<int> fetch_75S = {
 
 } // namespace
 
-TEST(m110a_waveform, data_scrambler_repeats_the_160_known_values)
+TEST(M110aWaveform, DataScramblerRepeatsThe160KnownValues)
 {
     const auto& s = m110a_data_scrambler();
     EXPECT_EQ(std::vector<int>(s.begin(), s.end()), scrambler_160);
 }
 
-TEST(m110a_waveform, preamble_segments_match_the_known_answers)
+TEST(M110aWaveform, PreambleSegmentsMatchTheKnownAnswers)
 {
     const auto a = m110a_preamble_segment(6, 4, 2);
     EXPECT_EQ(std::vector<int>(a.begin(), a.end()), segment_2400S_count2);
@@ -93,7 +93,7 @@ TEST(m110a_waveform, preamble_segments_match_the_known_answers)
     EXPECT_EQ(std::vector<int>(b.begin(), b.end()), segment_75L_count23);
 }
 
-TEST(m110a_waveform, interleaver_fetch_orders_match_the_known_answers)
+TEST(M110aWaveform, InterleaverFetchOrdersMatchTheKnownAnswers)
 {
     const auto order75 = m110a_fetch_order(*m110a_waveform_by_name("75S"));
     EXPECT_EQ(std::vector<int>(order75.begin(), order75.end()), fetch_75S);
@@ -112,7 +112,7 @@ TEST(m110a_waveform, interleaver_fetch_orders_match_the_known_answers)
     }
 }
 
-TEST(m110a_waveform, probes_and_walsh_symbols_match_the_known_answers)
+TEST(M110aWaveform, ProbesAndWalshSymbolsMatchTheKnownAnswers)
 {
     const auto& scr = m110a_data_scrambler();
     // 2400S: probe symbols of frame 1 are symbol 0 plus scrambler positions 32..47.
@@ -138,7 +138,7 @@ TEST(m110a_waveform, probes_and_walsh_symbols_match_the_known_answers)
     }
 }
 
-TEST(m110a_waveform, maps_are_modified_gray_with_the_first_bit_as_msb)
+TEST(M110aWaveform, MapsAreModifiedGrayWithTheFirstBitAsMsb)
 {
     // Symbol s carries tribit gray(s) = s ^ (s >> 1).
     for (unsigned s = 0; s < 8; ++s)
@@ -153,7 +153,7 @@ TEST(m110a_waveform, maps_are_modified_gray_with_the_first_bit_as_msb)
     EXPECT_EQ(m110a_walsh_symbol_of_dibit(0b11), 2u);
 }
 
-TEST(m110a_waveform, mode_table_is_consistent)
+TEST(M110aWaveform, ModeTableIsConsistent)
 {
     std::set<std::pair<unsigned, unsigned>> codes;
     for (const m110a_waveform& m : m110a_waveforms()) {

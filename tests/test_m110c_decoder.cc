@@ -56,7 +56,7 @@ std::vector<uint8_t> decode_all(const m110c_mode& mode, const std::vector<float>
 
 } // namespace
 
-TEST(m110c_block_decoder, every_mode_decodes_its_blocks_exactly)
+TEST(M110cBlockDecoder, EveryModeDecodesItsBlocksExactly)
 {
     const std::vector<uint8_t> data = random_bytes(700, 1);
     for (const m110c_mode& mode : every_mode()) {
@@ -70,7 +70,7 @@ TEST(m110c_block_decoder, every_mode_decodes_its_blocks_exactly)
     }
 }
 
-TEST(m110c_block_decoder, the_tail_biting_reading_must_match_the_transmitters)
+TEST(M110cBlockDecoder, TheTailBitingReadingMustMatchTheTransmitters)
 {
     const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::very_short);
     const std::vector<uint8_t> data = random_bytes(100, 2);
@@ -90,7 +90,7 @@ TEST(m110c_block_decoder, the_tail_biting_reading_must_match_the_transmitters)
     }
 }
 
-TEST(m110c_block_decoder, corrects_noisy_soft_bits)
+TEST(M110cBlockDecoder, CorrectsNoisySoftBits)
 {
     // Antipodal bits at Es/N0 = 5 dB (Eb/N0 6.2 dB at rate 3/4; about 0.6 % wrong by
     // sign): the code with its soft inputs returns every bit.
@@ -113,7 +113,7 @@ TEST(m110c_block_decoder, corrects_noisy_soft_bits)
     EXPECT_EQ(bits, user_bits(data, bits.size()));
 }
 
-TEST(m110c_block_decoder, judges_a_block_by_its_expected_wrong_bits)
+TEST(M110cBlockDecoder, JudgesABlockByItsExpectedWrongBits)
 {
     // Soft bits at Es/N0 5 dB decode exactly and are judged reliable (well under 0.1
     // bits expected wrong: reliability over 2.3; measured 15.8); at 2 dB the block
@@ -145,7 +145,7 @@ TEST(m110c_block_decoder, judges_a_block_by_its_expected_wrong_bits)
     }
 }
 
-TEST(m110c_demapper, undoes_map_and_scrambler_for_every_modulation)
+TEST(M110cDemapper, UndoesMapAndScramblerForEveryModulation)
 {
     const std::vector<uint8_t> data = random_bytes(1200, 5);
     std::mt19937 rng(6);
@@ -172,7 +172,7 @@ TEST(m110c_demapper, undoes_map_and_scrambler_for_every_modulation)
     }
 }
 
-TEST(m110c_demapper, qpsk_decides_among_the_four_points_the_scrambler_allows)
+TEST(M110cDemapper, QpskDecidesAmongTheFourPointsTheScramblerAllows)
 {
     const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::short_);
     const m110c_demapper demapper(mode);
@@ -189,7 +189,7 @@ TEST(m110c_demapper, qpsk_decides_among_the_four_points_the_scrambler_allows)
     }
 }
 
-TEST(m110c_demapper, unscrambled_psk_lands_on_the_modes_set_and_qam_stays)
+TEST(M110cDemapper, UnscrambledPskLandsOnTheModesSetAndQamStays)
 {
     const std::vector<uint8_t> data = random_bytes(600, 7);
     for (unsigned bps : { 3200u, 4800u, 9600u }) {

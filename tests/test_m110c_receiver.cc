@@ -123,11 +123,11 @@ void expect_cut_after_first_block(const m110c_burst& burst, const std::vector<ui
 
 } // namespace
 
-class m110c_round_trip : public ::testing::TestWithParam<const char*>
+class M110cRoundTrip : public ::testing::TestWithParam<const char*>
 {
 };
 
-TEST_P(m110c_round_trip, decodes_our_burst_through_noise_and_offset)
+TEST_P(M110cRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
 {
     const std::string name = GetParam();
     const unsigned bps = unsigned(std::stoul(name));
@@ -150,7 +150,7 @@ TEST_P(m110c_round_trip, decodes_our_burst_through_noise_and_offset)
     EXPECT_GT(bursts[0].snr_db, 25.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(every_mode, m110c_round_trip,
+INSTANTIATE_TEST_SUITE_P(EveryMode, M110cRoundTrip,
                          ::testing::Values("3200US", "3200VS", "3200S", "3200M", "3200L", "3200VL", "4800US",
                                            "4800VS", "4800S", "4800M", "4800L", "4800VL", "6400US", "6400VS",
                                            "6400S", "6400M", "6400L", "6400VL", "8000US", "8000VS", "8000S",
@@ -165,11 +165,11 @@ m110c_mode mode_named(const std::string& name)
     return *m110c_mode_by_name(name);
 }
 
-class m110c_far_end : public ::testing::TestWithParam<const char*>
+class M110cFarEnd : public ::testing::TestWithParam<const char*>
 {
 };
 
-TEST_P(m110c_far_end, decodes_a_burst_synthesised_from_the_table_points)
+TEST_P(M110cFarEnd, DecodesABurstSynthesisedFromTheTablePoints)
 {
     // The far end sends the QAM tables as printed, outer points at the probes' amplitude
     // (../shared/spec/README.md, "QAM amplitude"): decisions, LLRs and the SNR report on
@@ -192,11 +192,11 @@ TEST_P(m110c_far_end, decodes_a_burst_synthesised_from_the_table_points)
     EXPECT_LT(bursts[0].snr_db, snr + 1.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(qam, m110c_far_end,
+INSTANTIATE_TEST_SUITE_P(Qam, M110cFarEnd,
                          ::testing::Values("9600US", "9600VS", "9600S", "9600M", "9600L", "9600VL", "12800U",
                                            "12800US", "6400S", "8000S", "3200S", "4800S"));
 
-TEST(m110c_receiver, bytes_decoded_wrong_are_flagged_though_the_eom_was_found)
+TEST(M110cReceiver, BytesDecodedWrongAreFlaggedThoughTheEomWasFound)
 {
     // 9600S through F.1487 poor at 24 dB: with channel seeds 5 and 9 blocks decode wrong
     // (measured: 28 and 111 wrong bytes) while the EOM decodes. A tail-biting block has
@@ -222,7 +222,7 @@ TEST(m110c_receiver, bytes_decoded_wrong_are_flagged_though_the_eom_was_found)
     }
 }
 
-TEST(m110c_receiver, noise_alone_starts_nothing)
+TEST(M110cReceiver, NoiseAloneStartsNothing)
 {
     // Two minutes of noise at the level of a 0 dB signal.
     m110c_receiver rx;
@@ -230,7 +230,7 @@ TEST(m110c_receiver, noise_alone_starts_nothing)
     EXPECT_FALSE(rx.carrier_detected());
 }
 
-TEST(m110c_receiver, reserved_codes_and_a_cut_burst_do_not_wedge_it)
+TEST(M110cReceiver, ReservedCodesAndACutBurstDoNotWedgeIt)
 {
     const auto& psk8 = m110c_constellation(3);
     // 1. A preamble whose D0..D2 carry the reserved rate code 111 (the sync, MP+ and
@@ -267,7 +267,7 @@ TEST(m110c_receiver, reserved_codes_and_a_cut_burst_do_not_wedge_it)
     EXPECT_EQ(bursts[1].bytes, good);
 }
 
-TEST(m110c_receiver, refuses_a_bad_configuration)
+TEST(M110cReceiver, RefusesABadConfiguration)
 {
     m110c_receiver_config c;
     c.forgetting = 0;
@@ -283,7 +283,7 @@ TEST(m110c_receiver, refuses_a_bad_configuration)
     EXPECT_THROW(m110c_receiver{ c }, std::invalid_argument);
 }
 
-TEST(m110c_receiver, a_receiver_started_late_decodes_from_a_reinserted_section)
+TEST(M110cReceiver, AReceiverStartedLateDecodesFromAReinsertedSection)
 {
     // A 3200S transmission of 100 frames heard from frame 30 on: the receiver finds the
     // section re-inserted after frame 71 and decodes the blocks after it (frames 72 on,
@@ -309,7 +309,7 @@ TEST(m110c_receiver, a_receiver_started_late_decodes_from_a_reinserted_section)
     EXPECT_EQ(bursts[1].bytes, second);
 }
 
-TEST(m110c_receiver, the_second_pass_repairs_fades)
+TEST(M110cReceiver, TheSecondPassRepairsFades)
 {
     // 3200L through F.1487 poor (two 1 Hz Rayleigh paths 2 ms apart) at 10 dB: between
     // mini-probes the tracker runs on its own decisions, which a fade spoils; equalising
@@ -328,7 +328,7 @@ TEST(m110c_receiver, the_second_pass_repairs_fades)
     EXPECT_LT(wrong[1], wrong[0]);
 }
 
-TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
+TEST(M110cReceiver, ProbeInterpolationFollowsFadingThatDecisionsLose)
 {
     // 6400M (16QAM) through F.1487 poor at 20 dB: the channel under each frame taken
     // from the mini-probes around it, rather than tracked on the decisions, leaves
@@ -338,7 +338,7 @@ TEST(m110c_receiver, probe_interpolation_follows_fading_that_decisions_lose)
                            4000, 13, 20.0, 3, 100, 10);
 }
 
-TEST(m110c_receiver, a_new_preamble_cuts_a_burst_in_progress)
+TEST(M110cReceiver, ANewPreambleCutsABurstInProgress)
 {
     // A 9600S burst cut after 13 frames by the preamble of a 3200S burst, with no gap:
     // the first is reported cut (its first block right), the second decodes whole.
@@ -358,7 +358,7 @@ TEST(m110c_receiver, a_new_preamble_cuts_a_burst_in_progress)
     EXPECT_EQ(bursts[1].bytes, next);
 }
 
-TEST(m110c_receiver, frames_equalised_backward_recover_what_forward_decisions_lose)
+TEST(M110cReceiver, FramesEqualisedBackwardRecoverWhatForwardDecisionsLose)
 {
     // 9600M (64QAM) through F.1487 poor at 27 dB: a decision error in a fade feeds back
     // through the rest of its frame; equalised again from the probe after the frame,
@@ -369,7 +369,7 @@ TEST(m110c_receiver, frames_equalised_backward_recover_what_forward_decisions_lo
                            12000, 16, 27.0, 1, 1000, 20);
 }
 
-TEST(m110c_receiver, the_equaliser_weighs_qam_data_at_their_own_power)
+TEST(M110cReceiver, TheEqualiserWeighsQamDataAtTheirOwnPower)
 {
     // 9600M (64QAM, data at 0.58 of the probes' power) through F.1487 poor at 28 dB: an
     // MMSE solution that takes the data as unit-energy symbols under-weighs the noise by
@@ -380,7 +380,7 @@ TEST(m110c_receiver, the_equaliser_weighs_qam_data_at_their_own_power)
                            12000, 26, 28.0, 5, 100, 20);
 }
 
-TEST(m110c_receiver, a_tap_tracked_far_from_the_paths_leaves_the_probe_measurements_on_them)
+TEST(M110cReceiver, ATapTrackedFarFromThePathsLeavesTheProbeMeasurementsOnThem)
 {
     // 9600M through F.1487 poor at 28 dB, channel seed 14: as the channel rises out of a
     // fade, a noise tap of the lagging whole-span estimate is tracked 10 symbols before
@@ -394,7 +394,7 @@ TEST(m110c_receiver, a_tap_tracked_far_from_the_paths_leaves_the_probe_measureme
     EXPECT_EQ(wrong_bytes_received(through_poor(mode, data, 28.0, 14), m110c_receiver_config{}, data), 0u);
 }
 
-TEST(m110c_receiver, a_path_earlier_than_those_tracked_is_measured_where_it_is)
+TEST(M110cReceiver, APathEarlierThanThoseTrackedIsMeasuredWhereItIs)
 {
     // 9600M over two paths 2.08 ms apart, the earlier one absent for the first 1.5 s and
     // then rising to the other's strength. A probe determines 16 taps: measured from the
@@ -415,7 +415,7 @@ TEST(m110c_receiver, a_path_earlier_than_those_tracked_is_measured_where_it_is)
     EXPECT_EQ(wrong_bytes_received(through_channel(audio, 9600, 30.0, 0.0, 18), c, data), 0u);
 }
 
-TEST(m110c_receiver, a_misread_interleaver_code_is_corrected_by_the_probe_signs)
+TEST(M110cReceiver, AMisreadInterleaverCodeIsCorrectedByTheProbeSigns)
 {
     // A 3200L burst whose preamble says 3200M (as a preamble read in a fade did, F.1487
     // poor, 3200L at 13 dB, channel seed 3): the mini-probes' signs carry the rate and
@@ -432,7 +432,7 @@ TEST(m110c_receiver, a_misread_interleaver_code_is_corrected_by_the_probe_signs)
     expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 20), 9600), "3200L", data);
 }
 
-TEST(m110c_receiver, a_burst_whose_preamble_was_missed_is_decoded_from_its_start)
+TEST(M110cReceiver, ABurstWhosePreambleWasMissedIsDecodedFromItsStart)
 {
     // A 3200S transmission of 84 frames whose preamble comes 34 dB down (a deep fade),
     // too weak to be detected: the receiver finds the section re-inserted after frame
@@ -446,7 +446,7 @@ TEST(m110c_receiver, a_burst_whose_preamble_was_missed_is_decoded_from_its_start
     expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600), "3200S", data);
 }
 
-TEST(m110c_receiver, the_last_decoder_aided_pass_equalises_suspect_frames_backward_too)
+TEST(M110cReceiver, TheLastDecoderAidedPassEqualisesSuspectFramesBackwardToo)
 {
     // bench_s4539_modem's case (--profile poor --modes 8000L --snr 26 --seed 3), its
     // first two 10 s bursts: complex baseband through F.1487 poor at 26 dB over the

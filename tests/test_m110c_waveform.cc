@@ -61,7 +61,7 @@ m110c_mode mode(unsigned bps, m110c_interleaver interleaver) { return *m110c_mod
 
 } // namespace
 
-TEST(m110c_waveform, preamble_and_reinserted_section_match_known_answers)
+TEST(M110cWaveform, PreambleAndReinsertedSectionMatchKnownAnswers)
 {
     const m110c_mode m = mode(4800, m110c_interleaver::long_);
     const std::vector<uint8_t> p = m110c_preamble(m);
@@ -77,7 +77,7 @@ TEST(m110c_waveform, preamble_and_reinserted_section_match_known_answers)
             EXPECT_TRUE(seen.insert(m110c_preamble(mode(bps, m110c_interleaver(i)))).second);
 }
 
-TEST(m110c_waveform, probe_signs_follow_the_schedule)
+TEST(M110cWaveform, ProbeSignsFollowTheSchedule)
 {
     const m110c_mode m = mode(4800, m110c_interleaver::long_);
     std::string signs;
@@ -92,7 +92,7 @@ TEST(m110c_waveform, probe_signs_follow_the_schedule)
     }
 }
 
-TEST(m110c_waveform, scrambler_matches_known_answers_in_both_orientations)
+TEST(M110cWaveform, ScramblerMatchesKnownAnswersInBothOrientations)
 {
     for (unsigned n = 3; n <= 6; ++n) {
         const auto a = m110c_data_scrambler(n);
@@ -106,7 +106,7 @@ TEST(m110c_waveform, scrambler_matches_known_answers_in_both_orientations)
     EXPECT_EQ(m110c_data_scrambler(2), m110c_data_scrambler(3));
 }
 
-TEST(m110c_waveform, interleaver_loads_at_the_increment_and_is_a_permutation)
+TEST(M110cWaveform, InterleaverLoadsAtTheIncrementAndIsAPermutation)
 {
     const std::vector<uint32_t> order = m110c_fetch_order(mode(3200, m110c_interleaver::ultra_short));
     ASSERT_EQ(order.size(), 512u);
@@ -124,7 +124,7 @@ TEST(m110c_waveform, interleaver_loads_at_the_increment_and_is_a_permutation)
     EXPECT_TRUE(m110c_fetch_order(mode(12800, m110c_interleaver::short_)).empty());
 }
 
-TEST(m110c_waveform, codes_name_the_modes_and_reserved_ones_none)
+TEST(M110cWaveform, CodesNameTheModesAndReservedOnesNone)
 {
     for (unsigned bps : { 3200u, 4800u, 6400u, 8000u, 9600u })
         for (unsigned i = 0; i < 6; ++i) {
@@ -149,7 +149,7 @@ TEST(m110c_waveform, codes_name_the_modes_and_reserved_ones_none)
     EXPECT_FALSE(m110c_mode_by_code(1, 7));
 }
 
-TEST(m110c_waveform, maps_are_the_standard_tables)
+TEST(M110cWaveform, MapsAreTheStandardTables)
 {
     // QPSK 00 01 11 10 -> 0 2 4 6; 8PSK is 110A's map with the tribit LSB inverted.
     EXPECT_EQ(m110c_map_bits(0, 2), 0);
@@ -181,7 +181,7 @@ TEST(m110c_waveform, maps_are_the_standard_tables)
     EXPECT_THROW(m110c_constellation(7), std::invalid_argument);
 }
 
-TEST(m110c_waveform, tail_biting_matches_both_readings_of_the_example)
+TEST(M110cWaveform, TailBitingMatchesBothReadingsOfTheExample)
 {
     const std::vector<uint8_t> info = { 1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 0 };
     EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size()),
@@ -191,7 +191,7 @@ TEST(m110c_waveform, tail_biting_matches_both_readings_of_the_example)
     EXPECT_THROW(m110c_tail_biting_encode(info.data(), 5), std::invalid_argument);
 }
 
-TEST(m110c_waveform, puncturing_keeps_the_known_positions)
+TEST(M110cWaveform, PuncturingKeepsTheKnownPositions)
 {
     const std::vector<uint8_t> mother = { 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0 };
     std::vector<uint8_t> kept;
@@ -201,7 +201,7 @@ TEST(m110c_waveform, puncturing_keeps_the_known_positions)
     EXPECT_EQ(kept, (std::vector<uint8_t>{ 1, 1, 0, 0, 0, 1, 1, 0 }));
 }
 
-TEST(m110c_transmitter, lays_out_preamble_frames_probes_and_reinsertion)
+TEST(M110cTransmitter, LaysOutPreambleFramesProbesAndReinsertion)
 {
     // 4800L: two 36-frame blocks make 72 frames, so the section follows the last probe.
     const m110c_mode m = mode(4800, m110c_interleaver::long_);
@@ -239,7 +239,7 @@ TEST(m110c_transmitter, lays_out_preamble_frames_probes_and_reinsertion)
     EXPECT_EQ(m110c_role_of(points.size() - 1).frame, 71u);
 }
 
-TEST(m110c_transmitter, qam_data_are_the_table_points_on_the_probes_scale)
+TEST(M110cTransmitter, QamDataAreTheTablePointsOnTheProbesScale)
 {
     // 16/32/64QAM data go out at the printed coordinates (outer points at amplitude 1),
     // beside probes of amplitude 1: no rescaling to unit mean power. Each data symbol is
@@ -274,7 +274,7 @@ TEST(m110c_transmitter, qam_data_are_the_table_points_on_the_probes_scale)
     EXPECT_NEAR(m110c_frame_power(mode(4800, m110c_interleaver::short_)), 1.0, 1e-6);
 }
 
-TEST(m110c_transmitter, channel_bits_fill_whole_blocks_and_carry_the_user_bits_uncoded_at_12800)
+TEST(M110cTransmitter, ChannelBitsFillWholeBlocksAndCarryTheUserBitsUncodedAt12800)
 {
     const std::vector<uint8_t> data = { 0x01, 0x80, 0xff };
     const m110c_mode u = mode(12800, m110c_interleaver::short_);
@@ -295,7 +295,7 @@ TEST(m110c_transmitter, channel_bits_fill_whole_blocks_and_carry_the_user_bits_u
     }
 }
 
-TEST(m110c_transmitter, the_modulator_shapes_points_as_it_shapes_symbol_numbers)
+TEST(M110cTransmitter, TheModulatorShapesPointsAsItShapesSymbolNumbers)
 {
     psk_modulator_config c;
     c.rms = 0.3;

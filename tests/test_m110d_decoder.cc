@@ -24,7 +24,7 @@
 using namespace gr::hfstack::phy;
 using namespace m110d_test;
 
-TEST(m110d_decoder, every_3khz_mode_decodes_through_the_soft_demapper_in_noise)
+TEST(M110dDecoder, Every3khzModeDecodesThroughTheSoftDemapperInNoise)
 {
     // Data symbols with white noise at 3 dB above the mode's Table D-LXIV AWGN row
     // (signal: the frames' mean power), demapped (max-log LLRs, the scrambler undone)
@@ -58,7 +58,7 @@ TEST(m110d_decoder, every_3khz_mode_decodes_through_the_soft_demapper_in_noise)
     }
 }
 
-TEST(m110d_decoder, demapper_decisions_are_the_points_sent)
+TEST(M110dDecoder, DemapperDecisionsAreThePointsSent)
 {
     const std::vector<uint8_t> data = random_bytes(300, 3);
     for (unsigned wn = 1; wn <= m110d_max_wn; ++wn) {
@@ -114,7 +114,7 @@ std::vector<cf> fields_of(const std::vector<cf>& points, const m110d_transmit_op
 
 } // namespace
 
-TEST(m110d_decoder, reads_count_and_wid_under_every_reading_at_minus_3_db)
+TEST(M110dDecoder, ReadsCountAndWidUnderEveryReadingAtMinus3Db)
 {
     // Chip SNR -3 dB: each 32-chip Walsh symbol is decided at 12 dB.
     std::mt19937 rng(4);
@@ -152,7 +152,7 @@ TEST(m110d_decoder, reads_count_and_wid_under_every_reading_at_minus_3_db)
                 }
 }
 
-TEST(m110d_decoder, single_superframe_fields_and_noise_alone)
+TEST(M110dDecoder, SingleSuperframeFieldsAndNoiseAlone)
 {
     std::mt19937 rng(9);
     const m110d_mode m = *m110d_mode_by_name("WN13/3kHz/M");
@@ -181,7 +181,7 @@ TEST(m110d_decoder, single_superframe_fields_and_noise_alone)
     EXPECT_LT(passed, 20u);
 }
 
-TEST(m110d_decoder, wn0_walsh_symbols_decode_at_minus_3_db)
+TEST(M110dDecoder, Wn0WalshSymbolsDecodeAtMinus3Db)
 {
     // WN0 chips at -3 dB (the Table D-LXIV AWGN row is -6 dB in 3 kHz): soft dibits from
     // the four patterns under the Trinomial scrambler, then the block decoder.

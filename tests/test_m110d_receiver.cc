@@ -84,7 +84,7 @@ m110d_mode mode_of(const std::string& name)
 } // namespace
 
 // Every WN, short interleaver: 35 dB, 20 Hz, 20 ppm.
-TEST(m110d_receiver, every_wn_round_trips_at_35_db_with_20_hz_and_20_ppm)
+TEST(M110dReceiver, EveryWnRoundTripsAt35DbWith20HzAnd20Ppm)
 {
     for (unsigned wn = 0; wn <= m110d_max_wn; ++wn) {
         const m110d_mode mode = *m110d_mode_for(3, wn, m110d_interleaver::short_);
@@ -101,7 +101,7 @@ TEST(m110d_receiver, every_wn_round_trips_at_35_db_with_20_hz_and_20_ppm)
 }
 
 // The other interleavers, at a few WNs; the preamble with TLC blocks and M super-frames.
-TEST(m110d_receiver, other_interleavers_and_longer_preambles)
+TEST(M110dReceiver, OtherInterleaversAndLongerPreambles)
 {
     for (const char* name :
          { "WN1/3kHz/US", "WN7/3kHz/M", "WN12/3kHz/US", "WN0/3kHz/M", "WN9/3kHz/L" }) {
@@ -121,7 +121,7 @@ TEST(m110d_receiver, other_interleavers_and_longer_preambles)
 }
 
 // K = 9 (announced in the WID) and every alternative reading, the receiver told.
-TEST(m110d_receiver, constraint_length_nine_and_alternative_readings)
+TEST(M110dReceiver, ConstraintLengthNineAndAlternativeReadings)
 {
     m110d_transmit_options options;
     options.constraint_length = 9;
@@ -144,7 +144,7 @@ TEST(m110d_receiver, constraint_length_nine_and_alternative_readings)
 // The preamble's PN alignment and WID parity found from the signal (the data's
 // readings configured): every combination, WNs whose WID differs between the parities
 // (WN2, WN8) and one where it does not (WN6).
-TEST(m110d_receiver, preamble_readings_found)
+TEST(M110dReceiver, PreambleReadingsFound)
 {
     for (auto alignment :
          { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
@@ -167,7 +167,7 @@ TEST(m110d_receiver, preamble_readings_found)
 
 // The static multipath channels of D-LXV at 3 kHz (equal paths; its SNR column is not
 // transcribed, these are ours), L interleaver.
-TEST(m110d_receiver, static_multipath_of_d_lxv)
+TEST(M110dReceiver, StaticMultipathOfDLxv)
 {
     struct row {
         const char* mode;
@@ -195,7 +195,7 @@ TEST(m110d_receiver, static_multipath_of_d_lxv)
 // D.6.5: the offset sweeping +-75 Hz at 3.5 Hz/s, WN10 at 24 dB: a 31 s burst from +40 Hz
 // up through the turn at +75 Hz and down to +2 Hz. The first-order loop (default) lags
 // 1.4 Hz and loses it; the second-order loop (follow_frequency_rate) follows.
-TEST(m110d_receiver, swept_offset_of_d_6_5)
+TEST(M110dReceiver, SweptOffsetOfD65)
 {
     const m110d_mode mode = mode_of("WN10/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(30000, 65);
@@ -227,7 +227,7 @@ TEST(m110d_receiver, swept_offset_of_d_6_5)
 // D-LXIV's preamble of M = 20 super-frames at WN1's row, 1 dB below (-4 dB, 20 Hz):
 // with detection integrated over the super-frames (the default) every burst is found
 // and whole; on the last super-frame's 160 chips alone (z about 3.8 there) some are not.
-TEST(m110d_receiver, superframes_integrated_at_wn1_row)
+TEST(M110dReceiver, SuperframesIntegratedAtWn1Row)
 {
     const m110d_mode mode = mode_of("WN1/3kHz/L");
     m110d_transmit_options twenty;
@@ -245,7 +245,7 @@ TEST(m110d_receiver, superframes_integrated_at_wn1_row)
     EXPECT_LT(found_alone, 4u);
 }
 
-TEST(m110d_receiver, poor_channel_decoder_aided_pass)
+TEST(M110dReceiver, PoorChannelDecoderAidedPass)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(6000, 2);
@@ -261,7 +261,7 @@ TEST(m110d_receiver, poor_channel_decoder_aided_pass)
 // Fading data crossing the search's threshold do not cut a burst (the detection's count
 // and WID must read first): WN7/3kHz/L on the poor channel at 20 dB, a channel seed on
 // which a cut on the threshold alone lost the second block.
-TEST(m110d_receiver, fading_data_do_not_cut_a_burst)
+TEST(M110dReceiver, FadingDataDoNotCutABurst)
 {
     const m110d_mode mode = mode_of("WN7/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(6000, 1);
@@ -269,7 +269,7 @@ TEST(m110d_receiver, fading_data_do_not_cut_a_burst)
         receive_audio(over_the_air(mode, data, 20, 20, 1, {}, 0, poor)), mode, data);
 }
 
-TEST(m110d_receiver, noise_alone_starts_nothing)
+TEST(M110dReceiver, NoiseAloneStartsNothing)
 {
     for (bool find : { false, true }) {
         m110d_receiver_config config;
@@ -284,7 +284,7 @@ TEST(m110d_receiver, noise_alone_starts_nothing)
 
 // A WID announcing a reserved WN (14) or failing its checks is refused; a good
 // transmission after it is received.
-TEST(m110d_receiver, reserved_wid_refused_cleanly)
+TEST(M110dReceiver, ReservedWidRefusedCleanly)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(100, 10);
@@ -331,7 +331,7 @@ TEST(m110d_receiver, reserved_wid_refused_cleanly)
 }
 
 // A burst cut short ends without its EOM (its bytes bad); the next is received whole.
-TEST(m110d_receiver, cut_burst_ends_and_the_next_is_received)
+TEST(M110dReceiver, CutBurstEndsAndTheNextIsReceived)
 {
     for (const char* name : { "WN10/3kHz/S", "WN0/3kHz/S" }) {
         const m110d_mode mode = mode_of(name);
@@ -354,7 +354,7 @@ TEST(m110d_receiver, cut_burst_ends_and_the_next_is_received)
 }
 
 // A new preamble in the middle of a burst ends it and starts its own.
-TEST(m110d_receiver, new_preamble_cuts_a_burst)
+TEST(M110dReceiver, NewPreambleCutsABurst)
 {
     const m110d_mode first = mode_of("WN7/3kHz/S"), second = mode_of("WN9/3kHz/S");
     const std::vector<uint8_t> a = random_bytes(3000, 14), b = random_bytes(500, 15);
@@ -374,7 +374,7 @@ TEST(m110d_receiver, new_preamble_cuts_a_burst)
 
 // NaN and infinities in the input, and audio clipped hard: no crash, no wedge; the
 // transmission after them is received.
-TEST(m110d_receiver, nan_and_clipped_input)
+TEST(M110dReceiver, NanAndClippedInput)
 {
     const m110d_mode mode = mode_of("WN6/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(200, 17);
@@ -417,7 +417,7 @@ TEST(m110d_receiver, nan_and_clipped_input)
 // deliver_per_block: the pieces and the last entry make the burst's bytes.
 // The symbol tap for displays: every data symbol of the burst, PSK descrambled onto the
 // mode's set (WN6, QPSK: the 8PSK points 0, 2, 4, 6 as transcoded), WN0's chips onto +-1.
-TEST(m110d_receiver, symbol_tap)
+TEST(M110dReceiver, SymbolTap)
 {
     for (const char* name : { "WN6/3kHz/S", "WN0/3kHz/S" }) {
         const m110d_mode mode = mode_of(name);
@@ -451,7 +451,7 @@ TEST(m110d_receiver, symbol_tap)
     }
 }
 
-TEST(m110d_receiver, deliver_per_block)
+TEST(M110dReceiver, DeliverPerBlock)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/US");
     const std::vector<uint8_t> data = random_bytes(1500, 19);

@@ -26,7 +26,7 @@
 using namespace gr::hfstack::phy;
 using namespace m110d_test;
 
-TEST(m110d_transmitter, symbol_count_matches_the_air_time_model)
+TEST(M110dTransmitter, SymbolCountMatchesTheAirTimeModel)
 {
     std::vector<m110d_transmit_options> variants(3);
     variants[1].timing.preamble.tlc_blocks = 3;
@@ -43,7 +43,7 @@ TEST(m110d_transmitter, symbol_count_matches_the_air_time_model)
             }
 }
 
-TEST(m110d_transmitter, lays_out_preamble_probes_and_eot)
+TEST(M110dTransmitter, LaysOutPreambleProbesAndEot)
 {
     const std::vector<uint8_t> data = random_bytes(400, 9);
     for (const m110d_mode& m : modes_3khz()) {
@@ -76,7 +76,7 @@ TEST(m110d_transmitter, lays_out_preamble_probes_and_eot)
     }
 }
 
-TEST(m110d_transmitter, every_3khz_mode_loops_back_through_hard_decisions)
+TEST(M110dTransmitter, Every3khzModeLoopsBackThroughHardDecisions)
 {
     const std::vector<uint8_t> data = random_bytes(333, 21);
     for (const m110d_mode& m : modes_3khz())
@@ -100,7 +100,7 @@ TEST(m110d_transmitter, every_3khz_mode_loops_back_through_hard_decisions)
         }
 }
 
-TEST(m110d_transmitter, readings_change_what_they_name)
+TEST(M110dTransmitter, ReadingsChangeWhatTheyName)
 {
     const m110d_mode m = *m110d_mode_by_name("WN7/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(100, 2);
@@ -124,7 +124,7 @@ TEST(m110d_transmitter, readings_change_what_they_name)
     EXPECT_THROW(m110d_transmit_points(m, data.data(), data.size(), o), std::invalid_argument);
 }
 
-TEST(m110d_transmitter, shapes_samples_like_the_app_c_transmitter)
+TEST(M110dTransmitter, ShapesSamplesLikeTheAppCTransmitter)
 {
     // 3 kHz: 2400 Bd on an 1800 Hz sub-carrier, shaped by psk_modulator at 9600 Hz.
     const m110d_mode m = *m110d_mode_by_name("WN10/3kHz/S");
@@ -148,7 +148,7 @@ TEST(m110d_transmitter, shapes_samples_like_the_app_c_transmitter)
     EXPECT_EQ(wide.carrier_hz, 12300);
 }
 
-TEST(m110d_transmitter, every_bandwidth_codes_and_lasts_as_the_air_time_model_says)
+TEST(M110dTransmitter, EveryBandwidthCodesAndLastsAsTheAirTimeModelSays)
 {
     // The tables cover 3-48 kHz (interleaver increments of one source, S): every WN of
     // every bandwidth with its two shorter interleavers has a code rate in D-L, a
@@ -174,7 +174,7 @@ TEST(m110d_transmitter, every_bandwidth_codes_and_lasts_as_the_air_time_model_sa
     }
 }
 
-TEST(m110d_transmitter, symbol_roles_place_every_probe_and_data_symbol)
+TEST(M110dTransmitter, SymbolRolesPlaceEveryProbeAndDataSymbol)
 {
     // After the preamble, every probe symbol is the one its role names and the data
     // fill the rest (WN0: Walsh chips only); the EOT extension continues the last probe.

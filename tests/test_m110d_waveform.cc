@@ -65,13 +65,13 @@ std::vector<uint8_t> random_bits(size_t n, std::mt19937& rng)
 
 } // namespace
 
-TEST(m110d_waveform, trinomial_scrambler_matches_all_2048_values)
+TEST(M110dWaveform, TrinomialScramblerMatchesAll2048Values)
 {
     const auto& t = m110d_trinomial_sequence();
     EXPECT_EQ(std::vector<int>(t.begin(), t.end()), known::trinomial_2048);
 }
 
-TEST(m110d_waveform, wn0_walsh_symbol_matches_the_worked_example)
+TEST(M110dWaveform, Wn0WalshSymbolMatchesTheWorkedExample)
 {
     // D.5.1.4: dibit 01 at the start of an interleaver block.
     const auto& t = m110d_trinomial_sequence();
@@ -81,7 +81,7 @@ TEST(m110d_waveform, wn0_walsh_symbol_matches_the_worked_example)
     EXPECT_EQ(chips, known::wn0_worked_example_dibit01);
 }
 
-TEST(m110d_waveform, interleaver_matches_the_worked_example)
+TEST(M110dWaveform, InterleaverMatchesTheWorkedExample)
 {
     const m110d_mode m = mode(1, m110d_interleaver::ultra_short);
     EXPECT_EQ(m110d_interleaver_bits(m), 192u);
@@ -91,7 +91,7 @@ TEST(m110d_waveform, interleaver_matches_the_worked_example)
         EXPECT_EQ(order[size_t(known::interleaver_worked_example_WN1_3kHz_US[n])], n);
 }
 
-TEST(m110d_waveform, interleaver_sizes_and_increments_match_the_3khz_tables)
+TEST(M110dWaveform, InterleaverSizesAndIncrementsMatchThe3khzTables)
 {
     // m110d_waveforms.csv, 3 kHz: size and increment for US, S, M, L (0: none).
     const unsigned sizes[14][4] = {
@@ -120,7 +120,7 @@ TEST(m110d_waveform, interleaver_sizes_and_increments_match_the_3khz_tables)
         }
 }
 
-TEST(m110d_waveform, interleaver_is_a_permutation_and_deinterleaves)
+TEST(M110dWaveform, InterleaverIsAPermutationAndDeinterleaves)
 {
     std::mt19937 rng(5);
     for (const m110d_mode& m : modes_3khz()) {
@@ -141,7 +141,7 @@ TEST(m110d_waveform, interleaver_is_a_permutation_and_deinterleaves)
     }
 }
 
-TEST(m110d_waveform, count_field_matches_every_known_answer_and_round_trips)
+TEST(M110dWaveform, CountFieldMatchesEveryKnownAnswerAndRoundTrips)
 {
     for (unsigned c = 0; c < 32; ++c) {
         const auto d = m110d_count_dibits(c);
@@ -158,7 +158,7 @@ TEST(m110d_waveform, count_field_matches_every_known_answer_and_round_trips)
     EXPECT_THROW(m110d_count_dibits(32), std::invalid_argument);
 }
 
-TEST(m110d_waveform, wid_field_matches_every_known_answer_and_round_trips)
+TEST(M110dWaveform, WidFieldMatchesEveryKnownAnswerAndRoundTrips)
 {
     const char* const names[] = { "US", "S", "M", "L" };
     ASSERT_EQ(known::wid_dibits.size(), 112u);
@@ -188,7 +188,7 @@ TEST(m110d_waveform, wid_field_matches_every_known_answer_and_round_trips)
     EXPECT_THROW(m110d_wid_dibits({ 3, m110d_interleaver::long_, 8 }), std::invalid_argument);
 }
 
-TEST(m110d_waveform, preamble_sections_match_known_answers_under_both_pn_readings)
+TEST(M110dWaveform, PreambleSectionsMatchKnownAnswersUnderBothPnReadings)
 {
     const std::vector<uint8_t> fixed(m110d_fixed_dibits.begin(), m110d_fixed_dibits.end());
     const auto per_symbol = m110d_pn_alignment::per_symbol, continuous = m110d_pn_alignment::continuous;
@@ -217,7 +217,7 @@ TEST(m110d_waveform, preamble_sections_match_known_answers_under_both_pn_reading
     EXPECT_NE(ints({ tlc_c.begin() + 32, tlc_c.end() }), known::tlc_block_3kHz);
 }
 
-TEST(m110d_waveform, preamble_is_tlc_then_superframes_counting_down)
+TEST(M110dWaveform, PreambleIsTlcThenSuperframesCountingDown)
 {
     const m110d_mode m = mode(6, m110d_interleaver::short_);
     for (auto alignment : { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous }) {
@@ -257,7 +257,7 @@ TEST(m110d_waveform, preamble_is_tlc_then_superframes_counting_down)
     EXPECT_THROW(m110d_preamble(m, too_many, 7), std::invalid_argument);
 }
 
-TEST(m110d_waveform, mini_probes_match_known_answers)
+TEST(M110dWaveform, MiniProbesMatchKnownAnswers)
 {
     std::vector<std::complex<float>> want;
     const auto from_8psk = [](const std::vector<int>& v) {
@@ -294,7 +294,7 @@ TEST(m110d_waveform, mini_probes_match_known_answers)
     EXPECT_THROW(m110d_mini_probe(33, false, 33), std::invalid_argument);
 }
 
-TEST(m110d_waveform, boundary_probe_follows_the_second_to_last_frame_of_a_block)
+TEST(M110dWaveform, BoundaryProbeFollowsTheSecondToLastFrameOfABlock)
 {
     const m110d_mode four = mode(1, m110d_interleaver::ultra_short); // 4 frames per block
     std::string marks;
@@ -310,7 +310,7 @@ TEST(m110d_waveform, boundary_probe_follows_the_second_to_last_frame_of_a_block)
     EXPECT_FALSE(m110d_probe_is_boundary(two, 1));
 }
 
-TEST(m110d_waveform, data_scrambler_matches_known_answers_in_both_orientations)
+TEST(M110dWaveform, DataScramblerMatchesKnownAnswersInBothOrientations)
 {
     const m110d_mode psk = mode(7, m110d_interleaver::short_), qam = mode(12, m110d_interleaver::short_);
     const auto first32 = [](const std::vector<uint8_t>& v) { return std::vector<int>(v.begin(), v.begin() + 32); };
@@ -325,7 +325,7 @@ TEST(m110d_waveform, data_scrambler_matches_known_answers_in_both_orientations)
     EXPECT_EQ(std::vector<int>(bpsk.begin(), bpsk.begin() + 32), known::scrambler_A_N3);
 }
 
-TEST(m110d_waveform, psk_transcoding_and_constellations)
+TEST(M110dWaveform, PskTranscodingAndConstellations)
 {
     // m110d_appd.json psk_transcoding (D-III .. D-V), first bit the MSB.
     EXPECT_EQ(m110d_map_bits(0, 1), 0);
@@ -371,7 +371,7 @@ TEST(m110d_waveform, psk_transcoding_and_constellations)
     EXPECT_NEAR(m110d_frame_power(mode(12, m110d_interleaver::long_)), (360 * 0.5195 + 24) / 384, 1e-3);
 }
 
-TEST(m110d_waveform, code_impulse_responses_and_tail_biting_match_known_answers)
+TEST(M110dWaveform, CodeImpulseResponsesAndTailBitingMatchKnownAnswers)
 {
     const std::vector<uint8_t> impulse7 = { 1, 0, 0, 0, 0, 0, 0 };
     const auto k7 = tail_biting_encode(conv_code_k7, impulse7.data(), 7, tail_biting_start::from_block_start);
@@ -393,7 +393,7 @@ TEST(m110d_waveform, code_impulse_responses_and_tail_biting_match_known_answers)
     EXPECT_THROW(tail_biting_encode(conv_code_k9, info.data(), 7), std::invalid_argument);
 }
 
-TEST(m110d_waveform, puncturing_matches_the_known_answer_and_every_rate)
+TEST(M110dWaveform, PuncturingMatchesTheKnownAnswerAndEveryRate)
 {
     const std::vector<uint8_t> mother(known::puncture_3_4_k7_mother.begin(), known::puncture_3_4_k7_mother.end());
     const m110d_code_rate& r34 = m110d_code_rate_of(mode(7, m110d_interleaver::short_));
@@ -413,7 +413,7 @@ TEST(m110d_waveform, puncturing_matches_the_known_answer_and_every_rate)
     }
 }
 
-TEST(m110d_waveform, depuncturing_inverts_puncturing_for_every_rate)
+TEST(M110dWaveform, DepuncturingInvertsPuncturingForEveryRate)
 {
     std::mt19937 rng(3);
     for (const m110d_mode& m : modes_3khz())
@@ -443,7 +443,7 @@ TEST(m110d_waveform, depuncturing_inverts_puncturing_for_every_rate)
         }
 }
 
-TEST(m110d_waveform, tail_biting_viterbi_round_trips_both_codes_and_readings)
+TEST(M110dWaveform, TailBitingViterbiRoundTripsBothCodesAndReadings)
 {
     std::mt19937 rng(11);
     std::normal_distribution<float> noise(0.0f, 0.5f);
@@ -462,7 +462,7 @@ TEST(m110d_waveform, tail_biting_viterbi_round_trips_both_codes_and_readings)
             }
 }
 
-TEST(m110d_waveform, every_3khz_block_encodes_and_decodes)
+TEST(M110dWaveform, Every3khzBlockEncodesAndDecodes)
 {
     std::mt19937 rng(7);
     for (const m110d_mode& m : modes_3khz())
@@ -491,7 +491,7 @@ TEST(m110d_waveform, every_3khz_block_encodes_and_decodes)
         }
 }
 
-TEST(m110d_waveform, tail_biting_decisions_do_not_depend_on_the_llr_scale)
+TEST(M110dWaveform, TailBitingDecisionsDoNotDependOnTheLlrScale)
 {
     // Float metrics: any common LLR factor decides alike (and the channel's errors are
     // corrected here: Eb/N0 4.4 dB, rate 1/2, 5 % of the coded bits wrong).
@@ -523,7 +523,7 @@ TEST(m110d_waveform, tail_biting_decisions_do_not_depend_on_the_llr_scale)
     }
 }
 
-TEST(m110d_waveform, readings_are_set_by_name)
+TEST(M110dWaveform, ReadingsAreSetByName)
 {
     m110d_readings r;
     EXPECT_EQ(m110d_readings_text(r), "scrambler=a tail_biting=full_register pn_alignment=per_symbol wid_parity=checksum");

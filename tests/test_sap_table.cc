@@ -24,7 +24,7 @@ sis_primitive bind_request(uint8_t sap, uint8_t rank, sis_tx_mode mode = sis_tx_
 
 } // namespace
 
-TEST(sap_table, accepts_a_free_sap_with_the_configured_mtu)
+TEST(SapTable, AcceptsAFreeSapWithTheConfiguredMtu)
 {
     sap_table t;
     auto out = t.bind(1, bind_request(9, 0));
@@ -40,7 +40,7 @@ TEST(sap_table, accepts_a_free_sap_with_the_configured_mtu)
     EXPECT_EQ(t.by_client(1)->service.tx_mode, sis_tx_mode::arq);
 }
 
-TEST(sap_table, equal_or_lower_rank_is_rejected)
+TEST(SapTable, EqualOrLowerRankIsRejected)
 {
     sap_table t;
     t.bind(1, bind_request(6, 5));
@@ -55,7 +55,7 @@ TEST(sap_table, equal_or_lower_rank_is_rejected)
     EXPECT_EQ(t.by_client(2), nullptr);
 }
 
-TEST(sap_table, higher_rank_pre_empts)
+TEST(SapTable, HigherRankPreEmpts)
 {
     sap_table t;
     t.bind(1, bind_request(6, 5));
@@ -70,7 +70,7 @@ TEST(sap_table, higher_rank_pre_empts)
     EXPECT_EQ(t.by_client(1), nullptr);
 }
 
-TEST(sap_table, one_sap_per_client_and_unbind)
+TEST(SapTable, OneSapPerClientAndUnbind)
 {
     sap_table t;
     t.bind(1, bind_request(3, 0));
@@ -88,7 +88,7 @@ TEST(sap_table, one_sap_per_client_and_unbind)
     EXPECT_TRUE(t.bindings().empty());
 }
 
-TEST(sap_table, broadcast_only_node_refuses_arq)
+TEST(SapTable, BroadcastOnlyNodeRefusesArq)
 {
     sap_table_config c;
     c.broadcast_only = true;
@@ -105,7 +105,7 @@ TEST(sap_table, broadcast_only_node_refuses_arq)
 }
 
 // Issue 19 B4: binds with a service no SAP can have were accepted.
-TEST(sap_table, refuses_a_service_type_no_sap_can_have)
+TEST(SapTable, RefusesAServiceTypeNoSapCanHave)
 {
     sap_table t;
     const auto refused = [&](sis_tx_mode mode, sis_delivery_confirmation conf) {

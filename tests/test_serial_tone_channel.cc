@@ -79,7 +79,7 @@ serial_tone_channel_start started(const serial_tone_samples& input, const std::v
 
 } // namespace
 
-TEST(serial_tone_channel, a_short_known_run_finds_both_paths)
+TEST(SerialToneChannel, AShortKnownRunFindsBothPaths)
 {
     // 103 known symbols, then data: fewer observations per chunk than the 33 taps the
     // measurement spans, had three chunks been taken (they were, and every one failed:
@@ -97,7 +97,7 @@ TEST(serial_tone_channel, a_short_known_run_finds_both_paths)
             EXPECT_LT(std::abs(taps[2 * (at_path + size_t(m)) + p] - channel(m, p)), 0.05) << m << " " << p;
 }
 
-TEST(serial_tone_channel, a_probe_measures_the_tracked_taps)
+TEST(SerialToneChannel, AProbeMeasuresTheTrackedTaps)
 {
     const std::vector<cd> symbols = random_psk8(600, 23);
     const serial_tone_samples input = received(symbols, 1e-3, 24);
@@ -115,7 +115,7 @@ TEST(serial_tone_channel, a_probe_measures_the_tracked_taps)
     EXPECT_FALSE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 590, probe, 1e-3, taps));
 }
 
-TEST(serial_tone_channel, noise_beside_the_paths_is_not_tracked_from_the_start)
+TEST(SerialToneChannel, NoiseBesideThePathsIsNotTrackedFromTheStart)
 {
     // 103 known symbols at about 3 dB: the measurement's taps far from the paths are
     // noise, many over 3 % of the strongest; started with them, the equaliser tracked 35

@@ -50,7 +50,7 @@ std::complex<double> autocorrelation(const std::vector<std::complex<double>>& g,
 // d tau = 1 / (2 sqrt(pi) sigma) = 56 ms, so ~35000 independent looks and a standard
 // error of the mean power (variance 1) of ~0.005: +-0.03 is ~6 standard errors. The
 // Rayleigh CDF points have standard errors below 0.003; +-0.015 is > 5 of them.
-TEST(tap_gain_process, unit_mean_power_and_rayleigh_envelope)
+TEST(TapGainProcess, UnitMeanPowerAndRayleighEnvelope)
 {
     const auto g = run(10.0, 0.0, 11, 0.01, 200000);
     double power = 0;
@@ -76,7 +76,7 @@ TEST(tap_gain_process, unit_mean_power_and_rayleigh_envelope)
 // Spread 2 Hz (sigma 1 Hz): R(tau) = exp(-2 pi^2 tau^2). 4000 s at 10 ms; an estimate
 // of R averages ~4000 s / 0.28 s = 14000 independent looks, standard error ~0.009:
 // +-0.04 is > 4 of them.
-TEST(tap_gain_process, autocorrelation_is_gaussian_with_two_sigma_spread)
+TEST(TapGainProcess, AutocorrelationIsGaussianWithTwoSigmaSpread)
 {
     const double spread = 2.0, sigma = spread / 2, step = 0.01;
     const auto g = run(spread, 0.0, 5, step, 400000);
@@ -92,7 +92,7 @@ TEST(tap_gain_process, autocorrelation_is_gaussian_with_two_sigma_spread)
 
 // The phase of R(tau) is 2 pi shift tau: its estimate has a standard error of ~0.01 rad
 // here (as above, |R| ~ 0.9), i.e. ~0.03 Hz at tau = 50 ms; +-0.1 Hz is > 3 of them.
-TEST(tap_gain_process, doppler_shift_rotates_phase_at_the_shift)
+TEST(TapGainProcess, DopplerShiftRotatesPhaseAtTheShift)
 {
     const double step = 0.01;
     for (double shift : { 3.0, -7.5 }) {
@@ -110,7 +110,7 @@ TEST(tap_gain_process, doppler_shift_rotates_phase_at_the_shift)
     }
 }
 
-TEST(tap_gain_process, seed_determines_the_process_and_query_pattern_does_not)
+TEST(TapGainProcess, SeedDeterminesTheProcessAndQueryPatternDoesNot)
 {
     const auto a = run(1.0, 0.5, 42, 0.01, 10000);
     const auto b = run(1.0, 0.5, 42, 0.01, 10000);
@@ -127,7 +127,7 @@ TEST(tap_gain_process, seed_determines_the_process_and_query_pattern_does_not)
         EXPECT_EQ(sparse.at(double(i) * 0.01), a[i]) << "i = " << i;
 }
 
-TEST(tap_gain_process, zero_spread_is_a_static_path)
+TEST(TapGainProcess, ZeroSpreadIsAStaticPath)
 {
     tap_gain_process still(0.0, 0.0, 1);
     for (double t : { -3.0, 0.0, 0.1, 1e6 })
@@ -140,7 +140,7 @@ TEST(tap_gain_process, zero_spread_is_a_static_path)
     EXPECT_NEAR(std::arg(g), pi / 2, 1e-12);
 }
 
-TEST(tap_gain_process, filter_and_rate_follow_the_spread)
+TEST(TapGainProcess, FilterAndRateFollowTheSpread)
 {
     tap_gain_process g(4.0, 0.0, 1);
     EXPECT_DOUBLE_EQ(g.sample_rate_hz(), 64.0);
@@ -151,7 +151,7 @@ TEST(tap_gain_process, filter_and_rate_follow_the_spread)
     EXPECT_EQ(g.filter_taps().size() % 2, 1u);
 }
 
-TEST(tap_gain_process, bad_parameters_throw)
+TEST(TapGainProcess, BadParametersThrow)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
@@ -168,7 +168,7 @@ TEST(tap_gain_process, bad_parameters_throw)
     expect_throws_naming([&] { g.at(4.9); }, "t");
 }
 
-TEST(tap_gain_process, fill_gives_what_at_gives)
+TEST(TapGainProcess, FillGivesWhatAtGives)
 {
     for (double shift : { 0.0, 3.7 }) {
         tap_gain_process a(2.0, shift, 11), b(2.0, shift, 11);

@@ -13,14 +13,14 @@
 using namespace gr::hfstack;
 using namespace gr::hfstack::dl;
 
-TEST(transmission, air_time_is_linear_in_bytes)
+TEST(Transmission, AirTimeIsLinearInBytes)
 {
     phy::waveform_timing w{ 0.6, 2400.0, 0.2 };
     EXPECT_DOUBLE_EQ(air_time(w, 0), 0.8);
     EXPECT_DOUBLE_EQ(air_time(w, 300), 0.6 + 1.0 + 0.2);
 }
 
-TEST(transmission, eot_rounds_up_to_half_seconds_and_saturates)
+TEST(Transmission, EotRoundsUpToHalfSecondsAndSaturates)
 {
     EXPECT_EQ(eot_field(0.0), 0);
     EXPECT_EQ(eot_field(-3.0), 0);
@@ -33,7 +33,7 @@ TEST(transmission, eot_rounds_up_to_half_seconds_and_saturates)
 }
 
 // 75 bps: a 200-byte D_PDU takes about 22 s (s5066.md); five of them fill 127.5 s.
-TEST(transmission, five_200_byte_dpdus_at_75_bps)
+TEST(Transmission, Five200ByteDpdusAt75Bps)
 {
     phy::waveform_timing w{ 4.8, 75.0, 0.0 };
     dpdu d;
@@ -49,7 +49,7 @@ TEST(transmission, five_200_byte_dpdus_at_75_bps)
     EXPECT_EQ(dpdus_that_fit({}, w), 0u);
 }
 
-TEST(transmission, stamped_eot_counts_down_to_the_end_of_the_burst)
+TEST(Transmission, StampedEotCountsDownToTheEndOfTheBurst)
 {
     phy::waveform_timing w{ 1.0, 1200.0, 0.5 };
     std::vector<dpdu> burst(4);
@@ -73,7 +73,7 @@ TEST(transmission, stamped_eot_counts_down_to_the_end_of_the_burst)
 }
 
 // A block waveform: the burst lasts whole units, the trailer included.
-TEST(transmission, block_waveform_pads_to_whole_units)
+TEST(Transmission, BlockWaveformPadsToWholeUnits)
 {
     phy::waveform_timing w;
     w.preamble_s = 0.6;
@@ -91,7 +91,7 @@ TEST(transmission, block_waveform_pads_to_whole_units)
     EXPECT_EQ(phy::max_bytes_within(w, 0.5), 0u);
 }
 
-TEST(transmission, reinserted_sections_count_against_the_limit)
+TEST(Transmission, ReinsertedSectionsCountAgainstTheLimit)
 {
     phy::waveform_timing w;
     w.unit_bits = 100;
@@ -105,7 +105,7 @@ TEST(transmission, reinserted_sections_count_against_the_limit)
     EXPECT_EQ(phy::max_bytes_within(w, 5.0), 50u);
 }
 
-TEST(transmission, linear_limit_matches_the_air_time)
+TEST(Transmission, LinearLimitMatchesTheAirTime)
 {
     phy::waveform_timing w{ 0.6, 2400.0, 0.2 };
     const size_t most = phy::max_bytes_within(w, 10.0);
@@ -117,7 +117,7 @@ TEST(transmission, linear_limit_matches_the_air_time)
 // The budget of one transmission (dl::transmission_budget): D_PDUs go in while the
 // burst stays within max_s, each stamped with our address; the room left for payload
 // is what still fits after the headers.
-TEST(transmission, budget_takes_dpdus_while_the_burst_fits)
+TEST(Transmission, BudgetTakesDpdusWhileTheBurstFits)
 {
     const phy::waveform_timing phy{ 0.6, 1200.0, 0.6 }; // 150 bytes a second, 1.2 s fixed
     transmission_budget b(phy, 3.2, 7);      // 2 s of bytes: 300

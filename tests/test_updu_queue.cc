@@ -37,7 +37,7 @@ std::vector<uint8_t> drain_priorities(updu_queue& q)
 
 } // namespace
 
-TEST(updu_queue, serves_expedited_then_highest_priority_then_oldest)
+TEST(UpduQueue, ServesExpeditedThenHighestPriorityThenOldest)
 {
     updu_queue q;
     const auto a = q.push(req(3, 10), 0);
@@ -59,7 +59,7 @@ TEST(updu_queue, serves_expedited_then_highest_priority_then_oldest)
     EXPECT_EQ(q.total_bytes(), 0u);
 }
 
-TEST(updu_queue, peek_with_a_filter_picks_the_best_acceptable)
+TEST(UpduQueue, PeekWithAFilterPicksTheBestAcceptable)
 {
     updu_queue q;
     q.push(req(9, 5, 1, false, 7), 0);
@@ -73,7 +73,7 @@ TEST(updu_queue, peek_with_a_filter_picks_the_best_acceptable)
     EXPECT_EQ(q.depth(4, true), 0u);
 }
 
-TEST(updu_queue, ttl_expiry)
+TEST(UpduQueue, TtlExpiry)
 {
     EXPECT_EQ(ttl_deadline(0, 100.0), no_deadline);
     EXPECT_DOUBLE_EQ(ttl_deadline(5, 100.0), 110.0);
@@ -98,7 +98,7 @@ TEST(updu_queue, ttl_expiry)
     EXPECT_FALSE(q.pop(*id1)); // already gone
 }
 
-TEST(updu_queue, refuses_without_losing_anything)
+TEST(UpduQueue, RefusesWithoutLosingAnything)
 {
     updu_queue_limits limits;
     limits.max_total_bytes = 100;
@@ -113,7 +113,7 @@ TEST(updu_queue, refuses_without_losing_anything)
     EXPECT_TRUE(q.push(req(1, 40), 0));
 }
 
-TEST(updu_queue, flow_control_with_hysteresis)
+TEST(UpduQueue, FlowControlWithHysteresis)
 {
     updu_queue_limits limits;
     limits.flow_off_bytes = 100;
@@ -140,7 +140,7 @@ TEST(updu_queue, flow_control_with_hysteresis)
     EXPECT_EQ(q.client_bytes(8), 500u);
 }
 
-TEST(updu_queue, remove_client_returns_its_requests_in_service_order)
+TEST(UpduQueue, RemoveClientReturnsItsRequestsInServiceOrder)
 {
     updu_queue_limits limits;
     limits.flow_off_bytes = 10;
@@ -161,7 +161,7 @@ TEST(updu_queue, remove_client_returns_its_requests_in_service_order)
 }
 
 // Property: against a simple sorted-list model under random pushes, pops and expiries.
-TEST(updu_queue, matches_a_reference_model)
+TEST(UpduQueue, MatchesAReferenceModel)
 {
     std::mt19937 rng(66);
     updu_queue q;

@@ -96,7 +96,7 @@ double mean_power(const std::vector<cf>& x, size_t from = 0)
 
 } // namespace
 
-TEST(watterson_channel, static_paths_have_exact_delays_and_powers)
+TEST(WattersonChannel, StaticPathsHaveExactDelaysAndPowers)
 {
     // Four static paths, three with fractional delays: the impulse response must be
     // sum_i sqrt(p_i) delta(t - latency - d_i) in the band |f| <= 0.4 fs.
@@ -183,7 +183,7 @@ const std::vector<watterson_path> four_fading_paths = {
 
 } // namespace
 
-TEST(watterson_channel, each_tap_has_a_gaussian_doppler_spectrum)
+TEST(WattersonChannel, EachTapHasAGaussianDopplerSpectrum)
 {
     // F.1487 test length for the narrowest spread: 3000 / 0.5 Hz = 6000 s.
     const tap_record r = record_taps(four_fading_paths, 800.0, 16, 6000.0, 7);
@@ -234,7 +234,7 @@ TEST(watterson_channel, each_tap_has_a_gaussian_doppler_spectrum)
     }
 }
 
-TEST(watterson_channel, tap_envelopes_are_rayleigh_with_the_path_power)
+TEST(WattersonChannel, TapEnvelopesAreRayleighWithThePathPower)
 {
     std::vector<watterson_path> paths = four_fading_paths;
     for (size_t i = 0; i < paths.size(); ++i)
@@ -260,7 +260,7 @@ TEST(watterson_channel, tap_envelopes_are_rayleigh_with_the_path_power)
     }
 }
 
-TEST(watterson_channel, snr_is_measured_in_three_kilohertz)
+TEST(WattersonChannel, SnrIsMeasuredInThreeKilohertz)
 {
     // Complex baseband at 9600 Hz: white unit-power signal, 10 dB in 3 kHz. The noise is
     // the difference from a noiseless run of the same channel.
@@ -285,7 +285,7 @@ TEST(watterson_channel, snr_is_measured_in_three_kilohertz)
     }
 }
 
-TEST(watterson_channel, snr_of_a_real_signal_is_measured_in_its_audio_band)
+TEST(WattersonChannel, SnrOfARealSignalIsMeasuredInItsAudioBand)
 {
     // Real audio at 8000 Hz, signal power 0.125 (a tone of amplitude 0.5), 6 dB in
     // 300-3300 Hz.
@@ -318,7 +318,7 @@ TEST(watterson_channel, snr_of_a_real_signal_is_measured_in_its_audio_band)
     EXPECT_NEAR(noisy.measured_snr_db(), 6.0, 0.05);
 }
 
-TEST(watterson_channel, frequency_offset_is_exact)
+TEST(WattersonChannel, FrequencyOffsetIsExact)
 {
     watterson_config c;
     c.sample_rate_hz = 9600;
@@ -341,7 +341,7 @@ TEST(watterson_channel, frequency_offset_is_exact)
     EXPECT_LT(worst_magnitude, 1e-4);
 }
 
-TEST(watterson_channel, real_signals_shift_without_an_image)
+TEST(WattersonChannel, RealSignalsShiftWithoutAnImage)
 {
     // A tone at 1000 Hz shifted by +50 Hz: all power at 1050 Hz, the image at 950 Hz
     // (what an imperfect Hilbert transform leaves) at least 80 dB down (measured: 97 dB).
@@ -364,7 +364,7 @@ TEST(watterson_channel, real_signals_shift_without_an_image)
     EXPECT_GT(2 * wanted / total, 0.999); // both sides of the real tone
 }
 
-TEST(watterson_channel, sample_rate_offset_stretches_time)
+TEST(WattersonChannel, SampleRateOffsetStretchesTime)
 {
     watterson_config c;
     c.sample_rate_hz = 9600;
@@ -387,7 +387,7 @@ TEST(watterson_channel, sample_rate_offset_stretches_time)
     EXPECT_NEAR(measured_hz, 1000.0 / 1.0001, 0.002);
 }
 
-TEST(watterson_channel, seed_fixes_the_output_and_cutting_does_not_change_it)
+TEST(WattersonChannel, SeedFixesTheOutputAndCuttingDoesNotChangeIt)
 {
     watterson_config c = watterson_preset("poor", 9600, 10, 42);
     c.frequency_offset_hz = 3.5;
@@ -413,7 +413,7 @@ TEST(watterson_channel, seed_fixes_the_output_and_cutting_does_not_change_it)
     EXPECT_NE(process_all(other, x), ya);
 }
 
-TEST(watterson_channel, fading_keeps_the_mean_power_and_runtime_settings_apply)
+TEST(WattersonChannel, FadingKeepsTheMeanPowerAndRuntimeSettingsApply)
 {
     watterson_config c = watterson_preset("moderate", 9600, inf, 5);
     watterson_channel ch(c);
@@ -434,7 +434,7 @@ TEST(watterson_channel, fading_keeps_the_mean_power_and_runtime_settings_apply)
     EXPECT_NEAR(mean_power(process_all(ch, x), 100), 5.0, 0.05);
 }
 
-TEST(watterson_channel, presets_are_the_f1487_and_f520_conditions)
+TEST(WattersonChannel, PresetsAreTheF1487AndF520Conditions)
 {
     for (const std::string& name : fading_profile_names())
         EXPECT_NO_THROW(watterson_channel(watterson_preset(name, 9600, 10))) << name;
@@ -448,7 +448,7 @@ TEST(watterson_channel, presets_are_the_f1487_and_f520_conditions)
     EXPECT_EQ(fading_profile_names().size(), 15u);
 }
 
-TEST(watterson_channel, bad_parameters_are_refused_naming_them)
+TEST(WattersonChannel, BadParametersAreRefusedNamingThem)
 {
     const auto refused = [](const std::string& name, auto change) {
         watterson_config c = watterson_preset("poor", 9600, 10);
@@ -482,7 +482,7 @@ TEST(watterson_channel, bad_parameters_are_refused_naming_them)
     EXPECT_EQ(ch.normalised_paths().size(), 2u);
 }
 
-TEST(gaussian_noise, has_unit_power_and_gaussian_tails)
+TEST(GaussianNoise, HasUnitPowerAndGaussianTails)
 {
     gaussian_noise g(17);
     const size_t n = 1 << 21;

@@ -35,7 +35,7 @@ import os
 import sys
 
 from gnuradio.hfstack import pep_web
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+from gnuradio.hfstack.pep_testbed import FAR, NODE_OPTIONS, pep_testbed, unavailable
 
 SEED_EXAMPLE_S = {9600: 18.0}  # anchors.md section D: example.com with HF-PEP (Firefox)
 
@@ -54,8 +54,8 @@ def main():
     p.add_argument("--compress", action="store_true", help="DEFLATE on the streams")
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--timeout", type=float, default=1200.0, help="real seconds a load may take")
-    p.add_argument("--node-options", default=None,
-                   help="both nodes' options (default: the PEP test bed's, pep_testbed.NODE_OPTIONS)")
+    p.add_argument("--node-options", default=NODE_OPTIONS,
+                   help="both nodes' options (default: the PEP test bed's, %(default)r)")
     a = p.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     why = unavailable() or pep_web.unavailable()
@@ -63,9 +63,9 @@ def main():
         sys.exit(f"pep_web: {why}")
     results = []
     for rate in [int(x) for x in a.rates.split(",") if x]:
-        extra = {} if a.node_options is None else {"node_options": a.node_options}
         with pep_testbed(rate=rate, time_scale=a.time_scale, client_host=a.mode == "tproxy",
-                         pep_options="compress=true" if a.compress else "", **extra) as bed:
+                         pep_options="compress=true" if a.compress else "",
+                         node_options=a.node_options) as bed:
             site = os.path.join(bed.tmp, "site")
             files = pep_web.write_site(site)
             bed.serve("b", pep_web.SITE_SERVER, FAR, "8090", site)

@@ -128,8 +128,7 @@ scenario_result run_scenario(const scenario_config& c,
     if (c.trace)
         net.on_transmission([&](size_t k, const dl::node_transmission& t) {
             res.transmissions.push_back(
-                transmission_record{ net.now(), k, t.burst.size(), t.dpdu_sizes.size(), t.air_time_s,
-                                    t.burst, t.dpdu_sizes });
+                transmission_record{ net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes });
         });
 
     // Roles.

@@ -109,11 +109,12 @@ struct node_result {
 struct transmission_record {
     double start_s = 0;    // when the node produced it (it is on air radio.key_up_s later)
     size_t node = 0;       // index
-    size_t bytes = 0;
-    size_t dpdus = 0;
     double air_time_s = 0;
     dl::bytes burst;                // the D_PDUs themselves, back to back
     std::vector<size_t> dpdu_sizes; // their boundaries, in order
+
+    size_t bytes() const { return burst.size(); }
+    size_t dpdus() const { return dpdu_sizes.size(); }
 };
 
 struct scenario_result {

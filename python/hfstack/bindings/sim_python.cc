@@ -206,8 +206,8 @@ void bind_sim(py::module& m)
     py::class_<transmission_record>(m, "transmission_record")
         .def_readonly("start_s", &transmission_record::start_s)
         .def_readonly("node", &transmission_record::node)
-        .def_readonly("bytes", &transmission_record::bytes)
-        .def_readonly("dpdus", &transmission_record::dpdus)
+        .def_property_readonly("bytes", &transmission_record::bytes)
+        .def_property_readonly("dpdus", &transmission_record::dpdus)
         .def_readonly("air_time_s", &transmission_record::air_time_s);
 
     py::class_<scenario_result>(m, "scenario_result")

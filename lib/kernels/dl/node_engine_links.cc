@@ -210,10 +210,9 @@ void node_engine::impl::check_response_timeouts()
         end_exchange(*p);
         p->consecutive_timeouts += 1;
         counters.response_timeouts += 1;
-        // One lost answer: send again at once (the called side's longer wait keeps the
-        // pair from answering together). Timeouts in a row may be collisions: back off.
-        if (p->consecutive_timeouts > 1)
-            hold_off_retry();
+        // A first lost answer is repeated at once all the same: the repeat continues the
+        // exchange (any_response_owed), which no hold-off delays.
+        hold_off_retry();
         if (p->consecutive_timeouts >= cfg.max_response_timeouts && link_up(addr)) {
             // The node stopped answering: give the link up; data stays queued and
             // the link is made again when it answers.

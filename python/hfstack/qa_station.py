@@ -8,8 +8,10 @@
 and on the real modem carry data between real SIS clients over TCP; an in-flowgraph
 client on sis_in/sis_out works beside the TCP clients; status passes the radio's
 events; a lone station serves once added to a flowgraph; bad options, a busy SIS port
-fail with a clear reason."""
+fail with a clear reason; grc/hfstack_station.block.yml cannot drift from
+RADIO_OPTIONS, the radio's GRC block or the station's ports."""
 
+import ast
 import os
 import socket
 import tempfile
@@ -22,13 +24,16 @@ from gnuradio.hfstack import radio as R
 from gnuradio.hfstack import station as S
 from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
 
-from test_support import QUIET, events, primitives, recorder, sis_pdu
+from test_support import QUIET, TOP, events, primitives, recorder, sis_pdu
 
 dl = hfstack.dl
 T = dl.sis_type
 SAP = 3
 CLIENT_TIMEOUT_S = 60.0
 IN_FLOWGRAPH_CLIENT = 0x7FFF0042  # far from the SIS server's own (small) client ids
+# The station's own GRC parameters; every other one is a radio option.
+STATION_PARAMETERS = {"address", "node_options", "sis_address", "sis_port", "max_clients",
+                      "pcap", "stats_interval"}
 
 
 class sender(gr.basic_block):
@@ -209,6 +214,86 @@ class qa_station(gr_unittest.TestCase):
             with self.assertRaises(RuntimeError) as caught:
                 S.run_until_signalled(tb, [st])
         self.assertIn(f"cannot listen on 127.0.0.1:{port}", str(caught.exception))
+
+    # --- the GRC block -------------------------------------------------------------------
+
+    def grc_block(self, name):
+        import yaml
+        with open(os.path.join(TOP, "grc", name)) as f:
+            return yaml.safe_load(f)
+
+    def test_grc_block_radio_parameters_are_the_radio_blocks(self):
+        """One parameter per radio option, with the table's default, each as the HF
+        Radio Front End block has it (label, type, choices, when shown), in a Radio tab."""
+        params = {q["id"]: q for q in self.grc_block("hfstack_station.block.yml")["parameters"]}
+        self.assertEqual(set(params) - STATION_PARAMETERS, set(R.DEFAULTS))
+        radio_params = {q["id"]: q for q in self.grc_block("hfstack_radio.block.yml")["parameters"]}
+        for o in R.RADIO_OPTIONS:
+            q = dict(params[o.name])
+            self.assertEqual(q.pop("category"), "Radio", o.name)
+            self.assertEqual(q, radio_params[o.name], o.name)
+            self.assertEqual(type(o.default)(q.get("default", "")), o.default, o.name)
+
+    def rendered_make(self, kind, **values):
+        """The block's make template as GRC renders it for `kind` with every other
+        parameter at its default (parameters as GRC writes them into Python)."""
+        from mako.template import Template
+        block = self.grc_block("hfstack_station.block.yml")
+        code = {}
+        for q in block["parameters"]:
+            default = q.get("default", "")
+            if q["dtype"] in ("string", "file_save", "file_open"):
+                code[q["id"]] = repr(default)
+            else:
+                code[q["id"]] = str(default)
+        code.update(kind=kind, id="st", **values)
+        return Template(block["templates"]["make"]).render(**code).strip()
+
+    def test_grc_block_passes_each_kind_its_radio_options(self):
+        for kind in R.KINDS:
+            with self.subTest(kind=kind):
+                tree = ast.parse(self.rendered_make(kind))
+                call = tree.body[0].value
+                self.assertEqual(ast.unparse(call.func), "hfstack_station.station")
+                options = call.args[2]
+                self.assertEqual(ast.unparse(options.func), "hfstack_radio.options_for_kind")
+                self.assertEqual({k.arg for k in options.keywords}, set(R.DEFAULTS))
+                passed = eval(compile(ast.Expression(options), "make", "eval"), {"hfstack_radio": R})
+                self.assertEqual(set(passed), {o.name for o in R.RADIO_OPTIONS if kind in o.kinds})
+                self.assertEqual({k.arg for k in call.keywords}, STATION_PARAMETERS - {"address", "node_options"})
+
+    def test_grc_block_builds_a_running_station(self):
+        """The generated code itself: the station is built and part of the flowgraph."""
+        tb = gr.top_block()
+        make = self.rendered_make("emulator", sis_port="0", address="'0.0.0.4'",
+                                  node_options="'mode=600L'")
+        exec("self.st = " + make, {"self": tb, "hfstack_station": S, "hfstack_radio": R})
+        tb.start()
+        try:
+            bound_clients((tb.st,))[0].close()
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertEqual(tb.st.address, "0.0.0.4")
+
+    def test_grc_block_ports_are_the_stations(self):
+        """Per kind, the message ports the block shows are those the station has."""
+        block = self.grc_block("hfstack_station.block.yml")
+
+        def shown(ports, kind):
+            out = set()
+            for q in ports:
+                hide = str(q.get("hide", "False")).strip()
+                if hide.startswith("${"):
+                    hide = eval(hide[2:-1], {"kind": kind, "air_publish": ""})
+                if q["domain"] == "message" and hide in (False, "False"):
+                    out.add(q["id"])
+            return out
+        for kind in R.KINDS:
+            with self.subTest(kind=kind):
+                inputs, outputs = S.message_ports(kind)
+                self.assertEqual(shown(block["inputs"], kind), set(inputs))
+                self.assertEqual(shown(block["outputs"], kind), set(outputs))
 
 
 if __name__ == "__main__":

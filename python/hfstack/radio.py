@@ -250,6 +250,15 @@ def check_options(options):
     return o
 
 
+def options_for_kind(**options):
+    """The options that apply to options["kind"] (the table's kinds), the others left
+    out: what a GRC block passes, whose hidden parameters keep any value they held
+    before the kind was changed (check_options would refuse those)."""
+    kind = options.get("kind", DEFAULTS["kind"])
+    return {name: value for name, value in options.items()
+            if name not in KINDS_OF or kind in KINDS_OF[name]}
+
+
 def parse_ptt(spec):
     """("vox",), ("serial", PORT, "rts"|"dtr") or ("rigctld", HOST, PORT) from a PTT
     spec; radio_error naming the spec when it is malformed. Opens nothing."""

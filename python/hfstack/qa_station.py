@@ -203,6 +203,12 @@ class qa_station(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             S.station("not an address", "mode=2400S", dict(kind="emulator"), sis_port=0)
 
+    def test_a_flowgraph_as_first_argument_is_refused_clearly(self):
+        """The station used to take the top block to wire itself into."""
+        with self.assertRaises(TypeError) as caught:
+            S.station(gr.top_block(), "0.0.0.1", "mode=2400S", dict(kind="emulator"))
+        self.assertIn("add_to(tb)", str(caught.exception))
+
     def test_sis_port_in_use_fails_at_start_naming_it(self):
         with socket.socket() as taken:
             taken.bind(("127.0.0.1", 0))

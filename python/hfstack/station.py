@@ -72,6 +72,9 @@ class station(gr.hier_block2):
     def __init__(self, address="0.0.0.1", node_options="", radio_options=None,
                  sis_address="127.0.0.1", sis_port=5066, max_clients=64, pcap="",
                  stats_interval=0.0):
+        if isinstance(address, gr.hier_block2):
+            raise TypeError("station() takes no flowgraph (it is a hier block now): build "
+                            "it, then connect it or call add_to(tb)")
         radio_options = dict(radio_options or {})
         # Radio options checked and the node built first (neither opens anything), so
         # bad options fail before the radio takes a sound card or a USRP.

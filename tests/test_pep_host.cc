@@ -7,7 +7,10 @@
 /* Transfers through two HF-PEPs in virtual time (traffic/pep_host.h): the section D
  * measurement of anchors.md, connect, send N bytes, wait for the confirmation, close,
  * on the simulated network with the real node and PEP kernels. */
+#include "dl/cpdu.h"
 #include "dl/dpdu.h"
+#include "dl/spdu.h"
+#include "net/slep_wire.h"
 #include "sim/scenario.h"
 #include "traffic/pep_host.h"
 
@@ -85,4 +88,50 @@ TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
     }
     EXPECT_GE(full, 126u);
     EXPECT_GT(bulk.air_time_s, 100.0); // was 74.6 s with 2048-byte U_PDUs
+}
+
+// The far proxy's answer to a 1 kB transfer at 1200 bps: its accept, the server's
+// confirmation and the close leave as one SLEP DATA PDU (coalesce_s), ahead of the
+// node's delivery confirmation of the OPEN (a yielding C_PDU), so the confirmation
+// reaches the client in the answer's first interleaver block.
+TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
+{
+    sim::scenario_config c;
+    c.mode = "1200S";
+    c.duration_s = 600;
+    c.node_options = "data_with_link_request=true";
+    c.trace = true;
+    const auto r = run_pep_transfers(c, 1000, 1, pep_payload::random, false);
+    ASSERT_TRUE(r.client.transfers.at(0).confirmed);
+    const sim::transmission_record* answer = nullptr;
+    for (const auto& t : r.transmissions)
+        if (t.node == 1) {
+            answer = &t;
+            break;
+        }
+    ASSERT_NE(answer, nullptr);
+    // The S_PDUs of its ARQ C_PDUs, in order (each fits one segment here).
+    std::vector<dl::spdu> spdus;
+    size_t off = 0;
+    for (size_t sz : answer->dpdu_sizes) {
+        const auto d = dl::decode_dpdu(answer->burst.data() + off, sz);
+        off += sz;
+        ASSERT_TRUE(d.ok());
+        if (d.value.type != dl::dpdu_type::data_only && d.value.type != dl::dpdu_type::data_ack)
+            continue;
+        ASSERT_TRUE(d.value.cpdu_start && d.value.cpdu_end);
+        const auto cp = dl::decode_cpdu(d.value.segment);
+        ASSERT_TRUE(cp.ok());
+        const auto sp = dl::decode_spdu(cp.value.spdu);
+        ASSERT_TRUE(sp.ok());
+        spdus.push_back(sp.value);
+    }
+    ASSERT_EQ(spdus.size(), 2u);
+    EXPECT_EQ(spdus[0].type, dl::spdu_type::data);
+    EXPECT_EQ(spdus[1].type, dl::spdu_type::data_delivery_confirm);
+    const auto slep = net::decode_slep(spdus[0].updu);
+    ASSERT_TRUE(slep.ok());
+    EXPECT_EQ(slep.value.type, net::slep_type::data);
+    EXPECT_TRUE(slep.value.flags & net::slep_flag::fin);
+    EXPECT_EQ(slep.value.data.size(), 4u); // status (2 bytes), then the server's "OK"
 }

@@ -173,9 +173,14 @@ def parse_args(argv):
     d.add_argument("--timeout", type=float, default=900.0,
                    help="real seconds the demo waits before giving up")
     d.add_argument("--data-seed", type=int, default=5066, help="seed of the demo's data")
+    d.add_argument("--json", metavar="FILE",
+                   help="also write the demo's summary to FILE as JSON (bench/link_agreement.py "
+                   "reads it)")
     a = p.parse_args(argv)
     if a.screenshot and not a.gui:
         raise config_error("--screenshot needs --gui")
+    if a.json and not a.demo:
+        raise config_error("--json needs --demo")
     if a.demo and not 1 <= a.size <= 2048:
         raise config_error("--size must be 1..2048 (the SIS MTU)")
     if a.demo and a.bytes < 1:
@@ -826,10 +831,27 @@ def demo(a, s, stations, stop):
     if rtts:
         print("  pings         " + ", ".join(f"{x:.1f} s" for x in rtts)
               + " round trip (the first sets up the link)")
+    if a.json:
+        write_demo_summary(a.json, {
+            "bytes": len(data), "delivered_bytes": received, "identical": ok,
+            "confirmed_updus": confirmed[0], "updus": len(updus),
+            "elapsed_s": elapsed, "protocol_time": scale != 1, "rate_bps": rate_bps,
+            "utilization_pct": 100 * bps / rate_bps, "ping_round_trips_s": rtts,
+            "nodes": {st.address: {k: float(v) for k, v in st.counters().items()}
+                      for st in stations}})
     for c in (ca, cb):
         c.send(hfstack.make_sis("unbind_request"))
         c.close()
     return 0 if ok and confirmed[0] == len(updus) else 1
+
+
+def write_demo_summary(path, summary):
+    try:
+        with open(path, "w") as f:
+            json.dump(summary, f, indent=1, allow_nan=False)
+            f.write("\n")
+    except OSError as e:
+        raise resource_error(f"--json {path}: {e.strerror or e}")
 
 
 def with_window(window, run, stop, screenshot):

@@ -28,6 +28,30 @@ double utilisation(const sim::scenario_config& c, size_t bytes, const pep_transf
     return 100.0 * double(bytes) * 8 / (sim::waveform_for(c.mode).bit_rate * r.total_s);
 }
 
+// One random-payload transfer with data riding the link request, every transmission
+// traced; checked confirmed.
+pep_run_result traced_transfer(const std::string& mode, size_t bytes, double duration_s)
+{
+    sim::scenario_config c;
+    c.mode = mode;
+    c.duration_s = duration_s;
+    c.node_options = "data_with_link_request=true";
+    c.trace = true;
+    auto r = run_pep_transfers(c, bytes, 1, pep_payload::random, false);
+    EXPECT_TRUE(r.client.transfers.at(0).confirmed) << mode << " " << bytes;
+    return r;
+}
+
+// The transmissions of one node (0: the client's, 1: the server's), in order.
+std::vector<const sim::transmission_record*> transmissions_of(const pep_run_result& r, size_t node)
+{
+    std::vector<const sim::transmission_record*> out;
+    for (const auto& t : r.transmissions)
+        if (t.node == node)
+            out.push_back(&t);
+    return out;
+}
+
 } // namespace
 
 TEST(PepHost, TransfersAreConfirmedAndTakeTheLinksTime)
@@ -66,17 +90,8 @@ TEST(PepHost, CompressionShortensTextTransfers)
 // an air time the window ends first.
 TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
 {
-    sim::scenario_config c;
-    c.mode = "9600S";
-    c.duration_s = 3600;
-    c.node_options = "data_with_link_request=true";
-    c.trace = true;
-    const auto r = run_pep_transfers(c, 400000, 1, pep_payload::random, false);
-    ASSERT_TRUE(r.client.transfers.at(0).confirmed);
-    std::vector<const sim::transmission_record*> from_client;
-    for (const auto& t : r.transmissions)
-        if (t.node == 0)
-            from_client.push_back(&t);
+    const auto r = traced_transfer("9600S", 400000, 3600);
+    const auto from_client = transmissions_of(r, 0);
     ASSERT_GE(from_client.size(), 3u);
     const auto& bulk = *from_client[1];
     size_t full = 0, off = 0;
@@ -96,20 +111,10 @@ TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
 // reaches the client in the answer's first interleaver block.
 TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
 {
-    sim::scenario_config c;
-    c.mode = "1200S";
-    c.duration_s = 600;
-    c.node_options = "data_with_link_request=true";
-    c.trace = true;
-    const auto r = run_pep_transfers(c, 1000, 1, pep_payload::random, false);
-    ASSERT_TRUE(r.client.transfers.at(0).confirmed);
-    const sim::transmission_record* answer = nullptr;
-    for (const auto& t : r.transmissions)
-        if (t.node == 1) {
-            answer = &t;
-            break;
-        }
-    ASSERT_NE(answer, nullptr);
+    const auto r = traced_transfer("1200S", 1000, 600);
+    const auto from_server = transmissions_of(r, 1);
+    ASSERT_FALSE(from_server.empty());
+    const sim::transmission_record* answer = from_server.front();
     // The S_PDUs of its ARQ C_PDUs, in order (each fits one segment here).
     std::vector<dl::spdu> spdus;
     size_t off = 0;

@@ -10,6 +10,7 @@
 #include "differential_products.h"
 #include "m110d_decoder.h"
 #include "m110d_transmitter.h"
+#include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
@@ -64,6 +65,9 @@ constexpr double comb_margin = 1.0;
 // over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
 // (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
 constexpr double wn0_match = 0.3;
+// Data symbols whose decision errors are weighed together against the equaliser's
+// variance (as the App C receiver's).
+constexpr unsigned reliability_symbols = 32;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -214,6 +218,18 @@ struct m110d_receiver::state {
     int pending_slip = 0; // timing slip applied since the last symbol kept
     std::vector<uint32_t> fetch_order;
     void keep_for_passes(uint64_t k);
+    // The channel between the mini-probes (cfg.interpolate_probes, WN1-WN13): anchors
+    // on the probe before each data frame, the one after it and, within an interleaver
+    // block, the one after the next frame; kept from the block's start while it may be
+    // passed again.
+    serial_tone_probe_anchors anchors;
+    bool interpolating() const { return cfg.interpolate_probes && mode && mode->wn != 0; }
+    bool anchors_for_frame(uint64_t s);
+    bool measure_anchor(uint64_t first);
+    // LLRs of decisions that err more than the equaliser's variance says, scaled down.
+    double segment_error = 0, segment_variance = 0;
+    unsigned segment_symbols = 0;
+    void weigh_decision(cd z, cd decision, double variance, size_t llr_end);
     void second_pass();
     void decode_block();
     m110d_burst report() const;
@@ -427,6 +443,9 @@ void m110d_receiver::state::begin_burst()
     block_llr.clear();
     block_pass.end();
     pending_slip = 0;
+    anchors.clear();
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
     walsh.clear();
     walsh_match = 0;
     bits.clear();
@@ -494,6 +513,9 @@ bool m110d_receiver::state::read_fields()
     decoder.reset(
         new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
     fetch_order = m110d_fetch_order(*mode);
+    if (mode->wn != 0)
+        anchors.set_probe(mode->probe_symbols,
+                          m110d_probe_shape_of(mode->probe_symbols)->base_length);
     // 64QAM and 256QAM: fresher solutions following the tracked channel. The data's
     // mean power on the probes' scale (QAM as printed: under 1).
     const bool dense = nb >= 6;
@@ -561,11 +583,64 @@ void m110d_receiver::state::keep_for_passes(uint64_t k)
         // The state the block starts from (a slip just before it is in it).
         block_pass.begin(*equaliser, timing_shift, k);
         pending_slip = 0;
+        anchors.keep_last();
     }
     if (block_pass.active()) {
         block_pass.add(window, pending_slip);
         pending_slip = 0;
     }
+}
+
+bool m110d_receiver::state::measure_anchor(uint64_t first)
+{
+    if (anchors.has(first))
+        return true;
+    std::vector<cd> known;
+    for (uint64_t j = 0; j < mode->probe_symbols; ++j)
+        known.push_back(cd(m110d_probe_point(
+            *mode, m110d_role_after_preamble(*mode, first + j - preamble_end))));
+    if (!anchors.measure(input, start, timing_shift, *equaliser, first, known))
+        return false;
+    if (!block_pass.active())
+        anchors.keep_last();
+    return true;
+}
+
+bool m110d_receiver::state::anchors_for_frame(uint64_t s)
+{
+    // The probe before the frame (after the preamble, or the frame before's) and the
+    // one after it; within an interleaver block the transmission surely goes on, so the
+    // probe after the next frame too (a block's last frame may be the transmission's,
+    // and past it lies noise).
+    const uint64_t data = mode->data_symbols, probe = mode->probe_symbols;
+    if (!(measure_anchor(s - probe) && measure_anchor(s + data)))
+        return false;
+    const int64_t frame = m110d_role_after_preamble(*mode, s - preamble_end).frame;
+    if ((frame + 1) % mode->frames_per_block == 0)
+        return true;
+    return measure_anchor(s + data + probe + data);
+}
+
+void m110d_receiver::state::weigh_decision(cd z,
+                                           cd decision,
+                                           double variance,
+                                           size_t llr_end)
+{
+    // Per 32 symbols (or the block's last few): a segment whose decisions erred more
+    // than the equaliser's variance says becomes an erasure rather than confident
+    // errors.
+    segment_error += std::norm(z - decision);
+    segment_variance += variance;
+    if (++segment_symbols < reliability_symbols && llr_end < decoder->channel_bits())
+        return;
+    const float scale = serial_tone_llr_scale(segment_error, segment_variance);
+    if (scale < 1)
+        for (size_t b = llr_end - size_t(segment_symbols) * demapper->bits_per_symbol();
+             b < llr_end;
+             ++b)
+            block_llr[b] *= scale;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
 }
 
 void m110d_receiver::state::second_pass()
@@ -578,9 +653,14 @@ void m110d_receiver::state::second_pass()
         *mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
     block_pass.replay(
         *equaliser,
-        [](size_t, channel_tracking_equaliser&, int64_t) {},
+        [&](size_t i, channel_tracking_equaliser& again, int64_t shift) {
+            if (interpolating())
+                anchors.rebase(again, block_pass.first_symbol() + i, shift);
+        },
         [&](size_t i, cd z, double variance) {
             const cd decision =
                 demapper->demap_to(z,
@@ -589,6 +669,7 @@ void m110d_receiver::state::second_pass()
                                    &channel[bit],
                                    &block_llr[bit]);
             bit += demapper->bits_per_symbol();
+            weigh_decision(z, decision, variance, bit);
             return decision;
         });
 }
@@ -620,12 +701,22 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     : follow_serial_tone_channel(
                           input, *equaliser, start + symbol * sps, timing_shift);
         }
+        // A frame's anchors before its data: the receiver runs up to two frames behind.
+        if (interpolating() && symbol >= preamble_end) {
+            const m110d_symbol_role next =
+                m110d_role_after_preamble(*mode, symbol - preamble_end);
+            if (next.kind == m110d_symbol_kind::data && next.position == 0 &&
+                !anchors_for_frame(symbol))
+                return false; // the probes after the frame are not in yet
+        }
         if (!serial_tone_window(
                 input, start, symbol, *equaliser, timing_shift, window, presence))
             return false;
         const uint64_t k = symbol++;
         if (k >= preamble_end)
             keep_for_passes(k);
+        if (interpolating() && k >= preamble_end)
+            anchors.rebase(*equaliser, k, timing_shift);
         const cd z = equaliser->equalise(window.data());
         const std::vector<cf>& known = burst_alignment->known;
         if (k < known_symbols) {
@@ -677,11 +768,13 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
+            weigh_decision(z, decision, variance, block_llr.size());
             if (block_llr.size() == decoder->channel_bits()) {
                 for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active();
                      ++pass)
                     second_pass();
                 block_pass.end();
+                anchors.keep_last();
                 decode_block();
             }
         } else {

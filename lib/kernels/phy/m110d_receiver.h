@@ -34,8 +34,14 @@
  *      (refused_preambles()) and the search goes on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
  *      tracker taking the mini-probes as known symbols and the data decisions (nearest
- *      point the scrambled symbol may take) with the decision weight; max-log LLRs
- *      (m110d_demapper) scaled by the equaliser's error variance; each interleaver
+ *      point the scrambled symbol may take) with the decision weight. The channel under
+ *      each data frame is interpolated (Lagrange in time) from least-squares
+ *      measurements on the probes around it, up to two before and two after (the
+ *      second after only within an interleaver block; serial_tone_probe_anchors, the
+ *      App C receiver's), so the receiver runs up to two frames behind the samples,
+ *      and the tracker follows the decisions only for the difference. Max-log LLRs
+ *      (m110d_demapper) scaled by the equaliser's error variance, or by the decisions'
+ *      own error where that is larger (per 32 symbols); each interleaver
  *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
  *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
@@ -51,8 +57,8 @@
  *      a preamble's (on one complex gain over its known chips): fading data cross the
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
- * Not (yet) here, which the App C receiver has: the channel interpolated between
- * probes, backward equalisation of suspect frames, a block reliability measure
+ * Not (yet) here, which the App C receiver has: backward equalisation of suspect
+ * frames, a block reliability measure
  * (bytes_bad is set for a burst without its EOM only), a late start on a missed
  * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
  * integrated over TLC blocks, nor the count and WID read over the super-frames. */
@@ -90,6 +96,13 @@ struct m110d_receiver_config {
     // with the decoder's decisions from the pass before in place of the equaliser's own
     // (serial_tone_block_pass, as the App C receiver); 1: one pass.
     unsigned decoder_passes = 2;
+    // true (WN1-WN13): the channel under each data symbol is interpolated (Lagrange, in
+    // time) from least-squares measurements on the mini-probes around its frame, two
+    // before and up to two after (serial_tone_probe_anchors, as the App C receiver), the
+    // tracker following the decisions for the difference only, and LLRs of 32 symbols
+    // whose decisions err more than the equaliser's variance says scaled down; false:
+    // tracked from the decisions alone.
+    bool interpolate_probes = true;
     // Detection integrated over the preamble's super-frames: up to this many earlier
     // fixed sections (8 known Walsh symbols each, one super-frame apart) are added to the
     // search's differential correlation, coherently, the largest z of 0, 1, 2, ... kept.

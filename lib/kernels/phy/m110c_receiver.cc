@@ -786,75 +786,28 @@ void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, s
 void m110c_receiver::state::equalise_frame_backward(uint64_t first, int64_t shift, double noise, size_t frame_llr,
                                                     const uint8_t* labels)
 {
-    // The frame again, last symbol first, by the MMSE-DFE of the time-reversed channel:
-    // it starts from the known probe after the frame and its decision errors run
-    // toward the frame's start, where the forward ones run toward its end (a 64QAM
-    // decision error in a fade feeds back and the frame's rest goes wrong). Each 32
-    // symbols' LLRs come from the direction whose decisions erred less. Reversed, the
-    // sample at T/2 index n is at -n: tap q of the channel becomes tap 2 span - q of
-    // an equaliser with the precursor and postcursor swapped (one more precursor symbol
-    // for the odd phase).
-    const size_t span = equaliser->channel_symbols();
-    const size_t pre = equaliser->precursor_symbols();
-    channel_tracking_equaliser_config reversed_config;
-    reversed_config.precursor_symbols = unsigned(span - pre);
-    reversed_config.postcursor_symbols = unsigned(pre);
-    reversed_config.forgetting = cfg.forgetting;
-    reversed_config.decision_weight = cfg.decision_weight;
-    reversed_config.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
-    reversed_config.follow_channel = qam64();
-    reversed_config.symbol_power = data_power();
-    channel_tracking_equaliser reversed(reversed_config);
-    const size_t nr = reversed.window_samples(); // 2 span + 2
-    std::vector<cd> taps(nr);
-    const auto reverse_channel = [&](uint64_t s) {
-        const std::vector<cd>& g = channel_at(s, shift);
-        std::fill(taps.begin(), taps.end(), cd());
-        for (size_t q = 0; q < g.size(); ++q)
-            taps[2 * span - q] = g[q];
-    };
+    channel_tracking_equaliser_config settings;
+    settings.forgetting = cfg.forgetting;
+    settings.decision_weight = cfg.decision_weight;
+    settings.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
+    settings.follow_channel = qam64();
+    settings.symbol_power = data_power();
+    serial_tone_backward_frame frame;
+    frame.input = &input;
+    frame.start = start;
+    frame.timing_shift = shift;
+    frame.first = first;
+    frame.data_symbols = m110c_data_symbols;
     const uint64_t last = first + m110c_data_symbols - 1;
-    // Its past: the probe after the frame, nearest last.
-    std::vector<cd> past;
-    for (uint64_t j = m110c_probe_symbols; j-- > 0;)
-        past.push_back(*known_at(skipped + last + 1 + j));
-    reverse_channel(last);
-    reversed.start(taps, noise, past);
-    const unsigned nb = mode->bits_per_symbol;
-    std::vector<float> llr(size_t(m110c_data_symbols) * nb);
-    std::vector<double> error(forward_error.size()), variance(forward_error.size());
-    std::vector<cd> window(nr);
-    // Reversed symbol -s: window position q holds T/2 index 2 (s + reversed precursor) - q.
-    const int64_t reach = int64_t(span - pre);
-    for (uint64_t s = last + 1; s-- > first;) {
-        for (size_t q = 0; q < nr; ++q) {
-            const int64_t i = int64_t(start) + shift + 2 * (2 * (int64_t(s) + reach) - int64_t(q));
-            window[q] = i >= int64_t(input.base()) && i < int64_t(input.total()) ? cd(input.derotated(uint64_t(i))) : cd();
-        }
-        reverse_channel(s);
-        reversed.rebase_channel(taps);
-        const cd z = reversed.equalise(window.data());
-        const unsigned position = unsigned(s - first);
-        const double v = std::max(1e-3, reversed.estimate_variance());
-        cd decision = demapper->demap(z, position, v, &llr[size_t(position) * nb]);
-        if (labels) {
-            unsigned label = 0;
-            for (unsigned b = 0; b < nb; ++b)
-                label = (label << 1) | labels[size_t(position) * nb + b];
-            decision = demapper->point_of(label, position);
-        }
-        reversed.decide(decision, labels != nullptr);
-        error[position / reliability_symbols] += std::norm(z - decision);
-        variance[position / reliability_symbols] += v;
-    }
-    const size_t segment_bits = size_t(reliability_symbols) * nb;
-    for (size_t g = 0; g < error.size(); ++g) {
-        if (error[g] >= forward_error[g])
-            continue;
-        const float scale = serial_tone_llr_scale(error[g], variance[g]);
-        for (size_t b = 0; b < segment_bits; ++b)
-            block_llr[frame_llr + g * segment_bits + b] = llr[g * segment_bits + b] * scale;
-    }
+    for (uint64_t j = 0; j < m110c_probe_symbols; ++j)
+        frame.probe_after.push_back(*known_at(skipped + last + 1 + j));
+    frame.noise = noise;
+    frame.demapper = demapper.get();
+    frame.segment_symbols = reliability_symbols;
+    frame.forward_error = &forward_error;
+    frame.llr = &block_llr[frame_llr];
+    frame.labels = labels;
+    serial_tone_equalise_frame_backward(frame, *equaliser, settings, anchors);
 }
 
 void m110c_receiver::state::mark_data_start()

@@ -68,6 +68,10 @@ constexpr double wn0_match = 0.3;
 // Data symbols whose decision errors are weighed together against the equaliser's
 // variance (as the App C receiver's).
 constexpr unsigned reliability_symbols = 32;
+// A frame is equalised again backward when the mean squared error of some 32 of its
+// decisions exceeds this share of the squared distance between nearest points (as the
+// App C receiver's).
+constexpr double backward_suspect_error = 0.1;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -230,7 +234,25 @@ struct m110d_receiver::state {
     double segment_error = 0, segment_variance = 0;
     unsigned segment_symbols = 0;
     void weigh_decision(cd z, cd decision, double variance, size_t llr_end);
-    void second_pass();
+    // The frame just equalised (cfg.backward_frames): its first data symbol, the sample
+    // grid it began on, and per 32 symbols the forward decisions' squared error.
+    double nearest_points = 0; // squared distance between the nearest points
+    uint64_t frame_first = 0;
+    int64_t frame_shift = 0;
+    std::vector<double> forward_error;
+    bool backward() const { return cfg.backward_frames && interpolating(); }
+    void start_frame(uint64_t first, int64_t shift);
+    bool frame_suspect() const;
+    // The frame from burst symbol `first` equalised backward (its LLRs from
+    // block_llr[frame_llr] on), with the decoded channel bits `labels` or (nullptr) its
+    // own decisions.
+    void equalise_frame_backward(uint64_t first,
+                                 int64_t shift,
+                                 double noise,
+                                 size_t frame_llr,
+                                 const uint8_t* labels = nullptr);
+    // last: the block's last pass (suspect frames are equalised backward too).
+    void second_pass(bool last);
     void decode_block();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
@@ -279,11 +301,17 @@ void m110d_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (watch_pending)
         keep = std::min(keep, found_at);
+    // The block's last decoder-aided pass equalises its suspect frames backward again.
+    if (stage == phase::data && block_pass.active() && cfg.backward_frames)
+        keep = std::min(keep, start + block_pass.first_symbol() * sps);
     // The equaliser's window reaches back its precursor and the timing shift; the
     // super-frame sections (integrate_superframes) are correlated 8 Walsh symbols behind
-    // the search.
+    // the search; a frame (up to 360 data symbols) is equalised again backward once its
+    // data are in.
     const uint64_t margin =
-        (cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128) * sps;
+        std::max(cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128,
+                 448u) *
+        sps;
     keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
 }
@@ -513,6 +541,12 @@ bool m110d_receiver::state::read_fields()
     decoder.reset(
         new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
     fetch_order = m110d_fetch_order(*mode);
+    nearest_points = std::numeric_limits<double>::infinity();
+    const std::vector<cf>& points = m110d_constellation(m110d_bits_per_symbol(mode->wn));
+    for (size_t i = 0; i < points.size(); ++i)
+        for (size_t j = i + 1; j < points.size(); ++j)
+            nearest_points =
+                std::min(nearest_points, double(std::norm(points[i] - points[j])));
     if (mode->wn != 0)
         anchors.set_probe(mode->probe_symbols,
                           m110d_probe_shape_of(mode->probe_symbols)->base_length);
@@ -643,7 +677,58 @@ void m110d_receiver::state::weigh_decision(cd z,
     segment_symbols = 0;
 }
 
-void m110d_receiver::state::second_pass()
+void m110d_receiver::state::start_frame(uint64_t first, int64_t shift)
+{
+    frame_first = first;
+    frame_shift = shift;
+    forward_error.assign(
+        (mode->data_symbols + reliability_symbols - 1) / reliability_symbols, 0.0);
+}
+
+bool m110d_receiver::state::frame_suspect() const
+{
+    return *std::max_element(forward_error.begin(), forward_error.end()) >
+           backward_suspect_error * reliability_symbols * nearest_points;
+}
+
+void m110d_receiver::state::equalise_frame_backward(
+    uint64_t first, int64_t shift, double noise, size_t frame_llr, const uint8_t* labels)
+{
+    channel_tracking_equaliser_config settings;
+    settings.forgetting = cfg.forgetting;
+    settings.decision_weight = cfg.decision_weight;
+    settings.solve_interval = cfg.equaliser_solve_interval; // 12 would cost a tenth more
+    const unsigned nb = demapper->bits_per_symbol();
+    settings.follow_channel = nb >= 6;
+    double power = 1;
+    if (nb > 3) {
+        power = 0;
+        for (cf p : m110d_constellation(nb))
+            power += std::norm(p);
+        power /= double(m110d_constellation(nb).size());
+    }
+    settings.symbol_power = power;
+    serial_tone_backward_frame frame;
+    frame.input = &input;
+    frame.start = start;
+    frame.timing_shift = shift;
+    frame.first = first;
+    frame.data_symbols = mode->data_symbols;
+    for (uint64_t j = 0; j < mode->probe_symbols; ++j) {
+        const uint64_t k = first + mode->data_symbols + j;
+        frame.probe_after.push_back(cd(m110d_probe_point(
+            *mode, m110d_role_after_preamble(*mode, k - preamble_end))));
+    }
+    frame.noise = noise;
+    frame.demapper = demapper.get();
+    frame.segment_symbols = reliability_symbols;
+    frame.forward_error = &forward_error;
+    frame.llr = &block_llr[frame_llr];
+    frame.labels = labels;
+    serial_tone_equalise_frame_backward(frame, *equaliser, settings, anchors);
+}
+
+void m110d_receiver::state::second_pass(bool last)
 {
     // The block decoded as it stands and coded again; equalised once more with those
     // symbols in place of the equaliser's decisions, for new LLRs.
@@ -655,6 +740,11 @@ void m110d_receiver::state::second_pass()
     size_t bit = 0;
     segment_error = segment_variance = 0;
     segment_symbols = 0;
+    // In the last pass suspect frames are equalised backward too, with the decoded
+    // symbols, as the first pass does with its decisions (App C: forward only, a frame
+    // the first pass took from its backward equaliser came out of this pass worse).
+    const bool backward_too = last && backward();
+    size_t frame_bit = 0;
     block_pass.replay(
         *equaliser,
         [&](size_t i, channel_tracking_equaliser& again, int64_t shift) {
@@ -662,15 +752,33 @@ void m110d_receiver::state::second_pass()
                 anchors.rebase(again, block_pass.first_symbol() + i, shift);
         },
         [&](size_t i, cd z, double variance) {
+            const unsigned position =
+                m110d_role_after_preamble(*mode, first + i).position;
+            const size_t symbol_bit = bit;
             const cd decision =
-                demapper->demap_to(z,
-                                   m110d_role_after_preamble(*mode, first + i).position,
-                                   variance,
-                                   &channel[bit],
-                                   &block_llr[bit]);
+                demapper->demap_to(z, position, variance, &channel[bit], &block_llr[bit]);
+            if (backward_too) {
+                if (position == 0) {
+                    start_frame(block_pass.first_symbol() + i, 0);
+                    frame_bit = symbol_bit;
+                }
+                forward_error[position / reliability_symbols] += std::norm(z - decision);
+            }
             bit += demapper->bits_per_symbol();
             weigh_decision(z, decision, variance, bit);
             return decision;
+        },
+        [&](size_t i, const channel_tracking_equaliser& again, int64_t shift) {
+            if (!backward_too)
+                return;
+            const unsigned position =
+                m110d_role_after_preamble(*mode, first + i).position;
+            if (position == 0)
+                frame_shift = shift;
+            if (position + 1 == mode->data_symbols && shift == frame_shift &&
+                !anchors.empty() && frame_suspect())
+                equalise_frame_backward(
+                    frame_first, shift, again.noise(), frame_bit, &channel[frame_bit]);
         });
 }
 
@@ -769,10 +877,26 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
             weigh_decision(z, decision, variance, block_llr.size());
+            if (backward()) {
+                if (role.position == 0)
+                    start_frame(k, timing_shift);
+                forward_error[role.position / reliability_symbols] +=
+                    std::norm(z - decision);
+                // Backward only where some decisions look wrong: it costs as much as
+                // the forward equaliser.
+                if (role.position + 1 == mode->data_symbols &&
+                    timing_shift == frame_shift && !anchors.empty() && frame_suspect())
+                    equalise_frame_backward(frame_first,
+                                            timing_shift,
+                                            equaliser->noise(),
+                                            block_llr.size() -
+                                                size_t(mode->data_symbols) *
+                                                    demapper->bits_per_symbol());
+            }
             if (block_llr.size() == decoder->channel_bits()) {
                 for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active();
                      ++pass)
-                    second_pass();
+                    second_pass(pass == cfg.decoder_passes);
                 block_pass.end();
                 anchors.keep_last();
                 decode_block();

@@ -57,8 +57,8 @@
  *      a preamble's (on one complex gain over its known chips): fading data cross the
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
- * Not (yet) here, which the App C receiver has: backward equalisation of suspect
- * frames, a block reliability measure
+ * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
+ * Not (yet) here, which the App C receiver has: a block reliability measure
  * (bytes_bad is set for a burst without its EOM only), a late start on a missed
  * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
  * integrated over TLC blocks, nor the count and WID read over the super-frames. */
@@ -103,6 +103,12 @@ struct m110d_receiver_config {
     // whose decisions err more than the equaliser's variance says scaled down; false:
     // tracked from the decisions alone.
     bool interpolate_probes = true;
+    // true (with interpolate_probes): a data frame whose decisions look wrong somewhere
+    // (32 of them erring by a tenth of the nearest points' squared distance) is also
+    // equalised backward, from the probe after it, each 32 symbols' LLRs taken from the
+    // direction whose decisions erred less; in the last decoder-aided pass too, with
+    // the decoded symbols (serial_tone_equalise_frame_backward, as the App C receiver).
+    bool backward_frames = true;
     // Detection integrated over the preamble's super-frames: up to this many earlier
     // fixed sections (8 known Walsh symbols each, one super-frame apart) are added to the
     // search's differential correlation, coherently, the largest z of 0, 1, 2, ... kept.

@@ -128,6 +128,81 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
     return d_interpolated;
 }
 
+void serial_tone_equalise_frame_backward(
+    const serial_tone_backward_frame& frame,
+    const channel_tracking_equaliser& forward,
+    const channel_tracking_equaliser_config& settings,
+    serial_tone_probe_anchors& anchors)
+{
+    using cd = std::complex<double>;
+    // Reversed, the sample at T/2 index n is at -n: tap q of the channel becomes tap
+    // 2 span - q of an equaliser with the precursor and postcursor swapped (one more
+    // precursor symbol for the odd phase).
+    const size_t span = forward.channel_symbols();
+    const size_t pre = forward.precursor_symbols();
+    channel_tracking_equaliser_config reversed_config = settings;
+    reversed_config.precursor_symbols = unsigned(span - pre);
+    reversed_config.postcursor_symbols = unsigned(pre);
+    channel_tracking_equaliser reversed(reversed_config);
+    const size_t nr = reversed.window_samples(); // 2 span + 2
+    std::vector<cd> taps(nr);
+    const auto reverse_channel = [&](uint64_t s) {
+        const std::vector<cd>& g =
+            anchors.channel_at(s, frame.timing_shift, forward.window_samples());
+        std::fill(taps.begin(), taps.end(), cd());
+        for (size_t q = 0; q < g.size(); ++q)
+            taps[2 * span - q] = g[q];
+    };
+    const uint64_t last = frame.first + frame.data_symbols - 1;
+    // Its past: the probe after the frame, nearest last.
+    const std::vector<cd> past(frame.probe_after.rbegin(), frame.probe_after.rend());
+    reverse_channel(last);
+    reversed.start(taps, frame.noise, past);
+    const serial_tone_demapper& demapper = *frame.demapper;
+    const unsigned nb = demapper.bits_per_symbol();
+    std::vector<float> llr(size_t(frame.data_symbols) * nb);
+    const std::vector<double>& forward_error = *frame.forward_error;
+    std::vector<double> error(forward_error.size()), variance(forward_error.size());
+    std::vector<cd> window(nr);
+    const serial_tone_samples& input = *frame.input;
+    // Reversed symbol -s: window position q holds T/2 index 2 (s + reversed precursor) -
+    // q.
+    const int64_t reach = int64_t(span - pre);
+    for (uint64_t s = last + 1; s-- > frame.first;) {
+        for (size_t q = 0; q < nr; ++q) {
+            const int64_t i = int64_t(frame.start) + frame.timing_shift +
+                              2 * (2 * (int64_t(s) + reach) - int64_t(q));
+            window[q] = i >= int64_t(input.base()) && i < int64_t(input.total())
+                            ? cd(input.derotated(uint64_t(i)))
+                            : cd();
+        }
+        reverse_channel(s);
+        reversed.rebase_channel(taps);
+        const cd z = reversed.equalise(window.data());
+        const unsigned position = unsigned(s - frame.first);
+        const double v = std::max(1e-3, reversed.estimate_variance());
+        cd decision = demapper.demap(z, position, v, &llr[size_t(position) * nb]);
+        if (frame.labels) {
+            unsigned label = 0;
+            for (unsigned b = 0; b < nb; ++b)
+                label = (label << 1) | frame.labels[size_t(position) * nb + b];
+            decision = demapper.point_of(label, position);
+        }
+        reversed.decide(decision, frame.labels != nullptr);
+        error[position / frame.segment_symbols] += std::norm(z - decision);
+        variance[position / frame.segment_symbols] += v;
+    }
+    const size_t segment_bits = size_t(frame.segment_symbols) * nb;
+    for (size_t g = 0; g < error.size(); ++g) {
+        if (error[g] >= forward_error[g])
+            continue;
+        const float scale = serial_tone_llr_scale(error[g], variance[g]);
+        const size_t end = std::min(llr.size(), (g + 1) * segment_bits);
+        for (size_t b = g * segment_bits; b < end; ++b)
+            frame.llr[b] = llr[b] * scale;
+    }
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -17,6 +17,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_ANCHORS_H
 
 #include "channel_tracking_equaliser.h"
+#include "serial_tone_demapper.h"
 #include "serial_tone_samples.h"
 
 #include <complex>
@@ -92,6 +93,35 @@ private:
     std::vector<anchor> d_anchors; // oldest first
     std::vector<cd> d_interpolated;
 };
+
+// A data frame equalised again, last symbol first, by the MMSE-DFE of the time-reversed
+// channel (the App C receiver's backward frames, shared with App D): it starts from the
+// known probe after the frame and its decision errors run toward the frame's start,
+// where the forward ones run toward its end (a QAM decision error in a fade feeds back
+// and the frame's rest goes wrong). Each segment of `segment_symbols` (the last may be
+// shorter) takes the backward LLRs where the backward decisions erred less than
+// forward_error[segment] says, scaled by serial_tone_llr_scale.
+struct serial_tone_backward_frame {
+    const serial_tone_samples* input;
+    uint64_t start;        // burst symbol 0's sample
+    int64_t timing_shift;  // the sample grid the frame was equalised on
+    uint64_t first;        // burst symbol of the frame's first data symbol
+    unsigned data_symbols; // in the frame
+    std::vector<std::complex<double>> probe_after; // known symbols after it, as sent
+    double noise;                                  // the forward equaliser's
+    const serial_tone_demapper* demapper;
+    unsigned segment_symbols;
+    const std::vector<double>* forward_error; // per segment
+    float* llr;            // the frame's LLRs, data_symbols x bits per symbol
+    const uint8_t* labels; // the frame's channel bits as decoded, or nullptr (decisions)
+};
+// forward: the forward equaliser (its span, precursor and window); settings: forgetting,
+// decision weight, solve interval, follow_channel and symbol_power for the reversed one.
+void serial_tone_equalise_frame_backward(
+    const serial_tone_backward_frame& frame,
+    const channel_tracking_equaliser& forward,
+    const channel_tracking_equaliser_config& settings,
+    serial_tone_probe_anchors& anchors);
 
 } // namespace phy
 } // namespace hfstack

@@ -301,6 +301,12 @@ void m110d_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (watch_pending)
         keep = std::min(keep, found_at);
+    // An open peak becomes the burst's start when taken: a peak the super-frame comb
+    // carries is held a super-frame and more (comb_peak_window), further back than the
+    // margin below (a preamble read from released samples crashed: WN2/3kHz/L, poor,
+    // 4 dB, 300 s, channel seed 4).
+    if (peak.open)
+        keep = std::min(keep, peak.at);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);

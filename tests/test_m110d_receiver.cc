@@ -189,6 +189,36 @@ TEST(M110dReceiver, StaticMultipathOfDLxv)
     }
 }
 
+// A preamble of M = 20 super-frames whose last super-frame's fields (and the known
+// chips before them) are 30 dB down, as in a fade: its count and WID do not read on
+// their own, so they are read over the super-frames the detection added up, on the
+// carrier offset measured over their fixed sections (the last one's 160 chips alone gave
+// anything in such a fade); WN1 and WN3, 10 dB, 20 Hz.
+TEST(M110dReceiver, FieldsReadOverSuperframesWhenTheLastIsFaded)
+{
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    for (const char* name : { "WN1/3kHz/L", "WN3/3kHz/L" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(200, 7);
+        std::vector<cf> points =
+            m110d_transmit_points(mode, data.data(), data.size(), twenty);
+        const size_t preamble =
+            m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
+        for (size_t k = preamble - 10 * 32; k < preamble; ++k)
+            points[k] *= 0.0316f;
+        const std::vector<float> audio =
+            through_channel(padded_audio(points, 9600),
+                            9600,
+                            10 - 10 * std::log10(m110d_frame_power(mode)),
+                            20,
+                            7,
+                            0,
+                            {});
+        expect_one_whole_burst(receive_audio(audio), mode, data);
+    }
+}
+
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
 // channel seed, the channel tracked on decisions alone between probes. The
 // decoder-aided pass is what decodes it whole (one pass: bytes wrong), and fading data

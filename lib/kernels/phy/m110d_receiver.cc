@@ -124,6 +124,8 @@ struct m110d_receiver::state {
     std::vector<alignment_search> alignments;
     size_t peak_alignment = 0, found_alignment = 0;
     bool peak_comb = false; // the open peak's z has super-frame sections in it
+    // Earlier super-frames the open peak's z (and the detection's) added up.
+    unsigned peak_sections = 0, found_sections = 0;
     const alignment_search* burst_alignment = nullptr; // the burst's
     uint64_t candidate = sps;
     correlation_peak peak;
@@ -199,7 +201,7 @@ struct m110d_receiver::state {
     // The search's z at sample n for alignment a: the known chips' alone, or with
     // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
     // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
-    double search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb);
+    double search_z(alignment_search& a, uint64_t n, cd& sum, unsigned& sections);
 
     bool search();
     bool preamble();
@@ -209,6 +211,20 @@ struct m110d_receiver::state {
     void restart_search(uint64_t from);
     void begin_burst();
     bool read_fields();
+    // The count and WID chips of the last super-frame and of the `earlier` ones before
+    // it combined (each on one complex gain measured over its fixed section, weighted by
+    // it; super-frame j back carries count j, turned into count 0's chips): the fields
+    // of a preamble found by the super-frame comb, when the last super-frame's alone do
+    // not read (in a fade, or at WN0's and WN1's rows).
+    std::vector<cf> superframe_fields(unsigned earlier) const;
+    // The carrier offset from the phase slope over 8-, then 32-chip chunks of the fixed
+    // sections of the last super-frame and the `earlier` ones before it (derotated by hz
+    // first), with the known chips the search matched: a preamble's 160 chips in a fade
+    // gave anything (WN1/3kHz/L, poor, 2 dB: -75 Hz for 0), and the fields then did not
+    // read.
+    double superframes_offset_hz(unsigned earlier, double hz) const;
+    // The fixed section of a super-frame of M > 1 (9 Walsh symbols) as points.
+    std::vector<cf> fixed_section() const;
     std::optional<m110d_fields> fields_of(const std::vector<cf>& chips,
                                           m110d_pn_alignment alignment) const;
     // In a burst: whether the preamble the watch found at sample `at` reads as one
@@ -314,10 +330,13 @@ void m110d_receiver::state::trim()
     // super-frame sections (integrate_superframes) are correlated 8 Walsh symbols behind
     // the search; a frame (up to 360 data symbols) is equalised again backward once its
     // data are in.
-    const uint64_t margin =
+    uint64_t margin =
         std::max(cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128,
                  448u) *
         sps;
+    // Until the fields are read, the super-frames the comb added (superframe_fields).
+    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode))
+        margin += uint64_t(cfg.integrate_superframes) * superframe_chips * sps;
     keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
 }
@@ -328,13 +347,15 @@ void m110d_receiver::state::restart_search(uint64_t from)
     watch_pending = false;
 }
 
-double
-m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb)
+double m110d_receiver::state::search_z(alignment_search& a,
+                                       uint64_t n,
+                                       cd& sum,
+                                       unsigned& sections)
 {
     cf known_sum;
     const double z = a.correlator.z_at(input, n, known_sum);
     sum = cd(known_sum);
-    comb = false;
+    sections = 0;
     // Not in a burst: data with mini-probes (the same every frame, and frames divide a
     // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
@@ -371,10 +392,10 @@ m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& 
         if (std::norm(total) > best2 * energy) {
             best2 = std::norm(total) / energy;
             sum = total;
-            comb = true;
+            sections = j + 1; // section 0 is this super-frame's own first 8 symbols
         }
     }
-    return comb ? std::sqrt(best2) : z;
+    return sections > 0 ? std::sqrt(best2) : z;
 }
 
 bool m110d_receiver::state::search()
@@ -384,16 +405,18 @@ bool m110d_receiver::state::search()
         const uint64_t n = candidate++;
         for (size_t a = 0; a < alignments.size(); ++a) {
             cd sum;
-            bool comb = false;
-            const double z = search_z(alignments[a], n, sum, comb);
+            unsigned sections = 0;
+            const double z = search_z(alignments[a], n, sum, sections);
             if (peak.offer(z, n, sum, cfg.detection_threshold)) {
                 peak_alignment = a;
-                peak_comb = comb;
+                peak_comb = sections > 0;
+                peak_sections = sections;
             }
         }
         if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
             found_alignment = peak_alignment;
             found_z = peak.z;
+            found_sections = peak_comb ? peak_sections : 0;
             found_at = peak.at;
             found_hz = peak.offset_hz();
             return true;
@@ -434,12 +457,15 @@ bool m110d_receiver::state::preamble()
     burst_alignment = &alignments[found_alignment];
     const std::vector<cf>& known = burst_alignment->known;
     double hz = found_hz;
-    for (unsigned chunk : { 8u, 32u }) {
-        const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
-        cd turn;
-        add_turns(y, known, 0, known_symbols, chunk, turn);
-        hz += slope_hz(turn, chunk);
-    }
+    if (found_sections > 1)
+        hz = superframes_offset_hz(found_sections - 1, hz);
+    else
+        for (unsigned chunk : { 8u, 32u }) {
+            const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
+            cd turn;
+            add_turns(y, known, 0, known_symbols, chunk, turn);
+            hz += slope_hz(turn, chunk);
+        }
     double power = 0;
     for (unsigned k = 0; k < known_symbols; ++k)
         power += std::norm(input.at(start + uint64_t(k) * sps));
@@ -533,10 +559,107 @@ bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
     return fields_of(chips, a.alignment).has_value();
 }
 
+std::vector<cf> m110d_receiver::state::fixed_section() const
+{
+    std::vector<cf> fixed;
+    for (uint8_t c :
+         m110d_preamble_section({ m110d_fixed_dibits.begin(), m110d_fixed_dibits.end() },
+                                m110d_pn_table::fixed,
+                                walsh_chips,
+                                burst_alignment->alignment))
+        fixed.push_back(psk8(c));
+    return fixed;
+}
+
+double m110d_receiver::state::superframes_offset_hz(unsigned earlier, double hz) const
+{
+    // 8-chip chunks first (+-150 Hz around the search's angle, as on the 160 chips
+    // alone: three equal static paths turn that angle by tens of Hz), then 32.
+    const std::vector<cf>& known = burst_alignment->known;
+    const std::vector<cf> fixed = fixed_section();
+    for (unsigned chunk : { 8u, 32u }) {
+        cd turn;
+        add_turns(symbols_at_offset(input, start, known_symbols, hz),
+                  known,
+                  0,
+                  known_symbols,
+                  chunk,
+                  turn);
+        for (unsigned j = 0; j <= earlier; ++j) {
+            const uint64_t back =
+                (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
+            if (start < back || start - back < input.base())
+                break;
+            add_turns(symbols_at_offset(input, start - back, unsigned(fixed.size()), hz),
+                      fixed,
+                      0,
+                      fixed.size(),
+                      chunk,
+                      turn);
+        }
+        hz += slope_hz(turn, chunk);
+    }
+    return hz;
+}
+
+std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier) const
+{
+    const m110d_pn_alignment alignment = burst_alignment->alignment;
+    const std::vector<cf> fixed = fixed_section();
+    const std::vector<cf>& count0 = burst_alignment->known; // its count chips from 32 on
+    constexpr unsigned fixed_chips = 9 * walsh_chips, field_chips_n = 9 * walsh_chips;
+    constexpr unsigned count_chips = 4 * walsh_chips;
+    std::vector<cd> sum(field_chips_n);
+    const double hz = input.offset_hz();
+    for (unsigned j = 0; j <= earlier; ++j) {
+        const uint64_t back = (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
+        if (start < back || start - back < input.base())
+            break;
+        const uint64_t from = start - back;
+        // With the next super-frame's fixed section after it (all but the last).
+        const unsigned length = fixed_chips + field_chips_n + (j > 0 ? fixed_chips : 0);
+        if (from + uint64_t(length) * sps >= input.total())
+            break;
+        const std::vector<cf> y = symbols_at_offset(input, from, length, hz);
+        // The gain over the fixed section before the fields and (j > 0) the one after
+        // them, linear in between: on F.1487 poor the channel turns within the 0.24 s of
+        // a super-frame (with the gain before alone WN1's fields at 2 dB did not read).
+        cd before, after;
+        for (unsigned k = 0; k < fixed_chips; ++k) {
+            before += cd(y[k]) * std::conj(cd(fixed[k]));
+            if (j > 0)
+                after += cd(y[fixed_chips + field_chips_n + k]) * std::conj(cd(fixed[k]));
+        }
+        const double centre_before = 0.5 * fixed_chips;
+        const double centre_after = centre_before + fixed_chips + field_chips_n;
+        const auto count = m110d_count_dibits(j);
+        std::vector<cf> count_j;
+        for (uint8_t c : m110d_preamble_section({ count.begin(), count.end() },
+                                                m110d_pn_table::count,
+                                                walsh_chips,
+                                                alignment))
+            count_j.push_back(psk8(c));
+        for (unsigned k = 0; k < field_chips_n; ++k) {
+            const double t =
+                (fixed_chips + k - centre_before) / (centre_after - centre_before);
+            const cd h = j > 0 ? before + t * (after - before) : before;
+            cd chip = cd(y[fixed_chips + k]) * std::conj(h);
+            if (k < count_chips)
+                chip *= std::conj(cd(count_j[k])) * cd(count0[walsh_chips + k]);
+            sum[k] += chip;
+        }
+    }
+    std::vector<cf> chips;
+    for (const cd& c : sum)
+        chips.push_back(cf(c));
+    return chips;
+}
+
 bool m110d_receiver::state::read_fields()
 {
-    const std::optional<m110d_fields> f =
-        fields_of(field_chips, burst_alignment->alignment);
+    std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
+    if (!f && found_sections > 1)
+        f = fields_of(superframe_fields(found_sections - 1), burst_alignment->alignment);
     if (!f)
         return false;
     mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);

@@ -219,6 +219,32 @@ TEST(M110dReceiver, FieldsReadOverSuperframesWhenTheLastIsFaded)
     }
 }
 
+// The same with the last two super-frames 30 dB down (WN3, 10 dB): the search first
+// takes an earlier super-frame (count 8 here), whose count the super-frames before it
+// read; the last one is read that many super-frames on.
+TEST(M110dReceiver, LastSuperframeSoughtFromAnEarlierOnesCount)
+{
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    const m110d_mode mode = mode_of("WN3/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(200, 8);
+    std::vector<cf> points =
+        m110d_transmit_points(mode, data.data(), data.size(), twenty);
+    const size_t preamble =
+        m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
+    for (size_t k = preamble - 2 * 18 * 32; k < preamble; ++k)
+        points[k] *= 0.0316f;
+    const std::vector<float> audio =
+        through_channel(padded_audio(points, 9600),
+                        9600,
+                        10 - 10 * std::log10(m110d_frame_power(mode)),
+                        20,
+                        8,
+                        0,
+                        {});
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+}
+
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
 // channel seed, the channel tracked on decisions alone between probes. The
 // decoder-aided pass is what decodes it whole (one pass: bytes wrong), and fading data

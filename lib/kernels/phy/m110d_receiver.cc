@@ -211,12 +211,17 @@ struct m110d_receiver::state {
     void restart_search(uint64_t from);
     void begin_burst();
     bool read_fields();
-    // The count and WID chips of the last super-frame and of the `earlier` ones before
-    // it combined (each on one complex gain measured over its fixed section, weighted by
-    // it; super-frame j back carries count j, turned into count 0's chips): the fields
+    // A preamble the comb found at an earlier super-frame: the count its super-frames
+    // read (read_fields), i.e. how many super-frames later the last one is.
+    unsigned count_ahead = 0;
+    // The count and WID chips of the super-frame found and of the `earlier` ones before
+    // it combined (each on one complex gain measured over its fixed sections, weighted
+    // by it; super-frame j back carries count c + j, c the best match): the fields
     // of a preamble found by the super-frame comb, when the last super-frame's alone do
     // not read (in a fade, or at WN0's and WN1's rows).
-    std::vector<cf> superframe_fields(unsigned earlier) const;
+    // `count`: the count of the super-frame found, whose count chips the combined ones
+    // are turned into (the comb finds earlier super-frames too).
+    std::vector<cf> superframe_fields(unsigned earlier, unsigned& count) const;
     // The carrier offset from the phase slope over 8-, then 32-chip chunks of the fixed
     // sections of the last super-frame and the `earlier` ones before it (derotated by hz
     // first), with the known chips the search matched: a preamble's 160 chips in a fade
@@ -602,16 +607,26 @@ double m110d_receiver::state::superframes_offset_hz(unsigned earlier, double hz)
     return hz;
 }
 
-std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier) const
+std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
+                                                         unsigned& count) const
 {
     const m110d_pn_alignment alignment = burst_alignment->alignment;
     const std::vector<cf> fixed = fixed_section();
-    const std::vector<cf>& count0 = burst_alignment->known; // its count chips from 32 on
     constexpr unsigned fixed_chips = 9 * walsh_chips, field_chips_n = 9 * walsh_chips;
     constexpr unsigned count_chips = 4 * walsh_chips;
-    std::vector<cd> sum(field_chips_n);
+    std::vector<std::vector<cf>> count_points(m110d_max_superframes);
+    for (unsigned c = 0; c < m110d_max_superframes; ++c) {
+        const auto dibits = m110d_count_dibits(c);
+        for (uint8_t chip : m110d_preamble_section({ dibits.begin(), dibits.end() },
+                                                   m110d_pn_table::count,
+                                                   walsh_chips,
+                                                   alignment))
+            count_points[c].push_back(psk8(chip));
+    }
+    // Each super-frame's count and WID chips, weighted by its gain.
+    std::vector<std::vector<cd>> weighted;
     const double hz = input.offset_hz();
-    for (unsigned j = 0; j <= earlier; ++j) {
+    for (unsigned j = 0; j <= earlier && j < m110d_max_superframes; ++j) {
         const uint64_t back = (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
         if (start < back || start - back < input.base())
             break;
@@ -632,23 +647,40 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier) const
         }
         const double centre_before = 0.5 * fixed_chips;
         const double centre_after = centre_before + fixed_chips + field_chips_n;
-        const auto count = m110d_count_dibits(j);
-        std::vector<cf> count_j;
-        for (uint8_t c : m110d_preamble_section({ count.begin(), count.end() },
-                                                m110d_pn_table::count,
-                                                walsh_chips,
-                                                alignment))
-            count_j.push_back(psk8(c));
+        std::vector<cd> chips(field_chips_n);
         for (unsigned k = 0; k < field_chips_n; ++k) {
             const double t =
                 (fixed_chips + k - centre_before) / (centre_after - centre_before);
             const cd h = j > 0 ? before + t * (after - before) : before;
-            cd chip = cd(y[fixed_chips + k]) * std::conj(h);
-            if (k < count_chips)
-                chip *= std::conj(cd(count_j[k])) * cd(count0[walsh_chips + k]);
-            sum[k] += chip;
+            chips[k] = cd(y[fixed_chips + k]) * std::conj(h);
+        }
+        weighted.push_back(std::move(chips));
+    }
+    // The count of the super-frame found (super-frame j back carries it plus j): the one
+    // whose count fields match best, summed over the super-frames.
+    double best = -std::numeric_limits<double>::infinity();
+    count = 0;
+    for (unsigned c = 0; c + weighted.size() <= m110d_max_superframes; ++c) {
+        double match = 0;
+        for (size_t j = 0; j < weighted.size(); ++j) {
+            cd sum;
+            for (unsigned k = 0; k < count_chips; ++k)
+                sum += weighted[j][k] * std::conj(cd(count_points[c + j][k]));
+            match += sum.real();
+        }
+        if (match > best) {
+            best = match;
+            count = c;
         }
     }
+    // Combined, each count field turned into the one the found super-frame's carries.
+    std::vector<cd> sum(field_chips_n);
+    for (size_t j = 0; j < weighted.size(); ++j)
+        for (unsigned k = 0; k < field_chips_n; ++k)
+            sum[k] += k < count_chips
+                          ? weighted[j][k] * std::conj(cd(count_points[count + j][k])) *
+                                cd(count_points[count][k])
+                          : weighted[j][k];
     std::vector<cf> chips;
     for (const cd& c : sum)
         chips.push_back(cf(c));
@@ -658,8 +690,32 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier) const
 bool m110d_receiver::state::read_fields()
 {
     std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
-    if (!f && found_sections > 1)
-        f = fields_of(superframe_fields(found_sections - 1), burst_alignment->alignment);
+    count_ahead = 0;
+    if (found_sections > 1) {
+        // Read over the super-frames, which outweigh the last one; and a count they read
+        // as other than 0 refuses the preamble whatever the last one's read: the comb
+        // also finds earlier super-frames (whose count fields share Walsh symbols with
+        // count 0's), and there the equaliser, trained on count 0's chips as known, read
+        // count 0 (WN8/3kHz/L, poor, 22 dB, M = 20, 300 s, channel seed 1: a burst begun
+        // at the fourth super-frame, its data lost, the real one after it unmatched).
+        unsigned count = 0;
+        const std::vector<cf> combined = superframe_fields(found_sections - 1, count);
+        if (count == 0) {
+            if (const std::optional<m110d_fields> g =
+                    fields_of(combined, burst_alignment->alignment))
+                f = g;
+        } else {
+            f.reset();
+            // Its WID must read as well for the last super-frame to be sought.
+            for (m110d_wid_parity parity :
+                 { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+                const auto other = m110d_read_fields(
+                    combined.data(), walsh_chips, burst_alignment->alignment, parity);
+                if (other && other->count == count)
+                    count_ahead = count;
+            }
+        }
+    }
     if (!f)
         return false;
     mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
@@ -978,6 +1034,21 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             if (k + 1 == preamble_end && !read_fields()) {
                 ++refused;
                 mode.reset();
+                if (count_ahead > 0) {
+                    // The last super-frame is count_ahead super-frames on: its preamble
+                    // is read there. Searched for, it may lose to the data after it,
+                    // whose mini-probes add up over the comb too and held its peak
+                    // (WN8/3kHz/L, poor, 22 dB, M = 20, channel seed 1: a burst lost).
+                    const uint64_t last =
+                        start + uint64_t(count_ahead) * superframe_chips * sps;
+                    found_sections =
+                        std::min(found_sections + count_ahead, m110d_max_superframes);
+                    found_hz = input.offset_hz();
+                    restart_search(last);
+                    start = last;
+                    stage = phase::preamble;
+                    return true;
+                }
                 restart_search(start + uint64_t(refused_skip) * sps);
                 return true;
             }

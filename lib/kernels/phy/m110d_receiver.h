@@ -31,7 +31,11 @@
  *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
  *      interleaver and constraint length. A count other than 0, a failed check bit, a
  *      reserved WN (14, 15) or a WN/interleaver pair App D lacks (WN0 US) is refused
- *      (refused_preambles()) and the search goes on.
+ *      (refused_preambles()) and the search goes on. A preamble the super-frame comb
+ *      found takes its offset over the fixed sections of every super-frame it added,
+ *      and its count (which super-frame was found) from all of them; count 0: the count
+ *      and WID are read over them all where the last one's alone do not read; count c:
+ *      the preamble is read again c super-frames on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
  *      tracker taking the mini-probes as known symbols and the data decisions (nearest
  *      point the scrambled symbol may take) with the decision weight. The channel under
@@ -61,7 +65,7 @@
  * Not (yet) here, which the App C receiver has: a block reliability measure
  * (bytes_bad is set for a burst without its EOM only), a late start on a missed
  * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
- * integrated over TLC blocks, nor the count and WID read over the super-frames. */
+ * integrated over TLC blocks. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -120,7 +124,8 @@ struct m110d_receiver_config {
     unsigned integrate_superframes = m110d_max_superframes - 1;
     // A second-order frequency loop (follow_serial_tone_channel with drift_hz): an offset
     // sweeping at a steady rate is followed without lag (D.6.5, +-75 Hz at 3.5 Hz/s:
-    // WN10 at 24 dB loses every burst with the first-order loop, none with this one),
+    // WN10 at 24 dB lost every burst with the first-order loop on decisions alone between
+    // probes, none with this one; with interpolate_probes either loop loses none),
     // but on the poor channel it costs errors (WN8/3kHz/L at 25 dB, 120 s, seeds 1-4:
     // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
     // it). false (default): the App C receiver's first-order loop.

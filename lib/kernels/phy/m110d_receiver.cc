@@ -124,7 +124,8 @@ struct m110d_receiver::state {
     std::vector<alignment_search> alignments;
     size_t peak_alignment = 0, found_alignment = 0;
     bool peak_comb = false; // the open peak's z has super-frame sections in it
-    // Earlier super-frames the open peak's z (and the detection's) added up.
+    // Super-frames whose fixed sections the open peak's z (and the detection's) added up:
+    // 0 the known chips alone, 1 with the found super-frame's own, 2 and on earlier ones.
     unsigned peak_sections = 0, found_sections = 0;
     const alignment_search* burst_alignment = nullptr; // the burst's
     uint64_t candidate = sps;
@@ -215,12 +216,12 @@ struct m110d_receiver::state {
     // read (read_fields), i.e. how many super-frames later the last one is.
     unsigned count_ahead = 0;
     // The count and WID chips of the super-frame found and of the `earlier` ones before
-    // it combined (each on one complex gain measured over its fixed sections, weighted
-    // by it; super-frame j back carries count c + j, c the best match): the fields
-    // of a preamble found by the super-frame comb, when the last super-frame's alone do
-    // not read (in a fade, or at WN0's and WN1's rows).
-    // `count`: the count of the super-frame found, whose count chips the combined ones
-    // are turned into (the comb finds earlier super-frames too).
+    // it combined, each on one complex gain measured over its fixed sections and weighted
+    // by it: the fields of a preamble the super-frame comb found, read where the last
+    // super-frame's alone may not (in a fade, at WN0's and WN1's rows). `count`: the
+    // count of the super-frame found (the comb finds earlier ones too), the one whose
+    // count fields match best, super-frame j back carrying it plus j; the combined count
+    // chips are turned into its.
     std::vector<cf> superframe_fields(unsigned earlier, unsigned& count) const;
     // The carrier offset from the phase slope over 8-, then 32-chip chunks of the fixed
     // sections of the last super-frame and the `earlier` ones before it (derotated by hz

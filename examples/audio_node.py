@@ -5,8 +5,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """One STANAG 5066 node on a sound card wired to an HF radio (radio kind audio: the
-STANAG 4539 modem at 48 kHz), behind a SIS server. The flowgraph (node, radio front
-end, SIS server and their message connections) is gnuradio.hfstack.station
+STANAG 4539 modem at 48 kHz), behind a SIS server. The flowgraph is one station hier
+block (node, radio front end and SIS server wired together), gnuradio.hfstack.station
 (python/hfstack/station.py), shared with the USRP example and hfstack-node. Runs until
 Ctrl-C or SIGTERM, then prints the node's counters as one JSON line on standard
 output. A sound card that cannot be opened: one line, exit 1.

@@ -5,10 +5,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """Two STANAG 5066 nodes in one flowgraph, each with the real STANAG 4539 modem on
-audio, joined by the Watterson channel: two stations (node, radio front end of kind
-loopback, SIS server) whose radios hear each other. A SIS client on each node binds,
-node A sends a text to node B with ARQ, and the script prints what B delivered and
-each burst node B's modem received (mode, SNR, frequency offset). No display needed.
+audio, joined by the Watterson channel: two station hier blocks (node, radio front end
+of kind loopback and SIS server in one; python/hfstack/station.py) whose radios hear
+each other. A SIS client on each node binds, node A sends a text to node B with ARQ,
+and the script prints what B delivered and each burst node B's modem received (mode,
+SNR, frequency offset: the station's burst_info port). No display needed.
 
   /usr/bin/python3 examples/loopback_pair.py
   /usr/bin/python3 examples/loopback_pair.py --profile poor --snr-db 15 --text "CQ CQ"
@@ -51,7 +52,7 @@ def main():
     gr.logging().set_default_level(gr.log_levels.info)  # each burst's debug line is noise here
     tb = gr.top_block("loopback_pair")
     try:
-        stations = [station(tb, address, f"mode={a.mode}",
+        stations = [station(address, f"mode={a.mode}",
                             dict(kind="loopback", data_rate=int(rate), interleaver=interleaver,
                                  profile=a.profile, snr_db=a.snr_db, seed=a.seed + k), sis_port=0)
                     for k, address in enumerate(("0.0.0.1", "0.0.0.2"))]
@@ -59,10 +60,10 @@ def main():
         print(f"loopback_pair.py: {e}", file=sys.stderr)
         return 2
     a_side, b_side = stations
-    # The two radios hear each other, each through its own channel.
-    radio.join(tb, a_side.radio, b_side.radio)
+    # The two stations' radios hear each other, each through its own channel.
+    radio.join(tb, a_side, b_side)
     heard_by_b = blocks.message_debug()
-    tb.msg_connect(b_side.radio, "burst_info", heard_by_b, "store")
+    tb.msg_connect(b_side, "burst_info", heard_by_b, "store")
     tb.start()
     try:
         clients = [sis_client("127.0.0.1", st.server.port(), a.timeout) for st in stations]

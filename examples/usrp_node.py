@@ -7,7 +7,7 @@
 """One STANAG 5066 node on a USRP (radio kind uhd: the STANAG 4539 modem on complex
 baseband at 240 kHz, tuned to the signal's centre, an SSB radio's USB dial + 1800 Hz;
 transmissions go out as tx_sob/tx_eob bursts), behind a SIS server. The flowgraph
-(node, radio front end, SIS server and their message connections) is
+is one station hier block (node, radio front end and SIS server wired together),
 gnuradio.hfstack.station (python/hfstack/station.py), shared with the sound-card example
 and hfstack-node. Runs until Ctrl-C or SIGTERM, then prints the node's counters as one
 JSON line on standard output. A USRP that cannot be found: one line, exit 1.

@@ -82,6 +82,7 @@ node_impl::node_impl(const std::string& address,
     // Bad addresses and options fail here with the option's name.
     dl::node_config config = make_config(address, options);
     config.supervision = dl::in_protocol_time(config.supervision, time_scale);
+    config.incarnation = uint32_t(wall_clock_us() / 1000000); // seconds: see node_config
     d_engine = std::make_unique<dl::node_engine>(config);
     if (time_scale != 1.0)
         d_logger->info("time_scale {}: protocol timers run {}x faster; the SIS timers facing "

@@ -75,6 +75,40 @@ TEST(Arq, SegmentSizeChangeAppliesToCpdusNotYetStarted)
     EXPECT_EQ(got[1], pattern(25, 2));
 }
 
+// Yielding C_PDUs (the node's delivery answers) let C_PDUs queued after them go first
+// while unstarted, keep their order among themselves, and stop yielding once started.
+TEST(Arq, YieldingCpdusLetLaterOnesOvertakeUntilStarted)
+{
+    arq_sender s(cfg(128, 10));
+    const uint64_t answer1 = s.enqueue(pattern(5, 1), true, true);
+    const uint64_t answer2 = s.enqueue(pattern(5, 2), true, true);
+    const uint64_t data1 = s.enqueue(pattern(15, 3), true);
+    const uint64_t data2 = s.enqueue(pattern(5, 4), true);
+    EXPECT_EQ(s.queued_bytes(), 30u);
+    auto first = s.next_transmission(1, lots); // starts data1
+    auto tx = s.next_transmission(16, lots);
+    tx.insert(tx.begin(), first.begin(), first.end());
+    ASSERT_EQ(tx.size(), 5u);
+    arq_receiver r;
+    for (auto& d : tx)
+        r.on_data(d, true);
+    EXPECT_EQ(r.take_delivered(),
+              (std::vector<bytes>{ pattern(15, 3), pattern(5, 4), pattern(5, 1), pattern(5, 2) }));
+    const auto confirmed = s.on_ack(r.ack());
+    EXPECT_EQ(confirmed, (std::vector<uint64_t>{ data1, data2, answer1, answer2 }));
+
+    // Started, a yielding C_PDU keeps its place: its second segment precedes later data.
+    const bytes long_answer = pattern(15, 5);
+    s.enqueue(long_answer, true, true);
+    const auto started = s.next_transmission(1, lots);
+    ASSERT_EQ(started.size(), 1u);
+    s.enqueue(pattern(5, 6), true);
+    const auto rest = s.next_transmission(16, lots);
+    ASSERT_EQ(rest.size(), 2u);
+    EXPECT_EQ(rest[0].segment, bytes(long_answer.begin() + 10, long_answer.end()));
+    EXPECT_EQ(rest[1].segment, pattern(5, 6));
+}
+
 TEST(Arq, ThreeSegmentsFlagsAndEdges)
 {
     arq_sender s(cfg(128, 10));

@@ -275,6 +275,30 @@ TEST_F(NodeLink, RestartedReceiverIsResynchronised)
     EXPECT_TRUE(same_sequence(after, std::vector<bytes>(start, first.end())));
 }
 
+// A restarted node numbers its non-ARQ C_PDUs from its incarnation (the node block
+// sets it from the clock; the simulator from its own), so its first link request is
+// not taken by the peer for a copy of one from its former life, which the peer
+// suppresses for 60 s or more: the link is made again in the first exchange.
+TEST_F(NodeLink, ARestartedNodesFirstLinkRequestIsTakenForNew)
+{
+    add_two_nodes();
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes{ 'o', 'n', 'e' }));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    net.run_until(net.now() + 5);
+    const double restarted_at = net.now();
+    net.restart_node(a);
+    cl.received.clear();
+    cl.bind(a, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes{ 't', 'w', 'o' }));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    EXPECT_LT(net.now() - restarted_at, 20.0); // was about 80 s: two suppressed requests
+    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication), (std::vector<bytes>{ { 't', 'w', 'o' } }));
+}
+
 TEST_F(NodeLink, RestartedSenderResetsTheWindowsItForgot)
 {
     add_two_nodes();

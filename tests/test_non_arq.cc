@@ -107,6 +107,13 @@ TEST(NonArqSender, IdsWrapAndSpacesAreSeparate)
     auto e = expedited.make_dpdus(bytes{ 1, 2 }, 1, false, 0, 0);
     EXPECT_EQ(e.cpdu_id, 0);
     EXPECT_EQ(e.dpdus[0].type, dpdu_type::expedited_non_arq_data);
+
+    // A node's incarnation picks the first ID (mod 4096); numbering goes on from there.
+    non_arq_config from_incarnation = sender_config(100);
+    from_incarnation.first_id = uint16_t(4095);
+    non_arq_sender later(from_incarnation);
+    EXPECT_EQ(later.make_dpdus(bytes{ 1 }, 1, false, 0, 0).cpdu_id, 4095);
+    EXPECT_EQ(later.make_dpdus(bytes{ 1 }, 1, false, 0, 1).cpdu_id, 0);
 }
 
 TEST(NonArqSender, WindowConversionRoundsUpAndSaturates)

@@ -7,7 +7,10 @@
 /* Transfers through two HF-PEPs in virtual time (traffic/pep_host.h): the section D
  * measurement of anchors.md, connect, send N bytes, wait for the confirmation, close,
  * on the simulated network with the real node and PEP kernels. */
+#include "dl/cpdu.h"
 #include "dl/dpdu.h"
+#include "dl/spdu.h"
+#include "net/slep_wire.h"
 #include "sim/scenario.h"
 #include "traffic/pep_host.h"
 
@@ -23,6 +26,30 @@ namespace {
 double utilisation(const sim::scenario_config& c, size_t bytes, const pep_transfer_record& r)
 {
     return 100.0 * double(bytes) * 8 / (sim::waveform_for(c.mode).bit_rate * r.total_s);
+}
+
+// One random-payload transfer with data riding the link request, every transmission
+// traced; checked confirmed.
+pep_run_result traced_transfer(const std::string& mode, size_t bytes, double duration_s)
+{
+    sim::scenario_config c;
+    c.mode = mode;
+    c.duration_s = duration_s;
+    c.node_options = "data_with_link_request=true";
+    c.trace = true;
+    auto r = run_pep_transfers(c, bytes, 1, pep_payload::random, false);
+    EXPECT_TRUE(r.client.transfers.at(0).confirmed) << mode << " " << bytes;
+    return r;
+}
+
+// The transmissions of one node (0: the client's, 1: the server's), in order.
+std::vector<const sim::transmission_record*> transmissions_of(const pep_run_result& r, size_t node)
+{
+    std::vector<const sim::transmission_record*> out;
+    for (const auto& t : r.transmissions)
+        if (t.node == node)
+            out.push_back(&t);
+    return out;
 }
 
 } // namespace
@@ -63,17 +90,8 @@ TEST(PepHost, CompressionShortensTextTransfers)
 // an air time the window ends first.
 TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
 {
-    sim::scenario_config c;
-    c.mode = "9600S";
-    c.duration_s = 3600;
-    c.node_options = "data_with_link_request=true";
-    c.trace = true;
-    const auto r = run_pep_transfers(c, 400000, 1, pep_payload::random, false);
-    ASSERT_TRUE(r.client.transfers.at(0).confirmed);
-    std::vector<const sim::transmission_record*> from_client;
-    for (const auto& t : r.transmissions)
-        if (t.node == 0)
-            from_client.push_back(&t);
+    const auto r = traced_transfer("9600S", 400000, 3600);
+    const auto from_client = transmissions_of(r, 0);
     ASSERT_GE(from_client.size(), 3u);
     const auto& bulk = *from_client[1];
     size_t full = 0, off = 0;
@@ -85,4 +103,40 @@ TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
     }
     EXPECT_GE(full, 126u);
     EXPECT_GT(bulk.air_time_s, 100.0); // was 74.6 s with 2048-byte U_PDUs
+}
+
+// The far proxy's answer to a 1 kB transfer at 1200 bps: its accept, the server's
+// confirmation and the close leave as one SLEP DATA PDU (coalesce_s), ahead of the
+// node's delivery confirmation of the OPEN (a yielding C_PDU), so the confirmation
+// reaches the client in the answer's first interleaver block.
+TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
+{
+    const auto r = traced_transfer("1200S", 1000, 600);
+    const auto from_server = transmissions_of(r, 1);
+    ASSERT_FALSE(from_server.empty());
+    const sim::transmission_record* answer = from_server.front();
+    // The S_PDUs of its ARQ C_PDUs, in order (each fits one segment here).
+    std::vector<dl::spdu> spdus;
+    size_t off = 0;
+    for (size_t sz : answer->dpdu_sizes) {
+        const auto d = dl::decode_dpdu(answer->burst.data() + off, sz);
+        off += sz;
+        ASSERT_TRUE(d.ok());
+        if (d.value.type != dl::dpdu_type::data_only && d.value.type != dl::dpdu_type::data_ack)
+            continue;
+        ASSERT_TRUE(d.value.cpdu_start && d.value.cpdu_end);
+        const auto cp = dl::decode_cpdu(d.value.segment);
+        ASSERT_TRUE(cp.ok());
+        const auto sp = dl::decode_spdu(cp.value.spdu);
+        ASSERT_TRUE(sp.ok());
+        spdus.push_back(sp.value);
+    }
+    ASSERT_EQ(spdus.size(), 2u);
+    EXPECT_EQ(spdus[0].type, dl::spdu_type::data);
+    EXPECT_EQ(spdus[1].type, dl::spdu_type::data_delivery_confirm);
+    const auto slep = net::decode_slep(spdus[0].updu);
+    ASSERT_TRUE(slep.ok());
+    EXPECT_EQ(slep.value.type, net::slep_type::data);
+    EXPECT_TRUE(slep.value.flags & net::slep_flag::fin);
+    EXPECT_EQ(slep.value.data.size(), 4u); // status (2 bytes), then the server's "OK"
 }

@@ -228,6 +228,67 @@ TEST(Slep, BulkStreamPdusMakeWholeDpduSegments)
     EXPECT_THROW(slep{ bad }, std::invalid_argument);
 }
 
+// What an application writes in quick succession (a far proxy's accept, the server's
+// answer, its close) leaves as one DATA PDU once coalesce_s has passed or the end is
+// written; with coalesce_s 0 every write leaves at once.
+TEST(Slep, QuickWritesLeaveAsOnePdu)
+{
+    for (double coalesce : { 0.05, 0.0 }) {
+        slep_config c;
+        c.coalesce_s = coalesce;
+        slep_pair l(c, c);
+        l.a->listen(80);
+        const auto near = l.b->open(1, 80, 1, { 'G' }, false, false, l.now);
+        l.settle();
+        const auto* incoming = l.first(l.events_a, slep_event::kind::incoming);
+        ASSERT_NE(incoming, nullptr);
+        const slep_stream far = incoming->stream;
+        const double t0 = l.now;
+        const bytes accept = { 1, 0 }, answer = { 'O', 'K' };
+        std::vector<sis_primitive> sent;
+        const auto take = [&] {
+            auto more = l.a->take_actions().to_sis;
+            sent.insert(sent.end(), more.begin(), more.end());
+            return more.size();
+        };
+        l.a->write(far, accept.data(), accept.size(), t0);
+        EXPECT_EQ(take(), coalesce > 0 ? 0u : 1u);
+        if (coalesce > 0)
+            EXPECT_DOUBLE_EQ(l.a->next_deadline(), t0 + coalesce);
+        l.a->write(far, answer.data(), answer.size(), t0 + 0.01);
+        l.a->finish(far, t0 + 0.02); // the end: nothing more to wait for
+        take();
+        ASSERT_EQ(sent.size(), coalesce > 0 ? 1u : 3u);
+        const auto last = decode_slep(sent.back().payload);
+        ASSERT_TRUE(last.ok());
+        EXPECT_EQ(last.value.type, slep_type::data);
+        EXPECT_TRUE(last.value.flags & slep_flag::fin);
+        if (coalesce > 0)
+            EXPECT_EQ(last.value.data, (bytes{ 1, 0, 'O', 'K' }));
+        for (auto& p : sent)
+            l.carry(*l.a, p);
+        l.settle();
+        EXPECT_EQ(l.drain(*l.b, near), (bytes{ 1, 0, 'O', 'K' })) << coalesce;
+        EXPECT_TRUE(l.b->eof(near));
+    }
+// A lone write waits coalesce_s, then leaves by itself.
+    slep_pair l;
+    l.b->listen(80);
+    const auto s = l.a->open(2, 80, 1, {}, false, false, l.now);
+    l.settle();
+    l.a->take_actions();
+    const double t0 = l.now;
+    l.a->write(s, text(10).data(), 10, t0);
+    EXPECT_TRUE(l.a->take_actions().to_sis.empty());
+    l.a->on_timer(t0 + 0.049);
+    EXPECT_TRUE(l.a->take_actions().to_sis.empty());
+    l.a->on_timer(t0 + 0.05);
+    EXPECT_EQ(l.a->take_actions().to_sis.size(), 1u);
+    slep_config bad;
+    bad.coalesce_s = -1;
+    EXPECT_THROW(slep{ bad }, std::invalid_argument);
+}
+
 // Link breaks (30 % of U_PDUs rejected undelivered, 10 % delivered yet reported
 // rejected so they are sent again) and reordered deliveries: every byte arrives once
 // and in order, both ways, over several seeds.

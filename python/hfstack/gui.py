@@ -309,10 +309,11 @@ def node_window(tb, stations, title):
     r = first.radio
     displays = None
     kind = r.options["kind"]
+    # The station's stream ports and burst_info are its radio's.
     if kind != "emulator":
         from .radio import RECEIVED_PORT, SYMBOLS_PORT, modem_rate
-        displays = signal_displays(tb, (r, RECEIVED_PORT), (r, SYMBOLS_PORT), modem_rate(r.options),
-                                   kind == "uhd", f"by node {first.address}")
+        displays = signal_displays(tb, (first, RECEIVED_PORT), (first, SYMBOLS_PORT),
+                                   modem_rate(r.options), kind == "uhd", f"by node {first.address}")
     started, started_wall = time.monotonic(), time.time()
     rate = throughput_meter()
     # Every burst's SNR from the modem's burst_info; the emulator has none, so its
@@ -320,7 +321,7 @@ def node_window(tb, stations, title):
     bursts = None
     if kind != "emulator":
         bursts = burst_log()
-        tb.msg_connect((r, "burst_info"), (bursts, "in"))
+        tb.msg_connect((first, "burst_info"), (bursts, "in"))
     snr_points = []
     seen_bursts = [0]
 

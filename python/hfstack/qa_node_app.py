@@ -11,9 +11,9 @@ one line on stderr and a non-zero exit (2: options or config, 1: device or port)
 The demo with the real modem runs a short transfer (about 30 s of real time)."""
 
 import contextlib
-import re
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -67,11 +67,11 @@ class qa_node_app(gr_unittest.TestCase):
 
     def test_demo_over_emulated_modems_with_bit_errors(self):
         with tempfile.TemporaryDirectory() as out:
-            pcap = os.path.join(out, "a.pcap")
+            pcap, summary = os.path.join(out, "a.pcap"), os.path.join(out, "summary.json")
             done = run("--demo", "--kind", "emulator", "--profile", "", "--ber", "1e-4",
                        "--time-scale", "50", "--rate", "9600", "--bytes", "8000", "--size", "1500",
                        "--pings", "1", "--seed", "3", "--pcap", pcap, "--sis-port", "0",
-                       "--options", "channel_access.mode=none")
+                       "--options", "channel_access.mode=none", "--json", summary)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
             self.assertIn("8000 of 8000 bytes in 6 U_PDUs, identical and in order; 6 confirmed",
                           done.stdout)
@@ -80,6 +80,18 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertRegex(done.stdout, r"node 0\.0\.0\.1  sent \d+ transmissions \(\d+ D_PDUs, "
                                           r"[1-9]\d* retransmitted\)")
             self.assertGreater(os.path.getsize(pcap), 24)
+            # --json: the same summary for scripts (bench/link_agreement.py).
+            with open(summary) as f:
+                doc = json.load(f)
+            self.assertEqual((doc["bytes"], doc["delivered_bytes"], doc["identical"]),
+                             (8000, 8000, True))
+            self.assertEqual((doc["updus"], doc["confirmed_updus"]), (6, 6))
+            self.assertTrue(doc["protocol_time"])
+            self.assertEqual(doc["rate_bps"], 9600)
+            self.assertAlmostEqual(doc["utilization_pct"],
+                                   100 * 8 * 8000 / doc["elapsed_s"] / 9600, places=6)
+            self.assertRegex(done.stdout, r"utilization %.0f %% of 9600 bps" % doc["utilization_pct"])
+            self.assertGreater(doc["nodes"]["0.0.0.1"]["arq_retransmissions"], 0)
 
     def test_demo_with_the_real_modem_over_the_watterson_channel(self):
         done = run("--demo", "--bytes", "1200", "--size", "600", "--pings", "1", "--sis-port", "0")
@@ -185,6 +197,7 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--device", "hw:0", "--pair"], "device does not apply to kind loopback"),
                 (["--kind", "loopback"], "a loopback radio joins two nodes in one process"),
                 (["--pair", "--kind", "audio"], "--pair and --demo join two nodes"),
+                (["--pair", "--json", "x.json"], "--json needs --demo"),
                 (["--frobnicate"], "unrecognized arguments: --frobnicate"),
                 (["--stats-intervall", "5"], "(did you mean --stats-interval?)"),
                 (["--config", os.path.join(d, "missing.yaml")], "No such file"),

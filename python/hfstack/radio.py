@@ -250,6 +250,15 @@ def check_options(options):
     return o
 
 
+def options_for_kind(**options):
+    """The options that apply to options["kind"] (the table's kinds), the others left
+    out: what a GRC block passes, whose hidden parameters keep any value they held
+    before the kind was changed (check_options would refuse those)."""
+    kind = options.get("kind", DEFAULTS["kind"])
+    return {name: value for name, value in options.items()
+            if name not in KINDS_OF or kind in KINDS_OF[name]}
+
+
 def parse_ptt(spec):
     """("vox",), ("serial", PORT, "rts"|"dtr") or ("rigctld", HOST, PORT) from a PTT
     spec; radio_error naming the spec when it is malformed. Opens nothing."""
@@ -550,11 +559,8 @@ class radio(gr.hier_block2):
         o = check_options(options)
         self.options = o
         kind = o["kind"]
-        # A loopback radio hears the other radio on its stream input, unless another
-        # process's radio reaches it over ZeroMQ.
-        inputs = gr.io_signature(1, 1, gr.sizeof_float) \
-            if kind == "loopback" and not o["air_publish"] else gr.io_signature(0, 0, 0)
-        gr.hier_block2.__init__(self, "radio_" + kind, inputs, self.output_signature(kind))
+        gr.hier_block2.__init__(self, "radio_" + kind, self.input_signature_of(o),
+                                self.output_signature(kind))
         emulated = kind == "emulator"
         for port in ("in", "air_in") if emulated else ("in",):
             self.message_port_register_hier_in(port)
@@ -569,6 +575,14 @@ class radio(gr.hier_block2):
             raise
         except (ValueError, TypeError, RuntimeError) as e:
             raise radio_error(f"radio {kind}: {' '.join(str(e).split())}")
+
+    @staticmethod
+    def input_signature_of(o):
+        """A loopback radio hears the other radio on its stream input, unless another
+        process's radio reaches it over ZeroMQ; the other kinds have none."""
+        if o["kind"] == "loopback" and not o["air_publish"]:
+            return gr.io_signature(1, 1, gr.sizeof_float)
+        return gr.io_signature(0, 0, 0)
 
     @staticmethod
     def output_signature(kind):
@@ -751,9 +765,11 @@ class radio(gr.hier_block2):
 
 def join(tb, a, b):
     """Puts two radios on one channel: loopback radios by their audio (each hears the
-    other's transmissions through its own channel)."""
-    kinds = {a.options["kind"], b.options["kind"]}
-    if a.options["air_publish"] or b.options["air_publish"]:
+    other's transmissions through its own channel), emulator radios by their air ports.
+    Two stations (station.py) are joined alike: their ports are their radios'."""
+    oa, ob = (getattr(x, "radio", x).options for x in (a, b))
+    kinds = {oa["kind"], ob["kind"]}
+    if oa["air_publish"] or ob["air_publish"]:
         raise radio_error("join() is for radios in one process; these share a channel over "
                           "ZeroMQ already (air_publish)")
     if kinds == {"loopback"}:

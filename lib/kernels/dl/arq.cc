@@ -7,6 +7,7 @@
 #include "arq.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace gr {
@@ -58,7 +59,7 @@ arq_sender::arq_sender(const arq_config& config) : d_cfg(config)
         throw std::invalid_argument("arq_config.segment_size must be 1..1023");
 }
 
-uint64_t arq_sender::enqueue(bytes cpdu, bool deliver_in_order)
+uint64_t arq_sender::enqueue(bytes cpdu, bool deliver_in_order, bool yielding)
 {
     if (cpdu.empty())
         throw std::invalid_argument("arq_sender::enqueue: empty C_PDU");
@@ -67,10 +68,19 @@ uint64_t arq_sender::enqueue(bytes cpdu, bool deliver_in_order)
     c.seg_size = d_cfg.segment_size;
     c.nseg = (cpdu.size() + c.seg_size - 1) / c.seg_size;
     c.in_order = d_cfg.expedited ? false : deliver_in_order;
+    c.yielding = yielding;
     d_queued_bytes += cpdu.size();
     c.data = std::move(cpdu);
     d_cpdus.emplace(h, std::move(c));
-    d_queue.push_back(h);
+    auto at = d_queue.end();
+    if (!yielding)
+        while (at != d_queue.begin()) {
+            const cpdu_rec& before = d_cpdus.at(*std::prev(at));
+            if (!before.yielding || before.numbered > 0)
+                break;
+            --at;
+        }
+    d_queue.insert(at, h);
     ++d_counters.cpdus_enqueued;
     return h;
 }

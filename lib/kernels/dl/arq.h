@@ -111,7 +111,11 @@ public:
     // Queues a C_PDU (1.. bytes). Returns a handle (never 0) reported later exactly
     // once by on_ack() (confirmed), take_dropped() or reset(). deliver_in_order is
     // ignored for the expedited class. Throws std::invalid_argument on an empty C_PDU.
-    uint64_t enqueue(bytes cpdu, bool deliver_in_order);
+    // A C_PDU queued `yielding` (the node's own delivery answers) lets C_PDUs queued
+    // after it go first while none of its segments is numbered, so an application's
+    // answer to what it just received leads the transmission and the housekeeping
+    // follows in the same burst; yielding C_PDUs keep their order among themselves.
+    uint64_t enqueue(bytes cpdu, bool deliver_in_order, bool yielding = false);
     // Segment size (1..1023, else std::invalid_argument) for C_PDUs whose first
     // segment is numbered from now on; a C_PDU keeps the size it started with (only its
     // last segment may be short). The engine follows rate changes and measured losses.
@@ -205,6 +209,7 @@ private:
         size_t numbered = 0;   // segments given an FSN so far
         size_t acked = 0;      // of the numbered ones
         bool dropping = false; // no further segments will be numbered
+        bool yielding = false; // later C_PDUs overtake it while unstarted
         uint8_t cpdu_id = 0;   // expedited only
     };
     enum class seg_state : uint8_t { awaiting, due, acked };

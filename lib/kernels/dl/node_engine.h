@@ -62,6 +62,11 @@ struct node_config {
     // Subnet interface (Annex A).
     uint16_t mtu = default_mtu;  // told to clients in S_BIND_ACCEPTED; larger U_PDUs are rejected
     bool broadcast_only = false; // no ARQ, no links: non-ARQ (broadcast) data only
+    // Differs from one start of the node to the next (the node block sets it from the
+    // clock, in seconds): non-ARQ C_PDU IDs start at it (mod 4096), so a restarted node's
+    // first link request is not taken by a peer for a copy of one from its former life,
+    // which the peer suppresses for a minute or more.
+    uint32_t incarnation = 0;
     // Flow control thresholds and the total queue cap. flow_off_bytes 0 (the default):
     // two of the longest transmissions at `mode`, at least 64 KiB, so the queue never
     // runs dry inside a transmission at high rates; flow_on_bytes 0: half of that.

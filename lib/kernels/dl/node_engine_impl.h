@@ -183,8 +183,8 @@ struct node_engine::impl {
           hard(c.hard_link, &saps),
           cas(without_idle_timers(c.cas)),
           cs(c.channel_access),
-          nonarq_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, false, 0.0 }),
-          nonarq_exp_tx(non_arq_config{ segment_for_non_arq(c.mode), 0, true, 0.0 }),
+          nonarq_tx(non_arq_sender_config(false)),
+          nonarq_exp_tx(non_arq_sender_config(true)),
           nonarq_rx(receiver_config()),
           retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
     {
@@ -218,6 +218,7 @@ struct node_engine::impl {
     // ARQ segments start at the largest; with segment_size 0, add_arq adapts them.
     size_t segment_for(const modem_mode&) const;
     size_t segment_for_non_arq(const modem_mode& m) const;
+    non_arq_config non_arq_sender_config(bool expedited) const;
     // Air time an ARQ cycle costs whatever it carries: our preamble and trailer, the
     // peer's acknowledgement burst, two turnarounds.
     double cycle_fixed_s(const phy::waveform_timing& phy) const;

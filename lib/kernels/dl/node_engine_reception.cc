@@ -67,7 +67,8 @@ bool node_engine::impl::deliver_data(uint32_t source,
 void node_engine::impl::queue_delivery_answer(uint32_t addr, const spdu& s)
 {
     peer_state& p = peer(addr);
-    p.flights.emplace(p.tx.enqueue(data_cpdu(s), true), in_flight{});
+    // Yielding: what the client answers to the delivered U_PDU goes ahead of it.
+    p.flights.emplace(p.tx.enqueue(data_cpdu(s), true, true), in_flight{});
 }
 
 void node_engine::impl::on_arq_cpdu(uint32_t source, const bytes& c, bool expedited)

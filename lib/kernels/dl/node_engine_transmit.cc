@@ -30,6 +30,15 @@ size_t node_engine::impl::segment_for_non_arq(const modem_mode& m) const
     return cfg.non_arq_segment_size ? cfg.non_arq_segment_size : segment_for(m);
 }
 
+non_arq_config node_engine::impl::non_arq_sender_config(bool expedited) const
+{
+    non_arq_config c;
+    c.segment_size = segment_for_non_arq(cfg.mode);
+    c.expedited = expedited;
+    c.first_id = uint16_t(cfg.incarnation % cpdu_id_modulus);
+    return c;
+}
+
 double node_engine::impl::cycle_fixed_s(const phy::waveform_timing& phy) const
 {
     return air_time(phy, 0) + air_time(phy, typical_answer_bytes) + 2 * cfg.turnaround_s;

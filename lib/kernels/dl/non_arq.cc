@@ -29,6 +29,7 @@ uint16_t reception_window_units(double seconds)
 
 non_arq_sender::non_arq_sender(const non_arq_config& config)
     : d_config(config),
+      d_next_id(uint16_t(config.first_id % cpdu_id_modulus)),
       d_release(cpdu_id_modulus, -std::numeric_limits<double>::infinity())
 {
     if (config.segment_size < 1 || config.segment_size > max_segment_size)

@@ -65,6 +65,7 @@ struct non_arq_config {
     unsigned repeats = 0;       // extra copies of every D_PDU, 0..15
     bool expedited = false;     // type 8 (own C_PDU ID space) instead of type 7
     double window_margin = 0.0; // seconds added to every reception window, >= 0
+    uint16_t first_id = 0;      // the first C_PDU ID (taken mod 4096)
 };
 
 struct non_arq_sender_counters {

@@ -36,6 +36,8 @@ slep::slep(slep_config config) : d_cfg(config)
     if (d_cfg.send_buffer < 1024 || d_cfg.max_outstanding_bytes == 0)
         throw std::invalid_argument("slep: send_buffer must be at least 1024 and "
                                     "max_outstanding_bytes > 0");
+    if (!(d_cfg.coalesce_s >= 0 && d_cfg.coalesce_s <= 10))
+        throw std::invalid_argument("slep: coalesce_s must be 0..10 s");
     if (d_cfg.stream_updu_bytes < 128)
         throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
@@ -242,6 +244,8 @@ size_t slep::write(slep_stream key, const uint8_t* data, size_t size, double now
     if (n == 0)
         return 0;
     const size_t before = s->send_buf.size();
+    if (!unsent(*s))
+        s->unsent_since = now;
     if (s->compressed)
         s->tx_z.write(data, n, s->send_buf);
     else
@@ -437,6 +441,26 @@ void slep::send_empty_open(slep_stream key, stream_state& s)
     submit(s.node, p, true, true, d_cfg.in_order, s.priority, pdu_role::empty_open, key, 0, 0);
 }
 
+bool slep::unsent(const stream_state& s) const
+{
+    return s.send_base + uint32_t(s.send_buf.size()) != s.send_next ||
+           (s.compressed && s.tx_z.pending());
+}
+
+double slep::coalesce_until(const stream_state& s) const
+{
+    return s.unsent_since + d_cfg.coalesce_s;
+}
+
+bool slep::coalescing(const stream_state& s, double now) const
+{
+    if (d_cfg.coalesce_s <= 0 || s.fin_written || (s.opened_here && !s.open_sent) ||
+        !unsent(s) || now >= coalesce_until(s))
+        return false;
+    const uint32_t ready = s.send_base + uint32_t(s.send_buf.size()) - s.send_next;
+    return ready < max_segment(slep_type::data);
+}
+
 bool slep::awaiting_confirmation(const stream_state& s) const
 {
     return !s.segments.empty() || (s.opened_here && s.open_sent && !s.open_confirmed);
@@ -483,7 +507,8 @@ void slep::pump(double now)
             auto& s = it->second;
             ++it;
             d_round_robin = key;
-            if (s.compressed && s.tx_z.pending() && !s.fin_written) {
+            const bool holding = coalescing(s, now);
+            if (s.compressed && s.tx_z.pending() && !s.fin_written && !holding) {
                 const size_t before = s.send_buf.size();
                 s.tx_z.flush(s.send_buf);
                 d_counters.wire_written += s.send_buf.size() - before;
@@ -514,7 +539,7 @@ void slep::pump(double now)
                     sent = true;
                 }
             }
-            if (!sent) {
+            if (!sent && !holding) {
                 const uint32_t end = s.send_base + uint32_t(s.send_buf.size());
                 const bool opening = s.opened_here && !s.open_sent;
                 const bool fin_due = s.fin_written && !s.fin_sent;
@@ -592,6 +617,8 @@ double slep::next_deadline() const
                 consider(seg.resend_at);
         if (s.open_resend_at >= 0)
             consider(s.open_resend_at);
+        if (coalescing(s, d_now))
+            consider(coalesce_until(s));
         if (awaiting_confirmation(s))
             consider(s.last_progress + d_cfg.give_up_s);
     }

@@ -70,6 +70,11 @@ struct slep_config {
     // 1-byte header, the S_PDU's 3) of exactly two 1023-byte D_PDU segments, where 2048
     // would leave a 6-byte third one costing a D_PDU header and an ARQ window slot.
     size_t stream_updu_bytes = 2042;
+    // A stream's new bytes wait at most this long for more before they are sent, so what
+    // an application writes in quick succession (a proxy's accept, the server's answer
+    // and its close) travels as one PDU, one delivery confirmation back, instead of one
+    // each. Not when a whole PDU is ready or the stream's end is written. 0 = at once.
+    double coalesce_s = 0.05;
 };
 
 // A stream as the application names it: (peer node, who opened it, number).
@@ -196,6 +201,7 @@ private:
         double open_resend_at = -1; // an OPEN without data, rejected: send again then
         bool fin_written = false, fin_sent = false, fin_confirmed = false;
         bool writable_wanted = false;
+        double unsent_since = 0; // when the oldest bytes not yet sent were written
         deflater tx_z;
         // receiving
         bytes recv_buf;          // in order, not yet read (wire bytes)
@@ -235,6 +241,10 @@ private:
     };
 
     void pump(double now);
+    bool unsent(const stream_state& s) const; // written bytes not yet in a PDU
+    // Whether the stream's unsent bytes wait for more (coalesce_s), and until when.
+    bool coalescing(const stream_state& s, double now) const;
+    double coalesce_until(const stream_state& s) const;
     bool room() const;
     void send_segment(slep_stream key, stream_state& s, segment& seg);
     void send_empty_open(slep_stream key, stream_state& s);

@@ -640,6 +640,8 @@ void virtual_network::restart_node(size_t i)
     check_node(i, "restart_node");
     node_slot& n = *d_nodes[i];
     n.engine.reset();
+    // As the node block does from the clock: a new start, a new incarnation.
+    n.cfg.incarnation = uint32_t(std::max(0.0, d_now)) + uint32_t(n.epoch) + 1;
     n.engine = std::make_unique<dl::node_engine>(n.cfg);
     ++n.epoch;
     ++n.rx_epoch;

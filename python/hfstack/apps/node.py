@@ -173,9 +173,14 @@ def parse_args(argv):
     d.add_argument("--timeout", type=float, default=900.0,
                    help="real seconds the demo waits before giving up")
     d.add_argument("--data-seed", type=int, default=5066, help="seed of the demo's data")
+    d.add_argument("--json", metavar="FILE",
+                   help="also write the demo's summary to FILE as JSON (bench/link_agreement.py "
+                   "reads it)")
     a = p.parse_args(argv)
     if a.screenshot and not a.gui:
         raise config_error("--screenshot needs --gui")
+    if a.json and not a.demo:
+        raise config_error("--json needs --demo")
     if a.demo and not 1 <= a.size <= 2048:
         raise config_error("--size must be 1..2048 (the SIS MTU)")
     if a.demo and a.bytes < 1:
@@ -503,12 +508,14 @@ def check_files(s):
 
 
 class station(station_base):
-    """One node with its radio and SIS server; their errors in the app's terms."""
+    """One node with its radio and SIS server (the station hier block), its errors in
+    the app's terms, and the IP client and HF-PEP the app may attach to it."""
 
-    def __init__(self, tb, address, port, s, radio_options, pcap=""):
+    def __init__(self, address, port, s, radio_options, pcap=""):
         # settings() has checked the address, the options and the time scale.
         try:
-            super().__init__(tb, address, s["node_options"], radio_options, s["sis_address"], port, pcap)
+            super().__init__(address, s["node_options"], radio_options, s["sis_address"], port,
+                             pcap=pcap)
         except radio_frontend.device_error as e:
             raise resource_error(str(e))
         except radio_frontend.radio_error as e:
@@ -535,8 +542,8 @@ class station(station_base):
                 self.rules_installed = True
         except proxy_error as e:
             raise resource_error(f"PEP: {e}")
-        tb.msg_connect(self.pep, "sis_out", self.node, "sis_in")
-        tb.msg_connect(self.node, "sis_out", self.pep, "sis_in")
+        tb.msg_connect(self.pep, "sis_out", self, "sis_in")
+        tb.msg_connect(self, "sis_out", self.pep, "sis_in")
 
     def attach_ip_client(self, tb, ip):
         """The IP client on its TUN device as one more SIS client of this node."""
@@ -546,8 +553,8 @@ class station(station_base):
                                            ip["configure"], ip["address"], ip["device_routes"])
         except tun_error as e:
             raise resource_error(f"IP client: {e}")
-        tb.msg_connect(self.ip_client, "sis_out", self.node, "sis_in")
-        tb.msg_connect(self.node, "sis_out", self.ip_client, "sis_in")
+        tb.msg_connect(self.ip_client, "sis_out", self, "sis_in")
+        tb.msg_connect(self, "sis_out", self.ip_client, "sis_in")
 
     def client_statistics(self):
         """The IP client's counters and its TUN device's, and the PEP's, or {}."""
@@ -560,7 +567,7 @@ class station(station_base):
                 "tun_device": dict(self.ip_client.tun.counters, name=self.ip_client.name)}
 
     def close(self):
-        self.radio.close()
+        super().close()
         if self.rules_installed:
             from gnuradio.hfstack.pep import remove_rules
             remove_rules()
@@ -570,7 +577,8 @@ class station(station_base):
 
 def build(s, pair):
     tb = gr.top_block(PROG)
-    stations = [station(tb, s["address"], s["sis_port"], s, s["radio"], s["pcap"])]
+    stations = [station(s["address"], s["sis_port"], s, s["radio"], s["pcap"])]
+    stations[0].add_to(tb)
     if s["ip_client"]:
         stations[0].attach_ip_client(tb, s["ip_client"])
     if s["pep"]:
@@ -578,8 +586,9 @@ def build(s, pair):
     if pair:
         peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
         port = s["sis_port"] + 1 if s["sis_port"] else 0
-        stations.append(station(tb, s["peer_address"], port, s, peer))
-        radio_frontend.join(tb, stations[0].radio, stations[1].radio)
+        stations.append(station(s["peer_address"], port, s, peer))
+        stations[1].add_to(tb)
+        radio_frontend.join(tb, *stations)
     return tb, stations
 
 
@@ -822,10 +831,27 @@ def demo(a, s, stations, stop):
     if rtts:
         print("  pings         " + ", ".join(f"{x:.1f} s" for x in rtts)
               + " round trip (the first sets up the link)")
+    if a.json:
+        write_demo_summary(a.json, {
+            "bytes": len(data), "delivered_bytes": received, "identical": ok,
+            "confirmed_updus": confirmed[0], "updus": len(updus),
+            "elapsed_s": elapsed, "protocol_time": scale != 1, "rate_bps": rate_bps,
+            "utilization_pct": 100 * bps / rate_bps, "ping_round_trips_s": rtts,
+            "nodes": {st.address: {k: float(v) for k, v in st.counters().items()}
+                      for st in stations}})
     for c in (ca, cb):
         c.send(hfstack.make_sis("unbind_request"))
         c.close()
     return 0 if ok and confirmed[0] == len(updus) else 1
+
+
+def write_demo_summary(path, summary):
+    try:
+        with open(path, "w") as f:
+            json.dump(summary, f, indent=1, allow_nan=False)
+            f.write("\n")
+    except OSError as e:
+        raise resource_error(f"--json {path}: {e.strerror or e}")
 
 
 def with_window(window, run, stop, screenshot):

@@ -8,14 +8,14 @@
  * channel, and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones
  * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
  * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
- * --passes and --detection-threshold apply to the App D receiver too, which has no
- * --interpolate, --backward, --data-power or --reliability-threshold).
+ * --passes, --detection-threshold, --interpolate and --backward apply to the App D
+ * receiver too, which has no --data-power or --reliability-threshold).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
- *       [--solve-interval N] [--interpolate 0|1]   (App C: channel from the probes)
- *       [--backward 0|1]   (App C: suspect frames equalised again backward)
+ *       [--solve-interval N] [--interpolate 0|1]   (App C and D: channel from the probes)
+ *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
  *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
  *       (the receivers' configuration)
  *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
@@ -272,9 +272,9 @@ int main(int argc, char** argv)
                 high_rx_config.qam64_solve_interval = wide_rx_config.equaliser_solve_interval =
                     wide_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
         else if (key == "--interpolate")
-            high_rx_config.interpolate_probes = value != "0";
+            high_rx_config.interpolate_probes = wide_rx_config.interpolate_probes = value != "0";
         else if (key == "--backward")
-            high_rx_config.backward_frames = value != "0";
+            high_rx_config.backward_frames = wide_rx_config.backward_frames = value != "0";
         else if (key == "--data-power")
             high_rx_config.weigh_data_power = value != "0";
         else if (key == "--passes")

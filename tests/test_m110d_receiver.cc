@@ -189,12 +189,71 @@ TEST(M110dReceiver, StaticMultipathOfDLxv)
     }
 }
 
+// A preamble of M = 20 super-frames whose last super-frame's fields (and the known
+// chips before them) are 30 dB down, as in a fade: its count and WID do not read on
+// their own, so they are read over the super-frames the detection added up, on the
+// carrier offset measured over their fixed sections (the last one's 160 chips alone gave
+// anything in such a fade); WN1 and WN3, 10 dB, 20 Hz.
+TEST(M110dReceiver, FieldsReadOverSuperframesWhenTheLastIsFaded)
+{
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    for (const char* name : { "WN1/3kHz/L", "WN3/3kHz/L" }) {
+        const m110d_mode mode = mode_of(name);
+        const std::vector<uint8_t> data = random_bytes(200, 7);
+        std::vector<cf> points =
+            m110d_transmit_points(mode, data.data(), data.size(), twenty);
+        const size_t preamble =
+            m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
+        for (size_t k = preamble - 10 * 32; k < preamble; ++k)
+            points[k] *= 0.0316f;
+        const std::vector<float> audio =
+            through_channel(padded_audio(points, 9600),
+                            9600,
+                            10 - 10 * std::log10(m110d_frame_power(mode)),
+                            20,
+                            7,
+                            0,
+                            {});
+        expect_one_whole_burst(receive_audio(audio), mode, data);
+    }
+}
+
+// The same with the last two super-frames 30 dB down (WN3, 10 dB): the search first
+// takes an earlier super-frame (count 8 here), whose count the super-frames before it
+// read; the last one is read that many super-frames on.
+TEST(M110dReceiver, LastSuperframeSoughtFromAnEarlierOnesCount)
+{
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    const m110d_mode mode = mode_of("WN3/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(200, 8);
+    std::vector<cf> points =
+        m110d_transmit_points(mode, data.data(), data.size(), twenty);
+    const size_t preamble =
+        m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
+    for (size_t k = preamble - 2 * 18 * 32; k < preamble; ++k)
+        points[k] *= 0.0316f;
+    const std::vector<float> audio =
+        through_channel(padded_audio(points, 9600),
+                        9600,
+                        10 - 10 * std::log10(m110d_frame_power(mode)),
+                        20,
+                        8,
+                        0,
+                        {});
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+}
+
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one
-// channel seed. The decoder-aided pass is what decodes it whole (one pass: bytes
-// wrong), and fading data never cut the burst as a new preamble would.
+// channel seed, the channel tracked on decisions alone between probes. The
+// decoder-aided pass is what decodes it whole (one pass: bytes wrong), and fading data
+// never cut the burst as a new preamble would.
 // D.6.5: the offset sweeping +-75 Hz at 3.5 Hz/s, WN10 at 24 dB: a 31 s burst from +40 Hz
 // up through the turn at +75 Hz and down to +2 Hz. The first-order loop (default) lags
-// 1.4 Hz and loses it; the second-order loop (follow_frequency_rate) follows.
+// 1.4 Hz: with the channel interpolated between probes (default) the burst is whole
+// all the same, and so with the second-order loop (follow_frequency_rate); on decisions
+// alone between probes the lagging loop loses it.
 TEST(M110dReceiver, SweptOffsetOfD65)
 {
     const m110d_mode mode = mode_of("WN10/3kHz/L");
@@ -219,7 +278,10 @@ TEST(M110dReceiver, SweptOffsetOfD65)
     m110d_receiver_config second_order;
     second_order.follow_frequency_rate = true;
     expect_one_whole_burst(receive_audio(audio, second_order), mode, data);
-    const std::vector<m110d_burst> lagging = receive_audio(audio);
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+    m110d_receiver_config decisions_alone;
+    decisions_alone.interpolate_probes = false;
+    const std::vector<m110d_burst> lagging = receive_audio(audio, decisions_alone);
     ASSERT_FALSE(lagging.empty());
     EXPECT_NE(lagging[0].bytes, data);
 }
@@ -250,12 +312,30 @@ TEST(M110dReceiver, PoorChannelDecoderAidedPass)
     const m110d_mode mode = mode_of("WN8/3kHz/L");
     const std::vector<uint8_t> data = random_bytes(6000, 2);
     const std::vector<float> audio = over_the_air(mode, data, 24, 20, 2, {}, 0, poor);
-    m110d_receiver_config one;
+    m110d_receiver_config two;
+    two.interpolate_probes = false;
+    m110d_receiver_config one = two;
     one.decoder_passes = 1;
     const std::vector<m110d_burst> first = receive_audio(audio, one);
     ASSERT_EQ(first.size(), 1u);
     EXPECT_NE(first[0].bytes, data);
+    expect_one_whole_burst(receive_audio(audio, two), mode, data);
+}
+
+// F.1487 poor, WN10/3kHz/L (64QAM) 1 dB below D-LXIV's poor row (30 dB), one
+// interleaver block: on decisions alone between the 32-symbol probes a decision error
+// in a fade feeds the tracker and whole frames go wrong; with the channel interpolated
+// between the probes (default) the block decodes whole.
+TEST(M110dReceiver, ChannelInterpolatedBetweenProbesOnPoorChannel)
+{
+    const m110d_mode mode = mode_of("WN10/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(9000, 3);
+    const std::vector<float> audio = over_the_air(mode, data, 30, 20, 3, {}, 0, poor);
     expect_one_whole_burst(receive_audio(audio), mode, data);
+    m110d_receiver_config decisions_alone;
+    decisions_alone.interpolate_probes = false;
+    const std::vector<m110d_burst> tracked = receive_audio(audio, decisions_alone);
+    EXPECT_TRUE(tracked.empty() || tracked[0].bytes != data); // lost, or bytes wrong
 }
 
 // Fading data crossing the search's threshold do not cut a burst (the detection's count
@@ -267,6 +347,22 @@ TEST(M110dReceiver, FadingDataDoNotCutABurst)
     const std::vector<uint8_t> data = random_bytes(6000, 1);
     expect_one_whole_burst(
         receive_audio(over_the_air(mode, data, 20, 20, 1, {}, 0, poor)), mode, data);
+}
+
+// F.1487 poor, WN10/3kHz/L 6 dB below D-LXIV's poor row (25 dB), one interleaver block,
+// the channel interpolated between probes: forward decisions alone lose frames to a
+// 64QAM decision error fed back in a fade; with the suspect frames equalised backward
+// too (default) the block decodes whole.
+TEST(M110dReceiver, SuspectFramesEqualisedBackward)
+{
+    const m110d_mode mode = mode_of("WN10/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(9000, 4);
+    const std::vector<float> audio = over_the_air(mode, data, 25, 20, 4, {}, 0, poor);
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+    m110d_receiver_config forward_only;
+    forward_only.backward_frames = false;
+    const std::vector<m110d_burst> forward = receive_audio(audio, forward_only);
+    EXPECT_TRUE(forward.empty() || forward[0].bytes != data); // lost, or bytes wrong
 }
 
 TEST(M110dReceiver, NoiseAloneStartsNothing)

@@ -10,6 +10,7 @@
 #include "differential_products.h"
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
+#include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
@@ -95,45 +96,6 @@ std::vector<cf> sync_points()
     return points;
 }
 
-// The middle of the channel's paths, where a probe's 16-tap measurement is centred: the
-// symbol taps holding a path in the long-term energy profile (3 % of its strongest, 6x
-// its median, as the equaliser counts a path), or tracked and holding 3 % of the
-// strongest tracked tap's power now (a path tracked since a probe found it, before the
-// profile has it). Not the middle of the tracked taps: a noise tap of the lagging
-// whole-span estimate may be tracked far from the paths (as the channel rises out of a
-// fade), and that moved the 16 off the strongest path, whose alias 16 taps away was then
-// tracked as a path beside it (F.1487 poor, 9600L at 30 dB, channel seed 8: a block lost).
-size_t paths_centre(const channel_tracking_equaliser& eq)
-{
-    constexpr double path_share = 0.03;
-    const size_t n = eq.channel_symbols();
-    const std::vector<double>& profile = eq.energy_profile();
-    const std::vector<cd>& taps = eq.taps();
-    std::vector<double> long_term(n), now(n, 0.0);
-    for (size_t i = 0; i < n; ++i)
-        long_term[i] = profile[2 * i] + profile[2 * i + 1];
-    for (size_t i : eq.tracked_symbol_taps())
-        now[i] = std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]);
-    const double long_term_threshold = path_power_threshold(long_term, path_share);
-    const double now_threshold = path_share * *std::max_element(now.begin(), now.end());
-    size_t first = n, last = 0;
-    for (size_t i = 0; i < n; ++i)
-        if ((long_term[i] > 0 && long_term[i] >= long_term_threshold) || (now[i] > 0 && now[i] >= now_threshold)) {
-            first = std::min(first, i);
-            last = i;
-        }
-    return first < n ? (first + last) / 2 : n / 2;
-}
-
-// The factor a segment's LLRs take when its decisions' squared error exceeds the
-// equaliser's variance (errors fed back, a channel the estimate lags): the ratio's
-// inverse, else 1.
-float llr_scale(double decision_error, double variance)
-{
-    return decision_error > variance ? float(variance / decision_error) : 1.0f;
-}
-
-
 } // namespace
 
 struct m110c_receiver::state {
@@ -191,18 +153,18 @@ struct m110c_receiver::state {
     // (cfg.interpolate_probes): the probe before it, the one after and (within an
     // interleaver block) the one after the next frame, oldest first; kept from the
     // last four before the block on while the block may be passed again.
-    struct anchor {
-        uint64_t first;       // burst symbol (from start) of the probe's first symbol
-        int64_t timing_shift; // the sample grid it was measured on
-        std::vector<cd> taps; // as the equaliser's
-    };
-    std::vector<anchor> anchors;
-    std::vector<cd> interpolated;
-    const std::vector<cd>& channel_at(uint64_t s, int64_t shift);
+    serial_tone_probe_anchors anchors;
+    const std::vector<cd>& channel_at(uint64_t s, int64_t shift)
+    {
+        return anchors.channel_at(s, shift, equaliser->window_samples());
+    }
     bool anchors_for_frame(uint64_t s);
     bool measure_anchor(uint64_t first);
-    void interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift);
-    void keep_last_anchors();
+    void interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift)
+    {
+        anchors.rebase(eq, s, shift); // the tracker follows the decisions for the rest
+    }
+    void keep_last_anchors() { anchors.keep_last(); }
     std::optional<cd> known_at(uint64_t k) const;
     // LLR reliability: when a segment's decisions err more than the equaliser's
     // variance says (errors fed back, a channel the estimate lags), its LLRs are scaled
@@ -262,6 +224,7 @@ struct m110c_receiver::state {
 
     explicit state(const m110c_receiver_config& c) : cfg(c), sync_correlator(sync_points(), history_symbols)
     {
+        anchors.set_probe(m110c_probe_symbols, probe_period);
         const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
         const auto rotation = [&](size_t k) {
             const size_t g = m110c_sync_symbols + k;
@@ -812,7 +775,7 @@ void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, s
     segment_variance += variance;
     if (++segment_symbols < reliability_symbols)
         return;
-    const float scale = llr_scale(segment_error, segment_variance);
+    const float scale = serial_tone_llr_scale(segment_error, segment_variance);
     if (scale < 1)
         for (size_t b = llr_end - reliability_symbols * mode->bits_per_symbol; b < llr_end; ++b)
             block_llr[b] *= scale;
@@ -823,75 +786,28 @@ void m110c_receiver::state::weigh_decision(cd z, cd decision, double variance, s
 void m110c_receiver::state::equalise_frame_backward(uint64_t first, int64_t shift, double noise, size_t frame_llr,
                                                     const uint8_t* labels)
 {
-    // The frame again, last symbol first, by the MMSE-DFE of the time-reversed channel:
-    // it starts from the known probe after the frame and its decision errors run
-    // toward the frame's start, where the forward ones run toward its end (a 64QAM
-    // decision error in a fade feeds back and the frame's rest goes wrong). Each 32
-    // symbols' LLRs come from the direction whose decisions erred less. Reversed, the
-    // sample at T/2 index n is at -n: tap q of the channel becomes tap 2 span - q of
-    // an equaliser with the precursor and postcursor swapped (one more precursor symbol
-    // for the odd phase).
-    const size_t span = equaliser->channel_symbols();
-    const size_t pre = equaliser->precursor_symbols();
-    channel_tracking_equaliser_config reversed_config;
-    reversed_config.precursor_symbols = unsigned(span - pre);
-    reversed_config.postcursor_symbols = unsigned(pre);
-    reversed_config.forgetting = cfg.forgetting;
-    reversed_config.decision_weight = cfg.decision_weight;
-    reversed_config.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
-    reversed_config.follow_channel = qam64();
-    reversed_config.symbol_power = data_power();
-    channel_tracking_equaliser reversed(reversed_config);
-    const size_t nr = reversed.window_samples(); // 2 span + 2
-    std::vector<cd> taps(nr);
-    const auto reverse_channel = [&](uint64_t s) {
-        const std::vector<cd>& g = channel_at(s, shift);
-        std::fill(taps.begin(), taps.end(), cd());
-        for (size_t q = 0; q < g.size(); ++q)
-            taps[2 * span - q] = g[q];
-    };
+    channel_tracking_equaliser_config settings;
+    settings.forgetting = cfg.forgetting;
+    settings.decision_weight = cfg.decision_weight;
+    settings.solve_interval = cfg.equaliser_solve_interval; // 64QAM's 12 would cost a tenth of the speed
+    settings.follow_channel = qam64();
+    settings.symbol_power = data_power();
+    serial_tone_backward_frame frame;
+    frame.input = &input;
+    frame.start = start;
+    frame.timing_shift = shift;
+    frame.first = first;
+    frame.data_symbols = m110c_data_symbols;
     const uint64_t last = first + m110c_data_symbols - 1;
-    // Its past: the probe after the frame, nearest last.
-    std::vector<cd> past;
-    for (uint64_t j = m110c_probe_symbols; j-- > 0;)
-        past.push_back(*known_at(skipped + last + 1 + j));
-    reverse_channel(last);
-    reversed.start(taps, noise, past);
-    const unsigned nb = mode->bits_per_symbol;
-    std::vector<float> llr(size_t(m110c_data_symbols) * nb);
-    std::vector<double> error(forward_error.size()), variance(forward_error.size());
-    std::vector<cd> window(nr);
-    // Reversed symbol -s: window position q holds T/2 index 2 (s + reversed precursor) - q.
-    const int64_t reach = int64_t(span - pre);
-    for (uint64_t s = last + 1; s-- > first;) {
-        for (size_t q = 0; q < nr; ++q) {
-            const int64_t i = int64_t(start) + shift + 2 * (2 * (int64_t(s) + reach) - int64_t(q));
-            window[q] = i >= int64_t(input.base()) && i < int64_t(input.total()) ? cd(input.derotated(uint64_t(i))) : cd();
-        }
-        reverse_channel(s);
-        reversed.rebase_channel(taps);
-        const cd z = reversed.equalise(window.data());
-        const unsigned position = unsigned(s - first);
-        const double v = std::max(1e-3, reversed.estimate_variance());
-        cd decision = demapper->demap(z, position, v, &llr[size_t(position) * nb]);
-        if (labels) {
-            unsigned label = 0;
-            for (unsigned b = 0; b < nb; ++b)
-                label = (label << 1) | labels[size_t(position) * nb + b];
-            decision = demapper->point_of(label, position);
-        }
-        reversed.decide(decision, labels != nullptr);
-        error[position / reliability_symbols] += std::norm(z - decision);
-        variance[position / reliability_symbols] += v;
-    }
-    const size_t segment_bits = size_t(reliability_symbols) * nb;
-    for (size_t g = 0; g < error.size(); ++g) {
-        if (error[g] >= forward_error[g])
-            continue;
-        const float scale = llr_scale(error[g], variance[g]);
-        for (size_t b = 0; b < segment_bits; ++b)
-            block_llr[frame_llr + g * segment_bits + b] = llr[g * segment_bits + b] * scale;
-    }
+    for (uint64_t j = 0; j < m110c_probe_symbols; ++j)
+        frame.probe_after.push_back(*known_at(skipped + last + 1 + j));
+    frame.noise = noise;
+    frame.demapper = demapper.get();
+    frame.segment_symbols = reliability_symbols;
+    frame.forward_error = &forward_error;
+    frame.llr = &block_llr[frame_llr];
+    frame.labels = labels;
+    serial_tone_equalise_frame_backward(frame, *equaliser, settings, anchors);
 }
 
 void m110c_receiver::state::mark_data_start()
@@ -1049,9 +965,8 @@ bool m110c_receiver::state::anchors_for_frame(uint64_t s)
 
 bool m110c_receiver::state::measure_anchor(uint64_t first)
 {
-    for (const anchor& a : anchors)
-        if (a.first == first)
-            return true;
+    if (anchors.has(first))
+        return true;
     std::vector<cd> known;
     for (uint64_t j = 0; j < m110c_probe_symbols; ++j) {
         const std::optional<cd> symbol = known_at(skipped + first + j);
@@ -1059,87 +974,12 @@ bool m110c_receiver::state::measure_anchor(uint64_t first)
             return true; // not a run of known symbols (cannot happen): no anchor here
         known.push_back(*symbol);
     }
-    // First the whole delay spread (the probe's 16-symbol cyclic structure determines 16
-    // taps per T/2 phase), for the equaliser to choose its tracked taps from: a path
-    // faded out when the burst started is tracked from the next probe on. Then the
-    // tracked taps, the anchor; the prior (for taps the probe cannot tell apart) is the
-    // tracker's estimate, weighted like one observation at the noise level.
-    const double ridge = std::max(1e-6, equaliser->noise());
-    // Centred on the paths (paths_centre): a path outside the 16 measured shows as its
-    // alias 16 away, so a path earlier than the first tracked one, measured from that one
-    // on, came out as a phantom path late in the span (tracked, it took a share of the
-    // real one's power in every anchor, the two being one to a probe).
-    const size_t channel = equaliser->channel_symbols();
-    const size_t centre = paths_centre(*equaliser);
-    const size_t from = std::min(centre > probe_period / 2 ? centre - probe_period / 2 : 0,
-                                 channel > probe_period ? channel - probe_period : 0);
-    std::vector<size_t> span;
-    for (size_t i = from; i < std::min(from + probe_period, channel); ++i)
-        span.push_back(i);
-    std::vector<cd> whole = equaliser->taps();
-    if (!measure_known_run(input, start, timing_shift, *equaliser, span, first, known, ridge, whole))
+    if (!anchors.measure(input, start, timing_shift, *equaliser, first, known))
         return false;
-    equaliser->note_measured_channel(whole, span);
-    // The anchor: the tracked taps within those 16. A tracked tap outside them is, on a
-    // probe, the alias of one inside (only the prior shared the power between the two)
-    // and leaves fewer observations than taps; the tracker alone follows it.
-    std::vector<size_t> anchored;
-    for (size_t i : equaliser->tracked_symbol_taps())
-        if (i >= span.front() && i <= span.back())
-            anchored.push_back(i);
-    if (anchored.empty())
-        anchored = equaliser->tracked_symbol_taps();
-    std::vector<cd> taps = equaliser->taps();
-    if (!measure_known_run(input, start, timing_shift, *equaliser, anchored, first, known, ridge, taps))
-        return false;
-    note_probe_turn(first, taps);
-    anchors.push_back({ first, timing_shift, std::move(taps) });
+    note_probe_turn(first, anchors.last().taps);
     if (!block_pass.active())
         keep_last_anchors();
     return true;
-}
-
-void m110c_receiver::state::keep_last_anchors()
-{
-    constexpr size_t kept = 4; // the most a frame's interpolation uses
-    if (anchors.size() > kept)
-        anchors.erase(anchors.begin(), anchors.end() - long(kept));
-}
-
-void m110c_receiver::state::interpolate_channel(channel_tracking_equaliser& eq, uint64_t s, int64_t shift)
-{
-    // The tracker follows the decisions for the rest.
-    if (!anchors.empty())
-        eq.rebase_channel(channel_at(s, shift));
-}
-
-const std::vector<cd>& m110c_receiver::state::channel_at(uint64_t s, int64_t shift)
-{
-    // Lagrange (in time) through up to two probes after s and two before it, each moved
-    // onto the current sample grid (a T/2 slip shifts the taps by one).
-    const auto centre = [](const anchor& a) { return double(a.first) + 0.5 * (m110c_probe_symbols - 1); };
-    const double t = double(s);
-    size_t after = 0; // the first anchor after s
-    while (after + 1 < anchors.size() && centre(anchors[after]) <= t)
-        ++after;
-    const size_t last = std::min(after + 1, anchors.size() - 1);
-    const size_t first = after >= 2 ? after - 2 : 0;
-    const size_t nf = equaliser->window_samples();
-    interpolated.assign(nf, cd());
-    for (size_t a = first; a <= last; ++a) {
-        double weight = 1;
-        for (size_t b = first; b <= last; ++b)
-            if (b != a)
-                weight *= (t - centre(anchors[b])) / (centre(anchors[a]) - centre(anchors[b]));
-        const long moved = long((shift - anchors[a].timing_shift) / 2);
-        const std::vector<cd>& taps = anchors[a].taps;
-        for (size_t q = 0; q < nf; ++q) {
-            const long from = long(q) + moved;
-            if (from >= 0 && from < long(nf))
-                interpolated[q] += weight * taps[size_t(from)];
-        }
-    }
-    return interpolated;
 }
 
 void m110c_receiver::state::find_eom()

@@ -10,6 +10,7 @@
 #include "differential_products.h"
 #include "m110d_decoder.h"
 #include "m110d_transmitter.h"
+#include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
 #include "serial_tone_presence.h"
@@ -64,6 +65,13 @@ constexpr double comb_margin = 1.0;
 // over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
 // (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
 constexpr double wn0_match = 0.3;
+// Data symbols whose decision errors are weighed together against the equaliser's
+// variance (as the App C receiver's).
+constexpr unsigned reliability_symbols = 32;
+// A frame is equalised again backward when the mean squared error of some 32 of its
+// decisions exceeds this share of the squared distance between nearest points (as the
+// App C receiver's).
+constexpr double backward_suspect_error = 0.1;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -116,6 +124,9 @@ struct m110d_receiver::state {
     std::vector<alignment_search> alignments;
     size_t peak_alignment = 0, found_alignment = 0;
     bool peak_comb = false; // the open peak's z has super-frame sections in it
+    // Super-frames whose fixed sections the open peak's z (and the detection's) added up:
+    // 0 the known chips alone, 1 with the found super-frame's own, 2 and on earlier ones.
+    unsigned peak_sections = 0, found_sections = 0;
     const alignment_search* burst_alignment = nullptr; // the burst's
     uint64_t candidate = sps;
     correlation_peak peak;
@@ -191,7 +202,7 @@ struct m110d_receiver::state {
     // The search's z at sample n for alignment a: the known chips' alone, or with
     // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
     // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
-    double search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb);
+    double search_z(alignment_search& a, uint64_t n, cd& sum, unsigned& sections);
 
     bool search();
     bool preamble();
@@ -201,6 +212,25 @@ struct m110d_receiver::state {
     void restart_search(uint64_t from);
     void begin_burst();
     bool read_fields();
+    // A preamble the comb found at an earlier super-frame: the count its super-frames
+    // read (read_fields), i.e. how many super-frames later the last one is.
+    unsigned count_ahead = 0;
+    // The count and WID chips of the super-frame found and of the `earlier` ones before
+    // it combined, each on one complex gain measured over its fixed sections and weighted
+    // by it: the fields of a preamble the super-frame comb found, read where the last
+    // super-frame's alone may not (in a fade, at WN0's and WN1's rows). `count`: the
+    // count of the super-frame found (the comb finds earlier ones too), the one whose
+    // count fields match best, super-frame j back carrying it plus j; the combined count
+    // chips are turned into its.
+    std::vector<cf> superframe_fields(unsigned earlier, unsigned& count) const;
+    // The carrier offset from the phase slope over 8-, then 32-chip chunks of the fixed
+    // sections of the last super-frame and the `earlier` ones before it (derotated by hz
+    // first), with the known chips the search matched: a preamble's 160 chips in a fade
+    // gave anything (WN1/3kHz/L, poor, 2 dB: -75 Hz for 0), and the fields then did not
+    // read.
+    double superframes_offset_hz(unsigned earlier, double hz) const;
+    // The fixed section of a super-frame of M > 1 (9 Walsh symbols) as points.
+    std::vector<cf> fixed_section() const;
     std::optional<m110d_fields> fields_of(const std::vector<cf>& chips,
                                           m110d_pn_alignment alignment) const;
     // In a burst: whether the preamble the watch found at sample `at` reads as one
@@ -214,7 +244,37 @@ struct m110d_receiver::state {
     int pending_slip = 0; // timing slip applied since the last symbol kept
     std::vector<uint32_t> fetch_order;
     void keep_for_passes(uint64_t k);
-    void second_pass();
+    // The channel between the mini-probes (cfg.interpolate_probes, WN1-WN13): anchors
+    // on the probe before each data frame, the one after it and, within an interleaver
+    // block, the one after the next frame; kept from the block's start while it may be
+    // passed again.
+    serial_tone_probe_anchors anchors;
+    bool interpolating() const { return cfg.interpolate_probes && mode && mode->wn != 0; }
+    bool anchors_for_frame(uint64_t s);
+    bool measure_anchor(uint64_t first);
+    // LLRs of decisions that err more than the equaliser's variance says, scaled down.
+    double segment_error = 0, segment_variance = 0;
+    unsigned segment_symbols = 0;
+    void weigh_decision(cd z, cd decision, double variance, size_t llr_end);
+    // The frame just equalised (cfg.backward_frames): its first data symbol, the sample
+    // grid it began on, and per 32 symbols the forward decisions' squared error.
+    double nearest_points = 0; // squared distance between the nearest points
+    uint64_t frame_first = 0;
+    int64_t frame_shift = 0;
+    std::vector<double> forward_error;
+    bool backward() const { return cfg.backward_frames && interpolating(); }
+    void start_frame(uint64_t first, int64_t shift);
+    bool frame_suspect() const;
+    // The frame from burst symbol `first` equalised backward (its LLRs from
+    // block_llr[frame_llr] on), with the decoded channel bits `labels` or (nullptr) its
+    // own decisions.
+    void equalise_frame_backward(uint64_t first,
+                                 int64_t shift,
+                                 double noise,
+                                 size_t frame_llr,
+                                 const uint8_t* labels = nullptr);
+    // last: the block's last pass (suspect frames are equalised backward too).
+    void second_pass(bool last);
     void decode_block();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
@@ -263,11 +323,26 @@ void m110d_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (watch_pending)
         keep = std::min(keep, found_at);
+    // An open peak becomes the burst's start when taken: a peak the super-frame comb
+    // carries is held a super-frame and more (comb_peak_window), further back than the
+    // margin below (a preamble read from released samples crashed: WN2/3kHz/L, poor,
+    // 4 dB, 300 s, channel seed 4).
+    if (peak.open)
+        keep = std::min(keep, peak.at);
+    // The block's last decoder-aided pass equalises its suspect frames backward again.
+    if (stage == phase::data && block_pass.active() && cfg.backward_frames)
+        keep = std::min(keep, start + block_pass.first_symbol() * sps);
     // The equaliser's window reaches back its precursor and the timing shift; the
     // super-frame sections (integrate_superframes) are correlated 8 Walsh symbols behind
-    // the search.
-    const uint64_t margin =
-        (cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128) * sps;
+    // the search; a frame (up to 360 data symbols) is equalised again backward once its
+    // data are in.
+    uint64_t margin =
+        std::max(cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128,
+                 448u) *
+        sps;
+    // Until the fields are read, the super-frames the comb added (superframe_fields).
+    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode))
+        margin += uint64_t(cfg.integrate_superframes) * superframe_chips * sps;
     keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
 }
@@ -278,13 +353,15 @@ void m110d_receiver::state::restart_search(uint64_t from)
     watch_pending = false;
 }
 
-double
-m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& comb)
+double m110d_receiver::state::search_z(alignment_search& a,
+                                       uint64_t n,
+                                       cd& sum,
+                                       unsigned& sections)
 {
     cf known_sum;
     const double z = a.correlator.z_at(input, n, known_sum);
     sum = cd(known_sum);
-    comb = false;
+    sections = 0;
     // Not in a burst: data with mini-probes (the same every frame, and frames divide a
     // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
@@ -321,10 +398,10 @@ m110d_receiver::state::search_z(alignment_search& a, uint64_t n, cd& sum, bool& 
         if (std::norm(total) > best2 * energy) {
             best2 = std::norm(total) / energy;
             sum = total;
-            comb = true;
+            sections = j + 1; // section 0 is this super-frame's own first 8 symbols
         }
     }
-    return comb ? std::sqrt(best2) : z;
+    return sections > 0 ? std::sqrt(best2) : z;
 }
 
 bool m110d_receiver::state::search()
@@ -334,16 +411,18 @@ bool m110d_receiver::state::search()
         const uint64_t n = candidate++;
         for (size_t a = 0; a < alignments.size(); ++a) {
             cd sum;
-            bool comb = false;
-            const double z = search_z(alignments[a], n, sum, comb);
+            unsigned sections = 0;
+            const double z = search_z(alignments[a], n, sum, sections);
             if (peak.offer(z, n, sum, cfg.detection_threshold)) {
                 peak_alignment = a;
-                peak_comb = comb;
+                peak_comb = sections > 0;
+                peak_sections = sections;
             }
         }
         if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
             found_alignment = peak_alignment;
             found_z = peak.z;
+            found_sections = peak_comb ? peak_sections : 0;
             found_at = peak.at;
             found_hz = peak.offset_hz();
             return true;
@@ -384,12 +463,15 @@ bool m110d_receiver::state::preamble()
     burst_alignment = &alignments[found_alignment];
     const std::vector<cf>& known = burst_alignment->known;
     double hz = found_hz;
-    for (unsigned chunk : { 8u, 32u }) {
-        const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
-        cd turn;
-        add_turns(y, known, 0, known_symbols, chunk, turn);
-        hz += slope_hz(turn, chunk);
-    }
+    if (found_sections > 1)
+        hz = superframes_offset_hz(found_sections - 1, hz);
+    else
+        for (unsigned chunk : { 8u, 32u }) {
+            const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
+            cd turn;
+            add_turns(y, known, 0, known_symbols, chunk, turn);
+            hz += slope_hz(turn, chunk);
+        }
     double power = 0;
     for (unsigned k = 0; k < known_symbols; ++k)
         power += std::norm(input.at(start + uint64_t(k) * sps));
@@ -427,6 +509,9 @@ void m110d_receiver::state::begin_burst()
     block_llr.clear();
     block_pass.end();
     pending_slip = 0;
+    anchors.clear();
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
     walsh.clear();
     walsh_match = 0;
     bits.clear();
@@ -480,10 +565,158 @@ bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
     return fields_of(chips, a.alignment).has_value();
 }
 
+std::vector<cf> m110d_receiver::state::fixed_section() const
+{
+    std::vector<cf> fixed;
+    for (uint8_t c :
+         m110d_preamble_section({ m110d_fixed_dibits.begin(), m110d_fixed_dibits.end() },
+                                m110d_pn_table::fixed,
+                                walsh_chips,
+                                burst_alignment->alignment))
+        fixed.push_back(psk8(c));
+    return fixed;
+}
+
+double m110d_receiver::state::superframes_offset_hz(unsigned earlier, double hz) const
+{
+    // 8-chip chunks first (+-150 Hz around the search's angle, as on the 160 chips
+    // alone: three equal static paths turn that angle by tens of Hz), then 32.
+    const std::vector<cf>& known = burst_alignment->known;
+    const std::vector<cf> fixed = fixed_section();
+    for (unsigned chunk : { 8u, 32u }) {
+        cd turn;
+        add_turns(symbols_at_offset(input, start, known_symbols, hz),
+                  known,
+                  0,
+                  known_symbols,
+                  chunk,
+                  turn);
+        for (unsigned j = 0; j <= earlier; ++j) {
+            const uint64_t back =
+                (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
+            if (start < back || start - back < input.base())
+                break;
+            add_turns(symbols_at_offset(input, start - back, unsigned(fixed.size()), hz),
+                      fixed,
+                      0,
+                      fixed.size(),
+                      chunk,
+                      turn);
+        }
+        hz += slope_hz(turn, chunk);
+    }
+    return hz;
+}
+
+std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
+                                                         unsigned& count) const
+{
+    const m110d_pn_alignment alignment = burst_alignment->alignment;
+    const std::vector<cf> fixed = fixed_section();
+    constexpr unsigned fixed_chips = 9 * walsh_chips, field_chips_n = 9 * walsh_chips;
+    constexpr unsigned count_chips = 4 * walsh_chips;
+    std::vector<std::vector<cf>> count_points(m110d_max_superframes);
+    for (unsigned c = 0; c < m110d_max_superframes; ++c) {
+        const auto dibits = m110d_count_dibits(c);
+        for (uint8_t chip : m110d_preamble_section({ dibits.begin(), dibits.end() },
+                                                   m110d_pn_table::count,
+                                                   walsh_chips,
+                                                   alignment))
+            count_points[c].push_back(psk8(chip));
+    }
+    // Each super-frame's count and WID chips, weighted by its gain.
+    std::vector<std::vector<cd>> weighted;
+    const double hz = input.offset_hz();
+    for (unsigned j = 0; j <= earlier && j < m110d_max_superframes; ++j) {
+        const uint64_t back = (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
+        if (start < back || start - back < input.base())
+            break;
+        const uint64_t from = start - back;
+        // With the next super-frame's fixed section after it (all but the last).
+        const unsigned length = fixed_chips + field_chips_n + (j > 0 ? fixed_chips : 0);
+        if (from + uint64_t(length) * sps >= input.total())
+            break;
+        const std::vector<cf> y = symbols_at_offset(input, from, length, hz);
+        // The gain over the fixed section before the fields and (j > 0) the one after
+        // them, linear in between: on F.1487 poor the channel turns within the 0.24 s of
+        // a super-frame (with the gain before alone WN1's fields at 2 dB did not read).
+        cd before, after;
+        for (unsigned k = 0; k < fixed_chips; ++k) {
+            before += cd(y[k]) * std::conj(cd(fixed[k]));
+            if (j > 0)
+                after += cd(y[fixed_chips + field_chips_n + k]) * std::conj(cd(fixed[k]));
+        }
+        const double centre_before = 0.5 * fixed_chips;
+        const double centre_after = centre_before + fixed_chips + field_chips_n;
+        std::vector<cd> chips(field_chips_n);
+        for (unsigned k = 0; k < field_chips_n; ++k) {
+            const double t =
+                (fixed_chips + k - centre_before) / (centre_after - centre_before);
+            const cd h = j > 0 ? before + t * (after - before) : before;
+            chips[k] = cd(y[fixed_chips + k]) * std::conj(h);
+        }
+        weighted.push_back(std::move(chips));
+    }
+    // The count of the super-frame found (super-frame j back carries it plus j): the one
+    // whose count fields match best, summed over the super-frames.
+    double best = -std::numeric_limits<double>::infinity();
+    count = 0;
+    for (unsigned c = 0; c + weighted.size() <= m110d_max_superframes; ++c) {
+        double match = 0;
+        for (size_t j = 0; j < weighted.size(); ++j) {
+            cd sum;
+            for (unsigned k = 0; k < count_chips; ++k)
+                sum += weighted[j][k] * std::conj(cd(count_points[c + j][k]));
+            match += sum.real();
+        }
+        if (match > best) {
+            best = match;
+            count = c;
+        }
+    }
+    // Combined, each count field turned into the one the found super-frame's carries.
+    std::vector<cd> sum(field_chips_n);
+    for (size_t j = 0; j < weighted.size(); ++j)
+        for (unsigned k = 0; k < field_chips_n; ++k)
+            sum[k] += k < count_chips
+                          ? weighted[j][k] * std::conj(cd(count_points[count + j][k])) *
+                                cd(count_points[count][k])
+                          : weighted[j][k];
+    std::vector<cf> chips;
+    for (const cd& c : sum)
+        chips.push_back(cf(c));
+    return chips;
+}
+
 bool m110d_receiver::state::read_fields()
 {
-    const std::optional<m110d_fields> f =
-        fields_of(field_chips, burst_alignment->alignment);
+    std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
+    count_ahead = 0;
+    if (found_sections > 1) {
+        // Read over the super-frames, which outweigh the last one; and a count they read
+        // as other than 0 refuses the preamble whatever the last one's read: the comb
+        // also finds earlier super-frames (whose count fields share Walsh symbols with
+        // count 0's), and there the equaliser, trained on count 0's chips as known, read
+        // count 0 (WN8/3kHz/L, poor, 22 dB, M = 20, 300 s, channel seed 1: a burst begun
+        // at the fourth super-frame, its data lost, the real one after it unmatched).
+        unsigned count = 0;
+        const std::vector<cf> combined = superframe_fields(found_sections - 1, count);
+        if (count == 0) {
+            if (const std::optional<m110d_fields> g =
+                    fields_of(combined, burst_alignment->alignment))
+                f = g;
+        } else {
+            f.reset();
+            // Its WID must read as well for the last super-frame to be sought.
+            for (m110d_wid_parity parity :
+                 { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+                const auto other = m110d_read_fields(
+                    combined.data(), walsh_chips, burst_alignment->alignment, parity);
+                if (other && other->count == count)
+                    count_ahead = count;
+            }
+        }
+    }
     if (!f)
         return false;
     mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
@@ -494,6 +727,15 @@ bool m110d_receiver::state::read_fields()
     decoder.reset(
         new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
     fetch_order = m110d_fetch_order(*mode);
+    nearest_points = std::numeric_limits<double>::infinity();
+    const std::vector<cf>& points = m110d_constellation(m110d_bits_per_symbol(mode->wn));
+    for (size_t i = 0; i < points.size(); ++i)
+        for (size_t j = i + 1; j < points.size(); ++j)
+            nearest_points =
+                std::min(nearest_points, double(std::norm(points[i] - points[j])));
+    if (mode->wn != 0)
+        anchors.set_probe(mode->probe_symbols,
+                          m110d_probe_shape_of(mode->probe_symbols)->base_length);
     // 64QAM and 256QAM: fresher solutions following the tracked channel. The data's
     // mean power on the probes' scale (QAM as printed: under 1).
     const bool dense = nb >= 6;
@@ -561,6 +803,7 @@ void m110d_receiver::state::keep_for_passes(uint64_t k)
         // The state the block starts from (a slip just before it is in it).
         block_pass.begin(*equaliser, timing_shift, k);
         pending_slip = 0;
+        anchors.keep_last();
     }
     if (block_pass.active()) {
         block_pass.add(window, pending_slip);
@@ -568,7 +811,110 @@ void m110d_receiver::state::keep_for_passes(uint64_t k)
     }
 }
 
-void m110d_receiver::state::second_pass()
+bool m110d_receiver::state::measure_anchor(uint64_t first)
+{
+    if (anchors.has(first))
+        return true;
+    std::vector<cd> known;
+    for (uint64_t j = 0; j < mode->probe_symbols; ++j)
+        known.push_back(cd(m110d_probe_point(
+            *mode, m110d_role_after_preamble(*mode, first + j - preamble_end))));
+    if (!anchors.measure(input, start, timing_shift, *equaliser, first, known))
+        return false;
+    if (!block_pass.active())
+        anchors.keep_last();
+    return true;
+}
+
+bool m110d_receiver::state::anchors_for_frame(uint64_t s)
+{
+    // The probe before the frame (after the preamble, or the frame before's) and the
+    // one after it; within an interleaver block the transmission surely goes on, so the
+    // probe after the next frame too (a block's last frame may be the transmission's,
+    // and past it lies noise).
+    const uint64_t data = mode->data_symbols, probe = mode->probe_symbols;
+    if (!(measure_anchor(s - probe) && measure_anchor(s + data)))
+        return false;
+    const int64_t frame = m110d_role_after_preamble(*mode, s - preamble_end).frame;
+    if ((frame + 1) % mode->frames_per_block == 0)
+        return true;
+    return measure_anchor(s + data + probe + data);
+}
+
+void m110d_receiver::state::weigh_decision(cd z,
+                                           cd decision,
+                                           double variance,
+                                           size_t llr_end)
+{
+    // Per 32 symbols (or the block's last few): a segment whose decisions erred more
+    // than the equaliser's variance says becomes an erasure rather than confident
+    // errors.
+    segment_error += std::norm(z - decision);
+    segment_variance += variance;
+    if (++segment_symbols < reliability_symbols && llr_end < decoder->channel_bits())
+        return;
+    const float scale = serial_tone_llr_scale(segment_error, segment_variance);
+    if (scale < 1)
+        for (size_t b = llr_end - size_t(segment_symbols) * demapper->bits_per_symbol();
+             b < llr_end;
+             ++b)
+            block_llr[b] *= scale;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
+}
+
+void m110d_receiver::state::start_frame(uint64_t first, int64_t shift)
+{
+    frame_first = first;
+    frame_shift = shift;
+    forward_error.assign(
+        (mode->data_symbols + reliability_symbols - 1) / reliability_symbols, 0.0);
+}
+
+bool m110d_receiver::state::frame_suspect() const
+{
+    return *std::max_element(forward_error.begin(), forward_error.end()) >
+           backward_suspect_error * reliability_symbols * nearest_points;
+}
+
+void m110d_receiver::state::equalise_frame_backward(
+    uint64_t first, int64_t shift, double noise, size_t frame_llr, const uint8_t* labels)
+{
+    channel_tracking_equaliser_config settings;
+    settings.forgetting = cfg.forgetting;
+    settings.decision_weight = cfg.decision_weight;
+    settings.solve_interval = cfg.equaliser_solve_interval; // 12 would cost a tenth more
+    const unsigned nb = demapper->bits_per_symbol();
+    settings.follow_channel = nb >= 6;
+    double power = 1;
+    if (nb > 3) {
+        power = 0;
+        for (cf p : m110d_constellation(nb))
+            power += std::norm(p);
+        power /= double(m110d_constellation(nb).size());
+    }
+    settings.symbol_power = power;
+    serial_tone_backward_frame frame;
+    frame.input = &input;
+    frame.start = start;
+    frame.timing_shift = shift;
+    frame.first = first;
+    frame.data_symbols = mode->data_symbols;
+    for (uint64_t j = 0; j < mode->probe_symbols; ++j) {
+        const uint64_t k = first + mode->data_symbols + j;
+        frame.probe_after.push_back(cd(m110d_probe_point(
+            *mode, m110d_role_after_preamble(*mode, k - preamble_end))));
+    }
+    frame.noise = noise;
+    frame.demapper = demapper.get();
+    frame.segment_symbols = reliability_symbols;
+    frame.forward_error = &forward_error;
+    frame.llr = &block_llr[frame_llr];
+    frame.labels = labels;
+    serial_tone_equalise_frame_backward(frame, *equaliser, settings, anchors);
+}
+
+void m110d_receiver::state::second_pass(bool last)
 {
     // The block decoded as it stands and coded again; equalised once more with those
     // symbols in place of the equaliser's decisions, for new LLRs.
@@ -578,18 +924,47 @@ void m110d_receiver::state::second_pass()
         *mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
+    segment_error = segment_variance = 0;
+    segment_symbols = 0;
+    // In the last pass suspect frames are equalised backward too, with the decoded
+    // symbols, as the first pass does with its decisions (App C: forward only, a frame
+    // the first pass took from its backward equaliser came out of this pass worse).
+    const bool backward_too = last && backward();
+    size_t frame_bit = 0;
     block_pass.replay(
         *equaliser,
-        [](size_t, channel_tracking_equaliser&, int64_t) {},
+        [&](size_t i, channel_tracking_equaliser& again, int64_t shift) {
+            if (interpolating())
+                anchors.rebase(again, block_pass.first_symbol() + i, shift);
+        },
         [&](size_t i, cd z, double variance) {
+            const unsigned position =
+                m110d_role_after_preamble(*mode, first + i).position;
+            const size_t symbol_bit = bit;
             const cd decision =
-                demapper->demap_to(z,
-                                   m110d_role_after_preamble(*mode, first + i).position,
-                                   variance,
-                                   &channel[bit],
-                                   &block_llr[bit]);
+                demapper->demap_to(z, position, variance, &channel[bit], &block_llr[bit]);
+            if (backward_too) {
+                if (position == 0) {
+                    start_frame(block_pass.first_symbol() + i, 0);
+                    frame_bit = symbol_bit;
+                }
+                forward_error[position / reliability_symbols] += std::norm(z - decision);
+            }
             bit += demapper->bits_per_symbol();
+            weigh_decision(z, decision, variance, bit);
             return decision;
+        },
+        [&](size_t i, const channel_tracking_equaliser& again, int64_t shift) {
+            if (!backward_too)
+                return;
+            const unsigned position =
+                m110d_role_after_preamble(*mode, first + i).position;
+            if (position == 0)
+                frame_shift = shift;
+            if (position + 1 == mode->data_symbols && shift == frame_shift &&
+                !anchors.empty() && frame_suspect())
+                equalise_frame_backward(
+                    frame_first, shift, again.noise(), frame_bit, &channel[frame_bit]);
         });
 }
 
@@ -620,12 +995,22 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     : follow_serial_tone_channel(
                           input, *equaliser, start + symbol * sps, timing_shift);
         }
+        // A frame's anchors before its data: the receiver runs up to two frames behind.
+        if (interpolating() && symbol >= preamble_end) {
+            const m110d_symbol_role next =
+                m110d_role_after_preamble(*mode, symbol - preamble_end);
+            if (next.kind == m110d_symbol_kind::data && next.position == 0 &&
+                !anchors_for_frame(symbol))
+                return false; // the probes after the frame are not in yet
+        }
         if (!serial_tone_window(
                 input, start, symbol, *equaliser, timing_shift, window, presence))
             return false;
         const uint64_t k = symbol++;
         if (k >= preamble_end)
             keep_for_passes(k);
+        if (interpolating() && k >= preamble_end)
+            anchors.rebase(*equaliser, k, timing_shift);
         const cd z = equaliser->equalise(window.data());
         const std::vector<cf>& known = burst_alignment->known;
         if (k < known_symbols) {
@@ -650,6 +1035,21 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             if (k + 1 == preamble_end && !read_fields()) {
                 ++refused;
                 mode.reset();
+                if (count_ahead > 0) {
+                    // The last super-frame is count_ahead super-frames on: its preamble
+                    // is read there. Searched for, it may lose to the data after it,
+                    // whose mini-probes add up over the comb too and held its peak
+                    // (WN8/3kHz/L, poor, 22 dB, M = 20, channel seed 1: a burst lost).
+                    const uint64_t last =
+                        start + uint64_t(count_ahead) * superframe_chips * sps;
+                    found_sections =
+                        std::min(found_sections + count_ahead, m110d_max_superframes);
+                    found_hz = input.offset_hz();
+                    restart_search(last);
+                    start = last;
+                    stage = phase::preamble;
+                    return true;
+                }
                 restart_search(start + uint64_t(refused_skip) * sps);
                 return true;
             }
@@ -677,11 +1077,29 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
+            weigh_decision(z, decision, variance, block_llr.size());
+            if (backward()) {
+                if (role.position == 0)
+                    start_frame(k, timing_shift);
+                forward_error[role.position / reliability_symbols] +=
+                    std::norm(z - decision);
+                // Backward only where some decisions look wrong: it costs as much as
+                // the forward equaliser.
+                if (role.position + 1 == mode->data_symbols &&
+                    timing_shift == frame_shift && !anchors.empty() && frame_suspect())
+                    equalise_frame_backward(frame_first,
+                                            timing_shift,
+                                            equaliser->noise(),
+                                            block_llr.size() -
+                                                size_t(mode->data_symbols) *
+                                                    demapper->bits_per_symbol());
+            }
             if (block_llr.size() == decoder->channel_bits()) {
                 for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active();
                      ++pass)
-                    second_pass();
+                    second_pass(pass == cfg.decoder_passes);
                 block_pass.end();
+                anchors.keep_last();
                 decode_block();
             }
         } else {

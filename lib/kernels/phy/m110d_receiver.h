@@ -31,11 +31,21 @@
  *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
  *      interleaver and constraint length. A count other than 0, a failed check bit, a
  *      reserved WN (14, 15) or a WN/interleaver pair App D lacks (WN0 US) is refused
- *      (refused_preambles()) and the search goes on.
+ *      (refused_preambles()) and the search goes on. A preamble the super-frame comb
+ *      found takes its offset over the fixed sections of every super-frame it added,
+ *      and its count (which super-frame was found) from all of them; count 0: the count
+ *      and WID are read over them all where the last one's alone do not read; count c:
+ *      the preamble is read again c super-frames on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
  *      tracker taking the mini-probes as known symbols and the data decisions (nearest
- *      point the scrambled symbol may take) with the decision weight; max-log LLRs
- *      (m110d_demapper) scaled by the equaliser's error variance; each interleaver
+ *      point the scrambled symbol may take) with the decision weight. The channel under
+ *      each data frame is interpolated (Lagrange in time) from least-squares
+ *      measurements on the probes around it, up to two before and two after (the
+ *      second after only within an interleaver block; serial_tone_probe_anchors, the
+ *      App C receiver's), so the receiver runs up to two frames behind the samples,
+ *      and the tracker follows the decisions only for the difference. Max-log LLRs
+ *      (m110d_demapper) scaled by the equaliser's error variance, or by the decisions'
+ *      own error where that is larger (per 32 symbols); each interleaver
  *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
  *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
@@ -51,11 +61,11 @@
  *      a preamble's (on one complex gain over its known chips): fading data cross the
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
- * Not (yet) here, which the App C receiver has: the channel interpolated between
- * probes, backward equalisation of suspect frames, a block reliability measure
+ * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
+ * Not (yet) here, which the App C receiver has: a block reliability measure
  * (bytes_bad is set for a burst without its EOM only), a late start on a missed
  * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
- * integrated over TLC blocks, nor the count and WID read over the super-frames. */
+ * integrated over TLC blocks. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -90,6 +100,19 @@ struct m110d_receiver_config {
     // with the decoder's decisions from the pass before in place of the equaliser's own
     // (serial_tone_block_pass, as the App C receiver); 1: one pass.
     unsigned decoder_passes = 2;
+    // true (WN1-WN13): the channel under each data symbol is interpolated (Lagrange, in
+    // time) from least-squares measurements on the mini-probes around its frame, two
+    // before and up to two after (serial_tone_probe_anchors, as the App C receiver), the
+    // tracker following the decisions for the difference only, and LLRs of 32 symbols
+    // whose decisions err more than the equaliser's variance says scaled down; false:
+    // tracked from the decisions alone.
+    bool interpolate_probes = true;
+    // true (with interpolate_probes): a data frame whose decisions look wrong somewhere
+    // (32 of them erring by a tenth of the nearest points' squared distance) is also
+    // equalised backward, from the probe after it, each 32 symbols' LLRs taken from the
+    // direction whose decisions erred less; in the last decoder-aided pass too, with
+    // the decoded symbols (serial_tone_equalise_frame_backward, as the App C receiver).
+    bool backward_frames = true;
     // Detection integrated over the preamble's super-frames: up to this many earlier
     // fixed sections (8 known Walsh symbols each, one super-frame apart) are added to the
     // search's differential correlation, coherently, the largest z of 0, 1, 2, ... kept.
@@ -101,7 +124,8 @@ struct m110d_receiver_config {
     unsigned integrate_superframes = m110d_max_superframes - 1;
     // A second-order frequency loop (follow_serial_tone_channel with drift_hz): an offset
     // sweeping at a steady rate is followed without lag (D.6.5, +-75 Hz at 3.5 Hz/s:
-    // WN10 at 24 dB loses every burst with the first-order loop, none with this one),
+    // WN10 at 24 dB lost every burst with the first-order loop on decisions alone between
+    // probes, none with this one; with interpolate_probes either loop loses none),
     // but on the poor channel it costs errors (WN8/3kHz/L at 25 dB, 120 s, seeds 1-4:
     // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
     // it). false (default): the App C receiver's first-order loop.

@@ -189,60 +189,53 @@ TEST(M110dReceiver, StaticMultipathOfDLxv)
     }
 }
 
-// A preamble of M = 20 super-frames whose last super-frame's fields (and the known
-// chips before them) are 30 dB down, as in a fade: its count and WID do not read on
-// their own, so they are read over the super-frames the detection added up, on the
-// carrier offset measured over their fixed sections (the last one's 160 chips alone gave
-// anything in such a fade); WN1 and WN3, 10 dB, 20 Hz.
-TEST(M110dReceiver, FieldsReadOverSuperframesWhenTheLastIsFaded)
-{
-    m110d_transmit_options twenty;
-    twenty.timing.preamble.superframes = 20;
-    for (const char* name : { "WN1/3kHz/L", "WN3/3kHz/L" }) {
-        const m110d_mode mode = mode_of(name);
-        const std::vector<uint8_t> data = random_bytes(200, 7);
-        std::vector<cf> points =
-            m110d_transmit_points(mode, data.data(), data.size(), twenty);
-        const size_t preamble =
-            m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
-        for (size_t k = preamble - 10 * 32; k < preamble; ++k)
-            points[k] *= 0.0316f;
-        const std::vector<float> audio =
-            through_channel(padded_audio(points, 9600),
-                            9600,
-                            10 - 10 * std::log10(m110d_frame_power(mode)),
-                            20,
-                            7,
-                            0,
-                            {});
-        expect_one_whole_burst(receive_audio(audio), mode, data);
-    }
-}
+namespace {
 
-// The same with the last two super-frames 30 dB down (WN3, 10 dB): the search first
-// takes an earlier super-frame (count 8 here), whose count the super-frames before it
-// read; the last one is read that many super-frames on.
-TEST(M110dReceiver, LastSuperframeSoughtFromAnEarlierOnesCount)
+// A burst with a preamble of M = 20 super-frames whose last `faded_chips` chips are
+// 30 dB down, as in a fade, through AWGN at 10 dB and 20 Hz: received whole, once.
+void expect_whole_through_a_faded_preamble_end(const char* name,
+                                               size_t faded_chips,
+                                               uint64_t seed)
 {
     m110d_transmit_options twenty;
     twenty.timing.preamble.superframes = 20;
-    const m110d_mode mode = mode_of("WN3/3kHz/L");
-    const std::vector<uint8_t> data = random_bytes(200, 8);
+    const m110d_mode mode = mode_of(name);
+    const std::vector<uint8_t> data = random_bytes(200, seed);
     std::vector<cf> points =
         m110d_transmit_points(mode, data.data(), data.size(), twenty);
     const size_t preamble =
         m110d_preamble(mode, twenty.timing.preamble, twenty.constraint_length).size();
-    for (size_t k = preamble - 2 * 18 * 32; k < preamble; ++k)
+    for (size_t k = preamble - faded_chips; k < preamble; ++k)
         points[k] *= 0.0316f;
     const std::vector<float> audio =
         through_channel(padded_audio(points, 9600),
                         9600,
                         10 - 10 * std::log10(m110d_frame_power(mode)),
                         20,
-                        8,
+                        seed,
                         0,
                         {});
     expect_one_whole_burst(receive_audio(audio), mode, data);
+}
+
+} // namespace
+
+// The last super-frame's fields (and the known chips before them) faded: its count and
+// WID do not read on their own, so they are read over the super-frames the detection
+// added up, on the carrier offset measured over their fixed sections (the last one's 160
+// chips alone gave anything in such a fade); WN1 and WN3.
+TEST(M110dReceiver, FieldsReadOverSuperframesWhenTheLastIsFaded)
+{
+    for (const char* name : { "WN1/3kHz/L", "WN3/3kHz/L" })
+        expect_whole_through_a_faded_preamble_end(name, 10 * 32, 7);
+}
+
+// The last two super-frames faded (WN3): the search first takes an earlier super-frame
+// (count 8 here), whose count the super-frames before it read; the last one is read
+// that many super-frames on.
+TEST(M110dReceiver, LastSuperframeSoughtFromAnEarlierOnesCount)
+{
+    expect_whole_through_a_faded_preamble_end("WN3/3kHz/L", 2 * 18 * 32, 8);
 }
 
 // F.1487 poor (two equal 1 Hz Rayleigh paths 2 ms apart): WN8/3kHz/L at 24 dB, one

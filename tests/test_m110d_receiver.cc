@@ -315,20 +315,35 @@ TEST(M110dReceiver, PoorChannelDecoderAidedPass)
     expect_one_whole_burst(receive_audio(audio, two), mode, data);
 }
 
+namespace {
+
+// WN10/3kHz/L (64QAM), one interleaver block of 9000 bytes on the poor channel at
+// snr_db (channel and data seed `seed`): the default receiver decodes it whole, one with
+// a feature off (`without`) loses the burst or gets bytes wrong.
+void expect_wn10_block_whole_only_by_default(double snr_db,
+                                             uint64_t seed,
+                                             const m110d_receiver_config& without)
+{
+    const m110d_mode mode = mode_of("WN10/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(9000, seed);
+    const std::vector<float> audio =
+        over_the_air(mode, data, snr_db, 20, seed, {}, 0, poor);
+    expect_one_whole_burst(receive_audio(audio), mode, data);
+    const std::vector<m110d_burst> got = receive_audio(audio, without);
+    EXPECT_TRUE(got.empty() || got[0].bytes != data); // lost, or bytes wrong
+}
+
+} // namespace
+
 // F.1487 poor, WN10/3kHz/L (64QAM) 1 dB below D-LXIV's poor row (30 dB), one
 // interleaver block: on decisions alone between the 32-symbol probes a decision error
 // in a fade feeds the tracker and whole frames go wrong; with the channel interpolated
 // between the probes (default) the block decodes whole.
 TEST(M110dReceiver, ChannelInterpolatedBetweenProbesOnPoorChannel)
 {
-    const m110d_mode mode = mode_of("WN10/3kHz/L");
-    const std::vector<uint8_t> data = random_bytes(9000, 3);
-    const std::vector<float> audio = over_the_air(mode, data, 30, 20, 3, {}, 0, poor);
-    expect_one_whole_burst(receive_audio(audio), mode, data);
     m110d_receiver_config decisions_alone;
     decisions_alone.interpolate_probes = false;
-    const std::vector<m110d_burst> tracked = receive_audio(audio, decisions_alone);
-    EXPECT_TRUE(tracked.empty() || tracked[0].bytes != data); // lost, or bytes wrong
+    expect_wn10_block_whole_only_by_default(30, 3, decisions_alone);
 }
 
 // Fading data crossing the search's threshold do not cut a burst (the detection's count
@@ -348,14 +363,9 @@ TEST(M110dReceiver, FadingDataDoNotCutABurst)
 // too (default) the block decodes whole.
 TEST(M110dReceiver, SuspectFramesEqualisedBackward)
 {
-    const m110d_mode mode = mode_of("WN10/3kHz/L");
-    const std::vector<uint8_t> data = random_bytes(9000, 4);
-    const std::vector<float> audio = over_the_air(mode, data, 25, 20, 4, {}, 0, poor);
-    expect_one_whole_burst(receive_audio(audio), mode, data);
     m110d_receiver_config forward_only;
     forward_only.backward_frames = false;
-    const std::vector<m110d_burst> forward = receive_audio(audio, forward_only);
-    EXPECT_TRUE(forward.empty() || forward[0].bytes != data); // lost, or bytes wrong
+    expect_wn10_block_whole_only_by_default(25, 4, forward_only);
 }
 
 TEST(M110dReceiver, NoiseAloneStartsNothing)

@@ -443,7 +443,7 @@ void slep::send_empty_open(slep_stream key, stream_state& s)
 
 bool slep::unsent(const stream_state& s) const
 {
-    return s.send_base + uint32_t(s.send_buf.size()) != s.send_next ||
+    return s.send_end() != s.send_next ||
            (s.compressed && s.tx_z.pending());
 }
 
@@ -457,8 +457,7 @@ bool slep::coalescing(const stream_state& s, double now) const
     if (d_cfg.coalesce_s <= 0 || s.fin_written || (s.opened_here && !s.open_sent) ||
         !unsent(s) || now >= coalesce_until(s))
         return false;
-    const uint32_t ready = s.send_base + uint32_t(s.send_buf.size()) - s.send_next;
-    return ready < max_segment(slep_type::data);
+    return s.send_end() - s.send_next < max_segment(slep_type::data);
 }
 
 bool slep::awaiting_confirmation(const stream_state& s) const
@@ -540,7 +539,7 @@ void slep::pump(double now)
                 }
             }
             if (!sent && !holding) {
-                const uint32_t end = s.send_base + uint32_t(s.send_buf.size());
+                const uint32_t end = s.send_end();
                 const bool opening = s.opened_here && !s.open_sent;
                 const bool fin_due = s.fin_written && !s.fin_sent;
                 const uint32_t available = end - s.send_next;

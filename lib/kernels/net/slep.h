@@ -215,6 +215,7 @@ private:
         uint64_t bytes_written = 0, bytes_read = 0;
         double last_progress = 0;
         uint32_t recv_next() const { return recv_base + uint32_t(recv_buf.size()); }
+        uint32_t send_end() const { return send_base + uint32_t(send_buf.size()); } // written
     };
     // What a PDU awaiting confirmation was: a stream segment, an OPEN without data, ...
     enum class pdu_role { segment, empty_open, reliable, window, reset, other };

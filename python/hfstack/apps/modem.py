@@ -856,16 +856,10 @@ def main(argv=None):
                   " ".join(sim.s5069_reading_choices()))
             return 0
         return {"tx": run_tx, "rx": run_rx, "ber": run_ber}[args.command](args)
-    except ValueError as e:  # a setting the blocks refuse
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except usage_error as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
     except device_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
-    except RuntimeError as e:
+    except (ValueError, usage_error, RuntimeError) as e:  # ValueError: a setting the blocks refuse
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 using namespace gr::hfstack;
@@ -28,14 +29,17 @@ double utilisation(const sim::scenario_config& c, size_t bytes, const pep_transf
     return 100.0 * double(bytes) * 8 / (sim::waveform_for(c.mode).bit_rate * r.total_s);
 }
 
-// One random-payload transfer with data riding the link request, every transmission
-// traced; checked confirmed.
-pep_run_result traced_transfer(const std::string& mode, size_t bytes, double duration_s)
+// One random-payload transfer with data riding the link request (and `options`, node
+// options to add), every transmission traced; checked confirmed.
+pep_run_result traced_transfer(const std::string& mode,
+                               size_t bytes,
+                               double duration_s,
+                               const std::string& options = "")
 {
     sim::scenario_config c;
     c.mode = mode;
     c.duration_s = duration_s;
-    c.node_options = "data_with_link_request=true";
+    c.node_options = "data_with_link_request=true" + (options.empty() ? "" : "," + options);
     c.trace = true;
     auto r = run_pep_transfers(c, bytes, 1, pep_payload::random, false);
     EXPECT_TRUE(r.client.transfers.at(0).confirmed) << mode << " " << bytes;
@@ -103,6 +107,35 @@ TEST(PepHost, BulkTransmissionsFillTheArqWindowWithWholeSegments)
     }
     EXPECT_GE(full, 126u);
     EXPECT_GT(bulk.air_time_s, 100.0); // was 74.6 s with 2048-byte U_PDUs
+}
+
+// Until a link's losses are known, a probe burst that more data follow is cut for the
+// cautious segment_probe_ber (its long frames, lost again and again on a noisy link,
+// would hold the window's lower edge); one that ends the transfer is cut for the prior
+// BER, as is any probe with segment_probe_ber 0.
+TEST(PepHost, AProbeBurstIsCutFinerOnlyWhenMoreDataFollowIt)
+{
+    auto largest_segment_of_first_burst = [](const pep_run_result& r) {
+        const auto ours = transmissions_of(r, 0);
+        EXPECT_FALSE(ours.empty());
+        size_t largest = 0, off = 0;
+        for (size_t sz : ours.at(0)->dpdu_sizes) {
+            const auto d = dl::decode_dpdu(ours[0]->burst.data() + off, sz);
+            off += sz;
+            EXPECT_TRUE(d.ok());
+            if (d.value.type == dl::dpdu_type::data_only)
+                largest = std::max(largest, d.value.segment.size());
+        }
+        return largest;
+    };
+    const size_t alone = largest_segment_of_first_burst(traced_transfer("9600S", 1000, 600));
+    const size_t followed =
+        largest_segment_of_first_burst(traced_transfer("9600S", 100000, 3600));
+    const size_t followed_at_prior = largest_segment_of_first_burst(
+        traced_transfer("9600S", 100000, 3600, "segment_probe_ber=0"));
+    EXPECT_LT(followed, alone);
+    EXPECT_EQ(followed_at_prior, alone);
+    EXPECT_LT(alone, dl::max_segment_size); // the prior is not a clean link
 }
 
 // The far proxy's answer to a 1 kB transfer at 1200 bps: its accept, the server's

@@ -227,6 +227,8 @@ node_config validated(node_config c)
         fail("segment_probe_s must be a positive number of seconds");
     if (!(c.segment_prior_ber >= 0) || !(c.segment_prior_ber < 0.5))
         fail("segment_prior_ber must be in [0, 0.5)");
+    if (!(c.segment_probe_ber >= 0) || !(c.segment_probe_ber < 0.5))
+        fail("segment_probe_ber must be in [0, 0.5)");
     if (!(c.turnaround_s >= 0) || !(c.response_margin_s >= 0) || !(c.link_retry_s >= 0) ||
         !(c.non_arq_window_margin_s >= 0))
         fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s "

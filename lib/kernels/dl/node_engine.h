@@ -112,6 +112,9 @@ struct node_config {
     double link_request_hold_s = 0.1;
     // With segment_size 0: the bit error rate a link is assumed to have until measured.
     double segment_prior_ber = 1e-5;
+    // With segment_size 0: the bit error rate the segments of a probe burst are sized
+    // for (at least) when more data follow it (see segment_size_policy.h).
+    double segment_probe_ber = 3e-5;
     // Non-ARQ segment bytes; 0 = segment_size if set, else 1023 (a lost segment loses its
     // whole C_PDU whatever the size, so fewer headers only help).
     size_t non_arq_segment_size = 0;

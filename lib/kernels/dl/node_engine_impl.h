@@ -225,11 +225,15 @@ struct node_engine::impl {
 
     // The segment size the link's losses call for (segment_size_policy.h), lowered so
     // that whole D_PDUs fill a transmission of max_s (at 75 bps one 1023-byte segment
-    // would leave 10 % of it empty) unless the ARQ window fills first.
+    // would leave 10 % of it empty) unless the ARQ window fills first. `ber`: the bit
+    // error rate to size for.
+    // U_PDUs queued for the peer (of one class) that no sender has taken yet.
+    size_t arq_queued_for(const peer_state& p, bool expedited) const;
     size_t adaptive_segment(const peer_state& p,
                             const phy::waveform_timing& phy,
                             double max_s,
-                            size_t overhead) const;
+                            size_t overhead,
+                            double ber) const;
 
     // ------------------------------------------------------------------ peers
 

@@ -47,7 +47,8 @@ double node_engine::impl::cycle_fixed_s(const phy::waveform_timing& phy) const
 size_t node_engine::impl::adaptive_segment(const peer_state& p,
                                            const phy::waveform_timing& phy,
                                            double max_s,
-                                           size_t overhead) const
+                                           size_t overhead,
+                                           double ber) const
 {
     arq_cycle cycle;
     cycle.header_bytes = overhead;
@@ -55,7 +56,7 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
     cycle.capacity_bytes = phy::max_bytes_within(phy, max_s);
     cycle.bit_rate = phy.bit_rate;
     cycle.fixed_s = cycle_fixed_s(phy);
-    const size_t best = p.segments.segment_size(cycle);
+    const size_t best = p.segments.segment_size_for(cycle, ber);
     const size_t capacity = cycle.capacity_bytes;
     if (capacity <= overhead + 1)
         return best;
@@ -166,6 +167,16 @@ size_t node_engine::impl::frame_overhead(dpdu_type type, uint32_t peer_addr) con
     return encoded_size(d) - 1;
 }
 
+size_t node_engine::impl::arq_queued_for(const peer_state& p, bool expedited) const
+{
+    auto count = [&](const std::map<uint32_t, size_t>& m) {
+        auto it = m.find(p.address);
+        return it == m.end() ? size_t(0) : it->second;
+    };
+    const size_t exp = count(expedited_queued_by_peer);
+    return expedited ? exp : count(arq_queued_by_peer) - exp;
+}
+
 void node_engine::impl::pull_arq(peer_state& p, size_t budget, bool expedited)
 {
     auto& sender = expedited ? p.tx_exp : p.tx;
@@ -179,12 +190,7 @@ void node_engine::impl::pull_arq(peer_state& p, size_t budget, bool expedited)
         }
     }
     const uint32_t dest = p.address;
-    auto count = [](const std::map<uint32_t, size_t>& m, uint32_t a) {
-        auto it = m.find(a);
-        return it == m.end() ? size_t(0) : it->second;
-    };
-    const size_t exp = count(expedited_queued_by_peer, dest);
-    if ((expedited ? exp : count(arq_queued_by_peer, dest) - exp) == 0)
+    if (arq_queued_for(p, expedited) == 0)
         return;
     auto accept = [&](const updu_request& r) {
         return r.expedited == expedited && needs_arq(r.service) &&
@@ -243,13 +249,23 @@ void node_engine::impl::add_arq(burst_builder& b,
     std::vector<dpdu> data;
     if (!p.awaiting_response) {
         size_t budget = room;
-        if (!cfg.segment_size) { // for the C_PDUs pulled from now on
-            sender.set_segment_size(adaptive_segment(p, b.phy(), b.max_s(), overhead));
-            if (!p.segments.confident())
-                budget =
-                    std::min(budget, phy::max_bytes_within(b.phy(), cfg.segment_probe_s));
-        }
+        const bool probing = !cfg.segment_size && !p.segments.confident();
+        if (probing)
+            budget =
+                std::min(budget, phy::max_bytes_within(b.phy(), cfg.segment_probe_s));
         pull_arq(p, budget, expedited);
+        if (!cfg.segment_size) { // the size new segments are cut at (arq_sender)
+            double ber = p.segments.bit_error_rate();
+            // A probe that more data follow is sized for the cautious probe BER: on a
+            // noisier link than assumed its long frames, each lost again and again,
+            // would hold the window's lower edge for cycles. A transfer the probe ends
+            // loses at most a cycle whatever the size, so there fewer headers win.
+            if (probing &&
+                (sender.queued_bytes() > budget || arq_queued_for(p, expedited)))
+                ber = std::max(ber, cfg.segment_probe_ber);
+            sender.set_segment_size(
+                adaptive_segment(p, b.phy(), b.max_s(), overhead, ber));
+        }
         data = sender.next_transmission(SIZE_MAX, room, overhead);
     }
     for (auto& d : data)

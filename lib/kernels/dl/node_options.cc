@@ -192,6 +192,7 @@ const std::vector<option_entry>& table()
         HF_UINT("arq_window", arq_window, 128, "ARQ window, 1..128"),
         HF_UINT("segment_size", segment_size, 1023, "ARQ segment bytes, 0 = adaptive (from the link's losses)"),
         HF_DOUBLE("segment_prior_ber", segment_prior_ber, "adaptive segments: bit error rate assumed until a link's losses are known"),
+        HF_DOUBLE("segment_probe_ber", segment_probe_ber, "adaptive segments: bit error rate a probe burst's segments are sized for when more data follow it"),
         HF_BOOL("data_with_link_request", data_with_link_request, "first contact: ARQ data ride with the link request and window reset (an extension of STANAG 5066)"),
         HF_DOUBLE("link_request_hold_s", link_request_hold_s, "data_with_link_request: a first-contact link request waits this long for more data, s"),
         HF_DOUBLE("segment_probe_s", segment_probe_s, "adaptive segments: air time of new data per transmission until the link's losses are known, s"),

@@ -44,9 +44,8 @@ double segment_size_policy::bit_error_rate() const
     return -std::log1p(-f) / (d_bits / d_frames);
 }
 
-size_t segment_size_policy::segment_size(const arq_cycle& cycle) const
+size_t segment_size_policy::segment_size_for(const arq_cycle& cycle, double p) const
 {
-    const double p = bit_error_rate();
     const arq_cycle& k = d_cached_cycle;
     if (p == d_cached_ber && cycle.header_bytes == k.header_bytes && cycle.window == k.window &&
         cycle.capacity_bytes == k.capacity_bytes && cycle.fixed_s == k.fixed_s &&

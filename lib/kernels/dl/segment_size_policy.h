@@ -25,7 +25,8 @@
  * not counted. Until min_frames outcomes are in, the estimate is prior_ber and the node
  * sends only a short first burst of new data (node_config::segment_probe_s), so that a
  * noisy link is measured before a whole transmission's worth of C_PDUs is cut into
- * segments. Sans-IO, no randomness. */
+ * segments; the node cuts that burst for a more cautious BER (segment_size_for) when
+ * more data follow it. Sans-IO, no randomness. */
 #ifndef HFSTACK_KERNELS_DL_SEGMENT_SIZE_POLICY_H
 #define HFSTACK_KERNELS_DL_SEGMENT_SIZE_POLICY_H
 
@@ -68,7 +69,12 @@ public:
     // Estimated bit error rate (prior_ber until confident(), then 0 before any loss).
     double bit_error_rate() const;
     // The segment size with the best delivered fraction g(s) at the estimate.
-    size_t segment_size(const arq_cycle& cycle) const;
+    size_t segment_size(const arq_cycle& cycle) const
+    {
+        return segment_size_for(cycle, bit_error_rate());
+    }
+    // The same at a given bit error rate (in [0, 0.5]).
+    size_t segment_size_for(const arq_cycle& cycle, double ber) const;
 
     // Enough outcomes seen for the estimate to mean something.
     bool confident() const { return d_frames >= d_cfg.min_frames; }

@@ -35,7 +35,7 @@ namespace {
 // With `tap`, the equalised data symbols are appended to it (tap_symbols).
 std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs, size_t piece = 4096,
                                        const m110a_receiver_config& config = {},
-                                       std::vector<cf>* tap = nullptr)
+                                       std::vector<cf>* tap = nullptr, uint64_t* later_passes = nullptr)
 {
     serial_tone_frontend_config fc;
     fc.sample_rate = fs;
@@ -54,6 +54,8 @@ std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double f
     bb.clear();
     front.process(tail.data(), tail.size(), bb);
     rx.process(bb.data(), bb.size(), bursts);
+    if (later_passes)
+        *later_passes = rx.later_passes();
     return bursts;
 }
 
@@ -188,6 +190,42 @@ TEST(M110aReceiver, TheSecondPassRepairsFades)
     }
     std::printf("bit errors over 8 bursts: one pass %zu, two passes %zu\n", errors[0], errors[1]);
     EXPECT_LT(errors[1], errors[0]);
+}
+
+TEST(M110aReceiver, PassesBeyondTheSecondRunOnlyWhileTheDecisionsChange)
+{
+    // With up to four passes, a clean block stops after the second (the third would run
+    // on the same decisions); blocks in fades take more. The output of a clean burst is
+    // the same either way.
+    const std::vector<uint8_t> data = random_bytes(3000, 62);
+    auto run = [&](const std::vector<float>& audio, unsigned passes, uint64_t& later) {
+        m110a_receiver_config config;
+        config.decoder_passes = passes;
+        return receive_audio(audio, 9600, 4096, config, nullptr, &later);
+    };
+    uint64_t two = 0, four = 0;
+    const std::vector<float> clean = over_the_air("2400S", data, 9600, 30, 0, 1);
+    const auto a = run(clean, 2, two);
+    const auto b = run(clean, 4, four);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(a[0].bytes, data);
+    EXPECT_EQ(b[0].bytes, data);
+    EXPECT_GT(two, 0u);
+    EXPECT_EQ(four, two);
+
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 }, { 1.0, 1.0, 0.0, 0.002 } };
+    uint64_t two_faded = 0, four_faded = 0;
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        const std::vector<float> audio = over_the_air("2400S", data, 9600, 15, 0, seed, 0, poor);
+        uint64_t later = 0;
+        run(audio, 2, later);
+        two_faded += later;
+        run(audio, 4, later);
+        four_faded += later;
+    }
+    EXPECT_GT(four_faded, two_faded);
+    EXPECT_LT(four_faded, 3 * two_faded); // not every block runs all four
 }
 
 TEST(M110aReceiver, LowRatesDecodeThrough5Ms5Hz)

@@ -106,7 +106,7 @@ struct m110a_receiver::state {
     double walsh_decided_metric = 0; // this block's decided candidates' metrics, summed
     double walsh_other_metric = 0;   // and the other candidates' mean metrics
     k7_viterbi viterbi;
-    // Decoder-aided second pass over each interleaver block (cfg.decoder_passes 2):
+    // Decoder-aided passes over each interleaver block (cfg.decoder_passes):
     // the equaliser as the block began, and the block's symbols as received.
     struct stored_symbol {
         bool probe;
@@ -119,8 +119,13 @@ struct m110a_receiver::state {
     std::vector<cd> block_windows;
     int pending_slip = 0;
     std::vector<float> recent_pairs; // the last pair LLRs given to the Viterbi decoder
+    // The block as the previous pass's decisions decoded it (empty before the second).
+    std::vector<uint8_t> previous_pass_decoded;
+    uint64_t later_passes = 0;
     void store_symbol(bool probe, cf sent, unsigned scr);
-    void second_pass();
+    // Equalises the block again on its decoded decisions; false (nothing done) when they
+    // are those the previous pass ran on, which would only repeat it.
+    bool second_pass();
     // Nearest point of the mode's set to u (descrambled), and max-log LLRs (MSB first).
     unsigned nearest_point(cd u) const;
     void demap(cd u, double sigma2, float* llr) const;
@@ -207,6 +212,8 @@ m110a_receiver::~m110a_receiver() = default;
 bool m110a_receiver::carrier_detected() const { return d->stage != phase::search; }
 
 uint64_t m110a_receiver::samples() const { return d->input.total(); }
+
+uint64_t m110a_receiver::later_passes() const { return d->later_passes; }
 
 void m110a_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
@@ -797,7 +804,7 @@ void m110a_receiver::state::store_symbol(bool probe, cf sent, unsigned scr)
     block_windows.insert(block_windows.end(), window.begin(), window.end());
 }
 
-void m110a_receiver::state::second_pass()
+bool m110a_receiver::state::second_pass()
 {
     // Decode the block as it stands (with the pairs before it to settle the coder's
     // state), re-encode, and run the equaliser over the block again from where it
@@ -809,7 +816,9 @@ void m110a_receiver::state::second_pass()
     const size_t lead = recent_pairs.size() / 2;
     append_block_pairs(pairs);
     k7_viterbi tentative;
-    const std::vector<uint8_t> decoded = tentative.decode(pairs.data(), pairs.size() / 2);
+    std::vector<uint8_t> decoded = tentative.decode(pairs.data(), pairs.size() / 2);
+    if (decoded == previous_pass_decoded)
+        return false;
     std::vector<uint8_t> coded;
     k7_encoder encoder;
     encoder.encode(decoded.data(), decoded.size(), coded);
@@ -844,6 +853,9 @@ void m110a_receiver::state::second_pass()
     }
     again.take_turn(); // the loop already heard of this block's turn in the first pass
     *equaliser = again;
+    previous_pass_decoded = std::move(decoded);
+    ++later_passes;
+    return true;
 }
 
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)
@@ -859,7 +871,9 @@ void m110a_receiver::state::push_llrs(const float* llr, size_t n)
         if (block_llr.size() >= mode->block_bits()) {
             if (!block_symbols_seen.empty() && block_llr.size() == mode->block_bits())
                 for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass)
-                    second_pass();
+                    if (!second_pass())
+                        break;
+            previous_pass_decoded.clear();
             block_symbols_seen.clear();
             block_windows.clear();
             decode_block();

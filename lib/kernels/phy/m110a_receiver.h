@@ -69,11 +69,14 @@ struct m110a_receiver_config {
     // Weight of a decided symbol in the channel tracker (known ones 1): 0.5 lets the
     // probes pull back a tracker that followed a fade's wrong decisions.
     double decision_weight = 0.5;
-    // 2: each interleaver block is equalised again with the decoder's decisions in place
-    // of the equaliser's own (about twice the work); 1: one pass; 3 or more: again on
-    // the previous pass's decisions (2400S on F.1487 poor at 17 dB: 3.0e-4 with 2,
-    // 4.9e-5 with 3, at 62x real time; no gain at 1200/600 bps; docs/modem-design.md).
-    unsigned decoder_passes = 2;
+    // Most equalisation passes over an interleaver block. 2: the block is equalised
+    // again with the decoder's decisions in place of the equaliser's own (about twice
+    // the work); 1: one pass; 3 or more: again on the previous pass's decisions, but
+    // only while they still change (a pass on the same decisions would repeat the last),
+    // so the passes beyond the second cost little where the decoder is already right.
+    // 4: 2400S on F.1487 poor at 17 dB, seeds 1-3, 214 bit errors against 504 with 2;
+    // docs/modem-design.md.
+    unsigned decoder_passes = 4;
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
@@ -111,6 +114,8 @@ public:
     bool carrier_detected() const;
     // Samples consumed so far.
     uint64_t samples() const;
+    // Equalisation passes run after the first, over all interleaver blocks so far.
+    uint64_t later_passes() const;
     // From now on each data symbol is appended to *symbols as the equaliser gives it
     // (first pass, descrambled: on the mode's constellation; 75 bps: the Walsh chips,
     // once their symbol is decided); probes and preamble are left out. nullptr stops

@@ -94,8 +94,23 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertGreater(doc["nodes"]["0.0.0.1"]["arq_retransmissions"], 0)
 
     def test_demo_with_the_real_modem_over_the_watterson_channel(self):
-        done = run("--demo", "--bytes", "1200", "--size", "600", "--pings", "1", "--sis-port", "0")
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        with tempfile.TemporaryDirectory() as out:
+            summary = os.path.join(out, "summary.json")
+            done = run("--demo", "--bytes", "1200", "--size", "600", "--pings", "1",
+                       "--sis-port", "0", "--snr-steps", "0:20,1:35", "--json", summary)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with open(summary) as f:
+                timeline = json.load(f)["timeline"]
+        # The timeline: delivered bytes growing to all of them, the data rate, and the
+        # channel's SNR stepped from 20 to 35 dB after a second of the transfer.
+        delivered = [p["delivered_bytes"] for p in timeline]
+        self.assertEqual(delivered, sorted(delivered))
+        self.assertEqual(delivered[-1], 1200)
+        self.assertEqual({p["tx_mode_a"] for p in timeline}, {"2400S"})
+        self.assertEqual(timeline[0]["snr_db"], 20)
+        self.assertEqual(timeline[-1]["snr_db"], 35)
+        self.assertTrue(all(p["t_s"] >= 1 for p in timeline if p["snr_db"] == 35))
+        self.assertRegex(done.stdout, r"\d+\.\d s: channel SNR now 35 dB")
         self.assertIn("the real STANAG 4539 modem (2400 bps, short interleaver)", done.stdout)
         self.assertIn("mid_latitude_moderate, 20 dB SNR", done.stdout)
         self.assertIn("1200 of 1200 bytes in 2 U_PDUs, identical and in order; 2 confirmed",
@@ -198,6 +213,12 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--kind", "loopback"], "a loopback radio joins two nodes in one process"),
                 (["--pair", "--kind", "audio"], "--pair and --demo join two nodes"),
                 (["--pair", "--json", "x.json"], "--json needs --demo"),
+                (["--demo", "--snr-steps", "5:x"], "--snr-steps: '5:x' is not SECONDS:DB"),
+                (["--demo", "--snr-steps", "5:10,2:12"], "times must be finite, 0 or more and "
+                 "increasing"),
+                (["--pair", "--snr-steps", "0:10"], "--snr-steps needs --demo"),
+                (["--demo", "--kind", "emulator", "--snr-steps", "0:10"],
+                 "--snr-steps changes the Watterson channel of loopback radios"),
                 (["--frobnicate"], "unrecognized arguments: --frobnicate"),
                 (["--stats-intervall", "5"], "(did you mean --stats-interval?)"),
                 (["--config", os.path.join(d, "missing.yaml")], "No such file"),

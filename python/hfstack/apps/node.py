@@ -35,6 +35,7 @@ B, then sends --bytes with ARQ; progress is shown while it runs, and a summary a
 
 import argparse
 import json
+import math
 import logging
 import os
 import signal
@@ -175,8 +176,15 @@ def parse_args(argv):
     d.add_argument("--data-seed", type=int, default=5066, help="seed of the demo's data")
     d.add_argument("--json", metavar="FILE",
                    help="also write the demo's summary to FILE as JSON (bench/link_agreement.py "
-                   "reads it)")
+                   "reads it), with a timeline of the transfer: bytes delivered, each node's "
+                   "data rate and the channel's SNR, about once a second")
+    d.add_argument("--snr-steps", metavar="SECONDS:DB,...",
+                   help="loopback radios: set both channels' SNR to DB once the data transfer "
+                   "has run SECONDS (protocol time; e.g. 0:25,400:12,800:25)")
     a = p.parse_args(argv)
+    a.snr_steps = parse_snr_steps(a.snr_steps) if a.snr_steps else []
+    if a.snr_steps and not a.demo:
+        raise config_error("--snr-steps needs --demo")
     if a.screenshot and not a.gui:
         raise config_error("--screenshot needs --gui")
     if a.json and not a.demo:
@@ -188,6 +196,21 @@ def parse_args(argv):
     if a.demo and a.pings < 0:
         raise config_error("--pings must be 0 or more")
     return a
+
+
+def parse_snr_steps(text):
+    """"SECONDS:DB,..." -> [(seconds, dB)], times non-negative and increasing."""
+    steps = []
+    for item in text.split(","):
+        try:
+            t, db = (float(x) for x in item.split(":"))
+        except ValueError:
+            raise config_error(f"--snr-steps: {item!r} is not SECONDS:DB")
+        if not (math.isfinite(t) and math.isfinite(db)) or t < 0 or (steps and t <= steps[-1][0]):
+            raise config_error(f"--snr-steps: {item!r}: times must be finite, 0 or more and "
+                               "increasing, SNRs finite")
+        steps.append((t, db))
+    return steps
 
 
 def config_schema():
@@ -388,6 +411,9 @@ def settings(a):
     if (a.pair or a.demo) and s["radio"]["kind"] not in ("loopback", "emulator"):
         problems.append("--pair and --demo join two nodes by a loopback or emulator radio, "
                         f"not {s['radio']['kind']}")
+    if a.snr_steps and s["radio"]["kind"] != "loopback":
+        problems.append("--snr-steps changes the Watterson channel of loopback radios, "
+                        f"not of {s['radio']['kind']} ones")
     shared = bool(s["radio"]["air_publish"])
     if not (a.pair or a.demo) and s["radio"]["kind"] == "loopback" and not shared:
         problems.append("a loopback radio joins two nodes in one process: add --pair, or "
@@ -780,8 +806,30 @@ def demo(a, s, stations, stop):
     received = 0
     last_line = [time.monotonic()]
 
+    timeline = []
+    steps = list(a.snr_steps)
+    snr_now = [s["radio"]["snr_db"]]
+
+    def tx_mode(st, peer):
+        for link in st.node.links():
+            if link.get("peer") == peer.address:
+                return link.get("tx_mode", "")
+        return ""
+
+    def follow(t):
+        """SNR steps that are due, and a timeline point (about once a second)."""
+        while steps and t >= steps[0][0]:
+            snr_now[0] = steps.pop(0)[1]
+            for st in stations:
+                st.radio.channel.set_snr_db(snr_now[0])
+            print(f"  {t:6.1f} s: channel SNR now {snr_now[0]:g} dB", flush=True)
+        if not timeline or t - timeline[-1]["t_s"] >= 1.0 or received == len(data):
+            timeline.append({"t_s": t, "delivered_bytes": received, "snr_db": snr_now[0],
+                             "tx_mode_a": tx_mode(A, B), "tx_mode_b": tx_mode(B, A)})
+
     def show(delivery):
         t = (time.monotonic() - t0) * scale
+        follow(t)
         c = A.counters()
         line = (f"{received:6d} of {len(data)} bytes, {t:6.1f} s, "
                 f"{8 * received / t if t > 0 else 0:5.0f} bit/s; node {A.address}: "
@@ -837,6 +885,7 @@ def demo(a, s, stations, stop):
             "confirmed_updus": confirmed[0], "updus": len(updus),
             "elapsed_s": elapsed, "protocol_time": scale != 1, "rate_bps": rate_bps,
             "utilization_pct": 100 * bps / rate_bps, "ping_round_trips_s": rtts,
+            "timeline": timeline,
             "nodes": {st.address: {k: float(v) for k, v in st.counters().items()}
                       for st in stations}})
     for c in (ca, cb):

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Automatic data rate end to end with the real modems, against the best fixed rate.
+
+Issue 25 part 5: one ARQ transfer between two nodes with the real STANAG 4539 modems
+over the Watterson channel in real time (hfstack-node --demo --rate auto), while the
+channel's SNR steps (default 25 -> 12 -> 25 dB on F.1487 poor, 400 s each). Then, for
+every SNR level, the same demo at each fixed mode of --candidates (rate and interleaver;
+the link made first, --reference-s of transfer each), so the best fixed mode in hindsight
+is known per segment. Prints each segment's adaptive throughput against that best one (target: within
+15 %), and writes the figures as JSON and a plot of the data rate, the SNR and the
+throughput against time (PNG, matplotlib).
+
+    bench/rate_adaptation.py [--steps 0:25,400:12,800:25] [--duration 1200]
+        [--profile poor] [--interleaver short] [--candidates 2400S,2400L,1200L,600L]
+        [--reference-s 300] [--seed 1] [--json FILE] [--plot FILE.png]
+        [--skip-references]
+
+Real time: the adaptive run takes --duration seconds or more (it sends --duration at the
+highest candidate rate; only its first --duration seconds count), each reference run about
+--reference-s; the defaults take about 60 minutes. Run it in the background.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE = [sys.executable, os.path.join(HERE, "..", "apps", "hfstack-node")]
+TARGET = 0.85  # the adaptive link's throughput over the best fixed rate's, per segment
+
+
+def parse_steps(text):
+    steps = []
+    for item in text.split(","):
+        t, db = item.split(":")
+        steps.append((float(t), float(db)))
+    if not steps or steps[0][0] != 0 or any(b[0] <= a[0] for a, b in zip(steps, steps[1:])):
+        raise SystemExit("rate_adaptation: --steps must start at 0 and increase")
+    return steps
+
+
+def demo(args, json_path, timeout_s):
+    """Runs hfstack-node --demo with `args`; its JSON summary."""
+    cmd = NODE + ["--demo", "--sis-port", "0", "--pings", "1", "--size", "2048",
+                  "--timeout", str(timeout_s), "--json", json_path] + args
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"rate_adaptation: {' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+    with open(json_path) as f:
+        return json.load(f)
+
+
+def bytes_at(timeline, t):
+    """Bytes delivered by time t (the last timeline point at or before it)."""
+    got = 0
+    for p in timeline:
+        if p["t_s"] > t:
+            break
+        got = p["delivered_bytes"]
+    return got
+
+
+def segment_throughputs(timeline, steps, duration):
+    """[(start, end, snr, bit/s)] of the adaptive run, one per SNR step; a segment the
+    transfer did not reach is left out, one it ended in is cut at its end."""
+    end_of_run = timeline[-1]["t_s"] if timeline else 0
+    out = []
+    bounds = [t for t, _ in steps[1:]] + [duration]
+    for (start, snr), end in zip(steps, bounds):
+        end = min(end, end_of_run)
+        if end <= start:
+            continue
+        out.append((start, end, snr, 8 * (bytes_at(timeline, end) - bytes_at(timeline, start))
+                    / (end - start)))
+    return out
+
+
+def rate_of(mode):
+    digits = "".join(c for c in mode if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def plot(path, timeline, segments, best):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t = [p["t_s"] for p in timeline]
+    fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(9, 6))
+    ax1.step(t, [rate_of(p["tx_mode_a"]) for p in timeline], where="post", label="data rate (bps)")
+    for i, p in enumerate(timeline):  # each mode by name where it begins (S or L too)
+        if i == 0 or timeline[i - 1]["tx_mode_a"] != p["tx_mode_a"]:
+            ax1.annotate(p["tx_mode_a"], (p["t_s"], rate_of(p["tx_mode_a"])),
+                         textcoords="offset points", xytext=(2, 4), fontsize=8)
+    ax1.set_ylabel("data rate, bps")
+    snr = ax1.twinx()
+    snr.step(t, [p["snr_db"] for p in timeline], where="post", color="tab:red", label="SNR")
+    snr.set_ylabel("channel SNR, dB")
+    window = 30.0
+    tp = []
+    for p in timeline:
+        a = max(0.0, p["t_s"] - window)
+        span = p["t_s"] - a
+        tp.append(8 * (p["delivered_bytes"] - bytes_at(timeline, a)) / span if span > 0 else 0)
+    ax2.plot(t, tp, label=f"adaptive, {window:g} s average")
+    for start, end, snr_db, _ in segments:
+        if snr_db in best:
+            ax2.hlines(best[snr_db][1], start, end, colors="tab:green", linestyles="dashed")
+    ax2.plot([], [], "g--", label="best fixed rate")
+    ax2.set_xlabel("time in the transfer, s")
+    ax2.set_ylabel("throughput, bit/s")
+    ax2.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", default="0:25,400:12,800:25", help="SECONDS:DB,... of the channel")
+    p.add_argument("--duration", type=float, default=1200, help="seconds of the adaptive run")
+    p.add_argument("--profile", default="poor")
+    p.add_argument("--interleaver", default="short", choices=("short", "long"),
+                   help="the adaptive run's first interleaver")
+    p.add_argument("--candidates", default="2400S,2400L,1200L,600L",
+                   help="fixed modes to compare with (110A: rate and S or L)")
+    p.add_argument("--reference-s", type=float, default=300, help="seconds per reference run")
+    p.add_argument("--seed", type=int, default=1, help="channel seed")
+    p.add_argument("--json", help="write every figure here")
+    p.add_argument("--plot", help="write the plot here (PNG)")
+    p.add_argument("--skip-references", action="store_true", help="only the adaptive run")
+    a = p.parse_args(argv)
+    steps = parse_steps(a.steps)
+    channel = ["--kind", "loopback", "--profile", a.profile, "--seed", str(a.seed)]
+    candidates = [(rate_of(m), {"S": "short", "L": "long"}[m[-1]], m)
+                  for m in a.candidates.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        # Enough data for the whole run at the highest candidate rate.
+        top = max(rate for rate, _, _ in candidates)
+        size = int(a.duration * top / 8)
+        adaptive = demo(channel + ["--rate", "auto", "--interleaver", a.interleaver,
+                                   "--snr-db", str(steps[0][1]),
+                                   "--snr-steps", a.steps, "--bytes", str(size)],
+                        os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
+        timeline = adaptive["timeline"]
+        # The run stops at --duration: what was delivered by then counts.
+        segments = segment_throughputs(timeline, steps, a.duration)
+        modes = [p["tx_mode_a"] for p in timeline]
+        sequence = [m for i, m in enumerate(modes) if i == 0 or modes[i - 1] != m]
+        changes = len(sequence) - 1
+        print(f"adaptive: {len(segments)} segments, {changes} data rate changes "
+              f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
+              f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
+        best = {}
+        references = []
+        if not a.skip_references:
+            for snr in sorted({s for _, s in steps}):
+                for rate, interleaver, mode in candidates:
+                    size = int(a.reference_s * rate / 8)
+                    r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
+                                        "--snr-db", str(snr), "--bytes", str(size)],
+                             os.path.join(tmp, f"ref-{snr}-{mode}.json"), 3 * a.reference_s + 600)
+                    bps = 8 * r["delivered_bytes"] / r["elapsed_s"]
+                    references.append({"snr_db": snr, "mode": mode, "bps": bps,
+                                       "identical": r["identical"]})
+                    print(f"fixed {mode} at {snr:g} dB: {bps:.0f} bit/s")
+                    if r["identical"] and bps > best.get(snr, ("", 0))[1]:
+                        best[snr] = (mode, bps)
+    rows = []
+    for start, end, snr, bps in segments:
+        row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
+        if snr in best:
+            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=bps / best[snr][1])
+        rows.append(row)
+        tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio "
+                f"{bps / best[snr][1]:.2f} ({'within' if bps >= TARGET * best[snr][1] else 'OUTSIDE'} "
+                f"15 %)") if snr in best else ""
+        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+    if a.plot:
+        plot(a.plot, timeline, segments, best)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"steps": steps, "profile": a.profile, "interleaver": a.interleaver,
+                       "seed": a.seed, "segments": rows, "references": references,
+                       "data_rate_changes": changes, "delivered_bytes": adaptive["delivered_bytes"],
+                       "identical": adaptive["identical"], "timeline": timeline}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

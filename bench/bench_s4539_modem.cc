@@ -23,9 +23,12 @@
  *       [--sweep-hz-per-s R]   (the offset sweeps as a triangle between -|offset-hz| and
  *                               +|offset-hz| at R Hz/s, from -|offset-hz|: D.6.5's
  *                               +-75 Hz at 3.5 Hz/s)
- *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept offsets)
+ *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept
+ * offsets)
  *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
  *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
+ *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D]   (App D WN0: Walsh
+ *                           symbols decided whole, the tracker's memory, tap error)
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--max-errors N]   (a point stops early at N errors)
@@ -39,12 +42,12 @@
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
- * against the transmission it started in, and a transmission none started in counts all its
- * bits as errors (lost).
- * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost;
- * of the bursts received, those with errors, those with errors not flagged bytes_bad
- * (missed) and those flagged without errors (false alarms). */
+ * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its
+ * errors against the transmission it started in, and a transmission none started in
+ * counts all its bits as errors (lost). Prints mode, SNR, bits, errors, BER and its 95 %
+ * upper bound (Poisson), bursts lost; of the bursts received, those with errors, those
+ * with errors not flagged bytes_bad (missed) and those flagged without errors (false
+ * alarms). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -305,6 +308,14 @@ int main(int argc, char** argv)
             wide_rx_config.follow_frequency_rate = value != "0";
         else if (key == "--integrate")
             wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
+        else if (key == "--wn0-symbols")
+            wide_rx_config.wn0_symbol_decisions = value != "0";
+        else if (key == "--wn0-forgetting")
+            wide_rx_config.wn0_forgetting = std::stod(value);
+        else if (key == "--wn0-margin")
+            wide_rx_config.wn0_sure_margin = std::stod(value);
+        else if (key == "--wn0-drift")
+            wide_rx_config.wn0_tap_drift = std::stod(value);
         else if (key == "--superframes")
             wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
         else if (key == "--cpu-time")

@@ -300,6 +300,28 @@ TEST(M110dReceiver, SuperframesIntegratedAtWn1Row)
     EXPECT_LT(found_alone, 4u);
 }
 
+// WN0 at 1 dB below its D-LXIV AWGN row (M = 20): each Walsh symbol decided whole and
+// its chips then known to the tracker, every burst whole; with the chips decided one by
+// one (a quarter of them wrong at -6 dB per chip) not.
+TEST(M110dReceiver, Wn0WalshSymbolsDecidedWholeAtItsRow)
+{
+    const m110d_mode mode = mode_of("WN0/3kHz/L");
+    m110d_transmit_options twenty;
+    twenty.timing.preamble.superframes = 20;
+    m110d_receiver_config by_chip;
+    by_chip.wn0_symbol_decisions = false;
+    size_t whole_by_chip = 0;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+        const std::vector<uint8_t> data = random_bytes(60, 70 + seed);
+        const std::vector<float> audio =
+            over_the_air(mode, data, -7, 20, 70 + seed, twenty);
+        expect_one_whole_burst(receive_audio(audio), mode, data);
+        const std::vector<m110d_burst> old = receive_audio(audio, by_chip);
+        whole_by_chip += old.size() == 1 && old[0].eom && old[0].bytes == data;
+    }
+    EXPECT_LT(whole_by_chip, 3u);
+}
+
 TEST(M110dReceiver, PoorChannelDecoderAidedPass)
 {
     const m110d_mode mode = mode_of("WN8/3kHz/L");

@@ -18,6 +18,7 @@
 #include "serial_tone_stages.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -101,6 +102,48 @@ cd antipodal_decision(cd z, cd base)
     return (z * std::conj(base)).real() >= 0 ? base : -base;
 }
 
+// WN0: log-likelihoods (up to a common term) of the four dibits a Walsh symbol may
+// carry, from its 32 chips' equaliser windows (`width` T/2 samples each, chip j's at
+// windows[j * width]), `chips[j]` the Trinomial points under its chips, `taps` the
+// tracked channel (as the equaliser's taps(), zero where no path is tracked), `noise`
+// per T/2 sample and `tap_error` the variance of each tap's error. Despread on every
+// tracked T/2 position q: y_q(d) = sum_j conj(c_d[j]) w_j[q], c_d the dibit's chips,
+// about 32 g_q + noise of variance 32 N0 under the dibit sent and noise alone under the
+// others (the patterns are orthogonal). With the channel known to within tap_error
+// (g_q ~ CN(g^_q, e)), the log-likelihood ratio of d against the others is, per position,
+// |y|^2 (1 / (32 N0) - 1 / v) + 2 Re(conj(32 g^_q) y) / v, v = 32^2 e + 32 N0: coherent
+// where the estimate is good, energy-combining (the 110A 75 bps receiver's metric)
+// where it is not.
+std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
+                                         size_t width,
+                                         const cf* chips,
+                                         const std::vector<cd>& taps,
+                                         double noise,
+                                         double tap_error)
+{
+    constexpr double n = m110d_walsh_data_chips;
+    const double despread_noise = n * std::max(noise, 1e-12);
+    std::array<double, 4> metric{};
+    for (size_t q = 0; q < width && q < taps.size(); ++q) {
+        if (taps[q] == cd())
+            continue;
+        // The Walsh patterns repeat every 4 chips: despread per chip position mod 4.
+        cd by_position[4];
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+            by_position[j % 4] += std::conj(cd(chips[j])) * windows[j * width + q];
+        const double v = n * n * tap_error + despread_noise;
+        const double energy_weight = 1.0 / despread_noise - 1.0 / v;
+        const cd coherent = std::conj(n * taps[q]) * (2.0 / v);
+        for (unsigned d = 0; d < 4; ++d) {
+            cd y;
+            for (unsigned r = 0; r < 4; ++r)
+                y += m110d_walsh_chip(d, r) ? -by_position[r] : by_position[r];
+            metric[d] += energy_weight * std::norm(y) + (coherent * y).real();
+        }
+    }
+    return metric;
+}
+
 } // namespace
 
 struct m110d_receiver::state {
@@ -152,7 +195,8 @@ struct m110d_receiver::state {
     std::unique_ptr<m110d_demapper> demapper;
     std::unique_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
-    std::vector<cf> walsh;  // WN0: the chips of the Walsh symbol under way
+    std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
+    std::vector<cf> wn0_chips;     // WN0 chip by chip: the symbol's chips so far
     double walsh_match = 0; // WN0: the block's Walsh symbols' match so far
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
@@ -238,7 +282,14 @@ struct m110d_receiver::state {
     bool new_preamble_reads(uint64_t at, double hz) const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
-    bool wn0_chip(cd z, const m110d_symbol_role& role);
+    // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip
+    // the symbol decided and its chips committed. True at an interleaver block's end.
+    bool wn0_chip(const m110d_symbol_role& role);
+    // WN0 chip by chip (wn0_symbol_decisions false).
+    bool wn0_chip_decided(cd z, const m110d_symbol_role& role);
+    // WN0: the block's Walsh symbol read, its LLRs and how decisively (chips y, matched
+    // to the channel, `first` the symbol's first Trinomial index).
+    void wn0_symbol_read(const float* llr, const cf* y, size_t first);
     // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
     serial_tone_block_pass block_pass;
     int pending_slip = 0; // timing slip applied since the last symbol kept
@@ -287,6 +338,10 @@ m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
         config.forgetting, config.decision_weight, config.equaliser_solve_interval);
     check_tracking_settings(
         config.forgetting, config.decision_weight, config.qam64_solve_interval);
+    check_tracking_settings(
+        config.wn0_forgetting, config.decision_weight, config.equaliser_solve_interval);
+    if (!(config.wn0_tap_drift >= 0))
+        throw std::invalid_argument("m110d_receiver: wn0_tap_drift must be 0 or more");
     if (config.decoder_passes == 0)
         throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
@@ -512,7 +567,8 @@ void m110d_receiver::state::begin_burst()
     anchors.clear();
     segment_error = segment_variance = 0;
     segment_symbols = 0;
-    walsh.clear();
+    walsh_windows.clear();
+    wn0_chips.clear();
     walsh_match = 0;
     bits.clear();
     eom_at = no_eom;
@@ -750,6 +806,8 @@ bool m110d_receiver::state::read_fields()
         power /= double(m110d_constellation(nb).size());
     }
     equaliser->set_symbol_power(power);
+    if (mode->wn == 0 && cfg.wn0_symbol_decisions)
+        equaliser->set_forgetting(cfg.wn0_forgetting);
     return true;
 }
 
@@ -760,7 +818,25 @@ void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
         presence.add_known(z, sent);
 }
 
-bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
+void m110d_receiver::state::wn0_symbol_read(const float* llr, const cf* y, size_t first)
+{
+    block_llr.insert(block_llr.end(), llr, llr + 2);
+    // How decisively the symbol read: the chosen pattern's correlation.
+    const auto& trinomial = m110d_trinomial_sequence();
+    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
+    cd c;
+    double energy = 0;
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+        const unsigned chip = m110d_wn0_walsh_chip(dibit, j) +
+                              trinomial[(first + j) % m110d_trinomial_period];
+        c += cd(y[j]) * std::conj(cd(psk8(chip)));
+        energy += std::norm(y[j]);
+    }
+    walsh_match +=
+        energy > 0 ? c.real() / std::sqrt(m110d_walsh_data_chips * energy) : 0.0;
+}
+
+bool m110d_receiver::state::wn0_chip_decided(cd z, const m110d_symbol_role& role)
 {
     // Chip `position` of Walsh symbol `frame`: its Trinomial point or the opposite.
     const size_t in_block = size_t(role.frame % mode->frames_per_block);
@@ -770,26 +846,75 @@ bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
     commit(z, antipodal_decision(z, base), false);
     if (symbol_tap)
         symbol_tap->push_back(cf(z * std::conj(base)));
-    walsh.push_back(cf(z));
-    if (walsh.size() < m110d_walsh_data_chips)
+    wn0_chips.push_back(cf(z));
+    if (wn0_chips.size() < m110d_walsh_data_chips)
         return false;
     float llr[2];
     m110d_wn0_demap(
-        walsh.data(), in_block, std::max(1e-3, equaliser->estimate_variance()), llr);
-    block_llr.insert(block_llr.end(), llr, llr + 2);
-    // How decisively the symbol read: the chosen pattern's correlation.
-    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
-    cd c;
-    double energy = 0;
+        wn0_chips.data(), in_block, std::max(1e-3, equaliser->estimate_variance()), llr);
+    wn0_symbol_read(llr, wn0_chips.data(), first);
+    wn0_chips.clear();
+    return in_block + 1 == mode->frames_per_block;
+}
+
+bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
+{
+    // The chips wait for their Walsh symbol's decision before the channel learns them:
+    // decided one by one at WN0's rows (-6 dB per chip) a quarter of them were wrong,
+    // and the tracker followed those.
+    walsh_windows.insert(walsh_windows.end(), window.begin(), window.end());
+    const size_t width = window.size();
+    if (walsh_windows.size() < m110d_walsh_data_chips * width)
+        return false;
+    const size_t in_block = size_t(role.frame % mode->frames_per_block);
+    const auto& trinomial = m110d_trinomial_sequence();
+    const size_t first = in_block * m110d_walsh_data_chips;
+    cf base[m110d_walsh_data_chips];
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+        base[j] = psk8(trinomial[(first + j) % m110d_trinomial_period]);
+    // The channel as tracked up to the symbol before; its taps' error variance about
+    // the RLS's (1 - forgetting) of the noise, and a share of their own power for the
+    // fading since (and a path the tracker lags).
+    const std::vector<cd>& taps = equaliser->taps();
+    const double noise = equaliser->noise();
+    const double error = noise * (1.0 - equaliser->forgetting());
+    double tap_energy = 0;
+    for (const cd& g : taps)
+        tap_energy += std::norm(g);
+    const std::array<double, 4> metric =
+        wn0_symbol_metrics(walsh_windows,
+                           width,
+                           base,
+                           taps,
+                           noise,
+                           error + cfg.wn0_tap_drift * tap_energy / double(taps.size()));
+    float llr[2];
+    llr[0] = float(std::max(metric[0], metric[1]) - std::max(metric[2], metric[3]));
+    llr[1] = float(std::max(metric[0], metric[2]) - std::max(metric[1], metric[3]));
+    // The chips matched to the channel (for the symbol tap and how decisively it read).
+    cf y[m110d_walsh_data_chips];
     for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
-        const unsigned chip = m110d_wn0_walsh_chip(dibit, j) +
-                              trinomial[(first + j) % m110d_trinomial_period];
-        c += cd(walsh[j]) * std::conj(cd(psk8(chip)));
-        energy += std::norm(walsh[j]);
+        cd m;
+        for (size_t q = 0; q < width; ++q)
+            m += std::conj(taps[q]) * walsh_windows[j * width + q];
+        y[j] = cf(tap_energy > 0 ? m / tap_energy : cd());
+        if (symbol_tap)
+            symbol_tap->push_back(y[j] * std::conj(base[j]));
     }
-    walsh_match +=
-        energy > 0 ? c.real() / std::sqrt(m110d_walsh_data_chips * energy) : 0.0;
-    walsh.clear();
+    wn0_symbol_read(llr, y, first);
+    // The chosen pattern's chips are known symbols from now on; decided ones (the
+    // decision weight) where another pattern came close.
+    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
+    double runner_up = -std::numeric_limits<double>::infinity();
+    for (unsigned d = 0; d < 4; ++d)
+        if (d != dibit)
+            runner_up = std::max(runner_up, metric[d]);
+    const bool sure = metric[dibit] - runner_up >= cfg.wn0_sure_margin;
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+        equaliser->decide(cd(psk8(m110d_wn0_walsh_chip(dibit, j) +
+                                  trinomial[(first + j) % m110d_trinomial_period])),
+                          sure);
+    walsh_windows.clear();
     return in_block + 1 == mode->frames_per_block;
 }
 
@@ -983,7 +1108,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
-            timing_checked != symbol) {
+            timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;
             pending_slip +=
                 cfg.follow_frequency_rate
@@ -1062,7 +1187,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         const m110d_symbol_role role = m110d_role_after_preamble(*mode, k - preamble_end);
         bool block_end = false, matched = false;
         if (mode->wn == 0) {
-            block_end = wn0_chip(z, role);
+            block_end =
+                cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
             if (block_llr.size() == decoder->channel_bits())
                 decode_block();
             if (block_end) {

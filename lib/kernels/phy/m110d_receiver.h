@@ -49,9 +49,11 @@
  *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
  *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
- *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
- *      demapped as a Walsh symbol (m110d_wn0_demap), one pass. Frequency loop and T/2
- *      timing slips as in the App C receiver (follow_serial_tone_channel; a
+ *      WN0: the 32 chips of each Walsh symbol kept until the symbol is decided from
+ *      all of them (wn0_symbol_metrics: despread on every tracked path, coherent as far
+ *      as the tracked channel is good, energy-combining otherwise, as the 110A 75 bps
+ *      receiver), then given to the tracker as known chips; one pass. Frequency loop
+ *      and T/2 timing slips as in the App C receiver (follow_serial_tone_channel; a
  *      second-order loop for swept offsets by option, follow_frequency_rate).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
@@ -130,6 +132,24 @@ struct m110d_receiver_config {
     // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
     // it). false (default): the App C receiver's first-order loop.
     bool follow_frequency_rate = false;
+    // WN0: each Walsh symbol decided as a whole (the four patterns' log-likelihoods from
+    // its 32 chips' windows despread on every tracked path, coherently with the tracked
+    // channel as far as its estimate is good, by energy otherwise; wn0_symbol_metrics),
+    // and its chips then given to the channel tracker as known symbols; false: each
+    // chip decided as its Trinomial point or the opposite for the tracker and the
+    // feedback, every 32 demapped together (a quarter of the chips wrong at WN0's AWGN
+    // row).
+    bool wn0_symbol_decisions = true;
+    // WN0 (wn0_symbol_decisions): the channel tracker's forgetting once the WID says WN0
+    // (its chips are all known after each symbol's decision: a longer memory than for
+    // decided data is affordable, and at -6 dB per chip needed).
+    double wn0_forgetting = 0.98;
+    // WN0: the tracked taps' error assumed, beside the tracker's own (1 - forgetting of
+    // the noise), as this share of their mean power (the channel moving since).
+    double wn0_tap_drift = 0.05;
+    // WN0: a Walsh symbol whose log-likelihood leads the next pattern's by less than
+    // this goes to the tracker as decided chips (decision_weight), not known ones.
+    double wn0_sure_margin = 0;
     bool msb_first = false;    // byte bit order (as the transmitter's)
     double max_burst_s = 3600; // a burst longer than this is cut
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and

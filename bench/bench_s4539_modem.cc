@@ -9,7 +9,7 @@
  * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
  * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
  * --passes, --detection-threshold, --interpolate and --backward apply to the App D
- * receiver too, which has no --data-power or --reliability-threshold).
+ * receiver too, which has no --data-power).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
@@ -18,7 +18,8 @@
  *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
  *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
  *       (the receivers' configuration)
- *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
+ *       [--reliability-threshold R]   (App C and D: bytes_bad below this block
+ * reliability)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--sweep-hz-per-s R]   (the offset sweeps as a triangle between -|offset-hz| and
  *                               +|offset-hz| at R Hz/s, from -|offset-hz|: D.6.5's
@@ -287,7 +288,8 @@ int main(int argc, char** argv)
             rx_config.detection_threshold = high_rx_config.detection_threshold = wide_rx_config.detection_threshold =
                 std::atof(value.c_str());
         else if (key == "--reliability-threshold")
-            high_rx_config.reliability_threshold = std::atof(value.c_str());
+            high_rx_config.reliability_threshold = wide_rx_config.reliability_threshold =
+                std::atof(value.c_str());
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--auto-baud")

@@ -73,6 +73,15 @@ constexpr unsigned reliability_symbols = 32;
 // decisions exceeds this share of the squared distance between nearest points (as the
 // App C receiver's).
 constexpr double backward_suspect_error = 0.1;
+// find_scrambler: once a burst has told the readings apart, a first block is taken under
+// the reading in use when the LLR weight its decoded bits, coded again, disagree with is
+// at most this many times what the LLRs expect wrong, plus this share of their weight;
+// else (and before) the other reading is tried too and the one disagreeing less kept.
+constexpr double scrambler_expected_factor = 1.25;
+constexpr double scrambler_margin = 0.002;
+// ... and a burst tells the readings apart when the other's share is over twice this
+// one's plus this (35 dB, WN3 and WN8: 0 against 0.02-0.17).
+constexpr double scrambler_apart = 0.005;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -197,7 +206,7 @@ struct m110d_receiver::state {
     std::vector<float> block_llr;
     std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
     std::vector<cf> wn0_chips;     // WN0 chip by chip: the symbol's chips so far
-    double walsh_match = 0; // WN0: the block's Walsh symbols' match so far
+    double walsh_match = 0;        // WN0: the block's Walsh symbols' match so far
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -207,7 +216,7 @@ struct m110d_receiver::state {
     std::vector<cf> clean;                 // input with non-finite samples zeroed
     std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
 
-    explicit state(const m110d_receiver_config& c) : cfg(c)
+    explicit state(const m110d_receiver_config& c) : cfg(c), data_readings(c.readings)
     {
         const m110d_pn_alignment other =
             c.readings.pn_alignment == m110d_pn_alignment::per_symbol
@@ -326,7 +335,32 @@ struct m110d_receiver::state {
                                  const uint8_t* labels = nullptr);
     // last: the block's last pass (suspect frames are equalised backward too).
     void second_pass(bool last);
-    void decode_block();
+    // False when the burst was taken back to its preamble to be equalised again under
+    // another scrambler reading (find_scrambler).
+    bool decode_block();
+    // The scrambler and tail-biting readings the data are taken under: the configured
+    // ones, or (find_scrambler, find_tail_biting) the last ones a burst settled.
+    m110d_readings data_readings;
+    // find_scrambler: the burst's first block not judged yet, so it may be equalised
+    // again from its preamble; the share of LLR weight each reading tried on it left
+    // disagreeing with its decoded bits coded again.
+    bool readings_open = false;
+    double scrambler_score[2] = { 0, 0 };
+    bool scrambler_tried[2] = { false, false };
+    bool scrambler_settled = false; // a burst has told the readings apart
+    double burst_hz = 0;            // the derotation the burst started with
+    unsigned burst_sections = 0;    // found_sections of the burst's detection
+    // find_tail_biting: the bits under the other tail-biting reading, and how far the
+    // EOM was searched for in them.
+    std::vector<uint8_t> other_bits;
+    size_t other_searched = 0;
+    // The burst's blocks under reliability_threshold, and the least reliability.
+    size_t unreliable_blocks = 0;
+    double least_reliability = std::numeric_limits<double>::infinity();
+    // Of an EOM at `at` in `b` (whose end is a block's): on a byte boundary, zeros after
+    // it to the block's end, as the transmitter fills it.
+    static bool eom_fits(const std::vector<uint8_t>& b, size_t at);
+    void settle_tail_biting();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
@@ -384,6 +418,9 @@ void m110d_receiver::state::trim()
     // 4 dB, 300 s, channel seed 4).
     if (peak.open)
         keep = std::min(keep, peak.at);
+    // find_scrambler: the burst may be equalised again from its preamble.
+    if (stage == phase::data && readings_open)
+        keep = std::min(keep, start);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);
@@ -396,7 +433,7 @@ void m110d_receiver::state::trim()
                  448u) *
         sps;
     // Until the fields are read, the super-frames the comb added (superframe_fields).
-    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode))
+    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode || readings_open))
         margin += uint64_t(cfg.integrate_superframes) * superframe_chips * sps;
     keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
@@ -532,6 +569,10 @@ bool m110d_receiver::state::preamble()
         power += std::norm(input.at(start + uint64_t(k) * sps));
     reference_power = power / known_symbols;
     input.start_derotation(start, hz);
+    burst_hz = hz;
+    burst_sections = found_sections;
+    readings_open = cfg.find_scrambler;
+    scrambler_tried[0] = scrambler_tried[1] = false;
     begin_burst();
     return true;
 }
@@ -573,6 +614,10 @@ void m110d_receiver::state::begin_burst()
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    other_bits.clear();
+    other_searched = 0;
+    unreliable_blocks = 0;
+    least_reliability = std::numeric_limits<double>::infinity();
     streamed.restart();
     block_decoded = false;
     presence.start(reference_power);
@@ -779,9 +824,9 @@ bool m110d_receiver::state::read_fields()
     constraint_length = f->wid.constraint_length;
     const unsigned nb = m110d_bits_per_symbol(mode->wn);
     if (mode->wn != 0)
-        demapper.reset(new m110d_demapper(*mode, cfg.readings));
+        demapper.reset(new m110d_demapper(*mode, data_readings));
     decoder.reset(
-        new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
+        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
     fetch_order = m110d_fetch_order(*mode);
     nearest_points = std::numeric_limits<double>::infinity();
     const std::vector<cf>& points = m110d_constellation(m110d_bits_per_symbol(mode->wn));
@@ -808,6 +853,8 @@ bool m110d_receiver::state::read_fields()
     equaliser->set_symbol_power(power);
     if (mode->wn == 0 && cfg.wn0_symbol_decisions)
         equaliser->set_forgetting(cfg.wn0_forgetting);
+    if (mode->wn == 0)
+        readings_open = false; // WN0 has the Trinomial scrambler only
     return true;
 }
 
@@ -1046,7 +1093,7 @@ void m110d_receiver::state::second_pass(bool last)
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
     const std::vector<uint8_t> channel = m110d_block_channel_bits(
-        *mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
+        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
     segment_error = segment_variance = 0;
@@ -1093,15 +1140,112 @@ void m110d_receiver::state::second_pass(bool last)
         });
 }
 
-void m110d_receiver::state::decode_block()
+bool m110d_receiver::state::eom_fits(const std::vector<uint8_t>& b, size_t at)
 {
+    if (at % 8 != 0)
+        return false;
+    for (size_t i = at + m110d_eom_bits; i < b.size(); ++i)
+        if (b[i])
+            return false;
+    return true;
+}
+
+void m110d_receiver::state::settle_tail_biting()
+{
+    // The other reading's bits: the same decoding, each block rotated by K - 1 bits
+    // (tail_biting_viterbi: pair j carries bit j, or bit j + K - 1 from the full
+    // register).
+    const size_t n = mode->input_bits_per_block, r = constraint_length - 1;
+    const bool from_start =
+        data_readings.tail_biting == tail_biting_start::from_block_start;
+    for (size_t first = other_bits.size(); first + n <= bits.size(); first += n)
+        for (size_t i = 0; i < n; ++i)
+            other_bits.push_back(bits[first + (from_start ? i + n - r : i + r) % n]);
+    size_t other_at = no_eom;
+    for (; other_searched + m110d_eom_bits <= other_bits.size() && other_at == no_eom;
+         ++other_searched)
+        if (bits_word(other_bits, other_searched) == m110d_eom)
+            other_at = other_searched;
+    // An EOM where the transmitter puts it (a byte boundary, zeros after it) settles
+    // the reading; where both fit (K = 9, whose rotation is a whole byte, with a byte
+    // or more of fill) or neither, the one in use stays.
+    if (other_at == no_eom || (eom_at != no_eom && eom_fits(bits, eom_at)) ||
+        !eom_fits(other_bits, other_at))
+        return;
+    bits.swap(other_bits);
+    eom_at = other_at;
+    eom_searched = other_searched;
+    data_readings.tail_biting = from_start ? tail_biting_start::from_full_register
+                                           : tail_biting_start::from_block_start;
+    decoder.reset(
+        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
+}
+
+bool m110d_receiver::state::decode_block()
+{
+    if (readings_open && mode->wn != 0) {
+        // The burst's first block under this scrambler reading: the decoded bits coded
+        // again against the channel LLRs. A wrong reading leaves LLRs of noise, which
+        // the Viterbi still fits (its bits coded again disagree with 5 % of strong LLRs
+        // at 35 dB, WN3 and WN8), so the share of LLR weight they disagree with is held
+        // against the share the LLRs themselves expect wrong (sum of |L| / (1 + e^|L|)).
+        std::vector<uint8_t> user;
+        decoder->decode(block_llr.data(), user);
+        const std::vector<uint8_t> channel =
+            m110d_block_channel_bits(*mode,
+                                     user.data(),
+                                     fetch_order,
+                                     constraint_length,
+                                     data_readings.tail_biting);
+        double wrong = 0, expected = 0, size = 0;
+        for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
+            const double l = std::abs(double(block_llr[k]));
+            if ((block_llr[k] < 0) != (channel[k] != 0))
+                wrong += l;
+            expected += l / (1.0 + std::exp(std::min(l, 700.0)));
+            size += l;
+        }
+        const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
+        scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
+        scrambler_tried[mine] = true;
+        // Until a burst has told the readings apart, both are tried.
+        const bool fits =
+            scrambler_settled &&
+            wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
+        unsigned best = mine;
+        if (!fits && !scrambler_tried[1 - mine])
+            best = 1 - mine;
+        else if (!fits && scrambler_score[1 - mine] < scrambler_score[mine])
+            best = 1 - mine;
+        if (best != mine) {
+            // Again from the preamble under the other reading (its samples were kept).
+            data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+            found_sections = burst_sections;
+            input.start_derotation(start, burst_hz);
+            block_llr.clear();
+            begin_burst();
+            return false;
+        }
+        if (scrambler_tried[1 - mine] &&
+            scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + scrambler_apart)
+            scrambler_settled = true;
+        readings_open = false;
+    }
     decoder->decode(block_llr.data(), bits);
+    if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
+        const double reliability = decoder->reliability();
+        least_reliability = std::min(least_reliability, reliability);
+        unreliable_blocks += reliability < cfg.reliability_threshold;
+    }
     block_llr.clear();
     for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
          ++eom_searched)
         if (bits_word(bits, eom_searched) == m110d_eom)
             eom_at = eom_searched;
+    if (cfg.find_tail_biting)
+        settle_tail_biting();
     block_decoded = true;
+    return true;
 }
 
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
@@ -1175,6 +1319,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     stage = phase::preamble;
                     return true;
                 }
+                readings_open = false;
                 restart_search(start + uint64_t(refused_skip) * sps);
                 return true;
             }
@@ -1190,7 +1335,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             block_end =
                 cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
             if (block_llr.size() == decoder->channel_bits())
-                decode_block();
+                decode_block(); // WN0: one scrambler
             if (block_end) {
                 matched = walsh_match >= wn0_match * mode->frames_per_block;
                 walsh_match = 0;
@@ -1226,7 +1371,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     second_pass(pass == cfg.decoder_passes);
                 block_pass.end();
                 anchors.keep_last();
-                decode_block();
+                if (!decode_block())
+                    return true; // again from the preamble, another scrambler reading
             }
         } else {
             const cd sent(m110d_probe_point(*mode, role));
@@ -1259,19 +1405,22 @@ m110d_burst m110d_receiver::state::report() const
     burst.frequency_offset_hz = input.offset_hz();
     // The signal's mean power, as a channel's SNR is measured.
     burst.snr_db = presence.snr_db(m110d_frame_power(*mode));
-    burst.least_reliability = 0;
+    burst.unreliable_blocks = unreliable_blocks;
+    burst.least_reliability = least_reliability;
+    burst.bytes_bad = unreliable_blocks > 0;
     return burst;
 }
 
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
 {
+    readings_open = false;
     if (!mode) { // cut while its WID was read: nothing to report
         restart_search(start + uint64_t(preamble_end) * sps);
         return;
     }
     m110d_burst burst = report();
     burst.eom = eom;
-    burst.bytes_bad = !eom;
+    burst.bytes_bad = burst.bytes_bad || !eom;
     burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM's block the transmission ends with its last frame's probe.

@@ -64,10 +64,12 @@
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
  * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
- * Not (yet) here, which the App C receiver has: a block reliability measure
- * (bytes_bad is set for a burst without its EOM only), a late start on a missed
- * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
- * integrated over TLC blocks. */
+ * The scrambler and tail-biting readings may be tried by the receiver itself
+ * (find_scrambler, find_tail_biting).
+ * Each decoded block is judged as the App C receiver's are (reliability_threshold):
+ * bytes_bad marks a burst cut or with a block decoded on too little evidence.
+ * Not (yet) here, which the App C receiver has: a late start on a missed preamble; nor
+ * detection integrated over TLC blocks. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -159,8 +161,32 @@ struct m110d_receiver_config {
     // (both alignments searched for, at twice the search's cost; the fields read under
     // both parities, the one whose checks pass with the larger correlation taken, the
     // configured one on a tie); false: the configured ones only. The data's scrambler
-    // and tail-biting readings are the configured ones either way.
+    // and tail-biting readings: find_scrambler and find_tail_biting below.
     bool find_preamble_readings = false;
+    // true (setting scrambler=auto): the data scrambler's reading is tried too. A
+    // burst's first interleaver block (WN1-WN13) is decoded under the reading in use
+    // (the configured one, then the last one kept), coded again and held against its
+    // channel LLRs (the share of LLR weight the bits disagree with); the burst is
+    // equalised again from its preamble under the other reading, and the reading that
+    // disagreed less kept (and used first for the next burst). Once a burst has told
+    // them apart clearly, a later burst tries the other only where its first block
+    // disagrees more than its LLRs expect. Costs up to two more passes of the first
+    // block, and holds the burst's samples until it is judged.
+    bool find_scrambler = false;
+    // true (setting tail_biting=auto): the tail-biting reading is tried too. The two
+    // decode to the same bits rotated by K - 1 within each block, so each block's bits
+    // are kept under both; an EOM on a byte boundary with zeros after it to its block's
+    // end settles the reading (kept for the next burst). With K = 9 the rotation is a
+    // whole byte, and a burst ending a byte or more of fill before its block's end
+    // reads either way (the reading in use stays); deliver_per_block hands on blocks
+    // before the EOM under the reading in use.
+    bool find_tail_biting = false;
+    // A decoded block whose reliability (m110d_block_decoder::reliability(): minus the
+    // natural log of its user bits expected wrong, at most 0 where the Viterbi's paths
+    // do not close round it) is under this makes the burst's bytes_bad, as in the App
+    // C receiver (a tail-biting block has no check to know it decoded right).
+    // -infinity flags none and skips the MAP pass it costs.
+    double reliability_threshold = 1.0;
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`); the burst's last entry has the rest. False: one entry
     // per burst.
@@ -169,8 +195,10 @@ struct m110d_receiver_config {
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160
 // chips the search matches), offset, SNR (the signal's mean power over the noise on the
-// known symbols, 3 kHz), bytes before the EOM, eom, bytes_bad (no EOM), continues (a
-// piece, deliver_per_block). unreliable_blocks and least_reliability stay 0.
+// known symbols, 3 kHz), bytes before the EOM, eom, bytes_bad (no EOM, or a block under
+// reliability_threshold), unreliable_blocks and least_reliability (infinity before a
+// block is decoded, or with the threshold at -infinity), continues (a piece,
+// deliver_per_block; bytes_bad as of the blocks so far).
 using m110d_burst = m110c_burst;
 
 class m110d_receiver

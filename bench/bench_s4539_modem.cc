@@ -28,8 +28,9 @@
  * offsets)
  *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
  *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
- *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D]   (App D WN0: Walsh
- *                           symbols decided whole, the tracker's memory, tap error)
+ *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D] [--wn0-margin M]
+ *       [--wn0-pass 0|1]   (App D WN0: Walsh symbols decided whole, the tracker's memory,
+ *                           tap error, sure decisions, the decoder-aided pass)
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--max-errors N]   (a point stops early at N errors)
@@ -314,6 +315,8 @@ int main(int argc, char** argv)
             wide_rx_config.wn0_symbol_decisions = value != "0";
         else if (key == "--wn0-forgetting")
             wide_rx_config.wn0_forgetting = std::stod(value);
+        else if (key == "--wn0-pass")
+            wide_rx_config.wn0_decoder_pass = value != "0";
         else if (key == "--wn0-margin")
             wide_rx_config.wn0_sure_margin = std::stod(value);
         else if (key == "--wn0-drift")

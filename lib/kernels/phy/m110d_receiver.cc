@@ -73,6 +73,9 @@ constexpr unsigned reliability_symbols = 32;
 // decisions exceeds this share of the squared distance between nearest points (as the
 // App C receiver's).
 constexpr double backward_suspect_error = 0.1;
+// WN0's decoder-aided pass: Walsh symbols either side whose decoded chips measure the
+// channel a symbol is read again on.
+constexpr size_t wn0_pass_reach = 3;
 // find_scrambler: once a burst has told the readings apart, a first block is taken under
 // the reading in use when the LLR weight its decoded bits, coded again, disagree with is
 // at most this many times what the LLRs expect wrong, plus this share of their weight;
@@ -115,20 +118,20 @@ cd antipodal_decision(cd z, cd base)
 // carry, from its 32 chips' equaliser windows (`width` T/2 samples each, chip j's at
 // windows[j * width]), `chips[j]` the Trinomial points under its chips, `taps` the
 // tracked channel (as the equaliser's taps(), zero where no path is tracked), `noise`
-// per T/2 sample and `tap_error` the variance of each tap's error. Despread on every
-// tracked T/2 position q: y_q(d) = sum_j conj(c_d[j]) w_j[q], c_d the dibit's chips,
-// about 32 g_q + noise of variance 32 N0 under the dibit sent and noise alone under the
-// others (the patterns are orthogonal). With the channel known to within tap_error
-// (g_q ~ CN(g^_q, e)), the log-likelihood ratio of d against the others is, per position,
-// |y|^2 (1 / (32 N0) - 1 / v) + 2 Re(conj(32 g^_q) y) / v, v = 32^2 e + 32 N0: coherent
-// where the estimate is good, energy-combining (the 110A 75 bps receiver's metric)
-// where it is not.
+// per T/2 sample and `tap_error` the variance of each tap's error (per position).
+// Despread on every tracked T/2 position q: y_q(d) = sum_j conj(c_d[j]) w_j[q], c_d the
+// dibit's chips, about 32 g_q + noise of variance 32 N0 under the dibit sent and noise
+// alone under the others (the patterns are orthogonal). With the channel known to within
+// tap_error (g_q ~ CN(g^_q, e)), the log-likelihood ratio of d against the others is, per
+// position, |y|^2 (1 / (32 N0) - 1 / v) + 2 Re(conj(32 g^_q) y) / v, v = 32^2 e + 32 N0:
+// coherent where the estimate is good, energy-combining (the 110A 75 bps receiver's
+// metric) where it is not.
 std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
                                          size_t width,
                                          const cf* chips,
                                          const std::vector<cd>& taps,
                                          double noise,
-                                         double tap_error)
+                                         const std::vector<double>& tap_error)
 {
     constexpr double n = m110d_walsh_data_chips;
     const double despread_noise = n * std::max(noise, 1e-12);
@@ -140,7 +143,7 @@ std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
         cd by_position[4];
         for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
             by_position[j % 4] += std::conj(cd(chips[j])) * windows[j * width + q];
-        const double v = n * n * tap_error + despread_noise;
+        const double v = n * n * tap_error[q] + despread_noise;
         const double energy_weight = 1.0 / despread_noise - 1.0 / v;
         const cd coherent = std::conj(n * taps[q]) * (2.0 / v);
         for (unsigned d = 0; d < 4; ++d) {
@@ -205,8 +208,14 @@ struct m110d_receiver::state {
     std::unique_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
     std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
-    std::vector<cf> wn0_chips;     // WN0 chip by chip: the symbol's chips so far
-    double walsh_match = 0;        // WN0: the block's Walsh symbols' match so far
+    // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows and sample grids.
+    std::vector<cd> wn0_block_windows;
+    std::vector<int64_t> wn0_block_shift;
+    // WN0: the block read again, each Walsh symbol on the channel measured over the
+    // decoded symbols around it.
+    void wn0_decoder_pass();
+    std::vector<cf> wn0_chips; // WN0 chip by chip: the symbol's chips so far
+    double walsh_match = 0;    // WN0: the block's Walsh symbols' match so far
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -609,6 +618,8 @@ void m110d_receiver::state::begin_burst()
     segment_error = segment_variance = 0;
     segment_symbols = 0;
     walsh_windows.clear();
+    wn0_block_windows.clear();
+    wn0_block_shift.clear();
     wn0_chips.clear();
     walsh_match = 0;
     bits.clear();
@@ -928,13 +939,10 @@ bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
     double tap_energy = 0;
     for (const cd& g : taps)
         tap_energy += std::norm(g);
+    const std::vector<double> errors(
+        taps.size(), error + cfg.wn0_tap_drift * tap_energy / double(taps.size()));
     const std::array<double, 4> metric =
-        wn0_symbol_metrics(walsh_windows,
-                           width,
-                           base,
-                           taps,
-                           noise,
-                           error + cfg.wn0_tap_drift * tap_energy / double(taps.size()));
+        wn0_symbol_metrics(walsh_windows, width, base, taps, noise, errors);
     float llr[2];
     llr[0] = float(std::max(metric[0], metric[1]) - std::max(metric[2], metric[3]));
     llr[1] = float(std::max(metric[0], metric[2]) - std::max(metric[1], metric[3]));
@@ -961,8 +969,87 @@ bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
         equaliser->decide(cd(psk8(m110d_wn0_walsh_chip(dibit, j) +
                                   trinomial[(first + j) % m110d_trinomial_period])),
                           sure);
+    if (cfg.wn0_decoder_pass) {
+        wn0_block_windows.insert(
+            wn0_block_windows.end(), walsh_windows.begin(), walsh_windows.end());
+        wn0_block_shift.push_back(timing_shift);
+    }
     walsh_windows.clear();
     return in_block + 1 == mode->frames_per_block;
+}
+
+void m110d_receiver::state::wn0_decoder_pass()
+{
+    const size_t width = window.size(), per_symbol = m110d_walsh_data_chips * width;
+    const size_t symbols = wn0_block_shift.size();
+    if (symbols * 2 != block_llr.size() ||
+        wn0_block_windows.size() != symbols * per_symbol)
+        return;
+    // The block decoded as it stands, coded again: each Walsh symbol's pattern.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110d_block_channel_bits(
+        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
+    const auto& trinomial = m110d_trinomial_sequence();
+    const auto chip_point = [&](size_t s, unsigned j, unsigned dibit) {
+        return cd(
+            psk8(m110d_wn0_walsh_chip(dibit, j) +
+                 trinomial[(s * m110d_walsh_data_chips + j) % m110d_trinomial_period]));
+    };
+    // Per symbol and T/2 position, the decoded chips' despread sum (32 g_q and noise).
+    std::vector<cd> despread(symbols * width);
+    for (size_t s = 0; s < symbols; ++s) {
+        const unsigned dibit = unsigned(channel[2 * s]) << 1 | channel[2 * s + 1];
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+            const cd c = std::conj(chip_point(s, j, dibit));
+            const cd* w = &wn0_block_windows[s * per_symbol + j * width];
+            for (size_t q = 0; q < width; ++q)
+                despread[s * width + q] += c * w[q];
+        }
+    }
+    // Each symbol read again on the channel measured over the symbols either side of it
+    // on the same sample grid (not itself: its own pattern would be favoured), up to
+    // wn0_pass_reach each way.
+    const double noise = std::max(equaliser->noise(), 1e-12);
+    const std::vector<cd>& tracked = equaliser->taps();
+    std::vector<cd> taps(width);
+    std::vector<double> errors(width);
+    cf base[m110d_walsh_data_chips];
+    for (size_t s = 0; s < symbols; ++s) {
+        std::fill(taps.begin(), taps.end(), cd());
+        unsigned used = 0;
+        for (size_t t = s >= wn0_pass_reach ? s - wn0_pass_reach : 0;
+             t <= s + wn0_pass_reach && t < symbols;
+             ++t) {
+            if (t == s || wn0_block_shift[t] != wn0_block_shift[s])
+                continue;
+            for (size_t q = 0; q < width; ++q)
+                taps[q] += despread[t * width + q];
+            ++used;
+        }
+        if (used == 0)
+            continue;
+        // On the positions the tracker follows (the paths and their pulse tails): the
+        // others' measurements are noise, which the coherent sum would add up.
+        const double chips = double(used) * m110d_walsh_data_chips;
+        for (size_t q = 0; q < width; ++q) {
+            taps[q] = q < tracked.size() && tracked[q] != cd() ? taps[q] / chips : cd();
+            errors[q] = noise / chips + cfg.wn0_tap_drift * std::norm(taps[q]);
+        }
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+            base[j] = cf(chip_point(s, j, 0)); // dibit 0's pattern adds nothing
+        const std::vector<cd> windows(wn0_block_windows.begin() + long(s * per_symbol),
+                                      wn0_block_windows.begin() +
+                                          long((s + 1) * per_symbol));
+        const std::array<double, 4> metric =
+            wn0_symbol_metrics(windows, width, base, taps, noise, errors);
+        block_llr[2 * s] =
+            float(std::max(metric[0], metric[1]) - std::max(metric[2], metric[3]));
+        block_llr[2 * s + 1] =
+            float(std::max(metric[0], metric[2]) - std::max(metric[1], metric[3]));
+    }
+    wn0_block_windows.clear();
+    wn0_block_shift.clear();
 }
 
 void m110d_receiver::state::keep_for_passes(uint64_t k)
@@ -1334,8 +1421,11 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (mode->wn == 0) {
             block_end =
                 cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
-            if (block_llr.size() == decoder->channel_bits())
+            if (block_llr.size() == decoder->channel_bits()) {
+                if (cfg.wn0_decoder_pass && cfg.wn0_symbol_decisions)
+                    wn0_decoder_pass();
                 decode_block(); // WN0: one scrambler
+            }
             if (block_end) {
                 matched = walsh_match >= wn0_match * mode->frames_per_block;
                 walsh_match = 0;

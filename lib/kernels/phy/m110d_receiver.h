@@ -54,9 +54,9 @@
  *      as the tracked channel is good, energy-combining otherwise, as the 110A 75 bps
  *      receiver), then given to the tracker as known chips; each block read again
  *      once decoded, every symbol on the channel its decoded neighbours measure
- *      (wn0_decoder_pass). Frequency loop
- *      and T/2 timing slips as in the App C receiver (follow_serial_tone_channel; a
- *      second-order loop for swept offsets by option, follow_frequency_rate).
+ *      (wn0_decoder_pass). Frequency loop and T/2 timing slips as in the App C
+ *      receiver (follow_serial_tone_channel; a second-order loop for swept offsets
+ *      by option, follow_frequency_rate).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at

@@ -21,8 +21,8 @@ sender's and the receiver's must match): scrambler=a|b, tail_biting=full_registe
 block_start, pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero
 (the first of each the default); rx and ber also take --reading preamble=find (the
 last two found from each preamble), scrambler=auto and tail_biting=auto (the receiver
-tries both readings and keeps the one the data fit) and frequency_loop=second_order (a swept carrier
-offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
+tries both readings and keeps the one the data fit) and frequency_loop=second_order
+(a swept carrier offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
   hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000

@@ -318,7 +318,8 @@ int main(int argc, char** argv)
         else if (key == "--wn0-forgetting")
             wide_rx_config.wn0_forgetting = std::stod(value);
         else if (key == "--find-readings")
-            wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting = value != "0";
+            wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
+                value != "0";
         else if (key == "--wn0-pass")
             wide_rx_config.wn0_decoder_pass = value != "0";
         else if (key == "--wn0-margin")

@@ -9,7 +9,7 @@
  * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
  * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
  * --passes, --detection-threshold, --interpolate and --backward apply to the App D
- * receiver too, which has no --data-power or --reliability-threshold).
+ * receiver too, which has no --data-power).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
@@ -18,14 +18,21 @@
  *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
  *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
  *       (the receivers' configuration)
- *       [--reliability-threshold R]   (App C: bytes_bad below this block reliability)
+ *       [--reliability-threshold R]   (App C and D: bytes_bad below this block
+ * reliability)
  *       [--verbose 1]   (a line per burst on stderr)
  *       [--sweep-hz-per-s R]   (the offset sweeps as a triangle between -|offset-hz| and
  *                               +|offset-hz| at R Hz/s, from -|offset-hz|: D.6.5's
  *                               +-75 Hz at 3.5 Hz/s)
- *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept offsets)
+ *       [--frequency-rate 1]   (App D: the second-order frequency loop, for swept
+ * offsets)
  *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
  *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
+ *       [--find-readings 0|1]   (App D: scrambler=auto tail_biting=auto; the
+ *                           transmitter sends the default readings)
+ *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D] [--wn0-margin M]
+ *       [--wn0-pass 0|1]   (App D WN0: Walsh symbols decided whole, the tracker's memory,
+ *                           tap error, sure decisions, the decoder-aided pass)
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--max-errors N]   (a point stops early at N errors)
@@ -39,12 +46,12 @@
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
- * against the transmission it started in, and a transmission none started in counts all its
- * bits as errors (lost).
- * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost;
- * of the bursts received, those with errors, those with errors not flagged bytes_bad
- * (missed) and those flagged without errors (false alarms). */
+ * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its
+ * errors against the transmission it started in, and a transmission none started in
+ * counts all its bits as errors (lost). Prints mode, SNR, bits, errors, BER and its 95 %
+ * upper bound (Poisson), bursts lost; of the bursts received, those with errors, those
+ * with errors not flagged bytes_bad (missed) and those flagged without errors (false
+ * alarms). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -284,7 +291,8 @@ int main(int argc, char** argv)
             rx_config.detection_threshold = high_rx_config.detection_threshold = wide_rx_config.detection_threshold =
                 std::atof(value.c_str());
         else if (key == "--reliability-threshold")
-            high_rx_config.reliability_threshold = std::atof(value.c_str());
+            high_rx_config.reliability_threshold = wide_rx_config.reliability_threshold =
+                std::atof(value.c_str());
         else if (key == "--max-errors")
             max_errors = size_t(std::atoll(value.c_str()));
         else if (key == "--auto-baud")
@@ -305,6 +313,19 @@ int main(int argc, char** argv)
             wide_rx_config.follow_frequency_rate = value != "0";
         else if (key == "--integrate")
             wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
+        else if (key == "--wn0-symbols")
+            wide_rx_config.wn0_symbol_decisions = value != "0";
+        else if (key == "--wn0-forgetting")
+            wide_rx_config.wn0_forgetting = std::stod(value);
+        else if (key == "--find-readings")
+            wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
+                value != "0";
+        else if (key == "--wn0-pass")
+            wide_rx_config.wn0_decoder_pass = value != "0";
+        else if (key == "--wn0-margin")
+            wide_rx_config.wn0_sure_margin = std::stod(value);
+        else if (key == "--wn0-drift")
+            wide_rx_config.wn0_tap_drift = std::stod(value);
         else if (key == "--superframes")
             wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
         else if (key == "--cpu-time")

@@ -9,7 +9,8 @@
  * reserved WNs and failed check bits included), the count field's first dibit and how
  * much of the preamble to send, then symbols (8PSK numbers, or 256QAM points) and raw
  * sample corruption (big, small, NaN), so detection, the field reading, the equaliser,
- * the demapper and the block decoder all see malformed air. Checks that the receiver
+ * the demapper and the block decoder all see malformed air, with and without the
+ * receiver trying the data's readings itself. Checks that the receiver
  * never throws or crashes, reports only modes that exist and never more bytes than the
  * time it listened could carry. */
 #include "fuzz_support.h"
@@ -72,7 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             x[(k * 104729) % x.size()] = std::numeric_limits<float>::quiet_NaN();
     }
     x.resize(x.size() + 9600, {}); // a second of silence lets a burst end
-    m110d_receiver rx;
+    // data[3] bit 1: the receiver tries the data's readings itself (a burst may be
+    // equalised again from its preamble); bit 2: no block judged.
+    m110d_receiver_config config;
+    config.find_scrambler = config.find_tail_biting = (data[3] & 2) != 0;
+    if (data[3] & 4)
+        config.reliability_threshold = -std::numeric_limits<double>::infinity();
+    m110d_receiver rx(config);
     std::vector<m110d_burst> bursts;
     for (size_t k = 0; k < x.size(); k += 1000)
         rx.process(x.data() + k, std::min<size_t>(1000, x.size() - k), bursts);
@@ -80,6 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         const auto m = m110d_mode_by_name(b.mode);
         check(m.has_value());
         check(std::isfinite(b.frequency_offset_hz));
+        check(!std::isnan(b.least_reliability));
         // At most a whole interleaver block more than the time carries (a block's bytes
         // come out when its last symbol is in).
         check(double(b.bytes.size()) * 8 <=

@@ -148,4 +148,14 @@ TEST(WaveformModes, ReceiveSettingsText)
     // The transmitter refuses it: a receiver's setting.
     m110d_transmit_options o;
     EXPECT_NE(parse_m110d_transmit_settings("frequency_loop=second_order", o), "");
+    // scrambler=auto, tail_biting=auto: the receiver tries both; a reading named after
+    // it takes it back. The transmitter sends one.
+    EXPECT_EQ(parse_m110d_receive_settings("scrambler=auto tail_biting=auto", c), "");
+    EXPECT_TRUE(c.find_scrambler);
+    EXPECT_TRUE(c.find_tail_biting);
+    EXPECT_EQ(parse_m110d_receive_settings("scrambler=a", c), "");
+    EXPECT_FALSE(c.find_scrambler);
+    EXPECT_TRUE(c.find_tail_biting);
+    EXPECT_NE(parse_m110d_transmit_settings("scrambler=auto", o), "");
+    EXPECT_NE(parse_m110d_transmit_settings("tail_biting=auto", o), "");
 }

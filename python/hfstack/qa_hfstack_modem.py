@@ -216,6 +216,12 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             bursts = json.loads(done.stdout)["bursts"]
             self.assertEqual([(b["mode"], b["data_rate"], b["text"], b["bytes_bad"]) for b in bursts],
                              [("WN8/3kHz/S", 6400, text, False)])
+        # The scrambler's reading tried by the receiver (K = 9 from the block start with a
+        # byte or more of fill reads either way: that reading told).
+        done = run("rx", wav, "--json", "--reading", "scrambler=auto", "--reading", "tail_biting=block_start")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([(b["text"], b["bytes_bad"]) for b in json.loads(done.stdout)["bursts"]],
+                         [(text, False)])
         # Listening for STANAG 4539 alone: nothing.
         done = run("rx", wav, "--listen", "4539")
         self.assertEqual(done.returncode, 1, done.stderr)
@@ -274,6 +280,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--constraint-length", "8", out], "7, 9"),
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "frequency_loop=second_order", out],
              "receiver's"),
+            (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "scrambler=auto", out], "receiver's"),
             (["rx", out, "--reading", "frequency_loop=third"], "first_order or second_order"),
             (["rx", out, "--listen", "5068"], "--listen"),
             (["rx", out, "--reading", "colour=red"], "no reading \"colour\""),

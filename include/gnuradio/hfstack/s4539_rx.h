@@ -70,7 +70,9 @@ public:
      *        (scrambler=a|b, tail_biting=full_register|block_start,
      *        pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero;
      *        the first of each the default; the sender's must match), preamble=find
-     *        to find the PN alignment and WID parity from each preamble, and
+     *        to find the PN alignment and WID parity from each preamble,
+     *        scrambler=auto and tail_biting=auto to try both readings of the data
+     *        (the receiver keeps the one they fit), and
      *        frequency_loop=second_order to follow a swept carrier offset (D.6.5's
      *        3.5 Hz/s; costs errors on fading channels)
      *

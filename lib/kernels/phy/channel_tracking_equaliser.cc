@@ -416,6 +416,14 @@ void channel_tracking_equaliser::set_symbol_power(double power)
     d_cfg.symbol_power = power;
 }
 
+void channel_tracking_equaliser::set_forgetting(double forgetting)
+{
+    if (!(forgetting > 0 && forgetting <= 1))
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: forgetting must be in (0, 1]");
+    d_cfg.forgetting = forgetting;
+}
+
 void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)
 {
     if (base.size() != d_taps.size())

@@ -126,6 +126,10 @@ public:
     void set_solve_interval(unsigned symbols);
     // The unknown symbols' mean power from the next solution on (greater than 0).
     void set_symbol_power(double power);
+    // The tracker's forgetting from the next symbol on (in (0, 1]): a longer memory once
+    // a mode whose symbols are decided a block of chips at a time is known (App D WN0).
+    void set_forgetting(double forgetting);
+    double forgetting() const { return d_cfg.forgetting; }
     // Moves the estimate by how much `base` moved since the last call (the first call
     // sets it): a channel interpolated between measurements on known symbols, with the
     // tracker following the decisions for the difference.

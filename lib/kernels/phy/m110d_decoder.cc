@@ -123,6 +123,12 @@ void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
     d_viterbi.decode(mother.data(), d_user_bits, d_start, bits);
 }
 
+double m110d_block_decoder::reliability()
+{
+    const double r = -std::log(std::max(d_viterbi.expected_errors(), 1e-300));
+    return d_viterbi.closed() ? r : std::min(r, 0.0);
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -79,6 +79,11 @@ public:
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.
     void decode(const float* llr, std::vector<uint8_t>& bits);
+    // Of the last block decoded, as the App C decoder's (m110c_block_decoder): minus the
+    // natural log of its user bits expected wrong (tail_biting_viterbi::expected_errors:
+    // 2.3 is 0.1 bits), at most 0 where the Viterbi's paths did not close round it.
+    // Larger is more reliable; costs about a decoding.
+    double reliability();
 
 private:
     const m110d_code_rate& d_rate;

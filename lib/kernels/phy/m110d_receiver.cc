@@ -18,6 +18,7 @@
 #include "serial_tone_stages.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -72,6 +73,18 @@ constexpr unsigned reliability_symbols = 32;
 // decisions exceeds this share of the squared distance between nearest points (as the
 // App C receiver's).
 constexpr double backward_suspect_error = 0.1;
+// WN0's decoder-aided pass: Walsh symbols either side whose decoded chips measure the
+// channel a symbol is read again on.
+constexpr size_t wn0_pass_reach = 3;
+// find_scrambler: once a burst has told the readings apart, a first block is taken under
+// the reading in use when the LLR weight its decoded bits, coded again, disagree with is
+// at most this many times what the LLRs expect wrong, plus this share of their weight;
+// else (and before) the other reading is tried too and the one disagreeing less kept.
+constexpr double scrambler_expected_factor = 1.25;
+constexpr double scrambler_margin = 0.002;
+// ... and a burst tells the readings apart when the other's share is over twice this
+// one's plus this (35 dB, WN3 and WN8: 0 against 0.02-0.17).
+constexpr double scrambler_apart = 0.005;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -99,6 +112,48 @@ std::vector<cf> known_chips(m110d_pn_alignment alignment)
 cd antipodal_decision(cd z, cd base)
 {
     return (z * std::conj(base)).real() >= 0 ? base : -base;
+}
+
+// WN0: log-likelihoods (up to a common term) of the four dibits a Walsh symbol may
+// carry, from its 32 chips' equaliser windows (`width` T/2 samples each, chip j's at
+// windows[j * width]), `chips[j]` the Trinomial points under its chips, `taps` the
+// tracked channel (as the equaliser's taps(), zero where no path is tracked), `noise`
+// per T/2 sample and `tap_error` the variance of each tap's error (per position).
+// Despread on every tracked T/2 position q: y_q(d) = sum_j conj(c_d[j]) w_j[q], c_d the
+// dibit's chips, about 32 g_q + noise of variance 32 N0 under the dibit sent and noise
+// alone under the others (the patterns are orthogonal). With the channel known to within
+// tap_error (g_q ~ CN(g^_q, e)), the log-likelihood ratio of d against the others is, per
+// position, |y|^2 (1 / (32 N0) - 1 / v) + 2 Re(conj(32 g^_q) y) / v, v = 32^2 e + 32 N0:
+// coherent where the estimate is good, energy-combining (the 110A 75 bps receiver's
+// metric) where it is not.
+std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
+                                         size_t width,
+                                         const cf* chips,
+                                         const std::vector<cd>& taps,
+                                         double noise,
+                                         const std::vector<double>& tap_error)
+{
+    constexpr double n = m110d_walsh_data_chips;
+    const double despread_noise = n * std::max(noise, 1e-12);
+    std::array<double, 4> metric{};
+    for (size_t q = 0; q < width && q < taps.size(); ++q) {
+        if (taps[q] == cd())
+            continue;
+        // The Walsh patterns repeat every 4 chips: despread per chip position mod 4.
+        cd by_position[4];
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+            by_position[j % 4] += std::conj(cd(chips[j])) * windows[j * width + q];
+        const double v = n * n * tap_error[q] + despread_noise;
+        const double energy_weight = 1.0 / despread_noise - 1.0 / v;
+        const cd coherent = std::conj(n * taps[q]) * (2.0 / v);
+        for (unsigned d = 0; d < 4; ++d) {
+            cd y;
+            for (unsigned r = 0; r < 4; ++r)
+                y += m110d_walsh_chip(d, r) ? -by_position[r] : by_position[r];
+            metric[d] += energy_weight * std::norm(y) + (coherent * y).real();
+        }
+    }
+    return metric;
 }
 
 } // namespace
@@ -152,8 +207,15 @@ struct m110d_receiver::state {
     std::unique_ptr<m110d_demapper> demapper;
     std::unique_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
-    std::vector<cf> walsh;  // WN0: the chips of the Walsh symbol under way
-    double walsh_match = 0; // WN0: the block's Walsh symbols' match so far
+    std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
+    // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows and sample grids.
+    std::vector<cd> wn0_block_windows;
+    std::vector<int64_t> wn0_block_shift;
+    // WN0: the block read again, each Walsh symbol on the channel measured over the
+    // decoded symbols around it.
+    void wn0_decoder_pass();
+    std::vector<cf> wn0_chips; // WN0 chip by chip: the symbol's chips so far
+    double walsh_match = 0;    // WN0: the block's Walsh symbols' match so far
     std::vector<uint8_t> bits;
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
@@ -163,7 +225,7 @@ struct m110d_receiver::state {
     std::vector<cf> clean;                 // input with non-finite samples zeroed
     std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
 
-    explicit state(const m110d_receiver_config& c) : cfg(c)
+    explicit state(const m110d_receiver_config& c) : cfg(c), data_readings(c.readings)
     {
         const m110d_pn_alignment other =
             c.readings.pn_alignment == m110d_pn_alignment::per_symbol
@@ -238,7 +300,14 @@ struct m110d_receiver::state {
     bool new_preamble_reads(uint64_t at, double hz) const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
-    bool wn0_chip(cd z, const m110d_symbol_role& role);
+    // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip
+    // the symbol decided and its chips committed. True at an interleaver block's end.
+    bool wn0_chip(const m110d_symbol_role& role);
+    // WN0 chip by chip (wn0_symbol_decisions false).
+    bool wn0_chip_decided(cd z, const m110d_symbol_role& role);
+    // WN0: the block's Walsh symbol read, its LLRs and how decisively (chips y, matched
+    // to the channel, `first` the symbol's first Trinomial index).
+    void wn0_symbol_read(const float* llr, const cf* y, size_t first);
     // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
     serial_tone_block_pass block_pass;
     int pending_slip = 0; // timing slip applied since the last symbol kept
@@ -275,7 +344,32 @@ struct m110d_receiver::state {
                                  const uint8_t* labels = nullptr);
     // last: the block's last pass (suspect frames are equalised backward too).
     void second_pass(bool last);
-    void decode_block();
+    // False when the burst was taken back to its preamble to be equalised again under
+    // another scrambler reading (find_scrambler).
+    bool decode_block();
+    // The scrambler and tail-biting readings the data are taken under: the configured
+    // ones, or (find_scrambler, find_tail_biting) the last ones a burst settled.
+    m110d_readings data_readings;
+    // find_scrambler: the burst's first block not judged yet, so it may be equalised
+    // again from its preamble; the share of LLR weight each reading tried on it left
+    // disagreeing with its decoded bits coded again.
+    bool readings_open = false;
+    double scrambler_score[2] = { 0, 0 };
+    bool scrambler_tried[2] = { false, false };
+    bool scrambler_settled = false; // a burst has told the readings apart
+    double burst_hz = 0;            // the derotation the burst started with
+    unsigned burst_sections = 0;    // found_sections of the burst's detection
+    // find_tail_biting: the bits under the other tail-biting reading, and how far the
+    // EOM was searched for in them.
+    std::vector<uint8_t> other_bits;
+    size_t other_searched = 0;
+    // The burst's blocks under reliability_threshold, and the least reliability.
+    size_t unreliable_blocks = 0;
+    double least_reliability = std::numeric_limits<double>::infinity();
+    // Of an EOM at `at` in `b` (whose end is a block's): on a byte boundary, zeros after
+    // it to the block's end, as the transmitter fills it.
+    static bool eom_fits(const std::vector<uint8_t>& b, size_t at);
+    void settle_tail_biting();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
@@ -287,6 +381,10 @@ m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
         config.forgetting, config.decision_weight, config.equaliser_solve_interval);
     check_tracking_settings(
         config.forgetting, config.decision_weight, config.qam64_solve_interval);
+    check_tracking_settings(
+        config.wn0_forgetting, config.decision_weight, config.equaliser_solve_interval);
+    if (!(config.wn0_tap_drift >= 0))
+        throw std::invalid_argument("m110d_receiver: wn0_tap_drift must be 0 or more");
     if (config.decoder_passes == 0)
         throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
     d.reset(new state(config));
@@ -329,6 +427,9 @@ void m110d_receiver::state::trim()
     // 4 dB, 300 s, channel seed 4).
     if (peak.open)
         keep = std::min(keep, peak.at);
+    // find_scrambler: the burst may be equalised again from its preamble.
+    if (stage == phase::data && readings_open)
+        keep = std::min(keep, start);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);
@@ -341,7 +442,7 @@ void m110d_receiver::state::trim()
                  448u) *
         sps;
     // Until the fields are read, the super-frames the comb added (superframe_fields).
-    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode))
+    if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode || readings_open))
         margin += uint64_t(cfg.integrate_superframes) * superframe_chips * sps;
     keep = keep > margin ? keep - margin : 0;
     input.release_before(keep);
@@ -477,6 +578,10 @@ bool m110d_receiver::state::preamble()
         power += std::norm(input.at(start + uint64_t(k) * sps));
     reference_power = power / known_symbols;
     input.start_derotation(start, hz);
+    burst_hz = hz;
+    burst_sections = found_sections;
+    readings_open = cfg.find_scrambler;
+    scrambler_tried[0] = scrambler_tried[1] = false;
     begin_burst();
     return true;
 }
@@ -512,11 +617,18 @@ void m110d_receiver::state::begin_burst()
     anchors.clear();
     segment_error = segment_variance = 0;
     segment_symbols = 0;
-    walsh.clear();
+    walsh_windows.clear();
+    wn0_block_windows.clear();
+    wn0_block_shift.clear();
+    wn0_chips.clear();
     walsh_match = 0;
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
+    other_bits.clear();
+    other_searched = 0;
+    unreliable_blocks = 0;
+    least_reliability = std::numeric_limits<double>::infinity();
     streamed.restart();
     block_decoded = false;
     presence.start(reference_power);
@@ -723,9 +835,9 @@ bool m110d_receiver::state::read_fields()
     constraint_length = f->wid.constraint_length;
     const unsigned nb = m110d_bits_per_symbol(mode->wn);
     if (mode->wn != 0)
-        demapper.reset(new m110d_demapper(*mode, cfg.readings));
+        demapper.reset(new m110d_demapper(*mode, data_readings));
     decoder.reset(
-        new m110d_block_decoder(*mode, constraint_length, cfg.readings.tail_biting));
+        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
     fetch_order = m110d_fetch_order(*mode);
     nearest_points = std::numeric_limits<double>::infinity();
     const std::vector<cf>& points = m110d_constellation(m110d_bits_per_symbol(mode->wn));
@@ -750,6 +862,10 @@ bool m110d_receiver::state::read_fields()
         power /= double(m110d_constellation(nb).size());
     }
     equaliser->set_symbol_power(power);
+    if (mode->wn == 0 && cfg.wn0_symbol_decisions)
+        equaliser->set_forgetting(cfg.wn0_forgetting);
+    if (mode->wn == 0)
+        readings_open = false; // WN0 has the Trinomial scrambler only
     return true;
 }
 
@@ -760,7 +876,25 @@ void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
         presence.add_known(z, sent);
 }
 
-bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
+void m110d_receiver::state::wn0_symbol_read(const float* llr, const cf* y, size_t first)
+{
+    block_llr.insert(block_llr.end(), llr, llr + 2);
+    // How decisively the symbol read: the chosen pattern's correlation.
+    const auto& trinomial = m110d_trinomial_sequence();
+    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
+    cd c;
+    double energy = 0;
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+        const unsigned chip = m110d_wn0_walsh_chip(dibit, j) +
+                              trinomial[(first + j) % m110d_trinomial_period];
+        c += cd(y[j]) * std::conj(cd(psk8(chip)));
+        energy += std::norm(y[j]);
+    }
+    walsh_match +=
+        energy > 0 ? c.real() / std::sqrt(m110d_walsh_data_chips * energy) : 0.0;
+}
+
+bool m110d_receiver::state::wn0_chip_decided(cd z, const m110d_symbol_role& role)
 {
     // Chip `position` of Walsh symbol `frame`: its Trinomial point or the opposite.
     const size_t in_block = size_t(role.frame % mode->frames_per_block);
@@ -770,27 +904,152 @@ bool m110d_receiver::state::wn0_chip(cd z, const m110d_symbol_role& role)
     commit(z, antipodal_decision(z, base), false);
     if (symbol_tap)
         symbol_tap->push_back(cf(z * std::conj(base)));
-    walsh.push_back(cf(z));
-    if (walsh.size() < m110d_walsh_data_chips)
+    wn0_chips.push_back(cf(z));
+    if (wn0_chips.size() < m110d_walsh_data_chips)
         return false;
     float llr[2];
     m110d_wn0_demap(
-        walsh.data(), in_block, std::max(1e-3, equaliser->estimate_variance()), llr);
-    block_llr.insert(block_llr.end(), llr, llr + 2);
-    // How decisively the symbol read: the chosen pattern's correlation.
-    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
-    cd c;
-    double energy = 0;
-    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
-        const unsigned chip = m110d_wn0_walsh_chip(dibit, j) +
-                              trinomial[(first + j) % m110d_trinomial_period];
-        c += cd(walsh[j]) * std::conj(cd(psk8(chip)));
-        energy += std::norm(walsh[j]);
-    }
-    walsh_match +=
-        energy > 0 ? c.real() / std::sqrt(m110d_walsh_data_chips * energy) : 0.0;
-    walsh.clear();
+        wn0_chips.data(), in_block, std::max(1e-3, equaliser->estimate_variance()), llr);
+    wn0_symbol_read(llr, wn0_chips.data(), first);
+    wn0_chips.clear();
     return in_block + 1 == mode->frames_per_block;
+}
+
+bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
+{
+    // The chips wait for their Walsh symbol's decision before the channel learns them:
+    // decided one by one at WN0's rows (-6 dB per chip) a quarter of them were wrong,
+    // and the tracker followed those.
+    walsh_windows.insert(walsh_windows.end(), window.begin(), window.end());
+    const size_t width = window.size();
+    if (walsh_windows.size() < m110d_walsh_data_chips * width)
+        return false;
+    const size_t in_block = size_t(role.frame % mode->frames_per_block);
+    const auto& trinomial = m110d_trinomial_sequence();
+    const size_t first = in_block * m110d_walsh_data_chips;
+    cf base[m110d_walsh_data_chips];
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+        base[j] = psk8(trinomial[(first + j) % m110d_trinomial_period]);
+    // The channel as tracked up to the symbol before; its taps' error variance about
+    // the RLS's (1 - forgetting) of the noise, and a share of their own power for the
+    // fading since (and a path the tracker lags).
+    const std::vector<cd>& taps = equaliser->taps();
+    const double noise = equaliser->noise();
+    const double error = noise * (1.0 - equaliser->forgetting());
+    double tap_energy = 0;
+    for (const cd& g : taps)
+        tap_energy += std::norm(g);
+    const std::vector<double> errors(
+        taps.size(), error + cfg.wn0_tap_drift * tap_energy / double(taps.size()));
+    const std::array<double, 4> metric =
+        wn0_symbol_metrics(walsh_windows, width, base, taps, noise, errors);
+    float llr[2];
+    llr[0] = float(std::max(metric[0], metric[1]) - std::max(metric[2], metric[3]));
+    llr[1] = float(std::max(metric[0], metric[2]) - std::max(metric[1], metric[3]));
+    // The chips matched to the channel (for the symbol tap and how decisively it read).
+    cf y[m110d_walsh_data_chips];
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+        cd m;
+        for (size_t q = 0; q < width; ++q)
+            m += std::conj(taps[q]) * walsh_windows[j * width + q];
+        y[j] = cf(tap_energy > 0 ? m / tap_energy : cd());
+        if (symbol_tap)
+            symbol_tap->push_back(y[j] * std::conj(base[j]));
+    }
+    wn0_symbol_read(llr, y, first);
+    // The chosen pattern's chips are known symbols from now on; decided ones (the
+    // decision weight) where another pattern came close.
+    const unsigned dibit = unsigned(llr[0] < 0) << 1 | unsigned(llr[1] < 0);
+    double runner_up = -std::numeric_limits<double>::infinity();
+    for (unsigned d = 0; d < 4; ++d)
+        if (d != dibit)
+            runner_up = std::max(runner_up, metric[d]);
+    const bool sure = metric[dibit] - runner_up >= cfg.wn0_sure_margin;
+    for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+        equaliser->decide(cd(psk8(m110d_wn0_walsh_chip(dibit, j) +
+                                  trinomial[(first + j) % m110d_trinomial_period])),
+                          sure);
+    if (cfg.wn0_decoder_pass) {
+        wn0_block_windows.insert(
+            wn0_block_windows.end(), walsh_windows.begin(), walsh_windows.end());
+        wn0_block_shift.push_back(timing_shift);
+    }
+    walsh_windows.clear();
+    return in_block + 1 == mode->frames_per_block;
+}
+
+void m110d_receiver::state::wn0_decoder_pass()
+{
+    const size_t width = window.size(), per_symbol = m110d_walsh_data_chips * width;
+    const size_t symbols = wn0_block_shift.size();
+    if (symbols * 2 != block_llr.size() ||
+        wn0_block_windows.size() != symbols * per_symbol)
+        return;
+    // The block decoded as it stands, coded again: each Walsh symbol's pattern.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110d_block_channel_bits(
+        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
+    const auto& trinomial = m110d_trinomial_sequence();
+    const auto chip_point = [&](size_t s, unsigned j, unsigned dibit) {
+        return cd(
+            psk8(m110d_wn0_walsh_chip(dibit, j) +
+                 trinomial[(s * m110d_walsh_data_chips + j) % m110d_trinomial_period]));
+    };
+    // Per symbol and T/2 position, the decoded chips' despread sum (32 g_q and noise).
+    std::vector<cd> despread(symbols * width);
+    for (size_t s = 0; s < symbols; ++s) {
+        const unsigned dibit = unsigned(channel[2 * s]) << 1 | channel[2 * s + 1];
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+            const cd c = std::conj(chip_point(s, j, dibit));
+            const cd* w = &wn0_block_windows[s * per_symbol + j * width];
+            for (size_t q = 0; q < width; ++q)
+                despread[s * width + q] += c * w[q];
+        }
+    }
+    // Each symbol read again on the channel measured over the symbols either side of it
+    // on the same sample grid (not itself: its own pattern would be favoured), up to
+    // wn0_pass_reach each way.
+    const double noise = std::max(equaliser->noise(), 1e-12);
+    const std::vector<cd>& tracked = equaliser->taps();
+    std::vector<cd> taps(width);
+    std::vector<double> errors(width);
+    cf base[m110d_walsh_data_chips];
+    for (size_t s = 0; s < symbols; ++s) {
+        std::fill(taps.begin(), taps.end(), cd());
+        unsigned used = 0;
+        for (size_t t = s >= wn0_pass_reach ? s - wn0_pass_reach : 0;
+             t <= s + wn0_pass_reach && t < symbols;
+             ++t) {
+            if (t == s || wn0_block_shift[t] != wn0_block_shift[s])
+                continue;
+            for (size_t q = 0; q < width; ++q)
+                taps[q] += despread[t * width + q];
+            ++used;
+        }
+        if (used == 0)
+            continue;
+        // On the positions the tracker follows (the paths and their pulse tails): the
+        // others' measurements are noise, which the coherent sum would add up.
+        const double chips = double(used) * m110d_walsh_data_chips;
+        for (size_t q = 0; q < width; ++q) {
+            taps[q] = q < tracked.size() && tracked[q] != cd() ? taps[q] / chips : cd();
+            errors[q] = noise / chips + cfg.wn0_tap_drift * std::norm(taps[q]);
+        }
+        for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
+            base[j] = cf(chip_point(s, j, 0)); // dibit 0's pattern adds nothing
+        const std::vector<cd> windows(wn0_block_windows.begin() + long(s * per_symbol),
+                                      wn0_block_windows.begin() +
+                                          long((s + 1) * per_symbol));
+        const std::array<double, 4> metric =
+            wn0_symbol_metrics(windows, width, base, taps, noise, errors);
+        block_llr[2 * s] =
+            float(std::max(metric[0], metric[1]) - std::max(metric[2], metric[3]));
+        block_llr[2 * s + 1] =
+            float(std::max(metric[0], metric[2]) - std::max(metric[1], metric[3]));
+    }
+    wn0_block_windows.clear();
+    wn0_block_shift.clear();
 }
 
 void m110d_receiver::state::keep_for_passes(uint64_t k)
@@ -921,7 +1180,7 @@ void m110d_receiver::state::second_pass(bool last)
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
     const std::vector<uint8_t> channel = m110d_block_channel_bits(
-        *mode, user.data(), fetch_order, constraint_length, cfg.readings.tail_biting);
+        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
     segment_error = segment_variance = 0;
@@ -968,22 +1227,119 @@ void m110d_receiver::state::second_pass(bool last)
         });
 }
 
-void m110d_receiver::state::decode_block()
+bool m110d_receiver::state::eom_fits(const std::vector<uint8_t>& b, size_t at)
 {
+    if (at % 8 != 0)
+        return false;
+    for (size_t i = at + m110d_eom_bits; i < b.size(); ++i)
+        if (b[i])
+            return false;
+    return true;
+}
+
+void m110d_receiver::state::settle_tail_biting()
+{
+    // The other reading's bits: the same decoding, each block rotated by K - 1 bits
+    // (tail_biting_viterbi: pair j carries bit j, or bit j + K - 1 from the full
+    // register).
+    const size_t n = mode->input_bits_per_block, r = constraint_length - 1;
+    const bool from_start =
+        data_readings.tail_biting == tail_biting_start::from_block_start;
+    for (size_t first = other_bits.size(); first + n <= bits.size(); first += n)
+        for (size_t i = 0; i < n; ++i)
+            other_bits.push_back(bits[first + (from_start ? i + n - r : i + r) % n]);
+    size_t other_at = no_eom;
+    for (; other_searched + m110d_eom_bits <= other_bits.size() && other_at == no_eom;
+         ++other_searched)
+        if (bits_word(other_bits, other_searched) == m110d_eom)
+            other_at = other_searched;
+    // An EOM where the transmitter puts it (a byte boundary, zeros after it) settles
+    // the reading; where both fit (K = 9, whose rotation is a whole byte, with a byte
+    // or more of fill) or neither, the one in use stays.
+    if (other_at == no_eom || (eom_at != no_eom && eom_fits(bits, eom_at)) ||
+        !eom_fits(other_bits, other_at))
+        return;
+    bits.swap(other_bits);
+    eom_at = other_at;
+    eom_searched = other_searched;
+    data_readings.tail_biting = from_start ? tail_biting_start::from_full_register
+                                           : tail_biting_start::from_block_start;
+    decoder.reset(
+        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
+}
+
+bool m110d_receiver::state::decode_block()
+{
+    if (readings_open && mode->wn != 0) {
+        // The burst's first block under this scrambler reading: the decoded bits coded
+        // again against the channel LLRs. A wrong reading leaves LLRs of noise, which
+        // the Viterbi still fits (its bits coded again disagree with 5 % of strong LLRs
+        // at 35 dB, WN3 and WN8), so the share of LLR weight they disagree with is held
+        // against the share the LLRs themselves expect wrong (sum of |L| / (1 + e^|L|)).
+        std::vector<uint8_t> user;
+        decoder->decode(block_llr.data(), user);
+        const std::vector<uint8_t> channel =
+            m110d_block_channel_bits(*mode,
+                                     user.data(),
+                                     fetch_order,
+                                     constraint_length,
+                                     data_readings.tail_biting);
+        double wrong = 0, expected = 0, size = 0;
+        for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
+            const double l = std::abs(double(block_llr[k]));
+            if ((block_llr[k] < 0) != (channel[k] != 0))
+                wrong += l;
+            expected += l / (1.0 + std::exp(std::min(l, 700.0)));
+            size += l;
+        }
+        const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
+        scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
+        scrambler_tried[mine] = true;
+        // Until a burst has told the readings apart, both are tried.
+        const bool fits =
+            scrambler_settled &&
+            wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
+        unsigned best = mine;
+        if (!fits && !scrambler_tried[1 - mine])
+            best = 1 - mine;
+        else if (!fits && scrambler_score[1 - mine] < scrambler_score[mine])
+            best = 1 - mine;
+        if (best != mine) {
+            // Again from the preamble under the other reading (its samples were kept).
+            data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+            found_sections = burst_sections;
+            input.start_derotation(start, burst_hz);
+            block_llr.clear();
+            begin_burst();
+            return false;
+        }
+        if (scrambler_tried[1 - mine] &&
+            scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + scrambler_apart)
+            scrambler_settled = true;
+        readings_open = false;
+    }
     decoder->decode(block_llr.data(), bits);
+    if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
+        const double reliability = decoder->reliability();
+        least_reliability = std::min(least_reliability, reliability);
+        unreliable_blocks += reliability < cfg.reliability_threshold;
+    }
     block_llr.clear();
     for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
          ++eom_searched)
         if (bits_word(bits, eom_searched) == m110d_eom)
             eom_at = eom_searched;
+    if (cfg.find_tail_biting)
+        settle_tail_biting();
     block_decoded = true;
+    return true;
 }
 
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
-            timing_checked != symbol) {
+            timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;
             pending_slip +=
                 cfg.follow_frequency_rate
@@ -1050,6 +1406,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     stage = phase::preamble;
                     return true;
                 }
+                readings_open = false;
                 restart_search(start + uint64_t(refused_skip) * sps);
                 return true;
             }
@@ -1062,9 +1419,13 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         const m110d_symbol_role role = m110d_role_after_preamble(*mode, k - preamble_end);
         bool block_end = false, matched = false;
         if (mode->wn == 0) {
-            block_end = wn0_chip(z, role);
-            if (block_llr.size() == decoder->channel_bits())
-                decode_block();
+            block_end =
+                cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
+            if (block_llr.size() == decoder->channel_bits()) {
+                if (cfg.wn0_decoder_pass && cfg.wn0_symbol_decisions)
+                    wn0_decoder_pass();
+                decode_block(); // WN0: one scrambler
+            }
             if (block_end) {
                 matched = walsh_match >= wn0_match * mode->frames_per_block;
                 walsh_match = 0;
@@ -1100,7 +1461,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     second_pass(pass == cfg.decoder_passes);
                 block_pass.end();
                 anchors.keep_last();
-                decode_block();
+                if (!decode_block())
+                    return true; // again from the preamble, another scrambler reading
             }
         } else {
             const cd sent(m110d_probe_point(*mode, role));
@@ -1133,19 +1495,22 @@ m110d_burst m110d_receiver::state::report() const
     burst.frequency_offset_hz = input.offset_hz();
     // The signal's mean power, as a channel's SNR is measured.
     burst.snr_db = presence.snr_db(m110d_frame_power(*mode));
-    burst.least_reliability = 0;
+    burst.unreliable_blocks = unreliable_blocks;
+    burst.least_reliability = least_reliability;
+    burst.bytes_bad = unreliable_blocks > 0;
     return burst;
 }
 
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
 {
+    readings_open = false;
     if (!mode) { // cut while its WID was read: nothing to report
         restart_search(start + uint64_t(preamble_end) * sps);
         return;
     }
     m110d_burst burst = report();
     burst.eom = eom;
-    burst.bytes_bad = !eom;
+    burst.bytes_bad = burst.bytes_bad || !eom;
     burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);
     done.push_back(std::move(burst));
     // After the EOM's block the transmission ends with its last frame's probe.

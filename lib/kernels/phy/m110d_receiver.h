@@ -49,10 +49,14 @@
  *      block deinterleaved, depunctured and decoded (m110d_block_decoder, tail-biting
  *      Viterbi for K = 7 or 9 as the WID says), then equalised again with the decoder's
  *      decisions (decoder_passes, serial_tone_block_pass), the bits searched for the EOM.
- *      WN0: each chip decided as its Trinomial point or the opposite, every 32 chips
- *      demapped as a Walsh symbol (m110d_wn0_demap), one pass. Frequency loop and T/2
- *      timing slips as in the App C receiver (follow_serial_tone_channel; a
- *      second-order loop for swept offsets by option, follow_frequency_rate).
+ *      WN0: the 32 chips of each Walsh symbol kept until the symbol is decided from
+ *      all of them (wn0_symbol_metrics: despread on every tracked path, coherent as far
+ *      as the tracked channel is good, energy-combining otherwise, as the 110A 75 bps
+ *      receiver), then given to the tracker as known chips; each block read again
+ *      once decoded, every symbol on the channel its decoded neighbours measure
+ *      (wn0_decoder_pass). Frequency loop and T/2 timing slips as in the App C
+ *      receiver (follow_serial_tone_channel; a second-order loop for swept offsets
+ *      by option, follow_frequency_rate).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read); at a new preamble (searched for through the burst); or at
@@ -62,10 +66,12 @@
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
  * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
- * Not (yet) here, which the App C receiver has: a block reliability measure
- * (bytes_bad is set for a burst without its EOM only), a late start on a missed
- * preamble, and trying the scrambler and tail-biting readings by itself; nor detection
- * integrated over TLC blocks. */
+ * The scrambler and tail-biting readings may be tried by the receiver itself
+ * (find_scrambler, find_tail_biting).
+ * Each decoded block is judged as the App C receiver's are (reliability_threshold):
+ * bytes_bad marks a burst cut or with a block decoded on too little evidence.
+ * Not (yet) here, which the App C receiver has: a late start on a missed preamble; nor
+ * detection integrated over TLC blocks. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 #define HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
 
@@ -130,6 +136,30 @@ struct m110d_receiver_config {
     // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
     // it). false (default): the App C receiver's first-order loop.
     bool follow_frequency_rate = false;
+    // WN0: each Walsh symbol decided as a whole (the four patterns' log-likelihoods from
+    // its 32 chips' windows despread on every tracked path, coherently with the tracked
+    // channel as far as its estimate is good, by energy otherwise; wn0_symbol_metrics),
+    // and its chips then given to the channel tracker as known symbols; false: each
+    // chip decided as its Trinomial point or the opposite for the tracker and the
+    // feedback, every 32 demapped together (a quarter of the chips wrong at WN0's AWGN
+    // row).
+    bool wn0_symbol_decisions = true;
+    // WN0 (wn0_symbol_decisions): the channel tracker's forgetting once the WID says WN0
+    // (its chips are all known after each symbol's decision: a longer memory than for
+    // decided data is affordable, and at -6 dB per chip needed).
+    double wn0_forgetting = 0.98;
+    // WN0: the tracked taps' error assumed, beside the tracker's own (1 - forgetting of
+    // the noise), as this share of their mean power (the channel moving since).
+    double wn0_tap_drift = 0.05;
+    // WN0 (with wn0_symbol_decisions): each interleaver block read again once decoded,
+    // every Walsh symbol on the channel measured over the decoded chips of the symbols
+    // either side of it (up to 3 each way, on the same sample grid; not its own), on the
+    // positions the tracker follows, then decoded again (F.1487 poor at -2 dB, six
+    // seeds of 300 s: 3 wrong bits in 66960 without, none with).
+    bool wn0_decoder_pass = true;
+    // WN0: a Walsh symbol whose log-likelihood leads the next pattern's by less than
+    // this goes to the tracker as decided chips (decision_weight), not known ones.
+    double wn0_sure_margin = 0;
     bool msb_first = false;    // byte bit order (as the transmitter's)
     double max_burst_s = 3600; // a burst longer than this is cut
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and
@@ -139,8 +169,32 @@ struct m110d_receiver_config {
     // (both alignments searched for, at twice the search's cost; the fields read under
     // both parities, the one whose checks pass with the larger correlation taken, the
     // configured one on a tie); false: the configured ones only. The data's scrambler
-    // and tail-biting readings are the configured ones either way.
+    // and tail-biting readings: find_scrambler and find_tail_biting below.
     bool find_preamble_readings = false;
+    // true (setting scrambler=auto): the data scrambler's reading is tried too. A
+    // burst's first interleaver block (WN1-WN13) is decoded under the reading in use
+    // (the configured one, then the last one kept), coded again and held against its
+    // channel LLRs (the share of LLR weight the bits disagree with); the burst is
+    // equalised again from its preamble under the other reading, and the reading that
+    // disagreed less kept (and used first for the next burst). Once a burst has told
+    // them apart clearly, a later burst tries the other only where its first block
+    // disagrees more than its LLRs expect. Costs up to two more passes of the first
+    // block, and holds the burst's samples until it is judged.
+    bool find_scrambler = false;
+    // true (setting tail_biting=auto): the tail-biting reading is tried too. The two
+    // decode to the same bits rotated by K - 1 within each block, so each block's bits
+    // are kept under both; an EOM on a byte boundary with zeros after it to its block's
+    // end settles the reading (kept for the next burst). With K = 9 the rotation is a
+    // whole byte, and a burst ending a byte or more of fill before its block's end
+    // reads either way (the reading in use stays); deliver_per_block hands on blocks
+    // before the EOM under the reading in use.
+    bool find_tail_biting = false;
+    // A decoded block whose reliability (m110d_block_decoder::reliability(): minus the
+    // natural log of its user bits expected wrong, at most 0 where the Viterbi's paths
+    // do not close round it) is under this makes the burst's bytes_bad, as in the App
+    // C receiver (a tail-biting block has no check to know it decoded right).
+    // -infinity flags none and skips the MAP pass it costs.
+    double reliability_threshold = 1.0;
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`); the burst's last entry has the rest. False: one entry
     // per burst.
@@ -149,8 +203,10 @@ struct m110d_receiver_config {
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160
 // chips the search matches), offset, SNR (the signal's mean power over the noise on the
-// known symbols, 3 kHz), bytes before the EOM, eom, bytes_bad (no EOM), continues (a
-// piece, deliver_per_block). unreliable_blocks and least_reliability stay 0.
+// known symbols, 3 kHz), bytes before the EOM, eom, bytes_bad (no EOM, or a block under
+// reliability_threshold), unreliable_blocks and least_reliability (infinity before a
+// block is decoded, or with the threshold at -infinity), continues (a piece,
+// deliver_per_block; bytes_bad as of the blocks so far).
 using m110d_burst = m110c_burst;
 
 class m110d_receiver

@@ -7,6 +7,7 @@
 #include "serial_tone_coding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -19,6 +20,10 @@ namespace {
 // Pairs decoded on either side of a tail-biting block: several constraint lengths, so
 // the Viterbi's free start and end fall far from the block's own bits.
 constexpr size_t wrap_pairs = 64;
+// expected_errors: pairs per window of backward metrics, and pairs the backward pass
+// runs past a window before them (from equal metrics; as the Viterbi's wraps settle).
+constexpr size_t map_window = 2048;
+constexpr size_t map_settle = 64;
 
 unsigned parity(unsigned x) { return unsigned(__builtin_parity(x)); }
 
@@ -133,6 +138,7 @@ void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start s
         d_wrapped[2 * j + 1] = llr[2 * p + 1];
     }
     viterbi(d_wrapped, d_decoded);
+    d_n = n;
     // Pair j carries bit j (from the block start) or bit j + K - 1 (from the full
     // register).
     const size_t rotation = start == tail_biting_start::from_full_register ? memory : 0;
@@ -140,6 +146,77 @@ void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start s
     bits.resize(first + n);
     for (size_t j = 0; j < n; ++j)
         bits[first + (j + rotation) % n] = d_decoded[wrap_pairs + j];
+}
+
+bool tail_biting_viterbi::closed() const
+{
+    // The halves of the wraps away from the Viterbi's own start and end.
+    const size_t n = d_n, half = wrap_pairs / 2;
+    if (d_decoded.size() < n + 2 * wrap_pairs)
+        return false;
+    for (size_t j = half; j < wrap_pairs; ++j)
+        if (d_decoded[j] != d_decoded[j + n])
+            return false;
+    for (size_t j = wrap_pairs + n; j < wrap_pairs + n + half; ++j)
+        if (d_decoded[j] != d_decoded[j - n])
+            return false;
+    return true;
+}
+
+double tail_biting_viterbi::expected_errors()
+{
+    const size_t steps = d_wrapped.size() / 2;
+    const unsigned mask = d_states - 1;
+    const auto branch = [&](size_t k, unsigned s, unsigned b) {
+        return 0.5f * (d_sign[4 * s + 2 * b] * d_wrapped[2 * k] +
+                       d_sign[4 * s + 2 * b + 1] * d_wrapped[2 * k + 1]);
+    };
+    std::vector<float> alpha(d_states, 0.0f), after(d_states);
+    const float none = -std::numeric_limits<float>::infinity();
+    double expected = 0;
+    for (size_t from = 0; from < steps; from += map_window) {
+        const size_t to = std::min(steps, from + map_window);
+        const size_t end = std::min(steps, to + map_settle);
+        // Backward metrics beta[k - from][s] for k in [from, to], from equal ones at end.
+        d_beta.assign((to - from + 1) * d_states, 0.0f);
+        std::vector<float> later(d_states, 0.0f), now(d_states);
+        for (size_t k = end; k-- > from;) {
+            float top = none;
+            for (unsigned s = 0; s < d_states; ++s) {
+                const unsigned next = (s << 1) & mask;
+                now[s] = std::max(branch(k, s, 0) + later[next],
+                                  branch(k, s, 1) + later[next | 1]);
+                top = std::max(top, now[s]);
+            }
+            for (unsigned s = 0; s < d_states; ++s)
+                later[s] = now[s] - top;
+            if (k <= to)
+                std::copy(later.begin(),
+                          later.end(),
+                          d_beta.begin() + long((k - from) * d_states));
+        }
+        // Forward through the window: each bit's best path with it 0 and with it 1.
+        for (size_t k = from; k < to; ++k) {
+            const float* beta = &d_beta[(k + 1 - from) * d_states];
+            float best[2] = { none, none };
+            std::fill(after.begin(), after.end(), none);
+            for (unsigned s = 0; s < d_states; ++s)
+                for (unsigned b = 0; b < 2; ++b) {
+                    const unsigned next = ((s << 1) & mask) | b;
+                    const float a = alpha[s] + branch(k, s, b);
+                    after[next] = std::max(after[next], a);
+                    best[b] = std::max(best[b], a + beta[next]);
+                }
+            if (k >= wrap_pairs && k < wrap_pairs + d_n) {
+                const double l = std::abs(double(best[0]) - double(best[1]));
+                expected += 1.0 / (1.0 + std::exp(std::min(l, 700.0)));
+            }
+            const float top = *std::max_element(after.begin(), after.end());
+            for (unsigned s = 0; s < d_states; ++s)
+                alpha[s] = after[s] - top;
+        }
+    }
+    return expected;
 }
 
 void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits)

@@ -79,6 +79,15 @@ public:
     explicit tail_biting_viterbi(const conv_code& code);
     // llr: 2 n values; appends the block's n bits (n >= K - 1).
     void decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits);
+    // Of the last block decoded: the expected number of its bits decoded wrong, the sum
+    // over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP pass
+    // over the same wrapped pairs (in windows of 2048 pairs, each backward pass started
+    // 64 pairs past its window: memory bounded whatever the block); and whether the
+    // Viterbi's paths closed round the block (the bits decoded on the wraps before and
+    // after it equal the block's own end and start). The LLRs must be log-likelihood
+    // ratios for L to be one. About the Viterbi's cost again.
+    double expected_errors();
+    bool closed() const;
 
 private:
     // Most likely input bits of the pairs, from any state to any state.
@@ -90,6 +99,8 @@ private:
     std::vector<float> d_wrapped;
     std::vector<uint64_t> d_decisions;
     std::vector<uint8_t> d_decoded;
+    size_t d_n = 0;            // the last block's bits
+    std::vector<float> d_beta; // expected_errors: one window's backward metrics
 };
 
 } // namespace phy

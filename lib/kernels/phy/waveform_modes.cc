@@ -145,7 +145,8 @@ std::string parse_m110d_transmit_settings(const std::string& text,
             out.constraint_length = unsigned(v[0] - '0');
             continue;
         }
-        if (name_of(token) == "preamble" || name_of(token) == "frequency_loop")
+        if (name_of(token) == "preamble" || name_of(token) == "frequency_loop" ||
+            value_of(token) == "auto")
             return "setting " + token +
                    " is a receiver's (a transmitter sends the readings it is given)";
         const std::string why = m110d_set_reading(out.readings, token);
@@ -162,7 +163,15 @@ std::string parse_m110d_receive_settings(const std::string& text,
     m110d_readings r = config.readings;
     bool find = config.find_preamble_readings;
     bool follow_rate = config.follow_frequency_rate;
+    bool find_scrambler = config.find_scrambler;
+    bool find_tail_biting = config.find_tail_biting;
     for (const std::string& token : tokens_of(text)) {
+        // scrambler=auto, tail_biting=auto: the receiver tries both readings.
+        if ((name_of(token) == "scrambler" || name_of(token) == "tail_biting") &&
+            value_of(token) == "auto") {
+            (name_of(token) == "scrambler" ? find_scrambler : find_tail_biting) = true;
+            continue;
+        }
         if (name_of(token) == "preamble") {
             const std::string v = value_of(token);
             if (v != "find" && v != "configured")
@@ -186,8 +195,15 @@ std::string parse_m110d_receive_settings(const std::string& text,
         const std::string why = m110d_set_reading(r, token);
         if (!why.empty())
             return why + "; or preamble=find|configured, "
-                         "frequency_loop=first_order|second_order";
+                         "frequency_loop=first_order|second_order, scrambler=auto, "
+                         "tail_biting=auto";
+        if (name_of(token) == "scrambler")
+            find_scrambler = false;
+        if (name_of(token) == "tail_biting")
+            find_tail_biting = false;
     }
+    config.find_scrambler = find_scrambler;
+    config.find_tail_biting = find_tail_biting;
     config.readings = r;
     config.find_preamble_readings = find;
     config.follow_frequency_rate = follow_rate;

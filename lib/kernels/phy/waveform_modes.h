@@ -18,8 +18,10 @@
  * (scrambler=a|b tail_biting=full_register|block_start pn_alignment=per_symbol|continuous
  * wid_parity=checksum|caption_d2_zero), constraint_length=7|9 (transmitter), and for
  * the receiver preamble=find|configured (find the PN alignment and WID parity from the
- * signal, m110d_receiver_config::find_preamble_readings) and
- * frequency_loop=first_order|second_order (follow_frequency_rate: swept offsets). */
+ * signal, m110d_receiver_config::find_preamble_readings),
+ * frequency_loop=first_order|second_order (follow_frequency_rate: swept offsets) and
+ * scrambler=auto, tail_biting=auto (the receiver tries both readings: find_scrambler,
+ * find_tail_biting). */
 #ifndef HFSTACK_KERNELS_PHY_WAVEFORM_MODES_H
 #define HFSTACK_KERNELS_PHY_WAVEFORM_MODES_H
 
@@ -77,7 +79,8 @@ waveform_transmit_points(const waveform_mode& mode,
 // unchanged). preamble= is refused here (a receiver's setting).
 std::string parse_m110d_transmit_settings(const std::string& text,
                                           m110d_transmit_options& options);
-// Settings text onto a receiver's readings, find_preamble_readings (preamble=find) and
+// Settings text onto a receiver's readings, find_preamble_readings (preamble=find),
+// find_scrambler (scrambler=auto), find_tail_biting (tail_biting=auto) and
 // follow_frequency_rate (frequency_loop=second_order); "" or why not (the config then
 // unchanged). constraint_length= is refused (the receiver reads it from the WID).
 std::string parse_m110d_receive_settings(const std::string& text,

@@ -20,8 +20,9 @@ STANAG 5069 constants the standard leaves uncertain are read one way by default;
 sender's and the receiver's must match): scrambler=a|b, tail_biting=full_register|
 block_start, pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero
 (the first of each the default); rx and ber also take --reading preamble=find (the
-last two found from each preamble) and frequency_loop=second_order (a swept carrier
-offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
+last two found from each preamble), scrambler=auto and tail_biting=auto (the receiver
+tries both readings and keeps the one the data fit) and frequency_loop=second_order
+(a swept carrier offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
   hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000
@@ -148,7 +149,8 @@ RECEIVER_ONLY = ("preamble", "frequency_loop")
 def tx_settings(args, refuse_receiver_only=True):
     """The transmitter's STANAG 5069 settings text from --reading and --constraint-length."""
     words = list(getattr(args, "reading", None) or [])
-    mine = [w for w in words if w.split("=")[0] not in RECEIVER_ONLY]
+    mine = [w for w in words
+            if w.split("=")[0] not in RECEIVER_ONLY and w.split("=", 1)[-1].strip() != "auto"]
     if refuse_receiver_only and len(mine) < len(words):
         theirs = next(w for w in words if w not in mine)
         raise usage_error(f"--reading {theirs} is a receiver's (rx, ber), not the transmitter's")

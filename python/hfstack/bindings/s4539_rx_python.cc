@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(5db543950158e48de318126883f84d4c)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(91fe8831195bd9ae8c8fb22cf141ef33)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -19,7 +19,7 @@ received bursts alone, and the mean and spread of the SNR the receiver reported.
         [--no-fit]
 
 Grid (dB in 3 kHz, over the transmission's mean power; T = the expected 1e-5 SNR of
-the mode on the channel, START below): AWGN T-5 .. T+1 in 1 dB steps, fading T-8 ..
+the mode on the channel, START below): AWGN T-8 .. T+1 in 1 dB steps, fading T-8 ..
 T+2 in 2 dB steps (fading curves are shallow). Signal per point: enough bits for a
 1e-5 bound (330,000) within 60-1500 s on AWGN, 240-600 s on fading (so a point
 averages a few hundred 1 Hz fades). Modes default to all of 110A (75S..2400L) and App C
@@ -27,7 +27,8 @@ S/L (3200..9600) plus 12800U; channels to AWGN, F.1487 poor and moderate and the
 5 ms / 5 Hz two-path one. --estimate prints the plan and its single-core CPU time.
 
 The data file keeps what other runs measured: a (mode, channel) measured again replaces
-its points. Each run is a row of [runs] (commit, UTC date, command) and each point
+its points. Each run is a row of [runs] (commit, UTC date, command, the curves it
+finished: a run stopped early lists fewer than its command asks for) and each point
 names its run. After measuring, the fitter (bench_curve_fit) rewrites [fits]: the EESM
 beta and the preamble detection SNR per mode fitted to the fading points, with their
 errors. The kernels embed the file at build time (lib/CMakeLists.txt).
@@ -82,8 +83,8 @@ SPEED = {("110A", "awgn"): 150, ("110A", "fading"): 80, ("appc", "awgn"): 90, ("
 TARGET_BITS = 330000
 POINT_FIELDS = ["run", "mode", "channel", "snr_db", "seconds", "bits", "errors", "bursts", "lost",
                 "rx_bits", "rx_errors", "snr_report_db", "snr_report_sd"]
-RUN_FIELDS = ["run", "commit", "date", "command"]
-FIT_FIELDS = ["mode", "eesm_beta", "beta_rms_log10", "beta_points", "detect_snr_db", "loss_rms",
+RUN_FIELDS = ["run", "commit", "date", "command", "curves"]
+FIT_FIELDS = ["mode", "eesm_beta", "fading_loss_db", "beta_rms_log10", "beta_points", "detect_snr_db", "loss_rms",
               "loss_points", "rate_snr_db", "rate_target", "source"]
 
 
@@ -103,7 +104,7 @@ def expected(channel, mode):
 def grid(channel, mode):
     t = expected(channel, mode)
     if channel == "awgn":
-        return [t + d for d in range(-5, 2)]
+        return [t + d for d in range(-8, 2)]
     return [t + d for d in range(-8, 3, 2)]
 
 
@@ -147,8 +148,9 @@ def write_data(path, doc):
               "# [points]: SNR dB in 3 kHz over the transmission's mean power; bits/errors count a\n"
               "# lost burst's bits as errors; rx_bits/rx_errors the received bursts alone; bursts\n"
               "# sent, lost (never reported); snr_report_db/_sd the receiver's report (nan: none).\n"
-              "# [fits]: EESM beta (linear SNR) and preamble detection SNR (dB) per mode, fitted to\n"
-              "# the fading points, with their RMS errors; source: fitted or the mode it falls back to.\n")
+              "# [fits]: EESM beta (linear SNR), fading loss (dB) and preamble detection SNR (dB) per\n"
+              "# mode, fitted to the fading points, with their RMS errors; rate_snr_db the rate-change\n"
+              "# threshold for rate_target; source: fitted or the mode it falls back to.\n")
     w = csv.writer(out, lineterminator="\n")
     for name, fields in (("runs", RUN_FIELDS), ("points", POINT_FIELDS), ("fits", FIT_FIELDS)):
         w.writerow([f"[{name}]"])
@@ -233,13 +235,13 @@ def main():
                   f"~{cpu_estimate(c, m, a.scale):.0f} s CPU")
         print(f"{len(jobs)} curves, about {total / 60:.0f} min of one idle core")
         return
-    doc = read_data(a.data)
     if not a.fit_only:
+        doc = read_data(a.data)
         run_id = str(1 + max((int(r["run"]) for r in doc["runs"]), default=0))
         command = "bench/s4539_curves.py " + " ".join(shlex.quote(x) for x in sys.argv[1:])
-        doc["runs"].append({"run": run_id, "commit": commit_id(),
-                            "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"),
-                            "command": command})
+        run = {"run": run_id, "commit": commit_id(),
+               "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"), "command": command,
+               "curves": ""}
         print(f"run {run_id}: {len(jobs)} curves, about {total / 60:.0f} min of one idle core", flush=True)
         for c, m in jobs:
             t0 = time.time()
@@ -247,13 +249,20 @@ def main():
             points = run_curve(a.bench, c, m, snrs, seconds_for(c, m, a.scale), a.seed)
             for p in points:
                 p["run"] = run_id
+            # Read again: the file may have been refitted meanwhile. A stopped run keeps
+            # what it measured.
+            doc = read_data(a.data)
+            run["curves"] = (run["curves"] + f" {m}/{c}").strip()
+            doc["runs"] = [r for r in doc["runs"] if r["run"] != run_id] + [run]
             doc["points"] = [p for p in doc["points"] if (p["mode"], p["channel"]) != (m, c)] + points
-            write_data(a.data, doc)  # a stopped run keeps what it measured
+            write_data(a.data, doc)
             cells = "  ".join(f"{p['snr_db']}:{int(p['rx_errors']) / max(1, int(p['rx_bits'])):.1e}"
                               f"/{p['lost']}" for p in points)
             print(f"{m:7s} {c:9s} ({time.time() - t0:.0f} s) {cells}", flush=True)
     if not a.no_fit:
-        doc["fits"] = fit(a.fitter, a.data)
+        fits = fit(a.fitter, a.data)
+        doc = read_data(a.data)
+        doc["fits"] = fits
         write_data(a.data, doc)
 
 

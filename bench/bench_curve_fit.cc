@@ -8,18 +8,15 @@
  *   build/bench/bench_curve_fit lib/kernels/sim/modem_curves.csv [--seconds S]
  *       [--target-fer F] [--frame-bits N] [--reference moderate] [--max-ber B]
  *       [--verbose 1]
- * Prints the [fits] rows as CSV on stdout (bench/s4539_curves.py puts them in the file)
- * and a summary on stderr. Per mode with AWGN points (the AWGN curve of
- * sim::curve_from_points):
- *   eesm_beta, fading_loss_db
- *                  the beta (log grid 0.1 .. 1000, 10 per decade) and the fading loss
- *                  (0 .. 8 dB, 0.5 dB steps) that minimise the RMS
- *                  of log10(model BER / measured BER) over the mode's fading points
- *                  measured at or below B (default 1e-2: where links run; above it a
- *                  burst cut short in a fade, which the model does not hold, weighs in)
- *                  (poor, moderate, 5ms5hz; received bursts' BER). A point without
- *                  errors counts only where the model exceeds its 95 % bound (3 / bits).
- *                  The model's BER is the mean over S seconds (default 1200) of the
+ * Prints the [fits] rows as CSV on stdout (bench/s4539_curves.py puts them in the file);
+ * --verbose 1 prints each fading point's measured and model BER on stderr. Per mode with
+ * AWGN points (the AWGN curve of sim::curve_from_points): eesm_beta, fading_loss_db the
+ * beta (log grid 0.1 .. 1000, 10 per decade) and the fading loss (0 .. 8 dB, 0.5 dB
+ * steps) that minimise the RMS of log10(model BER / measured BER) over the mode's fading
+ * points measured at or below B (default 1e-2: where links run; above it a burst cut
+ * short in a fade, which the model does not hold, weighs in) (poor, moderate, 5ms5hz;
+ * received bursts' BER). A point without errors counts only where the model exceeds its
+ * 95 % bound (3 / bits). The model's BER is the mean over S seconds (default 1200) of the
  *                  block BERs of the simulator's fading process (same sampling, EESM
  *                  per interleaver block), channel seed 1.
  *   detect_snr_db  the preamble detection SNR (0.25 dB grid) of highest binomial
@@ -510,21 +507,6 @@ int main(int argc, char** argv)
                     rate,
                     target,
                     f.source.c_str());
-        std::fprintf(
-            stderr,
-            "%-7s beta %8.3g, fading loss %.1f dB (RMS log10 error %.2f over %u fading "
-            "points), detection %6.2f dB (loss RMS %.3f over %u), rate threshold %s dB, "
-            "%s\n",
-            f.mode.c_str(),
-            f.eesm_beta,
-            f.fading_loss_db,
-            f.beta_rms_log10,
-            f.beta_points,
-            f.detect_snr_db,
-            f.loss_rms,
-            f.loss_points,
-            rate,
-            f.source.c_str());
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace gr {
 namespace hfstack {
@@ -134,20 +135,26 @@ modem_curve_data parse_modem_curves(const std::string& text)
             x.command = r.text("command");
             d.runs.push_back(x);
         } else if (section == "points") {
-            modem_curve_point p;
+            using point = modem_curve_point;
+            static const std::pair<const char*, uint64_t point::*> counts[] = {
+                { "bits", &point::bits },       { "errors", &point::errors },
+                { "bursts", &point::bursts },   { "lost", &point::lost },
+                { "rx_bits", &point::rx_bits }, { "rx_errors", &point::rx_errors },
+            };
+            static const std::pair<const char*, double point::*> numbers[] = {
+                { "snr_db", &point::snr_db },
+                { "seconds", &point::seconds },
+                { "snr_report_db", &point::snr_report_db },
+                { "snr_report_sd", &point::snr_report_sd },
+            };
+            point p;
             p.run = unsigned(r.count("run"));
             p.mode = r.text("mode");
             p.channel = r.text("channel");
-            p.snr_db = r.number("snr_db");
-            p.seconds = r.number("seconds");
-            p.bits = r.count("bits");
-            p.errors = r.count("errors");
-            p.bursts = r.count("bursts");
-            p.lost = r.count("lost");
-            p.rx_bits = r.count("rx_bits");
-            p.rx_errors = r.count("rx_errors");
-            p.snr_report_db = r.number("snr_report_db");
-            p.snr_report_sd = r.number("snr_report_sd");
+            for (const auto& [name, member] : counts)
+                p.*member = r.count(name);
+            for (const auto& [name, member] : numbers)
+                p.*member = r.number(name);
             if (!std::isfinite(p.snr_db) || p.lost > p.bursts || p.rx_errors > p.rx_bits)
                 bad_line(number, "inconsistent point");
             d.points.push_back(p);

@@ -19,11 +19,13 @@
  * 95 % bound (3 / bits). The model's BER is the mean over S seconds (default 1200) of the
  *                  block BERs of the simulator's fading process (same sampling, EESM
  *                  per interleaver block), channel seed 1.
- *   detect_snr_db  the preamble detection SNR (0.25 dB grid) of highest binomial
- *                  likelihood of the measured lost / bursts over every point, the model
- *                  missing a preamble whose mean SNR over the preamble is below it
- *                  (preamble starts every 0.5 s over the S seconds); of equally likely
- *                  values, the highest.
+ *   detect_snr_db, detect_width_db
+ *                  the preamble detection SNR (0.25 dB grid) and width (0 .. 3 dB) of
+ *                  highest binomial likelihood of the measured lost / bursts over every
+ *                  point, the model missing a preamble of mean SNR x (over the
+ *                  preamble; starts every 0.5 s over the S seconds) with probability
+ *                  sim::preamble_miss_probability; of equally likely values the highest
+ *                  SNR, then the narrowest width.
  *   rate_snr_db    the lowest SNR (0.5 dB grid) from which on the reference channel the
  *                  model's frame-error rate of N-bit frames (default 4096, a 512-byte
  *                  D_PDU) stays at or below F (default 0.1): a frame is lost with its
@@ -161,12 +163,15 @@ std::vector<double> preamble_snrs_db(const samples& s, double preamble_s)
     return out;
 }
 
-double loss_rate(const std::vector<double>& preamble_db, double snr_db, double detect_db)
+double loss_rate(const std::vector<double>& preamble_db,
+                 double snr_db,
+                 double detect_db,
+                 double width_db)
 {
-    size_t missed = 0;
+    double missed = 0;
     for (double x : preamble_db)
-        missed += x + snr_db < detect_db;
-    return double(missed) / double(preamble_db.size());
+        missed += sim::preamble_miss_probability(x + snr_db, detect_db, width_db);
+    return missed / double(preamble_db.size());
 }
 
 // Mean error rate of frames of frame_s seconds sent back to back over blocks of block
@@ -365,38 +370,36 @@ int main(int argc, char** argv)
         for (auto& [ch, s] : channel_samples)
             preamble[ch] = preamble_snrs_db(s, timing->preamble_s);
         double best_ll = -std::numeric_limits<double>::infinity(), best_d = -20,
-               best_loss_rms = 0;
+               best_w = 0, best_loss_rms = 0;
         unsigned loss_points = 0;
-        for (double d = -20; d <= 45; d += 0.25) {
-            double ll = 0, sq = 0;
-            unsigned n = 0;
-            for (const auto& p : data.points_of(mode, "awgn")) {
-                if (!p.bursts)
-                    continue;
-                const double pred = p.snr_db < d ? 1.0 : 0.0;
-                const double q = std::clamp(pred, 1e-4, 1 - 1e-4);
-                ll += double(p.lost) * std::log(q) +
-                      double(p.bursts - p.lost) * std::log(1 - q);
-                sq += (pred - p.loss_rate()) * (pred - p.loss_rate());
-                ++n;
-            }
-            for (const auto& [p, s] : fading) {
-                if (!p.bursts)
-                    continue;
-                const double pred = loss_rate(preamble[p.channel], p.snr_db, d);
-                const double q = std::clamp(pred, 1e-4, 1 - 1e-4);
-                ll += double(p.lost) * std::log(q) +
-                      double(p.bursts - p.lost) * std::log(1 - q);
-                sq += (pred - p.loss_rate()) * (pred - p.loss_rate());
-                ++n;
-            }
-            if (ll >= best_ll - 1e-9) {
-                best_ll = ll;
-                best_d = d;
-                best_loss_rms = n ? std::sqrt(sq / double(n)) : 0;
-                loss_points = n;
+        for (double w : { 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0 }) {
+            for (double d = -20; d <= 45; d += 0.25) {
+                double ll = 0, sq = 0;
+                unsigned n = 0;
+                auto add = [&](const phy::modem_curve_point& p, double pred) {
+                    const double q = std::clamp(pred, 1e-4, 1 - 1e-4);
+                    ll += double(p.lost) * std::log(q) +
+                          double(p.bursts - p.lost) * std::log(1 - q);
+                    sq += (pred - p.loss_rate()) * (pred - p.loss_rate());
+                    ++n;
+                };
+                for (const auto& p : data.points_of(mode, "awgn"))
+                    if (p.bursts)
+                        add(p, sim::preamble_miss_probability(p.snr_db, d, w));
+                for (const auto& [p, s] : fading)
+                    if (p.bursts)
+                        add(p, loss_rate(preamble[p.channel], p.snr_db, d, w));
+                // Of equally likely values the highest detection SNR, then the narrowest.
+                if (ll > best_ll + 1e-9 || (ll >= best_ll - 1e-9 && d > best_d)) {
+                    best_ll = std::max(ll, best_ll);
+                    best_d = d;
+                    best_w = w;
+                    best_loss_rms = n ? std::sqrt(sq / double(n)) : 0;
+                    loss_points = n;
+                }
             }
         }
+        mf.fit.detect_width_db = best_w;
         mf.fit.detect_snr_db = best_d;
         for (const auto& p : data.points)
             mf.saw_losses |= p.mode == mode && p.lost > 0;
@@ -442,6 +445,8 @@ int main(int argc, char** argv)
         if (!mf.saw_losses)
             mf.fit.detect_snr_db =
                 std::min(mf.fit.detect_snr_db, donor->fit.detect_snr_db);
+        if (!mf.saw_losses)
+            mf.fit.detect_width_db = donor->fit.detect_width_db;
         mf.fit.beta_rms_log10 = 0;
         mf.fit.beta_points = 0;
         mf.fit.source = "fallback:" + donor->fit.mode;
@@ -460,7 +465,8 @@ int main(int argc, char** argv)
         // From the top down: the threshold is the last SNR before the first miss.
         double threshold = std::numeric_limits<double>::infinity();
         for (double snr = 50; snr >= -15; snr -= 0.5) {
-            const double loss = loss_rate(preamble, snr, mf.fit.detect_snr_db);
+            const double loss =
+                loss_rate(preamble, snr, mf.fit.detect_snr_db, mf.fit.detect_width_db);
             const double fer =
                 loss + (1 - loss) * frame_error_rate(block_bers(s,
                                                                 curve,
@@ -478,6 +484,7 @@ int main(int argc, char** argv)
         mf.fit.rate_snr_db = threshold;
     }
     std::printf("mode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,detect_snr_db,"
+                "detect_width_db,"
                 "loss_rms,loss_"
                 "points,rate_snr_db,"
                 "rate_target,source\n");
@@ -495,13 +502,14 @@ int main(int argc, char** argv)
                       sizeof rate,
                       std::isfinite(f.rate_snr_db) ? "%.1f" : "inf",
                       f.rate_snr_db);
-        std::printf("%s,%.4g,%.1f,%.3f,%u,%.2f,%.4f,%u,%s,\"%s\",%s\n",
+        std::printf("%s,%.4g,%.1f,%.3f,%u,%.2f,%.2f,%.4f,%u,%s,\"%s\",%s\n",
                     f.mode.c_str(),
                     f.eesm_beta,
                     f.fading_loss_db,
                     f.beta_rms_log10,
                     f.beta_points,
                     f.detect_snr_db,
+                    f.detect_width_db,
                     f.loss_rms,
                     f.loss_points,
                     rate,

@@ -84,7 +84,8 @@ TARGET_BITS = 330000
 POINT_FIELDS = ["run", "mode", "channel", "snr_db", "seconds", "bits", "errors", "bursts", "lost",
                 "rx_bits", "rx_errors", "snr_report_db", "snr_report_sd"]
 RUN_FIELDS = ["run", "commit", "date", "command", "curves"]
-FIT_FIELDS = ["mode", "eesm_beta", "fading_loss_db", "beta_rms_log10", "beta_points", "detect_snr_db", "loss_rms",
+FIT_FIELDS = ["mode", "eesm_beta", "fading_loss_db", "beta_rms_log10", "beta_points", "detect_snr_db",
+              "detect_width_db", "loss_rms",
               "loss_points", "rate_snr_db", "rate_target", "source"]
 
 
@@ -148,8 +149,8 @@ def write_data(path, doc):
               "# [points]: SNR dB in 3 kHz over the transmission's mean power; bits/errors count a\n"
               "# lost burst's bits as errors; rx_bits/rx_errors the received bursts alone; bursts\n"
               "# sent, lost (never reported); snr_report_db/_sd the receiver's report (nan: none).\n"
-              "# [fits]: EESM beta (linear SNR), fading loss (dB) and preamble detection SNR (dB) per\n"
-              "# mode, fitted to the fading points, with their RMS errors; rate_snr_db the rate-change\n"
+              "# [fits]: EESM beta (linear SNR), fading loss (dB) and preamble detection SNR and width\n"
+              "# (dB) per mode, fitted to the points, with their RMS errors; rate_snr_db the rate-change\n"
               "# threshold for rate_target; source: fitted or the mode it falls back to.\n")
     w = csv.writer(out, lineterminator="\n")
     for name, fields in (("runs", RUN_FIELDS), ("points", POINT_FIELDS), ("fits", FIT_FIELDS)):

@@ -443,8 +443,9 @@ receptions receive_bursts(const std::string& profile, double snr_db, unsigned bu
         const reception_errors e = m.receive(burst.data(), burst.size(), 5.0 * i, 0.6, 2400.0, 0.6);
         r.missed += e.preamble_missed;
         r.flipped += e.bits_flipped;
-        if (e.preamble_missed)
+        if (e.preamble_missed) {
             EXPECT_EQ(burst, std::vector<uint8_t>(600, 0));
+        }
     }
     r.counted = m.counters().missed_preambles;
     return r;
@@ -453,16 +454,29 @@ receptions receive_bursts(const std::string& profile, double snr_db, unsigned bu
 
 TEST(ChannelModel, ReceiveMissesPreamblesBelowTheDetectionSnr)
 {
-    const double detect = mode_model_for(2400.0, 0.6).detect_snr_db;
-    const receptions below = receive_bursts("awgn", detect - 0.5, 50);
+    const mode_model& mode = mode_model_for(2400.0, 0.6);
+    const double detect = mode.detect_snr_db, width = mode.detect_width_db;
+    // Far below the detection SNR every burst is missed, far above none.
+    const receptions below = receive_bursts("awgn", detect - 10 * width - 0.5, 50);
     EXPECT_EQ(below.missed, 50u);
     EXPECT_EQ(below.counted, 50u);
     EXPECT_EQ(below.flipped, 0u);
-    const receptions above = receive_bursts("awgn", detect + 0.5, 50);
+    const receptions above = receive_bursts("awgn", detect + 10 * width + 0.5, 50);
     EXPECT_EQ(above.missed, 0u);
-    EXPECT_GT(above.flipped, 0u); // near the detection SNR the bits are bad too
+    // At it, about half (a step model: none, the SNR is not below it).
+    const receptions at = receive_bursts("awgn", detect, 400);
+    if (width > 0) {
+        EXPECT_GT(at.missed, 140u);
+        EXPECT_LT(at.missed, 260u);
+    } else {
+        EXPECT_EQ(at.missed, 0u);
+    }
+    EXPECT_EQ(preamble_miss_probability(detect, detect, 1.0), 0.5);
+    EXPECT_NEAR(preamble_miss_probability(detect - 1, detect, 1.0), 1 / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_EQ(preamble_miss_probability(detect - 0.01, detect, 0.0), 1.0);
+    EXPECT_EQ(preamble_miss_probability(detect, detect, 0.0), 0.0);
     // On "poor" 6 dB above it, the fades take some preambles, not most.
-    const receptions poor = receive_bursts("poor", detect + 6, 2000);
+    const receptions poor = receive_bursts("poor", detect + 6 * (1 + width), 2000);
     EXPECT_GT(poor.missed, 0u);
     EXPECT_LT(poor.missed, 500u);
     EXPECT_EQ(poor.counted, poor.missed);

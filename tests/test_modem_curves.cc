@@ -36,11 +36,12 @@ const char* const sample =
     "x,y\n"
     "1,2\n"
     "[fits]\n"
-    "mode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,detect_snr_db,loss_rms,"
-    "loss_points,rate_snr_db,rate_target,source\n"
-    "2400S,3.2,1.5,0.21,4,-1.5,0.02,9,17.5,\"FER 0.1 of 4096-bit frames on "
+    "mode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,detect_snr_db,detect_width_"
+    "db,"
+    "loss_rms,loss_points,rate_snr_db,rate_target,source\n"
+    "2400S,3.2,1.5,0.21,4,-1.5,0.75,0.02,9,17.5,\"FER 0.1 of 4096-bit frames on "
     "moderate\",fitted\n"
-    "1200L,2,0,0,0,-3,0,0,inf,\"FER 0.1 of 4096-bit frames on "
+    "1200L,2,0,0,0,-3,0,0,0,inf,\"FER 0.1 of 4096-bit frames on "
     "moderate\",fallback:2400S\n";
 
 phy::modem_curve_point point(double snr, uint64_t rx_bits, uint64_t rx_errors)
@@ -75,6 +76,7 @@ TEST(ModemCurves, ParsesSectionsByColumnName)
     EXPECT_EQ(d.fit_of("2400S")->eesm_beta, 3.2);
     EXPECT_EQ(d.fit_of("2400S")->detect_snr_db, -1.5);
     EXPECT_EQ(d.fit_of("2400S")->fading_loss_db, 1.5);
+    EXPECT_EQ(d.fit_of("2400S")->detect_width_db, 0.75);
     EXPECT_TRUE(std::isinf(d.fit_of("1200L")->rate_snr_db));
     EXPECT_EQ(d.fit_of("1200L")->source, "fallback:2400S");
     EXPECT_EQ(d.fit_of("600S"), nullptr);
@@ -151,17 +153,18 @@ TEST(ModemCurves, RateTableIsALadderKeepingTheInitialMode)
     // 600L below 300S's threshold but less robust than 300S: raised to 300S's + 0.5 dB;
     // 1200S above 1200L's: kept (same rate, shorter interleaver); 600S above 1200L's:
     // left out; 2400S never meets the target, 12800U is no Table C-5 mode.
-    std::string text = "[fits]\nmode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,"
-                       "detect_snr_db,loss_rms,loss_points,rate_snr_db,source\n";
-    for (const char* row : { "75L,1,0,0,0,-9,0,0,-3,fitted",
-                             "300L,1,0,0,0,-9,0,0,1,fitted",
-                             "600L,1,0,0,0,-9,0,0,2,fitted",
-                             "300S,1,0,0,0,-9,0,0,3,fitted",
-                             "1200L,1,0,0,0,-9,0,0,5,fitted",
-                             "600S,1,0,0,0,-9,0,0,6,fitted",
-                             "1200S,1,0,0,0,-9,0,0,7,fitted",
-                             "2400S,1,0,0,0,-9,0,0,inf,fitted",
-                             "12800U,1,0,0,0,-9,0,0,30,fitted" })
+    std::string text =
+        "[fits]\nmode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,"
+        "detect_snr_db,detect_width_db,loss_rms,loss_points,rate_snr_db,source\n";
+    for (const char* row : { "75L,1,0,0,0,-9,0,0,0,-3,fitted",
+                             "300L,1,0,0,0,-9,0,0,0,1,fitted",
+                             "600L,1,0,0,0,-9,0,0,0,2,fitted",
+                             "300S,1,0,0,0,-9,0,0,0,3,fitted",
+                             "1200L,1,0,0,0,-9,0,0,0,5,fitted",
+                             "600S,1,0,0,0,-9,0,0,0,6,fitted",
+                             "1200S,1,0,0,0,-9,0,0,0,7,fitted",
+                             "2400S,1,0,0,0,-9,0,0,0,inf,fitted",
+                             "12800U,1,0,0,0,-9,0,0,0,30,fitted" })
         text += std::string(row) + "\n";
     const auto t = dl::rate_table_from(phy::parse_modem_curves(text));
     std::vector<std::string> names;

@@ -166,6 +166,7 @@ modem_curve_data parse_modem_curves(const std::string& text)
             f.beta_rms_log10 = r.number("beta_rms_log10");
             f.beta_points = unsigned(r.count("beta_points"));
             f.detect_snr_db = r.number("detect_snr_db");
+            f.detect_width_db = r.number("detect_width_db");
             f.loss_rms = r.number("loss_rms");
             f.loss_points = unsigned(r.count("loss_points"));
             f.rate_snr_db = r.number("rate_snr_db");
@@ -173,7 +174,8 @@ modem_curve_data parse_modem_curves(const std::string& text)
             if (r.has("rate_target"))
                 d.rate_target = r.text("rate_target");
             if (!(f.eesm_beta > 0) || !std::isfinite(f.eesm_beta) ||
-                std::isnan(f.detect_snr_db) || std::isnan(f.rate_snr_db))
+                std::isnan(f.detect_snr_db) || !(f.detect_width_db >= 0) ||
+                std::isnan(f.rate_snr_db))
                 bad_line(number, "fit of " + f.mode + " needs beta > 0 and SNRs");
             d.fits.push_back(f);
         }

@@ -20,7 +20,8 @@
  *   [points]  run, mode, channel, snr_db, seconds, bits, errors, bursts, lost, rx_bits,
  *             rx_errors, snr_report_db, snr_report_sd (see modem_curve_point)
  *   [fits]    mode, eesm_beta, fading_loss_db, beta_rms_log10, beta_points,
- * detect_snr_db, loss_rms, loss_points, rate_snr_db, source, ... (see modem_curve_fit)
+ * detect_snr_db, detect_width_db, loss_rms, loss_points, rate_snr_db, source, ... (see
+ *             modem_curve_fit)
  * Columns are found by name (others ignored); fields may be double-quoted (no quote
  * inside). Unknown sections are skipped.
  */
@@ -62,8 +63,10 @@ struct modem_curve_fit {
     double fading_loss_db = 0; // implementation loss on fading (dB), fitted with the beta
     double beta_rms_log10 = 0; // RMS of log10(model BER / measured BER) over beta_points
     unsigned beta_points = 0;  // fading points the beta was fitted to (0: fallback)
-    double detect_snr_db = 0;  // a preamble whose mean SNR is below this is missed
-    double loss_rms = 0;       // RMS of (model - measured) burst-loss rate
+    double detect_snr_db = 0;  // a preamble whose mean SNR is x dB is missed with
+    double detect_width_db =
+        0;               // probability 1 / (1 + exp((x - detect) / width)) (0: a step)
+    double loss_rms = 0; // RMS of (model - measured) burst-loss rate
     unsigned loss_points = 0;
     double rate_snr_db = 0; // the rate-change threshold (+inf: never meets the target)
     std::string source;     // "fitted", or "fallback:<mode>" when borrowed

@@ -182,7 +182,11 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
         fading_error_process& f = fading_for(bit_rate, block_s);
         const double snr = f.mean_snr_linear(start_time, start_time + std::max(0.0, preamble_s));
-        if (10.0 * std::log10(snr) < d_fading_mode->detect_snr_db) {
+        const double p = preamble_miss_probability(10.0 * std::log10(snr), d_fading_mode->detect_snr_db,
+                                                   d_fading_mode->detect_width_db);
+        // Certain outcomes draw no random number (a step model draws none at all).
+        const bool missed = p >= 1.0 || (p > 0.0 && uniform_open() <= p);
+        if (missed) {
             ++d_counters.missed_preambles;
             r.preamble_missed = true;
             return r;

@@ -126,8 +126,8 @@ public:
     size_t corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
                    double bit_rate, double block_s = 0);
     // What a receiver makes of the burst: with fading, its preamble
-    // [start_time, start_time + preamble_s) is missed when its mean SNR lies below the
-    // mode's measured detection SNR (sim::mode_model::detect_snr_db; counted in
+    // [start_time, start_time + preamble_s) is missed with the mode's measured
+    // probability for its mean SNR (sim::preamble_miss_probability; counted in
     // missed_preambles; the bytes are left alone); otherwise corrupt(). Without fading,
     // corrupt() alone. The simulator and the emulated modem call this.
     reception_errors receive(uint8_t* data, size_t size, double start_time, double preamble_s,

@@ -195,6 +195,7 @@ std::vector<mode_model> build_mode_models()
         mode_model m{ mode,
                       curve_from_points(data.points_of(mode, "awgn"), fit->eesm_beta),
                       fit->detect_snr_db,
+                      fit->detect_width_db,
                       fit->fading_loss_db,
                       timing->bit_rate,
                       timing->whole_units() ? timing->unit_s : 0.0,
@@ -230,6 +231,15 @@ const mode_model& mode_model_for(double bit_rate, double block_s)
         if (distance(m) < distance(*best))
             best = &m;
     return *best;
+}
+
+double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db)
+{
+    if (std::isnan(snr_db))
+        bad("preamble_miss_probability: snr_db", "must not be NaN", snr_db);
+    if (!(detect_width_db > 0))
+        return snr_db < detect_snr_db ? 1.0 : 0.0;
+    return 1.0 / (1.0 + std::exp((snr_db - detect_snr_db) / detect_width_db));
 }
 
 const mode_model& mode_model_by_name(const std::string& mode)

@@ -36,10 +36,12 @@
  *     and its BER is the mean of the per-sample BERs instead (nothing spreads the fade:
  *     the bits in the fade are bad, the others good).
  *   - preamble loss: a burst whose preamble's mean SNR (linear, over the preamble's
- *     duration) is below the mode's detect_snr_db is missed whole, as our receivers miss
- *     a preamble in a fade (the bench counts such bursts as lost). One fitted threshold
- *     per mode: the measured loss rates on fading channels come from where the fades
- *     fall, which the SNR process reproduces.
+ *     duration) is x dB is missed whole with probability
+ *     1 / (1 + exp((x - detect_snr_db) / detect_width_db)) (a step at detect_snr_db for
+ *     width 0), as our receivers miss a preamble in a fade or in noise (the bench counts
+ *     such bursts as lost). Two fitted numbers per mode: the measured loss rates on
+ *     fading channels come from where the fades fall, which the SNR process reproduces,
+ *     those on AWGN from the detector's own spread.
  */
 #ifndef HFSTACK_KERNELS_SIM_FADING_ERRORS_H
 #define HFSTACK_KERNELS_SIM_FADING_ERRORS_H
@@ -107,7 +109,8 @@ ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, dou
 struct mode_model {
     std::string mode;      // "2400S", "9600L", "12800U", ...
     ber_curve curve;
-    double detect_snr_db;  // preamble missed below this mean SNR (dB)
+    double detect_snr_db;   // preamble missed below about this mean SNR (dB)
+    double detect_width_db; // the logistic's width (dB; 0: a step)
     double fading_loss_db; // fading_error_config::fading_loss_db
     double bit_rate;       // user bits per second
     double block_s;        // interleaver block (0: none)
@@ -122,6 +125,9 @@ const std::vector<mode_model>& measured_mode_models();
 // not measured (an App C US/VS/M/VL interleaver, a 5069 mode) falls back so onto a
 // measured one; mode_model_for(...).mode names which.
 const mode_model& mode_model_for(double bit_rate, double block_s);
+// Probability that a receiver misses a preamble of mean SNR snr_db (dB; -inf gives 1):
+// the logistic above, of a mode_model's detect_snr_db and detect_width_db.
+double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db);
 // By name; throws std::invalid_argument naming "mode" when it is not measured.
 const mode_model& mode_model_by_name(const std::string& mode);
 

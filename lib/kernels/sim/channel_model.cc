@@ -181,7 +181,10 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
     reception_errors r;
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
         fading_error_process& f = fading_for(bit_rate, block_s);
-        const double snr = f.mean_snr_linear(start_time, start_time + std::max(0.0, preamble_s));
+        // A burst overlapping the path's previous one (no single transmitter sends that;
+        // the emulator must not fail on it) sees what is left of its preamble.
+        const double from = std::max(start_time, f.earliest_s());
+        const double snr = f.mean_snr_linear(from, std::max(from, start_time + preamble_s));
         const double p = preamble_miss_probability(10.0 * std::log10(snr), d_fading_mode->detect_snr_db,
                                                    d_fading_mode->detect_width_db);
         // Certain outcomes draw no random number (a step model draws none at all).

@@ -360,6 +360,13 @@ double fading_error_process::compute_block(double block_start, double block_end)
     return d_curve.ber_linear(std::max(effective, 0.0) * d_loss);
 }
 
+double fading_error_process::earliest_s() const
+{
+    if (d_samples.empty())
+        return -std::numeric_limits<double>::infinity();
+    return double(d_first) * d_step;
+}
+
 double fading_error_process::mean_snr_linear(double t0, double t1)
 {
     check_finite("t0", t0);

@@ -216,6 +216,8 @@ public:
     // grid as the blocks'); the same forward-only rule as segments(): call it for a
     // burst's preamble before its segments().
     double mean_snr_linear(double t0, double t1);
+    // The earliest time a call may still ask about (-inf before the first).
+    double earliest_s() const;
 
     double block_s() const { return d_block; }
     double sample_step_s() const { return d_step; }

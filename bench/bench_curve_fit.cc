@@ -31,9 +31,10 @@
  *                  D_PDU) stays at or below F (default 0.1): a frame is lost with its
  *                  burst's preamble or when one of its bits is wrong.
  * A mode without fading points takes beta and fading loss from the fitted mode of its
- * family (110A or App C) with the same interleaver and the nearest rate (source
- * "fallback:MODE"); its detection SNR is fitted to its own (AWGN) points when they lost
- * bursts, else it is the donor's, lowered to what its own points allow. */
+ * family (110A or App C) with the same interleaver and the nearest rate, else from the
+ * fitted mode of either family with that interleaver (source "fallback:MODE"); its
+ * detection SNR is fitted to its own (AWGN) points when they lost bursts, else it is the
+ * donor's, lowered to what its own points allow. */
 #include "chan/fading_profile.h"
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
@@ -415,18 +416,23 @@ int main(int argc, char** argv)
         if (mf.fitted)
             continue;
         const unsigned bps = phy::s4539_mode_by_name(mode)->user_bps;
+        // The same family and interleaver first, else the same interleaver.
         const mode_fit* donor = nullptr;
-        double distance = 0;
-        for (const std::string& other : order) {
-            const mode_fit& of = fits[other];
-            if (!of.fitted || family_of(other) != family_of(mode) ||
-                interleaver_of(other) != interleaver_of(mode))
-                continue;
-            const double dd = std::fabs(
-                std::log(double(phy::s4539_mode_by_name(other)->user_bps) / double(bps)));
-            if (!donor || dd < distance) {
-                donor = &of;
-                distance = dd;
+        for (const bool same_family : { true, false }) {
+            if (donor)
+                break;
+            double distance = 0;
+            for (const std::string& other : order) {
+                const mode_fit& of = fits[other];
+                if (!of.fitted || interleaver_of(other) != interleaver_of(mode) ||
+                    (same_family && family_of(other) != family_of(mode)))
+                    continue;
+                const double dd = std::fabs(std::log(
+                    double(phy::s4539_mode_by_name(other)->user_bps) / double(bps)));
+                if (!donor || dd < distance) {
+                    donor = &of;
+                    distance = dd;
+                }
             }
         }
         if (!donor) {

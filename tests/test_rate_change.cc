@@ -124,8 +124,8 @@ TEST(RatePolicy, RejectsBadTables)
     rate_policy_config c;
     c.table = { { m300S, 5 }, { m600S, 5 } };
     EXPECT_THROW(rate_policy{ c }, std::invalid_argument);
-    c = rate_policy_config();
-    c.initial = m4800S; // 4800S is not in the default table
+    c = ladder();
+    c.initial = m4800S; // 4800S is not in the ladder
     EXPECT_THROW(rate_policy{ c }, std::invalid_argument);
     c = rate_policy_config();
     c.slow_time_constant = 0;

@@ -46,12 +46,15 @@
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its
- * errors against the transmission it started in, and a transmission none started in
- * counts all its bits as errors (lost). Prints mode, SNR, bits, errors, BER and its 95 %
- * upper bound (Poisson), bursts lost; of the bursts received, those with errors, those
- * with errors not flagged bytes_bad (missed) and those flagged without errors (false
- * alarms). */
+ * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
+ * against the transmission it started in, and a transmission none started in counts all its
+ * bits as errors (lost).
+ * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost;
+ * of the bursts received, those with errors, those with errors not flagged bytes_bad
+ * (missed) and those flagged without errors (false alarms); then the bits and errors of
+ * the received bursts alone (rx_bits, rx_errs: the lost ones left out) and the mean and
+ * standard deviation of the SNR the receiver reported for them (snr_rep, snr_rep_sd, dB;
+ * nan without a burst). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -375,8 +378,9 @@ int main(int argc, char** argv)
     std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point, SNR over the %s\n",
                 profile.c_str(), offset_hz, ppm, seconds,
                 mean_reference ? "transmission's mean power" : "power of unit-amplitude symbols");
-    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s\n", "mode", "snr_db", "bits", "errors",
-                "ber", "ber_95up", "lost", "tx_x_rt", "rx_x_rt", "bursts", "w_errs", "missed", "f_alarm");
+    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s %10s %8s %8s %10s\n", "mode", "snr_db",
+                "bits", "errors", "ber", "ber_95up", "lost", "tx_x_rt", "rx_x_rt", "bursts", "w_errs", "missed",
+                "f_alarm", "rx_bits", "rx_errs", "snr_rep", "snr_rep_sd");
     for (const std::string& name : modes) {
         modem probe;
         try {
@@ -435,6 +439,8 @@ int main(int argc, char** argv)
             const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
             size_t received_bursts = 0, bursts_with_errors = 0, missed = 0, false_alarms = 0;
+            size_t received_bits = 0, received_errors = 0;
+            double snr_sum = 0, snr_square_sum = 0; // reported SNR (dB) of the received bursts
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
@@ -466,6 +472,10 @@ int main(int argc, char** argv)
                     }
                     const size_t burst_errors = bit_errors(t->data, r.bytes);
                     errors += burst_errors;
+                    received_bits += 8 * t->data.size();
+                    received_errors += burst_errors;
+                    snr_sum += r.snr_db;
+                    snr_square_sum += r.snr_db * r.snr_db;
                     ++received_bursts;
                     bursts_with_errors += burst_errors > 0;
                     missed += burst_errors > 0 && !r.bytes_bad;
@@ -506,10 +516,16 @@ int main(int argc, char** argv)
                 ++lost;
                 errors += 8 * t.data.size();
             }
-            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f %7zu %7zu %6zu %6zu\n", name.c_str(),
-                        snr, bits, errors, double(errors) / double(bits), poisson_upper(errors) / double(bits), lost,
-                        signal_s / tx_cpu, signal_s / rx_cpu, received_bursts, bursts_with_errors, missed,
-                        false_alarms);
+            const double n = double(received_bursts);
+            const double snr_mean = received_bursts ? snr_sum / n : std::nan("");
+            const double snr_sd =
+                received_bursts ? std::sqrt(std::max(0.0, snr_square_sum / n - snr_mean * snr_mean)) : std::nan("");
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
+                        "%10.2f\n",
+                        name.c_str(), snr, bits, errors, double(errors) / double(bits),
+                        poisson_upper(errors) / double(bits), lost, signal_s / tx_cpu, signal_s / rx_cpu,
+                        received_bursts, bursts_with_errors, missed, false_alarms, received_bits, received_errors,
+                        snr_mean, snr_sd);
             std::fflush(stdout);
         }
     }

@@ -21,7 +21,7 @@ the real modems' mean and the spread. The figures go in docs/simulator-design.md
 
     bench/link_agreement.py [--modes 2400S,1200L] [--channels moderate:20,poor:15]
         [--seeds 1,2,3] [--bytes 100000] [--ways virtual,emulator,modem]
-        [--emulator-time-scale 10] [--json FILE]
+        [--emulator-time-scale 10] [--json FILE] [--sis-port 0]
 
 Real time: a 100 kB transfer takes about 6 min at 2400 bps and 12 min at 1200 bps per
 modem run; run it in the background. Without --json the rows are printed only.
@@ -65,7 +65,7 @@ def run_virtual(mode, profile, snr, seed, size):
             "seconds": row["seconds"], "command": " ".join(cmd)}
 
 
-def run_demo(kind, mode, profile, snr, seed, size, time_scale, timeout):
+def run_demo(kind, mode, profile, snr, seed, size, time_scale, timeout, sis_port):
     rate, interleaver = split_mode(mode)
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
@@ -73,7 +73,7 @@ def run_demo(kind, mode, profile, snr, seed, size, time_scale, timeout):
                                      "--interleaver", interleaver, "--profile", profile,
                                      "--snr-db", str(snr), "--seed", str(seed),
                                      "--bytes", str(size), "--size", "2048", "--pings", "1",
-                                     "--time-scale", str(time_scale),
+                                     "--time-scale", str(time_scale), "--sis-port", str(sis_port),
                                      "--timeout", str(timeout), "--json", summary]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(summary):
@@ -96,6 +96,9 @@ def main():
     ap.add_argument("--ways", default=",".join(WAYS))
     ap.add_argument("--emulator-time-scale", type=float, default=10.0)
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
+    ap.add_argument("--sis-port", type=int, default=0,
+                    help="the demo nodes' SIS port (default 0: a free one, so runs can go on "
+                         "beside another demo holding 5066)")
     a = ap.parse_args()
     ways = a.ways.split(",")
     for w in ways:
@@ -127,7 +130,7 @@ def main():
                         kind, scale = (("emulator", a.emulator_time_scale) if way == "emulator"
                                        else ("loopback", 1.0))
                         r = run_demo(kind, mode, profile, snr, seed, a.bytes, scale,
-                                     timeout / scale)
+                                     timeout / scale, a.sis_port)
                     r.update(mode=mode, profile=profile, snr_db=snr, seed=seed, way=way)
                     runs.append(r)
                     u = r["utilization_pct"]

@@ -383,8 +383,9 @@ TEST(ChannelModel, BadConfigThrowsNamingField)
     EXPECT_THROW(m.corrupt(b, 0, 0, -2400), std::invalid_argument);
 }
 
-// Fading: the profile's SNR process and the mode's BER curve decide the errors of each
-// interleaver block. 2400 bps, 0.6 s blocks, 1000 bursts of 36,000 bits (15 s each).
+// Fading: the profile's SNR process and the mode's measured BER curve decide the errors
+// of each interleaver block. 2400 bps, 0.6 s blocks (2400S), 1000 bursts of 36,000 bits
+// (15 s each).
 namespace {
 uint64_t fading_errors(const std::string& profile, double snr_db, uint64_t seed)
 {
@@ -403,18 +404,86 @@ uint64_t fading_errors(const std::string& profile, double snr_db, uint64_t seed)
 
 TEST(ChannelModel, FadingFollowsTheBerCurveAndTheProfile)
 {
-    // 2400 bps: BER 1e-5 at 10 dB on AWGN (default curve), so about 360 errors in 3.6e7
-    // bits; 1.75 dB more gives two decades fewer.
-    const uint64_t awgn = fading_errors("awgn", 10.0, 1);
+    const mode_model& mode = mode_model_for(2400.0, 0.6);
+    ASSERT_EQ(mode.mode, "2400S");
+    // Where the measured curve has BER 1e-5 on AWGN: about 360 errors in 3.6e7 bits;
+    // where it has 1e-7, hardly any.
+    const double at_1e5 = mode.curve.snr_db_for(1e-5);
+    const uint64_t awgn = fading_errors("awgn", at_1e5, 1);
     EXPECT_GT(awgn, 250u);
     EXPECT_LT(awgn, 480u);
-    EXPECT_LT(fading_errors("awgn", 11.75, 1), 20u);
+    EXPECT_LT(fading_errors("awgn", mode.curve.snr_db_for(1e-7), 1), 20u);
     // The same mean SNR on the 2 ms / 1 Hz "poor" channel: fades make many more.
-    const uint64_t poor = fading_errors("poor", 10.0, 1);
+    const uint64_t poor = fading_errors("poor", at_1e5, 1);
     EXPECT_GT(poor, 10 * awgn);
     // A seed gives the same errors.
-    EXPECT_EQ(fading_errors("poor", 10.0, 1), poor);
-    EXPECT_NE(fading_errors("poor", 10.0, 2), poor);
+    EXPECT_EQ(fading_errors("poor", at_1e5, 1), poor);
+    EXPECT_NE(fading_errors("poor", at_1e5, 2), poor);
+}
+
+// receive(): a preamble whose mean SNR is below the mode's measured detection SNR is
+// missed whole (bytes untouched, counted); otherwise the burst gets corrupt()'s errors.
+namespace {
+struct receptions {
+    unsigned missed = 0;
+    uint64_t flipped = 0;
+    uint64_t counted = 0;
+};
+
+receptions receive_bursts(const std::string& profile, double snr_db, unsigned bursts)
+{
+    channel_config c;
+    c.fading_profile = profile;
+    c.snr_db = snr_db;
+    c.seed = 7;
+    channel_model m(c);
+    receptions r;
+    for (unsigned i = 0; i < bursts; ++i) {
+        std::vector<uint8_t> burst(600, 0);
+        const reception_errors e = m.receive(burst.data(), burst.size(), 5.0 * i, 0.6, 2400.0, 0.6);
+        r.missed += e.preamble_missed;
+        r.flipped += e.bits_flipped;
+        if (e.preamble_missed) {
+            EXPECT_EQ(burst, std::vector<uint8_t>(600, 0));
+        }
+    }
+    r.counted = m.counters().missed_preambles;
+    return r;
+}
+} // namespace
+
+TEST(ChannelModel, ReceiveMissesPreamblesBelowTheDetectionSnr)
+{
+    const mode_model& mode = mode_model_for(2400.0, 0.6);
+    const double detect = mode.detect_snr_db, width = mode.detect_width_db;
+    // Far below the detection SNR every burst is missed, far above none.
+    const receptions below = receive_bursts("awgn", detect - 10 * width - 0.5, 50);
+    EXPECT_EQ(below.missed, 50u);
+    EXPECT_EQ(below.counted, 50u);
+    EXPECT_EQ(below.flipped, 0u);
+    const receptions above = receive_bursts("awgn", detect + 10 * width + 0.5, 50);
+    EXPECT_EQ(above.missed, 0u);
+    // At it, about half (a step model: none, the SNR is not below it).
+    const receptions at = receive_bursts("awgn", detect, 400);
+    if (width > 0) {
+        EXPECT_GT(at.missed, 140u);
+        EXPECT_LT(at.missed, 260u);
+    } else {
+        EXPECT_EQ(at.missed, 0u);
+    }
+    EXPECT_EQ(preamble_miss_probability(detect, detect, 1.0), 0.5);
+    EXPECT_NEAR(preamble_miss_probability(detect - 1, detect, 1.0), 1 / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_EQ(preamble_miss_probability(detect - 0.01, detect, 0.0), 1.0);
+    EXPECT_EQ(preamble_miss_probability(detect, detect, 0.0), 0.0);
+    // On "poor" 6 dB above it, the fades take some preambles, not most.
+    const receptions poor = receive_bursts("poor", detect + 6 * (1 + width), 2000);
+    EXPECT_GT(poor.missed, 0u);
+    EXPECT_LT(poor.missed, 500u);
+    EXPECT_EQ(poor.counted, poor.missed);
+    // No fading model: nothing is missed.
+    channel_model clear;
+    std::vector<uint8_t> burst(10);
+    EXPECT_FALSE(clear.receive(burst.data(), burst.size(), 0, 0.6, 2400.0, 0.6).preamble_missed);
 }
 
 TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)

@@ -7,6 +7,9 @@
 // Data rate change policy and Annex C.6.4 handshake; see rate_change.h for the rules.
 #include "rate_change.h"
 
+#include "phy/modem_curves.h"
+#include "phy/s4539_modes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -95,16 +98,59 @@ std::set<modem_mode> default_supported_modes()
     return s;
 }
 
+std::vector<rate_policy_entry> rate_table_from(const phy::modem_curve_data& data)
+{
+    // Every mode a data rate change can announce with a finite threshold.
+    std::vector<rate_policy_entry> all;
+    for (const auto& f : data.fits) {
+        const auto mode = phy::s4539_mode_by_name(f.mode);
+        if (!mode || !std::isfinite(f.rate_snr_db))
+            continue;
+        const auto il = interleaving_code(mode->interleaver);
+        if (!il)
+            continue;
+        modem_mode m;
+        try {
+            m.data_rate = data_rate_code(mode->user_bps);
+        } catch (const std::invalid_argument&) {
+            continue;
+        }
+        m.interleaving = *il;
+        if (is_valid_mode(m))
+            all.push_back({ m, f.rate_snr_db });
+    }
+    // The Annex C initial mode stays in the ladder: a mode less robust than it that needs
+    // less SNR is raised to just above it (0.5 dB), a more robust one that needs more is
+    // left out below.
+    const auto initial = std::find_if(all.begin(), all.end(), [](const rate_policy_entry& e) {
+        return e.mode == initial_drc_mode;
+    });
+    if (initial != all.end()) {
+        const rate_policy_entry init = *initial;
+        for (auto& e : all)
+            if (less_robust(e.mode, init.mode) && e.min_snr_db <= init.min_snr_db)
+                e.min_snr_db = init.min_snr_db + 0.5;
+    }
+    // By threshold; at equal thresholds the least robust (fastest) first, the others left out.
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return a.min_snr_db != b.min_snr_db ? a.min_snr_db < b.min_snr_db
+                                            : less_robust(a.mode, b.mode);
+    });
+    // A ladder: each entry less robust than the one before, at a higher threshold (a mode
+    // that needs more SNR than a less robust one is of no use).
+    std::vector<rate_policy_entry> table;
+    for (const auto& e : all) {
+        if (!table.empty() &&
+            (!(e.min_snr_db > table.back().min_snr_db) || !less_robust(e.mode, table.back().mode)))
+            continue;
+        table.push_back(e);
+    }
+    return table;
+}
+
 std::vector<rate_policy_entry> default_rate_table()
 {
-    const uint8_t S = interleaving_short, L = interleaving_long;
-    return {
-        { { rate_75, L }, -3.0 },   { { rate_150, L }, 0.0 },   { { rate_300, L }, 3.0 },
-        { { rate_300, S }, 5.0 },   { { rate_600, L }, 6.0 },   { { rate_600, S }, 8.0 },
-        { { rate_1200, L }, 9.0 },  { { rate_1200, S }, 11.0 }, { { rate_2400, L }, 14.0 },
-        { { rate_2400, S }, 16.0 }, { { rate_3200, L }, 18.0 }, { { rate_4800, L }, 21.0 },
-        { { rate_6400, L }, 24.0 }, { { rate_8000, L }, 27.0 }, { { rate_9600, L }, 30.0 },
-    };
+    return rate_table_from(phy::measured_modem_curves());
 }
 
 // ===================================================================================

@@ -120,6 +120,7 @@
 #define HFSTACK_KERNELS_DL_RATE_CHANGE_H
 
 #include "dpdu.h"
+#include "phy/modem_curves.h"
 
 #include <cstdint>
 #include <limits>
@@ -196,14 +197,15 @@ struct rate_policy_entry {
     double min_snr_db = 0; // SNR (dB in 3 kHz) the mode needs
 };
 
-// Default table, most robust first, for STANAG 4539 / MIL-STD-188-110A serial tone.
-// ENGINEERING DEFAULTS: approximately the SNR at which each mode reaches a bit error
-// rate near 1e-5 on a moderately fading HF channel (from the published 110A/110B/4539
-// performance requirements, rounded, with long interleaving credited 2-3 dB over
-// short). They are placeholders: they will be replaced by curves measured with our
-// own modem over the simulated Watterson channels.
-//   75L -3   150L 0   300L 3   300S 5   600L 6   600S 8   1200L 9   1200S 11
-//   2400L 14 2400S 16 3200L 18 4800L 21 6400L 24 8000L 27 9600L 30
+// Default table, most robust first, for STANAG 4539 / MIL-STD-188-110A serial tone and
+// App C, from OUR MODEMS' MEASURED CURVES (phy/modem_curves.h): each mode's
+// rate_snr_db, which bench_curve_fit derives from the mode's fitted model as the lowest
+// SNR at which it meets a target frame-error rate on a reference channel (the data's
+// rate_target says which; docs/simulator-design.md). rate_table_from() keeps a ladder:
+// sorted by threshold, each entry less robust than the one before (a mode needing more
+// SNR than a less robust one is left out). The Annex C initial mode 300S stays in it:
+// a less robust mode needing less SNR is raised to 0.5 dB above 300S's threshold.
+std::vector<rate_policy_entry> rate_table_from(const phy::modem_curve_data& data);
 std::vector<rate_policy_entry> default_rate_table();
 
 struct rate_policy_config {

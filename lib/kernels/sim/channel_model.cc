@@ -84,18 +84,6 @@ void validate(const channel_config& c)
     }
 }
 
-namespace {
-// The mode of the default BER curves whose rate is nearest.
-unsigned nearest_mode_bps(double bit_rate)
-{
-    unsigned best = 0;
-    for (const auto& m : default_mode_requirements())
-        if (best == 0 || std::fabs(double(m.user_bps) - bit_rate) < std::fabs(double(best) - bit_rate))
-            best = m.user_bps;
-    return best;
-}
-} // namespace
-
 channel_model::channel_model(channel_config config) : d_cfg(config), d_rng(config.seed)
 {
     validate(d_cfg);
@@ -171,6 +159,46 @@ bool channel_model::drop_in_outage(double t0, double t1)
     return true;
 }
 
+fading_error_process& channel_model::fading_for(double bit_rate, double block_s)
+{
+    const mode_model& mode = mode_model_for(bit_rate, block_s);
+    if (!d_fading || &mode != d_fading_mode || block_s != d_fading_block_s) {
+        fading_error_config fc;
+        fc.interleaver_s = block_s;
+        fc.fading_loss_db = mode.fading_loss_db;
+        d_fading = std::make_unique<fading_error_process>(
+            mode.curve,
+            fading_snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed), fc);
+        d_fading_mode = &mode;
+        d_fading_block_s = block_s;
+    }
+    return *d_fading;
+}
+
+reception_errors channel_model::receive(uint8_t* data, size_t size, double start_time,
+                                        double preamble_s, double bit_rate, double block_s)
+{
+    reception_errors r;
+    if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
+        fading_error_process& f = fading_for(bit_rate, block_s);
+        // A burst overlapping the path's previous one (no single transmitter sends that;
+        // the emulator must not fail on it) sees what is left of its preamble.
+        const double from = std::max(start_time, f.earliest_s());
+        const double snr = f.mean_snr_linear(from, std::max(from, start_time + preamble_s));
+        const double p = preamble_miss_probability(10.0 * std::log10(snr), d_fading_mode->detect_snr_db,
+                                                   d_fading_mode->detect_width_db);
+        // Certain outcomes draw no random number (a step model draws none at all).
+        const bool missed = p >= 1.0 || (p > 0.0 && uniform_open() <= p);
+        if (missed) {
+            ++d_counters.missed_preambles;
+            r.preamble_missed = true;
+            return r;
+        }
+    }
+    r.bits_flipped = corrupt(data, size, start_time, preamble_s, bit_rate, block_s);
+    return r;
+}
+
 size_t channel_model::corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
                               double bit_rate, double block_s)
 {
@@ -210,18 +238,7 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
     draw_errors(0, nbits, d_cfg.ber);
 
     if (!d_cfg.fading_profile.empty()) {
-        const unsigned bps = nearest_mode_bps(bit_rate);
-        if (!d_fading || bps != d_fading_bps || block_s != d_fading_block_s) {
-            fading_error_config fc;
-            fc.interleaver_s = block_s;
-            d_fading = std::make_unique<fading_error_process>(
-                default_ber_curve(bps),
-                fading_snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed),
-                fc);
-            d_fading_bps = bps;
-            d_fading_block_s = block_s;
-        }
-        d_fading->segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
+        fading_for(bit_rate, block_s).segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
         for (const auto& seg : d_segments)
             draw_errors(first_bit_at(seg.start_s), first_bit_at(seg.end_s), seg.ber);
     }

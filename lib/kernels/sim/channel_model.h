@@ -75,8 +75,8 @@ struct channel_config {
 
     // Fading (fading_errors.h): a Watterson-like SNR process of this profile (one of
     // fading_profile_names(); "awgn" = constant) around the mean snr_db, which must then
-    // be finite, turned into bit errors per interleaver block by the BER curve of the
-    // burst's mode. Empty: off.
+    // be finite, turned into bit errors per interleaver block by the measured BER curve
+    // of the burst's mode, and into missed preambles (receive()). Empty: off.
     std::string fading_profile;
 
     uint64_t seed = 1;
@@ -92,6 +92,13 @@ struct channel_counters {
     uint64_t bits = 0;        // bits passed through corrupt()
     uint64_t bit_errors = 0;  // bits flipped
     uint64_t lost_bursts = 0; // bursts drop_in_outage() swallowed
+    uint64_t missed_preambles = 0; // bursts receive() found missed at acquisition
+};
+
+// What receive() made of one burst.
+struct reception_errors {
+    bool preamble_missed = false; // the receiver never saw the burst: do not deliver it
+    size_t bits_flipped = 0;
 };
 
 class channel_model
@@ -111,12 +118,20 @@ public:
     // start_time + preamble_s + k / bit_rate. Returns the number of bits flipped.
     // Throws std::invalid_argument for a bit_rate that is not positive and finite.
     // With fading, block_s is the interleaver block of the burst's mode (0: not
-    // interleaved), and the BER curve is the default one of the mode nearest bit_rate.
-    // Bursts must come in order of start time (as on one path).
+    // interleaved), and the BER curve is the measured one of the mode
+    // sim::mode_model_for(bit_rate, block_s) picks. Bursts must come in order of start
+    // time (as on one path). Bit errors only: receive() also decides preamble loss.
     size_t corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
                    double bit_rate, double block_s = 0);
     size_t corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
                    double bit_rate, double block_s = 0);
+    // What a receiver makes of the burst: with fading, its preamble
+    // [start_time, start_time + preamble_s) is missed with the mode's measured
+    // probability for its mean SNR (sim::preamble_miss_probability; counted in
+    // missed_preambles; the bytes are left alone); otherwise corrupt(). Without fading,
+    // corrupt() alone. The simulator and the emulated modem call this.
+    reception_errors receive(uint8_t* data, size_t size, double start_time, double preamble_s,
+                             double bit_rate, double block_s = 0);
 
     // True when the model can never change or lose anything.
     bool clear() const { return d_clear; }
@@ -133,9 +148,11 @@ private:
     std::mt19937_64 d_rng;
     channel_counters d_counters;
     std::vector<uint64_t> d_errors; // scratch: bad bit positions of the current burst
-    // Fading: made at the first burst, again when the mode (curve, block) changes.
+    // The fading process of the burst's mode: made at the first burst, again when the
+    // mode (curve, block) changes.
+    fading_error_process& fading_for(double bit_rate, double block_s);
     std::unique_ptr<fading_error_process> d_fading;
-    unsigned d_fading_bps = 0;
+    const mode_model* d_fading_mode = nullptr;
     double d_fading_block_s = -1;
     std::vector<error_segment> d_segments; // scratch
 };

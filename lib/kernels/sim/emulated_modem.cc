@@ -163,8 +163,10 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     r.end = e;
     // The errors are drawn now, in the order the path's bursts start (its error
     // processes only run forward); deliveries come in the order the bursts end.
-    r.bits_flipped = path.corrupt(r.burst.data, s, timing.preamble_s, timing.bit_rate,
-                                  timing.whole_units() ? timing.unit_s : 0.0);
+    const reception_errors got =
+        path.receive(r.burst.data.data(), r.burst.data.size(), s, timing.preamble_s,
+                     timing.bit_rate, timing.whole_units() ? timing.unit_s : 0.0);
+    r.bits_flipped = got.bits_flipped;
     bool hit = false;
     for (const busy_interval& v : d_busy) {
         if (!(v.start < e && s < v.end))
@@ -180,7 +182,7 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     }
     if (hit) {
         destroy(r);
-    } else if (timing.preamble_s < d_radio.agc_settle_s) {
+    } else if (timing.preamble_s < d_radio.agc_settle_s || got.preamble_missed) {
         r.destroyed = true;
         ++d_stats.lost_acquisition;
     }

@@ -16,7 +16,8 @@
  *     (channel_config, one model per source, its seed derived from the source): lost
  *     in an outage; destroyed by another reception it overlaps (collision, both lost)
  *     or by this modem's own transmission from keying up to radio.unkey_s after it
- *     (half duplex); lost if its preamble is shorter than the AGC settling time.
+ *     (half duplex); lost if its preamble is shorter than the AGC settling time or,
+ *     with fading, the modem misses it (channel_model::receive).
  *     carrier_on agc_settle_s + carrier_detect_s after its start (nested over
  *     overlapping receptions), carrier_off at its end, and the bytes, corrupted by the
  *     path's error model, rx_latency_s after its end; with radio.deliver_per_block in
@@ -73,7 +74,8 @@ struct emulated_modem_stats {
     uint64_t bursts_delivered = 0;
     uint64_t collisions = 0;       // receptions destroyed by overlap (own transmission included)
     uint64_t lost_outage = 0;
-    uint64_t lost_acquisition = 0; // preamble shorter than AGC settling
+    uint64_t lost_acquisition = 0; // preamble shorter than AGC settling, or missed in a
+                                   // fade (channel_model::receive)
     uint64_t bits_flipped = 0;
     uint64_t refused = 0;          // announcements hear() refused
 };

@@ -6,6 +6,8 @@
 
 #include "fading_errors.h"
 
+#include "phy/s4539_modes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -43,22 +45,6 @@ void check_positive(const std::string& field, double v)
     if (!(v > 0) || !std::isfinite(v))
         bad(field, "must be finite and > 0", v);
 }
-
-// EESM betas in linear SNR measured in 3 kHz. For a constellation with minimum distance
-// d and mean symbol energy Es, the pairwise (Chernoff) error exponent is
-// exp(-d^2 / (4 N0)) = exp(-(Es/N0) / beta_sym) with beta_sym = 4 Es / d^2: BPSK 1,
-// QPSK 2, 8PSK 1 / sin^2(pi/8) = 6.83, 16QAM 10, 32QAM (cross) 20, 64QAM 42. The serial
-// tone is 2400 Bd in 3 kHz, so Es/N0 = 1.25 SNR_3k and beta_3k = beta_sym / 1.25.
-// Placeholders: the code rate, the known (probe) symbols and the block length change the
-// best fit, which measured fading curves will give.
-constexpr double beta_bpsk = 1.0 / 1.25;
-constexpr double beta_qpsk = 2.0 / 1.25;
-constexpr double beta_8psk = 6.8284271247 / 1.25;
-constexpr double beta_16qam = 10.0 / 1.25;
-constexpr double beta_32qam = 20.0 / 1.25;
-constexpr double beta_64qam = 42.0 / 1.25;
-
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace
 
@@ -131,60 +117,137 @@ double ber_curve::snr_db_for(double target) const
     return std::numeric_limits<double>::infinity();
 }
 
-ber_curve coded_waterfall_curve(double requirement_snr_db, double eesm_beta)
+double eesm_effective_snr(const double* snr, size_t n, double beta)
 {
-    check_finite("requirement_snr_db", requirement_snr_db);
-    // (dB relative to the requirement, BER); see the header.
-    static const ber_point shape[] = {
-        { -10.0, 0.5 }, { -6.0, 1e-1 }, { -4.0, 2e-2 }, { -3.0, 5e-3 },  { -1.75, 1e-3 },
-        { 0.0, 1e-5 },  { 1.75, 1e-7 }, { 3.5, 1e-9 },  { 5.25, 1e-11 },
-    };
+    if (n == 0)
+        bad("eesm_effective_snr: n", "must be > 0", 0);
+    const double lowest = *std::min_element(snr, snr + n);
+    double sum = 0;
+    for (size_t k = 0; k < n; ++k)
+        sum += std::exp(-(snr[k] - lowest) / beta);
+    return lowest - beta * std::log(sum / double(n));
+}
+
+ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, double eesm_beta)
+{
+    constexpr double floor_ber = 1e-12;
+    std::vector<phy::modem_curve_point> sorted = awgn;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.snr_db < b.snr_db; });
     std::vector<ber_point> points;
-    for (const ber_point& p : shape)
-        points.push_back({ requirement_snr_db + p.snr_db, p.ber });
+    std::vector<std::pair<double, double>> bounds; // error-free points: (SNR, 95 % bound)
+    for (const auto& p : sorted) {
+        if (p.rx_bits == 0)
+            continue;
+        if (p.rx_errors == 0) {
+            bounds.push_back({ p.snr_db, 3.0 / double(p.rx_bits) });
+            continue;
+        }
+        if (!points.empty() && !(p.snr_db > points.back().snr_db))
+            continue; // a repeated SNR: the first run's point
+        double ber = std::min(0.5, p.rx_ber());
+        if (!points.empty())
+            ber = std::min(ber, points.back().ber);
+        points.push_back({ p.snr_db, ber });
+    }
+    if (points.empty())
+        bad("curve_from_points: points", "need one with errors, have", double(awgn.size()));
+    if (points.front().ber < 0.5)
+        points.insert(points.begin(), { points.front().snr_db - 5.0, 0.5 });
+    // The tail: from the last point with errors, at least 1 decade per dB.
+    double slope = 1.0; // decades per dB
+    if (points.size() >= 2) {
+        const ber_point& a = points[points.size() - 2];
+        const ber_point& b = points.back();
+        slope = std::max(slope, (std::log10(a.ber) - std::log10(b.ber)) / (b.snr_db - a.snr_db));
+    }
+    while (points.back().ber > floor_ber) {
+        const ber_point last = points.back();
+        double next_snr = last.snr_db + (std::log10(last.ber) - std::log10(floor_ber)) / slope;
+        double next_ber = floor_ber;
+        // An error-free point the line would pass above: go through its bound instead.
+        for (const auto& [snr, bound] : bounds) {
+            if (snr <= last.snr_db || snr >= next_snr)
+                continue;
+            const double on_line = std::log10(last.ber) - slope * (snr - last.snr_db);
+            if (on_line > std::log10(bound) && bound < last.ber) {
+                next_snr = snr;
+                next_ber = bound;
+                break;
+            }
+        }
+        points.push_back({ next_snr, next_ber });
+    }
     return ber_curve(std::move(points), eesm_beta);
 }
 
-const std::vector<mode_requirement>& default_mode_requirements()
+namespace {
+
+std::vector<mode_model> build_mode_models()
 {
-    // PLACEHOLDERS until our modem's measured curves replace them. Sources: anchors.md E.
-    static const std::vector<mode_requirement> table = {
-        { 75, -6.0, nan, beta_bpsk, "110A serial tone, Walsh",
-          "estimate: 110D WN0 AWGN (75 bps -6 dB); 110A gives only 2 dB on 5 ms/5 Hz" },
-        { 150, -3.0, nan, beta_bpsk, "110A serial tone, BPSK",
-          "estimate: 110D WN1 AWGN (-3 dB); 110A gives only 5 dB on 5 ms/5 Hz" },
-        { 300, 0.0, nan, beta_bpsk, "110A serial tone, BPSK",
-          "estimate: 110D WN2 AWGN (0 dB); 110A gives only 7 dB on 5 ms/5 Hz" },
-        { 600, 3.0, 7.0, beta_bpsk, "110A serial tone, BPSK",
-          "estimate: 110A poor 7 dB minus the 110D WN3 AWGN-to-poor gap (7 - 3 = 4 dB)" },
-        { 1200, 6.0, 11.0, beta_qpsk, "110A serial tone, QPSK",
-          "estimate: 110A poor 11 dB minus the 110D WN4 AWGN-to-poor gap (10 - 5 = 5 dB)" },
-        { 2400, 10.0, 18.0, beta_8psk, "110A serial tone, 8PSK",
-          "110A 2400 bps: 10 dB AWGN, 18 dB poor (commonly quoted, to be confirmed)" },
-        { 3200, 9.0, 14.0, beta_qpsk, "4539 / 110C App C, QPSK", "110D WN6: 9 / 14 dB" },
-        { 4800, 13.0, 19.0, beta_8psk, "4539 / 110C App C, 8PSK", "110D WN7: 13 / 19 dB" },
-        { 6400, 16.0, 23.0, beta_16qam, "4539 / 110C App C, 16QAM", "110D WN8: 16 / 23 dB" },
-        { 8000, 19.0, 27.0, beta_32qam, "4539 / 110C App C, 32QAM", "110D WN9: 19 / 27 dB" },
-        { 9600, 21.0, 31.0, beta_64qam, "4539 / 110C App C, 64QAM", "110D WN10: 21 / 31 dB" },
-        { 12800, 25.2, nan, beta_64qam, "4539 / 110C App C, 64QAM",
-          "estimate: linear in rate between 110D WN11 12000 bps 24 dB and WN12 16000 30 dB" },
+    const phy::modem_curve_data& data = phy::measured_modem_curves();
+    std::vector<mode_model> out;
+    for (const std::string& mode : data.modes_on("awgn")) {
+        const phy::modem_curve_fit* fit = data.fit_of(mode);
+        const auto timing = phy::s4539_timing(mode);
+        if (!fit || !timing)
+            continue;
+        mode_model m{ mode,
+                      curve_from_points(data.points_of(mode, "awgn"), fit->eesm_beta),
+                      fit->detect_snr_db,
+                      fit->detect_width_db,
+                      fit->fading_loss_db,
+                      timing->bit_rate,
+                      timing->whole_units() ? timing->unit_s : 0.0,
+                      timing->preamble_s,
+                      *fit };
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+} // namespace
+
+const std::vector<mode_model>& measured_mode_models()
+{
+    static const std::vector<mode_model> models = build_mode_models();
+    return models;
+}
+
+const mode_model& mode_model_for(double bit_rate, double block_s)
+{
+    if (!(bit_rate > 0) || !std::isfinite(bit_rate))
+        bad("mode_model_for: bit_rate", "must be finite and > 0", bit_rate);
+    const auto& models = measured_mode_models();
+    if (models.empty())
+        throw std::logic_error("mode_model_for: the embedded modem curves hold no mode");
+    auto distance = [&](const mode_model& m) {
+        const double rate = std::fabs(std::log(m.bit_rate / bit_rate));
+        const double block = std::fabs(std::log(std::max(m.block_s, 0.01) / std::max(block_s, 0.01)));
+        return std::make_pair(rate, block);
     };
-    return table;
+    const mode_model* best = &models.front();
+    for (const auto& m : models)
+        if (distance(m) < distance(*best))
+            best = &m;
+    return *best;
 }
 
-const mode_requirement& default_mode_requirement(unsigned user_bps)
+double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db)
 {
-    for (const auto& m : default_mode_requirements())
-        if (m.user_bps == user_bps)
+    if (std::isnan(snr_db))
+        bad("preamble_miss_probability: snr_db", "must not be NaN", snr_db);
+    if (!(detect_width_db > 0))
+        return snr_db < detect_snr_db ? 1.0 : 0.0;
+    return 1.0 / (1.0 + std::exp((snr_db - detect_snr_db) / detect_width_db));
+}
+
+const mode_model& mode_model_by_name(const std::string& mode)
+{
+    for (const auto& m : measured_mode_models())
+        if (m.mode == mode)
             return m;
-    bad("user_bps", "has no default requirement (75..2400 serial tone, 3200..12800 high rate)",
-        double(user_bps));
-}
-
-ber_curve default_ber_curve(unsigned user_bps)
-{
-    const mode_requirement& m = default_mode_requirement(user_bps);
-    return coded_waterfall_curve(m.awgn_snr_db, m.eesm_beta);
+    throw std::invalid_argument("mode " + mode + " has no measured curve");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -228,6 +291,7 @@ void validate(const fading_error_config& c)
     check_positive("fading_error_config.uninterleaved_window_s", c.uninterleaved_window_s);
     check_positive("fading_error_config.max_sample_step_s", c.max_sample_step_s);
     check_non_negative("fading_error_config.eesm_beta", c.eesm_beta);
+    check_non_negative("fading_error_config.fading_loss_db", c.fading_loss_db);
 }
 
 fading_error_process::fading_error_process(ber_curve curve, fading_snr snr,
@@ -237,6 +301,7 @@ fading_error_process::fading_error_process(ber_curve curve, fading_snr snr,
     validate(d_cfg);
     d_block = d_cfg.interleaver_s > 0 ? d_cfg.interleaver_s : d_cfg.uninterleaved_window_s;
     d_beta = d_cfg.eesm_beta > 0 ? d_cfg.eesm_beta : d_curve.eesm_beta();
+    d_loss = std::pow(10.0, -d_cfg.fading_loss_db / 10.0);
     // At least 8 samples per block and 10 per 1 / spread (a fade lasts a few tenths of
     // 1 / spread), and no sparser than max_sample_step_s.
     d_step = std::min(d_cfg.max_sample_step_s, d_block / 8.0);
@@ -287,16 +352,39 @@ double fading_error_process::compute_block(double block_start, double block_end)
     if (!interleaved()) {
         double sum = 0;
         for (auto it = begin; it != end; ++it)
-            sum += d_curve.ber_linear(*it);
+            sum += d_curve.ber_linear(*it * d_loss);
         return sum / n;
     }
-    // EESM, shifted by the smallest SNR so no exponential underflows.
-    const double lowest = *std::min_element(begin, end);
+    d_scratch.assign(begin, end);
+    const double effective = eesm_effective_snr(d_scratch.data(), d_scratch.size(), d_beta);
+    return d_curve.ber_linear(std::max(effective, 0.0) * d_loss);
+}
+
+double fading_error_process::earliest_s() const
+{
+    if (d_samples.empty())
+        return -std::numeric_limits<double>::infinity();
+    return double(d_first) * d_step;
+}
+
+double fading_error_process::mean_snr_linear(double t0, double t1)
+{
+    check_finite("t0", t0);
+    check_finite("t1", t1);
+    if (!(t1 >= t0))
+        bad("t1", "must not precede t0 (" + std::to_string(t0) + ")", t1);
+    if (!d_snr.fading())
+        return d_snr.mean_snr_linear();
+    const int64_t first = first_grid_index(t0, d_step);
+    const int64_t last = std::max(first + 1, first_grid_index(t1, d_step));
+    retain_from(first);
+    while (d_first + int64_t(d_samples.size()) < last)
+        d_samples.push_back(
+            d_snr.snr_linear(double(d_first + int64_t(d_samples.size())) * d_step));
     double sum = 0;
-    for (auto it = begin; it != end; ++it)
-        sum += std::exp(-(*it - lowest) / d_beta);
-    const double effective = lowest - d_beta * std::log(sum / n);
-    return d_curve.ber_linear(std::max(effective, 0.0));
+    for (int64_t k = first; k < last; ++k)
+        sum += d_samples[size_t(k - d_first)];
+    return sum / double(last - first);
 }
 
 double fading_error_process::block_ber(double block_start)

@@ -9,9 +9,10 @@
  *
  * Three parts:
  *   - ber_curve: decoded BER of one modem mode versus SNR (dB in 3 kHz) on AWGN. The
- *     defaults are a generic coded-waterfall shape placed at each mode's AWGN
- *     requirement SNR; they are PLACEHOLDERS until our modem's measured curves replace
- *     them (construct a ber_curve from the measured points).
+ *     modes' curves are OUR MODEMS' MEASUREMENTS (phy/modem_curves.h, embedded from
+ *     lib/kernels/sim/modem_curves.csv): mode_model below builds each from the mode's
+ *     AWGN points, with the EESM beta and the preamble detection SNR fitted to its
+ *     fading points.
  *   - fading_snr: the SNR the modem sees, mean_snr * sum_i p_i |g_i(t)|^2 over the
  *     profile's paths (each a chan::tap_gain_process), powers p_i normalised to sum 1.
  *     The path delays are kept for reference but unused: this model ignores frequency
@@ -26,20 +27,28 @@
  *     not the instantaneous SNR; EESM averages the per-symbol Chernoff error exponents
  *     exp(-snr / beta) and maps the result back to the AWGN SNR with the same exponent.
  *     beta sets how much a deep fade weighs: beta -> infinity gives the arithmetic mean
- *     SNR (perfect averaging), beta -> 0 the minimum SNR (no averaging). Limits: beta
- *     really depends on modulation, code rate and block length and should be fitted to
- *     measured fading curves; EESM ignores the code's finite free distance (a fade
+ *     SNR (perfect averaging), beta -> 0 the minimum SNR (no averaging). beta depends on
+ *     modulation, code rate and block length: it is fitted per mode (and so per
+ *     interleaver) to our modem's fading measurements (bench/bench_curve_fit). EESM ignores the code's finite free distance (a fade
  *     longer than the interleaver can still be fatal, which the sampling captures only
  *     through the samples), channel estimation losses at high Doppler, and
  *     correlation between SNR samples. Without interleaving, the block is a short window
  *     and its BER is the mean of the per-sample BERs instead (nothing spreads the fade:
  *     the bits in the fade are bad, the others good).
+ *   - preamble loss: a burst whose preamble's mean SNR (linear, over the preamble's
+ *     duration) is x dB is missed whole with probability
+ *     1 / (1 + exp((x - detect_snr_db) / detect_width_db)) (a step at detect_snr_db for
+ *     width 0), as our receivers miss a preamble in a fade or in noise (the bench counts
+ *     such bursts as lost). Two fitted numbers per mode: the measured loss rates on
+ *     fading channels come from where the fades fall, which the SNR process reproduces,
+ *     those on AWGN from the detector's own spread.
  */
 #ifndef HFSTACK_KERNELS_SIM_FADING_ERRORS_H
 #define HFSTACK_KERNELS_SIM_FADING_ERRORS_H
 
 #include "chan/fading_profile.h"
 #include "chan/tap_gain_process.h"
+#include "phy/modem_curves.h"
 
 #include <cstdint>
 #include <deque>
@@ -81,31 +90,46 @@ private:
     double d_beta;
 };
 
-// The default coded-waterfall shape, shifted so that BER = 1e-5 at requirement_snr_db:
-//   offset (dB)  -10   -6    -4    -3    -1.75  0     +1.75  +3.5  +5.25
-//   BER          0.5   1e-1  2e-2  5e-3  1e-3   1e-5  1e-7   1e-9  1e-11 (floor)
-// i.e. about two decades per 1.75 dB around 1e-5 (a rate-1/2 K=7 Viterbi decoder's
-// waterfall), flattening to 0.5 about 10 dB below the requirement.
-ber_curve coded_waterfall_curve(double requirement_snr_db, double eesm_beta = 1.0);
+// EESM (see above): -beta * ln(mean_k exp(-snr_k / beta)) over n > 0 linear SNRs,
+// computed relative to the smallest so no exponential underflows.
+double eesm_effective_snr(const double* snr, size_t n, double beta);
 
-// Requirement SNR (dB in 3 kHz) for BER 1e-5 of a mode, keyed by user bit rate.
-// PLACEHOLDERS until our modem's measured curves replace them; the sources are in
-// `source` and in shared/anchors.md section E (project shared directory).
-struct mode_requirement {
-    unsigned user_bps;
-    double awgn_snr_db;  // where the default curve has BER 1e-5
-    double poor_snr_db;  // same on 2 paths 2 ms / 1 Hz ("poor"); NaN if not given
-    double eesm_beta;    // EESM beta for the mode's constellation (see .cc)
-    const char* waveform;
-    const char* source;
+// A measured AWGN curve: the received bursts' BER (rx_errors / rx_bits) of the points,
+// ascending SNR, made non-increasing (a point above the lowest BER so far takes that
+// BER). Points without a received burst are skipped; points without errors bound the
+// tail: after the last point with errors the curve falls at the steeper of its last
+// measured slope and 1 decade per dB (a coded waterfall falls faster, not slower), and
+// more steeply where needed to pass under each error-free point's 95 % bound (3 /
+// rx_bits), down to a floor of 1e-12 (error-free). A point at BER 0.5 is put 5 dB below
+// the first one. Throws std::invalid_argument naming "points" when no point has errors.
+ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, double eesm_beta);
+
+// One mode of our modems as the simulator models it: the AWGN curve of its points with
+// the fitted EESM beta and fading loss, the fitted preamble detection SNR, and its timing.
+struct mode_model {
+    std::string mode;      // "2400S", "9600L", "12800U", ...
+    ber_curve curve;
+    double detect_snr_db;   // preamble missed below about this mean SNR (dB)
+    double detect_width_db; // the logistic's width (dB; 0: a step)
+    double fading_loss_db; // fading_error_config::fading_loss_db
+    double bit_rate;       // user bits per second
+    double block_s;        // interleaver block (0: none)
+    double preamble_s;
+    phy::modem_curve_fit fit; // as in the data (source "fitted" or "fallback:MODE")
 };
-// 75, 150, 300, 600, 1200, 2400 (MIL-STD-188-110A serial tone) and 3200, 4800, 6400,
-// 8000, 9600, 12800 (STANAG 4539 / 110C App C high rate), ascending.
-const std::vector<mode_requirement>& default_mode_requirements();
-// Throws std::invalid_argument naming user_bps for a rate not in the table.
-const mode_requirement& default_mode_requirement(unsigned user_bps);
-// coded_waterfall_curve(awgn requirement, mode's beta).
-ber_curve default_ber_curve(unsigned user_bps);
+
+// Every mode with AWGN points and a fit in the embedded data, in the file's order.
+const std::vector<mode_model>& measured_mode_models();
+// The measured mode a waveform is modelled by: the nearest user bit rate (in ratio), then
+// the nearest interleaver block (in ratio; none counts as 10 ms). A waveform of a mode
+// not measured (an App C US/VS/M/VL interleaver, a 5069 mode) falls back so onto a
+// measured one; mode_model_for(...).mode names which.
+const mode_model& mode_model_for(double bit_rate, double block_s);
+// Probability that a receiver misses a preamble of mean SNR snr_db (dB; -inf gives 1):
+// the logistic above, of a mode_model's detect_snr_db and detect_width_db.
+double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db);
+// By name; throws std::invalid_argument naming "mode" when it is not measured.
+const mode_model& mode_model_by_name(const std::string& mode);
 
 // The path sets live with the sample-level channel (chan/fading_profile.h). The
 // frame-error model keeps each path's delay but does not use it (see above).
@@ -153,6 +177,11 @@ struct fading_error_config {
     double max_sample_step_s = 0.005;
     // EESM beta (linear SNR in 3 kHz); 0 = the curve's eesm_beta().
     double eesm_beta = 0;
+    // Implementation loss on fading (dB, >= 0): on a fading path each block's effective
+    // SNR (each sample's, without interleaving) is lowered by this before the AWGN curve
+    // is read: the receiver's channel estimation and tracking cost in fades, which an
+    // AWGN curve does not hold. Fitted per mode with the beta. Not applied without fading.
+    double fading_loss_db = 0;
 };
 
 // Throws std::invalid_argument naming the field for NaN, infinite or negative values
@@ -183,6 +212,12 @@ public:
 
     // BER of the block [block_start, block_start + block_s()).
     double block_ber(double block_start);
+    // Mean linear SNR over [t0, t1) (t0 <= t1 finite; at least one sample, on the same
+    // grid as the blocks'); the same forward-only rule as segments(): call it for a
+    // burst's preamble before its segments().
+    double mean_snr_linear(double t0, double t1);
+    // The earliest time a call may still ask about (-inf before the first).
+    double earliest_s() const;
 
     double block_s() const { return d_block; }
     double sample_step_s() const { return d_step; }
@@ -203,8 +238,10 @@ private:
     double d_block;
     double d_step;
     double d_beta;
+    double d_loss; // 10^(-fading_loss_db / 10)
     std::deque<double> d_samples; // linear SNRs at grid indices d_first ...
     int64_t d_first = 0;
+    std::vector<double> d_scratch; // one block's samples, for EESM
 };
 
 } // namespace sim

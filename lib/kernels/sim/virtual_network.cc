@@ -425,10 +425,20 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
         // Drawn at the first delivery: a path's bursts do not overlap, so its error
         // processes still run forward in time.
         r.data = b.data;
-        r.bits_flipped = r.path->corrupt(r.data, b.start + r.path->config().propagation_s,
-                                         b.timing.preamble_s, b.timing.bit_rate,
-                                         b.timing.whole_units() ? b.timing.unit_s : 0.0);
+        const reception_errors got =
+            r.path->receive(r.data.data(), r.data.size(), b.start + r.path->config().propagation_s,
+                            b.timing.preamble_s, b.timing.bit_rate,
+                            b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
+        if (got.preamble_missed) {
+            // The modem never acquired the burst: nothing is delivered, now or later
+            // (the pieces and the delivery see it destroyed).
+            r.destroyed = true;
+            ++n.stats.lost_preamble;
+            ++d_stats.bursts_lost;
+            return;
+        }
+        r.bits_flipped = got.bits_flipped;
     }
     const size_t from = r.bytes_delivered();
     const size_t end = last ? r.data.size() : r.piece_ends.at(r.pieces_delivered++);

@@ -19,7 +19,7 @@
  *     carrier_off at its end (nested: carrier_on when the first of overlapping receptions
  *     is detected, carrier_off when the last ends), and the corrupted bytes through
  *     on_burst rx_latency_s after its end (lost if its preamble is shorter than
- *     agc_settle_s);
+ *     agc_settle_s, or if the path's channel_model::receive finds it missed in a fade);
  *   - bursts overlapping at a receiver destroy each other (no on_burst, carrier events
  *     still happen), and so does a node's own transmission overlapping a reception
  *     (half duplex). Touching intervals do not overlap;
@@ -94,6 +94,8 @@ struct node_stats {
     uint64_t lost_outage = 0;      // receptions here lost to an outage of the path
     uint64_t lost_other = 0;       // receptions here lost to restart_node / offline, or
                                    // never acquired (preamble shorter than AGC settling)
+    uint64_t lost_preamble = 0;    // receptions here whose preamble the modem missed (a
+                                   // fade: channel_model::receive)
     uint64_t bits_flipped = 0;     // in bursts delivered here
     uint64_t carrier_on = 0;       // carrier_on events given to this node
     uint64_t client_messages = 0;
@@ -105,7 +107,7 @@ struct network_stats {
     uint64_t transmissions = 0;
     uint64_t collisions = 0;
     uint64_t bursts_delivered = 0;
-    uint64_t bursts_lost = 0;   // outage + restart/offline
+    uint64_t bursts_lost = 0;   // outage + restart/offline + preamble missed
     uint64_t bits_flipped = 0;
 };
 

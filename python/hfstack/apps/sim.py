@@ -64,8 +64,9 @@ def add_run_options(p):
     g.add_argument("--ber", type=float, default=0.0, help="independent bit errors (default 0)")
     g.add_argument("--profile", metavar="NAME",
                    help="fading channel: " + ", ".join(sim.fading_profile_names()) +
-                        " (needs --snr; bit errors per interleaver block from the mode's "
-                        "BER curve, placeholder curves until the modems are measured)")
+                        " (needs --snr; bit errors per interleaver block from our modem's "
+                        "measured BER curve of the mode, bursts whose preamble falls in a "
+                        "fade missed whole)")
     g.add_argument("--snr", type=float, default=None,
                    help="mean SNR in 3 kHz, dB, reported to the nodes; bit errors per "
                         "interleaver block from the mode's BER curve, fading by --profile "

@@ -44,6 +44,7 @@ py::dict air_dict(const node_stats& s)
     d["collisions"] = s.collisions;
     d["lost_outage"] = s.lost_outage;
     d["lost_other"] = s.lost_other;
+    d["lost_preamble"] = s.lost_preamble;
     d["bits_flipped"] = s.bits_flipped;
     return d;
 }

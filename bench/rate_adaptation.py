@@ -18,11 +18,18 @@ throughput against time (PNG, matplotlib).
     bench/rate_adaptation.py [--steps 0:25,400:12,800:25] [--duration 1200]
         [--profile poor] [--interleaver short] [--candidates 2400S,2400L,1200L,600L]
         [--reference-s 300] [--seed 1] [--json FILE] [--plot FILE.png]
-        [--skip-references]
+        [--skip-references] [--node-option NAME=VALUE ...] [--way real|virtual] [--seeds N]
 
 Real time: the adaptive run takes --duration seconds or more (it sends --duration at the
 highest candidate rate; only its first --duration seconds count), each reference run about
 --reference-s; the defaults take about 60 minutes. Run it in the background.
+
+--way virtual runs the same comparison in the simulator (hfstack-sim's scenarios, virtual
+time, seconds of CPU): our modems' measured curves decide errors and lost preambles, and
+the SNR reports are modelled on our receivers' (lib/kernels/phy/snr_report_map.h);
+--seeds N averages N channel seeds (the segments' ratios are of the sums). The SNR steps
+take effect at the start of each burst there, so a long burst that spans a step is
+judged at the SNR it began in.
 """
 import argparse
 import json
@@ -82,6 +89,39 @@ def segment_throughputs(timeline, steps, duration):
     return out
 
 
+def virtual_run(mode, auto, snr, steps, duration, size, seed, profile, node_options=()):
+    """One hfstack-sim throughput run: a timeline like the demo's (t_s, delivered_bytes,
+    tx_mode_a, snr_db) and the bytes delivered."""
+    import argparse as ap
+    from gnuradio.hfstack import sim
+    from gnuradio.hfstack.apps import sim as sim_app
+    parser = ap.ArgumentParser()
+    sim_app.add_run_options(parser)
+    args = ["--mode", mode, "--rate", "auto" if auto else "fixed", "--profile", profile,
+            "--snr", str(snr), "--duration", str(duration), "--bytes", str(size),
+            "--seed", str(seed), "--trace", "-"]
+    for o in node_options:
+        args += ["--node-option", o]
+    if not steps:  # a reference: the link made first; the steps count from t = 0
+        args.append("--warm-up")
+    if steps:
+        args += ["--snr-steps", ",".join(f"{t:g}:{db:g}" for t, db in steps)]
+    c = sim_app.scenario_from(parser.parse_args(args), "throughput")
+    r = sim.run_scenario(c)
+    flow = r.flows[0]
+    t0 = flow.first_send_at if flow.first_send_at == flow.first_send_at else 0.0
+    sent = sorted((t.start_s, t.mode) for t in r.transmissions if t.node == 0 and t.dpdus >= 4)
+    timeline, k, mode_now = [], 0, mode
+    for t, delivered in flow.delivered:
+        while k < len(sent) and sent[k][0] <= t:
+            mode_now = sent[k][1]
+            k += 1
+        level = [db for s, db in ([(0, snr)] + list(steps or [])) if s <= t - t0][-1]
+        timeline.append({"t_s": t - t0, "delivered_bytes": delivered, "tx_mode_a": mode_now,
+                         "snr_db": level})
+    return timeline, flow.bytes_delivered
+
+
 def rate_of(mode):
     digits = "".join(c for c in mode if c.isdigit())
     return int(digits) if digits else 0
@@ -134,8 +174,17 @@ def main(argv=None):
     p.add_argument("--json", help="write every figure here")
     p.add_argument("--plot", help="write the plot here (PNG)")
     p.add_argument("--skip-references", action="store_true", help="only the adaptive run")
+    p.add_argument("--way", choices=("real", "virtual"), default="real",
+                   help="real: the real modems in real time (default); virtual: hfstack-sim")
+    p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE",
+                   help="node option for the adaptive run (repeatable), e.g. "
+                        "rate_policy.hysteresis_db=2")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="--way virtual: channel seeds SEED..SEED+N-1, summed (default 1)")
     a = p.parse_args(argv)
     steps = parse_steps(a.steps)
+    if a.way == "virtual":
+        return main_virtual(a, steps)
     channel = ["--kind", "loopback", "--profile", a.profile, "--seed", str(a.seed)]
     candidates = [(rate_of(m), {"S": "short", "L": "long"}[m[-1]], m)
                   for m in a.candidates.split(",")]
@@ -143,9 +192,10 @@ def main(argv=None):
         # Enough data for the whole run at the highest candidate rate.
         top = max(rate for rate, _, _ in candidates)
         size = int(a.duration * top / 8)
-        adaptive = demo(channel + ["--rate", "auto", "--interleaver", a.interleaver,
-                                   "--snr-db", str(steps[0][1]),
-                                   "--snr-steps", a.steps, "--bytes", str(size)],
+        options = ["--options", ";".join(a.node_option)] if a.node_option else []
+        adaptive = demo(channel + options + ["--rate", "auto", "--interleaver", a.interleaver,
+                                             "--snr-db", str(steps[0][1]),
+                                             "--snr-steps", a.steps, "--bytes", str(size)],
                         os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
         timeline = adaptive["timeline"]
         # The run stops at --duration: what was delivered by then counts.
@@ -189,6 +239,56 @@ def main(argv=None):
                        "seed": a.seed, "segments": rows, "references": references,
                        "data_rate_changes": changes, "delivered_bytes": adaptive["delivered_bytes"],
                        "identical": adaptive["identical"], "timeline": timeline}, f, indent=1)
+    return 0
+
+
+def main_virtual(a, steps):
+    """The comparison in virtual time, summed over seeds."""
+    modes = a.candidates.split(",")
+    top = max(rate_of(m) for m in modes)
+    first = f"2400{'S' if a.interleaver == 'short' else 'L'}"
+    seeds = range(a.seed, a.seed + a.seeds)
+    adaptive = [virtual_run(first, True, steps[0][1], steps[1:], a.duration + 300,
+                            int(2 * a.duration * top / 8), s, a.profile, a.node_option)[0]
+                for s in seeds]
+    per_seed = [segment_throughputs(tl, steps, a.duration) for tl in adaptive]
+    for s, tl in zip(seeds, adaptive):
+        seq = [m for i, m in enumerate(p["tx_mode_a"] for p in tl)
+               if i == 0 or tl[i - 1]["tx_mode_a"] != m]
+        print(f"adaptive, seed {s}: {' -> '.join(seq)}")
+    best = {}
+    references = []
+    if not a.skip_references:
+        for snr in sorted({db for _, db in steps}):
+            for mode in modes:
+                bps = 0.0
+                for s in seeds:
+                    tl, _ = virtual_run(mode, False, snr, [], a.reference_s + 300,
+                                        int(2 * a.reference_s * rate_of(mode) / 8), s, a.profile)
+                    bps += 8 * bytes_at(tl, a.reference_s) / a.reference_s / len(seeds)
+                references.append({"snr_db": snr, "mode": mode, "bps": bps})
+                print(f"fixed {mode} at {snr:g} dB: {bps:.0f} bit/s")
+                if bps > best.get(snr, ("", 0))[1]:
+                    best[snr] = (mode, bps)
+    rows = []
+    for i, (start, end, snr, _) in enumerate(per_seed[0]):
+        bps = sum(seg[i][3] for seg in per_seed if i < len(seg)) / len(per_seed)
+        row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
+        tail = ""
+        if snr in best:
+            ratio = bps / best[snr][1]
+            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=ratio)
+            tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio {ratio:.2f} "
+                    f"({'within' if ratio >= TARGET else 'OUTSIDE'} 15 %)")
+        rows.append(row)
+        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+    if a.plot:
+        plot(a.plot, adaptive[0], per_seed[0], best)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"way": "virtual", "steps": steps, "profile": a.profile,
+                       "seeds": list(seeds), "segments": rows, "references": references,
+                       "timeline": adaptive[0]}, f, indent=1)
     return 0
 
 

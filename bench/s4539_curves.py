@@ -16,7 +16,7 @@ received bursts alone, and the mean and spread of the SNR the receiver reported.
         [--bench build/bench/bench_s4539_modem] [--fitter build/bench/bench_curve_fit]
         [--data lib/kernels/sim/modem_curves.csv] [--seed 1] [--jobs 1]
         [--scale 1.0] (signal seconds per point times this) [--estimate] [--fit-only]
-        [--no-fit]
+        [--no-fit] [--target-fer F] (the rate thresholds' frame-error target, default 0.1)
 
 Grid (dB in 3 kHz, over the transmission's mean power; T = the expected 1e-5 SNR of
 the mode on the channel, START below): AWGN T-8 .. T+1 in 1 dB steps, fading T-8 ..
@@ -196,8 +196,8 @@ def run_curve(bench, channel, mode, snrs, seconds, seed):
     return points
 
 
-def fit(fitter, data):
-    cmd = [fitter, data]
+def fit(fitter, data, target_fer=None):
+    cmd = [fitter, data] + (["--target-fer", str(target_fer)] if target_fer else [])
     out = subprocess.run(["nice", "-n", "19"] + cmd, check=True, capture_output=True, text=True).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     print(out, end="")
@@ -210,6 +210,9 @@ def main():
     ap.add_argument("--channels", default="awgn,poor,moderate,5ms5hz")
     ap.add_argument("--bench", default="build/bench/bench_s4539_modem")
     ap.add_argument("--fitter", default="build/bench/bench_curve_fit")
+    ap.add_argument("--target-fer", type=float, default=None,
+                    help="the fitter's frame-error target for the rate thresholds (its default "
+                         "0.1)")
     ap.add_argument("--data", default=os.path.join("lib", "kernels", "sim", "modem_curves.csv"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1, help="only 1: one bench process at a time")
@@ -261,7 +264,7 @@ def main():
                               f"/{p['lost']}" for p in points)
             print(f"{m:7s} {c:9s} ({time.time() - t0:.0f} s) {cells}", flush=True)
     if not a.no_fit:
-        fits = fit(a.fitter, a.data)
+        fits = fit(a.fitter, a.data, a.target_fer)
         doc = read_data(a.data)
         doc["fits"] = fits
         write_data(a.data, doc)

@@ -376,6 +376,14 @@ TEST(ChannelModel, BadConfigThrowsNamingField)
     c = {};
     c.fade_offset_s = INFINITY;
     expect_throws_naming(c, "fade_offset_s");
+    c = {};
+    c.snr_steps = { { 10, 12 } }; // steps need a mean SNR before them
+    expect_throws_naming(c, "snr_db");
+    c.snr_db = 20;
+    c.snr_steps = { { 10, 12 }, { 10, 15 } };
+    expect_throws_naming(c, "snr_steps.t_s");
+    c.snr_steps = { { 10, NAN } };
+    expect_throws_naming(c, "snr_steps.snr_db");
 
     channel_model m;
     std::vector<uint8_t> b(10);
@@ -494,4 +502,81 @@ TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
     c.fading_profile = "stormy";
     c.snr_db = 10;
     expect_throws_naming(c, "profile");
+}
+
+// Issue 25 part 3: the mean SNR steps, the fading process follows them from each burst's
+// start, and what the modem reports is our receivers' measured report.
+TEST(ChannelModel, SnrStepsChangeTheMeanAndTheErrors)
+{
+    channel_config c;
+    c.snr_db = 25;
+    c.fading_profile = "poor";
+    c.snr_steps = { { 100, 5 }, { 200, 25 } };
+    channel_model m(c);
+    EXPECT_EQ(m.mean_snr_db(0), 25);
+    EXPECT_EQ(m.mean_snr_db(100), 5);
+    EXPECT_EQ(m.mean_snr_db(199.9), 5);
+    EXPECT_EQ(m.mean_snr_db(250), 25);
+    // 2400S bursts of 5 s (600 bytes) every 10 s: few errors at 25 dB, many bits wrong or
+    // bursts missed at 5 dB (a decoded BER of several per cent).
+    size_t errors[3] = { 0, 0, 0 }, missed[3] = { 0, 0, 0 };
+    for (double t = 0; t < 300; t += 10) {
+        std::vector<uint8_t> burst(600, 0);
+        const auto r = m.receive(burst.data(), burst.size(), t, 0.6, 2400, 0.6);
+        const size_t seg = size_t(t / 100);
+        errors[seg] += r.bits_flipped;
+        missed[seg] += r.preamble_missed;
+    }
+    EXPECT_LT(errors[0] + errors[2], 200u);
+    EXPECT_GT(errors[1] + missed[1] * 4800, 2000u); // of 48000 bits
+}
+
+TEST(ChannelModel, ReportedSnrIsTheReceiversMeasuredReport)
+{
+    channel_config c;
+    c.snr_db = 23;
+    c.fading_profile = "poor";
+    c.seed = 7;
+    // 9600L reports far below the truth on poor (phy/snr_report_map.h).
+    auto map = gr::hfstack::phy::snr_report_map_on(
+        gr::hfstack::phy::measured_modem_curves(), "9600L", "poor");
+    ASSERT_TRUE(map);
+    channel_model m(c);
+    double sum = 0, sq = 0;
+    const int n = 2000;
+    for (int i = 0; i < n; ++i) {
+        const double r = m.reported_snr_db("9600L", 0, 10.0);
+        sum += r;
+        sq += r * r;
+    }
+    const double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
+    EXPECT_NEAR(mean, map->report_for(23), 0.4);
+    EXPECT_LT(mean, 23 - 5);
+    EXPECT_NEAR(sd, map->report_sd_db(10.0), 0.4);
+    // Longer bursts report with less spread.
+    double sq100 = 0, sum100 = 0;
+    for (int i = 0; i < n; ++i) {
+        const double r = m.reported_snr_db("9600L", 0, 100.0);
+        sum100 += r;
+        sq100 += r * r;
+    }
+    const double sd100 = std::sqrt(sq100 / n - (sum100 / n) * (sum100 / n));
+    EXPECT_LT(sd100, sd * 0.6);
+    // Modelling the report draws nothing from the errors' random stream.
+    channel_model quiet(c), busy(c);
+    for (int k = 0; k < 20; ++k) {
+        std::vector<uint8_t> x(3000, 0), y(3000, 0);
+        busy.reported_snr_db("9600L", k * 10.0, 5.0);
+        const auto rx = quiet.receive(x.data(), x.size(), k * 10.0, 0.6, 9600, 0.6);
+        const auto ry = busy.receive(y.data(), y.size(), k * 10.0, 0.6, 9600, 0.6);
+        EXPECT_EQ(rx.preamble_missed, ry.preamble_missed);
+        EXPECT_EQ(x, y);
+    }
+    // Off, or without fading: the mean itself.
+    c.model_snr_report = false;
+    EXPECT_EQ(channel_model(c).reported_snr_db("9600L", 0, 10.0), 23);
+    channel_config plain;
+    plain.snr_db = 17;
+    EXPECT_EQ(channel_model(plain).reported_snr_db("9600L", 0, 10.0), 17);
+    EXPECT_TRUE(std::isnan(channel_model().reported_snr_db("9600L", 0, 10.0)));
 }

@@ -289,6 +289,58 @@ TEST_F(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
     EXPECT_GE(fastest, std::min(top, 4800u));
 }
 
+// Issue 25 part 3 in virtual time: SNR steps 25 -> 12 -> 25 dB on F.1487 poor, our
+// modems' reports modelled from their measured curves and corrected by the node, autobaud
+// rate changes. The link must step down for the low segment, up again after it, and
+// deliver every U_PDU once and in order.
+TEST_F(NodeServices, AutomaticRateFollowsSnrStepsBothWays)
+{
+    channel_config ch;
+    ch.snr_db = 25;
+    ch.fading_profile = "poor";
+    ch.snr_steps = { { 400, 12 }, { 800, 25 } };
+    net.set_channel_all(ch);
+    node_config ca = node_at(1), cb = node_at(2);
+    for (auto* c : { &ca, &cb }) {
+        set_node_options(*c, "mode=2400S;rate_adaptation=true;rate_change.autobaud=true");
+    }
+    a = net.add_node(ca);
+    b = net.add_node(cb);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    // Fastest data rate a's bursts used in each 400 s segment (from each burst's start).
+    unsigned fastest[3] = { 0, 0, 0 }, slowest_low = ~0u;
+    net.on_transmission([&](size_t node, const node_transmission& t) {
+        if (node != a || t.dpdu_sizes.size() < 4) // data, not a lone ACK or EOW
+            return;
+        const unsigned bps = data_rate_bps(t.mode.data_rate);
+        const size_t seg = std::min<size_t>(2, size_t(net.now() / 400));
+        fastest[seg] = std::max(fastest[seg], bps);
+        if (seg == 1 && net.now() > 600) // after the low SNR has been measured
+            slowest_low = std::min(slowest_low, bps);
+    });
+    const auto updus = random_updus(1000, 2048, 25); // more than 1200 s can carry
+    cl.stream(a, 1, 2, updus);
+    net.run_until(1200);
+    // What the 1200 s delivered is whole, once and in order.
+    const auto got = cl.payloads(b, sis_type::unidata_indication);
+    ASSERT_GT(got.size(), 50u);
+    EXPECT_TRUE(same_sequence(
+        got, std::vector<bytes>(updus.begin(), updus.begin() + long(got.size()))));
+    // Up from 2400S on the good channel, down while it is poor (our modems' curves put
+    // 12 dB on poor below 4800 bps), up again after.
+    EXPECT_GE(fastest[0], 4800u);
+    EXPECT_LT(slowest_low, 4800u);
+    EXPECT_GE(fastest[2], 4800u);
+    EXPECT_GT(net.node(b).counters().snr_reports_unattributed +
+                  net.node(b).counters().dpdus_received,
+              0u);
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == updus.size(); },
+        6 * 3600.0));
+    EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
+}
+
 TEST_F(NodeServices, HardLinkToAnAbsentNodeIsRejectedAndThenLeftAlone)
 {
     add_two_nodes();

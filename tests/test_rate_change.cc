@@ -9,6 +9,7 @@
 // with EOW bytes computed through eow_content(), and two nodes back to back through the
 // D_PDU codec over a lossy link.
 #include "dl/rate_change.h"
+#include "phy/snr_report_map.h"
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,7 @@ rate_policy_config ladder()
         { { rate_2400, S }, 16.0 }, { { rate_3200, L }, 18.0 }, { { rate_4800, L }, 21.0 },
         { { rate_6400, L }, 24.0 }, { { rate_8000, L }, 27.0 }, { { rate_9600, L }, 30.0 },
     };
+    c.hysteresis_db = 3.0; // the figures below assume it
     return c;
 }
 
@@ -178,7 +180,10 @@ TEST(RatePolicy, StepsUpAfterSustainedHighSnrNotOnOneSpike)
 
 TEST(RatePolicy, DwellSeparatesConsecutiveStepUps)
 {
-    rate_policy p(ladder());
+    auto cfg = ladder();
+    cfg.step_up_entries = 1;
+    cfg.first_report_decides = false;
+    rate_policy p(cfg);
     std::vector<double> ups;
     size_t idx = p.recommended_index();
     for (double t = 0; t < 400; t += 1) {
@@ -299,6 +304,146 @@ TEST(RatePolicy, HysteresisPreventsFlapping)
 // ===================================================================================
 // rate_change: handshakes by hand
 // ===================================================================================
+
+TEST(RatePolicy, ReportsAreCorrectedThroughTheModesMeasuredMap)
+{
+    // 9600L's receiver reports a true 23 dB on fading as about 10 dB: taken as reported
+    // that is below 6400S's threshold, corrected it is not.
+    const auto* map = gr::hfstack::phy::measured_snr_report_map("9600L");
+    ASSERT_NE(map, nullptr);
+    const double report = map->report_for(23.0);
+    const modem_mode m9600L{ rate_9600, interleaving_long },
+        m6400S{ rate_6400, interleaving_short };
+    rate_policy_config c;
+    c.first_report_decides = false;
+    rate_policy corrected(c);
+    c.correct_snr_reports = false;
+    rate_policy raw(c);
+    for (auto* p : { &corrected, &raw })
+        p->set_current(m6400S, 0);
+    const double used = corrected.on_snr_report(report, m9600L, 1);
+    raw.on_snr_report(report, m9600L, 1);
+    EXPECT_NEAR(used, 23.0, 1e-9);
+    EXPECT_EQ(corrected.counters().snr_reports_corrected, 1u);
+    EXPECT_EQ(raw.counters().snr_reports_corrected, 0u);
+    EXPECT_EQ(corrected.recommended(), m6400S);
+    EXPECT_TRUE(less_robust(m6400S, raw.recommended())) << to_string(raw.recommended());
+}
+
+TEST(RatePolicy, FirstReportPicksTheModeAndLaterStepsUpGoAsFarAsTheSnrAllows)
+{
+    rate_policy p(ladder()); // starts at 300S (5 dB)
+    p.on_snr(20.0, 0);       // 2400S needs 16 + 3: at once, no sustain or dwell
+    EXPECT_EQ(p.recommended(), m2400S);
+    EXPECT_EQ(p.counters().step_ups, 1u);
+    p.on_snr(3.5, 100); // a step down as before: 300L (3 dB) is what 3.5 dB allows
+    EXPECT_EQ(p.recommended(), (modem_mode{ rate_300, interleaving_long }));
+    // Up again after sustain and dwell, several entries at once: 25 dB clears 4800L
+    // (21 + 3) but not 6400L (24 + 3).
+    double t = 101;
+    for (; t < 300 && p.recommended() != (modem_mode{ rate_4800, interleaving_long });
+         t += 1)
+        p.on_snr(25.0, t);
+    EXPECT_EQ(p.recommended(), (modem_mode{ rate_4800, interleaving_long }));
+    EXPECT_GE(t, 100 + p.config().min_dwell);
+    EXPECT_EQ(p.counters().step_ups, 2u);
+    // A first report after set_current() decides again, also downwards.
+    p.set_current(m2400S, t);
+    p.on_snr(6.5, t + 1);
+    EXPECT_EQ(p.recommended(), (modem_mode{ rate_600, interleaving_long }));
+    // step_up_entries limits a jump.
+    auto c = ladder();
+    c.step_up_entries = 2;
+    c.first_report_decides = false;
+    rate_policy q(c);
+    for (double u = 0; u < 100 && q.counters().step_ups == 0; u += 1)
+        q.on_snr(40.0, u);
+    EXPECT_EQ(q.recommended_index(), 3u + 2u);
+}
+
+TEST(RatePolicy, ArqStatisticsOfAModeAlreadyLeftAreIgnored)
+{
+    rate_policy p(ladder());
+    p.set_current(m2400S, 0);
+    p.on_snr(18.0, 0); // stays at 2400S
+    ASSERT_EQ(p.recommended(), m2400S);
+    // Damaged frames of 2400S: one step down on the retransmission rate.
+    p.on_arq_stats(40, 30, 1, m2400S);
+    const modem_mode after = p.recommended();
+    EXPECT_TRUE(less_robust(m2400S, after));
+    // More of the same burst's damaged 2400S frames: nothing new.
+    p.on_arq_stats(40, 30, 2, m2400S);
+    p.on_arq_stats(40, 30, 3, m2400S);
+    EXPECT_EQ(p.recommended(), after);
+    EXPECT_EQ(p.counters().step_downs_retx, 1u);
+    EXPECT_EQ(p.counters().arq_reports_stale, 2u);
+    // The new mode's own damaged frames count.
+    p.on_arq_stats(40, 30, 4, after);
+    EXPECT_TRUE(less_robust(after, p.recommended()));
+    // more_robust(): entries below the given mode's place in the table.
+    EXPECT_EQ(p.more_robust(m2400S, 2), (modem_mode{ rate_1200, interleaving_short }));
+    EXPECT_EQ(p.more_robust(m2400S, 100), (modem_mode{ rate_75, interleaving_long }));
+}
+
+TEST(RateChange, AutobaudFollowsAnAdvisoryAtOnceWithoutTheProcedure)
+{
+    auto ca = cfg(A, B), cb = cfg(B, A);
+    ca.autobaud = cb.autobaud = true;
+    rate_change a(ca), b(cb);
+    b.advise_rx(m2400L, 0);
+    auto adv = b.take_eow(0);
+    ASSERT_TRUE(adv);
+    a.on_dpdu(data_with_eow(B, A, adv->first, adv->second), 0);
+    EXPECT_EQ(a.tx_mode(), m2400L);
+    EXPECT_EQ(a.state(), drc_state::idle);
+    EXPECT_FALSE(a.management_pending());
+    EXPECT_TRUE(has_event(a.take_events(), drc_event_type::tx_mode_changed));
+    // b keeps advising until a burst in the advised mode arrives.
+    EXPECT_TRUE(b.take_eow(1));
+    b.on_burst_mode(m2400L);
+    EXPECT_EQ(b.rx_mode(), m2400L);
+    EXPECT_FALSE(b.take_eow(1));
+    // Without autobaud the burst's mode changes nothing.
+    rate_change c(cfg(A, B));
+    c.on_burst_mode(m2400L);
+    EXPECT_EQ(c.rx_mode(), initial_drc_mode);
+}
+
+TEST(RateChange, UnansweredStepDownIgnoresStaleAdviceUntilAnswered)
+{
+    auto ca = cfg(A, B);
+    ca.autobaud = true;
+    rate_change a(ca);
+    ASSERT_TRUE(a.request_tx(m2400S, 0));
+    EXPECT_EQ(a.tx_mode(), m2400S);
+    const modem_mode m600L{ rate_600, interleaving_long };
+    EXPECT_FALSE(a.step_down_unanswered(m2400S, 1)); // not more robust
+    ASSERT_TRUE(a.step_down_unanswered(m600L, 1));
+    EXPECT_EQ(a.tx_mode(), m600L);
+    EXPECT_EQ(a.counters().unanswered_step_downs, 1u);
+    // The peer's advice for 2400S rests on what it measured before: ignored...
+    eow_rate_request r;
+    r.data_rate = rate_2400;
+    r.interleaving = interleaving_short;
+    r.other = 2; // advisory, independent Tx and Rx (Table C-7)
+    a.on_dpdu(data_with_eow(B, A, eow_type::drc_request, eow_content(r)), 2);
+    EXPECT_EQ(a.tx_mode(), m600L);
+    EXPECT_EQ(a.counters().stale_advisories, 1u);
+    // ... advice for a more robust mode is not ...
+    r.data_rate = rate_300;
+    r.interleaving = interleaving_long;
+    a.on_dpdu(data_with_eow(B, A, eow_type::drc_request, eow_content(r)), 3);
+    EXPECT_EQ(a.tx_mode(), (modem_mode{ rate_300, interleaving_long }));
+    // ... and once the peer has answered, any advice is followed.
+    a.on_peer_answered();
+    r.data_rate = rate_2400;
+    r.interleaving = interleaving_short;
+    a.on_dpdu(data_with_eow(B, A, eow_type::drc_request, eow_content(r)), 4);
+    EXPECT_EQ(a.tx_mode(), m2400S);
+    // Without autobaud there is no unanswered step down.
+    rate_change c(cfg(A, B));
+    EXPECT_FALSE(c.step_down_unanswered(m600L, 0));
+}
 
 TEST(RateChange, AdvisoryEowBytes)
 {

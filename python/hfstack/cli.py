@@ -46,6 +46,22 @@ def finite_float(text):
     return v
 
 
+def parse_snr_steps(text):
+    """"SECONDS:DB,..." (--snr-steps) -> [(seconds, dB)], times non-negative and
+    increasing; usage_error otherwise."""
+    steps = []
+    for item in text.split(","):
+        try:
+            t, db = (float(x) for x in item.split(":"))
+        except ValueError:
+            raise usage_error(f"--snr-steps: {item!r} is not SECONDS:DB")
+        if not (math.isfinite(t) and math.isfinite(db)) or t < 0 or (steps and t <= steps[-1][0]):
+            raise usage_error(f"--snr-steps: {item!r}: times must be finite, 0 or more and "
+                              "increasing, SNRs finite")
+        steps.append((t, db))
+    return steps
+
+
 def add_version(parser):
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                         help="print the version and exit")

@@ -250,6 +250,30 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         # The same timing the modem blocks and hfstack-modem use.
         self.assertAlmostEqual(sim.air_time("WN8/3kHz/S", 0), (320 + 32 + 1152) / 2400)
 
+    def test_automatic_rate_follows_snr_steps(self):
+        # Issue 25 part 3: --rate auto with the SNR stepping down and up again on F.1487
+        # poor; the trace's modes show the link slowing for the low segment and
+        # speeding up after it (our modems' curves put 12 dB below 4800 bps there).
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = os.path.join(tmp, "trace.csv")
+            done = run("throughput", "--mode", "2400S", "--rate", "auto", "--profile", "poor",
+                       "--snr", "25", "--snr-steps", "400:12,800:25", "--duration", "1200",
+                       "--bytes", "2M", "--seed", "2", "--trace", trace, "--json", "-")
+            # 2 MB is more than the 1200 s carry: exit 1, the transfer did not finish.
+            self.assertEqual(done.returncode, 1, done.stderr)
+            with open(trace) as f:
+                rows = [r for r in csv.DictReader(f) if r["node"] == "1"
+                        and int(r["dpdus"]) >= 4]
+        def fastest(t0, t1):
+            return max((int(r["mode"][:-1]) for r in rows
+                        if t0 <= float(r["start_s"]) < t1), default=0)
+        self.assertGreaterEqual(fastest(0, 400), 4800)
+        self.assertLess(min(int(r["mode"][:-1]) for r in rows
+                            if 600 <= float(r["start_s"]) < 800), 4800)
+        self.assertGreaterEqual(fastest(800, 1200), 4800)
+        row = json.loads(done.stdout)["rows"][0]
+        self.assertEqual(row["duplicates"] + row["rejected"], 0)
+
     def test_bad_options_are_refused_with_a_reason(self):
         cases = [
             (("ping", "--mode", "1300S"), "STANAG 4539 mode"),
@@ -270,6 +294,12 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             (("throughput", "--profile", "poor"), "--snr"),
             (("throughput", "--profile", "stormy", "--snr", "10"), "profile"),
             (("throughput", "--seeds", "0"), "--seeds"),
+            (("throughput", "--snr-steps", "100:10"), "--snr-steps needs --snr"),
+            (("throughput", "--snr", "20", "--snr-steps", "100:x"), "is not SECONDS:DB"),
+            (("throughput", "--snr", "20", "--snr-steps", "200:10,100:5"), "increasing"),
+            (("throughput", "--rate", "sometimes"), "--rate"),
+            (("throughput", "--rate", "auto", "--mode", "9600VS"),
+             "cannot be used with rate_adaptation"),
             ((), "choose a command"),
         ]
         for args, needle in cases:

@@ -108,6 +108,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "resets_received", double(c.resets_received) },
         { "warnings_sent", double(c.warnings_sent) },
         { "warnings_received", double(c.warnings_received) },
+        { "snr_reports_unattributed", double(c.snr_reports_unattributed) },
         { "data_with_link_request", double(c.data_with_link_request) },
         { "dpdus_dropped_unsynced", double(c.dpdus_dropped_unsynced) },
         { "link_setups", double(c.link_setups) },
@@ -248,6 +249,13 @@ node_config validated(node_config c)
              "announces only STANAG 5066 Table C-6 interleavers (S, L, 4800U) up to 9600 "
              "bps; " +
              "set rate_adaptation=false or pick such a mode");
+    if (c.rate_adaptation) {
+        try {
+            rate_policy check(c.rate_policy); // throws naming what is wrong
+        } catch (const std::invalid_argument& e) {
+            fail(std::string(e.what()));
+        }
+    }
     c.cas.own_address = c.address;
     c.cas.broadcast_only = c.broadcast_only;
     if (c.channel_access.seed == 0)

@@ -233,6 +233,9 @@ struct node_counters {
     uint64_t resets_received = 0;
     uint64_t warnings_sent = 0;
     uint64_t warnings_received = 0;
+    // Rate adaptation: SNR reports of bursts with no readable header, given to the peer
+    // whose answer was awaited.
+    uint64_t snr_reports_unattributed = 0;
     uint64_t data_with_link_request = 0; // bursts whose link request carried ARQ data
     uint64_t dpdus_dropped_unsynced = 0; // data with a link request whose reset was lost
     // Links.

@@ -309,7 +309,11 @@ struct node_engine::impl {
     struct burst_in_progress {
         std::set<uint32_t> heard; // peers that sent us connection D_PDUs
         std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
-        std::set<uint32_t> snr_reported;
+        std::set<uint32_t> snr_reported; // peers with a rate policy heard in it
+        // The modem's SNR report and mode for the burst (its last piece's): given to the
+        // peer we await an answer from when no D_PDU of it names its sender.
+        double snr_db = std::numeric_limits<double>::quiet_NaN();
+        std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
     };
@@ -321,6 +325,13 @@ struct node_engine::impl {
     double rx_burst_began = -inf;
 
     void on_burst(const uint8_t* data, size_t size, const burst_info& info);
+    // A burst's SNR report from `p` to its rate policy (corrected for the receiving mode,
+    // the burst's if the modem says, else the one the peer was told to send in), as
+    // covering the burst's span_s seconds.
+    void report_snr(peer_state& p,
+                    double snr_db,
+                    const std::optional<modem_mode>& mode,
+                    double span_s);
 
     // The burst's last piece is in (or the modem never sent it): the exchanges its
     // sender answered are over; acknowledgements it did not carry are timeouts.

@@ -210,6 +210,13 @@ void node_engine::impl::check_response_timeouts()
         end_exchange(*p);
         p->consecutive_timeouts += 1;
         counters.response_timeouts += 1;
+        if (p->policy && cfg.rate_policy.unanswered_step_down > 0 && link_up(addr)) {
+            p->drc->step_down_unanswered(
+                p->policy->more_robust(p->drc->tx_mode(),
+                                       cfg.rate_policy.unanswered_step_down),
+                now);
+            process_drc_events(*p);
+        }
         // A first lost answer is repeated at once all the same: the repeat continues the
         // exchange (any_response_owed), which no hold-off delays.
         hold_off_retry();

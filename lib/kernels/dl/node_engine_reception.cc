@@ -281,11 +281,11 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             continue; // connection D_PDUs are point to point
         peer_state& p = peer(src);
         if (p.drc) {
+            if (info.mode)
+                p.drc->on_burst_mode(*info.mode);
             p.drc->on_dpdu(d, now);
-            if (p.policy && !std::isnan(info.snr_db) && snr_reported.insert(src).second) {
-                p.policy->on_snr(info.snr_db, now);
-                p.drc->advise_rx(p.policy->recommended(), now);
-            }
+            if (p.policy)
+                snr_reported.insert(src); // reported at the burst's end
         }
         if (d.type == dpdu_type::warning) {
             counters.warnings_received += 1;
@@ -366,6 +366,10 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         }
     }
     rx_burst.heard.insert(heard.begin(), heard.end());
+    if (!std::isnan(info.snr_db)) {
+        rx_burst.snr_db = info.snr_db;
+        rx_burst.mode = info.mode;
+    }
     if (info.burst_continues)
         receiving_until = now + cfg.max_transmission_s;
     else
@@ -390,12 +394,47 @@ void node_engine::impl::end_received_burst()
     counters.bursts_received += 1;
     deframer.end_of_burst();
     receiving_until = -inf;
+    // The modem's SNR of the whole burst (its last piece's report) goes to the rate
+    // policy of each peer that sent connection D_PDUs in it, as covering the burst.
+    const double span = now - rx_burst_began;
+    if (!std::isnan(rx_burst.snr_db))
+        for (uint32_t src : rx_burst.snr_reported)
+            report_snr(peer(src), rx_burst.snr_db, rx_burst.mode, span);
+    if (rx_burst.snr_reported.empty() && !std::isnan(rx_burst.snr_db)) {
+        // No D_PDU header of the burst survived (or none was for us): a burst too damaged
+        // to name its sender still says how the channel is, and a link that loses every
+        // header must step down all the same. It is the peer's we await, if one alone.
+        peer_state* awaited = nullptr;
+        size_t awaiting = 0;
+        for (auto& [addr, p] : peers)
+            if (p->awaiting_response && link_up(addr)) {
+                awaited = p.get();
+                ++awaiting;
+            }
+        if (awaiting == 1 && awaited->policy) {
+            report_snr(*awaited, rx_burst.snr_db, rx_burst.mode, span);
+            counters.snr_reports_unattributed += 1;
+        }
+    }
     for (uint32_t src : rx_burst.heard) {
         peer_state& p = peer(src);
+        if (p.awaiting_response && p.drc)
+            p.drc->on_peer_answered();
         if (p.awaiting_response)
             end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
     }
     rx_burst = burst_in_progress();
+}
+
+void node_engine::impl::report_snr(peer_state& p,
+                                   double snr_db,
+                                   const std::optional<modem_mode>& mode,
+                                   double span_s)
+{
+    if (!p.policy)
+        return;
+    p.policy->on_snr_report(snr_db, mode ? *mode : p.drc->rx_mode(), now, span_s);
+    p.drc->advise_rx(p.policy->recommended(), now);
 }
 
 bool node_engine::impl::is_arq_data(dpdu_type t)

@@ -60,8 +60,10 @@ void node_engine::impl::service()
             // from what we receive: damaged segments will be sent again.
             const auto& c = p->rx.counters();
             if (c.frames > p->reported_segments) {
-                p->policy->on_arq_stats(
-                    c.frames - p->reported_segments, c.damaged - p->reported_retx, now);
+                p->policy->on_arq_stats(c.frames - p->reported_segments,
+                                        c.damaged - p->reported_retx,
+                                        now,
+                                        p->drc->rx_mode());
                 p->reported_segments = c.frames;
                 p->reported_retx = c.damaged;
                 p->drc->advise_rx(p->policy->recommended(), now);

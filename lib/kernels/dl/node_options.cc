@@ -231,6 +231,16 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("rate_change.ack_timeout", rate_change.ack_timeout, "data rate change: wait for each answer, s"),
         HF_UINT("rate_change.max_retries", rate_change.max_retries, 100, "data rate change retransmissions"),
         HF_BOOL("rate_change.tx_equals_rx", rate_change.tx_equals_rx, "our modem needs the same mode both ways"),
+        HF_BOOL("rate_change.autobaud", rate_change.autobaud, "both modems recognise the received mode: change the transmit mode on an advisory at once, without the Annex C procedure"),
+        HF_BOOL("rate_policy.correct_snr_reports", rate_policy.correct_snr_reports, "map the modem's SNR reports to true SNRs through its measured curves before deciding"),
+        HF_DOUBLE("rate_policy.hysteresis_db", rate_policy.hysteresis_db, "margin above the next mode's threshold before stepping up, dB"),
+        HF_DOUBLE("rate_policy.sustain_time", rate_policy.sustain_time, "the margin must hold this long before stepping up, s"),
+        HF_DOUBLE("rate_policy.min_dwell", rate_policy.min_dwell, "least time between a change and a step up, s"),
+        HF_BOOL("rate_policy.first_report_decides", rate_policy.first_report_decides, "the first SNR report of a link picks its mode at once (no sustain or dwell)"),
+        HF_UINT("rate_policy.step_up_entries", rate_policy.step_up_entries, 100, "most table entries per step up (0: as far as the SNR allows)"),
+        HF_DOUBLE("rate_policy.fast_time_constant", rate_policy.fast_time_constant, "SNR average for stepping down, s"),
+        HF_DOUBLE("rate_policy.slow_time_constant", rate_policy.slow_time_constant, "SNR average for stepping up, s"),
+        HF_UINT("rate_policy.unanswered_step_down", rate_policy.unanswered_step_down, 20, "autobaud: table entries our transmit mode steps down per unanswered transmission (0: off)"),
     };
     return t;
 }

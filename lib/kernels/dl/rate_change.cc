@@ -9,6 +9,7 @@
 
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
+#include "phy/snr_report_map.h"
 
 #include <algorithm>
 #include <cmath>
@@ -207,26 +208,79 @@ double rate_policy::retransmission_rate() const
     return seg_w_ >= cfg_.min_segments && seg_w_ > 0 ? retx_w_ / seg_w_ : nan_v;
 }
 
-void rate_policy::on_snr(double snr_db, double now)
+void rate_policy::on_snr(double snr_db, double now, double span_s)
 {
     if (!std::isfinite(snr_db))
         return;
+    last_span_ = std::isfinite(span_s) && span_s > 0 ? span_s : 0;
     decay_to(now);
     slow_sum_ += snr_db;
     slow_w_ += 1;
     fast_sum_ += snr_db;
     fast_w_ += 1;
     ++counters_.snr_reports;
+    if (awaiting_first_report_ && cfg_.first_report_decides) {
+        awaiting_first_report_ = false;
+        size_t to = 0;
+        while (to + 1 < cfg_.table.size() &&
+               snr_db >= cfg_.table[to + 1].min_snr_db + cfg_.hysteresis_db)
+            ++to;
+        // No higher than the SNR supports, no lower than it needs.
+        size_t floor = index_;
+        while (floor > 0 && snr_db < cfg_.table[floor].min_snr_db)
+            --floor;
+        to = to > index_ ? to : std::min(floor, index_);
+        if (to != index_) {
+            if (to > index_)
+                ++counters_.step_ups;
+            else
+                ++counters_.step_downs_snr;
+            changed(to, now);
+        }
+        return;
+    }
+    awaiting_first_report_ = false;
     evaluate(now);
 }
 
-void rate_policy::on_arq_stats(uint64_t segments_sent, uint64_t retransmissions, double now)
+double rate_policy::on_snr_report(double report_db,
+                                  const modem_mode& mode,
+                                  double now,
+                                  double span_s)
 {
+    double snr_db = report_db;
+    if (cfg_.correct_snr_reports && std::isfinite(report_db))
+        if (const auto* map = phy::measured_snr_report_map(to_string(mode))) {
+            snr_db = map->true_snr_for(report_db);
+            ++counters_.snr_reports_corrected;
+        }
+    on_snr(snr_db, now, span_s);
+    return snr_db;
+}
+
+void rate_policy::on_arq_stats(uint64_t segments_sent,
+                               uint64_t retransmissions,
+                               double now,
+                               const std::optional<modem_mode>& mode)
+{
+    if (mode && less_robust(*mode, recommended())) {
+        ++counters_.arq_reports_stale;
+        return;
+    }
     decay_to(now);
     seg_w_ += double(segments_sent);
     retx_w_ += double(std::min(retransmissions, segments_sent));
     ++counters_.arq_reports;
     evaluate(now);
+}
+
+modem_mode rate_policy::more_robust(const modem_mode& m, unsigned entries) const
+{
+    size_t j = 0; // the most robust entry at least as robust as m, as set_current()
+    for (size_t i = 0; i < cfg_.table.size(); ++i)
+        if (!less_robust(cfg_.table[i].mode, m))
+            j = i;
+    return cfg_.table[j >= entries ? j - entries : 0].mode;
 }
 
 void rate_policy::changed(size_t index, double now)
@@ -239,6 +293,7 @@ void rate_policy::changed(size_t index, double now)
 
 void rate_policy::set_current(const modem_mode& m, double now)
 {
+    awaiting_first_report_ = true;
     size_t j = 0;
     for (size_t i = 0; i < cfg_.table.size(); ++i)
         if (!less_robust(cfg_.table[i].mode, m))
@@ -274,7 +329,7 @@ void rate_policy::evaluate(double now)
     const double need = cfg_.table[index_ + 1].min_snr_db + cfg_.hysteresis_db;
     if (slow_snr_db() >= need) {
         if (std::isnan(above_since_))
-            above_since_ = now;
+            above_since_ = now - last_span_;
     } else {
         above_since_ = nan_v;
         return;
@@ -283,7 +338,14 @@ void rate_policy::evaluate(double now)
         !cfg_.use_retransmission_rate || std::isnan(retx) || retx <= cfg_.retx_step_up;
     if (now - above_since_ >= cfg_.sustain_time && now - last_change_ >= cfg_.min_dwell &&
         retx_ok) {
-        changed(index_ + 1, now);
+        size_t to = index_ + 1;
+        const size_t top = cfg_.step_up_entries ? std::min(cfg_.table.size() - 1,
+                                                           index_ + cfg_.step_up_entries)
+                                                : cfg_.table.size() - 1;
+        while (to < top &&
+               slow_snr_db() >= cfg_.table[to + 1].min_snr_db + cfg_.hysteresis_db)
+            ++to;
+        changed(to, now);
         ++counters_.step_ups;
     }
 }
@@ -350,6 +412,7 @@ void rate_change::reset(double)
     peer_fixed_rate_ = peer_fixed_interleaving_ = false;
     holdoff_mode_.reset();
     holdoff_until_ = -inf_v;
+    awaiting_answer_after_step_down_ = false;
     out_.clear();
 }
 
@@ -374,6 +437,12 @@ bool rate_change::request_tx(const modem_mode& m, double now)
 {
     if (!is_valid_mode(m) || !supported(m) || !peer_allows(m))
         return false;
+    if (cfg_.autobaud && state_ == drc_state::idle) {
+        if (m == tx_mode_)
+            return false;
+        set_tx(m); // the C.6.4.2 note, as on_advisory()
+        return true;
+    }
     if (state_ != drc_state::idle) {
         pending_tx_ = m;
         return true;
@@ -383,6 +452,30 @@ bool rate_change::request_tx(const modem_mode& m, double now)
     proc_advised_ = false;
     start_master(m, now);
     return true;
+}
+
+bool rate_change::step_down_unanswered(const modem_mode& m, double)
+{
+    if (!cfg_.autobaud || !is_valid_mode(m) || !supported(m) || !less_robust(tx_mode_, m))
+        return false;
+    awaiting_answer_after_step_down_ = true;
+    ++counters_.unanswered_step_downs;
+    pending_tx_.reset();
+    if (state_ != drc_state::idle) {
+        // A procedure of ours for a less robust mode is moot now.
+        pending_tx_ = m;
+        return true;
+    }
+    set_tx(m);
+    return true;
+}
+
+void rate_change::on_peer_answered() { awaiting_answer_after_step_down_ = false; }
+
+void rate_change::on_burst_mode(const modem_mode& m)
+{
+    if (cfg_.autobaud && is_valid_mode(m))
+        set_rx(m);
 }
 
 void rate_change::queue(const mgmt_msg& m) { out_.push_back(m); }
@@ -482,8 +575,12 @@ void rate_change::go_idle(double now)
         const modem_mode m = *pending_tx_;
         pending_tx_.reset();
         if (m != tx_mode_ && supported(m) && peer_allows(m)) {
-            proc_advised_ = false;
-            start_master(m, now);
+            if (cfg_.autobaud) {
+                set_tx(m);
+            } else {
+                proc_advised_ = false;
+                start_master(m, now);
+            }
         }
     }
 }
@@ -583,6 +680,15 @@ void rate_change::on_advisory(const eow_rate_request& r, double now)
     const modem_mode m{ r.data_rate, r.interleaving };
     if (!is_valid_mode(m) || m == tx_mode_ || !supported(m) || !peer_allows(m))
         return; // (12): not equipped -> no procedure
+    if (cfg_.autobaud) {
+        if (awaiting_answer_after_step_down_ && less_robust(m, tx_mode_)) {
+            ++counters_.stale_advisories;
+            return;
+        }
+        ++counters_.advisories_followed;
+        set_tx(m); // the C.6.4.2 note: no procedure with autobaud modems
+        return;
+    }
     if (holdoff_mode_ && *holdoff_mode_ == m && now < holdoff_until_)
         return; // Note 6: wait for an updated recommendation
     proc_advised_ = true;

@@ -214,12 +214,22 @@ struct rate_policy_config {
     // Mode recommended before any report (must be in the table).
     modem_mode initial = initial_drc_mode;
 
-    // Step up one entry only when the slow SNR average has been at least
-    // next.min_snr_db + hysteresis_db continuously for sustain_time seconds, and at
-    // least min_dwell seconds have passed since the last change.
-    double hysteresis_db = 3.0;
+    // Step up only when the slow SNR average has been at least next.min_snr_db +
+    // hysteresis_db continuously for sustain_time seconds (a report's span counts: see
+    // on_snr), and at least min_dwell
+    // seconds have passed since the last change; then to the least robust entry the
+    // slow average clears by hysteresis_db, at most step_up_entries entries up (0: no
+    // limit). Our thresholds rest on measured curves and corrected reports, so a link
+    // need not climb one entry per dwell (S5066-EP4: single steps are slow to reach
+    // fast modes on a good channel).
+    double hysteresis_db = 1.5;
     double sustain_time = 10.0;
     double min_dwell = 30.0;
+    unsigned step_up_entries = 0;
+    // The first SNR report after construction or set_current() picks the mode at once
+    // (the least robust entry it clears by hysteresis_db, or the step down it needs):
+    // a link need not spend its first dwell times at the mode it happened to start in.
+    bool first_report_decides = true;
     // Step down (as many entries as needed, at once, no dwell) when the fast SNR average
     // falls below current.min_snr_db.
     // Averages: each report has weight 1 and weights decay as exp(-age / time_constant).
@@ -234,14 +244,27 @@ struct rate_policy_config {
     double min_segments = 10.0;
     double retx_step_down = 0.30; // above: step down one entry at once
     double retx_step_up = 0.05;   // step up allowed only at or below this
+
+    // on_snr_report() maps a receiver's report to the true SNR it stands for through the
+    // mode's measured report map (phy/snr_report_map.h) before using it: the thresholds
+    // are true SNRs, and our receivers report 1-10 dB low on fading channels.
+    bool correct_snr_reports = true;
+
+    // Sender side, with autobaud modems (rate_change_config::autobaud): each of our
+    // transmissions the peer leaves unanswered steps our transmit mode this many
+    // entries more robust at once (a burst lost whole gives its receiver no SNR to
+    // advise on). 0: off.
+    unsigned unanswered_step_down = 2;
 };
 
 struct rate_policy_counters {
     uint64_t snr_reports = 0;
+    uint64_t snr_reports_corrected = 0; // of those, mapped through a measured report map
     uint64_t arq_reports = 0;
     uint64_t step_ups = 0;
     uint64_t step_downs_snr = 0;
     uint64_t step_downs_retx = 0;
+    uint64_t arq_reports_stale = 0; // of a mode less robust than the recommended one
 };
 
 class rate_policy
@@ -251,11 +274,26 @@ public:
     // an initial mode not in the table, or non-positive time constants.
     explicit rate_policy(const rate_policy_config& cfg = rate_policy_config());
 
-    // One SNR measurement (dB in 3 kHz) of a burst received at `now`.
-    void on_snr(double snr_db, double now);
+    // One SNR measurement (dB in 3 kHz, true) of a burst received by `now`, averaged over
+    // its last span_s seconds: a report over a burst at least sustain_time long is
+    // sustained evidence by itself (step-up needs no second report then).
+    void on_snr(double snr_db, double now, double span_s = 0);
+    // The SNR the receiving modem reported for a burst in `mode`: corrected to the true
+    // SNR (correct_snr_reports; a mode without a measured map is taken as reported),
+    // then on_snr(). Returns the SNR used.
+    double on_snr_report(double report_db,
+                         const modem_mode& mode,
+                         double now,
+                         double span_s = 0);
     // ARQ statistics SINCE THE PREVIOUS CALL: segments transmitted (first copies and
-    // retransmissions) and how many of those were retransmissions.
-    void on_arq_stats(uint64_t segments_sent, uint64_t retransmissions, double now);
+    // retransmissions) and how many of those were retransmissions. `mode`, if known, is
+    // the mode they came in: statistics of a mode less robust than the one already
+    // recommended say nothing new (a long burst in the old mode keeps delivering
+    // damaged frames after the step down) and are left out.
+    void on_arq_stats(uint64_t segments_sent,
+                      uint64_t retransmissions,
+                      double now,
+                      const std::optional<modem_mode>& mode = std::nullopt);
     // Re-synchronise with the mode actually in use (after a refused or failed change,
     // or a reset to the initial mode). Clears the retransmission statistics and
     // restarts the dwell time. A mode not in the table snaps to the most robust entry
@@ -263,6 +301,9 @@ public:
     void set_current(const modem_mode& m, double now);
 
     modem_mode recommended() const { return cfg_.table[index_].mode; }
+    // The table entry `entries` below the most robust entry at least as robust as m
+    // (the most robust entry at the bottom).
+    modem_mode more_robust(const modem_mode& m, unsigned entries) const;
     size_t recommended_index() const { return index_; }
     // Current averages (NaN before the first report / with too few segments).
     double slow_snr_db() const;
@@ -283,6 +324,8 @@ private:
     double seg_w_ = 0, retx_w_ = 0;
     double last_change_ = -std::numeric_limits<double>::infinity();
     double above_since_ = std::numeric_limits<double>::quiet_NaN();
+    bool awaiting_first_report_ = true;
+    double last_span_ = 0; // of the latest SNR report
     rate_policy_counters counters_;
 };
 
@@ -314,6 +357,12 @@ struct rate_change_config {
     // After a refusal with reason 5 the refused mode is not requested again for this
     // long (Note 6: wait for an updated advisory).
     double advisory_holdoff = 60.0;
+    // Both modems recognise the mode of what they receive (autobaud, as STANAG 4539
+    // receivers do): C.6.4.2's note lets a node then change its transmit mode on an
+    // advisory at once, without the procedure, which a channel bad enough to need the
+    // change often cannot carry (S5066-EP4 practice). The receive mode follows the
+    // bursts (on_burst_mode). Procedures a peer starts are still answered.
+    bool autobaud = false;
 };
 
 enum class drc_state : uint8_t {
@@ -365,7 +414,7 @@ struct drc_transmission {
 struct rate_change_counters {
     uint64_t advisories_sent = 0;      // take_eow() results
     uint64_t advisories_received = 0;
-    uint64_t advisories_followed = 0;  // master procedures started from an advisory
+    uint64_t advisories_followed = 0;  // procedures started (autobaud: changes made) on one
     uint64_t requests_sent = 0;        // DRC_Request transmissions (repeats included)
     uint64_t requests_received = 0;    // new (non-repeated) requests processed
     uint64_t accepts_sent = 0;
@@ -376,6 +425,8 @@ struct rate_change_counters {
     uint64_t retransmissions = 0;      // timeouts that resent a message
     uint64_t duplicates_received = 0;  // repeated frame IDs (reply resent)
     uint64_t ignored = 0;              // messages that did not fit the state
+    uint64_t unanswered_step_downs = 0; // autobaud: step_down_unanswered() changes
+    uint64_t stale_advisories = 0;      // autobaud: less robust advice ignored after one
     uint64_t completed = 0;
     uint64_t failed = 0;
     uint64_t connection_losses = 0;
@@ -402,6 +453,16 @@ public:
     // said it cannot change. While a procedure runs, the request is remembered and
     // started when the state is idle again.
     bool request_tx(const modem_mode& m, double now);
+    // Autobaud: our transmissions in tx_mode() went unanswered, so step down to the more
+    // robust m at once; until the peer answers one of our transmissions again
+    // (on_peer_answered), its advisories for a less robust mode than ours are ignored:
+    // they can only rest on what it measured before. Returns false (nothing done)
+    // without autobaud or if m is not more robust and supported.
+    bool step_down_unanswered(const modem_mode& m, double now);
+    // The peer answered our last transmission.
+    void on_peer_answered();
+    // Autobaud: the mode a burst from the peer came in (the modem's report).
+    void on_burst_mode(const modem_mode& m);
 
     // Every D_PDU received from the peer (any type; the EOW of non-MANAGEMENT D_PDUs
     // may carry an advisory). D_PDUs from other sources are ignored.
@@ -458,6 +519,7 @@ private:
 
     rate_change_config cfg_;
     drc_state state_ = drc_state::idle;
+    bool awaiting_answer_after_step_down_ = false; // autobaud, see step_down_unanswered
     modem_mode tx_mode_, rx_mode_;
     // Procedure in progress.
     modem_mode proc_mode_;

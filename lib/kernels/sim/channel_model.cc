@@ -82,9 +82,19 @@ void validate(const channel_config& c)
         if (!std::isfinite(c.snr_db))
             bad("snr_db", "must be finite with a fading profile", c.snr_db);
     }
+    if (!c.snr_steps.empty() && !std::isfinite(c.snr_db))
+        bad("snr_db", "must be finite with SNR steps", c.snr_db);
+    for (size_t i = 0; i < c.snr_steps.size(); ++i) {
+        const auto& st = c.snr_steps[i];
+        if (!std::isfinite(st.t_s) || (i > 0 && !(st.t_s > c.snr_steps[i - 1].t_s)))
+            bad("snr_steps.t_s", "must be finite and strictly ascending", st.t_s);
+        if (!std::isfinite(st.snr_db))
+            bad("snr_steps.snr_db", "must be finite", st.snr_db);
+    }
 }
 
-channel_model::channel_model(channel_config config) : d_cfg(config), d_rng(config.seed)
+channel_model::channel_model(channel_config config)
+    : d_cfg(config), d_rng(config.seed), d_report_rng(config.seed ^ 0x5e9a7e5071ULL)
 {
     validate(d_cfg);
     d_clear = !(d_cfg.ber > 0) &&
@@ -159,6 +169,41 @@ bool channel_model::drop_in_outage(double t0, double t1)
     return true;
 }
 
+double channel_model::mean_snr_db(double t) const
+{
+    double snr = d_cfg.snr_db;
+    for (const auto& st : d_cfg.snr_steps)
+        if (t >= st.t_s)
+            snr = st.snr_db;
+    return snr;
+}
+
+double channel_model::reported_snr_db(const std::string& mode, double t, double burst_s)
+{
+    const double mean = mean_snr_db(t);
+    if (!std::isfinite(mean) || d_cfg.fading_profile.empty() || !d_cfg.model_snr_report)
+        return mean;
+    auto it = d_report_maps.find(mode);
+    if (it == d_report_maps.end()) {
+        const auto& data = phy::measured_modem_curves();
+        auto map = phy::snr_report_map_on(data, mode, d_cfg.fading_profile);
+        if (!map)
+            map = phy::snr_report_map_from(data, mode);
+        it = d_report_maps.emplace(mode, std::move(map)).first;
+    }
+    if (!it->second)
+        return mean;
+    const phy::snr_report_map& m = *it->second;
+    return m.report_for(mean) +
+           m.report_sd_db(burst_s) * std::normal_distribution<double>()(d_report_rng);
+}
+
+void channel_model::follow_snr_steps(double t)
+{
+    if (d_fading && !d_cfg.snr_steps.empty())
+        d_fading->snr().set_mean_snr_db(mean_snr_db(t));
+}
+
 fading_error_process& channel_model::fading_for(double bit_rate, double block_s)
 {
     const mode_model& mode = mode_model_for(bit_rate, block_s);
@@ -181,6 +226,7 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
     reception_errors r;
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
         fading_error_process& f = fading_for(bit_rate, block_s);
+        follow_snr_steps(start_time);
         // A burst overlapping the path's previous one (no single transmitter sends that;
         // the emulator must not fail on it) sees what is left of its preamble.
         const double from = std::max(start_time, f.earliest_s());
@@ -238,7 +284,9 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
     draw_errors(0, nbits, d_cfg.ber);
 
     if (!d_cfg.fading_profile.empty()) {
-        fading_for(bit_rate, block_s).segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
+        fading_error_process& f = fading_for(bit_rate, block_s);
+        follow_snr_steps(start_time);
+        f.segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
         for (const auto& seg : d_segments)
             draw_errors(first_bit_at(seg.start_s), first_bit_at(seg.end_s), seg.ber);
     }

@@ -24,11 +24,14 @@
 #define HFSTACK_KERNELS_SIM_CHANNEL_MODEL_H
 
 #include "fading_errors.h"
+#include "phy/snr_report_map.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,6 +81,24 @@ struct channel_config {
     // be finite, turned into bit errors per interleaver block by the measured BER curve
     // of the burst's mode, and into missed preambles (receive()). Empty: off.
     std::string fading_profile;
+
+    // Steps of the mean SNR: from each step's time on (s, strictly ascending), the
+    // path's mean SNR is the step's instead of snr_db (which holds before the first).
+    // The fading process and the reports follow (at each burst's start). Needs a
+    // finite snr_db; empty: none.
+    struct snr_step {
+        double t_s;
+        double snr_db;
+    };
+    std::vector<snr_step> snr_steps;
+
+    // With a fading profile, what the modem reports (reported_snr_db()) is modelled on
+    // our receivers: the mode's measured mean report at the path's SNR
+    // (phy/snr_report_map.h, from the profile's own points where measured) plus a normal
+    // draw of the measured spread for the burst's length, from a random stream of its own
+    // (the errors' draws stay as they were). False, or without a fading profile: the mean
+    // SNR itself.
+    bool model_snr_report = true;
 
     uint64_t seed = 1;
 };
@@ -133,6 +154,13 @@ public:
     reception_errors receive(uint8_t* data, size_t size, double start_time, double preamble_s,
                              double bit_rate, double block_s = 0);
 
+    // The path's mean SNR at t (snr_db, or the step in force; NaN without one).
+    double mean_snr_db(double t) const;
+    // The SNR a receiver of `mode` ("2400S", as the modem names it) reports for a burst
+    // starting at t and lasting burst_s (see model_snr_report; the spread as
+    // phy::snr_report_map::report_sd_db(burst_s)); NaN without a finite snr_db.
+    double reported_snr_db(const std::string& mode, double t, double burst_s);
+
     // True when the model can never change or lose anything.
     bool clear() const { return d_clear; }
     const channel_config& config() const { return d_cfg; }
@@ -155,6 +183,10 @@ private:
     const mode_model* d_fading_mode = nullptr;
     double d_fading_block_s = -1;
     std::vector<error_segment> d_segments; // scratch
+    // Moves the fading process's mean to the step in force at t.
+    void follow_snr_steps(double t);
+    std::mt19937_64 d_report_rng;
+    std::map<std::string, std::optional<phy::snr_report_map>> d_report_maps; // by mode
 };
 
 } // namespace sim

@@ -167,6 +167,7 @@ bool emulated_modem::hear(const air_transmission& b, double now)
         path.receive(r.burst.data.data(), r.burst.data.size(), s, timing.preamble_s,
                      timing.bit_rate, timing.whole_units() ? timing.unit_s : 0.0);
     r.bits_flipped = got.bits_flipped;
+    r.snr_report_db = path.reported_snr_db(dl::to_string(r.burst.mode), s, e - s);
     bool hit = false;
     for (const busy_interval& v : d_busy) {
         if (!(v.start < e && s < v.end))
@@ -262,7 +263,7 @@ std::vector<modem_event> emulated_modem::poll(double now)
             ev.type = modem_event::kind::burst;
             ev.data.assign(r.burst.data.begin() + long(from), r.burst.data.begin() + long(end));
             ev.info.mode = r.burst.mode;
-            ev.info.snr_db = r.path->config().snr_db;
+            ev.info.snr_db = r.snr_report_db;
             ev.info.burst_continues = true;
             out.push_back(std::move(ev));
             break;
@@ -275,7 +276,7 @@ std::vector<modem_event> emulated_modem::poll(double now)
             d_receptions.erase(it);
             ev.type = modem_event::kind::burst;
             ev.info.mode = r.burst.mode;
-            ev.info.snr_db = r.path->config().snr_db;
+            ev.info.snr_db = r.snr_report_db;
             if (r.destroyed) {
                 // Pieces already handed on: the receiver is told the burst ended, cut.
                 if (r.pieces_delivered > 0) {

@@ -280,6 +280,13 @@ double fading_snr::snr_linear(double t)
     return d_mean_linear * sum;
 }
 
+void fading_snr::set_mean_snr_db(double mean_snr_db)
+{
+    check_finite("fading_snr.mean_snr_db", mean_snr_db);
+    d_mean_db = mean_snr_db;
+    d_mean_linear = std::pow(10.0, mean_snr_db / 10.0);
+}
+
 double fading_snr::snr_db(double t) { return 10.0 * std::log10(snr_linear(t)); }
 
 // ---------------------------------------------------------------------------------------

@@ -150,6 +150,9 @@ public:
     double snr_linear(double t);
     double snr_db(double t);
 
+    // Moves the mean (finite; throws std::invalid_argument): the fading itself goes on.
+    void set_mean_snr_db(double mean_snr_db);
+
     bool fading() const { return d_fading; }
     double mean_snr_db() const { return d_mean_db; }
     double mean_snr_linear() const { return d_mean_linear; }

@@ -127,8 +127,8 @@ scenario_result run_scenario(const scenario_config& c,
     scenario_result res;
     if (c.trace)
         net.on_transmission([&](size_t k, const dl::node_transmission& t) {
-            res.transmissions.push_back(
-                transmission_record{ net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes });
+            res.transmissions.push_back(transmission_record{
+                net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes, t.mode });
         });
 
     // Roles.

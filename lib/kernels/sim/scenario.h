@@ -112,6 +112,7 @@ struct transmission_record {
     double air_time_s = 0;
     dl::bytes burst;                // the D_PDUs themselves, back to back
     std::vector<size_t> dpdu_sizes; // their boundaries, in order
+    dl::modem_mode mode;            // the mode it went out in
 
     size_t bytes() const { return burst.size(); }
     size_t dpdus() const { return dpdu_sizes.size(); }

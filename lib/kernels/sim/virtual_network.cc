@@ -404,7 +404,7 @@ void virtual_network::process(const event& e)
                 // Pieces already handed on: the engine is told the burst ended, cut.
                 dl::burst_info info;
                 info.mode = r.burst->mode;
-                info.snr_db = r.path->config().snr_db;
+                info.snr_db = r.snr_report_db;
                 info.bytes_bad = true;
                 n.engine->on_burst(dl::bytes(), info, d_now);
                 after_input(i);
@@ -430,6 +430,10 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
                             b.timing.preamble_s, b.timing.bit_rate,
                             b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
+        r.snr_report_db =
+            r.path->reported_snr_db(dl::to_string(b.mode),
+                                    b.start + r.path->config().propagation_s,
+                                    r.end - r.start);
         if (got.preamble_missed) {
             // The modem never acquired the burst: nothing is delivered, now or later
             // (the pieces and the delivery see it destroyed).
@@ -454,7 +458,7 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
     }
     dl::burst_info info;
     info.mode = b.mode;
-    info.snr_db = r.path->config().snr_db;
+    info.snr_db = r.snr_report_db;
     info.burst_continues = !last;
     n.engine->on_burst(piece, info, d_now);
     after_input(i);

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <queue>
 #include <unordered_map>
@@ -225,6 +226,8 @@ private:
         dl::bytes data;
         bool corrupted = false;
         size_t bits_flipped = 0;
+        // What the modem reports for the burst, drawn with its errors (NaN: none).
+        double snr_report_db = std::numeric_limits<double>::quiet_NaN();
         std::vector<size_t> piece_ends;
         size_t pieces_delivered = 0;
         size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }

@@ -182,7 +182,7 @@ def parse_args(argv):
                    help="loopback radios: set both channels' SNR to DB once the data transfer "
                    "has run SECONDS (protocol time; e.g. 0:25,400:12,800:25)")
     a = p.parse_args(argv)
-    a.snr_steps = parse_snr_steps(a.snr_steps) if a.snr_steps else []
+    a.snr_steps = cli.parse_snr_steps(a.snr_steps) if a.snr_steps else []
     if a.snr_steps and not a.demo:
         raise config_error("--snr-steps needs --demo")
     if a.screenshot and not a.gui:
@@ -196,21 +196,6 @@ def parse_args(argv):
     if a.demo and a.pings < 0:
         raise config_error("--pings must be 0 or more")
     return a
-
-
-def parse_snr_steps(text):
-    """"SECONDS:DB,..." -> [(seconds, dB)], times non-negative and increasing."""
-    steps = []
-    for item in text.split(","):
-        try:
-            t, db = (float(x) for x in item.split(":"))
-        except ValueError:
-            raise config_error(f"--snr-steps: {item!r} is not SECONDS:DB")
-        if not (math.isfinite(t) and math.isfinite(db)) or t < 0 or (steps and t <= steps[-1][0]):
-            raise config_error(f"--snr-steps: {item!r}: times must be finite, 0 or more and "
-                               "increasing, SNRs finite")
-        steps.append((t, db))
-    return steps
 
 
 def config_schema():
@@ -384,7 +369,7 @@ def settings(a):
         letter = "Z"  # what no interleaving means there: refused with the modem's reason
     node_options = [f"mode={rate}{letter}"]
     if automatic:
-        node_options.append("rate_adaptation=true")
+        node_options += ["rate_adaptation=true", "rate_change.autobaud=true"]
     node_options += [str(options), a.options or ""]
     s["node_options"] = ";".join(o for o in node_options if o)
     s["rate"], s["interleaver"] = int(rate), interleaver

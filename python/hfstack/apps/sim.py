@@ -40,6 +40,11 @@ def add_run_options(p):
                         "4800U, as the modem names them; or STANAG 5069: WN12/48kHz/US "
                         "(240 kbps) "
                         "(default 1200S; --list-modes lists them)")
+    g.add_argument("--rate", choices=("fixed", "auto"), default="fixed",
+                   help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
+                        "rate change) on the SNR their modems report, starting from --mode "
+                        "(a mode Annex C can announce: S or L interleaver, 75..9600 bps); "
+                        "default fixed")
     g.add_argument("--nodes", type=int, default=2, help="nodes on the channel (default 2)")
     g.add_argument("--max-transmission", type=tr.positive_float, default=127.5,
                    help="longest transmission, s (default 127.5)")
@@ -71,6 +76,9 @@ def add_run_options(p):
                    help="mean SNR in 3 kHz, dB, reported to the nodes; bit errors per "
                         "interleaver block from the mode's BER curve, fading by --profile "
                         "(without --profile: AWGN, a constant SNR)")
+    g.add_argument("--snr-steps", metavar="SECONDS:DB,...",
+                   help="the mean SNR steps to DB at each SECONDS of virtual time (needs "
+                        "--snr, which holds before the first step; e.g. 0:25,400:12,800:25)")
     g.add_argument("--outage-period", type=tr.non_negative_float, default=0,
                    help="an outage every PERIOD s (default none)")
     g.add_argument("--outage-duration", type=tr.non_negative_float, default=0,
@@ -108,7 +116,10 @@ def scenario_from(args, test):
     c.two_way = args.two_way
     c.warm_up = args.warm_up
     c.seed = args.seed
-    c.node_options = ";".join(args.node_option)
+    c.node_options = ";".join(args.node_option +
+                              (["rate_adaptation=true", "rate_change.autobaud=true"]
+                               if getattr(args, "rate", "fixed") == "auto"
+                               else []))
     c.duration_s = args.duration or (3600.0 if test == "throughput" else 24 * 3600.0)
     ch = sim.channel_config()
     ch.ber = args.ber
@@ -126,6 +137,10 @@ def scenario_from(args, test):
         # An SNR alone used to change nothing but the figure the nodes were told: it
         # now means AWGN at that SNR (errors from the mode's BER curve).
         ch.fading_profile = args.profile or "awgn"
+    if getattr(args, "snr_steps", None):
+        if args.snr is None:
+            raise ValueError("--snr-steps needs --snr (the mean SNR before the first step)")
+        ch.snr_steps = cli.parse_snr_steps(args.snr_steps)
     c.channel = ch
     radio = sim.radio_config()
     for name in ("key_up_s", "unkey_s", "agc_settle_s", "carrier_detect_s", "rx_latency_s"):
@@ -152,7 +167,8 @@ def run(c, args, label=""):
     bar.close()
     if getattr(args, "trace", None):
         tr.write_csv([{"start_s": round(t.start_s, 3), "node": t.node + 1, "bytes": t.bytes,
-                       "dpdus": t.dpdus, "air_time_s": round(t.air_time_s, 3)}
+                       "dpdus": t.dpdus, "air_time_s": round(t.air_time_s, 3),
+                       "mode": t.mode}
                       for t in r.transmissions], args.trace)
     return r, cpu
 

@@ -80,7 +80,22 @@ void bind_sim(py::module& m)
         .def_readwrite("outage_offset_s", &channel_config::outage_offset_s)
         .def_readwrite("propagation_s", &channel_config::propagation_s)
         .def_readwrite("snr_db", &channel_config::snr_db)
-        .def_readwrite("fading_profile", &channel_config::fading_profile);
+        .def_readwrite("fading_profile", &channel_config::fading_profile)
+        .def_property(
+            "snr_steps",
+            [](const channel_config& c) {
+                std::vector<std::pair<double, double>> out;
+                for (const auto& st : c.snr_steps)
+                    out.emplace_back(st.t_s, st.snr_db);
+                return out;
+            },
+            [](channel_config& c, const std::vector<std::pair<double, double>>& steps) {
+                c.snr_steps.clear();
+                for (const auto& [t, db] : steps)
+                    c.snr_steps.push_back({ t, db });
+            },
+            "[(time_s, snr_db), ...]: the mean SNR from each time on")
+        .def_readwrite("model_snr_report", &channel_config::model_snr_report);
     m.def("fading_profile_names", &fading_profile_names,
           "Fading profiles: awgn, the ITU-R F.1487 conditions and the F.520 names");
 
@@ -209,7 +224,9 @@ void bind_sim(py::module& m)
         .def_readonly("node", &transmission_record::node)
         .def_property_readonly("bytes", &transmission_record::bytes)
         .def_property_readonly("dpdus", &transmission_record::dpdus)
-        .def_readonly("air_time_s", &transmission_record::air_time_s);
+        .def_readonly("air_time_s", &transmission_record::air_time_s)
+        .def_property_readonly(
+            "mode", [](const transmission_record& t) { return dl::to_string(t.mode); });
 
     py::class_<scenario_result>(m, "scenario_result")
         .def_readonly("transmissions", &scenario_result::transmissions)

@@ -18,7 +18,8 @@
  * (default the F.1487 poor and moderate ones the simulator's fading scenarios use: one
  * beta cannot follow 5 ms / 5 Hz as well, where our 110A receivers do far worse;
  * received bursts' BER). Every fading channel's points join the preamble-loss fit. A
- * point without errors counts only where the model exceeds its 95 % bound (3 / bits). The model's BER is the mean over S seconds (default 1200) of the
+ * point without errors counts only where the model exceeds its 95 % bound (3 / bits).
+ *                  The model's BER is the mean over S seconds (default 1200) of the
  *                  block BERs of the simulator's fading process (same sampling, EESM
  *                  per interleaver block), channel seed 1.
  *   detect_snr_db, detect_width_db

@@ -257,8 +257,7 @@ int main(int argc, char** argv)
             std::stringstream list(value);
             for (std::string ch; std::getline(list, ch, ',');)
                 beta_channels.insert(ch);
-        }
-        else {
+        } else {
             std::fprintf(stderr, "bench_curve_fit: unknown option %s\n", key.c_str());
             return 2;
         }

@@ -116,10 +116,10 @@ def scenario_from(args, test):
     c.two_way = args.two_way
     c.warm_up = args.warm_up
     c.seed = args.seed
-    c.node_options = ";".join(args.node_option +
-                              (["rate_adaptation=true", "rate_change.autobaud=true"]
-                               if getattr(args, "rate", "fixed") == "auto"
-                               else []))
+    # --rate auto first, so that --node-option can override what it sets.
+    auto = ["rate_adaptation=true", "rate_change.autobaud=true"]
+    c.node_options = ";".join((auto if getattr(args, "rate", "fixed") == "auto" else []) +
+                              args.node_option)
     c.duration_s = args.duration or (3600.0 if test == "throughput" else 24 * 3600.0)
     ch = sim.channel_config()
     ch.ber = args.ber

@@ -504,8 +504,7 @@ TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
     expect_throws_naming(c, "profile");
 }
 
-// Issue 25 part 3: the mean SNR steps, the fading process follows them from each burst's
-// start, and what the modem reports is our receivers' measured report.
+// Issue 25 part 3: the mean SNR steps, the fading process follows them at once, and what the modem reports is our receivers' measured report.
 TEST(ChannelModel, SnrStepsChangeTheMeanAndTheErrors)
 {
     channel_config c;
@@ -529,6 +528,32 @@ TEST(ChannelModel, SnrStepsChangeTheMeanAndTheErrors)
     }
     EXPECT_LT(errors[0] + errors[2], 200u);
     EXPECT_GT(errors[1] + missed[1] * 4800, 2000u); // of 48000 bits
+}
+
+// A step inside a burst: the errors change where it falls, and the report (unmodelled)
+// is of the burst's power-weighted mean.
+TEST(ChannelModel, SnrStepInsideABurstActsWhereItFalls)
+{
+    channel_config c;
+    c.snr_db = 30;
+    c.fading_profile = "poor";
+    c.seed = 3;
+    c.model_snr_report = false;
+    c.snr_steps = { { 5.6, 0 } };
+    channel_model m(c);
+    // One 2400S burst of 10 s (3000 bytes), its bits on air from 0.6 s: 5 s at 30 dB,
+    // then 5 s at 0 dB.
+    std::vector<uint8_t> burst(3000, 0);
+    const auto r = m.receive(burst.data(), burst.size(), 0, 0.6, 2400, 0.6);
+    ASSERT_FALSE(r.preamble_missed);
+    size_t before = 0, after = 0;
+    for (size_t i = 0; i < burst.size(); ++i)
+        (i < burst.size() / 2 ? before : after) += size_t(__builtin_popcount(burst[i]));
+    EXPECT_LT(before, 50u);
+    EXPECT_GT(after, 600u); // of 12000 bits: a decoded BER of several per cent at 0 dB
+    const double mean = 10 * std::log10((5.0 * 1000 + 5.0 * 1) / 10.0);
+    EXPECT_NEAR(m.reported_snr_db("2400S", 0.6, 10.0), mean, 1e-9);
+    EXPECT_EQ(m.reported_snr_db("2400S", 0.6, 0.0), 30); // an empty span: the mean at t
 }
 
 TEST(ChannelModel, ReportedSnrIsTheReceiversMeasuredReport)

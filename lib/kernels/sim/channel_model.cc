@@ -103,6 +103,8 @@ channel_model::channel_model(channel_config config)
               !(enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) &&
               !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s) &&
               d_cfg.fading_profile.empty();
+    for (const auto& st : d_cfg.snr_steps)
+        d_snr_steps_db.emplace_back(st.t_s, st.snr_db);
 }
 
 double channel_model::uniform_open()
@@ -171,16 +173,12 @@ bool channel_model::drop_in_outage(double t0, double t1)
 
 double channel_model::mean_snr_db(double t) const
 {
-    double snr = d_cfg.snr_db;
-    for (const auto& st : d_cfg.snr_steps)
-        if (t >= st.t_s)
-            snr = st.snr_db;
-    return snr;
+    return stepped_mean_db(d_cfg.snr_db, d_snr_steps_db, t, t);
 }
 
 double channel_model::reported_snr_db(const std::string& mode, double t, double burst_s)
 {
-    const double mean = mean_snr_db(t);
+    const double mean = stepped_mean_db(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s);
     if (!std::isfinite(mean) || d_cfg.fading_profile.empty() || !d_cfg.model_snr_report)
         return mean;
     auto it = d_report_maps.find(mode);
@@ -198,12 +196,6 @@ double channel_model::reported_snr_db(const std::string& mode, double t, double 
            m.report_sd_db(burst_s) * std::normal_distribution<double>()(d_report_rng);
 }
 
-void channel_model::follow_snr_steps(double t)
-{
-    if (d_fading && !d_cfg.snr_steps.empty())
-        d_fading->snr().set_mean_snr_db(mean_snr_db(t));
-}
-
 fading_error_process& channel_model::fading_for(double bit_rate, double block_s)
 {
     const mode_model& mode = mode_model_for(bit_rate, block_s);
@@ -211,9 +203,9 @@ fading_error_process& channel_model::fading_for(double bit_rate, double block_s)
         fading_error_config fc;
         fc.interleaver_s = block_s;
         fc.fading_loss_db = mode.fading_loss_db;
-        d_fading = std::make_unique<fading_error_process>(
-            mode.curve,
-            fading_snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed), fc);
+        fading_snr snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed);
+        snr.set_steps(d_snr_steps_db);
+        d_fading = std::make_unique<fading_error_process>(mode.curve, std::move(snr), fc);
         d_fading_mode = &mode;
         d_fading_block_s = block_s;
     }
@@ -226,7 +218,6 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
     reception_errors r;
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
         fading_error_process& f = fading_for(bit_rate, block_s);
-        follow_snr_steps(start_time);
         // A burst overlapping the path's previous one (no single transmitter sends that;
         // the emulator must not fail on it) sees what is left of its preamble.
         const double from = std::max(start_time, f.earliest_s());
@@ -285,7 +276,6 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
 
     if (!d_cfg.fading_profile.empty()) {
         fading_error_process& f = fading_for(bit_rate, block_s);
-        follow_snr_steps(start_time);
         f.segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
         for (const auto& seg : d_segments)
             draw_errors(first_bit_at(seg.start_s), first_bit_at(seg.end_s), seg.ber);

@@ -84,8 +84,8 @@ struct channel_config {
 
     // Steps of the mean SNR: from each step's time on (s, strictly ascending), the
     // path's mean SNR is the step's instead of snr_db (which holds before the first).
-    // The fading process and the reports follow (at each burst's start). Needs a
-    // finite snr_db; empty: none.
+    // The fading process follows at once, also inside a burst; a burst's report is of
+    // its mean over the burst. Needs a finite snr_db; empty: none.
     struct snr_step {
         double t_s;
         double snr_db;
@@ -157,7 +157,8 @@ public:
     // The path's mean SNR at t (snr_db, or the step in force; NaN without one).
     double mean_snr_db(double t) const;
     // The SNR a receiver of `mode` ("2400S", as the modem names it) reports for a burst
-    // starting at t and lasting burst_s (see model_snr_report; the spread as
+    // starting at t and lasting burst_s (see model_snr_report; of the mean over the
+    // burst, the steps it spans power-weighted; the spread as
     // phy::snr_report_map::report_sd_db(burst_s)); NaN without a finite snr_db.
     double reported_snr_db(const std::string& mode, double t, double burst_s);
 
@@ -183,8 +184,7 @@ private:
     const mode_model* d_fading_mode = nullptr;
     double d_fading_block_s = -1;
     std::vector<error_segment> d_segments; // scratch
-    // Moves the fading process's mean to the step in force at t.
-    void follow_snr_steps(double t);
+    std::vector<std::pair<double, double>> d_snr_steps_db; // snr_steps as (t_s, snr_db)
     std::mt19937_64 d_report_rng;
     std::map<std::string, std::optional<phy::snr_report_map>> d_report_maps; // by mode
 };

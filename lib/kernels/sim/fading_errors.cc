@@ -273,18 +273,57 @@ double fading_snr::snr_linear(double t)
     if (!std::isfinite(t))
         bad("t", "must be finite", t);
     if (!d_fading)
-        return d_mean_linear; // static paths: |g|^2 = 1, the powers sum to 1
+        return mean_snr_linear_at(t); // static paths: |g|^2 = 1, the powers sum to 1
     double sum = 0;
     for (size_t i = 0; i < d_gains.size(); ++i)
         sum += d_profile.paths[i].power * std::norm(d_gains[i].at(t));
-    return d_mean_linear * sum;
+    return mean_snr_linear_at(t) * sum;
 }
 
-void fading_snr::set_mean_snr_db(double mean_snr_db)
+void fading_snr::set_steps(std::vector<std::pair<double, double>> steps)
 {
-    check_finite("fading_snr.mean_snr_db", mean_snr_db);
-    d_mean_db = mean_snr_db;
-    d_mean_linear = std::pow(10.0, mean_snr_db / 10.0);
+    for (size_t i = 0; i < steps.size(); ++i) {
+        check_finite("steps.t_s", steps[i].first);
+        check_finite("steps.snr_db", steps[i].second);
+        if (i > 0 && !(steps[i].first > steps[i - 1].first))
+            bad("steps.t_s", "must be strictly ascending", steps[i].first);
+    }
+    d_steps = std::move(steps);
+}
+
+double stepped_mean_db(double before_db, const std::vector<std::pair<double, double>>& steps_db,
+                       double t0, double t1)
+{
+    auto at = [&](double t) {
+        double value = before_db;
+        for (const auto& [from, db] : steps_db)
+            if (t >= from)
+                value = db;
+        return value;
+    };
+    double power = 0, from = t0;
+    for (const auto& step : steps_db) {
+        if (step.first <= from)
+            continue;
+        if (!(step.first < t1))
+            break;
+        power += (step.first - from) * std::pow(10.0, at(from) / 10.0);
+        from = step.first;
+    }
+    if (from == t0) // no step inside: exactly the value in force
+        return at(t0);
+    power += (t1 - from) * std::pow(10.0, at(from) / 10.0);
+    return 10.0 * std::log10(power / (t1 - t0));
+}
+
+double fading_snr::mean_snr_linear_at(double t) const
+{
+    return std::pow(10.0, mean_snr_db_over(t, t) / 10.0);
+}
+
+double fading_snr::mean_snr_db_over(double t0, double t1) const
+{
+    return stepped_mean_db(d_mean_db, d_steps, t0, t1);
 }
 
 double fading_snr::snr_db(double t) { return 10.0 * std::log10(snr_linear(t)); }
@@ -344,7 +383,7 @@ int64_t first_grid_index(double t, double step) { return int64_t(std::ceil(t / s
 double fading_error_process::compute_block(double block_start, double block_end)
 {
     if (!d_snr.fading())
-        return d_curve.ber(d_snr.mean_snr_db());
+        return d_curve.ber(d_snr.mean_snr_db_over(block_start, block_end));
     // Grid samples in [block_start, block_end): at least 8 since d_step <= block / 8.
     const int64_t first = first_grid_index(block_start, d_step);
     const int64_t last = std::max(first + 1, first_grid_index(block_end, d_step));
@@ -381,7 +420,7 @@ double fading_error_process::mean_snr_linear(double t0, double t1)
     if (!(t1 >= t0))
         bad("t1", "must not precede t0 (" + std::to_string(t0) + ")", t1);
     if (!d_snr.fading())
-        return d_snr.mean_snr_linear();
+        return std::pow(10.0, d_snr.mean_snr_db_over(t0, t1) / 10.0);
     const int64_t first = first_grid_index(t0, d_step);
     const int64_t last = std::max(first + 1, first_grid_index(t1, d_step));
     retain_from(first);

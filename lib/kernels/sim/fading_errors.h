@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gr {
@@ -138,6 +139,12 @@ using chan::fading_profile_by_name;
 using chan::fading_profile_names;
 using chan::watterson_path;
 
+// The mean SNR (dB) over [t0, t1) of a path whose mean is before_db until the first
+// step and each step's from its time on (steps: (time s, dB), ascending): the power
+// average over the steps the span crosses, else exactly the value in force at t0.
+double stepped_mean_db(double before_db, const std::vector<std::pair<double, double>>& steps_db,
+                       double t0, double t1);
+
 class fading_snr
 {
 public:
@@ -150,8 +157,14 @@ public:
     double snr_linear(double t);
     double snr_db(double t);
 
-    // Moves the mean (finite; throws std::invalid_argument): the fading itself goes on.
-    void set_mean_snr_db(double mean_snr_db);
+    // Steps of the mean: from each (time s, SNR dB) on, strictly ascending in time and
+    // finite (throws std::invalid_argument naming the field), the mean is the step's
+    // instead of the constructor's; the fading itself goes on. Empty: none.
+    void set_steps(std::vector<std::pair<double, double>> steps);
+    // The mean (power ratio) in force at t.
+    double mean_snr_linear_at(double t) const;
+    // The mean (dB) over [t0, t1), as stepped_mean_db.
+    double mean_snr_db_over(double t0, double t1) const;
 
     bool fading() const { return d_fading; }
     double mean_snr_db() const { return d_mean_db; }
@@ -162,6 +175,7 @@ public:
 private:
     double d_mean_db;
     double d_mean_linear;
+    std::vector<std::pair<double, double>> d_steps; // (time s, dB)
     fading_profile d_profile;
     std::vector<chan::tap_gain_process> d_gains;
     bool d_fading = false;

@@ -28,8 +28,11 @@ highest candidate rate; only its first --duration seconds count), each reference
 time, seconds of CPU): our modems' measured curves decide errors and lost preambles, and
 the SNR reports are modelled on our receivers' (lib/kernels/phy/snr_report_map.h);
 --seeds N averages N channel seeds (the segments' ratios are of the sums). The SNR steps
-take effect at the start of each burst there, so a long burst that spans a step is
-judged at the SNR it began in.
+take effect at once there too, inside a burst as well.
+
+--references-from FILE takes the fixed modes' figures from an earlier run's --json (same
+steps, profile and way) instead of measuring them again: for trying node options on the
+adaptive run alone.
 """
 import argparse
 import json
@@ -160,6 +163,43 @@ def plot(path, timeline, segments, best):
     fig.savefig(path)
 
 
+def loaded_references(a):
+    """The fixed modes' figures of --references-from (None without it)."""
+    if not a.references_from:
+        return None
+    with open(a.references_from) as f:
+        references = json.load(f)["references"]
+    for r in references:
+        print(f"fixed {r['mode']} at {r['snr_db']:g} dB: {r['bps']:.0f} bit/s "
+              f"(from {a.references_from})")
+    return references
+
+
+def best_of(references):
+    """{snr_db: (mode, bit/s)}: the best fixed mode at each SNR that delivered intact."""
+    best = {}
+    for r in references:
+        if r.get("identical", True) and r["bps"] > best.get(r["snr_db"], ("", 0))[1]:
+            best[r["snr_db"]] = (r["mode"], r["bps"])
+    return best
+
+
+def compare(segments, best):
+    """Prints each segment's adaptive throughput against the best fixed one; the rows."""
+    rows = []
+    for start, end, snr, bps in segments:
+        row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
+        tail = ""
+        if snr in best:
+            ratio = bps / best[snr][1]
+            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=ratio)
+            tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio {ratio:.2f} "
+                    f"({'within' if ratio >= TARGET else 'OUTSIDE'} 15 %)")
+        rows.append(row)
+        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", default="0:25,400:12,800:25", help="SECONDS:DB,... of the channel")
@@ -174,6 +214,8 @@ def main(argv=None):
     p.add_argument("--json", help="write every figure here")
     p.add_argument("--plot", help="write the plot here (PNG)")
     p.add_argument("--skip-references", action="store_true", help="only the adaptive run")
+    p.add_argument("--references-from", metavar="FILE",
+                   help="the fixed modes' figures from an earlier run's --json")
     p.add_argument("--way", choices=("real", "virtual"), default="real",
                    help="real: the real modems in real time (default); virtual: hfstack-sim")
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE",
@@ -206,10 +248,10 @@ def main(argv=None):
         print(f"adaptive: {len(segments)} segments, {changes} data rate changes "
               f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
-        best = {}
-        references = []
-        if not a.skip_references:
-            for snr in sorted({s for _, s in steps}):
+        references = loaded_references(a)
+        if references is None:
+            references = []
+            for snr in ([] if a.skip_references else sorted({s for _, s in steps})):
                 for rate, interleaver, mode in candidates:
                     size = int(a.reference_s * rate / 8)
                     r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
@@ -219,18 +261,8 @@ def main(argv=None):
                     references.append({"snr_db": snr, "mode": mode, "bps": bps,
                                        "identical": r["identical"]})
                     print(f"fixed {mode} at {snr:g} dB: {bps:.0f} bit/s")
-                    if r["identical"] and bps > best.get(snr, ("", 0))[1]:
-                        best[snr] = (mode, bps)
-    rows = []
-    for start, end, snr, bps in segments:
-        row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
-        if snr in best:
-            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=bps / best[snr][1])
-        rows.append(row)
-        tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio "
-                f"{bps / best[snr][1]:.2f} ({'within' if bps >= TARGET * best[snr][1] else 'OUTSIDE'} "
-                f"15 %)") if snr in best else ""
-        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+    best = best_of(references)
+    rows = compare(segments, best)
     if a.plot:
         plot(a.plot, timeline, segments, best)
     if a.json:
@@ -256,10 +288,10 @@ def main_virtual(a, steps):
         seq = [m for i, m in enumerate(p["tx_mode_a"] for p in tl)
                if i == 0 or tl[i - 1]["tx_mode_a"] != m]
         print(f"adaptive, seed {s}: {' -> '.join(seq)}")
-    best = {}
-    references = []
-    if not a.skip_references:
-        for snr in sorted({db for _, db in steps}):
+    references = loaded_references(a)
+    if references is None:
+        references = []
+        for snr in ([] if a.skip_references else sorted({db for _, db in steps})):
             for mode in modes:
                 bps = 0.0
                 for s in seeds:
@@ -268,20 +300,10 @@ def main_virtual(a, steps):
                     bps += 8 * bytes_at(tl, a.reference_s) / a.reference_s / len(seeds)
                 references.append({"snr_db": snr, "mode": mode, "bps": bps})
                 print(f"fixed {mode} at {snr:g} dB: {bps:.0f} bit/s")
-                if bps > best.get(snr, ("", 0))[1]:
-                    best[snr] = (mode, bps)
-    rows = []
-    for i, (start, end, snr, _) in enumerate(per_seed[0]):
-        bps = sum(seg[i][3] for seg in per_seed if i < len(seg)) / len(per_seed)
-        row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
-        tail = ""
-        if snr in best:
-            ratio = bps / best[snr][1]
-            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=ratio)
-            tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio {ratio:.2f} "
-                    f"({'within' if ratio >= TARGET else 'OUTSIDE'} 15 %)")
-        rows.append(row)
-        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+    best = best_of(references)
+    mean_segments = [(start, end, snr, sum(seg[i][3] for seg in per_seed if i < len(seg))
+                      / len(per_seed)) for i, (start, end, snr, _) in enumerate(per_seed[0])]
+    rows = compare(mean_segments, best)
     if a.plot:
         plot(a.plot, adaptive[0], per_seed[0], best)
     if a.json:

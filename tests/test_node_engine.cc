@@ -12,6 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <random>
+
 using namespace gr::hfstack::dl;
 
 
@@ -516,4 +519,137 @@ TEST(NodeEngine, APieceWithoutItsEndReleasesTheChannelAfterTheLongestBurst)
     EXPECT_GE(sent_at, released);
     EXPECT_LE(sent_at, released + c.turnaround_s + 1e-9);
     EXPECT_EQ(e.counters().bursts_received, 1u);
+}
+
+// Rate adaptation with autobaud: a transmission without data (the receiver's acks) goes
+// in answer_mode, and a burst the receiver cannot read at all, with an SNR report that
+// advises a more robust mode, is answered at once so the advice reaches its sender.
+namespace {
+
+struct autobaud_pair {
+    node_engine n1, n2;
+    double now = 0;
+    std::vector<node_transmission> sent_by_n2;
+    static node_config config(uint32_t address, const std::string& extra)
+    {
+        node_config c = node_without_channel_access(address);
+        set_node_options(
+            c, "mode=2400S;rate_adaptation=true;rate_change.autobaud=true" + extra);
+        return c;
+    }
+    explicit autobaud_pair(const std::string& extra = "")
+        : n1(config(1, extra)), n2(config(2, extra))
+    {
+        n1.on_sis(1, bind_request(3), 0.0);
+        n2.on_sis(7, bind_request(3), 0.0);
+        n2.take_actions();
+    }
+    static bool carries_data(const node_transmission& t)
+    {
+        dpdu_deframer df;
+        for (auto& f : df.push(t.burst.data(), t.burst.size()))
+            if (f.frame.type == dpdu_type::data_only ||
+                f.frame.type == dpdu_type::data_ack)
+                return true;
+        return false;
+    }
+    // Whole bursts back and forth (no carrier sense) until `stop` says so for one of n1's
+    // (which is then not delivered) or rounds run out; false then.
+    bool exchange_until(const std::function<bool(const node_transmission&)>& stop,
+                        node_transmission* stopped = nullptr)
+    {
+        for (int round = 0; round < 40; ++round) {
+            for (auto* from : { &n1, &n2 }) {
+                node_engine* to = from == &n1 ? &n2 : &n1;
+                for (auto& t : from->take_actions().transmissions) {
+                    if (from == &n1 && stop(t)) {
+                        if (stopped)
+                            *stopped = t;
+                        return true;
+                    }
+                    if (from == &n2)
+                        sent_by_n2.push_back(t);
+                    burst_info info;
+                    info.mode = t.mode;
+                    to->on_burst(t.burst, info, now + t.air_time_s);
+                }
+            }
+            now = std::min(n1.next_deadline(), n2.next_deadline());
+            if (!std::isfinite(now))
+                return false;
+            n1.on_timer(now);
+            n2.on_timer(now);
+        }
+        return false;
+    }
+};
+
+} // namespace
+
+TEST(NodeEngine, AutobaudAnswersGoInTheAnswerModeAndUnreadableBurstsAreAnswered)
+{
+    autobaud_pair p;
+    for (uint8_t k = 0; k < 30; ++k) // more than one transmission holds
+        p.n1.on_sis(1, unidata_to(2, 3, bytes(2048, uint8_t(k + 1))), 0.0);
+    // Up to n1's second data burst: n2 has acked the first by then.
+    int data_bursts = 0;
+    node_transmission second;
+    ASSERT_TRUE(p.exchange_until(
+        [&](const node_transmission& t) {
+            return autobaud_pair::carries_data(t) && ++data_bursts == 2;
+        },
+        &second));
+    // (n2 advises its policy's mode for 2400S, the ladder's nearest at least as robust.)
+    ASSERT_TRUE(less_robust(second.mode, modem_mode{ rate_600, interleaving_short }))
+        << to_string(second.mode);
+    EXPECT_EQ(p.n1.counters().response_timeouts, 0u);
+    size_t answers = 0;
+    for (const auto& t : p.sent_by_n2)
+        if (!autobaud_pair::carries_data(t)) {
+            EXPECT_EQ(to_string(t.mode), "600S");
+            ++answers;
+        }
+    EXPECT_GE(answers, 1u);
+    // The second data burst arrives unreadable (noise) with a report of 0 dB: n2 has
+    // nothing to attribute it to but its one link, advises a robust mode and answers.
+    p.n2.take_actions();
+    std::mt19937 rng(5);
+    bytes noise(second.burst.size());
+    for (auto& x : noise)
+        x = uint8_t(rng());
+    burst_info info;
+    info.mode = second.mode;
+    info.snr_db = 0.0;
+    const double end = p.now + second.air_time_s;
+    p.n2.on_burst(noise, info, end);
+    EXPECT_EQ(p.n2.counters().answers_unattributed, 1u);
+    EXPECT_EQ(p.n2.counters().snr_reports_unattributed, 1u);
+    p.n2.on_timer(p.n2.next_deadline());
+    auto answer = p.n2.take_actions().transmissions;
+    ASSERT_EQ(answer.size(), 1u);
+    EXPECT_LE(p.n2.next_deadline(), end + 10);
+    // n1 takes the answer and its advice: its next data go more robust.
+    p.n1.on_burst(answer[0].burst, burst_info{}, end + 5);
+    node_transmission next;
+    ASSERT_TRUE(p.exchange_until(autobaud_pair::carries_data, &next));
+    EXPECT_TRUE(less_robust(second.mode, next.mode)) << to_string(next.mode);
+}
+
+TEST(NodeEngine, AnswerModeNoneAnswersInTheTransmitMode)
+{
+    autobaud_pair p(";answer_mode=none");
+    for (uint8_t k = 0; k < 30; ++k) // more than one transmission holds
+        p.n1.on_sis(1, unidata_to(2, 3, bytes(2048, uint8_t(k + 1))), 0.0);
+    int data_bursts = 0;
+    ASSERT_TRUE(p.exchange_until([&](const node_transmission& t) {
+        return autobaud_pair::carries_data(t) && ++data_bursts == 2;
+    }));
+    ASSERT_FALSE(p.sent_by_n2.empty());
+    for (const auto& t : p.sent_by_n2) // 2400S, then the mode n1 advises
+        EXPECT_TRUE(less_robust(t.mode, modem_mode{ rate_600, interleaving_short }))
+            << to_string(t.mode);
+    node_config bad = autobaud_pair::config(1, "");
+    EXPECT_THROW(set_node_options(bad, "answer_mode=fast"), std::invalid_argument);
+    set_node_options(bad, "answer_mode=12800U"); // a mode, but none a change can announce
+    EXPECT_THROW(node_engine{ bad }, std::invalid_argument);
 }

@@ -47,7 +47,8 @@ rate_policy_config ladder()
         { { rate_2400, S }, 16.0 }, { { rate_3200, L }, 18.0 }, { { rate_4800, L }, 21.0 },
         { { rate_6400, L }, 24.0 }, { { rate_8000, L }, 27.0 }, { { rate_9600, L }, 30.0 },
     };
-    c.hysteresis_db = 3.0; // the figures below assume it
+    c.hysteresis_db = 3.0;       // the figures below assume it
+    c.step_down_margin_db = 0.0; // and this
     return c;
 }
 
@@ -224,6 +225,24 @@ TEST(RatePolicy, StepsDownPromptlyOnLowSnr)
     // Follows the fast average down to the best mode 4 dB supports: 300L (3 dB).
     EXPECT_EQ(p.recommended(), m300L);
     EXPECT_EQ(p.counters().step_ups, 0u);
+}
+
+// A report a little below the mode's threshold (within the reports' scatter) does not
+// step down; one beyond the margin does, to the least robust entry it clears so.
+TEST(RatePolicy, StepDownMarginHoldsOffSmallDips)
+{
+    rate_policy_config c = ladder();
+    c.step_down_margin_db = 2.0;
+    rate_policy p(c);
+    p.set_current(m2400S, 0); // needs 16
+    p.on_snr(17.0, 0);
+    p.on_snr(14.5, 100);
+    EXPECT_EQ(p.recommended(), m2400S);
+    EXPECT_EQ(p.counters().step_downs_snr, 0u);
+    p.on_snr(10.0, 200); // 1200S needs 11: 10 clears 11 - 2, not 14 - 2
+    EXPECT_EQ(p.recommended(), (modem_mode{ rate_1200, interleaving_short }));
+    EXPECT_EQ(p.counters().step_downs_snr, 1u);
+    EXPECT_EQ(rate_policy_config().step_down_margin_db, 2.0); // the default
 }
 
 TEST(RatePolicy, RetransmissionRateForcesStepDownAndGatesStepUp)

@@ -53,6 +53,23 @@ TEST(Scenario, ClearChannelDeliversEveryOfferedByteInOrder)
     EXPECT_LE(f.last_delivery_at, r.end_time_s);
 }
 
+// Node options override the scenario's own fields (hfstack-sim --node-option).
+TEST(Scenario, NodeOptionsOverrideTheScenariosFields)
+{
+    auto c = throughput("2400S", 100'000);
+    c.trace = true;
+    c.max_transmission_s = 127.5;
+    c.node_options = "max_transmission_s=20";
+    const auto r = run_scenario(c);
+    ASSERT_TRUE(r.completed) << r.stopped;
+    ASSERT_FALSE(r.transmissions.empty());
+    double longest = 0;
+    for (const auto& t : r.transmissions)
+        longest = std::max(longest, t.air_time_s);
+    EXPECT_LE(longest, 20.0);
+    EXPECT_GT(longest, 15.0); // 100 kB at 2400 bps fill them
+}
+
 TEST(Scenario, TheSameSeedGivesTheSameRun)
 {
     auto c = throughput("1200S", 60'000);

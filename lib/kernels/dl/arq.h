@@ -300,6 +300,9 @@ public:
     // True when a data D_PDU of this class (good, damaged or duplicate, inside the
     // window) arrived since the last ack() was taken.
     bool ack_due() const { return d_ack_due; }
+    // Makes an ack due although nothing arrived (it repeats the state, which a sender
+    // takes as an answer: the engine answers a burst it could not read with it).
+    void ack_again() { d_ack_due = true; }
 
     // RESET/WIN-RESYNC: RX LWE = new_rx_lwe, stored segments and partial C_PDUs are
     // discarded (already completed C_PDUs stay in take_delivered()).

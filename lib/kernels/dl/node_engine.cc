@@ -109,6 +109,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "warnings_sent", double(c.warnings_sent) },
         { "warnings_received", double(c.warnings_received) },
         { "snr_reports_unattributed", double(c.snr_reports_unattributed) },
+        { "answers_unattributed", double(c.answers_unattributed) },
         { "data_with_link_request", double(c.data_with_link_request) },
         { "dpdus_dropped_unsynced", double(c.dpdus_dropped_unsynced) },
         { "link_setups", double(c.link_setups) },
@@ -249,6 +250,9 @@ node_config validated(node_config c)
              "announces only STANAG 5066 Table C-6 interleavers (S, L, 4800U) up to 9600 "
              "bps; " +
              "set rate_adaptation=false or pick such a mode");
+    if (c.answer_mode && !is_valid_mode(*c.answer_mode))
+        fail("answer_mode " + to_string(*c.answer_mode) +
+             " must be a mode a data rate change can announce (75-9600 bps, S or L)");
     if (c.rate_adaptation) {
         try {
             rate_policy check(c.rate_policy); // throws naming what is wrong

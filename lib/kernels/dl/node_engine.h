@@ -152,6 +152,11 @@ struct node_config {
     bool rate_adaptation = false;
     rate_policy_config rate_policy;
     rate_change_config rate_change; // addresses and initial mode are filled per link
+    // With rate adaptation and autobaud: a transmission that carries no data (acks,
+    // advice) goes in this mode where our transmit mode is less robust. It costs a few
+    // tenths of a second, and a lost answer costs its sender a timeout and a step down
+    // of a transmit mode that was fine. Empty: answers go in the transmit mode.
+    std::optional<modem_mode> answer_mode = modem_mode{ rate_600, interleaving_short };
     // Air time of a burst in a mode (default_waveform_timing when empty).
     std::function<phy::waveform_timing(const modem_mode&)> timing;
 };
@@ -234,8 +239,10 @@ struct node_counters {
     uint64_t warnings_sent = 0;
     uint64_t warnings_received = 0;
     // Rate adaptation: SNR reports of bursts with no readable header, given to the peer
-    // whose answer was awaited.
+    // whose answer was awaited (or, awaiting none, the one linked peer), and the repeated
+    // acks sent because such a report advised a more robust mode.
     uint64_t snr_reports_unattributed = 0;
+    uint64_t answers_unattributed = 0;
     uint64_t data_with_link_request = 0; // bursts whose link request carried ARQ data
     uint64_t dpdus_dropped_unsynced = 0; // data with a link request whose reset was lost
     // Links.

@@ -361,6 +361,8 @@ struct node_engine::impl {
     // ---------------------------------------------------------------- links
 
     bool has_arq_work(const peer_state& p) const;
+    // True when the next transmission would carry data (ARQ or non-ARQ).
+    bool has_data_to_send() const;
     bool has_link_work(uint32_t addr) const;
 
     // data_with_link_request: a first contact's request waits for the data still coming.

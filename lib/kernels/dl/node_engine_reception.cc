@@ -403,17 +403,35 @@ void node_engine::impl::end_received_burst()
     if (rx_burst.snr_reported.empty() && !std::isnan(rx_burst.snr_db)) {
         // No D_PDU header of the burst survived (or none was for us): a burst too damaged
         // to name its sender still says how the channel is, and a link that loses every
-        // header must step down all the same. It is the peer's we await, if one alone.
-        peer_state* awaited = nullptr;
-        size_t awaiting = 0;
-        for (auto& [addr, p] : peers)
-            if (p->awaiting_response && link_up(addr)) {
+        // header must step down all the same. It is the peer's we await, if one alone;
+        // awaiting none, the one linked peer's, if one alone.
+        peer_state *awaited = nullptr, *linked = nullptr;
+        size_t awaiting = 0, linked_peers = 0;
+        for (auto& [addr, p] : peers) {
+            if (!p->policy || !link_up(addr))
+                continue;
+            ++linked_peers;
+            linked = p.get();
+            if (p->awaiting_response) {
                 awaited = p.get();
                 ++awaiting;
             }
-        if (awaiting == 1 && awaited->policy) {
-            report_snr(*awaited, rx_burst.snr_db, rx_burst.mode, span);
+        }
+        peer_state* from = awaiting == 1                        ? awaited
+                           : awaiting == 0 && linked_peers == 1 ? linked
+                                                                : nullptr;
+        if (from) {
+            const modem_mode advised = from->policy->recommended();
+            report_snr(*from, rx_burst.snr_db, rx_burst.mode, span);
             counters.snr_reports_unattributed += 1;
+            // Its sender waits for an answer that will not come: answer (a repeated
+            // ack) now, so the advice for a more robust mode reaches it before it sends
+            // another whole transmission in the mode that just failed.
+            if (!from->awaiting_response && from->resync.synced() &&
+                less_robust(advised, from->policy->recommended())) {
+                from->rx.ack_again();
+                counters.answers_unattributed += 1;
+            }
         }
     }
     for (uint32_t src : rx_burst.heard) {

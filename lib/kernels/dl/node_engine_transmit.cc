@@ -104,6 +104,18 @@ double node_engine::impl::turn_gate() const
     return std::max(t, receiving_until);
 }
 
+bool node_engine::impl::has_data_to_send() const
+{
+    if (non_arq_queued > 0 || !non_arq_pending.empty())
+        return true;
+    for (auto& [addr, p] : peers)
+        if (!p->awaiting_response &&
+            (p->tx.has_pending_transmission() || p->tx_exp.has_pending_transmission() ||
+             arq_queued_by_peer.count(addr) || control_spdus.count(addr)))
+            return true;
+    return false;
+}
+
 bool node_engine::impl::any_response_owed() const
 {
     for (auto& [addr, p] : peers) {
@@ -376,7 +388,11 @@ node_transmission node_engine::impl::build_transmission()
     std::optional<drc_transmission> management;
     if (link_peer)
         management = link_peer->drc->take_management(now);
-    const modem_mode mode = management ? management->mode : tx_mode_for(link_peer);
+    modem_mode mode = management ? management->mode : tx_mode_for(link_peer);
+    if (!management && link_peer && cfg.rate_adaptation && cfg.rate_change.autobaud &&
+        cfg.answer_mode && less_robust(mode, *cfg.answer_mode) &&
+        cfg.rate_change.supported.count(*cfg.answer_mode) && !has_data_to_send())
+        mode = *cfg.answer_mode;
     burst_builder b(
         timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), cfg.address);
 

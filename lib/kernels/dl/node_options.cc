@@ -228,12 +228,23 @@ const std::vector<option_entry>& table()
                       },
                       [](const node_config& c) { return to_string(c.mode); } },
         HF_BOOL("rate_adaptation", rate_adaptation, "EOW data rate change driven by received SNR"),
+        option_entry{ "answer_mode", "rate adaptation with autobaud: mode of transmissions without data where the transmit mode is less robust, e.g. 600S; none: the transmit mode",
+                      [](node_config& c, const std::string& n, const std::string& v) {
+                          if (v == "none")
+                              c.answer_mode.reset();
+                          else
+                              c.answer_mode = parse_mode(n, v);
+                      },
+                      [](const node_config& c) {
+                          return c.answer_mode ? to_string(*c.answer_mode) : std::string("none");
+                      } },
         HF_DOUBLE("rate_change.ack_timeout", rate_change.ack_timeout, "data rate change: wait for each answer, s"),
         HF_UINT("rate_change.max_retries", rate_change.max_retries, 100, "data rate change retransmissions"),
         HF_BOOL("rate_change.tx_equals_rx", rate_change.tx_equals_rx, "our modem needs the same mode both ways"),
         HF_BOOL("rate_change.autobaud", rate_change.autobaud, "both modems recognise the received mode: change the transmit mode on an advisory at once, without the Annex C procedure"),
         HF_BOOL("rate_policy.correct_snr_reports", rate_policy.correct_snr_reports, "map the modem's SNR reports to true SNRs through its measured curves before deciding"),
         HF_DOUBLE("rate_policy.hysteresis_db", rate_policy.hysteresis_db, "margin above the next mode's threshold before stepping up, dB"),
+        HF_DOUBLE("rate_policy.step_down_margin_db", rate_policy.step_down_margin_db, "margin below the mode's threshold before stepping down on SNR, dB"),
         HF_DOUBLE("rate_policy.sustain_time", rate_policy.sustain_time, "the margin must hold this long before stepping up, s"),
         HF_DOUBLE("rate_policy.min_dwell", rate_policy.min_dwell, "least time between a change and a step up, s"),
         HF_BOOL("rate_policy.first_report_decides", rate_policy.first_report_decides, "the first SNR report of a link picks its mode at once (no sustain or dwell)"),

@@ -308,7 +308,7 @@ void rate_policy::evaluate(double now)
     if (have_snr) {
         const double fast = fast_snr_db();
         size_t i = index_;
-        while (i > 0 && fast < cfg_.table[i].min_snr_db)
+        while (i > 0 && fast < cfg_.table[i].min_snr_db - cfg_.step_down_margin_db)
             --i;
         if (i != index_) {
             changed(i, now);

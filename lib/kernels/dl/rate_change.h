@@ -231,7 +231,9 @@ struct rate_policy_config {
     // a link need not spend its first dwell times at the mode it happened to start in.
     bool first_report_decides = true;
     // Step down (as many entries as needed, at once, no dwell) when the fast SNR average
-    // falls below current.min_snr_db.
+    // falls below current.min_snr_db - step_down_margin_db (to the least robust entry
+    // it clears so).
+    double step_down_margin_db = 2.0;
     // Averages: each report has weight 1 and weights decay as exp(-age / time_constant).
     double slow_time_constant = 20.0; // s, used for step-up decisions
     double fast_time_constant = 3.0;  // s, used for step-down decisions

@@ -28,9 +28,10 @@ dl::node_config node_config_for(const scenario_config& c, size_t index)
 {
     dl::node_config n;
     n.address = uint32_t(index + 1);
-    dl::set_node_options(n, c.node_options);
     n.mode = node_mode_for(c.mode);
     n.max_transmission_s = c.max_transmission_s;
+    // Node options last: they override what the scenario's own fields set.
+    dl::set_node_options(n, c.node_options);
     // The chosen waveform (any Appendix C interleaver) for the chosen mode; the node's
     // default mapping for any other mode a rate change might pick.
     const dl::modem_mode chosen = n.mode;

@@ -479,3 +479,25 @@ TEST(M110aReceiver, AStreamingReceiverHandsOnEachBlocksBytesBeforeTheEnd)
     EXPECT_LE(pieces[0].bytes.size(), 180u);
     EXPECT_GT(pieces[0].bytes.size(), 100u);
 }
+
+// 75 bps: the coherent Walsh metric on the tracked channel added to the despread powers
+// (walsh_metric 2) decides weak symbols on a steady channel better than the powers alone.
+TEST(M110aReceiver, CoherentWalshMetricHelpsOnASteadyChannel)
+{
+    size_t errors[3] = { 0, 0, 0 };
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+        const std::vector<uint8_t> data = random_bytes(93, seed);
+        const std::vector<float> audio = over_the_air("75S", data, 9600, -4.5, 0, seed);
+        for (unsigned metric = 0; metric < 3; ++metric) {
+            m110a_receiver_config c;
+            c.walsh_metric = metric;
+            const auto bursts = receive_audio(audio, 9600, 4096, c);
+            ASSERT_EQ(bursts.size(), 1u) << seed << " " << metric;
+            ASSERT_EQ(bursts[0].bytes.size(), data.size());
+            for (size_t i = 0; i < data.size(); ++i)
+                errors[metric] += size_t(__builtin_popcount(bursts[0].bytes[i] ^ data[i]));
+        }
+    }
+    EXPECT_GT(errors[0], 0u);
+    EXPECT_LT(errors[2] * 3, errors[0]) << errors[0] << " " << errors[1] << " " << errors[2];
+}

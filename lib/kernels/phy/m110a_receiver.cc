@@ -678,6 +678,20 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     metric[v] += std::norm(y) * path_power / (chip_noise * (path_power + chip_noise));
                 }
             }
+            if (cfg.walsh_metric != 0) {
+                // Coherent: the matched chips (unit gain, tracked channel) against each
+                // candidate, as a log-likelihood over their error variance.
+                const double variance = std::max(equaliser->estimate_variance(), 1e-9);
+                for (unsigned v = 0; v < 4; ++v) {
+                    const auto chips = m110a_walsh_chips(v, exceptional);
+                    cd y;
+                    for (unsigned j = 0; j < 32; ++j)
+                        y += std::conj(cd(point(chips[j] + scrambler[(dk - 31 + j) % 160]))) *
+                             pending_estimates[j];
+                    const double coherent = 2.0 * y.real() / variance;
+                    metric[v] = cfg.walsh_metric == 1 ? coherent : metric[v] + coherent;
+                }
+            }
             walsh_windows.clear();
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
             const auto decided = m110a_walsh_chips(best, exceptional);

@@ -83,6 +83,10 @@ struct m110a_receiver_config {
     // (pieces with `continues`), as a streaming modem does; the burst's last entry has
     // the rest. False: one entry per burst.
     bool deliver_per_block = false;
+    // 75 bps: how a Walsh symbol's candidates are scored. 0: despread on every path
+    // position, powers combined (no channel phase); 1: coherently on the tracked channel
+    // (the channel-matched chips against each candidate); 2: both metrics added.
+    unsigned walsh_metric = 0;
 };
 
 struct m110a_burst {

@@ -287,6 +287,8 @@ int main(int argc, char** argv)
             high_rx_config.backward_frames = wide_rx_config.backward_frames = value != "0";
         else if (key == "--data-power")
             high_rx_config.weigh_data_power = value != "0";
+        else if (key == "--walsh-weight")
+            rx_config.walsh_coherent_weight = std::atof(value.c_str());
         else if (key == "--walsh-metric")
             rx_config.walsh_metric = unsigned(std::atoi(value.c_str()));
         else if (key == "--passes")

@@ -105,6 +105,10 @@ struct m110a_receiver::state {
     std::vector<cd> walsh_windows;
     double walsh_decided_metric = 0; // this block's decided candidates' metrics, summed
     double walsh_other_metric = 0;   // and the other candidates' mean metrics
+    // Error power of the matched chips against the decided ones (an average over the
+    // last symbols; NaN before the first): noise, tracker lag and interference, which
+    // the coherent Walsh metric is scaled by.
+    double walsh_chip_error = std::nan("");
     k7_viterbi viterbi;
     // Decoder-aided passes over each interleaver block (cfg.decoder_passes):
     // the equaliser as the block began, and the block's symbols as received.
@@ -552,6 +556,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     walsh_windows.clear();
     walsh_decided_metric = 0;
     walsh_other_metric = 0;
+    walsh_chip_error = std::nan("");
     viterbi.start();
     block_start_equaliser.reset();
     block_symbols_seen.clear();
@@ -681,7 +686,8 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             if (cfg.walsh_metric != 0) {
                 // Coherent: the matched chips (unit gain, tracked channel) against each
                 // candidate, as a log-likelihood over their error variance.
-                const double variance = std::max(equaliser->estimate_variance(), 1e-9);
+                const double variance = std::max(
+                    std::isnan(walsh_chip_error) ? equaliser->estimate_variance() : walsh_chip_error, 1e-9);
                 for (unsigned v = 0; v < 4; ++v) {
                     const auto chips = m110a_walsh_chips(v, exceptional);
                     cd y;
@@ -689,12 +695,18 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                         y += std::conj(cd(point(chips[j] + scrambler[(dk - 31 + j) % 160]))) *
                              pending_estimates[j];
                     const double coherent = 2.0 * y.real() / variance;
-                    metric[v] = cfg.walsh_metric == 1 ? coherent : metric[v] + coherent;
+                    metric[v] = cfg.walsh_metric == 1 ? coherent : (1 - cfg.walsh_coherent_weight) * metric[v] + cfg.walsh_coherent_weight * coherent;
                 }
             }
             walsh_windows.clear();
             const unsigned best = unsigned(std::max_element(metric, metric + 4) - metric);
             const auto decided = m110a_walsh_chips(best, exceptional);
+            double chip_error = 0;
+            for (unsigned j = 0; j < 32; ++j)
+                chip_error += std::norm(pending_estimates[j] -
+                                        cd(point(decided[j] + scrambler[(dk - 31 + j) % 160])));
+            chip_error /= 32.0;
+            walsh_chip_error = std::isnan(walsh_chip_error) ? chip_error : 0.75 * walsh_chip_error + 0.25 * chip_error;
             for (unsigned j = 0; j < 32; ++j) {
                 const unsigned scr_j = scrambler[(dk - 31 + j) % 160];
                 commit(pending_estimates[j], point(decided[j] + scr_j), true);

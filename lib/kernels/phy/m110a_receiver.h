@@ -84,9 +84,14 @@ struct m110a_receiver_config {
     // the rest. False: one entry per burst.
     bool deliver_per_block = false;
     // 75 bps: how a Walsh symbol's candidates are scored. 0: despread on every path
-    // position, powers combined (no channel phase); 1: coherently on the tracked channel
-    // (the channel-matched chips against each candidate); 2: both metrics added.
-    unsigned walsh_metric = 0;
+    // position, powers combined (no channel phase: a tracker lagging 5 Hz fading cannot
+    // turn the decisions); 1: coherently, the channel-matched chips on the tracked
+    // channel against each candidate over their measured error power (noise, tracker
+    // lag and interference, from the decided chips); 2: the two mixed, the coherent one
+    // weighted walsh_coherent_weight. 2 with 0.2: half the errors on AWGN at -4 dB and no
+    // row worse on fading (docs/modem-design.md); more weight hurt 75L on 5 ms / 5 Hz.
+    unsigned walsh_metric = 2;
+    double walsh_coherent_weight = 0.2;
 };
 
 struct m110a_burst {

@@ -310,6 +310,7 @@ struct node_engine::impl {
         std::set<uint32_t> heard; // peers that sent us connection D_PDUs
         std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
         std::set<uint32_t> snr_reported; // peers with a rate policy heard in it
+        std::map<uint32_t, burst_frames> data_frames; // its ARQ data D_PDUs by sender
         // The modem's SNR report and mode for the burst (its last piece's): given to the
         // peer we await an answer from when no D_PDU of it names its sender.
         double snr_db = std::numeric_limits<double>::quiet_NaN();
@@ -331,7 +332,8 @@ struct node_engine::impl {
     void report_snr(peer_state& p,
                     double snr_db,
                     const std::optional<modem_mode>& mode,
-                    double span_s);
+                    double span_s,
+                    const burst_frames& frames = {});
 
     // The burst's last piece is in (or the modem never sent it): the exchanges its
     // sender answered are over; acknowledgements it did not carry are timeouts.

@@ -341,6 +341,8 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             // FULL RESET with the same frame ID is a new one (the peer restarted).
             p.resync.on_regular_traffic();
         }
+        if (is_arq_data(d.type))
+            (rf.segment_ok ? rx_burst.data_frames[src].good : rx_burst.data_frames[src].damaged) += 1;
         switch (d.type) {
         case dpdu_type::data_only:
             p.rx.on_data(d, rf.segment_ok);
@@ -399,7 +401,7 @@ void node_engine::impl::end_received_burst()
     const double span = now - rx_burst_began;
     if (!std::isnan(rx_burst.snr_db))
         for (uint32_t src : rx_burst.snr_reported)
-            report_snr(peer(src), rx_burst.snr_db, rx_burst.mode, span);
+            report_snr(peer(src), rx_burst.snr_db, rx_burst.mode, span, rx_burst.data_frames[src]);
     if (rx_burst.snr_reported.empty() && !std::isnan(rx_burst.snr_db)) {
         // No D_PDU header of the burst survived (or none was for us): a burst too damaged
         // to name its sender still says how the channel is, and a link that loses every
@@ -447,11 +449,12 @@ void node_engine::impl::end_received_burst()
 void node_engine::impl::report_snr(peer_state& p,
                                    double snr_db,
                                    const std::optional<modem_mode>& mode,
-                                   double span_s)
+                                   double span_s,
+                                   const burst_frames& frames)
 {
     if (!p.policy)
         return;
-    p.policy->on_snr_report(snr_db, mode ? *mode : p.drc->rx_mode(), now, span_s);
+    p.policy->on_snr_report(snr_db, mode ? *mode : p.drc->rx_mode(), now, span_s, frames);
     p.drc->advise_rx(p.policy->recommended(), now);
 }
 

@@ -246,7 +246,8 @@ void rate_policy::on_snr(double snr_db, double now, double span_s)
 double rate_policy::on_snr_report(double report_db,
                                   const modem_mode& mode,
                                   double now,
-                                  double span_s)
+                                  double span_s,
+                                  const burst_frames& frames)
 {
     double snr_db = report_db;
     if (cfg_.correct_snr_reports && std::isfinite(report_db))
@@ -254,7 +255,12 @@ double rate_policy::on_snr_report(double report_db,
             snr_db = map->true_snr_for(report_db);
             ++counters_.snr_reports_corrected;
         }
+    const unsigned read = frames.good + frames.damaged;
+    burst_works_ = cfg_.burst_works_frames > 0 && mode == recommended() &&
+                   read >= cfg_.burst_works_frames &&
+                   double(frames.damaged) <= cfg_.burst_works_damaged * double(read);
     on_snr(snr_db, now, span_s);
+    burst_works_ = false;
     return snr_db;
 }
 
@@ -310,7 +316,9 @@ void rate_policy::evaluate(double now)
         size_t i = index_;
         while (i > 0 && fast < cfg_.table[i].min_snr_db - cfg_.step_down_margin_db)
             --i;
-        if (i != index_) {
+        if (i != index_ && burst_works_) {
+            ++counters_.step_downs_held;
+        } else if (i != index_) {
             changed(i, now);
             ++counters_.step_downs_snr;
             return;

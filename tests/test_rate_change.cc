@@ -245,6 +245,39 @@ TEST(RatePolicy, StepDownMarginHoldsOffSmallDips)
     EXPECT_EQ(rate_policy_config().step_down_margin_db, 2.0); // the default
 }
 
+// A low report of a burst whose frames arrived in the recommended mode does not step
+// down; one whose frames were damaged, too few, or in another mode does.
+TEST(RatePolicy, AWorkingBurstHoldsOffAnSnrStepDown)
+{
+    rate_policy_config c = ladder();
+    c.correct_snr_reports = false; // the figures as given
+    const auto at_2400S = [&] {
+        rate_policy p(c);
+        p.set_current(m2400S, 0); // needs 16
+        p.on_snr(17.0, 0);
+        return p;
+    };
+    auto works = at_2400S();
+    works.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 40, 12 });
+    EXPECT_EQ(works.recommended(), m2400S);
+    EXPECT_EQ(works.counters().step_downs_held, 1u);
+    EXPECT_EQ(works.counters().step_downs_snr, 0u);
+    auto damaged = at_2400S();
+    damaged.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 30, 20 });
+    EXPECT_EQ(damaged.recommended(), m300L);
+    auto few = at_2400S();
+    few.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 7, 0 });
+    EXPECT_EQ(few.recommended(), m300L);
+    auto other_mode = at_2400S();
+    other_mode.on_snr_report(4.0, modem_mode{ rate_1200, interleaving_long }, 100, 60,
+                             burst_frames{ 40, 0 });
+    EXPECT_EQ(other_mode.recommended(), m300L);
+    c.burst_works_frames = 0; // off
+    auto off = at_2400S();
+    off.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 40, 0 });
+    EXPECT_EQ(off.recommended(), m300L);
+}
+
 TEST(RatePolicy, RetransmissionRateForcesStepDownAndGatesStepUp)
 {
     rate_policy p(ladder());

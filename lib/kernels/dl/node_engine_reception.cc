@@ -342,7 +342,8 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             p.resync.on_regular_traffic();
         }
         if (is_arq_data(d.type))
-            (rf.segment_ok ? rx_burst.data_frames[src].good : rx_burst.data_frames[src].damaged) += 1;
+            (rf.segment_ok ? rx_burst.data_frames[src].good
+                           : rx_burst.data_frames[src].damaged) += 1;
         switch (d.type) {
         case dpdu_type::data_only:
             p.rx.on_data(d, rf.segment_ok);
@@ -401,7 +402,11 @@ void node_engine::impl::end_received_burst()
     const double span = now - rx_burst_began;
     if (!std::isnan(rx_burst.snr_db))
         for (uint32_t src : rx_burst.snr_reported)
-            report_snr(peer(src), rx_burst.snr_db, rx_burst.mode, span, rx_burst.data_frames[src]);
+            report_snr(peer(src),
+                       rx_burst.snr_db,
+                       rx_burst.mode,
+                       span,
+                       rx_burst.data_frames[src]);
     if (rx_burst.snr_reported.empty() && !std::isnan(rx_burst.snr_db)) {
         // No D_PDU header of the burst survived (or none was for us): a burst too damaged
         // to name its sender still says how the channel is, and a link that loses every

@@ -236,10 +236,10 @@ struct rate_policy_config {
     double step_down_margin_db = 2.0;
     // No step down on the SNR report of a burst that shows the recommended mode working:
     // sent in it, at least burst_works_frames data D_PDUs read, of which at most
-    // burst_works_damaged (fraction) damaged. On the real modems a long burst's report
-    // can read many dB low while its frames arrive (its error power is a mean over the
-    // burst: a stretch of lost lock outweighs the rest), and one such report took an
-    // 8000S link to 1200L at 25 dB; the frames are the surer evidence. 0 frames: off.
+    // burst_works_damaged (fraction) damaged. A long burst's report can read many dB
+    // low while most of its frames arrive (the modem's error power is a mean over the
+    // burst, which a stretch of lost lock dominates); the frames are the surer evidence
+    // (docs/node-design.md). 0 frames: off.
     unsigned burst_works_frames = 8;
     double burst_works_damaged = 0.3;
     // Averages: each report has weight 1 and weights decay as exp(-age / time_constant).

@@ -11,7 +11,8 @@ here), send N bytes, wait for a short confirmation from the server, close. Utili
 = N x 8 / (rate x time from the connect call to the confirmation).
 
 Two namespaces and two hfstack-node --pep processes (python/hfstack/pep_testbed.py),
-short interleaver, clear channel unless a BER is given. Prints one line per figure and
+short interleaver, clear channel unless a BER is given, each row the first transfer on
+a fresh link (a new test bed). Prints one line per figure and
 a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_section_d.py \\
         [--rates 9600,1200,300] [--sizes 1000,10000,100000,1000000] [--ber 1e-5,1e-4] [--compress]
@@ -19,8 +20,11 @@ a JSON list at the end; needs root. Usage:
 
 import argparse
 import json
+import random
 import sys
+import tempfile
 
+from gnuradio.hfstack import anchors
 from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
 
 # anchors.md section D (published utilization %) and issue 22's targets.
@@ -34,8 +38,8 @@ BER = {1e-5: (76.1, 85), 1e-4: (40.6, 55)}
 CLIENT = r"""
 import json, socket, sys, time
 size = int(sys.argv[1])
-data = (b"HF data over STANAG 5066, the quick brown fox jumps over the lazy dog. " * (size // 70 + 1))[:size] \
-    if sys.argv[2] == "text" else bytes((i * 7919) % 251 for i in range(size))
+with open(sys.argv[2], "rb") as f:
+    data = f.read()
 t0 = time.monotonic()
 c = socket.create_connection((sys.argv[3], 7100), timeout=7200)  # intercepted: REDIRECT
 t_conn = time.monotonic()
@@ -52,8 +56,20 @@ print(json.dumps({"connect_s": t_conn - t0, "total_s": t_done - t0, "ok": ok == 
 """
 
 
+def payload_bytes(size, payload):
+    """Seeded random bytes (DEFLATE cannot shrink them), or prose: the simulator's text
+    payload (anchors.text_payload(), the GPL's text) repeated to `size`."""
+    if payload == "random":
+        return random.Random(5066).randbytes(size)
+    text = anchors.text_payload()
+    return (text * (size // len(text) + 1))[:size]
+
+
 def measure(bed, size, payload):
-    done = bed.run("a", sys.executable, "-c", CLIENT, str(size), payload, FAR, timeout=7200)
+    with tempfile.NamedTemporaryFile(prefix="pep_payload_") as f:
+        f.write(payload_bytes(size, payload))
+        f.flush()
+        done = bed.run("a", sys.executable, "-c", CLIENT, str(size), f.name, FAR, timeout=7200)
     r = json.loads(done.stdout.strip().splitlines()[-1])
     if not r["ok"]:
         raise RuntimeError("no confirmation from the server")
@@ -67,7 +83,8 @@ def main():
     p.add_argument("--rates", default="9600,1200,300")
     p.add_argument("--sizes", default="1000,10000,100000,1000000")
     p.add_argument("--ber", default="", help="bit error rates for 100 kB at 9600, e.g. 1e-5,1e-4")
-    p.add_argument("--compress", action="store_true", help="DEFLATE on the streams (text payload too)")
+    p.add_argument("--compress", action="store_true",
+                   help="DEFLATE on the streams; each row then sent as random bytes and as prose")
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--seeds", type=int, default=1, help="error seeds per BER row (their mean is printed)")
     a = p.parse_args()
@@ -79,26 +96,25 @@ def main():
     options = "compress=true" if a.compress else ""
     payloads = ["random"] + (["text"] if a.compress else [])
     for rate in [int(x) for x in a.rates.split(",") if x]:
-        rows = [s for s in sizes if (rate, s) in PUBLISHED]
-        if not rows:
-            continue
-        with pep_testbed(rate=rate, time_scale=a.time_scale, pep_options=options) as bed:
-            bed.serve("b", CONFIRMING_SERVER, FAR, "7100")
-            for size in rows:
-                for payload in payloads:
-                    try:
+        for size in [s for s in sizes if (rate, s) in PUBLISHED]:
+            for payload in payloads:
+                # A fresh test bed for every row: the first transfer on a fresh link, as
+                # the seed measured it (a later transfer would wait behind the close).
+                try:
+                    with pep_testbed(rate=rate, time_scale=a.time_scale, pep_options=options) as bed:
+                        bed.serve("b", CONFIRMING_SERVER, FAR, "7100")
                         r = measure(bed, size, payload)
-                    except Exception as e:  # a failed row is reported, the rest go on
-                        print(f"pep {rate} bps {size // 1000} kB {payload}: failed: {e}", flush=True)
-                        continue
-                    pub, target = PUBLISHED[(rate, size)]
-                    print(f"pep {rate} bps {size // 1000} kB {payload}{' compressed' if a.compress else ''}: "
-                          f"{r['utilization']:.1f} % (connect {r['connect_s'] * a.time_scale:.1f} s, total "
-                          f"{r['total_s'] * a.time_scale:.1f} s); published {pub} % (connect "
-                          f"{PUBLISHED_CONNECT_S[rate][0]}-{PUBLISHED_CONNECT_S[rate][1]} s)"
-                          + (f", target >= {target} %" if target else ""), flush=True)
-                    results.append({"rate": rate, "bytes": size, "payload": payload,
-                                    "compress": a.compress, **r})
+                except Exception as e:  # a failed row is reported, the rest go on
+                    print(f"pep {rate} bps {size // 1000} kB {payload}: failed: {e}", flush=True)
+                    continue
+                pub, target = PUBLISHED[(rate, size)]
+                print(f"pep {rate} bps {size // 1000} kB {payload}{' compressed' if a.compress else ''}: "
+                      f"{r['utilization']:.1f} % (connect {r['connect_s'] * a.time_scale:.1f} s, total "
+                      f"{r['total_s'] * a.time_scale:.1f} s); published {pub} % (connect "
+                      f"{PUBLISHED_CONNECT_S[rate][0]}-{PUBLISHED_CONNECT_S[rate][1]} s)"
+                      + (f", target >= {target} %" if target else ""), flush=True)
+                results.append({"rate": rate, "bytes": size, "payload": payload,
+                                "compress": a.compress, **r})
     for ber in [float(x) for x in a.ber.split(",") if x]:
         runs = []
         for seed in range(1, a.seeds + 1):

@@ -99,8 +99,16 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual({r["section"] for r in rows}, {"A", "B", "C", "D"})
         # Section D: every HF-PEP transfer completes (simulated TCP ends, real kernels).
         pep_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "D"}
-        self.assertEqual(len(pep_rows), 10, pep_rows)
+        self.assertEqual(len(pep_rows), 33, pep_rows)
         self.assertGreater(pep_rows["HF-PEP 9600 bps, 1 MB"], pep_rows["HF-PEP 9600 bps, 1 kB"])
+        # DEFLATE: prose crosses faster than the published (uncompressed) figure allows
+        # for bulk rows, random bytes gain nothing; bit errors cost utilisation.
+        bulk = pep_rows["HF-PEP 9600 bps, 100 kB"]
+        self.assertGreater(pep_rows["HF-PEP 9600 bps, 100 kB, text, DEFLATE"], 2 * bulk)
+        self.assertLess(pep_rows["HF-PEP 9600 bps, 100 kB, random, DEFLATE"], bulk * 1.01)
+        self.assertGreater(bulk, pep_rows["HF-PEP 9600 bps, 100 kB, BER 1e-5"])
+        self.assertGreater(pep_rows["HF-PEP 9600 bps, 100 kB, BER 1e-5"],
+                           pep_rows["HF-PEP 9600 bps, 100 kB, BER 1e-4"])
         self.assertGreater(len(rows), 50)
         # Section C: the IP client's ping and DNS rows, two IP hosts in virtual time.
         ip_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "C"}

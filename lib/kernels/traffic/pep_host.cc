@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 namespace gr {
@@ -20,15 +21,16 @@ namespace {
 constexpr size_t size_header = 16; // the transfer's length, in ASCII, padded with blanks
 const dl::bytes confirmation = { 'O', 'K' };
 
-dl::bytes transfer_data(size_t n, pep_payload kind)
+dl::bytes transfer_data(size_t n, pep_payload kind, const dl::bytes& text)
 {
     dl::bytes b(size_header, ' ');
     const std::string len = std::to_string(n) + "\n";
     std::copy(len.begin(), len.end(), b.begin());
     if (kind == pep_payload::text) {
-        const std::string line = "HF data over STANAG 5066, the quick brown fox jumps over the lazy dog. ";
+        if (text.empty())
+            throw std::invalid_argument("a text payload needs a text to repeat");
         for (size_t i = 0; i < n; ++i)
-            b.push_back(uint8_t(line[i % line.size()]));
+            b.push_back(text[i % text.size()]);
     } else {
         std::mt19937 rng(5066); // seeded: every run sends the same bytes
         for (size_t i = 0; i < n; ++i)
@@ -42,7 +44,7 @@ dl::bytes transfer_data(size_t n, pep_payload kind)
 pep_host::pep_host(pep_host_config config) : d_cfg(std::move(config)), d_pep(d_cfg.pep)
 {
     if (d_cfg.client)
-        d_data = transfer_data(d_cfg.transfer_bytes, d_cfg.payload);
+        d_data = transfer_data(d_cfg.transfer_bytes, d_cfg.payload, d_cfg.text);
 }
 
 void pep_host::start(double now)
@@ -165,9 +167,15 @@ void pep_host::collect(double now)
     }
 }
 
-pep_run_result run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
-                                  pep_payload payload, bool compress)
+pep_run_result run_pep_transfers(sim::scenario_config base,
+                                 size_t bytes,
+                                 unsigned transfers,
+                                 pep_payload payload,
+                                 bool compress,
+                                 const dl::bytes& text)
 {
+    if (payload == pep_payload::text && text.empty())
+        throw std::invalid_argument("a text payload needs a text to repeat");
     base.test = sim::test_kind::none;
     // The quiet test clients stay off SLEP's SAP (13).
     base.client.sap = base.client.peer_sap = 14;
@@ -182,6 +190,7 @@ pep_run_result run_pep_transfers(sim::scenario_config base, size_t bytes, unsign
             h.transfer_bytes = bytes;
             h.transfers = transfers;
             h.payload = payload;
+            h.text = text;
         }
         h.pep.slep.incarnation = uint32_t(node + 1);
         hosts[node] = std::make_shared<pep_host>(h);

@@ -27,6 +27,8 @@ namespace gr {
 namespace hfstack {
 namespace traffic {
 
+// What a transfer carries: seeded random bytes (what DEFLATE cannot shrink), or a
+// caller's text repeated to the transfer's length (`pep_host_config::text`).
 enum class pep_payload { random, text };
 
 struct pep_host_config {
@@ -37,6 +39,7 @@ struct pep_host_config {
     unsigned transfers = 1;
     double gap_s = 10;
     pep_payload payload = pep_payload::random;
+    dl::bytes text; // the text payload's source; required when payload is text
 };
 
 struct pep_transfer_record {
@@ -91,10 +94,15 @@ private:
 };
 
 // Node 0's host makes `transfers` transfers of `bytes` to node 1's server through the
-// two proxies (`compress`: DEFLATE on the streams). `base` gives mode, channel, seed;
-// its test becomes none.
-pep_run_result run_pep_transfers(sim::scenario_config base, size_t bytes, unsigned transfers,
-                                  pep_payload payload, bool compress);
+// two proxies (`compress`: DEFLATE on the streams; `text`: the text payload's source).
+// `base` gives mode, channel, seed; its test becomes none. Throws std::invalid_argument
+// for a text payload without a text.
+pep_run_result run_pep_transfers(sim::scenario_config base,
+                                 size_t bytes,
+                                 unsigned transfers,
+                                 pep_payload payload,
+                                 bool compress,
+                                 const dl::bytes& text = {});
 
 } // namespace traffic
 } // namespace hfstack

@@ -274,24 +274,40 @@ void bind_sim(py::module& m)
           py::arg("requests"), py::arg("gap_s") = 1.0,
           "Two IP hosts behind IP clients (traffic/ip_host.h): node 0's pings or looks up "
           "node 1's `requests` times, one at a time; config gives mode, channel and seed");
-    m.def("run_pep_transfers",
-          [](const scenario_config& c, size_t bytes, unsigned transfers, const std::string& payload,
-             bool compress) {
-              if (payload != "random" && payload != "text")
-                  throw py::value_error("payload is random or text, not " + payload);
-              const auto r = traffic::run_pep_transfers(
-                  c, bytes, transfers,
-                  payload == "text" ? traffic::pep_payload::text : traffic::pep_payload::random,
-                  compress);
-              py::list out;
-              for (const auto& t : r.client.transfers)
-                  out.append(py::make_tuple(t.total_s, t.confirmed));
-              return out;
-          },
-          py::arg("config"), py::arg("bytes"), py::arg("transfers") = 1,
-          py::arg("payload") = "random", py::arg("compress") = false,
-          "Transfers through two HF-PEPs (traffic/pep_host.h): node 0 connects, sends `bytes`, "
-          "waits for the confirmation, closes; [(seconds from connect to confirmation, confirmed)]");
+    m.def(
+        "run_pep_transfers",
+        [](const scenario_config& c,
+           size_t bytes,
+           unsigned transfers,
+           const std::string& payload,
+           bool compress,
+           const py::bytes& text) {
+            if (payload != "random" && payload != "text")
+                throw py::value_error("payload is random or text, not " + payload);
+            const std::string source = text;
+            const auto r = traffic::run_pep_transfers(
+                c,
+                bytes,
+                transfers,
+                payload == "text" ? traffic::pep_payload::text
+                                  : traffic::pep_payload::random,
+                compress,
+                dl::bytes(source.begin(), source.end()));
+            py::list out;
+            for (const auto& t : r.client.transfers)
+                out.append(py::make_tuple(t.total_s, t.confirmed));
+            return out;
+        },
+        py::arg("config"),
+        py::arg("bytes"),
+        py::arg("transfers") = 1,
+        py::arg("payload") = "random",
+        py::arg("compress") = false,
+        py::arg("text") = py::bytes(),
+        "Transfers through two HF-PEPs (traffic/pep_host.h): node 0 connects, sends "
+        "`bytes` "
+        "(seeded random bytes, or `text` repeated for payload 'text'), waits for the "
+        "confirmation, closes; [(seconds from connect to confirmation, confirmed)]");
     m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
     m.def("wideband_mode_names", &phy::m110d_mode_names,
           "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");

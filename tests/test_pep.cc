@@ -383,3 +383,51 @@ TEST(Pep, CompressionShrinksTextOnTheAir)
     const auto sent = [](pep_pair& p) { return p.a->transport().counters().bytes_sent; };
     EXPECT_LT(sent(packed) * 4, sent(plain));
 }
+
+// Per-connection statistics: bytes each way, plain and over HF, the connect time and
+// what is queued towards the far side, on both proxies.
+TEST(Pep, ConnectionStatisticsCountBothWaysCompressionAndQueue)
+{
+    pep_pair p("compress=true", "");
+    std::string page;
+    for (int i = 0; i < 400; ++i)
+        page += "<li class=\"item\">HF data over STANAG 5066, line " + std::to_string(i) +
+                "</li>\n";
+    const bytes body = as_bytes(page);
+    const double accepted_at = p.now;
+    const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+    ASSERT_TRUE(p.a->stats(c));
+    EXPECT_EQ(p.a->stats(c)->established, -1);
+    EXPECT_EQ(p.a->stats(c)->queued, 0u);
+    const size_t taken = p.a->from_tcp(c, body.data(), body.size(), p.now);
+    ASSERT_EQ(taken, body.size());
+    EXPECT_GT(p.a->stats(c)->queued, 0u); // held for the OPEN, nothing confirmed yet
+    p.run();
+    const pep_connection f = p.of(p.far, K::connect).at(0).connection;
+    p.b->connected(f, p.now);
+    p.run();
+    EXPECT_EQ(p.take(*p.b, f), body);
+    p.run();
+
+    const auto near = *p.a->stats(c);
+    EXPECT_GT(near.established, accepted_at);
+    EXPECT_DOUBLE_EQ(p.a->counters().connect_seconds, near.established - near.opened);
+    EXPECT_EQ(near.plain_sent,
+              encode(to("10.0.2.5", 80)).size() + body.size()); // request first
+    EXPECT_LT(near.wire_sent * 4, near.plain_sent);
+    EXPECT_EQ(near.queued, 0u); // all confirmed by the far proxy
+
+    const auto far = *p.b->stats(f);
+    EXPECT_EQ(far.wire_received, near.wire_sent);
+    EXPECT_EQ(far.plain_received, near.plain_sent);
+
+    // The answer back: plain both ways, as the far proxy does not compress.
+    const bytes ok = as_bytes("OK");
+    ASSERT_EQ(p.b->from_tcp(f, ok.data(), ok.size(), p.now), ok.size());
+    p.run();
+    EXPECT_EQ(p.take(*p.a, c), ok);
+    const auto after = *p.a->stats(c);
+    EXPECT_EQ(after.wire_received, p.b->stats(f)->wire_sent);
+    EXPECT_EQ(after.plain_received, p.b->stats(f)->plain_sent);
+    EXPECT_EQ(after.plain_received, 2 + ok.size()); // the far proxy's status first
+}

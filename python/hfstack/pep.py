@@ -1141,7 +1141,31 @@ class pep_proxy(gr.basic_block):
             d.update({f"driver_{k}": v for k, v in self.counters.items()})
             d.update({f"dns_{k}": v for k, v in self.dns.counters().items()})
             d["sockets"] = len(self.conns)
+            # DEFLATE's ratio over what this proxy wrote (1 without compression).
+            d["compression_ratio"] = round(d["slep_plain_written"] / d["slep_wire_written"], 3) \
+                if d["slep_wire_written"] else 1.0
             return d
+
+    def connection_statistics(self):
+        """One dict per connection the proxy serves now: the kernel's view (destination,
+        peer, bytes each way, plain and over HF, compression ratio each way, connect time,
+        bytes queued towards HF) and the socket's (its mode, bytes queued for it)."""
+        out = []
+        with self.lock:
+            for cid, c in self.by_id.items():
+                s = self.kernel.stats(cid)
+                if s is None:
+                    continue
+                s["connection"] = cid
+                s["mode"] = c.mode
+                s["queued_for_socket"] = len(c.outbox)
+                s["connect_s"] = round(s["established"] - s["opened"], 3) \
+                    if s["established"] >= 0 else None
+                for way in ("sent", "received"):
+                    wire = s[f"wire_{way}"]
+                    s[f"compression_{way}"] = round(s[f"plain_{way}"] / wire, 3) if wire else None
+                out.append(s)
+        return out
 
     def _post_stats(self):
         stats = self.statistics()

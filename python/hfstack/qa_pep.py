@@ -21,6 +21,7 @@ unavailable or nft/curl/dig/chromium are missing."""
 
 import json
 import os
+import queue
 import random
 import select
 import shutil
@@ -30,6 +31,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from unittest import mock
@@ -610,10 +612,11 @@ class qa_hfstack_pep(gr_unittest.TestCase):
                 socks_port = s.getsockname()[1]
             peps = []
             for sis, extra in ((port, ["--options", "peers=127.0.0.0/8=0.0.0.2",
-                                       "--socks", f"127.0.0.1:{socks_port}"]),
-                               (port + 1, [])):
+                                       "--socks", f"127.0.0.1:{socks_port}",
+                                       "--stats-interval", "0.5"]),
+                               (port + 1, ["--stats-interval", "0"])):
                 p = subprocess.Popen([sys.executable, pep_app, "--server", f"127.0.0.1:{sis}",
-                                      "--stats-interval", "0", *extra],
+                                      *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 self.addCleanup(lambda p=p: p.poll() is None and (p.kill(), p.communicate()))
                 for line in p.stderr:  # it logs once listening and attached
@@ -621,6 +624,12 @@ class qa_hfstack_pep(gr_unittest.TestCase):
                         break
                 self.assertIsNone(p.poll(), "hfstack-pep exited")
                 peps.append(p)
+            # The near proxy's statistics lines, read as they come (a full pipe would
+            # stall it).
+            lines = queue.Queue()
+            reader = threading.Thread(target=lambda: [lines.put(x) for x in peps[0].stdout],
+                                      daemon=True)
+            reader.start()
             # The SIS traffic of both proxies, for the Wireshark dissector (when there).
             capture = os.path.join(www, "sis.pcapng")
             dumpcap = None
@@ -641,13 +650,40 @@ class qa_hfstack_pep(gr_unittest.TestCase):
                 dumpcap.terminate()
                 dumpcap.wait(timeout=30)
                 self.check_dissector(capture, port, web_port)
+            # A SOCKS client that connects and then idles: its connection is in the
+            # statistics, with its connect time over HF and its bytes each way.
+            idle = socket.create_connection(("127.0.0.1", socks_port), timeout=TIMEOUT_S)
+            self.addCleanup(idle.close)
+            idle.sendall(b"\x05\x01\x00")
+            self.assertEqual(idle.recv(2), b"\x05\x00")
+            idle.sendall(b"\x05\x01\x00\x01" + socket.inet_aton("127.0.0.1")
+                         + struct.pack("!H", web_port))
+            self.assertEqual(idle.recv(10)[:2], b"\x05\x00")  # connected at the far end
+            since, live = time.time(), []
+            for _ in range(100):  # a line every 0.5 s; bounded by count and by the timeout
+                line = json.loads(lines.get(timeout=TIMEOUT_S))
+                if line["time"] > since and line["pep_connections"]:
+                    (live,) = line["pep_connections"]
+                    break
+            self.assertTrue(live, "no statistics line with the idle connection")
+            self.assertEqual((live["mode"], live["destination"], live["port"], live["peer"]),
+                             ("socks", "127.0.0.1", web_port, "0.0.0.2"))
+            self.assertGreater(live["connect_s"], 0)
+            self.assertEqual(live["plain_sent"], live["wire_sent"])  # no DEFLATE here
+            self.assertEqual(live["plain_received"], 2)  # the far proxy's status only
             peps[0].send_signal(signal.SIGTERM)
-            out, err = peps[0].communicate(timeout=60)
+            peps[0].wait(timeout=60)
+            reader.join(timeout=60)  # stdout is the reader's alone
+            err = peps[0].stderr.read()
             self.assertEqual(peps[0].returncode, 0, err)
-            final = json.loads(out.strip().splitlines()[-1])
-            self.assertEqual(final["pep"]["accepted"], 1)
+            final = None
+            while not lines.empty():
+                final = json.loads(lines.get())
+            self.assertEqual(final["pep"]["accepted"], 2)
             self.assertGreater(final["pep"]["bytes_down"], len(body))  # body and headers
             self.assertGreater(final["sis_link"]["connects"], 0)
+            self.assertEqual(final["pep"]["compression_ratio"], 1.0)
+            self.assertGreater(final["pep"]["connect_seconds"], 0)
 
 
 if __name__ == "__main__":

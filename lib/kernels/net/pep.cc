@@ -541,6 +541,7 @@ void pep::service(pep_connection id, double now)
             c.header_done = true;
             c.stats.established = now;
             d_counters.connected += 1;
+            d_counters.connect_seconds += now - c.stats.opened;
             tcp_action(pep_action::kind::connected, id);
         } else {
             bytes b = d_slep.read(c.stream, 64, now);
@@ -734,7 +735,17 @@ std::optional<pep_connection_stats> pep::stats(pep_connection id) const
     auto it = d_conns.find(id);
     if (it == d_conns.end())
         return std::nullopt;
-    return it->second.stats;
+    const auto& c = it->second;
+    pep_connection_stats out = c.stats;
+    out.queued = c.pending.size();
+    if (const auto info = c.stream_open ? d_slep.info(c.stream) : std::nullopt) {
+        out.plain_sent = info->bytes_written;
+        out.plain_received = info->bytes_read;
+        out.wire_sent = info->wire_written;
+        out.wire_received = info->wire_read;
+        out.queued += info->unconfirmed;
+    }
+    return out;
 }
 
 } // namespace net

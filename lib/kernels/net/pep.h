@@ -133,6 +133,12 @@ struct pep_connection_stats {
     uint64_t bytes_up = 0, bytes_down = 0; // from the client / to the client
     double opened = 0, established = -1;   // established: status connected seen / sent
     pep_status status = pep_status::connected;
+    // Its SLEP stream, this side's view: bytes in and out as the proxies see them
+    // (plain) and as they cross HF (after DEFLATE; equal without it); `queued`, bytes
+    // this side holds that the far side has not confirmed (SLEP's unconfirmed ones and,
+    // near side, a client's first bytes waiting for the OPEN).
+    uint64_t plain_sent = 0, plain_received = 0, wire_sent = 0, wire_received = 0;
+    size_t queued = 0;
 };
 
 struct pep_counters {
@@ -142,6 +148,9 @@ struct pep_counters {
     // Client to destination / back, as this proxy passed them on (near: from and to
     // its clients; far: to and from the destinations).
     uint64_t bytes_up = 0, bytes_down = 0;
+    // Near side: seconds from accepting a client to the far proxy's "connected", summed
+    // over the connections that got it (divide by `connected` for the mean).
+    double connect_seconds = 0;
 };
 
 class pep

@@ -253,6 +253,7 @@ size_t slep::write(slep_stream key, const uint8_t* data, size_t size, double now
     s->bytes_written += n;
     d_counters.plain_written += n;
     d_counters.wire_written += s->send_buf.size() - before;
+    s->wire_written += s->send_buf.size() - before;
     pump(now);
     return n;
 }
@@ -267,6 +268,7 @@ void slep::finish(slep_stream key, double now)
         const size_t before = s->send_buf.size();
         s->tx_z.flush(s->send_buf);
         d_counters.wire_written += s->send_buf.size() - before;
+        s->wire_written += s->send_buf.size() - before;
     }
     s->fin_written = true;
     pump(now);
@@ -284,6 +286,7 @@ bytes slep::read(slep_stream key, size_t max, double now)
         out.assign(s->recv_buf.begin(), s->recv_buf.begin() + long(n));
         s->recv_buf.erase(s->recv_buf.begin(), s->recv_buf.begin() + long(n));
         s->recv_base += uint32_t(n);
+        s->wire_read += n;
     } else {
         if (s->plain.size() < max && !s->recv_buf.empty()) {
             const auto used = s->rx_z.read(s->recv_buf.data(), s->recv_buf.size(),
@@ -295,6 +298,7 @@ bytes slep::read(slep_stream key, size_t max, double now)
             }
             s->recv_buf.erase(s->recv_buf.begin(), s->recv_buf.begin() + long(*used));
             s->recv_base += uint32_t(*used);
+            s->wire_read += *used;
         }
         const size_t n = std::min(max, s->plain.size());
         out.assign(s->plain.begin(), s->plain.begin() + long(n));
@@ -342,6 +346,8 @@ std::optional<slep_stream_info> slep::info(slep_stream key) const
     i.peer_finished = s->fin_offset.has_value();
     i.bytes_written = s->bytes_written;
     i.bytes_read = s->bytes_read;
+    i.wire_written = s->wire_written;
+    i.wire_read = s->wire_read;
     return i;
 }
 
@@ -511,6 +517,7 @@ void slep::pump(double now)
                 const size_t before = s.send_buf.size();
                 s.tx_z.flush(s.send_buf);
                 d_counters.wire_written += s.send_buf.size() - before;
+                s.wire_written += s.send_buf.size() - before;
             }
             if (s.window_due) {
                 slep_pdu w;

@@ -134,6 +134,7 @@ struct slep_stream_info {
     size_t unconfirmed = 0;   // written, not yet confirmed by the far client
     bool finished_writing = false, peer_finished = false;
     uint64_t bytes_written = 0, bytes_read = 0; // plain, as the application sees them
+    uint64_t wire_written = 0, wire_read = 0;   // the same after DEFLATE (equal without)
 };
 
 class slep
@@ -212,7 +213,8 @@ private:
         std::optional<uint32_t> fin_offset;
         inflater rx_z;
         bytes plain;             // inflated, not yet read
-        uint64_t bytes_written = 0, bytes_read = 0;
+        uint64_t bytes_written = 0, bytes_read = 0; // plain
+        uint64_t wire_written = 0, wire_read = 0;   // deflated
         double last_progress = 0;
         uint32_t recv_next() const { return recv_base + uint32_t(recv_buf.size()); }
         uint32_t send_end() const { return send_base + uint32_t(send_buf.size()); } // written

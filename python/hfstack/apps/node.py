@@ -568,8 +568,10 @@ class station(station_base):
         tb.msg_connect(self, "sis_out", self.ip_client, "sis_in")
 
     def client_statistics(self):
-        """The IP client's counters and its TUN device's, and the PEP's, or {}."""
-        out = {"pep": self.pep.statistics()} if self.pep is not None else {}
+        """The IP client's counters and its TUN device's, and the PEP's (in total and per
+        connection), or {}."""
+        out = {"pep": self.pep.statistics(),
+               "pep_connections": self.pep.connection_statistics()} if self.pep is not None else {}
         if self.ip_client is None:
             return out
         counters = self.ip_client.client.counters()

@@ -85,7 +85,8 @@ def main(argv=None):
         return 1
     def statistics(link):
         return {"time": round(time.time(), 3), "server": f"{a.host}:{a.port}",
-                "sis_link": dict(link.counters), "pep": proxy.statistics()}
+                "sis_link": dict(link.counters), "pep": proxy.statistics(),
+                "pep_connections": proxy.connection_statistics()}
 
     try:
         serve_over_tcp(PROG, proxy, a.host, a.port, a.client_id, a.stats_file, a.stats_interval,

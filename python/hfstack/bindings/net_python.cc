@@ -73,6 +73,7 @@ py::dict counters_of(const pep& p)
     d["closed"] = c.closed;
     d["bytes_up"] = c.bytes_up;
     d["bytes_down"] = c.bytes_down;
+    d["connect_seconds"] = c.connect_seconds;
     d["connections"] = p.connection_count();
     d["slep_bytes_sent"] = s.bytes_sent;
     d["slep_bytes_received"] = s.bytes_received;
@@ -185,6 +186,11 @@ void bind_net(py::module& m)
                  d["opened"] = s->opened;
                  d["established"] = s->established;
                  d["status"] = to_string(s->status);
+                 d["plain_sent"] = s->plain_sent;
+                 d["plain_received"] = s->plain_received;
+                 d["wire_sent"] = s->wire_sent;
+                 d["wire_received"] = s->wire_received;
+                 d["queued"] = s->queued;
                  return d;
              }, py::arg("connection"))
         .def("connection_count", &pep::connection_count)

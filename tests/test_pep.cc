@@ -431,3 +431,65 @@ TEST(Pep, ConnectionStatisticsCountBothWaysCompressionAndQueue)
     EXPECT_EQ(after.plain_received, p.b->stats(f)->plain_sent);
     EXPECT_EQ(after.plain_received, 2 + ok.size()); // the far proxy's status first
 }
+
+// Proxy-level priority: while SIS flow control holds data back, a port with a higher
+// port_proxy_priority has its PDUs handed to the node first, though opened later; with
+// none, the streams take turns.
+TEST(Pep, ProxyPriorityHandsAPortsDataToTheNodeFirst)
+{
+    for (const bool prioritised : { false, true }) {
+        SCOPED_TRACE(prioritised ? "port_proxy_priority=22:9" : "no proxy priority");
+        pep_pair p(std::string("open_wait_s=0") +
+                   (prioritised ? ";port_proxy_priority=22:9" : ""));
+        EXPECT_EQ(get_pep_option(p.a->config(), "port_proxy_priority"),
+                  prioritised ? "22:9" : "");
+        dl::sis_primitive flow;
+        flow.type = dl::sis_type::data_flow_off;
+        p.a->on_sis(flow, p.now);
+        const auto bulk = p.a->accept(to("10.0.2.5", 80), p.now);
+        const bytes big = pattern(20000, 3);
+        ASSERT_EQ(p.a->from_tcp(bulk, big.data(), big.size(), p.now), big.size());
+        const auto shell = p.a->accept(to("10.0.2.5", 22), p.now);
+        const bytes keys = pattern(600, 4);
+        ASSERT_EQ(p.a->from_tcp(shell, keys.data(), keys.size(), p.now), keys.size());
+        for (const auto& r : p.a->take_actions().to_sis)
+            ASSERT_NE(r.type, dl::sis_type::unidata_request) << "sent while flow is off";
+        flow.type = dl::sis_type::data_flow_on;
+        p.a->on_sis(flow, p.now);
+        // The PDUs handed to the node now, in order, by stream; the shell's is the one
+        // whose OPEN carries the request for port 22.
+        const bytes shell_request = encode(to("10.0.2.5", 22));
+        std::vector<uint32_t> order;
+        uint32_t shell_stream = 0;
+        for (const auto& r : p.a->take_actions().to_sis) {
+            if (r.type != dl::sis_type::unidata_request)
+                continue;
+            const auto pdu = decode_slep(r.payload);
+            ASSERT_TRUE(pdu) << pdu.reason;
+            if (pdu.value.type == slep_type::open && std::equal(shell_request.begin(),
+                                                                shell_request.end(),
+                                                                pdu.value.data.begin()))
+                shell_stream = pdu.value.stream;
+            order.push_back(pdu.value.stream);
+            p.carry(*p.a, r); // on to the far proxy, as the path would
+        }
+        ASSERT_NE(shell_stream, 0u);
+        ASSERT_GE(order.size(), 3u);
+        const auto first_bulk = std::find_if(
+            order.begin(), order.end(), [&](uint32_t s) { return s != shell_stream; });
+        const auto last_shell = std::find(order.rbegin(), order.rend(), shell_stream);
+        if (prioritised) // every shell PDU before the first bulk one
+            EXPECT_LT(std::distance(order.begin(), last_shell.base()),
+                      std::distance(order.begin(), first_bulk) + 1);
+        else // the bulk stream, opened first, goes first
+            EXPECT_EQ(first_bulk, order.begin());
+        // Both arrive whole all the same.
+        p.run();
+        for (const auto& a : p.of(p.far, K::connect)) {
+            p.b->connected(a.connection, p.now);
+            p.run();
+            EXPECT_EQ(p.take(*p.b, a.connection), a.destination.port == 22 ? keys : big);
+        }
+        EXPECT_EQ(p.of(p.far, K::connect).size(), 2u);
+    }
+}

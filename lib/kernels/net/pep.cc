@@ -79,69 +79,99 @@ const std::vector<option_entry>& table()
         return out;
     };
     static const std::vector<option_entry> t = {
-        { "peers", "address table: PREFIX=NODE ... (the 5066 node of the proxy in front of each destination; 'default' for the rest)",
+        { "peers",
+          "address table: PREFIX=NODE ... (the 5066 node of the proxy in front of each "
+          "destination; 'default' for the rest)",
           [](C& c, S, S v) {
               c.peers = ip_route_table{};
               c.peers.add_text(v);
           },
           [](const C& c) { return c.peers.to_text(); } },
-        { "deny_ports", "destination ports refused (both proxies check)",
+        { "deny_ports",
+          "destination ports refused (both proxies check)",
           [ports](C& c, S n, S v) { c.deny_ports = ports(n, v); },
           [](const C& c) { return join(c.deny_ports); } },
-        { "allow_ports", "only these destination ports (empty: every port not denied)",
+        { "allow_ports",
+          "only these destination ports (empty: every port not denied)",
           [ports](C& c, S n, S v) { c.allow_ports = ports(n, v); },
           [](const C& c) { return join(c.allow_ports); } },
-        { "port_limits", "connections at once per destination port, PORT:N ...",
+        { "port_limits",
+          "connections at once per destination port, PORT:N ...",
           [](C& c, S n, S v) {
               c.port_limits.clear();
               for (const auto& [port, limit] : port_values(n, v, 1000000))
                   c.port_limits[port] = limit;
           },
           [](const C& c) { return join_map(c.port_limits); } },
-        { "port_priority", "5066 priority (0-15) of a destination port's streams, PORT:P ...",
+        { "port_priority",
+          "5066 priority (0-15) of a destination port's streams, PORT:P ...",
           [](C& c, S n, S v) {
               c.port_priority.clear();
               for (const auto& [port, priority] : port_values(n, v, 15))
                   c.port_priority[port] = uint8_t(priority);
           },
           [](const C& c) { return join_map(c.port_priority); } },
-        { "max_connections", "connections at once (both sides together)",
+        { "port_proxy_priority",
+          "proxy-level priority (0-15) of a destination port's streams: the proxy hands "
+          "their data to the node first while SIS flow control holds data back, PORT:P "
+          "...",
+          [](C& c, S n, S v) {
+              c.port_proxy_priority.clear();
+              for (const auto& [port, priority] : port_values(n, v, 15))
+                  c.port_proxy_priority[port] = uint8_t(priority);
+          },
+          [](const C& c) { return join_map(c.port_proxy_priority); } },
+        { "max_connections",
+          "connections at once (both sides together)",
           [](C& c, S n, S v) { c.max_connections = option_uint(n, v, 1000000); },
           [](const C& c) { return std::to_string(c.max_connections); } },
-        { "compress", "DEFLATE the streams this proxy opens",
+        { "compress",
+          "DEFLATE the streams this proxy opens",
           [](C& c, S n, S v) { c.compress = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.compress ? "true" : "false"); } },
-        { "open_wait_s", "wait at most this long for a client's first bytes, to send them with the open, s",
+        { "open_wait_s",
+          "wait at most this long for a client's first bytes, to send them with the "
+          "open, s",
           [](C& c, S n, S v) { c.open_wait_s = seconds(n, v); },
           [](const C& c) { return number_text(c.open_wait_s); } },
-        { "connect_timeout_s", "far proxy: give up connecting to the destination after this, s",
+        { "connect_timeout_s",
+          "far proxy: give up connecting to the destination after this, s",
           [](C& c, S n, S v) { c.connect_timeout_s = seconds(n, v); },
           [](const C& c) { return number_text(c.connect_timeout_s); } },
-        { "idle_timeout_s", "reset a connection with no byte either way this long, s",
+        { "idle_timeout_s",
+          "reset a connection with no byte either way this long, s",
           [](C& c, S n, S v) { c.idle_timeout_s = seconds(n, v); },
           [](const C& c) { return number_text(c.idle_timeout_s); } },
-        { "sap", "SLEP's SAP (both proxies the same)",
+        { "sap",
+          "SLEP's SAP (both proxies the same)",
           [](C& c, S n, S v) { c.slep.sap = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.slep.sap); } },
-        { "window", "bytes a stream buffers for its reader (>= 262144)",
+        { "window",
+          "bytes a stream buffers for its reader (>= 262144)",
           [](C& c, S n, S v) { c.slep.window = uint32_t(option_uint(n, v, 1u << 30)); },
           [](const C& c) { return std::to_string(c.slep.window); } },
-        { "send_buffer", "bytes a stream holds written but not confirmed",
+        { "send_buffer",
+          "bytes a stream holds written but not confirmed",
           [](C& c, S n, S v) { c.slep.send_buffer = option_uint(n, v, 1u << 30); },
           [](const C& c) { return std::to_string(c.slep.send_buffer); } },
-        { "stream_updu_bytes", "largest stream U_PDU, below the node's MTU (2042: two whole D_PDUs)",
+        { "stream_updu_bytes",
+          "largest stream U_PDU, below the node's MTU (2042: two whole D_PDUs)",
           [](C& c, S n, S v) { c.slep.stream_updu_bytes = option_uint(n, v, 4096); },
           [](const C& c) { return std::to_string(c.slep.stream_updu_bytes); } },
-        { "coalesce_s", "new stream bytes wait this long for more before they are sent, s",
+        { "coalesce_s",
+          "new stream bytes wait this long for more before they are sent, s",
           [](C& c, S n, S v) { c.slep.coalesce_s = seconds(n, v); },
           [](const C& c) { return number_text(c.slep.coalesce_s); } },
-        { "retry_s", "after a rejected U_PDU (link down), wait before sending again, s",
+        { "retry_s",
+          "after a rejected U_PDU (link down), wait before sending again, s",
           [](C& c, S n, S v) { c.slep.retry_s = seconds(n, v); },
           [](const C& c) { return number_text(c.slep.retry_s); } },
-        { "give_up_s", "a stream without progress this long is reset, s",
+        { "give_up_s",
+          "a stream without progress this long is reset, s",
           [](C& c, S n, S v) { c.slep.give_up_s = seconds(n, v); },
           [](const C& c) { return number_text(c.slep.give_up_s); } },
-        { "priority", "5066 priority of streams whose port has none",
+        { "priority",
+          "5066 priority of streams whose port has none",
           [](C& c, S n, S v) { c.slep.priority = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.slep.priority); } },
     };
@@ -311,10 +341,17 @@ void pep::open_stream(pep_connection id, connection& c, double now)
     c.pending.shrink_to_fit();
     const auto prio = d_cfg.port_priority.find(c.stats.destination.port);
     try {
-        c.stream = d_slep.open(c.stats.peer_node, pep_slep_address, pep_slep_address, first,
-                               d_cfg.compress, c.tcp_eof, now,
-                               prio == d_cfg.port_priority.end() ? std::nullopt
-                                                                 : std::optional<uint8_t>(prio->second));
+        c.stream = d_slep.open(c.stats.peer_node,
+                               pep_slep_address,
+                               pep_slep_address,
+                               first,
+                               d_cfg.compress,
+                               c.tcp_eof,
+                               now,
+                               prio == d_cfg.port_priority.end()
+                                   ? std::nullopt
+                                   : std::optional<uint8_t>(prio->second),
+                               proxy_priority(c.stats.destination.port));
     } catch (const std::invalid_argument&) {
         fail(id, pep_status::busy, now);
         return;
@@ -560,6 +597,7 @@ void pep::service(pep_connection id, double now)
             c.header.erase(c.header.begin(), c.header.begin() + long(parsed.length));
             c.header_done = true;
             c.stats.destination = parsed.request;
+            d_slep.set_send_priority(c.stream, proxy_priority(parsed.request.port));
             const auto limit = d_cfg.port_limits.find(parsed.request.port);
             if (!port_allowed(parsed.request.port)) {
                 far_status(id, c, pep_status::forbidden, now);
@@ -728,6 +766,12 @@ void pep::send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& da
     d_now = now;
     d_slep.send_reliable(node, to, from, data, false, now);
     collect(now);
+}
+
+uint8_t pep::proxy_priority(uint16_t port) const
+{
+    const auto it = d_cfg.port_proxy_priority.find(port);
+    return it == d_cfg.port_proxy_priority.end() ? 0 : it->second;
 }
 
 std::optional<pep_connection_stats> pep::stats(pep_connection id) const

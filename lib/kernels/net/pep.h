@@ -74,6 +74,9 @@ struct pep_config {
     std::set<uint16_t> allow_ports;  // empty: every port not denied
     std::map<uint16_t, size_t> port_limits;     // connections at once per destination port
     std::map<uint16_t, uint8_t> port_priority;  // 5066 priority of a port's streams
+    // Proxy-level priority of a port's streams: which data this proxy hands the node
+    // first while SIS flow control holds some back (slep::set_send_priority).
+    std::map<uint16_t, uint8_t> port_proxy_priority;
     size_t max_connections = 1000;
     bool compress = false;           // DEFLATE on the streams this proxy opens
     double open_wait_s = 0.2;        // wait at most this long for the client's first bytes
@@ -82,7 +85,8 @@ struct pep_config {
     size_t read_chunk = 65536;       // bytes take_tcp_data() gives at most per call
 };
 // Options by name, as for the IP client: "peers", "deny_ports", "allow_ports",
-// "port_limits" (PORT:N ...), "port_priority" (PORT:P ...), "max_connections",
+// "port_limits" (PORT:N ...), "port_priority" (PORT:P ...), "port_proxy_priority"
+// (PORT:P ...), "max_connections",
 // "compress", "open_wait_s", "connect_timeout_s", "idle_timeout_s", and SLEP's
 // "sap", "window", "send_buffer", "retry_s", "give_up_s", "priority".
 void set_pep_option(pep_config& c, const std::string& name, const std::string& value);
@@ -217,6 +221,7 @@ private:
     void far_status(pep_connection id, connection& c, pep_status st, double now);
     bool port_allowed(uint16_t port) const;
     size_t connections_to_port(uint16_t port) const;
+    uint8_t proxy_priority(uint16_t port) const; // port_proxy_priority, 0 if none
     void tcp_action(pep_action::kind k, pep_connection c, pep_status st = pep_status::connected);
     void collect(double now);
 

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 #include <stdexcept>
 
 namespace gr {
@@ -201,8 +203,15 @@ uint16_t slep::send_reliable(uint32_t node, uint8_t to, uint8_t from, const byte
 
 // ---- streams ----------------------------------------------------------------------
 
-slep_stream slep::open(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
-                       bool compress, bool fin, double now, std::optional<uint8_t> priority)
+slep_stream slep::open(uint32_t node,
+                       uint8_t to,
+                       uint8_t from,
+                       const bytes& data,
+                       bool compress,
+                       bool fin,
+                       double now,
+                       std::optional<uint8_t> priority,
+                       uint8_t send_priority)
 {
     d_now = now;
     if (d_streams.size() >= d_cfg.max_streams)
@@ -220,6 +229,7 @@ slep_stream slep::open(uint32_t node, uint8_t to, uint8_t from, const bytes& dat
     s.local = from;
     s.remote = to;
     s.priority = priority.value_or(d_cfg.priority);
+    s.send_priority = send_priority;
     s.granted = d_cfg.window; // OPEN grants our whole window at once
     s.last_progress = now;
     d_counters.streams_opened += 1;
@@ -325,6 +335,12 @@ bool slep::eof(slep_stream key) const
 }
 
 bool slep::exists(slep_stream key) const { return find(key) != nullptr; }
+
+void slep::set_send_priority(slep_stream key, uint8_t send_priority)
+{
+    if (auto* s = find(key))
+        s->send_priority = send_priority;
+}
 
 std::optional<slep_stream_info> slep::info(slep_stream key) const
 {
@@ -499,8 +515,17 @@ void slep::pump(double now)
     }
     if (d_streams.empty())
         return;
-    // Round robin, one segment per stream per pass, so one bulk stream does not hold
-    // the others' requests behind it.
+    // The highest send priority first; within one, round robin, one segment per stream
+    // per pass, so one bulk stream does not hold the others' requests behind it.
+    std::set<uint8_t, std::greater<>> levels;
+    for (const auto& entry : d_streams)
+        levels.insert(entry.second.send_priority);
+    for (const uint8_t level : levels)
+        pump_streams(level, now);
+}
+
+void slep::pump_streams(uint8_t level, double now)
+{
     bool progress = true;
     while (progress && room()) {
         progress = false;
@@ -511,6 +536,8 @@ void slep::pump(double now)
             const slep_stream key = it->first;
             auto& s = it->second;
             ++it;
+            if (s.send_priority != level)
+                continue;
             d_round_robin = key;
             const bool holding = coalescing(s, now);
             if (s.compressed && s.tx_z.pending() && !s.fin_written && !holding) {

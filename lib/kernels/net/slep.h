@@ -162,8 +162,20 @@ public:
                            bool compress, double now);
 
     // Streams. open() sends the OPEN with `data` at once (with fin: the whole request).
-    slep_stream open(uint32_t node, uint8_t to, uint8_t from, const bytes& data, bool compress,
-                     bool fin, double now, std::optional<uint8_t> priority = std::nullopt);
+    // `priority`: the 5066 priority of its PDUs; `send_priority`: see set_send_priority.
+    slep_stream open(uint32_t node,
+                     uint8_t to,
+                     uint8_t from,
+                     const bytes& data,
+                     bool compress,
+                     bool fin,
+                     double now,
+                     std::optional<uint8_t> priority = std::nullopt,
+                     uint8_t send_priority = 0);
+    // The order in which this end hands streams' PDUs to the node while SIS flow control
+    // or max_outstanding_bytes holds some back: higher first, round robin among equals
+    // (0 unless set). The node's own queue then orders them by 5066 priority.
+    void set_send_priority(slep_stream s, uint8_t send_priority);
     // Takes as much as the send buffer has room for; returns how many bytes.
     size_t write(slep_stream s, const uint8_t* data, size_t size, double now);
     void finish(slep_stream s, double now); // half-close: no more writes
@@ -191,7 +203,7 @@ private:
     struct stream_state {
         uint32_t node = 0, number = 0;
         bool opened_here = false, compressed = false;
-        uint8_t local = 0, remote = 0, priority = 0;
+        uint8_t local = 0, remote = 0, priority = 0, send_priority = 0;
         // sending
         bytes send_buf;          // wire bytes from send_base on
         uint32_t send_base = 0;  // lowest unconfirmed offset
@@ -244,6 +256,7 @@ private:
     };
 
     void pump(double now);
+    void pump_streams(uint8_t send_priority, double now); // one send priority's streams
     bool unsent(const stream_state& s) const; // written bytes not yet in a PDU
     // Whether the stream's unsent bytes wait for more (coalesce_s), and until when.
     bool coalescing(const stream_state& s, double now) const;

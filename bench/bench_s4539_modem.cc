@@ -47,6 +47,8 @@
  *       QAM tables' peak; the two differ only for 16/32/64QAM, by 0.9/1.6/2.0 dB)
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
+ *       [--delay-spread-symbols N]   (App D: the equaliser's span, 13 symbols by default:
+ *       5.4 ms at 3 kHz, 0.34 ms at 48 kHz)
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
  *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
  *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
@@ -342,6 +344,8 @@ int main(int argc, char** argv)
             wide_rx_config.wn0_tap_drift = std::stod(value);
         else if (key == "--superframes")
             wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
+        else if (key == "--delay-spread-symbols")
+            wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
         else if (key == "--sample-rate")
             sample_rate = std::stod(value);
         else if (key == "--cpu-time")

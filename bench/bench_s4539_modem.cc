@@ -4,10 +4,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* STANAG 4539 and 5069 modems: coded BER against SNR (dB in 3 kHz) through the Watterson
- * channel, and transmitter/receiver speed on one core. Modes: the 110A serial-tone ones
- * (75S .. 2400L, 4800U), the App C ones (3200US .. 9600VL, 12800U) and the 3 kHz App D
- * ones (WN0/3kHz/S .. WN13/3kHz/L; --forgetting, --decision-weight, --solve-interval,
+/* STANAG 4539 and 5069 modems: coded BER against SNR (dB in the mode's bandwidth: 3 kHz,
+ * or the App D mode's 3-48 kHz) through the Watterson channel, and transmitter/receiver
+ * speed on one core. Modes: the 110A serial-tone ones (75S .. 2400L, 4800U), the App C
+ * ones (3200US .. 9600VL, 12800U) and the App D ones at every bandwidth (WN0/3kHz/S ..
+ * WN13/3kHz/L, WN0/6kHz/S .. WN12/48kHz/L; --forgetting, --decision-weight,
+ * --solve-interval,
  * --passes, --detection-threshold, --interpolate and --backward apply to the App D
  * receiver too, which has no --data-power).
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
@@ -45,16 +47,20 @@
  *       QAM tables' peak; the two differ only for 16/32/64QAM, by 0.9/1.6/2.0 dB)
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
+ *       [--delay-spread-symbols N]   (App D: the equaliser's span, 13 symbols by default:
+ *       5.4 ms at 3 kHz, 0.34 ms at 48 kHz)
+ *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
+ *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
+ *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
  * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
- * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its errors
- * against the transmission it started in, and a transmission none started in counts all its
- * bits as errors (lost).
- * Prints mode, SNR, bits, errors, BER and its 95 % upper bound (Poisson), bursts lost;
- * of the bursts received, those with errors, those with errors not flagged bytes_bad
- * (missed) and those flagged without errors (false alarms); then the bits and errors of
- * the received bursts alone (rx_bits, rx_errs: the lost ones left out) and the mean and
- * standard deviation of the SNR the receiver reported for them (snr_rep, snr_rep_sd, dB;
- * nan without a burst). */
+ * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its
+ * errors against the transmission it started in, and a transmission none started in
+ * counts all its bits as errors (lost). Prints mode, SNR, bits, errors, BER and its 95 %
+ * upper bound (Poisson), bursts lost; of the bursts received, those with errors, those
+ * with errors not flagged bytes_bad (missed) and those flagged without errors (false
+ * alarms); then the bits and errors of the received bursts alone (rx_bits, rx_errs: the
+ * lost ones left out) and the mean and standard deviation of the SNR the receiver
+ * reported for them (snr_rep, snr_rep_sd, dB; nan without a burst). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -169,13 +175,15 @@ std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const C
     };
 }
 
-// False when the name is no STANAG 4539 mode nor a 3 kHz STANAG 5069 one. auto_baud 1:
-// the 110A and App C receivers listen (s4539_rx's listen "4539"), and for a STANAG 5069
-// mode its App D receiver too; 2: all three (listen "both").
+// False when the name is no STANAG 4539 mode nor a STANAG 5069 one. auto_baud 1: the
+// 110A and App C receivers listen (s4539_rx's listen "4539"), and for a STANAG 5069 mode
+// its App D receiver too; 2: all three (listen "both"). Above 3 kHz the App D receiver
+// alone, at the mode's bandwidth.
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
                 const m110d_receiver_config& d_config, unsigned auto_baud, modem& m)
 {
-    if (auto_baud) {
+    const auto wide_mode = m110d_mode_by_name(name);
+    if (auto_baud && !(wide_mode && wide_mode->bw_khz != 3)) {
         modem serial, high, wide;
         const bool known = make_modem(name, a_config, c_config, d_config, 0, m);
         if (!known)
@@ -209,14 +217,14 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.receive = receiving<m110c_receiver, m110c_burst>(c_config);
         return true;
     }
-    if (const auto mode = m110d_mode_by_name(name)) {
-        if (mode->bw_khz != 3)
-            return false; // the App D receiver is 3 kHz only
+    if (const auto mode = wide_mode) {
         m.user_bps = mode->user_bps();
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size(), wide_tx));
         };
-        m.receive = receiving<m110d_receiver, m110d_burst>(d_config);
+        m110d_receiver_config at_its_bandwidth = d_config;
+        at_its_bandwidth.bandwidth_khz = mode->bw_khz;
+        m.receive = receiving<m110d_receiver, m110d_burst>(at_its_bandwidth);
         return true;
     }
     return false;
@@ -242,6 +250,7 @@ int main(int argc, char** argv)
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
     bool mean_reference = true;
     bool levels = false;
+    double sample_rate = 0; // --sample-rate: 0 is the mode's own
     m110a_receiver_config rx_config;
     m110c_receiver_config high_rx_config;
     m110d_receiver_config wide_rx_config; // App D (3 kHz)
@@ -335,6 +344,10 @@ int main(int argc, char** argv)
             wide_rx_config.wn0_tap_drift = std::stod(value);
         else if (key == "--superframes")
             wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
+        else if (key == "--delay-spread-symbols")
+            wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
+        else if (key == "--sample-rate")
+            sample_rate = std::stod(value);
         else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {
@@ -346,24 +359,40 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
         return 2;
     }
-    const double fs = 9600;
-    psk_modulator_config modulator_config;
-    modulator_config.sample_rate = fs;
-    const psk_modulator modulator(modulator_config);
-    // A 10 s burst of random data in a mode: the level it leaves the modulator at.
-    const auto burst_power = [&](const modem& m, double& mean, double& peak) {
-        std::mt19937 rng{ 12345 };
-        std::vector<uint8_t> data(std::max<size_t>(16, size_t(m.user_bps * 10 / 8)));
-        for (auto& b : data)
-            b = uint8_t(rng());
-        const std::vector<cf> x = m.transmit(data, modulator);
-        mean = peak = 0;
-        for (const cf& v : x) {
-            mean += std::norm(v);
-            peak = std::max(peak, double(std::norm(v)));
-        }
-        mean /= double(x.size());
+    // A mode's modulator at the channel's rate (--sample-rate, else the mode's own) and
+    // its bandwidth (the SNR's noise band and the front end's symbol rate).
+    struct shaping {
+        double fs = 9600;
+        unsigned bw_khz = 3;
+        psk_modulator_config modulator;
     };
+    const auto shaping_of = [&](const std::string& name) {
+        shaping sh;
+        if (const auto mode = m110d_mode_by_name(name)) {
+            sh.bw_khz = mode->bw_khz;
+            sh.modulator =
+                m110d_modulator_config(*mode, sample_rate > 0 ? sample_rate : 0);
+        } else {
+            sh.modulator.sample_rate = sample_rate > 0 ? sample_rate : 9600;
+        }
+        sh.fs = sh.modulator.sample_rate;
+        return sh;
+    };
+    // A 10 s burst of random data in a mode: the level it leaves the modulator at.
+    const auto burst_power =
+        [&](const modem& m, const psk_modulator& modulator, double& mean, double& peak) {
+            std::mt19937 rng{ 12345 };
+            std::vector<uint8_t> data(std::max<size_t>(16, size_t(m.user_bps * 10 / 8)));
+            for (auto& b : data)
+                b = uint8_t(rng());
+            const std::vector<cf> x = m.transmit(data, modulator);
+            mean = peak = 0;
+            for (const cf& v : x) {
+                mean += std::norm(v);
+                peak = std::max(peak, double(std::norm(v)));
+            }
+            mean /= double(x.size());
+        };
     if (levels) {
         std::printf("%-6s %14s %14s %10s\n", "mode", "mean_power_db", "peak_power_db", "papr_db");
         for (const std::string& name : modes) {
@@ -373,7 +402,7 @@ int main(int argc, char** argv)
                 return 2;
             }
             double mean = 0, peak = 0;
-            burst_power(m, mean, peak);
+            burst_power(m, psk_modulator(shaping_of(name).modulator), mean, peak);
             std::printf("%-6s %14.2f %14.2f %10.2f\n", name.c_str(), 10 * std::log10(mean), 10 * std::log10(peak),
                         10 * std::log10(peak / mean));
         }
@@ -396,6 +425,17 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "bench_s4539_modem: %s\n", e.what());
             return 2;
         }
+        shaping sh;
+        std::unique_ptr<psk_modulator> modulator_ptr;
+        try {
+            sh = shaping_of(name);
+            modulator_ptr = std::make_unique<psk_modulator>(sh.modulator);
+        } catch (const std::invalid_argument& e) {
+            std::fprintf(stderr, "bench_s4539_modem: %s: %s\n", name.c_str(), e.what());
+            return 2;
+        }
+        const psk_modulator& modulator = *modulator_ptr;
+        const double fs = sh.fs;
         for (double snr : snrs) {
             modem m;
             make_modem(name, rx_config, high_rx_config, wide_rx_config, auto_baud, m);
@@ -408,11 +448,12 @@ int main(int argc, char** argv)
                     cc.paths = { { 0.5, two_path_spread_hz, 0.0, 0.0 },
                                  { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
                 cc.frequency_offset_hz = offset_hz;
+                cc.noise_bandwidth_hz = 1000.0 * sh.bw_khz;
                 cc.sample_rate_offset_ppm = ppm;
                 // The noise is set against this power while a signal is present.
                 double mean = 1, peak = 1;
                 if (mean_reference)
-                    burst_power(m, mean, peak);
+                    burst_power(m, modulator, mean, peak);
                 cc.signal_power = mean;
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "bench_s4539_modem: %s\n", e.what());
@@ -439,7 +480,19 @@ int main(int argc, char** argv)
             };
             serial_tone_frontend_config fc;
             fc.real_input = false;
-            serial_tone_frontend front(fc);
+            fc.sample_rate = fs;
+            fc.symbol_rate = sh.modulator.symbol_rate;
+            std::unique_ptr<serial_tone_frontend> front_ptr;
+            try {
+                front_ptr = std::make_unique<serial_tone_frontend>(fc);
+            } catch (const std::invalid_argument& e) {
+                std::fprintf(
+                    stderr, "bench_s4539_modem: %s: %s\n", name.c_str(), e.what());
+                return 2;
+            }
+            serial_tone_frontend& front = *front_ptr;
+            // Burst start samples are at the receiver's rate (4 a symbol).
+            const double rx_rate = front.output_rate();
             const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
             size_t received_bursts = 0, bursts_with_errors = 0, missed = 0, false_alarms = 0;
@@ -465,9 +518,12 @@ int main(int argc, char** argv)
                     m.receive(bb.data(), bb.size(), bursts);
                 }
                 for (const received& r : bursts) {
-                    const auto t = std::find_if(unmatched.begin(), unmatched.end(), [&](const transmission& x) {
-                        return r.start_sample + uint64_t(fs / 10) >= x.start && r.start_sample < x.end;
-                    });
+                    const auto t = std::find_if(
+                        unmatched.begin(), unmatched.end(), [&](const transmission& x) {
+                            const uint64_t at =
+                                uint64_t(double(r.start_sample) * fs / rx_rate);
+                            return at + uint64_t(fs / 10) >= x.start && at < x.end;
+                        });
                     if (t == unmatched.end()) {
                         if (verbose)
                             std::fprintf(stderr, "  burst of no transmission: %s at sample %llu, %zu bytes\n",

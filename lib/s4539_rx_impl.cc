@@ -22,7 +22,9 @@
 #include <complex>
 #include <deque>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -34,8 +36,8 @@ const pmt::pmt_t port_status = pmt::mp("status");
 const pmt::pmt_t port_burst_info = pmt::mp("burst_info");
 
 // Symbols waiting for a slow consumer before the receiver stops taking input: four
-// seconds at 2400 Bd.
-constexpr size_t max_waiting_symbols = 4 * 2400;
+// seconds' worth.
+constexpr double max_waiting_s = 4;
 
 // Which receivers listen: STANAG 4539's (110A/B and App C), STANAG 5069's (App D at
 // 3 kHz), or both on the same samples.
@@ -55,14 +57,50 @@ listening listening_for(const std::string& listen)
     throw std::invalid_argument("s4539_rx: listen is \"4539\", \"5069\" or \"both\", not \"" + listen + "\"");
 }
 
-phy::m110d_receiver_config wide_config(bool deliver_per_block, const std::string& settings)
+phy::m110d_receiver_config
+wide_config(bool deliver_per_block, const std::string& settings, const listening& l)
 {
     phy::m110d_receiver_config c;
     c.deliver_per_block = deliver_per_block;
     const std::string why = phy::parse_m110d_receive_settings(settings, c);
     if (!why.empty())
         throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings + "\": " + why);
+    // STANAG 4539 is 3 kHz wide: a wider STANAG 5069 bandwidth is listened for alone.
+    if (c.bandwidth_khz != 3 && l.s4539)
+        throw std::invalid_argument(
+            "s4539_rx: s5069_settings bandwidth_khz=" + std::to_string(c.bandwidth_khz) +
+            " needs listen \"5069\" (STANAG 4539's modes are 3 kHz wide)");
     return c;
+}
+
+// The front end at the bandwidth listened on: 4 samples per symbol out; the sample rate
+// checked against the bandwidth, the reason naming both.
+phy::serial_tone_frontend_config
+frontend_config(double fs, bool complex_input, unsigned bw_khz)
+{
+    phy::serial_tone_frontend_config c;
+    c.sample_rate = fs;
+    c.real_input = !complex_input;
+    if (bw_khz != 3) {
+        const phy::m110d_mode any =
+            *phy::m110d_mode_for(bw_khz, 6, phy::m110d_interleaver::short_);
+        const phy::psk_modulator_config m = phy::m110d_modulator_config(any);
+        c.symbol_rate = m.symbol_rate;
+        c.carrier_hz = m.carrier_hz;
+    }
+    return c;
+}
+
+phy::serial_tone_frontend make_frontend(double fs, bool complex_input, unsigned bw_khz)
+{
+    try {
+        return phy::serial_tone_frontend(frontend_config(fs, complex_input, bw_khz));
+    } catch (const std::invalid_argument& e) {
+        std::ostringstream os;
+        os << "s4539_rx: sample_rate_hz " << fs << " at " << bw_khz
+           << " kHz: " << e.what();
+        throw std::invalid_argument(os.str());
+    }
 }
 
 } // namespace
@@ -75,20 +113,24 @@ public:
                   bool deliver_per_block,
                   const std::string& listen,
                   const std::string& s5069_settings)
-        : gr::block("s4539_rx",
-                    gr::io_signature::make(1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
-                    gr::io_signature::make(0, 1, sizeof(gr_complex))),
+        : gr::block(
+              "s4539_rx",
+              gr::io_signature::make(
+                  1, 1, complex_input ? sizeof(std::complex<float>) : sizeof(float)),
+              gr::io_signature::make(0, 1, sizeof(gr_complex))),
           d_complex(complex_input),
           d_listen(listening_for(listen)),
-          d_front(frontend_config(sample_rate_hz, complex_input)),
+          // Settings are checked whether or not 5069 is listened for, so a bad one is
+          // never silently ignored.
+          d_wide_config(wide_config(deliver_per_block, s5069_settings, d_listen)),
+          d_front(
+              make_frontend(sample_rate_hz, complex_input, d_wide_config.bandwidth_khz)),
+          d_max_waiting(size_t(max_waiting_s * d_front.output_rate() / 4)),
           d_serial(serial_config(deliver_per_block)),
           d_high(high_config(deliver_per_block))
     {
-        // Settings are checked whether or not 5069 is listened for, so a bad one is
-        // never silently ignored.
-        const phy::m110d_receiver_config wide = wide_config(deliver_per_block, s5069_settings);
         if (d_listen.s5069)
-            d_wide = std::make_unique<phy::m110d_receiver>(wide);
+            d_wide = std::make_unique<phy::m110d_receiver>(d_wide_config);
         message_port_register_out(port_out);
         message_port_register_out(port_status);
         message_port_register_out(port_burst_info);
@@ -122,7 +164,7 @@ public:
     {
         const bool symbols_out = !output_items.empty();
         int taken = 0;
-        if (!symbols_out || d_waiting.size() < max_waiting_symbols) {
+        if (!symbols_out || d_waiting.size() < d_max_waiting) {
             taken = ninput_items[0];
             receive(input_items[0], size_t(taken));
             d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), d_new_symbols.end());
@@ -148,14 +190,6 @@ private:
     {
         phy::m110c_receiver_config c;
         c.deliver_per_block = deliver_per_block;
-        return c;
-    }
-
-    static phy::serial_tone_frontend_config frontend_config(double fs, bool complex_input)
-    {
-        phy::serial_tone_frontend_config c;
-        c.sample_rate = fs;
-        c.real_input = !complex_input;
         return c;
     }
 
@@ -244,10 +278,13 @@ private:
 
     const bool d_complex;
     const listening d_listen;
+    const phy::m110d_receiver_config
+        d_wide_config; // bandwidth, readings (checked always)
     phy::serial_tone_frontend d_front;
+    const size_t d_max_waiting;   // symbols
     phy::m110a_receiver d_serial; // 75-2400 bps, 4800U
     phy::m110c_receiver d_high;   // App C: 3200-9600 bps, 12800U
-    std::unique_ptr<phy::m110d_receiver> d_wide; // STANAG 5069 at 3 kHz, when listened for
+    std::unique_ptr<phy::m110d_receiver> d_wide; // STANAG 5069, when listened for
     std::vector<phy::m110d_burst> d_wide_done;
     std::vector<std::complex<float>> d_baseband;
     std::vector<phy::m110a_burst> d_serial_done;

@@ -16,6 +16,7 @@
 
 #include <complex>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -74,15 +75,23 @@ public:
                   double rolloff,
                   const std::string& mode,
                   const std::string& s5069_settings)
-        : gr::sync_block("s4539_tx",
-                         gr::io_signature::make(0, 0, 0),
-                         gr::io_signature::make(
-                             1, 1, complex_output ? sizeof(std::complex<float>) : sizeof(float))),
+        : gr::sync_block(
+              "s4539_tx",
+              gr::io_signature::make(0, 0, 0),
+              gr::io_signature::make(
+                  1, 1, complex_output ? sizeof(std::complex<float>) : sizeof(float))),
           d_complex(complex_output),
           d_default(mode.empty() ? mode_for(data_rate, interleaver) : mode_named(mode)),
           d_s5069(s5069_options(s5069_settings)),
-          d_modulator(modulator_config(sample_rate_hz, level, rolloff))
+          d_sample_rate(sample_rate_hz),
+          d_level(level),
+          d_rolloff(rolloff)
     {
+        // The default mode's modulator now: a sample rate that cannot carry its
+        // bandwidth, or a bad level or roll-off, is refused at construction.
+        const std::string why = modulator_problem(d_default);
+        if (!why.empty())
+            throw std::invalid_argument(why);
         message_port_register_in(port_in);
         message_port_register_out(port_ptt);
         message_port_register_out(port_status);
@@ -142,15 +151,31 @@ private:
         std::vector<std::complex<float>> baseband;
     };
 
-    // One modulator for both standards: STANAG 5069 at 3 kHz is 2400 Bd on 1800 Hz too
-    // (m110d_modulator_config).
-    static phy::psk_modulator_config modulator_config(double fs, double level, double rolloff)
+    // One modulator per bandwidth, for both standards: STANAG 5069 at 3 kHz is 2400 Bd
+    // on 1800 Hz too; wider, 800 Bd per kHz on 300 Hz + BW / 2 (m110d_modulator_config),
+    // shaped straight at the block's rate (any rational multiple of the symbol rate:
+    // 96 kHz for 48 kHz's 38400 Bd is 5/2). "" or why the mode cannot go out here.
+    std::string modulator_problem(const phy::waveform_mode& mode)
     {
+        const unsigned bw = phy::waveform_bandwidth_khz(mode);
+        if (d_modulators.count(bw))
+            return {};
+        const std::string why =
+            phy::waveform_sample_rate_problem(mode, d_sample_rate, d_complex, d_rolloff);
+        if (!why.empty())
+            return "s4539_tx: sample_rate_hz: " + why;
         phy::psk_modulator_config c;
-        c.sample_rate = fs;
-        c.rms = level;
-        c.rolloff = rolloff;
-        return c;
+        c.sample_rate = d_sample_rate;
+        c.symbol_rate = phy::waveform_symbol_rate(mode);
+        c.carrier_hz = phy::waveform_carrier_hz(mode);
+        c.rms = d_level;
+        c.rolloff = d_rolloff;
+        try {
+            d_modulators.emplace(bw, phy::psk_modulator(c));
+        } catch (const std::invalid_argument& e) {
+            return std::string("s4539_tx: ") + e.what() + " (" + mode.name + ")";
+        }
+        return {};
     }
 
     void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
@@ -204,12 +229,19 @@ private:
                    "; transmission dropped");
             return;
         }
+        const std::string why = modulator_problem(mode);
+        if (!why.empty()) {
+            reject(why + "; transmission dropped");
+            return;
+        }
+        const phy::psk_modulator& modulator =
+            d_modulators.at(phy::waveform_bandwidth_khz(mode));
         const std::vector<std::complex<float>> points = phy::waveform_transmit_points(mode, bytes, n, d_s5069);
         transmission t;
         if (d_complex)
-            t.baseband = d_modulator.baseband(points);
+            t.baseband = modulator.baseband(points);
         else
-            t.audio = d_modulator.audio(points);
+            t.audio = modulator.audio(points);
         std::lock_guard<std::mutex> lock(d_mutex);
         d_queue.push_back(std::move(t));
     }
@@ -223,7 +255,10 @@ private:
     const bool d_complex;
     const phy::waveform_mode d_default;
     const phy::m110d_transmit_options d_s5069; // readings and constraint length of 5069 modes
-    const phy::psk_modulator d_modulator;
+    const double d_sample_rate, d_level, d_rolloff;
+    // By bandwidth (kHz); filled by the message handler only (the default's in the
+    // constructor).
+    std::map<unsigned, phy::psk_modulator> d_modulators;
     mutable std::mutex d_mutex;
     std::deque<transmission> d_queue;
     transmission d_current;

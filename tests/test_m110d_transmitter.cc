@@ -212,3 +212,128 @@ TEST(M110dTransmitter, SymbolRolesPlaceEveryProbeAndDataSymbol)
     EXPECT_THROW(m110d_probe_point(*m110d_mode_by_name("WN3/3kHz/S"), { m110d_symbol_kind::data, 0, 0 }),
                  std::invalid_argument);
 }
+
+TEST(M110dTransmitter, EveryBandwidthWnAndInterleaverLastsAsTheAirTimeModelSays)
+{
+    // Issue 24: every mode of Table D-I (3-48 kHz, WN0-WN12, WN13 at 3 kHz, no WN4 at 9
+    // and 18 kHz), every interleaver, one block's worth and a bit more, under both
+    // preamble Walsh readings: the points are as many as m110d_transmission_time says.
+    const std::vector<uint8_t> data = random_bytes(40, 24);
+    size_t modes = 0;
+    for (const std::string& name : m110d_mode_names()) {
+        const m110d_mode m = *m110d_mode_by_name(name);
+        ++modes;
+        m110d_transmit_options o;
+        o.readings.preamble_walsh = m.bw_khz >= 30 && m.wn % 2
+                                        ? m110d_preamble_walsh::capped
+                                        : m110d_preamble_walsh::scaled;
+        const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
+        const double seconds =
+            m110d_transmission_time(m, data.size(), m110d_timing_under(m, o)).total_s;
+        ASSERT_EQ(points.size(), size_t(std::lround(seconds * m.symbol_rate()))) << name;
+    }
+    // 12 bandwidths x 13 WNs x 4 interleavers, less WN0/US, WN4 at 9 and 18 kHz and
+    // plus WN13 at 3 kHz.
+    EXPECT_EQ(modes, 12u * (13 * 4 - 1) - 2 * 4 + 4);
+    for (unsigned bw : { 9u, 18u })
+        EXPECT_FALSE(m110d_mode_for(bw, 4, m110d_interleaver::short_)) << bw;
+}
+
+TEST(M110dTransmitter, PreambleWalshLengthAboveTwentyFourKilohertzIsAReading)
+{
+    // D-XIII stops at 24 kHz (256 chips). scaled (default): 32 * BW / 3 chips, i.e.
+    // 320, 384, 448, 512 at 30-48 kHz; capped: 256. At 3-24 kHz both are 32 * BW / 3.
+    const std::vector<uint8_t> data = random_bytes(30, 3);
+    for (unsigned bw : { 3u, 6u, 9u, 12u, 15u, 18u, 21u, 24u, 30u, 36u, 42u, 48u }) {
+        const m110d_mode m = *m110d_mode_for(bw, 6, m110d_interleaver::short_);
+        m110d_transmit_options scaled, capped;
+        capped.readings.preamble_walsh = m110d_preamble_walsh::capped;
+        const unsigned want = 32 * bw / 3;
+        EXPECT_EQ(m110d_preamble_walsh_chips(
+                      m, scaled.timing.preamble, scaled.readings.preamble_walsh),
+                  want);
+        EXPECT_EQ(m110d_preamble_walsh_chips(
+                      m, capped.timing.preamble, capped.readings.preamble_walsh),
+                  std::min(want, 256u));
+        const auto a = m110d_preamble(m, scaled.timing.preamble, 7, scaled.readings);
+        const auto b = m110d_preamble(m, capped.timing.preamble, 7, capped.readings);
+        EXPECT_EQ(a.size(), 10u * want) << bw;
+        EXPECT_EQ(b.size(), 10u * std::min(want, 256u)) << bw;
+        if (bw <= 24) {
+            EXPECT_EQ(a, b) << bw;
+        }
+        // The whole transmission's length follows the reading.
+        const auto points = m110d_transmit_points(m, data.data(), data.size(), capped);
+        EXPECT_EQ(points.size(),
+                  size_t(std::lround(m110d_transmission_time(
+                                         m, data.size(), m110d_timing_under(m, capped))
+                                         .total_s *
+                                     m.symbol_rate())))
+            << bw;
+        // An explicit preamble_walsh_chips wins over the reading.
+        capped.timing.preamble.preamble_walsh_chips = 96;
+        EXPECT_EQ(m110d_preamble_walsh_chips(
+                      m, capped.timing.preamble, capped.readings.preamble_walsh),
+                  96u);
+    }
+    m110d_readings r;
+    EXPECT_EQ(m110d_set_reading(r, "preamble_walsh=capped"), "");
+    EXPECT_EQ(r.preamble_walsh, m110d_preamble_walsh::capped);
+    EXPECT_NE(m110d_set_reading(r, "preamble_walsh=256"), "");
+}
+
+TEST(M110dTransmitter, PreambleSectionsAtEveryBandwidthFollowTheTables)
+{
+    // Consistency where the spec has no wideband known answer: at 24 kHz (L = 256) the
+    // two PN alignments coincide (O-1), and at 48 kHz (L = 512) too, both taking
+    // PN[j mod 256]; at 6 kHz (L = 64) they differ; the Walsh pattern of a dibit
+    // (D-XIV) repeats every 4 chips at every length.
+    for (const char* name : { "WN6/24kHz/S", "WN6/48kHz/S", "WN6/6kHz/S" }) {
+        const m110d_mode m = *m110d_mode_by_name(name);
+        const unsigned chips = m110d_preamble_walsh_chips(m);
+        const std::vector<uint8_t> dibits = { 0, 1, 2, 3 };
+        const auto per_symbol = m110d_preamble_section(
+            dibits, m110d_pn_table::fixed, chips, m110d_pn_alignment::per_symbol);
+        const auto continuous = m110d_preamble_section(
+            dibits, m110d_pn_table::fixed, chips, m110d_pn_alignment::continuous);
+        ASSERT_EQ(per_symbol.size(), 4u * chips) << name;
+        const auto& pn = m110d_pn(m110d_pn_table::fixed);
+        for (unsigned d = 0; d < 4; ++d)
+            for (unsigned j = 0; j < chips; ++j)
+                ASSERT_EQ(per_symbol[d * chips + j],
+                          (pn[j % 256] + m110d_walsh_chip(d, j)) % 8)
+                    << name << " " << j;
+        if (chips % 256 == 0) {
+            EXPECT_EQ(per_symbol, continuous) << name;
+        } else {
+            EXPECT_NE(per_symbol, continuous) << name;
+        }
+    }
+}
+
+TEST(M110dTransmitter, EveryBandwidthShapesSamplesAtItsRate)
+{
+    // The modem's rate: 4 samples a symbol at every bandwidth (9600 Hz at 3 kHz, 153.6
+    // kHz at 48 kHz); a radio's rational multiple of the symbol rate directly (96 kHz
+    // at 48 kHz: 5/2 a symbol). The samples last the air time (plus the pulse's tails).
+    const std::vector<uint8_t> data = random_bytes(200, 48);
+    for (unsigned bw : { 3u, 6u, 9u, 12u, 15u, 18u, 21u, 24u, 30u, 36u, 42u, 48u }) {
+        const m110d_mode m = *m110d_mode_for(bw, 8, m110d_interleaver::ultra_short);
+        EXPECT_EQ(m110d_sample_rate(bw), 4 * m.symbol_rate());
+        const auto points = m110d_transmit_points(m, data.data(), data.size());
+        for (double rate : { m110d_sample_rate(bw), 2.5 * m.symbol_rate() }) {
+            const psk_modulator_config c = m110d_modulator_config(m, rate);
+            EXPECT_EQ(c.sample_rate, rate);
+            EXPECT_EQ(c.carrier_hz, 300.0 + 500.0 * bw);
+            const auto samples = psk_modulator(c).baseband(points);
+            const double air = m110d_transmission_time(m, data.size()).total_s * rate;
+            const double tails = 2.0 * c.span_symbols * rate / m.symbol_rate() + 2;
+            EXPECT_GE(double(samples.size()), air - 1) << bw << " " << rate;
+            EXPECT_LE(double(samples.size()), air + tails) << bw << " " << rate;
+        }
+    }
+    EXPECT_EQ(m110d_modulator_config(*m110d_mode_by_name("WN12/48kHz/US")).sample_rate,
+              153600);
+    EXPECT_THROW(m110d_sample_rate(27), std::invalid_argument);
+    EXPECT_THROW(m110d_sample_rate(0), std::invalid_argument);
+}

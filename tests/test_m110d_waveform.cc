@@ -526,13 +526,15 @@ TEST(M110dWaveform, TailBitingDecisionsDoNotDependOnTheLlrScale)
 TEST(M110dWaveform, ReadingsAreSetByName)
 {
     m110d_readings r;
-    EXPECT_EQ(m110d_readings_text(r), "scrambler=a tail_biting=full_register pn_alignment=per_symbol wid_parity=checksum");
+    EXPECT_EQ(m110d_readings_text(r),
+              "scrambler=a tail_biting=full_register pn_alignment=per_symbol "
+              "wid_parity=checksum preamble_walsh=scaled");
     for (const std::string& choice : m110d_reading_choices()) {
         m110d_readings one;
         EXPECT_EQ(m110d_set_reading(one, choice), "") << choice;
         EXPECT_NE(m110d_readings_text(one).find(choice), std::string::npos) << choice;
     }
-    EXPECT_EQ(m110d_reading_choices().size(), 8u);
+    EXPECT_EQ(m110d_reading_choices().size(), 10u);
     EXPECT_EQ(m110d_set_reading(r, "scrambler=b"), "");
     EXPECT_EQ(r.scrambler, x9_orientation::b);
     EXPECT_EQ(m110d_set_reading(r, "tail_biting=block_start"), "");
@@ -541,6 +543,8 @@ TEST(M110dWaveform, ReadingsAreSetByName)
     EXPECT_EQ(r.pn_alignment, m110d_pn_alignment::continuous);
     EXPECT_EQ(m110d_set_reading(r, "wid_parity=caption_d2_zero"), "");
     EXPECT_EQ(r.wid_parity, m110d_wid_parity::caption_d2_zero);
+    EXPECT_EQ(m110d_set_reading(r, "preamble_walsh=capped"), "");
+    EXPECT_EQ(r.preamble_walsh, m110d_preamble_walsh::capped);
     const std::string before = m110d_readings_text(r);
     EXPECT_NE(m110d_set_reading(r, "scrambler=c"), "");
     EXPECT_NE(m110d_set_reading(r, "scrambler"), "");

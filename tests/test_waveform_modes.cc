@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace gr::hfstack::phy;
@@ -19,8 +20,11 @@ TEST(WaveformModes, NamesAreBothStandardsAndEachResolvesToItself)
 {
     const auto names = waveform_mode_names();
     // STANAG 4539 without the zero interleaver (6 serial-tone rates x S/L, 4800U, App C
-    // 5 x 6 and 12800U), then STANAG 5069 at 3 kHz: WN0 S/M/L and WN1-WN13 x 4.
-    EXPECT_EQ(names.size(), 6u * 2 + 1 + 5 * 6 + 1 + 3 + 13 * 4);
+    // 5 x 6 and 12800U), then STANAG 5069 at every bandwidth (issue 24): at 3 kHz WN0
+    // S/M/L and WN1-WN13 x 4; at the 11 others WN0 S/M/L and WN1-WN12 x 4, less WN4 at
+    // 9 and 18 kHz.
+    EXPECT_EQ(names.size(),
+              6u * 2 + 1 + 5 * 6 + 1 + 3 + 13 * 4 + 11 * (3 + 12 * 4) - 2 * 4);
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
     for (const auto& n : names) {
         const auto m = waveform_mode_by_name(n);
@@ -31,7 +35,58 @@ TEST(WaveformModes, NamesAreBothStandardsAndEachResolvesToItself)
         EXPECT_TRUE(waveform_timing_by_name(n).has_value()) << n;
     }
     EXPECT_EQ(names.front(), "75S");
-    EXPECT_EQ(names.back(), "WN13/3kHz/L");
+    EXPECT_EQ(names.back(), "WN12/48kHz/L");
+    EXPECT_NE(std::find(names.begin(), names.end(), "WN13/3kHz/L"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "WN12/48kHz/US"), names.end());
+}
+
+TEST(WaveformModes, WiderBandwidthsHaveTheirRatesAndRefuseTooFewSamples)
+{
+    // Issue 24: the blocks take every bandwidth; a sample rate that cannot hold a mode is
+    // refused with the mode, its bandwidth and the least rate named.
+    const auto m = waveform_mode_by_name("wn12/48khz/us");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->name, "WN12/48kHz/US");
+    EXPECT_EQ(m->user_bps, 240000u);
+    EXPECT_EQ(waveform_bandwidth_khz(*m), 48u);
+    EXPECT_EQ(waveform_symbol_rate(*m), 38400);
+    EXPECT_EQ(waveform_carrier_hz(*m), 24300);
+    EXPECT_EQ(waveform_sample_rate_problem(*m, 96000, true), "");
+    EXPECT_EQ(waveform_sample_rate_problem(*m, 153600, true), "");
+    const std::string why = waveform_sample_rate_problem(*m, 9600, true);
+    EXPECT_NE(why.find("WN12/48kHz/US"), std::string::npos) << why;
+    EXPECT_NE(why.find("48 kHz"), std::string::npos) << why;
+    EXPECT_NE(why.find("51840"), std::string::npos) << why;
+    EXPECT_NE(waveform_sample_rate_problem(*m, 51000, true), "");
+    // Real samples: at 48 kHz the RRC-0.35 band reaches below 0 Hz on 24.3 kHz; 0.25
+    // fits.
+    EXPECT_NE(waveform_sample_rate_problem(*m, 192000, false).find("below 0 Hz"),
+              std::string::npos);
+    EXPECT_EQ(waveform_sample_rate_problem(*m, 192000, false, 0.25), "");
+    EXPECT_NE(waveform_sample_rate_problem(*m, 96000, false, 0.25), "");
+    const auto six = *waveform_mode_by_name("WN12/6kHz/US");
+    EXPECT_EQ(waveform_sample_rate_problem(six, 48000, false), "");
+    EXPECT_NE(waveform_sample_rate_problem(
+                  *waveform_mode_by_name("WN12/9kHz/US"), 48000, false),
+              "");
+    const auto a = *waveform_mode_by_name("2400S");
+    EXPECT_EQ(waveform_bandwidth_khz(a), 3u);
+    EXPECT_EQ(waveform_sample_rate_problem(a, 8000, false), "");
+    EXPECT_EQ(waveform_sample_rate_problem(a, 9600, true), "");
+    EXPECT_NE(waveform_sample_rate_problem(a, 4000, false), "");
+    m110d_receiver_config c;
+    EXPECT_EQ(parse_m110d_receive_settings("bandwidth_khz=48 preamble_walsh=capped", c),
+              "");
+    EXPECT_EQ(c.bandwidth_khz, 48u);
+    EXPECT_EQ(c.readings.preamble_walsh, m110d_preamble_walsh::capped);
+    EXPECT_NE(
+        parse_m110d_receive_settings("bandwidth_khz=27", c).find("bandwidth_khz takes"),
+        std::string::npos);
+    EXPECT_NE(parse_m110d_receive_settings("bandwidth_khz=", c), "");
+    EXPECT_NE(parse_m110d_receive_settings("bandwidth_khz=-3", c), "");
+    EXPECT_EQ(c.bandwidth_khz, 48u);
+    m110d_transmit_options o;
+    EXPECT_NE(parse_m110d_transmit_settings("bandwidth_khz=48", o), "");
 }
 
 TEST(WaveformModes, FiveThousandSixtyNineModesByNameWithRateAndInterleaver)
@@ -59,12 +114,15 @@ TEST(WaveformModes, FiveThousandSixtyNineModesByNameWithRateAndInterleaver)
 
 TEST(WaveformModes, RefusedNamesSayWhy)
 {
-    // Wider than 3 kHz: a timing (the simulator's) but no mode of the blocks.
-    EXPECT_FALSE(waveform_mode_by_name("WN8/6kHz/L"));
-    EXPECT_TRUE(waveform_timing_by_name("WN8/6kHz/L").has_value());
-    EXPECT_NE(waveform_mode_problem("WN8/6kHz/L").find("6 kHz"), std::string::npos);
-    // WN0 has no US; WN14 and WN13 above 3 kHz do not exist.
-    for (const char* bad : { "WN0/3kHz/US", "WN14/3kHz/L", "WN8/3kHz/X", "WN8", "" }) {
+    // WN0 has no US; WN14, WN13 above 3 kHz, WN4 at 9 kHz and 27 kHz do not exist.
+    for (const char* bad : { "WN0/3kHz/US",
+                             "WN14/3kHz/L",
+                             "WN13/6kHz/S",
+                             "WN4/9kHz/S",
+                             "WN8/27kHz/S",
+                             "WN8/3kHz/X",
+                             "WN8",
+                             "" }) {
         EXPECT_FALSE(waveform_mode_by_name(bad)) << bad;
         EXPECT_NE(waveform_mode_problem(bad).find("WN8/3kHz/L"), std::string::npos)
             << bad;

@@ -6,7 +6,8 @@
 """STANAG 4539 mode names, one set for the modem blocks, the radio, GRC and the apps:
 a rate and an interleaver letter, "2400S", "75L", "9600VL", "4800U", "12800U" (the
 kernel's phy/s4539_modes.h is the source; this only translates). The modem blocks also
-take STANAG 5069's at 3 kHz by name, "WN8/3kHz/L" (phy/waveform_modes.h)."""
+take STANAG 5069's at every bandwidth by name, "WN8/3kHz/L", "WN12/48kHz/US"
+(phy/waveform_modes.h)."""
 
 from . import cli
 from .hfstack_python import sim

@@ -244,6 +244,40 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         done = run("rx", both, "--listen", "5069", "--json")
         self.assertEqual([x["mode"] for x in json.loads(done.stdout)["bursts"]], ["WN13/3kHz/US"])
 
+    def test_wider_5069_tx_then_rx_and_ber(self):
+        """Issue 24: WN12/6kHz/US (32000 bps) through tx (real audio at 48000 Hz, the
+        default at 6 kHz; above 6 kHz the RRC-0.35 band on 300 Hz + BW / 2 reaches
+        below 0 Hz and real audio is refused) and rx --bandwidth 6; ber of
+        WN10/6kHz/US at a radio's rate (48000 Hz complex, resampled) and of
+        WN12/48kHz/US at 96000 Hz, without errors at 25 and 36 dB."""
+        wav = self.path("w6.wav")
+        data = bytes(np.random.default_rng(24).integers(0, 256, 2000, dtype=np.uint8))
+        blob = self.path("data.bin")
+        with open(blob, "wb") as f:
+            f.write(data)
+        done = run("tx", "--mode", "WN12/6kHz/US", "--input", blob, wav, "--json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout)
+        self.assertEqual((report["sample_rate_hz"], report["data_rate"]), (48000, 32000))
+        got = self.path("got.bin")
+        done = run("rx", wav, "--bandwidth", "6", "--json", "--output", got)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        bursts = json.loads(done.stdout)["bursts"]
+        self.assertEqual([(b["mode"], b["bytes_bad"]) for b in bursts], [("WN12/6kHz/US", False)])
+        with open(got, "rb") as f:
+            self.assertEqual(f.read(), data)
+        done = run("ber", "--modes", "WN10/6kHz/US", "--snr", "25", "--seconds", "5", "--rate", "48000",
+                   "--csv", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        row = list(csv.DictReader(io.StringIO(done.stdout)))[0]
+        self.assertEqual((row["mode"], int(row["errors"]), int(row["bursts_lost"])), ("WN10/6kHz/US", 0, 0))
+        self.assertGreater(int(row["bits"]), 8 * 10000)
+        done = run("ber", "--modes", "WN12/48kHz/US", "--snr", "36", "--seconds", "1", "--rate", "96000",
+                   "--burst-seconds", "0.5", "--csv", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        row = list(csv.DictReader(io.StringIO(done.stdout)))[0]
+        self.assertEqual((row["mode"], int(row["errors"]), int(row["bursts_lost"])), ("WN12/48kHz/US", 0, 0))
+
     def test_5069_ber_no_errors_at_20_db(self):
         done = run("ber", "--modes", "WN6/3kHz/S", "--snr", "20", "--seconds", "20", "--csv", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -264,13 +298,20 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertIn(" 9600VL 12800U", lines[0])
         self.assertNotIn("2400Z", lines[0])
         self.assertTrue(lines[1].startswith("STANAG 5069: WN0/3kHz/S WN0/3kHz/M WN0/3kHz/L WN1/3kHz/US "))
-        self.assertEqual(len(lines[1].split()), 2 + 3 + 13 * 4)
+        # 3 kHz: WN0 S/M/L, WN1-WN13 x 4; 11 wider bandwidths: WN0 S/M/L, WN1-WN12 x 4,
+        # less WN4 at 9 and 18 kHz.
+        self.assertEqual(len(lines[1].split()), 2 + 3 + 13 * 4 + 11 * (3 + 12 * 4) - 2 * 4)
+        self.assertIn(" WN12/48kHz/US ", lines[1])
         self.assertIn("scrambler=a scrambler=b tail_biting=full_register", lines[2])
 
     def test_bad_5069_input_gives_one_line(self):
         out = self.path("out.wav")
         cases = [
-            (["tx", "--mode", "WN8/6kHz/L", "--text", "x", out], "6 kHz"),
+            (["tx", "--mode", "WN8/48kHz/L", "--text", "x", out], "below 0 Hz"),
+            (["tx", "--mode", "WN8/6kHz/L", "--text", "x", out, "--rate", "12000"], "13080"),
+            (["tx", "--mode", "WN13/6kHz/L", "--text", "x", out], "WN12/48kHz/US"),
+            (["rx", out, "--bandwidth", "27"], "--bandwidth"),
+            (["ber", "--modes", "WN8/48kHz/US", "--snr", "10", "--rate", "9600"], "38400"),
             (["tx", "--mode", "WN0/3kHz/US", "--text", "x", out], "WN0 has no US"),
             (["tx", "--mode", "WN8/3kHz/X", "--text", "x", out], "did you mean WN8/3kHz/"),
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "scrambler=c", out], "a or b"),

@@ -4,11 +4,12 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""s4539_tx / s4539_rx with STANAG 5069 (110D App D, 3 kHz) modes by name: PDUs through
+"""s4539_tx / s4539_rx with STANAG 5069 (110D App D) modes by name: PDUs through
 the transmitter and the receiver come back with their mode, noise-free, at complex
 baseband and in audio; a receiver listening for both standards takes a 4539 burst and a
 5069 burst from one recording without being told which; the readings and the constraint
-length reach the waveform; bad mode names and settings are refused with their reason."""
+length reach the waveform; bad mode names and settings are refused with their reason;
+wider bandwidths (issue 24) at a radio's rate, and a rate too low for them refused."""
 
 import numpy as np
 import pmt
@@ -131,7 +132,14 @@ class qa_s5069_modem(gr_unittest.TestCase):
 
     def test_bad_modes_and_settings_refused_with_their_reason(self):
         for make, words in (
-                (lambda: hfstack.s4539_tx(9600.0, True, mode="WN8/6kHz/L"), "6 kHz"),
+                (lambda: hfstack.s4539_tx(9600.0, True, mode="WN8/48kHz/L"), "48 kHz"),
+                (lambda: hfstack.s4539_tx(9600.0, True, mode="WN8/48kHz/L"), "51840"),
+                (lambda: hfstack.s4539_tx(192000.0, False, mode="WN12/48kHz/US"), "below 0 Hz"),
+                (lambda: hfstack.s4539_tx(12000.0, False, mode="WN12/6kHz/US"), "13080"),
+                (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "bandwidth_khz=48"), "38400 Bd"),
+                (lambda: hfstack.s4539_rx(96000.0, True, False, "both", "bandwidth_khz=48"), "listen"),
+                (lambda: hfstack.s4539_rx(96000.0, True, False, "5069", "bandwidth_khz=27"), "bandwidth_khz"),
+                (lambda: hfstack.s4539_tx(9600.0, True, mode="WN4/9kHz/S"), "WN12/48kHz/US"),
                 (lambda: hfstack.s4539_tx(9600.0, True, mode="WN0/3kHz/US"), "WN8/3kHz/L"),
                 (lambda: hfstack.s4539_tx(9600.0, True, mode="WN99"), "STANAG 5069"),
                 (lambda: hfstack.s4539_tx(9600.0, True, s5069_settings="scrambler=c"), "a or b"),
@@ -151,12 +159,37 @@ class qa_s5069_modem(gr_unittest.TestCase):
         data = payload(50, 5)
         samples, events = transmit([("WN8/3kHz/US", data, {"mode": "WN14/3kHz/S"}),
                                     ("WN8/3kHz/US", data, {"mode": pmt.from_long(8)}),
+                                    ("WN8/3kHz/US", data, {"mode": "WN8/24kHz/US"}),
                                     ("WN8/3kHz/US", data, {"mode": "WN8/3kHz/US"})])
-        self.assertEqual([e["event"] for e in events], ["tx_error", "tx_error", "tx_started", "tx_finished"])
+        self.assertEqual([e["event"] for e in events],
+                         ["tx_error", "tx_error", "tx_error", "tx_started", "tx_finished"])
         self.assertIn("WN14/3kHz/S", events[0]["reason"])
         self.assertIn("not a symbol", events[1]["reason"])
+        self.assertIn("24 kHz", events[2]["reason"])
         got, _ = receive(samples)
         self.assertEqual([(m["mode"], d) for m, d in got], [("WN8/3kHz/US", data)])
+
+    def test_wider_bandwidths_at_a_radios_rate(self):
+        """Issue 24: WN12/48kHz/US (240000 bps) and WN3/48kHz/US at 96 kS/s complex (5/2
+        samples a symbol, the receiver resampling to 153.6 kHz), and WN8/6kHz/S in real
+        audio at 48 kHz on its 3300 Hz sub-carrier, named in PDUs, back whole with their
+        mode, rate and an SNR in their bandwidth."""
+        pdus = [("WN12/48kHz/US", payload(3000, 11), {"mode": "WN12/48kHz/US"}),
+                ("WN3/48kHz/US", payload(100, 12), {"mode": "wn3/48khz/us"})]
+        samples, events = transmit(pdus, fs=96000, tail_s=0.5, mode="WN12/48kHz/US")
+        self.assertEqual([e["event"] for e in events], ["tx_started", "tx_finished"] * 2)
+        got, status = receive(samples, fs=96000, settings="bandwidth_khz=48")
+        self.assertEqual([(m["mode"], d) for m, d in got], [(n, d) for n, d, _ in pdus])
+        self.assertEqual(got[0][0]["data_rate"], 240000)
+        self.assertGreater(got[0][0]["snr_db"], 25)
+        # (A detection may follow in the digital silence after them, refused once read:
+        # the 3 kHz receiver does so too in exact zeros; docs/modem-design.md.)
+        self.assertEqual(status[:4], ["carrier_on", "carrier_off"] * 2)
+        data = payload(500, 13)
+        samples, _ = transmit([("WN8/6kHz/S", data, {"mode": "WN8/6kHz/S"})], fs=48000,
+                              complex_signal=False, tail_s=0.5, mode="WN8/6kHz/S")
+        got, _ = receive(samples, fs=48000, complex_signal=False, settings="bandwidth_khz=6")
+        self.assertEqual([(m["mode"], d) for m, d in got], [("WN8/6kHz/S", data)])
 
     def test_symbol_output_carries_5069_symbols(self):
         """The optional symbol output: a WN6 (QPSK) burst's data symbols descrambled onto
@@ -176,7 +209,10 @@ class qa_s5069_modem(gr_unittest.TestCase):
     def test_grc_asserts(self):
         self.assertTrue(hfstack.modem_mode_ok("WN8/3kHz/L"))
         self.assertTrue(hfstack.modem_mode_ok("'9600VL'"))
-        self.assertFalse(hfstack.modem_mode_ok("WN8/48kHz/L"))
+        self.assertTrue(hfstack.modem_mode_ok("WN8/48kHz/L"))
+        self.assertFalse(hfstack.modem_mode_ok("WN13/48kHz/L"))
+        self.assertTrue(hfstack.s5069_settings_ok("bandwidth_khz=48", False))
+        self.assertFalse(hfstack.s5069_settings_ok("bandwidth_khz=48", True))
         self.assertTrue(hfstack.s5069_settings_ok("scrambler=b constraint_length=9", True))
         self.assertFalse(hfstack.s5069_settings_ok("constraint_length=9", False))
         self.assertTrue(hfstack.s5069_settings_ok("preamble=find", False))

@@ -21,7 +21,9 @@ namespace hfstack {
  * \brief STANAG 4539 and STANAG 5069 receiver, every mode detected automatically
  * (auto-baud): the MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps
  * uncoded, and the App C modes 3200-9600 bps and 12800 bps uncoded; with `listen` "5069"
- * or "both", the STANAG 5069 (MIL-STD-188-110D Appendix D) modes at 3 kHz, WN0-WN13.
+ * or "both", the STANAG 5069 (MIL-STD-188-110D Appendix D) modes at 3 kHz, WN0-WN13;
+ * with listen "5069" and s5069_settings bandwidth_khz=6..48, those of that bandwidth
+ * (Table D-I; WN0-WN12, up to 240000 bps at 48 kHz).
  * Samples in, one PDU per burst out.
  * \ingroup hfstack
  *
@@ -29,7 +31,7 @@ namespace hfstack {
  * its interleaver blocks are decoded): the decoded user bytes, metadata `mode` (its
  * name, such as "2400S" or "WN8/3kHz/L"), `data_rate` (user bps),
  * `interleaver` (as s4539_tx names it; STANAG 5069: "ultra_short", "short", "medium",
- * "long"), `snr_db` (dB in 3 kHz), `frequency_offset_hz`,
+ * "long"), `snr_db` (dB in 3 kHz; in the bandwidth listened on), `frequency_offset_hz`,
  * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
  * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
  * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"
@@ -38,7 +40,11 @@ namespace hfstack {
  * Port `burst_info` posts, for each burst, a dict of the same metadata plus `bytes`
  * (user bytes decoded), without the bytes: for displays of SNR and offset over time.
  *
- * Input: real audio with the signal on an 1800 Hz carrier, or complex baseband.
+ * Input: real audio with the signal on an 1800 Hz carrier (300 Hz + BW / 2 above
+ * 3 kHz), or complex baseband, resampled to 4 samples a symbol; a rate that cannot hold
+ * the bandwidth's RRC-0.35 band (complex: under 1.35 symbol rates; real: under twice
+ * the carrier plus 1.35 symbol rates, or a band reaching below 0 Hz, as above 6 kHz)
+ * is refused at construction, naming both.
  *
  * Optional output 0 (gr_complex): the equalised data symbols of every burst as they
  * are decided (descrambled onto the mode's constellation at the probes' scale: PSK on
@@ -56,13 +62,14 @@ public:
     typedef std::shared_ptr<s4539_rx> sptr;
 
     /*!
-     * \param sample_rate_hz input rate (8000, 9600, 48000 or any rate from 4 kHz up)
+     * \param sample_rate_hz input rate (8000, 9600, 48000 or any rate from 4 kHz up that
+     *        holds the bandwidth: 96000 or 250000 for 48 kHz, say)
      * \param complex_input complex baseband instead of real audio
      * \param deliver_per_block post the bytes each interleaver block completes as soon
      *        as it is decoded, as a streaming modem does (metadata `burst_continues`
      *        true on all but a burst's last PDU; `burst_info` once, at its end); what a
      *        node wants, so a long burst's first data need not wait for its end
-     * \param listen "4539" (110A/B and App C), "5069" (App D at 3 kHz) or "both": the
+     * \param listen "4539" (110A/B and App C), "5069" (App D) or "both": the
      *        receivers of both standards search the same samples, and whichever finds a
      *        burst delivers it (each costs its own processing time)
      * \param s5069_settings STANAG 5069 readings of the constants the spec leaves
@@ -74,7 +81,9 @@ public:
      *        scrambler=auto and tail_biting=auto to try both readings of the data
      *        (the receiver keeps the one they fit), and
      *        frequency_loop=second_order to follow a swept carrier offset (D.6.5's
-     *        3.5 Hz/s; costs errors on fading channels)
+     *        3.5 Hz/s; costs errors on fading channels), preamble_walsh=scaled|capped
+     *        (the preamble's Walsh symbols above 24 kHz) and bandwidth_khz=3..48 (the
+     *        bandwidth listened on; above 3 with listen "5069" only)
      *
      * Throws std::invalid_argument (ValueError in Python) for a bad listen or setting,
      * naming it and why.

@@ -22,7 +22,8 @@ namespace hfstack {
  * "long") and 4800 bps uncoded ("none"); the App C modes 3200, 4800, 6400, 8000, 9600
  * bps (interleaver "ultra_short", "very_short", "short", "medium", "long", "very_long")
  * and 12800 bps uncoded ("none"); and the STANAG 5069 (MIL-STD-188-110D Appendix D)
- * modes at 3 kHz, WN0-WN13 with interleaver US, S, M or L, by name ("WN8/3kHz/L").
+ * modes at every bandwidth of Table D-I (3-48 kHz), WN0-WN13 with interleaver US, S, M
+ * or L, by name ("WN8/3kHz/L", "WN12/48kHz/US").
  * \ingroup hfstack
  *
  * Each PDU on `in` is one transmission. Its metadata may name the mode with `mode`
@@ -39,7 +40,14 @@ namespace hfstack {
  * that would last over 600 s, is logged and dropped with a "tx_error" status (and
  * `reason`).
  *
- * Output: real audio on an 1800 Hz carrier (rms `level`), or complex baseband.
+ * Output: real audio on an 1800 Hz carrier (rms `level`), or complex baseband; a
+ * STANAG 5069 mode above 3 kHz at 800 Bd per kHz, its real audio on 300 Hz + BW / 2.
+ * The sample rate must hold the mode's band, (1 + rolloff) symbol rates: complex, that
+ * or more (51840 Hz for 48 kHz with RRC 0.35; 96000 Hz, 5/2 samples a symbol, shaped
+ * straight at it); real, twice the carrier plus that, and the band must stay above
+ * 0 Hz on the carrier (with RRC 0.35 up to 6 kHz: 13080 Hz or more there). The default
+ * mode's is checked at construction (std::invalid_argument naming the mode, its bandwidth
+ * and the least rate), a PDU's when it comes (tx_error).
  */
 class HFSTACK_API s4539_tx : virtual public gr::sync_block
 {
@@ -47,9 +55,9 @@ public:
     typedef std::shared_ptr<s4539_tx> sptr;
 
     /*!
-     * \param sample_rate_hz output rate (8000, 9600, 48000 or another rational multiple of 2400)
-     * \param complex_output complex baseband instead of real audio
-     * \param data_rate default user data rate, bps
+     * \param sample_rate_hz output rate (8000, 9600, 48000 or another rational multiple
+     * of the symbol rate: 2400 Bd at 3 kHz, 800 Bd per kHz above) \param complex_output
+     * complex baseband instead of real audio \param data_rate default user data rate, bps
      * \param interleaver default interleaver (see above)
      * \param level output rms (real audio: 0.25 leaves room for the peaks)
      * \param rolloff root-raised-cosine roll-off
@@ -58,7 +66,8 @@ public:
      * \param s5069_settings STANAG 5069 modes only: NAME=VALUE words separated by
      *        spaces or commas, the readings of the constants the spec leaves uncertain
      *        (scrambler=a|b, tail_biting=full_register|block_start,
-     *        pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero;
+     *        pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero,
+     *        preamble_walsh=scaled|capped;
      *        the first of each the default) and constraint_length=7|9
      *
      * Throws std::invalid_argument (ValueError in Python) for a default mode the modem

@@ -48,7 +48,7 @@ private:
 
 // The peak of a serial-tone preamble search: of the correlations over the threshold,
 // the largest, taken once `window` samples have passed it without a larger one. Its
-// sum's angle is the carrier's turn per 2400 Bd symbol.
+// sum's angle is the carrier's turn per symbol.
 struct correlation_peak {
     bool open = false;
     double z = 0;
@@ -76,7 +76,11 @@ struct correlation_peak {
         open = false;
         return true;
     }
-    double offset_hz() const { return std::arg(sum) / 6.283185307179586476925286766559 * 2400.0; }
+    // At `symbol_rate` Bd (2400 for 3 kHz; App D's wider bandwidths pass theirs).
+    double offset_hz(double symbol_rate = 2400.0) const
+    {
+        return std::arg(sum) / 6.283185307179586476925286766559 * symbol_rate;
+    }
 };
 
 // A differential correlation against a known symbol sequence, as a z-score against the

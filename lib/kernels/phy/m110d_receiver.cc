@@ -23,6 +23,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gr {
@@ -35,29 +36,9 @@ using cf = std::complex<float>;
 using cd = std::complex<double>;
 
 constexpr unsigned sps = m110d_receiver::samples_per_symbol;
-constexpr unsigned walsh_chips = 32; // a preamble Walsh symbol at 3 kHz (32 * BW / 3)
-constexpr unsigned known_symbols =
-    5 * walsh_chips; // last fixed symbol and the count field of 0
-constexpr unsigned preamble_end = 10 * walsh_chips; // ... and the WID field after them
-constexpr size_t history_symbols = 4096; // differential products kept behind the search
-// Samples past a peak before it is taken: the count field of 0 is four times the count
-// PN, so the correlation has side peaks 32, 64 and 96 chips either side of the true one
-// (at 0.76, 0.55 and 0.35 of it); the largest within 96 chips and a bit is taken.
-constexpr size_t peak_window = (3 * walsh_chips + 2) * sps;
 // A detection in a burst this strong cuts it without its fields read first (on one gain
 // they may not read in fading; data alone stayed under it in every test).
 constexpr double sure_cut_z = 5.5;
-// After a refused preamble the search goes on past its later side peaks.
-constexpr unsigned refused_skip = 3 * walsh_chips + 4;
-// Integration over super-frames (integrate_superframes): a super-frame is 18 Walsh
-// symbols; its fixed section's first 8 (the 9th is the search's first known symbol)
-// start 8 symbols before the search's known chips, and those of the super-frames before
-// every 576 chips further back. A peak the comb carries is held for a super-frame more,
-// so the last super-frame's (count 0), with the most sections behind it, is taken.
-constexpr unsigned superframe_chips = 18 * walsh_chips;
-constexpr unsigned comb_section_chips = 8 * walsh_chips;
-constexpr size_t comb_ring = size_t(1) << 17; // > (8 + 18 x 31) x 32 chips x sps
-constexpr size_t comb_peak_window = size_t(superframe_chips + 3 * walsh_chips + 2) * sps;
 // A z the comb carries counts from this much over the threshold: the largest of up to 32
 // sums crosses 4.0 in noise about twice a minute (refused by the field checks), 5.0 far
 // less often (e^-25 per sum), and a preamble the comb finds is far over either.
@@ -90,11 +71,11 @@ cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
 using phase = serial_tone_stage;
 
-// The 160 chips the search matches, as points: the fixed section's last Walsh symbol
-// (dibit 3 whether M is 1 or more; PN[0..31] under either alignment at 3 kHz, the 9th
-// symbol of a 9-symbol section starting at chip 256) and the count field of the last
-// super-frame (count 0).
-std::vector<cf> known_chips(m110d_pn_alignment alignment)
+// The 5 Walsh symbols the search matches (160 chips at 3 kHz), as points: the fixed
+// section's last Walsh symbol (dibit 3 whether M is 1 or more; PN[0..31] under either
+// alignment at 3 kHz, the 9th symbol of a 9-symbol section starting at chip 256) and the
+// count field of the last super-frame (count 0).
+std::vector<cf> known_chips(m110d_pn_alignment alignment, unsigned walsh_chips)
 {
     std::vector<uint8_t> chips = m110d_preamble_section(
         { m110d_fixed_dibit_single }, m110d_pn_table::fixed, walsh_chips, alignment);
@@ -158,9 +139,67 @@ std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
 
 } // namespace
 
+// The preamble Walsh symbol's chips at the configured bandwidth (32 * BW / 3, or as the
+// preamble_walsh reading caps it); the constructor has checked the bandwidth.
+unsigned walsh_chips_of(const m110d_receiver_config& c)
+{
+    const auto m = m110d_mode_for(c.bandwidth_khz, 6, m110d_interleaver::short_);
+    return m110d_preamble_walsh_chips(*m, {}, c.readings.preamble_walsh);
+}
+
+// The longest frame (U + K) of the bandwidth's modes, in symbols.
+unsigned longest_frame_of(unsigned bw_khz)
+{
+    unsigned longest = 0;
+    for (const m110d_mode& m : m110d_modes_at(bw_khz))
+        longest = std::max(longest, m.data_symbols + m.probe_symbols);
+    return longest;
+}
+
+size_t power_of_two_over(size_t n)
+{
+    size_t p = 1;
+    while (p <= n)
+        p <<= 1;
+    return p;
+}
+
 struct m110d_receiver::state {
     m110d_receiver_config cfg;
-    serial_tone_samples input{ 9600.0 };
+    // The bandwidth's symbol rate (800 Bd per kHz); every sample count below is in
+    // symbols at 4 samples each, the 3 kHz receiver's grid at every bandwidth.
+    const double symbol_rate = m110d_baud_per_khz * cfg.bandwidth_khz;
+    // A preamble Walsh symbol (32 at 3 kHz), the known chips the search matches (last
+    // fixed symbol and the count field of 0), and with the WID field after them.
+    const unsigned walsh_chips = walsh_chips_of(cfg);
+    const unsigned known_symbols = 5 * walsh_chips;
+    const unsigned preamble_end = 10 * walsh_chips;
+    // Differential products kept behind the search (4096 at 3 kHz).
+    const size_t history_symbols = size_t(128) * walsh_chips;
+    // Samples past a peak before it is taken: the count field of 0 is four times the
+    // count PN (at 3 kHz), so the correlation has side peaks one, two and three Walsh
+    // symbols either side of the true one (at 0.76, 0.55 and 0.35 of it); the largest
+    // within three Walsh symbols and a bit is taken.
+    const size_t peak_window = size_t(3 * walsh_chips + 2) * sps;
+    // After a refused preamble the search goes on past its later side peaks.
+    const unsigned refused_skip = 3 * walsh_chips + 4;
+    // Integration over super-frames (integrate_superframes): a super-frame is 18 Walsh
+    // symbols; its fixed section's first 8 (the 9th is the search's first known symbol)
+    // start 8 symbols before the search's known chips, and those of the super-frames
+    // before every 18 Walsh symbols (576 chips at 3 kHz) further back. A peak the comb
+    // carries is held for a super-frame more, so the last super-frame's (count 0), with
+    // the most sections behind it, is taken.
+    const unsigned superframe_chips = 18 * walsh_chips;
+    const unsigned comb_section_chips = 8 * walsh_chips;
+    // A ring over (8 + 18 x 31) Walsh symbols (2^17 samples at 3 kHz).
+    const size_t comb_ring =
+        power_of_two_over(size_t(comb_section_chips + 31 * superframe_chips) * sps);
+    const size_t comb_peak_window = size_t(superframe_chips + 3 * walsh_chips + 2) * sps;
+    // Samples kept behind the equaliser: a frame equalised again backward once its data
+    // are in, and the equaliser's reach (448 symbols at 3 kHz).
+    const unsigned frame_margin =
+        std::max(448u, longest_frame_of(cfg.bandwidth_khz) + 128);
+    serial_tone_samples input{ sps * symbol_rate };
     // Per PN alignment searched for (the configured one; with find_preamble_readings the
     // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
     // as points, and the correlator.
@@ -239,7 +278,7 @@ struct m110d_receiver::state {
             for (uint8_t s : m110d_preamble_section(
                      { 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips, a))
                 base.push_back(psk8(s));
-            const std::vector<cf> chips = known_chips(a);
+            const std::vector<cf> chips = known_chips(a, walsh_chips);
             alignments.push_back({ a,
                                    chips,
                                    std::move(base),
@@ -387,6 +426,10 @@ m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
         throw std::invalid_argument("m110d_receiver: wn0_tap_drift must be 0 or more");
     if (config.decoder_passes == 0)
         throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
+    if (m110d_modes_at(config.bandwidth_khz).empty())
+        throw std::invalid_argument(
+            "m110d_receiver: bandwidth_khz " + std::to_string(config.bandwidth_khz) +
+            " is none of Appendix D's (3, 6, ..., 24, 30, 36, 42, 48)");
     d.reset(new state(config));
 }
 
@@ -439,7 +482,7 @@ void m110d_receiver::state::trim()
     // data are in.
     uint64_t margin =
         std::max(cfg.integrate_superframes > 0 ? 128 + comb_section_chips + 8 : 128,
-                 448u) *
+                 frame_margin) *
         sps;
     // Until the fields are read, the super-frames the comb added (superframe_fields).
     if (cfg.integrate_superframes > 0 && (stage != phase::data || !mode || readings_open))
@@ -525,7 +568,7 @@ bool m110d_receiver::state::search()
             found_z = peak.z;
             found_sections = peak_comb ? peak_sections : 0;
             found_at = peak.at;
-            found_hz = peak.offset_hz();
+            found_hz = peak.offset_hz(symbol_rate);
             return true;
         }
     }
@@ -568,10 +611,11 @@ bool m110d_receiver::state::preamble()
         hz = superframes_offset_hz(found_sections - 1, hz);
     else
         for (unsigned chunk : { 8u, 32u }) {
-            const std::vector<cf> y = symbols_at_offset(input, start, known_symbols, hz);
+            const std::vector<cf> y =
+                symbols_at_offset(input, start, known_symbols, hz, symbol_rate);
             cd turn;
             add_turns(y, known, 0, known_symbols, chunk, turn);
-            hz += slope_hz(turn, chunk);
+            hz += slope_hz(turn, chunk, symbol_rate);
         }
     double power = 0;
     for (unsigned k = 0; k < known_symbols; ++k)
@@ -654,7 +698,8 @@ m110d_receiver::state::fields_of(const std::vector<cf>& chips,
              (g->correlation == f->correlation && parity == cfg.readings.wid_parity)))
             f = g;
     }
-    if (!f || f->count != 0 || !m110d_mode_for(3, f->wid.wn, f->wid.interleaver))
+    if (!f || f->count != 0 ||
+        !m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver))
         return std::nullopt;
     return f;
 }
@@ -664,7 +709,7 @@ bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
     // One complex gain over the known chips (the strongest path at the detected timing),
     // the count and WID read from the samples it derotates.
     const alignment_search& a = alignments[found_alignment];
-    const std::vector<cf> y = symbols_at_offset(input, at, preamble_end, hz);
+    const std::vector<cf> y = symbols_at_offset(input, at, preamble_end, hz, symbol_rate);
     cd h;
     for (unsigned k = 0; k < known_symbols; ++k)
         h += cd(y[k]) * std::conj(cd(a.known[k]));
@@ -697,7 +742,7 @@ double m110d_receiver::state::superframes_offset_hz(unsigned earlier, double hz)
     const std::vector<cf> fixed = fixed_section();
     for (unsigned chunk : { 8u, 32u }) {
         cd turn;
-        add_turns(symbols_at_offset(input, start, known_symbols, hz),
+        add_turns(symbols_at_offset(input, start, known_symbols, hz, symbol_rate),
                   known,
                   0,
                   known_symbols,
@@ -708,14 +753,15 @@ double m110d_receiver::state::superframes_offset_hz(unsigned earlier, double hz)
                 (uint64_t(j) * superframe_chips + 8 * walsh_chips) * sps;
             if (start < back || start - back < input.base())
                 break;
-            add_turns(symbols_at_offset(input, start - back, unsigned(fixed.size()), hz),
+            add_turns(symbols_at_offset(
+                          input, start - back, unsigned(fixed.size()), hz, symbol_rate),
                       fixed,
                       0,
                       fixed.size(),
                       chunk,
                       turn);
         }
-        hz += slope_hz(turn, chunk);
+        hz += slope_hz(turn, chunk, symbol_rate);
     }
     return hz;
 }
@@ -725,8 +771,8 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
 {
     const m110d_pn_alignment alignment = burst_alignment->alignment;
     const std::vector<cf> fixed = fixed_section();
-    constexpr unsigned fixed_chips = 9 * walsh_chips, field_chips_n = 9 * walsh_chips;
-    constexpr unsigned count_chips = 4 * walsh_chips;
+    const unsigned fixed_chips = 9 * walsh_chips, field_chips_n = 9 * walsh_chips;
+    const unsigned count_chips = 4 * walsh_chips;
     std::vector<std::vector<cf>> count_points(m110d_max_superframes);
     for (unsigned c = 0; c < m110d_max_superframes; ++c) {
         const auto dibits = m110d_count_dibits(c);
@@ -748,7 +794,7 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
         const unsigned length = fixed_chips + field_chips_n + (j > 0 ? fixed_chips : 0);
         if (from + uint64_t(length) * sps >= input.total())
             break;
-        const std::vector<cf> y = symbols_at_offset(input, from, length, hz);
+        const std::vector<cf> y = symbols_at_offset(input, from, length, hz, symbol_rate);
         // The gain over the fixed section before the fields and (j > 0) the one after
         // them, linear in between: on F.1487 poor the channel turns within the 0.24 s of
         // a super-frame (with the gain before alone WN1's fields at 2 dB did not read).
@@ -831,7 +877,7 @@ bool m110d_receiver::state::read_fields()
     }
     if (!f)
         return false;
-    mode = m110d_mode_for(3, f->wid.wn, f->wid.interleaver);
+    mode = m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);
     constraint_length = f->wid.constraint_length;
     const unsigned nb = m110d_bits_per_symbol(mode->wn);
     if (mode->wn != 0)
@@ -1341,15 +1387,18 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;
-            pending_slip +=
-                cfg.follow_frequency_rate
-                    ? follow_serial_tone_channel(input,
-                                                 *equaliser,
-                                                 start + symbol * sps,
-                                                 timing_shift,
-                                                 frequency_drift_hz)
-                    : follow_serial_tone_channel(
-                          input, *equaliser, start + symbol * sps, timing_shift);
+            pending_slip += cfg.follow_frequency_rate
+                                ? follow_serial_tone_channel(input,
+                                                             *equaliser,
+                                                             start + symbol * sps,
+                                                             timing_shift,
+                                                             frequency_drift_hz,
+                                                             symbol_rate)
+                                : follow_serial_tone_channel(input,
+                                                             *equaliser,
+                                                             start + symbol * sps,
+                                                             timing_shift,
+                                                             symbol_rate);
         }
         // A frame's anchors before its data: the receiver runs up to two frames behind.
         if (interpolating() && symbol >= preamble_end) {

@@ -4,9 +4,14 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* STANAG 5069 receiver (MIL-STD-188-110D Appendix D) at 3 kHz, WN0-WN13: complex
- * baseband at 9600 Hz (from serial_tone_frontend, as for App C: 2400 Bd on an 1800 Hz
- * carrier) to decoded bursts. The serial-tone machinery is the App C receiver's
+/* STANAG 5069 receiver (MIL-STD-188-110D Appendix D) at any bandwidth of Table D-I
+ * (3-48 kHz), WN0-WN13: complex baseband at 4 samples per symbol (m110d_sample_rate:
+ * 9600 Hz at 3 kHz, from serial_tone_frontend as for App C, 2400 Bd on an 1800 Hz
+ * carrier; 153.6 kHz at 48 kHz) to decoded bursts. The bandwidth is configured (the
+ * WID does not carry it); the preamble's Walsh symbols, the search's known chips and
+ * the super-frame comb scale with it (32 * BW / 3 chips a Walsh symbol), and every
+ * offset in Hz is at its symbol rate; the rest is counted in symbols as at 3 kHz. The
+ * stages below give 3 kHz's numbers. The serial-tone machinery is the App C receiver's
  * (serial_tone_*.h, channel_tracking_equaliser.h); constants and readings
  * m110d_waveform.h, the receive elements after the equaliser m110d_decoder.h.
  *
@@ -88,6 +93,11 @@ namespace hfstack {
 namespace phy {
 
 struct m110d_receiver_config {
+    // The bandwidth listened on (Table D-I: 3, 6, ..., 24, 30, 36, 42, 48 kHz; the WID
+    // does not say it). The input is complex baseband at m110d_sample_rate(bandwidth):
+    // 4 samples per symbol of 800 Bd per kHz. Every length below given in symbols is the
+    // same number of symbols at every bandwidth (so a shorter time above 3 kHz).
+    unsigned bandwidth_khz = 3;
     // z-score of the preamble correlation. Under the App C receiver's 5.5: equal static
     // paths share the differential correlation (three: z about 4.2 at high SNR, D-LXV's
     // 0/2/4.5 ms), and WN2 at its D-LXIV row needs it. Noise alone crosses 4.0 about
@@ -214,8 +224,8 @@ class m110d_receiver
 public:
     static constexpr unsigned samples_per_symbol = 4; // 9600 Hz at 2400 Bd (3 kHz)
 
-    // Throws std::invalid_argument naming a bad forgetting, decision_weight, solve
-    // interval or decoder_passes.
+    // Throws std::invalid_argument naming a bad bandwidth, forgetting,
+    // decision_weight, solve interval or decoder_passes.
     explicit m110d_receiver(const m110d_receiver_config& config = {});
     ~m110d_receiver();
     m110d_receiver(const m110d_receiver&) = delete;

@@ -10,6 +10,7 @@
 #include "m110a_waveform.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -118,11 +119,30 @@ std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, c
     return out;
 }
 
+m110d_timing_options m110d_timing_under(const m110d_mode& mode,
+                                        const m110d_transmit_options& options)
+{
+    m110d_timing_options timing = options.timing;
+    timing.preamble =
+        m110d_preamble_options_under(mode, timing.preamble, options.readings);
+    return timing;
+}
+
+double m110d_sample_rate(unsigned bw_khz)
+{
+    const std::vector<m110d_mode> modes = m110d_modes_at(bw_khz);
+    if (modes.empty())
+        throw std::invalid_argument("m110d_sample_rate: Appendix D has no " +
+                                    std::to_string(bw_khz) +
+                                    " kHz bandwidth (3, 6, ..., 24, 30, 36, 42, 48)");
+    return m110d_samples_per_symbol * modes.front().symbol_rate();
+}
+
 psk_modulator_config m110d_modulator_config(const m110d_mode& mode, double sample_rate)
 {
     psk_modulator_config c;
     c.symbol_rate = mode.symbol_rate();
-    c.sample_rate = sample_rate;
+    c.sample_rate = sample_rate > 0 ? sample_rate : m110d_sample_rate(mode.bw_khz);
     c.carrier_hz = 300.0 + 500.0 * mode.bw_khz;
     return c;
 }

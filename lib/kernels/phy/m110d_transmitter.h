@@ -60,9 +60,26 @@ std::vector<uint8_t> m110d_channel_bits(const m110d_mode& mode, const uint8_t* b
 std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, const uint8_t* bytes, size_t n,
                                                        const m110d_transmit_options& options = {});
 
+// The timing options a transmission with these options really has: the preamble's
+// Walsh symbol length as the readings give it (m110d_preamble_options_under), so
+// m110d_transmission_time(mode, n, m110d_timing_under(mode, o)) is the air time of
+// m110d_transmit_points(mode, ..., n, o).
+m110d_timing_options m110d_timing_under(const m110d_mode& mode,
+                                        const m110d_transmit_options& options);
+
+// The modem's complex baseband rate at a bandwidth: 4 samples per symbol (3200 Hz per
+// kHz: 9600 Hz at 3 kHz, as for App C, 153.6 kHz at 48 kHz). Every bandwidth's receiver
+// runs at it (its T/2 equaliser and its sample grid are the 3 kHz receiver's, in
+// symbols); the modulator writes any rational multiple of the symbol rate directly
+// (psk_modulator), and a radio's other rate is resampled to it on reception. Throws
+// std::invalid_argument for a bandwidth Appendix D lacks.
+double m110d_sample_rate(unsigned bw_khz);
+constexpr unsigned m110d_samples_per_symbol = 4;
+
 // The modulator settings of a mode: its symbol rate (800 Bd per kHz) and sub-carrier
-// (300 Hz + BW / 2), at `sample_rate` (9600 Hz suits 3 kHz, as for App C).
-psk_modulator_config m110d_modulator_config(const m110d_mode& mode, double sample_rate);
+// (300 Hz + BW / 2, real output only), at `sample_rate` (default: m110d_sample_rate).
+psk_modulator_config m110d_modulator_config(const m110d_mode& mode,
+                                            double sample_rate = 0);
 
 } // namespace phy
 } // namespace hfstack

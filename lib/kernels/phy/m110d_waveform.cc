@@ -357,6 +357,7 @@ constexpr reading_names readings_named[] = {
     { "tail_biting", { "full_register", "block_start" } },
     { "pn_alignment", { "per_symbol", "continuous" } },
     { "wid_parity", { "checksum", "caption_d2_zero" } },
+    { "preamble_walsh", { "scaled", "capped" } },
 };
 
 // The value of reading r (index into readings_named) as an enum index, and back.
@@ -369,8 +370,10 @@ unsigned reading_value(const m110d_readings& readings, size_t r)
         return unsigned(readings.tail_biting);
     case 2:
         return unsigned(readings.pn_alignment);
-    default:
+    case 3:
         return unsigned(readings.wid_parity);
+    default:
+        return unsigned(readings.preamble_walsh);
     }
 }
 
@@ -386,8 +389,11 @@ void set_reading_value(m110d_readings& readings, size_t r, unsigned v)
     case 2:
         readings.pn_alignment = m110d_pn_alignment(v);
         break;
-    default:
+    case 3:
         readings.wid_parity = m110d_wid_parity(v);
+        break;
+    default:
+        readings.preamble_walsh = m110d_preamble_walsh(v);
     }
 }
 
@@ -435,9 +441,24 @@ std::string m110d_readings_text(const m110d_readings& readings)
 
 uint8_t m110d_walsh_chip(unsigned dibit, unsigned j) { return walsh4[dibit & 3][j % 4]; }
 
-unsigned m110d_preamble_walsh_chips(const m110d_mode& mode, const m110d_preamble_options& options)
+unsigned m110d_preamble_walsh_chips(const m110d_mode& mode,
+                                    const m110d_preamble_options& options,
+                                    m110d_preamble_walsh reading)
 {
-    return options.preamble_walsh_chips ? options.preamble_walsh_chips : 32 * mode.bw_khz / 3;
+    if (options.preamble_walsh_chips)
+        return options.preamble_walsh_chips;
+    const unsigned scaled = 32 * mode.bw_khz / 3;
+    return reading == m110d_preamble_walsh::capped ? std::min(scaled, m110d_pn_length)
+                                                   : scaled;
+}
+
+m110d_preamble_options m110d_preamble_options_under(const m110d_mode& mode,
+                                                    m110d_preamble_options options,
+                                                    const m110d_readings& readings)
+{
+    options.preamble_walsh_chips =
+        m110d_preamble_walsh_chips(mode, options, readings.preamble_walsh);
+    return options;
 }
 
 std::array<uint8_t, 4> m110d_count_dibits(unsigned count)
@@ -533,7 +554,8 @@ std::vector<uint8_t> m110d_preamble(const m110d_mode& mode, const m110d_preamble
 {
     // preamble_s() checks N and M.
     (void)mode.preamble_s(options);
-    const unsigned chips = m110d_preamble_walsh_chips(mode, options);
+    const unsigned chips =
+        m110d_preamble_walsh_chips(mode, options, readings.preamble_walsh);
     const m110d_pn_alignment alignment = readings.pn_alignment;
     std::vector<uint8_t> out = m110d_tlc_section(options.tlc_blocks, chips, alignment);
     const auto append = [&out](const std::vector<uint8_t>& section) {

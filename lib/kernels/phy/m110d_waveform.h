@@ -41,7 +41,10 @@
  *    whose App D receiver was developed on off-air signals);
  *    continuous (PN[j mod 256] for chip j of a section, pdn) selectable;
  *  - WID checksum (O-3): the explicit formula d2 = d9 ^ d8 ^ d7 (both implementations);
- *    the D-XVII caption's "lsb of w1 = 0" selectable.
+ *    the D-XVII caption's "lsb of w1 = 0" selectable;
+ *  - preamble Walsh symbol length at 30-48 kHz (D-XIII stops at 24 kHz): 32 * BW / 3
+ *    chips (320, 384, 448, 512: 1/75 s as at every other bandwidth, the one source's
+ *    extrapolation); `capped`, 256 chips (24 kHz's, the PN tables' length), selectable.
  * Readings of open points the spec does not tag (documented, not selectable):
  *  - the mini-probe after the preamble is the probe "after data block -1": shifted
  *    under the boundary rule like every probe when a block has one frame, normal
@@ -82,16 +85,25 @@ enum class m110d_wid_parity {
     caption_d2_zero, // the D-XVII caption: the lsb of w1 (d2) always 0
 };
 
+// Preamble Walsh symbol length above 24 kHz (D-XIII stops at 24 kHz, tagged `?`).
+enum class m110d_preamble_walsh {
+    scaled, // 32 * BW / 3 chips at every bandwidth (1/75 s; 320-512 at 30-48 kHz;
+            // recommended)
+    capped, // 256 chips above 24 kHz (D-XIII's longest, one PN table's length)
+};
+
 struct m110d_readings {
     x9_orientation scrambler = x9_orientation::a;
     tail_biting_start tail_biting = tail_biting_start::from_full_register;
     m110d_pn_alignment pn_alignment = m110d_pn_alignment::per_symbol;
     m110d_wid_parity wid_parity = m110d_wid_parity::checksum;
+    m110d_preamble_walsh preamble_walsh = m110d_preamble_walsh::scaled;
 };
 
 // Readings by name, as `--reading NAME=VALUE` gives them (docs/modem-design.md):
 //   scrambler=a|b  tail_biting=full_register|block_start
 //   pn_alignment=per_symbol|continuous  wid_parity=checksum|caption_d2_zero
+//   preamble_walsh=scaled|capped
 // Sets the one named; returns "" or why not (the readings unchanged).
 std::string m110d_set_reading(m110d_readings& readings, const std::string& name_equals_value);
 // Every reading as "name=value" (the first: the default), and the readings in use as
@@ -103,8 +115,17 @@ std::string m110d_readings_text(const m110d_readings& readings);
 // Chip j of the D-XIV Walsh pattern of a dibit (00 0000, 01 0404, 10 0044, 11 0440),
 // repeated every 4 chips.
 uint8_t m110d_walsh_chip(unsigned dibit, unsigned j);
-// Chips of one preamble Walsh symbol: 32 * BW / 3 unless the options override it.
-unsigned m110d_preamble_walsh_chips(const m110d_mode& mode, const m110d_preamble_options& options = {});
+// Chips of one preamble Walsh symbol: options.preamble_walsh_chips when set, else
+// 32 * BW / 3, or under the `capped` reading at most 256.
+unsigned
+m110d_preamble_walsh_chips(const m110d_mode& mode,
+                           const m110d_preamble_options& options = {},
+                           m110d_preamble_walsh reading = m110d_preamble_walsh::scaled);
+// The options with preamble_walsh_chips set as the reading gives it, so the timing
+// (m110d_transmission_time, preamble_s) counts the preamble the transmitter sends.
+m110d_preamble_options m110d_preamble_options_under(const m110d_mode& mode,
+                                                    m110d_preamble_options options,
+                                                    const m110d_readings& readings);
 
 constexpr std::array<uint8_t, 9> m110d_fixed_dibits = { 0, 0, 2, 1, 2, 1, 0, 2, 3 };
 constexpr uint8_t m110d_fixed_dibit_single = 3; // the fixed section when M = 1

@@ -273,11 +273,16 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
     return true;
 }
 
-std::vector<cf> symbols_at_offset(const serial_tone_samples& input, uint64_t start, unsigned length, double hz)
+std::vector<cf> symbols_at_offset(const serial_tone_samples& input,
+                                  uint64_t start,
+                                  unsigned length,
+                                  double hz,
+                                  double symbol_rate)
 {
+    const double sample_rate = sps * symbol_rate;
     std::vector<cf> y(length);
     for (unsigned k = 0; k < length; ++k) {
-        const double cycles = std::fmod(hz * double(k * sps) / 9600.0, 1.0);
+        const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
         y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
     }
     return y;
@@ -297,21 +302,40 @@ void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t fr
     }
 }
 
-double slope_hz(const cd& turn, unsigned chunk) { return std::arg(turn) / two_pi * 2400.0 / chunk; }
+double slope_hz(const cd& turn, unsigned chunk, double symbol_rate)
+{
+    return std::arg(turn) / two_pi * symbol_rate / chunk;
+}
 
 namespace {
 
 // follow_serial_tone_channel, first or second order.
-int follow_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser, uint64_t next_sample,
-                   int64_t& timing_shift, double& drift_hz, bool second_order)
+int follow_channel(serial_tone_samples& input,
+                   channel_tracking_equaliser& equaliser,
+                   uint64_t next_sample,
+                   int64_t& timing_shift,
+                   double& drift_hz,
+                   bool second_order,
+                   double symbol_rate)
 {
-    const double turn_hz = equaliser.take_turn() * 2400.0 / two_pi;
+    const double turn_hz = equaliser.take_turn() * symbol_rate / two_pi;
+    // The gains are per check at 2400 Bd. At a higher symbol rate the checks come more
+    // often (every 48 symbols) while a correction still takes effect only after the
+    // samples derotated ahead (App D: up to two frames, as many more symbols as the rate
+    // is higher): the gains are scaled down so the loop has the same time constant in
+    // seconds at every rate (at 48 kHz, 16 times the checks at 1/16 the gain; unscaled
+    // the loop rang and diverged within a second of WN12/48kHz/US).
+    const double per_check = 2400.0 / symbol_rate;
     if (second_order)
-        drift_hz = std::clamp(drift_hz + frequency_rate_gain * turn_hz, -max_drift_hz, max_drift_hz);
+        drift_hz =
+            std::clamp(drift_hz + frequency_rate_gain * per_check * per_check * turn_hz,
+                       -max_drift_hz * per_check,
+                       max_drift_hz * per_check);
     // The new offset takes over after the samples derotated so far (windows still read
     // them).
     const uint64_t from = std::max(next_sample, input.derotated_end());
-    const double gain = second_order ? second_order_loop_gain : frequency_loop_gain;
+    const double gain =
+        (second_order ? second_order_loop_gain : frequency_loop_gain) * per_check;
     input.change_offset(from, input.offset_hz() + gain * turn_hz + drift_hz);
     const int drift = equaliser.timing_drift();
     if (drift != 0) {
@@ -323,17 +347,26 @@ int follow_channel(serial_tone_samples& input, channel_tracking_equaliser& equal
 
 } // namespace
 
-int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
-                               uint64_t next_sample, int64_t& timing_shift)
+int follow_serial_tone_channel(serial_tone_samples& input,
+                               channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample,
+                               int64_t& timing_shift,
+                               double symbol_rate)
 {
     double no_drift = 0;
-    return follow_channel(input, equaliser, next_sample, timing_shift, no_drift, false);
+    return follow_channel(
+        input, equaliser, next_sample, timing_shift, no_drift, false, symbol_rate);
 }
 
-int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
-                               uint64_t next_sample, int64_t& timing_shift, double& drift_hz)
+int follow_serial_tone_channel(serial_tone_samples& input,
+                               channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample,
+                               int64_t& timing_shift,
+                               double& drift_hz,
+                               double symbol_rate)
 {
-    return follow_channel(input, equaliser, next_sample, timing_shift, drift_hz, true);
+    return follow_channel(
+        input, equaliser, next_sample, timing_shift, drift_hz, true, symbol_rate);
 }
 
 } // namespace phy

@@ -72,26 +72,34 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
                        std::vector<std::complex<double>>& taps);
 
 // `length` symbols from sample `start` on (one sample each, 4 samples per symbol at
-// 9600 Hz), derotated by `hz` (phase 0 at start): a preamble's known run, to measure a
-// residual offset on before the derotation is set.
-std::vector<std::complex<float>> symbols_at_offset(const serial_tone_samples& input, uint64_t start,
-                                                   unsigned length, double hz);
+// `symbol_rate`: 9600 Hz for 2400 Bd), derotated by `hz` (phase 0 at start): a
+// preamble's known run, to measure a residual offset on before the derotation is set.
+std::vector<std::complex<float>> symbols_at_offset(const serial_tone_samples& input,
+                                                   uint64_t start,
+                                                   unsigned length,
+                                                   double hz,
+                                                   double symbol_rate = 2400.0);
 // The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
 // [from, to), summed into `turn` (a carrier offset's phase slope over known symbols).
 void add_turns(const std::vector<std::complex<float>>& y, const std::vector<std::complex<float>>& known,
                size_t from, size_t to, unsigned chunk, std::complex<double>& turn);
-// The offset (Hz, at 2400 Bd) that turns the known symbols' phase least from chunk to
-// chunk.
-double slope_hz(const std::complex<double>& turn, unsigned chunk);
+// The offset (Hz, at `symbol_rate` Bd) that turns the known symbols' phase least from
+// chunk to chunk.
+double
+slope_hz(const std::complex<double>& turn, unsigned chunk, double symbol_rate = 2400.0);
 
 // Between symbols, every 48 (timing_check_symbols): a first-order loop adds 5 % of the
 // channel's mean turn (Hz) to the carrier offset (fading turns it both ways, an offset
 // one way), without a phase step, from the next sample not derotated yet at or after
 // `next_sample`; and when the path profile has drifted T/2 the sample grid follows
-// (timing_shift moves 2 samples). Returns the slip applied: -1, 0 or +1.
+// (timing_shift moves 2 samples). Returns the slip applied: -1, 0 or +1. The turn is
+// per symbol at `symbol_rate` Bd (2400 for 3 kHz; App D's wider bandwidths pass theirs).
 constexpr uint64_t timing_check_symbols = 48;
-int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
-                               uint64_t next_sample, int64_t& timing_shift);
+int follow_serial_tone_channel(serial_tone_samples& input,
+                               channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample,
+                               int64_t& timing_shift,
+                               double symbol_rate = 2400.0);
 // The same with a second-order frequency loop: 10 % of the turn at once, and
 // `drift_hz`, the loop's estimate of how much the offset moves from one check to the
 // next, integrating frequency_rate_gain of the turn (held to +-max_drift_hz, 5 Hz/s;
@@ -103,8 +111,12 @@ int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equa
 constexpr double second_order_loop_gain = 0.1;
 constexpr double frequency_rate_gain = 0.0025; // (0.1 / 2)^2: critically damped
 constexpr double max_drift_hz = 0.1;
-int follow_serial_tone_channel(serial_tone_samples& input, channel_tracking_equaliser& equaliser,
-                               uint64_t next_sample, int64_t& timing_shift, double& drift_hz);
+int follow_serial_tone_channel(serial_tone_samples& input,
+                               channel_tracking_equaliser& equaliser,
+                               uint64_t next_sample,
+                               int64_t& timing_shift,
+                               double& drift_hz,
+                               double symbol_rate = 2400.0);
 
 } // namespace phy
 } // namespace hfstack

@@ -21,7 +21,8 @@ namespace {
 
 constexpr double two_pi = 6.283185307179586476925286766559;
 constexpr unsigned lowpass_taps = 65;
-constexpr float lowpass_cutoff_hz = 1900.0f;
+// 1900 Hz at 2400 Bd: half the RRC-0.35 signal band plus the offsets followed.
+constexpr double lowpass_cutoff_symbols = 1900.0 / 2400.0;
 constexpr double block_s = 0.01; // fixed processing block (see the header)
 
 [[noreturn]] void bad(const char* parameter, const std::string& what, double value)
@@ -52,11 +53,47 @@ serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& co
         bad("sample_rate", "must be in [4000, 1e6] Hz", d_cfg.sample_rate);
     if (d_cfg.real_input && !(d_cfg.carrier_hz > 0 && d_cfg.carrier_hz < d_cfg.sample_rate / 2))
         bad("carrier_hz", "must be in (0, sample_rate / 2)", d_cfg.carrier_hz);
-    if (d_cfg.sample_rate != output_rate)
-        d_liquid->resampler = msresamp_crcf_create(float(output_rate / d_cfg.sample_rate), 70.0f);
+    if (!(d_cfg.symbol_rate >= 1000 && d_cfg.symbol_rate <= 100000))
+        bad("symbol_rate", "must be in [1000, 100000] Bd", d_cfg.symbol_rate);
+    // The band the serial-tone modems' RRC-0.35 pulse occupies, in symbol rates: a
+    // rate under it folds the pulse's edges onto the signal.
+    constexpr double occupied_symbols = 1.35;
+    if (!d_cfg.real_input && d_cfg.sample_rate < occupied_symbols * d_cfg.symbol_rate) {
+        std::ostringstream os;
+        os << "serial_tone_frontend: complex sample_rate " << d_cfg.sample_rate
+           << " Hz cannot hold a " << d_cfg.symbol_rate
+           << " Bd signal (at least its RRC-0.35 band, "
+           << occupied_symbols * d_cfg.symbol_rate << " Hz)";
+        throw std::invalid_argument(os.str());
+    }
+    // Real samples: the band must also stay above 0 Hz, or its lower edge folds onto
+    // itself (App D's sub-carrier, 300 Hz + BW / 2, leaves room for 1.25 symbol rates:
+    // RRC 0.35 fits up to 6 kHz).
+    if (d_cfg.real_input &&
+        d_cfg.carrier_hz < 0.5 * occupied_symbols * d_cfg.symbol_rate) {
+        std::ostringstream os;
+        os << "serial_tone_frontend: a " << d_cfg.symbol_rate << " Bd signal on "
+           << d_cfg.carrier_hz << " Hz reaches below 0 Hz (its RRC-0.35 band is "
+           << occupied_symbols * d_cfg.symbol_rate
+           << " Hz wide): real samples cannot carry it, complex ones can";
+        throw std::invalid_argument(os.str());
+    }
+    const double real_least = 2 * d_cfg.carrier_hz + occupied_symbols * d_cfg.symbol_rate;
+    if (d_cfg.real_input && d_cfg.sample_rate < real_least) {
+        std::ostringstream os;
+        os << "serial_tone_frontend: real sample_rate " << d_cfg.sample_rate
+           << " Hz cannot hold a " << d_cfg.symbol_rate << " Bd signal on "
+           << d_cfg.carrier_hz << " Hz (at least " << real_least << " Hz)";
+        throw std::invalid_argument(os.str());
+    }
+    if (d_cfg.sample_rate != output_rate())
+        d_liquid->resampler =
+            msresamp_crcf_create(float(output_rate() / d_cfg.sample_rate), 70.0f);
     d_block = std::max<size_t>(1, size_t(std::lround(d_cfg.sample_rate * block_s)));
+    // As a float the 3 kHz receiver's cut-off is 1900.0f / 9600 exactly as before.
+    const float cutoff_hz = float(lowpass_cutoff_symbols * d_cfg.symbol_rate);
     d_liquid->lowpass = firfilt_crcf_create_kaiser(
-        lowpass_taps, float(lowpass_cutoff_hz / output_rate), 70.0f, 0.0f);
+        lowpass_taps, float(cutoff_hz / output_rate()), 70.0f, 0.0f);
 }
 
 serial_tone_frontend::~serial_tone_frontend() = default;
@@ -117,7 +154,9 @@ void serial_tone_frontend::finish(std::vector<std::complex<float>>& mixed,
 {
     std::vector<std::complex<float>>* src = &mixed;
     if (d_liquid->resampler) {
-        d_resampled.resize(size_t(std::ceil(1 + 2 * output_rate / d_cfg.sample_rate * double(mixed.size()))) + 8);
+        d_resampled.resize(size_t(std::ceil(1 + 2 * output_rate() / d_cfg.sample_rate *
+                                                    double(mixed.size()))) +
+                           8);
         unsigned produced = 0;
         msresamp_crcf_execute(d_liquid->resampler, mixed.data(), unsigned(mixed.size()),
                               d_resampled.data(), &produced);

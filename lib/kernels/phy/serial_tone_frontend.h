@@ -6,13 +6,16 @@
 
 /* Receive front end of the serial-tone modems: input samples (real audio with the
  * signal on a carrier, or complex baseband) at 8000, 9600, 48000 Hz or any other rate
- * to complex baseband at 9600 Hz (4 samples per 2400 Bd symbol), low-passed to the
- * signal band plus the frequency-offset range.
+ * to complex baseband at 4 samples per symbol (9600 Hz for 2400 Bd; App D's wider
+ * bandwidths: 3200 Hz per kHz, m110d_sample_rate), low-passed to the signal band plus
+ * the frequency-offset range.
  *
  * Real audio is mixed down by the carrier (the image at -2 fc is removed by the
- * low-pass); other rates go through liquid-dsp's multi-stage resampler; the low-pass
- * (liquid Kaiser, 1.9 kHz cut-off) leaves +-1.62 kHz of RRC-0.35 signal plus +-280 Hz
- * of offset and removes what the equaliser would otherwise have to.
+ * low-pass); other rates go through liquid-dsp's multi-stage resampler (any ratio: a
+ * USRP's 96 or 250 kS/s to 153.6 kHz for 48 kHz); the low-pass (liquid Kaiser, cut-off
+ * 0.79 of the symbol rate: 1.9 kHz at 2400 Bd) leaves +-0.675 symbol rates of RRC-0.35
+ * signal (1.62 kHz) plus 0.117 (280 Hz) of offset and removes what the equaliser would
+ * otherwise have to.
  *
  * Input is processed in fixed blocks of 10 ms (held back until complete), so the output
  * is bit-identical however the input is cut into calls: liquid's SIMD paths round
@@ -32,15 +35,18 @@ namespace phy {
 struct serial_tone_frontend_config {
     double sample_rate = 9600;
     bool real_input = true;
-    double carrier_hz = 1800; // real input only
+    double carrier_hz = 1800;  // real input only
+    double symbol_rate = 2400; // the output is at 4 samples per symbol
 };
 
 class serial_tone_frontend
 {
 public:
-    static constexpr double output_rate = 9600.0;
+    // Throws std::invalid_argument naming the bad parameter: among them a sample rate
+    // that cannot hold the RRC-0.35 signal's band (complex: under 1.35 symbol rates;
+    // real: under twice the carrier plus 0.675 symbol rates).
+    double output_rate() const { return 4 * d_cfg.symbol_rate; }
 
-    // Throws std::invalid_argument naming the bad parameter.
     explicit serial_tone_frontend(const serial_tone_frontend_config& config);
     ~serial_tone_frontend();
     serial_tone_frontend(const serial_tone_frontend&) = delete;

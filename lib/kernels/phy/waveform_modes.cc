@@ -6,15 +6,15 @@
 
 #include "waveform_modes.h"
 
+#include <algorithm>
 #include <cctype>
+#include <sstream>
 
 namespace gr {
 namespace hfstack {
 namespace phy {
 
 namespace {
-
-constexpr unsigned receivable_bw_khz = 3;
 
 // NAME=VALUE tokens separated by spaces or commas.
 std::vector<std::string> tokens_of(const std::string& text)
@@ -71,8 +71,6 @@ std::optional<waveform_mode> waveform_mode_by_name(const std::string& name)
         return m;
     }
     if (auto d = m110d_mode_by_name(name)) {
-        if (d->bw_khz != receivable_bw_khz)
-            return std::nullopt;
         m.name = d->name();
         m.user_bps = d->user_bps();
         m.interleaver = m110d_interleaver_word(d->interleaver);
@@ -86,20 +84,15 @@ std::string waveform_mode_problem(const std::string& name)
 {
     if (waveform_mode_by_name(name))
         return {};
-    if (const auto d = m110d_mode_by_name(name))
-        return "STANAG 5069 " + d->name() + " is " + std::to_string(d->bw_khz) +
-               " kHz wide; the modem sends and receives the 3 kHz modes only (WN0/3kHz/S "
-               ".. "
-               "WN13/3kHz/L)";
     // The zero interleaver's own reason; otherwise both families' examples.
     if (!name.empty() && std::toupper(static_cast<unsigned char>(name.back())) == 'Z' &&
         s4539_timing(name))
         return s4539_mode_problem(name);
     return "neither a STANAG 4539 mode of our modem (e.g. 2400S, 600L, 4800U, 3200US, "
            "9600VL, 12800U) "
-           "nor a STANAG 5069 one at 3 kHz (WN0-WN13 with interleaver US, S, M or L, "
-           "e.g. WN8/3kHz/L; "
-           "WN0 has no US)";
+           "nor a STANAG 5069 one (WN<n>/<bandwidth>kHz/<US|S|M|L>: bandwidths 3, 6, "
+           "..., 24, 30, 36, 42, 48; WN0-WN12, WN13 at 3 kHz only, no WN4 at 9 or 18 "
+           "kHz, WN0 has no US; e.g. WN8/3kHz/L, WN12/48kHz/US)";
 }
 
 std::vector<std::string> waveform_mode_names()
@@ -108,9 +101,58 @@ std::vector<std::string> waveform_mode_names()
     for (const std::string& n : s4539_mode_names())
         if (s4539_mode_by_name(n))
             names.push_back(n);
-    for (const m110d_mode& m : m110d_modes_at(receivable_bw_khz))
-        names.push_back(m.name());
+    for (const std::string& n : m110d_mode_names())
+        names.push_back(n);
     return names;
+}
+
+unsigned waveform_bandwidth_khz(const waveform_mode& mode)
+{
+    return mode.s5069 ? mode.s5069->bw_khz : 3;
+}
+
+double waveform_symbol_rate(const waveform_mode& mode)
+{
+    return mode.s5069 ? mode.s5069->symbol_rate() : 2400.0;
+}
+
+double waveform_carrier_hz(const waveform_mode& mode)
+{
+    return mode.s5069 ? m110d_modulator_config(*mode.s5069).carrier_hz : 1800.0;
+}
+
+std::string waveform_sample_rate_problem(const waveform_mode& mode,
+                                         double sample_rate,
+                                         bool complex_samples,
+                                         double rolloff)
+{
+    const double symbol_rate = waveform_symbol_rate(mode);
+    const double carrier = waveform_carrier_hz(mode);
+    const double least = complex_samples ? (1 + rolloff) * symbol_rate
+                                         : 2 * carrier + (1 + rolloff) * symbol_rate;
+    std::ostringstream os;
+    // Real samples: the band on the sub-carrier must stay above 0 Hz (App D's, 300 Hz +
+    // BW / 2, leaves room for 1.25 symbol rates: RRC 0.35 up to 6 kHz, 0.25 at every
+    // bandwidth).
+    if (!complex_samples && carrier < 0.5 * (1 + rolloff) * symbol_rate) {
+        os << mode.name << " (" << waveform_bandwidth_khz(mode) << " kHz, " << symbol_rate
+           << " Bd on " << carrier << " Hz) reaches below 0 Hz with roll-off " << rolloff
+           << ": real samples cannot carry it (complex ones can, or a roll-off of 0.25 "
+              "or less)";
+        return os.str();
+    }
+    if (sample_rate >= least)
+        return {};
+    os << mode.name << " (" << waveform_bandwidth_khz(mode) << " kHz, " << symbol_rate
+       << " Bd";
+    if (!complex_samples)
+        os << " on " << carrier << " Hz";
+    os << ") needs " << (complex_samples ? "complex samples at " : "real samples at ")
+       << least << " Hz or more, not " << sample_rate << " Hz";
+    if (mode.s5069)
+        os << " (the modem's own rate for it: " << m110d_sample_rate(mode.s5069->bw_khz)
+           << " Hz complex)";
+    return os.str();
 }
 
 std::optional<waveform_timing> waveform_timing_by_name(const std::string& name)
@@ -146,7 +188,7 @@ std::string parse_m110d_transmit_settings(const std::string& text,
             continue;
         }
         if (name_of(token) == "preamble" || name_of(token) == "frequency_loop" ||
-            value_of(token) == "auto")
+            name_of(token) == "bandwidth_khz" || value_of(token) == "auto")
             return "setting " + token +
                    " is a receiver's (a transmitter sends the readings it is given)";
         const std::string why = m110d_set_reading(out.readings, token);
@@ -165,7 +207,21 @@ std::string parse_m110d_receive_settings(const std::string& text,
     bool follow_rate = config.follow_frequency_rate;
     bool find_scrambler = config.find_scrambler;
     bool find_tail_biting = config.find_tail_biting;
+    unsigned bandwidth_khz = config.bandwidth_khz;
     for (const std::string& token : tokens_of(text)) {
+        if (name_of(token) == "bandwidth_khz") {
+            const std::string v = value_of(token);
+            const bool digits = !v.empty() && v.size() <= 3 &&
+                                std::all_of(v.begin(), v.end(), [](char c) {
+                                    return std::isdigit(static_cast<unsigned char>(c));
+                                });
+            if (!digits || m110d_modes_at(unsigned(std::stoul(v))).empty())
+                return "setting bandwidth_khz takes 3, 6, 9, 12, 15, 18, 21, 24, 30, 36, "
+                       "42 or 48, not \"" +
+                       v + "\"";
+            bandwidth_khz = unsigned(std::stoul(v));
+            continue;
+        }
         // scrambler=auto, tail_biting=auto: the receiver tries both readings.
         if ((name_of(token) == "scrambler" || name_of(token) == "tail_biting") &&
             value_of(token) == "auto") {
@@ -196,7 +252,7 @@ std::string parse_m110d_receive_settings(const std::string& text,
         if (!why.empty())
             return why + "; or preamble=find|configured, "
                          "frequency_loop=first_order|second_order, scrambler=auto, "
-                         "tail_biting=auto";
+                         "tail_biting=auto, bandwidth_khz=3..48";
         if (name_of(token) == "scrambler")
             find_scrambler = false;
         if (name_of(token) == "tail_biting")
@@ -207,6 +263,7 @@ std::string parse_m110d_receive_settings(const std::string& text,
     config.readings = r;
     config.find_preamble_readings = find;
     config.follow_frequency_rate = follow_rate;
+    config.bandwidth_khz = bandwidth_khz;
     return {};
 }
 

@@ -11,9 +11,11 @@ interleave, 0.6 s blocks), the same with L (long interleave, 4.8 s blocks) and 4
 (4800 bps uncoded); App C 3200, 4800, 6400, 8000 and 9600 bps with US, VS, S, M, L or VL
 interleave (0.12 to 8.6 s blocks), e.g. 9600L, and 12800U (uncoded); STANAG 5069
 (MIL-STD-188-110D App D) at 3 kHz, WN0 (75 bps) to WN12 (16000 bps) and WN13 (2400 bps)
-with US, S, M or L interleave, e.g. WN8/3kHz/L. rx and ber take any of them without
-being told which (the receiver finds the mode in the preamble; rx listens for both
-standards unless --listen says one).
+with US, S, M or L interleave, e.g. WN8/3kHz/L, and at every wider bandwidth of Table
+D-I (6, 9, ..., 24, 30, 36, 42, 48 kHz) WN0-WN12, up to 240000 bps (WN12/48kHz/US). rx
+and ber take any of them without being told which (the receiver finds the mode in the
+preamble; rx listens for both standards at 3 kHz unless --listen says one; above 3 kHz
+it listens for STANAG 5069 alone at --bandwidth).
 
 STANAG 5069 constants the standard leaves uncertain are read one way by default;
 --reading NAME=VALUE (repeatable) chooses the other for tx, rx and ber alike (the
@@ -23,6 +25,15 @@ block_start, pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_
 last two found from each preamble), scrambler=auto and tail_biting=auto (the receiver
 tries both readings and keeps the one the data fit) and frequency_loop=second_order
 (a swept carrier offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
+preamble_walsh=scaled|capped: the preamble's Walsh symbols above 24 kHz (32 x BW / 3
+chips, or 256).
+
+A wider bandwidth needs a higher sample rate: tx writes real audio on 300 Hz + BW / 2
+(twice the sub-carrier plus the RRC-0.35 band, 1.35 symbol rates, or more: 48000 Hz at
+6 kHz, the default), which holds the RRC-0.35 band above 0 Hz up to 6 kHz only (wider
+modes are refused in real audio: the blocks' complex baseband and ber carry them); ber runs at complex baseband at the mode's own rate (4 samples
+a symbol, 153600 Hz at 48 kHz) unless --rate names a radio's (resampled); a rate too low
+is refused, naming the least.
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
   hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000
@@ -33,13 +44,17 @@ tries both readings and keeps the one the data fit) and frequency_loop=second_or
   hfstack-modem ber --modes 2400S,1200S --snr 6,8,10 --profile poor --csv - --plot ber.png
   hfstack-modem tx --mode WN8/3kHz/L --reading scrambler=b --text "HELLO" wide.wav
   hfstack-modem rx wide.wav --reading scrambler=b
+  hfstack-modem tx --mode WN12/6kHz/US --input msg.bin w6.wav       # 48000 Hz real
+  hfstack-modem rx w6.wav --bandwidth 6
+  hfstack-modem ber --modes WN12/48kHz/US --snr 31 --rate 96000     # a USRP's rate
   hfstack-modem --list-modes                                         # every mode and reading
 
 tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
 after; samples beyond 16 bits are clipped and counted). rx finds every burst in a WAV
 file (any rate from 4 kHz up), reports its mode, SNR, frequency offset and bytes, and
 exits 1 when it finds none. ber sends seeded random bytes in bursts of about 10 s of air
-time, back to back, through the HF channel simulator (ITU-R F.1487, SNR in 3 kHz) at
+time, back to back, through the HF channel simulator (ITU-R F.1487, SNR in the mode's
+bandwidth: 3 kHz, or the STANAG 5069 mode's) at
 complex baseband, and counts the bits that come back wrong: a burst not received counts
 all its bits, missing bytes count as wrong, extra bytes are ignored.
 """
@@ -65,7 +80,6 @@ from gnuradio.hfstack import modes
 from gnuradio.hfstack import sim
 
 PROG = "hfstack-modem"
-SYMBOL_RATE = 2400.0
 SILENCE_S = 0.2           # tx: silence before and after the transmission in the WAV
 # Silence after the last burst so the receiver can finish it: a burst whose end of
 # message was lost ends when the signal has been gone for an interleaver block, so 1 s
@@ -76,7 +90,7 @@ MAX_AIR_S = 600.0         # tx: longest transmission written (bounds memory)
 CHUNK = 1 << 16
 # Every mode the modem blocks send and receive: STANAG 4539's slowest first (the
 # zero-interleave serial-tone modes are not offered: modes.mode_problem says why), then
-# STANAG 5069's at 3 kHz, with its data rate and interleaver as the blocks name them.
+# STANAG 5069's by bandwidth, with its data rate and interleaver as the blocks name them.
 MODES = {name: sim.modem_mode(name)[:2] for name in sim.modem_mode_names()}
 LISTEN = ("4539", "5069", "both")
 POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
@@ -121,6 +135,24 @@ def is_5069(mode):
     return mode.startswith("WN")
 
 
+def bandwidth_of(mode):
+    """kHz: 3 for STANAG 4539, the middle of the name for STANAG 5069 (WN12/48kHz/US)."""
+    return int(mode.split("/")[1][:-3]) if is_5069(mode) else 3
+
+
+BANDWIDTHS = sorted({bandwidth_of(m) for m in MODES})
+
+
+def default_audio_rate(bandwidth_khz):
+    """A sound card's rate that holds a bandwidth's real audio: 8000 Hz at 3 kHz (as
+    before), else the least of 48000, 96000 and 192000 Hz over twice the sub-carrier
+    (300 Hz + BW / 2) plus the RRC-0.35 band (1.35 x 800 Bd per kHz)."""
+    if bandwidth_khz == 3:
+        return 8000
+    least = 2 * (300 + 500 * bandwidth_khz) + 1.35 * 800 * bandwidth_khz
+    return next(r for r in (48000, 96000, 192000) if r >= least)
+
+
 def mode_name(text):
     """The mode's name as the modem spells it (2400S, WN8/3kHz/L), from any case."""
     known = sim.modem_mode(text.strip())
@@ -157,8 +189,14 @@ def tx_settings(args, refuse_receiver_only=True):
     return " ".join(mine + [f"constraint_length={getattr(args, 'constraint_length', 7)}"])
 
 
-def rx_settings(args):
-    return " ".join(getattr(args, "reading", None) or [])
+def rx_settings(args, bandwidth_khz=None):
+    """The receiver's settings text: --reading, and a bandwidth other than 3 kHz
+    (rx's --bandwidth, or ber's mode's)."""
+    words = list(getattr(args, "reading", None) or [])
+    bw = getattr(args, "bandwidth", 3) if bandwidth_khz is None else bandwidth_khz
+    if bw != 3:
+        words.append(f"bandwidth_khz={bw}")
+    return " ".join(words)
 
 
 def mode_list(text):
@@ -193,10 +231,11 @@ def max_bytes(mode, seconds):
     return n if n > 0 or air_time(mode, 0) <= seconds else -1
 
 
-def longest_unit_s(listen):
+def longest_unit_s(listen, bandwidth_khz=3):
     """The longest interleaver block of the modes a receiver listens for."""
     return max(sim.unit_s(m) for m in MODES
-               if listen == "both" or (listen == "5069") == is_5069(m))
+               if (listen == "both" or (listen == "5069") == is_5069(m))
+               and bandwidth_of(m) == bandwidth_khz)
 
 
 def make_pdu(data, mode):
@@ -427,6 +466,7 @@ def run_rx(args):
         rx = make_receiver(rate, False, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"{args.input}: {rate} Hz: {e}")
+    longest_s = longest_unit_s(args.listen, args.bandwidth)
     # Counted first: the header may promise more samples than the file holds. Then the
     # recording and silence, so a burst the recording cuts short ends too, filled to
     # whole pieces of the receiver's input.
@@ -440,7 +480,7 @@ def run_rx(args):
     if frames > 2 ** 31 - 1 - 12 * rate:
         raise usage_error(f"{args.input}: too long ({frames} samples)")
     piece = piece_of(rate)
-    total = -(-(frames + int((RX_TAIL_S + 2 * longest_unit_s(args.listen)) * rate)) // piece) * piece
+    total = -(-(frames + int((RX_TAIL_S + 2 * longest_s) * rate)) // piece) * piece
     tb = gr.top_block()
     mux = blocks.stream_mux(gr.sizeof_float, [frames, total - frames])
     got = blocks.message_debug()
@@ -617,18 +657,35 @@ def upper95(errors, bits):
     return (3.0 if errors == 0 else errors + 1.96 * math.sqrt(errors) + 1) / bits
 
 
+def ber_rate(args, mode):
+    """ber's complex baseband rate for a mode: --rate, else 9600 Hz at 3 kHz and the
+    modem's own rate (4 samples a symbol) above."""
+    if args.rate:
+        return args.rate
+    bw = bandwidth_of(mode)
+    return 9600 if bw == 3 else int(sim.s5069_sample_rate(bw))
+
+
+def ber_listen(args, mode):
+    """The standards listened for: those of the modes measured at 3 kHz (both for a
+    mix), STANAG 5069's alone above."""
+    return args.listen if bandwidth_of(mode) == 3 else "5069"
+
+
 def ber_point(args, mode, snr_db):
     nbytes = max_bytes(mode, args.burst_seconds)
     burst_s = air_time(mode, nbytes)
     count = max(1, int(round(args.seconds / burst_s)))
     rng = np.random.default_rng(args.seed)
+    rate = ber_rate(args, mode)
     tb = gr.top_block()
-    source = burst_source(args.rate, mode, nbytes, count, rng, RX_TAIL_S + 2 * sim.unit_s(mode),
+    source = burst_source(rate, mode, nbytes, count, rng, RX_TAIL_S + 2 * sim.unit_s(mode),
                           tx_settings(args, refuse_receiver_only=False))
     try:
-        channel = hfstack.hf_channel_cc(float(args.rate), args.profile, snr_db=snr_db,
-                                        noise_bandwidth_hz=3000.0, signal_power=1.0, seed=args.seed)
-        rx = make_receiver(args.rate, True, args.listen, rx_settings(args))
+        channel = hfstack.hf_channel_cc(float(rate), args.profile, snr_db=snr_db,
+                                        noise_bandwidth_hz=1000.0 * bandwidth_of(mode), signal_power=1.0,
+                                        seed=args.seed)
+        rx = make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)))
     except (ValueError, RuntimeError) as e:
         raise usage_error(str(e))
     quiet(channel)
@@ -703,7 +760,8 @@ def plot_ber(rows, args):
     ax.plot([], [], linestyle="none", marker="v", markerfacecolor="white", color="grey",
             label="no errors: 95 % upper bound")
     ax.set_yscale("log")
-    ax.set_xlabel(f"SNR, dB in 3 kHz ({args.profile})")
+    widths = sorted({bandwidth_of(m) for m in args.modes})
+    ax.set_xlabel(f"SNR, dB in {', '.join(map(str, widths))} kHz ({args.profile})")
     ax.set_ylabel("bit error rate")
     ax.set_title(f"{'STANAG 5069' if all(is_5069(m) for m in args.modes) else 'STANAG 4539'}, "
                  f"{args.profile}, {args.seconds:g} s per point, seed {args.seed}")
@@ -727,15 +785,17 @@ def run_ber(args):
             raise usage_error(f"--burst-seconds {args.burst_seconds:g} holds no byte in {mode}")
     check_writable(args.csv, "--csv")
     check_writable(args.plot, "--plot")
-    # The receiver listens for the standards of the modes measured (both for a mix).
-    families = {is_5069(m) for m in args.modes}
+    # The receiver listens for the standards of the 3 kHz modes measured (both for a mix).
+    families = {is_5069(m) for m in args.modes if bandwidth_of(m) == 3}
     args.listen = "both" if len(families) == 2 else "5069" if True in families else "4539"
     # Checked once here so a bad rate is refused before any point runs.
-    make_transmitter(args.rate, True, args.modes[0], 1.0, tx_settings(args, refuse_receiver_only=False))
-    try:
-        make_receiver(args.rate, True, args.listen, rx_settings(args))
-    except (ValueError, RuntimeError) as e:
-        raise usage_error(f"--rate {args.rate}: {e}")
+    for mode in args.modes:
+        rate = ber_rate(args, mode)
+        make_transmitter(rate, True, mode, 1.0, tx_settings(args, refuse_receiver_only=False))
+        try:
+            make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)))
+        except (ValueError, RuntimeError) as e:
+            raise usage_error(f"--rate {rate}: {e}")
     rows = []
     for mode in args.modes:
         for snr_db in args.snr:
@@ -783,13 +843,16 @@ def parse_args(argv):
     t = sub.add_parser("tx", help="text or a file to a WAV file (16-bit PCM mono)",
                        description="One transmission to a WAV file (16-bit PCM mono).")
     t.add_argument("output", help="WAV file to write")
-    t.add_argument("--mode", type=mode_name, required=True, help="mode: " + " ".join(MODES))
+    t.add_argument("--mode", type=mode_name, required=True,
+                   help="mode, e.g. 2400S, 9600L, WN8/3kHz/L, WN12/48kHz/US (--list-modes: all)")
     g = t.add_mutually_exclusive_group(required=True)
     g.add_argument("--text", help="text to send (UTF-8)")
     g.add_argument("--input", metavar="FILE", help="file whose bytes to send")
-    t.add_argument("--rate", type=positive_int, default=8000,
-                   help="sample rate, Hz: 8000, 9600, 48000 or another rational multiple of 2400 "
-                        "(default 8000)")
+    t.add_argument("--rate", type=positive_int,
+                   help="sample rate, Hz: a rational multiple of the symbol rate (2400 Bd at 3 kHz: "
+                        "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
+                        "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
+                        "modes only)")
     t.add_argument("--level", type=finite_float, default=0.25,
                    help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
@@ -814,24 +877,31 @@ def parse_args(argv):
                    help="with --gui: save the window as a PNG; a file's once it has been received "
                         "and the constellation drawn (the window then closes), a sound card's when "
                         "the window is closed or on Ctrl-C")
-    r.add_argument("--listen", choices=LISTEN, default="both",
-                   help="standards listened for: 4539, 5069 (3 kHz) or both (default: each "
-                        "receiver costs its own time)")
+    r.add_argument("--listen", choices=LISTEN,
+                   help="standards listened for: 4539, 5069 or both (default: both at 3 kHz, "
+                        "5069 above; each receiver costs its own time)")
+    r.add_argument("--bandwidth", type=int, choices=BANDWIDTHS, default=3, metavar="KHZ",
+                   help="the STANAG 5069 bandwidth listened on, kHz: "
+                        + ", ".join(map(str, BANDWIDTHS)) + " (default 3; above 3 STANAG 5069 "
+                        "alone: its real audio on 300 Hz + BW / 2, which holds 6 kHz at most)")
     add_s5069_options(r, transmitter=False)
 
     b = sub.add_parser("ber", help="bit error rate through the HF channel simulator",
                        description="Bit error rate of random bytes through the HF channel simulator, "
                                    "per mode and SNR.")
     b.add_argument("--modes", type=mode_list, required=True,
-                   help="comma-separated modes, e.g. 2400S,1200S (" + " ".join(MODES) + ")")
-    b.add_argument("--snr", type=snr_list, required=True, help="comma-separated SNRs, dB in 3 kHz")
+                   help="comma-separated modes, e.g. 2400S,1200S or WN12/48kHz/US (--list-modes: all)")
+    b.add_argument("--snr", type=snr_list, required=True,
+                   help="comma-separated SNRs, dB in the mode's bandwidth (3 kHz for STANAG 4539)")
     b.add_argument("--profile", default="awgn",
                    help="channel preset (default awgn): " + ", ".join(sim.fading_profile_names()))
     b.add_argument("--seconds", type=positive_float, default=60.0,
                    help="air time per point, s (default 60)")
     b.add_argument("--burst-seconds", type=positive_float, default=10.0,
                    help="longest air time of one burst, s (default 10)")
-    b.add_argument("--rate", type=positive_int, default=9600, help="sample rate, Hz (default 9600)")
+    b.add_argument("--rate", type=positive_int,
+                   help="complex sample rate, Hz (default 9600 at 3 kHz, the modem's own above: "
+                        "4 samples a symbol; another, a radio's, is resampled by the receiver)")
     b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
     b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
     b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")
@@ -844,6 +914,10 @@ def parse_args(argv):
         raise usage_error("need a subcommand: tx, rx or ber (--help for more)")
     if args.command == "ber" and not 0 <= args.seed < 2 ** 63:
         raise usage_error(f"--seed must be from 0 to 2^63 - 1, not {args.seed}")
+    if args.command == "tx" and args.rate is None:
+        args.rate = default_audio_rate(bandwidth_of(args.mode))
+    if args.command == "rx" and args.listen is None:
+        args.listen = "both" if args.bandwidth == 3 else "5069"
     return args
 
 

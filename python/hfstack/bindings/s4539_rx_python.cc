@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(91fe8831195bd9ae8c8fb22cf141ef33)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(26b9207a22469d1744e067ae7d71dd12)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

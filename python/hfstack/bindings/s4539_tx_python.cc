@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_tx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(f7af4828fe9d6d4629f09ab8a858f6e8)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(ecbd9e8129e7da0a33c52060661af651)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

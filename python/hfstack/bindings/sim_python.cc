@@ -346,8 +346,15 @@ void bind_sim(py::module& m)
         },
         py::arg("name"), py::arg("seconds"), "The most user bytes one transmission of at most `seconds` carries");
     // Every mode of the modem blocks, either standard (phy/waveform_modes.h).
-    m.def("modem_mode_names", &phy::waveform_mode_names,
-          "Every mode s4539_tx and s4539_rx take: STANAG 4539's, then STANAG 5069's at 3 kHz");
+    m.def("modem_mode_names",
+          &phy::waveform_mode_names,
+          "Every mode s4539_tx and s4539_rx take: STANAG 4539's, then STANAG 5069's at "
+          "every bandwidth (3-48 kHz)");
+    m.def("s5069_sample_rate",
+          &phy::m110d_sample_rate,
+          py::arg("bw_khz"),
+          "The modem's complex baseband rate at a STANAG 5069 bandwidth: 4 samples per "
+          "symbol (3200 Hz per kHz; 9600 at 3 kHz, 153600 at 48 kHz)");
     m.def(
         "modem_mode",
         [](const std::string& name) -> py::object {

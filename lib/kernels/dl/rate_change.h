@@ -234,8 +234,9 @@ struct rate_policy_config {
     // falls below current.min_snr_db - step_down_margin_db (to the least robust entry
     // it clears so). It was 2 dB while our receivers reported a look at the burst's end,
     // which scattered by 3-4 dB; over the whole burst (phy/burst_snr.h) the reports are
-    // close, and 2 dB held the link in 4800S at 12 dB on poor (threshold 14 dB), where
-    // 3200S delivers more (issue 25 part 5, docs/simulator-design.md).
+    // close, and 2 dB let the report of a transmission straddling a drop in SNR (a mean
+    // of both levels) keep the link in its mode for one more transmission (issue 25
+    // part 5, docs/simulator-design.md).
     double step_down_margin_db = 0.5;
     // No step down on the SNR report of a burst that shows the recommended mode working:
     // sent in it, at least burst_works_frames data D_PDUs read, of which at most

@@ -270,7 +270,8 @@ def main(argv=None):
             json.dump({"steps": steps, "profile": a.profile, "interleaver": a.interleaver,
                        "seed": a.seed, "segments": rows, "references": references,
                        "data_rate_changes": changes, "delivered_bytes": adaptive["delivered_bytes"],
-                       "identical": adaptive["identical"], "timeline": timeline}, f, indent=1)
+                       "identical": adaptive["identical"], "timeline": timeline,
+                       "nodes": adaptive.get("nodes", {})}, f, indent=1)
     return 0
 
 

@@ -551,9 +551,38 @@ TEST(ChannelModel, SnrStepInsideABurstActsWhereItFalls)
         (i < burst.size() / 2 ? before : after) += size_t(__builtin_popcount(burst[i]));
     EXPECT_LT(before, 50u);
     EXPECT_GT(after, 600u); // of 12000 bits: a decoded BER of several per cent at 0 dB
-    const double mean = 10 * std::log10((5.0 * 1000 + 5.0 * 1) / 10.0);
-    EXPECT_NEAR(m.reported_snr_db("2400S", 0.6, 10.0), mean, 1e-9);
+    // The report is the receivers' mean over the burst in dB (phy/burst_snr.h): 15 dB,
+    // not the power mean (27 dB), which the 30 dB half would rule.
+    EXPECT_NEAR(m.reported_snr_db("2400S", 0.6, 10.0), 15.0, 1e-9);
     EXPECT_EQ(m.reported_snr_db("2400S", 0.6, 0.0), 30); // an empty span: the mean at t
+}
+
+TEST(ChannelModel, AReportAcrossAStepIsTheTimeMeanOfTheLevelsReports)
+{
+    // A 10 s 8000S burst from 395 s on poor, the SNR stepping 25 -> 12 dB at 400 s: half
+    // of it at each level, so the reports average the map at 25 and at 12 dB.
+    channel_config c;
+    c.snr_db = 25;
+    c.fading_profile = "poor";
+    c.seed = 4;
+    c.snr_steps = { { 400, 12 } };
+    auto map = gr::hfstack::phy::snr_report_map_on(
+        gr::hfstack::phy::measured_modem_curves(), "8000S", "poor");
+    ASSERT_TRUE(map);
+    channel_model m(c);
+    double sum = 0;
+    const int n = 2000;
+    for (int i = 0; i < n; ++i)
+        sum += m.reported_snr_db("8000S", 395, 10.0);
+    EXPECT_NEAR(sum / n, (map->report_for(25) + map->report_for(12)) / 2, 0.5);
+    // Wholly before or after the step: that level's report.
+    double before = 0, after = 0;
+    for (int i = 0; i < n; ++i) {
+        before += m.reported_snr_db("8000S", 380, 10.0);
+        after += m.reported_snr_db("8000S", 400, 10.0);
+    }
+    EXPECT_NEAR(before / n, map->report_for(25), 0.5);
+    EXPECT_NEAR(after / n, map->report_for(12), 0.5);
 }
 
 TEST(ChannelModel, ReportedSnrIsTheReceiversMeasuredReport)

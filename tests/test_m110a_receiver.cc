@@ -262,6 +262,40 @@ TEST(M110aReceiver, ASlowDeepFadeDoesNotEndTheBurst)
     EXPECT_EQ(whole, 6u);
 }
 
+TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
+{
+    // A 2400S burst of about 10 s at 20 dB whose last 1.5 s arrive 30 dB weaker. The
+    // report is the burst's mean (phy/burst_snr.h): about a seventh of it at -10 dB
+    // takes a few dB off (19.5 -> 16.5 dB). It used to be a look at the last 50 known
+    // symbols, which read the fade alone (-6 dB), so one fade at the end of a long
+    // burst set the report however well the rest had arrived.
+    const std::vector<uint8_t> data = random_bytes(3000, 43);
+    const m110a_waveform& w = *m110a_waveform_by_name("2400S");
+    const double fs = 9600;
+    psk_modulator_config mc;
+    mc.sample_rate = fs;
+    mc.rms = 0.25;
+    const std::vector<float> burst =
+        psk_modulator(mc).audio(m110a_transmit_symbols(w, data.data(), data.size()));
+    std::vector<float> clean = silence(0.7, fs);
+    clean.insert(clean.end(), burst.begin(), burst.end());
+    const std::vector<float> after = silence(0.5, fs);
+    clean.insert(clean.end(), after.begin(), after.end());
+    std::vector<float> faded = clean;
+    const size_t end = faded.size() - after.size();
+    for (size_t k = end - size_t(1.5 * fs); k < end; ++k)
+        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
+    const std::vector<m110a_burst> steady =
+        receive_audio(through_channel(clean, fs, 20, 0, 5), fs);
+    const std::vector<m110a_burst> fading =
+        receive_audio(through_channel(faded, fs, 20, 0, 5), fs);
+    ASSERT_EQ(steady.size(), 1u);
+    ASSERT_GE(fading.size(), 1u);
+    EXPECT_NEAR(steady[0].snr_db, 20.0, 1.5);
+    EXPECT_LT(fading[0].snr_db, steady[0].snr_db - 2.0) << steady[0].snr_db;
+    EXPECT_GT(fading[0].snr_db, steady[0].snr_db - 8.0) << steady[0].snr_db;
+}
+
 TEST(M110aReceiver, RefusesABadConfiguration)
 {
     const auto refused = [](const char* name, auto change) {

@@ -196,6 +196,34 @@ INSTANTIATE_TEST_SUITE_P(Qam, M110cFarEnd,
                          ::testing::Values("9600US", "9600VS", "9600S", "9600M", "9600L", "9600VL", "12800U",
                                            "12800US", "6400S", "8000S", "3200S", "4800S"));
 
+TEST(M110cReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
+{
+    // An 8000S burst of about 10 s at 30 dB whose last 1.5 s arrive 30 dB weaker: the
+    // report is the burst's mean (phy/burst_snr.h), a few dB under the steady burst's
+    // (28.5 -> 22 dB), not the fade alone, which the look at the last known symbols
+    // used to read (-4.6 dB).
+    const m110c_mode mode = *m110c_mode_by_name("8000S");
+    const std::vector<uint8_t> data = random_bytes(10000, 44);
+    const std::vector<float> clean =
+        padded_audio(m110c_transmit_points(mode, data.data(), data.size()), 9600);
+    std::vector<float> faded = clean;
+    const size_t end = faded.size() - size_t(0.5 * 9600);
+    for (size_t k = end - size_t(1.5 * 9600); k < end; ++k)
+        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
+    faded.resize(faded.size() + 5 * 9600, 0.0f); // time to find the burst lost
+    const double snr =
+        30.0 - 10 * std::log10(m110c_frame_power(mode)); // over the mean power
+    const std::vector<m110c_burst> steady =
+        receive_audio(through_channel(clean, 9600, snr, 0, 5), 9600);
+    const std::vector<m110c_burst> fading =
+        receive_audio(through_channel(faded, 9600, snr, 0, 5), 9600);
+    ASSERT_EQ(steady.size(), 1u);
+    ASSERT_GE(fading.size(), 1u);
+    EXPECT_NEAR(steady[0].snr_db, 30.0, 4.5);
+    EXPECT_LT(fading[0].snr_db, steady[0].snr_db - 2.0) << steady[0].snr_db;
+    EXPECT_GT(fading[0].snr_db, steady[0].snr_db - 9.0) << steady[0].snr_db;
+}
+
 TEST(M110cReceiver, BytesDecodedWrongAreFlaggedThoughTheEomWasFound)
 {
     // 9600S through F.1487 poor at 24 dB: with channel seeds 5 and 9 blocks decode wrong

@@ -242,7 +242,7 @@ TEST(RatePolicy, StepDownMarginHoldsOffSmallDips)
     p.on_snr(10.0, 200); // 1200S needs 11: 10 clears 11 - 2, not 14 - 2
     EXPECT_EQ(p.recommended(), (modem_mode{ rate_1200, interleaving_short }));
     EXPECT_EQ(p.counters().step_downs_snr, 1u);
-    EXPECT_EQ(rate_policy_config().step_down_margin_db, 2.0); // the default
+    EXPECT_EQ(rate_policy_config().step_down_margin_db, 0.5); // the default
 }
 
 // A low report of a burst whose frames arrived in the recommended mode does not step
@@ -310,6 +310,40 @@ TEST(RatePolicy, RetransmissionRateForcesStepDownAndGatesStepUp)
     EXPECT_TRUE(std::isnan(p.retransmission_rate())); // statistics restart per mode
 }
 
+TEST(RatePolicy, RetransmissionsStepDownOnlyWhereTheNextModeWouldDeliverMore)
+{
+    // 3200S above 1200S: with half its frames sent again 3200S still delivers 1600 bit/s
+    // against 1200S's 1200 at best, so it stays; past 1 - 1200/3200 = 62.5 % it steps
+    // down. Without the goodput rule, 50 % (above retx_step_down 0.3) stepped down.
+    const uint8_t S = interleaving_short;
+    const modem_mode m3200S{ rate_3200, S };
+    rate_policy_config c;
+    c.table = { { { rate_300, S }, 5.0 }, { m1200S, 9.0 }, { m3200S, 10.5 } };
+    c.step_down_margin_db = 0.0;
+    auto at_3200S = [&c, &m3200S] {
+        rate_policy p(c);
+        p.set_current(m3200S, 0);
+        p.on_snr(12.0, 0);
+        return p;
+    };
+    auto half = at_3200S();
+    half.on_arq_stats(40, 20, 1, m3200S);
+    EXPECT_EQ(half.recommended(), m3200S);
+    EXPECT_EQ(half.counters().step_downs_retx, 0u);
+    auto most = at_3200S();
+    most.on_arq_stats(40, 28, 1, m3200S); // 70 %
+    EXPECT_EQ(most.recommended(), m1200S);
+    EXPECT_EQ(most.counters().step_downs_retx, 1u);
+    // 1200S above 300S: 75 %; at 50 % it stays.
+    half.set_current(m1200S, 2);
+    half.on_arq_stats(40, 20, 3, m1200S);
+    EXPECT_EQ(half.recommended(), m1200S);
+    c.retx_step_down_goodput = false;
+    auto plain = at_3200S();
+    plain.on_arq_stats(40, 20, 1, m3200S);
+    EXPECT_EQ(plain.recommended(), m1200S);
+}
+
 TEST(RatePolicy, FewSegmentsDoNotTriggerRetransmissionStepDown)
 {
     rate_policy p(ladder());
@@ -359,11 +393,11 @@ TEST(RatePolicy, HysteresisPreventsFlapping)
 
 TEST(RatePolicy, ReportsAreCorrectedThroughTheModesMeasuredMap)
 {
-    // 9600L's receiver reports a true 23 dB on fading as about 10 dB: taken as reported
-    // that is below 6400S's threshold, corrected it is not.
+    // 9600L's receiver reports a true 19 dB on fading as about 12.6 dB: taken as reported
+    // that is below 6400S's threshold (and its step-down margin), corrected it is not.
     const auto* map = gr::hfstack::phy::measured_snr_report_map("9600L");
     ASSERT_NE(map, nullptr);
-    const double report = map->report_for(23.0);
+    const double report = map->report_for(19.0);
     const modem_mode m9600L{ rate_9600, interleaving_long },
         m6400S{ rate_6400, interleaving_short };
     rate_policy_config c;
@@ -375,7 +409,7 @@ TEST(RatePolicy, ReportsAreCorrectedThroughTheModesMeasuredMap)
         p->set_current(m6400S, 0);
     const double used = corrected.on_snr_report(report, m9600L, 1);
     raw.on_snr_report(report, m9600L, 1);
-    EXPECT_NEAR(used, 23.0, 1e-9);
+    EXPECT_NEAR(used, 19.0, 1e-9);
     EXPECT_EQ(corrected.counters().snr_reports_corrected, 1u);
     EXPECT_EQ(raw.counters().snr_reports_corrected, 0u);
     EXPECT_EQ(corrected.recommended(), m6400S);

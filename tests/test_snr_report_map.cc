@@ -143,9 +143,10 @@ TEST(SnrReportMap, EveryMeasuredModeHasOneFromTheEmbeddedData)
         EXPECT_NEAR(m->true_snr_for(m->report_for(at)), at, 1e-9) << f.mode;
     }
     EXPECT_EQ(measured_snr_report_map("no such mode"), nullptr);
-    // The App C modes' decision-directed estimate is far from linear: 9600L on poor at
-    // 23 dB reports under 10 dB.
+    // The App C modes' estimate counts wrong decisions as noise: 9600L on poor at 23 dB
+    // reports about 15 dB (the burst's mean, phy/burst_snr.h; the look at a burst's end
+    // that came before read 8 dB, scattering by 11 dB).
     const auto poor9600 = snr_report_map_on(data, "9600L", "poor");
     ASSERT_TRUE(poor9600);
-    EXPECT_LT(poor9600->report_for(23), 10);
+    EXPECT_LT(poor9600->report_for(23), 23 - 5);
 }

@@ -247,6 +247,8 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("rate_policy.step_down_margin_db", rate_policy.step_down_margin_db, "margin below the mode's threshold before stepping down on SNR, dB"),
         HF_UINT("rate_policy.burst_works_frames", rate_policy.burst_works_frames, 100000, "data D_PDUs a burst in the recommended mode needs to hold off SNR step downs (0: off)"),
         HF_DOUBLE("rate_policy.burst_works_damaged", rate_policy.burst_works_damaged, "largest damaged fraction of those D_PDUs for the burst to hold off SNR step downs"),
+        HF_BOOL("rate_policy.retx_step_down_goodput", rate_policy.retx_step_down_goodput, "step down on retransmissions only past 1 - R'/R too (R the mode's rate, R' the next lower entry's)"),
+        HF_DOUBLE("rate_policy.retx_step_down", rate_policy.retx_step_down, "retransmitted fraction of received frames above which the link steps down one entry"),
         HF_DOUBLE("rate_policy.sustain_time", rate_policy.sustain_time, "the margin must hold this long before stepping up, s"),
         HF_DOUBLE("rate_policy.min_dwell", rate_policy.min_dwell, "least time between a change and a step up, s"),
         HF_BOOL("rate_policy.first_report_decides", rate_policy.first_report_decides, "the first SNR report of a link picks its mode at once (no sustain or dwell)"),

@@ -307,6 +307,16 @@ void rate_policy::set_current(const modem_mode& m, double now)
     changed(j, now);
 }
 
+double rate_policy::retx_step_down_at(size_t index) const
+{
+    if (!cfg_.retx_step_down_goodput || index == 0)
+        return cfg_.retx_step_down;
+    const double rate = data_rate_bps(cfg_.table[index].mode.data_rate);
+    const double lower = data_rate_bps(cfg_.table[index - 1].mode.data_rate);
+    return rate > 0 ? std::max(cfg_.retx_step_down, 1.0 - lower / rate)
+                    : cfg_.retx_step_down;
+}
+
 void rate_policy::evaluate(double now)
 {
     const bool have_snr = fast_w_ > 0;
@@ -325,8 +335,8 @@ void rate_policy::evaluate(double now)
         }
     }
     const double retx = retransmission_rate(); // NaN without enough segments
-    if (cfg_.use_retransmission_rate && !std::isnan(retx) && retx > cfg_.retx_step_down &&
-        index_ > 0) {
+    if (cfg_.use_retransmission_rate && !std::isnan(retx) && index_ > 0 &&
+        retx > retx_step_down_at(index_)) {
         changed(index_ - 1, now);
         ++counters_.step_downs_retx;
         return;

@@ -232,14 +232,19 @@ struct rate_policy_config {
     bool first_report_decides = true;
     // Step down (as many entries as needed, at once, no dwell) when the fast SNR average
     // falls below current.min_snr_db - step_down_margin_db (to the least robust entry
-    // it clears so).
-    double step_down_margin_db = 2.0;
+    // it clears so). It was 2 dB while our receivers reported a look at the burst's end,
+    // which scattered by 3-4 dB; over the whole burst (phy/burst_snr.h) the reports are
+    // close, and 2 dB let the report of a transmission straddling a drop in SNR (a mean
+    // of both levels) keep the link in its mode for one more transmission (issue 25
+    // part 5, docs/simulator-design.md).
+    double step_down_margin_db = 0.5;
     // No step down on the SNR report of a burst that shows the recommended mode working:
     // sent in it, at least burst_works_frames data D_PDUs read, of which at most
-    // burst_works_damaged (fraction) damaged. A long burst's report can read many dB
-    // low while most of its frames arrive (the modem's error power is a mean over the
-    // burst, which a stretch of lost lock dominates); the frames are the surer evidence
-    // (docs/node-design.md). 0 frames: off.
+    // burst_works_damaged (fraction) damaged. A long burst's report could read many dB
+    // low while most of its frames arrived: our receivers reported a look at the burst's
+    // last known symbols, and a burst cut where lock is lost ends in its fade. They now
+    // report the mean over the burst (phy/burst_snr.h); the frames remain the surer
+    // evidence of a mode that works (docs/node-design.md). 0 frames: off.
     unsigned burst_works_frames = 8;
     double burst_works_damaged = 0.3;
     // Averages: each report has weight 1 and weights decay as exp(-age / time_constant).
@@ -254,6 +259,14 @@ struct rate_policy_config {
     double min_segments = 10.0;
     double retx_step_down = 0.30; // above: step down one entry at once
     double retx_step_up = 0.05;   // step up allowed only at or below this
+    // The step down on retransmissions also waits until the retransmitted fraction
+    // exceeds 1 - R'/R (R the mode's data rate, R' the next entry's): below that the
+    // mode delivers more than the next would even without a loss (3200S with half its
+    // frames sent again still beats 1200S by a third). The rate thresholds are capped
+    // the same way (dl::default_rate_table()). Our receivers damage 30-50 % of 3200S's
+    // frames on poor at 12 dB, where it delivers 2.4 times 1200S's throughput (issue 25
+    // part 5, docs/node-design.md).
+    bool retx_step_down_goodput = true;
 
     // on_snr_report() maps a receiver's report to the true SNR it stands for through the
     // mode's measured report map (phy/snr_report_map.h) before using it: the thresholds
@@ -334,6 +347,9 @@ public:
 
 private:
     void evaluate(double now);
+    // The retransmitted fraction above which entry `index` steps down (see
+    // retx_step_down_goodput).
+    double retx_step_down_at(size_t index) const;
     void decay_to(double now);
     void changed(size_t index, double now);
 

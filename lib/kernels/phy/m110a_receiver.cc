@@ -6,6 +6,7 @@
 
 #include "m110a_receiver.h"
 
+#include "burst_snr.h"
 #include "channel_tracking_equaliser.h"
 #include "differential_products.h"
 #include "m110a_transmitter.h"
@@ -96,6 +97,7 @@ struct m110a_receiver::state {
     // Fills `window` for symbol k; false while its samples are not all in.
     bool window_for(uint64_t k);
     serial_tone_presence presence;
+    burst_snr report; // the burst's SNR report
 
     // Decoding.
     std::vector<uint32_t> order;
@@ -551,6 +553,7 @@ void m110a_receiver::state::begin_burst(const preamble_reading& r)
     window.assign(equaliser->window_samples(), cd());
     pending_estimates.clear();
     presence.start(r.power);
+    report.start();
     order = mode->interleaved() ? m110a_fetch_order(*mode) : std::vector<uint32_t>();
     block_llr.clear();
     walsh_windows.clear();
@@ -585,10 +588,11 @@ void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
     // 75 bps: z is the matched filter's output, whose error holds the intersymbol
     // interference of the pulse and the echoes (a clean recording read 5 dB); the
     // channel model's own error variance is the noise.
-    if (mode && mode->modulation == m110a_modulation::walsh)
-        presence.add_error_power(equaliser->estimate_variance());
-    else
-        presence.add_known(z, cd(sent));
+    const double error_power = mode && mode->modulation == m110a_modulation::walsh
+                                   ? equaliser->estimate_variance()
+                                   : std::norm(z - cd(sent));
+    presence.add_error_power(error_power);
+    report.add(error_power);
 }
 
 void m110a_receiver::state::follow_timing()
@@ -972,7 +976,9 @@ m110a_burst m110a_receiver::state::burst_so_far() const
     burst.mode = mode->name;
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    burst.snr_db = presence.snr_db();
+    burst.snr_db = report.snr_db();
+    if (std::isnan(burst.snr_db)) // not half a chunk of known symbols yet
+        burst.snr_db = presence.snr_db();
     return burst;
 }
 

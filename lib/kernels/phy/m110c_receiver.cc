@@ -6,6 +6,7 @@
 
 #include "m110c_receiver.h"
 
+#include "burst_snr.h"
 #include "channel_tracking_equaliser.h"
 #include "differential_products.h"
 #include "m110c_decoder.h"
@@ -138,6 +139,7 @@ struct m110c_receiver::state {
     std::vector<cd> window;
     double reference_power = 0; // input power per sample over the sync sequence
     serial_tone_presence presence;
+    burst_snr report; // the burst's SNR report
     std::unique_ptr<m110c_demapper> demapper;
     std::unique_ptr<m110c_block_decoder> decoder;
     std::vector<uint8_t> reinserted;
@@ -506,6 +508,7 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     clear_data_progress();
     d_estimates.clear();
     presence.start(reference_power);
+    report.start();
     if (mode) {
         prepare_mode();
         mark_data_start();
@@ -581,8 +584,10 @@ bool m110c_receiver::state::window_for(uint64_t k)
 void m110c_receiver::state::commit(cd z, cd sent, bool known_symbol)
 {
     equaliser->decide(sent, known_symbol);
-    if (known_symbol)
-        presence.add_known(z, sent);
+    if (!known_symbol)
+        return;
+    presence.add_known(z, sent);
+    report.add(std::norm(z - sent));
 }
 
 void m110c_receiver::state::read_codes()
@@ -997,7 +1002,9 @@ m110c_burst m110c_receiver::state::burst_so_far() const
     burst.frequency_offset_hz = input.offset_hz();
     // The signal's mean power, as a channel's SNR is measured (QAM's is under the
     // probes' the noise is measured against).
-    burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
+    burst.snr_db = report.snr_db(m110c_frame_power(*mode));
+    if (std::isnan(burst.snr_db)) // not half a chunk of known symbols yet
+        burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;

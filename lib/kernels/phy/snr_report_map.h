@@ -8,8 +8,8 @@
  * measured curves (phy/modem_curves.h, issue 25 part 3).
  *
  * The receivers estimate SNR from their decisions, so the report is biased, and for
- * the App C modes far from linear: on F.1487 poor, 9600L reports about 8 dB at a true
- * 23 dB and 15 dB at 31 dB, because wrong decisions count as noise. The rate policy's
+ * the App C modes far from linear: on F.1487 poor, 9600L reports about 15 dB at a true
+ * 23 dB and 24 dB at 31 dB, because wrong decisions count as noise. The rate policy's
  * thresholds are true SNRs (bench_curve_fit derives them from the BER curves), so the
  * node maps each report back to the true SNR it stands for before the policy sees it,
  * and the simulator and the emulated modem map the true SNR forward to report what our
@@ -23,7 +23,10 @@
  * strictly increasing and invertible. Outside the measured range it continues with
  * slope 1 from its end point (a constant bias): the measurements say nothing there.
  * The spread of single reports is the mean of the points' (bench_s4539_modem's bursts,
- * seconds / bursts long, about 11 s).
+ * seconds / bursts long, about 11 s). A report is the burst's mean (phy/burst_snr.h);
+ * points measured before issue 25 part 5 hold the reports of a look at the burst's end
+ * (3-4 dB of spread on fading whatever the burst's length), and their run's row in the
+ * data says so (docs/simulator-design.md).
  */
 #ifndef HFSTACK_KERNELS_PHY_SNR_REPORT_MAP_H
 #define HFSTACK_KERNELS_PHY_SNR_REPORT_MAP_H

@@ -66,6 +66,35 @@ int64_t first_window(double t, double offset, double period, double duration)
     return int64_t(n);
 }
 
+// The time-weighted mean over [t0, t1) of f(SNR in dB) with the steps in force (steps
+// sorted by time; before_db until the first); f of the level at t0 for an empty span.
+template <typename F>
+double stepped_time_mean(double before_db,
+                         const std::vector<std::pair<double, double>>& steps_db,
+                         double t0,
+                         double t1,
+                         F f)
+{
+    double level = before_db;
+    for (const auto& [from, db] : steps_db)
+        if (t0 >= from)
+            level = db;
+    if (!(t1 > t0))
+        return f(level);
+    double sum = 0, from = t0;
+    for (const auto& [at, db] : steps_db) {
+        if (at <= from)
+            continue;
+        if (!(at < t1))
+            break;
+        sum += (at - from) * f(level);
+        from = at;
+        level = db;
+    }
+    sum += (t1 - from) * f(level);
+    return sum / (t1 - t0);
+}
+
 } // namespace
 
 void validate(const channel_config& c)
@@ -178,7 +207,11 @@ double channel_model::mean_snr_db(double t) const
 
 double channel_model::reported_snr_db(const std::string& mode, double t, double burst_s)
 {
-    const double mean = stepped_mean_db(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s);
+    // Our receivers report a burst's SNR as the mean over it of short looks in dB
+    // (phy/burst_snr.h): a burst across an SNR step reads the time-weighted mean of the
+    // levels' reports, in dB (a power mean would let the higher level rule).
+    const double mean = stepped_time_mean(
+        d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, [](double db) { return db; });
     if (!std::isfinite(mean) || d_cfg.fading_profile.empty() || !d_cfg.model_snr_report)
         return mean;
     auto it = d_report_maps.find(mode);
@@ -192,7 +225,11 @@ double channel_model::reported_snr_db(const std::string& mode, double t, double 
     if (!it->second)
         return mean;
     const phy::snr_report_map& m = *it->second;
-    return m.report_for(mean) +
+    const double report =
+        stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, [&m](double db) {
+            return m.report_for(db);
+        });
+    return report +
            m.report_sd_db(burst_s) * std::normal_distribution<double>()(d_report_rng);
 }
 

@@ -157,9 +157,10 @@ public:
     // The path's mean SNR at t (snr_db, or the step in force; NaN without one).
     double mean_snr_db(double t) const;
     // The SNR a receiver of `mode` ("2400S", as the modem names it) reports for a burst
-    // starting at t and lasting burst_s (see model_snr_report; of the mean over the
-    // burst, the steps it spans power-weighted; the spread as
-    // phy::snr_report_map::report_sd_db(burst_s)); NaN without a finite snr_db.
+    // starting at t and lasting burst_s (see model_snr_report): as our receivers, the
+    // mean over the burst in dB (phy/burst_snr.h), so a burst across SNR steps reads
+    // the time-weighted mean of each level's report; the spread as
+    // phy::snr_report_map::report_sd_db(burst_s). NaN without a finite snr_db.
     double reported_snr_db(const std::string& mode, double t, double burst_s);
 
     // True when the model can never change or lose anything.

@@ -1,0 +1,70 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The SNR a serial-tone receiver reports for a whole burst (issue 25 part 5).
+ *
+ * The known-symbol error power is taken in chunks of 64 known symbols (27-250 ms:
+ * short against the fades of the F.1487 channels, long enough that noise alone moves a
+ * chunk's estimate by well under 0.1 dB); each chunk gives an SNR in dB, and the report
+ * is their mean over the burst, the preamble's chunks included.
+ *
+ * Why a mean over the burst: the receivers used to report their moving average of the
+ * error power (about the last 50 known symbols) at the burst's end, one look at the
+ * channel however long the burst. On a fading channel such a look scatters by 3-4 dB
+ * (single reports on poor, docs/simulator-design.md), and a burst cut where lock is lost
+ * ends in a fade by definition; the node's bursts last up to 127 s, so a long burst
+ * that carried most of its frames could be reported as if it had all been in its last
+ * fade. Over the burst the scatter falls with its length, and a stretch of lost lock
+ * counts by its share of the burst.
+ *
+ * Why the mean of the chunks' dB (not the median, not the power mean): a chunk is as
+ * long as the old moving average, so the chunks' mean in dB is, in expectation, what
+ * the old report read at a random moment of the burst. The measured report maps
+ * (phy/snr_report_map.h, from bench_s4539_modem's 10 s bursts) were taken with that
+ * look and stay valid in their mean; a median would read about 1 dB higher on Rayleigh
+ * fading and a power mean be ruled by the deepest fade. */
+#ifndef HFSTACK_KERNELS_PHY_BURST_SNR_H
+#define HFSTACK_KERNELS_PHY_BURST_SNR_H
+
+#include <cstddef>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+// An SNR in 3 kHz (dB) from the error power on the known symbols (on the scale of
+// unit-amplitude symbols) and the signal's mean power on that scale (1 for PSK): the
+// serial-tone receivers sample at the 2400 Bd symbol rate.
+double serial_tone_snr_3khz_db(double signal_power, double error_power);
+
+class burst_snr
+{
+public:
+    static constexpr size_t chunk_symbols = 64;
+
+    // A new burst: forgets everything.
+    void start();
+    // The error power of one known symbol (|estimate - sent|^2, or a model's variance).
+    void add(double error_power);
+    // Mean over the burst's chunks of their SNR in 3 kHz for a signal of signal_power
+    // (see serial_tone_snr_3khz_db); a last partial chunk counts once it has half a
+    // chunk's symbols. NaN before the first half chunk.
+    double snr_db(double signal_power = 1.0) const;
+    // Chunks that snr_db() would average.
+    size_t chunks() const;
+
+private:
+    double d_chunk_sum = 0;   // error power of the open chunk
+    size_t d_chunk_count = 0; // its symbols
+    double d_db_sum = 0;      // sum over closed chunks of 10 log10(mean error power)
+    size_t d_closed = 0;
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

@@ -48,6 +48,15 @@ std::vector<std::pair<uint16_t, uint32_t>> port_values(const std::string& name,
     return out;
 }
 
+// PORT:P ... with P a priority 0-15 (port_priority, port_proxy_priority).
+std::map<uint16_t, uint8_t> port_priorities(const std::string& name, const std::string& v)
+{
+    std::map<uint16_t, uint8_t> out;
+    for (const auto& [port, priority] : port_values(name, v, 15))
+        out[port] = uint8_t(priority);
+    return out;
+}
+
 template <typename T>
 std::string join(const std::set<T>& s)
 {
@@ -105,21 +114,13 @@ const std::vector<option_entry>& table()
           [](const C& c) { return join_map(c.port_limits); } },
         { "port_priority",
           "5066 priority (0-15) of a destination port's streams, PORT:P ...",
-          [](C& c, S n, S v) {
-              c.port_priority.clear();
-              for (const auto& [port, priority] : port_values(n, v, 15))
-                  c.port_priority[port] = uint8_t(priority);
-          },
+          [](C& c, S n, S v) { c.port_priority = port_priorities(n, v); },
           [](const C& c) { return join_map(c.port_priority); } },
         { "port_proxy_priority",
           "proxy-level priority (0-15) of a destination port's streams: the proxy hands "
           "their data to the node first while SIS flow control holds data back, PORT:P "
           "...",
-          [](C& c, S n, S v) {
-              c.port_proxy_priority.clear();
-              for (const auto& [port, priority] : port_values(n, v, 15))
-                  c.port_proxy_priority[port] = uint8_t(priority);
-          },
+          [](C& c, S n, S v) { c.port_proxy_priority = port_priorities(n, v); },
           [](const C& c) { return join_map(c.port_proxy_priority); } },
         { "max_connections",
           "connections at once (both sides together)",

@@ -7,9 +7,8 @@
 #include "slep.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
-#include <functional>
-#include <set>
 #include <stdexcept>
 
 namespace gr {
@@ -262,8 +261,7 @@ size_t slep::write(slep_stream key, const uint8_t* data, size_t size, double now
         s->send_buf.insert(s->send_buf.end(), data, data + n);
     s->bytes_written += n;
     d_counters.plain_written += n;
-    d_counters.wire_written += s->send_buf.size() - before;
-    s->wire_written += s->send_buf.size() - before;
+    count_wire_written(*s, s->send_buf.size() - before);
     pump(now);
     return n;
 }
@@ -274,12 +272,8 @@ void slep::finish(slep_stream key, double now)
     auto* s = find(key);
     if (!s || s->fin_written)
         return;
-    if (s->compressed) {
-        const size_t before = s->send_buf.size();
-        s->tx_z.flush(s->send_buf);
-        d_counters.wire_written += s->send_buf.size() - before;
-        s->wire_written += s->send_buf.size() - before;
-    }
+    if (s->compressed)
+        flush_deflater(*s);
     s->fin_written = true;
     pump(now);
 }
@@ -517,11 +511,25 @@ void slep::pump(double now)
         return;
     // The highest send priority first; within one, round robin, one segment per stream
     // per pass, so one bulk stream does not hold the others' requests behind it.
-    std::set<uint8_t, std::greater<>> levels;
+    std::bitset<256> levels; // the send priorities in use, without allocating per pump
     for (const auto& entry : d_streams)
-        levels.insert(entry.second.send_priority);
-    for (const uint8_t level : levels)
-        pump_streams(level, now);
+        levels.set(entry.second.send_priority);
+    for (int level = 255; level >= 0 && room(); --level)
+        if (levels.test(size_t(level)))
+            pump_streams(uint8_t(level), now);
+}
+
+void slep::count_wire_written(stream_state& s, size_t bytes)
+{
+    d_counters.wire_written += bytes;
+    s.wire_written += bytes;
+}
+
+void slep::flush_deflater(stream_state& s)
+{
+    const size_t before = s.send_buf.size();
+    s.tx_z.flush(s.send_buf);
+    count_wire_written(s, s.send_buf.size() - before);
 }
 
 void slep::pump_streams(uint8_t level, double now)
@@ -540,12 +548,8 @@ void slep::pump_streams(uint8_t level, double now)
                 continue;
             d_round_robin = key;
             const bool holding = coalescing(s, now);
-            if (s.compressed && s.tx_z.pending() && !s.fin_written && !holding) {
-                const size_t before = s.send_buf.size();
-                s.tx_z.flush(s.send_buf);
-                d_counters.wire_written += s.send_buf.size() - before;
-                s.wire_written += s.send_buf.size() - before;
-            }
+            if (s.compressed && s.tx_z.pending() && !s.fin_written && !holding)
+                flush_deflater(s);
             if (s.window_due) {
                 slep_pdu w;
                 w.type = slep_type::window;

@@ -257,6 +257,8 @@ private:
 
     void pump(double now);
     void pump_streams(uint8_t send_priority, double now); // one send priority's streams
+    void count_wire_written(stream_state& s, size_t bytes); // the stream's and in total
+    void flush_deflater(stream_state& s);                   // sync flush, counted
     bool unsent(const stream_state& s) const; // written bytes not yet in a PDU
     // Whether the stream's unsent bytes wait for more (coalesce_s), and until when.
     bool coalescing(const stream_state& s, double now) const;

@@ -6,6 +6,8 @@
 
 #include "serial_tone_presence.h"
 
+#include "burst_snr.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -64,8 +66,8 @@ bool serial_tone_presence::block_says_lost(bool matched)
 
 double serial_tone_presence::snr_db(double signal_power) const
 {
-    // Mean symbol power over the noise, moved to a 3 kHz noise bandwidth.
-    return 10.0 * std::log10(signal_power / std::max(d_noise, 1e-6)) - 10.0 * std::log10(3000.0 / 2400.0);
+    // Mean symbol power over the tracked noise, as the burst reports are taken.
+    return serial_tone_snr_3khz_db(signal_power, d_noise);
 }
 
 uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at)

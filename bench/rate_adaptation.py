@@ -33,8 +33,16 @@ take effect at once there too, inside a burst as well.
 --references-from FILE takes the fixed modes' figures from an earlier run's --json (same
 steps, profile and way) instead of measuring them again: for trying node options on the
 adaptive run alone.
+
+--references same-stretch (real way) measures each fixed mode over the segment's own
+stretch of the channel: the demo at the segment's SNR throughout, same channel seed, run
+to the segment's end, its throughput counted over the segment's window of the transfer, as
+the adaptive run's is. The default (steady) counts --reference-s from the start of the
+transfer, a different stretch of fades for the later segments. --jobs N runs that many
+reference demos at once (each takes a few per cent of a core).
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -82,8 +90,7 @@ def segment_throughputs(timeline, steps, duration):
     transfer did not reach is left out, one it ended in is cut at its end."""
     end_of_run = timeline[-1]["t_s"] if timeline else 0
     out = []
-    bounds = [t for t, _ in steps[1:]] + [duration]
-    for (start, snr), end in zip(steps, bounds):
+    for start, end, snr in segment_windows(steps, duration):
         end = min(end, end_of_run)
         if end <= start:
             continue
@@ -153,8 +160,9 @@ def plot(path, timeline, segments, best):
         tp.append(8 * (p["delivered_bytes"] - bytes_at(timeline, a)) / span if span > 0 else 0)
     ax2.plot(t, tp, label=f"adaptive, {window:g} s average")
     for start, end, snr_db, _ in segments:
-        if snr_db in best:
-            ax2.hlines(best[snr_db][1], start, end, colors="tab:green", linestyles="dashed")
+        b = best_for(best, start, snr_db)
+        if b:
+            ax2.hlines(b[1], start, end, colors="tab:green", linestyles="dashed")
     ax2.plot([], [], "g--", label="best fixed rate")
     ax2.set_xlabel("time in the transfer, s")
     ax2.set_ylabel("throughput, bit/s")
@@ -175,13 +183,25 @@ def loaded_references(a):
     return references
 
 
+def reference_key(r):
+    """What a reference stands for: its segment's start (same-stretch) or its SNR."""
+    return ("start", r["start_s"]) if "start_s" in r else ("snr", r["snr_db"])
+
+
 def best_of(references):
-    """{snr_db: (mode, bit/s)}: the best fixed mode at each SNR that delivered intact."""
+    """{key: (mode, bit/s)}: the best fixed mode per SNR (steady references) or per
+    segment (same-stretch ones) that delivered intact."""
     best = {}
     for r in references:
-        if r.get("identical", True) and r["bps"] > best.get(r["snr_db"], ("", 0))[1]:
-            best[r["snr_db"]] = (r["mode"], r["bps"])
+        key = reference_key(r)
+        if r.get("identical", True) and r["bps"] > best.get(key, ("", 0))[1]:
+            best[key] = (r["mode"], r["bps"])
     return best
+
+
+def best_for(best, start, snr):
+    """The best fixed mode of the segment that starts at `start` at `snr`, or None."""
+    return best.get(("start", start), best.get(("snr", snr)))
 
 
 def compare(segments, best):
@@ -190,10 +210,11 @@ def compare(segments, best):
     for start, end, snr, bps in segments:
         row = {"start_s": start, "end_s": end, "snr_db": snr, "adaptive_bps": bps}
         tail = ""
-        if snr in best:
-            ratio = bps / best[snr][1]
-            row.update(best_mode=best[snr][0], best_bps=best[snr][1], ratio=ratio)
-            tail = (f"; best fixed {best[snr][0]}: {best[snr][1]:.0f} bit/s, ratio {ratio:.2f} "
+        b = best_for(best, start, snr)
+        if b:
+            ratio = bps / b[1]
+            row.update(best_mode=b[0], best_bps=b[1], ratio=ratio)
+            tail = (f"; best fixed {b[0]}: {b[1]:.0f} bit/s, ratio {ratio:.2f} "
                     f"({'within' if ratio >= TARGET else 'OUTSIDE'} 15 %)")
         rows.append(row)
         print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
@@ -221,6 +242,10 @@ def main(argv=None):
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE",
                    help="node option for the adaptive run (repeatable), e.g. "
                         "rate_policy.hysteresis_db=2")
+    p.add_argument("--references", choices=("steady", "same-stretch"), default="steady",
+                   help="real way: fixed modes from the transfer's start (steady) or over "
+                        "each segment's own stretch of the channel (same-stretch)")
+    p.add_argument("--jobs", type=int, default=1, help="reference demos at once (real way)")
     p.add_argument("--seeds", type=int, default=1,
                    help="--way virtual: channel seeds SEED..SEED+N-1, summed (default 1)")
     a = p.parse_args(argv)
@@ -235,10 +260,19 @@ def main(argv=None):
         top = max(rate for rate, _, _ in candidates)
         size = int(a.duration * top / 8)
         options = ["--options", ";".join(a.node_option)] if a.node_option else []
-        adaptive = demo(channel + options + ["--rate", "auto", "--interleaver", a.interleaver,
-                                             "--snr-db", str(steps[0][1]),
-                                             "--snr-steps", a.steps, "--bytes", str(size)],
-                        os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
+        references = loaded_references(a)
+        levels = [] if references is not None or a.skip_references else \
+            sorted({s for _, s in steps})
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            # The references beside the adaptive run: they need only the steps' windows.
+            measuring = pool.submit(measured_references, a, channel, candidates, levels,
+                                    segment_windows(steps, a.duration), tmp)
+            adaptive = demo(channel + options + ["--rate", "auto", "--interleaver",
+                                                 a.interleaver, "--snr-db", str(steps[0][1]),
+                                                 "--snr-steps", a.steps, "--bytes", str(size)],
+                            os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
+            if references is None:
+                references = measuring.result()
         timeline = adaptive["timeline"]
         # The run stops at --duration: what was delivered by then counts.
         segments = segment_throughputs(timeline, steps, a.duration)
@@ -248,19 +282,6 @@ def main(argv=None):
         print(f"adaptive: {len(segments)} segments, {changes} data rate changes "
               f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
-        references = loaded_references(a)
-        if references is None:
-            references = []
-            for snr in ([] if a.skip_references else sorted({s for _, s in steps})):
-                for rate, interleaver, mode in candidates:
-                    size = int(a.reference_s * rate / 8)
-                    r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
-                                        "--snr-db", str(snr), "--bytes", str(size)],
-                             os.path.join(tmp, f"ref-{snr}-{mode}.json"), 3 * a.reference_s + 600)
-                    bps = 8 * r["delivered_bytes"] / r["elapsed_s"]
-                    references.append({"snr_db": snr, "mode": mode, "bps": bps,
-                                       "identical": r["identical"]})
-                    print(f"fixed {mode} at {snr:g} dB: {bps:.0f} bit/s")
     best = best_of(references)
     rows = compare(segments, best)
     if a.plot:
@@ -273,6 +294,49 @@ def main(argv=None):
                        "identical": adaptive["identical"], "timeline": timeline,
                        "nodes": adaptive.get("nodes", {})}, f, indent=1)
     return 0
+
+
+def segment_windows(steps, duration):
+    """[(start, end, snr)] of the steps, the last ending at duration."""
+    bounds = [t for t, _ in steps[1:]] + [duration]
+    return [(start, end, snr) for (start, snr), end in zip(steps, bounds) if end > start]
+
+
+def measured_references(a, channel, candidates, levels, windows, tmp):
+    """The fixed modes' figures at each SNR level, --jobs demos at once (real way)."""
+    def steady(snr, rate, interleaver, mode):
+        r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
+                            "--snr-db", str(snr), "--bytes", str(int(a.reference_s * rate / 8))],
+                 os.path.join(tmp, f"ref-{snr}-{mode}.json"), 3 * a.reference_s + 600)
+        return [{"snr_db": snr, "mode": mode, "bps": 8 * r["delivered_bytes"] / r["elapsed_s"],
+                 "identical": r["identical"]}]
+
+    def same_stretch(snr, rate, interleaver, mode):
+        stretches = [(start, end) for start, end, level in windows if level == snr]
+        if not stretches:
+            return []
+        run_s = max(end for _, end in stretches)
+        # More than the mode can carry in run_s; the transfer stops at run_s.
+        r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
+                            "--snr-db", str(snr), "--bytes", str(int(1.2 * run_s * rate / 8)),
+                            "--stop-after", str(run_s + 1)],
+                 os.path.join(tmp, f"ref-{snr}-{mode}.json"), 2 * run_s + 600)
+        tl = r["timeline"]
+        return [{"snr_db": snr, "mode": mode, "start_s": start, "end_s": end,
+                 "bps": 8 * (bytes_at(tl, end) - bytes_at(tl, start)) / (end - start),
+                 "identical": r["identical"]} for start, end in stretches
+                if tl and tl[-1]["t_s"] >= end]
+
+    measure = same_stretch if a.references == "same-stretch" else steady
+    jobs = [(snr, rate, interleaver, mode) for snr in levels
+            for rate, interleaver, mode in candidates]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        results = list(pool.map(lambda j: measure(*j), jobs))
+    references = [r for rs in results for r in rs]
+    for r in references:
+        where = f" over {r['start_s']:.0f}-{r['end_s']:.0f} s" if "start_s" in r else ""
+        print(f"fixed {r['mode']} at {r['snr_db']:g} dB{where}: {r['bps']:.0f} bit/s")
+    return references
 
 
 def main_virtual(a, steps):

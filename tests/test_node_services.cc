@@ -342,6 +342,82 @@ TEST_F(NodeServices, AutomaticRateFollowsSnrStepsBothWays)
     EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
 }
 
+// Issue 25 part 5: a transmission sent whole into a drop in SNR goes unanswered; the
+// node steps its mode down and, until the peer answers, sends only short probes (at most
+// unanswered_probe_s of data), so a mode that still fails costs seconds, not a whole
+// long transmission. The peer answers again once the channel is back, and long
+// transmissions resume. With the probe off the transmission after the step down is a
+// long one, which is what the option changes.
+class UnansweredProbe : public node_network_test,
+                        public ::testing::WithParamInterface<double>
+{
+};
+
+TEST_P(UnansweredProbe, ShortTransmissionsFollowAnUnansweredOneUntilThePeerAnswers)
+{
+    const double probe_s = GetParam();
+    channel_config ch;
+    ch.snr_db = 30;
+    ch.fading_profile = "awgn";                   // errors from our measured AWGN curves
+    ch.snr_steps = { { 300, -30 }, { 450, 30 } }; // a blackout of 150 s
+    net.set_channel_all(ch);
+    node_config ca = node_at(1), cb = node_at(2);
+    for (auto* c : { &ca, &cb })
+        set_node_options(*c,
+                         "mode=2400S;rate_adaptation=true;rate_change.autobaud=true;"
+                         "unanswered_probe_s=" +
+                             std::to_string(probe_s));
+    a = net.add_node(ca);
+    b = net.add_node(cb);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    struct sent {
+        double start, air_s;
+        uint64_t timeouts;
+    };
+    std::vector<sent> data_bursts; // a's, with its response time-outs so far
+    net.on_transmission([&](size_t node, const node_transmission& t) {
+        if (node == a && t.dpdu_sizes.size() >= 4)
+            data_bursts.push_back(
+                { t.start, t.air_time_s, net.node(a).counters().response_timeouts });
+    });
+    const auto updus = random_updus(1000, 2048, 31); // more than 900 s can carry
+    cl.stream(a, 1, 2, updus);
+    net.run_until(900);
+    const auto counters = net.node(a).counters();
+    ASSERT_GE(counters.response_timeouts, 1u);
+    EXPECT_GE(counters.rate_step_downs_unanswered, 1u);
+    // The first data burst after the first time-out, the longest after it while the
+    // channel was still out, and the longest once it had long been back.
+    const sent* after_timeout = nullptr;
+    double longest_in_blackout = 0, longest_after = 0;
+    for (const auto& d : data_bursts) {
+        if (d.timeouts >= 1 && !after_timeout)
+            after_timeout = &d;
+        if (d.timeouts >= 1 && d.start < 450)
+            longest_in_blackout = std::max(longest_in_blackout, d.air_s);
+        if (d.start > 600)
+            longest_after = std::max(longest_after, d.air_s);
+    }
+    ASSERT_NE(after_timeout, nullptr);
+    if (probe_s > 0) {
+        EXPECT_GE(counters.rate_probes, 1u);
+        // probe_s of data plus the preamble and the interleaver's flush.
+        EXPECT_LE(after_timeout->air_s, probe_s + 3);
+        EXPECT_LE(longest_in_blackout, probe_s + 3);
+    } else {
+        EXPECT_EQ(counters.rate_probes, 0u);
+        EXPECT_GT(after_timeout->air_s, 60);
+    }
+    EXPECT_GT(longest_after, 60) << "long transmissions resume once the peer answers";
+    const auto got = cl.payloads(b, sis_type::unidata_indication);
+    ASSERT_GT(got.size(), 20u);
+    EXPECT_TRUE(same_sequence(
+        got, std::vector<bytes>(updus.begin(), updus.begin() + long(got.size()))));
+}
+
+INSTANTIATE_TEST_SUITE_P(ProbeOnAndOff, UnansweredProbe, ::testing::Values(20.0, 0.0));
+
 TEST_F(NodeServices, HardLinkToAnAbsentNodeIsRejectedAndThenLeftAlone)
 {
     add_two_nodes();

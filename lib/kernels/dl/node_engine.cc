@@ -110,6 +110,12 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "warnings_received", double(c.warnings_received) },
         { "snr_reports_unattributed", double(c.snr_reports_unattributed) },
         { "answers_unattributed", double(c.answers_unattributed) },
+        { "rate_step_ups", double(c.rate_step_ups) },
+        { "rate_step_downs_snr", double(c.rate_step_downs_snr) },
+        { "rate_step_downs_held", double(c.rate_step_downs_held) },
+        { "rate_step_downs_retx", double(c.rate_step_downs_retx) },
+        { "rate_step_downs_unanswered", double(c.rate_step_downs_unanswered) },
+        { "rate_probes", double(c.rate_probes) },
         { "data_with_link_request", double(c.data_with_link_request) },
         { "dpdus_dropped_unsynced", double(c.dpdus_dropped_unsynced) },
         { "link_setups", double(c.link_setups) },
@@ -227,6 +233,8 @@ node_config validated(node_config c)
         fail("max_transmission_s must be in (0, 127.5]");
     if (!(c.segment_probe_s > 0) || !std::isfinite(c.segment_probe_s))
         fail("segment_probe_s must be a positive number of seconds");
+    if (!(c.unanswered_probe_s >= 0) || !std::isfinite(c.unanswered_probe_s))
+        fail("unanswered_probe_s must be 0 (off) or a positive number of seconds");
     if (!(c.segment_prior_ber >= 0) || !(c.segment_prior_ber < 0.5))
         fail("segment_prior_ber must be in [0, 0.5)");
     if (!(c.segment_probe_ber >= 0) || !(c.segment_probe_ber < 0.5))
@@ -377,6 +385,15 @@ node_counters node_engine::counters() const
             p->tx.counters().new_segments + p->tx_exp.counters().new_segments;
         c.arq_retransmissions +=
             p->tx.counters().retransmissions + p->tx_exp.counters().retransmissions;
+        if (p->policy) {
+            const auto& r = p->policy->counters();
+            c.rate_step_ups += r.step_ups;
+            c.rate_step_downs_snr += r.step_downs_snr;
+            c.rate_step_downs_held += r.step_downs_held;
+            c.rate_step_downs_retx += r.step_downs_retx;
+        }
+        if (p->drc)
+            c.rate_step_downs_unanswered += p->drc->counters().unanswered_step_downs;
     }
     c.header_crc_errors = d->deframer.counters().header_crc_errors;
     c.junk_bytes = d->deframer.counters().junk_bytes;

@@ -100,6 +100,14 @@ struct node_config {
     // With segment_size 0: new data a link may carry per transmission, seconds of air,
     // until the link's frame losses are known (see segment_size_policy.h).
     double segment_probe_s = 20.0;
+    // With rate adaptation and autobaud: after a transmission the peer left unanswered
+    // stepped our transmit mode down (rate_policy_config::unanswered_step_down), each
+    // transmission to it carries at most this many seconds of ARQ data until it answers.
+    // The unanswered one was often sent whole into a drop in SNR, and the mode stepped
+    // to is a guess: a short probe lets the peer's answer, with its SNR report, choose
+    // before another long transmission goes out in a mode the channel may not carry
+    // (issue 25 part 5, docs/node-design.md). 0: off.
+    double unanswered_probe_s = 20.0;
     // Data with the link request: on first contact, ARQ data ride in the burst that
     // carries our PHYSICAL LINK REQUEST and FULL RESET (our windows reset as we send
     // it), saving the link set-up's round trip. An extension of STANAG 5066 Ed. 3, off
@@ -243,6 +251,15 @@ struct node_counters {
     // acks sent because such a report advised a more robust mode.
     uint64_t snr_reports_unattributed = 0;
     uint64_t answers_unattributed = 0;
+    // Rate adaptation: what changed our recommendation of the peers' transmit modes
+    // (rate_policy's counters, summed over peers), our own transmit mode's steps down
+    // on unanswered transmissions, and our transmissions cut short as probes after one.
+    uint64_t rate_step_ups = 0;
+    uint64_t rate_step_downs_snr = 0;
+    uint64_t rate_step_downs_held = 0; // SNR step downs a working burst held off
+    uint64_t rate_step_downs_retx = 0;
+    uint64_t rate_step_downs_unanswered = 0;
+    uint64_t rate_probes = 0;
     uint64_t data_with_link_request = 0; // bursts whose link request carried ARQ data
     uint64_t dpdus_dropped_unsynced = 0; // data with a link request whose reset was lost
     // Links.

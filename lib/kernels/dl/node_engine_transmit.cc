@@ -257,7 +257,14 @@ void node_engine::impl::add_arq(burst_builder& b,
     const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
     // Enough queued to fill the transmission (and the window), but no more, so
     // later high-priority U_PDUs still overtake.
-    const size_t room = b.room(ack_bytes);
+    size_t room = b.room(ack_bytes);
+    // A probe after an unanswered transmission stepped the mode down: retransmissions
+    // count too, since the unanswered transmission's frames are all due again.
+    const bool rate_probe = cfg.unanswered_probe_s > 0 && p.drc &&
+                            p.drc->awaiting_answer_after_step_down() &&
+                            !p.awaiting_response;
+    if (rate_probe)
+        room = std::min(room, phy::max_bytes_within(b.phy(), cfg.unanswered_probe_s));
     std::vector<dpdu> data;
     if (!p.awaiting_response) {
         size_t budget = room;
@@ -294,6 +301,8 @@ void node_engine::impl::add_arq(burst_builder& b,
     // The budget above makes every D_PDU fit. Should one not, it was still numbered
     // as sent: the answer this transmission awaits (or its time-out) makes it due.
     sent_data = sent_data || !data.empty();
+    if (rate_probe && !data.empty())
+        counters.rate_probes += 1;
     for (auto& d : data)
         if (!b.add(std::move(d)))
             break;

@@ -523,6 +523,12 @@ public:
     drc_state state() const { return state_; }
     double next_deadline() const;
     const rate_change_counters& counters() const { return counters_; }
+    // step_down_unanswered() changed our transmit mode and the peer has not answered
+    // since (on_peer_answered()).
+    bool awaiting_answer_after_step_down() const
+    {
+        return awaiting_answer_after_step_down_;
+    }
     const rate_change_config& config() const { return cfg_; }
 
 private:

@@ -435,6 +435,134 @@ class qa_radio(gr_unittest.TestCase):
         self.assertGreater(eob, 1.2 * 240000)  # 2400S: a 0.6 s preamble and a 0.6 s block
         self.assertGreater(np.abs(x[:eob + 1]).max(), 0.1)
 
+    def test_stanag_5069_bandwidths_rates_and_refusals(self):
+        """Issue 24 part 3: a 5069 mode sets the rates and the tuning; real audio refuses
+        the bandwidths it cannot hold, in one clear line."""
+        self.assert_refused("radio kind audio: mode WN12/48kHz/US (48 kHz) does not fit real "
+                            "audio at 48000 Hz", kind="audio", mode="WN12/48kHz/US")
+        self.assert_refused("radio kind loopback: mode WN6/9kHz/S (9 kHz) does not fit real "
+                            "audio at 48000 Hz", mode="WN6/9kHz/S")
+        self.assert_refused("radio option mode 'WN12/50kHz/US'", kind="audio", mode="WN12/50kHz/US")
+        self.assert_refused("mode does not apply to kind emulator", kind="emulator",
+                            mode="WN12/48kHz/US")
+        # Real audio holds 3 and 6 kHz; files above that are I/Q; the USRP takes any.
+        for kind, mode, rate, iq in (("audio", "WN8/6kHz/US", 48000.0, False),
+                                     ("loopback", "WN8/3kHz/S", 9600.0, False),
+                                     ("file", "WN8/6kHz/US", 48000.0, False),
+                                     ("file", "WN12/48kHz/US", 153600.0, True),
+                                     ("uhd", "WN12/48kHz/US", 153600.0, True)):
+            with self.subTest(kind=kind, mode=mode):
+                extra = {"record": "x.wav"} if kind == "file" else (
+                    {"frequency_hz": 7e6} if kind == "uhd" else {})
+                o = R.check_options(dict(kind=kind, mode=mode, **extra))
+                self.assertEqual((R.modem_rate(o), R.complex_streams(o)), (rate, iq))
+        uhd = lambda **kw: R.uhd_rates(R.check_options(dict(kind="uhd", frequency_hz=7e6, **kw)))
+        self.assertEqual(uhd(), {"usrp_rate": 240000.0, "modem_rate": 9600.0, "decimation": 25})
+        self.assertEqual(uhd(mode="WN12/48kHz/US"),
+                         {"usrp_rate": 307200.0, "modem_rate": 153600.0, "decimation": 2})
+        self.assertEqual(uhd(mode="WN10/6kHz/L"),
+                         {"usrp_rate": 249600.0, "modem_rate": 19200.0, "decimation": 13})
+        self.assertEqual(uhd(mode="WN12/48kHz/US", usrp_rate=153600.0)["decimation"], 1)
+        self.assert_refused("usrp_rate 240000 is not a multiple of the modem rate 153600",
+                            kind="uhd", frequency_hz=7e6, mode="WN12/48kHz/US", usrp_rate=240000.0)
+        # Tuning on the signal's centre: the USB dial plus the mode's carrier.
+        self.assertEqual(R.signal_centre_hz(7.074e6, "2400S"), 7.0758e6)
+        self.assertEqual(R.signal_centre_hz(7.0e6, "WN12/48kHz/US"), 7.0243e6)
+        self.assertEqual(R.signal_centre_hz(7.0e6, "WN8/3kHz/L"), 7.0018e6)
+
+    def test_uhd_kind_sends_a_48_khz_burst_at_the_chosen_rate(self):
+        from gnuradio import uhd
+        sinks = []
+
+        def make_sink(*args):
+            sinks.append(usrp_stand_in(*args))
+            return sinks[-1]
+
+        saved = uhd.usrp_source, uhd.usrp_sink
+        uhd.usrp_source, uhd.usrp_sink = usrp_source_stand_in, make_sink
+        try:
+            r = R.radio(kind="uhd", mode="WN12/48kHz/US",
+                        frequency_hz=R.signal_centre_hz(7.0e6, "WN12/48kHz/US"))
+        finally:
+            uhd.usrp_source, uhd.usrp_sink = saved
+        (sink,) = sinks
+        self.assertEqual((sink.rate, sink.settings["frequency"]), (307200.0, 7.0243e6))
+        self.assertEqual(r.rates["decimation"], 2)
+        tb = gr.top_block()
+        status = recorder()
+        tb.msg_connect(r, "status", status, "in")
+        tb.start()
+        try:
+            r.tx._post(pmt.intern("in"), hfstack.make_pdu(bytes(range(200))))
+            with sink.changed:
+                done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
+                                             TIMEOUT_S)
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertTrue(done)
+        eob = [o for o, k in sink.tags if k == "tx_eob"][0]
+        self.assertEqual([o for o, k in sink.tags if k == "tx_sob"], [0])
+        # The burst lasts App D's air time of 200 bytes at 240 kbps, at 307.2 kS/s.
+        from gnuradio.hfstack import sim
+        self.assertAlmostEqual((eob + 1) / 307200.0, sim.air_time("WN12/48kHz/US", 200),
+                               delta=0.002)
+
+    def test_file_kind_records_and_replays_48_khz_as_iq(self):
+        with tempfile.TemporaryDirectory() as d:
+            wav = os.path.join(d, "wide.wav")
+            tb = gr.top_block()
+            r = R.radio(kind="file", record=wav, mode="WN12/48kHz/US", time_scale=10.0)
+            status = recorder()
+            tb.msg_connect(r, "status", status, "in")
+            tb.start()
+            try:
+                r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"WIDEBAND FILE KIND" * 20))
+                finished = status.wait_for(
+                    lambda m: any(pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
+                                  == "tx_finished" for x in m), TIMEOUT_S)
+            finally:
+                tb.stop()
+                tb.wait()
+            self.assertTrue(finished)
+            with wave.open(wav) as w:
+                self.assertEqual((w.getframerate(), w.getnchannels()), (153600, 2))
+                frames = w.readframes(w.getnframes())
+            with wave.open(wav, "wb") as w:  # half a second of silence after the burst
+                w.setnchannels(2)
+                w.setsampwidth(2)
+                w.setframerate(153600)
+                w.writeframes(frames + bytes(4 * 76800))
+            tb = gr.top_block()
+            r = R.radio(kind="file", replay=wav, mode="WN12/48kHz/US", time_scale=10.0)
+            out = recorder()
+            tb.msg_connect(r, "out", out, "in")
+            tb.start()
+            try:
+                got = out.wait_for(lambda m: sum(len(pmt.u8vector_elements(pmt.cdr(x)))
+                                                 for x in m) >= 360, TIMEOUT_S)
+            finally:
+                tb.stop()
+                tb.wait()
+        self.assertTrue(got)
+        data = b"".join(bytes(pmt.u8vector_elements(pmt.cdr(x))) for x in out.messages)
+        self.assertTrue(data.startswith(b"WIDEBAND FILE KIND" * 20), data[:40])
+        meta = pmt.car(out.messages[-1])
+        self.assertEqual(pmt.symbol_to_string(pmt.dict_ref(meta, pmt.intern("mode"), pmt.PMT_NIL)),
+                         "WN12/48kHz/US")
+        # A mono file is not I/Q: refused in one line.
+        self.assert_refused("2 channels", kind="file", replay=self.mono_wav(), mode="WN12/48kHz/US")
+
+    def mono_wav(self):
+        path = os.path.join(tempfile.mkdtemp(), "mono.wav")
+        with wave.open(path, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(48000)
+            w.writeframes(bytes(960))
+        self.addCleanup(shutil.rmtree, os.path.dirname(path))
+        return path
+
     def test_burst_gate_passes_only_bursts_with_their_tags(self):
         x = np.arange(1, 101, dtype=np.complex64)
         tags = []

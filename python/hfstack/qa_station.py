@@ -101,6 +101,31 @@ class qa_station(gr_unittest.TestCase):
         self.assertEqual(b.counters()["updus_delivered"], len(payloads))
         self.assertGreater(b.radio.stats()["bursts_received"], 0)
 
+    def test_emulator_stations_carry_data_at_240_kbps(self):
+        """Issue 24 part 4: nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
+        air time the nodes count is App D's."""
+        # A clear channel: at the emulator's default, F.1487 moderate at 20 dB, WN12
+        # (30 dB in D-LXIV) loses most frames.
+        tb = gr.top_block()
+        options = "mode=WN12/48kHz/US;" + QUIET
+        a = S.station("0.0.0.1", options, dict(kind="emulator", time_scale=20.0, profile=""),
+                      sis_port=0)
+        b = S.station("0.0.0.2", options, dict(kind="emulator", time_scale=20.0, profile="",
+                                               seed=2), sis_port=0)
+        R.join(tb, a, b)
+        rng = np.random.default_rng(24)
+        payloads = [bytes(rng.integers(0, 256, 2048, dtype=np.uint8)) for _ in range(40)]
+        got, confirmed = self.carry(tb, a, b, payloads)
+        self.assertEqual(got, payloads)
+        self.assertEqual(confirmed, len(payloads))
+        counters = a.counters()
+        self.assertEqual(counters["updus_confirmed"], len(payloads))
+        # 80 kB at 240 kbps: under 3 s of air (at 9600 bps it would be 68 s).
+        self.assertLess(counters["air_time_s"], 10.0)
+        self.assertGreater(counters["air_time_s"], 80_000 * 8 / 240_000)
+        self.assertEqual([(l["peer"], l["tx_mode"], l["rx_mode"]) for l in a.node.links()],
+                         [("0.0.0.2", "WN12/48kHz/US", "WN12/48kHz/US")])
+
     def test_two_loopback_stations_carry_data_over_the_real_modem(self):
         tb = gr.top_block()
         a, b = (S.station(address, "mode=2400S;" + QUIET,

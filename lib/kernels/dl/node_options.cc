@@ -75,13 +75,56 @@ std::string fmt(double x)
     return o.str();
 }
 
-modem_mode parse_mode(const std::string& n, const std::string& v)
+node_waveform parse_waveform(const std::string& n, const std::string& v)
 {
     try {
-        return node_mode_by_name(v);
+        return node_waveform_by_name(v);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("option " + n + " = '" + v + "': " + e.what());
     }
+}
+
+// A mode of the standard and bandwidth `mode` set (answer_mode).
+modem_mode parse_mode_at(const node_config& c, const std::string& n, const std::string& v)
+{
+    const node_waveform w = parse_waveform(n, v);
+    if (w.s5069_bandwidth_khz != c.s5069_bandwidth_khz)
+        bad(n, v, c.s5069_bandwidth_khz
+                      ? "a STANAG 5069 mode at " + std::to_string(c.s5069_bandwidth_khz) +
+                            " kHz, as mode (set mode first)"
+                      : "a STANAG 4539 mode, as mode (set mode first)");
+    return w.mode;
+}
+
+// The mode option: a mode of either standard, and the defaults that go with its
+// standard and bandwidth (wideband_modes.h): the rate ladder, the modes a change may
+// pick, the answer mode; the modem's SNR reports are taken as they are at 5069
+// bandwidths (the measured report maps are STANAG 4539's).
+void set_waveform(node_config& c, const std::string& n, const std::string& v)
+{
+    const node_waveform w = parse_waveform(n, v);
+    const node_config defaults;
+    c.mode = w.mode;
+    c.s5069_bandwidth_khz = w.s5069_bandwidth_khz;
+    if (!w.s5069_bandwidth_khz) {
+        c.rate_policy.table = defaults.rate_policy.table;
+        c.rate_policy.initial = defaults.rate_policy.initial;
+        c.rate_policy.correct_snr_reports = defaults.rate_policy.correct_snr_reports;
+        c.rate_change.supported = defaults.rate_change.supported;
+        c.answer_mode = defaults.answer_mode;
+        return;
+    }
+    const auto m = s5069_mode_of(w.s5069_bandwidth_khz, w.mode);
+    c.rate_policy.correct_snr_reports = false;
+    c.answer_mode.reset();
+    if (m->interleaver == phy::m110d_interleaver::medium)
+        return; // a fixed mode only (the node refuses rate_adaptation with it)
+    c.rate_policy.table = s5069_rate_table(m->bw_khz, m->interleaver);
+    c.rate_policy.initial = w.mode;
+    c.rate_change.supported = s5069_supported_modes(m->bw_khz, m->interleaver);
+    // Answers without data: WN2 (about 1/8 of the bandwidth's top rate, with a 3 dB
+    // margin over WN3), as 600S is beside 2400S.
+    c.answer_mode = modem_mode{ 1, w.mode.interleaving };
 }
 
 channel_access_mode parse_access(const std::string& n, const std::string& v)
@@ -222,21 +265,22 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
         HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),
         HF_UINT("channel_access.seed", channel_access.seed, 0xFFFFFFFFu, "back-off random seed, 0 = from the node address"),
-        option_entry{ "mode", "waveform mode as the modem names it, e.g. 2400S, 600L, 4800U, 9600VS, 12800U (App C's US, VS, M, VL and 12800U only with rate_adaptation off)",
+        option_entry{ "mode", "waveform mode as the modem names it, e.g. 2400S, 600L, 4800U, 9600VS, 12800U (App C's US, VS, M, VL and 12800U only with rate_adaptation off), or STANAG 5069 WN1-WN12 at one bandwidth, e.g. WN12/48kHz/US (sets answer_mode, rate_policy.table and rate_change.supported for that bandwidth: set those after it)",
                       [](node_config& c, const std::string& n, const std::string& v) {
-                          c.mode = parse_mode(n, v);
+                          set_waveform(c, n, v);
                       },
-                      [](const node_config& c) { return to_string(c.mode); } },
+                      [](const node_config& c) { return waveform_name(c.s5069_bandwidth_khz, c.mode); } },
         HF_BOOL("rate_adaptation", rate_adaptation, "EOW data rate change driven by received SNR"),
         option_entry{ "answer_mode", "rate adaptation with autobaud: mode of transmissions without data where the transmit mode is less robust, e.g. 600S; none: the transmit mode",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           if (v == "none")
                               c.answer_mode.reset();
                           else
-                              c.answer_mode = parse_mode(n, v);
+                              c.answer_mode = parse_mode_at(c, n, v);
                       },
                       [](const node_config& c) {
-                          return c.answer_mode ? to_string(*c.answer_mode) : std::string("none");
+                          return c.answer_mode ? waveform_name(c.s5069_bandwidth_khz, *c.answer_mode)
+                                               : std::string("none");
                       } },
         HF_DOUBLE("rate_change.ack_timeout", rate_change.ack_timeout, "data rate change: wait for each answer, s"),
         HF_UINT("rate_change.max_retries", rate_change.max_retries, 100, "data rate change retransmissions"),

@@ -156,6 +156,8 @@ def main():
     p.add_argument("--rates", default="9600,1200,300",
                    help="rates of the ping, dns and tcp rows (bps; 240k: WN12/48kHz/US)")
     p.add_argument("--quick", action="store_true", help="fewer and smaller transfers")
+    p.add_argument("--sizes", default="",
+                   help="tcp rows of these sizes only, bytes, e.g. 1000,1000000 (default all)")
     p.add_argument("--congestion-control", default="cubic",
                    help="TCP congestion control on the HF route (default cubic, Debian's "
                         "default; 'system' keeps this machine's)")
@@ -169,7 +171,9 @@ def main():
     results = []
     tag = 0
     for rate in ["240k" if r.strip().lower() == "240k" else int(r) for r in a.rates.split(",")]:
-        wanted_tcp = [s for (r, s) in TCP if r == rate and (not a.quick or s <= 10_000)]
+        sizes = {int(x) for x in a.sizes.split(",") if x}
+        wanted_tcp = [s for (r, s) in TCP if r == rate and (not a.quick or s <= 10_000)
+                      and (not sizes or s in sizes)]
         if not (("ping" in rows or "dns" in rows) or ("tcp" in rows and wanted_tcp)):
             continue
         tag += 1

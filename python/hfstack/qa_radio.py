@@ -396,7 +396,8 @@ class qa_radio(gr_unittest.TestCase):
             with wave.open(wav) as w:
                 self.assertEqual((w.getframerate(), w.getnchannels(), w.getsampwidth()), (8000, 1, 2))
 
-    def test_uhd_kind_sends_only_the_bursts_to_the_usrp(self):
+    def uhd_radio(self, **options):
+        """A uhd radio built on stand-ins for the USRP (none is needed), and its sink."""
         from gnuradio import uhd
         sinks = []
 
@@ -407,24 +408,32 @@ class qa_radio(gr_unittest.TestCase):
         saved = uhd.usrp_source, uhd.usrp_sink
         uhd.usrp_source, uhd.usrp_sink = usrp_source_stand_in, make_sink
         try:
-            r = R.radio(kind="uhd", frequency_hz=7.0758e6, tx_gain_db=10.0, tx_antenna="TX/RX")
+            r = R.radio(kind="uhd", **options)
         finally:
             uhd.usrp_source, uhd.usrp_sink = saved
         (sink,) = sinks
-        self.assertEqual((sink.rate, sink.settings),
-                         (240000.0, {"frequency": 7.0758e6, "gain": 10.0, "antenna": "TX/RX"}))
+        return r, sink
+
+    def send_to_usrp(self, r, sink, payload):
+        """Runs the radio until `payload`'s burst has reached the sink (its tx_eob)."""
         tb = gr.top_block()
         status = recorder()
         tb.msg_connect(r, "status", status, "in")  # brings the hier block into the flowgraph
         tb.start()
         try:
-            r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"\x01\x02\x03"))
+            r.tx._post(pmt.intern("in"), hfstack.make_pdu(payload))
             with sink.changed:
-                done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
+                return sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
                                              TIMEOUT_S)
         finally:
             tb.stop()
             tb.wait()
+
+    def test_uhd_kind_sends_only_the_bursts_to_the_usrp(self):
+        r, sink = self.uhd_radio(frequency_hz=7.0758e6, tx_gain_db=10.0, tx_antenna="TX/RX")
+        self.assertEqual((sink.rate, sink.settings),
+                         (240000.0, {"frequency": 7.0758e6, "gain": 10.0, "antenna": "TX/RX"}))
+        done = self.send_to_usrp(r, sink, b"\x01\x02\x03")
         self.assertTrue(done)
         x = np.concatenate(sink.samples)
         # One burst, tagged on its first and last sample, nothing before it: the silence
@@ -471,35 +480,11 @@ class qa_radio(gr_unittest.TestCase):
         self.assertEqual(R.signal_centre_hz(7.0e6, "WN8/3kHz/L"), 7.0018e6)
 
     def test_uhd_kind_sends_a_48_khz_burst_at_the_chosen_rate(self):
-        from gnuradio import uhd
-        sinks = []
-
-        def make_sink(*args):
-            sinks.append(usrp_stand_in(*args))
-            return sinks[-1]
-
-        saved = uhd.usrp_source, uhd.usrp_sink
-        uhd.usrp_source, uhd.usrp_sink = usrp_source_stand_in, make_sink
-        try:
-            r = R.radio(kind="uhd", mode="WN12/48kHz/US",
-                        frequency_hz=R.signal_centre_hz(7.0e6, "WN12/48kHz/US"))
-        finally:
-            uhd.usrp_source, uhd.usrp_sink = saved
-        (sink,) = sinks
+        r, sink = self.uhd_radio(mode="WN12/48kHz/US",
+                                 frequency_hz=R.signal_centre_hz(7.0e6, "WN12/48kHz/US"))
         self.assertEqual((sink.rate, sink.settings["frequency"]), (307200.0, 7.0243e6))
         self.assertEqual(r.rates["decimation"], 2)
-        tb = gr.top_block()
-        status = recorder()
-        tb.msg_connect(r, "status", status, "in")
-        tb.start()
-        try:
-            r.tx._post(pmt.intern("in"), hfstack.make_pdu(bytes(range(200))))
-            with sink.changed:
-                done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
-                                             TIMEOUT_S)
-        finally:
-            tb.stop()
-            tb.wait()
+        done = self.send_to_usrp(r, sink, bytes(range(200)))
         self.assertTrue(done)
         eob = [o for o, k in sink.tags if k == "tx_eob"][0]
         self.assertEqual([o for o, k in sink.tags if k == "tx_sob"], [0])
@@ -508,22 +493,30 @@ class qa_radio(gr_unittest.TestCase):
         self.assertAlmostEqual((eob + 1) / 307200.0, sim.air_time("WN12/48kHz/US", 200),
                                delta=0.002)
 
+    @staticmethod
+    def run_radio(r, port, until, payload=None):
+        """Runs radio `r` (posting `payload` to its transmitter, if any) until what its
+        `port` posted satisfies `until`; (satisfied, the posts)."""
+        tb = gr.top_block()
+        posts = recorder()
+        tb.msg_connect(r, port, posts, "in")
+        tb.start()
+        try:
+            if payload is not None:
+                r.tx._post(pmt.intern("in"), hfstack.make_pdu(payload))
+            return posts.wait_for(until, TIMEOUT_S), posts
+        finally:
+            tb.stop()
+            tb.wait()
+
     def test_file_kind_records_and_replays_48_khz_as_iq(self):
+        event = lambda x: pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
         with tempfile.TemporaryDirectory() as d:
             wav = os.path.join(d, "wide.wav")
-            tb = gr.top_block()
             r = R.radio(kind="file", record=wav, mode="WN12/48kHz/US", time_scale=10.0)
-            status = recorder()
-            tb.msg_connect(r, "status", status, "in")
-            tb.start()
-            try:
-                r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"WIDEBAND FILE KIND" * 20))
-                finished = status.wait_for(
-                    lambda m: any(pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
-                                  == "tx_finished" for x in m), TIMEOUT_S)
-            finally:
-                tb.stop()
-                tb.wait()
+            finished, _ = self.run_radio(r, "status",
+                                         lambda m: any(event(x) == "tx_finished" for x in m),
+                                         b"WIDEBAND FILE KIND" * 20)
             self.assertTrue(finished)
             with wave.open(wav) as w:
                 self.assertEqual((w.getframerate(), w.getnchannels()), (153600, 2))
@@ -533,17 +526,9 @@ class qa_radio(gr_unittest.TestCase):
                 w.setsampwidth(2)
                 w.setframerate(153600)
                 w.writeframes(frames + bytes(4 * 76800))
-            tb = gr.top_block()
             r = R.radio(kind="file", replay=wav, mode="WN12/48kHz/US", time_scale=10.0)
-            out = recorder()
-            tb.msg_connect(r, "out", out, "in")
-            tb.start()
-            try:
-                got = out.wait_for(lambda m: sum(len(pmt.u8vector_elements(pmt.cdr(x)))
-                                                 for x in m) >= 360, TIMEOUT_S)
-            finally:
-                tb.stop()
-                tb.wait()
+            got, out = self.run_radio(r, "out", lambda m: sum(
+                len(pmt.u8vector_elements(pmt.cdr(x))) for x in m) >= 360)
         self.assertTrue(got)
         data = b"".join(bytes(pmt.u8vector_elements(pmt.cdr(x))) for x in out.messages)
         self.assertTrue(data.startswith(b"WIDEBAND FILE KIND" * 20), data[:40])

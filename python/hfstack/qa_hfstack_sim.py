@@ -254,7 +254,8 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         done = run("--list-modes")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("WN8/3kHz/L", done.stdout.splitlines()[1])
-        for mode, bps in (("WN8/3kHz/L", 6400), ("WN13/3kHz/US", 2400)):
+        for mode, bps in (("WN8/3kHz/L", 6400), ("WN13/3kHz/US", 2400),
+                          ("WN12/48kHz/US", 240000)):
             with self.subTest(mode=mode):
                 done = run("throughput", "--mode", mode, "--bytes", "10k", "--json", "-")
                 self.assertEqual(done.returncode, 0, done.stderr)

@@ -139,6 +139,24 @@ class qa_station(gr_unittest.TestCase):
         self.assertEqual(confirmed, 1)
         self.assertGreater(len(heard.messages), 0)  # the radio's burst_info, through the station
 
+    def test_two_loopback_stations_carry_data_in_a_6_khz_stanag_5069_mode(self):
+        """Issue 24 part 4: the loopback kind carries a STANAG 5069 mode real audio
+        holds (6 kHz at 48 kHz), the receivers listening at its bandwidth."""
+        tb = gr.top_block()
+        a, b = (S.station(address, "mode=WN10/6kHz/US;" + QUIET,
+                          dict(kind="loopback", mode="WN10/6kHz/US", profile="awgn",
+                               snr_db=30.0, seed=seed), sis_port=0)
+                for address, seed in (("0.0.0.1", 3), ("0.0.0.2", 4)))
+        R.join(tb, a, b)
+        heard = recorder()
+        tb.msg_connect(b, "burst_info", heard, "in")
+        got, confirmed = self.carry(tb, a, b, [b"over STANAG 5069 in 6 kHz" * 40])
+        self.assertEqual(got, [b"over STANAG 5069 in 6 kHz" * 40])
+        self.assertEqual(confirmed, 1)
+        modes = {pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("mode"), pmt.PMT_NIL))
+                 for m in heard.messages}
+        self.assertEqual(modes, {"WN10/6kHz/US"})
+
     def test_in_flowgraph_client_beside_the_tcp_clients(self):
         """A client on station A's sis_in/sis_out (as ip_client or pep_proxy attach)
         exchanges U_PDUs with a TCP client of station B; the node tells the two

@@ -474,6 +474,13 @@ class qa_radio(gr_unittest.TestCase):
         self.assertEqual(uhd(mode="WN12/48kHz/US", usrp_rate=153600.0)["decimation"], 1)
         self.assert_refused("usrp_rate 240000 is not a multiple of the modem rate 153600",
                             kind="uhd", frequency_hz=7e6, mode="WN12/48kHz/US", usrp_rate=240000.0)
+        # A modem rate that cannot hold the band: refused at construction, naming both.
+        self.assert_refused("mode WN12/48kHz/US (48 kHz) does not fit complex baseband at "
+                            "48000 Hz", kind="uhd", frequency_hz=7e6, mode="WN12/48kHz/US",
+                            sample_rate=48000.0)
+        self.assert_refused("mode WN12/48kHz/US (48 kHz) does not fit complex baseband at "
+                            "48000 Hz", kind="file", record="x.wav", mode="WN12/48kHz/US",
+                            sample_rate=48000.0)
         # Tuning on the signal's centre: the USB dial plus the mode's carrier.
         self.assertEqual(R.signal_centre_hz(7.074e6, "2400S"), 7.0758e6)
         self.assertEqual(R.signal_centre_hz(7.0e6, "WN12/48kHz/US"), 7.0243e6)

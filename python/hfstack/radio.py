@@ -304,18 +304,21 @@ def modem_problems(o):
     rate and interleaver go together, and which sample rates hold a mode's band (real
     audio stops at 6 kHz, RRC 0.35 on 300 Hz + BW / 2)."""
     complex_baseband = complex_streams(o)
-    rate = uhd_rates(o)["usrp_rate"] if o["kind"] == "uhd" else modem_rate(o)
-    try:
-        s4539_tx(rate, complex_baseband, int(o["data_rate"]), o["interleaver"], o["level"],
-                 0.35, o["mode"])
-    except (ValueError, RuntimeError) as e:
-        if not o["mode"]:
-            return [f"radio options data_rate {o['data_rate']} and interleaver "
-                    f"{o['interleaver']!r}: {e}"]
-        bw = modes.mode_band(o["mode"])[0]
-        held = "complex baseband" if complex_baseband else "real audio"
-        return [f"radio kind {o['kind']}: mode {o['mode']} ({bw} kHz) does not fit {held} at "
-                f"{rate:g} Hz: {e}"]
+    # uhd: the transmitter at the USRP's rate, the receiver at the modem's.
+    rates = ((uhd_rates(o)["usrp_rate"], modem_rate(o)) if o["kind"] == "uhd"
+             else (modem_rate(o),))
+    for rate in rates:
+        try:
+            s4539_tx(rate, complex_baseband, int(o["data_rate"]), o["interleaver"], o["level"],
+                     0.35, o["mode"])
+        except (ValueError, RuntimeError) as e:
+            if not o["mode"]:
+                return [f"radio options data_rate {o['data_rate']} and interleaver "
+                        f"{o['interleaver']!r}: {e}"]
+            bw = modes.mode_band(o["mode"])[0]
+            held = "complex baseband" if complex_baseband else "real audio"
+            return [f"radio kind {o['kind']}: mode {o['mode']} ({bw} kHz) does not fit {held} "
+                    f"at {rate:g} Hz: {e}"]
     return []
 
 

@@ -15,7 +15,8 @@ short interleaver, clear channel unless a BER is given, each row the first trans
 a fresh link (a new test bed). Prints one line per figure and
 a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_section_d.py \\
-        [--rates 9600,1200,300] [--sizes 1000,10000,100000,1000000] [--ber 1e-5,1e-4] [--compress]
+        [--rates 240k,9600,1200,300] [--sizes 1000,10000,100000,1000000] [--ber 1e-5,1e-4] [--compress]
+240k is STANAG 5069 WN12/48kHz/US (anchors.WIDEBAND) over the same emulated modems.
 """
 
 import argparse
@@ -31,8 +32,13 @@ from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, un
 PUBLISHED = {(9600, 1000): (10.6, 15), (9600, 10_000): (29.3, 45), (9600, 100_000): (77.2, 85),
              (9600, 1_000_000): (90.6, 93), (9600, 10_000_000): (92.2, None),
              (1200, 1000): (67.8, 70), (1200, 10_000): (80.9, None), (1200, 100_000): (89.1, None),
-             (300, 1000): (66.7, None), (300, 10_000): (79.1, None)}
-PUBLISHED_CONNECT_S = {9600: (7.9, 12.9), 1200: (9.8, 21.2), 300: (40.0, 71.2)}
+             (300, 1000): (66.7, None), (300, 10_000): (79.1, None),
+             # 240 kbps: issue 24's targets.
+             ("240k", 1000): (1.8, None), ("240k", 10_000): (1.4, None),
+             ("240k", 100_000): (25.7, None), ("240k", 1_000_000): (73.8, 85),
+             ("240k", 10_000_000): (90.7, 93)}
+PUBLISHED_CONNECT_S = {9600: (7.9, 12.9), 1200: (9.8, 21.2), 300: (40.0, 71.2),
+                       "240k": (1.9, 5.4)}
 BER = {1e-5: (76.1, 85), 1e-4: (40.6, 55)}
 
 CLIENT = r"""
@@ -78,9 +84,23 @@ def measure(bed, size, payload):
     return r
 
 
+def parse_rate(text):
+    """A --rates item: bps, or 240k (STANAG 5069 WN12/48kHz/US)."""
+    return "240k" if text.strip().lower() == "240k" else int(text)
+
+
+def bed_rate(rate):
+    return anchors.WIDEBAND if rate == "240k" else rate
+
+
+def label(rate):
+    return f"240 kbps ({anchors.WIDEBAND})" if rate == "240k" else f"{rate} bps"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rates", default="9600,1200,300")
+    p.add_argument("--rates", default="9600,1200,300",
+                   help="rates in bps, and 240k for STANAG 5069 WN12/48kHz/US")
     p.add_argument("--sizes", default="1000,10000,100000,1000000")
     p.add_argument("--ber", default="", help="bit error rates for 100 kB at 9600, e.g. 1e-5,1e-4")
     p.add_argument("--compress", action="store_true",
@@ -95,20 +115,21 @@ def main():
     results = []
     options = "compress=true" if a.compress else ""
     payloads = ["random"] + (["text"] if a.compress else [])
-    for rate in [int(x) for x in a.rates.split(",") if x]:
+    for rate in [parse_rate(x) for x in a.rates.split(",") if x]:
         for size in [s for s in sizes if (rate, s) in PUBLISHED]:
             for payload in payloads:
                 # A fresh test bed for every row: the first transfer on a fresh link, as
                 # the seed measured it (a later transfer would wait behind the close).
                 try:
-                    with pep_testbed(rate=rate, time_scale=a.time_scale, pep_options=options) as bed:
+                    with pep_testbed(rate=bed_rate(rate), time_scale=a.time_scale,
+                                     pep_options=options) as bed:
                         bed.serve("b", CONFIRMING_SERVER, FAR, "7100")
                         r = measure(bed, size, payload)
                 except Exception as e:  # a failed row is reported, the rest go on
-                    print(f"pep {rate} bps {size // 1000} kB {payload}: failed: {e}", flush=True)
+                    print(f"pep {label(rate)} {size // 1000} kB {payload}: failed: {e}", flush=True)
                     continue
                 pub, target = PUBLISHED[(rate, size)]
-                print(f"pep {rate} bps {size // 1000} kB {payload}{' compressed' if a.compress else ''}: "
+                print(f"pep {label(rate)} {size // 1000} kB {payload}{' compressed' if a.compress else ''}: "
                       f"{r['utilization']:.1f} % (connect {r['connect_s'] * a.time_scale:.1f} s, total "
                       f"{r['total_s'] * a.time_scale:.1f} s); published {pub} % (connect "
                       f"{PUBLISHED_CONNECT_S[rate][0]}-{PUBLISHED_CONNECT_S[rate][1]} s)"

@@ -151,7 +151,7 @@ void modem_emulator_impl::publish_due()
             message_port_pub(port_status, modem_status(dl::to_string(ev.status)));
             continue;
         }
-        pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode);
+        pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode, ev.s5069_bandwidth_khz);
         if (std::isfinite(ev.info.snr_db))
             meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
         if (ev.info.burst_continues)
@@ -173,20 +173,22 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
         return;
     }
     const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
-    dl::modem_mode mode; // 300 bps short unless the PDU names its mode
-    if (auto m = mode_from_metadata(meta))
+    dl::node_waveform mode; // 300 bps short unless the PDU names its mode
+    if (auto m = waveform_from_metadata(meta))
         mode = *m;
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
-    if (dl::air_time(dl::default_waveform_timing(mode), n) > max_air_time_s) {
+    if (dl::air_time(dl::waveform_timing_of(mode.s5069_bandwidth_khz, mode.mode), n) >
+        max_air_time_s) {
         ++d_bad_inputs;
-        d_logger->warn("in: a burst of {} bytes would last over {} s at {} bps, dropped", n,
-                       max_air_time_s, dl::data_rate_bps(mode.data_rate));
+        d_logger->warn("in: a burst of {} bytes would last over {} s in {}, dropped", n,
+                       max_air_time_s, dl::waveform_name(mode.s5069_bandwidth_khz, mode.mode));
         return;
     }
-    const sim::air_transmission b = d_modem->transmit(dl::bytes(p, p + n), mode, now());
-    pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode);
+    const sim::air_transmission b =
+        d_modem->transmit(dl::bytes(p, p + n), mode.mode, now(), mode.s5069_bandwidth_khz);
+    pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode, b.s5069_bandwidth_khz);
     air = pmt::dict_add(air, key_source, pmt::from_long(long(b.source)));
     air = pmt::dict_add(air, key_start, pmt::from_double(b.start));
     air = pmt::dict_add(air, metadata::air_time(), pmt::from_double(b.air_time_s));
@@ -204,7 +206,7 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     const pmt::pmt_t start = pmt::dict_ref(meta, key_start, pmt::PMT_NIL);
     const pmt::pmt_t air_time = pmt::dict_ref(meta, metadata::air_time(), pmt::PMT_NIL);
     const pmt::pmt_t scale = pmt::dict_ref(meta, key_time_scale, pmt::PMT_NIL);
-    const auto mode = mode_from_metadata(meta);
+    const auto mode = waveform_from_metadata(meta);
     if (!pdu || !pmt::is_integer(source) || !pmt::is_real(start) || !pmt::is_real(air_time) ||
         !pmt::is_real(scale) || !mode) {
         ++d_bad_inputs;
@@ -222,7 +224,8 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     b.source = uint64_t(pmt::to_long(source));
     b.start = pmt::to_double(start);
     b.air_time_s = pmt::to_double(air_time);
-    b.mode = *mode;
+    b.mode = mode->mode;
+    b.s5069_bandwidth_khz = mode->s5069_bandwidth_khz;
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     b.data.assign(p, p + n);

@@ -257,7 +257,8 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
         info.snr_db = pmt::to_double(snr);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
     info.burst_continues = pmt::is_true(pmt::dict_ref(meta, metadata::burst_continues(), pmt::PMT_F));
-    info.mode = mode_from_metadata(meta); // none when the modem names no mode we code
+    // None when the modem names no mode we code (or one of another standard or bandwidth).
+    info.mode = mode_from_metadata(meta, d_engine->config().s5069_bandwidth_khz);
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
@@ -331,7 +332,7 @@ void node_impl::dispatch()
         if (d_pcap)
             capture(t.burst);
         pmt::pmt_t meta = pmt::make_dict();
-        meta = add_mode_metadata(meta, t.mode);
+        meta = add_mode_metadata(meta, t.mode, d_engine->config().s5069_bandwidth_khz);
         meta = pmt::dict_add(meta, metadata::air_time(), pmt::from_double(t.air_time_s));
         message_port_pub(port_to_phy,
                          pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
@@ -361,8 +362,8 @@ void node_impl::note_changes()
     for (auto& l : d_engine->links())
         now_links.push_back({ { "peer", dl::address_to_string(l.peer) },
                               { "state", dl::to_string(l.state) },
-                              { "tx_mode", dl::to_string(l.tx_mode) },
-                              { "rx_mode", dl::to_string(l.rx_mode) } });
+                              { "tx_mode", dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.tx_mode) },
+                              { "rx_mode", dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.rx_mode) } });
     for (auto& l : now_links) {
         const auto was = before.find(l.at("peer"));
         const bool up = l.at("state") == "up";

@@ -5,9 +5,9 @@
 #
 """The published measurements of commercial STANAG 5066 stacks (sections A, B and C of
 docs/published-measurements.md, in this repository: RapidM RC66 over RM6 modems on a
-perfect audio link; Isode XMPP over RCOP; Isode's F.12 IP client) as simulator
-scenarios, for `hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts
-behind IP clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured
+perfect audio link; Isode XMPP over RCOP; Isode's F.12 IP client and HF-PEP, the
+240 kbps rows over STANAG 5069 WN12 in 48 kHz) as simulator scenarios, for
+`hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts behind IP clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured
 in real time by bench/ip_client_section_c.py. Section D's rows run two HF-PEPs with
 simulated TCP ends (traffic/pep_host.h): connect, send N bytes, wait for a two-byte
 confirmation, close; the first transfer, so the link set-up counts as it did there;
@@ -173,6 +173,19 @@ def _rcop_pause_cost(mode, delay):
     return measure
 
 
+# The published 240 kbps rows: STANAG 5069 in 48 kHz (WN12, ultra short interleaver).
+WIDEBAND = "WN12/48kHz/US"
+
+
+def _mode(bps):
+    """The mode of a row: STANAG 4539 short interleaver, or the wideband mode."""
+    return bps if bps == WIDEBAND else f"{bps}S"
+
+
+def _rate(bps):
+    return "240 kbps (WN12/48kHz/US)" if bps == WIDEBAND else f"{bps} bps"
+
+
 def _build():
     out = []
     a = lambda *args: out.append(anchor("A", *args))
@@ -225,25 +238,29 @@ def _build():
           _throughput(f"{bps}S", updu_size=1024, **rcop))
 
     c = lambda *args: out.append(anchor("C", *args))
-    for bps, ping, dns in ((9600, 25.0, 11), (1200, 12.6, 14), (300, 29.2, 21)):
-        c(f"F.12 IP client ping {bps} bps, average of 5", ping, "s", False,
-          _ip_exchange(f"{bps}S", sim.ip_request_kind.ping, 5))
-        c(f"F.12 IP client DNS lookup {bps} bps", dns, "s", False,
-          _ip_exchange(f"{bps}S", sim.ip_request_kind.dns, 1))
+    for bps, ping, dns in ((WIDEBAND, 6.8, 5), (9600, 25.0, 11), (1200, 12.6, 14),
+                           (300, 29.2, 21)):
+        c(f"F.12 IP client ping {_rate(bps)}, average of 5", ping, "s", False,
+          _ip_exchange(_mode(bps), sim.ip_request_kind.ping, 5))
+        c(f"F.12 IP client DNS lookup {_rate(bps)}", dns, "s", False,
+          _ip_exchange(_mode(bps), sim.ip_request_kind.dns, 1))
 
     d = lambda *args: out.append(anchor("D", *args))
     for (bps, size), pct in {(9600, 1000): 10.6, (9600, 10_000): 29.3, (9600, 100_000): 77.2,
                              (9600, 1_000_000): 90.6, (9600, 10_000_000): 92.2,
                              (1200, 1000): 67.8, (1200, 10_000): 80.9, (1200, 100_000): 89.1,
-                             (300, 1000): 66.7, (300, 10_000): 79.1}.items():
+                             (300, 1000): 66.7, (300, 10_000): 79.1,
+                             (WIDEBAND, 1000): 1.8, (WIDEBAND, 10_000): 1.4,
+                             (WIDEBAND, 100_000): 25.7, (WIDEBAND, 1_000_000): 73.8,
+                             (WIDEBAND, 10_000_000): 90.7}.items():
         label = f"{size // 1_000_000} MB" if size >= 1_000_000 else f"{size // 1000} kB"
-        d(f"HF-PEP {bps} bps, {label}", pct, "%", True, _pep_transfer(f"{bps}S", size))
+        d(f"HF-PEP {_rate(bps)}, {label}", pct, "%", True, _pep_transfer(_mode(bps), size))
         # The published tests did not compress; ours with SLEP's DEFLATE on, on bytes it
         # cannot shrink and on prose. (Without DEFLATE the payload changes nothing:
         # the link carries bytes blind.)
         for payload in ("random", "text"):
-            d(f"HF-PEP {bps} bps, {label}, {payload}, DEFLATE", pct, "%", True,
-              _pep_transfer(f"{bps}S", size, payload=payload, compress=True))
+            d(f"HF-PEP {_rate(bps)}, {label}, {payload}, DEFLATE", pct, "%", True,
+              _pep_transfer(_mode(bps), size, payload=payload, compress=True))
     for ber, pct in (("1e-6", 77.1), ("1e-5", 76.1), ("1e-4", 40.6)):
         d(f"HF-PEP 9600 bps, 100 kB, BER {ber}", pct, "%", True,
           _pep_transfer("9600S", 100_000, ber=float(ber)))

@@ -311,9 +311,10 @@ def node_window(tb, stations, title):
     kind = r.options["kind"]
     # The station's stream ports and burst_info are its radio's.
     if kind != "emulator":
-        from .radio import RECEIVED_PORT, SYMBOLS_PORT, modem_rate
+        from .radio import RECEIVED_PORT, SYMBOLS_PORT, complex_streams, modem_rate
         displays = signal_displays(tb, (first, RECEIVED_PORT), (first, SYMBOLS_PORT),
-                                   modem_rate(r.options), kind == "uhd", f"by node {first.address}")
+                                   modem_rate(r.options), complex_streams(r.options),
+                                   f"by node {first.address}")
     started, started_wall = time.monotonic(), time.time()
     rate = throughput_meter()
     # Every burst's SNR from the modem's burst_info; the emulator has none, so its

@@ -21,6 +21,7 @@ import subprocess
 
 from gnuradio import gr
 
+from . import modes
 from . import radio as radio_frontend
 from .hfstack_python import node
 from .tun import ip_client_tun
@@ -88,10 +89,21 @@ class namespaces:
         return run(*self.command(side, *cmd), **kw)
 
 
+def mode_bps(rate):
+    """The bps of a test bed's `rate`: a number, or a mode's name ("WN12/48kHz/US")."""
+    if isinstance(rate, str) and not rate.isdigit():
+        found = modes.mode_info(rate)
+        if found is None:
+            raise ValueError(f"mode {rate!r}: {modes.any_mode_problem(rate)}")
+        return found[0]
+    return int(rate)
+
+
 class testbed(namespaces):
     """Namespaces `ns[side]` (side "a", node 0.0.0.1; "b", node 0.0.0.2), addresses
     `address[side]` on a /24, the flowgraph running between start() and stop().
-    `rate`/`interleaver`: the nodes' waveform mode; `time_scale`: protocol seconds per
+    `rate`/`interleaver`: the nodes' waveform mode (or `rate` a mode's name,
+    "WN12/48kHz/US", and `self.rate` its bps); `time_scale`: protocol seconds per
     real second; `ber`: independent bit errors on every burst (emulator); `tun_mtu`:
     the devices' MTU (the IP clients' own MTU stays 1500 unless `options` says
     otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`);
@@ -106,14 +118,15 @@ class testbed(namespaces):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
-        self.rate, self.time_scale = rate, time_scale
+        self.rate, self.time_scale = mode_bps(rate), time_scale
         self.tb = gr.top_block("ip_testbed")
-        mode = f"mode={rate}{interleaver}"
+        named = isinstance(rate, str) and not rate.isdigit()
+        mode = f"mode={rate}" if named else f"mode={rate}{interleaver}"
         nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale),
                  "b": node("0.0.0.2", f"{mode};{node_options}", time_scale)}
         # kind "emulator": link-level modems; "loopback": the real STANAG 4539 modem
         # through the Watterson channel (`profile`, `snr_db`; "awgn" or "" for noise only).
-        settings = ({"ber": ber} if kind == "emulator" else
+        settings = ({"ber": ber} if kind == "emulator" else {"mode": rate} if named else
                     {"data_rate": rate, "interleaver": {"S": "short", "L": "long"}[interleaver]})
         radios = {side: radio_frontend.radio(kind=kind, time_scale=time_scale, profile=profile,
                                              snr_db=snr_db, seed=seed, **settings)

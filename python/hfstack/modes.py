@@ -64,3 +64,32 @@ def s5069_settings_ok(text, transmitter):
 def modem_mode_names():
     """Every mode the modem blocks send and receive, slowest first."""
     return [m for m in sim.mode_names() if sim.s4539_mode(m) is not None]
+
+
+def mode_info(name):
+    """(data_rate, interleaver, canonical name) of a mode of either standard the modem
+    blocks take ("wn12/48khz/us" -> (240000, "ultra_short", "WN12/48kHz/US")), or None."""
+    return sim.modem_mode(_plain(name))
+
+
+def is_s5069(name):
+    """True for a STANAG 5069 mode's name (WN<n>/<bw>kHz/<interleaver>)."""
+    found = mode_info(name)
+    return found is not None and found[2].startswith("WN")
+
+
+def any_mode_problem(name):
+    """Why `name` is no mode of the modem blocks (either standard), with the nearest name
+    when one is close; '' when it is one."""
+    name = _plain(name)
+    problem = sim.modem_mode_problem(name)
+    if problem:
+        problem += cli.nearest(name, sim.modem_mode_names())
+    return problem
+
+
+def mode_band(name):
+    """(bandwidth kHz, symbol rate Bd, carrier Hz on real audio) of a mode of either
+    standard: (3, 2400, 1800) for STANAG 4539's; STANAG 5069's above 3 kHz 800 Bd per
+    kHz on 300 Hz + BW / 2 (phy/waveform_modes.h). ValueError for an unknown name."""
+    return sim.modem_mode_band(_plain(name))

@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 from .anchors import PEP_NODE_OPTIONS
-from .ip_testbed import namespaces, run
+from .ip_testbed import mode_bps, namespaces, run
 from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
@@ -76,8 +76,16 @@ def unavailable():
     return why
 
 
+def mode_arguments(rate):
+    """hfstack-node's options for a test bed's `rate`."""
+    if isinstance(rate, str) and not rate.isdigit():
+        return ["--mode", rate]
+    return ["--rate", str(rate)]
+
+
 class pep_testbed(namespaces):
-    """`rate`: the nodes' mode (short interleaver); `time_scale`: protocol seconds per
+    """`rate`: the nodes' mode, a rate in bps (short interleaver) or a mode's name
+    ("WN12/48kHz/US", anchors.WIDEBAND), `self.rate` its bps; `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
     near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
@@ -94,7 +102,7 @@ class pep_testbed(namespaces):
         self.veth = (f"hfva{tag}", f"hfvc{tag}")
         self.socks = "127.0.0.1:1080"
         self.dns = "127.0.0.1:5353"
-        self.rate, self.time_scale = rate, time_scale
+        self.rate, self.time_scale = mode_bps(rate), time_scale
         self.tmp = tempfile.mkdtemp(prefix="hfstack-pep-")
         self.netns_etc = f"/etc/netns/{self.ns['b']}"
         self.node, self.procs = {}, []
@@ -123,7 +131,7 @@ class pep_testbed(namespaces):
             radio = (["--kind", "emulator", "--profile", "", "--ber", repr(float(ber))]
                      if self.kind == "emulator" else
                      ["--kind", "loopback", "--profile", "awgn", "--snr-db", repr(float(self.snr_db))])
-            common = ["--rate", str(rate), *radio, "--time-scale", repr(float(scale)),
+            common = [*mode_arguments(rate), *radio, "--time-scale", repr(float(scale)),
                       "--sis-port", "0", "--stats-interval", "0", "--pep"]
             if self.node_options:
                 common += ["--options", self.node_options]

@@ -99,7 +99,13 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual({r["section"] for r in rows}, {"A", "B", "C", "D"})
         # Section D: every HF-PEP transfer completes (simulated TCP ends, real kernels).
         pep_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "D"}
-        self.assertEqual(len(pep_rows), 33, pep_rows)
+        self.assertEqual(len(pep_rows), 48, pep_rows)
+        # The 240 kbps rows (STANAG 5069 WN12/48kHz/US, issue 24): every transfer
+        # completes; prose with DEFLATE crosses faster than the link's rate.
+        wide = "HF-PEP 240 kbps (WN12/48kHz/US)"
+        for size in ("1 kB", "10 kB", "100 kB", "1 MB", "10 MB"):
+            self.assertGreater(pep_rows[f"{wide}, {size}"], 0, size)
+        self.assertGreater(pep_rows[f"{wide}, 1 MB, text, DEFLATE"], 100)
         self.assertGreater(pep_rows["HF-PEP 9600 bps, 1 MB"], pep_rows["HF-PEP 9600 bps, 1 kB"])
         # DEFLATE: prose crosses faster than the published (uncompressed) figure allows
         # for bulk rows, random bytes gain nothing; bit errors cost utilisation.
@@ -112,9 +118,11 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertGreater(len(rows), 50)
         # Section C: the IP client's ping and DNS rows, two IP hosts in virtual time.
         ip_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "C"}
-        self.assertEqual(len(ip_rows), 6, ip_rows)
+        self.assertEqual(len(ip_rows), 8, ip_rows)
         self.assertLess(ip_rows["F.12 IP client ping 9600 bps, average of 5"],
                         ip_rows["F.12 IP client ping 300 bps, average of 5"])
+        self.assertLess(ip_rows["F.12 IP client ping 240 kbps (WN12/48kHz/US), average of 5"],
+                        ip_rows["F.12 IP client ping 9600 bps, average of 5"])
         for r in rows:
             self.assertNotIn(r["ours"], ("", "nan"), r)
         # What the model does not represent is said, not called better or worse.
@@ -246,7 +254,8 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         done = run("--list-modes")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("WN8/3kHz/L", done.stdout.splitlines()[1])
-        for mode, bps in (("WN8/3kHz/L", 6400), ("WN13/3kHz/US", 2400)):
+        for mode, bps in (("WN8/3kHz/L", 6400), ("WN13/3kHz/US", 2400),
+                          ("WN12/48kHz/US", 240000)):
             with self.subTest(mode=mode):
                 done = run("throughput", "--mode", mode, "--bytes", "10k", "--json", "-")
                 self.assertEqual(done.returncode, 0, done.stderr)
@@ -257,6 +266,21 @@ class qa_hfstack_sim(gr_unittest.TestCase):
                 self.assertGreater(doc["rows"][0]["utilisation_pct"], 0)
         # The same timing the modem blocks and hfstack-modem use.
         self.assertAlmostEqual(sim.air_time("WN8/3kHz/S", 0), (320 + 32 + 1152) / 2400)
+
+    def test_5069_rate_adaptation_across_the_wns_of_a_bandwidth(self):
+        """--rate auto from a STANAG 5069 mode: the nodes climb the WN ladder of 48 kHz
+        (issue 24 part 4); a mode the ladder cannot run is refused in one line."""
+        done = run("throughput", "--mode", "WN6/48kHz/US", "--rate", "auto", "--snr", "35",
+                   "--bytes", "1M", "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        doc = json.loads(done.stdout)
+        self.assertEqual(doc["nominal_bps"], 48000)
+        # Utilisation of WN6's rate above 100 %: the link ran in faster WNs.
+        self.assertGreater(doc["rows"][0]["utilisation_pct"], 150)
+        done = run("throughput", "--mode", "WN8/48kHz/M", "--rate", "auto")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("US, S or L interleaver", done.stderr)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
 
     def test_automatic_rate_follows_snr_steps(self):
         # Issue 25 part 3: --rate auto with the SNR stepping down and up again on F.1487

@@ -178,6 +178,42 @@ class qa_node_app(gr_unittest.TestCase):
                 self.assertEqual((s["radio"]["data_rate"], s["radio"]["interleaver"]),
                                  (rate, interleaver))
 
+    def test_stanag_5069_modes_by_name(self):
+        """Issue 24 part 4: --mode names a mode of either standard; a 5069 one with
+        --rate auto adapts across the WNs of its bandwidth."""
+        done = run("--check", "--pair", "--kind", "emulator", "--mode", "wn12/48khz/us")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        s = json.loads(done.stdout)
+        self.assertEqual((s["node_options"], s["mode"], s["rate"], s["interleaver"]),
+                         ("mode=WN12/48kHz/US", "WN12/48kHz/US", 240000, "ultra_short"))
+        done = run("--check", "--pair", "--kind", "emulator", "--mode", "WN6/48kHz/S",
+                   "--rate", "auto")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["node_options"],
+                         "mode=WN6/48kHz/S;rate_adaptation=true;rate_change.autobaud=true")
+        # The modem kinds take the node's mode (and its bandwidth) as their default.
+        done = run("--check", "--kind", "uhd", "--frequency-hz", "7.0243e6", "--mode",
+                   "WN12/48kHz/US")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["radio"]["mode"], "WN12/48kHz/US")
+        done = run("--check", "--mode", "2400S")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["node_options"], "mode=2400S")
+        for flags, reason in (
+                (["--kind", "emulator", "--mode", "WN12/50kHz/US"], "--mode WN12/50kHz/US: "),
+                (["--kind", "emulator", "--mode", "WN0/48kHz/S"],
+                 "the node carries STANAG 5069 WN1-WN12"),
+                (["--kind", "emulator", "--mode", "WN12/48kHz/US", "--rate", "9600"],
+                 "--mode names the rate"),
+                (["--kind", "emulator", "--mode", "WN12/48kHz/US", "--interleaver", "long"],
+                 "--mode names the rate"),
+                (["--kind", "emulator", "--mode", "WN8/24kHz/M", "--rate", "auto"],
+                 "STANAG 5069 rate adaptation runs with the US, S or L interleaver"),
+                (["--check", "--kind", "audio", "--mode", "WN12/48kHz/US"],
+                 "mode WN12/48kHz/US (48 kHz) does not fit real audio at 48000 Hz")):
+            with self.subTest(flags=flags):
+                self.assert_one_line_error(run(*flags), 2, reason)
+
     def test_demo_stops_on_sigint(self):
         with started("--demo", "--kind", "emulator", "--sis-port", "0", "--bytes", "100000") as demo:
             for line in demo.stdout:  # at real time the data take minutes: interrupt them

@@ -396,7 +396,8 @@ class qa_radio(gr_unittest.TestCase):
             with wave.open(wav) as w:
                 self.assertEqual((w.getframerate(), w.getnchannels(), w.getsampwidth()), (8000, 1, 2))
 
-    def test_uhd_kind_sends_only_the_bursts_to_the_usrp(self):
+    def uhd_radio(self, **options):
+        """A uhd radio built on stand-ins for the USRP (none is needed), and its sink."""
         from gnuradio import uhd
         sinks = []
 
@@ -407,24 +408,32 @@ class qa_radio(gr_unittest.TestCase):
         saved = uhd.usrp_source, uhd.usrp_sink
         uhd.usrp_source, uhd.usrp_sink = usrp_source_stand_in, make_sink
         try:
-            r = R.radio(kind="uhd", frequency_hz=7.0758e6, tx_gain_db=10.0, tx_antenna="TX/RX")
+            r = R.radio(kind="uhd", **options)
         finally:
             uhd.usrp_source, uhd.usrp_sink = saved
         (sink,) = sinks
-        self.assertEqual((sink.rate, sink.settings),
-                         (240000.0, {"frequency": 7.0758e6, "gain": 10.0, "antenna": "TX/RX"}))
+        return r, sink
+
+    def send_to_usrp(self, r, sink, payload):
+        """Runs the radio until `payload`'s burst has reached the sink (its tx_eob)."""
         tb = gr.top_block()
         status = recorder()
         tb.msg_connect(r, "status", status, "in")  # brings the hier block into the flowgraph
         tb.start()
         try:
-            r.tx._post(pmt.intern("in"), hfstack.make_pdu(b"\x01\x02\x03"))
+            r.tx._post(pmt.intern("in"), hfstack.make_pdu(payload))
             with sink.changed:
-                done = sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
+                return sink.changed.wait_for(lambda: any(k == "tx_eob" for _, k in sink.tags),
                                              TIMEOUT_S)
         finally:
             tb.stop()
             tb.wait()
+
+    def test_uhd_kind_sends_only_the_bursts_to_the_usrp(self):
+        r, sink = self.uhd_radio(frequency_hz=7.0758e6, tx_gain_db=10.0, tx_antenna="TX/RX")
+        self.assertEqual((sink.rate, sink.settings),
+                         (240000.0, {"frequency": 7.0758e6, "gain": 10.0, "antenna": "TX/RX"}))
+        done = self.send_to_usrp(r, sink, b"\x01\x02\x03")
         self.assertTrue(done)
         x = np.concatenate(sink.samples)
         # One burst, tagged on its first and last sample, nothing before it: the silence
@@ -434,6 +443,117 @@ class qa_radio(gr_unittest.TestCase):
         self.assertEqual(len(x), eob + 1)
         self.assertGreater(eob, 1.2 * 240000)  # 2400S: a 0.6 s preamble and a 0.6 s block
         self.assertGreater(np.abs(x[:eob + 1]).max(), 0.1)
+
+    def test_stanag_5069_bandwidths_rates_and_refusals(self):
+        """Issue 24 part 3: a 5069 mode sets the rates and the tuning; real audio refuses
+        the bandwidths it cannot hold, in one clear line."""
+        self.assert_refused("radio kind audio: mode WN12/48kHz/US (48 kHz) does not fit real "
+                            "audio at 48000 Hz", kind="audio", mode="WN12/48kHz/US")
+        self.assert_refused("radio kind loopback: mode WN6/9kHz/S (9 kHz) does not fit real "
+                            "audio at 48000 Hz", mode="WN6/9kHz/S")
+        self.assert_refused("radio option mode 'WN12/50kHz/US'", kind="audio", mode="WN12/50kHz/US")
+        self.assert_refused("mode does not apply to kind emulator", kind="emulator",
+                            mode="WN12/48kHz/US")
+        # Real audio holds 3 and 6 kHz; files above that are I/Q; the USRP takes any.
+        for kind, mode, rate, iq in (("audio", "WN8/6kHz/US", 48000.0, False),
+                                     ("loopback", "WN8/3kHz/S", 9600.0, False),
+                                     ("file", "WN8/6kHz/US", 48000.0, False),
+                                     ("file", "WN12/48kHz/US", 153600.0, True),
+                                     ("uhd", "WN12/48kHz/US", 153600.0, True)):
+            with self.subTest(kind=kind, mode=mode):
+                extra = {"record": "x.wav"} if kind == "file" else (
+                    {"frequency_hz": 7e6} if kind == "uhd" else {})
+                o = R.check_options(dict(kind=kind, mode=mode, **extra))
+                self.assertEqual((R.modem_rate(o), R.complex_streams(o)), (rate, iq))
+        uhd = lambda **kw: R.uhd_rates(R.check_options(dict(kind="uhd", frequency_hz=7e6, **kw)))
+        self.assertEqual(uhd(), {"usrp_rate": 240000.0, "modem_rate": 9600.0, "decimation": 25})
+        self.assertEqual(uhd(mode="WN12/48kHz/US"),
+                         {"usrp_rate": 307200.0, "modem_rate": 153600.0, "decimation": 2})
+        self.assertEqual(uhd(mode="WN10/6kHz/L"),
+                         {"usrp_rate": 249600.0, "modem_rate": 19200.0, "decimation": 13})
+        self.assertEqual(uhd(mode="WN12/48kHz/US", usrp_rate=153600.0)["decimation"], 1)
+        self.assert_refused("usrp_rate 240000 is not a multiple of the modem rate 153600",
+                            kind="uhd", frequency_hz=7e6, mode="WN12/48kHz/US", usrp_rate=240000.0)
+        # A modem rate that cannot hold the band: refused at construction, naming both.
+        self.assert_refused("mode WN12/48kHz/US (48 kHz) does not fit complex baseband at "
+                            "48000 Hz", kind="uhd", frequency_hz=7e6, mode="WN12/48kHz/US",
+                            sample_rate=48000.0)
+        self.assert_refused("mode WN12/48kHz/US (48 kHz) does not fit complex baseband at "
+                            "48000 Hz", kind="file", record="x.wav", mode="WN12/48kHz/US",
+                            sample_rate=48000.0)
+        # Tuning on the signal's centre: the USB dial plus the mode's carrier.
+        self.assertEqual(R.signal_centre_hz(7.074e6, "2400S"), 7.0758e6)
+        self.assertEqual(R.signal_centre_hz(7.0e6, "WN12/48kHz/US"), 7.0243e6)
+        self.assertEqual(R.signal_centre_hz(7.0e6, "WN8/3kHz/L"), 7.0018e6)
+
+    def test_uhd_kind_sends_a_48_khz_burst_at_the_chosen_rate(self):
+        r, sink = self.uhd_radio(mode="WN12/48kHz/US",
+                                 frequency_hz=R.signal_centre_hz(7.0e6, "WN12/48kHz/US"))
+        self.assertEqual((sink.rate, sink.settings["frequency"]), (307200.0, 7.0243e6))
+        self.assertEqual(r.rates["decimation"], 2)
+        done = self.send_to_usrp(r, sink, bytes(range(200)))
+        self.assertTrue(done)
+        eob = [o for o, k in sink.tags if k == "tx_eob"][0]
+        self.assertEqual([o for o, k in sink.tags if k == "tx_sob"], [0])
+        # The burst lasts App D's air time of 200 bytes at 240 kbps, at 307.2 kS/s.
+        from gnuradio.hfstack import sim
+        self.assertAlmostEqual((eob + 1) / 307200.0, sim.air_time("WN12/48kHz/US", 200),
+                               delta=0.002)
+
+    @staticmethod
+    def run_radio(r, port, until, payload=None):
+        """Runs radio `r` (posting `payload` to its transmitter, if any) until what its
+        `port` posted satisfies `until`; (satisfied, the posts)."""
+        tb = gr.top_block()
+        posts = recorder()
+        tb.msg_connect(r, port, posts, "in")
+        tb.start()
+        try:
+            if payload is not None:
+                r.tx._post(pmt.intern("in"), hfstack.make_pdu(payload))
+            return posts.wait_for(until, TIMEOUT_S), posts
+        finally:
+            tb.stop()
+            tb.wait()
+
+    def test_file_kind_records_and_replays_48_khz_as_iq(self):
+        event = lambda x: pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
+        with tempfile.TemporaryDirectory() as d:
+            wav = os.path.join(d, "wide.wav")
+            r = R.radio(kind="file", record=wav, mode="WN12/48kHz/US", time_scale=10.0)
+            finished, _ = self.run_radio(r, "status",
+                                         lambda m: any(event(x) == "tx_finished" for x in m),
+                                         b"WIDEBAND FILE KIND" * 20)
+            self.assertTrue(finished)
+            with wave.open(wav) as w:
+                self.assertEqual((w.getframerate(), w.getnchannels()), (153600, 2))
+                frames = w.readframes(w.getnframes())
+            with wave.open(wav, "wb") as w:  # half a second of silence after the burst
+                w.setnchannels(2)
+                w.setsampwidth(2)
+                w.setframerate(153600)
+                w.writeframes(frames + bytes(4 * 76800))
+            r = R.radio(kind="file", replay=wav, mode="WN12/48kHz/US", time_scale=10.0)
+            got, out = self.run_radio(r, "out", lambda m: sum(
+                len(pmt.u8vector_elements(pmt.cdr(x))) for x in m) >= 360)
+        self.assertTrue(got)
+        data = b"".join(bytes(pmt.u8vector_elements(pmt.cdr(x))) for x in out.messages)
+        self.assertTrue(data.startswith(b"WIDEBAND FILE KIND" * 20), data[:40])
+        meta = pmt.car(out.messages[-1])
+        self.assertEqual(pmt.symbol_to_string(pmt.dict_ref(meta, pmt.intern("mode"), pmt.PMT_NIL)),
+                         "WN12/48kHz/US")
+        # A mono file is not I/Q: refused in one line.
+        self.assert_refused("2 channels", kind="file", replay=self.mono_wav(), mode="WN12/48kHz/US")
+
+    def mono_wav(self):
+        path = os.path.join(tempfile.mkdtemp(), "mono.wav")
+        with wave.open(path, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(48000)
+            w.writeframes(bytes(960))
+        self.addCleanup(shutil.rmtree, os.path.dirname(path))
+        return path
 
     def test_burst_gate_passes_only_bursts_with_their_tags(self):
         x = np.arange(1, 101, dtype=np.complex64)

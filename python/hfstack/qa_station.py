@@ -101,6 +101,31 @@ class qa_station(gr_unittest.TestCase):
         self.assertEqual(b.counters()["updus_delivered"], len(payloads))
         self.assertGreater(b.radio.stats()["bursts_received"], 0)
 
+    def test_emulator_stations_carry_data_at_240_kbps(self):
+        """Issue 24 part 4: nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
+        air time the nodes count is App D's."""
+        # A clear channel: at the emulator's default, F.1487 moderate at 20 dB, WN12
+        # (30 dB in D-LXIV) loses most frames.
+        tb = gr.top_block()
+        options = "mode=WN12/48kHz/US;" + QUIET
+        a = S.station("0.0.0.1", options, dict(kind="emulator", time_scale=20.0, profile=""),
+                      sis_port=0)
+        b = S.station("0.0.0.2", options, dict(kind="emulator", time_scale=20.0, profile="",
+                                               seed=2), sis_port=0)
+        R.join(tb, a, b)
+        rng = np.random.default_rng(24)
+        payloads = [bytes(rng.integers(0, 256, 2048, dtype=np.uint8)) for _ in range(40)]
+        got, confirmed = self.carry(tb, a, b, payloads)
+        self.assertEqual(got, payloads)
+        self.assertEqual(confirmed, len(payloads))
+        counters = a.counters()
+        self.assertEqual(counters["updus_confirmed"], len(payloads))
+        # 80 kB at 240 kbps: under 3 s of air (at 9600 bps it would be 68 s).
+        self.assertLess(counters["air_time_s"], 10.0)
+        self.assertGreater(counters["air_time_s"], 80_000 * 8 / 240_000)
+        self.assertEqual([(l["peer"], l["tx_mode"], l["rx_mode"]) for l in a.node.links()],
+                         [("0.0.0.2", "WN12/48kHz/US", "WN12/48kHz/US")])
+
     def test_two_loopback_stations_carry_data_over_the_real_modem(self):
         tb = gr.top_block()
         a, b = (S.station(address, "mode=2400S;" + QUIET,
@@ -113,6 +138,24 @@ class qa_station(gr_unittest.TestCase):
         self.assertEqual(got, [b"over the STANAG 4539 modem"])
         self.assertEqual(confirmed, 1)
         self.assertGreater(len(heard.messages), 0)  # the radio's burst_info, through the station
+
+    def test_two_loopback_stations_carry_data_in_a_6_khz_stanag_5069_mode(self):
+        """Issue 24 part 4: the loopback kind carries a STANAG 5069 mode real audio
+        holds (6 kHz at 48 kHz), the receivers listening at its bandwidth."""
+        tb = gr.top_block()
+        a, b = (S.station(address, "mode=WN10/6kHz/US;" + QUIET,
+                          dict(kind="loopback", mode="WN10/6kHz/US", profile="awgn",
+                               snr_db=30.0, seed=seed), sis_port=0)
+                for address, seed in (("0.0.0.1", 3), ("0.0.0.2", 4)))
+        R.join(tb, a, b)
+        heard = recorder()
+        tb.msg_connect(b, "burst_info", heard, "in")
+        got, confirmed = self.carry(tb, a, b, [b"over STANAG 5069 in 6 kHz" * 40])
+        self.assertEqual(got, [b"over STANAG 5069 in 6 kHz" * 40])
+        self.assertEqual(confirmed, 1)
+        modes = {pmt.symbol_to_string(pmt.dict_ref(m, pmt.intern("mode"), pmt.PMT_NIL))
+                 for m in heard.messages}
+        self.assertEqual(modes, {"WN10/6kHz/US"})
 
     def test_in_flowgraph_client_beside_the_tcp_clients(self):
         """A client on station A's sis_in/sis_out (as ip_client or pep_proxy attach)

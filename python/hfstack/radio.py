@@ -34,8 +34,12 @@ The kinds:
             rigctld).
   uhd       the modem on complex baseband through a USRP (frequency_hz, gains, antennas,
             device_args); transmissions go out as tx_sob/tx_eob bursts, so the radio
-            listens between them.
-  file      transmissions recorded to a WAV file, reception replayed from one.
+            listens between them. Any STANAG 5069 bandwidth (mode WN12/48kHz/US): the
+            USRP tuned on the signal's centre, its rate and the modem's chosen for the
+            bandwidth (uhd_rates).
+  file      transmissions recorded to a WAV file, reception replayed from one: real audio
+            (mono) as far as it holds the mode's band (STANAG 4539, 5069 at 3 and 6
+            kHz), complex baseband as I/Q (stereo) above (5069 at 9-48 kHz).
   emulator  no DSP: modem_emulator, the link-level model (air time, latency, carrier
             sense, collisions, error models); emulator radios joined by join() share
             one emulated channel.
@@ -69,6 +73,8 @@ from gnuradio import blocks, filter as gr_filter, gr
 
 from . import air_link
 from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
+from . import modes
+from .hfstack_python import sim
 from .modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
 
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
@@ -92,11 +98,17 @@ radio_option = collections.namedtuple("radio_option", "name default help kinds")
 
 RADIO_OPTIONS = (
     radio_option("kind", "loopback", "how the modem reaches the air: " + ", ".join(KINDS), KINDS),
+    radio_option("mode", "", "mode of a burst whose PDU names none, by the modem's name, "
+                 "either standard (2400S, WN12/48kHz/US), instead of data_rate and "
+                 "interleaver; a STANAG 5069 one also sets the bandwidth the receiver "
+                 "listens on and the rates", MODEM_KINDS),
     radio_option("data_rate", 2400, "rate (bps) of a burst whose PDU names none", MODEM_KINDS),
     radio_option("interleaver", "short", "interleaver of a burst whose PDU names none",
                  MODEM_KINDS),
     radio_option("sample_rate", 0.0,
-                 "modem sample rate, Hz; 0: 9600 (loopback, file, uhd) or 48000 (audio)",
+                 "modem sample rate, Hz; 0: 9600 (loopback, file, uhd) or 48000 (audio); "
+                 "STANAG 5069 above 3 kHz: 48000 on real audio, 4 samples a symbol on "
+                 "complex baseband (uhd, file I/Q: 3200 Hz per kHz)",
                  MODEM_KINDS),
     radio_option("level", 0.25, "transmit audio rms (full scale 1)", ("loopback", "audio", "file")),
     radio_option("time_scale", 1.0, "protocol seconds per real second (the nodes' too)",
@@ -119,13 +131,16 @@ RADIO_OPTIONS = (
                  "PTT held this long after the last sample leaves the modem (the sound card's "
                  "buffer still plays it)", ("audio", "uhd")),
     radio_option("device_args", "", "UHD device arguments, e.g. type=b200", ("uhd",)),
-    radio_option("frequency_hz", 0.0, "centre of the signal, Hz (an SSB radio's USB dial + 1800 Hz)",
+    radio_option("frequency_hz", 0.0, "centre of the signal, Hz, where the USRP tunes (an SSB "
+                 "radio's USB dial + the mode's carrier: 1800 Hz, STANAG 5069 above 3 kHz "
+                 "300 Hz + half the bandwidth; signal_centre_hz)",
                  ("uhd",)),
     radio_option("rx_gain_db", 30.0, "USRP receive gain", ("uhd",)),
     radio_option("tx_gain_db", 0.0, "USRP transmit gain", ("uhd",)),
     radio_option("rx_antenna", "RX2", "USRP receive antenna", ("uhd",)),
     radio_option("tx_antenna", "TX/RX", "USRP transmit antenna", ("uhd",)),
-    radio_option("usrp_rate", 240000.0, "USRP sample rate, Hz (a multiple of sample_rate)",
+    radio_option("usrp_rate", 0.0, "USRP sample rate, Hz (a multiple of the modem's); 0: "
+                 "240000 at 3 kHz, above the least multiple of the modem's rate from 240000",
                  ("uhd",)),
     radio_option("air_publish", "",
                  "ZeroMQ address on which this radio puts its transmissions on a channel "
@@ -208,7 +223,7 @@ def check_options(options):
             ("snr_db", not math.isnan(o["snr_db"]), "a number"),
             ("ptt_tail_s", 0 <= o["ptt_tail_s"] <= 10, "in 0..10 s"),
             ("frequency_hz", kind != "uhd" or o["frequency_hz"] > 0, "> 0 for kind uhd"),
-            ("usrp_rate", o["usrp_rate"] > 0, "> 0")):
+            ("usrp_rate", o["usrp_rate"] >= 0, ">= 0 (0: chosen for the bandwidth)")):
         if not ok:
             problems.append(f"radio option {name} must be {rule}")
     if kind in ("loopback", "emulator"):
@@ -224,7 +239,13 @@ def check_options(options):
             parse_ptt(o["ptt"])
         except radio_error as e:
             problems.append(str(e))
-    if kind == "uhd" and o["usrp_rate"] > 0:
+    mode_ok = True
+    if o["mode"]:
+        problem = modes.any_mode_problem(o["mode"])
+        if problem:
+            problems.append(f"radio option mode {o['mode']!r}: {problem}")
+            mode_ok = False
+    if kind == "uhd" and o["usrp_rate"] > 0 and mode_ok:
         factor = o["usrp_rate"] / modem_rate(o)
         if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
             problems.append(f"usrp_rate {o['usrp_rate']:g} is not a multiple of the modem "
@@ -239,12 +260,8 @@ def check_options(options):
         problems.append("radio option emulator_id must be >= 0")
     if kind == "file" and not o["record"] and not o["replay"]:
         problems.append("kind file needs record and/or replay")
-    if kind in MODEM_KINDS and 0 < o["level"] <= 1:
-        try:  # the modem knows which rate and interleaver go together
-            s4539_tx(9600.0, False, int(o["data_rate"]), o["interleaver"], o["level"])
-        except (ValueError, RuntimeError) as e:
-            problems.append(f"radio options data_rate {o['data_rate']} and interleaver "
-                            f"{o['interleaver']!r}: {e}")
+    if kind in MODEM_KINDS and 0 < o["level"] <= 1 and mode_ok and not problems:
+        problems += modem_problems(o)
     if problems:
         raise radio_error("\n".join(problems))
     return o
@@ -282,9 +299,78 @@ def parse_ptt(spec):
     raise radio_error(f"ptt {spec!r}: use vox, serial:PORT[:rts|:dtr] or rigctld[:HOST[:PORT]]")
 
 
+def modem_problems(o):
+    """Why the modem cannot run with these options ([] if it can): the modem knows which
+    rate and interleaver go together, and which sample rates hold a mode's band (real
+    audio stops at 6 kHz, RRC 0.35 on 300 Hz + BW / 2)."""
+    complex_baseband = complex_streams(o)
+    # uhd: the transmitter at the USRP's rate, the receiver at the modem's.
+    rates = ((uhd_rates(o)["usrp_rate"], modem_rate(o)) if o["kind"] == "uhd"
+             else (modem_rate(o),))
+    for rate in rates:
+        try:
+            s4539_tx(rate, complex_baseband, int(o["data_rate"]), o["interleaver"], o["level"],
+                     0.35, o["mode"])
+        except (ValueError, RuntimeError) as e:
+            if not o["mode"]:
+                return [f"radio options data_rate {o['data_rate']} and interleaver "
+                        f"{o['interleaver']!r}: {e}"]
+            bw = modes.mode_band(o["mode"])[0]
+            held = "complex baseband" if complex_baseband else "real audio"
+            return [f"radio kind {o['kind']}: mode {o['mode']} ({bw} kHz) does not fit {held} "
+                    f"at {rate:g} Hz: {e}"]
+    return []
+
+
+def is_wideband(o):
+    """True when the default mode is a STANAG 5069 one above 3 kHz."""
+    return bool(o["mode"]) and modes.is_s5069(o["mode"]) and modes.mode_band(o["mode"])[0] > 3
+
+
+def complex_streams(o):
+    """True for the kinds whose signal is complex baseband: uhd, and file for STANAG 5069
+    above 6 kHz (I/Q files: real audio cannot hold those bands)."""
+    if o["kind"] == "uhd":
+        return True
+    return o["kind"] == "file" and is_wideband(o) and modes.mode_band(o["mode"])[0] > 6
+
+
 def modem_rate(o):
-    """The modem's sample rate: sample_rate, or the kind's usual one."""
-    return o["sample_rate"] or (48000.0 if o["kind"] == "audio" else 9600.0)
+    """The modem's sample rate: sample_rate, or the kind's usual one: 9600 (48000 on a
+    sound card); STANAG 5069 above 3 kHz 48000 on real audio and 4 samples a symbol on
+    complex baseband (153600 at 48 kHz)."""
+    if o["sample_rate"]:
+        return o["sample_rate"]
+    if is_wideband(o):
+        bw = modes.mode_band(o["mode"])[0]
+        return float(sim.s5069_sample_rate(bw)) if complex_streams(o) else 48000.0
+    return 48000.0 if o["kind"] == "audio" else 9600.0
+
+
+def uhd_rates(o):
+    """The uhd kind's rates: {"usrp_rate", "modem_rate", "decimation"}. usrp_rate 0
+    chooses 240000 Hz at 3 kHz (as always), above it the least multiple of the modem's
+    rate from 240000 (307200 at 48 and 24 kHz); the receiver takes the USRP's samples
+    decimated to the modem's rate, the transmitter shapes its bursts at the USRP's."""
+    rate = modem_rate(o)
+    usrp = o["usrp_rate"] or (rate * math.ceil(240000.0 / rate) if is_wideband(o)
+                              else 240000.0)
+    return {"usrp_rate": usrp, "modem_rate": rate, "decimation": int(round(usrp / rate))}
+
+
+def signal_centre_hz(dial_hz, mode):
+    """Where a USRP tunes (frequency_hz) for a signal an SSB radio on USB dial `dial_hz`
+    carries: the dial plus the mode's carrier (1800 Hz; STANAG 5069 above 3 kHz 300 Hz
+    + half the bandwidth: 24300 Hz at 48 kHz)."""
+    return dial_hz + modes.mode_band(mode)[2]
+
+
+def receiver_listen(o):
+    """s4539_rx's listen and s5069_settings for the default mode: STANAG 5069 at its
+    bandwidth (the WID does not carry it), else STANAG 4539."""
+    if o["mode"] and modes.is_s5069(o["mode"]):
+        return "5069", f"bandwidth_khz={modes.mode_band(o['mode'])[0]}"
+    return "4539", ""
 
 
 class burst_monitor(gr.basic_block):
@@ -560,7 +646,7 @@ class radio(gr.hier_block2):
         self.options = o
         kind = o["kind"]
         gr.hier_block2.__init__(self, "radio_" + kind, self.input_signature_of(o),
-                                self.output_signature(kind))
+                                self.output_signature(kind, complex_streams(o)))
         emulated = kind == "emulator"
         for port in ("in", "air_in") if emulated else ("in",):
             self.message_port_register_hier_in(port)
@@ -585,19 +671,23 @@ class radio(gr.hier_block2):
         return gr.io_signature(0, 0, 0)
 
     @staticmethod
-    def output_signature(kind):
-        """AIR_PORT, RECEIVED_PORT, SYMBOLS_PORT for the modem kinds, none for emulator."""
+    def output_signature(kind, complex_baseband=None):
+        """AIR_PORT, RECEIVED_PORT, SYMBOLS_PORT for the modem kinds, none for emulator;
+        complex_baseband (complex_streams) for I/Q files, uhd's always."""
         if kind == "emulator":
             return gr.io_signature(0, 0, 0)
-        baseband = gr.sizeof_gr_complex if kind == "uhd" else gr.sizeof_float
+        iq = kind == "uhd" if complex_baseband is None else complex_baseband
+        baseband = gr.sizeof_gr_complex if iq else gr.sizeof_float
         return gr.io_signature.makev(3, 3, [baseband, baseband, gr.sizeof_gr_complex])
 
     # The modem on real audio (loopback, audio, file): transmitter and receiver wired to
     # the node's ports; returns the transmitter for the kind to connect its stream (the
     # receiver's input: receive_from).
-    def audio_modem(self, o, rx_rate=None):
-        tx = s4539_tx(modem_rate(o), False, int(o["data_rate"]), o["interleaver"], o["level"])
-        rx = s4539_rx(rx_rate or modem_rate(o), False, True)  # streaming: the node takes pieces
+    def audio_modem(self, o, rx_rate=None, iq=False):
+        tx = s4539_tx(modem_rate(o), iq, int(o["data_rate"]), o["interleaver"], o["level"],
+                      0.35, o["mode"])
+        # Streaming: the node takes pieces.
+        rx = s4539_rx(rx_rate or modem_rate(o), iq, True, *receiver_listen(o))
         self.wire_modem(tx, rx)
         return tx
 
@@ -667,13 +757,15 @@ class radio(gr.hier_block2):
             from gnuradio import uhd
         except ImportError:
             raise device_error("kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)")
-        rate, usrp_rate = modem_rate(o), o["usrp_rate"]
-        factor = int(round(usrp_rate / rate))
+        rates = uhd_rates(o)
+        rate, usrp_rate, factor = rates["modem_rate"], rates["usrp_rate"], rates["decimation"]
+        self.rates = rates
         # The transmitter works at the USRP's rate, so its tx_sob/tx_eob tags mark the
         # bursts' exact first and last samples for the gate; the receiver at the modem
-        # rate after decimation.
-        tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5)
-        rx = s4539_rx(rate, True, True)
+        # rate after decimation (at the mode's bandwidth for STANAG 5069).
+        tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5, 0.35,
+                      o["mode"])
+        rx = s4539_rx(rate, True, True, *receiver_listen(o))
         self.wire_modem(tx, rx)
         name = o["device_args"] or "(first found)"
         try:
@@ -702,35 +794,64 @@ class radio(gr.hier_block2):
         self.gate = burst_gate()  # Python blocks must stay referenced while they run
         self.connect(tx, pace, self.gate, sink)
         self.connect(self.gate, (self, AIR_PORT))
-        decimate = gr_filter.rational_resampler_ccc(1, factor)
-        self.connect(src, decimate)
-        self.receive_from(decimate)
+        if factor > 1:
+            decimate = gr_filter.rational_resampler_ccc(1, factor)
+            self.connect(src, decimate)
+            self.receive_from(decimate)
+        else:
+            self.receive_from(src)
         self.add_ptt(o, tx)
 
     def build_file(self, o):
+        # Real audio, mono; I/Q (stereo, complex baseband) where real audio cannot hold
+        # the band (complex_streams).
+        iq = complex_streams(o)
+        channels = 2 if iq else 1
+        item = gr.sizeof_gr_complex if iq else gr.sizeof_float
         rx_rate = modem_rate(o)
         if o["replay"]:
             try:
                 with wave.open(o["replay"]) as w:
                     rx_rate = float(w.getframerate())
+                    if w.getnchannels() != channels:
+                        raise device_error(
+                            f"replay file {o['replay']}: {w.getnchannels()} channel(s); "
+                            + ("mode " + o["mode"] + " is replayed from I/Q (2 channels)"
+                               if iq else "real audio is replayed from 1 channel"))
             except (OSError, wave.Error, EOFError) as e:
                 raise device_error(f"replay file {o['replay']}: {e}")
-        tx = self.audio_modem(o, rx_rate)
+        tx = self.audio_modem(o, rx_rate, iq)
         tx_rate = modem_rate(o)
         if o["record"]:
             try:
-                sink = blocks.wavfile_sink(o["record"], 1, int(tx_rate), blocks.FORMAT_WAV,
+                sink = blocks.wavfile_sink(o["record"], channels, int(tx_rate), blocks.FORMAT_WAV,
                                            blocks.FORMAT_PCM_16, False)
             except RuntimeError as e:
                 raise device_error(f"record file {o['record']}: {e}")
         else:
-            sink = blocks.null_sink(gr.sizeof_float)
-        tx_pace = pacer(gr.sizeof_float, tx_rate * o["time_scale"])
-        self.connect(tx, tx_pace, sink)
+            sink = None
+        tx_pace = pacer(item, tx_rate * o["time_scale"])
+        self.connect(tx, tx_pace)
+        if sink is None:
+            self.connect(tx_pace, blocks.null_sink(item))
+        elif iq:
+            split = blocks.complex_to_float()
+            self.connect(tx_pace, split)
+            self.connect((split, 0), (sink, 0))
+            self.connect((split, 1), (sink, 1))
+        else:
+            self.connect(tx_pace, sink)
         self.connect(tx_pace, (self, AIR_PORT))
-        source = (blocks.wavfile_source(o["replay"], False) if o["replay"]
-                  else blocks.null_source(gr.sizeof_float))
-        rx_pace = pacer(gr.sizeof_float, rx_rate * o["time_scale"])
+        if o["replay"]:
+            source = blocks.wavfile_source(o["replay"], False)
+            if iq:
+                join = blocks.float_to_complex()
+                self.connect((source, 0), (join, 0))
+                self.connect((source, 1), (join, 1))
+                source = join
+        else:
+            source = blocks.null_source(item)
+        rx_pace = pacer(item, rx_rate * o["time_scale"])
         self.connect(source, rx_pace)
         self.receive_from(rx_pace)
 

@@ -82,7 +82,8 @@ class station(gr.hier_block2):
         the_node = node(address, node_options, checked["time_scale"], pcap, stats_interval)
         the_radio = radio_frontend.radio(**radio_options)
         inputs = radio_frontend.radio.input_signature_of(checked)
-        outputs = radio_frontend.radio.output_signature(checked["kind"])
+        outputs = radio_frontend.radio.output_signature(
+            checked["kind"], radio_frontend.complex_streams(checked))
         gr.hier_block2.__init__(self, "station", inputs, outputs)
         self.address = address
         self.node = the_node

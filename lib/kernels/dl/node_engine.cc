@@ -144,7 +144,8 @@ updu_queue_limits node_engine::impl::queue_limits(const node_config& c)
 {
     updu_queue_limits q = c.queue;
     if (q.flow_off_bytes == 0) {
-        const auto w = c.timing ? c.timing(c.mode) : default_waveform_timing(c.mode);
+        const auto w = c.timing ? c.timing(c.mode)
+                                : waveform_timing_of(c.s5069_bandwidth_khz, c.mode);
         q.flow_off_bytes = std::max<size_t>(
             64 * 1024, 2 * phy::max_bytes_within(w, c.max_transmission_s));
     }
@@ -207,6 +208,33 @@ modem_mode node_engine::impl::tx_mode_for(const peer_state* p) const
 // ------------------------------------------------------------------------- engine
 
 namespace {
+// The modes of a node at a STANAG 5069 bandwidth (wideband_modes.h): WNs of it, the
+// ladder with US, S or L and autobaud. Throws std::invalid_argument naming the problem.
+void check_s5069_modes(const node_config& c)
+{
+    const unsigned bw = c.s5069_bandwidth_khz;
+    const std::string name = waveform_name(bw, c.mode);
+    auto fail = [](const std::string& what) {
+        throw std::invalid_argument("node_config." + what);
+    };
+    if (!s5069_mode_of(bw, c.mode))
+        fail("mode " + name + " is no STANAG 5069 mode");
+    if (c.rate_adaptation && !is_valid_mode(c.mode))
+        fail(
+            "mode " + name +
+            " cannot be used with rate_adaptation: STANAG 5069 rate adaptation runs with "
+            "the US, S or L interleaver; set rate_adaptation=false or pick one");
+    if (c.rate_adaptation && !c.rate_change.autobaud)
+        fail("mode " + name +
+             ": STANAG 5069 rate adaptation needs rate_change.autobaud=true (a data rate "
+             "change procedure cannot announce STANAG 5069 modes)");
+    if (c.answer_mode &&
+        !(is_valid_mode(*c.answer_mode) && s5069_mode_of(bw, *c.answer_mode)))
+        fail("answer_mode " + waveform_name(bw, *c.answer_mode) +
+             " must be a STANAG 5069 mode at " + std::to_string(bw) +
+             " kHz with the US, S or L interleaver");
+}
+
 node_config validated(node_config c)
 {
     auto fail = [](const std::string& what) {
@@ -247,18 +275,20 @@ node_config validated(node_config c)
         fail("max_response_timeouts must be at least 1");
     const bool announceable =
         is_valid_mode(c.mode) && data_rate_bps(c.mode.data_rate) != 0;
-    if (!announceable && !phy::s4539_mode_by_name(to_string(c.mode)))
+    if (c.s5069_bandwidth_khz)
+        check_s5069_modes(c);
+    else if (!announceable && !phy::s4539_mode_by_name(to_string(c.mode)))
         fail("mode is not a valid data rate / interleaving pair");
     // A data rate change names the new mode by Table C-5/C-6 codes, which have no App C
     // interleaver other than S and L, nor 12800 bps: such a mode cannot be left or
     // returned to, so it is a fixed mode only.
-    if (c.rate_adaptation && !announceable)
+    if (c.rate_adaptation && !announceable && !c.s5069_bandwidth_khz)
         fail("mode " + to_string(c.mode) +
              " cannot be used with rate_adaptation: a data rate change " +
              "announces only STANAG 5066 Table C-6 interleavers (S, L, 4800U) up to 9600 "
              "bps; " +
              "set rate_adaptation=false or pick such a mode");
-    if (c.answer_mode && !is_valid_mode(*c.answer_mode))
+    if (c.answer_mode && !is_valid_mode(*c.answer_mode) && !c.s5069_bandwidth_khz)
         fail("answer_mode " + to_string(*c.answer_mode) +
              " must be a mode a data rate change can announce (75-9600 bps, S or L)");
     if (c.rate_adaptation) {

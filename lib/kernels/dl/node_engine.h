@@ -29,6 +29,7 @@
 #include "sap_table.h"
 #include "transmission.h"
 #include "updu_queue.h"
+#include "wideband_modes.h"
 
 #include <cmath>
 #include <functional>
@@ -156,6 +157,10 @@ struct node_config {
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.
     modem_mode mode{ rate_2400, interleaving_short };
+    // 0: `mode` and every mode below are STANAG 4539's. Else the STANAG 5069 bandwidth
+    // (kHz) they are WNs of (dl/wideband_modes.h); the `mode` option sets it from a name
+    // such as WN12/48kHz/US.
+    unsigned s5069_bandwidth_khz = 0;
     // EOW data rate change (Annex C.6.4) driven by the SNR of received bursts.
     bool rate_adaptation = false;
     rate_policy_config rate_policy;
@@ -165,7 +170,7 @@ struct node_config {
     // tenths of a second, and a lost answer costs its sender a timeout and a step down
     // of a transmit mode that was fine. Empty: answers go in the transmit mode.
     std::optional<modem_mode> answer_mode = modem_mode{ rate_600, interleaving_short };
-    // Air time of a burst in a mode (default_waveform_timing when empty).
+    // Air time of a burst in a mode (waveform_timing_of when empty).
     std::function<phy::waveform_timing(const modem_mode&)> timing;
 };
 

@@ -17,7 +17,7 @@ namespace dl {
 
 phy::waveform_timing node_engine::impl::timing(const modem_mode& m) const
 {
-    return cfg.timing ? cfg.timing(m) : default_waveform_timing(m);
+    return cfg.timing ? cfg.timing(m) : waveform_timing_of(cfg.s5069_bandwidth_khz, m);
 }
 
 size_t node_engine::impl::segment_for(const modem_mode&) const

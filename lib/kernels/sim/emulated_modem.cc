@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace gr {
 namespace hfstack {
@@ -98,13 +99,18 @@ void emulated_modem::destroy(reception& r)
     ++d_stats.collisions;
 }
 
-air_transmission emulated_modem::transmit(dl::bytes data, dl::modem_mode mode, double now)
+air_transmission emulated_modem::transmit(dl::bytes data,
+                                          dl::modem_mode mode,
+                                          double now,
+                                          unsigned s5069_bandwidth_khz)
 {
     air_transmission b;
     b.source = d_id;
     b.mode = mode;
+    b.s5069_bandwidth_khz = s5069_bandwidth_khz;
     b.start = std::max(now + d_radio.key_up_s, d_on_air_until);
-    b.air_time_s = dl::air_time(dl::default_waveform_timing(mode), data.size());
+    b.air_time_s =
+        dl::air_time(dl::waveform_timing_of(s5069_bandwidth_khz, mode), data.size());
     b.data = std::move(data);
     const double end = b.start + b.air_time_s;
     d_on_air_until = end;
@@ -133,7 +139,14 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     // forged message) is refused before it can disturb the schedule: its start must be
     // finite and near now, its air time the timing model's for its bytes, and a path's
     // bursts must come in order (the error processes run forward in time).
-    const phy::waveform_timing timing = dl::default_waveform_timing(b.mode);
+    std::optional<phy::waveform_timing> known;
+    try {
+        known = dl::waveform_timing_of(b.s5069_bandwidth_khz, b.mode);
+    } catch (const std::invalid_argument&) {
+        ++d_stats.refused; // a code that is no mode at that bandwidth
+        return false;
+    }
+    const phy::waveform_timing timing = *known;
     const double air = dl::air_time(timing, b.data.size());
     auto last = d_last_start.find(b.source);
     if (!std::isfinite(b.start) || !(std::abs(b.air_time_s - air) <= 1e-6 * (1 + air)) ||
@@ -167,7 +180,8 @@ bool emulated_modem::hear(const air_transmission& b, double now)
         path.receive(r.burst.data.data(), r.burst.data.size(), s, timing.preamble_s,
                      timing.bit_rate, timing.whole_units() ? timing.unit_s : 0.0);
     r.bits_flipped = got.bits_flipped;
-    r.snr_report_db = path.reported_snr_db(dl::to_string(r.burst.mode), s, e - s);
+    r.snr_report_db = path.reported_snr_db(
+        dl::waveform_name(r.burst.s5069_bandwidth_khz, r.burst.mode), s, e - s);
     bool hit = false;
     for (const busy_interval& v : d_busy) {
         if (!(v.start < e && s < v.end))
@@ -263,6 +277,7 @@ std::vector<modem_event> emulated_modem::poll(double now)
             ev.type = modem_event::kind::burst;
             ev.data.assign(r.burst.data.begin() + long(from), r.burst.data.begin() + long(end));
             ev.info.mode = r.burst.mode;
+            ev.s5069_bandwidth_khz = r.burst.s5069_bandwidth_khz;
             ev.info.snr_db = r.snr_report_db;
             ev.info.burst_continues = true;
             out.push_back(std::move(ev));
@@ -276,6 +291,7 @@ std::vector<modem_event> emulated_modem::poll(double now)
             d_receptions.erase(it);
             ev.type = modem_event::kind::burst;
             ev.info.mode = r.burst.mode;
+            ev.s5069_bandwidth_khz = r.burst.s5069_bandwidth_khz;
             ev.info.snr_db = r.snr_report_db;
             if (r.destroyed) {
                 // Pieces already handed on: the receiver is told the burst ended, cut.

@@ -56,6 +56,7 @@ struct air_transmission {
     double start = 0;     // on the air from (protocol time)
     double air_time_s = 0;
     dl::modem_mode mode;
+    unsigned s5069_bandwidth_khz = 0; // mode is a STANAG 5069 WN there (dl/wideband_modes.h)
     dl::bytes data;
 };
 
@@ -66,6 +67,7 @@ struct modem_event {
     dl::phy_event status = dl::phy_event::carrier_on; // kind::status
     dl::bytes data;                                   // kind::burst, errors applied
     dl::burst_info info;                              // kind::burst
+    unsigned s5069_bandwidth_khz = 0;                 // kind::burst: of info.mode
 };
 
 struct emulated_modem_stats {
@@ -111,8 +113,10 @@ public:
 
     uint64_t id() const { return d_id; }
 
-    // Puts `data` on the air in `mode` at now + key_up (or when the previous burst ends).
-    air_transmission transmit(dl::bytes data, dl::modem_mode mode, double now);
+    // Puts `data` on the air in `mode` (a STANAG 5069 WN at s5069_bandwidth_khz unless 0)
+    // at now + key_up (or when the previous burst ends).
+    air_transmission
+    transmit(dl::bytes data, dl::modem_mode mode, double now, unsigned s5069_bandwidth_khz = 0);
     // Another modem's burst (this modem's own is ignored). False when refused
     // (stats().refused): a start not finite or outside [now - late_hearing_s,
     // now + max_announce_ahead_s], an air time other than the timing model's, or a start

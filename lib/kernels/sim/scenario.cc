@@ -28,8 +28,15 @@ dl::node_config node_config_for(const scenario_config& c, size_t index)
 {
     dl::node_config n;
     n.address = uint32_t(index + 1);
-    n.mode = node_mode_for(c.mode);
     n.max_transmission_s = c.max_transmission_s;
+    if (node_carries_by_name(c.mode)) {
+        // STANAG 5069 WN1-WN12: the node's own mode option (dl/wideband_modes.h), with
+        // its bandwidth's air time, rate ladder and answer mode.
+        dl::set_node_option(n, "mode", c.mode);
+        dl::set_node_options(n, c.node_options);
+        return n;
+    }
+    n.mode = node_mode_for(c.mode);
     // Node options last: they override what the scenario's own fields set.
     dl::set_node_options(n, c.node_options);
     // The chosen waveform (any Appendix C interleaver) for the chosen mode; the node's
@@ -60,12 +67,20 @@ phy::waveform_timing waveform_for(const std::string& mode_name)
                                 "9600VL, 4800U) nor a STANAG 5069 one (e.g. WN12/48kHz/US)");
 }
 
+bool node_carries_by_name(const std::string& mode_name)
+{
+    const auto m = phy::m110d_mode_by_name(mode_name);
+    return m && dl::s5069_node_mode(*m).has_value();
+}
+
 dl::modem_mode node_mode_for(const std::string& mode_name)
 {
     waveform_for(mode_name); // validates the name
+    if (node_carries_by_name(mode_name))
+        return dl::node_waveform_by_name(mode_name).mode;
     if (const auto m = phy::m110d_mode_by_name(mode_name)) {
-        // Table C-5 stops at 9600 bps: a wideband mode is announced as the fastest code
-        // at or below its rate (the timing, not the code, sets the air time here).
+        // WN0 and WN13, which the node's 5069 ladder lacks: announced as the fastest
+        // Table C-5 code at or below the mode's rate, the timing set by the scenario.
         dl::modem_mode mode;
         mode.data_rate = dl::rate_75;
         for (uint8_t r = dl::rate_75; r <= dl::rate_9600; ++r)
@@ -129,7 +144,8 @@ scenario_result run_scenario(const scenario_config& c,
     if (c.trace)
         net.on_transmission([&](size_t k, const dl::node_transmission& t) {
             res.transmissions.push_back(transmission_record{
-                net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes, t.mode });
+                net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes, t.mode,
+                dl::waveform_name(net.node(k).config().s5069_bandwidth_khz, t.mode) });
         });
 
     // Roles.

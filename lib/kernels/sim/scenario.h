@@ -113,6 +113,7 @@ struct transmission_record {
     dl::bytes burst;                // the D_PDUs themselves, back to back
     std::vector<size_t> dpdu_sizes; // their boundaries, in order
     dl::modem_mode mode;            // the mode it went out in
+    std::string mode_name;          // as the modem names it ("2400S", "WN12/48kHz/US")
 
     size_t bytes() const { return burst.size(); }
     size_t dpdus() const { return dpdu_sizes.size(); }
@@ -137,10 +138,12 @@ scenario_result run_scenario(const scenario_config& c,
                              double progress_step_s = 60);
 
 // The node mode (Table C-5 rate, Table C-6 interleaving) carrying a mode name, and its
-// waveform timing. Throws std::invalid_argument for unknown names and STANAG 4539 rates
-// Table C-5 lacks (12800U); a STANAG 5069 mode is announced as the fastest Table C-5
-// rate at or below its own.
+// waveform timing. Throws std::invalid_argument for unknown names. STANAG 5069 WN1-WN12
+// are the node's own (dl/wideband_modes.h: WN - 1 at the mode's bandwidth; the node is
+// set up by its mode option, node_carries_by_name); WN0 and WN13 are announced as the
+// fastest Table C-5 rate at or below their own, with the mode's timing.
 dl::modem_mode node_mode_for(const std::string& mode_name);
+bool node_carries_by_name(const std::string& mode_name);
 phy::waveform_timing waveform_for(const std::string& mode_name);
 
 } // namespace sim

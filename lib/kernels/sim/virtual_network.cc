@@ -6,6 +6,8 @@
 
 #include "virtual_network.h"
 
+#include "dl/wideband_modes.h"
+
 #include "phy/transmission_time.h"
 
 #include <algorithm>
@@ -37,6 +39,7 @@ uint64_t splitmix64(uint64_t x)
 struct virtual_network::air_burst {
     dl::bytes data;
     dl::modem_mode mode;
+    std::string mode_name; // as the modem names it (dl::waveform_name)
     double start = 0; // at the transmitter
     double air_time_s = 0;
     phy::waveform_timing timing;
@@ -431,7 +434,7 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
                             b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
         r.snr_report_db =
-            r.path->reported_snr_db(dl::to_string(b.mode),
+            r.path->reported_snr_db(b.mode_name,
                                     b.start + r.path->config().propagation_s,
                                     r.end - r.start);
         if (got.preamble_missed) {
@@ -554,7 +557,9 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
     burst->mode = tx.mode;
     burst->start = start;
     burst->air_time_s = air;
-    burst->timing = n.cfg.timing ? n.cfg.timing(tx.mode) : dl::default_waveform_timing(tx.mode);
+    burst->mode_name = dl::waveform_name(n.cfg.s5069_bandwidth_khz, tx.mode);
+    burst->timing = n.cfg.timing ? n.cfg.timing(tx.mode)
+                                 : dl::waveform_timing_of(n.cfg.s5069_bandwidth_khz, tx.mode);
 
     auto destroy = [this](uint64_t id) {
         auto it = d_receptions.find(id);

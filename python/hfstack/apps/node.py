@@ -58,7 +58,7 @@ from gnuradio.hfstack.version import __version__
 dl = hfstack.dl
 T = dl.sis_type
 PROG = "hfstack-node"
-CONFIG_KEYS = ("address", "peer_address", "rate", "interleaver", "options", "sis", "pcap",
+CONFIG_KEYS = ("address", "peer_address", "mode", "rate", "interleaver", "options", "sis", "pcap",
                "stats", "radio", "ip_client", "pep")
 # Every interleaver of the modem, by its name (the node runs App C's ultra_short,
 # very_short, medium and very_long as a fixed mode: rate adaptation cannot announce them).
@@ -89,8 +89,14 @@ def parse_args(argv):
     cli.add_version(p)
     n = p.add_argument_group("node")
     n.add_argument("--address", help="STANAG 5066 address a.b.c.d (default 0.0.0.1)")
+    n.add_argument("--mode", help="waveform mode by the modem's name (hfstack-modem "
+                   "--list-modes): a STANAG 4539 one (2400S, 9600VS), instead of --rate and "
+                   "--interleaver, or a STANAG 5069 one, WN1-WN12 at any bandwidth "
+                   "(WN12/48kHz/US is 240 kbps); with --rate auto the starting mode of a rate "
+                   "adaptation across the WNs of its bandwidth and interleaver")
     n.add_argument("--rate", help="user data rate in bps (75..12800), or auto: start at 2400 "
-                   "and follow the received SNR (EOW data rate change); default 2400")
+                   "(or at --mode) and follow the received SNR (EOW data rate change); "
+                   "default 2400")
     n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
                    help="interleaver (default short), any of the modem's: --rate 9600 "
                    "--interleaver very_short is the modem's 9600VS, none is 4800U or 12800U; "
@@ -152,7 +158,7 @@ def parse_args(argv):
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
     st.add_argument("--stats", dest="stats_file", help="write them to this file (default: stdout)")
-    radio_frontend.add_arguments(p, skip=("data_rate", "interleaver"),  # --rate, --interleaver
+    radio_frontend.add_arguments(p, skip=("mode", "data_rate", "interleaver"),  # --mode, --rate, --interleaver
                                  defaults_shown={"kind": "audio; --pair and --demo: loopback"})
     w = p.add_argument_group("window")
     w.add_argument("--gui", action="store_true",
@@ -214,6 +220,7 @@ def config_schema():
         "type": "object", "additionalProperties": False,
         "properties": {
             "address": text, "peer_address": text, "pcap": {"type": ["string", "null"]},
+            "mode": {"type": "string"},
             "rate": {"type": ["integer", "string"]},
             "interleaver": {"enum": sorted(INTERLEAVER_LETTER)},
             "options": {"type": ["string", "object", "null"]},
@@ -350,32 +357,37 @@ def settings(a):
     if not s["stats_interval"] >= 0:
         problems.append("--stats-interval must be >= 0")
 
+    mode = first(a.mode, doc.get("mode"))
     rate = str(first(a.rate, doc.get("rate"), 2400)).strip().lower()
     interleaver = str(first(a.interleaver, doc.get("interleaver"), "short"))
     automatic = rate == "auto"
-    if automatic:
-        rate = "2400"
-        if interleaver not in ("short", "long", "none"):
-            problems.append(f"--rate auto with interleaver {interleaver}: a data rate change "
-                            "announces only STANAG 5066 Table C-6 interleavers (short, long, "
-                            "none); pick one of those or a fixed --rate")
-            interleaver = "short"
-    if not rate.isdigit():
-        problems.append(f"rate {rate!r}: a rate in bps such as 2400, or auto")
-        rate = "2400"
     options = doc.get("options") or ""
     if isinstance(options, dict):
         options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
                            for k, v in options.items())
-    letter = INTERLEAVER_LETTER.get(interleaver, "S")
-    if letter == "U" and int(rate) < 4800:
-        letter = "Z"  # what no interleaving means there: refused with the modem's reason
-    node_options = [f"mode={rate}{letter}"]
+    if mode is not None:
+        mode, rate, interleaver = named_mode(str(mode), a, doc, automatic, problems)
+    else:
+        if automatic:
+            rate = "2400"
+            if interleaver not in ("short", "long", "none"):
+                problems.append(f"--rate auto with interleaver {interleaver}: a data rate change "
+                                "announces only STANAG 5066 Table C-6 interleavers (short, long, "
+                                "none); pick one of those or a fixed --rate")
+                interleaver = "short"
+        if not rate.isdigit():
+            problems.append(f"rate {rate!r}: a rate in bps such as 2400, or auto")
+            rate = "2400"
+        letter = INTERLEAVER_LETTER.get(interleaver, "S")
+        if letter == "U" and int(rate) < 4800:
+            letter = "Z"  # what no interleaving means there: refused with the modem's reason
+        mode = f"{rate}{letter}"
+    node_options = [f"mode={mode}"]
     if automatic:
         node_options += ["rate_adaptation=true", "rate_change.autobaud=true"]
     node_options += [str(options), a.options or ""]
     s["node_options"] = ";".join(o for o in node_options if o)
-    s["rate"], s["interleaver"] = int(rate), interleaver
+    s["mode"], s["rate"], s["interleaver"] = mode, int(rate), interleaver
     for address in (s["address"], s["peer_address"]):
         try:  # the node checks its address and options (cheap: no thread until started)
             hfstack.node(address, s["node_options"], 1.0, "", 0)
@@ -389,8 +401,11 @@ def settings(a):
     radio.setdefault("kind", "loopback" if a.pair or a.demo else "audio")
     mode_refused = any(p.startswith("option mode") for p in problems)  # said once is enough
     if radio["kind"] in radio_frontend.MODEM_KINDS and not mode_refused:
-        radio.setdefault("data_rate", int(rate))  # the emulator takes the node's mode
-        radio.setdefault("interleaver", interleaver)
+        if modes.is_s5069(mode):  # the modem's default mode and the bandwidth it hears
+            radio.setdefault("mode", mode)
+        else:
+            radio.setdefault("data_rate", int(rate))  # the emulator takes the node's mode
+            radio.setdefault("interleaver", interleaver)
     try:
         s["radio"] = radio_frontend.check_options(radio)
     except radio_frontend.radio_error as e:
@@ -414,6 +429,21 @@ def settings(a):
     if problems:
         raise config_error("\n".join(problems))
     return s
+
+
+def named_mode(name, a, doc, automatic, problems):
+    """(mode, rate in bps, interleaver) of --mode NAME (or the YAML `mode`), which names
+    the rate and interleaver itself: --rate (but auto) and --interleaver go with it not."""
+    if first(a.interleaver, doc.get("interleaver")) is not None or (
+            not automatic and first(a.rate, doc.get("rate")) is not None):
+        problems.append("--mode names the rate and interleaver: leave out --rate (but "
+                        "auto) and --interleaver")
+    found = modes.mode_info(name)
+    if found is None:
+        problems.append(f"--mode {name}: {modes.any_mode_problem(name)}")
+        return "2400S", 2400, "short"
+    bps, interleaver, canonical = found
+    return canonical, bps, interleaver
 
 
 def ip_client_settings(a, section, problems):
@@ -713,7 +743,8 @@ def serve(s, stations, stop, out):
 
 def describe_link(s):
     r = s["radio"]
-    mode = f"{s['rate']} bps, {s['interleaver']} interleaver"
+    mode = (f"{s['mode']}, {s['rate']} bps" if modes.is_s5069(s["mode"])
+            else f"{s['rate']} bps, {s['interleaver']} interleaver")
     if r["kind"] == "loopback":
         return (f"the real STANAG 4539 modem ({mode}) on audio at {radio_frontend.modem_rate(r):g} Hz, "
                 f"joined by the Watterson channel ({r['profile']}, {r['snr_db']:g} dB SNR in "

@@ -225,8 +225,7 @@ void bind_sim(py::module& m)
         .def_property_readonly("bytes", &transmission_record::bytes)
         .def_property_readonly("dpdus", &transmission_record::dpdus)
         .def_readonly("air_time_s", &transmission_record::air_time_s)
-        .def_property_readonly(
-            "mode", [](const transmission_record& t) { return dl::to_string(t.mode); });
+        .def_readonly("mode", &transmission_record::mode_name);
 
     py::class_<scenario_result>(m, "scenario_result")
         .def_readonly("transmissions", &scenario_result::transmissions)
@@ -366,6 +365,19 @@ void bind_sim(py::module& m)
         py::arg("name"),
         "(data_rate, interleaver, name) of a mode of either standard the modem blocks send and "
         "receive (\"wn8/3khz/l\" -> (6400, \"long\", \"WN8/3kHz/L\")), or None");
+    m.def(
+        "modem_mode_band",
+        [](const std::string& name) {
+            const auto m = phy::waveform_mode_by_name(name);
+            if (!m)
+                throw std::invalid_argument("modem_mode_band: " + phy::waveform_mode_problem(name));
+            return py::make_tuple(phy::waveform_bandwidth_khz(*m),
+                                  phy::waveform_symbol_rate(*m),
+                                  phy::waveform_carrier_hz(*m));
+        },
+        py::arg("name"),
+        "(bandwidth kHz, symbol rate Bd, carrier Hz on real audio) of a mode of either "
+        "standard");
     m.def("modem_mode_problem", &phy::waveform_mode_problem, py::arg("name"),
           "Why a name is no mode of the modem blocks (either standard), \"\" when it is one");
     m.def(

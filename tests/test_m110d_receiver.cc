@@ -526,6 +526,33 @@ TEST(M110dReceiver, SuspectFramesEqualisedBackward)
     expect_wn10_block_whole_only_by_default(25, 4, forward_only);
 }
 
+TEST(M110dReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
+{
+    // A WN7 burst of about 10 s at 30 dB whose last 1.5 s arrive 30 dB weaker: the
+    // report is the burst's mean over chunks of known symbols (phy/burst_snr.h), as the
+    // 110A and App C receivers report, a few dB under the steady burst's, not the fade
+    // alone that the tracked noise at the burst's end reads.
+    const m110d_mode mode = mode_of("WN7/3kHz/S");
+    const std::vector<uint8_t> data = random_bytes(12000, 44);
+    const std::vector<float> clean =
+        padded_audio(m110d_transmit_points(mode, data.data(), data.size()), 9600);
+    std::vector<float> faded = clean;
+    const size_t end = faded.size() - size_t(0.5 * 9600);
+    for (size_t k = end - size_t(1.5 * 9600); k < end; ++k)
+        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
+    faded.resize(faded.size() + 5 * 9600, 0.0f); // time to find the burst lost
+    const double snr = 30.0 - 10 * std::log10(m110d_frame_power(mode));
+    const std::vector<m110d_burst> steady =
+        receive_audio(through_channel(clean, 9600, snr, 0, 5));
+    const std::vector<m110d_burst> fading =
+        receive_audio(through_channel(faded, 9600, snr, 0, 5));
+    ASSERT_EQ(steady.size(), 1u);
+    ASSERT_GE(fading.size(), 1u);
+    EXPECT_NEAR(steady[0].snr_db, 30.0, 4.5);
+    EXPECT_LT(fading[0].snr_db, steady[0].snr_db - 2.0) << steady[0].snr_db;
+    EXPECT_GT(fading[0].snr_db, steady[0].snr_db - 9.0) << steady[0].snr_db;
+}
+
 TEST(M110dReceiver, NoiseAloneStartsNothing)
 {
     for (bool find : { false, true }) {

@@ -6,6 +6,7 @@
 
 #include "m110d_receiver.h"
 
+#include "burst_snr.h"
 #include "channel_tracking_equaliser.h"
 #include "differential_products.h"
 #include "m110d_decoder.h"
@@ -242,6 +243,7 @@ struct m110d_receiver::state {
     std::vector<cd> window;
     double reference_power = 0;
     serial_tone_presence presence;
+    burst_snr snr_report;   // the burst's SNR report: its mean over the burst
     double known_error = 0; // over the known chips equalised
     std::unique_ptr<m110d_demapper> demapper;
     std::unique_ptr<m110d_block_decoder> decoder;
@@ -676,6 +678,7 @@ void m110d_receiver::state::begin_burst()
     streamed.restart();
     block_decoded = false;
     presence.start(reference_power);
+    snr_report.start();
     known_error = 0;
     stage = phase::data;
 }
@@ -918,8 +921,10 @@ bool m110d_receiver::state::read_fields()
 void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
 {
     equaliser->decide(sent, known_symbol);
-    if (known_symbol)
+    if (known_symbol) {
         presence.add_known(z, sent);
+        snr_report.add(std::norm(z - sent));
+    }
 }
 
 void m110d_receiver::state::wn0_symbol_read(const float* llr, const cf* y, size_t first)
@@ -1542,8 +1547,12 @@ m110d_burst m110d_receiver::state::report() const
     burst.mode = mode->name();
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
-    // The signal's mean power, as a channel's SNR is measured.
-    burst.snr_db = presence.snr_db(m110d_frame_power(*mode));
+    // The signal's mean power, as a channel's SNR is measured; over the whole burst, as
+    // the 110A and App C receivers report (burst_snr.h), or, for a burst too short for
+    // half a chunk of known symbols, the tracked noise at its end.
+    const double power = m110d_frame_power(*mode);
+    burst.snr_db =
+        snr_report.chunks() > 0 ? snr_report.snr_db(power) : presence.snr_db(power);
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;

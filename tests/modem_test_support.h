@@ -14,11 +14,12 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
-#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,6 +144,22 @@ inline std::vector<float> padded_audio(const std::vector<std::complex<float>>& p
     const std::vector<float> burst = gr::hfstack::phy::psk_modulator(mc).audio(points);
     audio.insert(audio.end(), burst.begin(), burst.end());
     audio.resize(audio.size() + size_t(0.5 * fs), 0.0f);
+    return audio;
+}
+
+// Audio as padded_audio() makes it (0.5 s of silence after the burst) with the burst's
+// last fade_s seconds weakened by fade_db, then extra_s more of silence (time for a
+// receiver to find a burst lost).
+inline std::vector<float> with_faded_end(std::vector<float> audio,
+                                         double fs,
+                                         double fade_s,
+                                         double fade_db,
+                                         double extra_s = 0)
+{
+    const size_t end = audio.size() - size_t(0.5 * fs);
+    for (size_t k = end - size_t(fade_s * fs); k < end; ++k)
+        audio[k] *= float(std::pow(10.0, fade_db / 20.0));
+    audio.resize(audio.size() + size_t(extra_s * fs), 0.0f);
     return audio;
 }
 

@@ -281,10 +281,7 @@ TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     clean.insert(clean.end(), burst.begin(), burst.end());
     const std::vector<float> after = silence(0.5, fs);
     clean.insert(clean.end(), after.begin(), after.end());
-    std::vector<float> faded = clean;
-    const size_t end = faded.size() - after.size();
-    for (size_t k = end - size_t(1.5 * fs); k < end; ++k)
-        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
+    const std::vector<float> faded = with_faded_end(clean, fs, 1.5, -30);
     const std::vector<m110a_burst> steady =
         receive_audio(through_channel(clean, fs, 20, 0, 5), fs);
     const std::vector<m110a_burst> fading =

@@ -206,11 +206,7 @@ TEST(M110cReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     const std::vector<uint8_t> data = random_bytes(10000, 44);
     const std::vector<float> clean =
         padded_audio(m110c_transmit_points(mode, data.data(), data.size()), 9600);
-    std::vector<float> faded = clean;
-    const size_t end = faded.size() - size_t(0.5 * 9600);
-    for (size_t k = end - size_t(1.5 * 9600); k < end; ++k)
-        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
-    faded.resize(faded.size() + 5 * 9600, 0.0f); // time to find the burst lost
+    const std::vector<float> faded = with_faded_end(clean, 9600, 1.5, -30, 5);
     const double snr =
         30.0 - 10 * std::log10(m110c_frame_power(mode)); // over the mean power
     const std::vector<m110c_burst> steady =

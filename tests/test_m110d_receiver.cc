@@ -536,11 +536,7 @@ TEST(M110dReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     const std::vector<uint8_t> data = random_bytes(12000, 44);
     const std::vector<float> clean =
         padded_audio(m110d_transmit_points(mode, data.data(), data.size()), 9600);
-    std::vector<float> faded = clean;
-    const size_t end = faded.size() - size_t(0.5 * 9600);
-    for (size_t k = end - size_t(1.5 * 9600); k < end; ++k)
-        faded[k] *= float(std::pow(10.0, -30.0 / 20.0));
-    faded.resize(faded.size() + 5 * 9600, 0.0f); // time to find the burst lost
+    const std::vector<float> faded = with_faded_end(clean, 9600, 1.5, -30, 5);
     const double snr = 30.0 - 10 * std::log10(m110d_frame_power(mode));
     const std::vector<m110d_burst> steady =
         receive_audio(through_channel(clean, 9600, snr, 0, 5));

@@ -107,6 +107,15 @@ class qa_node_app(gr_unittest.TestCase):
         self.assertEqual(delivered, sorted(delivered))
         self.assertEqual(delivered[-1], 1200)
         self.assertEqual({p["tx_mode_a"] for p in timeline}, {"2400S"})
+        # What B's receiver reported of A's bursts, as it went: its count grows and the
+        # last report names the mode (SNR about the channel's 20 or 35 dB).
+        heard = [p["bursts_received_b"] for p in timeline]
+        self.assertEqual(heard, sorted(heard))
+        self.assertGreater(heard[-1], 0)
+        reports = [p for p in timeline if "snr_report_b" in p]
+        self.assertTrue(reports)
+        self.assertEqual({p["burst_mode_b"] for p in reports} - {"600S"}, {"2400S"})
+        self.assertTrue(all(10 < p["snr_report_b"] < 45 for p in reports))
         self.assertEqual(timeline[0]["snr_db"], 20)
         self.assertEqual(timeline[-1]["snr_db"], 35)
         self.assertTrue(all(p["t_s"] >= 1 for p in timeline if p["snr_db"] == 35))

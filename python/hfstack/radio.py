@@ -387,6 +387,7 @@ class burst_monitor(gr.basic_block):
         self.bytes = 0
         # Per measured quantity: [count, sum, last] (a node runs for days).
         self.measured = {key: [0, 0.0, None] for key in self.MEASURED}
+        self.last_mode = None
 
     MEASURED = ("snr_db", "frequency_offset_hz")
 
@@ -401,6 +402,9 @@ class burst_monitor(gr.basic_block):
                 if pmt.is_real(v):
                     x = pmt.to_double(v)
                     m[0], m[1], m[2] = m[0] + 1, m[1] + x, x
+            mode = pmt.dict_ref(meta, pmt.intern("mode"), pmt.PMT_NIL)
+            if pmt.is_symbol(mode):
+                self.last_mode = pmt.symbol_to_string(mode)
         self.message_port_pub(pmt.intern("out"), msg)
 
     def stats(self):
@@ -409,6 +413,8 @@ class burst_monitor(gr.basic_block):
             for key, (count, total, last) in self.measured.items():
                 if count:
                     s[key + "_mean"], s[key + "_last"] = total / count, last
+            if self.last_mode is not None:
+                s["mode_last"] = self.last_mode
         return s
 
 

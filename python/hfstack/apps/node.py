@@ -845,8 +845,17 @@ def demo(a, s, stations, stop):
                 st.radio.channel.set_snr_db(snr_now[0])
             print(f"  {t:6.1f} s: channel SNR now {snr_now[0]:g} dB", flush=True)
         if not timeline or t - timeline[-1]["t_s"] >= 1.0 or received == len(data):
-            timeline.append({"t_s": t, "delivered_bytes": received, "snr_db": snr_now[0],
-                             "tx_mode_a": tx_mode(A, B), "tx_mode_b": tx_mode(B, A)})
+            point = {"t_s": t, "delivered_bytes": received, "snr_db": snr_now[0],
+                     "tx_mode_a": tx_mode(A, B), "tx_mode_b": tx_mode(B, A)}
+            # What each receiver last reported (B's: of A's bursts), so a run shows
+            # which report moved a rate.
+            for name, st in (("a", A), ("b", B)):
+                r = st.radio.stats()
+                point[f"bursts_received_{name}"] = r["bursts_received"]
+                if "snr_db_last" in r:
+                    point[f"snr_report_{name}"] = r["snr_db_last"]
+                    point[f"burst_mode_{name}"] = r.get("mode_last", "")
+            timeline.append(point)
 
     def show(delivery):
         t = (time.monotonic() - t0) * scale

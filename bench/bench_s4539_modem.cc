@@ -580,7 +580,7 @@ int main(int argc, char** argv)
             const double snr_mean = received_bursts ? snr_sum / n : std::nan("");
             const double snr_sd =
                 received_bursts ? std::sqrt(std::max(0.0, snr_square_sum / n - snr_mean * snr_mean)) : std::nan("");
-            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.1f %8.1f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
                         "%10.2f\n",
                         name.c_str(), snr, bits, errors, double(errors) / double(bits),
                         poisson_upper(errors) / double(bits), lost, signal_s / tx_cpu, signal_s / rx_cpu,

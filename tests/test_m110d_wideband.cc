@@ -12,6 +12,7 @@
 // lacks; the front end refuses a sample rate that cannot hold the bandwidth.
 // Short interleavers and short payloads keep the run modest.
 #include "chan/watterson_channel.h"
+#include "phy/differential_products.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
@@ -248,4 +249,99 @@ TEST(M110dWidebandRates, LongBurstAt48kHzHoldsItsOffset)
     const std::vector<m110d_burst> bursts =
         received(on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
     expect_whole(bursts, mode, data, 45, "WN12/48kHz/US, 60000 bytes");
+}
+
+// The search's correlation by FFT (differential_correlator with fft, as the App D
+// receiver's above 3 kHz): the same z as the dot product to rounding at every sample,
+// exactly the dot product's from exact_from up, and 0 over silence before a strong
+// signal (where the FFT's rounding, relative to the block, would be all there is).
+TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
+{
+    std::vector<cf> known;
+    for (const uint8_t b : random_bytes(640, 80))
+        known.push_back(std::polar(1.0f, float(b % 8) * 0.785398163f));
+    std::vector<cf> x(40000);
+    uint32_t state = 81;
+    const auto noise = [&state] {
+        state = state * 1664525u + 1013904223u;
+        return float(state >> 8) / float(1u << 24) - 0.5f;
+    };
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = i < 3000 ? cf() : cf(noise(), noise());
+    for (size_t k = 0; k < known.size(); ++k) // the sequence at sample 20001, 4 a symbol
+        for (size_t j = 0; j < 4; ++j)
+            x[20001 + 4 * k + j] += 0.3f * known[k] * std::polar(1.0f, 0.01f * float(k));
+    const double exact_from = 3.5;
+    differential_correlator direct(known, 4096), fft(known, 4096, true, exact_from);
+    ASSERT_TRUE(fft.uses_fft());
+    EXPECT_FALSE(direct.uses_fft());
+    serial_tone_samples input(9600 * 16);
+    // In pieces, as a receiver gets them: the FFT's blocks take what the input holds.
+    size_t fed = 0, largest_at = 0;
+    double largest = 0;
+    for (uint64_t n = 4; n + 4 * known.size() + 4 < x.size(); ++n) {
+        while (fed < x.size() && fed < n + 4 * known.size() + 1 + 1000) {
+            const size_t piece = std::min<size_t>(960, x.size() - fed);
+            input.append(x.data() + fed, piece);
+            fed += piece;
+        }
+        cf a, b;
+        const double za = direct.z_at(input, n, a), zb = fft.z_at(input, n, b);
+        ASSERT_NEAR(zb, za, 1e-3 * std::max(1.0, za)) << "sample " << n;
+        if (za >= exact_from + 0.01) {
+            ASSERT_EQ(za, zb) << "sample " << n;
+            ASSERT_EQ(a, b) << "sample " << n;
+        }
+        if (n + 4 * known.size() < 3000)
+            ASSERT_EQ(zb, 0.0) << "sample " << n;
+        if (za > largest) {
+            largest = za;
+            largest_at = n;
+        }
+    }
+    EXPECT_EQ(largest_at, 20001u);
+    EXPECT_GT(largest, 8.0);
+}
+
+// The receiver with the FFT search (default) and with dot products (fft_search false)
+// reports the same bursts: the same start, bytes, offset and SNR (the detection's z and
+// sum are the dot product's), at 12 kHz with one super-frame and at 24 kHz with three
+// (the comb's sections from the FFT: the same start and bytes, the offset to rounding).
+TEST(M110dWidebandSearch, FftSearchFindsWhatDotProductsFind)
+{
+    struct row {
+        const char* mode;
+        unsigned superframes;
+        double snr_db;
+    };
+    for (const row& r : { row{ "WN6/12kHz/US", 1, 8 }, row{ "WN2/24kHz/S", 3, -1 } }) {
+        const m110d_mode mode = *m110d_mode_by_name(r.mode);
+        m110d_transmit_options o;
+        o.timing.preamble.superframes = r.superframes;
+        const std::vector<uint8_t> data = random_bytes(400, 82);
+        std::vector<cf> air = on_the_air(mode, data, 0, r.snr_db, 17, 8, o);
+        const std::vector<cf> again = on_the_air(mode, data, 0, r.snr_db, 17, 9, o);
+        air.insert(air.end(), again.begin(), again.end()); // two bursts
+        m110d_receiver_config c;
+        const std::vector<m110d_burst> by_fft = received(air, mode, 0, c);
+        c.fft_search = false;
+        const std::vector<m110d_burst> by_dot = received(air, mode, 0, c);
+        ASSERT_EQ(by_fft.size(), 2u) << r.mode;
+        ASSERT_EQ(by_dot.size(), by_fft.size()) << r.mode;
+        for (size_t i = 0; i < by_fft.size(); ++i) {
+            EXPECT_EQ(by_fft[i].start_sample, by_dot[i].start_sample) << r.mode;
+            EXPECT_EQ(by_fft[i].bytes, by_dot[i].bytes) << r.mode;
+            EXPECT_EQ(by_fft[i].eom, by_dot[i].eom) << r.mode;
+            EXPECT_EQ(by_fft[i].bytes, data) << r.mode;
+            if (r.superframes == 1) {
+                EXPECT_EQ(by_fft[i].frequency_offset_hz, by_dot[i].frequency_offset_hz)
+                    << r.mode;
+                EXPECT_EQ(by_fft[i].snr_db, by_dot[i].snr_db) << r.mode;
+            } else {
+                EXPECT_NEAR(
+                    by_fft[i].frequency_offset_hz, by_dot[i].frequency_offset_hz, 1e-3)
+                    << r.mode;
+            }
+        }
+    }
 }

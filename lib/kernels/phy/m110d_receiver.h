@@ -104,6 +104,14 @@ struct m110d_receiver_config {
     // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
     // count and WID checks).
     double detection_threshold = 4.0;
+    // true: above 3 kHz the search's correlations (the known chips' and the super-frame
+    // comb's sections') are computed many samples at once by FFT (differential_correlator
+    // with fft), their cost a few tens of operations a sample rather than the known
+    // chips' number (2560 at 48 kHz); a z within fft_exact_margin (0.5) of the threshold
+    // is computed again by dot product, so detections and their peaks are the dot
+    // product's. The comb's section sums are the FFT's (to about 1e-6 of their size).
+    // 3 kHz: dot products either way. false: dot products at every bandwidth.
+    bool fft_search = true;
     unsigned max_delay_spread_symbols =
         13;                   // longest channel the equaliser spans (5.4 ms)
     double forgetting = 0.97; // channel tracker (see m110c_receiver_config)

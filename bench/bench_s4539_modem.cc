@@ -47,8 +47,11 @@
  *       QAM tables' peak; the two differ only for 16/32/64QAM, by 0.9/1.6/2.0 dB)
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
- *       [--delay-spread-symbols N]   (App D: the equaliser's span, 13 symbols by default:
- *       5.4 ms at 3 kHz, 0.34 ms at 48 kHz)
+ *       [--delay-spread-symbols N]   (App D: the equaliser's span; by default
+ *       m110d_delay_spread_symbols: 2 ms at the mode's symbol rate plus 8 symbols, 13 at
+ *       3 kHz, 28 at 12 kHz, 85 at 48 kHz)
+ *       [--fft-search 0|1]   (App D above 3 kHz: the search's correlations by FFT, the
+ *       default, or by dot products as before)
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
  *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
  *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
@@ -348,6 +351,8 @@ int main(int argc, char** argv)
             wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
         else if (key == "--sample-rate")
             sample_rate = std::stod(value);
+        else if (key == "--fft-search")
+            wide_rx_config.fft_search = value != "0";
         else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {

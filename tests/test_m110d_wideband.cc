@@ -43,7 +43,8 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
                            double snr_db,
                            double offset_hz,
                            uint64_t seed,
-                           const m110d_transmit_options& options = {})
+                           const m110d_transmit_options& options = {},
+                           const std::vector<chan::watterson_path>& paths = {})
 {
     const psk_modulator modulator(m110d_modulator_config(mode, fs));
     const double rate = modulator.config().sample_rate;
@@ -59,6 +60,7 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
     cc.signal_power = m110d_frame_power(mode);
     cc.frequency_offset_hz = offset_hz;
     cc.seed = seed;
+    cc.paths = paths;
     chan::watterson_channel channel(cc);
     std::vector<cf> out;
     channel.process(x.data(), x.size(), out);
@@ -343,5 +345,42 @@ TEST(M110dWidebandSearch, FftSearchFindsWhatDotProductsFind)
                     << r.mode;
             }
         }
+    }
+}
+
+// The equaliser's default span per bandwidth (m110d_delay_spread_symbols): 2 ms at the
+// symbol rate plus 8 symbols, 13 at 3 kHz as before.
+TEST(M110dWidebandSpan, DefaultSpanScalesWithTheSymbolRate)
+{
+    EXPECT_EQ(m110d_delay_spread_symbols(3), 13u);
+    EXPECT_EQ(m110d_delay_spread_symbols(6), 18u);
+    EXPECT_EQ(m110d_delay_spread_symbols(9), 23u);
+    EXPECT_EQ(m110d_delay_spread_symbols(12), 28u);
+    EXPECT_EQ(m110d_delay_spread_symbols(24), 47u);
+    EXPECT_EQ(m110d_delay_spread_symbols(48), 85u);
+    EXPECT_EQ(m110d_delay_spread_symbols(48, 0.5), 28u);
+    EXPECT_EQ(m110d_receiver_config{}.max_delay_spread_symbols, 0u); // by bandwidth
+}
+
+// F.1487 poor's two paths 2 ms apart at 12 kHz (19.2 symbols): with the default span
+// (28) bursts come through, static and fading; with 3 kHz's 13 symbols (1.35 ms here)
+// the later path is missed and they do not.
+TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN6/12kHz/S");
+    const std::vector<uint8_t> data = random_bytes(6000, 83);
+    const std::vector<chan::watterson_path> still = { { 1.0, 0.0, 0.0, 0.0 },
+                                                      { 1.0, 0.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 },
+                                                     { 1.0, 1.0, 0.0, 2e-3 } };
+    for (const auto* paths : { &still, &poor }) {
+        const std::string what = paths == &still ? "static" : "fading";
+        const std::vector<cf> air = on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
+        expect_whole(received(air, mode, 0), mode, data, 5, what + ", default span");
+        m110d_receiver_config narrow;
+        narrow.max_delay_spread_symbols = 13;
+        const std::vector<m110d_burst> missed = received(air, mode, 0, narrow);
+        EXPECT_TRUE(missed.empty() || missed[0].bytes != data || missed[0].bytes_bad)
+            << what << ", 13 symbols";
     }
 }

@@ -189,15 +189,31 @@ void channel_tracking_equaliser::solve()
     std::vector<cd> r(n * n);
     for (size_t a = 0; a < n; ++a)
         r[a * n + a] = d_noise / d_cfg.symbol_power;
-    for (long j = first_unknown; j <= reach; ++j)
+    // Only the symbols j whose columns reach the window (the same terms, in the same
+    // order, as over every j of the span: a long span at a wide bandwidth has most of its
+    // j outside), the products written out (no NaN checks: the taps are finite).
+    long j_from = reach + 1, j_to = first_unknown - 1;
+    for (size_t q : nonzero) {
+        // 0 <= q + 2 j - first < n
+        j_from = std::min(j_from, (long(first) - long(q) + 1 + 2 * long(n)) / 2 - long(n));
+        j_to = std::max(j_to, (long(first) + long(n) - 1 - long(q) + 2 * long(n)) / 2 - long(n));
+    }
+    j_from = std::max(j_from, first_unknown);
+    j_to = std::min(j_to, reach);
+    for (long j = j_from; j <= j_to; ++j)
         for (size_t qa : nonzero) {
             const long a = long(qa) + 2 * j - long(first);
             if (a < 0 || a >= long(n))
                 continue;
+            const double ar = d_taps[qa].real(), ai = d_taps[qa].imag();
+            cd* row = &r[size_t(a) * n];
             for (size_t qb : nonzero) {
                 const long b = long(qb) + 2 * j - long(first);
-                if (b >= 0 && b < long(n))
-                    r[size_t(a) * n + size_t(b)] += d_taps[qa] * std::conj(d_taps[qb]);
+                if (b >= 0 && b < long(n)) {
+                    // d_taps[qa] * conj(d_taps[qb])
+                    const double br = d_taps[qb].real(), bi = -d_taps[qb].imag();
+                    row[b] += cd(ar * br - ai * bi, ar * bi + ai * br);
+                }
             }
         }
     // R w = c_0.

@@ -142,6 +142,14 @@ std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
 
 } // namespace
 
+unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms)
+{
+    // Pulse tail and timing margin: the 3 kHz span's 13 symbols less 2 ms at 2400 Bd.
+    constexpr unsigned margin_symbols = 8;
+    const double symbols = delay_spread_ms * 1e-3 * m110d_baud_per_khz * bandwidth_khz;
+    return unsigned(std::ceil(symbols - 1e-9)) + margin_symbols;
+}
+
 // The preamble Walsh symbol's chips at the configured bandwidth (32 * BW / 3, or as the
 // preamble_walsh reading caps it); the constructor has checked the bandwidth.
 unsigned walsh_chips_of(const m110d_receiver_config& c)
@@ -203,6 +211,11 @@ struct m110d_receiver::state {
     const unsigned frame_margin =
         std::max(448u, longest_frame_of(cfg.bandwidth_khz) + 128);
     serial_tone_samples input{ sps * symbol_rate };
+    // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
+    const unsigned
+        delay_spread_symbols = cfg.max_delay_spread_symbols > 0
+                                   ? cfg.max_delay_spread_symbols
+                                   : m110d_delay_spread_symbols(cfg.bandwidth_khz);
     // Per PN alignment searched for (the configured one; with find_preamble_readings the
     // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
     // as points, and the correlator.
@@ -650,7 +663,7 @@ void m110d_receiver::state::begin_burst()
         start_serial_tone_channel(input,
                                   start,
                                   known,
-                                  cfg.max_delay_spread_symbols,
+                                  delay_spread_symbols,
                                   tracking,
                                   cd(std::sqrt(reference_power)),
                                   1e-3);

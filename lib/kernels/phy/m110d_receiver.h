@@ -112,8 +112,10 @@ struct m110d_receiver_config {
     // product's. The comb's section sums are the FFT's (to about 1e-6 of their size).
     // 3 kHz: dot products either way. false: dot products at every bandwidth.
     bool fft_search = true;
-    unsigned max_delay_spread_symbols =
-        13;                   // longest channel the equaliser spans (5.4 ms)
+    // The longest channel the equaliser spans, in symbols (it reaches this far before
+    // the first path the preamble shows and past the last); 0 (default): by bandwidth,
+    // m110d_delay_spread_symbols.
+    unsigned max_delay_spread_symbols = 0;
     double forgetting = 0.97; // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     double decision_weight = 0.5;           // of a decided symbol in the tracker
@@ -226,6 +228,16 @@ struct m110d_receiver_config {
 // block is decoded, or with the threshold at -infinity), continues (a piece,
 // deliver_per_block; bytes_bad as of the blocks so far).
 using m110d_burst = m110c_burst;
+
+// The equaliser's default span at a bandwidth (m110d_receiver_config::
+// max_delay_spread_symbols 0): the design delay spread, 2 ms (ITU-R F.1487 poor, D-LXIV's
+// fading channel: two paths 2 ms apart; mid-latitude disturbed likewise), in symbols at
+// the bandwidth's symbol rate, rounded up, plus the 8 symbols of pulse tail and timing
+// margin the 3 kHz receiver's 13 held over its 4.8: 13 at 3 kHz (5.4 ms, as before), 18
+// at 6, 23 at 9, 28 at 12, 47 at 24 and 85 at 48 kHz (1.8 ms of margin at 3 kHz, 0.17 ms
+// at 48). With 13 at 12 kHz (1.35 ms) the second path was missed: WN6/12kHz/L at 16 dB
+// on F.1487 poor, 127,393 of 256,000 bits wrong (docs/modem-design.md, issue 24).
+unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms = 2.0);
 
 class m110d_receiver
 {

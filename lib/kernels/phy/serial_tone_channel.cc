@@ -186,6 +186,18 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     tracking.precursor_symbols = max_delay_spread_symbols + tail_symbols;
     tracking.postcursor_symbols = unsigned(std::min(last_path - first_path, int(max_delay_spread_symbols))) +
                                   max_delay_spread_symbols + tail_symbols;
+    if (last_path < first_path) {
+        // No tap over the threshold (noise: a false detection). The lines above then
+        // wrap (unsigned) to a one-symbol equaliser at the detected timing for the 3 kHz
+        // receivers' span of 13 (precursor 16 = reach, the postcursor taking the span
+        // back to 1); a longer span wrapped to 2 (span + 3) - 31 symbols, every tap
+        // tracked from zero (145 at 48 kHz, the App D receiver's default 85: about a
+        // tenth of a second of CPU for each false detection in noise, which at 48 kHz
+        // cross the search's threshold about once a second). The one-symbol equaliser
+        // at every span, as 13 gave it.
+        tracking.precursor_symbols = unsigned(reach);
+        tracking.postcursor_symbols = 0u - unsigned(reach); // with the precursor: 1 (mod 2^32)
+    }
     serial_tone_channel_start out;
     out.equaliser.reset(new channel_tracking_equaliser(tracking));
     out.timing_shift = int64_t(reference) * sps;

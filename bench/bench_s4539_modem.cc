@@ -15,6 +15,8 @@
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
+ *       [--static-paths d1,d2,...]   (equal static paths at these delays in ms, D-LXV's
+ *                                     static multipath tests)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N] [--interpolate 0|1]   (App C and D: channel from the probes)
  *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
@@ -247,6 +249,7 @@ int main(int argc, char** argv)
     uint64_t seed = 1;
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
+    std::vector<double> static_paths_ms; // --static-paths: equal static paths (D-LXV)
     bool verbose = false;
     unsigned auto_baud = 0;
     double sweep_hz_per_s = 0;
@@ -284,6 +287,11 @@ int main(int argc, char** argv)
             two_path_delay_ms = std::atof(v[0].c_str());
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
+        } else if (key == "--static-paths") { // "d1,d2,...": equal static paths, delays in ms
+            static_paths_ms.clear();
+            for (const std::string& d : split(value))
+                static_paths_ms.push_back(std::atof(d.c_str()));
+            profile = "static " + value;
         } else if (key == "--forgetting")
             rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting = std::atof(value.c_str());
         else if (key == "--decision-weight")
@@ -447,11 +455,17 @@ int main(int argc, char** argv)
             std::mt19937 rng{ uint32_t(seed) };
             chan::watterson_config cc;
             try {
-                cc = two_path_delay_ms >= 0 ? chan::watterson_preset("awgn", fs, snr, seed)
-                                            : chan::watterson_preset(profile, fs, snr, seed);
+                cc = two_path_delay_ms >= 0 || !static_paths_ms.empty()
+                         ? chan::watterson_preset("awgn", fs, snr, seed)
+                         : chan::watterson_preset(profile, fs, snr, seed);
                 if (two_path_delay_ms >= 0)
                     cc.paths = { { 0.5, two_path_spread_hz, 0.0, 0.0 },
                                  { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
+                if (!static_paths_ms.empty()) {
+                    cc.paths.clear();
+                    for (double d : static_paths_ms)
+                        cc.paths.push_back({ 1.0 / double(static_paths_ms.size()), 0.0, 0.0, d * 1e-3 });
+                }
                 cc.frequency_offset_hz = offset_hz;
                 cc.noise_bandwidth_hz = 1000.0 * sh.bw_khz;
                 cc.sample_rate_offset_ppm = ppm;

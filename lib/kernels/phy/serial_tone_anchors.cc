@@ -119,11 +119,10 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
                           (centre(d_anchors[a]) - centre(d_anchors[b]));
         const long moved = long((shift - d_anchors[a].timing_shift) / 2);
         const std::vector<cd>& taps = d_anchors[a].taps;
-        for (size_t q = 0; q < window_samples; ++q) {
-            const long from = long(q) + moved;
-            if (from >= 0 && from < long(window_samples))
-                d_interpolated[q] += weight * taps[size_t(from)];
-        }
+        // q + moved within the window (as a test on every q).
+        const long ws = long(window_samples);
+        for (long q = std::max(0L, -moved); q < std::min(ws, ws - moved); ++q)
+            d_interpolated[size_t(q)] += weight * taps[size_t(q + moved)];
     }
     return d_interpolated;
 }

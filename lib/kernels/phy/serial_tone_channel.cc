@@ -58,9 +58,14 @@ public:
     }
     void add_regressor(const std::vector<cd>& x)
     {
-        for (size_t i = 0; i < d_n; ++i)
+        // conj(x[i]) x[j] written out (as std::complex computes it for finite values,
+        // without its NaN checks: n is up to a probe period, 100 and more at 48 kHz).
+        for (size_t i = 0; i < d_n; ++i) {
+            const double ar = x[i].real(), ai = -x[i].imag();
+            cd* row = &d_gram[i * d_n];
             for (size_t j = 0; j < d_n; ++j)
-                d_gram[i * d_n + j] += std::conj(x[i]) * x[j];
+                row[j] += cd(ar * x[j].real() - ai * x[j].imag(), ar * x[j].imag() + ai * x[j].real());
+        }
     }
     // Adds `share` of the mean diagonal to the diagonal.
     void load_diagonal(double share)

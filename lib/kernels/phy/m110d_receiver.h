@@ -117,7 +117,7 @@ struct m110d_receiver_config {
     // the first path the preamble shows and past the last); 0 (default): by bandwidth,
     // m110d_delay_spread_symbols.
     unsigned max_delay_spread_symbols = 0;
-    double forgetting = 0.97; // channel tracker (see m110c_receiver_config)
+    double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     double decision_weight = 0.5;           // of a decided symbol in the tracker
     // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the

@@ -15,6 +15,8 @@
  *   build/bench/bench_s4539_modem [--profile awgn|poor|...] [--modes 2400S,9600L]
  *       [--snr 8,10,12] [--seconds S per point] [--seed N] [--offset-hz F] [--ppm P]
  *       [--two-path delay_ms,spread_hz]   (two equal Rayleigh paths instead of a preset)
+ *       [--static-paths d1,d2,...]   (equal static paths at these delays in ms, D-LXV's
+ *                                     static multipath tests)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
  *       [--solve-interval N] [--interpolate 0|1]   (App C and D: channel from the probes)
  *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
@@ -47,8 +49,11 @@
  *       QAM tables' peak; the two differ only for 16/32/64QAM, by 0.9/1.6/2.0 dB)
  *       [--levels 1]   (only each mode's level at the modulator's output: mean and
  *       peak power of a burst, dB relative to unit-amplitude symbols)
- *       [--delay-spread-symbols N]   (App D: the equaliser's span, 13 symbols by default:
- *       5.4 ms at 3 kHz, 0.34 ms at 48 kHz)
+ *       [--delay-spread-symbols N]   (App D: the equaliser's span; by default
+ *       m110d_delay_spread_symbols: 2 ms at the mode's symbol rate plus 8 symbols, 13 at
+ *       3 kHz, 28 at 12 kHz, 85 at 48 kHz)
+ *       [--fft-search 0|1]   (App D above 3 kHz: the search's correlations by FFT, the
+ *       default, or by dot products as before)
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
  *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
  *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
@@ -244,6 +249,7 @@ int main(int argc, char** argv)
     uint64_t seed = 1;
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
+    std::vector<double> static_paths_ms; // --static-paths: equal static paths (D-LXV)
     bool verbose = false;
     unsigned auto_baud = 0;
     double sweep_hz_per_s = 0;
@@ -281,6 +287,11 @@ int main(int argc, char** argv)
             two_path_delay_ms = std::atof(v[0].c_str());
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
+        } else if (key == "--static-paths") { // "d1,d2,...": equal static paths, delays in ms
+            static_paths_ms.clear();
+            for (const std::string& d : split(value))
+                static_paths_ms.push_back(std::atof(d.c_str()));
+            profile = "static " + value;
         } else if (key == "--forgetting")
             rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting = std::atof(value.c_str());
         else if (key == "--decision-weight")
@@ -348,6 +359,8 @@ int main(int argc, char** argv)
             wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
         else if (key == "--sample-rate")
             sample_rate = std::stod(value);
+        else if (key == "--fft-search")
+            wide_rx_config.fft_search = value != "0";
         else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {
@@ -442,11 +455,17 @@ int main(int argc, char** argv)
             std::mt19937 rng{ uint32_t(seed) };
             chan::watterson_config cc;
             try {
-                cc = two_path_delay_ms >= 0 ? chan::watterson_preset("awgn", fs, snr, seed)
-                                            : chan::watterson_preset(profile, fs, snr, seed);
+                cc = two_path_delay_ms >= 0 || !static_paths_ms.empty()
+                         ? chan::watterson_preset("awgn", fs, snr, seed)
+                         : chan::watterson_preset(profile, fs, snr, seed);
                 if (two_path_delay_ms >= 0)
                     cc.paths = { { 0.5, two_path_spread_hz, 0.0, 0.0 },
                                  { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
+                if (!static_paths_ms.empty()) {
+                    cc.paths.clear();
+                    for (double d : static_paths_ms)
+                        cc.paths.push_back({ 1.0 / double(static_paths_ms.size()), 0.0, 0.0, d * 1e-3 });
+                }
                 cc.frequency_offset_hz = offset_hz;
                 cc.noise_bandwidth_hz = 1000.0 * sh.bw_khz;
                 cc.sample_rate_offset_ppm = ppm;
@@ -580,7 +599,7 @@ int main(int argc, char** argv)
             const double snr_mean = received_bursts ? snr_sum / n : std::nan("");
             const double snr_sd =
                 received_bursts ? std::sqrt(std::max(0.0, snr_square_sum / n - snr_mean * snr_mean)) : std::nan("");
-            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.0f %8.0f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.1f %8.1f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
                         "%10.2f\n",
                         name.c_str(), snr, bits, errors, double(errors) / double(bits),
                         poisson_upper(errors) / double(bits), lost, signal_s / tx_cpu, signal_s / rx_cpu,

@@ -12,6 +12,7 @@
 // lacks; the front end refuses a sample rate that cannot hold the bandwidth.
 // Short interleavers and short payloads keep the run modest.
 #include "chan/watterson_channel.h"
+#include "phy/differential_products.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
@@ -42,7 +43,8 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
                            double snr_db,
                            double offset_hz,
                            uint64_t seed,
-                           const m110d_transmit_options& options = {})
+                           const m110d_transmit_options& options = {},
+                           const std::vector<chan::watterson_path>& paths = {})
 {
     const psk_modulator modulator(m110d_modulator_config(mode, fs));
     const double rate = modulator.config().sample_rate;
@@ -58,6 +60,7 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
     cc.signal_power = m110d_frame_power(mode);
     cc.frequency_offset_hz = offset_hz;
     cc.seed = seed;
+    cc.paths = paths;
     chan::watterson_channel channel(cc);
     std::vector<cf> out;
     channel.process(x.data(), x.size(), out);
@@ -248,4 +251,136 @@ TEST(M110dWidebandRates, LongBurstAt48kHzHoldsItsOffset)
     const std::vector<m110d_burst> bursts =
         received(on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
     expect_whole(bursts, mode, data, 45, "WN12/48kHz/US, 60000 bytes");
+}
+
+// The search's correlation by FFT (differential_correlator with fft, as the App D
+// receiver's above 3 kHz): the same z as the dot product to rounding at every sample,
+// exactly the dot product's from exact_from up, and 0 over silence before a strong
+// signal (where the FFT's rounding, relative to the block, would be all there is).
+TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
+{
+    std::vector<cf> known;
+    for (const uint8_t b : random_bytes(640, 80))
+        known.push_back(std::polar(1.0f, float(b % 8) * 0.785398163f));
+    std::vector<cf> x(40000);
+    uint32_t state = 81;
+    const auto noise = [&state] {
+        state = state * 1664525u + 1013904223u;
+        return float(state >> 8) / float(1u << 24) - 0.5f;
+    };
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = i < 3000 ? cf() : cf(noise(), noise());
+    for (size_t k = 0; k < known.size(); ++k) // the sequence at sample 20001, 4 a symbol
+        for (size_t j = 0; j < 4; ++j)
+            x[20001 + 4 * k + j] += 0.3f * known[k] * std::polar(1.0f, 0.01f * float(k));
+    const double exact_from = 3.5;
+    differential_correlator direct(known, 4096), fft(known, 4096, true, exact_from);
+    ASSERT_TRUE(fft.uses_fft());
+    EXPECT_FALSE(direct.uses_fft());
+    serial_tone_samples input(9600 * 16);
+    // In pieces, as a receiver gets them: the FFT's blocks take what the input holds.
+    size_t fed = 0, largest_at = 0;
+    double largest = 0;
+    for (uint64_t n = 4; n + 4 * known.size() + 4 < x.size(); ++n) {
+        while (fed < x.size() && fed < n + 4 * known.size() + 1 + 1000) {
+            const size_t piece = std::min<size_t>(960, x.size() - fed);
+            input.append(x.data() + fed, piece);
+            fed += piece;
+        }
+        cf a, b;
+        const double za = direct.z_at(input, n, a), zb = fft.z_at(input, n, b);
+        ASSERT_NEAR(zb, za, 1e-3 * std::max(1.0, za)) << "sample " << n;
+        if (za >= exact_from + 0.01) {
+            ASSERT_EQ(za, zb) << "sample " << n;
+            ASSERT_EQ(a, b) << "sample " << n;
+        }
+        if (n + 4 * known.size() < 3000)
+            ASSERT_EQ(zb, 0.0) << "sample " << n;
+        if (za > largest) {
+            largest = za;
+            largest_at = n;
+        }
+    }
+    EXPECT_EQ(largest_at, 20001u);
+    EXPECT_GT(largest, 8.0);
+}
+
+// The receiver with the FFT search (default) and with dot products (fft_search false)
+// reports the same bursts: the same start, bytes, offset and SNR (the detection's z and
+// sum are the dot product's), at 12 kHz with one super-frame and at 24 kHz with three
+// (the comb's sections from the FFT: the same start and bytes, the offset to rounding).
+TEST(M110dWidebandSearch, FftSearchFindsWhatDotProductsFind)
+{
+    struct row {
+        const char* mode;
+        unsigned superframes;
+        double snr_db;
+    };
+    for (const row& r : { row{ "WN6/12kHz/US", 1, 8 }, row{ "WN2/24kHz/S", 3, -1 } }) {
+        const m110d_mode mode = *m110d_mode_by_name(r.mode);
+        m110d_transmit_options o;
+        o.timing.preamble.superframes = r.superframes;
+        const std::vector<uint8_t> data = random_bytes(400, 82);
+        std::vector<cf> air = on_the_air(mode, data, 0, r.snr_db, 17, 8, o);
+        const std::vector<cf> again = on_the_air(mode, data, 0, r.snr_db, 17, 9, o);
+        air.insert(air.end(), again.begin(), again.end()); // two bursts
+        m110d_receiver_config c;
+        const std::vector<m110d_burst> by_fft = received(air, mode, 0, c);
+        c.fft_search = false;
+        const std::vector<m110d_burst> by_dot = received(air, mode, 0, c);
+        ASSERT_EQ(by_fft.size(), 2u) << r.mode;
+        ASSERT_EQ(by_dot.size(), by_fft.size()) << r.mode;
+        for (size_t i = 0; i < by_fft.size(); ++i) {
+            EXPECT_EQ(by_fft[i].start_sample, by_dot[i].start_sample) << r.mode;
+            EXPECT_EQ(by_fft[i].bytes, by_dot[i].bytes) << r.mode;
+            EXPECT_EQ(by_fft[i].eom, by_dot[i].eom) << r.mode;
+            EXPECT_EQ(by_fft[i].bytes, data) << r.mode;
+            if (r.superframes == 1) {
+                EXPECT_EQ(by_fft[i].frequency_offset_hz, by_dot[i].frequency_offset_hz)
+                    << r.mode;
+                EXPECT_EQ(by_fft[i].snr_db, by_dot[i].snr_db) << r.mode;
+            } else {
+                EXPECT_NEAR(
+                    by_fft[i].frequency_offset_hz, by_dot[i].frequency_offset_hz, 1e-3)
+                    << r.mode;
+            }
+        }
+    }
+}
+
+// The equaliser's default span per bandwidth (m110d_delay_spread_symbols): 2 ms at the
+// symbol rate plus 8 symbols, 13 at 3 kHz as before.
+TEST(M110dWidebandSpan, DefaultSpanScalesWithTheSymbolRate)
+{
+    EXPECT_EQ(m110d_delay_spread_symbols(3), 13u);
+    EXPECT_EQ(m110d_delay_spread_symbols(6), 18u);
+    EXPECT_EQ(m110d_delay_spread_symbols(9), 23u);
+    EXPECT_EQ(m110d_delay_spread_symbols(12), 28u);
+    EXPECT_EQ(m110d_delay_spread_symbols(24), 47u);
+    EXPECT_EQ(m110d_delay_spread_symbols(48), 85u);
+    EXPECT_EQ(m110d_delay_spread_symbols(48, 0.5), 28u);
+    EXPECT_EQ(m110d_receiver_config{}.max_delay_spread_symbols, 0u); // by bandwidth
+}
+
+// F.1487 poor's two paths 2 ms apart at 12 kHz (19.2 symbols): with the default span
+// (28) bursts come through, static and fading; with 3 kHz's 13 symbols (1.35 ms here)
+// the later path is missed and they do not.
+TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN6/12kHz/S");
+    const std::vector<uint8_t> data = random_bytes(6000, 83);
+    const std::vector<chan::watterson_path> still = { { 1.0, 0.0, 0.0, 0.0 },
+                                                      { 1.0, 0.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 },
+                                                     { 1.0, 1.0, 0.0, 2e-3 } };
+    for (const auto* paths : { &still, &poor }) {
+        const std::string what = paths == &still ? "static" : "fading";
+        const std::vector<cf> air = on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
+        expect_whole(received(air, mode, 0), mode, data, 5, what + ", default span");
+        m110d_receiver_config narrow;
+        narrow.max_delay_spread_symbols = 13;
+        const std::vector<m110d_burst> missed = received(air, mode, 0, narrow);
+        EXPECT_TRUE(missed.empty() || missed[0].bytes != data || missed[0].bytes_bad)
+            << what << ", 13 symbols";
+    }
 }

@@ -189,15 +189,31 @@ void channel_tracking_equaliser::solve()
     std::vector<cd> r(n * n);
     for (size_t a = 0; a < n; ++a)
         r[a * n + a] = d_noise / d_cfg.symbol_power;
-    for (long j = first_unknown; j <= reach; ++j)
+    // Only the symbols j whose columns reach the window (the same terms, in the same
+    // order, as over every j of the span: a long span at a wide bandwidth has most of its
+    // j outside), the products written out (no NaN checks: the taps are finite).
+    long j_from = reach + 1, j_to = first_unknown - 1;
+    for (size_t q : nonzero) {
+        // 0 <= q + 2 j - first < n
+        j_from = std::min(j_from, (long(first) - long(q) + 1 + 2 * long(n)) / 2 - long(n));
+        j_to = std::max(j_to, (long(first) + long(n) - 1 - long(q) + 2 * long(n)) / 2 - long(n));
+    }
+    j_from = std::max(j_from, first_unknown);
+    j_to = std::min(j_to, reach);
+    for (long j = j_from; j <= j_to; ++j)
         for (size_t qa : nonzero) {
             const long a = long(qa) + 2 * j - long(first);
             if (a < 0 || a >= long(n))
                 continue;
+            const double ar = d_taps[qa].real(), ai = d_taps[qa].imag();
+            cd* row = &r[size_t(a) * n];
             for (size_t qb : nonzero) {
                 const long b = long(qb) + 2 * j - long(first);
-                if (b >= 0 && b < long(n))
-                    r[size_t(a) * n + size_t(b)] += d_taps[qa] * std::conj(d_taps[qb]);
+                if (b >= 0 && b < long(n)) {
+                    // d_taps[qa] * conj(d_taps[qb])
+                    const double br = d_taps[qb].real(), bi = -d_taps[qb].imag();
+                    row[b] += cd(ar * br - ai * bi, ar * bi + ai * br);
+                }
             }
         }
     // R w = c_0.
@@ -271,11 +287,16 @@ void channel_tracking_equaliser::refresh_feedback()
     const size_t first = d_window_first, end = d_window_end;
     std::fill(d_feedback.begin(), d_feedback.end(), cd());
     d_response = 0;
+    // conj(f) g written out (as std::complex computes it for finite values, without its
+    // NaN checks).
+    const auto conj_times = [](const cd& f, const cd& g) {
+        return cd(f.real() * g.real() - (-f.imag()) * g.imag(), f.real() * g.imag() + (-f.imag()) * g.real());
+    };
     for (size_t q = 0; q < d_taps.size(); ++q) {
         if (d_taps[q] == cd())
             continue;
         if (q >= first && q < end)
-            d_response += std::conj(d_feedforward[q - first]) * d_taps[q];
+            d_response += conj_times(d_feedforward[q - first], d_taps[q]);
         if (!d_cfg.feedback)
             continue;
         for (size_t j = 1; 2 * j <= q && j < d_span; ++j) {
@@ -283,7 +304,7 @@ void channel_tracking_equaliser::refresh_feedback()
             if (a < first)
                 break;
             if (a < end)
-                d_feedback[j - 1] += std::conj(d_feedforward[a - first]) * d_taps[q];
+                d_feedback[j - 1] += conj_times(d_feedforward[a - first], d_taps[q]);
         }
     }
 }
@@ -321,15 +342,21 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
     // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
     const double step = known ? wide_step : wide_step / d_cfg.symbol_power;
+    // The products written out (as std::complex computes them for finite values, without
+    // its NaN checks: the whole span is long at wide bandwidths).
+    const auto times = [](const cd& a, const cd& b) {
+        return cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+    };
     cd w0 = seen.wide0, w1 = seen.wide1;
     for (size_t i = 0; i < d_span; ++i) {
-        w0 -= d_wide[2 * i] * regressor(i);
-        w1 -= d_wide[2 * i + 1] * regressor(i);
+        w0 -= times(d_wide[2 * i], regressor(i));
+        w1 -= times(d_wide[2 * i + 1], regressor(i));
     }
     for (size_t i = 0; i < d_span; ++i) {
-        const cd x = std::conj(regressor(i)) * step;
-        d_wide[2 * i] += w0 * x;
-        d_wide[2 * i + 1] += w1 * x;
+        const cd r = regressor(i);
+        const cd x(r.real() * step, -r.imag() * step); // conj(r) * step
+        d_wide[2 * i] = d_wide[2 * i] + times(w0, x);
+        d_wide[2 * i + 1] = d_wide[2 * i + 1] + times(w1, x);
     }
     // Tracked taps, RLS for r = v^H g with v = conj(x): k = P v / (lambda + v^H P v),
     // g += k e, P = (P - k (P v)^H) / lambda (kept Hermitian).

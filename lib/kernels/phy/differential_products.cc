@@ -6,10 +6,12 @@
 
 #include "differential_products.h"
 
+#include <fftw3.h>
 #include <volk/volk.h>
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 namespace gr {
 namespace hfstack {
@@ -54,18 +56,164 @@ double differential_products::energy(uint64_t i) const
     return run[m + d_terms] - run[m];
 }
 
-differential_correlator::differential_correlator(const std::vector<std::complex<float>>& known, size_t history)
-    : d_products(known.size() > 1 ? known.size() - 1 : 1, history)
+namespace {
+// The FFT block's rounding, relative to the products' and rotations' norms (float, a few
+// times eps and log2 of the size), and the error in z under which the FFT's sum is kept.
+constexpr double fft_rounding = 1e-6;
+constexpr double fft_z_error = 0.01;
+// The smallest block of sums worth an FFT (fewer: dot products).
+constexpr size_t fft_least_block = 16;
+// FFTW's planner is not reentrant: correlators made or freed at once (in blocks'
+// threads) plan one at a time.
+std::mutex& fftw_planning()
+{
+    static std::mutex m;
+    return m;
+}
+} // namespace
+
+// Per polyphase (i mod sps), the sums C for symbols from[ph] .. from[ph] + out[ph].size()
+// - 1 (the index of the first product, i / sps), computed together; plans for every
+// power of two from the sequence's length (plus 256) to 8 times it, on one pair of
+// buffers (FFTW, single precision, FFTW_ESTIMATE).
+struct differential_correlator::fft_state {
+    size_t terms;
+    std::vector<size_t> sizes;
+    std::vector<fftwf_plan> forward, inverse;
+    std::vector<volk::vector<std::complex<float>>> kernels; // conj(FFT(conj(rot))) / n
+    volk::vector<std::complex<float>> time, frequency;
+    std::array<std::vector<std::complex<float>>, differential_products::sps> out;
+    std::array<uint64_t, differential_products::sps> from{};
+    // (fft_rounding x the block's norm)^2: a sum's error bound, squared, under the FFT.
+    std::array<double, differential_products::sps> error2{};
+
+    explicit fft_state(const volk::vector<std::complex<float>>& conj_rotations)
+        : terms(conj_rotations.size())
+    {
+        size_t n = 1;
+        while (n < terms + 256)
+            n <<= 1;
+        for (; n <= 8 * terms || sizes.empty(); n <<= 1)
+            sizes.push_back(n);
+        time.assign(sizes.back(), std::complex<float>());
+        frequency.assign(sizes.back(), std::complex<float>());
+        auto* t = reinterpret_cast<fftwf_complex*>(time.data());
+        auto* f = reinterpret_cast<fftwf_complex*>(frequency.data());
+        const std::lock_guard<std::mutex> lock(fftw_planning());
+        for (size_t m : sizes) {
+            forward.push_back(fftwf_plan_dft_1d(int(m), t, f, FFTW_FORWARD, FFTW_ESTIMATE));
+            inverse.push_back(fftwf_plan_dft_1d(int(m), f, t, FFTW_BACKWARD, FFTW_ESTIMATE));
+            // The correlation sum_k p(s + k) rot*(k) is the inverse transform of P
+            // conj(G), g = rot* (the conjugate rotations conjugated again).
+            std::fill(time.begin(), time.end(), std::complex<float>());
+            for (size_t k = 0; k < terms; ++k)
+                time[k] = std::conj(conj_rotations[k]);
+            fftwf_execute(forward.back());
+            volk::vector<std::complex<float>> kernel(m);
+            for (size_t k = 0; k < m; ++k)
+                kernel[k] = std::conj(frequency[k]) / float(m);
+            kernels.push_back(std::move(kernel));
+        }
+    }
+    ~fft_state()
+    {
+        const std::lock_guard<std::mutex> lock(fftw_planning());
+        for (fftwf_plan p : forward)
+            fftwf_destroy_plan(p);
+        for (fftwf_plan p : inverse)
+            fftwf_destroy_plan(p);
+    }
+    fft_state(const fft_state&) = delete;
+    fft_state& operator=(const fft_state&) = delete;
+
+    // The sum for products from symbol `first` of polyphase ph: from the block holding
+    // it, or a new block from `first` over the products the input holds; false when it
+    // holds too few for a block.
+    bool sum(const serial_tone_samples& input,
+             uint64_t first,
+             unsigned ph,
+             std::complex<float>& c,
+             double& err2)
+    {
+        auto& o = out[ph];
+        if (first >= from[ph] && first < from[ph] + o.size()) {
+            c = o[size_t(first - from[ph])];
+            err2 = error2[ph];
+            return true;
+        }
+        constexpr unsigned sps = differential_products::sps;
+        const uint64_t total = input.total();
+        if (total <= ph)
+            return false;
+        const uint64_t last = (total - 1 - ph) / sps; // the last product held
+        if (last + 1 < first + terms + fft_least_block - 1)
+            return false;
+        const size_t avail = size_t(last + 2 - first - terms); // sums it can give
+        size_t which = 0;
+        while (which + 1 < sizes.size() && sizes[which] - terms + 1 < avail)
+            ++which;
+        const size_t m = sizes[which];
+        const size_t block = std::min(avail, m - terms + 1);
+        const size_t used = block + terms - 1;
+        double energy = 0;
+        for (size_t k = 0; k < used; ++k) {
+            const uint64_t i = (first + k) * sps + ph;
+            const std::complex<float> v = i >= input.base() + sps
+                                              ? input.at(i) * std::conj(input.at(i - sps))
+                                              : std::complex<float>();
+            time[k] = v;
+            energy += double(std::norm(v));
+        }
+        std::fill(time.begin() + long(used), time.begin() + long(m), std::complex<float>());
+        fftwf_execute(forward[which]);
+        volk_32fc_x2_multiply_32fc(
+            frequency.data(), frequency.data(), kernels[which].data(), unsigned(m));
+        fftwf_execute(inverse[which]);
+        o.assign(time.begin(), time.begin() + long(block));
+        from[ph] = first;
+        error2[ph] = fft_rounding * fft_rounding * energy * double(terms);
+        c = o[0];
+        err2 = error2[ph];
+        return true;
+    }
+};
+
+differential_correlator::differential_correlator(const std::vector<std::complex<float>>& known,
+                                                 size_t history,
+                                                 bool fft,
+                                                 double exact_from)
+    : d_products(known.size() > 1 ? known.size() - 1 : 1, history), d_exact_from(exact_from)
 {
     for (size_t k = 1; k < known.size(); ++k)
         d_conj_rotations.push_back(std::conj(known[k] * std::conj(known[k - 1])));
+    if (fft && !d_conj_rotations.empty())
+        d_fft.reset(new fft_state(d_conj_rotations));
 }
+
+differential_correlator::~differential_correlator() = default;
+differential_correlator::differential_correlator(differential_correlator&&) noexcept = default;
+differential_correlator&
+differential_correlator::operator=(differential_correlator&&) noexcept = default;
 
 double differential_correlator::z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum)
 {
     const std::complex<float>* p = d_products.at(input, n + differential_products::sps);
-    volk_32fc_x2_dot_prod_32fc(&sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
     const double e = d_products.energy(n + differential_products::sps);
+    if (d_fft) {
+        if (!(e > 0)) {
+            sum = std::complex<float>();
+            return 0.0;
+        }
+        const uint64_t i = n + differential_products::sps;
+        double err2 = 0;
+        if (d_fft->sum(input, i / differential_products::sps, unsigned(i % differential_products::sps), sum, err2) &&
+            err2 <= fft_z_error * fft_z_error * e) {
+            const double z = std::abs(sum) / std::sqrt(e);
+            if (z < d_exact_from)
+                return z;
+        }
+    }
+    volk_32fc_x2_dot_prod_32fc(&sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
     return e > 0 ? std::abs(sum) / std::sqrt(e) : 0.0;
 }
 

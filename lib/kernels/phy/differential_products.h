@@ -20,6 +20,7 @@
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gr {
@@ -86,18 +87,36 @@ struct correlation_peak {
 // A differential correlation against a known symbol sequence, as a z-score against the
 // noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation k),
 // rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per symbol.
+// C is a dot product of the sequence's length at every sample, or with `fft` computed
+// for up to 8 x its length of samples at once (per polyphase, overlap-save: a forward
+// and an inverse FFT of the products and the rotations' transform, liquid-dsp's FFT),
+// then taken from there: the search of a long sequence (App D's 2560 chips at 48 kHz)
+// at every sample costs tens of operations a sample rather than thousands. A z from the
+// FFT at `exact_from` or over (and with a sum it cannot tell from rounding, where the
+// products' energy is tiny against the block's) is computed again by the dot product,
+// so a decision at a threshold above exact_from sees the same C as without the FFT.
 class differential_correlator
 {
 public:
-    differential_correlator(const std::vector<std::complex<float>>& known, size_t history);
+    differential_correlator(const std::vector<std::complex<float>>& known,
+                            size_t history,
+                            bool fft = false,
+                            double exact_from = 0);
+    ~differential_correlator();
+    differential_correlator(differential_correlator&&) noexcept;
+    differential_correlator& operator=(differential_correlator&&) noexcept;
     // The z-score of the sequence starting at sample n, and C in `sum`; the input must
     // hold samples up to n + known.size() * sps.
     double z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum);
     size_t symbols() const { return d_conj_rotations.size() + 1; }
+    bool uses_fft() const { return d_fft != nullptr; }
 
 private:
+    struct fft_state;
     volk::vector<std::complex<float>> d_conj_rotations;
     differential_products d_products;
+    std::unique_ptr<fft_state> d_fft;
+    double d_exact_from = 0;
 };
 
 } // namespace phy

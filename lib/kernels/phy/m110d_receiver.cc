@@ -44,6 +44,9 @@ constexpr double sure_cut_z = 5.5;
 // sums crosses 4.0 in noise about twice a minute (refused by the field checks), 5.0 far
 // less often (e^-25 per sum), and a preamble the comb finds is far over either.
 constexpr double comb_margin = 1.0;
+// fft_search: the known chips' z is computed again by dot product from this far under
+// the threshold (every z a detection or the peak's choice sees is the dot product's).
+constexpr double fft_exact_margin = 0.5;
 // WN0's signal is there for a block whose Walsh symbols were read decisively: the mean
 // over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
 // (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
@@ -140,6 +143,14 @@ std::array<double, 4> wn0_symbol_metrics(const std::vector<cd>& windows,
 
 } // namespace
 
+unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms)
+{
+    // Pulse tail and timing margin: the 3 kHz span's 13 symbols less 2 ms at 2400 Bd.
+    constexpr unsigned margin_symbols = 8;
+    const double symbols = delay_spread_ms * 1e-3 * m110d_baud_per_khz * bandwidth_khz;
+    return unsigned(std::ceil(symbols - 1e-9)) + margin_symbols;
+}
+
 // The preamble Walsh symbol's chips at the configured bandwidth (32 * BW / 3, or as the
 // preamble_walsh reading caps it); the constructor has checked the bandwidth.
 unsigned walsh_chips_of(const m110d_receiver_config& c)
@@ -201,6 +212,11 @@ struct m110d_receiver::state {
     const unsigned frame_margin =
         std::max(448u, longest_frame_of(cfg.bandwidth_khz) + 128);
     serial_tone_samples input{ sps * symbol_rate };
+    // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
+    const unsigned
+        delay_spread_symbols = cfg.max_delay_spread_symbols > 0
+                                   ? cfg.max_delay_spread_symbols
+                                   : m110d_delay_spread_symbols(cfg.bandwidth_khz);
     // Per PN alignment searched for (the configured one; with find_preamble_readings the
     // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
     // as points, and the correlator.
@@ -281,10 +297,14 @@ struct m110d_receiver::state {
                      { 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips, a))
                 base.push_back(psk8(s));
             const std::vector<cf> chips = known_chips(a, walsh_chips);
-            alignments.push_back({ a,
-                                   chips,
-                                   std::move(base),
-                                   differential_correlator(chips, history_symbols) });
+            alignments.push_back(
+                { a,
+                  chips,
+                  std::move(base),
+                  differential_correlator(chips,
+                                          history_symbols,
+                                          fft_search(),
+                                          cfg.detection_threshold - fft_exact_margin) });
             if (c.integrate_superframes > 0) {
                 std::vector<cf> section;
                 for (uint8_t s : m110d_preamble_section(
@@ -294,14 +314,16 @@ struct m110d_receiver::state {
                          a))
                     section.push_back(psk8(s));
                 alignment_search& added = alignments.back();
-                added.section.reset(
-                    new differential_correlator(section, history_symbols));
+                added.section.reset(new differential_correlator(
+                    section, history_symbols, fft_search(), cfg.detection_threshold));
                 added.section_sum.assign(comb_ring, cf());
                 added.section_energy.assign(comb_ring, 0.0f);
                 added.section_at.assign(comb_ring, 0);
             }
         }
     }
+    // The search's correlations by FFT (fft_search, above 3 kHz).
+    bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
     // The search's z at sample n for alignment a: the known chips' alone, or with
     // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
     // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
@@ -643,7 +665,7 @@ void m110d_receiver::state::begin_burst()
         start_serial_tone_channel(input,
                                   start,
                                   known,
-                                  cfg.max_delay_spread_symbols,
+                                  delay_spread_symbols,
                                   tracking,
                                   cd(std::sqrt(reference_power)),
                                   1e-3);

@@ -27,7 +27,8 @@
  *      fixed sections before (8 known Walsh symbols each, 576 chips apart) are added
  *      coherently (integrate_superframes; a z the comb carries counts from 5.0, and its
  *      peak is held a super-frame longer so the last super-frame's is taken). The TLC
- *      section is not used.
+ *      section is not used. Above 3 kHz the correlations are computed by FFT, many
+ *      samples at once (fft_search; z near the threshold again by dot product).
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -104,9 +105,19 @@ struct m110d_receiver_config {
     // e^-16 of the time (600 s of noise: no detection; at 3.5, eight, refused by the
     // count and WID checks).
     double detection_threshold = 4.0;
-    unsigned max_delay_spread_symbols =
-        13;                   // longest channel the equaliser spans (5.4 ms)
-    double forgetting = 0.97; // channel tracker (see m110c_receiver_config)
+    // true: above 3 kHz the search's correlations (the known chips' and the super-frame
+    // comb's sections') are computed many samples at once by FFT (differential_correlator
+    // with fft), their cost a few tens of operations a sample rather than the known
+    // chips' number (2560 at 48 kHz); a z within fft_exact_margin (0.5) of the threshold
+    // is computed again by dot product, so detections and their peaks are the dot
+    // product's. The comb's section sums are the FFT's (to about 1e-6 of their size).
+    // 3 kHz: dot products either way. false: dot products at every bandwidth.
+    bool fft_search = true;
+    // The longest channel the equaliser spans, in symbols (it reaches this far before
+    // the first path the preamble shows and past the last); 0 (default): by bandwidth,
+    // m110d_delay_spread_symbols.
+    unsigned max_delay_spread_symbols = 0;
+    double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     double decision_weight = 0.5;           // of a decided symbol in the tracker
     // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the
@@ -218,6 +229,16 @@ struct m110d_receiver_config {
 // block is decoded, or with the threshold at -infinity), continues (a piece,
 // deliver_per_block; bytes_bad as of the blocks so far).
 using m110d_burst = m110c_burst;
+
+// The equaliser's default span at a bandwidth (m110d_receiver_config::
+// max_delay_spread_symbols 0): the design delay spread, 2 ms (ITU-R F.1487 poor, D-LXIV's
+// fading channel: two paths 2 ms apart; mid-latitude disturbed likewise), in symbols at
+// the bandwidth's symbol rate, rounded up, plus the 8 symbols of pulse tail and timing
+// margin the 3 kHz receiver's 13 held over its 4.8: 13 at 3 kHz (5.4 ms, as before), 18
+// at 6, 23 at 9, 28 at 12, 47 at 24 and 85 at 48 kHz (1.8 ms of margin at 3 kHz, 0.17 ms
+// at 48). With 13 at 12 kHz (1.35 ms) the second path was missed: WN6/12kHz/L at 16 dB
+// on F.1487 poor, 127,393 of 256,000 bits wrong (docs/modem-design.md, issue 24).
+unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms = 2.0);
 
 class m110d_receiver
 {

@@ -119,11 +119,10 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
                           (centre(d_anchors[a]) - centre(d_anchors[b]));
         const long moved = long((shift - d_anchors[a].timing_shift) / 2);
         const std::vector<cd>& taps = d_anchors[a].taps;
-        for (size_t q = 0; q < window_samples; ++q) {
-            const long from = long(q) + moved;
-            if (from >= 0 && from < long(window_samples))
-                d_interpolated[q] += weight * taps[size_t(from)];
-        }
+        // q + moved within the window (as a test on every q).
+        const long ws = long(window_samples);
+        for (long q = std::max(0L, -moved); q < std::min(ws, ws - moved); ++q)
+            d_interpolated[size_t(q)] += weight * taps[size_t(q + moved)];
     }
     return d_interpolated;
 }
@@ -169,12 +168,26 @@ void serial_tone_equalise_frame_backward(
     // q.
     const int64_t reach = int64_t(span - pre);
     for (uint64_t s = last + 1; s-- > frame.first;) {
-        for (size_t q = 0; q < nr; ++q) {
-            const int64_t i = int64_t(frame.start) + frame.timing_shift +
-                              2 * (2 * (int64_t(s) + reach) - int64_t(q));
-            window[q] = i >= int64_t(input.base()) && i < int64_t(input.total())
-                            ? cd(input.derotated(uint64_t(i)))
-                            : cd();
+        // Window position q is sample top - 2 q: read from the derotated run at once
+        // where the whole window is held (the same values as one by one).
+        const int64_t top =
+            int64_t(frame.start) + frame.timing_shift + 4 * (int64_t(s) + reach);
+        const int64_t bottom = top - 2 * int64_t(nr - 1);
+        const std::complex<float>* run =
+            nr > 0 && bottom >= int64_t(input.base()) && top < int64_t(input.total())
+                ? input.derotated_run(uint64_t(bottom), uint64_t(top))
+                : nullptr;
+        if (run) {
+            for (size_t q = 0; q < nr; ++q)
+                window[q] = cd(run[size_t(top - bottom) - 2 * q]);
+        } else {
+            for (size_t q = 0; q < nr; ++q) {
+                const int64_t i = int64_t(frame.start) + frame.timing_shift +
+                                  2 * (2 * (int64_t(s) + reach) - int64_t(q));
+                window[q] = i >= int64_t(input.base()) && i < int64_t(input.total())
+                                ? cd(input.derotated(uint64_t(i)))
+                                : cd();
+            }
         }
         reverse_channel(s);
         reversed.rebase_channel(taps);

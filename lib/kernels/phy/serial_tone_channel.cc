@@ -58,9 +58,14 @@ public:
     }
     void add_regressor(const std::vector<cd>& x)
     {
-        for (size_t i = 0; i < d_n; ++i)
+        // conj(x[i]) x[j] written out (as std::complex computes it for finite values,
+        // without its NaN checks: n is up to a probe period, 100 and more at 48 kHz).
+        for (size_t i = 0; i < d_n; ++i) {
+            const double ar = x[i].real(), ai = -x[i].imag();
+            cd* row = &d_gram[i * d_n];
             for (size_t j = 0; j < d_n; ++j)
-                d_gram[i * d_n + j] += std::conj(x[i]) * x[j];
+                row[j] += cd(ar * x[j].real() - ai * x[j].imag(), ar * x[j].imag() + ai * x[j].real());
+        }
     }
     // Adds `share` of the mean diagonal to the diagonal.
     void load_diagonal(double share)
@@ -186,6 +191,18 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     tracking.precursor_symbols = max_delay_spread_symbols + tail_symbols;
     tracking.postcursor_symbols = unsigned(std::min(last_path - first_path, int(max_delay_spread_symbols))) +
                                   max_delay_spread_symbols + tail_symbols;
+    if (last_path < first_path) {
+        // No tap over the threshold (noise: a false detection). The lines above then
+        // wrap (unsigned) to a one-symbol equaliser at the detected timing for the 3 kHz
+        // receivers' span of 13 (precursor 16 = reach, the postcursor taking the span
+        // back to 1); a longer span wrapped to 2 (span + 3) - 31 symbols, every tap
+        // tracked from zero (145 at 48 kHz, the App D receiver's default 85: about a
+        // tenth of a second of CPU for each false detection in noise, which at 48 kHz
+        // cross the search's threshold about once a second). The one-symbol equaliser
+        // at every span, as 13 gave it.
+        tracking.precursor_symbols = unsigned(reach);
+        tracking.postcursor_symbols = 0u - unsigned(reach); // with the precursor: 1 (mod 2^32)
+    }
     serial_tone_channel_start out;
     out.equaliser.reset(new channel_tracking_equaliser(tracking));
     out.timing_shift = int64_t(reference) * sps;
@@ -229,10 +246,22 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
     if (last >= int64_t(input.total()))
         return false;
     double power = 0;
-    for (size_t q = 0; q < window.size(); ++q) {
-        const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
-        window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
-        power += std::norm(window[q]);
+    // T/2 sample q is sample first + 2 q (sps 4): read from the derotated run at once
+    // where it is all held (the same values as one by one).
+    const serial_tone_samples::cf* run = first >= int64_t(input.base()) && !window.empty()
+                                             ? input.derotated_run(uint64_t(first), uint64_t(last))
+                                             : nullptr;
+    if (run) {
+        for (size_t q = 0; q < window.size(); ++q) {
+            window[q] = cd(run[2 * q]);
+            power += std::norm(window[q]);
+        }
+    } else {
+        for (size_t q = 0; q < window.size(); ++q) {
+            const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
+            window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
+            power += std::norm(window[q]);
+        }
     }
     presence.add_window_power(power / double(window.size()));
     return true;

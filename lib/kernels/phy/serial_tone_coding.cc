@@ -11,6 +11,10 @@
 #include <limits>
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace gr {
 namespace hfstack {
 namespace phy {
@@ -121,6 +125,15 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
             d_sign[4 * s + 2 * b] = pair[0] ? -1.0f : 1.0f;
             d_sign[4 * s + 2 * b + 1] = pair[1] ? -1.0f : 1.0f;
         }
+    const unsigned half = d_states / 2;
+    d_sign_by_next.resize(4 * d_states);
+    for (unsigned ns = 0; ns < d_states; ++ns) {
+        const unsigned i = ns >> 1, b = ns & 1u;
+        d_sign_by_next[ns] = d_sign[4 * i + 2 * b];
+        d_sign_by_next[d_states + ns] = d_sign[4 * i + 2 * b + 1];
+        d_sign_by_next[2 * d_states + ns] = d_sign[4 * (i + half) + 2 * b];
+        d_sign_by_next[3 * d_states + ns] = d_sign[4 * (i + half) + 2 * b + 1];
+    }
 }
 
 void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits)
@@ -167,7 +180,7 @@ double tail_biting_viterbi::expected_errors()
 {
     const size_t steps = d_wrapped.size() / 2;
     const unsigned mask = d_states - 1;
-    const auto branch = [&](size_t k, unsigned s, unsigned b) {
+    [[maybe_unused]] const auto branch = [&](size_t k, unsigned s, unsigned b) {
         return 0.5f * (d_sign[4 * s + 2 * b] * d_wrapped[2 * k] +
                        d_sign[4 * s + 2 * b + 1] * d_wrapped[2 * k + 1]);
     };
@@ -182,12 +195,39 @@ double tail_biting_viterbi::expected_errors()
         std::vector<float> later(d_states, 0.0f), now(d_states);
         for (size_t k = end; k-- > from;) {
             float top = none;
+#if defined(__SSE2__)
+            // Four states at once, the same operations in the same order as below
+            // (std::max(x, y) is _mm_max_ps(y, x)).
+            const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]), w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+            const __m128 halves = _mm_set1_ps(0.5f);
+            __m128 tops = _mm_set1_ps(none);
+            for (unsigned s = 0; s < d_states; s += 4) {
+                const float* l = &later[(s << 1) & mask];
+                const __m128 x0 = _mm_loadu_ps(l), x1 = _mm_loadu_ps(l + 4);
+                const __m128 even = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
+                const __m128 odd = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1));
+                // d_sign[4 s + 2 b + t] for s .. s + 3: transposed from 16 values.
+                __m128 r0 = _mm_loadu_ps(&d_sign[4 * s]), r1 = _mm_loadu_ps(&d_sign[4 * s + 4]);
+                __m128 r2 = _mm_loadu_ps(&d_sign[4 * s + 8]), r3 = _mm_loadu_ps(&d_sign[4 * s + 12]);
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                const __m128 b0 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(r0, w0), _mm_mul_ps(r1, w1)));
+                const __m128 b1 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(r2, w0), _mm_mul_ps(r3, w1)));
+                const __m128 v = _mm_max_ps(_mm_add_ps(b1, odd), _mm_add_ps(b0, even));
+                _mm_storeu_ps(&now[s], v);
+                tops = _mm_max_ps(v, tops);
+            }
+            float t[4];
+            _mm_storeu_ps(t, tops);
+            for (float x : t)
+                top = std::max(top, x);
+#else
             for (unsigned s = 0; s < d_states; ++s) {
                 const unsigned next = (s << 1) & mask;
                 now[s] = std::max(branch(k, s, 0) + later[next],
                                   branch(k, s, 1) + later[next | 1]);
                 top = std::max(top, now[s]);
             }
+#endif
             for (unsigned s = 0; s < d_states; ++s)
                 later[s] = now[s] - top;
             if (k <= to)
@@ -199,6 +239,37 @@ double tail_biting_viterbi::expected_errors()
         for (size_t k = from; k < to; ++k) {
             const float* beta = &d_beta[(k + 1 - from) * d_states];
             float best[2] = { none, none };
+#if defined(__SSE2__)
+            // By new state, four at once: from predecessors ns / 2 and ns / 2 + half
+            // with input bit ns % 2 (the values as below; maxima of the same terms).
+            {
+                const unsigned half = d_states / 2;
+                const float* sign = d_sign_by_next.data();
+                const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]), w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+                const __m128 halves = _mm_set1_ps(0.5f);
+                __m128 bests = _mm_set1_ps(none);
+                for (unsigned ns = 0; ns < d_states; ns += 4) {
+                    const unsigned j = ns >> 1;
+                    __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&alpha[j]));
+                    __m128 hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&alpha[j + half]));
+                    lo = _mm_unpacklo_ps(lo, lo);
+                    hi = _mm_unpacklo_ps(hi, hi);
+                    const __m128 b0 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
+                                                                    _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
+                    const __m128 b1 =
+                        _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), w0),
+                                                      _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), w1)));
+                    const __m128 a0 = _mm_add_ps(lo, b0), a1 = _mm_add_ps(hi, b1);
+                    _mm_storeu_ps(&after[ns], _mm_max_ps(a1, a0));
+                    const __m128 bt = _mm_loadu_ps(beta + ns);
+                    bests = _mm_max_ps(bests, _mm_max_ps(_mm_add_ps(a0, bt), _mm_add_ps(a1, bt)));
+                }
+                float t[4];
+                _mm_storeu_ps(t, bests);
+                best[0] = std::max(t[0], t[2]);
+                best[1] = std::max(t[1], t[3]);
+            }
+#else
             std::fill(after.begin(), after.end(), none);
             for (unsigned s = 0; s < d_states; ++s)
                 for (unsigned b = 0; b < 2; ++b) {
@@ -207,6 +278,7 @@ double tail_biting_viterbi::expected_errors()
                     after[next] = std::max(after[next], a);
                     best[b] = std::max(best[b], a + beta[next]);
                 }
+#endif
             if (k >= wrap_pairs && k < wrap_pairs + d_n) {
                 const double l = std::abs(double(best[0]) - double(best[1]));
                 expected += 1.0 / (1.0 + std::exp(std::min(l, 700.0)));
@@ -231,6 +303,27 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
     for (size_t k = 0; k < steps; ++k) {
         const float a = 0.5f * llr[2 * k], b = 0.5f * llr[2 * k + 1];
         uint64_t* decision = &d_decisions[k * words];
+#if defined(__SSE2__)
+        // By new state, four at once: predecessors j and j + half, j = ns / 2, with input
+        // bit ns % 2; the same sums in the same order as below, the survivor by the same
+        // comparison.
+        const float* sign = d_sign_by_next.data();
+        const __m128 va = _mm_set1_ps(a), vb = _mm_set1_ps(b);
+        for (unsigned ns = 0; ns < d_states; ns += 4) {
+            const unsigned j = ns >> 1;
+            __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&metric[j]));
+            __m128 hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&metric[j + half]));
+            lo = _mm_unpacklo_ps(lo, lo);
+            hi = _mm_unpacklo_ps(hi, hi);
+            const __m128 m0 = _mm_add_ps(_mm_add_ps(lo, _mm_mul_ps(_mm_loadu_ps(sign + ns), va)),
+                                         _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), vb));
+            const __m128 m1 = _mm_add_ps(_mm_add_ps(hi, _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), va)),
+                                         _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), vb));
+            const __m128 gt = _mm_cmpgt_ps(m1, m0);
+            _mm_storeu_ps(&next[ns], _mm_or_ps(_mm_and_ps(gt, m1), _mm_andnot_ps(gt, m0)));
+            decision[ns / 64] |= uint64_t(unsigned(_mm_movemask_ps(gt))) << (ns % 64);
+        }
+#else
         // Butterfly: predecessors i and i + half lead to new states 2i (input 0) and
         // 2i + 1 (input 1).
         for (unsigned i = 0; i < half; ++i) {
@@ -248,6 +341,7 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
                 }
             }
         }
+#endif
         // Metrics only grow: taking the best off now and then keeps their float
         // resolution.
         const float top = k % 16 == 15 ? *std::max_element(next.begin(), next.end()) : 0.0f;

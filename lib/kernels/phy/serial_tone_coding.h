@@ -96,6 +96,10 @@ private:
     conv_code d_code;
     unsigned d_states;
     std::vector<float> d_sign; // per state and input bit: T1 and T2 as +1 (0) or -1 (1)
+    // The same by new state ns (predecessors ns / 2 and ns / 2 + half, input bit ns % 2):
+    // T1 and T2 from the first, T1 and T2 from the second, d_states each (the SSE2
+    // butterflies take four new states at once).
+    std::vector<float> d_sign_by_next;
     std::vector<float> d_wrapped;
     std::vector<uint64_t> d_decisions;
     std::vector<uint8_t> d_decoded;

@@ -55,6 +55,17 @@ public:
         return d_cache[size_t(i - d_cache_from)];
     }
 
+    // Samples from..to derotated, side by side: a pointer to sample `from`'s, or
+    // nullptr where `from` is before the kept derotations (derotated() computes those
+    // afresh). `to` must be held.
+    const cf* derotated_run(uint64_t from, uint64_t to) const
+    {
+        if (from < d_cache_from || to < from)
+            return nullptr;
+        derotated(to);
+        return &d_cache[size_t(from - d_cache_from)];
+    }
+
 private:
     cf derotate(uint64_t i) const;
 

@@ -227,6 +227,26 @@ void node_engine::impl::reset_windows(peer_state& p)
     p.rx_exp.reset(0);
 }
 
+void node_engine::impl::set_long_fsn(peer_state& p, bool lfsn)
+{
+    // Both ends switch as the link comes up (the caller on ACCEPTED, the called node
+    // as it sends it), with their windows at 0; nothing is numbered in between since
+    // data never rides with a request while large windows are on.
+    p.lfsn = lfsn;
+    const size_t window =
+        lfsn ? cfg.arq_window : std::min(cfg.arq_window, arq_max_window);
+    p.tx.set_long_fsn(lfsn, window);
+    p.tx_exp.set_long_fsn(lfsn, window);
+    p.rx.set_long_fsn(lfsn);
+    p.rx_exp.set_long_fsn(lfsn);
+}
+
+bool node_engine::impl::long_fsn_from(uint32_t source) const
+{
+    auto it = peers.find(source);
+    return it != peers.end() && it->second->lfsn;
+}
+
 void node_engine::impl::start_reset(peer_state& p)
 {
     if (p.resync.outstanding())

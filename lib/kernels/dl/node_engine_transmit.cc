@@ -52,7 +52,7 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
 {
     arq_cycle cycle;
     cycle.header_bytes = overhead;
-    cycle.window = cfg.arq_window;
+    cycle.window = p.tx.config().window;
     cycle.capacity_bytes = phy::max_bytes_within(phy, max_s);
     cycle.bit_rate = phy.bit_rate;
     cycle.fixed_s = cycle_fixed_s(phy);
@@ -61,7 +61,7 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
     if (capacity <= overhead + 1)
         return best;
     const size_t frames = (capacity + best + overhead - 1) / (best + overhead);
-    if (frames > cfg.arq_window)
+    if (frames > p.tx.config().window)
         return best; // the window, not the air time, ends the transmission
     const size_t packed = capacity / frames;
     return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
@@ -176,6 +176,10 @@ size_t node_engine::impl::frame_overhead(dpdu_type type, uint32_t peer_addr) con
     d.source = cfg.address;
     d.destination = peer_addr;
     d.segment = bytes(1);
+    if (carries_fsn(type)) {
+        auto it = peers.find(peer_addr);
+        d.long_fsn = it != peers.end() && it->second->lfsn;
+    }
     return encoded_size(d) - 1;
 }
 
@@ -240,7 +244,9 @@ void node_engine::impl::add_arq(burst_builder& b,
     std::optional<arq_ack> ack;
     if (receiver.ack_due()) {
         arq_ack largest;
-        largest.selective_acks.assign(max_selective_acks, 0);
+        largest.long_fsn = p.lfsn;
+        largest.selective_acks.assign(
+            p.lfsn ? max_selective_acks_lfsn : max_selective_acks, 0);
         dpdu worst = make_ack_only(largest, expedited);
         worst.source = cfg.address;
         worst.destination = p.address;
@@ -254,7 +260,7 @@ void node_engine::impl::add_arq(burst_builder& b,
             ack.reset();
         }
     }
-    const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
+    const size_t ack_bytes = ack ? 1 + 2 * p.lfsn + ack->selective_acks.size() : 0;
     // Enough queued to fill the transmission (and the window), but no more, so
     // later high-priority U_PDUs still overtake.
     size_t room = b.room(ack_bytes);
@@ -310,7 +316,8 @@ void node_engine::impl::add_arq(burst_builder& b,
 
 void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state& p)
 {
-    if (!cfg.data_with_link_request || p.refuses_data_with_request || !has_arq_work(p))
+    if (!cfg.data_with_link_request || cfg.large_windows || p.refuses_data_with_request ||
+        !has_arq_work(p))
         return;
     if (p.resync.reset_windows_for_request())
         reset_windows(p);
@@ -442,6 +449,7 @@ node_transmission node_engine::impl::build_transmission()
         for (; sent < acks.size(); ++sent) {
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
+            r.long_fsn = p.lfsn;
             r.destination = addr;
             r.reset_ack = true;
             r.reset_frame_id = acks[sent];
@@ -455,6 +463,7 @@ node_transmission node_engine::impl::build_transmission()
             (st == cas_link_state::up || st == cas_link_state::requesting)) {
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
+            r.long_fsn = p.lfsn;
             r.destination = addr;
             r.full_reset = true;
             r.reset_frame_id = p.resync.request_id();

@@ -13,6 +13,7 @@
 #include "dl/crc.h"
 #include "dl/deframer.h"
 #include "dl/dpdu.h"
+#include "hex_support.h"
 
 #include <gtest/gtest.h>
 
@@ -22,16 +23,24 @@ using namespace gr::hfstack::dl;
 
 namespace {
 
-bytes hex(const char* s)
+// An LFSN D_PDU of `type` from node 2 to node 1 (1-byte address field).
+dpdu long_dpdu(dpdu_type type)
 {
-    bytes out;
-    unsigned v;
-    int n;
-    while (std::sscanf(s, " %2x%n", &v, &n) == 1) {
-        out.push_back(uint8_t(v));
-        s += n;
-    }
-    return out;
+    dpdu d;
+    d.type = type;
+    d.long_fsn = true;
+    d.destination = 1;
+    d.source = 2;
+    d.address_size = 1;
+    return d;
+}
+
+void expect_round_trip(const dpdu& d)
+{
+    const bytes w = encode(d);
+    auto r = decode_dpdu(w.data(), w.size(), d.long_fsn);
+    ASSERT_TRUE(r.ok()) << r.reason;
+    EXPECT_EQ(r.value, d);
 }
 
 bytes with_crc16(bytes b)
@@ -49,13 +58,8 @@ const long_fsn_fn all_long = [](uint32_t, uint32_t) { return true; };
 // DATA-ONLY: the TX FSN takes two bytes, most significant first; header size 10.
 TEST(Lfsn, DataOnlyKnownAnswer)
 {
-    dpdu d;
-    d.type = dpdu_type::data_only;
-    d.long_fsn = true;
+    dpdu d = long_dpdu(dpdu_type::data_only);
     d.eot = 10;
-    d.destination = 1;
-    d.source = 2;
-    d.address_size = 1;
     d.cpdu_start = d.cpdu_end = d.deliver_in_order = true;
     d.tx_sequence = 0x1234;
     d.segment = { 'a', 'b', 'c' };
@@ -64,9 +68,7 @@ TEST(Lfsn, DataOnlyKnownAnswer)
     ASSERT_EQ(w.size(), head.size() + 3 + 4);
     EXPECT_EQ(bytes(w.begin(), w.begin() + head.size()), head);
     EXPECT_EQ(get_crc32_le(w.data() + 16), crc32_s5066(d.segment.data(), 3));
-    auto r = decode_dpdu(w.data(), w.size(), true);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.value, d);
+    expect_round_trip(d);
     // Without LFSN the same bytes are not a DATA-ONLY D_PDU (header size 10).
     EXPECT_FALSE(decode_dpdu(w.data(), w.size()).ok());
 }
@@ -74,19 +76,12 @@ TEST(Lfsn, DataOnlyKnownAnswer)
 // ACK-ONLY: two-byte RX LWE then the bitmap; header size 4 + 2 + n + 2.
 TEST(Lfsn, AckOnlyKnownAnswer)
 {
-    dpdu d;
-    d.type = dpdu_type::ack_only;
-    d.long_fsn = true;
-    d.destination = 1;
-    d.source = 2;
-    d.address_size = 1;
+    dpdu d = long_dpdu(dpdu_type::ack_only);
     d.rx_lwe = 0x0102;
     d.selective_acks = { 0x05 };
     const bytes want = with_crc16(hex("90 EB 10 00 00 29 12 01 02 05"));
     EXPECT_EQ(encode(d), want);
-    auto r = decode_dpdu(want.data(), want.size(), true);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.value, d);
+    expect_round_trip(d);
     // The header size cannot tell the forms apart: read as Edition 3 it is an ack
     // of RX LWE 1 with two bitmap bytes. The link's negotiated state decides.
     auto e3 = decode_dpdu(want.data(), want.size());
@@ -98,12 +93,7 @@ TEST(Lfsn, AckOnlyKnownAnswer)
 // DATA-ACK: TX FSN and RX LWE both two bytes; RESET/WIN-RESYNC: NEW RX LWE two bytes.
 TEST(Lfsn, DataAckAndResetKnownAnswers)
 {
-    dpdu d;
-    d.type = dpdu_type::data_ack;
-    d.long_fsn = true;
-    d.destination = 1;
-    d.source = 2;
-    d.address_size = 1;
+    dpdu d = long_dpdu(dpdu_type::data_ack);
     d.cpdu_start = true;
     d.tx_sequence = 0xFFFF;
     d.rx_lwe = 0x8000;
@@ -112,56 +102,32 @@ TEST(Lfsn, DataAckAndResetKnownAnswers)
     const bytes w = encode(d);
     EXPECT_EQ(bytes(w.begin(), w.begin() + 17),
               with_crc16(hex("90 EB 20 00 00 2E 12 80 01 FF FF 80 00 FF 01")));
-    auto r = decode_dpdu(w.data(), w.size(), true);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.value, d);
+    expect_round_trip(d);
 
-    dpdu reset;
-    reset.type = dpdu_type::reset_win_resync;
-    reset.long_fsn = true;
-    reset.destination = 1;
-    reset.source = 2;
-    reset.address_size = 1;
+    dpdu reset = long_dpdu(dpdu_type::reset_win_resync);
     reset.reset_rx_win_command = true;
     reset.new_rx_lwe = 0xABCD;
     reset.reset_frame_id = 7;
     const bytes rw = with_crc16(hex("90 EB 30 00 00 2A 12 02 AB CD 07"));
     EXPECT_EQ(encode(reset), rw);
-    auto rr = decode_dpdu(rw.data(), rw.size(), true);
-    ASSERT_TRUE(rr.ok()) << rr.reason;
-    EXPECT_EQ(rr.value, reset);
+    expect_round_trip(reset);
 }
 
 TEST(Lfsn, ExpeditedTypesRoundTrip)
 {
-    dpdu d;
-    d.type = dpdu_type::expedited_data_only;
-    d.long_fsn = true;
-    d.destination = 3;
-    d.source = 4;
-    d.address_size = 1;
+    dpdu d = long_dpdu(dpdu_type::expedited_data_only);
     d.cpdu_end = true;
     d.cpdu_id = 9;
     d.tx_sequence = 300;
     d.segment = { 1, 2, 3 };
-    bytes w = encode(d);
-    auto r = decode_dpdu(w.data(), w.size(), true);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.value, d);
+    expect_round_trip(d);
 
-    dpdu a;
-    a.type = dpdu_type::expedited_ack_only;
-    a.long_fsn = true;
-    a.destination = 3;
-    a.source = 4;
-    a.address_size = 1;
+    dpdu a = long_dpdu(dpdu_type::expedited_ack_only);
     a.rx_lwe = 40000;
     a.selective_acks.assign(max_selective_acks_lfsn, 0xA5);
-    w = encode(a);
-    EXPECT_EQ(w[5] & 0x1F, 27); // 4 + 2 (RX LWE) + 19 + 2: a DATA-ACK's map reaches 31
-    r = decode_dpdu(w.data(), w.size(), true);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.value, a);
+    EXPECT_EQ(encode(a)[5] & 0x1F,
+              27); // 4 + 2 (RX LWE) + 19 + 2: a DATA-ACK's reaches 31
+    expect_round_trip(a);
 }
 
 TEST(Lfsn, EncodeRefusesWhatDoesNotFit)

@@ -100,7 +100,9 @@ struct node_config {
     // S5066-EP5 large windows: advertise Long Frame Sequence Numbers in our CAS-1 link
     // requests (a spare bit an Edition 3 peer ignores) and use them, with a window of
     // arq_window, on links whose peer advertises them too. Off: Edition 3 on the wire.
-    // Links set up with data_with_link_request carry no data with the request while on.
+    // On, the FULL RESET sent with a link request (and data_with_link_request's data)
+    // is in the long form until the peer answers: an Edition 3 peer ignores it, and
+    // gets the reset again in Edition 3 form once the link is up.
     bool large_windows = false;
     // ARQ segment bytes (1..1023); 0 = per link, from its measured frame losses
     // (segment_size_policy), packed to fill the longest transmission.

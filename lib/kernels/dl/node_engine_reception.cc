@@ -193,6 +193,9 @@ void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
         return;
     }
     if (d.full_reset) {
+        // S5066-EP5: the windows a FULL RESET sets up take its FSN form.
+        if (cfg.large_windows && d.long_fsn != p.lfsn)
+            set_long_fsn(p, d.long_fsn);
         // A repeated request (our RESET-ACK was lost) is only acknowledged again:
         // data exchanged since the first copy must not be reset.
         if (p.resync.on_full_reset(d.reset_frame_id))
@@ -229,9 +232,10 @@ void node_engine::impl::reset_windows(peer_state& p)
 
 void node_engine::impl::set_long_fsn(peer_state& p, bool lfsn)
 {
-    // Both ends switch as the link comes up (the caller on ACCEPTED, the called node
-    // as it sends it), with their windows at 0; nothing is numbered in between since
-    // data never rides with a request while large windows are on.
+    // The windows restart at 0 in the new form. The caller takes the long form for
+    // the FULL RESET of its link request (and any data riding with it); the called
+    // node takes a FULL RESET's form; both take the form the link agreed at link-up
+    // (the caller on ACCEPTED, the called node as it sends it).
     p.lfsn = lfsn;
     const size_t window =
         lfsn ? cfg.arq_window : std::min(cfg.arq_window, arq_max_window);

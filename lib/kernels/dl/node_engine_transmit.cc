@@ -316,8 +316,7 @@ void node_engine::impl::add_arq(burst_builder& b,
 
 void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state& p)
 {
-    if (!cfg.data_with_link_request || cfg.large_windows || p.refuses_data_with_request ||
-        !has_arq_work(p))
+    if (!cfg.data_with_link_request || p.refuses_data_with_request || !has_arq_work(p))
         return;
     if (p.resync.reset_windows_for_request())
         reset_windows(p);
@@ -461,6 +460,11 @@ node_transmission node_engine::impl::build_transmission()
         p.sent_data_with_request = false;
         if (p.resync.request_due() &&
             (st == cas_link_state::up || st == cas_link_state::requesting)) {
+            // S5066-EP5: before the peer has answered, our FULL RESET (and the data
+            // that ride with it) take the long form; its form is the form of the
+            // windows it sets up, and the link's answer corrects it (link-up).
+            if (cfg.large_windows && st == cas_link_state::requesting && !p.lfsn)
+                set_long_fsn(p, true);
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
             r.long_fsn = p.lfsn;

@@ -6,6 +6,7 @@
 
 #include "dl/crc.h"
 #include "dl/dpdu.h"
+#include "hex_support.h"
 
 #include <gtest/gtest.h>
 
@@ -14,18 +15,6 @@
 using namespace gr::hfstack::dl;
 
 namespace {
-
-bytes hex(const char* s)
-{
-    bytes out;
-    unsigned v;
-    int n;
-    while (std::sscanf(s, " %2x%n", &v, &n) == 1) {
-        out.push_back(uint8_t(v));
-        s += n;
-    }
-    return out;
-}
 
 dpdu sample(dpdu_type t)
 {

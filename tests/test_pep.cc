@@ -122,6 +122,8 @@ TEST(PepOptions, RoundTripAndErrorsNameTheOption)
     EXPECT_EQ(get_pep_option(c, "port_limits"), "80:50");
     EXPECT_EQ(get_pep_option(c, "port_priority"), "22:12");
     EXPECT_EQ(get_pep_option(c, "compress"), "true");
+    set_pep_options(c, "max_outstanding_bytes=8388608");
+    EXPECT_EQ(c.slep.max_outstanding_bytes, 8388608u);
     for (const auto& o : pep_options()) {
         pep_config d = c;
         set_pep_option(d, o.name, get_pep_option(c, o.name));

@@ -124,6 +124,31 @@ def _ip_exchange(mode, kind, requests):
 # The HF-PEP's nodes (both this stack): ARQ data ride with the link request, in the
 # simulator's rows and on the real-time test bed (pep_testbed) alike.
 PEP_NODE_OPTIONS = "data_with_link_request=true"
+# Over STANAG 5069 wideband modes the PEP's nodes (both this stack) also turn on
+# S5066-EP5 large windows: at 240 kbps Edition 3's 128 D_PDUs are 4.4 s of air against
+# about 1.8 s of fixed cost per ARQ cycle (docs/pep.md). A peer without EP5 would still
+# get Edition 3 (the CAS-1 negotiation), so the option only acts between two EP5 nodes.
+# The proxies' SLEP limits (256 kB window and send buffer, 512 kB at the node awaiting
+# confirmation) would then bound a cycle instead, so they grow to 8 MB there too.
+PEP_WIDEBAND_NODE_OPTIONS = "large_windows=true;arq_window=8192"
+PEP_WIDEBAND_PEP_OPTIONS = "window=8388608;send_buffer=8388608;max_outstanding_bytes=8388608"
+
+
+def is_wideband(mode):
+    """True for a STANAG 5069 mode name ("WN12/48kHz/US")."""
+    return str(mode).startswith("WN")
+
+
+def pep_node_options(mode):
+    """The PEP rows' node options for `mode` (a name such as "9600S" or "WN12/48kHz/US")."""
+    if is_wideband(mode):
+        return f"{PEP_NODE_OPTIONS};{PEP_WIDEBAND_NODE_OPTIONS}"
+    return PEP_NODE_OPTIONS
+
+
+def pep_proxy_options(mode):
+    """The PEP rows' proxy options (both ends) for `mode`."""
+    return PEP_WIDEBAND_PEP_OPTIONS if is_wideband(mode) else ""
 
 
 # The text payload is real prose: the GPL's text, which every Debian system carries
@@ -138,20 +163,21 @@ def text_payload():
         return f.read()
 
 
-def pep_transfer_utilization(mode, size, seed, ber=0.0, node_options=PEP_NODE_OPTIONS,
+def pep_transfer_utilization(mode, size, seed, ber=0.0, node_options=None,
                              payload="random", compress=False):
     """Utilisation of one PEP transfer of `size` bytes on a fresh link, in virtual time:
     size x 8 / (rate x seconds); NaN if it was never confirmed. `payload`: "random"
     (seeded random bytes) or "text" (`text_payload()`)."""
     c = sim.scenario_config()
     c.mode, c.duration_s, c.seed = mode, 100 * 3600.0, seed
-    c.node_options = node_options
+    c.node_options = pep_node_options(mode) if node_options is None else node_options
     if ber:
         channel = sim.channel_config()
         channel.ber = ber
         c.channel = channel
     text = text_payload() if payload == "text" else b""
-    (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress, text)
+    (seconds, confirmed), = sim.run_pep_transfers(c, size, 1, payload, compress, text,
+                                                  pep_proxy_options(mode))
     return 100 * size * 8 / (sim.nominal_bps(mode) * seconds) if confirmed else math.nan
 
 

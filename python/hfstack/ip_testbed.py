@@ -122,6 +122,9 @@ class testbed(namespaces):
         self.tb = gr.top_block("ip_testbed")
         named = isinstance(rate, str) and not rate.isdigit()
         mode = f"mode={rate}" if named else f"mode={rate}{interleaver}"
+        if named and rate.startswith("WN"):
+            # STANAG 5069 wideband: both nodes run S5066-EP5 large windows (docs/pep.md).
+            mode += ";large_windows=true;arq_window=4096"
         nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale),
                  "b": node("0.0.0.2", f"{mode};{node_options}", time_scale)}
         # kind "emulator": link-level modems; "loopback": the real STANAG 4539 modem

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from .anchors import PEP_NODE_OPTIONS
+from .anchors import PEP_NODE_OPTIONS, pep_node_options, pep_proxy_options
 from .ip_testbed import mode_bps, namespaces, run
 from .ip_testbed import unavailable as ip_unavailable
 
@@ -90,11 +90,12 @@ class pep_testbed(namespaces):
     near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
     `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
-    both nodes' options (default NODE_OPTIONS; "" for STANAG 5066 as published)."""
+    both nodes' options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG
+    5069 modes, anchors.pep_node_options; "" for STANAG 5066 as published)."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
                  kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False,
-                 node_options=NODE_OPTIONS):
+                 node_options=None):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         if client_host:
@@ -108,7 +109,7 @@ class pep_testbed(namespaces):
         self.node, self.procs = {}, []
         self._args = (rate, time_scale, ber, pep_options)
         self.kind, self.snr_db, self.far_options = kind, snr_db, far_options
-        self.node_options = node_options
+        self.node_options = pep_node_options(rate) if node_options is None else node_options
         self.seed = seed  # of the channel's error draws (node b's radio: seed + 1)
 
     def start(self):
@@ -136,13 +137,17 @@ class pep_testbed(namespaces):
             if self.node_options:
                 common += ["--options", self.node_options]
             air = os.path.join(self.tmp, "air")
-            near = ["--pep-options", ";".join(o for o in ("peers=10.78.0.0/24=0.0.0.2", pep_options) if o),
+            # STANAG 5069 modes: both proxies' SLEP limits grow with the large windows.
+            wide = pep_proxy_options(rate) if self.node_options == pep_node_options(rate) else ""
+            near = ["--pep-options", ";".join(o for o in ("peers=10.78.0.0/24=0.0.0.2", wide,
+                                                          pep_options) if o),
                     "--pep-socks", self.socks, "--pep-redirect", "127.0.0.1:3129",
                     "--pep-intercept", "10.78.0.0/24", "--pep-dns", self.dns,
                     "--pep-dns-peer", "0.0.0.2", "--pep-dns-static", "gateway.hf=10.79.0.1"]
             if "c" in self.ns:
                 near += ["--pep-transparent", "0.0.0.0:3130"]
-            far = ["--pep-options", self.far_options] if self.far_options else []
+            far_options = ";".join(o for o in (wide, self.far_options) if o)
+            far = ["--pep-options", far_options] if far_options else []
             for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", self.ns[side], *NODE, "--address",

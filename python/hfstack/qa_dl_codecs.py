@@ -48,6 +48,18 @@ class qa_dl_codecs(gr_unittest.TestCase):
             self.assertEqual(back, d)
             self.assertIsInstance(back.segment, bytes)
 
+    def test_long_fsn_from_python(self):
+        """S5066-EP5: two-byte FSNs when the caller says the link uses them."""
+        d = dl.dpdu()
+        d.type = dl.dpdu_type.data_ack
+        d.long_fsn = True
+        d.tx_sequence, d.rx_lwe = 40000, 65535
+        d.selective_acks = bytes(range(19))
+        d.segment = b"large"
+        back = dl.decode_dpdu(dl.encode_dpdu(d), long_fsn=True)
+        d.address_size = back.address_size
+        self.assertEqual(back, d)
+
     def test_errors_are_clear(self):
         d = dl.dpdu()
         d.segment = bytes(1024)

@@ -23,8 +23,10 @@ void fill_data_ack(dpdu& data, const arq_ack& a)
 {
     if (data.type != dpdu_type::data_only && data.type != dpdu_type::data_ack)
         throw std::invalid_argument("fill_data_ack: only DATA-ONLY/DATA-ACK carry an ack");
-    if (a.selective_acks.size() > max_selective_acks)
-        throw std::invalid_argument("fill_data_ack: more than 16 selective-ack bytes");
+    if (a.selective_acks.size() > (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
+        throw std::invalid_argument("fill_data_ack: too many selective-ack bytes");
+    if (a.long_fsn != data.long_fsn)
+        throw std::invalid_argument("fill_data_ack: ack and data differ in FSN length");
     data.type = dpdu_type::data_ack;
     data.rx_lwe = a.rx_lwe;
     data.selective_acks = a.selective_acks;
@@ -32,9 +34,10 @@ void fill_data_ack(dpdu& data, const arq_ack& a)
 
 dpdu make_ack_only(const arq_ack& a, bool expedited)
 {
-    if (a.selective_acks.size() > max_selective_acks)
-        throw std::invalid_argument("make_ack_only: more than 16 selective-ack bytes");
+    if (a.selective_acks.size() > (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
+        throw std::invalid_argument("make_ack_only: too many selective-ack bytes");
     dpdu d;
+    d.long_fsn = a.long_fsn;
     d.type = expedited ? dpdu_type::expedited_ack_only : dpdu_type::ack_only;
     d.rx_lwe = a.rx_lwe;
     d.selective_acks = a.selective_acks;
@@ -46,15 +49,17 @@ arq_ack ack_of(const dpdu& d)
     if (d.type != dpdu_type::ack_only && d.type != dpdu_type::data_ack &&
         d.type != dpdu_type::expedited_ack_only)
         throw std::invalid_argument("ack_of: D_PDU type carries no ack");
-    return arq_ack{ d.rx_lwe, d.selective_acks };
+    return arq_ack{ d.rx_lwe, d.selective_acks, d.long_fsn };
 }
 
 // ---------------------------------------------------------------- sender
 
 arq_sender::arq_sender(const arq_config& config) : d_cfg(config)
 {
-    if (d_cfg.window < 1 || d_cfg.window > arq_max_window)
-        throw std::invalid_argument("arq_config.window must be 1..128");
+    if (d_cfg.window < 1 || d_cfg.window > max_window(d_cfg.long_fsn))
+        throw std::invalid_argument(d_cfg.long_fsn ? "arq_config.window must be 1..32768"
+                                                   : "arq_config.window must be 1..128");
+    d_mask = d_cfg.long_fsn ? 0xFFFF : 0xFF;
     if (d_cfg.segment_size < 1 || d_cfg.segment_size > max_segment_size)
         throw std::invalid_argument("arq_config.segment_size must be 1..1023");
 }
@@ -98,7 +103,7 @@ size_t arq_sender::seg_len(const cpdu_rec& c, size_t index) const
     return std::min(c.seg_size, c.data.size() - off);
 }
 
-dpdu arq_sender::make_frame(const seg& s, uint8_t fsn) const
+dpdu arq_sender::make_frame(const seg& s, uint16_t fsn) const
 {
     const cpdu_rec& c = d_cpdus.at(s.handle);
     dpdu d;
@@ -106,6 +111,7 @@ dpdu arq_sender::make_frame(const seg& s, uint8_t fsn) const
     d.cpdu_start = s.index == 0;
     d.cpdu_end = s.index + 1 == c.nseg;
     d.tx_sequence = fsn;
+    d.long_fsn = d_cfg.long_fsn;
     if (d_cfg.expedited) {
         d.cpdu_id = c.cpdu_id;
     } else {
@@ -156,7 +162,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         const size_t len = (s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index)) + per_dpdu_overhead;
         if (used + len > max_bytes)
             continue;
-        out.push_back(make_frame(s, uint8_t(d_lwe + i)));
+        out.push_back(make_frame(s, fsn_of(d_lwe + i)));
         s.state = seg_state::awaiting;
         s.reported_missing = false;
         used += len;
@@ -178,7 +184,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
             break;
         new_source();
         seg s{ h, c.numbered, seg_state::awaiting, false };
-        const uint8_t fsn = uint8_t(d_lwe + d_window.size());
+        const uint16_t fsn = fsn_of(d_lwe + d_window.size());
         d_window.push_back(s);
         out.push_back(make_frame(s, fsn));
         ++c.numbered;
@@ -190,7 +196,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
     }
     // 3. Window-edge flags (regular class only), from the window after this batch.
     if (!d_cfg.expedited && !d_window.empty()) {
-        const uint8_t uwe = uint8_t(d_lwe + d_window.size() - 1);
+        const uint16_t uwe = fsn_of(d_lwe + d_window.size() - 1);
         for (auto& d : out) {
             d.tx_win_lwe = d.tx_sequence == d_lwe;
             d.tx_win_uwe = d.tx_sequence == uwe;
@@ -238,16 +244,16 @@ void arq_sender::pop_acked()
 {
     while (!d_window.empty() && d_window.front().state == seg_state::acked) {
         d_window.pop_front();
-        ++d_lwe;
+        d_lwe = fsn_of(d_lwe + 1u);
     }
 }
 
-std::vector<uint64_t> arq_sender::on_ack(uint8_t rx_lwe, const bytes& selective_acks)
+std::vector<uint64_t> arq_sender::on_ack(uint16_t rx_lwe, const bytes& selective_acks)
 {
     std::vector<uint64_t> confirmed;
     ++d_counters.acks_received;
     const size_t n = d_window.size();
-    const size_t lwe_dist = uint8_t(rx_lwe - d_lwe);
+    const size_t lwe_dist = fsn_of(size_t(rx_lwe) - d_lwe);
     // Equation 4: TX LWE <= RX LWE <= TX UWE + 1.
     if (lwe_dist > n) {
         ++d_counters.acks_ignored;
@@ -264,7 +270,13 @@ std::vector<uint64_t> arq_sender::on_ack(uint8_t rx_lwe, const bytes& selective_
         answered(d_window[i]);
         mark_acked(d_window[i], confirmed);
     }
-    const size_t nbits = std::min(selective_acks.size(), max_selective_acks) * 8;
+    const size_t map_limit = d_cfg.long_fsn ? max_selective_acks_lfsn : max_selective_acks;
+    const size_t nbits = std::min(selective_acks.size(), map_limit) * 8;
+    // LFSN: a bitmap of the largest size may stop short of RX UWE (the receiver could
+    // not say more), so frames past its last bit are undecided, not lost. A shorter
+    // one reaches RX UWE, as in Edition 3.
+    const size_t decided =
+        d_cfg.long_fsn && selective_acks.size() >= map_limit ? lwe_dist + 1 + nbits : n;
     for (size_t k = 0; k < nbits; ++k) {
         if (!((selective_acks[k / 8] >> (k % 8)) & 1))
             continue;
@@ -277,13 +289,15 @@ std::vector<uint64_t> arq_sender::on_ack(uint8_t rx_lwe, const bytes& selective_
         }
     }
     // Whatever was transmitted and is still unacknowledged was lost: send it again.
-    for (auto& s : d_window)
+    for (size_t i = 0; i < std::min(n, decided); ++i) {
+        seg& s = d_window[i];
         if (s.state == seg_state::awaiting) {
             answered(s);
             ++d_outcome.lost_frames;
             s.state = seg_state::due;
             s.reported_missing = true;
         }
+    }
     pop_acked();
     return confirmed;
 }
@@ -358,7 +372,7 @@ std::vector<uint64_t> arq_sender::take_dropped()
     return out;
 }
 
-std::vector<uint64_t> arq_sender::reset(uint8_t new_tx_lwe, bool requeue)
+std::vector<uint64_t> arq_sender::reset(uint16_t new_tx_lwe, bool requeue)
 {
     std::vector<uint64_t> lost;
     std::vector<uint64_t> dropping;
@@ -372,7 +386,7 @@ std::vector<uint64_t> arq_sender::reset(uint8_t new_tx_lwe, bool requeue)
     }
     d_window.clear();
     d_active = 0;
-    d_lwe = d_cfg.expedited ? 0 : new_tx_lwe;
+    d_lwe = d_cfg.expedited ? 0 : fsn_of(new_tx_lwe);
     for (uint64_t h : dropping)
         finish_dropped(h);
     for (uint64_t h : lost) {
@@ -398,6 +412,17 @@ std::vector<uint64_t> arq_sender::reset(uint8_t new_tx_lwe, bool requeue)
             d_cpdus.erase(h);
     }
     return lost;
+}
+
+void arq_sender::set_long_fsn(bool long_fsn, size_t window)
+{
+    if (window < 1 || window > max_window(long_fsn))
+        throw std::invalid_argument(long_fsn ? "arq window must be 1..32768"
+                                             : "arq window must be 1..128");
+    reset(0, true);
+    d_cfg.long_fsn = long_fsn;
+    d_cfg.window = window;
+    d_mask = long_fsn ? 0xFFFF : 0xFF;
 }
 
 size_t arq_sender::in_flight() const
@@ -433,12 +458,16 @@ bool arq_receiver::on_data(const dpdu& d, bool segment_ok)
         reset(0);
         d_cpdu_id = d.cpdu_id;
     }
-    const uint8_t fsn = d.tx_sequence;
-    const size_t fwd = uint8_t(fsn - d_lwe);
-    if (fwd >= arq_max_window) {
+    if (d.long_fsn != d_long_fsn || d.tx_sequence > d_mask) {
+        ++d_counters.wrong_type; // FSN form of the other mode: not ours
+        return false;
+    }
+    const uint16_t fsn = d.tx_sequence;
+    const size_t fwd = fsn_of(size_t(fsn) - d_lwe);
+    if (fwd >= d_window_max) {
         // Behind RX LWE: a copy of something already received unless it lies more
-        // than 127 behind RX UWE (equation 3).
-        if (uint8_t(d_uwe - fsn) <= arq_max_window - 1) {
+        // than a window behind RX UWE (equation 3).
+        if (fsn_of(size_t(d_uwe) - fsn) <= d_window_max - 1) {
             ++d_counters.duplicates;
             d_ack_due = true;
             return true;
@@ -479,13 +508,13 @@ bool arq_receiver::on_data(const dpdu& d, bool segment_ok)
                 skip_missing();
             }
             d_slots[d_lwe] = slot();
-            ++d_lwe;
+            d_lwe = fsn_of(d_lwe + 1u);
         }
-        if (span() > arq_max_window) // nothing left pending above the new RX LWE
-            d_uwe = uint8_t(d_lwe - 1);
+        if (span() > d_window_max) // nothing left pending above the new RX LWE
+            d_uwe = fsn_of(d_lwe + d_mask);
     }
     advance();
-    if (d_slots[fsn].received && uint8_t(fsn - d_lwe) < arq_max_window &&
+    if (d_slots[fsn].received && fsn_of(size_t(fsn) - d_lwe) < d_window_max &&
         !d_slots[fsn].in_order && !d_slots[fsn].drop)
         try_early_delivery(fsn);
     return true;
@@ -496,7 +525,7 @@ void arq_receiver::advance()
     while (d_slots[d_lwe].received && span() > 0) {
         pass_below(d_slots[d_lwe]);
         d_slots[d_lwe] = slot();
-        ++d_lwe;
+        d_lwe = fsn_of(d_lwe + 1u);
     }
 }
 
@@ -544,14 +573,14 @@ void arq_receiver::pass_below(slot& s)
     }
 }
 
-void arq_receiver::try_early_delivery(uint8_t fsn)
+void arq_receiver::try_early_delivery(uint16_t fsn)
 {
     // Find START at or before fsn and END at or after it, all received, inside the
     // window, as-arrived, not dropped and not already delivered.
     auto usable = [&](const slot& s) {
         return s.received && !s.consumed && !s.drop && !s.in_order;
     };
-    uint8_t b = fsn;
+    uint16_t b = fsn;
     while (true) {
         if (!usable(d_slots[b]))
             return;
@@ -559,11 +588,11 @@ void arq_receiver::try_early_delivery(uint8_t fsn)
             break;
         if (b == d_lwe)
             return;
-        --b;
+        b = fsn_of(b + d_mask);
         if (d_slots[b].end) // the previous C_PDU ends here: no START for ours
             return;
     }
-    uint8_t e = fsn;
+    uint16_t e = fsn;
     while (true) {
         if (!usable(d_slots[e]))
             return;
@@ -571,12 +600,12 @@ void arq_receiver::try_early_delivery(uint8_t fsn)
             break;
         if (e == d_uwe)
             return;
-        ++e;
+        e = fsn_of(e + 1u);
         if (e != fsn && d_slots[e].start)
             return;
     }
     bytes out;
-    for (uint8_t i = b;; ++i) {
+    for (uint16_t i = b;; i = fsn_of(i + 1u)) {
         out.insert(out.end(), d_slots[i].data.begin(), d_slots[i].data.end());
         d_slots[i].consumed = true;
         d_slots[i].data.clear();
@@ -598,23 +627,45 @@ arq_ack arq_receiver::ack()
 {
     arq_ack a;
     a.rx_lwe = d_lwe;
-    const size_t nbits = span() > 0 ? span() - 1 : 0; // FSNs RX LWE+1 .. RX UWE
+    a.long_fsn = d_long_fsn;
+    size_t nbits = span() > 0 ? span() - 1 : 0; // FSNs RX LWE+1 .. RX UWE
+    if (d_long_fsn) // the header size field bounds the map; see arq_sender::on_ack
+        nbits = std::min(nbits, max_selective_acks_lfsn * 8);
     a.selective_acks.assign((nbits + 7) / 8, 0);
     for (size_t k = 0; k < nbits; ++k)
-        if (d_slots[uint8_t(d_lwe + 1 + k)].received)
+        if (d_slots[fsn_of(d_lwe + 1 + k)].received)
             a.selective_acks[k / 8] |= uint8_t(1u << (k % 8));
     d_ack_due = false;
     ++d_counters.acks_taken;
     return a;
 }
 
-void arq_receiver::reset(uint8_t new_rx_lwe)
+arq_receiver::arq_receiver(bool expedited, bool long_fsn)
+    : d_expedited(expedited),
+      d_long_fsn(long_fsn),
+      d_mask(long_fsn ? 0xFFFF : 0xFF),
+      d_window_max(max_window(long_fsn)),
+      d_slots(size_t(d_mask) + 1),
+      d_uwe(d_mask)
+{
+}
+
+void arq_receiver::set_long_fsn(bool long_fsn)
+{
+    d_long_fsn = long_fsn;
+    d_mask = long_fsn ? 0xFFFF : 0xFF;
+    d_window_max = max_window(long_fsn);
+    d_slots.assign(size_t(d_mask) + 1, slot());
+    reset(0);
+}
+
+void arq_receiver::reset(uint16_t new_rx_lwe)
 {
     for (auto& s : d_slots)
         s = slot();
     discard_open();
-    d_lwe = new_rx_lwe;
-    d_uwe = uint8_t(new_rx_lwe - 1);
+    d_lwe = fsn_of(new_rx_lwe);
+    d_uwe = fsn_of(d_lwe + d_mask);
     d_cpdu_id = -1;
 }
 

@@ -50,21 +50,26 @@ namespace hfstack {
 namespace dl {
 
 constexpr size_t arq_max_window = 128; // Annex C "maximum window size"
+// S5066-EP5 large windows: with long FSNs (modulo 65536) the window may reach 32768.
+constexpr size_t max_window(bool long_fsn) { return long_fsn ? lfsn_max_window : arq_max_window; }
 
 // An acknowledgement as carried by ACK-ONLY, DATA-ACK and EXPEDITED ACK-ONLY.
 struct arq_ack {
-    uint8_t rx_lwe = 0;
-    bytes selective_acks; // bit 0 of byte 0 = rx_lwe + 1; at most 16 bytes
+    uint16_t rx_lwe = 0;
+    bytes selective_acks; // bit 0 of byte 0 = rx_lwe + 1; at most 16 bytes (19 LFSN)
+    bool long_fsn = false; // S5066-EP5 form
     bool operator==(const arq_ack& o) const
     {
-        return rx_lwe == o.rx_lwe && selective_acks == o.selective_acks;
+        return rx_lwe == o.rx_lwe && selective_acks == o.selective_acks &&
+               long_fsn == o.long_fsn;
     }
 };
 
 struct arq_config {
-    size_t window = arq_max_window; // maximum allowable window, 1..128
+    size_t window = arq_max_window; // maximum allowable window, 1..128 (1..32768 LFSN)
     size_t segment_size = 200;      // maximum C_PDU segment size, 1..1023 bytes
     bool expedited = false;         // EXPEDITED DATA-ONLY / EXPEDITED ACK-ONLY class
+    bool long_fsn = false;          // S5066-EP5 LFSN: FSNs modulo 65536
 };
 
 // Turns a DATA-ONLY D_PDU into a DATA-ACK carrying `a` (acks ride on reverse data).
@@ -132,7 +137,9 @@ public:
 
     // Processes the peer's ack. Returns the handles of C_PDUs now completely
     // acknowledged, oldest first. Stale or out-of-sync acks are ignored.
-    std::vector<uint64_t> on_ack(uint8_t rx_lwe, const bytes& selective_acks);
+    // LFSN: a bitmap of max_selective_acks_lfsn bytes may end before the peer's RX UWE,
+    // so frames after its last bit stay undecided (neither acked nor due).
+    std::vector<uint64_t> on_ack(uint16_t rx_lwe, const bytes& selective_acks);
     std::vector<uint64_t> on_ack(const arq_ack& a) { return on_ack(a.rx_lwe, a.selective_acks); }
 
     // What the acks since the last call said about segments sent and awaiting their
@@ -182,7 +189,12 @@ public:
      * (the peer may then receive a C_PDU twice if it had completed it). C_PDUs being
      * dropped are not returned: they go to take_dropped(). Queued, unstarted C_PDUs
      * keep their place. */
-    std::vector<uint64_t> reset(uint8_t new_tx_lwe = 0, bool requeue = false);
+    std::vector<uint64_t> reset(uint16_t new_tx_lwe = 0, bool requeue = false);
+
+    // S5066-EP5: switches the FSN form (and the window, 1..max_window(long_fsn), else
+    // std::invalid_argument). Restarts the window at 0 as reset(0, true) does; the
+    // engine does this only together with a window reset agreed with the peer.
+    void set_long_fsn(bool long_fsn, size_t window);
 
     bool idle() const { return d_queue.empty() && d_window.empty() && d_active == 0; }
     // Numbered, unacknowledged segments (those inside the window).
@@ -194,9 +206,9 @@ public:
     size_t queued_cpdus() const { return d_queue.size(); }
     // True when next_transmission() with a generous budget would return something.
     bool has_pending_transmission() const;
-    uint8_t tx_lwe() const { return d_lwe; }
+    uint16_t tx_lwe() const { return d_lwe; }
     // FSN the next new segment will get (TX UWE + 1).
-    uint8_t next_fsn() const { return uint8_t(d_lwe + d_window.size()); }
+    uint16_t next_fsn() const { return fsn_of(d_lwe + d_window.size()); }
     const arq_config& config() const { return d_cfg; }
     const arq_sender_counters& counters() const { return d_counters; }
 
@@ -222,7 +234,8 @@ private:
     };
 
     size_t seg_len(const cpdu_rec& c, size_t index) const;
-    dpdu make_frame(const seg& s, uint8_t fsn) const;
+    dpdu make_frame(const seg& s, uint16_t fsn) const;
+    uint16_t fsn_of(size_t v) const { return uint16_t(v & d_mask); }
     bool can_start_new() const;
     uint64_t new_source();
     void mark_acked(seg& s, std::vector<uint64_t>& confirmed);
@@ -234,7 +247,8 @@ private:
     std::deque<uint64_t> d_queue;         // C_PDUs with segments still unnumbered
     std::deque<seg> d_window;             // d_window[i] has FSN d_lwe + i
     ack_outcome d_outcome;
-    uint8_t d_lwe = 0;
+    uint16_t d_lwe = 0;
+    uint16_t d_mask = 0xFF; // FSN modulus - 1
     uint64_t d_next_handle = 1;
     uint64_t d_active = 0;  // expedited: the C_PDU being sent (stop and wait)
     uint8_t d_next_id = 0;  // expedited: next C_PDU ID (mod 16)
@@ -282,7 +296,9 @@ struct arq_receiver_counters {
 class arq_receiver
 {
 public:
-    explicit arq_receiver(bool expedited = false) : d_expedited(expedited) {}
+    // long_fsn: S5066-EP5 FSNs modulo 65536, window up to 32768; data D_PDUs of the
+    // other FSN form are counted as wrong_type and ignored.
+    explicit arq_receiver(bool expedited = false, bool long_fsn = false);
 
     // Processes one received data D_PDU: DATA-ONLY or DATA-ACK (regular class),
     // EXPEDITED DATA-ONLY (expedited class). segment_ok is false when its segment
@@ -306,10 +322,13 @@ public:
 
     // RESET/WIN-RESYNC: RX LWE = new_rx_lwe, stored segments and partial C_PDUs are
     // discarded (already completed C_PDUs stay in take_delivered()).
-    void reset(uint8_t new_rx_lwe = 0);
+    void reset(uint16_t new_rx_lwe = 0);
+    // S5066-EP5: switches the FSN form; the window restarts at 0 as reset(0) does.
+    void set_long_fsn(bool long_fsn);
 
-    uint8_t rx_lwe() const { return d_lwe; }
-    uint8_t rx_uwe() const { return d_uwe; }
+    uint16_t rx_lwe() const { return d_lwe; }
+    uint16_t rx_uwe() const { return d_uwe; }
+    bool long_fsn() const { return d_long_fsn; }
     bool expedited() const { return d_expedited; }
     const arq_receiver_counters& counters() const { return d_counters; }
 
@@ -326,17 +345,21 @@ private:
         bytes data;
     };
 
-    size_t span() const { return uint8_t(d_uwe - d_lwe + 1); } // LWE..UWE count
+    uint16_t fsn_of(size_t v) const { return uint16_t(v & d_mask); }
+    size_t span() const { return fsn_of(size_t(d_uwe) + d_mask + 1 - d_lwe + 1); } // LWE..UWE
     void advance();
     void pass_below(slot& s);
     void skip_missing();
-    void try_early_delivery(uint8_t fsn);
+    void try_early_delivery(uint16_t fsn);
     void discard_open();
 
     bool d_expedited;
-    std::array<slot, 256> d_slots{};
-    uint8_t d_lwe = 0;
-    uint8_t d_uwe = 255; // newest FSN received; d_lwe - 1 when nothing is pending
+    bool d_long_fsn;
+    uint16_t d_mask;          // FSN modulus - 1
+    size_t d_window_max;      // 128, or 32768 with long FSNs
+    std::vector<slot> d_slots; // one per FSN
+    uint16_t d_lwe = 0;
+    uint16_t d_uwe;           // newest FSN received; d_lwe - 1 when nothing is pending
     open_run d_open;
     int d_cpdu_id = -1; // expedited: C_PDU being received, -1 none
     bool d_ack_due = false;

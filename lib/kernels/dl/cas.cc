@@ -29,6 +29,14 @@ void cas_link_manager::send(uint32_t peer, cpdu_type t, bool exclusive, uint8_t 
     o.pdu.type = t;
     o.pdu.exclusive_link = exclusive;
     o.pdu.reason = reason;
+    // S5066-EP5: every REQUEST advertises LFSN when we support it; an ACCEPTED says
+    // whether the link it makes uses it (both ends support it).
+    if (t == cpdu_type::physical_link_request) {
+        o.pdu.lfsn = d_cfg.large_windows;
+    } else if (t == cpdu_type::physical_link_accepted) {
+        auto it = d_links.find(peer);
+        o.pdu.lfsn = it != d_links.end() && it->second.lfsn;
+    }
     switch (t) {
     case cpdu_type::physical_link_request:
         d_counters.requests_sent++;
@@ -267,9 +275,11 @@ void cas_link_manager::on_data_activity(uint32_t peer, double now)
         it->second.deadline = now + d_cfg.idle_timeout;
 }
 
-void cas_link_manager::handle_request(uint32_t peer, bool exclusive, double now)
+void cas_link_manager::handle_request(uint32_t peer, bool exclusive, bool lfsn, double now)
 {
     link& l = d_links[peer];
+    if (l.st != cas_link_state::up)
+        l.lfsn = d_cfg.large_windows && lfsn; // what an ACCEPTED we send now will say
     if (l.st == cas_link_state::up) {
         if (exclusive == l.exclusive) {
             // B.3.2.1 step 2 (15): our ACCEPTED may have been lost.
@@ -290,6 +300,7 @@ void cas_link_manager::handle_request(uint32_t peer, bool exclusive, double now)
         l.st = cas_link_state::idle;
         l.deadline = inf;
         emit(cas_event_type::link_down, peer, cas_cause::superseded, l.exclusive, 0);
+        l.lfsn = d_cfg.large_windows && lfsn;
     }
     if (l.st == cas_link_state::breaking) {
         // Our BREAK may still be on its way and would end any link made now, so we
@@ -342,7 +353,7 @@ void cas_link_manager::on_cpdu(uint32_t peer, const cpdu& c, double now)
         return;
     case cpdu_type::physical_link_request:
         d_counters.requests_received++;
-        handle_request(peer, c.exclusive_link, now);
+        handle_request(peer, c.exclusive_link, c.lfsn, now);
         return;
     default:
         break;
@@ -355,6 +366,7 @@ void cas_link_manager::on_cpdu(uint32_t peer, const cpdu& c, double now)
     case cpdu_type::physical_link_accepted:
         d_counters.accepted_received++;
         if (st == cas_link_state::requesting) {
+            it->second.lfsn = d_cfg.large_windows && c.lfsn;
             make_up(peer, it->second, it->second.exclusive, true, now);
         } else if (st == cas_link_state::idle) {
             // Late answer to a request we gave up or cancelled: the peer now believes a
@@ -476,6 +488,12 @@ cas_link_state cas_link_manager::state(uint32_t peer) const
 {
     auto it = d_links.find(peer);
     return it == d_links.end() ? cas_link_state::idle : it->second.st;
+}
+
+bool cas_link_manager::long_fsn(uint32_t peer) const
+{
+    auto it = d_links.find(peer);
+    return it != d_links.end() && it->second.st == cas_link_state::up && it->second.lfsn;
 }
 
 bool cas_link_manager::exclusive(uint32_t peer) const

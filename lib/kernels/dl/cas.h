@@ -136,6 +136,10 @@ struct cas_config {
     bool exclusive_links_supported = true;
     // Most nonexclusive links up (or being requested by us) at once (B.3 (4), step 2 (7)).
     unsigned max_nonexclusive_links = 1;
+    // S5066-EP5 large windows: advertise Long Frame Sequence Numbers in every PHYSICAL
+    // LINK REQUEST and use them on a link when the peer advertises them too (its
+    // REQUEST, or its ACCEPTED of ours, has the bit). Off: Edition 3 C_PDUs bit for bit.
+    bool large_windows = false;
 };
 
 enum class cas_link_state : uint8_t { idle, requesting, up, breaking };
@@ -226,6 +230,8 @@ public:
     cas_link_state state(uint32_t peer) const;
     // Whether the link to `peer` is exclusive (meaningful while requesting / up).
     bool exclusive(uint32_t peer) const;
+    // Whether the link to `peer` is up with S5066-EP5 long FSNs negotiated.
+    bool long_fsn(uint32_t peer) const;
     // The peer of the link that has been up longest, if any link is up.
     std::optional<uint32_t> active_peer() const;
     // Every peer whose link is up, in address order.
@@ -250,6 +256,7 @@ private:
         bool pending_exclusive = false;
         bool cancelling = false;      // breaking after release() of a pending request
         bool probe = false;           // requesting: not counted against the link limit
+        bool lfsn = false;            // S5066-EP5 long FSNs on this link (both support)
     };
 
     static constexpr double inf = std::numeric_limits<double>::infinity();
@@ -264,7 +271,7 @@ private:
     void start_break(uint32_t peer, link& l, uint8_t reason, double now);
     // breaking -> idle with link_down(cause); starts a remembered request.
     void finish_break(uint32_t peer, link& l, cas_cause cause, double now);
-    void handle_request(uint32_t peer, bool exclusive, double now);
+    void handle_request(uint32_t peer, bool exclusive, bool lfsn, double now);
     void forget_if_idle(uint32_t peer);
 
     cas_config d_cfg;

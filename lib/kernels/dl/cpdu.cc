@@ -16,6 +16,10 @@ namespace {
 
 constexpr uint8_t max_cpdu_type = 5;
 constexpr uint8_t link_bit = 0x01; // PHYSICAL LINK REQUEST: bit 0 of byte 0 (Fig. B-2)
+// S5066-EP5 LFSN in spare bits (our reading, docs/wire-formats.md): REQUEST bit 1
+// "LFSN supported", ACCEPTED bit 0 "LFSN in use on this link".
+constexpr uint8_t lfsn_request_bit = 0x02;
+constexpr uint8_t lfsn_accepted_bit = 0x01;
 
 std::string reason_text(cpdu_type t, uint8_t reason)
 {
@@ -51,7 +55,8 @@ bytes encode(const cpdu& c)
             throw encode_error("cpdu.spdu is empty: a DATA C_PDU must carry an S_PDU");
         break;
     case cpdu_type::physical_link_request:
-        low = c.exclusive_link ? link_bit : 0;
+        low =
+            uint8_t((c.exclusive_link ? link_bit : 0) | (c.lfsn ? lfsn_request_bit : 0));
         break;
     case cpdu_type::physical_link_rejected:
     case cpdu_type::physical_link_break:
@@ -61,6 +66,8 @@ bytes encode(const cpdu& c)
         low = c.reason;
         break;
     case cpdu_type::physical_link_accepted:
+        low = c.lfsn ? lfsn_accepted_bit : 0;
+        break;
     case cpdu_type::physical_link_break_confirm:
         break;
     }
@@ -97,8 +104,9 @@ decoded<cpdu> decode_cpdu(const uint8_t* data, size_t size)
         c.spdu.assign(data + cpdu_header_size, data + size);
         break;
     case cpdu_type::physical_link_request:
-        // Bits 3..1 are reserved ("not used by any implementation"): ignored.
+        // Bits 3..2 are reserved ("not used by any implementation"): ignored.
         c.exclusive_link = (low & link_bit) != 0;
+        c.lfsn = (low & lfsn_request_bit) != 0;
         break;
     case cpdu_type::physical_link_rejected:
     case cpdu_type::physical_link_break:
@@ -107,6 +115,8 @@ decoded<cpdu> decode_cpdu(const uint8_t* data, size_t size)
         c.reason = low;
         break;
     case cpdu_type::physical_link_accepted:
+        c.lfsn = (low & lfsn_accepted_bit) != 0;
+        break;
     case cpdu_type::physical_link_break_confirm:
         break;
     }

@@ -80,6 +80,9 @@ constexpr size_t cpdu_header_size = 1;
 struct cpdu {
     cpdu_type type = cpdu_type::data;
     bool exclusive_link = false; // PHYSICAL LINK REQUEST only
+    // S5066-EP5 large windows, in spare bits: on a REQUEST "I support LFSN" (bit 1),
+    // on an ACCEPTED "LFSN in use on this link" (bit 0). An Edition 3 peer ignores both.
+    bool lfsn = false;
     uint8_t reason = 0;          // PHYSICAL LINK REJECTED / BREAK only (see enums above)
     bytes spdu;                  // DATA only: the encapsulated S_PDU, at least 1 byte
 };
@@ -87,7 +90,7 @@ struct cpdu {
 inline bool operator==(const cpdu& a, const cpdu& b)
 {
     return a.type == b.type && a.exclusive_link == b.exclusive_link &&
-           a.reason == b.reason && a.spdu == b.spdu;
+           a.reason == b.reason && a.spdu == b.spdu && a.lfsn == b.lfsn;
 }
 inline bool operator!=(const cpdu& a, const cpdu& b) { return !(a == b); }
 

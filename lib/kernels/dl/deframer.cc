@@ -34,7 +34,7 @@ size_t dpdu_deframer::parse(const uint8_t* p, size_t size, std::vector<received_
         }
 
         size_t frame_length = 0;
-        auto header = decode_dpdu_header(p + i, size - i, &frame_length);
+        auto header = decode_dpdu_header(p + i, size - i, &frame_length, &d_long_fsn);
         if (header.error == decode_error::truncated)
             return i; // wait for the rest of the header
         if (!header) {
@@ -49,7 +49,7 @@ size_t dpdu_deframer::parse(const uint8_t* p, size_t size, std::vector<received_
         if (size - i < frame_length)
             return i; // header good, segment still arriving
 
-        auto frame = decode_dpdu(p + i, frame_length);
+        auto frame = decode_dpdu(p + i, frame_length, &d_long_fsn);
         received_dpdu r;
         r.segment_ok = frame.ok();
         r.stream_offset = d_consumed + i;

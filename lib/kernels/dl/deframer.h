@@ -51,6 +51,10 @@ public:
     // The burst ended: a partial D_PDU still held can never complete.
     void end_of_burst();
 
+    // S5066-EP5: which received headers carry long FSN fields (by their addresses).
+    // Empty (the default) = Edition 3 for every D_PDU.
+    void set_long_fsn(long_fsn_fn f) { d_long_fsn = std::move(f); }
+
     const deframer_counters& counters() const { return d_counters; }
     size_t buffered() const { return d_pending.size(); }
 
@@ -61,6 +65,7 @@ private:
     bytes d_pending;           // unconsumed tail of the stream
     uint64_t d_consumed = 0;   // stream offset of d_pending[0]
     deframer_counters d_counters;
+    long_fsn_fn d_long_fsn;
 };
 
 } // namespace dl

@@ -49,6 +49,8 @@ bool carries_segment(dpdu_type t)
            t == dpdu_type::expedited_non_arq_data;
 }
 
+bool carries_fsn(dpdu_type t) { return unsigned(t) <= 5; }
+
 const char* to_string(eow_type t)
 {
     switch (t) {
@@ -133,12 +135,12 @@ size_t type_specific_size(const dpdu& d)
     case dpdu_type::data_only:
     case dpdu_type::expedited_data_only:
     case dpdu_type::reset_win_resync:
-        return 3;
+        return 3 + d.long_fsn;
     case dpdu_type::ack_only:
     case dpdu_type::expedited_ack_only:
-        return 1 + d.selective_acks.size();
+        return 1 + d.long_fsn + d.selective_acks.size();
     case dpdu_type::data_ack:
-        return 4 + d.selective_acks.size();
+        return 4 + 2 * d.long_fsn + d.selective_acks.size();
     case dpdu_type::management:
         return 2 + d.extended_message.size();
     case dpdu_type::non_arq_data:
@@ -151,18 +153,19 @@ size_t type_specific_size(const dpdu& d)
 }
 
 // Header size field values the standard allows for a type, given the h on the wire.
-bool header_size_plausible(unsigned type, unsigned h)
+bool header_size_plausible(unsigned type, unsigned h, bool lfsn)
 {
+    const unsigned acks = lfsn ? max_selective_acks_lfsn : max_selective_acks;
     switch (type) {
     case 0:
     case 3:
     case 4:
-        return h == 9;
+        return h == 9u + lfsn;
     case 1:
     case 5:
-        return h >= 7 && h <= 7 + max_selective_acks;
+        return h >= 7u + lfsn && h <= 7u + lfsn + acks;
     case 2:
-        return h >= 10 && h <= 10 + max_selective_acks;
+        return h >= 10u + 2 * lfsn && h <= 10u + 2 * lfsn + acks;
     case 6:
         return h >= 8;
     case 7:
@@ -173,6 +176,8 @@ bool header_size_plausible(unsigned type, unsigned h)
     }
     return false;
 }
+
+bool is_fsn_type(unsigned type) { return type <= 5; }
 
 unsigned nibbles_needed(uint32_t a)
 {
@@ -207,9 +212,15 @@ void encode_into(const dpdu& d, bytes& out)
     if (!is_known_dpdu_type(unsigned(d.type)))
         throw encode_error("D_PDU type " + std::to_string(unsigned(d.type)) + " is not defined");
     require_bits("eow type", unsigned(d.eow), 4);
-    if (d.selective_acks.size() > max_selective_acks)
+    const size_t ack_limit = d.long_fsn ? max_selective_acks_lfsn : max_selective_acks;
+    if (d.selective_acks.size() > ack_limit)
         throw encode_error("selective_acks has " + std::to_string(d.selective_acks.size()) +
-                           " bytes, at most 16 fit");
+                           " bytes, at most " + std::to_string(ack_limit) + " fit");
+    if (!d.long_fsn && carries_fsn(d.type)) {
+        require_bits("tx_sequence", d.tx_sequence, 8);
+        require_bits("rx_lwe", d.rx_lwe, 8);
+        require_bits("new_rx_lwe", d.new_rx_lwe, 8);
+    }
     if (carries_segment(d.type) && d.segment.size() > max_segment_size)
         throw encode_error("segment has " + std::to_string(d.segment.size()) +
                            " bytes, at most 1023 fit");
@@ -247,6 +258,11 @@ void encode_into(const dpdu& d, bytes& out)
         out.push_back(uint8_t(packed >> (8 * i)));
 
     const size_t seg = d.segment.size();
+    auto put_fsn = [&](uint16_t v) {
+        if (d.long_fsn)
+            out.push_back(uint8_t(v >> 8));
+        out.push_back(uint8_t(v));
+    };
     auto data_flags = [&]() {
         return uint8_t(d.cpdu_start << 7 | d.cpdu_end << 6 | d.deliver_in_order << 5 |
                        d.drop_cpdu << 4 | d.tx_win_uwe << 3 | d.tx_win_lwe << 2 | seg >> 8);
@@ -256,28 +272,28 @@ void encode_into(const dpdu& d, bytes& out)
     case dpdu_type::data_ack:
         out.push_back(data_flags());
         out.push_back(uint8_t(seg));
-        out.push_back(d.tx_sequence);
+        put_fsn(d.tx_sequence);
         if (d.type == dpdu_type::data_ack) {
-            out.push_back(d.rx_lwe);
+            put_fsn(d.rx_lwe);
             out.insert(out.end(), d.selective_acks.begin(), d.selective_acks.end());
         }
         break;
     case dpdu_type::ack_only:
     case dpdu_type::expedited_ack_only:
-        out.push_back(d.rx_lwe);
+        put_fsn(d.rx_lwe);
         out.insert(out.end(), d.selective_acks.begin(), d.selective_acks.end());
         break;
     case dpdu_type::reset_win_resync:
         out.push_back(uint8_t(d.full_reset << 3 | d.reset_tx_win_request << 2 |
                               d.reset_rx_win_command << 1 | d.reset_ack));
-        out.push_back(d.new_rx_lwe);
+        put_fsn(d.new_rx_lwe);
         out.push_back(d.reset_frame_id);
         break;
     case dpdu_type::expedited_data_only:
         require_bits("cpdu_id (expedited)", d.cpdu_id, 4);
         out.push_back(uint8_t(d.cpdu_start << 7 | d.cpdu_end << 6 | d.cpdu_id << 2 | seg >> 8));
         out.push_back(uint8_t(seg));
-        out.push_back(d.tx_sequence);
+        put_fsn(d.tx_sequence);
         break;
     case dpdu_type::management:
         out.push_back(uint8_t(d.extended_message_flag << 2 | d.valid_message << 1 |
@@ -316,7 +332,8 @@ bytes encode(const dpdu& d)
     return out;
 }
 
-decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length)
+decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length,
+                                 const long_fsn_fn* long_fsn)
 {
     using R = decoded<dpdu>;
     if (size < dpdu_fixed_size)
@@ -331,7 +348,21 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
     const unsigned h = p[5] & 0x1F;
     if (m == 0)
         return R::failure(decode_error::bad_field, "D_PDU address size 0");
-    if (!header_size_plausible(type, h))
+    bool lfsn = false;
+    if (long_fsn && *long_fsn && is_fsn_type(type)) {
+        if (size < 6 + m)
+            return R::failure(decode_error::truncated, "D_PDU address field incomplete");
+        uint64_t packed = 0;
+        for (unsigned i = 0; i < m; ++i)
+            packed = packed << 8 | p[6 + i];
+        const uint64_t half_mask = (uint64_t(1) << (4 * m)) - 1;
+        lfsn = (*long_fsn)(uint32_t(packed & half_mask), uint32_t(packed >> (4 * m)));
+        // DATA-ONLY, RESET/WIN-RESYNC and EXPEDITED DATA-ONLY have a fixed header size
+        // in each form, so it tells the form: a link changing form loses nothing.
+        if (type == 0 || type == 3 || type == 4)
+            lfsn = h == 10;
+    }
+    if (!header_size_plausible(type, h, lfsn))
         return R::failure(decode_error::bad_size,
                           std::string(to_string(dpdu_type(type))) + " with header size " +
                               std::to_string(h));
@@ -346,6 +377,7 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
 
     dpdu d;
     d.type = dpdu_type(type);
+    d.long_fsn = lfsn;
     d.eow = eow_type(p[2] & 0xF);
     d.eow_content = p[3];
     d.eot = p[4];
@@ -359,6 +391,8 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
 
     const uint8_t* t = p + 6 + m;      // type-specific header
     const size_t ts_size = h - 6;      // its length
+    const size_t w = lfsn ? 2 : 1;     // FSN field width
+    auto fsn_at = [&](const uint8_t* q) { return uint16_t(lfsn ? q[0] << 8 | q[1] : q[0]); };
     size_t seg = 0;
     auto read_data_flags = [&]() {
         d.cpdu_start = t[0] & 0x80;
@@ -373,29 +407,29 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
         d.drop_cpdu = t[0] & 0x10;
         d.tx_win_uwe = t[0] & 0x08;
         d.tx_win_lwe = t[0] & 0x04;
-        d.tx_sequence = t[2];
+        d.tx_sequence = fsn_at(t + 2);
         if (d.type == dpdu_type::data_ack) {
-            d.rx_lwe = t[3];
-            d.selective_acks.assign(t + 4, t + ts_size);
+            d.rx_lwe = fsn_at(t + 2 + w);
+            d.selective_acks.assign(t + 2 + 2 * w, t + ts_size);
         }
         break;
     case dpdu_type::ack_only:
     case dpdu_type::expedited_ack_only:
-        d.rx_lwe = t[0];
-        d.selective_acks.assign(t + 1, t + ts_size);
+        d.rx_lwe = fsn_at(t);
+        d.selective_acks.assign(t + w, t + ts_size);
         break;
     case dpdu_type::reset_win_resync:
         d.full_reset = t[0] & 0x08;
         d.reset_tx_win_request = t[0] & 0x04;
         d.reset_rx_win_command = t[0] & 0x02;
         d.reset_ack = t[0] & 0x01;
-        d.new_rx_lwe = t[1];
-        d.reset_frame_id = t[2];
+        d.new_rx_lwe = fsn_at(t + 1);
+        d.reset_frame_id = t[1 + w];
         break;
     case dpdu_type::expedited_data_only:
         read_data_flags();
         d.cpdu_id = (t[0] >> 2) & 0xF;
-        d.tx_sequence = t[2];
+        d.tx_sequence = fsn_at(t + 2);
         break;
     case dpdu_type::management:
         d.extended_message_flag = t[0] & 0x04;
@@ -425,10 +459,16 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
     return R::success(std::move(d));
 }
 
-decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size)
+decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, bool long_fsn)
+{
+    const long_fsn_fn fn = [](uint32_t, uint32_t) { return true; };
+    return decode_dpdu(p, size, long_fsn ? &fn : nullptr);
+}
+
+decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, const long_fsn_fn* long_fsn)
 {
     size_t frame_length = 0;
-    auto r = decode_dpdu_header(p, size, &frame_length);
+    auto r = decode_dpdu_header(p, size, &frame_length, long_fsn);
     if (!r)
         return r;
     if (size < frame_length)
@@ -463,7 +503,7 @@ bool dpdu::operator==(const dpdu& o) const
                         d.valid_message, d.management_ack, d.management_frame_id,
                         d.extended_message, d.cpdu_id, d.cpdu_size, d.segment_offset,
                         d.reception_window, d.received_frame_type, d.warning_reason,
-                        d.segment);
+                        d.segment, d.long_fsn);
     };
     return tie(*this) == tie(o);
 }

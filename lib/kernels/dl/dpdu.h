@@ -12,6 +12,8 @@
 
 #include "codec.h"
 
+#include <functional>
+
 namespace gr {
 namespace hfstack {
 namespace dl {
@@ -26,6 +28,13 @@ constexpr uint32_t broadcast_address = group_address_flag | node_address_mask;
 
 constexpr size_t max_segment_size = 1023;   // 10-bit segment size field
 constexpr size_t max_selective_acks = 16;   // bytes of selective-ack bitmap
+// S5066-EP5 Long Frame Sequence Numbers (LFSN): FSN and RX LWE fields grow to two
+// bytes (big-endian) on a link where both ends negotiated it; the bitmap stays bounded
+// by the 5-bit header size field: 31 - 12 = 19 bytes in a DATA-ACK (the tightest type),
+// which we use as the LFSN limit for every ack type so an ack fits any carrier.
+constexpr size_t max_selective_acks_lfsn = 19;
+constexpr size_t lfsn_modulus = 65536;
+constexpr size_t lfsn_max_window = 32768;
 constexpr size_t dpdu_fixed_size = 6;       // sync + bytes 2..5
 constexpr size_t max_header_field = 31;     // 5-bit header size field
 // Largest possible D_PDU: sync + 7 address bytes + 31 header bytes + segment + CRC-32.
@@ -113,10 +122,10 @@ struct dpdu {
     bool drop_cpdu = false;
     bool tx_win_uwe = false;
     bool tx_win_lwe = false;
-    uint8_t tx_sequence = 0;
+    uint16_t tx_sequence = 0; // 0..255, or 0..65535 with long_fsn
 
     // ACK-ONLY, DATA-ACK, EXPEDITED ACK-ONLY
-    uint8_t rx_lwe = 0;
+    uint16_t rx_lwe = 0;
     bytes selective_acks; // bit 0 of byte 0 is RX LWE + 1
 
     // RESET/WIN-RESYNC
@@ -124,7 +133,7 @@ struct dpdu {
     bool reset_tx_win_request = false;
     bool reset_rx_win_command = false;
     bool reset_ack = false;
-    uint8_t new_rx_lwe = 0;
+    uint16_t new_rx_lwe = 0;
     uint8_t reset_frame_id = 0;
 
     // MANAGEMENT
@@ -148,9 +157,21 @@ struct dpdu {
     // C_PDU segment (data-carrying types only), at most 1023 bytes
     bytes segment;
 
+    // S5066-EP5 LFSN form: TX FSN (types 0, 2, 4), RX LWE (types 1, 2, 5) and NEW RX
+    // LWE (type 3) take two bytes, most significant first. Not a wire bit: the link's
+    // negotiated state decides it (decode takes it from a long_fsn_fn).
+    bool long_fsn = false;
+
     bool operator==(const dpdu& o) const;
     bool operator!=(const dpdu& o) const { return !(*this == o); }
 };
+
+// True for the types whose header carries an FSN or RX LWE (0-5).
+bool carries_fsn(dpdu_type t);
+
+// Decides, from a received header's addresses, whether its FSN fields are long (the
+// link to `source` negotiated S5066-EP5). Null or empty = Edition 3 everywhere.
+using long_fsn_fn = std::function<bool(uint32_t source, uint32_t destination)>;
 
 // Smallest address field (bytes) that holds both addresses.
 uint8_t address_size_for(uint32_t destination, uint32_t source);
@@ -167,11 +188,14 @@ void encode_into(const dpdu& d, bytes& out); // appends
 // CRC-16. On success *frame_length is the whole D_PDU's length, which may exceed
 // `size`, and value.segment is left empty. Returns `truncated` when more bytes are
 // needed to judge the header.
-decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length);
+decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length,
+                                 const long_fsn_fn* long_fsn = nullptr);
 
 // Decodes exactly one complete D_PDU. A segment whose CRC-32 fails yields
 // error segment_crc with the header fields and the damaged segment in value.
-decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size);
+decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, const long_fsn_fn* long_fsn = nullptr);
+// Same, every FSN field read in the form `long_fsn` says.
+decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, bool long_fsn);
 
 } // namespace dl
 } // namespace hfstack

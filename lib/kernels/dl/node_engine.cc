@@ -249,8 +249,11 @@ node_config validated(node_config c)
     if (c.mtu < 1 || (!c.broadcast_only && c.mtu > default_mtu) ||
         c.mtu > broadcast_only_max_mtu)
         fail("mtu must be 1..2048 (up to 4096 on a broadcast-only node)");
-    if (c.arq_window < 1 || c.arq_window > arq_max_window)
-        fail("arq_window must be 1..128");
+    if (c.arq_window < 1 || c.arq_window > max_window(c.large_windows))
+        fail(c.large_windows ? "arq_window must be 1..32768"
+                             : "arq_window must be 1..128 "
+                               "(up to 32768 with large_windows)");
+    c.cas.large_windows = c.large_windows;
     if (c.segment_size > max_segment_size)
         fail("segment_size must be 0 (by data rate) or 1..1023");
     if (c.non_arq_segment_size > max_segment_size)

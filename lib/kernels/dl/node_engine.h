@@ -94,7 +94,16 @@ struct node_config {
     double link_retry_max_s = 600.0;
 
     // Data transfer (Annex C).
+    // ARQ window: 1..128, or 1..32768 with large_windows (a link to a peer without
+    // S5066-EP5 uses at most 128).
     size_t arq_window = arq_max_window;
+    // S5066-EP5 large windows: advertise Long Frame Sequence Numbers in our CAS-1 link
+    // requests (a spare bit an Edition 3 peer ignores) and use them, with a window of
+    // arq_window, on links whose peer advertises them too. Off: Edition 3 on the wire.
+    // On, the FULL RESET sent with a link request (and data_with_link_request's data)
+    // is in the long form until the peer answers: an Edition 3 peer ignores it, and
+    // gets the reset again in Edition 3 form once the link is up.
+    bool large_windows = false;
     // ARQ segment bytes (1..1023); 0 = per link, from its measured frame losses
     // (segment_size_policy), packed to fill the longest transmission.
     size_t segment_size = 0;

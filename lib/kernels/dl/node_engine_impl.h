@@ -69,8 +69,9 @@ struct node_engine::impl {
     struct peer_state {
         explicit peer_state(const node_config& cfg, uint32_t addr, size_t segment)
             : address(addr),
-              tx(arq_config{ cfg.arq_window, segment, false }),
-              tx_exp(arq_config{ cfg.arq_window, segment, true }),
+              tx(arq_config{ std::min(cfg.arq_window, arq_max_window), segment, false }),
+              tx_exp(
+                  arq_config{ std::min(cfg.arq_window, arq_max_window), segment, true }),
               rx(false),
               rx_exp(true),
               segments([&] {
@@ -87,6 +88,7 @@ struct node_engine::impl {
         std::deque<updu_request>
             awaiting_client;  // acknowledged, waiting for the client's confirm
         window_resync resync; // RESET/WIN-RESYNC with the peer
+        bool lfsn = false;    // S5066-EP5 long FSNs, as the last link made agreed
         // Whether our last burst to the peer carried data with the link request. A
         // WARNING answering that burst means the peer does not take them: never again
         // to this peer.
@@ -188,6 +190,9 @@ struct node_engine::impl {
           nonarq_rx(receiver_config()),
           retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
     {
+        if (c.large_windows)
+            deframer.set_long_fsn(
+                [this](uint32_t source, uint32_t) { return long_fsn_from(source); });
     }
 
     static updu_queue_limits queue_limits(const node_config& c);
@@ -242,6 +247,10 @@ struct node_engine::impl {
     modem_mode tx_mode_for(const peer_state* p) const;
 
     bool link_up(uint32_t addr) const { return cas.state(addr) == cas_link_state::up; }
+    // S5066-EP5: puts the peer's ARQ windows in the FSN form its new link agreed.
+    void set_long_fsn(peer_state& p, bool lfsn);
+    // Whether D_PDUs from `source` carry long FSNs (the deframer asks).
+    bool long_fsn_from(uint32_t source) const;
 
     // ---------------------------------------------------------------- clients
 

@@ -83,6 +83,8 @@ void node_engine::impl::process_cas_events()
             p.data_seen = false;
             p.consecutive_timeouts = 0;
             end_exchange(p);
+            if (cas.long_fsn(e.peer) != p.lfsn)
+                set_long_fsn(p, cas.long_fsn(e.peer));
             p.drc->reset(now);
             p.tx.set_segment_size(segment_for(p.drc->tx_mode()));
             p.tx_exp.set_segment_size(segment_for(p.drc->tx_mode()));

@@ -193,6 +193,9 @@ void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
         return;
     }
     if (d.full_reset) {
+        // S5066-EP5: the windows a FULL RESET sets up take its FSN form.
+        if (cfg.large_windows && d.long_fsn != p.lfsn)
+            set_long_fsn(p, d.long_fsn);
         // A repeated request (our RESET-ACK was lost) is only acknowledged again:
         // data exchanged since the first copy must not be reset.
         if (p.resync.on_full_reset(d.reset_frame_id))
@@ -225,6 +228,27 @@ void node_engine::impl::reset_windows(peer_state& p)
     p.tx_exp.reset(0, true);
     p.rx.reset(0);
     p.rx_exp.reset(0);
+}
+
+void node_engine::impl::set_long_fsn(peer_state& p, bool lfsn)
+{
+    // The windows restart at 0 in the new form. The caller takes the long form for
+    // the FULL RESET of its link request (and any data riding with it); the called
+    // node takes a FULL RESET's form; both take the form the link agreed at link-up
+    // (the caller on ACCEPTED, the called node as it sends it).
+    p.lfsn = lfsn;
+    const size_t window =
+        lfsn ? cfg.arq_window : std::min(cfg.arq_window, arq_max_window);
+    p.tx.set_long_fsn(lfsn, window);
+    p.tx_exp.set_long_fsn(lfsn, window);
+    p.rx.set_long_fsn(lfsn);
+    p.rx_exp.set_long_fsn(lfsn);
+}
+
+bool node_engine::impl::long_fsn_from(uint32_t source) const
+{
+    auto it = peers.find(source);
+    return it != peers.end() && it->second->lfsn;
 }
 
 void node_engine::impl::start_reset(peer_state& p)

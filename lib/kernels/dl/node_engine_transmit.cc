@@ -52,7 +52,7 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
 {
     arq_cycle cycle;
     cycle.header_bytes = overhead;
-    cycle.window = cfg.arq_window;
+    cycle.window = p.tx.config().window;
     cycle.capacity_bytes = phy::max_bytes_within(phy, max_s);
     cycle.bit_rate = phy.bit_rate;
     cycle.fixed_s = cycle_fixed_s(phy);
@@ -61,7 +61,7 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
     if (capacity <= overhead + 1)
         return best;
     const size_t frames = (capacity + best + overhead - 1) / (best + overhead);
-    if (frames > cfg.arq_window)
+    if (frames > p.tx.config().window)
         return best; // the window, not the air time, ends the transmission
     const size_t packed = capacity / frames;
     return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
@@ -176,6 +176,10 @@ size_t node_engine::impl::frame_overhead(dpdu_type type, uint32_t peer_addr) con
     d.source = cfg.address;
     d.destination = peer_addr;
     d.segment = bytes(1);
+    if (carries_fsn(type)) {
+        auto it = peers.find(peer_addr);
+        d.long_fsn = it != peers.end() && it->second->lfsn;
+    }
     return encoded_size(d) - 1;
 }
 
@@ -240,7 +244,9 @@ void node_engine::impl::add_arq(burst_builder& b,
     std::optional<arq_ack> ack;
     if (receiver.ack_due()) {
         arq_ack largest;
-        largest.selective_acks.assign(max_selective_acks, 0);
+        largest.long_fsn = p.lfsn;
+        largest.selective_acks.assign(
+            p.lfsn ? max_selective_acks_lfsn : max_selective_acks, 0);
         dpdu worst = make_ack_only(largest, expedited);
         worst.source = cfg.address;
         worst.destination = p.address;
@@ -254,7 +260,7 @@ void node_engine::impl::add_arq(burst_builder& b,
             ack.reset();
         }
     }
-    const size_t ack_bytes = ack ? 1 + ack->selective_acks.size() : 0;
+    const size_t ack_bytes = ack ? 1 + 2 * p.lfsn + ack->selective_acks.size() : 0;
     // Enough queued to fill the transmission (and the window), but no more, so
     // later high-priority U_PDUs still overtake.
     size_t room = b.room(ack_bytes);
@@ -442,6 +448,7 @@ node_transmission node_engine::impl::build_transmission()
         for (; sent < acks.size(); ++sent) {
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
+            r.long_fsn = p.lfsn;
             r.destination = addr;
             r.reset_ack = true;
             r.reset_frame_id = acks[sent];
@@ -453,8 +460,14 @@ node_transmission node_engine::impl::build_transmission()
         p.sent_data_with_request = false;
         if (p.resync.request_due() &&
             (st == cas_link_state::up || st == cas_link_state::requesting)) {
+            // S5066-EP5: before the peer has answered, our FULL RESET (and the data
+            // that ride with it) take the long form; its form is the form of the
+            // windows it sets up, and the link's answer corrects it (link-up).
+            if (cfg.large_windows && st == cas_link_state::requesting && !p.lfsn)
+                set_long_fsn(p, true);
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
+            r.long_fsn = p.lfsn;
             r.destination = addr;
             r.full_reset = true;
             r.reset_frame_id = p.resync.request_id();

@@ -172,7 +172,8 @@ pep_run_result run_pep_transfers(sim::scenario_config base,
                                  unsigned transfers,
                                  pep_payload payload,
                                  bool compress,
-                                 const dl::bytes& text)
+                                 const dl::bytes& text,
+                                 const std::string& pep_options)
 {
     if (payload == pep_payload::text && text.empty())
         throw std::invalid_argument("a text payload needs a text to repeat");
@@ -183,6 +184,8 @@ pep_run_result run_pep_transfers(sim::scenario_config base,
     base.applications = [&](size_t node) {
         pep_host_config h;
         h.client = node == 0;
+        if (!pep_options.empty())
+            net::set_pep_options(h.pep, pep_options);
         if (h.client) {
             net::set_pep_options(h.pep, "peers=default=0.0.0.2");
             h.pep.compress = compress;

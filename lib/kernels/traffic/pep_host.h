@@ -95,14 +95,16 @@ private:
 
 // Node 0's host makes `transfers` transfers of `bytes` to node 1's server through the
 // two proxies (`compress`: DEFLATE on the streams; `text`: the text payload's source).
-// `base` gives mode, channel, seed; its test becomes none. Throws std::invalid_argument
-// for a text payload without a text.
+// `base` gives mode, channel, seed; its test becomes none; `pep_options`
+// (net::set_pep_options, "name=value;...") go to both proxies. Throws
+// std::invalid_argument for a text payload without a text or a bad option.
 pep_run_result run_pep_transfers(sim::scenario_config base,
                                  size_t bytes,
                                  unsigned transfers,
                                  pep_payload payload,
                                  bool compress,
-                                 const dl::bytes& text = {});
+                                 const dl::bytes& text = {},
+                                 const std::string& pep_options = "");
 
 } // namespace traffic
 } // namespace hfstack

@@ -143,6 +143,7 @@ void bind_dl_dpdu(py::module& m)
         .def_readwrite("reception_window", &dpdu::reception_window)
         .def_readwrite("received_frame_type", &dpdu::received_frame_type)
         .def_readwrite("warning_reason", &dpdu::warning_reason)
+        .def_readwrite("long_fsn", &dpdu::long_fsn)
         .def(py::self == py::self)
         .def(py::self != py::self)
         .def("__repr__", [](const dpdu& x) {
@@ -157,11 +158,13 @@ void bind_dl_dpdu(py::module& m)
     m.def("encode_dpdu", [](const dpdu& x) { return to_py(encode(x)); }, py::arg("dpdu"),
           "Encodes one D_PDU with both CRCs; raises EncodeError naming a field that does not fit.");
     m.def("decode_dpdu",
-          [](const py::object& data) {
+          [](const py::object& data, bool long_fsn) {
               auto b = to_bytes(data);
-              return value_or_raise(decode_dpdu(b.data(), b.size()));
+              return value_or_raise(decode_dpdu(b.data(), b.size(), long_fsn));
           },
-          py::arg("data"), "Decodes exactly one D_PDU; raises ValueError('<error>: <reason>').");
+          py::arg("data"), py::arg("long_fsn") = false,
+          "Decodes exactly one D_PDU (long_fsn: S5066-EP5 two-byte FSN fields); raises "
+          "ValueError('<error>: <reason>').");
 
     py::class_<deframer_counters>(m, "deframer_counters")
         .def_readonly("bytes_in", &deframer_counters::bytes_in)

@@ -280,7 +280,8 @@ void bind_sim(py::module& m)
            unsigned transfers,
            const std::string& payload,
            bool compress,
-           const py::bytes& text) {
+           const py::bytes& text,
+           const std::string& pep_options) {
             if (payload != "random" && payload != "text")
                 throw py::value_error("payload is random or text, not " + payload);
             const std::string source = text;
@@ -291,7 +292,8 @@ void bind_sim(py::module& m)
                 payload == "text" ? traffic::pep_payload::text
                                   : traffic::pep_payload::random,
                 compress,
-                dl::bytes(source.begin(), source.end()));
+                dl::bytes(source.begin(), source.end()),
+                pep_options);
             py::list out;
             for (const auto& t : r.client.transfers)
                 out.append(py::make_tuple(t.total_s, t.confirmed));
@@ -303,10 +305,12 @@ void bind_sim(py::module& m)
         py::arg("payload") = "random",
         py::arg("compress") = false,
         py::arg("text") = py::bytes(),
+        py::arg("pep_options") = "",
         "Transfers through two HF-PEPs (traffic/pep_host.h): node 0 connects, sends "
         "`bytes` "
         "(seeded random bytes, or `text` repeated for payload 'text'), waits for the "
-        "confirmation, closes; [(seconds from connect to confirmation, confirmed)]");
+        "confirmation, closes; [(seconds from connect to confirmation, confirmed)]; "
+        "`pep_options` go to both proxies");
     m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
     m.def("wideband_mode_names", &phy::m110d_mode_names,
           "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");

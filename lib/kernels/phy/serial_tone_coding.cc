@@ -59,6 +59,19 @@ struct encoder {
     }
 };
 
+#if defined(__SSE2__)
+// For new states ns .. ns + 3 (ns a multiple of 4): the metrics of their predecessors
+// j = ns / 2 and j + half, each repeated for the two inputs (j, j, j + 1, j + 1).
+inline void predecessor_metrics(const float* v, unsigned ns, unsigned half, __m128& lo, __m128& hi)
+{
+    const unsigned j = ns >> 1;
+    lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&v[j]));
+    hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&v[j + half]));
+    lo = _mm_unpacklo_ps(lo, lo);
+    hi = _mm_unpacklo_ps(hi, hi);
+}
+#endif
+
 } // namespace
 
 std::vector<uint8_t> x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation)
@@ -249,11 +262,8 @@ double tail_biting_viterbi::expected_errors()
                 const __m128 halves = _mm_set1_ps(0.5f);
                 __m128 bests = _mm_set1_ps(none);
                 for (unsigned ns = 0; ns < d_states; ns += 4) {
-                    const unsigned j = ns >> 1;
-                    __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&alpha[j]));
-                    __m128 hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&alpha[j + half]));
-                    lo = _mm_unpacklo_ps(lo, lo);
-                    hi = _mm_unpacklo_ps(hi, hi);
+                    __m128 lo, hi;
+                    predecessor_metrics(alpha.data(), ns, half, lo, hi);
                     const __m128 b0 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
                                                                     _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
                     const __m128 b1 =
@@ -310,11 +320,8 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
         const float* sign = d_sign_by_next.data();
         const __m128 va = _mm_set1_ps(a), vb = _mm_set1_ps(b);
         for (unsigned ns = 0; ns < d_states; ns += 4) {
-            const unsigned j = ns >> 1;
-            __m128 lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&metric[j]));
-            __m128 hi = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&metric[j + half]));
-            lo = _mm_unpacklo_ps(lo, lo);
-            hi = _mm_unpacklo_ps(hi, hi);
+            __m128 lo, hi;
+            predecessor_metrics(metric.data(), ns, half, lo, hi);
             const __m128 m0 = _mm_add_ps(_mm_add_ps(lo, _mm_mul_ps(_mm_loadu_ps(sign + ns), va)),
                                          _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), vb));
             const __m128 m1 = _mm_add_ps(_mm_add_ps(hi, _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), va)),

@@ -246,7 +246,7 @@ TEST(RatePolicy, StepDownMarginHoldsOffSmallDips)
 }
 
 // A low report of a burst whose frames arrived in the recommended mode does not step
-// down; one whose frames were damaged, too few, or in another mode does.
+// down; one whose frames were damaged or unreadable, too few, or in another mode does.
 TEST(RatePolicy, AWorkingBurstHoldsOffAnSnrStepDown)
 {
     rate_policy_config c = ladder();
@@ -265,6 +265,13 @@ TEST(RatePolicy, AWorkingBurstHoldsOffAnSnrStepDown)
     auto damaged = at_2400S();
     damaged.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 30, 20 });
     EXPECT_EQ(damaged.recommended(), m300L);
+    // Good frames before lock was lost, the rest of the burst unreadable: not working.
+    auto cut = at_2400S();
+    cut.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 40, 0, 60 });
+    EXPECT_EQ(cut.recommended(), m300L);
+    auto little_junk = at_2400S();
+    little_junk.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 40, 2, 3 });
+    EXPECT_EQ(little_junk.recommended(), m2400S);
     auto few = at_2400S();
     few.on_snr_report(4.0, m2400S, 100, 60, burst_frames{ 7, 0 });
     EXPECT_EQ(few.recommended(), m300L);

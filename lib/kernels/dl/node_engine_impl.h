@@ -166,6 +166,7 @@ struct node_engine::impl {
     // A transmission attempt at this time produced nothing: timers at the same instant
     // do not retry (that would spin); any input does.
     double stalled_at = -inf;
+    uint64_t junk_counted = 0; // the deframer's junk bytes up to the last burst's end
     double next_deadline_cache = inf;
     uint8_t next_reset_id = 0;
     bool reset_ids_drawn = false;
@@ -320,6 +321,7 @@ struct node_engine::impl {
         std::map<uint32_t, std::pair<bool, bool>> acked; // regular / expedited ack seen
         std::set<uint32_t> snr_reported; // peers with a rate policy heard in it
         std::map<uint32_t, burst_frames> data_frames; // its ARQ data D_PDUs by sender
+        std::map<uint32_t, size_t> data_bytes;        // and their bytes on the wire
         // The modem's SNR report and mode for the burst (its last piece's): given to the
         // peer we await an answer from when no D_PDU of it names its sender.
         double snr_db = std::numeric_limits<double>::quiet_NaN();

@@ -10,6 +10,7 @@
 #include "node_engine_impl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace gr {
@@ -365,9 +366,11 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             // FULL RESET with the same frame ID is a new one (the peer restarted).
             p.resync.on_regular_traffic();
         }
-        if (is_arq_data(d.type))
+        if (is_arq_data(d.type)) {
             (rf.segment_ok ? rx_burst.data_frames[src].good
                            : rx_burst.data_frames[src].damaged) += 1;
+            rx_burst.data_bytes[src] += rf.length;
+        }
         switch (d.type) {
         case dpdu_type::data_only:
             p.rx.on_data(d, rf.segment_ok);
@@ -421,6 +424,17 @@ void node_engine::impl::end_received_burst()
     counters.bursts_received += 1;
     deframer.end_of_burst();
     receiving_until = -inf;
+    // The burst's unreadable bytes, as D_PDUs of its sender's mean size (one sender of
+    // data only: with several, whose they were is unknown).
+    const uint64_t junk = deframer.counters().junk_bytes - junk_counted;
+    junk_counted = deframer.counters().junk_bytes;
+    if (junk > 0 && rx_burst.data_frames.size() == 1) {
+        auto& [src, frames] = *rx_burst.data_frames.begin();
+        const unsigned read = frames.good + frames.damaged;
+        if (read > 0 && rx_burst.data_bytes[src] > 0)
+            frames.unreadable = unsigned(
+                std::ceil(double(junk) * read / double(rx_burst.data_bytes[src])));
+    }
     // The modem's SNR of the whole burst (its last piece's report) goes to the rate
     // policy of each peer that sent connection D_PDUs in it, as covering the burst.
     const double span = now - rx_burst_began;

@@ -256,9 +256,10 @@ double rate_policy::on_snr_report(double report_db,
             ++counters_.snr_reports_corrected;
         }
     const unsigned read = frames.good + frames.damaged;
+    const unsigned lost = frames.damaged + frames.unreadable;
     burst_works_ = cfg_.burst_works_frames > 0 && mode == recommended() &&
                    read >= cfg_.burst_works_frames &&
-                   double(frames.damaged) <= cfg_.burst_works_damaged * double(read);
+                   double(lost) <= cfg_.burst_works_damaged * double(frames.good + lost);
     on_snr(snr_db, now, span_s);
     burst_works_ = false;
     return snr_db;

@@ -285,6 +285,11 @@ struct rate_policy_config {
 struct burst_frames {
     unsigned good = 0;
     unsigned damaged = 0;
+    // D_PDUs' worth of the burst's bytes that no D_PDU could be read from (the node
+    // counts the deframer's junk at the mean size of the burst's data D_PDUs): after
+    // lock is lost, the rest of a long burst arrives as such bytes, and it is as lost
+    // as damaged frames are.
+    unsigned unreadable = 0;
 };
 
 struct rate_policy_counters {

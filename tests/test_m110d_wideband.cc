@@ -136,6 +136,17 @@ class M110dWideband : public ::testing::TestWithParam<unsigned>
 {
 };
 
+// Why a front end with this configuration is refused ("" when it is accepted).
+std::string frontend_refusal(const serial_tone_frontend_config& fc)
+{
+    try {
+        serial_tone_frontend front(fc);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
 TEST_P(M110dWideband, EveryWnRoundTripsNoiseFreeAndAt40DbWithAnOffset)
 {
     const unsigned bw = GetParam();
@@ -211,14 +222,9 @@ TEST(M110dWidebandRates, BadBandwidthsAndRatesAreRefused)
     fc.real_input = false;
     fc.symbol_rate = 38400;
     fc.sample_rate = 9600;
-    try {
-        serial_tone_frontend front(fc);
-        ADD_FAILURE() << "9600 Hz accepted for 38400 Bd";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("cannot hold a 38400 Bd signal"),
-                  std::string::npos)
-            << e.what();
-    }
+    EXPECT_NE(frontend_refusal(fc).find("cannot hold a 38400 Bd signal"),
+              std::string::npos)
+        << "9600 Hz for 38400 Bd: " << frontend_refusal(fc);
     fc.sample_rate = 51000; // under the RRC-0.35 band, 1.35 symbol rates (51840 Hz)
     EXPECT_THROW(serial_tone_frontend front(fc), std::invalid_argument);
     fc.sample_rate = 51840;
@@ -226,13 +232,8 @@ TEST(M110dWidebandRates, BadBandwidthsAndRatesAreRefused)
     fc.real_input = true; // 48 kHz on 24.3 kHz: the RRC-0.35 band reaches below 0 Hz
     fc.carrier_hz = 24300;
     fc.sample_rate = 192000;
-    try {
-        serial_tone_frontend front(fc);
-        ADD_FAILURE() << "real 48 kHz accepted";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("below 0 Hz"), std::string::npos)
-            << e.what();
-    }
+    EXPECT_NE(frontend_refusal(fc).find("below 0 Hz"), std::string::npos)
+        << "real 48 kHz: " << frontend_refusal(fc);
     fc.symbol_rate = 4800; // 6 kHz on 3.3 kHz fits, at 13.08 kHz or more
     fc.carrier_hz = 3300;
     fc.sample_rate = 12000;

@@ -269,7 +269,8 @@ def main(argv=None):
                                     segment_windows(steps, a.duration), tmp)
             adaptive = demo(channel + options + ["--rate", "auto", "--interleaver",
                                                  a.interleaver, "--snr-db", str(steps[0][1]),
-                                                 "--snr-steps", a.steps, "--bytes", str(size)],
+                                                 "--snr-steps", a.steps, "--bytes", str(size),
+                                                 "--stop-after", str(a.duration + 10)],
                             os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
             if references is None:
                 references = measuring.result()
@@ -327,7 +328,17 @@ def measured_references(a, channel, candidates, levels, windows, tmp):
                  "identical": r["identical"]} for start, end in stretches
                 if tl and tl[-1]["t_s"] >= end]
 
-    measure = same_stretch if a.references == "same-stretch" else steady
+    chosen = same_stretch if a.references == "same-stretch" else steady
+
+    def measure(snr, rate, interleaver, mode):
+        # A fixed mode that cannot hold the link at this SNR is no candidate for the best:
+        # its failure is reported and the others still count.
+        try:
+            return chosen(snr, rate, interleaver, mode)
+        except (SystemExit, OSError, ValueError, KeyError) as failure:
+            print(f"fixed {mode} at {snr:g} dB: no figure ({failure})", file=sys.stderr)
+            return []
+
     jobs = [(snr, rate, interleaver, mode) for snr in levels
             for rate, interleaver, mode in candidates]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:

@@ -69,7 +69,7 @@ def demo(args, json_path, timeout_s):
     cmd = NODE + ["--demo", "--sis-port", "0", "--pings", "1", "--size", "2048",
                   "--timeout", str(timeout_s), "--json", json_path] + args
     done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or not os.path.exists(json_path):
         raise SystemExit(f"rate_adaptation: {' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     with open(json_path) as f:
         return json.load(f)

@@ -501,15 +501,15 @@ class qa_radio(gr_unittest.TestCase):
                                delta=0.002)
 
     @staticmethod
-    def run_radio(r, port, until, payload=None):
-        """Runs radio `r` (posting `payload` to its transmitter, if any) until what its
-        `port` posted satisfies `until`; (satisfied, the posts)."""
+    def run_radio(r, port, until, *payloads):
+        """Runs radio `r` (posting `payloads` to its transmitter) until what its `port`
+        posted satisfies `until`; (satisfied, the posts)."""
         tb = gr.top_block()
         posts = recorder()
         tb.msg_connect(r, port, posts, "in")
         tb.start()
         try:
-            if payload is not None:
+            for payload in payloads:
                 r.tx._post(pmt.intern("in"), hfstack.make_pdu(payload))
             return posts.wait_for(until, TIMEOUT_S), posts
         finally:
@@ -521,9 +521,12 @@ class qa_radio(gr_unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             wav = os.path.join(d, "wide.wav")
             r = R.radio(kind="file", record=wav, mode="WN12/48kHz/US", time_scale=10.0)
-            finished, _ = self.run_radio(r, "status",
-                                         lambda m: any(event(x) == "tx_finished" for x in m),
-                                         b"WIDEBAND FILE KIND" * 20)
+            # Stopping a flowgraph drops what its buffers hold (up to ~0.1 s of air after
+            # tx_finished): a second transmission, longer than the buffers, fences the
+            # first one into the file.
+            finished, _ = self.run_radio(
+                r, "status", lambda m: sum(event(x) == "tx_finished" for x in m) == 2,
+                b"WIDEBAND FILE KIND" * 20, b"FENCE" * 72)
             self.assertTrue(finished)
             with wave.open(wav) as w:
                 self.assertEqual((w.getframerate(), w.getnchannels()), (153600, 2))

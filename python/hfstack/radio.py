@@ -39,7 +39,9 @@ The kinds:
             bandwidth (uhd_rates).
   file      transmissions recorded to a WAV file, reception replayed from one: real audio
             (mono) as far as it holds the mode's band (STANAG 4539, 5069 at 3 and 6
-            kHz), complex baseband as I/Q (stereo) above (5069 at 9-48 kHz).
+            kHz), complex baseband as I/Q (stereo) above (5069 at 9-48 kHz). tx_finished
+            comes when the transmitter has produced the burst: a flowgraph stopped at
+            once drops the last ~0.1 s still in its buffers from the recording.
   emulator  no DSP: modem_emulator, the link-level model (air time, latency, carrier
             sense, collisions, error models); emulator radios joined by join() share
             one emulated channel.

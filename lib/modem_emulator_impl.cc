@@ -154,6 +154,9 @@ void modem_emulator_impl::publish_due()
         pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode, ev.s5069_bandwidth_khz);
         if (std::isfinite(ev.info.snr_db))
             meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
+        if (std::isfinite(ev.info.snr_db_recent))
+            meta = pmt::dict_add(
+                meta, metadata::snr_db_recent(), pmt::from_double(ev.info.snr_db_recent));
         if (ev.info.burst_continues)
             meta = pmt::dict_add(meta, metadata::burst_continues(), pmt::PMT_T);
         if (ev.info.bytes_bad)

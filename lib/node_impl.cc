@@ -255,6 +255,9 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     const pmt::pmt_t snr = pmt::dict_ref(meta, metadata::snr_db(), pmt::PMT_NIL);
     if (pmt::is_number(snr) && !pmt::is_complex(snr))
         info.snr_db = pmt::to_double(snr);
+    const pmt::pmt_t recent = pmt::dict_ref(meta, metadata::snr_db_recent(), pmt::PMT_NIL);
+    if (pmt::is_number(recent) && !pmt::is_complex(recent))
+        info.snr_db_recent = pmt::to_double(recent);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
     info.burst_continues = pmt::is_true(pmt::dict_ref(meta, metadata::burst_continues(), pmt::PMT_F));
     // None when the modem names no mode we code (or one of another standard or bandwidth).

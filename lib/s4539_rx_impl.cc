@@ -211,17 +211,19 @@ private:
                 d_serial.process(d_baseband.data() + k, n, d_serial_done);
                 for (const phy::m110a_burst& b : d_serial_done)
                     hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
-                            b.frequency_offset_hz);
+                            b.snr_db_recent, b.frequency_offset_hz);
                 d_high_done.clear();
                 d_high.process(d_baseband.data() + k, n, d_high_done);
                 for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
-                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
+                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
+                            b.frequency_offset_hz);
             }
             if (d_wide) {
                 d_wide_done.clear();
                 d_wide->process(d_baseband.data() + k, n, d_wide_done);
                 for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
-                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.frequency_offset_hz);
+                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
+                            b.frequency_offset_hz);
             }
             const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() || d_high.carrier_detected())) ||
                                   (d_wide && d_wide->carrier_detected());
@@ -241,6 +243,7 @@ private:
                  bool eom,
                  bool bytes_bad,
                  double snr_db,
+                 double snr_db_recent,
                  double offset_hz)
     {
         if (!d_carrier) { // a burst that began and ended within one piece
@@ -257,6 +260,7 @@ private:
         meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(mode->interleaver));
         meta = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode->name));
         meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(snr_db));
+        meta = pmt::dict_add(meta, metadata::snr_db_recent(), pmt::from_double(snr_db_recent));
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));

@@ -293,6 +293,34 @@ TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     EXPECT_GT(fading[0].snr_db, steady[0].snr_db - 8.0) << steady[0].snr_db;
 }
 
+TEST(M110aReceiver, TheRecentReportReadsTheLastTwentySecondsOfALongBurst)
+{
+    // A 2400S burst of about 30 s at 20 dB whose last 15 s arrive 10 dB weaker: the
+    // whole burst reads about 15 dB, its last 20 s (5 s strong, 15 s weak) about
+    // 12.5 dB (burst_snr::recent_window_s; the rate policy judges a long burst by it).
+    const std::vector<uint8_t> data = random_bytes(9000, 44);
+    const m110a_waveform& w = *m110a_waveform_by_name("2400S");
+    const double fs = 9600;
+    psk_modulator_config mc;
+    mc.sample_rate = fs;
+    mc.rms = 0.25;
+    const std::vector<float> burst =
+        psk_modulator(mc).audio(m110a_transmit_symbols(w, data.data(), data.size()));
+    ASSERT_GT(burst.size(), size_t(29 * fs));
+    std::vector<float> audio = silence(0.7, fs);
+    audio.insert(audio.end(), burst.begin(), burst.end());
+    const std::vector<float> after = silence(0.5, fs);
+    audio.insert(audio.end(), after.begin(), after.end());
+    const double weak_s = 15.0 + double(burst.size()) / fs - 30.0; // the last 15 s of 30
+    const std::vector<m110a_burst> got =
+        receive_audio(through_channel(with_faded_end(audio, fs, weak_s, -10), fs, 20, 0, 5), fs);
+    ASSERT_GE(got.size(), 1u);
+    EXPECT_NEAR(got[0].snr_db, 15.0, 1.5);
+    EXPECT_NEAR(got[0].snr_db_recent, 12.5, 1.5);
+    EXPECT_LT(got[0].snr_db_recent, got[0].snr_db - 1.5) << got[0].snr_db << " " << got[0].snr_db_recent;
+    EXPECT_TRUE(got[0].eom);
+}
+
 TEST(M110aReceiver, RefusesABadConfiguration)
 {
     const auto refused = [](const char* name, auto change) {

@@ -66,6 +66,8 @@ class qa_s4539_modem(gr_unittest.TestCase):
         self.assertEqual((second["data_rate"], second["interleaver"]), (600, "short"))
         self.assertFalse(first["bytes_bad"])
         self.assertGreater(first["snr_db"], 14)
+        # A burst shorter than 20 s: its recent report is the whole burst's.
+        self.assertAlmostEqual(first["snr_db_recent"], first["snr_db"], places=6)
         self.assertAlmostEqual(first["frequency_offset_hz"], 0.0, delta=1.0)
         self.assertEqual(tx_status, ["tx_started", "tx_finished"] * 2)
         self.assertEqual(ptt, [True, False] * 2)

@@ -85,6 +85,13 @@ inline const pmt::pmt_t& snr_db()
     static const pmt::pmt_t key = pmt::mp("snr_db");
     return key;
 }
+// The same over the burst's last 20 seconds (its last piece's: the whole burst's when
+// shorter; double): the data rate follows it (dl::rate_policy_config::use_recent_report).
+inline const pmt::pmt_t& snr_db_recent()
+{
+    static const pmt::pmt_t key = pmt::mp("snr_db_recent");
+    return key;
+}
 // Carrier frequency offset of a received burst against the nominal carrier, Hz (double).
 inline const pmt::pmt_t& frequency_offset_hz()
 {

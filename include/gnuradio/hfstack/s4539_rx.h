@@ -31,7 +31,8 @@ namespace hfstack {
  * its interleaver blocks are decoded): the decoded user bytes, metadata `mode` (its
  * name, such as "2400S" or "WN8/3kHz/L"), `data_rate` (user bps),
  * `interleaver` (as s4539_tx names it; STANAG 5069: "ultra_short", "short", "medium",
- * "long"), `snr_db` (dB in 3 kHz; in the bandwidth listened on), `frequency_offset_hz`,
+ * "long"), `snr_db` (dB in 3 kHz; in the bandwidth listened on; the burst's mean),
+ * `snr_db_recent` (the same over the burst's last 20 s), `frequency_offset_hz`,
  * `bytes_bad` (true when the burst was cut before its end-of-message: the bytes may
  * be wrong) and `time` (seconds since the epoch when the burst was posted). Port
  * `status` posts `event` "carrier_on" when a preamble is detected and "carrier_off"

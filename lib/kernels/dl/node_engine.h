@@ -209,6 +209,7 @@ std::string get_node_option(const node_config& config, const std::string& name);
 
 struct burst_info {
     double snr_db = std::nan("");            // modem's SNR estimate, NaN if none
+    double snr_db_recent = std::nan("");     // the same over the burst's last 20 s, NaN if none
     std::optional<modem_mode> mode;          // mode the burst was received in, if known
     bool bytes_bad = false;                  // the modem flagged errors it could not correct
     // More decoded bytes of this burst follow in later calls: a streaming modem hands

@@ -325,6 +325,7 @@ struct node_engine::impl {
         // The modem's SNR report and mode for the burst (its last piece's): given to the
         // peer we await an answer from when no D_PDU of it names its sender.
         double snr_db = std::numeric_limits<double>::quiet_NaN();
+        double snr_db_recent = std::numeric_limits<double>::quiet_NaN(); // its last 20 s
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
@@ -337,11 +338,12 @@ struct node_engine::impl {
     double rx_burst_began = -inf;
 
     void on_burst(const uint8_t* data, size_t size, const burst_info& info);
-    // A burst's SNR report from `p` to its rate policy (corrected for the receiving mode,
-    // the burst's if the modem says, else the one the peer was told to send in), as
-    // covering the burst's span_s seconds.
+    // A burst's SNR reports (whole and recent) from `p` to its rate policy (corrected for
+    // the receiving mode, the burst's if the modem says, else the one the peer was told
+    // to send in), as covering the burst's span_s seconds.
     void report_snr(peer_state& p,
                     double snr_db,
+                    double snr_db_recent,
                     const std::optional<modem_mode>& mode,
                     double span_s,
                     const burst_frames& frames = {});

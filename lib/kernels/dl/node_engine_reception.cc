@@ -398,6 +398,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
     rx_burst.heard.insert(heard.begin(), heard.end());
     if (!std::isnan(info.snr_db)) {
         rx_burst.snr_db = info.snr_db;
+        rx_burst.snr_db_recent = info.snr_db_recent;
         rx_burst.mode = info.mode;
     }
     if (info.burst_continues)
@@ -442,6 +443,7 @@ void node_engine::impl::end_received_burst()
         for (uint32_t src : rx_burst.snr_reported)
             report_snr(peer(src),
                        rx_burst.snr_db,
+                       rx_burst.snr_db_recent,
                        rx_burst.mode,
                        span,
                        rx_burst.data_frames[src]);
@@ -467,7 +469,8 @@ void node_engine::impl::end_received_burst()
                                                                 : nullptr;
         if (from) {
             const modem_mode advised = from->policy->recommended();
-            report_snr(*from, rx_burst.snr_db, rx_burst.mode, span);
+            report_snr(
+                *from, rx_burst.snr_db, rx_burst.snr_db_recent, rx_burst.mode, span);
             counters.snr_reports_unattributed += 1;
             // Its sender waits for an answer that will not come: answer (a repeated
             // ack) now, so the advice for a more robust mode reaches it before it sends
@@ -491,13 +494,15 @@ void node_engine::impl::end_received_burst()
 
 void node_engine::impl::report_snr(peer_state& p,
                                    double snr_db,
+                                   double snr_db_recent,
                                    const std::optional<modem_mode>& mode,
                                    double span_s,
                                    const burst_frames& frames)
 {
     if (!p.policy)
         return;
-    p.policy->on_snr_report(snr_db, mode ? *mode : p.drc->rx_mode(), now, span_s, frames);
+    p.policy->on_snr_report(
+        snr_db, mode ? *mode : p.drc->rx_mode(), now, span_s, frames, snr_db_recent);
     p.drc->advise_rx(p.policy->recommended(), now);
 }
 

@@ -7,6 +7,7 @@
 // Data rate change policy and Annex C.6.4 handshake; see rate_change.h for the rules.
 #include "rate_change.h"
 
+#include "phy/burst_snr.h"
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
 #include "phy/snr_report_map.h"
@@ -208,11 +209,15 @@ double rate_policy::retransmission_rate() const
     return seg_w_ >= cfg_.min_segments && seg_w_ > 0 ? retx_w_ / seg_w_ : nan_v;
 }
 
-void rate_policy::on_snr(double snr_db, double now, double span_s)
+void rate_policy::on_snr(double snr_db, double now, double span_s, double recent_db)
 {
     if (!std::isfinite(snr_db))
         return;
     last_span_ = std::isfinite(span_s) && span_s > 0 ? span_s : 0;
+    if (cfg_.use_recent_report && std::isfinite(recent_db)) {
+        snr_db = recent_db;
+        last_span_ = std::min(last_span_, phy::burst_snr::recent_window_s);
+    }
     decay_to(now);
     slow_sum_ += snr_db;
     slow_w_ += 1;
@@ -247,12 +252,16 @@ double rate_policy::on_snr_report(double report_db,
                                   const modem_mode& mode,
                                   double now,
                                   double span_s,
-                                  const burst_frames& frames)
+                                  const burst_frames& frames,
+                                  double recent_report_db)
 {
     double snr_db = report_db;
+    double recent_db = recent_report_db;
     if (cfg_.correct_snr_reports && std::isfinite(report_db))
         if (const auto* map = phy::measured_snr_report_map(to_string(mode))) {
             snr_db = map->true_snr_for(report_db);
+            if (std::isfinite(recent_report_db))
+                recent_db = map->true_snr_for(recent_report_db);
             ++counters_.snr_reports_corrected;
         }
     const unsigned read = frames.good + frames.damaged;
@@ -260,9 +269,9 @@ double rate_policy::on_snr_report(double report_db,
     burst_works_ = cfg_.burst_works_frames > 0 && mode == recommended() &&
                    read >= cfg_.burst_works_frames &&
                    double(lost) <= cfg_.burst_works_damaged * double(frames.good + lost);
-    on_snr(snr_db, now, span_s);
+    on_snr(snr_db, now, span_s, recent_db);
     burst_works_ = false;
-    return snr_db;
+    return cfg_.use_recent_report && std::isfinite(recent_db) ? recent_db : snr_db;
 }
 
 void rate_policy::on_arq_stats(uint64_t segments_sent,

@@ -33,35 +33,64 @@ double serial_tone_snr_3khz_db(double signal_power, double error_power)
 
 void burst_snr::start() { *this = burst_snr(); }
 
-void burst_snr::add(double error_power)
+void burst_snr::add(double error_power, double time_s)
 {
+    d_last_s = time_s;
     d_chunk_sum += error_power;
     if (++d_chunk_count < chunk_symbols)
         return;
-    d_db_sum += error_db(d_chunk_sum / double(d_chunk_count));
-    ++d_closed;
+    const double before = d_closed_db_sum.empty() ? 0.0 : d_closed_db_sum.back().second;
+    d_closed_db_sum.emplace_back(time_s,
+                                 before + error_db(d_chunk_sum / double(d_chunk_count)));
     d_chunk_sum = 0;
     d_chunk_count = 0;
 }
 
 size_t burst_snr::chunks() const
 {
-    return d_closed + (2 * d_chunk_count >= chunk_symbols ? 1 : 0);
+    return d_closed_db_sum.size() + (2 * d_chunk_count >= chunk_symbols ? 1 : 0);
 }
+
+namespace {
+// The mean error power in dB, as one chunk's, through the same conversion.
+double mean_snr_db(double signal_power, double db_sum, size_t n)
+{
+    if (n == 0)
+        return std::numeric_limits<double>::quiet_NaN();
+    return serial_tone_snr_3khz_db(signal_power,
+                                   std::pow(10.0, db_sum / double(n) / 10.0));
+}
+} // namespace
 
 double burst_snr::snr_db(double signal_power) const
 {
-    double db_sum = d_db_sum;
-    size_t n = d_closed;
+    double db_sum = d_closed_db_sum.empty() ? 0.0 : d_closed_db_sum.back().second;
+    size_t n = d_closed_db_sum.size();
     if (2 * d_chunk_count >= chunk_symbols) {
         db_sum += error_db(d_chunk_sum / double(d_chunk_count));
         ++n;
     }
-    if (n == 0)
-        return std::numeric_limits<double>::quiet_NaN();
-    // The mean error power in dB, as one chunk's, through the same conversion.
-    return serial_tone_snr_3khz_db(signal_power,
-                                   std::pow(10.0, db_sum / double(n) / 10.0));
+    return mean_snr_db(signal_power, db_sum, n);
+}
+
+double burst_snr::recent_snr_db(double signal_power) const
+{
+    // The first closed chunk ending inside the window.
+    const auto first = std::lower_bound(
+        d_closed_db_sum.begin(),
+        d_closed_db_sum.end(),
+        d_last_s - recent_window_s,
+        [](const std::pair<double, double>& chunk, double t) { return chunk.first < t; });
+    const size_t skipped = size_t(first - d_closed_db_sum.begin());
+    double db_sum = d_closed_db_sum.empty() ? 0.0 : d_closed_db_sum.back().second;
+    if (skipped > 0)
+        db_sum -= d_closed_db_sum[skipped - 1].second;
+    size_t n = d_closed_db_sum.size() - skipped;
+    if (2 * d_chunk_count >= chunk_symbols) {
+        db_sum += error_db(d_chunk_sum / double(d_chunk_count));
+        ++n;
+    }
+    return mean_snr_db(signal_power, db_sum, n);
 }
 
 } // namespace phy

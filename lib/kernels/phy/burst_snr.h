@@ -25,11 +25,20 @@
  * the old report read at a random moment of the burst. The measured report maps
  * (phy/snr_report_map.h, from bench_s4539_modem's 10 s bursts) were taken with that
  * look and stay valid in their mean; a median would read about 1 dB higher on Rayleigh
- * fading and a power mean be ruled by the deepest fade. */
+ * fading and a power mean be ruled by the deepest fade.
+ *
+ * The recent report: the same mean over the chunks of the burst's last recent_window_s
+ * seconds. A burst lasts up to 127 s and the mode can change only between bursts, so a
+ * burst across a rise in SNR would otherwise advise from the mean of both levels, and
+ * its sender spend one more whole burst below the mode the channel now holds (issue 25
+ * part 5: 128 s in 4800S after a rise to 25 dB, docs/simulator-design.md). The rate
+ * policy steps down on the whole burst's report and up on the recent one. */
 #ifndef HFSTACK_KERNELS_PHY_BURST_SNR_H
 #define HFSTACK_KERNELS_PHY_BURST_SNR_H
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -44,23 +53,31 @@ class burst_snr
 {
 public:
     static constexpr size_t chunk_symbols = 64;
+    static constexpr double recent_window_s =
+        20.0; // the slow rate average's time constant
 
     // A new burst: forgets everything.
     void start();
-    // The error power of one known symbol (|estimate - sent|^2, or a model's variance).
-    void add(double error_power);
+    // The error power of one known symbol (|estimate - sent|^2, or a model's variance)
+    // sent time_s seconds into the burst (non-decreasing).
+    void add(double error_power, double time_s);
     // Mean over the burst's chunks of their SNR in 3 kHz for a signal of signal_power
     // (see serial_tone_snr_3khz_db); a last partial chunk counts once it has half a
     // chunk's symbols. NaN before the first half chunk.
     double snr_db(double signal_power = 1.0) const;
+    // The same over the chunks that end within recent_window_s of the latest known
+    // symbol: snr_db() for a burst no longer than that.
+    double recent_snr_db(double signal_power = 1.0) const;
     // Chunks that snr_db() would average.
     size_t chunks() const;
 
 private:
     double d_chunk_sum = 0;   // error power of the open chunk
     size_t d_chunk_count = 0; // its symbols
-    double d_db_sum = 0;      // sum over closed chunks of 10 log10(mean error power)
-    size_t d_closed = 0;
+    double d_last_s = 0;      // time of the latest known symbol
+    // Closed chunks: (end time, 10 log10(mean error power)); the running sum of the dB
+    // from the first, so any tail's mean is one subtraction.
+    std::vector<std::pair<double, double>> d_closed_db_sum;
 };
 
 } // namespace phy

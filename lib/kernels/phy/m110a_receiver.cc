@@ -592,7 +592,7 @@ void m110a_receiver::state::commit(cd z, cf sent, bool known_symbol)
                                    ? equaliser->estimate_variance()
                                    : std::norm(z - cd(sent));
     presence.add_error_power(error_power);
-    report.add(error_power);
+    report.add(error_power, double(symbol) / 2400.0);
 }
 
 void m110a_receiver::state::follow_timing()
@@ -977,8 +977,9 @@ m110a_burst m110a_receiver::state::burst_so_far() const
     burst.start_sample = start;
     burst.frequency_offset_hz = input.offset_hz();
     burst.snr_db = report.snr_db();
+    burst.snr_db_recent = report.recent_snr_db();
     if (std::isnan(burst.snr_db)) // not half a chunk of known symbols yet
-        burst.snr_db = presence.snr_db();
+        burst.snr_db = burst.snr_db_recent = presence.snr_db();
     return burst;
 }
 

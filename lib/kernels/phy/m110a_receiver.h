@@ -99,6 +99,7 @@ struct m110a_burst {
     uint64_t start_sample = 0;        // 9600 Hz baseband sample of the detected segment
     double frequency_offset_hz = 0;
     double snr_db = 0;                // measured on the known symbols, in 3 kHz
+    double snr_db_recent = 0;         // the same over its last 20 s (burst_snr.h)
     std::vector<uint8_t> bytes;       // user bytes (before the EOM)
     bool eom = false;                 // false: the burst was cut; bytes may be bad
     // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known.

@@ -587,7 +587,7 @@ void m110c_receiver::state::commit(cd z, cd sent, bool known_symbol)
     if (!known_symbol)
         return;
     presence.add_known(z, sent);
-    report.add(std::norm(z - sent));
+    report.add(std::norm(z - sent), double(symbol) / 2400.0);
 }
 
 void m110c_receiver::state::read_codes()
@@ -1003,8 +1003,9 @@ m110c_burst m110c_receiver::state::burst_so_far() const
     // The signal's mean power, as a channel's SNR is measured (QAM's is under the
     // probes' the noise is measured against).
     burst.snr_db = report.snr_db(m110c_frame_power(*mode));
+    burst.snr_db_recent = report.recent_snr_db(m110c_frame_power(*mode));
     if (std::isnan(burst.snr_db)) // not half a chunk of known symbols yet
-        burst.snr_db = presence.snr_db(m110c_frame_power(*mode));
+        burst.snr_db = burst.snr_db_recent = presence.snr_db(m110c_frame_power(*mode));
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;

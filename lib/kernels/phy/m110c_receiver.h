@@ -120,6 +120,7 @@ struct m110c_burst {
     uint64_t start_sample = 0;     // 9600 Hz baseband sample of the first sync symbol
     double frequency_offset_hz = 0;
     double snr_db = 0;             // mean signal power over noise (on the known symbols), 3 kHz
+    double snr_db_recent = 0;      // the same over its last 20 s (burst_snr.h)
     std::vector<uint8_t> bytes;    // user bytes (before the EOM)
     bool eom = false;              // false: the burst was cut; bytes may be bad
     // Cut, or a block decoded on too little evidence (reliability_threshold): some

@@ -945,7 +945,7 @@ void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
     equaliser->decide(sent, known_symbol);
     if (known_symbol) {
         presence.add_known(z, sent);
-        snr_report.add(std::norm(z - sent));
+        snr_report.add(std::norm(z - sent), double(symbol) / symbol_rate);
     }
 }
 
@@ -1575,6 +1575,8 @@ m110d_burst m110d_receiver::state::report() const
     const double power = m110d_frame_power(*mode);
     burst.snr_db =
         snr_report.chunks() > 0 ? snr_report.snr_db(power) : presence.snr_db(power);
+    burst.snr_db_recent =
+        snr_report.chunks() > 0 ? snr_report.recent_snr_db(power) : burst.snr_db;
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;

@@ -6,6 +6,8 @@
 
 #include "channel_model.h"
 
+#include "phy/burst_snr.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -207,13 +209,23 @@ double channel_model::mean_snr_db(double t) const
 
 double channel_model::reported_snr_db(const std::string& mode, double t, double burst_s)
 {
+    return reported_snrs(mode, t, burst_s).whole_db;
+}
+
+channel_model::snr_reports
+channel_model::reported_snrs(const std::string& mode, double t, double burst_s)
+{
     // Our receivers report a burst's SNR as the mean over it of short looks in dB
     // (phy/burst_snr.h): a burst across an SNR step reads the time-weighted mean of the
     // levels' reports, in dB (a power mean would let the higher level rule).
-    const double mean = stepped_time_mean(
-        d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, [](double db) { return db; });
+    const double recent_s = std::min(burst_s, phy::burst_snr::recent_window_s);
+    const double recent_from = t + burst_s - recent_s;
+    const auto in_db = [](double db) { return db; };
+    const double mean = stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, in_db);
+    const double recent_mean =
+        stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, recent_from, t + burst_s, in_db);
     if (!std::isfinite(mean) || d_cfg.fading_profile.empty() || !d_cfg.model_snr_report)
-        return mean;
+        return { mean, recent_mean };
     auto it = d_report_maps.find(mode);
     if (it == d_report_maps.end()) {
         const auto& data = phy::measured_modem_curves();
@@ -223,14 +235,15 @@ double channel_model::reported_snr_db(const std::string& mode, double t, double 
         it = d_report_maps.emplace(mode, std::move(map)).first;
     }
     if (!it->second)
-        return mean;
+        return { mean, recent_mean };
     const phy::snr_report_map& m = *it->second;
-    const double report =
-        stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, [&m](double db) {
-            return m.report_for(db);
-        });
-    return report +
-           m.report_sd_db(burst_s) * std::normal_distribution<double>()(d_report_rng);
+    const auto report_of = [&m](double db) { return m.report_for(db); };
+    const double z = std::normal_distribution<double>()(d_report_rng);
+    return { stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, report_of) +
+                 m.report_sd_db(burst_s) * z,
+             stepped_time_mean(
+                 d_cfg.snr_db, d_snr_steps_db, recent_from, t + burst_s, report_of) +
+                 m.report_sd_db(recent_s) * z };
 }
 
 fading_error_process& channel_model::fading_for(double bit_rate, double block_s)

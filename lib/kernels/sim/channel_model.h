@@ -162,6 +162,14 @@ public:
     // the time-weighted mean of each level's report; the spread as
     // phy::snr_report_map::report_sd_db(burst_s). NaN without a finite snr_db.
     double reported_snr_db(const std::string& mode, double t, double burst_s);
+    // That report and the recent one (the same over the burst's last
+    // phy::burst_snr::recent_window_s; the whole burst's for a shorter burst), drawn
+    // with one deviate: the recent part is part of the burst.
+    struct snr_reports {
+        double whole_db;
+        double recent_db;
+    };
+    snr_reports reported_snrs(const std::string& mode, double t, double burst_s);
 
     // True when the model can never change or lose anything.
     bool clear() const { return d_clear; }

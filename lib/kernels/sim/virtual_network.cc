@@ -408,6 +408,7 @@ void virtual_network::process(const event& e)
                 dl::burst_info info;
                 info.mode = r.burst->mode;
                 info.snr_db = r.snr_report_db;
+                info.snr_db_recent = r.snr_report_recent_db;
                 info.bytes_bad = true;
                 n.engine->on_burst(dl::bytes(), info, d_now);
                 after_input(i);
@@ -433,10 +434,10 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
                             b.timing.preamble_s, b.timing.bit_rate,
                             b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
-        r.snr_report_db =
-            r.path->reported_snr_db(b.mode_name,
-                                    b.start + r.path->config().propagation_s,
-                                    r.end - r.start);
+        const auto reports = r.path->reported_snrs(
+            b.mode_name, b.start + r.path->config().propagation_s, r.end - r.start);
+        r.snr_report_db = reports.whole_db;
+        r.snr_report_recent_db = reports.recent_db;
         if (got.preamble_missed) {
             // The modem never acquired the burst: nothing is delivered, now or later
             // (the pieces and the delivery see it destroyed).
@@ -462,6 +463,7 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
     dl::burst_info info;
     info.mode = b.mode;
     info.snr_db = r.snr_report_db;
+    info.snr_db_recent = r.snr_report_recent_db;
     info.burst_continues = !last;
     n.engine->on_burst(piece, info, d_now);
     after_input(i);

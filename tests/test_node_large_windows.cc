@@ -130,8 +130,9 @@ TEST_P(NodeLargeWindowsFallback, Edition3PeerFallsBack)
     EXPECT_LE(wa.long_frames + wb.long_frames, ep5_calls ? 1u : 0u);
     EXPECT_GT(wa.fsn_frames, 0u);
     EXPECT_LE(wa.max_data_frames, arq_max_window);
-    if (!ep5_calls)
+    if (!ep5_calls) {
         EXPECT_EQ(wa.junk_bytes + wb.junk_bytes, 0u);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(EitherEndCalls, NodeLargeWindowsFallback, ::testing::Bool());

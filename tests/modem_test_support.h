@@ -133,9 +133,10 @@ std::vector<Burst> receive_serial_tone_audio(std::vector<float> audio, double fs
     return bursts;
 }
 
-// 2400 Bd points on 1800 Hz as audio at fs, rms 0.25, with 0.7 s of silence before and
-// 0.5 s after.
-inline std::vector<float> padded_audio(const std::vector<std::complex<float>>& points, double fs)
+// 2400 Bd points (or 8PSK symbol numbers) on 1800 Hz as audio at fs, rms 0.25, with
+// 0.7 s of silence before and 0.5 s after.
+template <typename Symbol>
+std::vector<float> padded_audio(const std::vector<Symbol>& points, double fs)
 {
     gr::hfstack::phy::psk_modulator_config mc;
     mc.sample_rate = fs;

@@ -270,17 +270,11 @@ TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     // symbols, which read the fade alone (-6 dB), so one fade at the end of a long
     // burst set the report however well the rest had arrived.
     const std::vector<uint8_t> data = random_bytes(3000, 43);
-    const m110a_waveform& w = *m110a_waveform_by_name("2400S");
     const double fs = 9600;
-    psk_modulator_config mc;
-    mc.sample_rate = fs;
-    mc.rms = 0.25;
-    const std::vector<float> burst =
-        psk_modulator(mc).audio(m110a_transmit_symbols(w, data.data(), data.size()));
-    std::vector<float> clean = silence(0.7, fs);
-    clean.insert(clean.end(), burst.begin(), burst.end());
-    const std::vector<float> after = silence(0.5, fs);
-    clean.insert(clean.end(), after.begin(), after.end());
+    const std::vector<float> clean =
+        padded_audio(m110a_transmit_symbols(
+                         *m110a_waveform_by_name("2400S"), data.data(), data.size()),
+                     fs);
     const std::vector<float> faded = with_faded_end(clean, fs, 1.5, -30);
     const std::vector<m110a_burst> steady =
         receive_audio(through_channel(clean, fs, 20, 0, 5), fs);
@@ -299,19 +293,14 @@ TEST(M110aReceiver, TheRecentReportReadsTheLastTwentySecondsOfALongBurst)
     // whole burst reads about 15 dB, its last 20 s (5 s strong, 15 s weak) about
     // 12.5 dB (burst_snr::recent_window_s; the rate policy judges a long burst by it).
     const std::vector<uint8_t> data = random_bytes(9000, 44);
-    const m110a_waveform& w = *m110a_waveform_by_name("2400S");
     const double fs = 9600;
-    psk_modulator_config mc;
-    mc.sample_rate = fs;
-    mc.rms = 0.25;
-    const std::vector<float> burst =
-        psk_modulator(mc).audio(m110a_transmit_symbols(w, data.data(), data.size()));
-    ASSERT_GT(burst.size(), size_t(29 * fs));
-    std::vector<float> audio = silence(0.7, fs);
-    audio.insert(audio.end(), burst.begin(), burst.end());
-    const std::vector<float> after = silence(0.5, fs);
-    audio.insert(audio.end(), after.begin(), after.end());
-    const double weak_s = 15.0 + double(burst.size()) / fs - 30.0; // the last 15 s of 30
+    const std::vector<float> audio =
+        padded_audio(m110a_transmit_symbols(
+                         *m110a_waveform_by_name("2400S"), data.data(), data.size()),
+                     fs);
+    const double burst_s = double(audio.size()) / fs - 1.2;
+    ASSERT_GT(burst_s, 29.0);
+    const double weak_s = 15.0 + burst_s - 30.0; // the last 15 s of 30
     const std::vector<m110a_burst> got =
         receive_audio(through_channel(with_faded_end(audio, fs, weak_s, -10), fs, 20, 0, 5), fs);
     ASSERT_GE(got.size(), 1u);

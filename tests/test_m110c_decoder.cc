@@ -211,8 +211,8 @@ TEST(M110cDemapper, UnscrambledPskLandsOnTheModesSetAndQamStays)
             const double phase = std::arg(u) / (M_PI / 4);
             positions.insert(std::lround(phase < -0.5 ? phase + 8 : phase) % 8);
         }
-        if (mode.bits_per_symbol ==
-            2) { // QPSK: four of the eight positions, every other one
+        // QPSK: four of the eight positions, every other one.
+        if (mode.bits_per_symbol == 2) {
             EXPECT_EQ(positions, (std::set<long>{ 0, 2, 4, 6 })) << mode.name();
         }
         if (mode.bits_per_symbol == 3) {

@@ -301,7 +301,8 @@ const std::vector<option_entry>& table()
         HF_UINT("rate_policy.step_up_entries", rate_policy.step_up_entries, 100, "most table entries per step up (0: as far as the SNR allows)"),
         HF_DOUBLE("rate_policy.fast_time_constant", rate_policy.fast_time_constant, "SNR average for stepping down, s"),
         HF_DOUBLE("rate_policy.slow_time_constant", rate_policy.slow_time_constant, "SNR average for stepping up, s"),
-        HF_BOOL("rate_policy.use_recent_report", rate_policy.use_recent_report, "judge a burst by the SNR of its last 20 s where the modem reports it (false: its whole mean)"),
+        HF_BOOL("rate_policy.step_up_on_recent", rate_policy.step_up_on_recent, "step up on the SNR of a burst's last 20 s where the modem reports it (false: its whole mean)"),
+        HF_BOOL("rate_policy.step_down_on_recent", rate_policy.step_down_on_recent, "step down on the SNR of a burst's last 20 s where the modem reports it (false: its whole mean)"),
         HF_UINT("rate_policy.unanswered_step_down", rate_policy.unanswered_step_down, 20, "autobaud: table entries our transmit mode steps down per unanswered transmission (0: off)"),
     };
     return t;

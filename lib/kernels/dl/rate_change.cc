@@ -214,25 +214,26 @@ void rate_policy::on_snr(double snr_db, double now, double span_s, double recent
     if (!std::isfinite(snr_db))
         return;
     last_span_ = std::isfinite(span_s) && span_s > 0 ? span_s : 0;
-    if (cfg_.use_recent_report && std::isfinite(recent_db)) {
-        snr_db = recent_db;
+    const bool recent = std::isfinite(recent_db);
+    const double up_db = recent && cfg_.step_up_on_recent ? recent_db : snr_db;
+    const double down_db = recent && cfg_.step_down_on_recent ? recent_db : snr_db;
+    if (recent && cfg_.step_up_on_recent)
         last_span_ = std::min(last_span_, phy::burst_snr::recent_window_s);
-    }
     decay_to(now);
-    slow_sum_ += snr_db;
+    slow_sum_ += up_db;
     slow_w_ += 1;
-    fast_sum_ += snr_db;
+    fast_sum_ += down_db;
     fast_w_ += 1;
     ++counters_.snr_reports;
     if (awaiting_first_report_ && cfg_.first_report_decides) {
         awaiting_first_report_ = false;
         size_t to = 0;
         while (to + 1 < cfg_.table.size() &&
-               snr_db >= cfg_.table[to + 1].min_snr_db + cfg_.hysteresis_db)
+               up_db >= cfg_.table[to + 1].min_snr_db + cfg_.hysteresis_db)
             ++to;
         // No higher than the SNR supports, no lower than it needs.
         size_t floor = index_;
-        while (floor > 0 && snr_db < cfg_.table[floor].min_snr_db)
+        while (floor > 0 && down_db < cfg_.table[floor].min_snr_db)
             --floor;
         to = to > index_ ? to : std::min(floor, index_);
         if (to != index_) {
@@ -271,7 +272,7 @@ double rate_policy::on_snr_report(double report_db,
                    double(lost) <= cfg_.burst_works_damaged * double(frames.good + lost);
     on_snr(snr_db, now, span_s, recent_db);
     burst_works_ = false;
-    return cfg_.use_recent_report && std::isfinite(recent_db) ? recent_db : snr_db;
+    return snr_db;
 }
 
 void rate_policy::on_arq_stats(uint64_t segments_sent,

@@ -279,13 +279,17 @@ struct rate_policy_config {
     // advise on). 0: off.
     unsigned unanswered_step_down = 2;
 
-    // Judge a burst by its recent report (its last phy::burst_snr::recent_window_s,
-    // burst_info::snr_db_recent) where the modem gives one, not by its whole mean: a
-    // burst lasts up to 127 s and the mode changes only between bursts, so a burst
-    // across a rise in SNR advised from the mean of both levels and its sender spent
-    // one more whole burst below what the channel held (a fall likewise, above). 20 s
-    // of poor's 1 Hz fading still average over many fades. false: the whole burst's.
-    bool use_recent_report = true;
+    // Step up (the slow average) on a burst's recent report (its last
+    // phy::burst_snr::recent_window_s, burst_info::snr_db_recent) where the modem gives
+    // one, not on its whole mean: a burst lasts up to 127 s and the mode changes only
+    // between bursts, so a burst across a rise in SNR advised from the mean of both
+    // levels and its sender spent one more whole burst below what the channel held.
+    bool step_up_on_recent = true;
+    // Step down (the fast average) on it too. Off: with the real modems a burst across
+    // the fall ends in lost lock, and its last 20 s, mostly the junk read after lock was
+    // lost and after its sender stopped, sent the link to 1200S or 150L at 12 dB (issue
+    // 25 part 5, docs/simulator-design.md); the whole burst's mean dilutes that tail.
+    bool step_down_on_recent = false;
 };
 
 // The ARQ data D_PDUs of one received burst whose headers were read, by the segment
@@ -321,16 +325,16 @@ public:
     // One SNR measurement (dB in 3 kHz, true) of a burst received by `now`, averaged over
     // its last span_s seconds: a report over a burst at least sustain_time long is
     // sustained evidence by itself (step-up needs no second report then). recent_db:
-    // the same over the burst's last recent_window_s (NaN: none; use_recent_report).
+    // the same over the burst's last recent_window_s (NaN: none; step_up_on_recent,
+    // step_down_on_recent).
     void on_snr(double snr_db,
                 double now,
                 double span_s = 0,
                 double recent_db = std::numeric_limits<double>::quiet_NaN());
     // The SNR the receiving modem reported for a burst in `mode` (and over its recent
     // part, NaN if not given): corrected to the true SNR (correct_snr_reports; a mode
-    // without a measured map is taken as reported), then on_snr(). Returns the SNR
-    // used (the recent one, use_recent_report). `frames`: the burst's ARQ data D_PDUs
-    // (burst_works_frames).
+    // without a measured map is taken as reported), then on_snr(). Returns the whole
+    // burst's SNR used. `frames`: the burst's ARQ data D_PDUs (burst_works_frames).
     double on_snr_report(double report_db,
                          const modem_mode& mode,
                          double now,

@@ -72,6 +72,9 @@ channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_eq
         throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
     if (!(config.symbol_power > 0))
         throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
+    if (config.time_scale == 0)
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: time_scale must be at least 1");
     start(std::vector<cd>(window_samples()), 1.0, {});
 }
 
@@ -97,6 +100,7 @@ void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise
     d_since_solve = 0;
     d_turn = 0;
     d_turn_symbols = 0;
+    d_since_wide = 0;
 }
 
 void channel_tracking_equaliser::select_taps()
@@ -170,10 +174,11 @@ void channel_tracking_equaliser::solve()
     }
     // Long-term energy profile (from the whole-span estimate): the timing, and which
     // taps are tracked.
-    const double a_profile = double(d_cfg.solve_interval) / profile_time_symbols;
+    const double a_profile =
+        double(d_cfg.solve_interval) / (profile_time_symbols * d_cfg.time_scale);
     for (size_t q = 0; q < nf; ++q)
         d_energy_profile[q] += a_profile * (std::norm(d_wide[q]) - d_energy_profile[q]);
-    if (d_since_select >= select_interval)
+    if (d_since_select >= select_interval * d_cfg.time_scale)
         select_taps();
     // Feed-forward over window samples [first, end); column of symbol k + j there:
     // c_j[a] = taps[a - 2 j] (zero outside).
@@ -273,9 +278,16 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* wi
     for (size_t a = 0; a < d_feedforward.size(); ++a)
         z += std::conj(d_feedforward[a]) * window[d_window_first + a];
     if (d_cfg.feedback) {
+        // Only the symbols whose feedback can be nonzero (those whose taps reach the
+        // feed-forward window: a long span at a wide bandwidth has most outside), the
+        // products written out (the same sums: the terms left out are zero).
         cd past;
-        for (size_t j = 1; j < d_span; ++j)
-            past += d_feedback[j - 1] * d_history[d_span - j];
+        for (size_t j = 1; j <= d_feedback_used; ++j) {
+            const cd& b = d_feedback[j - 1];
+            const cd& s = d_history[d_span - j];
+            past += cd(b.real() * s.real() - b.imag() * s.imag(),
+                       b.real() * s.imag() + b.imag() * s.real());
+        }
         z -= d_cfg.follow_channel ? past : gain * past;
     }
     return z / (gain * d_bias);
@@ -307,6 +319,9 @@ void channel_tracking_equaliser::refresh_feedback()
                 d_feedback[j - 1] += conj_times(d_feedforward[a - first], d_taps[q]);
         }
     }
+    d_feedback_used = d_feedback.size();
+    while (d_feedback_used > 0 && d_feedback[d_feedback_used - 1] == cd())
+        --d_feedback_used;
 }
 
 void channel_tracking_equaliser::queue_observation(const cd* window)
@@ -335,7 +350,9 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
         throw std::logic_error("channel_tracking_equaliser: decide without a pending window");
     const observation seen = d_pending.front();
     d_pending.pop_front();
-    std::rotate(d_history.begin(), d_history.begin() + 1, d_history.end());
+    // One symbol on (a memmove: std::rotate's element swaps were most of decide() at a
+    // 177-symbol span).
+    std::move(d_history.begin() + 1, d_history.end(), d_history.begin());
     d_history.back() = symbol;
     // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
@@ -347,16 +364,20 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     const auto times = [](const cd& a, const cd& b) {
         return cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
     };
-    cd w0 = seen.wide0, w1 = seen.wide1;
-    for (size_t i = 0; i < d_span; ++i) {
-        w0 -= times(d_wide[2 * i], regressor(i));
-        w1 -= times(d_wide[2 * i + 1], regressor(i));
-    }
-    for (size_t i = 0; i < d_span; ++i) {
-        const cd r = regressor(i);
-        const cd x(r.real() * step, -r.imag() * step); // conj(r) * step
-        d_wide[2 * i] = d_wide[2 * i] + times(w0, x);
-        d_wide[2 * i + 1] = d_wide[2 * i + 1] + times(w1, x);
+    // Every time_scale-th symbol only: the same steps per second at every symbol rate.
+    if (++d_since_wide >= d_cfg.time_scale) {
+        d_since_wide = 0;
+        cd w0 = seen.wide0, w1 = seen.wide1;
+        for (size_t i = 0; i < d_span; ++i) {
+            w0 -= times(d_wide[2 * i], regressor(i));
+            w1 -= times(d_wide[2 * i + 1], regressor(i));
+        }
+        for (size_t i = 0; i < d_span; ++i) {
+            const cd r = regressor(i);
+            const cd x(r.real() * step, -r.imag() * step); // conj(r) * step
+            d_wide[2 * i] = d_wide[2 * i] + times(w0, x);
+            d_wide[2 * i + 1] = d_wide[2 * i + 1] + times(w1, x);
+        }
     }
     // Tracked taps, RLS for r = v^H g with v = conj(x): k = P v / (lambda + v^H P v),
     // g += k e, P = (P - k (P v)^H) / lambda (kept Hermitian).

@@ -236,6 +236,7 @@ void channel_tracking_equaliser::solve()
         d_solved_power += std::norm(g);
     // Feedback cancels symbol k - j: b_j = w^H c_{-j}.
     d_feedback.assign(size_t(reach), cd());
+    d_feedback_used = 0;
     refresh_feedback();
     d_response = d_bias;
     d_solved = true;
@@ -297,17 +298,20 @@ void channel_tracking_equaliser::refresh_feedback()
 {
     // b_j = w^H c_{-j}: window sample a sees tap a + 2 j of past symbol k - j.
     const size_t first = d_window_first, end = d_window_end;
-    std::fill(d_feedback.begin(), d_feedback.end(), cd());
+    // d_feedback is zero from d_feedback_used on (cleared only up to there).
+    std::fill(d_feedback.begin(), d_feedback.begin() + long(d_feedback_used), cd());
+    size_t used = 0;
     d_response = 0;
     // conj(f) g written out (as std::complex computes it for finite values, without its
     // NaN checks).
     const auto conj_times = [](const cd& f, const cd& g) {
         return cd(f.real() * g.real() - (-f.imag()) * g.imag(), f.real() * g.imag() + (-f.imag()) * g.real());
     };
-    for (size_t q = 0; q < d_taps.size(); ++q) {
+    // Taps before the window reach neither the response nor the feedback.
+    for (size_t q = first; q < d_taps.size(); ++q) {
         if (d_taps[q] == cd())
             continue;
-        if (q >= first && q < end)
+        if (q < end)
             d_response += conj_times(d_feedforward[q - first], d_taps[q]);
         if (!d_cfg.feedback)
             continue;
@@ -315,13 +319,13 @@ void channel_tracking_equaliser::refresh_feedback()
             const size_t a = q - 2 * j;
             if (a < first)
                 break;
-            if (a < end)
+            if (a < end) {
                 d_feedback[j - 1] += conj_times(d_feedforward[a - first], d_taps[q]);
+                used = std::max(used, j);
+            }
         }
     }
-    d_feedback_used = d_feedback.size();
-    while (d_feedback_used > 0 && d_feedback[d_feedback_used - 1] == cd())
-        --d_feedback_used;
+    d_feedback_used = used;
 }
 
 void channel_tracking_equaliser::queue_observation(const cd* window)

@@ -121,7 +121,15 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
         ++after;
     const size_t last = std::min(after + 1, d_anchors.size() - 1);
     const size_t first = after >= 2 ? after - 2 : 0;
-    d_interpolated.assign(window_samples, cd());
+    // Zero where the last call wrote (the rest is zero still).
+    if (d_interpolated.size() != window_samples)
+        d_interpolated.assign(window_samples, cd());
+    else
+        std::fill(d_interpolated.begin() + long(d_written_from),
+                  d_interpolated.begin() + long(d_written_end),
+                  cd());
+    d_written_from = window_samples;
+    d_written_end = 0;
     for (size_t a = first; a <= last; ++a) {
         double weight = 1;
         for (size_t b = first; b <= last; ++b)
@@ -139,6 +147,10 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
             std::min({ ws, ws - moved, long(d_anchors[a].nonzero_end) - moved });
         for (long q = from; q < end; ++q)
             d_interpolated[size_t(q)] += weight * taps[size_t(q + moved)];
+        if (from < end) {
+            d_written_from = std::min(d_written_from, size_t(from));
+            d_written_end = std::max(d_written_end, size_t(end));
+        }
     }
     return d_interpolated;
 }

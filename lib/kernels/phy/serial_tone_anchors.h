@@ -110,6 +110,7 @@ private:
     unsigned d_since_whole = 0;    // probes measured since the last whole-spread one
     std::vector<anchor> d_anchors; // oldest first
     std::vector<cd> d_interpolated;
+    size_t d_written_from = 0, d_written_end = 0; // d_interpolated is zero outside
 };
 
 // A data frame equalised again, last symbol first, by the MMSE-DFE of the time-reversed

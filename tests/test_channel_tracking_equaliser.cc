@@ -263,6 +263,39 @@ TEST(ChannelTrackingEqualiser, TimeScaleKeepsTheWatchInSeconds)
     EXPECT_EQ(every.tracked_symbol_taps().back(), 10u);
 }
 
+TEST(ChannelTrackingEqualiser, TheWatchNoiseStaysPutOverALongSpan)
+{
+    // The whole-span LMS over a span longer than 3 kHz's longest (47 symbol taps) steps
+    // the less the longer the span: its noise summed over the taps holding no path
+    // (what may cross the path threshold somewhere) is about a 47-tap span's, not the
+    // span's share more (0.005 over 104 taps: about 2.6 times; at 24 kHz WN0 tracked
+    // such noise and read bits wrong).
+    const auto watch_noise = [](unsigned postcursor) {
+        const std::vector<cd> truth = two_path_channel(1.0, 0.0, postcursor);
+        received_link l(
+            3, postcursor, 6000, 0.3, [&](size_t) { return truth; }, 31);
+        channel_tracking_equaliser eq(geometry_of(l));
+        size_t k = start_on(eq, l, truth, 0.3);
+        double noise = 0;
+        size_t counted = 0;
+        for (; k < l.symbols.size(); ++k) {
+            const std::vector<cd> w = l.window(k);
+            eq.equalise(w.data());
+            eq.decide(l.symbols[k], true);
+            if (k >= 2000 && k % 10 == 0) {
+                for (size_t q = 2 * 6; q < eq.wide_taps().size(); ++q) // past the path
+                    noise += std::norm(eq.wide_taps()[q]);
+                ++counted;
+            }
+        }
+        return noise / double(counted);
+    };
+    const double short_span = watch_noise(43); // 47 taps
+    const double long_span = watch_noise(100); // 104 taps
+    EXPECT_LT(long_span, 1.5 * short_span) << short_span << " " << long_span;
+    EXPECT_GT(long_span, 0.5 * short_span) << short_span << " " << long_span;
+}
+
 TEST(ChannelTrackingEqualiser, ABlockPassKeepsOverlappingWindowsOnce)
 {
     // A block's windows, each the one before moved on by a symbol (one moved by a T/2

@@ -32,6 +32,9 @@ constexpr double path_over_floor = 6.0; // a path's power over the median tap's
 // A tap of a measurement on known symbols this share of its strongest is a path.
 constexpr double measured_path = 0.1;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
+// Symbol taps of the 3 kHz receivers' longest span: 16 + 29 + 1 (13 symbols of delay
+// spread; precursor 16, postcursor up to 29), and the backward frames' one more.
+constexpr size_t longest_3khz_span = 47;
 constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
 constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
 // Symbol taps tracked either side of the significant ones: the pulse tails of paths
@@ -362,7 +365,13 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
     // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
     // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
-    const double step = known ? wide_step : wide_step / d_cfg.symbol_power;
+    // Over a span longer than the 3 kHz receivers' longest (47 symbol taps: 13 symbols
+    // of delay spread) the step shrinks with the span, keeping the LMS's misadjustment
+    // (step x span) and so its noise per tap: at 0.005 over 101 taps (24 kHz) noise taps
+    // crossed the path threshold (WN0/24kHz/L at -7 dB: 57 of 6000 bits wrong).
+    double step = known ? wide_step : wide_step / d_cfg.symbol_power;
+    if (d_span > longest_3khz_span)
+        step *= double(longest_3khz_span) / double(d_span);
     // The products written out (as std::complex computes them for finite values, without
     // its NaN checks: the whole span is long at wide bandwidths).
     const auto times = [](const cd& a, const cd& b) {

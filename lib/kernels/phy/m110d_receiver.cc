@@ -212,7 +212,6 @@ struct m110d_receiver::state {
     const unsigned frame_margin =
         std::max(448u, longest_frame_of(cfg.bandwidth_khz) + 128);
     serial_tone_samples input{ sps * symbol_rate };
-    // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
     // The equaliser's time constants' scale (time_scaled_tracking): symbols per 3 kHz
     // symbol.
     const unsigned time_scale = cfg.time_scaled_tracking ? cfg.bandwidth_khz / 3 : 1;
@@ -221,6 +220,7 @@ struct m110d_receiver::state {
     {
         return time_scale > 1 ? 1.0 - (1.0 - f) / time_scale : f;
     }
+    // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
     const unsigned
         delay_spread_symbols = cfg.max_delay_spread_symbols > 0
                                    ? cfg.max_delay_spread_symbols
@@ -1226,7 +1226,7 @@ void m110d_receiver::state::equalise_frame_backward(
     channel_tracking_equaliser_config settings;
     settings.forgetting = scaled_forgetting(cfg.forgetting);
     settings.decision_weight = cfg.decision_weight;
-    // 12 would cost a tenth more
+    // Not the 64QAM interval (12 would cost a tenth more).
     settings.solve_interval = cfg.equaliser_solve_interval * time_scale;
     settings.time_scale = time_scale;
     const unsigned nb = demapper->bits_per_symbol();

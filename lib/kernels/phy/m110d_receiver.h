@@ -125,10 +125,11 @@ struct m110d_receiver_config {
     // times 2400 Bd): with s = bandwidth_khz / 3, solutions every s times as many
     // symbols, the tracker's memory s times as many symbols (forgetting 1 - (1 - f) / s)
     // and the whole-span LMS, tap choice and energy profile likewise
-    // (channel_tracking_equaliser_config::time_scale). 3 kHz: s = 1, no change. false:
+    // (channel_tracking_equaliser_config::time_scale), and the probes' whole-spread
+    // measurement on every s-th probe. 3 kHz: s = 1, no change. false:
     // the same numbers in symbols at every bandwidth (a solve every 0.6 ms at 48 kHz).
     bool time_scaled_tracking = true;
-    double decision_weight = 0.5;           // of a decided symbol in the tracker
+    double decision_weight = 0.5; // of a decided symbol in the tracker
     // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the
     // tracked channel between them (as the App C receiver's 64QAM).
     unsigned qam64_solve_interval = 12;

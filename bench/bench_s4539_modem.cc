@@ -54,6 +54,8 @@
  *       3 kHz, 28 at 12 kHz, 85 at 48 kHz)
  *       [--fft-search 0|1]   (App D above 3 kHz: the search's correlations by FFT, the
  *       default, or by dot products as before)
+ *       [--time-scaled-tracking 0|1]   (App D above 3 kHz: the equaliser's solve
+ *       interval, tracker memory and LMS kept in seconds, the default, or in symbols)
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
  *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
  *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
@@ -361,6 +363,8 @@ int main(int argc, char** argv)
             sample_rate = std::stod(value);
         else if (key == "--fft-search")
             wide_rx_config.fft_search = value != "0";
+        else if (key == "--time-scaled-tracking")
+            wide_rx_config.time_scaled_tracking = value != "0";
         else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {

@@ -9,6 +9,7 @@
 // with follow_channel, paths that turn apart), keeps its own decision errors from
 // spreading when a later path is the stronger, and refuses misuse.
 #include "phy/channel_tracking_equaliser.h"
+#include "phy/serial_tone_block_pass.h"
 
 #include "expect_error.h"
 
@@ -214,6 +215,146 @@ TEST(ChannelTrackingEqualiser, APathMissingAtTheStartIsTrackedOnceItShows)
     EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u); // the echo's tap and its pulse tail
 }
 
+TEST(ChannelTrackingEqualiser, TimeScaleKeepsTheWatchInSeconds)
+{
+    // time_scale 4 (a symbol rate 4x 2400 Bd): the whole-span LMS steps on every 4th
+    // symbol only, and the taps are chosen every 960 symbols, not 240: the echo missing
+    // at the start (as above) is not tracked after 900 symbols, and is after 2400.
+    const std::vector<cd> truth = two_path_channel(1.0, cd(0, 0.2));
+    const std::vector<cd> measured = two_path_channel(1.0, 0.0);
+    received_link l(
+        3, 8, 2400, 1e-4, [&](size_t) { return truth; }, 19);
+    channel_tracking_equaliser_config c = geometry_of(l);
+    c.time_scale = 4;
+    channel_tracking_equaliser eq(c);
+    EXPECT_EQ(eq.time_scale(), 4u);
+    size_t k = start_on(eq, l, measured, 1e-4);
+    size_t changed = 0, steps = 0;
+    for (; k < 900; ++k, ++steps) {
+        const std::vector<cd> before = eq.wide_taps();
+        const std::vector<cd> w = l.window(k);
+        eq.equalise(w.data());
+        eq.decide(l.symbols[k], true);
+        changed += eq.wide_taps() != before;
+        // The first step is on the 4th symbol after the start.
+        EXPECT_EQ(eq.wide_taps() != before, steps % 4 == 3) << "symbol " << k;
+    }
+    EXPECT_EQ(changed, steps / 4);
+    EXPECT_EQ(eq.tracked_symbol_taps().back(), 5u);
+    for (; k < l.symbols.size(); ++k) {
+        const std::vector<cd> w = l.window(k);
+        eq.equalise(w.data());
+        eq.decide(l.symbols[k], true);
+    }
+    EXPECT_EQ(eq.tracked_symbol_taps().back(), 10u);
+    // time_scale 1: every symbol, the echo tracked within 900 symbols.
+    channel_tracking_equaliser every(geometry_of(l));
+    const size_t first = start_on(every, l, measured, 1e-4);
+    const std::vector<cd> before = every.wide_taps();
+    const std::vector<cd> w = l.window(first);
+    every.equalise(w.data());
+    every.decide(l.symbols[first], true);
+    EXPECT_NE(every.wide_taps(), before);
+    for (k = first + 1; k < 900; ++k) {
+        const std::vector<cd> w2 = l.window(k);
+        every.equalise(w2.data());
+        every.decide(l.symbols[k], true);
+    }
+    EXPECT_EQ(every.tracked_symbol_taps().back(), 10u);
+}
+
+TEST(ChannelTrackingEqualiser, TheWatchNoiseStaysPutOverALongSpan)
+{
+    // The whole-span LMS over a span longer than 3 kHz's longest (47 symbol taps) steps
+    // the less the longer the span: its noise summed over the taps holding no path
+    // (what may cross the path threshold somewhere) is about a 47-tap span's, not the
+    // span's share more (0.005 over 104 taps: about 2.6 times; at 24 kHz WN0 tracked
+    // such noise and read bits wrong).
+    const auto watch_noise = [](unsigned postcursor) {
+        const std::vector<cd> truth = two_path_channel(1.0, 0.0, postcursor);
+        received_link l(
+            3, postcursor, 6000, 0.3, [&](size_t) { return truth; }, 31);
+        channel_tracking_equaliser eq(geometry_of(l));
+        size_t k = start_on(eq, l, truth, 0.3);
+        double noise = 0;
+        size_t counted = 0;
+        for (; k < l.symbols.size(); ++k) {
+            const std::vector<cd> w = l.window(k);
+            eq.equalise(w.data());
+            eq.decide(l.symbols[k], true);
+            if (k >= 2000 && k % 10 == 0) {
+                for (size_t q = 2 * 6; q < eq.wide_taps().size(); ++q) // past the path
+                    noise += std::norm(eq.wide_taps()[q]);
+                ++counted;
+            }
+        }
+        return noise / double(counted);
+    };
+    const double short_span = watch_noise(43); // 47 taps
+    const double long_span = watch_noise(100); // 104 taps
+    EXPECT_LT(long_span, 1.5 * short_span) << short_span << " " << long_span;
+    EXPECT_GT(long_span, 0.5 * short_span) << short_span << " " << long_span;
+}
+
+TEST(ChannelTrackingEqualiser, ABlockPassKeepsOverlappingWindowsOnce)
+{
+    // A block's windows, each the one before moved on by a symbol (one moved by a T/2
+    // slip more, one that matches nothing): the pass keeps the new samples only where
+    // the rest matches, and equalises exactly as from the windows themselves.
+    const std::vector<cd> truth = two_path_channel();
+    received_link l(
+        3, 8, 400, 1e-3, [&](size_t) { return truth; }, 5);
+    channel_tracking_equaliser eq(geometry_of(l));
+    const size_t first = start_on(eq, l, truth, 1e-3);
+    const size_t width = eq.window_samples();
+    // Symbol k's window from T/2 sample 2 (k - precursor) + extra on.
+    const auto window_at = [&](size_t k, long extra) {
+        std::vector<cd> w(width);
+        for (size_t q = 0; q < width; ++q) {
+            const long i = 2 * (long(k) - long(l.precursor)) + extra + long(q);
+            w[q] = i >= 0 && size_t(i) < l.received.size() ? l.received[size_t(i)] : cd();
+        }
+        return w;
+    };
+    serial_tone_block_pass pass;
+    pass.begin(eq, 0, first);
+    channel_tracking_equaliser reference(eq);
+    std::vector<cd> expected;
+    long extra = 0;
+    const size_t n = 300;
+    for (size_t i = 0; i < n; ++i) {
+        const size_t k = first + i;
+        int slip = 0;
+        if (i == 100) { // a slip: samples from one T/2 later on
+            slip = 1;
+            ++extra;
+            reference.slip(1);
+        }
+        std::vector<cd> w = window_at(k, extra);
+        if (i == 200)
+            w[width / 2] += 0.5; // matches neither neighbour
+        pass.add(w, slip);
+        expected.push_back(reference.equalise(w.data()));
+        reference.decide(l.symbols[k], true);
+    }
+    // Whole windows: the first, symbol 200's and 201's (after the odd one); two new
+    // samples a symbol otherwise, three at the slip.
+    EXPECT_EQ(pass.stored_samples(), 3 * width + 2 * (n - 3) + 1);
+    channel_tracking_equaliser out(eq);
+    std::vector<cd> replayed;
+    pass.replay(
+        out,
+        [](size_t, channel_tracking_equaliser&, int64_t) {},
+        [&](size_t i, cd z, double) {
+            replayed.push_back(z);
+            return l.symbols[first + i];
+        });
+    ASSERT_EQ(replayed.size(), expected.size());
+    for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(replayed[i], expected[i]) << "symbol " << i;
+    EXPECT_EQ(out.taps(), reference.taps());
+}
+
 TEST(ChannelTrackingEqualiser, AMeasuredPathIsTrackedAtOnce)
 {
     // One path tracked; a measurement (a probe's, say) over taps 1..10 shows an echo at
@@ -321,6 +462,9 @@ TEST(ChannelTrackingEqualiser, RefusesMisuse)
     c.solve_interval = 0;
     expect_throws_naming([&] { channel_tracking_equaliser eq(c); }, "solve_interval");
     c.solve_interval = 24;
+    c.time_scale = 0;
+    expect_throws_naming([&] { channel_tracking_equaliser eq(c); }, "time_scale");
+    c.time_scale = 1;
     c.decision_weight = 0;
     expect_throws_naming([&] { channel_tracking_equaliser eq(c); }, "decision_weight");
     c.decision_weight = 0.5;

@@ -32,6 +32,9 @@ constexpr double path_over_floor = 6.0; // a path's power over the median tap's
 // A tap of a measurement on known symbols this share of its strongest is a path.
 constexpr double measured_path = 0.1;
 constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
+// Symbol taps of the 3 kHz receivers' longest span: 16 + 29 + 1 (13 symbols of delay
+// spread; precursor 16, postcursor up to 29), and the backward frames' one more.
+constexpr size_t longest_3khz_span = 47;
 constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
 constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
 // Symbol taps tracked either side of the significant ones: the pulse tails of paths
@@ -72,6 +75,9 @@ channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_eq
         throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
     if (!(config.symbol_power > 0))
         throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
+    if (config.time_scale == 0)
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: time_scale must be at least 1");
     start(std::vector<cd>(window_samples()), 1.0, {});
 }
 
@@ -97,6 +103,7 @@ void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise
     d_since_solve = 0;
     d_turn = 0;
     d_turn_symbols = 0;
+    d_since_wide = 0;
 }
 
 void channel_tracking_equaliser::select_taps()
@@ -170,10 +177,11 @@ void channel_tracking_equaliser::solve()
     }
     // Long-term energy profile (from the whole-span estimate): the timing, and which
     // taps are tracked.
-    const double a_profile = double(d_cfg.solve_interval) / profile_time_symbols;
+    const double a_profile =
+        double(d_cfg.solve_interval) / (profile_time_symbols * d_cfg.time_scale);
     for (size_t q = 0; q < nf; ++q)
         d_energy_profile[q] += a_profile * (std::norm(d_wide[q]) - d_energy_profile[q]);
-    if (d_since_select >= select_interval)
+    if (d_since_select >= select_interval * d_cfg.time_scale)
         select_taps();
     // Feed-forward over window samples [first, end); column of symbol k + j there:
     // c_j[a] = taps[a - 2 j] (zero outside).
@@ -231,6 +239,7 @@ void channel_tracking_equaliser::solve()
         d_solved_power += std::norm(g);
     // Feedback cancels symbol k - j: b_j = w^H c_{-j}.
     d_feedback.assign(size_t(reach), cd());
+    d_feedback_used = 0;
     refresh_feedback();
     d_response = d_bias;
     d_solved = true;
@@ -273,9 +282,16 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* wi
     for (size_t a = 0; a < d_feedforward.size(); ++a)
         z += std::conj(d_feedforward[a]) * window[d_window_first + a];
     if (d_cfg.feedback) {
+        // Only the symbols whose feedback can be nonzero (those whose taps reach the
+        // feed-forward window: a long span at a wide bandwidth has most outside), the
+        // products written out (the same sums: the terms left out are zero).
         cd past;
-        for (size_t j = 1; j < d_span; ++j)
-            past += d_feedback[j - 1] * d_history[d_span - j];
+        for (size_t j = 1; j <= d_feedback_used; ++j) {
+            const cd& b = d_feedback[j - 1];
+            const cd& s = d_history[d_span - j];
+            past += cd(b.real() * s.real() - b.imag() * s.imag(),
+                       b.real() * s.imag() + b.imag() * s.real());
+        }
         z -= d_cfg.follow_channel ? past : gain * past;
     }
     return z / (gain * d_bias);
@@ -285,17 +301,20 @@ void channel_tracking_equaliser::refresh_feedback()
 {
     // b_j = w^H c_{-j}: window sample a sees tap a + 2 j of past symbol k - j.
     const size_t first = d_window_first, end = d_window_end;
-    std::fill(d_feedback.begin(), d_feedback.end(), cd());
+    // d_feedback is zero from d_feedback_used on (cleared only up to there).
+    std::fill(d_feedback.begin(), d_feedback.begin() + long(d_feedback_used), cd());
+    size_t used = 0;
     d_response = 0;
     // conj(f) g written out (as std::complex computes it for finite values, without its
     // NaN checks).
     const auto conj_times = [](const cd& f, const cd& g) {
         return cd(f.real() * g.real() - (-f.imag()) * g.imag(), f.real() * g.imag() + (-f.imag()) * g.real());
     };
-    for (size_t q = 0; q < d_taps.size(); ++q) {
+    // Taps before the window reach neither the response nor the feedback.
+    for (size_t q = first; q < d_taps.size(); ++q) {
         if (d_taps[q] == cd())
             continue;
-        if (q >= first && q < end)
+        if (q < end)
             d_response += conj_times(d_feedforward[q - first], d_taps[q]);
         if (!d_cfg.feedback)
             continue;
@@ -303,10 +322,13 @@ void channel_tracking_equaliser::refresh_feedback()
             const size_t a = q - 2 * j;
             if (a < first)
                 break;
-            if (a < end)
+            if (a < end) {
                 d_feedback[j - 1] += conj_times(d_feedforward[a - first], d_taps[q]);
+                used = std::max(used, j);
+            }
         }
     }
+    d_feedback_used = used;
 }
 
 void channel_tracking_equaliser::queue_observation(const cd* window)
@@ -335,28 +357,40 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
         throw std::logic_error("channel_tracking_equaliser: decide without a pending window");
     const observation seen = d_pending.front();
     d_pending.pop_front();
-    std::rotate(d_history.begin(), d_history.begin() + 1, d_history.end());
+    // One symbol on (a memmove: std::rotate's element swaps were most of decide() at a
+    // 177-symbol span).
+    std::move(d_history.begin() + 1, d_history.end(), d_history.begin());
     d_history.back() = symbol;
     // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
     // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
     // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
-    const double step = known ? wide_step : wide_step / d_cfg.symbol_power;
+    // Over a span longer than the 3 kHz receivers' longest (47 symbol taps: 13 symbols
+    // of delay spread) the step shrinks with the span, keeping the LMS's misadjustment
+    // (step x span) and so its noise per tap: at 0.005 over 101 taps (24 kHz) noise taps
+    // crossed the path threshold (WN0/24kHz/L at -7 dB: 57 of 6000 bits wrong).
+    double step = known ? wide_step : wide_step / d_cfg.symbol_power;
+    if (d_span > longest_3khz_span)
+        step *= double(longest_3khz_span) / double(d_span);
     // The products written out (as std::complex computes them for finite values, without
     // its NaN checks: the whole span is long at wide bandwidths).
     const auto times = [](const cd& a, const cd& b) {
         return cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
     };
-    cd w0 = seen.wide0, w1 = seen.wide1;
-    for (size_t i = 0; i < d_span; ++i) {
-        w0 -= times(d_wide[2 * i], regressor(i));
-        w1 -= times(d_wide[2 * i + 1], regressor(i));
-    }
-    for (size_t i = 0; i < d_span; ++i) {
-        const cd r = regressor(i);
-        const cd x(r.real() * step, -r.imag() * step); // conj(r) * step
-        d_wide[2 * i] = d_wide[2 * i] + times(w0, x);
-        d_wide[2 * i + 1] = d_wide[2 * i + 1] + times(w1, x);
+    // Every time_scale-th symbol only: the same steps per second at every symbol rate.
+    if (++d_since_wide >= d_cfg.time_scale) {
+        d_since_wide = 0;
+        cd w0 = seen.wide0, w1 = seen.wide1;
+        for (size_t i = 0; i < d_span; ++i) {
+            w0 -= times(d_wide[2 * i], regressor(i));
+            w1 -= times(d_wide[2 * i + 1], regressor(i));
+        }
+        for (size_t i = 0; i < d_span; ++i) {
+            const cd r = regressor(i);
+            const cd x(r.real() * step, -r.imag() * step); // conj(r) * step
+            d_wide[2 * i] = d_wide[2 * i] + times(w0, x);
+            d_wide[2 * i + 1] = d_wide[2 * i + 1] + times(w1, x);
+        }
     }
     // Tracked taps, RLS for r = v^H g with v = conj(x): k = P v / (lambda + v^H P v),
     // g += k e, P = (P - k (P v)^H) / lambda (kept Hermitian).

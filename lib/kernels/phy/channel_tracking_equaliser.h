@@ -69,6 +69,13 @@ struct channel_tracking_equaliser_config {
     // solution weighs the noise against it, its error variance is in its units, and
     // the whole-span LMS steps by its inverse on decided symbols (as fast as on known).
     double symbol_power = 1.0;
+    // The symbol rate over 2400 Bd (the App D receiver at 6-48 kHz: its bandwidth over 3
+    // kHz): the whole-span LMS steps on every time_scale-th symbol, the tracked taps are
+    // chosen every 240 time_scale symbols and the energy profile remembers 4800
+    // time_scale, so they keep their time constants in seconds (fading is as fast in Hz
+    // at every bandwidth), at a time_scale-th of the LMS's cost. The forgetting and the
+    // solve interval are the caller's to scale (m110d_receiver does). At least 1.
+    unsigned time_scale = 1;
 };
 
 // The power a tap needs to count as a path, given every tap's: `share` of the
@@ -119,6 +126,9 @@ public:
     void slip(int direction);
 
     const std::vector<cd>& taps() const { return d_taps; }
+    // The whole-span LMS estimate (the watch for paths not tracked).
+    const std::vector<cd>& wide_taps() const { return d_wide; }
+    unsigned time_scale() const { return d_cfg.time_scale; }
     // Chooses how the solution follows the channel between solutions
     // (channel_tracking_equaliser_config::follow_channel), e.g. once a mode is known.
     void set_follow_channel(bool on) { d_cfg.follow_channel = on; }
@@ -164,6 +174,7 @@ private:
     std::vector<cd> d_inverse;  // tracker's P over the tracked taps
     size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used
     unsigned d_since_select = 0;
+    unsigned d_since_wide = 0;   // symbols since the whole-span LMS last stepped
     std::vector<cd> d_gain;      // scratch
     std::vector<cd> d_regressor; // scratch: the tracked taps' symbols of one update
     std::vector<cd> d_history;  // last span symbols, newest last
@@ -178,6 +189,7 @@ private:
     std::deque<observation> d_pending;
     std::vector<cd> d_feedforward;
     std::vector<cd> d_feedback; // for the symbols 1 .. span - 1 back
+    size_t d_feedback_used = 0; // d_feedback is zero from here on
     std::vector<double> d_energy_profile; // long-term |g|^2 per T/2 position
     std::vector<double> d_reference_profile; // the profile at the start
     double d_turn = 0;           // radians the channel turned over d_turn_symbols

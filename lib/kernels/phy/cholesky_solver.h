@@ -5,9 +5,10 @@
  */
 
 /* Solves A x = b for a Hermitian positive definite A (least-squares normal equations,
- * MMSE equaliser solutions) by liquid-dsp's Cholesky factorisation A = L L^H and two
- * triangular substitutions (liquid has the factorisation, not the solve); right-hand
- * sides share one factorisation. No clocks or I/O. */
+ * MMSE equaliser solutions) by the Cholesky factorisation A = L L^H (liquid-dsp's
+ * matrixc_chol's arithmetic, without its NaN-checked complex products) and two
+ * triangular substitutions; right-hand sides share one factorisation. No clocks or
+ * I/O. */
 #ifndef HFSTACK_KERNELS_PHY_CHOLESKY_SOLVER_H
 #define HFSTACK_KERNELS_PHY_CHOLESKY_SOLVER_H
 

@@ -212,6 +212,14 @@ struct m110d_receiver::state {
     const unsigned frame_margin =
         std::max(448u, longest_frame_of(cfg.bandwidth_khz) + 128);
     serial_tone_samples input{ sps * symbol_rate };
+    // The equaliser's time constants' scale (time_scaled_tracking): symbols per 3 kHz
+    // symbol.
+    const unsigned time_scale = cfg.time_scaled_tracking ? cfg.bandwidth_khz / 3 : 1;
+    // A forgetting factor given for 2400 Bd, at this symbol rate.
+    double scaled_forgetting(double f) const
+    {
+        return time_scale > 1 ? 1.0 - (1.0 - f) / time_scale : f;
+    }
     // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
     const unsigned
         delay_spread_symbols = cfg.max_delay_spread_symbols > 0
@@ -657,9 +665,10 @@ bool m110d_receiver::state::preamble()
 void m110d_receiver::state::begin_burst()
 {
     channel_tracking_equaliser_config tracking;
-    tracking.forgetting = cfg.forgetting;
-    tracking.solve_interval = cfg.equaliser_solve_interval;
+    tracking.forgetting = scaled_forgetting(cfg.forgetting);
+    tracking.solve_interval = cfg.equaliser_solve_interval * time_scale;
     tracking.decision_weight = cfg.decision_weight;
+    tracking.time_scale = time_scale;
     const std::vector<cf>& known = burst_alignment->known;
     serial_tone_channel_start channel =
         start_serial_tone_channel(input,
@@ -916,15 +925,17 @@ bool m110d_receiver::state::read_fields()
         for (size_t j = i + 1; j < points.size(); ++j)
             nearest_points =
                 std::min(nearest_points, double(std::norm(points[i] - points[j])));
-    if (mode->wn != 0)
+    if (mode->wn != 0) {
         anchors.set_probe(mode->probe_symbols,
                           m110d_probe_shape_of(mode->probe_symbols)->base_length);
+        anchors.set_whole_spread_interval(time_scale);
+    }
     // 64QAM and 256QAM: fresher solutions following the tracked channel. The data's
     // mean power on the probes' scale (QAM as printed: under 1).
     const bool dense = nb >= 6;
     equaliser->set_follow_channel(dense);
-    equaliser->set_solve_interval(dense ? cfg.qam64_solve_interval
-                                        : cfg.equaliser_solve_interval);
+    equaliser->set_solve_interval(
+        (dense ? cfg.qam64_solve_interval : cfg.equaliser_solve_interval) * time_scale);
     double power = 1;
     if (mode->wn != 0 && nb > 3) {
         power = 0;
@@ -934,7 +945,7 @@ bool m110d_receiver::state::read_fields()
     }
     equaliser->set_symbol_power(power);
     if (mode->wn == 0 && cfg.wn0_symbol_decisions)
-        equaliser->set_forgetting(cfg.wn0_forgetting);
+        equaliser->set_forgetting(scaled_forgetting(cfg.wn0_forgetting));
     if (mode->wn == 0)
         readings_open = false; // WN0 has the Trinomial scrambler only
     return true;
@@ -1213,9 +1224,11 @@ void m110d_receiver::state::equalise_frame_backward(
     uint64_t first, int64_t shift, double noise, size_t frame_llr, const uint8_t* labels)
 {
     channel_tracking_equaliser_config settings;
-    settings.forgetting = cfg.forgetting;
+    settings.forgetting = scaled_forgetting(cfg.forgetting);
     settings.decision_weight = cfg.decision_weight;
-    settings.solve_interval = cfg.equaliser_solve_interval; // 12 would cost a tenth more
+    // Not the 64QAM interval (12 would cost a tenth more).
+    settings.solve_interval = cfg.equaliser_solve_interval * time_scale;
+    settings.time_scale = time_scale;
     const unsigned nb = demapper->bits_per_symbol();
     settings.follow_channel = nb >= 6;
     double power = 1;

@@ -119,7 +119,17 @@ struct m110d_receiver_config {
     unsigned max_delay_spread_symbols = 0;
     double forgetting = 0.97;               // channel tracker (see m110c_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
-    double decision_weight = 0.5;           // of a decided symbol in the tracker
+    // true (default): the equaliser's time constants are the ones above (and
+    // qam64_solve_interval's, wn0_forgetting's) at 3 kHz's 2400 Bd, kept in seconds at
+    // every bandwidth (fading is as fast in Hz at each, the symbol rate bandwidth / 3
+    // times 2400 Bd): with s = bandwidth_khz / 3, solutions every s times as many
+    // symbols, the tracker's memory s times as many symbols (forgetting 1 - (1 - f) / s)
+    // and the whole-span LMS, tap choice and energy profile likewise
+    // (channel_tracking_equaliser_config::time_scale), and the probes' whole-spread
+    // measurement on every s-th probe. 3 kHz: s = 1, no change. false:
+    // the same numbers in symbols at every bandwidth (a solve every 0.6 ms at 48 kHz).
+    bool time_scaled_tracking = true;
+    double decision_weight = 0.5; // of a decided symbol in the tracker
     // 64QAM and 256QAM (WN10-WN12): solutions this often, the feedback following the
     // tracked channel between them (as the App C receiver's 64QAM).
     unsigned qam64_solve_interval = 12;

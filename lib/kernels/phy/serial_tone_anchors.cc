@@ -70,11 +70,16 @@ bool serial_tone_probe_anchors::measure(const serial_tone_samples& input,
     std::vector<size_t> span;
     for (size_t i = from; i < std::min(from + d_probe_period, channel); ++i)
         span.push_back(i);
-    std::vector<cd> whole = equaliser.taps();
-    if (!measure_known_run(
-            input, start, timing_shift, equaliser, span, first, known, ridge, whole))
-        return false;
-    equaliser.note_measured_channel(whole, span);
+    if (d_since_whole + 1 >= d_whole_interval) {
+        std::vector<cd> whole = equaliser.taps();
+        if (!measure_known_run(
+                input, start, timing_shift, equaliser, span, first, known, ridge, whole))
+            return false;
+        equaliser.note_measured_channel(whole, span);
+        d_since_whole = 0;
+    } else {
+        ++d_since_whole;
+    }
     // The anchor: the tracked taps within the span. A tracked tap outside it is, on a
     // probe, the alias of one inside (only the prior shared the power between the two)
     // and leaves fewer observations than taps; the tracker alone follows it.
@@ -88,7 +93,13 @@ bool serial_tone_probe_anchors::measure(const serial_tone_samples& input,
     if (!measure_known_run(
             input, start, timing_shift, equaliser, anchored, first, known, ridge, taps))
         return false;
-    d_anchors.push_back({ first, timing_shift, std::move(taps) });
+    size_t from_q = 0, end_q = 0;
+    for (size_t q = 0; q < taps.size(); ++q)
+        if (taps[q] != cd()) {
+            from_q = end_q == 0 ? q : from_q;
+            end_q = q + 1;
+        }
+    d_anchors.push_back({ first, timing_shift, std::move(taps), from_q, end_q });
     return true;
 }
 
@@ -110,7 +121,15 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
         ++after;
     const size_t last = std::min(after + 1, d_anchors.size() - 1);
     const size_t first = after >= 2 ? after - 2 : 0;
-    d_interpolated.assign(window_samples, cd());
+    // Zero where the last call wrote (the rest is zero still).
+    if (d_interpolated.size() != window_samples)
+        d_interpolated.assign(window_samples, cd());
+    else
+        std::fill(d_interpolated.begin() + long(d_written_from),
+                  d_interpolated.begin() + long(d_written_end),
+                  cd());
+    d_written_from = window_samples;
+    d_written_end = 0;
     for (size_t a = first; a <= last; ++a) {
         double weight = 1;
         for (size_t b = first; b <= last; ++b)
@@ -119,10 +138,19 @@ serial_tone_probe_anchors::channel_at(uint64_t s, int64_t shift, size_t window_s
                           (centre(d_anchors[a]) - centre(d_anchors[b]));
         const long moved = long((shift - d_anchors[a].timing_shift) / 2);
         const std::vector<cd>& taps = d_anchors[a].taps;
-        // q + moved within the window (as a test on every q).
+        // q + moved within the window and the anchor's nonzero taps (zeros added
+        // would leave the same values).
         const long ws = long(window_samples);
-        for (long q = std::max(0L, -moved); q < std::min(ws, ws - moved); ++q)
+        const long from =
+            std::max({ 0L, -moved, long(d_anchors[a].nonzero_from) - moved });
+        const long end =
+            std::min({ ws, ws - moved, long(d_anchors[a].nonzero_end) - moved });
+        for (long q = from; q < end; ++q)
             d_interpolated[size_t(q)] += weight * taps[size_t(q + moved)];
+        if (from < end) {
+            d_written_from = std::min(d_written_from, size_t(from));
+            d_written_end = std::max(d_written_end, size_t(end));
+        }
     }
     return d_interpolated;
 }

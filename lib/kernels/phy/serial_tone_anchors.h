@@ -51,6 +51,9 @@ public:
         uint64_t first;       // burst symbol (from start) of the probe's first symbol
         int64_t timing_shift; // the sample grid it was measured on
         std::vector<cd> taps; // as the equaliser's
+        // taps[q] is zero outside [nonzero_from, nonzero_end) (the span is mostly
+        // empty at wide bandwidths: the interpolation skips it).
+        size_t nonzero_from = 0, nonzero_end = 0;
     };
 
     // probe_symbols: a probe's length (its centre is where its anchor sits in time);
@@ -59,6 +62,15 @@ public:
     {
         d_probe_symbols = probe_symbols;
         d_probe_period = probe_period;
+    }
+    // The whole spread measured on every `probes`-th probe only (at least 1; the others
+    // measure the tracked taps alone): m110d_receiver's time_scale, so that a wide
+    // bandwidth's many probes a second look for new paths as often in time as 3 kHz's
+    // (the whole spread's least squares, a probe period of taps, was a sixth of the 48
+    // kHz receiver's time).
+    void set_whole_spread_interval(unsigned probes)
+    {
+        d_whole_interval = probes > 0 ? probes : 1;
     }
     bool has(uint64_t first) const;
     bool empty() const { return d_anchors.empty(); }
@@ -76,7 +88,11 @@ public:
                  const std::vector<cd>& known);
     // Keeps the last `kept` anchors (4: the most one symbol's interpolation uses).
     void keep_last(size_t kept = 4);
-    void clear() { d_anchors.clear(); }
+    void clear()
+    {
+        d_anchors.clear();
+        d_since_whole = 0;
+    }
     // The channel under burst symbol s on sample grid `shift` (each anchor moved onto
     // it: a T/2 slip shifts the taps by one), window_samples taps. Needs an anchor.
     const std::vector<cd>& channel_at(uint64_t s, int64_t shift, size_t window_samples);
@@ -90,8 +106,11 @@ public:
 private:
     unsigned d_probe_symbols = 31;
     size_t d_probe_period = 16;
+    unsigned d_whole_interval = 1;
+    unsigned d_since_whole = 0;    // probes measured since the last whole-spread one
     std::vector<anchor> d_anchors; // oldest first
     std::vector<cd> d_interpolated;
+    size_t d_written_from = 0, d_written_end = 0; // d_interpolated is zero outside
 };
 
 // A data frame equalised again, last symbol first, by the MMSE-DFE of the time-reversed

@@ -42,6 +42,7 @@ public:
         d_first = first_symbol;
         d_symbols.clear();
         d_windows.clear();
+        d_offsets.clear();
     }
     // Kept from a begin() until end().
     bool active() const { return bool(d_start); }
@@ -50,12 +51,34 @@ public:
 
     // The block's next symbol: its window and the slip applied before it; a data symbol
     // until known() says otherwise.
+    // Windows are kept as one run of samples: each symbol's window is the one before
+    // moved on by a symbol (2 T/2 samples) and the slip, so only its new samples are
+    // added where the rest matches (checked: a window read partly before the samples
+    // kept, zeros there, is kept whole). A 48 kHz long block held a window of 2 x 177
+    // samples per symbol, gigabytes.
     void add(const std::vector<cd>& window, int slip)
     {
+        const size_t width = window.size();
+        const long moved = 2L + slip;
+        const size_t previous = d_offsets.empty() ? 0 : d_offsets.back();
+        bool overlaps = !d_offsets.empty() && width == d_width && moved >= 0 &&
+                        size_t(moved) <= width && previous + width == d_windows.size();
+        if (overlaps)
+            overlaps = std::equal(window.begin(),
+                                  window.end() - moved,
+                                  d_windows.begin() + long(previous) + moved);
         d_symbols.push_back({ slip, false, cd() });
-        d_windows.insert(d_windows.end(), window.begin(), window.end());
-        d_width = window.size();
+        if (overlaps) {
+            d_offsets.push_back(previous + size_t(moved));
+            d_windows.insert(d_windows.end(), window.end() - moved, window.end());
+        } else {
+            d_offsets.push_back(d_windows.size());
+            d_windows.insert(d_windows.end(), window.begin(), window.end());
+        }
+        d_width = width;
     }
+    // Samples held for the block's windows.
+    size_t stored_samples() const { return d_windows.size(); }
     // The symbol added last was known: `sent`.
     void known(cd sent)
     {
@@ -88,7 +111,7 @@ public:
                 shift += 2 * s.slip;
             }
             before(i, again, shift);
-            const cd z = again.equalise(&d_windows[i * d_width]);
+            const cd z = again.equalise(&d_windows[d_offsets[i]]);
             if (s.known) {
                 again.decide(s.sent, true);
                 continue;
@@ -111,7 +134,8 @@ private:
     uint64_t d_first = 0;
     size_t d_width = 0;
     std::vector<stored> d_symbols;
-    std::vector<cd> d_windows;
+    std::vector<cd> d_windows;     // the windows' samples, overlapping windows once
+    std::vector<size_t> d_offsets; // symbol i's window: d_windows[d_offsets[i]] on
 };
 
 } // namespace phy

@@ -86,7 +86,8 @@ inline const pmt::pmt_t& snr_db()
     return key;
 }
 // The same over the burst's last 20 seconds (its last piece's: the whole burst's when
-// shorter; double): the data rate steps up on it (dl::rate_policy_config::step_up_on_recent).
+// shorter; double): the data rate steps up on it
+// (dl::rate_policy_config::step_up_on_recent).
 inline const pmt::pmt_t& snr_db_recent()
 {
     static const pmt::pmt_t key = pmt::mp("snr_db_recent");

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(26b9207a22469d1744e067ae7d71dd12)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(57dd02b7a9a7992ad14cc3b136e3d164)                                                   */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

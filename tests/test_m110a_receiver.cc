@@ -262,6 +262,15 @@ TEST(M110aReceiver, ASlowDeepFadeDoesNotEndTheBurst)
     EXPECT_EQ(whole, 6u);
 }
 
+// A 2400S burst of `bytes` random bytes (seeded) as 9600 Hz audio, padded_audio().
+std::vector<float> padded_2400s_audio(size_t bytes, uint32_t seed)
+{
+    const std::vector<uint8_t> data = random_bytes(bytes, seed);
+    return padded_audio(m110a_transmit_symbols(
+                            *m110a_waveform_by_name("2400S"), data.data(), data.size()),
+                        9600);
+}
+
 TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
 {
     // A 2400S burst of about 10 s at 20 dB whose last 1.5 s arrive 30 dB weaker. The
@@ -269,12 +278,8 @@ TEST(M110aReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     // takes a few dB off (19.5 -> 16.5 dB). It used to be a look at the last 50 known
     // symbols, which read the fade alone (-6 dB), so one fade at the end of a long
     // burst set the report however well the rest had arrived.
-    const std::vector<uint8_t> data = random_bytes(3000, 43);
     const double fs = 9600;
-    const std::vector<float> clean =
-        padded_audio(m110a_transmit_symbols(
-                         *m110a_waveform_by_name("2400S"), data.data(), data.size()),
-                     fs);
+    const std::vector<float> clean = padded_2400s_audio(3000, 43);
     const std::vector<float> faded = with_faded_end(clean, fs, 1.5, -30);
     const std::vector<m110a_burst> steady =
         receive_audio(through_channel(clean, fs, 20, 0, 5), fs);
@@ -291,13 +296,9 @@ TEST(M110aReceiver, TheRecentReportReadsTheLastTwentySecondsOfALongBurst)
 {
     // A 2400S burst of about 30 s at 20 dB whose last 15 s arrive 10 dB weaker: the
     // whole burst reads about 15 dB, its last 20 s (5 s strong, 15 s weak) about
-    // 12.5 dB (burst_snr::recent_window_s; the rate policy judges a long burst by it).
-    const std::vector<uint8_t> data = random_bytes(9000, 44);
+    // 12.5 dB (burst_snr::recent_window_s; the rate policy steps up on it).
     const double fs = 9600;
-    const std::vector<float> audio =
-        padded_audio(m110a_transmit_symbols(
-                         *m110a_waveform_by_name("2400S"), data.data(), data.size()),
-                     fs);
+    const std::vector<float> audio = padded_2400s_audio(9000, 44);
     const double burst_s = double(audio.size()) / fs - 1.2;
     ASSERT_GT(burst_s, 29.0);
     const double weak_s = 15.0 + burst_s - 30.0; // the last 15 s of 30

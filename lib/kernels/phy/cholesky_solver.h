@@ -31,6 +31,8 @@ public:
 
     // x = A^-1 b (b and x n long; they may not overlap).
     void solve(const cd* b, cd* x) const;
+    // L of A = L L^H (row major; its lower triangle).
+    const std::vector<cd>& lower() const { return d_lower; }
 
 private:
     size_t d_n;

@@ -295,8 +295,9 @@ TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
             ASSERT_EQ(za, zb) << "sample " << n;
             ASSERT_EQ(a, b) << "sample " << n;
         }
-        if (n + 4 * known.size() < 3000)
+        if (n + 4 * known.size() < 3000) {
             ASSERT_EQ(zb, 0.0) << "sample " << n;
+        }
         if (za > largest) {
             largest = za;
             largest_at = n;

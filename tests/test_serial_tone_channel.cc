@@ -127,8 +127,10 @@ TEST(SerialToneChannel, NoiseBesideThePathsIsNotTrackedFromTheStart)
     const serial_tone_channel_start start = started(input, symbols, 103);
     const std::vector<cd>& taps = start.equaliser->taps();
     const size_t at_path = start.equaliser->precursor_symbols() + 1; // delay 0
-    for (size_t i = 0; i < start.equaliser->channel_symbols(); ++i)
-        if (i + 4 < at_path || i > at_path + 5 + 3)
+    for (size_t i = 0; i < start.equaliser->channel_symbols(); ++i) {
+        if (i + 4 < at_path || i > at_path + 5 + 3) {
             EXPECT_EQ(std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]), 0.0) << i;
+        }
+    }
     EXPECT_LE(start.equaliser->tracked_symbol_taps().size(), 17u);
 }

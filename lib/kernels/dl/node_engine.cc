@@ -95,7 +95,6 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "dpdus_sent", double(c.dpdus_sent) },
         { "air_time_s", c.air_time_s },
         { "bursts_received", double(c.bursts_received) },
-        { "bursts_ended_at_eot", double(c.bursts_ended_at_eot) },
         { "bytes_received", double(c.bytes_received) },
         { "dpdus_received", double(c.dpdus_received) },
         { "dpdus_not_for_us", double(c.dpdus_not_for_us) },
@@ -263,8 +262,6 @@ node_config validated(node_config c)
         fail("non_arq_repeats must be 0..15");
     if (!(c.max_transmission_s > 0) || c.max_transmission_s > max_eot_seconds)
         fail("max_transmission_s must be in (0, 127.5]");
-    if (!(c.eot_grace_s >= 0))
-        fail("eot_grace_s must be >= 0 (inf: wait for the modem)");
     if (!(c.segment_probe_s > 0) || !std::isfinite(c.segment_probe_s))
         fail("segment_probe_s must be a positive number of seconds");
     if (!(c.unanswered_probe_s >= 0) || !std::isfinite(c.unanswered_probe_s))

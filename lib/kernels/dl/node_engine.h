@@ -157,12 +157,6 @@ struct node_config {
     double turnaround_s = 0.5;
     // Added to the expected answer time before a transmission counts as unanswered.
     double response_margin_s = 4.0;
-    // A burst still arriving in pieces is taken as over this long after the end its
-    // D_PDUs' EOT fields announce (C.3.2: the time left in the transmission), though
-    // the modem goes on delivering: a receiver that lost lock reads junk for 5-12 s
-    // after its sender stopped (issue 25 part 5), which held the answer past the
-    // sender's wait and lowered the burst's SNR report. inf: wait for the modem.
-    double eot_grace_s = 2.0;
     // Listen-before-transmit. Its seed (0 by default) is derived from the node address,
     // so nodes sharing a channel draw different back-offs.
     carrier_sense_config channel_access = [] {
@@ -253,8 +247,6 @@ struct node_counters {
     uint64_t dpdus_sent = 0;
     double air_time_s = 0;
     uint64_t bursts_received = 0;
-    uint64_t bursts_ended_at_eot =
-        0; // of those, taken as over at their EOT (eot_grace_s)
     uint64_t bytes_received = 0;
     uint64_t dpdus_received = 0;       // good header, addressed to us (or a group of ours)
     uint64_t dpdus_not_for_us = 0;

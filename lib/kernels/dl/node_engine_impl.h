@@ -326,10 +326,6 @@ struct node_engine::impl {
         // peer we await an answer from when no D_PDU of it names its sender.
         double snr_db = std::numeric_limits<double>::quiet_NaN();
         double snr_db_recent = std::numeric_limits<double>::quiet_NaN(); // its last 20 s
-        // When its sender's transmission ends by its EOT fields (inf: none read). Each
-        // D_PDU was read after it went out, so each EOT gives a bound that may be late:
-        // the earliest one.
-        double sender_end = std::numeric_limits<double>::infinity();
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
@@ -340,9 +336,6 @@ struct node_engine::impl {
     double receiving_until = -inf;
     // When the burst being received, or the last one, began to arrive (its first piece).
     double rx_burst_began = -inf;
-    // The modem is still delivering pieces of a burst taken as over at its EOT: pieces
-    // without a D_PDU are its junk, not a transmission.
-    bool rx_burst_ended_at_eot = false;
 
     void on_burst(const uint8_t* data, size_t size, const burst_info& info);
     // A burst's SNR reports (whole and recent) from `p` to its rate policy (corrected for

@@ -273,20 +273,11 @@ void node_engine::impl::start_reset(peer_state& p)
 void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
 {
     counters.bytes_received += size;
-    std::vector<received_dpdu> frames;
-    deframer.push(data, size, frames);
-    if (rx_burst_ended_at_eot) {
-        rx_burst_ended_at_eot = info.burst_continues;
-        if (frames.empty()) {
-            // The junk of a burst already over at its EOT: no transmission to wait
-            // for, and not the next burst's unreadable bytes.
-            junk_counted = deframer.counters().junk_bytes;
-            return;
-        }
-    }
     if (receiving_until == -inf)
         rx_burst_began = now;
     last_rx_end = now;
+    std::vector<received_dpdu> frames;
+    deframer.push(data, size, frames);
     std::set<uint32_t> heard; // in this piece
     auto& acked = rx_burst.acked;
     auto& snr_reported = rx_burst.snr_reported;
@@ -294,8 +285,6 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         const dpdu& d = rf.frame;
         if (d.source == cfg.address)
             continue; // our own burst heard back
-        if (d.eot < 255) // 255: 127.5 s or more
-            rx_burst.sender_end = std::min(rx_burst.sender_end, now + 0.5 * d.eot);
         if (!for_us(d.destination)) {
             counters.dpdus_not_for_us += 1;
             continue;
@@ -412,15 +401,10 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         rx_burst.snr_db_recent = info.snr_db_recent;
         rx_burst.mode = info.mode;
     }
-    if (info.burst_continues) {
+    if (info.burst_continues)
         receiving_until = now + cfg.max_transmission_s;
-        // Over at the end its EOT announced, whatever the modem still delivers (the
-        // D_PDU was read after it went out, so that end is if anything late).
-        receiving_until =
-            std::min(receiving_until, rx_burst.sender_end + cfg.eot_grace_s);
-    } else {
+    else
         end_received_burst();
-    }
     // Complete C_PDUs, at once: a piece's data need not wait for the burst's end.
     for (uint32_t src : heard) {
         peer_state& p = peer(src);

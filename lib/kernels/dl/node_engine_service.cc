@@ -30,15 +30,8 @@ void node_engine::impl::forget_idle_peers()
 
 void node_engine::impl::service()
 {
-    if (receiving_until != -inf && now >= receiving_until) {
-        // The modem stopped delivering without ending it, or its sender's EOT has passed
-        // while the modem goes on (a receiver that lost lock reads junk).
-        if (receiving_until == rx_burst.sender_end + cfg.eot_grace_s) {
-            rx_burst_ended_at_eot = true;
-            counters.bursts_ended_at_eot += 1;
-        }
-        end_received_burst();
-    }
+    if (receiving_until != -inf && now >= receiving_until)
+        end_received_burst(); // the modem stopped delivering without ending it
     forget_idle_peers();
     expire(now);
     check_response_timeouts();

@@ -250,7 +250,6 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("max_transmission_s", max_transmission_s, "longest transmission, s (<= 127.5)"),
         HF_DOUBLE("turnaround_s", turnaround_s, "radio/modem turnaround before keying up, s"),
         HF_DOUBLE("response_margin_s", response_margin_s, "added to the expected answer time, s"),
-        HF_DOUBLE("eot_grace_s", eot_grace_s, "a burst still arriving is over this long after the end its D_PDUs' EOT announce, s (inf: when the modem ends it)"),
         option_entry{ "channel_access.mode", "none, random_backoff (Annex K) or slotted",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           c.channel_access.mode = parse_access(n, v);

@@ -166,8 +166,8 @@ public:
     // phy::burst_snr::recent_window_s; the whole burst's for a shorter burst), drawn
     // with one deviate: the recent part is part of the burst.
     struct snr_reports {
-        double whole_db;
-        double recent_db;
+        double whole_db = std::numeric_limits<double>::quiet_NaN();
+        double recent_db = std::numeric_limits<double>::quiet_NaN();
     };
     snr_reports reported_snrs(const std::string& mode, double t, double burst_s);
 

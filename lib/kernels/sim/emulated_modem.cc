@@ -180,10 +180,8 @@ bool emulated_modem::hear(const air_transmission& b, double now)
         path.receive(r.burst.data.data(), r.burst.data.size(), s, timing.preamble_s,
                      timing.bit_rate, timing.whole_units() ? timing.unit_s : 0.0);
     r.bits_flipped = got.bits_flipped;
-    const auto reports = path.reported_snrs(
+    r.reports = path.reported_snrs(
         dl::waveform_name(r.burst.s5069_bandwidth_khz, r.burst.mode), s, e - s);
-    r.snr_report_db = reports.whole_db;
-    r.snr_report_recent_db = reports.recent_db;
     bool hit = false;
     for (const busy_interval& v : d_busy) {
         if (!(v.start < e && s < v.end))
@@ -280,8 +278,8 @@ std::vector<modem_event> emulated_modem::poll(double now)
             ev.data.assign(r.burst.data.begin() + long(from), r.burst.data.begin() + long(end));
             ev.info.mode = r.burst.mode;
             ev.s5069_bandwidth_khz = r.burst.s5069_bandwidth_khz;
-            ev.info.snr_db = r.snr_report_db;
-            ev.info.snr_db_recent = r.snr_report_recent_db;
+            ev.info.snr_db = r.reports.whole_db;
+            ev.info.snr_db_recent = r.reports.recent_db;
             ev.info.burst_continues = true;
             out.push_back(std::move(ev));
             break;
@@ -295,8 +293,8 @@ std::vector<modem_event> emulated_modem::poll(double now)
             ev.type = modem_event::kind::burst;
             ev.info.mode = r.burst.mode;
             ev.s5069_bandwidth_khz = r.burst.s5069_bandwidth_khz;
-            ev.info.snr_db = r.snr_report_db;
-            ev.info.snr_db_recent = r.snr_report_recent_db;
+            ev.info.snr_db = r.reports.whole_db;
+            ev.info.snr_db_recent = r.reports.recent_db;
             if (r.destroyed) {
                 // Pieces already handed on: the receiver is told the burst ended, cut.
                 if (r.pieces_delivered > 0) {

@@ -147,9 +147,7 @@ private:
         channel_model* path = nullptr;
         double start = 0, end = 0;
         size_t bits_flipped = 0; // errors already applied to burst.data
-        double snr_report_db =
-            std::numeric_limits<double>::quiet_NaN(); // drawn with them
-        double snr_report_recent_db = std::numeric_limits<double>::quiet_NaN(); // its last 20 s
+        channel_model::snr_reports reports; // what the modem reports, drawn with them
         std::vector<size_t> piece_ends; // bytes delivered by each piece before the last
         size_t pieces_delivered = 0;
         size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }

@@ -407,8 +407,8 @@ void virtual_network::process(const event& e)
                 // Pieces already handed on: the engine is told the burst ended, cut.
                 dl::burst_info info;
                 info.mode = r.burst->mode;
-                info.snr_db = r.snr_report_db;
-                info.snr_db_recent = r.snr_report_recent_db;
+                info.snr_db = r.reports.whole_db;
+                info.snr_db_recent = r.reports.recent_db;
                 info.bytes_bad = true;
                 n.engine->on_burst(dl::bytes(), info, d_now);
                 after_input(i);
@@ -434,10 +434,8 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
                             b.timing.preamble_s, b.timing.bit_rate,
                             b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
-        const auto reports = r.path->reported_snrs(
+        r.reports = r.path->reported_snrs(
             b.mode_name, b.start + r.path->config().propagation_s, r.end - r.start);
-        r.snr_report_db = reports.whole_db;
-        r.snr_report_recent_db = reports.recent_db;
         if (got.preamble_missed) {
             // The modem never acquired the burst: nothing is delivered, now or later
             // (the pieces and the delivery see it destroyed).
@@ -462,8 +460,8 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
     }
     dl::burst_info info;
     info.mode = b.mode;
-    info.snr_db = r.snr_report_db;
-    info.snr_db_recent = r.snr_report_recent_db;
+    info.snr_db = r.reports.whole_db;
+    info.snr_db_recent = r.reports.recent_db;
     info.burst_continues = !last;
     n.engine->on_burst(piece, info, d_now);
     after_input(i);

@@ -227,8 +227,7 @@ private:
         bool corrupted = false;
         size_t bits_flipped = 0;
         // What the modem reports for the burst, drawn with its errors (NaN: none).
-        double snr_report_db = std::numeric_limits<double>::quiet_NaN();
-        double snr_report_recent_db = std::numeric_limits<double>::quiet_NaN(); // its last 20 s
+        channel_model::snr_reports reports;
         std::vector<size_t> piece_ends;
         size_t pieces_delivered = 0;
         size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }

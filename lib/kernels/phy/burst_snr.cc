@@ -51,26 +51,28 @@ size_t burst_snr::chunks() const
     return d_closed_db_sum.size() + (2 * d_chunk_count >= chunk_symbols ? 1 : 0);
 }
 
-namespace {
-// The mean error power in dB, as one chunk's, through the same conversion.
-double mean_snr_db(double signal_power, double db_sum, size_t n)
+double burst_snr::snr_db_from(size_t first, double signal_power) const
 {
-    if (n == 0)
-        return std::numeric_limits<double>::quiet_NaN();
-    return serial_tone_snr_3khz_db(signal_power,
-                                   std::pow(10.0, db_sum / double(n) / 10.0));
-}
-} // namespace
-
-double burst_snr::snr_db(double signal_power) const
-{
+    // The closed chunks from `first` by one subtraction of the running sums, and a
+    // partial chunk of at least half a chunk's symbols.
     double db_sum = d_closed_db_sum.empty() ? 0.0 : d_closed_db_sum.back().second;
-    size_t n = d_closed_db_sum.size();
+    if (first > 0)
+        db_sum -= d_closed_db_sum[first - 1].second;
+    size_t n = d_closed_db_sum.size() - first;
     if (2 * d_chunk_count >= chunk_symbols) {
         db_sum += error_db(d_chunk_sum / double(d_chunk_count));
         ++n;
     }
-    return mean_snr_db(signal_power, db_sum, n);
+    if (n == 0)
+        return std::numeric_limits<double>::quiet_NaN();
+    // The mean error power in dB, as one chunk's, through the same conversion.
+    return serial_tone_snr_3khz_db(signal_power,
+                                   std::pow(10.0, db_sum / double(n) / 10.0));
+}
+
+double burst_snr::snr_db(double signal_power) const
+{
+    return snr_db_from(0, signal_power);
 }
 
 double burst_snr::recent_snr_db(double signal_power) const
@@ -81,16 +83,7 @@ double burst_snr::recent_snr_db(double signal_power) const
         d_closed_db_sum.end(),
         d_last_s - recent_window_s,
         [](const std::pair<double, double>& chunk, double t) { return chunk.first < t; });
-    const size_t skipped = size_t(first - d_closed_db_sum.begin());
-    double db_sum = d_closed_db_sum.empty() ? 0.0 : d_closed_db_sum.back().second;
-    if (skipped > 0)
-        db_sum -= d_closed_db_sum[skipped - 1].second;
-    size_t n = d_closed_db_sum.size() - skipped;
-    if (2 * d_chunk_count >= chunk_symbols) {
-        db_sum += error_db(d_chunk_sum / double(d_chunk_count));
-        ++n;
-    }
-    return mean_snr_db(signal_power, db_sum, n);
+    return snr_db_from(size_t(first - d_closed_db_sum.begin()), signal_power);
 }
 
 } // namespace phy

@@ -72,6 +72,9 @@ public:
     size_t chunks() const;
 
 private:
+    // The mean over the closed chunks from index `first` and the partial one.
+    double snr_db_from(size_t first, double signal_power) const;
+
     double d_chunk_sum = 0;   // error power of the open chunk
     size_t d_chunk_count = 0; // its symbols
     double d_last_s = 0;      // time of the latest known symbol

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -164,31 +165,47 @@ class qa_ip_client_compact(gr_unittest.TestCase):
             done = bed.run("a", "ping", "-c", "2", "-i", "0.5", "-W", "40", bed.address["b"],
                            timeout=120)
             self.assertIn("2 received", done.stdout)
-            payload = os.urandom(20_000)
-            server = subprocess.Popen(bed.command("b", PY, "-c", (
-                "import hashlib, socket\n"
-                f"s = socket.create_server(('{bed.address['b']}', 7779))\n"
-                "print('ready', flush=True)\n"
-                "c, _ = s.accept()\n"
-                "h = hashlib.sha256()\n"
-                "while (d := c.recv(65536)):\n"
-                "    h.update(d)\n"
-                "c.sendall(h.hexdigest().encode())\n")), stdout=subprocess.PIPE, text=True)
-            self.addCleanup(lambda: (server.kill(), server.communicate()))
-            self.assertEqual(server.stdout.readline().strip(), "ready")
-            sent = subprocess.run(bed.command("a", PY, "-c", (
-                "import socket, sys\n"
-                f"c = socket.create_connection(('{bed.address['b']}', 7779), timeout=120)\n"
-                "c.sendall(sys.stdin.buffer.read())\n"
-                "c.shutdown(socket.SHUT_WR)\n"
-                "print(c.recv(100).decode())\n")), input=payload, capture_output=True, timeout=180)
-            self.assertEqual(sent.stdout.decode().strip(), hashlib.sha256(payload).hexdigest(),
-                             sent.stderr)
+            self.assert_tcp_carries(bed, os.urandom(20_000))
             for side in ("a", "b"):
                 c = bed.clients[side].client.counters()
                 self.assertGreater(c["compact_sent"], 0, side)
                 self.assertGreater(c["compact_received"], 0, side)
                 self.assertEqual(c["drop.compact_unmapped"], 0, side)
+
+    def assert_tcp_carries(self, bed, payload, port=7779):
+        """Linux TCP from a to b across the link: b's SHA-256 of what arrived is a's."""
+        server = subprocess.Popen(bed.command("b", PY, "-c", (
+            "import hashlib, socket\n"
+            f"s = socket.create_server(('{bed.address['b']}', {port}))\n"
+            "print('ready', flush=True)\n"
+            "c, _ = s.accept()\n"
+            "h = hashlib.sha256()\n"
+            "while (d := c.recv(65536)):\n"
+            "    h.update(d)\n"
+            "c.sendall(h.hexdigest().encode())\n")), stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (server.kill(), server.communicate()))
+        self.assertEqual(server.stdout.readline().strip(), "ready")
+        sent = subprocess.run(bed.command("a", PY, "-c", (
+            "import socket, sys\n"
+            f"c = socket.create_connection(('{bed.address['b']}', {port}), timeout=120)\n"
+            "c.sendall(sys.stdin.buffer.read())\n"
+            "c.shutdown(socket.SHUT_WR)\n"
+            "print(c.recv(100).decode())\n")), input=payload, capture_output=True, timeout=180)
+        self.assertEqual(sent.stdout.decode().strip(), hashlib.sha256(payload).hexdigest(),
+                         sent.stderr)
+
+    def test_ping_and_tcp_over_stanag_5069_at_240_kbps(self):
+        """Issue 24: the nodes in WN12/48kHz/US with S5066-EP5 large windows (the
+        testbed's setting for 5069 modes): ping and a 300 kB TCP transfer through
+        Linux's stack."""
+        why = unavailable()
+        if why:
+            self.skipTest(why)
+        with testbed(rate="WN12/48kHz/US", time_scale=SCALE, subnet="10.75.0") as bed:
+            done = bed.run("a", "ping", "-c", "2", "-i", "0.5", "-W", "40", bed.address["b"],
+                           timeout=120)
+            self.assertIn("2 received", done.stdout)
+            self.assert_tcp_carries(bed, random.Random(24).randbytes(300_000), port=7780)
 
 
 class qa_ip_client_real_modem(gr_unittest.TestCase):

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <random>
@@ -229,6 +231,36 @@ inline std::vector<dpdu> frames_of(const node_transmission& t)
     for (auto& f : df.push(t.burst.data(), t.burst.size()))
         out.push_back(f.frame);
     return out;
+}
+
+// Passes whole bursts between n1 and n2 (both modems at once, no carrier sense), each
+// arriving at the end of its air time, until n1 produces a burst carrying ARQ data:
+// that one is returned undelivered, with `now` at the time it was produced.
+inline node_transmission first_data_burst(node_engine& n1, node_engine& n2, double& now)
+{
+    for (int round = 0; round < 20; ++round) {
+        for (auto* from : { &n1, &n2 }) {
+            node_engine* to = from == &n1 ? &n2 : &n1;
+            for (auto& t : from->take_actions().transmissions) {
+                const auto frames = frames_of(t);
+                const bool carries_data =
+                    std::any_of(frames.begin(), frames.end(), [](const dpdu& d) {
+                        return d.type == dpdu_type::data_only ||
+                               d.type == dpdu_type::data_ack;
+                    });
+                if (from == &n1 && carries_data)
+                    return t;
+                to->on_burst(t.burst, burst_info{}, now + t.air_time_s);
+            }
+        }
+        now = std::min(n1.next_deadline(), n2.next_deadline());
+        if (!std::isfinite(now))
+            break;
+        n1.on_timer(now);
+        n2.on_timer(now);
+    }
+    ADD_FAILURE() << "no data burst from the first node";
+    return node_transmission{};
 }
 
 // A virtual network with in-process clients; add_two_nodes() adds nodes 0.0.0.1 (a)

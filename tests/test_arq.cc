@@ -255,6 +255,30 @@ TEST(Arq, TimeoutRetransmitsEverythingUnacked)
     EXPECT_EQ(s.counters().dpdus_sent, 6u);
 }
 
+// An ack built before the peer could hear our latest transmission (a late answer that
+// crossed it) finds missing only what went out earlier; it still acks what it names.
+TEST(Arq, AnAckJudgesOnlyTheTransmissionsItAnswers)
+{
+    arq_sender s(cfg(128, 10));
+    EXPECT_EQ(s.last_transmission(), 0u);
+    s.enqueue(pattern(30, 4), true); // FSN 0..2
+    ASSERT_EQ(s.next_transmission(16, lots).size(), 3u);
+    EXPECT_EQ(s.last_transmission(), 1u);
+    s.enqueue(pattern(20, 5), true); // FSN 3, 4
+    ASSERT_EQ(s.next_transmission(16, lots).size(), 2u);
+    EXPECT_EQ(s.last_transmission(), 2u);
+    EXPECT_TRUE(s.next_transmission(16, lots).empty()); // nothing sent: not counted
+    EXPECT_EQ(s.last_transmission(), 2u);
+    // The answer to transmission 1: 0 and 2 arrived (and 3, heard before it answered).
+    s.on_ack(1, bytes{ 0x03 }, 1);
+    auto re = s.next_transmission(16, lots);
+    ASSERT_EQ(re.size(), 1u);
+    EXPECT_EQ(re[0].tx_sequence, 1); // 4 is left for the answer to transmission 2
+    EXPECT_EQ(s.counters().retransmissions, 1u);
+    EXPECT_EQ(s.on_ack(5, bytes{}).size(), 2u);
+    EXPECT_TRUE(s.idle());
+}
+
 TEST(Arq, ByteBudgetLimitsPayload)
 {
     arq_sender s(cfg(128, 100));

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <random>
+#include <set>
 
 using namespace gr::hfstack::dl;
 
@@ -424,31 +425,8 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
     n2.take_actions();
     for (uint8_t k = 0; k < 3; ++k)
         n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
-    // Whole bursts back and forth (both modems at once, no carrier sense) until n1 sends
-    // the burst that carries the data.
     double now = 0;
-    node_transmission data_burst;
-    for (int round = 0; round < 20 && data_burst.burst.empty(); ++round) {
-        for (auto* from : { &n1, &n2 }) {
-            node_engine* to = from == &n1 ? &n2 : &n1;
-            for (auto& t : from->take_actions().transmissions) {
-                bool carries_data = false;
-                dpdu_deframer df;
-                for (auto& f : df.push(t.burst.data(), t.burst.size()))
-                    carries_data = carries_data || f.frame.type == dpdu_type::data_only ||
-                                   f.frame.type == dpdu_type::data_ack;
-                if (from == &n1 && carries_data) {
-                    data_burst = t;
-                    break;
-                }
-                to->on_burst(t.burst, burst_info{}, now + t.air_time_s);
-            }
-        }
-        now = std::min(n1.next_deadline(), n2.next_deadline());
-        ASSERT_TRUE(std::isfinite(now));
-        n1.on_timer(now);
-        n2.on_timer(now);
-    }
+    const node_transmission data_burst = first_data_burst(n1, n2, now);
     ASSERT_FALSE(data_burst.burst.empty());
     n2.take_actions();
     // Three pieces cutting D_PDUs in the middle: the first U_PDU is whole after piece 2.
@@ -494,6 +472,82 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
     EXPECT_TRUE(acks);
     EXPECT_EQ(n2.counters().bursts_received,
               received_before + 1); // one burst, three pieces
+}
+
+// The sender gave up waiting and repeated its data (with new data behind it) when the
+// peer's late answer came, heard during the repeat over a full-duplex channel. That
+// answer cannot speak for the repeat, still on its way: taking it as the answer made
+// every later burst resend the one before (the storm seen with the real modems).
+TEST(NodeEngine, ALateAnswerHeardDuringTheNextBurstLeavesThatBurstUndecided)
+{
+    node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
+    n1.on_sis(1, bind_request(3), 0.0);
+    n2.on_sis(7, bind_request(3), 0.0);
+    n2.take_actions();
+    for (uint8_t k = 0; k < 3; ++k)
+        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
+    double now = 0;
+    const node_transmission first = first_data_burst(n1, n2, now);
+    ASSERT_FALSE(first.burst.empty());
+    n2.take_actions();
+    for (uint8_t k = 3; k < 6; ++k)
+        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), now);
+    auto data_fsns = [](const node_transmission& t) {
+        std::set<uint16_t> fsns;
+        for (auto& d : frames_of(t))
+            if (d.type == dpdu_type::data_only || d.type == dpdu_type::data_ack)
+                fsns.insert(d.tx_sequence);
+        return fsns;
+    };
+    const auto first_fsns = data_fsns(first);
+    size_t confirmed = 0;
+    auto transmissions_of_n1 = [&] {
+        auto a = n1.take_actions();
+        for (auto& m : a.to_clients)
+            confirmed += m.primitive.type == sis_type::unidata_request_confirm;
+        return a.transmissions;
+    };
+    // No answer by the deadline: the first burst again, and the new data.
+    node_transmission repeat;
+    for (int i = 0; i < 10 && repeat.burst.empty(); ++i) {
+        now = n1.next_deadline();
+        n1.on_timer(now);
+        for (auto& t : transmissions_of_n1())
+            repeat = t;
+    }
+    ASSERT_FALSE(repeat.burst.empty());
+    ASSERT_EQ(n1.counters().response_timeouts, 1u);
+    const auto repeat_fsns = data_fsns(repeat);
+    ASSERT_TRUE(std::includes(
+        repeat_fsns.begin(), repeat_fsns.end(), first_fsns.begin(), first_fsns.end()));
+    ASSERT_GT(repeat_fsns.size(), first_fsns.size());
+    const double repeat_end = now + repeat.air_time_s;
+    // The peer hears the first burst late and answers it; the answer reaches n1 while
+    // the repeat is on the air.
+    n2.on_burst(first.burst, burst_info{}, now + 0.1);
+    const double late_start = n2.next_deadline();
+    n2.on_timer(late_start);
+    auto late = n2.take_actions().transmissions;
+    ASSERT_EQ(late.size(), 1u);
+    ASSERT_LT(late_start + late[0].air_time_s, repeat_end);
+    n1.on_burst(late[0].burst, burst_info{}, late_start + late[0].air_time_s);
+    EXPECT_EQ(transmissions_of_n1().size(), 0u);
+    EXPECT_EQ(confirmed, 3u); // what the first burst carried
+    // After the repeat, n1 waits for its answer instead of sending its new data again.
+    n1.on_timer(repeat_end + node_config{}.turnaround_s + 0.01);
+    EXPECT_EQ(transmissions_of_n1().size(), 0u);
+    // The answer to the repeat confirms all six U_PDUs; nothing of the repeat was sent
+    // a third time.
+    n2.on_burst(repeat.burst, burst_info{}, repeat_end + 0.1);
+    const double answer_start = n2.next_deadline();
+    n2.on_timer(answer_start);
+    auto answer = n2.take_actions().transmissions;
+    ASSERT_EQ(answer.size(), 1u);
+    n1.on_burst(answer[0].burst, burst_info{}, answer_start + answer[0].air_time_s);
+    transmissions_of_n1();
+    EXPECT_EQ(confirmed, 6u);
+    EXPECT_EQ(n1.counters().arq_retransmissions, first_fsns.size());
+    EXPECT_EQ(n1.counters().response_timeouts, 1u);
 }
 
 TEST(NodeEngine, APieceWithoutItsEndReleasesTheChannelAfterTheLongestBurst)

@@ -154,6 +154,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
 {
     std::vector<dpdu> out;
     size_t used = 0;
+    const uint64_t serial = d_transmissions + 1; // this one's, if it carries anything
     // 1. Due retransmissions, oldest FSN first.
     for (size_t i = 0; i < d_window.size() && out.size() < max_dpdus; ++i) {
         seg& s = d_window[i];
@@ -165,6 +166,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         out.push_back(make_frame(s, fsn_of(d_lwe + i)));
         s.state = seg_state::awaiting;
         s.reported_missing = false;
+        s.sent_in = serial;
         used += len;
         if (s.drop)
             ++d_counters.drop_frames;
@@ -184,6 +186,7 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
             break;
         new_source();
         seg s{ h, c.numbered, seg_state::awaiting, false };
+        s.sent_in = serial;
         const uint16_t fsn = fsn_of(d_lwe + d_window.size());
         d_window.push_back(s);
         out.push_back(make_frame(s, fsn));
@@ -202,6 +205,8 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
             d.tx_win_uwe = d.tx_sequence == uwe;
         }
     }
+    if (!out.empty())
+        d_transmissions = serial;
     d_counters.dpdus_sent += out.size();
     for (const auto& d : out)
         d_counters.bytes_sent += d.segment.size();
@@ -248,7 +253,9 @@ void arq_sender::pop_acked()
     }
 }
 
-std::vector<uint64_t> arq_sender::on_ack(uint16_t rx_lwe, const bytes& selective_acks)
+std::vector<uint64_t> arq_sender::on_ack(uint16_t rx_lwe,
+                                         const bytes& selective_acks,
+                                         uint64_t answered_transmission)
 {
     std::vector<uint64_t> confirmed;
     ++d_counters.acks_received;
@@ -288,10 +295,10 @@ std::vector<uint64_t> arq_sender::on_ack(uint16_t rx_lwe, const bytes& selective
             ++d_counters.ack_bits_ignored; // equation 5
         }
     }
-    // Whatever was transmitted and is still unacknowledged was lost: send it again.
+    // Whatever the peer heard whole and still lacks was lost: send it again.
     for (size_t i = 0; i < std::min(n, decided); ++i) {
         seg& s = d_window[i];
-        if (s.state == seg_state::awaiting) {
+        if (s.state == seg_state::awaiting && s.sent_in <= answered_transmission) {
             answered(s);
             ++d_outcome.lost_frames;
             s.state = seg_state::due;

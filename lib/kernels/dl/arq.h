@@ -43,6 +43,7 @@
 
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 
 namespace gr {
@@ -106,7 +107,14 @@ struct arq_sender_counters {
  * lost or damaged); so does on_ack_timeout(), which the engine calls when the peer's
  * answer to a transmission never came. next_transmission() sends every due segment
  * again (oldest FSN first) before any new segment. A transmitted but undecided
- * segment is never repeated on its own. */
+ * segment is never repeated on its own.
+ *
+ * An ack judges only the transmissions its sender could have heard whole: one that
+ * began while a transmission of ours was on the air (a late answer we had stopped
+ * waiting for, heard over a full-duplex channel during our next transmission) acks
+ * what it acks but leaves that transmission's segments undecided. Taking it as the
+ * answer would condemn everything still on its way, and every later transmission
+ * would repeat the one before (a retransmission storm seen with the real modems). */
 class arq_sender
 {
 public:
@@ -135,12 +143,24 @@ public:
     std::vector<dpdu> next_transmission(size_t max_dpdus, size_t max_bytes,
                                         size_t per_dpdu_overhead = 0);
 
+    static constexpr uint64_t every_transmission = std::numeric_limits<uint64_t>::max();
     // Processes the peer's ack. Returns the handles of C_PDUs now completely
     // acknowledged, oldest first. Stale or out-of-sync acks are ignored.
     // LFSN: a bitmap of max_selective_acks_lfsn bytes may end before the peer's RX UWE,
     // so frames after its last bit stay undecided (neither acked nor due).
-    std::vector<uint64_t> on_ack(uint16_t rx_lwe, const bytes& selective_acks);
-    std::vector<uint64_t> on_ack(const arq_ack& a) { return on_ack(a.rx_lwe, a.selective_acks); }
+    // answered_transmission: the newest transmission (numbered as last_transmission()
+    // counts them) the peer could have heard whole before it sent the ack; segments
+    // last sent in a later one are acked if it says so but never found missing.
+    std::vector<uint64_t> on_ack(uint16_t rx_lwe,
+                                 const bytes& selective_acks,
+                                 uint64_t answered_transmission = every_transmission);
+    std::vector<uint64_t> on_ack(const arq_ack& a,
+                                 uint64_t answered_transmission = every_transmission)
+    {
+        return on_ack(a.rx_lwe, a.selective_acks, answered_transmission);
+    }
+    // Number of the last next_transmission() that returned D_PDUs (0 before any).
+    uint64_t last_transmission() const { return d_transmissions; }
 
     // What the acks since the last call said about segments sent and awaiting their
     // answer: how many were sent, their bytes, how many the ack reported missing (the
@@ -231,6 +251,7 @@ private:
         seg_state state;
         bool drop;
         bool reported_missing = false; // an ack since its last transmission lacked it
+        uint64_t sent_in = 0;          // the transmission that last carried it
     };
 
     size_t seg_len(const cpdu_rec& c, size_t index) const;
@@ -250,6 +271,7 @@ private:
     uint16_t d_lwe = 0;
     uint16_t d_mask = 0xFF; // FSN modulus - 1
     uint64_t d_next_handle = 1;
+    uint64_t d_transmissions = 0; // next_transmission() calls that returned D_PDUs
     uint64_t d_active = 0;  // expedited: the C_PDU being sent (stop and wait)
     uint8_t d_next_id = 0;  // expedited: next C_PDU ID (mod 16)
     size_t d_queued_bytes = 0;

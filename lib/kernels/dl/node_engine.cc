@@ -374,6 +374,9 @@ void node_engine::on_phy_status(phy_event e, double now)
     case phy_event::tx_finished:
         d->modem_busy_until = -impl::inf;
         d->transmitting_until = now; // the real end, earlier or later than estimated
+        for (auto& [addr, p] : d->peers)
+            if (p->asked.transmission == d->counters.transmissions)
+                p->asked.until = now;
         // Answers are timed from the real end of our burst when the modem reports it.
         d->hold_answers([&](const impl::peer_state& p) {
             return now + d->answer_wait(p, d->timing(d->tx_mode_for(&p)));

@@ -98,6 +98,15 @@ struct node_engine::impl {
         // Turn taking.
         bool awaiting_response = false;
         double response_deadline = inf;
+        // Our last burst that asked the peer for an answer: its number (as
+        // counters.transmissions counts), its end (estimated, then the modem's), and
+        // the ARQ senders' last_transmission() before it. A burst from the peer that
+        // began before that end cannot answer it (burst_began_while_asking).
+        struct {
+            uint64_t transmission = 0;
+            double until = -inf;
+            uint64_t regular_before = 0, expedited_before = 0;
+        } asked;
         unsigned consecutive_timeouts = 0;
         double link_retry_at = -inf;
         unsigned failed_links = 0;      // link attempts in a row the peer never answered
@@ -355,6 +364,10 @@ struct node_engine::impl {
     static bool is_arq_data(dpdu_type t);
 
     void on_ack(peer_state& p, const arq_ack& a, bool expedited);
+    // True when the burst being received began before our last burst asking `p` for
+    // an answer had ended: the peer built it without having heard that burst whole
+    // (its late answer to an earlier one, heard while we were on the air again).
+    bool burst_began_while_asking(const peer_state& p) const;
 
     // ---------------------------------------------------------------- events
 

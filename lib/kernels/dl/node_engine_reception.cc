@@ -484,10 +484,11 @@ void node_engine::impl::end_received_burst()
     }
     for (uint32_t src : rx_burst.heard) {
         peer_state& p = peer(src);
-        if (p.awaiting_response && p.drc)
+        if (!p.awaiting_response || burst_began_while_asking(p))
+            continue; // the answer to our last burst is still to come
+        if (p.drc)
             p.drc->on_peer_answered();
-        if (p.awaiting_response)
-            end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
+        end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
     }
     rx_burst = burst_in_progress();
 }
@@ -512,11 +513,23 @@ bool node_engine::impl::is_arq_data(dpdu_type t)
            t == dpdu_type::expedited_data_only;
 }
 
+bool node_engine::impl::burst_began_while_asking(const peer_state& p) const
+{
+    double asked_until = p.asked.until;
+    if (p.asked.transmission == counters.transmissions)
+        asked_until = std::max(asked_until, modem_busy_until); // may still be on the air
+    return rx_burst_began < asked_until;
+}
+
 void node_engine::impl::on_ack(peer_state& p, const arq_ack& a, bool expedited)
 {
     auto& sender = expedited ? p.tx_exp : p.tx;
     auto& flights = expedited ? p.flights_exp : p.flights;
-    const auto confirmed = sender.on_ack(a);
+    const uint64_t answered = !burst_began_while_asking(p)
+                                  ? arq_sender::every_transmission
+                              : expedited ? p.asked.expedited_before
+                                          : p.asked.regular_before;
+    const auto confirmed = sender.on_ack(a, answered);
     const auto outcome = sender.take_ack_outcome();
     const size_t overhead = frame_overhead(
         expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only, p.address);

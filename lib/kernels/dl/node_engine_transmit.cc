@@ -10,6 +10,7 @@
 #include "node_engine_impl.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace gr {
 namespace hfstack {
@@ -410,6 +411,11 @@ node_transmission node_engine::impl::build_transmission()
         mode = *cfg.answer_mode;
     burst_builder b(
         timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), cfg.address);
+    // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
+    std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;
+    for (auto& [addr, pp] : peers)
+        serials_before[pp.get()] = { pp->tx.last_transmission(),
+                                     pp->tx_exp.last_transmission() };
 
     if (management) {
         for (auto& d : management->dpdus)
@@ -536,6 +542,9 @@ node_transmission node_engine::impl::build_transmission()
     for (peer_state* p : b.answer_expected) {
         p->awaiting_response = true;
         p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy());
+        p->asked.transmission = counters.transmissions + 1; // try_transmit counts it
+        p->asked.until = now + t.air_time_s;
+        std::tie(p->asked.regular_before, p->asked.expedited_before) = serials_before[p];
     }
     for (uint32_t a : b.requests_with_data)
         cas.request_on_air_until(a, now + t.air_time_s);

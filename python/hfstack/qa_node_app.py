@@ -68,9 +68,11 @@ class qa_node_app(gr_unittest.TestCase):
     def test_demo_over_emulated_modems_with_bit_errors(self):
         with tempfile.TemporaryDirectory() as out:
             pcap, summary = os.path.join(out, "a.pcap"), os.path.join(out, "summary.json")
+            peer_pcap = os.path.join(out, "b.pcap")
             done = run("--demo", "--kind", "emulator", "--profile", "", "--ber", "1e-4",
                        "--time-scale", "50", "--rate", "9600", "--bytes", "8000", "--size", "1500",
-                       "--pings", "1", "--seed", "3", "--pcap", pcap, "--sis-port", "0",
+                       "--pings", "1", "--seed", "3", "--pcap", pcap, "--peer-pcap", peer_pcap,
+                       "--sis-port", "0",
                        "--options", "channel_access.mode=none", "--json", summary)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
             self.assertIn("8000 of 8000 bytes in 6 U_PDUs, identical and in order; 6 confirmed",
@@ -79,7 +81,14 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertIn("of 9600 bps", done.stdout)
             self.assertRegex(done.stdout, r"node 0\.0\.0\.1  sent \d+ transmissions \(\d+ D_PDUs, "
                                           r"[1-9]\d* retransmitted\)")
-            self.assertGreater(os.path.getsize(pcap), 24)
+            # Each capture holds both directions, as Wireshark reads them.
+            for capture in (pcap, peer_pcap):
+                fields = subprocess.run(
+                    ["tshark", "-n", "-r", capture, "-T", "fields",
+                     "-e", "s5066dts.src_addr", "-e", "s5066dts.dest_addr"],
+                    capture_output=True, text=True, timeout=120, check=True).stdout
+                pairs = {tuple(l.split("\t")) for l in fields.splitlines() if l.strip()}
+                self.assertLessEqual({("1", "2"), ("2", "1")}, pairs, capture)
             # --json: the same summary for scripts (bench/link_agreement.py).
             with open(summary) as f:
                 doc = json.load(f)
@@ -333,6 +342,8 @@ class qa_node_app(gr_unittest.TestCase):
                     capture_output=True, text=True, timeout=60, env=os.environ)
                 self.assert_one_line_error(done, 1, "capture file /nonexistent/dir/node.pcap: "
                                                     "no directory /nonexistent/dir")
+        done = run("--kind", "emulator", "--sis-port", "0", "--peer-pcap", "b.pcap", "--check")
+        self.assert_one_line_error(done, 2, "--peer-pcap captures node B of --pair or --demo")
 
     def test_statistics_stream_header_events_and_clients_now(self):
         """Standard output carries JSON lines only: a header (version, mode, time

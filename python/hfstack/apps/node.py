@@ -59,7 +59,7 @@ dl = hfstack.dl
 T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "mode", "rate", "interleaver", "options", "sis", "pcap",
-               "stats", "radio", "ip_client", "pep")
+               "peer_pcap", "stats", "radio", "ip_client", "pep")
 # Every interleaver of the modem, by its name (the node runs App C's ultra_short,
 # very_short, medium and very_long as a fixed mode: rate adaptation cannot announce them).
 INTERLEAVER_LETTER = modes.LETTER
@@ -110,6 +110,8 @@ def parse_args(argv):
                    "channel profiles, capture and statistics paths), print the settings as "
                    "JSON and exit (no device is opened)")
     n.add_argument("--pcap", help="capture the D_PDUs sent and received to this file")
+    n.add_argument("--peer-pcap", help="with --pair or --demo: capture node B's D_PDUs to "
+                   "this file (both sides of each exchange, for Wireshark)")
     n.add_argument("--log-level", choices=("debug", "info", "warn", "error"),
                    help="GNU Radio log level of the blocks (default: info; demo: warn)")
     s = p.add_argument_group("SIS")
@@ -220,6 +222,7 @@ def config_schema():
         "type": "object", "additionalProperties": False,
         "properties": {
             "address": text, "peer_address": text, "pcap": {"type": ["string", "null"]},
+            "peer_pcap": {"type": ["string", "null"]},
             "mode": {"type": "string"},
             "rate": {"type": ["integer", "string"]},
             "interleaver": {"enum": sorted(INTERLEAVER_LETTER)},
@@ -346,11 +349,14 @@ def settings(a):
         "peer_address": str(first(a.peer_address, doc.get("peer_address"), "0.0.0.2")),
         "sis_address": str(first(a.sis_address, sis.get("address"), "127.0.0.1")),
         "pcap": str(first(a.pcap, doc.get("pcap"), "")),
+        "peer_pcap": str(first(a.peer_pcap, doc.get("peer_pcap"), "")),
         "stats_file": first(a.stats_file, stats.get("file")),
     }
     s["sis_port"] = int(first(a.sis_port, sis.get("port"), 5066))
     s["stats_interval"] = float(first(a.stats_interval, stats.get("interval"),
                                       0 if a.demo else 10))
+    if s["peer_pcap"] and not (a.pair or a.demo):
+        problems.append("--peer-pcap captures node B of --pair or --demo; this run has one node")
     if not 0 <= s["sis_port"] <= (65534 if a.pair or a.demo else 65535):
         problems.append("--sis-port must be 0..65535 (--pair and --demo: 0..65534, node B "
                         "uses the next port)")
@@ -542,7 +548,8 @@ def check_files(s):
     """The capture and statistics files the run would write: resource_error (exit 1)
     naming each one that cannot be written, before any device or thread starts."""
     problems = []
-    for what, path in (("capture file", s["pcap"]), ("statistics file", s["stats_file"])):
+    for what, path in (("capture file", s["pcap"]), ("peer capture file", s["peer_pcap"]),
+                       ("statistics file", s["stats_file"])):
         if path and path != "-":
             why = writable(path)
             if why:
@@ -632,7 +639,7 @@ def build(s, pair):
     if pair:
         peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
         port = s["sis_port"] + 1 if s["sis_port"] else 0
-        stations.append(station(s["peer_address"], port, s, peer))
+        stations.append(station(s["peer_address"], port, s, peer, s["peer_pcap"]))
         stations[1].add_to(tb)
         radio_frontend.join(tb, *stations)
     return tb, stations

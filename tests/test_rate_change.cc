@@ -497,6 +497,44 @@ TEST(RatePolicy, ALongBurstStepsUpOnItsRecentReport)
     EXPECT_EQ(none.recommended(), m300L);
 }
 
+TEST(RatePolicy, DamageFromBeforeARiseDoesNotHoldTheStepUp)
+{
+    // 2400L at 15 dB with a third of its frames damaged (below the step down, which
+    // waits for 1 - 1200/2400); then the channel rises to 20 dB and the frames arrive
+    // whole. The step up follows the rise once the slow SNR average and the sustain
+    // time allow (43 s), not once the old damage has decayed below 5 % (over 100 s).
+    auto c = ladder();
+    c.first_report_decides = false;
+    c.correct_snr_reports = false;
+    rate_policy p(c);
+    p.set_current(m2400L, 0);
+    double t = 0;
+    for (; t < 120; t += 1) {
+        p.on_snr(15.0, t);
+        if (int(t) % 5 == 0)
+            p.on_arq_stats(30, 10, t, m2400L);
+    }
+    ASSERT_EQ(p.recommended(), m2400L);
+    ASSERT_NEAR(p.retransmission_rate(), 1.0 / 3, 0.01);
+    const double rise = t;
+    for (; t < rise + 200 && p.recommended() == m2400L; t += 1) {
+        p.on_snr(20.0, t);
+        if (int(t) % 5 == 0)
+            p.on_arq_stats(30, 0, t, m2400L);
+    }
+    EXPECT_EQ(p.recommended(), m2400S);
+    EXPECT_LE(t - rise, 60.0);
+    // Damage while the SNR is up still holds the step up.
+    rate_policy q(c);
+    q.set_current(m2400L, 0);
+    for (t = 0; t < 300; t += 1) {
+        q.on_snr(20.0, t);
+        if (int(t) % 5 == 0)
+            q.on_arq_stats(20, 3, t, m2400L);
+    }
+    EXPECT_EQ(q.recommended(), m2400L);
+}
+
 TEST(RatePolicy, ArqStatisticsOfAModeAlreadyLeftAreIgnored)
 {
     rate_policy p(ladder());

@@ -357,8 +357,13 @@ void rate_policy::evaluate(double now)
         return;
     const double need = cfg_.table[index_ + 1].min_snr_db + cfg_.hysteresis_db;
     if (slow_snr_db() >= need) {
-        if (std::isnan(above_since_))
+        if (std::isnan(above_since_)) {
             above_since_ = now - last_span_;
+            // Frames damaged before the SNR rose describe a channel the reports say
+            // is gone: with retx_time_constant 60 s they held a climb after 12 dB ->
+            // 25 dB for 90 s of bursts in the old mode (real modems, issue 25 part 5).
+            seg_w_ = retx_w_ = 0;
+        }
     } else {
         above_since_ = nan_v;
         return;

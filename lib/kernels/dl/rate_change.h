@@ -253,7 +253,9 @@ struct rate_policy_config {
 
     // Retransmission-rate input (fraction of ARQ segments that needed retransmission,
     // averaged with retx_time_constant). Only trusted once the averaged number of
-    // segments reaches min_segments; without enough traffic it blocks nothing.
+    // segments reaches min_segments; without enough traffic it blocks nothing. The step
+    // up gate counts only segments since the slow SNR average rose above the next
+    // entry's threshold: damage from before the rise would hold the climb for minutes.
     bool use_retransmission_rate = true;
     double retx_time_constant = 60.0;
     double min_segments = 10.0;

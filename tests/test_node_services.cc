@@ -418,6 +418,54 @@ TEST_P(UnansweredProbe, ShortTransmissionsFollowAnUnansweredOneUntilThePeerAnswe
 
 INSTANTIATE_TEST_SUITE_P(ProbeOnAndOff, UnansweredProbe, ::testing::Values(20.0, 0.0));
 
+// After an unanswered step down the node ignores advice for a less robust mode until
+// the peer answers (an advisory made before the peer heard the stepped-down burst is
+// stale). The answer to the probe is such an answer: the advice it carries is followed
+// at once, so the first long transmission after an outage (which swallowed a burst
+// whole, so the peer saw nothing to step down for) goes in the mode the channel holds,
+// not for two minutes in the stepped-down one.
+TEST_F(NodeServices, TheAdviceInTheAnswerToAProbeIsFollowedAtOnce)
+{
+    channel_config ch;
+    ch.snr_db = 30;
+    ch.fading_profile = "awgn";
+    ch.outage_offset_s = 300; // one outage, 300-330 s: bursts touching it vanish whole
+    ch.outage_duration_s = 30;
+    ch.outage_period_s = 1e6;
+    net.set_channel_all(ch);
+    node_config ca = node_at(1), cb = node_at(2);
+    for (auto* c : { &ca, &cb })
+        set_node_options(*c,
+                         "mode=2400S;rate_adaptation=true;rate_change.autobaud=true;"
+                         "unanswered_probe_s=20");
+    a = net.add_node(ca);
+    b = net.add_node(cb);
+    cl.bind(a, 1, sis_tx_mode::arq);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    struct sent {
+        double start, air_s;
+        modem_mode mode;
+    };
+    std::vector<sent> data_bursts;
+    net.on_transmission([&](size_t node, const node_transmission& t) {
+        if (node == a && t.dpdu_sizes.size() >= 4)
+            data_bursts.push_back({ t.start, t.air_time_s, t.mode });
+    });
+    cl.stream(a, 1, 2, random_updus(1000, 2048, 31));
+    net.run_until(900);
+    ASSERT_GE(net.node(a).counters().rate_step_downs_unanswered, 1u);
+    const sent *before = nullptr, *after = nullptr;
+    for (const auto& d : data_bursts) {
+        if (d.start < 300 && d.air_s > 30)
+            before = &d;
+        if (d.start > 330 && d.air_s > 30 && !after)
+            after = &d;
+    }
+    ASSERT_NE(before, nullptr);
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(to_string(after->mode), to_string(before->mode));
+}
+
 TEST_F(NodeServices, HardLinkToAnAbsentNodeIsRejectedAndThenLeftAlone)
 {
     add_two_nodes();

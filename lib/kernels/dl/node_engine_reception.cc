@@ -306,6 +306,11 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             continue; // connection D_PDUs are point to point
         peer_state& p = peer(src);
         if (p.drc) {
+            // An answer to our last burst: the advice it carries is current, also for
+            // a less robust mode just after an unanswered step down (which the answer
+            // would otherwise only lift at the burst's end, its advice discarded).
+            if (p.awaiting_response && !burst_began_while_asking(p))
+                p.drc->on_peer_answered();
             if (info.mode)
                 p.drc->on_burst_mode(*info.mode);
             p.drc->on_dpdu(d, now);

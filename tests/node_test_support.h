@@ -233,11 +233,18 @@ inline std::vector<dpdu> frames_of(const node_transmission& t)
     return out;
 }
 
-// Passes whole bursts between n1 and n2 (both modems at once, no carrier sense), each
-// arriving at the end of its air time, until n1 produces a burst carrying ARQ data:
-// that one is returned undelivered, with `now` at the time it was produced.
+// SAP 3 bound at n1 and n2 (addresses 1 and 2) and three 600-byte U_PDUs (all bytes
+// 1, 2, 3) queued at n1 for n2; then whole bursts passed between them (both modems at
+// once, no carrier sense), each arriving at the end of its air time, until n1 produces
+// a burst carrying ARQ data: that one is returned undelivered, with `now` at the time
+// it was produced.
 inline node_transmission first_data_burst(node_engine& n1, node_engine& n2, double& now)
 {
+    n1.on_sis(1, bind_request(3), now);
+    n2.on_sis(7, bind_request(3), now);
+    n2.take_actions();
+    for (uint8_t k = 0; k < 3; ++k)
+        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), now);
     for (int round = 0; round < 20; ++round) {
         for (auto* from : { &n1, &n2 }) {
             node_engine* to = from == &n1 ? &n2 : &n1;
@@ -281,6 +288,22 @@ protected:
     {
         a = net.add_node(node_at(1));
         b = net.add_node(node_at(2));
+    }
+
+    // a and b starting in 2400S with automatic rate over autobaud modems, short probes
+    // of probe_s seconds after an unanswered transmission (0: off), ARQ SAP 1 bound.
+    void add_adaptive_pair(double probe_s)
+    {
+        node_config ca = node_at(1), cb = node_at(2);
+        for (auto* c : { &ca, &cb })
+            set_node_options(*c,
+                             "mode=2400S;rate_adaptation=true;rate_change.autobaud=true;"
+                             "unanswered_probe_s=" +
+                                 std::to_string(probe_s));
+        a = net.add_node(ca);
+        b = net.add_node(cb);
+        cl.bind(a, 1, sis_tx_mode::arq);
+        cl.bind(b, 1, sis_tx_mode::arq);
     }
 
     virtual_network net;

@@ -420,11 +420,6 @@ TEST(NodeEngine, ModemStillTransmittingHoldsTheNextBurst)
 TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
 {
     node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
-    n1.on_sis(1, bind_request(3), 0.0);
-    n2.on_sis(7, bind_request(3), 0.0);
-    n2.take_actions();
-    for (uint8_t k = 0; k < 3; ++k)
-        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
     double now = 0;
     const node_transmission data_burst = first_data_burst(n1, n2, now);
     ASSERT_FALSE(data_burst.burst.empty());
@@ -481,11 +476,6 @@ TEST(NodeEngine, ABurstInPiecesIsDeliveredAsItComesAndAnsweredAfterItsLastPiece)
 TEST(NodeEngine, ALateAnswerHeardDuringTheNextBurstLeavesThatBurstUndecided)
 {
     node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
-    n1.on_sis(1, bind_request(3), 0.0);
-    n2.on_sis(7, bind_request(3), 0.0);
-    n2.take_actions();
-    for (uint8_t k = 0; k < 3; ++k)
-        n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), 0.0);
     double now = 0;
     const node_transmission first = first_data_burst(n1, n2, now);
     ASSERT_FALSE(first.burst.empty());

@@ -361,16 +361,7 @@ TEST_P(UnansweredProbe, ShortTransmissionsFollowAnUnansweredOneUntilThePeerAnswe
     ch.fading_profile = "awgn";                   // errors from our measured AWGN curves
     ch.snr_steps = { { 300, -30 }, { 450, 30 } }; // a blackout of 150 s
     net.set_channel_all(ch);
-    node_config ca = node_at(1), cb = node_at(2);
-    for (auto* c : { &ca, &cb })
-        set_node_options(*c,
-                         "mode=2400S;rate_adaptation=true;rate_change.autobaud=true;"
-                         "unanswered_probe_s=" +
-                             std::to_string(probe_s));
-    a = net.add_node(ca);
-    b = net.add_node(cb);
-    cl.bind(a, 1, sis_tx_mode::arq);
-    cl.bind(b, 1, sis_tx_mode::arq);
+    add_adaptive_pair(probe_s);
     struct sent {
         double start, air_s;
         uint64_t timeouts;
@@ -433,15 +424,7 @@ TEST_F(NodeServices, TheAdviceInTheAnswerToAProbeIsFollowedAtOnce)
     ch.outage_duration_s = 30;
     ch.outage_period_s = 1e6;
     net.set_channel_all(ch);
-    node_config ca = node_at(1), cb = node_at(2);
-    for (auto* c : { &ca, &cb })
-        set_node_options(*c,
-                         "mode=2400S;rate_adaptation=true;rate_change.autobaud=true;"
-                         "unanswered_probe_s=20");
-    a = net.add_node(ca);
-    b = net.add_node(cb);
-    cl.bind(a, 1, sis_tx_mode::arq);
-    cl.bind(b, 1, sis_tx_mode::arq);
+    add_adaptive_pair(20);
     struct sent {
         double start, air_s;
         modem_mode mode;

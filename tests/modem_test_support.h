@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,6 +134,30 @@ std::vector<Burst> receive_serial_tone_audio(std::vector<float> audio, double fs
     return bursts;
 }
 
+// Seconds of input past `signal_end_s` a serial-tone receiver took to report its first
+// burst (fed at 9600 Hz in pieces of 0.1 s); infinity when it reported none.
+template <typename Receiver, typename Burst, typename Config>
+double serial_tone_report_delay_s(const std::vector<float>& audio,
+                                  double signal_end_s,
+                                  const Config& config)
+{
+    constexpr double fs = 9600;
+    gr::hfstack::phy::serial_tone_frontend_config fc;
+    fc.sample_rate = fs;
+    gr::hfstack::phy::serial_tone_frontend front(fc);
+    Receiver rx(config);
+    std::vector<Burst> bursts;
+    std::vector<std::complex<float>> bb;
+    for (size_t k = 0; k < audio.size(); k += 960) {
+        bb.clear();
+        front.process(audio.data() + k, std::min<size_t>(960, audio.size() - k), bb);
+        rx.process(bb.data(), bb.size(), bursts);
+        if (!bursts.empty())
+            return double(k + 960) / fs - signal_end_s;
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
 // 2400 Bd points (or 8PSK symbol numbers) on 1800 Hz as audio at fs, rms 0.25, with
 // 0.7 s of silence before and 0.5 s after.
 template <typename Symbol>
@@ -162,6 +187,24 @@ inline std::vector<float> with_faded_end(std::vector<float> audio,
         audio[k] *= float(std::pow(10.0, fade_db / 20.0));
     audio.resize(audio.size() + size_t(extra_s * fs), 0.0f);
     return audio;
+}
+
+// A transmission of 2400 Bd `points` cut after `seconds` (no EOM: the sender's signal
+// simply stops) as padded_audio at 9600 Hz, then `noise_s` of noise alone, through AWGN
+// at snr_db; `signal_end_s` is where the signal stops.
+inline std::vector<float> cut_transmission_audio(std::vector<std::complex<float>> points,
+                                                 double seconds,
+                                                 double noise_s,
+                                                 double snr_db,
+                                                 uint64_t seed,
+                                                 double& signal_end_s)
+{
+    constexpr double fs = 9600;
+    points.resize(std::min(points.size(), size_t(seconds * 2400)));
+    signal_end_s = 0.7 + double(points.size()) / 2400;
+    std::vector<float> audio = padded_audio(points, fs);
+    audio.resize(audio.size() + size_t(noise_s * fs), 0.0f);
+    return through_channel(audio, fs, snr_db, 0, seed);
 }
 
 // Feeds a receiver (m110a_receiver, m110c_receiver) `seconds` of complex noise at the

@@ -549,6 +549,31 @@ TEST(M110dReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
     EXPECT_GT(fading[0].snr_db, steady[0].snr_db - 9.0) << steady[0].snr_db;
 }
 
+TEST(M110dReceiver, ACutTransmissionEndsFewBlocksAfterItsSignal)
+{
+    // WN7/3kHz/S whose signal stops after 10 s (no EOM), then noise alone at 12 dB:
+    // the probes' estimates, from a channel fitted to each probe itself, matched noise
+    // too, and the receiver read noise for 25.6 / 3.1 / over 30 / 23.2 s (channel seeds
+    // 1-4) before ending the burst; scored against the channel measured before each
+    // probe, it ends 3 blocks on (1.6 s).
+    const m110d_mode mode = mode_of("WN7/3kHz/S");
+    const std::vector<uint8_t> data = random_bytes(20000, 47);
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        double signal_end_s = 0;
+        const std::vector<float> audio =
+            cut_transmission_audio(m110d_transmit_points(mode, data.data(), data.size()),
+                                   10,
+                                   30,
+                                   12,
+                                   seed,
+                                   signal_end_s);
+        const double delay_s = serial_tone_report_delay_s<m110d_receiver, m110d_burst>(
+            audio, signal_end_s, m110d_receiver_config{});
+        EXPECT_GT(delay_s, 0.0) << seed;
+        EXPECT_LT(delay_s, 3.0) << seed;
+    }
+}
+
 TEST(M110dReceiver, NoiseAloneStartsNothing)
 {
     for (bool find : { false, true }) {

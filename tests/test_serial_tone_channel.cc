@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <random>
@@ -113,6 +114,57 @@ TEST(SerialToneChannel, AProbeMeasuresTheTrackedTaps)
             EXPECT_LT(std::abs(taps[2 * size_t(long(at_path) + m) + p] - channel(m, p)), 0.05) << m << " " << p;
     // Samples not in yet: no estimate.
     EXPECT_FALSE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 590, probe, 1e-3, taps));
+}
+
+TEST(SerialToneChannel, AProbeIsScoredAgainstTheChannelMeasuredBeforeIt)
+{
+    // At 10 dB, the channel measured on one 31-symbol probe predicts the next, 287
+    // symbols on, well; in noise alone its score is an exponential deviate of mean 1.
+    const std::vector<cd> symbols = random_psk8(2000, 27);
+    const serial_tone_samples input = received(symbols, 0.1, 28);
+    const serial_tone_channel_start start = started(input, symbols, 287);
+    channel_tracking_equaliser& eq = *start.equaliser;
+    std::vector<cd> taps(eq.window_samples());
+    const auto probe_at = [&](size_t first) {
+        return std::vector<cd>(symbols.begin() + long(first),
+                               symbols.begin() + long(first) + 31);
+    };
+    ASSERT_TRUE(measure_known_run(input,
+                                  0,
+                                  start.timing_shift,
+                                  eq,
+                                  eq.tracked_symbol_taps(),
+                                  400,
+                                  probe_at(400),
+                                  0.1,
+                                  taps));
+    size_t from_q = taps.size(), end_q = 0;
+    for (size_t q = 0; q < taps.size(); ++q)
+        if (taps[q] != cd()) {
+            from_q = std::min(from_q, q);
+            end_q = q + 1;
+        }
+    const auto score = [&](const serial_tone_samples& samples, size_t first) {
+        return known_run_prediction_score(samples,
+                                          0,
+                                          start.timing_shift,
+                                          eq.precursor_symbols(),
+                                          taps,
+                                          from_q,
+                                          end_q,
+                                          first,
+                                          probe_at(first));
+    };
+    ASSERT_TRUE(score(input, 687).has_value());
+    EXPECT_GT(*score(input, 687), 20.0);
+    const serial_tone_samples noise = received(std::vector<cd>(symbols.size()), 0.1, 29);
+    double sum = 0;
+    for (size_t r = 0; r < 40; ++r)
+        sum += score(noise, 100 + 40 * r).value_or(100.0);
+    EXPECT_GT(sum / 40, 0.6);
+    EXPECT_LT(sum / 40, 1.6);
+    // Samples not in yet: no score.
+    EXPECT_FALSE(score(input, 1990).has_value());
 }
 
 TEST(SerialToneChannel, NoiseBesideThePathsIsNotTrackedFromTheStart)

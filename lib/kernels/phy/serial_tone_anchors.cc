@@ -99,8 +99,30 @@ bool serial_tone_probe_anchors::measure(const serial_tone_samples& input,
             from_q = end_q == 0 ? q : from_q;
             end_q = q + 1;
         }
-    d_anchors.push_back({ first, timing_shift, std::move(taps), from_q, end_q });
+    // Scored before the new anchor joins: nothing of this probe is in the one before.
+    std::optional<double> score;
+    if (!d_anchors.empty() && d_anchors.back().timing_shift == timing_shift) {
+        const anchor& before = d_anchors.back();
+        score = known_run_prediction_score(input,
+                                           start,
+                                           timing_shift,
+                                           equaliser.precursor_symbols(),
+                                           before.taps,
+                                           before.nonzero_from,
+                                           before.nonzero_end,
+                                           first,
+                                           known);
+    }
+    d_anchors.push_back({ first, timing_shift, std::move(taps), from_q, end_q, score });
     return true;
+}
+
+std::optional<double> serial_tone_probe_anchors::prediction_score(uint64_t first) const
+{
+    for (const anchor& a : d_anchors)
+        if (a.first == first)
+            return a.prediction_score;
+    return std::nullopt;
 }
 
 void serial_tone_probe_anchors::keep_last(size_t kept)

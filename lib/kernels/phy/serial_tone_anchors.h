@@ -23,6 +23,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace gr {
@@ -54,6 +55,10 @@ public:
         // taps[q] is zero outside [nonzero_from, nonzero_end) (the span is mostly
         // empty at wide bandwidths: the interpolation skips it).
         size_t nonzero_from = 0, nonzero_end = 0;
+        // The probe's samples against the anchor before it (known_run_prediction_score:
+        // exponential of mean 1 on noise alone); nullopt for the first anchor, or one
+        // measured on another sample grid than the anchor before.
+        std::optional<double> prediction_score;
     };
 
     // probe_symbols: a probe's length (its centre is where its anchor sits in time);
@@ -73,6 +78,9 @@ public:
         d_whole_interval = probes > 0 ? probes : 1;
     }
     bool has(uint64_t first) const;
+    // The prediction score of the anchor measured on the probe from `first` (nullopt:
+    // none, or no longer kept).
+    std::optional<double> prediction_score(uint64_t first) const;
     bool empty() const { return d_anchors.empty(); }
     const anchor& last() const { return d_anchors.back(); }
     // The probe `known` sent as burst symbol `first` on (samples as serial_tone_window

@@ -302,6 +302,47 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
     return true;
 }
 
+std::optional<double> known_run_prediction_score(const serial_tone_samples& input,
+                                                 uint64_t start,
+                                                 int64_t timing_shift,
+                                                 size_t precursor_symbols,
+                                                 const std::vector<cd>& taps,
+                                                 size_t from_q,
+                                                 size_t end_q,
+                                                 uint64_t first,
+                                                 const std::vector<cd>& known)
+{
+    if (end_q <= from_q || end_q > taps.size() || known.empty())
+        return std::nullopt;
+    const int64_t precursor = int64_t(precursor_symbols);
+    const int64_t lo = int64_t(from_q / 2), hi = int64_t((end_q - 1) / 2);
+    const int64_t t_first = int64_t(first) - precursor + hi;
+    const int64_t t_last = int64_t(first) + int64_t(known.size()) - 1 - precursor + lo;
+    if (t_last < t_first)
+        return std::nullopt;
+    const int64_t sample_first = int64_t(start) + t_first * sps + timing_shift;
+    const int64_t sample_last = int64_t(start) + t_last * sps + timing_shift + 2;
+    if (sample_first < int64_t(input.base()) || sample_last >= int64_t(input.total()))
+        return std::nullopt;
+    cd cross;
+    double received = 0, predicted = 0;
+    for (int64_t t = t_first; t <= t_last; ++t)
+        for (unsigned p = 0; p < 2; ++p) {
+            cd prediction;
+            for (int64_t i = lo; i <= hi; ++i)
+                prediction += taps[size_t(2 * i + p)] *
+                              known[size_t(t + precursor - i - int64_t(first))];
+            const cd y(input.derotated(
+                uint64_t(int64_t(start) + t * sps + timing_shift + 2 * int64_t(p))));
+            cross += y * std::conj(prediction);
+            received += std::norm(y);
+            predicted += std::norm(prediction);
+        }
+    if (!(received > 0 && predicted > 0))
+        return 0.0;
+    return std::norm(cross) / (received * predicted) * double(2 * (t_last - t_first + 1));
+}
+
 std::vector<cf> symbols_at_offset(const serial_tone_samples& input,
                                   uint64_t start,
                                   unsigned length,

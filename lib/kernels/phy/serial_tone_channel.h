@@ -22,6 +22,7 @@
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gr {
@@ -70,6 +71,25 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
                        const channel_tracking_equaliser& equaliser, const std::vector<size_t>& measured,
                        uint64_t first, const std::vector<std::complex<double>>& known, double ridge,
                        std::vector<std::complex<double>>& taps);
+
+// How well a channel measured before a run of known symbols (taps as the equaliser's,
+// zero outside [from_q, end_q)) predicts that run's samples (taken as
+// measure_known_run takes them, on the observations all of whose symbols are known):
+// |<y, prediction>|^2 / (|y|^2 |prediction|^2) times the observations. Nothing of the
+// run went into the channel, so for noise alone the score is an exponential deviate of
+// mean 1, while a signal at an SINR s scores about s / (1 + s) of the observations
+// (less as the channel moved). nullopt while samples are missing or no observation has
+// all its symbols known.
+std::optional<double>
+known_run_prediction_score(const serial_tone_samples& input,
+                           uint64_t start,
+                           int64_t timing_shift,
+                           size_t precursor_symbols,
+                           const std::vector<std::complex<double>>& taps,
+                           size_t from_q,
+                           size_t end_q,
+                           uint64_t first,
+                           const std::vector<std::complex<double>>& known);
 
 // `length` symbols from sample `start` on (one sample each, 4 samples per symbol at
 // `symbol_rate`: 9600 Hz for 2400 Bd), derotated by `hz` (phase 0 at start): a

@@ -37,6 +37,13 @@ public:
     void add_window_power(double power);
     // A probe (a known symbol of the block): its estimate z and what was sent.
     void add_probe(cd z, cd sent);
+    // A probe's samples scored against the channel measured before it
+    // (known_run_prediction_score, App C and App D). Once a block has scores, they
+    // decide whether its probes match (their mean at least 4, noise alone averaging 1):
+    // the estimates there come from a channel interpolated through the probe's own
+    // least squares, which fits noise to the known symbols (a block of noise alone
+    // correlated 0.03-0.13, so the 0.05 test went on reading noise for 12-22 s).
+    void add_prediction_score(double score);
     // The block's probes so far: do they still match what was sent?
     bool probes_match() const;
     // The block is over: true when the signal is gone. `matched`: its probes matched
@@ -66,6 +73,8 @@ private:
     cd d_correlation;
     double d_estimate_power = 0;
     size_t d_known = 0;
+    double d_prediction_scores = 0;
+    size_t d_scored_probes = 0;
     unsigned d_unmatched_blocks = 0;
     size_t d_matched_blocks = 0;
     double d_noise = 1.0;

@@ -34,6 +34,9 @@ take effect at once there too, inside a burst as well.
 steps, profile and way) instead of measuring them again: for trying node options on the
 adaptive run alone.
 
+bench/rate_adaptation_same_stretch_references.json holds the same-stretch references of
+channel seeds 1-4 (keyed by seed; --references-from picks --seed's).
+
 --references same-stretch (real way) measures each fixed mode over the segment's own
 stretch of the channel: the demo at the segment's SNR throughout, same channel seed, run
 to the segment's end, its throughput counted over the segment's window of the transfer, as
@@ -176,7 +179,15 @@ def loaded_references(a):
     if not a.references_from:
         return None
     with open(a.references_from) as f:
-        references = json.load(f)["references"]
+        figures = json.load(f)
+    # A file of several seeds' references keys them by seed.
+    if "seeds" in figures:
+        if str(a.seed) not in figures["seeds"]:
+            raise SystemExit(f"rate_adaptation: {a.references_from} has no references for "
+                             f"seed {a.seed} (it has {', '.join(figures['seeds'])})")
+        references = figures["seeds"][str(a.seed)]
+    else:
+        references = figures["references"]
     for r in references:
         print(f"fixed {r['mode']} at {r['snr_db']:g} dB: {r['bps']:.0f} bit/s "
               f"(from {a.references_from})")

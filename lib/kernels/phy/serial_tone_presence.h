@@ -9,10 +9,13 @@
  * when it is 13 dB weaker than at its preamble for a block whose known symbols no
  * longer match what was sent (a slow fade alone stays 13 dB down for blocks with the
  * probes read well; a fast one spoils a block's probes), or when they have not matched
- * for three blocks. Known symbols "match" when their estimates correlate with what was
- * sent, normalised over the block, by at least 0.05: noise alone gives about 1 / probes,
- * a signal at an SINR of -6 dB still 0.2 (the estimates are unbiased, so their error
- * alone says little at low SNR). Also the known-symbol error power behind the burst's
+ * for three blocks; where probes are scored (App C, App D), also over at least 6 and 9
+ * probes (a block may be one frame). Known symbols "match" when their estimates
+ * correlate with what was sent, normalised over the block, by at least 0.05: noise
+ * alone gives about 1 / probes, a signal at an SINR of -6 dB still 0.2 (the estimates
+ * are unbiased, so their error alone says little at low SNR); where the estimates come
+ * from a channel fitted to the probe itself, the probes' prediction scores decide
+ * instead (add_prediction_score). Also the known-symbol error power behind the burst's
  * SNR report. */
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_PRESENCE_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_PRESENCE_H
@@ -75,6 +78,8 @@ private:
     size_t d_known = 0;
     double d_prediction_scores = 0;
     size_t d_scored_probes = 0;
+    size_t d_unmatched_probes =
+        0; // scored probes in the blocks unmatched since the last match
     unsigned d_unmatched_blocks = 0;
     size_t d_matched_blocks = 0;
     double d_noise = 1.0;

@@ -14,6 +14,8 @@
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -113,49 +115,57 @@ inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::ph
     return points;
 }
 
-// A serial-tone receiver's (m110c_receiver, m110d_receiver) bursts from real audio at
-// fs, fed through the front end in pieces of 4096 as a block would, with half a second
-// of silence after.
+// Real audio at fs fed to a serial-tone receiver (m110c_receiver, m110d_receiver)
+// through the front end in pieces of `piece` samples, as a block would; its bursts.
+// With `fed_to_first`, feeding stops at the piece after which the first burst came, and
+// the samples fed by then are stored there.
 template <typename Receiver, typename Burst, typename Config>
-std::vector<Burst> receive_serial_tone_audio(std::vector<float> audio, double fs, const Config& config)
+std::vector<Burst> feed_serial_tone_audio(const std::vector<float>& audio,
+                                          double fs,
+                                          const Config& config,
+                                          size_t piece,
+                                          size_t* fed_to_first = nullptr)
 {
-    audio.resize(audio.size() + size_t(fs / 2), 0.0f);
     gr::hfstack::phy::serial_tone_frontend_config fc;
     fc.sample_rate = fs;
     gr::hfstack::phy::serial_tone_frontend front(fc);
     Receiver rx(config);
     std::vector<Burst> bursts;
     std::vector<std::complex<float>> bb;
-    for (size_t k = 0; k < audio.size(); k += 4096) {
+    for (size_t k = 0; k < audio.size(); k += piece) {
         bb.clear();
-        front.process(audio.data() + k, std::min<size_t>(4096, audio.size() - k), bb);
+        const size_t n = std::min(piece, audio.size() - k);
+        front.process(audio.data() + k, n, bb);
         rx.process(bb.data(), bb.size(), bursts);
+        if (fed_to_first && !bursts.empty()) {
+            *fed_to_first = k + n;
+            break;
+        }
     }
     return bursts;
 }
 
+// A serial-tone receiver's bursts from real audio at fs, fed in pieces of 4096, with
+// half a second of silence after.
+template <typename Receiver, typename Burst, typename Config>
+std::vector<Burst>
+receive_serial_tone_audio(std::vector<float> audio, double fs, const Config& config)
+{
+    audio.resize(audio.size() + size_t(fs / 2), 0.0f);
+    return feed_serial_tone_audio<Receiver, Burst>(audio, fs, config, 4096);
+}
+
 // Seconds of input past `signal_end_s` a serial-tone receiver took to report its first
-// burst (fed at 9600 Hz in pieces of 0.1 s); infinity when it reported none.
+// burst (audio at 9600 Hz fed in pieces of 0.1 s); infinity when it reported none.
 template <typename Receiver, typename Burst, typename Config>
 double serial_tone_report_delay_s(const std::vector<float>& audio,
                                   double signal_end_s,
                                   const Config& config)
 {
-    constexpr double fs = 9600;
-    gr::hfstack::phy::serial_tone_frontend_config fc;
-    fc.sample_rate = fs;
-    gr::hfstack::phy::serial_tone_frontend front(fc);
-    Receiver rx(config);
-    std::vector<Burst> bursts;
-    std::vector<std::complex<float>> bb;
-    for (size_t k = 0; k < audio.size(); k += 960) {
-        bb.clear();
-        front.process(audio.data() + k, std::min<size_t>(960, audio.size() - k), bb);
-        rx.process(bb.data(), bb.size(), bursts);
-        if (!bursts.empty())
-            return double(k + 960) / fs - signal_end_s;
-    }
-    return std::numeric_limits<double>::infinity();
+    size_t fed = 0;
+    if (feed_serial_tone_audio<Receiver, Burst>(audio, 9600, config, 960, &fed).empty())
+        return std::numeric_limits<double>::infinity();
+    return double(fed) / 9600 - signal_end_s;
 }
 
 // 2400 Bd points (or 8PSK symbol numbers) on 1800 Hz as audio at fs, rms 0.25, with
@@ -205,6 +215,26 @@ inline std::vector<float> cut_transmission_audio(std::vector<std::complex<float>
     std::vector<float> audio = padded_audio(points, fs);
     audio.resize(audio.size() + size_t(noise_s * fs), 0.0f);
     return through_channel(audio, fs, snr_db, 0, seed);
+}
+
+// The first `seconds` of a transmission of 2400 Bd `points` (the sender's signal stops:
+// no EOM), then 30 s of noise alone, at 12 dB, channel seeds 1-4: each time the
+// receiver reports the burst within `within_s` of the signal's end.
+template <typename Receiver, typename Burst, typename Config>
+void expect_cut_transmission_ends_within(const std::vector<std::complex<float>>& points,
+                                         double seconds,
+                                         double within_s,
+                                         const Config& config)
+{
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        double signal_end_s = 0;
+        const std::vector<float> audio =
+            cut_transmission_audio(points, seconds, 30, 12, seed, signal_end_s);
+        const double delay_s =
+            serial_tone_report_delay_s<Receiver, Burst>(audio, signal_end_s, config);
+        EXPECT_GT(delay_s, 0.0) << seed;
+        EXPECT_LT(delay_s, within_s) << seed;
+    }
 }
 
 // Feeds a receiver (m110a_receiver, m110c_receiver) `seconds` of complex noise at the

@@ -18,6 +18,8 @@
  *       [--static-paths d1,d2,...]   (equal static paths at these delays in ms, D-LXV's
  *                                     static multipath tests)
  *       [--forgetting L] [--decision-weight W] [--detection-threshold Z] [--passes N]
+ *       [--soft-feedback 0|1]   (110A: the decoder-aided passes weigh each re-encoded
+ *                               symbol in the tracker by its a posteriori probability)
  *       [--solve-interval N] [--interpolate 0|1]   (App C and D: channel from the probes)
  *       [--backward 0|1]   (App C and D: suspect frames equalised again backward)
  *       [--data-power 0|1]   (App C: the equaliser weighs QAM data at their own power)
@@ -313,6 +315,8 @@ int main(int argc, char** argv)
             rx_config.walsh_coherent_weight = std::atof(value.c_str());
         else if (key == "--walsh-metric")
             rx_config.walsh_metric = unsigned(std::atoi(value.c_str()));
+        else if (key == "--soft-feedback")
+            rx_config.soft_decoder_feedback = value != "0";
         else if (key == "--passes")
             rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
                 wide_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));

@@ -147,3 +147,49 @@ TEST(ConvK7, StreamingGivesTheSameBitsAsOneCall)
     // streamed bits are those of the full traceback.
     EXPECT_EQ(out, expected);
 }
+
+TEST(ConvK7, MaxLogMapAgreesWithViterbiAndKnowsWhereItIsUnsure)
+{
+    // 20,000 bits at Eb/N0 2 dB (flushed): the a posteriori input bits' signs are the
+    // Viterbi decisions but for a few ties; the coded bits' LLRs are reliable where
+    // large (those over 8 practically never wrong) and the wrong ones small.
+    const size_t n = 20000;
+    std::vector<uint8_t> bits = random_bits(n, 3);
+    for (size_t k = n - 6; k < n; ++k)
+        bits[k] = 0;
+    k7_encoder e;
+    std::vector<uint8_t> coded;
+    e.encode(bits.data(), n, coded);
+    const std::vector<float> llr = noisy_llrs(coded, 2.0, 4);
+    const k7_soft_output soft = k7_max_log_map(llr.data(), n, 0);
+    ASSERT_EQ(soft.input.size(), n);
+    ASSERT_EQ(soft.coded.size(), 2 * n);
+    k7_viterbi v;
+    const std::vector<uint8_t> hard = v.decode(llr.data(), n, 0);
+    size_t disagree = 0, input_errors = 0;
+    for (size_t k = 0; k < n; ++k) {
+        disagree += (soft.input[k] < 0) != (hard[k] == 1);
+        input_errors += (soft.input[k] < 0) != (bits[k] == 1);
+    }
+    EXPECT_LT(disagree, n / 400); // the Viterbi decoder quantises its input to 8 bits
+    EXPECT_GT(input_errors, 0u);  // 2 dB: some errors, so the check below means something
+    EXPECT_LT(input_errors, n / 100);
+    size_t confident = 0, confident_wrong = 0, wrong = 0, wrong_small = 0;
+    for (size_t k = 0; k < 2 * n; ++k) {
+        const bool is_wrong = (soft.coded[k] < 0) != (coded[k] == 1);
+        wrong += is_wrong;
+        wrong_small += is_wrong && std::fabs(soft.coded[k]) < 8;
+        if (std::fabs(soft.coded[k]) > 8) {
+            ++confident;
+            confident_wrong += is_wrong;
+        }
+    }
+    EXPECT_GT(confident, n);
+    EXPECT_EQ(confident_wrong, 0u);
+    EXPECT_EQ(wrong_small, wrong);
+    // Clean input: every coded bit confident and right.
+    const std::vector<float> clean = noisy_llrs(coded, 30.0, 5);
+    const k7_soft_output sure = k7_max_log_map(clean.data(), n, 0);
+    for (size_t k = 0; k < 2 * n; ++k)
+        ASSERT_EQ(sure.coded[k] < 0, coded[k] == 1) << k;
+}

@@ -351,7 +351,7 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::match(const cd* windo
     return y / energy;
 }
 
-void channel_tracking_equaliser::decide(cd symbol, bool known)
+void channel_tracking_equaliser::decide(cd symbol, double weight, bool known)
 {
     if (d_pending.empty())
         throw std::logic_error("channel_tracking_equaliser: decide without a pending window");
@@ -402,7 +402,7 @@ void channel_tracking_equaliser::decide(cd symbol, bool known)
     };
     // Weighted RLS (cost sum lambda^age weight |e|^2): decisions count less than known
     // symbols, so the probes pull a tracker that followed wrong decisions back.
-    const double weight = known ? 1.0 : d_cfg.decision_weight;
+    weight = std::max(weight, 1e-6);
     for (size_t u = 0; u < n; ++u)
         d_regressor[u] = tracked_regressor(d_tracked[u]);
     cd e0 = seen.tracked0, e1 = seen.tracked1;

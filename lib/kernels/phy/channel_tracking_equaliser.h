@@ -114,7 +114,16 @@ public:
     // feedback history moves on and the channel is updated from the observation whose
     // symbols are now all known. `known` symbols also update the noise estimate.
     // Windows may be equalised ahead of their decisions (feedback off).
-    void decide(cd symbol, bool known);
+    void decide(cd symbol, bool known)
+    {
+        decide(symbol, known ? 1.0 : d_cfg.decision_weight, known);
+    }
+    // A decision of the decoder's with its own weight in the tracker (0..1: the
+    // probability that it is right, say), counted as known where the weight is 1.
+    void decide_weighted(cd symbol, double weight)
+    {
+        decide(symbol, weight, weight >= 1.0);
+    }
 
     // +1: the channel's paths have moved T/2 later than where they started (the caller
     // should take its samples T/2 later, then call slip(+1)); -1 earlier; else 0.
@@ -156,6 +165,7 @@ public:
     double noise() const { return d_noise; }
 
 private:
+    void decide(cd symbol, double weight, bool known);
     void solve();
     // sum over taps of conj(solved) * current: how the channel moved since the solution.
     cd projection_on_solved() const;

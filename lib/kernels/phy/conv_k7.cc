@@ -144,6 +144,77 @@ std::vector<uint8_t> k7_viterbi::decode(const float* llr, size_t n, int end_stat
     return bits;
 }
 
+k7_soft_output k7_max_log_map(const float* llr, size_t n, int end_state)
+{
+    // Max-log metrics in halves of an LLR: a branch whose coded bit c meets LLR L
+    // gains +L/2 for c = 0, -L/2 for c = 1.
+    constexpr float unreachable = -1e30f;
+    std::vector<float> alpha((n + 1) * states, unreachable),
+        beta((n + 1) * states, unreachable);
+    alpha[0] = 0;
+    const auto gain = [&](size_t k, unsigned reg) {
+        const float g1 = parity(reg & t1_poly) ? -llr[2 * k] : llr[2 * k];
+        const float g2 = parity(reg & t2_poly) ? -llr[2 * k + 1] : llr[2 * k + 1];
+        return 0.5f * (g1 + g2);
+    };
+    for (size_t k = 0; k < n; ++k)
+        for (unsigned s = 0; s < states; ++s) {
+            const float a = alpha[k * states + s];
+            if (a <= unreachable)
+                continue;
+            for (unsigned u = 0; u < 2; ++u) {
+                const unsigned reg = (s << 1) | u;
+                float& next = alpha[(k + 1) * states + (reg & (states - 1))];
+                next = std::max(next, a + gain(k, reg));
+            }
+        }
+    for (unsigned s = 0; s < states; ++s)
+        beta[n * states + s] =
+            end_state < 0 || unsigned(end_state) == s ? 0.0f : unreachable;
+    for (size_t k = n; k-- > 0;)
+        for (unsigned s = 0; s < states; ++s) {
+            float best = unreachable;
+            for (unsigned u = 0; u < 2; ++u) {
+                const unsigned reg = (s << 1) | u;
+                const float b = beta[(k + 1) * states + (reg & (states - 1))];
+                if (b > unreachable)
+                    best = std::max(best, b + gain(k, reg));
+            }
+            beta[k * states + s] = best;
+        }
+    k7_soft_output out;
+    out.coded.resize(2 * n);
+    out.input.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+        // Best path through a branch with each value of each bit.
+        float best[3][2] = { { unreachable, unreachable },
+                             { unreachable, unreachable },
+                             { unreachable, unreachable } };
+        for (unsigned s = 0; s < states; ++s) {
+            const float a = alpha[k * states + s];
+            if (a <= unreachable)
+                continue;
+            for (unsigned u = 0; u < 2; ++u) {
+                const unsigned reg = (s << 1) | u;
+                const float b = beta[(k + 1) * states + (reg & (states - 1))];
+                if (b <= unreachable)
+                    continue;
+                const float m = a + gain(k, reg) + b;
+                const unsigned bits[3] = { u,
+                                           parity(reg & t1_poly),
+                                           parity(reg & t2_poly) };
+                for (unsigned j = 0; j < 3; ++j)
+                    best[j][bits[j]] = std::max(best[j][bits[j]], m);
+            }
+        }
+        // In halves the metrics' differences are the LLRs themselves.
+        out.input[k] = best[0][0] - best[0][1];
+        out.coded[2 * k] = best[1][0] - best[1][1];
+        out.coded[2 * k + 1] = best[2][0] - best[2][1];
+    }
+    return out;
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

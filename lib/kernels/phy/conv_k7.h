@@ -81,6 +81,17 @@ private:
     volk::vector<unsigned char> d_symbols;
 };
 
+// A posteriori LLRs of the coded bits (and the input bits) by the max-log BCJR: what
+// a decoder-aided pass needs to tell the re-encoded decisions it can trust from those
+// the decoder itself was unsure of (the Viterbi decoder gives bits only). Same LLR
+// convention as k7_viterbi: log P(0) / P(1), T1, T2 per input bit.
+struct k7_soft_output {
+    std::vector<float> coded; // 2 n a posteriori LLRs
+    std::vector<float> input; // n
+};
+// From the all-zero state; end_state as k7_viterbi::decode (-1: any).
+k7_soft_output k7_max_log_map(const float* llr, size_t n, int end_state = -1);
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -132,6 +132,10 @@ struct m110a_receiver::state {
     // Equalises the block again on its decoded decisions; false (nothing done) when they
     // are those the previous pass ran on, which would only repeat it.
     bool second_pass();
+    // soft_decoder_feedback: a symbol's mean point given its bits' a posteriori LLRs
+    // (MSB first), and the probability that all its bits are as their signs say.
+    cd expected_symbol(const float* llr, unsigned scr) const;
+    double decided_probability(const float* llr) const;
     // Nearest point of the mode's set to u (descrambled), and max-log LLRs (MSB first).
     unsigned nearest_point(cd u) const;
     void demap(cd u, double sigma2, float* llr) const;
@@ -845,8 +849,17 @@ bool m110a_receiver::state::second_pass()
     std::vector<float> pairs = recent_pairs;
     const size_t lead = recent_pairs.size() / 2;
     append_block_pairs(pairs);
-    k7_viterbi tentative;
-    std::vector<uint8_t> decoded = tentative.decode(pairs.data(), pairs.size() / 2);
+    std::vector<uint8_t> decoded;
+    std::vector<float> coded_llr; // soft_decoder_feedback: a posteriori, per coded bit
+    if (cfg.soft_decoder_feedback) {
+        k7_soft_output soft = k7_max_log_map(pairs.data(), pairs.size() / 2);
+        for (float l : soft.input)
+            decoded.push_back(l < 0 ? 1 : 0);
+        coded_llr = std::move(soft.coded);
+    } else {
+        k7_viterbi tentative;
+        decoded = tentative.decode(pairs.data(), pairs.size() / 2);
+    }
     if (decoded == previous_pass_decoded)
         return false;
     std::vector<uint8_t> coded;
@@ -854,9 +867,13 @@ bool m110a_receiver::state::second_pass()
     encoder.encode(decoded.data(), decoded.size(), coded);
     // Channel-order bit k of the block is coded bit order[k] (repetitions share it).
     std::vector<uint8_t> channel_bits(nb);
+    std::vector<float> channel_llr(coded_llr.empty() ? 0 : nb);
     for (size_t k = 0; k < nb; ++k) {
         const size_t j = order[k];
-        channel_bits[k] = coded[2 * (lead + j / (2 * rep)) + j % 2];
+        const size_t c = 2 * (lead + j / (2 * rep)) + j % 2;
+        channel_bits[k] = coded[c];
+        if (!coded_llr.empty())
+            channel_llr[k] = coded_llr[c];
     }
     const unsigned nbits = mode->bits_per_symbol;
     std::array<unsigned, 8> symbol_of_label{};
@@ -878,7 +895,12 @@ bool m110a_receiver::state::second_pass()
         for (unsigned b = 0; b < nbits; ++b)
             label = (label << 1) | channel_bits[bit + b];
         demap(z * std::conj(cd(point(seen.scr))), std::max(1e-3, again.estimate_variance()), &block_llr[bit]);
-        again.decide(cd(point(symbol_of_label[label] + seen.scr)), true); // as good as known
+        const cd decided(point(symbol_of_label[label] + seen.scr));
+        if (channel_llr.empty())
+            again.decide(decided, true); // as good as known
+        else
+            again.decide_weighted(expected_symbol(&channel_llr[bit], seen.scr),
+                                  decided_probability(&channel_llr[bit]));
         bit += nbits;
     }
     again.take_turn(); // the loop already heard of this block's turn in the first pass
@@ -886,6 +908,31 @@ bool m110a_receiver::state::second_pass()
     previous_pass_decoded = std::move(decoded);
     ++later_passes;
     return true;
+}
+
+cd m110a_receiver::state::expected_symbol(const float* llr, unsigned scr) const
+{
+    // Bits independent given their LLRs (log P(0) / P(1)), MSB first as demap() gives.
+    const unsigned nbits = mode->bits_per_symbol;
+    cd expected;
+    for (unsigned s = 0; s < 8; s += stride()) {
+        const unsigned label = label_of(s, nbits);
+        double probability = 1;
+        for (unsigned b = 0; b < nbits; ++b) {
+            const double p0 = 1 / (1 + std::exp(-double(llr[b])));
+            probability *= (label >> (nbits - 1 - b)) & 1 ? 1 - p0 : p0;
+        }
+        expected += probability * cd(point(s + scr));
+    }
+    return expected;
+}
+
+double m110a_receiver::state::decided_probability(const float* llr) const
+{
+    double right = 1;
+    for (unsigned b = 0; b < mode->bits_per_symbol; ++b)
+        right /= 1 + std::exp(-double(std::fabs(llr[b])));
+    return right;
 }
 
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)

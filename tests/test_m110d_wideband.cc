@@ -386,3 +386,39 @@ TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
             << what << ", 13 symbols";
     }
 }
+
+// The paths trade places within the preamble (M = 20): the super-frame comb finds the
+// preamble super-frames before its last, timed on the first path, strong then; at the
+// last super-frame, where the channel is measured, that path is 20 dB under the other,
+// 2 ms (19 symbols) later at 12 kHz. The measurement must reach the later path: at +-16
+// symbols it spread over every tap, none cleared the noise floor and the burst went to
+// a one-tap equaliser, received wholly wrong (F.1487 poor at D-LXIV's rows - 1 dB, 12
+// kHz, channel seed 1: WN5-WN8 each lost a burst so).
+TEST(M110dWidebandSpan, PathsTradingPlacesWithinThePreambleAt12kHz)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN5/12kHz/S");
+    const std::vector<uint8_t> data = random_bytes(3000, 84);
+    m110d_transmit_options options;
+    options.timing.preamble.superframes = 20;
+    const psk_modulator modulator(m110d_modulator_config(mode, 0));
+    const double rate = modulator.config().sample_rate;
+    std::vector<cf> x(size_t(0.1 * rate));
+    const std::vector<cf> burst = modulator.baseband(
+        m110d_transmit_points(mode, data.data(), data.size(), options));
+    x.insert(x.end(), burst.begin(), burst.end());
+    x.resize(x.size() + size_t(0.3 * rate));
+    chan::watterson_config cc;
+    cc.sample_rate_hz = rate;
+    cc.snr_db = 20;
+    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
+    cc.signal_power = m110d_frame_power(mode);
+    cc.seed = 7;
+    cc.paths = { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } };
+    chan::watterson_channel channel(cc);
+    std::vector<cf> air;
+    const size_t swap = size_t(3.1 * rate); // 3 s into the 4.8 s preamble
+    channel.process(x.data(), swap, air);
+    channel.set_paths({ { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } });
+    channel.process(x.data() + swap, x.size() - swap, air);
+    expect_whole(received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
+}

@@ -22,7 +22,12 @@ using cf = std::complex<float>;
 using cd = std::complex<double>;
 
 constexpr unsigned sps = 4;             // samples per symbol
-constexpr int measure_reach = 16;       // taps from -reach to +reach symbols
+// Taps from -reach to +reach symbols about the detected timing: the span plus a pulse
+// tail, at least 16 (3 kHz's 13 + 3). The search may lock on any path, the others lying
+// up to a delay spread either side; a path outside the reach is not fitted and spreads
+// over every tap, lifting the floor the paths must clear (5069 at 12 kHz, F.1487 poor,
+// paths 19 symbols apart with a reach of 16: no path found, a burst on one tap).
+constexpr int least_measure_reach = 16;
 constexpr unsigned measure_chunks = 3;  // least squares over each, summed in power
 // Observations a chunk needs, per tap it measures (fewer chunks on a short run: the
 // late start's 103-symbol section holds one).
@@ -67,6 +72,31 @@ public:
                 row[j] += cd(ar * x[j].real() - ai * x[j].imag(), ar * x[j].imag() + ai * x[j].real());
         }
     }
+    // The regressors of a run at once, x_t[i] = s[t + reach - i] for t in [from, to):
+    // shifted by one, a sum loses its first term and gains one, so each diagonal follows
+    // from the first row in O(1) a term, not O(run) (a reach of 88 at 48 kHz: 31,000
+    // products a symbol added one by one, most of a false detection's cost).
+    void add_shifted_run(const std::vector<cf>& s, size_t from, size_t to, size_t reach)
+    {
+        for (size_t j = 0; j < d_n; ++j) {
+            cd sum;
+            for (size_t t = from; t < to; ++t)
+                sum += std::conj(cd(s[t + reach])) * cd(s[t + reach - j]);
+            d_gram[j] += sum;
+        }
+        // G[i + 1][j + 1] = G[i][j] + x_{from - 1} term - x_{to - 1} term.
+        for (size_t i = 0; i + 1 < d_n; ++i)
+            for (size_t j = i; j + 1 < d_n; ++j) {
+                const cd first =
+                    std::conj(cd(s[from - 1 + reach - i])) * cd(s[from - 1 + reach - j]);
+                const cd last =
+                    std::conj(cd(s[to - 1 + reach - i])) * cd(s[to - 1 + reach - j]);
+                d_gram[(i + 1) * d_n + j + 1] = d_gram[i * d_n + j] + first - last;
+            }
+        for (size_t i = 1; i < d_n; ++i)
+            for (size_t j = 0; j < i; ++j)
+                d_gram[i * d_n + j] = std::conj(d_gram[j * d_n + i]);
+    }
     // Adds `share` of the mean diagonal to the diagonal.
     void load_diagonal(double share)
     {
@@ -93,11 +123,17 @@ private:
 
 // Least squares over symbol times [from, to): r_p[t] = sum_m g_p[m] s[t - m], normal
 // equations (X^H X) g_p = X^H r_p, one matrix for both T/2 phases; taps[2 (m + reach)
-// + p]. False when samples are missing or the solution is not finite.
-bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vector<cf>& known, size_t from,
-             size_t to, std::vector<cd>& taps, double& noise_power)
+// + p]. False when samples are missing or the solution is not finite. The reach of 16
+// (3 kHz) sums its regressors one by one as it always has (the same values to the bit).
+bool measure(const serial_tone_samples& input,
+             uint64_t symbol0,
+             const std::vector<cf>& known,
+             int reach,
+             size_t from,
+             size_t to,
+             std::vector<cd>& taps,
+             double& noise_power)
 {
-    const int reach = measure_reach;
     const size_t n = size_t(2 * reach + 1);
     two_phase_normal_equations equations(n);
     std::vector<cd> x(n);
@@ -113,8 +149,11 @@ bool measure(const serial_tone_samples& input, uint64_t symbol0, const std::vect
             observed.push_back(rp);
             equations.add_observation(p, x, rp);
         }
-        equations.add_regressor(x);
+        if (reach <= least_measure_reach)
+            equations.add_regressor(x);
     }
+    if (reach > least_measure_reach)
+        equations.add_shifted_run(known, from, to, size_t(reach));
     equations.load_diagonal(normal_loading);
     const std::array<std::vector<cd>, 2> g = equations.solve();
     taps.assign(2 * n, cd());
@@ -148,7 +187,8 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
 {
     // Where the paths are sets the timing (first path) and the equaliser's length
     // (delay spread); the first chunk's estimate starts it.
-    const int reach = measure_reach;
+    const int reach =
+        std::max(least_measure_reach, int(max_delay_spread_symbols + tail_symbols));
     const size_t taps_wide = 2 * size_t(2 * reach + 1);
     const size_t span = known.size() > 2 * size_t(reach) ? known.size() - 2 * size_t(reach) : 0;
     const size_t chunks = std::clamp<size_t>(size_t(double(span) / (chunk_observations_per_tap * (2 * reach + 1))), 1,
@@ -160,7 +200,7 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     for (size_t from = reach; chunk > 0 && from + chunk + reach <= known.size(); from += chunk) {
         std::vector<cd> taps;
         double noise_power = 0;
-        if (!measure(input, symbol0, known, from, from + chunk, taps, noise_power))
+        if (!measure(input, symbol0, known, reach, from, from + chunk, taps, noise_power))
             continue;
         for (size_t m = 0; m < profile.size(); ++m)
             profile[m] += std::norm(taps[2 * m]) + std::norm(taps[2 * m + 1]);

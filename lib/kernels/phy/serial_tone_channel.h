@@ -5,13 +5,13 @@
  */
 
 /* The start of a serial-tone burst's equalisation, shared by the serial-tone receivers:
- * the channel measured by least squares over known preamble symbols (+-16 symbols at
- * T/2, over three chunks summed in power: a fading channel changes within a preamble),
- * its paths found (taps over 5 % of the strongest and 6x the median, the noise floor),
- * the symbol timing placed at the first path, and a channel-tracking equaliser sized to
- * the delay spread (up to max_delay_spread_symbols, reaching that far again on either
- * side for paths faded out during the measurement) started from the first chunk's
- * estimate. */
+ * the channel measured by least squares over known preamble symbols (+-(span + 3)
+ * symbols at T/2, at least +-16, over three chunks summed in power: a fading channel
+ * changes within a preamble), its paths found (taps over 5 % of the strongest and 6x the
+ * median, the noise floor), the symbol timing placed at the first path, and a
+ * channel-tracking equaliser sized to the delay spread (up to max_delay_spread_symbols,
+ * reaching that far again on either side for paths faded out during the measurement)
+ * started from the first chunk's estimate. */
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CHANNEL_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_CHANNEL_H
 

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -36,7 +37,8 @@ constexpr unsigned bandwidths[] = { 3, 6, 9, 12, 15, 18, 21, 24, 30, 36, 42, 48 
 
 // Complex baseband of a transmission at `fs` (the modem's rate when 0), with 0.1 s of
 // silence before and 0.3 s after, through a carrier offset and (snr_db finite) AWGN
-// over the transmission's mean power in the mode's bandwidth.
+// over the transmission's mean power in the mode's bandwidth, and `paths`; with
+// `paths_from` given, those paths instead from change_s seconds of the samples on.
 std::vector<cf> on_the_air(const m110d_mode& mode,
                            const std::vector<uint8_t>& data,
                            double fs,
@@ -44,7 +46,9 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
                            double offset_hz,
                            uint64_t seed,
                            const m110d_transmit_options& options = {},
-                           const std::vector<chan::watterson_path>& paths = {})
+                           const std::vector<chan::watterson_path>& paths = {},
+                           const std::vector<chan::watterson_path>& paths_from = {},
+                           double change_s = 0)
 {
     const psk_modulator modulator(m110d_modulator_config(mode, fs));
     const double rate = modulator.config().sample_rate;
@@ -63,7 +67,13 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
     cc.paths = paths;
     chan::watterson_channel channel(cc);
     std::vector<cf> out;
-    channel.process(x.data(), x.size(), out);
+    const size_t change =
+        paths_from.empty() ? x.size() : std::min(x.size(), size_t(change_s * rate));
+    channel.process(x.data(), change, out);
+    if (change < x.size()) {
+        channel.set_paths(paths_from);
+        channel.process(x.data() + change, x.size() - change, out);
+    }
     return out;
 }
 
@@ -400,25 +410,17 @@ TEST(M110dWidebandSpan, PathsTradingPlacesWithinThePreambleAt12kHz)
     const std::vector<uint8_t> data = random_bytes(3000, 84);
     m110d_transmit_options options;
     options.timing.preamble.superframes = 20;
-    const psk_modulator modulator(m110d_modulator_config(mode, 0));
-    const double rate = modulator.config().sample_rate;
-    std::vector<cf> x(size_t(0.1 * rate));
-    const std::vector<cf> burst = modulator.baseband(
-        m110d_transmit_points(mode, data.data(), data.size(), options));
-    x.insert(x.end(), burst.begin(), burst.end());
-    x.resize(x.size() + size_t(0.3 * rate));
-    chan::watterson_config cc;
-    cc.sample_rate_hz = rate;
-    cc.snr_db = 20;
-    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
-    cc.signal_power = m110d_frame_power(mode);
-    cc.seed = 7;
-    cc.paths = { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } };
-    chan::watterson_channel channel(cc);
-    std::vector<cf> air;
-    const size_t swap = size_t(3.1 * rate); // 3 s into the 4.8 s preamble
-    channel.process(x.data(), swap, air);
-    channel.set_paths({ { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } });
-    channel.process(x.data() + swap, x.size() - swap, air);
+    // 3 s into the 4.8 s preamble.
+    const std::vector<cf> air =
+        on_the_air(mode,
+                   data,
+                   0,
+                   20,
+                   0,
+                   7,
+                   options,
+                   { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
+                   { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
+                   3.1);
     expect_whole(received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
 }

@@ -157,17 +157,22 @@ k7_soft_output k7_max_log_map(const float* llr, size_t n, int end_state)
         const float g2 = parity(reg & t2_poly) ? -llr[2 * k + 1] : llr[2 * k + 1];
         return 0.5f * (g1 + g2);
     };
-    for (size_t k = 0; k < n; ++k)
+    // Every branch of step k out of a state the forward pass reached: f(a, reg), a that
+    // state's metric, reg the 7-bit register (input bit in bit 0, next state below 64).
+    const auto for_each_branch = [&](size_t k, auto&& f) {
         for (unsigned s = 0; s < states; ++s) {
             const float a = alpha[k * states + s];
             if (a <= unreachable)
                 continue;
-            for (unsigned u = 0; u < 2; ++u) {
-                const unsigned reg = (s << 1) | u;
-                float& next = alpha[(k + 1) * states + (reg & (states - 1))];
-                next = std::max(next, a + gain(k, reg));
-            }
+            for (unsigned u = 0; u < 2; ++u)
+                f(a, (s << 1) | u);
         }
+    };
+    for (size_t k = 0; k < n; ++k)
+        for_each_branch(k, [&](float a, unsigned reg) {
+            float& next = alpha[(k + 1) * states + (reg & (states - 1))];
+            next = std::max(next, a + gain(k, reg));
+        });
     for (unsigned s = 0; s < states; ++s)
         beta[n * states + s] =
             end_state < 0 || unsigned(end_state) == s ? 0.0f : unreachable;
@@ -190,23 +195,17 @@ k7_soft_output k7_max_log_map(const float* llr, size_t n, int end_state)
         float best[3][2] = { { unreachable, unreachable },
                              { unreachable, unreachable },
                              { unreachable, unreachable } };
-        for (unsigned s = 0; s < states; ++s) {
-            const float a = alpha[k * states + s];
-            if (a <= unreachable)
-                continue;
-            for (unsigned u = 0; u < 2; ++u) {
-                const unsigned reg = (s << 1) | u;
-                const float b = beta[(k + 1) * states + (reg & (states - 1))];
-                if (b <= unreachable)
-                    continue;
-                const float m = a + gain(k, reg) + b;
-                const unsigned bits[3] = { u,
-                                           parity(reg & t1_poly),
-                                           parity(reg & t2_poly) };
-                for (unsigned j = 0; j < 3; ++j)
-                    best[j][bits[j]] = std::max(best[j][bits[j]], m);
-            }
-        }
+        for_each_branch(k, [&](float a, unsigned reg) {
+            const float b = beta[(k + 1) * states + (reg & (states - 1))];
+            if (b <= unreachable)
+                return;
+            const float m = a + gain(k, reg) + b;
+            const unsigned bits[3] = { reg & 1u,
+                                       parity(reg & t1_poly),
+                                       parity(reg & t2_poly) };
+            for (unsigned j = 0; j < 3; ++j)
+                best[j][bits[j]] = std::max(best[j][bits[j]], m);
+        });
         // In halves the metrics' differences are the LLRs themselves.
         out.input[k] = best[0][0] - best[0][1];
         out.coded[2 * k] = best[1][0] - best[1][1];

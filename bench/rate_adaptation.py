@@ -181,7 +181,7 @@ def loaded_references(a):
     with open(a.references_from) as f:
         figures = json.load(f)
     # A file of several seeds' references keys them by seed.
-    if "seeds" in figures:
+    if isinstance(figures.get("seeds"), dict):
         if str(a.seed) not in figures["seeds"]:
             raise SystemExit(f"rate_adaptation: {a.references_from} has no references for "
                              f"seed {a.seed} (it has {', '.join(figures['seeds'])})")

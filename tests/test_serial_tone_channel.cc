@@ -163,8 +163,11 @@ TEST(SerialToneChannel, AProbeIsScoredAgainstTheChannelMeasuredBeforeIt)
         sum += score(noise, 100 + 40 * r).value_or(100.0);
     EXPECT_GT(sum / 40, 0.6);
     EXPECT_LT(sum / 40, 1.6);
-    // Samples not in yet: no score.
-    EXPECT_FALSE(score(input, 1990).has_value());
+    // A probe whose samples are not all in yet (they end at symbol 1975): no score.
+    const serial_tone_samples partial =
+        received(std::vector<cd>(symbols.begin(), symbols.begin() + 1975), 0.1, 28);
+    EXPECT_FALSE(score(partial, 1960).has_value());
+    EXPECT_TRUE(score(input, 1960).has_value());
 }
 
 TEST(SerialToneChannel, NoiseBesideThePathsIsNotTrackedFromTheStart)

@@ -134,8 +134,11 @@ struct m110a_receiver::state {
     bool second_pass();
     // soft_decoder_feedback: a symbol's mean point given its bits' a posteriori LLRs
     // (MSB first), and the probability that all its bits are as their signs say.
-    cd expected_symbol(const float* llr, unsigned scr) const;
-    double decided_probability(const float* llr) const;
+    struct soft_symbol {
+        cd mean;
+        double right = 1;
+    };
+    soft_symbol soft_decision(const float* llr, unsigned scr) const;
     // Nearest point of the mode's set to u (descrambled), and max-log LLRs (MSB first).
     unsigned nearest_point(cd u) const;
     void demap(cd u, double sigma2, float* llr) const;
@@ -841,39 +844,45 @@ void m110a_receiver::state::store_symbol(bool probe, cf sent, unsigned scr)
 bool m110a_receiver::state::second_pass()
 {
     // Decode the block as it stands (with the pairs before it to settle the coder's
-    // state), re-encode, and run the equaliser over the block again from where it
-    // began with those symbols in place of its own decisions: the channel is then
-    // tracked, and past symbols cancelled, with the decoder's far fewer errors.
+    // state) and run the equaliser over the block again from where it began with the
+    // decoder's symbols (re-encoded, or their a posteriori means) in place of its own
+    // decisions: the channel is then tracked, and past symbols cancelled, with the
+    // decoder's far fewer errors.
     const size_t nb = mode->block_bits();
     const size_t rep = mode->repeat;
     std::vector<float> pairs = recent_pairs;
     const size_t lead = recent_pairs.size() / 2;
     append_block_pairs(pairs);
+    // Channel-order bit k of the block is coded bit order[k] (repetitions share it).
+    const auto coded_index = [&](size_t k) {
+        const size_t j = order[k];
+        return 2 * (lead + j / (2 * rep)) + j % 2;
+    };
     std::vector<uint8_t> decoded;
-    std::vector<float> coded_llr; // soft_decoder_feedback: a posteriori, per coded bit
+    k7_soft_output soft; // soft_decoder_feedback
     if (cfg.soft_decoder_feedback) {
-        k7_soft_output soft = k7_max_log_map(pairs.data(), pairs.size() / 2);
+        soft = k7_max_log_map(pairs.data(), pairs.size() / 2);
         for (float l : soft.input)
             decoded.push_back(l < 0 ? 1 : 0);
-        coded_llr = std::move(soft.coded);
     } else {
         k7_viterbi tentative;
         decoded = tentative.decode(pairs.data(), pairs.size() / 2);
     }
     if (decoded == previous_pass_decoded)
         return false;
-    std::vector<uint8_t> coded;
-    k7_encoder encoder;
-    encoder.encode(decoded.data(), decoded.size(), coded);
-    // Channel-order bit k of the block is coded bit order[k] (repetitions share it).
-    std::vector<uint8_t> channel_bits(nb);
-    std::vector<float> channel_llr(coded_llr.empty() ? 0 : nb);
-    for (size_t k = 0; k < nb; ++k) {
-        const size_t j = order[k];
-        const size_t c = 2 * (lead + j / (2 * rep)) + j % 2;
-        channel_bits[k] = coded[c];
-        if (!coded_llr.empty())
-            channel_llr[k] = coded_llr[c];
+    std::vector<uint8_t> channel_bits; // hard feedback: the re-encoded decisions
+    std::vector<float> channel_llr;    // soft feedback: their a posteriori LLRs
+    if (cfg.soft_decoder_feedback) {
+        channel_llr.resize(nb);
+        for (size_t k = 0; k < nb; ++k)
+            channel_llr[k] = soft.coded[coded_index(k)];
+    } else {
+        std::vector<uint8_t> coded;
+        k7_encoder encoder;
+        encoder.encode(decoded.data(), decoded.size(), coded);
+        channel_bits.resize(nb);
+        for (size_t k = 0; k < nb; ++k)
+            channel_bits[k] = coded[coded_index(k)];
     }
     const unsigned nbits = mode->bits_per_symbol;
     std::array<unsigned, 8> symbol_of_label{};
@@ -891,16 +900,17 @@ bool m110a_receiver::state::second_pass()
             again.decide(cd(seen.sent), true);
             continue;
         }
-        unsigned label = 0;
-        for (unsigned b = 0; b < nbits; ++b)
-            label = (label << 1) | channel_bits[bit + b];
         demap(z * std::conj(cd(point(seen.scr))), std::max(1e-3, again.estimate_variance()), &block_llr[bit]);
-        const cd decided(point(symbol_of_label[label] + seen.scr));
-        if (channel_llr.empty())
-            again.decide(decided, true); // as good as known
-        else
-            again.decide_weighted(expected_symbol(&channel_llr[bit], seen.scr),
-                                  decided_probability(&channel_llr[bit]));
+        if (cfg.soft_decoder_feedback) {
+            const soft_symbol decided = soft_decision(&channel_llr[bit], seen.scr);
+            again.decide_weighted(decided.mean, decided.right);
+        } else {
+            unsigned label = 0;
+            for (unsigned b = 0; b < nbits; ++b)
+                label = (label << 1) | channel_bits[bit + b];
+            again.decide(cd(point(symbol_of_label[label] + seen.scr)),
+                         true); // as good as known
+        }
         bit += nbits;
     }
     again.take_turn(); // the loop already heard of this block's turn in the first pass
@@ -910,29 +920,25 @@ bool m110a_receiver::state::second_pass()
     return true;
 }
 
-cd m110a_receiver::state::expected_symbol(const float* llr, unsigned scr) const
+m110a_receiver::state::soft_symbol
+m110a_receiver::state::soft_decision(const float* llr, unsigned scr) const
 {
     // Bits independent given their LLRs (log P(0) / P(1)), MSB first as demap() gives.
     const unsigned nbits = mode->bits_per_symbol;
-    cd expected;
+    std::array<double, 3> p0{};
+    soft_symbol decided;
+    for (unsigned b = 0; b < nbits; ++b) {
+        p0[b] = 1 / (1 + std::exp(-double(llr[b])));
+        decided.right /= 1 + std::exp(-double(std::fabs(llr[b])));
+    }
     for (unsigned s = 0; s < 8; s += stride()) {
         const unsigned label = label_of(s, nbits);
         double probability = 1;
-        for (unsigned b = 0; b < nbits; ++b) {
-            const double p0 = 1 / (1 + std::exp(-double(llr[b])));
-            probability *= (label >> (nbits - 1 - b)) & 1 ? 1 - p0 : p0;
-        }
-        expected += probability * cd(point(s + scr));
+        for (unsigned b = 0; b < nbits; ++b)
+            probability *= (label >> (nbits - 1 - b)) & 1 ? 1 - p0[b] : p0[b];
+        decided.mean += probability * cd(point(s + scr));
     }
-    return expected;
-}
-
-double m110a_receiver::state::decided_probability(const float* llr) const
-{
-    double right = 1;
-    for (unsigned b = 0; b < mode->bits_per_symbol; ++b)
-        right /= 1 + std::exp(-double(std::fabs(llr[b])));
-    return right;
+    return decided;
 }
 
 void m110a_receiver::state::push_llrs(const float* llr, size_t n)

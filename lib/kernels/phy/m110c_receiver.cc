@@ -167,13 +167,6 @@ struct m110c_receiver::state {
         anchors.rebase(eq, s, shift); // the tracker follows the decisions for the rest
     }
     void keep_last_anchors() { anchors.keep_last(); }
-    // The probe from `first` (as measure_anchor counts) scored against the channel
-    // before it, for the presence test.
-    void add_prediction_score(uint64_t first)
-    {
-        if (const std::optional<double> score = anchors.prediction_score(first))
-            presence.add_prediction_score(*score);
-    }
     std::optional<cd> known_at(uint64_t k) const;
     // LLR reliability: when a segment's decisions err more than the equaliser's
     // variance says (errors fed back, a channel the estimate lags), its LLRs are scaled
@@ -741,7 +734,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             presence.add_probe(z, sent);
             commit(z, sent, true);
             if (role.position + 1 == m110c_probe_symbols)
-                add_prediction_score(symbol - m110c_probe_symbols);
+                presence.add_prediction_score(
+                    anchors.prediction_score(symbol - m110c_probe_symbols));
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
                                    (role.frame + 1) % mode->frames_per_block == 0;
             if (block_end && eom_at == no_eom && presence.block_says_lost(presence.probes_match())) {

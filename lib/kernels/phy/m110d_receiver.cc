@@ -1560,9 +1560,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             presence.add_probe(z, sent);
             commit(z, sent, true);
             if (role.position + 1 == mode->probe_symbols)
-                if (const std::optional<double> score =
-                        anchors.prediction_score(symbol - mode->probe_symbols))
-                    presence.add_prediction_score(*score);
+                presence.add_prediction_score(
+                    anchors.prediction_score(symbol - mode->probe_symbols));
             block_end = role.frame >= 0 && role.position + 1 == mode->probe_symbols &&
                         (role.frame + 1) % mode->frames_per_block == 0;
             matched = block_end && presence.probes_match();

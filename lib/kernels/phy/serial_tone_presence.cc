@@ -53,9 +53,11 @@ void serial_tone_presence::add_probe(cd z, cd sent)
     ++d_known;
 }
 
-void serial_tone_presence::add_prediction_score(double score)
+void serial_tone_presence::add_prediction_score(std::optional<double> score)
 {
-    d_prediction_scores += score;
+    if (!score)
+        return;
+    d_prediction_scores += *score;
     ++d_scored_probes;
 }
 

@@ -23,6 +23,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace gr {
@@ -46,7 +47,8 @@ public:
     // the estimates there come from a channel interpolated through the probe's own
     // least squares, which fits noise to the known symbols (a block of noise alone
     // correlated 0.03-0.13, so the 0.05 test went on reading noise for 12-22 s).
-    void add_prediction_score(double score);
+    // nullopt (no score for the probe: the first, or one after a slip) adds nothing.
+    void add_prediction_score(std::optional<double> score);
     // The block's probes so far: do they still match what was sent?
     bool probes_match() const;
     // The block is over: true when the signal is gone. `matched`: its probes matched
@@ -78,8 +80,8 @@ private:
     size_t d_known = 0;
     double d_prediction_scores = 0;
     size_t d_scored_probes = 0;
-    size_t d_unmatched_probes =
-        0; // scored probes in the blocks unmatched since the last match
+    // Scored probes in the blocks unmatched since the last match.
+    size_t d_unmatched_probes = 0;
     unsigned d_unmatched_blocks = 0;
     size_t d_matched_blocks = 0;
     double d_noise = 1.0;

@@ -34,16 +34,20 @@
  *                  D_PDU) stays at or below F (default 0.1): a frame is lost with its
  *                  burst's preamble or when one of its bits is wrong. With --goodput 1
  *                  (default) a mode's target is at most 1 - R'/R, R its data rate and
- *                  R' the next lower one among the modes: from there on it delivers
- *                  more than the slower mode would even without losses (9600: FER
- *                  0.17, 8000: 0.2, 6400 and 3200: 0.25), so a faster mode that loses
- *                  more than it gains is not chosen.
+ *                  R' the rate of the entry below it in the rate policy's ladder
+ *                  (dl::rate_table_from, rebuilt until it settles; the next lower rate
+ *                  among the modes for a mode outside it): from there on it delivers
+ *                  more than the mode the link would use instead, even without losses
+ *                  (9600: FER 0.17, 8000: 0.2, 6400: 0.25; 3200 competes with 1200, not
+ *                  with 2400, which needs more SNR), so a faster mode that loses more
+ *                  than it gains is not chosen.
  * A mode without fading points takes beta and fading loss from the fitted mode of its
  * family (110A or App C) with the same interleaver and the nearest rate, else from the
  * fitted mode of either family with that interleaver (source "fallback:MODE"); its
  * detection SNR is fitted to its own (AWGN) points when they lost bursts, else it is the
  * donor's, lowered to what its own points allow. */
 #include "chan/fading_profile.h"
+#include "dl/rate_change.h"
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
 #include "sim/fading_errors.h"
@@ -475,9 +479,10 @@ int main(int argc, char** argv)
         mf.fit.beta_points = 0;
         mf.fit.source = "fallback:" + donor->fit.mode;
     }
-    // Rate thresholds on the reference channel.
-    for (const std::string& mode : order) {
-        mode_fit& mf = fits[mode];
+    // Rate thresholds on the reference channel: per mode the last SNR, from the top
+    // down, before its frame-error rate first exceeds `target`.
+    const auto threshold_for = [&](const std::string& mode, double target) {
+        const mode_fit& mf = fits[mode];
         const auto timing = phy::s4539_timing(mode);
         const double block_s = timing->whole_units() ? timing->unit_s : 0.0;
         const sim::ber_curve curve =
@@ -486,17 +491,6 @@ int main(int argc, char** argv)
         const auto preamble = preamble_snrs_db(s, timing->preamble_s);
         const double block = block_s > 0 ? block_s : 0.1;
         const double frame_s = double(frame_bits) / timing->bit_rate;
-        double target = target_fer;
-        if (goodput) {
-            double slower = 0;
-            for (const std::string& other : order)
-                if (const auto t = phy::s4539_timing(other);
-                    t && t->bit_rate < timing->bit_rate)
-                    slower = std::max(slower, t->bit_rate);
-            if (slower > 0)
-                target = std::min(target, 1 - slower / timing->bit_rate);
-        }
-        // From the top down: the threshold is the last SNR before the first miss.
         double threshold = std::numeric_limits<double>::infinity();
         for (double snr = 50; snr >= -15; snr -= 0.5) {
             const double loss =
@@ -515,7 +509,56 @@ int main(int argc, char** argv)
                 break;
             threshold = snr;
         }
-        mf.fit.rate_snr_db = threshold;
+        return threshold;
+    };
+    const auto bit_rate = [](const std::string& mode) {
+        return phy::s4539_timing(mode)->bit_rate;
+    };
+    // First pass: R' the next lower rate among all the modes.
+    for (const std::string& mode : order) {
+        double target = target_fer;
+        if (goodput) {
+            double slower = 0;
+            for (const std::string& other : order)
+                if (bit_rate(other) < bit_rate(mode))
+                    slower = std::max(slower, bit_rate(other));
+            if (slower > 0)
+                target = std::min(target, 1 - slower / bit_rate(mode));
+        }
+        fits[mode].fit.rate_snr_db = threshold_for(mode, target);
+    }
+    // Then R' the entry below in the rate policy's ladder (dl::rate_table_from), the mode
+    // the link would use instead: a mode the ladder leaves out (2400S needs more SNR than
+    // 3200S) is not the alternative, and taking its rate held 3200S to FER 0.25 where
+    // 1200S is what it competes with. The ladder is rebuilt until it settles.
+    for (unsigned pass = 0; goodput && pass < 8; ++pass) {
+        phy::modem_curve_data fitted;
+        for (const std::string& mode : order)
+            fitted.fits.push_back(fits[mode].fit);
+        const auto ladder = dl::rate_table_from(fitted);
+        bool moved = false;
+        for (size_t i = 1; i < ladder.size(); ++i) {
+            const std::string mode = dl::to_string(ladder[i].mode);
+            if (!fits.count(mode))
+                continue;
+            // The first entry below at a lower rate (300L below 300S is the same rate:
+            // the long interleaver trades delay, not rate).
+            double slower = 0;
+            for (size_t j = i; j-- > 0 && slower == 0;)
+                if (const double r = bit_rate(dl::to_string(ladder[j].mode));
+                    r < bit_rate(mode))
+                    slower = r;
+            if (slower == 0)
+                continue;
+            const double target = std::min(target_fer, 1 - slower / bit_rate(mode));
+            const double threshold = threshold_for(mode, target);
+            if (threshold != fits[mode].fit.rate_snr_db) {
+                fits[mode].fit.rate_snr_db = threshold;
+                moved = true;
+            }
+        }
+        if (!moved)
+            break;
     }
     std::printf("mode,eesm_beta,fading_loss_db,beta_rms_log10,beta_points,detect_snr_db,"
                 "detect_width_db,"
@@ -523,14 +566,14 @@ int main(int argc, char** argv)
                 "points,rate_snr_db,"
                 "rate_target,source\n");
     char target[160];
-    std::snprintf(target,
-                  sizeof target,
-                  goodput
-                      ? "FER min(%g, 1 - next lower rate / rate) of %u-bit frames on %s"
-                      : "FER %g of %u-bit frames on %s",
-                  target_fer,
-                  frame_bits,
-                  reference.c_str());
+    std::snprintf(
+        target,
+        sizeof target,
+        goodput ? "FER min(%g, 1 - next lower ladder rate / rate) of %u-bit frames on %s"
+                : "FER %g of %u-bit frames on %s",
+        target_fer,
+        frame_bits,
+        reference.c_str());
     for (const std::string& mode : order) {
         const phy::modem_curve_fit& f = fits[mode].fit;
         char rate[32];

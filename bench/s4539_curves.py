@@ -19,8 +19,9 @@ received bursts alone, and the mean and spread of the SNR the receiver reported.
         [--no-fit] [--target-fer F] (the rate thresholds' frame-error target, default 0.3)
 
 Grid (dB in 3 kHz, over the transmission's mean power; T = the expected 1e-5 SNR of
-the mode on the channel, START below): AWGN T-8 .. T+1 in 1 dB steps, fading T-8 ..
-T+2 in 2 dB steps (fading curves are shallow). Signal per point: enough bits for a
+the mode on the channel, START below): AWGN T-8 .. T+1 in 1 dB steps, fading T-8
+(App C: T-14, where a link lands after a fall) .. T+2 in 2 dB steps (fading curves
+are shallow). Signal per point: enough bits for a
 1e-5 bound (330,000) within 60-1500 s on AWGN, 240-600 s on fading (so a point
 averages a few hundred 1 Hz fades). Modes default to all of 110A (75S..2400L) and App C
 S/L (3200..9600) plus 12800U; channels to AWGN, F.1487 poor and moderate and the
@@ -106,7 +107,11 @@ def grid(channel, mode):
     t = expected(channel, mode)
     if channel == "awgn":
         return [t + d for d in range(-8, 2)]
-    return [t + d for d in range(-8, 3, 2)]
+    # App C on fading from T-14: a link lands there after a fall (25 -> 12 dB from 8000S,
+    # issue 25 part 5), and its receiver's report of a burst over lost lock is what the
+    # rate policy reads; below T-8 the report map had no points and assumed slope 1.
+    lowest = -14 if mode in MODES_APPC else -8
+    return [t + d for d in range(lowest, 3, 2)]
 
 
 def seconds_for(channel, mode, scale):

@@ -459,39 +459,39 @@ TEST(RatePolicy, ALongBurstStepsUpOnItsRecentReport)
     // A 120 s burst in 1200S (11 dB) whose channel rose to 25 dB for its last 40 s: its
     // whole mean (about 16 dB) clears no more than 2400L (14 + 3); its last 20 s clear
     // 4800L (21 + 3), where the link goes at once (step_up_on_recent, the default).
-    // A burst whose last 20 s read 4 dB (the channel fell, or lock was lost and junk
-    // followed) while its mean reads 16 dB: by default the mean holds 1200S; with
-    // step_down_on_recent the link goes to 300L at once. Without a recent report (NaN)
-    // the whole one is used both ways.
+    // A burst whose last 20 s read 4 dB (the channel fell) while its mean reads 16 dB:
+    // by default (step_down_on_recent) the link goes to 300L at once; on the whole mean
+    // alone it holds 1200S. Without a recent report (NaN) the whole one is used both
+    // ways.
     const modem_mode m4800L{ rate_4800, interleaving_long };
     auto c = ladder();
     c.first_report_decides = false;
     c.correct_snr_reports = false;
     c.use_retransmission_rate = false;
+    const rate_policy_config defaults = c;
     rate_policy by_default(c);
+    c.step_down_on_recent = false;
+    rate_policy up_only(c);
     c.step_up_on_recent = false;
     rate_policy whole(c);
-    c.step_up_on_recent = true;
-    c.step_down_on_recent = true;
-    rate_policy both(c);
-    for (auto* p : { &by_default, &whole, &both })
+    for (auto* p : { &by_default, &up_only, &whole })
         p->set_current(m1200S, 0);
-    for (auto* p : { &by_default, &whole, &both })
+    for (auto* p : { &by_default, &up_only, &whole })
         EXPECT_NEAR(p->on_snr_report(16.0, m1200S, 120, 120, {}, 25.0), 16.0, 1e-9);
     EXPECT_EQ(by_default.recommended(), m4800L);
-    EXPECT_EQ(both.recommended(), m4800L);
+    EXPECT_EQ(up_only.recommended(), m4800L);
     EXPECT_EQ(whole.recommended(), m1200S);
     EXPECT_EQ(by_default.counters().step_ups, 1u);
 
-    for (auto* p : { &by_default, &whole, &both }) {
+    for (auto* p : { &by_default, &up_only, &whole }) {
         p->set_current(m1200S, 200);
         p->on_snr_report(16.0, m1200S, 320, 120, {}, 4.0);
     }
-    EXPECT_EQ(by_default.recommended(), m1200S);
+    EXPECT_EQ(by_default.recommended(), m300L);
+    EXPECT_EQ(up_only.recommended(), m1200S);
     EXPECT_EQ(whole.recommended(), m1200S);
-    EXPECT_EQ(both.recommended(), m300L);
 
-    rate_policy none(c);
+    rate_policy none(defaults);
     none.set_current(m1200S, 0);
     none.on_snr_report(4.0, m1200S, 10, 10, {});
     EXPECT_EQ(none.recommended(), m300L);

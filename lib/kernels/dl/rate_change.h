@@ -287,11 +287,14 @@ struct rate_policy_config {
     // between bursts, so a burst across a rise in SNR advised from the mean of both
     // levels and its sender spent one more whole burst below what the channel held.
     bool step_up_on_recent = true;
-    // Step down (the fast average) on it too. Off: with the real modems a burst across
-    // the fall ends in lost lock, and its last 20 s, mostly the junk read after lock was
-    // lost and after its sender stopped, sent the link to 1200S or 150L at 12 dB (issue
-    // 25 part 5, docs/simulator-design.md); the whole burst's mean dilutes that tail.
-    bool step_down_on_recent = false;
+    // Step down (the fast average) on it too: a burst across a fall in SNR otherwise
+    // advises from the mean of both levels, and its sender spends one more transmission
+    // in a mode between them that the lower level does not carry (4800S or 6400S at 12
+    // dB on poor; issue 25 part 5, docs/simulator-design.md). It was off while the
+    // receivers read junk for seconds after a burst lost lock and its sender stopped
+    // (the junk tail, gone since 7750dd7), and while the report maps held no points
+    // where such bursts land (run 12 of the curves).
+    bool step_down_on_recent = true;
 };
 
 // The ARQ data D_PDUs of one received burst whose headers were read, by the segment

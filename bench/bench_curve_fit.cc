@@ -514,23 +514,26 @@ int main(int argc, char** argv)
     const auto bit_rate = [](const std::string& mode) {
         return phy::s4539_timing(mode)->bit_rate;
     };
+    // A mode's frame-error target when the link would otherwise use rate `slower` (0:
+    // none slower).
+    const auto target_against = [&](const std::string& mode, double slower) {
+        return goodput && slower > 0 ? std::min(target_fer, 1 - slower / bit_rate(mode))
+                                     : target_fer;
+    };
     // First pass: R' the next lower rate among all the modes.
+    std::map<std::string, double> target_of;
     for (const std::string& mode : order) {
-        double target = target_fer;
-        if (goodput) {
-            double slower = 0;
-            for (const std::string& other : order)
-                if (bit_rate(other) < bit_rate(mode))
-                    slower = std::max(slower, bit_rate(other));
-            if (slower > 0)
-                target = std::min(target, 1 - slower / bit_rate(mode));
-        }
-        fits[mode].fit.rate_snr_db = threshold_for(mode, target);
+        double slower = 0;
+        for (const std::string& other : order)
+            if (bit_rate(other) < bit_rate(mode))
+                slower = std::max(slower, bit_rate(other));
+        target_of[mode] = target_against(mode, slower);
+        fits[mode].fit.rate_snr_db = threshold_for(mode, target_of[mode]);
     }
     // Then R' the entry below in the rate policy's ladder (dl::rate_table_from), the mode
     // the link would use instead: a mode the ladder leaves out (2400S needs more SNR than
     // 3200S) is not the alternative, and taking its rate held 3200S to FER 0.25 where
-    // 1200S is what it competes with. The ladder is rebuilt until it settles.
+    // 1200S is what it competes with. The ladder is rebuilt until no target moves.
     for (unsigned pass = 0; goodput && pass < 8; ++pass) {
         phy::modem_curve_data fitted;
         for (const std::string& mode : order)
@@ -550,12 +553,12 @@ int main(int argc, char** argv)
                     slower = r;
             if (slower == 0)
                 continue;
-            const double target = std::min(target_fer, 1 - slower / bit_rate(mode));
-            const double threshold = threshold_for(mode, target);
-            if (threshold != fits[mode].fit.rate_snr_db) {
-                fits[mode].fit.rate_snr_db = threshold;
-                moved = true;
-            }
+            const double target = target_against(mode, slower);
+            if (target == target_of[mode])
+                continue;
+            target_of[mode] = target;
+            fits[mode].fit.rate_snr_db = threshold_for(mode, target);
+            moved = true;
         }
         if (!moved)
             break;

@@ -21,9 +21,9 @@ received bursts alone, and the mean and spread of the SNR the receiver reported.
 Grid (dB in 3 kHz, over the transmission's mean power; T = the expected 1e-5 SNR of
 the mode on the channel, START below): AWGN T-8 .. T+1 in 1 dB steps, fading T-8
 (App C: T-14, where a link lands after a fall) .. T+2 in 2 dB steps (fading curves
-are shallow). Signal per point: enough bits for a
-1e-5 bound (330,000) within 60-1500 s on AWGN, 240-600 s on fading (so a point
-averages a few hundred 1 Hz fades). Modes default to all of 110A (75S..2400L) and App C
+are shallow). Signal per point: enough bits for a 1e-5 bound (330,000) within
+60-1500 s on AWGN, 240-600 s on fading (so a point averages a few hundred 1 Hz
+fades). Modes default to all of 110A (75S..2400L) and App C
 S/L (3200..9600) plus 12800U; channels to AWGN, F.1487 poor and moderate and the
 5 ms / 5 Hz two-path one. --estimate prints the plan and its single-core CPU time.
 

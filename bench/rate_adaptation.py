@@ -34,6 +34,11 @@ take effect at once there too, inside a burst as well.
 steps, profile and way) instead of measuring them again: for trying node options on the
 adaptive run alone.
 
+Real way: each segment is measured twice, by the bytes delivered to the client in order
+(the part 5 figure) and by the bytes the link carried to the receiver as they arrived
+(node B's arq_bytes_received, before in-order delivery holds them); each against the best
+fixed mode by the same measure, where the references carry it (carried_bps).
+
 bench/rate_adaptation_same_stretch_references.json holds the same-stretch references of
 channel seeds 1-4 (keyed by seed; --references-from picks --seed's).
 
@@ -55,6 +60,14 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE = [sys.executable, os.path.join(HERE, "..", "apps", "hfstack-node")]
 TARGET = 0.85  # the adaptive link's throughput over the best fixed rate's, per segment
+# Two measures of a segment's throughput, by their timeline key and their reference's key:
+# bytes delivered to the client in order (the part 5 figure), and bytes the link carried
+# to the receiver (node B's arq_bytes_received) as they arrived. In-order delivery
+# releases data in lumps (a lost segment holds everything behind it until a repair
+# round, up to a whole transmission later), so a 400 s window of the first can gain or
+# lose a lump at either edge; the second shows the rate choice without that.
+MEASURES = (("delivered_bytes", "bps", "delivered in order"),
+            ("arq_bytes_received", "carried_bps", "carried by the link"))
 
 
 def parse_steps(text):
@@ -78,27 +91,29 @@ def demo(args, json_path, timeout_s):
         return json.load(f)
 
 
-def bytes_at(timeline, t):
-    """Bytes delivered by time t (the last timeline point at or before it)."""
+def bytes_at(timeline, t, key="delivered_bytes"):
+    """Bytes delivered (or, by key, carried) by time t (the last timeline point at or
+    before it)."""
     got = 0
     for p in timeline:
         if p["t_s"] > t:
             break
-        got = p["delivered_bytes"]
+        got = p[key]
     return got
 
 
-def segment_throughputs(timeline, steps, duration):
-    """[(start, end, snr, bit/s)] of the adaptive run, one per SNR step; a segment the
-    transfer did not reach is left out, one it ended in is cut at its end."""
+def segment_throughputs(timeline, steps, duration, key="delivered_bytes"):
+    """[(start, end, snr, bit/s)] of the adaptive run, one per SNR step, by the measure
+    `key`; a segment the transfer did not reach is left out, one it ended in is cut at
+    its end."""
     end_of_run = timeline[-1]["t_s"] if timeline else 0
     out = []
     for start, end, snr in segment_windows(steps, duration):
         end = min(end, end_of_run)
         if end <= start:
             continue
-        out.append((start, end, snr, 8 * (bytes_at(timeline, end) - bytes_at(timeline, start))
-                    / (end - start)))
+        out.append((start, end, snr, 8 * (bytes_at(timeline, end, key)
+                                          - bytes_at(timeline, start, key)) / (end - start)))
     return out
 
 
@@ -161,7 +176,13 @@ def plot(path, timeline, segments, best):
         a = max(0.0, p["t_s"] - window)
         span = p["t_s"] - a
         tp.append(8 * (p["delivered_bytes"] - bytes_at(timeline, a)) / span if span > 0 else 0)
-    ax2.plot(t, tp, label=f"adaptive, {window:g} s average")
+    ax2.plot(t, tp, label=f"adaptive, delivered in order, {window:g} s average")
+    if timeline and "arq_bytes_received" in timeline[0]:
+        carried = [8 * (p["arq_bytes_received"] - bytes_at(timeline, max(0.0, p["t_s"] - window),
+                                                            "arq_bytes_received"))
+                   / min(window, p["t_s"]) if p["t_s"] > 0 else 0 for p in timeline]
+        ax2.plot(t, carried, color="tab:gray", linewidth=0.8,
+                 label=f"adaptive, carried by the link, {window:g} s average")
     for start, end, snr_db, _ in segments:
         b = best_for(best, start, snr_db)
         if b:
@@ -189,8 +210,7 @@ def loaded_references(a):
     else:
         references = figures["references"]
     for r in references:
-        print(f"fixed {r['mode']} at {r['snr_db']:g} dB: {r['bps']:.0f} bit/s "
-              f"(from {a.references_from})")
+        print_reference(r, f" (from {a.references_from})")
     return references
 
 
@@ -199,14 +219,15 @@ def reference_key(r):
     return ("start", r["start_s"]) if "start_s" in r else ("snr", r["snr_db"])
 
 
-def best_of(references):
+def best_of(references, figure="bps"):
     """{key: (mode, bit/s)}: the best fixed mode per SNR (steady references) or per
-    segment (same-stretch ones) that delivered intact."""
+    segment (same-stretch ones) that delivered intact, by `figure` (references without
+    it do not count)."""
     best = {}
     for r in references:
         key = reference_key(r)
-        if r.get("identical", True) and r["bps"] > best.get(key, ("", 0))[1]:
-            best[key] = (r["mode"], r["bps"])
+        if r.get("identical", True) and r.get(figure, 0) > best.get(key, ("", 0))[1]:
+            best[key] = (r["mode"], r[figure])
     return best
 
 
@@ -215,7 +236,7 @@ def best_for(best, start, snr):
     return best.get(("start", start), best.get(("snr", snr)))
 
 
-def compare(segments, best):
+def compare(segments, best, measure="delivered in order"):
     """Prints each segment's adaptive throughput against the best fixed one; the rows."""
     rows = []
     for start, end, snr, bps in segments:
@@ -228,8 +249,21 @@ def compare(segments, best):
             tail = (f"; best fixed {b[0]}: {b[1]:.0f} bit/s, ratio {ratio:.2f} "
                     f"({'within' if ratio >= TARGET else 'OUTSIDE'} 15 %)")
         rows.append(row)
-        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB: adaptive {bps:.0f} bit/s{tail}")
+        print(f"segment {start:.0f}-{end:.0f} s at {snr:g} dB, {measure}: adaptive "
+              f"{bps:.0f} bit/s{tail}")
     return rows
+
+
+def earlier_adaptive(path, steps, profile, seed):
+    """The adaptive run of an earlier --json, checked to be of the same steps, profile
+    and channel seed."""
+    with open(path) as f:
+        run = json.load(f)
+    if ([list(map(float, x)) for x in run["steps"]] != [list(x) for x in steps]
+            or run["profile"] != profile or run["seed"] != seed):
+        raise SystemExit(f"rate_adaptation: {path} ran steps {run['steps']}, profile "
+                         f"{run['profile']}, seed {run['seed']}: not this comparison")
+    return run
 
 
 def main(argv=None):
@@ -248,6 +282,9 @@ def main(argv=None):
     p.add_argument("--skip-references", action="store_true", help="only the adaptive run")
     p.add_argument("--references-from", metavar="FILE",
                    help="the fixed modes' figures from an earlier run's --json")
+    p.add_argument("--adaptive-from", metavar="FILE",
+                   help="real way: score an earlier run's adaptive timeline (its --json) "
+                        "instead of running the adaptive demo")
     p.add_argument("--way", choices=("real", "virtual"), default="real",
                    help="real: the real modems in real time (default); virtual: hfstack-sim")
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE",
@@ -278,16 +315,22 @@ def main(argv=None):
             # The references beside the adaptive run: they need only the steps' windows.
             measuring = pool.submit(measured_references, a, channel, candidates, levels,
                                     segment_windows(steps, a.duration), tmp)
-            adaptive = demo(channel + options + ["--rate", "auto", "--interleaver",
-                                                 a.interleaver, "--snr-db", str(steps[0][1]),
-                                                 "--snr-steps", a.steps, "--bytes", str(size),
-                                                 "--stop-after", str(a.duration + 10)],
-                            os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
+            if a.adaptive_from:
+                adaptive = earlier_adaptive(a.adaptive_from, steps, a.profile, a.seed)
+            else:
+                adaptive = demo(channel + options + ["--rate", "auto", "--interleaver",
+                                                     a.interleaver, "--snr-db",
+                                                     str(steps[0][1]), "--snr-steps", a.steps,
+                                                     "--bytes", str(size), "--stop-after",
+                                                     str(a.duration + 10)],
+                                os.path.join(tmp, "adaptive.json"), 2 * a.duration + 600)
             if references is None:
                 references = measuring.result()
         timeline = adaptive["timeline"]
-        # The run stops at --duration: what was delivered by then counts.
+        # The run stops at --duration: what was delivered (carried) by then counts.
         segments = segment_throughputs(timeline, steps, a.duration)
+        carried_segments = segment_throughputs(timeline, steps, a.duration,
+                                               "arq_bytes_received")
         modes = [p["tx_mode_a"] for p in timeline]
         sequence = [m for i, m in enumerate(modes) if i == 0 or modes[i - 1] != m]
         changes = len(sequence) - 1
@@ -296,15 +339,19 @@ def main(argv=None):
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
     best = best_of(references)
     rows = compare(segments, best)
+    carried_rows = compare(carried_segments, best_of(references, "carried_bps"),
+                           "carried by the link")
     if a.plot:
         plot(a.plot, timeline, segments, best)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"steps": steps, "profile": a.profile, "interleaver": a.interleaver,
-                       "seed": a.seed, "segments": rows, "references": references,
+                       "seed": a.seed, "segments": rows, "carried_segments": carried_rows,
+                       "references": references,
                        "data_rate_changes": changes, "delivered_bytes": adaptive["delivered_bytes"],
                        "identical": adaptive["identical"], "timeline": timeline,
-                       "nodes": adaptive.get("nodes", {})}, f, indent=1)
+                       "nodes": adaptive.get("nodes", {}), "adaptive_from": a.adaptive_from},
+                      f, indent=1)
     return 0
 
 
@@ -334,10 +381,18 @@ def measured_references(a, channel, candidates, levels, windows, tmp):
                             "--stop-after", str(run_s + 1)],
                  os.path.join(tmp, f"ref-{snr}-{mode}.json"), 2 * run_s + 600)
         tl = r["timeline"]
-        return [{"snr_db": snr, "mode": mode, "start_s": start, "end_s": end,
-                 "bps": 8 * (bytes_at(tl, end) - bytes_at(tl, start)) / (end - start),
-                 "identical": r["identical"]} for start, end in stretches
-                if tl and tl[-1]["t_s"] >= end]
+        figures = []
+        for start, end in stretches:
+            if not tl or tl[-1]["t_s"] < end:
+                continue
+            f = {"snr_db": snr, "mode": mode, "start_s": start, "end_s": end,
+                 "identical": r["identical"]}
+            for key, figure, _ in MEASURES:
+                if key in tl[0]:
+                    f[figure] = 8 * (bytes_at(tl, end, key) - bytes_at(tl, start, key)) \
+                        / (end - start)
+            figures.append(f)
+        return figures
 
     chosen = same_stretch if a.references == "same-stretch" else steady
 
@@ -356,9 +411,15 @@ def measured_references(a, channel, candidates, levels, windows, tmp):
         results = list(pool.map(lambda j: measure(*j), jobs))
     references = [r for rs in results for r in rs]
     for r in references:
-        where = f" over {r['start_s']:.0f}-{r['end_s']:.0f} s" if "start_s" in r else ""
-        print(f"fixed {r['mode']} at {r['snr_db']:g} dB{where}: {r['bps']:.0f} bit/s")
+        print_reference(r)
     return references
+
+
+def print_reference(r, source=""):
+    where = f" over {r['start_s']:.0f}-{r['end_s']:.0f} s" if "start_s" in r else ""
+    carried = f", carried {r['carried_bps']:.0f}" if "carried_bps" in r else ""
+    print(f"fixed {r['mode']} at {r['snr_db']:g} dB{where}: {r['bps']:.0f} bit/s{carried}"
+          f"{source}")
 
 
 def main_virtual(a, steps):

@@ -979,6 +979,7 @@ void run_link(uint32_t seed, size_t segment, size_t window, bool expedited, size
         EXPECT_EQ(rc.cpdus_discarded, 0u);
         EXPECT_EQ(rc.wrong_type, 0u);
         EXPECT_EQ(rc.segments_received, segs); // each segment stored exactly once
+        EXPECT_EQ(rc.segment_bytes_received, bytes_total); // and its bytes counted once
         EXPECT_EQ(rc.frames, rc.segments_received + rc.duplicates + rc.damaged +
                                  rc.out_of_window);
         EXPECT_GT(rc.damaged, 0u);

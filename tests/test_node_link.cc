@@ -9,7 +9,9 @@
 // Everything runs in virtual time with fixed seeds.
 #include "node_test_support.h"
 
+#include "dl/cpdu.h"
 #include "dl/deframer.h"
+#include "dl/spdu.h"
 
 #include <gtest/gtest.h>
 
@@ -93,6 +95,12 @@ TEST_F(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
     EXPECT_GT(ca.arq_retransmissions, 0u);          // the errors were real
     EXPECT_GT(net.stats().bursts_lost, 0u);         // and so were the outages
     EXPECT_GT(net.node(b).counters().segment_crc_errors, 0u);
+    // What the link carried: each U_PDU's C_PDU counted once, however often it was sent.
+    const size_t cpdu_overhead = spdu_header_size(spdu{}) + cpdu_header_size;
+    size_t carried = 0;
+    for (const auto& u : updus)
+        carried += u.size() + cpdu_overhead;
+    EXPECT_EQ(net.node(b).counters().arq_bytes_received, carried);
 }
 
 TEST_F(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)

@@ -115,6 +115,12 @@ class qa_node_app(gr_unittest.TestCase):
         delivered = [p["delivered_bytes"] for p in timeline]
         self.assertEqual(delivered, sorted(delivered))
         self.assertEqual(delivered[-1], 1200)
+        # What the link carried to B: never behind what was delivered, and at the end
+        # each U_PDU with its S_PCI (3 bytes) and C_PCI (1), counted once.
+        carried = [p["arq_bytes_received"] for p in timeline]
+        self.assertEqual(carried, sorted(carried))
+        self.assertTrue(all(c >= d for c, d in zip(carried, delivered)))
+        self.assertEqual(carried[-1], 1200 + 2 * 4)
         self.assertEqual({p["tx_mode_a"] for p in timeline}, {"2400S"})
         # What B's receiver reported of A's bursts, as it went: its count grows and the
         # last report names the mode (SNR about the channel's 20 or 35 dB).

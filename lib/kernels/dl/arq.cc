@@ -500,6 +500,7 @@ bool arq_receiver::on_data(const dpdu& d, bool segment_ok)
         else
             s.data.clear();
         ++d_counters.segments_received;
+        d_counters.segment_bytes_received += s.data.size();
         if (drop)
             ++d_counters.drop_frames;
         if (fwd + 1 > span())

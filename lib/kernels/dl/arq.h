@@ -282,6 +282,7 @@ private:
 struct arq_receiver_counters {
     uint64_t frames = 0;          // data D_PDUs offered to on_data()
     uint64_t segments_received = 0; // new good segments (and new DROP frames) stored
+    uint64_t segment_bytes_received = 0; // the bytes of those segments (DROP frames: 0)
     uint64_t duplicates = 0;      // already received: re-acked, not stored again
     uint64_t damaged = 0;         // segment CRC failed, no DROP flag: not acked
     uint64_t drop_frames = 0;     // new frames with the DROP flag

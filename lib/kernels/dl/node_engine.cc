@@ -101,6 +101,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "header_crc_errors", double(c.header_crc_errors) },
         { "segment_crc_errors", double(c.segment_crc_errors) },
         { "junk_bytes", double(c.junk_bytes) },
+        { "arq_bytes_received", double(c.arq_bytes_received) },
         { "arq_segments_sent", double(c.arq_segments_sent) },
         { "arq_retransmissions", double(c.arq_retransmissions) },
         { "response_timeouts", double(c.response_timeouts) },

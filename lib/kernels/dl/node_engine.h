@@ -254,6 +254,9 @@ struct node_counters {
     uint64_t segment_crc_errors = 0;
     uint64_t junk_bytes = 0;
     // ARQ.
+    // Segment bytes of new good data D_PDUs, counted as they arrive: what the link
+    // carried, before reassembly holds them for in-order delivery.
+    uint64_t arq_bytes_received = 0;
     uint64_t arq_segments_sent = 0;     // first transmissions
     uint64_t arq_retransmissions = 0;
     uint64_t response_timeouts = 0;

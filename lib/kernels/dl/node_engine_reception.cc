@@ -376,12 +376,17 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
                            : rx_burst.data_frames[src].damaged) += 1;
             rx_burst.data_bytes[src] += rf.length;
         }
+        const auto receive_data = [&](arq_receiver& rx) {
+            const uint64_t before = rx.counters().segment_bytes_received;
+            rx.on_data(d, rf.segment_ok);
+            counters.arq_bytes_received += rx.counters().segment_bytes_received - before;
+        };
         switch (d.type) {
         case dpdu_type::data_only:
-            p.rx.on_data(d, rf.segment_ok);
+            receive_data(p.rx);
             break;
         case dpdu_type::data_ack:
-            p.rx.on_data(d, rf.segment_ok);
+            receive_data(p.rx);
             on_ack(p, ack_of(d), false);
             acked[src].first = true;
             break;
@@ -390,7 +395,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             acked[src].first = true;
             break;
         case dpdu_type::expedited_data_only:
-            p.rx_exp.on_data(d, rf.segment_ok);
+            receive_data(p.rx_exp);
             break;
         case dpdu_type::expedited_ack_only:
             on_ack(p, ack_of(d), true);

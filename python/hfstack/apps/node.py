@@ -852,8 +852,11 @@ def demo(a, s, stations, stop):
                 st.radio.channel.set_snr_db(snr_now[0])
             print(f"  {t:6.1f} s: channel SNR now {snr_now[0]:g} dB", flush=True)
         if not timeline or t - timeline[-1]["t_s"] >= 1.0 or received == len(data):
-            point = {"t_s": t, "delivered_bytes": received, "snr_db": snr_now[0],
-                     "tx_mode_a": tx_mode(A, B), "tx_mode_b": tx_mode(B, A)}
+            # arq_bytes_received: what the link carried to B since the transfer began,
+            # before in-order delivery holds it (a lost segment holds all behind it).
+            carried = B.counters()["arq_bytes_received"] - before[B.address]["arq_bytes_received"]
+            point = {"t_s": t, "delivered_bytes": received, "arq_bytes_received": int(carried),
+                     "snr_db": snr_now[0], "tx_mode_a": tx_mode(A, B), "tx_mode_b": tx_mode(B, A)}
             # What each receiver last reported (B's: of A's bursts), so a run shows
             # which report moved a rate.
             for name, st in (("a", A), ("b", B)):

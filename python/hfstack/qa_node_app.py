@@ -144,6 +144,19 @@ class qa_node_app(gr_unittest.TestCase):
                                       r"\d+\.\d dB, frequency offset [+-]\d+\.\d\d Hz")
         print(done.stdout)
 
+    def test_demo_answers_keep_alives_of_the_client_it_is_not_reading(self):
+        # A ping slower than the nodes' keep-alive interval: while the demo waits at B,
+        # A's client is silent and gets an S_KEEP_ALIVE; unanswered, node A would unbind
+        # it and the pong would never come (a slow mode at a low SNR did this).
+        done = run("--demo", "--bytes", "600", "--size", "600", "--pings", "1",
+                   "--sis-port", "0", "--options",
+                   "supervision.keep_alive_interval_s=1;supervision.keep_alive_answer_s=2")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        ping = re.search(r"ping 1: \S+ -> \S+ -> \S+ in (\d+\.\d) s", done.stdout)
+        self.assertTrue(ping, done.stdout)
+        self.assertGreater(float(ping.group(1)), 3)  # longer than interval and answer time
+        self.assertIn("600 of 600 bytes in 1 U_PDUs, identical and in order", done.stdout)
+
     def test_pair_from_config_serves_writes_statistics_and_stops_on_sigterm(self):
         port = free_port_pair()
         with tempfile.TemporaryDirectory() as d:

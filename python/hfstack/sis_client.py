@@ -77,6 +77,30 @@ class sis_client:
             if p.type == dl.sis_type.keep_alive:
                 self.send(p)
 
+    def answer_keep_alives(self):
+        """Reads what has arrived, without waiting: answers the node's keep-alives and
+        keeps everything else for receive(). For a connection nobody reads meanwhile: a
+        node unbinds a client that leaves its S_KEEP_ALIVE unanswered (Annex A: 10 s)."""
+        timeout = self.sock.gettimeout()
+        self.sock.setblocking(False)
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    break  # closed: the next receive() says so
+                self.pending += self.reassembler.push(data)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.settimeout(timeout)
+        kept = []
+        for p in self.pending:
+            if p.type == dl.sis_type.keep_alive:
+                self.send(p)
+            else:
+                kept.append(p)
+        self.pending = kept
+
     def read_until_closed(self):
         """Every primitive until the server closes the connection."""
         got = []

@@ -774,10 +774,17 @@ def demo(a, s, stations, stop):
         print(f"  node {st.address}: SIS client on port {st.server.port()} bound SAP {DEMO_SAP} "
               "(ARQ, node delivery confirmation)")
 
-    def wait_for(client, wanted, what, tick=None):
+    def wait_for(client, wanted, what, tick=None, idle=()):
         """The next primitive of a wanted type (others are skipped, keep-alives answered);
-        `tick` is called about once a second meanwhile."""
+        `tick` is called about once a second meanwhile. The `idle` clients, which nobody
+        else reads meanwhile, have their keep-alives answered too: a ping at a slow rate
+        can outlast the node's keep-alive interval."""
         while True:
+            for other in idle:
+                try:
+                    other.answer_keep_alives()
+                except OSError as e:
+                    raise resource_error(f"demo lost its SIS connection waiting for {what}: {e}")
             client.sock.settimeout(min(1.0, left()))
             try:
                 p = client.receive()
@@ -801,9 +808,9 @@ def demo(a, s, stations, stop):
     for k in range(a.pings):
         t0 = time.monotonic()
         ca.send(unidata_request(B.address, DEMO_SAP, f"PING {k + 1}".encode()))
-        ping = wait_for(cb, (T.unidata_indication,), f"ping {k + 1} at node B")
+        ping = wait_for(cb, (T.unidata_indication,), f"ping {k + 1} at node B", idle=(ca,))
         cb.send(unidata_request(A.address, DEMO_SAP, ping.payload.replace(b"PING", b"PONG")))
-        wait_for(ca, (T.unidata_indication,), f"pong {k + 1}")  # its confirm is skipped
+        wait_for(ca, (T.unidata_indication,), f"pong {k + 1}", idle=(cb,))  # confirm skipped
         rtts.append((time.monotonic() - t0) * scale)
         note = " (link set-up included)" if k == 0 else ""
         print(f"  ping {k + 1}: {A.address} -> {B.address} -> {A.address} in {rtts[-1]:.1f} s{note}")

@@ -155,7 +155,7 @@ def rate_of(mode):
     return int(digits) if digits else 0
 
 
-def plot(path, timeline, segments, best):
+def plot(path, timeline, segments, best, best_carried=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -187,7 +187,14 @@ def plot(path, timeline, segments, best):
         b = best_for(best, start, snr_db)
         if b:
             ax2.hlines(b[1], start, end, colors="tab:green", linestyles="dashed")
-    ax2.plot([], [], "g--", label="best fixed rate")
+    ax2.plot([], [], "g--", label="best fixed rate, delivered in order")
+    for start, end, snr_db, _ in segments if best_carried else []:
+        b = best_for(best_carried, start, snr_db)
+        if b:
+            ax2.hlines(b[1], start, end, colors="tab:gray", linestyles="dotted")
+    if best_carried:
+        ax2.plot([], [], color="tab:gray", linestyle="dotted",
+                 label="best fixed rate, carried by the link")
     ax2.set_xlabel("time in the transfer, s")
     ax2.set_ylabel("throughput, bit/s")
     ax2.legend(loc="upper right")
@@ -338,11 +345,11 @@ def main(argv=None):
               f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
     best = best_of(references)
+    best_carried = best_of(references, "carried_bps")
     rows = compare(segments, best)
-    carried_rows = compare(carried_segments, best_of(references, "carried_bps"),
-                           "carried by the link")
+    carried_rows = compare(carried_segments, best_carried, "carried by the link")
     if a.plot:
-        plot(a.plot, timeline, segments, best)
+        plot(a.plot, timeline, segments, best, best_carried)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"steps": steps, "profile": a.profile, "interleaver": a.interleaver,

@@ -68,6 +68,7 @@ TARGET = 0.85  # the adaptive link's throughput over the best fixed rate's, per 
 # lose a lump at either edge; the second shows the rate choice without that.
 MEASURES = (("delivered_bytes", "bps", "delivered in order"),
             ("arq_bytes_received", "carried_bps", "carried by the link"))
+SEGMENTS_KEY = {"delivered_bytes": "segments", "arq_bytes_received": "carried_segments"}
 
 
 def parse_steps(text):
@@ -171,17 +172,15 @@ def plot(path, timeline, segments, best, best_carried=None):
     snr.step(t, [p["snr_db"] for p in timeline], where="post", color="tab:red", label="SNR")
     snr.set_ylabel("channel SNR, dB")
     window = 30.0
-    tp = []
-    for p in timeline:
-        a = max(0.0, p["t_s"] - window)
-        span = p["t_s"] - a
-        tp.append(8 * (p["delivered_bytes"] - bytes_at(timeline, a)) / span if span > 0 else 0)
-    ax2.plot(t, tp, label=f"adaptive, delivered in order, {window:g} s average")
+
+    def average(key):  # bit/s over the last `window` seconds at each point
+        return [8 * (p[key] - bytes_at(timeline, p["t_s"] - window, key))
+                / min(window, p["t_s"]) if p["t_s"] > 0 else 0 for p in timeline]
+
+    ax2.plot(t, average("delivered_bytes"), label=f"adaptive, delivered in order, "
+                                                  f"{window:g} s average")
     if timeline and "arq_bytes_received" in timeline[0]:
-        carried = [8 * (p["arq_bytes_received"] - bytes_at(timeline, max(0.0, p["t_s"] - window),
-                                                            "arq_bytes_received"))
-                   / min(window, p["t_s"]) if p["t_s"] > 0 else 0 for p in timeline]
-        ax2.plot(t, carried, color="tab:gray", linewidth=0.8,
+        ax2.plot(t, average("arq_bytes_received"), color="tab:gray", linewidth=0.8,
                  label=f"adaptive, carried by the link, {window:g} s average")
     for start, end, snr_db, _ in segments:
         b = best_for(best, start, snr_db)
@@ -336,25 +335,24 @@ def main(argv=None):
         timeline = adaptive["timeline"]
         # The run stops at --duration: what was delivered (carried) by then counts.
         segments = segment_throughputs(timeline, steps, a.duration)
-        carried_segments = segment_throughputs(timeline, steps, a.duration,
-                                               "arq_bytes_received")
         modes = [p["tx_mode_a"] for p in timeline]
         sequence = [m for i, m in enumerate(modes) if i == 0 or modes[i - 1] != m]
         changes = len(sequence) - 1
         print(f"adaptive: {len(segments)} segments, {changes} data rate changes "
               f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
-    best = best_of(references)
-    best_carried = best_of(references, "carried_bps")
-    rows = compare(segments, best)
-    carried_rows = compare(carried_segments, best_carried, "carried by the link")
+    rows, best = {}, {}
+    for key, figure, label in MEASURES:
+        if timeline and key in timeline[0]:  # an older run's timeline may lack a measure
+            best[key] = best_of(references, figure)
+            rows[SEGMENTS_KEY[key]] = compare(
+                segment_throughputs(timeline, steps, a.duration, key), best[key], label)
     if a.plot:
-        plot(a.plot, timeline, segments, best, best_carried)
+        plot(a.plot, timeline, segments, best["delivered_bytes"], best.get("arq_bytes_received"))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"steps": steps, "profile": a.profile, "interleaver": a.interleaver,
-                       "seed": a.seed, "segments": rows, "carried_segments": carried_rows,
-                       "references": references,
+                       "seed": a.seed, **rows, "references": references,
                        "data_rate_changes": changes, "delivered_bytes": adaptive["delivered_bytes"],
                        "identical": adaptive["identical"], "timeline": timeline,
                        "nodes": adaptive.get("nodes", {}), "adaptive_from": a.adaptive_from},

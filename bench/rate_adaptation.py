@@ -66,9 +66,9 @@ TARGET = 0.85  # the adaptive link's throughput over the best fixed rate's, per 
 # releases data in lumps (a lost segment holds everything behind it until a repair
 # round, up to a whole transmission later), so a 400 s window of the first can gain or
 # lose a lump at either edge; the second shows the rate choice without that.
-MEASURES = (("delivered_bytes", "bps", "delivered in order"),
-            ("arq_bytes_received", "carried_bps", "carried by the link"))
-SEGMENTS_KEY = {"delivered_bytes": "segments", "arq_bytes_received": "carried_segments"}
+# Each: its timeline key, its references' figure, its rows in --json, its name.
+MEASURES = (("delivered_bytes", "bps", "segments", "delivered in order"),
+            ("arq_bytes_received", "carried_bps", "carried_segments", "carried by the link"))
 
 
 def parse_steps(text):
@@ -103,6 +103,11 @@ def bytes_at(timeline, t, key="delivered_bytes"):
     return got
 
 
+def throughput(timeline, start, end, key="delivered_bytes"):
+    """Bit/s delivered (or, by key, carried) from start to end."""
+    return 8 * (bytes_at(timeline, end, key) - bytes_at(timeline, start, key)) / (end - start)
+
+
 def segment_throughputs(timeline, steps, duration, key="delivered_bytes"):
     """[(start, end, snr, bit/s)] of the adaptive run, one per SNR step, by the measure
     `key`; a segment the transfer did not reach is left out, one it ended in is cut at
@@ -113,8 +118,7 @@ def segment_throughputs(timeline, steps, duration, key="delivered_bytes"):
         end = min(end, end_of_run)
         if end <= start:
             continue
-        out.append((start, end, snr, 8 * (bytes_at(timeline, end, key)
-                                          - bytes_at(timeline, start, key)) / (end - start)))
+        out.append((start, end, snr, throughput(timeline, start, end, key)))
     return out
 
 
@@ -174,8 +178,8 @@ def plot(path, timeline, segments, best, best_carried=None):
     window = 30.0
 
     def average(key):  # bit/s over the last `window` seconds at each point
-        return [8 * (p[key] - bytes_at(timeline, p["t_s"] - window, key))
-                / min(window, p["t_s"]) if p["t_s"] > 0 else 0 for p in timeline]
+        return [throughput(timeline, max(0.0, p["t_s"] - window), p["t_s"], key)
+                if p["t_s"] > 0 else 0 for p in timeline]
 
     ax2.plot(t, average("delivered_bytes"), label=f"adaptive, delivered in order, "
                                                   f"{window:g} s average")
@@ -333,8 +337,11 @@ def main(argv=None):
             if references is None:
                 references = measuring.result()
         timeline = adaptive["timeline"]
-        # The run stops at --duration: what was delivered (carried) by then counts.
-        segments = segment_throughputs(timeline, steps, a.duration)
+        # The run stops at --duration: what was delivered (carried) by then counts. An
+        # older run's timeline may lack a measure.
+        by_measure = {key: segment_throughputs(timeline, steps, a.duration, key)
+                      for key, *_ in MEASURES if timeline and key in timeline[0]}
+        segments = by_measure["delivered_bytes"]
         modes = [p["tx_mode_a"] for p in timeline]
         sequence = [m for i, m in enumerate(modes) if i == 0 or modes[i - 1] != m]
         changes = len(sequence) - 1
@@ -342,11 +349,10 @@ def main(argv=None):
               f"({' -> '.join(sequence)}), {adaptive['delivered_bytes']} bytes delivered, "
               f"{'identical' if adaptive['identical'] else 'WITH DIFFERENCES'}")
     rows, best = {}, {}
-    for key, figure, label in MEASURES:
-        if timeline and key in timeline[0]:  # an older run's timeline may lack a measure
+    for key, figure, rows_key, label in MEASURES:
+        if key in by_measure:
             best[key] = best_of(references, figure)
-            rows[SEGMENTS_KEY[key]] = compare(
-                segment_throughputs(timeline, steps, a.duration, key), best[key], label)
+            rows[rows_key] = compare(by_measure[key], best[key], label)
     if a.plot:
         plot(a.plot, timeline, segments, best["delivered_bytes"], best.get("arq_bytes_received"))
     if a.json:
@@ -392,10 +398,9 @@ def measured_references(a, channel, candidates, levels, windows, tmp):
                 continue
             f = {"snr_db": snr, "mode": mode, "start_s": start, "end_s": end,
                  "identical": r["identical"]}
-            for key, figure, _ in MEASURES:
+            for key, figure, _, _ in MEASURES:
                 if key in tl[0]:
-                    f[figure] = 8 * (bytes_at(tl, end, key) - bytes_at(tl, start, key)) \
-                        / (end - start)
+                    f[figure] = throughput(tl, start, end, key)
             figures.append(f)
         return figures
 

@@ -780,13 +780,10 @@ def demo(a, s, stations, stop):
         else reads meanwhile, have their keep-alives answered too: a ping at a slow rate
         can outlast the node's keep-alive interval."""
         while True:
-            for other in idle:
-                try:
-                    other.answer_keep_alives()
-                except OSError as e:
-                    raise resource_error(f"demo lost its SIS connection waiting for {what}: {e}")
-            client.sock.settimeout(min(1.0, left()))
             try:
+                for other in idle:
+                    other.answer_keep_alives()
+                client.sock.settimeout(min(1.0, left()))
                 p = client.receive()
             except socket.timeout:
                 if stop.is_set():

@@ -267,10 +267,17 @@ def compare(segments, best, measure="delivered in order"):
 def earlier_adaptive(path, steps, profile, seed):
     """The adaptive run of an earlier --json, checked to be of the same steps, profile
     and channel seed."""
-    with open(path) as f:
-        run = json.load(f)
-    if ([list(map(float, x)) for x in run["steps"]] != [list(x) for x in steps]
-            or run["profile"] != profile or run["seed"] != seed):
+    try:
+        with open(path) as f:
+            run = json.load(f)
+        ran = ([list(map(float, x)) for x in run["steps"]], run["profile"], run["seed"])
+        missing = [k for k in ("timeline", "delivered_bytes", "identical") if k not in run]
+        if missing:
+            raise KeyError(", ".join(missing))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"rate_adaptation: --adaptive-from {path}: not a real-way --json "
+                         f"of this script ({type(e).__name__}: {e})")
+    if ran != ([list(x) for x in steps], profile, seed):
         raise SystemExit(f"rate_adaptation: {path} ran steps {run['steps']}, profile "
                          f"{run['profile']}, seed {run['seed']}: not this comparison")
     return run

@@ -634,3 +634,25 @@ TEST(ChannelModel, ReportedSnrIsTheReceiversMeasuredReport)
     EXPECT_EQ(channel_model(plain).reported_snr_db("9600L", 0, 10.0), 17);
     EXPECT_TRUE(std::isnan(channel_model().reported_snr_db("9600L", 0, 10.0)));
 }
+
+TEST(ChannelModel, FadingPathTakesBurstsOverlappingFromBeforeThePreviousOnesData)
+{
+    // One path, one mode's process: a burst with a 4.8 s preamble, then one starting a
+    // second later with a 0.6 s preamble (its data starts 3.2 s before the first one's,
+    // whose samples the process already dropped), then two with one start. No single
+    // transmitter sends these; the emulator hears them and must not fail.
+    channel_config c;
+    c.fading_profile = "poor";
+    c.snr_db = 15;
+    channel_model m(c);
+    std::vector<uint8_t> burst(1000);
+    EXPECT_NO_THROW(m.receive(burst.data(), burst.size(), 100.0, 4.8, 300.0, 0.6));
+    EXPECT_NO_THROW(m.receive(burst.data(), burst.size(), 101.0, 0.6, 300.0, 0.6));
+    for (int k = 0; k < 200; ++k) {
+        const double start = 200.0 + 0.37 * k;
+        EXPECT_NO_THROW(m.receive(burst.data(), burst.size(), start, 0.6, 300.0, 0.6));
+        EXPECT_NO_THROW(m.receive(burst.data(), burst.size(), start, 0.6, 300.0, 0.6))
+            << "start " << start;
+    }
+    EXPECT_EQ(m.counters().bursts + m.counters().missed_preambles, 402u);
+}

@@ -477,3 +477,34 @@ TEST(EmulatedModem, ABurstCutAfterSomePiecesEndsWithAnEmptyBadPiece)
     EXPECT_EQ(rx.stats().collisions, 2u);
     EXPECT_EQ(rx.stats().bursts_delivered, 0u);
 }
+
+TEST(EmulatedModem, FadingPathHearsTwoAnnouncementsWithOneStart)
+{
+    // A fuzzer's input (fuzz/seeds/emulated_modem/two_announcements_with_one_start): a
+    // fading path without half duplex or collisions, then two announcements from one
+    // source with the same start and mode. The second's errors ended in
+    // std::invalid_argument from the path's fading process.
+    sim::channel_config fading;
+    fading.fading_profile = "poor";
+    fading.snr_db = 15;
+    emulated_modem rx(1, sim::radio_config(), fading, /*half_duplex=*/false,
+                      /*collisions=*/false);
+    emulated_modem peer(2);
+    const dl::modem_mode m75s{ dl::data_rate_code(75), dl::interleaving_short };
+    rx.transmit({}, m75s, 0.0);
+    const double now = 100.5;
+    rx.poll(now);
+    EXPECT_TRUE(rx.hear(
+        peer.transmit(dl::bytes(804, 0xa5),
+                      dl::modem_mode{ dl::data_rate_code(300), dl::interleaving_short }, now),
+        now));
+    sim::air_transmission b;
+    b.source = 0;
+    b.mode = m75s;
+    b.data.assign(244, 0x33);
+    b.start = now - 30;
+    b.air_time_s = dl::air_time(dl::default_waveform_timing(b.mode), b.data.size());
+    EXPECT_NO_THROW(EXPECT_TRUE(rx.hear(b, now)));
+    EXPECT_NO_THROW(EXPECT_TRUE(rx.hear(b, now)));
+    EXPECT_LE(bursts(rx.poll(1e9)).size(), 3u);
+}

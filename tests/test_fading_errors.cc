@@ -327,3 +327,29 @@ TEST(FadingErrorProcess, BadInputsThrow)
     expect_throws_naming([&] { p.segments(1, 0.5, 2); }, "t0");
     expect_throws_naming([&] { p.segments(0, 2, 1); }, "t1");
 }
+
+TEST(FadingErrorProcess, APreamblesMeanFromTheEarliestSampleKeepsTheDataReachable)
+{
+    // Two bursts on one path with one start (the emulator hears such announcements):
+    // the second's preamble mean starts at earliest_s(), clamped to the samples still
+    // kept, and its data at the first one's. earliest_s() back to a grid index rounds up
+    // for some starts; the mean must not drop the sample the data then needs.
+    int checked = 0;
+    for (int k = 0; k < 400; ++k) {
+        auto p = make_process(15, "poor", 0.6, 3);
+        const double start = 70.5 + 0.37 * k, data = start + 0.6;
+        p.segments(data, data, data + 5.0);
+        const double from = std::max(start, p.earliest_s());
+        ASSERT_NO_THROW(p.mean_snr_linear(from, std::max(from, data)));
+        ASSERT_TRUE(p.reaches_back_to(data)) << "start " << start;
+        ASSERT_NO_THROW(p.segments(data, data, data + 5.0)) << "start " << start;
+        ++checked;
+    }
+    EXPECT_EQ(checked, 400);
+    // What reaches_back_to() promises is what segments() does.
+    auto p = make_process(15, "poor", 0.6, 3);
+    p.segments(20.0, 20.0, 25.0);
+    EXPECT_TRUE(p.reaches_back_to(20.0));
+    EXPECT_FALSE(p.reaches_back_to(19.0));
+    expect_throws_naming([&] { p.segments(19.0, 19.0, 20.0); }, "t0");
+}

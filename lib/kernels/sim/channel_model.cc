@@ -246,10 +246,12 @@ channel_model::reported_snrs(const std::string& mode, double t, double burst_s)
                  m.report_sd_db(recent_s) * z };
 }
 
-fading_error_process& channel_model::fading_for(double bit_rate, double block_s)
+fading_error_process&
+channel_model::fading_for(double bit_rate, double block_s, double data_start)
 {
     const mode_model& mode = mode_model_for(bit_rate, block_s);
-    if (!d_fading || &mode != d_fading_mode || block_s != d_fading_block_s) {
+    if (!d_fading || &mode != d_fading_mode || block_s != d_fading_block_s ||
+        !d_fading->reaches_back_to(data_start)) {
         fading_error_config fc;
         fc.interleaver_s = block_s;
         fc.fading_loss_db = mode.fading_loss_db;
@@ -267,7 +269,7 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
 {
     reception_errors r;
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
-        fading_error_process& f = fading_for(bit_rate, block_s);
+        fading_error_process& f = fading_for(bit_rate, block_s, start_time + preamble_s);
         // A burst overlapping the path's previous one (no single transmitter sends that;
         // the emulator must not fail on it) sees what is left of its preamble.
         const double from = std::max(start_time, f.earliest_s());
@@ -325,7 +327,7 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
     draw_errors(0, nbits, d_cfg.ber);
 
     if (!d_cfg.fading_profile.empty()) {
-        fading_error_process& f = fading_for(bit_rate, block_s);
+        fading_error_process& f = fading_for(bit_rate, block_s, t0);
         f.segments(t0, t0, t0 + double(nbits) / bit_rate, d_segments);
         for (const auto& seg : d_segments)
             draw_errors(first_bit_at(seg.start_s), first_bit_at(seg.end_s), seg.ber);

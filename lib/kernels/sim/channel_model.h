@@ -186,9 +186,12 @@ private:
     std::mt19937_64 d_rng;
     channel_counters d_counters;
     std::vector<uint64_t> d_errors; // scratch: bad bit positions of the current burst
-    // The fading process of the burst's mode: made at the first burst, again when the
-    // mode (curve, block) changes.
-    fading_error_process& fading_for(double bit_rate, double block_s);
+    // The fading process of the burst's mode that can still tell about data_start: made
+    // at the first burst, again when the mode (curve, block) changes, and again for a
+    // burst whose data starts before the samples the process has dropped (one overlapping
+    // the path's previous burst from before that one's data: no single transmitter sends
+    // that, and the emulator must not fail on it).
+    fading_error_process& fading_for(double bit_rate, double block_s, double data_start);
     std::unique_ptr<fading_error_process> d_fading;
     const mode_model* d_fading_mode = nullptr;
     double d_fading_block_s = -1;

@@ -355,7 +355,7 @@ fading_error_process::fading_error_process(ber_curve curve, fading_snr snr,
         d_step = std::min(d_step, 1.0 / (10.0 * d_snr.max_spread_hz()));
 }
 
-void fading_error_process::retain_from(int64_t first)
+void fading_error_process::retain_from(int64_t first, bool keep_older)
 {
     // Samples live on the global grid index * d_step, so a block's samples do not depend
     // on which calls asked for them. Those before `first` are dropped.
@@ -366,7 +366,7 @@ void fading_error_process::retain_from(int64_t first)
         bad("t0", "needs fading samples from before the previous call's first block (at " +
                       std::to_string(double(d_first) * d_step) + " s)",
             double(first) * d_step);
-    } else {
+    } else if (!keep_older) {
         while (d_first < first) {
             d_samples.pop_front();
             ++d_first;
@@ -413,6 +413,11 @@ double fading_error_process::earliest_s() const
     return double(d_first) * d_step;
 }
 
+bool fading_error_process::reaches_back_to(double t) const
+{
+    return d_samples.empty() || !(first_grid_index(t, d_step) < d_first);
+}
+
 double fading_error_process::mean_snr_linear(double t0, double t1)
 {
     check_finite("t0", t0);
@@ -423,7 +428,10 @@ double fading_error_process::mean_snr_linear(double t0, double t1)
         return std::pow(10.0, d_snr.mean_snr_db_over(t0, t1) / 10.0);
     const int64_t first = first_grid_index(t0, d_step);
     const int64_t last = std::max(first + 1, first_grid_index(t1, d_step));
-    retain_from(first);
+    // Drops nothing: a preamble's mean (asked before its burst's segments) may start a
+    // sample later than the data of a burst on the air with it still needs, since
+    // earliest_s() -> grid index rounds up when it does not round exactly.
+    retain_from(first, /*keep_older=*/true);
     while (d_first + int64_t(d_samples.size()) < last)
         d_samples.push_back(
             d_snr.snr_linear(double(d_first + int64_t(d_samples.size())) * d_step));

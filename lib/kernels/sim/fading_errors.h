@@ -231,10 +231,14 @@ public:
     double block_ber(double block_start);
     // Mean linear SNR over [t0, t1) (t0 <= t1 finite; at least one sample, on the same
     // grid as the blocks'); the same forward-only rule as segments(): call it for a
-    // burst's preamble before its segments().
+    // burst's preamble before its segments(). It drops no sample still kept (a span past
+    // them all starts afresh), so the next segments() may start where the last one did.
     double mean_snr_linear(double t0, double t1);
     // The earliest time a call may still ask about (-inf before the first).
     double earliest_s() const;
+    // True when a call may still ask about t: its SNR samples were not dropped (the exact
+    // test segments() and mean_snr_linear() apply, on the sample grid).
+    bool reaches_back_to(double t) const;
 
     double block_s() const { return d_block; }
     double sample_step_s() const { return d_step; }
@@ -244,9 +248,10 @@ public:
     fading_snr& snr() { return d_snr; }
 
 private:
-    // Drops the SNR samples before grid index `first` (index * d_step seconds); throws if
+    // Makes grid index `first` (index * d_step seconds) the earliest sample kept: drops
+    // those before it (unless keep_older), or all when it lies past them; throws if
     // samples before it are needed but already gone.
-    void retain_from(int64_t first);
+    void retain_from(int64_t first, bool keep_older = false);
     double compute_block(double block_start, double block_end);
 
     ber_curve d_curve;

@@ -143,3 +143,24 @@ TEST(ClientSupervision, TimersStayInRealTimeWhenProtocolTimeIsScaled)
     EXPECT_DOUBLE_EQ(same.keep_alive_interval_s, 120.0);
     EXPECT_DOUBLE_EQ(same.keep_alive_answer_s, 10.0);
 }
+
+TEST(ClientSupervision, TheDisconnectSaysTheWaitInRealTime)
+{
+    // At time_scale 10 the client waited 10 s of real time (100 s of protocol time);
+    // the detail the node logs says which is which.
+    client_supervision scaled(in_protocol_time(client_supervision_config{}, 10.0));
+    scaled.on_connected(1, 0.0);
+    scaled.on_timer(1200.0);
+    scaled.on_timer(1300.0);
+    auto d = scaled.take_disconnects();
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].detail, "no answer to S_KEEP_ALIVE within 10 s of real time (100 s of "
+                           "protocol time at time_scale 10)");
+    client_supervision plain;
+    plain.on_connected(1, 0.0);
+    plain.on_timer(120.0);
+    plain.on_timer(130.0);
+    d = plain.take_disconnects();
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].detail, "no answer to S_KEEP_ALIVE within 10 s");
+}

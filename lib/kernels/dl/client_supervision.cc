@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -22,8 +24,20 @@ client_supervision_config in_protocol_time(client_supervision_config c, double t
     for (double* t : { &c.keep_alive_interval_s, &c.keep_alive_answer_s, &c.invalid_window_s,
                        &c.expedited_window_s })
         *t *= time_scale;
+    c.time_scale *= time_scale;
     return c;
 }
+
+namespace {
+
+std::string number(double x)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
+
+} // namespace
 
 client_supervision::client_supervision(client_supervision_config config) : d_config(config) {}
 
@@ -102,9 +116,14 @@ void client_supervision::on_timer(double now)
     }
     for (uint32_t client : silent) {
         d_counters.unbound_inactive += 1;
+        // The client waited in real time; the protocol figure beside it when they differ.
+        const double wait = d_config.keep_alive_answer_s, scale = d_config.time_scale;
+        std::string within = number(wait / scale) + " s";
+        if (scale != 1.0)
+            within += " of real time (" + number(wait) + " s of protocol time at time_scale " +
+                      number(scale) + ")";
         disconnect(client, sis_unbind_reason::keep_alive_inactivity,
-                   "no answer to S_KEEP_ALIVE within " +
-                       std::to_string(d_config.keep_alive_answer_s) + " s");
+                   "no answer to S_KEEP_ALIVE within " + within);
     }
 }
 

@@ -37,12 +37,15 @@ struct client_supervision_config {
     // (reason: too many expedited requests).
     unsigned max_expedited_requests = 50;
     double expedited_window_s = 60.0;
+    // Protocol seconds per real second (in_protocol_time() sets it): what the disconnect
+    // details say in real seconds, as the client waited, with the protocol figure beside.
+    double time_scale = 1.0;
 };
 
 // The same timers in protocol seconds when protocol time runs `time_scale` times
 // faster than real time (an emulated link): SIS timers face real clients, which
 // expect Annex A's real-time values (keep-alive at most once per 120 s, 10 s to
-// answer), so every interval is multiplied by time_scale.
+// answer), so every interval is multiplied by time_scale (and time_scale recorded).
 client_supervision_config in_protocol_time(client_supervision_config c, double time_scale);
 
 struct client_disconnect {

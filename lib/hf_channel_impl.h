@@ -11,6 +11,8 @@
 
 #include "chan/watterson_channel.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/hf_channel.h>
 
 #include <gnuradio/io_signature.h>
@@ -162,7 +164,9 @@ public:
             size_t(ninput_items[0]), size_t(std::ceil(double(room) / this->relative_rate())));
         if (take > 0) {
             d_out.clear();
-            d_channel.process(in, take, d_out);
+            // A kernel failure drops these samples (a gap), not the channel.
+            if (!d_faults(this->d_logger, "in", [&] { d_channel.process(in, take, d_out); }))
+                d_out.clear();
             const size_t fit = std::min(room, d_out.size());
             std::copy(d_out.begin(), d_out.begin() + long(fit), out + produced);
             produced += fit;
@@ -173,6 +177,7 @@ public:
     }
 
 private:
+    fault_guard d_faults;
     static double noise_setting(double snr_db)
     {
         return snr_db >= hf_channel_no_noise_db ? std::numeric_limits<double>::infinity() : snr_db;

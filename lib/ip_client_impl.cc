@@ -6,7 +6,7 @@
  */
 
 #include "ip_client_impl.h"
-#include "guarded.h"
+#include "fault_guard.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -178,12 +178,12 @@ void ip_client_impl::timer_loop()
     while (d_running) {
         const double t = now();
         if (t >= d_kernel->next_deadline())
-            guarded(d_logger, "timer", [&] {
+            d_faults(d_logger, "timer", [&] {
                 d_kernel->on_timer(t);
                 dispatch();
             });
         if (t >= d_reconnect_at)
-            guarded(d_logger, "reconnect", [&] { connect(); });
+            d_faults(d_logger, "reconnect", [&] { connect(); });
         if (t >= d_next_stats) {
             post_stats();
             d_next_stats = t + d_stats_interval;
@@ -207,7 +207,7 @@ void ip_client_impl::handle_ip(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(data, n);
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded(d_logger, "ip_in", [&] {
+    d_faults(d_logger, "ip_in", [&] {
         d_kernel->on_datagram(dl::bytes(p, p + n), now());
         dispatch();
     });
@@ -222,7 +222,7 @@ void ip_client_impl::handle_sis(const pmt::pmt_t& msg)
     if (!pmt::is_integer(id) || pmt::to_long(id) != d_client_id)
         return; // another client's
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded(d_logger, "sis_in", [&] {
+    d_faults(d_logger, "sis_in", [&] {
         const std::string event = symbol_or_empty(meta, metadata::client_event());
         if (event == "connected") { // a transport (sis_tcp_link) reached the server
             d_reconnect_at = inf;
@@ -289,6 +289,7 @@ std::map<std::string, double> ip_client_impl::counters() const
     std::map<std::string, double> out;
     for (auto& [name, value] : counter_list(*d_kernel))
         out[name] = double(value);
+    out["internal_errors"] = double(d_faults.count());
     return out;
 }
 

@@ -10,6 +10,8 @@
 
 #include "net/ip_client.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/ip_client.h>
 
 #include <chrono>
@@ -54,6 +56,7 @@ private:
     double d_reconnect_at; // after the node dropped us; +inf when connected
     bool d_running = false;
     std::thread d_timer;
+    fault_guard d_faults;
 };
 
 } // namespace hfstack

@@ -7,7 +7,7 @@
 
 #include "modem_emulator_impl.h"
 #include "burst_metadata.h"
-#include "guarded.h"
+#include "fault_guard.h"
 #include "modem_status.h"
 
 #include "dl/transmission.h"
@@ -86,10 +86,10 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
     message_port_register_out(port_status);
     message_port_register_out(port_air_out);
     set_msg_handler(port_in, [this](const pmt::pmt_t& m) {
-        guarded(d_logger, "in", [&] { handle_burst(m); });
+        d_faults(d_logger, "in", [&] { handle_burst(m); });
     });
     set_msg_handler(port_air_in, [this](const pmt::pmt_t& m) {
-        guarded(d_logger, "air_in", [&] { handle_air(m); });
+        d_faults(d_logger, "air_in", [&] { handle_air(m); });
     });
 }
 
@@ -134,7 +134,7 @@ void modem_emulator_impl::timer_loop()
 {
     std::unique_lock<std::mutex> lock(d_mutex);
     while (d_running) {
-        guarded(d_logger, "timer", [&] { publish_due(); });
+        d_faults(d_logger, "timer", [&] { publish_due(); });
         const double next = d_modem->next_deadline();
         if (std::isinf(next))
             d_wake.wait(lock);
@@ -254,7 +254,8 @@ std::map<std::string, double> modem_emulator_impl::counters() const
              { "lost_outage", double(s.lost_outage) },
              { "lost_acquisition", double(s.lost_acquisition) },
              { "bits_flipped", double(s.bits_flipped) },
-             { "bad_inputs", double(d_bad_inputs) } };
+             { "bad_inputs", double(d_bad_inputs) },
+             { "internal_errors", double(d_faults.count()) } };
 }
 
 } // namespace hfstack

@@ -10,6 +10,8 @@
 
 #include "sim/emulated_modem.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/modem_emulator.h>
 
 #include <condition_variable>
@@ -51,6 +53,7 @@ private:
     uint64_t d_bad_inputs = 0;
     bool d_running = false;
     std::thread d_timer;
+    fault_guard d_faults;
 };
 
 } // namespace hfstack

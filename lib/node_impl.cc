@@ -7,7 +7,7 @@
 
 #include "node_impl.h"
 #include "burst_metadata.h"
-#include "guarded.h"
+#include "fault_guard.h"
 #include "modem_status.h"
 
 #include <gnuradio/hfstack/metadata.h>
@@ -170,7 +170,7 @@ void node_impl::timer_loop()
     while (d_running) {
         const double t = now();
         if (t >= d_engine->next_deadline())
-            guarded(d_logger, "timer", [&] {
+            d_faults(d_logger, "timer", [&] {
                 d_engine->on_timer(t);
                 dispatch();
             });
@@ -199,7 +199,7 @@ void node_impl::handle_sis(const pmt::pmt_t& msg)
     const uint32_t client = pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
     const std::string event = meta_string(meta, metadata::client_event());
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded(d_logger, "sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
+    d_faults(d_logger, "sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
 }
 
 void node_impl::handle_sis_locked(uint32_t client,
@@ -265,7 +265,7 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded(d_logger, "from_phy", [&] {
+    d_faults(d_logger, "from_phy", [&] {
         if (d_pcap) {
             // A capture record holds a whole burst, as its D_PDUs may span pieces.
             d_capture_burst.insert(d_capture_burst.end(), p, p + n);
@@ -299,7 +299,7 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
         return;
     }
     std::lock_guard<std::mutex> lock(d_mutex);
-    guarded(d_logger, "phy_status", [&] {
+    d_faults(d_logger, "phy_status", [&] {
         d_engine->on_phy_status(e, now());
         dispatch();
     });
@@ -450,6 +450,7 @@ std::map<std::string, double> node_impl::counters() const
     std::map<std::string, double> out;
     for (auto& [name, value] : dl::counter_list(d_engine->counters()))
         out[name] = value;
+    out["internal_errors"] = double(d_faults.count());
     return out;
 }
 

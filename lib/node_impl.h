@@ -12,6 +12,8 @@
 #include "dl/node_engine.h"
 #include "dl/pcap.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/node.h>
 
 #include <chrono>
@@ -74,6 +76,7 @@ private:
     double d_next_stats = 0;
     bool d_running = false;
     std::thread d_timer;
+    fault_guard d_faults;
     std::vector<std::map<std::string, std::string>> d_links_seen;
     std::map<int, uint32_t> d_bindings_seen;
     std::deque<std::map<std::string, std::string>> d_events;

@@ -45,7 +45,9 @@ pcap_sink_impl::pcap_sink_impl(const std::string& filename, const std::string& f
     else
         d_dpdu = std::make_unique<dl::dpdu_capture>(filename);
     message_port_register_in(pmt::mp("in"));
-    set_msg_handler(pmt::mp("in"), [this](const pmt::pmt_t& msg) { handle_pdu(msg); });
+    set_msg_handler(pmt::mp("in"), [this](const pmt::pmt_t& msg) {
+        d_faults(d_logger, "in", [&] { handle_pdu(msg); });
+    });
 }
 
 bool pcap_sink_impl::stop()

@@ -7,6 +7,8 @@
 #ifndef INCLUDED_HFSTACK_PCAP_SINK_IMPL_H
 #define INCLUDED_HFSTACK_PCAP_SINK_IMPL_H
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/pcap_sink.h>
 
 #include "dl/pcap.h"
@@ -27,6 +29,7 @@ public:
 
 private:
     void handle_pdu(const pmt::pmt_t& pdu);
+    fault_guard d_faults;
 
     const bool d_sis;
     mutable std::mutex d_mutex; // records() is called from other threads

@@ -13,6 +13,8 @@
 
 #include "modem_status.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/hfstack/s4539_rx.h>
 #include <gnuradio/io_signature.h>
@@ -166,7 +168,8 @@ public:
         int taken = 0;
         if (!symbols_out || d_waiting.size() < d_max_waiting) {
             taken = ninput_items[0];
-            receive(input_items[0], size_t(taken));
+            // A kernel failure drops these samples, not the receiver.
+            d_faults(d_logger, "in", [&] { receive(input_items[0], size_t(taken)); });
             d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), d_new_symbols.end());
             d_new_symbols.clear();
         }
@@ -180,6 +183,7 @@ public:
     }
 
 private:
+    fault_guard d_faults;
     static phy::m110a_receiver_config serial_config(bool deliver_per_block)
     {
         phy::m110a_receiver_config c;

@@ -10,6 +10,8 @@
 
 #include "modem_status.h"
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/hfstack/s4539_tx.h>
 #include <gnuradio/io_signature.h>
@@ -95,7 +97,9 @@ public:
         message_port_register_in(port_in);
         message_port_register_out(port_ptt);
         message_port_register_out(port_status);
-        set_msg_handler(port_in, [this](const pmt::pmt_t& msg) { handle_pdu(msg); });
+        set_msg_handler(port_in, [this](const pmt::pmt_t& msg) {
+            d_faults(d_logger, "in", [&] { handle_pdu(msg); });
+        });
     }
 
     size_t queued() const override
@@ -146,6 +150,7 @@ public:
     }
 
 private:
+    fault_guard d_faults;
     struct transmission {
         std::vector<float> audio;
         std::vector<std::complex<float>> baseband;

@@ -60,7 +60,9 @@ sis_server_impl::sis_server_impl(const std::string& address, int port, int max_c
                                     std::to_string(max_clients));
     message_port_register_out(port_out);
     message_port_register_in(port_in);
-    set_msg_handler(port_in, [this](const pmt::pmt_t& msg) { handle_sis_in(msg); });
+    set_msg_handler(port_in, [this](const pmt::pmt_t& msg) {
+        d_faults(d_logger, "in", [&] { handle_sis_in(msg); });
+    });
 }
 
 sis_server_impl::~sis_server_impl()
@@ -286,8 +288,11 @@ void sis_server_impl::run()
             auto it = d_connections.find(ids[i]);
             if (it == d_connections.end() || it->second.fd < 0)
                 continue;
-            if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))
-                read_client(it->first, it->second);
+            // A kernel failure on one client's bytes ends that client, not the server.
+            if ((fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                !d_faults(d_logger, "client", [&] { read_client(it->first, it->second); }) &&
+                it->second.fd >= 0)
+                drop(it->first, it->second, "an internal error on its bytes");
         }
         const auto after = clock::now();
         for (auto& [id, c] : d_connections) {

@@ -7,6 +7,8 @@
 #ifndef INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 #define INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 
+#include "fault_guard.h"
+
 #include <gnuradio/hfstack/sis_server.h>
 
 #include "dl/sis.h"
@@ -93,6 +95,7 @@ private:
     int d_listen_fd = -1;
     int d_wake_fd = -1;
     std::thread d_thread;
+    fault_guard d_faults;
 
     std::mutex d_mutex; // guards d_commands
     std::deque<command> d_commands;

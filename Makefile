@@ -73,16 +73,10 @@ bench: build
 	$(BUILD_DIR)/bench/bench_node_ping
 	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) bench/sis_conformance.py
 
-# Each target runs FUZZ_SECONDS with ASan and UBSan; see fuzz/run.sh.
+# Every libFuzzer target (fuzz/fuzz_*.cc) in turn, FUZZ_SECONDS each, with ASan and UBSan,
+# built by CMake in build-fuzz/ (see fuzz/run.sh); fails naming each target with a finding.
 fuzz: deps-fuzz
-	fuzz/run.sh deframer $(FUZZ_SECONDS)
-	fuzz/run.sh sis_reassembler $(FUZZ_SECONDS)
-	fuzz/run.sh node_engine $(FUZZ_SECONDS)
-	fuzz/run.sh emulated_modem $(FUZZ_SECONDS)
-	fuzz/run.sh ip_client $(FUZZ_SECONDS)
-	fuzz/run.sh slep $(FUZZ_SECONDS)
-	fuzz/run.sh pep $(FUZZ_SECONDS)
-	fuzz/run.sh dns_proxy $(FUZZ_SECONDS)
+	JOBS=$(JOBS) fuzz/run.sh all $(FUZZ_SECONDS)
 
 # clang-format on every C++ file not listed in tests/format-pending.txt (ctest: format_check).
 format-check:

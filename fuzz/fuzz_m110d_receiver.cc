@@ -12,8 +12,14 @@
  * the demapper and the block decoder all see malformed air, with and without the
  * receiver trying the data's readings itself. Checks that the receiver
  * never throws or crashes, reports only modes that exist and never more bytes than the
- * time it listened could carry. */
+ * time it listened could carry.
+ * data[3] bit 7 set: the decoder mode instead (fuzz_support.h decode_symbols): WN
+ * 1 + data[0] % 13 at 3 kHz, interleaver US or S by data[1] bit 0 (the longer blocks
+ * cost up to 16 times as much), constraint
+ * length 7 or 9 (data[1] bit 2), either tail-biting start (bit 3), error variance from
+ * data[2], one or two blocks (data[3] bit 6) of the symbols from data[4] on. */
 #include "fuzz_support.h"
+#include "phy/m110d_decoder.h"
 #include "phy/m110d_receiver.h"
 #include "phy/m110d_waveform.h"
 #include "phy/psk_modulator.h"
@@ -28,6 +34,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     if (size < 4)
         return 0;
+    if (data[3] & 0x80) {
+        const auto mode = m110d_mode_for(3,
+                                         1 + data[0] % 13,
+                                         data[1] & 1 ? m110d_interleaver::short_
+                                                     : m110d_interleaver::ultra_short);
+        if (!mode || size < 5)
+            return 0;
+        const m110d_demapper demapper(*mode);
+        m110d_block_decoder decoder(*mode,
+                                    data[1] & 4 ? 9 : 7,
+                                    data[1] & 8 ? tail_biting_start::from_block_start
+                                                : tail_biting_start::from_full_register);
+        decode_symbols(demapper,
+                       decoder,
+                       data + 4,
+                       size - 4,
+                       std::pow(10.0, (20.0 - (data[2] & 0x3F)) / 10.0),
+                       1 + ((data[3] >> 6) & 1));
+        return 0;
+    }
     const auto& psk8 = m110d_constellation(3);
     const auto& qam256 = m110d_constellation(8);
     // A preamble (M = 1) whose count and WID dibits the input gives, cut after

@@ -241,6 +241,35 @@ void node_engine_seeds(const std::filesystem::path& dir)
     write(dir, "bind_send_and_answer", s);
 }
 
+void receiver_decoder_seeds(const std::filesystem::path& dir)
+{
+    // The receiver targets' decoder mode (after the equaliser): a few modes each, their
+    // soft bits or symbols a short pattern the target repeats over the block.
+    bytes pattern;
+    for (unsigned k = 0; k < 64; ++k)
+        pattern.push_back(uint8_t(k * 37 + 11));
+    auto seed = [&](bytes head) {
+        head.insert(head.end(), pattern.begin(), pattern.end());
+        return head;
+    };
+    // m110a: data[0] bit 7, short-interleaved mode number data[1], Viterbi pieces
+    // data[2] + 1.
+    for (unsigned mode : { 0u, 3u, 5u })
+        write(dir / "m110a_receiver",
+              "decoder_mode_" + std::to_string(mode),
+              seed({ 0x80, uint8_t(mode), 95 }));
+    // m110c: data[0] bit 7, rate code 1 + data[1] % 6, interleaver code 1 + data[2] % 3.
+    for (unsigned rate : { 0u, 4u })
+        write(dir / "m110c_receiver",
+              "decoder_mode_rate_code_" + std::to_string(rate + 1),
+              seed({ 0x80, uint8_t(rate), 0, 10 }));
+    // m110d: data[3] bit 7, WN 1 + data[0] % 13, interleaver US or S by data[1] bit 0.
+    for (unsigned wn : { 1u, 6u, 12u })
+        write(dir / "m110d_receiver",
+              "decoder_mode_wn" + std::to_string(wn + 1),
+              seed({ uint8_t(wn), 0, 10, 0x80 }));
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -255,5 +284,6 @@ int main(int argc, char** argv)
     ip_client_seeds(dir / "ip_client");
     dns_proxy_seeds(dir / "dns_proxy");
     node_engine_seeds(dir / "node_engine");
+    receiver_decoder_seeds(dir);
     return 0;
 }

@@ -17,7 +17,7 @@ set -euo pipefail
 usage="usage: fuzz/run.sh TARGET|all [SECONDS]"
 what=${1:?$usage}
 seconds=${2:-600}
-[[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz/run.sh: SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
+[[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz/run.sh: SECONDS must be a whole number above 0, got '$seconds'" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_BUILD_DIR:-$top/build-fuzz}
 jobs=${JOBS:-$(nproc)}

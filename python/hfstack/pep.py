@@ -811,15 +811,7 @@ class pep_proxy(gr.basic_block):
         try:
             s, peer = listener.accept()
         except OSError as e:
-            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                # Out of descriptors: the listener stays readable, so rest it instead of
-                # spinning on it.
-                self.counters["accept_paused"] += 1
-                self._notice("emfile", f"accept: {e.strerror}; listeners rest "
-                                       f"{ACCEPT_PAUSE_S:g} s at a time")
-                self.accept_paused_until = self._now() + ACCEPT_PAUSE_S
-                for ls, _ in self.listeners.values():
-                    self._select(ls, 0, None)
+            self._accept_failed(e)
             return
         if self._sockets() >= self.socket_budget:
             self.counters["descriptors_refused"] += 1
@@ -858,6 +850,27 @@ class pep_proxy(gr.basic_block):
         raw = s.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
         port = struct.unpack("!H", raw[2:4])[0]
         return socket.inet_ntoa(raw[4:8]), port
+
+    def _accept_failed(self, e):
+        """accept() out of descriptors: a listener stays readable, so the listeners rest
+        ACCEPT_PAUSE_S instead of being polled in a spin."""
+        if e.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+            return
+        self.counters["accept_paused"] += 1
+        self._notice("emfile", f"accept: {e.strerror}; listeners rest {ACCEPT_PAUSE_S:g} s "
+                               "at a time")
+        self.accept_paused_until = self._now() + ACCEPT_PAUSE_S
+        for ls, _ in self.listeners.values():
+            self._select(ls, 0, None)
+        if self.dns_listener is not None:
+            self._select(self.dns_listener, 0, None)
+
+    def _resume_accepting(self):
+        self.accept_paused_until = None
+        for s, mode in self.listeners.values():
+            self._select(s, selectors.EVENT_READ, ("listen", mode))
+        if self.dns_listener is not None:
+            self._select(self.dns_listener, selectors.EVENT_READ, ("dns_tcp",))
 
     def _start_handshake(self, c, source):
         """Counts an unfinished SOCKS/CONNECT request. Beyond max_handshakes_per_source
@@ -1143,9 +1156,7 @@ class pep_proxy(gr.basic_block):
                         self._bind()
                     self._expire_handshakes(now)
                     if self.accept_paused_until is not None and now >= self.accept_paused_until:
-                        self.accept_paused_until = None
-                        for s, mode in self.listeners.values():
-                            self._select(s, selectors.EVENT_READ, ("listen", mode))
+                        self._resume_accepting()
                     if self.addresses_at is not None and now >= self.addresses_at:
                         self._read_local_addresses()
                     if next_stats is not None and now >= next_stats:
@@ -1177,7 +1188,8 @@ class pep_proxy(gr.basic_block):
     def _dns_accept(self):
         try:
             s, _ = self.dns_listener.accept()
-        except OSError:
+        except OSError as e:
+            self._accept_failed(e)
             return
         if len(self.dns_streams) >= DNS_TCP_MAX_CONNECTIONS:
             self.counters["dns_tcp_refused"] += 1

@@ -315,6 +315,46 @@ class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
             self.assertTrue(self.answered())
 
 
+class qa_pep_descriptors(gr_unittest.TestCase):
+    """The proxy in this process (no node, no root) when accept() runs out of
+    descriptors: the listeners rest instead of being polled in a spin, and serve again
+    once descriptors are free."""
+
+    def test_out_of_descriptors_rests_the_listeners(self):
+        import resource
+        proxy = pep.pep_proxy("peers=default=0.0.0.2", socks="127.0.0.1:0",
+                              stats_interval=0)
+        address = proxy.open_listeners()["socks"]
+        proxy.start()
+        self.addCleanup(proxy.stop)
+        limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, limits)
+        # Clients in another process; this one may open 4 more descriptors.
+        clients = subprocess.Popen(
+            [sys.executable, "-c", "import socket, sys\n"
+             f"s = [socket.create_connection({address!r}) for _ in range(20)]\n"
+             "print('ready', flush=True)\nsys.stdin.readline()\n"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: clients.poll() is None and (clients.kill(), clients.wait()))
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (len(os.listdir("/proc/self/fd")) + 4, limits[1]))
+        self.assertEqual(clients.stdout.readline().strip(), "ready")
+        deadline = time.monotonic() + 30
+        while proxy.statistics()["driver_accept_paused"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the proxy's counter, bounded by the deadline
+        resting = proxy.statistics()
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+        clients.stdin.write("\n")
+        clients.stdin.close()
+        clients.wait(timeout=30)
+        self.assertGreaterEqual(resting["driver_accept_paused"], 1)
+        self.assertLess(resting["driver_accepted"], 20)  # not all: no descriptor for more
+        # Descriptors free again: a new client is served (its SOCKS greeting answered).
+        with socket.create_connection(address, timeout=30) as c:
+            c.sendall(b"\x05\x01\x00")
+            self.assertEqual(c.recv(2), b"\x05\x00")
+
+
 class qa_pep_namespaces(gr_unittest.TestCase):
 
     @classmethod

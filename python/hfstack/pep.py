@@ -565,9 +565,10 @@ class pep_proxy(gr.basic_block):
     def _read_local_addresses(self):
         """Tells the kernel this host's own addresses (refused as destinations unless
         named); again every LOCAL_ADDRESSES_S, as addresses come and go."""
+        import subprocess
         try:
             self.kernel.set_local_addresses(local_addresses())
-        except (proxy_error, ValueError, OSError) as e:
+        except (proxy_error, ValueError, OSError, subprocess.SubprocessError) as e:
             self._notice("local_addresses", f"cannot read this host's addresses ({e}): only "
                                             "reserved ones are refused as destinations")
         self.addresses_at = self._now() + LOCAL_ADDRESSES_S
@@ -681,7 +682,12 @@ class pep_proxy(gr.basic_block):
 
     def _on_connect(self, cid, address, port, status):
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        s = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as e:  # out of descriptors: the client hears "busy"
+            self._notice("connect_socket", f"no socket for a connection out: {e.strerror}")
+            self.kernel.connect_failed(cid, "busy", self._now())
+            return
         s.setblocking(False)
         try:  # so interception rules on this machine let it pass (needs CAP_NET_ADMIN)
             s.setsockopt(socket.SOL_SOCKET, SO_MARK, OWN_MARK)

@@ -714,6 +714,27 @@ class qa_pep_security(gr_unittest.TestCase):
                             self.bed.socks.split(":")[1], address, str(port), timeout=TIMEOUT_S)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
+    def sis_port(self, side):
+        """The port of the SIS server of the node in namespace `side`."""
+        proxy = {int(self.bed.socks.split(":")[1]), int(self.bed.dns.split(":")[1]), 3129}
+        listening = run("ip", "netns", "exec", self.ns[side], "ss", "-Hltnp").stdout
+        ports = [int(l.split()[3].rsplit(":", 1)[1]) for l in listening.splitlines()
+                 if f"pid={self.bed.node[side].pid}," in l]
+        (port,) = [p for p in ports if p not in proxy]
+        return port
+
+    def bind(self, side, sap, rank):
+        """A SIS client binds `sap` with `rank` at the node in `side`, then leaves; its
+        output ("bound" once the node accepted)."""
+        script = ("from gnuradio.hfstack.sis_client import bind_request, sis_client\n"
+                  "from gnuradio.hfstack.hfstack_python import dl\n"
+                  f"c = sis_client('127.0.0.1', {self.sis_port(side)}, timeout=60)\n"
+                  f"c.send(bind_request({sap}, rank={rank}))\n"
+                  "c.receive_type(dl.sis_type.bind_accepted)\n"
+                  "print('bound', flush=True)\n")
+        done = self.bed.run(side, sys.executable, "-c", script, timeout=TIMEOUT_S, check=False)
+        return done.stdout + done.stderr
+
     def test_1_the_far_proxy_does_not_reach_its_hosts_loopback(self):
         refused = self.probe("127.0.0.1", 7070)
         self.assertEqual(refused, {"reply": 2, "data": ""})  # SOCKS: not allowed by ruleset
@@ -747,6 +768,7 @@ class qa_pep_security(gr_unittest.TestCase):
         done = self.fetch(max_time=60)  # a new client, from another address, meanwhile
         cpu = cpu_seconds(node) - cpu0
         wall = time.monotonic() - wall0
+        sis = self.bind("a", 5, 0)  # the node's own SIS server still takes a client
         flood.stdin.write("\n")
         flood.stdin.flush()
         result = json.loads(flood.stdout.readline())
@@ -756,28 +778,22 @@ class qa_pep_security(gr_unittest.TestCase):
               f"{held} during; a new client's fetch {'served' if done.returncode == 0 else 'failed'}"
               f" in {wall:.1f} s, the node used {cpu:.2f} s CPU meanwhile; "
               f"{result['closed_by_proxy']} closed by the proxy, {result['closed_after_a_byte']} "
-              f"after a byte, {result['open']} open; over the whole flood the node used "
+              f"after a byte, {result['open']} open; a SIS client "
+              f"{'bound' if 'bound' in sis else 'failed to bind'} at the node meanwhile; over "
+              f"the whole flood the node used "
               f"{flood_cpu:.2f} s CPU in {flood_wall:.1f} s", file=sys.stderr)
         self.assertGreater(result["made"], self.NOFILE)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, self.body)
+        self.assertIn("bound", sis)
         # Unfinished handshakes are capped (max_handshakes 256) far below the limit.
         self.assertLess(held, 512)
         self.assertEqual(result["open"], 0)
 
     def test_4_the_far_proxy_binds_again_after_another_client_took_its_sap(self):
-        listening = run("ip", "netns", "exec", self.ns["b"], "ss", "-Hltnp").stdout
-        port = next(int(l.split()[3].rsplit(":", 1)[1]) for l in listening.splitlines()
-                    if f"pid={self.bed.node['b'].pid}," in l)
-        script = ("import sys\n"
-                  "from gnuradio.hfstack.sis_client import bind_request, sis_client\n"
-                  "from gnuradio.hfstack.hfstack_python import dl\n"
-                  f"c = sis_client('127.0.0.1', {port}, timeout=60)\n"
-                  "c.send(bind_request(13, rank=15))\n"
-                  "c.receive_type(dl.sis_type.bind_accepted)\n"
-                  "print('bound', flush=True)\n")
-        done = self.bed.run("b", sys.executable, "-c", script, timeout=TIMEOUT_S)
-        self.assertIn("bound", done.stdout, done.stderr)
+        # What the open relay let a station do: bind the PEP's SAP with rank 15 at the
+        # far node, which unbinds the far proxy.
+        self.assertIn("bound", self.bind("b", 13, 15))
         # The intruder has gone; the far proxy says it binds again (after 5 s) and that
         # the node took it, then carries streams again.
         log, said = self.bed.node["b"].stderr.fileno(), ""

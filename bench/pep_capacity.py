@@ -21,75 +21,9 @@ import os
 import sys
 import time
 
-from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
+from gnuradio.hfstack.pep_testbed import (CAPACITY_CLIENT, CONFIRMING_SERVER, FAR, pep_testbed,
+                                          unavailable)
 
-CLIENT = r"""
-import json, resource, selectors, socket, sys, time
-resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-far, idle, active, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-errors = []
-held = []
-t0 = time.monotonic()
-for i in range(idle):
-    try:
-        c = socket.create_connection((far, 7200), timeout=30)  # intercepted: REDIRECT
-        held.append(c)  # says nothing: the server waits for its header, the stream idles
-    except OSError as e:
-        errors.append(f"idle {i}: {e}")
-t_idle = time.monotonic() - t0
-sel = selectors.DefaultSelector()
-payload = bytes(i % 251 for i in range(size))
-states = {}
-t1 = time.monotonic()
-for i in range(active):
-    try:
-        c = socket.create_connection((far, 7200), timeout=30)
-        c.setblocking(False)
-        states[c] = [f"{size}\n".encode().ljust(16) + payload, b""]
-        sel.register(c, selectors.EVENT_WRITE | selectors.EVENT_READ)
-    except OSError as e:
-        errors.append(f"active {i}: {e}")
-done = 0
-deadline = time.monotonic() + float(sys.argv[5])
-while states and time.monotonic() < deadline:
-    for key, mask in sel.select(1.0):
-        c = key.fileobj
-        out, got = states[c]
-        try:
-            if mask & selectors.EVENT_WRITE and out:
-                n = c.send(out)
-                states[c][0] = out[n:]
-                if not states[c][0]:
-                    sel.modify(c, selectors.EVENT_READ)
-            if mask & selectors.EVENT_READ:
-                d = c.recv(16)
-                if not d:
-                    raise OSError("closed before the confirmation")
-                states[c][1] = got + d
-                if states[c][1] == b"OK":
-                    done += 1
-                    sel.unregister(c)
-                    c.close()
-                    del states[c]
-        except OSError as e:
-            if c in states:
-                errors.append(f"active: {e}")
-                sel.unregister(c)
-                c.close()
-                del states[c]
-alive = 0
-for c in held:
-    try:
-        c.setblocking(False)
-        c.recv(1)
-    except BlockingIOError:
-        alive += 1  # still open, nothing to read: held as it should be
-    except OSError:
-        pass
-print(json.dumps({"idle_opened": len(held), "idle_still_open": alive, "idle_open_s": t_idle,
-                  "active_confirmed": done, "active_unfinished": len(states),
-                  "active_s": time.monotonic() - t1, "errors": errors[:20], "error_count": len(errors)}))
-"""
 
 
 def cpu_seconds(pid):
@@ -106,16 +40,17 @@ def main():
     p.add_argument("--bytes", type=int, default=10000, help="bytes each active connection sends")
     p.add_argument("--time-scale", type=float, default=20.0)
     p.add_argument("--timeout", type=float, default=1800.0, help="real seconds for the active ones")
+    p.add_argument("--max-connections", type=int, help="both proxies' max_connections (default: theirs)")
     a = p.parse_args()
     why = unavailable()
     if why:
         sys.exit(f"pep_capacity: {why}")
-    limit = f"max_connections={a.idle + a.active + 10}"
+    limit = f"max_connections={a.max_connections}" if a.max_connections else ""
     with pep_testbed(rate=9600, time_scale=a.time_scale, pep_options=limit, far_options=limit) as bed:
         bed.serve("b", CONFIRMING_SERVER, FAR, "7200")
         node_pid = bed.node["a"].pid  # ip netns exec execs the node in place
         cpu0, wall0 = cpu_seconds(node_pid), time.monotonic()
-        done = bed.run("a", sys.executable, "-c", CLIENT, FAR, str(a.idle), str(a.active),
+        done = bed.run("a", sys.executable, "-c", CAPACITY_CLIENT, FAR, str(a.idle), str(a.active),
                        str(a.bytes), str(a.timeout), timeout=a.timeout + 600)
         r = json.loads(done.stdout.strip().splitlines()[-1])
         r["near_node_cpu_s"] = round(cpu_seconds(node_pid) - cpu0, 1)

@@ -557,3 +557,43 @@ TEST(IpClient, RandomTrafficIsAlwaysAccountedFor)
     EXPECT_GT(dropped, 0u);
     EXPECT_GT(carried, 0u);
 }
+
+// Datagrams from the air that seek this host's loopback, or whose source is spoofed
+// (loopback, multicast, our own address, or one the table routes to another node),
+// never reach the TUN device: dropped and counted.
+TEST(IpClient, SpoofedOrLoopbackDatagramsFromTheAirAreDropped)
+{
+    auto c = bound_client(config_with("10.0.2.0/24=0.0.0.2 10.0.3.0/24=0.0.0.3 default=0.0.0.2",
+                                      "own_address_v4=10.0.1.1"));
+    const auto from_node_2 = [&](const std::string& source, const std::string& destination) {
+        auto ind = prim(sis_type::unidata_indication);
+        ind.destination_sap = 9;
+        ind.source = dl::sis_address{ 2, 9 };
+        v4_spec v;
+        v.source = source;
+        v.destination = destination;
+        ind.payload = ipv4(v);
+        c.on_sis(ind, 1);
+        return c.take_actions().to_tun.size();
+    };
+    EXPECT_EQ(from_node_2("10.0.2.7", "10.0.1.1"), 1u); // its own network
+    EXPECT_EQ(from_node_2("192.0.2.1", "10.0.1.1"), 1u); // beyond it (the default route)
+    EXPECT_EQ(from_node_2("10.0.2.7", "127.0.0.1"), 0u);
+    EXPECT_EQ(from_node_2("10.0.2.7", "0.0.0.0"), 0u);
+    EXPECT_EQ(drops(c, ip_drop::to_loopback), 2u);
+    EXPECT_EQ(from_node_2("127.0.0.1", "10.0.1.1"), 0u);
+    EXPECT_EQ(from_node_2("224.0.0.1", "10.0.1.1"), 0u);
+    EXPECT_EQ(from_node_2("10.0.1.1", "10.0.1.1"), 0u); // our own address
+    EXPECT_EQ(from_node_2("10.0.3.7", "10.0.1.1"), 0u); // node 3's network
+    EXPECT_EQ(drops(c, ip_drop::spoofed_source), 4u);
+    // Without the source check, only the table's test is off.
+    auto open = bound_client(config_with("10.0.3.0/24=0.0.0.3", "source_check=false"));
+    auto ind = prim(sis_type::unidata_indication);
+    ind.destination_sap = 9;
+    ind.source = dl::sis_address{ 2, 9 };
+    v4_spec v;
+    v.source = "10.0.3.7";
+    ind.payload = ipv4(v);
+    open.on_sis(ind, 1);
+    EXPECT_EQ(open.take_actions().to_tun.size(), 1u);
+}

@@ -495,3 +495,242 @@ TEST(Pep, ProxyPriorityHandsAPortsDataToTheNodeFirst)
         EXPECT_EQ(p.of(p.far, K::connect).size(), 2u);
     }
 }
+
+TEST(PepOptions, AccessPolicyOptionsRoundTripAndRefuseBadValues)
+{
+    pep_config c;
+    set_pep_options(c, "allow_destinations=10.78.0.0/24:80,443 127.0.0.1/32:5432 "
+                       "[fd00::7]:22,8000-8010 fd00:1::/64:53 10.1.2.3:8080 fd00:2::/64");
+    EXPECT_EQ(get_pep_option(c, "allow_destinations"),
+              "10.78.0.0/24:80,443 127.0.0.1/32:5432 fd00::7/128:22,8000-8010 fd00:1::/64:53 "
+              "10.1.2.3/32:8080 fd00:2::/64");
+    pep_config again;
+    set_pep_option(again, "allow_destinations", get_pep_option(c, "allow_destinations"));
+    EXPECT_EQ(get_pep_option(again, "allow_destinations"), get_pep_option(c, "allow_destinations"));
+    set_pep_options(c, "allow_peers=0.0.0.1 0.0.0.3");
+    EXPECT_EQ(get_pep_option(c, "allow_peers"), "0.0.0.1 0.0.0.3");
+    set_pep_options(c, "allow_peers=any");
+    EXPECT_EQ(get_pep_option(c, "allow_peers"), "any");
+    EXPECT_EQ(get_pep_option(pep_config{}, "max_connections"), "4096");
+    for (const char* bad : { "allow_destinations=10.78.0.0/24:", "allow_destinations=10.78.0.0/33",
+                             "allow_destinations=10.78.0.0/24:0", "allow_destinations=10.0.0.1:9-8",
+                             "allow_destinations=[fd00::7:22", "allow_destinations=10.0.0.1:http",
+                             "allow_peers=0.0.0.256", "allow_peers=16.0.0.1",
+                             "allow_peers=any 0.0.0.1", "handshake_timeout_s=inf",
+                             "max_handshakes=x" }) {
+        pep_config d;
+        try {
+            set_pep_options(d, bad);
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    }
+}
+
+// The far proxy reaches neither its host's loopback, link-local or multicast space nor
+// the host's own addresses unless a rule names them; other destinations only as
+// allow_destinations says; every refusal counted and logged once per source node.
+TEST(Pep, TheFarProxyRefusesReservedAndOwnDestinationsUnlessNamed)
+{
+    const auto verdicts = [](const std::string& far_options,
+                             const std::vector<pep_request>& requests) {
+        pep_pair p("peers=default=0.0.0.2", far_options);
+        p.b->set_local_addresses({ *parse_ip_address("10.0.2.9") });
+        std::vector<pep_connection> ids;
+        for (const auto& r : requests)
+            ids.push_back(p.a->accept(r, p.now));
+        p.run();
+        std::string out;
+        for (auto id : ids) {
+            const auto failed = p.of(p.near, K::failed, id);
+            out += failed.empty() ? "+" : (failed[0].status == pep_status::forbidden ? "-" : "?");
+        }
+        return std::make_pair(out, p.b->counters().destinations_refused);
+    };
+    const std::vector<pep_request> r = {
+        to("127.0.0.1", 5066), to("127.1.2.3", 80),   to("169.254.1.1", 80),
+        to("224.0.0.1", 80),   to("0.0.0.0", 80),     to("255.255.255.255", 80),
+        to("::1", 22),         to("fe80::1", 22),     to("::ffff:7f00:1", 22),
+        to("10.0.2.9", 22),    to("10.0.2.5", 80),    to("10.0.2.5", 443),
+        to("fd00:2::5", 80),
+    };
+    // The default: every ordinary destination, none of the reserved or own ones.
+    auto v = verdicts("", r);
+    EXPECT_EQ(v.first, "----------+++");
+    EXPECT_EQ(v.second, 10u);
+    // A rule for everything opens no reserved or own address.
+    EXPECT_EQ(verdicts("allow_destinations=0.0.0.0/0 ::/0", r).first, "----------+++");
+    // Named networks and ports only; a rule naming a loopback host and port opens that one.
+    v = verdicts("allow_destinations=10.0.2.0/24:80 127.0.0.1/32:5066 10.0.2.9/32", r);
+    EXPECT_EQ(v.first, "+--------++--");
+}
+
+TEST(Pep, RefusalsAreLoggedOncePerSource)
+{
+    pep_pair p("peers=default=0.0.0.2");
+    std::vector<std::string> notices;
+    const auto keep_far = p.keep;
+    p.keep = [&](pep& e, pep_actions& act) {
+        if (&e == p.b.get())
+            notices.insert(notices.end(), act.notices.begin(), act.notices.end());
+        keep_far(e, act);
+    };
+    for (int i = 0; i < 5; ++i)
+        p.a->accept(to("127.0.0.1", uint16_t(80 + i)), p.now);
+    p.run();
+    EXPECT_EQ(p.b->counters().destinations_refused, 5u);
+    EXPECT_EQ(std::count_if(notices.begin(), notices.end(),
+                            [](const std::string& n) {
+                                return n.find("not an allowed destination") != std::string::npos;
+                            }),
+              1);
+}
+
+// Streams and datagrams from a node the far proxy does not know are refused: by
+// default only the nodes of its `peers` table are taken.
+TEST(Pep, OnlyAllowedPeersMayOpenStreamsOrSendDatagrams)
+{
+    for (const std::string far : { "allow_peers=0.0.0.3", "peers=10.0.1.0/24=0.0.0.4" }) {
+        pep_pair p("", far);
+        std::vector<pep_datagram> datagrams;
+        const auto keep = p.keep;
+        p.keep = [&](pep& e, pep_actions& act) {
+            if (&e == p.b.get())
+                datagrams.insert(datagrams.end(), act.datagrams.begin(), act.datagrams.end());
+            keep(e, act);
+        };
+        p.b->listen_datagrams(2);
+        const auto c = p.a->accept(to("10.0.2.5", 80), p.now);
+        p.a->send_datagram(2, 2, 2, as_bytes("question"), p.now);
+        p.run(400);
+        EXPECT_TRUE(p.of(p.far, K::connect).empty()) << far;
+        ASSERT_EQ(p.of(p.near, K::failed, c).size(), 1u) << far;
+        EXPECT_EQ(p.b->counters().peers_refused, 2u) << far;
+        EXPECT_TRUE(datagrams.empty()) << far;
+    }
+    // The same with the near node allowed: both go through.
+    pep_pair p("", "allow_peers=0.0.0.1");
+    p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run();
+    EXPECT_EQ(p.of(p.far, K::connect).size(), 1u);
+    EXPECT_EQ(p.b->counters().peers_refused, 0u);
+}
+
+// The node drops the PEP's SAP (another client bound it with a higher rank) while the
+// SIS connection stays: the PEP binds again, backing off, and says so.
+TEST(Pep, BindsAgainAfterTheNodeDropsTheSap)
+{
+    pep_config cfg;
+    set_pep_options(cfg, "peers=default=0.0.0.2");
+    pep p(cfg);
+    sis_path<pep>::bind(p);
+    ASSERT_TRUE(p.transport().bound());
+    p.take_actions();
+    const auto binds_at = [&](double t) {
+        p.on_timer(t);
+        size_t n = 0;
+        for (const auto& s : p.take_actions().to_sis)
+            n += s.type == dl::sis_type::bind_request;
+        return n;
+    };
+    dl::sis_primitive unbind;
+    unbind.type = dl::sis_type::unbind_indication;
+    p.on_sis(unbind, 100);
+    EXPECT_FALSE(p.transport().bound());
+    const auto said = p.take_actions().notices;
+    ASSERT_FALSE(said.empty());
+    EXPECT_NE(said.back().find("binding again in 5 s"), std::string::npos) << said.back();
+    EXPECT_DOUBLE_EQ(p.next_deadline(), 105);
+    EXPECT_EQ(binds_at(104), 0u);
+    EXPECT_EQ(binds_at(105), 1u);
+    // Refused again (the other client still holds it): twice as long.
+    dl::sis_primitive refused;
+    refused.type = dl::sis_type::bind_rejected;
+    p.on_sis(refused, 106);
+    EXPECT_EQ(binds_at(115), 0u);
+    EXPECT_EQ(binds_at(116), 1u);
+    dl::sis_primitive ok;
+    ok.type = dl::sis_type::bind_accepted;
+    ok.sap = 13;
+    ok.mtu = 2048;
+    p.on_sis(ok, 117);
+    EXPECT_TRUE(p.transport().bound());
+    EXPECT_EQ(p.take_actions().notices, std::vector<std::string>{ "bound SAP 13 again" });
+    EXPECT_EQ(p.counters().rebinds, 2u);
+    // A lost SIS connection is the driver's to restore: no bind on the kernel's timer.
+    p.on_disconnected(200);
+    EXPECT_EQ(binds_at(1000), 0u);
+}
+
+// max_connections counts idle connections, but one idle for evict_idle_s gives way to
+// a new one; connections in use do not.
+TEST(Pep, AtTheLimitTheLongestIdleConnectionMakesRoom)
+{
+    pep_pair p("max_connections=3; evict_idle_s=60");
+    std::vector<pep_connection> conns;
+    for (int i = 0; i < 3; ++i) {
+        conns.push_back(p.a->accept(to("10.0.2.5", 80), p.now));
+        p.run(1);
+        p.b->connected(p.of(p.far, K::connect).back().connection, p.now);
+        p.run(1);
+        p.now += 5;
+    }
+    // All three used within the last minute: a fourth is busy.
+    const auto busy = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(1);
+    EXPECT_EQ(p.of(p.near, K::failed, busy).at(0).status, pep_status::busy);
+    // The first two idle, the third in use: the first (idle longest) makes room.
+    p.now += 100;
+    const bytes b = as_bytes("x");
+    p.a->from_tcp(conns[2], b.data(), 1, p.now);
+    p.run(1);
+    const auto fresh = p.a->accept(to("10.0.2.5", 80), p.now);
+    p.run(1);
+    EXPECT_TRUE(p.of(p.near, K::failed, fresh).empty());
+    EXPECT_EQ(p.of(p.near, K::reset, conns[0]).size(), 1u);
+    EXPECT_TRUE(p.of(p.near, K::reset, conns[1]).empty());
+    EXPECT_EQ(p.a->counters().evicted, 1u);
+    EXPECT_EQ(p.a->connection_count(), 3u);
+    // The driver's own cap (file descriptors) is below max_connections: it rules.
+    p.a->limit_connections(2);
+    EXPECT_EQ(p.a->connection_limit(), 2u);
+}
+
+// The load with the defaults: 1,000 idle connections stay while 100 more are
+// opened, carried and closed.
+TEST(Pep, DefaultsHoldAThousandIdleAndAHundredActiveConnections)
+{
+    pep_pair p;
+    std::vector<pep_connection> idle;
+    for (int i = 0; i < 1000; ++i)
+        idle.push_back(p.a->accept(to("10.0.2.5", 80), p.now));
+    p.run(1);
+    for (const auto& c : p.of(p.far, K::connect))
+        p.b->connected(c.connection, p.now);
+    p.run(1);
+    p.far.clear();
+    size_t carried = 0;
+    for (int i = 0; i < 100; ++i) {
+        const auto c = p.a->accept(to("10.0.2.6", 80), p.now);
+        const bytes request = as_bytes("request " + std::to_string(i));
+        p.a->from_tcp(c, request.data(), request.size(), p.now);
+        p.run(1);
+        const auto connects = p.of(p.far, K::connect);
+        if (connects.empty() || !p.of(p.near, K::failed, c).empty())
+            continue;
+        const auto f = connects.back().connection;
+        p.far.clear();
+        p.b->connected(f, p.now);
+        p.run(1);
+        carried += p.take(*p.b, f) == request;
+        p.a->tcp_finished(c, p.now);
+        p.b->tcp_finished(f, p.now);
+        p.run(1);
+    }
+    EXPECT_EQ(carried, 100u);
+    for (auto c : idle)
+        EXPECT_TRUE(p.a->stats(c).has_value());
+    EXPECT_EQ(p.a->counters().evicted, 0u);
+}

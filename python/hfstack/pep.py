@@ -74,6 +74,9 @@ DNS_TCP_IDLE_S = 10.0          # RFC 7766 6.2.3: a DNS connection without progre
 DNS_TCP_MAX_CONNECTIONS = 256  # DNS connections at once; more are closed at once
 DNS_TCP_MAX_PENDING = 16       # queries of one connection in progress; more wait unread
 DNS_TCP_MAX_OUTBOX = 65536     # answers not yet taken by a client; beyond, stop reading
+MAX_LOOKUPS = 64               # questions from the air at the resolver at once; more: SERVFAIL
+ACCEPT_PAUSE_S = 1.0           # listeners rest this long after accept() ran out of descriptors
+LOCAL_ADDRESSES_S = 60.0       # how often the host's own addresses are read again
 
 # SOCKS5 replies (RFC 1928 section 6) for the far proxy's answers.
 SOCKS_REPLY = {"connected": 0, "busy": 1, "forbidden": 2, "no_peer": 3, "unreachable": 4,
@@ -134,7 +137,8 @@ def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=T
     """The nftables table that sends TCP to `destinations` (prefixes) into the proxy:
     nat REDIRECT to `redirect_port` for connections this machine starts, TPROXY to
     `tproxy_port` for forwarded ones (marked TPROXY_MARK, which the policy route of
-    install_policy_routing delivers locally), UDP/443 rejected so browsers fall back
+    install_policy_routing delivers locally; unmarked connections to that port
+    dropped), UDP/443 rejected so browsers fall back
     from QUIC to TCP. The proxy's own connections carry mark 0x5066 and pass."""
     by_family = (("ip", [d for d in destinations if ":" not in d]),
                  ("ip6", [d for d in destinations if ":" in d]))
@@ -154,6 +158,13 @@ def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=T
         rules += chain("prerouting", "filter hook prerouting", "mangle", lambda f, p: (
             f"{f} daddr {{ {', '.join(p)} }} meta l4proto tcp "
             f"tproxy {f} to :{tproxy_port} meta mark set {TPROXY_MARK:#x} accept"))
+    if tproxy_port:
+        # The transparent listener (on 0.0.0.0, as TPROXY needs) takes only what TPROXY
+        # marked: a connection made to its port directly is dropped, so the gateway is
+        # no open proxy to whoever reaches it.
+        rules += ["  chain transparent_guard {",
+                  "    type filter hook input priority 0; policy accept;",
+                  f"    tcp dport {tproxy_port} meta mark != {TPROXY_MARK:#x} drop", "  }"]
     if block_quic:
         rules += chain("quic", "filter hook output", 0, None)
         rules += chain("quic_forward", "filter hook forward", 0, None)
@@ -269,10 +280,27 @@ def remove_rules():
         pass  # no ip: nothing of ours to remove
 
 
+def descriptor_budget(soft_limit):
+    """The sockets the PEP may hold with RLIMIT_NOFILE `soft_limit`: the rest (a
+    quarter, at least 256) stays for the process's other files, the node's SIS server
+    and its clients when the PEP runs inside hfstack-node."""
+    return max(64, soft_limit - max(256, soft_limit // 4))
+
+
+def local_addresses():
+    """This host's own addresses (every interface's, `ip -j addr show`), as text."""
+    out = []
+    for link in _ip_json("addr", "show"):
+        for a in link.get("addr_info", []):
+            if a.get("local"):
+                out.append(a["local"].split("%")[0])
+    return out
+
+
 class connection:
     """One TCP connection the proxy serves."""
     __slots__ = ("id", "sock", "mode", "phase", "inbox", "outbox", "reading", "writing",
-                 "eof_sent", "connecting", "closed")
+                 "eof_sent", "connecting", "closed", "source", "since")
 
     def __init__(self, sock, mode):
         self.id = None            # the kernel's, once it knows the connection
@@ -286,6 +314,8 @@ class connection:
         self.eof_sent = False
         self.connecting = False
         self.closed = False
+        self.source = None        # the client's address while its handshake is unfinished
+        self.since = 0.0          # when it was accepted
 
 
 class dns_stream:
@@ -378,7 +408,19 @@ class pep_proxy(gr.basic_block):
         self.listeners = {}      # socket fd -> (socket, mode)
         self.counters = {"accepted": 0, "handshake_errors": 0, "socket_errors": 0,
                          "dns_tcp_connections": 0, "dns_tcp_queries": 0, "dns_tcp_dropped": 0,
-                         "dns_tcp_refused": 0, "dns_tcp_idle_closed": 0}
+                         "dns_tcp_refused": 0, "dns_tcp_idle_closed": 0,
+                         "handshake_timeouts": 0, "handshakes_evicted": 0,
+                         "descriptors_refused": 0,
+                         "accept_paused": 0, "lookups_refused": 0}
+        self.handshake_timeout_s = float(self.kernel.option("handshake_timeout_s"))
+        self.max_handshakes = int(self.kernel.option("max_handshakes"))
+        self.max_handshakes_per_source = int(self.kernel.option("max_handshakes_per_source"))
+        self.handshakes = {}     # connection -> None, oldest first: unfinished SOCKS/CONNECT
+        self.handshake_sources = {}  # client address -> {connection: None}, oldest first
+        import resource
+        self.socket_budget = descriptor_budget(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        self.accept_paused_until = None
+        self.addresses_at = None     # when the host's own addresses are read again
         self.selector = None
         self.thread = None
         self.rebind_at = None
@@ -444,7 +486,20 @@ class pep_proxy(gr.basic_block):
         import resource
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            except (ValueError, OSError):
+                pass
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        # Every socket of the PEP's within its budget, so that it never takes the
+        # descriptors the node and its SIS server need: connections get what handshakes,
+        # DNS and lookups may not use.
+        self.socket_budget = descriptor_budget(soft)
+        room = self.socket_budget - self.max_handshakes - DNS_TCP_MAX_CONNECTIONS - MAX_LOOKUPS - 16
+        self.kernel.limit_connections(max(16, room))
+        log.info("PEP: %d sockets at most (RLIMIT_NOFILE %d), %d connections",
+                 self.socket_budget, soft, self.kernel.connection_limit())
+        self._read_local_addresses()
         self.open_listeners()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -500,12 +555,26 @@ class pep_proxy(gr.basic_block):
             pass
 
     def _notice(self, key, text):
-        if key not in self._noticed:
+        if key not in self._noticed and len(self._noticed) < 1024:  # bounded: keys per source
             self._noticed.add(key)
             log.warning("%s (logged once)", text)
 
     def _now(self):
         return time.monotonic()
+
+    def _read_local_addresses(self):
+        """Tells the kernel this host's own addresses (refused as destinations unless
+        named); again every LOCAL_ADDRESSES_S, as addresses come and go."""
+        import subprocess
+        try:
+            self.kernel.set_local_addresses(local_addresses())
+        except (proxy_error, ValueError, OSError, subprocess.SubprocessError) as e:
+            self._notice("local_addresses", f"cannot read this host's addresses ({e}): only "
+                                            "reserved ones are refused as destinations")
+        self.addresses_at = self._now() + LOCAL_ADDRESSES_S
+
+    def _sockets(self):
+        return len(self.conns) + len(self.dns_streams) + len(self.lookups)
 
     # --- SIS side --------------------------------------------------------------------
 
@@ -585,6 +654,12 @@ class pep_proxy(gr.basic_block):
 
     def _lookup(self, request, query):
         """Asks this machine's resolver; its answer (or nothing) comes back in the loop."""
+        if len(self.lookups) >= MAX_LOOKUPS:
+            self.counters["lookups_refused"] += 1
+            self._notice("lookups", f"{MAX_LOOKUPS} questions from the air at the resolver "
+                                    "at once: more get SERVFAIL")
+            self.dns.resolved(request, b"", self._now())
+            return
         server = system_nameserver()
         if server is None:
             self._notice("resolver", "no nameserver in /etc/resolv.conf: questions from the "
@@ -607,7 +682,12 @@ class pep_proxy(gr.basic_block):
 
     def _on_connect(self, cid, address, port, status):
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        s = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as e:  # out of descriptors: the client hears "busy"
+            self._notice("connect_socket", f"no socket for a connection out: {e.strerror}")
+            self.kernel.connect_failed(cid, "busy", self._now())
+            return
         s.setblocking(False)
         try:  # so interception rules on this machine let it pass (needs CAP_NET_ADMIN)
             s.setsockopt(socket.SOL_SOCKET, SO_MARK, OWN_MARK)
@@ -715,6 +795,7 @@ class pep_proxy(gr.basic_block):
     def _close(self, c, reset):
         if c.closed:
             return
+        self._end_handshake(c)
         c.closed = True
         self._select(c.sock, 0, None)
         if reset:
@@ -735,12 +816,22 @@ class pep_proxy(gr.basic_block):
     def _accept(self, listener, mode):
         try:
             s, peer = listener.accept()
-        except OSError:
+        except OSError as e:
+            self._accept_failed(e)
+            return
+        if self._sockets() >= self.socket_budget:
+            self.counters["descriptors_refused"] += 1
+            self._notice("budget", f"{self.socket_budget} sockets in use: new clients are "
+                                   "closed at once")
+            s.close()
             return
         s.setblocking(False)
         self.counters["accepted"] += 1
         c = connection(s, mode)
+        c.since = self._now()
         self.conns[s.fileno()] = c
+        if mode in ("socks", "http_connect"):
+            self._start_handshake(c, peer[0])
         if mode in ("redirect", "transparent"):
             try:
                 address, port = self._original_destination(s, mode)
@@ -766,7 +857,70 @@ class pep_proxy(gr.basic_block):
         port = struct.unpack("!H", raw[2:4])[0]
         return socket.inet_ntoa(raw[4:8]), port
 
+    def _accept_failed(self, e):
+        """accept() out of descriptors: a listener stays readable, so the listeners rest
+        ACCEPT_PAUSE_S instead of being polled in a spin."""
+        if e.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+            return
+        self.counters["accept_paused"] += 1
+        self._notice("emfile", f"accept: {e.strerror}; listeners rest {ACCEPT_PAUSE_S:g} s "
+                               "at a time")
+        self.accept_paused_until = self._now() + ACCEPT_PAUSE_S
+        for ls, _ in self.listeners.values():
+            self._select(ls, 0, None)
+        if self.dns_listener is not None:
+            self._select(self.dns_listener, 0, None)
+
+    def _resume_accepting(self):
+        self.accept_paused_until = None
+        for s, mode in self.listeners.values():
+            self._select(s, selectors.EVENT_READ, ("listen", mode))
+        if self.dns_listener is not None:
+            self._select(self.dns_listener, selectors.EVENT_READ, ("dns_tcp",))
+
+    def _start_handshake(self, c, source):
+        """Counts an unfinished SOCKS/CONNECT request. Beyond max_handshakes_per_source
+        the source's oldest is closed, beyond max_handshakes the oldest of all: a client
+        that finishes its request at once is never the oldest, a silent one soon is."""
+        mine = self.handshake_sources.setdefault(source, {})
+        if len(mine) >= self.max_handshakes_per_source:
+            self.counters["handshakes_evicted"] += 1
+            self._notice(f"handshakes {source}",
+                         f"{source} has {self.max_handshakes_per_source} unfinished proxy "
+                         "requests: closing its oldest for each new one (logged once per source)")
+            self._close(next(iter(mine)), reset=True)
+        elif len(self.handshakes) >= self.max_handshakes:
+            self.counters["handshakes_evicted"] += 1
+            self._notice("handshakes", f"{self.max_handshakes} unfinished proxy requests: "
+                                       "closing the oldest for each new one")
+            self._close(next(iter(self.handshakes)), reset=True)
+        c.source = source
+        self.handshakes[c] = None
+        self.handshake_sources.setdefault(source, {})[c] = None
+        return True
+
+    def _end_handshake(self, c):
+        if c.source is None:
+            return
+        self.handshakes.pop(c, None)
+        mine = self.handshake_sources.get(c.source)
+        if mine is not None:
+            mine.pop(c, None)
+            if not mine:
+                del self.handshake_sources[c.source]
+        c.source = None
+
+    def _expire_handshakes(self, now):
+        """Closes the SOCKS/CONNECT clients that did not finish within handshake_timeout_s."""
+        while self.handshakes:
+            c = next(iter(self.handshakes))
+            if now < c.since + self.handshake_timeout_s:
+                break
+            self.counters["handshake_timeouts"] += 1
+            self._close(c, reset=True)
+
     def _open(self, c, address, port):
+        self._end_handshake(c)
         cid = self.kernel.accept(address, port, self._now())
         c.id = cid
         self.by_id[cid] = c
@@ -951,6 +1105,12 @@ class pep_proxy(gr.basic_block):
                                *(d.idle_at for d in self.dns_streams.values()))
                 if self.rebind_at is not None:
                     deadline = min(deadline, self.rebind_at)
+                if self.handshakes:
+                    deadline = min(deadline, next(iter(self.handshakes)).since
+                                   + self.handshake_timeout_s)
+                for at in (self.accept_paused_until, self.addresses_at):
+                    if at is not None:
+                        deadline = min(deadline, at)
                 if next_stats is not None:
                     deadline = min(deadline, next_stats)
             timeout = None if deadline == float("inf") else max(0.0, deadline - self._now())
@@ -1000,6 +1160,11 @@ class pep_proxy(gr.basic_block):
                     if self.rebind_at is not None and now >= self.rebind_at:
                         self.rebind_at = None
                         self._bind()
+                    self._expire_handshakes(now)
+                    if self.accept_paused_until is not None and now >= self.accept_paused_until:
+                        self._resume_accepting()
+                    if self.addresses_at is not None and now >= self.addresses_at:
+                        self._read_local_addresses()
                     if next_stats is not None and now >= next_stats:
                         self._post_stats()
                         next_stats = now + self.stats_interval
@@ -1029,7 +1194,8 @@ class pep_proxy(gr.basic_block):
     def _dns_accept(self):
         try:
             s, _ = self.dns_listener.accept()
-        except OSError:
+        except OSError as e:
+            self._accept_failed(e)
             return
         if len(self.dns_streams) >= DNS_TCP_MAX_CONNECTIONS:
             self.counters["dns_tcp_refused"] += 1

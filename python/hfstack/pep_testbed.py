@@ -36,6 +36,9 @@ FAR = "10.78.0.2"
 # the simulator's section D rows.
 NODE_OPTIONS = PEP_NODE_OPTIONS
 GATEWAY, CLIENT = "10.80.0.1", "10.80.0.2"   # the near namespace and the client host
+# The far proxy's access policy: streams from the near node only, to the servers on
+# its own address (which, as the host's own, a /32 rule must name).
+FAR_POLICY = f"allow_peers=0.0.0.1;allow_destinations={FAR}/32"
 
 
 # The server of the PEP benchmarks (argv: address, port): for each connection, a
@@ -68,6 +71,79 @@ while True:
 """
 
 
+# The load of the PEP capacity figures (argv: far address, idle, active, bytes, seconds):
+# `idle` connections to far:7200 (intercepted by REDIRECT) held open saying nothing,
+# then `active` ones each sending a 16-byte header and `bytes` bytes and waiting for the
+# CONFIRMING_SERVER's "OK", all at once; a JSON line of what happened.
+CAPACITY_CLIENT = r"""
+import json, resource, selectors, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+far, idle, active, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+errors = []
+held = []
+t0 = time.monotonic()
+for i in range(idle):
+    try:
+        c = socket.create_connection((far, 7200), timeout=30)  # intercepted: REDIRECT
+        held.append(c)  # says nothing: the server waits for its header, the stream idles
+    except OSError as e:
+        errors.append(f"idle {i}: {e}")
+t_idle = time.monotonic() - t0
+sel = selectors.DefaultSelector()
+payload = bytes(i % 251 for i in range(size))
+states = {}
+t1 = time.monotonic()
+for i in range(active):
+    try:
+        c = socket.create_connection((far, 7200), timeout=30)
+        c.setblocking(False)
+        states[c] = [f"{size}\n".encode().ljust(16) + payload, b""]
+        sel.register(c, selectors.EVENT_WRITE | selectors.EVENT_READ)
+    except OSError as e:
+        errors.append(f"active {i}: {e}")
+done = 0
+deadline = time.monotonic() + float(sys.argv[5])
+while states and time.monotonic() < deadline:
+    for key, mask in sel.select(1.0):
+        c = key.fileobj
+        out, got = states[c]
+        try:
+            if mask & selectors.EVENT_WRITE and out:
+                n = c.send(out)
+                states[c][0] = out[n:]
+                if not states[c][0]:
+                    sel.modify(c, selectors.EVENT_READ)
+            if mask & selectors.EVENT_READ:
+                d = c.recv(16)
+                if not d:
+                    raise OSError("closed before the confirmation")
+                states[c][1] = got + d
+                if states[c][1] == b"OK":
+                    done += 1
+                    sel.unregister(c)
+                    c.close()
+                    del states[c]
+        except OSError as e:
+            if c in states:
+                errors.append(f"active: {e}")
+                sel.unregister(c)
+                c.close()
+                del states[c]
+alive = 0
+for c in held:
+    try:
+        c.setblocking(False)
+        c.recv(1)
+    except BlockingIOError:
+        alive += 1  # still open, nothing to read: held as it should be
+    except OSError:
+        pass
+print(json.dumps({"idle_opened": len(held), "idle_still_open": alive, "idle_open_s": t_idle,
+                  "active_confirmed": done, "active_unfinished": len(states),
+                  "active_s": time.monotonic() - t1, "errors": errors[:20], "error_count": len(errors)}))
+"""
+
+
 def unavailable():
     """Why this machine cannot run the test bed, or None."""
     why = ip_unavailable()
@@ -87,15 +163,16 @@ class pep_testbed(namespaces):
     """`rate`: the nodes' mode, a rate in bps (short interleaver) or a mode's name
     ("WN12/48kHz/US", anchors.WIDEBAND), `self.rate` its bps; `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
-    near proxy (compress=true, ...), `far_options` of the far one; `kind`: "emulator", or "loopback" for the real
+    near proxy (compress=true, ...), `far_options` of the far one (after FAR_POLICY); `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
     `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
     both nodes' options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG
-    5069 modes, anchors.pep_node_options; "" for STANAG 5066 as published)."""
+    5069 modes, anchors.pep_node_options; "" for STANAG 5066 as published); `nofile`:
+    both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
                  kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False,
-                 node_options=None):
+                 node_options=None, nofile=None):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         if client_host:
@@ -111,6 +188,7 @@ class pep_testbed(namespaces):
         self.kind, self.snr_db, self.far_options = kind, snr_db, far_options
         self.node_options = pep_node_options(rate) if node_options is None else node_options
         self.seed = seed  # of the channel's error draws (node b's radio: seed + 1)
+        self.limit = ["prlimit", f"--nofile={nofile}:{nofile}", "--"] if nofile else []
 
     def start(self):
         rate, scale, ber, pep_options = self._args
@@ -146,11 +224,11 @@ class pep_testbed(namespaces):
                     "--pep-dns-peer", "0.0.0.2", "--pep-dns-static", "gateway.hf=10.79.0.1"]
             if "c" in self.ns:
                 near += ["--pep-transparent", "0.0.0.0:3130"]
-            far_options = ";".join(o for o in (wide, self.far_options) if o)
-            far = ["--pep-options", far_options] if far_options else []
+            far_options = ";".join(o for o in (FAR_POLICY, wide, self.far_options) if o)
+            far = ["--pep-options", far_options]
             for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
-                    ["ip", "netns", "exec", self.ns[side], *NODE, "--address",
+                    ["ip", "netns", "exec", self.ns[side], *self.limit, *NODE, "--address",
                      f"0.0.0.{me}", *common, "--seed", str(self.seed + me - 1),
                      "--air-publish", f"ipc://{air}-{side}",
                      "--air-subscribe", f"ipc://{air}-{other}", *extra],

@@ -41,7 +41,8 @@ from gnuradio.hfstack.ip_testbed import DNS_SERVER, run
 from gnuradio.hfstack import pep, pep_web
 from gnuradio.hfstack.pep import (DNS_MAX_MESSAGE, DNS_TCP_IDLE_S, RULES_TABLE, TPROXY_MARK,
                                   TPROXY_TABLE, dns_tcp_frames, literal_address, nft_ruleset)
-from gnuradio.hfstack.pep_testbed import CLIENT, FAR, pep_testbed, unavailable
+from gnuradio.hfstack.pep_testbed import (CAPACITY_CLIENT, CLIENT, CONFIRMING_SERVER, FAR, GATEWAY,
+                                          pep_testbed, unavailable)
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")
@@ -139,6 +140,7 @@ class qa_pep_settings(gr_unittest.TestCase):
                       "redirect to :3129", text)
         self.assertIn("ip6 daddr { fd00:78::/64 }", text)
         self.assertIn("tproxy ip to :3130", text)
+        self.assertIn("tcp dport 3130 meta mark != 0x5067 drop", text)
         self.assertIn("udp dport 443 reject", text)
         self.assertIn(f"meta mark set {TPROXY_MARK:#x}", text)
         if shutil.which("nft") and os.geteuid() == 0:
@@ -313,6 +315,46 @@ class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
             self.assertTrue(self.answered())
 
 
+class qa_pep_descriptors(gr_unittest.TestCase):
+    """The proxy in this process (no node, no root) when accept() runs out of
+    descriptors: the listeners rest instead of being polled in a spin, and serve again
+    once descriptors are free."""
+
+    def test_out_of_descriptors_rests_the_listeners(self):
+        import resource
+        proxy = pep.pep_proxy("peers=default=0.0.0.2", socks="127.0.0.1:0",
+                              stats_interval=0)
+        address = proxy.open_listeners()["socks"]
+        proxy.start()
+        self.addCleanup(proxy.stop)
+        limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, limits)
+        # Clients in another process; this one may open 4 more descriptors.
+        clients = subprocess.Popen(
+            [sys.executable, "-c", "import socket, sys\n"
+             f"s = [socket.create_connection({address!r}) for _ in range(20)]\n"
+             "print('ready', flush=True)\nsys.stdin.readline()\n"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: clients.poll() is None and (clients.kill(), clients.wait()))
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (len(os.listdir("/proc/self/fd")) + 4, limits[1]))
+        self.assertEqual(clients.stdout.readline().strip(), "ready")
+        deadline = time.monotonic() + 30
+        while proxy.statistics()["driver_accept_paused"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the proxy's counter, bounded by the deadline
+        resting = proxy.statistics()
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+        clients.stdin.write("\n")
+        clients.stdin.close()
+        clients.wait(timeout=30)
+        self.assertGreaterEqual(resting["driver_accept_paused"], 1)
+        self.assertLess(resting["driver_accepted"], 20)  # not all: no descriptor for more
+        # Descriptors free again: a new client is served (its SOCKS greeting answered).
+        with socket.create_connection(address, timeout=30) as c:
+            c.sendall(b"\x05\x01\x00")
+            self.assertEqual(c.recv(2), b"\x05\x00")
+
+
 class qa_pep_namespaces(gr_unittest.TestCase):
 
     @classmethod
@@ -389,6 +431,11 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertEqual(done.stdout, CLIENT)  # from the client host itself
         with open(os.path.join(self.bed.tmp, "tproxy.bin"), "rb") as f:
             self.assertEqual(f.read(), self.body)
+        # The listener itself (0.0.0.0:3130) takes nothing TPROXY did not hand it.
+        direct = subprocess.run(["ip", "netns", "exec", self.ns["c"], "curl", "-s",
+                                 "--max-time", "3", f"http://{GATEWAY}:3130/"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(direct.returncode, 28, direct.stderr)  # dropped: curl timed out
 
     def test_3_refused_at_the_far_end_is_refused_here(self):
         socks = self.curl("--socks5", "127.0.0.1:1080", "http://10.78.0.2:8081/")
@@ -514,6 +561,259 @@ class qa_pep_namespaces(gr_unittest.TestCase):
                              str(TPROXY_TABLE)).stdout.strip(), "")
 
 
+# A SOCKS5 client (argv: proxy port, destination address, port): the proxy's reply
+# code and what the destination sent first (up to 64 bytes, 30 s), as JSON.
+SOCKS_PROBE = r"""
+import json, socket, struct, sys
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+c.sendall(b"\x05\x01\x00")
+assert c.recv(2) == b"\x05\x00"
+c.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(sys.argv[2]) + struct.pack("!H", int(sys.argv[3])))
+reply = c.recv(10)
+data = b""
+try:
+    while reply[1:2] == b"\x00" and len(data) < 64:
+        d = c.recv(64)
+        if not d:
+            break
+        data += d
+except OSError:
+    pass
+print(json.dumps({"reply": reply[1], "data": data.decode("latin-1")}))
+"""
+
+# A service only the far host's loopback offers (argv: port): a secret to whoever
+# connects.
+LOOPBACK_SECRET = r"""
+import socket, sys, threading
+s = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"far loopback secret")
+    c.close()
+"""
+
+# Silent clients (argv: count, source address, proxy port, seconds): `count` TCP
+# connections to the proxy from `source` that never say a word; "ready" once they are
+# made (or the connect phase ran out of its bound), then, after a line on stdin, a JSON
+# line: how many were made, how many the proxy closed within `seconds`, how many of
+# the rest closed within `seconds` after a byte, and how many stayed open.
+SILENT_FLOOD = r"""
+import json, resource, selectors, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+count, source, port, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+sel = selectors.DefaultSelector()
+made, pending = [], 0
+deadline = time.monotonic() + 30
+def settle(most):
+    global pending
+    while pending > most and time.monotonic() < deadline:
+        for key, _ in sel.select(1.0):
+            s = key.fileobj
+            sel.unregister(s)
+            pending -= 1
+            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                made.append(s)
+            else:
+                s.close()
+for i in range(count):
+    s = socket.socket()
+    s.setblocking(False)
+    s.bind((source, 0))
+    s.connect_ex(("127.0.0.1", port))
+    sel.register(s, selectors.EVENT_WRITE)
+    pending += 1
+    settle(200)
+settle(0)
+print("ready", len(made), flush=True)
+sys.stdin.readline()
+for s in made:
+    sel.register(s, selectors.EVENT_READ)
+def wait(seconds):
+    end = time.monotonic() + seconds
+    while sel.get_map() and time.monotonic() < end:
+        for key, _ in sel.select(1.0):
+            sel.unregister(key.fileobj)  # readable: EOF or reset (the proxy never sends)
+wait(seconds)
+closed = len(made) - len(sel.get_map())
+# Those left may never have reached the proxy: completed here while its listen queue
+# was full, they exist on this side only until they send. A byte tells: the kernel
+# resets a connection it does not know; the proxy closes an unfinished request in time.
+for key in list(sel.get_map().values()):
+    key.fileobj.send(b"\x05")
+wait(seconds)
+print(json.dumps({"made": len(made), "closed_by_proxy": closed,
+                  "closed_after_a_byte": len(made) - closed - len(sel.get_map()),
+                  "open": len(sel.get_map())}))
+"""
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process and its threads, seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class qa_pep_security(gr_unittest.TestCase):
+    """The far proxy as an attacker on the air would use it, and the near one under a
+    flood, with the real apps in namespaces (python/hfstack/pep_testbed.py), both nodes
+    at RLIMIT_NOFILE 4096: the far proxy does not reach its host's loopback; it binds
+    its SAP again after another client took it; 5,000 silent SOCKS connections cost a
+    bounded number of descriptors while a new client is served and every silent one is
+    closed; 1,000 idle + 100 active connections hold with the default limits. Figures
+    (descriptors, CPU) are printed, not asserted."""
+
+    NOFILE = 4096
+
+    @classmethod
+    def setUpClass(cls):
+        why = unavailable()
+        if not why and not shutil.which("curl"):
+            why = "curl is not installed (make test installs it)"
+        if not why and not shutil.which("prlimit"):
+            why = "prlimit is not installed (Debian: util-linux)"
+        if why:
+            raise unittest.SkipTest(why)
+        # The near proxy sends everything to the far one, as an attacker's would.
+        cls.bed = pep_testbed(rate=9600, time_scale=SCALE, nofile=cls.NOFILE,
+                              pep_options="peers=default=0.0.0.2", tag=os.getpid() % 100000 + 1
+                              ).start()
+        cls.ns = cls.bed.ns
+        try:
+            www = os.path.join(cls.bed.tmp, "www")
+            os.makedirs(www)
+            cls.body = random.Random(23).randbytes(5000)
+            with open(os.path.join(www, "small.bin"), "wb") as f:
+                f.write(cls.body)
+            cls.bed.serve("b", "import functools, http.server\n"
+                               "h = functools.partial(http.server.SimpleHTTPRequestHandler,"
+                               f" directory={www!r})\n"
+                               f"s = http.server.ThreadingHTTPServer(({FAR!r}, 8080), h)\n"
+                               "print('ready', flush=True)\n"
+                               "s.serve_forever()\n")
+            cls.bed.serve("b", LOOPBACK_SECRET, "7070")
+            cls.bed.serve("b", CONFIRMING_SERVER, FAR, "7200")
+        except Exception:
+            cls.bed.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bed.stop()
+
+    def fetch(self, max_time=TIMEOUT_S):
+        return subprocess.run(["ip", "netns", "exec", self.ns["a"], "curl", "-s", "--max-time",
+                               str(max_time), "--socks5", self.bed.socks,
+                               f"http://{FAR}:8080/small.bin"],
+                              capture_output=True, timeout=2 * max_time)
+
+    def probe(self, address, port):
+        done = self.bed.run("a", sys.executable, "-c", SOCKS_PROBE,
+                            self.bed.socks.split(":")[1], address, str(port), timeout=TIMEOUT_S)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def sis_port(self, side):
+        """The port of the SIS server of the node in namespace `side`."""
+        proxy = {int(self.bed.socks.split(":")[1]), int(self.bed.dns.split(":")[1]), 3129}
+        listening = run("ip", "netns", "exec", self.ns[side], "ss", "-Hltnp").stdout
+        ports = [int(l.split()[3].rsplit(":", 1)[1]) for l in listening.splitlines()
+                 if f"pid={self.bed.node[side].pid}," in l]
+        (port,) = [p for p in ports if p not in proxy]
+        return port
+
+    def bind(self, side, sap, rank):
+        """A SIS client binds `sap` with `rank` at the node in `side`, then leaves; its
+        output ("bound" once the node accepted)."""
+        script = ("from gnuradio.hfstack.sis_client import bind_request, sis_client\n"
+                  "from gnuradio.hfstack.hfstack_python import dl\n"
+                  f"c = sis_client('127.0.0.1', {self.sis_port(side)}, timeout=60)\n"
+                  f"c.send(bind_request({sap}, rank={rank}))\n"
+                  "c.receive_type(dl.sis_type.bind_accepted)\n"
+                  "print('bound', flush=True)\n")
+        done = self.bed.run(side, sys.executable, "-c", script, timeout=TIMEOUT_S, check=False)
+        return done.stdout + done.stderr
+
+    def test_1_the_far_proxy_does_not_reach_its_hosts_loopback(self):
+        refused = self.probe("127.0.0.1", 7070)
+        self.assertEqual(refused, {"reply": 2, "data": ""})  # SOCKS: not allowed by ruleset
+        # What the far policy names is reached.
+        done = self.fetch()
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.body)
+
+    def test_3_a_thousand_idle_and_a_hundred_active_with_the_defaults(self):
+        done = self.bed.run("a", sys.executable, "-c", CAPACITY_CLIENT, FAR, "1000", "100",
+                            "2000", "600", timeout=900)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"\n1,000 idle + 100 active, default limits: {json.dumps(r)}", file=sys.stderr)
+        self.assertEqual((r["idle_opened"], r["idle_still_open"], r["active_confirmed"],
+                          r["error_count"]), (1000, 1000, 100, 0), r["errors"])
+
+    def test_2_silent_clients_cost_bounded_descriptors_and_new_clients_are_served(self):
+        node = self.bed.node["a"].pid  # ip netns exec and prlimit exec the node in place
+        before = len(os.listdir(f"/proc/{node}/fd"))
+        cpu_start, wall_start = cpu_seconds(node), time.monotonic()
+        flood = subprocess.Popen(self.bed.command("a", sys.executable, "-c", SILENT_FLOOD,
+                                                  "5000", "127.0.0.2",
+                                                  self.bed.socks.split(":")[1], "20"),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        self.bed.procs.append(flood)
+        ready = flood.stdout.readline().split()
+        self.assertEqual(ready[:1], ["ready"], flood.stderr.read() if not ready else "")
+        cpu0, wall0 = cpu_seconds(node), time.monotonic()
+        held = len(os.listdir(f"/proc/{node}/fd"))
+        done = self.fetch(max_time=60)  # a new client, from another address, meanwhile
+        cpu = cpu_seconds(node) - cpu0
+        wall = time.monotonic() - wall0
+        sis = self.bind("a", 5, 0)  # the node's own SIS server still takes a client
+        flood.stdin.write("\n")
+        flood.stdin.flush()
+        result = json.loads(flood.stdout.readline())
+        flood.wait(timeout=60)
+        flood_cpu, flood_wall = cpu_seconds(node) - cpu_start, time.monotonic() - wall_start
+        print(f"\n{result['made']} silent connections: near node descriptors {before} before, "
+              f"{held} during; a new client's fetch {'served' if done.returncode == 0 else 'failed'}"
+              f" in {wall:.1f} s, the node used {cpu:.2f} s CPU meanwhile; "
+              f"{result['closed_by_proxy']} closed by the proxy, {result['closed_after_a_byte']} "
+              f"after a byte, {result['open']} open; a SIS client "
+              f"{'bound' if 'bound' in sis else 'failed to bind'} at the node meanwhile; over "
+              f"the whole flood the node used "
+              f"{flood_cpu:.2f} s CPU in {flood_wall:.1f} s", file=sys.stderr)
+        self.assertGreater(result["made"], self.NOFILE)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.body)
+        self.assertIn("bound", sis)
+        # Unfinished handshakes are capped (max_handshakes 256) far below the limit.
+        self.assertLess(held, 512)
+        self.assertEqual(result["open"], 0)
+
+    def test_4_the_far_proxy_binds_again_after_another_client_took_its_sap(self):
+        # What the open relay let a station do: bind the PEP's SAP with rank 15 at the
+        # far node, which unbinds the far proxy.
+        self.assertIn("bound", self.bind("b", 13, 15))
+        # The intruder has gone; the far proxy says it binds again (after 5 s) and that
+        # the node took it, then carries streams again.
+        log, said = self.bed.node["b"].stderr.fileno(), ""
+        deadline = time.monotonic() + 60
+        while "bound SAP 13 again" not in said and time.monotonic() < deadline:
+            if select.select([log], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                said += os.read(log, 65536).decode(errors="replace")
+        self.assertIn("the node dropped SAP 13: binding again in 5 s", said)
+        self.assertIn("bound SAP 13 again", said)
+        fetched = self.fetch()
+        self.assertEqual(fetched.returncode, 0, fetched.stderr)
+        self.assertEqual(fetched.stdout, self.body)
+
+    def test_5_refusals_and_rebinds_are_counted(self):
+        stats = self.bed.stop_node("b")["pep"]
+        self.assertGreaterEqual(stats["destinations_refused"], 1)
+        self.assertGreaterEqual(stats["rebinds"], 1)
+        self.assertEqual(stats["peers_refused"], 0)
+
+
 class qa_pep_real_modem(gr_unittest.TestCase):
     """A short exchange through the real STANAG 4539 modem (2400 bps, short interleaver;
     each node's audio reaches the other process over ZeroMQ) through AWGN at 30 dB, in
@@ -570,6 +870,10 @@ class qa_hfstack_pep(gr_unittest.TestCase):
     def test_bad_options(self):
         pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
         for args, reason in ((["--options", "deny_ports=x"], "deny_ports"),
+                             (["--options", "allow_destinations=10.78.0.0/33"],
+                              "allow_destinations: \"10.78.0.0/33\" is not PREFIX[:PORTS]"),
+                             (["--options", "allow_peers=0.0.0.1 any"], "allow_peers"),
+                             (["--options", "max_handshakes=lots"], "max_handshakes"),
                              (["--socks", "nowhere"], "is not HOST:PORT"),
                              (["--intercept", "10.0.0.0/8"], "needs --redirect"),
                              (["--dns", "127.0.0.1:5353"], "dns_peer")):
@@ -614,7 +918,10 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             for sis, extra in ((port, ["--options", "peers=127.0.0.0/8=0.0.0.2",
                                        "--socks", f"127.0.0.1:{socks_port}",
                                        "--stats-interval", "0.5"]),
-                               (port + 1, ["--stats-interval", "0"])):
+                               # The far proxy takes the near node's streams to
+                               # the page's server only (on loopback: named).
+                               (port + 1, ["--options", "allow_peers=0.0.0.1;allow_destinations="
+                                           f"127.0.0.1/32:{web_port}", "--stats-interval", "0"])):
                 p = subprocess.Popen([sys.executable, pep_app, "--server", f"127.0.0.1:{sis}",
                                       *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

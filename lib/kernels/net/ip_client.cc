@@ -5,6 +5,7 @@
  */
 
 #include "ip_client.h"
+#include "address_scope.h"
 #include "option_table.h"
 
 #include "dl/dpdu.h"
@@ -174,6 +175,9 @@ const std::vector<option_entry>& table()
         { "discard_on_link_failure", "discard a peer's queue when the node reports it not responding",
           [](C& c, S n, S v) { c.discard_on_link_failure = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.discard_on_link_failure ? "true" : "false"); } },
+        { "source_check", "drop datagrams from the air whose source the address table routes to another node",
+          [](C& c, S n, S v) { c.source_check = dl::parse_option_bool(n, v); },
+          [](const C& c) { return std::string(c.source_check ? "true" : "false"); } },
     };
     return t;
 }
@@ -224,6 +228,8 @@ const char* to_string(ip_drop d)
     case ip_drop::rejected: return "rejected";
     case ip_drop::wrong_sap: return "wrong_sap";
     case ip_drop::compact_unmapped: return "compact_unmapped";
+    case ip_drop::spoofed_source: return "spoofed_source";
+    case ip_drop::to_loopback: return "to_loopback";
     case ip_drop::count_: break;
     }
     return "?";
@@ -520,6 +526,12 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
             drop(ip_drop::malformed_from_air, parsed.reason);
             break;
         }
+        if (const auto why = from_air_refusal(parsed.value, peer)) {
+            drop(*why, "node " + dl::address_to_string(peer) + ": " +
+                           to_string(parsed.value.source) + " to " +
+                           to_string(parsed.value.destination));
+            break;
+        }
         auto& pc = d_counters.peers[peer];
         pc.datagrams_in += 1;
         pc.bytes_in += datagram.size();
@@ -531,6 +543,22 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
     default:
         break; // subnet availability, hard-link primitives: nothing to do
     }
+}
+
+std::optional<ip_drop> ip_client::from_air_refusal(const ip_header_info& h, uint32_t peer) const
+{
+    if (is_loopback(h.destination) || h.destination.is_unspecified())
+        return ip_drop::to_loopback;
+    const auto& own = own_address(h.version);
+    if (is_loopback(h.source) || h.source.is_unspecified() || h.source.is_multicast() ||
+        (own && *own == h.source))
+        return ip_drop::spoofed_source;
+    if (d_cfg.source_check) {
+        const ip_route* back = d_cfg.routes.lookup(h.source);
+        if (back && !(back->node & dl::group_address_flag) && back->node != peer)
+            return ip_drop::spoofed_source;
+    }
+    return std::nullopt;
 }
 
 void ip_client::expire(double now)

@@ -79,6 +79,9 @@ struct ip_client_config {
     size_t max_queue_bytes = 256 * 1024; // per peer
     double max_queue_age_s = 60.0;
     bool discard_on_link_failure = true;
+    // Datagrams from the air whose source the address table routes to another node
+    // than the one that sent them are dropped (spoofed_source).
+    bool source_check = true;
 
     static std::array<uint8_t, 64> default_dscp_priorities();
 };
@@ -100,6 +103,10 @@ enum class ip_drop : uint8_t {
     malformed_from_tun, malformed_from_air, filtered, no_route, ttl_expired, too_big,
     not_fragmented, queue_overflow, queue_age, link_failure, rejected, wrong_sap,
     compact_unmapped, // a compact datagram from a node with no compact entry here
+    // From the air: a source that is loopback, unspecified, multicast, this host's
+    // own_address, or (source_check) an address the table routes to another node.
+    spoofed_source,
+    to_loopback, // from the air to a loopback or unspecified address
     count_
 };
 const char* to_string(ip_drop d);
@@ -171,6 +178,8 @@ private:
     void drop(ip_drop why, const std::string& detail = "");
     void icmp(const bytes& offending, const ip_header_info& info, icmp_error kind, uint32_t mtu);
     void expire(double now);
+    // Why a datagram from node `peer` must not reach the TUN device, or nullopt.
+    std::optional<ip_drop> from_air_refusal(const ip_header_info& h, uint32_t peer) const;
     dl::sis_primitive request_for(const bytes& datagram, const ip_header_info& info,
                                   const ip_route& route) const;
 

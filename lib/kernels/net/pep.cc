@@ -5,6 +5,7 @@
  */
 
 #include "pep.h"
+#include "address_scope.h"
 #include "option_table.h"
 #include "dl/dpdu.h" // group_address_flag
 
@@ -123,9 +124,66 @@ const std::vector<option_entry>& table()
           [](C& c, S n, S v) { c.port_proxy_priority = port_priorities(n, v); },
           [](const C& c) { return join_map(c.port_proxy_priority); } },
         { "max_connections",
-          "connections at once (both sides together)",
+          "connections at once, idle ones included (both sides together; the driver "
+          "keeps it below its file descriptor limit)",
           [](C& c, S n, S v) { c.max_connections = option_uint(n, v, 1000000); },
           [](const C& c) { return std::to_string(c.max_connections); } },
+        { "evict_idle_s",
+          "at max_connections, a new connection resets the one idle longest if it has "
+          "been idle this long, s",
+          [](C& c, S n, S v) { c.evict_idle_s = seconds(n, v); },
+          [](const C& c) { return number_text(c.evict_idle_s); } },
+        { "allow_peers",
+          "far proxy: 5066 nodes whose streams and DNS questions are taken, NODE ... "
+          "('any': every node; empty: the nodes of peers)",
+          [](C& c, S n, S v) {
+              c.allow_peers.clear();
+              c.allow_any_peer = false;
+              for (const auto& w : words(v)) {
+                  if (w == "any") {
+                      c.allow_any_peer = true;
+                      continue;
+                  }
+                  const auto node = dl::parse_address(w);
+                  if (!node || (node.value & dl::group_address_flag))
+                      throw std::invalid_argument(n + ": \"" + w +
+                                                  "\" is not a STANAG 5066 node address a.b.c.d");
+                  c.allow_peers.insert(node.value);
+              }
+              if (c.allow_any_peer && !c.allow_peers.empty())
+                  throw std::invalid_argument(n + ": 'any' or node addresses, not both");
+          },
+          [](const C& c) {
+              if (c.allow_any_peer)
+                  return std::string("any");
+              std::string out;
+              for (auto node : c.allow_peers)
+                  out += (out.empty() ? "" : " ") + dl::address_to_string(node);
+              return out;
+          } },
+        { "allow_destinations",
+          "far proxy: the only destinations streams may reach, PREFIX[:PORTS] ... "
+          "(10.78.0.0/24:80,443 [fd00::7]:22); empty: every one but loopback, link-local, "
+          "multicast, reserved and this host's own addresses, which a rule must name "
+          "(127.0.0.1/32:5432)",
+          [](C& c, S n, S v) { c.allow_destinations = parse_destination_rules(n, v); },
+          [](const C& c) { return to_text(c.allow_destinations); } },
+        { "handshake_timeout_s",
+          "close a SOCKS or HTTP CONNECT client that has not finished its request in this "
+          "long, s",
+          [](C& c, S n, S v) { c.handshake_timeout_s = seconds(n, v); },
+          [](const C& c) { return number_text(c.handshake_timeout_s); } },
+        { "max_handshakes",
+          "SOCKS and HTTP CONNECT requests unfinished at once (beyond: the oldest closed)",
+          [](C& c, S n, S v) { c.max_handshakes = std::max<uint32_t>(1, option_uint(n, v, 100000)); },
+          [](const C& c) { return std::to_string(c.max_handshakes); } },
+        { "max_handshakes_per_source",
+          "unfinished SOCKS and HTTP CONNECT requests per client address (beyond: that "
+          "address's oldest closed)",
+          [](C& c, S n, S v) {
+              c.max_handshakes_per_source = std::max<uint32_t>(1, option_uint(n, v, 100000));
+          },
+          [](const C& c) { return std::to_string(c.max_handshakes_per_source); } },
         { "compress",
           "DEFLATE the streams this proxy opens",
           [](C& c, S n, S v) { c.compress = dl::parse_option_bool(n, v); },
@@ -184,7 +242,93 @@ const std::vector<option_entry>& table()
 }
 
 
+// "N" or "N-M", 1..65535.
+std::pair<uint16_t, uint16_t> port_range(const std::string& name, const std::string& w)
+{
+    const auto dash = w.find('-');
+    const auto low = option_uint(name, w.substr(0, dash), 65535);
+    const auto high = dash == std::string::npos ? low : option_uint(name, w.substr(dash + 1), 65535);
+    if (low == 0 || high < low)
+        throw std::invalid_argument(name + ": \"" + w + "\" is not a port 1-65535 or a range N-M");
+    return { uint16_t(low), uint16_t(high) };
+}
+
 } // namespace
+
+bool pep_destination_rule::allows(const pep_request& r) const
+{
+    if (r.destination.version != prefix.network.version || !prefix.contains(r.destination))
+        return false;
+    if (ports.empty())
+        return true;
+    return std::any_of(ports.begin(), ports.end(),
+                       [&](const auto& p) { return r.port >= p.first && r.port <= p.second; });
+}
+
+std::vector<pep_destination_rule> parse_destination_rules(const std::string& name,
+                                                          const std::string& text)
+{
+    std::vector<pep_destination_rule> out;
+    for (const auto& w : split_words(text, " \t\n")) {
+        const auto bad = [&] {
+            return std::invalid_argument(name + ": \"" + w +
+                                         "\" is not PREFIX[:PORTS] (10.78.0.0/24:80,443)");
+        };
+        std::string address, ports;
+        if (w[0] == '[') {
+            const auto close = w.find(']');
+            if (close == std::string::npos)
+                throw bad();
+            address = w.substr(1, close - 1);
+            std::string rest = w.substr(close + 1);
+            if (!rest.empty() && rest[0] == '/') {
+                const auto colon = rest.find(':');
+                address += rest.substr(0, colon);
+                rest = colon == std::string::npos ? "" : rest.substr(colon);
+            }
+            if (!rest.empty() && rest[0] != ':')
+                throw bad();
+            ports = rest.empty() ? "" : rest.substr(1);
+            if (!rest.empty() && ports.empty())
+                throw bad();
+        } else {
+            const auto slash = w.find('/');
+            const auto colon = slash != std::string::npos
+                                   ? w.find(':', slash)
+                                   : (std::count(w.begin(), w.end(), ':') == 1 ? w.find(':')
+                                                                              : std::string::npos);
+            address = w.substr(0, colon);
+            if (colon != std::string::npos) {
+                ports = w.substr(colon + 1);
+                if (ports.empty())
+                    throw bad();
+            }
+        }
+        const auto prefix = parse_ip_prefix(address);
+        if (!prefix)
+            throw bad();
+        pep_destination_rule r;
+        r.prefix = *prefix;
+        for (const auto& p : split_words(ports, ","))
+            r.ports.push_back(port_range(name, p));
+        out.push_back(r);
+    }
+    return out;
+}
+
+std::string to_text(const std::vector<pep_destination_rule>& rules)
+{
+    std::string out;
+    for (const auto& r : rules) {
+        out += (out.empty() ? "" : " ") + to_string(r.prefix);
+        for (size_t i = 0; i < r.ports.size(); ++i) {
+            out += (i ? "," : ":") + std::to_string(r.ports[i].first);
+            if (r.ports[i].second != r.ports[i].first)
+                out += "-" + std::to_string(r.ports[i].second);
+        }
+    }
+    return out;
+}
 
 const char* to_string(pep_status s)
 {
@@ -260,6 +404,8 @@ pep::pep(pep_config config) : d_cfg(std::move(config)), d_slep(d_cfg.slep)
 void pep::start(double now)
 {
     d_now = now;
+    d_sis_up = true;
+    d_rebind_at = -1;
     d_slep.start(now);
     collect(now);
 }
@@ -267,8 +413,79 @@ void pep::start(double now)
 void pep::on_disconnected(double now)
 {
     d_now = now;
+    d_sis_up = false; // the driver binds again when it has a SIS connection
+    d_rebind_at = -1;
     d_slep.on_disconnected(now);
     collect(now);
+}
+
+void pep::set_local_addresses(std::vector<ip_address> addresses)
+{
+    d_local_addresses = std::move(addresses);
+}
+
+void pep::notice_once(const std::string& key, const std::string& text)
+{
+    // Bounded: a station trying many sources cannot grow this without end.
+    constexpr size_t max_keys = 1024;
+    if (d_noticed.size() > max_keys || !d_noticed.insert(key).second)
+        return;
+    d_actions.notices.push_back(d_noticed.size() > max_keys
+                                    ? "more refusals than " + std::to_string(max_keys) +
+                                          " sources: counted, no longer logged"
+                                    : text + " (logged once per source)");
+}
+
+bool pep::peer_allowed(uint32_t node) const
+{
+    if (d_cfg.allow_any_peer)
+        return true;
+    if (!d_cfg.allow_peers.empty())
+        return d_cfg.allow_peers.count(node) > 0;
+    const auto& e = d_cfg.peers.entries();
+    return std::any_of(e.begin(), e.end(), [&](const ip_route& r) { return r.node == node; });
+}
+
+bool pep::destination_allowed(const pep_request& r) const
+{
+    // Reserved addresses and this host's own: only a rule that covers no more than
+    // their block names them (0.0.0.0/0 does not open loopback).
+    unsigned need = 0;
+    bool special = false;
+    if (const auto block = reserved_block(r.destination)) {
+        special = true;
+        need = block->length;
+    } else if (std::find(d_local_addresses.begin(), d_local_addresses.end(), r.destination) !=
+               d_local_addresses.end()) {
+        special = true;
+        need = r.destination.version == 4 ? 32 : 128;
+    }
+    for (const auto& rule : d_cfg.allow_destinations)
+        if (rule.allows(r) && (!special || rule.prefix.length >= need))
+            return true;
+    return !special && d_cfg.allow_destinations.empty();
+}
+
+bool pep::make_room(pep_connection except, double now)
+{
+    const size_t cap = connection_limit();
+    size_t count = d_conns.size() - d_conns.count(except);
+    while (count >= cap) {
+        auto victim = d_conns.end();
+        for (auto it = d_conns.begin(); it != d_conns.end(); ++it)
+            if (it->first != except && it->second.last_activity + d_cfg.evict_idle_s <= now &&
+                (victim == d_conns.end() ||
+                 it->second.last_activity < victim->second.last_activity))
+                victim = it;
+        if (victim == d_conns.end())
+            return false;
+        d_counters.evicted += 1;
+        notice_once("evict", "at " + std::to_string(cap) +
+                                 " connections: resetting the longest idle to make room");
+        drop(victim->first, true, true, now);
+        count -= 1;
+    }
+    return true;
 }
 
 void pep::on_sis(const dl::sis_primitive& p, double now)
@@ -319,8 +536,8 @@ pep_connection pep::accept(const pep_request& destination, double now)
     if (!port_allowed(destination.port))
         return refuse(pep_status::forbidden);
     const auto limit = d_cfg.port_limits.find(destination.port);
-    if (d_conns.size() >= d_cfg.max_connections ||
-        (limit != d_cfg.port_limits.end() && connections_to_port(destination.port) >= limit->second))
+    if ((limit != d_cfg.port_limits.end() && connections_to_port(destination.port) >= limit->second) ||
+        !make_room(id, now))
         return refuse(pep_status::busy);
     const ip_route* route = d_cfg.peers.lookup(destination.destination);
     if (!route || (route->node & dl::group_address_flag))
@@ -545,6 +762,14 @@ void pep::far_status(pep_connection id, connection& c, pep_status st, double now
 
 void pep::on_incoming(slep_stream s, uint32_t node, double now)
 {
+    if (!peer_allowed(node)) {
+        d_counters.peers_refused += 1;
+        notice_once("peer " + dl::address_to_string(node),
+                    "refused a stream from node " + dl::address_to_string(node) +
+                        ": not an allowed peer (allow_peers)");
+        d_slep.reset(s, now);
+        return;
+    }
     const pep_connection id = d_next++;
     auto& c = d_conns[id];
     c.stats.near = false;
@@ -608,9 +833,20 @@ void pep::service(pep_connection id, double now)
                 far_status(id, c, pep_status::forbidden, now);
                 return;
             }
-            if (d_conns.size() > d_cfg.max_connections ||
-                (limit != d_cfg.port_limits.end() &&
-                 connections_to_port(parsed.request.port) > limit->second)) {
+            if (!destination_allowed(parsed.request)) {
+                d_counters.destinations_refused += 1;
+                const std::string from = dl::address_to_string(c.stats.peer_node);
+                notice_once("destination " + from,
+                            "refused node " + from + "'s stream to " +
+                                to_string(parsed.request.destination) + " port " +
+                                std::to_string(parsed.request.port) +
+                                ": not an allowed destination (allow_destinations)");
+                far_status(id, c, pep_status::forbidden, now);
+                return;
+            }
+            if ((limit != d_cfg.port_limits.end() &&
+                 connections_to_port(parsed.request.port) > limit->second) ||
+                !make_room(id, now)) {
                 far_status(id, c, pep_status::busy, now);
                 return;
             }
@@ -651,7 +887,33 @@ void pep::collect(double now)
             const bool known = by != d_by_stream.end();
             switch (e.what) {
             case K::datagram:
-                d_actions.datagrams.push_back({ e.node, e.to, e.from, e.data });
+                if (peer_allowed(e.node)) {
+                    d_actions.datagrams.push_back({ e.node, e.to, e.from, e.data });
+                } else {
+                    d_counters.peers_refused += 1;
+                    notice_once("peer " + dl::address_to_string(e.node),
+                                "dropped a datagram from node " + dl::address_to_string(e.node) +
+                                    ": not an allowed peer (allow_peers)");
+                }
+                break;
+            case K::bound:
+                if (d_rebind_wait > 0)
+                    d_actions.notices.push_back("bound SAP " + std::to_string(d_cfg.slep.sap) +
+                                                " again");
+                d_rebind_wait = 0;
+                break;
+            case K::unbound:
+                if (d_sis_up) {
+                    // The node dropped the SAP (another client took it, or refused the
+                    // bind) while the SIS connection stayed: bind again, backing off.
+                    constexpr double first_s = 5, most_s = 300;
+                    d_rebind_wait = d_rebind_wait > 0 ? std::min(2 * d_rebind_wait, most_s) : first_s;
+                    d_rebind_at = now + d_rebind_wait;
+                    d_actions.notices.push_back(
+                        "the node dropped SAP " + std::to_string(d_cfg.slep.sap) +
+                        (e.text.empty() ? "" : " (" + e.text + ")") + ": binding again in " +
+                        number_text(d_rebind_wait) + " s");
+                }
                 break;
             case K::incoming:
                 if (e.to == pep_slep_address)
@@ -743,6 +1005,12 @@ void pep::on_timer(double now)
             d_counters.idle_timeouts += 1;
             drop(id, true, true, now);
         }
+    if (d_rebind_at >= 0 && d_rebind_at <= now && d_sis_up) {
+        d_rebind_at = -1;
+        d_counters.rebinds += 1;
+        d_actions.notices.push_back("binding SAP " + std::to_string(d_cfg.slep.sap) + " again");
+        d_slep.start(now);
+    }
     d_slep.on_timer(now);
     collect(now);
 }
@@ -750,6 +1018,8 @@ void pep::on_timer(double now)
 double pep::next_deadline() const
 {
     double t = d_slep.next_deadline();
+    if (d_rebind_at >= 0)
+        t = std::min(t, d_rebind_at);
     for (const auto& [id, c] : d_conns) {
         if (c.stats.near && !c.stream_open)
             t = std::min(t, c.open_at);

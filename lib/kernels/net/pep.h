@@ -26,6 +26,8 @@
 #include "ip_routes.h"
 #include "slep.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +69,18 @@ struct pep_request_parse {
 };
 pep_request_parse parse_pep_request(const bytes& b);
 
+// A far proxy's allowed destination: a network and, optionally, its ports.
+struct pep_destination_rule {
+    ip_prefix prefix;
+    std::vector<std::pair<uint16_t, uint16_t>> ports; // ranges, inclusive; empty: every port
+    bool allows(const pep_request& r) const;
+};
+// "PREFIX[:PORTS] ..." (PORTS: N or N-M, comma-separated; an IPv6 prefix with ports
+// has its length or brackets: fd00::/64:80, [fd00::7]:22). Throws std::invalid_argument.
+std::vector<pep_destination_rule> parse_destination_rules(const std::string& name,
+                                                          const std::string& text);
+std::string to_text(const std::vector<pep_destination_rule>& rules);
+
 struct pep_config {
     slep_config slep;
     ip_route_table peers;       // destination IP -> the 5066 node of the proxy beyond it
@@ -77,7 +91,23 @@ struct pep_config {
     // Proxy-level priority of a port's streams: which data this proxy hands the node
     // first while SIS flow control holds some back (slep::set_send_priority).
     std::map<uint16_t, uint8_t> port_proxy_priority;
-    size_t max_connections = 1000;
+    // Connections at once, idle ones included (both sides together). A new one beyond
+    // it resets the connection idle longest, if that one has been idle evict_idle_s.
+    size_t max_connections = 4096;
+    double evict_idle_s = 60;
+    // Far side: the 5066 nodes whose streams and datagrams are taken (empty: the nodes
+    // of `peers`; allow_any_peer: every node), and the destinations they may reach
+    // (empty: every one but the host's own and reserved addresses, address_scope.h,
+    // which only a rule covering no more than their block names).
+    std::set<uint32_t> allow_peers;
+    bool allow_any_peer = false;
+    std::vector<pep_destination_rule> allow_destinations;
+    // The driver's (python/hfstack/pep.py) SOCKS and HTTP CONNECT handshakes: closed
+    // after this long unfinished; at most this many unfinished at once, and per client
+    // address (beyond either, the oldest of all / of that address closed for a new one).
+    double handshake_timeout_s = 10;
+    size_t max_handshakes = 256;
+    size_t max_handshakes_per_source = 64;
     bool compress = false;           // DEFLATE on the streams this proxy opens
     double open_wait_s = 0.2;        // wait at most this long for the client's first bytes
     double connect_timeout_s = 60;   // far side: destination connect
@@ -86,8 +116,9 @@ struct pep_config {
 };
 // Options by name, as for the IP client: "peers", "deny_ports", "allow_ports",
 // "port_limits" (PORT:N ...), "port_priority" (PORT:P ...), "port_proxy_priority"
-// (PORT:P ...), "max_connections",
-// "compress", "open_wait_s", "connect_timeout_s", "idle_timeout_s", and SLEP's
+// (PORT:P ...), "max_connections", "evict_idle_s", "allow_peers" (NODE ... or "any"),
+// "allow_destinations" (PREFIX[:PORTS] ...), "handshake_timeout_s", "max_handshakes",
+// "max_handshakes_per_source", "compress", "open_wait_s", "connect_timeout_s", "idle_timeout_s", and SLEP's
 // "sap", "window", "send_buffer", "retry_s", "give_up_s", "priority".
 void set_pep_option(pep_config& c, const std::string& name, const std::string& value);
 void set_pep_options(pep_config& c, const std::string& assignments);
@@ -149,6 +180,10 @@ struct pep_counters {
     uint64_t accepted = 0, refused_locally = 0, opened = 0, connected = 0, failed = 0;
     uint64_t incoming = 0, connects = 0, connect_failures = 0;
     uint64_t resets_from_tcp = 0, resets_from_peer = 0, idle_timeouts = 0, closed = 0;
+    // Access policy: streams and datagrams from nodes not allowed, streams to
+    // destinations not allowed; idle connections reset to make room; binds after the
+    // node dropped the SAP (S_UNBIND_INDICATION, a refused bind).
+    uint64_t peers_refused = 0, destinations_refused = 0, evicted = 0, rebinds = 0;
     // Client to destination / back, as this proxy passed them on (near: from and to
     // its clients; far: to and from the destinations).
     uint64_t bytes_up = 0, bytes_down = 0;
@@ -162,8 +197,15 @@ class pep
 public:
     explicit pep(pep_config config); // throws std::invalid_argument on a bad SLEP config
 
-    void start(double now);
-    void on_disconnected(double now);
+    void start(double now);     // the SIS connection is up: bind
+    void on_disconnected(double now); // it is gone: the driver calls start() again
+    // The host's own addresses: refused as far-side destinations unless a rule names
+    // them (the driver keeps this current).
+    void set_local_addresses(std::vector<ip_address> addresses);
+    // The driver's cap from its file descriptors: at most this many connections, below
+    // max_connections if smaller.
+    void limit_connections(size_t n) { d_connection_budget = n; }
+    size_t connection_limit() const { return std::min(d_cfg.max_connections, d_connection_budget); }
     void on_sis(const dl::sis_primitive& p, double now);
     void on_timer(double now);
     double next_deadline() const;
@@ -220,6 +262,12 @@ private:
     void service(pep_connection id, double now);
     void far_status(pep_connection id, connection& c, pep_status st, double now);
     bool port_allowed(uint16_t port) const;
+    bool peer_allowed(uint32_t node) const;
+    bool destination_allowed(const pep_request& r) const;
+    // Once per source (bounded): the log line of a refusal.
+    void notice_once(const std::string& key, const std::string& text);
+    // Room for one more connection beside `except`: evicts the longest idle if needed.
+    bool make_room(pep_connection except, double now);
     size_t connections_to_port(uint16_t port) const;
     uint8_t proxy_priority(uint16_t port) const; // port_proxy_priority, 0 if none
     void tcp_action(pep_action::kind k, pep_connection c, pep_status st = pep_status::connected);
@@ -233,6 +281,12 @@ private:
     pep_actions d_actions;
     pep_counters d_counters;
     double d_now = 0;
+    std::vector<ip_address> d_local_addresses;
+    size_t d_connection_budget = std::numeric_limits<size_t>::max();
+    std::set<std::string> d_noticed;
+    // Binding again after the node dropped the SAP while the SIS connection stayed.
+    bool d_sis_up = false;
+    double d_rebind_at = -1, d_rebind_wait = 0;
 };
 
 } // namespace net

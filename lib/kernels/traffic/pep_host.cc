@@ -194,6 +194,8 @@ pep_run_result run_pep_transfers(sim::scenario_config base,
             h.transfers = transfers;
             h.payload = payload;
             h.text = text;
+        } else {
+            net::set_pep_options(h.pep, "allow_peers=0.0.0.1"); // the client's proxy
         }
         h.pep.slep.incarnation = uint32_t(node + 1);
         hosts[node] = std::make_shared<pep_host>(h);

@@ -137,7 +137,8 @@ def parse_args(argv):
     pp = p.add_argument_group("HF-PEP: TCP over HF through a split proxy (docs/pep.md; YAML: pep)")
     pp.add_argument("--pep", action="store_true", help="run the HF-PEP beside this node")
     pp.add_argument("--pep-options", help='PEP options "name=value;..." (peers=PREFIX=NODE ..., '
-                    "deny_ports, compress, ...; hfstack-pep --list-options)")
+                    "deny_ports, compress, ...; a far proxy: allow_peers=NODE ..., "
+                    "allow_destinations=PREFIX[:PORTS] ...; hfstack-pep --list-options)")
     for name, what in (("socks", "SOCKS5 listener HOST:PORT (e.g. 127.0.0.1:1080)"),
                        ("http-connect", "HTTP CONNECT listener HOST:PORT"),
                        ("redirect", "listener for nftables REDIRECT, HOST:PORT"),

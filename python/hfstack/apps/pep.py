@@ -29,8 +29,11 @@ def parse_args(argv):
     p = one_line_parser(
         prog=PROG, description="HF-PEP: TCP (and DNS) over HF through a split proxy, attached "
                                "to any STANAG 5066 server's SIS (TCP port 5066).",
-        epilog="Example: hfstack-pep --server 127.0.0.1:5066 --options "
-               "'peers=10.78.0.0/24=0.0.0.2' --socks 127.0.0.1:1080 (docs/pep.md)")
+        epilog="Example, near side: hfstack-pep --server 127.0.0.1:5066 --options "
+               "'peers=10.78.0.0/24=0.0.0.2' --socks 127.0.0.1:1080; far side: --options "
+               "'allow_peers=0.0.0.1;allow_destinations=10.78.0.0/24:80,443' (a far proxy "
+               "takes streams only from allow_peers, default the nodes of peers; docs/pep.md, "
+               "Security)")
     p.add_argument("--server", default="127.0.0.1:5066", help="SIS server HOST:PORT (default 127.0.0.1:5066)")
     p.add_argument("--options", default="", help='PEP options "name=value;..." (see --list-options)')
     p.add_argument("--list-options", action="store_true", help="print every PEP option and exit")

@@ -70,6 +70,10 @@ py::dict counters_of(const pep& p)
     d["resets_from_tcp"] = c.resets_from_tcp;
     d["resets_from_peer"] = c.resets_from_peer;
     d["idle_timeouts"] = c.idle_timeouts;
+    d["peers_refused"] = c.peers_refused;
+    d["destinations_refused"] = c.destinations_refused;
+    d["evicted"] = c.evicted;
+    d["rebinds"] = c.rebinds;
     d["closed"] = c.closed;
     d["bytes_up"] = c.bytes_up;
     d["bytes_down"] = c.bytes_down;
@@ -194,6 +198,16 @@ void bind_net(py::module& m)
                  return d;
              }, py::arg("connection"))
         .def("connection_count", &pep::connection_count)
+        .def("set_local_addresses", [](pep& p, const std::vector<std::string>& addresses) {
+                 std::vector<ip_address> out;
+                 for (const auto& a : addresses)
+                     out.push_back(request_of(a, 0).destination);
+                 p.set_local_addresses(out);
+             }, py::arg("addresses"),
+             "This host's own addresses (text): refused as destinations unless named")
+        .def("limit_connections", &pep::limit_connections, py::arg("n"),
+             "The driver's cap from its file descriptors")
+        .def("connection_limit", &pep::connection_limit)
         .def("option", [](const pep& p, const std::string& name) {
                  return get_pep_option(p.config(), name);
              }, py::arg("name"));

@@ -11,6 +11,7 @@
 #include "differential_products.h"
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
+#include "m110d_waveform.h"
 #include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
@@ -23,9 +24,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gr {
@@ -215,6 +219,14 @@ struct m110c_receiver::state {
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
     size_t eom_searched = 0;
+    // The readings the data are taken under: the configured ones, or (find_tail_biting)
+    // the tail-biting phase the last burst settled.
+    m110c_readings data_readings;
+    // find_tail_biting: the bits under each other phase (by tail_biting_starts' order;
+    // the one in use left empty), and how far the EOM was searched for in them.
+    std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
+    size_t other_searched[std::size(tail_biting_starts)] = {};
+    void settle_tail_biting();
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
     // deliver_per_block: bytes handed on so far, and whether a block decoded since.
@@ -224,7 +236,7 @@ struct m110c_receiver::state {
     // The burst's mode, start, offset, SNR and reliability as of now, without bytes.
     m110c_burst burst_so_far() const;
 
-    explicit state(const m110c_receiver_config& c) : cfg(c), sync_correlator(sync_points(), history_symbols)
+    explicit state(const m110c_receiver_config& c) : cfg(c), data_readings(c.readings), sync_correlator(sync_points(), history_symbols)
     {
         anchors.set_probe(m110c_probe_symbols, probe_period);
         const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
@@ -524,7 +536,7 @@ void m110c_receiver::state::second_pass(bool last)
     // errors; the new estimates give new LLRs.
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, cfg.readings);
+    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
     const unsigned nb = mode->bits_per_symbol;
     const uint64_t first = block_pass.first_symbol();
     size_t bit = 0;
@@ -723,6 +735,8 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                 unreliable_blocks += reliability < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
+                if (cfg.find_tail_biting)
+                    settle_tail_biting();
                 block_decoded = true;
             }
             break;
@@ -906,6 +920,9 @@ void m110c_receiver::state::clear_data_progress()
     block_decoded = false;
     eom_at = no_eom;
     eom_searched = 0;
+    for (auto& o : other_bits)
+        o.clear();
+    std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
     unreliable_blocks = 0;
     least_reliability = std::numeric_limits<double>::infinity();
 }
@@ -925,8 +942,8 @@ void m110c_receiver::state::prepare_mode()
     for (size_t i = 0; i < points.size(); ++i)
         for (size_t j = i + 1; j < points.size(); ++j)
             nearest_points = std::min(nearest_points, double(std::norm(points[i] - points[j])));
-    demapper.reset(new m110c_demapper(*mode, cfg.readings));
-    decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+    demapper.reset(new m110c_demapper(*mode, data_readings));
+    decoder.reset(new m110c_block_decoder(*mode, data_readings));
     fetch_order = m110c_fetch_order(*mode);
     // 64QAM runs where the tracked taps are steady enough for the feedback to follow
     // them (F.1487 poor, 9600L at 30 dB: 2.0e-2 with one gain, 9.0e-3; the PSK and
@@ -997,6 +1014,53 @@ void m110c_receiver::state::find_eom()
             eom_at = eom_searched;
 }
 
+void m110c_receiver::state::settle_tail_biting()
+{
+    // As the App D receiver's (m110d_receiver.cc): every phase decodes to the same
+    // cyclic bits, each block rotated by its first bit (7, 6 or 0), so under phase q bit
+    // i of a block is bit (i + first_p - first_q) mod n under the phase p in use; an
+    // EOM on a byte boundary with zeros after it to its block's end settles the phase.
+    // The three rotations differ by 1, 6 and 7 bits: only one puts the EOM on a byte.
+    const size_t n = decoder->user_bits();
+    const size_t mine = tail_biting_first_bit(data_readings.tail_biting, conv_code_k7) % n;
+    const auto fits = [](const std::vector<uint8_t>& b, size_t at) {
+        if (at % 8 != 0)
+            return false;
+        for (size_t i = at + m110c_eom_bits; i < b.size(); ++i)
+            if (b[i])
+                return false;
+        return true;
+    };
+    if (eom_at != no_eom && fits(bits, eom_at))
+        return;
+    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
+        const tail_biting_start phase = tail_biting_starts[q];
+        const size_t theirs = tail_biting_first_bit(phase, conv_code_k7) % n;
+        if (phase == data_readings.tail_biting || theirs == mine)
+            continue;
+        std::vector<uint8_t>& other = other_bits[q];
+        for (size_t first = other.size(); first + n <= bits.size(); first += n)
+            for (size_t i = 0; i < n; ++i)
+                other.push_back(bits[first + (i + n + mine - theirs) % n]);
+        size_t other_at = no_eom;
+        size_t& searched = other_searched[q];
+        for (; searched + m110c_eom_bits <= other.size() && other_at == no_eom; ++searched)
+            if (bits_word(other, searched) == m110c_eom)
+                other_at = searched;
+        if (other_at == no_eom || !fits(other, other_at))
+            continue;
+        bits.swap(other);
+        eom_at = other_at;
+        eom_searched = searched;
+        data_readings.tail_biting = phase;
+        for (auto& o : other_bits)
+            o.clear();
+        std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
+        decoder.reset(new m110c_block_decoder(*mode, data_readings));
+        return;
+    }
+}
+
 m110c_burst m110c_receiver::state::burst_so_far() const
 {
     m110c_burst burst;
@@ -1012,6 +1076,14 @@ m110c_burst m110c_receiver::state::burst_so_far() const
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;
+    m110d_readings words;
+    words.scrambler = data_readings.scrambler;
+    words.tail_biting = data_readings.tail_biting;
+    std::istringstream text(m110d_readings_text(words));
+    std::string word;
+    while (text >> word)
+        if (word.rfind("scrambler=", 0) == 0 || (mode->coded && word.rfind("tail_biting=", 0) == 0))
+            burst.readings += (burst.readings.empty() ? "" : " ") + word;
     return burst;
 }
 

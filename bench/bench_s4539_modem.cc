@@ -36,7 +36,7 @@
  *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
  *       [--find-readings 0|1]   (App D: the preamble's PN alignment and WID parity,
  *                           scrambler and tail-biting phase found, App C: the
- *                           tail-biting phase found, the default; 0: the
+ *                           scrambler and tail-biting phase, the default; 0: the
  *                           transmitter's readings told; it sends the defaults)
  *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D] [--wn0-margin M]
  *       [--wn0-pass 0|1]   (App D WN0: Walsh symbols decided whole, the tracker's memory,
@@ -355,7 +355,7 @@ int main(int argc, char** argv)
         else if (key == "--find-readings")
             wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
                 wide_rx_config.find_preamble_readings = high_rx_config.find_tail_biting =
-                    value != "0";
+                    high_rx_config.find_scrambler = value != "0";
         else if (key == "--wn0-pass")
             wide_rx_config.wn0_decoder_pass = value != "0";
         else if (key == "--wn0-margin")

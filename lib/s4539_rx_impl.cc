@@ -187,7 +187,7 @@ private:
         return c;
     }
     // App C shares App D's data scrambler and tail-biting code: the settings' readings
-    // of those apply to it too (its scrambler is not found: a or b as told).
+    // of those apply to it too, found or told alike.
     static phy::m110c_receiver_config high_config(bool deliver_per_block,
                                                   const phy::m110d_receiver_config& wide)
     {
@@ -196,6 +196,7 @@ private:
         c.readings.scrambler = wide.readings.scrambler;
         c.readings.tail_biting = wide.readings.tail_biting;
         c.find_tail_biting = wide.find_tail_biting;
+        c.find_scrambler = wide.find_scrambler;
         return c;
     }
 

@@ -8,8 +8,8 @@
 // as other implementations take them, and a receiver that finds them itself:
 //  - every App C mode and every App D WN at 3 kHz (WN1/3/6/7 at 6, 12, 24 and 48 kHz),
 //    three bursts in a row to one receiver with its default configuration, one under
-//    each tail-biting phase (App D: both preamble PN alignments and both scrambler
-//    readings among them): every byte, and the readings named in each burst's report;
+//    each tail-biting phase, both scrambler readings among them (App D: both preamble
+//    PN alignments too): every byte, and the readings named in each burst's report;
 //  - K = 9 under each phase;
 //  - the recording of another App D implementation (pdn-soundmodem, WN2/3kHz/S, from
 //    HFSTACK_VECTORS_DIR/m110d; skipped when absent): its AX.25 frame out of our
@@ -77,15 +77,22 @@ class AppCPhases : public testing::TestWithParam<std::string>
 {
 };
 
-// One receiver, default settings: three bursts, one per phase, each whole and named.
-TEST_P(AppCPhases, EveryPhaseFoundBurstByBurst)
+// One receiver, default settings: three bursts, one per phase, both scrambler readings
+// among them (12800U, uncoded, has neither a phase nor a block to judge a scrambler by:
+// sent with the default one), each whole and named.
+TEST_P(AppCPhases, EveryPhaseAndScramblerFoundBurstByBurst)
 {
     const m110c_mode mode = *waveform_mode_by_name(GetParam())->s4539->high;
+    const x9_orientation scramblers[] = { x9_orientation::b,
+                                          x9_orientation::a,
+                                          x9_orientation::b };
     std::vector<float> audio;
     std::vector<std::vector<uint8_t>> sent;
     for (size_t i = 0; i < std::size(tail_biting_starts); ++i) {
         m110c_readings readings;
         readings.tail_biting = tail_biting_starts[i];
+        if (mode.coded)
+            readings.scrambler = scramblers[i];
         sent.push_back(random_bytes(30, uint32_t(40 + i)));
         const std::vector<float> one = padded_audio(
             m110c_transmit_points(
@@ -103,9 +110,11 @@ TEST_P(AppCPhases, EveryPhaseFoundBurstByBurst)
         EXPECT_FALSE(bursts[i].bytes_bad);
         EXPECT_EQ(bursts[i].bytes, sent[i]);
         // 12800U is not coded: no phase to tell.
+        const std::string scrambler = scramblers[i] == x9_orientation::a ? "a" : "b";
         EXPECT_EQ(bursts[i].readings,
-                  mode.coded ? "scrambler=a " + phase_word(tail_biting_starts[i])
-                             : "scrambler=a");
+                  mode.coded
+                      ? "scrambler=" + scrambler + " " + phase_word(tail_biting_starts[i])
+                      : "scrambler=a");
     }
 }
 

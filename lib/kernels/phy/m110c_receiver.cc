@@ -222,6 +222,23 @@ struct m110c_receiver::state {
     // The readings the data are taken under: the configured ones, or (find_tail_biting)
     // the tail-biting phase the last burst settled.
     m110c_readings data_readings;
+    // find_scrambler (as the App D receiver's): the burst's first block not judged yet
+    // (its samples from the preamble on kept), the share of LLR weight each reading
+    // tried left disagreeing with its decoded bits coded again, and whether a burst has
+    // told the readings apart; the symbols tapped since the data began (taken back when
+    // they are equalised again). The burst is read again from its preamble, as the first
+    // time (the frequency loop's corrections are in the samples derotated since: from
+    // the data's start they would count twice).
+    bool scrambler_open = false;
+    bool scrambler_restart = false;
+    bool scrambler_rerun = false;
+    double scrambler_score[2] = { 0, 0 };
+    bool scrambler_tried[2] = { false, false };
+    bool scrambler_settled = false;
+    size_t tapped = 0;
+    // False when the data are to be equalised again from their start under the other
+    // scrambler reading.
+    bool judge_scrambler();
     // find_tail_biting: the bits under each other phase (by tail_biting_starts' order;
     // the one in use left empty), and how far the EOM was searched for in them.
     std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
@@ -307,6 +324,10 @@ void m110c_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (stage == phase::data && data_start_equaliser && !mode_checked)
         keep = std::min(keep, start + data_start_symbol * sps);
+    if (stage == phase::data && scrambler_open) {
+        const uint64_t back = (first_section_head + look_back_reach + m110c_probe_symbols) * sps;
+        keep = std::min(keep, start > back ? start - back : 0);
+    }
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);
@@ -518,6 +539,13 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     data_start_equaliser.reset();
     probe_turns.clear();
     clear_data_progress();
+    if (!scrambler_rerun) {
+        scrambler_open = cfg.find_scrambler;
+        scrambler_tried[0] = scrambler_tried[1] = false;
+    }
+    scrambler_rerun = false;
+    scrambler_restart = false;
+    tapped = 0;
     d_estimates.clear();
     presence.start(reference_power);
     report.start();
@@ -644,6 +672,16 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             restart_data();
             continue;
         }
+        if (scrambler_restart) {
+            // The burst again from its preamble under the other reading; the symbols
+            // this try tapped are tapped again.
+            if (symbol_tap)
+                symbol_tap->resize(symbol_tap->size() - std::min(tapped, symbol_tap->size()));
+            scrambler_restart = false;
+            scrambler_rerun = true;
+            stage = phase::preamble;
+            return true;
+        }
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
@@ -705,6 +743,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             const cd decision = demapper->demap(z, role.position, variance, llr);
             if (symbol_tap)
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
+                ++tapped;
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());
@@ -729,6 +768,10 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     second_pass(pass == decoder_passes());
                 block_pass.end();
                 keep_last_anchors();
+                if (scrambler_open && mode->coded && !judge_scrambler()) {
+                    scrambler_restart = true;
+                    break;
+                }
                 decoder->decode(block_llr.data(), bits);
                 const double reliability = decoder->reliability();
                 least_reliability = std::min(least_reliability, reliability);
@@ -891,6 +934,40 @@ void m110c_receiver::state::note_probe_turn(uint64_t first, const std::vector<cd
     const std::optional<m110c_mode> read = m110c_mode_by_code(rate, interleaver);
     if (read && read->name() != mode->name())
         corrected_mode = read;
+}
+
+bool m110c_receiver::state::judge_scrambler()
+{
+    // As the App D receiver's (m110d_receiver.cc, find_scrambler): the block decoded and
+    // coded again, held against its LLRs: a wrong reading leaves LLRs of noise, which
+    // the decoder still fits in part, so the readings are compared, unless a burst has
+    // told them apart and this block fits the reading in use on sure LLRs.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
+    double wrong = 0, expected = 0, size = 0;
+    for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
+        const double l = std::abs(double(block_llr[k]));
+        if ((block_llr[k] < 0) != (channel[k] != 0))
+            wrong += l;
+        expected += l / (1.0 + std::exp(std::min(l, 700.0)));
+        size += l;
+    }
+    const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
+    scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
+    scrambler_tried[mine] = true;
+    const bool fits = scrambler_settled && expected <= 0.001 * size && wrong <= 1.25 * expected + 0.002 * size;
+    unsigned best = mine;
+    if (!fits && (!scrambler_tried[1 - mine] || scrambler_score[1 - mine] < scrambler_score[mine]))
+        best = 1 - mine;
+    if (best != mine) {
+        data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+        return false;
+    }
+    if (scrambler_tried[1 - mine] && scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + 0.005)
+        scrambler_settled = true;
+    scrambler_open = false;
+    return true;
 }
 
 void m110c_receiver::state::restart_data()

@@ -114,6 +114,13 @@ struct m110c_receiver_config {
     // boundary with zeros after it settles it, kept for the next burst; blocks handed
     // on before it go under the phase in use); false: readings.tail_biting only.
     bool find_tail_biting = true;
+    // true (the default): the data scrambler's reading is found too, as the App D
+    // receiver finds it (m110d_receiver_config::find_scrambler: the first block decoded
+    // under the reading in use and, unless it fits it surely, the burst read again from
+    // its preamble under the other, the reading whose re-coded bits disagree less with
+    // the LLRs kept, and kept for the next burst; samples held meanwhile); false:
+    // readings.scrambler only. 12800U, uncoded, is taken under the reading in use.
+    bool find_scrambler = true;
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`), once the mini-probes have confirmed the mode; the
     // burst's last entry has the rest. False: one entry per burst.

@@ -72,8 +72,10 @@
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
  * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
- * The scrambler and tail-biting readings may be tried by the receiver itself
- * (find_scrambler, find_tail_biting).
+ * By default the receiver finds, per burst, the preamble's PN alignment and WID parity
+ * (find_preamble_readings), the data scrambler's reading (find_scrambler) and the
+ * tail-biting phase (find_tail_biting), and reports them (m110c_burst::readings); a
+ * reading named in the configuration forces it.
  * Each decoded block is judged as the App C receiver's are (reliability_threshold):
  * bytes_bad marks a burst cut or with a block decoded on too little evidence.
  * Not (yet) here, which the App C receiver has: a late start on a missed preamble; nor

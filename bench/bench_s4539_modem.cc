@@ -34,8 +34,10 @@
  * offsets)
  *       [--superframes M]   (App D: M preamble super-frames, 1-32; D-LXIV's rows use 20)
  *       [--integrate J]   (App D: detection integrated over up to J earlier super-frames)
- *       [--find-readings 0|1]   (App D: scrambler=auto tail_biting=auto; the
- *                           transmitter sends the default readings)
+ *       [--find-readings 0|1]   (App D: the preamble's PN alignment and WID parity,
+ *                           scrambler and tail-biting phase found, App C: the
+ *                           scrambler and tail-biting phase, the default; 0: the
+ *                           transmitter's readings told; it sends the defaults)
  *       [--wn0-symbols 0|1] [--wn0-forgetting L] [--wn0-drift D] [--wn0-margin M]
  *       [--wn0-pass 0|1]   (App D WN0: Walsh symbols decided whole, the tracker's memory,
  *                           tap error, sure decisions, the decoder-aided pass)
@@ -352,7 +354,8 @@ int main(int argc, char** argv)
             wide_rx_config.wn0_forgetting = std::stod(value);
         else if (key == "--find-readings")
             wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
-                value != "0";
+                wide_rx_config.find_preamble_readings = high_rx_config.find_tail_biting =
+                    high_rx_config.find_scrambler = value != "0";
         else if (key == "--wn0-pass")
             wide_rx_config.wn0_decoder_pass = value != "0";
         else if (key == "--wn0-margin")

@@ -129,7 +129,7 @@ public:
               make_frontend(sample_rate_hz, complex_input, d_wide_config.bandwidth_khz)),
           d_max_waiting(size_t(max_waiting_s * d_front.output_rate() / 4)),
           d_serial(serial_config(deliver_per_block)),
-          d_high(high_config(deliver_per_block))
+          d_high(high_config(deliver_per_block, d_wide_config))
     {
         if (d_listen.s5069)
             d_wide = std::make_unique<phy::m110d_receiver>(d_wide_config);
@@ -190,10 +190,17 @@ private:
         c.deliver_per_block = deliver_per_block;
         return c;
     }
-    static phy::m110c_receiver_config high_config(bool deliver_per_block)
+    // App C shares App D's data scrambler and tail-biting code: the settings' readings
+    // of those apply to it too, found or told alike.
+    static phy::m110c_receiver_config high_config(bool deliver_per_block,
+                                                  const phy::m110d_receiver_config& wide)
     {
         phy::m110c_receiver_config c;
         c.deliver_per_block = deliver_per_block;
+        c.readings.scrambler = wide.readings.scrambler;
+        c.readings.tail_biting = wide.readings.tail_biting;
+        c.find_tail_biting = wide.find_tail_biting;
+        c.find_scrambler = wide.find_scrambler;
         return c;
     }
 
@@ -215,19 +222,19 @@ private:
                 d_serial.process(d_baseband.data() + k, n, d_serial_done);
                 for (const phy::m110a_burst& b : d_serial_done)
                     hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
-                            b.snr_db_recent, b.frequency_offset_hz);
+                            b.snr_db_recent, b.frequency_offset_hz, std::string());
                 d_high_done.clear();
                 d_high.process(d_baseband.data() + k, n, d_high_done);
                 for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
                     hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
-                            b.frequency_offset_hz);
+                            b.frequency_offset_hz, b.readings);
             }
             if (d_wide) {
                 d_wide_done.clear();
                 d_wide->process(d_baseband.data() + k, n, d_wide_done);
                 for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
                     hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
-                            b.frequency_offset_hz);
+                            b.frequency_offset_hz, b.readings);
             }
             const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() || d_high.carrier_detected())) ||
                                   (d_wide && d_wide->carrier_detected());
@@ -248,7 +255,8 @@ private:
                  bool bytes_bad,
                  double snr_db,
                  double snr_db_recent,
-                 double offset_hz)
+                 double offset_hz,
+                 const std::string& readings)
     {
         if (!d_carrier) { // a burst that began and ended within one piece
             d_carrier = true;
@@ -268,6 +276,8 @@ private:
         meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
+        if (!readings.empty())
+            meta = pmt::dict_add(meta, metadata::readings(), pmt::mp(readings));
         if (continues)
             meta = pmt::dict_add(meta, metadata::burst_continues(), pmt::PMT_T);
         message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
@@ -277,8 +287,9 @@ private:
         const pmt::pmt_t info = pmt::dict_add(meta, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
         message_port_pub(port_burst_info, info);
         ++d_bursts;
-        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}", mode_name, d_burst_bytes, snr_db,
-                        offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "");
+        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}{}{}", mode_name, d_burst_bytes, snr_db,
+                        offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "",
+                        readings.empty() ? "" : ", ", readings);
         d_burst_bytes = 0;
         post_status("carrier_off");
         d_carrier = false;

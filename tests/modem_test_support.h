@@ -91,13 +91,17 @@ inline std::vector<float> through_channel(const std::vector<float>& audio, doubl
 // An App C transmission of `data` as the far end sends it: the layout (preamble,
 // probes, sections) as our transmitter's, every data symbol the constellation table's
 // point of its channel bits (mapped, scrambled), as printed: QAM outer points at
-// amplitude 1 beside unit-amplitude probes, no rescaling.
+// amplitude 1 beside unit-amplitude probes, no rescaling. The tail-biting phase the
+// figures of the tests using it were measured with: full_register.
 inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::phy::m110c_mode& mode,
                                                            const std::vector<uint8_t>& data)
 {
     using namespace gr::hfstack::phy;
-    std::vector<std::complex<float>> points = m110c_transmit_points(mode, data.data(), data.size());
-    const std::vector<uint8_t> bits = m110c_channel_bits(mode, data.data(), data.size());
+    m110c_readings measured_with;
+    measured_with.tail_biting = m110c_tail_biting::from_full_register;
+    std::vector<std::complex<float>> points =
+        m110c_transmit_points(mode, data.data(), data.size(), false, measured_with);
+    const std::vector<uint8_t> bits = m110c_channel_bits(mode, data.data(), data.size(), false, measured_with);
     const unsigned nb = mode.bits_per_symbol;
     const auto& table = m110c_constellation(nb);
     const auto scrambler = m110c_data_scrambler(nb);

@@ -184,11 +184,20 @@ TEST(M110cWaveform, MapsAreTheStandardTables)
 TEST(M110cWaveform, TailBitingMatchesBothReadingsOfTheExample)
 {
     const std::vector<uint8_t> info = { 1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 0 };
-    EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size()),
-              (std::vector<uint8_t>{ 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0 }));
+    const std::vector<uint8_t> full_register = { 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0,
+                                                 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0 };
+    EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size(), m110c_tail_biting::from_full_register),
+              full_register);
+    // The default phase starts a pair later: bit 7's pair first.
+    std::vector<uint8_t> bit_7(full_register.begin() + 2, full_register.end());
+    bit_7.insert(bit_7.end(), full_register.begin(), full_register.begin() + 2);
+    EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size()), bit_7);
     EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size(), m110c_tail_biting::from_block_start),
               (std::vector<uint8_t>{ 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0 }));
     EXPECT_THROW(m110c_tail_biting_encode(info.data(), 5), std::invalid_argument);
+    // Bit 7's pair needs a bit 7.
+    EXPECT_THROW(m110c_tail_biting_encode(info.data(), 7), std::invalid_argument);
+    EXPECT_NO_THROW(m110c_tail_biting_encode(info.data(), 7, m110c_tail_biting::from_full_register));
 }
 
 TEST(M110cWaveform, PuncturingKeepsTheKnownPositions)
@@ -247,7 +256,9 @@ TEST(M110cTransmitter, QamDataAreTheTablePointsOnTheProbesScale)
     const std::vector<uint8_t> data = random_bytes(3000, 4);
     for (unsigned bps : { 6400u, 8000u, 9600u, 12800u }) {
         const m110c_mode m = mode(bps, bps == 12800 ? m110c_interleaver::short_ : m110c_interleaver::long_);
-        const auto points = m110c_transmit_points(m, data.data(), data.size());
+        m110c_readings full_register; // the phase m110c_table_points sends
+        full_register.tail_biting = m110c_tail_biting::from_full_register;
+        const auto points = m110c_transmit_points(m, data.data(), data.size(), false, full_register);
         ASSERT_EQ(points, m110c_table_points(m, data)) << m.name();
         double power = 0, peak = 0;
         size_t n = 0;

@@ -230,7 +230,7 @@ TEST(M110dDecoder, BlockReliabilityIsItsExpectedWrongBits)
         for (double es_n0_db : { 4.0, 1.0, 0.0, -1.0 }) {
             const double sigma2 = 0.5 * std::pow(10.0, -es_n0_db / 10.0); // real noise
             std::normal_distribution<double> noise(0.0, std::sqrt(sigma2));
-            m110d_block_decoder decoder(mode, k);
+            m110d_block_decoder decoder(mode, k, tail_biting_start::from_full_register);
             double expected = 0, least = std::numeric_limits<double>::infinity();
             size_t wrong = 0;
             for (unsigned block = 0; block < 10; ++block) {

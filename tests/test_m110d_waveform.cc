@@ -381,15 +381,23 @@ TEST(M110dWaveform, CodeImpulseResponsesAndTailBitingMatchKnownAnswers)
     EXPECT_EQ(ints(k9), known::k9_impulse);
 
     const std::vector<uint8_t> info(known::tailbiting_info.begin(), known::tailbiting_info.end());
-    EXPECT_EQ(ints(tail_biting_encode(conv_code_k7, info.data(), info.size())), known::tailbiting_k7_full_register);
+    EXPECT_EQ(ints(tail_biting_encode(conv_code_k7, info.data(), info.size(), tail_biting_start::from_full_register)),
+              known::tailbiting_k7_full_register);
     EXPECT_EQ(ints(tail_biting_encode(conv_code_k7, info.data(), info.size(), tail_biting_start::from_block_start)),
               known::tailbiting_k7_cyclic_unrotated);
-    EXPECT_EQ(ints(tail_biting_encode(conv_code_k9, info.data(), info.size())), known::tailbiting_k9_full_register);
-    // The two readings differ by a rotation of K - 1 pairs.
+    EXPECT_EQ(ints(tail_biting_encode(conv_code_k9, info.data(), info.size(), tail_biting_start::from_full_register)),
+              known::tailbiting_k9_full_register);
+    // The readings differ by a rotation of their first bits' pairs: K - 1 and 7.
     const auto k9_start = tail_biting_encode(conv_code_k9, info.data(), info.size(), tail_biting_start::from_block_start);
     std::vector<int> rotated(k9_start.begin() + 16, k9_start.end());
     rotated.insert(rotated.end(), k9_start.begin(), k9_start.begin() + 16);
     EXPECT_EQ(rotated, known::tailbiting_k9_full_register);
+    for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {
+        const auto start = tail_biting_encode(*code, info.data(), info.size(), tail_biting_start::from_block_start);
+        std::vector<uint8_t> bit_7(start.begin() + 14, start.end());
+        bit_7.insert(bit_7.end(), start.begin(), start.begin() + 14);
+        EXPECT_EQ(tail_biting_encode(*code, info.data(), info.size()), bit_7) << code->constraint_length;
+    }
     EXPECT_THROW(tail_biting_encode(conv_code_k9, info.data(), 7), std::invalid_argument);
 }
 
@@ -448,8 +456,10 @@ TEST(M110dWaveform, TailBitingViterbiRoundTripsBothCodesAndReadings)
     std::mt19937 rng(11);
     std::normal_distribution<float> noise(0.0f, 0.5f);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 })
-        for (auto start : { tail_biting_start::from_full_register, tail_biting_start::from_block_start })
+        for (auto start : tail_biting_starts)
             for (size_t n : { size_t(code->memory()), size_t(16), size_t(24), size_t(97), size_t(1536) }) {
+                if (n <= tail_biting_first_bit(start, *code)) // bit 7's pair needs a bit 7
+                    continue;
                 const std::vector<uint8_t> bits = random_bits(n, rng);
                 const std::vector<uint8_t> coded = tail_biting_encode(*code, bits.data(), n, start);
                 std::vector<float> llr(coded.size());
@@ -499,7 +509,8 @@ TEST(M110dWaveform, TailBitingDecisionsDoNotDependOnTheLlrScale)
     std::normal_distribution<float> noise(0.0f, 0.6f);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {
         const std::vector<uint8_t> bits = random_bits(3000, rng);
-        const std::vector<uint8_t> coded = tail_biting_encode(*code, bits.data(), bits.size());
+        const std::vector<uint8_t> coded =
+            tail_biting_encode(*code, bits.data(), bits.size(), tail_biting_start::from_full_register);
         std::vector<float> llr(coded.size());
         size_t channel_errors = 0;
         for (size_t i = 0; i < coded.size(); ++i) {
@@ -527,14 +538,14 @@ TEST(M110dWaveform, ReadingsAreSetByName)
 {
     m110d_readings r;
     EXPECT_EQ(m110d_readings_text(r),
-              "scrambler=a tail_biting=full_register pn_alignment=per_symbol "
+              "scrambler=a tail_biting=first_pair_bit_7 pn_alignment=per_symbol "
               "wid_parity=checksum preamble_walsh=scaled");
     for (const std::string& choice : m110d_reading_choices()) {
         m110d_readings one;
         EXPECT_EQ(m110d_set_reading(one, choice), "") << choice;
         EXPECT_NE(m110d_readings_text(one).find(choice), std::string::npos) << choice;
     }
-    EXPECT_EQ(m110d_reading_choices().size(), 10u);
+    EXPECT_EQ(m110d_reading_choices().size(), 11u);
     EXPECT_EQ(m110d_set_reading(r, "scrambler=b"), "");
     EXPECT_EQ(r.scrambler, x9_orientation::b);
     EXPECT_EQ(m110d_set_reading(r, "tail_biting=block_start"), "");

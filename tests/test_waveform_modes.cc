@@ -6,6 +6,7 @@
 
 // The modem blocks' modes of either standard by name (STANAG 4539 and STANAG 5069 at
 // 3 kHz), their timing, transmit points and the STANAG 5069 settings text.
+#include "phy/m110c_transmitter.h"
 #include "phy/m110d_transmitter.h"
 #include "phy/waveform_modes.h"
 
@@ -201,7 +202,7 @@ TEST(WaveformModes, ReceiveSettingsText)
     EXPECT_NE(parse_m110d_receive_settings("frequency_loop=second_order scrambler=c", c),
               "");
     // Unchanged on refusal.
-    EXPECT_EQ(c.readings.tail_biting, tail_biting_start::from_full_register);
+    EXPECT_EQ(c.readings.tail_biting, tail_biting_start::first_pair_bit_7);
     EXPECT_FALSE(c.follow_frequency_rate);
     // The transmitter refuses it: a receiver's setting.
     m110d_transmit_options o;
@@ -216,4 +217,70 @@ TEST(WaveformModes, ReceiveSettingsText)
     EXPECT_TRUE(c.find_tail_biting);
     EXPECT_NE(parse_m110d_transmit_settings("scrambler=auto", o), "");
     EXPECT_NE(parse_m110d_transmit_settings("tail_biting=auto", o), "");
+}
+
+// The receiver finds every reading unless one is named; the mirrored K = 7 code only
+// when told; the transmitter takes the field-trial knobs and refuses the receiver's.
+TEST(WaveformModes, ReadingsFoundUnlessNamedAndTheTransmittersKnobs)
+{
+    const m110d_receiver_config defaults;
+    EXPECT_TRUE(defaults.find_preamble_readings);
+    EXPECT_TRUE(defaults.find_scrambler);
+    EXPECT_TRUE(defaults.find_tail_biting);
+    EXPECT_FALSE(defaults.k7_newest_bit_lsb);
+    m110d_receiver_config c;
+    EXPECT_EQ(parse_m110d_receive_settings(
+                  "tail_biting=full_register pn_alignment=continuous", c),
+              "");
+    EXPECT_FALSE(c.find_tail_biting);
+    EXPECT_FALSE(c.find_preamble_readings);
+    EXPECT_TRUE(c.find_scrambler);
+    EXPECT_EQ(c.readings.tail_biting, tail_biting_start::from_full_register);
+    EXPECT_EQ(parse_m110d_receive_settings(
+                  "tail_biting=auto preamble=find k7_newest_bit=lsb", c),
+              "");
+    EXPECT_TRUE(c.find_tail_biting);
+    EXPECT_TRUE(c.find_preamble_readings);
+    EXPECT_TRUE(c.k7_newest_bit_lsb);
+    EXPECT_NE(parse_m110d_receive_settings("k7_newest_bit=middle", c).find("msb or lsb"),
+              std::string::npos);
+    EXPECT_NE(parse_m110d_receive_settings("tail_biting=bit_8", c)
+                  .find("first_pair_bit_7, full_register or block_start"),
+              std::string::npos);
+
+    m110d_transmit_options o;
+    EXPECT_EQ(parse_m110d_transmit_settings("tail_biting=block_start superframes=32 "
+                                            "tlc_blocks=255 eot=on constraint_length=9",
+                                            o),
+              "");
+    EXPECT_EQ(o.readings.tail_biting, tail_biting_start::from_block_start);
+    EXPECT_EQ(o.timing.preamble.superframes, 32u);
+    EXPECT_EQ(o.timing.preamble.tlc_blocks, 255u);
+    EXPECT_TRUE(o.timing.eot_extension);
+    EXPECT_EQ(o.constraint_length, 9u);
+    EXPECT_EQ(parse_m110d_transmit_settings("eot=off superframes=1 tlc_blocks=0", o), "");
+    EXPECT_FALSE(o.timing.eot_extension);
+    for (const char* bad : { "superframes=0",
+                             "superframes=33",
+                             "tlc_blocks=256",
+                             "eot=yes",
+                             "superframes=x",
+                             "k7_newest_bit=lsb" }) {
+        const m110d_transmit_options before = o;
+        EXPECT_NE(parse_m110d_transmit_settings(bad, o), "") << bad;
+        EXPECT_EQ(o.timing.preamble.superframes, before.timing.preamble.superframes)
+            << bad;
+    }
+    // App C takes the scrambler and tail-biting readings of the same settings.
+    const auto c3200 = *waveform_mode_by_name("3200S");
+    const uint8_t bytes[] = { 1, 2, 3, 4, 5 };
+    m110d_transmit_options full;
+    full.readings.tail_biting = tail_biting_start::from_full_register;
+    m110c_readings c_full;
+    c_full.tail_biting = tail_biting_start::from_full_register;
+    EXPECT_EQ(
+        waveform_transmit_points(c3200, bytes, sizeof bytes, full),
+        m110c_transmit_points(*c3200.s4539->high, bytes, sizeof bytes, false, c_full));
+    EXPECT_NE(waveform_transmit_points(c3200, bytes, sizeof bytes, full),
+              waveform_transmit_points(c3200, bytes, sizeof bytes));
 }

@@ -55,6 +55,12 @@ def modem_mode_ok(name):
     return sim.modem_mode(_plain(name)) is not None
 
 
+def s5069_settings_problem(text, transmitter):
+    """Why s4539_tx (transmitter) or s4539_rx refuses this settings text ("" if it
+    takes it)."""
+    return sim.s5069_settings_problem(_plain(text), bool(transmitter))
+
+
 def s5069_settings_ok(text, transmitter):
     """True when s4539_tx (transmitter) or s4539_rx takes this STANAG 5069 settings
     text (GRC's asserts)."""

@@ -205,7 +205,8 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertEqual((report["mode"], report["data_rate"], report["interleaver"]),
                          ("WN8/3kHz/S", 6400, "short"))
         self.assertEqual(report["s5069_settings"],
-                         "scrambler=b tail_biting=block_start constraint_length=9")
+                         "scrambler=b tail_biting=block_start constraint_length=9 superframes=1 "
+                         "tlc_blocks=0 eot=off")
         # M = 1 preamble (10 Walsh symbols of 32 chips) and its 32-symbol mini-probe, one
         # S block of 4 frames of 256 data and 32 probe symbols: (320 + 32 + 1152) / 2400 s.
         self.assertAlmostEqual(report["air_time_s"], (320 + 32 + 1152) / 2400, delta=0.01)
@@ -226,6 +227,42 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         done = run("rx", wav, "--listen", "4539")
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertIn("no burst", done.stderr)
+
+    def test_rx_finds_the_readings_sent_and_names_them(self):
+        """rx with no --reading: App C under each tail-biting phase, STANAG 5069 under
+        the other PN alignment and scrambler with a longer preamble (tx's field-trial
+        knobs), each burst's text back and its readings in --json."""
+        sent = [("3200S", ["tail_biting=full_register"], [], "scrambler=a tail_biting=full_register"),
+                ("6400VS", ["tail_biting=block_start"], [], "scrambler=a tail_biting=block_start"),
+                ("4800S", [], [], "scrambler=a tail_biting=first_pair_bit_7"),
+                ("WN2/3kHz/US", ["pn_alignment=continuous", "scrambler=b", "tail_biting=full_register"],
+                 ["--superframes", "3", "--tlc-blocks", "2", "--eot"],
+                 "scrambler=b tail_biting=full_register pn_alignment=continuous wid_parity=checksum")]
+        for i, (mode, readings, knobs, found) in enumerate(sent):
+            wav = self.path(f"r{i}.wav")
+            args = ["tx", "--mode", mode, "--text", f"READINGS {i}", wav, "--rate", "9600", "--json"]
+            for r in readings:
+                args += ["--reading", r]
+            done = run(*(args + knobs))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            report = json.loads(done.stdout)
+            for r in readings:
+                self.assertIn(r, report["s5069_settings"])
+            if knobs:
+                self.assertIn("superframes=3 tlc_blocks=2 eot=on", report["s5069_settings"])
+                done = run(*args)  # the same without the knobs: a shorter transmission
+                self.assertGreater(report["air_time_s"], json.loads(done.stdout)["air_time_s"] + 0.3)
+                run(*(args + knobs))
+            done = run("rx", wav, "--json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            bursts = json.loads(done.stdout)["bursts"]
+            self.assertEqual([(b["mode"], b["text"], b["readings"]) for b in bursts],
+                             [(mode.upper() if "/" not in mode else mode, f"READINGS {i}", found)])
+            done = run("rx", wav)
+            self.assertIn(f"({found})", done.stdout)
+        # A reading named is forced: the receiver does not find another.
+        done = run("rx", self.path("r0.wav"), "--json", "--reading", "tail_biting=block_start")
+        self.assertNotEqual([b["text"] for b in json.loads(done.stdout)["bursts"]], ["READINGS 0"])
 
     def test_4539_and_5069_bursts_in_one_recording(self):
         a, b = self.path("a.wav"), self.path("b.wav")
@@ -302,7 +339,8 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         # less WN4 at 9 and 18 kHz.
         self.assertEqual(len(lines[1].split()), 2 + 3 + 13 * 4 + 11 * (3 + 12 * 4) - 2 * 4)
         self.assertIn(" WN12/48kHz/US ", lines[1])
-        self.assertIn("scrambler=a scrambler=b tail_biting=full_register", lines[2])
+        self.assertIn("scrambler=a scrambler=b tail_biting=first_pair_bit_7 tail_biting=full_register "
+                      "tail_biting=block_start", lines[2])
 
     def test_bad_5069_input_gives_one_line(self):
         out = self.path("out.wav")

@@ -202,6 +202,25 @@ class qa_radio(gr_unittest.TestCase):
         # None (an empty YAML value) is the default, not the text "None".
         self.assertEqual(R.check_options({"kind": "audio", "device": None})["device"], "")
 
+    def test_readings_and_preamble_options_reach_both_ends(self):
+        """readings go to the transmitter (less the receiver's own words) and, forced, to
+        the receiver; the STANAG 5069 shape knobs to the transmitter; bad ones refused
+        before anything is built."""
+        o = R.check_options({"mode": "WN8/3kHz/L", "readings": "tail_biting=full_register "
+                             "scrambler=b k7_newest_bit=lsb", "constraint_length": 9,
+                             "superframes": 20, "tlc_blocks": 3, "eot": "on"})
+        self.assertEqual(R.transmitter_settings(o), "tail_biting=full_register scrambler=b "
+                         "constraint_length=9 superframes=20 tlc_blocks=3 eot=on")
+        self.assertEqual(R.receiver_listen(o), ("5069", "bandwidth_khz=3 tail_biting=full_register "
+                                                "scrambler=b k7_newest_bit=lsb"))
+        self.assertEqual(R.receiver_listen(R.check_options({"readings": "scrambler=b"})),
+                         ("4539", "scrambler=b"))
+        self.assert_refused("radio option readings", readings="tail_biting=bit_8")
+        self.assert_refused("superframes (the preamble's M) takes 1 to 32", superframes=33)
+        self.assert_refused("eot", eot="yes")
+        self.assert_refused("readings does not apply to kind emulator", kind="emulator",
+                            readings="scrambler=b")
+
     def test_missing_devices_and_files_give_one_line_errors(self):
         self.assert_refused("sound card no_such_card cannot be opened", kind="audio",
                             device="no_such_card")

@@ -113,20 +113,24 @@ class qa_s5069_modem(gr_unittest.TestCase):
 
     def test_settings_reach_the_waveform(self):
         """Another scrambler and tail-biting reading with K = 9: received by a receiver
-        told the same readings (it reads K from the WID), and not by one left on the
-        defaults; the PN alignment and WID parity found by preamble=find."""
+        told the same readings (it reads K from the WID), and not by one told others; the
+        PN alignment and WID parity found by default (and named in the metadata), not
+        with preamble=configured."""
         data = payload(200, 11)
         settings = "scrambler=b tail_biting=block_start constraint_length=9"
         samples, _ = transmit([("WN6/3kHz/S", data, {"mode": "WN6/3kHz/S"})], settings=settings)
         got, _ = receive(samples, settings="scrambler=b,tail_biting=block_start")
         self.assertEqual([(m["mode"], d, m["bytes_bad"]) for m, d in got], [("WN6/3kHz/S", data, False)])
-        wrong, _ = receive(samples)
+        wrong, _ = receive(samples, settings="scrambler=a tail_biting=first_pair_bit_7")
         self.assertFalse(any(d == data for _, d in wrong))
         preamble = "pn_alignment=continuous wid_parity=caption_d2_zero"
         samples, _ = transmit([("WN8/3kHz/S", data, {"mode": "WN8/3kHz/S"})], settings=preamble)
-        self.assertEqual(receive(samples)[0], [])  # the configured readings do not fit
-        found, _ = receive(samples, settings="preamble=find")
-        self.assertEqual([(m["mode"], d) for m, d in found], [("WN8/3kHz/S", data)])
+        # the configured readings do not fit
+        self.assertEqual(receive(samples, settings="preamble=configured")[0], [])
+        found, _ = receive(samples)
+        self.assertEqual([(m["mode"], d, m["readings"]) for m, d in found],
+                         [("WN8/3kHz/S", data, "scrambler=a tail_biting=first_pair_bit_7 "
+                           "pn_alignment=continuous wid_parity=caption_d2_zero")])
         told, _ = receive(samples, settings=preamble)
         self.assertEqual([(m["mode"], d) for m, d in told], [("WN8/3kHz/S", data)])
 

@@ -113,6 +113,21 @@ RADIO_OPTIONS = (
                  "complex baseband (uhd, file I/Q: 3200 Hz per kHz)",
                  MODEM_KINDS),
     radio_option("level", 0.25, "transmit audio rms (full scale 1)", ("loopback", "audio", "file")),
+    radio_option("readings", "",
+                 "readings of the constants App C and STANAG 5069 leave uncertain, NAME=VALUE "
+                 "space separated (tail_biting=first_pair_bit_7|full_register|block_start, "
+                 "scrambler=a|b, pn_alignment=per_symbol|continuous, "
+                 "wid_parity=checksum|caption_d2_zero): sent so, and forced on the receiver, "
+                 "which otherwise finds them per burst; receiver only: k7_newest_bit=lsb, "
+                 "preamble=find|configured, frequency_loop=second_order", MODEM_KINDS),
+    radio_option("constraint_length", 7, "STANAG 5069 code sent: 7 or 9 (the receiver reads it)",
+                 MODEM_KINDS),
+    radio_option("superframes", 1, "STANAG 5069 preamble super-frames M sent, 1-32",
+                 MODEM_KINDS),
+    radio_option("tlc_blocks", 0, "STANAG 5069 TLC blocks N sent before the preamble, 0-255",
+                 MODEM_KINDS),
+    radio_option("eot", "off", "STANAG 5069: on extends each transmission's final "
+                 "mini-probe (EOT)", MODEM_KINDS),
     radio_option("time_scale", 1.0, "protocol seconds per real second (the nodes' too)",
                  ("loopback", "file", "emulator")),
     radio_option("profile", "mid_latitude_moderate",
@@ -262,6 +277,17 @@ def check_options(options):
         problems.append("radio option emulator_id must be >= 0")
     if kind == "file" and not o["record"] and not o["replay"]:
         problems.append("kind file needs record and/or replay")
+    if kind in MODEM_KINDS:
+        settings_ok = True
+        for text, transmitter, what in ((transmitter_settings(o), True, "readings, "
+                                         "constraint_length, superframes, tlc_blocks or eot"),
+                                        (o["readings"], False, "readings")):
+            problem = modes.s5069_settings_problem(text, transmitter)
+            if problem:
+                problems.append(f"radio option {what}: {problem}")
+                settings_ok = False
+                break
+        mode_ok = mode_ok and settings_ok
     if kind in MODEM_KINDS and 0 < o["level"] <= 1 and mode_ok and not problems:
         problems += modem_problems(o)
     if problems:
@@ -312,7 +338,7 @@ def modem_problems(o):
     for rate in rates:
         try:
             s4539_tx(rate, complex_baseband, int(o["data_rate"]), o["interleaver"], o["level"],
-                     0.35, o["mode"])
+                     0.35, o["mode"], transmitter_settings(o))
         except (ValueError, RuntimeError) as e:
             if not o["mode"]:
                 return [f"radio options data_rate {o['data_rate']} and interleaver "
@@ -367,12 +393,28 @@ def signal_centre_hz(dial_hz, mode):
     return dial_hz + modes.mode_band(mode)[2]
 
 
+# Settings a receiver takes and a transmitter refuses.
+RECEIVER_ONLY_SETTINGS = ("preamble", "frequency_loop", "k7_newest_bit")
+
+
+def transmitter_settings(o):
+    """s4539_tx's s5069_settings from the radio options: the readings (not the receiver's
+    own words, nor auto), the constraint length and the preamble's shape."""
+    words = [w for w in o["readings"].split()
+             if w.split("=")[0] not in RECEIVER_ONLY_SETTINGS and not w.endswith("=auto")]
+    return " ".join(words + [f"constraint_length={o['constraint_length']}",
+                             f"superframes={o['superframes']}", f"tlc_blocks={o['tlc_blocks']}",
+                             f"eot={o['eot']}"])
+
+
 def receiver_listen(o):
     """s4539_rx's listen and s5069_settings for the default mode: STANAG 5069 at its
-    bandwidth (the WID does not carry it), else STANAG 4539."""
+    bandwidth (the WID does not carry it), else STANAG 4539; the readings option's words
+    (forced on the receiver) either way."""
+    readings = o["readings"].split()
     if o["mode"] and modes.is_s5069(o["mode"]):
-        return "5069", f"bandwidth_khz={modes.mode_band(o['mode'])[0]}"
-    return "4539", ""
+        return "5069", " ".join([f"bandwidth_khz={modes.mode_band(o['mode'])[0]}"] + readings)
+    return "4539", " ".join(readings)
 
 
 class burst_monitor(gr.basic_block):
@@ -693,7 +735,7 @@ class radio(gr.hier_block2):
     # receiver's input: receive_from).
     def audio_modem(self, o, rx_rate=None, iq=False):
         tx = s4539_tx(modem_rate(o), iq, int(o["data_rate"]), o["interleaver"], o["level"],
-                      0.35, o["mode"])
+                      0.35, o["mode"], transmitter_settings(o))
         # Streaming: the node takes pieces.
         rx = s4539_rx(rx_rate or modem_rate(o), iq, True, *receiver_listen(o))
         self.wire_modem(tx, rx)
@@ -772,7 +814,7 @@ class radio(gr.hier_block2):
         # bursts' exact first and last samples for the gate; the receiver at the modem
         # rate after decimation (at the mode's bandwidth for STANAG 5069).
         tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5, 0.35,
-                      o["mode"])
+                      o["mode"], transmitter_settings(o))
         rx = s4539_rx(rate, True, True, *receiver_listen(o))
         self.wire_modem(tx, rx)
         name = o["device_args"] or "(first found)"

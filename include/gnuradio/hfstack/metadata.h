@@ -105,6 +105,15 @@ inline const pmt::pmt_t& bytes_bad()
     static const pmt::pmt_t key = pmt::mp("bytes_bad");
     return key;
 }
+// The readings of the waveform's uncertain constants a received STANAG 4539 App C or
+// STANAG 5069 burst was taken under, found by the receiver or told (symbol): NAME=VALUE
+// words as the modem's settings take them, e.g. "scrambler=a tail_biting=first_pair_bit_7
+// pn_alignment=per_symbol wid_parity=checksum".
+inline const pmt::pmt_t& readings()
+{
+    static const pmt::pmt_t key = pmt::mp("readings");
+    return key;
+}
 // More decoded bytes of this received burst follow in later PDUs (bool): a streaming
 // modem hands on each interleaver block as it decodes it. Absent or false: the burst
 // ended with this PDU.

@@ -101,9 +101,8 @@ void m110c_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
     d_mother.insert(d_mother.end(), mother.begin(), mother.end());
     d_mother.insert(d_mother.end(), mother.begin(), mother.begin() + long(2 * wrap));
     d_decoded = d_viterbi.decode(d_mother.data(), d_mother.size() / 2);
-    // Pair j of the block carries bit j (from the block start) or bit j + 6 (from the
-    // full register: bits 6 .. n-1, then 0 .. 5).
-    const size_t rotation = d_reading == m110c_tail_biting::from_full_register ? 6 : 0;
+    // Pair j of the block carries bit j + the phase's first bit (7, 6 or 0; mod n).
+    const size_t rotation = tail_biting_first_bit(d_reading, conv_code_k7);
     const size_t first = bits.size();
     bits.resize(first + n);
     for (size_t j = 0; j < n; ++j)

@@ -11,6 +11,7 @@
 #include "differential_products.h"
 #include "m110c_decoder.h"
 #include "m110c_transmitter.h"
+#include "m110d_waveform.h"
 #include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
@@ -23,9 +24,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gr {
@@ -215,6 +219,31 @@ struct m110c_receiver::state {
     static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
     size_t eom_at = no_eom;
     size_t eom_searched = 0;
+    // The readings the data are taken under: the configured ones, or (find_tail_biting)
+    // the tail-biting phase the last burst settled.
+    m110c_readings data_readings;
+    // find_scrambler (as the App D receiver's): the burst's first block not judged yet
+    // (its samples from the preamble on kept), the share of LLR weight each reading
+    // tried left disagreeing with its decoded bits coded again, and whether a burst has
+    // told the readings apart; the symbols tapped since the data began (taken back when
+    // they are equalised again). The burst is read again from its preamble, as the first
+    // time (the frequency loop's corrections are in the samples derotated since: from
+    // the data's start they would count twice).
+    bool scrambler_open = false;
+    bool scrambler_restart = false;
+    bool scrambler_rerun = false;
+    double scrambler_score[2] = { 0, 0 };
+    bool scrambler_tried[2] = { false, false };
+    bool scrambler_settled = false;
+    size_t tapped = 0;
+    // False when the data are to be equalised again from their start under the other
+    // scrambler reading.
+    bool judge_scrambler();
+    // find_tail_biting: the bits under each other phase (by tail_biting_starts' order;
+    // the one in use left empty), and how far the EOM was searched for in them.
+    std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
+    size_t other_searched[std::size(tail_biting_starts)] = {};
+    void settle_tail_biting();
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
     // deliver_per_block: bytes handed on so far, and whether a block decoded since.
@@ -224,7 +253,7 @@ struct m110c_receiver::state {
     // The burst's mode, start, offset, SNR and reliability as of now, without bytes.
     m110c_burst burst_so_far() const;
 
-    explicit state(const m110c_receiver_config& c) : cfg(c), sync_correlator(sync_points(), history_symbols)
+    explicit state(const m110c_receiver_config& c) : cfg(c), data_readings(c.readings), sync_correlator(sync_points(), history_symbols)
     {
         anchors.set_probe(m110c_probe_symbols, probe_period);
         const std::vector<uint8_t> p = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::short_));
@@ -295,6 +324,10 @@ void m110c_receiver::state::trim()
     keep = std::min({ keep, candidate, input.total() });
     if (stage == phase::data && data_start_equaliser && !mode_checked)
         keep = std::min(keep, start + data_start_symbol * sps);
+    if (stage == phase::data && scrambler_open) {
+        const uint64_t back = (first_section_head + look_back_reach + m110c_probe_symbols) * sps;
+        keep = std::min(keep, start > back ? start - back : 0);
+    }
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);
@@ -506,6 +539,13 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     data_start_equaliser.reset();
     probe_turns.clear();
     clear_data_progress();
+    if (!scrambler_rerun) {
+        scrambler_open = cfg.find_scrambler;
+        scrambler_tried[0] = scrambler_tried[1] = false;
+    }
+    scrambler_rerun = false;
+    scrambler_restart = false;
+    tapped = 0;
     d_estimates.clear();
     presence.start(reference_power);
     report.start();
@@ -524,7 +564,7 @@ void m110c_receiver::state::second_pass(bool last)
     // errors; the new estimates give new LLRs.
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, cfg.readings);
+    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
     const unsigned nb = mode->bits_per_symbol;
     const uint64_t first = block_pass.first_symbol();
     size_t bit = 0;
@@ -632,6 +672,16 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             restart_data();
             continue;
         }
+        if (scrambler_restart) {
+            // The burst again from its preamble under the other reading; the symbols
+            // this try tapped are tapped again.
+            if (symbol_tap)
+                symbol_tap->resize(symbol_tap->size() - std::min(tapped, symbol_tap->size()));
+            scrambler_restart = false;
+            scrambler_rerun = true;
+            stage = phase::preamble;
+            return true;
+        }
         if (!window_for(symbol))
             return false;
         const uint64_t k = skipped + symbol++; // as seen from the transmission's start
@@ -693,6 +743,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             const cd decision = demapper->demap(z, role.position, variance, llr);
             if (symbol_tap)
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
+                ++tapped;
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());
@@ -717,12 +768,18 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     second_pass(pass == decoder_passes());
                 block_pass.end();
                 keep_last_anchors();
+                if (scrambler_open && mode->coded && !judge_scrambler()) {
+                    scrambler_restart = true;
+                    break;
+                }
                 decoder->decode(block_llr.data(), bits);
                 const double reliability = decoder->reliability();
                 least_reliability = std::min(least_reliability, reliability);
                 unreliable_blocks += reliability < cfg.reliability_threshold;
                 block_llr.clear();
                 find_eom();
+                if (cfg.find_tail_biting)
+                    settle_tail_biting();
                 block_decoded = true;
             }
             break;
@@ -879,6 +936,40 @@ void m110c_receiver::state::note_probe_turn(uint64_t first, const std::vector<cd
         corrected_mode = read;
 }
 
+bool m110c_receiver::state::judge_scrambler()
+{
+    // As the App D receiver's (m110d_receiver.cc, find_scrambler): the block decoded and
+    // coded again, held against its LLRs: a wrong reading leaves LLRs of noise, which
+    // the decoder still fits in part, so the readings are compared, unless a burst has
+    // told them apart and this block fits the reading in use on sure LLRs.
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
+    double wrong = 0, expected = 0, size = 0;
+    for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
+        const double l = std::abs(double(block_llr[k]));
+        if ((block_llr[k] < 0) != (channel[k] != 0))
+            wrong += l;
+        expected += l / (1.0 + std::exp(std::min(l, 700.0)));
+        size += l;
+    }
+    const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
+    scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
+    scrambler_tried[mine] = true;
+    const bool fits = scrambler_settled && expected <= 0.001 * size && wrong <= 1.25 * expected + 0.002 * size;
+    unsigned best = mine;
+    if (!fits && (!scrambler_tried[1 - mine] || scrambler_score[1 - mine] < scrambler_score[mine]))
+        best = 1 - mine;
+    if (best != mine) {
+        data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+        return false;
+    }
+    if (scrambler_tried[1 - mine] && scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + 0.005)
+        scrambler_settled = true;
+    scrambler_open = false;
+    return true;
+}
+
 void m110c_receiver::state::restart_data()
 {
     mode = corrected_mode;
@@ -906,6 +997,9 @@ void m110c_receiver::state::clear_data_progress()
     block_decoded = false;
     eom_at = no_eom;
     eom_searched = 0;
+    for (auto& o : other_bits)
+        o.clear();
+    std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
     unreliable_blocks = 0;
     least_reliability = std::numeric_limits<double>::infinity();
 }
@@ -925,8 +1019,8 @@ void m110c_receiver::state::prepare_mode()
     for (size_t i = 0; i < points.size(); ++i)
         for (size_t j = i + 1; j < points.size(); ++j)
             nearest_points = std::min(nearest_points, double(std::norm(points[i] - points[j])));
-    demapper.reset(new m110c_demapper(*mode, cfg.readings));
-    decoder.reset(new m110c_block_decoder(*mode, cfg.readings));
+    demapper.reset(new m110c_demapper(*mode, data_readings));
+    decoder.reset(new m110c_block_decoder(*mode, data_readings));
     fetch_order = m110c_fetch_order(*mode);
     // 64QAM runs where the tracked taps are steady enough for the feedback to follow
     // them (F.1487 poor, 9600L at 30 dB: 2.0e-2 with one gain, 9.0e-3; the PSK and
@@ -997,6 +1091,53 @@ void m110c_receiver::state::find_eom()
             eom_at = eom_searched;
 }
 
+void m110c_receiver::state::settle_tail_biting()
+{
+    // As the App D receiver's (m110d_receiver.cc): every phase decodes to the same
+    // cyclic bits, each block rotated by its first bit (7, 6 or 0), so under phase q bit
+    // i of a block is bit (i + first_p - first_q) mod n under the phase p in use; an
+    // EOM on a byte boundary with zeros after it to its block's end settles the phase.
+    // The three rotations differ by 1, 6 and 7 bits: only one puts the EOM on a byte.
+    const size_t n = decoder->user_bits();
+    const size_t mine = tail_biting_first_bit(data_readings.tail_biting, conv_code_k7) % n;
+    const auto fits = [](const std::vector<uint8_t>& b, size_t at) {
+        if (at % 8 != 0)
+            return false;
+        for (size_t i = at + m110c_eom_bits; i < b.size(); ++i)
+            if (b[i])
+                return false;
+        return true;
+    };
+    if (eom_at != no_eom && fits(bits, eom_at))
+        return;
+    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
+        const tail_biting_start phase = tail_biting_starts[q];
+        const size_t theirs = tail_biting_first_bit(phase, conv_code_k7) % n;
+        if (phase == data_readings.tail_biting || theirs == mine)
+            continue;
+        std::vector<uint8_t>& other = other_bits[q];
+        for (size_t first = other.size(); first + n <= bits.size(); first += n)
+            for (size_t i = 0; i < n; ++i)
+                other.push_back(bits[first + (i + n + mine - theirs) % n]);
+        size_t other_at = no_eom;
+        size_t& searched = other_searched[q];
+        for (; searched + m110c_eom_bits <= other.size() && other_at == no_eom; ++searched)
+            if (bits_word(other, searched) == m110c_eom)
+                other_at = searched;
+        if (other_at == no_eom || !fits(other, other_at))
+            continue;
+        bits.swap(other);
+        eom_at = other_at;
+        eom_searched = searched;
+        data_readings.tail_biting = phase;
+        for (auto& o : other_bits)
+            o.clear();
+        std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
+        decoder.reset(new m110c_block_decoder(*mode, data_readings));
+        return;
+    }
+}
+
 m110c_burst m110c_receiver::state::burst_so_far() const
 {
     m110c_burst burst;
@@ -1012,6 +1153,14 @@ m110c_burst m110c_receiver::state::burst_so_far() const
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;
+    m110d_readings words;
+    words.scrambler = data_readings.scrambler;
+    words.tail_biting = data_readings.tail_biting;
+    std::istringstream text(m110d_readings_text(words));
+    std::string word;
+    while (text >> word)
+        if (word.rfind("scrambler=", 0) == 0 || (mode->coded && word.rfind("tail_biting=", 0) == 0))
+            burst.readings += (burst.readings.empty() ? "" : " ") + word;
     return burst;
 }
 

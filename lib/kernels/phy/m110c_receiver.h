@@ -108,7 +108,19 @@ struct m110c_receiver_config {
     double reliability_threshold = 1.0;
     bool msb_first = false;                 // byte bit order (as the transmitter's)
     double max_burst_s = 3600;              // a burst longer than this is cut
-    m110c_readings readings;                // scrambler orientation, tail-biting reading
+    m110c_readings readings;                // scrambler orientation, tail-biting phase
+    // true (the default): the tail-biting phase is found from the burst, as the App D
+    // receiver finds it (m110d_receiver_config::find_tail_biting: the EOM on a byte
+    // boundary with zeros after it settles it, kept for the next burst; blocks handed
+    // on before it go under the phase in use); false: readings.tail_biting only.
+    bool find_tail_biting = true;
+    // true (the default): the data scrambler's reading is found too, as the App D
+    // receiver finds it (m110d_receiver_config::find_scrambler: the first block decoded
+    // under the reading in use and, unless it fits it surely, the burst read again from
+    // its preamble under the other, the reading whose re-coded bits disagree less with
+    // the LLRs kept, and kept for the next burst; samples held meanwhile); false:
+    // readings.scrambler only. 12800U, uncoded, is taken under the reading in use.
+    bool find_scrambler = true;
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`), once the mini-probes have confirmed the mode; the
     // burst's last entry has the rest. False: one entry per burst.
@@ -131,6 +143,12 @@ struct m110c_burst {
     // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known,
     // bytes_bad and the reliabilities as of the blocks so far.
     bool continues = false;
+    // The readings of the `?` constants the burst was taken under, found or told, as
+    // NAME=VALUE words m110d_set_reading takes ("scrambler=a
+    // tail_biting=first_pair_bit_7"; 12800U has no phase; App D adds pn_alignment= and
+    // wid_parity=, WN0 leaves scrambler= out). Of a piece: as far as its blocks have
+    // told.
+    std::string readings;
 };
 
 class m110c_receiver

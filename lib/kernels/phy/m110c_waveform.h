@@ -19,9 +19,10 @@
  *    m110c_scrambler_orientation::b is selectable;
  *  - 8PSK map: the App D table D-V (110A's map with the tribit LSB inverted);
  *  - the code is tail-biting per interleaver block, no flush bits; its output starts
- *    with the pair of the block's bit 6, the register full of bits 0..6, and ends with
- *    those of bits 0..5 (the reading gr-digitalhf's off-air App C decoder fits);
- *    m110c_tail_biting::from_block_start starts with bit 0's pair instead;
+ *    with the pair of the block's bit 7 and ends with those of bits 0..6 (the phase
+ *    gr-digitalhf's off-air App C decoder expects); m110c_tail_biting::
+ *    from_full_register (bit 6's pair first) and from_block_start (bit 0's) are the
+ *    other readings (serial_tone_coding.h);
  *  - EOM: 110A's 32-bit word after the user bits, the block then filled with zeros;
  *  - 12800 bps: 64QAM, uncoded, no interleaver, one frame per block; its preamble
  *    carries rate code 110 and the interleaver code of the mode's interleaver setting. */
@@ -97,17 +98,17 @@ double m110c_constellation_power(unsigned bits_per_symbol);
 double m110c_frame_power(const m110c_mode& mode);
 
 // Where a tail-biting block's coded output starts (m110c_appc.json fec, tagged ?;
-// serial_tone_coding.h): from_full_register (the pair of bit 6 first, bits 0..5's
-// last; recommended) or from_block_start (the register preloaded with bits n-6..n-1).
+// serial_tone_coding.h): first_pair_bit_7 (recommended), from_full_register (bit 6's
+// pair first) or from_block_start (bit 0's).
 using m110c_tail_biting = tail_biting_start;
-// The mother code's (T1, T2) pairs of one tail-biting block of n >= 6 bits.
+// The mother code's (T1, T2) pairs of one tail-biting block of n >= 8 bits.
 std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n,
-                                              m110c_tail_biting reading = m110c_tail_biting::from_full_register);
+                                              m110c_tail_biting reading = m110c_tail_biting::first_pair_bit_7);
 
 // The readings of `?` constants a transmission or reception uses.
 struct m110c_readings {
     m110c_scrambler_orientation scrambler = m110c_scrambler_orientation::a;
-    m110c_tail_biting tail_biting = m110c_tail_biting::from_full_register;
+    m110c_tail_biting tail_biting = m110c_tail_biting::first_pair_bit_7;
 };
 
 // Rate 3/4 from the K=7 mother code: of each three (T1, T2) pairs, T1 T2 T1 . . T2 are

@@ -104,13 +104,14 @@ m110d_demapper::m110d_demapper(const m110d_mode& mode, const m110d_readings& rea
 {
 }
 
-m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length, tail_biting_start start)
+m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length, tail_biting_start start,
+                                         bool k7_newest_lsb)
     : d_rate(m110d_code_rate_of(mode)),
       d_constraint_length(constraint_length),
       d_start(start),
       d_user_bits(mode.input_bits_per_block),
       d_order(m110d_fetch_order(mode)),
-      d_viterbi(m110d_conv_code(constraint_length))
+      d_viterbi(m110d_conv_code(constraint_length, k7_newest_lsb))
 {
 }
 

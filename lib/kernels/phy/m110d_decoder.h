@@ -73,8 +73,10 @@ public:
 class m110d_block_decoder
 {
 public:
+    // k7_newest_lsb: K = 7 as conv_code_k7_newest_lsb (serial_tone_coding.h).
     m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length,
-                        tail_biting_start start = tail_biting_start::from_full_register);
+                        tail_biting_start start = tail_biting_start::first_pair_bit_7,
+                        bool k7_newest_lsb = false);
     size_t channel_bits() const { return d_order.size(); }
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.

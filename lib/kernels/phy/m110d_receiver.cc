@@ -21,8 +21,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -67,6 +69,11 @@ constexpr size_t wn0_pass_reach = 3;
 // else (and before) the other reading is tried too and the one disagreeing less kept.
 constexpr double scrambler_expected_factor = 1.25;
 constexpr double scrambler_margin = 0.002;
+// ... and when the LLRs themselves expect at most this share of their weight wrong. A
+// wrong reading can pass the test above on LLRs that doubt enough (at 40 dB, WN4 and
+// WN9 US: wrong 0.6 % and 1.4 %, expected 0.56 % and 1.4 %; the right reading's
+// expected share there is 1e-20 or less): such a block is tried under the other too.
+constexpr double scrambler_sure_share = 0.001;
 // ... and a burst tells the readings apart when the other's share is over twice this
 // one's plus this (35 dB, WN3 and WN8: 0 against 0.02-0.17).
 constexpr double scrambler_apart = 0.005;
@@ -289,6 +296,8 @@ struct m110d_receiver::state {
     bool block_decoded = false;
     std::vector<cf> clean;                 // input with non-finite samples zeroed
     std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
+    size_t tapped =
+        0; // symbols tapped since the burst's data began (taken back on a retry)
 
     explicit state(const m110d_receiver_config& c) : cfg(c), data_readings(c.readings)
     {
@@ -305,6 +314,11 @@ struct m110d_receiver::state {
                      { 0, 0, 0, 0, 0 }, m110d_pn_table::wid, walsh_chips, a))
                 base.push_back(psk8(s));
             const std::vector<cf> chips = known_chips(a, walsh_chips);
+            // At 24 kHz a Walsh symbol is the PN's 256 chips: both alignments are the
+            // same preamble, searched for once (and reported as the configured one).
+            if (!alignments.empty() && chips == alignments[0].known &&
+                base == alignments[0].wid_base)
+                break;
             alignments.push_back(
                 { a,
                   chips,
@@ -348,6 +362,12 @@ struct m110d_receiver::state {
     // A preamble the comb found at an earlier super-frame: the count its super-frames
     // read (read_fields), i.e. how many super-frames later the last one is.
     unsigned count_ahead = 0;
+    // The comb integrates no section from before this sample: the end of the last burst.
+    // The ring is not kept during a burst, and its entries from before it (the burst's
+    // own preamble) still match their samples: added to a detection in the burst's
+    // tail they made a "preamble" whose fields read (WN3/24kHz/US at 40 dB: count 24 a
+    // burst after a 0.3 s one, and the receiver skipped 24 super-frames, two bursts).
+    uint64_t comb_from = 0;
     // The count and WID chips of the super-frame found and of the `earlier` ones before
     // it combined, each on one complex gain measured over its fixed sections and weighted
     // by it: the fields of a preamble the super-frame comb found, read where the last
@@ -421,6 +441,8 @@ struct m110d_receiver::state {
     // The scrambler and tail-biting readings the data are taken under: the configured
     // ones, or (find_scrambler, find_tail_biting) the last ones a burst settled.
     m110d_readings data_readings;
+    // The PN alignment and WID parity the burst's preamble read under.
+    m110d_readings preamble_readings;
     // find_scrambler: the burst's first block not judged yet, so it may be equalised
     // again from its preamble; the share of LLR weight each reading tried on it left
     // disagreeing with its decoded bits coded again.
@@ -430,10 +452,11 @@ struct m110d_receiver::state {
     bool scrambler_settled = false; // a burst has told the readings apart
     double burst_hz = 0;            // the derotation the burst started with
     unsigned burst_sections = 0;    // found_sections of the burst's detection
-    // find_tail_biting: the bits under the other tail-biting reading, and how far the
-    // EOM was searched for in them.
-    std::vector<uint8_t> other_bits;
-    size_t other_searched = 0;
+    // find_tail_biting: the bits under each other tail-biting phase (by
+    // tail_biting_starts' order; the one in use left empty), and how far the EOM was
+    // searched for in them.
+    std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
+    size_t other_searched[std::size(tail_biting_starts)] = {};
     // The burst's blocks under reliability_threshold, and the least reliability.
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
@@ -567,7 +590,7 @@ double m110d_receiver::state::search_z(alignment_search& a,
             break;
         const uint64_t m = n - offset;
         const size_t i = size_t(m % comb_ring);
-        if (a.section_at[i] != m + 1)
+        if (a.section_at[i] != m + 1 || m < comb_from)
             break;
         total += cd(a.section_sum[i]);
         energy += a.section_energy[i];
@@ -699,11 +722,13 @@ void m110d_receiver::state::begin_burst()
     wn0_block_shift.clear();
     wn0_chips.clear();
     walsh_match = 0;
+    tapped = 0;
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
-    other_bits.clear();
-    other_searched = 0;
+    for (auto& o : other_bits)
+        o.clear();
+    std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
     unreliable_blocks = 0;
     least_reliability = std::numeric_limits<double>::infinity();
     streamed.restart();
@@ -913,11 +938,13 @@ bool m110d_receiver::state::read_fields()
         return false;
     mode = m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);
     constraint_length = f->wid.constraint_length;
+    preamble_readings.pn_alignment = burst_alignment->alignment;
+    preamble_readings.wid_parity = f->parity;
     const unsigned nb = m110d_bits_per_symbol(mode->wn);
     if (mode->wn != 0)
         demapper.reset(new m110d_demapper(*mode, data_readings));
-    decoder.reset(
-        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
+    decoder.reset(new m110d_block_decoder(
+        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
     fetch_order = m110d_fetch_order(*mode);
     nearest_points = std::numeric_limits<double>::infinity();
     const std::vector<cf>& points = m110d_constellation(m110d_bits_per_symbol(mode->wn));
@@ -986,8 +1013,10 @@ bool m110d_receiver::state::wn0_chip_decided(cd z, const m110d_symbol_role& role
     const size_t first = in_block * m110d_walsh_data_chips;
     const cd base(psk8(trinomial[(first + role.position) % m110d_trinomial_period]));
     commit(z, antipodal_decision(z, base), false);
-    if (symbol_tap)
+    if (symbol_tap) {
         symbol_tap->push_back(cf(z * std::conj(base)));
+        ++tapped;
+    }
     wn0_chips.push_back(cf(z));
     if (wn0_chips.size() < m110d_walsh_data_chips)
         return false;
@@ -1037,8 +1066,10 @@ bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
         for (size_t q = 0; q < width; ++q)
             m += std::conj(taps[q]) * walsh_windows[j * width + q];
         y[j] = cf(tap_energy > 0 ? m / tap_energy : cd());
-        if (symbol_tap)
+        if (symbol_tap) {
             symbol_tap->push_back(y[j] * std::conj(base[j]));
+            ++tapped;
+        }
     }
     wn0_symbol_read(llr, y, first);
     // The chosen pattern's chips are known symbols from now on; decided ones (the
@@ -1072,8 +1103,13 @@ void m110d_receiver::state::wn0_decoder_pass()
     // The block decoded as it stands, coded again: each Walsh symbol's pattern.
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110d_block_channel_bits(
-        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
+    const std::vector<uint8_t> channel =
+        m110d_block_channel_bits(*mode,
+                                 user.data(),
+                                 fetch_order,
+                                 constraint_length,
+                                 data_readings.tail_biting,
+                                 cfg.k7_newest_bit_lsb);
     const auto& trinomial = m110d_trinomial_sequence();
     const auto chip_point = [&](size_t s, unsigned j, unsigned dibit) {
         return cd(
@@ -1265,8 +1301,13 @@ void m110d_receiver::state::second_pass(bool last)
     // symbols in place of the equaliser's decisions, for new LLRs.
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110d_block_channel_bits(
-        *mode, user.data(), fetch_order, constraint_length, data_readings.tail_biting);
+    const std::vector<uint8_t> channel =
+        m110d_block_channel_bits(*mode,
+                                 user.data(),
+                                 fetch_order,
+                                 constraint_length,
+                                 data_readings.tail_biting,
+                                 cfg.k7_newest_bit_lsb);
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
     segment_error = segment_variance = 0;
@@ -1325,33 +1366,47 @@ bool m110d_receiver::state::eom_fits(const std::vector<uint8_t>& b, size_t at)
 
 void m110d_receiver::state::settle_tail_biting()
 {
-    // The other reading's bits: the same decoding, each block rotated by K - 1 bits
-    // (tail_biting_viterbi: pair j carries bit j, or bit j + K - 1 from the full
-    // register).
-    const size_t n = mode->input_bits_per_block, r = constraint_length - 1;
-    const bool from_start =
-        data_readings.tail_biting == tail_biting_start::from_block_start;
-    for (size_t first = other_bits.size(); first + n <= bits.size(); first += n)
-        for (size_t i = 0; i < n; ++i)
-            other_bits.push_back(bits[first + (from_start ? i + n - r : i + r) % n]);
-    size_t other_at = no_eom;
-    for (; other_searched + m110d_eom_bits <= other_bits.size() && other_at == no_eom;
-         ++other_searched)
-        if (bits_word(other_bits, other_searched) == m110d_eom)
-            other_at = other_searched;
+    // Every phase decodes to the same cyclic bits, each block rotated by its first bit
+    // (tail_biting_viterbi: pair j carries bit j + first): under phase q, bit i of a
+    // block is bit (i + first_p - first_q) mod n under the phase p in use.
+    const conv_code& code = m110d_conv_code(constraint_length);
+    const size_t n = mode->input_bits_per_block;
+    const size_t mine = tail_biting_first_bit(data_readings.tail_biting, code) % n;
     // An EOM where the transmitter puts it (a byte boundary, zeros after it) settles
-    // the reading; where both fit (K = 9, whose rotation is a whole byte, with a byte
-    // or more of fill) or neither, the one in use stays.
-    if (other_at == no_eom || (eom_at != no_eom && eom_fits(bits, eom_at)) ||
-        !eom_fits(other_bits, other_at))
+    // the phase; where the one in use fits, or none other does, it stays. Two can fit
+    // only with K = 9, whose phases from_block_start and from_full_register differ by
+    // a whole byte, on a burst with a byte or more of fill: the earlier in
+    // tail_biting_starts is taken.
+    if (eom_at != no_eom && eom_fits(bits, eom_at))
         return;
-    bits.swap(other_bits);
-    eom_at = other_at;
-    eom_searched = other_searched;
-    data_readings.tail_biting = from_start ? tail_biting_start::from_full_register
-                                           : tail_biting_start::from_block_start;
-    decoder.reset(
-        new m110d_block_decoder(*mode, constraint_length, data_readings.tail_biting));
+    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
+        const tail_biting_start phase = tail_biting_starts[q];
+        const size_t theirs = tail_biting_first_bit(phase, code) % n;
+        if (phase == data_readings.tail_biting || theirs == mine)
+            continue;
+        std::vector<uint8_t>& other = other_bits[q];
+        for (size_t first = other.size(); first + n <= bits.size(); first += n)
+            for (size_t i = 0; i < n; ++i)
+                other.push_back(bits[first + (i + n + mine - theirs) % n]);
+        size_t other_at = no_eom;
+        size_t& searched = other_searched[q];
+        for (; searched + m110d_eom_bits <= other.size() && other_at == no_eom;
+             ++searched)
+            if (bits_word(other, searched) == m110d_eom)
+                other_at = searched;
+        if (other_at == no_eom || !eom_fits(other, other_at))
+            continue;
+        bits.swap(other);
+        eom_at = other_at;
+        eom_searched = searched;
+        data_readings.tail_biting = phase;
+        for (auto& o : other_bits)
+            o.clear();
+        std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
+        decoder.reset(new m110d_block_decoder(
+            *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
+        return;
+    }
 }
 
 bool m110d_receiver::state::decode_block()
@@ -1369,7 +1424,8 @@ bool m110d_receiver::state::decode_block()
                                      user.data(),
                                      fetch_order,
                                      constraint_length,
-                                     data_readings.tail_biting);
+                                     data_readings.tail_biting,
+                                     cfg.k7_newest_bit_lsb);
         double wrong = 0, expected = 0, size = 0;
         for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
             const double l = std::abs(double(block_llr[k]));
@@ -1383,7 +1439,7 @@ bool m110d_receiver::state::decode_block()
         scrambler_tried[mine] = true;
         // Until a burst has told the readings apart, both are tried.
         const bool fits =
-            scrambler_settled &&
+            scrambler_settled && expected <= scrambler_sure_share * size &&
             wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
         unsigned best = mine;
         if (!fits && !scrambler_tried[1 - mine])
@@ -1391,7 +1447,11 @@ bool m110d_receiver::state::decode_block()
         else if (!fits && scrambler_score[1 - mine] < scrambler_score[mine])
             best = 1 - mine;
         if (best != mine) {
-            // Again from the preamble under the other reading (its samples were kept).
+            // Again from the preamble under the other reading (its samples were kept);
+            // the symbols it tapped are tapped again.
+            if (symbol_tap)
+                symbol_tap->resize(symbol_tap->size() -
+                                   std::min(tapped, symbol_tap->size()));
             data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
             found_sections = burst_sections;
             input.start_derotation(start, burst_hz);
@@ -1523,8 +1583,10 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             float llr[serial_tone_demapper::max_bits_per_symbol];
             const double variance = std::max(1e-3, equaliser->estimate_variance());
             const cd decision = demapper->demap(z, role.position, variance, llr);
-            if (symbol_tap)
+            if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
+                ++tapped;
+            }
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
             weigh_decision(z, decision, variance, block_llr.size());
@@ -1596,6 +1658,17 @@ m110d_burst m110d_receiver::state::report() const
     burst.unreliable_blocks = unreliable_blocks;
     burst.least_reliability = least_reliability;
     burst.bytes_bad = unreliable_blocks > 0;
+    m110d_readings r = data_readings;
+    r.pn_alignment = preamble_readings.pn_alignment;
+    r.wid_parity = preamble_readings.wid_parity;
+    // The words of the readings a burst tells (not preamble_walsh, which it does not);
+    // WN0's Trinomial scrambler has no reading.
+    std::string word;
+    std::istringstream words(m110d_readings_text(r));
+    while (words >> word)
+        if (word.rfind("preamble_walsh=", 0) != 0 &&
+            (mode->wn != 0 || word.rfind("scrambler=", 0) != 0))
+            burst.readings += (burst.readings.empty() ? "" : " ") + word;
     return burst;
 }
 
@@ -1624,6 +1697,7 @@ void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
     if (candidate >= start + uint64_t(preamble_end) * sps)
         from = std::min(from, peak.open ? peak.at : candidate);
     mode.reset();
+    comb_from = from;
     restart_search(from);
 }
 

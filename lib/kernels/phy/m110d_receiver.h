@@ -72,8 +72,10 @@
  *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a block
  *      so).
  * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
- * The scrambler and tail-biting readings may be tried by the receiver itself
- * (find_scrambler, find_tail_biting).
+ * By default the receiver finds, per burst, the preamble's PN alignment and WID parity
+ * (find_preamble_readings), the data scrambler's reading (find_scrambler) and the
+ * tail-biting phase (find_tail_biting), and reports them (m110c_burst::readings); a
+ * reading named in the configuration forces it.
  * Each decoded block is judged as the App C receiver's are (reliability_threshold):
  * bytes_bad marks a burst cut or with a block decoded on too little evidence.
  * Not (yet) here, which the App C receiver has: a late start on a missed preamble; nor
@@ -196,13 +198,16 @@ struct m110d_receiver_config {
     // The `?` readings: PN alignment and WID parity for the preamble, scrambler and
     // tail-biting start for the data (the transmitter's must match).
     m110d_readings readings;
-    // true: the preamble's PN alignment and WID parity reading are found from the signal
+    // true (the default; setting preamble=find): the preamble's PN alignment and WID
+    // parity reading are found from the signal
     // (both alignments searched for, at twice the search's cost; the fields read under
     // both parities, the one whose checks pass with the larger correlation taken, the
-    // configured one on a tie); false: the configured ones only. The data's scrambler
+    // configured one on a tie); false (preamble=configured, or pn_alignment= or
+    // wid_parity= named): the configured ones only. The data's scrambler
     // and tail-biting readings: find_scrambler and find_tail_biting below.
-    bool find_preamble_readings = false;
-    // true (setting scrambler=auto): the data scrambler's reading is tried too. A
+    bool find_preamble_readings = true;
+    // true (the default, setting scrambler=auto; scrambler=a|b forces one): the data
+    // scrambler's reading is tried too. A
     // burst's first interleaver block (WN1-WN13) is decoded under the reading in use
     // (the configured one, then the last one kept), coded again and held against its
     // channel LLRs (the share of LLR weight the bits disagree with); the burst is
@@ -211,15 +216,21 @@ struct m110d_receiver_config {
     // them apart clearly, a later burst tries the other only where its first block
     // disagrees more than its LLRs expect. Costs up to two more passes of the first
     // block, and holds the burst's samples until it is judged.
-    bool find_scrambler = false;
-    // true (setting tail_biting=auto): the tail-biting reading is tried too. The two
-    // decode to the same bits rotated by K - 1 within each block, so each block's bits
-    // are kept under both; an EOM on a byte boundary with zeros after it to its block's
-    // end settles the reading (kept for the next burst). With K = 9 the rotation is a
-    // whole byte, and a burst ending a byte or more of fill before its block's end
-    // reads either way (the reading in use stays); deliver_per_block hands on blocks
-    // before the EOM under the reading in use.
-    bool find_tail_biting = false;
+    bool find_scrambler = true;
+    // true (the default, setting tail_biting=auto; a phase named forces it): the
+    // tail-biting phase is found too. The three decode to the same bits rotated within
+    // each block (by their first bits, 7, K - 1 and 0), so each block's bits are kept
+    // under all three; an EOM on a byte boundary with zeros after it to its block's end
+    // settles the phase (kept for the next burst). With K = 9, full_register and
+    // block_start differ by a whole byte, and a burst ending a byte or more of fill
+    // before its block's end reads either way (the phase in use stays, or the earlier
+    // in tail_biting_starts); deliver_per_block hands on blocks before the EOM under
+    // the phase in use.
+    bool find_tail_biting = true;
+    // true (setting k7_newest_bit=lsb): a K = 7 burst is decoded as coded with the
+    // newest bit at the polynomials' least significant bit (conv_code_k7_newest_lsb, one
+    // outside implementation's reading). Never tried unless told.
+    bool k7_newest_bit_lsb = false;
     // A decoded block whose reliability (m110d_block_decoder::reliability(): minus the
     // natural log of its user bits expected wrong, at most 0 where the Viterbi's paths
     // do not close round it) is under this makes the burst's bytes_bad, as in the App

@@ -14,6 +14,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -350,11 +351,11 @@ void for_each_sent_bit(size_t pairs, const m110d_code_rate& rate, unsigned const
 // Each `?` reading: its name and its values' names, in enum order.
 struct reading_names {
     const char* name;
-    const char* values[2];
+    std::vector<const char*> values;
 };
-constexpr reading_names readings_named[] = {
+const reading_names readings_named[] = {
     { "scrambler", { "a", "b" } },
-    { "tail_biting", { "full_register", "block_start" } },
+    { "tail_biting", { "first_pair_bit_7", "full_register", "block_start" } },
     { "pn_alignment", { "per_symbol", "continuous" } },
     { "wid_parity", { "checksum", "caption_d2_zero" } },
     { "preamble_walsh", { "scaled", "capped" } },
@@ -407,13 +408,16 @@ std::string m110d_set_reading(m110d_readings& readings, const std::string& name_
     for (size_t r = 0; r < std::size(readings_named); ++r) {
         if (name != readings_named[r].name)
             continue;
-        for (unsigned v = 0; v < 2; ++v)
-            if (value == readings_named[r].values[v]) {
+        const auto& values = readings_named[r].values;
+        std::string takes;
+        for (unsigned v = 0; v < values.size(); ++v) {
+            if (value == values[v]) {
                 set_reading_value(readings, r, v);
                 return {};
             }
-        return "reading " + name + " takes " + readings_named[r].values[0] + " or " + readings_named[r].values[1] +
-               ", not \"" + value + "\"";
+            takes += std::string(v == 0 ? "" : v + 1 == values.size() ? " or " : ", ") + values[v];
+        }
+        return "reading " + name + " takes " + takes + ", not \"" + value + "\"";
     }
     std::string names;
     for (const auto& r : readings_named)
@@ -706,10 +710,10 @@ const m110d_code_rate& m110d_code_rate_of(const m110d_mode& mode)
                            std::to_string(coded) + " for " + mode.name());
 }
 
-const conv_code& m110d_conv_code(unsigned constraint_length)
+const conv_code& m110d_conv_code(unsigned constraint_length, bool k7_newest_lsb)
 {
     if (constraint_length == 7)
-        return conv_code_k7;
+        return k7_newest_lsb ? conv_code_k7_newest_lsb : conv_code_k7;
     if (constraint_length == 9)
         return conv_code_k9;
     throw std::invalid_argument("m110d: constraint length 7 or 9");
@@ -756,9 +760,10 @@ std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode)
 
 std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
-                                              unsigned constraint_length, tail_biting_start start)
+                                              unsigned constraint_length, tail_biting_start start,
+                                              bool k7_newest_lsb)
 {
-    const std::vector<uint8_t> pairs = tail_biting_encode(m110d_conv_code(constraint_length), user_bits,
+    const std::vector<uint8_t> pairs = tail_biting_encode(m110d_conv_code(constraint_length, k7_newest_lsb), user_bits,
                                                           mode.input_bits_per_block, start);
     const std::vector<uint8_t> punctured = m110d_puncture(pairs, m110d_code_rate_of(mode), constraint_length);
     if (punctured.size() != fetch_order.size())

@@ -34,8 +34,9 @@
  * App D section), the recommended one the default:
  *  - scrambler register orientation: x9_orientation::a (the App C twin that decodes
  *    off-air traffic), b selectable;
- *  - tail-biting start: from_full_register (pdn's reading of D.5.3.2.3, gr-digitalhf's
- *    7-bit rotation), from_block_start selectable;
+ *  - tail-biting phase: first_pair_bit_7 (the phase gr-digitalhf's off-air decoder
+ *    expects), from_full_register (pdn's reading of D.5.3.2.3) and from_block_start
+ *    selectable;
  *  - preamble PN alignment (O-1): per_symbol, PN[0 .. L-1] under every Walsh symbol of
  *    L chips (PN[j mod 256] where L > 256, at 30-48 kHz; the reading of gr-digitalhf,
  *    whose App D receiver was developed on off-air signals);
@@ -94,14 +95,14 @@ enum class m110d_preamble_walsh {
 
 struct m110d_readings {
     x9_orientation scrambler = x9_orientation::a;
-    tail_biting_start tail_biting = tail_biting_start::from_full_register;
+    tail_biting_start tail_biting = tail_biting_start::first_pair_bit_7;
     m110d_pn_alignment pn_alignment = m110d_pn_alignment::per_symbol;
     m110d_wid_parity wid_parity = m110d_wid_parity::checksum;
     m110d_preamble_walsh preamble_walsh = m110d_preamble_walsh::scaled;
 };
 
 // Readings by name, as `--reading NAME=VALUE` gives them (docs/modem-design.md):
-//   scrambler=a|b  tail_biting=full_register|block_start
+//   scrambler=a|b  tail_biting=first_pair_bit_7|full_register|block_start
 //   pn_alignment=per_symbol|continuous  wid_parity=checksum|caption_d2_zero
 //   preamble_walsh=scaled|capped
 // Sets the one named; returns "" or why not (the readings unchanged).
@@ -219,7 +220,8 @@ struct m110d_code_rate {
 };
 // The code rate of a mode (from its block sizes); throws std::logic_error if D-L has none.
 const m110d_code_rate& m110d_code_rate_of(const m110d_mode& mode);
-const conv_code& m110d_conv_code(unsigned constraint_length);
+// k7_newest_lsb: K = 7 as conv_code_k7_newest_lsb (a receiver's reading only).
+const conv_code& m110d_conv_code(unsigned constraint_length, bool k7_newest_lsb = false);
 // The repeated and punctured stream of a block's mother-code pairs: pair i is sent
 // `repeat` times (T1 T2 T1 T2 ...), copy c of it in mask column (i * repeat + c) mod
 // the mask length, T1 then T2 where the column's row has a 1.
@@ -242,7 +244,8 @@ std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode);
 // m110d_decoder.h, inverts it).
 std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
-                                              unsigned constraint_length, tail_biting_start start);
+                                              unsigned constraint_length, tail_biting_start start,
+                                              bool k7_newest_lsb = false);
 
 } // namespace phy
 } // namespace hfstack

@@ -76,10 +76,11 @@ std::optional<s4539_mode> s4539_mode_by_name(const std::string& name)
     return std::nullopt;
 }
 
-std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n)
+std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n,
+                                                       const m110c_readings& readings)
 {
     if (mode.high)
-        return m110c_transmit_points(*mode.high, bytes, n);
+        return m110c_transmit_points(*mode.high, bytes, n, false, readings);
     const std::vector<uint8_t> symbols = m110a_transmit_symbols(*mode.serial, bytes, n);
     const auto& psk8 = m110c_constellation(3);
     std::vector<std::complex<float>> points(symbols.size());

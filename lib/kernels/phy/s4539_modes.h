@@ -16,6 +16,7 @@
 
 #include "m110a_waveform.h"
 #include "m110c_timing.h"
+#include "m110c_waveform.h"
 #include "transmission_time.h"
 
 #include <complex>
@@ -43,7 +44,9 @@ struct s4539_mode {
 std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& interleaver);
 std::optional<s4539_mode> s4539_mode_by_name(const std::string& name);
 // One transmission's channel symbols as constellation points (psk_modulator shapes them).
-std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n);
+// readings: App C's (scrambler, tail-biting phase); 110A has none.
+std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n,
+                                                       const m110c_readings& readings = {});
 
 // nullopt for a name that is not a STANAG 4539 mode (case of the letters ignored).
 std::optional<waveform_timing> s4539_timing(const std::string& mode_name);

@@ -100,28 +100,34 @@ std::vector<uint32_t> increment_fetch_order(uint32_t size, uint32_t increment)
     return order;
 }
 
+unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code)
+{
+    switch (start) {
+    case tail_biting_start::first_pair_bit_7:
+        return 7;
+    case tail_biting_start::from_full_register:
+        return code.memory();
+    case tail_biting_start::from_block_start:
+        break;
+    }
+    return 0;
+}
+
 std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n, tail_biting_start start)
 {
-    const unsigned memory = code.memory();
-    if (n < memory)
-        throw std::invalid_argument("tail_biting_encode: a block needs at least " + std::to_string(memory) +
-                                    " bits");
+    const unsigned memory = code.memory(), first = tail_biting_first_bit(start, code);
+    if (n < memory || n <= first)
+        throw std::invalid_argument("tail_biting_encode: a block needs at least " +
+                                    std::to_string(std::max<size_t>(memory, first + 1)) + " bits");
+    // The register holds the K-1 bits before the first one (cyclically), without output;
+    // then every bit's pair from the first one round the block.
     encoder e(code);
     std::vector<uint8_t> out;
     out.reserve(2 * n);
-    if (start == tail_biting_start::from_block_start) {
-        for (size_t i = n - memory; i < n; ++i)
-            e.shift(bits[i]);
-        for (size_t i = 0; i < n; ++i)
-            e.encode(bits[i], out);
-    } else {
-        for (size_t i = 0; i < memory; ++i)
-            e.shift(bits[i]);
-        for (size_t i = memory; i < n; ++i)
-            e.encode(bits[i], out);
-        for (size_t i = 0; i < memory; ++i)
-            e.encode(bits[i], out);
-    }
+    for (size_t i = 0; i < memory; ++i)
+        e.shift(bits[(first + n - memory + i) % n]);
+    for (size_t i = 0; i < n; ++i)
+        e.encode(bits[(first + i) % n], out);
     return out;
 }
 
@@ -151,10 +157,10 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
 
 void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits)
 {
-    const unsigned memory = d_code.memory();
-    if (n < memory)
-        throw std::invalid_argument("tail_biting_viterbi: a block needs at least " + std::to_string(memory) +
-                                    " bits");
+    const unsigned memory = d_code.memory(), first_bit = tail_biting_first_bit(start, d_code);
+    if (n < memory || n <= first_bit)
+        throw std::invalid_argument("tail_biting_viterbi: a block needs at least " +
+                                    std::to_string(std::max<size_t>(memory, first_bit + 1)) + " bits");
     // The block's pairs, cyclically extended by wrap_pairs on both sides (a short block
     // repeats whole).
     d_wrapped.resize(2 * (n + 2 * wrap_pairs));
@@ -165,9 +171,8 @@ void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start s
     }
     viterbi(d_wrapped, d_decoded);
     d_n = n;
-    // Pair j carries bit j (from the block start) or bit j + K - 1 (from the full
-    // register).
-    const size_t rotation = start == tail_biting_start::from_full_register ? memory : 0;
+    // Pair j carries bit j + the first bit (mod n).
+    const size_t rotation = first_bit;
     const size_t first = bits.size();
     bits.resize(first + n);
     for (size_t j = 0; j < n; ++j)

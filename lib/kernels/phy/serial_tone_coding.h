@@ -50,20 +50,40 @@ struct conv_code {
 };
 constexpr conv_code conv_code_k7{ 7, 0133, 0171 };
 constexpr conv_code conv_code_k9{ 9, 0561, 0753 };
+// The K = 7 code read the other way round, the newest bit at each polynomial's least
+// significant bit (133 and 171 mirrored over 7 bits): how one App D implementation
+// (pdn-soundmodem) codes. 110A recordings confirm the newest bit at the MSB; a receiver
+// takes this only when told (k7_newest_bit=lsb).
+constexpr conv_code conv_code_k7_newest_lsb{ 7, 0155, 0117 };
 
-// Where a tail-biting block's coded output starts (tagged `?`: invisible in loopback).
+// Where a tail-biting block's coded output starts (tagged `?`: invisible in loopback):
+// which information bit's pair goes out first. The register then holds the bits before
+// it (cyclically: a block's last bits before its bit 0), and the pairs of the bits
+// before it go out last. Recommended first (docs/modem-design.md, "Tail-biting phase").
 enum class tail_biting_start {
+    // The first pair is bit 7's, for K = 7 and K = 9 alike: the pairs of bits 7..n-1,
+    // then those of bits 0..6 (the phase the off-air App C and App D decoder
+    // gr-digitalhf expects, and D.5.3.2.3's register "filled with the last seven input
+    // data bits"; recommended).
+    first_pair_bit_7,
     // The register filled with bits 0..K-2 first, without output; the first pair is
-    // bit K-1's, the last ones those of bits 0..K-2 shifted in again (recommended: the
-    // reading of the D.5.3.2.3 paraphrase and of the off-air App C decoder's rotation).
+    // bit K-1's, the last ones those of bits 0..K-2 shifted in again (D.5.3.2.3's
+    // "(k-1)" wording as pdn-soundmodem reads it).
     from_full_register,
     // The register preloaded with the block's last K-1 bits; bit 0's pair first.
     from_block_start,
 };
+// Every phase, the recommended first.
+constexpr tail_biting_start tail_biting_starts[] = { tail_biting_start::first_pair_bit_7,
+                                                     tail_biting_start::from_full_register,
+                                                     tail_biting_start::from_block_start };
+// The information bit whose pair a block's coded output starts with (7, K - 1 or 0).
+unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code);
 
-// The mother code's (T1, T2) pairs of one tail-biting block of n >= K - 1 bits.
+// The mother code's (T1, T2) pairs of one tail-biting block of n >= max(K - 1, 8) bits
+// (n > the first bit).
 std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n,
-                                        tail_biting_start start = tail_biting_start::from_full_register);
+                                        tail_biting_start start = tail_biting_start::first_pair_bit_7);
 
 // Soft-decision Viterbi decoder of a tail-biting block for either code, in plain C++
 // with float metrics (about 7 Mbit/s for K = 7, 2 Mbit/s for K = 9 on one core). Not on
@@ -77,7 +97,8 @@ class tail_biting_viterbi
 {
 public:
     explicit tail_biting_viterbi(const conv_code& code);
-    // llr: 2 n values; appends the block's n bits (n >= K - 1).
+    // llr: 2 n values; appends the block's n bits (n >= K - 1, and more than the first
+    // bit of `start`).
     void decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits);
     // Of the last block decoded: the expected number of its bits decoded wrong, the sum
     // over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP pass

@@ -172,14 +172,53 @@ waveform_transmit_points(const waveform_mode& mode,
 {
     if (mode.s5069)
         return m110d_transmit_points(*mode.s5069, bytes, n, s5069);
-    return s4539_transmit_points(*mode.s4539, bytes, n);
+    // App C shares App D's scrambler and tail-biting code, and takes their readings.
+    m110c_readings readings;
+    readings.scrambler = s5069.readings.scrambler;
+    readings.tail_biting = s5069.readings.tail_biting;
+    return s4539_transmit_points(*mode.s4539, bytes, n, readings);
 }
 
 std::string parse_m110d_transmit_settings(const std::string& text,
                                           m110d_transmit_options& options)
 {
     m110d_transmit_options out = options;
+    // A whole number from lo to hi, or nullopt.
+    const auto number =
+        [](const std::string& v, unsigned lo, unsigned hi) -> std::optional<unsigned> {
+        if (v.empty() || v.size() > 3 || !std::all_of(v.begin(), v.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            }))
+            return std::nullopt;
+        const unsigned n = unsigned(std::stoul(v));
+        return n >= lo && n <= hi ? std::optional<unsigned>(n) : std::nullopt;
+    };
     for (const std::string& token : tokens_of(text)) {
+        if (name_of(token) == "superframes") {
+            const auto n = number(value_of(token), 1, m110d_max_superframes);
+            if (!n)
+                return "setting superframes (the preamble's M) takes 1 to 32, not \"" +
+                       value_of(token) + "\"";
+            out.timing.preamble.superframes = *n;
+            continue;
+        }
+        if (name_of(token) == "tlc_blocks") {
+            const auto n = number(value_of(token), 0, 255);
+            if (!n)
+                return "setting tlc_blocks (the preamble's N) takes 0 to 255, not \"" +
+                       value_of(token) + "\"";
+            out.timing.preamble.tlc_blocks = *n;
+            continue;
+        }
+        if (name_of(token) == "eot") {
+            const std::string v = value_of(token);
+            if (v != "on" && v != "off")
+                return "setting eot (the final mini-probe extended) takes on or off, not "
+                       "\"" +
+                       v + "\"";
+            out.timing.eot_extension = v == "on";
+            continue;
+        }
         if (name_of(token) == "constraint_length") {
             const std::string v = value_of(token);
             if (v != "7" && v != "9")
@@ -188,12 +227,14 @@ std::string parse_m110d_transmit_settings(const std::string& text,
             continue;
         }
         if (name_of(token) == "preamble" || name_of(token) == "frequency_loop" ||
-            name_of(token) == "bandwidth_khz" || value_of(token) == "auto")
+            name_of(token) == "bandwidth_khz" || name_of(token) == "k7_newest_bit" ||
+            value_of(token) == "auto")
             return "setting " + token +
                    " is a receiver's (a transmitter sends the readings it is given)";
         const std::string why = m110d_set_reading(out.readings, token);
         if (!why.empty())
-            return why + "; or constraint_length=7|9";
+            return why + "; or constraint_length=7|9, superframes=1..32, "
+                         "tlc_blocks=0..255, eot=on|off";
     }
     options = out;
     return {};
@@ -207,6 +248,7 @@ std::string parse_m110d_receive_settings(const std::string& text,
     bool follow_rate = config.follow_frequency_rate;
     bool find_scrambler = config.find_scrambler;
     bool find_tail_biting = config.find_tail_biting;
+    bool k7_newest_lsb = config.k7_newest_bit_lsb;
     unsigned bandwidth_khz = config.bandwidth_khz;
     for (const std::string& token : tokens_of(text)) {
         if (name_of(token) == "bandwidth_khz") {
@@ -226,6 +268,14 @@ std::string parse_m110d_receive_settings(const std::string& text,
         if ((name_of(token) == "scrambler" || name_of(token) == "tail_biting") &&
             value_of(token) == "auto") {
             (name_of(token) == "scrambler" ? find_scrambler : find_tail_biting) = true;
+            continue;
+        }
+        // The K = 7 code's bit order, a receiver's reading only (never tried unasked).
+        if (name_of(token) == "k7_newest_bit") {
+            const std::string v = value_of(token);
+            if (v != "msb" && v != "lsb")
+                return "setting k7_newest_bit takes msb or lsb, not \"" + v + "\"";
+            k7_newest_lsb = v == "lsb";
             continue;
         }
         if (name_of(token) == "preamble") {
@@ -252,14 +302,18 @@ std::string parse_m110d_receive_settings(const std::string& text,
         if (!why.empty())
             return why + "; or preamble=find|configured, "
                          "frequency_loop=first_order|second_order, scrambler=auto, "
-                         "tail_biting=auto, bandwidth_khz=3..48";
+                         "tail_biting=auto, k7_newest_bit=msb|lsb, bandwidth_khz=3..48";
+        // A reading named is forced: the receiver no longer finds it.
         if (name_of(token) == "scrambler")
             find_scrambler = false;
         if (name_of(token) == "tail_biting")
             find_tail_biting = false;
+        if (name_of(token) == "pn_alignment" || name_of(token) == "wid_parity")
+            find = false;
     }
     config.find_scrambler = find_scrambler;
     config.find_tail_biting = find_tail_biting;
+    config.k7_newest_bit_lsb = k7_newest_lsb;
     config.readings = r;
     config.find_preamble_readings = find;
     config.follow_frequency_rate = follow_rate;

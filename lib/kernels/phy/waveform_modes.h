@@ -84,7 +84,8 @@ std::vector<std::string> waveform_mode_names();
 std::optional<waveform_timing> waveform_timing_by_name(const std::string& name);
 
 // One transmission's channel symbols as constellation points (psk_modulator shapes
-// them at waveform_symbol_rate); `s5069` applies to STANAG 5069 modes only.
+// them at waveform_symbol_rate); `s5069` applies to STANAG 5069 modes, and its
+// scrambler and tail-biting readings to STANAG 4539's App C modes too.
 std::vector<std::complex<float>>
 waveform_transmit_points(const waveform_mode& mode,
                          const uint8_t* bytes,

@@ -17,16 +17,23 @@ and ber take any of them without being told which (the receiver finds the mode i
 preamble; rx listens for both standards at 3 kHz unless --listen says one; above 3 kHz
 it listens for STANAG 5069 alone at --bandwidth).
 
-STANAG 5069 constants the standard leaves uncertain are read one way by default;
---reading NAME=VALUE (repeatable) chooses the other for tx, rx and ber alike (the
-sender's and the receiver's must match): scrambler=a|b, tail_biting=full_register|
-block_start, pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero
-(the first of each the default); rx and ber also take --reading preamble=find (the
-last two found from each preamble), scrambler=auto and tail_biting=auto (the receiver
-tries both readings and keeps the one the data fit) and frequency_loop=second_order
-(a swept carrier offset followed, D.6.5; costs errors on fading channels). tx and ber --constraint-length 9 send the K=9 code (the receiver reads K).
-preamble_walsh=scaled|capped: the preamble's Walsh symbols above 24 kHz (32 x BW / 3
-chips, or 256).
+Constants the standards leave uncertain (App C and STANAG 5069) are sent one way by
+default; --reading NAME=VALUE (repeatable) chooses another for tx: tail_biting=
+first_pair_bit_7|full_register|block_start (which information bit's pair a block's
+code starts with: 7, K-1 or 0; App C and STANAG 5069), scrambler=a|b (App C and STANAG
+5069), pn_alignment=per_symbol|continuous, wid_parity=checksum|caption_d2_zero,
+preamble_walsh=scaled|capped (the first of each the default). The receiver needs no
+telling: per burst it finds the tail-biting phase (from where the EOM lands) and the
+data scrambler (App C and STANAG 5069), and for STANAG 5069 the preamble's PN alignment
+and WID parity; rx --json and the burst metadata name what it found (`readings`). A
+reading given to rx or ber forces it; scrambler=auto, tail_biting=auto and
+preamble=find|configured say it again. Receiver
+only: k7_newest_bit=lsb (a K=7 code with the newest bit at the polynomials' LSB, as one
+outside implementation codes; never tried unless given) and frequency_loop=
+second_order (a swept carrier offset followed, D.6.5; costs errors on fading channels).
+tx and ber: --constraint-length 9 sends the K=9 code (the receiver reads K);
+--superframes M (1-32), --tlc-blocks N (0-255) and --eot shape a STANAG 5069 preamble
+and end as a field trial may need (the receiver reads them).
 
 A wider bandwidth needs a higher sample rate: tx writes real audio on 300 Hz + BW / 2
 (twice the sub-carrier plus the RRC-0.35 band, 1.35 symbol rates, or more: 48000 Hz at
@@ -175,7 +182,7 @@ def reading(text):
 
 
 # Receiver-only settings: tx refuses them, ber gives them to its receiver alone.
-RECEIVER_ONLY = ("preamble", "frequency_loop")
+RECEIVER_ONLY = ("preamble", "frequency_loop", "k7_newest_bit")
 
 
 def tx_settings(args, refuse_receiver_only=True):
@@ -186,7 +193,10 @@ def tx_settings(args, refuse_receiver_only=True):
     if refuse_receiver_only and len(mine) < len(words):
         theirs = next(w for w in words if w not in mine)
         raise usage_error(f"--reading {theirs} is a receiver's (rx, ber), not the transmitter's")
-    return " ".join(mine + [f"constraint_length={getattr(args, 'constraint_length', 7)}"])
+    shape = [f"superframes={getattr(args, 'superframes', 1)}",
+             f"tlc_blocks={getattr(args, 'tlc_blocks', 0)}",
+             f"eot={'on' if getattr(args, 'eot', False) else 'off'}"]
+    return " ".join(mine + [f"constraint_length={getattr(args, 'constraint_length', 7)}"] + shape)
 
 
 def rx_settings(args, bandwidth_khz=None):
@@ -281,12 +291,27 @@ def make_transmitter(rate, complex_output, mode, level, settings=""):
     return tx
 
 
-def transmission_samples(tx, rate, mode, data, sink, item):
+def preamble_extra_s(mode, settings):
+    """Air time a STANAG 5069 transmission's superframes=, tlc_blocks= and eot= settings
+    add to the nominal one (M = 1, no TLC, no EOT): a preamble of M > 1 super-frames is
+    18 Walsh symbols each (M = 1: 10), a TLC block or the EOT one, each 1/75 s at every
+    bandwidth (32 x BW / 3 chips at 800 x BW Bd; m110d_timing). 0 for STANAG 4539."""
+    if not is_5069(mode):
+        return 0.0
+    words = dict(w.split("=", 1) for w in settings.split() if "=" in w)
+    m = int(words.get("superframes", 1))
+    walsh_symbols = ((18 * m - 10 if m > 1 else 0) + int(words.get("tlc_blocks", 0))
+                     + (1 if words.get("eot") == "on" else 0))
+    return walsh_symbols / 75.0
+
+
+def transmission_samples(tx, rate, mode, data, sink, item, extra_s=0.0):
     """Runs `tx` (a fresh transmitter) on one PDU into `sink` (a file or vector sink)
-    through a head generous enough for the whole transmission; returns the length of
-    the transmission in samples, from its tx_eob tag."""
+    through a head generous enough for the whole transmission (extra_s: what the
+    preamble's options add); returns the length of the transmission in samples, from its
+    tx_eob tag."""
     tb = gr.top_block()
-    head = blocks.head(item, int(math.ceil((air_time(mode, len(data)) + 0.1) * rate)))
+    head = blocks.head(item, int(math.ceil((air_time(mode, len(data)) + extra_s + 0.1) * rate)))
     tags = blocks.tag_debug(item, "tx", "tx_eob")
     tags.set_display(False)
     tags.set_save_all(True)
@@ -340,7 +365,8 @@ def run_tx(args):
             float_path = f.name
         sink = blocks.file_sink(gr.sizeof_float, float_path, False)
         sink.set_unbuffered(False)
-        length = transmission_samples(tx, args.rate, args.mode, data, sink, gr.sizeof_float)
+        length = transmission_samples(tx, args.rate, args.mode, data, sink, gr.sizeof_float,
+                                      preamble_extra_s(args.mode, settings))
         sink.close()
         signal = np.memmap(float_path, dtype="<f4", mode="r")[:length]
         silence = np.zeros(int(round(SILENCE_S * args.rate)), dtype="<i2").tobytes()
@@ -366,7 +392,7 @@ def run_tx(args):
               "source": source, "output": args.output, "bytes": len(data),
               "air_time_s": round(length / args.rate, 4), "sample_rate_hz": args.rate,
               "level": args.level, "samples": samples, "clipped": clipped}
-    if is_5069(args.mode):
+    if is_5069(args.mode) or MODES[args.mode][0] >= 3200:  # STANAG 5069, App C: readings
         report["s5069_settings"] = settings
     if args.json:
         print(json.dumps(report))
@@ -533,6 +559,7 @@ def report_bursts(args, got, where, summary):
             "snr_db": finite_or_none(meta.get("snr_db")),
             "frequency_offset_hz": finite_or_none(meta.get("frequency_offset_hz")),
             "bytes": len(data), "bytes_bad": bool(meta.get("bytes_bad")),
+            "readings": meta.get("readings"),
             "text": text, "hex_preview": hex_preview})
     if args.output is not None:
         try:
@@ -555,7 +582,8 @@ def report_bursts(args, got, where, summary):
                 else f"hex {b['hex_preview']}"
             snr = "?" if b["snr_db"] is None else f"{b['snr_db']:.1f}"
             offset = "?" if b["frequency_offset_hz"] is None else f"{b['frequency_offset_hz']:+.1f}"
-            print(f"burst {i}: {b['mode']}, SNR {snr} dB, offset {offset} Hz, "
+            readings = f" ({b['readings']})" if b["readings"] else ""
+            print(f"burst {i}: {b['mode']}{readings}, SNR {snr} dB, offset {offset} Hz, "
                   f"{b['bytes']} bytes{' (bytes_bad: cut before its end)' if b['bytes_bad'] else ''}: "
                   f"{shown}", file=out)
     if not bursts:
@@ -594,7 +622,8 @@ class burst_source(gr.sync_block):
             tx = make_transmitter(self.rate, True, self.mode, 1.0, self.settings)
             sink = blocks.vector_sink_c()
             length = transmission_samples(tx, self.rate, self.mode, data.tobytes(), sink,
-                                          gr.sizeof_gr_complex)
+                                          gr.sizeof_gr_complex,
+                                          preamble_extra_s(self.mode, self.settings))
             self.current = np.asarray(sink.data()[:length], dtype=np.complex64)
         self.position = 0
         return True
@@ -822,14 +851,26 @@ def run_ber(args):
 
 def add_s5069_options(p, transmitter):
     p.add_argument("--reading", type=reading, action="append", metavar="NAME=VALUE",
-                   help="STANAG 5069 reading of an uncertain constant, repeatable (the first of "
-                        "each the default): " + " ".join(sim.s5069_reading_choices())
-                        + ("; for the receiver also preamble=configured|find, "
+                   help="reading of an uncertain constant (App C: scrambler, tail_biting; "
+                        "STANAG 5069: all), repeatable (the first of each the transmitter's "
+                        "default; the receiver finds tail_biting, and for STANAG 5069 "
+                        "scrambler, pn_alignment and wid_parity, unless given one): "
+                        + " ".join(sim.s5069_reading_choices())
+                        + ("; for the receiver also scrambler=auto, tail_biting=auto, "
+                           "preamble=find|configured, k7_newest_bit=msb|lsb (lsb: the mirrored "
+                           "K=7 code, never tried unless given), "
                            "frequency_loop=first_order|second_order (second: follows a swept "
                            "offset, D.6.5)"))
     if transmitter:
         p.add_argument("--constraint-length", type=int, choices=(7, 9), default=7,
                        help="STANAG 5069 convolutional code, K=7 (default) or K=9")
+        p.add_argument("--superframes", type=int, choices=range(1, 33), default=1, metavar="M",
+                       help="STANAG 5069 preamble super-frames M, 1-32 (default 1; D-LXIV's "
+                            "rows use 20)")
+        p.add_argument("--tlc-blocks", type=int, choices=range(0, 256), default=0, metavar="N",
+                       help="STANAG 5069 TLC blocks N before the preamble, 0-255 (default 0)")
+        p.add_argument("--eot", action="store_true",
+                       help="STANAG 5069: extend the final mini-probe (EOT, 13.3 ms at 3 kHz)")
 
 
 def parse_args(argv):

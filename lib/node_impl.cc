@@ -13,9 +13,17 @@
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace gr {
 namespace hfstack {
@@ -83,7 +91,11 @@ node_impl::node_impl(const std::string& address,
     dl::node_config config = make_config(address, options);
     config.supervision = dl::in_protocol_time(config.supervision, time_scale);
     config.incarnation = uint32_t(wall_clock_us() / 1000000); // seconds: see node_config
+    if (!config.state_dir.empty() && !journal_lock(config.state_dir))
+        config.state_dir.clear();
     d_engine = std::make_unique<dl::node_engine>(config);
+    if (!config.state_dir.empty())
+        journal_open(config.state_dir);
     if (time_scale != 1.0)
         d_logger->info("time_scale {}: protocol timers run {}x faster; the SIS timers facing "
                        "clients (keep-alive, answer wait) stay in real time",
@@ -102,6 +114,129 @@ node_impl::node_impl(const std::string& address,
     d_epoch = std::chrono::steady_clock::now();
 }
 
+bool node_impl::journal_lock(const std::string& state_dir)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(state_dir, ec);
+    if (ec)
+        throw std::invalid_argument("node: state_dir " + state_dir + ": " + ec.message());
+    const std::string path = (fs::path(state_dir) / "lock").string();
+    d_journal_lock_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (d_journal_lock_fd < 0)
+        throw std::invalid_argument("node: cannot open " + path + ": " + std::strerror(errno));
+    if (::flock(d_journal_lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return true;
+    // Two processes on one journal would undo each other: the second goes without.
+    d_logger->warn("state_dir {} is in use by another node process: no journal for this "
+                   "one (a restart may then deliver C_PDUs twice)",
+                   state_dir);
+    ::close(d_journal_lock_fd);
+    d_journal_lock_fd = -1;
+    return false;
+}
+
+void node_impl::journal_open(const std::string& state_dir)
+{
+    namespace fs = std::filesystem;
+    d_journal_path = (fs::path(state_dir) / "arq-journal").string();
+    std::ifstream in(d_journal_path, std::ios::binary);
+    if (in) {
+        const dl::bytes held((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        try {
+            const size_t peers = d_engine->restore_journal(held, 0);
+            d_logger->info("journal {}: {} peer(s) restored; their windows go on where they were",
+                           d_journal_path,
+                           peers);
+        } catch (const dl::journal_foreign& e) {
+            throw std::invalid_argument("node: state_dir " + state_dir + ": " + e.what());
+        } catch (const dl::journal_error& e) {
+            // Without it the peers agree new windows by a FULL RESET: C_PDUs they had in
+            // flight may be delivered twice, none is lost.
+            d_logger->warn("journal {} unusable ({}): starting without it", d_journal_path, e.what());
+        }
+    }
+    d_journal_fd = ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (d_journal_fd < 0)
+        throw std::invalid_argument("node: cannot open " + d_journal_path + ": " +
+                                    std::strerror(errno));
+}
+
+void node_impl::journal_write(const dl::node_actions& a)
+{
+    if (d_journal_fd < 0 || d_journal_failed || (a.journal.empty() && !a.journal_rewrite))
+        return;
+    const auto write_all = [&](int fd, const dl::bytes& b) {
+        for (size_t at = 0; at < b.size();) {
+            const ssize_t n = ::write(fd, b.data() + at, b.size() - at);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return false;
+            at += size_t(n);
+        }
+        return true;
+    };
+    bool ok;
+    if (a.journal_rewrite) {
+        // A new file beside the old one, durable, then in its place.
+        const std::string fresh = d_journal_path + ".new";
+        const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ok = fd >= 0 && write_all(fd, a.journal) && ::fdatasync(fd) == 0;
+        if (fd >= 0)
+            ::close(fd);
+        ok = ok && ::rename(fresh.c_str(), d_journal_path.c_str()) == 0;
+        if (ok) {
+            const std::string dir = std::filesystem::path(d_journal_path).parent_path().string();
+            const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (dfd >= 0) {
+                ::fsync(dfd);
+                ::close(dfd);
+            }
+            ::close(d_journal_fd);
+            d_journal_fd =
+                ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC, 0600);
+            ok = d_journal_fd >= 0;
+            d_journal_syncs += 1;
+        }
+    } else {
+        ok = write_all(d_journal_fd, a.journal);
+        d_journal_dirty = true;
+    }
+    d_journal_bytes += a.journal.size();
+    if (!ok) {
+        d_journal_failed = true;
+        d_logger->error("journal {}: {}; going on without it (a restart may then deliver "
+                        "C_PDUs twice)",
+                        d_journal_path,
+                        std::strerror(errno));
+    }
+}
+
+void node_impl::journal_sync()
+{
+    if (!d_journal_dirty || d_journal_fd < 0)
+        return;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (::fdatasync(d_journal_fd) != 0 && !d_journal_failed) {
+        d_journal_failed = true;
+        d_logger->error("journal {}: fdatasync: {}", d_journal_path, std::strerror(errno));
+    }
+    d_journal_sync_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    d_journal_syncs += 1;
+    d_journal_dirty = false;
+}
+
+std::map<std::string, double> node_impl::journal_counters() const
+{
+    if (d_journal_path.empty())
+        return {};
+    return { { "journal_bytes", double(d_journal_bytes) },
+             { "journal_syncs", double(d_journal_syncs) },
+             { "journal_sync_s", d_journal_sync_s } };
+}
+
 node_impl::~node_impl()
 {
     // Destroyed while running (the flowgraph was never stopped): end the timer thread
@@ -113,6 +248,10 @@ node_impl::~node_impl()
     d_wake.notify_all();
     if (d_timer.joinable())
         d_timer.join();
+    if (d_journal_fd >= 0)
+        ::close(d_journal_fd);
+    if (d_journal_lock_fd >= 0)
+        ::close(d_journal_lock_fd); // and with it the lock
 }
 
 double node_impl::now() const
@@ -308,6 +447,9 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
 void node_impl::dispatch()
 {
     auto a = d_engine->take_actions();
+    journal_write(a);
+    if (!a.to_clients.empty() || !a.transmissions.empty())
+        journal_sync();
     for (auto& m : a.to_clients) {
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(m.client));
@@ -435,6 +577,8 @@ void node_impl::post_stats()
     pmt::pmt_t dict = pmt::make_dict();
     for (auto& [name, value] : dl::counter_list(d_engine->counters()))
         dict = pmt::dict_add(dict, pmt::mp(name), pmt::from_double(value));
+    for (auto& [name, value] : journal_counters())
+        dict = pmt::dict_add(dict, pmt::mp(name), pmt::from_double(value));
     message_port_pub(port_stats, dict);
 }
 
@@ -451,6 +595,8 @@ std::map<std::string, double> node_impl::counters() const
     for (auto& [name, value] : dl::counter_list(d_engine->counters()))
         out[name] = value;
     out["internal_errors"] = double(d_faults.count());
+    for (auto& [name, value] : journal_counters())
+        out[name] = value;
     return out;
 }
 

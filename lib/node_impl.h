@@ -63,6 +63,23 @@ private:
     void capture(const dl::bytes& burst);
     void post_stats();
     void timer_loop();
+    // The journal of state_dir (dl/node_journal.h). Opened and replayed at construction;
+    // the engine's records are appended as they come (journal_write) and made durable
+    // (fdatasync) before anything leaves for a client or a modem (journal_sync): a
+    // restart then never hands a client a C_PDU twice nor loses one the peer was told
+    // we had.
+    bool journal_lock(const std::string& state_dir); // false: another process has it
+    void journal_open(const std::string& state_dir);
+    void journal_write(const dl::node_actions& a);
+    void journal_sync();
+    std::map<std::string, double> journal_counters() const;
+    std::string d_journal_path;
+    int d_journal_fd = -1;
+    int d_journal_lock_fd = -1;
+    bool d_journal_dirty = false;
+    bool d_journal_failed = false;
+    uint64_t d_journal_bytes = 0, d_journal_syncs = 0;
+    double d_journal_sync_s = 0;
 
     const double d_time_scale;
     const double d_stats_interval;

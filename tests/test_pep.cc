@@ -40,6 +40,9 @@ struct pep_pair : sis_path<pep> {
         set_pep_options(a_cfg, "peers=10.0.2.0/24=0.0.0.2 fd00:2::/64=0.0.0.2;" + near_options);
         set_pep_options(b_cfg, "peers=10.0.1.0/24=0.0.0.1;" + far_options);
         b_cfg.slep.incarnation = 77;
+        // No SLEP keepalives: their timers would carry virtual time into the proxies'
+        // idle timeouts whenever a test runs the pair for long.
+        a_cfg.slep.keepalive_s = b_cfg.slep.keepalive_s = 0;
         a = std::make_unique<pep>(a_cfg);
         b = std::make_unique<pep>(b_cfg);
         keep = [this](pep& p, pep_actions& act) {

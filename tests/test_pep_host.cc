@@ -189,7 +189,8 @@ TEST(PepHost, AProbeBurstIsCutFinerOnlyWhenMoreDataFollowIt)
 // The far proxy's answer to a 1 kB transfer at 1200 bps: its accept, the server's
 // confirmation and the close leave as one SLEP DATA PDU (coalesce_s), ahead of the
 // node's delivery confirmation of the OPEN (a yielding C_PDU), so the confirmation
-// reaches the client in the answer's first interleaver block.
+// reaches the client in the answer's first interleaver block (behind SLEP's first HELLO
+// to the peer, 11 bytes).
 TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
 {
     const auto r = traced_transfer("1200S", 1000, 600);
@@ -212,9 +213,15 @@ TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
         ASSERT_TRUE(sp.ok());
         spdus.push_back(sp.value);
     }
-    ASSERT_EQ(spdus.size(), 2u);
+    // Behind the answer, SLEP's first HELLO to this peer (its incarnation, once per
+    // peer), then the confirmation.
+    ASSERT_EQ(spdus.size(), 3u);
     EXPECT_EQ(spdus[0].type, dl::spdu_type::data);
-    EXPECT_EQ(spdus[1].type, dl::spdu_type::data_delivery_confirm);
+    EXPECT_EQ(spdus[1].type, dl::spdu_type::data);
+    EXPECT_EQ(spdus[2].type, dl::spdu_type::data_delivery_confirm);
+    const auto hello = net::decode_slep(spdus[1].updu);
+    ASSERT_TRUE(hello.ok());
+    EXPECT_EQ(hello.value.type, net::slep_type::hello);
     const auto slep = net::decode_slep(spdus[0].updu);
     ASSERT_TRUE(slep.ok());
     EXPECT_EQ(slep.value.type, net::slep_type::data);

@@ -40,9 +40,14 @@ struct slep_pair : sis_path<slep> {
     slep_config cfg_a, cfg_b;
     std::vector<slep_event> events_a, events_b;
 
-    explicit slep_pair(slep_config ca = {}, slep_config cb = {}) : cfg_a(ca), cfg_b(cb)
+    // Keepalive HELLOs off unless asked: with them, streams left open never let the
+    // path settle.
+    explicit slep_pair(slep_config ca = {}, slep_config cb = {}, bool keepalive = false)
+        : cfg_a(ca), cfg_b(cb)
     {
         cfg_b.incarnation = cfg_a.incarnation + 1000;
+        if (!keepalive)
+            cfg_a.keepalive_s = cfg_b.keepalive_s = 0;
         a = std::make_unique<slep>(cfg_a);
         b = std::make_unique<slep>(cfg_b);
         keep = [this](slep& s, slep_actions& act) {
@@ -89,7 +94,7 @@ struct slep_pair : sis_path<slep> {
         size_t at = 0;
         for (int i = 0; i < 100000 && at < data.size(); ++i) {
             at += side.write(s, data.data() + at, data.size() - at, now);
-            settle();
+            settle(now + 60); // a minute: a reader yet to read is not a silent peer
             if (reader && reader->exists(rs))
                 for (auto c = reader->read(rs, 65536, now); !c.empty(); c = reader->read(rs, 65536, now))
                     read_back->insert(read_back->end(), c.begin(), c.end());
@@ -102,7 +107,7 @@ struct slep_pair : sis_path<slep> {
 
 TEST(SlepWire, EveryTypeRoundTripsAndBadPdusAreRefused)
 {
-    std::vector<slep_pdu> pdus(6);
+    std::vector<slep_pdu> pdus(7);
     pdus[0].type = slep_type::datagram;
     pdus[0].flags = slep_flag::compressed;
     pdus[0].data = { 1, 2, 3 };
@@ -126,6 +131,9 @@ TEST(SlepWire, EveryTypeRoundTripsAndBadPdusAreRefused)
     pdus[5].flags = slep_flag::responder;
     pdus[5].reason = uint8_t(slep_reset_reason::refused);
     pdus[5].data = { 'n', 'o' };
+    pdus[6].type = slep_type::hello;
+    pdus[6].incarnation = 0x01020304;
+    pdus[6].seen = 0xA0B0C0D0;
     for (auto& p : pdus) {
         p.to = 9;
         p.from = 200;
@@ -142,7 +150,10 @@ TEST(SlepWire, EveryTypeRoundTripsAndBadPdusAreRefused)
               (bytes{ 0x33, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0, 0, 4, 0, 0 }));
 
     EXPECT_FALSE(decode_slep(bytes{ 0x40, 1 }).ok());                 // short
-    EXPECT_FALSE(decode_slep(bytes{ 0x70, 1, 2 }).ok());              // type 7
+    EXPECT_EQ(encode(pdus[6]), (bytes{ 0x70, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0 }));
+    EXPECT_FALSE(decode_slep(bytes{ 0x70, 1, 2 }).ok());              // HELLO cut short
+    EXPECT_FALSE(decode_slep(bytes{ 0x80, 1, 2 }).ok());              // type 8
+    EXPECT_FALSE(decode_slep(bytes{ 0x78, 1, 2, 0, 0, 0, 1, 0, 0, 0, 1 }).ok()); // R on HELLO
     EXPECT_FALSE(decode_slep(bytes{ 0x00, 1, 2 }).ok());              // type 0
     EXPECT_FALSE(decode_slep(bytes{ 0x18, 1, 2 }).ok());              // R on a datagram
     EXPECT_FALSE(decode_slep(bytes{ 0x40, 1, 2, 0, 0, 0, 1 }).ok());  // DATA cut short
@@ -399,7 +410,7 @@ TEST(Slep, FlowControlBoundsAReaderThatNeverReads)
     size_t written = 0;
     for (int i = 0; i < 50; ++i) {
         written += l.a->write(s, big.data() + written, big.size() - written, l.now);
-        l.settle();
+        l.settle(l.now + 1); // not into give_up_s: a silent, stalled peer would time out
     }
     const auto held = l.b->info(far)->readable;
     EXPECT_LE(held, size_t(l.cfg_b.window));
@@ -611,4 +622,237 @@ TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
                d.value.reason == uint8_t(slep_reset_reason::protocol_error);
     });
     EXPECT_TRUE(reset_sent);
+}
+
+namespace {
+
+// Replaces side b (node 2) by a fresh SLEP of a later incarnation, as a kill -9 and a
+// restart of its process would: nothing of the old one survives.
+void restart_b(slep_pair& l)
+{
+    slep_config again = l.cfg_b;
+    again.incarnation = l.cfg_b.incarnation + 1;
+    l.cfg_b = again;
+    l.b = std::make_unique<slep>(again);
+    slep_pair::bind(*l.b);
+    l.events_b.clear();
+}
+
+} // namespace
+
+// The far side restarts in the middle of an upload: the uploader's next PDU reaches a
+// SLEP that does not know the stream, which answers with its HELLO (new incarnation);
+// the uploader resets the stream (peer restarted) within that one round trip. The new
+// far side never takes the old stream's bytes as a stream of its own.
+TEST(Slep, AFarSideRestartedMidUploadResetsTheUploadAtOnce)
+{
+    slep_pair l;
+    l.b->listen(80);
+    const auto up = l.a->open(2, 80, 1, pattern(100, 1), false, false, l.now);
+    const bytes first = pattern(60000, 2);
+    l.push(*l.a, up, first);
+    l.settle();
+    ASSERT_TRUE(l.a->exists(up));
+    restart_b(l);
+    const double restarted_at = l.now;
+    const bytes more = pattern(2000, 3);
+    l.a->write(up, more.data(), more.size(), l.now);
+    l.settle(l.now + 1); // no timer of a second or more runs
+    EXPECT_FALSE(l.a->exists(up));
+    const auto* r = l.first(l.events_a, slep_event::kind::reset);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->reason, slep_reset_reason::peer_restarted);
+    EXPECT_EQ(l.a->counters().peer_restarts, 1u);
+    // Within one exchange: no timer but the coalescing wait (coalesce_s) ran.
+    EXPECT_LT(l.now - restarted_at, 2 * l.cfg_a.coalesce_s);
+    EXPECT_EQ(l.count(l.events_b, slep_event::kind::incoming), 0u);
+    EXPECT_EQ(l.count(l.events_b, slep_event::kind::readable), 0u);
+    EXPECT_EQ(l.b->stream_count(), 0u);
+}
+
+// An upload stalled on the far side's window (its reader never read) when the far side
+// restarted: the uploader has nothing it may send, so only the keepalive HELLO finds out;
+// the stream is reset within keepalive_s and a round trip. A download that the far side
+// was feeding ends the same way. Without keepalives (a peer that does not speak HELLO),
+// the stalled upload times out after give_up_s of silence instead of hanging.
+TEST(Slep, StreamsThatWaitOnARestartedPeerAreResetWithinTheKeepalive)
+{
+    slep_config c;
+    c.keepalive_s = 120;
+    slep_pair l(c, c, true);
+    l.b->listen(80);
+    const auto up = l.a->open(2, 80, 1, {}, false, false, l.now);
+    const bytes big = pattern(600000, 4);
+    size_t at = 0;
+    for (int i = 0; i < 100 && at < big.size(); ++i) {
+        at += l.a->write(up, big.data() + at, big.size() - at, l.now);
+        l.settle(l.now + 1);
+    }
+    ASSERT_TRUE(l.a->exists(up));
+    ASSERT_LT(at, big.size()); // stalled: the far reader took nothing
+    const auto down = l.a->open(2, 80, 1, { 'G', 'E', 'T' }, false, false, l.now);
+    l.settle(l.now + 1);
+    slep_stream far_down = 0;
+    for (const auto& e : l.events_b)
+        if (e.what == slep_event::kind::incoming)
+            far_down = e.stream;
+    l.b->write(far_down, big.data(), 1000, l.now);
+    l.settle(l.now + 1);
+    ASSERT_GT(l.a->info(down)->readable, 0u);
+    // A live, silent peer: keepalives flow, nothing is reset over many give_up_s.
+    l.settle(l.now + 3 * c.give_up_s);
+    ASSERT_TRUE(l.a->exists(up));
+    ASSERT_TRUE(l.a->exists(down));
+    restart_b(l);
+    const double restarted_at = l.now;
+    l.settle(l.now + c.keepalive_s + c.retry_s + 1);
+    EXPECT_FALSE(l.a->exists(up));
+    EXPECT_FALSE(l.a->exists(down));
+    EXPECT_LE(l.now - restarted_at, c.keepalive_s + c.retry_s);
+    for (const auto& e : l.events_a) {
+        if (e.what == slep_event::kind::reset)
+            EXPECT_EQ(e.reason, slep_reset_reason::peer_restarted);
+    }
+
+    // Keepalives off: a stalled upload whose peer says nothing for give_up_s times out.
+    slep_pair q;
+    q.b->listen(80);
+    const auto stalled = q.a->open(2, 80, 1, {}, false, false, q.now);
+    at = 0;
+    for (int i = 0; i < 100 && at < big.size(); ++i) {
+        at += q.a->write(stalled, big.data() + at, big.size() - at, q.now);
+        q.settle(q.now + 1);
+    }
+    ASSERT_LT(at, big.size());
+    const double stalled_at = q.now;
+    q.settle();
+    EXPECT_FALSE(q.a->exists(stalled));
+    const auto* r = q.first(q.events_a, slep_event::kind::reset);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->reason, slep_reset_reason::timed_out);
+    // (The last word from B: its first HELLO, retry_s after the stream opened.)
+    EXPECT_LE(q.now - stalled_at, q.cfg_a.give_up_s + q.cfg_a.retry_s + 1);
+}
+
+// DATA for a stream whose OPEN never comes (the receiver lost it in a restart, and the
+// opener does not answer HELLO): kept early_data_s, then refused with RESET (unknown
+// stream); the stream's late OPEN is then dropped rather than started with a gap.
+TEST(Slep, DataWhoseOpenNeverComesIsRefusedAfterEarlyDataWait)
+{
+    slep b(slep_config{});
+    slep_pair::bind(b);
+    b.listen(80);
+    b.take_actions();
+    const auto deliver = [&](const slep_pdu& p, double now) {
+        sis_primitive ind;
+        ind.type = sis_type::unidata_indication;
+        ind.destination_sap = 13;
+        ind.source = dl::sis_address{ 1, 7 };
+        ind.payload = encode(p);
+        b.on_sis(ind, now);
+    };
+    slep_pdu d;
+    d.type = slep_type::data;
+    d.to = 80;
+    d.from = 1;
+    d.stream = 42;
+    d.offset = 5000;
+    d.data = pattern(100, 1);
+    deliver(d, 10);
+    const auto first = b.take_actions();
+    bool hello = false, reset = false;
+    for (const auto& r : first.to_sis) {
+        auto p = decode_slep(r.payload);
+        hello = hello || (p.ok() && p.value.type == slep_type::hello);
+        reset = reset || (p.ok() && p.value.type == slep_type::reset);
+    }
+    EXPECT_TRUE(hello);
+    EXPECT_FALSE(reset);
+    EXPECT_EQ(b.next_deadline(), 10 + b.config().early_data_s);
+    b.on_timer(10 + b.config().early_data_s);
+    const auto later = b.take_actions();
+    ASSERT_EQ(later.to_sis.size(), 1u);
+    const auto refused = decode_slep(later.to_sis[0].payload);
+    ASSERT_TRUE(refused.ok());
+    EXPECT_EQ(refused.value.type, slep_type::reset);
+    EXPECT_EQ(refused.value.stream, 42u);
+    EXPECT_TRUE(refused.value.has(slep_flag::responder));
+    EXPECT_EQ(refused.value.reason, uint8_t(slep_reset_reason::unknown_stream));
+    slep_pdu open;
+    open.type = slep_type::open;
+    open.to = 80;
+    open.from = 1;
+    open.stream = 42;
+    open.incarnation = 5;
+    open.limit = 262144;
+    deliver(open, 100);
+    EXPECT_EQ(b.stream_count(), 0u);
+    for (const auto& e : b.take_actions().events)
+        EXPECT_NE(e.what, slep_event::kind::incoming);
+
+    // A WINDOW for a stream this side does not know is refused at once.
+    slep_pdu w;
+    w.type = slep_type::window;
+    w.to = 80;
+    w.from = 1;
+    w.stream = 77;
+    w.limit = 524288;
+    deliver(w, 200);
+    bool window_refused = false;
+    for (const auto& r : b.take_actions().to_sis) {
+        auto p = decode_slep(r.payload);
+        window_refused = window_refused || (p.ok() && p.value.type == slep_type::reset &&
+                                            p.value.stream == 77);
+    }
+    EXPECT_TRUE(window_refused);
+}
+
+// The near side restarts: the far side learns it from the new side's HELLO (answering a
+// keepalive of the far side) and resets every stream it had with the former self, those
+// the near side opened and those it accepted.
+TEST(Slep, ANearSideRestartIsFoundByTheFarSidesKeepalive)
+{
+    slep_config c;
+    slep_pair l(c, c, true);
+    l.a->listen(80);
+    l.b->listen(80);
+    l.a->open(2, 80, 1, { 'u', 'p' }, false, false, l.now);
+    l.b->open(1, 80, 2, { 'b', 'a', 'c', 'k' }, false, false, l.now);
+    l.settle(l.now + 1);
+    EXPECT_EQ(l.b->stream_count(), 2u);
+    slep_config again = l.cfg_a;
+    again.incarnation += 1;
+    l.a = std::make_unique<slep>(again);
+    slep_pair::bind(*l.a);
+    const double restarted_at = l.now;
+    l.settle(l.now + c.keepalive_s + c.retry_s + 1);
+    EXPECT_EQ(l.b->stream_count(), 0u);
+    EXPECT_LE(l.now - restarted_at, c.keepalive_s + c.retry_s);
+    EXPECT_EQ(l.b->counters().peer_restarts, 1u);
+}
+
+// A stream that was idle longer than give_up_s and then writes is not reset: give_up_s
+// counts from when it starts waiting for a confirmation again.
+TEST(Slep, AStreamIdleLongerThanGiveUpStillCarriesItsNextWrite)
+{
+    slep_pair l;
+    l.b->listen(80);
+    const auto s = l.a->open(2, 80, 1, { 'h', 'i' }, false, false, l.now);
+    l.settle();
+    const slep_stream far = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    l.now += 3 * l.cfg_a.give_up_s; // nobody writes meanwhile
+    l.a->on_timer(l.now);
+    l.b->on_timer(l.now);
+    const bytes later = pattern(3000, 8);
+    l.a->write(s, later.data(), later.size(), l.now);
+    l.a->on_timer(l.now + 0.01); // a driver's periodic call, its confirmation not yet in
+    l.settle(l.now + 1);
+    EXPECT_TRUE(l.a->exists(s));
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::reset), 0u);
+    bytes got;
+    for (auto c = l.b->read(far, 65536, l.now); !c.empty(); c = l.b->read(far, 65536, l.now))
+        got.insert(got.end(), c.begin(), c.end());
+    bytes want = { 'h', 'i' };
+    want.insert(want.end(), later.begin(), later.end());
+    EXPECT_EQ(got, want);
 }

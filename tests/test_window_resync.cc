@@ -93,3 +93,29 @@ TEST(WindowResync, OtherRequestsAreOnlyAcknowledged)
     EXPECT_FALSE(r.synced());
     EXPECT_EQ(r.acks_owed(), (std::vector<uint8_t>{ 2 }));
 }
+
+// A node that restored its journal: synchronised at once; its request (a RESET-RX-WIN
+// command for the peer's receiver) is due, asked again after an unanswered exchange, and
+// its RESET-ACK resets nothing here. A FULL RESET from the peer meanwhile still wins.
+TEST(WindowResync, ARestoredNodeAsksThePeersReceiverToFollowWithoutAResetOfItsOwn)
+{
+    window_resync r;
+    r.restore_synced(7);
+    EXPECT_TRUE(r.synced());
+    EXPECT_TRUE(r.request_due());
+    EXPECT_FALSE(r.full());
+    r.request_sent();
+    r.on_exchange_end();
+    EXPECT_TRUE(r.request_due());
+    r.request_sent();
+    EXPECT_FALSE(r.on_reset_ack(7));
+    EXPECT_FALSE(r.outstanding());
+    EXPECT_TRUE(r.synced());
+    EXPECT_TRUE(r.full()); // the next request is a FULL RESET again
+
+    window_resync s;
+    s.restore_synced(3);
+    EXPECT_TRUE(s.on_full_reset(9)); // the peer restarted without a journal
+    EXPECT_FALSE(s.outstanding());
+    EXPECT_TRUE(s.full());
+}

@@ -12,7 +12,7 @@ local slep = Proto("slep", "SLEP (gr-hfstack SIS Layer Extension Protocol)")
 local pep = Proto("hfpep", "HF-PEP (gr-hfstack)")
 
 local types = { [1] = "DATAGRAM", [2] = "RELIABLE", [3] = "OPEN", [4] = "DATA",
-                [5] = "WINDOW", [6] = "RESET" }
+                [5] = "WINDOW", [6] = "RESET", [7] = "HELLO" }
 local reasons = { [0] = "aborted", [1] = "refused", [2] = "unknown stream", [3] = "peer restarted",
                   [4] = "timed out", [5] = "protocol error", [6] = "no resources" }
 local statuses = { [0] = "connected", [1] = "refused", [2] = "unreachable", [3] = "timed out",
@@ -27,7 +27,8 @@ f.to = ProtoField.uint8("slep.to", "Destination extended address")
 f.from = ProtoField.uint8("slep.from", "Source extended address")
 f.id = ProtoField.uint16("slep.id", "Datagram id")
 f.stream = ProtoField.uint32("slep.stream", "Stream", base.HEX)
-f.incarnation = ProtoField.uint32("slep.incarnation", "Opener's incarnation")
+f.incarnation = ProtoField.uint32("slep.incarnation", "Sender's incarnation")
+f.seen = ProtoField.uint32("slep.seen", "Receiver's incarnation as the sender knows it")
 f.offset = ProtoField.uint32("slep.offset", "Offset")
 f.limit = ProtoField.uint32("slep.limit", "Limit (window)")
 f.reason = ProtoField.uint8("slep.reason", "Reset reason", base.DEC, reasons)
@@ -47,7 +48,7 @@ slep.prefs.sap = Pref.uint("SLEP SAP", 13, "The SAP SLEP binds (both ends)")
 local f_sap20 = Field.new("s5066sis.20.sapid")
 local f_sap21 = Field.new("s5066sis.21.sapid")
 local f_data = Field.new("data.data")
-local header = { [1] = 3, [2] = 5, [3] = 15, [4] = 11, [5] = 11, [6] = 8 }
+local header = { [1] = 3, [2] = 5, [3] = 15, [4] = 11, [5] = 11, [6] = 8, [7] = 11 }
 
 local function dissect_one(range, pinfo, tree)
     if range:len() < 3 then return end
@@ -65,6 +66,10 @@ local function dissect_one(range, pinfo, tree)
     local info = types[t]
     if t == 2 then
         sub:add(f.id, range(3, 2))
+    elseif t == 7 then
+        sub:add(f.incarnation, range(3, 4))
+        sub:add(f.seen, range(7, 4))
+        info = info .. " incarnation " .. range(3, 4):uint()
     elseif t >= 3 then
         sub:add(f.stream, range(3, 4))
         info = info .. string.format(" stream 0x%08x", range(3, 4):uint())
@@ -83,7 +88,7 @@ local function dissect_one(range, pinfo, tree)
             if range:len() > need then sub:add(f.text, range(need)) end
         end
     end
-    if range:len() > need and t ~= 6 then
+    if range:len() > need and t ~= 6 and t ~= 7 then
         local body = range(need)
         sub:add(f.data, body)
         local compressed = bit.band(range(0, 1):uint(), 1) == 1

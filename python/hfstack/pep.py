@@ -297,6 +297,9 @@ def local_addresses():
     return out
 
 
+ABORT_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST
+
+
 class connection:
     """One TCP connection the proxy serves."""
     __slots__ = ("id", "sock", "mode", "phase", "inbox", "outbox", "reading", "writing",
@@ -316,6 +319,13 @@ class connection:
         self.closed = False
         self.source = None        # the client's address while its handshake is unfinished
         self.since = 0.0          # when it was accepted
+        # Until the proxy closes it in order, an end of this process (a crash, kill -9)
+        # resets the connection: the other end must not take a truncated stream for a
+        # complete one.
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, ABORT_ON_CLOSE)
+        except OSError:
+            pass
 
 
 class dns_stream:
@@ -798,11 +808,11 @@ class pep_proxy(gr.basic_block):
         self._end_handshake(c)
         c.closed = True
         self._select(c.sock, 0, None)
-        if reset:
-            try:  # SO_LINGER 0: close() sends RST
-                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
+        try:  # SO_LINGER 0: close() sends RST; else an orderly close
+            c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                              ABORT_ON_CLOSE if reset else struct.pack("ii", 0, 0))
+        except OSError:
+            pass
         self.conns.pop(c.sock.fileno(), None)
         c.sock.close()
         if c.id is not None:

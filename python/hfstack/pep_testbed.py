@@ -25,12 +25,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from .anchors import PEP_NODE_OPTIONS, pep_node_options, pep_proxy_options
 from .ip_testbed import mode_bps, namespaces, run
 from .ip_testbed import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
+PEP = [sys.executable, "-m", "gnuradio.hfstack.apps.pep"]    # hfstack-pep, installed or not
+SIS_PORT = 5066  # each node's SIS server, on its namespace's loopback (pep_in_node=False)
 FAR = "10.78.0.2"
 # Both ends run this stack: ARQ data ride with the link request (docs/pep.md), as in
 # the simulator's section D rows.
@@ -168,11 +171,14 @@ class pep_testbed(namespaces):
     `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
     both nodes' options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG
     5069 modes, anchors.pep_node_options; "" for STANAG 5066 as published); `nofile`:
-    both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it."""
+    both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it;
+    `pep_in_node`: False runs each proxy as its own hfstack-pep process, a SIS client of
+    its node (SIS port 5066 in its namespace), SOCKS5 only on the near side, so a test can
+    kill and restart one (kill_pep, start_pep)."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
                  kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False,
-                 node_options=None, nofile=None):
+                 node_options=None, nofile=None, pep_in_node=True):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hfpa{tag}", "b": f"hfpb{tag}"}
         if client_host:
@@ -189,6 +195,8 @@ class pep_testbed(namespaces):
         self.node_options = pep_node_options(rate) if node_options is None else node_options
         self.seed = seed  # of the channel's error draws (node b's radio: seed + 1)
         self.limit = ["prlimit", f"--nofile={nofile}:{nofile}", "--"] if nofile else []
+        self.pep_in_node = pep_in_node
+        self.pep, self._pep_args = {}, {}
 
     def start(self):
         rate, scale, ber, pep_options = self._args
@@ -211,7 +219,9 @@ class pep_testbed(namespaces):
                      if self.kind == "emulator" else
                      ["--kind", "loopback", "--profile", "awgn", "--snr-db", repr(float(self.snr_db))])
             common = [*mode_arguments(rate), *radio, "--time-scale", repr(float(scale)),
-                      "--sis-port", "0", "--stats-interval", "0", "--pep"]
+                      "--stats-interval", "0"]
+            common += (["--sis-port", "0", "--pep"] if self.pep_in_node else
+                       ["--sis-port", str(SIS_PORT)])
             if self.node_options:
                 common += ["--options", self.node_options]
             air = os.path.join(self.tmp, "air")
@@ -226,6 +236,10 @@ class pep_testbed(namespaces):
                 near += ["--pep-transparent", "0.0.0.0:3130"]
             far_options = ";".join(o for o in (FAR_POLICY, wide, self.far_options) if o)
             far = ["--pep-options", far_options]
+            if not self.pep_in_node:
+                self._pep_args = {"a": ["--options", near[1], "--socks", self.socks],
+                                  "b": ["--options", far_options]}
+                near = far = []
             for side, me, other, extra in (("a", 1, "b", near), ("b", 2, "a", far)):
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", self.ns[side], *self.limit, *NODE, "--address",
@@ -239,6 +253,8 @@ class pep_testbed(namespaces):
                 header = json.loads(p.stdout.readline() or "{}")  # written once running
                 if header.get("type") != "header":
                     raise RuntimeError(f"node {side} did not start: {p.stderr.read()[-2000:]}")
+            for side in self._pep_args:
+                self.start_pep(side)
         except Exception:
             self.stop()
             raise
@@ -262,6 +278,33 @@ class pep_testbed(namespaces):
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError(f"server did not start: {p.stderr.read()[-2000:]}")
         return p
+
+    def start_pep(self, side, timeout=60):
+        """(pep_in_node=False) Starts side's hfstack-pep; returns once it is attached to
+        its node and listening. Its log goes to a file (a full pipe would stall it)."""
+        log = open(os.path.join(self.tmp, f"pep-{side}.log"), "a+")
+        start = log.tell()
+        p = subprocess.Popen(self.command(side, *PEP, "--server", f"127.0.0.1:{SIS_PORT}",
+                                          "--stats-interval", "0", *self._pep_args[side]),
+                             stdout=subprocess.DEVNULL, stderr=log, text=True)
+        self.procs.append(p)
+        self.pep[side] = p
+        deadline = time.monotonic() + timeout
+        with log:
+            while True:
+                log.seek(start)
+                if "HF-PEP on SIS server" in log.read():
+                    return p
+                if p.poll() is not None or time.monotonic() > deadline:
+                    log.seek(start)
+                    raise RuntimeError(f"hfstack-pep {side} did not start: {log.read()[-2000:]}")
+                time.sleep(0.05)  # polling a starting process, bounded by the deadline
+
+    def kill_pep(self, side):
+        """(pep_in_node=False) kill -9 of side's hfstack-pep, as a crash would end it."""
+        p = self.pep.pop(side)
+        p.kill()
+        p.wait(timeout=60)
 
     def stop_node(self, side):
         """Stops a node with SIGTERM; returns its last statistics line (a dict)."""

@@ -677,6 +677,62 @@ void arq_receiver::reset(uint16_t new_rx_lwe)
     d_cpdu_id = -1;
 }
 
+arq_receiver_state arq_receiver::state() const
+{
+    arq_receiver_state st;
+    st.expedited = d_expedited;
+    st.long_fsn = d_long_fsn;
+    st.rx_lwe = d_lwe;
+    st.rx_uwe = d_uwe;
+    st.cpdu_id = d_cpdu_id;
+    for (size_t k = 0; k < span() && k < d_window_max; ++k) {
+        const uint16_t fsn = fsn_of(d_lwe + k);
+        const slot& s = d_slots[fsn];
+        if (!s.received)
+            continue;
+        st.segments.push_back({ fsn, s.start, s.end, s.in_order, s.drop, s.consumed, s.data });
+    }
+    st.open_active = d_open.active;
+    st.open_drop = d_open.drop;
+    st.open_data = d_open.data;
+    return st;
+}
+
+void arq_receiver::restore(const arq_receiver_state& st)
+{
+    if (st.expedited != d_expedited)
+        throw std::invalid_argument("arq_receiver: state of the other class");
+    set_long_fsn(st.long_fsn);
+    reset(st.rx_lwe);
+    const uint16_t mask = d_mask;
+    const auto ahead = [&](uint16_t fsn) { return size_t(uint16_t(fsn - st.rx_lwe) & mask); };
+    if (st.rx_lwe > mask || st.rx_uwe > mask ||
+        (ahead(st.rx_uwe) >= d_window_max && uint16_t((st.rx_uwe + 1) & mask) != st.rx_lwe))
+        throw std::invalid_argument("arq_receiver: window edges outside the FSN range");
+    if (st.open_data.size() > max_reassembly || st.cpdu_id < -1 || st.cpdu_id > 15)
+        throw std::invalid_argument("arq_receiver: reassembly state out of range");
+    for (const auto& g : st.segments) {
+        if (g.fsn > mask || ahead(g.fsn) >= d_window_max || ahead(g.fsn) > ahead(st.rx_uwe) ||
+            g.data.size() > 1023) {
+            reset(0);
+            throw std::invalid_argument("arq_receiver: a segment outside the window");
+        }
+        slot& s = d_slots[g.fsn];
+        s.received = true;
+        s.start = g.start;
+        s.end = g.end;
+        s.in_order = g.in_order;
+        s.drop = g.drop;
+        s.consumed = g.consumed;
+        s.data = g.data;
+    }
+    d_uwe = st.rx_uwe;
+    d_cpdu_id = st.cpdu_id;
+    d_open.active = st.open_active;
+    d_open.drop = st.open_drop;
+    d_open.data = st.open_data;
+}
+
 } // namespace dl
 } // namespace hfstack
 } // namespace gr

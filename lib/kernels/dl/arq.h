@@ -294,6 +294,23 @@ struct arq_receiver_counters {
     uint64_t acks_taken = 0;
 };
 
+/* What an arq_receiver holds, as a restarted node needs it to go on where it stopped
+ * (the node's journal, state_dir): the window edges, the segments received inside the
+ * window and the C_PDU being reassembled. C_PDUs already delivered are not part of it. */
+struct arq_receiver_state {
+    bool expedited = false, long_fsn = false;
+    uint16_t rx_lwe = 0, rx_uwe = 0;
+    int cpdu_id = -1; // expedited: the C_PDU being received, -1 none
+    struct segment {
+        uint16_t fsn = 0;
+        bool start = false, end = false, in_order = false, drop = false, consumed = false;
+        bytes data;
+    };
+    std::vector<segment> segments; // inside [rx_lwe, rx_uwe], ascending from rx_lwe
+    bool open_active = false, open_drop = false;
+    bytes open_data;
+};
+
 /* Receive side of one ARQ link (one peer, one class).
  *
  * Reassembly: a C_PDU is the run of consecutive FSNs from a START to the next END.
@@ -348,6 +365,12 @@ public:
     void reset(uint16_t new_rx_lwe = 0);
     // S5066-EP5: switches the FSN form; the window restarts at 0 as reset(0) does.
     void set_long_fsn(bool long_fsn);
+
+    // The state to write down, and the same put back (after a restart). restore()
+    // throws std::invalid_argument for a state that cannot be this receiver's (another
+    // class, an FSN outside the window, a segment past RX UWE), leaving it reset.
+    arq_receiver_state state() const;
+    void restore(const arq_receiver_state& st);
 
     uint16_t rx_lwe() const { return d_lwe; }
     uint16_t rx_uwe() const { return d_uwe; }

@@ -407,9 +407,16 @@ void node_engine::on_timer(double now)
 
 node_actions node_engine::take_actions()
 {
+    d->journal_compact();
     node_actions a;
     std::swap(a, d->actions);
     return a;
+}
+
+size_t node_engine::restore_journal(const bytes& journal, double now)
+{
+    d->now = now;
+    return d->restore_journal(journal);
 }
 
 double node_engine::next_deadline() const { return d->next_deadline_cache; }

@@ -24,6 +24,7 @@
 #include "client_supervision.h"
 #include "deframer.h"
 #include "hard_link.h"
+#include "node_journal.h"
 #include "non_arq.h"
 #include "rate_change.h"
 #include "sap_table.h"
@@ -68,6 +69,12 @@ struct node_config {
     // first link request is not taken by a peer for a copy of one from its former life,
     // which the peer suppresses for a minute or more.
     uint32_t incarnation = 0;
+    // Where the node block keeps this node's journal (node_journal.h): what its ARQ
+    // receivers hold, so that after a restart it goes on with each peer where it stopped
+    // and delivers every C_PDU once. Empty: no journal (a restart then agrees new windows
+    // with each peer by a FULL RESET, and the peers send again what they had in flight).
+    // The engine never touches the file: it emits records (node_actions::journal).
+    std::string state_dir;
     // Flow control thresholds and the total queue cap. flow_off_bytes 0 (the default):
     // two of the longest transmissions at `mode`, at least 64 KiB, so the queue never
     // runs dry inside a transmission at high rates; flow_on_bytes 0: half of that.
@@ -236,7 +243,16 @@ struct node_actions {
     std::vector<client_message> to_clients;
     std::vector<client_disconnect> disconnects;
     std::vector<node_transmission> transmissions;
-    bool empty() const { return to_clients.empty() && disconnects.empty() && transmissions.empty(); }
+    // With state_dir: journal records to append (journal_rewrite: the whole journal, to
+    // replace the file). They must be written before anything of these or later actions
+    // goes to a client or a modem, and be durable (fsync) before that.
+    bytes journal;
+    bool journal_rewrite = false;
+    bool empty() const
+    {
+        return to_clients.empty() && disconnects.empty() && transmissions.empty() &&
+               journal.empty() && !journal_rewrite;
+    }
 };
 
 // Figures a field engineer asks for. Sub-layer details stay in the pieces' counters.
@@ -338,6 +354,12 @@ public:
     void on_phy_status(phy_event e, double now);
 
     void on_timer(double now);
+    // Before any other input: what the journal of state_dir held (the file's bytes).
+    // Each peer it names is taken as synchronised, its receivers as they were; our own
+    // transmit windows restart at 0, and the peer's receiver follows them by a
+    // RESET/WIN-RESYNC (RESET-RX-WIN command) at the next link. Returns the number of
+    // peers restored; throws journal_error (node_journal.h) for a journal it cannot use.
+    size_t restore_journal(const bytes& journal, double now);
     node_actions take_actions();
     // When on_timer must run next (+inf if nothing is pending). May lie in the past.
     double next_deadline() const;

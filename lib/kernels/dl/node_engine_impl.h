@@ -320,6 +320,19 @@ struct node_engine::impl {
     // Both ARQ classes restart at sequence 0 in both directions. C_PDUs in flight are
     // sent again whole (the peer lost them, or it is the peer that restarted).
     void reset_windows(peer_state& p);
+    // The journal (state_dir): records of what the receivers hold, a rewrite of the whole
+    // when what was appended since outgrows journal_rewrite_bytes.
+    static constexpr size_t journal_rewrite_bytes = 1 << 20;
+    bool journaling() const { return !cfg.state_dir.empty(); }
+    void journal_state(const peer_state& p);
+    void journal_frame(const peer_state& p, const dpdu& d, bool segment_ok);
+    void journal_compact();
+    size_t restore_journal(const bytes& journal);
+    bool journal_rewrite_due = true; // the first actions start the file
+    size_t journal_appended = 0;
+    // Our transmit windows restarted (a restored journal): the peer's receiver is told
+    // by RESET/WIN-RESYNC (RESET-RX-WIN command), without resetting its transmit side.
+    void start_tx_resync(peer_state& p);
 
     void start_reset(peer_state& p);
 

@@ -203,8 +203,10 @@ void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
             reset_windows(p);
         return;
     }
-    if (d.reset_rx_win_command)
+    if (d.reset_rx_win_command) {
         p.rx.reset(d.new_rx_lwe);
+        journal_state(p);
+    }
     // (RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.)
     p.resync.owe_ack(d.reset_frame_id);
 }
@@ -229,6 +231,64 @@ void node_engine::impl::reset_windows(peer_state& p)
     p.tx_exp.reset(0, true);
     p.rx.reset(0);
     p.rx_exp.reset(0);
+    journal_state(p);
+}
+
+void node_engine::impl::journal_state(const peer_state& p)
+{
+    if (!journaling())
+        return;
+    for (const auto* rx : { &p.rx, &p.rx_exp }) {
+        const bytes r = journal_state_record(p.address, rx->state());
+        actions.journal.insert(actions.journal.end(), r.begin(), r.end());
+        journal_appended += r.size();
+    }
+}
+
+void node_engine::impl::journal_frame(const peer_state& p, const dpdu& d, bool segment_ok)
+{
+    const bytes r = journal_frame_record(p.address, d, segment_ok);
+    actions.journal.insert(actions.journal.end(), r.begin(), r.end());
+    journal_appended += r.size();
+}
+
+void node_engine::impl::journal_compact()
+{
+    if (!journaling() ||
+        (!journal_rewrite_due && journal_appended < journal_rewrite_bytes))
+        return;
+    // The whole journal anew: every synchronised peer's receivers as they are now.
+    actions.journal = journal_header(cfg.address);
+    actions.journal_rewrite = true;
+    for (const auto& [addr, p] : peers)
+        if (p->resync.synced())
+            for (const auto* rx : { &p->rx, &p->rx_exp }) {
+                const bytes r = journal_state_record(addr, rx->state());
+                actions.journal.insert(actions.journal.end(), r.begin(), r.end());
+            }
+    journal_rewrite_due = false;
+    journal_appended = 0;
+}
+
+size_t node_engine::impl::restore_journal(const bytes& journal)
+{
+    const auto replay = replay_journal(journal, cfg.address);
+    for (const auto& [addr, held] : replay.peers) {
+        peer_state& p = peer(addr);
+        if (held.regular.long_fsn != p.lfsn)
+            set_long_fsn(p, held.regular.long_fsn);
+        p.rx.restore(held.regular);
+        p.rx_exp.restore(held.expedited);
+        start_tx_resync(p);
+    }
+    journal_rewrite_due = true; // compacted at the first actions
+    return replay.peers.size();
+}
+
+void node_engine::impl::start_tx_resync(peer_state& p)
+{
+    start_reset(p); // draws the frame ID as a FULL RESET would
+    p.resync.restore_synced(p.resync.request_id());
 }
 
 void node_engine::impl::set_long_fsn(peer_state& p, bool lfsn)
@@ -244,6 +304,8 @@ void node_engine::impl::set_long_fsn(peer_state& p, bool lfsn)
     p.tx_exp.set_long_fsn(lfsn, window);
     p.rx.set_long_fsn(lfsn);
     p.rx_exp.set_long_fsn(lfsn);
+    if (p.resync.synced())
+        journal_state(p);
 }
 
 bool node_engine::impl::long_fsn_from(uint32_t source) const
@@ -378,8 +440,15 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         }
         const auto receive_data = [&](arq_receiver& rx) {
             const uint64_t before = rx.counters().segment_bytes_received;
-            rx.on_data(d, rf.segment_ok);
+            const uint64_t duplicates = rx.counters().duplicates;
+            const uint64_t advances = rx.counters().lwe_advances;
+            const bool taken = rx.on_data(d, rf.segment_ok);
             counters.arq_bytes_received += rx.counters().segment_bytes_received - before;
+            // Written down before its C_PDU (if it completes one) or our ack leaves.
+            if (journaling() && taken &&
+                (rx.counters().duplicates == duplicates ||
+                 rx.counters().lwe_advances != advances))
+                journal_frame(p, d, rf.segment_ok);
         };
         switch (d.type) {
         case dpdu_type::data_only:

@@ -469,19 +469,24 @@ node_transmission node_engine::impl::build_transmission()
             // S5066-EP5: before the peer has answered, our FULL RESET (and the data
             // that ride with it) take the long form; its form is the form of the
             // windows it sets up, and the link's answer corrects it (link-up).
-            if (cfg.large_windows && st == cas_link_state::requesting && !p.lfsn)
+            const bool full = p.resync.full();
+            if (full && cfg.large_windows && st == cas_link_state::requesting && !p.lfsn)
                 set_long_fsn(p, true);
             dpdu r;
             r.type = dpdu_type::reset_win_resync;
             r.long_fsn = p.lfsn;
             r.destination = addr;
-            r.full_reset = true;
+            r.full_reset = full;
+            // After a restart with the journal: the peer's receiver restarts where our
+            // transmit window now starts.
+            r.reset_rx_win_command = !full;
+            r.new_rx_lwe = full ? 0 : p.tx.tx_lwe();
             r.reset_frame_id = p.resync.request_id();
             if (b.add(r)) {
                 p.resync.request_sent();
                 counters.resets_sent += 1;
                 b.answer_expected.insert(&p);
-                if (st == cas_link_state::requesting)
+                if (full && st == cas_link_state::requesting)
                     add_data_with_link_request(b, p);
             }
         }

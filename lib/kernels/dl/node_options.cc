@@ -193,6 +193,13 @@ const std::vector<option_entry>& table()
                           c.address = parse_node_address(n, v);
                       },
                       [](const node_config& c) { return address_to_string(c.address); } },
+        option_entry{ "state_dir",
+                      "directory of the node's journal, so that a restart delivers every "
+                      "ARQ C_PDU once (empty: none)",
+                      [](node_config& c, const std::string&, const std::string& v) {
+                          c.state_dir = v;
+                      },
+                      [](const node_config& c) { return c.state_dir; } },
         option_entry{ "groups", "group addresses received besides broadcast, space separated",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           std::istringstream in(v);

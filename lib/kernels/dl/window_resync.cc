@@ -16,6 +16,16 @@ void window_resync::start(uint8_t frame_id)
         return;
     d_outstanding = true;
     d_request_due = true;
+    d_full = true;
+    d_id = frame_id;
+}
+
+void window_resync::restore_synced(uint8_t frame_id)
+{
+    d_synced = true;
+    d_outstanding = true;
+    d_request_due = true;
+    d_full = false;
     d_id = frame_id;
 }
 
@@ -40,6 +50,10 @@ bool window_resync::on_reset_ack(uint8_t frame_id)
     d_outstanding = false;
     d_request_due = false;
     d_synced = true;
+    if (!d_full) {
+        d_full = true;
+        return false; // the peer's receiver followed our restarted transmit windows
+    }
     return d_windows_reset_for != int(frame_id);
 }
 
@@ -51,6 +65,7 @@ bool window_resync::on_full_reset(uint8_t frame_id)
     d_synced = true;
     d_outstanding = false;
     d_request_due = false;
+    d_full = true;
     d_last_received_id = frame_id;
     return true;
 }

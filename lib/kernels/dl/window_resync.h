@@ -34,6 +34,12 @@ public:
     // due until sent, and due again after an exchange that did not acknowledge it.
     bool outstanding() const { return d_outstanding; }
     void start(uint8_t frame_id);
+    // A restored journal: the windows are agreed already, but our transmit windows
+    // restarted at 0, which the peer's receiver must follow. The request this starts is
+    // a RESET-RX-WIN command (not a FULL RESET); its RESET-ACK resets nothing here.
+    void restore_synced(uint8_t frame_id);
+    // Whether the request outstanding is a FULL RESET (else the RESET-RX-WIN command).
+    bool full() const { return d_full; }
     bool request_due() const { return d_request_due; }
     uint8_t request_id() const { return d_id; }
     void request_sent() { d_request_due = false; }
@@ -68,6 +74,7 @@ private:
     bool d_synced = false;
     bool d_request_due = false;
     bool d_outstanding = false;
+    bool d_full = true;
     uint8_t d_id = 0;
     int d_windows_reset_for = -1;
     int d_last_received_id = -1;

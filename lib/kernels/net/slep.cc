@@ -41,6 +41,8 @@ slep::slep(slep_config config) : d_cfg(config)
         throw std::invalid_argument("slep: coalesce_s must be 0..10 s");
     if (d_cfg.stream_updu_bytes < 128)
         throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
+    if (!(d_cfg.keepalive_s >= 0) || !(d_cfg.early_data_s >= 0))
+        throw std::invalid_argument("slep: keepalive_s and early_data_s must be >= 0");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
     // those its former self may still have in flight.
     d_next_number = d_cfg.incarnation << 16;
@@ -152,6 +154,9 @@ void slep::submit(uint32_t node, const slep_pdu& pdu, bool arq, bool confirm, bo
         d_outstanding_bytes += r.payload.size();
     }
     d_counters.pdus_sent[size_t(pdu.type)] += 1;
+    if (role == pdu_role::segment || role == pdu_role::empty_open || role == pdu_role::window)
+        if (auto peer = d_peers.find(node); peer != d_peers.end())
+            peer->second.answered = true;
     d_counters.bytes_sent += r.payload.size();
     d_actions.to_sis.push_back(std::move(r));
 }
@@ -507,16 +512,31 @@ void slep::pump(double now)
         auto decoded = decode_slep(r.pdu);
         submit(r.node, decoded.value, true, true, false, d_cfg.priority, pdu_role::reliable, 0, 0, id);
     }
-    if (d_streams.empty())
-        return;
-    // The highest send priority first; within one, round robin, one segment per stream
-    // per pass, so one bulk stream does not hold the others' requests behind it.
-    std::bitset<256> levels; // the send priorities in use, without allocating per pump
-    for (const auto& entry : d_streams)
-        levels.set(entry.second.send_priority);
-    for (int level = 255; level >= 0 && room(); --level)
-        if (levels.test(size_t(level)))
-            pump_streams(uint8_t(level), now);
+    if (!d_streams.empty()) {
+        // The highest send priority first; within one, round robin, one segment per
+        // stream per pass, so one bulk stream does not hold the others' requests behind it.
+        std::bitset<256> levels; // the send priorities in use, without allocating per pump
+        for (const auto& entry : d_streams)
+            levels.set(entry.second.send_priority);
+        for (int level = 255; level >= 0 && room(); --level)
+            if (levels.test(size_t(level)))
+                pump_streams(uint8_t(level), now);
+    }
+    // HELLOs last: behind the stream data they may share a transmission with.
+    for (auto& [node, peer] : d_peers) {
+        if (!room())
+            break;
+        if (!peer.hello_due || now < peer.hello_sent_at + d_cfg.retry_s ||
+            (!peer.answered && now < peer.hello_not_before))
+            continue;
+        slep_pdu h;
+        h.type = slep_type::hello;
+        h.incarnation = d_cfg.incarnation;
+        h.seen = peer.incarnation.value_or(0);
+        peer.hello_due = false;
+        peer.hello_sent_at = now;
+        submit(node, h, true, true, false, 0, pdu_role::other, 0, 0, 0);
+    }
 }
 
 void slep::count_wire_written(stream_state& s, size_t bytes)
@@ -547,6 +567,9 @@ void slep::pump_streams(uint8_t level, double now)
             if (s.send_priority != level)
                 continue;
             d_round_robin = key;
+            // give_up_s counts from here when the stream starts waiting again after
+            // an idle time (not from its last confirmation, maybe long before).
+            const bool was_waiting = awaiting_confirmation(s);
             const bool holding = coalescing(s, now);
             if (s.compressed && s.tx_z.pending() && !s.fin_written && !holding)
                 flush_deflater(s);
@@ -605,6 +628,8 @@ void slep::pump_streams(uint8_t level, double now)
                     sent = true;
                 }
             }
+            if (sent && !was_waiting)
+                s.last_progress = now;
             progress = progress || sent;
         }
     }
@@ -614,9 +639,17 @@ void slep::on_timer(double now)
 {
     d_now = now;
     std::vector<slep_stream> stuck;
-    for (auto& [key, s] : d_streams)
+    std::set<uint32_t> nodes; // peers we share streams with
+    for (auto& [key, s] : d_streams) {
+        nodes.insert(s.node);
         if (awaiting_confirmation(s) && now - s.last_progress >= d_cfg.give_up_s)
             stuck.push_back(key);
+        // Waiting for credit is waiting on the peer too: without a word from it for
+        // give_up_s (a live HELLO-speaking peer answers keepalives), it is gone.
+        else if (window_stalled(s) &&
+                 now - std::max(s.last_progress, heard_from(s.node)) >= d_cfg.give_up_s)
+            stuck.push_back(key);
+    }
     for (auto key : stuck)
         end_stream(key, slep_reset_reason::timed_out, true, now);
     for (auto it = d_reliable.begin(); it != d_reliable.end();) {
@@ -631,11 +664,25 @@ void slep::on_timer(double now)
         }
     }
     for (auto it = d_early.begin(); it != d_early.end();) {
-        auto& v = it->second;
-        v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& e) { return e.second <= now; }),
-                v.end());
-        it = v.empty() ? d_early.erase(it) : std::next(it);
+        const auto& v = it->second;
+        if (v.empty() || v.front().second > now) {
+            ++it;
+            continue;
+        }
+        // Its OPEN never came: a stream this side does not have (lost in a restart).
+        const slep_pdu& p = v.front().first;
+        send_reset(slep_stream_node(it->first), p.stream, false, p.from, p.to,
+                   slep_reset_reason::unknown_stream, now);
+        d_time_wait[it->first] = now + d_cfg.time_wait_s;
+        it = d_early.erase(it);
     }
+    if (d_cfg.keepalive_s > 0)
+        for (auto node : nodes) {
+            auto& peer = d_peers[node];
+            if (peer.speaks_hello &&
+                now >= std::max(peer.last_heard, peer.hello_sent_at) + d_cfg.keepalive_s)
+                peer.hello_due = true;
+        }
     for (auto it = d_time_wait.begin(); it != d_time_wait.end();)
         it = it->second <= now ? d_time_wait.erase(it) : std::next(it);
     pump(now);
@@ -658,6 +705,8 @@ double slep::next_deadline() const
             consider(coalesce_until(s));
         if (awaiting_confirmation(s))
             consider(s.last_progress + d_cfg.give_up_s);
+        else if (window_stalled(s))
+            consider(std::max(s.last_progress, heard_from(s.node)) + d_cfg.give_up_s);
     }
     for (const auto& [id, r] : d_reliable) {
         if (!r.outstanding && r.resend_at >= 0)
@@ -668,8 +717,15 @@ double slep::next_deadline() const
         if (r.resend_at >= 0)
             consider(r.resend_at);
     for (const auto& [key, v] : d_early)
-        for (const auto& e : v)
-            consider(e.second);
+        if (!v.empty())
+            consider(v.front().second);
+    for (const auto& [node, peer] : d_peers) {
+        if (peer.hello_due)
+            consider(std::max(peer.hello_sent_at + d_cfg.retry_s,
+                              peer.answered ? -1.0 : peer.hello_not_before));
+        if (d_cfg.keepalive_s > 0 && peer.speaks_hello)
+            consider(std::max(peer.last_heard, peer.hello_sent_at) + d_cfg.keepalive_s);
+    }
     return t;
 }
 
@@ -748,6 +804,8 @@ void slep::on_confirm(const dl::sis_primitive& p, bool delivered, double now)
     }
     const outstanding o = *it;
     d_outstanding.erase(it);
+    if (delivered)
+        d_peers[node].last_heard = now;
     d_outstanding_bytes -= std::min(d_outstanding_bytes, o.size);
     if (!delivered) {
         d_counters.rejections += 1;
@@ -876,6 +934,7 @@ void slep::on_indication(const dl::sis_primitive& p, double now)
     }
     auto& pdu = decoded.value;
     d_counters.pdus_received[size_t(pdu.type)] += 1;
+    d_peers[node].last_heard = now;
     switch (pdu.type) {
     case slep_type::datagram:
     case slep_type::reliable: {
@@ -920,9 +979,20 @@ void slep::on_indication(const dl::sis_primitive& p, double now)
         return;
     case slep_type::window: {
         // R set: the sender accepted the stream, so we opened it.
-        if (auto* s = find(make_slep_stream(node, pdu.has(slep_flag::responder), pdu.stream)))
-            if (serial_less(s->send_limit, pdu.limit))
+        const bool we_opened = pdu.has(slep_flag::responder);
+        const auto key = make_slep_stream(node, we_opened, pdu.stream);
+        if (auto* s = find(key)) {
+            if (serial_less(s->send_limit, pdu.limit)) {
                 s->send_limit = pdu.limit;
+                s->last_progress = now;
+            }
+        } else if (!d_time_wait.count(key)) {
+            // A WINDOW never precedes its OPEN (it answers our data): this side lost the
+            // stream, or never had it.
+            send_reset(node, pdu.stream, we_opened, pdu.from, pdu.to,
+                       slep_reset_reason::unknown_stream, now);
+            want_hello(node);
+        }
         return;
     }
     case slep_type::reset: {
@@ -933,31 +1003,30 @@ void slep::on_indication(const dl::sis_primitive& p, double now)
         end_stream(key, slep_reset_reason(reason), false, now);
         return;
     }
+    case slep_type::hello:
+        on_hello(node, pdu, now);
+        return;
     }
 }
 
 void slep::on_open(uint32_t node, const slep_pdu& p, double now)
 {
-    const auto known = d_peer_incarnation.find(node);
-    if (known != d_peer_incarnation.end() && known->second != p.incarnation) {
-        if (serial_less(p.incarnation, known->second)) {
-            d_counters.stale += 1; // a late OPEN of the peer's former self
-            return;
+    auto& peer = d_peers[node];
+    if (peer.incarnation != p.incarnation) {
+        if (peer.incarnation) {
+            if (serial_less(p.incarnation, *peer.incarnation)) {
+                d_counters.stale += 1; // a late OPEN of the peer's former self
+                return;
+            }
+            // The peer started anew: what it had is gone, on both sides.
+            peer_restarted(node, now);
         }
-        // The peer started anew: what it had is gone, on both sides.
-        d_counters.peer_restarts += 1;
-        notice("peer_restart", "node " + dl::address_to_string(node) +
-                                   " restarted its SLEP: its streams are reset (logged once)");
-        std::vector<slep_stream> old;
-        for (const auto& [key, s] : d_streams)
-            if (s.node == node)
-                old.push_back(key);
-        for (auto key : old)
-            end_stream(key, slep_reset_reason::peer_restarted, false, now);
-        for (auto it = d_early.begin(); it != d_early.end();)
-            it = slep_stream_node(it->first) == node ? d_early.erase(it) : std::next(it);
+        peer.incarnation = p.incarnation;
+        // So the peer learns ours: behind our answer to this OPEN, which it waits for.
+        want_hello(node);
+        peer.answered = false;
+        peer.hello_not_before = now + d_cfg.retry_s;
     }
-    d_peer_incarnation[node] = p.incarnation;
     const auto key = make_slep_stream(node, false, p.stream);
     if (auto* s = find(key)) { // the OPEN again (its confirmation was lost)
         accept_bytes(key, *s, 0, p.data, p.has(slep_flag::fin), now);
@@ -1019,21 +1088,75 @@ void slep::on_data(uint32_t node, const slep_pdu& p, double now)
             d_counters.duplicates += 1;
             return;
         }
+        // Tell the peer who we are: if this side restarted, that ends its streams at once.
+        want_hello(node);
         if (!we_opened) {
-            // DATA overtook its OPEN (a resent OPEN after a link break): kept a while,
-            // within one window.
+            // DATA overtook its OPEN (delivered out of order, or a resent OPEN after a
+            // link break): kept, within one window, until early_data_s after the first
+            // such PDU; then refused (the stream is one this side lost in a restart).
             auto& waiting = d_early[key];
             size_t held = 0;
             for (const auto& w : waiting)
                 held += w.first.data.size();
             if (held + p.data.size() <= slep_initial_window)
-                waiting.push_back({ p, now + d_cfg.give_up_s });
+                waiting.push_back({ p, waiting.empty() ? now + d_cfg.early_data_s
+                                                       : waiting.front().second });
             return;
         }
         send_reset(node, p.stream, true, p.from, p.to, slep_reset_reason::unknown_stream, now);
         return;
     }
     accept_bytes(key, *s, p.offset, p.data, p.has(slep_flag::fin), now);
+}
+
+void slep::on_hello(uint32_t node, const slep_pdu& p, double now)
+{
+    auto& peer = d_peers[node];
+    const bool first = !peer.speaks_hello;
+    peer.speaks_hello = true;
+    if (peer.incarnation && *peer.incarnation != p.incarnation) {
+        if (serial_less(p.incarnation, *peer.incarnation)) {
+            d_counters.stale += 1; // a late HELLO of the peer's former self
+            return;
+        }
+        peer_restarted(node, now);
+    }
+    peer.incarnation = p.incarnation;
+    // Answer a peer that does not know our incarnation (it restarted, or never heard
+    // from us: a restarted peer learns this way that we still hold its former self's
+    // streams), or that speaks HELLO for the first time and has not heard one from us
+    // (so keepalives run both ways). Not knowing us is no proof of a restart: a HELLO
+    // sent before our first OPEN reached it says the same.
+    if (p.seen != d_cfg.incarnation || (first && peer.hello_sent_at < -1e299))
+        want_hello(node);
+}
+
+void slep::peer_restarted(uint32_t node, double now)
+{
+    std::vector<slep_stream> old;
+    for (const auto& [key, s] : d_streams)
+        if (s.node == node)
+            old.push_back(key);
+    d_counters.peer_restarts += 1;
+    notice("peer_restart", "node " + dl::address_to_string(node) +
+                               " restarted its SLEP: its streams are reset (logged once)");
+    for (auto key : old)
+        end_stream(key, slep_reset_reason::peer_restarted, false, now);
+    for (auto it = d_early.begin(); it != d_early.end();)
+        it = slep_stream_node(it->first) == node ? d_early.erase(it) : std::next(it);
+}
+
+void slep::want_hello(uint32_t node) { d_peers[node].hello_due = true; }
+
+bool slep::window_stalled(const stream_state& s) const
+{
+    return unsent(s) && !serial_less(s.send_next, s.send_limit);
+}
+
+double slep::heard_from(uint32_t node) const
+{
+    const auto it = d_peers.find(node);
+    return it == d_peers.end() ? -1 : it->second.last_heard;
 }
 
 void slep::accept_bytes(slep_stream key, stream_state& s, uint32_t offset, const bytes& data,

@@ -19,11 +19,12 @@
  *    what was not confirmed and sends it again); credit-based flow control (a receiver
  *    grants `window` bytes beyond what its reader consumed), so a reader that never
  *    reads bounds the memory; DEFLATE per stream or datagram.
- *  - Restarts: every OPEN carries the opener's incarnation (a value that grows from one
- *    start to the next, e.g. the clock at start); a peer whose incarnation grows has
- *    restarted, so its old streams are reset, never continued with another's bytes.
- *    Stream numbers start from the incarnation, so late PDUs of an old stream do not
- *    meet a new one.
+ *  - Restarts: every OPEN and HELLO carries the sender's incarnation (a value that grows
+ *    from one start to the next, e.g. the clock at start); a peer whose incarnation grows
+ *    has restarted, so its old streams are reset, never continued with another's bytes. A SLEP tells a peer its incarnation in a HELLO when
+ *    it first hears from it, when the peer sends for a stream it does not know, and every
+ *    keepalive_s of silence while they share streams. Stream numbers start from the
+ *    incarnation, so late PDUs of an old stream do not meet a new one.
  * Reliability rides on 5066: stream PDUs go ARQ with client delivery confirmation; SLEP
  * matches each S_UNIDATA_REQUEST_CONFIRM / _REJECTED to its PDU by the header the
  * server echoes (STANAG 5066 servers echo the start of the U_PDU; ours 16 bytes).
@@ -64,6 +65,15 @@ struct slep_config {
     double retry_s = 15.0;     // after a rejection (link down, TTL), before sending again
     double give_up_s = 900.0;  // a stream or reliable datagram without progress this long fails
     double time_wait_s = 1800; // an ended stream's late duplicates are dropped this long
+    // With streams to a peer that speaks HELLO and nothing heard from it this long, send it
+    // a HELLO: a peer that restarted answers with its new incarnation, so its streams are
+    // reset within keepalive_s and a round trip even when neither side writes. 0 = never.
+    double keepalive_s = 120;
+    // DATA that arrives before its stream's OPEN (possible only when 5066 delivers out of
+    // order, or a rejected OPEN was sent again) is kept this long; then the stream is
+    // refused with RESET (unknown stream): the opener of a stream this side lost in a
+    // restart hears so within this bound even when it does not speak HELLO.
+    double early_data_s = 60;
     bool in_order = true;      // ask 5066 for in-order delivery of stream PDUs
     uint8_t priority = 0;      // 5066 priority of stream PDUs unless the stream says
     // Largest stream PDU (U_PDU) cut, below the node's MTU: 2042 bytes make a C_PDU (its
@@ -116,7 +126,7 @@ struct slep_actions {
 };
 
 struct slep_counters {
-    std::array<uint64_t, 7> pdus_sent{}, pdus_received{}; // by slep_type
+    std::array<uint64_t, 8> pdus_sent{}, pdus_received{}; // by slep_type
     uint64_t bytes_sent = 0, bytes_received = 0;          // U_PDU bytes
     uint64_t plain_written = 0, wire_written = 0;         // compression: in / out
     uint64_t retransmissions = 0, rejections = 0;
@@ -273,6 +283,12 @@ private:
     void on_indication(const dl::sis_primitive& p, double now);
     void on_open(uint32_t node, const slep_pdu& p, double now);
     void on_data(uint32_t node, const slep_pdu& p, double now);
+    void on_hello(uint32_t node, const slep_pdu& p, double now);
+    // The peer's new incarnation ends every stream with its former self.
+    void peer_restarted(uint32_t node, double now);
+    void want_hello(uint32_t node); // sent at most once per retry_s
+    bool window_stalled(const stream_state& s) const; // bytes to send, no credit
+    double heard_from(uint32_t node) const;
     void accept_bytes(slep_stream key, stream_state& s, uint32_t offset, const bytes& data,
                       bool fin, double now);
     void end_stream(slep_stream key, slep_reset_reason why, bool tell_peer, double now);
@@ -292,7 +308,19 @@ private:
     std::set<uint8_t> d_listening;
     std::map<slep_stream, stream_state> d_streams;
     std::map<slep_stream, double> d_time_wait; // ended streams: until when
-    std::map<uint32_t, uint32_t> d_peer_incarnation;
+    // What this end knows of each peer node it has talked to.
+    struct peer_state {
+        std::optional<uint32_t> incarnation; // from its OPENs and HELLOs
+        bool speaks_hello = false;           // it sent a HELLO: keepalives go to it
+        double last_heard = -1;              // any PDU from it, any confirmation to it
+        double hello_sent_at = -1e300;
+        bool hello_due = false;
+        // A first HELLO waits behind our first stream PDU to the peer (the answer it
+        // waits for), until hello_not_before at the latest.
+        bool answered = true;
+        double hello_not_before = -1e300;
+    };
+    std::map<uint32_t, peer_state> d_peers;
     std::map<slep_stream, std::vector<std::pair<slep_pdu, double>>> d_early; // DATA before OPEN
     std::deque<outstanding> d_outstanding;
     size_t d_outstanding_bytes = 0;

@@ -46,6 +46,8 @@ uint8_t allowed_flags(slep_type t)
     case slep_type::window:
     case slep_type::reset:
         return responder;
+    case slep_type::hello:
+        return 0;
     }
     return 0;
 }
@@ -61,6 +63,7 @@ const char* to_string(slep_type t)
     case slep_type::data: return "DATA";
     case slep_type::window: return "WINDOW";
     case slep_type::reset: return "RESET";
+    case slep_type::hello: return "HELLO";
     }
     return "UNKNOWN";
 }
@@ -88,6 +91,7 @@ size_t slep_header_size(slep_type t)
     case slep_type::data: return slep_common_header + 8;
     case slep_type::window: return slep_common_header + 8;
     case slep_type::reset: return slep_common_header + 5;
+    case slep_type::hello: return slep_common_header + 8;
     }
     return slep_common_header;
 }
@@ -124,6 +128,10 @@ bytes encode(const slep_pdu& p)
         b.insert(b.end(), p.data.begin(),
                  p.data.begin() + long(std::min(p.data.size(), slep_max_reset_text)));
         return b;
+    case slep_type::hello:
+        put32(b, p.incarnation);
+        put32(b, p.seen);
+        return b; // no data
     }
     b.insert(b.end(), p.data.begin(), p.data.end());
     return b;
@@ -136,7 +144,7 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
         return result::failure(dl::decode_error::truncated,
                                "SLEP PDU of " + std::to_string(size) + " bytes (header needs 3)");
     const unsigned type = d[0] >> 4;
-    if (type < 1 || type > 6)
+    if (type < 1 || type > 7)
         return result::failure(dl::decode_error::unknown_type,
                                "SLEP type " + std::to_string(type));
     slep_pdu p;
@@ -180,6 +188,12 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
         p.reason = f[4];
         if (size - header > slep_max_reset_text)
             return result::failure(dl::decode_error::oversized, "RESET text over 64 bytes");
+        break;
+    case slep_type::hello:
+        p.incarnation = get32(f);
+        p.seen = get32(f + 4);
+        if (size != header)
+            return result::failure(dl::decode_error::bad_size, "HELLO with trailing bytes");
         break;
     }
     p.data.assign(d + header, d + size);

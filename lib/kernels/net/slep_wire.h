@@ -18,6 +18,7 @@
  *   DATA      4  stream (4)  offset (4)  data                 flags: R, F
  *   WINDOW    5  stream (4)  limit (4)                        flags: R
  *   RESET     6  stream (4)  reason (1)  text                 flags: R
+ *   HELLO     7  incarnation (4)  seen (4)                    flags: none
  *
  *   C (bit 0): DEFLATE (RFC 1951, raw): a datagram's data alone; a stream's bytes as one
  *              deflate stream per direction, flushed at each PDU.
@@ -46,6 +47,7 @@ enum class slep_type : uint8_t {
     data = 4,
     window = 5,
     reset = 6,
+    hello = 7, // the sender's incarnation and the receiver's as the sender knows it
 };
 const char* to_string(slep_type t);
 
@@ -73,7 +75,8 @@ struct slep_pdu {
     uint8_t to = 0, from = 0; // extended addresses
     uint16_t id = 0;          // RELIABLE
     uint32_t stream = 0;      // OPEN, DATA, WINDOW, RESET
-    uint32_t incarnation = 0; // OPEN
+    uint32_t incarnation = 0; // OPEN, HELLO: the sender's
+    uint32_t seen = 0;        // HELLO: the receiver's incarnation as the sender knows it, 0 none
     uint32_t offset = 0;      // DATA
     uint32_t limit = 0;       // OPEN, WINDOW
     uint8_t reason = 0;       // RESET

@@ -59,7 +59,7 @@ dl = hfstack.dl
 T = dl.sis_type
 PROG = "hfstack-node"
 CONFIG_KEYS = ("address", "peer_address", "mode", "rate", "interleaver", "options", "sis", "pcap",
-               "peer_pcap", "stats", "radio", "ip_client", "pep")
+               "peer_pcap", "stats", "radio", "ip_client", "pep", "state_dir")
 # Every interleaver of the modem, by its name (the node runs App C's ultra_short,
 # very_short, medium and very_long as a fixed mode: rate adaptation cannot announce them).
 INTERLEAVER_LETTER = modes.LETTER
@@ -109,6 +109,11 @@ def parse_args(argv):
                    help="check the config and options as the real run would (PTT specs, "
                    "channel profiles, capture and statistics paths), print the settings as "
                    "JSON and exit (no device is opened)")
+    n.add_argument("--state-dir", metavar="DIR",
+                   help="where each node keeps its journal, in DIR/ADDRESS, so that a restart "
+                        "delivers every ARQ U_PDU once (default: $HFSTACK_STATE_DIR, else "
+                        "/var/lib/hfstack as root, else $XDG_STATE_HOME/hfstack or "
+                        "~/.local/state/hfstack; \"none\": no journal)")
     n.add_argument("--pcap", help="capture the D_PDUs sent and received to this file")
     n.add_argument("--peer-pcap", help="with --pair or --demo: capture node B's D_PDUs to "
                    "this file (both sides of each exchange, for Wireshark)")
@@ -223,6 +228,7 @@ def config_schema():
         "type": "object", "additionalProperties": False,
         "properties": {
             "address": text, "peer_address": text, "pcap": {"type": ["string", "null"]},
+            "state_dir": {"type": ["string", "null"]},
             "peer_pcap": {"type": ["string", "null"]},
             "mode": {"type": "string"},
             "rate": {"type": ["integer", "string"]},
@@ -352,6 +358,7 @@ def settings(a):
         "pcap": str(first(a.pcap, doc.get("pcap"), "")),
         "peer_pcap": str(first(a.peer_pcap, doc.get("peer_pcap"), "")),
         "stats_file": first(a.stats_file, stats.get("file")),
+        "state_dir": str(first(a.state_dir, doc.get("state_dir"), default_state_dir())),
     }
     s["sis_port"] = int(first(a.sis_port, sis.get("port"), 5066))
     s["stats_interval"] = float(first(a.stats_interval, stats.get("interval"),
@@ -566,8 +573,8 @@ class station(station_base):
     def __init__(self, address, port, s, radio_options, pcap=""):
         # settings() has checked the address, the options and the time scale.
         try:
-            super().__init__(address, s["node_options"], radio_options, s["sis_address"], port,
-                             pcap=pcap)
+            super().__init__(address, node_state_options(s, address), radio_options,
+                             s["sis_address"], port, pcap=pcap)
         except radio_frontend.device_error as e:
             raise resource_error(str(e))
         except radio_frontend.radio_error as e:
@@ -627,6 +634,27 @@ class station(station_base):
             remove_rules()
         if self.ip_client is not None:
             self.ip_client.close()
+
+
+def default_state_dir():
+    """Where nodes keep their journals unless told: $HFSTACK_STATE_DIR if set, else a
+    system directory for root, the user's state directory otherwise."""
+    if os.environ.get("HFSTACK_STATE_DIR"):
+        return os.environ["HFSTACK_STATE_DIR"]
+    if os.geteuid() == 0:
+        return "/var/lib/hfstack"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                            "state")
+    return os.path.join(base, "hfstack")
+
+
+def node_state_options(s, address):
+    """The node's options with its journal's directory (state_dir/ADDRESS), unless the
+    options name one already or the journal is off (state_dir "none" or empty)."""
+    options = s["node_options"]
+    if s["state_dir"] in ("", "none") or "state_dir=" in options:
+        return options
+    return f"{options};state_dir={os.path.join(s['state_dir'], address)}"
 
 
 def build(s, pair):

@@ -101,3 +101,7 @@ def main(argv=None):
         if a.intercept:
             remove_rules()
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -905,9 +905,13 @@ void pep::collect(double now)
                 }
                 break;
             case K::bound:
-                if (d_rebind_wait > 0)
+                // Counted here, not at each attempt: the SAP may come back through the
+                // driver's own reconnection as well as through this kernel's timer.
+                if (d_rebind_wait > 0) {
+                    d_counters.rebinds += 1;
                     d_actions.notices.push_back("bound SAP " + std::to_string(d_cfg.slep.sap) +
                                                 " again");
+                }
                 d_rebind_wait = 0;
                 break;
             case K::unbound:
@@ -1015,7 +1019,6 @@ void pep::on_timer(double now)
         }
     if (d_rebind_at >= 0 && d_rebind_at <= now && d_sis_up) {
         d_rebind_at = -1;
-        d_counters.rebinds += 1;
         d_actions.notices.push_back("binding SAP " + std::to_string(d_cfg.slep.sap) + " again");
         d_slep.start(now);
     }

@@ -182,7 +182,7 @@ struct pep_counters {
     uint64_t resets_from_tcp = 0, resets_from_peer = 0, idle_timeouts = 0, closed = 0;
     // Access policy: streams and datagrams from nodes not allowed, streams to
     // destinations not allowed; idle connections reset to make room; binds after the
-    // node dropped the SAP (S_UNBIND_INDICATION, a refused bind).
+    // node dropped the SAP (S_UNBIND_INDICATION, a refused bind) and it was bound again.
     uint64_t peers_refused = 0, destinations_refused = 0, evicted = 0, rebinds = 0;
     // Client to destination / back, as this proxy passed them on (near: from and to
     // its clients; far: to and from the destinations).

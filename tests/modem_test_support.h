@@ -11,6 +11,8 @@
 
 #include "chan/watterson_channel.h"
 #include "phy/m110c_transmitter.h"
+#include "phy/m110d_receiver.h"
+#include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
 
@@ -26,6 +28,34 @@
 #include <random>
 #include <string>
 #include <vector>
+
+// The bursts an App D receiver at the mode's bandwidth reports, the complex samples at
+// `fs` (0: the modem's rate) through the front end in 10 ms pieces (resampled to 4
+// samples a symbol where fs is not the modem's rate).
+inline std::vector<gr::hfstack::phy::m110d_burst>
+m110d_bursts_received(const std::vector<std::complex<float>>& samples,
+                      const gr::hfstack::phy::m110d_mode& mode,
+                      double fs = 0,
+                      gr::hfstack::phy::m110d_receiver_config config = {})
+{
+    using namespace gr::hfstack::phy;
+    serial_tone_frontend_config fc;
+    fc.real_input = false;
+    fc.symbol_rate = mode.symbol_rate();
+    fc.sample_rate = fs > 0 ? fs : m110d_sample_rate(mode.bw_khz);
+    serial_tone_frontend front(fc);
+    config.bandwidth_khz = mode.bw_khz;
+    m110d_receiver rx(config);
+    std::vector<m110d_burst> bursts;
+    std::vector<std::complex<float>> bb;
+    const size_t piece = size_t(fc.sample_rate / 100);
+    for (size_t k = 0; k < samples.size(); k += piece) {
+        bb.clear();
+        front.process(samples.data() + k, std::min(piece, samples.size() - k), bb);
+        rx.process(bb.data(), bb.size(), bursts);
+    }
+    return bursts;
+}
 
 // The text every reference recording carries.
 inline const std::string m110a_reference_text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";

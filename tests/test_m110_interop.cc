@@ -195,22 +195,7 @@ std::vector<m110d_burst> received(const std::vector<cf>& samples,
                                   const m110d_mode& mode,
                                   m110d_receiver_config config = {})
 {
-    serial_tone_frontend_config fc;
-    fc.real_input = false;
-    fc.symbol_rate = mode.symbol_rate();
-    fc.sample_rate = m110d_sample_rate(mode.bw_khz);
-    serial_tone_frontend front(fc);
-    config.bandwidth_khz = mode.bw_khz;
-    m110d_receiver rx(config);
-    std::vector<m110d_burst> bursts;
-    std::vector<cf> bb;
-    const size_t piece = size_t(fc.sample_rate / 100);
-    for (size_t k = 0; k < samples.size(); k += piece) {
-        bb.clear();
-        front.process(samples.data() + k, std::min(piece, samples.size() - k), bb);
-        rx.process(bb.data(), bb.size(), bursts);
-    }
-    return bursts;
+    return m110d_bursts_received(samples, mode, 0, config);
 }
 
 class AppDReadings : public testing::TestWithParam<std::string>

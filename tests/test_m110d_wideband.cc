@@ -77,31 +77,6 @@ std::vector<cf> on_the_air(const m110d_mode& mode,
     return out;
 }
 
-// The bursts a receiver at the mode's bandwidth reports, the samples at `fs` through
-// the front end (resampled to 4 samples a symbol where fs is not the modem's rate).
-std::vector<m110d_burst> received(const std::vector<cf>& samples,
-                                  const m110d_mode& mode,
-                                  double fs,
-                                  m110d_receiver_config config = {})
-{
-    serial_tone_frontend_config fc;
-    fc.real_input = false;
-    fc.symbol_rate = mode.symbol_rate();
-    fc.sample_rate = fs > 0 ? fs : m110d_sample_rate(mode.bw_khz);
-    serial_tone_frontend front(fc);
-    config.bandwidth_khz = mode.bw_khz;
-    m110d_receiver rx(config);
-    std::vector<m110d_burst> bursts;
-    std::vector<cf> bb;
-    const size_t piece = size_t(fc.sample_rate / 100);
-    for (size_t k = 0; k < samples.size(); k += piece) {
-        bb.clear();
-        front.process(samples.data() + k, std::min(piece, samples.size() - k), bb);
-        rx.process(bb.data(), bb.size(), bursts);
-    }
-    return bursts;
-}
-
 void expect_whole(const std::vector<m110d_burst>& bursts,
                   const m110d_mode& mode,
                   const std::vector<uint8_t>& data,
@@ -130,7 +105,8 @@ void every_wn_round_trips(unsigned bw, double snr_db, double offset_hz)
         const std::string what =
             mode.name() + " at " + std::to_string(int(snr_db)) + " dB";
         expect_whole(
-            received(on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn), mode, 0),
+            m110d_bursts_received(
+                on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn), mode, 0),
             mode,
             data,
             offset_hz,
@@ -189,11 +165,12 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
         const std::vector<uint8_t> data = random_bytes(300, 77);
         const std::string what =
             std::string(r.mode) + " at " + std::to_string(int(r.fs)) + " Hz";
-        expect_whole(received(on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
-                     mode,
-                     data,
-                     31,
-                     what);
+        expect_whole(
+            m110d_bursts_received(on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
+            mode,
+            data,
+            31,
+            what);
     }
     const m110d_mode mode = *m110d_mode_by_name("WN7/42kHz/US");
     m110d_transmit_options o;
@@ -204,14 +181,17 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
     m110d_receiver_config c;
     c.readings = o.readings;
     const std::vector<uint8_t> data = random_bytes(200, 78);
-    expect_whole(received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c),
-                 mode,
-                 data,
-                 -60,
-                 "WN7/42kHz/US K9 capped continuous M3");
+    expect_whole(
+        m110d_bursts_received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c),
+        mode,
+        data,
+        -60,
+        "WN7/42kHz/US K9 capped continuous M3");
     // Told the other preamble Walsh reading, the receiver finds nothing.
     c.readings.preamble_walsh = m110d_preamble_walsh::scaled;
-    EXPECT_TRUE(received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c).empty());
+    EXPECT_TRUE(
+        m110d_bursts_received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c)
+            .empty());
 }
 
 TEST(M110dWidebandRates, BadBandwidthsAndRatesAreRefused)
@@ -260,7 +240,7 @@ TEST(M110dWidebandRates, LongBurstAt48kHzHoldsItsOffset)
     const m110d_mode mode = *m110d_mode_by_name("WN12/48kHz/US");
     const std::vector<uint8_t> data = random_bytes(60000, 79);
     const std::vector<m110d_burst> bursts =
-        received(on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
+        m110d_bursts_received(on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
     expect_whole(bursts, mode, data, 45, "WN12/48kHz/US, 60000 bytes");
 }
 
@@ -337,9 +317,9 @@ TEST(M110dWidebandSearch, FftSearchFindsWhatDotProductsFind)
         const std::vector<cf> again = on_the_air(mode, data, 0, r.snr_db, 17, 9, o);
         air.insert(air.end(), again.begin(), again.end()); // two bursts
         m110d_receiver_config c;
-        const std::vector<m110d_burst> by_fft = received(air, mode, 0, c);
+        const std::vector<m110d_burst> by_fft = m110d_bursts_received(air, mode, 0, c);
         c.fft_search = false;
-        const std::vector<m110d_burst> by_dot = received(air, mode, 0, c);
+        const std::vector<m110d_burst> by_dot = m110d_bursts_received(air, mode, 0, c);
         ASSERT_EQ(by_fft.size(), 2u) << r.mode;
         ASSERT_EQ(by_dot.size(), by_fft.size()) << r.mode;
         for (size_t i = 0; i < by_fft.size(); ++i) {
@@ -388,10 +368,12 @@ TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
     for (const auto* paths : { &still, &poor }) {
         const std::string what = paths == &still ? "static" : "fading";
         const std::vector<cf> air = on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
-        expect_whole(received(air, mode, 0), mode, data, 5, what + ", default span");
+        expect_whole(
+            m110d_bursts_received(air, mode, 0), mode, data, 5, what + ", default span");
         m110d_receiver_config narrow;
         narrow.max_delay_spread_symbols = 13;
-        const std::vector<m110d_burst> missed = received(air, mode, 0, narrow);
+        const std::vector<m110d_burst> missed =
+            m110d_bursts_received(air, mode, 0, narrow);
         EXPECT_TRUE(missed.empty() || missed[0].bytes != data || missed[0].bytes_bad)
             << what << ", 13 symbols";
     }
@@ -422,5 +404,6 @@ TEST(M110dWidebandSpan, PathsTradingPlacesWithinThePreambleAt12kHz)
                    { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
                    { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
                    3.1);
-    expect_whole(received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
+    expect_whole(
+        m110d_bursts_received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
 }

@@ -23,26 +23,15 @@ constexpr char magic[8] = { 'H', 'F', '5', '0', '6', '6', 'J', '1' };
 constexpr uint32_t version = 1;
 constexpr size_t record_overhead = 1 + 4 + 4;
 
-void put16(bytes& b, uint32_t v)
-{
-    b.push_back(uint8_t(v >> 8));
-    b.push_back(uint8_t(v));
-}
-
-void put32(bytes& b, uint32_t v)
-{
-    for (int shift = 24; shift >= 0; shift -= 8)
-        b.push_back(uint8_t(v >> shift));
-}
 
 bytes record(char type, const bytes& body)
 {
     bytes r;
     r.reserve(record_overhead + body.size());
     r.push_back(uint8_t(type));
-    put32(r, uint32_t(body.size()));
+    put_u32_be(r, uint32_t(body.size()));
     r.insert(r.end(), body.begin(), body.end());
-    put32(r, crc32_s5066(r.data(), r.size()));
+    put_u32_be(r, crc32_s5066(r.data(), r.size()));
     return r;
 }
 
@@ -76,11 +65,6 @@ struct reader {
     }
 };
 
-uint32_t get32(const uint8_t* q)
-{
-    return uint32_t(q[0]) << 24 | uint32_t(q[1]) << 16 | uint32_t(q[2]) << 8 | q[3];
-}
-
 struct receivers {
     std::unique_ptr<arq_receiver> regular = std::make_unique<arq_receiver>(false),
                                   expedited = std::make_unique<arq_receiver>(true);
@@ -92,30 +76,30 @@ struct receivers {
 bytes journal_header(uint32_t node_address)
 {
     bytes h(magic, magic + 8);
-    put32(h, node_address);
-    put32(h, version);
+    put_u32_be(h, node_address);
+    put_u32_be(h, version);
     return h;
 }
 
 bytes journal_state_record(uint32_t peer, const arq_receiver_state& st)
 {
     bytes b;
-    put32(b, peer);
+    put_u32_be(b, peer);
     b.push_back(st.expedited ? 1 : 0);
     b.push_back(st.long_fsn ? 1 : 0);
-    put16(b, st.rx_lwe);
-    put16(b, st.rx_uwe);
+    put_u16_be(b, st.rx_lwe);
+    put_u16_be(b, st.rx_uwe);
     b.push_back(st.cpdu_id < 0 ? 255 : uint8_t(st.cpdu_id));
     b.push_back(st.open_active ? 1 : 0);
     b.push_back(st.open_drop ? 1 : 0);
-    put32(b, uint32_t(st.open_data.size()));
+    put_u32_be(b, uint32_t(st.open_data.size()));
     b.insert(b.end(), st.open_data.begin(), st.open_data.end());
-    put32(b, uint32_t(st.segments.size()));
+    put_u32_be(b, uint32_t(st.segments.size()));
     for (const auto& g : st.segments) {
-        put16(b, g.fsn);
+        put_u16_be(b, g.fsn);
         b.push_back(uint8_t((g.start ? 1 : 0) | (g.end ? 2 : 0) | (g.in_order ? 4 : 0) |
                             (g.drop ? 8 : 0) | (g.consumed ? 16 : 0)));
-        put16(b, uint32_t(g.data.size()));
+        put_u16_be(b, uint16_t(g.data.size()));
         b.insert(b.end(), g.data.begin(), g.data.end());
     }
     return record('S', b);
@@ -124,7 +108,7 @@ bytes journal_state_record(uint32_t peer, const arq_receiver_state& st)
 bytes journal_frame_record(uint32_t peer, const dpdu& d, bool segment_ok)
 {
     bytes b;
-    put32(b, peer);
+    put_u32_be(b, peer);
     b.push_back(d.type == dpdu_type::expedited_data_only ? 1 : 0);
     b.push_back(d.long_fsn ? 1 : 0);
     b.push_back(segment_ok ? 1 : 0);
@@ -137,12 +121,12 @@ journal_replay replay_journal(const uint8_t* data, size_t size, uint32_t node_ad
 {
     if (size < journal_header_size || !std::equal(magic, magic + 8, data))
         throw journal_error("not a gr-hfstack node journal");
-    if (get32(data + 8) != node_address)
+    if (get_u32_be(data + 8) != node_address)
         throw journal_foreign("the journal of node " +
-                              address_to_string(get32(data + 8)) + ", not of this node " +
-                              address_to_string(node_address));
-    if (get32(data + 12) != version)
-        throw journal_error("journal version " + std::to_string(get32(data + 12)) +
+                              address_to_string(get_u32_be(data + 8)) +
+                              ", not of this node " + address_to_string(node_address));
+    if (get_u32_be(data + 12) != version)
+        throw journal_error("journal version " + std::to_string(get_u32_be(data + 12)) +
                             " (this node reads version " + std::to_string(version) + ")");
     std::map<uint32_t, receivers> rx;
     journal_replay out;
@@ -153,14 +137,14 @@ journal_replay replay_journal(const uint8_t* data, size_t size, uint32_t node_ad
             out.dropped_tail_bytes = left;
             break;
         }
-        const size_t length = get32(data + at + 1);
+        const size_t length = get_u32_be(data + at + 1);
         if (length > left - record_overhead) {
             out.dropped_tail_bytes = left; // cut short by the crash
             break;
         }
         const size_t whole = record_overhead + length;
         const uint8_t* r = data + at;
-        if (crc32_s5066(r, whole - 4) != get32(r + whole - 4)) {
+        if (crc32_s5066(r, whole - 4) != get_u32_be(r + whole - 4)) {
             if (whole == left) { // the last record, torn
                 out.dropped_tail_bytes = left;
                 break;

@@ -239,10 +239,8 @@ struct m110c_receiver::state {
     // False when the data are to be equalised again from their start under the other
     // scrambler reading.
     bool judge_scrambler();
-    // find_tail_biting: the bits under each other phase (by tail_biting_starts' order;
-    // the one in use left empty), and how far the EOM was searched for in them.
-    std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
-    size_t other_searched[std::size(tail_biting_starts)] = {};
+    // find_tail_biting: the burst's bits under the other phases, and where their EOM is.
+    tail_biting_phase_search phase_search{ m110c_eom, m110c_eom_bits };
     void settle_tail_biting();
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
@@ -997,9 +995,7 @@ void m110c_receiver::state::clear_data_progress()
     block_decoded = false;
     eom_at = no_eom;
     eom_searched = 0;
-    for (auto& o : other_bits)
-        o.clear();
-    std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
+    phase_search.clear();
     unreliable_blocks = 0;
     least_reliability = std::numeric_limits<double>::infinity();
 }
@@ -1093,49 +1089,12 @@ void m110c_receiver::state::find_eom()
 
 void m110c_receiver::state::settle_tail_biting()
 {
-    // As the App D receiver's (m110d_receiver.cc): every phase decodes to the same
-    // cyclic bits, each block rotated by its first bit (7, 6 or 0), so under phase q bit
-    // i of a block is bit (i + first_p - first_q) mod n under the phase p in use; an
-    // EOM on a byte boundary with zeros after it to its block's end settles the phase.
-    // The three rotations differ by 1, 6 and 7 bits: only one puts the EOM on a byte.
-    const size_t n = decoder->user_bits();
-    const size_t mine = tail_biting_first_bit(data_readings.tail_biting, conv_code_k7) % n;
-    const auto fits = [](const std::vector<uint8_t>& b, size_t at) {
-        if (at % 8 != 0)
-            return false;
-        for (size_t i = at + m110c_eom_bits; i < b.size(); ++i)
-            if (b[i])
-                return false;
-        return true;
-    };
-    if (eom_at != no_eom && fits(bits, eom_at))
+    const tail_biting_start found = phase_search.settle(
+        bits, eom_at, eom_searched, data_readings.tail_biting, conv_code_k7, decoder->user_bits());
+    if (found == data_readings.tail_biting)
         return;
-    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
-        const tail_biting_start phase = tail_biting_starts[q];
-        const size_t theirs = tail_biting_first_bit(phase, conv_code_k7) % n;
-        if (phase == data_readings.tail_biting || theirs == mine)
-            continue;
-        std::vector<uint8_t>& other = other_bits[q];
-        for (size_t first = other.size(); first + n <= bits.size(); first += n)
-            for (size_t i = 0; i < n; ++i)
-                other.push_back(bits[first + (i + n + mine - theirs) % n]);
-        size_t other_at = no_eom;
-        size_t& searched = other_searched[q];
-        for (; searched + m110c_eom_bits <= other.size() && other_at == no_eom; ++searched)
-            if (bits_word(other, searched) == m110c_eom)
-                other_at = searched;
-        if (other_at == no_eom || !fits(other, other_at))
-            continue;
-        bits.swap(other);
-        eom_at = other_at;
-        eom_searched = searched;
-        data_readings.tail_biting = phase;
-        for (auto& o : other_bits)
-            o.clear();
-        std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
-        decoder.reset(new m110c_block_decoder(*mode, data_readings));
-        return;
-    }
+    data_readings.tail_biting = found;
+    decoder.reset(new m110c_block_decoder(*mode, data_readings));
 }
 
 m110c_burst m110c_receiver::state::burst_so_far() const

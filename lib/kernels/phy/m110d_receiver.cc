@@ -452,17 +452,13 @@ struct m110d_receiver::state {
     bool scrambler_settled = false; // a burst has told the readings apart
     double burst_hz = 0;            // the derotation the burst started with
     unsigned burst_sections = 0;    // found_sections of the burst's detection
-    // find_tail_biting: the bits under each other tail-biting phase (by
-    // tail_biting_starts' order; the one in use left empty), and how far the EOM was
-    // searched for in them.
-    std::vector<uint8_t> other_bits[std::size(tail_biting_starts)];
-    size_t other_searched[std::size(tail_biting_starts)] = {};
+    // find_tail_biting: the burst's bits under the other phases, and where their EOM is.
+    tail_biting_phase_search phase_search{ m110d_eom, m110d_eom_bits };
     // The burst's blocks under reliability_threshold, and the least reliability.
     size_t unreliable_blocks = 0;
     double least_reliability = std::numeric_limits<double>::infinity();
     // Of an EOM at `at` in `b` (whose end is a block's): on a byte boundary, zeros after
     // it to the block's end, as the transmitter fills it.
-    static bool eom_fits(const std::vector<uint8_t>& b, size_t at);
     void settle_tail_biting();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
@@ -726,9 +722,7 @@ void m110d_receiver::state::begin_burst()
     bits.clear();
     eom_at = no_eom;
     eom_searched = 0;
-    for (auto& o : other_bits)
-        o.clear();
-    std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
+    phase_search.clear();
     unreliable_blocks = 0;
     least_reliability = std::numeric_limits<double>::infinity();
     streamed.restart();
@@ -1354,59 +1348,20 @@ void m110d_receiver::state::second_pass(bool last)
         });
 }
 
-bool m110d_receiver::state::eom_fits(const std::vector<uint8_t>& b, size_t at)
-{
-    if (at % 8 != 0)
-        return false;
-    for (size_t i = at + m110d_eom_bits; i < b.size(); ++i)
-        if (b[i])
-            return false;
-    return true;
-}
-
 void m110d_receiver::state::settle_tail_biting()
 {
-    // Every phase decodes to the same cyclic bits, each block rotated by its first bit
-    // (tail_biting_viterbi: pair j carries bit j + first): under phase q, bit i of a
-    // block is bit (i + first_p - first_q) mod n under the phase p in use.
-    const conv_code& code = m110d_conv_code(constraint_length);
-    const size_t n = mode->input_bits_per_block;
-    const size_t mine = tail_biting_first_bit(data_readings.tail_biting, code) % n;
-    // An EOM where the transmitter puts it (a byte boundary, zeros after it) settles
-    // the phase; where the one in use fits, or none other does, it stays. Two can fit
-    // only with K = 9, whose phases from_block_start and from_full_register differ by
-    // a whole byte, on a burst with a byte or more of fill: the earlier in
-    // tail_biting_starts is taken.
-    if (eom_at != no_eom && eom_fits(bits, eom_at))
+    const tail_biting_start found =
+        phase_search.settle(bits,
+                            eom_at,
+                            eom_searched,
+                            data_readings.tail_biting,
+                            m110d_conv_code(constraint_length),
+                            mode->input_bits_per_block);
+    if (found == data_readings.tail_biting)
         return;
-    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
-        const tail_biting_start phase = tail_biting_starts[q];
-        const size_t theirs = tail_biting_first_bit(phase, code) % n;
-        if (phase == data_readings.tail_biting || theirs == mine)
-            continue;
-        std::vector<uint8_t>& other = other_bits[q];
-        for (size_t first = other.size(); first + n <= bits.size(); first += n)
-            for (size_t i = 0; i < n; ++i)
-                other.push_back(bits[first + (i + n + mine - theirs) % n]);
-        size_t other_at = no_eom;
-        size_t& searched = other_searched[q];
-        for (; searched + m110d_eom_bits <= other.size() && other_at == no_eom;
-             ++searched)
-            if (bits_word(other, searched) == m110d_eom)
-                other_at = searched;
-        if (other_at == no_eom || !eom_fits(other, other_at))
-            continue;
-        bits.swap(other);
-        eom_at = other_at;
-        eom_searched = searched;
-        data_readings.tail_biting = phase;
-        for (auto& o : other_bits)
-            o.clear();
-        std::fill(std::begin(other_searched), std::end(other_searched), size_t(0));
-        decoder.reset(new m110d_block_decoder(
-            *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
-        return;
-    }
+    data_readings.tail_biting = found;
+    decoder.reset(new m110d_block_decoder(
+        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
 }
 
 bool m110d_receiver::state::decode_block()

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -367,6 +368,64 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
         const bool dropped = (d_decisions[k * words + state / 64] >> (state % 64)) & 1u;
         state = (state >> 1) | (dropped ? half : 0u);
     }
+}
+
+void tail_biting_phase_search::clear()
+{
+    for (auto& o : d_other_bits)
+        o.clear();
+    std::fill(std::begin(d_other_searched), std::end(d_other_searched), size_t(0));
+}
+
+bool tail_biting_phase_search::eom_fits(const std::vector<uint8_t>& bits, size_t at) const
+{
+    if (at % 8 != 0)
+        return false;
+    for (size_t i = at + d_eom_bits; i < bits.size(); ++i)
+        if (bits[i])
+            return false;
+    return true;
+}
+
+tail_biting_start tail_biting_phase_search::settle(std::vector<uint8_t>& bits,
+                                                   size_t& eom_at,
+                                                   size_t& eom_searched,
+                                                   tail_biting_start in_use,
+                                                   const conv_code& code,
+                                                   size_t n)
+{
+    if (eom_at != no_eom && eom_fits(bits, eom_at))
+        return in_use;
+    const auto word_at = [&](const std::vector<uint8_t>& b, size_t at) {
+        uint32_t w = 0;
+        for (unsigned i = 0; i < d_eom_bits; ++i)
+            w = (w << 1) | (b[at + i] & 1u);
+        return w;
+    };
+    const size_t mine = tail_biting_first_bit(in_use, code) % n;
+    for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
+        const tail_biting_start phase = tail_biting_starts[q];
+        const size_t theirs = tail_biting_first_bit(phase, code) % n;
+        if (phase == in_use || theirs == mine)
+            continue;
+        std::vector<uint8_t>& other = d_other_bits[q];
+        for (size_t first = other.size(); first + n <= bits.size(); first += n)
+            for (size_t i = 0; i < n; ++i)
+                other.push_back(bits[first + (i + n + mine - theirs) % n]);
+        size_t other_at = no_eom;
+        size_t& searched = d_other_searched[q];
+        for (; searched + d_eom_bits <= other.size() && other_at == no_eom; ++searched)
+            if (word_at(other, searched) == d_eom)
+                other_at = searched;
+        if (other_at == no_eom || !eom_fits(other, other_at))
+            continue;
+        bits.swap(other);
+        eom_at = other_at;
+        eom_searched = searched;
+        clear();
+        return phase;
+    }
+    return in_use;
 }
 
 } // namespace phy

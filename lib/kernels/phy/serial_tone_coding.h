@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 namespace gr {
@@ -79,6 +80,44 @@ constexpr tail_biting_start tail_biting_starts[] = { tail_biting_start::first_pa
                                                      tail_biting_start::from_block_start };
 // The information bit whose pair a block's coded output starts with (7, K - 1 or 0).
 unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code);
+
+// Finds a burst's tail-biting phase from where its EOM lands, for the App C and App D
+// receivers (docs/modem-design.md, "Interoperability"). Every phase decodes to the same
+// cyclic bits, each block rotated by its first bit (tail_biting_viterbi: pair j carries
+// bit j + first), so under phase q bit i of a block is bit (i + first_p - first_q) mod n
+// under the phase p in use; an EOM where the transmitter puts it (on a byte boundary,
+// zeros after it to its block's end) settles the phase.
+class tail_biting_phase_search
+{
+public:
+    static constexpr size_t no_eom = SIZE_MAX;
+    tail_biting_phase_search(uint32_t eom, unsigned eom_bits) : d_eom(eom), d_eom_bits(eom_bits) {}
+    // Forgets the other phases' bits: a new burst, or a phase settled.
+    void clear();
+    // Whether an EOM at `at` of `bits` sits where a transmitter puts it.
+    bool eom_fits(const std::vector<uint8_t>& bits, size_t at) const;
+    // bits: the burst's bits so far under `in_use`, in blocks of n; eom_at: the EOM found
+    // in them (no_eom: none yet), eom_searched: how far they were searched. Where the
+    // phase in use fits, or no other does, nothing changes and `in_use` is returned;
+    // otherwise bits, eom_at and eom_searched become those of the first phase (by
+    // tail_biting_starts' order) that fits, which is returned. With K = 9 two can fit
+    // (from_block_start and from_full_register are a whole byte apart) on a burst with a
+    // byte or more of fill: the earlier is taken.
+    tail_biting_start settle(std::vector<uint8_t>& bits,
+                             size_t& eom_at,
+                             size_t& eom_searched,
+                             tail_biting_start in_use,
+                             const conv_code& code,
+                             size_t n);
+
+private:
+    uint32_t d_eom;
+    unsigned d_eom_bits;
+    // The bits under each other phase (the one in use left empty), and how far the EOM
+    // was searched for in them.
+    std::vector<uint8_t> d_other_bits[std::size(tail_biting_starts)];
+    size_t d_other_searched[std::size(tail_biting_starts)] = {};
+};
 
 // The mother code's (T1, T2) pairs of one tail-biting block of n >= max(K - 1, 8) bits
 // (n > the first bit).

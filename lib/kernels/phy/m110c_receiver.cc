@@ -739,9 +739,10 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             float llr[6];
             const double variance = std::max(1e-3, equaliser->estimate_variance());
             const cd decision = demapper->demap(z, role.position, variance, llr);
-            if (symbol_tap)
+            if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
                 ++tapped;
+            }
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
             weigh_decision(z, decision, variance, block_llr.size());
@@ -943,14 +944,9 @@ bool m110c_receiver::state::judge_scrambler()
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
     const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
-    double wrong = 0, expected = 0, size = 0;
-    for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
-        const double l = std::abs(double(block_llr[k]));
-        if ((block_llr[k] < 0) != (channel[k] != 0))
-            wrong += l;
-        expected += l / (1.0 + std::exp(std::min(l, 700.0)));
-        size += l;
-    }
+    const reencoding_agreement agreement = agreement_of(block_llr, channel);
+    const double wrong = agreement.wrong, expected = agreement.expected,
+                 size = agreement.weight;
     const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
     scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
     scrambler_tried[mine] = true;

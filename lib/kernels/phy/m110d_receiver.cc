@@ -1381,14 +1381,9 @@ bool m110d_receiver::state::decode_block()
                                      constraint_length,
                                      data_readings.tail_biting,
                                      cfg.k7_newest_bit_lsb);
-        double wrong = 0, expected = 0, size = 0;
-        for (size_t k = 0; k < channel.size() && k < block_llr.size(); ++k) {
-            const double l = std::abs(double(block_llr[k]));
-            if ((block_llr[k] < 0) != (channel[k] != 0))
-                wrong += l;
-            expected += l / (1.0 + std::exp(std::min(l, 700.0)));
-            size += l;
-        }
+        const reencoding_agreement agreement = agreement_of(block_llr, channel);
+        const double wrong = agreement.wrong, expected = agreement.expected,
+                     size = agreement.weight;
         const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
         scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
         scrambler_tried[mine] = true;

@@ -428,6 +428,20 @@ tail_biting_start tail_biting_phase_search::settle(std::vector<uint8_t>& bits,
     return in_use;
 }
 
+reencoding_agreement agreement_of(const std::vector<float>& llr,
+                                  const std::vector<uint8_t>& channel_bits)
+{
+    reencoding_agreement a;
+    for (size_t k = 0; k < channel_bits.size() && k < llr.size(); ++k) {
+        const double l = std::abs(double(llr[k]));
+        if ((llr[k] < 0) != (channel_bits[k] != 0))
+            a.wrong += l;
+        a.expected += l / (1.0 + std::exp(std::min(l, 700.0)));
+        a.weight += l;
+    }
+    return a;
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

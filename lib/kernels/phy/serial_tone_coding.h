@@ -81,6 +81,15 @@ constexpr tail_biting_start tail_biting_starts[] = { tail_biting_start::first_pa
 // The information bit whose pair a block's coded output starts with (7, K - 1 or 0).
 unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code);
 
+// How far a block's LLRs agree with its decoded bits coded again (the receivers' test
+// of a data reading): the LLR weight of the bits that disagree, the weight expected to
+// disagree from the LLRs' own uncertainty, and the whole weight.
+struct reencoding_agreement {
+    double wrong = 0, expected = 0, weight = 0;
+};
+reencoding_agreement agreement_of(const std::vector<float>& llr,
+                                  const std::vector<uint8_t>& channel_bits);
+
 // Finds a burst's tail-biting phase from where its EOM lands, for the App C and App D
 // receivers (docs/modem-design.md, "Interoperability"). Every phase decodes to the same
 // cyclic bits, each block rotated by its first bit (tail_biting_viterbi: pair j carries

@@ -87,8 +87,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     script_reader r{ data, size };
     node_config cfg;
     cfg.address = 1;
-    cfg.rate_adaptation = r.u8() & 1;
+    const uint8_t setup = r.u8();
+    cfg.rate_adaptation = setup & 1;
+    if (setup & 2) // journal records and numbered deliveries (the engine writes no file)
+        cfg.state_dir = "journal";
     node_engine e(cfg);
+    std::vector<uint64_t> deliveries; // numbered, not yet settled by this script
     double now = 0;
     auto settle = [&]() {
         // Timers that are due run now; a correct engine runs out of them quickly.
@@ -97,7 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             e.on_timer(now);
         }
         check(!std::isnan(e.next_deadline()));
-        e.take_actions();
+        for (const auto& m : e.take_actions().to_clients)
+            if (m.delivery)
+                deliveries.push_back(m.delivery);
     };
     try {
         while (r.n) {
@@ -150,12 +156,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             case 5:
                 e.on_phy_status(phy_event(r.u8() % 4), now);
                 break;
-            case 6:
-                if (r.u8() & 1)
-                    e.on_client_connected(r.u8() % 4, now);
-                else
+            case 6: {
+                const uint8_t what = r.u8() % 3;
+                if (what == 0) {
+                    e.on_client_connected(r.u8() % 4, now, r.u8() & 1);
+                } else if (what == 1) {
                     e.on_client_closed(r.u8() % 4, now);
+                } else { // a write reported: one outstanding, or any number at all
+                    const size_t k = r.u8();
+                    const uint64_t number =
+                        k < deliveries.size() ? deliveries[k] : uint64_t(r.u16());
+                    e.on_delivery_settled(number, r.u8() & 1, now);
+                }
                 break;
+            }
             default: // time passes
                 now += double(r.u16()) / 16.0;
                 break;

@@ -148,6 +148,13 @@ void node_impl::journal_open(const std::string& state_dir)
             d_logger->info("journal {}: {} peer(s) restored; their windows go on where they were",
                            d_journal_path,
                            peers);
+            if (const uint64_t owed = d_engine->counters().deliveries_owed)
+                d_logger->info(
+                    "journal {}: {} C_PDU(s) delivered before the restart were "
+                    "not yet written to their client: each goes, once, to the "
+                    "client that binds its SAP",
+                    d_journal_path,
+                    owed);
         } catch (const dl::journal_foreign& e) {
             throw std::invalid_argument("node: state_dir " + state_dir + ": " + e.what());
         } catch (const dl::journal_error& e) {
@@ -348,7 +355,20 @@ void node_impl::handle_sis_locked(uint32_t client,
 {
     const double t = now();
     if (event == "connected") {
-        d_engine->on_client_connected(client, t);
+        d_engine->on_client_connected(
+            client,
+            t,
+            pmt::is_true(pmt::dict_ref(meta, metadata::reports_written(), pmt::PMT_F)));
+    } else if (event == "written" || event == "dropped") {
+        const pmt::pmt_t delivery =
+            pmt::dict_ref(meta, metadata::delivery(), pmt::PMT_NIL);
+        if (!pmt::is_integer(delivery)) {
+            d_logger->warn(
+                "sis_in: '{}' from client {} without a delivery number", event, client);
+            return;
+        }
+        d_engine->on_delivery_settled(
+            uint64_t(pmt::to_long(delivery)), event == "written", t);
     } else if (event == "closed") {
         d_engine->on_client_closed(client, t);
     } else if (event == "invalid") {
@@ -454,6 +474,9 @@ void node_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(m.client));
         meta = pmt::dict_add(meta, metadata::from_client(), pmt::PMT_F);
+        if (m.delivery)
+            meta = pmt::dict_add(
+                meta, metadata::delivery(), pmt::from_long(long(m.delivery)));
         dl::bytes frame;
         try {
             frame = dl::encode(m.primitive);

@@ -199,6 +199,15 @@ void sis_server_impl::post_event(long id, const char* event, pmt::pmt_t extra)
     message_port_pub(port_out, pmt::cons(meta, pmt::make_u8vector(0, 0)));
 }
 
+void sis_server_impl::post_settled(long id, long delivery, bool written)
+{
+    if (delivery)
+        post_event(id,
+                   written ? "written" : "dropped",
+                   pmt::dict_add(
+                       pmt::make_dict(), metadata::delivery(), pmt::from_long(delivery)));
+}
+
 // Scheduler thread: only queue the work; the server thread owns the sockets.
 void sis_server_impl::handle_sis_in(const pmt::pmt_t& msg)
 {
@@ -213,7 +222,12 @@ void sis_server_impl::handle_sis_in(const pmt::pmt_t& msg)
         d_logger->warn("dropping a PDU without an integer client_id");
         return;
     }
-    command cmd{ pmt::to_long(id), false, {}, {} };
+    const pmt::pmt_t delivery = pmt::dict_ref(meta, metadata::delivery(), pmt::PMT_NIL);
+    command cmd{ pmt::to_long(id),
+                 false,
+                 {},
+                 {},
+                 pmt::is_integer(delivery) ? pmt::to_long(delivery) : 0 };
     const pmt::pmt_t event = pmt::dict_ref(meta, metadata::client_event(), pmt::PMT_NIL);
     if (pmt::is_symbol(event)) {
         if (pmt::symbol_to_string(event) != "disconnect") {
@@ -330,8 +344,10 @@ void sis_server_impl::apply_commands()
             // an id this server never gave out is another client's, not an error.
             const bool known = cmd.client_id > 0 && cmd.client_id < d_next_id;
             const char* what = cmd.disconnect ? "disconnect" : "SIS bytes";
-            if (known)
+            if (known) {
                 d_logger->debug("client {} is gone: dropping {}", cmd.client_id, what);
+                post_settled(cmd.client_id, cmd.delivery, false);
+            }
             continue;
         }
         connection& c = it->second;
@@ -344,10 +360,11 @@ void sis_server_impl::apply_commands()
         }
         if (c.out_bytes + cmd.data.size() > max_queued_bytes) {
             drop(cmd.client_id, c, "it does not read: more than 4 MiB queued for it");
+            post_settled(cmd.client_id, cmd.delivery, false);
             continue;
         }
         c.out_bytes += cmd.data.size();
-        c.out.push_back(std::move(cmd.data));
+        c.out.push_back({ std::move(cmd.data), cmd.delivery });
     }
 }
 
@@ -377,7 +394,12 @@ bool sis_server_impl::accept_clients()
         d_connections[id].fd = fd;
         d_clients = d_connections.size();
         d_logger->debug("client {} connected", id);
-        post_event(id, "connected");
+        // Every numbered primitive is reported "written" or "dropped" (the node's
+        // journal delivers again after a restart what reached no socket).
+        post_event(
+            id,
+            "connected",
+            pmt::dict_add(pmt::make_dict(), metadata::reports_written(), pmt::PMT_T));
     }
 }
 
@@ -433,7 +455,7 @@ void sis_server_impl::answer(long id, connection& c)
             return;
         }
         c.out_bytes += frame.size();
-        c.out.push_back(std::move(frame));
+        c.out.push_back({ std::move(frame) });
     }
 }
 
@@ -520,7 +542,7 @@ void sis_server_impl::check_garbage(long id, connection& c)
 void sis_server_impl::write_client(long id, connection& c)
 {
     while (!c.out.empty()) {
-        const dl::bytes& front = c.out.front();
+        const dl::bytes& front = c.out.front().data;
         const ssize_t n = ::send(
             c.fd, front.data() + c.out_offset, front.size() - c.out_offset, MSG_NOSIGNAL);
         if (n < 0) {
@@ -535,6 +557,7 @@ void sis_server_impl::write_client(long id, connection& c)
         if (c.disconnecting) // a slow reader still gets what is left while it progresses
             c.deadline = clock::now() + close_timeout;
         if (c.out_offset == front.size()) {
+            post_settled(id, c.out.front().delivery, true);
             c.out.pop_front();
             c.out_offset = 0;
         }
@@ -559,6 +582,10 @@ void sis_server_impl::drop(long id, connection& c, const std::string& why)
         d_logger->warn("client {}: closing: {}", id, why);
     ::close(c.fd);
     c.fd = -1;
+    for (const auto& f : c.out)
+        post_settled(id, f.delivery, false);
+    c.out.clear();
+    c.out_bytes = 0;
     if (!c.draining)
         post_event(id, "closed");
     c.draining = true;

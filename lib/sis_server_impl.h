@@ -54,13 +54,18 @@ private:
         bool disconnect;
         std::string reason;
         dl::bytes data;
+        long delivery; // nonzero: report "written" or "dropped" (metadata::delivery)
+    };
+    struct queued_frame {
+        dl::bytes data;
+        long delivery = 0;
     };
 
     struct connection {
         int fd = -1;
         dl::sis_reassembler reassembler;
         dl::sis_counters reported; // counters already described in "invalid" events
-        std::deque<dl::bytes> out; // queued frames; the first is partly written
+        std::deque<queued_frame> out; // queued frames; the first is partly written
         size_t out_offset = 0;     // bytes of out.front() already written
         size_t out_bytes = 0;      // unwritten bytes in out
         bool fatal = false;        // fatal "invalid" posted: input is ignored now
@@ -84,6 +89,8 @@ private:
     void finish(long id, connection& c);
     void drop(long id, connection& c, const std::string& why);
     void post_event(long id, const char* event, pmt::pmt_t extra = pmt::PMT_NIL);
+    // A numbered primitive's outcome, for the node's journal.
+    void post_settled(long id, long delivery, bool written);
 
     const std::string d_address;
     const int d_port;

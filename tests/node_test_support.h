@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -237,18 +238,26 @@ inline std::vector<dpdu> frames_of(const node_transmission& t)
 // 1, 2, 3) queued at n1 for n2; then whole bursts passed between them (both modems at
 // once, no carrier sense), each arriving at the end of its air time, until n1 produces
 // a burst carrying ARQ data: that one is returned undelivered, with `now` at the time
-// it was produced.
-inline node_transmission first_data_burst(node_engine& n1, node_engine& n2, double& now)
+// it was produced. n2's actions are taken through `take_n2` (a test that keeps n2's
+// journal sees them all).
+inline node_transmission first_data_burst(
+    node_engine& n1,
+    node_engine& n2,
+    double& now,
+    const std::function<node_actions(node_engine&)>& take_n2 = [](node_engine& e) {
+        return e.take_actions();
+    })
 {
     n1.on_sis(1, bind_request(3), now);
     n2.on_sis(7, bind_request(3), now);
-    n2.take_actions();
+    take_n2(n2);
     for (uint8_t k = 0; k < 3; ++k)
         n1.on_sis(1, unidata_to(2, 3, bytes(600, uint8_t(k + 1))), now);
     for (int round = 0; round < 20; ++round) {
         for (auto* from : { &n1, &n2 }) {
             node_engine* to = from == &n1 ? &n2 : &n1;
-            for (auto& t : from->take_actions().transmissions) {
+            for (auto& t :
+                 (from == &n2 ? take_n2(n2) : n1.take_actions()).transmissions) {
                 const auto frames = frames_of(t);
                 const bool carries_data =
                     std::any_of(frames.begin(), frames.end(), [](const dpdu& d) {

@@ -6,13 +6,18 @@
 
 /* The node's journal (dl/node_journal.h): an ARQ receiver's state round-trips through
  * state()/restore() and through the journal's records; a journal cut short at any byte
- * gives the state as of its last whole record; a corrupt, foreign or garbage journal is a
- * journal_error naming what is wrong, never a crash. */
+ * gives the state as of its last whole record; deliveries stay owed until reported
+ * written, and a restarted engine hands each owed one, once, to the client that binds
+ * its SAP; a corrupt, foreign or garbage journal is a journal_error naming what is
+ * wrong, never a crash. */
 #include "dl/node_journal.h"
+#include "node_test_support.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
+#include <set>
 
 using namespace gr::hfstack;
 using namespace gr::hfstack::dl;
@@ -133,6 +138,153 @@ TEST(NodeJournal, RecordsReplayAndATornTailIsDropped)
     }
 }
 
+// The journal file as the node block keeps it: appended, or replaced by a rewrite.
+struct journal_file {
+    bytes content;
+    node_actions take(node_engine& e)
+    {
+        auto a = e.take_actions();
+        if (a.journal_rewrite)
+            content = a.journal;
+        else
+            content.insert(content.end(), a.journal.begin(), a.journal.end());
+        return a;
+    }
+};
+
+std::vector<client_message> indications(const node_actions& a)
+{
+    std::vector<client_message> out;
+    for (const auto& m : a.to_clients)
+        if (m.primitive.type == sis_type::unidata_indication)
+            out.push_back(m);
+    return out;
+}
+
+// Delivery records stay unsettled until their settled record; a settled record for a
+// number compacted away is no error; a cut at any byte keeps the whole records before.
+TEST(NodeJournal, DeliveriesStayUnsettledUntilWritten)
+{
+    sis_primitive ind;
+    ind.type = sis_type::unidata_indication;
+    ind.destination_sap = 3;
+    ind.source = sis_address{ 1, 7 };
+    ind.destination = sis_address{ 2, 7 };
+    ind.service_type.tx_mode = sis_tx_mode::arq;
+    bytes journal = journal_header(2);
+    std::vector<std::pair<size_t, std::set<uint64_t>>> after;
+    std::set<uint64_t> open;
+    const auto add = [&](const bytes& r) {
+        journal.insert(journal.end(), r.begin(), r.end());
+        after.push_back({ journal.size(), open });
+    };
+    for (uint64_t k = 1; k <= 4; ++k) {
+        ind.payload = bytes(10 + k, uint8_t(k));
+        open.insert(k);
+        add(journal_delivery_record(k, encode(ind)));
+    }
+    open.erase(2);
+    add(journal_settled_record(2, true));
+    open.erase(4);
+    add(journal_settled_record(4, false));
+    add(journal_settled_record(77, true)); // settled before a rewrite dropped it
+    const auto r = replay_journal(journal, 2);
+    EXPECT_EQ(r.last_delivery, 4u);
+    ASSERT_EQ(r.unsettled.size(), 2u);
+    for (uint64_t k : { 1u, 3u }) {
+        const auto p = decode_sis(r.unsettled.at(k));
+        ASSERT_TRUE(p);
+        EXPECT_EQ(p.value.payload, bytes(10 + k, uint8_t(k)));
+        EXPECT_EQ(p.value.destination_sap, 3);
+    }
+    for (size_t cut = journal_header_size; cut < journal.size(); ++cut) {
+        const auto c = replay_journal(journal.data(), cut, 2);
+        std::set<uint64_t> want;
+        for (const auto& [size, set] : after)
+            if (size <= cut)
+                want = set;
+        std::set<uint64_t> got;
+        for (const auto& [k, b] : c.unsettled)
+            got.insert(k);
+        EXPECT_EQ(got, want) << cut;
+    }
+    bytes bad = journal_header(2);
+    const auto zero = journal_delivery_record(0, encode(ind));
+    bad.insert(bad.end(), zero.begin(), zero.end());
+    EXPECT_THROW(replay_journal(bad, 2), journal_error);
+    bad = journal_header(2);
+    const auto garbage = journal_delivery_record(5, bytes{ 1, 2, 3 });
+    bad.insert(bad.end(), garbage.begin(), garbage.end());
+    EXPECT_THROW(replay_journal(bad, 2), journal_error);
+}
+
+// Three C_PDUs delivered to a client that reports its writes; only the first reported
+// written before the process ends. The restarted engine owes the other two and hands
+// them, once, in order, with their numbers, to the client that binds the SAP; written,
+// they are owed no more. A client that does not report writes gets unnumbered
+// deliveries and the journal holds none for it.
+TEST(NodeJournal, DeliveriesNotWrittenBeforeARestartGoOnceToTheNextBinder)
+{
+    node_config c2 = node_at(2);
+    c2.state_dir = "journal"; // the engine never touches the file
+    double now = 0;
+    node_engine n1(node_at(1));
+    auto n2 = std::make_unique<node_engine>(c2);
+    journal_file file;
+    n2->on_client_connected(7, now, true);
+    const auto burst =
+        first_data_burst(n1, *n2, now, [&](node_engine& e) { return file.take(e); });
+    n2->on_burst(burst.burst, burst_info{}, now + burst.air_time_s);
+    const auto first = indications(file.take(*n2));
+    ASSERT_EQ(first.size(), 3u);
+    for (uint64_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(first[k].delivery, k + 1);
+        EXPECT_EQ(first[k].primitive.payload, bytes(600, uint8_t(k + 1)));
+    }
+    n2->on_delivery_settled(1, true, now);
+    n2->on_delivery_settled(1, true, now); // a repeat changes nothing
+    file.take(*n2);
+
+    n2 = std::make_unique<node_engine>(c2); // kill -9, restart
+    n2->restore_journal(file.content, now);
+    EXPECT_EQ(n2->counters().deliveries_owed, 2u);
+    file.take(*n2);
+    n2->on_client_connected(9, now, true);
+    n2->on_sis(9, bind_request(3), now);
+    const auto again = indications(file.take(*n2));
+    ASSERT_EQ(again.size(), 2u);
+    for (uint64_t k = 0; k < 2; ++k) {
+        EXPECT_EQ(again[k].client, 9u);
+        EXPECT_EQ(again[k].delivery, k + 2);
+        EXPECT_EQ(again[k].primitive.payload, bytes(600, uint8_t(k + 2)));
+    }
+    EXPECT_EQ(n2->counters().deliveries_repeated, 2u);
+    // Bound again: nothing more.
+    n2->on_sis(9, bind_request(3), now);
+    EXPECT_TRUE(indications(file.take(*n2)).empty());
+    // Still unwritten at a second restart: owed again. Written: owed no more.
+    EXPECT_EQ(replay_journal(file.content, 2).unsettled.size(), 2u);
+    n2->on_delivery_settled(2, true, now);
+    n2->on_delivery_settled(
+        3, false, now); // its client was gone: lost, as without a restart
+    file.take(*n2);
+    EXPECT_TRUE(replay_journal(file.content, 2).unsettled.empty());
+
+    // A client that does not report its writes (an in-process one).
+    node_engine n3(node_at(1));
+    auto n4 = std::make_unique<node_engine>(c2);
+    journal_file other;
+    double t = 0;
+    const auto b2 =
+        first_data_burst(n3, *n4, t, [&](node_engine& e) { return other.take(e); });
+    n4->on_burst(b2.burst, burst_info{}, t + b2.air_time_s);
+    const auto plain = indications(other.take(*n4));
+    ASSERT_EQ(plain.size(), 3u);
+    for (const auto& m : plain)
+        EXPECT_EQ(m.delivery, 0u);
+    EXPECT_TRUE(replay_journal(other.content, 2).unsettled.empty());
+}
+
 // What a journal may not be: another node's, not a journal, another version, a record
 // damaged before the end, an impossible state. Random garbage after a valid header ends
 // in a journal_error or a replay, never a crash.
@@ -174,7 +326,7 @@ TEST(NodeJournal, BadJournalsAreClearErrors)
         for (size_t k = 0; k < n; ++k)
             junk.push_back(uint8_t(rng()));
         if (i % 2 && n > 6) { // a plausible record head: a known type, a small length
-            junk[journal_header_size] = (i % 4 == 1) ? 'S' : 'F';
+            junk[journal_header_size] = "SFDW"[(i / 2) % 4];
             junk[journal_header_size + 1] = junk[journal_header_size + 2] =
                 junk[journal_header_size + 3] = 0;
         }

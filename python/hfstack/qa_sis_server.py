@@ -46,7 +46,8 @@ class stand_in_node(gr.basic_block):
     def handle(self, msg):
         meta = pmt.car(msg)
         r = {key: meta_value(meta, key)
-             for key in ("client_id", "client_event", "from_client", "reason", "fatal")}
+             for key in ("client_id", "client_event", "from_client", "reason", "fatal",
+                         "delivery", "reports_written")}
         r["data"] = hfstack.pdu_bytes(msg)
         with self.cond:
             self.records.append(r)
@@ -230,6 +231,46 @@ class qa_sis_server(gr_unittest.TestCase):
                                        pmt.cons(meta, pmt.make_u8vector(1 << 20, 0)))
         self.node.wait_for(lambda rs: rs[-1]["client_event"] == "closed")
         self.assertEqual(self.server.clients(), 0)
+
+    def test_numbered_primitives_are_reported_written_or_dropped(self):
+        # The node's journal follows each numbered delivery until it reaches the socket.
+        self.start()
+        c = self.connect()
+        records = self.node.wait_for(lambda rs: rs and rs[-1]["client_event"] == "connected")
+        self.assertIs(records[-1]["reports_written"], True)
+        cid = records[-1]["client_id"]
+        indication = dl.encode_sis(hfstack.make_sis("keep_alive"))
+        self.node.send(indication, client_id=cid, delivery=5)
+        self.assertEqual(c.receive().type, T.keep_alive)
+        self.node.wait_for(lambda rs: any(r["client_event"] == "written" for r in rs))
+        settled = [(r["client_event"], r["delivery"]) for r in self.node.records
+                   if r["client_event"] in ("written", "dropped")]
+        self.assertEqual(settled, [("written", 5)])
+
+        # A client that does not read: what reached its socket is written, the rest
+        # dropped with it; every number is reported once.
+        self.connect(rcvbuf=4096)
+        records = self.node.wait_for(
+            lambda rs: [r["client_event"] for r in rs].count("connected") == 2)
+        slow = records[-1]["client_id"]
+        numbers = list(range(10, 26))
+        for n in numbers:  # 16 MiB: more than the socket buffers plus the 4 MiB queue
+            self.node.send(bytes(1 << 20), client_id=slow, delivery=n)
+        self.node.wait_for(lambda rs: sum(r["client_event"] in ("written", "dropped") and
+                                          r["client_id"] == slow for r in rs) == len(numbers))
+        outcomes = {r["delivery"]: r["client_event"] for r in self.node.records
+                    if r["client_id"] == slow and r["client_event"] in ("written", "dropped")}
+        self.assertEqual(sorted(outcomes), numbers)
+        self.assertIn("dropped", outcomes.values())
+
+        # A client that has gone: dropped.
+        c.close()
+        self.node.wait_for(lambda rs: ("closed", cid) in [(r["client_event"], r["client_id"])
+                                                           for r in rs])
+        self.node.send(indication, client_id=cid, delivery=99)
+        records = self.node.wait_for(lambda rs: any(r["delivery"] == 99 for r in rs))
+        self.assertEqual([r["client_event"] for r in records if r["delivery"] == 99],
+                         ["dropped"])
 
     def test_extra_connections_are_refused(self):
         self.start(max_clients=2)

@@ -35,7 +35,10 @@ inline const pmt::pmt_t& time()
 
 // SIS connection events between sis_server and node, in PDUs with an empty payload:
 // "connected", "closed", "invalid" (server -> node; "invalid" carries `reason` and
-// `fatal`), "disconnect" (node -> server, after any last primitives; carries `reason`).
+// `fatal`; "connected" carries `reports_written`), "written" and "dropped" (server ->
+// node, carrying `delivery`: a numbered primitive reached the client's socket, or could
+// not, its client gone), "disconnect" (node -> server, after any last primitives;
+// carries `reason`).
 inline const pmt::pmt_t& client_event()
 {
     static const pmt::pmt_t key = pmt::mp("client_event");
@@ -51,6 +54,20 @@ inline const pmt::pmt_t& reason()
 inline const pmt::pmt_t& fatal()
 {
     static const pmt::pmt_t key = pmt::mp("fatal");
+    return key;
+}
+// A primitive the node's journal follows until it reaches the client's socket: its
+// delivery number (integer, on node -> server PDUs and in "written"/"dropped" events).
+inline const pmt::pmt_t& delivery()
+{
+    static const pmt::pmt_t key = pmt::mp("delivery");
+    return key;
+}
+// "connected" event: true when the server reports "written"/"dropped" for every
+// primitive that carries a `delivery` number (bool).
+inline const pmt::pmt_t& reports_written()
+{
+    static const pmt::pmt_t key = pmt::mp("reports_written");
     return key;
 }
 // Waveform mode of a burst: user data rate in bps (integer) and interleaver

@@ -133,6 +133,9 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "updus_delivered", double(c.updus_delivered) },
         { "updus_undeliverable", double(c.updus_undeliverable) },
         { "non_arq_discarded", double(c.non_arq_discarded) },
+        { "deliveries_owed", double(c.deliveries_owed) },
+        { "deliveries_repeated", double(c.deliveries_repeated) },
+        { "deliveries_unsettled_dropped", double(c.deliveries_unsettled_dropped) },
         { "queued_updus", double(c.queued_updus) },
         { "queued_bytes", double(c.queued_bytes) },
         { "links_up", double(c.links_up) },
@@ -317,16 +320,26 @@ node_engine::node_engine(node_config config)
 
 node_engine::~node_engine() = default;
 
-void node_engine::on_client_connected(uint32_t client, double now)
+void node_engine::on_client_connected(uint32_t client, double now, bool reports_written)
 {
     d->begin_input(now);
     d->ensure_client(client);
+    if (reports_written)
+        d->clients_reporting_writes.insert(client);
+    d->service();
+}
+
+void node_engine::on_delivery_settled(uint64_t delivery, bool written, double now)
+{
+    d->begin_input(now);
+    d->settle_delivery(delivery, written);
     d->service();
 }
 
 void node_engine::on_client_closed(uint32_t client, double now)
 {
     d->begin_input(now);
+    d->clients_reporting_writes.erase(client);
     if (d->clients.erase(client)) {
         d->forget_client(client);
         d->supervision.on_closed(client);

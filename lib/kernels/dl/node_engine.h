@@ -314,6 +314,13 @@ struct node_counters {
     uint64_t updus_delivered = 0;       // indications to clients
     uint64_t updus_undeliverable = 0;   // received for a SAP nobody holds
     uint64_t non_arq_discarded = 0;     // incomplete non-ARQ C_PDUs not delivered
+    // With state_dir: deliveries from ARQ owed again after a restart (never reported
+    // written to the client before the process ended), and those then handed out again.
+    uint64_t deliveries_owed = 0;
+    uint64_t deliveries_repeated = 0;
+    // Deliveries given up from the journal's list of owed ones, its limit reached (a
+    // transport that never reports its writes).
+    uint64_t deliveries_unsettled_dropped = 0;
     // Snapshots.
     uint64_t queued_updus = 0;
     uint64_t queued_bytes = 0;
@@ -341,8 +348,16 @@ public:
 
     // Clients. A client that sends a primitive without on_client_connected is
     // registered then (in-process clients need no connection events).
-    void on_client_connected(uint32_t client, double now);
+    // reports_written: the transport tells on_delivery_settled when each indication
+    // that carries a delivery number has reached the client's socket (sis_server does).
+    void on_client_connected(uint32_t client, double now, bool reports_written = false);
     void on_client_closed(uint32_t client, double now);
+    // With state_dir, ARQ deliveries to a client that reports its writes carry a
+    // delivery number (client_message::delivery); the journal keeps each until this
+    // says it reached the client's socket (written) or the client was gone. What is
+    // unsettled when the process ends is handed again, once, after the restart, to the
+    // client that binds its SAP.
+    void on_delivery_settled(uint64_t delivery, bool written, double now);
     void on_sis(uint32_t client, const sis_primitive& p, double now);
     // A frame from the client that could not be decoded (`why` says what was wrong).
     // fatal: the transport gave up on the connection; it is told and dropped at once.

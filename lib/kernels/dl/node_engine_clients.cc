@@ -140,6 +140,7 @@ void node_engine::impl::on_sis(uint32_t client, const sis_primitive& p)
                 s.type = sis_type::subnet_availability;
                 s.subnet_status = sis_subnet_status::on;
                 to_client(client, s);
+                deliver_owed(client, p.sap);
             }
         }
         break;

@@ -149,6 +149,7 @@ struct node_engine::impl {
     non_arq_receiver nonarq_rx;
     std::map<uint32_t, std::unique_ptr<peer_state>> peers;
     std::set<uint32_t> clients;
+    std::set<uint32_t> clients_reporting_writes; // see on_client_connected
     // What `queue` holds, so decisions need no scan: ARQ U_PDUs per destination, and
     // non-ARQ U_PDUs.
     std::map<uint32_t, size_t> arq_queued_by_peer; // expedited included
@@ -330,6 +331,22 @@ struct node_engine::impl {
     size_t restore_journal(const bytes& journal);
     bool journal_rewrite_due = true; // the first actions start the file
     size_t journal_appended = 0;
+    void journal_append(const bytes& record);
+    // Deliveries handed towards clients and not yet reported written (journal 'D'
+    // records without their 'W'), by number: the encoded indications. Those restored
+    // from the journal are owed again, once, to the client that binds their SAP.
+    std::map<uint64_t, bytes> unsettled;
+    size_t unsettled_bytes = 0;
+    std::map<uint64_t, uint8_t> owed; // delivery number -> destination SAP
+    uint64_t last_delivery = 0;
+    // Above this the oldest unsettled delivery is given up (counted): a transport that
+    // never reports its writes must not grow the journal without end.
+    static constexpr size_t max_unsettled_bytes = 16 << 20;
+    // Hands `p` to `client`; with the journal and a client that reports its writes, as
+    // a numbered delivery written down first.
+    void deliver_journaled(uint32_t client, sis_primitive p);
+    void settle_delivery(uint64_t delivery, bool written);
+    void deliver_owed(uint32_t client, uint8_t sap);
     // Our transmit windows restarted (a restored journal): the peer's receiver is told
     // by RESET/WIN-RESYNC (RESET-RX-WIN command), without resetting its transmit side.
     void start_tx_resync(peer_state& p);

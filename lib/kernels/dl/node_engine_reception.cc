@@ -61,8 +61,63 @@ bool node_engine::impl::deliver_data(uint32_t source,
         p.non_received_blocks = shift(partial->non_received);
     }
     counters.updus_delivered += 1;
-    to_client(b->client, std::move(p));
+    if (mode == sis_tx_mode::arq)
+        deliver_journaled(b->client, std::move(p));
+    else
+        to_client(b->client, std::move(p));
     return true;
+}
+
+void node_engine::impl::deliver_journaled(uint32_t client, sis_primitive p)
+{
+    if (client == departed_client)
+        return;
+    if (!journaling() || !clients_reporting_writes.count(client)) {
+        to_client(client, std::move(p));
+        return;
+    }
+    const uint64_t number = ++last_delivery;
+    bytes indication = encode(p);
+    journal_append(journal_delivery_record(number, indication));
+    unsettled_bytes += indication.size();
+    unsettled.emplace(number, std::move(indication));
+    while (unsettled_bytes > max_unsettled_bytes) {
+        const auto oldest = unsettled.begin();
+        counters.deliveries_unsettled_dropped += 1;
+        settle_delivery(oldest->first, false);
+    }
+    actions.to_clients.push_back(client_message{ client, std::move(p), number });
+}
+
+void node_engine::impl::settle_delivery(uint64_t delivery, bool written)
+{
+    const auto it = unsettled.find(delivery);
+    if (it == unsettled.end())
+        return;
+    unsettled_bytes -= it->second.size();
+    unsettled.erase(it);
+    owed.erase(delivery);
+    journal_append(journal_settled_record(delivery, written));
+}
+
+void node_engine::impl::deliver_owed(uint32_t client, uint8_t sap)
+{
+    for (auto it = owed.begin(); it != owed.end();) {
+        if (it->second != sap) {
+            ++it;
+            continue;
+        }
+        const uint64_t number = it->first;
+        it = owed.erase(it);
+        const auto p = decode_sis(unsettled.at(number));
+        counters.deliveries_repeated += 1;
+        if (clients_reporting_writes.count(client)) {
+            actions.to_clients.push_back(client_message{ client, p.value, number });
+        } else {
+            to_client(client, p.value);
+            settle_delivery(number, true);
+        }
+    }
 }
 
 void node_engine::impl::queue_delivery_answer(uint32_t addr, const spdu& s)
@@ -234,22 +289,23 @@ void node_engine::impl::reset_windows(peer_state& p)
     journal_state(p);
 }
 
+void node_engine::impl::journal_append(const bytes& record)
+{
+    actions.journal.insert(actions.journal.end(), record.begin(), record.end());
+    journal_appended += record.size();
+}
+
 void node_engine::impl::journal_state(const peer_state& p)
 {
     if (!journaling())
         return;
-    for (const auto* rx : { &p.rx, &p.rx_exp }) {
-        const bytes r = journal_state_record(p.address, rx->state());
-        actions.journal.insert(actions.journal.end(), r.begin(), r.end());
-        journal_appended += r.size();
-    }
+    for (const auto* rx : { &p.rx, &p.rx_exp })
+        journal_append(journal_state_record(p.address, rx->state()));
 }
 
 void node_engine::impl::journal_frame(const peer_state& p, const dpdu& d, bool segment_ok)
 {
-    const bytes r = journal_frame_record(p.address, d, segment_ok);
-    actions.journal.insert(actions.journal.end(), r.begin(), r.end());
-    journal_appended += r.size();
+    journal_append(journal_frame_record(p.address, d, segment_ok));
 }
 
 void node_engine::impl::journal_compact()
@@ -257,22 +313,26 @@ void node_engine::impl::journal_compact()
     if (!journaling() ||
         (!journal_rewrite_due && journal_appended < journal_rewrite_bytes))
         return;
-    // The whole journal anew: every synchronised peer's receivers as they are now.
+    // The whole journal anew: every synchronised peer's receivers as they are now, and
+    // the deliveries not yet settled.
     actions.journal = journal_header(cfg.address);
     actions.journal_rewrite = true;
+    const auto add = [&](const bytes& r) {
+        actions.journal.insert(actions.journal.end(), r.begin(), r.end());
+    };
     for (const auto& [addr, p] : peers)
         if (p->resync.synced())
-            for (const auto* rx : { &p->rx, &p->rx_exp }) {
-                const bytes r = journal_state_record(addr, rx->state());
-                actions.journal.insert(actions.journal.end(), r.begin(), r.end());
-            }
+            for (const auto* rx : { &p->rx, &p->rx_exp })
+                add(journal_state_record(addr, rx->state()));
+    for (const auto& [number, indication] : unsettled)
+        add(journal_delivery_record(number, indication));
     journal_rewrite_due = false;
     journal_appended = 0;
 }
 
 size_t node_engine::impl::restore_journal(const bytes& journal)
 {
-    const auto replay = replay_journal(journal, cfg.address);
+    auto replay = replay_journal(journal, cfg.address);
     for (const auto& [addr, held] : replay.peers) {
         peer_state& p = peer(addr);
         if (held.regular.long_fsn != p.lfsn)
@@ -281,6 +341,13 @@ size_t node_engine::impl::restore_journal(const bytes& journal)
         p.rx_exp.restore(held.expedited);
         start_tx_resync(p);
     }
+    for (auto& [number, indication] : replay.unsettled) {
+        owed[number] = decode_sis(indication).value.destination_sap;
+        unsettled_bytes += indication.size();
+    }
+    unsettled = std::move(replay.unsettled);
+    last_delivery = replay.last_delivery;
+    counters.deliveries_owed += owed.size();
     journal_rewrite_due = true; // compacted at the first actions
     return replay.peers.size();
 }

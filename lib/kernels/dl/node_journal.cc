@@ -117,6 +117,24 @@ bytes journal_frame_record(uint32_t peer, const dpdu& d, bool segment_ok)
     return record('F', b);
 }
 
+bytes journal_delivery_record(uint64_t delivery, const bytes& indication)
+{
+    bytes b;
+    put_u32_be(b, uint32_t(delivery >> 32));
+    put_u32_be(b, uint32_t(delivery));
+    b.insert(b.end(), indication.begin(), indication.end());
+    return record('D', b);
+}
+
+bytes journal_settled_record(uint64_t delivery, bool written)
+{
+    bytes b;
+    put_u32_be(b, uint32_t(delivery >> 32));
+    put_u32_be(b, uint32_t(delivery));
+    b.push_back(written ? 1 : 0);
+    return record('W', b);
+}
+
 journal_replay replay_journal(const uint8_t* data, size_t size, uint32_t node_address)
 {
     if (size < journal_header_size || !std::equal(magic, magic + 8, data))
@@ -154,6 +172,28 @@ journal_replay replay_journal(const uint8_t* data, size_t size, uint32_t node_ad
         }
         reader f{ r + 5, length };
         try {
+            if (r[0] == 'D' || r[0] == 'W') {
+                const uint64_t delivery = uint64_t(f.u32()) << 32 | f.u32();
+                if (delivery == 0)
+                    throw journal_error("a delivery numbered 0");
+                if (r[0] == 'D') {
+                    const size_t n = length - f.at;
+                    if (!decode_sis(f.take(n), n))
+                        throw journal_error("a delivery record whose indication does "
+                                            "not decode");
+                    out.unsettled[delivery] = bytes(r + 5 + length - n, r + 5 + length);
+                    out.last_delivery = std::max(out.last_delivery, delivery);
+                } else {
+                    if (f.u8() > 1)
+                        throw journal_error("a settled record with an unknown outcome");
+                    out.unsettled.erase(delivery); // one compacted away is settled too
+                }
+                if (f.at != length)
+                    throw journal_error("a record longer than its fields");
+                out.records += 1;
+                at += whole;
+                continue;
+            }
             const uint32_t peer = f.u32();
             const bool exp = f.u8() != 0;
             const bool lfsn = f.u8() != 0;

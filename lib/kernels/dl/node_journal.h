@@ -22,7 +22,12 @@
  *           length (2), bytes
  *   type 'F' one data D_PDU given to that receiver: peer (4), class (1), long_fsn (1),
  *           segment good (1), the D_PDU as on the air
- * Replaying the records through fresh receivers rebuilds what they held. A record cut
+ *   type 'D' a C_PDU from ARQ handed towards a client that reports its writes: delivery
+ *           number (8), the S_UNIDATA_INDICATION (or expedited) as encoded for the client
+ *   type 'W' that delivery settled: number (8), written to the client's socket (1: 1,
+ *           or 0: the client was gone)
+ * Replaying the records through fresh receivers rebuilds what they held; the 'D' records
+ * without their 'W' are the deliveries a restart owes its clients. A record cut
  * short, or failing its CRC, at the very end is a write the crash interrupted: nothing
  * that depended on it left the node (the driver makes the journal durable before it
  * hands anything to a client or a modem), so it is dropped. Anything else wrong is a
@@ -54,6 +59,8 @@ constexpr size_t journal_header_size = 16;
 bytes journal_header(uint32_t node_address);
 bytes journal_state_record(uint32_t peer, const arq_receiver_state& st);
 bytes journal_frame_record(uint32_t peer, const dpdu& d, bool segment_ok);
+bytes journal_delivery_record(uint64_t delivery, const bytes& indication);
+bytes journal_settled_record(uint64_t delivery, bool written);
 
 // What a journal says each peer's receivers hold.
 struct journal_peer {
@@ -61,6 +68,10 @@ struct journal_peer {
 };
 struct journal_replay {
     std::map<uint32_t, journal_peer> peers;
+    // Deliveries handed towards a client and not known to have reached its socket, by
+    // number (the order they were handed): the encoded SIS indications.
+    std::map<uint64_t, bytes> unsettled;
+    uint64_t last_delivery = 0; // the highest delivery number in the journal
     size_t records = 0;
     size_t dropped_tail_bytes = 0; // an interrupted last record
 };

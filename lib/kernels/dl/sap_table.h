@@ -40,6 +40,9 @@ struct sap_binding {
 struct client_message {
     uint32_t client = 0;
     sis_primitive primitive;
+    // Nonzero: the node's journal awaits word that this reached the client's socket
+    // (node_engine::on_delivery_settled).
+    uint64_t delivery = 0;
 };
 // A primitive of `type` (with `reason`, where the type has one) for `client`.
 client_message make_client_message(uint32_t client, sis_type type, uint8_t reason = 0);

@@ -113,49 +113,24 @@ ip_client_impl::ip_client_impl(const std::string& options, int client_id, double
     message_port_register_out(port_stats);
     set_msg_handler(port_ip_in, [this](const pmt::pmt_t& m) { handle_ip(m); });
     set_msg_handler(port_sis_in, [this](const pmt::pmt_t& m) { handle_sis(m); });
-    d_epoch = std::chrono::steady_clock::now();
 }
 
-ip_client_impl::~ip_client_impl()
-{
-    {
-        std::lock_guard<std::mutex> lock(d_mutex);
-        d_running = false;
-    }
-    d_wake.notify_all();
-    if (d_timer.joinable())
-        d_timer.join();
-}
-
-double ip_client_impl::now() const
-{
-    const std::chrono::duration<double> t = std::chrono::steady_clock::now() - d_epoch;
-    return t.count();
-}
+ip_client_impl::~ip_client_impl() { d_timer.stop(); }
 
 bool ip_client_impl::start()
 {
     std::lock_guard<std::mutex> lock(d_mutex);
     d_next_stats = d_stats_interval > 0 ? now() + d_stats_interval : inf;
-    if (!d_running) {
-        d_running = true;
+    // The thread's first step waits for this lock: the bind goes first.
+    if (d_timer.start([this](double t) { return on_timer(t); }))
         connect();
-        d_timer = std::thread([this] { timer_loop(); });
-    }
     return block::start();
 }
 
 bool ip_client_impl::stop()
 {
-    {
-        std::lock_guard<std::mutex> lock(d_mutex);
-        if (!d_running)
-            return block::stop();
-        d_running = false;
-    }
-    d_wake.notify_all();
-    if (d_timer.joinable())
-        d_timer.join();
+    if (!d_timer.stop())
+        return block::stop();
     std::lock_guard<std::mutex> lock(d_mutex);
     post_stats();
     return block::stop();
@@ -172,28 +147,20 @@ void ip_client_impl::connect()
     dispatch();
 }
 
-void ip_client_impl::timer_loop()
+double ip_client_impl::on_timer(double t)
 {
-    std::unique_lock<std::mutex> lock(d_mutex);
-    while (d_running) {
-        const double t = now();
-        if (t >= d_kernel->next_deadline())
-            d_faults(d_logger, "timer", [&] {
-                d_kernel->on_timer(t);
-                dispatch();
-            });
-        if (t >= d_reconnect_at)
-            d_faults(d_logger, "reconnect", [&] { connect(); });
-        if (t >= d_next_stats) {
-            post_stats();
-            d_next_stats = t + d_stats_interval;
-        }
-        const double next = std::min({ d_kernel->next_deadline(), d_next_stats, d_reconnect_at });
-        if (std::isinf(next))
-            d_wake.wait(lock);
-        else
-            d_wake.wait_for(lock, std::chrono::duration<double>(std::max(0.0, next - now())));
+    if (t >= d_kernel->next_deadline())
+        d_faults(d_logger, "timer", [&] {
+            d_kernel->on_timer(t);
+            dispatch();
+        });
+    if (t >= d_reconnect_at)
+        d_faults(d_logger, "reconnect", [&] { connect(); });
+    if (t >= d_next_stats) {
+        post_stats();
+        d_next_stats = t + d_stats_interval;
     }
+    return std::min({ d_kernel->next_deadline(), d_next_stats, d_reconnect_at });
 }
 
 void ip_client_impl::handle_ip(const pmt::pmt_t& msg)
@@ -266,7 +233,7 @@ void ip_client_impl::dispatch()
     for (auto& d : a.to_tun)
         message_port_pub(port_ip_out,
                          pmt::cons(pmt::make_dict(), pmt::init_u8vector(d.size(), d)));
-    d_wake.notify_all();
+    d_timer.wake();
 }
 
 void ip_client_impl::post_stats()

@@ -10,15 +10,13 @@
 
 #include "net/ip_client.h"
 
+#include "block_timer.h"
 #include "fault_guard.h"
 
 #include <gnuradio/hfstack/ip_client.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -37,25 +35,23 @@ public:
     bool bound() const override;
 
 private:
-    double now() const; // seconds on the monotonic clock since construction
+    double now() const { return d_timer.now(); } // seconds since construction
     void handle_ip(const pmt::pmt_t& msg);
     void handle_sis(const pmt::pmt_t& msg);
     // With d_mutex held: sends the kernel's actions out and wakes the timer thread.
     void dispatch();
     void connect(); // "connected" event, then the bind
     void post_stats();
-    void timer_loop();
+    // With d_mutex held: runs what is due at `t`; returns when next to run.
+    double on_timer(double t);
 
     const long d_client_id;
     const double d_stats_interval;
     mutable std::mutex d_mutex;
-    std::condition_variable d_wake;
+    block_timer d_timer{ d_mutex, 1.0 };
     std::unique_ptr<net::ip_client> d_kernel;
-    std::chrono::steady_clock::time_point d_epoch;
     double d_next_stats = 0;
     double d_reconnect_at; // after the node dropped us; +inf when connected
-    bool d_running = false;
-    std::thread d_timer;
     fault_guard d_faults;
 };
 

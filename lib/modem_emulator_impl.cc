@@ -61,8 +61,11 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
                                          double ber,
                                          uint64_t seed,
                                          const std::string& options)
-    : gr::block("modem_emulator", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
-      d_time_scale(time_scale)
+    : gr::block("modem_emulator",
+                gr::io_signature::make(0, 0, 0),
+                gr::io_signature::make(0, 0, 0)),
+      d_time_scale(time_scale),
+      d_timer(d_mutex, time_scale, block_timer::clock::time_point{})
 {
     if (!(time_scale > 0) || !std::isfinite(time_scale))
         throw std::invalid_argument("modem_emulator: time_scale must be a positive number");
@@ -93,55 +96,22 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
     });
 }
 
-modem_emulator_impl::~modem_emulator_impl() { stop_timer(); }
-
-// The machine's monotonic clock (CLOCK_MONOTONIC, shared by every process), so that
-// emulators in different processes agree on when a burst starts.
-double modem_emulator_impl::now() const
-{
-    const std::chrono::duration<double> t = std::chrono::steady_clock::now().time_since_epoch();
-    return t.count() * d_time_scale;
-}
+modem_emulator_impl::~modem_emulator_impl() { d_timer.stop(); }
 
 bool modem_emulator_impl::start()
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    if (!d_running) {
-        d_running = true;
-        d_timer = std::thread([this] { timer_loop(); });
-    }
+    d_timer.start([this](double) {
+        d_faults(d_logger, "timer", [&] { publish_due(); });
+        return d_modem->next_deadline();
+    });
     return block::start();
-}
-
-void modem_emulator_impl::stop_timer()
-{
-    {
-        std::lock_guard<std::mutex> lock(d_mutex);
-        d_running = false;
-    }
-    d_wake.notify_all();
-    if (d_timer.joinable())
-        d_timer.join();
 }
 
 bool modem_emulator_impl::stop()
 {
-    stop_timer();
+    d_timer.stop();
     return block::stop();
-}
-
-void modem_emulator_impl::timer_loop()
-{
-    std::unique_lock<std::mutex> lock(d_mutex);
-    while (d_running) {
-        d_faults(d_logger, "timer", [&] { publish_due(); });
-        const double next = d_modem->next_deadline();
-        if (std::isinf(next))
-            d_wake.wait(lock);
-        else
-            d_wake.wait_for(lock, std::chrono::duration<double>(
-                                      std::max(0.0, (next - now()) / d_time_scale)));
-    }
 }
 
 void modem_emulator_impl::publish_due()
@@ -197,7 +167,7 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
     air = pmt::dict_add(air, metadata::air_time(), pmt::from_double(b.air_time_s));
     air = pmt::dict_add(air, key_time_scale, pmt::from_double(d_time_scale));
     message_port_pub(port_air_out, pmt::cons(air, pmt::init_u8vector(b.data.size(), b.data.data())));
-    d_wake.notify_all();
+    d_timer.wake();
 }
 
 void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
@@ -239,7 +209,7 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
                        b.source, b.start, b.air_time_s);
         return;
     }
-    d_wake.notify_all();
+    d_timer.wake();
 }
 
 std::map<std::string, double> modem_emulator_impl::counters() const

@@ -10,14 +10,13 @@
 
 #include "sim/emulated_modem.h"
 
+#include "block_timer.h"
 #include "fault_guard.h"
 
 #include <gnuradio/hfstack/modem_emulator.h>
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -38,21 +37,20 @@ public:
     std::map<std::string, double> counters() const override;
 
 private:
-    double now() const; // protocol time, shared by every emulator in the process
+    double now() const { return d_timer.now(); } // protocol time
     void handle_burst(const pmt::pmt_t& msg);
     void handle_air(const pmt::pmt_t& msg);
     // With d_mutex held: publishes the events due now.
     void publish_due();
-    void timer_loop();
-    void stop_timer();
 
     const double d_time_scale;
     mutable std::mutex d_mutex;
-    std::condition_variable d_wake;
+    // On the machine's monotonic clock from its own epoch (CLOCK_MONOTONIC, shared by
+    // every process), so that emulators in different processes agree on when a burst
+    // starts.
+    block_timer d_timer;
     std::unique_ptr<sim::emulated_modem> d_modem;
     uint64_t d_bad_inputs = 0;
-    bool d_running = false;
-    std::thread d_timer;
     fault_guard d_faults;
 };
 

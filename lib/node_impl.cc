@@ -79,9 +79,9 @@ node_impl::node_impl(const std::string& address,
                      const std::string& pcap_file,
                      double stats_interval)
     : gr::block("node", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
-      d_time_scale(time_scale),
       d_stats_interval(stats_interval),
-      d_pcap_path(pcap_file)
+      d_pcap_path(pcap_file),
+      d_timer(d_mutex, time_scale)
 {
     if (!(time_scale > 0) || !std::isfinite(time_scale))
         throw std::invalid_argument("node: time_scale must be a positive number");
@@ -111,7 +111,6 @@ node_impl::node_impl(const std::string& address,
     set_msg_handler(port_sis_in, [this](const pmt::pmt_t& m) { handle_sis(m); });
     set_msg_handler(port_from_phy, [this](const pmt::pmt_t& m) { handle_burst(m); });
     set_msg_handler(port_phy_status, [this](const pmt::pmt_t& m) { handle_status(m); });
-    d_epoch = std::chrono::steady_clock::now();
 }
 
 bool node_impl::journal_lock(const std::string& state_dir)
@@ -248,24 +247,14 @@ node_impl::~node_impl()
 {
     // Destroyed while running (the flowgraph was never stopped): end the timer thread
     // without publishing anything, the ports may already be gone.
-    {
-        std::lock_guard<std::mutex> lock(d_mutex);
-        d_running = false;
-    }
-    d_wake.notify_all();
-    if (d_timer.joinable())
-        d_timer.join();
+    d_timer.stop();
     if (d_journal_fd >= 0)
         ::close(d_journal_fd);
     if (d_journal_lock_fd >= 0)
         ::close(d_journal_lock_fd); // and with it the lock
 }
 
-double node_impl::now() const
-{
-    const std::chrono::duration<double> t = std::chrono::steady_clock::now() - d_epoch;
-    return t.count() * d_time_scale;
-}
+double node_impl::now() const { return d_timer.now(); }
 
 // The scheduler calls start() in the block's thread before a start barrier: an
 // exception there left top_block.start() waiting forever (an unwritable --pcap hung
@@ -285,24 +274,14 @@ bool node_impl::start()
     if (!d_pcap_path.empty() && !d_pcap) // not started by a flowgraph
         d_pcap = std::make_unique<dl::dpdu_capture>(d_pcap_path);
     d_next_stats = d_stats_interval > 0 ? now() + d_stats_interval : dl::no_deadline;
-    if (d_running) // started twice without a stop
-        return block::start();
-    d_running = true;
-    d_timer = std::thread([this] { timer_loop(); });
+    d_timer.start([this](double t) { return on_timer(t); }); // no-op when started twice
     return block::start();
 }
 
 bool node_impl::stop()
 {
-    {
-        std::lock_guard<std::mutex> lock(d_mutex);
-        if (!d_running)
-            return block::stop();
-        d_running = false;
-    }
-    d_wake.notify_all();
-    if (d_timer.joinable())
-        d_timer.join();
+    if (!d_timer.stop())
+        return block::stop();
     std::lock_guard<std::mutex> lock(d_mutex);
     post_stats();
     if (d_pcap)
@@ -310,28 +289,18 @@ bool node_impl::stop()
     return block::stop();
 }
 
-void node_impl::timer_loop()
+double node_impl::on_timer(double t)
 {
-    std::unique_lock<std::mutex> lock(d_mutex);
-    while (d_running) {
-        const double t = now();
-        if (t >= d_engine->next_deadline())
-            d_faults(d_logger, "timer", [&] {
-                d_engine->on_timer(t);
-                dispatch();
-            });
-        if (t >= d_next_stats) {
-            post_stats();
-            d_next_stats = t + d_stats_interval;
-        }
-        const double next = std::min(d_engine->next_deadline(), d_next_stats);
-        if (std::isinf(next)) {
-            d_wake.wait(lock);
-        } else {
-            const double wait_s = std::max(0.0, (next - now()) / d_time_scale);
-            d_wake.wait_for(lock, std::chrono::duration<double>(wait_s));
-        }
+    if (t >= d_engine->next_deadline())
+        d_faults(d_logger, "timer", [&] {
+            d_engine->on_timer(t);
+            dispatch();
+        });
+    if (t >= d_next_stats) {
+        post_stats();
+        d_next_stats = t + d_stats_interval;
     }
+    return std::min(d_engine->next_deadline(), d_next_stats);
 }
 
 void node_impl::handle_sis(const pmt::pmt_t& msg)
@@ -506,7 +475,7 @@ void node_impl::dispatch()
                          pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
     }
     note_changes();
-    d_wake.notify_all();
+    d_timer.wake();
 }
 
 void node_impl::note_changes()

@@ -12,6 +12,7 @@
 #include "dl/node_engine.h"
 #include "dl/pcap.h"
 
+#include "block_timer.h"
 #include "fault_guard.h"
 
 #include <gnuradio/hfstack/node.h>
@@ -62,7 +63,8 @@ private:
     void note_changes();
     void capture(const dl::bytes& burst);
     void post_stats();
-    void timer_loop();
+    // With d_mutex held: runs what is due at `t`; returns when next to run.
+    double on_timer(double t);
     // The journal of state_dir (dl/node_journal.h). Opened and replayed at construction;
     // the engine's records are appended as they come (journal_write) and made durable
     // (fdatasync) before anything leaves for a client or a modem (journal_sync): a
@@ -81,18 +83,14 @@ private:
     uint64_t d_journal_bytes = 0, d_journal_syncs = 0;
     double d_journal_sync_s = 0;
 
-    const double d_time_scale;
     const double d_stats_interval;
     const std::string d_pcap_path;
     mutable std::mutex d_mutex;
-    std::condition_variable d_wake;
+    block_timer d_timer;
     std::unique_ptr<dl::node_engine> d_engine;
     std::unique_ptr<dl::dpdu_capture> d_pcap;
     dl::bytes d_capture_burst; // pieces of the burst being received, for the capture
-    std::chrono::steady_clock::time_point d_epoch;
     double d_next_stats = 0;
-    bool d_running = false;
-    std::thread d_timer;
     fault_guard d_faults;
     std::vector<std::map<std::string, std::string>> d_links_seen;
     std::map<int, uint32_t> d_bindings_seen;

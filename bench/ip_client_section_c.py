@@ -26,7 +26,7 @@ last write returned).
 Prints one line per figure; needs root (namespaces, TUN). Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/ip_client_section_c.py [--rows ping,dns,tcp,ber,10mb] [--quick]
         [--rates 240k,9600,1200,300]
-240k is STANAG 5069 WN12/48kHz/US (anchors.WIDEBAND) over the same emulated modems.
+240k is STANAG 5069 WN12/48kHz/US (published_scenarios.WIDEBAND) over the same emulated modems.
 """
 
 import argparse
@@ -38,8 +38,8 @@ import subprocess
 import sys
 import time
 
-from gnuradio.hfstack.anchors import WIDEBAND
-from gnuradio.hfstack.ip_testbed import DNS_SERVER, testbed, unavailable
+from gnuradio.hfstack.published_scenarios import WIDEBAND
+from gnuradio.hfstack.testbed.ip import DNS_SERVER, testbed, unavailable
 
 PY = "/usr/bin/python3"
 

@@ -11,7 +11,7 @@ other node, receive the indication and the confirmation, unbind; a garbage clien
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 dl = hfstack.dl
 

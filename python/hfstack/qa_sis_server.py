@@ -13,7 +13,7 @@ import threading
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import sis_client
+from gnuradio.hfstack.sis.client import sis_client
 
 dl = hfstack.dl
 T = dl.sis_type

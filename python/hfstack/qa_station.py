@@ -22,7 +22,7 @@ from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
 from gnuradio.hfstack import station as S
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 from test_support import QUIET, TOP, events, primitives, recorder, sis_pdu
 

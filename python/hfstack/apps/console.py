@@ -34,7 +34,7 @@ from gnuradio.hfstack import cli
 from gnuradio.hfstack import dl
 from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
-from gnuradio.hfstack.sis_test_client import link_failure, sis_link
+from gnuradio.hfstack.sis.test_client import link_failure, sis_link
 
 PROG = "hfstack-console"
 log = logging.getLogger(PROG)

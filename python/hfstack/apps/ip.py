@@ -22,7 +22,7 @@ import time
 
 from ..cli import add_version
 from ..hfstack_python import ip_client_option_help
-from ..sis_link import serve_over_tcp
+from ..sis.tcp_link import serve_over_tcp
 from ..tun import ip_client_tun, tun_error
 
 log = logging.getLogger("hfstack-ip")

@@ -17,7 +17,7 @@ clients (any STANAG 5066 application: hfstack-console, Annex F IP clients, e-mai
                                                            # IP over HF on TUN hf0
 
 The radio (--kind): audio (the default for one node), uhd, file, emulator, or loopback
-(two nodes, --pair or --demo: their default); python/hfstack/radio.py; every radio
+(two nodes, --pair or --demo: their default); python/hfstack/radio/; every radio
 option is also a YAML key under `radio:`. A loopback or emulator radio with
 --air-publish and --air-subscribe shares its channel with a node in another process (or
 network namespace) over ZeroMQ. --ip-client runs the STANAG 5066 IP client (Annex
@@ -50,7 +50,7 @@ from gnuradio import hfstack
 from gnuradio.hfstack import cli
 from gnuradio.hfstack import modes
 from gnuradio.hfstack import radio as radio_frontend
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 from gnuradio.hfstack.station import station as station_base
 from gnuradio.hfstack.traffic_report import progress_bar
 from gnuradio.hfstack.version import __version__

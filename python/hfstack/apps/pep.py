@@ -18,7 +18,7 @@ import time
 from ..cli import add_version, one_line_parser, setup_logging, usage_error
 from ..hfstack_python import net
 from ..pep import install_rules, parse_endpoint, pep_proxy, proxy_error, remove_rules
-from ..sis_link import serve_over_tcp
+from ..sis.tcp_link import serve_over_tcp
 
 PROG = "hfstack-pep"
 log = logging.getLogger(PROG)

@@ -325,21 +325,21 @@ def cmd_sweep(args):
 
 
 def cmd_reproduce(args):
-    from gnuradio.hfstack import anchors
-    bar = tr.progress_bar(len(anchors.SCENARIOS), enabled=not args.quiet)
+    from gnuradio.hfstack import published_scenarios
+    bar = tr.progress_bar(len(published_scenarios.SCENARIOS), enabled=not args.quiet)
     rows = []
-    for i, scenario in enumerate(anchors.SCENARIOS):
+    for i, scenario in enumerate(published_scenarios.SCENARIOS):
         bar.update(i, scenario.name)
         rows.append(scenario.run(args.seed))
     bar.close()
     if not args.quiet and args.csv != "-" and args.json != "-":
-        sys.stdout.write(anchors.markdown_table(rows))
+        sys.stdout.write(published_scenarios.markdown_table(rows))
     if args.csv:
         tr.write_csv(rows, args.csv)
     if args.json:
         tr.write_json({"rows": rows}, args.json)
     if args.plot:
-        anchors.plot(rows, args.plot)
+        published_scenarios.plot(rows, args.plot)
     return 0
 
 

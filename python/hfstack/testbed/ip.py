@@ -21,10 +21,10 @@ import subprocess
 
 from gnuradio import gr
 
-from . import modes
-from . import radio as radio_frontend
-from .hfstack_python import node
-from .tun import ip_client_tun
+from .. import modes
+from .. import radio as radio_frontend
+from ..hfstack_python import node
+from ..tun import ip_client_tun
 
 
 # A minimal DNS server for the test beds: every A question (argv[1] is the address to

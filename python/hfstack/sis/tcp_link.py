@@ -25,8 +25,8 @@ import threading
 import pmt
 from gnuradio import gr
 
-from .hfstack_python import dl
-from .pdu import make_pdu
+from ..hfstack_python import dl
+from ..pdu import make_pdu
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ import tempfile
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.ip_testbed import run, unavailable
+from gnuradio.hfstack.testbed.ip import run, unavailable
 
 from test_support import app_path
 

@@ -24,7 +24,7 @@ import time
 from gnuradio import gr_unittest
 
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 from test_support import accepts, app_path, free_port_pair
 

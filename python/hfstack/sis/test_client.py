@@ -13,13 +13,13 @@ pings, throughput flows and echo over, for an event loop (selectors) to serve.
          # at link.deadline(): link.serve_timer(now)
     link.close()
 
-The blocking client for scripts and tests is sis_client.py beside this one.
+The blocking client for scripts and tests is client.py beside this one.
 """
 
 import math
 import socket
 
-from .hfstack_python import dl, sim
+from ..hfstack_python import dl, sim
 
 T = dl.sis_type
 UNIDATA_REQUESTS = (T.unidata_request, T.expedited_unidata_request)

@@ -23,8 +23,8 @@ import time
 
 from gnuradio import gr_unittest
 from gnuradio.hfstack import dl
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
-from gnuradio.hfstack.test_support import accepts, free_port
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
+from test_support import accepts, free_port
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 RUNS = int(os.environ.get("HFSTACK_RESTART_RUNS", "20"))

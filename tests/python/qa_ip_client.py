@@ -27,7 +27,7 @@ import time
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.ip_testbed import run, testbed, unavailable
+from gnuradio.hfstack.testbed.ip import run, testbed, unavailable
 from gnuradio.hfstack.tun import tun_device, tun_error
 
 from test_support import APPS

@@ -5,7 +5,7 @@
 #
 """A minimal blocking STANAG 5066 SIS client over TCP, for scripts and tests.
 
-    from gnuradio.hfstack.sis_client import bind_request, sis_client
+    from gnuradio.hfstack.sis.client import bind_request, sis_client
     c = sis_client("127.0.0.1", 5066)
     c.send(bind_request(3))  # ARQ, node delivery confirmation
     print(c.receive())          # S_BIND_ACCEPTED ...
@@ -13,7 +13,7 @@
 
 import socket
 
-from .hfstack_python import dl
+from ..hfstack_python import dl
 
 
 def bind_request(sap, tx_mode="arq", confirmation="node", rank=0):

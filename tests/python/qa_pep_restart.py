@@ -15,7 +15,7 @@ import time
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+from gnuradio.hfstack.testbed.pep import FAR, pep_testbed, unavailable
 
 PORT = 8080
 UPLOAD = 1_000_000

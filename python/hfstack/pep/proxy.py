@@ -50,8 +50,8 @@ import time
 import pmt
 from gnuradio import gr
 
-from .hfstack_python import net
-from .pdu import make_pdu, pdu_bytes
+from ..hfstack_python import net
+from ..pdu import make_pdu, pdu_bytes
 
 log = logging.getLogger(__name__)
 
@@ -391,7 +391,7 @@ class pep_proxy(gr.basic_block):
         for mode, spec in self.listen_specs.items():
             if spec:
                 parse_endpoint(spec, mode)
-        from .hfstack_python import dl
+        from ..hfstack_python import dl
         self.dns_spec = dns
         if dns:
             parse_endpoint(dns, "dns")

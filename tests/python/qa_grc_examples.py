@@ -17,7 +17,7 @@ import tempfile
 
 from gnuradio import gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 from test_support import TOP, free_port_pair
 

@@ -3,11 +3,13 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""What the QA files (qa_*.py) share: where the repository's apps and examples are,
+"""What the QA files (qa_*.py, here and beside the blocks in python/hfstack) share:
+where the repository's apps and examples are,
 recorders of message ports, SIS PDUs and their decoding, pcap files read back, free
 TCP ports, a process stopped once it says something, the emulated-modem ARQ exchange
-and the AWGN modem link. Imported as `test_support` from the QA files beside it (the
-directory of the running QA file is on sys.path); not installed."""
+and the AWGN modem link. Imported as `test_support`: the QA files beside it find it
+in their own directory, those in python/hfstack through PYTHONPATH (ctest sets it);
+not installed."""
 
 import os
 import select
@@ -22,11 +24,11 @@ import pmt
 from gnuradio import blocks, gr
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as radio_frontend
-from gnuradio.hfstack.sis_client import bind_request, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, unidata_request
 
 dl = hfstack.dl
 
-# The checkout this file is in (QA files run from python/hfstack/).
+# The checkout this file is in (tests/python/).
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 APPS = os.path.join(TOP, "apps")
 EXAMPLES = os.path.join(TOP, "examples")

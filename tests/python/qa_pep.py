@@ -37,11 +37,12 @@ import unittest
 from unittest import mock
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.ip_testbed import DNS_SERVER, run
-from gnuradio.hfstack import pep, pep_web
+from gnuradio.hfstack.testbed.ip import DNS_SERVER, run
+from gnuradio.hfstack import pep
+from gnuradio.hfstack.testbed import web as pep_web
 from gnuradio.hfstack.pep import (DNS_MAX_MESSAGE, DNS_TCP_IDLE_S, RULES_TABLE, TPROXY_MARK,
                                   TPROXY_TABLE, dns_tcp_frames, literal_address, nft_ruleset)
-from gnuradio.hfstack.pep_testbed import (CAPACITY_CLIENT, CLIENT, CONFIRMING_SERVER, FAR, GATEWAY,
+from gnuradio.hfstack.testbed.pep import (CAPACITY_CLIENT, CLIENT, CONFIRMING_SERVER, FAR, GATEWAY,
                                           pep_testbed, unavailable)
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
@@ -285,18 +286,18 @@ class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
             with self.proxy.lock:
                 streams = list(self.proxy.dns_streams.values())
                 most = max([most] + [len(d.outbox) for d in streams])
-                stalled = any(len(d.outbox) >= pep.DNS_TCP_MAX_OUTBOX and not d.wants_read()
+                stalled = any(len(d.outbox) >= pep.proxy.DNS_TCP_MAX_OUTBOX and not d.wants_read()
                               for d in streams)
             if stalled or time.monotonic() > deadline:
                 break
             select.select([], [c], [], 0.05)  # room again, or look at the proxy again
         self.assertTrue(stalled, f"the proxy still reads a client that never reads ({most} "
                                  "bytes of answers queued)")
-        self.assertLessEqual(most, pep.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
+        self.assertLessEqual(most, pep.proxy.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
         self.assertTrue(self.answered())  # another client meanwhile
 
     def test_connections_beyond_the_limit_are_closed_at_once(self):
-        with mock.patch.object(pep, "DNS_TCP_MAX_CONNECTIONS", 3):
+        with mock.patch.object(pep.proxy, "DNS_TCP_MAX_CONNECTIONS", 3):
             held = [socket.create_connection(self.address, timeout=30) for _ in range(3)]
             for c in held:
                 self.addCleanup(c.close)
@@ -658,7 +659,7 @@ def cpu_seconds(pid):
 
 class qa_pep_security(gr_unittest.TestCase):
     """The far proxy as an attacker on the air would use it, and the near one under a
-    flood, with the real apps in namespaces (python/hfstack/pep_testbed.py), both nodes
+    flood, with the real apps in namespaces (python/hfstack/testbed/pep.py), both nodes
     at RLIMIT_NOFILE 4096: the far proxy does not reach its host's loopback; it binds
     its SAP again after another client took it; 5,000 silent SOCKS connections cost a
     bounded number of descriptors while a new client is served and every silent one is
@@ -726,7 +727,7 @@ class qa_pep_security(gr_unittest.TestCase):
     def bind(self, side, sap, rank):
         """A SIS client binds `sap` with `rank` at the node in `side`, then leaves; its
         output ("bound" once the node accepted)."""
-        script = ("from gnuradio.hfstack.sis_client import bind_request, sis_client\n"
+        script = ("from gnuradio.hfstack.sis.client import bind_request, sis_client\n"
                   "from gnuradio.hfstack.hfstack_python import dl\n"
                   f"c = sis_client('127.0.0.1', {self.sis_port(side)}, timeout=60)\n"
                   f"c.send(bind_request({sap}, rank={rank}))\n"

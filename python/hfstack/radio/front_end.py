@@ -73,11 +73,11 @@ import numpy as np
 import pmt
 from gnuradio import blocks, filter as gr_filter, gr
 
-from . import air_link
-from .hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
-from . import modes
-from .hfstack_python import sim
-from .modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
+from .. import air_link
+from ..hfstack_python import hf_channel_ff, modem_emulator, s4539_rx, s4539_tx
+from .. import modes
+from ..hfstack_python import sim
+from ..modes import s4539_pair_ok  # noqa: F401  (the GRC block's asserts)
 
 KINDS = ("loopback", "audio", "uhd", "file", "emulator")
 MODEM_KINDS = ("loopback", "audio", "uhd", "file")  # the STANAG 4539 modem's DSP
@@ -205,7 +205,7 @@ def check_options(options):
     wrong types, options of another kind, malformed PTT specs, unknown channel profiles
     and every rule that needs no device raise radio_error, all problems at once (one a
     line), so a config can be checked before any device is opened."""
-    from .cli import nearest
+    from ..cli import nearest
     options = {k: v for k, v in options.items() if v is not None}
     problems = []
     for name in sorted(set(options) - set(DEFAULTS)):
@@ -244,7 +244,7 @@ def check_options(options):
         if not ok:
             problems.append(f"radio option {name} must be {rule}")
     if kind in ("loopback", "emulator"):
-        from .hfstack_python import sim
+        from ..hfstack_python import sim
         names = sim.fading_profile_names()
         allowed = names if kind == "loopback" else names + [""]
         if o["profile"] not in allowed:

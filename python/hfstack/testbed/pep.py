@@ -27,9 +27,9 @@ import sys
 import tempfile
 import time
 
-from .anchors import PEP_NODE_OPTIONS, pep_node_options, pep_proxy_options
-from .ip_testbed import mode_bps, namespaces, run
-from .ip_testbed import unavailable as ip_unavailable
+from ..published_scenarios import PEP_NODE_OPTIONS, pep_node_options, pep_proxy_options
+from .ip import mode_bps, namespaces, run
+from .ip import unavailable as ip_unavailable
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 PEP = [sys.executable, "-m", "gnuradio.hfstack.apps.pep"]    # hfstack-pep, installed or not
@@ -164,13 +164,13 @@ def mode_arguments(rate):
 
 class pep_testbed(namespaces):
     """`rate`: the nodes' mode, a rate in bps (short interleaver) or a mode's name
-    ("WN12/48kHz/US", anchors.WIDEBAND), `self.rate` its bps; `time_scale`: protocol seconds per
+    ("WN12/48kHz/US", published_scenarios.WIDEBAND), `self.rate` its bps; `time_scale`: protocol seconds per
     real second; `ber`: bit errors on every burst; `pep_options`: more options of the
     near proxy (compress=true, ...), `far_options` of the far one (after FAR_POLICY); `kind`: "emulator", or "loopback" for the real
     STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
     `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
     both nodes' options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG
-    5069 modes, anchors.pep_node_options; "" for STANAG 5066 as published); `nofile`:
+    5069 modes, published_scenarios.pep_node_options; "" for STANAG 5066 as published); `nofile`:
     both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it;
     `pep_in_node`: False runs each proxy as its own hfstack-pep process, a SIS client of
     its node (SIS port 5066 in its namespace), SOCKS5 only on the near side, so a test can

@@ -286,18 +286,18 @@ class qa_pep_dns_tcp_limits(gr_unittest.TestCase):
             with self.proxy.lock:
                 streams = list(self.proxy.dns_streams.values())
                 most = max([most] + [len(d.outbox) for d in streams])
-                stalled = any(len(d.outbox) >= pep.proxy.DNS_TCP_MAX_OUTBOX and not d.wants_read()
+                stalled = any(len(d.outbox) >= pep.dns.DNS_TCP_MAX_OUTBOX and not d.wants_read()
                               for d in streams)
             if stalled or time.monotonic() > deadline:
                 break
             select.select([], [c], [], 0.05)  # room again, or look at the proxy again
         self.assertTrue(stalled, f"the proxy still reads a client that never reads ({most} "
                                  "bytes of answers queued)")
-        self.assertLessEqual(most, pep.proxy.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
+        self.assertLessEqual(most, pep.dns.DNS_TCP_MAX_OUTBOX + 2 + DNS_MAX_MESSAGE)
         self.assertTrue(self.answered())  # another client meanwhile
 
     def test_connections_beyond_the_limit_are_closed_at_once(self):
-        with mock.patch.object(pep.proxy, "DNS_TCP_MAX_CONNECTIONS", 3):
+        with mock.patch.object(pep.dns, "DNS_TCP_MAX_CONNECTIONS", 3):
             held = [socket.create_connection(self.address, timeout=30) for _ in range(3)]
             for c in held:
                 self.addCleanup(c.close)

@@ -24,15 +24,9 @@ not make is refused locally: SOCKS and CONNECT clients get the matching error re
 intercepted ones a TCP reset (their handshake was already answered here).
 
 DNS (`dns`, a UDP listener and a TCP one on the same address and port, with
-`dns_peer`, the node whose proxy resolves): queries are answered from the DNS proxy's
-cache or cross HF once (hfstack.net.dns_proxy); every proxy also answers questions from
-the air with this machine's resolver (the first nameserver of /etc/resolv.conf). Both
-ride the PEP's SLEP, extended address 2. DNS over TCP (RFC 1035 4.2.2, RFC 7766): each
-message behind a 2-byte length, several queries on one connection (answered as they
-come, so possibly out of order), a connection idle for DNS_TCP_IDLE_S closed, a length
-of 0 or over the DNS proxy's 4096 bytes, or a message no server could answer, dropped
-with the connection (counted); bounded connections, queries in progress and unsent
-bytes per connection.
+`dns_peer`, the node whose proxy resolves): dns.py. SOCKS5 and HTTP CONNECT requests:
+handshake.py. The nftables rules and policy routing that intercept connections:
+rules.py.
 
 One thread serves every socket (selectors), under one lock with the GNU Radio message
 handler; the kernel's back-pressure decides when a socket is read.
@@ -40,7 +34,6 @@ handler; the kernel's back-pressure decides when a socket is read.
 
 import errno
 import logging
-import os
 import selectors
 import socket
 import struct
@@ -52,76 +45,22 @@ from gnuradio import gr
 
 from ..hfstack_python import net
 from ..pdu import make_pdu, pdu_bytes
+from .dns import (DNS_ADDRESS, DNS_TCP_IDLE_S, DNS_TCP_MAX_CONNECTIONS, MAX_LOOKUPS, dns_service,
+                  dns_stream)
+from .endpoint import parse_endpoint, proxy_error
+from .handshake import HTTP_REPLY, SOCKS_REPLY, handshake_service
+from .rules import OWN_MARK, local_addresses
 
 log = logging.getLogger(__name__)
 
 SO_ORIGINAL_DST = 80           # linux/netfilter_ipv4.h
 SO_MARK = 36
-OWN_MARK = 0x5066              # the far proxy's own connections: never intercepted again
-RULES_TABLE = "hfstack_pep"
-DNS_ADDRESS = 2                # the DNS proxy's SLEP extended address
-LOOKUP_TIMEOUT_S = 5.0         # the system resolver's time to answer a question from the air
 IP6T_SO_ORIGINAL_DST = 80      # linux/netfilter_ipv6/ip6_tables.h
 IP_TRANSPARENT = 19
-TPROXY_MARK = 0x5067           # packets nftables TPROXY took: routed locally by
-TPROXY_TABLE = 5066            # this table's "local default dev lo" route
-ROUTE_PROTOCOL = 102           # marks the ip rules and routes we add (rt_protos: unused)
 REBIND_S = 5.0
 CHUNK = 65536
-MAX_HANDSHAKE = 8192           # bytes of a SOCKS or CONNECT request, at most
-DNS_MAX_MESSAGE = 4096         # the DNS proxy's largest query (net/dns_proxy.h)
-DNS_TCP_IDLE_S = 10.0          # RFC 7766 6.2.3: a DNS connection without progress closed
-DNS_TCP_MAX_CONNECTIONS = 256  # DNS connections at once; more are closed at once
-DNS_TCP_MAX_PENDING = 16       # queries of one connection in progress; more wait unread
-DNS_TCP_MAX_OUTBOX = 65536     # answers not yet taken by a client; beyond, stop reading
-MAX_LOOKUPS = 64               # questions from the air at the resolver at once; more: SERVFAIL
 ACCEPT_PAUSE_S = 1.0           # listeners rest this long after accept() ran out of descriptors
 LOCAL_ADDRESSES_S = 60.0       # how often the host's own addresses are read again
-
-# SOCKS5 replies (RFC 1928 section 6) for the far proxy's answers.
-SOCKS_REPLY = {"connected": 0, "busy": 1, "forbidden": 2, "no_peer": 3, "unreachable": 4,
-               "refused": 5, "timed_out": 4, "bad_request": 1}
-HTTP_REPLY = {"forbidden": "403 Forbidden", "busy": "503 Service Unavailable",
-              "timed_out": "504 Gateway Timeout"}
-
-
-class proxy_error(ValueError):
-    """Options or listen addresses the proxy cannot use."""
-
-
-def parse_endpoint(spec, what):
-    """("host", port) from "HOST:PORT" or "[v6]:PORT"."""
-    host, sep, port = spec.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise proxy_error(f"{what}: {spec!r} is not HOST:PORT")
-    return host.strip("[]") or "0.0.0.0", int(port)
-
-
-def system_nameserver(path="/etc/resolv.conf"):
-    """The first nameserver of resolv.conf (port 53), or None."""
-    try:
-        with open(path) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 2 and parts[0] == "nameserver":
-                    return parts[1]
-    except OSError:
-        pass
-    return None
-
-
-def literal_address(name):
-    """The IP address a SOCKS5 domain name (bytes) spells out, "[v6]" too, or None."""
-    try:
-        text = name.decode("ascii").strip("[]")
-    except UnicodeDecodeError:
-        return None
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            return socket.inet_ntop(family, socket.inet_pton(family, text))
-        except OSError:
-            pass
-    return None
 
 
 def connect_status(err):
@@ -133,168 +72,11 @@ def connect_status(err):
     return "unreachable"
 
 
-def nft_ruleset(destinations, redirect_port=None, tproxy_port=None, block_quic=True):
-    """The nftables table that sends TCP to `destinations` (prefixes) into the proxy:
-    nat REDIRECT to `redirect_port` for connections this machine starts, TPROXY to
-    `tproxy_port` for forwarded ones (marked TPROXY_MARK, which the policy route of
-    install_policy_routing delivers locally; unmarked connections to that port
-    dropped), UDP/443 rejected so browsers fall back
-    from QUIC to TCP. The proxy's own connections carry mark 0x5066 and pass."""
-    by_family = (("ip", [d for d in destinations if ":" not in d]),
-                 ("ip6", [d for d in destinations if ":" in d]))
-
-    def chain(name, hook, priority, rule):
-        """A base chain with `rule(family, prefixes)` for each family that has some."""
-        body = [rule(f, p) for f, p in by_family if p] if rule else ["udp dport 443 reject"]
-        return ([f"  chain {name} {{", f"    type {hook} priority {priority}; policy accept;"]
-                + [f"    {r}" for r in body] + ["  }"])
-
-    rules = [f"table inet {RULES_TABLE} {{"]
-    if redirect_port:
-        rules += chain("output", "nat hook output", -100, lambda f, p: (
-            f"meta mark != {OWN_MARK:#x} {f} daddr {{ {', '.join(p)} }} "
-            f"tcp dport != {redirect_port} redirect to :{redirect_port}"))
-    if tproxy_port:
-        rules += chain("prerouting", "filter hook prerouting", "mangle", lambda f, p: (
-            f"{f} daddr {{ {', '.join(p)} }} meta l4proto tcp "
-            f"tproxy {f} to :{tproxy_port} meta mark set {TPROXY_MARK:#x} accept"))
-    if tproxy_port:
-        # The transparent listener (on 0.0.0.0, as TPROXY needs) takes only what TPROXY
-        # marked: a connection made to its port directly is dropped, so the gateway is
-        # no open proxy to whoever reaches it.
-        rules += ["  chain transparent_guard {",
-                  "    type filter hook input priority 0; policy accept;",
-                  f"    tcp dport {tproxy_port} meta mark != {TPROXY_MARK:#x} drop", "  }"]
-    if block_quic:
-        rules += chain("quic", "filter hook output", 0, None)
-        rules += chain("quic_forward", "filter hook forward", 0, None)
-    rules.append("}")
-    return "\n".join(rules) + "\n"
-
-
-def _ip(*args):
-    """`ip ARGS`: (return code, stdout, stderr); proxy_error when ip is missing."""
-    import subprocess
-    try:
-        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20)
-    except FileNotFoundError:
-        raise proxy_error("ip is not installed (Debian: iproute2)")
-    return done.returncode, done.stdout, done.stderr.strip()
-
-
-def _ip_json(*args):
-    """`ip -j ARGS` parsed; [] for a routing table that does not exist yet."""
-    import json
-    code, out, err = _ip("-j", *args)
-    if code != 0:
-        if "table does not exist" in err:
-            return []
-        raise proxy_error(f"ip {' '.join(args)}: {err}")
-    return json.loads(out or "[]")
-
-
-def policy_routing_families(destinations):
-    """"-4" and/or "-6": the IP versions among `destinations` (prefixes)."""
-    return [f for f, present in (("-4", any(":" not in d for d in destinations)),
-                                 ("-6", any(":" in d for d in destinations))) if present]
-
-
-def install_policy_routing(families):
-    """The policy route TPROXY needs, for each of `families` ("-4", "-6"): packets
-    marked TPROXY_MARK look up table TPROXY_TABLE, whose default route is local
-    (`ip rule add fwmark 0x5067 lookup 5066; ip route add local default dev lo table
-    5066`). Idempotent: a rule or route already there (ours from an earlier run, or
-    someone else's identical one) is left as it is and not added twice. What this adds
-    carries protocol ROUTE_PROTOCOL, so remove_policy_routing() deletes only that. A
-    table TPROXY_TABLE whose default route is something else is not touched:
-    proxy_error."""
-    for family in families:
-        routes = [r for r in _ip_json(family, "route", "show", "table", str(TPROXY_TABLE))
-                  if r.get("dst") == "default"]
-        if routes and not any(r.get("type") == "local" and r.get("dev") == "lo" for r in routes):
-            raise proxy_error(f"routing table {TPROXY_TABLE} ({family}) already has a default "
-                              f"route that is not 'local default dev lo': not touching it")
-        if not routes:
-            code, _, err = _ip(family, "route", "add", "local", "default", "dev", "lo", "table",
-                               str(TPROXY_TABLE), "proto", str(ROUTE_PROTOCOL))
-            if code != 0:
-                raise proxy_error(f"ip {family} route add local default dev lo table "
-                                  f"{TPROXY_TABLE}: {err}")
-        if not _ip_json(family, "rule", "show", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
-                        str(TPROXY_TABLE)):
-            code, _, err = _ip(family, "rule", "add", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
-                               str(TPROXY_TABLE), "protocol", str(ROUTE_PROTOCOL))
-            if code != 0:
-                raise proxy_error(f"ip {family} rule add fwmark {TPROXY_MARK:#x} lookup "
-                                  f"{TPROXY_TABLE}: {err}")
-        log.info("TPROXY policy routing (%s): fwmark %#x lookup %d, local default dev lo",
-                 family, TPROXY_MARK, TPROXY_TABLE)
-
-
-def remove_policy_routing():
-    """Deletes the rules and routes install_policy_routing added (protocol
-    ROUTE_PROTOCOL), in both IP versions; others' are left alone."""
-    for family in ("-4", "-6"):
-        for _ in range(16):  # an identical rule added more than once (by hand, say)
-            code, _, _ = _ip(family, "rule", "del", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
-                             str(TPROXY_TABLE), "protocol", str(ROUTE_PROTOCOL))
-            if code != 0:
-                break
-        _ip(family, "route", "del", "local", "default", "dev", "lo", "table", str(TPROXY_TABLE),
-            "proto", str(ROUTE_PROTOCOL))
-
-
-def install_rules(destinations, redirect_port=None, tproxy_port=None):
-    """Installs the interception of TCP to `destinations` (prefixes): replaces the
-    proxy's nftables table with nft_ruleset()'s (nft -f), and with a TPROXY port also
-    the policy routing TPROXY needs (install_policy_routing). proxy_error with the
-    reason when it cannot (no nft, no CAP_NET_ADMIN, a table in the way)."""
-    import subprocess
-    remove_rules()
-    try:
-        done = subprocess.run(["nft", "-f", "-"], capture_output=True, text=True, timeout=20,
-                              input=nft_ruleset(destinations, redirect_port, tproxy_port))
-    except FileNotFoundError:
-        raise proxy_error("nft is not installed (Debian: nftables)")
-    if done.returncode != 0:
-        raise proxy_error(f"nft refused the rules: {done.stderr.strip()}")
-    if tproxy_port:
-        try:
-            install_policy_routing(policy_routing_families(destinations))
-        except proxy_error:
-            remove_rules()
-            raise
-
-
-def remove_rules():
-    """Deletes the proxy's nftables table if it is there, and its TPROXY policy routing."""
-    import subprocess
-    try:
-        subprocess.run(["nft", "delete", "table", "inet", RULES_TABLE], capture_output=True,
-                       timeout=20)
-    except FileNotFoundError:
-        pass
-    try:
-        remove_policy_routing()
-    except proxy_error:
-        pass  # no ip: nothing of ours to remove
-
-
 def descriptor_budget(soft_limit):
     """The sockets the PEP may hold with RLIMIT_NOFILE `soft_limit`: the rest (a
     quarter, at least 256) stays for the process's other files, the node's SIS server
     and its clients when the PEP runs inside hfstack-node."""
     return max(64, soft_limit - max(256, soft_limit // 4))
-
-
-def local_addresses():
-    """This host's own addresses (every interface's, `ip -j addr show`), as text."""
-    out = []
-    for link in _ip_json("addr", "show"):
-        for a in link.get("addr_info", []):
-            if a.get("local"):
-                out.append(a["local"].split("%")[0])
-    return out
 
 
 ABORT_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST
@@ -328,45 +110,7 @@ class connection:
             pass
 
 
-class dns_stream:
-    """One DNS-over-TCP client connection (RFC 7766)."""
-    __slots__ = ("sock", "inbox", "outbox", "pending", "eof", "idle_at", "closed")
-
-    def __init__(self, sock, now):
-        self.sock = sock
-        self.inbox = b""          # bytes of queries not yet complete
-        self.outbox = b""         # length-prefixed answers not yet sent
-        self.pending = set()      # handles of its queries the DNS proxy has not answered
-        self.eof = False          # the client has half-closed
-        self.idle_at = now + DNS_TCP_IDLE_S
-        self.closed = False
-
-    def wants_read(self):
-        return (not self.eof and len(self.pending) < DNS_TCP_MAX_PENDING
-                and len(self.outbox) < DNS_TCP_MAX_OUTBOX)
-
-
-def dns_tcp_frames(inbox):
-    """(messages, rest, problem): the complete length-prefixed DNS messages at the
-    start of `inbox`, the bytes after them, and why the stream cannot go on (a length
-    of 0 or over DNS_MAX_MESSAGE, a message shorter than a DNS header or a response)
-    or None."""
-    messages = []
-    while len(inbox) >= 2:
-        n = int.from_bytes(inbox[:2], "big")
-        if n == 0 or n > DNS_MAX_MESSAGE:
-            return messages, inbox, f"a DNS message of {n} bytes (0 or over {DNS_MAX_MESSAGE})"
-        if len(inbox) < 2 + n:
-            break
-        message, inbox = inbox[2:2 + n], inbox[2 + n:]
-        if n < 12 or message[2] & 0x80:
-            return messages, inbox, ("a DNS message shorter than its header" if n < 12
-                                     else "a DNS response where a query belongs")
-        messages.append(message)
-    return messages, inbox, None
-
-
-class pep_proxy(gr.basic_block):
+class pep_proxy(handshake_service, dns_service, gr.basic_block):
     """HF-PEP on a node: message ports `sis_in`, `sis_out` (to and from the node, like
     any SIS client) and `stats` (a dict of counters every `stats_interval` s)."""
 
@@ -460,29 +204,7 @@ class pep_proxy(gr.basic_block):
                                   + (" (needs CAP_NET_ADMIN)" if mode == "transparent" else ""))
             s.setblocking(False)
             self.listeners[s.fileno()] = (s, mode)
-        if self.dns_spec and self.dns_socket is None:
-            host, port = parse_endpoint(self.dns_spec, "dns")
-            u = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
-            try:
-                u.bind((host, port))
-            except OSError as e:
-                u.close()
-                raise proxy_error(f"dns listener {self.dns_spec}: {e.strerror}")
-            u.setblocking(False)
-            self.dns_socket = u
-        if self.dns_spec and self.dns_listener is None:
-            # The same address and port as the UDP listener (its port, if 0 was asked).
-            host, port = self.dns_socket.getsockname()[:2]
-            t = socket.socket(self.dns_socket.family, socket.SOCK_STREAM)
-            t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                t.bind((host, port))
-                t.listen(64)
-            except OSError as e:
-                t.close()
-                raise proxy_error(f"dns TCP listener {self.dns_spec}: {e.strerror}")
-            t.setblocking(False)
-            self.dns_listener = t
+        self._open_dns_listeners()
         for s, mode in self.listeners.values():
             bound[mode] = s.getsockname()[:2]
         if self.dns_socket is not None:
@@ -639,54 +361,6 @@ class pep_proxy(gr.basic_block):
             if not self._dns_dispatch():
                 break
 
-    def _dns_dispatch(self):
-        """Carries out the DNS proxy's actions; True when some went to the kernel."""
-        replies, forwards, lookups, back = self.dns.take_actions()
-        now = self._now()
-        for client, message in replies:
-            stream = self.dns_tcp_handles.pop(client, None)
-            if stream is not None:
-                self._dns_stream_answer(stream, client, message)
-                continue
-            address = self.dns_clients.pop(client, None)
-            if address is not None and self.dns_socket is not None:
-                try:
-                    self.dns_socket.sendto(message, address)
-                except OSError:
-                    self.counters["socket_errors"] += 1
-        for request, question in forwards:
-            self.kernel.send_datagram(self.dns_peer, DNS_ADDRESS, DNS_ADDRESS, question, now)
-        for request, query in lookups:
-            self._lookup(request, query)
-        for node, message in back:
-            self.kernel.send_datagram(node, DNS_ADDRESS, DNS_ADDRESS, message, now)
-        return bool(forwards or back)
-
-    def _lookup(self, request, query):
-        """Asks this machine's resolver; its answer (or nothing) comes back in the loop."""
-        if len(self.lookups) >= MAX_LOOKUPS:
-            self.counters["lookups_refused"] += 1
-            self._notice("lookups", f"{MAX_LOOKUPS} questions from the air at the resolver "
-                                    "at once: more get SERVFAIL")
-            self.dns.resolved(request, b"", self._now())
-            return
-        server = system_nameserver()
-        if server is None:
-            self._notice("resolver", "no nameserver in /etc/resolv.conf: questions from the "
-                                     "air get SERVFAIL")
-            self.dns.resolved(request, b"", self._now())
-            return
-        u = socket.socket(socket.AF_INET6 if ":" in server else socket.AF_INET, socket.SOCK_DGRAM)
-        u.setblocking(False)
-        try:
-            u.connect((server, 53))
-            u.send(query)
-        except OSError:
-            u.close()
-            self.dns.resolved(request, b"", self._now())
-            return
-        self.lookups[u.fileno()] = (u, request, self._now() + LOOKUP_TIMEOUT_S)
-        self.selector.register(u, selectors.EVENT_READ, ("lookup",))
 
     # --- kernel actions --------------------------------------------------------------
 
@@ -888,46 +562,6 @@ class pep_proxy(gr.basic_block):
         if self.dns_listener is not None:
             self._select(self.dns_listener, selectors.EVENT_READ, ("dns_tcp",))
 
-    def _start_handshake(self, c, source):
-        """Counts an unfinished SOCKS/CONNECT request. Beyond max_handshakes_per_source
-        the source's oldest is closed, beyond max_handshakes the oldest of all: a client
-        that finishes its request at once is never the oldest, a silent one soon is."""
-        mine = self.handshake_sources.setdefault(source, {})
-        if len(mine) >= self.max_handshakes_per_source:
-            self.counters["handshakes_evicted"] += 1
-            self._notice(f"handshakes {source}",
-                         f"{source} has {self.max_handshakes_per_source} unfinished proxy "
-                         "requests: closing its oldest for each new one (logged once per source)")
-            self._close(next(iter(mine)), reset=True)
-        elif len(self.handshakes) >= self.max_handshakes:
-            self.counters["handshakes_evicted"] += 1
-            self._notice("handshakes", f"{self.max_handshakes} unfinished proxy requests: "
-                                       "closing the oldest for each new one")
-            self._close(next(iter(self.handshakes)), reset=True)
-        c.source = source
-        self.handshakes[c] = None
-        self.handshake_sources.setdefault(source, {})[c] = None
-        return True
-
-    def _end_handshake(self, c):
-        if c.source is None:
-            return
-        self.handshakes.pop(c, None)
-        mine = self.handshake_sources.get(c.source)
-        if mine is not None:
-            mine.pop(c, None)
-            if not mine:
-                del self.handshake_sources[c.source]
-        c.source = None
-
-    def _expire_handshakes(self, now):
-        """Closes the SOCKS/CONNECT clients that did not finish within handshake_timeout_s."""
-        while self.handshakes:
-            c = next(iter(self.handshakes))
-            if now < c.since + self.handshake_timeout_s:
-                break
-            self.counters["handshake_timeouts"] += 1
-            self._close(c, reset=True)
 
     def _open(self, c, address, port):
         self._end_handshake(c)
@@ -940,80 +574,6 @@ class pep_proxy(gr.basic_block):
         self._dispatch()
         self._watch(c)
 
-    def _handshake(self, c, data):
-        """SOCKS5 or HTTP CONNECT bytes before the connection opens."""
-        c.inbox += data
-        if len(c.inbox) > MAX_HANDSHAKE:
-            raise ValueError("handshake too long")
-        if c.mode == "socks" and c.phase == "greeting":
-            if len(c.inbox) < 2:
-                return
-            if c.inbox[0] != 5:
-                raise ValueError("not SOCKS5")
-            n = c.inbox[1]
-            if len(c.inbox) < 2 + n:
-                return
-            methods, c.inbox = c.inbox[2:2 + n], c.inbox[2 + n:]
-            if 0 not in methods:
-                c.outbox += b"\x05\xff"
-                self._flush_and_close(c)
-                return
-            c.outbox += b"\x05\x00"
-            c.phase = "request"
-        if c.mode == "socks" and c.phase == "request":
-            if len(c.inbox) < 5:
-                return
-            ver, cmd, _, atyp = c.inbox[:4]
-            if ver != 5:
-                raise ValueError("not SOCKS5")
-            if atyp == 1:
-                need, address = 10, None
-            elif atyp == 4:
-                need, address = 22, None
-            elif atyp == 3:
-                need = 7 + c.inbox[4]
-            else:
-                raise ValueError(f"SOCKS address type {atyp}")
-            if len(c.inbox) < need:
-                return
-            if atyp == 3:
-                # A name: only an IP address written out (Chromium sends even those as
-                # names) is taken.
-                address = literal_address(c.inbox[5:need - 2])
-            if cmd != 1 or (atyp == 3 and address is None):
-                # Only CONNECT; names are resolved by the client (socks5, not socks5h)
-                # through the DNS proxy: reply "not supported".
-                code = 7 if cmd != 1 else 8
-                c.outbox += bytes([5, code, 0, 1]) + bytes(6)
-                self._notice(f"socks{code}", "SOCKS request refused: only CONNECT to an IP "
-                                             "address (resolve names locally: socks5://, not socks5h://)")
-                self._flush_and_close(c)
-                return
-            if atyp != 3:
-                raw = c.inbox[4:need - 2]
-                address = socket.inet_ntop(socket.AF_INET if atyp == 1 else socket.AF_INET6, raw)
-            port = struct.unpack("!H", c.inbox[need - 2:need])[0]
-            c.inbox = c.inbox[need:]
-            self._open(c, address, port)
-            return
-        if c.mode == "http_connect" and c.phase == "request":
-            end = c.inbox.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = c.inbox[:end].decode("latin-1").split("\r\n")[0].split()
-            c.inbox = c.inbox[end + 4:]
-            if len(head) != 3 or head[0] != "CONNECT":
-                c.outbox += b"HTTP/1.1 405 Method Not Allowed\r\n\r\n"
-                self._flush_and_close(c)
-                return
-            try:
-                address, port = parse_endpoint(head[1], "CONNECT")
-                socket.inet_pton(socket.AF_INET6 if ":" in address else socket.AF_INET, address)
-            except (proxy_error, OSError):
-                c.outbox += b"HTTP/1.1 400 Bad Request\r\nX-HF-PEP: CONNECT needs IP:PORT\r\n\r\n"
-                self._flush_and_close(c)
-                return
-            self._open(c, address, port)
 
     def _readable(self, c):
         if c.phase in ("greeting", "request"):
@@ -1182,133 +742,6 @@ class pep_proxy(gr.basic_block):
                 except Exception:  # loud, but the flowgraph goes on
                     log.exception("PEP driver error")
 
-    def _dns_handle(self):
-        handle = self.next_dns_handle
-        self.next_dns_handle += 1
-        return handle
-
-    def _dns_query(self):
-        try:
-            query, address = self.dns_socket.recvfrom(4096)
-        except OSError:
-            return
-        self.counters["dns_queries"] = self.counters.get("dns_queries", 0) + 1
-        handle = self._dns_handle()
-        self.dns_clients[handle] = address
-        if len(self.dns_clients) > 10000:  # clients whose question never got an answer
-            self.dns_clients.pop(next(iter(self.dns_clients)))
-        self.dns.on_query(handle, query, self._now())
-
-    # --- DNS over TCP ------------------------------------------------------------------
-
-    def _dns_accept(self):
-        try:
-            s, _ = self.dns_listener.accept()
-        except OSError as e:
-            self._accept_failed(e)
-            return
-        if len(self.dns_streams) >= DNS_TCP_MAX_CONNECTIONS:
-            self.counters["dns_tcp_refused"] += 1
-            self._notice("dns_tcp_full", f"DNS over TCP: {DNS_TCP_MAX_CONNECTIONS} connections "
-                                         "open, closing new ones at once")
-            s.close()
-            return
-        s.setblocking(False)
-        self.counters["dns_tcp_connections"] += 1
-        d = dns_stream(s, self._now())
-        self.dns_streams[s.fileno()] = d
-        self._dns_stream_watch(d)
-
-    def _dns_stream_watch(self, d):
-        if d.closed:
-            return
-        self._select(d.sock, (selectors.EVENT_READ if d.wants_read() else 0)
-                     | (selectors.EVENT_WRITE if d.outbox else 0), d)
-
-    def _dns_stream_close(self, d):
-        if d.closed:
-            return
-        d.closed = True
-        self._select(d.sock, 0, None)
-        self.dns_streams.pop(d.sock.fileno(), None)
-        for handle in d.pending:  # their answers, when they come, go nowhere
-            self.dns_tcp_handles.pop(handle, None)
-        d.pending.clear()
-        d.sock.close()
-
-    def _dns_stream_event(self, d, mask):
-        now = self._now()
-        if mask & selectors.EVENT_WRITE and d.outbox:
-            try:
-                sent = d.sock.send(d.outbox)
-                d.outbox = d.outbox[sent:]
-                d.idle_at = now + DNS_TCP_IDLE_S
-            except (BlockingIOError, InterruptedError):
-                pass
-            except OSError:
-                self.counters["socket_errors"] += 1
-                self._dns_stream_close(d)
-                return
-        if mask & selectors.EVENT_READ and d.wants_read():
-            try:
-                data = d.sock.recv(4096)
-            except (BlockingIOError, InterruptedError):
-                data = None
-            except OSError:
-                self.counters["socket_errors"] += 1
-                self._dns_stream_close(d)
-                return
-            if data == b"":
-                d.eof = True
-                if d.inbox:  # a query cut short
-                    self.counters["dns_tcp_dropped"] += 1
-                    d.inbox = b""
-            elif data:
-                d.idle_at = now + DNS_TCP_IDLE_S
-                d.inbox += data
-                messages, d.inbox, problem = dns_tcp_frames(d.inbox)
-                for message in messages:
-                    handle = self._dns_handle()
-                    self.counters["dns_tcp_queries"] += 1
-                    self.dns_tcp_handles[handle] = d
-                    d.pending.add(handle)
-                    self.dns.on_query(handle, message, now)
-                if problem:
-                    self.counters["dns_tcp_dropped"] += 1
-                    self._notice("dns_tcp_garbage", f"DNS over TCP: {problem} from a client; "
-                                                    "its connection closed")
-                    self._dns_stream_close(d)
-                    return
-        if d.eof and not d.pending and not d.outbox:
-            self._dns_stream_close(d)
-            return
-        self._dns_stream_watch(d)
-
-    def _dns_stream_answer(self, d, handle, message):
-        d.pending.discard(handle)
-        if d.closed:
-            return
-        d.outbox += len(message).to_bytes(2, "big") + message
-        self._dns_stream_watch(d)
-
-    def _lookup_answer(self, sock):
-        entry = self.lookups.get(sock.fileno())
-        if entry is None:
-            return
-        try:
-            answer = sock.recv(4096)
-        except OSError:
-            answer = b""
-        self._end_lookup(sock)
-        self.dns.resolved(entry[1], answer, self._now())
-
-    def _end_lookup(self, sock):
-        self.lookups.pop(sock.fileno(), None)
-        try:
-            self.selector.unregister(sock)
-        except (KeyError, ValueError):
-            pass
-        sock.close()
 
     def statistics(self):
         """The kernel's counters and the driver's, as one dict."""

@@ -27,7 +27,7 @@ import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
-from gnuradio.hfstack.radio import front_end
+from gnuradio.hfstack.radio import ptt
 
 from test_support import APPS, TOP, events, recorder
 
@@ -290,7 +290,7 @@ class qa_radio(gr_unittest.TestCase):
         self.assertIsNone(control.failed)
 
     @needs_rigctld
-    @unittest.skipIf(front_end.Hamlib is None, "python3-hamlib missing")
+    @unittest.skipIf(ptt.Hamlib is None, "python3-hamlib missing")
     def test_ptt_through_hamlib_and_a_real_rigctld(self):
         rig = real_rigctld()
         try:
@@ -333,7 +333,7 @@ class qa_radio(gr_unittest.TestCase):
         # A daemon per client: after an error rigctld may close its rig and reopen it a
         # second later (its client loop's retry), and a client that opens meanwhile
         # fails with Hamlib's IO error (seen once in CI).
-        for hamlib in ((False, True) if front_end.Hamlib is not None else (False,)):
+        for hamlib in ((False, True) if ptt.Hamlib is not None else (False,)):
             with self.subTest(hamlib=hamlib):
                 rig = real_rigctld(cat_ptt=False)
                 try:
@@ -349,7 +349,7 @@ class qa_radio(gr_unittest.TestCase):
         # ALSA's null device plays and records silence: the whole audio chain runs.
         rig = rigctld_stand_in()
         tb = gr.top_block()
-        with mock.patch.object(front_end, "Hamlib", None):  # the stand-in speaks text only
+        with mock.patch.object(ptt, "Hamlib", None):  # the stand-in speaks text only
             r = R.radio(kind="audio", device="null", ptt=rig.spec, ptt_tail_s=0.05)
         status = recorder()
         tb.msg_connect(r, "status", status, "in")

@@ -34,7 +34,7 @@ from gnuradio.hfstack import cli
 from gnuradio.hfstack import dl
 from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
-from gnuradio.hfstack.sis.test_client import link_failure, sis_link
+from gnuradio.hfstack.sis.test_client import link_failure, sis_test_client
 
 PROG = "hfstack-console"
 log = logging.getLogger(PROG)
@@ -318,9 +318,9 @@ def client_configs(args, test):
 def connect(args, near_config, far_config):
     far = None
     if args.far_port:
-        far = sis_link("far", args.far_host or args.host, args.far_port, far_config)
+        far = sis_test_client("far", args.far_host or args.host, args.far_port, far_config)
     try:
-        near = sis_link("near", args.host, args.port, near_config)
+        near = sis_test_client("near", args.host, args.port, near_config)
     except ValueError:
         if far:
             far.close()
@@ -470,7 +470,7 @@ def cmd_echo(args, stop):
     config.pings = 0
     config.send_bytes = 0
     config.echo = True
-    link = sis_link("echo", args.host, args.port, config)
+    link = sis_test_client("echo", args.host, args.port, config)
 
     def ready():
         # A log record (stderr): --csv - / --json - keep stdout to themselves.

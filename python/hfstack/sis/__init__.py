@@ -7,5 +7,5 @@
 
   client      sis_client: a blocking client for scripts and tests
   tcp_link    sis_tcp_link: a client block's connection to any SIS server
-  test_client sis_link: hfstack-console's non-blocking driver of one test client
+  test_client sis_test_client: hfstack-console's non-blocking driver of one test client
 """

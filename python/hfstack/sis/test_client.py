@@ -7,7 +7,7 @@
 (traffic/test_client.h, sim.test_client): the connection hfstack-console runs its
 pings, throughput flows and echo over, for an event loop (selectors) to serve.
 
-    link = sis_link("near", "127.0.0.1", 5066, config)   # connects; ValueError if not
+    link = sis_test_client("near", "127.0.0.1", 5066, config)   # connects; ValueError if not
     link.start(now)                                       # the client binds
     ...  # on readable: link.receive(now); on writable: link.send();
          # at link.deadline(): link.serve_timer(now)
@@ -35,7 +35,7 @@ class link_failure(Exception):
     """The connection ended, or carried bytes that are not SIS."""
 
 
-class sis_link:
+class sis_test_client:
     """One SIS connection driving one test client: bytes in through the reassembler to
     the client, the client's primitives out through a send backlog (non-blocking)."""
 

@@ -44,7 +44,7 @@ def sync_latency(directory, records, size):
 
 
 def demo(state_dir, nbytes, rate, scale):
-    done = subprocess.run([*NODE, "--demo", "--kind", "emulator", "--profile", "", "--rate",
+    done = subprocess.run([*NODE, "--demo", "--kind", "emulator", "--profile", "", "--data-rate",
                            str(rate), "--time-scale", str(scale), "--bytes", str(nbytes),
                            "--size", "1000", "--pings", "0", "--stats-interval", "0",
                            "--state-dir", state_dir], capture_output=True, text=True,

@@ -181,7 +181,7 @@ class bench:
         self.port = port
         self.log = tempfile.TemporaryFile()
         cmd = [sys.executable, NODE, "--pair", "--kind", "emulator", "--profile", "",
-               "--time-scale", str(self.args.time_scale), "--rate", "9600",
+               "--time-scale", str(self.args.time_scale), "--data-rate", "9600",
                "--sis-port", str(port), "--stats-interval", "0"]
         self.node = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60

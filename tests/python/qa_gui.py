@@ -104,7 +104,7 @@ def write_test_recording(path, mode, nbytes, seed):
     data = os.path.join(os.path.dirname(path), "data.bin")
     with open(data, "wb") as f:
         f.write(np.random.default_rng(seed).integers(0, 256, nbytes, dtype=np.uint8).tobytes())
-    done = subprocess.run(app("hfstack-modem") + ["tx", "--mode", mode, "--rate", "9600", "--input", data,
+    done = subprocess.run(app("hfstack-modem") + ["tx", "--mode", mode, "--sample-rate", "9600", "--input", data,
                                                   path], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 

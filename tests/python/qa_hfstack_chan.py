@@ -85,7 +85,7 @@ class qa_hfstack_chan(gr_unittest.TestCase):
         x = np.exp(1j * np.pi / 4 * rng.integers(0, 8, fs * 10)).astype(np.complex64)
         src, dst = os.path.join(self.d, "in.c64"), os.path.join(self.d, "out.c64")
         x.tofile(src)
-        done = run(src, dst, "--rate", "9600", "--profile", "awgn", "--snr", "12",
+        done = run(src, dst, "--sample-rate", "9600", "--profile", "awgn", "--snr", "12",
                    "--freq-offset", "25", "--json")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertAlmostEqual(json.loads(done.stdout)["snr_measured_db"], 12.0, delta=0.2)
@@ -138,7 +138,7 @@ class qa_hfstack_chan(gr_unittest.TestCase):
             ([src, out, "--profile", "stormy"], "profile"),
             ([src, out, "--paths", "1:2:3"], "--paths"),
             ([src, out, "--snr", "nan"], "finite"),
-            ([os.path.join(self.d, "x.f32"), out + ".f32"], "--rate"),
+            ([os.path.join(self.d, "x.f32"), out + ".f32"], "--sample-rate"),
             ([src, out, "--paths", "0:0:0:-1"], "spread_hz"),
             ([src], "output"),
         ]

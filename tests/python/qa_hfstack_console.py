@@ -31,7 +31,7 @@ NODE = os.path.join(APPS, "hfstack-node")
 TIME_SCALE = "50"
 # Two nodes joined by emulated modems (air time, latency, no errors), 9600S.
 SERVER = ["--pair", "--kind", "emulator", "--profile", "", "--time-scale", TIME_SCALE,
-          "--rate", "9600", "--options", "channel_access.mode=none", "--stats-interval", "0"]
+          "--data-rate", "9600", "--options", "channel_access.mode=none", "--stats-interval", "0"]
 
 
 def run(*args, timeout=60):
@@ -94,7 +94,7 @@ class qa_hfstack_console(gr_unittest.TestCase):
     def test_throughput_delivers_every_byte_in_order(self):
         port = self.start_server()
         done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
-                   "--peer", "0.0.0.2", "--bytes", "20k", "--rate", "9600", "--duration", "40",
+                   "--peer", "0.0.0.2", "--bytes", "20k", "--line-rate", "9600", "--duration", "40",
                    "--time-scale", TIME_SCALE, "--json", "-")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         doc = json.loads(done.stdout)
@@ -127,7 +127,7 @@ class qa_hfstack_console(gr_unittest.TestCase):
         self.assertEqual([(r["flow"], r["bytes"], r["lost_or_late"], r["duplicates"])
                           for r in doc["rows"]],
                          [("near->far", 20000, 0, 0), ("far->near", 20000, 0, 0)])
-        self.assertIsNone(doc["rows"][0]["utilisation_pct"])  # no --rate, only bit/s
+        self.assertIsNone(doc["rows"][0]["utilisation_pct"])  # no --line-rate, only bit/s
 
     def test_ping_to_an_unknown_peer_says_so_and_fails(self):
         """It printed "first None s" and exited 0."""
@@ -144,7 +144,7 @@ class qa_hfstack_console(gr_unittest.TestCase):
         Mbit/s with nobody at the far end. Now the node's delivery confirmations."""
         port = self.start_server()
         done = run("throughput", "--port", str(port), "--peer", "0.0.0.2", "--bytes", "20k",
-                   "--rate", "9600", "--duration", "40", "--time-scale", TIME_SCALE,
+                   "--line-rate", "9600", "--duration", "40", "--time-scale", TIME_SCALE,
                    "--json", "-")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         (row,) = json.loads(done.stdout)["rows"]
@@ -160,11 +160,11 @@ class qa_hfstack_console(gr_unittest.TestCase):
         times the link's rate and round trips shorter than the air time."""
         port = self.start_server()
         done = run("throughput", "--port", str(port), "--far-port", str(port + 1),
-                   "--peer", "0.0.0.2", "--bytes", "20k", "--rate", "9600", "--duration", "40")
+                   "--peer", "0.0.0.2", "--bytes", "20k", "--line-rate", "9600", "--duration", "40")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        self.assertIn("which no link delivers: --rate and --time-scale must match", done.stderr)
+        self.assertIn("which no link delivers: --line-rate and --time-scale must match", done.stderr)
         done = run("ping", "--port", str(port), "--far-port", str(port + 1), "--peer", "0.0.0.2",
-                   "--pings", "2", "--gap", "0", "--rate", "9600")
+                   "--pings", "2", "--gap", "0", "--line-rate", "9600")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("shorter than the air time of a ping and its answer", done.stderr)
 

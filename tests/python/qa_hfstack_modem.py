@@ -65,7 +65,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         for mode, rate, text in (("2400S", 8000, "HELLO FROM 2400S"), ("600S", 48000, "hi, 600 bps"),
                                  ("9600S", 9600, "HELLO FROM APP C 64QAM")):
             wav = self.path(f"{mode}.wav")
-            done = run("tx", "--mode", mode, "--text", text, wav, "--rate", str(rate), "--json")
+            done = run("tx", "--mode", mode, "--text", text, wav, "--sample-rate", str(rate), "--json")
             self.assertEqual(done.returncode, 0, done.stderr)
             report = json.loads(done.stdout)
             self.assertEqual((report["mode"], report["bytes"], report["clipped"]), (mode, len(text), 0))
@@ -103,9 +103,9 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         with open(self.path("payload.bin"), "wb") as f:
             f.write(payload)
         self.assertEqual(run("tx", "--mode", "1200L", "--input", self.path("payload.bin"), first,
-                             "--rate", "9600").returncode, 0)
+                             "--sample-rate", "9600").returncode, 0)
         self.assertEqual(run("tx", "--mode", "4800U", "--text", "second", second,
-                             "--rate", "9600").returncode, 0)
+                             "--sample-rate", "9600").returncode, 0)
         both = self.path("both.wav")
         # One recording that ends right after the second burst's last sample: the
         # receiver still has to finish it.
@@ -197,7 +197,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
     def test_5069_tx_then_rx_with_readings(self):
         wav = self.path("wide.wav")
         text = "HELLO FROM WN8 IN 16QAM"
-        done = run("tx", "--mode", "wn8/3khz/s", "--text", text, wav, "--rate", "9600", "--json",
+        done = run("tx", "--mode", "wn8/3khz/s", "--text", text, wav, "--sample-rate", "9600", "--json",
                    "--reading", "scrambler=b", "--reading", "tail_biting=block_start",
                    "--constraint-length", "9")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -240,7 +240,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
                  "scrambler=b tail_biting=full_register pn_alignment=continuous wid_parity=checksum")]
         for i, (mode, readings, knobs, found) in enumerate(sent):
             wav = self.path(f"r{i}.wav")
-            args = ["tx", "--mode", mode, "--text", f"READINGS {i}", wav, "--rate", "9600", "--json"]
+            args = ["tx", "--mode", mode, "--text", f"READINGS {i}", wav, "--sample-rate", "9600", "--json"]
             for r in readings:
                 args += ["--reading", r]
             done = run(*(args + knobs))
@@ -267,9 +267,9 @@ class qa_hfstack_modem(gr_unittest.TestCase):
     def test_4539_and_5069_bursts_in_one_recording(self):
         a, b = self.path("a.wav"), self.path("b.wav")
         self.assertEqual(run("tx", "--mode", "2400S", "--text", "first, STANAG 4539", a,
-                             "--rate", "9600").returncode, 0)
+                             "--sample-rate", "9600").returncode, 0)
         self.assertEqual(run("tx", "--mode", "WN13/3kHz/US", "--text", "second, STANAG 5069", b,
-                             "--rate", "9600").returncode, 0)
+                             "--sample-rate", "9600").returncode, 0)
         both = self.path("both.wav")
         write_wav(both, np.concatenate([read_wav(a)[3], read_wav(b)[3], read_wav(a)[3]]), 9600)
         done = run("rx", both, "--json")
@@ -303,13 +303,13 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertEqual([(b["mode"], b["bytes_bad"]) for b in bursts], [("WN12/6kHz/US", False)])
         with open(got, "rb") as f:
             self.assertEqual(f.read(), data)
-        done = run("ber", "--modes", "WN10/6kHz/US", "--snr", "25", "--seconds", "5", "--rate", "48000",
+        done = run("ber", "--modes", "WN10/6kHz/US", "--snr", "25", "--seconds", "5", "--sample-rate", "48000",
                    "--csv", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
         row = list(csv.DictReader(io.StringIO(done.stdout)))[0]
         self.assertEqual((row["mode"], int(row["errors"]), int(row["bursts_lost"])), ("WN10/6kHz/US", 0, 0))
         self.assertGreater(int(row["bits"]), 8 * 10000)
-        done = run("ber", "--modes", "WN12/48kHz/US", "--snr", "36", "--seconds", "1", "--rate", "96000",
+        done = run("ber", "--modes", "WN12/48kHz/US", "--snr", "36", "--seconds", "1", "--sample-rate", "96000",
                    "--burst-seconds", "0.5", "--csv", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
         row = list(csv.DictReader(io.StringIO(done.stdout)))[0]
@@ -346,10 +346,10 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         out = self.path("out.wav")
         cases = [
             (["tx", "--mode", "WN8/48kHz/L", "--text", "x", out], "below 0 Hz"),
-            (["tx", "--mode", "WN8/6kHz/L", "--text", "x", out, "--rate", "12000"], "13080"),
+            (["tx", "--mode", "WN8/6kHz/L", "--text", "x", out, "--sample-rate", "12000"], "13080"),
             (["tx", "--mode", "WN13/6kHz/L", "--text", "x", out], "WN12/48kHz/US"),
             (["rx", out, "--bandwidth", "27"], "--bandwidth"),
-            (["ber", "--modes", "WN8/48kHz/US", "--snr", "10", "--rate", "9600"], "38400"),
+            (["ber", "--modes", "WN8/48kHz/US", "--snr", "10", "--sample-rate", "9600"], "38400"),
             (["tx", "--mode", "WN0/3kHz/US", "--text", "x", out], "WN0 has no US"),
             (["tx", "--mode", "WN8/3kHz/X", "--text", "x", out], "did you mean WN8/3kHz/"),
             (["tx", "--mode", "WN8/3kHz/L", "--text", "x", "--reading", "scrambler=c", out], "a or b"),
@@ -391,7 +391,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
              "mode 2400Z: the zero interleaver (Z) is not implemented in our modem"),
             (["tx", "--mode", "2400S", "--input", self.path("missing.bin"), out], 2, "missing.bin"),
             (["tx", "--mode", "2400S", out], 2, "--text"),
-            (["tx", "--mode", "2400S", "--text", "x", out, "--rate", "1000"], 2, "--rate"),
+            (["tx", "--mode", "2400S", "--text", "x", out, "--sample-rate", "1000"], 2, "--sample-rate"),
             (["tx", "--mode", "2400S", "--text", "x", os.path.join(self.d, "no", "o.wav")], 2,
              "no such directory"),
             (["rx", self.path("missing.wav")], 2, "missing.wav"),

@@ -268,27 +268,27 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertAlmostEqual(sim.air_time("WN8/3kHz/S", 0), (320 + 32 + 1152) / 2400)
 
     def test_5069_rate_adaptation_across_the_wns_of_a_bandwidth(self):
-        """--rate auto from a STANAG 5069 mode: the nodes climb the WN ladder of 48 kHz
+        """--rate-adaptation auto from a STANAG 5069 mode: the nodes climb the WN ladder of 48 kHz
         (issue 24 part 4); a mode the ladder cannot run is refused in one line."""
-        done = run("throughput", "--mode", "WN6/48kHz/US", "--rate", "auto", "--snr", "35",
+        done = run("throughput", "--mode", "WN6/48kHz/US", "--rate-adaptation", "auto", "--snr", "35",
                    "--bytes", "1M", "--json", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
         doc = json.loads(done.stdout)
         self.assertEqual(doc["nominal_bps"], 48000)
         # Utilisation of WN6's rate above 100 %: the link ran in faster WNs.
         self.assertGreater(doc["rows"][0]["utilisation_pct"], 150)
-        done = run("throughput", "--mode", "WN8/48kHz/M", "--rate", "auto")
+        done = run("throughput", "--mode", "WN8/48kHz/M", "--rate-adaptation", "auto")
         self.assertEqual(done.returncode, 2)
         self.assertIn("US, S or L interleaver", done.stderr)
         self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
 
     def test_automatic_rate_follows_snr_steps(self):
-        # Issue 25 part 3: --rate auto with the SNR stepping down and up again on F.1487
+        # Issue 25 part 3: --rate-adaptation auto with the SNR stepping down and up again on F.1487
         # poor; the trace's modes show the link slowing for the low segment and
         # speeding up after it (our modems' curves put 12 dB below 4800 bps there).
         with tempfile.TemporaryDirectory() as tmp:
             trace = os.path.join(tmp, "trace.csv")
-            done = run("throughput", "--mode", "2400S", "--rate", "auto", "--profile", "poor",
+            done = run("throughput", "--mode", "2400S", "--rate-adaptation", "auto", "--profile", "poor",
                        "--snr", "25", "--snr-steps", "400:12,800:25", "--duration", "1200",
                        "--bytes", "2M", "--seed", "2", "--trace", trace, "--json", "-")
             # 2 MB is more than the 1200 s carry: exit 1, the transfer did not finish.
@@ -329,8 +329,8 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             (("throughput", "--snr-steps", "100:10"), "--snr-steps needs --snr"),
             (("throughput", "--snr", "20", "--snr-steps", "100:x"), "is not SECONDS:DB"),
             (("throughput", "--snr", "20", "--snr-steps", "200:10,100:5"), "increasing"),
-            (("throughput", "--rate", "sometimes"), "--rate"),
-            (("throughput", "--rate", "auto", "--mode", "9600VS"),
+            (("throughput", "--rate-adaptation", "sometimes"), "--rate-adaptation"),
+            (("throughput", "--rate-adaptation", "auto", "--mode", "9600VS"),
              "cannot be used with rate_adaptation"),
             ((), "choose a command"),
         ]

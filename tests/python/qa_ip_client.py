@@ -241,7 +241,7 @@ class qa_hfstack_ip(gr_unittest.TestCase):
         port = free_port_pair()
         self.node = subprocess.Popen(
             [PY, os.path.join(APPS, "hfstack-node"), "--pair", "--kind", "emulator", "--profile",
-             "", "--time-scale", str(int(SCALE)), "--rate", "9600", "--sis-port", str(port),
+             "", "--time-scale", str(int(SCALE)), "--data-rate", "9600", "--sis-port", str(port),
              "--stats-interval", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: (self.node.terminate(), self.node.communicate(timeout=30)))
         deadline = time.monotonic() + 60  # GNU Radio's import is slow on a loaded machine

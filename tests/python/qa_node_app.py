@@ -70,7 +70,7 @@ class qa_node_app(gr_unittest.TestCase):
             pcap, summary = os.path.join(out, "a.pcap"), os.path.join(out, "summary.json")
             peer_pcap = os.path.join(out, "b.pcap")
             done = run("--demo", "--kind", "emulator", "--profile", "", "--ber", "1e-4",
-                       "--time-scale", "50", "--rate", "9600", "--bytes", "8000", "--size", "1500",
+                       "--time-scale", "50", "--data-rate", "9600", "--bytes", "8000", "--size", "1500",
                        "--pings", "1", "--seed", "3", "--pcap", pcap, "--peer-pcap", peer_pcap,
                        "--sis-port", "0",
                        "--options", "channel_access.mode=none", "--json", summary)
@@ -203,12 +203,12 @@ class qa_node_app(gr_unittest.TestCase):
                          ("audio", "serial:/dev/ttyUSB0:rts", 1200))
 
     def test_app_c_modes_are_fixed_modes_by_the_modems_names(self):
-        """--rate/--interleaver and YAML name every modem mode; they used to refuse
+        """--data-rate/--interleaver and YAML name every modem mode; they used to refuse
         App C's ultra_short, very_short, medium, very_long and 12800U."""
         for rate, interleaver, mode in ((9600, "very_short", "9600VS"), (3200, "ultra_short", "3200US"),
                                         (9600, "medium", "9600M"), (12800, "none", "12800U")):
             with self.subTest(mode=mode):
-                done = run("--check", "--pair", "--rate", str(rate), "--interleaver", interleaver)
+                done = run("--check", "--pair", "--data-rate", str(rate), "--interleaver", interleaver)
                 self.assertEqual(done.returncode, 0, done.stderr)
                 s = json.loads(done.stdout)
                 self.assertEqual(s["node_options"], f"mode={mode}")
@@ -217,14 +217,14 @@ class qa_node_app(gr_unittest.TestCase):
 
     def test_stanag_5069_modes_by_name(self):
         """Issue 24 part 4: --mode names a mode of either standard; a 5069 one with
-        --rate auto adapts across the WNs of its bandwidth."""
+        --data-rate auto adapts across the WNs of its bandwidth."""
         done = run("--check", "--pair", "--kind", "emulator", "--mode", "wn12/48khz/us")
         self.assertEqual(done.returncode, 0, done.stderr)
         s = json.loads(done.stdout)
         self.assertEqual((s["node_options"], s["mode"], s["rate"], s["interleaver"]),
                          ("mode=WN12/48kHz/US", "WN12/48kHz/US", 240000, "ultra_short"))
         done = run("--check", "--pair", "--kind", "emulator", "--mode", "WN6/48kHz/S",
-                   "--rate", "auto")
+                   "--data-rate", "auto")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(json.loads(done.stdout)["node_options"],
                          "mode=WN6/48kHz/S;rate_adaptation=true;rate_change.autobaud=true")
@@ -240,11 +240,11 @@ class qa_node_app(gr_unittest.TestCase):
                 (["--kind", "emulator", "--mode", "WN12/50kHz/US"], "--mode WN12/50kHz/US: "),
                 (["--kind", "emulator", "--mode", "WN0/48kHz/S"],
                  "the node carries STANAG 5069 WN1-WN12"),
-                (["--kind", "emulator", "--mode", "WN12/48kHz/US", "--rate", "9600"],
+                (["--kind", "emulator", "--mode", "WN12/48kHz/US", "--data-rate", "9600"],
                  "--mode names the rate"),
                 (["--kind", "emulator", "--mode", "WN12/48kHz/US", "--interleaver", "long"],
                  "--mode names the rate"),
-                (["--kind", "emulator", "--mode", "WN8/24kHz/M", "--rate", "auto"],
+                (["--kind", "emulator", "--mode", "WN8/24kHz/M", "--data-rate", "auto"],
                  "STANAG 5069 rate adaptation runs with the US, S or L interleaver"),
                 (["--check", "--kind", "audio", "--mode", "WN12/48kHz/US"],
                  "mode WN12/48kHz/US (48 kHz) does not fit real audio at 48000 Hz")):
@@ -278,8 +278,8 @@ class qa_node_app(gr_unittest.TestCase):
             cases = (
                 (["--ber", "2", "--kind", "emulator"], "ber must be in 0..1"),
                 (["--sis-port", "70000"], "--sis-port must be 0..65535"),
-                (["--rate", "1234"], "option mode = '1234S'"),
-                (["--rate", "fast"], "rate 'fast': a rate in bps"),
+                (["--data-rate", "1234"], "option mode = '1234S'"),
+                (["--data-rate", "fast"], "rate 'fast': a rate in bps"),
                 (["--address", "1.2"], "option address"),
                 (["--kind", "usrp"], "radio kind 'usrp'"),
                 (["--device", "hw:0", "--pair"], "device does not apply to kind loopback"),
@@ -309,11 +309,11 @@ class qa_node_app(gr_unittest.TestCase):
                 # Every interleaver of the modem is a choice; the pair must be a mode.
                 (["--config", config("interleaver: medium\n")],
                  "option mode = '2400M': not a STANAG 4539 mode of our modem"),
-                (["--rate", "2400", "--interleaver", "none"],
+                (["--data-rate", "2400", "--interleaver", "none"],
                  "option mode = '2400Z': the zero interleaver (Z) is not implemented"),
-                (["--rate", "auto", "--interleaver", "very_short"],
-                 "--rate auto with interleaver very_short: a data rate change announces only"),
-                (["--rate", "9600", "--interleaver", "very_short", "--options",
+                (["--data-rate", "auto", "--interleaver", "very_short"],
+                 "--data-rate auto with interleaver very_short: a data rate change announces only"),
+                (["--data-rate", "9600", "--interleaver", "very_short", "--options",
                   "rate_adaptation=true"], "mode 9600VS cannot be used with rate_adaptation"),
                 (["--check", "--pair", "--config", config("radio:\n  interleaver: medium\n")],
                  "data_rate 2400 and interleaver 'medium'"),
@@ -370,7 +370,7 @@ class qa_node_app(gr_unittest.TestCase):
         connected now, the last interval and the links with their modes."""
         port = free_port_pair()
         with started("--pair", "--kind", "emulator", "--profile", "", "--time-scale", "50",
-                     "--rate", "9600", "--sis-port", str(port), "--stats-interval", "0.2",
+                     "--data-rate", "9600", "--sis-port", str(port), "--stats-interval", "0.2",
                      "--options", "channel_access.mode=none;"
                                   "supervision.keep_alive_interval_s=36000") as server:
             deadline = time.monotonic() + 60

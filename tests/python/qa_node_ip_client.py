@@ -34,7 +34,7 @@ TIMEOUT_S = 120
 def node_command(side, peer, channel, extra=()):
     """hfstack-node for side "a" (0.0.0.1, 10.78.0.1) or "b" (0.0.0.2, 10.78.0.2)."""
     me, other = {"a": 1, "b": 2}[side], {"a": 1, "b": 2}[peer]
-    return [sys.executable, APP, "--address", f"0.0.0.{me}", "--rate", "9600",
+    return [sys.executable, APP, "--address", f"0.0.0.{me}", "--data-rate", "9600",
             "--kind", "emulator", "--profile", "", "--time-scale", str(SCALE), "--sis-port", "0",
             "--options", "supervision.keep_alive_interval_s=36000",
             "--air-publish", f"ipc://{channel}/{side}", "--air-subscribe", f"ipc://{channel}/{peer}",

@@ -39,7 +39,7 @@ class node_process:
 
     def __init__(self, tmp, me, other, port, state_dir):
         self.args = [*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator",
-                     "--profile", "", "--rate", "9600", "--time-scale", "20",
+                     "--profile", "", "--data-rate", "9600", "--time-scale", "20",
                      "--sis-port", str(port), "--stats-interval", "0",
                      "--air-publish", f"ipc://{tmp}/air-{me}",
                      "--air-subscribe", f"ipc://{tmp}/air-{other}",

@@ -903,7 +903,7 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             web_port = int(line.split(" port ")[1].split()[0])
             port = free_port_pair()
             node = subprocess.Popen([sys.executable, APP, "--pair", "--kind", "emulator",
-                                     "--profile", "", "--time-scale", str(int(SCALE)), "--rate",
+                                     "--profile", "", "--time-scale", str(int(SCALE)), "--data-rate",
                                      "9600", "--sis-port", str(port), "--stats-interval", "0"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             self.addCleanup(lambda: (node.terminate(), node.communicate(timeout=30)))

@@ -8,7 +8,7 @@
 clients (any STANAG 5066 application: hfstack-console, Annex F IP clients, e-mail).
 
   hfstack-node --config field.yaml
-  hfstack-node --address 0.0.0.5 --rate 1200 --interleaver long \\
+  hfstack-node --address 0.0.0.5 --data-rate 1200 --interleaver long \\
       --kind audio --device plughw:CARD=Device --ptt serial:/dev/ttyUSB0:rts
   hfstack-node --kind uhd --frequency-hz 7.0758e6 --device-args type=b200 --rx-gain-db 40
   hfstack-node --pair --kind emulator --time-scale 20     # two nodes, SIS on P and P + 1
@@ -67,17 +67,17 @@ def parse_args(argv):
     n = p.add_argument_group("node")
     n.add_argument("--address", help="STANAG 5066 address a.b.c.d (default 0.0.0.1)")
     n.add_argument("--mode", help="waveform mode by the modem's name (hfstack-modem "
-                   "--list-modes): a STANAG 4539 one (2400S, 9600VS), instead of --rate and "
+                   "--list-modes): a STANAG 4539 one (2400S, 9600VS), instead of --data-rate and "
                    "--interleaver, or a STANAG 5069 one, WN1-WN12 at any bandwidth "
-                   "(WN12/48kHz/US is 240 kbps); with --rate auto the starting mode of a rate "
+                   "(WN12/48kHz/US is 240 kbps); with --data-rate auto the starting mode of a rate "
                    "adaptation across the WNs of its bandwidth and interleaver")
-    n.add_argument("--rate", help="user data rate in bps (75..12800), or auto: start at 2400 "
+    cli.add_renamed(n, "--data-rate", "--rate", help="user data rate in bps (75..12800), or auto: start at 2400 "
                    "(or at --mode) and follow the received SNR (EOW data rate change); "
                    "default 2400")
     n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
-                   help="interleaver (default short), any of the modem's: --rate 9600 "
+                   help="interleaver (default short), any of the modem's: --data-rate 9600 "
                    "--interleaver very_short is the modem's 9600VS, none is 4800U or 12800U; "
-                   "with --rate auto only short, long or none (a data rate change announces "
+                   "with --data-rate auto only short, long or none (a data rate change announces "
                    "STANAG 5066 Table C-6 interleavers only)")
     n.add_argument("--options", help='more node options "name=value;..." (see --list-options)')
     n.add_argument("--list-options", action="store_true",
@@ -143,7 +143,7 @@ def parse_args(argv):
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
     st.add_argument("--stats", dest="stats_file", help="write them to this file (default: stdout)")
-    radio_frontend.add_arguments(p, skip=("mode", "data_rate", "interleaver"),  # --mode, --rate, --interleaver
+    radio_frontend.add_arguments(p, skip=("mode", "data_rate", "interleaver"),  # --mode, --data-rate, --interleaver
                                  defaults_shown={"kind": "audio; --pair and --demo: loopback"})
     w = p.add_argument_group("window")
     w.add_argument("--gui", action="store_true",

@@ -199,7 +199,7 @@ def settings(a):
         problems.append("--stats-interval must be >= 0")
 
     mode = first(a.mode, doc.get("mode"))
-    rate = str(first(a.rate, doc.get("rate"), 2400)).strip().lower()
+    rate = str(first(a.data_rate, doc.get("rate"), 2400)).strip().lower()
     interleaver = str(first(a.interleaver, doc.get("interleaver"), "short"))
     automatic = rate == "auto"
     options = doc.get("options") or ""
@@ -212,9 +212,9 @@ def settings(a):
         if automatic:
             rate = "2400"
             if interleaver not in ("short", "long", "none"):
-                problems.append(f"--rate auto with interleaver {interleaver}: a data rate change "
+                problems.append(f"--data-rate auto with interleaver {interleaver}: a data rate change "
                                 "announces only STANAG 5066 Table C-6 interleavers (short, long, "
-                                "none); pick one of those or a fixed --rate")
+                                "none); pick one of those or a fixed --data-rate")
                 interleaver = "short"
         if not rate.isdigit():
             problems.append(f"rate {rate!r}: a rate in bps such as 2400, or auto")
@@ -274,10 +274,10 @@ def settings(a):
 
 def named_mode(name, a, doc, automatic, problems):
     """(mode, rate in bps, interleaver) of --mode NAME (or the YAML `mode`), which names
-    the rate and interleaver itself: --rate (but auto) and --interleaver go with it not."""
+    the rate and interleaver itself: --data-rate (but auto) and --interleaver go with it not."""
     if first(a.interleaver, doc.get("interleaver")) is not None or (
-            not automatic and first(a.rate, doc.get("rate")) is not None):
-        problems.append("--mode names the rate and interleaver: leave out --rate (but "
+            not automatic and first(a.data_rate, doc.get("rate")) is not None):
+        problems.append("--mode names the rate and interleaver: leave out --data-rate (but "
                         "auto) and --interleaver")
     found = modes.mode_info(name)
     if found is None:

@@ -40,7 +40,7 @@ def add_run_options(p):
                         "4800U, as the modem names them; or STANAG 5069: WN12/48kHz/US "
                         "(240 kbps) "
                         "(default 1200S; --list-modes lists them)")
-    g.add_argument("--rate", choices=("fixed", "auto"), default="fixed",
+    cli.add_renamed(g, "--rate-adaptation", "--rate", choices=("fixed", "auto"), default="fixed",
                    help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
                         "rate change) on the SNR their modems report, starting from --mode "
                         "(a mode Annex C can announce: S or L interleaver, 75..9600 bps; or "
@@ -117,9 +117,9 @@ def scenario_from(args, test):
     c.two_way = args.two_way
     c.warm_up = args.warm_up
     c.seed = args.seed
-    # --rate auto first, so that --node-option can override what it sets.
+    # --rate-adaptation auto first, so that --node-option can override what it sets.
     auto = ["rate_adaptation=true", "rate_change.autobaud=true"]
-    c.node_options = ";".join((auto if getattr(args, "rate", "fixed") == "auto" else []) +
+    c.node_options = ";".join((auto if getattr(args, "rate_adaptation", "fixed") == "auto" else []) +
                               args.node_option)
     c.duration_s = args.duration or (3600.0 if test == "throughput" else 24 * 3600.0)
     ch = sim.channel_config()

@@ -378,7 +378,7 @@ class qa_radio(gr_unittest.TestCase):
             env = dict(os.environ)
             done = subprocess.run([sys.executable, os.path.join(APPS, "hfstack-modem"), "tx",
                                    "--mode", "1200S", "--text", "RADIO FILE KIND", wav,
-                                   "--rate", "9600"],
+                                   "--sample-rate", "9600"],
                                   capture_output=True, text=True, timeout=120, env=env)
             self.assertEqual(done.returncode, 0, done.stderr)
             tb = gr.top_block()

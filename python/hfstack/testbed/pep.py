@@ -159,7 +159,7 @@ def mode_arguments(rate):
     """hfstack-node's options for a test bed's `rate`."""
     if isinstance(rate, str) and not rate.isdigit():
         return ["--mode", rate]
-    return ["--rate", str(rate)]
+    return ["--data-rate", str(rate)]
 
 
 class pep_testbed(namespaces):

@@ -31,12 +31,10 @@ Prints one line per figure; needs root (namespaces, TUN). Usage:
 
 import argparse
 import json
-import os
 import re
 import statistics
 import subprocess
 import sys
-import time
 
 from gnuradio.hfstack.published_scenarios import WIDEBAND
 from gnuradio.hfstack.testbed.ip import DNS_SERVER, testbed, unavailable

@@ -25,7 +25,6 @@ from gnuradio.hfstack.testbed.pep import (CAPACITY_CLIENT, CONFIRMING_SERVER, FA
                                           unavailable)
 
 
-
 def cpu_seconds(pid):
     """utime + stime of a process and its threads, seconds."""
     with open(f"/proc/{pid}/stat") as f:

@@ -35,8 +35,8 @@ def main(argv=None):
         p.error("--seeds and --size must be positive, --ber in [0, 1)")
     figures = []
     for seed in range(1, args.seeds + 1):
-        u = published_scenarios.pep_transfer_utilization(f"{args.rate}S", args.size, seed, args.ber,
-                                             args.node_options)
+        u = published_scenarios.pep_transfer_utilization(f"{args.rate}S", args.size, seed,
+                                                         args.ber, args.node_options)
         figures.append(u)
         print(f"pep {args.rate} bps {args.size} bytes, BER {args.ber:g}, seed {seed}: {u:.1f} %")
     done = [u for u in figures if not math.isnan(u)]

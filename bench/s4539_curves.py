@@ -38,7 +38,6 @@ import argparse
 import csv
 import datetime
 import io
-import math
 import os
 import re
 import shlex

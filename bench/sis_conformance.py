@@ -319,7 +319,9 @@ class bench:
         sender.send(unidata(dotted("0.0.0.9"), 8, b"for nobody", mode=ARQ, confirm=CONFIRM_NODE))
         beside = self.latencies(sender, 20)
         ok = len(alone) == 10 and len(beside) == 20 and statistics.mean(beside) < 2 * statistics.mean(alone) + 0.2
-        fmt = lambda v: f"mean {statistics.mean(v):.2f} s, max {max(v):.2f} s" if v else "none confirmed"
+
+        def fmt(v):
+            return f"mean {statistics.mean(v):.2f} s, max {max(v):.2f} s" if v else "none confirmed"
         self.report("B6 confirm latency to B (real s)", ok,
                     f"alone {fmt(alone)}; beside a U_PDU for absent 0.0.0.9 {fmt(beside)}")
         far_log.stop(0)
@@ -341,7 +343,8 @@ class bench:
         extra = client(self.port)
         extra.send(bind(11))
         got = extra.receive(5)
-        name = "plain close" if got is None else (f"BIND_REJECTED reason {got[1][0]}" if got[0] == BIND_REJECTED else f"type {got[0]}")
+        name = "plain close" if got is None else (f"BIND_REJECTED reason {got[1][0]}"
+                                                  if got[0] == BIND_REJECTED else f"type {got[0]}")
         self.report("B8 65th client", got is not None and got[0] == BIND_REJECTED, name)
         for c in clients + [extra]:
             c.close()

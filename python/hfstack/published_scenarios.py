@@ -7,12 +7,13 @@
 docs/published-measurements.md, in this repository: RapidM RC66 over RM6 modems on a
 perfect audio link; Isode XMPP over RCOP; Isode's F.12 IP client and HF-PEP, the
 240 kbps rows over STANAG 5069 WN12 in 48 kHz) as simulator scenarios, for
-`hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts behind IP clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured
-in real time by bench/ip_client_section_c.py. Section D's rows run two HF-PEPs with
-simulated TCP ends (traffic/pep_host.h): connect, send N bytes, wait for a two-byte
-confirmation, close; the first transfer, so the link set-up counts as it did there;
-each clear row also with SLEP's DEFLATE on random bytes and on prose, and the 9600 bps
-100 kB row with the published bit error rates.
+`hfstack-sim reproduce`. Section C's ping and DNS rows run two IP hosts behind IP
+clients (traffic/ip_host.h); its TCP rows need Linux's TCP and are measured in real time
+by bench/ip_client_section_c.py. Section D's rows run two HF-PEPs with simulated TCP
+ends (traffic/pep_host.h): connect, send N bytes, wait for a two-byte confirmation,
+close; the first transfer, so the link set-up counts as it did there; each clear row
+also with SLEP's DEFLATE on random bytes and on prose, and the 9600 bps 100 kB row with
+the published bit error rates.
 
 Rows whose published system the model does not represent carry the reason in
 `not_represented` and no verdict: the two-way split (RC66 starves the reverse flow on
@@ -214,7 +215,9 @@ def _rate(bps):
 
 def _build():
     out = []
-    a = lambda *args: out.append(anchor("A", *args))
+
+    def a(*args):
+        return out.append(anchor("A", *args))
     for bps, pct in ((9600, 83), (1200, 90), (75, 87)):
         a(f"ARQ throughput {bps} bps, 2048-byte U_PDUs", pct, "%", True,
           _throughput(f"{bps}S"))
@@ -246,7 +249,8 @@ def _build():
         a(f"two-way ARQ {bps} bps, back", back_bps, "bit/s", True, _two_way(f"{bps}S", 1),
           TWO_WAY)
 
-    b = lambda *args: out.append(anchor("B", *args))
+    def b(*args):
+        return out.append(anchor("B", *args))
     rcop = dict(framing=sim.encapsulation.rcop, sap=6, peer_sap=6)
     for bps, first, avg in ((75, 125.5, 29.5), (1200, 18.0, 11.7), (9600, 21.1, 13.9)):
         b(f"RCOP round trip {bps} bps, first", first, "s", False,
@@ -263,7 +267,8 @@ def _build():
         b(f"RCOP throughput {bps} bps, 1024-byte messages", pct, "%", True,
           _throughput(f"{bps}S", updu_size=1024, **rcop))
 
-    c = lambda *args: out.append(anchor("C", *args))
+    def c(*args):
+        return out.append(anchor("C", *args))
     for bps, ping, dns in ((WIDEBAND, 6.8, 5), (9600, 25.0, 11), (1200, 12.6, 14),
                            (300, 29.2, 21)):
         c(f"F.12 IP client ping {_rate(bps)}, average of 5", ping, "s", False,
@@ -271,7 +276,8 @@ def _build():
         c(f"F.12 IP client DNS lookup {_rate(bps)}", dns, "s", False,
           _ip_exchange(_mode(bps), sim.ip_request_kind.dns, 1))
 
-    d = lambda *args: out.append(anchor("D", *args))
+    def d(*args):
+        return out.append(anchor("D", *args))
     for (bps, size), pct in {(9600, 1000): 10.6, (9600, 10_000): 29.3, (9600, 100_000): 77.2,
                              (9600, 1_000_000): 90.6, (9600, 10_000_000): 92.2,
                              (1200, 1000): 67.8, (1200, 10_000): 80.9, (1200, 100_000): 89.1,

@@ -123,7 +123,7 @@ class qa_station(gr_unittest.TestCase):
         # 80 kB at 240 kbps: under 3 s of air (at 9600 bps it would be 68 s).
         self.assertLess(counters["air_time_s"], 10.0)
         self.assertGreater(counters["air_time_s"], 80_000 * 8 / 240_000)
-        self.assertEqual([(l["peer"], l["tx_mode"], l["rx_mode"]) for l in a.node.links()],
+        self.assertEqual([(link["peer"], link["tx_mode"], link["rx_mode"]) for link in a.node.links()],
                          [("0.0.0.2", "WN12/48kHz/US", "WN12/48kHz/US")])
 
     def test_two_loopback_stations_carry_data_over_the_real_modem(self):

@@ -21,7 +21,6 @@ from gnuradio import gr_unittest
 from test_support import EXAMPLES, sigterm_once_said
 
 
-
 def run_example(name, *args, timeout=240):
     return subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
                           capture_output=True, text=True, timeout=timeout, env=os.environ)
@@ -44,7 +43,7 @@ class qa_examples(gr_unittest.TestCase):
                            "--seed", "3", "--timeout", "180")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("node B delivered 'QA TEXT 20'", done.stdout)
-        heard = [l for l in done.stdout.splitlines() if l.startswith("burst heard by node B: 2400S")]
+        heard = [line for line in done.stdout.splitlines() if line.startswith("burst heard by node B: 2400S")]
         self.assertGreaterEqual(len(heard), 1, done.stdout)
 
     def test_sound_card_node_without_the_card(self):
@@ -71,7 +70,7 @@ class qa_examples(gr_unittest.TestCase):
         done = run_example("usrp_node.py", "--frequency-hz", "7.0758e6", "--device-args",
                            "type=b200,serial=NOSUCHSERIAL", "--sis-port", "0", timeout=120)
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        lines = [l for l in done.stderr.strip().splitlines() if l.startswith("usrp_node.py:")]
+        lines = [line for line in done.stderr.strip().splitlines() if line.startswith("usrp_node.py:")]
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertIn("USRP type=b200,serial=NOSUCHSERIAL", lines[0])
 

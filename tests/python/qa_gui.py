@@ -208,7 +208,7 @@ class qa_gui(gr_unittest.TestCase):
         done = subprocess.run(app("hfstack-modem") + missing,
                               capture_output=True, text=True, timeout=120, env=self.env)
         self.assertEqual(done.returncode, 1, done.stderr)
-        lines = [l for l in done.stderr.strip().splitlines() if l.startswith("hfstack-modem: ")]
+        lines = [line for line in done.stderr.strip().splitlines() if line.startswith("hfstack-modem: ")]
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertIn("sound card plughw:CARD=NoSuchCardHere cannot be opened", lines[0])
 
@@ -243,7 +243,7 @@ class qa_gui(gr_unittest.TestCase):
             done = subprocess.run([sys.executable, "-c", driver, tmp, png], capture_output=True, text=True,
                                   timeout=300, env=self.env)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-        snr = [ast.literal_eval(l[4:]) for l in done.stdout.splitlines() if l.startswith("snr [")][0]
+        snr = [ast.literal_eval(line[4:]) for line in done.stdout.splitlines() if line.startswith("snr [")][0]
         self.assertGreaterEqual(len(snr), 3)
         self.assertGreater(min(snr), 10.0)  # 20 dB set, fading
         print(f"screenshot: {png}")

@@ -296,6 +296,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
             with open(trace) as f:
                 rows = [r for r in csv.DictReader(f) if r["node"] == "1"
                         and int(r["dpdus"]) >= 4]
+
         def fastest(t0, t1):
             return max((int(r["mode"][:-1]) for r in rows
                         if t0 <= float(r["start_s"]) < t1), default=0)

@@ -20,7 +20,6 @@ import random
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time

@@ -60,7 +60,7 @@ class qa_node_app(gr_unittest.TestCase):
     def assert_one_line_error(self, done, code, reason):
         self.assertEqual(done.returncode, code, done.stdout + done.stderr)
         # GNU Radio's own log lines ("block :level: text") go to stderr as well.
-        lines = [l for l in done.stderr.splitlines() if not re.match(r"^\w+ :\w+: ", l)]
+        lines = [line for line in done.stderr.splitlines() if not re.match(r"^\w+ :\w+: ", line)]
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertTrue(lines[0].startswith("hfstack-node: "), done.stderr)
         self.assertIn(reason, lines[0])
@@ -87,7 +87,7 @@ class qa_node_app(gr_unittest.TestCase):
                     ["tshark", "-n", "-r", capture, "-T", "fields",
                      "-e", "s5066dts.src_addr", "-e", "s5066dts.dest_addr"],
                     capture_output=True, text=True, timeout=120, check=True).stdout
-                pairs = {tuple(l.split("\t")) for l in fields.splitlines() if l.strip()}
+                pairs = {tuple(line.split("\t")) for line in fields.splitlines() if line.strip()}
                 self.assertLessEqual({("1", "2"), ("2", "1")}, pairs, capture)
             # --json: the same summary for scripts (bench/link_agreement.py).
             with open(summary) as f:
@@ -182,14 +182,14 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertIn("node 0.0.0.7: SIS on 127.0.0.1:%d" % port, err)
             self.assertIn("mode=1200L", err)
             self.assertIn("cas.idle_timeout=60", err)
-            lines = [json.loads(l) for l in open(stats)]
+            lines = [json.loads(line) for line in open(stats)]
         self.assertEqual(lines[0]["type"], "header")
-        lines = [l for l in lines if l["type"] == "stats"]
-        self.assertEqual({l["node"] for l in lines}, {"0.0.0.7", "0.0.0.8"})
-        for l in lines:
-            self.assertIn("transmissions", l)
-            self.assertIn("bursts_received", l["radio"])
-            self.assertIsInstance(l["time"], float)
+        lines = [record for record in lines if record["type"] == "stats"]
+        self.assertEqual({record["node"] for record in lines}, {"0.0.0.7", "0.0.0.8"})
+        for record in lines:
+            self.assertIn("transmissions", record)
+            self.assertIn("bursts_received", record["radio"])
+            self.assertIsInstance(record["time"], float)
 
     def test_example_config_checks(self):
         example = os.path.join(os.path.dirname(APP), "..", "examples", "node.yaml")

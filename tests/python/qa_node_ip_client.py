@@ -144,7 +144,7 @@ class qa_node_ip_client(gr_unittest.TestCase):
                 p.send_signal(signal.SIGTERM)
                 out, err = p.communicate(timeout=60)
                 self.assertEqual(p.returncode, 0, err)
-                stats = [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l]
+                stats = [json.loads(line) for line in out.splitlines() if '"type": "stats"' in line]
                 finals[side] = stats[-1]
             a, b = finals["a"]["ip_client"], finals["b"]["ip_client"]
             self.assertEqual(a["bound"], 1)

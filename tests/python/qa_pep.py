@@ -204,22 +204,22 @@ class qa_pep_settings(gr_unittest.TestCase):
             return run("ip", "netns", "exec", ns, sys.executable, "-c", script, name).stdout.strip()
 
         def rules(family):
-            return [l for l in run("ip", "-n", ns, family, "rule", "show").stdout.splitlines()
-                    if "lookup" in l and "main" not in l and "local" not in l.split()[-1]
-                    and "default" not in l]
+            return [line for line in run("ip", "-n", ns, family, "rule", "show").stdout.splitlines()
+                    if "lookup" in line and "main" not in line and "local" not in line.split()[-1]
+                    and "default" not in line]
 
-        mark, table = f"fwmark {TPROXY_MARK:#x} lookup {TPROXY_TABLE}", f"table {TPROXY_TABLE}"
+        mark = f"fwmark {TPROXY_MARK:#x} lookup {TPROXY_TABLE}"
         self.assertEqual(step("install"), "ok")
         self.assertEqual(step("install"), "ok")
         for family in ("-4", "-6"):
-            ours = [l for l in rules(family) if mark in l]
+            ours = [line for line in rules(family) if mark in line]
             self.assertEqual(len(ours), 1, rules(family))
             routes = run("ip", "-n", ns, family, "route", "show", "table", str(TPROXY_TABLE)).stdout
             self.assertEqual(routes.count("local default dev lo"), 1, routes)
         self.assertIn("fwmark 0x7 lookup 77", "\n".join(rules("-4")))
         self.assertEqual(step("remove"), "ok")
         for family in ("-4", "-6"):
-            self.assertFalse([l for l in rules(family) if mark in l], rules(family))
+            self.assertFalse([line for line in rules(family) if mark in line], rules(family))
             self.assertEqual(run("ip", "-n", ns, family, "route", "show", "table",
                                  str(TPROXY_TABLE)).stdout.strip(), "")
         self.assertIn("fwmark 0x7 lookup 77", "\n".join(rules("-4")))
@@ -229,9 +229,9 @@ class qa_pep_settings(gr_unittest.TestCase):
         run("ip", "-n", ns, "rule", "add", "fwmark", f"{TPROXY_MARK:#x}", "lookup",
             str(TPROXY_TABLE))
         self.assertEqual(step("install"), "ok")
-        self.assertEqual(len([l for l in rules("-4") if mark in l]), 1, rules("-4"))
+        self.assertEqual(len([line for line in rules("-4") if mark in line]), 1, rules("-4"))
         self.assertEqual(step("remove"), "ok")
-        self.assertEqual(len([l for l in rules("-4") if mark in l]), 1, rules("-4"))
+        self.assertEqual(len([line for line in rules("-4") if mark in line]), 1, rules("-4"))
         # A table already routing elsewhere is not touched.
         run("ip", "-n", ns, "route", "add", "blackhole", "default", "table", str(TPROXY_TABLE))
         self.assertIn("not touching it", step("install"))
@@ -451,7 +451,7 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "sh", "-c", script],
                               capture_output=True, text=True, timeout=3 * TIMEOUT_S)
         lines = done.stdout.split("\n")
-        self.assertEqual(sorted(l for l in lines if l), ["200 5000"] * 50, done.stdout)
+        self.assertEqual(sorted(line for line in lines if line), ["200 5000"] * 50, done.stdout)
 
     def dig(self, name):
         done = subprocess.run(["ip", "netns", "exec", self.ns["a"], "dig", "@127.0.0.1", "-p",
@@ -719,8 +719,8 @@ class qa_pep_security(gr_unittest.TestCase):
         """The port of the SIS server of the node in namespace `side`."""
         proxy = {int(self.bed.socks.split(":")[1]), int(self.bed.dns.split(":")[1]), 3129}
         listening = run("ip", "netns", "exec", self.ns[side], "ss", "-Hltnp").stdout
-        ports = [int(l.split()[3].rsplit(":", 1)[1]) for l in listening.splitlines()
-                 if f"pid={self.bed.node[side].pid}," in l]
+        ports = [int(line.split()[3].rsplit(":", 1)[1]) for line in listening.splitlines()
+                 if f"pid={self.bed.node[side].pid}," in line]
         (port,) = [p for p in ports if p not in proxy]
         return port
 
@@ -861,7 +861,7 @@ class qa_hfstack_pep(gr_unittest.TestCase):
                                "-e", "slep.type", "-e", "hfpep.address", "-e", "hfpep.port",
                                "-e", "hfpep.status"], capture_output=True, text=True, timeout=120)
         self.assertEqual(done.returncode, 0, done.stderr)
-        rows = [l.split("\t") for l in done.stdout.splitlines()]
+        rows = [line.split("\t") for line in done.stdout.splitlines()]
         opens = [r for r in rows if r[0] == "3"]
         self.assertTrue(opens, done.stdout[:2000])
         self.assertEqual((opens[0][1], opens[0][2]), ("127.0.0.1", str(web_port)))

@@ -94,7 +94,9 @@ def make_dpdu(rng, dtype, eow):
     d.address_size = rng.randrange(1, 8) if carries else 7
     d.destination = rng.randrange(16 ** d.address_size)
     d.source = rng.randrange(16 ** d.address_size)
-    b = lambda: bool(rng.randrange(2))
+
+    def b():
+        return bool(rng.randrange(2))
     if dtype in DATA_TYPES or dtype == dl.dpdu_type.expedited_data_only:
         d.cpdu_start, d.cpdu_end, d.tx_sequence = b(), b(), rng.randrange(256)
         d.segment = random_bytes(rng, rng.randrange(0, 1024))
@@ -389,7 +391,9 @@ def expected_sis_fields(case):
     order; byte strings as the PDML 'value' (hex), everything else as 'show'. Built
     from what we encoded, not from our decoder."""
     p, t = case.prim, case.prim.type
-    hexb = lambda b: "0x%02x" % b
+
+    def hexb(b):
+        return "0x%02x" % b
     f = [("s5066sis.sync", "0x90eb"), ("s5066sis.version", "0x00"),
          ("s5066sis.size", str(len(case.wire) - 5)), ("s5066sis.type", str(int(t)))]
 
@@ -656,7 +660,8 @@ class qa_tshark_crosscheck(gr_unittest.TestCase):
             for sap in (6, 7, 9, 9, 12, 2):
                 prim, rcop = make_sis(rng, t, sap=sap, tx_mode=3)
                 if sap != 9:  # both lists non-empty (SAP 9: as drawn, one may be empty)
-                    one = lambda: dl.sis_block_range(rng.randrange(65536), rng.randrange(65536))
+                    def one():
+                        return dl.sis_block_range(rng.randrange(65536), rng.randrange(65536))
                     prim.errored_blocks = prim.errored_blocks or [one()]
                     prim.non_received_blocks = prim.non_received_blocks or [one(), one()]
                 cases.append(sis_case(prim, rcop))

@@ -530,8 +530,8 @@ def add_connection_options(p, far):
                    help="real seconds to run at most (default: "
                         + (f"{DEFAULT_DURATION_S:g})" if far else "until Ctrl-C)"))
     cli.add_renamed(g, "--line-rate", "--rate", type=tr.positive_float, default=None, metavar="BPS",
-                   help="nominal bit rate of the link, for the utilisation figures "
-                        "(default: none, or --node-stats')")
+                    help="nominal bit rate of the link, for the utilisation figures "
+                         "(default: none, or --node-stats')")
 
 
 def from_node_stats(args):

@@ -122,6 +122,7 @@ def main(argv=None):
     except tun_error as e:
         print(f"hfstack-ip: {e}", file=sys.stderr)
         return 1
+
     def statistics(link):
         counters = dict(client.client.counters())
         return {"time": time.time(), "tun": client.name, "server": f"{a.host}:{a.port}",

@@ -38,9 +38,10 @@ and end as a field trial may need (the receiver reads them).
 A wider bandwidth needs a higher sample rate: tx writes real audio on 300 Hz + BW / 2
 (twice the sub-carrier plus the RRC-0.35 band, 1.35 symbol rates, or more: 48000 Hz at
 6 kHz, the default), which holds the RRC-0.35 band above 0 Hz up to 6 kHz only (wider
-modes are refused in real audio: the blocks' complex baseband and ber carry them); ber runs at complex baseband at the mode's own rate (4 samples
-a symbol, 153600 Hz at 48 kHz) unless --sample-rate names a radio's (resampled); a rate too low
-is refused, naming the least.
+modes are refused in real audio: the blocks' complex baseband and ber carry them); ber
+runs at complex baseband at the mode's own rate (4 samples a symbol, 153600 Hz at 48
+kHz) unless --sample-rate names a radio's (resampled); a rate too low is refused,
+naming the least.
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
   hfstack-modem tx --mode 600L --input msg.bin msg.wav --sample-rate 48000
@@ -890,10 +891,10 @@ def parse_args(argv):
     g.add_argument("--text", help="text to send (UTF-8)")
     g.add_argument("--input", metavar="FILE", help="file whose bytes to send")
     cli.add_renamed(t, "--sample-rate", "--rate", type=positive_int,
-                   help="sample rate, Hz: a rational multiple of the symbol rate (2400 Bd at 3 kHz: "
-                        "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
-                        "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
-                        "modes only)")
+                    help="sample rate, Hz: a rational multiple of the symbol rate (2400 Bd at 3 kHz: "
+                         "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
+                         "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
+                         "modes only)")
     t.add_argument("--level", type=finite_float, default=0.25,
                    help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
@@ -941,8 +942,8 @@ def parse_args(argv):
     b.add_argument("--burst-seconds", type=positive_float, default=10.0,
                    help="longest air time of one burst, s (default 10)")
     cli.add_renamed(b, "--sample-rate", "--rate", type=positive_int,
-                   help="complex sample rate, Hz (default 9600 at 3 kHz, the modem's own above: "
-                        "4 samples a symbol; another, a radio's, is resampled by the receiver)")
+                    help="complex sample rate, Hz (default 9600 at 3 kHz, the modem's own above: "
+                         "4 samples a symbol; another, a radio's, is resampled by the receiver)")
     b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
     b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
     b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")

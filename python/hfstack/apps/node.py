@@ -60,8 +60,8 @@ log = logging.getLogger(PROG)
 
 def parse_args(argv):
     p = cli.one_line_parser(prog=PROG, description=__doc__.split("\n\n")[0],
-                        epilog=__doc__.split("\n\n", 1)[1],
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+                            epilog=__doc__.split("\n\n", 1)[1],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML file with any of: " + ", ".join(CONFIG_KEYS))
     cli.add_version(p)
     n = p.add_argument_group("node")
@@ -72,8 +72,8 @@ def parse_args(argv):
                    "(WN12/48kHz/US is 240 kbps); with --data-rate auto the starting mode of a rate "
                    "adaptation across the WNs of its bandwidth and interleaver")
     cli.add_renamed(n, "--data-rate", "--rate", help="user data rate in bps (75..12800), or auto: start at 2400 "
-                   "(or at --mode) and follow the received SNR (EOW data rate change); "
-                   "default 2400")
+                    "(or at --mode) and follow the received SNR (EOW data rate change); "
+                    "default 2400")
     n.add_argument("--interleaver", choices=sorted(INTERLEAVER_LETTER),
                    help="interleaver (default short), any of the modem's: --data-rate 9600 "
                    "--interleaver very_short is the modem's 9600VS, none is 4800U or 12800U; "
@@ -360,7 +360,7 @@ class statistics:
             self.write({"type": "stats", "node": st.address, "time": round(time.time(), 3),
                         **{k: (int(v) if float(v).is_integer() else v) for k, v in c.items()},
                         "last_interval": delta,
-                        "links": [dict(l) for l in st.node.links()],
+                        "links": [dict(link) for link in st.node.links()],
                         "bindings": {str(k): int(v) for k, v in st.node.bindings().items()},
                         "radio": st.radio.stats(), **st.client_statistics()})
 

@@ -207,7 +207,7 @@ def demo(a, s, stations, stop):
     for st in stations:
         c, c0 = st.counters(), before[st.address]
         d = {k: int(c[k] - c0.get(k, 0)) for k in ("transmissions", "dpdus_sent",
-                                                    "arq_retransmissions", "segment_crc_errors")}
+                                                   "arq_retransmissions", "segment_crc_errors")}
         r, r0 = st.radio.stats(), before_radio[st.address]
         heard = r["bursts_received"] - r0["bursts_received"]
         seen = ""

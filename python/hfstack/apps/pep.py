@@ -86,6 +86,7 @@ def main(argv=None):
     except proxy_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
+
     def statistics(link):
         return {"time": round(time.time(), 3), "server": f"{a.host}:{a.port}",
                 "sis_link": dict(link.counters), "pep": proxy.statistics(),

@@ -41,11 +41,11 @@ def add_run_options(p):
                         "(240 kbps) "
                         "(default 1200S; --list-modes lists them)")
     cli.add_renamed(g, "--rate-adaptation", "--rate", choices=("fixed", "auto"), default="fixed",
-                   help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
-                        "rate change) on the SNR their modems report, starting from --mode "
-                        "(a mode Annex C can announce: S or L interleaver, 75..9600 bps; or "
-                        "a STANAG 5069 WN1-WN12 with US, S or L: across the WNs of its "
-                        "bandwidth, autobaud); default fixed")
+                    help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
+                         "rate change) on the SNR their modems report, starting from --mode "
+                         "(a mode Annex C can announce: S or L interleaver, 75..9600 bps; or "
+                         "a STANAG 5069 WN1-WN12 with US, S or L: across the WNs of its "
+                         "bandwidth, autobaud); default fixed")
     g.add_argument("--nodes", type=int, default=2, help="nodes on the channel (default 2)")
     g.add_argument("--max-transmission", type=tr.positive_float, default=127.5,
                    help="longest transmission, s (default 127.5)")

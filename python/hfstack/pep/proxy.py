@@ -361,7 +361,6 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
             if not self._dns_dispatch():
                 break
 
-
     # --- kernel actions --------------------------------------------------------------
 
     def _on_connect(self, cid, address, port, status):
@@ -562,7 +561,6 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
         if self.dns_listener is not None:
             self._select(self.dns_listener, selectors.EVENT_READ, ("dns_tcp",))
 
-
     def _open(self, c, address, port):
         self._end_handshake(c)
         cid = self.kernel.accept(address, port, self._now())
@@ -573,7 +571,6 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
             c.reading = False  # nothing more before the reply
         self._dispatch()
         self._watch(c)
-
 
     def _readable(self, c):
         if c.phase in ("greeting", "request"):
@@ -741,7 +738,6 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
                     self._dispatch()
                 except Exception:  # loud, but the flowgraph goes on
                     log.exception("PEP driver error")
-
 
     def statistics(self):
         """The kernel's counters and the driver's, as one dict."""

@@ -92,6 +92,7 @@ def pacer(item_size, rate):
     pace.set_max_noutput_items(max(1, int(PACE_CHUNK_S * rate)))
     return pace
 
+
 radio_option = collections.namedtuple("radio_option", "name default help kinds")
 
 RADIO_OPTIONS = (
@@ -570,8 +571,8 @@ class radio(gr.hier_block2):
                 source = audio.source(rate, o["device"], True)
         except RuntimeError as e:
             raise device_error(f"sound card {name} cannot be opened at {rate} Hz: no such "
-                              "device, busy, or the rate is not supported (`aplay -L` "
-                              f"lists the names; {' '.join(str(e).split())})")
+                               "device, busy, or the rate is not supported (`aplay -L` "
+                               f"lists the names; {' '.join(str(e).split())})")
         self.connect(tx, sink)
         self.connect(tx, (self, AIR_PORT))
         self.receive_from(source)
@@ -691,7 +692,7 @@ class radio(gr.hier_block2):
         self.msg_connect(self.emulator, "air_out", self, "air_out")
         if o["air_publish"]:
             self.air_blocks = air_link.link_emulator(self, self.emulator, o["air_publish"],
-                                                             o["air_subscribe"].split())
+                                                     o["air_subscribe"].split())
 
     def add_ptt(self, o, tx):
         if o["ptt"] == "vox":

@@ -60,7 +60,6 @@ class usrp_stand_in(gr.sync_block):
 
     def work(self, input_items, output_items):
         x = input_items[0]
-        start = self.nitems_read(0)
         with self.changed:
             for t in self.get_tags_in_window(0, 0, len(x)):
                 self.tags.append((t.offset, pmt.symbol_to_string(t.key)))
@@ -485,7 +484,9 @@ class qa_radio(gr_unittest.TestCase):
                     {"frequency_hz": 7e6} if kind == "uhd" else {})
                 o = R.check_options(dict(kind=kind, mode=mode, **extra))
                 self.assertEqual((R.modem_rate(o), R.complex_streams(o)), (rate, iq))
-        uhd = lambda **kw: R.uhd_rates(R.check_options(dict(kind="uhd", frequency_hz=7e6, **kw)))
+
+        def uhd(**kw):
+            return R.uhd_rates(R.check_options(dict(kind="uhd", frequency_hz=7e6, **kw)))
         self.assertEqual(uhd(), {"usrp_rate": 240000.0, "modem_rate": 9600.0, "decimation": 25})
         self.assertEqual(uhd(mode="WN12/48kHz/US"),
                          {"usrp_rate": 307200.0, "modem_rate": 153600.0, "decimation": 2})
@@ -537,7 +538,8 @@ class qa_radio(gr_unittest.TestCase):
             tb.wait()
 
     def test_file_kind_records_and_replays_48_khz_as_iq(self):
-        event = lambda x: pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
+        def event(x):
+            return pmt.symbol_to_string(pmt.dict_ref(x, pmt.intern("event"), pmt.PMT_NIL))
         with tempfile.TemporaryDirectory() as d:
             wav = os.path.join(d, "wide.wav")
             r = R.radio(kind="file", record=wav, mode="WN12/48kHz/US", time_scale=10.0)
@@ -606,7 +608,6 @@ class qa_radio(gr_unittest.TestCase):
         names = {o.name for o in R.RADIO_OPTIONS}
         self.assertEqual(len(names), len(R.RADIO_OPTIONS))
 
-
     def test_grc_block_offers_every_option_with_its_default_for_its_kinds(self):
         """grc/hfstack_radio.block.yml and RADIO_OPTIONS cannot drift apart: one GRC
         parameter per option, the same default, and the block's make template passes an
@@ -637,6 +638,7 @@ class qa_radio(gr_unittest.TestCase):
             passed = {k.arg for k in call.keywords}
             wanted = {o.name for o in R.RADIO_OPTIONS if kind in o.kinds} | {"kind"}
             self.assertEqual(passed, wanted, kind)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_radio)

@@ -164,17 +164,18 @@ def mode_arguments(rate):
 
 class pep_testbed(namespaces):
     """`rate`: the nodes' mode, a rate in bps (short interleaver) or a mode's name
-    ("WN12/48kHz/US", published_scenarios.WIDEBAND), `self.rate` its bps; `time_scale`: protocol seconds per
-    real second; `ber`: bit errors on every burst; `pep_options`: more options of the
-    near proxy (compress=true, ...), `far_options` of the far one (after FAR_POLICY); `kind`: "emulator", or "loopback" for the real
-    STANAG 4539 modem, its audio across the processes, through AWGN at `snr_db`;
-    `client_host`: the third namespace "c" behind the near one (TPROXY); `node_options`:
-    both nodes' options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG
-    5069 modes, published_scenarios.pep_node_options; "" for STANAG 5066 as published); `nofile`:
-    both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it;
-    `pep_in_node`: False runs each proxy as its own hfstack-pep process, a SIS client of
-    its node (SIS port 5066 in its namespace), SOCKS5 only on the near side, so a test can
-    kill and restart one (kill_pep, start_pep)."""
+    ("WN12/48kHz/US", published_scenarios.WIDEBAND), `self.rate` its bps; `time_scale`:
+    protocol seconds per real second; `ber`: bit errors on every burst; `pep_options`:
+    more options of the near proxy (compress=true, ...), `far_options` of the far one
+    (after FAR_POLICY); `kind`: "emulator", or "loopback" for the real STANAG 4539
+    modem, its audio across the processes, through AWGN at `snr_db`; `client_host`: the
+    third namespace "c" behind the near one (TPROXY); `node_options`: both nodes'
+    options (default: NODE_OPTIONS, with S5066-EP5 large windows over STANAG 5069 modes,
+    published_scenarios.pep_node_options; "" for STANAG 5066 as published); `nofile`:
+    both nodes' RLIMIT_NOFILE (soft and hard), or None to inherit it; `pep_in_node`:
+    False runs each proxy as its own hfstack-pep process, a SIS client of its node (SIS
+    port 5066 in its namespace), SOCKS5 only on the near side, so a test can kill and
+    restart one (kill_pep, start_pep)."""
 
     def __init__(self, rate=9600, time_scale=20.0, ber=0.0, pep_options="", tag=None,
                  kind="emulator", snr_db=30.0, far_options="", seed=1, client_host=False,
@@ -313,7 +314,7 @@ class pep_testbed(namespaces):
         out, err = p.communicate(timeout=60)
         if p.returncode != 0:
             raise RuntimeError(f"node {side} exited {p.returncode}: {err[-2000:]}")
-        return [json.loads(l) for l in out.splitlines() if '"type": "stats"' in l][-1]
+        return [json.loads(line) for line in out.splitlines() if '"type": "stats"' in line][-1]
 
     def stop(self):
         for p in self.procs:

@@ -164,7 +164,7 @@ def png(width, height, rng):
         return (struct.pack("!I", len(data)) + kind + data
                 + struct.pack("!I", zlib.crc32(kind + data) & 0xFFFFFFFF))
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack("!IIBBBBB", width, height, 8, 2,
-                                                               0, 0, 0))
+                                                              0, 0, 0))
             + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 

@@ -102,7 +102,7 @@ class qa_station(gr_unittest.TestCase):
         self.assertGreater(b.radio.stats()["bursts_received"], 0)
 
     def test_emulator_stations_carry_data_at_240_kbps(self):
-        """Issue 24 part 4: nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
+        """Nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
         air time the nodes count is App D's."""
         # A clear channel: at the emulator's default, F.1487 moderate at 20 dB, WN12
         # (30 dB in D-LXIV) loses most frames.
@@ -140,7 +140,7 @@ class qa_station(gr_unittest.TestCase):
         self.assertGreater(len(heard.messages), 0)  # the radio's burst_info, through the station
 
     def test_two_loopback_stations_carry_data_in_a_6_khz_stanag_5069_mode(self):
-        """Issue 24 part 4: the loopback kind carries a STANAG 5069 mode real audio
+        """The loopback kind carries a STANAG 5069 mode real audio
         holds (6 kHz at 48 kHz), the receivers listening at its bandwidth."""
         tb = gr.top_block()
         a, b = (S.station(address, "mode=WN10/6kHz/US;" + QUIET,

@@ -282,7 +282,7 @@ class qa_hfstack_modem(gr_unittest.TestCase):
         self.assertEqual([x["mode"] for x in json.loads(done.stdout)["bursts"]], ["WN13/3kHz/US"])
 
     def test_wider_5069_tx_then_rx_and_ber(self):
-        """Issue 24: WN12/6kHz/US (32000 bps) through tx (real audio at 48000 Hz, the
+        """A wider mode: WN12/6kHz/US (32000 bps) through tx (real audio at 48000 Hz, the
         default at 6 kHz; above 6 kHz the RRC-0.35 band on 300 Hz + BW / 2 reaches
         below 0 Hz and real audio is refused) and rx --bandwidth 6; ber of
         WN10/6kHz/US at a radio's rate (48000 Hz complex, resampled) and of

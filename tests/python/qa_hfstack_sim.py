@@ -100,7 +100,7 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         # Section D: every HF-PEP transfer completes (simulated TCP ends, real kernels).
         pep_rows = {r["scenario"]: float(r["ours"]) for r in rows if r["section"] == "D"}
         self.assertEqual(len(pep_rows), 48, pep_rows)
-        # The 240 kbps rows (STANAG 5069 WN12/48kHz/US, issue 24): every transfer
+        # The 240 kbps rows (STANAG 5069 WN12/48kHz/US): every transfer
         # completes; prose with DEFLATE crosses faster than the link's rate.
         wide = "HF-PEP 240 kbps (WN12/48kHz/US)"
         for size in ("1 kB", "10 kB", "100 kB", "1 MB", "10 MB"):
@@ -268,8 +268,8 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertAlmostEqual(sim.air_time("WN8/3kHz/S", 0), (320 + 32 + 1152) / 2400)
 
     def test_5069_rate_adaptation_across_the_wns_of_a_bandwidth(self):
-        """--rate-adaptation auto from a STANAG 5069 mode: the nodes climb the WN ladder of 48 kHz
-        (issue 24 part 4); a mode the ladder cannot run is refused in one line."""
+        """--rate-adaptation auto from a STANAG 5069 mode: the nodes climb the WN ladder of
+        48 kHz; a mode the ladder cannot run is refused in one line."""
         done = run("throughput", "--mode", "WN6/48kHz/US", "--rate-adaptation", "auto", "--snr", "35",
                    "--bytes", "1M", "--json", "-")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -283,9 +283,9 @@ class qa_hfstack_sim(gr_unittest.TestCase):
         self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
 
     def test_automatic_rate_follows_snr_steps(self):
-        # Issue 25 part 3: --rate-adaptation auto with the SNR stepping down and up again on F.1487
-        # poor; the trace's modes show the link slowing for the low segment and
-        # speeding up after it (our modems' curves put 12 dB below 4800 bps there).
+        # --rate-adaptation auto with the SNR stepping down and up again on F.1487 poor;
+        # the trace's modes show the link slowing for the low segment and speeding up
+        # after it (our modems' curves put 12 dB below 4800 bps there).
         with tempfile.TemporaryDirectory() as tmp:
             trace = os.path.join(tmp, "trace.csv")
             done = run("throughput", "--mode", "2400S", "--rate-adaptation", "auto", "--profile", "poor",

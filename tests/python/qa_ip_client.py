@@ -194,7 +194,7 @@ class qa_ip_client_compact(gr_unittest.TestCase):
                          sent.stderr)
 
     def test_ping_and_tcp_over_stanag_5069_at_240_kbps(self):
-        """Issue 24: the nodes in WN12/48kHz/US with S5066-EP5 large windows (the
+        """At 240 kbps: the nodes in WN12/48kHz/US with S5066-EP5 large windows (the
         testbed's setting for 5069 modes): ping and a 300 kB TCP transfer through
         Linux's stack."""
         why = unavailable()

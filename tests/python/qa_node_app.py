@@ -216,7 +216,7 @@ class qa_node_app(gr_unittest.TestCase):
                                  (rate, interleaver))
 
     def test_stanag_5069_modes_by_name(self):
-        """Issue 24 part 4: --mode names a mode of either standard; a 5069 one with
+        """--mode names a mode of either standard; a 5069 one with
         --data-rate auto adapts across the WNs of its bandwidth."""
         done = run("--check", "--pair", "--kind", "emulator", "--mode", "wn12/48khz/us")
         self.assertEqual(done.returncode, 0, done.stderr)

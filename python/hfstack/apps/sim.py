@@ -360,8 +360,8 @@ def main(argv=None):
     p.add_argument("--param", required=True, help="one of " + ", ".join(SWEEPABLE))
     p.add_argument("--values", required=True, help="comma-separated values")
     p = sub.add_parser("reproduce",
-                       help="every scenario of anchors.md sections A, B, C (ping, DNS) and D (HF-PEP) against the "
-                            "published figures")
+                       help="every scenario of docs/published-measurements.md sections A, B, "
+                            "C (ping, DNS) and D (HF-PEP) against the published figures")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-' = stdout)")

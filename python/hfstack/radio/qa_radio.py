@@ -464,7 +464,7 @@ class qa_radio(gr_unittest.TestCase):
         self.assertGreater(np.abs(x[:eob + 1]).max(), 0.1)
 
     def test_stanag_5069_bandwidths_rates_and_refusals(self):
-        """Issue 24 part 3: a 5069 mode sets the rates and the tuning; real audio refuses
+        """A STANAG 5069 mode sets the rates and the tuning; real audio refuses
         the bandwidths it cannot hold, in one clear line."""
         self.assert_refused("radio kind audio: mode WN12/48kHz/US (48 kHz) does not fit real "
                             "audio at 48000 Hz", kind="audio", mode="WN12/48kHz/US")

@@ -6,7 +6,7 @@
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run every test (GoogleTest + Python QA)
 # Other targets: deps, build, bench, fuzz, install, clean, format-check,
-# format-check-changed (BASE=main), check-install, deb.
+# format-check-changed (BASE=main), python-lint, check-install, deb.
 
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
@@ -16,19 +16,20 @@ PYTHON := /usr/bin/python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian bookworm packages needed to build, test and run (tshark: cross-check oracle;
-# chromium: the HF-PEP browser test and bench/pep_web.py; help2man: the apps' manual
+# chromium: the HF-PEP browser test and bench/pep_web.py; python3-flake8: the Python
+# lint (tests/check_python.sh); help2man: the apps' manual
 # pages; dpkg-dev, debhelper, dh-python, fakeroot, lintian: make deb).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
 	libliquid-dev libfftw3-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy \
 	python3-soundfile python3-tqdm zlib1g-dev nftables python3-pyqt5 xvfb \
-	python3-hamlib libhamlib-utils chromium clang-format help2man \
+	python3-hamlib libhamlib-utils chromium clang-format python3-flake8 help2man \
 	dpkg-dev debhelper dh-python fakeroot lintian
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build test demo bench fuzz install clean format-check \
-	format-check-changed check-install deb
+	format-check-changed python-lint check-install deb
 
 all: build
 
@@ -81,6 +82,10 @@ fuzz: deps-fuzz
 # clang-format on every C++ file not listed in tests/format-pending.txt (ctest: format_check).
 format-check:
 	tests/check_format.sh
+
+# flake8 on every Python file (.flake8).
+python-lint:
+	tests/check_python.sh $(PYTHON)
 
 # clang-format on the lines changed since BASE, in any C++ file.
 BASE ?= main

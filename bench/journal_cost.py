@@ -44,13 +44,13 @@ def sync_latency(directory, records, size):
 
 
 def demo(state_dir, nbytes, rate, scale):
-    done = subprocess.run([*NODE, "--demo", "--kind", "emulator", "--profile", "", "--rate",
+    done = subprocess.run([*NODE, "--demo", "--kind", "emulator", "--profile", "", "--data-rate",
                            str(rate), "--time-scale", str(scale), "--bytes", str(nbytes),
                            "--size", "1000", "--pings", "0", "--stats-interval", "0",
                            "--state-dir", state_dir], capture_output=True, text=True,
                           timeout=3600)
-    last = [l for l in done.stdout.splitlines() + done.stderr.splitlines()
-            if re.search(rf"\b{nbytes} of {nbytes} bytes,", l)]
+    last = [line for line in done.stdout.splitlines() + done.stderr.splitlines()
+            if re.search(rf"\b{nbytes} of {nbytes} bytes,", line)]
     if done.returncode != 0 or not last:
         raise SystemExit(f"demo failed: {done.stderr[-2000:]}")
     m = re.search(r"bytes,\s+([0-9.]+) s,\s+([0-9]+) bit/s", last[-1])

@@ -6,7 +6,7 @@
 
 """One ARQ transfer three ways: in virtual time, on emulated modems and on the real modems.
 
-The agreement check of issue 25 (part 4): the same scenario run
+The simulator's agreement with the stack it models: the same scenario run
 
   virtual   hfstack-sim throughput --warm-up (the simulator's fading error model)
   emulator  hfstack-node --demo --kind emulator (the emulated modem, same error model,
@@ -41,7 +41,7 @@ WAYS = ("virtual", "emulator", "modem")
 
 
 def split_mode(mode):
-    """'2400S' -> (2400, 'short'); the node's --rate and --interleaver."""
+    """'2400S' -> (2400, 'short'); the node's --data-rate and --interleaver."""
     m = re.fullmatch(r"(\d+)([SL])", mode)
     if not m:
         raise SystemExit(f"link_agreement: mode {mode!r}: only the 110A modes (e.g. 2400S, 1200L)")
@@ -69,7 +69,7 @@ def run_demo(kind, mode, profile, snr, seed, size, time_scale, timeout, sis_port
     rate, interleaver = split_mode(mode)
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
-        cmd = app("hfstack-node") + ["--demo", "--kind", kind, "--rate", str(rate),
+        cmd = app("hfstack-node") + ["--demo", "--kind", kind, "--data-rate", str(rate),
                                      "--interleaver", interleaver, "--profile", profile,
                                      "--snr-db", str(snr), "--seed", str(seed),
                                      "--bytes", str(size), "--size", "2048", "--pings", "1",

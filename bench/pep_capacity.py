@@ -4,12 +4,12 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The HF-PEP's capacity (issue 22): 1,000 idle connections held open through the near
+"""The HF-PEP's capacity: 1,000 idle connections held open through the near
 proxy, then 100 active ones each sending N bytes and waiting for the server's
 confirmation, all at once; errors counted, and the CPU time the near node's process
 (the PEP driver and kernel, the node, the emulated modem) used against the wall clock.
 
-Two namespaces, two hfstack-node --pep processes (python/hfstack/pep_testbed.py) on
+Two namespaces, two hfstack-node --pep processes (python/hfstack/testbed/pep.py) on
 emulated modems at a time scale (default 20: the link is not what is measured here).
 Needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_capacity.py [--idle 1000] [--active 100]
@@ -21,9 +21,8 @@ import os
 import sys
 import time
 
-from gnuradio.hfstack.pep_testbed import (CAPACITY_CLIENT, CONFIRMING_SERVER, FAR, pep_testbed,
+from gnuradio.hfstack.testbed.pep import (CAPACITY_CLIENT, CONFIRMING_SERVER, FAR, pep_testbed,
                                           unavailable)
-
 
 
 def cpu_seconds(pid):

@@ -4,10 +4,10 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""DNS over HF through the HF-PEP's DNS proxy, in real time, beside anchors.md section C's
+"""DNS over HF through the HF-PEP's DNS proxy, in real time, beside docs/published-measurements.md section C's
 DNS rows (a lookup over the IP client: 9600 bps 11 s, 1200 bps 14 s, 300 bps 21 s).
 
-Two namespaces and two hfstack-node --pep processes (python/hfstack/pep_testbed.py),
+Two namespaces and two hfstack-node --pep processes (python/hfstack/testbed/pep.py),
 short interleaver, clear channel; a small DNS server in the far namespace (every A
 question: 10.99.0.1). In the near namespace `dig` asks the near DNS proxy over UDP and
 over TCP (`dig +tcp`): a name nobody asked before crosses HF (the first one on a fresh
@@ -22,10 +22,10 @@ import json
 import re
 import sys
 
-from gnuradio.hfstack.ip_testbed import DNS_SERVER
-from gnuradio.hfstack.pep_testbed import FAR, pep_testbed, unavailable
+from gnuradio.hfstack.testbed.ip import DNS_SERVER
+from gnuradio.hfstack.testbed.pep import FAR, pep_testbed, unavailable
 
-SECTION_C_S = {9600: 11.0, 1200: 14.0, 300: 21.0}  # anchors.md section C: DNS lookup
+SECTION_C_S = {9600: 11.0, 1200: 14.0, 300: 21.0}  # published, section C: DNS lookup
 TIMEOUT_S = 600
 
 

@@ -4,19 +4,19 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Section D of ../shared/anchors.md reproduced: the HF-PEP over emulated modems in real
+"""Section D of docs/published-measurements.md reproduced: the HF-PEP over emulated modems in real
 time, as the seed's test tool measured it: connect (a plain TCP connect to the far
 server, which nftables REDIRECT hands to the near proxy: the handshake is answered
 here), send N bytes, wait for a short confirmation from the server, close. Utilization
 = N x 8 / (rate x time from the connect call to the confirmation).
 
-Two namespaces and two hfstack-node --pep processes (python/hfstack/pep_testbed.py),
+Two namespaces and two hfstack-node --pep processes (python/hfstack/testbed/pep.py),
 short interleaver, clear channel unless a BER is given, each row the first transfer on
 a fresh link (a new test bed). Prints one line per figure and
 a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_section_d.py \\
         [--rates 240k,9600,1200,300] [--sizes 1000,10000,100000,1000000] [--ber 1e-5,1e-4] [--compress]
-240k is STANAG 5069 WN12/48kHz/US (anchors.WIDEBAND) over the same emulated modems.
+240k is STANAG 5069 WN12/48kHz/US (published_scenarios.WIDEBAND) over the same emulated modems.
 """
 
 import argparse
@@ -25,15 +25,15 @@ import random
 import sys
 import tempfile
 
-from gnuradio.hfstack import anchors
-from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
+from gnuradio.hfstack import published_scenarios
+from gnuradio.hfstack.testbed.pep import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
 
-# anchors.md section D (published utilization %) and issue 22's targets.
+# Published utilization % (section D) and our targets.
 PUBLISHED = {(9600, 1000): (10.6, 15), (9600, 10_000): (29.3, 45), (9600, 100_000): (77.2, 85),
              (9600, 1_000_000): (90.6, 93), (9600, 10_000_000): (92.2, None),
              (1200, 1000): (67.8, 70), (1200, 10_000): (80.9, None), (1200, 100_000): (89.1, None),
              (300, 1000): (66.7, None), (300, 10_000): (79.1, None),
-             # 240 kbps: issue 24's targets.
+             # 240 kbps: no targets.
              ("240k", 1000): (1.8, None), ("240k", 10_000): (1.4, None),
              ("240k", 100_000): (25.7, None), ("240k", 1_000_000): (73.8, 85),
              ("240k", 10_000_000): (90.7, 93)}
@@ -64,10 +64,10 @@ print(json.dumps({"connect_s": t_conn - t0, "total_s": t_done - t0, "ok": ok == 
 
 def payload_bytes(size, payload):
     """Seeded random bytes (DEFLATE cannot shrink them), or prose: the simulator's text
-    payload (anchors.text_payload(), the GPL's text) repeated to `size`."""
+    payload (published_scenarios.text_payload(), the GPL's text) repeated to `size`."""
     if payload == "random":
         return random.Random(5066).randbytes(size)
-    text = anchors.text_payload()
+    text = published_scenarios.text_payload()
     return (text * (size // len(text) + 1))[:size]
 
 
@@ -90,11 +90,11 @@ def parse_rate(text):
 
 
 def bed_rate(rate):
-    return anchors.WIDEBAND if rate == "240k" else rate
+    return published_scenarios.WIDEBAND if rate == "240k" else rate
 
 
 def label(rate):
-    return f"240 kbps ({anchors.WIDEBAND})" if rate == "240k" else f"{rate} bps"
+    return f"240 kbps ({published_scenarios.WIDEBAND})" if rate == "240k" else f"{rate} bps"
 
 
 def main():

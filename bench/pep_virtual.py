@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 
-from gnuradio.hfstack import anchors
+from gnuradio.hfstack import published_scenarios
 
 
 def main(argv=None):
@@ -28,15 +28,15 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=100_000, help="bytes per transfer")
     p.add_argument("--ber", type=float, default=0.0, help="bit error rate on every burst")
     p.add_argument("--seeds", type=int, default=12, help="seeds 1..N")
-    p.add_argument("--node-options", default=anchors.PEP_NODE_OPTIONS,
-                   help=f"both nodes' options (default {anchors.PEP_NODE_OPTIONS!r}; '' for none)")
+    p.add_argument("--node-options", default=published_scenarios.PEP_NODE_OPTIONS,
+                   help=f"both nodes' options (default {published_scenarios.PEP_NODE_OPTIONS!r}; '' for none)")
     args = p.parse_args(argv)
     if args.seeds < 1 or args.size < 1 or not 0 <= args.ber < 1:
         p.error("--seeds and --size must be positive, --ber in [0, 1)")
     figures = []
     for seed in range(1, args.seeds + 1):
-        u = anchors.pep_transfer_utilization(f"{args.rate}S", args.size, seed, args.ber,
-                                             args.node_options)
+        u = published_scenarios.pep_transfer_utilization(f"{args.rate}S", args.size, seed,
+                                                         args.ber, args.node_options)
         figures.append(u)
         print(f"pep {args.rate} bps {args.size} bytes, BER {args.ber:g}, seed {seed}: {u:.1f} %")
     done = [u for u in figures if not math.isnan(u)]

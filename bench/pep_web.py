@@ -7,11 +7,11 @@
 """Web over HF: headless Chromium loads pages through the HF-PEP over emulated modems in
 real time, as the seed's web table measured browsers, and reports first paint,
 DOMContentLoaded and load complete beside the seed's example.com figure (18 s at 9600
-bps with HF-PEP, Firefox; anchors.md section D).
+bps with HF-PEP, Firefox; docs/published-measurements.md section D).
 
-Two namespaces and two hfstack-node --pep processes (python/hfstack/pep_testbed.py),
+Two namespaces and two hfstack-node --pep processes (python/hfstack/testbed/pep.py),
 short interleaver, clear channel; an HTTP/1.1 server in the far namespace serves the
-test site of python/hfstack/pep_web.py (index.html, style.css, app.js, four PNG images:
+test site of python/hfstack/testbed/web.py (index.html, style.css, app.js, four PNG images:
 seven files, 18.8 kB) and example.html (one file the size of example.com's page).
 Each load is a fresh Chromium with an empty profile (nothing cached), in the near
 namespace, through SOCKS5 (`--mode socks`) or with no proxy setting at all, its
@@ -34,10 +34,10 @@ import logging
 import os
 import sys
 
-from gnuradio.hfstack import pep_web
-from gnuradio.hfstack.pep_testbed import FAR, NODE_OPTIONS, pep_testbed, unavailable
+from gnuradio.hfstack.testbed import web as pep_web
+from gnuradio.hfstack.testbed.pep import FAR, NODE_OPTIONS, pep_testbed, unavailable
 
-SEED_EXAMPLE_S = {9600: 18.0}  # anchors.md section D: example.com with HF-PEP (Firefox)
+SEED_EXAMPLE_S = {9600: 18.0}  # published, section D: example.com with HF-PEP (Firefox)
 
 
 def seconds(ms, scale):

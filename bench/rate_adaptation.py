@@ -6,8 +6,8 @@
 
 """Automatic data rate end to end with the real modems, against the best fixed rate.
 
-Issue 25 part 5: one ARQ transfer between two nodes with the real STANAG 4539 modems
-over the Watterson channel in real time (hfstack-node --demo --rate auto), while the
+One ARQ transfer between two nodes with the real STANAG 4539 modems
+over the Watterson channel in real time (hfstack-node --demo --data-rate auto), while the
 channel's SNR steps (default 25 -> 12 -> 25 dB on F.1487 poor, 400 s each). Then, for
 every SNR level, the same demo at each fixed mode of --candidates (rate and interleaver;
 the link made first, --reference-s of transfer each), so the best fixed mode in hindsight
@@ -130,7 +130,7 @@ def virtual_run(mode, auto, snr, steps, duration, size, seed, profile, node_opti
     from gnuradio.hfstack.apps import sim as sim_app
     parser = ap.ArgumentParser()
     sim_app.add_run_options(parser)
-    args = ["--mode", mode, "--rate", "auto" if auto else "fixed", "--profile", profile,
+    args = ["--mode", mode, "--rate-adaptation", "auto" if auto else "fixed", "--profile", profile,
             "--snr", str(snr), "--duration", str(duration), "--bytes", str(size),
             "--seed", str(seed), "--trace", "-"]
     for o in node_options:
@@ -335,7 +335,7 @@ def main(argv=None):
             if a.adaptive_from:
                 adaptive = earlier_adaptive(a.adaptive_from, steps, a.profile, a.seed)
             else:
-                adaptive = demo(channel + options + ["--rate", "auto", "--interleaver",
+                adaptive = demo(channel + options + ["--data-rate", "auto", "--interleaver",
                                                      a.interleaver, "--snr-db",
                                                      str(steps[0][1]), "--snr-steps", a.steps,
                                                      "--bytes", str(size), "--stop-after",
@@ -382,7 +382,7 @@ def segment_windows(steps, duration):
 def measured_references(a, channel, candidates, levels, windows, tmp):
     """The fixed modes' figures at each SNR level, --jobs demos at once (real way)."""
     def steady(snr, rate, interleaver, mode):
-        r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
+        r = demo(channel + ["--data-rate", str(rate), "--interleaver", interleaver,
                             "--snr-db", str(snr), "--bytes", str(int(a.reference_s * rate / 8))],
                  os.path.join(tmp, f"ref-{snr}-{mode}.json"), 3 * a.reference_s + 600)
         return [{"snr_db": snr, "mode": mode, "bps": 8 * r["delivered_bytes"] / r["elapsed_s"],
@@ -394,7 +394,7 @@ def measured_references(a, channel, candidates, levels, windows, tmp):
             return []
         run_s = max(end for _, end in stretches)
         # More than the mode can carry in run_s; the transfer stops at run_s.
-        r = demo(channel + ["--rate", str(rate), "--interleaver", interleaver,
+        r = demo(channel + ["--data-rate", str(rate), "--interleaver", interleaver,
                             "--snr-db", str(snr), "--bytes", str(int(1.2 * run_s * rate / 8)),
                             "--stop-after", str(run_s + 1)],
                  os.path.join(tmp, f"ref-{snr}-{mode}.json"), 2 * run_s + 600)

@@ -4,7 +4,8 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Measures our STANAG 4539 modems' curves into lib/kernels/sim/modem_curves.csv (issue 25).
+"""Measures our STANAG 4539 modems' curves into lib/kernels/sim/modem_curves.csv,
+which the simulator's error model and the SNR report map are built from.
 
 For every mode and channel, build/bench/bench_s4539_modem runs a grid of SNRs around
 where the mode is expected to reach 1e-5 (the figures of docs/modem-design.md) and
@@ -38,7 +39,6 @@ import argparse
 import csv
 import datetime
 import io
-import math
 import os
 import re
 import shlex
@@ -108,7 +108,7 @@ def grid(channel, mode):
     if channel == "awgn":
         return [t + d for d in range(-8, 2)]
     # App C on fading from T-14: a link lands there after a fall (25 -> 12 dB from 8000S,
-    # issue 25 part 5), and its receiver's report of a burst over lost lock is what the
+    # bench/rate_adaptation.py), and its receiver's report of a burst over lost lock is what the
     # rate policy reads; below T-8 the report map had no points and assumed slope 1.
     lowest = -14 if mode in MODES_APPC else -8
     return [t + d for d in range(lowest, 3, 2)]

@@ -4,12 +4,12 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""SIS conformance figures of issue 19 part B, measured against a running node pair.
+"""SIS conformance figures (resources, framing, refusals), measured against a running node pair.
 
 Starts `hfstack-node --pair` on emulated modems (node A 0.0.0.1 on PORT, node B
 0.0.0.2 on PORT + 1, 9600 bps short interleaver, clock scaled by --time-scale) and
 talks to it as an ordinary SIS client over TCP. The frames are built and parsed here
-with `struct` from the Annex A layout (../shared/spec/s5066.md), not with the
+with `struct` from the Annex A layout (STANAG 5066 Annex A), not with the
 project's codec, so a mistake shared by our encoder and decoder cannot hide.
 
 Prints one line per check, "name: figure", and a closing "N passed, N failed" line.
@@ -181,7 +181,7 @@ class bench:
         self.port = port
         self.log = tempfile.TemporaryFile()
         cmd = [sys.executable, NODE, "--pair", "--kind", "emulator", "--profile", "",
-               "--time-scale", str(self.args.time_scale), "--rate", "9600",
+               "--time-scale", str(self.args.time_scale), "--data-rate", "9600",
                "--sis-port", str(port), "--stats-interval", "0"]
         self.node = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
@@ -319,7 +319,9 @@ class bench:
         sender.send(unidata(dotted("0.0.0.9"), 8, b"for nobody", mode=ARQ, confirm=CONFIRM_NODE))
         beside = self.latencies(sender, 20)
         ok = len(alone) == 10 and len(beside) == 20 and statistics.mean(beside) < 2 * statistics.mean(alone) + 0.2
-        fmt = lambda v: f"mean {statistics.mean(v):.2f} s, max {max(v):.2f} s" if v else "none confirmed"
+
+        def fmt(v):
+            return f"mean {statistics.mean(v):.2f} s, max {max(v):.2f} s" if v else "none confirmed"
         self.report("B6 confirm latency to B (real s)", ok,
                     f"alone {fmt(alone)}; beside a U_PDU for absent 0.0.0.9 {fmt(beside)}")
         far_log.stop(0)
@@ -341,7 +343,8 @@ class bench:
         extra = client(self.port)
         extra.send(bind(11))
         got = extra.receive(5)
-        name = "plain close" if got is None else (f"BIND_REJECTED reason {got[1][0]}" if got[0] == BIND_REJECTED else f"type {got[0]}")
+        name = "plain close" if got is None else (f"BIND_REJECTED reason {got[1][0]}"
+                                                  if got[0] == BIND_REJECTED else f"type {got[0]}")
         self.report("B8 65th client", got is not None and got[0] == BIND_REJECTED, name)
         for c in clients + [extra]:
             c.close()

@@ -38,7 +38,7 @@ def main():
     a = parse_args()
     sound_card = dict(kind="audio", device=a.device, ptt=a.ptt)
     return station.serve_one(PROG, a.address, f"mode={a.mode}", sound_card, a.sis_port,
-                     f"sound card {a.device or 'default'}")
+                             f"sound card {a.device or 'default'}")
 
 
 if __name__ == "__main__":

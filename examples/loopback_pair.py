@@ -23,7 +23,7 @@ import pmt
 from gnuradio import blocks, gr
 from gnuradio import hfstack
 from gnuradio.hfstack import radio
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 from gnuradio.hfstack.station import station
 
 SAP = 14  # a SAP no Annex F client uses

@@ -7,9 +7,9 @@
 # Builds the Debian binary packages (debian/) from a copy of this checkout and runs
 # lintian on them: `dpkg-buildpackage -b -us -uc` in a temporary directory outside the
 # checkout (so the checkout gets no build products and the copy is no git work tree),
-# then `lintian` on the .changes, failing on any error, then each packaged app's
-# --version from the unpacked packages. The .deb, .changes and .buildinfo files, the
-# build log and lintian's report end up in OUT_DIR.
+# then `lintian` on the .changes, failing on any error, then that the unpacked packages
+# hold no test code and each packaged app answers --version. The .deb, .changes and
+# .buildinfo files, the build log and lintian's report end up in OUT_DIR.
 # DEB_BUILD_OPTIONS defaults to "nocheck parallel=2" (`make test` runs the tests).
 # The copy holds the files git knows (tracked, and new ones not ignored), or without
 # git every file but build directories.
@@ -81,6 +81,13 @@ root=$work/root
 for deb in "$out"/libgnuradio-hfstack0*.deb "$out"/gr-hfstack_*.deb; do
     dpkg-deb -x "$deb" "$root"
 done
+# The packages carry what users run, not the tests (no qa_*.py, no test_support).
+tests=$(find "$root" -name 'qa_*' -o -name 'test_support*')
+if [ -n "$tests" ]; then
+    echo "$tests"
+    echo "FAIL: test code in the packages"
+    exit 1
+fi
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for app in "$root"/usr/bin/*; do
     if ! version=$(PYTHONPATH="$root/usr/lib/python3/dist-packages" \

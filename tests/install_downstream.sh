@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # What a downstream C++ developer does with gr-hfstack, against a temporary prefix:
-#  1. cmake --install BUILD_DIR --prefix TMP (nothing may land outside TMP);
+#  1. cmake --install BUILD_DIR --prefix TMP (nothing may land outside TMP, no test
+#     code lands at all);
 #  2. tests/downstream: find_package(gnuradio-hfstack), link gnuradio::gnuradio-hfstack,
 #     make a node and a SIS server in a top block, run it;
 #  3. examples/node_cpp.grc generated as C++ by grcc with the installed GRC blocks,
@@ -32,6 +33,9 @@ step "install to $prefix"
 quiet "$cmake" --install "$build_dir" --prefix "$prefix"
 outside=$(grep -v "^$prefix/" "$manifest" || true)
 [ -z "$outside" ] || fail "installed outside the prefix: $outside"
+# What users run is installed, the tests are not (tests/python, python/hfstack/**/qa_*.py).
+tests=$(grep -E '/(qa_[^/]*|test_support[^/]*)$' "$manifest" || true)
+[ -z "$tests" ] || fail "test code installed: $tests"
 config=$(find "$prefix" -name gnuradio-hfstackConfig.cmake)
 [ -n "$config" ] || fail "no gnuradio-hfstackConfig.cmake installed"
 [ -n "$(find "$prefix" -name gnuradio-hfstackTargets.cmake)" ] ||

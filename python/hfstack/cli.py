@@ -27,7 +27,8 @@ class one_line_parser(argparse.ArgumentParser):
     def error(self, message):
         prefix = "unrecognized arguments: "
         if message.startswith(prefix):
-            options = [o for a in self._actions for o in a.option_strings]
+            options = [o for a in self._actions if a.help != argparse.SUPPRESS
+                       for o in a.option_strings]
             for word in message[len(prefix):].split():
                 if word.startswith("--") and nearest(word.split("=")[0], options):
                     message += nearest(word.split("=")[0], options)
@@ -65,6 +66,16 @@ def parse_snr_steps(text):
 def add_version(parser):
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                         help="print the version and exit")
+
+
+def add_renamed(parser, name, old_name, **kwargs):
+    """The option `name`; `old_name`, its spelling of the previous release (when
+    `--rate` meant a sample rate, a data rate, a line rate or rate adaptation, by app),
+    is still accepted for the same setting but not shown in --help."""
+    action = parser.add_argument(name, **kwargs)
+    parser.add_argument(old_name, dest=action.dest, type=action.type, choices=action.choices,
+                        metavar=action.metavar, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return action
 
 
 def nearest(word, choices):

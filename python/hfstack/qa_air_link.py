@@ -16,7 +16,7 @@ from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as radio_frontend
 from gnuradio.hfstack.air_link import link_emulator, link_samples
-from gnuradio.hfstack.sis_client import bind_request, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, unidata_request
 
 from test_support import free_port, primitives, recorder, sis_pdu, types
 

@@ -82,8 +82,9 @@ def random_primitive(rng, t):
             p.service_type.tx_mode = dl.sis_tx_mode(rng.randrange(16))
             p.source_sap, p.source = rng.randrange(16), random_address(rng)
             if int(p.service_type.tx_mode) == 3:
-                blocks = lambda: [dl.sis_block_range(rng.randrange(65536), rng.randrange(65536))
-                                  for _ in range(rng.randrange(4))]
+                def blocks():
+                    return [dl.sis_block_range(rng.randrange(65536), rng.randrange(65536))
+                            for _ in range(rng.randrange(4))]
                 p.errored_blocks, p.non_received_blocks = blocks(), blocks()
         if t in REJECTS:
             p.reason = rng.randrange(16)

@@ -117,7 +117,6 @@ class qa_hf_channel(gr_unittest.TestCase):
             b.set_profile("stormy")
         self.assertEqual(b.profile(), "poor")
 
-
     def test_default_levels_give_the_snr_set(self):
         """s4539_tx's default level (0.25 rms) and the channel's default signal power
         agree, so tx -> channel -> rx with defaults reports the SNR set on the channel

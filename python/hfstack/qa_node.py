@@ -14,7 +14,7 @@ import tempfile
 import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, unidata_request
 
 from test_support import primitives, read_pcap, recorder, sis_pdu, types
 

@@ -17,7 +17,7 @@ import time
 import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, unidata_request
 
 from test_support import primitives, recorder, sis_pdu, types
 

@@ -8,10 +8,9 @@
 other node, receive the indication and the confirmation, unbind; a garbage client;
 32 clients at once. Waits are socket timeouts, never sleeps."""
 
-import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 dl = hfstack.dl
 
@@ -19,8 +18,6 @@ FAST = "mode=9600S;turnaround_s=0.2;response_margin_s=1;channel_access.mode=none
 TIME_SCALE = 20.0
 TIMEOUT = 20.0
 T = dl.sis_type
-
-
 
 
 class qa_node_tcp(gr_unittest.TestCase):

@@ -54,13 +54,14 @@ class qa_pcap_sink(gr_unittest.TestCase):
 
     def frames(self, n):
         return [dl.encode_dpdu(hfstack.make_dpdu("data_only", tx_sequence=i,
-                                                  segment=bytes([i]) * (10 + i)))
+                                                 segment=bytes([i]) * (10 + i)))
                 for i in range(n)]
 
     def test_dpdu_burst_is_split_into_records(self):
         f = self.frames(3)
         burst = b"\x00junk" + f[0] + f[1] + b"\xff" + f[2]
-        path, n = self.run_sink("dpdu", [hfstack.make_pdu(burst, time=1800000000.5), hfstack.make_pdu(b"no frame here")])
+        path, n = self.run_sink("dpdu", [hfstack.make_pdu(burst, time=1800000000.5),
+                                         hfstack.make_pdu(b"no frame here")])
         magic, linktype, records = read_pcap(path)
         self.assertEqual((magic, linktype), (0xA1B2C3D4, 237))
         self.assertEqual([r[1] for r in records], f + [b"no frame here"])

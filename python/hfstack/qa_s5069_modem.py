@@ -9,7 +9,7 @@ the transmitter and the receiver come back with their mode, noise-free, at compl
 baseband and in audio; a receiver listening for both standards takes a 4539 burst and a
 5069 burst from one recording without being told which; the readings and the constraint
 length reach the waveform; bad mode names and settings are refused with their reason;
-wider bandwidths (issue 24) at a radio's rate, and a rate too low for them refused."""
+wider bandwidths (up to 48 kHz) at a radio's rate, and a rate too low for them refused."""
 
 import numpy as np
 import pmt
@@ -174,7 +174,7 @@ class qa_s5069_modem(gr_unittest.TestCase):
         self.assertEqual([(m["mode"], d) for m, d in got], [("WN8/3kHz/US", data)])
 
     def test_wider_bandwidths_at_a_radios_rate(self):
-        """Issue 24: WN12/48kHz/US (240000 bps) and WN3/48kHz/US at 96 kS/s complex (5/2
+        """The widest modes: WN12/48kHz/US (240000 bps) and WN3/48kHz/US at 96 kS/s complex (5/2
         samples a symbol, the receiver resampling to 153.6 kHz), and WN8/6kHz/S in real
         audio at 48 kHz on its 3300 Hz sub-carrier, named in PDUs, back whole with their
         mode, rate and an SNR in their bandwidth."""

@@ -13,7 +13,7 @@ import threading
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
-from gnuradio.hfstack.sis_client import sis_client
+from gnuradio.hfstack.sis.client import sis_client
 
 dl = hfstack.dl
 T = dl.sis_type
@@ -279,7 +279,7 @@ class qa_sis_server(gr_unittest.TestCase):
             c.sock.sendall(bind_request())
             c.receive()
         extra = self.connect()
-        # Issue 19 B8: told why (not enough resources) before the close; the client's
+        # A client beyond max_clients is told why (not enough resources) before the close; the client's
         # own bind, sent at once, does not turn the close into a reset.
         extra.sock.sendall(bind_request())
         refusal = extra.receive()
@@ -288,7 +288,7 @@ class qa_sis_server(gr_unittest.TestCase):
         self.assertEqual(sorted(self.client_ids()), [1, 2])
 
     def test_oversized_unidata_request_is_rejected_and_never_parsed(self):
-        # Issue 19 B1: a 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame; the
+        # A 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame; the
         # server used to hunt for a sync inside it and pass the inner frame to the node.
         self.start()
         c = self.connect()
@@ -313,7 +313,7 @@ class qa_sis_server(gr_unittest.TestCase):
         self.assertNotIn("invalid", self.node.events(1))
 
     def test_undecodable_bind_is_answered(self):
-        # Issue 19 B4: a BIND_REQUEST with a 2-byte body used to get no reply at all.
+        # A BIND_REQUEST with a 2-byte body used to get no reply at all.
         self.start()
         c = self.connect()
         c.sock.sendall(bytes.fromhex("90eb00000301" "9014"))

@@ -22,7 +22,7 @@ from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack import radio as R
 from gnuradio.hfstack import station as S
-from gnuradio.hfstack.sis_client import bind_request, sis_client, unidata_request
+from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
 from test_support import QUIET, TOP, events, primitives, recorder, sis_pdu
 
@@ -102,7 +102,7 @@ class qa_station(gr_unittest.TestCase):
         self.assertGreater(b.radio.stats()["bursts_received"], 0)
 
     def test_emulator_stations_carry_data_at_240_kbps(self):
-        """Issue 24 part 4: nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
+        """Nodes at STANAG 5069 WN12/48kHz/US over emulated modems; the
         air time the nodes count is App D's."""
         # A clear channel: at the emulator's default, F.1487 moderate at 20 dB, WN12
         # (30 dB in D-LXIV) loses most frames.
@@ -123,7 +123,7 @@ class qa_station(gr_unittest.TestCase):
         # 80 kB at 240 kbps: under 3 s of air (at 9600 bps it would be 68 s).
         self.assertLess(counters["air_time_s"], 10.0)
         self.assertGreater(counters["air_time_s"], 80_000 * 8 / 240_000)
-        self.assertEqual([(l["peer"], l["tx_mode"], l["rx_mode"]) for l in a.node.links()],
+        self.assertEqual([(link["peer"], link["tx_mode"], link["rx_mode"]) for link in a.node.links()],
                          [("0.0.0.2", "WN12/48kHz/US", "WN12/48kHz/US")])
 
     def test_two_loopback_stations_carry_data_over_the_real_modem(self):
@@ -140,7 +140,7 @@ class qa_station(gr_unittest.TestCase):
         self.assertGreater(len(heard.messages), 0)  # the radio's burst_info, through the station
 
     def test_two_loopback_stations_carry_data_in_a_6_khz_stanag_5069_mode(self):
-        """Issue 24 part 4: the loopback kind carries a STANAG 5069 mode real audio
+        """The loopback kind carries a STANAG 5069 mode real audio
         holds (6 kHz at 48 kHz), the receivers listening at its bandwidth."""
         tb = gr.top_block()
         a, b = (S.station(address, "mode=WN10/6kHz/US;" + QUIET,

@@ -12,7 +12,7 @@ frequency and sample-rate offsets) and writes the result in the same format, the
 reports what it did and the SNR it measured.
 
   hfstack-chan in.wav out.wav --profile poor --snr 10
-  hfstack-chan in.c64 out.c64 --format c64 --rate 9600 --profile flutter --snr 15
+  hfstack-chan in.c64 out.c64 --format c64 --sample-rate 9600 --profile flutter --snr 15
   hfstack-chan in.wav out.wav --paths '0:0:0:1,2:-3:0:1' --snr 12 --freq-offset 20
   hfstack-chan --list-profiles
 
@@ -103,7 +103,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1, help="seed of fading and noise (default 1)")
     p.add_argument("--format", choices=FORMATS,
                    help="wav (16-bit mono), s16 or f32 (real raw), c64 (complex float raw); default from the name")
-    p.add_argument("--rate", type=finite_float, help="sample rate of raw input, Hz")
+    cli.add_renamed(p, "--sample-rate", "--rate", type=finite_float, help="sample rate of raw input, Hz")
     p.add_argument("--json", action="store_true", help="report as JSON on standard output (not with - output)")
     p.add_argument("--list-profiles", action="store_true", help="list the presets and exit")
     args = p.parse_args(argv)
@@ -120,10 +120,10 @@ def parse_args(argv):
             args.format = ext
     if args.format == "wav" and "-" in (args.input, args.output):
         raise usage_error("standard input and output take raw formats only")
-    if args.format != "wav" and args.rate is None:
-        raise usage_error("raw input needs --rate")
-    if args.rate is not None and not args.rate > 0:
-        raise usage_error("--rate must be > 0")
+    if args.format != "wav" and args.sample_rate is None:
+        raise usage_error("raw input needs --sample-rate")
+    if args.sample_rate is not None and not args.sample_rate > 0:
+        raise usage_error("--sample-rate must be > 0")
     if args.input == "-" and args.signal_power is None:
         raise usage_error("reading standard input needs --signal-power (the input cannot be measured twice)")
     if args.json and args.output == "-":
@@ -240,7 +240,7 @@ def run(args):
     if args.format == "wav":
         rate, frames, args.wav_subtype = wav_info(args.input)
     else:
-        rate = args.rate
+        rate = args.sample_rate
         if args.input != "-" and not os.path.isfile(args.input):
             raise usage_error(f"{args.input}: no such file")
     complex_signal = args.format == "c64"

@@ -17,7 +17,7 @@ on the far node. --time-scale matches a server whose clock runs faster than real
   hfstack-console ping --host 10.0.0.5 --peer 0.0.0.2 --pings 5
   hfstack-console ping --port 5066 --far-port 5067 --peer 0.0.0.2 --gap 0
   hfstack-console throughput --port 5066 --far-port 5067 --peer 0.0.0.2 --bytes 100k \\
-      --rate 9600 --plot saw.png
+      --line-rate 9600 --plot saw.png
   hfstack-console throughput --peer 0.0.0.2 --acknowledged --duration 3600 --csv run.csv
 """
 
@@ -34,7 +34,7 @@ from gnuradio.hfstack import cli
 from gnuradio.hfstack import dl
 from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
-from gnuradio.hfstack.sis_test_client import link_failure, sis_link
+from gnuradio.hfstack.sis.test_client import link_failure, sis_test_client
 
 PROG = "hfstack-console"
 log = logging.getLogger(PROG)
@@ -208,7 +208,7 @@ def finish(result, links, rows_and_output, normal_ends=()):
     return 1
 
 
-SCALE_HINT = ("--rate and --time-scale must match the server (hfstack-node --time-scale N "
+SCALE_HINT = ("--line-rate and --time-scale must match the server (hfstack-node --time-scale N "
               "needs --time-scale N here)")
 
 
@@ -223,9 +223,9 @@ def least_air_time(rate, nbytes):
 
 
 def implausible_throughput(rows, rate):
-    """Rows whose throughput exceeds the nominal rate: wrong --rate or --time-scale."""
+    """Rows whose throughput exceeds the nominal rate: wrong --line-rate or --time-scale."""
     return [f"{row['flow']}: {row['throughput_bps']:.0f} bit/s is {row['utilisation_pct']:.0f} % "
-            f"of --rate {rate:g} bit/s, which no link delivers: {SCALE_HINT}"
+            f"of --line-rate {rate:g} bit/s, which no link delivers: {SCALE_HINT}"
             for row in rows if row.get("utilisation_pct") and row["utilisation_pct"] > 100]
 
 
@@ -237,12 +237,12 @@ def ping_problems(rows, args, target):
         problems.append(f"{target}: {len(lost)} of {len(rows)} pings not answered "
                         f"(is the peer address right, and does the far end run "
                         f"`hfstack-console echo` or --far-port?)")
-    least = least_air_time(args.rate, args.ping_bytes)
+    least = least_air_time(args.line_rate, args.ping_bytes)
     if least is not None:
         short = [row for row in rows if row["rtt_s"] is not None and row["rtt_s"] < 2 * least]
         if short:
             problems.append(f"{target}: round trip {short[0]['rtt_s']} s is shorter than the "
-                            f"air time of a ping and its answer at {args.rate:g} bit/s "
+                            f"air time of a ping and its answer at {args.line_rate:g} bit/s "
                             f"({2 * least:.2f} s): {SCALE_HINT}")
     return problems
 
@@ -264,7 +264,7 @@ def report_dict(link):
 def document(args, result, rows, links, **extra):
     doc = {
         "config": {k: v for k, v in vars(args).items() if k != "command"},
-        "nominal_bps": args.rate, "end_time_s": result.end_time_s, "real_s": result.real_s,
+        "nominal_bps": args.line_rate, "end_time_s": result.end_time_s, "real_s": result.real_s,
         "time_scale": args.time_scale, "completed": result.completed,
         "stopped": "" if result.completed else result.reason, "rows": rows,
         "clients": {link.role: report_dict(link) for link in links if link},
@@ -318,9 +318,9 @@ def client_configs(args, test):
 def connect(args, near_config, far_config):
     far = None
     if args.far_port:
-        far = sis_link("far", args.far_host or args.host, args.far_port, far_config)
+        far = sis_test_client("far", args.far_host or args.host, args.far_port, far_config)
     try:
-        near = sis_link("near", args.host, args.port, near_config)
+        near = sis_test_client("near", args.host, args.port, near_config)
     except ValueError:
         if far:
             far.close()
@@ -437,7 +437,7 @@ def cmd_throughput(args, stop):
         rows, series = [], {}
         for label, sender, sink, flow in flows:
             row, series[label] = flow_row(label, sender, sink, flow, result.end_time_s,
-                                          args.rate, SAME_INSTANT_REAL_S * args.time_scale)
+                                          args.line_rate, SAME_INSTANT_REAL_S * args.time_scale)
             rows.append(row)
         if not far:
             # Nobody here sees the far end: count what the node confirmed delivered (with
@@ -445,13 +445,13 @@ def cmd_throughput(args, stop):
             r = near.client.report()
             start = 0.0 if math.isnan(r.first_send_at) else r.first_send_at
             row = tr.throughput_row(f"near->{peer} (confirmed)", r.bytes_confirmed,
-                                    result.end_time_s - start, args.rate, math.nan)
+                                    result.end_time_s - start, args.line_rate, math.nan)
             row.update({"updus": r.updus_confirmed, "rejected": r.updus_rejected})
             rows.append(row)
         tr.emit(args, rows,
                 document(args, result, rows, (near, far),
                          series={label: points for label, (_, points) in series.items()}),
-                series, args.rate,
+                series, args.line_rate,
                 f"{args.host}:{args.port} -> {peer} {'non-ARQ' if args.non_arq else 'ARQ'}, "
                 f"{args.updu_size}-byte U_PDUs", clock_name(args),
                 same_instant_s=SAME_INSTANT_REAL_S * args.time_scale)
@@ -459,7 +459,7 @@ def cmd_throughput(args, stop):
             unfinished = "" if result.completed or not args.bytes else \
                 f"; not finished: {result.reason}"
             print(f"[{time_note(result, args.time_scale)}{unfinished}]")
-        return implausible_throughput(rows, args.rate)
+        return implausible_throughput(rows, args.line_rate)
 
     # Without --bytes the run is meant to end at --duration or Ctrl-C (hfstack-sim: 0).
     return finish(result, (near, far), output, () if args.bytes else ("duration", "interrupted"))
@@ -470,7 +470,7 @@ def cmd_echo(args, stop):
     config.pings = 0
     config.send_bytes = 0
     config.echo = True
-    link = sis_link("echo", args.host, args.port, config)
+    link = sis_test_client("echo", args.host, args.port, config)
 
     def ready():
         # A log record (stderr): --csv - / --json - keep stdout to themselves.
@@ -486,8 +486,8 @@ def cmd_echo(args, stop):
             same_instant_s = SAME_INSTANT_REAL_S * args.time_scale
             # The sender's start is not seen here: time from the first delivery.
             span = delivered[-1][0] - delivered[0][0]
-            row = tr.throughput_row(f"flow {flow}", delivered[-1][1], span, args.rate,
-                                    steady_utilisation(delivered, args.rate, same_instant_s))
+            row = tr.throughput_row(f"flow {flow}", delivered[-1][1], span, args.line_rate,
+                                    steady_utilisation(delivered, args.line_rate, same_instant_s))
             if span <= same_instant_s:  # all at one instant: no rate to speak of
                 row["throughput_bps"] = row["utilisation_pct"] = None
             row["updus"] = len(delivered)
@@ -524,18 +524,18 @@ def add_connection_options(p, far):
                    help="protocol seconds per real second, for a server with a sped-up "
                         "clock (hfstack-node --time-scale); default 1, or --node-stats'")
     g.add_argument("--node-stats", metavar="FILE",
-                   help="our node's statistics (hfstack-node --stats FILE): --rate and "
+                   help="our node's statistics (hfstack-node --stats FILE): --line-rate and "
                         "--time-scale come from its header unless given")
     g.add_argument("--duration", type=tr.positive_float, default=None,
                    help="real seconds to run at most (default: "
                         + (f"{DEFAULT_DURATION_S:g})" if far else "until Ctrl-C)"))
-    g.add_argument("--rate", type=tr.positive_float, default=None, metavar="BPS",
-                   help="nominal bit rate of the link, for the utilisation figures "
-                        "(default: none, or --node-stats')")
+    cli.add_renamed(g, "--line-rate", "--rate", type=tr.positive_float, default=None, metavar="BPS",
+                    help="nominal bit rate of the link, for the utilisation figures "
+                         "(default: none, or --node-stats')")
 
 
 def from_node_stats(args):
-    """--rate and --time-scale from the header line of our node's statistics file,
+    """--line-rate and --time-scale from the header line of our node's statistics file,
     where the options leave them out; then the defaults."""
     if args.node_stats:
         import json
@@ -549,11 +549,11 @@ def from_node_stats(args):
         if header.get("type") != "header":
             raise ValueError(f"--node-stats {args.node_stats}: the first line is not "
                              "hfstack-node's header")
-        if args.rate is None:
-            args.rate = float(str(header["mode"]).rstrip("SLUN"))
+        if args.line_rate is None:
+            args.line_rate = float(str(header["mode"]).rstrip("SLUN"))
         if args.time_scale is None:
             args.time_scale = float(header["time_scale"])
-        log.info(f"from {args.node_stats}: --rate {args.rate:g} --time-scale "
+        log.info(f"from {args.node_stats}: --line-rate {args.line_rate:g} --time-scale "
                  f"{args.time_scale:g}")
     if args.time_scale is None:
         args.time_scale = 1.0

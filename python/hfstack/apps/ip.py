@@ -22,7 +22,7 @@ import time
 
 from ..cli import add_version
 from ..hfstack_python import ip_client_option_help
-from ..sis_link import serve_over_tcp
+from ..sis.tcp_link import serve_over_tcp
 from ..tun import ip_client_tun, tun_error
 
 log = logging.getLogger("hfstack-ip")
@@ -122,6 +122,7 @@ def main(argv=None):
     except tun_error as e:
         print(f"hfstack-ip: {e}", file=sys.stderr)
         return 1
+
     def statistics(link):
         counters = dict(client.client.counters())
         return {"time": time.time(), "tun": client.name, "server": f"{a.host}:{a.port}",

@@ -38,12 +38,13 @@ and end as a field trial may need (the receiver reads them).
 A wider bandwidth needs a higher sample rate: tx writes real audio on 300 Hz + BW / 2
 (twice the sub-carrier plus the RRC-0.35 band, 1.35 symbol rates, or more: 48000 Hz at
 6 kHz, the default), which holds the RRC-0.35 band above 0 Hz up to 6 kHz only (wider
-modes are refused in real audio: the blocks' complex baseband and ber carry them); ber runs at complex baseband at the mode's own rate (4 samples
-a symbol, 153600 Hz at 48 kHz) unless --rate names a radio's (resampled); a rate too low
-is refused, naming the least.
+modes are refused in real audio: the blocks' complex baseband and ber carry them); ber
+runs at complex baseband at the mode's own rate (4 samples a symbol, 153600 Hz at 48
+kHz) unless --sample-rate names a radio's (resampled); a rate too low is refused,
+naming the least.
 
   hfstack-modem tx --mode 2400S --text "HELLO" hello.wav            # 8000 Hz, rms 0.25
-  hfstack-modem tx --mode 600L --input msg.bin msg.wav --rate 48000
+  hfstack-modem tx --mode 600L --input msg.bin msg.wav --sample-rate 48000
   hfstack-modem rx hello.wav                                         # each burst found
   hfstack-modem rx msg.wav --output msg.out --json
   hfstack-modem rx hello.wav --gui                                   # watch it: waterfall, constellation
@@ -53,7 +54,7 @@ is refused, naming the least.
   hfstack-modem rx wide.wav --reading scrambler=b
   hfstack-modem tx --mode WN12/6kHz/US --input msg.bin w6.wav       # 48000 Hz real
   hfstack-modem rx w6.wav --bandwidth 6
-  hfstack-modem ber --modes WN12/48kHz/US --snr 31 --rate 96000     # a USRP's rate
+  hfstack-modem ber --modes WN12/48kHz/US --snr 31 --sample-rate 96000  # a USRP's rate
   hfstack-modem --list-modes                                         # every mode and reading
 
 tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
@@ -286,7 +287,7 @@ def make_transmitter(rate, complex_output, mode, level, settings=""):
         tx = hfstack.s4539_tx(float(rate), complex_output, bps, interleaver, level, mode=mode,
                               s5069_settings=settings)
     except (ValueError, RuntimeError) as e:
-        raise usage_error(f"--rate {rate}: {e}")
+        raise usage_error(f"--sample-rate {rate}: {e}")
     quiet(tx)
     return tx
 
@@ -353,7 +354,7 @@ def run_tx(args):
         raise usage_error(f"--level must be in (0, 1], not {args.level:g}")
     check_writable(args.output, "output")
     settings = tx_settings(args)
-    tx = make_transmitter(args.rate, False, args.mode, args.level, settings)
+    tx = make_transmitter(args.sample_rate, False, args.mode, args.level, settings)
 
     # The transmitter's real output goes to a float file; it is then clipped (and
     # counted) to 16 bits on the way into the WAV: GNU Radio's WAV sink would wrap.
@@ -365,16 +366,16 @@ def run_tx(args):
             float_path = f.name
         sink = blocks.file_sink(gr.sizeof_float, float_path, False)
         sink.set_unbuffered(False)
-        length = transmission_samples(tx, args.rate, args.mode, data, sink, gr.sizeof_float,
+        length = transmission_samples(tx, args.sample_rate, args.mode, data, sink, gr.sizeof_float,
                                       preamble_extra_s(args.mode, settings))
         sink.close()
         signal = np.memmap(float_path, dtype="<f4", mode="r")[:length]
-        silence = np.zeros(int(round(SILENCE_S * args.rate)), dtype="<i2").tobytes()
+        silence = np.zeros(int(round(SILENCE_S * args.sample_rate)), dtype="<i2").tobytes()
         clipped = 0
         with wave.open(args.output, "wb") as w:
             w.setnchannels(1)
             w.setsampwidth(2)
-            w.setframerate(args.rate)
+            w.setframerate(args.sample_rate)
             w.writeframes(silence)
             for k in range(0, length, CHUNK):
                 scaled = np.round(np.asarray(signal[k:k + CHUNK], dtype=np.float64) * 32768.0)
@@ -390,15 +391,15 @@ def run_tx(args):
     samples = length + 2 * (len(silence) // 2)
     report = {"mode": args.mode, "data_rate": MODES[args.mode][0], "interleaver": MODES[args.mode][1],
               "source": source, "output": args.output, "bytes": len(data),
-              "air_time_s": round(length / args.rate, 4), "sample_rate_hz": args.rate,
+              "air_time_s": round(length / args.sample_rate, 4), "sample_rate_hz": args.sample_rate,
               "level": args.level, "samples": samples, "clipped": clipped}
     if is_5069(args.mode) or MODES[args.mode][0] >= 3200:  # STANAG 5069, App C: readings
         report["s5069_settings"] = settings
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{PROG}: {args.mode}, {len(data)} bytes, {length / args.rate:.3f} s of air time, "
-              f"{samples} samples at {args.rate} Hz in {args.output}"
+        print(f"{PROG}: {args.mode}, {len(data)} bytes, {length / args.sample_rate:.3f} s of air time, "
+              f"{samples} samples at {args.sample_rate} Hz in {args.output}"
               + (f"; {clipped} samples clipped" if clipped else ""), file=sys.stderr)
     return 0
 
@@ -687,10 +688,10 @@ def upper95(errors, bits):
 
 
 def ber_rate(args, mode):
-    """ber's complex baseband rate for a mode: --rate, else 9600 Hz at 3 kHz and the
+    """ber's complex baseband rate for a mode: --sample-rate, else 9600 Hz at 3 kHz and the
     modem's own rate (4 samples a symbol) above."""
-    if args.rate:
-        return args.rate
+    if args.sample_rate:
+        return args.sample_rate
     bw = bandwidth_of(mode)
     return 9600 if bw == 3 else int(sim.s5069_sample_rate(bw))
 
@@ -824,7 +825,7 @@ def run_ber(args):
         try:
             make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)))
         except (ValueError, RuntimeError) as e:
-            raise usage_error(f"--rate {rate}: {e}")
+            raise usage_error(f"--sample-rate {rate}: {e}")
     rows = []
     for mode in args.modes:
         for snr_db in args.snr:
@@ -889,11 +890,11 @@ def parse_args(argv):
     g = t.add_mutually_exclusive_group(required=True)
     g.add_argument("--text", help="text to send (UTF-8)")
     g.add_argument("--input", metavar="FILE", help="file whose bytes to send")
-    t.add_argument("--rate", type=positive_int,
-                   help="sample rate, Hz: a rational multiple of the symbol rate (2400 Bd at 3 kHz: "
-                        "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
-                        "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
-                        "modes only)")
+    cli.add_renamed(t, "--sample-rate", "--rate", type=positive_int,
+                    help="sample rate, Hz: a rational multiple of the symbol rate (2400 Bd at 3 kHz: "
+                         "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
+                         "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
+                         "modes only)")
     t.add_argument("--level", type=finite_float, default=0.25,
                    help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
@@ -940,9 +941,9 @@ def parse_args(argv):
                    help="air time per point, s (default 60)")
     b.add_argument("--burst-seconds", type=positive_float, default=10.0,
                    help="longest air time of one burst, s (default 10)")
-    b.add_argument("--rate", type=positive_int,
-                   help="complex sample rate, Hz (default 9600 at 3 kHz, the modem's own above: "
-                        "4 samples a symbol; another, a radio's, is resampled by the receiver)")
+    cli.add_renamed(b, "--sample-rate", "--rate", type=positive_int,
+                    help="complex sample rate, Hz (default 9600 at 3 kHz, the modem's own above: "
+                         "4 samples a symbol; another, a radio's, is resampled by the receiver)")
     b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
     b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
     b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")
@@ -955,8 +956,8 @@ def parse_args(argv):
         raise usage_error("need a subcommand: tx, rx or ber (--help for more)")
     if args.command == "ber" and not 0 <= args.seed < 2 ** 63:
         raise usage_error(f"--seed must be from 0 to 2^63 - 1, not {args.seed}")
-    if args.command == "tx" and args.rate is None:
-        args.rate = default_audio_rate(bandwidth_of(args.mode))
+    if args.command == "tx" and args.sample_rate is None:
+        args.sample_rate = default_audio_rate(bandwidth_of(args.mode))
     if args.command == "rx" and args.listen is None:
         args.listen = "both" if args.bandwidth == 3 else "5069"
     return args

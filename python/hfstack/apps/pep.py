@@ -18,7 +18,7 @@ import time
 from ..cli import add_version, one_line_parser, setup_logging, usage_error
 from ..hfstack_python import net
 from ..pep import install_rules, parse_endpoint, pep_proxy, proxy_error, remove_rules
-from ..sis_link import serve_over_tcp
+from ..sis.tcp_link import serve_over_tcp
 
 PROG = "hfstack-pep"
 log = logging.getLogger(PROG)
@@ -86,6 +86,7 @@ def main(argv=None):
     except proxy_error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
+
     def statistics(link):
         return {"time": round(time.time(), 3), "server": f"{a.host}:{a.port}",
                 "sis_link": dict(link.counters), "pep": proxy.statistics(),

@@ -40,12 +40,12 @@ def add_run_options(p):
                         "4800U, as the modem names them; or STANAG 5069: WN12/48kHz/US "
                         "(240 kbps) "
                         "(default 1200S; --list-modes lists them)")
-    g.add_argument("--rate", choices=("fixed", "auto"), default="fixed",
-                   help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
-                        "rate change) on the SNR their modems report, starting from --mode "
-                        "(a mode Annex C can announce: S or L interleaver, 75..9600 bps; or "
-                        "a STANAG 5069 WN1-WN12 with US, S or L: across the WNs of its "
-                        "bandwidth, autobaud); default fixed")
+    cli.add_renamed(g, "--rate-adaptation", "--rate", choices=("fixed", "auto"), default="fixed",
+                    help="auto: the nodes change the data rate (STANAG 5066 Annex C EOW data "
+                         "rate change) on the SNR their modems report, starting from --mode "
+                         "(a mode Annex C can announce: S or L interleaver, 75..9600 bps; or "
+                         "a STANAG 5069 WN1-WN12 with US, S or L: across the WNs of its "
+                         "bandwidth, autobaud); default fixed")
     g.add_argument("--nodes", type=int, default=2, help="nodes on the channel (default 2)")
     g.add_argument("--max-transmission", type=tr.positive_float, default=127.5,
                    help="longest transmission, s (default 127.5)")
@@ -117,9 +117,9 @@ def scenario_from(args, test):
     c.two_way = args.two_way
     c.warm_up = args.warm_up
     c.seed = args.seed
-    # --rate auto first, so that --node-option can override what it sets.
+    # --rate-adaptation auto first, so that --node-option can override what it sets.
     auto = ["rate_adaptation=true", "rate_change.autobaud=true"]
-    c.node_options = ";".join((auto if getattr(args, "rate", "fixed") == "auto" else []) +
+    c.node_options = ";".join((auto if getattr(args, "rate_adaptation", "fixed") == "auto" else []) +
                               args.node_option)
     c.duration_s = args.duration or (3600.0 if test == "throughput" else 24 * 3600.0)
     ch = sim.channel_config()
@@ -325,21 +325,21 @@ def cmd_sweep(args):
 
 
 def cmd_reproduce(args):
-    from gnuradio.hfstack import anchors
-    bar = tr.progress_bar(len(anchors.SCENARIOS), enabled=not args.quiet)
+    from gnuradio.hfstack import published_scenarios
+    bar = tr.progress_bar(len(published_scenarios.SCENARIOS), enabled=not args.quiet)
     rows = []
-    for i, scenario in enumerate(anchors.SCENARIOS):
+    for i, scenario in enumerate(published_scenarios.SCENARIOS):
         bar.update(i, scenario.name)
         rows.append(scenario.run(args.seed))
     bar.close()
     if not args.quiet and args.csv != "-" and args.json != "-":
-        sys.stdout.write(anchors.markdown_table(rows))
+        sys.stdout.write(published_scenarios.markdown_table(rows))
     if args.csv:
         tr.write_csv(rows, args.csv)
     if args.json:
         tr.write_json({"rows": rows}, args.json)
     if args.plot:
-        anchors.plot(rows, args.plot)
+        published_scenarios.plot(rows, args.plot)
     return 0
 
 
@@ -360,8 +360,8 @@ def main(argv=None):
     p.add_argument("--param", required=True, help="one of " + ", ".join(SWEEPABLE))
     p.add_argument("--values", required=True, help="comma-separated values")
     p = sub.add_parser("reproduce",
-                       help="every scenario of anchors.md sections A, B, C (ping, DNS) and D (HF-PEP) against the "
-                            "published figures")
+                       help="every scenario of docs/published-measurements.md sections A, B, "
+                            "C (ping, DNS) and D (HF-PEP) against the published figures")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-' = stdout)")

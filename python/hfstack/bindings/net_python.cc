@@ -5,7 +5,7 @@
  */
 
 /* Python bindings of the HF-PEP kernel (net/pep.h), in the submodule hfstack.net: the
- * PEP's socket driver (python/hfstack/pep.py) is Python, the protocol stays in C++.
+ * PEP's socket driver (python/hfstack/pep/proxy.py) is Python, the protocol stays in C++.
  * SIS crosses as encoded frames, TCP actions as tuples, so the driver needs no
  * primitive objects. Hand-written: the kernel is not a public block header. */
 #include <pybind11/pybind11.h>
@@ -111,7 +111,7 @@ void bind_net(py::module& m)
         return d;
     }, py::arg("options"), "Every option's value after `options`; ValueError naming a bad one");
 
-    py::class_<pep>(m, "pep", "The HF-PEP kernel (net/pep.h), driven by python/hfstack/pep.py")
+    py::class_<pep>(m, "pep", "The HF-PEP kernel (net/pep.h), driven by python/hfstack/pep/proxy.py")
         .def(py::init([](const std::string& options, uint32_t incarnation) {
                  pep_config c;
                  set_pep_options(c, options);

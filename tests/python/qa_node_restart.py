@@ -100,9 +100,9 @@ class qa_node_restart(gr_unittest.TestCase):
             self.addCleanup(lambda n=n: n.p.poll() is None and n.kill())
         draw = random.Random(seed)
         kill_after = draw.randint(UPDUS // 10, UPDUS * 9 // 10)
-        # The kill comes at a random moment after that, not in step with a delivery: a
-        # C_PDU on its way from the node to the SIS connection when the process dies is
-        # lost (the journal already counts it delivered; docs/node-design.md).
+        # The kill comes at a random moment after that, not in step with a delivery, so
+        # that C_PDUs on their way from the node to the SIS connection are caught too
+        # (the journal owes them after the restart; docs/node-design.md).
         kill_delay = draw.uniform(0, 1)
         got = []
         receiver = bound_client(b.port)

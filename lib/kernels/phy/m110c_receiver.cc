@@ -223,22 +223,21 @@ struct m110c_receiver::state {
     // the tail-biting phase the last burst settled.
     m110c_readings data_readings;
     // find_scrambler (as the App D receiver's): the burst's first block not judged yet
-    // (its samples from the preamble on kept), the share of LLR weight each reading
-    // tried left disagreeing with its decoded bits coded again, and whether a burst has
-    // told the readings apart; the symbols tapped since the data began (taken back when
-    // they are equalised again). The burst is read again from its preamble, as the first
+    // (its samples from the preamble on kept), the judge of the readings tried on it;
+    // the symbols tapped since the data began (taken back when they are equalised
+    // again). The burst is read again from its preamble, as the first
     // time (the frequency loop's corrections are in the samples derotated since: from
     // the data's start they would count twice).
     bool scrambler_open = false;
     bool scrambler_restart = false;
     bool scrambler_rerun = false;
-    double scrambler_score[2] = { 0, 0 };
-    bool scrambler_tried[2] = { false, false };
-    bool scrambler_settled = false;
+    scrambler_reading_judge scrambler_judge;
     size_t tapped = 0;
     // False when the data are to be equalised again from their start under the other
     // scrambler reading.
     bool judge_scrambler();
+    // The block decoded as it stands and coded again: its channel bits.
+    std::vector<uint8_t> block_coded_again();
     // find_tail_biting: the burst's bits under the other phases, and where their EOM is.
     tail_biting_phase_search phase_search{ m110c_eom, m110c_eom_bits };
     void settle_tail_biting();
@@ -539,7 +538,7 @@ void m110c_receiver::state::begin_burst(const std::vector<cf>& known, const std:
     clear_data_progress();
     if (!scrambler_rerun) {
         scrambler_open = cfg.find_scrambler;
-        scrambler_tried[0] = scrambler_tried[1] = false;
+        scrambler_judge.start_burst();
     }
     scrambler_rerun = false;
     scrambler_restart = false;
@@ -560,9 +559,7 @@ void m110c_receiver::state::second_pass(bool last)
     // block from where it began with those symbols in place of its own decisions: the
     // channel is then tracked, and past symbols cancelled, with the decoder's far fewer
     // errors; the new estimates give new LLRs.
-    std::vector<uint8_t> user;
-    decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
+    const std::vector<uint8_t> channel = block_coded_again();
     const unsigned nb = mode->bits_per_symbol;
     const uint64_t first = block_pass.first_symbol();
     size_t bit = 0;
@@ -935,31 +932,24 @@ void m110c_receiver::state::note_probe_turn(uint64_t first, const std::vector<cd
         corrected_mode = read;
 }
 
-bool m110c_receiver::state::judge_scrambler()
+std::vector<uint8_t> m110c_receiver::state::block_coded_again()
 {
-    // As the App D receiver's (m110d_receiver.cc, find_scrambler): the block decoded and
-    // coded again, held against its LLRs: a wrong reading leaves LLRs of noise, which
-    // the decoder still fits in part, so the readings are compared, unless a burst has
-    // told them apart and this block fits the reading in use on sure LLRs.
     std::vector<uint8_t> user;
     decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel = m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
-    const reencoding_agreement agreement = agreement_of(block_llr, channel);
-    const double wrong = agreement.wrong, expected = agreement.expected,
-                 size = agreement.weight;
-    const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
-    scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
-    scrambler_tried[mine] = true;
-    const bool fits = scrambler_settled && expected <= 0.001 * size && wrong <= 1.25 * expected + 0.002 * size;
-    unsigned best = mine;
-    if (!fits && (!scrambler_tried[1 - mine] || scrambler_score[1 - mine] < scrambler_score[mine]))
-        best = 1 - mine;
-    if (best != mine) {
-        data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+    return m110c_block_channel_bits(*mode, user.data(), fetch_order, data_readings);
+}
+
+bool m110c_receiver::state::judge_scrambler()
+{
+    // As the App D receiver's (find_scrambler): the block decoded and coded again, held
+    // against its LLRs.
+    const std::vector<uint8_t> channel = block_coded_again();
+    const x9_orientation best =
+        scrambler_judge.judge(data_readings.scrambler, agreement_of(block_llr, channel));
+    if (best != data_readings.scrambler) {
+        data_readings.scrambler = best;
         return false;
     }
-    if (scrambler_tried[1 - mine] && scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + 0.005)
-        scrambler_settled = true;
     scrambler_open = false;
     return true;
 }

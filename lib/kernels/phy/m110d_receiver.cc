@@ -63,20 +63,6 @@ constexpr double backward_suspect_error = 0.1;
 // WN0's decoder-aided pass: Walsh symbols either side whose decoded chips measure the
 // channel a symbol is read again on.
 constexpr size_t wn0_pass_reach = 3;
-// find_scrambler: once a burst has told the readings apart, a first block is taken under
-// the reading in use when the LLR weight its decoded bits, coded again, disagree with is
-// at most this many times what the LLRs expect wrong, plus this share of their weight;
-// else (and before) the other reading is tried too and the one disagreeing less kept.
-constexpr double scrambler_expected_factor = 1.25;
-constexpr double scrambler_margin = 0.002;
-// ... and when the LLRs themselves expect at most this share of their weight wrong. A
-// wrong reading can pass the test above on LLRs that doubt enough (at 40 dB, WN4 and
-// WN9 US: wrong 0.6 % and 1.4 %, expected 0.56 % and 1.4 %; the right reading's
-// expected share there is 1e-20 or less): such a block is tried under the other too.
-constexpr double scrambler_sure_share = 0.001;
-// ... and a burst tells the readings apart when the other's share is over twice this
-// one's plus this (35 dB, WN3 and WN8: 0 against 0.02-0.17).
-constexpr double scrambler_apart = 0.005;
 
 cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
 
@@ -433,6 +419,8 @@ struct m110d_receiver::state {
                                  double noise,
                                  size_t frame_llr,
                                  const uint8_t* labels = nullptr);
+    // The block decoded as it stands and coded again: its channel bits.
+    std::vector<uint8_t> block_coded_again();
     // last: the block's last pass (suspect frames are equalised backward too).
     void second_pass(bool last);
     // False when the burst was taken back to its preamble to be equalised again under
@@ -444,12 +432,9 @@ struct m110d_receiver::state {
     // The PN alignment and WID parity the burst's preamble read under.
     m110d_readings preamble_readings;
     // find_scrambler: the burst's first block not judged yet, so it may be equalised
-    // again from its preamble; the share of LLR weight each reading tried on it left
-    // disagreeing with its decoded bits coded again.
+    // again from its preamble.
     bool readings_open = false;
-    double scrambler_score[2] = { 0, 0 };
-    bool scrambler_tried[2] = { false, false };
-    bool scrambler_settled = false; // a burst has told the readings apart
+    scrambler_reading_judge scrambler_judge;
     double burst_hz = 0;            // the derotation the burst started with
     unsigned burst_sections = 0;    // found_sections of the burst's detection
     // find_tail_biting: the burst's bits under the other phases, and where their EOM is.
@@ -676,7 +661,7 @@ bool m110d_receiver::state::preamble()
     burst_hz = hz;
     burst_sections = found_sections;
     readings_open = cfg.find_scrambler;
-    scrambler_tried[0] = scrambler_tried[1] = false;
+    scrambler_judge.start_burst();
     begin_burst();
     return true;
 }
@@ -1087,6 +1072,18 @@ bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
     return in_block + 1 == mode->frames_per_block;
 }
 
+std::vector<uint8_t> m110d_receiver::state::block_coded_again()
+{
+    std::vector<uint8_t> user;
+    decoder->decode(block_llr.data(), user);
+    return m110d_block_channel_bits(*mode,
+                                    user.data(),
+                                    fetch_order,
+                                    constraint_length,
+                                    data_readings.tail_biting,
+                                    cfg.k7_newest_bit_lsb);
+}
+
 void m110d_receiver::state::wn0_decoder_pass()
 {
     const size_t width = window.size(), per_symbol = m110d_walsh_data_chips * width;
@@ -1095,15 +1092,7 @@ void m110d_receiver::state::wn0_decoder_pass()
         wn0_block_windows.size() != symbols * per_symbol)
         return;
     // The block decoded as it stands, coded again: each Walsh symbol's pattern.
-    std::vector<uint8_t> user;
-    decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel =
-        m110d_block_channel_bits(*mode,
-                                 user.data(),
-                                 fetch_order,
-                                 constraint_length,
-                                 data_readings.tail_biting,
-                                 cfg.k7_newest_bit_lsb);
+    const std::vector<uint8_t> channel = block_coded_again();
     const auto& trinomial = m110d_trinomial_sequence();
     const auto chip_point = [&](size_t s, unsigned j, unsigned dibit) {
         return cd(
@@ -1293,15 +1282,7 @@ void m110d_receiver::state::second_pass(bool last)
 {
     // The block decoded as it stands and coded again; equalised once more with those
     // symbols in place of the equaliser's decisions, for new LLRs.
-    std::vector<uint8_t> user;
-    decoder->decode(block_llr.data(), user);
-    const std::vector<uint8_t> channel =
-        m110d_block_channel_bits(*mode,
-                                 user.data(),
-                                 fetch_order,
-                                 constraint_length,
-                                 data_readings.tail_biting,
-                                 cfg.k7_newest_bit_lsb);
+    const std::vector<uint8_t> channel = block_coded_again();
     const uint64_t first = block_pass.first_symbol() - preamble_end;
     size_t bit = 0;
     segment_error = segment_variance = 0;
@@ -1372,46 +1353,22 @@ bool m110d_receiver::state::decode_block()
         // the Viterbi still fits (its bits coded again disagree with 5 % of strong LLRs
         // at 35 dB, WN3 and WN8), so the share of LLR weight they disagree with is held
         // against the share the LLRs themselves expect wrong (sum of |L| / (1 + e^|L|)).
-        std::vector<uint8_t> user;
-        decoder->decode(block_llr.data(), user);
-        const std::vector<uint8_t> channel =
-            m110d_block_channel_bits(*mode,
-                                     user.data(),
-                                     fetch_order,
-                                     constraint_length,
-                                     data_readings.tail_biting,
-                                     cfg.k7_newest_bit_lsb);
-        const reencoding_agreement agreement = agreement_of(block_llr, channel);
-        const double wrong = agreement.wrong, expected = agreement.expected,
-                     size = agreement.weight;
-        const unsigned mine = data_readings.scrambler == x9_orientation::a ? 0 : 1;
-        scrambler_score[mine] = size > 0 ? wrong / size : 1.0;
-        scrambler_tried[mine] = true;
-        // Until a burst has told the readings apart, both are tried.
-        const bool fits =
-            scrambler_settled && expected <= scrambler_sure_share * size &&
-            wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
-        unsigned best = mine;
-        if (!fits && !scrambler_tried[1 - mine])
-            best = 1 - mine;
-        else if (!fits && scrambler_score[1 - mine] < scrambler_score[mine])
-            best = 1 - mine;
-        if (best != mine) {
+        const std::vector<uint8_t> channel = block_coded_again();
+        const x9_orientation best =
+            scrambler_judge.judge(data_readings.scrambler, agreement_of(block_llr, channel));
+        if (best != data_readings.scrambler) {
             // Again from the preamble under the other reading (its samples were kept);
             // the symbols it tapped are tapped again.
             if (symbol_tap)
                 symbol_tap->resize(symbol_tap->size() -
                                    std::min(tapped, symbol_tap->size()));
-            data_readings.scrambler = best == 0 ? x9_orientation::a : x9_orientation::b;
+            data_readings.scrambler = best;
             found_sections = burst_sections;
             input.start_derotation(start, burst_hz);
             block_llr.clear();
             begin_burst();
             return false;
         }
-        if (scrambler_tried[1 - mine] &&
-            scrambler_score[1 - mine] >= 2 * scrambler_score[mine] + scrambler_apart)
-            scrambler_settled = true;
         readings_open = false;
     }
     decoder->decode(block_llr.data(), bits);

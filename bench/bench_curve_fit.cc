@@ -47,7 +47,7 @@
  * detection SNR is fitted to its own (AWGN) points when they lost bursts, else it is the
  * donor's, lowered to what its own points allow. */
 #include "chan/fading_profile.h"
-#include "dl/rate_change.h"
+#include "dl/rate_policy.h"
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
 #include "sim/fading_errors.h"

@@ -7,7 +7,7 @@
 /* Simulated IP hosts behind IP clients on the virtual network (issue 21 part 5): ICMP
  * echo and DNS-like lookups between two nodes in virtual time, the ping and DNS rows
  * of anchors.md section C (ARQ, clear channel, short interleaver). */
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "traffic/ip_host.h"
 
 #include <gtest/gtest.h>

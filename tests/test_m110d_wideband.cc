@@ -62,13 +62,14 @@ void every_wn_round_trips(unsigned bw, double snr_db, double offset_hz)
         const std::vector<uint8_t> data = random_bytes(12 + mode.wn, 1000 * bw + mode.wn);
         const std::string what =
             mode.name() + " at " + std::to_string(int(snr_db)) + " dB";
-        expect_whole(
-            m110d_bursts_received(
-                m110d_on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn), mode, 0),
-            mode,
-            data,
-            offset_hz,
-            what);
+        expect_whole(m110d_bursts_received(
+                         m110d_on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn),
+                         mode,
+                         0),
+                     mode,
+                     data,
+                     offset_hz,
+                     what);
     }
 }
 
@@ -123,12 +124,12 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
         const std::vector<uint8_t> data = random_bytes(300, 77);
         const std::string what =
             std::string(r.mode) + " at " + std::to_string(int(r.fs)) + " Hz";
-        expect_whole(
-            m110d_bursts_received(m110d_on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
-            mode,
-            data,
-            31,
-            what);
+        expect_whole(m110d_bursts_received(
+                         m110d_on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
+                     mode,
+                     data,
+                     31,
+                     what);
     }
     const m110d_mode mode = *m110d_mode_by_name("WN7/42kHz/US");
     m110d_transmit_options o;
@@ -325,7 +326,8 @@ TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
                                                      { 1.0, 1.0, 0.0, 2e-3 } };
     for (const auto* paths : { &still, &poor }) {
         const std::string what = paths == &still ? "static" : "fading";
-        const std::vector<cf> air = m110d_on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
+        const std::vector<cf> air =
+            m110d_on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
         expect_whole(
             m110d_bursts_received(air, mode, 0), mode, data, 5, what + ", default span");
         m110d_receiver_config narrow;
@@ -353,15 +355,15 @@ TEST(M110dWidebandSpan, PathsTradingPlacesWithinThePreambleAt12kHz)
     // 3 s into the 4.8 s preamble.
     const std::vector<cf> air =
         m110d_on_the_air(mode,
-                   data,
-                   0,
-                   20,
-                   0,
-                   7,
-                   options,
-                   { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
-                   { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
-                   3.1);
+                         data,
+                         0,
+                         20,
+                         0,
+                         7,
+                         options,
+                         { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
+                         { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
+                         3.1);
     expect_whole(
         m110d_bursts_received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
 }

@@ -13,7 +13,7 @@
 #include "dl/wideband_modes.h"
 #include "phy/m110d_timing.h"
 #include "sim/emulated_modem.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 
 #include <gtest/gtest.h>
 

@@ -25,9 +25,10 @@
 #ifndef HFSTACK_KERNELS_DL_WIDEBAND_MODES_H
 #define HFSTACK_KERNELS_DL_WIDEBAND_MODES_H
 
+#include "modem_mode.h"
 #include "phy/m110d_timing.h"
 #include "phy/transmission_time.h"
-#include "rate_change.h"
+#include "rate_policy.h"
 
 #include <optional>
 #include <set>

@@ -50,6 +50,7 @@
 #include "dl/rate_policy.h"
 #include "phy/modem_curves.h"
 #include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 #include "sim/fading_errors.h"
 
 #include <algorithm>
@@ -221,14 +222,14 @@ struct mode_fit {
 
 std::string family_of(const std::string& mode)
 {
-    const auto m = phy::s4539_mode_by_name(mode);
-    return m && m->serial ? "110A" : "appc";
+    const auto m = phy::waveform_mode_by_name(mode);
+    return m && m->s4539 && m->s4539->serial ? "110A" : "appc";
 }
 
 std::string interleaver_of(const std::string& mode)
 {
-    const auto m = phy::s4539_mode_by_name(mode);
-    return m ? m->interleaver : "";
+    const auto m = phy::waveform_mode_by_name(mode);
+    return m && m->s4539 ? m->interleaver : "";
 }
 
 } // namespace
@@ -437,7 +438,7 @@ int main(int argc, char** argv)
         mode_fit& mf = fits[mode];
         if (mf.fitted)
             continue;
-        const unsigned bps = phy::s4539_mode_by_name(mode)->user_bps;
+        const unsigned bps = phy::waveform_mode_by_name(mode)->user_bps;
         // The same family and interleaver first, else the same interleaver.
         const mode_fit* donor = nullptr;
         for (const bool same_family : { true, false }) {
@@ -450,7 +451,7 @@ int main(int argc, char** argv)
                     (same_family && family_of(other) != family_of(mode)))
                     continue;
                 const double dd = std::fabs(std::log(
-                    double(phy::s4539_mode_by_name(other)->user_bps) / double(bps)));
+                    double(phy::waveform_mode_by_name(other)->user_bps) / double(bps)));
                 if (!donor || dd < distance) {
                     donor = &of;
                     distance = dd;

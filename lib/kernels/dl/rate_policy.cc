@@ -8,8 +8,8 @@
 
 #include "phy/burst_snr.h"
 #include "phy/modem_curves.h"
-#include "phy/s4539_modes.h"
 #include "phy/snr_report_map.h"
+#include "phy/waveform_modes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,8 +28,8 @@ std::vector<rate_policy_entry> rate_table_from(const phy::modem_curve_data& data
     // Every mode a data rate change can announce with a finite threshold.
     std::vector<rate_policy_entry> all;
     for (const auto& f : data.fits) {
-        const auto mode = phy::s4539_mode_by_name(f.mode);
-        if (!mode || !std::isfinite(f.rate_snr_db))
+        const auto mode = phy::waveform_mode_by_name(f.mode);
+        if (!mode || !mode->s4539 || !std::isfinite(f.rate_snr_db))
             continue;
         const auto il = interleaving_code(mode->interleaver);
         if (!il)

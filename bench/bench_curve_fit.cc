@@ -4,7 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Fits the simulator's fading model to our modems' measured curves (issue 25).
+/* Fits the simulator's fading model to our modems' measured curves
+ * (docs/simulator-design.md, "Our modems' curves").
  *   build/bench/bench_curve_fit lib/kernels/sim/modem_curves.csv [--seconds S]
  *       [--target-fer F] [--frame-bits N] [--reference moderate] [--max-ber B]
  *       [--beta-channels poor,moderate] [--goodput 1] [--verbose 1]

@@ -4,14 +4,14 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Section C of ../shared/anchors.md reproduced: the STANAG 5066 F.12 IP client with
+"""Section C of the published anchors reproduced: the STANAG 5066 F.12 IP client with
 Linux's own TCP/IP stack, in real time over emulated modems.
 
 Each row builds an ip_testbed (two network namespaces, a TUN device and an IP client
 each, two nodes on emulated modems: short interleaver, clear channel unless a BER is
 given) and measures with real tools: ping, dig against a small DNS server, TCP with
 Python sockets. Published figures are those of "Measuring and Analysing STANAG 5066
-F.12 IP Client" as summarised in anchors.md section C; targets are issue 21's.
+F.12 IP Client" as the anchors' section C summarises them, with our targets.
 
 TCP runs with Debian's default congestion control, cubic, set on the HF route
 (--congestion-control; this machine's own default is BBR, whose cap on data in flight,
@@ -43,8 +43,8 @@ from gnuradio.hfstack.ip_testbed import DNS_SERVER, testbed, unavailable
 
 PY = "/usr/bin/python3"
 
-# anchors.md section C (ARQ, clear channel): published figure, issue 21 target.
-# 240k: STANAG 5069 WN12/48kHz/US (issue 24 sets no targets for these rows).
+# The anchors' section C (ARQ, clear channel): published figure, our target.
+# 240k: STANAG 5069 WN12/48kHz/US (no targets for these rows).
 PING = {9600: (25.0, 8), 1200: (12.6, 8), 300: (29.2, 15), "240k": (6.8, None)}  # average s
 DNS = {9600: (11, 8), 1200: (14, 8), 300: (21, 15), "240k": (5, None)}          # s
 TCP = {(9600, 1_000): (2.2, 10), (9600, 10_000): (17.5, 30), (9600, 100_000): (56.2, 70),

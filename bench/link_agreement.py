@@ -6,7 +6,8 @@
 
 """One ARQ transfer three ways: in virtual time, on emulated modems and on the real modems.
 
-The agreement check of issue 25 (part 4): the same scenario run
+The agreement check (docs/simulator-design.md, "Agreement with the real modems"):
+the same scenario run
 
   virtual   hfstack-sim throughput --warm-up (the simulator's fading error model)
   emulator  hfstack-node --demo --kind emulator (the emulated modem, same error model,

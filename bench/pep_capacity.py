@@ -4,7 +4,7 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The HF-PEP's capacity (issue 22): 1,000 idle connections held open through the near
+"""The HF-PEP's capacity: 1,000 idle connections held open through the near
 proxy, then 100 active ones each sending N bytes and waiting for the server's
 confirmation, all at once; errors counted, and the CPU time the near node's process
 (the PEP driver and kernel, the node, the emulated modem) used against the wall clock.

@@ -4,7 +4,7 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Section D of ../shared/anchors.md reproduced: the HF-PEP over emulated modems in real
+"""Section D of the published anchors reproduced: the HF-PEP over emulated modems in real
 time, as the seed's test tool measured it: connect (a plain TCP connect to the far
 server, which nftables REDIRECT hands to the near proxy: the handshake is answered
 here), send N bytes, wait for a short confirmation from the server, close. Utilization
@@ -28,12 +28,12 @@ import tempfile
 from gnuradio.hfstack import anchors
 from gnuradio.hfstack.pep_testbed import CONFIRMING_SERVER, FAR, pep_testbed, unavailable
 
-# anchors.md section D (published utilization %) and issue 22's targets.
+# The anchors' section D (published utilization %) and our targets.
 PUBLISHED = {(9600, 1000): (10.6, 15), (9600, 10_000): (29.3, 45), (9600, 100_000): (77.2, 85),
              (9600, 1_000_000): (90.6, 93), (9600, 10_000_000): (92.2, None),
              (1200, 1000): (67.8, 70), (1200, 10_000): (80.9, None), (1200, 100_000): (89.1, None),
              (300, 1000): (66.7, None), (300, 10_000): (79.1, None),
-             # 240 kbps: issue 24's targets.
+             # 240 kbps: our targets.
              ("240k", 1000): (1.8, None), ("240k", 10_000): (1.4, None),
              ("240k", 100_000): (25.7, None), ("240k", 1_000_000): (73.8, 85),
              ("240k", 10_000_000): (90.7, 93)}

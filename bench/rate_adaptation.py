@@ -6,7 +6,7 @@
 
 """Automatic data rate end to end with the real modems, against the best fixed rate.
 
-Issue 25 part 5: one ARQ transfer between two nodes with the real STANAG 4539 modems
+One ARQ transfer between two nodes with the real STANAG 4539 modems
 over the Watterson channel in real time (hfstack-node --demo --rate auto), while the
 channel's SNR steps (default 25 -> 12 -> 25 dB on F.1487 poor, 400 s each). Then, for
 every SNR level, the same demo at each fixed mode of --candidates (rate and interleaver;

@@ -4,7 +4,7 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Measures our STANAG 4539 modems' curves into lib/kernels/sim/modem_curves.csv (issue 25).
+"""Measures our STANAG 4539 modems' curves into lib/kernels/sim/modem_curves.csv.
 
 For every mode and channel, build/bench/bench_s4539_modem runs a grid of SNRs around
 where the mode is expected to reach 1e-5 (the figures of docs/modem-design.md) and
@@ -107,8 +107,7 @@ def grid(channel, mode):
     t = expected(channel, mode)
     if channel == "awgn":
         return [t + d for d in range(-8, 2)]
-    # App C on fading from T-14: a link lands there after a fall (25 -> 12 dB from 8000S,
-    # issue 25 part 5), and its receiver's report of a burst over lost lock is what the
+    # App C on fading from T-14: a link lands there after a fall (25 -> 12 dB from 8000S), and its receiver's report of a burst over lost lock is what the
     # rate policy reads; below T-8 the report map had no points and assumed slope 1.
     lowest = -14 if mode in MODES_APPC else -8
     return [t + d for d in range(lowest, 3, 2)]
@@ -148,7 +147,7 @@ def read_data(path):
 
 def write_data(path, doc):
     out = io.StringIO()
-    out.write("# gr-hfstack: our STANAG 4539 modems' measured curves (issue 25). Written by\n"
+    out.write("# gr-hfstack: our STANAG 4539 modems' measured curves. Written by\n"
               "# bench/s4539_curves.py (points) and build/bench/bench_curve_fit (fits); do not edit by\n"
               "# hand. Compiled into the kernels (lib/CMakeLists.txt -> sim/modem_curves.h).\n"
               "# [points]: SNR dB in 3 kHz over the transmission's mean power; bits/errors count a\n"

@@ -4,12 +4,13 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""SIS conformance figures of issue 19 part B, measured against a running node pair.
+"""SIS conformance figures (docs/node-design.md, "SIS server and conformance"), measured
+against a running node pair.
 
 Starts `hfstack-node --pair` on emulated modems (node A 0.0.0.1 on PORT, node B
 0.0.0.2 on PORT + 1, 9600 bps short interleaver, clock scaled by --time-scale) and
 talks to it as an ordinary SIS client over TCP. The frames are built and parsed here
-with `struct` from the Annex A layout (../shared/spec/s5066.md), not with the
+with `struct` from STANAG 5066 Annex A's layout, not with the
 project's codec, so a mistake shared by our encoder and decoder cannot hide.
 
 Prints one line per check, "name: figure", and a closing "N passed, N failed" line.

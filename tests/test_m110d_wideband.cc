@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// STANAG 5069 (110D App D) at every bandwidth of Table D-I (issue 24): every WN of every
+// STANAG 5069 (110D App D) at every bandwidth of Table D-I: every WN of every
 // bandwidth, shaped at the modem's rate (4 samples a symbol, m110d_sample_rate) or a
 // radio's (resampled by the front end), goes through a carrier offset, without noise
 // and at 40 dB, and the receiver configured for that bandwidth gives back the bytes,

@@ -290,7 +290,8 @@ void rate_policy::evaluate(double now)
             above_since_ = now - last_span_;
             // Frames damaged before the SNR rose describe a channel the reports say
             // is gone: with retx_time_constant 60 s they held a climb after 12 dB ->
-            // 25 dB for 90 s of bursts in the old mode (real modems, issue 25 part 5).
+            // 25 dB for 90 s of bursts in the old mode (docs/simulator-design.md,
+            // "Automatic data rate").
             seg_w_ = retx_w_ = 0;
         }
     } else {

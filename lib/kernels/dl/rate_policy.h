@@ -63,11 +63,9 @@ struct rate_policy_config {
     bool first_report_decides = true;
     // Step down (as many entries as needed, at once, no dwell) when the fast SNR average
     // falls below current.min_snr_db - step_down_margin_db (to the least robust entry
-    // it clears so). It was 2 dB while our receivers reported a look at the burst's end,
-    // which scattered by 3-4 dB; over the whole burst (phy/burst_snr.h) the reports are
-    // close, and 2 dB let the report of a transmission straddling a drop in SNR (a mean
-    // of both levels) keep the link in its mode for one more transmission (issue 25
-    // part 5, docs/simulator-design.md).
+    // it clears so). Small, since a burst's report is its mean (phy/burst_snr.h): a
+    // wider margin let a transmission straddling a drop in SNR keep the link in its mode
+    // one transmission more (docs/simulator-design.md, "Automatic data rate").
     double step_down_margin_db = 0.5;
     // No step down on the SNR report of a burst that shows the recommended mode working:
     // sent in it, at least burst_works_frames data D_PDUs read, of which at most
@@ -96,9 +94,8 @@ struct rate_policy_config {
     // exceeds 1 - R'/R (R the mode's data rate, R' the next entry's): below that the
     // mode delivers more than the next would even without a loss (3200S with half its
     // frames sent again still beats 1200S by a third). The rate thresholds are capped
-    // the same way (dl::default_rate_table()). Our receivers damage 30-50 % of 3200S's
-    // frames on poor at 12 dB, where it delivers 2.4 times 1200S's throughput (issue 25
-    // part 5, docs/node-design.md).
+    // the same way (dl::default_rate_table()). A mode damaging many frames can still
+    // deliver more than the next one down (docs/node-design.md).
     bool retx_step_down_goodput = true;
 
     // on_snr_report() maps a receiver's report to the true SNR it stands for through the
@@ -120,11 +117,8 @@ struct rate_policy_config {
     bool step_up_on_recent = true;
     // Step down (the fast average) on it too: a burst across a fall in SNR otherwise
     // advises from the mean of both levels, and its sender spends one more transmission
-    // in a mode between them that the lower level does not carry (4800S or 6400S at 12
-    // dB on poor; issue 25 part 5, docs/simulator-design.md). It was off while the
-    // receivers read junk for seconds after a burst lost lock and its sender stopped
-    // (the junk tail, gone since 7750dd7), and while the report maps held no points
-    // where such bursts land (run 12 of the curves).
+    // in a mode between them that the lower level does not carry
+    // (docs/simulator-design.md, "Automatic data rate").
     bool step_down_on_recent = true;
 };
 

@@ -9,8 +9,8 @@
  * segments, frames of unknown (data) and known (probe) symbols at 2400 Bd, interleaver
  * blocks, and the end-of-message sequence with the coder flush.
  *
- * Constants: ../shared/spec/m110a.json (sections physical, preamble, modes, interleaver,
- * eom_and_flush), all tagged V there except the length of the flush, see below. This
+ * Constants: MIL-STD-188-110A/B (preamble, modes, interleaver, EOM and flush), all
+ * verified against it except the length of the flush, see below. This
  * file is the one place the modems and the node's air-time model take them from. */
 #ifndef HFSTACK_KERNELS_PHY_M110A_TIMING_H
 #define HFSTACK_KERNELS_PHY_M110A_TIMING_H

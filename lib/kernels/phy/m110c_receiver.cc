@@ -566,16 +566,11 @@ void m110c_receiver::state::second_pass(bool last)
     segment_error = segment_variance = 0;
     segment_symbols = 0;
     // In the block's last pass, suspect frames are equalised backward too, with the
-    // decoded symbols, as the first pass does with its decisions. Forward only, a frame
+    // decoded symbols, as the first pass does with its decisions: forward only, a frame
     // the first pass took from its backward equaliser (a fade) came out of this pass
-    // worse than it went in, and the pass decoded worse than the one before (F.1487
-    // poor, 300 s: 8000L at 26 dB, channel seeds 3 and 6, a burst's last block right in
-    // the second pass, 19 and 33 wrong bits after the third; 6400L at 20 dB, seed 5, a
-    // first block begun in a fade, frame 1's hard decisions 62 bits wrong in the first
-    // pass, 219 in the second, 13 wrong bits decoded). In the last pass only: the
-    // passes before it then decode, and the equaliser leaves the block, as before (in
-    // every pass, 6400S on AWGN at 14 dB, seed 1, a later block's first pass changed
-    // and decoded 7 bits wrong).
+    // worse than it went in. In the last pass only: in every pass it changed blocks the
+    // passes before decoded right (docs/modem-design.md, "The channel between the
+    // mini-probes").
     uint64_t frame_start = 0;
     int64_t frame_shift = 0;
     size_t frame_bit = 0;

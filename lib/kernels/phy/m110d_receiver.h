@@ -258,7 +258,8 @@ using m110d_burst = m110c_burst;
 // margin the 3 kHz receiver's 13 held over its 4.8: 13 at 3 kHz (5.4 ms, as before), 18
 // at 6, 23 at 9, 28 at 12, 47 at 24 and 85 at 48 kHz (1.8 ms of margin at 3 kHz, 0.17 ms
 // at 48). With 13 at 12 kHz (1.35 ms) the second path was missed: WN6/12kHz/L at 16 dB
-// on F.1487 poor, 127,393 of 256,000 bits wrong (docs/modem-design.md, issue 24).
+// on F.1487 poor, nearly half the bits wrong (docs/modem-design.md, "Receiver speed and
+// the equaliser's span per bandwidth").
 unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms = 2.0);
 
 class m110d_receiver

@@ -12,8 +12,9 @@
  *  - the K = 7 (133, 171) and K = 9 (561, 753) convolutional codes (octal, most
  *    significant bit = the newest input bit, T1 sent first), coded tail-biting per block,
  *    and a soft Viterbi decoder for such blocks.
- * Sources: ../shared/spec/m110c_appc.json, m110d_appd.json (data_scrambler, interleaver,
- * fec). Readings of the constants tagged `?` are the enums below, recommended first. */
+ * Sources: MIL-STD-188-110C App C and 110D App D (data scrambler, interleaver, FEC).
+ * Readings of the constants they leave uncertain are the enums below, recommended first
+ * (docs/modem-design.md, "Interoperability"). */
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 

@@ -50,7 +50,6 @@
 #include "chan/fading_profile.h"
 #include "dl/rate_policy.h"
 #include "phy/modem_curves.h"
-#include "phy/s4539_modes.h"
 #include "phy/waveform_modes.h"
 #include "sim/fading_errors.h"
 
@@ -298,7 +297,7 @@ int main(int argc, char** argv)
     std::map<std::string, mode_fit> fits;
     std::vector<std::string> order;
     for (const std::string& mode : data.modes_on("awgn")) {
-        const auto timing = phy::s4539_timing(mode);
+        const auto timing = phy::waveform_timing_by_name(mode);
         if (!timing)
             continue;
         const auto awgn = data.points_of(mode, "awgn");
@@ -485,7 +484,7 @@ int main(int argc, char** argv)
     // down, before its frame-error rate first exceeds `target`.
     const auto threshold_for = [&](const std::string& mode, double target) {
         const mode_fit& mf = fits[mode];
-        const auto timing = phy::s4539_timing(mode);
+        const auto timing = phy::waveform_timing_by_name(mode);
         const double block_s = timing->whole_units() ? timing->unit_s : 0.0;
         const sim::ber_curve curve =
             sim::curve_from_points(data.points_of(mode, "awgn"), mf.fit.eesm_beta);
@@ -514,7 +513,7 @@ int main(int argc, char** argv)
         return threshold;
     };
     const auto bit_rate = [](const std::string& mode) {
-        return phy::s4539_timing(mode)->bit_rate;
+        return phy::waveform_timing_by_name(mode)->bit_rate;
     };
     // A mode's frame-error target when the link would otherwise use rate `slower` (0:
     // none slower).

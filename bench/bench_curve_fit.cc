@@ -4,7 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Fits the simulator's fading model to our modems' measured curves (issue 25).
+/* Fits the simulator's fading model to our modems' measured curves
+ * (docs/simulator-design.md, "Our modems' curves").
  *   build/bench/bench_curve_fit lib/kernels/sim/modem_curves.csv [--seconds S]
  *       [--target-fer F] [--frame-bits N] [--reference moderate] [--max-ber B]
  *       [--beta-channels poor,moderate] [--goodput 1] [--verbose 1]
@@ -47,9 +48,9 @@
  * detection SNR is fitted to its own (AWGN) points when they lost bursts, else it is the
  * donor's, lowered to what its own points allow. */
 #include "chan/fading_profile.h"
-#include "dl/rate_change.h"
+#include "dl/rate_policy.h"
 #include "phy/modem_curves.h"
-#include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 #include "sim/fading_errors.h"
 
 #include <algorithm>
@@ -221,14 +222,14 @@ struct mode_fit {
 
 std::string family_of(const std::string& mode)
 {
-    const auto m = phy::s4539_mode_by_name(mode);
-    return m && m->serial ? "110A" : "appc";
+    const auto m = phy::waveform_mode_by_name(mode);
+    return m && m->s4539 && m->s4539->serial ? "110A" : "appc";
 }
 
 std::string interleaver_of(const std::string& mode)
 {
-    const auto m = phy::s4539_mode_by_name(mode);
-    return m ? m->interleaver : "";
+    const auto m = phy::waveform_mode_by_name(mode);
+    return m && m->s4539 ? m->interleaver : "";
 }
 
 } // namespace
@@ -296,7 +297,7 @@ int main(int argc, char** argv)
     std::map<std::string, mode_fit> fits;
     std::vector<std::string> order;
     for (const std::string& mode : data.modes_on("awgn")) {
-        const auto timing = phy::s4539_timing(mode);
+        const auto timing = phy::waveform_timing_by_name(mode);
         if (!timing)
             continue;
         const auto awgn = data.points_of(mode, "awgn");
@@ -437,7 +438,7 @@ int main(int argc, char** argv)
         mode_fit& mf = fits[mode];
         if (mf.fitted)
             continue;
-        const unsigned bps = phy::s4539_mode_by_name(mode)->user_bps;
+        const unsigned bps = phy::waveform_mode_by_name(mode)->user_bps;
         // The same family and interleaver first, else the same interleaver.
         const mode_fit* donor = nullptr;
         for (const bool same_family : { true, false }) {
@@ -450,7 +451,7 @@ int main(int argc, char** argv)
                     (same_family && family_of(other) != family_of(mode)))
                     continue;
                 const double dd = std::fabs(std::log(
-                    double(phy::s4539_mode_by_name(other)->user_bps) / double(bps)));
+                    double(phy::waveform_mode_by_name(other)->user_bps) / double(bps)));
                 if (!donor || dd < distance) {
                     donor = &of;
                     distance = dd;
@@ -483,7 +484,7 @@ int main(int argc, char** argv)
     // down, before its frame-error rate first exceeds `target`.
     const auto threshold_for = [&](const std::string& mode, double target) {
         const mode_fit& mf = fits[mode];
-        const auto timing = phy::s4539_timing(mode);
+        const auto timing = phy::waveform_timing_by_name(mode);
         const double block_s = timing->whole_units() ? timing->unit_s : 0.0;
         const sim::ber_curve curve =
             sim::curve_from_points(data.points_of(mode, "awgn"), mf.fit.eesm_beta);
@@ -512,7 +513,7 @@ int main(int argc, char** argv)
         return threshold;
     };
     const auto bit_rate = [](const std::string& mode) {
-        return phy::s4539_timing(mode)->bit_rate;
+        return phy::waveform_timing_by_name(mode)->bit_rate;
     };
     // A mode's frame-error target when the link would otherwise use rate `slower` (0:
     // none slower).

@@ -81,6 +81,7 @@
 #include "phy/m110d_transmitter.h"
 #include "phy/psk_modulator.h"
 #include "phy/serial_tone_frontend.h"
+#include "phy/waveform_modes.h"
 
 #include <algorithm>
 #include <chrono>
@@ -193,7 +194,8 @@ std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const C
 bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
                 const m110d_receiver_config& d_config, unsigned auto_baud, modem& m)
 {
-    const auto wide_mode = m110d_mode_by_name(name);
+    const auto named = waveform_mode_by_name(name);
+    const std::optional<m110d_mode> wide_mode = named ? named->s5069 : std::nullopt;
     if (auto_baud && !(wide_mode && wide_mode->bw_khz != 3)) {
         modem serial, high, wide;
         const bool known = make_modem(name, a_config, c_config, d_config, 0, m);
@@ -201,7 +203,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
             return false;
         make_modem("2400S", a_config, c_config, d_config, 0, serial);
         make_modem("9600S", a_config, c_config, d_config, 0, high);
-        const bool s5069 = m110d_mode_by_name(name).has_value();
+        const bool s5069 = wide_mode.has_value();
         if (s5069 || auto_baud > 1)
             make_modem("WN6/3kHz/S", a_config, c_config, d_config, 0, wide);
         m.receive = [serial, high, wide](const cf* x, size_t n, std::vector<received>& out) {
@@ -212,7 +214,8 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         };
         return true;
     }
-    if (const m110a_waveform* mode = m110a_waveform_by_name(name)) {
+    const std::optional<s4539_mode> narrow = named ? named->s4539 : std::nullopt;
+    if (const m110a_waveform* mode = narrow ? narrow->serial : nullptr) {
         m.user_bps = mode->user_bps;
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110a_transmit_symbols(*mode, data.data(), data.size()));
@@ -220,7 +223,7 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         m.receive = receiving<m110a_receiver, m110a_burst>(a_config);
         return true;
     }
-    if (const auto mode = m110c_mode_by_name(name)) {
+    if (const std::optional<m110c_mode> mode = narrow ? narrow->high : std::nullopt) {
         m.user_bps = mode->user_bps;
         m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
             return modulator.baseband(m110c_transmit_points(*mode, data.data(), data.size()));
@@ -392,7 +395,8 @@ int main(int argc, char** argv)
     };
     const auto shaping_of = [&](const std::string& name) {
         shaping sh;
-        if (const auto mode = m110d_mode_by_name(name)) {
+        if (const auto named = waveform_mode_by_name(name); named && named->s5069) {
+            const m110d_mode* mode = &*named->s5069;
             sh.bw_khz = mode->bw_khz;
             sh.modulator =
                 m110d_modulator_config(*mode, sample_rate > 0 ? sample_rate : 0);

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Watterson channel speed on one core, as multiples of real time (issue 5 targets:
+/* Watterson channel speed on one core, as multiples of real time (targets:
  * >= 500x at 9.6 kHz complex baseband with 2 paths and AWGN, >= 50x at 96 kHz).
  *   build/bench/bench_watterson_channel [seconds of signal per case]   (default 600) */
 #include "chan/watterson_channel.h"

@@ -148,7 +148,7 @@ def read_data(path):
 
 def write_data(path, doc):
     out = io.StringIO()
-    out.write("# gr-hfstack: our STANAG 4539 modems' measured curves (issue 25). Written by\n"
+    out.write("# gr-hfstack: our STANAG 4539 modems' measured curves. Written by\n"
               "# bench/s4539_curves.py (points) and build/bench/bench_curve_fit (fits); do not edit by\n"
               "# hand. Compiled into the kernels (lib/CMakeLists.txt -> sim/modem_curves.h).\n"
               "# [points]: SNR dB in 3 kHz over the transmission's mean power; bits/errors count a\n"

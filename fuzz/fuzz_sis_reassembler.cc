@@ -9,7 +9,8 @@
  * crashes. A second mode builds the stream from the input as a sequence of frames
  * (valid ones, oversized ones whose bodies hold whole valid frames and sync bytes,
  * garbage without sync bytes) and checks that exactly the top-level valid frames come
- * out: no primitive may be produced from inside another frame (issue 19 B1). */
+ * out: no primitive may be produced from inside another frame (docs/node-design.md,
+ * "SIS server and conformance"). */
 #include "dl/sis.h"
 
 #include <cstdlib>

@@ -57,6 +57,53 @@ m110d_bursts_received(const std::vector<std::complex<float>>& samples,
     return bursts;
 }
 
+// Complex baseband of a transmission at `fs` (the modem's rate when 0), with lead_s of
+// silence before and 0.3 s after, through a carrier offset and (snr_db finite) AWGN
+// over the transmission's mean power in the mode's bandwidth, and `paths`; with
+// `paths_from` given, those paths instead from change_s seconds of the samples on.
+inline std::vector<std::complex<float>>
+m110d_on_the_air(const gr::hfstack::phy::m110d_mode& mode,
+                 const std::vector<uint8_t>& data,
+                 double fs,
+                 double snr_db,
+                 double offset_hz,
+                 uint64_t seed,
+                 const gr::hfstack::phy::m110d_transmit_options& options = {},
+                 const std::vector<gr::hfstack::chan::watterson_path>& paths = {},
+                 const std::vector<gr::hfstack::chan::watterson_path>& paths_from = {},
+                 double change_s = 0,
+                 double lead_s = 0.1)
+{
+    using namespace gr::hfstack;
+    using namespace gr::hfstack::phy;
+    using cf = std::complex<float>;
+    const psk_modulator modulator(m110d_modulator_config(mode, fs));
+    const double rate = modulator.config().sample_rate;
+    std::vector<cf> x(size_t(lead_s * rate));
+    const std::vector<cf> burst = modulator.baseband(
+        m110d_transmit_points(mode, data.data(), data.size(), options));
+    x.insert(x.end(), burst.begin(), burst.end());
+    x.resize(x.size() + size_t(0.3 * rate));
+    chan::watterson_config cc;
+    cc.sample_rate_hz = rate;
+    cc.snr_db = snr_db;
+    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
+    cc.signal_power = m110d_frame_power(mode);
+    cc.frequency_offset_hz = offset_hz;
+    cc.seed = seed;
+    cc.paths = paths;
+    chan::watterson_channel channel(cc);
+    std::vector<cf> out;
+    const size_t change =
+        paths_from.empty() ? x.size() : std::min(x.size(), size_t(change_s * rate));
+    channel.process(x.data(), change, out);
+    if (change < x.size()) {
+        channel.set_paths(paths_from);
+        channel.process(x.data() + change, x.size() - change, out);
+    }
+    return out;
+}
+
 // The text every reference recording carries.
 inline const std::string m110a_reference_text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
 

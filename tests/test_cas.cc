@@ -488,7 +488,7 @@ TEST(CasExclusive, NonexclusiveLimitRejectsThirdNode)
     EXPECT_EQ(eb[0].cause, cas_cause::local_refusal);
 }
 
-// Issue 19 B6: a pending request to a peer that does not answer (a probe) holds no
+// A pending request to a peer that does not answer (a probe) holds no
 // link slot: another link is requested, and a third node's request accepted, beside it.
 TEST(CasExclusive, PendingProbeHoldsNoLinkSlot)
 {

@@ -504,7 +504,7 @@ TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
     expect_throws_naming(c, "profile");
 }
 
-// Issue 25 part 3: the mean SNR steps, the fading process follows them at once, and what the modem reports is our receivers' measured report.
+// The mean SNR steps, the fading process follows them at once, and what the modem reports is our receivers' measured report.
 TEST(ChannelModel, SnrStepsChangeTheMeanAndTheErrors)
 {
     channel_config c;

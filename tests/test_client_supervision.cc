@@ -121,7 +121,7 @@ TEST(ClientSupervision, ClosedClientsAreForgotten)
     EXPECT_EQ(s.next_deadline(), std::numeric_limits<double>::infinity());
 }
 
-// Issue 19 B7: at time_scale 20 the keep-alive ran on protocol time (a KEEP_ALIVE every
+// At time_scale 20 the keep-alive ran on protocol time (a KEEP_ALIVE every
 // 6 s of real time, 0.5 s to answer). Counted in protocol seconds, the intervals are
 // scaled so that they stay 120 s and 10 s of real time.
 TEST(ClientSupervision, TimersStayInRealTimeWhenProtocolTimeIsScaled)

@@ -17,7 +17,7 @@ const uint8_t check_string[] = { '1', '2', '3', '4', '5', '6', '7', '8', '9' };
 const uint8_t warning_header[] = { 0xF0, 0x00, 0x00, 0x47, 0x05, 0x64, 0x02 };
 } // namespace
 
-// Check values from ../shared/spec/s5066.md.
+// Check values of STANAG 5066 Annex C.
 TEST(Crc16, CheckValue) { EXPECT_EQ(crc16_s5066(check_string, 9), 0x7D01); }
 TEST(Crc32, CheckValue) { EXPECT_EQ(crc32_s5066(check_string, 9), 0x6738A384u); }
 TEST(Crc16, WarningHeaderVector) { EXPECT_EQ(crc16_s5066(warning_header, 7), 0x1E5F); }

@@ -29,7 +29,7 @@ dpdu sample(dpdu_type t)
 
 } // namespace
 
-// Known answer from ../shared/spec/s5066.md.
+// Known answer of STANAG 5066 Annex C.
 TEST(Dpdu, WarningVectorEncodes)
 {
     dpdu d;

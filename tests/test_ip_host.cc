@@ -4,10 +4,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Simulated IP hosts behind IP clients on the virtual network (issue 21 part 5): ICMP
+/* Simulated IP hosts behind IP clients on the virtual network: ICMP
  * echo and DNS-like lookups between two nodes in virtual time, the ping and DNS rows
  * of anchors.md section C (ARQ, clear channel, short interleaver). */
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "traffic/ip_host.h"
 
 #include <gtest/gtest.h>

@@ -171,24 +171,7 @@ std::vector<cf> baseband(const m110d_mode& mode,
                          double offset_hz,
                          uint64_t seed)
 {
-    const psk_modulator modulator(m110d_modulator_config(mode, 0));
-    const double rate = modulator.config().sample_rate;
-    std::vector<cf> x(size_t(0.3 * rate));
-    const std::vector<cf> burst = modulator.baseband(
-        m110d_transmit_points(mode, data.data(), data.size(), options));
-    x.insert(x.end(), burst.begin(), burst.end());
-    x.resize(x.size() + size_t(0.3 * rate));
-    chan::watterson_config cc;
-    cc.sample_rate_hz = rate;
-    cc.snr_db = 40;
-    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
-    cc.signal_power = m110d_frame_power(mode);
-    cc.frequency_offset_hz = offset_hz;
-    cc.seed = seed;
-    chan::watterson_channel channel(cc);
-    std::vector<cf> out;
-    channel.process(x.data(), x.size(), out);
-    return out;
+    return m110d_on_the_air(mode, data, 0, 40, offset_hz, seed, options, {}, {}, 0, 0.3);
 }
 
 std::vector<m110d_burst> received(const std::vector<cf>& samples,

@@ -5,7 +5,7 @@
  */
 
 // Air time of 110A serial-tone transmissions, against values worked out by hand from
-// ../shared/spec/m110a.json.
+// the standard.
 #include "phy/m110a_timing.h"
 
 #include <gtest/gtest.h>

@@ -176,7 +176,7 @@ class M110cFarEnd : public ::testing::TestWithParam<const char*>
 TEST_P(M110cFarEnd, DecodesABurstSynthesisedFromTheTablePoints)
 {
     // The far end sends the QAM tables as printed, outer points at the probes' amplitude
-    // (../shared/spec/README.md, "QAM amplitude"): decisions, LLRs and the SNR report on
+    // (docs/modem-design.md, "QAM amplitude, SNR reference and bytes_bad"): decisions, LLRs and the SNR report on
     // that scale. With data expected at unit mean power, 9600 bps lost a third to a half
     // of its symbols, and 6400/8000 bps reported about 20 and 15 dB on clean bursts.
     const m110c_mode mode = mode_named(GetParam());
@@ -416,9 +416,8 @@ TEST(M110cReceiver, FramesEqualisedBackwardRecoverWhatForwardDecisionsLose)
 {
     // 9600M (64QAM) through F.1487 poor at 27 dB: a decision error in a fade feeds back
     // through the rest of its frame; equalised again from the probe after the frame,
-    // each 32 symbols taken from the direction that erred less (measured: 1998 wrong
-    // bytes and none; with the data at unit mean power, before issue 19: 2308 and none,
-    // over channel seeds 1-8 27,775 and none).
+    // each 32 symbols taken from the direction that erred less (docs/modem-design.md,
+    // "The channel between the mini-probes").
     expect_setting_repairs(&m110c_receiver_config::backward_frames, *m110c_mode_for(9600, m110c_interleaver::medium),
                            12000, 16, 27.0, 1, 1000, 20);
 }

@@ -5,7 +5,7 @@
  */
 
 // Air time of STANAG 4539 Appendix C transmissions, against values worked out by hand
-// from ../shared/spec/m110c_appc.json.
+// from the standard.
 #include "phy/m110c_timing.h"
 
 #include <gtest/gtest.h>

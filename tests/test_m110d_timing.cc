@@ -5,7 +5,7 @@
  */
 
 // Air time of MIL-STD-188-110D Appendix D transmissions, against values worked out by
-// hand from ../shared/spec/m110d_appd.json and m110d_waveforms.csv.
+// hand from the standard and its waveform table.
 #include "phy/m110d_timing.h"
 
 #include <gtest/gtest.h>

@@ -215,7 +215,7 @@ TEST(M110dTransmitter, SymbolRolesPlaceEveryProbeAndDataSymbol)
 
 TEST(M110dTransmitter, EveryBandwidthWnAndInterleaverLastsAsTheAirTimeModelSays)
 {
-    // Issue 24: every mode of Table D-I (3-48 kHz, WN0-WN12, WN13 at 3 kHz, no WN4 at 9
+    // Every mode of Table D-I (3-48 kHz, WN0-WN12, WN13 at 3 kHz, no WN4 at 9
     // and 18 kHz), every interleaver, one block's worth and a bit more, under both
     // preamble Walsh readings: the points are as many as m110d_transmission_time says.
     const std::vector<uint8_t> data = random_bytes(40, 24);

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// STANAG 5069 (110D App D) at every bandwidth of Table D-I (issue 24): every WN of every
+// STANAG 5069 (110D App D) at every bandwidth of Table D-I: every WN of every
 // bandwidth, shaped at the modem's rate (4 samples a symbol, m110d_sample_rate) or a
 // radio's (resampled by the front end), goes through a carrier offset, without noise
 // and at 40 dB, and the receiver configured for that bandwidth gives back the bytes,
@@ -35,48 +35,6 @@ namespace {
 
 constexpr unsigned bandwidths[] = { 3, 6, 9, 12, 15, 18, 21, 24, 30, 36, 42, 48 };
 
-// Complex baseband of a transmission at `fs` (the modem's rate when 0), with 0.1 s of
-// silence before and 0.3 s after, through a carrier offset and (snr_db finite) AWGN
-// over the transmission's mean power in the mode's bandwidth, and `paths`; with
-// `paths_from` given, those paths instead from change_s seconds of the samples on.
-std::vector<cf> on_the_air(const m110d_mode& mode,
-                           const std::vector<uint8_t>& data,
-                           double fs,
-                           double snr_db,
-                           double offset_hz,
-                           uint64_t seed,
-                           const m110d_transmit_options& options = {},
-                           const std::vector<chan::watterson_path>& paths = {},
-                           const std::vector<chan::watterson_path>& paths_from = {},
-                           double change_s = 0)
-{
-    const psk_modulator modulator(m110d_modulator_config(mode, fs));
-    const double rate = modulator.config().sample_rate;
-    std::vector<cf> x(size_t(0.1 * rate));
-    const std::vector<cf> burst = modulator.baseband(
-        m110d_transmit_points(mode, data.data(), data.size(), options));
-    x.insert(x.end(), burst.begin(), burst.end());
-    x.resize(x.size() + size_t(0.3 * rate));
-    chan::watterson_config cc;
-    cc.sample_rate_hz = rate;
-    cc.snr_db = snr_db;
-    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
-    cc.signal_power = m110d_frame_power(mode);
-    cc.frequency_offset_hz = offset_hz;
-    cc.seed = seed;
-    cc.paths = paths;
-    chan::watterson_channel channel(cc);
-    std::vector<cf> out;
-    const size_t change =
-        paths_from.empty() ? x.size() : std::min(x.size(), size_t(change_s * rate));
-    channel.process(x.data(), change, out);
-    if (change < x.size()) {
-        channel.set_paths(paths_from);
-        channel.process(x.data() + change, x.size() - change, out);
-    }
-    return out;
-}
-
 void expect_whole(const std::vector<m110d_burst>& bursts,
                   const m110d_mode& mode,
                   const std::vector<uint8_t>& data,
@@ -104,13 +62,14 @@ void every_wn_round_trips(unsigned bw, double snr_db, double offset_hz)
         const std::vector<uint8_t> data = random_bytes(12 + mode.wn, 1000 * bw + mode.wn);
         const std::string what =
             mode.name() + " at " + std::to_string(int(snr_db)) + " dB";
-        expect_whole(
-            m110d_bursts_received(
-                on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn), mode, 0),
-            mode,
-            data,
-            offset_hz,
-            what);
+        expect_whole(m110d_bursts_received(
+                         m110d_on_the_air(mode, data, 0, snr_db, offset_hz, bw + mode.wn),
+                         mode,
+                         0),
+                     mode,
+                     data,
+                     offset_hz,
+                     what);
     }
 }
 
@@ -165,12 +124,12 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
         const std::vector<uint8_t> data = random_bytes(300, 77);
         const std::string what =
             std::string(r.mode) + " at " + std::to_string(int(r.fs)) + " Hz";
-        expect_whole(
-            m110d_bursts_received(on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
-            mode,
-            data,
-            31,
-            what);
+        expect_whole(m110d_bursts_received(
+                         m110d_on_the_air(mode, data, r.fs, 40, 31, 5), mode, r.fs),
+                     mode,
+                     data,
+                     31,
+                     what);
     }
     const m110d_mode mode = *m110d_mode_by_name("WN7/42kHz/US");
     m110d_transmit_options o;
@@ -182,7 +141,7 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
     c.readings = o.readings;
     const std::vector<uint8_t> data = random_bytes(200, 78);
     expect_whole(
-        m110d_bursts_received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c),
+        m110d_bursts_received(m110d_on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c),
         mode,
         data,
         -60,
@@ -190,7 +149,7 @@ TEST(M110dWidebandRates, RadioRatesAreResampled)
     // Told the other preamble Walsh reading, the receiver finds nothing.
     c.readings.preamble_walsh = m110d_preamble_walsh::scaled;
     EXPECT_TRUE(
-        m110d_bursts_received(on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c)
+        m110d_bursts_received(m110d_on_the_air(mode, data, 0, 40, -60, 6, o), mode, 0, c)
             .empty());
 }
 
@@ -240,7 +199,7 @@ TEST(M110dWidebandRates, LongBurstAt48kHzHoldsItsOffset)
     const m110d_mode mode = *m110d_mode_by_name("WN12/48kHz/US");
     const std::vector<uint8_t> data = random_bytes(60000, 79);
     const std::vector<m110d_burst> bursts =
-        m110d_bursts_received(on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
+        m110d_bursts_received(m110d_on_the_air(mode, data, 0, 40, 45, 7), mode, 0);
     expect_whole(bursts, mode, data, 45, "WN12/48kHz/US, 60000 bytes");
 }
 
@@ -313,8 +272,8 @@ TEST(M110dWidebandSearch, FftSearchFindsWhatDotProductsFind)
         m110d_transmit_options o;
         o.timing.preamble.superframes = r.superframes;
         const std::vector<uint8_t> data = random_bytes(400, 82);
-        std::vector<cf> air = on_the_air(mode, data, 0, r.snr_db, 17, 8, o);
-        const std::vector<cf> again = on_the_air(mode, data, 0, r.snr_db, 17, 9, o);
+        std::vector<cf> air = m110d_on_the_air(mode, data, 0, r.snr_db, 17, 8, o);
+        const std::vector<cf> again = m110d_on_the_air(mode, data, 0, r.snr_db, 17, 9, o);
         air.insert(air.end(), again.begin(), again.end()); // two bursts
         m110d_receiver_config c;
         const std::vector<m110d_burst> by_fft = m110d_bursts_received(air, mode, 0, c);
@@ -367,7 +326,8 @@ TEST(M110dWidebandSpan, TwoPathsTwoMillisecondsApartAt12kHz)
                                                      { 1.0, 1.0, 0.0, 2e-3 } };
     for (const auto* paths : { &still, &poor }) {
         const std::string what = paths == &still ? "static" : "fading";
-        const std::vector<cf> air = on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
+        const std::vector<cf> air =
+            m110d_on_the_air(mode, data, 0, 20, 5, 10, {}, *paths);
         expect_whole(
             m110d_bursts_received(air, mode, 0), mode, data, 5, what + ", default span");
         m110d_receiver_config narrow;
@@ -394,16 +354,16 @@ TEST(M110dWidebandSpan, PathsTradingPlacesWithinThePreambleAt12kHz)
     options.timing.preamble.superframes = 20;
     // 3 s into the 4.8 s preamble.
     const std::vector<cf> air =
-        on_the_air(mode,
-                   data,
-                   0,
-                   20,
-                   0,
-                   7,
-                   options,
-                   { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
-                   { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
-                   3.1);
+        m110d_on_the_air(mode,
+                         data,
+                         0,
+                         20,
+                         0,
+                         7,
+                         options,
+                         { { 1.0, 0.0, 0.0, 0.0 }, { 0.01, 0.0, 0.0, 2e-3 } },
+                         { { 0.01, 0.0, 0.0, 0.0 }, { 1.0, 0.0, 0.0, 2e-3 } },
+                         3.1);
     expect_whole(
         m110d_bursts_received(air, mode, 0), mode, data, 0, "paths traded at 3 s");
 }

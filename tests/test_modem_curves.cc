@@ -5,9 +5,9 @@
  */
 
 // The measured modem curves: the file's parser, the curves and models built from it,
-// and the embedded data's consistency (issue 25).
+// and the embedded data's consistency.
 
-#include "dl/rate_change.h"
+#include "dl/rate_policy.h"
 #include "phy/modem_curves.h"
 #include "sim/fading_errors.h"
 

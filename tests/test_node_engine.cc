@@ -186,7 +186,7 @@ TEST(NodeEngine, RequestsThatCannotBeServedAreRejectedWithTheirReason)
     ASSERT_EQ(a.to_clients.size(), 1u);
     EXPECT_EQ(a.to_clients[0].primitive.type, sis_type::unidata_request_rejected);
 
-    // A binding must name its service: "ignore" is refused (issue 19 B4).
+    // A binding must name its service: "ignore" is refused.
     e.on_sis(1, bind_request(3, sis_tx_mode::ignore), 0.0);
     a = e.take_actions();
     ASSERT_EQ(a.to_clients.size(), 1u);

@@ -289,7 +289,7 @@ TEST_F(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
     EXPECT_GE(fastest, std::min(top, 4800u));
 }
 
-// Issue 25 part 3 in virtual time: SNR steps 25 -> 12 -> 25 dB on F.1487 poor, our
+// In virtual time: SNR steps 25 -> 12 -> 25 dB on F.1487 poor, our
 // modems' reports modelled from their measured curves and corrected by the node, autobaud
 // rate changes. The link must step down for the low segment, up again after it, and
 // deliver every U_PDU once and in order.
@@ -342,7 +342,7 @@ TEST_F(NodeServices, AutomaticRateFollowsSnrStepsBothWays)
     EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
 }
 
-// Issue 25 part 5: a transmission sent whole into a drop in SNR goes unanswered; the
+// A transmission sent whole into a drop in SNR goes unanswered; the
 // node steps its mode down and, until the peer answers, sends only short probes (at most
 // unanswered_probe_s of data), so a mode that still fails costs seconds, not a whole
 // long transmission. The peer answers again once the channel is back, and long
@@ -487,7 +487,7 @@ TEST_F(NodeServices, LinkRequestsToAGroupMakeNoLink)
     EXPECT_EQ(net.node(b).link_state(3), cas_link_state::idle);
 }
 
-// Issue 19 B2: a TTL passing while the acknowledgement was on its way back made the
+// A TTL passing while the acknowledgement was on its way back made the
 // node report "TTL expired" for U_PDUs the far client had already received (15 of 24
 // sends with TTL 1-3 s units). Every U_PDU indicated at b must be confirmed at a, and
 // only U_PDUs b never got may be reported expired.
@@ -533,7 +533,7 @@ TEST_F(NodeServices, AUpduThePeerReceivedIsNeverReportedExpired)
     EXPECT_GT(confirmed.size(), 1u);
 }
 
-// Issue 19 B3: ARQ with delivery confirmation to a group went out non-ARQ and its
+// ARQ with delivery confirmation to a group went out non-ARQ and its
 // sender never heard of it again. It is confirmed once its last copy is sent, or, with
 // confirm_non_arq_when_sent off, rejected (reason 5) without being sent.
 TEST_F(NodeServices, ConfirmedArqToAGroupIsAnswered)
@@ -564,7 +564,7 @@ TEST_F(NodeServices, ConfirmedArqToAGroupIsAnswered)
     EXPECT_EQ(net.node(c).counters().transmissions, 0u);
 }
 
-// Issue 19 B5: a client that sent ARQ U_PDUs and closed its connection at once had
+// A client that sent ARQ U_PDUs and closed its connection at once had
 // them discarded in silence (0 of 6 delivered). They are sent and answered to nobody,
 // or, with discard_on_client_close, discarded and counted.
 TEST_F(NodeServices, UpdusQueuedByAClientThatLeftAreStillDelivered)
@@ -616,7 +616,7 @@ std::vector<double> sequential_confirm_latencies(virtual_network& net, clients& 
 }
 } // namespace
 
-// Issue 19 B6: one U_PDU with infinite TTL queued for an absent node made every other
+// One U_PDU with infinite TTL queued for an absent node made every other
 // link wait behind its link requests (confirm latency 0.18 s -> 1.4-5.6 s at time
 // scale 20). A peer that does not answer is backed off and never holds the channel
 // from a live one.

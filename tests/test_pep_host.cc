@@ -11,7 +11,7 @@
 #include "dl/dpdu.h"
 #include "dl/spdu.h"
 #include "net/slep_wire.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "traffic/pep_host.h"
 
 #include <gtest/gtest.h>

@@ -104,7 +104,7 @@ TEST(SapTable, BroadcastOnlyNodeRefusesArq)
     EXPECT_EQ(out[0].primitive.mtu, 4096);
 }
 
-// Issue 19 B4: binds with a service no SAP can have were accepted.
+// Binds with a service no SAP can have were accepted.
 TEST(SapTable, RefusesAServiceTypeNoSapCanHave)
 {
     sap_table t;

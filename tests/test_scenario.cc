@@ -4,9 +4,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The simulator's runs (sim/scenario.h): determinism, sanity properties, an analytic
+// The simulator's runs (traffic/scenario.h): determinism, sanity properties, an analytic
 // air-time case, the radio model, and refusal of bad settings.
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 
 #include <gtest/gtest.h>
 

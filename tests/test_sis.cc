@@ -1046,7 +1046,7 @@ TEST(SisReassembler, OversizedFrameIsSkippedByItsDeclaredSize)
     }
 }
 
-// Issue 19 B1: a 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame was re-scanned
+// A 5,000-byte U_PDU holding a whole UNIDATA_REQUEST frame was re-scanned
 // after its sync, and the inner frame was executed as a request of its own.
 TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
 {
@@ -1107,7 +1107,7 @@ TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
     EXPECT_EQ(small.take_answers().size(), 1u);
 }
 
-// Issue 19 B4: a BIND_REQUEST with a 2-byte body was dropped without a reply.
+// A BIND_REQUEST with a 2-byte body was dropped without a reply.
 TEST(SisReassembler, UndecodableBindRequestIsAnsweredWithBindRejected)
 {
     const sis_primitive good = sample(sis_type::keep_alive);

@@ -34,6 +34,28 @@ bytes text(size_t n)
     return b;
 }
 
+// A crafted PDU of node 1 for port 80 on node 2.
+slep_pdu pdu_from_node_1(slep_type type, uint32_t stream)
+{
+    slep_pdu p;
+    p.type = type;
+    p.to = 80;
+    p.from = 1;
+    p.stream = stream;
+    return p;
+}
+
+// `payload` as it reaches node 2's SLEP from node 1.
+sis_primitive indication_from_node_1(bytes payload)
+{
+    sis_primitive ind;
+    ind.type = sis_type::unidata_indication;
+    ind.destination_sap = 13;
+    ind.source = dl::sis_address{ 1, 7 };
+    ind.payload = std::move(payload);
+    return ind;
+}
+
 // Two SLEP instances on nodes 1 and 2 over the simulated node (sis_path_support.h),
 // their events kept per side.
 struct slep_pair : sis_path<slep> {
@@ -499,18 +521,9 @@ TEST(Slep, ARestartedPeerResetsItsOldStreamsCleanly)
     EXPECT_EQ(m.b->read(incoming->stream, 10, m.now), (bytes{ 'n', 'e', 'w' }));
     EXPECT_TRUE(m.a->exists(fresh));
     // A late OPEN of the former self is stale, not a second restart.
-    slep_pdu stale;
-    stale.type = slep_type::open;
-    stale.to = 80;
-    stale.from = 1;
-    stale.stream = 5;
+    slep_pdu stale = pdu_from_node_1(slep_type::open, 5);
     stale.incarnation = m.cfg_a.incarnation;
-    sis_primitive ind;
-    ind.type = sis_type::unidata_indication;
-    ind.destination_sap = 13;
-    ind.source = dl::sis_address{ 1, 7 };
-    ind.payload = encode(stale);
-    m.b->on_sis(ind, m.now);
+    m.b->on_sis(indication_from_node_1(encode(stale)), m.now);
     EXPECT_EQ(m.b->counters().stale, 1u);
     EXPECT_EQ(m.b->counters().peer_restarts, 1u);
 }
@@ -543,11 +556,7 @@ TEST(Slep, GarbageFromTheAirIsCountedNotFatal)
     l.b->listen(80);
     std::mt19937 rng(11);
     for (int i = 0; i < 2000; ++i) {
-        sis_primitive ind;
-        ind.type = sis_type::unidata_indication;
-        ind.destination_sap = 13;
-        ind.source = dl::sis_address{ 1, 7 };
-        ind.payload = pattern(rng() % 40, uint32_t(i));
+        sis_primitive ind = indication_from_node_1(pattern(rng() % 40, uint32_t(i)));
         if (!ind.payload.empty())
             ind.payload[0] = uint8_t((rng() % 8) << 4 | (rng() % 16));
         l.b->on_sis(ind, double(i));
@@ -565,31 +574,16 @@ TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
     slep_pair::bind(b);
     b.listen(80);
     const bytes whole = pattern(3000, 5);
-    const auto deliver = [&](const slep_pdu& p) {
-        sis_primitive ind;
-        ind.type = sis_type::unidata_indication;
-        ind.destination_sap = 13;
-        ind.source = dl::sis_address{ 1, 7 };
-        ind.payload = encode(p);
-        b.on_sis(ind, 1);
-    };
+    const auto deliver = [&](const slep_pdu& p) { b.on_sis(indication_from_node_1(encode(p)), 1); };
     const auto data = [&](uint32_t from, uint32_t to, bool fin = false) {
-        slep_pdu p;
-        p.type = slep_type::data;
-        p.to = 80;
-        p.from = 1;
-        p.stream = 42;
+        slep_pdu p = pdu_from_node_1(slep_type::data, 42);
         p.offset = from;
         p.flags = fin ? slep_flag::fin : 0;
         p.data.assign(whole.begin() + from, whole.begin() + to);
         return p;
     };
     deliver(data(1000, 2000));           // before its OPEN: kept
-    slep_pdu open;
-    open.type = slep_type::open;
-    open.to = 80;
-    open.from = 1;
-    open.stream = 42;
+    slep_pdu open = pdu_from_node_1(slep_type::open, 42);
     open.incarnation = 9;
     open.limit = 262144;
     open.data.assign(whole.begin(), whole.begin() + 500);
@@ -744,18 +738,9 @@ TEST(Slep, DataWhoseOpenNeverComesIsRefusedAfterEarlyDataWait)
     b.listen(80);
     b.take_actions();
     const auto deliver = [&](const slep_pdu& p, double now) {
-        sis_primitive ind;
-        ind.type = sis_type::unidata_indication;
-        ind.destination_sap = 13;
-        ind.source = dl::sis_address{ 1, 7 };
-        ind.payload = encode(p);
-        b.on_sis(ind, now);
+        b.on_sis(indication_from_node_1(encode(p)), now);
     };
-    slep_pdu d;
-    d.type = slep_type::data;
-    d.to = 80;
-    d.from = 1;
-    d.stream = 42;
+    slep_pdu d = pdu_from_node_1(slep_type::data, 42);
     d.offset = 5000;
     d.data = pattern(100, 1);
     deliver(d, 10);
@@ -778,11 +763,7 @@ TEST(Slep, DataWhoseOpenNeverComesIsRefusedAfterEarlyDataWait)
     EXPECT_EQ(refused.value.stream, 42u);
     EXPECT_TRUE(refused.value.has(slep_flag::responder));
     EXPECT_EQ(refused.value.reason, uint8_t(slep_reset_reason::unknown_stream));
-    slep_pdu open;
-    open.type = slep_type::open;
-    open.to = 80;
-    open.from = 1;
-    open.stream = 42;
+    slep_pdu open = pdu_from_node_1(slep_type::open, 42);
     open.incarnation = 5;
     open.limit = 262144;
     deliver(open, 100);
@@ -791,11 +772,7 @@ TEST(Slep, DataWhoseOpenNeverComesIsRefusedAfterEarlyDataWait)
         EXPECT_NE(e.what, slep_event::kind::incoming);
 
     // A WINDOW for a stream this side does not know is refused at once.
-    slep_pdu w;
-    w.type = slep_type::window;
-    w.to = 80;
-    w.from = 1;
-    w.stream = 77;
+    slep_pdu w = pdu_from_node_1(slep_type::window, 77);
     w.limit = 524288;
     deliver(w, 200);
     bool window_refused = false;

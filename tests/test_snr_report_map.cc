@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// What our receivers report as SNR against the truth, from the measured curves (issue 25
-// part 3): the map's construction, its inverse, and the embedded data's maps.
+// What our receivers report as SNR against the truth, from the measured curves: the
+// map's construction, its inverse, and the embedded data's maps.
 
 #include "phy/snr_report_map.h"
 

@@ -21,7 +21,7 @@ TEST(WaveformModes, NamesAreBothStandardsAndEachResolvesToItself)
 {
     const auto names = waveform_mode_names();
     // STANAG 4539 without the zero interleaver (6 serial-tone rates x S/L, 4800U, App C
-    // 5 x 6 and 12800U), then STANAG 5069 at every bandwidth (issue 24): at 3 kHz WN0
+    // 5 x 6 and 12800U), then STANAG 5069 at every bandwidth: at 3 kHz WN0
     // S/M/L and WN1-WN13 x 4; at the 11 others WN0 S/M/L and WN1-WN12 x 4, less WN4 at
     // 9 and 18 kHz.
     EXPECT_EQ(names.size(),
@@ -43,7 +43,7 @@ TEST(WaveformModes, NamesAreBothStandardsAndEachResolvesToItself)
 
 TEST(WaveformModes, WiderBandwidthsHaveTheirRatesAndRefuseTooFewSamples)
 {
-    // Issue 24: the blocks take every bandwidth; a sample rate that cannot hold a mode is
+    // The blocks take every bandwidth; a sample rate that cannot hold a mode is
     // refused with the mode, its bandwidth and the least rate named.
     const auto m = waveform_mode_by_name("wn12/48khz/us");
     ASSERT_TRUE(m.has_value());

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// STANAG 5069 modes in the node (dl/wideband_modes.h, issue 24 part 4): their codes and
+// STANAG 5069 modes in the node (dl/wideband_modes.h): their codes and
 // names, the mode option and what it sets, the node's refusals, the air time of a
 // node's bursts, the emulated modem carrying them, and rate adaptation across the WNs
 // of one bandwidth.
@@ -13,7 +13,7 @@
 #include "dl/wideband_modes.h"
 #include "phy/m110d_timing.h"
 #include "sim/emulated_modem.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
  * command line (node_engine.h). */
 #include "node_engine.h"
 #include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 
 #include <cctype>
 #include <cerrno>
@@ -337,8 +338,8 @@ modem_mode node_mode_by_name(const std::string& name)
         upper += char(std::toupper(static_cast<unsigned char>(ch)));
     if (upper.size() > 1 && upper.back() == 'N')
         upper.back() = 'U'; // the node's old name for no interleaving
-    const auto m = phy::s4539_mode_by_name(upper);
-    if (!m)
+    const auto m = phy::waveform_mode_by_name(upper);
+    if (!m || !m->s4539)
         throw std::invalid_argument(phy::s4539_mode_problem(name));
     modem_mode mode;
     mode.data_rate = data_rate_code(m->user_bps);

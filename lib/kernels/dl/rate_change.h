@@ -7,15 +7,11 @@
 /* Data rate change (DRC) for one STANAG 5066 connection: STANAG 5066 Edition 3 Annex C,
  * EOW messages of C.5 (types 1 and 2) and the procedure of C.6.4.
  *
- * Two pieces, both sans-IO (time is the `now` argument, seconds; no clock, socket or
- * thread):
- *
- *   rate_policy  decides which modem mode the link *should* use, from link-quality
- *                reports (SNR of received bursts, ARQ retransmission statistics).
- *   rate_change  runs the Annex C handshake with one peer node: advisory EOWs, the
- *                MANAGEMENT D_PDU exchange DRC_Request / DRC_Response / DT_ACK /
- *                Confirm, retries and timeouts, and says when tx_mode() / rx_mode()
- *                change.
+ * rate_change runs the Annex C handshake with one peer node: advisory EOWs, the
+ * MANAGEMENT D_PDU exchange DRC_Request / DRC_Response / DT_ACK / Confirm, retries and
+ * timeouts, and says when tx_mode() / rx_mode() change. It is sans-IO (time is the `now`
+ * argument, seconds; no clock, socket or thread). Which mode the link should use is
+ * rate_policy's (rate_policy.h); the modes' codes and names are modem_mode.h's.
  *
  * ---------------------------------------------------------------------------------
  * Who decides what (C.6.4.2, Tables C-7 "other parameters")
@@ -64,8 +60,8 @@
  *     Tx and Rx at both ends (Note 1 / (25)). We never answer reason 1 with cancel.
  *   refuse (any reason):
  *     DRC_Response cancel (ACK 1)  -->  (Table C-27, Note 6 / (27))
- *                                  <--  DT_ACK, procedure ends, no mode changes ((26),(30))
- *     We always cancel; we do not re-request other parameters inside the same
+ *                                  <--  DT_ACK, procedure ends, no mode changes
+ * ((26),(30)) We always cancel; we do not re-request other parameters inside the same
  *     procedure (Notes 3/4 make that optional). Refusal reasons 2/3/4 describe the
  *     peer's modem, so for the rest of this connection we stop asking for a change of
  *     that parameter (Table C-8 note: "all attempts to change that modem parameter
@@ -120,7 +116,9 @@
 #define HFSTACK_KERNELS_DL_RATE_CHANGE_H
 
 #include "dpdu.h"
-#include "phy/modem_curves.h"
+#include "modem_mode.h"
+// The node engine, which runs a rate_policy beside each rate_change, takes it from here.
+#include "rate_policy.h"
 
 #include <cstdint>
 #include <limits>
@@ -133,270 +131,6 @@
 namespace gr {
 namespace hfstack {
 namespace dl {
-
-// Table C-6 interleaving codes.
-constexpr uint8_t interleaving_none = 0;
-constexpr uint8_t interleaving_short = 1;
-constexpr uint8_t interleaving_long = 2;
-// STANAG 4539 App C interleavers Table C-6 has no code for: a node runs them as its
-// fixed mode only, never announced in a data rate change (these values stay local).
-constexpr uint8_t interleaving_ultra_short = 4, interleaving_very_short = 5,
-                  interleaving_medium = 6, interleaving_very_long = 7;
-
-// Table C-5 data rate codes 0..11.
-constexpr uint8_t rate_75 = 0, rate_150 = 1, rate_300 = 2, rate_600 = 3, rate_1200 = 4,
-                  rate_2400 = 5, rate_3200 = 6, rate_3600 = 7, rate_4800 = 8,
-                  rate_6400 = 9, rate_8000 = 10, rate_9600 = 11;
-// App C's uncoded 12800 bps in a code Table C-5 reserves: fixed mode only, as above.
-constexpr uint8_t rate_12800 = 12;
-
-struct modem_mode {
-    uint8_t data_rate = rate_300;              // Table C-5 code
-    uint8_t interleaving = interleaving_short; // Table C-6 code
-    bool operator==(const modem_mode& o) const
-    {
-        return data_rate == o.data_rate && interleaving == o.interleaving;
-    }
-    bool operator!=(const modem_mode& o) const { return !(*this == o); }
-    bool operator<(const modem_mode& o) const
-    {
-        return data_rate != o.data_rate ? data_rate < o.data_rate
-                                        : interleaving < o.interleaving;
-    }
-};
-
-// bps of a Table C-5 code (or rate_12800); 0 for reserved codes (13..15).
-unsigned data_rate_bps(uint8_t code);
-// Code for a bps value; throws std::invalid_argument for rates Table C-5 lacks
-// (12800 gives rate_12800).
-uint8_t data_rate_code(unsigned bps);
-// True for data rate 0..11 and interleaving 0..2: a mode a data rate change can announce.
-bool is_valid_mode(const modem_mode& m);
-// True if a is strictly less robust than b: higher data rate, or the same data rate
-// with a shorter interleaver (none < short < long in robustness).
-bool less_robust(const modem_mode& a, const modem_mode& b);
-// As the modem names the modes: "2400L", "300S", "4800U", "9600VS", "12800U".
-std::string to_string(const modem_mode& m);
-// The modem's name of an interleaving code ("none", "short", ..., "very_long"; "" for
-// the reserved 3 and above 7) and the code of a name (nullopt for others).
-const char* interleaver_name(uint8_t code);
-std::optional<uint8_t> interleaving_code(const std::string& name);
-// Annex C default for every new connection: 300 bps, short interleaving (C.6.4.1 (1)).
-constexpr modem_mode initial_drc_mode{ rate_300, interleaving_short };
-// Every STANAG 4539 / MIL-STD-188-110A serial-tone mode 75..9600 bps with short and
-// long interleaving (3600 bps, a 4529 rate, excluded). Annex C Table C-9 note 1 asks
-// DRC-capable nodes for at least 75-2400 bps with short and long interleaving.
-std::set<modem_mode> default_supported_modes();
-
-// ===================================================================================
-// rate_policy
-// ===================================================================================
-
-struct rate_policy_entry {
-    modem_mode mode;
-    double min_snr_db = 0; // SNR (dB in 3 kHz) the mode needs
-};
-
-// Default table, most robust first, for STANAG 4539 / MIL-STD-188-110A serial tone and
-// App C, from OUR MODEMS' MEASURED CURVES (phy/modem_curves.h): each mode's
-// rate_snr_db, which bench_curve_fit derives from the mode's fitted model as the lowest
-// SNR at which it meets a target frame-error rate on a reference channel (the data's
-// rate_target says which; docs/simulator-design.md). rate_table_from() keeps a ladder:
-// sorted by threshold, each entry less robust than the one before (a mode needing more
-// SNR than a less robust one is left out). The Annex C initial mode 300S stays in it:
-// a less robust mode needing less SNR is raised to 0.5 dB above 300S's threshold.
-std::vector<rate_policy_entry> rate_table_from(const phy::modem_curve_data& data);
-std::vector<rate_policy_entry> default_rate_table();
-
-struct rate_policy_config {
-    // Ordered from most robust to least; min_snr_db must strictly increase.
-    std::vector<rate_policy_entry> table = default_rate_table();
-    // Mode recommended before any report (must be in the table).
-    modem_mode initial = initial_drc_mode;
-
-    // Step up only when the slow SNR average has been at least next.min_snr_db +
-    // hysteresis_db continuously for sustain_time seconds (a report's span counts: see
-    // on_snr), and at least min_dwell
-    // seconds have passed since the last change; then to the least robust entry the
-    // slow average clears by hysteresis_db, at most step_up_entries entries up (0: no
-    // limit). Our thresholds rest on measured curves and corrected reports, so a link
-    // need not climb one entry per dwell (S5066-EP4: single steps are slow to reach
-    // fast modes on a good channel).
-    double hysteresis_db = 1.5;
-    double sustain_time = 10.0;
-    double min_dwell = 30.0;
-    unsigned step_up_entries = 0;
-    // The first SNR report after construction or set_current() picks the mode at once
-    // (the least robust entry it clears by hysteresis_db, or the step down it needs):
-    // a link need not spend its first dwell times at the mode it happened to start in.
-    bool first_report_decides = true;
-    // Step down (as many entries as needed, at once, no dwell) when the fast SNR average
-    // falls below current.min_snr_db - step_down_margin_db (to the least robust entry
-    // it clears so). It was 2 dB while our receivers reported a look at the burst's end,
-    // which scattered by 3-4 dB; over the whole burst (phy/burst_snr.h) the reports are
-    // close, and 2 dB let the report of a transmission straddling a drop in SNR (a mean
-    // of both levels) keep the link in its mode for one more transmission (issue 25
-    // part 5, docs/simulator-design.md).
-    double step_down_margin_db = 0.5;
-    // No step down on the SNR report of a burst that shows the recommended mode working:
-    // sent in it, at least burst_works_frames data D_PDUs read, of which at most
-    // burst_works_damaged (fraction) damaged. A long burst's report could read many dB
-    // low while most of its frames arrived: our receivers reported a look at the burst's
-    // last known symbols, and a burst cut where lock is lost ends in its fade. They now
-    // report the mean over the burst (phy/burst_snr.h); the frames remain the surer
-    // evidence of a mode that works (docs/node-design.md). 0 frames: off.
-    unsigned burst_works_frames = 8;
-    double burst_works_damaged = 0.3;
-    // Averages: each report has weight 1 and weights decay as exp(-age / time_constant).
-    double slow_time_constant = 20.0; // s, used for step-up decisions
-    double fast_time_constant = 3.0;  // s, used for step-down decisions
-
-    // Retransmission-rate input (fraction of ARQ segments that needed retransmission,
-    // averaged with retx_time_constant). Only trusted once the averaged number of
-    // segments reaches min_segments; without enough traffic it blocks nothing. The step
-    // up gate counts only segments since the slow SNR average rose above the next
-    // entry's threshold: damage from before the rise would hold the climb for minutes.
-    bool use_retransmission_rate = true;
-    double retx_time_constant = 60.0;
-    double min_segments = 10.0;
-    double retx_step_down = 0.30; // above: step down one entry at once
-    double retx_step_up = 0.05;   // step up allowed only at or below this
-    // The step down on retransmissions also waits until the retransmitted fraction
-    // exceeds 1 - R'/R (R the mode's data rate, R' the next entry's): below that the
-    // mode delivers more than the next would even without a loss (3200S with half its
-    // frames sent again still beats 1200S by a third). The rate thresholds are capped
-    // the same way (dl::default_rate_table()). Our receivers damage 30-50 % of 3200S's
-    // frames on poor at 12 dB, where it delivers 2.4 times 1200S's throughput (issue 25
-    // part 5, docs/node-design.md).
-    bool retx_step_down_goodput = true;
-
-    // on_snr_report() maps a receiver's report to the true SNR it stands for through the
-    // mode's measured report map (phy/snr_report_map.h) before using it: the thresholds
-    // are true SNRs, and our receivers report 1-10 dB low on fading channels.
-    bool correct_snr_reports = true;
-
-    // Sender side, with autobaud modems (rate_change_config::autobaud): each of our
-    // transmissions the peer leaves unanswered steps our transmit mode this many
-    // entries more robust at once (a burst lost whole gives its receiver no SNR to
-    // advise on). 0: off.
-    unsigned unanswered_step_down = 2;
-
-    // Step up (the slow average) on a burst's recent report (its last
-    // phy::burst_snr::recent_window_s, burst_info::snr_db_recent) where the modem gives
-    // one, not on its whole mean: a burst lasts up to 127 s and the mode changes only
-    // between bursts, so a burst across a rise in SNR advised from the mean of both
-    // levels and its sender spent one more whole burst below what the channel held.
-    bool step_up_on_recent = true;
-    // Step down (the fast average) on it too: a burst across a fall in SNR otherwise
-    // advises from the mean of both levels, and its sender spends one more transmission
-    // in a mode between them that the lower level does not carry (4800S or 6400S at 12
-    // dB on poor; issue 25 part 5, docs/simulator-design.md). It was off while the
-    // receivers read junk for seconds after a burst lost lock and its sender stopped
-    // (the junk tail, gone since 7750dd7), and while the report maps held no points
-    // where such bursts land (run 12 of the curves).
-    bool step_down_on_recent = true;
-};
-
-// The ARQ data D_PDUs of one received burst whose headers were read, by the segment
-// CRC (D_PDUs whose header failed are not counted).
-struct burst_frames {
-    unsigned good = 0;
-    unsigned damaged = 0;
-    // D_PDUs' worth of the burst's bytes that no D_PDU could be read from (the node
-    // counts the deframer's junk at the mean size of the burst's data D_PDUs): after
-    // lock is lost, the rest of a long burst arrives as such bytes, and it is as lost
-    // as damaged frames are.
-    unsigned unreadable = 0;
-};
-
-struct rate_policy_counters {
-    uint64_t snr_reports = 0;
-    uint64_t snr_reports_corrected = 0; // of those, mapped through a measured report map
-    uint64_t arq_reports = 0;
-    uint64_t step_ups = 0;
-    uint64_t step_downs_snr = 0;
-    uint64_t step_downs_held = 0; // SNR step downs a working burst held off
-    uint64_t step_downs_retx = 0;
-    uint64_t arq_reports_stale = 0; // of a mode less robust than the recommended one
-};
-
-class rate_policy
-{
-public:
-    // Throws std::invalid_argument for an empty or badly ordered table, invalid modes,
-    // an initial mode not in the table, or non-positive time constants.
-    explicit rate_policy(const rate_policy_config& cfg = rate_policy_config());
-
-    // One SNR measurement (dB in 3 kHz, true) of a burst received by `now`, averaged over
-    // its last span_s seconds: a report over a burst at least sustain_time long is
-    // sustained evidence by itself (step-up needs no second report then). recent_db:
-    // the same over the burst's last recent_window_s (NaN: none; step_up_on_recent,
-    // step_down_on_recent).
-    void on_snr(double snr_db,
-                double now,
-                double span_s = 0,
-                double recent_db = std::numeric_limits<double>::quiet_NaN());
-    // The SNR the receiving modem reported for a burst in `mode` (and over its recent
-    // part, NaN if not given): corrected to the true SNR (correct_snr_reports; a mode
-    // without a measured map is taken as reported), then on_snr(). Returns the whole
-    // burst's SNR used. `frames`: the burst's ARQ data D_PDUs (burst_works_frames).
-    double on_snr_report(double report_db,
-                         const modem_mode& mode,
-                         double now,
-                         double span_s = 0,
-                         const burst_frames& frames = {},
-                         double recent_report_db = std::numeric_limits<double>::quiet_NaN());
-    // ARQ statistics SINCE THE PREVIOUS CALL: segments transmitted (first copies and
-    // retransmissions) and how many of those were retransmissions. `mode`, if known, is
-    // the mode they came in: statistics of a mode less robust than the one already
-    // recommended say nothing new (a long burst in the old mode keeps delivering
-    // damaged frames after the step down) and are left out.
-    void on_arq_stats(uint64_t segments_sent,
-                      uint64_t retransmissions,
-                      double now,
-                      const std::optional<modem_mode>& mode = std::nullopt);
-    // Re-synchronise with the mode actually in use (after a refused or failed change,
-    // or a reset to the initial mode). Clears the retransmission statistics and
-    // restarts the dwell time. A mode not in the table snaps to the most robust entry
-    // that is at least as robust.
-    void set_current(const modem_mode& m, double now);
-
-    modem_mode recommended() const { return cfg_.table[index_].mode; }
-    // The table entry `entries` below the most robust entry at least as robust as m
-    // (the most robust entry at the bottom).
-    modem_mode more_robust(const modem_mode& m, unsigned entries) const;
-    size_t recommended_index() const { return index_; }
-    // Current averages (NaN before the first report / with too few segments).
-    double slow_snr_db() const;
-    double fast_snr_db() const;
-    double retransmission_rate() const;
-    const rate_policy_counters& counters() const { return counters_; }
-    const rate_policy_config& config() const { return cfg_; }
-
-private:
-    void evaluate(double now);
-    // The retransmitted fraction above which entry `index` steps down (see
-    // retx_step_down_goodput).
-    double retx_step_down_at(size_t index) const;
-    void decay_to(double now);
-    void changed(size_t index, double now);
-
-    rate_policy_config cfg_;
-    size_t index_ = 0;
-    double last_time_ = std::numeric_limits<double>::quiet_NaN();
-    double slow_sum_ = 0, slow_w_ = 0, fast_sum_ = 0, fast_w_ = 0;
-    double seg_w_ = 0, retx_w_ = 0;
-    double last_change_ = -std::numeric_limits<double>::infinity();
-    double above_since_ = std::numeric_limits<double>::quiet_NaN();
-    bool awaiting_first_report_ = true;
-    double last_span_ = 0; // of the latest SNR report
-    bool burst_works_ = false; // the report being handled is of a working burst
-    rate_policy_counters counters_;
-};
-
-// ===================================================================================
-// rate_change
-// ===================================================================================
 
 struct rate_change_config {
     uint32_t own_address = 0;
@@ -432,12 +166,12 @@ struct rate_change_config {
 
 enum class drc_state : uint8_t {
     idle,
-    master_requesting,  // DRC_Request sent, waiting for DRC_Response
-    master_confirming,  // accepted: DT_ACK sent, switched, waiting for Confirm
-    master_cancelling,  // refused: cancel sent, waiting for DT_ACK
-    slave_accepted,     // accept sent, waiting for DT_ACK (then switch)
-    slave_confirming,   // switched, Confirm sent, waiting for DT_ACK
-    slave_refused,      // refuse sent, waiting for the master's cancel
+    master_requesting, // DRC_Request sent, waiting for DRC_Response
+    master_confirming, // accepted: DT_ACK sent, switched, waiting for Confirm
+    master_cancelling, // refused: cancel sent, waiting for DT_ACK
+    slave_accepted,    // accept sent, waiting for DT_ACK (then switch)
+    slave_confirming,  // switched, Confirm sent, waiting for DT_ACK
+    slave_refused,     // refuse sent, waiting for the master's cancel
 };
 const char* to_string(drc_state s);
 
@@ -464,7 +198,7 @@ struct drc_event {
     modem_mode mode;
     drc_role role = drc_role::master;
     drc_cause cause = drc_cause::none;
-    uint8_t reason = 0;          // Table C-8 reason for refusals
+    uint8_t reason = 0;           // Table C-8 reason for refusals
     bool connection_lost = false; // failed by timeout: send D_CONNECTION_LOST
 };
 
@@ -477,19 +211,20 @@ struct drc_transmission {
 };
 
 struct rate_change_counters {
-    uint64_t advisories_sent = 0;      // take_eow() results
+    uint64_t advisories_sent = 0; // take_eow() results
     uint64_t advisories_received = 0;
-    uint64_t advisories_followed = 0;  // procedures started (autobaud: changes made) on one
-    uint64_t requests_sent = 0;        // DRC_Request transmissions (repeats included)
-    uint64_t requests_received = 0;    // new (non-repeated) requests processed
+    uint64_t advisories_followed =
+        0;                          // procedures started (autobaud: changes made) on one
+    uint64_t requests_sent = 0;     // DRC_Request transmissions (repeats included)
+    uint64_t requests_received = 0; // new (non-repeated) requests processed
     uint64_t accepts_sent = 0;
     uint64_t refusals_sent = 0;
     uint64_t cancels_sent = 0;
     uint64_t confirms_sent = 0;
     uint64_t dt_acks_sent = 0;
-    uint64_t retransmissions = 0;      // timeouts that resent a message
-    uint64_t duplicates_received = 0;  // repeated frame IDs (reply resent)
-    uint64_t ignored = 0;              // messages that did not fit the state
+    uint64_t retransmissions = 0;       // timeouts that resent a message
+    uint64_t duplicates_received = 0;   // repeated frame IDs (reply resent)
+    uint64_t ignored = 0;               // messages that did not fit the state
     uint64_t unanswered_step_downs = 0; // autobaud: step_down_unanswered() changes
     uint64_t stale_advisories = 0;      // autobaud: less robust advice ignored after one
     uint64_t completed = 0;
@@ -594,10 +329,10 @@ private:
     modem_mode tx_mode_, rx_mode_;
     // Procedure in progress.
     modem_mode proc_mode_;
-    bool proc_both_ = false;     // change applies to Tx and Rx at both ends
-    bool proc_advised_ = false;  // master started from an advisory
-    uint8_t proc_reason_ = 0;    // refusal reason (master or slave)
-    mgmt_msg outstanding_;       // message awaiting an answer (resent on timeout)
+    bool proc_both_ = false;    // change applies to Tx and Rx at both ends
+    bool proc_advised_ = false; // master started from an advisory
+    uint8_t proc_reason_ = 0;   // refusal reason (master or slave)
+    mgmt_msg outstanding_;      // message awaiting an answer (resent on timeout)
     unsigned retries_ = 0;
     double deadline_ = std::numeric_limits<double>::infinity();
     // Master switch deferred until the DT_ACK has been handed to the engine.

@@ -72,7 +72,8 @@ std::optional<modem_mode> s5069_node_mode(const phy::m110d_mode& m)
 
 node_waveform node_waveform_by_name(const std::string& name)
 {
-    if (const auto m = phy::m110d_mode_by_name(name)) {
+    if (const auto w = phy::waveform_mode_by_name(name); w && w->s5069) {
+        const phy::m110d_mode* m = &*w->s5069;
         const auto mode = s5069_node_mode(*m);
         if (!mode)
             throw std::invalid_argument(

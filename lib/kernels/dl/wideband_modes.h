@@ -25,9 +25,10 @@
 #ifndef HFSTACK_KERNELS_DL_WIDEBAND_MODES_H
 #define HFSTACK_KERNELS_DL_WIDEBAND_MODES_H
 
+#include "modem_mode.h"
 #include "phy/m110d_timing.h"
 #include "phy/transmission_time.h"
-#include "rate_change.h"
+#include "rate_policy.h"
 
 #include <optional>
 #include <set>
@@ -66,7 +67,8 @@ phy::waveform_timing waveform_timing_of(unsigned s5069_bandwidth_khz,
 
 // SNR (dB in the mode's bandwidth) a STANAG 5069 WN needs: the AWGN column of 110D
 // Table D-LXIV (coded BER 1e-5, long interleaver, the same at every bandwidth), which our
-// modem meets 1 dB below for WN0-WN10 at 6-48 kHz (docs/modem-design.md, issue 24).
+// modem meets 1 dB below for WN0-WN10 at 6-48 kHz (docs/modem-design.md, "STANAG 5069 at
+// every bandwidth").
 double s5069_required_snr_db(unsigned wn);
 // The rate adaptation ladder at one bandwidth and interleaver (US, S or L): WN1..WN12
 // (no WN4 at 9 and 18 kHz), most robust first, thresholds s5069_required_snr_db.

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* The DNS proxy of the HF-PEP (issue 22 part 4), as a sans-IO kernel, both halves:
+/* The DNS proxy of the HF-PEP, as a sans-IO kernel, both halves:
  *
  *   near side: answers local queries from a cache; on a miss sends the question once
  *     across HF (identical questions in flight are coalesced, a client's retries are

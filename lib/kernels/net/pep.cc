@@ -4,10 +4,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "pep.h"
 #include "address_scope.h"
-#include "option_table.h"
-#include "dl/dpdu.h" // group_address_flag
+#include "dl/dpdu.h"      // group_address_flag
+#include "option_table.h" // number_text
+#include "pep.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,386 +23,7 @@ namespace {
 
 constexpr size_t status_length = 2; // version, status
 
-std::vector<std::string> words(const std::string& s) { return split_words(s, " \t\n,"); }
-
-// Seconds >= 0, finite: a timeout of "inf" would never fire.
-double seconds(const std::string& name, const std::string& v)
-{
-    const double x = dl::parse_option_number(name, v);
-    if (std::isinf(x))
-        throw std::invalid_argument(name + ": \"" + v + "\" is not a number of seconds >= 0");
-    return x;
-}
-
-// "PORT:VALUE ..." pairs, VALUE 0..max.
-std::vector<std::pair<uint16_t, uint32_t>> port_values(const std::string& name,
-                                                       const std::string& v, uint32_t max)
-{
-    std::vector<std::pair<uint16_t, uint32_t>> out;
-    for (const auto& w : words(v)) {
-        const auto colon = w.find(':');
-        if (colon == std::string::npos)
-            throw std::invalid_argument(name + ": \"" + w + "\" is not PORT:VALUE");
-        out.push_back({ uint16_t(option_uint(name, w.substr(0, colon), 65535)),
-                        option_uint(name, w.substr(colon + 1), max) });
-    }
-    return out;
-}
-
-// PORT:P ... with P a priority 0-15 (port_priority, port_proxy_priority).
-std::map<uint16_t, uint8_t> port_priorities(const std::string& name, const std::string& v)
-{
-    std::map<uint16_t, uint8_t> out;
-    for (const auto& [port, priority] : port_values(name, v, 15))
-        out[port] = uint8_t(priority);
-    return out;
-}
-
-template <typename T>
-std::string join(const std::set<T>& s)
-{
-    std::string out;
-    for (auto x : s)
-        out += (out.empty() ? "" : " ") + std::to_string(x);
-    return out;
-}
-
-template <typename M>
-std::string join_map(const M& m)
-{
-    std::string out;
-    for (const auto& [k, v] : m)
-        out += (out.empty() ? "" : " ") + std::to_string(k) + ":" + std::to_string(v);
-    return out;
-}
-
-using option_entry = net::option_entry<pep_config>;
-
-const std::vector<option_entry>& table()
-{
-    using C = pep_config;
-    using S = const std::string&;
-    const auto ports = [](S n, S v) {
-        std::set<uint16_t> out;
-        for (const auto& w : words(v))
-            out.insert(uint16_t(option_uint(n, w, 65535)));
-        return out;
-    };
-    static const std::vector<option_entry> t = {
-        { "peers",
-          "address table: PREFIX=NODE ... (the 5066 node of the proxy in front of each "
-          "destination; 'default' for the rest)",
-          [](C& c, S, S v) {
-              c.peers = ip_route_table{};
-              c.peers.add_text(v);
-          },
-          [](const C& c) { return c.peers.to_text(); } },
-        { "deny_ports",
-          "destination ports refused (both proxies check)",
-          [ports](C& c, S n, S v) { c.deny_ports = ports(n, v); },
-          [](const C& c) { return join(c.deny_ports); } },
-        { "allow_ports",
-          "only these destination ports (empty: every port not denied)",
-          [ports](C& c, S n, S v) { c.allow_ports = ports(n, v); },
-          [](const C& c) { return join(c.allow_ports); } },
-        { "port_limits",
-          "connections at once per destination port, PORT:N ...",
-          [](C& c, S n, S v) {
-              c.port_limits.clear();
-              for (const auto& [port, limit] : port_values(n, v, 1000000))
-                  c.port_limits[port] = limit;
-          },
-          [](const C& c) { return join_map(c.port_limits); } },
-        { "port_priority",
-          "5066 priority (0-15) of a destination port's streams, PORT:P ...",
-          [](C& c, S n, S v) { c.port_priority = port_priorities(n, v); },
-          [](const C& c) { return join_map(c.port_priority); } },
-        { "port_proxy_priority",
-          "proxy-level priority (0-15) of a destination port's streams: the proxy hands "
-          "their data to the node first while SIS flow control holds data back, PORT:P "
-          "...",
-          [](C& c, S n, S v) { c.port_proxy_priority = port_priorities(n, v); },
-          [](const C& c) { return join_map(c.port_proxy_priority); } },
-        { "max_connections",
-          "connections at once, idle ones included (both sides together; the driver "
-          "keeps it below its file descriptor limit)",
-          [](C& c, S n, S v) { c.max_connections = option_uint(n, v, 1000000); },
-          [](const C& c) { return std::to_string(c.max_connections); } },
-        { "evict_idle_s",
-          "at max_connections, a new connection resets the one idle longest if it has "
-          "been idle this long, s",
-          [](C& c, S n, S v) { c.evict_idle_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.evict_idle_s); } },
-        { "allow_peers",
-          "far proxy: 5066 nodes whose streams and DNS questions are taken, NODE ... "
-          "('any': every node; empty: the nodes of peers)",
-          [](C& c, S n, S v) {
-              c.allow_peers.clear();
-              c.allow_any_peer = false;
-              for (const auto& w : words(v)) {
-                  if (w == "any") {
-                      c.allow_any_peer = true;
-                      continue;
-                  }
-                  const auto node = dl::parse_address(w);
-                  if (!node || (node.value & dl::group_address_flag))
-                      throw std::invalid_argument(n + ": \"" + w +
-                                                  "\" is not a STANAG 5066 node address a.b.c.d");
-                  c.allow_peers.insert(node.value);
-              }
-              if (c.allow_any_peer && !c.allow_peers.empty())
-                  throw std::invalid_argument(n + ": 'any' or node addresses, not both");
-          },
-          [](const C& c) {
-              if (c.allow_any_peer)
-                  return std::string("any");
-              std::string out;
-              for (auto node : c.allow_peers)
-                  out += (out.empty() ? "" : " ") + dl::address_to_string(node);
-              return out;
-          } },
-        { "allow_destinations",
-          "far proxy: the only destinations streams may reach, PREFIX[:PORTS] ... "
-          "(10.78.0.0/24:80,443 [fd00::7]:22); empty: every one but loopback, link-local, "
-          "multicast, reserved and this host's own addresses, which a rule must name "
-          "(127.0.0.1/32:5432)",
-          [](C& c, S n, S v) { c.allow_destinations = parse_destination_rules(n, v); },
-          [](const C& c) { return to_text(c.allow_destinations); } },
-        { "handshake_timeout_s",
-          "close a SOCKS or HTTP CONNECT client that has not finished its request in this "
-          "long, s",
-          [](C& c, S n, S v) { c.handshake_timeout_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.handshake_timeout_s); } },
-        { "max_handshakes",
-          "SOCKS and HTTP CONNECT requests unfinished at once (beyond: the oldest closed)",
-          [](C& c, S n, S v) { c.max_handshakes = std::max<uint32_t>(1, option_uint(n, v, 100000)); },
-          [](const C& c) { return std::to_string(c.max_handshakes); } },
-        { "max_handshakes_per_source",
-          "unfinished SOCKS and HTTP CONNECT requests per client address (beyond: that "
-          "address's oldest closed)",
-          [](C& c, S n, S v) {
-              c.max_handshakes_per_source = std::max<uint32_t>(1, option_uint(n, v, 100000));
-          },
-          [](const C& c) { return std::to_string(c.max_handshakes_per_source); } },
-        { "compress",
-          "DEFLATE the streams this proxy opens",
-          [](C& c, S n, S v) { c.compress = dl::parse_option_bool(n, v); },
-          [](const C& c) { return std::string(c.compress ? "true" : "false"); } },
-        { "open_wait_s",
-          "wait at most this long for a client's first bytes, to send them with the "
-          "open, s",
-          [](C& c, S n, S v) { c.open_wait_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.open_wait_s); } },
-        { "connect_timeout_s",
-          "far proxy: give up connecting to the destination after this, s",
-          [](C& c, S n, S v) { c.connect_timeout_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.connect_timeout_s); } },
-        { "idle_timeout_s",
-          "reset a connection with no byte either way this long, s",
-          [](C& c, S n, S v) { c.idle_timeout_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.idle_timeout_s); } },
-        { "sap",
-          "SLEP's SAP (both proxies the same)",
-          [](C& c, S n, S v) { c.slep.sap = uint8_t(option_uint(n, v, 15)); },
-          [](const C& c) { return std::to_string(c.slep.sap); } },
-        { "window",
-          "bytes a stream buffers for its reader (>= 262144)",
-          [](C& c, S n, S v) { c.slep.window = uint32_t(option_uint(n, v, 1u << 30)); },
-          [](const C& c) { return std::to_string(c.slep.window); } },
-        { "send_buffer",
-          "bytes a stream holds written but not confirmed",
-          [](C& c, S n, S v) { c.slep.send_buffer = option_uint(n, v, 1u << 30); },
-          [](const C& c) { return std::to_string(c.slep.send_buffer); } },
-        { "max_outstanding_bytes",
-          "U_PDU bytes at the node awaiting its delivery confirmation",
-          [](C& c, S n, S v) { c.slep.max_outstanding_bytes = option_uint(n, v, 1u << 30); },
-          [](const C& c) { return std::to_string(c.slep.max_outstanding_bytes); } },
-        { "stream_updu_bytes",
-          "largest stream U_PDU, below the node's MTU (2042: two whole D_PDUs)",
-          [](C& c, S n, S v) { c.slep.stream_updu_bytes = option_uint(n, v, 4096); },
-          [](const C& c) { return std::to_string(c.slep.stream_updu_bytes); } },
-        { "coalesce_s",
-          "new stream bytes wait this long for more before they are sent, s",
-          [](C& c, S n, S v) { c.slep.coalesce_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.slep.coalesce_s); } },
-        { "retry_s",
-          "after a rejected U_PDU (link down), wait before sending again, s",
-          [](C& c, S n, S v) { c.slep.retry_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.slep.retry_s); } },
-        { "give_up_s",
-          "a stream without progress this long is reset, s",
-          [](C& c, S n, S v) { c.slep.give_up_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.slep.give_up_s); } },
-        { "keepalive_s",
-          "HELLO to a silent peer sharing streams, so its restart resets them (0 never), s",
-          [](C& c, S n, S v) { c.slep.keepalive_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.slep.keepalive_s); } },
-        { "early_data_s",
-          "stream data arriving before its open is kept this long, then refused, s",
-          [](C& c, S n, S v) { c.slep.early_data_s = seconds(n, v); },
-          [](const C& c) { return number_text(c.slep.early_data_s); } },
-        { "priority",
-          "5066 priority of streams whose port has none",
-          [](C& c, S n, S v) { c.slep.priority = uint8_t(option_uint(n, v, 15)); },
-          [](const C& c) { return std::to_string(c.slep.priority); } },
-    };
-    return t;
-}
-
-
-// "N" or "N-M", 1..65535.
-std::pair<uint16_t, uint16_t> port_range(const std::string& name, const std::string& w)
-{
-    const auto dash = w.find('-');
-    const auto low = option_uint(name, w.substr(0, dash), 65535);
-    const auto high = dash == std::string::npos ? low : option_uint(name, w.substr(dash + 1), 65535);
-    if (low == 0 || high < low)
-        throw std::invalid_argument(name + ": \"" + w + "\" is not a port 1-65535 or a range N-M");
-    return { uint16_t(low), uint16_t(high) };
-}
-
 } // namespace
-
-bool pep_destination_rule::allows(const pep_request& r) const
-{
-    if (r.destination.version != prefix.network.version || !prefix.contains(r.destination))
-        return false;
-    if (ports.empty())
-        return true;
-    return std::any_of(ports.begin(), ports.end(),
-                       [&](const auto& p) { return r.port >= p.first && r.port <= p.second; });
-}
-
-std::vector<pep_destination_rule> parse_destination_rules(const std::string& name,
-                                                          const std::string& text)
-{
-    std::vector<pep_destination_rule> out;
-    for (const auto& w : split_words(text, " \t\n")) {
-        const auto bad = [&] {
-            return std::invalid_argument(name + ": \"" + w +
-                                         "\" is not PREFIX[:PORTS] (10.78.0.0/24:80,443)");
-        };
-        std::string address, ports;
-        if (w[0] == '[') {
-            const auto close = w.find(']');
-            if (close == std::string::npos)
-                throw bad();
-            address = w.substr(1, close - 1);
-            std::string rest = w.substr(close + 1);
-            if (!rest.empty() && rest[0] == '/') {
-                const auto colon = rest.find(':');
-                address += rest.substr(0, colon);
-                rest = colon == std::string::npos ? "" : rest.substr(colon);
-            }
-            if (!rest.empty() && rest[0] != ':')
-                throw bad();
-            ports = rest.empty() ? "" : rest.substr(1);
-            if (!rest.empty() && ports.empty())
-                throw bad();
-        } else {
-            const auto slash = w.find('/');
-            const auto colon = slash != std::string::npos
-                                   ? w.find(':', slash)
-                                   : (std::count(w.begin(), w.end(), ':') == 1 ? w.find(':')
-                                                                              : std::string::npos);
-            address = w.substr(0, colon);
-            if (colon != std::string::npos) {
-                ports = w.substr(colon + 1);
-                if (ports.empty())
-                    throw bad();
-            }
-        }
-        const auto prefix = parse_ip_prefix(address);
-        if (!prefix)
-            throw bad();
-        pep_destination_rule r;
-        r.prefix = *prefix;
-        for (const auto& p : split_words(ports, ","))
-            r.ports.push_back(port_range(name, p));
-        out.push_back(r);
-    }
-    return out;
-}
-
-std::string to_text(const std::vector<pep_destination_rule>& rules)
-{
-    std::string out;
-    for (const auto& r : rules) {
-        out += (out.empty() ? "" : " ") + to_string(r.prefix);
-        for (size_t i = 0; i < r.ports.size(); ++i) {
-            out += (i ? "," : ":") + std::to_string(r.ports[i].first);
-            if (r.ports[i].second != r.ports[i].first)
-                out += "-" + std::to_string(r.ports[i].second);
-        }
-    }
-    return out;
-}
-
-const char* to_string(pep_status s)
-{
-    switch (s) {
-    case pep_status::connected: return "connected";
-    case pep_status::refused: return "refused";
-    case pep_status::unreachable: return "unreachable";
-    case pep_status::timed_out: return "timed_out";
-    case pep_status::forbidden: return "forbidden";
-    case pep_status::busy: return "busy";
-    case pep_status::bad_request: return "bad_request";
-    case pep_status::no_peer: return "no_peer";
-    }
-    return "unknown";
-}
-
-bytes encode(const pep_request& r)
-{
-    const size_t n = r.destination.version == 4 ? 4 : 16;
-    bytes b(4 + n);
-    b[0] = pep_protocol_version;
-    b[1] = r.destination.version;
-    b[2] = uint8_t(r.port >> 8);
-    b[3] = uint8_t(r.port);
-    std::copy(r.destination.octets.begin(), r.destination.octets.begin() + long(n), b.begin() + 4);
-    return b;
-}
-
-pep_request_parse parse_pep_request(const bytes& b)
-{
-    pep_request_parse out;
-    if (b.size() < 2)
-        return out;
-    if (b[0] != pep_protocol_version || (b[1] != 4 && b[1] != 6)) {
-        out.what = pep_request_parse::state::bad;
-        return out;
-    }
-    const size_t n = b[1] == 4 ? 4 : 16;
-    if (b.size() < 4 + n)
-        return out;
-    out.request.destination.version = b[1];
-    std::copy(b.begin() + 4, b.begin() + 4 + long(n), out.request.destination.octets.begin());
-    out.request.port = uint16_t(b[2] << 8 | b[3]);
-    out.length = 4 + n;
-    out.what = pep_request_parse::state::ok;
-    return out;
-}
-
-void set_pep_option(pep_config& c, const std::string& name, const std::string& value)
-{
-    set_option(table(), c, name, value, "PEP");
-}
-
-void set_pep_options(pep_config& c, const std::string& assignments)
-{
-    set_options(table(), c, assignments, "PEP");
-}
-
-std::string get_pep_option(const pep_config& c, const std::string& name)
-{
-    return find_option(table(), name, "PEP").get(c);
-}
-
-std::vector<pep_option> pep_options() { return option_rows<pep_config, pep_option>(table()); }
-
-// ---- the proxy ----------------------------------------------------------------------
 
 pep::pep(pep_config config) : d_cfg(std::move(config)), d_slep(d_cfg.slep)
 {
@@ -451,7 +72,8 @@ bool pep::peer_allowed(uint32_t node) const
     if (!d_cfg.allow_peers.empty())
         return d_cfg.allow_peers.count(node) > 0;
     const auto& e = d_cfg.peers.entries();
-    return std::any_of(e.begin(), e.end(), [&](const ip_route& r) { return r.node == node; });
+    return std::any_of(
+        e.begin(), e.end(), [&](const ip_route& r) { return r.node == node; });
 }
 
 bool pep::destination_allowed(const pep_request& r) const
@@ -463,8 +85,9 @@ bool pep::destination_allowed(const pep_request& r) const
     if (const auto block = reserved_block(r.destination)) {
         special = true;
         need = block->length;
-    } else if (std::find(d_local_addresses.begin(), d_local_addresses.end(), r.destination) !=
-               d_local_addresses.end()) {
+    } else if (std::find(d_local_addresses.begin(),
+                         d_local_addresses.end(),
+                         r.destination) != d_local_addresses.end()) {
         special = true;
         need = r.destination.version == 4 ? 32 : 128;
     }
@@ -481,15 +104,17 @@ bool pep::make_room(pep_connection except, double now)
     while (count >= cap) {
         auto victim = d_conns.end();
         for (auto it = d_conns.begin(); it != d_conns.end(); ++it)
-            if (it->first != except && it->second.last_activity + d_cfg.evict_idle_s <= now &&
+            if (it->first != except &&
+                it->second.last_activity + d_cfg.evict_idle_s <= now &&
                 (victim == d_conns.end() ||
                  it->second.last_activity < victim->second.last_activity))
                 victim = it;
         if (victim == d_conns.end())
             return false;
         d_counters.evicted += 1;
-        notice_once("evict", "at " + std::to_string(cap) +
-                                 " connections: resetting the longest idle to make room");
+        notice_once("evict",
+                    "at " + std::to_string(cap) +
+                        " connections: resetting the longest idle to make room");
         drop(victim->first, true, true, now);
         count -= 1;
     }
@@ -521,13 +146,15 @@ void pep::tcp_action(pep_action::kind k, pep_connection c, pep_status st)
 
 bool pep::port_allowed(uint16_t port) const
 {
-    return !d_cfg.deny_ports.count(port) && (d_cfg.allow_ports.empty() || d_cfg.allow_ports.count(port));
+    return !d_cfg.deny_ports.count(port) &&
+           (d_cfg.allow_ports.empty() || d_cfg.allow_ports.count(port));
 }
 
 size_t pep::connections_to_port(uint16_t port) const
 {
-    return size_t(std::count_if(d_conns.begin(), d_conns.end(),
-                                [&](const auto& kv) { return kv.second.stats.destination.port == port; }));
+    return size_t(std::count_if(d_conns.begin(), d_conns.end(), [&](const auto& kv) {
+        return kv.second.stats.destination.port == port;
+    }));
 }
 
 pep_connection pep::accept(const pep_request& destination, double now)
@@ -544,7 +171,8 @@ pep_connection pep::accept(const pep_request& destination, double now)
     if (!port_allowed(destination.port))
         return refuse(pep_status::forbidden);
     const auto limit = d_cfg.port_limits.find(destination.port);
-    if ((limit != d_cfg.port_limits.end() && connections_to_port(destination.port) >= limit->second) ||
+    if ((limit != d_cfg.port_limits.end() &&
+         connections_to_port(destination.port) >= limit->second) ||
         !make_room(id, now))
         return refuse(pep_status::busy);
     const ip_route* route = d_cfg.peers.lookup(destination.destination);
@@ -704,7 +332,8 @@ bytes pep::take_tcp_data(pep_connection id, size_t max, double now)
         return out; // the destination is not connected yet
     const size_t want = std::min(max, d_cfg.read_chunk);
     const size_t from_header = std::min(want, c.header.size());
-    out.assign(c.header.begin(), c.header.begin() + long(from_header)); // bytes read past the header
+    out.assign(c.header.begin(),
+               c.header.begin() + long(from_header)); // bytes read past the header
     c.header.erase(c.header.begin(), c.header.begin() + long(from_header));
     if (out.size() < want && d_slep.exists(c.stream)) {
         bytes more = d_slep.read(c.stream, want - out.size(), now);
@@ -715,7 +344,8 @@ bytes pep::take_tcp_data(pep_connection id, size_t max, double now)
         (c.stats.near ? c.stats.bytes_down : c.stats.bytes_up) += out.size();
         (c.stats.near ? d_counters.bytes_down : d_counters.bytes_up) += out.size();
     }
-    if (c.header.empty() && d_slep.exists(c.stream) && d_slep.eof(c.stream) && !c.finish_sent) {
+    if (c.header.empty() && d_slep.exists(c.stream) && d_slep.eof(c.stream) &&
+        !c.finish_sent) {
         c.finish_sent = true;
         tcp_action(pep_action::kind::finish, id);
     }
@@ -740,7 +370,10 @@ void pep::connect_failed(pep_connection id, pep_status why, double now)
     if (it == d_conns.end() || it->second.stats.near || it->second.status_sent)
         return;
     d_counters.connect_failures += 1;
-    far_status(id, it->second, why == pep_status::connected ? pep_status::unreachable : why, now);
+    far_status(id,
+               it->second,
+               why == pep_status::connected ? pep_status::unreachable : why,
+               now);
     collect(now);
 }
 
@@ -810,7 +443,10 @@ void pep::service(pep_connection id, double now)
             const uint8_t st = c.header[1];
             c.header.clear();
             if (st != uint8_t(pep_status::connected)) {
-                fail(id, st <= uint8_t(pep_status::no_peer) ? pep_status(st) : pep_status::bad_request, now);
+                fail(id,
+                     st <= uint8_t(pep_status::no_peer) ? pep_status(st)
+                                                        : pep_status::bad_request,
+                     now);
                 return;
             }
             c.header_done = true;
@@ -900,7 +536,8 @@ void pep::collect(double now)
                 } else {
                     d_counters.peers_refused += 1;
                     notice_once("peer " + dl::address_to_string(e.node),
-                                "dropped a datagram from node " + dl::address_to_string(e.node) +
+                                "dropped a datagram from node " +
+                                    dl::address_to_string(e.node) +
                                     ": not an allowed peer (allow_peers)");
                 }
                 break;
@@ -909,8 +546,8 @@ void pep::collect(double now)
                 // driver's own reconnection as well as through this kernel's timer.
                 if (d_rebind_wait > 0) {
                     d_counters.rebinds += 1;
-                    d_actions.notices.push_back("bound SAP " + std::to_string(d_cfg.slep.sap) +
-                                                " again");
+                    d_actions.notices.push_back(
+                        "bound SAP " + std::to_string(d_cfg.slep.sap) + " again");
                 }
                 d_rebind_wait = 0;
                 break;
@@ -919,12 +556,13 @@ void pep::collect(double now)
                     // The node dropped the SAP (another client took it, or refused the
                     // bind) while the SIS connection stayed: bind again, backing off.
                     constexpr double first_s = 5, most_s = 300;
-                    d_rebind_wait = d_rebind_wait > 0 ? std::min(2 * d_rebind_wait, most_s) : first_s;
+                    d_rebind_wait =
+                        d_rebind_wait > 0 ? std::min(2 * d_rebind_wait, most_s) : first_s;
                     d_rebind_at = now + d_rebind_wait;
                     d_actions.notices.push_back(
                         "the node dropped SAP " + std::to_string(d_cfg.slep.sap) +
-                        (e.text.empty() ? "" : " (" + e.text + ")") + ": binding again in " +
-                        number_text(d_rebind_wait) + " s");
+                        (e.text.empty() ? "" : " (" + e.text + ")") +
+                        ": binding again in " + number_text(d_rebind_wait) + " s");
                 }
                 break;
             case K::incoming:
@@ -972,11 +610,14 @@ void pep::collect(double now)
                     c.stream_open = false;
                     d_counters.resets_from_peer += 1;
                     if (c.stats.near && !c.header_done) {
-                        // The far proxy never answered the open (SAP not bound, timed out).
+                        // The far proxy never answered the open (SAP not bound, timed
+                        // out).
                         d_counters.failed += 1;
-                        tcp_action(pep_action::kind::failed, id,
-                                   e.reason == slep_reset_reason::refused ? pep_status::no_peer
-                                                                          : pep_status::unreachable);
+                        tcp_action(pep_action::kind::failed,
+                                   id,
+                                   e.reason == slep_reset_reason::refused
+                                       ? pep_status::no_peer
+                                       : pep_status::unreachable);
                         tcp_action(pep_action::kind::closed, id);
                         d_counters.closed += 1;
                         d_conns.erase(id);
@@ -999,7 +640,8 @@ void pep::on_timer(double now)
     for (auto& [id, c] : d_conns) {
         if (c.stats.near && !c.stream_open && c.open_at <= now)
             to_open.push_back(id);
-        if (!c.stats.near && c.connect_deadline >= 0 && c.connect_deadline <= now && !c.status_sent)
+        if (!c.stats.near && c.connect_deadline >= 0 && c.connect_deadline <= now &&
+            !c.status_sent)
             timed_out.push_back(id);
         if (c.last_activity + d_cfg.idle_timeout_s <= now)
             idle.push_back(id);
@@ -1019,7 +661,8 @@ void pep::on_timer(double now)
         }
     if (d_rebind_at >= 0 && d_rebind_at <= now && d_sis_up) {
         d_rebind_at = -1;
-        d_actions.notices.push_back("binding SAP " + std::to_string(d_cfg.slep.sap) + " again");
+        d_actions.notices.push_back("binding SAP " + std::to_string(d_cfg.slep.sap) +
+                                    " again");
         d_slep.start(now);
     }
     d_slep.on_timer(now);
@@ -1047,7 +690,8 @@ void pep::listen_datagrams(uint8_t address)
         d_slep.listen(address);
 }
 
-void pep::send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now)
+void pep::send_datagram(
+    uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now)
 {
     d_now = now;
     d_slep.send_reliable(node, to, from, data, false, now);

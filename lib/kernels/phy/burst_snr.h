@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* The SNR a serial-tone receiver reports for a whole burst (issue 25 part 5).
+/* The SNR a serial-tone receiver reports for a whole burst.
  *
  * The known-symbol error power is taken in chunks of 64 known symbols (27-250 ms:
  * short against the fades of the F.1487 channels, long enough that noise alone moves a
@@ -30,8 +30,8 @@
  * The recent report: the same mean over the chunks of the burst's last recent_window_s
  * seconds. A burst lasts up to 127 s and the mode can change only between bursts, so a
  * burst across a rise in SNR would otherwise advise from the mean of both levels, and
- * its sender spend one more whole burst below the mode the channel now holds (issue 25
- * part 5: 128 s in 4800S after a rise to 25 dB, docs/simulator-design.md). The rate
+ * its sender spend one more whole burst below the mode the channel now holds
+ * (docs/simulator-design.md, "Automatic data rate"). The rate
  * policy steps down on the whole burst's report and up on the recent one. */
 #ifndef HFSTACK_KERNELS_PHY_BURST_SNR_H
 #define HFSTACK_KERNELS_PHY_BURST_SNR_H

@@ -73,18 +73,17 @@ struct m110a_receiver_config {
     // again with the decoder's decisions in place of the equaliser's own (about twice
     // the work); 1: one pass; 3 or more: again on the previous pass's decisions, but
     // only while they still change (a pass on the same decisions would repeat the last),
-    // so the passes beyond the second cost little where the decoder is already right.
-    // 4: 2400S on F.1487 poor at 17 dB, seeds 1-3, 214 bit errors against 504 with 2;
-    // docs/modem-design.md.
+    // so the passes beyond the second cost little where the decoder is already right;
+    // 4 repairs fading blocks 2 does not (docs/modem-design.md, "Where fading still
+    // fails, and what comes next").
     unsigned decoder_passes = 4;
     // The decoder-aided passes' decisions in the channel tracker. true: from the
     // max-log BCJR's a posteriori LLRs of the coded bits, each symbol's mean point
     // (cancelled as past symbol, and regressed on) weighted by the probability that it
     // is as decided, so the symbols the decoder itself doubts, where a fade lost them,
     // pull the channel estimate little; false: every re-encoded Viterbi decision as
-    // good as known. F.1487 poor, 300 s: 2400S at 17 dB, seeds 1-3, 214 -> 184 wrong
-    // bits; 1200S at 10 dB 1723 -> 1508; long interleavers unchanged
-    // (docs/modem-design.md).
+    // good as known. True errs less on fading with short interleavers
+    // (docs/modem-design.md, "Where fading still fails, and what comes next").
     bool soft_decoder_feedback = true;
     bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
     double max_burst_s = 3600;        // a burst longer than this is cut

@@ -14,41 +14,41 @@ namespace gr {
 namespace hfstack {
 namespace phy {
 
+unsigned m110a_mode::user_bps() const { return waveform->user_bps; }
+
+double m110a_mode::frame_s() const
+{
+    return (waveform->unknown_symbols + waveform->known_symbols) / m110a_symbol_rate;
+}
+
 std::string m110a_mode::name() const
 {
-    if (user_bps == 4800)
+    if (user_bps() == 4800)
         return "4800U";
     const char* il = interleaver == m110a_interleaver::zero    ? "Z"
                      : interleaver == m110a_interleaver::short_ ? "S"
                                                                 : "L";
-    return std::to_string(user_bps) + il;
+    return std::to_string(user_bps()) + il;
 }
 
 std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver interleaver)
 {
     m110a_mode m;
-    m.user_bps = user_bps;
     m.interleaver = interleaver;
     if (user_bps == 4800) { // uncoded, never interleaved: padded to single frames
         if (interleaver != m110a_interleaver::zero)
             return std::nullopt;
-        const m110a_waveform& w = *m110a_waveform_by_name("4800U");
-        m.preamble_segments = w.preamble_segments;
-        m.unknown_symbols = w.unknown_symbols;
-        m.known_symbols = w.known_symbols;
+        m.waveform = m110a_waveform_by_name("4800U");
         m.frames_per_block = 1;
         return m;
     }
-    // Frame layout from the waveform table (m110a_waveform.h); zero interleave keeps the
-    // short mode's frames.
+    // Zero interleave keeps the short mode's frames.
     const m110a_interleaver table_interleaver =
         interleaver == m110a_interleaver::long_ ? m110a_interleaver::long_ : m110a_interleaver::short_;
     for (const m110a_waveform& w : m110a_waveforms()) {
         if (w.user_bps != user_bps || w.interleaver != table_interleaver)
             continue;
-        m.unknown_symbols = w.unknown_symbols;
-        m.known_symbols = w.known_symbols;
-        m.preamble_segments = w.preamble_segments;
+        m.waveform = &w;
         if (interleaver == m110a_interleaver::zero) {
             // Not interleaved: padded to the fewest frames holding whole user bits (one
             // frame, except two at 150 bps, where a frame carries 2.5 bits).
@@ -66,7 +66,7 @@ std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver in
 waveform_timing m110a_mode::timing() const
 {
     waveform_timing w;
-    w.preamble_s = preamble_segments * m110a_segment_s;
+    w.preamble_s = waveform->preamble_segments * m110a_segment_s;
     // A frame of the 75 bps mode carries one user bit; others carry whole numbers too.
     w.unit_bits = size_t(std::lround(unit_bits()));
     w.unit_s = unit_s();

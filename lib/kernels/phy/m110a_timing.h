@@ -9,8 +9,8 @@
  * segments, frames of unknown (data) and known (probe) symbols at 2400 Bd, interleaver
  * blocks, and the end-of-message sequence with the coder flush.
  *
- * Constants: ../shared/spec/m110a.json (sections physical, preamble, modes, interleaver,
- * eom_and_flush), all tagged V there except the length of the flush, see below. This
+ * Constants: MIL-STD-188-110A/B (preamble, modes, interleaver, EOM and flush), all
+ * verified against it except the length of the flush, see below. This
  * file is the one place the modems and the node's air-time model take them from. */
 #ifndef HFSTACK_KERNELS_PHY_M110A_TIMING_H
 #define HFSTACK_KERNELS_PHY_M110A_TIMING_H
@@ -35,21 +35,24 @@ constexpr unsigned m110a_eom_bits = 32;         // 0x4B65A5B2
 // recordings cannot tell flush from fill. Counted in user bits, before the FEC.
 constexpr unsigned m110a_flush_bits = 144;
 
+struct m110a_waveform;
+
+// A mode's air-time shape: the 110A mode whose frames it sends (m110a_waveform.h; zero
+// interleave sends the short mode's frames, not interleaved) and how many frames a unit
+// it is padded to holds.
 struct m110a_mode {
-    unsigned user_bps = 0;         // 75 .. 2400, or 4800 (uncoded)
+    const m110a_waveform* waveform = nullptr;
     m110a_interleaver interleaver = m110a_interleaver::short_;
-    unsigned preamble_segments = 0; // 3 (zero, short) or 24 (long)
-    unsigned unknown_symbols = 0;  // per frame
-    unsigned known_symbols = 0;    // per frame (probe)
     unsigned frames_per_block = 0; // frames per interleaver block (when not interleaved:
                                    // the fewest frames holding whole user bits)
 
-    double frame_s() const { return (unknown_symbols + known_symbols) / m110a_symbol_rate; }
+    unsigned user_bps() const; // 75 .. 2400, or 4800 (uncoded)
+    double frame_s() const;
     // Unit the transmission is padded to: one interleaver block, or the frames above
     // when the data is not interleaved (zero interleaver, 4800 bps uncoded).
     double unit_s() const { return frames_per_block * frame_s(); }
     // User bits carried by one unit.
-    double unit_bits() const { return user_bps * unit_s(); }
+    double unit_bits() const { return user_bps() * unit_s(); }
     std::string name() const; // "2400S", "600L", "1200Z", "4800U"
     waveform_timing timing() const;
 };

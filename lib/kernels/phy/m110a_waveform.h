@@ -6,7 +6,7 @@
 
 /* MIL-STD-188-110A/B serial-tone waveform definitions (the 75-2400 bps part of
  * STANAG 4539 and 4800 bps uncoded): the mode table and every wire constant the modem
- * needs. Source: shared/spec/m110a.json (all tagged V there unless noted here);
+ * needs, all verified against the standard unless noted here;
  * m110a_timing takes its frame layout from this table, so the modem and the node's
  * air-time model cannot disagree.
  *

@@ -77,11 +77,10 @@ struct m110c_receiver_config {
     // N > 1: each interleaver block is equalised N - 1 times more, each time with the
     // decoder's decisions from the pass before in place of the equaliser's own (as in
     // the 110A receiver, which makes one such pass); 1: one pass. A third pass still
-    // pays on fading (6400L, F.1487 poor, 22 dB: 3.4e-4 with two, 2.2e-5 with three).
+    // pays on fading (docs/modem-design.md, "The channel between the mini-probes").
     unsigned decoder_passes = 3;
     // 64QAM (9600 bps, 12800U) instead: solutions twice as often, one pass fewer, for
-    // about the same work (F.1487 poor, 9600L at 32 dB, 300 s: 9.3e-3 and 3.3e-4 with
-    // 24 and three passes, 2.0e-4 and 1.3e-4 with these; seeds 5 and 1).
+    // about the same work and fewer errors on fading (same section).
     unsigned qam64_solve_interval = 12;
     unsigned qam64_decoder_passes = 2;
     // true: the channel under each data frame is interpolated (Lagrange, in time) from
@@ -97,8 +96,7 @@ struct m110c_receiver_config {
     // true: the equaliser's MMSE solution, error variance and whole-span LMS step take
     // the QAM data at their own mean power (0.78/0.65/0.58 of the probes'); false: at
     // the probes' (unit), which under-weighs the noise in fades and slows the path
-    // watch (F.1487 poor, 9600L at 28 dB, 300 s, seed 2: 14115 and 3 bit errors; at
-    // 30 dB seeds 2 and 11, 8435 and 21420 with the MMSE change alone, 0 and 54).
+    // watch (docs/modem-design.md, "QAM amplitude, SNR reference and bytes_bad").
     bool weigh_data_power = true;
     // A decoded block whose reliability (m110c_block_decoder::reliability(): minus the
     // natural log of its expected wrong bits, at most 0 where the decoder's paths do

@@ -10,8 +10,9 @@
  * re-inserted after every 72 frames, interleaver blocks of 1-72 frames, and the
  * end-of-message sequence.
  *
- * Constants: ../shared/spec/m110c_appc.json (physical, rate_code, interleaver_code,
- * frame, preamble, fec, interleaver, eom). Readings of constants the spec marks `?`:
+ * Constants: MIL-STD-188-110C Appendix C (rate and interleaver codes, frame, preamble,
+ * FEC, interleaver, EOM). Readings of constants the standard leaves uncertain
+ * (docs/modem-design.md, "Readings of the uncertain constants (App C)"):
  *  - EOM: the 110A/App D 32-bit EOM (recommended reading); m110c_eom_bits is the knob.
  *  - No flush bits: the code is tail-biting per interleaver block (App D says so; gr110c
  *    decodes App C blocks the same way).

@@ -6,13 +6,14 @@
 
 /* STANAG 4539 high-rate waveform (MIL-STD-188-110B/C Appendix C) definitions: every wire
  * constant the transmitter and receiver need beyond the frame timing of m110c_timing.
- * Source: shared/spec/m110c_appc.json; known answers in test_vectors.json.
+ * Source: MIL-STD-188-110C Appendix C and its known answers.
  *
  * Symbols of the preamble and the mini-probes are 8PSK symbol numbers 0..7 (symbol s at
  * phase s * 45 degrees), as are the PSK data symbols before they become points. QAM
  * symbols are numbers 0 .. 2^N - 1 into the constellation tables, whose coordinates
  * are the standard's and are sent as printed: outer points at amplitude 1, the scale
- * of the PSK probes and preamble (../shared/spec/README.md, "QAM amplitude"; tag S).
+ * of the PSK probes and preamble (docs/modem-design.md, "QAM amplitude, SNR reference
+ * and bytes_bad").
  *
  * Readings of constants the spec tags `?` or S (docs/modem-design.md, App C section):
  *  - data scrambler register orientation: reading A (the one decoding off-air App C);

@@ -165,9 +165,9 @@ struct m110d_receiver_config {
     // sweeping at a steady rate is followed without lag (D.6.5, +-75 Hz at 3.5 Hz/s:
     // WN10 at 24 dB lost every burst with the first-order loop on decisions alone between
     // probes, none with this one; with interpolate_probes either loop loses none),
-    // but on the poor channel it costs errors (WN8/3kHz/L at 25 dB, 120 s, seeds 1-4:
-    // 96, 194, 110, 247 wrong bits with the first-order loop, 3990, 223, 3718, 147 with
-    // it). false (default): the App C receiver's first-order loop.
+    // but on the poor channel it costs errors (docs/modem-design.md, "Speed with the
+    // STANAG 4539 receivers listening too, and the Doppler tests").
+    // false (default): the App C receiver's first-order loop.
     bool follow_frequency_rate = false;
     // WN0: each Walsh symbol decided as a whole (the four patterns' log-likelihoods from
     // its 32 chips' windows despread on every tracked path, coherently with the tracked
@@ -187,8 +187,8 @@ struct m110d_receiver_config {
     // WN0 (with wn0_symbol_decisions): each interleaver block read again once decoded,
     // every Walsh symbol on the channel measured over the decoded chips of the symbols
     // either side of it (up to 3 each way, on the same sample grid; not its own), on the
-    // positions the tracker follows, then decoded again (F.1487 poor at -2 dB, six
-    // seeds of 300 s: 3 wrong bits in 66960 without, none with).
+    // positions the tracker follows, then decoded again (docs/modem-design.md, "WN0 at
+    // its rows: Walsh symbols decided whole").
     bool wn0_decoder_pass = true;
     // WN0: a Walsh symbol whose log-likelihood leads the next pattern's by less than
     // this goes to the tracker as decided chips (decision_weight), not known ones.
@@ -258,7 +258,8 @@ using m110d_burst = m110c_burst;
 // margin the 3 kHz receiver's 13 held over its 4.8: 13 at 3 kHz (5.4 ms, as before), 18
 // at 6, 23 at 9, 28 at 12, 47 at 24 and 85 at 48 kHz (1.8 ms of margin at 3 kHz, 0.17 ms
 // at 48). With 13 at 12 kHz (1.35 ms) the second path was missed: WN6/12kHz/L at 16 dB
-// on F.1487 poor, 127,393 of 256,000 bits wrong (docs/modem-design.md, issue 24).
+// on F.1487 poor, nearly half the bits wrong (docs/modem-design.md, "Receiver speed and
+// the equaliser's span per bandwidth").
 unsigned m110d_delay_spread_symbols(unsigned bandwidth_khz, double delay_spread_ms = 2.0);
 
 class m110d_receiver

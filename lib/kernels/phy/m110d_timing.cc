@@ -27,7 +27,7 @@ struct row {
     unsigned input_bits[4];               // user bits per block, US S M L
 };
 
-// Generated from ../shared/spec/m110d_waveforms.csv (rows without a rate, WN4 at 9 and
+// Appendix D's waveform table, every bandwidth x WN (rows without a rate, WN4 at 9 and
 // 18 kHz, left out): bw_khz, wn, bps, U, K, bits/symbol, code rate, frames, input bits.
 // clang-format off
 constexpr row rows[] = {

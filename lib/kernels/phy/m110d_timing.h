@@ -10,11 +10,11 @@
  * and K probe symbols at 800 Bd per kHz grouped into interleaver blocks, the data
  * padded with the end of message and zeros to a whole block.
  *
- * Constants: ../shared/spec/m110d_appd.json (bandwidths, waveform_numbers, frame,
- * mini_probes, interleaver, preamble, eom_eot, fec) and ../shared/spec/m110d_waveforms.csv
- * (U, K, frames and input bits per block for every bandwidth x WN, generated into
- * m110d_timing.cc). Rates, U/K and 3 kHz interleavers are tagged V; the other
- * bandwidths' interleaver sizes S (one source, every cell passes the size x code rate
+ * Constants: MIL-STD-188-110D Appendix D (bandwidths, waveform numbers, frame,
+ * mini-probes, interleaver, preamble, EOM/EOT, FEC) and its waveform table (U, K,
+ * frames and input bits per block for every bandwidth x WN, in m110d_timing.cc). Rates,
+ * U/K and 3 kHz interleavers are verified; the other bandwidths' interleaver sizes
+ * come from one source (every cell passes the size x code rate
  * and nominal-rate checks, which m110d_timing.cc repeats at compile time).
  *
  * Shape of one transmission, as modelled here:

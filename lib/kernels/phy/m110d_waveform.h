@@ -6,16 +6,17 @@
 
 /* STANAG 5069 waveforms (MIL-STD-188-110D Appendix D) definitions: every wire constant a
  * transmitter and receiver need beyond the frame timing of m110d_timing.h.
- * Source: ../shared/spec/m110d_appd.json, m110d_waveforms.csv, m110d_qam256.csv; known
- * answers in test_vectors.json. The tables cover every bandwidth (3-48 kHz); the known
- * answers are 3 kHz ones, the other bandwidths are checked for consistency (code rate
- * in D-L, probe in D-XXI, length as m110d_timing) and loopback.
+ * Source: MIL-STD-188-110D Appendix D, its waveform and 256QAM tables, and its known
+ * answers (docs/modem-design.md, "Readings of the uncertain constants (App D)"). The
+ * tables cover every bandwidth (3-48 kHz); the known answers are 3 kHz ones, the other
+ * bandwidths are checked for consistency (code rate in D-L, probe in D-XXI, length as
+ * m110d_timing) and loopback.
  *
  * Symbols of the preamble and of the PSK data are 8PSK symbol numbers 0..7 (symbol s at
  * phase s * 45 degrees); QAM symbols are numbers into the constellation tables, whose
  * points are sent as printed beside the unit-amplitude probes and preamble, not
- * rescaled to unit mean power (../shared/spec/README.md, "QAM amplitude"; the rule App C
- * follows). Mini-probes are complex points: the Frank bases are not all 8PSK.
+ * rescaled to unit mean power (the rule App C follows; docs/modem-design.md, "QAM
+ * amplitude, SNR reference and bytes_bad"). Mini-probes are complex points: the Frank bases are not all 8PSK.
  *
  * Shape of a transmission (m110d_timing.h counts the same):
  *   preamble: [TLC: N blocks] [super-frame] x M, every part a sequence of Walsh symbols

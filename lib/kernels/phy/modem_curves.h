@@ -4,7 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Our STANAG 4539 modems' measured curves (issue 25), as data.
+/* Our STANAG 4539 modems' measured curves, as data (docs/simulator-design.md, "Our
+ * modems' curves").
  *
  * bench/s4539_curves.py measures every mode with bench_s4539_modem on AWGN and fading
  * channels and writes lib/kernels/sim/modem_curves.csv; bench_curve_fit fits the

@@ -442,6 +442,41 @@ reencoding_agreement agreement_of(const std::vector<float>& llr,
     return a;
 }
 
+namespace {
+// Once a burst has told the readings apart, a first block is taken under the reading in
+// use when the LLR weight its decoded bits, coded again, disagree with is at most this
+// many times what the LLRs expect wrong, plus this share of their weight; else (and
+// before) the other reading is tried too and the one disagreeing less kept.
+constexpr double scrambler_expected_factor = 1.25;
+constexpr double scrambler_margin = 0.002;
+// ... and when the LLRs themselves expect at most this share of their weight wrong. A
+// wrong reading can pass the test above on LLRs that doubt enough (at 40 dB, WN4 and
+// WN9 US: wrong 0.6 % and 1.4 %, expected 0.56 % and 1.4 %; the right reading's
+// expected share there is 1e-20 or less): such a block is tried under the other too.
+constexpr double scrambler_sure_share = 0.001;
+// ... and a burst tells the readings apart when the other's share is over twice this
+// one's plus this (35 dB, WN3 and WN8: 0 against 0.02-0.17).
+constexpr double scrambler_apart = 0.005;
+} // namespace
+
+x9_orientation scrambler_reading_judge::judge(x9_orientation in_use,
+                                              const reencoding_agreement& agreement)
+{
+    const double wrong = agreement.wrong, expected = agreement.expected,
+                 size = agreement.weight;
+    const unsigned mine = in_use == x9_orientation::a ? 0 : 1, other = 1 - mine;
+    score_[mine] = size > 0 ? wrong / size : 1.0;
+    tried_[mine] = true;
+    // Until a burst has told the readings apart, both are tried.
+    const bool fits = settled_ && expected <= scrambler_sure_share * size &&
+                      wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
+    if (!fits && (!tried_[other] || score_[other] < score_[mine]))
+        return other == 0 ? x9_orientation::a : x9_orientation::b;
+    if (tried_[other] && score_[other] >= 2 * score_[mine] + scrambler_apart)
+        settled_ = true;
+    return in_use;
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

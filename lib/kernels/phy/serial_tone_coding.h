@@ -12,8 +12,9 @@
  *  - the K = 7 (133, 171) and K = 9 (561, 753) convolutional codes (octal, most
  *    significant bit = the newest input bit, T1 sent first), coded tail-biting per block,
  *    and a soft Viterbi decoder for such blocks.
- * Sources: ../shared/spec/m110c_appc.json, m110d_appd.json (data_scrambler, interleaver,
- * fec). Readings of the constants tagged `?` are the enums below, recommended first. */
+ * Sources: MIL-STD-188-110C App C and 110D App D (data scrambler, interleaver, FEC).
+ * Readings of the constants they leave uncertain are the enums below, recommended first
+ * (docs/modem-design.md, "Interoperability"). */
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 
@@ -89,6 +90,26 @@ struct reencoding_agreement {
 };
 reencoding_agreement agreement_of(const std::vector<float>& llr,
                                   const std::vector<uint8_t>& channel_bits);
+
+// find_scrambler, for the App C and App D receivers: the x^9 reading a burst's first
+// block is taken under. A wrong reading leaves LLRs of noise that the Viterbi still fits
+// in part, so the share of LLR weight the decoded bits coded again disagree with is
+// compared between the readings, unless a burst has told them apart and the block fits
+// the reading in use on sure LLRs.
+class scrambler_reading_judge
+{
+public:
+    // A new burst: neither reading tried on it yet.
+    void start_burst() { tried_[0] = tried_[1] = false; }
+    // The reading the block decoded under `in_use` with `agreement` is to be taken under:
+    // in_use, or the other, to be tried (again) on the burst from its preamble.
+    x9_orientation judge(x9_orientation in_use, const reencoding_agreement& agreement);
+
+private:
+    double score_[2] = { 0, 0 };
+    bool tried_[2] = { false, false };
+    bool settled_ = false; // a burst has told the readings apart
+};
 
 // Finds a burst's tail-biting phase from where its EOM lands, for the App C and App D
 // receivers (docs/modem-design.md, "Interoperability"). Every phase decodes to the same

@@ -5,7 +5,7 @@
  */
 
 /* What our receivers report as a burst's SNR against the true SNR, per mode, from the
- * measured curves (phy/modem_curves.h, issue 25 part 3).
+ * measured curves (phy/modem_curves.h).
  *
  * The receivers estimate SNR from their decisions, so the report is biased, and for
  * the App C modes far from linear: on F.1487 poor, 9600L reports about 15 dB at a true
@@ -24,9 +24,9 @@
  * slope 1 from its end point (a constant bias): the measurements say nothing there.
  * The spread of single reports is the mean of the points' (bench_s4539_modem's bursts,
  * seconds / bursts long, about 11 s). A report is the burst's mean (phy/burst_snr.h);
- * points measured before issue 25 part 5 hold the reports of a look at the burst's end
- * (3-4 dB of spread on fading whatever the burst's length), and their run's row in the
- * data says so (docs/simulator-design.md).
+ * older points hold the reports of a look at the burst's end (3-4 dB of spread on
+ * fading), and their run's row in the data says so (docs/simulator-design.md, "Our
+ * modems' curves").
  */
 #ifndef HFSTACK_KERNELS_PHY_SNR_REPORT_MAP_H
 #define HFSTACK_KERNELS_PHY_SNR_REPORT_MAP_H

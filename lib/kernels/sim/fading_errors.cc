@@ -6,7 +6,7 @@
 
 #include "fading_errors.h"
 
-#include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -189,7 +189,7 @@ std::vector<mode_model> build_mode_models()
     std::vector<mode_model> out;
     for (const std::string& mode : data.modes_on("awgn")) {
         const phy::modem_curve_fit* fit = data.fit_of(mode);
-        const auto timing = phy::s4539_timing(mode);
+        const auto timing = phy::waveform_timing_by_name(mode);
         if (!fit || !timing)
             continue;
         mode_model m{ mode,

@@ -5,7 +5,7 @@
  */
 
 /* A simulated IP host behind the IP client, as a SIS application for the virtual-time
- * simulator (sim/scenario.h): the IP client kernel (net/ip_client.h) carries its
+ * simulator (traffic/scenario.h): the IP client kernel (net/ip_client.h) carries its
  * datagrams, and a minimal host stack makes and answers the traffic of anchors.md
  * section C: ICMP echo (ping, 56 data bytes as Linux's ping sends) and DNS-like
  * request/response over UDP port 53 (a 33-byte question, a 49-byte answer, the sizes of
@@ -19,7 +19,7 @@
 #define HFSTACK_KERNELS_TRAFFIC_IP_HOST_H
 
 #include "net/ip_client.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "sis_application.h"
 
 #include <limits>

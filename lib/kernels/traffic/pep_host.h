@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Simulated TCP ends behind HF-PEPs, for the virtual-time simulator (sim/scenario.h):
+/* Simulated TCP ends behind HF-PEPs, for the virtual-time simulator (traffic/scenario.h):
  * the measurement of anchors.md section D as the seed's test tool made it. On the
  * client's node a host connects to a server behind the far proxy (the near proxy
  * answers the handshake at once), sends N bytes, waits for a two-byte confirmation,
@@ -16,7 +16,7 @@
 #define HFSTACK_KERNELS_TRAFFIC_PEP_HOST_H
 
 #include "net/pep.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "sis_application.h"
 
 #include <limits>

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* What the simulator (sim/scenario.h) and hfstack-console drive: one SIS client
+/* What the simulator (traffic/scenario.h) and hfstack-console drive: one SIS client
  * application, sans-IO. The test client (test_client.h) is one; the IP client and the
  * HF-PEP of later issues plug in the same way.
  *

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Python bindings of the simulator (sim/scenario.h) and the test client
+/* Python bindings of the simulator (traffic/scenario.h) and the test client
  * (traffic/test_client.h), in the submodule hfstack.sim: hfstack-sim runs scenarios,
  * hfstack-console drives the same test client over a live SIS connection.
  * Hand-written: these kernels are not public block headers. */
@@ -15,7 +15,7 @@
 #include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
 #include "phy/waveform_modes.h"
-#include "sim/scenario.h"
+#include "traffic/scenario.h"
 #include "traffic/ip_host.h"
 #include "traffic/pep_host.h"
 #include "traffic/test_client.h"
@@ -175,7 +175,7 @@ void bind_sim(py::module& m)
         .value("throughput", test_kind::throughput)
         .value("none", test_kind::none);
 
-    py::class_<scenario_config>(m, "scenario_config", "One simulator run (sim/scenario.h)")
+    py::class_<scenario_config>(m, "scenario_config", "One simulator run (traffic/scenario.h)")
         .def(py::init<>())
         .def_readwrite("test", &scenario_config::test)
         .def_readwrite("mode", &scenario_config::mode)

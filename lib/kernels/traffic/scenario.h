@@ -17,9 +17,12 @@
  *   overall  from the sender's first U_PDU to the end of the run;
  *   steady   between the first and the last delivery, counting the bytes delivered
  *            after the first one: the figure "after the server queue fills" of
- *            anchors.md A, which starts and ends on a transmission boundary. */
-#ifndef HFSTACK_KERNELS_SIM_SCENARIO_H
-#define HFSTACK_KERNELS_SIM_SCENARIO_H
+ *            anchors.md A, which starts and ends on a transmission boundary.
+ *
+ * It lives with the traffic it runs (above sim/, whose network it drives); its names stay
+ * in namespace sim, as hfstack-sim and the Python bindings call them. */
+#ifndef HFSTACK_KERNELS_TRAFFIC_SCENARIO_H
+#define HFSTACK_KERNELS_TRAFFIC_SCENARIO_H
 
 #include "dl/node_engine.h"
 #include "phy/transmission_time.h"

@@ -8,6 +8,7 @@
 
 #include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
+#include "phy/waveform_modes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -58,10 +59,8 @@ double utilisation(uint64_t bytes, double seconds, double bps)
 
 phy::waveform_timing waveform_for(const std::string& mode_name)
 {
-    if (const auto w = phy::s4539_timing(mode_name))
+    if (const auto w = phy::waveform_timing_by_name(mode_name))
         return *w;
-    if (const auto m = phy::m110d_mode_by_name(mode_name))
-        return m->timing();
     throw std::invalid_argument("mode '" + mode_name +
                                 "' is neither a STANAG 4539 mode (e.g. 75L, 1200S, 9600VS, "
                                 "9600VL, 4800U) nor a STANAG 5069 one (e.g. WN12/48kHz/US)");
@@ -69,8 +68,8 @@ phy::waveform_timing waveform_for(const std::string& mode_name)
 
 bool node_carries_by_name(const std::string& mode_name)
 {
-    const auto m = phy::m110d_mode_by_name(mode_name);
-    return m && dl::s5069_node_mode(*m).has_value();
+    const auto m = phy::waveform_mode_by_name(mode_name);
+    return m && m->s5069 && dl::s5069_node_mode(*m->s5069).has_value();
 }
 
 dl::modem_mode node_mode_for(const std::string& mode_name)
@@ -78,7 +77,8 @@ dl::modem_mode node_mode_for(const std::string& mode_name)
     waveform_for(mode_name); // validates the name
     if (node_carries_by_name(mode_name))
         return dl::node_waveform_by_name(mode_name).mode;
-    if (const auto m = phy::m110d_mode_by_name(mode_name)) {
+    if (const auto w = phy::waveform_mode_by_name(mode_name); w && w->s5069) {
+        const phy::m110d_mode* m = &*w->s5069;
         // WN0 and WN13, which the node's 5069 ladder lacks: announced as the fastest
         // Table C-5 code at or below the mode's rate, the timing set by the scenario.
         dl::modem_mode mode;

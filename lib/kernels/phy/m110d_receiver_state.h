@@ -1,0 +1,317 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The App D receiver's state, shared by its three parts: the preamble search and the
+ * fields it reads (m110d_receiver.cc), WN0's Walsh symbols (m110d_receiver_wn0.cc), and
+ * the data with their decoder-aided passes (m110d_receiver_data.cc). Internal: only those
+ * files include it. */
+#ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_STATE_H
+#define HFSTACK_KERNELS_PHY_M110D_RECEIVER_STATE_H
+
+#include "m110d_receiver.h"
+
+#include "burst_snr.h"
+#include "channel_tracking_equaliser.h"
+#include "differential_products.h"
+#include "m110d_decoder.h"
+#include "m110d_transmitter.h"
+#include "serial_tone_anchors.h"
+#include "serial_tone_block_pass.h"
+#include "serial_tone_channel.h"
+#include "serial_tone_presence.h"
+#include "serial_tone_samples.h"
+#include "serial_tone_stages.h"
+
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+// What the three parts share besides the state.
+namespace m110d_rx {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+using phase = serial_tone_stage;
+constexpr unsigned sps = m110d_receiver::samples_per_symbol;
+
+// Data symbols whose decision errors are weighed together against the equaliser's
+// variance (as the App C receiver's).
+constexpr unsigned reliability_symbols = 32;
+
+inline cf psk8(unsigned s) { return m110d_constellation(3)[s & 7]; }
+
+// The point `base` or its opposite, whichever z is nearer (a Walsh chip adds 0 or 4).
+inline cd antipodal_decision(cd z, cd base)
+{
+    return (z * std::conj(base)).real() >= 0 ? base : -base;
+}
+
+// The preamble Walsh symbol's chips at the configured bandwidth (32 * BW / 3, or as the
+// preamble_walsh reading caps it); the constructor has checked the bandwidth.
+unsigned walsh_chips_of(const m110d_receiver_config& c);
+
+// The longest frame (U + K) of the bandwidth's modes, in symbols.
+unsigned longest_frame_of(unsigned bw_khz);
+
+// The least power of two over n.
+size_t power_of_two_over(size_t n);
+
+} // namespace m110d_rx
+
+struct m110d_receiver::state {
+    using cf = m110d_rx::cf;
+    using cd = m110d_rx::cd;
+    using phase = m110d_rx::phase;
+    static constexpr unsigned sps = m110d_rx::sps;
+
+    m110d_receiver_config cfg;
+    // The bandwidth's symbol rate (800 Bd per kHz); every sample count below is in
+    // symbols at 4 samples each, the 3 kHz receiver's grid at every bandwidth.
+    const double symbol_rate = m110d_baud_per_khz * cfg.bandwidth_khz;
+    // A preamble Walsh symbol (32 at 3 kHz), the known chips the search matches (last
+    // fixed symbol and the count field of 0), and with the WID field after them.
+    const unsigned walsh_chips = m110d_rx::walsh_chips_of(cfg);
+    const unsigned known_symbols = 5 * walsh_chips;
+    const unsigned preamble_end = 10 * walsh_chips;
+    // Differential products kept behind the search (4096 at 3 kHz).
+    const size_t history_symbols = size_t(128) * walsh_chips;
+    // Samples past a peak before it is taken: the count field of 0 is four times the
+    // count PN (at 3 kHz), so the correlation has side peaks one, two and three Walsh
+    // symbols either side of the true one (at 0.76, 0.55 and 0.35 of it); the largest
+    // within three Walsh symbols and a bit is taken.
+    const size_t peak_window = size_t(3 * walsh_chips + 2) * sps;
+    // After a refused preamble the search goes on past its later side peaks.
+    const unsigned refused_skip = 3 * walsh_chips + 4;
+    // Integration over super-frames (integrate_superframes): a super-frame is 18 Walsh
+    // symbols; its fixed section's first 8 (the 9th is the search's first known symbol)
+    // start 8 symbols before the search's known chips, and those of the super-frames
+    // before every 18 Walsh symbols (576 chips at 3 kHz) further back. A peak the comb
+    // carries is held for a super-frame more, so the last super-frame's (count 0), with
+    // the most sections behind it, is taken.
+    const unsigned superframe_chips = 18 * walsh_chips;
+    const unsigned comb_section_chips = 8 * walsh_chips;
+    // A ring over (8 + 18 x 31) Walsh symbols (2^17 samples at 3 kHz).
+    const size_t comb_ring = m110d_rx::power_of_two_over(
+        size_t(comb_section_chips + 31 * superframe_chips) * sps);
+    const size_t comb_peak_window = size_t(superframe_chips + 3 * walsh_chips + 2) * sps;
+    // Samples kept behind the equaliser: a frame equalised again backward once its data
+    // are in, and the equaliser's reach (448 symbols at 3 kHz).
+    const unsigned frame_margin =
+        std::max(448u, m110d_rx::longest_frame_of(cfg.bandwidth_khz) + 128);
+    serial_tone_samples input{ sps * symbol_rate };
+    // The equaliser's time constants' scale (time_scaled_tracking): symbols per 3 kHz
+    // symbol.
+    const unsigned time_scale = cfg.time_scaled_tracking ? cfg.bandwidth_khz / 3 : 1;
+    // A forgetting factor given for 2400 Bd, at this symbol rate.
+    double scaled_forgetting(double f) const
+    {
+        return time_scale > 1 ? 1.0 - (1.0 - f) / time_scale : f;
+    }
+    // The equaliser's span (max_delay_spread_symbols, or by bandwidth).
+    const unsigned
+        delay_spread_symbols = cfg.max_delay_spread_symbols > 0
+                                   ? cfg.max_delay_spread_symbols
+                                   : m110d_delay_spread_symbols(cfg.bandwidth_khz);
+    // Per PN alignment searched for (the configured one; with find_preamble_readings the
+    // other too): the 160 chips the search matches, the WID section's PN (every dibit 0)
+    // as points, and the correlator.
+    struct alignment_search {
+        m110d_pn_alignment alignment;
+        std::vector<cf> known;
+        std::vector<cf> wid_base;
+        differential_correlator correlator;
+        // integrate_superframes: the first 8 fixed Walsh symbols' correlator, and its sum
+        // and energy per sample (ring, tagged with the sample + 1).
+        std::unique_ptr<differential_correlator> section;
+        std::vector<cf> section_sum;
+        std::vector<float> section_energy;
+        std::vector<uint64_t> section_at;
+    };
+    std::vector<alignment_search> alignments;
+    size_t peak_alignment = 0, found_alignment = 0;
+    bool peak_comb = false; // the open peak's z has super-frame sections in it
+    // Super-frames whose fixed sections the open peak's z (and the detection's) added up:
+    // 0 the known chips alone, 1 with the found super-frame's own, 2 and on earlier ones.
+    unsigned peak_sections = 0, found_sections = 0;
+    const alignment_search* burst_alignment = nullptr; // the burst's
+    uint64_t candidate = sps;
+    correlation_peak peak;
+    uint64_t found_at = 0;
+    double found_hz = 0;
+    double found_z = 0;
+    uint64_t refused = 0;
+
+    phase stage = phase::search;
+    uint64_t start = 0;  // sample of the first known chip
+    uint64_t symbol = 0; // next symbol (from start) to equalise
+    std::optional<m110d_mode> mode;
+    unsigned constraint_length = 7;
+    std::vector<cf> field_chips; // the count and WID chips as equalised
+    std::unique_ptr<channel_tracking_equaliser> equaliser;
+    int64_t timing_shift = 0;
+    uint64_t timing_checked = ~uint64_t(0);
+    double frequency_drift_hz = 0; // the second-order frequency loop's rate term
+    std::vector<cd> window;
+    double reference_power = 0;
+    serial_tone_presence presence;
+    burst_snr snr_report;   // the burst's SNR report: its mean over the burst
+    double known_error = 0; // over the known chips equalised
+    std::unique_ptr<m110d_demapper> demapper;
+    std::unique_ptr<m110d_block_decoder> decoder;
+    std::vector<float> block_llr;
+    std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
+    // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows and sample grids.
+    std::vector<cd> wn0_block_windows;
+    std::vector<int64_t> wn0_block_shift;
+    // WN0: the block read again, each Walsh symbol on the channel measured over the
+    // decoded symbols around it.
+    void wn0_decoder_pass();
+    std::vector<cf> wn0_chips; // WN0 chip by chip: the symbol's chips so far
+    double walsh_match = 0;    // WN0: the block's Walsh symbols' match so far
+    std::vector<uint8_t> bits;
+    static constexpr size_t no_eom = std::numeric_limits<size_t>::max();
+    size_t eom_at = no_eom;
+    size_t eom_searched = 0;
+    user_byte_stream streamed;
+    bool block_decoded = false;
+    std::vector<cf> clean;                 // input with non-finite samples zeroed
+    std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
+    size_t tapped =
+        0; // symbols tapped since the burst's data began (taken back on a retry)
+
+    explicit state(const m110d_receiver_config& c);
+    // The search's correlations by FFT (fft_search, above 3 kHz).
+    bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
+    // The search's z at sample n for alignment a: the known chips' alone, or with
+    // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
+    // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
+    double search_z(alignment_search& a, uint64_t n, cd& sum, unsigned& sections);
+
+    bool search();
+    bool preamble();
+    bool data(std::vector<m110d_burst>& done);
+    bool watch(std::vector<m110d_burst>& done);
+    void trim();
+    void restart_search(uint64_t from);
+    void begin_burst();
+    bool read_fields();
+    // A preamble the comb found at an earlier super-frame: the count its super-frames
+    // read (read_fields), i.e. how many super-frames later the last one is.
+    unsigned count_ahead = 0;
+    // The comb integrates no section from before this sample: the end of the last burst.
+    // The ring is not kept during a burst, and its entries from before it (the burst's
+    // own preamble) still match their samples: added to a detection in the burst's
+    // tail they made a "preamble" whose fields read (WN3/24kHz/US at 40 dB: count 24 a
+    // burst after a 0.3 s one, and the receiver skipped 24 super-frames, two bursts).
+    uint64_t comb_from = 0;
+    // The count and WID chips of the super-frame found and of the `earlier` ones before
+    // it combined, each on one complex gain measured over its fixed sections and weighted
+    // by it: the fields of a preamble the super-frame comb found, read where the last
+    // super-frame's alone may not (in a fade, at WN0's and WN1's rows). `count`: the
+    // count of the super-frame found (the comb finds earlier ones too), the one whose
+    // count fields match best, super-frame j back carrying it plus j; the combined count
+    // chips are turned into its.
+    std::vector<cf> superframe_fields(unsigned earlier, unsigned& count) const;
+    // The carrier offset from the phase slope over 8-, then 32-chip chunks of the fixed
+    // sections of the last super-frame and the `earlier` ones before it (derotated by hz
+    // first), with the known chips the search matched: a preamble's 160 chips in a fade
+    // gave anything (WN1/3kHz/L, poor, 2 dB: -75 Hz for 0), and the fields then did not
+    // read.
+    double superframes_offset_hz(unsigned earlier, double hz) const;
+    // The fixed section of a super-frame of M > 1 (9 Walsh symbols) as points.
+    std::vector<cf> fixed_section() const;
+    std::optional<m110d_fields> fields_of(const std::vector<cf>& chips,
+                                          m110d_pn_alignment alignment) const;
+    // In a burst: whether the preamble the watch found at sample `at` reads as one
+    // (count 0, a WID that passes), before the burst is cut for it.
+    bool new_preamble_reads(uint64_t at, double hz) const;
+    bool watch_pending = false; // the watch found one; its fields are not all in yet
+    void commit(cd z, cd sent, bool known_symbol);
+    // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip
+    // the symbol decided and its chips committed. True at an interleaver block's end.
+    bool wn0_chip(const m110d_symbol_role& role);
+    // WN0 chip by chip (wn0_symbol_decisions false).
+    bool wn0_chip_decided(cd z, const m110d_symbol_role& role);
+    // WN0: the block's Walsh symbol read, its LLRs and how decisively (chips y, matched
+    // to the channel, `first` the symbol's first Trinomial index).
+    void wn0_symbol_read(const float* llr, const cf* y, size_t first);
+    // Decoder-aided further passes (WN1-WN13, cfg.decoder_passes > 1).
+    serial_tone_block_pass block_pass;
+    int pending_slip = 0; // timing slip applied since the last symbol kept
+    std::vector<uint32_t> fetch_order;
+    void keep_for_passes(uint64_t k);
+    // The channel between the mini-probes (cfg.interpolate_probes, WN1-WN13): anchors
+    // on the probe before each data frame, the one after it and, within an interleaver
+    // block, the one after the next frame; kept from the block's start while it may be
+    // passed again.
+    serial_tone_probe_anchors anchors;
+    bool interpolating() const { return cfg.interpolate_probes && mode && mode->wn != 0; }
+    bool anchors_for_frame(uint64_t s);
+    bool measure_anchor(uint64_t first);
+    // LLRs of decisions that err more than the equaliser's variance says, scaled down.
+    double segment_error = 0, segment_variance = 0;
+    unsigned segment_symbols = 0;
+    void weigh_decision(cd z, cd decision, double variance, size_t llr_end);
+    // The frame just equalised (cfg.backward_frames): its first data symbol, the sample
+    // grid it began on, and per 32 symbols the forward decisions' squared error.
+    double nearest_points = 0; // squared distance between the nearest points
+    uint64_t frame_first = 0;
+    int64_t frame_shift = 0;
+    std::vector<double> forward_error;
+    bool backward() const { return cfg.backward_frames && interpolating(); }
+    void start_frame(uint64_t first, int64_t shift);
+    bool frame_suspect() const;
+    // The frame from burst symbol `first` equalised backward (its LLRs from
+    // block_llr[frame_llr] on), with the decoded channel bits `labels` or (nullptr) its
+    // own decisions.
+    void equalise_frame_backward(uint64_t first,
+                                 int64_t shift,
+                                 double noise,
+                                 size_t frame_llr,
+                                 const uint8_t* labels = nullptr);
+    // The block decoded as it stands and coded again: its channel bits.
+    std::vector<uint8_t> block_coded_again();
+    // last: the block's last pass (suspect frames are equalised backward too).
+    void second_pass(bool last);
+    // False when the burst was taken back to its preamble to be equalised again under
+    // another scrambler reading (find_scrambler).
+    bool decode_block();
+    // The scrambler and tail-biting readings the data are taken under: the configured
+    // ones, or (find_scrambler, find_tail_biting) the last ones a burst settled.
+    m110d_readings data_readings;
+    // The PN alignment and WID parity the burst's preamble read under.
+    m110d_readings preamble_readings;
+    // find_scrambler: the burst's first block not judged yet, so it may be equalised
+    // again from its preamble.
+    bool readings_open = false;
+    scrambler_reading_judge scrambler_judge;
+    double burst_hz = 0;         // the derotation the burst started with
+    unsigned burst_sections = 0; // found_sections of the burst's detection
+    // find_tail_biting: the burst's bits under the other phases, and where their EOM is.
+    tail_biting_phase_search phase_search{ m110d_eom, m110d_eom_bits };
+    // The burst's blocks under reliability_threshold, and the least reliability.
+    size_t unreliable_blocks = 0;
+    double least_reliability = std::numeric_limits<double>::infinity();
+    // Of an EOM at `at` in `b` (whose end is a block's): on a byte boundary, zeros after
+    // it to the block's end, as the transmitter fills it.
+    void settle_tail_biting();
+    m110d_burst report() const;
+    void end_burst(bool eom, std::vector<m110d_burst>& done);
+    void hand_on_decoded(std::vector<m110d_burst>& done);
+};
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr
+
+#endif

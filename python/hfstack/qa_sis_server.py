@@ -265,8 +265,8 @@ class qa_sis_server(gr_unittest.TestCase):
 
         # A client that has gone: dropped.
         c.close()
-        self.node.wait_for(lambda rs: ("closed", cid) in [(r["client_event"], r["client_id"])
-                                                           for r in rs])
+        self.node.wait_for(
+            lambda rs: any(r["client_event"] == "closed" and r["client_id"] == cid for r in rs))
         self.node.send(indication, client_id=cid, delivery=99)
         records = self.node.wait_for(lambda rs: any(r["delivery"] == 99 for r in rs))
         self.assertEqual([r["client_event"] for r in records if r["delivery"] == 99],

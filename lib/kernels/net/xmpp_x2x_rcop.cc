@@ -68,7 +68,7 @@ std::optional<xml_element> x2x_rcop_receiver::on_pdu(const uint8_t* data, size_t
         return std::nullopt;
     }
     if (h.value.segment_number == 0) {
-        if (d_splitter && d_splitter->in_stanza())
+        if (d_splitter) // reset once a stanza completes: this one did not
             drop(d_counters.truncated,
                  "x2x-rcop: a stanza began before the last one ended");
         d_splitter.emplace(d_max);

@@ -35,6 +35,7 @@ struct xmpp_splitter::state {
         XML_SetCharacterDataHandler(parser, on_text);
         XML_SetStartDoctypeDeclHandler(parser, on_doctype);
         XML_SetProcessingInstructionHandler(parser, on_pi);
+        XML_SetCommentHandler(parser, on_comment);
         XML_SetParamEntityParsing(parser, XML_PARAM_ENTITY_PARSING_NEVER);
     }
     ~state() { XML_ParserFree(parser); }
@@ -141,6 +142,15 @@ struct xmpp_splitter::state {
     on_doctype(void* user, const XML_Char*, const XML_Char*, const XML_Char*, int)
     {
         static_cast<state*>(user)->fail("a DTD in the stream (XMPP forbids them)");
+    }
+
+    // Comments are dropped; between stanzas they count as read for the size bound.
+    static void on_comment(void* user, const XML_Char*)
+    {
+        auto* s = static_cast<state*>(user);
+        if (s->depth == 1)
+            s->boundary =
+                XML_GetCurrentByteIndex(s->parser) + XML_GetCurrentByteCount(s->parser);
     }
 
     static void on_pi(void* user, const XML_Char*, const XML_Char*)

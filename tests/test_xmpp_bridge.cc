@@ -206,15 +206,17 @@ TEST(XmppBridge, UndeliverableStanzasAreBouncedNeverLost)
     auto out = p.a.next_for_peer(0);
     ASSERT_TRUE(out);
     p.a.failed(out->id, 0);
-    EXPECT_FALSE(p.a.next_for_peer(10)); // waits retry_s
-    out = p.a.next_for_peer(30);
-    ASSERT_TRUE(out);
-    p.a.failed(out->id, 30);
-    // Queue full: the third stanza bounces at once.
+    // A later stanza does not overtake the one waiting retry_s.
     p.a.from_component(
         "b.example",
         parse("<message from='alice@a.example/x' to='bob@b.example' id='m2'/>"),
-        40);
+        5);
+    EXPECT_FALSE(p.a.next_for_peer(10));
+    out = p.a.next_for_peer(30);
+    ASSERT_TRUE(out);
+    EXPECT_NE(out->wire.find("id='m1'"), std::string::npos);
+    p.a.failed(out->id, 30);
+    // Queue full: the third stanza bounces at once.
     p.a.from_component(
         "b.example",
         parse("<message from='alice@a.example/x' to='bob@b.example' id='m3'/>"),

@@ -238,7 +238,10 @@ void xmpp_bridge::enqueue(xml_element s, double now)
     }
     q.queued_at = q.not_before = now;
     const bool available_presence = s.name == "presence" && !s.attribute("type");
-    if (s.name == "presence" && d_cfg.presence == xmpp_presence_policy::throttle) {
+    const bool unavailable_presence =
+        s.name == "presence" && s.attribute_or("type", "") == "unavailable";
+    if ((available_presence || unavailable_presence) &&
+        d_cfg.presence == xmpp_presence_policy::throttle) {
         const std::string key =
             s.attribute_or("from", "") + "|" + s.attribute_or("to", "");
         // The latest presence of a pair replaces one still waiting.
@@ -272,9 +275,12 @@ std::optional<xmpp_outgoing> xmpp_bridge::next_for_peer(double now)
 {
     expire(now);
     for (auto& [id, q] : d_queue) {
+        if (q.retrying && q.not_before > now)
+            return std::nullopt; // what follows must not overtake it
         if (q.in_flight || q.not_before > now)
-            continue;
+            continue; // a throttled presence
         q.in_flight = true;
+        q.retrying = false;
         d_counters.sent += 1;
         d_counters.wire_bytes_sent += q.wire.size();
         if (!q.throttle_key.empty())
@@ -307,6 +313,7 @@ void xmpp_bridge::failed(xmpp_stanza_id id, double now)
         return;
     }
     d_counters.resent += 1;
+    q.retrying = true;
     q.not_before = now + d_cfg.retry_s;
 }
 
@@ -325,6 +332,9 @@ void xmpp_bridge::expire(double now)
         d_queue_bytes -= q.wire.size();
         it = d_queue.erase(it);
     }
+    for (auto it = d_presence_sent.begin(); it != d_presence_sent.end();)
+        it = now >= it->second + d_cfg.presence_interval_s ? d_presence_sent.erase(it)
+                                                           : std::next(it);
     while (!d_held.empty() && now >= d_held.front().held_at + d_cfg.hold_timeout_s) {
         d_counters.held_bounced += 1;
         bounce_to_peer(d_held.front().stanza, now);

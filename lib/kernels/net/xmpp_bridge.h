@@ -176,6 +176,8 @@ private:
         std::string throttle_key; // from|to of an available presence under throttle
         double queued_at = 0, not_before = 0;
         bool in_flight = false;
+        bool retrying =
+            false; // failed, waiting for retry_s: later stanzas wait too (order)
     };
     struct held_stanza {
         std::string component;

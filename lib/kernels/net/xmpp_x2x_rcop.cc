@@ -20,8 +20,9 @@ x2x_rcop_sender::x2x_rcop_sender(uint8_t connection_id,
 {
     if (connection_id > 15)
         throw std::invalid_argument("x2x-rcop: connection ID must be 0..15");
-    if (max_pdu_bytes < 64)
-        throw std::invalid_argument("x2x-rcop: PDUs of at least 64 bytes");
+    if (max_pdu_bytes <= dl::rcop_header_size)
+        throw std::invalid_argument(
+            "x2x-rcop: PDUs must be longer than their 6-byte header");
 }
 
 std::vector<bytes> x2x_rcop_sender::encode(const std::string& stanza)

@@ -48,7 +48,7 @@ constexpr uint16_t x2x_rcop_application_id = 0x8365;
 class x2x_rcop_sender
 {
 public:
-    // Throws std::invalid_argument: connection_id > 15, max_pdu_bytes < 64.
+    // Throws std::invalid_argument: connection_id > 15, max_pdu_bytes <= 6.
     x2x_rcop_sender(uint8_t connection_id, uint16_t application_id, size_t max_pdu_bytes);
     std::vector<bytes> encode(const std::string& stanza);
     uint8_t last_updu_id() const { return uint8_t(d_next - 1); }

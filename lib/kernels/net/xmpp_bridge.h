@@ -32,8 +32,9 @@
  *  - Our server away: stanzas from the peer wait (max_held, hold_timeout_s) for their
  *    component to be ready again; beyond either they are bounced back over HF. The
  *    queue towards the peer does not depend on the components at all.
- * The transport (xmpp_x2x_slep.h, xmpp_x2x_rcop.h) moves the bytes next_for_peer()
- * gives and reports each id delivered or failed. `now` in seconds is passed in. */
+ * The transport (x2x_slep_link in xmpp_slep_link.h, x2x_rcop_link in xmpp_rcop_link.h)
+ * moves the bytes next_for_peer() gives and reports each id delivered or failed.
+ * `now` in seconds is passed in. */
 #ifndef HFSTACK_KERNELS_NET_XMPP_BRIDGE_H
 #define HFSTACK_KERNELS_NET_XMPP_BRIDGE_H
 

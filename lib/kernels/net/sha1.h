@@ -4,9 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* SHA-1 (FIPS 180-4) for the one place the stack needs it: the XMPP component handshake
- * (XEP-0114), which hashes a stream id and a shared secret. Not for anything that needs
- * collision resistance; a few dozen lines here spare the kernels a crypto library. */
+/* SHA-1 for the one place the stack needs it: the XMPP component handshake (XEP-0114),
+ * which hashes a stream id and a shared secret. Nettle computes it. */
 #ifndef HFSTACK_KERNELS_NET_SHA1_H
 #define HFSTACK_KERNELS_NET_SHA1_H
 

@@ -23,8 +23,8 @@ DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
 	libliquid-dev libfftw3-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy \
-	python3-soundfile python3-tqdm zlib1g-dev nftables python3-pyqt5 xvfb \
-	python3-hamlib libhamlib-utils chromium clang-format python3-flake8 help2man \
+	python3-soundfile python3-tqdm zlib1g-dev libexpat1-dev nettle-dev nftables python3-pyqt5 \
+	xvfb python3-hamlib libhamlib-utils chromium clang-format python3-flake8 help2man \
 	dpkg-dev debhelper dh-python fakeroot lintian
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 

@@ -5,15 +5,17 @@
  */
 
 /* Writes seed inputs for the fuzz targets that drive a kernel by a script (node_engine,
- * ip_client, slep, pep, dns_proxy): each a short well-formed exchange spelt in the
- * target's own record format, its frames, datagrams and PDUs made by the kernels' own
- * encoders, so the fuzzer starts from inputs that reach deep. fuzz/run.sh runs it into
- * build-fuzz/seeds/TARGET before fuzzing.
+ * ip_client, slep, pep, dns_proxy, xmpp_rcop; and xmpp_stanza's XMPP streams): each a
+ * short well-formed exchange spelt in the target's own record format, its frames,
+ * datagrams and PDUs made by the kernels' own encoders, so the fuzzer starts from inputs
+ * that reach deep. fuzz/run.sh runs it into build-fuzz/seeds/TARGET before fuzzing.
  *   make_seeds DIR */
 #include "dl/dpdu.h"
 #include "net/ip_packet.h"
 #include "net/pep.h"
 #include "net/slep_wire.h"
+#include "net/xmpp_x2x_rcop.h"
+#include "net/xmpp_x2x_slep.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -129,6 +131,56 @@ void slep_seeds(const std::filesystem::path& dir)
     script datagrams;
     datagrams.record(1, slep(datagram)).record(2, slep(reliable)).record(3).record(7);
     write(dir, "datagrams", datagrams.b);
+}
+
+const std::string xmpp_chat =
+    "<message from='alice@a.example/phone' to='bob@b.example' type='chat' id='m1'>"
+    "<body>Hello &amp; welcome</body><active "
+    "xmlns='http://jabber.org/protocol/chatstates'/>"
+    "<html xmlns='http://jabber.org/protocol/xhtml-im'><body "
+    "xmlns='http://www.w3.org/1999/xhtml'>"
+    "<p>Hello</p></body></html></message>";
+const std::string xmpp_presence =
+    "<presence from='alice@a.example/phone' to='room@conference.b.example/alice'>"
+    "<x xmlns='http://jabber.org/protocol/muc'/><c "
+    "xmlns='http://jabber.org/protocol/caps' ver='v'/></presence>";
+const std::string xmpp_iq =
+    "<iq type='get' id='p1' from='alice@a.example/phone' to='b.example'>"
+    "<ping xmlns='urn:xmpp:ping'/></iq>";
+
+void xmpp_stanza_seeds(const std::filesystem::path& dir)
+{
+    // fuzz_xmpp_stanza: a piece-size byte (top bit: the x2x-slep reader inflates), then
+    // a stream as our server sends it on a component connection.
+    const std::string stream =
+        "<?xml version='1.0'?><stream:stream xmlns='jabber:component:accept' "
+        "xmlns:stream='http://etherx.jabber.org/streams' from='b.example' "
+        "id='3BF96D32'><handshake/>" +
+        xmpp_chat + " " + xmpp_presence + xmpp_iq + "</stream:stream>";
+    bytes b = { 7 };
+    b.insert(b.end(), stream.begin(), stream.end());
+    write(dir, "component_stream", b);
+    // The stanzas alone, DEFLATEd as x2x-slep sends them.
+    net::x2x_slep_writer w(true);
+    bytes z = { 0x80 | 13 };
+    for (const auto& s : { xmpp_chat, xmpp_presence, xmpp_iq }) {
+        const auto part = w.write(1, s);
+        z.insert(z.end(), part.begin(), part.end());
+    }
+    write(dir, "x2x_deflated", z);
+}
+
+void xmpp_rcop_seeds(const std::filesystem::path& dir)
+{
+    // fuzz_xmpp_rcop: kinds 0-5 a U_PDU from the air, 6-7 a stanza for our sender.
+    net::x2x_rcop_sender sender(0, net::x2x_rcop_application_id, 64);
+    script s;
+    for (const auto& stanza : { xmpp_chat, xmpp_iq })
+        for (const auto& pdu : sender.encode(stanza))
+            s.record(0, pdu);
+    s.record(6 | 0x40, text(xmpp_presence.substr(0, 250)));
+    s.record(7, text("<message to='bob@b.example'><body>hi</body></message>"));
+    write(dir, "segmented_stanzas", s.b);
 }
 
 void pep_seeds(const std::filesystem::path& dir)
@@ -283,6 +335,8 @@ int main(int argc, char** argv)
     pep_seeds(dir / "pep");
     ip_client_seeds(dir / "ip_client");
     dns_proxy_seeds(dir / "dns_proxy");
+    xmpp_stanza_seeds(dir / "xmpp_stanza");
+    xmpp_rcop_seeds(dir / "xmpp_rcop");
     node_engine_seeds(dir / "node_engine");
     receiver_decoder_seeds(dir);
     return 0;

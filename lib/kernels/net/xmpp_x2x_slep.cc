@@ -1,0 +1,127 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "xmpp_x2x_slep.h"
+
+#include <algorithm>
+
+namespace gr {
+namespace hfstack {
+namespace net {
+
+namespace {
+
+// The reader inflates its input in pieces of this many bytes into room for all they can
+// expand to (DEFLATE reaches about 1032:1), so zlib never stops with output pending and
+// a piece can never take more memory than this.
+constexpr size_t inflate_piece = 64;
+constexpr size_t inflate_room = inflate_piece * 1100 + 4096;
+
+} // namespace
+
+x2x_slep_writer::x2x_slep_writer(bool compress) : d_compress(compress) {}
+
+bytes x2x_slep_writer::write(xmpp_stanza_id id, const std::string& stanza)
+{
+    bytes out;
+    const auto* p = reinterpret_cast<const uint8_t*>(stanza.data());
+    if (d_compress) {
+        d_z.write(p, stanza.size(), out);
+        d_z.flush(out);
+    } else {
+        out.assign(p, p + stanza.size());
+    }
+    d_plain += stanza.size();
+    d_wire += out.size();
+    d_ends.emplace_back(d_wire, id);
+    return out;
+}
+
+bytes x2x_slep_writer::close()
+{
+    static const std::string end = "</stream:stream>";
+    bytes out;
+    const auto* p = reinterpret_cast<const uint8_t*>(end.data());
+    if (d_compress) {
+        d_z.write(p, end.size(), out);
+        d_z.flush(out);
+    } else {
+        out.assign(p, p + end.size());
+    }
+    d_plain += end.size();
+    d_wire += out.size();
+    return out;
+}
+
+std::vector<xmpp_stanza_id> x2x_slep_writer::confirmed(uint64_t offset)
+{
+    std::vector<xmpp_stanza_id> out;
+    while (!d_ends.empty() && d_ends.front().first <= offset) {
+        out.push_back(d_ends.front().second);
+        d_ends.pop_front();
+    }
+    return out;
+}
+
+std::vector<xmpp_stanza_id> x2x_slep_writer::unconfirmed() const
+{
+    std::vector<xmpp_stanza_id> out;
+    for (const auto& e : d_ends)
+        out.push_back(e.second);
+    return out;
+}
+
+x2x_slep_reader::x2x_slep_reader(bool compress, size_t max_stanza_bytes)
+    : d_compress(compress), d_splitter(max_stanza_bytes)
+{
+    d_splitter.start_implicit(xmpp_ns_server);
+}
+
+bool x2x_slep_reader::parse(const uint8_t* plain,
+                            size_t size,
+                            std::vector<xml_element>& out)
+{
+    d_plain += size;
+    std::vector<xmpp_split_event> events;
+    const bool ok = d_splitter.feed(plain, size, events);
+    for (auto& e : events)
+        if (e.what == xmpp_split_event::kind::stanza)
+            out.push_back(std::move(e.element));
+    if (!ok)
+        d_error = "x2x stream: " + d_splitter.error();
+    return ok;
+}
+
+bool x2x_slep_reader::feed(const uint8_t* data,
+                           size_t size,
+                           std::vector<xml_element>& out)
+{
+    if (!d_error.empty())
+        return false;
+    d_wire += size;
+    if (!d_compress)
+        return parse(data, size, out);
+    bytes plain;
+    while (size > 0) {
+        const size_t n = std::min(size, inflate_piece);
+        plain.clear();
+        const auto used = d_z.read(data, n, inflate_room, plain);
+        // Our writers never end the DEFLATE stream: a final block is garbage too.
+        if (!used || *used == 0 || d_z.finished() || plain.size() == inflate_room) {
+            d_error = "x2x stream: malformed DEFLATE data";
+            return false;
+        }
+        if (!parse(plain.data(), plain.size(), out))
+            return false;
+        data += *used;
+        size -= *used;
+    }
+    return true;
+}
+
+} // namespace net
+} // namespace hfstack
+} // namespace gr

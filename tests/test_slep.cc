@@ -197,6 +197,39 @@ TEST(SlepWire, DeflateRoundTripsAndBoundsInflation)
     EXPECT_FALSE(inflate_once(bytes{ 0xFF, 0xFF, 0xFF }, 1000));
 }
 
+// A reader that asks for little at a time gets, from the bytes arrived so far, all that
+// a reader with room for everything gets: what zlib holds once the input is used up comes
+// with the next read, even with no new input (and holds_output says there is some).
+TEST(SlepWire, InflaterGivesWhatItHoldsWithoutNewInput)
+{
+    bytes plain(20000, 0);
+    for (size_t i = 0; i < plain.size(); i += 997)
+        plain[i] = uint8_t(i);
+    deflater z;
+    bytes packed;
+    z.write(plain.data(), plain.size(), packed);
+    z.flush(packed);
+    for (size_t cut = 1; cut <= packed.size(); ++cut) {
+        inflater roomy;
+        bytes all;
+        ASSERT_TRUE(roomy.read(packed.data(), cut, plain.size(), all));
+        for (size_t max_out : { 1, 7, 258 }) {
+            inflater in;
+            bytes got;
+            size_t used = 0;
+            for (int reads = 0; reads < 100000; ++reads) {
+                const size_t before = got.size();
+                const auto n = in.read(packed.data() + used, cut - used, max_out, got);
+                ASSERT_TRUE(n);
+                used += *n;
+                if (used == cut && got.size() == before && !in.holds_output())
+                    break;
+            }
+            ASSERT_EQ(got, all) << "cut " << cut << ", max_out " << max_out;
+        }
+    }
+}
+
 TEST(Slep, StreamOpensWithItsRequestAndCarriesAnAnswerBothWays)
 {
     slep_pair l;

@@ -76,6 +76,7 @@ void deflater::flush(bytes& out)
 struct inflater::state {
     z_stream z{};
     bool ended = false;
+    bool holds_output = false;
 };
 
 inflater::inflater() : d(std::make_unique<state>())
@@ -95,6 +96,8 @@ inflater& inflater::operator=(inflater&&) noexcept = default;
 
 bool inflater::finished() const { return d->ended; }
 
+bool inflater::holds_output() const { return d->holds_output; }
+
 std::optional<size_t> inflater::read(const uint8_t* in, size_t size, size_t max_out, bytes& out)
 {
     if (d->ended)
@@ -106,7 +109,8 @@ std::optional<size_t> inflater::read(const uint8_t* in, size_t size, size_t max_
     d->z.next_out = out.data() + start;
     d->z.avail_out = uInt(max_out);
     int rc = Z_OK;
-    while (d->z.avail_out > 0 && d->z.avail_in > 0) {
+    while (d->z.avail_out > 0 && (d->z.avail_in > 0 || d->holds_output)) {
+        d->holds_output = false; // until this call fills its output again
         rc = ::inflate(&d->z, Z_SYNC_FLUSH);
         if (rc == Z_STREAM_END) {
             d->ended = true;
@@ -119,6 +123,7 @@ std::optional<size_t> inflater::read(const uint8_t* in, size_t size, size_t max_
             return std::nullopt;
         }
     }
+    d->holds_output = !d->ended && d->z.avail_out == 0;
     out.resize(start + (max_out - d->z.avail_out));
     return size - d->z.avail_in;
 }

@@ -58,6 +58,9 @@ public:
     std::optional<size_t> read(const uint8_t* in, size_t size, size_t max_out, bytes& out);
     // The stream's final block has been read.
     bool finished() const;
+    // The last read filled its output: zlib may hold more, which the next read gives
+    // even with no new input.
+    bool holds_output() const;
 
 private:
     struct state;

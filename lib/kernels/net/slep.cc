@@ -313,7 +313,7 @@ bytes slep::read(slep_stream key, size_t max, double now)
         s->recv_base += uint32_t(n);
         s->wire_read += n;
     } else {
-        if (s->plain.size() < max && !s->recv_buf.empty()) {
+        if (s->plain.size() < max && (!s->recv_buf.empty() || s->rx_z.holds_output())) {
             const auto used = s->rx_z.read(
                 s->recv_buf.data(), s->recv_buf.size(), max - s->plain.size(), s->plain);
             if (!used) {
@@ -347,7 +347,7 @@ bool slep::eof(slep_stream key) const
 {
     const auto* s = find(key);
     return s && s->fin_offset && s->recv_next() == *s->fin_offset &&
-           s->recv_buf.empty() && s->plain.empty();
+           s->recv_buf.empty() && s->plain.empty() && !s->rx_z.holds_output();
 }
 
 bool slep::exists(slep_stream key) const { return find(key) != nullptr; }
@@ -369,7 +369,8 @@ std::optional<slep_stream_info> slep::info(slep_stream key) const
     i.remote = s->remote;
     i.opened_here = s->opened_here;
     i.compressed = s->compressed;
-    i.readable = s->recv_buf.size() + s->plain.size();
+    // Output zlib still holds counts as one byte at least: a read brings it out.
+    i.readable = s->recv_buf.size() + s->plain.size() + (s->rx_z.holds_output() ? 1 : 0);
     i.send_space = s->fin_written || s->send_buf.size() >= d_cfg.send_buffer
                        ? 0
                        : d_cfg.send_buffer - s->send_buf.size();
@@ -430,7 +431,7 @@ void slep::check_closed(slep_stream key, stream_state& s)
 {
     const bool sent_all = s.fin_written && s.fin_confirmed && s.send_buf.empty();
     const bool got_all = s.fin_offset && s.recv_next() == *s.fin_offset &&
-                         s.recv_buf.empty() && s.plain.empty();
+                         s.recv_buf.empty() && s.plain.empty() && !s.rx_z.holds_output();
     if (!sent_all || !got_all)
         return;
     slep_event e{ slep_event::kind::closed };

@@ -79,7 +79,7 @@ bench: build
 fuzz: deps-fuzz
 	JOBS=$(JOBS) fuzz/run.sh all $(FUZZ_SECONDS)
 
-# clang-format on every C++ file not listed in tests/format-pending.txt (ctest: format_check).
+# clang-format on every C++ file (ctest: format_check).
 format-check:
 	tests/check_format.sh
 

@@ -61,8 +61,13 @@ int main(int argc, char** argv)
         }
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("segment %4zu bytes: %ld C_PDUs delivered, %ld D_PDUs in %.2f s = %.0f D_PDUs/s (%.0f MB/s of C_PDU data)\n",
-                    segment, delivered, dpdus, s, dpdus / s,
+        std::printf("segment %4zu bytes: %ld C_PDUs delivered, %ld D_PDUs in %.2f s = "
+                    "%.0f D_PDUs/s (%.0f MB/s of C_PDU data)\n",
+                    segment,
+                    delivered,
+                    dpdus,
+                    s,
+                    dpdus / s,
                     double(tx.counters().bytes_sent) / s / 1e6);
         if (delivered != cpdus)
             return 1;

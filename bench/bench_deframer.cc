@@ -54,9 +54,13 @@ void run(const char* name, const bytes& stream, size_t chunk)
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto& c = f.counters();
-    std::printf("%-34s %8.1f MB/s  %9llu D_PDUs  %7llu damaged  %7llu header CRC  %9llu junk bytes\n",
-                name, stream.size() / s / 1e6, (unsigned long long)c.dpdus,
-                (unsigned long long)c.damaged_segments, (unsigned long long)c.header_crc_errors,
+    std::printf("%-34s %8.1f MB/s  %9llu D_PDUs  %7llu damaged  %7llu header CRC  %9llu "
+                "junk bytes\n",
+                name,
+                stream.size() / s / 1e6,
+                (unsigned long long)c.dpdus,
+                (unsigned long long)c.damaged_segments,
+                (unsigned long long)c.header_crc_errors,
                 (unsigned long long)c.junk_bytes);
 }
 

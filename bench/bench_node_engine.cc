@@ -28,7 +28,9 @@ int main(int argc, char** argv)
     const double ber = argc > 2 ? std::atof(argv[2]) : 0.0;
     const std::string mode = argc > 3 ? argv[3] : "9600S";
     if (n <= 0 || ber < 0 || ber > 1) {
-        std::fprintf(stderr, "usage: bench_node_engine [updus > 0] [ber 0..1] [mode, e.g. 2400S]\n");
+        std::fprintf(
+            stderr,
+            "usage: bench_node_engine [updus > 0] [ber 0..1] [mode, e.g. 2400S]\n");
         return 2;
     }
     sim::virtual_network net;
@@ -73,17 +75,30 @@ int main(int argc, char** argv)
         net.client_send(0, 1, u);
     }
     const bool done = net.run_until([&] { return delivered >= n; }, 1e9);
-    const double cpu = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto a = net.node(0).counters(), b = net.node(1).counters();
     const double dpdus = double(a.dpdus_sent + b.dpdus_sent);
-    std::printf("mode %s, BER %g: %ld of %ld U_PDUs (%ld bytes) delivered in %.0f s simulated\n",
-                mode.c_str(), ber, delivered, n, payload, net.now());
-    std::printf("  %.0f D_PDUs (%llu retransmissions, %llu response timeouts) in %.3f s CPU: "
-                "%.0f D_PDUs/s, %.0fx real time\n",
-                dpdus, (unsigned long long)a.arq_retransmissions,
-                (unsigned long long)a.response_timeouts, cpu, dpdus / cpu, net.now() / cpu);
-    std::printf("  link utilisation %.1f %% (U_PDU bits / (nominal rate x time))\n",
-                100.0 * payload * 8 /
-                    (double(data_rate_bps(net.node(0).config().mode.data_rate)) * net.now()));
+    std::printf(
+        "mode %s, BER %g: %ld of %ld U_PDUs (%ld bytes) delivered in %.0f s simulated\n",
+        mode.c_str(),
+        ber,
+        delivered,
+        n,
+        payload,
+        net.now());
+    std::printf(
+        "  %.0f D_PDUs (%llu retransmissions, %llu response timeouts) in %.3f s CPU: "
+        "%.0f D_PDUs/s, %.0fx real time\n",
+        dpdus,
+        (unsigned long long)a.arq_retransmissions,
+        (unsigned long long)a.response_timeouts,
+        cpu,
+        dpdus / cpu,
+        net.now() / cpu);
+    std::printf(
+        "  link utilisation %.1f %% (U_PDU bits / (nominal rate x time))\n",
+        100.0 * payload * 8 /
+            (double(data_rate_bps(net.node(0).config().mode.data_rate)) * net.now()));
     return done ? 0 : 1;
 }

@@ -8,9 +8,9 @@
  * ping"): a client on node A sends a small U_PDU to node B, whose client answers at once;
  * the round trip is timed from the request to the answer's indication at A. The first
  * ping includes making the link (and the first-contact window reset); the following
- * ones, 10 s apart, find the link up. Air time comes from default_waveform_timing (the STANAG 4539
- * waveform tables), turnaround 1 s.
- *   build/bench/bench_node_ping [pings]     (default 5, modes 75S 150S 300S 600S 1200S 2400S 9600S) */
+ * ones, 10 s apart, find the link up. Air time comes from default_waveform_timing (the
+ * STANAG 4539 waveform tables), turnaround 1 s. build/bench/bench_node_ping [pings]
+ * (default 5, modes 75S 150S 300S 600S 1200S 2400S 9600S) */
 #include "dl/node_engine.h"
 #include "sim/virtual_network.h"
 
@@ -29,7 +29,8 @@ int main(int argc, char** argv)
         return 2;
     }
     std::printf("mode    first ping  later pings (mean, min, max) s\n");
-    for (const char* mode : { "75S", "150S", "300S", "600S", "1200S", "2400S", "9600S" }) {
+    for (const char* mode :
+         { "75S", "150S", "300S", "600S", "1200S", "2400S", "9600S" }) {
         sim::virtual_network net;
         for (uint32_t address : { 1u, 2u }) {
             node_config c;
@@ -83,7 +84,8 @@ int main(int argc, char** argv)
             }
             net.run_until(net.now() + 10.0);
         }
-        std::printf("%-6s  %9.1f  %6.1f %6.1f %6.1f\n", mode, first, sum / (pings - 1), lo, hi);
+        std::printf(
+            "%-6s  %9.1f  %6.1f %6.1f %6.1f\n", mode, first, sum / (pings - 1), lo, hi);
     }
     return 0;
 }

@@ -85,17 +85,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <functional>
-#include <stdexcept>
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -136,7 +136,9 @@ double clock_s()
 {
     if (cpu_clock)
         return double(std::clock()) / CLOCKS_PER_SEC;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 double seconds_since(double t0) { return clock_s() - t0; }
@@ -145,8 +147,8 @@ double seconds_since(double t0) { return clock_s() - t0; }
 struct received {
     std::string mode;
     bool eom = false;
-    bool bytes_bad = false;  // the receiver's flag (110A: cut before its EOM)
-    double reliability = 0;  // App C: the burst's least block reliability
+    bool bytes_bad = false; // the receiver's flag (110A: cut before its EOM)
+    double reliability = 0; // App C: the burst's least block reliability
     std::vector<uint8_t> bytes;
     double snr_db = 0, frequency_offset_hz = 0;
     uint64_t start_sample = 0;
@@ -155,14 +157,21 @@ struct received {
 // A mode of either family: bytes to baseband samples, and a receiver.
 struct modem {
     unsigned user_bps = 0;
-    std::function<std::vector<cf>(const std::vector<uint8_t>&, const psk_modulator&)> transmit;
+    std::function<std::vector<cf>(const std::vector<uint8_t>&, const psk_modulator&)>
+        transmit;
     std::function<void(const cf*, size_t, std::vector<received>&)> receive;
 };
 
 void append_bursts(std::vector<m110a_burst>& got, std::vector<received>& out)
 {
     for (m110a_burst& b : got)
-        out.push_back({ b.mode, b.eom, !b.eom, 0.0, std::move(b.bytes), b.snr_db, b.frequency_offset_hz,
+        out.push_back({ b.mode,
+                        b.eom,
+                        !b.eom,
+                        0.0,
+                        std::move(b.bytes),
+                        b.snr_db,
+                        b.frequency_offset_hz,
                         b.start_sample });
     got.clear();
 }
@@ -170,14 +179,21 @@ void append_bursts(std::vector<m110a_burst>& got, std::vector<received>& out)
 void append_bursts(std::vector<m110c_burst>& got, std::vector<received>& out)
 {
     for (m110c_burst& b : got)
-        out.push_back({ b.mode, b.eom, b.bytes_bad, b.least_reliability, std::move(b.bytes), b.snr_db,
-                        b.frequency_offset_hz, b.start_sample });
+        out.push_back({ b.mode,
+                        b.eom,
+                        b.bytes_bad,
+                        b.least_reliability,
+                        std::move(b.bytes),
+                        b.snr_db,
+                        b.frequency_offset_hz,
+                        b.start_sample });
     got.clear();
 }
 
 // A receiver of `config` behind modem::receive.
 template <typename Receiver, typename Burst, typename Config>
-std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const Config& config)
+std::function<void(const cf*, size_t, std::vector<received>&)>
+receiving(const Config& config)
 {
     auto rx = std::make_shared<Receiver>(config);
     auto got = std::make_shared<std::vector<Burst>>();
@@ -191,8 +207,12 @@ std::function<void(const cf*, size_t, std::vector<received>&)> receiving(const C
 // 110A and App C receivers listen (s4539_rx's listen "4539"), and for a STANAG 5069 mode
 // its App D receiver too; 2: all three (listen "both"). Above 3 kHz the App D receiver
 // alone, at the mode's bandwidth.
-bool make_modem(const std::string& name, const m110a_receiver_config& a_config, const m110c_receiver_config& c_config,
-                const m110d_receiver_config& d_config, unsigned auto_baud, modem& m)
+bool make_modem(const std::string& name,
+                const m110a_receiver_config& a_config,
+                const m110c_receiver_config& c_config,
+                const m110d_receiver_config& d_config,
+                unsigned auto_baud,
+                modem& m)
 {
     const auto named = waveform_mode_by_name(name);
     const std::optional<m110d_mode> wide_mode = named ? named->s5069 : std::nullopt;
@@ -206,35 +226,42 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
         const bool s5069 = wide_mode.has_value();
         if (s5069 || auto_baud > 1)
             make_modem("WN6/3kHz/S", a_config, c_config, d_config, 0, wide);
-        m.receive = [serial, high, wide](const cf* x, size_t n, std::vector<received>& out) {
-            serial.receive(x, n, out);
-            high.receive(x, n, out);
-            if (wide.receive)
-                wide.receive(x, n, out);
-        };
+        m.receive =
+            [serial, high, wide](const cf* x, size_t n, std::vector<received>& out) {
+                serial.receive(x, n, out);
+                high.receive(x, n, out);
+                if (wide.receive)
+                    wide.receive(x, n, out);
+            };
         return true;
     }
     const std::optional<s4539_mode> narrow = named ? named->s4539 : std::nullopt;
     if (const m110a_waveform* mode = narrow ? narrow->serial : nullptr) {
         m.user_bps = mode->user_bps;
-        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
-            return modulator.baseband(m110a_transmit_symbols(*mode, data.data(), data.size()));
+        m.transmit = [mode](const std::vector<uint8_t>& data,
+                            const psk_modulator& modulator) {
+            return modulator.baseband(
+                m110a_transmit_symbols(*mode, data.data(), data.size()));
         };
         m.receive = receiving<m110a_receiver, m110a_burst>(a_config);
         return true;
     }
     if (const std::optional<m110c_mode> mode = narrow ? narrow->high : std::nullopt) {
         m.user_bps = mode->user_bps;
-        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
-            return modulator.baseband(m110c_transmit_points(*mode, data.data(), data.size()));
+        m.transmit = [mode](const std::vector<uint8_t>& data,
+                            const psk_modulator& modulator) {
+            return modulator.baseband(
+                m110c_transmit_points(*mode, data.data(), data.size()));
         };
         m.receive = receiving<m110c_receiver, m110c_burst>(c_config);
         return true;
     }
     if (const auto mode = wide_mode) {
         m.user_bps = mode->user_bps();
-        m.transmit = [mode](const std::vector<uint8_t>& data, const psk_modulator& modulator) {
-            return modulator.baseband(m110d_transmit_points(*mode, data.data(), data.size(), wide_tx));
+        m.transmit = [mode](const std::vector<uint8_t>& data,
+                            const psk_modulator& modulator) {
+            return modulator.baseband(
+                m110d_transmit_points(*mode, data.data(), data.size(), wide_tx));
         };
         m110d_receiver_config at_its_bandwidth = d_config;
         at_its_bandwidth.bandwidth_khz = mode->bw_khz;
@@ -245,7 +272,10 @@ bool make_modem(const std::string& name, const m110a_receiver_config& a_config, 
 }
 
 // Upper 95 % bound on a Poisson mean given k events (k = 0: 3.0).
-double poisson_upper(size_t k) { return k == 0 ? 3.0 : double(k) + 1.96 * std::sqrt(double(k)) + 1.0; }
+double poisson_upper(size_t k)
+{
+    return k == 0 ? 3.0 : double(k) + 1.96 * std::sqrt(double(k)) + 1.0;
+}
 
 } // namespace
 
@@ -290,30 +320,37 @@ int main(int argc, char** argv)
         else if (key == "--two-path") { // "delay_ms,spread_hz": two equal Rayleigh paths
             const std::vector<std::string> v = split(value);
             if (v.size() != 2) {
-                std::fprintf(stderr, "bench_s4539_modem: --two-path needs delay_ms,spread_hz\n");
+                std::fprintf(stderr,
+                             "bench_s4539_modem: --two-path needs delay_ms,spread_hz\n");
                 return 2;
             }
             two_path_delay_ms = std::atof(v[0].c_str());
             two_path_spread_hz = std::atof(v[1].c_str());
             profile = "two-path " + value;
-        } else if (key == "--static-paths") { // "d1,d2,...": equal static paths, delays in ms
+        } else if (key ==
+                   "--static-paths") { // "d1,d2,...": equal static paths, delays in ms
             static_paths_ms.clear();
             for (const std::string& d : split(value))
                 static_paths_ms.push_back(std::atof(d.c_str()));
             profile = "static " + value;
         } else if (key == "--forgetting")
-            rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting = std::atof(value.c_str());
-        else if (key == "--decision-weight")
-            rx_config.decision_weight = high_rx_config.decision_weight = wide_rx_config.decision_weight =
+            rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting =
                 std::atof(value.c_str());
+        else if (key == "--decision-weight")
+            rx_config.decision_weight = high_rx_config.decision_weight =
+                wide_rx_config.decision_weight = std::atof(value.c_str());
         else if (key == "--solve-interval")
             rx_config.equaliser_solve_interval = high_rx_config.equaliser_solve_interval =
-                high_rx_config.qam64_solve_interval = wide_rx_config.equaliser_solve_interval =
-                    wide_rx_config.qam64_solve_interval = unsigned(std::atoi(value.c_str()));
+                high_rx_config.qam64_solve_interval =
+                    wide_rx_config.equaliser_solve_interval =
+                        wide_rx_config.qam64_solve_interval =
+                            unsigned(std::atoi(value.c_str()));
         else if (key == "--interpolate")
-            high_rx_config.interpolate_probes = wide_rx_config.interpolate_probes = value != "0";
+            high_rx_config.interpolate_probes = wide_rx_config.interpolate_probes =
+                value != "0";
         else if (key == "--backward")
-            high_rx_config.backward_frames = wide_rx_config.backward_frames = value != "0";
+            high_rx_config.backward_frames = wide_rx_config.backward_frames =
+                value != "0";
         else if (key == "--data-power")
             high_rx_config.weigh_data_power = value != "0";
         else if (key == "--walsh-weight")
@@ -323,11 +360,12 @@ int main(int argc, char** argv)
         else if (key == "--soft-feedback")
             rx_config.soft_decoder_feedback = value != "0";
         else if (key == "--passes")
-            rx_config.decoder_passes = high_rx_config.decoder_passes = high_rx_config.qam64_decoder_passes =
-                wide_rx_config.decoder_passes = unsigned(std::atoi(value.c_str()));
+            rx_config.decoder_passes = high_rx_config.decoder_passes =
+                high_rx_config.qam64_decoder_passes = wide_rx_config.decoder_passes =
+                    unsigned(std::atoi(value.c_str()));
         else if (key == "--detection-threshold")
-            rx_config.detection_threshold = high_rx_config.detection_threshold = wide_rx_config.detection_threshold =
-                std::atof(value.c_str());
+            rx_config.detection_threshold = high_rx_config.detection_threshold =
+                wide_rx_config.detection_threshold = std::atof(value.c_str());
         else if (key == "--reliability-threshold")
             high_rx_config.reliability_threshold = wide_rx_config.reliability_threshold =
                 std::atof(value.c_str());
@@ -337,7 +375,8 @@ int main(int argc, char** argv)
             auto_baud = unsigned(std::stoul(value));
         else if (key == "--snr-reference") {
             if (value != "mean" && value != "unit") {
-                std::fprintf(stderr, "bench_s4539_modem: --snr-reference is mean or unit\n");
+                std::fprintf(stderr,
+                             "bench_s4539_modem: --snr-reference is mean or unit\n");
                 return 2;
             }
             mean_reference = value == "mean";
@@ -383,7 +422,8 @@ int main(int argc, char** argv)
         }
     }
     if (argc % 2 == 0) {
-        std::fprintf(stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
+        std::fprintf(
+            stderr, "bench_s4539_modem: option %s needs a value\n", argv[argc - 1]);
         return 2;
     }
     // A mode's modulator at the channel's rate (--sample-rate, else the mode's own) and
@@ -422,31 +462,59 @@ int main(int argc, char** argv)
             mean /= double(x.size());
         };
     if (levels) {
-        std::printf("%-6s %14s %14s %10s\n", "mode", "mean_power_db", "peak_power_db", "papr_db");
+        std::printf(
+            "%-6s %14s %14s %10s\n", "mode", "mean_power_db", "peak_power_db", "papr_db");
         for (const std::string& name : modes) {
             modem m;
             if (!make_modem(name, rx_config, high_rx_config, wide_rx_config, false, m)) {
-                std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
+                std::fprintf(
+                    stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
                 return 2;
             }
             double mean = 0, peak = 0;
             burst_power(m, psk_modulator(shaping_of(name).modulator), mean, peak);
-            std::printf("%-6s %14.2f %14.2f %10.2f\n", name.c_str(), 10 * std::log10(mean), 10 * std::log10(peak),
+            std::printf("%-6s %14.2f %14.2f %10.2f\n",
+                        name.c_str(),
+                        10 * std::log10(mean),
+                        10 * std::log10(peak),
                         10 * std::log10(peak / mean));
         }
         return 0;
     }
-    std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point, SNR over the %s\n",
-                profile.c_str(), offset_hz, ppm, seconds,
-                mean_reference ? "transmission's mean power" : "power of unit-amplitude symbols");
-    std::printf("%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s %10s %8s %8s %10s\n", "mode", "snr_db",
-                "bits", "errors", "ber", "ber_95up", "lost", "tx_x_rt", "rx_x_rt", "bursts", "w_errs", "missed",
-                "f_alarm", "rx_bits", "rx_errs", "snr_rep", "snr_rep_sd");
+    std::printf("profile %s, offset %.1f Hz, %.0f ppm, %.0f s of signal per point, SNR "
+                "over the %s\n",
+                profile.c_str(),
+                offset_hz,
+                ppm,
+                seconds,
+                mean_reference ? "transmission's mean power"
+                               : "power of unit-amplitude symbols");
+    std::printf(
+        "%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s %10s %8s %8s %10s\n",
+        "mode",
+        "snr_db",
+        "bits",
+        "errors",
+        "ber",
+        "ber_95up",
+        "lost",
+        "tx_x_rt",
+        "rx_x_rt",
+        "bursts",
+        "w_errs",
+        "missed",
+        "f_alarm",
+        "rx_bits",
+        "rx_errs",
+        "snr_rep",
+        "snr_rep_sd");
     for (const std::string& name : modes) {
         modem probe;
         try {
-            if (!make_modem(name, rx_config, high_rx_config, wide_rx_config, auto_baud, probe)) {
-                std::fprintf(stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
+            if (!make_modem(
+                    name, rx_config, high_rx_config, wide_rx_config, auto_baud, probe)) {
+                std::fprintf(
+                    stderr, "bench_s4539_modem: unknown mode %s\n", name.c_str());
                 return 2;
             }
         } catch (const std::invalid_argument& e) {
@@ -474,12 +542,15 @@ int main(int argc, char** argv)
                          ? chan::watterson_preset("awgn", fs, snr, seed)
                          : chan::watterson_preset(profile, fs, snr, seed);
                 if (two_path_delay_ms >= 0)
-                    cc.paths = { { 0.5, two_path_spread_hz, 0.0, 0.0 },
-                                 { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 } };
+                    cc.paths = {
+                        { 0.5, two_path_spread_hz, 0.0, 0.0 },
+                        { 0.5, two_path_spread_hz, 0.0, two_path_delay_ms * 1e-3 }
+                    };
                 if (!static_paths_ms.empty()) {
                     cc.paths.clear();
                     for (double d : static_paths_ms)
-                        cc.paths.push_back({ 1.0 / double(static_paths_ms.size()), 0.0, 0.0, d * 1e-3 });
+                        cc.paths.push_back(
+                            { 1.0 / double(static_paths_ms.size()), 0.0, 0.0, d * 1e-3 });
                 }
                 cc.frequency_offset_hz = offset_hz;
                 cc.noise_bandwidth_hz = 1000.0 * sh.bw_khz;
@@ -497,7 +568,8 @@ int main(int argc, char** argv)
             // Samples through the channel; with a sweep, in 10 ms pieces, each at the
             // triangle's offset for its start (the channel keeps the phase continuous).
             uint64_t channel_samples = 0;
-            const auto through_channel = [&](const std::vector<cf>& in, std::vector<cf>& out) {
+            const auto through_channel = [&](const std::vector<cf>& in,
+                                             std::vector<cf>& out) {
                 if (sweep_hz_per_s <= 0) {
                     channel.process(in.data(), in.size(), out);
                     return;
@@ -505,7 +577,8 @@ int main(int argc, char** argv)
                 const double a = std::abs(offset_hz);
                 const size_t piece = size_t(fs / 100);
                 for (size_t k = 0; k < in.size(); k += piece) {
-                    const double p = std::fmod(sweep_hz_per_s * double(channel_samples) / fs, 4 * a);
+                    const double p =
+                        std::fmod(sweep_hz_per_s * double(channel_samples) / fs, 4 * a);
                     channel.set_frequency_offset_hz(p < 2 * a ? -a + p : 3 * a - p);
                     const size_t n = std::min(piece, in.size() - k);
                     channel.process(in.data() + k, n, out);
@@ -529,15 +602,17 @@ int main(int argc, char** argv)
             const double rx_rate = front.output_rate();
             const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
             size_t bits = 0, errors = 0, lost = 0;
-            size_t received_bursts = 0, bursts_with_errors = 0, missed = 0, false_alarms = 0;
+            size_t received_bursts = 0, bursts_with_errors = 0, missed = 0,
+                   false_alarms = 0;
             size_t received_bits = 0, received_errors = 0;
-            double snr_sum = 0, snr_square_sum = 0; // reported SNR (dB) of the received bursts
+            double snr_sum = 0,
+                   snr_square_sum = 0; // reported SNR (dB) of the received bursts
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
             // Transmissions not yet matched with a burst: a burst belongs to the one its
-            // start lies in, whenever it is reported (a burst whose EOM was missed ends at
-            // the next preamble or on lost signal, after the next transmission began).
+            // start lies in, whenever it is reported (a burst whose EOM was missed ends
+            // at the next preamble or on lost signal, after the next transmission began).
             struct transmission {
                 uint64_t start, end; // baseband samples
                 std::vector<uint8_t> data;
@@ -548,7 +623,9 @@ int main(int argc, char** argv)
                 bursts.clear();
                 for (size_t k = 0; k < samples.size(); k += 4096) {
                     bb.clear();
-                    front.process(samples.data() + k, std::min<size_t>(4096, samples.size() - k), bb);
+                    front.process(samples.data() + k,
+                                  std::min<size_t>(4096, samples.size() - k),
+                                  bb);
                     m.receive(bb.data(), bb.size(), bursts);
                 }
                 for (const received& r : bursts) {
@@ -560,8 +637,12 @@ int main(int argc, char** argv)
                         });
                     if (t == unmatched.end()) {
                         if (verbose)
-                            std::fprintf(stderr, "  burst of no transmission: %s at sample %llu, %zu bytes\n",
-                                         r.mode.c_str(), (unsigned long long)r.start_sample, r.bytes.size());
+                            std::fprintf(stderr,
+                                         "  burst of no transmission: %s at sample %llu, "
+                                         "%zu bytes\n",
+                                         r.mode.c_str(),
+                                         (unsigned long long)r.start_sample,
+                                         r.bytes.size());
                         continue;
                     }
                     const size_t burst_errors = bit_errors(t->data, r.bytes);
@@ -575,9 +656,18 @@ int main(int argc, char** argv)
                     missed += burst_errors > 0 && !r.bytes_bad;
                     false_alarms += burst_errors == 0 && r.bytes_bad;
                     if (verbose)
-                        std::fprintf(stderr, "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f dB, offset %.1f Hz, bytes_bad %d, reliability %.2f\n",
-                                     int(r.eom), r.bytes.size(), t->data.size(), burst_errors, r.snr_db,
-                                     r.frequency_offset_hz, int(r.bytes_bad), r.reliability);
+                        std::fprintf(
+                            stderr,
+                            "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f "
+                            "dB, offset %.1f Hz, bytes_bad %d, reliability %.2f\n",
+                            int(r.eom),
+                            r.bytes.size(),
+                            t->data.size(),
+                            burst_errors,
+                            r.snr_db,
+                            r.frequency_offset_hz,
+                            int(r.bytes_bad),
+                            r.reliability);
                     unmatched.erase(t);
                 }
             };
@@ -606,20 +696,38 @@ int main(int argc, char** argv)
             receive(noisy);
             for (const transmission& t : unmatched) {
                 if (verbose)
-                    std::fprintf(stderr, "  burst at sample %llu: none received\n", (unsigned long long)t.start);
+                    std::fprintf(stderr,
+                                 "  burst at sample %llu: none received\n",
+                                 (unsigned long long)t.start);
                 ++lost;
                 errors += 8 * t.data.size();
             }
             const double n = double(received_bursts);
             const double snr_mean = received_bursts ? snr_sum / n : std::nan("");
             const double snr_sd =
-                received_bursts ? std::sqrt(std::max(0.0, snr_square_sum / n - snr_mean * snr_mean)) : std::nan("");
-            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.1f %8.1f %7zu %7zu %6zu %6zu %10zu %8zu %8.2f "
+                received_bursts
+                    ? std::sqrt(std::max(0.0, snr_square_sum / n - snr_mean * snr_mean))
+                    : std::nan("");
+            std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.1f %8.1f %7zu %7zu "
+                        "%6zu %6zu %10zu %8zu %8.2f "
                         "%10.2f\n",
-                        name.c_str(), snr, bits, errors, double(errors) / double(bits),
-                        poisson_upper(errors) / double(bits), lost, signal_s / tx_cpu, signal_s / rx_cpu,
-                        received_bursts, bursts_with_errors, missed, false_alarms, received_bits, received_errors,
-                        snr_mean, snr_sd);
+                        name.c_str(),
+                        snr,
+                        bits,
+                        errors,
+                        double(errors) / double(bits),
+                        poisson_upper(errors) / double(bits),
+                        lost,
+                        signal_s / tx_cpu,
+                        signal_s / rx_cpu,
+                        received_bursts,
+                        bursts_with_errors,
+                        missed,
+                        false_alarms,
+                        received_bits,
+                        received_errors,
+                        snr_mean,
+                        snr_sd);
             std::fflush(stdout);
         }
     }

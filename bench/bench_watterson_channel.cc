@@ -44,7 +44,10 @@ void run_complex(const std::string& profile, double fs, double signal_s)
     const double cpu = seconds_since(t0);
     const double simulated = double(blocks * block) / fs;
     std::printf("complex %-24s %6.0f Hz  %8.1fx real time  (%.1f Msamples/s)\n",
-                profile.c_str(), fs, simulated / cpu, double(blocks * block) / cpu / 1e6);
+                profile.c_str(),
+                fs,
+                simulated / cpu,
+                double(blocks * block) / cpu / 1e6);
 }
 
 void run_real(const std::string& profile, double fs, double signal_s)
@@ -65,7 +68,10 @@ void run_real(const std::string& profile, double fs, double signal_s)
     const double cpu = seconds_since(t0);
     const double simulated = double(blocks * block) / fs;
     std::printf("real    %-24s %6.0f Hz  %8.1fx real time  (%.1f Msamples/s)\n",
-                profile.c_str(), fs, simulated / cpu, double(blocks * block) / cpu / 1e6);
+                profile.c_str(),
+                fs,
+                simulated / cpu,
+                double(blocks * block) / cpu / 1e6);
 }
 
 } // namespace
@@ -74,7 +80,8 @@ int main(int argc, char** argv)
 {
     const double signal_s = argc > 1 ? std::atof(argv[1]) : 600.0;
     if (!(signal_s > 0)) {
-        std::fprintf(stderr, "usage: bench_watterson_channel [seconds of signal per case > 0]\n");
+        std::fprintf(stderr,
+                     "usage: bench_watterson_channel [seconds of signal per case > 0]\n");
         return 2;
     }
     // "poor" = F.1487 mid-latitude disturbed: 2 Rayleigh paths, 2 ms (19.2 samples at

@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             near.on_query(kind, body, now);
             break;
         case 1:
-            near.on_answer(requests.empty() ? 1 : requests[kind % requests.size()], body, now);
+            near.on_answer(
+                requests.empty() ? 1 : requests[kind % requests.size()], body, now);
             break;
         case 2:
             far.on_question(body, 1, now);

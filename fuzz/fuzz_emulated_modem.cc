@@ -10,8 +10,8 @@
  * the passing of time. Checks that the modem never throws, never schedules a deadline
  * that is NaN, delivers events in time order no later than asked, and never delivers
  * more bursts than it was told about. */
-#include "fuzz_support.h"
 #include "dl/transmission.h"
+#include "fuzz_support.h"
 #include "sim/emulated_modem.h"
 
 #include <cmath>
@@ -74,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             modem.transmit(dl::bytes(len, 0x5a), mode(in.u8()), now);
             break;
         case 1: // a peer's well-formed burst
-            accepted += modem.hear(peer.transmit(dl::bytes(len, 0xa5), mode(in.u8()), now), now);
+            accepted +=
+                modem.hear(peer.transmit(dl::bytes(len, 0xa5), mode(in.u8()), now), now);
             break;
         case 2: { // an announcement with the fields the input chooses
             sim::air_transmission b;
@@ -82,8 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             b.mode = mode(in.u8());
             b.data.assign(len, 0x33);
             b.start = (op & 4) ? in.f64() : now + in.u8() * 0.25 - 30;
-            b.air_time_s = (op & 8) ? in.f64()
-                                    : dl::air_time(dl::default_waveform_timing(b.mode), len);
+            b.air_time_s = (op & 8)
+                               ? in.f64()
+                               : dl::air_time(dl::default_waveform_timing(b.mode), len);
             accepted += modem.hear(b, now);
             break;
         }

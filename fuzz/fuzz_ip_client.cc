@@ -26,9 +26,10 @@ static void check(bool ok)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     ip_client_config cfg;
-    set_ip_client_options(cfg, "routes=10.0.0.0/8=0.0.0.2 10.0.0.2=0.0.0.2,compact "
-                               "224.0.0.0/4=31.255.255.255 fd00::/8=0.0.0.3 default=0.0.0.4; "
-                               "mtu=576; max_queue_bytes=4000; own_address_v4=10.0.0.1");
+    set_ip_client_options(cfg,
+                          "routes=10.0.0.0/8=0.0.0.2 10.0.0.2=0.0.0.2,compact "
+                          "224.0.0.0/4=31.255.255.255 fd00::/8=0.0.0.3 default=0.0.0.4; "
+                          "mtu=576; max_queue_bytes=4000; own_address_v4=10.0.0.1");
     ip_client c(cfg);
     c.start(0);
     dl::sis_primitive accepted;
@@ -59,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         }
         default: {
             dl::sis_primitive flow;
-            flow.type = kind & 4 ? dl::sis_type::data_flow_on : dl::sis_type::data_flow_off;
+            flow.type =
+                kind & 4 ? dl::sis_type::data_flow_on : dl::sis_type::data_flow_off;
             c.on_sis(flow, now);
             break;
         }
@@ -74,8 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 continue;
             check(p.payload.size() <= c.mtu());
             if (is_compact(p.payload)) {
-                const auto rebuilt = expand_compact(p.payload, *cfg.own_address_v4,
-                                                    *parse_ip_address("10.0.0.2"));
+                const auto rebuilt = expand_compact(
+                    p.payload, *cfg.own_address_v4, *parse_ip_address("10.0.0.2"));
                 check(rebuilt && parse_ip(*rebuilt).ok());
             } else {
                 check(parse_ip(p.payload).ok());

@@ -10,9 +10,9 @@
  * client primitive, modem status or the passing of time. Checks that the engine
  * never throws, never asks for a deadline that is NaN, and never spins (asks again
  * and again for a timer at the same instant). */
-#include "fuzz_support.h"
 #include "dl/cpdu.h"
 #include "dl/node_engine.h"
+#include "fuzz_support.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -39,11 +39,16 @@ uint32_t address(uint8_t x)
 
 dpdu make_frame(script_reader& r)
 {
-    static const dpdu_type types[] = { dpdu_type::data_only, dpdu_type::ack_only,
-                                       dpdu_type::data_ack, dpdu_type::reset_win_resync,
-                                       dpdu_type::expedited_data_only, dpdu_type::expedited_ack_only,
-                                       dpdu_type::management, dpdu_type::non_arq_data,
-                                       dpdu_type::expedited_non_arq_data, dpdu_type::warning };
+    static const dpdu_type types[] = { dpdu_type::data_only,
+                                       dpdu_type::ack_only,
+                                       dpdu_type::data_ack,
+                                       dpdu_type::reset_win_resync,
+                                       dpdu_type::expedited_data_only,
+                                       dpdu_type::expedited_ack_only,
+                                       dpdu_type::management,
+                                       dpdu_type::non_arq_data,
+                                       dpdu_type::expedited_non_arq_data,
+                                       dpdu_type::warning };
     dpdu d;
     d.type = types[r.u8() % 10];
     const uint8_t flags = r.u8();
@@ -145,7 +150,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 p.service_type.tx_mode = sis_tx_mode(r.u8() % 4);
                 e.on_sis(r.u8() % 4, p, now);
                 sis_primitive u;
-                u.type = (r.u8() & 1) ? sis_type::unidata_request : sis_type::expedited_unidata_request;
+                u.type = (r.u8() & 1) ? sis_type::unidata_request
+                                      : sis_type::expedited_unidata_request;
                 u.destination = sis_address{ address(r.u8()), 7 };
                 u.destination_sap = r.u8() % 16;
                 u.ttl = r.u8();

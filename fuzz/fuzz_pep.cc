@@ -7,8 +7,8 @@
 /* libFuzzer target: an HF-PEP fed garbage SLEP PDUs from the air (streams opened with
  * random request headers, data, windows, resets), random confirmations, and random
  * driver calls for the connections it reports. Checks the contracts: never throws,
- * connections stay within max_connections plus SLEP's streams, every U_PDU it hands the node decodes as
- * SLEP and fits the MTU, and tcp_space is always honoured by from_tcp. */
+ * connections stay within max_connections plus SLEP's streams, every U_PDU it hands the
+ * node decodes as SLEP and fits the MTU, and tcp_space is always honoured by from_tcp. */
 #include "fuzz_support.h"
 #include "net/pep.h"
 
@@ -20,10 +20,12 @@ using namespace gr::hfstack::net;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     pep_config cfg;
-    set_pep_options(cfg, "peers=10.0.0.0/8=0.0.0.2; max_connections=8; deny_ports=25; "
-                         "give_up_s=40; retry_s=5; connect_timeout_s=20; idle_timeout_s=300");
+    set_pep_options(cfg,
+                    "peers=10.0.0.0/8=0.0.0.2; max_connections=8; deny_ports=25; "
+                    "give_up_s=40; retry_s=5; connect_timeout_s=20; idle_timeout_s=300");
     pep p(cfg);
-    accept_bind<decltype(p), dl::sis_primitive>(p, cfg.slep.sap, 600, dl::sis_type::bind_accepted);
+    accept_bind<decltype(p), dl::sis_primitive>(
+        p, cfg.slep.sap, 600, dl::sis_type::bind_accepted);
     std::set<pep_connection> known;
     double now = 0;
     for (size_t at = 0; at + 2 <= size;) {
@@ -32,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         const dl::bytes body(data + at + 2, data + at + 2 + n);
         at += 2 + n;
         now += kind & 0x80 ? 30 : 0.25;
-        const pep_connection c = known.empty() ? 0 : *std::next(known.begin(), long(kind % known.size()));
+        const pep_connection c =
+            known.empty() ? 0 : *std::next(known.begin(), long(kind % known.size()));
         switch (kind % 8) {
         case 0:
         case 1: {
@@ -56,7 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         }
         case 3:
             if (n >= 2)
-                known.insert(p.accept({ ip_address::v4(0x0A000000u | body[0]), uint16_t(body[1] * 7) }, now));
+                known.insert(p.accept(
+                    { ip_address::v4(0x0A000000u | body[0]), uint16_t(body[1] * 7) },
+                    now));
             break;
         case 4:
             if (c) {

@@ -160,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         check(again.size() <= sis_header_size + sis_max_size_field);
     }
     for (const auto& a : r.take_answers())
-        check(a.type == sis_type::bind_rejected || a.type == sis_type::unidata_request_rejected ||
+        check(a.type == sis_type::bind_rejected ||
+              a.type == sis_type::unidata_request_rejected ||
               a.type == sis_type::expedited_unidata_request_rejected);
     r.reset();
     check(r.buffered() == 0 && r.skipping() == 0);

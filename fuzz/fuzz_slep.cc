@@ -9,7 +9,8 @@
  * 2), as the echo of a confirmation or rejection, or as an application action (open,
  * write, read, finish, reset). Checks the contracts: never throws on what the air or
  * the node sends, streams stay within max_streams, what a stream holds for its reader
- * stays within its window, and every U_PDU SLEP hands the node decodes and fits the MTU. */
+ * stays within its window, and every U_PDU SLEP hands the node decodes and fits the MTU.
+ */
 #include "fuzz_support.h"
 #include "net/slep.h"
 
@@ -23,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     cfg.give_up_s = 50;
     cfg.retry_s = 5;
     slep s(cfg);
-    accept_bind<decltype(s), dl::sis_primitive>(s, cfg.sap, 512, dl::sis_type::bind_accepted);
+    accept_bind<decltype(s), dl::sis_primitive>(
+        s, cfg.sap, 512, dl::sis_type::bind_accepted);
     s.listen(80);
     std::vector<slep_stream> mine;
     double now = 0;
@@ -54,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             break;
         case 4:
             if (s.stream_count() < cfg.max_streams)
-                mine.push_back(s.open(1 + (kind >> 7), 80, 1, body, kind & 0x10, kind & 0x20, now));
+                mine.push_back(
+                    s.open(1 + (kind >> 7), 80, 1, body, kind & 0x10, kind & 0x20, now));
             break;
         case 5:
             for (auto st : mine)
@@ -83,7 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             check(decode_slep(out.payload).ok());
         }
         for (const auto& e : a.events)
-            if (e.what == slep_event::kind::incoming || e.what == slep_event::kind::readable) {
+            if (e.what == slep_event::kind::incoming ||
+                e.what == slep_event::kind::readable) {
                 const auto i = s.info(e.stream);
                 if (i)
                     check(i->readable <= cfg.window);

@@ -76,20 +76,25 @@ inline std::optional<dl::modem_mode> mode_from_metadata(const pmt::pmt_t& meta,
 
 // `data_rate` (bps) and `interleaver` of the mode; a STANAG 5069 one also by name in
 // `mode`, which the modem blocks take first.
-inline pmt::pmt_t
-add_mode_metadata(pmt::pmt_t meta, const dl::modem_mode& m, unsigned s5069_bandwidth_khz = 0)
+inline pmt::pmt_t add_mode_metadata(pmt::pmt_t meta,
+                                    const dl::modem_mode& m,
+                                    unsigned s5069_bandwidth_khz = 0)
 {
     if (s5069_bandwidth_khz) {
         if (const auto w = dl::s5069_mode_of(s5069_bandwidth_khz, m)) {
             meta = pmt::dict_add(meta, metadata::mode(), pmt::mp(w->name()));
-            meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(w->user_bps())));
-            return pmt::dict_add(meta, metadata::interleaver(),
+            meta = pmt::dict_add(
+                meta, metadata::data_rate(), pmt::from_long(long(w->user_bps())));
+            return pmt::dict_add(meta,
+                                 metadata::interleaver(),
                                  pmt::mp(phy::m110d_interleaver_word(w->interleaver)));
         }
     }
-    meta = pmt::dict_add(meta, metadata::data_rate(),
+    meta = pmt::dict_add(meta,
+                         metadata::data_rate(),
                          pmt::from_long(long(dl::data_rate_bps(m.data_rate))));
-    return pmt::dict_add(meta, metadata::interleaver(), pmt::mp(dl::interleaver_name(m.interleaving)));
+    return pmt::dict_add(
+        meta, metadata::interleaver(), pmt::mp(dl::interleaver_name(m.interleaving)));
 }
 
 } // namespace hfstack

@@ -30,9 +30,20 @@ typename hf_channel<T>::sptr hf_channel<T>::make(double sample_rate_hz,
                                                  uint64_t seed)
 {
     return gnuradio::make_block_sptr<hf_channel_impl<T>>(
-        std::is_same<T, float>::value ? "hf_channel_ff" : "hf_channel_cc", sample_rate_hz, profile,
-        delays_s, powers_db, shifts_hz, spreads_hz, snr_db, noise_bandwidth_hz, signal_power,
-        frequency_offset_hz, sample_rate_offset_ppm, max_delay_s, seed);
+        std::is_same<T, float>::value ? "hf_channel_ff" : "hf_channel_cc",
+        sample_rate_hz,
+        profile,
+        delays_s,
+        powers_db,
+        shifts_hz,
+        spreads_hz,
+        snr_db,
+        noise_bandwidth_hz,
+        signal_power,
+        frequency_offset_hz,
+        sample_rate_offset_ppm,
+        max_delay_s,
+        seed);
 }
 
 template class hf_channel<gr_complex>;

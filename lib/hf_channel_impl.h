@@ -29,11 +29,12 @@ namespace hfstack {
 // snr_db of 300 dB and above means no noise (GRC cannot type inf).
 constexpr double hf_channel_no_noise_db = 300.0;
 
-inline std::vector<chan::watterson_path> hf_channel_paths(const std::string& profile,
-                                                          const std::vector<double>& delays_s,
-                                                          const std::vector<double>& powers_db,
-                                                          const std::vector<double>& shifts_hz,
-                                                          const std::vector<double>& spreads_hz)
+inline std::vector<chan::watterson_path>
+hf_channel_paths(const std::string& profile,
+                 const std::vector<double>& delays_s,
+                 const std::vector<double>& powers_db,
+                 const std::vector<double>& shifts_hz,
+                 const std::vector<double>& spreads_hz)
 {
     if (profile != "custom")
         return chan::fading_profile_by_name(profile).paths; // throws naming "profile"
@@ -44,7 +45,8 @@ inline std::vector<chan::watterson_path> hf_channel_paths(const std::string& pro
     std::vector<chan::watterson_path> paths(n);
     for (size_t i = 0; i < n; ++i) {
         if (!std::isfinite(powers_db[i]))
-            throw std::invalid_argument("paths[" + std::to_string(i) + "].power_db must be finite");
+            throw std::invalid_argument("paths[" + std::to_string(i) +
+                                        "].power_db must be finite");
         paths[i].power = std::pow(10.0, powers_db[i] / 10.0);
         paths[i].delay_s = delays_s[i];
         paths[i].shift_hz = shifts_hz[i];
@@ -75,9 +77,19 @@ public:
                     gr::io_signature::make(1, 1, sizeof(T)),
                     gr::io_signature::make(1, 1, sizeof(T))),
           d_profile(profile),
-          d_channel(config(sample_rate_hz, profile, delays_s, powers_db, shifts_hz, spreads_hz,
-                           snr_db, noise_bandwidth_hz, signal_power, frequency_offset_hz,
-                           sample_rate_offset_ppm, max_delay_s, seed))
+          d_channel(config(sample_rate_hz,
+                           profile,
+                           delays_s,
+                           powers_db,
+                           shifts_hz,
+                           spreads_hz,
+                           snr_db,
+                           noise_bandwidth_hz,
+                           signal_power,
+                           frequency_offset_hz,
+                           sample_rate_offset_ppm,
+                           max_delay_s,
+                           seed))
     {
         this->set_relative_rate(1.0 + sample_rate_offset_ppm * 1e-6);
     }
@@ -98,7 +110,8 @@ public:
                    const std::vector<double>& spreads_hz) override
     {
         gr::thread::scoped_lock lock(this->d_setlock);
-        d_channel.set_paths(hf_channel_paths("custom", delays_s, powers_db, shifts_hz, spreads_hz));
+        d_channel.set_paths(
+            hf_channel_paths("custom", delays_s, powers_db, shifts_hz, spreads_hz));
         d_profile = "custom";
     }
     void set_snr_db(double snr_db) override
@@ -130,10 +143,19 @@ public:
 
     std::string profile() const override { return d_profile; }
     double snr_db() const override { return d_channel.config().snr_db; }
-    double noise_bandwidth_hz() const override { return d_channel.config().noise_bandwidth_hz; }
+    double noise_bandwidth_hz() const override
+    {
+        return d_channel.config().noise_bandwidth_hz;
+    }
     double signal_power() const override { return d_channel.config().signal_power; }
-    double frequency_offset_hz() const override { return d_channel.config().frequency_offset_hz; }
-    double sample_rate_offset_ppm() const override { return d_channel.config().sample_rate_offset_ppm; }
+    double frequency_offset_hz() const override
+    {
+        return d_channel.config().frequency_offset_hz;
+    }
+    double sample_rate_offset_ppm() const override
+    {
+        return d_channel.config().sample_rate_offset_ppm;
+    }
     double measured_snr_db() const override { return d_channel.measured_snr_db(); }
     double latency_samples() const override { return d_channel.latency_samples(); }
 
@@ -160,12 +182,14 @@ public:
         }
         const size_t room = size_t(noutput_items) - produced;
         // Take about as many inputs as outputs fit, so little is held back.
-        const size_t take = std::min<size_t>(
-            size_t(ninput_items[0]), size_t(std::ceil(double(room) / this->relative_rate())));
+        const size_t take =
+            std::min<size_t>(size_t(ninput_items[0]),
+                             size_t(std::ceil(double(room) / this->relative_rate())));
         if (take > 0) {
             d_out.clear();
             // A kernel failure drops these samples (a gap), not the channel.
-            if (!d_faults(this->d_logger, "in", [&] { d_channel.process(in, take, d_out); }))
+            if (!d_faults(
+                    this->d_logger, "in", [&] { d_channel.process(in, take, d_out); }))
                 d_out.clear();
             const size_t fit = std::min(room, d_out.size());
             std::copy(d_out.begin(), d_out.begin() + long(fit), out + produced);
@@ -180,7 +204,8 @@ private:
     fault_guard d_faults;
     static double noise_setting(double snr_db)
     {
-        return snr_db >= hf_channel_no_noise_db ? std::numeric_limits<double>::infinity() : snr_db;
+        return snr_db >= hf_channel_no_noise_db ? std::numeric_limits<double>::infinity()
+                                                : snr_db;
     }
 
     static chan::watterson_config config(double sample_rate_hz,

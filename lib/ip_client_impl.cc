@@ -5,8 +5,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "ip_client_impl.h"
 #include "fault_guard.h"
+#include "ip_client_impl.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -57,9 +57,11 @@ std::vector<std::pair<std::string, double>> counter_list(const net::ip_client& k
         { "mtu", double(k.mtu()) },
     };
     for (size_t i = 0; i < c.drops.size(); ++i)
-        out.push_back({ std::string("drop.") + net::to_string(net::ip_drop(i)), double(c.drops[i]) });
+        out.push_back({ std::string("drop.") + net::to_string(net::ip_drop(i)),
+                        double(c.drops[i]) });
     for (size_t i = 0; i < c.filter_matches.size(); ++i)
-        out.push_back({ "filter." + k.filter_rules()[i].name, double(c.filter_matches[i]) });
+        out.push_back(
+            { "filter." + k.filter_rules()[i].name, double(c.filter_matches[i]) });
     for (const auto& [peer, p] : c.peers) {
         const std::string pre = "peer." + dl::address_to_string(peer) + ".";
         out.push_back({ pre + "datagrams_out", double(p.datagrams_out) });
@@ -78,7 +80,8 @@ std::vector<std::pair<std::string, double>> counter_list(const net::ip_client& k
 
 } // namespace
 
-ip_client::sptr ip_client::make(const std::string& options, int client_id, double stats_interval)
+ip_client::sptr
+ip_client::make(const std::string& options, int client_id, double stats_interval)
 {
     return gnuradio::make_block_sptr<ip_client_impl>(options, client_id, stats_interval);
 }
@@ -87,13 +90,17 @@ std::string ip_client_option_help()
 {
     std::ostringstream o;
     for (auto& opt : net::ip_client_options())
-        o << opt.name << " (default " << (opt.default_value.empty() ? "none" : opt.default_value)
-          << "): " << opt.help << "\n";
+        o << opt.name << " (default "
+          << (opt.default_value.empty() ? "none" : opt.default_value) << "): " << opt.help
+          << "\n";
     return o.str();
 }
 
-ip_client_impl::ip_client_impl(const std::string& options, int client_id, double stats_interval)
-    : gr::block("ip_client", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+ip_client_impl::ip_client_impl(const std::string& options,
+                               int client_id,
+                               double stats_interval)
+    : gr::block(
+          "ip_client", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_client_id(client_id),
       d_stats_interval(stats_interval),
       d_reconnect_at(inf)
@@ -196,7 +203,8 @@ void ip_client_impl::handle_sis(const pmt::pmt_t& msg)
             d_kernel->start(now());
         } else if (event == "disconnect") {
             d_logger->warn("the node dropped the IP client ({}); binding again in {} s",
-                           symbol_or_empty(meta, metadata::reason()), reconnect_delay_s);
+                           symbol_or_empty(meta, metadata::reason()),
+                           reconnect_delay_s);
             d_kernel->on_disconnected(now());
             d_reconnect_at = now() + reconnect_delay_s;
         } else if (pmt::is_u8vector(pmt::cdr(msg))) {
@@ -228,7 +236,8 @@ void ip_client_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(d_client_id));
         meta = pmt::dict_add(meta, metadata::from_client(), pmt::PMT_T);
-        message_port_pub(port_sis_out, pmt::cons(meta, pmt::init_u8vector(frame.size(), frame)));
+        message_port_pub(port_sis_out,
+                         pmt::cons(meta, pmt::init_u8vector(frame.size(), frame)));
     }
     for (auto& d : a.to_tun)
         message_port_pub(port_ip_out,

@@ -5,9 +5,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "modem_emulator_impl.h"
 #include "burst_metadata.h"
 #include "fault_guard.h"
+#include "modem_emulator_impl.h"
 #include "modem_status.h"
 
 #include "dl/transmission.h"
@@ -68,7 +68,8 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
       d_timer(d_mutex, time_scale, block_timer::clock::time_point{})
 {
     if (!(time_scale > 0) || !std::isfinite(time_scale))
-        throw std::invalid_argument("modem_emulator: time_scale must be a positive number");
+        throw std::invalid_argument(
+            "modem_emulator: time_scale must be a positive number");
     try {
         const sim::emulator_settings settings = sim::parse_emulator_settings(options);
         sim::channel_config channel;
@@ -77,7 +78,8 @@ modem_emulator_impl::modem_emulator_impl(double time_scale,
         channel.snr_db = snr_db;
         channel.fading_profile = profile;
         channel.seed = seed;
-        const uint64_t id = settings.emulator_id ? settings.emulator_id : next_emulator_id++;
+        const uint64_t id =
+            settings.emulator_id ? settings.emulator_id : next_emulator_id++;
         d_modem = std::make_unique<sim::emulated_modem>(
             id, settings.radio, channel, settings.half_duplex, settings.collisions);
     } catch (const std::invalid_argument& e) {
@@ -121,9 +123,11 @@ void modem_emulator_impl::publish_due()
             message_port_pub(port_status, modem_status(dl::to_string(ev.status)));
             continue;
         }
-        pmt::pmt_t meta = add_mode_metadata(pmt::make_dict(), *ev.info.mode, ev.s5069_bandwidth_khz);
+        pmt::pmt_t meta =
+            add_mode_metadata(pmt::make_dict(), *ev.info.mode, ev.s5069_bandwidth_khz);
         if (std::isfinite(ev.info.snr_db))
-            meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
+            meta =
+                pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(ev.info.snr_db));
         if (std::isfinite(ev.info.snr_db_recent))
             meta = pmt::dict_add(
                 meta, metadata::snr_db_recent(), pmt::from_double(ev.info.snr_db_recent));
@@ -132,8 +136,9 @@ void modem_emulator_impl::publish_due()
         if (ev.info.bytes_bad)
             meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::PMT_T);
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
-        message_port_pub(port_out,
-                         pmt::cons(meta, pmt::init_u8vector(ev.data.size(), ev.data.data())));
+        message_port_pub(
+            port_out,
+            pmt::cons(meta, pmt::init_u8vector(ev.data.size(), ev.data.data())));
     }
 }
 
@@ -145,7 +150,8 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
         d_logger->warn("in: message is not a PDU with a u8vector, dropped");
         return;
     }
-    const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
+    const pmt::pmt_t meta =
+        pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
     dl::node_waveform mode; // 300 bps short unless the PDU names its mode
     if (auto m = waveform_from_metadata(meta))
         mode = *m;
@@ -155,42 +161,48 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
     if (dl::air_time(dl::waveform_timing_of(mode.s5069_bandwidth_khz, mode.mode), n) >
         max_air_time_s) {
         ++d_bad_inputs;
-        d_logger->warn("in: a burst of {} bytes would last over {} s in {}, dropped", n,
-                       max_air_time_s, dl::waveform_name(mode.s5069_bandwidth_khz, mode.mode));
+        d_logger->warn("in: a burst of {} bytes would last over {} s in {}, dropped",
+                       n,
+                       max_air_time_s,
+                       dl::waveform_name(mode.s5069_bandwidth_khz, mode.mode));
         return;
     }
-    const sim::air_transmission b =
-        d_modem->transmit(dl::bytes(p, p + n), mode.mode, now(), mode.s5069_bandwidth_khz);
+    const sim::air_transmission b = d_modem->transmit(
+        dl::bytes(p, p + n), mode.mode, now(), mode.s5069_bandwidth_khz);
     pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode, b.s5069_bandwidth_khz);
     air = pmt::dict_add(air, key_source, pmt::from_long(long(b.source)));
     air = pmt::dict_add(air, key_start, pmt::from_double(b.start));
     air = pmt::dict_add(air, metadata::air_time(), pmt::from_double(b.air_time_s));
     air = pmt::dict_add(air, key_time_scale, pmt::from_double(d_time_scale));
-    message_port_pub(port_air_out, pmt::cons(air, pmt::init_u8vector(b.data.size(), b.data.data())));
+    message_port_pub(port_air_out,
+                     pmt::cons(air, pmt::init_u8vector(b.data.size(), b.data.data())));
     d_timer.wake();
 }
 
 void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    const bool pdu = pmt::is_pair(msg) && pmt::is_dict(pmt::car(msg)) && pmt::is_u8vector(pmt::cdr(msg));
+    const bool pdu = pmt::is_pair(msg) && pmt::is_dict(pmt::car(msg)) &&
+                     pmt::is_u8vector(pmt::cdr(msg));
     const pmt::pmt_t meta = pdu ? pmt::car(msg) : pmt::make_dict();
     const pmt::pmt_t source = pmt::dict_ref(meta, key_source, pmt::PMT_NIL);
     const pmt::pmt_t start = pmt::dict_ref(meta, key_start, pmt::PMT_NIL);
     const pmt::pmt_t air_time = pmt::dict_ref(meta, metadata::air_time(), pmt::PMT_NIL);
     const pmt::pmt_t scale = pmt::dict_ref(meta, key_time_scale, pmt::PMT_NIL);
     const auto mode = waveform_from_metadata(meta);
-    if (!pdu || !pmt::is_integer(source) || !pmt::is_real(start) || !pmt::is_real(air_time) ||
-        !pmt::is_real(scale) || !mode) {
+    if (!pdu || !pmt::is_integer(source) || !pmt::is_real(start) ||
+        !pmt::is_real(air_time) || !pmt::is_real(scale) || !mode) {
         ++d_bad_inputs;
         d_logger->warn("air_in: not another modem_emulator's air_out message, dropped");
         return;
     }
     if (pmt::to_double(scale) != d_time_scale) {
         ++d_bad_inputs;
-        d_logger->warn("air_in: a modem_emulator with time_scale {} cannot share a channel with "
-                       "this one ({}), burst dropped",
-                       pmt::to_double(scale), d_time_scale);
+        d_logger->warn(
+            "air_in: a modem_emulator with time_scale {} cannot share a channel with "
+            "this one ({}), burst dropped",
+            pmt::to_double(scale),
+            d_time_scale);
         return;
     }
     sim::air_transmission b;
@@ -204,9 +216,12 @@ void modem_emulator_impl::handle_air(const pmt::pmt_t& msg)
     b.data.assign(p, p + n);
     if (!d_modem->hear(b, now())) {
         ++d_bad_inputs;
-        d_logger->warn("air_in: burst from emulator {} refused: its start ({} s) or air time "
-                       "({} s) is not that of a burst on this channel now",
-                       b.source, b.start, b.air_time_s);
+        d_logger->warn(
+            "air_in: burst from emulator {} refused: its start ({} s) or air time "
+            "({} s) is not that of a burst on this channel now",
+            b.source,
+            b.start,
+            b.air_time_s);
         return;
     }
     d_timer.wake();

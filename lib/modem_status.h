@@ -20,7 +20,9 @@ namespace hfstack {
 
 inline double wall_clock_s()
 {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 inline pmt::pmt_t modem_status(const char* event)

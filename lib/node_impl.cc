@@ -5,10 +5,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "node_impl.h"
 #include "burst_metadata.h"
 #include "fault_guard.h"
 #include "modem_status.h"
+#include "node_impl.h"
 
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
@@ -68,8 +68,9 @@ std::string node_option_help()
 {
     std::ostringstream o;
     for (auto& opt : dl::node_options())
-        o << opt.name << " (default " << (opt.default_value.empty() ? "none" : opt.default_value)
-          << "): " << opt.help << "\n";
+        o << opt.name << " (default "
+          << (opt.default_value.empty() ? "none" : opt.default_value) << "): " << opt.help
+          << "\n";
     return o.str();
 }
 
@@ -97,10 +98,11 @@ node_impl::node_impl(const std::string& address,
     if (!config.state_dir.empty())
         journal_open(config.state_dir);
     if (time_scale != 1.0)
-        d_logger->info("time_scale {}: protocol timers run {}x faster; the SIS timers facing "
-                       "clients (keep-alive, answer wait) stay in real time",
-                       time_scale,
-                       time_scale);
+        d_logger->info(
+            "time_scale {}: protocol timers run {}x faster; the SIS timers facing "
+            "clients (keep-alive, answer wait) stay in real time",
+            time_scale,
+            time_scale);
 
     message_port_register_in(port_sis_in);
     message_port_register_in(port_from_phy);
@@ -123,7 +125,8 @@ bool node_impl::journal_lock(const std::string& state_dir)
     const std::string path = (fs::path(state_dir) / "lock").string();
     d_journal_lock_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (d_journal_lock_fd < 0)
-        throw std::invalid_argument("node: cannot open " + path + ": " + std::strerror(errno));
+        throw std::invalid_argument("node: cannot open " + path + ": " +
+                                    std::strerror(errno));
     if (::flock(d_journal_lock_fd, LOCK_EX | LOCK_NB) == 0)
         return true;
     // Two processes on one journal would undo each other: the second goes without.
@@ -141,12 +144,14 @@ void node_impl::journal_open(const std::string& state_dir)
     d_journal_path = (fs::path(state_dir) / "arq-journal").string();
     std::ifstream in(d_journal_path, std::ios::binary);
     if (in) {
-        const dl::bytes held((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const dl::bytes held((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
         try {
             const size_t peers = d_engine->restore_journal(held, 0);
-            d_logger->info("journal {}: {} peer(s) restored; their windows go on where they were",
-                           d_journal_path,
-                           peers);
+            d_logger->info(
+                "journal {}: {} peer(s) restored; their windows go on where they were",
+                d_journal_path,
+                peers);
             if (const uint64_t owed = d_engine->counters().deliveries_owed)
                 d_logger->info(
                     "journal {}: {} C_PDU(s) delivered before the restart were "
@@ -159,10 +164,13 @@ void node_impl::journal_open(const std::string& state_dir)
         } catch (const dl::journal_error& e) {
             // Without it the peers agree new windows by a FULL RESET: C_PDUs they had in
             // flight may be delivered twice, none is lost.
-            d_logger->warn("journal {} unusable ({}): starting without it", d_journal_path, e.what());
+            d_logger->warn("journal {} unusable ({}): starting without it",
+                           d_journal_path,
+                           e.what());
         }
     }
-    d_journal_fd = ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    d_journal_fd =
+        ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (d_journal_fd < 0)
         throw std::invalid_argument("node: cannot open " + d_journal_path + ": " +
                                     std::strerror(errno));
@@ -187,13 +195,15 @@ void node_impl::journal_write(const dl::node_actions& a)
     if (a.journal_rewrite) {
         // A new file beside the old one, durable, then in its place.
         const std::string fresh = d_journal_path + ".new";
-        const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int fd =
+            ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         ok = fd >= 0 && write_all(fd, a.journal) && ::fdatasync(fd) == 0;
         if (fd >= 0)
             ::close(fd);
         ok = ok && ::rename(fresh.c_str(), d_journal_path.c_str()) == 0;
         if (ok) {
-            const std::string dir = std::filesystem::path(d_journal_path).parent_path().string();
+            const std::string dir =
+                std::filesystem::path(d_journal_path).parent_path().string();
             const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (dfd >= 0) {
                 ::fsync(dfd);
@@ -226,7 +236,8 @@ void node_impl::journal_sync()
     const auto t0 = std::chrono::steady_clock::now();
     if (::fdatasync(d_journal_fd) != 0 && !d_journal_failed) {
         d_journal_failed = true;
-        d_logger->error("journal {}: fdatasync: {}", d_journal_path, std::strerror(errno));
+        d_logger->error(
+            "journal {}: fdatasync: {}", d_journal_path, std::strerror(errno));
     }
     d_journal_sync_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -310,8 +321,10 @@ void node_impl::handle_sis(const pmt::pmt_t& msg)
         return;
     }
     const pmt::pmt_t meta = pmt::car(msg);
-    const pmt::pmt_t client_pmt = pmt::dict_ref(meta, metadata::client_id(), pmt::PMT_NIL);
-    const uint32_t client = pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
+    const pmt::pmt_t client_pmt =
+        pmt::dict_ref(meta, metadata::client_id(), pmt::PMT_NIL);
+    const uint32_t client =
+        pmt::is_integer(client_pmt) ? uint32_t(pmt::to_long(client_pmt)) : 0;
     const std::string event = meta_string(meta, metadata::client_event());
     std::lock_guard<std::mutex> lock(d_mutex);
     d_faults(d_logger, "sis_in", [&] { handle_sis_locked(client, event, meta, msg); });
@@ -354,7 +367,8 @@ void node_impl::handle_sis_locked(uint32_t client,
     } else {
         const pmt::pmt_t data = pmt::cdr(msg);
         if (!pmt::is_u8vector(data)) {
-            d_engine->on_client_invalid(client, "PDU payload is not a u8vector", false, t);
+            d_engine->on_client_invalid(
+                client, "PDU payload is not a u8vector", false, t);
         } else {
             size_t n = 0;
             const uint8_t* p = pmt::u8vector_elements(data, n);
@@ -378,17 +392,21 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
         d_logger->warn("from_phy: message is not a PDU with a u8vector, dropped");
         return;
     }
-    const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
+    const pmt::pmt_t meta =
+        pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
     dl::burst_info info;
     const pmt::pmt_t snr = pmt::dict_ref(meta, metadata::snr_db(), pmt::PMT_NIL);
     if (pmt::is_number(snr) && !pmt::is_complex(snr))
         info.snr_db = pmt::to_double(snr);
-    const pmt::pmt_t recent = pmt::dict_ref(meta, metadata::snr_db_recent(), pmt::PMT_NIL);
+    const pmt::pmt_t recent =
+        pmt::dict_ref(meta, metadata::snr_db_recent(), pmt::PMT_NIL);
     if (pmt::is_number(recent) && !pmt::is_complex(recent))
         info.snr_db_recent = pmt::to_double(recent);
     info.bytes_bad = pmt::is_true(pmt::dict_ref(meta, metadata::bytes_bad(), pmt::PMT_F));
-    info.burst_continues = pmt::is_true(pmt::dict_ref(meta, metadata::burst_continues(), pmt::PMT_F));
-    // None when the modem names no mode we code (or one of another standard or bandwidth).
+    info.burst_continues =
+        pmt::is_true(pmt::dict_ref(meta, metadata::burst_continues(), pmt::PMT_F));
+    // None when the modem names no mode we code (or one of another standard or
+    // bandwidth).
     info.mode = mode_from_metadata(meta, d_engine->config().s5069_bandwidth_khz);
     size_t n = 0;
     const uint8_t* p = pmt::u8vector_elements(pmt::cdr(msg), n);
@@ -412,7 +430,8 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
     pmt::pmt_t dict = msg;
     if (pmt::is_pair(msg) && !pmt::is_dict(msg))
         dict = pmt::car(msg);
-    const std::string event = pmt::is_dict(dict) ? meta_string(dict, metadata::event()) : "";
+    const std::string event =
+        pmt::is_dict(dict) ? meta_string(dict, metadata::event()) : "";
     dl::phy_event e;
     if (event == "tx_started")
         e = dl::phy_event::tx_started;
@@ -450,8 +469,10 @@ void node_impl::dispatch()
         try {
             frame = dl::encode(m.primitive);
         } catch (const dl::encode_error& e) {
-            d_logger->error("{} for client {} not sent: {}", dl::to_string(m.primitive.type),
-                            m.client, e.what());
+            d_logger->error("{} for client {} not sent: {}",
+                            dl::to_string(m.primitive.type),
+                            m.client,
+                            e.what());
             continue;
         }
         message_port_pub(port_sis_out,
@@ -471,8 +492,9 @@ void node_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = add_mode_metadata(meta, t.mode, d_engine->config().s5069_bandwidth_khz);
         meta = pmt::dict_add(meta, metadata::air_time(), pmt::from_double(t.air_time_s));
-        message_port_pub(port_to_phy,
-                         pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
+        message_port_pub(
+            port_to_phy,
+            pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));
     }
     note_changes();
     d_timer.wake();
@@ -497,10 +519,13 @@ void node_impl::note_changes()
         before[l.at("peer")] = l;
     std::vector<std::map<std::string, std::string>> now_links;
     for (auto& l : d_engine->links())
-        now_links.push_back({ { "peer", dl::address_to_string(l.peer) },
-                              { "state", dl::to_string(l.state) },
-                              { "tx_mode", dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.tx_mode) },
-                              { "rx_mode", dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.rx_mode) } });
+        now_links.push_back(
+            { { "peer", dl::address_to_string(l.peer) },
+              { "state", dl::to_string(l.state) },
+              { "tx_mode",
+                dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.tx_mode) },
+              { "rx_mode",
+                dl::waveform_name(d_engine->config().s5069_bandwidth_khz, l.rx_mode) } });
     for (auto& l : now_links) {
         const auto was = before.find(l.at("peer"));
         const bool up = l.at("state") == "up";
@@ -560,8 +585,9 @@ void node_impl::capture(const dl::bytes& burst)
     const uint64_t ts = wall_clock_us();
     dl::dpdu_deframer deframer; // offsets relative to this burst
     for (auto& f : deframer.push(burst.data(), burst.size()))
-        d_pcap->write(ts, dl::bytes(burst.begin() + f.stream_offset,
-                                    burst.begin() + f.stream_offset + f.length));
+        d_pcap->write(ts,
+                      dl::bytes(burst.begin() + f.stream_offset,
+                                burst.begin() + f.stream_offset + f.length));
 }
 
 void node_impl::post_stats()

@@ -17,8 +17,8 @@
 
 #include <gnuradio/hfstack/node.h>
 
-#include <chrono>
 #include <condition_variable>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>

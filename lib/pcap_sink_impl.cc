@@ -35,7 +35,8 @@ bool parse_format(const std::string& format)
 } // namespace
 
 pcap_sink_impl::pcap_sink_impl(const std::string& filename, const std::string& format)
-    : gr::block("pcap_sink", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+    : gr::block(
+          "pcap_sink", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_sis(parse_format(format))
 {
     // Opened here, as GNU Radio's file_sink does, so a bad path fails at construction
@@ -74,7 +75,8 @@ void pcap_sink_impl::handle_pdu(const pmt::pmt_t& pdu)
         d_logger->warn("dropping a message that is not a PDU of u8vector");
         return;
     }
-    const pmt::pmt_t meta = pmt::is_dict(pmt::car(pdu)) ? pmt::car(pdu) : pmt::make_dict();
+    const pmt::pmt_t meta =
+        pmt::is_dict(pmt::car(pdu)) ? pmt::car(pdu) : pmt::make_dict();
     const auto& data = pmt::u8vector_elements(pmt::cdr(pdu));
 
     const pmt::pmt_t t = pmt::dict_ref(meta, metadata::time(), pmt::PMT_NIL);
@@ -92,7 +94,8 @@ void pcap_sink_impl::handle_pdu(const pmt::pmt_t& pdu)
         const auto from = pmt::dict_ref(meta, metadata::from_client(), pmt::PMT_T);
         const long client = pmt::is_integer(id) ? pmt::to_long(id) : 0;
         if (client < 0 || client > 25000) {
-            d_logger->warn("client_id {} out of range 0..25000; PDU not captured", client);
+            d_logger->warn("client_id {} out of range 0..25000; PDU not captured",
+                           client);
             return;
         }
         d_sis_capture->write(timestamp_us, uint16_t(client), pmt::is_true(from), data);

@@ -56,7 +56,8 @@ listening listening_for(const std::string& listen)
         return { false, true };
     if (listen == "both")
         return { true, true };
-    throw std::invalid_argument("s4539_rx: listen is \"4539\", \"5069\" or \"both\", not \"" + listen + "\"");
+    throw std::invalid_argument(
+        "s4539_rx: listen is \"4539\", \"5069\" or \"both\", not \"" + listen + "\"");
 }
 
 phy::m110d_receiver_config
@@ -66,7 +67,8 @@ wide_config(bool deliver_per_block, const std::string& settings, const listening
     c.deliver_per_block = deliver_per_block;
     const std::string why = phy::parse_m110d_receive_settings(settings, c);
     if (!why.empty())
-        throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings + "\": " + why);
+        throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings +
+                                    "\": " + why);
     // STANAG 4539 is 3 kHz wide: a wider STANAG 5069 bandwidth is listened for alone.
     if (c.bandwidth_khz != 3 && l.s4539)
         throw std::invalid_argument(
@@ -208,7 +210,8 @@ private:
     {
         d_baseband.clear();
         if (d_complex)
-            d_front.process(static_cast<const std::complex<float>*>(input), n_in, d_baseband);
+            d_front.process(
+                static_cast<const std::complex<float>*>(input), n_in, d_baseband);
         else
             d_front.process(static_cast<const float*>(input), n_in, d_baseband);
         // In pieces, so carrier_on is posted near the moment the preamble is found.
@@ -221,22 +224,46 @@ private:
                 d_serial_done.clear();
                 d_serial.process(d_baseband.data() + k, n, d_serial_done);
                 for (const phy::m110a_burst& b : d_serial_done)
-                    hand_on(b.mode, b.bytes, b.continues, b.eom, !b.continues && !b.eom, b.snr_db,
-                            b.snr_db_recent, b.frequency_offset_hz, std::string());
+                    hand_on(b.mode,
+                            b.bytes,
+                            b.continues,
+                            b.eom,
+                            !b.continues && !b.eom,
+                            b.snr_db,
+                            b.snr_db_recent,
+                            b.frequency_offset_hz,
+                            std::string());
                 d_high_done.clear();
                 d_high.process(d_baseband.data() + k, n, d_high_done);
-                for (const phy::m110c_burst& b : d_high_done) // bytes_bad: cut, or a block decoded on little evidence
-                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
-                            b.frequency_offset_hz, b.readings);
+                for (const phy::m110c_burst& b :
+                     d_high_done) // bytes_bad: cut, or a block decoded on little evidence
+                    hand_on(b.mode,
+                            b.bytes,
+                            b.continues,
+                            b.eom,
+                            b.bytes_bad,
+                            b.snr_db,
+                            b.snr_db_recent,
+                            b.frequency_offset_hz,
+                            b.readings);
             }
             if (d_wide) {
                 d_wide_done.clear();
                 d_wide->process(d_baseband.data() + k, n, d_wide_done);
-                for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
-                    hand_on(b.mode, b.bytes, b.continues, b.eom, b.bytes_bad, b.snr_db, b.snr_db_recent,
-                            b.frequency_offset_hz, b.readings);
+                for (const phy::m110d_burst& b :
+                     d_wide_done) // bytes_bad: cut before its EOM
+                    hand_on(b.mode,
+                            b.bytes,
+                            b.continues,
+                            b.eom,
+                            b.bytes_bad,
+                            b.snr_db,
+                            b.snr_db_recent,
+                            b.frequency_offset_hz,
+                            b.readings);
             }
-            const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() || d_high.carrier_detected())) ||
+            const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() ||
+                                                      d_high.carrier_detected())) ||
                                   (d_wide && d_wide->carrier_detected());
             if (detected && !d_carrier) {
                 d_carrier = true;
@@ -245,7 +272,10 @@ private:
         }
     }
 
-    void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
+    void post_status(const char* event)
+    {
+        message_port_pub(port_status, modem_status(event));
+    }
 
     // A burst's bytes, or (continues) the bytes its latest interleaver blocks completed.
     void hand_on(const std::string& mode_name,
@@ -268,28 +298,40 @@ private:
             return;
         }
         pmt::pmt_t meta = pmt::make_dict();
-        meta = pmt::dict_add(meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
+        meta = pmt::dict_add(
+            meta, metadata::data_rate(), pmt::from_long(long(mode->user_bps)));
         meta = pmt::dict_add(meta, metadata::interleaver(), pmt::mp(mode->interleaver));
         meta = pmt::dict_add(meta, metadata::mode(), pmt::mp(mode->name));
         meta = pmt::dict_add(meta, metadata::snr_db(), pmt::from_double(snr_db));
-        meta = pmt::dict_add(meta, metadata::snr_db_recent(), pmt::from_double(snr_db_recent));
-        meta = pmt::dict_add(meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
+        meta = pmt::dict_add(
+            meta, metadata::snr_db_recent(), pmt::from_double(snr_db_recent));
+        meta = pmt::dict_add(
+            meta, metadata::frequency_offset_hz(), pmt::from_double(offset_hz));
         meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::from_bool(bytes_bad));
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
         if (!readings.empty())
             meta = pmt::dict_add(meta, metadata::readings(), pmt::mp(readings));
         if (continues)
             meta = pmt::dict_add(meta, metadata::burst_continues(), pmt::PMT_T);
-        message_port_pub(port_out, pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
+        message_port_pub(port_out,
+                         pmt::cons(meta, pmt::init_u8vector(bytes.size(), bytes)));
         d_burst_bytes += bytes.size();
         if (continues)
             return;
-        const pmt::pmt_t info = pmt::dict_add(meta, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
+        const pmt::pmt_t info =
+            pmt::dict_add(meta, metadata::bytes(), pmt::from_uint64(d_burst_bytes));
         message_port_pub(port_burst_info, info);
         ++d_bursts;
-        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}{}{}", mode_name, d_burst_bytes, snr_db,
-                        offset_hz, !eom ? ", cut before its end" : bytes_bad ? ", bytes probably bad" : "",
-                        readings.empty() ? "" : ", ", readings);
+        d_logger->debug("{} burst, {} bytes, SNR {:.1f} dB, offset {:.1f} Hz{}{}{}",
+                        mode_name,
+                        d_burst_bytes,
+                        snr_db,
+                        offset_hz,
+                        !eom        ? ", cut before its end"
+                        : bytes_bad ? ", bytes probably bad"
+                                    : "",
+                        readings.empty() ? "" : ", ",
+                        readings);
         d_burst_bytes = 0;
         post_status("carrier_off");
         d_carrier = false;
@@ -300,9 +342,9 @@ private:
     const phy::m110d_receiver_config
         d_wide_config; // bandwidth, readings (checked always)
     phy::serial_tone_frontend d_front;
-    const size_t d_max_waiting;   // symbols
-    phy::m110a_receiver d_serial; // 75-2400 bps, 4800U
-    phy::m110c_receiver d_high;   // App C: 3200-9600 bps, 12800U
+    const size_t d_max_waiting;                  // symbols
+    phy::m110a_receiver d_serial;                // 75-2400 bps, 4800U
+    phy::m110c_receiver d_high;                  // App C: 3200-9600 bps, 12800U
     std::unique_ptr<phy::m110d_receiver> d_wide; // STANAG 5069, when listened for
     std::vector<phy::m110d_burst> d_wide_done;
     std::vector<std::complex<float>> d_baseband;
@@ -310,7 +352,7 @@ private:
     std::vector<phy::m110c_burst> d_high_done;
     std::vector<gr_complex> d_new_symbols; // the receivers' tap, emptied every call
     std::deque<gr_complex> d_waiting;      // symbols not yet given to the output
-    size_t d_burst_bytes = 0; // of the burst being handed on
+    size_t d_burst_bytes = 0;              // of the burst being handed on
     std::atomic<uint64_t> d_bursts{ 0 };
     std::atomic<bool> d_carrier{ false };
 };
@@ -321,8 +363,8 @@ s4539_rx::sptr s4539_rx::make(double sample_rate_hz,
                               const std::string& listen,
                               const std::string& s5069_settings)
 {
-    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz, complex_input, deliver_per_block, listen,
-                                                    s5069_settings);
+    return gnuradio::make_block_sptr<s4539_rx_impl>(
+        sample_rate_hz, complex_input, deliver_per_block, listen, s5069_settings);
 }
 
 } // namespace hfstack

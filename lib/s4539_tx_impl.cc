@@ -40,11 +40,12 @@ phy::waveform_mode mode_for(long data_rate, const std::string& interleaver)
     if (data_rate > 0)
         if (auto m = phy::s4539_mode_for(unsigned(data_rate), interleaver))
             return *phy::waveform_mode_by_name(m->name);
-    throw std::invalid_argument("s4539_tx: no STANAG 4539 mode for data_rate " + std::to_string(data_rate) +
-                                " with interleaver \"" + interleaver +
-                                "\" (75-2400 bps: short or long; 4800: none, or an App C interleaver; 3200-9600: "
-                                "ultra_short, very_short, short, medium, long or very_long; 12800: none; "
-                                "STANAG 5069 modes by `mode` name, such as WN8/3kHz/L)");
+    throw std::invalid_argument(
+        "s4539_tx: no STANAG 4539 mode for data_rate " + std::to_string(data_rate) +
+        " with interleaver \"" + interleaver +
+        "\" (75-2400 bps: short or long; 4800: none, or an App C interleaver; 3200-9600: "
+        "ultra_short, very_short, short, medium, long or very_long; 12800: none; "
+        "STANAG 5069 modes by `mode` name, such as WN8/3kHz/L)");
 }
 
 // The mode of a name, 4539 or 5069; throws std::invalid_argument saying why not.
@@ -52,7 +53,8 @@ phy::waveform_mode mode_named(const std::string& name)
 {
     if (auto m = phy::waveform_mode_by_name(name))
         return *m;
-    throw std::invalid_argument("s4539_tx: mode \"" + name + "\": " + phy::waveform_mode_problem(name));
+    throw std::invalid_argument("s4539_tx: mode \"" + name +
+                                "\": " + phy::waveform_mode_problem(name));
 }
 
 phy::m110d_transmit_options s5069_options(const std::string& settings)
@@ -60,7 +62,8 @@ phy::m110d_transmit_options s5069_options(const std::string& settings)
     phy::m110d_transmit_options o;
     const std::string why = phy::parse_m110d_transmit_settings(settings, o);
     if (!why.empty())
-        throw std::invalid_argument("s4539_tx: s5069_settings \"" + settings + "\": " + why);
+        throw std::invalid_argument("s4539_tx: s5069_settings \"" + settings +
+                                    "\": " + why);
     return o;
 }
 
@@ -108,7 +111,9 @@ public:
         return d_queue.size();
     }
 
-    int work(int noutput_items, gr_vector_const_void_star&, gr_vector_void_star& output_items) override
+    int work(int noutput_items,
+             gr_vector_const_void_star&,
+             gr_vector_void_star& output_items) override
     {
         std::lock_guard<std::mutex> lock(d_mutex);
         int produced = 0;
@@ -120,22 +125,29 @@ public:
                 d_queue.pop_front();
                 d_position = 0;
                 d_active = true;
-                add_item_tag(0, nitems_written(0) + uint64_t(produced), tag_sob, pmt::PMT_T);
+                add_item_tag(
+                    0, nitems_written(0) + uint64_t(produced), tag_sob, pmt::PMT_T);
                 message_port_pub(port_ptt, pmt::PMT_T);
                 post_status("tx_started");
             }
-            const size_t length = d_complex ? d_current.baseband.size() : d_current.audio.size();
-            const size_t n = std::min(size_t(noutput_items - produced), length - d_position);
+            const size_t length =
+                d_complex ? d_current.baseband.size() : d_current.audio.size();
+            const size_t n =
+                std::min(size_t(noutput_items - produced), length - d_position);
             if (d_complex)
-                std::copy_n(d_current.baseband.begin() + long(d_position), n,
-                            static_cast<std::complex<float>*>(output_items[0]) + produced);
+                std::copy_n(d_current.baseband.begin() + long(d_position),
+                            n,
+                            static_cast<std::complex<float>*>(output_items[0]) +
+                                produced);
             else
-                std::copy_n(d_current.audio.begin() + long(d_position), n,
+                std::copy_n(d_current.audio.begin() + long(d_position),
+                            n,
                             static_cast<float*>(output_items[0]) + produced);
             d_position += n;
             produced += int(n);
             if (d_position == length) {
-                add_item_tag(0, nitems_written(0) + uint64_t(produced) - 1, tag_eob, pmt::PMT_T);
+                add_item_tag(
+                    0, nitems_written(0) + uint64_t(produced) - 1, tag_eob, pmt::PMT_T);
                 d_active = false;
                 d_current = {};
                 message_port_pub(port_ptt, pmt::PMT_F);
@@ -145,7 +157,8 @@ public:
         // Silence between transmissions keeps the stream going.
         const size_t item = d_complex ? sizeof(std::complex<float>) : sizeof(float);
         std::fill_n(static_cast<char*>(output_items[0]) + size_t(produced) * item,
-                    size_t(noutput_items - produced) * item, char(0));
+                    size_t(noutput_items - produced) * item,
+                    char(0));
         return noutput_items;
     }
 
@@ -183,7 +196,10 @@ private:
         return {};
     }
 
-    void post_status(const char* event) { message_port_pub(port_status, modem_status(event)); }
+    void post_status(const char* event)
+    {
+        message_port_pub(port_status, modem_status(event));
+    }
 
     void handle_pdu(const pmt::pmt_t& msg)
     {
@@ -191,7 +207,8 @@ private:
             d_logger->error("s4539_tx: input is not a PDU (dict, u8vector); dropped");
             return;
         }
-        const pmt::pmt_t meta = pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
+        const pmt::pmt_t meta =
+            pmt::is_dict(pmt::car(msg)) ? pmt::car(msg) : pmt::make_dict();
         phy::waveform_mode mode = d_default;
         const pmt::pmt_t named = pmt::dict_ref(meta, metadata::mode(), pmt::PMT_NIL);
         const pmt::pmt_t rate = pmt::dict_ref(meta, metadata::data_rate(), pmt::PMT_NIL);
@@ -200,7 +217,8 @@ private:
             // A mode by name, of either standard, takes precedence over data_rate and
             // interleaver.
             if (!pmt::is_symbol(named)) {
-                reject("s4539_tx: PDU metadata `mode` is not a symbol (a name such as 2400S or "
+                reject("s4539_tx: PDU metadata `mode` is not a symbol (a name such as "
+                       "2400S or "
                        "WN8/3kHz/L); transmission dropped");
                 return;
             }
@@ -211,11 +229,14 @@ private:
                 return;
             }
         } else if (!pmt::is_null(rate) || !pmt::is_null(il)) {
-            const long bps = pmt::is_integer(rate) ? pmt::to_long(rate) : long(d_default.user_bps);
-            std::string interleaver = pmt::is_symbol(il) ? pmt::symbol_to_string(il) : d_default.interleaver;
+            const long bps =
+                pmt::is_integer(rate) ? pmt::to_long(rate) : long(d_default.user_bps);
+            std::string interleaver =
+                pmt::is_symbol(il) ? pmt::symbol_to_string(il) : d_default.interleaver;
             // A rate without an interleaver: 4800 and 12800 bps take "none" when the
             // default has an interleaver only the other family uses.
-            if (pmt::is_null(il) && !phy::s4539_mode_for(unsigned(std::max(bps, 0L)), interleaver))
+            if (pmt::is_null(il) &&
+                !phy::s4539_mode_for(unsigned(std::max(bps, 0L)), interleaver))
                 interleaver = "none";
             try {
                 mode = mode_for(bps, interleaver);
@@ -241,7 +262,8 @@ private:
         }
         const phy::psk_modulator& modulator =
             d_modulators.at(phy::waveform_bandwidth_khz(mode));
-        const std::vector<std::complex<float>> points = phy::waveform_transmit_points(mode, bytes, n, d_s5069);
+        const std::vector<std::complex<float>> points =
+            phy::waveform_transmit_points(mode, bytes, n, d_s5069);
         transmission t;
         if (d_complex)
             t.baseband = modulator.baseband(points);
@@ -254,12 +276,15 @@ private:
     void reject(const std::string& why)
     {
         d_logger->error("{}", why);
-        message_port_pub(port_status, pmt::dict_add(modem_status("tx_error"), metadata::reason(), pmt::mp(why)));
+        message_port_pub(
+            port_status,
+            pmt::dict_add(modem_status("tx_error"), metadata::reason(), pmt::mp(why)));
     }
 
     const bool d_complex;
     const phy::waveform_mode d_default;
-    const phy::m110d_transmit_options d_s5069; // readings and constraint length of 5069 modes
+    const phy::m110d_transmit_options
+        d_s5069; // readings and constraint length of 5069 modes
     const double d_sample_rate, d_level, d_rolloff;
     // By bandwidth (kHz); filled by the message handler only (the default's in the
     // constructor).
@@ -280,8 +305,14 @@ s4539_tx::sptr s4539_tx::make(double sample_rate_hz,
                               const std::string& mode,
                               const std::string& s5069_settings)
 {
-    return gnuradio::make_block_sptr<s4539_tx_impl>(sample_rate_hz, complex_output, data_rate,
-                                                    interleaver, level, rolloff, mode, s5069_settings);
+    return gnuradio::make_block_sptr<s4539_tx_impl>(sample_rate_hz,
+                                                    complex_output,
+                                                    data_rate,
+                                                    interleaver,
+                                                    level,
+                                                    rolloff,
+                                                    mode,
+                                                    s5069_settings);
 }
 
 } // namespace hfstack

@@ -44,9 +44,8 @@ sis_server::sptr sis_server::make(const std::string& address, int port, int max_
 }
 
 sis_server_impl::sis_server_impl(const std::string& address, int port, int max_clients)
-    : gr::block("sis_server",
-                gr::io_signature::make(0, 0, 0),
-                gr::io_signature::make(0, 0, 0)),
+    : gr::block(
+          "sis_server", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_address(address),
       d_port(port),
       d_max_clients(max_clients > 0 ? size_t(max_clients) : 0),
@@ -90,10 +89,9 @@ void sis_server_impl::open_listener()
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     addrinfo* found = nullptr;
-    const std::string where = (d_address.find(':') == std::string::npos
-                                   ? d_address
-                                   : "[" + d_address + "]") +
-                              ":" + std::to_string(d_port);
+    const std::string where =
+        (d_address.find(':') == std::string::npos ? d_address : "[" + d_address + "]") +
+        ":" + std::to_string(d_port);
     const int gai =
         ::getaddrinfo(d_address.c_str(), std::to_string(d_port).c_str(), &hints, &found);
     if (gai != 0)
@@ -265,8 +263,8 @@ void sis_server_impl::run()
         ids.clear();
         fds.push_back({ d_wake_fd, POLLIN, 0 });
         fds.push_back({ now >= listen_paused_until ? d_listen_fd : -1, POLLIN, 0 });
-        clock::time_point next = now >= listen_paused_until ? clock::time_point::max()
-                                                            : listen_paused_until;
+        clock::time_point next =
+            now >= listen_paused_until ? clock::time_point::max() : listen_paused_until;
         for (const auto& [id, c] : d_connections) {
             fds.push_back({ c.fd, short(POLLIN | (c.out_bytes ? POLLOUT : 0)), 0 });
             ids.push_back(id);
@@ -304,7 +302,8 @@ void sis_server_impl::run()
                 continue;
             // A kernel failure on one client's bytes ends that client, not the server.
             if ((fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) &&
-                !d_faults(d_logger, "client", [&] { read_client(it->first, it->second); }) &&
+                !d_faults(
+                    d_logger, "client", [&] { read_client(it->first, it->second); }) &&
                 it->second.fd >= 0)
                 drop(it->first, it->second, "an internal error on its bytes");
         }
@@ -447,8 +446,9 @@ void sis_server_impl::answer(long id, connection& c)
         d_logger->info("client {}: answering {} ({})",
                        id,
                        dl::to_string(a.type),
-                       a.type == dl::sis_type::bind_rejected ? c.reassembler.last_error()
-                                                             : "U_PDU larger than the MTU");
+                       a.type == dl::sis_type::bind_rejected
+                           ? c.reassembler.last_error()
+                           : "U_PDU larger than the MTU");
         dl::bytes frame = dl::encode(a);
         if (c.out_bytes + frame.size() > max_queued_bytes) {
             drop(id, c, "it does not read: more than 4 MiB queued for it");
@@ -485,7 +485,8 @@ void sis_server_impl::drain_refused(const std::vector<pollfd>& fds, size_t first
         if (!done && first + i < fds.size() && fds[first + i].revents) {
             uint8_t buf[4096];
             const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-            done = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+            done = n == 0 ||
+                   (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
         }
         if (done) {
             ::close(fd);

@@ -64,13 +64,13 @@ private:
     struct connection {
         int fd = -1;
         dl::sis_reassembler reassembler;
-        dl::sis_counters reported; // counters already described in "invalid" events
+        dl::sis_counters reported;    // counters already described in "invalid" events
         std::deque<queued_frame> out; // queued frames; the first is partly written
-        size_t out_offset = 0;     // bytes of out.front() already written
-        size_t out_bytes = 0;      // unwritten bytes in out
-        bool fatal = false;        // fatal "invalid" posted: input is ignored now
-        bool disconnecting = false; // node asked to close once `out` is written
-        bool draining = false;     // our side shut down; discarding input until EOF
+        size_t out_offset = 0;        // bytes of out.front() already written
+        size_t out_bytes = 0;         // unwritten bytes in out
+        bool fatal = false;           // fatal "invalid" posted: input is ignored now
+        bool disconnecting = false;   // node asked to close once `out` is written
+        bool draining = false;        // our side shut down; discarding input until EOF
         clock::time_point deadline = clock::time_point::max();
     };
 

@@ -5,13 +5,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # clang-format --dry-run --Werror (the repository's .clang-format) on every C++ file
-# in git, except those listed in tests/format-pending.txt: the files that were not
-# clang-format clean when the check came in. They are reformatted one at a time, when
-# no other branch is rewriting them, and then taken off the list; the check fails
-# for a listed file that has become clean (take it off) or no longer exists, so the
-# list only shrinks. New files must be clean.
-# With --changed BASE it checks instead the lines changed since BASE in every C++
-# file, listed or not (git clang-format), so edits to a listed file are clean too.
+# in git. With --changed BASE it checks instead only the lines changed since BASE
+# (git clang-format), for a branch to check its own edits quickly.
 #   tests/check_format.sh [CLANG_FORMAT]      exit 0 clean, 1 not, 77 no clang-format
 #   tests/check_format.sh --changed BASE      (make format-check-changed BASE=main)
 # `make format-check` runs the first; `clang-format -i FILE` reformats a file.
@@ -30,7 +25,6 @@ if ! command -v "$clang_format" > /dev/null 2>&1; then
     echo "SKIP: $clang_format not found (Debian: apt-get install clang-format)"
     exit 77
 fi
-pending=tests/format-pending.txt
 if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
     files=$(git ls-files '*.cc' '*.h' '*.cpp' '*.hpp' | grep -v '^docs/doxygen/')
 else
@@ -39,25 +33,13 @@ fi
 
 status=0
 checked=0
-skipped=0
 for f in $files; do
-    if grep -qxF "$f" "$pending"; then
-        skipped=$((skipped + 1))
-        if "$clang_format" --dry-run --Werror "$f" > /dev/null 2>&1; then
-            echo "$f is clang-format clean now: take it off $pending"
-            status=1
-        fi
-        continue
-    fi
     checked=$((checked + 1))
     if ! "$clang_format" --dry-run --Werror "$f"; then
         echo "$f: not clang-format clean (clang-format -i $f)"
         status=1
     fi
 done
-for f in $(grep -v '^#' "$pending"); do
-    [ -e "$f" ] || { echo "$pending names $f, which does not exist"; status=1; }
-done
-echo "$checked files checked, $skipped pending reformatting ($pending)"
+echo "$checked files checked"
 [ $status -eq 0 ] && echo "clang-format: clean"
 exit $status

@@ -30,21 +30,25 @@ using cf = std::complex<float>;
 
 inline std::vector<m110d_mode> modes_3khz() { return m110d_modes_at(3); }
 
-inline size_t symbols_of(const m110d_mode& m, size_t bytes, const m110d_transmit_options& o)
+inline size_t
+symbols_of(const m110d_mode& m, size_t bytes, const m110d_transmit_options& o)
 {
-    return size_t(std::lround(m110d_transmission_time(m, bytes, o.timing).total_s * m.symbol_rate()));
+    return size_t(std::lround(m110d_transmission_time(m, bytes, o.timing).total_s *
+                              m.symbol_rate()));
 }
 
 inline size_t preamble_symbols(const m110d_mode& m, const m110d_transmit_options& o)
 {
-    const unsigned walsh = o.timing.preamble.tlc_blocks +
-                           (o.timing.preamble.superframes == 1 ? 10 : 18 * o.timing.preamble.superframes);
+    const unsigned walsh =
+        o.timing.preamble.tlc_blocks +
+        (o.timing.preamble.superframes == 1 ? 10 : 18 * o.timing.preamble.superframes);
     return walsh * m110d_preamble_walsh_chips(m, o.timing.preamble);
 }
 
 // Hard decisions on a transmission's data, back to channel bits (+1 / -1 LLRs).
-inline std::vector<float> hard_channel_llrs(const m110d_mode& m, const std::vector<cf>& points,
-                                     const m110d_transmit_options& o)
+inline std::vector<float> hard_channel_llrs(const m110d_mode& m,
+                                            const std::vector<cf>& points,
+                                            const m110d_transmit_options& o)
 {
     std::vector<float> llr;
     const auto push_bits = [&llr](unsigned v, unsigned n) {
@@ -64,7 +68,9 @@ inline std::vector<float> hard_channel_llrs(const m110d_mode& m, const std::vect
                 unsigned match = 0;
                 for (unsigned j = 0; j < 32; ++j)
                     match += psk8_number(points[k + j]) ==
-                             (m110d_wn0_walsh_chip(dibit, j) + t[((w % per_block) * 32 + j) % 2048]) % 8;
+                             (m110d_wn0_walsh_chip(dibit, j) +
+                              t[((w % per_block) * 32 + j) % 2048]) %
+                                 8;
                 if (match > best_match) {
                     best_match = match;
                     best = dibit;
@@ -78,7 +84,8 @@ inline std::vector<float> hard_channel_llrs(const m110d_mode& m, const std::vect
     const auto scrambler = m110d_data_scrambler(m, o.readings.scrambler);
     const auto& table = m110d_constellation(nb);
     k += m.probe_symbols;
-    for (; k + m.data_symbols + m.probe_symbols <= points.size(); k += m.data_symbols + m.probe_symbols)
+    for (; k + m.data_symbols + m.probe_symbols <= points.size();
+         k += m.data_symbols + m.probe_symbols)
         for (unsigned i = 0; i < m.data_symbols; ++i) {
             const cf z = points[k + i];
             unsigned symbol = 0;
@@ -100,17 +107,22 @@ inline std::vector<float> hard_channel_llrs(const m110d_mode& m, const std::vect
     return llr;
 }
 
-inline std::vector<uint8_t> decode_all(const m110d_mode& m, const std::vector<float>& llr, const m110d_transmit_options& o)
+inline std::vector<uint8_t> decode_all(const m110d_mode& m,
+                                       const std::vector<float>& llr,
+                                       const m110d_transmit_options& o)
 {
     m110d_block_decoder decoder(m, o.constraint_length, o.readings.tail_biting);
     std::vector<uint8_t> bits;
-    for (size_t at = 0; at + decoder.channel_bits() <= llr.size(); at += decoder.channel_bits())
+    for (size_t at = 0; at + decoder.channel_bits() <= llr.size();
+         at += decoder.channel_bits())
         decoder.decode(llr.data() + at, bits);
     return bits;
 }
 
 // The user bits a transmission of `data` must carry: bytes LSB first, EOM, zeros.
-inline void expect_message(const std::vector<uint8_t>& bits, const std::vector<uint8_t>& data, const std::string& what)
+inline void expect_message(const std::vector<uint8_t>& bits,
+                           const std::vector<uint8_t>& data,
+                           const std::string& what)
 {
     ASSERT_GE(bits.size(), 8 * data.size() + 32) << what;
     std::vector<uint8_t> bytes(data.size());

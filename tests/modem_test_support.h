@@ -105,7 +105,8 @@ m110d_on_the_air(const gr::hfstack::phy::m110d_mode& mode,
 }
 
 // The text every reference recording carries.
-inline const std::string m110a_reference_text = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
+inline const std::string m110a_reference_text =
+    "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 1234567890";
 
 // Path of the reference recording of a mode ("2400S"), from HFSTACK_VECTORS_DIR.
 inline std::string m110a_recording_path(const std::string& mode)
@@ -127,10 +128,12 @@ inline bool read_pcm(const std::string& path, std::vector<float>& out, float sca
     std::ifstream f(path, std::ios::binary);
     if (!f)
         return false;
-    std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<char> raw((std::istreambuf_iterator<char>(f)),
+                          std::istreambuf_iterator<char>());
     out.resize(raw.size() / 2);
     for (size_t k = 0; k < out.size(); ++k)
-        out[k] = scale * float(int16_t(uint16_t(uint8_t(raw[2 * k])) | uint16_t(uint8_t(raw[2 * k + 1])) << 8));
+        out[k] = scale * float(int16_t(uint16_t(uint8_t(raw[2 * k])) |
+                                       uint16_t(uint8_t(raw[2 * k + 1])) << 8));
     return true;
 }
 
@@ -146,9 +149,14 @@ inline std::vector<uint8_t> random_bytes(size_t n, uint32_t seed)
 // Real audio at fs through the Watterson channel: AWGN at snr_db (3 kHz) for a signal
 // of power 0.0625 (rms 0.25), a carrier offset, and fading `paths` (normalised to unit
 // power; none: AWGN only).
-inline std::vector<float> through_channel(const std::vector<float>& audio, double fs, double snr_db,
-                                          double offset_hz, uint64_t seed, double ppm = 0,
-                                          const std::vector<gr::hfstack::chan::watterson_path>& paths = {})
+inline std::vector<float>
+through_channel(const std::vector<float>& audio,
+                double fs,
+                double snr_db,
+                double offset_hz,
+                uint64_t seed,
+                double ppm = 0,
+                const std::vector<gr::hfstack::chan::watterson_path>& paths = {})
 {
     gr::hfstack::chan::watterson_config cc;
     cc.sample_rate_hz = fs;
@@ -170,15 +178,17 @@ inline std::vector<float> through_channel(const std::vector<float>& audio, doubl
 // point of its channel bits (mapped, scrambled), as printed: QAM outer points at
 // amplitude 1 beside unit-amplitude probes, no rescaling. The tail-biting phase the
 // figures of the tests using it were measured with: full_register.
-inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::phy::m110c_mode& mode,
-                                                           const std::vector<uint8_t>& data)
+inline std::vector<std::complex<float>>
+m110c_table_points(const gr::hfstack::phy::m110c_mode& mode,
+                   const std::vector<uint8_t>& data)
 {
     using namespace gr::hfstack::phy;
     m110c_readings measured_with;
     measured_with.tail_biting = m110c_tail_biting::from_full_register;
     std::vector<std::complex<float>> points =
         m110c_transmit_points(mode, data.data(), data.size(), false, measured_with);
-    const std::vector<uint8_t> bits = m110c_channel_bits(mode, data.data(), data.size(), false, measured_with);
+    const std::vector<uint8_t> bits =
+        m110c_channel_bits(mode, data.data(), data.size(), false, measured_with);
     const unsigned nb = mode.bits_per_symbol;
     const auto& table = m110c_constellation(nb);
     const auto scrambler = m110c_data_scrambler(nb);
@@ -191,7 +201,8 @@ inline std::vector<std::complex<float>> m110c_table_points(const gr::hfstack::ph
         for (unsigned b = 0; b < nb; ++b)
             v = (v << 1) | bits[next_bit++];
         const uint8_t symbol = m110c_map_bits(v, nb);
-        points[k] = nb <= 3 ? table[(symbol + scrambler[role.position]) % 8] : table[symbol ^ scrambler[role.position]];
+        points[k] = nb <= 3 ? table[(symbol + scrambler[role.position]) % 8]
+                            : table[symbol ^ scrambler[role.position]];
     }
     return points;
 }

@@ -106,7 +106,8 @@ struct sis_path {
         using namespace gr::hfstack::dl;
         requests += 1;
         std::uniform_real_distribution<double> u(0, 1);
-        const bool confirm = r.service_type.delivery_confirmation != sis_delivery_confirmation::none;
+        const bool confirm =
+            r.service_type.delivery_confirmation != sis_delivery_confirmation::none;
         const bool lost = down || u(rng) < p_rejected;
         if (!lost) {
             sis_primitive ind;
@@ -124,7 +125,8 @@ struct sis_path {
         answer.destination = r.destination;
         answer.destination_sap = r.destination_sap;
         answer.payload.assign(r.payload.begin(),
-                              r.payload.begin() + long(std::min<size_t>(16, r.payload.size())));
+                              r.payload.begin() +
+                                  long(std::min<size_t>(16, r.payload.size())));
         const bool reported_rejected = lost || u(rng) < p_delivered_rejected;
         answer.type = reported_rejected ? sis_type::unidata_request_rejected
                                         : sis_type::unidata_request_confirm;

@@ -93,7 +93,8 @@ TEST(Arq, YieldingCpdusLetLaterOnesOvertakeUntilStarted)
     for (auto& d : tx)
         r.on_data(d, true);
     EXPECT_EQ(r.take_delivered(),
-              (std::vector<bytes>{ pattern(15, 3), pattern(5, 4), pattern(5, 1), pattern(5, 2) }));
+              (std::vector<bytes>{
+                  pattern(15, 3), pattern(5, 4), pattern(5, 1), pattern(5, 2) }));
     const auto confirmed = s.on_ack(r.ack());
     EXPECT_EQ(confirmed, (std::vector<uint64_t>{ data1, data2, answer1, answer2 }));
 
@@ -130,7 +131,8 @@ TEST(Arq, ThreeSegmentsFlagsAndEdges)
     EXPECT_FALSE(tx[0].cpdu_end);
     EXPECT_TRUE(tx[0].tx_win_lwe);
     EXPECT_FALSE(tx[0].tx_win_uwe);
-    EXPECT_FALSE(tx[1].cpdu_start || tx[1].cpdu_end || tx[1].tx_win_lwe || tx[1].tx_win_uwe);
+    EXPECT_FALSE(tx[1].cpdu_start || tx[1].cpdu_end || tx[1].tx_win_lwe ||
+                 tx[1].tx_win_uwe);
     EXPECT_FALSE(tx[2].cpdu_start);
     EXPECT_TRUE(tx[2].cpdu_end);
     EXPECT_FALSE(tx[2].tx_win_lwe);
@@ -506,7 +508,7 @@ TEST(Arq, DropSendsZeroLengthDropFrames)
     r.on_data(tx[0], true);
     s.on_ack(r.ack());
     EXPECT_TRUE(s.drop(h));
-    EXPECT_FALSE(s.drop(h)); // already being dropped
+    EXPECT_FALSE(s.drop(h));               // already being dropped
     EXPECT_TRUE(s.take_dropped().empty()); // waits for the DROP frames' acks
     auto re = s.next_transmission(16, lots);
     ASSERT_EQ(re.size(), 3u); // two DROP frames, then h2
@@ -787,12 +789,12 @@ struct end_point {
     arq_sender tx;
     arq_receiver rx;
     bool expedited;
-    std::vector<uint64_t> handles;          // handle per C_PDU number
+    std::vector<uint64_t> handles; // handle per C_PDU number
     std::map<uint64_t, size_t> handle_index;
-    std::vector<int> confirmed;             // per C_PDU: times confirmed
-    std::vector<int> delivered;             // per peer C_PDU: times delivered
-    std::vector<int> dropped;               // per C_PDU: times reported dropped
-    long last_in_order = -1;                // newest in-order peer C_PDU delivered
+    std::vector<int> confirmed; // per C_PDU: times confirmed
+    std::vector<int> delivered; // per peer C_PDU: times delivered
+    std::vector<int> dropped;   // per C_PDU: times reported dropped
+    long last_in_order = -1;    // newest in-order peer C_PDU delivered
     bool got_ack = false;
 
     end_point(const arq_config& c) : tx(c), rx(c.expedited), expedited(c.expedited) {}
@@ -803,8 +805,12 @@ struct link_stats {
 };
 
 // Moves one transmission from `from` to `to` through the lossy channel.
-void transmit(end_point& from, end_point& to, std::mt19937& rng, size_t max_dpdus,
-              const traffic& to_traffic, link_stats& st)
+void transmit(end_point& from,
+              end_point& to,
+              std::mt19937& rng,
+              size_t max_dpdus,
+              const traffic& to_traffic,
+              link_stats& st)
 {
     std::uniform_real_distribution<double> u(0, 1);
     auto frames = from.tx.next_transmission(max_dpdus, 1u << 20);
@@ -868,8 +874,13 @@ void transmit(end_point& from, end_point& to, std::mt19937& rng, size_t max_dpdu
 
 // Two ends exchange n_ab and n_ba C_PDUs over the lossy channel. With drop_p > 0 each
 // end abandons a random unconfirmed C_PDU of its own with that probability per turn.
-void run_link(uint32_t seed, size_t segment, size_t window, bool expedited, size_t n_ab,
-              size_t n_ba, double drop_p = 0)
+void run_link(uint32_t seed,
+              size_t segment,
+              size_t window,
+              bool expedited,
+              size_t n_ab,
+              size_t n_ba,
+              double drop_p = 0)
 {
     SCOPED_TRACE("seed " + std::to_string(seed) + " segment " + std::to_string(segment) +
                  " window " + std::to_string(window) + (expedited ? " expedited" : "") +
@@ -950,7 +961,8 @@ void run_link(uint32_t seed, size_t segment, size_t window, bool expedited, size
         EXPECT_EQ(tc.dpdus_sent, tc.new_segments + tc.retransmissions + tc.drop_frames);
         EXPECT_EQ(e->tx.in_flight(), 0u);
         EXPECT_EQ(e->tx.queued_bytes(), 0u);
-        if (!(drops && expedited)) { // an abandoned expedited C_PDU leaves the peer behind
+        if (!(drops &&
+              expedited)) { // an abandoned expedited C_PDU leaves the peer behind
             EXPECT_EQ(peer.rx.rx_lwe(), e->tx.tx_lwe());
         }
         EXPECT_EQ(peer.rx.counters().lwe_advances, 0u);
@@ -980,8 +992,8 @@ void run_link(uint32_t seed, size_t segment, size_t window, bool expedited, size
         EXPECT_EQ(rc.wrong_type, 0u);
         EXPECT_EQ(rc.segments_received, segs); // each segment stored exactly once
         EXPECT_EQ(rc.segment_bytes_received, bytes_total); // and its bytes counted once
-        EXPECT_EQ(rc.frames, rc.segments_received + rc.duplicates + rc.damaged +
-                                 rc.out_of_window);
+        EXPECT_EQ(rc.frames,
+                  rc.segments_received + rc.duplicates + rc.damaged + rc.out_of_window);
         EXPECT_GT(rc.damaged, 0u);
     }
     EXPECT_GT(st.lost, 0u);

@@ -196,7 +196,7 @@ TEST(CarrierSense, RandomBackoffResumeKeepsRemainder)
     cs.want_to_transmit(0.0);
     cs.on_carrier(false, 0.0 + 5.0);
     EXPECT_DOUBLE_EQ(cs.transmit_time(5.0), 16.0); // 5 + hold-off 1 + 10
-    cs.on_carrier(true, 10.0);                      // 4 s of back-off elapsed, 6 left
+    cs.on_carrier(true, 10.0);                     // 4 s of back-off elapsed, 6 left
     cs.on_carrier(false, 20.0);
     EXPECT_DOUBLE_EQ(cs.transmit_time(20.0), 27.0); // 20 + 1 + 6
     EXPECT_EQ(cs.counters().backoffs_drawn, 1u);
@@ -218,7 +218,8 @@ TEST(CarrierSense, RandomBackoffResumeKeepsRemainder)
 
 TEST(CarrierSense, ResponsePendingTransmitsOnIdle)
 {
-    for (auto mode : { channel_access_mode::random_backoff, channel_access_mode::slotted }) {
+    for (auto mode :
+         { channel_access_mode::random_backoff, channel_access_mode::slotted }) {
         carrier_sense_config c = backoff_cfg(3.0, 30.0, 3.0, 9);
         c.mode = mode;
         c.slot_number = 3;
@@ -305,7 +306,8 @@ TEST(CarrierSense, RejectsBadConfig)
     EXPECT_NO_THROW(carrier_sense{ carrier_sense_config() });
 }
 
-// ---------------------------------------------------------------- statistics of the draws
+// ---------------------------------------------------------------- statistics of the
+// draws
 
 TEST(CarrierSense, ContinuousBackoffIsUniform)
 {
@@ -374,8 +376,8 @@ TEST(CarrierSense, PersistenceAddsGeometricBackoffs)
 
 TEST(CarrierSense, SeedMakesRunsRepeatable)
 {
-    carrier_sense a(backoff_cfg(0.0, 100.0, 0.0, 99)), b(backoff_cfg(0.0, 100.0, 0.0, 99)),
-        other(backoff_cfg(0.0, 100.0, 0.0, 100));
+    carrier_sense a(backoff_cfg(0.0, 100.0, 0.0, 99)),
+        b(backoff_cfg(0.0, 100.0, 0.0, 99)), other(backoff_cfg(0.0, 100.0, 0.0, 100));
     double ta = 0.0, tb = 0.0, to = 0.0;
     int differ = 0;
     for (int i = 0; i < 50; ++i) {
@@ -407,8 +409,12 @@ struct contention_result {
 // inside that busy period; every transmission lasts tx_s. A node hears another node's
 // transmission from detect_s after its start until its end. Carrier and want events are
 // delivered before transmissions due at the same instant.
-contention_result contend(const std::vector<carrier_sense_config>& cfgs, int rounds,
-                          double detect_s, double tx_s, uint32_t seed, double busy_s = 10.0,
+contention_result contend(const std::vector<carrier_sense_config>& cfgs,
+                          int rounds,
+                          double detect_s,
+                          double tx_s,
+                          uint32_t seed,
+                          double busy_s = 10.0,
                           double want_window_s = 8.0)
 {
     enum kind { carrier_on, carrier_off, want };
@@ -521,7 +527,7 @@ TEST(CarrierSenseChannel, RandomBackoffFarFewerCollisionsThanNone)
     carrier_sense_config none;
     none.mode = channel_access_mode::none;
     carrier_sense_config persistent = backoff_cfg(0.0, 0.0, 0.0, 0); // 1-persistent LBT
-    carrier_sense_config backoff;                                    // defaults: 3..30 s, 3 s slots
+    carrier_sense_config backoff; // defaults: 3..30 s, 3 s slots
 
     for (size_t n : { 2u, 3u, 5u }) {
         const auto r_none = contend(fleet(n, none), rounds, 1.0, 5.0, 31);
@@ -535,9 +541,14 @@ TEST(CarrierSenseChannel, RandomBackoffFarFewerCollisionsThanNone)
         EXPECT_LE(2 * r_back.collided, r_none.collided)
             << n << " nodes: backoff " << r_back.collided << " none " << r_none.collided;
         EXPECT_LE(4 * r_back.collided, r_pers.collided) << n << " nodes";
-        std::printf("%zu nodes, %d rounds: collided transmissions none %d, persistent %d, "
-                    "random back-off %d\n",
-                    n, rounds, r_none.collided, r_pers.collided, r_back.collided);
+        std::printf(
+            "%zu nodes, %d rounds: collided transmissions none %d, persistent %d, "
+            "random back-off %d\n",
+            n,
+            rounds,
+            r_none.collided,
+            r_pers.collided,
+            r_back.collided);
     }
 }
 

@@ -12,10 +12,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <random>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <random>
 
 using namespace gr::hfstack::dl;
 
@@ -357,7 +357,8 @@ TEST(CasBreak, BreakForUnknownLinkIsConfirmed)
 {
     cas_link_manager a(cfg_for(A));
     a.on_cpdu(B, make(cpdu_type::physical_link_break, false, 1), 0.0);
-    a.on_cpdu(C, make(cpdu_type::physical_link_break, false, 9), 0.0); // unspecified reason
+    a.on_cpdu(
+        C, make(cpdu_type::physical_link_break, false, 9), 0.0); // unspecified reason
     auto out = a.take_outgoing();
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].peer, B);
@@ -421,7 +422,8 @@ TEST(CasBreak, RequestLinkWhileBreakingStartsAfterConfirm)
     EXPECT_TRUE(b.exclusive(A));
 }
 
-// ---- several nodes, exclusive links ----------------------------------------------------
+// ---- several nodes, exclusive links
+// ----------------------------------------------------
 
 TEST(CasExclusive, ExclusiveLinkBlocksThirdNodeNonexclusiveRequest)
 {
@@ -538,7 +540,8 @@ TEST(CasExclusive, ExclusiveNotSupportedRejectsReasonUnknown)
     EXPECT_EQ(out[0].pdu, make(cpdu_type::physical_link_rejected, false, 0));
 }
 
-// ---- request collisions -----------------------------------------------------------------
+// ---- request collisions
+// -----------------------------------------------------------------
 
 namespace {
 // Both request at once; `drop_a`/`drop_b` lose A's / B's REQUEST. Then run until quiet.
@@ -621,9 +624,10 @@ TEST(CasApi, ReleaseRejectsUndefinedReason)
     EXPECT_THROW(cas_link_manager{ bad }, std::invalid_argument);
 }
 
-// ---- two-node loop over a lossy link ----------------------------------------------------
-// Debugging aids: CAS_SEED=n runs only seed n (without the aggregate checks), CAS_TRACE=1
-// prints every C_PDU sent, lost and received with both states.
+// ---- two-node loop over a lossy link
+// ---------------------------------------------------- Debugging aids: CAS_SEED=n runs
+// only seed n (without the aggregate checks), CAS_TRACE=1 prints every C_PDU sent, lost
+// and received with both states.
 
 namespace {
 
@@ -647,7 +651,10 @@ struct loop_sim {
     double last_at[2] = { 0.0, 0.0 };
     uint64_t sent = 0, lost = 0;
 
-    explicit loop_sim(uint32_t seed) : m{ cas_link_manager(cfg(A)), cas_link_manager(cfg(B)) }, rng(seed) {}
+    explicit loop_sim(uint32_t seed)
+        : m{ cas_link_manager(cfg(A)), cas_link_manager(cfg(B)) }, rng(seed)
+    {
+    }
 
     static cas_config cfg(uint32_t addr)
     {
@@ -671,8 +678,12 @@ struct loop_sim {
             const bool drop = uni() < loss;
             const double lat = 3.0 + 10.0 * uni();
             if (getenv("CAS_TRACE"))
-                printf("%9.3f %d -> type %d excl %d%s\n", now, i, int(o.pdu.type),
-                       int(o.pdu.exclusive_link), drop ? " LOST" : "");
+                printf("%9.3f %d -> type %d excl %d%s\n",
+                       now,
+                       i,
+                       int(o.pdu.type),
+                       int(o.pdu.exclusive_link),
+                       drop ? " LOST" : "");
             if (drop) {
                 ++lost;
                 continue;
@@ -753,9 +764,14 @@ struct loop_sim {
                 auto d = decode_cpdu(f.wire);
                 EXPECT_TRUE(d.ok()) << d.reason;
                 if (getenv("CAS_TRACE"))
-                    printf("%9.3f %d <- type %d excl %d reason %d   states %s/%s\n", now, i,
-                           int(d.value.type), int(d.value.exclusive_link), int(d.value.reason),
-                           to_string(m[0].state(B)), to_string(m[1].state(A)));
+                    printf("%9.3f %d <- type %d excl %d reason %d   states %s/%s\n",
+                           now,
+                           i,
+                           int(d.value.type),
+                           int(d.value.exclusive_link),
+                           int(d.value.reason),
+                           to_string(m[0].state(B)),
+                           to_string(m[1].state(A)));
                 m[i].on_cpdu(f.from, d.value, now);
             }
             m[i].on_timer(now);
@@ -779,7 +795,9 @@ struct loop_sim {
 TEST(CasLoop, LossyTwoNodeInvariantsAndLiveness)
 {
     uint64_t setups = 0, failures = 0, sent = 0, lost = 0;
-    for (uint32_t seed = getenv("CAS_SEED") ? atoi(getenv("CAS_SEED")) : 1; seed <= (getenv("CAS_SEED") ? uint32_t(atoi(getenv("CAS_SEED"))) : 2000u); ++seed) {
+    for (uint32_t seed = getenv("CAS_SEED") ? atoi(getenv("CAS_SEED")) : 1;
+         seed <= (getenv("CAS_SEED") ? uint32_t(atoi(getenv("CAS_SEED"))) : 2000u);
+         ++seed) {
         SCOPED_TRACE(testing::Message() << "seed " << seed);
         loop_sim s(seed);
         // Random phase: user actions at random times between protocol events.
@@ -793,8 +811,9 @@ TEST(CasLoop, LossyTwoNodeInvariantsAndLiveness)
                 s.m[i].request_link(peer, s.uni() < 0.25, s.now);
             else if (r < 0.5)
                 s.m[i].release(peer,
-                               s.uni() < 0.5 ? physical_link_break_reason::no_more_data
-                                             : physical_link_break_reason::higher_layer_request,
+                               s.uni() < 0.5
+                                   ? physical_link_break_reason::no_more_data
+                                   : physical_link_break_reason::higher_layer_request,
                                s.now);
             else if (r < 0.85) {
                 if (s.m[i].state(peer) == cas_link_state::up)

@@ -29,7 +29,8 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed = 0x5a)
 }
 
 // Positions (bit index, MSB first) where a and b differ.
-std::vector<uint64_t> diff_bits(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
+std::vector<uint64_t> diff_bits(const std::vector<uint8_t>& a,
+                                const std::vector<uint8_t>& b)
 {
     std::vector<uint64_t> out;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -448,7 +449,8 @@ receptions receive_bursts(const std::string& profile, double snr_db, unsigned bu
     receptions r;
     for (unsigned i = 0; i < bursts; ++i) {
         std::vector<uint8_t> burst(600, 0);
-        const reception_errors e = m.receive(burst.data(), burst.size(), 5.0 * i, 0.6, 2400.0, 0.6);
+        const reception_errors e =
+            m.receive(burst.data(), burst.size(), 5.0 * i, 0.6, 2400.0, 0.6);
         r.missed += e.preamble_missed;
         r.flipped += e.bits_flipped;
         if (e.preamble_missed) {
@@ -480,7 +482,9 @@ TEST(ChannelModel, ReceiveMissesPreamblesBelowTheDetectionSnr)
         EXPECT_EQ(at.missed, 0u);
     }
     EXPECT_EQ(preamble_miss_probability(detect, detect, 1.0), 0.5);
-    EXPECT_NEAR(preamble_miss_probability(detect - 1, detect, 1.0), 1 / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_NEAR(preamble_miss_probability(detect - 1, detect, 1.0),
+                1 / (1 + std::exp(-1.0)),
+                1e-15);
     EXPECT_EQ(preamble_miss_probability(detect - 0.01, detect, 0.0), 1.0);
     EXPECT_EQ(preamble_miss_probability(detect, detect, 0.0), 0.0);
     // On "poor" 6 dB above it, the fades take some preambles, not most.
@@ -491,7 +495,8 @@ TEST(ChannelModel, ReceiveMissesPreamblesBelowTheDetectionSnr)
     // No fading model: nothing is missed.
     channel_model clear;
     std::vector<uint8_t> burst(10);
-    EXPECT_FALSE(clear.receive(burst.data(), burst.size(), 0, 0.6, 2400.0, 0.6).preamble_missed);
+    EXPECT_FALSE(
+        clear.receive(burst.data(), burst.size(), 0, 0.6, 2400.0, 0.6).preamble_missed);
 }
 
 TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
@@ -504,7 +509,8 @@ TEST(ChannelModel, FadingNeedsAKnownProfileAndAnSnr)
     expect_throws_naming(c, "profile");
 }
 
-// The mean SNR steps, the fading process follows them at once, and what the modem reports is our receivers' measured report.
+// The mean SNR steps, the fading process follows them at once, and what the modem reports
+// is our receivers' measured report.
 TEST(ChannelModel, SnrStepsChangeTheMeanAndTheErrors)
 {
     channel_config c;

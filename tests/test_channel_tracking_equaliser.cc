@@ -35,7 +35,12 @@ struct received_link {
     std::vector<cd> received; // 2 per symbol time
 
     template <typename Taps>
-    received_link(unsigned pre, unsigned post, size_t n, double noise_power, Taps taps, uint32_t seed)
+    received_link(unsigned pre,
+                  unsigned post,
+                  size_t n,
+                  double noise_power,
+                  Taps taps,
+                  uint32_t seed)
         : precursor(pre), span(pre + post + 1), symbols(n), received(2 * n)
     {
         std::mt19937 rng(seed);
@@ -72,7 +77,8 @@ struct received_link {
 
 // precursor 3: a path at the reference (tap 3) and an echo 5 symbols later, each with
 // a T/2 pulse sample between symbol times either side.
-std::vector<cd> two_path_channel(cd first = 1.0, cd echo = cd(0, 0.7), unsigned postcursor = 8)
+std::vector<cd>
+two_path_channel(cd first = 1.0, cd echo = cd(0, 0.7), unsigned postcursor = 8)
 {
     std::vector<cd> g(2 * (3 + postcursor + 1));
     for (auto [tap, gain] : { std::pair<size_t, cd>{ 3, first }, { 8, echo } }) {
@@ -94,16 +100,23 @@ channel_tracking_equaliser_config geometry_of(const received_link& l)
 
 // Starts eq from `taps` and `noise` with the link's first symbols as its past; returns
 // the first symbol to equalise.
-size_t start_on(channel_tracking_equaliser& eq, const received_link& l, const std::vector<cd>& taps, double noise)
+size_t start_on(channel_tracking_equaliser& eq,
+                const received_link& l,
+                const std::vector<cd>& taps,
+                double noise)
 {
     const size_t first = eq.channel_symbols();
-    eq.start(taps, noise, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
+    eq.start(
+        taps, noise, std::vector<cd>(l.symbols.begin(), l.symbols.begin() + long(first)));
     return first;
 }
 
 // Runs the equaliser over symbols [first, n) deciding the true symbols (all known);
 // returns the mean |estimate - symbol|^2 over [measure_from, n).
-double run(channel_tracking_equaliser& eq, const received_link& l, size_t first, size_t measure_from)
+double run(channel_tracking_equaliser& eq,
+           const received_link& l,
+           size_t first,
+           size_t measure_from)
 {
     double error = 0;
     size_t counted = 0;
@@ -125,7 +138,8 @@ TEST(ChannelTrackingEqualiser, ConvergesOnAStaticTwoPathChannel)
 {
     const std::vector<cd> truth = two_path_channel();
     const double noise = 1e-3; // 30 dB below the first path
-    received_link l(3, 8, 4000, noise, [&](size_t) { return truth; }, 7);
+    received_link l(
+        3, 8, 4000, noise, [&](size_t) { return truth; }, 7);
     channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
     // A rough start: the right paths, gains 30 % off and rotated.
@@ -159,12 +173,18 @@ TEST(ChannelTrackingEqualiser, FollowsAChannelRotatingBetweenSolutions)
     still[2 * 3 + 1] = 0.45;
     still[2 * 2 + 1] = 0.45;
     const double turn = 2 * pi * 2.0 / 2400.0;
-    received_link l(3, 8, 6000, 1e-3, [&](size_t t) {
-        std::vector<cd> g = still;
-        for (auto& v : g)
-            v *= std::polar(1.0, turn * double(t));
-        return g;
-    }, 11);
+    received_link l(
+        3,
+        8,
+        6000,
+        1e-3,
+        [&](size_t t) {
+            std::vector<cd> g = still;
+            for (auto& v : g)
+                v *= std::polar(1.0, turn * double(t));
+            return g;
+        },
+        11);
     channel_tracking_equaliser_config c = geometry_of(l);
     c.forgetting = 0.95;
     c.solve_interval = 240;
@@ -184,7 +204,8 @@ TEST(ChannelTrackingEqualiser, ALaterStrongerPathDoesNotSpreadDecisionErrors)
     // feedback, and an error stays one error (measured: 8 wrong in 2976; reaching two
     // symbols past the echo, errors fed back made 2207).
     const std::vector<cd> truth = two_path_channel(0.5, cd(0, 1.0), 20);
-    received_link l(3, 20, 3000, 3e-2, [&](size_t) { return truth; }, 13);
+    received_link l(
+        3, 20, 3000, 3e-2, [&](size_t) { return truth; }, 13);
     channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
     const size_t first = start_on(eq, l, truth, 3e-2);
@@ -192,7 +213,8 @@ TEST(ChannelTrackingEqualiser, ALaterStrongerPathDoesNotSpreadDecisionErrors)
     for (size_t k = first; k < l.symbols.size(); ++k) {
         const std::vector<cd> w = l.window(k);
         const cd z = eq.equalise(w.data());
-        const cd decided = std::polar(1.0, 2 * pi / 8 * std::round(std::arg(z) / (2 * pi / 8)));
+        const cd decided =
+            std::polar(1.0, 2 * pi / 8 * std::round(std::arg(z) / (2 * pi / 8)));
         wrong += std::norm(decided - l.symbols[k]) > 1e-6;
         eq.decide(decided, false);
     }
@@ -207,7 +229,8 @@ TEST(ChannelTrackingEqualiser, APathMissingAtTheStartIsTrackedOnceItShows)
     // would be the error).
     const std::vector<cd> truth = two_path_channel(1.0, cd(0, 0.2));
     const std::vector<cd> measured = two_path_channel(1.0, 0.0);
-    received_link l(3, 8, 1500, 1e-4, [&](size_t) { return truth; }, 19);
+    received_link l(
+        3, 8, 1500, 1e-4, [&](size_t) { return truth; }, 19);
     channel_tracking_equaliser_config c = geometry_of(l);
     channel_tracking_equaliser eq(c);
     const size_t first = start_on(eq, l, measured, 1e-4);
@@ -390,12 +413,18 @@ TEST(ChannelTrackingEqualiser, FollowChannelFollowsPathsFadingApart)
     // channel can.
     const std::vector<cd> still = two_path_channel();
     const double turn = 2 * pi * 1.0 / 2400.0;
-    received_link l(3, 8, 6000, 1e-4, [&](size_t t) {
-        std::vector<cd> g = still;
-        for (size_t q = 0; q < g.size(); ++q)
-            g[q] *= std::polar(1.0, (q / 2 < 6 ? 1.0 : -1.0) * turn * double(t));
-        return g;
-    }, 17);
+    received_link l(
+        3,
+        8,
+        6000,
+        1e-4,
+        [&](size_t t) {
+            std::vector<cd> g = still;
+            for (size_t q = 0; q < g.size(); ++q)
+                g[q] *= std::polar(1.0, (q / 2 < 6 ? 1.0 : -1.0) * turn * double(t));
+            return g;
+        },
+        17);
     double error[2];
     for (bool follow : { false, true }) {
         channel_tracking_equaliser_config c = geometry_of(l);
@@ -441,15 +470,20 @@ TEST(ChannelTrackingEqualiser, TimingFollowsThePathsNotTheirPowers)
     };
     received_link moving_power(3, 8, 12000, 1e-3, fading, 13);
     channel_tracking_equaliser still(c);
-    still.start(start, 1e-3, std::vector<cd>(moving_power.symbols.begin(), moving_power.symbols.begin() + 12));
+    still.start(
+        start,
+        1e-3,
+        std::vector<cd>(moving_power.symbols.begin(), moving_power.symbols.begin() + 12));
     EXPECT_EQ(first_timing_drift(still, moving_power), 0);
     // The same channel a T/2 position later (a clock offset's drift) asks for +1.
     std::vector<cd> later(start.size());
     for (size_t q = 0; q + 1 < start.size(); ++q)
         later[q + 1] = start[q];
-    received_link moved(3, 8, 12000, 1e-3, [&](size_t) { return later; }, 17);
+    received_link moved(
+        3, 8, 12000, 1e-3, [&](size_t) { return later; }, 17);
     channel_tracking_equaliser drifting(c);
-    drifting.start(start, 1e-3, std::vector<cd>(moved.symbols.begin(), moved.symbols.begin() + 12));
+    drifting.start(
+        start, 1e-3, std::vector<cd>(moved.symbols.begin(), moved.symbols.begin() + 12));
     EXPECT_EQ(first_timing_drift(drifting, moved), 1);
 }
 

@@ -86,7 +86,8 @@ TEST(ClientSupervision, TooManyInvalidPrimitivesUnbind)
     s.on_invalid(4, "unknown type 99", 12.0); // 4, 8, 11, 12
     auto m = s.take_messages();
     ASSERT_EQ(m.size(), 1u);
-    EXPECT_EQ(m[0].primitive.reason, uint8_t(sis_unbind_reason::too_many_invalid_primitives));
+    EXPECT_EQ(m[0].primitive.reason,
+              uint8_t(sis_unbind_reason::too_many_invalid_primitives));
     auto d = s.take_disconnects();
     ASSERT_EQ(d.size(), 1u);
     EXPECT_NE(d[0].detail.find("unknown type 99"), std::string::npos);
@@ -154,8 +155,9 @@ TEST(ClientSupervision, TheDisconnectSaysTheWaitInRealTime)
     scaled.on_timer(1300.0);
     auto d = scaled.take_disconnects();
     ASSERT_EQ(d.size(), 1u);
-    EXPECT_EQ(d[0].detail, "no answer to S_KEEP_ALIVE within 10 s of real time (100 s of "
-                           "protocol time at time_scale 10)");
+    EXPECT_EQ(d[0].detail,
+              "no answer to S_KEEP_ALIVE within 10 s of real time (100 s of "
+              "protocol time at time_scale 10)");
     client_supervision plain;
     plain.on_connected(1, 0.0);
     plain.on_timer(120.0);

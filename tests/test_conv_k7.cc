@@ -28,7 +28,8 @@ std::vector<uint8_t> random_bits(size_t n, uint32_t seed)
 }
 
 // BPSK over AWGN at Eb/N0 (rate 1/2: Es/N0 = Eb/N0 - 3 dB), LLR = 2 y / sigma^2.
-std::vector<float> noisy_llrs(const std::vector<uint8_t>& coded, double ebn0_db, uint32_t seed)
+std::vector<float>
+noisy_llrs(const std::vector<uint8_t>& coded, double ebn0_db, uint32_t seed)
 {
     std::mt19937 rng(seed);
     const double esn0 = std::pow(10.0, ebn0_db / 10.0) / 2.0;
@@ -58,12 +59,14 @@ TEST(ConvK7, EncoderMatchesTheKnownAnswers)
     std::vector<uint8_t> out;
     const std::vector<uint8_t> in = { 1, 0, 1, 1, 0, 0, 1, 0 };
     e.encode(in.data(), in.size(), out);
-    EXPECT_EQ(out, std::vector<uint8_t>({ 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1 }));
+    EXPECT_EQ(out,
+              std::vector<uint8_t>({ 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1 }));
     // Impulse response: pairs 11 01 11 11 00 10 11 (m110a.json fec).
     k7_encoder f;
     std::vector<uint8_t> impulse = { 1, 0, 0, 0, 0, 0, 0 }, response;
     f.encode(impulse.data(), impulse.size(), response);
-    EXPECT_EQ(response, std::vector<uint8_t>({ 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1 }));
+    EXPECT_EQ(response,
+              std::vector<uint8_t>({ 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1 }));
     EXPECT_EQ(f.state(), 0u);
 }
 

@@ -307,7 +307,8 @@ TEST(CpduTolerance, UndefinedReasonsAreKeptRaw)
 TEST(CpduErrors, EncodeRejectsBadFields)
 {
     EXPECT_THROW(encode(make(cpdu_type::physical_link_rejected, false, 4)), encode_error);
-    EXPECT_THROW(encode(make(cpdu_type::physical_link_rejected, false, 16)), encode_error);
+    EXPECT_THROW(encode(make(cpdu_type::physical_link_rejected, false, 16)),
+                 encode_error);
     EXPECT_THROW(encode(make(cpdu_type::physical_link_break, false, 5)), encode_error);
     EXPECT_THROW(encode(make(cpdu_type::physical_link_break, false, 200)), encode_error);
     EXPECT_THROW(encode(make(cpdu_type::data)), encode_error); // no S_PDU

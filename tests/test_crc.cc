@@ -21,7 +21,10 @@ const uint8_t warning_header[] = { 0xF0, 0x00, 0x00, 0x47, 0x05, 0x64, 0x02 };
 TEST(Crc16, CheckValue) { EXPECT_EQ(crc16_s5066(check_string, 9), 0x7D01); }
 TEST(Crc32, CheckValue) { EXPECT_EQ(crc32_s5066(check_string, 9), 0x6738A384u); }
 TEST(Crc16, WarningHeaderVector) { EXPECT_EQ(crc16_s5066(warning_header, 7), 0x1E5F); }
-TEST(Crc32, WarningHeaderVector) { EXPECT_EQ(crc32_s5066(warning_header, 7), 0xF4178F95u); }
+TEST(Crc32, WarningHeaderVector)
+{
+    EXPECT_EQ(crc32_s5066(warning_header, 7), 0xF4178F95u);
+}
 
 TEST(Crc16, TransmittedLsbFirst)
 {
@@ -57,8 +60,9 @@ TEST(Crc32, SlicedEqualsBitwiseAndIsIncremental)
     for (size_t n = 0; n <= data.size(); ++n) {
         ASSERT_EQ(crc32_s5066(data.data(), n), bitwise(data.data(), n)) << n;
         const size_t half = n / 3;
-        ASSERT_EQ(crc32_s5066(data.data() + half, n - half, crc32_s5066(data.data(), half)),
-                  bitwise(data.data(), n));
+        ASSERT_EQ(
+            crc32_s5066(data.data() + half, n - half, crc32_s5066(data.data(), half)),
+            bitwise(data.data(), n));
     }
 }
 

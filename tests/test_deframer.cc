@@ -47,7 +47,8 @@ TEST(Deframer, CleanStreamInAnyChunking)
         sent.push_back(data_frame(uint8_t(i), rng() % 1024, rng));
         encode_into(sent.back(), stream);
     }
-    for (size_t chunk : { size_t(1), size_t(2), size_t(7), size_t(1000), stream.size() }) {
+    for (size_t chunk :
+         { size_t(1), size_t(2), size_t(7), size_t(1000), stream.size() }) {
         dpdu_deframer f;
         std::vector<received_dpdu> got;
         for (size_t at = 0; at < stream.size(); at += chunk)

@@ -214,7 +214,7 @@ TEST(DnsProxy, StaleAnswersAreServedAtOnceWhileAFreshOneIsFetched)
     a = near.take_actions();
     ASSERT_EQ(a.replies.size(), 1u);
     EXPECT_EQ(dns_answer_ttl(a.replies[0].message), 30u); // RFC 8767's stale TTL
-    ASSERT_EQ(a.forwards.size(), 1u);                      // and a refresh
+    ASSERT_EQ(a.forwards.size(), 1u);                     // and a refresh
     EXPECT_EQ(near.counters().stale_served, 1u);
     // The far side fails (SERVFAIL): a waiting client still gets the stale answer.
     near.on_query(2, query(3, "example.org"), 1001);

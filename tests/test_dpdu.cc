@@ -102,7 +102,11 @@ TEST(Dpdu, NonArqLayoutByHand)
     auto r = decode_dpdu(w.data(), w.size());
     ASSERT_TRUE(r.ok()) << r.reason;
     EXPECT_EQ(r.value.destination, broadcast_address);
-    EXPECT_EQ(r.value, [&] { auto e = d; e.address_size = 7; return e; }());
+    EXPECT_EQ(r.value, [&] {
+        auto e = d;
+        e.address_size = 7;
+        return e;
+    }());
 }
 
 TEST(Dpdu, AddressSizeIsSmallestThatFits)
@@ -230,8 +234,8 @@ TEST(Dpdu, RandomRoundTripProperty)
         d.eot = uint8_t(u(8));
         d.source = u(28) >> (4 * (rng() % 7));
         d.destination = u(28) >> (4 * (rng() % 7));
-        d.address_size = uint8_t(std::max<unsigned>(address_size_for(d.destination, d.source),
-                                                    1 + rng() % 7));
+        d.address_size = uint8_t(
+            std::max<unsigned>(address_size_for(d.destination, d.source), 1 + rng() % 7));
         auto bytes_of = [&](size_t max) {
             bytes v(rng() % (max + 1));
             for (auto& x : v)

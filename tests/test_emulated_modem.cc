@@ -39,7 +39,10 @@ dl::bytes payload(size_t n)
     return b;
 }
 
-double air_time_of(size_t bytes) { return dl::air_time(dl::default_waveform_timing(mode_2400s()), bytes); }
+double air_time_of(size_t bytes)
+{
+    return dl::air_time(dl::default_waveform_timing(mode_2400s()), bytes);
+}
 
 std::vector<modem_event> statuses(const std::vector<modem_event>& ev)
 {
@@ -174,7 +177,8 @@ TEST(EmulatedModem, TouchingReceptionsDoNotCollide)
 
 TEST(EmulatedModem, WithoutCollisionsOverlapsAreDelivered)
 {
-    emulated_modem a(1), b(2), rx(3, sim::radio_config(), sim::channel_config(), true, false);
+    emulated_modem a(1), b(2),
+        rx(3, sim::radio_config(), sim::channel_config(), true, false);
     rx.hear(a.transmit(payload(200), mode_2400s(), 0.0), 0.0);
     rx.hear(b.transmit(payload(200), mode_2400s(), 0.3), 0.3);
     EXPECT_EQ(bursts(rx.poll(1e9)).size(), 2u);
@@ -183,16 +187,19 @@ TEST(EmulatedModem, WithoutCollisionsOverlapsAreDelivered)
 TEST(EmulatedModem, OwnTransmissionDestroysReceptionHalfDuplex)
 {
     for (const bool half_duplex : { true, false }) {
-        emulated_modem far(1), near(2, sim::radio_config(), sim::channel_config(), half_duplex);
+        emulated_modem far(1),
+            near(2, sim::radio_config(), sim::channel_config(), half_duplex);
         // Heard first, then the near modem keys up in the middle of it.
         near.hear(far.transmit(payload(400), mode_2400s(), 0.0), 0.0);
         near.transmit(payload(10), mode_2400s(), 0.5);
         EXPECT_EQ(bursts(near.poll(1e9)).size(), half_duplex ? 0u : 1u);
         // Transmitting first, then a burst arrives while it is on the air or unkeying.
-        emulated_modem far2(3), near2(4, sim::radio_config(), sim::channel_config(), half_duplex);
+        emulated_modem far2(3),
+            near2(4, sim::radio_config(), sim::channel_config(), half_duplex);
         const auto own = near2.transmit(payload(50), mode_2400s(), 0.0);
         const double unkeyed = own.start + own.air_time_s + sim::radio_config().unkey_s;
-        near2.hear(far2.transmit(payload(50), mode_2400s(), unkeyed - 0.06), unkeyed - 0.06);
+        near2.hear(far2.transmit(payload(50), mode_2400s(), unkeyed - 0.06),
+                   unkeyed - 0.06);
         EXPECT_EQ(bursts(near2.poll(1e9)).size(), half_duplex ? 0u : 1u) << half_duplex;
     }
 }
@@ -202,7 +209,8 @@ TEST(EmulatedModem, ReceptionAfterUnkeyingIsDelivered)
     emulated_modem far(1), near(2);
     const auto own = near.transmit(payload(50), mode_2400s(), 0.0);
     const double unkeyed = own.start + own.air_time_s + sim::radio_config().unkey_s;
-    // far keys up key_up_s after now, so a burst produced at `unkeyed - key_up_s` touches.
+    // far keys up key_up_s after now, so a burst produced at `unkeyed - key_up_s`
+    // touches.
     const double t = unkeyed - sim::radio_config().key_up_s;
     near.hear(far.transmit(payload(50), mode_2400s(), t), t);
     EXPECT_EQ(bursts(near.poll(1e9)).size(), 1u);
@@ -405,8 +413,9 @@ TEST(EmulatedModem, FadingPathAcceptsABurstStartingInThePreviousOnesPreamble)
 
 TEST(EmulatorSettings, ParseEveryOptionAndNameTheBadOnes)
 {
-    const auto e = sim::parse_emulator_settings(
-        "key_up_s=0.2;collisions=0;half_duplex=false;propagation_s=0.01;emulator_id=1002");
+    const auto e =
+        sim::parse_emulator_settings("key_up_s=0.2;collisions=0;half_duplex=false;"
+                                     "propagation_s=0.01;emulator_id=1002");
     EXPECT_DOUBLE_EQ(e.radio.key_up_s, 0.2);
     EXPECT_FALSE(e.collisions);
     EXPECT_FALSE(e.half_duplex);
@@ -439,7 +448,9 @@ TEST(EmulatedModem, AStreamingModemDeliversEachBlocksBytesAfterThatBlock)
         EXPECT_FALSE(r[i].info.bytes_bad) << i;
         if (!last) {
             EXPECT_EQ(r[i].data.size(), 180u) << i;
-            EXPECT_NEAR(r[i].time, b.start + 0.6 + 0.6 * double(i + 1) + radio.rx_latency_s, 1e-9) << i;
+            EXPECT_NEAR(
+                r[i].time, b.start + 0.6 + 0.6 * double(i + 1) + radio.rx_latency_s, 1e-9)
+                << i;
         }
         joined.insert(joined.end(), r[i].data.begin(), r[i].data.end());
     }
@@ -455,7 +466,8 @@ TEST(EmulatedModem, AStreamingModemDeliversEachBlocksBytesAfterThatBlock)
     ASSERT_EQ(w.size(), 1u);
     EXPECT_FALSE(w[0].info.burst_continues);
     EXPECT_EQ(w[0].data, payload(1000));
-    EXPECT_EQ(sim::parse_emulator_settings("deliver_per_block=0").radio.deliver_per_block, false);
+    EXPECT_EQ(sim::parse_emulator_settings("deliver_per_block=0").radio.deliver_per_block,
+              false);
 }
 
 TEST(EmulatedModem, ABurstCutAfterSomePiecesEndsWithAnEmptyBadPiece)
@@ -487,7 +499,10 @@ TEST(EmulatedModem, FadingPathHearsTwoAnnouncementsWithOneStart)
     sim::channel_config fading;
     fading.fading_profile = "poor";
     fading.snr_db = 15;
-    emulated_modem rx(1, sim::radio_config(), fading, /*half_duplex=*/false,
+    emulated_modem rx(1,
+                      sim::radio_config(),
+                      fading,
+                      /*half_duplex=*/false,
                       /*collisions=*/false);
     emulated_modem peer(2);
     const dl::modem_mode m75s{ dl::data_rate_code(75), dl::interleaving_short };
@@ -496,7 +511,8 @@ TEST(EmulatedModem, FadingPathHearsTwoAnnouncementsWithOneStart)
     rx.poll(now);
     EXPECT_TRUE(rx.hear(
         peer.transmit(dl::bytes(804, 0xa5),
-                      dl::modem_mode{ dl::data_rate_code(300), dl::interleaving_short }, now),
+                      dl::modem_mode{ dl::data_rate_code(300), dl::interleaving_short },
+                      now),
         now));
     sim::air_transmission b;
     b.source = 0;

@@ -44,20 +44,21 @@ ber_curve test_curve()
                      5.4627417);
 }
 
-fading_error_process make_process(double mean_snr_db, const std::string& profile,
-                                  double interleaver_s, uint64_t seed)
+fading_error_process make_process(double mean_snr_db,
+                                  const std::string& profile,
+                                  double interleaver_s,
+                                  uint64_t seed)
 {
     fading_error_config c;
     c.interleaver_s = interleaver_s;
-    return fading_error_process(test_curve(),
-                                fading_snr(mean_snr_db, fading_profile_by_name(profile), seed),
-                                c);
+    return fading_error_process(
+        test_curve(), fading_snr(mean_snr_db, fading_profile_by_name(profile), seed), c);
 }
 
 struct block_stats {
     size_t blocks = 0;
-    size_t bad = 0;        // BER > 1e-3
-    double mean_ber = 0;   // time-weighted
+    size_t bad = 0;      // BER > 1e-3
+    double mean_ber = 0; // time-weighted
 };
 
 // Transmissions of `tx_s` seconds back to back for `total_s` seconds.
@@ -81,7 +82,8 @@ block_stats run_blocks(fading_error_process& p, double total_s, double tx_s)
 
 } // namespace
 
-// --- ber_curve --------------------------------------------------------------------------
+// --- ber_curve
+// --------------------------------------------------------------------------
 
 TEST(BerCurve, MonotoneDecreasingAndClamped)
 {
@@ -120,16 +122,29 @@ TEST(BerCurve, InterpolationIsExactAtPointsAndLogLinearBetween)
 TEST(BerCurve, BadPointsThrow)
 {
     expect_throws_naming([] { ber_curve({ { 0, 0.5 } }); }, "points");
-    expect_throws_naming([] { ber_curve({ { 0, 0.5 }, { 0, 1e-3 } }); }, "points[1].snr_db");
-    expect_throws_naming([] { ber_curve({ { 0, 0.5 }, { not_a_number, 1e-3 } }); }, "points[1].snr_db");
+    expect_throws_naming(
+        [] {
+            ber_curve({ { 0, 0.5 }, { 0, 1e-3 } });
+        },
+        "points[1].snr_db");
+    expect_throws_naming(
+        [] {
+            ber_curve({ { 0, 0.5 }, { not_a_number, 1e-3 } });
+        },
+        "points[1].snr_db");
     expect_throws_naming([] { ber_curve({ { 0, 0.6 }, { 1, 1e-3 } }); }, "points[0].ber");
     expect_throws_naming([] { ber_curve({ { 0, 0.5 }, { 1, 0 } }); }, "points[1].ber");
-    expect_throws_naming([] { ber_curve({ { 0, 1e-3 }, { 1, 1e-2 } }); }, "points[1].ber");
+    expect_throws_naming(
+        [] {
+            ber_curve({ { 0, 1e-3 }, { 1, 1e-2 } });
+        },
+        "points[1].ber");
     expect_throws_naming([] { ber_curve({ { 0, 0.5 }, { 1, 1e-3 } }, 0); }, "eesm_beta");
     expect_throws_naming([] { test_curve().ber(not_a_number); }, "snr_db");
 }
 
-// --- fading_snr -------------------------------------------------------------------------
+// --- fading_snr
+// -------------------------------------------------------------------------
 
 TEST(FadingSnr, AwgnIsConstant)
 {
@@ -163,8 +178,9 @@ TEST(FadingSnr, ProfilesByName)
     odd.paths[1].power = 1;
     odd.paths[0].spread_hz = not_a_number;
     expect_throws_naming([&] { fading_snr(0, odd, 1); }, "paths[0].spread_hz");
-    expect_throws_naming([] { fading_snr(not_a_number, fading_profile_by_name("poor"), 1); },
-                         "mean_snr_db");
+    expect_throws_naming(
+        [] { fading_snr(not_a_number, fading_profile_by_name("poor"), 1); },
+        "mean_snr_db");
 }
 
 // 10000 s of "poor" (2 paths, 1 Hz): each |g|^2 decorrelates within ~0.56 s, so ~35000
@@ -184,13 +200,14 @@ TEST(FadingSnr, PoorProfileMeanAndDeepFades)
         deep += v < mean / 10;
     }
     const double expected_deep = 1 - std::exp(-0.2) * 1.2;
-    std::cout << "mean/expected " << sum / n / mean << ", P(10 dB fade) " << double(deep) / n
-              << " vs " << expected_deep << "\n";
+    std::cout << "mean/expected " << sum / n / mean << ", P(10 dB fade) "
+              << double(deep) / n << " vs " << expected_deep << "\n";
     EXPECT_NEAR(sum / double(n) / mean, 1.0, 0.03);
     EXPECT_NEAR(double(deep) / double(n), expected_deep, 0.3 * expected_deep);
 }
 
-// --- fading_error_process ---------------------------------------------------------------
+// --- fading_error_process
+// ---------------------------------------------------------------
 
 TEST(FadingErrorProcess, AwgnSegmentsCarryTheCurveBerExactly)
 {
@@ -270,10 +287,10 @@ TEST(FadingErrorProcess, FadingMakesBadBlocksAndInterleavingReducesThem)
         const block_stats l = run_blocks(long_il, 6000, 48);
         const double fa = double(a.bad) / a.blocks, fs = double(s.bad) / s.blocks,
                      fl = double(l.bad) / l.blocks;
-        std::cout << "bad-block fraction at " << snr << " dB: awgn " << fa << " (" << a.blocks
-                  << " blocks), poor 0.6 s " << fs << " (" << s.blocks << "), poor 4.8 s "
-                  << fl << " (" << l.blocks << "); mean BER " << a.mean_ber << " / "
-                  << s.mean_ber << " / " << l.mean_ber << "\n";
+        std::cout << "bad-block fraction at " << snr << " dB: awgn " << fa << " ("
+                  << a.blocks << " blocks), poor 0.6 s " << fs << " (" << s.blocks
+                  << "), poor 4.8 s " << fl << " (" << l.blocks << "); mean BER "
+                  << a.mean_ber << " / " << s.mean_ber << " / " << l.mean_ber << "\n";
         EXPECT_EQ(a.bad, 0u);
         EXPECT_GT(fs, 0.02);
         EXPECT_LT(fl, 0.6 * fs);
@@ -316,8 +333,8 @@ TEST(FadingErrorProcess, BadInputsThrow)
     c.eesm_beta = -2;
     expect_throws_naming(
         [&] {
-            fading_error_process(test_curve(),
-                                 fading_snr(10, fading_profile_by_name("poor"), 1), c);
+            fading_error_process(
+                test_curve(), fading_snr(10, fading_profile_by_name("poor"), 1), c);
         },
         "eesm_beta");
 

@@ -48,8 +48,8 @@ struct sent {
     spdu pdu;
 };
 
-// Delivers every S_PDU between `nodes` (through encode / decode_spdu) until all are quiet;
-// returns them in order. S_PDUs to addresses not in `nodes` are dropped.
+// Delivers every S_PDU between `nodes` (through encode / decode_spdu) until all are
+// quiet; returns them in order. S_PDUs to addresses not in `nodes` are dropped.
 std::vector<sent> pump(const std::vector<node*>& nodes, double now)
 {
     std::vector<sent> log;
@@ -74,7 +74,8 @@ std::vector<sent> pump(const std::vector<node*>& nodes, double now)
     return log;
 }
 
-sis_primitive establish(uint32_t remote, hard_link_type type, uint8_t priority, uint8_t remote_sap = 0)
+sis_primitive
+establish(uint32_t remote, hard_link_type type, uint8_t priority, uint8_t remote_sap = 0)
 {
     sis_primitive p;
     p.type = sis_type::hard_link_establish;
@@ -139,7 +140,8 @@ void up2(node& a, node& b, uint8_t prio, double now = 0)
 {
     a.hl.on_establish(client_a, sap_a, establish(b.address, T2, prio, sap_b), now);
     pump({ &a, &b }, now);
-    auto ind = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
+    auto ind =
+        only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
     b.hl.on_client_answer(client_b, answer(sis_type::hard_link_accept, ind), now);
     pump({ &a, &b }, now);
     only(a.hl.take_client_messages(), client_a, sis_type::hard_link_established);
@@ -166,7 +168,8 @@ TEST(HardLink, Type0EndToEnd)
     EXPECT_EQ(log[1].to, A);
     EXPECT_EQ(log[1].pdu.type, spdu_type::hard_link_establishment_confirm);
 
-    auto est = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_established);
+    auto est =
+        only(a.hl.take_client_messages(), client_a, sis_type::hard_link_established);
     EXPECT_GE(est.remote_status, 1); // OK
     EXPECT_EQ(est.link_type, T0);
     EXPECT_EQ(est.link_priority, 1);
@@ -204,14 +207,16 @@ TEST(HardLink, Type2RemoteClientAccepts)
     b.bind(client_b, sap_b, 2);
     a.hl.on_establish(client_a, sap_a, establish(B, T2, 3, sap_b), 0);
     auto log = pump({ &a, &b }, 0);
-    ASSERT_EQ(types_of(log), std::vector<spdu_type>{ spdu_type::hard_link_establishment_request });
+    ASSERT_EQ(types_of(log),
+              std::vector<spdu_type>{ spdu_type::hard_link_establishment_request });
     EXPECT_EQ(log[0].pdu.remote_sap, sap_b);
 
-    auto ind = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
+    auto ind =
+        only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
     EXPECT_EQ(ind.link_type, T2);
     EXPECT_EQ(ind.link_priority, 3);
-    EXPECT_EQ(ind.remote.address, A);   // A.2.1.11 (6): the caller's node
-    EXPECT_EQ(ind.remote_sap, sap_a);   // A.2.1.11 (7): the caller's SAP
+    EXPECT_EQ(ind.remote.address, A); // A.2.1.11 (6): the caller's node
+    EXPECT_EQ(ind.remote_sap, sap_a); // A.2.1.11 (7): the caller's SAP
     EXPECT_GE(ind.remote_status, 1);
     EXPECT_EQ(b.hl.active()->state, hard_link_state::awaiting_client);
     EXPECT_EQ(b.hl.active()->rank, 2); // the bound client's rank (A.3.2.2.2 (19))
@@ -223,8 +228,10 @@ TEST(HardLink, Type2RemoteClientAccepts)
 
     b.hl.on_client_answer(client_b, answer(sis_type::hard_link_accept, ind), 2);
     log = pump({ &a, &b }, 2);
-    ASSERT_EQ(types_of(log), std::vector<spdu_type>{ spdu_type::hard_link_establishment_confirm });
-    auto est = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_established);
+    ASSERT_EQ(types_of(log),
+              std::vector<spdu_type>{ spdu_type::hard_link_establishment_confirm });
+    auto est =
+        only(a.hl.take_client_messages(), client_a, sis_type::hard_link_established);
     EXPECT_EQ(est.remote_sap, sap_b);
     EXPECT_EQ(est.link_type, T2);
     EXPECT_TRUE(b.hl.take_client_messages().empty());
@@ -241,11 +248,15 @@ TEST(HardLink, Type2RemoteClientRejects)
         b.bind(client_b, sap_b);
         a.hl.on_establish(client_a, sap_a, establish(B, T2, 0, sap_b), 0);
         pump({ &a, &b }, 0);
-        auto ind = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
-        b.hl.on_client_answer(client_b, answer(sis_type::hard_link_reject, ind, client_reason), 1);
+        auto ind =
+            only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
+        b.hl.on_client_answer(
+            client_b, answer(sis_type::hard_link_reject, ind, client_reason), 1);
         auto log = pump({ &a, &b }, 1);
-        ASSERT_EQ(types_of(log), std::vector<spdu_type>{ spdu_type::hard_link_establishment_rejected });
-        auto rej = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_rejected);
+        ASSERT_EQ(types_of(log),
+                  std::vector<spdu_type>{ spdu_type::hard_link_establishment_rejected });
+        auto rej =
+            only(a.hl.take_client_messages(), client_a, sis_type::hard_link_rejected);
         // A defined reason is passed on; anything else becomes "remote node busy".
         EXPECT_EQ(rej.reason, client_reason == 2 ? 2 : 1);
         EXPECT_EQ(rej.link_type, T2);
@@ -274,7 +285,8 @@ TEST(HardLink, Type2RemoteClientSilentTimesOut)
     b.bind(client_b, sap_b);
     a.hl.on_establish(client_a, sap_a, establish(B, T2, 0, sap_b), 0);
     pump({ &a, &b }, 0);
-    auto ind = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
+    auto ind =
+        only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
     const double t = b.hl.next_deadline();
     b.hl.on_timer(t - 0.001);
     EXPECT_TRUE(pump({ &a, &b }, t).empty());
@@ -333,18 +345,21 @@ TEST(HardLink, HigherPriorityLocalRequestPreempts)
     a.bind(client_a2, sap_a2);
     up(a, b, T0, 0);
     a.hl.on_establish(client_a2, sap_a2, establish(C, T1, 2), 5);
-    auto term = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
-    EXPECT_EQ(term.reason, r(sis_hard_link_terminated_reason::higher_priority_link_requested));
+    auto term =
+        only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
+    EXPECT_EQ(term.reason,
+              r(sis_hard_link_terminated_reason::higher_priority_link_requested));
     EXPECT_EQ(term.remote.address, B);
     auto log = pump({ &a, &b, &c }, 5);
     ASSERT_EQ(log.size(), 4u);
     EXPECT_EQ(log[0].to, B);
     EXPECT_EQ(log[0].pdu.type, spdu_type::hard_link_terminate);
-    EXPECT_EQ(log[0].pdu.reason, uint8_t(hard_link_terminate_reason::higher_priority_link_requested));
+    EXPECT_EQ(log[0].pdu.reason,
+              uint8_t(hard_link_terminate_reason::higher_priority_link_requested));
     EXPECT_EQ(log[1].to, C);
     EXPECT_EQ(log[1].pdu.type, spdu_type::hard_link_establishment_request);
     only(a.hl.take_client_messages(), client_a2, sis_type::hard_link_established);
-    EXPECT_FALSE(b.hl.active()); // B was told and confirmed
+    EXPECT_FALSE(b.hl.active());                      // B was told and confirmed
     EXPECT_TRUE(b.hl.take_client_messages().empty()); // type 0: no client at B
     EXPECT_EQ(a.hl.active()->peer, C);
     EXPECT_EQ(a.hl.next_deadline(), inf); // TERMINATE CONFIRM received
@@ -364,9 +379,11 @@ TEST(HardLink, PreemptionAtTheCalledNodeTellsItsType2Client)
     pump({ &a, &b, &c }, 3);
     only(c.hl.take_client_messages(), client_c, sis_type::hard_link_established);
     auto tb = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_terminated);
-    EXPECT_EQ(tb.reason, r(sis_hard_link_terminated_reason::higher_priority_link_requested));
+    EXPECT_EQ(tb.reason,
+              r(sis_hard_link_terminated_reason::higher_priority_link_requested));
     auto ta = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
-    EXPECT_EQ(ta.reason, r(sis_hard_link_terminated_reason::higher_priority_link_requested));
+    EXPECT_EQ(ta.reason,
+              r(sis_hard_link_terminated_reason::higher_priority_link_requested));
     EXPECT_FALSE(a.hl.active());
     EXPECT_EQ(b.hl.active()->peer, C);
 }
@@ -379,7 +396,8 @@ TEST(HardLink, HigherRankWinsOverHigherPriority)
     up(a, b, T0, 3);
     a.hl.on_establish(client_a2, sap_a2, establish(C, T0, 0), 1);
     auto t = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
-    EXPECT_EQ(t.reason, r(sis_hard_link_terminated_reason::higher_priority_link_requested));
+    EXPECT_EQ(t.reason,
+              r(sis_hard_link_terminated_reason::higher_priority_link_requested));
     pump({ &a, &b, &c }, 1);
     only(a.hl.take_client_messages(), client_a2, sis_type::hard_link_established);
 }
@@ -397,15 +415,23 @@ TEST(HardLink, LowerOrEqualPrecedenceLocalRequestIsRejected)
         uint8_t reason;
     } cases[] = {
         { C, T0, 1, r(sis_hard_link_rejected_reason::higher_priority_link_exists) },
-        { C, T2, 2, r(sis_hard_link_rejected_reason::higher_priority_link_exists) }, // rule 3
-        { B, T1, 2, r(sis_hard_link_rejected_reason::higher_priority_link_exists) }, // rule 4
+        { C,
+          T2,
+          2,
+          r(sis_hard_link_rejected_reason::higher_priority_link_exists) }, // rule 3
+        { B,
+          T1,
+          2,
+          r(sis_hard_link_rejected_reason::higher_priority_link_exists) }, // rule 4
         { B, T0, 2, r(sis_hard_link_rejected_reason::type0_link_exists) },
         { B, T0, 1, r(sis_hard_link_rejected_reason::higher_priority_link_exists) },
     };
     for (const auto& k : cases) {
         a.hl.on_establish(client_a2, sap_a2, establish(k.to, k.type, k.prio, 1), 1);
-        auto rej = only(a.hl.take_client_messages(), client_a2, sis_type::hard_link_rejected);
-        EXPECT_EQ(rej.reason, k.reason) << k.to << " " << int(k.type) << " " << int(k.prio);
+        auto rej =
+            only(a.hl.take_client_messages(), client_a2, sis_type::hard_link_rejected);
+        EXPECT_EQ(rej.reason, k.reason)
+            << k.to << " " << int(k.type) << " " << int(k.prio);
         EXPECT_EQ(rej.link_priority, k.prio);
         EXPECT_TRUE(a.hl.take_spdus().empty());
     }
@@ -425,12 +451,16 @@ TEST(HardLink, RemoteRequestOfLowerOrEqualPrecedenceIsRejected)
     for (uint8_t prio : { 1, 2 }) {
         c.hl.on_establish(client_c, sap_c, establish(B, T1, prio), 1);
         auto log = pump({ &b, &c }, 1);
-        ASSERT_EQ(types_of(log),
-                  (std::vector<spdu_type>{ spdu_type::hard_link_establishment_request,
-                                           spdu_type::hard_link_establishment_rejected }));
-        auto rej = only(c.hl.take_client_messages(), client_c, sis_type::hard_link_rejected);
-        EXPECT_EQ(rej.reason, prio == 2 ? r(sis_hard_link_rejected_reason::remote_busy)
-                                        : r(sis_hard_link_rejected_reason::higher_priority_link_exists));
+        ASSERT_EQ(
+            types_of(log),
+            (std::vector<spdu_type>{ spdu_type::hard_link_establishment_request,
+                                     spdu_type::hard_link_establishment_rejected }));
+        auto rej =
+            only(c.hl.take_client_messages(), client_c, sis_type::hard_link_rejected);
+        EXPECT_EQ(rej.reason,
+                  prio == 2
+                      ? r(sis_hard_link_rejected_reason::remote_busy)
+                      : r(sis_hard_link_rejected_reason::higher_priority_link_exists));
     }
     EXPECT_EQ(b.hl.active()->peer, A);
     EXPECT_EQ(b.hl.counters().rejected_remote, 2u);
@@ -445,7 +475,8 @@ TEST(HardLink, RemoteRequestPreemptsALocalLink)
     c.hl.on_establish(client_c, sap_c, establish(A, T0, 3), 1);
     auto log = pump({ &a, &b, &c }, 1);
     auto t = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
-    EXPECT_EQ(t.reason, r(sis_hard_link_terminated_reason::higher_priority_link_requested));
+    EXPECT_EQ(t.reason,
+              r(sis_hard_link_terminated_reason::higher_priority_link_requested));
     only(c.hl.take_client_messages(), client_c, sis_type::hard_link_established);
     EXPECT_FALSE(b.hl.active());
     EXPECT_EQ(a.hl.active()->peer, C);
@@ -518,7 +549,8 @@ TEST(HardLink, UnconfirmedTerminateTimesOut)
     a.hl.on_timer(t - 0.001);
     EXPECT_TRUE(a.hl.take_client_messages().empty());
     a.hl.on_timer(t);
-    auto term = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
+    auto term =
+        only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
     EXPECT_EQ(term.reason, r(sis_hard_link_terminated_reason::remote_not_responding));
     EXPECT_EQ(term.link_type, T1);
     EXPECT_EQ(a.hl.next_deadline(), inf);
@@ -589,7 +621,8 @@ TEST(HardLink, MayUseByType)
         a.hl.on_establish(client_a, sap_a, establish(B, T2, 0, sap_b), 0);
         EXPECT_TRUE(a.hl.may_use(sap_a2, C, 1)); // still pending: not reserved yet
         pump({ &a, &b }, 0);
-        auto ind = only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
+        auto ind =
+            only(b.hl.take_client_messages(), client_b, sis_type::hard_link_indication);
         b.hl.on_client_answer(client_b, answer(sis_type::hard_link_accept, ind), 0);
         pump({ &a, &b }, 0);
         EXPECT_TRUE(a.hl.may_use(sap_a, B, sap_b));
@@ -605,7 +638,7 @@ TEST(HardLink, InvalidRequestsAreRefusedLocally)
 {
     node a(A);
     a.bind(client_a, sap_a);
-    a.hl.on_establish(client_a, sap_a, establish(B, T0, 4), 0);       // priority 0-3
+    a.hl.on_establish(client_a, sap_a, establish(B, T0, 4), 0);          // priority 0-3
     a.hl.on_establish(client_a, sap_a, establish(0x10000001, T0, 0), 0); // group address
     sis_primitive bad = establish(B, T0, 0);
     bad.link_type = hard_link_type(3);
@@ -643,7 +676,8 @@ TEST(HardLink, OwnerLeavingTerminatesTheLink)
     b.hl.on_client_gone(client_b, 1);
     auto log = pump({ &a, &b }, 1);
     ASSERT_FALSE(log.empty());
-    EXPECT_EQ(log[0].pdu.reason, uint8_t(hard_link_terminate_reason::destination_sap_unbound));
+    EXPECT_EQ(log[0].pdu.reason,
+              uint8_t(hard_link_terminate_reason::destination_sap_unbound));
     auto t = only(a.hl.take_client_messages(), client_a, sis_type::hard_link_terminated);
     EXPECT_EQ(t.reason, r(sis_hard_link_terminated_reason::destination_sap_not_bound));
     EXPECT_TRUE(b.hl.take_client_messages().empty());

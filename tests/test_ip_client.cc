@@ -7,8 +7,8 @@
 /* The IP client kernel (STANAG 5066 Annex F.12): bind, address table, service and
  * priority mapping, ICMP answers, fragmentation, filter, queue policy, receive path,
  * options; and a property test over random datagrams. */
-#include "ip_test_support.h"
 #include "dl/dpdu.h"
+#include "ip_test_support.h"
 #include "net/ip_client.h"
 
 #include <gtest/gtest.h>
@@ -69,7 +69,8 @@ TEST(IpClient, BindsSap9AndQueuesUntilBound)
     EXPECT_EQ(a.to_sis[0].type, sis_type::bind_request);
     EXPECT_EQ(a.to_sis[0].sap, 9);
     EXPECT_EQ(a.to_sis[0].service_type.tx_mode, dl::sis_tx_mode::arq);
-    EXPECT_EQ(a.to_sis[0].service_type.delivery_confirmation, dl::sis_delivery_confirmation::node);
+    EXPECT_EQ(a.to_sis[0].service_type.delivery_confirmation,
+              dl::sis_delivery_confirmation::node);
 
     c.on_datagram(ipv4(v4_spec{}), 1);
     EXPECT_TRUE(c.take_actions().to_sis.empty()); // not bound yet: queued
@@ -97,7 +98,8 @@ TEST(IpClient, BindsSap9AndQueuesUntilBound)
 
 TEST(IpClient, UnicastGoesArqWithPriorityFromDscpAndOneHopLess)
 {
-    auto c = bound_client(config_with("10.0.2.0/24=0.0.0.2 10.0.2.9=0.0.0.3 default=0.0.0.4"));
+    auto c =
+        bound_client(config_with("10.0.2.0/24=0.0.0.2 10.0.2.9=0.0.0.3 default=0.0.0.4"));
     v4_spec s;
     s.dscp = 46; // EF: 2 x (46 >> 3) = 10
     const auto d = ipv4(s);
@@ -133,7 +135,8 @@ TEST(IpClient, UnicastGoesArqWithPriorityFromDscpAndOneHopLess)
 
 TEST(IpClient, MulticastGoesNonArqToTheGroupWithRepeats)
 {
-    auto c = bound_client(config_with("224.0.0.0/4=31.255.255.255,repeats=2 default=0.0.0.2"));
+    auto c =
+        bound_client(config_with("224.0.0.0/4=31.255.255.255,repeats=2 default=0.0.0.2"));
     v4_spec s;
     s.destination = "239.1.2.3";
     c.on_datagram(ipv4(s), 1);
@@ -141,7 +144,8 @@ TEST(IpClient, MulticastGoesNonArqToTheGroupWithRepeats)
     ASSERT_EQ(a.to_sis.size(), 1u);
     EXPECT_EQ(a.to_sis[0].destination.address, dl::broadcast_address);
     EXPECT_EQ(a.to_sis[0].service_type.tx_mode, dl::sis_tx_mode::non_arq);
-    EXPECT_EQ(a.to_sis[0].service_type.delivery_confirmation, dl::sis_delivery_confirmation::none);
+    EXPECT_EQ(a.to_sis[0].service_type.delivery_confirmation,
+              dl::sis_delivery_confirmation::none);
     EXPECT_EQ(a.to_sis[0].service_type.min_retransmissions, 2);
     // IGMP is carried when multicast is routed, dropped otherwise.
     v4_spec igmp;
@@ -157,9 +161,9 @@ TEST(IpClient, MulticastGoesNonArqToTheGroupWithRepeats)
 
 TEST(IpClient, ServiceAndPriorityOverrides)
 {
-    auto c = bound_client(config_with(
-        "10.0.2.0/24=0.0.0.2,non_arq", "class_service=5:arq; dscp_priority=fixed:3 8:12; "
-                                       "expedited_dscp=48; in_order=true; ttl_s=0"));
+    auto c = bound_client(config_with("10.0.2.0/24=0.0.0.2,non_arq",
+                                      "class_service=5:arq; dscp_priority=fixed:3 8:12; "
+                                      "expedited_dscp=48; in_order=true; ttl_s=0"));
     v4_spec s;
     c.on_datagram(ipv4(s), 1); // entry: non-ARQ
     s.dscp = 40;               // class 5: ARQ by the class override
@@ -181,7 +185,8 @@ TEST(IpClient, ServiceAndPriorityOverrides)
 
 TEST(IpClient, AnswersWhatItCannotCarryWithIcmp)
 {
-    auto c = bound_client(config_with("10.0.2.0/24=0.0.0.2", "icmp_source_v4=10.0.1.254"));
+    auto c =
+        bound_client(config_with("10.0.2.0/24=0.0.0.2", "icmp_source_v4=10.0.1.254"));
     // No route.
     v4_spec s;
     s.destination = "172.16.0.1";
@@ -191,7 +196,8 @@ TEST(IpClient, AnswersWhatItCannotCarryWithIcmp)
     ASSERT_EQ(a.to_tun.size(), 1u);
     EXPECT_EQ(a.to_tun[0][20], 3);
     EXPECT_EQ(a.to_tun[0][21], 0);
-    EXPECT_EQ(bytes(a.to_tun[0].begin() + 12, a.to_tun[0].begin() + 16), bytes({ 10, 0, 1, 254 }));
+    EXPECT_EQ(bytes(a.to_tun[0].begin() + 12, a.to_tun[0].begin() + 16),
+              bytes({ 10, 0, 1, 254 }));
     EXPECT_EQ(drops(c, ip_drop::no_route), 1u);
     // Last hop.
     s = v4_spec{};
@@ -236,7 +242,8 @@ TEST(IpClient, AnswersWhatItCannotCarryWithIcmp)
 
 TEST(IpClient, FilterDropsBackgroundChatterAndCountsPerRule)
 {
-    auto c = bound_client(config_with("default=0.0.0.2", "filter=ntp:proto=udp,dport=123"));
+    auto c =
+        bound_client(config_with("default=0.0.0.2", "filter=ntp:proto=udp,dport=123"));
     v4_spec mdns;
     mdns.destination = "224.0.0.251";
     mdns.destination_port = 5353;
@@ -263,7 +270,8 @@ TEST(IpClient, FilterDropsBackgroundChatterAndCountsPerRule)
     EXPECT_EQ(by_name["ntp"], 1u);
     EXPECT_EQ(by_name["router-solicitation"], 1u);
     EXPECT_EQ(drops(c, ip_drop::filtered), 4u);
-    auto unfiltered = bound_client(config_with("default=0.0.0.2", "default_filter=false"));
+    auto unfiltered =
+        bound_client(config_with("default=0.0.0.2", "default_filter=false"));
     unfiltered.on_datagram(ipv4(mdns), 1);
     EXPECT_EQ(unfiltered.take_actions().to_sis.size(), 1u);
 }
@@ -287,7 +295,8 @@ TEST(IpClient, QueuePolicyDiscardsAWholeQueueAtOnce)
     auto a = c.take_actions();
     EXPECT_EQ(drops(c, ip_drop::queue_overflow), 5u);
     EXPECT_EQ(c.counters().peers.at(2).queued_datagrams, 0u);
-    EXPECT_EQ(c.counters().peers.at(3).queued_datagrams, 1u); // another peer's queue stays
+    EXPECT_EQ(c.counters().peers.at(3).queued_datagrams,
+              1u); // another peer's queue stays
     EXPECT_EQ(a.notices.size(), 1u);
     // Flow on: what is left is sent, in order.
     c.on_sis(prim(sis_type::data_flow_on), 7);
@@ -320,7 +329,8 @@ TEST(IpClient, APeerNotRespondingLosesItsQueueAndNothingIsResent)
     c.on_datagram(ipv4(other), 3);
     auto rejected = sent[0];
     rejected.type = sis_type::unidata_request_rejected;
-    rejected.reason = uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding);
+    rejected.reason =
+        uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding);
     c.on_sis(rejected, 4);
     c.on_sis(prim(sis_type::data_flow_on), 5);
     const auto a = c.take_actions();
@@ -368,10 +378,12 @@ TEST(IpClient, DatagramsFromTheAirGoToTheTun)
 // come out of the far TUN rebuilt from the node addresses.
 TEST(IpClient, CompactHeaderCrossesAndIsRebuiltFromTheNodeAddresses)
 {
-    auto a = bound_client(config_with("10.0.2.1=0.0.0.2,compact fd00:2::1=0.0.0.2,compact default=0.0.0.2",
-                                      "own_address_v4=10.0.1.1; own_address_v6=fd00:1::1"));
-    auto b = bound_client(config_with("10.0.1.1=0.0.0.1,compact fd00:1::1=0.0.0.1,compact",
-                                      "own_address_v4=10.0.2.1; own_address_v6=fd00:2::1"));
+    auto a = bound_client(
+        config_with("10.0.2.1=0.0.0.2,compact fd00:2::1=0.0.0.2,compact default=0.0.0.2",
+                    "own_address_v4=10.0.1.1; own_address_v6=fd00:1::1"));
+    auto b =
+        bound_client(config_with("10.0.1.1=0.0.0.1,compact fd00:1::1=0.0.0.1,compact",
+                                 "own_address_v4=10.0.2.1; own_address_v6=fd00:2::1"));
     const auto across = [&](const bytes& datagram) {
         a.on_datagram(datagram, 1);
         auto sent = a.take_actions().to_sis;
@@ -393,15 +405,15 @@ TEST(IpClient, CompactHeaderCrossesAndIsRebuiltFromTheNodeAddresses)
     const bytes v4 = ipv4(udp);
     const auto [air4, tun4] = across(v4);
     ASSERT_EQ(air4.size(), v4.size() - 20 + 2); // 18 bytes fewer on the air
-    EXPECT_EQ(air4[0], 0x01);                    // version 0, IPv4
-    EXPECT_EQ(air4[1], 17);                      // UDP
+    EXPECT_EQ(air4[0], 0x01);                   // version 0, IPv4
+    EXPECT_EQ(air4[1], 17);                     // UDP
     EXPECT_TRUE(bytes(air4.begin() + 2, air4.end()) == bytes(v4.begin() + 20, v4.end()));
     ASSERT_EQ(tun4.size(), v4.size());
     EXPECT_EQ(tun4[0], 0x45);
-    EXPECT_EQ(tun4[6] & 0x40, 0x40);                        // DF
-    EXPECT_EQ(tun4[8], compact_hop_limit);                  // rebuilt TTL
+    EXPECT_EQ(tun4[6] & 0x40, 0x40);       // DF
+    EXPECT_EQ(tun4[8], compact_hop_limit); // rebuilt TTL
     EXPECT_EQ(tun4[9], 17);
-    EXPECT_EQ(rfc1071(tun4.data(), 20), 0);                 // header checksum, textbook
+    EXPECT_EQ(rfc1071(tun4.data(), 20), 0); // header checksum, textbook
     EXPECT_TRUE(bytes(tun4.begin() + 12, tun4.end()) == bytes(v4.begin() + 12, v4.end()));
 
     v6_spec six;
@@ -413,7 +425,8 @@ TEST(IpClient, CompactHeaderCrossesAndIsRebuiltFromTheNodeAddresses)
     EXPECT_EQ(air6[0], 0x00);
     ASSERT_EQ(tun6.size(), v6.size());
     EXPECT_EQ(tun6[7], compact_hop_limit);
-    EXPECT_TRUE(bytes(tun6.begin() + 4, tun6.begin() + 7) == bytes(v6.begin() + 4, v6.begin() + 7));
+    EXPECT_TRUE(bytes(tun6.begin() + 4, tun6.begin() + 7) ==
+                bytes(v6.begin() + 4, v6.begin() + 7));
     EXPECT_TRUE(bytes(tun6.begin() + 8, tun6.end()) == bytes(v6.begin() + 8, v6.end()));
     EXPECT_EQ(a.counters().compact_sent, 2u);
     EXPECT_EQ(b.counters().compact_received, 2u);
@@ -460,8 +473,10 @@ TEST(IpClient, CompactHeaderCrossesAndIsRebuiltFromTheNodeAddresses)
 TEST(IpClient, CompactEntriesAreCheckedWhenConfigured)
 {
     ip_client_config c;
-    EXPECT_THROW(set_ip_client_option(c, "routes", "10.0.2.0/24=0.0.0.2,compact"), std::invalid_argument);
-    EXPECT_THROW(set_ip_client_option(c, "routes", "10.0.2.1=31.0.0.1,compact"), std::invalid_argument);
+    EXPECT_THROW(set_ip_client_option(c, "routes", "10.0.2.0/24=0.0.0.2,compact"),
+                 std::invalid_argument);
+    EXPECT_THROW(set_ip_client_option(c, "routes", "10.0.2.1=31.0.0.1,compact"),
+                 std::invalid_argument);
     set_ip_client_option(c, "routes", "10.0.2.1=0.0.0.2,compact");
     EXPECT_EQ(get_ip_client_option(c, "routes"), "10.0.2.1/32=0.0.0.2,compact");
     EXPECT_THROW(ip_client{ c }, std::invalid_argument); // no own_address_v4
@@ -474,13 +489,15 @@ TEST(IpClientOptions, EveryOptionRoundTripsAndErrorsNameTheOption)
     ip_client_config c;
     for (const auto& o : ip_client_options())
         EXPECT_NO_THROW(set_ip_client_option(c, o.name, o.default_value)) << o.name;
-    set_ip_client_options(c, "routes=10.0.2.0/24=0.0.0.2,non_arq,repeats=3 default=0.0.0.9\n"
-                             "mtu=1200; expedited_dscp=46; dscp_priority=0:5");
+    set_ip_client_options(c,
+                          "routes=10.0.2.0/24=0.0.0.2,non_arq,repeats=3 default=0.0.0.9\n"
+                          "mtu=1200; expedited_dscp=46; dscp_priority=0:5");
     ip_client_config again;
     for (const auto& o : ip_client_options())
         set_ip_client_option(again, o.name, get_ip_client_option(c, o.name));
     for (const auto& o : ip_client_options())
-        EXPECT_EQ(get_ip_client_option(again, o.name), get_ip_client_option(c, o.name)) << o.name;
+        EXPECT_EQ(get_ip_client_option(again, o.name), get_ip_client_option(c, o.name))
+            << o.name;
     EXPECT_EQ(again.routes.entries().size(), 3u);
 
     const auto error = [](const std::string& text) {
@@ -494,8 +511,10 @@ TEST(IpClientOptions, EveryOptionRoundTripsAndErrorsNameTheOption)
     };
     EXPECT_NE(error("mtu=20").find("mtu"), std::string::npos);
     EXPECT_NE(error("routes=10.0.2.1/24=0.0.0.2").find("host bits"), std::string::npos);
-    EXPECT_NE(error("routes=10.0.2.0/24=0.0.0.2,fast").find("unknown field"), std::string::npos);
-    EXPECT_NE(error("routes=224.0.0.0/4=31.255.255.255,arq").find("group"), std::string::npos);
+    EXPECT_NE(error("routes=10.0.2.0/24=0.0.0.2,fast").find("unknown field"),
+              std::string::npos);
+    EXPECT_NE(error("routes=224.0.0.0/4=31.255.255.255,arq").find("group"),
+              std::string::npos);
     EXPECT_NE(error("filter=x:proto=udp,port=5").find("unknown key"), std::string::npos);
     EXPECT_NE(error("sapp=9").find("unknown IP client option"), std::string::npos);
     EXPECT_NE(error("mtu").find("name=value"), std::string::npos);
@@ -508,14 +527,16 @@ TEST(IpClientOptions, EveryOptionRoundTripsAndErrorsNameTheOption)
 TEST(IpClient, RandomTrafficIsAlwaysAccountedFor)
 {
     std::mt19937 rng(11);
-    auto c = bound_client(config_with("10.0.0.0/8=0.0.0.2 224.0.0.0/4=31.255.255.255 fd00::/8=0.0.0.3",
-                                      "max_queue_bytes=20000"));
+    auto c = bound_client(
+        config_with("10.0.0.0/8=0.0.0.2 224.0.0.0/4=31.255.255.255 fd00::/8=0.0.0.3",
+                    "max_queue_bytes=20000"));
     uint64_t carried = 0, to_tun = 0;
     for (int n = 0; n < 5000; ++n) {
         const double now = n * 0.1;
         switch (rng() % 10) {
         case 0:
-            c.on_sis(prim(rng() % 2 ? sis_type::data_flow_off : sis_type::data_flow_on), now);
+            c.on_sis(prim(rng() % 2 ? sis_type::data_flow_off : sis_type::data_flow_on),
+                     now);
             break;
         case 1: {
             bytes junk(rng() % 100);
@@ -530,7 +551,8 @@ TEST(IpClient, RandomTrafficIsAlwaysAccountedFor)
             s.ttl = uint8_t(rng() % 4);
             s.dont_fragment = rng() % 2;
             s.dscp = uint8_t(rng() % 64);
-            s.destination = rng() % 5 ? "10.1.2.3" : (rng() % 2 ? "239.0.0.1" : "8.8.8.8");
+            s.destination =
+                rng() % 5 ? "10.1.2.3" : (rng() % 2 ? "239.0.0.1" : "8.8.8.8");
             if (rng() % 4 == 0)
                 c.on_datagram(ipv6(v6_spec{}), now);
             else
@@ -563,9 +585,11 @@ TEST(IpClient, RandomTrafficIsAlwaysAccountedFor)
 // never reach the TUN device: dropped and counted.
 TEST(IpClient, SpoofedOrLoopbackDatagramsFromTheAirAreDropped)
 {
-    auto c = bound_client(config_with("10.0.2.0/24=0.0.0.2 10.0.3.0/24=0.0.0.3 default=0.0.0.2",
-                                      "own_address_v4=10.0.1.1"));
-    const auto from_node_2 = [&](const std::string& source, const std::string& destination) {
+    auto c = bound_client(
+        config_with("10.0.2.0/24=0.0.0.2 10.0.3.0/24=0.0.0.3 default=0.0.0.2",
+                    "own_address_v4=10.0.1.1"));
+    const auto from_node_2 = [&](const std::string& source,
+                                 const std::string& destination) {
         auto ind = prim(sis_type::unidata_indication);
         ind.destination_sap = 9;
         ind.source = dl::sis_address{ 2, 9 };
@@ -576,7 +600,7 @@ TEST(IpClient, SpoofedOrLoopbackDatagramsFromTheAirAreDropped)
         c.on_sis(ind, 1);
         return c.take_actions().to_tun.size();
     };
-    EXPECT_EQ(from_node_2("10.0.2.7", "10.0.1.1"), 1u); // its own network
+    EXPECT_EQ(from_node_2("10.0.2.7", "10.0.1.1"), 1u);  // its own network
     EXPECT_EQ(from_node_2("192.0.2.1", "10.0.1.1"), 1u); // beyond it (the default route)
     EXPECT_EQ(from_node_2("10.0.2.7", "127.0.0.1"), 0u);
     EXPECT_EQ(from_node_2("10.0.2.7", "0.0.0.0"), 0u);

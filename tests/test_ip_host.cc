@@ -7,8 +7,8 @@
 /* Simulated IP hosts behind IP clients on the virtual network: ICMP
  * echo and DNS-like lookups between two nodes in virtual time, the ping and DNS rows
  * of anchors.md section C (ARQ, clear channel, short interleaver). */
-#include "traffic/scenario.h"
 #include "traffic/ip_host.h"
+#include "traffic/scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,8 @@ using namespace gr::hfstack::traffic;
 namespace {
 
 // Node 0's host asks node 1's `requests` times.
-ip_exchange_result run_hosts(const std::string& mode, ip_request_kind kind, unsigned requests)
+ip_exchange_result
+run_hosts(const std::string& mode, ip_request_kind kind, unsigned requests)
 {
     sim::scenario_config c;
     c.mode = mode;
@@ -64,13 +65,15 @@ TEST(IpHost, SectionCPingAndDnsRows)
         const char* mode;
         double ping_target, dns_target;
     };
-    for (const row& r : { row{ "9600S", 8, 8 }, row{ "1200S", 8, 8 }, row{ "300S", 15, 15 } }) {
+    for (const row& r :
+         { row{ "9600S", 8, 8 }, row{ "1200S", 8, 8 }, row{ "300S", 15, 15 } }) {
         const auto ping = run_hosts(r.mode, ip_request_kind::ping, 5);
         const auto dns = run_hosts(r.mode, ip_request_kind::dns, 1);
         ASSERT_EQ(ping.round_trips_s.size(), 5u);
         ASSERT_EQ(dns.round_trips_s.size(), 1u);
         std::cout << r.mode << ": ping avg " << mean(ping.round_trips_s) << " s (first "
-                  << ping.round_trips_s[0] << " s), DNS lookup " << dns.round_trips_s[0] << " s\n";
+                  << ping.round_trips_s[0] << " s), DNS lookup " << dns.round_trips_s[0]
+                  << " s\n";
         EXPECT_LE(mean(ping.round_trips_s), r.ping_target) << r.mode;
         EXPECT_LE(dns.round_trips_s[0], r.dns_target) << r.mode;
     }

@@ -118,15 +118,16 @@ TEST(IpPacket, FragmentationNeededQuotesTheHeaderAndCarriesTheMtu)
     const auto d = ipv4(s);
     const auto info = parse_ip(d).value;
     const auto router = *parse_ip_address("10.0.1.254");
-    const auto e = make_icmp_error(d, info, icmp_error::fragmentation_needed, router, 1500);
+    const auto e =
+        make_icmp_error(d, info, icmp_error::fragmentation_needed, router, 1500);
     ASSERT_TRUE(e);
     const bytes& r = *e;
     ASSERT_EQ(r.size(), 20u + 8 + 20 + 8);
-    EXPECT_EQ(rfc1071(r.data(), 20), 0);         // IP header checksum
+    EXPECT_EQ(rfc1071(r.data(), 20), 0);                 // IP header checksum
     EXPECT_EQ(rfc1071(r.data() + 20, r.size() - 20), 0); // ICMP checksum
     EXPECT_EQ(r[9], 1);
-    EXPECT_EQ(r[20], 3); // destination unreachable
-    EXPECT_EQ(r[21], 4); // fragmentation needed and DF set
+    EXPECT_EQ(r[20], 3);           // destination unreachable
+    EXPECT_EQ(r[21], 4);           // fragmentation needed and DF set
     EXPECT_EQ(get16(r, 26), 1500); // next-hop MTU (RFC 1191)
     EXPECT_EQ(bytes(r.begin() + 12, r.begin() + 16), bytes({ 10, 0, 1, 254 }));
     EXPECT_EQ(bytes(r.begin() + 16, r.begin() + 20), bytes({ 10, 0, 1, 1 }));
@@ -140,8 +141,8 @@ TEST(IpPacket, PacketTooBigForIpv6FitsTheMinimumMtu)
     s.payload = 3000;
     const auto d = ipv6(s);
     const auto info = parse_ip(d).value;
-    const auto e = make_icmp_error(d, info, icmp_error::fragmentation_needed,
-                                   *parse_ip_address("fd00:1::fe"), 1500);
+    const auto e = make_icmp_error(
+        d, info, icmp_error::fragmentation_needed, *parse_ip_address("fd00:1::fe"), 1500);
     ASSERT_TRUE(e);
     const bytes& r = *e;
     EXPECT_EQ(r.size(), 1280u);
@@ -149,13 +150,14 @@ TEST(IpPacket, PacketTooBigForIpv6FitsTheMinimumMtu)
     EXPECT_EQ(r[40], 2); // Packet Too Big
     EXPECT_EQ(uint32_t(r[44]) << 24 | r[45] << 16 | r[46] << 8 | r[47], 1500u);
     EXPECT_TRUE(icmpv6_checksum_ok(r));
-    EXPECT_EQ(bytes(r.begin() + 24, r.begin() + 40), bytes(d.begin() + 8, d.begin() + 24));
+    EXPECT_EQ(bytes(r.begin() + 24, r.begin() + 40),
+              bytes(d.begin() + 8, d.begin() + 24));
     EXPECT_TRUE(parse_ip(r).ok());
     // Time exceeded and unreachable: small originals are quoted whole.
     const auto small = ipv6(v6_spec{});
     for (auto kind : { icmp_error::time_exceeded, icmp_error::destination_unreachable }) {
-        const auto t = make_icmp_error(small, parse_ip(small).value, kind,
-                                       *parse_ip_address("fd00:1::fe"));
+        const auto t = make_icmp_error(
+            small, parse_ip(small).value, kind, *parse_ip_address("fd00:1::fe"));
         ASSERT_TRUE(t);
         EXPECT_EQ(t->size(), 40 + 8 + small.size());
         EXPECT_EQ((*t)[40], kind == icmp_error::time_exceeded ? 3 : 1);
@@ -171,34 +173,42 @@ TEST(IpPacket, NoIcmpErrorWhereTheRfcsForbidIt)
     err.protocol = 1;
     err.icmp_type = 3;
     auto d = ipv4(err);
-    EXPECT_FALSE(make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
+    EXPECT_FALSE(
+        make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
     // An echo request is answered.
     err.icmp_type = 8;
     d = ipv4(err);
-    EXPECT_TRUE(make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
+    EXPECT_TRUE(
+        make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
     // To a multicast or broadcast destination.
     v4_spec mc;
     mc.destination = "224.0.0.251";
     d = ipv4(mc);
-    EXPECT_FALSE(make_icmp_error(d, parse_ip(d).value, icmp_error::destination_unreachable, router4));
+    EXPECT_FALSE(make_icmp_error(
+        d, parse_ip(d).value, icmp_error::destination_unreachable, router4));
     mc.destination = "255.255.255.255";
     d = ipv4(mc);
-    EXPECT_FALSE(make_icmp_error(d, parse_ip(d).value, icmp_error::destination_unreachable, router4));
+    EXPECT_FALSE(make_icmp_error(
+        d, parse_ip(d).value, icmp_error::destination_unreachable, router4));
     // A later fragment.
     d = ipv4(v4_spec{});
     d[7] = 0x10; // offset 16 x 8
     d[10] = d[11] = 0;
     put16(d, 10, rfc1071(d.data(), 20));
-    EXPECT_FALSE(make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
+    EXPECT_FALSE(
+        make_icmp_error(d, parse_ip(d).value, icmp_error::time_exceeded, router4));
     // IPv6: Packet Too Big is sent for a multicast destination, other errors are not.
     v6_spec m6;
     m6.destination = "ff05::2";
     const auto d6 = ipv6(m6);
     const auto router6 = *parse_ip_address("fd00:1::fe");
-    EXPECT_TRUE(make_icmp_error(d6, parse_ip(d6).value, icmp_error::fragmentation_needed, router6, 1280));
-    EXPECT_FALSE(make_icmp_error(d6, parse_ip(d6).value, icmp_error::time_exceeded, router6));
+    EXPECT_TRUE(make_icmp_error(
+        d6, parse_ip(d6).value, icmp_error::fragmentation_needed, router6, 1280));
+    EXPECT_FALSE(
+        make_icmp_error(d6, parse_ip(d6).value, icmp_error::time_exceeded, router6));
     // The router address must be of the datagram's version.
-    EXPECT_FALSE(make_icmp_error(d6, parse_ip(d6).value, icmp_error::time_exceeded, router4));
+    EXPECT_FALSE(
+        make_icmp_error(d6, parse_ip(d6).value, icmp_error::time_exceeded, router4));
 }
 
 TEST(IpPacket, Ipv4FragmentsReassembleToTheOriginal)
@@ -251,7 +261,7 @@ TEST(IpPacket, PrefixesParseAndMatch)
     EXPECT_TRUE(p->contains(*parse_ip_address("10.0.2.200")));
     EXPECT_FALSE(p->contains(*parse_ip_address("10.0.3.1")));
     EXPECT_FALSE(p->contains(*parse_ip_address("fd00::1")));
-    EXPECT_FALSE(parse_ip_prefix("10.0.2.1/24"));  // host bits set
+    EXPECT_FALSE(parse_ip_prefix("10.0.2.1/24")); // host bits set
     EXPECT_FALSE(parse_ip_prefix("10.0.2.0/33"));
     EXPECT_FALSE(parse_ip_prefix("10.0.2.0/"));
     EXPECT_FALSE(parse_ip_prefix("hf0"));
@@ -281,9 +291,11 @@ TEST(IpPacket, RandomDatagramsNeverBreakTheParser)
         const auto p = parse_ip(d);
         if (!p.ok())
             continue;
-        for (auto kind : { icmp_error::destination_unreachable, icmp_error::time_exceeded,
+        for (auto kind : { icmp_error::destination_unreachable,
+                           icmp_error::time_exceeded,
                            icmp_error::fragmentation_needed }) {
-            const auto e = make_icmp_error(d, p.value, kind, *parse_ip_address("10.9.9.9"), 576);
+            const auto e =
+                make_icmp_error(d, p.value, kind, *parse_ip_address("10.9.9.9"), 576);
             if (e) {
                 ASSERT_TRUE(parse_ip(*e).ok());
             }

@@ -33,9 +33,12 @@ namespace {
 
 // Audio in, bursts out, fed in pieces as a block would.
 // With `tap`, the equalised data symbols are appended to it (tap_symbols).
-std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double fs, size_t piece = 4096,
+std::vector<m110a_burst> receive_audio(const std::vector<float>& audio,
+                                       double fs,
+                                       size_t piece = 4096,
                                        const m110a_receiver_config& config = {},
-                                       std::vector<cf>* tap = nullptr, uint64_t* later_passes = nullptr)
+                                       std::vector<cf>* tap = nullptr,
+                                       uint64_t* later_passes = nullptr)
 {
     serial_tone_frontend_config fc;
     fc.sample_rate = fs;
@@ -59,14 +62,22 @@ std::vector<m110a_burst> receive_audio(const std::vector<float>& audio, double f
     return bursts;
 }
 
-std::vector<float> silence(double seconds, double fs) { return std::vector<float>(size_t(seconds * fs), 0.0f); }
+std::vector<float> silence(double seconds, double fs)
+{
+    return std::vector<float>(size_t(seconds * fs), 0.0f);
+}
 
 // Our burst of `bytes` in `mode` as audio at fs, with leading and trailing silence,
 // through an AWGN channel at snr_db (3 kHz) with a carrier offset, or through fading
 // `paths` (normalised to unit power).
-std::vector<float> over_the_air(const std::string& mode, const std::vector<uint8_t>& bytes,
-                                double fs, double snr_db, double offset_hz, uint64_t seed,
-                                double ppm = 0, const std::vector<chan::watterson_path>& paths = {})
+std::vector<float> over_the_air(const std::string& mode,
+                                const std::vector<uint8_t>& bytes,
+                                double fs,
+                                double snr_db,
+                                double offset_hz,
+                                uint64_t seed,
+                                double ppm = 0,
+                                const std::vector<chan::watterson_path>& paths = {})
 {
     const std::vector<uint8_t> symbols =
         m110a_transmit_symbols(*m110a_waveform_by_name(mode), bytes.data(), bytes.size());
@@ -97,7 +108,8 @@ TEST_P(M110aReferenceRecording, DecodesToItsText)
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_EQ(bursts[0].mode, GetParam());
     EXPECT_TRUE(bursts[0].eom);
-    EXPECT_EQ(std::string(bursts[0].bytes.begin(), bursts[0].bytes.end()), m110a_reference_text);
+    EXPECT_EQ(std::string(bursts[0].bytes.begin(), bursts[0].bytes.end()),
+              m110a_reference_text);
     EXPECT_NEAR(bursts[0].frequency_offset_hz, 0.0, 1.0);
     // A clean recording: every mode reports a high SNR, 75 bps too (its Walsh chips were
     // compared with the matched filter's output, whose intersymbol interference with the
@@ -106,8 +118,10 @@ TEST_P(M110aReferenceRecording, DecodesToItsText)
     EXPECT_GT(bursts[0].snr_db, 40.0) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSix, M110aReferenceRecording,
-                         ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));
+INSTANTIATE_TEST_SUITE_P(
+    AllSix,
+    M110aReferenceRecording,
+    ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));
 
 class M110aRoundTrip : public ::testing::TestWithParam<const char*>
 {
@@ -118,7 +132,9 @@ TEST_P(M110aRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
     const std::string mode = GetParam();
     const m110a_waveform& w = *m110a_waveform_by_name(mode);
     // About two interleaver blocks of data (at least 20 bytes).
-    const size_t bytes = std::max<size_t>(20, size_t(w.user_bps * (w.interleaver == m110a_interleaver::long_ ? 4.8 : 1.2) / 8));
+    const size_t bytes = std::max<size_t>(
+        20,
+        size_t(w.user_bps * (w.interleaver == m110a_interleaver::long_ ? 4.8 : 1.2) / 8));
     const std::vector<uint8_t> data = random_bytes(bytes, 11);
     const double snr = w.user_bps >= 4800 ? 25 : w.user_bps >= 2400 ? 18 : 12;
     for (double fs : { 8000.0, 48000.0 }) {
@@ -133,16 +149,27 @@ TEST_P(M110aRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryMode, M110aRoundTrip,
-                         ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S",
-                                           "4800U", "75L", "300L", "2400L"));
+INSTANTIATE_TEST_SUITE_P(EveryMode,
+                         M110aRoundTrip,
+                         ::testing::Values("75S",
+                                           "150S",
+                                           "300S",
+                                           "600S",
+                                           "1200S",
+                                           "2400S",
+                                           "4800U",
+                                           "75L",
+                                           "300L",
+                                           "2400L"));
 
 TEST(M110aReceiver, AcquiresAndHoldsAt75HzAnd100Ppm)
 {
     // 20 s of 2400S data: at 100 ppm the symbol timing drifts 2 ms (5 symbols).
     const std::vector<uint8_t> data = random_bytes(6000, 21);
-    for (const auto& [hz, ppm] : { std::pair<double, double>{ 75.0, 100.0 }, { -75.0, -100.0 } }) {
-        const std::vector<float> audio = over_the_air("2400S", data, 9600, 15, hz, 8, ppm);
+    for (const auto& [hz, ppm] :
+         { std::pair<double, double>{ 75.0, 100.0 }, { -75.0, -100.0 } }) {
+        const std::vector<float> audio =
+            over_the_air("2400S", data, 9600, 15, hz, 8, ppm);
         const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
         ASSERT_EQ(bursts.size(), 1u) << hz << " Hz, " << ppm << " ppm";
         EXPECT_TRUE(bursts[0].eom);
@@ -157,9 +184,11 @@ TEST(M110aReceiver, FollowsTwoFadingPaths)
     // 2400S decode exactly. (The preamble's coarse offset can be tens of Hz off when
     // the paths are equal, and the equaliser must follow the fading between probes.)
     const std::vector<uint8_t> data = random_bytes(3000, 31);
-    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 }, { 1.0, 1.0, 0.0, 0.002 } };
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 },
+                                                     { 1.0, 1.0, 0.0, 0.002 } };
     for (uint64_t seed : { 1, 2, 3 }) {
-        const std::vector<float> audio = over_the_air("2400S", data, 9600, 30, 0, seed, 0, poor);
+        const std::vector<float> audio =
+            over_the_air("2400S", data, 9600, 30, 0, seed, 0, poor);
         const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
         ASSERT_EQ(bursts.size(), 1u) << "seed " << seed;
         EXPECT_TRUE(bursts[0].eom) << "seed " << seed;
@@ -171,24 +200,29 @@ TEST(M110aReceiver, TheSecondPassRepairsFades)
 {
     // 2400S through F.1487 poor at 15 dB: bit errors left by one pass, against two.
     const std::vector<uint8_t> data = random_bytes(3000, 61);
-    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 }, { 1.0, 1.0, 0.0, 0.002 } };
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 },
+                                                     { 1.0, 1.0, 0.0, 0.002 } };
     size_t errors[2] = { 0, 0 };
     for (uint64_t seed = 1; seed <= 8; ++seed) {
-        const std::vector<float> audio = over_the_air("2400S", data, 9600, 15, 0, seed, 0, poor);
+        const std::vector<float> audio =
+            over_the_air("2400S", data, 9600, 15, 0, seed, 0, poor);
         for (unsigned passes = 1; passes <= 2; ++passes) {
             m110a_receiver_config config;
             config.decoder_passes = passes;
-            const std::vector<m110a_burst> bursts = receive_audio(audio, 9600, 4096, config);
+            const std::vector<m110a_burst> bursts =
+                receive_audio(audio, 9600, 4096, config);
             size_t e = 8 * data.size();
             if (bursts.size() == 1 && bursts[0].bytes.size() == data.size()) {
                 e = 0;
                 for (size_t b = 0; b < data.size(); ++b)
-                    e += size_t(__builtin_popcount(unsigned(bursts[0].bytes[b] ^ data[b])));
+                    e += size_t(
+                        __builtin_popcount(unsigned(bursts[0].bytes[b] ^ data[b])));
             }
             errors[passes - 1] += e;
         }
     }
-    std::printf("bit errors over 8 bursts: one pass %zu, two passes %zu\n", errors[0], errors[1]);
+    std::printf(
+        "bit errors over 8 bursts: one pass %zu, two passes %zu\n", errors[0], errors[1]);
     EXPECT_LT(errors[1], errors[0]);
 }
 
@@ -214,10 +248,12 @@ TEST(M110aReceiver, PassesBeyondTheSecondRunOnlyWhileTheDecisionsChange)
     EXPECT_GT(two, 0u);
     EXPECT_EQ(four, two);
 
-    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 }, { 1.0, 1.0, 0.0, 0.002 } };
+    const std::vector<chan::watterson_path> poor = { { 1.0, 1.0, 0.0, 0.0 },
+                                                     { 1.0, 1.0, 0.0, 0.002 } };
     uint64_t two_faded = 0, four_faded = 0;
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-        const std::vector<float> audio = over_the_air("2400S", data, 9600, 15, 0, seed, 0, poor);
+        const std::vector<float> audio =
+            over_the_air("2400S", data, 9600, 15, 0, seed, 0, poor);
         uint64_t later = 0;
         run(audio, 2, later);
         two_faded += later;
@@ -233,12 +269,14 @@ TEST(M110aReceiver, LowRatesDecodeThrough5Ms5Hz)
     // Two equal paths 5 ms (12 symbols) apart fading at 5 Hz, 10 dB: the mode codes
     // must be read with the echo as strong as the path, 75 bps despread on both paths,
     // and the tracker follow fast fading with a residual offset.
-    const std::vector<chan::watterson_path> paths = { { 1.0, 5.0, 0.0, 0.0 }, { 1.0, 5.0, 0.0, 0.005 } };
+    const std::vector<chan::watterson_path> paths = { { 1.0, 5.0, 0.0, 0.0 },
+                                                      { 1.0, 5.0, 0.0, 0.005 } };
     for (const char* mode : { "75S", "300S" }) {
         const size_t bytes = size_t(m110a_waveform_by_name(mode)->user_bps * 10 / 8);
         const std::vector<uint8_t> data = random_bytes(bytes, 51);
         for (uint64_t seed : { 1, 2, 3, 4 }) {
-            const std::vector<float> audio = over_the_air(mode, data, 9600, 10, 0, seed, 0, paths);
+            const std::vector<float> audio =
+                over_the_air(mode, data, 9600, 10, 0, seed, 0, paths);
             const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
             ASSERT_EQ(bursts.size(), 1u) << mode << " seed " << seed;
             EXPECT_EQ(bursts[0].mode, mode) << "seed " << seed;
@@ -255,7 +293,8 @@ TEST(M110aReceiver, ASlowDeepFadeDoesNotEndTheBurst)
     const std::vector<chan::watterson_path> slow = { { 1.0, 0.1, 0.0, 0.0 } };
     size_t whole = 0;
     for (uint64_t seed = 1; seed <= 6; ++seed) {
-        const std::vector<float> audio = over_the_air("2400S", data, 9600, 35, 0, seed, 0, slow);
+        const std::vector<float> audio =
+            over_the_air("2400S", data, 9600, 35, 0, seed, 0, slow);
         const std::vector<m110a_burst> bursts = receive_audio(audio, 9600);
         whole += bursts.size() == 1 && bursts[0].eom && bursts[0].bytes == data;
     }
@@ -302,12 +341,13 @@ TEST(M110aReceiver, TheRecentReportReadsTheLastTwentySecondsOfALongBurst)
     const double burst_s = double(audio.size()) / fs - 1.2;
     ASSERT_GT(burst_s, 29.0);
     const double weak_s = 15.0 + burst_s - 30.0; // the last 15 s of 30
-    const std::vector<m110a_burst> got =
-        receive_audio(through_channel(with_faded_end(audio, fs, weak_s, -10), fs, 20, 0, 5), fs);
+    const std::vector<m110a_burst> got = receive_audio(
+        through_channel(with_faded_end(audio, fs, weak_s, -10), fs, 20, 0, 5), fs);
     ASSERT_GE(got.size(), 1u);
     EXPECT_NEAR(got[0].snr_db, 15.0, 1.5);
     EXPECT_NEAR(got[0].snr_db_recent, 12.5, 1.5);
-    EXPECT_LT(got[0].snr_db_recent, got[0].snr_db - 1.5) << got[0].snr_db << " " << got[0].snr_db_recent;
+    EXPECT_LT(got[0].snr_db_recent, got[0].snr_db - 1.5)
+        << got[0].snr_db << " " << got[0].snr_db_recent;
     EXPECT_TRUE(got[0].eom);
 }
 
@@ -320,7 +360,8 @@ TEST(M110aReceiver, RefusesABadConfiguration)
     };
     refused("forgetting", [](m110a_receiver_config& c) { c.forgetting = 1.5; });
     refused("decision_weight", [](m110a_receiver_config& c) { c.decision_weight = 0; });
-    refused("solve_interval", [](m110a_receiver_config& c) { c.equaliser_solve_interval = 0; });
+    refused("solve_interval",
+            [](m110a_receiver_config& c) { c.equaliser_solve_interval = 0; });
     refused("decoder_passes", [](m110a_receiver_config& c) { c.decoder_passes = 0; });
 }
 
@@ -328,8 +369,10 @@ TEST(M110aReceiver, HowTheInputIsCutChangesNothing)
 {
     // Two bursts back to back through noise at 7 dB (so decisions are marginal and any
     // difference would show), fed in pieces of 100, 977 and 4096 samples.
-    std::vector<float> audio = over_the_air("2400S", random_bytes(900, 31), 8000, 7, 12.5, 9);
-    const std::vector<float> second = over_the_air("600S", random_bytes(200, 32), 8000, 7, -20, 10);
+    std::vector<float> audio =
+        over_the_air("2400S", random_bytes(900, 31), 8000, 7, 12.5, 9);
+    const std::vector<float> second =
+        over_the_air("600S", random_bytes(200, 32), 8000, 7, -20, 10);
     audio.insert(audio.end(), second.begin(), second.end());
     const std::vector<m110a_burst> reference = receive_audio(audio, 8000, 4096);
     ASSERT_EQ(reference.size(), 2u);
@@ -340,17 +383,20 @@ TEST(M110aReceiver, HowTheInputIsCutChangesNothing)
             EXPECT_EQ(other[b].bytes, reference[b].bytes) << piece << " burst " << b;
             EXPECT_EQ(other[b].start_sample, reference[b].start_sample) << piece;
             EXPECT_EQ(other[b].snr_db, reference[b].snr_db) << piece; // bit for bit
-            EXPECT_EQ(other[b].frequency_offset_hz, reference[b].frequency_offset_hz) << piece;
+            EXPECT_EQ(other[b].frequency_offset_hz, reference[b].frequency_offset_hz)
+                << piece;
         }
     }
 }
 
 TEST(M110aReceiver, TappedSymbolsAreTheDataSymbolsAndChangeNothing)
 {
-    const std::vector<float> audio = over_the_air("2400S", random_bytes(500, 41), 8000, 25, 5.0, 11);
+    const std::vector<float> audio =
+        over_the_air("2400S", random_bytes(500, 41), 8000, 25, 5.0, 11);
     const std::vector<m110a_burst> plain = receive_audio(audio, 8000);
     std::vector<cf> symbols;
-    const std::vector<m110a_burst> tapped = receive_audio(audio, 8000, 4096, {}, &symbols);
+    const std::vector<m110a_burst> tapped =
+        receive_audio(audio, 8000, 4096, {}, &symbols);
     ASSERT_EQ(plain.size(), 1u);
     ASSERT_EQ(tapped.size(), 1u);
     EXPECT_EQ(tapped[0].bytes, plain[0].bytes);
@@ -377,7 +423,8 @@ TEST(M110aReceiver, AMisreadCountReportsNoEmptyBurst)
     // preamble there and decodes the burst; the start it abandoned is not a burst.
     const m110a_waveform& mode = *m110a_waveform_by_name("75L");
     const std::vector<uint8_t> data = random_bytes(20, 6);
-    const std::vector<uint8_t> burst = m110a_transmit_symbols(mode, data.data(), data.size());
+    const std::vector<uint8_t> burst =
+        m110a_transmit_symbols(mode, data.data(), data.size());
     std::vector<uint8_t> symbols;
     for (unsigned count = 5; count >= 2; --count) {
         const auto seg = m110a_preamble_segment(mode.d1, mode.d2, count);
@@ -403,7 +450,8 @@ TEST(M110aReceiver, AWeak75BpsBurstRunsToItsEom)
     // At -5 dB most Walsh symbols have no clear winner, yet the bits decode: counting
     // such symbols ended the burst at its third block, the one holding the EOM.
     const std::vector<uint8_t> data = random_bytes(93, 8);
-    const std::vector<m110a_burst> bursts = receive_audio(over_the_air("75L", data, 9600, -5.0, 0, 2), 9600);
+    const std::vector<m110a_burst> bursts =
+        receive_audio(over_the_air("75L", data, 9600, -5.0, 0, 2), 9600);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_TRUE(bursts[0].eom);
     EXPECT_EQ(bursts[0].bytes, data);
@@ -425,7 +473,8 @@ TEST(M110aReceiver, AnEomWithBitErrorsEndsTheBurstOnceTheFlushFollows)
         payload.push_back(b);
     }
     payload.resize(payload.size() + m110a_flush_bits / 8, 0);
-    const std::vector<m110a_burst> bursts = receive_audio(over_the_air("600S", payload, 9600, 30, 0, 4), 9600);
+    const std::vector<m110a_burst> bursts =
+        receive_audio(over_the_air("600S", payload, 9600, 30, 0, 4), 9600);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_TRUE(bursts[0].eom);
     EXPECT_EQ(bursts[0].bytes, data);
@@ -458,14 +507,16 @@ TEST(M110aReceiver, CorruptModeCodesAndCutBurstsDoNotWedgeIt)
     audio.resize(audio.size() + size_t(fs));
     // 2. A 1200S burst cut 1 s into its data.
     const std::vector<uint8_t> long_data = random_bytes(600, 4);
-    std::vector<uint8_t> cut = m110a_transmit_symbols(*m110a_waveform_by_name("1200S"), long_data.data(), long_data.size());
+    std::vector<uint8_t> cut = m110a_transmit_symbols(
+        *m110a_waveform_by_name("1200S"), long_data.data(), long_data.size());
     cut.resize(1440 + 2400);
     const std::vector<float> b = mod.audio(cut);
     audio.insert(audio.end(), b.begin(), b.end());
     audio.resize(audio.size() + size_t(2 * fs));
     // 3. A good 600S burst.
     const std::vector<uint8_t> good = random_bytes(40, 5);
-    const std::vector<float> c = mod.audio(m110a_transmit_symbols(*m110a_waveform_by_name("600S"), good.data(), good.size()));
+    const std::vector<float> c = mod.audio(m110a_transmit_symbols(
+        *m110a_waveform_by_name("600S"), good.data(), good.size()));
     audio.insert(audio.end(), c.begin(), c.end());
     audio.resize(audio.size() + size_t(fs));
     // A little noise so nothing is exactly zero.
@@ -484,7 +535,8 @@ TEST(M110aReceiver, CorruptModeCodesAndCutBurstsDoNotWedgeIt)
     EXPECT_FALSE(bursts[0].eom);
     // What was received before the cut is right.
     ASSERT_GE(bursts[0].bytes.size(), 60u);
-    EXPECT_TRUE(std::equal(bursts[0].bytes.begin(), bursts[0].bytes.begin() + 60, long_data.begin()));
+    EXPECT_TRUE(std::equal(
+        bursts[0].bytes.begin(), bursts[0].bytes.begin() + 60, long_data.begin()));
     EXPECT_EQ(bursts[1].mode, "600S");
     EXPECT_TRUE(bursts[1].eom);
     EXPECT_EQ(bursts[1].bytes, good);
@@ -498,7 +550,8 @@ TEST(M110aReceiver, AStreamingReceiverHandsOnEachBlocksBytesBeforeTheEnd)
     // last entry of a burst says whether its EOM was found.
     const auto first_bytes = random_bytes(900, 41), second_bytes = random_bytes(200, 42);
     std::vector<float> audio = over_the_air("2400S", first_bytes, 8000, 20, 12.5, 3);
-    const std::vector<float> second = over_the_air("600S", second_bytes, 8000, 20, -20, 4);
+    const std::vector<float> second =
+        over_the_air("600S", second_bytes, 8000, 20, -20, 4);
     audio.insert(audio.end(), second.begin(), second.end());
     m110a_receiver_config streaming;
     streaming.deliver_per_block = true;
@@ -545,7 +598,8 @@ TEST(M110aReceiver, CoherentWalshMetricHelpsOnASteadyChannel)
             ASSERT_EQ(bursts.size(), 1u) << seed << " " << metric;
             ASSERT_EQ(bursts[0].bytes.size(), data.size());
             for (size_t i = 0; i < data.size(); ++i)
-                errors[metric] += size_t(__builtin_popcount(bursts[0].bytes[i] ^ data[i]));
+                errors[metric] +=
+                    size_t(__builtin_popcount(bursts[0].bytes[i] ^ data[i]));
         }
     }
     EXPECT_GT(errors[0], 0u);

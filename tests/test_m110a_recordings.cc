@@ -76,7 +76,9 @@ std::vector<uint8_t> read_symbols(const std::vector<float>& audio,
     liquid_firdes_kaiser(161, 0.035f, 60.0f, 0.0f, lp.data());
     std::vector<cd> mixed(audio.size()), bb(audio.size());
     for (size_t n = 0; n < audio.size(); ++n)
-        mixed[n] = double(audio[n]) * std::polar(1.0, -2 * pi * std::fmod(1800.0 * double(n) / 48000.0, 1.0));
+        mixed[n] =
+            double(audio[n]) *
+            std::polar(1.0, -2 * pi * std::fmod(1800.0 * double(n) / 48000.0, 1.0));
     for (size_t n = 0; n < audio.size(); ++n) {
         cd acc;
         for (size_t k = 0; k < lp.size(); ++k) {
@@ -123,7 +125,8 @@ std::vector<uint8_t> read_symbols(const std::vector<float>& audio,
     return symbols;
 }
 
-size_t mismatches(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from)
+size_t
+mismatches(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from)
 {
     size_t m = 0;
     for (size_t k = from; k < a.size(); ++k)
@@ -145,7 +148,9 @@ TEST_P(M110aRecording, CarriesWhatOurTransmitterSends)
     if (!read_pcm(path, audio))
         GTEST_SKIP() << m110a_recording_missing(path);
     const std::vector<uint8_t> ours = m110a_transmit_symbols(
-        mode, reinterpret_cast<const uint8_t*>(m110a_reference_text.data()), m110a_reference_text.size());
+        mode,
+        reinterpret_cast<const uint8_t*>(m110a_reference_text.data()),
+        m110a_reference_text.size());
     const std::vector<uint8_t> preamble(ours.begin(), ours.begin() + 480);
     // The recording runs 0.2-0.6 s past the end of our last interleaver block (its
     // files end on 0.2 s boundaries): the reference core keeps sending frames.
@@ -154,7 +159,11 @@ TEST_P(M110aRecording, CarriesWhatOurTransmitterSends)
     ASSERT_LE(recorded, ours.size() + 1440);
     const std::vector<uint8_t> theirs = read_symbols(audio, preamble, recorded - 12);
     // Symbols 0 and 1 precede the equaliser's window.
-    EXPECT_EQ(mismatches(ours, std::vector<uint8_t>(theirs.begin(), theirs.begin() + long(ours.size())), 2), 0u)
+    EXPECT_EQ(mismatches(ours,
+                         std::vector<uint8_t>(theirs.begin(),
+                                              theirs.begin() + long(ours.size())),
+                         2),
+              0u)
         << "of " << ours.size() << " symbols";
     // Past our end its frames go on with the same probes (and D1/D2 frames); the data
     // there is zero fill at most rates, but not at 300 and 600 bps, so only the probes
@@ -184,5 +193,7 @@ TEST_P(M110aRecording, CarriesWhatOurTransmitterSends)
     EXPECT_EQ(mismatches(ours, back, 2), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSix, M110aRecording,
-                         ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));
+INSTANTIATE_TEST_SUITE_P(
+    AllSix,
+    M110aRecording,
+    ::testing::Values("75S", "150S", "300S", "600S", "1200S", "2400S"));

@@ -28,9 +28,12 @@ TEST(M110aTiming, InterleaverBlocksHoldTheSpecifiedCodedBits)
     struct expect {
         unsigned bps, expansion, bits_short, bits_long;
     };
-    for (auto e : { expect{ 75, 2, 90, 720 }, expect{ 150, 8, 720, 5760 },
-                    expect{ 300, 4, 720, 5760 }, expect{ 600, 2, 720, 5760 },
-                    expect{ 1200, 2, 1440, 11520 }, expect{ 2400, 2, 2880, 23040 } }) {
+    for (auto e : { expect{ 75, 2, 90, 720 },
+                    expect{ 150, 8, 720, 5760 },
+                    expect{ 300, 4, 720, 5760 },
+                    expect{ 600, 2, 720, 5760 },
+                    expect{ 1200, 2, 1440, 11520 },
+                    expect{ 2400, 2, 2880, 23040 } }) {
         const auto s = mode(e.bps, m110a_interleaver::short_);
         const auto l = mode(e.bps, m110a_interleaver::long_);
         EXPECT_DOUBLE_EQ(s.unit_s(), 0.6) << e.bps;
@@ -85,7 +88,8 @@ TEST(M110aTiming, ModesThe110aLacksAreRefused)
 TEST(M110aTiming, AirTimeGrowsWithBytesAndTendsToTheUserRate)
 {
     for (unsigned bps : { 75u, 150u, 300u, 600u, 1200u, 2400u }) {
-        for (auto il : { m110a_interleaver::zero, m110a_interleaver::short_,
+        for (auto il : { m110a_interleaver::zero,
+                         m110a_interleaver::short_,
                          m110a_interleaver::long_ }) {
             const auto m = mode(bps, il);
             double previous = 0;
@@ -114,7 +118,8 @@ TEST(M110aTiming, AStreamingReceiverKnowsEachBlocksBytesAtItsEnd)
     }
     EXPECT_EQ(pieces.back().bytes_end, 1000u);
     EXPECT_NEAR(pieces.back().time_s, transmission_time_of(w, 1000).total_s, 1e-12);
-    // Bytes that fit before the last block (trailer alone in it): no piece repeats a count.
+    // Bytes that fit before the last block (trailer alone in it): no piece repeats a
+    // count.
     const auto short_one = decoding_schedule(w, 90);
     ASSERT_EQ(short_one.size(), 2u);
     EXPECT_EQ(short_one[0].bytes_end, 90u);

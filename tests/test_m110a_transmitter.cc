@@ -34,13 +34,16 @@ TEST(M110aTransmitter, SendsExactlyTheAirTimeTheTimingModelPredicts)
     for (const m110a_waveform& mode : m110a_waveforms()) {
         const auto timing_mode = m110a_mode_for(mode.user_bps, mode.interleaver);
         ASSERT_TRUE(timing_mode) << mode.name;
-        for (size_t bytes : { size_t(0), size_t(1), size_t(54), size_t(1000), size_t(4000) }) {
+        for (size_t bytes :
+             { size_t(0), size_t(1), size_t(54), size_t(1000), size_t(4000) }) {
             if (mode.user_bps <= 150 && bytes > 1000)
                 continue; // long and slow; the shorter sizes cover the rule
             const std::vector<uint8_t> data = random_bytes(bytes, 1);
-            const std::vector<uint8_t> symbols = m110a_transmit_symbols(mode, data.data(), bytes);
+            const std::vector<uint8_t> symbols =
+                m110a_transmit_symbols(mode, data.data(), bytes);
             const transmission_time t = m110a_transmission_time(*timing_mode, bytes);
-            EXPECT_NEAR(double(symbols.size()) / 2400.0, t.total_s, 1e-9) << mode.name << " " << bytes;
+            EXPECT_NEAR(double(symbols.size()) / 2400.0, t.total_s, 1e-9)
+                << mode.name << " " << bytes;
             for (uint8_t s : symbols)
                 ASSERT_LT(s, 8) << mode.name;
         }
@@ -71,7 +74,8 @@ TEST(M110aTransmitter, PreambleAnnouncesTheModeAndCountsDown)
     const std::vector<uint8_t> symbols = m110a_transmit_symbols(mode, nullptr, 0);
     for (unsigned s = 0; s < 24; ++s) {
         const auto seg = m110a_preamble_segment(mode.d1, mode.d2, 23 - s);
-        EXPECT_TRUE(std::equal(seg.begin(), seg.end(), symbols.begin() + long(s) * 480)) << s;
+        EXPECT_TRUE(std::equal(seg.begin(), seg.end(), symbols.begin() + long(s) * 480))
+            << s;
     }
 }
 
@@ -85,10 +89,11 @@ TEST(M110aTransmitter, Uncoded4800EndsAfterWholeFramesOrItsProbeCycle)
     const size_t frame = mode.unknown_symbols + mode.known_symbols;
     const std::vector<uint8_t> data = random_bytes(100, 2);
     // 100 bytes, the EOM and the flush: 976 bits, 11 frames of 32 tribits.
-    const std::vector<uint8_t> frames = m110a_transmit_symbols(mode, data.data(), data.size());
+    const std::vector<uint8_t> frames =
+        m110a_transmit_symbols(mode, data.data(), data.size());
     EXPECT_EQ(frames.size(), preamble + 11 * frame);
-    const std::vector<uint8_t> cycle =
-        m110a_transmit_symbols(mode, data.data(), data.size(), false, m110a_4800u_fill::probe_cycle);
+    const std::vector<uint8_t> cycle = m110a_transmit_symbols(
+        mode, data.data(), data.size(), false, m110a_4800u_fill::probe_cycle);
     ASSERT_EQ(cycle.size(), preamble + size_t(mode.frames_per_block) * frame);
     EXPECT_TRUE(std::equal(frames.begin(), frames.end(), cycle.begin()));
     // The last frame's probe: D2's Walsh pattern twice, scrambled.
@@ -96,7 +101,9 @@ TEST(M110aTransmitter, Uncoded4800EndsAfterWholeFramesOrItsProbeCycle)
     const auto& scrambler = m110a_data_scrambler();
     for (size_t j = 0; j < 16; ++j) {
         const size_t dk = last_probe - preamble + j;
-        EXPECT_EQ(cycle[last_probe + j], (m110a_walsh8[mode.d2][j % 8] + scrambler[dk % 160]) % 8) << j;
+        EXPECT_EQ(cycle[last_probe + j],
+                  (m110a_walsh8[mode.d2][j % 8] + scrambler[dk % 160]) % 8)
+            << j;
     }
 }
 
@@ -114,7 +121,8 @@ TEST(PskModulator, MatchedFilterReturnsTheSymbolsWithoutIsi)
     const std::vector<std::complex<float>> x = m.baseband(symbols);
     // Matched filter: the same pulse, at 4 samples per symbol.
     psk_modulator unit(c);
-    const std::vector<std::complex<float>> pulse = unit.baseband(std::vector<uint8_t>{ 0 });
+    const std::vector<std::complex<float>> pulse =
+        unit.baseband(std::vector<uint8_t>{ 0 });
     double worst = 0, power = 0;
     for (size_t n = 0; n < x.size(); ++n)
         power += std::norm(x[n]);
@@ -130,7 +138,8 @@ TEST(PskModulator, MatchedFilterReturnsTheSymbolsWithoutIsi)
         const long centre = long(j * 4 + 2 * m.delay_samples());
         for (size_t k = 0; k < pulse.size(); ++k) {
             const long n = centre - long(pulse.size() - 1) + long(k);
-            acc += std::complex<double>(x[size_t(n)]) * std::conj(std::complex<double>(pulse[pulse.size() - 1 - k]));
+            acc += std::complex<double>(x[size_t(n)]) *
+                   std::conj(std::complex<double>(pulse[pulse.size() - 1 - k]));
         }
         acc /= energy;
         worst = std::max(worst, std::abs(acc - std::polar(1.0, pi / 4 * symbols[j])));
@@ -151,7 +160,10 @@ TEST(PskModulator, AudioSitsOnTheCarrierAtAnySupportedRate)
         c.rms = 0.3;
         psk_modulator m(c);
         const std::vector<float> a = m.audio(symbols);
-        EXPECT_NEAR(double(a.size()), double(symbols.size() - 1) * fs / 2400.0 + 2 * m.delay_samples() + 1, 1.0) << fs;
+        EXPECT_NEAR(double(a.size()),
+                    double(symbols.size() - 1) * fs / 2400.0 + 2 * m.delay_samples() + 1,
+                    1.0)
+            << fs;
         double power = 0;
         for (float v : a)
             power += double(v) * v;
@@ -165,7 +177,8 @@ TEST(PskModulator, AudioSitsOnTheCarrierAtAnySupportedRate)
                 std::complex<double> acc;
                 const double f = centre + b * 10.0;
                 for (size_t n = 0; n < a.size(); ++n)
-                    acc += double(a[n]) * std::polar(1.0, -2 * pi * std::fmod(f * double(n) / fs, 1.0));
+                    acc += double(a[n]) *
+                           std::polar(1.0, -2 * pi * std::fmod(f * double(n) / fs, 1.0));
                 sum += std::norm(acc);
             }
             return sum;

@@ -21,12 +21,12 @@ using namespace gr::hfstack::phy;
 namespace {
 
 const std::vector<int> scrambler_160 = {
-    0, 2, 4, 3, 3, 6, 4, 5, 7, 6, 7, 0, 5, 5, 4, 3, 5, 4, 3, 7, 0, 7, 6, 2, 6, 2, 4, 6, 7,
-    2, 4, 7, 5, 5, 7, 0, 7, 3, 3, 3, 7, 3, 3, 1, 4, 2, 3, 7, 0, 2, 7, 7, 3, 5, 1, 0, 1, 4,
-    0, 5, 0, 0, 0, 0, 7, 5, 1, 4, 5, 4, 2, 0, 6, 1, 4, 7, 5, 0, 1, 0, 3, 0, 3, 1, 3, 5, 1,
-    2, 5, 0, 1, 7, 1, 4, 6, 0, 2, 3, 3, 4, 2, 5, 2, 5, 4, 5, 7, 3, 1, 0, 1, 6, 4, 1, 1, 2,
-    1, 4, 1, 5, 4, 2, 7, 4, 5, 1, 6, 4, 6, 3, 6, 4, 5, 0, 3, 6, 4, 0, 1, 6, 3, 3, 5, 7, 0,
-    5, 7, 7, 2, 5, 2, 7, 7, 4, 7, 5, 5, 0, 5, 6
+    0, 2, 4, 3, 3, 6, 4, 5, 7, 6, 7, 0, 5, 5, 4, 3, 5, 4, 3, 7, 0, 7, 6, 2, 6, 2, 4,
+    6, 7, 2, 4, 7, 5, 5, 7, 0, 7, 3, 3, 3, 7, 3, 3, 1, 4, 2, 3, 7, 0, 2, 7, 7, 3, 5,
+    1, 0, 1, 4, 0, 5, 0, 0, 0, 0, 7, 5, 1, 4, 5, 4, 2, 0, 6, 1, 4, 7, 5, 0, 1, 0, 3,
+    0, 3, 1, 3, 5, 1, 2, 5, 0, 1, 7, 1, 4, 6, 0, 2, 3, 3, 4, 2, 5, 2, 5, 4, 5, 7, 3,
+    1, 0, 1, 6, 4, 1, 1, 2, 1, 4, 1, 5, 4, 2, 7, 4, 5, 1, 6, 4, 6, 3, 6, 4, 5, 0, 3,
+    6, 4, 0, 1, 6, 3, 3, 5, 7, 0, 5, 7, 7, 2, 5, 2, 7, 7, 4, 7, 5, 5, 0, 5, 6
 };
 
 const std::vector<int> segment_2400S_count2 = {
@@ -69,13 +69,13 @@ const std::vector<int> segment_75L_count23 = {
     5, 0, 2, 6, 2, 1, 6, 2, 0, 0, 5, 0, 5, 2, 6, 6
 };
 
-const std::vector<int> fetch_75S = {
-    0, 23, 46, 69, 82, 15, 38, 51, 74, 7, 10, 33, 56, 79, 2, 25, 48, 61, 84, 17, 20, 43,
-    66, 89, 12, 35, 58, 71, 4, 27, 30, 53, 76, 9, 22, 45, 68, 81, 14, 37, 40, 63, 86, 19,
-    32, 55, 78, 1, 24, 47, 50, 73, 6, 29, 42, 65, 88, 11, 34, 57, 60, 83, 16, 39, 52, 75,
-    8, 21, 44, 67, 70, 3, 26, 49, 62, 85, 18, 31, 54, 77, 80, 13, 36, 59, 72, 5, 28, 41,
-    64, 87
-};
+const std::vector<int> fetch_75S = { 0,  23, 46, 69, 82, 15, 38, 51, 74, 7,  10, 33, 56,
+                                     79, 2,  25, 48, 61, 84, 17, 20, 43, 66, 89, 12, 35,
+                                     58, 71, 4,  27, 30, 53, 76, 9,  22, 45, 68, 81, 14,
+                                     37, 40, 63, 86, 19, 32, 55, 78, 1,  24, 47, 50, 73,
+                                     6,  29, 42, 65, 88, 11, 34, 57, 60, 83, 16, 39, 52,
+                                     75, 8,  21, 44, 67, 70, 3,  26, 49, 62, 85, 18, 31,
+                                     54, 77, 80, 13, 36, 59, 72, 5,  28, 41, 64, 87 };
 
 } // namespace
 
@@ -97,7 +97,11 @@ TEST(M110aWaveform, InterleaverFetchOrdersMatchTheKnownAnswers)
 {
     const auto order75 = m110a_fetch_order(*m110a_waveform_by_name("75S"));
     EXPECT_EQ(std::vector<int>(order75.begin(), order75.end()), fetch_75S);
-    const std::vector<int> first40_600S = { 0, 49, 98, 147, 196, 205, 254, 303, 352, 361, 410, 459, 508, 557, 566, 615, 664, 713, 2, 51, 100, 149, 198, 207, 256, 305, 354, 363, 412, 461, 510, 559, 568, 617, 666, 715, 4, 53, 102, 151 };
+    const std::vector<int> first40_600S = { 0,   49,  98,  147, 196, 205, 254, 303,
+                                            352, 361, 410, 459, 508, 557, 566, 615,
+                                            664, 713, 2,   51,  100, 149, 198, 207,
+                                            256, 305, 354, 363, 412, 461, 510, 559,
+                                            568, 617, 666, 715, 4,   53,  102, 151 };
     const auto order600 = m110a_fetch_order(*m110a_waveform_by_name("600S"));
     EXPECT_EQ(std::vector<int>(order600.begin(), order600.begin() + 40), first40_600S);
     // Every interleaved mode's order is a permutation of its block.
@@ -123,13 +127,19 @@ TEST(M110aWaveform, ProbesAndWalshSymbolsMatchTheKnownAnswers)
     const std::vector<int> d1_probe = { 2, 3, 7, 0, 6, 1, 2, 5, 4, 5, 3, 7, 5, 4, 1, 6 };
     const std::vector<int> d2_probe = { 0, 5, 7, 7, 6, 1, 6, 3, 7, 4, 7, 5, 1, 4, 1, 2 };
     for (unsigned k = 0; k < 16; ++k) {
-        EXPECT_EQ((m110a_walsh8[6][k % 8] + scr[(28 * 48 + 32 + k) % 160]) % 8, d1_probe[k]) << k;
-        EXPECT_EQ((m110a_walsh8[4][k % 8] + scr[(29 * 48 + 32 + k) % 160]) % 8, d2_probe[k]) << k;
+        EXPECT_EQ((m110a_walsh8[6][k % 8] + scr[(28 * 48 + 32 + k) % 160]) % 8,
+                  d1_probe[k])
+            << k;
+        EXPECT_EQ((m110a_walsh8[4][k % 8] + scr[(29 * 48 + 32 + k) % 160]) % 8,
+                  d2_probe[k])
+            << k;
     }
     // 75 bps: first Walsh symbol after the preamble carrying dibit 01, normal set; the
     // 45th (last of a short block) carrying dibit 00, exceptional set.
-    const std::vector<int> first = { 0, 6, 4, 7, 3, 2, 4, 1, 7, 2, 7, 4, 5, 1, 4, 7, 5, 0, 3, 3, 0, 3, 6, 6, 6, 6, 4, 2, 7, 6, 4, 3 };
-    const std::vector<int> last = { 6, 3, 6, 4, 1, 4, 7, 2, 4, 0, 1, 6, 7, 7, 1, 3, 0, 5, 7, 7, 6, 1, 6, 3, 7, 4, 7, 5, 1, 4, 1, 2 };
+    const std::vector<int> first = { 0, 6, 4, 7, 3, 2, 4, 1, 7, 2, 7, 4, 5, 1, 4, 7,
+                                     5, 0, 3, 3, 0, 3, 6, 6, 6, 6, 4, 2, 7, 6, 4, 3 };
+    const std::vector<int> last = { 6, 3, 6, 4, 1, 4, 7, 2, 4, 0, 1, 6, 7, 7, 1, 3,
+                                    0, 5, 7, 7, 6, 1, 6, 3, 7, 4, 7, 5, 1, 4, 1, 2 };
     const auto normal = m110a_walsh_chips(m110a_walsh_symbol_of_dibit(1), false);
     const auto exceptional = m110a_walsh_chips(m110a_walsh_symbol_of_dibit(0), true);
     for (unsigned k = 0; k < 32; ++k) {
@@ -164,11 +174,16 @@ TEST(M110aWaveform, ModeTableIsConsistent)
         if (m.interleaved()) {
             // A block holds exactly the coded bits of its span: user bits x 2 x repeat.
             const double span_s = m.frames_per_block * frame_s;
-            EXPECT_NEAR(span_s, m.interleaver == m110a_interleaver::short_ ? 0.6 : 4.8, 1e-9) << m.name;
-            EXPECT_NEAR(double(m.block_bits()), m.user_bps * span_s * 2 * m.repeat, 1e-6) << m.name;
+            EXPECT_NEAR(
+                span_s, m.interleaver == m110a_interleaver::short_ ? 0.6 : 4.8, 1e-9)
+                << m.name;
+            EXPECT_NEAR(double(m.block_bits()), m.user_bps * span_s * 2 * m.repeat, 1e-6)
+                << m.name;
             // and exactly the bits its data symbols carry.
-            const double symbols = m.frames_per_block * m.unknown_symbols / (m.modulation == m110a_modulation::walsh ? 32.0 : 1.0);
-            EXPECT_NEAR(double(m.block_bits()), symbols * m.bits_per_symbol, 1e-6) << m.name;
+            const double symbols = m.frames_per_block * m.unknown_symbols /
+                                   (m.modulation == m110a_modulation::walsh ? 32.0 : 1.0);
+            EXPECT_NEAR(double(m.block_bits()), symbols * m.bits_per_symbol, 1e-6)
+                << m.name;
         }
     }
     EXPECT_EQ(m110a_waveform_by_name("1200Z"), nullptr);

@@ -44,12 +44,14 @@ std::vector<uint8_t> user_bits(const std::vector<uint8_t>& bytes, size_t total)
     return bits;
 }
 
-std::vector<uint8_t> decode_all(const m110c_mode& mode, const std::vector<float>& llr,
+std::vector<uint8_t> decode_all(const m110c_mode& mode,
+                                const std::vector<float>& llr,
                                 const m110c_readings& readings = {})
 {
     m110c_block_decoder decoder(mode, readings);
     std::vector<uint8_t> bits;
-    for (size_t k = 0; k + decoder.channel_bits() <= llr.size(); k += decoder.channel_bits())
+    for (size_t k = 0; k + decoder.channel_bits() <= llr.size();
+         k += decoder.channel_bits())
         decoder.decode(llr.data() + k, bits);
     return bits;
 }
@@ -60,7 +62,8 @@ TEST(M110cBlockDecoder, EveryModeDecodesItsBlocksExactly)
 {
     const std::vector<uint8_t> data = random_bytes(700, 1);
     for (const m110c_mode& mode : every_mode()) {
-        const std::vector<uint8_t> channel = m110c_channel_bits(mode, data.data(), data.size());
+        const std::vector<uint8_t> channel =
+            m110c_channel_bits(mode, data.data(), data.size());
         std::vector<float> llr(channel.size());
         for (size_t k = 0; k < channel.size(); ++k)
             llr[k] = channel[k] ? -4.0f : 4.0f;
@@ -77,7 +80,8 @@ TEST(M110cBlockDecoder, TheTailBitingReadingMustMatchTheTransmitters)
     for (auto reading : tail_biting_starts) {
         m110c_readings r;
         r.tail_biting = reading;
-        const std::vector<uint8_t> channel = m110c_channel_bits(mode, data.data(), data.size(), false, r);
+        const std::vector<uint8_t> channel =
+            m110c_channel_bits(mode, data.data(), data.size(), false, r);
         std::vector<float> llr(channel.size());
         for (size_t k = 0; k < channel.size(); ++k)
             llr[k] = channel[k] ? -4.0f : 4.0f;
@@ -98,7 +102,8 @@ TEST(M110cBlockDecoder, CorrectsNoisySoftBits)
     // sign): the code with its soft inputs returns every bit.
     const m110c_mode mode = *m110c_mode_for(4800, m110c_interleaver::short_);
     const std::vector<uint8_t> data = random_bytes(2500, 3);
-    const std::vector<uint8_t> channel = m110c_channel_bits(mode, data.data(), data.size());
+    const std::vector<uint8_t> channel =
+        m110c_channel_bits(mode, data.data(), data.size());
     std::mt19937 rng(4);
     const double es_n0 = std::pow(10.0, 0.5);
     const double sigma = std::sqrt(1.0 / (2.0 * es_n0));
@@ -124,7 +129,8 @@ TEST(M110cBlockDecoder, JudgesABlockByItsExpectedWrongBits)
     // wrong, 0.23 expected.
     const m110c_mode mode = *m110c_mode_for(4800, m110c_interleaver::short_);
     const std::vector<uint8_t> data = random_bytes(600, 7);
-    const std::vector<uint8_t> channel = m110c_channel_bits(mode, data.data(), data.size());
+    const std::vector<uint8_t> channel =
+        m110c_channel_bits(mode, data.data(), data.size());
     for (double es_n0_db : { 5.0, 2.0 }) {
         std::mt19937 rng(8);
         const double sigma = std::sqrt(1.0 / (2.0 * std::pow(10.0, es_n0_db / 10)));
@@ -132,7 +138,8 @@ TEST(M110cBlockDecoder, JudgesABlockByItsExpectedWrongBits)
         m110c_block_decoder decoder(mode);
         std::vector<float> llr(decoder.channel_bits());
         for (size_t k = 0; k < llr.size(); ++k)
-            llr[k] = float(2.0 * ((channel[k] ? -1.0 : 1.0) + noise(rng)) / (sigma * sigma));
+            llr[k] =
+                float(2.0 * ((channel[k] ? -1.0 : 1.0) + noise(rng)) / (sigma * sigma));
         std::vector<uint8_t> bits;
         decoder.decode(llr.data(), bits);
         const std::vector<uint8_t> sent = user_bits(data, decoder.user_bits());
@@ -155,7 +162,8 @@ TEST(M110cDemapper, UndoesMapAndScramblerForEveryModulation)
     for (unsigned bps : { 3200u, 4800u, 6400u, 8000u, 9600u, 12800u }) {
         const m110c_mode mode = *m110c_mode_for(bps, m110c_interleaver::short_);
         const auto points = m110c_transmit_points(mode, data.data(), data.size());
-        const std::vector<uint8_t> channel = m110c_channel_bits(mode, data.data(), data.size());
+        const std::vector<uint8_t> channel =
+            m110c_channel_bits(mode, data.data(), data.size());
         const m110c_demapper demapper(mode);
         size_t next_bit = 0;
         float llr[6];
@@ -164,11 +172,14 @@ TEST(M110cDemapper, UndoesMapAndScramblerForEveryModulation)
             if (role.kind != m110c_symbol_kind::data)
                 continue;
             const std::complex<double> sent(points[k]);
-            const std::complex<double> u = sent + std::complex<double>(noise(rng), noise(rng));
-            const std::complex<double> decision = demapper.demap(u, role.position, 1e-2, llr);
+            const std::complex<double> u =
+                sent + std::complex<double>(noise(rng), noise(rng));
+            const std::complex<double> decision =
+                demapper.demap(u, role.position, 1e-2, llr);
             ASSERT_LT(std::abs(decision - sent), 1e-5) << mode.name() << " symbol " << k;
             for (unsigned b = 0; b < mode.bits_per_symbol; ++b, ++next_bit)
-                ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1) << mode.name() << " symbol " << k;
+                ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1)
+                    << mode.name() << " symbol " << k;
         }
         EXPECT_EQ(next_bit, channel.size()) << mode.name();
     }

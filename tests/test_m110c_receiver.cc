@@ -33,17 +33,25 @@ using cf = std::complex<float>;
 namespace {
 
 // Audio in, bursts out (receive_serial_tone_audio).
-std::vector<m110c_burst> receive_audio(std::vector<float> audio, double fs, const m110c_receiver_config& config = {})
+std::vector<m110c_burst> receive_audio(std::vector<float> audio,
+                                       double fs,
+                                       const m110c_receiver_config& config = {})
 {
-    return receive_serial_tone_audio<m110c_receiver, m110c_burst>(std::move(audio), fs, config);
+    return receive_serial_tone_audio<m110c_receiver, m110c_burst>(
+        std::move(audio), fs, config);
 }
 
 // Points as audio at fs between silences, through AWGN at snr_db (3 kHz) with a
 // carrier offset, or through fading `paths`.
-std::vector<float> over_the_air(const std::vector<std::complex<float>>& points, double fs, double snr_db,
-                                double offset_hz, uint64_t seed, const std::vector<chan::watterson_path>& paths = {})
+std::vector<float> over_the_air(const std::vector<std::complex<float>>& points,
+                                double fs,
+                                double snr_db,
+                                double offset_hz,
+                                uint64_t seed,
+                                const std::vector<chan::watterson_path>& paths = {})
 {
-    return through_channel(padded_audio(points, fs), fs, snr_db, offset_hz, seed, 0, paths);
+    return through_channel(
+        padded_audio(points, fs), fs, snr_db, offset_hz, seed, 0, paths);
 }
 
 // Bytes of `sent` that `got` has wrong or missing.
@@ -60,18 +68,28 @@ size_t wrong_bytes(const std::vector<uint8_t>& sent, const std::vector<uint8_t>&
 // unit-amplitude symbols', which QAM's mean power is under). Sent with the tail-biting
 // phase the fading figures of these tests were measured with (the receiver finds it):
 // another phase sends other symbols, and marginal cases move.
-std::vector<float> through_poor(const m110c_mode& mode, const std::vector<uint8_t>& data, double snr_db, uint64_t seed)
+std::vector<float> through_poor(const m110c_mode& mode,
+                                const std::vector<uint8_t>& data,
+                                double snr_db,
+                                uint64_t seed)
 {
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
+                                                     { 0.5, 1.0, 0.0, 2e-3 } };
     m110c_readings measured_with;
     measured_with.tail_biting = m110c_tail_biting::from_full_register;
-    return over_the_air(m110c_transmit_points(mode, data.data(), data.size(), false, measured_with), 9600,
-                        snr_db - 10 * std::log10(m110c_frame_power(mode)), 0, seed, poor);
+    return over_the_air(
+        m110c_transmit_points(mode, data.data(), data.size(), false, measured_with),
+        9600,
+        snr_db - 10 * std::log10(m110c_frame_power(mode)),
+        0,
+        seed,
+        poor);
 }
 
 // Bytes of `data` wrong or missing in the one burst a receiver with `config` makes of
 // `audio` (all of them, and a failure, unless it makes exactly one).
-size_t wrong_bytes_received(const std::vector<float>& audio, const m110c_receiver_config& config,
+size_t wrong_bytes_received(const std::vector<float>& audio,
+                            const m110c_receiver_config& config,
                             const std::vector<uint8_t>& data)
 {
     const std::vector<m110c_burst> bursts = receive_audio(audio, 9600, config);
@@ -80,7 +98,8 @@ size_t wrong_bytes_received(const std::vector<float>& audio, const m110c_receive
 }
 
 // Exactly one burst, of `mode`, ended by its EOM, carrying `data`.
-void expect_one_whole_burst(const std::vector<m110c_burst>& bursts, const std::string& mode,
+void expect_one_whole_burst(const std::vector<m110c_burst>& bursts,
+                            const std::string& mode,
                             const std::vector<uint8_t>& data)
 {
     ASSERT_EQ(bursts.size(), 1u);
@@ -91,7 +110,8 @@ void expect_one_whole_burst(const std::vector<m110c_burst>& bursts, const std::s
 
 // Wrong bytes received with a receiver setting off, then on.
 std::array<size_t, 2> wrong_bytes_without_and_with(bool m110c_receiver_config::*setting,
-                                                   const std::vector<float>& audio, const std::vector<uint8_t>& data)
+                                                   const std::vector<float>& audio,
+                                                   const std::vector<uint8_t>& data)
 {
     std::array<size_t, 2> wrong{};
     for (bool on : { false, true }) {
@@ -105,24 +125,34 @@ std::array<size_t, 2> wrong_bytes_without_and_with(bool m110c_receiver_config::*
 // A setting's gain through F.1487 poor: `bytes` random bytes (seed data_seed) sent in
 // `mode` at snr_db, channel seed `seed`: with the setting off more than `at_least`
 // bytes wrong, with it on `factor` times fewer.
-void expect_setting_repairs(bool m110c_receiver_config::*setting, const m110c_mode& mode, size_t bytes,
-                            uint32_t data_seed, double snr_db, uint64_t seed, size_t at_least, size_t factor)
+void expect_setting_repairs(bool m110c_receiver_config::*setting,
+                            const m110c_mode& mode,
+                            size_t bytes,
+                            uint32_t data_seed,
+                            double snr_db,
+                            uint64_t seed,
+                            size_t at_least,
+                            size_t factor)
 {
     const std::vector<uint8_t> data = random_bytes(bytes, data_seed);
-    const std::array<size_t, 2> wrong = wrong_bytes_without_and_with(setting, through_poor(mode, data, snr_db, seed), data);
+    const std::array<size_t, 2> wrong = wrong_bytes_without_and_with(
+        setting, through_poor(mode, data, snr_db, seed), data);
     EXPECT_GT(wrong[0], at_least);
     EXPECT_LT(factor * wrong[1], wrong[0]);
 }
 
 // A 9600S burst cut after its first interleaver block (9 frames): reported without its
 // EOM, that block's bytes right.
-void expect_cut_after_first_block(const m110c_burst& burst, const std::vector<uint8_t>& sent)
+void expect_cut_after_first_block(const m110c_burst& burst,
+                                  const std::vector<uint8_t>& sent)
 {
     EXPECT_EQ(burst.mode, "9600S");
     EXPECT_FALSE(burst.eom);
     const size_t first_block_bytes = 9 * 256 * 6 * 3 / 4 / 8;
     ASSERT_GE(burst.bytes.size(), first_block_bytes);
-    EXPECT_TRUE(std::equal(burst.bytes.begin(), burst.bytes.begin() + long(first_block_bytes), sent.begin()));
+    EXPECT_TRUE(std::equal(burst.bytes.begin(),
+                           burst.bytes.begin() + long(first_block_bytes),
+                           sent.begin()));
 }
 
 } // namespace
@@ -145,7 +175,8 @@ TEST_P(M110cRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
     ASSERT_EQ(mode.name(), name);
     const std::vector<uint8_t> data = random_bytes(bps / 8 + 100, 7);
     const auto points = m110c_transmit_points(mode, data.data(), data.size());
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 35, 20.0, 2), 9600);
+    const std::vector<m110c_burst> bursts =
+        receive_audio(over_the_air(points, 9600, 35, 20.0, 2), 9600);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_EQ(bursts[0].mode, name);
     EXPECT_TRUE(bursts[0].eom);
@@ -154,12 +185,39 @@ TEST_P(M110cRoundTrip, DecodesOurBurstThroughNoiseAndOffset)
     EXPECT_GT(bursts[0].snr_db, 25.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryMode, M110cRoundTrip,
-                         ::testing::Values("3200US", "3200VS", "3200S", "3200M", "3200L", "3200VL", "4800US",
-                                           "4800VS", "4800S", "4800M", "4800L", "4800VL", "6400US", "6400VS",
-                                           "6400S", "6400M", "6400L", "6400VL", "8000US", "8000VS", "8000S",
-                                           "8000M", "8000L", "8000VL", "9600US", "9600VS", "9600S", "9600M",
-                                           "9600L", "9600VL", "12800U"));
+INSTANTIATE_TEST_SUITE_P(EveryMode,
+                         M110cRoundTrip,
+                         ::testing::Values("3200US",
+                                           "3200VS",
+                                           "3200S",
+                                           "3200M",
+                                           "3200L",
+                                           "3200VL",
+                                           "4800US",
+                                           "4800VS",
+                                           "4800S",
+                                           "4800M",
+                                           "4800L",
+                                           "4800VL",
+                                           "6400US",
+                                           "6400VS",
+                                           "6400S",
+                                           "6400M",
+                                           "6400L",
+                                           "6400VL",
+                                           "8000US",
+                                           "8000VS",
+                                           "8000S",
+                                           "8000M",
+                                           "8000L",
+                                           "8000VL",
+                                           "9600US",
+                                           "9600VS",
+                                           "9600S",
+                                           "9600M",
+                                           "9600L",
+                                           "9600VL",
+                                           "12800U"));
 
 // A mode by name; "12800US": 12800 bps announcing the ultra-short interleaver code.
 m110c_mode mode_named(const std::string& name)
@@ -176,13 +234,14 @@ class M110cFarEnd : public ::testing::TestWithParam<const char*>
 TEST_P(M110cFarEnd, DecodesABurstSynthesisedFromTheTablePoints)
 {
     // The far end sends the QAM tables as printed, outer points at the probes' amplitude
-    // (docs/modem-design.md, "QAM amplitude, SNR reference and bytes_bad"): decisions, LLRs and the SNR report on
-    // that scale. With data expected at unit mean power, 9600 bps lost a third to a half
-    // of its symbols, and 6400/8000 bps reported about 20 and 15 dB on clean bursts.
+    // (docs/modem-design.md, "QAM amplitude, SNR reference and bytes_bad"): decisions,
+    // LLRs and the SNR report on that scale. With data expected at unit mean power, 9600
+    // bps lost a third to a half of its symbols, and 6400/8000 bps reported about 20 and
+    // 15 dB on clean bursts.
     const m110c_mode mode = mode_named(GetParam());
     const std::vector<uint8_t> data = random_bytes(mode.user_bps / 8 + 100, 24);
-    const std::vector<m110c_burst> bursts =
-        receive_audio(over_the_air(m110c_table_points(mode, data), 9600, 35, 20.0, 2), 9600);
+    const std::vector<m110c_burst> bursts = receive_audio(
+        over_the_air(m110c_table_points(mode, data), 9600, 35, 20.0, 2), 9600);
     ASSERT_EQ(bursts.size(), 1u);
     EXPECT_EQ(bursts[0].mode, mode.name());
     EXPECT_TRUE(bursts[0].eom);
@@ -196,9 +255,20 @@ TEST_P(M110cFarEnd, DecodesABurstSynthesisedFromTheTablePoints)
     EXPECT_LT(bursts[0].snr_db, snr + 1.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Qam, M110cFarEnd,
-                         ::testing::Values("9600US", "9600VS", "9600S", "9600M", "9600L", "9600VL", "12800U",
-                                           "12800US", "6400S", "8000S", "3200S", "4800S"));
+INSTANTIATE_TEST_SUITE_P(Qam,
+                         M110cFarEnd,
+                         ::testing::Values("9600US",
+                                           "9600VS",
+                                           "9600S",
+                                           "9600M",
+                                           "9600L",
+                                           "9600VL",
+                                           "12800U",
+                                           "12800US",
+                                           "6400S",
+                                           "8000S",
+                                           "3200S",
+                                           "4800S"));
 
 TEST(M110cReceiver, AFadeAtTheEndOfALongBurstCountsByItsShareOfTheReport)
 {
@@ -262,9 +332,13 @@ TEST(M110cReceiver, BytesDecodedWrongAreFlaggedThoughTheEomWasFound)
     // this test's marginal clean case before, 1 wrong byte, flagged.)
     const m110c_mode mode = *m110c_mode_by_name("9600S");
     const std::vector<uint8_t> data = random_bytes(1500, 25);
-    const std::vector<std::vector<float>> audio = { through_poor(mode, data, 24.0, 5), through_poor(mode, data, 24.0, 9),
-                                                    through_poor(mode, data, 24.0, 14), through_poor(mode, data, 24.0, 7),
-                                                    over_the_air(m110c_table_points(mode, data), 9600, 30, 0.0, 3) };
+    const std::vector<std::vector<float>> audio = {
+        through_poor(mode, data, 24.0, 5),
+        through_poor(mode, data, 24.0, 9),
+        through_poor(mode, data, 24.0, 14),
+        through_poor(mode, data, 24.0, 7),
+        over_the_air(m110c_table_points(mode, data), 9600, 30, 0.0, 3)
+    };
     for (size_t a = 0; a < audio.size(); ++a) {
         const std::vector<m110c_burst> bursts = receive_audio(audio[a], 9600);
         ASSERT_EQ(bursts.size(), 1u) << a;
@@ -290,7 +364,8 @@ TEST(M110cReceiver, ReservedCodesAndACutBurstDoNotWedgeIt)
     // 1. A preamble whose D0..D2 carry the reserved rate code 111 (the sync, MP+ and
     //    "2" of any mode, then rate bits 1 1 1 with interleaver bits 0 0 1).
     std::vector<std::complex<float>> points;
-    const std::vector<uint8_t> any = m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::ultra_short));
+    const std::vector<uint8_t> any =
+        m110c_preamble(*m110c_mode_for(3200, m110c_interleaver::ultra_short));
     for (size_t k = 0; k < 216; ++k)
         points.push_back(psk8[any[k]]);
     static const unsigned quadrant_of_dibit[4] = { 0, 1, 3, 2 };
@@ -313,7 +388,8 @@ TEST(M110cReceiver, ReservedCodesAndACutBurstDoNotWedgeIt)
     const auto g = m110c_transmit_points(good_mode, good.data(), good.size());
     points.insert(points.end(), g.begin(), g.end());
 
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 0, 3), 9600);
+    const std::vector<m110c_burst> bursts =
+        receive_audio(over_the_air(points, 9600, 30, 0, 3), 9600);
     ASSERT_EQ(bursts.size(), 2u);
     expect_cut_after_first_block(bursts[0], long_data);
     EXPECT_EQ(bursts[1].mode, "4800M");
@@ -349,15 +425,19 @@ TEST(M110cReceiver, AReceiverStartedLateDecodesFromAReinsertedSection)
     std::vector<std::complex<float>> heard(points.begin() + long(late), points.end());
     heard.resize(heard.size() + 2400, 0.0f);
     const std::vector<uint8_t> second = random_bytes(300, 11);
-    const auto whole = m110c_transmit_points(*m110c_mode_for(6400, m110c_interleaver::very_short), second.data(),
-                                             second.size());
+    const auto whole =
+        m110c_transmit_points(*m110c_mode_for(6400, m110c_interleaver::very_short),
+                              second.data(),
+                              second.size());
     heard.insert(heard.end(), whole.begin(), whole.end());
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(heard, 9600, 30, 15.0, 4), 9600);
+    const std::vector<m110c_burst> bursts =
+        receive_audio(over_the_air(heard, 9600, 30, 15.0, 4), 9600);
     ASSERT_EQ(bursts.size(), 2u);
     EXPECT_EQ(bursts[0].mode, "3200S");
     EXPECT_TRUE(bursts[0].eom);
     const size_t from = 72 * 256 * 2 * 3 / 4 / 8;
-    EXPECT_EQ(bursts[0].bytes, std::vector<uint8_t>(data.begin() + long(from), data.end()));
+    EXPECT_EQ(bursts[0].bytes,
+              std::vector<uint8_t>(data.begin() + long(from), data.end()));
     EXPECT_NEAR(bursts[0].frequency_offset_hz, 15.0, 1.0);
     EXPECT_EQ(bursts[1].mode, "6400VS");
     EXPECT_EQ(bursts[1].bytes, second);
@@ -388,8 +468,14 @@ TEST(M110cReceiver, ProbeInterpolationFollowsFadingThatDecisionsLose)
     // from the mini-probes around it, rather than tracked on the decisions, leaves
     // ten times fewer wrong bytes (measured: 344 and none, channel seed 3; before issue
     // 19, with the data at unit mean power, 1016 and none at 22 dB, seed 5).
-    expect_setting_repairs(&m110c_receiver_config::interpolate_probes, *m110c_mode_for(6400, m110c_interleaver::medium),
-                           4000, 13, 20.0, 3, 100, 10);
+    expect_setting_repairs(&m110c_receiver_config::interpolate_probes,
+                           *m110c_mode_for(6400, m110c_interleaver::medium),
+                           4000,
+                           13,
+                           20.0,
+                           3,
+                           100,
+                           10);
 }
 
 TEST(M110cReceiver, ANewPreambleCutsABurstInProgress)
@@ -401,10 +487,11 @@ TEST(M110cReceiver, ANewPreambleCutsABurstInProgress)
     auto points = m110c_transmit_points(cut_mode, long_data.data(), long_data.size());
     points.resize(m110c_preamble_symbols + 13 * m110c_frame_symbols + 100);
     const std::vector<uint8_t> next = random_bytes(700, 15);
-    const auto second = m110c_transmit_points(*m110c_mode_for(3200, m110c_interleaver::short_), next.data(),
-                                              next.size());
+    const auto second = m110c_transmit_points(
+        *m110c_mode_for(3200, m110c_interleaver::short_), next.data(), next.size());
     points.insert(points.end(), second.begin(), second.end());
-    const std::vector<m110c_burst> bursts = receive_audio(over_the_air(points, 9600, 30, 5.0, 6), 9600);
+    const std::vector<m110c_burst> bursts =
+        receive_audio(over_the_air(points, 9600, 30, 5.0, 6), 9600);
     ASSERT_EQ(bursts.size(), 2u);
     expect_cut_after_first_block(bursts[0], long_data);
     EXPECT_EQ(bursts[1].mode, "3200S");
@@ -418,19 +505,31 @@ TEST(M110cReceiver, FramesEqualisedBackwardRecoverWhatForwardDecisionsLose)
     // through the rest of its frame; equalised again from the probe after the frame,
     // each 32 symbols taken from the direction that erred less (docs/modem-design.md,
     // "The channel between the mini-probes").
-    expect_setting_repairs(&m110c_receiver_config::backward_frames, *m110c_mode_for(9600, m110c_interleaver::medium),
-                           12000, 16, 27.0, 1, 1000, 20);
+    expect_setting_repairs(&m110c_receiver_config::backward_frames,
+                           *m110c_mode_for(9600, m110c_interleaver::medium),
+                           12000,
+                           16,
+                           27.0,
+                           1,
+                           1000,
+                           20);
 }
 
 TEST(M110cReceiver, TheEqualiserWeighsQamDataAtTheirOwnPower)
 {
     // 9600M (64QAM, data at 0.58 of the probes' power) through F.1487 poor at 28 dB: an
     // MMSE solution that takes the data as unit-energy symbols under-weighs the noise by
-    // 2.4 dB, which in a fade enhances it (measured, channel seed 5: 1458 wrong bytes, and
-    // none when the equaliser weighs the data at their power. Seed 6, this test's case
-    // until the probe measurements stayed on the paths, decodes either way now).
-    expect_setting_repairs(&m110c_receiver_config::weigh_data_power, *m110c_mode_for(9600, m110c_interleaver::medium),
-                           12000, 26, 28.0, 5, 100, 20);
+    // 2.4 dB, which in a fade enhances it (measured, channel seed 5: 1458 wrong bytes,
+    // and none when the equaliser weighs the data at their power. Seed 6, this test's
+    // case until the probe measurements stayed on the paths, decodes either way now).
+    expect_setting_repairs(&m110c_receiver_config::weigh_data_power,
+                           *m110c_mode_for(9600, m110c_interleaver::medium),
+                           12000,
+                           26,
+                           28.0,
+                           5,
+                           100,
+                           20);
 }
 
 TEST(M110cReceiver, ATapTrackedFarFromThePathsLeavesTheProbeMeasurementsOnThem)
@@ -444,7 +543,9 @@ TEST(M110cReceiver, ATapTrackedFarFromThePathsLeavesTheProbeMeasurementsOnThem)
     // alone, none with both).
     const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(12000, 26);
-    EXPECT_EQ(wrong_bytes_received(through_poor(mode, data, 28.0, 14), m110c_receiver_config{}, data), 0u);
+    EXPECT_EQ(wrong_bytes_received(
+                  through_poor(mode, data, 28.0, 14), m110c_receiver_config{}, data),
+              0u);
 }
 
 TEST(M110cReceiver, APathEarlierThanThoseTrackedIsMeasuredWhereItIs)
@@ -456,16 +557,19 @@ TEST(M110cReceiver, APathEarlierThanThoseTrackedIsMeasuredWhereItIs)
     // its EOM never found; with the measurement centred on the paths, every byte right).
     const m110c_mode mode = *m110c_mode_for(9600, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(6000, 17);
-    const std::vector<float> sent = padded_audio(m110c_transmit_points(mode, data.data(), data.size()), 9600);
+    const std::vector<float> sent =
+        padded_audio(m110c_transmit_points(mode, data.data(), data.size()), 9600);
     constexpr size_t delay = 20; // samples at 9600 Hz
     std::vector<float> audio(sent.size(), 0.0f);
     for (size_t n = delay; n < sent.size(); ++n) {
         const double t = double(n) / 9600.0;
         const double early = std::clamp((t - 1.5) / 0.5, 0.0, 1.0);
-        audio[n] = float((early * sent[n] + sent[n - delay]) / std::sqrt(1.0 + early * early));
+        audio[n] =
+            float((early * sent[n] + sent[n - delay]) / std::sqrt(1.0 + early * early));
     }
     m110c_receiver_config c;
-    EXPECT_EQ(wrong_bytes_received(through_channel(audio, 9600, 30.0, 0.0, 18), c, data), 0u);
+    EXPECT_EQ(wrong_bytes_received(through_channel(audio, 9600, 30.0, 0.0, 18), c, data),
+              0u);
 }
 
 TEST(M110cReceiver, AMisreadInterleaverCodeIsCorrectedByTheProbeSigns)
@@ -478,11 +582,13 @@ TEST(M110cReceiver, AMisreadInterleaverCodeIsCorrectedByTheProbeSigns)
     const m110c_mode sent_mode = *m110c_mode_for(3200, m110c_interleaver::long_);
     const m110c_mode said_mode = *m110c_mode_for(3200, m110c_interleaver::medium);
     const std::vector<uint8_t> data = random_bytes(3000, 19);
-    std::vector<std::complex<float>> points = m110c_transmit_points(sent_mode, data.data(), data.size());
+    std::vector<std::complex<float>> points =
+        m110c_transmit_points(sent_mode, data.data(), data.size());
     const std::vector<uint8_t> said = m110c_preamble(said_mode);
     for (size_t i = 0; i < said.size(); ++i)
         points[i] = m110c_constellation(3)[said[i]];
-    expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 20), 9600), "3200L", data);
+    expect_one_whole_burst(
+        receive_audio(over_the_air(points, 9600, 25, 10.0, 20), 9600), "3200L", data);
 }
 
 TEST(M110cReceiver, ABurstWhosePreambleWasMissedIsDecodedFromItsStart)
@@ -493,10 +599,12 @@ TEST(M110cReceiver, ABurstWhosePreambleWasMissedIsDecodedFromItsStart)
     // decodes it from its first frame (without: the blocks after the section only).
     const m110c_mode mode = *m110c_mode_for(3200, m110c_interleaver::short_);
     const std::vector<uint8_t> data = random_bytes(4000, 21);
-    std::vector<std::complex<float>> points = m110c_transmit_points(mode, data.data(), data.size());
+    std::vector<std::complex<float>> points =
+        m110c_transmit_points(mode, data.data(), data.size());
     for (unsigned i = 0; i < m110c_preamble_symbols; ++i)
         points[i] *= 0.02f;
-    expect_one_whole_burst(receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600), "3200S", data);
+    expect_one_whole_burst(
+        receive_audio(over_the_air(points, 9600, 25, 10.0, 23), 9600), "3200S", data);
 }
 
 TEST(M110cReceiver, TheLastDecoderAidedPassEqualisesSuspectFramesBackwardToo)
@@ -523,7 +631,8 @@ TEST(M110cReceiver, TheLastDecoderAidedPassEqualisesSuspectFramesBackwardToo)
     // The SNR's reference: a burst's mean power (as the bench measures it).
     std::mt19937 level_rng{ 12345 };
     const std::vector<uint8_t> level_data = random_data(level_rng);
-    const std::vector<cf> level = modulator.baseband(m110c_transmit_points(mode, level_data.data(), level_data.size()));
+    const std::vector<cf> level = modulator.baseband(
+        m110c_transmit_points(mode, level_data.data(), level_data.size()));
     double mean = 0;
     for (const cf& v : level)
         mean += std::norm(v);
@@ -540,7 +649,8 @@ TEST(M110cReceiver, TheLastDecoderAidedPassEqualisesSuspectFramesBackwardToo)
     std::vector<cf> noisy, bb;
     for (int burst = 0; burst < 2; ++burst) {
         sent.push_back(random_data(rng));
-        std::vector<cf> air = modulator.baseband(m110c_transmit_points(mode, sent.back().data(), burst_bytes));
+        std::vector<cf> air = modulator.baseband(
+            m110c_transmit_points(mode, sent.back().data(), burst_bytes));
         air.resize(air.size() + size_t(fs / 2));
         noisy.clear();
         channel.process(air.data(), air.size(), noisy);

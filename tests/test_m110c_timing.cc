@@ -19,9 +19,11 @@ m110c_mode mode(unsigned bps, m110c_interleaver il)
     EXPECT_TRUE(m.has_value()) << bps;
     return *m;
 }
-constexpr m110c_interleaver all[] = { m110c_interleaver::ultra_short, m110c_interleaver::very_short,
-                                      m110c_interleaver::short_,      m110c_interleaver::medium,
-                                      m110c_interleaver::long_,       m110c_interleaver::very_long };
+constexpr m110c_interleaver all[] = {
+    m110c_interleaver::ultra_short, m110c_interleaver::very_short,
+    m110c_interleaver::short_,      m110c_interleaver::medium,
+    m110c_interleaver::long_,       m110c_interleaver::very_long
+};
 } // namespace
 
 TEST(M110cTiming, BlocksMatchTheSpecifiedInterleaverSizes)

@@ -41,23 +41,33 @@ const std::vector<int> preamble_4800L = {
 };
 
 const std::vector<int> reinserted_4800L = {
-    2, 2, 6, 2, 6, 2, 2, 6, 6, 2, 2, 2, 2, 2, 6, 2, 6, 2, 6, 6, 2, 2, 6, 6, 6, 6, 6, 2, 6,
-    2, 6, 2, 2, 6, 6, 2, 2, 2, 2, 2, 6, 4, 4, 4, 4, 4, 6, 0, 2, 4, 0, 4, 0, 4, 2, 0, 6, 4,
-    4, 4, 4, 4, 6, 0, 2, 4, 0, 4, 0, 4, 2, 0,
+    2, 2, 6, 2, 6, 2, 2, 6, 6, 2, 2, 2, 2, 2, 6, 2, 6, 2, 6, 6, 2, 2, 6, 6,
+    6, 6, 6, 2, 6, 2, 6, 2, 2, 6, 6, 2, 2, 2, 2, 2, 6, 4, 4, 4, 4, 4, 6, 0,
+    2, 4, 0, 4, 0, 4, 2, 0, 6, 4, 4, 4, 4, 4, 6, 0, 2, 4, 0, 4, 0, 4, 2, 0,
 };
 
-const std::string probe_signs_4800L = "-------++-+-+-++-+-------++-+-+-+-++-------++-+-+-+--+-------++-+-+--+++";
+const std::string probe_signs_4800L =
+    "-------++-+-+-++-+-------++-+-+-+-++-------++-+-+-+--+-------++-+-+--+++";
 
 const std::vector<std::vector<int>> scrambler_first_32 = {
-    { 1, 0, 0, 1, 4, 0, 3, 0, 1, 7, 4, 2, 5, 1, 4, 5, 7, 2, 6, 6, 1, 1, 2, 1, 4, 2, 3, 1, 7, 7, 6, 4 },
-    { 1, 0, 2, 4, 12, 0, 9, 3, 5, 13, 0, 11, 7, 9, 13, 9, 8, 2, 4, 13, 2, 15, 11, 9, 4, 10, 13, 15, 4, 6, 5, 6 },
-    { 1, 16, 16, 24, 16, 28, 20, 26, 16, 29, 5, 27, 9, 20, 16, 26, 18, 31, 6, 9, 26, 30, 19, 12, 5, 19, 1, 24, 24, 20, 24, 18 },
-    { 1, 8, 4, 3, 57, 20, 13, 44, 23, 54, 9, 10, 20, 11, 63, 38, 36, 54, 15, 25, 37, 25, 0, 35, 41, 24, 41, 63, 34, 6, 23, 19 },
+    { 1, 0, 0, 1, 4, 0, 3, 0, 1, 7, 4, 2, 5, 1, 4, 5,
+      7, 2, 6, 6, 1, 1, 2, 1, 4, 2, 3, 1, 7, 7, 6, 4 },
+    { 1, 0, 2, 4,  12, 0,  9,  3, 5, 13, 0,  11, 7, 9, 13, 9,
+      8, 2, 4, 13, 2,  15, 11, 9, 4, 10, 13, 15, 4, 6, 5,  6 },
+    { 1,  16, 16, 24, 16, 28, 20, 26, 16, 29, 5, 27, 9,  20, 16, 26,
+      18, 31, 6,  9,  26, 30, 19, 12, 5,  19, 1, 24, 24, 20, 24, 18 },
+    { 1,  8,  4,  3,  57, 20, 13, 44, 23, 54, 9,  10, 20, 11, 63, 38,
+      36, 54, 15, 25, 37, 25, 0,  35, 41, 24, 41, 63, 34, 6,  23, 19 },
 };
 
-const std::vector<unsigned> load_3200US_first_16 = { 0, 97, 194, 291, 388, 485, 70, 167, 264, 361, 458, 43, 140, 237, 334, 431 };
+const std::vector<unsigned> load_3200US_first_16 = { 0,   97,  194, 291, 388, 485,
+                                                     70,  167, 264, 361, 458, 43,
+                                                     140, 237, 334, 431 };
 
-m110c_mode mode(unsigned bps, m110c_interleaver interleaver) { return *m110c_mode_for(bps, interleaver); }
+m110c_mode mode(unsigned bps, m110c_interleaver interleaver)
+{
+    return *m110c_mode_for(bps, interleaver);
+}
 
 } // namespace
 
@@ -74,7 +84,8 @@ TEST(M110cWaveform, PreambleAndReinsertedSectionMatchKnownAnswers)
     std::set<std::vector<uint8_t>> seen;
     for (unsigned bps : { 3200u, 4800u, 6400u, 8000u, 9600u })
         for (unsigned i = 0; i < 6; ++i)
-            EXPECT_TRUE(seen.insert(m110c_preamble(mode(bps, m110c_interleaver(i)))).second);
+            EXPECT_TRUE(
+                seen.insert(m110c_preamble(mode(bps, m110c_interleaver(i)))).second);
 }
 
 TEST(M110cWaveform, ProbeSignsFollowTheSchedule)
@@ -96,11 +107,13 @@ TEST(M110cWaveform, ScramblerMatchesKnownAnswersInBothOrientations)
 {
     for (unsigned n = 3; n <= 6; ++n) {
         const auto a = m110c_data_scrambler(n);
-        EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 32), scrambler_first_32[n - 3]) << n << " bits";
+        EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 32), scrambler_first_32[n - 3])
+            << n << " bits";
         // Orientation B starts alike and parts from the third symbol on.
         const auto b = m110c_data_scrambler(n, m110c_scrambler_orientation::b);
         EXPECT_EQ(a[0], b[0]);
-        EXPECT_NE(std::vector<int>(a.begin(), a.end()), std::vector<int>(b.begin(), b.end()));
+        EXPECT_NE(std::vector<int>(a.begin(), a.end()),
+                  std::vector<int>(b.begin(), b.end()));
     }
     // QPSK scrambles like 8PSK.
     EXPECT_EQ(m110c_data_scrambler(2), m110c_data_scrambler(3));
@@ -108,7 +121,8 @@ TEST(M110cWaveform, ScramblerMatchesKnownAnswersInBothOrientations)
 
 TEST(M110cWaveform, InterleaverLoadsAtTheIncrementAndIsAPermutation)
 {
-    const std::vector<uint32_t> order = m110c_fetch_order(mode(3200, m110c_interleaver::ultra_short));
+    const std::vector<uint32_t> order =
+        m110c_fetch_order(mode(3200, m110c_interleaver::ultra_short));
     ASSERT_EQ(order.size(), 512u);
     for (unsigned n = 0; n < load_3200US_first_16.size(); ++n)
         EXPECT_EQ(order[load_3200US_first_16[n]], n);
@@ -129,7 +143,8 @@ TEST(M110cWaveform, CodesNameTheModesAndReservedOnesNone)
     for (unsigned bps : { 3200u, 4800u, 6400u, 8000u, 9600u })
         for (unsigned i = 0; i < 6; ++i) {
             const m110c_mode m = mode(bps, m110c_interleaver(i));
-            const auto back = m110c_mode_by_code(m110c_rate_code(m), m110c_interleaver_code(m.interleaver));
+            const auto back = m110c_mode_by_code(m110c_rate_code(m),
+                                                 m110c_interleaver_code(m.interleaver));
             ASSERT_TRUE(back);
             EXPECT_EQ(back->name(), m.name());
         }
@@ -184,20 +199,25 @@ TEST(M110cWaveform, MapsAreTheStandardTables)
 TEST(M110cWaveform, TailBitingMatchesBothReadingsOfTheExample)
 {
     const std::vector<uint8_t> info = { 1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 0 };
-    const std::vector<uint8_t> full_register = { 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0,
-                                                 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0 };
-    EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size(), m110c_tail_biting::from_full_register),
+    const std::vector<uint8_t> full_register = { 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+                                                 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0,
+                                                 0, 0, 1, 1, 1, 1, 0, 1, 1, 0 };
+    EXPECT_EQ(m110c_tail_biting_encode(
+                  info.data(), info.size(), m110c_tail_biting::from_full_register),
               full_register);
     // The default phase starts a pair later: bit 7's pair first.
     std::vector<uint8_t> bit_7(full_register.begin() + 2, full_register.end());
     bit_7.insert(bit_7.end(), full_register.begin(), full_register.begin() + 2);
     EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size()), bit_7);
-    EXPECT_EQ(m110c_tail_biting_encode(info.data(), info.size(), m110c_tail_biting::from_block_start),
-              (std::vector<uint8_t>{ 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0 }));
+    EXPECT_EQ(m110c_tail_biting_encode(
+                  info.data(), info.size(), m110c_tail_biting::from_block_start),
+              (std::vector<uint8_t>{ 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0,
+                                     0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0 }));
     EXPECT_THROW(m110c_tail_biting_encode(info.data(), 5), std::invalid_argument);
     // Bit 7's pair needs a bit 7.
     EXPECT_THROW(m110c_tail_biting_encode(info.data(), 7), std::invalid_argument);
-    EXPECT_NO_THROW(m110c_tail_biting_encode(info.data(), 7, m110c_tail_biting::from_full_register));
+    EXPECT_NO_THROW(
+        m110c_tail_biting_encode(info.data(), 7, m110c_tail_biting::from_full_register));
 }
 
 TEST(M110cWaveform, PuncturingKeepsTheKnownPositions)
@@ -223,7 +243,8 @@ TEST(M110cTransmitter, LaysOutPreambleFramesProbesAndReinsertion)
     EXPECT_EQ(t.units, 2u);
     ASSERT_EQ(points.size(), size_t(std::lround(t.total_s * m110c_symbol_rate)));
     const auto& psk8 = m110c_constellation(3);
-    const std::vector<uint8_t> preamble = m110c_preamble(m), section = m110c_reinserted_section(m);
+    const std::vector<uint8_t> preamble = m110c_preamble(m),
+                               section = m110c_reinserted_section(m);
     for (size_t k = 0; k < points.size(); ++k) {
         const m110c_symbol_role role = m110c_role_of(k);
         uint8_t known = 0;
@@ -232,7 +253,8 @@ TEST(M110cTransmitter, LaysOutPreambleFramesProbesAndReinsertion)
             known = preamble[role.position];
             break;
         case m110c_symbol_kind::probe:
-            known = m110c_probe(m110c_probe_is_minus(m, unsigned(role.frame % 72)))[role.position];
+            known = m110c_probe(
+                m110c_probe_is_minus(m, unsigned(role.frame % 72)))[role.position];
             break;
         case m110c_symbol_kind::reinserted:
             known = section[role.position];
@@ -255,16 +277,19 @@ TEST(M110cTransmitter, QamDataAreTheTablePointsOnTheProbesScale)
     // the table point of its channel bits (mapped, scrambled by XOR), exactly.
     const std::vector<uint8_t> data = random_bytes(3000, 4);
     for (unsigned bps : { 6400u, 8000u, 9600u, 12800u }) {
-        const m110c_mode m = mode(bps, bps == 12800 ? m110c_interleaver::short_ : m110c_interleaver::long_);
+        const m110c_mode m = mode(
+            bps, bps == 12800 ? m110c_interleaver::short_ : m110c_interleaver::long_);
         m110c_readings full_register; // the phase m110c_table_points sends
         full_register.tail_biting = m110c_tail_biting::from_full_register;
-        const auto points = m110c_transmit_points(m, data.data(), data.size(), false, full_register);
+        const auto points =
+            m110c_transmit_points(m, data.data(), data.size(), false, full_register);
         ASSERT_EQ(points, m110c_table_points(m, data)) << m.name();
         double power = 0, peak = 0;
         size_t n = 0;
         for (size_t k = 0; k < points.size(); ++k) {
             if (m110c_role_of(k).kind != m110c_symbol_kind::data) {
-                ASSERT_NEAR(std::abs(points[k]), 1.0f, 1e-6f) << m.name() << " symbol " << k;
+                ASSERT_NEAR(std::abs(points[k]), 1.0f, 1e-6f)
+                    << m.name() << " symbol " << k;
                 continue;
             }
             power += std::norm(points[k]);
@@ -273,15 +298,20 @@ TEST(M110cTransmitter, QamDataAreTheTablePointsOnTheProbesScale)
         }
         // The data's peak is the probes' amplitude; their mean power the table's.
         EXPECT_NEAR(peak, 1.0, 1e-6) << m.name();
-        EXPECT_NEAR(power / double(n), m110c_constellation_power(m.bits_per_symbol), 0.03) << m.name();
-        EXPECT_EQ(points.size(), size_t(std::lround(m110c_transmission_time(m, data.size()).total_s * 2400)))
+        EXPECT_NEAR(power / double(n), m110c_constellation_power(m.bits_per_symbol), 0.03)
+            << m.name();
+        EXPECT_EQ(
+            points.size(),
+            size_t(std::lround(m110c_transmission_time(m, data.size()).total_s * 2400)))
             << m.name();
     }
     // The tables' mean powers (of the probes'), and a frame's with its probe.
     EXPECT_NEAR(m110c_constellation_power(4), 0.7835, 1e-3);
     EXPECT_NEAR(m110c_constellation_power(5), 0.6504, 1e-3);
     EXPECT_NEAR(m110c_constellation_power(6), 0.5815, 1e-3);
-    EXPECT_NEAR(m110c_frame_power(mode(9600, m110c_interleaver::short_)), (256 * 0.5815 + 31) / 287, 1e-3);
+    EXPECT_NEAR(m110c_frame_power(mode(9600, m110c_interleaver::short_)),
+                (256 * 0.5815 + 31) / 287,
+                1e-3);
     EXPECT_NEAR(m110c_frame_power(mode(4800, m110c_interleaver::short_)), 1.0, 1e-6);
 }
 
@@ -292,7 +322,8 @@ TEST(M110cTransmitter, ChannelBitsFillWholeBlocksAndCarryTheUserBitsUncodedAt128
     const std::vector<uint8_t> bits = m110c_channel_bits(u, data.data(), data.size());
     ASSERT_EQ(bits.size(), 256u * 6);
     // LSB first per byte, then the EOM MSB first, then zeros.
-    const std::vector<uint8_t> head = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+    const std::vector<uint8_t> head = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
     EXPECT_EQ(std::vector<uint8_t>(bits.begin(), bits.begin() + 24), head);
     uint32_t eom = 0;
     for (int b = 24; b < 56; ++b)
@@ -302,7 +333,9 @@ TEST(M110cTransmitter, ChannelBitsFillWholeBlocksAndCarryTheUserBitsUncodedAt128
     // Coded: whole interleaver blocks.
     for (unsigned i = 0; i < 6; ++i) {
         const m110c_mode m = mode(3200, m110c_interleaver(i));
-        EXPECT_EQ(m110c_channel_bits(m, data.data(), data.size()).size() % m110c_interleaver_bits(m), 0u);
+        EXPECT_EQ(m110c_channel_bits(m, data.data(), data.size()).size() %
+                      m110c_interleaver_bits(m),
+                  0u);
     }
 }
 
@@ -329,7 +362,8 @@ TEST(M110cTransmitter, TheModulatorShapesPointsAsItShapesSymbolNumbers)
     for (auto& x : data)
         x = uint8_t(rng());
     const m110c_mode qam_mode = mode(9600, m110c_interleaver::short_);
-    const auto qam = m.baseband(m110c_transmit_points(qam_mode, data.data(), data.size()));
+    const auto qam =
+        m.baseband(m110c_transmit_points(qam_mode, data.data(), data.size()));
     double power = 0;
     for (const auto& x : qam)
         power += std::norm(x);

@@ -40,21 +40,26 @@ TEST(M110dDecoder, Every3khzModeDecodesThroughTheSoftDemapperInNoise)
             m110d_transmit_options o;
             o.constraint_length = k;
             const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
-            const double sigma2 = m110d_frame_power(m) * std::pow(10.0, -(awgn_row_db[m.wn] + 3) / 10.0);
+            const double sigma2 =
+                m110d_frame_power(m) * std::pow(10.0, -(awgn_row_db[m.wn] + 3) / 10.0);
             std::normal_distribution<double> noise(0.0, std::sqrt(sigma2 / 2));
             const m110d_demapper demapper(m, o.readings);
             const unsigned nb = demapper.bits_per_symbol();
             std::vector<float> llr;
             const size_t frame = m.data_symbols + m.probe_symbols;
-            for (size_t at = preamble_symbols(m, o) + m.probe_symbols; at + frame <= points.size(); at += frame)
+            for (size_t at = preamble_symbols(m, o) + m.probe_symbols;
+                 at + frame <= points.size();
+                 at += frame)
                 for (unsigned i = 0; i < m.data_symbols; ++i) {
                     const std::complex<double> sent(points[at + i]);
-                    const std::complex<double> u = sent + std::complex<double>(noise(rng), noise(rng));
+                    const std::complex<double> u =
+                        sent + std::complex<double>(noise(rng), noise(rng));
                     float bits[8];
                     demapper.demap(u, i, sigma2, bits);
                     llr.insert(llr.end(), bits, bits + nb);
                 }
-            expect_message(decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
+            expect_message(
+                decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
         }
     }
 }
@@ -65,42 +70,52 @@ TEST(M110dDecoder, DemapperDecisionsAreThePointsSent)
     for (unsigned wn = 1; wn <= m110d_max_wn; ++wn) {
         const m110d_mode m = *m110d_mode_for(3, wn, m110d_interleaver::ultra_short);
         const auto points = m110d_transmit_points(m, data.data(), data.size());
-        const std::vector<uint8_t> channel = m110d_channel_bits(m, data.data(), data.size());
+        const std::vector<uint8_t> channel =
+            m110d_channel_bits(m, data.data(), data.size());
         const m110d_demapper demapper(m);
         const size_t frame = m.data_symbols + m.probe_symbols;
         size_t next_bit = 0;
-        for (size_t at = 10 * 32 + m.probe_symbols; at + frame <= points.size(); at += frame)
+        for (size_t at = 10 * 32 + m.probe_symbols; at + frame <= points.size();
+             at += frame)
             for (unsigned i = 0; i < m.data_symbols; ++i) {
                 float llr[8];
                 const std::complex<double> sent(points[at + i]);
-                ASSERT_LT(std::abs(demapper.demap(sent, i, 1e-2, llr) - sent), 1e-6) << m.name();
+                ASSERT_LT(std::abs(demapper.demap(sent, i, 1e-2, llr) - sent), 1e-6)
+                    << m.name();
                 for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b, ++next_bit)
-                    ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1) << m.name() << " symbol " << i;
+                    ASSERT_EQ(llr[b] < 0, channel[next_bit] == 1)
+                        << m.name() << " symbol " << i;
                 // The label's point is the one sent.
                 unsigned label = 0;
                 for (unsigned b = 0; b < demapper.bits_per_symbol(); ++b)
-                    label = label << 1 | channel[next_bit - demapper.bits_per_symbol() + b];
+                    label =
+                        label << 1 | channel[next_bit - demapper.bits_per_symbol() + b];
                 ASSERT_LT(std::abs(demapper.point_of(label, i) - sent), 1e-6) << m.name();
                 // PSK unscrambled lands on the transcoded symbol; QAM stays.
                 const std::complex<double> u = demapper.unscrambled(sent, i);
                 const auto& table = m110d_constellation(demapper.bits_per_symbol());
                 const unsigned symbol = m110d_map_bits(label, demapper.bits_per_symbol());
                 if (demapper.bits_per_symbol() <= 3)
-                    ASSERT_LT(std::abs(u - std::complex<double>(table[symbol])), 1e-6) << m.name();
+                    ASSERT_LT(std::abs(u - std::complex<double>(table[symbol])), 1e-6)
+                        << m.name();
                 else
                     ASSERT_EQ(u, sent);
             }
         EXPECT_EQ(next_bit, channel.size()) << m.name();
     }
-    EXPECT_THROW(m110d_demapper(*m110d_mode_by_name("WN0/3kHz/S")), std::invalid_argument);
+    EXPECT_THROW(m110d_demapper(*m110d_mode_by_name("WN0/3kHz/S")),
+                 std::invalid_argument);
 }
 
 namespace {
 
 // The received chips of a transmission's super-frame s (from 0): its count and WID
 // sections, with complex white noise of variance sigma2 per chip.
-std::vector<cf> fields_of(const std::vector<cf>& points, const m110d_transmit_options& o, unsigned s,
-                          double sigma2, std::mt19937& rng)
+std::vector<cf> fields_of(const std::vector<cf>& points,
+                          const m110d_transmit_options& o,
+                          unsigned s,
+                          double sigma2,
+                          std::mt19937& rng)
 {
     const unsigned walsh = 32; // 3 kHz
     const size_t superframe = o.timing.preamble.superframes == 1 ? 10 : 18;
@@ -122,16 +137,20 @@ TEST(M110dDecoder, ReadsCountAndWidUnderEveryReadingAtMinus3Db)
     const std::vector<uint8_t> data = random_bytes(10, 1);
     for (const m110d_mode& m : modes_3khz())
         for (unsigned k : { 7u, 9u })
-            for (auto alignment : { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
-                for (auto parity : { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+            for (auto alignment :
+                 { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
+                for (auto parity :
+                     { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
                     m110d_transmit_options o;
                     o.constraint_length = k;
                     o.readings.pn_alignment = alignment;
                     o.readings.wid_parity = parity;
                     o.timing.preamble.tlc_blocks = 1;
                     o.timing.preamble.superframes = 3;
-                    const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
-                    const std::string what = m.name() + " K" + std::to_string(k) + " " + m110d_readings_text(o.readings);
+                    const auto points =
+                        m110d_transmit_points(m, data.data(), data.size(), o);
+                    const std::string what = m.name() + " K" + std::to_string(k) + " " +
+                                             m110d_readings_text(o.readings);
                     for (unsigned s = 0; s < 3; ++s) {
                         const std::vector<cf> y = fields_of(points, o, s, 2.0, rng);
                         const auto f = m110d_read_fields(y.data(), 32, alignment, parity);
@@ -147,8 +166,11 @@ TEST(M110dDecoder, ReadsCountAndWidUnderEveryReadingAtMinus3Db)
                         EXPECT_EQ(any->alignment, alignment) << what;
                         EXPECT_EQ(any->count, f->count) << what;
                         EXPECT_EQ(any->wid.wn, m.wn) << what;
-                        const bool d2_differs = ((m.wn >> 1) ^ (m.wn >> 2) ^ (m.wn >> 3)) & 1u;
-                        EXPECT_EQ(any->parity, d2_differs ? parity : m110d_wid_parity::checksum) << what;
+                        const bool d2_differs =
+                            ((m.wn >> 1) ^ (m.wn >> 2) ^ (m.wn >> 3)) & 1u;
+                        EXPECT_EQ(any->parity,
+                                  d2_differs ? parity : m110d_wid_parity::checksum)
+                            << what;
                     }
                 }
 }
@@ -174,7 +196,10 @@ TEST(M110dDecoder, SingleSuperframeFieldsAndNoiseAlone)
         std::vector<cf> z(9 * 32);
         for (cf& c : z)
             c = cf(noise(rng), noise(rng));
-        if (auto g = m110d_read_fields(z.data(), 32, m110d_pn_alignment::per_symbol, m110d_wid_parity::checksum)) {
+        if (auto g = m110d_read_fields(z.data(),
+                                       32,
+                                       m110d_pn_alignment::per_symbol,
+                                       m110d_wid_parity::checksum)) {
             ++passed;
             EXPECT_LT(g->correlation, f->correlation / 2);
         }
@@ -199,8 +224,10 @@ TEST(M110dDecoder, Wn0WalshSymbolsDecodeAtMinus3Db)
             const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
             std::vector<float> llr;
             size_t symbol = 0;
-            for (size_t at = preamble_symbols(m, o); at + 32 <= points.size(); at += 32, ++symbol) {
-                std::vector<cf> y(points.begin() + long(at), points.begin() + long(at + 32));
+            for (size_t at = preamble_symbols(m, o); at + 32 <= points.size();
+                 at += 32, ++symbol) {
+                std::vector<cf> y(points.begin() + long(at),
+                                  points.begin() + long(at + 32));
                 for (cf& c : y)
                     c += cf(noise(rng), noise(rng));
                 float bits[2];
@@ -208,8 +235,11 @@ TEST(M110dDecoder, Wn0WalshSymbolsDecodeAtMinus3Db)
                 llr.insert(llr.end(), bits, bits + 2);
             }
             // One coded dibit per Walsh symbol: as many LLRs as channel bits.
-            EXPECT_EQ(llr.size(), m110d_channel_bits(m, data.data(), data.size(), o).size()) << m.name();
-            expect_message(decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
+            EXPECT_EQ(llr.size(),
+                      m110d_channel_bits(m, data.data(), data.size(), o).size())
+                << m.name();
+            expect_message(
+                decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
         }
     }
 }

@@ -152,7 +152,8 @@ TEST(M110dTiming, BlocksHoldTheTablesInputBits)
     // Every mode: the bytes that exactly fill whole blocks (with the EOM) leave no fill,
     // and one byte more opens one more block.
     for (const auto& m : every_mode()) {
-        const size_t blocks = (m110d_eom_bits + m.input_bits_per_block - 1) / m.input_bits_per_block;
+        const size_t blocks =
+            (m110d_eom_bits + m.input_bits_per_block - 1) / m.input_bits_per_block;
         const size_t bytes = (blocks * m.input_bits_per_block - m110d_eom_bits) / 8;
         auto t = m110d_transmission_time(m, bytes);
         EXPECT_EQ(t.units, blocks) << m.name();
@@ -179,11 +180,14 @@ TEST(M110dTiming, SpecWorkedExamples)
     const auto wn11 = mode(3, 11, m110d_interleaver::short_);
     m110d_timing_options eot;
     eot.eot_extension = true;
-    EXPECT_NEAR((wn11.probe_symbols / 2400.0 + wn11.eot_extension_s(eot)) * 2400, 56, 1e-9);
+    EXPECT_NEAR(
+        (wn11.probe_symbols / 2400.0 + wn11.eot_extension_s(eot)) * 2400, 56, 1e-9);
     // performance_D_LXIV: tests are run with 20 super-frames: 360 Walsh symbols = 4.8 s.
     m110d_preamble_options twenty;
     twenty.superframes = 20;
-    EXPECT_NEAR(mode(3, 6, m110d_interleaver::long_).preamble_s(twenty), 4.8 + 32 / 2400.0, 1e-12);
+    EXPECT_NEAR(mode(3, 6, m110d_interleaver::long_).preamble_s(twenty),
+                4.8 + 32 / 2400.0,
+                1e-12);
 }
 
 TEST(M110dTiming, LongTransmissionsRunAtTheNominalRate)
@@ -196,8 +200,8 @@ TEST(M110dTiming, LongTransmissionsRunAtTheNominalRate)
         EXPECT_GE(t.data_s, bits / m.user_bps() - 1e-6) << m.name();
         EXPECT_LE(t.data_s, bits / m.user_bps() + m.block_s() + 1e-6) << m.name();
         EXPECT_DOUBLE_EQ(m.timing().bit_rate, double(m.user_bps())) << m.name();
-        // Over the whole transmission, the preamble, the EOM and the last block's fill are
-        // the overhead.
+        // Over the whole transmission, the preamble, the EOM and the last block's fill
+        // are the overhead.
         const double effective_bps = 8.0 * bytes / t.total_s;
         EXPECT_LE(effective_bps, m.user_bps()) << m.name();
         EXPECT_GE(effective_bps,
@@ -242,7 +246,8 @@ TEST(M110dTiming, ModesAppendixDLacksAreRefused)
     EXPECT_TRUE(m110d_mode_for(12, 4, m110d_interleaver::short_));
     // Lookup by rate finds the same modes as by WN.
     EXPECT_EQ(m110d_mode_for_rate(3, 2400, m110d_interleaver::long_)->wn, 13u);
-    EXPECT_EQ(m110d_mode_for_rate(3, 9600, m110d_interleaver::long_)->name(), "WN10/3kHz/L");
+    EXPECT_EQ(m110d_mode_for_rate(3, 9600, m110d_interleaver::long_)->name(),
+              "WN10/3kHz/L");
     EXPECT_EQ(m110d_mode_for_rate(24, 120000, m110d_interleaver::medium)->wn, 12u);
     for (const auto& m : every_mode()) {
         const auto by_rate = m110d_mode_for_rate(m.bw_khz, m.user_bps(), m.interleaver);
@@ -301,11 +306,13 @@ TEST(M110dTiming, PlannerTimingMatchesTheModel)
     m110d_timing_options o;
     o.preamble.superframes = 4;
     o.eot_extension = true;
-    for (auto m : { mode(3, 6, m110d_interleaver::short_), mode(3, 0, m110d_interleaver::long_),
+    for (auto m : { mode(3, 6, m110d_interleaver::short_),
+                    mode(3, 0, m110d_interleaver::long_),
                     mode(48, 12, m110d_interleaver::ultra_short) }) {
         for (size_t bytes : { 0u, 1u, 500u, 20000u }) {
             EXPECT_NEAR(transmission_time_of(m.timing(o), bytes).total_s,
-                        m110d_transmission_time(m, bytes, o).total_s, 1e-9)
+                        m110d_transmission_time(m, bytes, o).total_s,
+                        1e-9)
                 << m.name();
         }
         // The largest payload within 10 s fits, one byte more does not.
@@ -321,8 +328,14 @@ TEST(M110dTiming, ModesByName)
     ASSERT_TRUE(m.has_value());
     EXPECT_EQ(m->user_bps(), 240000u);
     EXPECT_EQ(m->name(), "WN12/48kHz/US");
-    for (const char* bad : { "", "WN12/48kHz", "WN12/48kHz/VS", "WN0/3kHz/US", "WN13/48kHz/S",
-                             "WN12/48kHz/USX", "WN12/47kHz/S", "12/48kHz/S" })
+    for (const char* bad : { "",
+                             "WN12/48kHz",
+                             "WN12/48kHz/VS",
+                             "WN0/3kHz/US",
+                             "WN13/48kHz/S",
+                             "WN12/48kHz/USX",
+                             "WN12/47kHz/S",
+                             "12/48kHz/S" })
         EXPECT_FALSE(m110d_mode_by_name(bad).has_value()) << bad;
     const auto names = m110d_mode_names();
     EXPECT_EQ(names.size(), 608u); // the count the table tests cover

@@ -8,9 +8,9 @@
 // air-time model m110d_timing, its layout (preamble, probes with the boundary rule, EOT),
 // and a noise-free loopback through hard decisions and the block decoder that gives
 // back the bytes and the EOM for every WN, interleaver, code and reading.
+#include "phy/m110d_decoder.h"
 #include "phy/m110d_timing.h"
 #include "phy/m110d_transmitter.h"
-#include "phy/m110d_decoder.h"
 #include "phy/m110d_waveform.h"
 #include "phy/psk_modulator.h"
 
@@ -36,10 +36,15 @@ TEST(M110dTransmitter, SymbolCountMatchesTheAirTimeModel)
     variants[2].timing.eot_extension = true;
     for (const m110d_mode& m : modes_3khz())
         for (const auto& o : variants)
-            for (size_t bytes : { size_t(0), size_t(1), size_t(m.input_bits_per_block / 8), size_t(700) }) {
-                const std::vector<uint8_t> data = random_bytes(bytes, unsigned(bytes) + m.wn);
+            for (size_t bytes : { size_t(0),
+                                  size_t(1),
+                                  size_t(m.input_bits_per_block / 8),
+                                  size_t(700) }) {
+                const std::vector<uint8_t> data =
+                    random_bytes(bytes, unsigned(bytes) + m.wn);
                 const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
-                ASSERT_EQ(points.size(), symbols_of(m, bytes, o)) << m.name() << " " << bytes << " bytes";
+                ASSERT_EQ(points.size(), symbols_of(m, bytes, o))
+                    << m.name() << " " << bytes << " bytes";
             }
 }
 
@@ -56,11 +61,13 @@ TEST(M110dTransmitter, LaysOutPreambleProbesAndEot)
         const std::vector<uint8_t> preamble = m110d_preamble(m, o.timing.preamble, 7);
         const auto& psk8 = m110d_constellation(3);
         for (size_t k = 0; k < preamble.size(); ++k)
-            ASSERT_LT(std::abs(points[k] - psk8[preamble[k]]), 1e-6f) << m.name() << " preamble " << k;
+            ASSERT_LT(std::abs(points[k] - psk8[preamble[k]]), 1e-6f)
+                << m.name() << " preamble " << k;
         const unsigned K = m.probe_symbols, frame = m.data_symbols + K;
         const size_t extension = m110d_eot_extension_symbols(m);
         const size_t frames = (points.size() - preamble.size() - K - extension) / frame;
-        ASSERT_EQ(preamble.size() + K + frames * frame + extension, points.size()) << m.name();
+        ASSERT_EQ(preamble.size() + K + frames * frame + extension, points.size())
+            << m.name();
         ASSERT_EQ(frames % m.frames_per_block, 0u) << m.name();
         for (int64_t f = -1; f < int64_t(frames); ++f) {
             const size_t at = preamble.size() + size_t(f + 1) * frame;
@@ -68,7 +75,8 @@ TEST(M110dTransmitter, LaysOutPreambleProbesAndEot)
             const unsigned length = K + (last ? unsigned(extension) : 0);
             const auto want = m110d_mini_probe(K, m110d_probe_is_boundary(m, f), length);
             for (unsigned i = 0; i < length; ++i)
-                ASSERT_LT(std::abs(points[at + i] - want[i]), 1e-6f) << m.name() << " probe after frame " << f;
+                ASSERT_LT(std::abs(points[at + i] - want[i]), 1e-6f)
+                    << m.name() << " probe after frame " << f;
         }
         // Every symbol's amplitude is at most the probes' (QAM as printed).
         for (const cf& p : points)
@@ -90,13 +98,17 @@ TEST(M110dTransmitter, Every3khzModeLoopsBackThroughHardDecisions)
             }
             const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
             const std::vector<float> llr = hard_channel_llrs(m, points, o);
-            EXPECT_EQ(llr, [&] {
-                std::vector<float> want;
-                for (uint8_t b : m110d_channel_bits(m, data.data(), data.size(), o))
-                    want.push_back(b ? -1.0f : 1.0f);
-                return want;
-            }()) << m.name() << " K" << k;
-            expect_message(decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
+            EXPECT_EQ(llr,
+                      [&] {
+                          std::vector<float> want;
+                          for (uint8_t b :
+                               m110d_channel_bits(m, data.data(), data.size(), o))
+                              want.push_back(b ? -1.0f : 1.0f);
+                          return want;
+                      }())
+                << m.name() << " K" << k;
+            expect_message(
+                decode_all(m, llr, o), data, m.name() + " K" + std::to_string(k));
         }
 }
 
@@ -109,19 +121,24 @@ TEST(M110dTransmitter, ReadingsChangeWhatTheyName)
     m110d_transmit_options o;
     o.readings.scrambler = x9_orientation::b;
     auto other = m110d_transmit_points(m, data.data(), data.size(), o);
-    EXPECT_TRUE(std::equal(base.begin(), base.begin() + preamble + 32, other.begin())); // preamble, first probe
+    EXPECT_TRUE(std::equal(base.begin(),
+                           base.begin() + preamble + 32,
+                           other.begin())); // preamble, first probe
     EXPECT_NE(base, other);
     o = {};
     o.msb_first = true;
-    EXPECT_NE(m110d_channel_bits(m, data.data(), data.size(), o), m110d_channel_bits(m, data.data(), data.size()));
+    EXPECT_NE(m110d_channel_bits(m, data.data(), data.size(), o),
+              m110d_channel_bits(m, data.data(), data.size()));
     // K = 9 is announced in the WID (d3) and changes the coded bits.
     o = {};
     o.constraint_length = 9;
     other = m110d_transmit_points(m, data.data(), data.size(), o);
     EXPECT_FALSE(std::equal(base.begin(), base.begin() + preamble, other.begin()));
-    EXPECT_NE(m110d_channel_bits(m, data.data(), data.size(), o), m110d_channel_bits(m, data.data(), data.size()));
+    EXPECT_NE(m110d_channel_bits(m, data.data(), data.size(), o),
+              m110d_channel_bits(m, data.data(), data.size()));
     o.constraint_length = 8;
-    EXPECT_THROW(m110d_transmit_points(m, data.data(), data.size(), o), std::invalid_argument);
+    EXPECT_THROW(m110d_transmit_points(m, data.data(), data.size(), o),
+                 std::invalid_argument);
 }
 
 TEST(M110dTransmitter, ShapesSamplesLikeTheAppCTransmitter)
@@ -143,7 +160,8 @@ TEST(M110dTransmitter, ShapesSamplesLikeTheAppCTransmitter)
     const auto audio = modulator.audio(points);
     EXPECT_EQ(audio.size(), samples.size());
     // 48 kHz: a wider bandwidth's symbol rate and sub-carrier.
-    const psk_modulator_config wide = m110d_modulator_config(*m110d_mode_by_name("WN6/24kHz/S"), 96000);
+    const psk_modulator_config wide =
+        m110d_modulator_config(*m110d_mode_by_name("WN6/24kHz/S"), 96000);
     EXPECT_EQ(wide.symbol_rate, 19200);
     EXPECT_EQ(wide.carrier_hz, 12300);
 }
@@ -157,7 +175,8 @@ TEST(M110dTransmitter, EveryBandwidthCodesAndLastsAsTheAirTimeModelSays)
     size_t modes = 0;
     for (const std::string& name : m110d_mode_names()) {
         const m110d_mode m = *m110d_mode_by_name(name);
-        if (m.interleaver != m110d_interleaver::ultra_short && m.interleaver != m110d_interleaver::short_)
+        if (m.interleaver != m110d_interleaver::ultra_short &&
+            m.interleaver != m110d_interleaver::short_)
             continue;
         ++modes;
         m110d_transmit_options o;
@@ -166,7 +185,11 @@ TEST(M110dTransmitter, EveryBandwidthCodesAndLastsAsTheAirTimeModelSays)
         ASSERT_EQ(points.size(), symbols_of(m, data.size(), o)) << name;
     }
     EXPECT_GT(modes, 250u);
-    for (const char* name : { "WN0/9kHz/S", "WN3/21kHz/US", "WN6/24kHz/S", "WN12/18kHz/US", "WN11/48kHz/US" }) {
+    for (const char* name : { "WN0/9kHz/S",
+                              "WN3/21kHz/US",
+                              "WN6/24kHz/S",
+                              "WN12/18kHz/US",
+                              "WN11/48kHz/US" }) {
         const m110d_mode m = *m110d_mode_by_name(name);
         const m110d_transmit_options o;
         const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
@@ -193,23 +216,31 @@ TEST(M110dTransmitter, SymbolRolesPlaceEveryProbeAndDataSymbol)
                 ++data_symbols;
                 continue;
             }
-            ASSERT_LT(std::abs(points[k] - m110d_probe_point(m, role)), 1e-6f) << m.name() << " symbol " << k;
+            ASSERT_LT(std::abs(points[k] - m110d_probe_point(m, role)), 1e-6f)
+                << m.name() << " symbol " << k;
         }
         const unsigned per_symbol = m.wn == 0 ? 1 : m110d_bits_per_symbol(m.wn);
-        const size_t channel_bits = m110d_channel_bits(m, data.data(), data.size(), o).size();
-        EXPECT_EQ(data_symbols * per_symbol, m.wn == 0 ? channel_bits * 16 : channel_bits) << m.name();
+        const size_t channel_bits =
+            m110d_channel_bits(m, data.data(), data.size(), o).size();
+        EXPECT_EQ(data_symbols * per_symbol, m.wn == 0 ? channel_bits * 16 : channel_bits)
+            << m.name();
         if (extension) {
-            const m110d_symbol_role last = m110d_role_after_preamble(m, points.size() - extension - 1 - first);
+            const m110d_symbol_role last =
+                m110d_role_after_preamble(m, points.size() - extension - 1 - first);
             ASSERT_EQ(last.kind, m110d_symbol_kind::probe);
             ASSERT_EQ(last.position, m.probe_symbols - 1);
-            const auto probe = m110d_mini_probe(m.probe_symbols, m110d_probe_is_boundary(m, last.frame),
+            const auto probe = m110d_mini_probe(m.probe_symbols,
+                                                m110d_probe_is_boundary(m, last.frame),
                                                 m.probe_symbols + unsigned(extension));
             for (size_t i = 0; i < extension; ++i)
-                ASSERT_LT(std::abs(points[points.size() - extension + i] - probe[m.probe_symbols + i]), 1e-6f)
+                ASSERT_LT(std::abs(points[points.size() - extension + i] -
+                                   probe[m.probe_symbols + i]),
+                          1e-6f)
                     << m.name();
         }
     }
-    EXPECT_THROW(m110d_probe_point(*m110d_mode_by_name("WN3/3kHz/S"), { m110d_symbol_kind::data, 0, 0 }),
+    EXPECT_THROW(m110d_probe_point(*m110d_mode_by_name("WN3/3kHz/S"),
+                                   { m110d_symbol_kind::data, 0, 0 }),
                  std::invalid_argument);
 }
 

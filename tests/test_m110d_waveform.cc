@@ -28,14 +28,19 @@ namespace known = m110d_known;
 
 namespace {
 
-const m110d_interleaver interleavers[] = { m110d_interleaver::ultra_short, m110d_interleaver::short_,
-                                           m110d_interleaver::medium, m110d_interleaver::long_ };
+const m110d_interleaver interleavers[] = { m110d_interleaver::ultra_short,
+                                           m110d_interleaver::short_,
+                                           m110d_interleaver::medium,
+                                           m110d_interleaver::long_ };
 
 std::vector<m110d_mode> modes_3khz() { return m110d_modes_at(3); }
 
 m110d_mode mode(unsigned wn, m110d_interleaver il) { return *m110d_mode_for(3, wn, il); }
 
-std::vector<int> ints(const std::vector<uint8_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+std::vector<int> ints(const std::vector<uint8_t>& v)
+{
+    return std::vector<int>(v.begin(), v.end());
+}
 
 std::vector<uint8_t> dibits_of(const std::string& digits)
 {
@@ -47,7 +52,8 @@ std::vector<uint8_t> dibits_of(const std::string& digits)
 
 std::complex<float> psk8(int s) { return std::polar(1.0f, float(s * M_PI / 4)); }
 
-void expect_points(const std::vector<std::complex<float>>& got, const std::vector<std::complex<float>>& want,
+void expect_points(const std::vector<std::complex<float>>& got,
+                   const std::vector<std::complex<float>>& want,
                    const std::string& what)
 {
     ASSERT_EQ(got.size(), want.size()) << what;
@@ -95,17 +101,19 @@ TEST(M110dWaveform, InterleaverSizesAndIncrementsMatchThe3khzTables)
 {
     // m110d_waveforms.csv, 3 kHz: size and increment for US, S, M, L (0: none).
     const unsigned sizes[14][4] = {
-        { 0, 80, 288, 1152 },           { 192, 768, 3072, 12288 },      { 192, 768, 3072, 12288 },
-        { 192, 768, 3072, 12288 },      { 192, 768, 3072, 12288 },      { 256, 1024, 4096, 16384 },
-        { 512, 2048, 8192, 32768 },     { 768, 3072, 12288, 49152 },    { 1024, 4096, 16384, 65536 },
-        { 1280, 5120, 20480, 81920 },   { 1536, 6144, 24576, 98304 },   { 2160, 8640, 34560, 138240 },
+        { 0, 80, 288, 1152 },           { 192, 768, 3072, 12288 },
+        { 192, 768, 3072, 12288 },      { 192, 768, 3072, 12288 },
+        { 192, 768, 3072, 12288 },      { 256, 1024, 4096, 16384 },
+        { 512, 2048, 8192, 32768 },     { 768, 3072, 12288, 49152 },
+        { 1024, 4096, 16384, 65536 },   { 1280, 5120, 20480, 81920 },
+        { 1536, 6144, 24576, 98304 },   { 2160, 8640, 34560, 138240 },
         { 2880, 11520, 46080, 184320 }, { 512, 2048, 8192, 32768 },
     };
     const unsigned increments[14][4] = {
-        { 0, 11, 37, 145 },        { 25, 97, 385, 1543 },     { 25, 97, 385, 1543 },
-        { 25, 97, 385, 1549 },     { 25, 97, 385, 1549 },     { 33, 129, 513, 2081 },
-        { 65, 257, 1025, 4161 },   { 97, 385, 1537, 6241 },   { 129, 513, 2049, 8321 },
-        { 161, 641, 2561, 10403 }, { 193, 769, 3073, 12481 }, { 271, 1081, 4321, 17551 },
+        { 0, 11, 37, 145 },         { 25, 97, 385, 1543 },     { 25, 97, 385, 1543 },
+        { 25, 97, 385, 1549 },      { 25, 97, 385, 1549 },     { 33, 129, 513, 2081 },
+        { 65, 257, 1025, 4161 },    { 97, 385, 1537, 6241 },   { 129, 513, 2049, 8321 },
+        { 161, 641, 2561, 10403 },  { 193, 769, 3073, 12481 }, { 271, 1081, 4321, 17551 },
         { 361, 1441, 5761, 23401 }, { 65, 257, 1025, 4161 },
     };
     EXPECT_EQ(modes_3khz().size(), 14u * 4 - 1); // WN0 has no US
@@ -136,7 +144,8 @@ TEST(M110dWaveform, InterleaverIsAPermutationAndDeinterleaves)
             sent[k] = bits[order[k]];
         const uint32_t increment = m110d_interleaver_increment(m);
         for (size_t n = 0; n < order.size(); ++n)
-            back[n] = sent[(uint64_t(n) * increment) % order.size()]; // llr[n] = rx[n * inc mod size]
+            back[n] = sent[(uint64_t(n) * increment) %
+                           order.size()]; // llr[n] = rx[n * inc mod size]
         EXPECT_EQ(back, bits) << m.name();
     }
 }
@@ -145,7 +154,8 @@ TEST(M110dWaveform, CountFieldMatchesEveryKnownAnswerAndRoundTrips)
 {
     for (unsigned c = 0; c < 32; ++c) {
         const auto d = m110d_count_dibits(c);
-        EXPECT_EQ(ints({ d.begin(), d.end() }), ints(dibits_of(known::count_dibits[c]))) << c;
+        EXPECT_EQ(ints({ d.begin(), d.end() }), ints(dibits_of(known::count_dibits[c])))
+            << c;
         EXPECT_EQ(m110d_count_of(d), c);
         // Any one wrong dibit is caught (the parity spans every field bit).
         for (unsigned k = 0; k < 4; ++k)
@@ -165,7 +175,11 @@ TEST(M110dWaveform, WidFieldMatchesEveryKnownAnswerAndRoundTrips)
     for (const auto& [key, digits] : known::wid_dibits) {
         m110d_wid wid;
         char il[3] = {};
-        ASSERT_EQ(std::sscanf(key.c_str(), "WN%u-%2[A-Z]-K%u", &wid.wn, il, &wid.constraint_length), 3) << key;
+        ASSERT_EQ(
+            std::sscanf(
+                key.c_str(), "WN%u-%2[A-Z]-K%u", &wid.wn, il, &wid.constraint_length),
+            3)
+            << key;
         for (unsigned i = 0; i < 4; ++i)
             if (std::string(il) == names[i])
                 wid.interleaver = m110d_interleaver(i);
@@ -180,20 +194,26 @@ TEST(M110dWaveform, WidFieldMatchesEveryKnownAnswerAndRoundTrips)
         const auto caption = m110d_wid_dibits(wid, m110d_wid_parity::caption_d2_zero);
         EXPECT_EQ(caption[3] & 1, 0) << key;
         EXPECT_TRUE(m110d_wid_of(caption, m110d_wid_parity::caption_d2_zero)) << key;
-        EXPECT_EQ(caption == d, ((wid.wn >> 1) ^ (wid.wn >> 2) ^ (wid.wn >> 3)) % 2 == 0) << key;
+        EXPECT_EQ(caption == d, ((wid.wn >> 1) ^ (wid.wn >> 2) ^ (wid.wn >> 3)) % 2 == 0)
+            << key;
     }
     // Reserved WNs 14 and 15 are refused on reception.
     for (unsigned wn : { 14u, 15u })
         EXPECT_FALSE(m110d_wid_of(m110d_wid_dibits({ wn, m110d_interleaver::long_, 7 })));
-    EXPECT_THROW(m110d_wid_dibits({ 3, m110d_interleaver::long_, 8 }), std::invalid_argument);
+    EXPECT_THROW(m110d_wid_dibits({ 3, m110d_interleaver::long_, 8 }),
+                 std::invalid_argument);
 }
 
 TEST(M110dWaveform, PreambleSectionsMatchKnownAnswersUnderBothPnReadings)
 {
-    const std::vector<uint8_t> fixed(m110d_fixed_dibits.begin(), m110d_fixed_dibits.end());
-    const auto per_symbol = m110d_pn_alignment::per_symbol, continuous = m110d_pn_alignment::continuous;
-    EXPECT_EQ(ints(m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, per_symbol)), known::fixed_288_per_symbol);
-    EXPECT_EQ(ints(m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, continuous)), known::fixed_288_continuous);
+    const std::vector<uint8_t> fixed(m110d_fixed_dibits.begin(),
+                                     m110d_fixed_dibits.end());
+    const auto per_symbol = m110d_pn_alignment::per_symbol,
+               continuous = m110d_pn_alignment::continuous;
+    EXPECT_EQ(ints(m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, per_symbol)),
+              known::fixed_288_per_symbol);
+    EXPECT_EQ(ints(m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, continuous)),
+              known::fixed_288_continuous);
     const std::vector<uint8_t> count0 = dibits_of("0000");
     EXPECT_EQ(ints(m110d_preamble_section(count0, m110d_pn_table::count, 32, per_symbol)),
               known::count_section_count0_per_symbol);
@@ -202,16 +222,20 @@ TEST(M110dWaveform, PreambleSectionsMatchKnownAnswersUnderBothPnReadings)
     const auto wid = m110d_wid_dibits({ 6, m110d_interleaver::short_, 7 });
     EXPECT_EQ(ints({ wid.begin(), wid.end() }), ints(dibits_of("12103")));
     const std::vector<uint8_t> wid_dibits(wid.begin(), wid.end());
-    EXPECT_EQ(ints(m110d_preamble_section(wid_dibits, m110d_pn_table::wid, 32, per_symbol)),
-              known::wid_section_WN6_S_K7_per_symbol);
-    EXPECT_EQ(ints(m110d_preamble_section(wid_dibits, m110d_pn_table::wid, 32, continuous)),
-              known::wid_section_WN6_S_K7_continuous);
+    EXPECT_EQ(
+        ints(m110d_preamble_section(wid_dibits, m110d_pn_table::wid, 32, per_symbol)),
+        known::wid_section_WN6_S_K7_per_symbol);
+    EXPECT_EQ(
+        ints(m110d_preamble_section(wid_dibits, m110d_pn_table::wid, 32, continuous)),
+        known::wid_section_WN6_S_K7_continuous);
     // TLC: every block the conjugated fixed PN (per symbol); the continuous reading
     // agrees on the first block only.
     const std::vector<uint8_t> tlc = m110d_tlc_section(3, 32, per_symbol);
     ASSERT_EQ(tlc.size(), 96u);
     for (unsigned b = 0; b < 3; ++b)
-        EXPECT_EQ(ints({ tlc.begin() + 32 * b, tlc.begin() + 32 * (b + 1) }), known::tlc_block_3kHz) << b;
+        EXPECT_EQ(ints({ tlc.begin() + 32 * b, tlc.begin() + 32 * (b + 1) }),
+                  known::tlc_block_3kHz)
+            << b;
     const std::vector<uint8_t> tlc_c = m110d_tlc_section(2, 32, continuous);
     EXPECT_EQ(ints({ tlc_c.begin(), tlc_c.begin() + 32 }), known::tlc_block_3kHz);
     EXPECT_NE(ints({ tlc_c.begin() + 32, tlc_c.end() }), known::tlc_block_3kHz);
@@ -220,7 +244,8 @@ TEST(M110dWaveform, PreambleSectionsMatchKnownAnswersUnderBothPnReadings)
 TEST(M110dWaveform, PreambleIsTlcThenSuperframesCountingDown)
 {
     const m110d_mode m = mode(6, m110d_interleaver::short_);
-    for (auto alignment : { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous }) {
+    for (auto alignment :
+         { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous }) {
         m110d_readings r;
         r.pn_alignment = alignment;
         m110d_preamble_options o;
@@ -228,30 +253,40 @@ TEST(M110dWaveform, PreambleIsTlcThenSuperframesCountingDown)
         o.superframes = 3;
         const std::vector<uint8_t> p = m110d_preamble(m, o, 7, r);
         ASSERT_EQ(p.size(), (2 + 3 * 18) * 32u);
-        EXPECT_EQ(std::vector<uint8_t>(p.begin(), p.begin() + 64), m110d_tlc_section(2, 32, alignment));
-        const std::vector<uint8_t> fixed(m110d_fixed_dibits.begin(), m110d_fixed_dibits.end());
+        EXPECT_EQ(std::vector<uint8_t>(p.begin(), p.begin() + 64),
+                  m110d_tlc_section(2, 32, alignment));
+        const std::vector<uint8_t> fixed(m110d_fixed_dibits.begin(),
+                                         m110d_fixed_dibits.end());
         const auto wid = m110d_wid_dibits({ 6, m110d_interleaver::short_, 7 });
         for (unsigned s = 0; s < 3; ++s) {
-            std::vector<uint8_t> want = m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, alignment);
+            std::vector<uint8_t> want =
+                m110d_preamble_section(fixed, m110d_pn_table::fixed, 32, alignment);
             const auto count = m110d_count_dibits(2 - s);
             for (const auto& part :
-                 { m110d_preamble_section({ count.begin(), count.end() }, m110d_pn_table::count, 32, alignment),
-                   m110d_preamble_section({ wid.begin(), wid.end() }, m110d_pn_table::wid, 32, alignment) })
+                 { m110d_preamble_section({ count.begin(), count.end() },
+                                          m110d_pn_table::count,
+                                          32,
+                                          alignment),
+                   m110d_preamble_section(
+                       { wid.begin(), wid.end() }, m110d_pn_table::wid, 32, alignment) })
                 want.insert(want.end(), part.begin(), part.end());
             const auto first = p.begin() + 64 + 18 * 32 * s;
-            EXPECT_EQ(std::vector<uint8_t>(first, first + 18 * 32), want) << "super-frame " << s;
+            EXPECT_EQ(std::vector<uint8_t>(first, first + 18 * 32), want)
+                << "super-frame " << s;
         }
         // The last super-frame's count section is the known count-0 answer.
         const auto count0 = p.begin() + 64 + 18 * 32 * 2 + 9 * 32;
-        EXPECT_EQ(ints({ count0, count0 + 128 }), alignment == m110d_pn_alignment::per_symbol
-                                                      ? known::count_section_count0_per_symbol
-                                                      : known::count_section_count0_continuous);
+        EXPECT_EQ(ints({ count0, count0 + 128 }),
+                  alignment == m110d_pn_alignment::per_symbol
+                      ? known::count_section_count0_per_symbol
+                      : known::count_section_count0_continuous);
     }
     // M = 1: the fixed section is the single dibit 3.
     const std::vector<uint8_t> single = m110d_preamble(m, {}, 9, {});
     ASSERT_EQ(single.size(), 10 * 32u);
     EXPECT_EQ(std::vector<uint8_t>(single.begin(), single.begin() + 32),
-              m110d_preamble_section({ 3 }, m110d_pn_table::fixed, 32, m110d_pn_alignment::per_symbol));
+              m110d_preamble_section(
+                  { 3 }, m110d_pn_table::fixed, 32, m110d_pn_alignment::per_symbol));
     m110d_preamble_options too_many;
     too_many.superframes = 33;
     EXPECT_THROW(m110d_preamble(m, too_many, 7), std::invalid_argument);
@@ -272,12 +307,22 @@ TEST(M110dWaveform, MiniProbesMatchKnownAnswers)
             p.push_back(std::polar(1.0f, float(2 * M_PI * k / 5)));
         return p;
     };
-    expect_points(m110d_mini_probe(32, false, 32), from_8psk(known::probe_K32_normal_8psk), "K32");
-    expect_points(m110d_mini_probe(32, true, 32), from_8psk(known::probe_K32_boundary_8psk), "K32 boundary");
-    expect_points(m110d_mini_probe(24, false, 24), from_8psk(known::probe_K24_normal_8psk), "K24");
-    expect_points(m110d_mini_probe(24, true, 24), from_8psk(known::probe_K24_boundary_8psk), "K24 boundary");
-    expect_points(m110d_mini_probe(48, false, 48), from_5(known::probe_K48_normal_phase_index_mod5), "K48");
-    expect_points(m110d_mini_probe(48, true, 48), from_5(known::probe_K48_boundary_phase_index_mod5), "K48 boundary");
+    expect_points(
+        m110d_mini_probe(32, false, 32), from_8psk(known::probe_K32_normal_8psk), "K32");
+    expect_points(m110d_mini_probe(32, true, 32),
+                  from_8psk(known::probe_K32_boundary_8psk),
+                  "K32 boundary");
+    expect_points(
+        m110d_mini_probe(24, false, 24), from_8psk(known::probe_K24_normal_8psk), "K24");
+    expect_points(m110d_mini_probe(24, true, 24),
+                  from_8psk(known::probe_K24_boundary_8psk),
+                  "K24 boundary");
+    expect_points(m110d_mini_probe(48, false, 48),
+                  from_5(known::probe_K48_normal_phase_index_mod5),
+                  "K48");
+    expect_points(m110d_mini_probe(48, true, 48),
+                  from_5(known::probe_K48_boundary_phase_index_mod5),
+                  "K48 boundary");
     // EOT: the final probe cyclically extended (the base-13 case gives 56 symbols).
     const auto eot = m110d_mini_probe(24, false, 24 + 32);
     ASSERT_EQ(eot.size(), 56u);
@@ -312,15 +357,23 @@ TEST(M110dWaveform, BoundaryProbeFollowsTheSecondToLastFrameOfABlock)
 
 TEST(M110dWaveform, DataScramblerMatchesKnownAnswersInBothOrientations)
 {
-    const m110d_mode psk = mode(7, m110d_interleaver::short_), qam = mode(12, m110d_interleaver::short_);
-    const auto first32 = [](const std::vector<uint8_t>& v) { return std::vector<int>(v.begin(), v.begin() + 32); };
-    EXPECT_EQ(first32(m110d_data_scrambler(psk, x9_orientation::a)), known::scrambler_A_N3);
-    EXPECT_EQ(first32(m110d_data_scrambler(psk, x9_orientation::b)), known::scrambler_B_N3);
-    EXPECT_EQ(first32(m110d_data_scrambler(qam, x9_orientation::a)), known::scrambler_A_N8);
-    EXPECT_EQ(first32(m110d_data_scrambler(qam, x9_orientation::b)), known::scrambler_B_N8);
+    const m110d_mode psk = mode(7, m110d_interleaver::short_),
+                     qam = mode(12, m110d_interleaver::short_);
+    const auto first32 = [](const std::vector<uint8_t>& v) {
+        return std::vector<int>(v.begin(), v.begin() + 32);
+    };
+    EXPECT_EQ(first32(m110d_data_scrambler(psk, x9_orientation::a)),
+              known::scrambler_A_N3);
+    EXPECT_EQ(first32(m110d_data_scrambler(psk, x9_orientation::b)),
+              known::scrambler_B_N3);
+    EXPECT_EQ(first32(m110d_data_scrambler(qam, x9_orientation::a)),
+              known::scrambler_A_N8);
+    EXPECT_EQ(first32(m110d_data_scrambler(qam, x9_orientation::b)),
+              known::scrambler_B_N8);
     // One value per data symbol of a block; BPSK and QPSK scramble like 8PSK.
     EXPECT_EQ(m110d_data_scrambler(qam, x9_orientation::a).size(), 360u);
-    const auto bpsk = m110d_data_scrambler(mode(1, m110d_interleaver::short_), x9_orientation::a);
+    const auto bpsk =
+        m110d_data_scrambler(mode(1, m110d_interleaver::short_), x9_orientation::a);
     ASSERT_EQ(bpsk.size(), 48u);
     EXPECT_EQ(std::vector<int>(bpsk.begin(), bpsk.begin() + 32), known::scrambler_A_N3);
 }
@@ -368,42 +421,59 @@ TEST(M110dWaveform, PskTranscodingAndConstellations)
     // Frame power on the probes' scale: PSK 1, QAM below (not rescaled).
     EXPECT_EQ(m110d_frame_power(mode(7, m110d_interleaver::long_)), 1.0);
     EXPECT_EQ(m110d_frame_power(mode(0, m110d_interleaver::long_)), 1.0);
-    EXPECT_NEAR(m110d_frame_power(mode(12, m110d_interleaver::long_)), (360 * 0.5195 + 24) / 384, 1e-3);
+    EXPECT_NEAR(m110d_frame_power(mode(12, m110d_interleaver::long_)),
+                (360 * 0.5195 + 24) / 384,
+                1e-3);
 }
 
 TEST(M110dWaveform, CodeImpulseResponsesAndTailBitingMatchKnownAnswers)
 {
     const std::vector<uint8_t> impulse7 = { 1, 0, 0, 0, 0, 0, 0 };
-    const auto k7 = tail_biting_encode(conv_code_k7, impulse7.data(), 7, tail_biting_start::from_block_start);
+    const auto k7 = tail_biting_encode(
+        conv_code_k7, impulse7.data(), 7, tail_biting_start::from_block_start);
     EXPECT_EQ(ints(k7), known::k7_impulse);
     const std::vector<uint8_t> impulse9 = { 1, 0, 0, 0, 0, 0, 0, 0, 0 };
-    const auto k9 = tail_biting_encode(conv_code_k9, impulse9.data(), 9, tail_biting_start::from_block_start);
+    const auto k9 = tail_biting_encode(
+        conv_code_k9, impulse9.data(), 9, tail_biting_start::from_block_start);
     EXPECT_EQ(ints(k9), known::k9_impulse);
 
-    const std::vector<uint8_t> info(known::tailbiting_info.begin(), known::tailbiting_info.end());
-    EXPECT_EQ(ints(tail_biting_encode(conv_code_k7, info.data(), info.size(), tail_biting_start::from_full_register)),
+    const std::vector<uint8_t> info(known::tailbiting_info.begin(),
+                                    known::tailbiting_info.end());
+    EXPECT_EQ(ints(tail_biting_encode(conv_code_k7,
+                                      info.data(),
+                                      info.size(),
+                                      tail_biting_start::from_full_register)),
               known::tailbiting_k7_full_register);
-    EXPECT_EQ(ints(tail_biting_encode(conv_code_k7, info.data(), info.size(), tail_biting_start::from_block_start)),
-              known::tailbiting_k7_cyclic_unrotated);
-    EXPECT_EQ(ints(tail_biting_encode(conv_code_k9, info.data(), info.size(), tail_biting_start::from_full_register)),
+    EXPECT_EQ(
+        ints(tail_biting_encode(
+            conv_code_k7, info.data(), info.size(), tail_biting_start::from_block_start)),
+        known::tailbiting_k7_cyclic_unrotated);
+    EXPECT_EQ(ints(tail_biting_encode(conv_code_k9,
+                                      info.data(),
+                                      info.size(),
+                                      tail_biting_start::from_full_register)),
               known::tailbiting_k9_full_register);
     // The readings differ by a rotation of their first bits' pairs: K - 1 and 7.
-    const auto k9_start = tail_biting_encode(conv_code_k9, info.data(), info.size(), tail_biting_start::from_block_start);
+    const auto k9_start = tail_biting_encode(
+        conv_code_k9, info.data(), info.size(), tail_biting_start::from_block_start);
     std::vector<int> rotated(k9_start.begin() + 16, k9_start.end());
     rotated.insert(rotated.end(), k9_start.begin(), k9_start.begin() + 16);
     EXPECT_EQ(rotated, known::tailbiting_k9_full_register);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {
-        const auto start = tail_biting_encode(*code, info.data(), info.size(), tail_biting_start::from_block_start);
+        const auto start = tail_biting_encode(
+            *code, info.data(), info.size(), tail_biting_start::from_block_start);
         std::vector<uint8_t> bit_7(start.begin() + 14, start.end());
         bit_7.insert(bit_7.end(), start.begin(), start.begin() + 14);
-        EXPECT_EQ(tail_biting_encode(*code, info.data(), info.size()), bit_7) << code->constraint_length;
+        EXPECT_EQ(tail_biting_encode(*code, info.data(), info.size()), bit_7)
+            << code->constraint_length;
     }
     EXPECT_THROW(tail_biting_encode(conv_code_k9, info.data(), 7), std::invalid_argument);
 }
 
 TEST(M110dWaveform, PuncturingMatchesTheKnownAnswerAndEveryRate)
 {
-    const std::vector<uint8_t> mother(known::puncture_3_4_k7_mother.begin(), known::puncture_3_4_k7_mother.end());
+    const std::vector<uint8_t> mother(known::puncture_3_4_k7_mother.begin(),
+                                      known::puncture_3_4_k7_mother.end());
     const m110d_code_rate& r34 = m110d_code_rate_of(mode(7, m110d_interleaver::short_));
     ASSERT_EQ(r34.numerator, 3u);
     ASSERT_EQ(r34.denominator, 4u);
@@ -413,10 +483,13 @@ TEST(M110dWaveform, PuncturingMatchesTheKnownAnswerAndEveryRate)
                                     "3/4", "3/4", "3/4", "3/4", "8/9", "8/9", "9/16" };
     for (const m110d_mode& m : modes_3khz()) {
         const m110d_code_rate& r = m110d_code_rate_of(m);
-        EXPECT_EQ(std::to_string(r.numerator) + "/" + std::to_string(r.denominator), rates[m.wn]) << m.name();
+        EXPECT_EQ(std::to_string(r.numerator) + "/" + std::to_string(r.denominator),
+                  rates[m.wn])
+            << m.name();
         for (unsigned k : { 7u, 9u }) {
             const std::vector<uint8_t> pairs(2 * size_t(m.input_bits_per_block), 1);
-            EXPECT_EQ(m110d_puncture(pairs, r, k).size(), m110d_interleaver_bits(m)) << m.name() << " K" << k;
+            EXPECT_EQ(m110d_puncture(pairs, r, k).size(), m110d_interleaver_bits(m))
+                << m.name() << " K" << k;
         }
     }
 }
@@ -440,12 +513,15 @@ TEST(M110dWaveform, DepuncturingInvertsPuncturingForEveryRate)
                 if (back[i] == 0.0f)
                     continue;
                 ++kept;
-                ASSERT_EQ(back[i] < 0, mother[i] == 1) << m.name() << " K" << k << " bit " << i;
+                ASSERT_EQ(back[i] < 0, mother[i] == 1)
+                    << m.name() << " K" << k << " bit " << i;
                 // Repeats add up.
                 ASSERT_GE(std::abs(back[i]), 1.0f);
             }
-            const double weight = std::accumulate(back.begin(), back.end(), 0.0,
-                                                  [](double a, float b) { return a + std::abs(b); });
+            const double weight =
+                std::accumulate(back.begin(), back.end(), 0.0, [](double a, float b) {
+                    return a + std::abs(b);
+                });
             EXPECT_DOUBLE_EQ(weight, double(sent.size())) << m.name();
             EXPECT_GT(kept, 0u);
         }
@@ -457,11 +533,17 @@ TEST(M110dWaveform, TailBitingViterbiRoundTripsBothCodesAndReadings)
     std::normal_distribution<float> noise(0.0f, 0.5f);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 })
         for (auto start : tail_biting_starts)
-            for (size_t n : { size_t(code->memory()), size_t(16), size_t(24), size_t(97), size_t(1536) }) {
-                if (n <= tail_biting_first_bit(start, *code)) // bit 7's pair needs a bit 7
+            for (size_t n : { size_t(code->memory()),
+                              size_t(16),
+                              size_t(24),
+                              size_t(97),
+                              size_t(1536) }) {
+                if (n <=
+                    tail_biting_first_bit(start, *code)) // bit 7's pair needs a bit 7
                     continue;
                 const std::vector<uint8_t> bits = random_bits(n, rng);
-                const std::vector<uint8_t> coded = tail_biting_encode(*code, bits.data(), n, start);
+                const std::vector<uint8_t> coded =
+                    tail_biting_encode(*code, bits.data(), n, start);
                 std::vector<float> llr(coded.size());
                 for (size_t i = 0; i < coded.size(); ++i)
                     llr[i] = (coded[i] ? -2.0f : 2.0f) + (n > 24 ? noise(rng) : 0.0f);
@@ -477,10 +559,12 @@ TEST(M110dWaveform, Every3khzBlockEncodesAndDecodes)
     std::mt19937 rng(7);
     for (const m110d_mode& m : modes_3khz())
         for (unsigned k : { 7u, 9u }) {
-            const auto start = k == 7 ? tail_biting_start::from_full_register : tail_biting_start::from_block_start;
+            const auto start = k == 7 ? tail_biting_start::from_full_register
+                                      : tail_biting_start::from_block_start;
             const std::vector<uint8_t> bits = random_bits(m.input_bits_per_block, rng);
             const std::vector<uint32_t> order = m110d_fetch_order(m);
-            const std::vector<uint8_t> sent = m110d_block_channel_bits(m, bits.data(), order, k, start);
+            const std::vector<uint8_t> sent =
+                m110d_block_channel_bits(m, bits.data(), order, k, start);
             ASSERT_EQ(sent.size(), m110d_interleaver_bits(m));
             std::vector<float> llr(sent.size());
             for (size_t i = 0; i < sent.size(); ++i)
@@ -509,8 +593,8 @@ TEST(M110dWaveform, TailBitingDecisionsDoNotDependOnTheLlrScale)
     std::normal_distribution<float> noise(0.0f, 0.6f);
     for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {
         const std::vector<uint8_t> bits = random_bits(3000, rng);
-        const std::vector<uint8_t> coded =
-            tail_biting_encode(*code, bits.data(), bits.size(), tail_biting_start::from_full_register);
+        const std::vector<uint8_t> coded = tail_biting_encode(
+            *code, bits.data(), bits.size(), tail_biting_start::from_full_register);
         std::vector<float> llr(coded.size());
         size_t channel_errors = 0;
         for (size_t i = 0; i < coded.size(); ++i) {
@@ -521,15 +605,20 @@ TEST(M110dWaveform, TailBitingDecisionsDoNotDependOnTheLlrScale)
         EXPECT_GT(channel_errors, 100u);
         tail_biting_viterbi viterbi(*code);
         std::vector<uint8_t> reference;
-        viterbi.decode(llr.data(), bits.size(), tail_biting_start::from_full_register, reference);
+        viterbi.decode(
+            llr.data(), bits.size(), tail_biting_start::from_full_register, reference);
         EXPECT_EQ(reference, bits) << "K" << code->constraint_length;
         for (float scale : { 0.01f, 100.0f }) {
             std::vector<float> scaled(llr);
             for (float& l : scaled)
                 l *= scale;
             std::vector<uint8_t> decoded;
-            viterbi.decode(scaled.data(), bits.size(), tail_biting_start::from_full_register, decoded);
-            EXPECT_EQ(decoded, reference) << "K" << code->constraint_length << " scale " << scale;
+            viterbi.decode(scaled.data(),
+                           bits.size(),
+                           tail_biting_start::from_full_register,
+                           decoded);
+            EXPECT_EQ(decoded, reference)
+                << "K" << code->constraint_length << " scale " << scale;
         }
     }
 }

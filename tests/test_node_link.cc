@@ -48,7 +48,8 @@ TEST_F(NodeLink, FirstArqExchangeMakesTheLinkResetsWindowsAndConfirms)
     net.client_send(a, 1, unidata(2, bytes{ 'p', 'i', 'n', 'g' }));
     ASSERT_TRUE(net.run_until(
         [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
-    ASSERT_EQ(cl.payloads(b, sis_type::unidata_indication), (std::vector<bytes>{ { 'p', 'i', 'n', 'g' } }));
+    ASSERT_EQ(cl.payloads(b, sis_type::unidata_indication),
+              (std::vector<bytes>{ { 'p', 'i', 'n', 'g' } }));
     const auto& ind = cl.received[b];
     auto it = std::find_if(ind.begin(), ind.end(), [](const client_message& m) {
         return m.primitive.type == sis_type::unidata_indication;
@@ -83,7 +84,8 @@ TEST_F(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
     const auto updus = random_updus(10000, 2048, 42);
     cl.stream(a, 1, 2, updus);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(b, sis_type::unidata_indication) >= updus.size(); }, 48 * 3600.0))
+        [&] { return cl.count(b, sis_type::unidata_indication) >= updus.size(); },
+        48 * 3600.0))
         << "delivered " << cl.count(b, sis_type::unidata_indication);
     net.run_until(net.now() + 300);
     // Zero loss, duplication or reordering: the delivered sequence is the sent one.
@@ -92,8 +94,8 @@ TEST_F(NodeLink, ArqDeliversTenThousandUpdusThroughErrorsAndOutagesInOrder)
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_confirm), updus.size());
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_rejected), 0u);
     const auto ca = net.node(a).counters();
-    EXPECT_GT(ca.arq_retransmissions, 0u);          // the errors were real
-    EXPECT_GT(net.stats().bursts_lost, 0u);         // and so were the outages
+    EXPECT_GT(ca.arq_retransmissions, 0u);  // the errors were real
+    EXPECT_GT(net.stats().bursts_lost, 0u); // and so were the outages
     EXPECT_GT(net.node(b).counters().segment_crc_errors, 0u);
     // What the link carried: each U_PDU's C_PDU counted once, however often it was sent.
     const size_t cpdu_overhead = spdu_header_size(spdu{}) + cpdu_header_size;
@@ -116,11 +118,12 @@ TEST_F(NodeLink, SoftLinkBreaksOnALongOutageAndRecovers)
     const auto updus = random_updus(300, 2048, 7);
     cl.stream(a, 1, 2, updus);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(b, sis_type::unidata_indication) >= updus.size(); }, 5 * 3600.0));
+        [&] { return cl.count(b, sis_type::unidata_indication) >= updus.size(); },
+        5 * 3600.0));
     EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
     const auto ca = net.node(a).counters();
-    EXPECT_GE(ca.links_down, 1u);   // the link was given up during the outage
-    EXPECT_GE(ca.link_setups, 2u);  // and made again afterwards
+    EXPECT_GE(ca.links_down, 1u);  // the link was given up during the outage
+    EXPECT_GE(ca.link_setups, 2u); // and made again afterwards
     EXPECT_GT(ca.link_failures + ca.response_timeouts, 0u);
 }
 
@@ -143,7 +146,10 @@ TEST_F(NodeLink, ALostAnswerIsRepeatedAtOnceAndOnlyLossesInARowBackOff)
         [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
     net.run_until(net.now() + 5); // the exchange is over
 
-    struct burst { size_t node; double start, end; };
+    struct burst {
+        size_t node;
+        double start, end;
+    };
     std::vector<burst> bursts;
     net.on_transmission([&](size_t k, const node_transmission& t) {
         bursts.push_back({ k, net.now(), net.now() + t.air_time_s });
@@ -153,7 +159,8 @@ TEST_F(NodeLink, ALostAnswerIsRepeatedAtOnceAndOnlyLossesInARowBackOff)
     net.set_channel(b, a, garbled);
     net.client_send(a, 1, unidata(2, bytes(500, 2)));
     auto from_a = [&] {
-        return std::count_if(bursts.begin(), bursts.end(), [&](const burst& x) { return x.node == a; });
+        return std::count_if(
+            bursts.begin(), bursts.end(), [&](const burst& x) { return x.node == a; });
     };
     ASSERT_TRUE(net.run_until([&] { return from_a() >= 3; }, 3600));
     // a, b (lost), a again, b (lost), a again.
@@ -168,8 +175,8 @@ TEST_F(NodeLink, ALostAnswerIsRepeatedAtOnceAndOnlyLossesInARowBackOff)
     ASSERT_EQ(seq[3].node, b);
     ASSERT_EQ(seq[4].node, a);
     const double margin = node_config{}.response_margin_s;
-    EXPECT_LT(seq[2].start - seq[1].end, margin + 5.0);  // no 20-25 s back-off
-    EXPECT_GE(seq[4].start - seq[3].end, 20.0);          // two in a row: backed off
+    EXPECT_LT(seq[2].start - seq[1].end, margin + 5.0); // no 20-25 s back-off
+    EXPECT_GE(seq[4].start - seq[3].end, 20.0);         // two in a row: backed off
     EXPECT_GE(net.node(a).counters().response_timeouts, 2u);
 }
 
@@ -200,7 +207,8 @@ TEST_F(NodeLink, HigherPriorityOvertakesQueuedLowerPriority)
     const bytes urgent(50, 0xEE);
     net.client_send(a, 1, unidata(2, urgent, 15));
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(b, sis_type::unidata_indication) == low.size() + 1; }, 7200));
+        [&] { return cl.count(b, sis_type::unidata_indication) == low.size() + 1; },
+        7200));
     const auto got = cl.payloads(b, sis_type::unidata_indication);
     const size_t pos = size_t(std::find(got.begin(), got.end(), urgent) - got.begin());
     // One 127.5 s transmission at 2400 bps holds about 18 of the 2 kB U_PDUs; the urgent
@@ -270,8 +278,10 @@ TEST_F(NodeLink, RestartedReceiverIsResynchronised)
     cl.bind(b, 1, sis_tx_mode::arq);
     const auto delivered_before = cl.count(b, sis_type::unidata_indication);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(a, sis_type::unidata_request_confirm) == first.size(); }, 4 * 3600.0));
-    EXPECT_GE(net.node(b).counters().resets_sent + net.node(a).counters().resets_received, 1u);
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == first.size(); },
+        4 * 3600.0));
+    EXPECT_GE(net.node(b).counters().resets_sent + net.node(a).counters().resets_received,
+              1u);
     // Every U_PDU not delivered before the restart arrives after it, in order (those
     // in flight at the restart may come twice: the restarted node forgot them).
     const auto got = cl.payloads(b, sis_type::unidata_indication);
@@ -304,7 +314,8 @@ TEST_F(NodeLink, ARestartedNodesFirstLinkRequestIsTakenForNew)
     ASSERT_TRUE(net.run_until(
         [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
     EXPECT_LT(net.now() - restarted_at, 20.0); // was about 80 s: two suppressed requests
-    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication), (std::vector<bytes>{ { 't', 'w', 'o' } }));
+    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication),
+              (std::vector<bytes>{ { 't', 'w', 'o' } }));
 }
 
 TEST_F(NodeLink, RestartedSenderResetsTheWindowsItForgot)
@@ -317,7 +328,9 @@ TEST_F(NodeLink, RestartedSenderResetsTheWindowsItForgot)
 namespace {
 // a and c stream 60 U_PDUs each to b and a 60 to c over a channel at BER 1e-5: every
 // U_PDU arrives, in order per source. `extra` is set on the three nodes' options.
-void three_nodes_share_the_channel(virtual_network& net, clients& cl, const std::string& extra)
+void three_nodes_share_the_channel(virtual_network& net,
+                                   clients& cl,
+                                   const std::string& extra)
 {
     std::vector<size_t> n;
     for (uint32_t address : { 1u, 2u, 3u }) {
@@ -373,7 +386,9 @@ TEST_F(NodeLink, ThreeNodesWithSlottedChannelAccess)
     cl.stream(a, 1, 2, ab);
     cl.stream(c, 1, 2, cb);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(b, sis_type::unidata_indication) == ab.size() + cb.size(); },
+        [&] {
+            return cl.count(b, sis_type::unidata_indication) == ab.size() + cb.size();
+        },
         12 * 3600.0))
         << "b got " << cl.count(b, sis_type::unidata_indication);
     EXPECT_TRUE(same_sequence(cl.payloads_from(b, 1), ab));
@@ -389,13 +404,14 @@ TEST_F(NodeLink, IdleTimeoutWaitsForABurstOnTheAir)
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(2, bytes(10, 1)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 300));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 300));
     // 50 s later a sends 1000 bytes: one burst of about 110 s at 75 bps. b's 120 s idle
     // time runs out while it is on the air; b must wait for it, not break the link.
     net.run_until(net.now() + 50);
     net.client_send(a, 1, unidata(2, bytes(1000, 2)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(b, sis_type::unidata_indication) == 2; },
-                              net.now() + 600));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == 2; }, net.now() + 600));
     EXPECT_EQ(net.node(a).counters().links_down, 0u);
     EXPECT_EQ(net.node(b).counters().links_down, 0u);
 }
@@ -422,9 +438,11 @@ TEST_F(NodeLink, DataWithTheLinkRequestSavesTheSetUpRoundTrip)
         c.bind(x, 1, sis_tx_mode::arq);
         c.bind(y, 1, sis_tx_mode::arq);
         n.client_send(x, 1, unidata(2, bytes(200, 7)));
-        ASSERT_TRUE(n.run_until([&] { return c.count(x, sis_type::unidata_request_confirm) == 1; }, 600));
+        ASSERT_TRUE(n.run_until(
+            [&] { return c.count(x, sis_type::unidata_request_confirm) == 1; }, 600));
         confirmed_at[on] = n.now();
-        EXPECT_EQ(c.payloads(y, sis_type::unidata_indication), std::vector<bytes>{ bytes(200, 7) });
+        EXPECT_EQ(c.payloads(y, sis_type::unidata_indication),
+                  std::vector<bytes>{ bytes(200, 7) });
         EXPECT_EQ(n.node(x).counters().data_with_link_request, uint64_t(on));
         EXPECT_EQ(n.node(x).counters().transmissions, on ? 1u : 2u);
         EXPECT_EQ(n.node(y).counters().dpdus_dropped_unsynced, 0u);
@@ -443,16 +461,19 @@ TEST_F(NodeLink, DataWithTheLinkRequestThroughLossyFirstContactsIsDeliveredOnceI
         ch.seed = seed;
         n.set_channel_all(ch);
         clients c{ n };
-        const size_t x = n.add_node(with_data_on_request(1)), y = n.add_node(with_data_on_request(2));
+        const size_t x = n.add_node(with_data_on_request(1)),
+                     y = n.add_node(with_data_on_request(2));
         c.bind(x, 1, sis_tx_mode::arq);
         c.bind(y, 1, sis_tx_mode::arq);
         const auto updus = random_updus(20, 600, uint32_t(100 + seed));
         c.stream(x, 1, 2, updus);
-        ASSERT_TRUE(n.run_until([&] { return c.count(x, sis_type::unidata_request_confirm) == updus.size(); },
-                                24 * 3600.0))
+        ASSERT_TRUE(n.run_until(
+            [&] { return c.count(x, sis_type::unidata_request_confirm) == updus.size(); },
+            24 * 3600.0))
             << "seed " << seed;
         n.run_until(n.now() + 120);
-        EXPECT_TRUE(same_sequence(c.payloads(y, sis_type::unidata_indication), updus)) << "seed " << seed;
+        EXPECT_TRUE(same_sequence(c.payloads(y, sis_type::unidata_indication), updus))
+            << "seed " << seed;
     }
 }
 

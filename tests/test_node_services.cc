@@ -55,9 +55,11 @@ TEST_F(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundS
     to_nowhere.destination_sap = 9;
     net.client_send(a, 1, to_nowhere);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; }, net.now() + 600));
-    EXPECT_EQ(last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
-              uint8_t(sis_unidata_rejected_reason::destination_sap_not_bound));
+        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; },
+        net.now() + 600));
+    EXPECT_EQ(
+        last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
+        uint8_t(sis_unidata_rejected_reason::destination_sap_not_bound));
     EXPECT_EQ(net.node(b).counters().updus_undeliverable, 1u);
 }
 
@@ -75,7 +77,8 @@ TEST_F(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
     p.type = sis_type::expedited_unidata_request;
     net.client_send(a, 1, p);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(a, sis_type::expedited_unidata_request_confirm) == 1; }, 600));
+        [&] { return cl.count(a, sis_type::expedited_unidata_request_confirm) == 1; },
+        600));
     EXPECT_EQ(cl.payloads(b, sis_type::expedited_unidata_indication),
               std::vector<bytes>{ bytes(1500, 3) });
     EXPECT_EQ(cl.count(b, sis_type::unidata_indication), 0u);
@@ -116,21 +119,25 @@ TEST_F(NodeServices, TtlExpiryOfASegmentInFlightDropsIt)
     cl.bind(b, 1, sis_tx_mode::arq);
     // Make the link, then let nothing of size through from a to b.
     net.client_send(a, 1, unidata(2, bytes(10, 1)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
     channel_config bad;
     bad.ber = 2e-3; // a 512-byte segment almost never survives; short frames often do
     bad.seed = 9;
     net.set_channel(a, b, bad);
     net.client_send(a, 1, unidata(2, bytes(2000, 2), 0, 20)); // TTL 40 s
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; }, net.now() + 1200));
-    EXPECT_EQ(last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
-              uint8_t(sis_unidata_rejected_reason::ttl_expired));
+        [&] { return cl.count(a, sis_type::unidata_request_rejected) == 1; },
+        net.now() + 1200));
+    EXPECT_EQ(
+        last_of(cl.received[a], sis_type::unidata_request_rejected)->primitive.reason,
+        uint8_t(sis_unidata_rejected_reason::ttl_expired));
     // The channel recovers; the next U_PDU arrives and the dropped one never does.
     net.set_channel(a, b, channel_config());
     net.client_send(a, 1, unidata(2, bytes(100, 3)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
-                              net.now() + 1200));
+    ASSERT_TRUE(
+        net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
+                      net.now() + 1200));
     EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication),
               (std::vector<bytes>{ bytes(10, 1), bytes(100, 3) }));
 }
@@ -178,13 +185,15 @@ TEST_F(NodeServices, HardLinkType0IsEstablishedUsedAndTerminated)
     net.client_send(a, 1, est);
     ASSERT_TRUE(net.run_until(
         [&] { return cl.count(a, sis_type::hard_link_established) == 1; }, 600));
-    EXPECT_EQ(last_of(cl.received[a], sis_type::hard_link_established)->primitive.remote_status, 1);
+    EXPECT_EQ(
+        last_of(cl.received[a], sis_type::hard_link_established)->primitive.remote_status,
+        1);
     // The physical link is kept while the hard link lasts, far beyond the idle timeout.
     net.run_until(net.now() + 600);
     EXPECT_EQ(net.node(a).link_state(2), cas_link_state::up);
     net.client_send(a, 1, unidata(2, bytes(64, 5)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(b, sis_type::unidata_indication) == 1; },
-                              net.now() + 600));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == 1; }, net.now() + 600));
     sis_primitive term;
     term.type = sis_type::hard_link_terminate;
     term.remote = sis_address{ 2, 7 };
@@ -217,7 +226,9 @@ TEST_F(NodeServices, HardLinkType2AsksTheCalledClient)
     ASSERT_TRUE(net.run_until(
         [&] { return cl.count(a, sis_type::hard_link_established) == 1; }, 600));
     EXPECT_EQ(cl.count(b, sis_type::hard_link_indication), 1u);
-    EXPECT_EQ(last_of(cl.received[b], sis_type::hard_link_indication)->primitive.remote.address, 1u);
+    EXPECT_EQ(
+        last_of(cl.received[b], sis_type::hard_link_indication)->primitive.remote.address,
+        1u);
 }
 
 TEST_F(NodeServices, BroadcastOnlyNodeRefusesArqAndBroadcastsNonArq)
@@ -277,7 +288,8 @@ TEST_F(NodeServices, GoodSnrRaisesTheDataRateThroughTheDrcHandshake)
     const auto updus = random_updus(300, 2048, 8);
     cl.stream(a, 1, 2, updus);
     ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(b, sis_type::unidata_indication) == updus.size(); }, 24 * 3600.0));
+        [&] { return cl.count(b, sis_type::unidata_indication) == updus.size(); },
+        24 * 3600.0));
     EXPECT_TRUE(same_sequence(cl.payloads(b, sis_type::unidata_indication), updus));
     EXPECT_TRUE(modes.count("300S"));
     EXPECT_GT(modes.size(), 1u) << "never left 300S";
@@ -497,7 +509,8 @@ TEST_F(NodeServices, AUpduThePeerReceivedIsNeverReportedExpired)
     cl.bind(a, 1, sis_tx_mode::arq);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(2, bytes(10, 0)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
 
     const size_t n = 24;
     for (size_t i = 0; i < n; ++i) {
@@ -518,7 +531,8 @@ TEST_F(NodeServices, AUpduThePeerReceivedIsNeverReportedExpired)
         confirmed.insert(u.size());
     for (auto& m : cl.received[a])
         if (m.primitive.type == sis_type::unidata_request_rejected) {
-            EXPECT_EQ(m.primitive.reason, uint8_t(sis_unidata_rejected_reason::ttl_expired));
+            EXPECT_EQ(m.primitive.reason,
+                      uint8_t(sis_unidata_rejected_reason::ttl_expired));
             expired.insert(m.primitive.payload.size());
         }
     size_t delivered_and_expired = 0;
@@ -542,14 +556,18 @@ TEST_F(NodeServices, ConfirmedArqToAGroupIsAnswered)
     cl.bind(a, 1, sis_tx_mode::arq); // ARQ, node delivery confirmation
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(broadcast_address, bytes(700, 4)));
-    ASSERT_TRUE(net.run_until([&] {
-        return cl.count(a, sis_type::unidata_request_confirm) +
-                   cl.count(a, sis_type::unidata_request_rejected) > 0 &&
-               cl.count(b, sis_type::unidata_indication) > 0;
-    }, 600));
+    ASSERT_TRUE(net.run_until(
+        [&] {
+            return cl.count(a, sis_type::unidata_request_confirm) +
+                           cl.count(a, sis_type::unidata_request_rejected) >
+                       0 &&
+                   cl.count(b, sis_type::unidata_indication) > 0;
+        },
+        600));
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_confirm), 1u);
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_rejected), 0u);
-    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication), std::vector<bytes>{ bytes(700, 4) });
+    EXPECT_EQ(cl.payloads(b, sis_type::unidata_indication),
+              std::vector<bytes>{ bytes(700, 4) });
     EXPECT_EQ(net.node(a).counters().link_setups, 0u); // non-ARQ: no link was made
 
     node_config strict = node_at(3);
@@ -557,8 +575,9 @@ TEST_F(NodeServices, ConfirmedArqToAGroupIsAnswered)
     const size_t c = net.add_node(strict);
     cl.bind(c, 1, sis_tx_mode::arq);
     net.client_send(c, 1, unidata(broadcast_address, bytes(10, 5)));
-    ASSERT_TRUE(net.run_until([&] { return cl.count(c, sis_type::unidata_request_rejected) == 1; },
-                              net.now() + 60));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(c, sis_type::unidata_request_rejected) == 1; },
+        net.now() + 60));
     EXPECT_EQ(cl.received[c].back().primitive.reason,
               uint8_t(sis_unidata_rejected_reason::tx_mode_not_specified));
     EXPECT_EQ(net.node(c).counters().transmissions, 0u);
@@ -597,8 +616,8 @@ TEST_F(NodeServices, UpdusQueuedByAClientThatLeftAreStillDelivered)
 namespace {
 // Confirm latencies (protocol seconds) of `n` U_PDUs from a to b sent one after the
 // other, each when the previous one is confirmed.
-std::vector<double> sequential_confirm_latencies(virtual_network& net, clients& cl, size_t a,
-                                                 size_t n, double think_s = 30)
+std::vector<double> sequential_confirm_latencies(
+    virtual_network& net, clients& cl, size_t a, size_t n, double think_s = 30)
 {
     std::vector<double> out;
     for (size_t i = 0; i < n; ++i) {
@@ -674,7 +693,7 @@ TEST_F(NodeServices, BackToBackTrafficBesideAnAbsentPeerKeepsItsLink)
             s += x;
         return s / double(v.size());
     };
-    std::cout << "back to back, protocol s: alone mean " << mean(alone) << ", beside mean "
-              << mean(beside) << "\n";
+    std::cout << "back to back, protocol s: alone mean " << mean(alone)
+              << ", beside mean " << mean(beside) << "\n";
     EXPECT_LT(mean(beside), 3 * mean(alone));
 }

@@ -506,8 +506,8 @@ TEST(NonArqReceiver, MemoryCapEvictsOldest)
 TEST(NonArqReceiver, InOrderHoldsUntilEarlierCompletes)
 {
     non_arq_sender s(sender_config(100));
-    auto a = from(1, s.make_dpdus(pattern(200, 1), 2, true, 10, 0)); // ID 0
-    auto b = from(1, s.make_dpdus(pattern(100, 2), 2, true, 10, 0)); // ID 1
+    auto a = from(1, s.make_dpdus(pattern(200, 1), 2, true, 10, 0));  // ID 0
+    auto b = from(1, s.make_dpdus(pattern(100, 2), 2, true, 10, 0));  // ID 1
     auto c = from(1, s.make_dpdus(pattern(100, 3), 2, false, 10, 0)); // ID 2, as-arrived
     non_arq_receiver r;
     r.on_dpdu(a[0], true, 0);
@@ -531,7 +531,7 @@ TEST(NonArqReceiver, InOrderNeverWaitsBeyondTheEarlierWindow)
 {
     for (bool with_errors : { false, true }) {
         non_arq_sender s(sender_config(100));
-        auto a = from(1, s.make_dpdus(pattern(200, 1), 2, true, 10, 0)); // ID 0
+        auto a = from(1, s.make_dpdus(pattern(200, 1), 2, true, 10, 0));  // ID 0
         auto b = from(1, s.make_dpdus(pattern(100, 2), 2, true, 100, 0)); // ID 1
         non_arq_receiver_config rc;
         rc.deliver_with_errors = with_errors;
@@ -721,8 +721,8 @@ channel_result run_channel(unsigned repeats, bool with_errors, uint32_t seed)
         for (auto& b : cpdu)
             b = uint8_t(rng());
         const bool dio = u(rng) < 0.5;
-        const size_t ndpdu = ((cpdu.size() + sc.segment_size - 1) / sc.segment_size) *
-                             (repeats + 1);
+        const size_t ndpdu =
+            ((cpdu.size() + sc.segment_size - 1) / sc.segment_size) * (repeats + 1);
         auto batch =
             sender.make_dpdus(cpdu, 0x10000005, dio, ndpdu * dpdu_time + 1.0, now);
         sent[batch.cpdu_id] = cpdu;

@@ -34,10 +34,12 @@ pep_request to(const std::string& address, uint16_t port)
 struct pep_pair : sis_path<pep> {
     std::vector<pep_action> near, far; // what each driver was told
 
-    explicit pep_pair(const std::string& near_options = "", const std::string& far_options = "")
+    explicit pep_pair(const std::string& near_options = "",
+                      const std::string& far_options = "")
     {
         pep_config a_cfg, b_cfg;
-        set_pep_options(a_cfg, "peers=10.0.2.0/24=0.0.0.2 fd00:2::/64=0.0.0.2;" + near_options);
+        set_pep_options(a_cfg,
+                        "peers=10.0.2.0/24=0.0.0.2 fd00:2::/64=0.0.0.2;" + near_options);
         set_pep_options(b_cfg, "peers=10.0.1.0/24=0.0.0.1;" + far_options);
         b_cfg.slep.incarnation = 77;
         // No SLEP keepalives: their timers would carry virtual time into the proxies'
@@ -56,7 +58,8 @@ struct pep_pair : sis_path<pep> {
     // proxies' timeouts must not fire behind a test's back).
     void run(double span = 10) { settle(now + span); }
 
-    std::vector<pep_action> of(const std::vector<pep_action>& v, K k, pep_connection c = 0) const
+    std::vector<pep_action>
+    of(const std::vector<pep_action>& v, K k, pep_connection c = 0) const
     {
         std::vector<pep_action> out;
         for (const auto& x : v)
@@ -80,8 +83,13 @@ struct pep_pair : sis_path<pep> {
 
     // Writes `data` from a socket into proxy `p` for connection c, settling in between
     // and draining what `reader` (the other proxy's socket for rc) gets meanwhile.
-    void pour(pep& p, pep_connection c, const bytes& data, pep* reader = nullptr,
-              pep_connection rc = 0, bytes* got = nullptr, double span = 10)
+    void pour(pep& p,
+              pep_connection c,
+              const bytes& data,
+              pep* reader = nullptr,
+              pep_connection rc = 0,
+              bytes* got = nullptr,
+              double span = 10)
     {
         size_t at = 0;
         for (int i = 0; i < 100000 && at < data.size(); ++i) {
@@ -112,15 +120,19 @@ TEST(PepRequest, RoundTripsAndRefusesBadHeaders)
                   pep_request_parse::state::need_more);
     }
     EXPECT_EQ(encode(to("10.0.2.5", 80)), (bytes{ 1, 4, 0, 80, 10, 0, 2, 5 }));
-    EXPECT_EQ(parse_pep_request(bytes{ 2, 4, 0, 80 }).what, pep_request_parse::state::bad);
-    EXPECT_EQ(parse_pep_request(bytes{ 1, 5, 0, 80 }).what, pep_request_parse::state::bad);
+    EXPECT_EQ(parse_pep_request(bytes{ 2, 4, 0, 80 }).what,
+              pep_request_parse::state::bad);
+    EXPECT_EQ(parse_pep_request(bytes{ 1, 5, 0, 80 }).what,
+              pep_request_parse::state::bad);
 }
 
 TEST(PepOptions, RoundTripAndErrorsNameTheOption)
 {
     pep_config c;
-    set_pep_options(c, "peers=10.0.0.0/8=0.0.0.2 default=0.0.0.3; deny_ports=25 137; "
-                       "port_limits=80:50; port_priority=22:12; compress=true; open_wait_s=0.5");
+    set_pep_options(
+        c,
+        "peers=10.0.0.0/8=0.0.0.2 default=0.0.0.3; deny_ports=25 137; "
+        "port_limits=80:50; port_priority=22:12; compress=true; open_wait_s=0.5");
     EXPECT_EQ(get_pep_option(c, "deny_ports"), "25 137");
     EXPECT_EQ(get_pep_option(c, "port_limits"), "80:50");
     EXPECT_EQ(get_pep_option(c, "port_priority"), "22:12");
@@ -156,7 +168,8 @@ TEST(Pep, ARequestTravelsWithTheOpenAndTheAnswerComesBack)
     ASSERT_TRUE(open.ok());
     EXPECT_EQ(open.value.type, slep_type::open);
     ASSERT_GE(open.value.data.size(), request.size());
-    EXPECT_TRUE(std::equal(request.begin(), request.end(), open.value.data.end() - long(request.size())));
+    EXPECT_TRUE(std::equal(
+        request.begin(), request.end(), open.value.data.end() - long(request.size())));
     p.keep(*p.a, first);
     for (auto& m : first.to_sis)
         p.carry(*p.a, m);
@@ -259,7 +272,8 @@ TEST(Pep, FiftyConnectionsShareTheSapIntactThroughLinkBreaks)
     std::vector<pep_connection> near_ids;
     std::map<pep_connection, bytes> requests;
     for (int i = 0; i < 50; ++i) {
-        const auto c = p.a->accept(to("10.0.2." + std::to_string(1 + i % 5), uint16_t(8000 + i)), p.now);
+        const auto c = p.a->accept(
+            to("10.0.2." + std::to_string(1 + i % 5), uint16_t(8000 + i)), p.now);
         requests[c] = pattern(200 + 37 * i, uint32_t(i));
         p.a->from_tcp(c, requests[c].data(), requests[c].size(), p.now);
         p.a->tcp_finished(c, p.now);
@@ -373,7 +387,8 @@ TEST(Pep, CompressionShrinksTextOnTheAir)
     pep_pair plain, packed("compress=true", "");
     std::string page;
     for (int i = 0; i < 3000; ++i)
-        page += "<li class=\"item\">HF data over STANAG 5066, line " + std::to_string(i) + "</li>\n";
+        page += "<li class=\"item\">HF data over STANAG 5066, line " + std::to_string(i) +
+                "</li>\n";
     const bytes body = as_bytes(page);
     for (pep_pair* p : { &plain, &packed }) {
         const auto c = p->a->accept(to("10.0.2.5", 80), p->now);
@@ -502,31 +517,40 @@ TEST(Pep, ProxyPriorityHandsAPortsDataToTheNodeFirst)
 TEST(PepOptions, AccessPolicyOptionsRoundTripAndRefuseBadValues)
 {
     pep_config c;
-    set_pep_options(c, "allow_destinations=10.78.0.0/24:80,443 127.0.0.1/32:5432 "
-                       "[fd00::7]:22,8000-8010 fd00:1::/64:53 10.1.2.3:8080 fd00:2::/64");
-    EXPECT_EQ(get_pep_option(c, "allow_destinations"),
-              "10.78.0.0/24:80,443 127.0.0.1/32:5432 fd00::7/128:22,8000-8010 fd00:1::/64:53 "
-              "10.1.2.3/32:8080 fd00:2::/64");
+    set_pep_options(c,
+                    "allow_destinations=10.78.0.0/24:80,443 127.0.0.1/32:5432 "
+                    "[fd00::7]:22,8000-8010 fd00:1::/64:53 10.1.2.3:8080 fd00:2::/64");
+    EXPECT_EQ(
+        get_pep_option(c, "allow_destinations"),
+        "10.78.0.0/24:80,443 127.0.0.1/32:5432 fd00::7/128:22,8000-8010 fd00:1::/64:53 "
+        "10.1.2.3/32:8080 fd00:2::/64");
     pep_config again;
     set_pep_option(again, "allow_destinations", get_pep_option(c, "allow_destinations"));
-    EXPECT_EQ(get_pep_option(again, "allow_destinations"), get_pep_option(c, "allow_destinations"));
+    EXPECT_EQ(get_pep_option(again, "allow_destinations"),
+              get_pep_option(c, "allow_destinations"));
     set_pep_options(c, "allow_peers=0.0.0.1 0.0.0.3");
     EXPECT_EQ(get_pep_option(c, "allow_peers"), "0.0.0.1 0.0.0.3");
     set_pep_options(c, "allow_peers=any");
     EXPECT_EQ(get_pep_option(c, "allow_peers"), "any");
     EXPECT_EQ(get_pep_option(pep_config{}, "max_connections"), "4096");
-    for (const char* bad : { "allow_destinations=10.78.0.0/24:", "allow_destinations=10.78.0.0/33",
-                             "allow_destinations=10.78.0.0/24:0", "allow_destinations=10.0.0.1:9-8",
-                             "allow_destinations=[fd00::7:22", "allow_destinations=10.0.0.1:http",
-                             "allow_peers=0.0.0.256", "allow_peers=16.0.0.1",
-                             "allow_peers=any 0.0.0.1", "handshake_timeout_s=inf",
+    for (const char* bad : { "allow_destinations=10.78.0.0/24:",
+                             "allow_destinations=10.78.0.0/33",
+                             "allow_destinations=10.78.0.0/24:0",
+                             "allow_destinations=10.0.0.1:9-8",
+                             "allow_destinations=[fd00::7:22",
+                             "allow_destinations=10.0.0.1:http",
+                             "allow_peers=0.0.0.256",
+                             "allow_peers=16.0.0.1",
+                             "allow_peers=any 0.0.0.1",
+                             "handshake_timeout_s=inf",
                              "max_handshakes=x" }) {
         pep_config d;
         try {
             set_pep_options(d, bad);
             ADD_FAILURE() << bad << " was accepted";
         } catch (const std::invalid_argument& e) {
-            const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
+            const std::string name =
+                std::string(bad).substr(0, std::string(bad).find('='));
             EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
         }
     }
@@ -548,15 +572,17 @@ TEST(Pep, TheFarProxyRefusesReservedAndOwnDestinationsUnlessNamed)
         std::string out;
         for (auto id : ids) {
             const auto failed = p.of(p.near, K::failed, id);
-            out += failed.empty() ? "+" : (failed[0].status == pep_status::forbidden ? "-" : "?");
+            out += failed.empty()
+                       ? "+"
+                       : (failed[0].status == pep_status::forbidden ? "-" : "?");
         }
         return std::make_pair(out, p.b->counters().destinations_refused);
     };
     const std::vector<pep_request> r = {
-        to("127.0.0.1", 5066), to("127.1.2.3", 80),   to("169.254.1.1", 80),
-        to("224.0.0.1", 80),   to("0.0.0.0", 80),     to("255.255.255.255", 80),
-        to("::1", 22),         to("fe80::1", 22),     to("::ffff:7f00:1", 22),
-        to("10.0.2.9", 22),    to("10.0.2.5", 80),    to("10.0.2.5", 443),
+        to("127.0.0.1", 5066), to("127.1.2.3", 80), to("169.254.1.1", 80),
+        to("224.0.0.1", 80),   to("0.0.0.0", 80),   to("255.255.255.255", 80),
+        to("::1", 22),         to("fe80::1", 22),   to("::ffff:7f00:1", 22),
+        to("10.0.2.9", 22),    to("10.0.2.5", 80),  to("10.0.2.5", 443),
         to("fd00:2::5", 80),
     };
     // The default: every ordinary destination, none of the reserved or own ones.
@@ -565,7 +591,8 @@ TEST(Pep, TheFarProxyRefusesReservedAndOwnDestinationsUnlessNamed)
     EXPECT_EQ(v.second, 10u);
     // A rule for everything opens no reserved or own address.
     EXPECT_EQ(verdicts("allow_destinations=0.0.0.0/0 ::/0", r).first, "----------+++");
-    // Named networks and ports only; a rule naming a loopback host and port opens that one.
+    // Named networks and ports only; a rule naming a loopback host and port opens that
+    // one.
     v = verdicts("allow_destinations=10.0.2.0/24:80 127.0.0.1/32:5066 10.0.2.9/32", r);
     EXPECT_EQ(v.first, "+--------++--");
 }
@@ -584,9 +611,11 @@ TEST(Pep, RefusalsAreLoggedOncePerSource)
         p.a->accept(to("127.0.0.1", uint16_t(80 + i)), p.now);
     p.run();
     EXPECT_EQ(p.b->counters().destinations_refused, 5u);
-    EXPECT_EQ(std::count_if(notices.begin(), notices.end(),
+    EXPECT_EQ(std::count_if(notices.begin(),
+                            notices.end(),
                             [](const std::string& n) {
-                                return n.find("not an allowed destination") != std::string::npos;
+                                return n.find("not an allowed destination") !=
+                                       std::string::npos;
                             }),
               1);
 }
@@ -601,7 +630,8 @@ TEST(Pep, OnlyAllowedPeersMayOpenStreamsOrSendDatagrams)
         const auto keep = p.keep;
         p.keep = [&](pep& e, pep_actions& act) {
             if (&e == p.b.get())
-                datagrams.insert(datagrams.end(), act.datagrams.begin(), act.datagrams.end());
+                datagrams.insert(
+                    datagrams.end(), act.datagrams.begin(), act.datagrams.end());
             keep(e, act);
         };
         p.b->listen_datagrams(2);

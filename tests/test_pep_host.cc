@@ -11,8 +11,8 @@
 #include "dl/dpdu.h"
 #include "dl/spdu.h"
 #include "net/slep_wire.h"
-#include "traffic/scenario.h"
 #include "traffic/pep_host.h"
+#include "traffic/scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,8 @@ using namespace gr::hfstack::traffic;
 
 namespace {
 
-double utilisation(const sim::scenario_config& c, size_t bytes, const pep_transfer_record& r)
+double
+utilisation(const sim::scenario_config& c, size_t bytes, const pep_transfer_record& r)
 {
     return 100.0 * double(bytes) * 8 / (sim::waveform_for(c.mode).bit_rate * r.total_s);
 }
@@ -42,7 +43,8 @@ pep_run_result traced_transfer(const std::string& mode,
     sim::scenario_config c;
     c.mode = mode;
     c.duration_s = duration_s;
-    c.node_options = "data_with_link_request=true" + (options.empty() ? "" : "," + options);
+    c.node_options =
+        "data_with_link_request=true" + (options.empty() ? "" : "," + options);
     c.trace = true;
     auto r = run_pep_transfers(c, bytes, 1, pep_payload::random, false);
     EXPECT_TRUE(r.client.transfers.at(0).confirmed) << mode << " " << bytes;
@@ -50,7 +52,8 @@ pep_run_result traced_transfer(const std::string& mode,
 }
 
 // The transmissions of one node (0: the client's, 1: the server's), in order.
-std::vector<const sim::transmission_record*> transmissions_of(const pep_run_result& r, size_t node)
+std::vector<const sim::transmission_record*> transmissions_of(const pep_run_result& r,
+                                                              size_t node)
 {
     std::vector<const sim::transmission_record*> out;
     for (const auto& t : r.transmissions)
@@ -75,7 +78,8 @@ TEST(PepHost, TransfersAreConfirmedAndTakeTheLinksTime)
             EXPECT_GT(t.total_s, double(bytes) * 8 / 9600) << bytes;
         }
         std::cout << bytes << " bytes at 9600S: " << utilisation(c, bytes, r.transfers[0])
-                  << " % (first), " << utilisation(c, bytes, r.transfers[1]) << " % (second)\n";
+                  << " % (first), " << utilisation(c, bytes, r.transfers[1])
+                  << " % (second)\n";
     }
 }
 
@@ -176,7 +180,8 @@ TEST(PepHost, AProbeBurstIsCutFinerOnlyWhenMoreDataFollowIt)
         }
         return largest;
     };
-    const size_t alone = largest_segment_of_first_burst(traced_transfer("9600S", 1000, 600));
+    const size_t alone =
+        largest_segment_of_first_burst(traced_transfer("9600S", 1000, 600));
     const size_t followed =
         largest_segment_of_first_burst(traced_transfer("9600S", 100000, 3600));
     const size_t followed_at_prior = largest_segment_of_first_burst(
@@ -204,7 +209,8 @@ TEST(PepHost, TheFarProxysAnswerLeadsItsTransmissionAsOnePdu)
         const auto d = dl::decode_dpdu(answer->burst.data() + off, sz);
         off += sz;
         ASSERT_TRUE(d.ok());
-        if (d.value.type != dl::dpdu_type::data_only && d.value.type != dl::dpdu_type::data_ack)
+        if (d.value.type != dl::dpdu_type::data_only &&
+            d.value.type != dl::dpdu_type::data_ack)
             continue;
         ASSERT_TRUE(d.value.cpdu_start && d.value.cpdu_end);
         const auto cp = dl::decode_cpdu(d.value.segment);

@@ -81,8 +81,11 @@ TEST(RcopProperty, RandomValidValuesRoundTrip)
     std::uniform_int_distribution<int> nib(0, 15), byte_d(0, 255), u16(0, 65535),
         len_d(0, 100);
     for (int i = 0; i < 5000; ++i) {
-        rcop_pdu p = make(uint8_t(nib(rng)), uint8_t(byte_d(rng)), uint16_t(u16(rng)),
-                          uint16_t(u16(rng)), {});
+        rcop_pdu p = make(uint8_t(nib(rng)),
+                          uint8_t(byte_d(rng)),
+                          uint16_t(u16(rng)),
+                          uint16_t(u16(rng)),
+                          {});
         p.data.resize(size_t(len_d(rng)));
         for (auto& b : p.data)
             b = uint8_t(byte_d(rng));

@@ -44,8 +44,18 @@ TEST(S4539Modes, NamesSelectTheRightFamily)
 
 TEST(S4539Modes, UnknownNamesAreRefused)
 {
-    for (const char* bad : { "", "S", "1200", "1200US", "9600Z", "2400VL", "3600S", "12800S",
-                             "9600U", "99999999S", "1200SS", "-1200S" })
+    for (const char* bad : { "",
+                             "S",
+                             "1200",
+                             "1200US",
+                             "9600Z",
+                             "2400VL",
+                             "3600S",
+                             "12800S",
+                             "9600U",
+                             "99999999S",
+                             "1200SS",
+                             "-1200S" })
         EXPECT_FALSE(phy::s4539_timing(bad).has_value()) << bad;
 }
 
@@ -66,7 +76,8 @@ TEST(S4539Modes, NodeDefaultTimingIsTheWaveformOne)
     EXPECT_TRUE(same(default_waveform_timing({ rate_9600, interleaving_none }),
                      *phy::s4539_timing("9600US")));
     // 3600 bps is no STANAG 4539 rate: the linear fallback.
-    EXPECT_FALSE(default_waveform_timing({ rate_3600, interleaving_short }).whole_units());
+    EXPECT_FALSE(
+        default_waveform_timing({ rate_3600, interleaving_short }).whole_units());
 }
 
 TEST(S4539Modes, RateAndInterleaverNameEveryModeOfBothFamilies)
@@ -85,7 +96,8 @@ TEST(S4539Modes, RateAndInterleaverNameEveryModeOfBothFamilies)
         // The points last what the air-time model says.
         const std::vector<uint8_t> data(40, 0x5a);
         const auto points = s4539_transmit_points(*m, data.data(), data.size());
-        const transmission_time t = transmission_time_of(*s4539_timing(name), data.size());
+        const transmission_time t =
+            transmission_time_of(*s4539_timing(name), data.size());
         EXPECT_NEAR(double(points.size()) / 2400.0, t.total_s, 1e-9) << name;
     }
     // 4800 bps: uncoded 110A without an interleaver, App C's coded 8PSK with one.

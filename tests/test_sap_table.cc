@@ -34,7 +34,8 @@ TEST(SapTable, AcceptsAFreeSapWithTheConfiguredMtu)
     EXPECT_EQ(out[0].primitive.sap, 9);
     EXPECT_EQ(out[0].primitive.mtu, 2048);
     // The answer encodes to the spec vector.
-    EXPECT_EQ(encode(out[0].primitive), (bytes{ 0x90, 0xEB, 0x00, 0x00, 0x04, 0x03, 0x90, 0x08, 0x00 }));
+    EXPECT_EQ(encode(out[0].primitive),
+              (bytes{ 0x90, 0xEB, 0x00, 0x00, 0x04, 0x03, 0x90, 0x08, 0x00 }));
     ASSERT_NE(t.by_sap(9), nullptr);
     EXPECT_EQ(t.by_sap(9)->client, 1u);
     EXPECT_EQ(t.by_client(1)->service.tx_mode, sis_tx_mode::arq);
@@ -49,7 +50,8 @@ TEST(SapTable, EqualOrLowerRankIsRejected)
         ASSERT_EQ(out.size(), 1u);
         EXPECT_EQ(out[0].client, 2u);
         EXPECT_EQ(out[0].primitive.type, sis_type::bind_rejected);
-        EXPECT_EQ(out[0].primitive.reason, uint8_t(sis_bind_rejected_reason::sap_already_allocated));
+        EXPECT_EQ(out[0].primitive.reason,
+                  uint8_t(sis_bind_rejected_reason::sap_already_allocated));
     }
     EXPECT_EQ(t.by_sap(6)->client, 1u);
     EXPECT_EQ(t.by_client(2), nullptr);
@@ -63,7 +65,8 @@ TEST(SapTable, HigherRankPreEmpts)
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].client, 1u);
     EXPECT_EQ(out[0].primitive.type, sis_type::unbind_indication);
-    EXPECT_EQ(out[0].primitive.reason, uint8_t(sis_unbind_reason::preempted_by_higher_rank));
+    EXPECT_EQ(out[0].primitive.reason,
+              uint8_t(sis_unbind_reason::preempted_by_higher_rank));
     EXPECT_EQ(out[1].client, 2u);
     EXPECT_EQ(out[1].primitive.type, sis_type::bind_accepted);
     EXPECT_EQ(t.by_sap(6)->client, 2u);

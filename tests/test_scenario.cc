@@ -80,7 +80,8 @@ TEST(Scenario, TheSameSeedGivesTheSameRun)
     EXPECT_EQ(a.end_time_s, b.end_time_s);
     EXPECT_EQ(a.flows[0].delivered, b.flows[0].delivered);
     EXPECT_EQ(a.network.bits_flipped, b.network.bits_flipped);
-    EXPECT_EQ(a.nodes[0].counters.arq_retransmissions, b.nodes[0].counters.arq_retransmissions);
+    EXPECT_EQ(a.nodes[0].counters.arq_retransmissions,
+              b.nodes[0].counters.arq_retransmissions);
     c.seed = 43;
     const auto other = run_scenario(c);
     EXPECT_NE(other.network.bits_flipped, a.network.bits_flipped);
@@ -100,26 +101,31 @@ TEST(Scenario, OneTransmissionTakesTheModelledAirTime)
     ASSERT_TRUE(r.completed) << r.stopped;
     ASSERT_EQ(r.nodes[0].air.transmissions, 1u);
     ASSERT_EQ(r.flows[0].delivered.size(), 1u);
-    const auto t = phy::transmission_time_of(waveform_for("600S"), r.nodes[0].air.bytes_sent);
+    const auto t =
+        phy::transmission_time_of(waveform_for("600S"), r.nodes[0].air.bytes_sent);
     EXPECT_DOUBLE_EQ(r.nodes[0].air.air_time_s, t.total_s);
     // 600S: 0.6 s preamble, 0.6 s blocks of 360 bits.
     EXPECT_DOUBLE_EQ(t.total_s, 0.6 + 0.6 * double(t.units));
     // The receiving modem hands on the block that completes the D_PDU, ahead of the
     // EOM's block.
-    const auto pieces = phy::decoding_schedule(waveform_for("600S"), r.nodes[0].air.bytes_sent);
+    const auto pieces =
+        phy::decoding_schedule(waveform_for("600S"), r.nodes[0].air.bytes_sent);
     ASSERT_GE(pieces.size(), 2u);
-    const double complete_at = pieces[pieces.size() - 2].bytes_end == r.nodes[0].air.bytes_sent
-                                   ? pieces[pieces.size() - 2].time_s
-                                   : pieces.back().time_s;
+    const double complete_at =
+        pieces[pieces.size() - 2].bytes_end == r.nodes[0].air.bytes_sent
+            ? pieces[pieces.size() - 2].time_s
+            : pieces.back().time_s;
     EXPECT_LT(complete_at, t.total_s);
     EXPECT_NEAR(r.flows[0].first_delivery_at - r.flows[0].first_send_at,
-                0.25 + complete_at + 0.125, 1e-9);
+                0.25 + complete_at + 0.125,
+                1e-9);
     // A modem that delivers at the burst's end.
     c.radio.deliver_per_block = false;
     const auto at_end = run_scenario(c);
     ASSERT_EQ(at_end.flows[0].delivered.size(), 1u);
     EXPECT_NEAR(at_end.flows[0].first_delivery_at - at_end.flows[0].first_send_at,
-                0.25 + t.total_s + 0.125, 1e-9);
+                0.25 + t.total_s + 0.125,
+                1e-9);
 }
 
 TEST(Scenario, PingMeasuresRoundTrips)
@@ -198,11 +204,14 @@ TEST(Scenario, SimultaneousStartsWithoutChannelAccessGetThrough)
 // (they used to be refused, or mapped to short/long).
 TEST(Scenario, AppendixCModesRunAsTheNodesFixedMode)
 {
-    EXPECT_EQ(node_mode_for("9600VS"), (dl::modem_mode{ dl::rate_9600, dl::interleaving_very_short }));
-    EXPECT_EQ(node_mode_for("12800U"), (dl::modem_mode{ dl::rate_12800, dl::interleaving_none }));
+    EXPECT_EQ(node_mode_for("9600VS"),
+              (dl::modem_mode{ dl::rate_9600, dl::interleaving_very_short }));
+    EXPECT_EQ(node_mode_for("12800U"),
+              (dl::modem_mode{ dl::rate_12800, dl::interleaving_none }));
     // The zero interleaver is a timing model only (reproduce's published rows); users
     // cannot choose it (hfstack-sim --mode refuses it as the node and the modem do).
-    EXPECT_EQ(node_mode_for("1200Z"), (dl::modem_mode{ dl::rate_1200, dl::interleaving_none }));
+    EXPECT_EQ(node_mode_for("1200Z"),
+              (dl::modem_mode{ dl::rate_1200, dl::interleaving_none }));
     for (const char* mode : { "3200US", "9600M", "12800U" }) {
         auto c = throughput(mode, 20'000);
         const auto r = run_scenario(c);
@@ -234,7 +243,10 @@ class counting_sink : public traffic::sis_application
 {
 public:
     // `got` outlives the run (the scenario owns and destroys its applications).
-    counting_sink(size_t want, std::shared_ptr<size_t> got) : want(want), got(std::move(got)) {}
+    counting_sink(size_t want, std::shared_ptr<size_t> got)
+        : want(want), got(std::move(got))
+    {
+    }
     void start(double) override
     {
         dl::sis_primitive b;
@@ -251,8 +263,14 @@ public:
             out.push_back(p);
     }
     void on_timer(double) override {}
-    double next_deadline() const override { return std::numeric_limits<double>::infinity(); }
-    std::vector<dl::sis_primitive> take_outgoing() override { return std::exchange(out, {}); }
+    double next_deadline() const override
+    {
+        return std::numeric_limits<double>::infinity();
+    }
+    std::vector<dl::sis_primitive> take_outgoing() override
+    {
+        return std::exchange(out, {});
+    }
     bool done() const override { return *got >= want; }
 
     size_t want;

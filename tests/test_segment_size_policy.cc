@@ -20,7 +20,8 @@ namespace {
 void feed(segment_size_policy& s, double p, size_t frame_bytes, size_t frames)
 {
     const double loss = 1.0 - std::pow(1.0 - p, 8.0 * double(frame_bytes));
-    s.on_outcome(frames, frames * frame_bytes, size_t(std::lround(loss * double(frames))));
+    s.on_outcome(
+        frames, frames * frame_bytes, size_t(std::lround(loss * double(frames))));
 }
 
 arq_cycle unlimited(size_t header = 16)

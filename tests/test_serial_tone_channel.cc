@@ -43,7 +43,8 @@ cd channel(int delay, unsigned phase)
 
 // Samples at 4 per symbol of `symbols` through the channel (phase p at sample 4 t + 2 p),
 // with noise; symbol t starts at sample 4 t.
-serial_tone_samples received(const std::vector<cd>& symbols, double noise_power, uint32_t seed)
+serial_tone_samples
+received(const std::vector<cd>& symbols, double noise_power, uint32_t seed)
 {
     std::mt19937 rng(seed);
     std::normal_distribution<double> gauss(0.0, std::sqrt(noise_power / 2));
@@ -72,10 +73,12 @@ std::vector<cd> random_psk8(size_t n, uint32_t seed)
 }
 
 // The channel measured on the first n_known symbols.
-serial_tone_channel_start started(const serial_tone_samples& input, const std::vector<cd>& symbols, size_t n_known)
+serial_tone_channel_start
+started(const serial_tone_samples& input, const std::vector<cd>& symbols, size_t n_known)
 {
     const std::vector<cf> known(symbols.begin(), symbols.begin() + long(n_known));
-    return start_serial_tone_channel(input, 0, known, 13, channel_tracking_equaliser_config{}, 1.0, 1e-3);
+    return start_serial_tone_channel(
+        input, 0, known, 13, channel_tracking_equaliser_config{}, 1.0, 1e-3);
 }
 
 } // namespace
@@ -95,7 +98,8 @@ TEST(SerialToneChannel, AShortKnownRunFindsBothPaths)
     const size_t at_path = start.equaliser->precursor_symbols() + 1; // delay 0
     for (int m : { 0, 5 })
         for (unsigned p = 0; p < 2; ++p)
-            EXPECT_LT(std::abs(taps[2 * (at_path + size_t(m)) + p] - channel(m, p)), 0.05) << m << " " << p;
+            EXPECT_LT(std::abs(taps[2 * (at_path + size_t(m)) + p] - channel(m, p)), 0.05)
+                << m << " " << p;
 }
 
 TEST(SerialToneChannel, AProbeMeasuresTheTrackedTaps)
@@ -107,13 +111,31 @@ TEST(SerialToneChannel, AProbeMeasuresTheTrackedTaps)
     // 31 known symbols at 400 (as a mini-probe), from a prior of nothing.
     const std::vector<cd> probe(symbols.begin() + 400, symbols.begin() + 431);
     std::vector<cd> taps(eq.window_samples());
-    ASSERT_TRUE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 400, probe, 1e-3, taps));
+    ASSERT_TRUE(measure_known_run(input,
+                                  0,
+                                  start.timing_shift,
+                                  eq,
+                                  eq.tracked_symbol_taps(),
+                                  400,
+                                  probe,
+                                  1e-3,
+                                  taps));
     const size_t at_path = eq.precursor_symbols() + 1; // delay 0 (timing as above)
     for (int m = -1; m <= 5; ++m)
         for (unsigned p = 0; p < 2; ++p)
-            EXPECT_LT(std::abs(taps[2 * size_t(long(at_path) + m) + p] - channel(m, p)), 0.05) << m << " " << p;
+            EXPECT_LT(std::abs(taps[2 * size_t(long(at_path) + m) + p] - channel(m, p)),
+                      0.05)
+                << m << " " << p;
     // Samples not in yet: no estimate.
-    EXPECT_FALSE(measure_known_run(input, 0, start.timing_shift, eq, eq.tracked_symbol_taps(), 590, probe, 1e-3, taps));
+    EXPECT_FALSE(measure_known_run(input,
+                                   0,
+                                   start.timing_shift,
+                                   eq,
+                                   eq.tracked_symbol_taps(),
+                                   590,
+                                   probe,
+                                   1e-3,
+                                   taps));
 }
 
 TEST(SerialToneChannel, AProbeIsScoredAgainstTheChannelMeasuredBeforeIt)

@@ -41,7 +41,10 @@ bytes cat(std::initializer_list<bytes> parts)
     return out;
 }
 
-sis_address addr(uint32_t a, uint8_t size_nibbles = 7) { return sis_address{ a, size_nibbles }; }
+sis_address addr(uint32_t a, uint8_t size_nibbles = 7)
+{
+    return sis_address{ a, size_nibbles };
+}
 
 bytes pattern(size_t n, uint8_t start = 0)
 {
@@ -75,8 +78,11 @@ sis_primitive sample(sis_type t)
     case sis_type::bind_request:
         p.sap = 9;
         p.rank = 5;
-        p.service_type = { sis_tx_mode::non_arq, sis_delivery_confirmation::client,
-                           sis_delivery_order::as_they_arrive, true, 3 };
+        p.service_type = { sis_tx_mode::non_arq,
+                           sis_delivery_confirmation::client,
+                           sis_delivery_order::as_they_arrive,
+                           true,
+                           3 };
         break;
     case sis_type::bind_accepted:
         p.sap = 12;
@@ -123,8 +129,11 @@ sis_primitive sample(sis_type t)
         p.priority = t == sis_type::unidata_request ? 7 : 0;
         p.destination_sap = 6;
         p.destination = addr(0x01020304);
-        p.service_type = { sis_tx_mode::arq, sis_delivery_confirmation::node,
-                           sis_delivery_order::in_order, false, 0 };
+        p.service_type = { sis_tx_mode::arq,
+                           sis_delivery_confirmation::node,
+                           sis_delivery_order::in_order,
+                           false,
+                           0 };
         p.ttl = 0xFEDCB;
         p.payload = pattern(300, 0x11);
         break;
@@ -185,8 +194,11 @@ sis_primitive random_primitive(std::mt19937& rng, sis_type t, size_t max_payload
         return b;
     };
     auto rservice = [&] {
-        return sis_service_type{ sis_tx_mode(u(16)), sis_delivery_confirmation(u(4)),
-                                 sis_delivery_order(u(2)), u(2) == 1, uint8_t(u(16)) };
+        return sis_service_type{ sis_tx_mode(u(16)),
+                                 sis_delivery_confirmation(u(4)),
+                                 sis_delivery_order(u(2)),
+                                 u(2) == 1,
+                                 uint8_t(u(16)) };
     };
     auto rblocks = [&] {
         std::vector<sis_block_range> v(u(4));
@@ -254,7 +266,8 @@ sis_primitive random_primitive(std::mt19937& rng, sis_type t, size_t max_payload
         p.priority = expedited ? 0 : uint8_t(u(16));
         p.destination_sap = uint8_t(u(16));
         p.destination = raddr();
-        p.service_type.tx_mode = u(3) == 0 ? sis_tx_mode::non_arq_with_errors : sis_tx_mode(u(16));
+        p.service_type.tx_mode =
+            u(3) == 0 ? sis_tx_mode::non_arq_with_errors : sis_tx_mode(u(16));
         p.source_sap = uint8_t(u(16));
         p.source = raddr();
         if (p.service_type.tx_mode == sis_tx_mode::non_arq_with_errors) {
@@ -283,8 +296,8 @@ sis_primitive random_primitive(std::mt19937& rng, sis_type t, size_t max_payload
     return p;
 }
 
-std::vector<sis_primitive> random_primitives(std::mt19937& rng, size_t count,
-                                             size_t max_payload = 600)
+std::vector<sis_primitive>
+random_primitives(std::mt19937& rng, size_t count, size_t max_payload = 600)
 {
     std::vector<sis_primitive> v;
     for (size_t i = 0; i < count; ++i)
@@ -326,7 +339,9 @@ TEST(SisKnownAnswer, BindRequestVector)
     p.service_type.tx_mode = sis_tx_mode::arq;
     p.service_type.delivery_confirmation = sis_delivery_confirmation::node;
     p.service_type.delivery_order = sis_delivery_order::in_order;
-    EXPECT_EQ(to_hex(encode(p)), "90eb0000040190" "1400");
+    EXPECT_EQ(to_hex(encode(p)),
+              "90eb0000040190"
+              "1400");
     auto d = decode_sis(hex("90 EB 00 00 04 01 90 14 00"));
     ASSERT_TRUE(d.ok()) << d.reason;
     EXPECT_EQ(d.value, p);
@@ -381,8 +396,11 @@ TEST(SisKnownAnswer, UnidataRequestLayout)
     p.priority = 3;
     p.destination_sap = 9;
     p.destination = addr(0x01020304, 7);
-    p.service_type = { sis_tx_mode::arq, sis_delivery_confirmation::client,
-                       sis_delivery_order::as_they_arrive, false, 2 };
+    p.service_type = { sis_tx_mode::arq,
+                       sis_delivery_confirmation::client,
+                       sis_delivery_order::as_they_arrive,
+                       false,
+                       2 };
     p.ttl = 0x12345;
     p.payload = { 'A', 'B', 'C' };
     const bytes want = hex("90 EB 00 00 0F 14 39 E1 02 03 04 1A 21 23 45 00 03 41 42 43");
@@ -460,7 +478,8 @@ TEST(SisKnownAnswer, TypeNames)
 {
     EXPECT_STREQ(to_string(sis_type::bind_request), "S_BIND_REQUEST");
     EXPECT_STREQ(to_string(sis_type::data_flow_on), "S_DATA_FLOW_ON");
-    EXPECT_STREQ(to_string(sis_type::management_msg_indication), "S_MANAGEMENT_MSG_INDICATION");
+    EXPECT_STREQ(to_string(sis_type::management_msg_indication),
+                 "S_MANAGEMENT_MSG_INDICATION");
     EXPECT_STREQ(to_string(sis_type::expedited_unidata_request_rejected),
                  "S_EXPEDITED_UNIDATA_REQUEST_REJECTED");
     EXPECT_STREQ(to_string(sis_type(0)), "S_UNKNOWN");
@@ -479,9 +498,21 @@ TEST(SisAddress, ToStringAndParse)
     EXPECT_EQ(parse_address("31.255.255.255").value, 0x1FFFFFFFu);
     EXPECT_EQ(parse_address("0.0.0.0").value, 0u);
     EXPECT_EQ(parse_address("15.1.200.7").value, 0x0F01C807u);
-    for (const char* bad : { "32.0.0.0", "255.255.255.255", "1.2.3", "1.2.3.4.5", "256.0.0.0",
-                             "1.2.3.256", "a.b.c.d", "", "1..2.3", " 1.2.3.4", "1.2.3.4 ",
-                             "0001.2.3.4", "1.2.3.-4", "1.2.3.4.", ".1.2.3" }) {
+    for (const char* bad : { "32.0.0.0",
+                             "255.255.255.255",
+                             "1.2.3",
+                             "1.2.3.4.5",
+                             "256.0.0.0",
+                             "1.2.3.256",
+                             "a.b.c.d",
+                             "",
+                             "1..2.3",
+                             " 1.2.3.4",
+                             "1.2.3.4 ",
+                             "0001.2.3.4",
+                             "1.2.3.-4",
+                             "1.2.3.4.",
+                             ".1.2.3" }) {
         auto d = parse_address(bad);
         EXPECT_FALSE(d.ok()) << bad;
         EXPECT_EQ(d.error, decode_error::bad_field) << bad;
@@ -591,11 +622,15 @@ TEST(SisDecodeErrors, FramingErrors)
 
     EXPECT_EQ(decode_sis(hex("90 EB 00 00 00 11")).error, decode_error::bad_size);
 
-    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 1C")).error, decode_error::unknown_type); // 28
-    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 00")).error, decode_error::unknown_type); // 0
+    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 1C")).error,
+              decode_error::unknown_type); // 28
+    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 00")).error,
+              decode_error::unknown_type); // 0
     EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 FF")).error, decode_error::unknown_type);
-    EXPECT_EQ(decode_sis_body(sis_type(28), nullptr, 0).error, decode_error::unknown_type);
-    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 1B")).error, decode_error::truncated); // 27 ok
+    EXPECT_EQ(decode_sis_body(sis_type(28), nullptr, 0).error,
+              decode_error::unknown_type);
+    EXPECT_EQ(decode_sis(hex("90 EB 00 00 01 1B")).error,
+              decode_error::truncated); // 27 ok
 }
 
 TEST(SisDecodeErrors, BodyErrors)
@@ -609,7 +644,8 @@ TEST(SisDecodeErrors, BodyErrors)
     d = decode_sis(hex("90 EB 00 00 02 11 00"));
     EXPECT_EQ(d.error, decode_error::bad_size);
     EXPECT_NE(d.reason.find("S_KEEP_ALIVE"), std::string::npos) << d.reason;
-    EXPECT_EQ(decode_sis(hex("90 EB 00 00 05 03 90 08 00 00")).error, decode_error::bad_size);
+    EXPECT_EQ(decode_sis(hex("90 EB 00 00 05 03 90 08 00 00")).error,
+              decode_error::bad_size);
 
     // U_PDU size field contradicting the bytes present.
     sis_primitive p;
@@ -640,7 +676,8 @@ TEST(SisDecodeErrors, BodyErrors)
     sis_primitive ind = sample(sis_type::unidata_indication);
     ind.payload.clear();
     bytes g = encode(ind);
-    auto r = decode_sis_body(sis_type::unidata_indication, g.data() + 6, g.size() - 6 - 2);
+    auto r =
+        decode_sis_body(sis_type::unidata_indication, g.data() + 6, g.size() - 6 - 2);
     EXPECT_EQ(r.error, decode_error::truncated);
 }
 
@@ -669,7 +706,8 @@ TEST(SisDecodeErrors, RandomBytesNeverCrash)
         }
         auto d = decode_sis(f.data(), f.size());
         if (d.ok()) // anything accepted must re-encode to the same length
-            EXPECT_EQ(encode(d.value).size() + (d.value.vendor_padding ? 4 : 0), f.size());
+            EXPECT_EQ(encode(d.value).size() + (d.value.vendor_padding ? 4 : 0),
+                      f.size());
         else
             EXPECT_FALSE(d.reason.empty());
     }
@@ -702,39 +740,54 @@ TEST(SisEncodeErrors, OutOfRangeFieldsAreNamed)
           [](sis_primitive& p) { p.service_type.min_retransmissions = 16; },
           "service_type.min_retransmissions" },
         { sis_type::bind_accepted, [](sis_primitive& p) { p.sap = 200; }, "sap" },
-        { sis_type::hard_link_establish, [](sis_primitive& p) { p.remote_sap = 16; },
+        { sis_type::hard_link_establish,
+          [](sis_primitive& p) { p.remote_sap = 16; },
           "remote_sap" },
-        { sis_type::hard_link_establish, [](sis_primitive& p) { p.link_priority = 4; },
+        { sis_type::hard_link_establish,
+          [](sis_primitive& p) { p.link_priority = 4; },
           "link_priority" },
-        { sis_type::hard_link_accept, [](sis_primitive& p) { p.link_type = hard_link_type(4); },
+        { sis_type::hard_link_accept,
+          [](sis_primitive& p) { p.link_type = hard_link_type(4); },
           "link_type" },
-        { sis_type::hard_link_terminate, [](sis_primitive& p) { p.remote.address = 0x20000000; },
+        { sis_type::hard_link_terminate,
+          [](sis_primitive& p) { p.remote.address = 0x20000000; },
           "remote.address" },
-        { sis_type::hard_link_terminate, [](sis_primitive& p) { p.remote.size_nibbles = 8; },
+        { sis_type::hard_link_terminate,
+          [](sis_primitive& p) { p.remote.size_nibbles = 8; },
           "remote.size_nibbles" },
         { sis_type::unidata_request, [](sis_primitive& p) { p.ttl = 1u << 20; }, "ttl" },
-        { sis_type::unidata_request, [](sis_primitive& p) { p.priority = 16; }, "priority" },
-        { sis_type::unidata_request, [](sis_primitive& p) { p.destination_sap = 16; },
+        { sis_type::unidata_request,
+          [](sis_primitive& p) { p.priority = 16; },
+          "priority" },
+        { sis_type::unidata_request,
+          [](sis_primitive& p) { p.destination_sap = 16; },
           "destination_sap" },
         { sis_type::unidata_request,
           [](sis_primitive& p) { p.destination.address = 0xFFFFFFFF; },
           "destination.address" },
-        { sis_type::unidata_request, [](sis_primitive& p) { p.payload.resize(65536); },
+        { sis_type::unidata_request,
+          [](sis_primitive& p) { p.payload.resize(65536); },
           "payload size" },
-        { sis_type::unidata_request, [](sis_primitive& p) { p.payload.resize(65535 - 11); },
+        { sis_type::unidata_request,
+          [](sis_primitive& p) { p.payload.resize(65535 - 11); },
           "size field" },
-        { sis_type::unidata_indication, [](sis_primitive& p) { p.source_sap = 16; },
+        { sis_type::unidata_indication,
+          [](sis_primitive& p) { p.source_sap = 16; },
           "source_sap" },
-        { sis_type::unidata_indication, [](sis_primitive& p) { p.source.size_nibbles = 9; },
+        { sis_type::unidata_indication,
+          [](sis_primitive& p) { p.source.size_nibbles = 9; },
           "source.size_nibbles" },
         { sis_type::unidata_indication,
           [](sis_primitive& p) { p.service_type.tx_mode = sis_tx_mode::arq; },
           "errored_blocks" },
         { sis_type::unidata_indication,
-          [](sis_primitive& p) { p.errored_blocks.resize(65536); }, "errored_blocks count" },
-        { sis_type::unidata_request_rejected, [](sis_primitive& p) { p.reason = 16; },
+          [](sis_primitive& p) { p.errored_blocks.resize(65536); },
+          "errored_blocks count" },
+        { sis_type::unidata_request_rejected,
+          [](sis_primitive& p) { p.reason = 16; },
           "reason" },
-        { sis_type::management_msg_request, [](sis_primitive& p) { p.payload.resize(65534); },
+        { sis_type::management_msg_request,
+          [](sis_primitive& p) { p.payload.resize(65534); },
           "size field" },
     };
     for (const auto& c : cases) {
@@ -743,7 +796,8 @@ TEST(SisEncodeErrors, OutOfRangeFieldsAreNamed)
         c.spoil(p);
         const std::string what = encode_error_of([&] { encode(p); });
         EXPECT_NE(what.find(c.field), std::string::npos)
-            << to_string(c.type) << ": expected \"" << c.field << "\" in \"" << what << "\"";
+            << to_string(c.type) << ": expected \"" << c.field << "\" in \"" << what
+            << "\"";
     }
     sis_primitive unknown;
     unknown.type = sis_type(0);
@@ -769,7 +823,8 @@ TEST(SisEncodeErrors, UnusedFieldsAreIgnored)
 
 TEST(SisQuirks, RockwellPaddingToleratedNeverProduced)
 {
-    for (sis_type t : { sis_type::unidata_indication, sis_type::expedited_unidata_indication }) {
+    for (sis_type t :
+         { sis_type::unidata_indication, sis_type::expedited_unidata_indication }) {
         sis_primitive p = sample(t);
         p.service_type.tx_mode = sis_tx_mode::arq;
         p.errored_blocks.clear();
@@ -835,8 +890,8 @@ TEST(SisReassembler, RandomStreamAnyChunking)
     std::mt19937 rng(20240);
     const auto prims = random_primitives(rng, 200);
     const bytes stream = encode_all(prims);
-    for (size_t max_chunk : { size_t(1), size_t(2), size_t(7), size_t(64), size_t(1500),
-                              stream.size() }) {
+    for (size_t max_chunk :
+         { size_t(1), size_t(2), size_t(7), size_t(64), size_t(1500), stream.size() }) {
         sis_reassembler r;
         std::vector<sis_primitive> out;
         size_t i = 0;
@@ -862,8 +917,11 @@ TEST(SisReassembler, RandomStreamAnyChunking)
 TEST(SisReassembler, EverySplitPoint)
 {
     std::vector<sis_primitive> prims;
-    for (sis_type t : { sis_type::bind_request, sis_type::keep_alive, sis_type::unidata_request,
-                        sis_type::bind_accepted, sis_type::unidata_indication,
+    for (sis_type t : { sis_type::bind_request,
+                        sis_type::keep_alive,
+                        sis_type::unidata_request,
+                        sis_type::bind_accepted,
+                        sis_type::unidata_indication,
                         sis_type::data_flow_off })
         prims.push_back(sample(t));
     // Size field 0x0114: the Ed1 reading (size 1, type 20) is plausible too.
@@ -923,8 +981,11 @@ TEST(SisReassembler, GarbageIsSkippedAndCounted)
     const auto prims = random_primitives(rng, 100, 200);
     bytes stream;
     size_t garbage = 0;
-    const bytes false_syncs[] = { hex("90 EB FF"), hex("90 EB 00 00 00"), hex("90 90"),
-                                  hex("90"), hex("EB 90 EB 1C") };
+    const bytes false_syncs[] = { hex("90 EB FF"),
+                                  hex("90 EB 00 00 00"),
+                                  hex("90 90"),
+                                  hex("90"),
+                                  hex("EB 90 EB 1C") };
     for (size_t i = 0; i < prims.size(); ++i) {
         bytes g;
         if (i % 5 == 0)
@@ -983,7 +1044,8 @@ TEST(SisReassembler, Edition1KeepAliveThenMore)
     // 90 EB 00 01 11 also reads as Ed3 with size 0x0111; the next byte (0x90) is no type.
     sis_primitive k;
     k.type = sis_type::keep_alive;
-    const bytes stream = cat({ as_ed1(encode(k)), as_ed1(encode(sample(sis_type::bind_accepted))) });
+    const bytes stream =
+        cat({ as_ed1(encode(k)), as_ed1(encode(sample(sis_type::bind_accepted))) });
     sis_reassembler r;
     const auto out = feed(r, stream, 1);
     ASSERT_EQ(out.size(), 2u);
@@ -1073,7 +1135,8 @@ TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
     expedited.type = sis_type::expedited_unidata_request;
     expedited.priority = 0;
     const sis_primitive good = sample(sis_type::keep_alive);
-    const bytes stream = cat({ encode(big), encode(good), encode(expedited), encode(good) });
+    const bytes stream =
+        cat({ encode(big), encode(good), encode(expedited), encode(good) });
     for (size_t chunk : { size_t(1), size_t(13), size_t(4096), stream.size() }) {
         sis_reassembler r;
         const auto out = feed(r, stream, chunk);
@@ -1083,7 +1146,8 @@ TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
         EXPECT_EQ(answers[0].type, sis_type::unidata_request_rejected);
         EXPECT_EQ(answers[1].type, sis_type::expedited_unidata_request_rejected);
         for (const auto& a : answers) {
-            EXPECT_EQ(a.reason, uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu));
+            EXPECT_EQ(a.reason,
+                      uint8_t(sis_unidata_rejected_reason::updu_larger_than_mtu));
             EXPECT_EQ(a.destination_sap, 7);
             EXPECT_EQ(a.destination, addr(0x0A0B0C, 6));
             EXPECT_TRUE(a.payload.empty());
@@ -1111,7 +1175,7 @@ TEST(SisReassembler, OversizedUnidataRequestIsRejectedAndItsUpduNeverParsed)
 TEST(SisReassembler, UndecodableBindRequestIsAnsweredWithBindRejected)
 {
     const sis_primitive good = sample(sis_type::keep_alive);
-    const bytes stream = cat({ hex("90 EB 00 00 03 01 90 14"), // 2-byte body
+    const bytes stream = cat({ hex("90 EB 00 00 03 01 90 14"),       // 2-byte body
                                hex("90 EB 00 00 05 01 90 14 00 00"), // 1 trailing byte
                                encode(good) });
     sis_reassembler r;
@@ -1159,8 +1223,13 @@ TEST(SisReassembler, FuzzNeverThrowsStaysBounded)
                 stream.insert(stream.begin() + at, { 0x90, 0xEB });
                 break;
             case 2:
-                stream.insert(stream.begin() + at, { 0x90, 0xEB, 0x00, uint8_t(rng()),
-                                                     uint8_t(rng()), uint8_t(1 + rng() % 27) });
+                stream.insert(stream.begin() + at,
+                              { 0x90,
+                                0xEB,
+                                0x00,
+                                uint8_t(rng()),
+                                uint8_t(rng()),
+                                uint8_t(1 + rng() % 27) });
                 break;
             default:
                 stream.erase(stream.begin() + at,

@@ -27,7 +27,8 @@ namespace {
 
 bytes text(size_t n)
 {
-    const std::string words = "the quick brown fox jumps over the lazy dog on the high frequency band ";
+    const std::string words =
+        "the quick brown fox jumps over the lazy dog on the high frequency band ";
     bytes b(n);
     for (size_t i = 0; i < n; ++i)
         b[i] = uint8_t(words[i % words.size()]);
@@ -82,7 +83,8 @@ struct slep_pair : sis_path<slep> {
 
     size_t count(const std::vector<slep_event>& ev, slep_event::kind k) const
     {
-        return size_t(std::count_if(ev.begin(), ev.end(), [&](const slep_event& e) { return e.what == k; }));
+        return size_t(std::count_if(
+            ev.begin(), ev.end(), [&](const slep_event& e) { return e.what == k; }));
     }
 
     const slep_event* first(const std::vector<slep_event>& ev, slep_event::kind k) const
@@ -102,15 +104,21 @@ struct slep_pair : sis_path<slep> {
             if (chunk.empty())
                 settle();
             got.insert(got.end(), chunk.begin(), chunk.end());
-            if (chunk.empty() && side.exists(s) && !side.eof(s) && side.info(s)->readable == 0 &&
-                std::min(a->next_deadline(), b->next_deadline()) == std::numeric_limits<double>::infinity())
+            if (chunk.empty() && side.exists(s) && !side.eof(s) &&
+                side.info(s)->readable == 0 &&
+                std::min(a->next_deadline(), b->next_deadline()) ==
+                    std::numeric_limits<double>::infinity())
                 break; // nothing more will come
         }
         return got;
     }
 
     // Writes all of `data` to stream `s`, settling whenever the buffer is full.
-    void push(slep& side, slep_stream s, const bytes& data, slep* reader = nullptr, slep_stream rs = 0,
+    void push(slep& side,
+              slep_stream s,
+              const bytes& data,
+              slep* reader = nullptr,
+              slep_stream rs = 0,
               bytes* read_back = nullptr)
     {
         size_t at = 0;
@@ -118,7 +126,8 @@ struct slep_pair : sis_path<slep> {
             at += side.write(s, data.data() + at, data.size() - at, now);
             settle(now + 60); // a minute: a reader yet to read is not a silent peer
             if (reader && reader->exists(rs))
-                for (auto c = reader->read(rs, 65536, now); !c.empty(); c = reader->read(rs, 65536, now))
+                for (auto c = reader->read(rs, 65536, now); !c.empty();
+                     c = reader->read(rs, 65536, now))
                     read_back->insert(read_back->end(), c.begin(), c.end());
         }
         ASSERT_EQ(at, data.size());
@@ -171,14 +180,16 @@ TEST(SlepWire, EveryTypeRoundTripsAndBadPdusAreRefused)
     EXPECT_EQ(bytes(open_wire.begin(), open_wire.begin() + 15),
               (bytes{ 0x33, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0, 0, 4, 0, 0 }));
 
-    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1 }).ok());                 // short
-    EXPECT_EQ(encode(pdus[6]), (bytes{ 0x70, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0 }));
-    EXPECT_FALSE(decode_slep(bytes{ 0x70, 1, 2 }).ok());              // HELLO cut short
-    EXPECT_FALSE(decode_slep(bytes{ 0x80, 1, 2 }).ok());              // type 8
-    EXPECT_FALSE(decode_slep(bytes{ 0x78, 1, 2, 0, 0, 0, 1, 0, 0, 0, 1 }).ok()); // R on HELLO
-    EXPECT_FALSE(decode_slep(bytes{ 0x00, 1, 2 }).ok());              // type 0
-    EXPECT_FALSE(decode_slep(bytes{ 0x18, 1, 2 }).ok());              // R on a datagram
-    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1, 2, 0, 0, 0, 1 }).ok());  // DATA cut short
+    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1 }).ok()); // short
+    EXPECT_EQ(encode(pdus[6]),
+              (bytes{ 0x70, 9, 200, 1, 2, 3, 4, 0xA0, 0xB0, 0xC0, 0xD0 }));
+    EXPECT_FALSE(decode_slep(bytes{ 0x70, 1, 2 }).ok()); // HELLO cut short
+    EXPECT_FALSE(decode_slep(bytes{ 0x80, 1, 2 }).ok()); // type 8
+    EXPECT_FALSE(
+        decode_slep(bytes{ 0x78, 1, 2, 0, 0, 0, 1, 0, 0, 0, 1 }).ok()); // R on HELLO
+    EXPECT_FALSE(decode_slep(bytes{ 0x00, 1, 2 }).ok());                // type 0
+    EXPECT_FALSE(decode_slep(bytes{ 0x18, 1, 2 }).ok());                // R on a datagram
+    EXPECT_FALSE(decode_slep(bytes{ 0x40, 1, 2, 0, 0, 0, 1 }).ok());    // DATA cut short
     bytes long_window = encode(pdus[4]);
     long_window.push_back(0);
     EXPECT_FALSE(decode_slep(long_window).ok());
@@ -337,7 +348,7 @@ TEST(Slep, QuickWritesLeaveAsOnePdu)
         EXPECT_EQ(l.drain(*l.b, near), (bytes{ 1, 0, 'O', 'K' })) << coalesce;
         EXPECT_TRUE(l.b->eof(near));
     }
-// A lone write waits coalesce_s, then leaves by itself.
+    // A lone write waits coalesce_s, then leaves by itself.
     slep_pair l;
     l.b->listen(80);
     const auto s = l.a->open(2, 80, 1, {}, false, false, l.now);
@@ -369,7 +380,8 @@ TEST(Slep, StreamsSurviveLinkBreaksWithoutLossDuplicationOrReordering)
         l.b->listen(80);
         const bytes up = pattern(60000 + seed * 1000, seed);
         const bytes down = pattern(120000, seed + 100);
-        const auto s = l.a->open(2, 80, 1, bytes(up.begin(), up.begin() + 100), false, false, l.now);
+        const auto s =
+            l.a->open(2, 80, 1, bytes(up.begin(), up.begin() + 100), false, false, l.now);
         l.settle();
         const auto* incoming = l.first(l.events_b, slep_event::kind::incoming);
         ASSERT_NE(incoming, nullptr) << seed;
@@ -410,7 +422,8 @@ TEST(Slep, CompressedStreamsAndDatagramsRoundTrip)
     const bytes rest = l.drain(*l.b, far);
     got.insert(got.end(), rest.begin(), rest.end());
     EXPECT_EQ(got, mail);
-    EXPECT_LT(l.a->counters().wire_written * 5, l.a->counters().plain_written); // text shrinks 5x+
+    EXPECT_LT(l.a->counters().wire_written * 5,
+              l.a->counters().plain_written); // text shrinks 5x+
     EXPECT_LT(l.a->counters().bytes_sent, mail.size() / 5);
 
     l.b->listen(53);
@@ -426,7 +439,8 @@ TEST(Slep, CompressedStreamsAndDatagramsRoundTrip)
     EXPECT_EQ(datagrams[0], text(3000));
     EXPECT_EQ(datagrams[1], (bytes{ 1, 2, 3 }));
     EXPECT_EQ(l.b->counters().refused, 1u);
-    EXPECT_THROW(l.a->send_datagram(2, 53, 4, pattern(3000, 1), false, true, l.now), std::invalid_argument);
+    EXPECT_THROW(l.a->send_datagram(2, 53, 4, pattern(3000, 1), false, true, l.now),
+                 std::invalid_argument);
 }
 
 TEST(Slep, ReliableDatagramsArriveOnceThroughLinkBreaks)
@@ -607,7 +621,9 @@ TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
     slep_pair::bind(b);
     b.listen(80);
     const bytes whole = pattern(3000, 5);
-    const auto deliver = [&](const slep_pdu& p) { b.on_sis(indication_from_node_1(encode(p)), 1); };
+    const auto deliver = [&](const slep_pdu& p) {
+        b.on_sis(indication_from_node_1(encode(p)), 1);
+    };
     const auto data = [&](uint32_t from, uint32_t to, bool fin = false) {
         slep_pdu p = pdu_from_node_1(slep_type::data, 42);
         p.offset = from;
@@ -615,20 +631,20 @@ TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
         p.data.assign(whole.begin() + from, whole.begin() + to);
         return p;
     };
-    deliver(data(1000, 2000));           // before its OPEN: kept
+    deliver(data(1000, 2000)); // before its OPEN: kept
     slep_pdu open = pdu_from_node_1(slep_type::open, 42);
     open.incarnation = 9;
     open.limit = 262144;
     open.data.assign(whole.begin(), whole.begin() + 500);
     deliver(open);
-    deliver(data(2500, 3000, true));     // a gap at 2000..2500
-    deliver(data(400, 1200));            // overlaps both sides
-    deliver(data(1000, 2000));           // a duplicate
+    deliver(data(2500, 3000, true)); // a gap at 2000..2500
+    deliver(data(400, 1200));        // overlaps both sides
+    deliver(data(1000, 2000));       // a duplicate
     const slep_stream s = make_slep_stream(1, false, 42);
     bytes got = b.read(s, 10000, 1);
     EXPECT_EQ(got, bytes(whole.begin(), whole.begin() + 2000));
     EXPECT_FALSE(b.eof(s));
-    deliver(data(1900, 2600));           // fills the gap
+    deliver(data(1900, 2600)); // fills the gap
     got = b.read(s, 10000, 1);
     EXPECT_EQ(got, bytes(whole.begin() + 2000, whole.end()));
     EXPECT_TRUE(b.eof(s));
@@ -643,11 +659,12 @@ TEST(Slep, ReceiverReassemblesGapsAndOverlapsAndRefusesDataBeyondItsWindow)
     deliver(beyond);
     EXPECT_FALSE(b.exists(make_slep_stream(1, false, 43)));
     auto act = b.take_actions();
-    const bool reset_sent = std::any_of(act.to_sis.begin(), act.to_sis.end(), [](const sis_primitive& p) {
-        auto d = decode_slep(p.payload);
-        return d.ok() && d.value.type == slep_type::reset &&
-               d.value.reason == uint8_t(slep_reset_reason::protocol_error);
-    });
+    const bool reset_sent =
+        std::any_of(act.to_sis.begin(), act.to_sis.end(), [](const sis_primitive& p) {
+            auto d = decode_slep(p.payload);
+            return d.ok() && d.value.type == slep_type::reset &&
+                   d.value.reason == uint8_t(slep_reset_reason::protocol_error);
+        });
     EXPECT_TRUE(reset_sent);
 }
 
@@ -860,7 +877,8 @@ TEST(Slep, AStreamIdleLongerThanGiveUpStillCarriesItsNextWrite)
     EXPECT_TRUE(l.a->exists(s));
     EXPECT_EQ(l.count(l.events_a, slep_event::kind::reset), 0u);
     bytes got;
-    for (auto c = l.b->read(far, 65536, l.now); !c.empty(); c = l.b->read(far, 65536, l.now))
+    for (auto c = l.b->read(far, 65536, l.now); !c.empty();
+         c = l.b->read(far, 65536, l.now))
         got.insert(got.end(), c.begin(), c.end());
     bytes want = { 'h', 'i' };
     want.insert(want.end(), later.begin(), later.end());

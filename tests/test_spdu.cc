@@ -122,7 +122,8 @@ TEST(SpduKnownAnswer, HardLinkEstablishmentRequest)
 
 TEST(SpduKnownAnswer, OneByteTypes)
 {
-    EXPECT_EQ(encode(of_type(spdu_type::hard_link_establishment_confirm)), (bytes{ 0x40 }));
+    EXPECT_EQ(encode(of_type(spdu_type::hard_link_establishment_confirm)),
+              (bytes{ 0x40 }));
     EXPECT_EQ(encode(of_type(spdu_type::hard_link_establishment_rejected, 2)),
               (bytes{ 0x52 }));
     EXPECT_EQ(encode(of_type(spdu_type::hard_link_establishment_rejected, 4)),
@@ -180,7 +181,8 @@ TEST(SpduKnownAnswer, DecodeOthers)
     EXPECT_EQ(d.value.type, spdu_type::hard_link_establishment_confirm);
     d = dec({ 0x53 });
     ASSERT_TRUE(d);
-    EXPECT_EQ(d.value.reason, uint8_t(hard_link_reject_reason::remote_node_not_responding));
+    EXPECT_EQ(d.value.reason,
+              uint8_t(hard_link_reject_reason::remote_node_not_responding));
     d = dec({ 0x62 });
     ASSERT_TRUE(d);
     EXPECT_EQ(d.value.reason,
@@ -247,8 +249,8 @@ namespace {
 
 spdu random_valid_spdu(std::mt19937& rng)
 {
-    std::uniform_int_distribution<int> type_d(0, 7), nib(0, 15), bit(0, 1), byte_d(0, 255),
-        len_d(0, 64), gmt_d(0, ttd_gmt_2s_limit - 1);
+    std::uniform_int_distribution<int> type_d(0, 7), nib(0, 15), bit(0, 1),
+        byte_d(0, 255), len_d(0, 64), gmt_d(0, ttd_gmt_2s_limit - 1);
     spdu s;
     s.type = spdu_type(type_d(rng));
     auto fill_updu = [&] {
@@ -388,8 +390,8 @@ TEST(SpduTolerance, TrailingBytesAfterFixedSizeTypesIgnored)
 TEST(SpduTolerance, EncodeIgnoresTtdFieldsWhenNotValid)
 {
     spdu s = data_spdu(5, 9, 9, { 'h', 'i' });
-    s.ttd_julian_day = 99;  // out of range, but not used
-    s.ttd_gmt_2s = 60000;   // likewise
+    s.ttd_julian_day = 99; // out of range, but not used
+    s.ttd_gmt_2s = 60000;  // likewise
     EXPECT_EQ(encode(s), (bytes{ 0x05, 0x99, 0x00, 0x68, 0x69 }));
 }
 
@@ -432,7 +434,8 @@ TEST(SpduErrors, TruncatedTtd)
 
 TEST(SpduErrors, TtdPastMidnight)
 {
-    EXPECT_EQ(dec({ 0x05, 0x99, 0x40, 0xA8, 0xC0 }).error, decode_error::bad_field); // 43200
+    EXPECT_EQ(dec({ 0x05, 0x99, 0x40, 0xA8, 0xC0 }).error,
+              decode_error::bad_field); // 43200
     EXPECT_EQ(dec({ 0x05, 0x99, 0x40, 0xFF, 0xFF }).error, decode_error::bad_field);
     EXPECT_TRUE(dec({ 0x05, 0x99, 0x40, 0xA8, 0xBF })); // 43199
 }
@@ -480,8 +483,7 @@ TEST(SpduErrors, EncodeRejectsOutOfRangeFields)
             encode(s);
             ADD_FAILURE() << "no throw for " << field;
         } catch (const encode_error& e) {
-            EXPECT_NE(std::string(e.what()).find(field), std::string::npos)
-                << e.what();
+            EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
         }
     };
     expect_throw_naming(data_spdu(16, 0, 0, {}), "priority");
@@ -502,8 +504,10 @@ TEST(SpduErrors, EncodeRejectsOutOfRangeFields)
     ddc.destination_sap = 20;
     expect_throw_naming(ddc, "destination_sap");
     expect_throw_naming(of_type(spdu_type::data_delivery_fail, 2), "reason");
-    expect_throw_naming(of_type(spdu_type::hard_link_establishment_rejected, 5), "reason");
-    expect_throw_naming(of_type(spdu_type::hard_link_establishment_rejected, 16), "reason");
+    expect_throw_naming(of_type(spdu_type::hard_link_establishment_rejected, 5),
+                        "reason");
+    expect_throw_naming(of_type(spdu_type::hard_link_establishment_rejected, 16),
+                        "reason");
     expect_throw_naming(of_type(spdu_type::hard_link_terminate, 3), "reason");
     expect_throw_naming(of_type(spdu_type::hard_link_terminate, 15), "reason");
     expect_throw_naming(of_type(spdu_type(8)), "type");
@@ -517,7 +521,8 @@ TEST(SpduStrings, Names)
     EXPECT_STREQ(to_string(spdu_type(12)), "undefined");
     EXPECT_STREQ(to_string(data_delivery_fail_reason::destination_sap_not_bound),
                  "destination SAP ID not bound");
-    EXPECT_STREQ(to_string(hard_link_reject_reason::remote_node_busy), "remote node busy");
+    EXPECT_STREQ(to_string(hard_link_reject_reason::remote_node_busy),
+                 "remote node busy");
     EXPECT_STREQ(to_string(hard_link_terminate_reason::client_request), "client request");
     EXPECT_STREQ(to_string(hard_link_terminate_reason(3)), "reserved");
     EXPECT_STREQ(to_string(hard_link_type::full_bandwidth_reservation),

@@ -25,8 +25,8 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 
-std::vector<std::complex<double>> run(double spread, double shift, uint64_t seed, double step,
-                                      size_t n)
+std::vector<std::complex<double>>
+run(double spread, double shift, uint64_t seed, double step, size_t n)
 {
     tap_gain_process g(spread, shift, seed);
     std::vector<std::complex<double>> out(n);
@@ -36,7 +36,8 @@ std::vector<std::complex<double>> run(double spread, double shift, uint64_t seed
 }
 
 // Estimate of E[g(t + lag * step) g*(t)].
-std::complex<double> autocorrelation(const std::vector<std::complex<double>>& g, size_t lag)
+std::complex<double> autocorrelation(const std::vector<std::complex<double>>& g,
+                                     size_t lag)
 {
     std::complex<double> acc;
     for (size_t i = 0; i + lag < g.size(); ++i)
@@ -101,8 +102,8 @@ TEST(TapGainProcess, DopplerShiftRotatesPhaseAtTheShift)
             const double tau = double(lag) * step;
             const std::complex<double> r = autocorrelation(g, lag);
             const double measured = std::arg(r) / (2 * pi * tau);
-            std::cout << "shift " << shift << " tau " << tau << ": " << measured << " Hz, |R| "
-                      << std::abs(r) << "\n";
+            std::cout << "shift " << shift << " tau " << tau << ": " << measured
+                      << " Hz, |R| " << std::abs(r) << "\n";
             EXPECT_NEAR(measured, shift, 0.1) << "tau = " << tau;
             // The magnitude keeps the unshifted Gaussian correlation (sigma 0.5 Hz).
             EXPECT_NEAR(std::abs(r), std::exp(-2 * pi * pi * 0.25 * tau * tau), 0.04);

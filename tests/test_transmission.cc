@@ -82,8 +82,8 @@ TEST(Transmission, BlockWaveformPadsToWholeUnits)
     w.bit_rate = 1200;
     w.trailer_bits = 176;
     EXPECT_DOUBLE_EQ(air_time(w, 0), 1.2);
-    EXPECT_DOUBLE_EQ(air_time(w, 68), 1.2);  // 544 + 176 = 720 bits: one block
-    EXPECT_DOUBLE_EQ(air_time(w, 69), 1.8);  // 728 bits: two
+    EXPECT_DOUBLE_EQ(air_time(w, 68), 1.2); // 544 + 176 = 720 bits: one block
+    EXPECT_DOUBLE_EQ(air_time(w, 69), 1.8); // 728 bits: two
     // 127.5 s: 211 blocks after the preamble, 151920 bits less the trailer.
     EXPECT_EQ(phy::max_bytes_within(w, 127.5), (211u * 720u - 176u) / 8u);
     EXPECT_LE(air_time(w, phy::max_bytes_within(w, 127.5)), 127.5);
@@ -99,7 +99,7 @@ TEST(Transmission, ReinsertedSectionsCountAgainstTheLimit)
     w.bit_rate = 100;
     w.units_per_reinsertion = 2;
     w.reinsertion_s = 0.5;
-    EXPECT_DOUBLE_EQ(air_time(w, 25), 2.5);  // 200 bits, 2 units and a section
+    EXPECT_DOUBLE_EQ(air_time(w, 25), 2.5); // 200 bits, 2 units and a section
     EXPECT_DOUBLE_EQ(air_time(w, 26), 3.5);
     EXPECT_EQ(phy::max_bytes_within(w, 4.9), 37u); // 4 units would need 5 s
     EXPECT_EQ(phy::max_bytes_within(w, 5.0), 50u);
@@ -120,7 +120,7 @@ TEST(Transmission, LinearLimitMatchesTheAirTime)
 TEST(Transmission, BudgetTakesDpdusWhileTheBurstFits)
 {
     const phy::waveform_timing phy{ 0.6, 1200.0, 0.6 }; // 150 bytes a second, 1.2 s fixed
-    transmission_budget b(phy, 3.2, 7);      // 2 s of bytes: 300
+    transmission_budget b(phy, 3.2, 7);                 // 2 s of bytes: 300
     EXPECT_EQ(b.room(0), 300u);
     EXPECT_EQ(b.room(16), 284u);
     dpdu d;

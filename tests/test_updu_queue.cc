@@ -15,7 +15,10 @@ using namespace gr::hfstack::dl;
 
 namespace {
 
-updu_request req(uint8_t priority, size_t size, uint32_t client = 1, bool expedited = false,
+updu_request req(uint8_t priority,
+                 size_t size,
+                 uint32_t client = 1,
+                 bool expedited = false,
                  uint32_t destination = 2)
 {
     updu_request r;
@@ -178,7 +181,8 @@ TEST(UpduQueue, MatchesAReferenceModel)
         now += 0.1;
         const int op = int(rng() % 10);
         if (op < 5) {
-            auto r = req(uint8_t(rng() % 16), rng() % 300, uint32_t(rng() % 4), rng() % 8 == 0);
+            auto r = req(
+                uint8_t(rng() % 16), rng() % 300, uint32_t(rng() % 4), rng() % 8 == 0);
             if (rng() % 2)
                 r.deadline = now + 1.0 + double(rng() % 100);
             auto id = q.push(r, now);

@@ -35,7 +35,8 @@ const double not_a_number = std::numeric_limits<double>::quiet_NaN();
 std::vector<cf> fft(std::vector<cf> x)
 {
     std::vector<cf> y(x.size());
-    fftplan plan = fft_create_plan(unsigned(x.size()), x.data(), y.data(), LIQUID_FFT_FORWARD, 0);
+    fftplan plan =
+        fft_create_plan(unsigned(x.size()), x.data(), y.data(), LIQUID_FFT_FORWARD, 0);
     fft_execute(plan);
     fft_destroy_plan(plan);
     return y;
@@ -70,11 +71,13 @@ std::vector<cf> qpsk(size_t n, uint64_t seed)
 
 // Power of x within [lo, hi] Hz (|f| for real signals: both sides), averaged over
 // back-to-back transforms of `size` points, as a fraction of the total power.
-double band_fraction(const std::vector<cf>& x, double fs, double lo, double hi, size_t size = 1024)
+double band_fraction(
+    const std::vector<cf>& x, double fs, double lo, double hi, size_t size = 1024)
 {
     double in_band = 0, total = 0;
     for (size_t start = 0; start + size <= x.size(); start += size) {
-        const std::vector<cf> spectrum = fft(std::vector<cf>(x.begin() + long(start), x.begin() + long(start + size)));
+        const std::vector<cf> spectrum =
+            fft(std::vector<cf>(x.begin() + long(start), x.begin() + long(start + size)));
         for (size_t k = 0; k < size; ++k) {
             const double p = std::norm(spectrum[k]);
             const double f = bin_hz(k, size, fs);
@@ -102,7 +105,9 @@ TEST(WattersonChannel, StaticPathsHaveExactDelaysAndPowers)
     // sum_i sqrt(p_i) delta(t - latency - d_i) in the band |f| <= 0.4 fs.
     watterson_config c;
     c.sample_rate_hz = 9600;
-    c.paths = { { 4, 0, 0, 0 }, { 3, 0, 0, 1.3e-3 }, { 2, 0, 0, 4.01e-3 }, { 1, 0, 0, 7.2917e-3 } };
+    c.paths = {
+        { 4, 0, 0, 0 }, { 3, 0, 0, 1.3e-3 }, { 2, 0, 0, 4.01e-3 }, { 1, 0, 0, 7.2917e-3 }
+    };
     watterson_channel ch(c);
     const size_t n = 512;
     std::vector<cf> impulse(n);
@@ -142,8 +147,11 @@ struct tap_record {
 // Sends an impulse every `spacing` samples through four paths with whole-sample delays
 // below `spacing`: each path's response to each impulse lands on its own sample, so the
 // output reads every tap gain directly.
-tap_record record_taps(const std::vector<watterson_path>& paths, double fs, size_t spacing,
-                       double seconds, uint64_t seed)
+tap_record record_taps(const std::vector<watterson_path>& paths,
+                       double fs,
+                       size_t spacing,
+                       double seconds,
+                       uint64_t seed)
 {
     watterson_config c;
     c.sample_rate_hz = fs;
@@ -197,7 +205,8 @@ TEST(WattersonChannel, EachTapHasAGaussianDopplerSpectrum)
         for (size_t start = 0; start + size <= g.size(); start += size / 2, ++segments) {
             std::vector<cf> seg(size);
             for (size_t k = 0; k < size; ++k)
-                seg[k] = g[start + k] * float(0.5 - 0.5 * std::cos(2 * pi * double(k) / double(size)));
+                seg[k] = g[start + k] *
+                         float(0.5 - 0.5 * std::cos(2 * pi * double(k) / double(size)));
             const std::vector<cf> s = fft(seg);
             for (size_t k = 0; k < size; ++k)
                 psd[k] += std::norm(s[k]);
@@ -227,7 +236,8 @@ TEST(WattersonChannel, EachTapHasAGaussianDopplerSpectrum)
             const double expected = peak * std::exp(-f * f / (2 * sigma * sigma));
             if (expected < 0.1 * peak)
                 continue;
-            EXPECT_NEAR(psd[k] / expected, 1.0, 0.25) << "path " << i << " at " << f << " Hz";
+            EXPECT_NEAR(psd[k] / expected, 1.0, 0.25)
+                << "path " << i << " at " << f << " Hz";
             ++checked;
         }
         EXPECT_GE(checked, 7u) << "path " << i;
@@ -251,9 +261,11 @@ TEST(WattersonChannel, TapEnvelopesAreRayleighWithThePathPower)
         EXPECT_NEAR(power / expected_power, 1.0, 0.08) << "path " << i;
         // Rayleigh: |g|^2 / mean is exponential, P(< x) = 1 - exp(-x).
         for (double x : { 0.1, 0.5, 1.0, 2.0, 3.0 }) {
-            const double below = double(std::count_if(g.begin(), g.end(), [&](const cf& v) {
-                                     return std::norm(v) < x * power;
-                                 })) /
+            const double below = double(std::count_if(g.begin(),
+                                                      g.end(),
+                                                      [&](const cf& v) {
+                                                          return std::norm(v) < x * power;
+                                                      })) /
                                  double(g.size());
             EXPECT_NEAR(below, 1 - std::exp(-x), 0.03) << "path " << i << " x " << x;
         }
@@ -311,7 +323,8 @@ TEST(WattersonChannel, SnrOfARealSignalIsMeasuredInItsAudioBand)
     }
     signal /= double(s.size());
     // A real signal's 3 kHz band holds both sides, +-(300..3300) Hz.
-    const double fraction = band_fraction(z, 8000, 300, 3300) + band_fraction(z, 8000, -3300, -300);
+    const double fraction =
+        band_fraction(z, 8000, 300, 3300) + band_fraction(z, 8000, -3300, -300);
     const double measured = 10 * std::log10(signal / (mean_power(z) * fraction));
     EXPECT_NEAR(signal, 0.125, 0.125 * 0.01);
     EXPECT_NEAR(measured, 6.0, 0.05);
@@ -332,7 +345,8 @@ TEST(WattersonChannel, FrequencyOffsetIsExact)
     const size_t from = size_t(ch.latency_samples()) + 1;
     double worst_phase = 0, worst_magnitude = 0;
     for (size_t k = from; k < out.size(); ++k) {
-        const std::complex<double> expected = std::polar(1.0, 2 * pi * std::fmod(123.456 * double(k) / 9600.0, 1.0));
+        const std::complex<double> expected =
+            std::polar(1.0, 2 * pi * std::fmod(123.456 * double(k) / 9600.0, 1.0));
         const std::complex<double> ratio = std::complex<double>(out[k]) / expected;
         worst_phase = std::max(worst_phase, std::abs(std::arg(ratio)));
         worst_magnitude = std::max(worst_magnitude, std::abs(std::abs(ratio) - 1));
@@ -373,7 +387,8 @@ TEST(WattersonChannel, SampleRateOffsetStretchesTime)
     const size_t n = 9600 * 100;
     std::vector<cf> x(n);
     for (size_t k = 0; k < n; ++k)
-        x[k] = std::polar(1.0f, float(2 * pi * std::fmod(1000.0 * double(k) / 9600.0, 1.0)));
+        x[k] =
+            std::polar(1.0f, float(2 * pi * std::fmod(1000.0 * double(k) / 9600.0, 1.0)));
     std::vector<cf> y;
     for (size_t k = 0; k < n; k += 1000)
         ch.process(x.data() + k, std::min<size_t>(1000, n - k), y);
@@ -442,8 +457,10 @@ TEST(WattersonChannel, PresetsAreTheF1487AndF520Conditions)
     ASSERT_EQ(poor.paths.size(), 2u);
     EXPECT_EQ(poor.paths[1].delay_s, 2e-3);
     EXPECT_EQ(poor.paths[0].spread_hz, 1.0);
-    EXPECT_EQ(watterson_preset("mid_latitude_disturbed_nvis", 9600, 10).paths[1].delay_s, 7e-3);
-    EXPECT_EQ(watterson_preset("high_latitude_disturbed", 9600, 10).paths[1].spread_hz, 30.0);
+    EXPECT_EQ(watterson_preset("mid_latitude_disturbed_nvis", 9600, 10).paths[1].delay_s,
+              7e-3);
+    EXPECT_EQ(watterson_preset("high_latitude_disturbed", 9600, 10).paths[1].spread_hz,
+              30.0);
     EXPECT_TRUE(watterson_preset("awgn", 9600, 10).paths.empty());
     EXPECT_EQ(fading_profile_names().size(), 15u);
 }
@@ -458,18 +475,26 @@ TEST(WattersonChannel, BadParametersAreRefusedNamingThem)
     refused("paths[0].spread_hz", [](watterson_config& c) { c.paths[0].spread_hz = -1; });
     refused("paths[1].delay_s", [](watterson_config& c) { c.paths[1].delay_s = 0.5; });
     refused("paths[1].delay_s", [](watterson_config& c) { c.paths[1].delay_s = -1e-3; });
-    refused("paths[0].power", [](watterson_config& c) { c.paths[0].power = not_a_number; });
-    refused("paths[1].shift_hz", [](watterson_config& c) { c.paths[1].shift_hz = not_a_number; });
-    refused("paths", [](watterson_config& c) { c.paths[0].power = c.paths[1].power = 0; });
+    refused("paths[0].power",
+            [](watterson_config& c) { c.paths[0].power = not_a_number; });
+    refused("paths[1].shift_hz",
+            [](watterson_config& c) { c.paths[1].shift_hz = not_a_number; });
+    refused("paths",
+            [](watterson_config& c) { c.paths[0].power = c.paths[1].power = 0; });
     refused("snr_db", [](watterson_config& c) { c.snr_db = not_a_number; });
     refused("snr_db", [](watterson_config& c) { c.snr_db = -inf; });
     refused("sample_rate_hz", [](watterson_config& c) { c.sample_rate_hz = 0; });
-    refused("noise_bandwidth_hz", [](watterson_config& c) { c.noise_bandwidth_hz = 20000; });
-    refused("noise_bandwidth_hz", [](watterson_config& c) { c.noise_bandwidth_hz = not_a_number; });
+    refused("noise_bandwidth_hz",
+            [](watterson_config& c) { c.noise_bandwidth_hz = 20000; });
+    refused("noise_bandwidth_hz",
+            [](watterson_config& c) { c.noise_bandwidth_hz = not_a_number; });
     refused("signal_power", [](watterson_config& c) { c.signal_power = -1; });
-    refused("frequency_offset_hz", [](watterson_config& c) { c.frequency_offset_hz = not_a_number; });
-    refused("frequency_offset_hz", [](watterson_config& c) { c.frequency_offset_hz = 5000; });
-    refused("sample_rate_offset_ppm", [](watterson_config& c) { c.sample_rate_offset_ppm = inf; });
+    refused("frequency_offset_hz",
+            [](watterson_config& c) { c.frequency_offset_hz = not_a_number; });
+    refused("frequency_offset_hz",
+            [](watterson_config& c) { c.frequency_offset_hz = 5000; });
+    refused("sample_rate_offset_ppm",
+            [](watterson_config& c) { c.sample_rate_offset_ppm = inf; });
     refused("max_delay_s", [](watterson_config& c) { c.max_delay_s = not_a_number; });
     expect_throws_naming([] { watterson_preset("stormy", 9600, 10); }, "profile");
 

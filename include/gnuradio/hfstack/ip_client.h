@@ -46,10 +46,10 @@ public:
 
     /*!
      * \param options IP client options "name=value;name=value" (ip_client_option_help():
-     *        every name, default and meaning; e.g. "routes=10.0.2.0/24=0.0.0.2 default=0.0.0.2")
-     * \param client_id the SIS client id it uses towards the node (not one a sis_server
-     *        gives out: those count up from 1)
-     * \param stats_interval seconds between `stats` messages; 0: only at stop
+     *        every name, default and meaning; e.g. "routes=10.0.2.0/24=0.0.0.2
+     * default=0.0.0.2") \param client_id the SIS client id it uses towards the node (not
+     * one a sis_server gives out: those count up from 1) \param stats_interval seconds
+     * between `stats` messages; 0: only at stop
      */
     static sptr make(const std::string& options = "",
                      int client_id = 0x7FFF0009,

@@ -30,8 +30,8 @@ namespace hfstack {
  * (with `data_rate`, `interleaver`, `snr_db`) after the receive latency, with the
  * channel's bit errors: as a streaming modem does, the bytes each interleaver block
  * completes come after that block (`burst_continues` true on all but a burst's last
- * PDU; option deliver_per_block=0: one PDU after the burst). Time runs at `time_scale` protocol seconds per real second, as
- * the node's does.
+ * PDU; option deliver_per_block=0: one PDU after the burst). Time runs at `time_scale`
+ * protocol seconds per real second, as the node's does.
  *
  * Emulators share a channel through their `air_out` and `air_in` ports: connect each
  * one's air_out to the air_in of every other. Each hears the others' bursts as its

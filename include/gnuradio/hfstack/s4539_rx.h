@@ -8,8 +8,8 @@
 #ifndef INCLUDED_HFSTACK_S4539_RX_H
 #define INCLUDED_HFSTACK_S4539_RX_H
 
-#include <gnuradio/hfstack/api.h>
 #include <gnuradio/block.h>
+#include <gnuradio/hfstack/api.h>
 
 #include <cstdint>
 #include <string>

@@ -24,7 +24,12 @@ constexpr size_t block = 4096;
 } // namespace
 
 gaussian_noise::gaussian_noise(uint64_t seed)
-    : d_rng(seed), d_radius(block), d_phase(block), d_cos(block), d_sin(block), d_next(block)
+    : d_rng(seed),
+      d_radius(block),
+      d_phase(block),
+      d_cos(block),
+      d_sin(block),
+      d_next(block)
 {
 }
 

@@ -27,9 +27,9 @@ constexpr double two_pi = 6.283185307179586476925286766559;
     throw std::invalid_argument(os.str());
 }
 
-// Gaussian FIR with |H(f)|^2 = exp(-f^2 / (2 sigma^2)) at sample rate fs: impulse response
-// exp(-t^2 / (2 sigma_t^2)) with sigma_t = 1 / (2 sqrt(2) pi sigma), cut at +-4 sigma_t
-// (the rest holds ~1e-7 of the energy), scaled to unit energy.
+// Gaussian FIR with |H(f)|^2 = exp(-f^2 / (2 sigma^2)) at sample rate fs: impulse
+// response exp(-t^2 / (2 sigma_t^2)) with sigma_t = 1 / (2 sqrt(2) pi sigma), cut at +-4
+// sigma_t (the rest holds ~1e-7 of the energy), scaled to unit energy.
 std::vector<double> gaussian_taps(double sigma_hz, double fs)
 {
     const double sigma_samples = fs / (std::sqrt(2.0) * two_pi * sigma_hz);
@@ -147,8 +147,8 @@ std::complex<double> tap_gain_process::unshifted(double t)
     const std::complex<double>& p3 = d_out[size_t((i + 2) & 3)];
     // Catmull-Rom: passes through the samples with a continuous derivative.
     return p1 + 0.5 * f *
-                    ((p2 - p0) +
-                     f * ((2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) + f * (3.0 * (p1 - p2) + p3 - p0)));
+                    ((p2 - p0) + f * ((2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) +
+                                      f * (3.0 * (p1 - p2) + p3 - p0)));
 }
 
 std::complex<double> tap_gain_process::at(double t)
@@ -160,8 +160,8 @@ std::complex<double> tap_gain_process::at(double t)
     return g * std::polar(1.0, two_pi * std::fmod(d_shift_hz * t, 1.0));
 }
 
-void tap_gain_process::fill(double t0, double dt, size_t n, float scale,
-                            std::complex<float>* out)
+void tap_gain_process::fill(
+    double t0, double dt, size_t n, float scale, std::complex<float>* out)
 {
     check_time(t0);
     if (!(dt > 0) || !std::isfinite(dt))

@@ -8,7 +8,8 @@
  * zero-mean circular complex Gaussian process of unit mean power whose Doppler power
  * spectrum is Gaussian, S(f) ~ exp(-(f - shift)^2 / (2 sigma^2)), with the quoted
  * "frequency spread" being its two-sigma width: sigma = spread_hz / 2. Its
- * autocorrelation is E[g(t + tau) g*(t)] = exp(-2 pi^2 sigma^2 tau^2) exp(j 2 pi shift tau).
+ * autocorrelation is E[g(t + tau) g*(t)] = exp(-2 pi^2 sigma^2 tau^2) exp(j 2 pi shift
+ * tau).
  *
  * How it is made:
  *   - white circular complex Gaussian noise (Box-Muller written here, fed by
@@ -91,10 +92,11 @@ private:
 
     bool d_started = false;
     double d_last_t = 0;
-    int64_t d_origin = 0;                     // output 0 lies at time d_origin / fs
-    int64_t d_newest = 0;                     // index of the newest noise/output sample
+    int64_t d_origin = 0;                      // output 0 lies at time d_origin / fs
+    int64_t d_newest = 0;                      // index of the newest noise/output sample
     std::vector<std::complex<double>> d_noise; // ring of the last taps() noise samples
-    std::array<std::complex<double>, 4> d_out{}; // outputs newest - 3 .. newest, index & 3
+    std::array<std::complex<double>, 4>
+        d_out{}; // outputs newest - 3 .. newest, index & 3
 };
 
 } // namespace chan

@@ -54,18 +54,21 @@ void check_positive(const std::string& parameter, double v)
 
 // Hilbert transform semi-length: the transition band at each end is about fs / (2 m)
 // wide, so m = fs / 200 keeps it near 100 Hz, below any HF audio passband.
-unsigned hilbert_half_length(double fs) { return std::max(20u, unsigned(std::ceil(fs / 200.0))); }
+unsigned hilbert_half_length(double fs)
+{
+    return std::max(20u, unsigned(std::ceil(fs / 200.0)));
+}
 
 } // namespace
 
 struct watterson_channel::path_state {
     tap_gain_process gain;
     float amplitude;
-    size_t whole;                // whole-sample part of the delay
+    size_t whole; // whole-sample part of the delay
     // Fractional-delay taps, reversed; empty: no fraction. VOLK-aligned: with 16-byte
     // aligned taps VOLK 2.5.2's dot product crashed on an aligned AVX load.
     volk::vector<float> reversed;
-    bool fixed;                  // static, unshifted: gain is just the amplitude
+    bool fixed; // static, unshifted: gain is just the amplitude
 };
 
 struct watterson_channel::liquid_objects {
@@ -107,9 +110,13 @@ void watterson_channel::validate(const watterson_config& c)
             bad(name + ".delay_s", os.str(), paths[i].delay_s);
         }
         if (!(std::abs(paths[i].shift_hz) < c.sample_rate_hz / 2))
-            bad(name + ".shift_hz", "must be below half the sample rate", paths[i].shift_hz);
+            bad(name + ".shift_hz",
+                "must be below half the sample rate",
+                paths[i].shift_hz);
         if (!(paths[i].spread_hz < c.sample_rate_hz / 2))
-            bad(name + ".spread_hz", "must be below half the sample rate", paths[i].spread_hz);
+            bad(name + ".spread_hz",
+                "must be below half the sample rate",
+                paths[i].spread_hz);
     }
     if (std::isnan(c.snr_db) || c.snr_db == -std::numeric_limits<double>::infinity())
         bad("snr_db", "must be a number (+inf for no noise)", c.snr_db);
@@ -123,10 +130,12 @@ void watterson_channel::validate(const watterson_config& c)
             c.noise_bandwidth_hz);
     check_positive("signal_power", c.signal_power);
     if (!(std::abs(c.frequency_offset_hz) < c.sample_rate_hz / 2))
-        bad("frequency_offset_hz", "must be finite and below half the sample rate",
+        bad("frequency_offset_hz",
+            "must be finite and below half the sample rate",
             c.frequency_offset_hz);
     if (!(std::abs(c.sample_rate_offset_ppm) <= max_ppm))
-        bad("sample_rate_offset_ppm", "must be finite and within +-10000",
+        bad("sample_rate_offset_ppm",
+            "must be finite and within +-10000",
             c.sample_rate_offset_ppm);
 }
 
@@ -136,11 +145,13 @@ watterson_channel::watterson_channel(const watterson_config& config)
       d_liquid(new liquid_objects)
 {
     validate(d_cfg);
-    const size_t longest = size_t(std::ceil(d_cfg.max_delay_s * d_cfg.sample_rate_hz)) + 1;
+    const size_t longest =
+        size_t(std::ceil(d_cfg.max_delay_s * d_cfg.sample_rate_hz)) + 1;
     d_history = longest + fraction_taps - 1;
     d_line.assign(d_history, std::complex<float>());
     if (d_cfg.real_signal)
-        d_liquid->hilbert = firhilbf_create(hilbert_half_length(d_cfg.sample_rate_hz), 80.0f);
+        d_liquid->hilbert =
+            firhilbf_create(hilbert_half_length(d_cfg.sample_rate_hz), 80.0f);
     set_sample_rate_offset_ppm(d_cfg.sample_rate_offset_ppm);
     build_paths();
     update_noise_sigma();
@@ -176,11 +187,12 @@ void watterson_channel::build_paths()
             for (float& h : reversed)
                 h = float(h / sum);
         }
-        d_path_states.push_back(path_state{ tap_gain_process(p.spread_hz, p.shift_hz, path_seed(seed, i)),
-                                            float(std::sqrt(p.power)),
-                                            size_t(whole),
-                                            std::move(reversed),
-                                            p.spread_hz == 0 && p.shift_hz == 0 });
+        d_path_states.push_back(
+            path_state{ tap_gain_process(p.spread_hz, p.shift_hz, path_seed(seed, i)),
+                        float(std::sqrt(p.power)),
+                        size_t(whole),
+                        std::move(reversed),
+                        p.spread_hz == 0 && p.shift_hz == 0 });
     }
 }
 
@@ -191,8 +203,10 @@ void watterson_channel::update_noise_sigma()
         return;
     }
     const double snr = std::pow(10.0, d_cfg.snr_db / 10.0);
-    const double band = d_cfg.real_signal ? 2.0 * d_cfg.noise_bandwidth_hz : d_cfg.noise_bandwidth_hz;
-    d_noise_sigma = float(std::sqrt(d_cfg.signal_power * d_cfg.sample_rate_hz / (band * snr)));
+    const double band =
+        d_cfg.real_signal ? 2.0 * d_cfg.noise_bandwidth_hz : d_cfg.noise_bandwidth_hz;
+    d_noise_sigma =
+        float(std::sqrt(d_cfg.signal_power * d_cfg.sample_rate_hz / (band * snr)));
 }
 
 void watterson_channel::set_paths(const std::vector<watterson_path>& paths)
@@ -231,8 +245,11 @@ void watterson_channel::set_sample_rate_offset_ppm(double ppm)
     if (d_liquid->resampler)
         resamp_crcf_set_rate(d_liquid->resampler, rate);
     else if (ppm != 0)
-        d_liquid->resampler = resamp_crcf_create(
-            rate, resampler_half, resampler_cutoff, resampler_stopband_db, resampler_branches);
+        d_liquid->resampler = resamp_crcf_create(rate,
+                                                 resampler_half,
+                                                 resampler_cutoff,
+                                                 resampler_stopband_db,
+                                                 resampler_branches);
 }
 
 double watterson_channel::latency_samples() const
@@ -251,7 +268,8 @@ double watterson_channel::measured_snr_db() const
         return std::numeric_limits<double>::quiet_NaN();
     if (d_stats.noise_energy == 0)
         return std::numeric_limits<double>::infinity();
-    const double band = d_cfg.real_signal ? 2.0 * d_cfg.noise_bandwidth_hz : d_cfg.noise_bandwidth_hz;
+    const double band =
+        d_cfg.real_signal ? 2.0 * d_cfg.noise_bandwidth_hz : d_cfg.noise_bandwidth_hz;
     const double in_band_noise = d_stats.noise_energy * band / d_cfg.sample_rate_hz;
     return 10.0 * std::log10(d_stats.signal_energy / in_band_noise);
 }
@@ -296,10 +314,12 @@ size_t watterson_channel::run(const std::complex<float>* in, size_t n)
         }
         if (p.fixed) {
             const std::complex<float> a(p.amplitude, 0.0f);
-            volk_32fc_s32fc_multiply_32fc(d_delayed.data(), d_delayed.data(), a, unsigned(n));
+            volk_32fc_s32fc_multiply_32fc(
+                d_delayed.data(), d_delayed.data(), a, unsigned(n));
         } else {
             p.gain.fill(t0, dt, n, p.amplitude, d_gain.data());
-            volk_32fc_x2_multiply_32fc(d_delayed.data(), d_delayed.data(), d_gain.data(), unsigned(n));
+            volk_32fc_x2_multiply_32fc(
+                d_delayed.data(), d_delayed.data(), d_gain.data(), unsigned(n));
         }
         volk_32fc_x2_add_32fc(d_y.data(), d_y.data(), d_delayed.data(), unsigned(n));
     }
@@ -315,7 +335,8 @@ size_t watterson_channel::run(const std::complex<float>* in, size_t n)
         for (size_t k = 0; k < n; k += rotator_piece) {
             const size_t m = std::min(rotator_piece, n - k);
             std::complex<float> phase(std::polar(1.0, two_pi * d_cfo_cycles));
-            volk_32fc_s32fc_x2_rotator_32fc(&d_y[k], &d_y[k], increment, &phase, unsigned(m));
+            volk_32fc_s32fc_x2_rotator_32fc(
+                &d_y[k], &d_y[k], increment, &phase, unsigned(m));
             d_cfo_cycles = std::fmod(d_cfo_cycles + per_sample * double(m), 1.0);
         }
     }
@@ -323,11 +344,13 @@ size_t watterson_channel::run(const std::complex<float>* in, size_t n)
     return n;
 }
 
-size_t watterson_channel::process(const std::complex<float>* in, size_t n,
+size_t watterson_channel::process(const std::complex<float>* in,
+                                  size_t n,
                                   std::vector<std::complex<float>>& out)
 {
     if (d_cfg.real_signal)
-        throw std::logic_error("watterson_channel: real_signal is set; pass real samples");
+        throw std::logic_error(
+            "watterson_channel: real_signal is set; pass real samples");
     const size_t m = run(in, n);
     double energy = 0;
     for (size_t k = 0; k < m; ++k)
@@ -349,7 +372,8 @@ size_t watterson_channel::process(const std::complex<float>* in, size_t n,
 size_t watterson_channel::process(const float* in, size_t n, std::vector<float>& out)
 {
     if (!d_cfg.real_signal)
-        throw std::logic_error("watterson_channel: real_signal is not set; pass complex samples");
+        throw std::logic_error(
+            "watterson_channel: real_signal is not set; pass complex samples");
     // 1. analytic signal
     d_analytic.resize(n);
     for (size_t k = 0; k < n; ++k)

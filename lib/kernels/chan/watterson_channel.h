@@ -82,7 +82,8 @@ public:
 
     // Complex baseband (real_signal false): appends the output of n input samples to
     // out and returns how many; exactly n while there is no sample-rate offset.
-    size_t process(const std::complex<float>* in, size_t n,
+    size_t process(const std::complex<float>* in,
+                   size_t n,
                    std::vector<std::complex<float>>& out);
     // Real signals (real_signal true), likewise.
     size_t process(const float* in, size_t n, std::vector<float>& out);

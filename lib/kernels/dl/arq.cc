@@ -22,8 +22,10 @@ constexpr size_t max_reassembly = 65536;
 void fill_data_ack(dpdu& data, const arq_ack& a)
 {
     if (data.type != dpdu_type::data_only && data.type != dpdu_type::data_ack)
-        throw std::invalid_argument("fill_data_ack: only DATA-ONLY/DATA-ACK carry an ack");
-    if (a.selective_acks.size() > (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
+        throw std::invalid_argument(
+            "fill_data_ack: only DATA-ONLY/DATA-ACK carry an ack");
+    if (a.selective_acks.size() >
+        (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
         throw std::invalid_argument("fill_data_ack: too many selective-ack bytes");
     if (a.long_fsn != data.long_fsn)
         throw std::invalid_argument("fill_data_ack: ack and data differ in FSN length");
@@ -34,7 +36,8 @@ void fill_data_ack(dpdu& data, const arq_ack& a)
 
 dpdu make_ack_only(const arq_ack& a, bool expedited)
 {
-    if (a.selective_acks.size() > (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
+    if (a.selective_acks.size() >
+        (a.long_fsn ? max_selective_acks_lfsn : max_selective_acks))
         throw std::invalid_argument("make_ack_only: too many selective-ack bytes");
     dpdu d;
     d.long_fsn = a.long_fsn;
@@ -120,7 +123,8 @@ dpdu arq_sender::make_frame(const seg& s, uint16_t fsn) const
     }
     if (!s.drop) {
         const size_t off = s.index * c.seg_size;
-        d.segment.assign(c.data.begin() + off, c.data.begin() + off + seg_len(c, s.index));
+        d.segment.assign(c.data.begin() + off,
+                         c.data.begin() + off + seg_len(c, s.index));
     }
     return d;
 }
@@ -149,7 +153,8 @@ uint64_t arq_sender::new_source()
     return h;
 }
 
-std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_bytes,
+std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus,
+                                                size_t max_bytes,
                                                 size_t per_dpdu_overhead)
 {
     std::vector<dpdu> out;
@@ -160,7 +165,8 @@ std::vector<dpdu> arq_sender::next_transmission(size_t max_dpdus, size_t max_byt
         seg& s = d_window[i];
         if (s.state != seg_state::due)
             continue;
-        const size_t len = (s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index)) + per_dpdu_overhead;
+        const size_t len =
+            (s.drop ? 0 : seg_len(d_cpdus.at(s.handle), s.index)) + per_dpdu_overhead;
         if (used + len > max_bytes)
             continue;
         out.push_back(make_frame(s, fsn_of(d_lwe + i)));
@@ -277,7 +283,8 @@ std::vector<uint64_t> arq_sender::on_ack(uint16_t rx_lwe,
         answered(d_window[i]);
         mark_acked(d_window[i], confirmed);
     }
-    const size_t map_limit = d_cfg.long_fsn ? max_selective_acks_lfsn : max_selective_acks;
+    const size_t map_limit =
+        d_cfg.long_fsn ? max_selective_acks_lfsn : max_selective_acks;
     const size_t nbits = std::min(selective_acks.size(), map_limit) * 8;
     // LFSN: a bitmap of the largest size may stop short of RX UWE (the receiver could
     // not say more), so frames past its last bit are undecided, not lost. A shorter
@@ -690,7 +697,8 @@ arq_receiver_state arq_receiver::state() const
         const slot& s = d_slots[fsn];
         if (!s.received)
             continue;
-        st.segments.push_back({ fsn, s.start, s.end, s.in_order, s.drop, s.consumed, s.data });
+        st.segments.push_back(
+            { fsn, s.start, s.end, s.in_order, s.drop, s.consumed, s.data });
     }
     st.open_active = d_open.active;
     st.open_drop = d_open.drop;
@@ -705,15 +713,18 @@ void arq_receiver::restore(const arq_receiver_state& st)
     set_long_fsn(st.long_fsn);
     reset(st.rx_lwe);
     const uint16_t mask = d_mask;
-    const auto ahead = [&](uint16_t fsn) { return size_t(uint16_t(fsn - st.rx_lwe) & mask); };
+    const auto ahead = [&](uint16_t fsn) {
+        return size_t(uint16_t(fsn - st.rx_lwe) & mask);
+    };
     if (st.rx_lwe > mask || st.rx_uwe > mask ||
-        (ahead(st.rx_uwe) >= d_window_max && uint16_t((st.rx_uwe + 1) & mask) != st.rx_lwe))
+        (ahead(st.rx_uwe) >= d_window_max &&
+         uint16_t((st.rx_uwe + 1) & mask) != st.rx_lwe))
         throw std::invalid_argument("arq_receiver: window edges outside the FSN range");
     if (st.open_data.size() > max_reassembly || st.cpdu_id < -1 || st.cpdu_id > 15)
         throw std::invalid_argument("arq_receiver: reassembly state out of range");
     for (const auto& g : st.segments) {
-        if (g.fsn > mask || ahead(g.fsn) >= d_window_max || ahead(g.fsn) > ahead(st.rx_uwe) ||
-            g.data.size() > 1023) {
+        if (g.fsn > mask || ahead(g.fsn) >= d_window_max ||
+            ahead(g.fsn) > ahead(st.rx_uwe) || g.data.size() > 1023) {
             reset(0);
             throw std::invalid_argument("arq_receiver: a segment outside the window");
         }

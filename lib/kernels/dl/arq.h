@@ -52,12 +52,15 @@ namespace dl {
 
 constexpr size_t arq_max_window = 128; // Annex C "maximum window size"
 // S5066-EP5 large windows: with long FSNs (modulo 65536) the window may reach 32768.
-constexpr size_t max_window(bool long_fsn) { return long_fsn ? lfsn_max_window : arq_max_window; }
+constexpr size_t max_window(bool long_fsn)
+{
+    return long_fsn ? lfsn_max_window : arq_max_window;
+}
 
 // An acknowledgement as carried by ACK-ONLY, DATA-ACK and EXPEDITED ACK-ONLY.
 struct arq_ack {
     uint16_t rx_lwe = 0;
-    bytes selective_acks; // bit 0 of byte 0 = rx_lwe + 1; at most 16 bytes (19 LFSN)
+    bytes selective_acks;  // bit 0 of byte 0 = rx_lwe + 1; at most 16 bytes (19 LFSN)
     bool long_fsn = false; // S5066-EP5 form
     bool operator==(const arq_ack& o) const
     {
@@ -85,18 +88,18 @@ arq_ack ack_of(const dpdu& d);
 
 struct arq_sender_counters {
     uint64_t cpdus_enqueued = 0;
-    uint64_t cpdus_confirmed = 0; // completely acknowledged
-    uint64_t cpdus_dropped = 0;   // abandoned through drop()
-    uint64_t cpdus_lost = 0;      // in flight at a reset()
-    uint64_t dpdus_sent = 0;      // = new_segments + retransmissions + drop_frames
-    uint64_t new_segments = 0;    // first transmission of a segment
-    uint64_t retransmissions = 0; // repeated transmissions of a segment
-    uint64_t drop_frames = 0;     // transmissions with the DROP flag (zero-length)
-    uint64_t bytes_sent = 0;      // segment bytes in all transmissions
-    uint64_t acks_received = 0;   // on_ack() calls
-    uint64_t acks_ignored = 0;    // RX LWE outside [TX LWE, TX UWE + 1]
+    uint64_t cpdus_confirmed = 0;  // completely acknowledged
+    uint64_t cpdus_dropped = 0;    // abandoned through drop()
+    uint64_t cpdus_lost = 0;       // in flight at a reset()
+    uint64_t dpdus_sent = 0;       // = new_segments + retransmissions + drop_frames
+    uint64_t new_segments = 0;     // first transmission of a segment
+    uint64_t retransmissions = 0;  // repeated transmissions of a segment
+    uint64_t drop_frames = 0;      // transmissions with the DROP flag (zero-length)
+    uint64_t bytes_sent = 0;       // segment bytes in all transmissions
+    uint64_t acks_received = 0;    // on_ack() calls
+    uint64_t acks_ignored = 0;     // RX LWE outside [TX LWE, TX UWE + 1]
     uint64_t ack_bits_ignored = 0; // set bits naming FSNs outside the window
-    uint64_t ack_timeouts = 0;    // on_ack_timeout() calls
+    uint64_t ack_timeouts = 0;     // on_ack_timeout() calls
 };
 
 /* Transmit side of one ARQ link (one peer, one class).
@@ -140,8 +143,8 @@ public:
     // retransmissions first, then new segments while the window allows. Fills type,
     // START/END/DELIVER-IN-ORDER/DROP/TX-WIN-UWE/TX-WIN-LWE flags, tx_sequence,
     // segment and (expedited) cpdu_id; addresses, EOW and EOT are the caller's.
-    std::vector<dpdu> next_transmission(size_t max_dpdus, size_t max_bytes,
-                                        size_t per_dpdu_overhead = 0);
+    std::vector<dpdu>
+    next_transmission(size_t max_dpdus, size_t max_bytes, size_t per_dpdu_overhead = 0);
 
     static constexpr uint64_t every_transmission = std::numeric_limits<uint64_t>::max();
     // Processes the peer's ack. Returns the handles of C_PDUs now completely
@@ -236,10 +239,10 @@ private:
     struct cpdu_rec {
         bytes data;
         bool in_order = false;
-        size_t seg_size = 0;   // segment size in force when its first segment was numbered
-        size_t nseg = 0;       // segments of the whole C_PDU
-        size_t numbered = 0;   // segments given an FSN so far
-        size_t acked = 0;      // of the numbered ones
+        size_t seg_size = 0; // segment size in force when its first segment was numbered
+        size_t nseg = 0;     // segments of the whole C_PDU
+        size_t numbered = 0; // segments given an FSN so far
+        size_t acked = 0;    // of the numbered ones
         bool dropping = false; // no further segments will be numbered
         bool yielding = false; // later C_PDUs overtake it while unstarted
         uint8_t cpdu_id = 0;   // expedited only
@@ -272,22 +275,22 @@ private:
     uint16_t d_mask = 0xFF; // FSN modulus - 1
     uint64_t d_next_handle = 1;
     uint64_t d_transmissions = 0; // next_transmission() calls that returned D_PDUs
-    uint64_t d_active = 0;  // expedited: the C_PDU being sent (stop and wait)
-    uint8_t d_next_id = 0;  // expedited: next C_PDU ID (mod 16)
+    uint64_t d_active = 0;        // expedited: the C_PDU being sent (stop and wait)
+    uint8_t d_next_id = 0;        // expedited: next C_PDU ID (mod 16)
     size_t d_queued_bytes = 0;
     std::vector<uint64_t> d_dropped;
     arq_sender_counters d_counters;
 };
 
 struct arq_receiver_counters {
-    uint64_t frames = 0;          // data D_PDUs offered to on_data()
-    uint64_t segments_received = 0; // new good segments (and new DROP frames) stored
+    uint64_t frames = 0;                 // data D_PDUs offered to on_data()
+    uint64_t segments_received = 0;      // new good segments (and new DROP frames) stored
     uint64_t segment_bytes_received = 0; // the bytes of those segments (DROP frames: 0)
-    uint64_t duplicates = 0;      // already received: re-acked, not stored again
-    uint64_t damaged = 0;         // segment CRC failed, no DROP flag: not acked
-    uint64_t drop_frames = 0;     // new frames with the DROP flag
-    uint64_t out_of_window = 0;   // FSN outside the window (equation 3): ignored
-    uint64_t wrong_type = 0;      // not a data type of this receiver's class
+    uint64_t duplicates = 0;             // already received: re-acked, not stored again
+    uint64_t damaged = 0;                // segment CRC failed, no DROP flag: not acked
+    uint64_t drop_frames = 0;            // new frames with the DROP flag
+    uint64_t out_of_window = 0;          // FSN outside the window (equation 3): ignored
+    uint64_t wrong_type = 0;             // not a data type of this receiver's class
     uint64_t cpdus_delivered = 0;
     uint64_t cpdus_discarded = 0; // dropped or left incomplete by the sender
     uint64_t lwe_advances = 0;    // RX LWE moved up to a sender's TX-WIN-LWE
@@ -392,7 +395,10 @@ private:
     };
 
     uint16_t fsn_of(size_t v) const { return uint16_t(v & d_mask); }
-    size_t span() const { return fsn_of(size_t(d_uwe) + d_mask + 1 - d_lwe + 1); } // LWE..UWE
+    size_t span() const
+    {
+        return fsn_of(size_t(d_uwe) + d_mask + 1 - d_lwe + 1);
+    } // LWE..UWE
     void advance();
     void pass_below(slot& s);
     void skip_missing();
@@ -401,11 +407,11 @@ private:
 
     bool d_expedited;
     bool d_long_fsn;
-    uint16_t d_mask;          // FSN modulus - 1
-    size_t d_window_max;      // 128, or 32768 with long FSNs
+    uint16_t d_mask;           // FSN modulus - 1
+    size_t d_window_max;       // 128, or 32768 with long FSNs
     std::vector<slot> d_slots; // one per FSN
     uint16_t d_lwe = 0;
-    uint16_t d_uwe;           // newest FSN received; d_lwe - 1 when nothing is pending
+    uint16_t d_uwe; // newest FSN received; d_lwe - 1 when nothing is pending
     open_run d_open;
     int d_cpdu_id = -1; // expedited: C_PDU being received, -1 none
     bool d_ack_due = false;

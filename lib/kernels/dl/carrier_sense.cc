@@ -22,7 +22,11 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 }
 
 carrier_sense::carrier_sense(const carrier_sense_config& cfg)
-    : d_cfg(cfg), d_rng(cfg.seed), d_carrier_off_at(-inf), d_own_end(-inf), d_hold_start(-inf)
+    : d_cfg(cfg),
+      d_rng(cfg.seed),
+      d_carrier_off_at(-inf),
+      d_own_end(-inf),
+      d_hold_start(-inf)
 {
     auto finite_nonneg = [](double v) { return std::isfinite(v) && v >= 0.0; };
     if (!finite_nonneg(cfg.idle_holdoff_s))
@@ -34,9 +38,11 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
         !finite_nonneg(cfg.backoff_slot_s))
         throw std::invalid_argument("carrier_sense_config: back-off times must be >= 0");
     if (cfg.backoff_min_s > cfg.backoff_max_s)
-        throw std::invalid_argument("carrier_sense_config: backoff_min_s > backoff_max_s");
+        throw std::invalid_argument(
+            "carrier_sense_config: backoff_min_s > backoff_max_s");
     if (!(cfg.persistence > 0.0 && cfg.persistence <= 1.0))
-        throw std::invalid_argument("carrier_sense_config: persistence must be in (0, 1]");
+        throw std::invalid_argument(
+            "carrier_sense_config: persistence must be in (0, 1]");
     if (!finite_nonneg(cfg.base_delay_s) || !finite_nonneg(cfg.slot_length_s))
         throw std::invalid_argument("carrier_sense_config: slot times must be >= 0");
     if (cfg.mode == channel_access_mode::slotted && !(cfg.slot_length_s > 0.0))
@@ -54,7 +60,9 @@ double carrier_sense::draw_one()
     const double lo = d_cfg.backoff_min_s, hi = d_cfg.backoff_max_s;
     ++d_counters.backoffs_drawn;
     if (d_cfg.backoff_slot_s > 0.0) {
-        const auto n = static_cast<uint64_t>(std::floor((hi - lo) / d_cfg.backoff_slot_s + 1e-9)) + 1;
+        const auto n =
+            static_cast<uint64_t>(std::floor((hi - lo) / d_cfg.backoff_slot_s + 1e-9)) +
+            1;
         auto k = static_cast<uint64_t>(uniform01() * static_cast<double>(n));
         if (k >= n)
             k = n - 1;
@@ -67,7 +75,8 @@ double carrier_sense::draw_backoff()
 {
     double total = draw_one();
     // p-persistence: at each expiry on an idle channel, transmit with probability p,
-    // otherwise wait another back-off. Trials decided now, used while the channel stays idle.
+    // otherwise wait another back-off. Trials decided now, used while the channel stays
+    // idle.
     if (d_cfg.persistence < 1.0) {
         // Bound the retrials so a tiny p cannot loop for long; the expected count is 1/p.
         for (int i = 0; i < 100000 && uniform01() >= d_cfg.persistence; ++i) {
@@ -182,7 +191,8 @@ double carrier_sense::start_time() const
 bool carrier_sense::keeps_channel() const
 {
     return d_cfg.quiet_channel_s > 0 && d_cfg.mode != channel_access_mode::none &&
-           d_own_end >= d_carrier_off_at && d_own_end - d_carrier_off_at >= d_cfg.quiet_channel_s &&
+           d_own_end >= d_carrier_off_at &&
+           d_own_end - d_carrier_off_at >= d_cfg.quiet_channel_s &&
            d_own_end - d_hold_start < d_cfg.max_channel_hold_s;
 }
 

@@ -100,7 +100,8 @@ struct carrier_sense_config {
     double backoff_min_s = 3.0;
     double backoff_max_s = 30.0;
     double backoff_slot_s = 3.0; // 0 = continuous draw
-    // Probability of transmitting when a back-off expires on an idle channel (0 < p <= 1).
+    // Probability of transmitting when a back-off expires on an idle channel (0 < p <=
+    // 1).
     double persistence = 1.0;
     // On pre-emption: false = draw a new back-off, true = resume the unexpired part.
     bool resume_backoff = false;
@@ -127,16 +128,18 @@ struct carrier_sense_config {
 };
 
 struct carrier_sense_counters {
-    uint64_t transmissions = 0;         // on_own_transmission calls
-    uint64_t deferrals_busy = 0;        // a wanted transmission had to wait for a carrier
-                                        // (want while busy, or carrier arriving while wanted)
-    uint64_t backoffs_drawn = 0;        // back-off draws (each persistence retrial counts)
-    uint64_t collisions_suspected = 0;  // carrier appeared before our pending start (back-off
-                                        // or slot wait pre-empted), forcing a new start
-    uint64_t persistence_deferrals = 0; // back-off expiries that lost the p-persistence trial
-    uint64_t immediate_responses = 0;   // wanted transmissions served with response pending
+    uint64_t transmissions = 0;  // on_own_transmission calls
+    uint64_t deferrals_busy = 0; // a wanted transmission had to wait for a carrier
+                                 // (want while busy, or carrier arriving while wanted)
+    uint64_t backoffs_drawn = 0; // back-off draws (each persistence retrial counts)
+    uint64_t collisions_suspected =
+        0; // carrier appeared before our pending start (back-off
+           // or slot wait pre-empted), forcing a new start
+    uint64_t persistence_deferrals =
+        0; // back-off expiries that lost the p-persistence trial
+    uint64_t immediate_responses = 0; // wanted transmissions served with response pending
     uint64_t transmissions_over_carrier = 0; // we keyed up while the carrier was detected
-    uint64_t channel_kept = 0;          // bursts sent back to back on a quiet channel
+    uint64_t channel_kept = 0; // bursts sent back to back on a quiet channel
 };
 
 class carrier_sense
@@ -146,9 +149,11 @@ public:
     // (0, 1], or a zero slot length in slotted mode.
     explicit carrier_sense(const carrier_sense_config& cfg = carrier_sense_config());
 
-    // Modem status: carrier detected (true) or clear (false). Repeated states are ignored.
+    // Modem status: carrier detected (true) or clear (false). Repeated states are
+    // ignored.
     void on_carrier(bool detected, double now);
-    // Our own burst occupies the channel over [start, end]; serves the wanted transmission.
+    // Our own burst occupies the channel over [start, end]; serves the wanted
+    // transmission.
     void on_own_transmission(double start, double end);
     // The engine has something to send (no-op if already wanted).
     void want_to_transmit(double now);
@@ -183,7 +188,7 @@ private:
     double draw_one();
     double draw_backoff();
     void ensure_draw();
-    double start_time() const; // raw start instant, +inf if none
+    double start_time() const;  // raw start instant, +inf if none
     bool keeps_channel() const; // see quiet_channel_s
 
     carrier_sense_config d_cfg;

@@ -16,10 +16,11 @@ namespace dl {
 cas_link_manager::cas_link_manager(const cas_config& cfg) : d_cfg(cfg)
 {
     if (!(cfg.response_timeout > 0.0) || !(cfg.break_timeout > 0.0))
-        throw std::invalid_argument("cas_config: response_timeout and break_timeout must be > 0");
-    if (!(cfg.idle_timeout > 0.0) || !(cfg.first_data_timeout > 0.0))
         throw std::invalid_argument(
-            "cas_config: idle_timeout and first_data_timeout must be > 0 (+inf disables)");
+            "cas_config: response_timeout and break_timeout must be > 0");
+    if (!(cfg.idle_timeout > 0.0) || !(cfg.first_data_timeout > 0.0))
+        throw std::invalid_argument("cas_config: idle_timeout and first_data_timeout "
+                                    "must be > 0 (+inf disables)");
 }
 
 void cas_link_manager::send(uint32_t peer, cpdu_type t, bool exclusive, uint8_t reason)
@@ -127,7 +128,8 @@ void cas_link_manager::start_request(uint32_t peer, link& l, bool exclusive, dou
     send(peer, cpdu_type::physical_link_request, exclusive);
 }
 
-void cas_link_manager::make_up(uint32_t peer, link& l, bool exclusive, bool by_us, double now)
+void cas_link_manager::make_up(
+    uint32_t peer, link& l, bool exclusive, bool by_us, double now)
 {
     l.st = cas_link_state::up;
     l.exclusive = exclusive;
@@ -142,7 +144,8 @@ void cas_link_manager::make_up(uint32_t peer, link& l, bool exclusive, bool by_u
          exclusive,
          0);
     if (by_us && exclusive) {
-        // B.3.2.1 step 3 (19): the caller of an exclusive link breaks its nonexclusive links.
+        // B.3.2.1 step 3 (19): the caller of an exclusive link breaks its nonexclusive
+        // links.
         for (auto& kv : d_links) {
             if (kv.first != peer && kv.second.st == cas_link_state::up &&
                 !kv.second.exclusive)
@@ -180,7 +183,11 @@ void cas_link_manager::finish_break(uint32_t peer, link& l, cas_cause cause, dou
         emit(cas_event_type::link_down, peer, cause, excl, reason);
     if (pending) {
         if (auto why = refusal(peer, pending_excl))
-            emit(cas_event_type::link_failed, peer, cas_cause::local_refusal, pending_excl, *why);
+            emit(cas_event_type::link_failed,
+                 peer,
+                 cas_cause::local_refusal,
+                 pending_excl,
+                 *why);
         else
             start_request(peer, l, pending_excl, now);
     }
@@ -205,7 +212,8 @@ void cas_link_manager::request_on_air_until(uint32_t peer, double until)
 {
     auto it = d_links.find(peer);
     if (it != d_links.end() && it->second.st == cas_link_state::requesting)
-        it->second.deadline = std::max(it->second.deadline, until + d_cfg.response_timeout);
+        it->second.deadline =
+            std::max(it->second.deadline, until + d_cfg.response_timeout);
 }
 
 void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now, bool probe)
@@ -228,7 +236,8 @@ void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now, b
         }
     }
     if (auto why = refusal(peer, exclusive)) {
-        emit(cas_event_type::link_failed, peer, cas_cause::local_refusal, exclusive, *why);
+        emit(
+            cas_event_type::link_failed, peer, cas_cause::local_refusal, exclusive, *why);
         forget_if_idle(peer);
         return;
     }
@@ -236,7 +245,9 @@ void cas_link_manager::request_link(uint32_t peer, bool exclusive, double now, b
     d_links[peer].probe = probe;
 }
 
-void cas_link_manager::release(uint32_t peer, physical_link_break_reason reason, double now)
+void cas_link_manager::release(uint32_t peer,
+                               physical_link_break_reason reason,
+                               double now)
 {
     if (!cpdu_reason_defined(cpdu_type::physical_link_break, uint8_t(reason)))
         throw std::invalid_argument("cas_link_manager::release: undefined break reason");
@@ -275,7 +286,10 @@ void cas_link_manager::on_data_activity(uint32_t peer, double now)
         it->second.deadline = now + d_cfg.idle_timeout;
 }
 
-void cas_link_manager::handle_request(uint32_t peer, bool exclusive, bool lfsn, double now)
+void cas_link_manager::handle_request(uint32_t peer,
+                                      bool exclusive,
+                                      bool lfsn,
+                                      double now)
 {
     link& l = d_links[peer];
     if (l.st != cas_link_state::up)
@@ -288,7 +302,8 @@ void cas_link_manager::handle_request(uint32_t peer, bool exclusive, bool lfsn, 
         }
         if (l.exclusive) {
             // Nonexclusive request while we support an exclusive link (step 2 (6)) - with
-            // this very peer: most likely a stale request it made before it accepted ours.
+            // this very peer: most likely a stale request it made before it accepted
+            // ours.
             send(peer,
                  cpdu_type::physical_link_rejected,
                  false,
@@ -296,7 +311,8 @@ void cas_link_manager::handle_request(uint32_t peer, bool exclusive, bool lfsn, 
             return;
         }
         // Exclusive request on a nonexclusive link: the peer wants the other link type
-        // (it dropped ours, or its higher layer needs a hard link). Ours ends; decide anew.
+        // (it dropped ours, or its higher layer needs a hard link). Ours ends; decide
+        // anew.
         l.st = cas_link_state::idle;
         l.deadline = inf;
         emit(cas_event_type::link_down, peer, cas_cause::superseded, l.exclusive, 0);
@@ -384,7 +400,11 @@ void cas_link_manager::on_cpdu(uint32_t peer, const cpdu& c, double now)
         d_counters.rejected_received++;
         if (st == cas_link_state::requesting) {
             link& l = it->second;
-            emit(cas_event_type::link_failed, peer, cas_cause::rejected, l.exclusive, c.reason);
+            emit(cas_event_type::link_failed,
+                 peer,
+                 cas_cause::rejected,
+                 l.exclusive,
+                 c.reason);
             l.st = cas_link_state::idle;
             l.deadline = inf;
             forget_if_idle(peer);
@@ -441,7 +461,11 @@ void cas_link_manager::on_timer(double now)
                 d_counters.request_retries++;
                 send(peer, cpdu_type::physical_link_request, l.exclusive);
             } else {
-                emit(cas_event_type::link_failed, peer, cas_cause::no_response, l.exclusive, 0);
+                emit(cas_event_type::link_failed,
+                     peer,
+                     cas_cause::no_response,
+                     l.exclusive,
+                     0);
                 l.st = cas_link_state::idle;
                 l.deadline = inf;
             }

@@ -119,7 +119,8 @@ struct cas_config {
     // latency: at 75 bps with the long interleaver one short burst lasts about 10 s
     // (preamble + 4.8 s interleaver flush + data), so a round trip is about 25-30 s.
     double response_timeout = 30.0;
-    // BREAK retransmissions after the first and the wait for CONFIRM (B.3.2.2 (3),(6),(7)).
+    // BREAK retransmissions after the first and the wait for CONFIRM (B.3.2.2
+    // (3),(6),(7)).
     unsigned break_retries = 3;
     double break_timeout = 30.0;
     // A link with no data for this long is broken with reason "no more data".
@@ -134,7 +135,8 @@ struct cas_config {
     bool broadcast_only = false;
     // Whether this node makes / accepts exclusive links (hard-link sessions).
     bool exclusive_links_supported = true;
-    // Most nonexclusive links up (or being requested by us) at once (B.3 (4), step 2 (7)).
+    // Most nonexclusive links up (or being requested by us) at once (B.3 (4), step 2
+    // (7)).
     unsigned max_nonexclusive_links = 1;
     // S5066-EP5 large windows: advertise Long Frame Sequence Numbers in every PHYSICAL
     // LINK REQUEST and use them on a link when the peer advertises them too (its
@@ -149,18 +151,18 @@ enum class cas_event_type : uint8_t { link_up, link_failed, link_down };
 // Why an event happened.
 enum class cas_cause : uint8_t {
     // link_up
-    made_by_us = 0,   // our REQUEST was ACCEPTED
-    made_by_peer,     // we ACCEPTED the peer's REQUEST (including a collision we yielded)
+    made_by_us = 0, // our REQUEST was ACCEPTED
+    made_by_peer,   // we ACCEPTED the peer's REQUEST (including a collision we yielded)
     // link_failed
-    rejected,         // peer REJECTED; `reason` is its physical_link_reject_reason
-    no_response,      // request retries exhausted
-    local_refusal,    // request_link() not allowed here; `reason` as a reject reason
-    cancelled,        // release() while requesting
+    rejected,      // peer REJECTED; `reason` is its physical_link_reject_reason
+    no_response,   // request retries exhausted
+    local_refusal, // request_link() not allowed here; `reason` as a reject reason
+    cancelled,     // release() while requesting
     // link_down
-    peer_break,       // peer sent BREAK; `reason` is its physical_link_break_reason (raw)
-    confirmed,        // our BREAK was confirmed (or the peer's new REQUEST implied it)
-    unconfirmed,      // break retries exhausted without CONFIRM
-    superseded,       // the peer requested an exclusive link while our nonexclusive one was up
+    peer_break,  // peer sent BREAK; `reason` is its physical_link_break_reason (raw)
+    confirmed,   // our BREAK was confirmed (or the peer's new REQUEST implied it)
+    unconfirmed, // break retries exhausted without CONFIRM
+    superseded,  // the peer requested an exclusive link while our nonexclusive one was up
 };
 
 struct cas_event {
@@ -178,23 +180,23 @@ struct cas_outgoing {
 };
 
 struct cas_counters {
-    uint64_t requests_sent = 0;     // every REQUEST transmission, retries included
-    uint64_t request_retries = 0;   // REQUEST retransmissions on timeout
+    uint64_t requests_sent = 0;   // every REQUEST transmission, retries included
+    uint64_t request_retries = 0; // REQUEST retransmissions on timeout
     uint64_t requests_received = 0;
     uint64_t accepted_sent = 0;
     uint64_t accepted_received = 0;
     uint64_t rejected_sent = 0;
     uint64_t rejected_received = 0;
-    uint64_t breaks_sent = 0;       // every BREAK transmission, retries included
+    uint64_t breaks_sent = 0; // every BREAK transmission, retries included
     uint64_t break_retries = 0;
     uint64_t breaks_received = 0;
     uint64_t confirms_sent = 0;
     uint64_t confirms_received = 0;
-    uint64_t link_setups = 0;       // link_up events
-    uint64_t link_failures = 0;     // link_failed events
-    uint64_t links_down = 0;        // link_down events
-    uint64_t idle_timeouts = 0;     // breaks started by idle / first-data timeout
-    uint64_t ignored = 0;           // C_PDUs that did not fit the state (stale answers)
+    uint64_t link_setups = 0;   // link_up events
+    uint64_t link_failures = 0; // link_failed events
+    uint64_t links_down = 0;    // link_down events
+    uint64_t idle_timeouts = 0; // breaks started by idle / first-data timeout
+    uint64_t ignored = 0;       // C_PDUs that did not fit the state (stale answers)
 };
 
 class cas_link_manager
@@ -236,7 +238,8 @@ public:
     std::optional<uint32_t> active_peer() const;
     // Every peer whose link is up, in address order.
     std::vector<uint32_t> up_peers() const;
-    // Number of remote nodes with state other than idle (bounded: idle entries are freed).
+    // Number of remote nodes with state other than idle (bounded: idle entries are
+    // freed).
     size_t tracked_peers() const { return d_links.size(); }
     // Earliest time on_timer() has work to do; +infinity if none.
     double next_deadline() const;
@@ -248,21 +251,22 @@ private:
     struct link {
         cas_link_state st = cas_link_state::idle;
         bool exclusive = false;
-        unsigned attempts = 0;       // transmissions of the current REQUEST / BREAK
+        unsigned attempts = 0; // transmissions of the current REQUEST / BREAK
         uint8_t break_reason = 0;
         double deadline = std::numeric_limits<double>::infinity();
-        uint64_t made_seq = 0;       // order in which links came up
+        uint64_t made_seq = 0;        // order in which links came up
         bool pending_request = false; // request_link() while breaking
         bool pending_exclusive = false;
-        bool cancelling = false;      // breaking after release() of a pending request
-        bool probe = false;           // requesting: not counted against the link limit
-        bool lfsn = false;            // S5066-EP5 long FSNs on this link (both support)
+        bool cancelling = false; // breaking after release() of a pending request
+        bool probe = false;      // requesting: not counted against the link limit
+        bool lfsn = false;       // S5066-EP5 long FSNs on this link (both support)
     };
 
     static constexpr double inf = std::numeric_limits<double>::infinity();
 
     void send(uint32_t peer, cpdu_type t, bool exclusive = false, uint8_t reason = 0);
-    void emit(cas_event_type t, uint32_t peer, cas_cause c, bool exclusive, uint8_t reason);
+    void
+    emit(cas_event_type t, uint32_t peer, cas_cause c, bool exclusive, uint8_t reason);
     // Reject reason if a link of this type to `peer` may not be made now (as caller or
     // called), or nullopt if it may.
     std::optional<uint8_t> refusal(uint32_t peer, bool exclusive) const;

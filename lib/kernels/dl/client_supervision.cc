@@ -21,7 +21,9 @@ constexpr double never = std::numeric_limits<double>::infinity();
 
 client_supervision_config in_protocol_time(client_supervision_config c, double time_scale)
 {
-    for (double* t : { &c.keep_alive_interval_s, &c.keep_alive_answer_s, &c.invalid_window_s,
+    for (double* t : { &c.keep_alive_interval_s,
+                       &c.keep_alive_answer_s,
+                       &c.invalid_window_s,
                        &c.expedited_window_s })
         *t *= time_scale;
     c.time_scale *= time_scale;
@@ -39,7 +41,10 @@ std::string number(double x)
 
 } // namespace
 
-client_supervision::client_supervision(client_supervision_config config) : d_config(config) {}
+client_supervision::client_supervision(client_supervision_config config)
+    : d_config(config)
+{
+}
 
 void client_supervision::on_connected(uint32_t client, double now)
 {
@@ -50,7 +55,9 @@ void client_supervision::on_connected(uint32_t client, double now)
 
 void client_supervision::on_closed(uint32_t client) { d_clients.erase(client); }
 
-bool client_supervision::over_limit(std::deque<double>& times, double now, double window,
+bool client_supervision::over_limit(std::deque<double>& times,
+                                    double now,
+                                    double window,
                                     unsigned max)
 {
     times.push_back(now);
@@ -76,13 +83,16 @@ void client_supervision::on_primitive(uint32_t client, const sis_primitive& p, d
     }
     s.keep_alive_sent_at = never; // anything the client sends shows it is alive
     if (p.type == sis_type::expedited_unidata_request &&
-        over_limit(s.expedited_times, now, d_config.expedited_window_s,
+        over_limit(s.expedited_times,
+                   now,
+                   d_config.expedited_window_s,
                    d_config.max_expedited_requests)) {
         d_counters.unbound_expedited += 1;
-        disconnect(client, sis_unbind_reason::too_many_expedited_requests,
+        disconnect(client,
+                   sis_unbind_reason::too_many_expedited_requests,
                    "more than " + std::to_string(d_config.max_expedited_requests) +
-                       " expedited requests in " + std::to_string(d_config.expedited_window_s) +
-                       " s");
+                       " expedited requests in " +
+                       std::to_string(d_config.expedited_window_s) + " s");
     }
 }
 
@@ -93,10 +103,13 @@ void client_supervision::on_invalid(uint32_t client, const std::string& why, dou
         return;
     d_counters.invalid_primitives += 1;
     it->second.last_heard = now;
-    if (over_limit(it->second.invalid_times, now, d_config.invalid_window_s,
+    if (over_limit(it->second.invalid_times,
+                   now,
+                   d_config.invalid_window_s,
                    d_config.max_invalid_primitives)) {
         d_counters.unbound_invalid += 1;
-        disconnect(client, sis_unbind_reason::too_many_invalid_primitives,
+        disconnect(client,
+                   sis_unbind_reason::too_many_invalid_primitives,
                    "too many invalid primitives, last: " + why);
     }
 }
@@ -120,14 +133,17 @@ void client_supervision::on_timer(double now)
         const double wait = d_config.keep_alive_answer_s, scale = d_config.time_scale;
         std::string within = number(wait / scale) + " s";
         if (scale != 1.0)
-            within += " of real time (" + number(wait) + " s of protocol time at time_scale " +
-                      number(scale) + ")";
-        disconnect(client, sis_unbind_reason::keep_alive_inactivity,
+            within += " of real time (" + number(wait) +
+                      " s of protocol time at time_scale " + number(scale) + ")";
+        disconnect(client,
+                   sis_unbind_reason::keep_alive_inactivity,
                    "no answer to S_KEEP_ALIVE within " + within);
     }
 }
 
-void client_supervision::expel(uint32_t client, sis_unbind_reason reason, std::string detail)
+void client_supervision::expel(uint32_t client,
+                               sis_unbind_reason reason,
+                               std::string detail)
 {
     if (d_clients.count(client) == 0)
         on_connected(client, 0);
@@ -136,9 +152,12 @@ void client_supervision::expel(uint32_t client, sis_unbind_reason reason, std::s
     disconnect(client, reason, std::move(detail));
 }
 
-void client_supervision::disconnect(uint32_t client, sis_unbind_reason reason, std::string detail)
+void client_supervision::disconnect(uint32_t client,
+                                    sis_unbind_reason reason,
+                                    std::string detail)
 {
-    d_messages.push_back(make_client_message(client, sis_type::unbind_indication, uint8_t(reason)));
+    d_messages.push_back(
+        make_client_message(client, sis_type::unbind_indication, uint8_t(reason)));
     d_disconnects.push_back({ client, reason, std::move(detail) });
     d_clients.erase(client);
 }
@@ -161,9 +180,10 @@ double client_supervision::next_deadline() const
 {
     double t = never;
     for (const auto& [client, s] : d_clients)
-        t = std::min(t, s.keep_alive_sent_at != never
-                            ? s.keep_alive_sent_at + d_config.keep_alive_answer_s
-                            : s.last_heard + d_config.keep_alive_interval_s);
+        t = std::min(t,
+                     s.keep_alive_sent_at != never
+                         ? s.keep_alive_sent_at + d_config.keep_alive_answer_s
+                         : s.last_heard + d_config.keep_alive_interval_s);
     return t;
 }
 

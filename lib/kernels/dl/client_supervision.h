@@ -46,7 +46,8 @@ struct client_supervision_config {
 // faster than real time (an emulated link): SIS timers face real clients, which
 // expect Annex A's real-time values (keep-alive at most once per 120 s, 10 s to
 // answer), so every interval is multiplied by time_scale (and time_scale recorded).
-client_supervision_config in_protocol_time(client_supervision_config c, double time_scale);
+client_supervision_config in_protocol_time(client_supervision_config c,
+                                           double time_scale);
 
 struct client_disconnect {
     uint32_t client = 0;
@@ -97,7 +98,8 @@ private:
         std::deque<double> expedited_times;
     };
     void disconnect(uint32_t client, sis_unbind_reason reason, std::string detail);
-    static bool over_limit(std::deque<double>& times, double now, double window, unsigned max);
+    static bool
+    over_limit(std::deque<double>& times, double now, double window, unsigned max);
 
     client_supervision_config d_config;
     std::map<uint32_t, client_state> d_clients;

@@ -30,15 +30,15 @@ constexpr uint8_t sync_byte_1 = 0xEB;
 // with a human-readable reason, so a malformed frame from the air is counted, not fatal.
 enum class decode_error : uint8_t {
     none = 0,
-    truncated,      // fewer bytes than the fields announce
-    bad_sync,       // first bytes are not 0x90 0xEB
-    bad_version,    // SIS version byte is not 0
-    bad_size,       // a size field contradicts the bytes present or the type's layout
-    oversized,      // a size field exceeds the protocol maximum
-    header_crc,     // D_PDU header CRC-16 mismatch
-    segment_crc,    // D_PDU segment CRC-32 mismatch
-    unknown_type,   // type code not defined by the standard
-    bad_field,      // a field holds a value the standard forbids
+    truncated,    // fewer bytes than the fields announce
+    bad_sync,     // first bytes are not 0x90 0xEB
+    bad_version,  // SIS version byte is not 0
+    bad_size,     // a size field contradicts the bytes present or the type's layout
+    oversized,    // a size field exceeds the protocol maximum
+    header_crc,   // D_PDU header CRC-16 mismatch
+    segment_crc,  // D_PDU segment CRC-32 mismatch
+    unknown_type, // type code not defined by the standard
+    bad_field,    // a field holds a value the standard forbids
 };
 
 const char* to_string(decode_error e);

@@ -83,8 +83,8 @@ struct cpdu {
     // S5066-EP5 large windows, in spare bits: on a REQUEST "I support LFSN" (bit 1),
     // on an ACCEPTED "LFSN in use on this link" (bit 0). An Edition 3 peer ignores both.
     bool lfsn = false;
-    uint8_t reason = 0;          // PHYSICAL LINK REJECTED / BREAK only (see enums above)
-    bytes spdu;                  // DATA only: the encapsulated S_PDU, at least 1 byte
+    uint8_t reason = 0; // PHYSICAL LINK REJECTED / BREAK only (see enums above)
+    bytes spdu;         // DATA only: the encapsulated S_PDU, at least 1 byte
 };
 
 inline bool operator==(const cpdu& a, const cpdu& b)
@@ -100,7 +100,10 @@ bytes encode(const cpdu& c);
 
 // Never throws on bad input; see the decoding policy above.
 decoded<cpdu> decode_cpdu(const uint8_t* data, size_t size);
-inline decoded<cpdu> decode_cpdu(const bytes& b) { return decode_cpdu(b.data(), b.size()); }
+inline decoded<cpdu> decode_cpdu(const bytes& b)
+{
+    return decode_cpdu(b.data(), b.size());
+}
 
 // True if `reason` is a value Edition 3 defines for this C_PDU type (always false
 // for types that carry no reason).

@@ -12,7 +12,8 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-size_t dpdu_deframer::parse(const uint8_t* p, size_t size, std::vector<received_dpdu>& out)
+size_t
+dpdu_deframer::parse(const uint8_t* p, size_t size, std::vector<received_dpdu>& out)
 {
     size_t i = 0;
     while (i < size) {
@@ -65,7 +66,9 @@ size_t dpdu_deframer::parse(const uint8_t* p, size_t size, std::vector<received_
     return i;
 }
 
-void dpdu_deframer::push(const uint8_t* data, size_t size, std::vector<received_dpdu>& out)
+void dpdu_deframer::push(const uint8_t* data,
+                         size_t size,
+                         std::vector<received_dpdu>& out)
 {
     d_counters.bytes_in += size;
     if (d_pending.empty()) {
@@ -86,7 +89,8 @@ void dpdu_deframer::end_of_burst()
     if (d_pending.empty())
         return;
     // Only a buffered sync can start a D_PDU; anything else was already counted.
-    if (d_pending.size() >= 2 && d_pending[0] == sync_byte_0 && d_pending[1] == sync_byte_1)
+    if (d_pending.size() >= 2 && d_pending[0] == sync_byte_0 &&
+        d_pending[1] == sync_byte_1)
         d_counters.truncated += 1;
     d_counters.junk_bytes += d_pending.size();
     d_consumed += d_pending.size();

@@ -62,8 +62,8 @@ private:
     // Parses p[0..size); returns how many bytes were consumed.
     size_t parse(const uint8_t* p, size_t size, std::vector<received_dpdu>& out);
 
-    bytes d_pending;           // unconsumed tail of the stream
-    uint64_t d_consumed = 0;   // stream offset of d_pending[0]
+    bytes d_pending;         // unconsumed tail of the stream
+    uint64_t d_consumed = 0; // stream offset of d_pending[0]
     deframer_counters d_counters;
     long_fsn_fn d_long_fsn;
 };

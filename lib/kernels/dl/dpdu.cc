@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "dpdu.h"
 #include "crc.h"
+#include "dpdu.h"
 
 #include <tuple>
 
@@ -105,7 +105,10 @@ eow_rate_request eow_as_rate_request(uint8_t c)
 {
     return { uint8_t(c >> 4), uint8_t((c >> 2) & 3), uint8_t(c & 3) };
 }
-eow_rate_response eow_as_rate_response(uint8_t c) { return { uint8_t(c >> 5), uint8_t(c & 0x1F) }; }
+eow_rate_response eow_as_rate_response(uint8_t c)
+{
+    return { uint8_t(c >> 5), uint8_t(c & 0x1F) };
+}
 eow_capability eow_as_capability(uint8_t c)
 {
     eow_capability r;
@@ -119,7 +122,10 @@ eow_capability eow_as_capability(uint8_t c)
     r.arcs = c & 0x01;
     return r;
 }
-eow_hdr_rate_request eow_as_hdr_rate_request(uint8_t c) { return { uint8_t(c >> 3), uint8_t(c & 7) }; }
+eow_hdr_rate_request eow_as_hdr_rate_request(uint8_t c)
+{
+    return { uint8_t(c >> 3), uint8_t(c & 7) };
+}
 
 namespace {
 
@@ -200,7 +206,8 @@ size_t header_size_field(const dpdu& d) { return 4 + type_specific_size(d) + 2; 
 
 size_t encoded_size(const dpdu& d)
 {
-    uint8_t m = d.address_size ? d.address_size : address_size_for(d.destination, d.source);
+    uint8_t m =
+        d.address_size ? d.address_size : address_size_for(d.destination, d.source);
     size_t n = 2 + m + header_size_field(d);
     if (carries_segment(d.type))
         n += d.segment.size() + 4;
@@ -210,12 +217,14 @@ size_t encoded_size(const dpdu& d)
 void encode_into(const dpdu& d, bytes& out)
 {
     if (!is_known_dpdu_type(unsigned(d.type)))
-        throw encode_error("D_PDU type " + std::to_string(unsigned(d.type)) + " is not defined");
+        throw encode_error("D_PDU type " + std::to_string(unsigned(d.type)) +
+                           " is not defined");
     require_bits("eow type", unsigned(d.eow), 4);
     const size_t ack_limit = d.long_fsn ? max_selective_acks_lfsn : max_selective_acks;
     if (d.selective_acks.size() > ack_limit)
-        throw encode_error("selective_acks has " + std::to_string(d.selective_acks.size()) +
-                           " bytes, at most " + std::to_string(ack_limit) + " fit");
+        throw encode_error("selective_acks has " +
+                           std::to_string(d.selective_acks.size()) + " bytes, at most " +
+                           std::to_string(ack_limit) + " fit");
     if (!d.long_fsn && carries_fsn(d.type)) {
         require_bits("tx_sequence", d.tx_sequence, 8);
         require_bits("rx_lwe", d.rx_lwe, 8);
@@ -237,7 +246,8 @@ void encode_into(const dpdu& d, bytes& out)
         throw encode_error("address_size " + std::to_string(m) + " exceeds 7 bytes");
     if (m < fit)
         throw encode_error("address_size " + std::to_string(m) +
-                           " bytes cannot hold the addresses (need " + std::to_string(fit) + ")");
+                           " bytes cannot hold the addresses (need " +
+                           std::to_string(fit) + ")");
     const size_t h = header_size_field(d);
     if (h > max_header_field)
         throw encode_error("header size " + std::to_string(h) +
@@ -265,7 +275,8 @@ void encode_into(const dpdu& d, bytes& out)
     };
     auto data_flags = [&]() {
         return uint8_t(d.cpdu_start << 7 | d.cpdu_end << 6 | d.deliver_in_order << 5 |
-                       d.drop_cpdu << 4 | d.tx_win_uwe << 3 | d.tx_win_lwe << 2 | seg >> 8);
+                       d.drop_cpdu << 4 | d.tx_win_uwe << 3 | d.tx_win_lwe << 2 |
+                       seg >> 8);
     };
     switch (d.type) {
     case dpdu_type::data_only:
@@ -291,7 +302,8 @@ void encode_into(const dpdu& d, bytes& out)
         break;
     case dpdu_type::expedited_data_only:
         require_bits("cpdu_id (expedited)", d.cpdu_id, 4);
-        out.push_back(uint8_t(d.cpdu_start << 7 | d.cpdu_end << 6 | d.cpdu_id << 2 | seg >> 8));
+        out.push_back(
+            uint8_t(d.cpdu_start << 7 | d.cpdu_end << 6 | d.cpdu_id << 2 | seg >> 8));
         out.push_back(uint8_t(seg));
         put_fsn(d.tx_sequence);
         break;
@@ -304,8 +316,8 @@ void encode_into(const dpdu& d, bytes& out)
     case dpdu_type::non_arq_data:
     case dpdu_type::expedited_non_arq_data:
         require_bits("cpdu_id (non-ARQ)", d.cpdu_id, 12);
-        out.push_back(uint8_t((d.cpdu_id >> 8) << 4 | d.deliver_in_order << 3 | group << 2 |
-                              seg >> 8));
+        out.push_back(uint8_t((d.cpdu_id >> 8) << 4 | d.deliver_in_order << 3 |
+                              group << 2 | seg >> 8));
         out.push_back(uint8_t(seg));
         out.push_back(uint8_t(d.cpdu_id));
         put_u16_be(out, d.cpdu_size);
@@ -332,12 +344,15 @@ bytes encode(const dpdu& d)
     return out;
 }
 
-decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length,
+decoded<dpdu> decode_dpdu_header(const uint8_t* p,
+                                 size_t size,
+                                 size_t* frame_length,
                                  const long_fsn_fn* long_fsn)
 {
     using R = decoded<dpdu>;
     if (size < dpdu_fixed_size)
-        return R::failure(decode_error::truncated, "D_PDU shorter than its fixed 6 bytes");
+        return R::failure(decode_error::truncated,
+                          "D_PDU shorter than its fixed 6 bytes");
     if (p[0] != sync_byte_0 || p[1] != sync_byte_1)
         return R::failure(decode_error::bad_sync, "D_PDU does not start with 90 EB");
     const unsigned type = p[2] >> 4;
@@ -368,8 +383,9 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
                               std::to_string(h));
     const size_t header_length = 2 + m + h;
     if (size < header_length)
-        return R::failure(decode_error::truncated, "D_PDU header needs " +
-                                                       std::to_string(header_length) + " bytes");
+        return R::failure(decode_error::truncated,
+                          "D_PDU header needs " + std::to_string(header_length) +
+                              " bytes");
     const size_t crc_at = header_length - 2;
     const uint16_t want = crc16_s5066(p + 2, crc_at - 2);
     if (get_crc16_le(p + crc_at) != want)
@@ -389,10 +405,12 @@ decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_le
     d.source = uint32_t(packed & half_mask);
     d.destination = uint32_t(packed >> (4 * m));
 
-    const uint8_t* t = p + 6 + m;      // type-specific header
-    const size_t ts_size = h - 6;      // its length
-    const size_t w = lfsn ? 2 : 1;     // FSN field width
-    auto fsn_at = [&](const uint8_t* q) { return uint16_t(lfsn ? q[0] << 8 | q[1] : q[0]); };
+    const uint8_t* t = p + 6 + m;  // type-specific header
+    const size_t ts_size = h - 6;  // its length
+    const size_t w = lfsn ? 2 : 1; // FSN field width
+    auto fsn_at = [&](const uint8_t* q) {
+        return uint16_t(lfsn ? q[0] << 8 | q[1] : q[0]);
+    };
     size_t seg = 0;
     auto read_data_flags = [&]() {
         d.cpdu_start = t[0] & 0x80;
@@ -495,15 +513,41 @@ decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, const long_fsn_fn* long
 bool dpdu::operator==(const dpdu& o) const
 {
     auto tie = [](const dpdu& d) {
-        return std::tie(d.type, d.eow, d.eow_content, d.eot, d.address_size, d.destination,
-                        d.source, d.cpdu_start, d.cpdu_end, d.deliver_in_order, d.drop_cpdu,
-                        d.tx_win_uwe, d.tx_win_lwe, d.tx_sequence, d.rx_lwe, d.selective_acks,
-                        d.full_reset, d.reset_tx_win_request, d.reset_rx_win_command,
-                        d.reset_ack, d.new_rx_lwe, d.reset_frame_id, d.extended_message_flag,
-                        d.valid_message, d.management_ack, d.management_frame_id,
-                        d.extended_message, d.cpdu_id, d.cpdu_size, d.segment_offset,
-                        d.reception_window, d.received_frame_type, d.warning_reason,
-                        d.segment, d.long_fsn);
+        return std::tie(d.type,
+                        d.eow,
+                        d.eow_content,
+                        d.eot,
+                        d.address_size,
+                        d.destination,
+                        d.source,
+                        d.cpdu_start,
+                        d.cpdu_end,
+                        d.deliver_in_order,
+                        d.drop_cpdu,
+                        d.tx_win_uwe,
+                        d.tx_win_lwe,
+                        d.tx_sequence,
+                        d.rx_lwe,
+                        d.selective_acks,
+                        d.full_reset,
+                        d.reset_tx_win_request,
+                        d.reset_rx_win_command,
+                        d.reset_ack,
+                        d.new_rx_lwe,
+                        d.reset_frame_id,
+                        d.extended_message_flag,
+                        d.valid_message,
+                        d.management_ack,
+                        d.management_frame_id,
+                        d.extended_message,
+                        d.cpdu_id,
+                        d.cpdu_size,
+                        d.segment_offset,
+                        d.reception_window,
+                        d.received_frame_type,
+                        d.warning_reason,
+                        d.segment,
+                        d.long_fsn);
     };
     return tie(*this) == tie(o);
 }

@@ -26,8 +26,8 @@ constexpr uint32_t group_address_flag = 1u << 28;
 constexpr uint32_t node_address_mask = group_address_flag - 1;
 constexpr uint32_t broadcast_address = group_address_flag | node_address_mask;
 
-constexpr size_t max_segment_size = 1023;   // 10-bit segment size field
-constexpr size_t max_selective_acks = 16;   // bytes of selective-ack bitmap
+constexpr size_t max_segment_size = 1023; // 10-bit segment size field
+constexpr size_t max_selective_acks = 16; // bytes of selective-ack bitmap
 // S5066-EP5 Long Frame Sequence Numbers (LFSN): FSN and RX LWE fields grow to two
 // bytes (big-endian) on a link where both ends negotiated it; the bitmap stays bounded
 // by the 5-bit header size field: 31 - 12 = 19 bytes in a DATA-ACK (the tightest type),
@@ -35,8 +35,8 @@ constexpr size_t max_selective_acks = 16;   // bytes of selective-ack bitmap
 constexpr size_t max_selective_acks_lfsn = 19;
 constexpr size_t lfsn_modulus = 65536;
 constexpr size_t lfsn_max_window = 32768;
-constexpr size_t dpdu_fixed_size = 6;       // sync + bytes 2..5
-constexpr size_t max_header_field = 31;     // 5-bit header size field
+constexpr size_t dpdu_fixed_size = 6;   // sync + bytes 2..5
+constexpr size_t max_header_field = 31; // 5-bit header size field
 // Largest possible D_PDU: sync + 7 address bytes + 31 header bytes + segment + CRC-32.
 constexpr size_t max_dpdu_size = 2 + 7 + max_header_field + max_segment_size + 4;
 
@@ -60,26 +60,26 @@ bool carries_segment(dpdu_type t);
 // Engineering orderwire: 4-bit type in the low nibble of byte 2, 8-bit content in byte 3.
 enum class eow_type : uint8_t {
     none = 0,
-    drc_request = 1,       // data rate change request
+    drc_request = 1, // data rate change request
     drc_response = 2,
     unrecognized_type = 3, // "unrecognised type" error report
     capability = 4,
-    alm_request = 5,       // frequency change / ALM request
+    alm_request = 5, // frequency change / ALM request
     alm_response = 6,
-    hdr_drc_request = 7,   // high data rate change request: MANAGEMENT D_PDUs only
-    token = 15,            // Annex L token protocol: MANAGEMENT D_PDUs only
+    hdr_drc_request = 7, // high data rate change request: MANAGEMENT D_PDUs only
+    token = 15,          // Annex L token protocol: MANAGEMENT D_PDUs only
 };
 const char* to_string(eow_type t);
 
 // Content layouts of the EOW byte, per type.
-struct eow_rate_request { // DRC and ALM requests (types 1, 5)
+struct eow_rate_request {     // DRC and ALM requests (types 1, 5)
     uint8_t data_rate = 0;    // 0 = 75 bps ... 11 = 9600 bps (4 bits)
     uint8_t interleaving = 0; // 0 none, 1 short, 2 long (2 bits)
     uint8_t other = 0;        // request/advisory and Tx=Rx flags (2 bits)
 };
 struct eow_rate_response { // DRC and ALM responses (types 2, 6)
-    uint8_t response = 0; // 0 accept, 1 refuse, 2 cancel, 3 confirm (3 bits)
-    uint8_t reason = 0;   // 5 bits
+    uint8_t response = 0;  // 0 accept, 1 refuse, 2 cancel, 3 confirm (3 bits)
+    uint8_t reason = 0;    // 5 bits
 };
 struct eow_capability { // type 4, one flag per bit from the MSB down
     bool adaptive = false;
@@ -92,8 +92,8 @@ struct eow_capability { // type 4, one flag per bit from the MSB down
     bool arcs = false;
 };
 struct eow_hdr_rate_request { // type 7; per-channel rates go in the extended message
-    uint8_t waveform = 0; // 5 bits: 0 110A, 1 110B, 2 4285, 3 4539, ...
-    uint8_t channels = 0; // 3 bits
+    uint8_t waveform = 0;     // 5 bits: 0 110A, 1 110B, 2 4285, 3 4539, ...
+    uint8_t channels = 0;     // 3 bits
 };
 uint8_t eow_content(const eow_rate_request& r);
 uint8_t eow_content(const eow_rate_response& r);
@@ -188,12 +188,15 @@ void encode_into(const dpdu& d, bytes& out); // appends
 // CRC-16. On success *frame_length is the whole D_PDU's length, which may exceed
 // `size`, and value.segment is left empty. Returns `truncated` when more bytes are
 // needed to judge the header.
-decoded<dpdu> decode_dpdu_header(const uint8_t* p, size_t size, size_t* frame_length,
+decoded<dpdu> decode_dpdu_header(const uint8_t* p,
+                                 size_t size,
+                                 size_t* frame_length,
                                  const long_fsn_fn* long_fsn = nullptr);
 
 // Decodes exactly one complete D_PDU. A segment whose CRC-32 fails yields
 // error segment_crc with the header fields and the damaged segment in value.
-decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, const long_fsn_fn* long_fsn = nullptr);
+decoded<dpdu>
+decode_dpdu(const uint8_t* p, size_t size, const long_fsn_fn* long_fsn = nullptr);
 // Same, every FSN field read in the form `long_fsn` says.
 decoded<dpdu> decode_dpdu(const uint8_t* p, size_t size, bool long_fsn);
 

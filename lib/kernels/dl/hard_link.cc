@@ -37,7 +37,7 @@ bool takes_precedence(uint8_t rank,
     if (priority != old.priority)
         return priority > old.priority; // rule 2
     if (peer != old.peer)
-        return false; // rule 3: the link processed first wins
+        return false;                         // rule 3: the link processed first wins
     return uint8_t(type) > uint8_t(old.type); // rule 4
 }
 
@@ -95,7 +95,8 @@ void hard_link_manager::reject_local(uint32_t client,
                                      const sis_primitive& request,
                                      sis_hard_link_rejected_reason reason)
 {
-    client_message m = make_client_message(client, sis_type::hard_link_rejected, uint8_t(reason));
+    client_message m =
+        make_client_message(client, sis_type::hard_link_rejected, uint8_t(reason));
     m.primitive.link_type = request.link_type;
     m.primitive.link_priority = request.link_priority;
     m.primitive.remote_sap = request.remote_sap;
@@ -146,7 +147,8 @@ void hard_link_manager::preempt_current(uint32_t new_peer, double now)
 {
     hard_link_info& l = *d_link;
     ++d_counters.preempted;
-    const auto reason2 = uint8_t(hard_link_terminate_reason::higher_priority_link_requested);
+    const auto reason2 =
+        uint8_t(hard_link_terminate_reason::higher_priority_link_requested);
     switch (l.state) {
     case hard_link_state::established:
         if (l.client)
@@ -201,11 +203,12 @@ void hard_link_manager::on_establish(uint32_t client,
             const bool type0_exists = req.link_type == hard_link_type::link_reservation &&
                                       old.peer == peer && old.rank == rank &&
                                       old.priority == req.link_priority;
-            reject_local(client,
-                         req,
-                         type0_exists
-                             ? sis_hard_link_rejected_reason::type0_link_exists
-                             : sis_hard_link_rejected_reason::higher_priority_link_exists);
+            reject_local(
+                client,
+                req,
+                type0_exists
+                    ? sis_hard_link_rejected_reason::type0_link_exists
+                    : sis_hard_link_rejected_reason::higher_priority_link_exists);
             return;
         }
         preempt_current(/*new_peer=*/std::numeric_limits<uint32_t>::max(), now);
@@ -230,7 +233,8 @@ void hard_link_manager::on_establish(uint32_t client,
     s.link_priority = req.link_priority;
     s.requesting_sap = client_sap;
     // A.3.1.4 (6): REMOTE SAP ID meaningful for type 2 only; 0 otherwise.
-    s.remote_sap = req.link_type == hard_link_type::full_bandwidth_reservation ? req.remote_sap : 0;
+    s.remote_sap =
+        req.link_type == hard_link_type::full_bandwidth_reservation ? req.remote_sap : 0;
     send(peer, std::move(s));
 }
 
@@ -270,7 +274,9 @@ void hard_link_manager::on_client_gone(uint32_t client, double now)
     start_closing(uint8_t(reason), true, now);
 }
 
-void hard_link_manager::on_client_answer(uint32_t client, const sis_primitive& answer, double now)
+void hard_link_manager::on_client_answer(uint32_t client,
+                                         const sis_primitive& answer,
+                                         double now)
 {
     (void)now;
     if (!d_link || d_link->state != hard_link_state::awaiting_client || !d_link->client ||
@@ -312,7 +318,8 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
             return;
         }
         // A.3.2.2.2 (19)
-        const uint8_t rank = type2 ? rank_of_sap(pdu.remote_sap) : d_config.default_called_rank;
+        const uint8_t rank =
+            type2 ? rank_of_sap(pdu.remote_sap) : d_config.default_called_rank;
         if (d_link) {
             const bool same_peer_held =
                 d_link->peer == peer && d_link->state != hard_link_state::requesting;
@@ -330,9 +337,10 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
                 // A.3.2.2.2 (21)
                 const bool tie =
                     d_link->rank == rank && d_link->priority == pdu.link_priority;
-                reject_remote(peer,
-                              tie ? hard_link_reject_reason::remote_node_busy
-                                  : hard_link_reject_reason::higher_priority_link_existing);
+                reject_remote(
+                    peer,
+                    tie ? hard_link_reject_reason::remote_node_busy
+                        : hard_link_reject_reason::higher_priority_link_existing);
                 return;
             } else {
                 preempt_current(peer, now);
@@ -371,7 +379,8 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
         return;
     }
     case spdu_type::hard_link_establishment_confirm:
-        if (d_link && d_link->peer == peer && d_link->state == hard_link_state::requesting) {
+        if (d_link && d_link->peer == peer &&
+            d_link->state == hard_link_state::requesting) {
             d_link->state = hard_link_state::established; // A.3.2.2.2 (14)
             ++d_counters.established;
             tell(*d_link->client, sis_type::hard_link_established, 0, *d_link);
@@ -391,7 +400,8 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
         }
         return;
     case spdu_type::hard_link_establishment_rejected:
-        if (d_link && d_link->peer == peer && d_link->state == hard_link_state::requesting) {
+        if (d_link && d_link->peer == peer &&
+            d_link->state == hard_link_state::requesting) {
             // A.3.2.2.2 (13): the peer's reason, as received.
             tell(*d_link->client, sis_type::hard_link_rejected, pdu.reason, *d_link);
             ++d_counters.rejected_local;
@@ -417,7 +427,9 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
         if (d_link->state == hard_link_state::requesting) {
             tell(*d_link->client,
                  sis_type::hard_link_rejected,
-                 pdu.reason == uint8_t(hard_link_terminate_reason::higher_priority_link_requested)
+                 pdu.reason ==
+                         uint8_t(
+                             hard_link_terminate_reason::higher_priority_link_requested)
                      ? uint8_t(sis_hard_link_rejected_reason::higher_priority_link_exists)
                      : uint8_t(sis_hard_link_rejected_reason::remote_busy),
                  *d_link);
@@ -430,9 +442,11 @@ void hard_link_manager::on_spdu(uint32_t peer, const spdu& pdu, double now)
             return;
         }
         auto reason = sis_hard_link_terminated_reason::terminated_by_remote;
-        if (pdu.reason == uint8_t(hard_link_terminate_reason::higher_priority_link_requested))
+        if (pdu.reason ==
+            uint8_t(hard_link_terminate_reason::higher_priority_link_requested))
             reason = sis_hard_link_terminated_reason::higher_priority_link_requested;
-        else if (pdu.reason == uint8_t(hard_link_terminate_reason::destination_sap_unbound))
+        else if (pdu.reason ==
+                 uint8_t(hard_link_terminate_reason::destination_sap_unbound))
             reason = sis_hard_link_terminated_reason::destination_sap_not_bound;
         end_current(reason);
         return;
@@ -503,7 +517,8 @@ void hard_link_manager::on_timer(double now)
             ++d_counters.rejected_local;
         } else {
             // A.3.2.2.2 (24): the asked client did not answer in time.
-            reject_remote(d_link->peer, hard_link_reject_reason::remote_node_not_responding);
+            reject_remote(d_link->peer,
+                          hard_link_reject_reason::remote_node_not_responding);
         }
         d_link.reset();
     }

@@ -16,7 +16,8 @@
  *    requesting client and the one remote SAP named in the request (see may_use()).
  *  - A.2.1.6 (2),(3),(7): link priority 0-3 and link type 0-2; anything else is refused
  *    locally with S_HARD_LINK_REJECTED, reason 0 (no Annex A value fits). A.2.2, node
- *    address encoding (3): the remote node must be an individual address (group -> same refusal).
+ *    address encoding (3): the remote node must be an individual address (group -> same
+ * refusal).
  *  - A.3.2.2 (1)-(5): at most one hard link per node; a request is accepted when none
  *    exists; a request of higher precedence ends the existing (or pending) link, one of
  *    lower or equal precedence is refused.
@@ -34,21 +35,21 @@
  *    answered HARD LINK ESTABLISHMENT REJECTED reason 2).
  *  - A.3.2.2.2 (9)-(12): the caller emits HARD LINK ESTABLISHMENT REQUEST (the engine
  *    makes the physical link through CAS first and sends it expedited, (11)), then waits
- *    `response_timeout` (counted from the client's request, so it covers the link set-up):
- *    (13) REJECTED S_PDU -> S_HARD_LINK_REJECTED with the peer's reason; (14) CONFIRM ->
- *    S_HARD_LINK_ESTABLISHED (remote node status 1 = OK, A.2.1.8 (4),(5)); (15) timeout ->
- *    S_HARD_LINK_REJECTED "remote node not responding" (3). Link loss while waiting gives
- *    the same reason 3.
+ *    `response_timeout` (counted from the client's request, so it covers the link
+ * set-up): (13) REJECTED S_PDU -> S_HARD_LINK_REJECTED with the peer's reason; (14)
+ * CONFIRM -> S_HARD_LINK_ESTABLISHED (remote node status 1 = OK, A.2.1.8 (4),(5)); (15)
+ * timeout -> S_HARD_LINK_REJECTED "remote node not responding" (3). Link loss while
+ * waiting gives the same reason 3.
  *  - A.3.2.2.2 (17)-(22), called node: type 2 to an unbound SAP -> REJECTED reason 4;
- *    precedence evaluated with `default_called_rank` for types 0 and 1 and the rank of the
- *    client bound to the called SAP for type 2 (19); refused requests get REJECTED reason
- *    "remote node busy" (1) when rank and priority tie, "higher priority link existing"
- *    (2) otherwise (21); accepted types 0 and 1 are confirmed at once (22) and no local
- *    client is told (A.2.1.11 (1): S_HARD_LINK_INDICATION is for type 2 only).
+ *    precedence evaluated with `default_called_rank` for types 0 and 1 and the rank of
+ * the client bound to the called SAP for type 2 (19); refused requests get REJECTED
+ * reason "remote node busy" (1) when rank and priority tie, "higher priority link
+ * existing" (2) otherwise (21); accepted types 0 and 1 are confirmed at once (22) and no
+ * local client is told (A.2.1.11 (1): S_HARD_LINK_INDICATION is for type 2 only).
  *  - A.3.2.2.2 (23),(24), called node, type 2: S_HARD_LINK_INDICATION to the client bound
  *    to the called SAP; its S_HARD_LINK_ACCEPT -> CONFIRM; its S_HARD_LINK_REJECT ->
- *    REJECTED with the client's reason if it is 1-4, else "remote node busy" (1); no answer
- *    within `accept_timeout` -> REJECTED reason "remote node not responding" (3).
+ *    REJECTED with the client's reason if it is 1-4, else "remote node busy" (1); no
+ * answer within `accept_timeout` -> REJECTED reason "remote node not responding" (3).
  *  - A.2.1.7 (2): only the client that owns the link may terminate it (caller side: the
  *    requester; called side: the type 2 client that accepted, A.3.2.2.3 (1)).
  *  - A.3.2.2.3 (2),(4),(5) and A.2.1.7 note: S_HARD_LINK_TERMINATE -> HARD LINK TERMINATE
@@ -64,13 +65,13 @@
  *  - Implementation choices (not in Annex A): a CONFIRM arriving for no pending request
  *    (e.g. after our timeout) is answered with HARD LINK TERMINATE so the peer does not
  *    keep a dangling link; a REQUEST from the peer we already hold a link with replaces
- *    that link (the peer keeps one link only, so it has abandoned the old one) and the old
- *    link's local client gets S_HARD_LINK_TERMINATED "terminated by remote" (1); a
- *    HARD LINK TERMINATE for a still-pending request ends it with S_HARD_LINK_REJECTED
- *    (reason 2 if the peer gave 2, else "remote node busy"); S_HARD_LINK_TERMINATE for a
- *    request still waiting for CONFIRM cancels it with HARD LINK TERMINATE and reports
- *    nothing, even on time-out (the link was never granted); S_HARD_LINK_TERMINATE from a
- *    client still asked by an INDICATION counts as its REJECT.
+ *    that link (the peer keeps one link only, so it has abandoned the old one) and the
+ * old link's local client gets S_HARD_LINK_TERMINATED "terminated by remote" (1); a HARD
+ * LINK TERMINATE for a still-pending request ends it with S_HARD_LINK_REJECTED (reason 2
+ * if the peer gave 2, else "remote node busy"); S_HARD_LINK_TERMINATE for a request still
+ * waiting for CONFIRM cancels it with HARD LINK TERMINATE and reports nothing, even on
+ * time-out (the link was never granted); S_HARD_LINK_TERMINATE from a client still asked
+ * by an INDICATION counts as its REJECT.
  */
 #ifndef HFSTACK_KERNELS_DL_HARD_LINK_H
 #define HFSTACK_KERNELS_DL_HARD_LINK_H
@@ -109,17 +110,17 @@ enum class hard_link_state : uint8_t {
 
 // The node's one hard link (A.3.2.2 (1)).
 struct hard_link_info {
-    uint32_t peer = 0;       // remote node address (28 bits)
-    sis_address remote;      // as written in the primitives to the local client
+    uint32_t peer = 0;  // remote node address (28 bits)
+    sis_address remote; // as written in the primitives to the local client
     hard_link_type type = hard_link_type::link_reservation;
-    uint8_t priority = 0;    // 0-3
-    uint8_t rank = 0;        // rank used for precedence (A.3.2.2.1)
+    uint8_t priority = 0; // 0-3
+    uint8_t rank = 0;     // rank used for precedence (A.3.2.2.1)
     hard_link_role role = hard_link_role::caller;
     hard_link_state state = hard_link_state::requesting;
     // Local client holding the link: the requester (caller) or, for type 2, the client
     // that was asked / accepted (called). None at the called node for types 0 and 1.
     std::optional<uint32_t> client;
-    uint8_t local_sap = 0;   // the local client's SAP (meaningless when client is empty)
+    uint8_t local_sap = 0; // the local client's SAP (meaningless when client is empty)
     // Caller: the requested remote SAP (meaningful for type 2 only, A.2.1.6 (10));
     // called: the requesting SAP of the peer's client (A.3.1.4 (5)).
     uint8_t remote_sap = 0;
@@ -131,16 +132,16 @@ struct hard_link_spdu {
 };
 
 struct hard_link_counters {
-    uint64_t requests_local = 0;    // S_HARD_LINK_ESTABLISH received
-    uint64_t requests_remote = 0;   // HARD LINK ESTABLISHMENT REQUEST received
-    uint64_t established = 0;       // links that reached `established` (either role)
-    uint64_t rejected_local = 0;    // S_HARD_LINK_REJECTED issued
-    uint64_t rejected_remote = 0;   // HARD LINK ESTABLISHMENT REJECTED sent
-    uint64_t preempted = 0;         // links ended by a higher-precedence request
-    uint64_t terminated = 0;        // established links ended (any cause)
-    uint64_t timeouts = 0;          // response, accept and terminate time-outs
-    uint64_t links_lost = 0;        // links ended by on_link_lost
-    uint64_t ignored = 0;           // unexpected S_PDUs / answers / terminates
+    uint64_t requests_local = 0;  // S_HARD_LINK_ESTABLISH received
+    uint64_t requests_remote = 0; // HARD LINK ESTABLISHMENT REQUEST received
+    uint64_t established = 0;     // links that reached `established` (either role)
+    uint64_t rejected_local = 0;  // S_HARD_LINK_REJECTED issued
+    uint64_t rejected_remote = 0; // HARD LINK ESTABLISHMENT REJECTED sent
+    uint64_t preempted = 0;       // links ended by a higher-precedence request
+    uint64_t terminated = 0;      // established links ended (any cause)
+    uint64_t timeouts = 0;        // response, accept and terminate time-outs
+    uint64_t links_lost = 0;      // links ended by on_link_lost
+    uint64_t ignored = 0;         // unexpected S_PDUs / answers / terminates
 };
 
 class hard_link_manager
@@ -148,7 +149,8 @@ class hard_link_manager
 public:
     // `saps` (may be null) tells bound SAPs and client ranks; it must outlive the
     // manager. Without it every SAP counts as bound with rank default_called_rank.
-    explicit hard_link_manager(hard_link_config config = {}, const sap_table* saps = nullptr);
+    explicit hard_link_manager(hard_link_config config = {},
+                               const sap_table* saps = nullptr);
 
     // S_HARD_LINK_ESTABLISH from `client` bound at `client_sap` (A.3.2.2.2).
     void on_establish(uint32_t client,

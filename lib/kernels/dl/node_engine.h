@@ -62,7 +62,8 @@ struct node_config {
     std::vector<uint32_t> groups;
 
     // Subnet interface (Annex A).
-    uint16_t mtu = default_mtu;  // told to clients in S_BIND_ACCEPTED; larger U_PDUs are rejected
+    uint16_t mtu =
+        default_mtu; // told to clients in S_BIND_ACCEPTED; larger U_PDUs are rejected
     bool broadcast_only = false; // no ARQ, no links: non-ARQ (broadcast) data only
     // Differs from one start of the node to the next (the node block sets it from the
     // clock, in seconds): non-ARQ C_PDU IDs start at it (mod 4096), so a restarted node's
@@ -86,8 +87,8 @@ struct node_config {
     }();
     client_supervision_config supervision;
     hard_link_config hard_link;
-    // Bytes of the U_PDU returned in DATA DELIVERY CONFIRM / FAIL S_PDUs (the peer matches
-    // them to its request; Annex A allows all or part of the U_PDU).
+    // Bytes of the U_PDU returned in DATA DELIVERY CONFIRM / FAIL S_PDUs (the peer
+    // matches them to its request; Annex A allows all or part of the U_PDU).
     size_t confirm_prefix_bytes = 16;
 
     // Channel access (Annex B). own_address and broadcast_only are taken from above.
@@ -150,8 +151,8 @@ struct node_config {
     // U_PDUs still queued when their client closes its connection or unbinds: sent
     // anyway, answered to nobody (false), or discarded and counted (true).
     bool discard_on_client_close = false;
-    unsigned non_arq_repeats = 0;   // extra copies of non-ARQ D_PDUs (a client's minimum
-                                    // retransmissions raises it for its own U_PDUs)
+    unsigned non_arq_repeats = 0; // extra copies of non-ARQ D_PDUs (a client's minimum
+                                  // retransmissions raises it for its own U_PDUs)
     double non_arq_window_margin_s = 10.0; // added to every reception window sent
     // Consecutive unanswered ARQ transmissions after which the link is considered lost:
     // it is broken and made again when the node answers; data stays queued.
@@ -199,26 +200,32 @@ struct node_option {
 };
 std::vector<node_option> node_options();
 // Sets option `name` from text. Throws std::invalid_argument naming the option and the
-// accepted values when the name is unknown or the value does not parse or is out of range.
-void set_node_option(node_config& config, const std::string& name, const std::string& value);
+// accepted values when the name is unknown or the value does not parse or is out of
+// range.
+void set_node_option(node_config& config,
+                     const std::string& name,
+                     const std::string& value);
 // "name=value;name=value" (also ',' or newlines as separators; blanks ignored).
 void set_node_options(node_config& config, const std::string& assignments);
 // The splitting set_node_options does, for other option sets: set(name, value) for each
 // item, both trimmed; an item without '=' throws std::invalid_argument naming `what`.
-void for_each_assignment(const std::string& assignments,
-                         const std::string& what,
-                         const std::function<void(const std::string&, const std::string&)>& set);
+void for_each_assignment(
+    const std::string& assignments,
+    const std::string& what,
+    const std::function<void(const std::string&, const std::string&)>& set);
 // Values as set_node_option reads them; std::invalid_argument naming the option.
-double parse_option_number(const std::string& name, const std::string& value); // >= 0, or inf
+double parse_option_number(const std::string& name,
+                           const std::string& value); // >= 0, or inf
 bool parse_option_bool(const std::string& name, const std::string& value);
 // The current value of an option as text (same forms set_node_option accepts).
 std::string get_node_option(const node_config& config, const std::string& name);
 
 struct burst_info {
-    double snr_db = std::nan("");            // modem's SNR estimate, NaN if none
-    double snr_db_recent = std::nan("");     // the same over the burst's last 20 s, NaN if none
-    std::optional<modem_mode> mode;          // mode the burst was received in, if known
-    bool bytes_bad = false;                  // the modem flagged errors it could not correct
+    double snr_db = std::nan(""); // modem's SNR estimate, NaN if none
+    double snr_db_recent =
+        std::nan("");               // the same over the burst's last 20 s, NaN if none
+    std::optional<modem_mode> mode; // mode the burst was received in, if known
+    bool bytes_bad = false;         // the modem flagged errors it could not correct
     // More decoded bytes of this burst follow in later calls: a streaming modem hands
     // on each interleaver block as it decodes it. The node answers a burst only after
     // its last piece (the sender is still on the air until then).
@@ -232,13 +239,14 @@ const char* to_string(phy_event e);
 struct node_transmission {
     bytes burst;
     modem_mode mode;
-    double start = 0;       // `now` of the call that produced it
-    double air_time_s = 0;  // expected duration under the timing model
+    double start = 0;               // `now` of the call that produced it
+    double air_time_s = 0;          // expected duration under the timing model
     std::vector<size_t> dpdu_sizes; // D_PDU boundaries inside burst, in order
 };
 
 // What the driver must do after an input. Order: client messages, then disconnects
-// (a disconnected client's S_UNBIND_INDICATION is among the messages), then transmissions.
+// (a disconnected client's S_UNBIND_INDICATION is among the messages), then
+// transmissions.
 struct node_actions {
     std::vector<client_message> to_clients;
     std::vector<client_disconnect> disconnects;
@@ -264,7 +272,7 @@ struct node_counters {
     double air_time_s = 0;
     uint64_t bursts_received = 0;
     uint64_t bytes_received = 0;
-    uint64_t dpdus_received = 0;       // good header, addressed to us (or a group of ours)
+    uint64_t dpdus_received = 0; // good header, addressed to us (or a group of ours)
     uint64_t dpdus_not_for_us = 0;
     uint64_t header_crc_errors = 0;
     uint64_t segment_crc_errors = 0;
@@ -273,10 +281,10 @@ struct node_counters {
     // Segment bytes of new good data D_PDUs, counted as they arrive: what the link
     // carried, before reassembly holds them for in-order delivery.
     uint64_t arq_bytes_received = 0;
-    uint64_t arq_segments_sent = 0;     // first transmissions
+    uint64_t arq_segments_sent = 0; // first transmissions
     uint64_t arq_retransmissions = 0;
     uint64_t response_timeouts = 0;
-    uint64_t resets_sent = 0;           // RESET/WIN-RESYNC requests
+    uint64_t resets_sent = 0; // RESET/WIN-RESYNC requests
     uint64_t resets_received = 0;
     uint64_t warnings_sent = 0;
     uint64_t warnings_received = 0;
@@ -301,19 +309,20 @@ struct node_counters {
     uint64_t link_failures = 0;
     uint64_t links_down = 0;
     // Clients and U_PDUs.
-    uint64_t clients_connected = 0;     // connected now (a snapshot)
-    uint64_t clients_accepted = 0;      // connections since the start
+    uint64_t clients_connected = 0; // connected now (a snapshot)
+    uint64_t clients_accepted = 0;  // connections since the start
     uint64_t updus_accepted = 0;
-    uint64_t updus_rejected = 0;        // every S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED
+    uint64_t updus_rejected = 0; // every S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED
     uint64_t ttl_expired = 0;
     // TTL passed while the peer might already hold the U_PDU (every segment sent, the
     // acknowledgement outstanding): kept until the peer's answer decides.
     uint64_t ttl_awaiting_verdict = 0;
-    uint64_t updus_discarded = 0; // queued by a client that left (discard_on_client_close)
+    uint64_t updus_discarded =
+        0; // queued by a client that left (discard_on_client_close)
     uint64_t updus_confirmed = 0;
-    uint64_t updus_delivered = 0;       // indications to clients
-    uint64_t updus_undeliverable = 0;   // received for a SAP nobody holds
-    uint64_t non_arq_discarded = 0;     // incomplete non-ARQ C_PDUs not delivered
+    uint64_t updus_delivered = 0;     // indications to clients
+    uint64_t updus_undeliverable = 0; // received for a SAP nobody holds
+    uint64_t non_arq_discarded = 0;   // incomplete non-ARQ C_PDUs not delivered
     // With state_dir: deliveries from ARQ owed again after a restart (never reported
     // written to the client before the process ended), and those then handed out again.
     uint64_t deliveries_owed = 0;
@@ -361,11 +370,15 @@ public:
     void on_sis(uint32_t client, const sis_primitive& p, double now);
     // A frame from the client that could not be decoded (`why` says what was wrong).
     // fatal: the transport gave up on the connection; it is told and dropped at once.
-    void on_client_invalid(uint32_t client, const std::string& why, bool fatal, double now);
+    void
+    on_client_invalid(uint32_t client, const std::string& why, bool fatal, double now);
 
     // Modem.
     void on_burst(const uint8_t* data, size_t size, const burst_info& info, double now);
-    void on_burst(const bytes& b, const burst_info& info, double now) { on_burst(b.data(), b.size(), info, now); }
+    void on_burst(const bytes& b, const burst_info& info, double now)
+    {
+        on_burst(b.data(), b.size(), info, now);
+    }
     void on_phy_status(phy_event e, double now);
 
     void on_timer(double now);

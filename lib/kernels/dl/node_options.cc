@@ -22,9 +22,11 @@ namespace dl {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& name, const std::string& value, const std::string& want)
+[[noreturn]] void
+bad(const std::string& name, const std::string& value, const std::string& want)
 {
-    throw std::invalid_argument("option " + name + " = '" + value + "': expected " + want);
+    throw std::invalid_argument("option " + name + " = '" + value + "': expected " +
+                                want);
 }
 
 std::string trim(const std::string& s)
@@ -48,7 +50,8 @@ double parse_double(const std::string& n, const std::string& v)
     return x;
 }
 
-unsigned long long parse_uint(const std::string& n, const std::string& v, unsigned long long max)
+unsigned long long
+parse_uint(const std::string& n, const std::string& v, unsigned long long max)
 {
     char* end = nullptr;
     errno = 0;
@@ -90,10 +93,12 @@ modem_mode parse_mode_at(const node_config& c, const std::string& n, const std::
 {
     const node_waveform w = parse_waveform(n, v);
     if (w.s5069_bandwidth_khz != c.s5069_bandwidth_khz)
-        bad(n, v, c.s5069_bandwidth_khz
-                      ? "a STANAG 5069 mode at " + std::to_string(c.s5069_bandwidth_khz) +
-                            " kHz, as mode (set mode first)"
-                      : "a STANAG 4539 mode, as mode (set mode first)");
+        bad(n,
+            v,
+            c.s5069_bandwidth_khz
+                ? "a STANAG 5069 mode at " + std::to_string(c.s5069_bandwidth_khz) +
+                      " kHz, as mode (set mode first)"
+                : "a STANAG 4539 mode, as mode (set mode first)");
     return w.mode;
 }
 
@@ -167,29 +172,39 @@ struct option_entry {
     std::function<std::string(const node_config&)> get;
 };
 
-#define HF_DOUBLE(NAME, FIELD, HELP)                                                  \
-    option_entry{ NAME, HELP,                                                         \
-                  [](node_config& c, const std::string& n, const std::string& v) {    \
-                      c.FIELD = parse_double(n, v);                                   \
-                  },                                                                  \
-                  [](const node_config& c) { return fmt(c.FIELD); } }
-#define HF_UINT(NAME, FIELD, MAX, HELP)                                               \
-    option_entry{ NAME, HELP,                                                         \
-                  [](node_config& c, const std::string& n, const std::string& v) {    \
-                      c.FIELD = decltype(c.FIELD)(parse_uint(n, v, MAX));             \
-                  },                                                                  \
-                  [](const node_config& c) { return std::to_string(c.FIELD); } }
-#define HF_BOOL(NAME, FIELD, HELP)                                                    \
-    option_entry{ NAME, HELP,                                                         \
-                  [](node_config& c, const std::string& n, const std::string& v) {    \
-                      c.FIELD = parse_bool(n, v);                                     \
-                  },                                                                  \
-                  [](const node_config& c) { return std::string(c.FIELD ? "true" : "false"); } }
+#define HF_DOUBLE(NAME, FIELD, HELP)                                         \
+    option_entry                                                             \
+    {                                                                        \
+        NAME, HELP,                                                          \
+            [](node_config& c, const std::string& n, const std::string& v) { \
+                c.FIELD = parse_double(n, v);                                \
+            },                                                               \
+            [](const node_config& c) { return fmt(c.FIELD); }                \
+    }
+#define HF_UINT(NAME, FIELD, MAX, HELP)                                      \
+    option_entry                                                             \
+    {                                                                        \
+        NAME, HELP,                                                          \
+            [](node_config& c, const std::string& n, const std::string& v) { \
+                c.FIELD = decltype(c.FIELD)(parse_uint(n, v, MAX));          \
+            },                                                               \
+            [](const node_config& c) { return std::to_string(c.FIELD); }     \
+    }
+#define HF_BOOL(NAME, FIELD, HELP)                                                       \
+    option_entry                                                                         \
+    {                                                                                    \
+        NAME, HELP,                                                                      \
+            [](node_config& c, const std::string& n, const std::string& v) {             \
+                c.FIELD = parse_bool(n, v);                                              \
+            },                                                                           \
+            [](const node_config& c) { return std::string(c.FIELD ? "true" : "false"); } \
+    }
 
 const std::vector<option_entry>& table()
 {
     static const std::vector<option_entry> t = {
-        option_entry{ "address", "own node address a.b.c.d (28 bits)",
+        option_entry{ "address",
+                      "own node address a.b.c.d (28 bits)",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           c.address = parse_node_address(n, v);
                       },
@@ -201,7 +216,8 @@ const std::vector<option_entry>& table()
                           c.state_dir = v;
                       },
                       [](const node_config& c) { return c.state_dir; } },
-        option_entry{ "groups", "group addresses received besides broadcast, space separated",
+        option_entry{ "groups",
+                      "group addresses received besides broadcast, space separated",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           std::istringstream in(v);
                           std::string a;
@@ -216,102 +232,302 @@ const std::vector<option_entry>& table()
                           return s;
                       } },
         HF_UINT("mtu", mtu, 4096, "largest U_PDU accepted from clients, bytes"),
-        HF_BOOL("broadcast_only", broadcast_only, "non-ARQ only: no links, ARQ requests sent non-ARQ"),
-        HF_UINT("queue.flow_off_bytes", queue.flow_off_bytes, 1u << 30, "a client's queued bytes above which it gets S_DATA_FLOW_OFF (0: two longest transmissions, >= 64 KiB)"),
-        HF_UINT("queue.flow_on_bytes", queue.flow_on_bytes, 1u << 30, "queued bytes at or below which S_DATA_FLOW_ON follows (0: half of flow_off_bytes)"),
-        HF_UINT("queue.max_total_bytes", queue.max_total_bytes, 1u << 31, "cap on all queued bytes; requests beyond it are rejected"),
-        HF_DOUBLE("supervision.keep_alive_interval_s", supervision.keep_alive_interval_s, "S_KEEP_ALIVE to a client silent this long"),
-        HF_DOUBLE("supervision.keep_alive_answer_s", supervision.keep_alive_answer_s, "unbind a client not answering S_KEEP_ALIVE within this"),
-        HF_UINT("supervision.max_invalid_primitives", supervision.max_invalid_primitives, 1000000, "invalid primitives tolerated per window"),
-        HF_DOUBLE("supervision.invalid_window_s", supervision.invalid_window_s, "window for counting invalid primitives"),
-        HF_UINT("supervision.max_expedited_requests", supervision.max_expedited_requests, 1000000, "expedited requests tolerated per window"),
-        HF_DOUBLE("supervision.expedited_window_s", supervision.expedited_window_s, "window for counting expedited requests"),
-        HF_DOUBLE("hard_link.response_timeout", hard_link.response_timeout, "caller: wait for HARD LINK ESTABLISHMENT CONFIRM"),
-        HF_DOUBLE("hard_link.accept_timeout", hard_link.accept_timeout, "called type 2: wait for the client's answer"),
-        HF_DOUBLE("hard_link.terminate_timeout", hard_link.terminate_timeout, "wait for HARD LINK TERMINATE CONFIRM"),
-        HF_UINT("confirm_prefix_bytes", confirm_prefix_bytes, 2048, "U_PDU bytes echoed in DATA DELIVERY CONFIRM/FAIL"),
-        HF_UINT("cas.request_retries", cas.request_retries, 100, "PHYSICAL LINK REQUEST retransmissions"),
-        HF_DOUBLE("cas.response_timeout", cas.response_timeout, "wait for ACCEPTED/REJECTED, s"),
-        HF_UINT("cas.break_retries", cas.break_retries, 100, "PHYSICAL LINK BREAK retransmissions"),
+        HF_BOOL("broadcast_only",
+                broadcast_only,
+                "non-ARQ only: no links, ARQ requests sent non-ARQ"),
+        HF_UINT("queue.flow_off_bytes",
+                queue.flow_off_bytes,
+                1u << 30,
+                "a client's queued bytes above which it gets S_DATA_FLOW_OFF (0: two "
+                "longest transmissions, >= 64 KiB)"),
+        HF_UINT("queue.flow_on_bytes",
+                queue.flow_on_bytes,
+                1u << 30,
+                "queued bytes at or below which S_DATA_FLOW_ON follows (0: half of "
+                "flow_off_bytes)"),
+        HF_UINT("queue.max_total_bytes",
+                queue.max_total_bytes,
+                1u << 31,
+                "cap on all queued bytes; requests beyond it are rejected"),
+        HF_DOUBLE("supervision.keep_alive_interval_s",
+                  supervision.keep_alive_interval_s,
+                  "S_KEEP_ALIVE to a client silent this long"),
+        HF_DOUBLE("supervision.keep_alive_answer_s",
+                  supervision.keep_alive_answer_s,
+                  "unbind a client not answering S_KEEP_ALIVE within this"),
+        HF_UINT("supervision.max_invalid_primitives",
+                supervision.max_invalid_primitives,
+                1000000,
+                "invalid primitives tolerated per window"),
+        HF_DOUBLE("supervision.invalid_window_s",
+                  supervision.invalid_window_s,
+                  "window for counting invalid primitives"),
+        HF_UINT("supervision.max_expedited_requests",
+                supervision.max_expedited_requests,
+                1000000,
+                "expedited requests tolerated per window"),
+        HF_DOUBLE("supervision.expedited_window_s",
+                  supervision.expedited_window_s,
+                  "window for counting expedited requests"),
+        HF_DOUBLE("hard_link.response_timeout",
+                  hard_link.response_timeout,
+                  "caller: wait for HARD LINK ESTABLISHMENT CONFIRM"),
+        HF_DOUBLE("hard_link.accept_timeout",
+                  hard_link.accept_timeout,
+                  "called type 2: wait for the client's answer"),
+        HF_DOUBLE("hard_link.terminate_timeout",
+                  hard_link.terminate_timeout,
+                  "wait for HARD LINK TERMINATE CONFIRM"),
+        HF_UINT("confirm_prefix_bytes",
+                confirm_prefix_bytes,
+                2048,
+                "U_PDU bytes echoed in DATA DELIVERY CONFIRM/FAIL"),
+        HF_UINT("cas.request_retries",
+                cas.request_retries,
+                100,
+                "PHYSICAL LINK REQUEST retransmissions"),
+        HF_DOUBLE("cas.response_timeout",
+                  cas.response_timeout,
+                  "wait for ACCEPTED/REJECTED, s"),
+        HF_UINT("cas.break_retries",
+                cas.break_retries,
+                100,
+                "PHYSICAL LINK BREAK retransmissions"),
         HF_DOUBLE("cas.break_timeout", cas.break_timeout, "wait for BREAK CONFIRM, s"),
-        HF_DOUBLE("cas.idle_timeout", cas.idle_timeout, "break a link idle this long, s (inf: never)"),
-        HF_DOUBLE("cas.first_data_timeout", cas.first_data_timeout, "called node: break a new link without data after this, s"),
-        HF_BOOL("cas.exclusive_links_supported", cas.exclusive_links_supported, "accept exclusive links"),
-        HF_UINT("cas.max_nonexclusive_links", cas.max_nonexclusive_links, 64, "links up at once"),
-        HF_DOUBLE("link_retry_s", link_retry_s, "wait after a failed link before asking again, s (doubled per failure in a row)"),
-        HF_DOUBLE("link_retry_max_s", link_retry_max_s, "longest wait between link attempts to a peer that does not answer, s"),
-        HF_UINT("arq_window", arq_window, 32768, "ARQ window, 1..128 (1..32768 with large_windows)"),
-        HF_BOOL("large_windows", large_windows, "S5066-EP5 large windows: long FSNs, negotiated per link in CAS-1 (Edition 3 with peers that do not advertise them)"),
-        HF_UINT("segment_size", segment_size, 1023, "ARQ segment bytes, 0 = adaptive (from the link's losses)"),
-        HF_DOUBLE("segment_prior_ber", segment_prior_ber, "adaptive segments: bit error rate assumed until a link's losses are known"),
-        HF_DOUBLE("segment_probe_ber", segment_probe_ber, "adaptive segments: bit error rate a probe burst's segments are sized for when more data follow it"),
-        HF_BOOL("data_with_link_request", data_with_link_request, "first contact: ARQ data ride with the link request and window reset (an extension of STANAG 5066)"),
-        HF_DOUBLE("link_request_hold_s", link_request_hold_s, "data_with_link_request: a first-contact link request waits this long for more data, s"),
-        HF_DOUBLE("segment_probe_s", segment_probe_s, "adaptive segments: air time of new data per transmission until the link's losses are known, s"),
-        HF_DOUBLE("unanswered_probe_s", unanswered_probe_s, "rate adaptation with autobaud: most seconds of ARQ data per transmission after an unanswered one stepped the mode down, until the peer answers (0: off)"),
-        HF_UINT("non_arq_segment_size", non_arq_segment_size, 1023, "non-ARQ segment bytes, 0 = as ARQ"),
-        HF_BOOL("discard_on_client_close", discard_on_client_close, "U_PDUs queued by a client that closes or unbinds are discarded (else still sent)"),
-        HF_BOOL("confirm_non_arq_when_sent", confirm_non_arq_when_sent, "non-ARQ (or group) requests asking delivery confirmation: confirmed once sent, else rejected (reason 5)"),
+        HF_DOUBLE("cas.idle_timeout",
+                  cas.idle_timeout,
+                  "break a link idle this long, s (inf: never)"),
+        HF_DOUBLE("cas.first_data_timeout",
+                  cas.first_data_timeout,
+                  "called node: break a new link without data after this, s"),
+        HF_BOOL("cas.exclusive_links_supported",
+                cas.exclusive_links_supported,
+                "accept exclusive links"),
+        HF_UINT("cas.max_nonexclusive_links",
+                cas.max_nonexclusive_links,
+                64,
+                "links up at once"),
+        HF_DOUBLE("link_retry_s",
+                  link_retry_s,
+                  "wait after a failed link before asking again, s (doubled per failure "
+                  "in a row)"),
+        HF_DOUBLE("link_retry_max_s",
+                  link_retry_max_s,
+                  "longest wait between link attempts to a peer that does not answer, s"),
+        HF_UINT("arq_window",
+                arq_window,
+                32768,
+                "ARQ window, 1..128 (1..32768 with large_windows)"),
+        HF_BOOL("large_windows",
+                large_windows,
+                "S5066-EP5 large windows: long FSNs, negotiated per link in CAS-1 "
+                "(Edition 3 with peers that do not advertise them)"),
+        HF_UINT("segment_size",
+                segment_size,
+                1023,
+                "ARQ segment bytes, 0 = adaptive (from the link's losses)"),
+        HF_DOUBLE(
+            "segment_prior_ber",
+            segment_prior_ber,
+            "adaptive segments: bit error rate assumed until a link's losses are known"),
+        HF_DOUBLE("segment_probe_ber",
+                  segment_probe_ber,
+                  "adaptive segments: bit error rate a probe burst's segments are sized "
+                  "for when more data follow it"),
+        HF_BOOL("data_with_link_request",
+                data_with_link_request,
+                "first contact: ARQ data ride with the link request and window reset (an "
+                "extension of STANAG 5066)"),
+        HF_DOUBLE("link_request_hold_s",
+                  link_request_hold_s,
+                  "data_with_link_request: a first-contact link request waits this long "
+                  "for more data, s"),
+        HF_DOUBLE("segment_probe_s",
+                  segment_probe_s,
+                  "adaptive segments: air time of new data per transmission until the "
+                  "link's losses are known, s"),
+        HF_DOUBLE("unanswered_probe_s",
+                  unanswered_probe_s,
+                  "rate adaptation with autobaud: most seconds of ARQ data per "
+                  "transmission after an unanswered one stepped the mode down, until the "
+                  "peer answers (0: off)"),
+        HF_UINT("non_arq_segment_size",
+                non_arq_segment_size,
+                1023,
+                "non-ARQ segment bytes, 0 = as ARQ"),
+        HF_BOOL("discard_on_client_close",
+                discard_on_client_close,
+                "U_PDUs queued by a client that closes or unbinds are discarded (else "
+                "still sent)"),
+        HF_BOOL("confirm_non_arq_when_sent",
+                confirm_non_arq_when_sent,
+                "non-ARQ (or group) requests asking delivery confirmation: confirmed "
+                "once sent, else rejected (reason 5)"),
         HF_UINT("non_arq_repeats", non_arq_repeats, 15, "extra copies of non-ARQ D_PDUs"),
-        HF_DOUBLE("non_arq_window_margin_s", non_arq_window_margin_s, "added to non-ARQ reception windows, s"),
-        HF_UINT("max_response_timeouts", max_response_timeouts, 1000, "unanswered transmissions before the link counts as lost"),
-        HF_DOUBLE("max_transmission_s", max_transmission_s, "longest transmission, s (<= 127.5)"),
-        HF_DOUBLE("turnaround_s", turnaround_s, "radio/modem turnaround before keying up, s"),
-        HF_DOUBLE("response_margin_s", response_margin_s, "added to the expected answer time, s"),
-        option_entry{ "channel_access.mode", "none, random_backoff (Annex K) or slotted",
-                      [](node_config& c, const std::string& n, const std::string& v) {
-                          c.channel_access.mode = parse_access(n, v);
-                      },
-                      [](const node_config& c) { return access_name(c.channel_access.mode); } },
-        HF_DOUBLE("channel_access.idle_holdoff_s", channel_access.idle_holdoff_s, "quiet time after the carrier drops before any back-off, s"),
-        HF_DOUBLE("channel_access.backoff_min_s", channel_access.backoff_min_s, "random back-off minimum, s"),
-        HF_DOUBLE("channel_access.backoff_max_s", channel_access.backoff_max_s, "random back-off maximum, s"),
-        HF_DOUBLE("channel_access.backoff_slot_s", channel_access.backoff_slot_s, "random back-off granularity, s (0: continuous)"),
-        HF_DOUBLE("channel_access.persistence", channel_access.persistence, "probability of sending when the back-off expires"),
-        HF_BOOL("channel_access.resume_backoff", channel_access.resume_backoff, "resume an interrupted back-off instead of drawing anew"),
-        HF_DOUBLE("channel_access.quiet_channel_s", channel_access.quiet_channel_s, "heard nobody this long: send bursts back to back, s (0: never)"),
-        HF_DOUBLE("channel_access.max_channel_hold_s", channel_access.max_channel_hold_s, "longest run of back-to-back bursts on a quiet channel, s"),
-        HF_UINT("channel_access.slot_number", channel_access.slot_number, 1000, "slotted: this node's slot"),
-        HF_DOUBLE("channel_access.slot_length_s", channel_access.slot_length_s, "slotted: slot length, s"),
-        HF_DOUBLE("channel_access.base_delay_s", channel_access.base_delay_s, "slotted: delay before slot 0, s"),
-        HF_UINT("channel_access.seed", channel_access.seed, 0xFFFFFFFFu, "back-off random seed, 0 = from the node address"),
-        option_entry{ "mode", "waveform mode as the modem names it, e.g. 2400S, 600L, 4800U, 9600VS, 12800U (App C's US, VS, M, VL and 12800U only with rate_adaptation off), or STANAG 5069 WN1-WN12 at one bandwidth, e.g. WN12/48kHz/US (sets answer_mode, rate_policy.table and rate_change.supported for that bandwidth: set those after it)",
+        HF_DOUBLE("non_arq_window_margin_s",
+                  non_arq_window_margin_s,
+                  "added to non-ARQ reception windows, s"),
+        HF_UINT("max_response_timeouts",
+                max_response_timeouts,
+                1000,
+                "unanswered transmissions before the link counts as lost"),
+        HF_DOUBLE("max_transmission_s",
+                  max_transmission_s,
+                  "longest transmission, s (<= 127.5)"),
+        HF_DOUBLE(
+            "turnaround_s", turnaround_s, "radio/modem turnaround before keying up, s"),
+        HF_DOUBLE("response_margin_s",
+                  response_margin_s,
+                  "added to the expected answer time, s"),
+        option_entry{
+            "channel_access.mode",
+            "none, random_backoff (Annex K) or slotted",
+            [](node_config& c, const std::string& n, const std::string& v) {
+                c.channel_access.mode = parse_access(n, v);
+            },
+            [](const node_config& c) { return access_name(c.channel_access.mode); } },
+        HF_DOUBLE("channel_access.idle_holdoff_s",
+                  channel_access.idle_holdoff_s,
+                  "quiet time after the carrier drops before any back-off, s"),
+        HF_DOUBLE("channel_access.backoff_min_s",
+                  channel_access.backoff_min_s,
+                  "random back-off minimum, s"),
+        HF_DOUBLE("channel_access.backoff_max_s",
+                  channel_access.backoff_max_s,
+                  "random back-off maximum, s"),
+        HF_DOUBLE("channel_access.backoff_slot_s",
+                  channel_access.backoff_slot_s,
+                  "random back-off granularity, s (0: continuous)"),
+        HF_DOUBLE("channel_access.persistence",
+                  channel_access.persistence,
+                  "probability of sending when the back-off expires"),
+        HF_BOOL("channel_access.resume_backoff",
+                channel_access.resume_backoff,
+                "resume an interrupted back-off instead of drawing anew"),
+        HF_DOUBLE("channel_access.quiet_channel_s",
+                  channel_access.quiet_channel_s,
+                  "heard nobody this long: send bursts back to back, s (0: never)"),
+        HF_DOUBLE("channel_access.max_channel_hold_s",
+                  channel_access.max_channel_hold_s,
+                  "longest run of back-to-back bursts on a quiet channel, s"),
+        HF_UINT("channel_access.slot_number",
+                channel_access.slot_number,
+                1000,
+                "slotted: this node's slot"),
+        HF_DOUBLE("channel_access.slot_length_s",
+                  channel_access.slot_length_s,
+                  "slotted: slot length, s"),
+        HF_DOUBLE("channel_access.base_delay_s",
+                  channel_access.base_delay_s,
+                  "slotted: delay before slot 0, s"),
+        HF_UINT("channel_access.seed",
+                channel_access.seed,
+                0xFFFFFFFFu,
+                "back-off random seed, 0 = from the node address"),
+        option_entry{ "mode",
+                      "waveform mode as the modem names it, e.g. 2400S, 600L, 4800U, "
+                      "9600VS, 12800U (App C's US, VS, M, VL and 12800U only with "
+                      "rate_adaptation off), or STANAG 5069 WN1-WN12 at one bandwidth, "
+                      "e.g. WN12/48kHz/US (sets answer_mode, rate_policy.table and "
+                      "rate_change.supported for that bandwidth: set those after it)",
                       [](node_config& c, const std::string& n, const std::string& v) {
                           set_waveform(c, n, v);
                       },
-                      [](const node_config& c) { return waveform_name(c.s5069_bandwidth_khz, c.mode); } },
-        HF_BOOL("rate_adaptation", rate_adaptation, "EOW data rate change driven by received SNR"),
-        option_entry{ "answer_mode", "rate adaptation with autobaud: mode of transmissions without data where the transmit mode is less robust, e.g. 600S; none: the transmit mode",
-                      [](node_config& c, const std::string& n, const std::string& v) {
-                          if (v == "none")
-                              c.answer_mode.reset();
-                          else
-                              c.answer_mode = parse_mode_at(c, n, v);
-                      },
                       [](const node_config& c) {
-                          return c.answer_mode ? waveform_name(c.s5069_bandwidth_khz, *c.answer_mode)
-                                               : std::string("none");
+                          return waveform_name(c.s5069_bandwidth_khz, c.mode);
                       } },
-        HF_DOUBLE("rate_change.ack_timeout", rate_change.ack_timeout, "data rate change: wait for each answer, s"),
-        HF_UINT("rate_change.max_retries", rate_change.max_retries, 100, "data rate change retransmissions"),
-        HF_BOOL("rate_change.tx_equals_rx", rate_change.tx_equals_rx, "our modem needs the same mode both ways"),
-        HF_BOOL("rate_change.autobaud", rate_change.autobaud, "both modems recognise the received mode: change the transmit mode on an advisory at once, without the Annex C procedure"),
-        HF_BOOL("rate_policy.correct_snr_reports", rate_policy.correct_snr_reports, "map the modem's SNR reports to true SNRs through its measured curves before deciding"),
-        HF_DOUBLE("rate_policy.hysteresis_db", rate_policy.hysteresis_db, "margin above the next mode's threshold before stepping up, dB"),
-        HF_DOUBLE("rate_policy.step_down_margin_db", rate_policy.step_down_margin_db, "margin below the mode's threshold before stepping down on SNR, dB"),
-        HF_UINT("rate_policy.burst_works_frames", rate_policy.burst_works_frames, 100000, "data D_PDUs a burst in the recommended mode needs to hold off SNR step downs (0: off)"),
-        HF_DOUBLE("rate_policy.burst_works_damaged", rate_policy.burst_works_damaged, "largest damaged fraction of those D_PDUs for the burst to hold off SNR step downs"),
-        HF_BOOL("rate_policy.retx_step_down_goodput", rate_policy.retx_step_down_goodput, "step down on retransmissions only past 1 - R'/R too (R the mode's rate, R' the next lower entry's)"),
-        HF_DOUBLE("rate_policy.retx_step_down", rate_policy.retx_step_down, "retransmitted fraction of received frames above which the link steps down one entry"),
-        HF_DOUBLE("rate_policy.sustain_time", rate_policy.sustain_time, "the margin must hold this long before stepping up, s"),
-        HF_DOUBLE("rate_policy.min_dwell", rate_policy.min_dwell, "least time between a change and a step up, s"),
-        HF_BOOL("rate_policy.first_report_decides", rate_policy.first_report_decides, "the first SNR report of a link picks its mode at once (no sustain or dwell)"),
-        HF_UINT("rate_policy.step_up_entries", rate_policy.step_up_entries, 100, "most table entries per step up (0: as far as the SNR allows)"),
-        HF_DOUBLE("rate_policy.fast_time_constant", rate_policy.fast_time_constant, "SNR average for stepping down, s"),
-        HF_DOUBLE("rate_policy.slow_time_constant", rate_policy.slow_time_constant, "SNR average for stepping up, s"),
-        HF_BOOL("rate_policy.step_up_on_recent", rate_policy.step_up_on_recent, "step up on the SNR of a burst's last 20 s where the modem reports it (false: its whole mean)"),
-        HF_BOOL("rate_policy.step_down_on_recent", rate_policy.step_down_on_recent, "step down on the SNR of a burst's last 20 s where the modem reports it (false: its whole mean)"),
-        HF_UINT("rate_policy.unanswered_step_down", rate_policy.unanswered_step_down, 20, "autobaud: table entries our transmit mode steps down per unanswered transmission (0: off)"),
+        HF_BOOL("rate_adaptation",
+                rate_adaptation,
+                "EOW data rate change driven by received SNR"),
+        option_entry{
+            "answer_mode",
+            "rate adaptation with autobaud: mode of transmissions without data where the "
+            "transmit mode is less robust, e.g. 600S; none: the transmit mode",
+            [](node_config& c, const std::string& n, const std::string& v) {
+                if (v == "none")
+                    c.answer_mode.reset();
+                else
+                    c.answer_mode = parse_mode_at(c, n, v);
+            },
+            [](const node_config& c) {
+                return c.answer_mode
+                           ? waveform_name(c.s5069_bandwidth_khz, *c.answer_mode)
+                           : std::string("none");
+            } },
+        HF_DOUBLE("rate_change.ack_timeout",
+                  rate_change.ack_timeout,
+                  "data rate change: wait for each answer, s"),
+        HF_UINT("rate_change.max_retries",
+                rate_change.max_retries,
+                100,
+                "data rate change retransmissions"),
+        HF_BOOL("rate_change.tx_equals_rx",
+                rate_change.tx_equals_rx,
+                "our modem needs the same mode both ways"),
+        HF_BOOL("rate_change.autobaud",
+                rate_change.autobaud,
+                "both modems recognise the received mode: change the transmit mode on an "
+                "advisory at once, without the Annex C procedure"),
+        HF_BOOL("rate_policy.correct_snr_reports",
+                rate_policy.correct_snr_reports,
+                "map the modem's SNR reports to true SNRs through its measured curves "
+                "before deciding"),
+        HF_DOUBLE("rate_policy.hysteresis_db",
+                  rate_policy.hysteresis_db,
+                  "margin above the next mode's threshold before stepping up, dB"),
+        HF_DOUBLE("rate_policy.step_down_margin_db",
+                  rate_policy.step_down_margin_db,
+                  "margin below the mode's threshold before stepping down on SNR, dB"),
+        HF_UINT("rate_policy.burst_works_frames",
+                rate_policy.burst_works_frames,
+                100000,
+                "data D_PDUs a burst in the recommended mode needs to hold off SNR step "
+                "downs (0: off)"),
+        HF_DOUBLE("rate_policy.burst_works_damaged",
+                  rate_policy.burst_works_damaged,
+                  "largest damaged fraction of those D_PDUs for the burst to hold off "
+                  "SNR step downs"),
+        HF_BOOL("rate_policy.retx_step_down_goodput",
+                rate_policy.retx_step_down_goodput,
+                "step down on retransmissions only past 1 - R'/R too (R the mode's rate, "
+                "R' the next lower entry's)"),
+        HF_DOUBLE("rate_policy.retx_step_down",
+                  rate_policy.retx_step_down,
+                  "retransmitted fraction of received frames above which the link steps "
+                  "down one entry"),
+        HF_DOUBLE("rate_policy.sustain_time",
+                  rate_policy.sustain_time,
+                  "the margin must hold this long before stepping up, s"),
+        HF_DOUBLE("rate_policy.min_dwell",
+                  rate_policy.min_dwell,
+                  "least time between a change and a step up, s"),
+        HF_BOOL("rate_policy.first_report_decides",
+                rate_policy.first_report_decides,
+                "the first SNR report of a link picks its mode at once (no sustain or "
+                "dwell)"),
+        HF_UINT("rate_policy.step_up_entries",
+                rate_policy.step_up_entries,
+                100,
+                "most table entries per step up (0: as far as the SNR allows)"),
+        HF_DOUBLE("rate_policy.fast_time_constant",
+                  rate_policy.fast_time_constant,
+                  "SNR average for stepping down, s"),
+        HF_DOUBLE("rate_policy.slow_time_constant",
+                  rate_policy.slow_time_constant,
+                  "SNR average for stepping up, s"),
+        HF_BOOL("rate_policy.step_up_on_recent",
+                rate_policy.step_up_on_recent,
+                "step up on the SNR of a burst's last 20 s where the modem reports it "
+                "(false: its whole mean)"),
+        HF_BOOL("rate_policy.step_down_on_recent",
+                rate_policy.step_down_on_recent,
+                "step down on the SNR of a burst's last 20 s where the modem reports it "
+                "(false: its whole mean)"),
+        HF_UINT("rate_policy.unanswered_step_down",
+                rate_policy.unanswered_step_down,
+                20,
+                "autobaud: table entries our transmit mode steps down per unanswered "
+                "transmission (0: off)"),
     };
     return t;
 }
@@ -356,15 +572,18 @@ std::vector<node_option> node_options()
     return out;
 }
 
-void set_node_option(node_config& config, const std::string& name, const std::string& value)
+void set_node_option(node_config& config,
+                     const std::string& name,
+                     const std::string& value)
 {
     const auto& e = find(trim(name));
     e.set(config, e.name, trim(value));
 }
 
-void for_each_assignment(const std::string& assignments,
-                         const std::string& what,
-                         const std::function<void(const std::string&, const std::string&)>& set)
+void for_each_assignment(
+    const std::string& assignments,
+    const std::string& what,
+    const std::function<void(const std::string&, const std::string&)>& set)
 {
     std::string item;
     auto flush = [&]() {
@@ -374,7 +593,8 @@ void for_each_assignment(const std::string& assignments,
             return;
         const auto eq = t.find('=');
         if (eq == std::string::npos)
-            throw std::invalid_argument(what + " '" + t + "' is not of the form name=value");
+            throw std::invalid_argument(what + " '" + t +
+                                        "' is not of the form name=value");
         set(trim(t.substr(0, eq)), trim(t.substr(eq + 1)));
     };
     for (char ch : assignments) {
@@ -388,9 +608,10 @@ void for_each_assignment(const std::string& assignments,
 
 void set_node_options(node_config& config, const std::string& assignments)
 {
-    for_each_assignment(assignments, "node option", [&](const std::string& n, const std::string& v) {
-        set_node_option(config, n, v);
-    });
+    for_each_assignment(
+        assignments, "node option", [&](const std::string& n, const std::string& v) {
+            set_node_option(config, n, v);
+        });
 }
 
 double parse_option_number(const std::string& name, const std::string& value)

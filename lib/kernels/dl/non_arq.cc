@@ -33,12 +33,12 @@ non_arq_sender::non_arq_sender(const non_arq_config& config)
       d_release(cpdu_id_modulus, -std::numeric_limits<double>::infinity())
 {
     if (config.segment_size < 1 || config.segment_size > max_segment_size)
-        throw std::invalid_argument("non_arq_config.segment_size = " +
-                                    std::to_string(config.segment_size) +
-                                    " is outside 1..1023");
+        throw std::invalid_argument(
+            "non_arq_config.segment_size = " + std::to_string(config.segment_size) +
+            " is outside 1..1023");
     if (config.repeats > 15)
-        throw std::invalid_argument("non_arq_config.repeats = " +
-                                    std::to_string(config.repeats) + " exceeds 15");
+        throw std::invalid_argument(
+            "non_arq_config.repeats = " + std::to_string(config.repeats) + " exceeds 15");
     if (!(config.window_margin >= 0) || std::isinf(config.window_margin))
         throw std::invalid_argument(
             "non_arq_config.window_margin must be finite and >= 0");
@@ -201,8 +201,8 @@ void non_arq_receiver::on_dpdu(const dpdu& d, bool segment_ok, double now)
         d_recent.erase(recent);
     }
 
-    const double window = std::max(reception_window_seconds(d.reception_window),
-                                   d_config.min_window);
+    const double window =
+        std::max(reception_window_seconds(d.reception_window), d_config.min_window);
     auto it = d_entries.find(k);
     if (it == d_entries.end()) {
         entry e;
@@ -299,8 +299,7 @@ void non_arq_receiver::release_held(uint32_t source, uint8_t type, double now)
         return;
     // ID order, taking the earliest-arrived one as the reference so that a wrap from
     // 4095 to 0 sorts correctly (IDs in flight span less than half the space).
-    const uint16_t ref =
-        std::min_element(ready.begin(), ready.end())->second;
+    const uint16_t ref = std::min_element(ready.begin(), ready.end())->second;
     auto rank = [ref](uint16_t id) {
         return (unsigned(id) + cpdu_id_modulus + cpdu_id_modulus / 2 - ref) %
                cpdu_id_modulus;

@@ -48,9 +48,9 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-constexpr uint16_t cpdu_id_modulus = 4096;          // 12-bit C_PDU ID
-constexpr size_t max_non_arq_cpdu_size = 65535;     // 16-bit C_PDU size field
-constexpr uint16_t max_reception_window = 65535;    // 16-bit field, half-seconds
+constexpr uint16_t cpdu_id_modulus = 4096;       // 12-bit C_PDU ID
+constexpr size_t max_non_arq_cpdu_size = 65535;  // 16-bit C_PDU size field
+constexpr uint16_t max_reception_window = 65535; // 16-bit field, half-seconds
 
 // Seconds -> RECEPTION WINDOW field (half-seconds). Rounds up, so the receiver never
 // waits less than asked; saturates at 65535 (32767.5 s); negative or NaN gives 0.
@@ -69,9 +69,9 @@ struct non_arq_config {
 };
 
 struct non_arq_sender_counters {
-    uint64_t cpdus = 0;           // C_PDUs segmented
-    uint64_t dpdus = 0;           // D_PDUs produced, copies included
-    uint64_t cpdu_bytes = 0;      // C_PDU bytes segmented (once per C_PDU)
+    uint64_t cpdus = 0;            // C_PDUs segmented
+    uint64_t dpdus = 0;            // D_PDUs produced, copies included
+    uint64_t cpdu_bytes = 0;       // C_PDU bytes segmented (once per C_PDU)
     uint64_t ids_reused_early = 0; // an ID was assigned while its previous window ran
 };
 
@@ -144,10 +144,10 @@ struct non_arq_receiver_config {
     // is evicted (counted); if only complete C_PDUs held for in-order delivery remain
     // besides the new entry, the new entry is dropped instead, which releases them.
     // A C_PDU larger than max_bytes is refused (oversize).
-    size_t max_entries = 256;          // concurrent reassembly entries (>= 1)
-    size_t max_bytes = 1u << 20;       // sum of their C_PDU sizes
-    size_t max_recent = 8192;          // remembered delivered IDs (duplicate suppression)
-    double min_window = 0.0;           // floor (s) on every reception window received
+    size_t max_entries = 256;    // concurrent reassembly entries (>= 1)
+    size_t max_bytes = 1u << 20; // sum of their C_PDU sizes
+    size_t max_recent = 8192;    // remembered delivered IDs (duplicate suppression)
+    double min_window = 0.0;     // floor (s) on every reception window received
     // A delivered C_PDU's ID is remembered, and later copies dropped as duplicates,
     // until max(end of its reception window, delivery time + min_duplicate_hold).
     // 4096 C_PDUs cannot be sent in 60 s at HF rates, so the default cannot hide a
@@ -156,30 +156,30 @@ struct non_arq_receiver_config {
 };
 
 struct non_arq_receiver_counters {
-    uint64_t segments = 0;          // type 7/8 D_PDUs accepted for reassembly
-    uint64_t good_segments = 0;     // of which CRC-32 good
-    uint64_t damaged_segments = 0;  // of which CRC-32 failed
+    uint64_t segments = 0;           // type 7/8 D_PDUs accepted for reassembly
+    uint64_t good_segments = 0;      // of which CRC-32 good
+    uint64_t damaged_segments = 0;   // of which CRC-32 failed
     uint64_t duplicate_segments = 0; // good copies adding no new good byte
-    uint64_t duplicate_cpdus = 0;   // copies of an already delivered C_PDU (dropped)
-    uint64_t inconsistent = 0;      // empty segment, size 0, beyond size, size mismatch
-    uint64_t oversize = 0;          // C_PDU larger than max_bytes (dropped)
-    uint64_t wrong_type = 0;        // D_PDU is not type 7 or 8 (ignored)
-    uint64_t cpdus_complete = 0;    // C_PDUs delivered complete and error free
+    uint64_t duplicate_cpdus = 0;    // copies of an already delivered C_PDU (dropped)
+    uint64_t inconsistent = 0;       // empty segment, size 0, beyond size, size mismatch
+    uint64_t oversize = 0;           // C_PDU larger than max_bytes (dropped)
+    uint64_t wrong_type = 0;         // D_PDU is not type 7 or 8 (ignored)
+    uint64_t cpdus_complete = 0;     // C_PDUs delivered complete and error free
     uint64_t delivered_with_errors = 0;
-    uint64_t expired = 0;           // windows that ended with the C_PDU incomplete
-    uint64_t discarded = 0;         // expired and not delivered (error-free mode)
-    uint64_t evicted = 0;           // incomplete entries dropped to respect the caps
-    uint64_t held_in_order = 0;     // complete C_PDUs that waited for an earlier one
+    uint64_t expired = 0;       // windows that ended with the C_PDU incomplete
+    uint64_t discarded = 0;     // expired and not delivered (error-free mode)
+    uint64_t evicted = 0;       // incomplete entries dropped to respect the caps
+    uint64_t held_in_order = 0; // complete C_PDUs that waited for an earlier one
 };
 
 struct non_arq_delivery {
     uint32_t source = 0;
     uint32_t destination = 0; // as received, bit 28 = group
     uint16_t cpdu_id = 0;
-    bool expedited = false;   // arrived in type 8 D_PDUs
+    bool expedited = false; // arrived in type 8 D_PDUs
     bool deliver_in_order = false;
-    bool complete = true;     // false: delivered with errors after its window expired
-    bytes data;               // cpdu_size bytes; non-received bytes are zero
+    bool complete = true; // false: delivered with errors after its window expired
+    bytes data;           // cpdu_size bytes; non-received bytes are zero
     std::vector<sis_block_range> errored;      // damaged bytes, sorted, merged
     std::vector<sis_block_range> non_received; // missing bytes, sorted, merged
 };
@@ -229,9 +229,9 @@ private:
         uint32_t destination = 0;
         bool deliver_in_order = false;
         uint16_t cpdu_size = 0;
-        size_t good = 0;     // bytes in state byte_good
+        size_t good = 0; // bytes in state byte_good
         bytes data;
-        bytes state;         // one of byte_* per byte
+        bytes state; // one of byte_* per byte
         double first_arrival = 0;
         double deadline = 0;
         bool complete = false; // held for in-order delivery

@@ -99,19 +99,26 @@ sis_capture::connection& sis_capture::open(uint64_t timestamp_us, uint16_t clien
     return conn;
 }
 
-void sis_capture::write(uint64_t timestamp_us, uint16_t client_id, bool from_client,
+void sis_capture::write(uint64_t timestamp_us,
+                        uint16_t client_id,
+                        bool from_client,
                         const bytes& data)
 {
     auto& conn = open(timestamp_us, client_id);
     for (size_t at = 0; at < data.size(); at += max_tcp_payload) {
         const size_t n = std::min(max_tcp_payload, data.size() - at);
-        segment(timestamp_us, client_id, from_client, tcp_psh | tcp_ack, data.data() + at, n);
+        segment(
+            timestamp_us, client_id, from_client, tcp_psh | tcp_ack, data.data() + at, n);
         (from_client ? conn.client_seq : conn.server_seq) += uint32_t(n);
     }
 }
 
-void sis_capture::segment(uint64_t timestamp_us, uint16_t client_id, bool from_client,
-                          uint8_t flags, const uint8_t* payload, size_t size)
+void sis_capture::segment(uint64_t timestamp_us,
+                          uint16_t client_id,
+                          bool from_client,
+                          uint8_t flags,
+                          const uint8_t* payload,
+                          size_t size)
 {
     const auto& conn = d_connections.at(client_id);
     const uint16_t client_port = uint16_t(40000 + client_id);
@@ -124,7 +131,7 @@ void sis_capture::segment(uint64_t timestamp_us, uint16_t client_id, bool from_c
     // IPv4
     p.insert(p.end(), { 0x45, 0x00 });
     put_u16_be(p, uint16_t(total));
-    put_u16_be(p, uint16_t(d_pcap.records()));   // identification
+    put_u16_be(p, uint16_t(d_pcap.records()));      // identification
     p.insert(p.end(), { 0x40, 0x00, 64, 6, 0, 0 }); // DF, TTL 64, TCP, checksum later
     p.insert(p.end(), src, src + 4);
     p.insert(p.end(), dst, dst + 4);
@@ -135,15 +142,26 @@ void sis_capture::segment(uint64_t timestamp_us, uint16_t client_id, bool from_c
     put_u16_be(p, from_client ? client_port : sis_tcp_port);
     put_u16_be(p, from_client ? sis_tcp_port : client_port);
     put_u32_be(p, from_client ? conn.client_seq : conn.server_seq);
-    put_u32_be(p, (flags & tcp_ack) ? (from_client ? conn.server_seq : conn.client_seq) : 0);
+    put_u32_be(p,
+               (flags & tcp_ack) ? (from_client ? conn.server_seq : conn.client_seq) : 0);
     p.insert(p.end(), { 0x50, flags });
-    put_u16_be(p, 65535); // window
+    put_u16_be(p, 65535);              // window
     p.insert(p.end(), { 0, 0, 0, 0 }); // checksum, urgent pointer
     if (size)
         p.insert(p.end(), payload, payload + size);
     // TCP checksum over the pseudo-header and segment.
-    uint8_t pseudo[12] = { src[0], src[1], src[2], src[3], dst[0], dst[1], dst[2], dst[3],
-                           0, 6, uint8_t((20 + size) >> 8), uint8_t(20 + size) };
+    uint8_t pseudo[12] = { src[0],
+                           src[1],
+                           src[2],
+                           src[3],
+                           dst[0],
+                           dst[1],
+                           dst[2],
+                           dst[3],
+                           0,
+                           6,
+                           uint8_t((20 + size) >> 8),
+                           uint8_t(20 + size) };
     const uint16_t tcp_sum = fold(sum16(p.data() + 20, 20 + size, sum16(pseudo, 12)));
     p[36] = uint8_t(tcp_sum >> 8);
     p[37] = uint8_t(tcp_sum);

@@ -36,7 +36,10 @@ public:
     pcap_writer& operator=(const pcap_writer&) = delete;
 
     void write(uint64_t timestamp_us, const uint8_t* data, size_t size);
-    void write(uint64_t timestamp_us, const bytes& data) { write(timestamp_us, data.data(), data.size()); }
+    void write(uint64_t timestamp_us, const bytes& data)
+    {
+        write(timestamp_us, data.data(), data.size());
+    }
     void flush();
     uint64_t records() const { return d_records; }
     uint32_t linktype() const { return d_linktype; }
@@ -55,7 +58,10 @@ public:
         : d_pcap(path, linktype_stanag_5066_d_pdu)
     {
     }
-    void write(uint64_t timestamp_us, const bytes& dpdu) { d_pcap.write(timestamp_us, dpdu); }
+    void write(uint64_t timestamp_us, const bytes& dpdu)
+    {
+        d_pcap.write(timestamp_us, dpdu);
+    }
     void flush() { d_pcap.flush(); }
     uint64_t records() const { return d_pcap.records(); }
 
@@ -72,7 +78,8 @@ class sis_capture
 public:
     explicit sis_capture(const std::string& path) : d_pcap(path, linktype_raw_ip) {}
     // from_client: direction of the bytes. Writes larger than 65000 bytes are split.
-    void write(uint64_t timestamp_us, uint16_t client_id, bool from_client, const bytes& data);
+    void
+    write(uint64_t timestamp_us, uint16_t client_id, bool from_client, const bytes& data);
     void flush() { d_pcap.flush(); }
     uint64_t records() const { return d_pcap.records(); }
 
@@ -81,8 +88,12 @@ private:
         uint32_t client_seq;
         uint32_t server_seq;
     };
-    void segment(uint64_t timestamp_us, uint16_t client_id, bool from_client, uint8_t flags,
-                 const uint8_t* payload, size_t size);
+    void segment(uint64_t timestamp_us,
+                 uint16_t client_id,
+                 bool from_client,
+                 uint8_t flags,
+                 const uint8_t* payload,
+                 size_t size);
     connection& open(uint64_t timestamp_us, uint16_t client_id);
 
     pcap_writer d_pcap;

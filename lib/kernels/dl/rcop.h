@@ -42,9 +42,9 @@ constexpr size_t rcop_header_size = 6;
 // Application identifiers assigned in Annex F Table F-5 (Edition 3); the same values
 // and names are in Wireshark's packet-s5066sis (s5066_client_application_ids).
 // 0x0000-0x7FFF is reserved for NATO administration; 0x8000-0xFFFF is user-defined.
-constexpr uint16_t app_id_bftp = 0x1002;    // Basic File Transfer Protocol
-constexpr uint16_t app_id_frap = 0x100B;    // File-Receipt/Acknowledgement Protocol
-constexpr uint16_t app_id_frap_v2 = 0x100C; // FRAP version 2 (pipelined BFTP)
+constexpr uint16_t app_id_bftp = 0x1002;       // Basic File Transfer Protocol
+constexpr uint16_t app_id_frap = 0x100B;       // File-Receipt/Acknowledgement Protocol
+constexpr uint16_t app_id_frap_v2 = 0x100C;    // FRAP version 2 (pipelined BFTP)
 constexpr uint16_t app_id_tmmhs_tmi1 = 0x2000; // STANAG 4406 Annex E TMI-1 (LMTA-LMTA)
 constexpr uint16_t app_id_tmmhs_tmi2 = 0x2001; // TMI-2 (LMTA-LUA)
 constexpr uint16_t app_id_tmmhs_tmi3 = 0x2002; // TMI-3 (LMS-LUA)
@@ -85,7 +85,10 @@ bytes encode(const rcop_pdu& p);
 decoded<rcop_header> decode_rcop_header(const uint8_t* data, size_t size);
 // Header and a copy of the APP_DATA.
 decoded<rcop_pdu> decode_rcop(const uint8_t* data, size_t size);
-inline decoded<rcop_pdu> decode_rcop(const bytes& b) { return decode_rcop(b.data(), b.size()); }
+inline decoded<rcop_pdu> decode_rcop(const bytes& b)
+{
+    return decode_rcop(b.data(), b.size());
+}
 
 // Name of an assigned application identifier, "user-defined" for 0x8000-0xFFFF,
 // "unassigned" otherwise.

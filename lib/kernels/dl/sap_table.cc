@@ -40,28 +40,35 @@ std::vector<client_message> sap_table::bind(uint32_t client, const sis_primitive
     const uint8_t sap = request.sap & 0x0F;
     if (!valid_bind_service(request.service_type)) {
         // Annex A has no reason of its own for this: 0, unknown.
-        out.push_back(make_client_message(client, sis_type::bind_rejected,
-                                          uint8_t(sis_bind_rejected_reason::unknown)));
+        out.push_back(make_client_message(
+            client, sis_type::bind_rejected, uint8_t(sis_bind_rejected_reason::unknown)));
         return out;
     }
     if (d_config.broadcast_only && request.service_type.tx_mode == sis_tx_mode::arq) {
-        out.push_back(make_client_message(client, sis_type::bind_rejected,
-                            uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast)));
+        out.push_back(make_client_message(
+            client,
+            sis_type::bind_rejected,
+            uint8_t(sis_bind_rejected_reason::arq_unsupportable_during_broadcast)));
         return out;
     }
     const auto& holder = d_saps[sap];
     if (holder && holder->client != client && holder->rank >= request.rank) {
-        out.push_back(make_client_message(client, sis_type::bind_rejected,
-                            uint8_t(sis_bind_rejected_reason::sap_already_allocated)));
+        out.push_back(make_client_message(
+            client,
+            sis_type::bind_rejected,
+            uint8_t(sis_bind_rejected_reason::sap_already_allocated)));
         return out;
     }
     unbind(client); // one SAP per client
     if (d_saps[sap]) {
-        out.push_back(make_client_message(d_saps[sap]->client, sis_type::unbind_indication,
-                            uint8_t(sis_unbind_reason::preempted_by_higher_rank)));
+        out.push_back(
+            make_client_message(d_saps[sap]->client,
+                                sis_type::unbind_indication,
+                                uint8_t(sis_unbind_reason::preempted_by_higher_rank)));
         d_saps[sap].reset();
     }
-    d_saps[sap] = sap_binding{ client, sap, uint8_t(request.rank & 0x0F), request.service_type };
+    d_saps[sap] =
+        sap_binding{ client, sap, uint8_t(request.rank & 0x0F), request.service_type };
     client_message accepted = make_client_message(client, sis_type::bind_accepted);
     accepted.primitive.sap = sap;
     accepted.primitive.mtu = d_config.mtu;

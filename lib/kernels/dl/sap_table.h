@@ -25,7 +25,7 @@ constexpr uint16_t default_mtu = 2048;
 constexpr uint16_t broadcast_only_max_mtu = 4096;
 
 struct sap_table_config {
-    uint16_t mtu = default_mtu; // told to every client in S_BIND_ACCEPTED
+    uint16_t mtu = default_mtu;  // told to every client in S_BIND_ACCEPTED
     bool broadcast_only = false; // ARQ services refused (reason 4)
 };
 

@@ -7,15 +7,14 @@
 /* ARQ segment size chosen from the losses a link shows. Annex C leaves the segment size
  * to the sender (C_PDU segments of up to 1023 bytes); long segments waste less on headers
  * and fill a transmission within the 128-frame ARQ window, short ones lose less to each
- * bit error. With D_PDU header h bytes and bit error rate p, a segment of s bytes survives
- * with probability (1 - p)^(8 (s + h)). One ARQ cycle carries n = min(window, capacity /
- * (s + h)) D_PDUs and costs their air time plus the cycle's fixed time (preamble, the
- * peer's acknowledgement, turnarounds), so the delivered fraction of the air is
- *     g(s) = n s (1 - p)^(8 (s + h)) / (cycle_s R / 8 + n (s + h))
- * at user bit rate R. segment_size() returns the s in [min_size, max_size] with the
- * largest g: 1023 on a clean link, about 440 bytes at p = 1e-5 and 130 at 1e-4 when the
- * window does not bind; at 9600 bps, where 128 short frames make a short transmission,
- * somewhat longer.
+ * bit error. With D_PDU header h bytes and bit error rate p, a segment of s bytes
+ * survives with probability (1 - p)^(8 (s + h)). One ARQ cycle carries n = min(window,
+ * capacity / (s + h)) D_PDUs and costs their air time plus the cycle's fixed time
+ * (preamble, the peer's acknowledgement, turnarounds), so the delivered fraction of the
+ * air is g(s) = n s (1 - p)^(8 (s + h)) / (cycle_s R / 8 + n (s + h)) at user bit rate R.
+ * segment_size() returns the s in [min_size, max_size] with the largest g: 1023 on a
+ * clean link, about 440 bytes at p = 1e-5 and 130 at 1e-4 when the window does not bind;
+ * at 9600 bps, where 128 short frames make a short transmission, somewhat longer.
  *
  * The estimate of p comes from D_PDUs sent once and then acknowledged or reported
  * missing by the peer's selective acks: with a fraction f of such frames lost and mean
@@ -48,11 +47,11 @@ struct segment_size_policy_config {
 
 // What one ARQ cycle of the link looks like.
 struct arq_cycle {
-    size_t header_bytes = 16;    // D_PDU header and CRCs
-    size_t window = 128;         // D_PDUs in flight at most
-    size_t capacity_bytes = 0;   // most bytes one transmission carries (0: no limit)
-    double fixed_s = 0;          // preamble, acknowledgement, turnarounds per cycle
-    double bit_rate = 2400;      // user bits per second
+    size_t header_bytes = 16;  // D_PDU header and CRCs
+    size_t window = 128;       // D_PDUs in flight at most
+    size_t capacity_bytes = 0; // most bytes one transmission carries (0: no limit)
+    double fixed_s = 0;        // preamble, acknowledgement, turnarounds per cycle
+    double bit_rate = 2400;    // user bits per second
 };
 
 class segment_size_policy

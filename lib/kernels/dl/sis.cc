@@ -47,10 +47,7 @@ const char* const type_names[] = {
     "S_EXPEDITED_UNIDATA_REQUEST_REJECTED",
 };
 
-bool is_expedited(sis_type t)
-{
-    return t >= sis_type::expedited_unidata_request;
-}
+bool is_expedited(sis_type t) { return t >= sis_type::expedited_unidata_request; }
 
 // Body bytes before any variable part (management body, U_PDU, block lists).
 size_t fixed_body_size(sis_type t)
@@ -99,8 +96,8 @@ size_t fixed_body_size(sis_type t)
 
 bool has_variable_part(sis_type t)
 {
-    return t == sis_type::management_msg_request || t == sis_type::management_msg_indication ||
-           t >= sis_type::unidata_request;
+    return t == sis_type::management_msg_request ||
+           t == sis_type::management_msg_indication || t >= sis_type::unidata_request;
 }
 
 // ---- encoding -------------------------------------------------------------------
@@ -112,7 +109,9 @@ uint8_t nibbles(const char* high_name, unsigned high, const char* low_name, unsi
     return uint8_t(high << 4 | low);
 }
 
-void put_address(bytes& out, const sis_address& a, const char* address_name,
+void put_address(bytes& out,
+                 const sis_address& a,
+                 const char* address_name,
                  const char* size_name)
 {
     require_bits(address_name, a.address, 29);
@@ -146,7 +145,9 @@ void put_sized_payload(bytes& out, const bytes& payload)
     out.insert(out.end(), payload.begin(), payload.end());
 }
 
-void put_block_list(bytes& out, const std::vector<sis_block_range>& list, const char* name)
+void put_block_list(bytes& out,
+                    const std::vector<sis_block_range>& list,
+                    const char* name)
 {
     require_bits(name, list.size(), 16);
     put_u16_be(out, uint16_t(list.size()));
@@ -168,7 +169,9 @@ void encode_body(const sis_primitive& p, bytes& out)
         out.push_back(nibbles("sap", p.sap, "rank", p.rank));
         out.push_back(service_byte(p.service_type));
         out.push_back(nibbles("service_type.min_retransmissions",
-                              p.service_type.min_retransmissions, "", 0));
+                              p.service_type.min_retransmissions,
+                              "",
+                              0));
         return;
     case sis_type::bind_accepted:
         out.push_back(nibbles("sap", p.sap, "", 0));
@@ -211,13 +214,18 @@ void encode_body(const sis_primitive& p, bytes& out)
     case sis_type::unidata_request:
     case sis_type::expedited_unidata_request: {
         // Expedited primitives have no priority: the nibble is unused and written 0.
-        out.push_back(nibbles("priority", is_expedited(p.type) ? 0 : p.priority,
-                              "destination_sap", p.destination_sap));
-        put_address(out, p.destination, "destination.address", "destination.size_nibbles");
+        out.push_back(nibbles("priority",
+                              is_expedited(p.type) ? 0 : p.priority,
+                              "destination_sap",
+                              p.destination_sap));
+        put_address(
+            out, p.destination, "destination.address", "destination.size_nibbles");
         out.push_back(service_byte(p.service_type));
-        require_bits("service_type.min_retransmissions", p.service_type.min_retransmissions, 4);
+        require_bits(
+            "service_type.min_retransmissions", p.service_type.min_retransmissions, 4);
         require_bits("ttl", p.ttl, 20);
-        const uint32_t retx_ttl = uint32_t(p.service_type.min_retransmissions) << 20 | p.ttl;
+        const uint32_t retx_ttl =
+            uint32_t(p.service_type.min_retransmissions) << 20 | p.ttl;
         out.push_back(uint8_t(retx_ttl >> 16));
         out.push_back(uint8_t(retx_ttl >> 8));
         out.push_back(uint8_t(retx_ttl));
@@ -226,9 +234,12 @@ void encode_body(const sis_primitive& p, bytes& out)
     }
     case sis_type::unidata_indication:
     case sis_type::expedited_unidata_indication: {
-        out.push_back(nibbles("priority", is_expedited(p.type) ? 0 : p.priority,
-                              "destination_sap", p.destination_sap));
-        put_address(out, p.destination, "destination.address", "destination.size_nibbles");
+        out.push_back(nibbles("priority",
+                              is_expedited(p.type) ? 0 : p.priority,
+                              "destination_sap",
+                              p.destination_sap));
+        put_address(
+            out, p.destination, "destination.address", "destination.size_nibbles");
         const unsigned tx = unsigned(p.service_type.tx_mode);
         out.push_back(nibbles("service_type.tx_mode", tx, "source_sap", p.source_sap));
         put_address(out, p.source, "source.address", "source.size_nibbles");
@@ -239,8 +250,10 @@ void encode_body(const sis_primitive& p, bytes& out)
             put_block_list(out, p.non_received_blocks, "non_received_blocks count");
         } else if (!p.errored_blocks.empty() || !p.non_received_blocks.empty()) {
             // They would be silently lost: only tx mode 3 carries block lists.
-            throw encode_error("errored_blocks / non_received_blocks need service_type.tx_mode"
-                               " = 3 (non-ARQ with errors), not " + std::to_string(tx));
+            throw encode_error(
+                "errored_blocks / non_received_blocks need service_type.tx_mode"
+                " = 3 (non-ARQ with errors), not " +
+                std::to_string(tx));
         }
         out.insert(out.end(), p.payload.begin(), p.payload.end());
         return;
@@ -251,9 +264,10 @@ void encode_body(const sis_primitive& p, bytes& out)
     case sis_type::expedited_unidata_request_rejected: {
         const bool rejected = p.type == sis_type::unidata_request_rejected ||
                               p.type == sis_type::expedited_unidata_request_rejected;
-        out.push_back(nibbles("reason", rejected ? p.reason : 0, "destination_sap",
-                              p.destination_sap));
-        put_address(out, p.destination, "destination.address", "destination.size_nibbles");
+        out.push_back(nibbles(
+            "reason", rejected ? p.reason : 0, "destination_sap", p.destination_sap));
+        put_address(
+            out, p.destination, "destination.address", "destination.size_nibbles");
         put_sized_payload(out, p.payload);
         return;
     }
@@ -356,10 +370,12 @@ bool operator==(const sis_primitive& a, const sis_primitive& b)
            a.service_type == b.service_type && a.reason == b.reason &&
            a.subnet_status == b.subnet_status && a.remote_status == b.remote_status &&
            a.link_type == b.link_type && a.link_priority == b.link_priority &&
-           a.remote_sap == b.remote_sap && a.remote == b.remote && a.priority == b.priority &&
-           a.destination_sap == b.destination_sap && a.destination == b.destination &&
-           a.source_sap == b.source_sap && a.source == b.source && a.ttl == b.ttl &&
-           a.management_type == b.management_type && a.errored_blocks == b.errored_blocks &&
+           a.remote_sap == b.remote_sap && a.remote == b.remote &&
+           a.priority == b.priority && a.destination_sap == b.destination_sap &&
+           a.destination == b.destination && a.source_sap == b.source_sap &&
+           a.source == b.source && a.ttl == b.ttl &&
+           a.management_type == b.management_type &&
+           a.errored_blocks == b.errored_blocks &&
            a.non_received_blocks == b.non_received_blocks && a.payload == b.payload &&
            a.vendor_padding == b.vendor_padding;
 }
@@ -367,7 +383,8 @@ bool operator==(const sis_primitive& a, const sis_primitive& b)
 std::string address_to_string(uint32_t address)
 {
     return std::to_string(address >> 24) + "." + std::to_string((address >> 16) & 0xFF) +
-           "." + std::to_string((address >> 8) & 0xFF) + "." + std::to_string(address & 0xFF);
+           "." + std::to_string((address >> 8) & 0xFF) + "." +
+           std::to_string(address & 0xFF);
 }
 
 decoded<uint32_t> parse_address(const std::string& text)
@@ -411,8 +428,9 @@ bytes encode(const sis_primitive& p)
     encode_body(p, out);
     const size_t size = out.size() - sis_header_size;
     if (size > sis_max_size_field)
-        throw encode_error(std::string(to_string(p.type)) + ": type + body = " +
-                           std::to_string(size) + " bytes overflows the 16-bit size field");
+        throw encode_error(std::string(to_string(p.type)) +
+                           ": type + body = " + std::to_string(size) +
+                           " bytes overflows the 16-bit size field");
     out[3] = uint8_t(size >> 8);
     out[4] = uint8_t(size);
     return out;
@@ -422,14 +440,16 @@ decoded<sis_primitive> decode_sis(const uint8_t* frame, size_t size)
 {
     using result = decoded<sis_primitive>;
     if ((size >= 1 && frame[0] != sync_byte_0) || (size >= 2 && frame[1] != sync_byte_1))
-        return result::failure(decode_error::bad_sync, "SIS frame does not start with 90 EB");
+        return result::failure(decode_error::bad_sync,
+                               "SIS frame does not start with 90 EB");
     if (size < sis_header_size + 1)
         return result::failure(decode_error::truncated,
                                "SIS frame of " + std::to_string(size) +
                                    " bytes, header and type need 6");
     if (frame[2] != 0)
         return result::failure(decode_error::bad_version,
-                               "SIS version byte " + std::to_string(frame[2]) + ", expected 0");
+                               "SIS version byte " + std::to_string(frame[2]) +
+                                   ", expected 0");
     const size_t declared = get_u16_be(frame + 3), present = size - sis_header_size;
     if (declared < present || declared == 0)
         return result::failure(decode_error::bad_size,
@@ -437,8 +457,9 @@ decoded<sis_primitive> decode_sis(const uint8_t* frame, size_t size)
                                    std::to_string(present) + " bytes follow");
     if (declared > present)
         return result::failure(decode_error::truncated,
-                               "SIS size field " + std::to_string(declared) + " but only " +
-                                   std::to_string(present) + " bytes follow");
+                               "SIS size field " + std::to_string(declared) +
+                                   " but only " + std::to_string(present) +
+                                   " bytes follow");
     if (!is_known_sis_type(frame[5]))
         return result::failure(decode_error::unknown_type,
                                "SIS type " + std::to_string(frame[5]) + " is not 1..27");
@@ -453,10 +474,13 @@ decoded<sis_primitive> decode_sis_body(sis_type type, const uint8_t* body, size_
             "SIS type " + std::to_string(unsigned(type)) + " is not 1..27");
     const size_t fixed = fixed_body_size(type);
     if (size < fixed)
-        return fail(decode_error::truncated, type,
-                    "body is " + std::to_string(size) + " bytes, needs " + std::to_string(fixed));
+        return fail(decode_error::truncated,
+                    type,
+                    "body is " + std::to_string(size) + " bytes, needs " +
+                        std::to_string(fixed));
     if (size > fixed && !has_variable_part(type))
-        return fail(decode_error::bad_size, type,
+        return fail(decode_error::bad_size,
+                    type,
                     std::to_string(size - fixed) + " trailing bytes after the body");
 
     sis_primitive v;
@@ -550,8 +574,8 @@ decoded<sis_primitive> decode_sis_body(sis_type type, const uint8_t* body, size_
             tx3 = v.service_type.tx_mode == sis_tx_mode::non_arq_with_errors;
         }
         const size_t updu_size = r.u16();
-        // Rockwell Collins <= v2.1 put 4 bytes after the size; detected as Wireshark does,
-        // except in tx mode 3: Wireshark tests there too and so misreads a standard
+        // Rockwell Collins <= v2.1 put 4 bytes after the size; detected as Wireshark
+        // does, except in tx mode 3: Wireshark tests there too and so misreads a standard
         // frame whose two block lists are empty (4 bytes of zero counts).
         if (indication && !tx3 && r.left() == updu_size + 4) {
             r.pos += 4;
@@ -560,9 +584,11 @@ decoded<sis_primitive> decode_sis_body(sis_type type, const uint8_t* body, size_
         if (tx3 && !read_block_list(r, v.errored_blocks))
             return fail(decode_error::truncated, type, "errored block list cut short");
         if (tx3 && !read_block_list(r, v.non_received_blocks))
-            return fail(decode_error::truncated, type, "non-received block list cut short");
+            return fail(
+                decode_error::truncated, type, "non-received block list cut short");
         if (r.left() != updu_size)
-            return fail(decode_error::bad_size, type,
+            return fail(decode_error::bad_size,
+                        type,
                         "U_PDU size " + std::to_string(updu_size) + " but " +
                             std::to_string(r.left()) + " bytes follow");
         v.payload.assign(body + r.pos, body + size);
@@ -626,7 +652,10 @@ enum class verdict { wait, preferred, other, oversized, false_sync };
 
 // edition_known: a frame of the preferred edition has been decoded on this stream; an
 // oversized frame of that edition is then taken as such, whatever the other reading.
-verdict decide(const reading& pref, const reading& other, const uint8_t* f, size_t n,
+verdict decide(const reading& pref,
+               const reading& other,
+               const uint8_t* f,
+               size_t n,
                bool edition_known)
 {
     const auto buffered = [&](size_t at) { return n >= at + 2; };
@@ -671,7 +700,8 @@ verdict decide(const reading& pref, const reading& other, const uint8_t* f, size
 
 decoded<sis_primitive> decode_reading(const uint8_t* f, const reading& r)
 {
-    return decode_sis_body(sis_type(f[r.header]), f + r.header + 1, r.total - r.header - 1);
+    return decode_sis_body(
+        sis_type(f[r.header]), f + r.header + 1, r.total - r.header - 1);
 }
 
 } // namespace
@@ -705,7 +735,9 @@ size_t sis_reassembler::skip(size_t available)
     return n;
 }
 
-void sis_reassembler::push(const uint8_t* data, size_t size, std::vector<sis_primitive>& out)
+void sis_reassembler::push(const uint8_t* data,
+                           size_t size,
+                           std::vector<sis_primitive>& out)
 {
     d_counters.bytes_in += size;
     const size_t skipped = skip(size); // the rest of an oversized frame
@@ -743,7 +775,8 @@ void sis_reassembler::answer_oversized_request(sis_type type, const uint8_t* bod
     ++d_counters.oversized_requests;
 }
 
-size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_primitive>& out)
+size_t
+sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_primitive>& out)
 {
     size_t pos = 0;
     while (pos < size) {
@@ -800,8 +833,10 @@ size_t sis_reassembler::parse(const uint8_t* p, size_t size, std::vector<sis_pri
 
         const reading* r = v == verdict::preferred ? &pref : &other;
         auto d = decode_reading(f, *r);
-        // A preferred reading that does not decode yields to a complete other one that does.
-        if (!d.ok() && r == &pref && other.state == plausibility::yes && n >= other.total) {
+        // A preferred reading that does not decode yields to a complete other one that
+        // does.
+        if (!d.ok() && r == &pref && other.state == plausibility::yes &&
+            n >= other.total) {
             auto d_other = decode_reading(f, other);
             if (d_other.ok()) {
                 r = &other;

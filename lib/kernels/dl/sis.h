@@ -61,30 +61,67 @@ bool is_known_sis_type(unsigned t);
 
 // Enumerations name the standard's values; fields keep whatever a peer sent (4-bit
 // TX modes 4..15, confirmation 3, link type 3 all survive a decode/encode round trip).
-enum class sis_tx_mode : uint8_t { ignore = 0, arq = 1, non_arq = 2, non_arq_with_errors = 3 };
+enum class sis_tx_mode : uint8_t {
+    ignore = 0,
+    arq = 1,
+    non_arq = 2,
+    non_arq_with_errors = 3
+};
 enum class sis_delivery_confirmation : uint8_t { none = 0, node = 1, client = 2 };
 enum class sis_delivery_order : uint8_t { in_order = 0, as_they_arrive = 1 };
-enum class sis_subnet_status : uint8_t { off = 0, on = 1, receive_only = 2, half_duplex = 3, full_duplex = 4 };
+enum class sis_subnet_status : uint8_t {
+    off = 0,
+    on = 1,
+    receive_only = 2,
+    half_duplex = 3,
+    full_duplex = 4
+};
 
 // Values of sis_primitive::reason, by primitive.
 enum class sis_bind_rejected_reason : uint8_t { // S_BIND_REJECTED
-    unknown = 0, not_enough_resources = 1, invalid_sap = 2, sap_already_allocated = 3,
-    arq_unsupportable_during_broadcast = 4 };
+    unknown = 0,
+    not_enough_resources = 1,
+    invalid_sap = 2,
+    sap_already_allocated = 3,
+    arq_unsupportable_during_broadcast = 4
+};
 enum class sis_unbind_reason : uint8_t { // S_UNBIND_INDICATION
-    unknown = 0, preempted_by_higher_rank = 1, keep_alive_inactivity = 2,
-    too_many_invalid_primitives = 3, too_many_expedited_requests = 4,
-    arq_unsupportable_during_broadcast = 5 };
+    unknown = 0,
+    preempted_by_higher_rank = 1,
+    keep_alive_inactivity = 2,
+    too_many_invalid_primitives = 3,
+    too_many_expedited_requests = 4,
+    arq_unsupportable_during_broadcast = 5
+};
 enum class sis_hard_link_rejected_reason : uint8_t { // S_HARD_LINK_REJECTED (and _REJECT)
-    remote_busy = 1, higher_priority_link_exists = 2, remote_not_responding = 3,
-    destination_sap_not_bound = 4, type0_link_exists = 5 };
+    remote_busy = 1,
+    higher_priority_link_exists = 2,
+    remote_not_responding = 3,
+    destination_sap_not_bound = 4,
+    type0_link_exists = 5
+};
 enum class sis_hard_link_terminated_reason : uint8_t { // S_HARD_LINK_TERMINATED
-    terminated_by_remote = 1, higher_priority_link_requested = 2, remote_not_responding = 3,
-    destination_sap_not_bound = 4, physical_link_broken = 5 };
+    terminated_by_remote = 1,
+    higher_priority_link_requested = 2,
+    remote_not_responding = 3,
+    destination_sap_not_bound = 4,
+    physical_link_broken = 5
+};
 enum class sis_subnet_reason : uint8_t { // S_SUBNET_AVAILABILITY
-    unknown = 0, local_node_in_emcon = 1, higher_priority_link_requested = 2 };
-enum class sis_unidata_rejected_reason : uint8_t { // S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED, 4 bits
-    unknown = 0, ttl_expired = 1, destination_sap_not_bound = 2,
-    destination_not_responding = 3, updu_larger_than_mtu = 4, tx_mode_not_specified = 5 };
+    unknown = 0,
+    local_node_in_emcon = 1,
+    higher_priority_link_requested = 2
+};
+enum class
+    sis_unidata_rejected_reason : uint8_t { // S_(EXPEDITED_)UNIDATA_REQUEST_REJECTED,
+                                            // 4 bits
+        unknown = 0,
+        ttl_expired = 1,
+        destination_sap_not_bound = 2,
+        destination_not_responding = 3,
+        updu_larger_than_mtu = 4,
+        tx_mode_not_specified = 5
+    };
 
 // 4-byte SIS address field. `address` holds the 28 address bits plus the group flag as
 // bit 28, so groups read 16.0.0.0-31.255.255.255 (Wireshark's view, mask 0x1FFFFFFF).
@@ -149,8 +186,8 @@ struct sis_primitive {
     uint8_t remote_status = 0; // HARD_LINK_ESTABLISHED / _INDICATION: 0 error, 1 ok
 
     hard_link_type link_type = hard_link_type::link_reservation; // 2 bits
-    uint8_t link_priority = 0;                                 // 2 bits
-    uint8_t remote_sap = 0;                                    // 4 bits
+    uint8_t link_priority = 0;                                   // 2 bits
+    uint8_t remote_sap = 0;                                      // 4 bits
     sis_address remote;
 
     uint8_t priority = 0;        // 4 bits
@@ -175,13 +212,25 @@ bool operator==(const sis_service_type& a, const sis_service_type& b);
 bool operator==(const sis_block_range& a, const sis_block_range& b);
 bool operator==(const sis_primitive& a, const sis_primitive& b); // every member
 inline bool operator!=(const sis_address& a, const sis_address& b) { return !(a == b); }
-inline bool operator!=(const sis_service_type& a, const sis_service_type& b) { return !(a == b); }
-inline bool operator!=(const sis_block_range& a, const sis_block_range& b) { return !(a == b); }
-inline bool operator!=(const sis_primitive& a, const sis_primitive& b) { return !(a == b); }
+inline bool operator!=(const sis_service_type& a, const sis_service_type& b)
+{
+    return !(a == b);
+}
+inline bool operator!=(const sis_block_range& a, const sis_block_range& b)
+{
+    return !(a == b);
+}
+inline bool operator!=(const sis_primitive& a, const sis_primitive& b)
+{
+    return !(a == b);
+}
 
-// S_BIND_REQUEST for an ARQ client (the IP client, SLEP) with this confirmation and order.
-inline sis_primitive arq_bind_request(uint8_t sap, uint8_t rank,
-                                      sis_delivery_confirmation confirmation, bool in_order)
+// S_BIND_REQUEST for an ARQ client (the IP client, SLEP) with this confirmation and
+// order.
+inline sis_primitive arq_bind_request(uint8_t sap,
+                                      uint8_t rank,
+                                      sis_delivery_confirmation confirmation,
+                                      bool in_order)
 {
     sis_primitive b;
     b.type = sis_type::bind_request;
@@ -234,7 +283,7 @@ struct sis_counters {
     // Of the oversized frames, (EXPEDITED_)UNIDATA_REQUESTs: answered with a rejection
     // (reason 4, U_PDU larger than MTU), so not counted as garbage.
     uint64_t oversized_requests = 0;
-    uint64_t answers = 0;         // primitives handed out by take_answers()
+    uint64_t answers = 0; // primitives handed out by take_answers()
 };
 
 // Cuts a TCP byte stream into S_primitives. Takes chunks of any size; decoded
@@ -282,11 +331,11 @@ private:
     void answer_oversized_request(sis_type type, const uint8_t* body);
 
     size_t d_max_frame;
-    size_t d_skip = 0;         // bytes of an oversized frame not yet seen
+    size_t d_skip = 0; // bytes of an oversized frame not yet seen
     std::vector<sis_primitive> d_answers;
-    bool d_prefer_ed1 = false; // edition of the last good frame decides ambiguous ones
+    bool d_prefer_ed1 = false;    // edition of the last good frame decides ambiguous ones
     bool d_edition_known = false; // a good frame has been decoded on this stream
-    bytes d_pending;           // unconsumed tail of the stream
+    bytes d_pending;              // unconsumed tail of the stream
     sis_counters d_counters;
     std::string d_last_error;
 };

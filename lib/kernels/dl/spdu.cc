@@ -53,7 +53,8 @@ bool spdu_reason_defined(spdu_type type, uint8_t reason)
     case spdu_type::hard_link_establishment_rejected:
         return reason <= uint8_t(hard_link_reject_reason::destination_sap_not_bound);
     case spdu_type::hard_link_terminate:
-        return reason <= uint8_t(hard_link_terminate_reason::higher_priority_link_requested) ||
+        return reason <=
+                   uint8_t(hard_link_terminate_reason::higher_priority_link_requested) ||
                reason == uint8_t(hard_link_terminate_reason::destination_sap_unbound);
     default:
         return false;

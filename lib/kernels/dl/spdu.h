@@ -102,7 +102,7 @@ enum class hard_link_terminate_reason : uint8_t {
 
 // LINK TYPE of HARD LINK ESTABLISHMENT REQUEST (A.1.1.2, S_HARD_LINK_ESTABLISH: 0-2).
 enum class hard_link_type : uint8_t {
-    link_reservation = 0,             // Type 0
+    link_reservation = 0,              // Type 0
     partial_bandwidth_reservation = 1, // Type 1
     full_bandwidth_reservation = 2,    // Type 2 (REMOTE SAP ID is meaningful)
 };
@@ -139,8 +139,8 @@ struct spdu {
 
 inline bool operator==(const spdu& a, const spdu& b)
 {
-    return a.type == b.type && a.priority == b.priority &&
-           a.source_sap == b.source_sap && a.destination_sap == b.destination_sap &&
+    return a.type == b.type && a.priority == b.priority && a.source_sap == b.source_sap &&
+           a.destination_sap == b.destination_sap &&
            a.client_delivery_confirm_required == b.client_delivery_confirm_required &&
            a.ttd_valid == b.ttd_valid && a.ttd_julian_day == b.ttd_julian_day &&
            a.ttd_gmt_2s == b.ttd_gmt_2s && a.link_type == b.link_type &&
@@ -160,7 +160,10 @@ bytes encode(const spdu& s);
 
 // Never throws on bad input; see the decoding policy above.
 decoded<spdu> decode_spdu(const uint8_t* data, size_t size);
-inline decoded<spdu> decode_spdu(const bytes& b) { return decode_spdu(b.data(), b.size()); }
+inline decoded<spdu> decode_spdu(const bytes& b)
+{
+    return decode_spdu(b.data(), b.size());
+}
 
 // True if `reason` is a value this codec accepts for the S_PDU type: 0 (unassigned,
 // i.e. no reason given) or a value the Edition 3 table assigns. Always false for types

@@ -46,7 +46,8 @@ void stamp_eot(std::vector<dpdu>& burst, const phy::waveform_timing& phy)
     }
 }
 
-size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::waveform_timing& phy,
+size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes,
+                      const phy::waveform_timing& phy,
                       double max_seconds)
 {
     size_t bytes = 0, n = 0;
@@ -59,15 +60,20 @@ size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::wavef
     return n;
 }
 
-transmission_budget::transmission_budget(const phy::waveform_timing& phy, double max_s,
+transmission_budget::transmission_budget(const phy::waveform_timing& phy,
+                                         double max_s,
                                          uint32_t source)
     : d_phy(phy), d_max_s(max_s), d_source(source)
 {
     if (!(max_s > 0) || !std::isfinite(max_s))
-        throw std::invalid_argument("transmission_budget: max_s must be a positive number of seconds");
+        throw std::invalid_argument(
+            "transmission_budget: max_s must be a positive number of seconds");
 }
 
-bool transmission_budget::fits(size_t more) const { return air_time(d_phy, d_bytes + more) <= d_max_s; }
+bool transmission_budget::fits(size_t more) const
+{
+    return air_time(d_phy, d_bytes + more) <= d_max_s;
+}
 
 bool transmission_budget::add(dpdu d)
 {

@@ -21,7 +21,7 @@ namespace gr {
 namespace hfstack {
 namespace dl {
 
-constexpr double max_eot_seconds = 127.5;           // EOT 255 half-seconds
+constexpr double max_eot_seconds = 127.5; // EOT 255 half-seconds
 constexpr double default_max_transmission_s = 127.5;
 
 // Seconds on air of a burst of `bytes` bytes, preamble to end.
@@ -39,7 +39,8 @@ void stamp_eot(std::vector<dpdu>& burst, const phy::waveform_timing& phy);
 // How many of the leading D_PDUs (encoded sizes in order) fit in one transmission of
 // at most max_seconds, preamble and tail included. At least one if any is given and
 // the first fits at all; 0 if even the first does not.
-size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes, const phy::waveform_timing& phy,
+size_t dpdus_that_fit(const std::vector<size_t>& encoded_sizes,
+                      const phy::waveform_timing& phy,
                       double max_seconds = default_max_transmission_s);
 
 // The D_PDUs of one transmission as it is built, within its longest air time: whether

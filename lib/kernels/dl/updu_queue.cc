@@ -39,7 +39,8 @@ std::optional<uint64_t> updu_queue::push(updu_request r, double now)
     return id;
 }
 
-const updu_request* updu_queue::peek(const std::function<bool(const updu_request&)>& accept) const
+const updu_request*
+updu_queue::peek(const std::function<bool(const updu_request&)>& accept) const
 {
     for (const auto& [key, r] : d_items)
         if (!accept || accept(r))
@@ -107,9 +108,11 @@ void updu_queue::forget_flow(uint32_t client)
 {
     d_client_bytes.erase(client);
     d_client_flow_off.erase(client);
-    d_flow_events.erase(std::remove_if(d_flow_events.begin(), d_flow_events.end(),
-                                       [client](const flow_event& e) { return e.client == client; }),
-                        d_flow_events.end());
+    d_flow_events.erase(
+        std::remove_if(d_flow_events.begin(),
+                       d_flow_events.end(),
+                       [client](const flow_event& e) { return e.client == client; }),
+        d_flow_events.end());
 }
 
 double updu_queue::next_deadline() const

@@ -14,13 +14,13 @@
 
 #include "sis.h"
 
+#include <unordered_map>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 namespace gr {
@@ -74,12 +74,14 @@ public:
     std::optional<uint64_t> push(updu_request r, double now);
 
     // The request served next among those `accept` returns true for (all if empty).
-    const updu_request* peek(const std::function<bool(const updu_request&)>& accept = {}) const;
+    const updu_request*
+    peek(const std::function<bool(const updu_request&)>& accept = {}) const;
     // Removes and returns request `id` (nullopt if it is not queued).
     std::optional<updu_request> pop(uint64_t id);
 
     // Removes and returns every request whose deadline is at or before now, oldest
-    // deadline first: the node answers each with S_UNIDATA_REQUEST_REJECTED (TTL expired).
+    // deadline first: the node answers each with S_UNIDATA_REQUEST_REJECTED (TTL
+    // expired).
     std::vector<updu_request> expire(double now);
     // Removes and returns all requests of a client (unbind, disconnect).
     std::vector<updu_request> remove_client(uint32_t client);
@@ -101,7 +103,10 @@ public:
 private:
     // Service order: expedited first, then higher priority, then older.
     using order_key = std::tuple<int, int, uint64_t>;
-    static order_key key_of(const updu_request& r) { return { r.expedited ? 0 : 1, -int(r.priority), r.id }; }
+    static order_key key_of(const updu_request& r)
+    {
+        return { r.expedited ? 0 : 1, -int(r.priority), r.id };
+    }
 
     void account(uint32_t client, long delta);
     void forget_flow(uint32_t client);

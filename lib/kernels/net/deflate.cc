@@ -43,7 +43,11 @@ struct deflater::state {
 
 deflater::deflater() : d(std::make_unique<state>())
 {
-    if (deflateInit2(&d->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, raw_window_bits, 8,
+    if (deflateInit2(&d->z,
+                     Z_DEFAULT_COMPRESSION,
+                     Z_DEFLATED,
+                     raw_window_bits,
+                     8,
                      Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");
 }
@@ -98,7 +102,8 @@ bool inflater::finished() const { return d->ended; }
 
 bool inflater::holds_output() const { return d->holds_output; }
 
-std::optional<size_t> inflater::read(const uint8_t* in, size_t size, size_t max_out, bytes& out)
+std::optional<size_t>
+inflater::read(const uint8_t* in, size_t size, size_t max_out, bytes& out)
 {
     if (d->ended)
         return size == 0 ? std::optional<size_t>(0) : std::nullopt; // bytes after the end
@@ -133,7 +138,11 @@ bytes deflate_once(const bytes& plain)
     // A final block (Z_FINISH): the datagram is a complete DEFLATE stream.
     bytes out;
     z_stream s{};
-    if (deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, raw_window_bits, 8,
+    if (deflateInit2(&s,
+                     Z_DEFAULT_COMPRESSION,
+                     Z_DEFLATED,
+                     raw_window_bits,
+                     8,
                      Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");
     run_deflate(s, plain.data(), plain.size(), Z_FINISH, out);

@@ -55,7 +55,8 @@ public:
     inflater& operator=(inflater&&) noexcept;
     // Inflates from `in` (size bytes) into at most `max_out` bytes appended to `out`;
     // returns how many input bytes it consumed, or nullopt for a malformed stream.
-    std::optional<size_t> read(const uint8_t* in, size_t size, size_t max_out, bytes& out);
+    std::optional<size_t>
+    read(const uint8_t* in, size_t size, size_t max_out, bytes& out);
     // The stream's final block has been read.
     bool finished() const;
     // The last read filled its output: zlib may hold more, which the next read gives

@@ -24,7 +24,8 @@ constexpr uint8_t rcode_formerr = 1, rcode_servfail = 2, rcode_notimp = 4;
 uint16_t get16(const bytes& b, size_t at) { return uint16_t(b[at] << 8 | b[at + 1]); }
 uint32_t get32(const bytes& b, size_t at)
 {
-    return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+    return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 |
+           b[at + 3];
 }
 void put16(bytes& b, size_t at, uint16_t v)
 {
@@ -114,7 +115,8 @@ dl::decoded<dns_query_info> parse_dns(const bytes& m)
     if (m.size() < header_size)
         return result::failure(dl::decode_error::truncated, "DNS message under 12 bytes");
     if (m.size() > dns_max_message)
-        return result::failure(dl::decode_error::oversized, "DNS message over 4096 bytes");
+        return result::failure(dl::decode_error::oversized,
+                               "DNS message over 4096 bytes");
     dns_query_info info;
     info.id = get16(m, 0);
     const uint16_t flags = get16(m, 2);
@@ -127,10 +129,12 @@ dl::decoded<dns_query_info> parse_dns(const bytes& m)
     std::string name;
     for (;;) {
         if (at >= m.size())
-            return result::failure(dl::decode_error::truncated, "question name cut short");
+            return result::failure(dl::decode_error::truncated,
+                                   "question name cut short");
         const uint8_t len = m[at];
         if (len & 0xC0)
-            return result::failure(dl::decode_error::bad_field, "compressed or extended label in the question");
+            return result::failure(dl::decode_error::bad_field,
+                                   "compressed or extended label in the question");
         if (len == 0) {
             ++at;
             break;
@@ -140,7 +144,8 @@ dl::decoded<dns_query_info> parse_dns(const bytes& m)
         for (size_t i = 0; i < len; ++i) {
             const char ch = char(m[at + 1 + i]);
             if (ch == '.' || ch == '\0')
-                return result::failure(dl::decode_error::bad_field, "a label holds '.' or NUL");
+                return result::failure(dl::decode_error::bad_field,
+                                       "a label holds '.' or NUL");
         }
         if (!name.empty())
             name.push_back('.');
@@ -151,7 +156,8 @@ dl::decoded<dns_query_info> parse_dns(const bytes& m)
             return result::failure(dl::decode_error::oversized, "name over 255 bytes");
     }
     if (at + 4 > m.size())
-        return result::failure(dl::decode_error::truncated, "question type and class cut short");
+        return result::failure(dl::decode_error::truncated,
+                               "question type and class cut short");
     info.question.name = name;
     info.question.type = get16(m, at);
     info.question.klass = get16(m, at + 2);
@@ -165,19 +171,22 @@ std::optional<uint32_t> dns_answer_ttl(const bytes& m)
     if (!info)
         return std::nullopt;
     std::optional<uint32_t> ttl;
-    const bool ok = for_each_record(m, info.value.question_end, [&](size_t ttl_at, uint16_t type,
-                                                                    size_t rdata, size_t rdlen) {
-        if (type == type_opt)
-            return;
-        uint32_t t = get32(m, ttl_at);
-        if (type == type_soa) { // RFC 2308: the negative TTL is the SOA's minimum, at most its TTL
-            size_t at = skip_name(m, rdata);
-            at = at ? skip_name(m, at) : 0;
-            if (at && at + 20 <= rdata + rdlen)
-                t = std::min(t, get32(m, at + 16));
-        }
-        ttl = ttl ? std::min(*ttl, t) : t;
-    });
+    const bool ok =
+        for_each_record(m,
+                        info.value.question_end,
+                        [&](size_t ttl_at, uint16_t type, size_t rdata, size_t rdlen) {
+                            if (type == type_opt)
+                                return;
+                            uint32_t t = get32(m, ttl_at);
+                            if (type == type_soa) { // RFC 2308: the negative TTL is the
+                                                    // SOA's minimum, at most its TTL
+                                size_t at = skip_name(m, rdata);
+                                at = at ? skip_name(m, at) : 0;
+                                if (at && at + 20 <= rdata + rdlen)
+                                    t = std::min(t, get32(m, at + 16));
+                            }
+                            ttl = ttl ? std::min(*ttl, t) : t;
+                        });
     return ok ? ttl : std::nullopt;
 }
 
@@ -196,8 +205,10 @@ bytes dns_error_response(const bytes& query, const dns_query_info& info, uint8_t
     return r;
 }
 
-bytes dns_address_response(const bytes& query, const dns_query_info& info,
-                           const ip_address& address, uint32_t ttl)
+bytes dns_address_response(const bytes& query,
+                           const dns_query_info& info,
+                           const ip_address& address,
+                           uint32_t ttl)
 {
     bytes r = dns_error_response(query, info, 0);
     put16(r, 2, uint16_t(get16(r, 2) | 0x0400)); // authoritative for what we were told
@@ -219,10 +230,12 @@ bytes dns_rewrite(const bytes& response, uint16_t id, std::optional<uint32_t> tt
     put16(r, 0, id);
     const auto info = parse_dns(r);
     if (ttl && info)
-        for_each_record(r, info.value.question_end, [&](size_t ttl_at, uint16_t type, size_t, size_t) {
-            if (type != type_opt && get32(r, ttl_at) > *ttl)
-                put32(r, ttl_at, *ttl);
-        });
+        for_each_record(r,
+                        info.value.question_end,
+                        [&](size_t ttl_at, uint16_t type, size_t, size_t) {
+                            if (type != type_opt && get32(r, ttl_at) > *ttl)
+                                put32(r, ttl_at, *ttl);
+                        });
     return r;
 }
 
@@ -233,12 +246,16 @@ void set_dns_static_names(dns_proxy_config& c, const std::string& text)
     std::map<std::string, ip_address> names; // the config changes only if all are good
     while (in >> item) {
         const auto eq = item.find('=');
-        const auto address = eq == std::string::npos ? std::nullopt : parse_ip_address(item.substr(eq + 1));
+        const auto address = eq == std::string::npos
+                                 ? std::nullopt
+                                 : parse_ip_address(item.substr(eq + 1));
         if (!address || eq == 0)
-            throw std::invalid_argument("static name \"" + item + "\" is not NAME=ADDRESS");
+            throw std::invalid_argument("static name \"" + item +
+                                        "\" is not NAME=ADDRESS");
         std::string name = item.substr(0, eq);
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char ch) { return char(std::tolower(ch)); });
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) {
+            return char(std::tolower(ch));
+        });
         if (!name.empty() && name.back() == '.')
             name.pop_back();
         names[name] = *address;
@@ -257,7 +274,9 @@ dns_proxy_actions dns_proxy::take_actions()
     return a;
 }
 
-void dns_proxy::answer(const waiter& w, const bytes& response, std::optional<uint32_t> ttl)
+void dns_proxy::answer(const waiter& w,
+                       const bytes& response,
+                       std::optional<uint32_t> ttl)
 {
     d_actions.replies.push_back({ w.client, dns_rewrite(response, w.id, ttl) });
 }
@@ -274,7 +293,8 @@ void dns_proxy::on_query(uint64_t client, const bytes& query, double now)
             dns_query_info bare;
             bare.id = get16(query, 0);
             bare.opcode = uint8_t((get16(query, 2) >> 11) & 0xF);
-            d_actions.replies.push_back({ client, dns_error_response(query, bare, rcode_formerr) });
+            d_actions.replies.push_back(
+                { client, dns_error_response(query, bare, rcode_formerr) });
         }
         return;
     }
@@ -286,7 +306,8 @@ void dns_proxy::on_query(uint64_t client, const bytes& query, double now)
     const waiter w{ client, info.id, query };
     if (info.opcode != 0) {
         d_counters.refused += 1;
-        d_actions.replies.push_back({ client, dns_error_response(query, info, rcode_notimp) });
+        d_actions.replies.push_back(
+            { client, dns_error_response(query, info, rcode_notimp) });
         return;
     }
     const auto fixed = d_cfg.static_names.find(info.question.name);
@@ -294,13 +315,16 @@ void dns_proxy::on_query(uint64_t client, const bytes& query, double now)
         (info.question.type == (fixed->second.version == 4 ? type_a : type_aaaa))) {
         d_counters.static_answers += 1;
         d_actions.replies.push_back(
-            { client, dns_address_response(query, info, fixed->second, uint32_t(d_cfg.min_ttl_s)) });
+            { client,
+              dns_address_response(
+                  query, info, fixed->second, uint32_t(d_cfg.min_ttl_s)) });
         return;
     }
     const auto hit = d_cache.find(info.question);
     if (hit != d_cache.end() && now < hit->second.expires) {
         d_counters.cache_hits += 1;
-        answer(w, hit->second.response, uint32_t(std::max(1.0, hit->second.expires - now)));
+        answer(
+            w, hit->second.response, uint32_t(std::max(1.0, hit->second.expires - now)));
         return;
     }
     if (hit != d_cache.end() && now < hit->second.expires + d_cfg.max_stale_s) {
@@ -327,7 +351,8 @@ void dns_proxy::on_query(uint64_t client, const bytes& query, double now)
     }
     if (d_in_flight.size() >= d_cfg.max_in_flight) {
         d_counters.refused += 1;
-        d_actions.replies.push_back({ client, dns_error_response(query, info, rcode_servfail) });
+        d_actions.replies.push_back(
+            { client, dns_error_response(query, info, rcode_servfail) });
         return;
     }
     forward(info.question, now);
@@ -381,18 +406,21 @@ void dns_proxy::on_answer(uint32_t request, const bytes& response, double now)
         // A failed lookup over there: what we had, however stale, is better.
         const auto hit = d_cache.find(q);
         for (const auto& w : waiters)
-            answer(w, hit != d_cache.end() ? hit->second.response : response,
-                   hit != d_cache.end() ? std::optional<uint32_t>(d_cfg.stale_ttl) : std::nullopt);
+            answer(w,
+                   hit != d_cache.end() ? hit->second.response : response,
+                   hit != d_cache.end() ? std::optional<uint32_t>(d_cfg.stale_ttl)
+                                        : std::nullopt);
         return;
     }
     const auto ttl = dns_answer_ttl(response);
-    const double keep = std::clamp(ttl ? double(*ttl) : d_cfg.negative_ttl_s, d_cfg.min_ttl_s,
-                                   d_cfg.max_ttl_s);
+    const double keep = std::clamp(
+        ttl ? double(*ttl) : d_cfg.negative_ttl_s, d_cfg.min_ttl_s, d_cfg.max_ttl_s);
     if (d_cache.size() >= d_cfg.max_cache_entries && !d_cache.count(q)) {
         // Full: the entry that expires first makes room.
-        auto oldest = std::min_element(d_cache.begin(), d_cache.end(), [](const auto& a, const auto& b) {
-            return a.second.expires < b.second.expires;
-        });
+        auto oldest = std::min_element(
+            d_cache.begin(), d_cache.end(), [](const auto& a, const auto& b) {
+                return a.second.expires < b.second.expires;
+            });
         d_cache.erase(oldest);
     }
     d_cache[q] = cached{ response, now, now + keep };
@@ -446,13 +474,16 @@ void dns_proxy::on_timer(double now)
             if (hit != d_cache.end())
                 answer(w, hit->second.response, d_cfg.stale_ttl);
             else
-                d_actions.replies.push_back({ w.client, dns_error_response(w.query, info.value, rcode_servfail) });
+                d_actions.replies.push_back(
+                    { w.client,
+                      dns_error_response(w.query, info.value, rcode_servfail) });
         }
         d_by_request.erase(it->second.request);
         it = d_in_flight.erase(it);
     }
     for (auto it = d_cache.begin(); it != d_cache.end();)
-        it = now >= it->second.expires + d_cfg.max_stale_s ? d_cache.erase(it) : std::next(it);
+        it = now >= it->second.expires + d_cfg.max_stale_s ? d_cache.erase(it)
+                                                           : std::next(it);
 }
 
 double dns_proxy::next_deadline() const

@@ -20,7 +20,8 @@
  * the TTLs of the answer records. Malformed queries (bad labels, compression in the
  * question, oversize) get FORMERR or are dropped, counted.
  *
- * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread. */
+ * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread.
+ */
 #ifndef HFSTACK_KERNELS_NET_DNS_PROXY_H
 #define HFSTACK_KERNELS_NET_DNS_PROXY_H
 
@@ -66,18 +67,21 @@ std::optional<uint32_t> dns_answer_ttl(const bytes& response);
 // A response to `query` (its id, question, RD) with this rcode and no records.
 bytes dns_error_response(const bytes& query, const dns_query_info& info, uint8_t rcode);
 // A response with one A or AAAA record for the question.
-bytes dns_address_response(const bytes& query, const dns_query_info& info,
-                           const ip_address& address, uint32_t ttl);
+bytes dns_address_response(const bytes& query,
+                           const dns_query_info& info,
+                           const ip_address& address,
+                           uint32_t ttl);
 // `response` with its id replaced and every record TTL lowered to at most `ttl`.
 bytes dns_rewrite(const bytes& response, uint16_t id, std::optional<uint32_t> ttl);
 
 struct dns_proxy_config {
-    double min_ttl_s = 60;        // answers are kept at least this long
-    double max_ttl_s = 86400;     // and at most this long
-    double negative_ttl_s = 300;  // NXDOMAIN / NODATA without an SOA
-    double max_stale_s = 86400;   // RFC 8767: stale answers served up to this long
-    uint32_t stale_ttl = 30;      // TTL given to a stale answer (RFC 8767 suggests 30 s)
-    double forward_timeout_s = 600; // a question unanswered this long: SERVFAIL to its clients
+    double min_ttl_s = 60;       // answers are kept at least this long
+    double max_ttl_s = 86400;    // and at most this long
+    double negative_ttl_s = 300; // NXDOMAIN / NODATA without an SOA
+    double max_stale_s = 86400;  // RFC 8767: stale answers served up to this long
+    uint32_t stale_ttl = 30;     // TTL given to a stale answer (RFC 8767 suggests 30 s)
+    double forward_timeout_s =
+        600; // a question unanswered this long: SERVFAIL to its clients
     size_t max_cache_entries = 10000;
     size_t max_in_flight = 1000;
     std::map<std::string, ip_address> static_names; // name -> address (A or AAAA)

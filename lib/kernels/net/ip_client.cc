@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "ip_client.h"
 #include "address_scope.h"
+#include "ip_client.h"
 #include "option_table.h"
 
 #include "dl/dpdu.h"
@@ -33,8 +33,8 @@ uint32_t node_of(const dl::sis_address& a)
     return a.address & (dl::group_address_flag | dl::node_address_mask);
 }
 
-std::optional<ip_address> option_address(const std::string& name, const std::string& value,
-                                         uint8_t version)
+std::optional<ip_address>
+option_address(const std::string& name, const std::string& value, uint8_t version)
 {
     if (value.empty())
         return std::nullopt;
@@ -52,30 +52,39 @@ const std::vector<option_entry>& table()
     using C = ip_client_config;
     using S = const std::string&;
     static const std::vector<option_entry> t = {
-        { "sap", "SAP bound (Annex F: 9 for the IP client)",
+        { "sap",
+          "SAP bound (Annex F: 9 for the IP client)",
           [](C& c, S n, S v) { c.sap = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.sap); } },
-        { "rank", "rank of the bind (0-15)",
+        { "rank",
+          "rank of the bind (0-15)",
           [](C& c, S n, S v) { c.rank = uint8_t(option_uint(n, v, 15)); },
           [](const C& c) { return std::to_string(c.rank); } },
-        { "mtu", "largest datagram sent whole, bytes (68-4096; the server's MTU caps it)",
+        { "mtu",
+          "largest datagram sent whole, bytes (68-4096; the server's MTU caps it)",
           [](C& c, S n, S v) {
               c.mtu = option_uint(n, v, max_sis_mtu);
               if (c.mtu < min_ipv4_mtu)
                   throw std::invalid_argument("mtu must be at least 68");
           },
           [](const C& c) { return std::to_string(c.mtu); } },
-        { "routes", "address table: PREFIX=NODE[,arq|non_arq][,repeats=N] ... (blank separated; PREFIX may be default)",
+        { "routes",
+          "address table: PREFIX=NODE[,arq|non_arq][,repeats=N] ... (blank separated; "
+          "PREFIX may be default)",
           [](C& c, S, S v) {
               ip_route_table t;
               t.add_text(v);
               c.routes = t;
           },
           [](const C& c) { return c.routes.to_text(); } },
-        { "default_filter", "drop mDNS, LLMNR, SSDP, NetBIOS, DHCP, IPv6 RS/RA/NS to multicast, IGMP/MLD (unless multicast is routed)",
+        { "default_filter",
+          "drop mDNS, LLMNR, SSDP, NetBIOS, DHCP, IPv6 RS/RA/NS to multicast, IGMP/MLD "
+          "(unless multicast is routed)",
           [](C& c, S n, S v) { c.default_filter = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.default_filter ? "true" : "false"); } },
-        { "filter", "more drop rules NAME:key=value,... (keys ip, proto, dst, dport, type), blank separated",
+        { "filter",
+          "more drop rules NAME:key=value,... (keys ip, proto, dst, dport, type), blank "
+          "separated",
           [](C& c, S, S v) {
               c.filter.clear();
               for (const auto& w : split_words(v))
@@ -87,12 +96,15 @@ const std::vector<option_entry>& table()
                   s += (s.empty() ? "" : " ") + to_text(r);
               return s;
           } },
-        { "dscp_priority", "priority of DSCP values, DSCP:PRIORITY ... (default 2 x (DSCP >> 3)); 'fixed:P' gives every DSCP priority P",
+        { "dscp_priority",
+          "priority of DSCP values, DSCP:PRIORITY ... (default 2 x (DSCP >> 3)); "
+          "'fixed:P' gives every DSCP priority P",
           [](C& c, S n, S v) {
               for (const auto& w : split_words(v)) {
                   const auto colon = w.find(':');
                   if (colon == std::string::npos)
-                      throw std::invalid_argument(n + ": \"" + w + "\" is not DSCP:PRIORITY");
+                      throw std::invalid_argument(n + ": \"" + w +
+                                                  "\" is not DSCP:PRIORITY");
                   const uint8_t prio = uint8_t(option_uint(n, w.substr(colon + 1), 15));
                   if (w.substr(0, colon) == "fixed")
                       c.dscp_priority.fill(prio);
@@ -109,16 +121,20 @@ const std::vector<option_entry>& table()
                            std::to_string(c.dscp_priority[i]);
               return s;
           } },
-        { "class_service", "service per DSCP class (DSCP >> 3), CLASS:arq|non_arq|auto ...",
+        { "class_service",
+          "service per DSCP class (DSCP >> 3), CLASS:arq|non_arq|auto ...",
           [](C& c, S n, S v) {
               for (const auto& w : split_words(v)) {
                   const auto colon = w.find(':');
-                  const auto s = colon == std::string::npos ? std::nullopt
-                                                            : parse_ip_service(w.substr(colon + 1));
+                  const auto s = colon == std::string::npos
+                                     ? std::nullopt
+                                     : parse_ip_service(w.substr(colon + 1));
                   if (!s)
-                      throw std::invalid_argument(n + ": \"" + w + "\" is not CLASS:arq|non_arq|auto");
+                      throw std::invalid_argument(n + ": \"" + w +
+                                                  "\" is not CLASS:arq|non_arq|auto");
                   c.class_service[option_uint(n, w.substr(0, colon), 7)] =
-                      *s == ip_service::automatic ? std::nullopt : std::optional<ip_service>(*s);
+                      *s == ip_service::automatic ? std::nullopt
+                                                  : std::optional<ip_service>(*s);
               }
           },
           [](const C& c) {
@@ -129,53 +145,82 @@ const std::vector<option_entry>& table()
                            to_string(*c.class_service[i]);
               return s;
           } },
-        { "expedited_dscp", "DSCP sent as expedited data (empty: none)",
+        { "expedited_dscp",
+          "DSCP sent as expedited data (empty: none)",
           [](C& c, S n, S v) {
-              c.expedited_dscp = v.empty() ? std::nullopt
-                                           : std::optional<uint8_t>(uint8_t(option_uint(n, v, 63)));
+              c.expedited_dscp =
+                  v.empty() ? std::nullopt
+                            : std::optional<uint8_t>(uint8_t(option_uint(n, v, 63)));
           },
-          [](const C& c) { return c.expedited_dscp ? std::to_string(*c.expedited_dscp) : ""; } },
-        { "repeats", "non-ARQ copies beyond the first (0-15) unless an entry says",
+          [](const C& c) {
+              return c.expedited_dscp ? std::to_string(*c.expedited_dscp) : "";
+          } },
+        { "repeats",
+          "non-ARQ copies beyond the first (0-15) unless an entry says",
           [](C& c, S n, S v) { c.repeats = option_uint(n, v, 15); },
           [](const C& c) { return std::to_string(c.repeats); } },
-        { "in_order", "ARQ delivery in order",
+        { "in_order",
+          "ARQ delivery in order",
           [](C& c, S n, S v) { c.in_order = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.in_order ? "true" : "false"); } },
-        { "fragment", "IPv4 datagrams without DF over the MTU: fragment (true) or drop (false)",
+        { "fragment",
+          "IPv4 datagrams without DF over the MTU: fragment (true) or drop (false)",
           [](C& c, S n, S v) { c.fragment = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.fragment ? "true" : "false"); } },
-        { "icmp_unreachable", "answer datagrams with no address table entry with ICMP destination unreachable",
+        { "icmp_unreachable",
+          "answer datagrams with no address table entry with ICMP destination "
+          "unreachable",
           [](C& c, S n, S v) { c.icmp_unreachable = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.icmp_unreachable ? "true" : "false"); } },
-        { "icmp_source_v4", "source of our ICMP errors (empty: the offending datagram's destination)",
+        { "icmp_source_v4",
+          "source of our ICMP errors (empty: the offending datagram's destination)",
           [](C& c, S n, S v) { c.icmp_source_v4 = option_address(n, v, 4); },
-          [](const C& c) { return c.icmp_source_v4 ? to_string(*c.icmp_source_v4) : ""; } },
-        { "icmp_source_v6", "source of our ICMPv6 errors (empty: the offending datagram's destination)",
+          [](const C& c) {
+              return c.icmp_source_v4 ? to_string(*c.icmp_source_v4) : "";
+          } },
+        { "icmp_source_v6",
+          "source of our ICMPv6 errors (empty: the offending datagram's destination)",
           [](C& c, S n, S v) { c.icmp_source_v6 = option_address(n, v, 6); },
-          [](const C& c) { return c.icmp_source_v6 ? to_string(*c.icmp_source_v6) : ""; } },
-        { "own_address_v4", "this host's IPv4 address on the HF subnet (needed by compact entries)",
+          [](const C& c) {
+              return c.icmp_source_v6 ? to_string(*c.icmp_source_v6) : "";
+          } },
+        { "own_address_v4",
+          "this host's IPv4 address on the HF subnet (needed by compact entries)",
           [](C& c, S n, S v) { c.own_address_v4 = option_address(n, v, 4); },
-          [](const C& c) { return c.own_address_v4 ? to_string(*c.own_address_v4) : ""; } },
-        { "own_address_v6", "this host's IPv6 address on the HF subnet (needed by compact entries)",
+          [](const C& c) {
+              return c.own_address_v4 ? to_string(*c.own_address_v4) : "";
+          } },
+        { "own_address_v6",
+          "this host's IPv6 address on the HF subnet (needed by compact entries)",
           [](C& c, S n, S v) { c.own_address_v6 = option_address(n, v, 6); },
-          [](const C& c) { return c.own_address_v6 ? to_string(*c.own_address_v6) : ""; } },
-        { "ttl_s", "SIS TTL of each U_PDU, s (0: none)",
+          [](const C& c) {
+              return c.own_address_v6 ? to_string(*c.own_address_v6) : "";
+          } },
+        { "ttl_s",
+          "SIS TTL of each U_PDU, s (0: none)",
           [](C& c, S n, S v) {
               c.ttl_s = dl::parse_option_number(n, v);
               if (std::isinf(c.ttl_s))
                   c.ttl_s = 0;
           },
           [](const C& c) { return number_text(c.ttl_s); } },
-        { "max_queue_bytes", "bytes queued per peer before its whole queue is discarded",
+        { "max_queue_bytes",
+          "bytes queued per peer before its whole queue is discarded",
           [](C& c, S n, S v) { c.max_queue_bytes = option_uint(n, v, 1u << 30); },
           [](const C& c) { return std::to_string(c.max_queue_bytes); } },
-        { "max_queue_age_s", "age of a peer's oldest queued datagram before its whole queue is discarded, s",
+        { "max_queue_age_s",
+          "age of a peer's oldest queued datagram before its whole queue is discarded, s",
           [](C& c, S n, S v) { c.max_queue_age_s = dl::parse_option_number(n, v); },
           [](const C& c) { return number_text(c.max_queue_age_s); } },
-        { "discard_on_link_failure", "discard a peer's queue when the node reports it not responding",
+        { "discard_on_link_failure",
+          "discard a peer's queue when the node reports it not responding",
           [](C& c, S n, S v) { c.discard_on_link_failure = dl::parse_option_bool(n, v); },
-          [](const C& c) { return std::string(c.discard_on_link_failure ? "true" : "false"); } },
-        { "source_check", "drop datagrams from the air whose source the address table routes to another node",
+          [](const C& c) {
+              return std::string(c.discard_on_link_failure ? "true" : "false");
+          } },
+        { "source_check",
+          "drop datagrams from the air whose source the address table routes to another "
+          "node",
           [](C& c, S n, S v) { c.source_check = dl::parse_option_bool(n, v); },
           [](const C& c) { return std::string(c.source_check ? "true" : "false"); } },
     };
@@ -197,7 +242,9 @@ std::vector<ip_client_option> ip_client_options()
     return option_rows<ip_client_config, ip_client_option>(table());
 }
 
-void set_ip_client_option(ip_client_config& c, const std::string& name, const std::string& value)
+void set_ip_client_option(ip_client_config& c,
+                          const std::string& name,
+                          const std::string& value)
 {
     set_option(table(), c, name, value, "IP client");
 }
@@ -215,22 +262,38 @@ std::string get_ip_client_option(const ip_client_config& c, const std::string& n
 const char* to_string(ip_drop d)
 {
     switch (d) {
-    case ip_drop::malformed_from_tun: return "malformed_from_tun";
-    case ip_drop::malformed_from_air: return "malformed_from_air";
-    case ip_drop::filtered: return "filtered";
-    case ip_drop::no_route: return "no_route";
-    case ip_drop::ttl_expired: return "ttl_expired";
-    case ip_drop::too_big: return "too_big";
-    case ip_drop::not_fragmented: return "not_fragmented";
-    case ip_drop::queue_overflow: return "queue_overflow";
-    case ip_drop::queue_age: return "queue_age";
-    case ip_drop::link_failure: return "link_failure";
-    case ip_drop::rejected: return "rejected";
-    case ip_drop::wrong_sap: return "wrong_sap";
-    case ip_drop::compact_unmapped: return "compact_unmapped";
-    case ip_drop::spoofed_source: return "spoofed_source";
-    case ip_drop::to_loopback: return "to_loopback";
-    case ip_drop::count_: break;
+    case ip_drop::malformed_from_tun:
+        return "malformed_from_tun";
+    case ip_drop::malformed_from_air:
+        return "malformed_from_air";
+    case ip_drop::filtered:
+        return "filtered";
+    case ip_drop::no_route:
+        return "no_route";
+    case ip_drop::ttl_expired:
+        return "ttl_expired";
+    case ip_drop::too_big:
+        return "too_big";
+    case ip_drop::not_fragmented:
+        return "not_fragmented";
+    case ip_drop::queue_overflow:
+        return "queue_overflow";
+    case ip_drop::queue_age:
+        return "queue_age";
+    case ip_drop::link_failure:
+        return "link_failure";
+    case ip_drop::rejected:
+        return "rejected";
+    case ip_drop::wrong_sap:
+        return "wrong_sap";
+    case ip_drop::compact_unmapped:
+        return "compact_unmapped";
+    case ip_drop::spoofed_source:
+        return "spoofed_source";
+    case ip_drop::to_loopback:
+        return "to_loopback";
+    case ip_drop::count_:
+        break;
     }
     return "?";
 }
@@ -250,9 +313,10 @@ ip_client::ip_client(ip_client_config config) : d_cfg(std::move(config)), d_mtu(
     d_counters.filter_matches.assign(d_filter.size(), 0);
     for (const auto& e : d_cfg.routes.entries())
         if (e.compact && !own_address(e.prefix.network.version))
-            throw std::invalid_argument(
-                "ip_client: the compact entry for " + to_string(e.prefix) + " needs own_address_v" +
-                std::to_string(e.prefix.network.version) + " (the far end rebuilds our datagrams to it)");
+            throw std::invalid_argument("ip_client: the compact entry for " +
+                                        to_string(e.prefix) + " needs own_address_v" +
+                                        std::to_string(e.prefix.network.version) +
+                                        " (the far end rebuilds our datagrams to it)");
 }
 
 const std::optional<ip_address>& ip_client::own_address(uint8_t version) const
@@ -271,7 +335,8 @@ void ip_client::on_disconnected(double now)
 {
     d_now = now;
     if (d_bound)
-        d_actions.notices.push_back("SIS connection lost: datagrams are queued until bound again");
+        d_actions.notices.push_back(
+            "SIS connection lost: datagrams are queued until bound again");
     d_bound = false;
     d_flow_on = true;
 }
@@ -285,9 +350,13 @@ void ip_client::drop(ip_drop why, const std::string& detail)
                                     "; counted from now on, not logged again");
 }
 
-void ip_client::icmp(const bytes& offending, const ip_header_info& info, icmp_error kind, uint32_t mtu)
+void ip_client::icmp(const bytes& offending,
+                     const ip_header_info& info,
+                     icmp_error kind,
+                     uint32_t mtu)
 {
-    const auto& configured = info.version == 4 ? d_cfg.icmp_source_v4 : d_cfg.icmp_source_v6;
+    const auto& configured =
+        info.version == 4 ? d_cfg.icmp_source_v4 : d_cfg.icmp_source_v6;
     const ip_address source = configured ? *configured : info.destination;
     if (auto reply = make_icmp_error(offending, info, kind, source, mtu)) {
         d_counters.icmp_sent += 1;
@@ -297,24 +366,28 @@ void ip_client::icmp(const bytes& offending, const ip_header_info& info, icmp_er
     }
 }
 
-dl::sis_primitive ip_client::request_for(const bytes& datagram, const ip_header_info& info,
+dl::sis_primitive ip_client::request_for(const bytes& datagram,
+                                         const ip_header_info& info,
                                          const ip_route& route) const
 {
     dl::sis_primitive p;
     const bool expedited = d_cfg.expedited_dscp && *d_cfg.expedited_dscp == info.dscp;
-    p.type = expedited ? dl::sis_type::expedited_unidata_request : dl::sis_type::unidata_request;
+    p.type = expedited ? dl::sis_type::expedited_unidata_request
+                       : dl::sis_type::unidata_request;
     p.priority = expedited ? 0 : d_cfg.dscp_priority[info.dscp & 63];
     p.destination_sap = d_cfg.sap;
     p.destination = dl::sis_address{ route.node, 7 };
-    ip_service service = d_cfg.class_service[(info.dscp >> 3) & 7].value_or(route.service);
-    if (service == ip_service::automatic || (service == ip_service::arq && is_group(route.node)))
+    ip_service service =
+        d_cfg.class_service[(info.dscp >> 3) & 7].value_or(route.service);
+    if (service == ip_service::automatic ||
+        (service == ip_service::arq && is_group(route.node)))
         service = is_group(route.node) ? ip_service::non_arq : ip_service::arq;
     auto& st = p.service_type;
     if (service == ip_service::arq) {
         st.tx_mode = dl::sis_tx_mode::arq;
         st.delivery_confirmation = dl::sis_delivery_confirmation::node;
-        st.delivery_order =
-            d_cfg.in_order ? dl::sis_delivery_order::in_order : dl::sis_delivery_order::as_they_arrive;
+        st.delivery_order = d_cfg.in_order ? dl::sis_delivery_order::in_order
+                                           : dl::sis_delivery_order::as_they_arrive;
     } else {
         st.tx_mode = dl::sis_tx_mode::non_arq;
         st.delivery_confirmation = dl::sis_delivery_confirmation::none;
@@ -322,7 +395,9 @@ dl::sis_primitive ip_client::request_for(const bytes& datagram, const ip_header_
         st.min_retransmissions = uint8_t(route.repeats.value_or(d_cfg.repeats));
     }
     // SIS TTL in 2 s units, at least one unit when set.
-    p.ttl = d_cfg.ttl_s > 0 ? uint32_t(std::min(std::ceil(d_cfg.ttl_s / 2.0), double(0xFFFFF))) : 0;
+    p.ttl = d_cfg.ttl_s > 0
+                ? uint32_t(std::min(std::ceil(d_cfg.ttl_s / 2.0), double(0xFFFFF)))
+                : 0;
     p.payload = datagram;
     return p;
 }
@@ -346,7 +421,8 @@ void ip_client::on_datagram(bytes datagram, double now)
         }
     const ip_route* route = d_cfg.routes.lookup(info.destination);
     if (!route) {
-        drop(ip_drop::no_route, "no address table entry for " + to_string(info.destination));
+        drop(ip_drop::no_route,
+             "no address table entry for " + to_string(info.destination));
         if (d_cfg.icmp_unreachable)
             icmp(datagram, info, icmp_error::destination_unreachable, 0);
         return;
@@ -408,7 +484,8 @@ void ip_client::discard_queue(uint32_t peer, ip_drop why)
 {
     auto& pc = d_counters.peers[peer];
     const size_t before = d_queue.size();
-    d_queue.erase(std::remove_if(d_queue.begin(), d_queue.end(),
+    d_queue.erase(std::remove_if(d_queue.begin(),
+                                 d_queue.end(),
                                  [&](const queued& q) { return q.peer == peer; }),
                   d_queue.end());
     const size_t n = before - d_queue.size();
@@ -448,9 +525,10 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
         d_bind_error.clear();
         d_mtu = std::min<size_t>(d_cfg.mtu, p.mtu ? p.mtu : d_cfg.mtu);
         if (d_mtu < min_ipv4_mtu)
-            d_mtu = min_ipv4_mtu; // a server MTU below IPv4's minimum: fragments get refused
-        d_actions.notices.push_back("bound to SAP " + std::to_string(d_cfg.sap) + ", MTU " +
-                                    std::to_string(d_mtu));
+            d_mtu =
+                min_ipv4_mtu; // a server MTU below IPv4's minimum: fragments get refused
+        d_actions.notices.push_back("bound to SAP " + std::to_string(d_cfg.sap) +
+                                    ", MTU " + std::to_string(d_mtu));
         drain(now);
         break;
     case T::bind_rejected:
@@ -483,9 +561,11 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
     case T::expedited_unidata_request_rejected: {
         const uint32_t peer = node_of(p.destination);
         d_counters.peers[peer].rejected += 1;
-        drop(ip_drop::rejected, "the node rejected a U_PDU, reason " + std::to_string(p.reason));
+        drop(ip_drop::rejected,
+             "the node rejected a U_PDU, reason " + std::to_string(p.reason));
         if (d_cfg.discard_on_link_failure &&
-            p.reason == uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding))
+            p.reason ==
+                uint8_t(dl::sis_unidata_rejected_reason::destination_not_responding))
             discard_queue(peer, ip_drop::link_failure);
         break;
     }
@@ -527,9 +607,10 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
             break;
         }
         if (const auto why = from_air_refusal(parsed.value, peer)) {
-            drop(*why, "node " + dl::address_to_string(peer) + ": " +
-                           to_string(parsed.value.source) + " to " +
-                           to_string(parsed.value.destination));
+            drop(*why,
+                 "node " + dl::address_to_string(peer) + ": " +
+                     to_string(parsed.value.source) + " to " +
+                     to_string(parsed.value.destination));
             break;
         }
         auto& pc = d_counters.peers[peer];
@@ -545,7 +626,8 @@ void ip_client::on_sis(const dl::sis_primitive& p, double now)
     }
 }
 
-std::optional<ip_drop> ip_client::from_air_refusal(const ip_header_info& h, uint32_t peer) const
+std::optional<ip_drop> ip_client::from_air_refusal(const ip_header_info& h,
+                                                   uint32_t peer) const
 {
     if (is_loopback(h.destination) || h.destination.is_unspecified())
         return ip_drop::to_loopback;

@@ -29,7 +29,8 @@
  * reports the peer unreachable (REJECTED "destination node not responding"), its queue
  * is discarded too, and rejected datagrams are never sent again.
  *
- * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread. */
+ * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread.
+ */
 #ifndef HFSTACK_KERNELS_NET_IP_CLIENT_H
 #define HFSTACK_KERNELS_NET_IP_CLIENT_H
 
@@ -66,7 +67,7 @@ struct ip_client_config {
     std::array<std::optional<ip_service>, 8> class_service{};
     // Datagrams with this DSCP go as S_EXPEDITED_UNIDATA_REQUEST.
     std::optional<uint8_t> expedited_dscp;
-    unsigned repeats = 1; // non-ARQ copies beyond the first, unless an entry says
+    unsigned repeats = 1;  // non-ARQ copies beyond the first, unless an entry says
     bool in_order = false; // ARQ delivery in order (the F.12 measurements: better off)
     bool fragment = true;  // IPv4 without DF over the MTU: fragment (true) or drop
     bool icmp_unreachable = true; // answer datagrams without an entry
@@ -75,7 +76,7 @@ struct ip_client_config {
     // This host's addresses on the HF subnet: compact datagrams (entries marked
     // compact) go only from them, and compact ones received are rebuilt to them.
     std::optional<ip_address> own_address_v4, own_address_v6;
-    double ttl_s = 120.0; // SIS TTL of each U_PDU (2 s units; 0: none)
+    double ttl_s = 120.0;                // SIS TTL of each U_PDU (2 s units; 0: none)
     size_t max_queue_bytes = 256 * 1024; // per peer
     double max_queue_age_s = 60.0;
     bool discard_on_link_failure = true;
@@ -92,7 +93,9 @@ struct ip_client_option {
 };
 std::vector<ip_client_option> ip_client_options();
 // Throws std::invalid_argument naming the option and what it accepts.
-void set_ip_client_option(ip_client_config& c, const std::string& name, const std::string& value);
+void set_ip_client_option(ip_client_config& c,
+                          const std::string& name,
+                          const std::string& value);
 // "name=value" items separated by ';' or newlines (route and filter lists use blanks
 // and commas inside their values).
 void set_ip_client_options(ip_client_config& c, const std::string& assignments);
@@ -100,8 +103,18 @@ std::string get_ip_client_option(const ip_client_config& c, const std::string& n
 
 // Why a datagram was not carried.
 enum class ip_drop : uint8_t {
-    malformed_from_tun, malformed_from_air, filtered, no_route, ttl_expired, too_big,
-    not_fragmented, queue_overflow, queue_age, link_failure, rejected, wrong_sap,
+    malformed_from_tun,
+    malformed_from_air,
+    filtered,
+    no_route,
+    ttl_expired,
+    too_big,
+    not_fragmented,
+    queue_overflow,
+    queue_age,
+    link_failure,
+    rejected,
+    wrong_sap,
     compact_unmapped, // a compact datagram from a node with no compact entry here
     // From the air: a source that is loopback, unspecified, multicast, this host's
     // own_address, or (source_check) an address the table routes to another node.
@@ -159,7 +172,7 @@ public:
     double next_deadline() const;
 
     bool bound() const { return d_bound; }
-    size_t mtu() const { return d_mtu; }                   // in force (after the bind)
+    size_t mtu() const { return d_mtu; } // in force (after the bind)
     const std::string& bind_error() const { return d_bind_error; }
     const ip_client_counters& counters() const;
     const std::vector<ip_filter_rule>& filter_rules() const { return d_filter; }
@@ -176,11 +189,15 @@ private:
     void drain(double now);
     void discard_queue(uint32_t peer, ip_drop why);
     void drop(ip_drop why, const std::string& detail = "");
-    void icmp(const bytes& offending, const ip_header_info& info, icmp_error kind, uint32_t mtu);
+    void icmp(const bytes& offending,
+              const ip_header_info& info,
+              icmp_error kind,
+              uint32_t mtu);
     void expire(double now);
     // Why a datagram from node `peer` must not reach the TUN device, or nullopt.
     std::optional<ip_drop> from_air_refusal(const ip_header_info& h, uint32_t peer) const;
-    dl::sis_primitive request_for(const bytes& datagram, const ip_header_info& info,
+    dl::sis_primitive request_for(const bytes& datagram,
+                                  const ip_header_info& info,
                                   const ip_route& route) const;
 
     ip_client_config d_cfg;

@@ -68,21 +68,24 @@ decoded<ip_header_info> parse_v4(const uint8_t* d, size_t size)
 {
     if (size < ipv4_min_header)
         return fail(decode_error::truncated,
-                    "IPv4 datagram of " + std::to_string(size) + " bytes, header needs 20");
+                    "IPv4 datagram of " + std::to_string(size) +
+                        " bytes, header needs 20");
     ip_header_info h;
     h.version = 4;
     h.header_length = size_t(d[0] & 0x0F) * 4;
     if (h.header_length < ipv4_min_header)
         return fail(decode_error::bad_field,
-                    "IPv4 header length " + std::to_string(h.header_length) + " below 20");
+                    "IPv4 header length " + std::to_string(h.header_length) +
+                        " below 20");
     if (h.header_length > size)
-        return fail(decode_error::truncated, "IPv4 header of " +
-                                                 std::to_string(h.header_length) +
-                                                 " bytes in a datagram of " + std::to_string(size));
+        return fail(decode_error::truncated,
+                    "IPv4 header of " + std::to_string(h.header_length) +
+                        " bytes in a datagram of " + std::to_string(size));
     h.total_length = get16(d + 2);
     if (h.total_length != size)
-        return fail(decode_error::bad_size, "IPv4 total length " + std::to_string(h.total_length) +
-                                                " but " + std::to_string(size) + " bytes");
+        return fail(decode_error::bad_size,
+                    "IPv4 total length " + std::to_string(h.total_length) + " but " +
+                        std::to_string(size) + " bytes");
     if (internet_checksum(d, h.header_length) != 0)
         return fail(decode_error::header_crc, "IPv4 header checksum wrong");
     h.dscp = uint8_t(d[1] >> 2);
@@ -111,16 +114,17 @@ decoded<ip_header_info> parse_v6(const uint8_t* d, size_t size)
 {
     if (size < ipv6_header)
         return fail(decode_error::truncated,
-                    "IPv6 datagram of " + std::to_string(size) + " bytes, header needs 40");
+                    "IPv6 datagram of " + std::to_string(size) +
+                        " bytes, header needs 40");
     ip_header_info h;
     h.version = 6;
     h.header_length = ipv6_header;
     h.total_length = ipv6_header + get16(d + 4);
     if (h.total_length != size) // jumbograms (payload length 0) never cross HF
-        return fail(decode_error::bad_size, "IPv6 payload length " +
-                                                std::to_string(h.total_length - ipv6_header) +
-                                                " but " + std::to_string(size - ipv6_header) +
-                                                " bytes follow the header");
+        return fail(decode_error::bad_size,
+                    "IPv6 payload length " +
+                        std::to_string(h.total_length - ipv6_header) + " but " +
+                        std::to_string(size - ipv6_header) + " bytes follow the header");
     const uint8_t traffic_class = uint8_t((d[0] & 0x0F) << 4 | d[1] >> 4);
     h.dscp = uint8_t(traffic_class >> 2);
     h.hop_limit = d[7];
@@ -180,8 +184,8 @@ ip_address ip_address::v4(uint32_t host_order)
 
 uint32_t ip_address::v4_value() const
 {
-    return uint32_t(octets[0]) << 24 | uint32_t(octets[1]) << 16 | uint32_t(octets[2]) << 8 |
-           octets[3];
+    return uint32_t(octets[0]) << 24 | uint32_t(octets[1]) << 16 |
+           uint32_t(octets[2]) << 8 | octets[3];
 }
 
 bool ip_address::is_multicast() const
@@ -192,7 +196,8 @@ bool ip_address::is_multicast() const
 bool ip_address::is_unspecified() const
 {
     const size_t n = version == 4 ? 4 : 16;
-    return std::all_of(octets.begin(), octets.begin() + n, [](uint8_t b) { return b == 0; });
+    return std::all_of(
+        octets.begin(), octets.begin() + n, [](uint8_t b) { return b == 0; });
 }
 
 bool ip_address::operator==(const ip_address& o) const
@@ -244,7 +249,9 @@ std::optional<ip_prefix> parse_ip_prefix(const std::string& text)
     if (slash != std::string::npos) {
         const std::string digits = text.substr(slash + 1);
         if (digits.empty() || digits.size() > 3 ||
-            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            !std::all_of(digits.begin(), digits.end(), [](char c) {
+                return c >= '0' && c <= '9';
+            }))
             return std::nullopt;
         const unsigned length = unsigned(std::stoul(digits));
         if (length > p.length)
@@ -325,11 +332,16 @@ bool is_icmp_error_message(const ip_header_info& info)
         const uint8_t t = *info.icmp_type;
         return t == 3 || t == 4 || t == 5 || t == 11 || t == 12;
     }
-    return info.version == 6 && info.protocol == ip_proto::icmpv6 && *info.icmp_type < 128;
+    return info.version == 6 && info.protocol == ip_proto::icmpv6 &&
+           *info.icmp_type < 128;
 }
 
-bytes icmpv4_error(const bytes& offending, const ip_header_info& info, uint8_t type,
-                   uint8_t code, const ip_address& source, uint32_t mtu)
+bytes icmpv4_error(const bytes& offending,
+                   const ip_header_info& info,
+                   uint8_t type,
+                   uint8_t code,
+                   const ip_address& source,
+                   uint32_t mtu)
 {
     const size_t quoted = std::min(offending.size(), info.header_length + 8);
     bytes out(ipv4_min_header + 8 + quoted, 0);
@@ -346,14 +358,19 @@ bytes icmpv4_error(const bytes& offending, const ip_header_info& info, uint8_t t
     icmp[0] = type;
     icmp[1] = code;
     if (mtu)
-        put16(icmp + 6, uint16_t(std::min<uint32_t>(mtu, 0xFFFF))); // RFC 1191 next-hop MTU
+        put16(icmp + 6,
+              uint16_t(std::min<uint32_t>(mtu, 0xFFFF))); // RFC 1191 next-hop MTU
     std::memcpy(icmp + 8, offending.data(), quoted);
     put16(icmp + 2, internet_checksum(icmp, 8 + quoted));
     return out;
 }
 
-bytes icmpv6_error(const bytes& offending, const ip_header_info& info, uint8_t type,
-                   uint8_t code, const ip_address& source, uint32_t mtu)
+bytes icmpv6_error(const bytes& offending,
+                   const ip_header_info& info,
+                   uint8_t type,
+                   uint8_t code,
+                   const ip_address& source,
+                   uint32_t mtu)
 {
     const size_t quoted = std::min(offending.size(), ipv6_min_mtu - ipv6_header - 8);
     const size_t icmp_length = 8 + quoted;
@@ -381,14 +398,19 @@ bytes icmpv6_error(const bytes& offending, const ip_header_info& info, uint8_t t
     pseudo[34] = uint8_t(icmp_length >> 8);
     pseudo[35] = uint8_t(icmp_length);
     pseudo[39] = ip_proto::icmpv6;
-    put16(icmp + 2, internet_checksum(icmp, icmp_length, ones_complement_sum(pseudo, sizeof pseudo)));
+    put16(
+        icmp + 2,
+        internet_checksum(icmp, icmp_length, ones_complement_sum(pseudo, sizeof pseudo)));
     return out;
 }
 
 } // namespace
 
-std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_info& info,
-                                     icmp_error kind, const ip_address& source, uint32_t mtu)
+std::optional<bytes> make_icmp_error(const bytes& offending,
+                                     const ip_header_info& info,
+                                     icmp_error kind,
+                                     const ip_address& source,
+                                     uint32_t mtu)
 {
     if (source.version != info.version)
         return std::nullopt;
@@ -427,7 +449,8 @@ std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_inf
 
 // ---- IPv4 fragmentation ---------------------------------------------------------
 
-std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu)
+std::vector<bytes>
+fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu)
 {
     if (info.version != 4)
         return {};
@@ -449,7 +472,8 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
         if (i + 1 >= hl || datagram[i + 1] < 2 || i + datagram[i + 1] > hl)
             break; // malformed options: copy none further
         if (type & 0x80)
-            later_options.insert(later_options.end(), datagram.begin() + long(i),
+            later_options.insert(later_options.end(),
+                                 datagram.begin() + long(i),
                                  datagram.begin() + long(i + datagram[i + 1]));
         i += datagram[i + 1];
     }
@@ -471,10 +495,12 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
         bytes f(header + chunk);
         std::memcpy(f.data(), datagram.data(), ipv4_min_header);
         if (first)
-            std::memcpy(f.data() + ipv4_min_header, datagram.data() + ipv4_min_header,
+            std::memcpy(f.data() + ipv4_min_header,
+                        datagram.data() + ipv4_min_header,
                         hl - ipv4_min_header);
         else
-            std::memcpy(f.data() + ipv4_min_header, later_options.data(), later_options.size());
+            std::memcpy(
+                f.data() + ipv4_min_header, later_options.data(), later_options.size());
         f[0] = uint8_t(0x40 | header / 4);
         put16(f.data() + 2, uint16_t(f.size()));
         const uint16_t offset = uint16_t(original_offset + done / 8);
@@ -493,17 +519,20 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
 std::optional<bytes> compact_datagram(const bytes& datagram, const ip_header_info& info)
 {
     const size_t header = info.version == 4 ? ipv4_min_header : ipv6_header;
-    if (info.header_length != header || info.payload_offset != header || info.is_fragment ||
-        datagram.size() < header)
+    if (info.header_length != header || info.payload_offset != header ||
+        info.is_fragment || datagram.size() < header)
         return std::nullopt;
     bytes out(compact_header_size + datagram.size() - header);
     out[0] = info.version == 4 ? 0x01 : 0x00;
     out[1] = info.protocol;
-    std::copy(datagram.begin() + long(header), datagram.end(), out.begin() + compact_header_size);
+    std::copy(datagram.begin() + long(header),
+              datagram.end(),
+              out.begin() + compact_header_size);
     return out;
 }
 
-std::optional<bytes> expand_compact(const bytes& u_pdu, const ip_address& source,
+std::optional<bytes> expand_compact(const bytes& u_pdu,
+                                    const ip_address& source,
                                     const ip_address& destination)
 {
     if (u_pdu.size() < compact_header_size || (u_pdu[0] & 0xFE) != 0)
@@ -537,8 +566,12 @@ std::optional<bytes> expand_compact(const bytes& u_pdu, const ip_address& source
     return d;
 }
 
-bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t protocol,
-                const bytes& payload, uint8_t ttl, uint16_t identification)
+bytes make_ipv4(const ip_address& source,
+                const ip_address& destination,
+                uint8_t protocol,
+                const bytes& payload,
+                uint8_t ttl,
+                uint16_t identification)
 {
     bytes d(ipv4_min_header + payload.size());
     d[0] = 0x45;
@@ -553,8 +586,11 @@ bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t
     return d;
 }
 
-bytes make_udp(const ip_address& source, const ip_address& destination, uint16_t source_port,
-               uint16_t destination_port, const bytes& data)
+bytes make_udp(const ip_address& source,
+               const ip_address& destination,
+               uint16_t source_port,
+               uint16_t destination_port,
+               const bytes& data)
 {
     bytes udp(8 + data.size());
     put16(udp.data(), source_port);
@@ -566,13 +602,18 @@ bytes make_udp(const ip_address& source, const ip_address& destination, uint16_t
     std::memcpy(pseudo + 4, destination.octets.data(), 4);
     pseudo[9] = ip_proto::udp;
     put16(pseudo + 10, uint16_t(udp.size()));
-    uint16_t sum = internet_checksum(udp.data(), udp.size(), ones_complement_sum(pseudo, 12));
+    uint16_t sum =
+        internet_checksum(udp.data(), udp.size(), ones_complement_sum(pseudo, 12));
     put16(udp.data() + 6, sum ? sum : 0xFFFF); // 0 means "no checksum" in UDP
     return make_ipv4(source, destination, ip_proto::udp, udp);
 }
 
-bytes make_icmp_echo(const ip_address& source, const ip_address& destination, bool request,
-                     uint16_t identifier, uint16_t sequence, const bytes& data)
+bytes make_icmp_echo(const ip_address& source,
+                     const ip_address& destination,
+                     bool request,
+                     uint16_t identifier,
+                     uint16_t sequence,
+                     const bytes& data)
 {
     bytes icmp(8 + data.size());
     icmp[0] = request ? 8 : 0;

@@ -69,11 +69,11 @@ struct ip_header_info {
     uint8_t protocol = 0;  // IPv4 protocol / IPv6 upper-layer header (after extensions)
     size_t payload_offset = 0; // start of the upper-layer header (0 if not found)
     bool dont_fragment = false;
-    bool is_fragment = false;       // IPv4 MF set or offset != 0; IPv6 Fragment header
-    bool is_first_fragment = true;  // offset 0
+    bool is_fragment = false;      // IPv4 MF set or offset != 0; IPv6 Fragment header
+    bool is_first_fragment = true; // offset 0
     // Transport details, when the upper-layer header is present in this datagram.
     std::optional<uint16_t> source_port, destination_port; // UDP / TCP
-    std::optional<uint8_t> icmp_type;                     // ICMP / ICMPv6
+    std::optional<uint8_t> icmp_type;                      // ICMP / ICMPv6
     std::optional<uint8_t> icmp_code;
 };
 
@@ -81,7 +81,10 @@ struct ip_header_info {
 // (no trailing bytes, no truncation), IPv4 header checksum. Failure reasons name the
 // field (decode_error::truncated, bad_size, bad_field, header_crc).
 dl::decoded<ip_header_info> parse_ip(const uint8_t* data, size_t size);
-inline dl::decoded<ip_header_info> parse_ip(const bytes& d) { return parse_ip(d.data(), d.size()); }
+inline dl::decoded<ip_header_info> parse_ip(const bytes& d)
+{
+    return parse_ip(d.data(), d.size());
+}
 
 // RFC 1071 one's-complement sum, folded, not inverted; `initial` chains pieces.
 uint32_t ones_complement_sum(const uint8_t* data, size_t size, uint32_t initial = 0);
@@ -99,11 +102,14 @@ bool decrement_hop_limit(bytes& datagram);
 // from an unspecified or multicast source.
 enum class icmp_error {
     destination_unreachable, // no route: IPv4 type 3 code 0, IPv6 type 1 code 0
-    fragmentation_needed,    // IPv4 type 3 code 4 with next-hop MTU; IPv6 type 2 (Packet Too Big)
-    time_exceeded,           // IPv4 type 11 code 0; IPv6 type 3 code 0
+    fragmentation_needed, // IPv4 type 3 code 4 with next-hop MTU; IPv6 type 2 (Packet Too
+                          // Big)
+    time_exceeded,        // IPv4 type 11 code 0; IPv6 type 3 code 0
 };
-std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_info& info,
-                                     icmp_error kind, const ip_address& source,
+std::optional<bytes> make_icmp_error(const bytes& offending,
+                                     const ip_header_info& info,
+                                     icmp_error kind,
+                                     const ip_address& source,
                                      uint32_t mtu = 0);
 
 // Splits an IPv4 datagram without DF into fragments of at most `mtu` bytes (RFC 791:
@@ -111,7 +117,8 @@ std::optional<bytes> make_icmp_error(const bytes& offending, const ip_header_inf
 // fragment, MF and offsets relative to the original's). Returns the datagram whole if
 // it fits; an empty vector if it cannot be split (DF set, IPv6, mtu too small for the
 // header plus 8 bytes).
-std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu);
+std::vector<bytes>
+fragment_ipv4(const bytes& datagram, const ip_header_info& info, size_t mtu);
 
 // The compact header (docs/ip-client.md, "Compact header"), after Isode's implicit IP
 // client (S5066-APP5): the IP header is replaced by two bytes and rebuilt at the far
@@ -124,24 +131,39 @@ std::vector<bytes> fragment_ipv4(const bytes& datagram, const ip_header_info& in
 // compact_hop_limit; IPv6 traffic class and flow label 0, hop limit compact_hop_limit.
 constexpr size_t compact_header_size = 2;
 constexpr uint8_t compact_hop_limit = 64;
-inline bool is_compact(const bytes& u_pdu) { return !u_pdu.empty() && (u_pdu[0] >> 4) == 0; }
+inline bool is_compact(const bytes& u_pdu)
+{
+    return !u_pdu.empty() && (u_pdu[0] >> 4) == 0;
+}
 // The compact form, or nullopt for a datagram the far end could not rebuild exactly
 // enough: IPv4 options, a fragment, IPv6 extension headers.
 std::optional<bytes> compact_datagram(const bytes& datagram, const ip_header_info& info);
 // The datagram rebuilt from a compact U_PDU between these addresses (of the version
 // byte 0 names); nullopt for a malformed one (short, reserved bits set, wrong version).
-std::optional<bytes> expand_compact(const bytes& u_pdu, const ip_address& source,
+std::optional<bytes> expand_compact(const bytes& u_pdu,
+                                    const ip_address& source,
                                     const ip_address& destination);
 
 // Datagrams built from scratch (simulated hosts, tests): an IPv4 header (no options,
 // checksum set) around `payload`; a UDP datagram (UDP checksum set); an ICMP echo
 // request (type 8) or reply (type 0).
-bytes make_ipv4(const ip_address& source, const ip_address& destination, uint8_t protocol,
-                const bytes& payload, uint8_t ttl = 64, uint16_t identification = 0);
-bytes make_udp(const ip_address& source, const ip_address& destination, uint16_t source_port,
-               uint16_t destination_port, const bytes& data);
-bytes make_icmp_echo(const ip_address& source, const ip_address& destination, bool request,
-                     uint16_t identifier, uint16_t sequence, const bytes& data);
+bytes make_ipv4(const ip_address& source,
+                const ip_address& destination,
+                uint8_t protocol,
+                const bytes& payload,
+                uint8_t ttl = 64,
+                uint16_t identification = 0);
+bytes make_udp(const ip_address& source,
+               const ip_address& destination,
+               uint16_t source_port,
+               uint16_t destination_port,
+               const bytes& data);
+bytes make_icmp_echo(const ip_address& source,
+                     const ip_address& destination,
+                     bool request,
+                     uint16_t identifier,
+                     uint16_t sequence,
+                     const bytes& data);
 
 } // namespace net
 } // namespace hfstack

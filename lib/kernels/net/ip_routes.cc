@@ -39,7 +39,8 @@ std::vector<std::string> split(const std::string& text, const std::string& separ
 unsigned parse_unsigned(const std::string& what, const std::string& text, unsigned max)
 {
     if (text.empty() || text.size() > 10 ||
-        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        !std::all_of(
+            text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         std::stoul(text) > max)
         throw std::invalid_argument(what + " must be a number 0.." + std::to_string(max) +
                                     ", not \"" + text + "\"");
@@ -113,7 +114,8 @@ void ip_route_table::add_text(const std::string& text)
             fail("no node address after '='");
         const auto node = dl::parse_address(fields[0]);
         if (!node)
-            fail("\"" + fields[0] + "\" is not a STANAG 5066 address a.b.c.d (0-31.255.255.255)");
+            fail("\"" + fields[0] +
+                 "\" is not a STANAG 5066 address a.b.c.d (0-31.255.255.255)");
         ip_route r;
         r.node = node.value;
         for (size_t i = 1; i < fields.size(); ++i) {
@@ -128,21 +130,24 @@ void ip_route_table::add_text(const std::string& text)
                     fail(e.what());
                 }
             } else {
-                fail("unknown field \"" + fields[i] + "\" (arq, non_arq, auto, repeats=N, compact)");
+                fail("unknown field \"" + fields[i] +
+                     "\" (arq, non_arq, auto, repeats=N, compact)");
             }
         }
         if (r.service == ip_service::arq && (r.node & dl::group_address_flag))
             fail("ARQ cannot reach a group address");
         if (r.compact && (r.node & dl::group_address_flag))
-            fail("compact: the far end rebuilds the source from one node's address, not a group's");
+            fail("compact: the far end rebuilds the source from one node's address, not "
+                 "a group's");
         std::vector<ip_prefix> prefixes;
         if (target == "default") {
             prefixes = { *parse_ip_prefix("0.0.0.0/0"), *parse_ip_prefix("::/0") };
         } else if (auto p = parse_ip_prefix(target)) {
             prefixes = { *p };
         } else {
-            fail("\"" + target + "\" is not an address or a prefix with no host bits set "
-                                 "(10.0.2.0/24, fd00::/64, 10.0.2.7, default)");
+            fail("\"" + target +
+                 "\" is not an address or a prefix with no host bits set "
+                 "(10.0.2.0/24, fd00::/64, 10.0.2.7, default)");
         }
         for (auto& p : prefixes) {
             if (r.compact && p.length != (p.network.version == 4 ? 32u : 128u))
@@ -162,7 +167,8 @@ const ip_route* ip_route_table::lookup(const ip_address& destination) const
 {
     const ip_route* best = nullptr;
     for (const auto& e : d_entries)
-        if (e.prefix.contains(destination) && (!best || e.prefix.length > best->prefix.length))
+        if (e.prefix.contains(destination) &&
+            (!best || e.prefix.length > best->prefix.length))
             best = &e;
     return best;
 }
@@ -178,7 +184,8 @@ std::string ip_route_table::to_text() const
 {
     std::string out;
     for (const auto& e : d_entries) {
-        out += (out.empty() ? "" : " ") + to_string(e.prefix) + "=" + dl::address_to_string(e.node);
+        out += (out.empty() ? "" : " ") + to_string(e.prefix) + "=" +
+               dl::address_to_string(e.node);
         if (e.service != ip_service::automatic)
             out += std::string(",") + to_string(e.service);
         if (e.repeats)
@@ -207,7 +214,8 @@ bool ip_filter_rule::matches(const ip_header_info& h) const
         return false;
     if (destination && !destination->contains(h.destination))
         return false;
-    if (destination_port && (!h.destination_port || *h.destination_port != *destination_port))
+    if (destination_port &&
+        (!h.destination_port || *h.destination_port != *destination_port))
         return false;
     if (icmp_type && (!h.icmp_type || *h.icmp_type != *icmp_type))
         return false;
@@ -238,8 +246,10 @@ ip_filter_rule parse_filter_rule(const std::string& text)
                 if (r.version != 4 && r.version != 6)
                     fail("ip must be 4 or 6");
             } else if (key == "proto") {
-                auto named = std::find_if(std::begin(protocol_names), std::end(protocol_names),
-                                          [&](const protocol_name& p) { return value == p.name; });
+                auto named =
+                    std::find_if(std::begin(protocol_names),
+                                 std::end(protocol_names),
+                                 [&](const protocol_name& p) { return value == p.name; });
                 r.protocol = named != std::end(protocol_names)
                                  ? named->number
                                  : uint8_t(parse_unsigned("proto", value, 255));
@@ -276,8 +286,10 @@ std::string to_text(const ip_filter_rule& r)
     if (r.version)
         put("ip=" + std::to_string(r.version));
     if (r.protocol) {
-        auto named = std::find_if(std::begin(protocol_names), std::end(protocol_names),
-                                  [&](const protocol_name& p) { return p.number == *r.protocol; });
+        auto named =
+            std::find_if(std::begin(protocol_names),
+                         std::end(protocol_names),
+                         [&](const protocol_name& p) { return p.number == *r.protocol; });
         put("proto=" + (named != std::end(protocol_names) ? std::string(named->name)
                                                           : std::to_string(*r.protocol)));
     }

@@ -25,7 +25,8 @@ namespace net {
 
 // How the datagrams of an entry (or of a DSCP class) travel.
 enum class ip_service : uint8_t {
-    automatic, // unicast: ARQ with node delivery confirmation; group: non-ARQ with repeats
+    automatic, // unicast: ARQ with node delivery confirmation; group: non-ARQ with
+               // repeats
     arq,       // ARQ with node delivery confirmation (unicast node addresses only)
     non_arq,   // non-ARQ, `repeats` extra copies
 };

@@ -30,13 +30,15 @@ struct option_entry {
     std::function<std::string(const Config&)> get;
 };
 
-// A whole number 0..max (the same grammar as the node's options); throws naming the option.
-inline uint32_t option_uint(const std::string& name, const std::string& value, uint32_t max)
+// A whole number 0..max (the same grammar as the node's options); throws naming the
+// option.
+inline uint32_t
+option_uint(const std::string& name, const std::string& value, uint32_t max)
 {
     const double v = dl::parse_option_number(name, value);
     if (v != std::floor(v) || v > max)
-        throw std::invalid_argument(name + " must be a whole number 0.." + std::to_string(max) +
-                                    ", not \"" + value + "\"");
+        throw std::invalid_argument(name + " must be a whole number 0.." +
+                                    std::to_string(max) + ", not \"" + value + "\"");
     return uint32_t(v);
 }
 
@@ -81,7 +83,8 @@ inline std::string trim_blanks(const std::string& s)
 // `what` names the component in errors ("IP client", "PEP").
 template <typename Config>
 const option_entry<Config>& find_option(const std::vector<option_entry<Config>>& table,
-                                        const std::string& name, const std::string& what)
+                                        const std::string& name,
+                                        const std::string& what)
 {
     for (const auto& e : table)
         if (name == e.name)
@@ -89,13 +92,17 @@ const option_entry<Config>& find_option(const std::vector<option_entry<Config>>&
     std::string names;
     for (const auto& e : table)
         names += (names.empty() ? "" : ", ") + std::string(e.name);
-    throw std::invalid_argument("unknown " + what + " option \"" + name + "\" (options: " + names + ")");
+    throw std::invalid_argument("unknown " + what + " option \"" + name +
+                                "\" (options: " + names + ")");
 }
 
 // Throws std::invalid_argument naming the option and what it accepts.
 template <typename Config>
-void set_option(const std::vector<option_entry<Config>>& table, Config& c,
-                const std::string& name, const std::string& value, const std::string& what)
+void set_option(const std::vector<option_entry<Config>>& table,
+                Config& c,
+                const std::string& name,
+                const std::string& value,
+                const std::string& what)
 {
     const auto& e = find_option(table, name, what);
     try {
@@ -108,8 +115,10 @@ void set_option(const std::vector<option_entry<Config>>& table, Config& c,
 
 // "name=value" items separated by ';' or newlines (list values use blanks and commas).
 template <typename Config>
-void set_options(const std::vector<option_entry<Config>>& table, Config& c,
-                 const std::string& assignments, const std::string& what)
+void set_options(const std::vector<option_entry<Config>>& table,
+                 Config& c,
+                 const std::string& assignments,
+                 const std::string& what)
 {
     std::string item;
     for (char ch : assignments + ";") {
@@ -121,8 +130,13 @@ void set_options(const std::vector<option_entry<Config>>& table, Config& c,
         if (!item.empty()) {
             const auto eq = item.find('=');
             if (eq == std::string::npos)
-                throw std::invalid_argument(what + " option \"" + item + "\" is not name=value");
-            set_option(table, c, trim_blanks(item.substr(0, eq)), trim_blanks(item.substr(eq + 1)), what);
+                throw std::invalid_argument(what + " option \"" + item +
+                                            "\" is not name=value");
+            set_option(table,
+                       c,
+                       trim_blanks(item.substr(0, eq)),
+                       trim_blanks(item.substr(eq + 1)),
+                       what);
         }
         item.clear();
     }

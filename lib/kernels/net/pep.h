@@ -19,7 +19,8 @@
  * it what take_tcp_data() gives; SLEP's windows bound everything in between, so a
  * client that never reads costs one window, not memory without end.
  *
- * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread. */
+ * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread.
+ */
 #ifndef HFSTACK_KERNELS_NET_PEP_H
 #define HFSTACK_KERNELS_NET_PEP_H
 
@@ -51,7 +52,8 @@ enum class pep_status : uint8_t {
     forbidden = 4,   // the port is denied by policy (either proxy)
     busy = 5,        // connection limits reached
     bad_request = 6, // a header the far proxy could not read
-    no_peer = 7,     // near side only: no address table entry, or the far proxy is unreachable
+    no_peer =
+        7, // near side only: no address table entry, or the far proxy is unreachable
 };
 const char* to_string(pep_status s);
 
@@ -72,7 +74,8 @@ pep_request_parse parse_pep_request(const bytes& b);
 // A far proxy's allowed destination: a network and, optionally, its ports.
 struct pep_destination_rule {
     ip_prefix prefix;
-    std::vector<std::pair<uint16_t, uint16_t>> ports; // ranges, inclusive; empty: every port
+    std::vector<std::pair<uint16_t, uint16_t>>
+        ports; // ranges, inclusive; empty: every port
     bool allows(const pep_request& r) const;
 };
 // "PREFIX[:PORTS] ..." (PORTS: N or N-M, comma-separated; an IPv6 prefix with ports
@@ -83,11 +86,11 @@ std::string to_text(const std::vector<pep_destination_rule>& rules);
 
 struct pep_config {
     slep_config slep;
-    ip_route_table peers;       // destination IP -> the 5066 node of the proxy beyond it
-    std::set<uint16_t> deny_ports;   // refused on both sides
-    std::set<uint16_t> allow_ports;  // empty: every port not denied
-    std::map<uint16_t, size_t> port_limits;     // connections at once per destination port
-    std::map<uint16_t, uint8_t> port_priority;  // 5066 priority of a port's streams
+    ip_route_table peers; // destination IP -> the 5066 node of the proxy beyond it
+    std::set<uint16_t> deny_ports;             // refused on both sides
+    std::set<uint16_t> allow_ports;            // empty: every port not denied
+    std::map<uint16_t, size_t> port_limits;    // connections at once per destination port
+    std::map<uint16_t, uint8_t> port_priority; // 5066 priority of a port's streams
     // Proxy-level priority of a port's streams: which data this proxy hands the node
     // first while SIS flow control holds some back (slep::set_send_priority).
     std::map<uint16_t, uint8_t> port_proxy_priority;
@@ -108,18 +111,19 @@ struct pep_config {
     double handshake_timeout_s = 10;
     size_t max_handshakes = 256;
     size_t max_handshakes_per_source = 64;
-    bool compress = false;           // DEFLATE on the streams this proxy opens
-    double open_wait_s = 0.2;        // wait at most this long for the client's first bytes
-    double connect_timeout_s = 60;   // far side: destination connect
-    double idle_timeout_s = 3600;    // no byte either way this long: reset
-    size_t read_chunk = 65536;       // bytes take_tcp_data() gives at most per call
+    bool compress = false;         // DEFLATE on the streams this proxy opens
+    double open_wait_s = 0.2;      // wait at most this long for the client's first bytes
+    double connect_timeout_s = 60; // far side: destination connect
+    double idle_timeout_s = 3600;  // no byte either way this long: reset
+    size_t read_chunk = 65536;     // bytes take_tcp_data() gives at most per call
 };
 // Options by name, as for the IP client: "peers", "deny_ports", "allow_ports",
 // "port_limits" (PORT:N ...), "port_priority" (PORT:P ...), "port_proxy_priority"
 // (PORT:P ...), "max_connections", "evict_idle_s", "allow_peers" (NODE ... or "any"),
 // "allow_destinations" (PREFIX[:PORTS] ...), "handshake_timeout_s", "max_handshakes",
-// "max_handshakes_per_source", "compress", "open_wait_s", "connect_timeout_s", "idle_timeout_s", and SLEP's
-// "sap", "window", "send_buffer", "retry_s", "give_up_s", "priority".
+// "max_handshakes_per_source", "compress", "open_wait_s", "connect_timeout_s",
+// "idle_timeout_s", and SLEP's "sap", "window", "send_buffer", "retry_s", "give_up_s",
+// "priority".
 void set_pep_option(pep_config& c, const std::string& name, const std::string& value);
 void set_pep_options(pep_config& c, const std::string& assignments);
 std::string get_pep_option(const pep_config& c, const std::string& name);
@@ -132,14 +136,14 @@ using pep_connection = uint64_t;
 
 struct pep_action {
     enum class kind {
-        connect,     // far side: open a TCP connection to destination:port
-        connected,   // near side: the far proxy reached the destination (SOCKS can answer)
-        failed,      // near side: it did not (`status`); reset the client's connection
-        data,        // bytes wait in take_tcp_data()
-        resume,      // tcp_space() grew again: read the socket again
-        finish,      // no more bytes will come: shut the socket's write side
-        reset,       // abort the TCP connection (RST)
-        closed,      // the connection is over: forget it
+        connect,   // far side: open a TCP connection to destination:port
+        connected, // near side: the far proxy reached the destination (SOCKS can answer)
+        failed,    // near side: it did not (`status`); reset the client's connection
+        data,      // bytes wait in take_tcp_data()
+        resume,    // tcp_space() grew again: read the socket again
+        finish,    // no more bytes will come: shut the socket's write side
+        reset,     // abort the TCP connection (RST)
+        closed,    // the connection is over: forget it
     };
     kind what = kind::data;
     pep_connection connection = 0;
@@ -157,7 +161,8 @@ struct pep_datagram {
 struct pep_actions {
     std::vector<dl::sis_primitive> to_sis;
     std::vector<pep_action> tcp;
-    std::vector<pep_datagram> datagrams; // received for addresses listen_datagrams() named
+    std::vector<pep_datagram>
+        datagrams; // received for addresses listen_datagrams() named
     std::vector<std::string> notices;
 };
 
@@ -197,7 +202,7 @@ class pep
 public:
     explicit pep(pep_config config); // throws std::invalid_argument on a bad SLEP config
 
-    void start(double now);     // the SIS connection is up: bind
+    void start(double now);           // the SIS connection is up: bind
     void on_disconnected(double now); // it is gone: the driver calls start() again
     // The host's own addresses: refused as far-side destinations unless a rule names
     // them (the driver keeps this current).
@@ -205,7 +210,10 @@ public:
     // The driver's cap from its file descriptors: at most this many connections, below
     // max_connections if smaller.
     void limit_connections(size_t n) { d_connection_budget = n; }
-    size_t connection_limit() const { return std::min(d_cfg.max_connections, d_connection_budget); }
+    size_t connection_limit() const
+    {
+        return std::min(d_cfg.max_connections, d_connection_budget);
+    }
     void on_sis(const dl::sis_primitive& p, double now);
     void on_timer(double now);
     double next_deadline() const;
@@ -228,7 +236,8 @@ public:
     // to `address` come out in take_actions().datagrams; send_datagram() sends one
     // reliably (resent across link breaks, duplicates dropped at the far end).
     void listen_datagrams(uint8_t address);
-    void send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now);
+    void
+    send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data, double now);
 
     std::optional<pep_connection_stats> stats(pep_connection c) const;
     size_t connection_count() const { return d_conns.size(); }
@@ -248,7 +257,8 @@ private:
         bytes header;             // partial header bytes
         bool status_sent = false; // far
         bool finish_sent = false; // finish action given to the driver
-        bool tcp_closed = false;  // far: the driver was told `closed` already (a failed connect)
+        bool tcp_closed =
+            false; // far: the driver was told `closed` already (a failed connect)
         bool resume_wanted = false;
         double connect_deadline = -1;
         double last_activity = 0;
@@ -270,7 +280,9 @@ private:
     bool make_room(pep_connection except, double now);
     size_t connections_to_port(uint16_t port) const;
     uint8_t proxy_priority(uint16_t port) const; // port_proxy_priority, 0 if none
-    void tcp_action(pep_action::kind k, pep_connection c, pep_status st = pep_status::connected);
+    void tcp_action(pep_action::kind k,
+                    pep_connection c,
+                    pep_status st = pep_status::connected);
     void collect(double now);
 
     pep_config d_cfg;

@@ -21,15 +21,17 @@
  *    reads bounds the memory; DEFLATE per stream or datagram.
  *  - Restarts: every OPEN and HELLO carries the sender's incarnation (a value that grows
  *    from one start to the next, e.g. the clock at start); a peer whose incarnation grows
- *    has restarted, so its old streams are reset, never continued with another's bytes. A SLEP tells a peer its incarnation in a HELLO when
- *    it first hears from it, when the peer sends for a stream it does not know, and every
- *    keepalive_s of silence while they share streams. Stream numbers start from the
- *    incarnation, so late PDUs of an old stream do not meet a new one.
- * Reliability rides on 5066: stream PDUs go ARQ with client delivery confirmation; SLEP
- * matches each S_UNIDATA_REQUEST_CONFIRM / _REJECTED to its PDU by the header the
- * server echoes (STANAG 5066 servers echo the start of the U_PDU; ours 16 bytes).
+ *    has restarted, so its old streams are reset, never continued with another's bytes. A
+ * SLEP tells a peer its incarnation in a HELLO when it first hears from it, when the peer
+ * sends for a stream it does not know, and every keepalive_s of silence while they share
+ * streams. Stream numbers start from the incarnation, so late PDUs of an old stream do
+ * not meet a new one. Reliability rides on 5066: stream PDUs go ARQ with client delivery
+ * confirmation; SLEP matches each S_UNIDATA_REQUEST_CONFIRM / _REJECTED to its PDU by the
+ * header the server echoes (STANAG 5066 servers echo the start of the U_PDU; ours 16
+ * bytes).
  *
- * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread. */
+ * Plain C++17: `now` in seconds as a parameter, actions out, no clock, socket or thread.
+ */
 #ifndef HFSTACK_KERNELS_NET_SLEP_H
 #define HFSTACK_KERNELS_NET_SLEP_H
 
@@ -58,24 +60,28 @@ struct slep_config {
     uint8_t sap = 13; // Annex F leaves 13-15 unassigned; both ends must agree
     uint8_t rank = 0;
     uint32_t incarnation = 1; // nonzero; larger at each start (RFC 1982 order)
-    uint32_t window = slep_initial_window; // bytes a stream buffers for its reader (>= initial)
-    size_t send_buffer = 262144;           // bytes a stream holds written but not confirmed
+    uint32_t window =
+        slep_initial_window;     // bytes a stream buffers for its reader (>= initial)
+    size_t send_buffer = 262144; // bytes a stream holds written but not confirmed
     size_t max_streams = 4096;
-    size_t max_outstanding_bytes = 524288; // U_PDU bytes at the node awaiting confirmation
-    double retry_s = 15.0;     // after a rejection (link down, TTL), before sending again
-    double give_up_s = 900.0;  // a stream or reliable datagram without progress this long fails
+    size_t max_outstanding_bytes =
+        524288;            // U_PDU bytes at the node awaiting confirmation
+    double retry_s = 15.0; // after a rejection (link down, TTL), before sending again
+    double give_up_s =
+        900.0; // a stream or reliable datagram without progress this long fails
     double time_wait_s = 1800; // an ended stream's late duplicates are dropped this long
-    // With streams to a peer that speaks HELLO and nothing heard from it this long, send it
-    // a HELLO: a peer that restarted answers with its new incarnation, so its streams are
-    // reset within keepalive_s and a round trip even when neither side writes. 0 = never.
+    // With streams to a peer that speaks HELLO and nothing heard from it this long, send
+    // it a HELLO: a peer that restarted answers with its new incarnation, so its streams
+    // are reset within keepalive_s and a round trip even when neither side writes. 0 =
+    // never.
     double keepalive_s = 120;
     // DATA that arrives before its stream's OPEN (possible only when 5066 delivers out of
     // order, or a rejected OPEN was sent again) is kept this long; then the stream is
     // refused with RESET (unknown stream): the opener of a stream this side lost in a
     // restart hears so within this bound even when it does not speak HELLO.
     double early_data_s = 60;
-    bool in_order = true;      // ask 5066 for in-order delivery of stream PDUs
-    uint8_t priority = 0;      // 5066 priority of stream PDUs unless the stream says
+    bool in_order = true; // ask 5066 for in-order delivery of stream PDUs
+    uint8_t priority = 0; // 5066 priority of stream PDUs unless the stream says
     // Largest stream PDU (U_PDU) cut, below the node's MTU: 2042 bytes make a C_PDU (its
     // 1-byte header, the S_PDU's 3) of exactly two 1023-byte D_PDU segments, where 2048
     // would leave a 6-byte third one costing a D_PDU header and an ARQ window slot.
@@ -130,7 +136,8 @@ struct slep_counters {
     uint64_t bytes_sent = 0, bytes_received = 0;          // U_PDU bytes
     uint64_t plain_written = 0, wire_written = 0;         // compression: in / out
     uint64_t retransmissions = 0, rejections = 0;
-    uint64_t streams_opened = 0, streams_accepted = 0, streams_closed = 0, streams_reset = 0;
+    uint64_t streams_opened = 0, streams_accepted = 0, streams_closed = 0,
+             streams_reset = 0;
     uint64_t malformed = 0, duplicates = 0, stale = 0, refused = 0;
     uint64_t peer_restarts = 0;
 };
@@ -139,9 +146,9 @@ struct slep_stream_info {
     uint32_t node = 0;
     uint8_t local = 0, remote = 0;
     bool opened_here = false, compressed = false;
-    size_t readable = 0;      // wire bytes received in order, not yet read
-    size_t send_space = 0;    // bytes write() would take now
-    size_t unconfirmed = 0;   // written, not yet confirmed by the far client
+    size_t readable = 0;    // wire bytes received in order, not yet read
+    size_t send_space = 0;  // bytes write() would take now
+    size_t unconfirmed = 0; // written, not yet confirmed by the far client
     bool finished_writing = false, peer_finished = false;
     uint64_t bytes_written = 0, bytes_read = 0; // plain, as the application sees them
     uint64_t wire_written = 0, wire_read = 0;   // the same after DEFLATE (equal without)
@@ -150,8 +157,8 @@ struct slep_stream_info {
 class slep
 {
 public:
-    // Throws std::invalid_argument: sap > 15, incarnation 0, window < slep_initial_window,
-    // stream_updu_bytes < 128.
+    // Throws std::invalid_argument: sap > 15, incarnation 0, window <
+    // slep_initial_window, stream_updu_bytes < 128.
     explicit slep(slep_config config);
 
     void start(double now); // S_BIND_REQUEST; call when the SIS connection is up
@@ -166,10 +173,19 @@ public:
 
     // Datagrams; `reliable` returns the id its delivered/failed event will carry.
     // Throws std::invalid_argument when the data cannot fit one U_PDU.
-    void send_datagram(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
-                       bool compress, bool arq, double now);
-    uint16_t send_reliable(uint32_t node, uint8_t to, uint8_t from, const bytes& data,
-                           bool compress, double now);
+    void send_datagram(uint32_t node,
+                       uint8_t to,
+                       uint8_t from,
+                       const bytes& data,
+                       bool compress,
+                       bool arq,
+                       double now);
+    uint16_t send_reliable(uint32_t node,
+                           uint8_t to,
+                           uint8_t from,
+                           const bytes& data,
+                           bool compress,
+                           double now);
 
     // Streams. open() sends the OPEN with `data` at once (with fin: the whole request).
     // `priority`: the 5066 priority of its PDUs; `send_priority`: see set_send_priority.
@@ -215,9 +231,9 @@ private:
         bool opened_here = false, compressed = false;
         uint8_t local = 0, remote = 0, priority = 0, send_priority = 0;
         // sending
-        bytes send_buf;          // wire bytes from send_base on
-        uint32_t send_base = 0;  // lowest unconfirmed offset
-        uint32_t send_next = 0;  // next offset never sent
+        bytes send_buf;         // wire bytes from send_base on
+        uint32_t send_base = 0; // lowest unconfirmed offset
+        uint32_t send_next = 0; // next offset never sent
         uint32_t send_limit = slep_initial_window;
         std::map<uint32_t, segment> segments; // by offset
         bool open_sent = false, open_confirmed = false;
@@ -227,19 +243,22 @@ private:
         double unsent_since = 0; // when the oldest bytes not yet sent were written
         deflater tx_z;
         // receiving
-        bytes recv_buf;          // in order, not yet read (wire bytes)
-        uint32_t recv_base = 0;  // offset of recv_buf[0]
+        bytes recv_buf;         // in order, not yet read (wire bytes)
+        uint32_t recv_base = 0; // offset of recv_buf[0]
         std::map<uint32_t, bytes> out_of_order;
         uint32_t granted = slep_initial_window; // limit last advertised
         bool window_due = false;
         std::optional<uint32_t> fin_offset;
         inflater rx_z;
-        bytes plain;             // inflated, not yet read
+        bytes plain;                                // inflated, not yet read
         uint64_t bytes_written = 0, bytes_read = 0; // plain
         uint64_t wire_written = 0, wire_read = 0;   // deflated
         double last_progress = 0;
         uint32_t recv_next() const { return recv_base + uint32_t(recv_buf.size()); }
-        uint32_t send_end() const { return send_base + uint32_t(send_buf.size()); } // written
+        uint32_t send_end() const
+        {
+            return send_base + uint32_t(send_buf.size());
+        } // written
     };
     // What a PDU awaiting confirmation was: a stream segment, an OPEN without data, ...
     enum class pdu_role { segment, empty_open, reliable, window, reset, other };
@@ -266,7 +285,7 @@ private:
     };
 
     void pump(double now);
-    void pump_streams(uint8_t send_priority, double now); // one send priority's streams
+    void pump_streams(uint8_t send_priority, double now);   // one send priority's streams
     void count_wire_written(stream_state& s, size_t bytes); // the stream's and in total
     void flush_deflater(stream_state& s);                   // sync flush, counted
     bool unsent(const stream_state& s) const; // written bytes not yet in a PDU
@@ -277,8 +296,16 @@ private:
     void send_segment(slep_stream key, stream_state& s, segment& seg);
     void send_empty_open(slep_stream key, stream_state& s);
     bool awaiting_confirmation(const stream_state& s) const;
-    void submit(uint32_t node, const slep_pdu& pdu, bool arq, bool confirm, bool in_order,
-                uint8_t priority, pdu_role role, slep_stream key, uint32_t offset, uint16_t id);
+    void submit(uint32_t node,
+                const slep_pdu& pdu,
+                bool arq,
+                bool confirm,
+                bool in_order,
+                uint8_t priority,
+                pdu_role role,
+                slep_stream key,
+                uint32_t offset,
+                uint16_t id);
     void on_confirm(const dl::sis_primitive& p, bool delivered, double now);
     void on_indication(const dl::sis_primitive& p, double now);
     void on_open(uint32_t node, const slep_pdu& p, double now);
@@ -286,14 +313,23 @@ private:
     void on_hello(uint32_t node, const slep_pdu& p, double now);
     // The peer's new incarnation ends every stream with its former self.
     void peer_restarted(uint32_t node, double now);
-    void want_hello(uint32_t node); // sent at most once per retry_s
+    void want_hello(uint32_t node);                   // sent at most once per retry_s
     bool window_stalled(const stream_state& s) const; // bytes to send, no credit
     double heard_from(uint32_t node) const;
-    void accept_bytes(slep_stream key, stream_state& s, uint32_t offset, const bytes& data,
-                      bool fin, double now);
+    void accept_bytes(slep_stream key,
+                      stream_state& s,
+                      uint32_t offset,
+                      const bytes& data,
+                      bool fin,
+                      double now);
     void end_stream(slep_stream key, slep_reset_reason why, bool tell_peer, double now);
-    void send_reset(uint32_t node, uint32_t number, bool we_opened, uint8_t to, uint8_t from,
-                    slep_reset_reason why, double now);
+    void send_reset(uint32_t node,
+                    uint32_t number,
+                    bool we_opened,
+                    uint8_t to,
+                    uint8_t from,
+                    slep_reset_reason why,
+                    double now);
     void check_closed(slep_stream key, stream_state& s);
     void event(slep_event e) { d_actions.events.push_back(std::move(e)); }
     void notice(const std::string& kind, const std::string& text);
@@ -321,11 +357,13 @@ private:
         double hello_not_before = -1e300;
     };
     std::map<uint32_t, peer_state> d_peers;
-    std::map<slep_stream, std::vector<std::pair<slep_pdu, double>>> d_early; // DATA before OPEN
+    std::map<slep_stream, std::vector<std::pair<slep_pdu, double>>>
+        d_early; // DATA before OPEN
     std::deque<outstanding> d_outstanding;
     size_t d_outstanding_bytes = 0;
     std::map<uint16_t, reliable_out> d_reliable;
-    std::map<std::pair<uint32_t, uint8_t>, std::deque<uint16_t>> d_seen_ids; // per peer, address
+    std::map<std::pair<uint32_t, uint8_t>, std::deque<uint16_t>>
+        d_seen_ids; // per peer, address
     std::deque<reset_out> d_resets;
     uint32_t d_next_number;
     uint16_t d_next_id = 1;

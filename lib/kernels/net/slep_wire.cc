@@ -57,13 +57,20 @@ uint8_t allowed_flags(slep_type t)
 const char* to_string(slep_type t)
 {
     switch (t) {
-    case slep_type::datagram: return "DATAGRAM";
-    case slep_type::reliable: return "RELIABLE";
-    case slep_type::open: return "OPEN";
-    case slep_type::data: return "DATA";
-    case slep_type::window: return "WINDOW";
-    case slep_type::reset: return "RESET";
-    case slep_type::hello: return "HELLO";
+    case slep_type::datagram:
+        return "DATAGRAM";
+    case slep_type::reliable:
+        return "RELIABLE";
+    case slep_type::open:
+        return "OPEN";
+    case slep_type::data:
+        return "DATA";
+    case slep_type::window:
+        return "WINDOW";
+    case slep_type::reset:
+        return "RESET";
+    case slep_type::hello:
+        return "HELLO";
     }
     return "UNKNOWN";
 }
@@ -71,13 +78,20 @@ const char* to_string(slep_type t)
 const char* to_string(slep_reset_reason r)
 {
     switch (r) {
-    case slep_reset_reason::aborted: return "aborted";
-    case slep_reset_reason::refused: return "refused";
-    case slep_reset_reason::unknown_stream: return "unknown_stream";
-    case slep_reset_reason::peer_restarted: return "peer_restarted";
-    case slep_reset_reason::timed_out: return "timed_out";
-    case slep_reset_reason::protocol_error: return "protocol_error";
-    case slep_reset_reason::no_resources: return "no_resources";
+    case slep_reset_reason::aborted:
+        return "aborted";
+    case slep_reset_reason::refused:
+        return "refused";
+    case slep_reset_reason::unknown_stream:
+        return "unknown_stream";
+    case slep_reset_reason::peer_restarted:
+        return "peer_restarted";
+    case slep_reset_reason::timed_out:
+        return "timed_out";
+    case slep_reset_reason::protocol_error:
+        return "protocol_error";
+    case slep_reset_reason::no_resources:
+        return "no_resources";
     }
     return "unknown";
 }
@@ -85,13 +99,20 @@ const char* to_string(slep_reset_reason r)
 size_t slep_header_size(slep_type t)
 {
     switch (t) {
-    case slep_type::datagram: return slep_common_header;
-    case slep_type::reliable: return slep_common_header + 2;
-    case slep_type::open: return slep_common_header + 12;
-    case slep_type::data: return slep_common_header + 8;
-    case slep_type::window: return slep_common_header + 8;
-    case slep_type::reset: return slep_common_header + 5;
-    case slep_type::hello: return slep_common_header + 8;
+    case slep_type::datagram:
+        return slep_common_header;
+    case slep_type::reliable:
+        return slep_common_header + 2;
+    case slep_type::open:
+        return slep_common_header + 12;
+    case slep_type::data:
+        return slep_common_header + 8;
+    case slep_type::window:
+        return slep_common_header + 8;
+    case slep_type::reset:
+        return slep_common_header + 5;
+    case slep_type::hello:
+        return slep_common_header + 8;
     }
     return slep_common_header;
 }
@@ -125,7 +146,8 @@ bytes encode(const slep_pdu& p)
     case slep_type::reset:
         put32(b, p.stream);
         b.push_back(p.reason);
-        b.insert(b.end(), p.data.begin(),
+        b.insert(b.end(),
+                 p.data.begin(),
                  p.data.begin() + long(std::min(p.data.size(), slep_max_reset_text)));
         return b;
     case slep_type::hello:
@@ -142,7 +164,8 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
     using result = dl::decoded<slep_pdu>;
     if (size < slep_common_header)
         return result::failure(dl::decode_error::truncated,
-                               "SLEP PDU of " + std::to_string(size) + " bytes (header needs 3)");
+                               "SLEP PDU of " + std::to_string(size) +
+                                   " bytes (header needs 3)");
     const unsigned type = d[0] >> 4;
     if (type < 1 || type > 7)
         return result::failure(dl::decode_error::unknown_type,
@@ -157,8 +180,9 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
     const size_t header = slep_header_size(p.type);
     if (size < header)
         return result::failure(dl::decode_error::truncated,
-                               std::string(to_string(p.type)) + " of " + std::to_string(size) +
-                                   " bytes (header needs " + std::to_string(header) + ")");
+                               std::string(to_string(p.type)) + " of " +
+                                   std::to_string(size) + " bytes (header needs " +
+                                   std::to_string(header) + ")");
     p.to = d[1];
     p.from = d[2];
     const uint8_t* f = d + slep_common_header;
@@ -181,19 +205,22 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
         p.stream = get32(f);
         p.limit = get32(f + 4);
         if (size != header)
-            return result::failure(dl::decode_error::bad_size, "WINDOW with trailing bytes");
+            return result::failure(dl::decode_error::bad_size,
+                                   "WINDOW with trailing bytes");
         break;
     case slep_type::reset:
         p.stream = get32(f);
         p.reason = f[4];
         if (size - header > slep_max_reset_text)
-            return result::failure(dl::decode_error::oversized, "RESET text over 64 bytes");
+            return result::failure(dl::decode_error::oversized,
+                                   "RESET text over 64 bytes");
         break;
     case slep_type::hello:
         p.incarnation = get32(f);
         p.seen = get32(f + 4);
         if (size != header)
-            return result::failure(dl::decode_error::bad_size, "HELLO with trailing bytes");
+            return result::failure(dl::decode_error::bad_size,
+                                   "HELLO with trailing bytes");
         break;
     }
     p.data.assign(d + header, d + size);

@@ -14,8 +14,8 @@
  *   then, by type:
  *   DATAGRAM  1  data                                         flags: C
  *   RELIABLE  2  id (2)  data                                 flags: C
- *   OPEN      3  stream (4)  incarnation (4)  limit (4)  data  flags: C (both directions), F
- *   DATA      4  stream (4)  offset (4)  data                 flags: R, F
+ *   OPEN      3  stream (4)  incarnation (4)  limit (4)  data  flags: C (both
+ * directions), F DATA      4  stream (4)  offset (4)  data                 flags: R, F
  *   WINDOW    5  stream (4)  limit (4)                        flags: R
  *   RESET     6  stream (4)  reason (1)  text                 flags: R
  *   HELLO     7  incarnation (4)  seen (4)                    flags: none
@@ -76,11 +76,11 @@ struct slep_pdu {
     uint16_t id = 0;          // RELIABLE
     uint32_t stream = 0;      // OPEN, DATA, WINDOW, RESET
     uint32_t incarnation = 0; // OPEN, HELLO: the sender's
-    uint32_t seen = 0;        // HELLO: the receiver's incarnation as the sender knows it, 0 none
-    uint32_t offset = 0;      // DATA
-    uint32_t limit = 0;       // OPEN, WINDOW
-    uint8_t reason = 0;       // RESET
-    bytes data;               // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
+    uint32_t seen = 0; // HELLO: the receiver's incarnation as the sender knows it, 0 none
+    uint32_t offset = 0; // DATA
+    uint32_t limit = 0;  // OPEN, WINDOW
+    uint8_t reason = 0;  // RESET
+    bytes data;          // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
 
     bool has(uint8_t flag) const { return (flags & flag) != 0; }
 };
@@ -94,10 +94,16 @@ bytes encode(const slep_pdu& p);
 // Unknown types, short PDUs, flags a type does not define and over-long RESET text are
 // failures naming the field.
 dl::decoded<slep_pdu> decode_slep(const uint8_t* data, size_t size);
-inline dl::decoded<slep_pdu> decode_slep(const bytes& b) { return decode_slep(b.data(), b.size()); }
+inline dl::decoded<slep_pdu> decode_slep(const bytes& b)
+{
+    return decode_slep(b.data(), b.size());
+}
 
 // RFC 1982 serial-number order of 32-bit stream offsets: a before b.
-inline bool serial_less(uint32_t a, uint32_t b) { return a != b && uint32_t(b - a) < 0x80000000u; }
+inline bool serial_less(uint32_t a, uint32_t b)
+{
+    return a != b && uint32_t(b - a) < 0x80000000u;
+}
 
 } // namespace net
 } // namespace hfstack

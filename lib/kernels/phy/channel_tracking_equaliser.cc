@@ -31,18 +31,20 @@ constexpr double significant_tap = 0.03;
 constexpr double path_over_floor = 6.0; // a path's power over the median tap's
 // A tap of a measurement on known symbols this share of its strongest is a path.
 constexpr double measured_path = 0.1;
-constexpr double wide_step = 0.005;      // LMS step of the whole-span estimate
+constexpr double wide_step = 0.005; // LMS step of the whole-span estimate
 // Symbol taps of the 3 kHz receivers' longest span: 16 + 29 + 1 (13 symbols of delay
 // spread; precursor 16, postcursor up to 29), and the backward frames' one more.
 constexpr size_t longest_3khz_span = 47;
-constexpr unsigned select_interval = 240; // symbols between choices of tracked taps
+constexpr unsigned select_interval = 240;  // symbols between choices of tracked taps
 constexpr unsigned feedforward_margin = 2; // symbols either side of the tracked taps
 // Symbol taps tracked either side of the significant ones: the pulse tails of paths
 // between symbol times (at -15 dB they still limit the SINR at high SNR).
 constexpr size_t tracked_margin = 2;
 
 // Sum over q of profile[q + shift] reference[q].
-double overlap(const std::vector<double>& profile, const std::vector<double>& reference, int shift)
+double overlap(const std::vector<double>& profile,
+               const std::vector<double>& reference,
+               int shift)
 {
     double sum = 0;
     for (size_t q = 0; q < reference.size(); ++q) {
@@ -64,35 +66,43 @@ double path_power_threshold(std::vector<double> power, double share)
     return std::max(share * strongest, path_over_floor * power[power.size() / 2]);
 }
 
-channel_tracking_equaliser::channel_tracking_equaliser(const channel_tracking_equaliser_config& config)
+channel_tracking_equaliser::channel_tracking_equaliser(
+    const channel_tracking_equaliser_config& config)
     : d_cfg(config), d_span(config.precursor_symbols + config.postcursor_symbols + 1)
 {
     if (!(config.forgetting > 0 && config.forgetting <= 1))
-        throw std::invalid_argument("channel_tracking_equaliser: forgetting must be in (0, 1]");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: forgetting must be in (0, 1]");
     if (!(config.decision_weight > 0 && config.decision_weight <= 1))
-        throw std::invalid_argument("channel_tracking_equaliser: decision_weight must be in (0, 1]");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: decision_weight must be in (0, 1]");
     if (config.solve_interval == 0)
-        throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: solve_interval must be at least 1");
     if (!(config.symbol_power > 0))
-        throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: symbol_power must be positive");
     if (config.time_scale == 0)
         throw std::invalid_argument(
             "channel_tracking_equaliser: time_scale must be at least 1");
     start(std::vector<cd>(window_samples()), 1.0, {});
 }
 
-void channel_tracking_equaliser::start(const std::vector<cd>& taps, double noise,
+void channel_tracking_equaliser::start(const std::vector<cd>& taps,
+                                       double noise,
                                        const std::vector<cd>& past_symbols)
 {
     if (taps.size() != window_samples())
-        throw std::invalid_argument("channel_tracking_equaliser: start needs 2 * channel_symbols() taps");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: start needs 2 * channel_symbols() taps");
     d_taps = taps;
     d_wide = taps;
     d_base.clear();
     d_noise = std::max(noise, 1e-9);
     d_history.assign(d_span, cd());
     const size_t n = std::min(past_symbols.size(), size_t(d_span));
-    std::copy(past_symbols.end() - long(n), past_symbols.end(), d_history.end() - long(n));
+    std::copy(
+        past_symbols.end() - long(n), past_symbols.end(), d_history.end() - long(n));
     d_pending.clear();
     d_energy_profile.assign(window_samples(), 0.0);
     for (size_t q = 0; q < d_taps.size(); ++q)
@@ -123,9 +133,11 @@ void channel_tracking_equaliser::select_taps()
     std::vector<bool> near(d_span, false);
     for (size_t i = 0; i < d_span; ++i)
         if (power[i] >= significant_tap * strongest || now[i] >= now_threshold ||
-            std::find(d_measured_paths.begin(), d_measured_paths.end(), i) != d_measured_paths.end())
+            std::find(d_measured_paths.begin(), d_measured_paths.end(), i) !=
+                d_measured_paths.end())
             for (size_t j = i > tracked_margin ? i - tracked_margin : 0;
-                 j <= std::min<size_t>(d_span - 1, i + tracked_margin); ++j)
+                 j <= std::min<size_t>(d_span - 1, i + tracked_margin);
+                 ++j)
                 near[j] = true;
     std::vector<size_t> tracked;
     for (size_t i = 0; i < d_span; ++i)
@@ -203,8 +215,10 @@ void channel_tracking_equaliser::solve()
     long j_from = reach + 1, j_to = first_unknown - 1;
     for (size_t q : nonzero) {
         // 0 <= q + 2 j - first < n
-        j_from = std::min(j_from, (long(first) - long(q) + 1 + 2 * long(n)) / 2 - long(n));
-        j_to = std::max(j_to, (long(first) + long(n) - 1 - long(q) + 2 * long(n)) / 2 - long(n));
+        j_from =
+            std::min(j_from, (long(first) - long(q) + 1 + 2 * long(n)) / 2 - long(n));
+        j_to = std::max(
+            j_to, (long(first) + long(n) - 1 - long(q) + 2 * long(n)) / 2 - long(n));
     }
     j_from = std::max(j_from, first_unknown);
     j_to = std::min(j_to, reach);
@@ -308,7 +322,8 @@ void channel_tracking_equaliser::refresh_feedback()
     // conj(f) g written out (as std::complex computes it for finite values, without its
     // NaN checks).
     const auto conj_times = [](const cd& f, const cd& g) {
-        return cd(f.real() * g.real() - (-f.imag()) * g.imag(), f.real() * g.imag() + (-f.imag()) * g.real());
+        return cd(f.real() * g.real() - (-f.imag()) * g.imag(),
+                  f.real() * g.imag() + (-f.imag()) * g.real());
     };
     // Taps before the window reach neither the response nor the feedback.
     for (size_t q = first; q < d_taps.size(); ++q) {
@@ -354,14 +369,16 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::match(const cd* windo
 void channel_tracking_equaliser::decide(cd symbol, double weight, bool known)
 {
     if (d_pending.empty())
-        throw std::logic_error("channel_tracking_equaliser: decide without a pending window");
+        throw std::logic_error(
+            "channel_tracking_equaliser: decide without a pending window");
     const observation seen = d_pending.front();
     d_pending.pop_front();
     // One symbol on (a memmove: std::rotate's element swaps were most of decide() at a
     // 177-symbol span).
     std::move(d_history.begin() + 1, d_history.end(), d_history.begin());
     d_history.back() = symbol;
-    // Regressor: tap i sees symbol k - i (the observation is at symbol time k - precursor).
+    // Regressor: tap i sees symbol k - i (the observation is at symbol time k -
+    // precursor).
     const auto regressor = [&](size_t i) { return d_history[d_span - 1 - i]; };
     // Whole span, LMS: slow, for the profile. Its step is per unit of symbol power: a
     // decided QAM symbol (mean power symbol_power) moves it as fast as a known one.
@@ -375,7 +392,8 @@ void channel_tracking_equaliser::decide(cd symbol, double weight, bool known)
     // The products written out (as std::complex computes them for finite values, without
     // its NaN checks: the whole span is long at wide bandwidths).
     const auto times = [](const cd& a, const cd& b) {
-        return cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+        return cd(a.real() * b.real() - a.imag() * b.imag(),
+                  a.real() * b.imag() + a.imag() * b.real());
     };
     // Every time_scale-th symbol only: the same steps per second at every symbol rate.
     if (++d_since_wide >= d_cfg.time_scale) {
@@ -437,25 +455,28 @@ void channel_tracking_equaliser::decide(cd symbol, double weight, bool known)
     ++d_since_select;
 }
 
-void channel_tracking_equaliser::note_measured_channel(const std::vector<cd>& taps,
-                                                       const std::vector<size_t>& measured)
+void channel_tracking_equaliser::note_measured_channel(
+    const std::vector<cd>& taps, const std::vector<size_t>& measured)
 {
     if (taps.size() != d_wide.size())
-        throw std::invalid_argument("channel_tracking_equaliser: note_measured_channel needs 2 * channel_symbols() taps");
+        throw std::invalid_argument("channel_tracking_equaliser: note_measured_channel "
+                                    "needs 2 * channel_symbols() taps");
     // A clear path in the measurement (a tenth of its strongest, 6x its median) that is
     // not tracked yet is tracked from now on; the rest of the choice stays with the
     // profile (a measurement on a short run is noisy, and each new choice restarts the
     // tracker).
     std::vector<double> power;
     for (size_t i : measured)
-        power.push_back(i < d_span ? std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]) : 0.0);
+        power.push_back(i < d_span ? std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1])
+                                   : 0.0);
     if (power.empty() || !d_pending.empty())
         return;
     const double threshold = path_power_threshold(power, measured_path);
     bool added = false;
     for (size_t u = 0; u < measured.size(); ++u)
         if (power[u] >= threshold &&
-            std::find(d_tracked.begin(), d_tracked.end(), measured[u]) == d_tracked.end()) {
+            std::find(d_tracked.begin(), d_tracked.end(), measured[u]) ==
+                d_tracked.end()) {
             d_measured_paths.push_back(measured[u]);
             added = true;
         }
@@ -466,14 +487,16 @@ void channel_tracking_equaliser::note_measured_channel(const std::vector<cd>& ta
 void channel_tracking_equaliser::set_solve_interval(unsigned symbols)
 {
     if (symbols == 0)
-        throw std::invalid_argument("channel_tracking_equaliser: solve_interval must be at least 1");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: solve_interval must be at least 1");
     d_cfg.solve_interval = symbols;
 }
 
 void channel_tracking_equaliser::set_symbol_power(double power)
 {
     if (!(power > 0))
-        throw std::invalid_argument("channel_tracking_equaliser: symbol_power must be positive");
+        throw std::invalid_argument(
+            "channel_tracking_equaliser: symbol_power must be positive");
     d_cfg.symbol_power = power;
 }
 
@@ -488,7 +511,8 @@ void channel_tracking_equaliser::set_forgetting(double forgetting)
 void channel_tracking_equaliser::rebase_channel(const std::vector<cd>& base)
 {
     if (base.size() != d_taps.size())
-        throw std::invalid_argument("channel_tracking_equaliser: rebase_channel needs 2 * channel_symbols() taps");
+        throw std::invalid_argument("channel_tracking_equaliser: rebase_channel needs 2 "
+                                    "* channel_symbols() taps");
     if (d_base.size() != base.size()) {
         d_taps = base;
     } else {
@@ -530,7 +554,8 @@ void channel_tracking_equaliser::slip(int direction)
         auto moved = v;
         for (size_t q = 0; q < nf; ++q) {
             const long from = long(q) + direction;
-            moved[q] = from >= 0 && from < long(nf) ? v[size_t(from)] : decltype(v[0] * 1.0)();
+            moved[q] =
+                from >= 0 && from < long(nf) ? v[size_t(from)] : decltype(v[0] * 1.0)();
         }
         v.swap(moved);
     };

@@ -99,7 +99,8 @@ public:
     // Starts from a channel estimate (taps[2 i + p]: tap i, delay i - precursor symbols,
     // phase p), the noise power per sample and the symbols sent before the first one to
     // be equalised (oldest first; missing ones count as zero).
-    void start(const std::vector<cd>& taps, double noise, const std::vector<cd>& past_symbols);
+    void
+    start(const std::vector<cd>& taps, double noise, const std::vector<cd>& past_symbols);
 
     // Unbiased estimate of the next symbol from its window.
     cd equalise(const cd* window);
@@ -156,7 +157,8 @@ public:
     // A measurement of the channel over some of its taps (as taps(); those not measured
     // zero), e.g. on a probe spanning the whole delay spread: a clear path in it that is
     // not tracked is tracked at once (a path faded out at the start, when it shows).
-    void note_measured_channel(const std::vector<cd>& taps, const std::vector<size_t>& measured);
+    void note_measured_channel(const std::vector<cd>& taps,
+                               const std::vector<size_t>& measured);
     // The symbol taps (0 .. channel_symbols() - 1) the tracker follows: the paths and
     // their pulse tails.
     const std::vector<size_t>& tracked_symbol_taps() const { return d_tracked; }
@@ -176,18 +178,18 @@ private:
     unsigned d_span;
     void select_taps();
 
-    std::vector<cd> d_taps;     // 2 * span, zero off the tracked taps
-    std::vector<cd> d_wide;     // 2 * span, slow LMS over all taps
-    std::vector<cd> d_base;     // the last rebase_channel's base (empty: none yet)
+    std::vector<cd> d_taps;        // 2 * span, zero off the tracked taps
+    std::vector<cd> d_wide;        // 2 * span, slow LMS over all taps
+    std::vector<cd> d_base;        // the last rebase_channel's base (empty: none yet)
     std::vector<size_t> d_tracked; // symbol taps tracked by RLS
     std::vector<size_t> d_measured_paths; // paths note_measured_channel found untracked
-    std::vector<cd> d_inverse;  // tracker's P over the tracked taps
+    std::vector<cd> d_inverse;            // tracker's P over the tracked taps
     size_t d_window_first = 0, d_window_end = 0; // feed-forward samples used
     unsigned d_since_select = 0;
     unsigned d_since_wide = 0;   // symbols since the whole-span LMS last stepped
     std::vector<cd> d_gain;      // scratch
     std::vector<cd> d_regressor; // scratch: the tracked taps' symbols of one update
-    std::vector<cd> d_history;  // last span symbols, newest last
+    std::vector<cd> d_history;   // last span symbols, newest last
     // Observations of an equalised, undecided window: the first pair (every symbol in
     // it is known once the window's symbol is) for the whole span, and the pair at the
     // first tracked tap for the tracker (the earliest whose tracked symbols are known:
@@ -198,19 +200,19 @@ private:
     };
     std::deque<observation> d_pending;
     std::vector<cd> d_feedforward;
-    std::vector<cd> d_feedback; // for the symbols 1 .. span - 1 back
-    size_t d_feedback_used = 0; // d_feedback is zero from here on
-    std::vector<double> d_energy_profile; // long-term |g|^2 per T/2 position
+    std::vector<cd> d_feedback;              // for the symbols 1 .. span - 1 back
+    size_t d_feedback_used = 0;              // d_feedback is zero from here on
+    std::vector<double> d_energy_profile;    // long-term |g|^2 per T/2 position
     std::vector<double> d_reference_profile; // the profile at the start
-    double d_turn = 0;           // radians the channel turned over d_turn_symbols
+    double d_turn = 0; // radians the channel turned over d_turn_symbols
     uint64_t d_turn_symbols = 0;
     double d_noise = 1;
     double d_estimate_variance = 1;
-    double d_solved_variance = 1;   // at the last solution
-    std::vector<cd> d_solved_taps;  // the channel the solution was computed for
+    double d_solved_variance = 1;  // at the last solution
+    std::vector<cd> d_solved_taps; // the channel the solution was computed for
     double d_solved_power = 0;
     double d_bias = 1;
-    cd d_response = 1;              // w^H c_0 for the current channel (the bias, solved)
+    cd d_response = 1; // w^H c_0 for the current channel (the bias, solved)
     unsigned d_since_solve = 0;
     bool d_solved = false;
 };

@@ -12,7 +12,8 @@ namespace gr {
 namespace hfstack {
 namespace phy {
 
-cholesky_solver::cholesky_solver(std::vector<cd> a, size_t n) : d_n(n), d_lower(n * n), d_forward(n)
+cholesky_solver::cholesky_solver(std::vector<cd> a, size_t n)
+    : d_n(n), d_lower(n * n), d_forward(n)
 {
     // liquid-dsp's matrixc_chol (1.5) operation for operation, so the same L to the bit
     // (test_cholesky_solver holds the two against each other), its complex products

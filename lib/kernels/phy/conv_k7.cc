@@ -25,7 +25,7 @@ constexpr unsigned t1_poly = 0x6D;
 constexpr unsigned t2_poly = 0x4F;
 constexpr unsigned states = 64;
 constexpr unsigned char start_penalty = 63; // metric of the states we cannot start in
-constexpr size_t kept_steps = 65536;        // decisions handed out before they are dropped
+constexpr size_t kept_steps = 65536; // decisions handed out before they are dropped
 
 unsigned parity(unsigned x) { return unsigned(__builtin_parity(x)); }
 
@@ -44,7 +44,8 @@ void k7_encoder::encode(const uint8_t* bits, size_t n, std::vector<uint8_t>& out
 
 k7_viterbi::k7_viterbi(float llr_scale)
     : d_scale(llr_scale),
-      d_metrics(static_cast<unsigned char*>(volk_malloc(2 * states, volk_get_alignment()))),
+      d_metrics(
+          static_cast<unsigned char*>(volk_malloc(2 * states, volk_get_alignment()))),
       d_current(d_metrics)
 {
     // The butterfly for old states i and i + 32 expects, on the branch into new state
@@ -83,8 +84,13 @@ void k7_viterbi::push(const float* llr, size_t pairs)
     // from the predecessor whose dropped (oldest) bit is 1. The kernel ORs into it.
     d_decisions.resize(8 * (d_steps - d_first + pairs), 0);
     unsigned char* other = (d_current == d_metrics) ? d_metrics + states : d_metrics;
-    volk_8u_x4_conv_k7_r2_8u(other, d_current, d_symbols.data(), &d_decisions[8 * (d_steps - d_first)],
-                             unsigned(pairs), 0, d_branch);
+    volk_8u_x4_conv_k7_r2_8u(other,
+                             d_current,
+                             d_symbols.data(),
+                             &d_decisions[8 * (d_steps - d_first)],
+                             unsigned(pairs),
+                             0,
+                             d_branch);
     // The kernel swaps its buffers every step: after an odd count the newest metrics
     // are in the buffer it wrote first.
     if (pairs % 2 == 1)
@@ -97,7 +103,10 @@ unsigned k7_viterbi::best_state() const
     return unsigned(std::min_element(d_current, d_current + states) - d_current);
 }
 
-void k7_viterbi::trace(unsigned state, size_t from, size_t until, std::vector<uint8_t>& out) const
+void k7_viterbi::trace(unsigned state,
+                       size_t from,
+                       size_t until,
+                       std::vector<uint8_t>& out) const
 {
     const size_t first = out.size();
     out.resize(first + (until - from));
@@ -122,7 +131,8 @@ size_t k7_viterbi::take_decided(std::vector<uint8_t>& out, size_t depth)
     // Decisions before the bits handed out are never read again: drop them now and
     // then, so a long stream keeps bounded memory.
     if (d_output - d_first > kept_steps) {
-        d_decisions.erase(d_decisions.begin(), d_decisions.begin() + long(8 * (d_output - d_first)));
+        d_decisions.erase(d_decisions.begin(),
+                          d_decisions.begin() + long(8 * (d_output - d_first)));
         d_first = d_output;
     }
     return n;
@@ -130,7 +140,8 @@ size_t k7_viterbi::take_decided(std::vector<uint8_t>& out, size_t depth)
 
 void k7_viterbi::finish(std::vector<uint8_t>& out, int end_state)
 {
-    const unsigned state = end_state >= 0 ? unsigned(end_state) & (states - 1) : best_state();
+    const unsigned state =
+        end_state >= 0 ? unsigned(end_state) & (states - 1) : best_state();
     trace(state, d_output, d_steps, out);
     d_output = d_steps;
 }

@@ -66,7 +66,8 @@ public:
 private:
     // Traces back from `state` at the newest step to step `from`, writing the bits of
     // steps [from, until) to out.
-    void trace(unsigned state, size_t from, size_t until, std::vector<uint8_t>& out) const;
+    void
+    trace(unsigned state, size_t from, size_t until, std::vector<uint8_t>& out) const;
     unsigned best_state() const;
 
     float d_scale;

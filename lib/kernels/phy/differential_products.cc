@@ -17,7 +17,8 @@ namespace gr {
 namespace hfstack {
 namespace phy {
 
-const std::complex<float>* differential_products::at(const serial_tone_samples& input, uint64_t i)
+const std::complex<float>* differential_products::at(const serial_tone_samples& input,
+                                                     uint64_t i)
 {
     const uint64_t first = i / sps;
     if (d_energy[0].empty() || first < d_from || first > d_from + 2 * d_history) {
@@ -30,7 +31,8 @@ const std::complex<float>* differential_products::at(const serial_tone_samples& 
         const size_t drop = size_t(first - d_from - d_history / 2);
         for (unsigned ph = 0; ph < sps; ++ph) {
             d_products[ph].erase(d_products[ph].begin(),
-                                 d_products[ph].begin() + long(std::min(drop, d_products[ph].size())));
+                                 d_products[ph].begin() +
+                                     long(std::min(drop, d_products[ph].size())));
             auto& run = d_energy[ph];
             run.erase(run.begin(), run.begin() + long(std::min(drop, run.size() - 1)));
         }
@@ -42,7 +44,8 @@ const std::complex<float>* differential_products::at(const serial_tone_samples& 
     while (d_products[ph].size() < need) {
         const uint64_t at_i = (d_from + d_products[ph].size()) * sps + ph;
         const std::complex<float> v =
-            at_i >= input.base() + sps ? input.at(at_i) * std::conj(input.at(at_i - sps)) : std::complex<float>();
+            at_i >= input.base() + sps ? input.at(at_i) * std::conj(input.at(at_i - sps))
+                                       : std::complex<float>();
         d_products[ph].push_back(v);
         run.push_back(run.back() + double(std::norm(v)));
     }
@@ -101,8 +104,10 @@ struct differential_correlator::fft_state {
         auto* f = reinterpret_cast<fftwf_complex*>(frequency.data());
         const std::lock_guard<std::mutex> lock(fftw_planning());
         for (size_t m : sizes) {
-            forward.push_back(fftwf_plan_dft_1d(int(m), t, f, FFTW_FORWARD, FFTW_ESTIMATE));
-            inverse.push_back(fftwf_plan_dft_1d(int(m), f, t, FFTW_BACKWARD, FFTW_ESTIMATE));
+            forward.push_back(
+                fftwf_plan_dft_1d(int(m), t, f, FFTW_FORWARD, FFTW_ESTIMATE));
+            inverse.push_back(
+                fftwf_plan_dft_1d(int(m), f, t, FFTW_BACKWARD, FFTW_ESTIMATE));
             // The correlation sum_k p(s + k) rot*(k) is the inverse transform of P
             // conj(G), g = rot* (the conjugate rotations conjugated again).
             std::fill(time.begin(), time.end(), std::complex<float>());
@@ -164,7 +169,8 @@ struct differential_correlator::fft_state {
             time[k] = v;
             energy += double(std::norm(v));
         }
-        std::fill(time.begin() + long(used), time.begin() + long(m), std::complex<float>());
+        std::fill(
+            time.begin() + long(used), time.begin() + long(m), std::complex<float>());
         fftwf_execute(forward[which]);
         volk_32fc_x2_multiply_32fc(
             frequency.data(), frequency.data(), kernels[which].data(), unsigned(m));
@@ -178,11 +184,13 @@ struct differential_correlator::fft_state {
     }
 };
 
-differential_correlator::differential_correlator(const std::vector<std::complex<float>>& known,
-                                                 size_t history,
-                                                 bool fft,
-                                                 double exact_from)
-    : d_products(known.size() > 1 ? known.size() - 1 : 1, history), d_exact_from(exact_from)
+differential_correlator::differential_correlator(
+    const std::vector<std::complex<float>>& known,
+    size_t history,
+    bool fft,
+    double exact_from)
+    : d_products(known.size() > 1 ? known.size() - 1 : 1, history),
+      d_exact_from(exact_from)
 {
     for (size_t k = 1; k < known.size(); ++k)
         d_conj_rotations.push_back(std::conj(known[k] * std::conj(known[k - 1])));
@@ -191,11 +199,14 @@ differential_correlator::differential_correlator(const std::vector<std::complex<
 }
 
 differential_correlator::~differential_correlator() = default;
-differential_correlator::differential_correlator(differential_correlator&&) noexcept = default;
+differential_correlator::differential_correlator(differential_correlator&&) noexcept =
+    default;
 differential_correlator&
 differential_correlator::operator=(differential_correlator&&) noexcept = default;
 
-double differential_correlator::z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum)
+double differential_correlator::z_at(const serial_tone_samples& input,
+                                     uint64_t n,
+                                     std::complex<float>& sum)
 {
     const std::complex<float>* p = d_products.at(input, n + differential_products::sps);
     const double e = d_products.energy(n + differential_products::sps);
@@ -206,14 +217,19 @@ double differential_correlator::z_at(const serial_tone_samples& input, uint64_t 
         }
         const uint64_t i = n + differential_products::sps;
         double err2 = 0;
-        if (d_fft->sum(input, i / differential_products::sps, unsigned(i % differential_products::sps), sum, err2) &&
+        if (d_fft->sum(input,
+                       i / differential_products::sps,
+                       unsigned(i % differential_products::sps),
+                       sum,
+                       err2) &&
             err2 <= fft_z_error * fft_z_error * e) {
             const double z = std::abs(sum) / std::sqrt(e);
             if (z < d_exact_from)
                 return z;
         }
     }
-    volk_32fc_x2_dot_prod_32fc(&sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
+    volk_32fc_x2_dot_prod_32fc(
+        &sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
     return e > 0 ? std::abs(sum) / std::sqrt(e) : 0.0;
 }
 

@@ -32,7 +32,10 @@ class differential_products
 public:
     static constexpr unsigned sps = 4;
     // terms: products per correlation; history: symbols kept behind the newest start.
-    differential_products(size_t terms, size_t history) : d_terms(terms), d_history(history) {}
+    differential_products(size_t terms, size_t history)
+        : d_terms(terms), d_history(history)
+    {
+    }
 
     // p(i), p(i + sps), ..., p(i + (terms - 1) sps); the input must hold them (samples
     // before base() + sps give 0).
@@ -85,14 +88,14 @@ struct correlation_peak {
 };
 
 // A differential correlation against a known symbol sequence, as a z-score against the
-// noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation k),
-// rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per symbol.
-// C is a dot product of the sequence's length at every sample, or with `fft` computed
-// for up to 8 x its length of samples at once (per polyphase, overlap-save: a forward
-// and an inverse FFT of the products and the rotations' transform, liquid-dsp's FFT),
-// then taken from there: the search of a long sequence (App D's 2560 chips at 48 kHz)
-// at every sample costs tens of operations a sample rather than thousands. A z from the
-// FFT at `exact_from` or over (and with a sum it cannot tell from rounding, where the
+// noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation
+// k), rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per
+// symbol. C is a dot product of the sequence's length at every sample, or with `fft`
+// computed for up to 8 x its length of samples at once (per polyphase, overlap-save: a
+// forward and an inverse FFT of the products and the rotations' transform, liquid-dsp's
+// FFT), then taken from there: the search of a long sequence (App D's 2560 chips at 48
+// kHz) at every sample costs tens of operations a sample rather than thousands. A z from
+// the FFT at `exact_from` or over (and with a sum it cannot tell from rounding, where the
 // products' energy is tiny against the block's) is computed again by the dot product,
 // so a decision at a threshold above exact_from sees the same C as without the FFT.
 class differential_correlator

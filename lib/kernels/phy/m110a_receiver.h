@@ -61,7 +61,8 @@ namespace phy {
 
 struct m110a_receiver_config {
     double detection_threshold = 5.5; // z-score of the preamble correlation
-    unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
+    unsigned max_delay_spread_symbols =
+        13; // longest channel the equaliser spans (5.4 ms)
     // Channel tracker's forgetting (memory ~ 1 / (1 - it) symbols): 0.97 (14 ms)
     // follows 1 Hz fading; 0.99 lost bursts on F.1487 poor (docs/modem-design.md).
     double forgetting = 0.97;
@@ -85,8 +86,8 @@ struct m110a_receiver_config {
     // good as known. True errs less on fading with short interleavers
     // (docs/modem-design.md, "Where fading still fails, and what comes next").
     bool soft_decoder_feedback = true;
-    bool msb_first = false;           // byte bit order (see m110a_transmitter.h)
-    double max_burst_s = 3600;        // a burst longer than this is cut
+    bool msb_first = false;    // byte bit order (see m110a_transmitter.h)
+    double max_burst_s = 3600; // a burst longer than this is cut
     // Hand on the user bytes each interleaver block completes as soon as it is decoded
     // (pieces with `continues`), as a streaming modem does; the burst's last entry has
     // the rest. False: one entry per burst.
@@ -103,13 +104,13 @@ struct m110a_receiver_config {
 };
 
 struct m110a_burst {
-    std::string mode;                 // "2400S", ...
-    uint64_t start_sample = 0;        // 9600 Hz baseband sample of the detected segment
+    std::string mode;          // "2400S", ...
+    uint64_t start_sample = 0; // 9600 Hz baseband sample of the detected segment
     double frequency_offset_hz = 0;
-    double snr_db = 0;                // measured on the known symbols, in 3 kHz
-    double snr_db_recent = 0;         // the same over its last 20 s (burst_snr.h)
-    std::vector<uint8_t> bytes;       // user bytes (before the EOM)
-    bool eom = false;                 // false: the burst was cut; bytes may be bad
+    double snr_db = 0;          // measured on the known symbols, in 3 kHz
+    double snr_db_recent = 0;   // the same over its last 20 s (burst_snr.h)
+    std::vector<uint8_t> bytes; // user bytes (before the EOM)
+    bool eom = false;           // false: the burst was cut; bytes may be bad
     // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known.
     bool continues = false;
 };

@@ -25,7 +25,7 @@ std::string m110a_mode::name() const
 {
     if (user_bps() == 4800)
         return "4800U";
-    const char* il = interleaver == m110a_interleaver::zero    ? "Z"
+    const char* il = interleaver == m110a_interleaver::zero     ? "Z"
                      : interleaver == m110a_interleaver::short_ ? "S"
                                                                 : "L";
     return std::to_string(user_bps()) + il;
@@ -43,8 +43,9 @@ std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver in
         return m;
     }
     // Zero interleave keeps the short mode's frames.
-    const m110a_interleaver table_interleaver =
-        interleaver == m110a_interleaver::long_ ? m110a_interleaver::long_ : m110a_interleaver::short_;
+    const m110a_interleaver table_interleaver = interleaver == m110a_interleaver::long_
+                                                    ? m110a_interleaver::long_
+                                                    : m110a_interleaver::short_;
     for (const m110a_waveform& w : m110a_waveforms()) {
         if (w.user_bps != user_bps || w.interleaver != table_interleaver)
             continue;

@@ -27,9 +27,9 @@ namespace phy {
 
 enum class m110a_interleaver { zero, short_, long_ };
 
-constexpr double m110a_symbol_rate = 2400.0;    // Bd
-constexpr double m110a_segment_s = 0.2;         // one preamble segment (480 symbols)
-constexpr unsigned m110a_eom_bits = 32;         // 0x4B65A5B2
+constexpr double m110a_symbol_rate = 2400.0; // Bd
+constexpr double m110a_segment_s = 0.2;      // one preamble segment (480 symbols)
+constexpr unsigned m110a_eom_bits = 32;      // 0x4B65A5B2
 // Zero bits sent after the EOM to flush the coder, before the fill to the end of the
 // interleaver block. m110a.json: 144 from two implementations (kg7hf, modemctl); the
 // recordings cannot tell flush from fill. Counted in user bits, before the FEC.
@@ -59,7 +59,8 @@ struct m110a_mode {
 
 // The mode for a user rate and interleaver; nullopt for combinations 110A lacks
 // (4800 bps exists uncoded only, with no interleaver).
-std::optional<m110a_mode> m110a_mode_for(unsigned user_bps, m110a_interleaver interleaver);
+std::optional<m110a_mode> m110a_mode_for(unsigned user_bps,
+                                         m110a_interleaver interleaver);
 
 // Air time of one transmission carrying `bytes` user bytes.
 transmission_time m110a_transmission_time(const m110a_mode& mode, size_t bytes);

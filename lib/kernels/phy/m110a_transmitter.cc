@@ -35,7 +35,8 @@ m110a_symbol_role m110a_role_of(const m110a_waveform& mode, size_t k)
     const size_t j = in_frame - mode.unknown_symbols;
     uint8_t known = 0;
     if (frame_in_block + 2 >= mode.frames_per_block && j < 16) {
-        const unsigned code = frame_in_block + 2 == mode.frames_per_block ? mode.d1 : mode.d2;
+        const unsigned code =
+            frame_in_block + 2 == mode.frames_per_block ? mode.d1 : mode.d2;
         known = m110a_walsh8[code][j % 8];
     }
     return { true, known };
@@ -51,16 +52,18 @@ std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
 
     // Coded bits, filled to whole blocks with zero user bits.
     const size_t bps = mode.bits_per_symbol;
-    const size_t symbols_per_block = size_t(mode.frames_per_block) * mode.unknown_symbols /
-                                     (mode.modulation == m110a_modulation::walsh ? 32 : 1);
+    const size_t symbols_per_block =
+        size_t(mode.frames_per_block) * mode.unknown_symbols /
+        (mode.modulation == m110a_modulation::walsh ? 32 : 1);
     const size_t block_bits = symbols_per_block * mode.bits_per_symbol;
     const size_t coded_per_bit = mode.coded ? 2 * mode.repeat : 1;
     // Interleaved modes fill to the end of the block; 4800U (not interleaved) to the end
     // of the frame, as the air-time model counts it, or of its probe cycle.
     const size_t frame_bits = size_t(mode.unknown_symbols) * bps;
-    const size_t fill_bits = mode.interleaved()                     ? block_bits
-                             : fill == m110a_4800u_fill::probe_cycle ? frame_bits * mode.frames_per_block
-                                                                     : frame_bits;
+    const size_t fill_bits = mode.interleaved() ? block_bits
+                             : fill == m110a_4800u_fill::probe_cycle
+                                 ? frame_bits * mode.frames_per_block
+                                 : frame_bits;
     const size_t user_per_block = fill_bits / coded_per_bit;
     bits.resize((bits.size() + user_per_block - 1) / user_per_block * user_per_block, 0);
     std::vector<uint8_t> coded;
@@ -99,7 +102,8 @@ std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
         case m110a_modulation::walsh: {
             const size_t index = k / bps; // Walsh symbol number
             const bool last_of_block = index % symbols_per_block == symbols_per_block - 1;
-            const auto chips = m110a_walsh_chips(m110a_walsh_symbol_of_dibit(v), last_of_block);
+            const auto chips =
+                m110a_walsh_chips(m110a_walsh_symbol_of_dibit(v), last_of_block);
             data.insert(data.end(), chips.begin(), chips.end());
             break;
         }
@@ -120,7 +124,8 @@ std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
     const size_t frame_len = mode.unknown_symbols + mode.known_symbols;
     out.reserve(mode.preamble_segments * m110a_segment_symbols + frames * frame_len);
     for (unsigned s = 0; s < mode.preamble_segments; ++s) {
-        const auto seg = m110a_preamble_segment(mode.d1, mode.d2, mode.preamble_segments - 1 - s);
+        const auto seg =
+            m110a_preamble_segment(mode.d1, mode.d2, mode.preamble_segments - 1 - s);
         out.insert(out.end(), seg.begin(), seg.end());
     }
     const auto& scrambler = m110a_data_scrambler();

@@ -33,7 +33,8 @@ namespace hfstack {
 namespace phy {
 
 // User bits of a message: the bytes (LSB first unless msb_first), the EOM and the flush.
-std::vector<uint8_t> m110a_message_bits(const uint8_t* bytes, size_t n, bool msb_first = false);
+std::vector<uint8_t>
+m110a_message_bits(const uint8_t* bytes, size_t n, bool msb_first = false);
 
 // Where 4800 bps uncoded (not interleaved) ends: its fill after the EOM and flush
 // (m110a.json leaves it open; docs/modem-design.md, readings).
@@ -43,11 +44,12 @@ enum class m110a_4800u_fill {
 };
 
 // The channel symbols (0..7, 2400 per second) of one transmission of `n` bytes.
-std::vector<uint8_t> m110a_transmit_symbols(const m110a_waveform& mode,
-                                            const uint8_t* bytes,
-                                            size_t n,
-                                            bool msb_first = false,
-                                            m110a_4800u_fill fill = m110a_4800u_fill::whole_frames);
+std::vector<uint8_t>
+m110a_transmit_symbols(const m110a_waveform& mode,
+                       const uint8_t* bytes,
+                       size_t n,
+                       bool msb_first = false,
+                       m110a_4800u_fill fill = m110a_4800u_fill::whole_frames);
 
 // Where symbol k after the preamble sits: a data symbol (or Walsh chip) or a probe
 // symbol, and what the probe carries before scrambling. Shared with the receiver.

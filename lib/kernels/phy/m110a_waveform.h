@@ -34,20 +34,20 @@ constexpr uint32_t m110a_eom = 0x4B65A5B2;      // sent MSB first after the user
 
 // One 110A mode: how bits become symbols.
 struct m110a_waveform {
-    const char* name;              // "75S", "2400L", "4800U"
+    const char* name; // "75S", "2400L", "4800U"
     unsigned user_bps;
     m110a_interleaver interleaver;
     m110a_modulation modulation;
-    unsigned bits_per_symbol;      // 2 per 32-chip Walsh symbol for 75 bps
-    bool coded;                    // K=7 rate 1/2 (all but 4800U)
-    unsigned repeat;               // times each (T1, T2) pair is sent: 4 at 150, 2 at 300
-    unsigned d1, d2;               // preamble mode code
-    unsigned preamble_segments;    // 3 or 24
-    unsigned unknown_symbols;      // data symbols per frame (75 bps: 32 chips)
-    unsigned known_symbols;        // probe symbols per frame (0 at 75 bps)
-    unsigned frames_per_block;     // frames per interleaver block (4800U: probe cycle)
-    unsigned rows, cols;           // interleaver matrix (0 when not interleaved)
-    unsigned row_inc, col_dec;     // load row step, fetch column step
+    unsigned bits_per_symbol;   // 2 per 32-chip Walsh symbol for 75 bps
+    bool coded;                 // K=7 rate 1/2 (all but 4800U)
+    unsigned repeat;            // times each (T1, T2) pair is sent: 4 at 150, 2 at 300
+    unsigned d1, d2;            // preamble mode code
+    unsigned preamble_segments; // 3 or 24
+    unsigned unknown_symbols;   // data symbols per frame (75 bps: 32 chips)
+    unsigned known_symbols;     // probe symbols per frame (0 at 75 bps)
+    unsigned frames_per_block;  // frames per interleaver block (4800U: probe cycle)
+    unsigned rows, cols;        // interleaver matrix (0 when not interleaved)
+    unsigned row_inc, col_dec;  // load row step, fetch column step
 
     unsigned block_bits() const { return rows * cols; }
     bool interleaved() const { return rows != 0; }
@@ -66,8 +66,8 @@ extern const std::array<std::array<uint8_t, 8>, 8> m110a_walsh8;
 extern const std::array<uint8_t, 32> m110a_preamble_scramble;
 // The 480 symbols of a preamble segment with the given count (2, 1, 0 for a 3-segment
 // preamble; 23 .. 0 for 24).
-std::array<uint8_t, m110a_segment_symbols> m110a_preamble_segment(unsigned d1, unsigned d2,
-                                                                  unsigned count);
+std::array<uint8_t, m110a_segment_symbols>
+m110a_preamble_segment(unsigned d1, unsigned d2, unsigned count);
 
 // Data scrambler (x^12 + x^6 + x^4 + x + 1 from 0xBAD, 8 clocks per symbol): the 160
 // values it repeats, restarted at the first symbol after the preamble.
@@ -75,8 +75,8 @@ const std::array<uint8_t, 160>& m110a_data_scrambler();
 
 // Bits to symbol numbers, first bit the MSB: modified Gray (tribit gray(s) on symbol s).
 uint8_t m110a_map_tribit(unsigned tribit);
-uint8_t m110a_map_dibit(unsigned dibit);  // QPSK: 00->0, 01->2, 11->4, 10->6
-uint8_t m110a_map_bit(unsigned bit);      // BPSK: 0->0, 1->4
+uint8_t m110a_map_dibit(unsigned dibit); // QPSK: 00->0, 01->2, 11->4, 10->6
+uint8_t m110a_map_bit(unsigned bit);     // BPSK: 0->0, 1->4
 // 75 bps: dibit (first bit MSB) to Walsh channel symbol 0..3 (00->0, 01->1, 11->2, 10->3)
 // and the 32 chips of a Walsh symbol: the normal set, or the exceptional set for the
 // last Walsh symbol of each interleaver block.

@@ -49,24 +49,35 @@ const k7_trellis& trellis()
     return t;
 }
 
-double minus_log(double expected_errors) { return -std::log(std::max(expected_errors, 1e-300)); }
+double minus_log(double expected_errors)
+{
+    return -std::log(std::max(expected_errors, 1e-300));
+}
 
 // Probability that a bit with LLR l is decided wrong.
-double wrong_probability(double l) { return 1.0 / (1.0 + std::exp(std::min(std::abs(l), 700.0))); }
+double wrong_probability(double l)
+{
+    return 1.0 / (1.0 + std::exp(std::min(std::abs(l), 700.0)));
+}
 } // namespace
 
 m110c_demapper::m110c_demapper(const m110c_mode& mode, const m110c_readings& readings)
-    : serial_tone_demapper(mode.bits_per_symbol, m110c_constellation(mode.bits_per_symbol),
+    : serial_tone_demapper(mode.bits_per_symbol,
+                           m110c_constellation(mode.bits_per_symbol),
                            m110c_map_bits,
-                           x9_scrambler_values(m110c_data_symbols, mode.bits_per_symbol, readings.scrambler))
+                           x9_scrambler_values(m110c_data_symbols,
+                                               mode.bits_per_symbol,
+                                               readings.scrambler))
 {
 }
 
-m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings)
+m110c_block_decoder::m110c_block_decoder(const m110c_mode& mode,
+                                         const m110c_readings& readings)
     : d_coded(mode.coded),
       d_reading(readings.tail_biting),
       d_channel_bits(m110c_interleaver_bits(mode)),
-      d_user_bits(mode.coded ? m110c_interleaver_bits(mode) * 3 / 4 : m110c_interleaver_bits(mode)),
+      d_user_bits(mode.coded ? m110c_interleaver_bits(mode) * 3 / 4
+                             : m110c_interleaver_bits(mode)),
       d_order(m110c_fetch_order(mode))
 {
 }
@@ -155,7 +166,8 @@ double m110c_block_decoder::expected_errors(size_t first, size_t n)
     double expected = 0;
     for (size_t k = 0; k < first + n; ++k) {
         const float* next = &d_beta[(k + 1) * 64];
-        float best[2] = { -std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity() };
+        float best[2] = { -std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity() };
         after.fill(-std::numeric_limits<float>::infinity());
         for (unsigned s = 0; s < 64; ++s)
             for (unsigned b = 0; b < 2; ++b) {

@@ -48,7 +48,8 @@ public:
 class m110c_block_decoder
 {
 public:
-    explicit m110c_block_decoder(const m110c_mode& mode, const m110c_readings& readings = {});
+    explicit m110c_block_decoder(const m110c_mode& mode,
+                                 const m110c_readings& readings = {});
     size_t channel_bits() const { return d_channel_bits; }
     size_t user_bits() const { return d_user_bits; }
     // llr: channel_bits() values; appends user_bits() bits.
@@ -66,8 +67,8 @@ private:
     std::vector<uint8_t> d_decoded;
     k7_viterbi d_viterbi;
     double d_reliability = 0;
-    bool d_judged = true;  // d_reliability is the last block's
-    bool d_closed = true;  // its Viterbi paths closed round it
+    bool d_judged = true; // d_reliability is the last block's
+    bool d_closed = true; // its Viterbi paths closed round it
     size_t d_wrap = 0;
     std::vector<float> d_beta; // scratch: the MAP pass's backward metrics
     // Expected wrong bits among the n pairs of d_mother from `first` on (max-log MAP).

@@ -69,9 +69,10 @@ namespace hfstack {
 namespace phy {
 
 struct m110c_receiver_config {
-    double detection_threshold = 5.5;       // z-score of the sync correlation
-    unsigned max_delay_spread_symbols = 13; // longest channel the equaliser spans (5.4 ms)
-    double forgetting = 0.97;               // channel tracker (see m110a_receiver_config)
+    double detection_threshold = 5.5; // z-score of the sync correlation
+    unsigned max_delay_spread_symbols =
+        13;                   // longest channel the equaliser spans (5.4 ms)
+    double forgetting = 0.97; // channel tracker (see m110a_receiver_config)
     unsigned equaliser_solve_interval = 24; // symbols between MMSE-DFE solutions
     double decision_weight = 0.5;           // of a decided symbol in the tracker
     // N > 1: each interleaver block is equalised N - 1 times more, each time with the
@@ -104,9 +105,9 @@ struct m110c_receiver_config {
     // block has no check to know it decoded right). Miss and false-alarm rates near
     // threshold: docs/modem-design.md. -infinity flags none.
     double reliability_threshold = 1.0;
-    bool msb_first = false;                 // byte bit order (as the transmitter's)
-    double max_burst_s = 3600;              // a burst longer than this is cut
-    m110c_readings readings;                // scrambler orientation, tail-biting phase
+    bool msb_first = false;    // byte bit order (as the transmitter's)
+    double max_burst_s = 3600; // a burst longer than this is cut
+    m110c_readings readings;   // scrambler orientation, tail-biting phase
     // true (the default): the tail-biting phase is found from the burst, as the App D
     // receiver finds it (m110d_receiver_config::find_tail_biting: the EOM on a byte
     // boundary with zeros after it settles it, kept for the next burst; blocks handed
@@ -126,18 +127,18 @@ struct m110c_receiver_config {
 };
 
 struct m110c_burst {
-    std::string mode;              // "9600S", "3200US", "12800U", ...
-    uint64_t start_sample = 0;     // 9600 Hz baseband sample of the first sync symbol
+    std::string mode;          // "9600S", "3200US", "12800U", ...
+    uint64_t start_sample = 0; // 9600 Hz baseband sample of the first sync symbol
     double frequency_offset_hz = 0;
-    double snr_db = 0;             // mean signal power over noise (on the known symbols), 3 kHz
-    double snr_db_recent = 0;      // the same over its last 20 s (burst_snr.h)
-    std::vector<uint8_t> bytes;    // user bytes (before the EOM)
-    bool eom = false;              // false: the burst was cut; bytes may be bad
+    double snr_db = 0; // mean signal power over noise (on the known symbols), 3 kHz
+    double snr_db_recent = 0;   // the same over its last 20 s (burst_snr.h)
+    std::vector<uint8_t> bytes; // user bytes (before the EOM)
+    bool eom = false;           // false: the burst was cut; bytes may be bad
     // Cut, or a block decoded on too little evidence (reliability_threshold): some
     // bytes are probably wrong.
     bool bytes_bad = false;
     size_t unreliable_blocks = 0;
-    double least_reliability = 0;  // of the burst's blocks (m110c_block_decoder)
+    double least_reliability = 0; // of the burst's blocks (m110c_block_decoder)
     // A piece (deliver_per_block): more bytes of this burst follow; eom not yet known,
     // bytes_bad and the reliabilities as of the blocks so far.
     bool continues = false;

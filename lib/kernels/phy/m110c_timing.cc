@@ -64,7 +64,8 @@ waveform_timing m110c_mode::timing() const
     waveform_timing w;
     w.preamble_s = m110c_preamble_symbols / m110c_symbol_rate;
     w.unit_bits = size_t(std::lround(user_bits_per_frame())) * frames_per_block;
-    w.unit_s = frames_per_block * (m110c_data_symbols + m110c_probe_symbols) / m110c_symbol_rate;
+    w.unit_s =
+        frames_per_block * (m110c_data_symbols + m110c_probe_symbols) / m110c_symbol_rate;
     w.bit_rate = double(w.unit_bits) / w.unit_s;
     w.trailer_bits = m110c_eom_bits;
     // Every interleaver length divides the 72-frame re-insertion period.
@@ -85,7 +86,8 @@ std::optional<m110c_mode> m110c_mode_by_name(const std::string& name)
     for (char c : name.substr(digits))
         letters += char(std::toupper(static_cast<unsigned char>(c)));
     if (letters == "U")
-        return bps == 12800 ? m110c_mode_for(12800, m110c_interleaver::short_) : std::nullopt;
+        return bps == 12800 ? m110c_mode_for(12800, m110c_interleaver::short_)
+                            : std::nullopt;
     for (unsigned i = 0; i < 6; ++i)
         if (letters == interleaver_names[i])
             if (auto m = m110c_mode_for(bps, m110c_interleaver(i)); m && m->coded)

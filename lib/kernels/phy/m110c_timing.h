@@ -41,13 +41,20 @@ constexpr unsigned m110c_reinserted_symbols = 72;
 constexpr unsigned m110c_eom_bits = 32;
 
 // Interleaver lengths of Appendix C and their frames per block.
-enum class m110c_interleaver { ultra_short, very_short, short_, medium, long_, very_long };
+enum class m110c_interleaver {
+    ultra_short,
+    very_short,
+    short_,
+    medium,
+    long_,
+    very_long
+};
 
 struct m110c_mode {
-    unsigned user_bps = 0;        // 3200, 4800, 6400, 8000, 9600 or 12800 (uncoded)
+    unsigned user_bps = 0; // 3200, 4800, 6400, 8000, 9600 or 12800 (uncoded)
     m110c_interleaver interleaver = m110c_interleaver::short_;
-    unsigned bits_per_symbol = 0; // QPSK 2 .. 64QAM 6
-    bool coded = true;            // rate 3/4; 12800 bps is uncoded
+    unsigned bits_per_symbol = 0;  // QPSK 2 .. 64QAM 6
+    bool coded = true;             // rate 3/4; 12800 bps is uncoded
     unsigned frames_per_block = 0; // 1, 3, 9, 18, 36, 72 (12800: 1)
 
     double user_bits_per_frame() const
@@ -60,7 +67,8 @@ struct m110c_mode {
 
 // nullopt for a rate Appendix C lacks; 12800 bps takes any interleaver argument (it
 // has none).
-std::optional<m110c_mode> m110c_mode_for(unsigned user_bps, m110c_interleaver interleaver);
+std::optional<m110c_mode> m110c_mode_for(unsigned user_bps,
+                                         m110c_interleaver interleaver);
 
 // The mode of a name as m110c_mode::name() gives it ("9600S", "3200us", "12800U"; case
 // of the letters ignored); nullopt for anything else.

@@ -20,20 +20,28 @@ m110c_symbol_role m110c_role_of(uint64_t k)
         return { m110c_symbol_kind::preamble, 0, unsigned(k) };
     k -= m110c_preamble_symbols;
     // 72 frames, then the re-inserted section.
-    constexpr uint64_t group = uint64_t(m110c_reinsert_period_frames) * m110c_frame_symbols + m110c_reinserted_symbols;
+    constexpr uint64_t group =
+        uint64_t(m110c_reinsert_period_frames) * m110c_frame_symbols +
+        m110c_reinserted_symbols;
     const uint64_t g = k / group, in_group = k % group;
-    const uint64_t in_frames = uint64_t(m110c_reinsert_period_frames) * m110c_frame_symbols;
+    const uint64_t in_frames =
+        uint64_t(m110c_reinsert_period_frames) * m110c_frame_symbols;
     if (in_group >= in_frames)
-        return { m110c_symbol_kind::reinserted, (g + 1) * m110c_reinsert_period_frames - 1,
+        return { m110c_symbol_kind::reinserted,
+                 (g + 1) * m110c_reinsert_period_frames - 1,
                  unsigned(in_group - in_frames) };
-    const uint64_t frame = g * m110c_reinsert_period_frames + in_group / m110c_frame_symbols;
+    const uint64_t frame =
+        g * m110c_reinsert_period_frames + in_group / m110c_frame_symbols;
     const unsigned at = unsigned(in_group % m110c_frame_symbols);
     if (at < m110c_data_symbols)
         return { m110c_symbol_kind::data, frame, at };
     return { m110c_symbol_kind::probe, frame, at - m110c_data_symbols };
 }
 
-std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* bytes, size_t n, bool msb_first,
+std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode,
+                                        const uint8_t* bytes,
+                                        size_t n,
+                                        bool msb_first,
                                         const m110c_readings& readings)
 {
     // User bits and the EOM (m110a_message_bits adds 110A's flush too: App C has none).
@@ -50,18 +58,21 @@ std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* b
     std::vector<uint8_t> out;
     out.reserve(bits.size() / user_per_block * block_bits);
     for (size_t b = 0; b < bits.size() / user_per_block; ++b) {
-        const std::vector<uint8_t> block = m110c_block_channel_bits(mode, bits.data() + b * user_per_block, order, readings);
+        const std::vector<uint8_t> block = m110c_block_channel_bits(
+            mode, bits.data() + b * user_per_block, order, readings);
         out.insert(out.end(), block.begin(), block.end());
     }
     return out;
 }
 
-std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint8_t* user_bits,
+std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode,
+                                              const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
                                               const m110c_readings& readings)
 {
     const size_t block_bits = m110c_interleaver_bits(mode);
-    const std::vector<uint8_t> coded = m110c_tail_biting_encode(user_bits, block_bits * 3 / 4, readings.tail_biting);
+    const std::vector<uint8_t> coded =
+        m110c_tail_biting_encode(user_bits, block_bits * 3 / 4, readings.tail_biting);
     std::vector<uint8_t> punctured;
     punctured.reserve(block_bits);
     for (size_t i = 0; i < coded.size(); ++i)
@@ -73,10 +84,14 @@ std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint
     return sent;
 }
 
-std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, const uint8_t* bytes, size_t n,
-                                                       bool msb_first, const m110c_readings& readings)
+std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode,
+                                                       const uint8_t* bytes,
+                                                       size_t n,
+                                                       bool msb_first,
+                                                       const m110c_readings& readings)
 {
-    const std::vector<uint8_t> bits = m110c_channel_bits(mode, bytes, n, msb_first, readings);
+    const std::vector<uint8_t> bits =
+        m110c_channel_bits(mode, bytes, n, msb_first, readings);
     const unsigned nb = mode.bits_per_symbol;
     const size_t frames = bits.size() / (size_t(m110c_data_symbols) * nb);
     const bool psk = nb <= 3;
@@ -99,7 +114,8 @@ std::vector<std::complex<float>> m110c_transmit_points(const m110c_mode& mode, c
             if (psk)
                 out.push_back(psk8[(symbol + scrambler[i]) % 8]);
             else
-                out.push_back(points[symbol ^ scrambler[i]]); // as printed: peak 1, as the probes
+                out.push_back(
+                    points[symbol ^ scrambler[i]]); // as printed: peak 1, as the probes
         }
         const unsigned n_in_group = unsigned(f % m110c_reinsert_period_frames);
         for (uint8_t s : m110c_probe(m110c_probe_is_minus(mode, n_in_group)))

@@ -37,12 +37,16 @@ m110c_symbol_role m110c_role_of(uint64_t k);
 
 // The coded, interleaved bits of one transmission, block after block (12800 bps: the
 // user bits, EOM and fill).
-std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode, const uint8_t* bytes, size_t n,
-                                        bool msb_first = false, const m110c_readings& readings = {});
+std::vector<uint8_t> m110c_channel_bits(const m110c_mode& mode,
+                                        const uint8_t* bytes,
+                                        size_t n,
+                                        bool msb_first = false,
+                                        const m110c_readings& readings = {});
 
 // One interleaver block's channel bits from its user bits (m110c_interleaver_bits(mode)
 // * 3 / 4 of them): tail-biting code, puncturing, interleaving.
-std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint8_t* user_bits,
+std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode,
+                                              const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
                                               const m110c_readings& readings = {});
 
@@ -50,7 +54,10 @@ std::vector<uint8_t> m110c_block_channel_bits(const m110c_mode& mode, const uint
 // points as the tables print them, outer points at amplitude 1 (every mode's peak is
 // the probes'; 16/32/64QAM frames' mean power 0.81/0.69/0.63 of it, m110c_frame_power).
 std::vector<std::complex<float>>
-m110c_transmit_points(const m110c_mode& mode, const uint8_t* bytes, size_t n, bool msb_first = false,
+m110c_transmit_points(const m110c_mode& mode,
+                      const uint8_t* bytes,
+                      size_t n,
+                      bool msb_first = false,
                       const m110c_readings& readings = {});
 
 } // namespace phy

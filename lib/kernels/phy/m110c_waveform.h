@@ -49,17 +49,23 @@ constexpr uint32_t m110c_eom = 0x4B65A5B2; // 110A's word, sent MSB first (readi
 // quadrant of the field's dibit (rate bit, interleaver bit): 00->0 01->1 11->2 10->3
 // (the map is its own inverse).
 constexpr unsigned m110c_d_field_symbols = 13;
-constexpr std::array<uint8_t, m110c_d_field_symbols> m110c_barker13 = { 0, 4, 0, 4, 0, 0, 4, 4, 0, 0, 0, 0, 0 };
+constexpr std::array<uint8_t, m110c_d_field_symbols> m110c_barker13 = { 0, 4, 0, 4, 0,
+                                                                        0, 4, 4, 0, 0,
+                                                                        0, 0, 0 };
 constexpr std::array<unsigned, 4> m110c_quadrant_of_dibit = { 0, 1, 3, 2 };
 // Chip j of a D field in quadrant q, as an 8PSK symbol number.
-constexpr unsigned m110c_d_chip(unsigned j, unsigned quadrant) { return (m110c_barker13[j] + 2 * quadrant) % 8; }
+constexpr unsigned m110c_d_chip(unsigned j, unsigned quadrant)
+{
+    return (m110c_barker13[j] + 2 * quadrant) % 8;
+}
 
 // Rate code (r0 r1 r2, 3200 bps = 001 .. 12800 bps = 110) and interleaver code
 // (US = 001 .. VL = 110) as 3-bit numbers, r0 the MSB.
 unsigned m110c_rate_code(const m110c_mode& mode);
 unsigned m110c_interleaver_code(m110c_interleaver interleaver);
 // The mode a pair of codes announces; nullopt for reserved or illegal codes.
-std::optional<m110c_mode> m110c_mode_by_code(unsigned rate_code, unsigned interleaver_code);
+std::optional<m110c_mode> m110c_mode_by_code(unsigned rate_code,
+                                             unsigned interleaver_code);
 
 // The 184-symbol synchronisation sequence and the 103-symbol section that follows it
 // (MP+ | 2 | D0 D1 D2 | 6 | MP-), together one frame's length.
@@ -80,9 +86,9 @@ using m110c_scrambler_orientation = x9_orientation;
 // The values added (PSK, mod 8) or XORed (QAM) onto the 256 data symbols of a frame:
 // bits_per_symbol 2 or 3 take R & 7 and advance 3 steps; N = 4, 5, 6 take R & (2^N - 1)
 // and advance N steps.
-std::array<uint8_t, m110c_data_symbols>
-m110c_data_scrambler(unsigned bits_per_symbol,
-                     m110c_scrambler_orientation orientation = m110c_scrambler_orientation::a);
+std::array<uint8_t, m110c_data_symbols> m110c_data_scrambler(
+    unsigned bits_per_symbol,
+    m110c_scrambler_orientation orientation = m110c_scrambler_orientation::a);
 
 // Data symbol of a group of bits_per_symbol coded bits (first bit the MSB): QPSK
 // 00->0 01->2 11->4 10->6 and 8PSK (table D-V) give 8PSK symbol numbers, QAM the number
@@ -103,8 +109,10 @@ double m110c_frame_power(const m110c_mode& mode);
 // pair first) or from_block_start (bit 0's).
 using m110c_tail_biting = tail_biting_start;
 // The mother code's (T1, T2) pairs of one tail-biting block of n >= 8 bits.
-std::vector<uint8_t> m110c_tail_biting_encode(const uint8_t* bits, size_t n,
-                                              m110c_tail_biting reading = m110c_tail_biting::first_pair_bit_7);
+std::vector<uint8_t>
+m110c_tail_biting_encode(const uint8_t* bits,
+                         size_t n,
+                         m110c_tail_biting reading = m110c_tail_biting::first_pair_bit_7);
 
 // The readings of `?` constants a transmission or reception uses.
 struct m110c_readings {
@@ -114,7 +122,9 @@ struct m110c_readings {
 
 // Rate 3/4 from the K=7 mother code: of each three (T1, T2) pairs, T1 T2 T1 . . T2 are
 // kept (m110c_appc.json fec.puncture_to_3_4).
-constexpr std::array<bool, 6> m110c_puncture_kept = { true, true, true, false, false, true };
+constexpr std::array<bool, 6> m110c_puncture_kept = {
+    true, true, true, false, false, true
+};
 
 // Interleaver: the block's punctured bit n is loaded at (n * increment) mod size and
 // bits leave in order 0, 1, 2 ...; size = frames * 256 * bits_per_symbol.

@@ -19,11 +19,13 @@ namespace {
 // Re(sum_j y[j] conj(c_d[j])) for each dibit d, c_d[j] the 8PSK chip walsh(d, j) +
 // added(j): the added part (PN or scrambler) taken off once, the Walsh part a sign.
 template <typename Added>
-std::array<double, 4> walsh_correlations(const std::complex<float>* y, unsigned chips, Added added)
+std::array<double, 4>
+walsh_correlations(const std::complex<float>* y, unsigned chips, Added added)
 {
     std::array<std::complex<double>, 4> by_position{};
     for (unsigned j = 0; j < chips; ++j)
-        by_position[j % 4] += std::complex<double>(y[j]) * std::polar(1.0, -3.14159265358979323846 / 4 * added(j));
+        by_position[j % 4] += std::complex<double>(y[j]) *
+                              std::polar(1.0, -3.14159265358979323846 / 4 * added(j));
     std::array<double, 4> c{};
     for (unsigned d = 0; d < 4; ++d)
         for (unsigned r = 0; r < 4; ++r)
@@ -34,21 +36,29 @@ std::array<double, 4> walsh_correlations(const std::complex<float>* y, unsigned 
 unsigned data_bits_per_symbol(const m110d_mode& mode)
 {
     if (mode.wn == 0)
-        throw std::invalid_argument("m110d_demapper: WN0 carries Walsh symbols, not mapped data");
+        throw std::invalid_argument(
+            "m110d_demapper: WN0 carries Walsh symbols, not mapped data");
     return m110d_bits_per_symbol(mode.wn);
 }
 } // namespace
 
-std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y, unsigned chips, m110d_pn_table table,
-                                               unsigned index, m110d_pn_alignment alignment)
+std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y,
+                                               unsigned chips,
+                                               m110d_pn_table table,
+                                               unsigned index,
+                                               m110d_pn_alignment alignment)
 {
     const auto& pn = m110d_pn(table);
-    const size_t first = alignment == m110d_pn_alignment::per_symbol ? 0 : size_t(index) * chips;
-    return walsh_correlations(y, chips, [&](unsigned j) { return pn[(first + j) % m110d_pn_length]; });
+    const size_t first =
+        alignment == m110d_pn_alignment::per_symbol ? 0 : size_t(index) * chips;
+    return walsh_correlations(
+        y, chips, [&](unsigned j) { return pn[(first + j) % m110d_pn_length]; });
 }
 
-std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y, unsigned chips,
-                                              m110d_pn_alignment alignment, m110d_wid_parity parity)
+std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y,
+                                              unsigned chips,
+                                              m110d_pn_alignment alignment,
+                                              m110d_wid_parity parity)
 {
     m110d_fields f;
     f.alignment = alignment;
@@ -56,14 +66,18 @@ std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y, unsi
     std::array<uint8_t, 9> dibits{};
     for (unsigned s = 0; s < 9; ++s) {
         const bool count = s < 4;
-        const auto c = m110d_walsh_correlations(y + size_t(s) * chips, chips,
-                                                count ? m110d_pn_table::count : m110d_pn_table::wid,
-                                                count ? s : s - 4, alignment);
+        const auto c =
+            m110d_walsh_correlations(y + size_t(s) * chips,
+                                     chips,
+                                     count ? m110d_pn_table::count : m110d_pn_table::wid,
+                                     count ? s : s - 4,
+                                     alignment);
         dibits[s] = uint8_t(std::max_element(c.begin(), c.end()) - c.begin());
         f.correlation += c[dibits[s]];
     }
     const auto count = m110d_count_of({ dibits[0], dibits[1], dibits[2], dibits[3] });
-    const auto wid = m110d_wid_of({ dibits[4], dibits[5], dibits[6], dibits[7], dibits[8] }, parity);
+    const auto wid =
+        m110d_wid_of({ dibits[4], dibits[5], dibits[6], dibits[7], dibits[8] }, parity);
     if (!count || !wid)
         return std::nullopt;
     f.count = *count;
@@ -71,18 +85,24 @@ std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y, unsi
     return f;
 }
 
-std::optional<m110d_fields> m110d_read_fields_any_reading(const std::complex<float>* y, unsigned chips)
+std::optional<m110d_fields> m110d_read_fields_any_reading(const std::complex<float>* y,
+                                                          unsigned chips)
 {
     std::optional<m110d_fields> best;
-    for (auto alignment : { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
-        for (auto parity : { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero })
+    for (auto alignment :
+         { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous })
+        for (auto parity :
+             { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero })
             if (auto f = m110d_read_fields(y, chips, alignment, parity))
                 if (!best || f->correlation > best->correlation)
                     best = f;
     return best;
 }
 
-void m110d_wn0_demap(const std::complex<float>* y, size_t symbol_in_block, double sigma2, float* llr)
+void m110d_wn0_demap(const std::complex<float>* y,
+                     size_t symbol_in_block,
+                     double sigma2,
+                     float* llr)
 {
     const auto& trinomial = m110d_trinomial_sequence();
     const size_t first = symbol_in_block * m110d_walsh_data_chips;
@@ -99,12 +119,16 @@ void m110d_wn0_demap(const std::complex<float>* y, size_t symbol_in_block, doubl
 }
 
 m110d_demapper::m110d_demapper(const m110d_mode& mode, const m110d_readings& readings)
-    : serial_tone_demapper(data_bits_per_symbol(mode), m110d_constellation(data_bits_per_symbol(mode)),
-                           m110d_map_bits, m110d_data_scrambler(mode, readings.scrambler))
+    : serial_tone_demapper(data_bits_per_symbol(mode),
+                           m110d_constellation(data_bits_per_symbol(mode)),
+                           m110d_map_bits,
+                           m110d_data_scrambler(mode, readings.scrambler))
 {
 }
 
-m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length, tail_biting_start start,
+m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode,
+                                         unsigned constraint_length,
+                                         tail_biting_start start,
                                          bool k7_newest_lsb)
     : d_rate(m110d_code_rate_of(mode)),
       d_constraint_length(constraint_length),
@@ -120,7 +144,8 @@ void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
     d_punctured.resize(d_order.size());
     for (size_t k = 0; k < d_order.size(); ++k)
         d_punctured[d_order[k]] = llr[k];
-    const std::vector<float> mother = m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
+    const std::vector<float> mother =
+        m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
     d_viterbi.decode(mother.data(), d_user_bits, d_start, bits);
 }
 

@@ -33,8 +33,11 @@ namespace phy {
 // symbol y[0 .. chips) with the chips c_d it would be for each dibit d, the symbol
 // being number `index` of its section in `table` (where its PN starts depends on the
 // alignment).
-std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y, unsigned chips, m110d_pn_table table,
-                                               unsigned index, m110d_pn_alignment alignment);
+std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y,
+                                               unsigned chips,
+                                               m110d_pn_table table,
+                                               unsigned index,
+                                               m110d_pn_alignment alignment);
 
 // The count and WID fields of a super-frame, read.
 struct m110d_fields {
@@ -47,19 +50,25 @@ struct m110d_fields {
 // Reads y: the count section (4 Walsh symbols) and the WID section (5) that follows it,
 // 9 * chips chips, each symbol decided on its largest correlation. nullopt when the
 // count's or the WID's check bits fail, or the WN is reserved.
-std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y, unsigned chips,
-                                              m110d_pn_alignment alignment, m110d_wid_parity parity);
+std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y,
+                                              unsigned chips,
+                                              m110d_pn_alignment alignment,
+                                              m110d_wid_parity parity);
 // The same under every PN alignment and WID parity reading: the fields whose checks
 // pass with the largest correlation (a wrong alignment decorrelates every symbol but
 // the first of each section), the checksum parity preferred on a tie.
-std::optional<m110d_fields> m110d_read_fields_any_reading(const std::complex<float>* y, unsigned chips);
+std::optional<m110d_fields> m110d_read_fields_any_reading(const std::complex<float>* y,
+                                                          unsigned chips);
 
 // ---- WN0
 // The two LLRs (log P(0) / P(1), first bit the MSB) of the coded dibit a WN0 Walsh
 // symbol carries: y[0 .. 32), the symbol number `symbol_in_block` of its interleaver
 // block (the Trinomial scrambler restarts at each), sigma2 the chips' complex noise
 // variance. Max-log over the four patterns.
-void m110d_wn0_demap(const std::complex<float>* y, size_t symbol_in_block, double sigma2, float* llr);
+void m110d_wn0_demap(const std::complex<float>* y,
+                     size_t symbol_in_block,
+                     double sigma2,
+                     float* llr);
 
 // Demapper of a mode's data symbols (WN1-WN13), i the symbol's position in its block
 // of U data symbols.
@@ -74,7 +83,8 @@ class m110d_block_decoder
 {
 public:
     // k7_newest_lsb: K = 7 as conv_code_k7_newest_lsb (serial_tone_coding.h).
-    m110d_block_decoder(const m110d_mode& mode, unsigned constraint_length,
+    m110d_block_decoder(const m110d_mode& mode,
+                        unsigned constraint_length,
                         tail_biting_start start = tail_biting_start::first_pair_bit_7,
                         bool k7_newest_lsb = false);
     size_t channel_bits() const { return d_order.size(); }

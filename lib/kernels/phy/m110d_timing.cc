@@ -204,7 +204,8 @@ constexpr bool rows_consistent()
                 return false;
             const uint64_t symbols =
                 uint64_t(r.frames[il]) * (r.data_symbols + r.probe_symbols);
-            if (uint64_t(r.input_bits[il]) * 800 * r.bw_khz != uint64_t(r.user_bps) * symbols)
+            if (uint64_t(r.input_bits[il]) * 800 * r.bw_khz !=
+                uint64_t(r.user_bps) * symbols)
                 return false;
         }
     }
@@ -318,7 +319,8 @@ waveform_timing m110d_mode::timing(const m110d_timing_options& options) const
     return w;
 }
 
-std::optional<m110d_mode> m110d_mode_for(unsigned bw_khz, unsigned wn, m110d_interleaver il)
+std::optional<m110d_mode>
+m110d_mode_for(unsigned bw_khz, unsigned wn, m110d_interleaver il)
 {
     for (const row& r : rows)
         if (r.bw_khz == bw_khz && r.wn == wn)

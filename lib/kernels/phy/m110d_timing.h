@@ -19,8 +19,8 @@
  *
  * Shape of one transmission, as modelled here:
  *   [TLC: N Walsh symbols] [super-frame] x M   preamble; super-frame = fixed (9 Walsh
- *                                              symbols, 1 when M = 1) + count (4) + WID (5)
- *   [mini-probe: K symbols]                    counted in preamble_s, like the closing
+ *                                              symbols, 1 when M = 1) + count (4) + WID
+ * (5) [mini-probe: K symbols]                    counted in preamble_s, like the closing
  *                                              mini-probe of m110c's 287-symbol preamble
  *   ([U data][K probe]) x frames, per block    every data block is followed by its probe,
  *                                              the last one too: the transmission ends
@@ -45,7 +45,8 @@
  *    default (eot_extension).
  *  - Preamble Walsh symbol length above 24 kHz: D-XIII stops at 24 kHz; 32*BW/3 chips
  *    (320/384/448/512 at 30-48 kHz, one source's extrapolation, 1/75 s like every other
- *    bandwidth) is used. preamble_walsh_chips overrides it if the standard says otherwise.
+ *    bandwidth) is used. preamble_walsh_chips overrides it if the standard says
+ * otherwise.
  *  - The PN alignment (O-1), the w1 caption (O-3), the scrambler orientation and the
  *    tail-biting start do not affect lengths. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_TIMING_H
@@ -63,9 +64,9 @@ namespace hfstack {
 namespace phy {
 
 constexpr double m110d_baud_per_khz = 800.0;
-constexpr unsigned m110d_eom_bits = 32;          // 0x4B65A5B2; no flush (tail-biting)
-constexpr unsigned m110d_walsh_data_chips = 32;  // WN0: chips per Walsh data symbol
-constexpr unsigned m110d_superframe_symbols = 9 + 4 + 5; // fixed + count + WID
+constexpr unsigned m110d_eom_bits = 32;         // 0x4B65A5B2; no flush (tail-biting)
+constexpr unsigned m110d_walsh_data_chips = 32; // WN0: chips per Walsh data symbol
+constexpr unsigned m110d_superframe_symbols = 9 + 4 + 5;        // fixed + count + WID
 constexpr unsigned m110d_single_superframe_symbols = 1 + 4 + 5; // M = 1: fixed is 1
 constexpr unsigned m110d_max_tlc_blocks = 255;
 constexpr unsigned m110d_max_superframes = 32;
@@ -85,8 +86,8 @@ struct m110d_timing_options {
 };
 
 struct m110d_mode {
-    unsigned bw_khz = 3;  // 3, 6, ..., 24, 30, 36, 42, 48
-    unsigned wn = 0;      // 0..13 (WN13 at 3 kHz only; no WN4 at 9 and 18 kHz)
+    unsigned bw_khz = 3; // 3, 6, ..., 24, 30, 36, 42, 48
+    unsigned wn = 0;     // 0..13 (WN13 at 3 kHz only; no WN4 at 9 and 18 kHz)
     m110d_interleaver interleaver = m110d_interleaver::short_;
     unsigned data_symbols = 0;     // U per frame; WN0: the 32 chips of one Walsh symbol
     unsigned probe_symbols = 0;    // K per frame; WN0: 0
@@ -112,7 +113,8 @@ struct m110d_mode {
 };
 
 // nullopt for a bandwidth, WN or interleaver Appendix D lacks (WN0 has no US).
-std::optional<m110d_mode> m110d_mode_for(unsigned bw_khz, unsigned wn, m110d_interleaver il);
+std::optional<m110d_mode>
+m110d_mode_for(unsigned bw_khz, unsigned wn, m110d_interleaver il);
 
 // The mode with this nominal user rate at this bandwidth (rates are unique per
 // bandwidth); nullopt if none.

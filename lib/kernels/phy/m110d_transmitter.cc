@@ -19,7 +19,9 @@ namespace phy {
 m110d_symbol_role m110d_role_after_preamble(const m110d_mode& mode, uint64_t k)
 {
     if (mode.wn == 0)
-        return { m110d_symbol_kind::data, int64_t(k / m110d_walsh_data_chips), unsigned(k % m110d_walsh_data_chips) };
+        return { m110d_symbol_kind::data,
+                 int64_t(k / m110d_walsh_data_chips),
+                 unsigned(k % m110d_walsh_data_chips) };
     if (k < mode.probe_symbols)
         return { m110d_symbol_kind::probe, -1, unsigned(k) };
     k -= mode.probe_symbols;
@@ -30,17 +32,21 @@ m110d_symbol_role m110d_role_after_preamble(const m110d_mode& mode, uint64_t k)
     return { m110d_symbol_kind::probe, int64_t(k / frame), at - mode.data_symbols };
 }
 
-std::complex<float> m110d_probe_point(const m110d_mode& mode, const m110d_symbol_role& role)
+std::complex<float> m110d_probe_point(const m110d_mode& mode,
+                                      const m110d_symbol_role& role)
 {
     const auto shape = m110d_probe_shape_of(mode.probe_symbols);
     if (role.kind != m110d_symbol_kind::probe || !shape)
-        throw std::invalid_argument("m110d_probe_point: not a probe symbol of " + mode.name());
+        throw std::invalid_argument("m110d_probe_point: not a probe symbol of " +
+                                    mode.name());
     const auto& base = m110d_probe_base(shape->base_length);
-    const unsigned start = m110d_probe_is_boundary(mode, role.frame) ? shape->boundary_shift : 0;
+    const unsigned start =
+        m110d_probe_is_boundary(mode, role.frame) ? shape->boundary_shift : 0;
     return base[(role.position + start) % base.size()];
 }
 
-std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n, bool msb_first)
+std::vector<uint8_t>
+m110d_message_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n, bool msb_first)
 {
     // User bits and the EOM (m110a_message_bits adds 110A's flush too: App D has none,
     // its code is tail-biting).
@@ -52,30 +58,40 @@ std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode, const uint8_t* b
     return bits;
 }
 
-std::vector<uint8_t> m110d_channel_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n,
+std::vector<uint8_t> m110d_channel_bits(const m110d_mode& mode,
+                                        const uint8_t* bytes,
+                                        size_t n,
                                         const m110d_transmit_options& options)
 {
-    const std::vector<uint8_t> bits = m110d_message_bits(mode, bytes, n, options.msb_first);
+    const std::vector<uint8_t> bits =
+        m110d_message_bits(mode, bytes, n, options.msb_first);
     const std::vector<uint32_t> order = m110d_fetch_order(mode);
     const size_t blocks = bits.size() / mode.input_bits_per_block;
     std::vector<uint8_t> out;
     out.reserve(blocks * order.size());
     for (size_t b = 0; b < blocks; ++b) {
         const std::vector<uint8_t> block =
-            m110d_block_channel_bits(mode, bits.data() + b * mode.input_bits_per_block, order,
-                                     options.constraint_length, options.readings.tail_biting);
+            m110d_block_channel_bits(mode,
+                                     bits.data() + b * mode.input_bits_per_block,
+                                     order,
+                                     options.constraint_length,
+                                     options.readings.tail_biting);
         out.insert(out.end(), block.begin(), block.end());
     }
     return out;
 }
 
-std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, const uint8_t* bytes, size_t n,
-                                                       const m110d_transmit_options& options)
+std::vector<std::complex<float>>
+m110d_transmit_points(const m110d_mode& mode,
+                      const uint8_t* bytes,
+                      size_t n,
+                      const m110d_transmit_options& options)
 {
     const std::vector<uint8_t> bits = m110d_channel_bits(mode, bytes, n, options);
     const auto& psk8 = m110d_constellation(3);
     std::vector<std::complex<float>> out;
-    for (uint8_t s : m110d_preamble(mode, options.timing.preamble, options.constraint_length, options.readings))
+    for (uint8_t s : m110d_preamble(
+             mode, options.timing.preamble, options.constraint_length, options.readings))
         out.push_back(psk8[s]);
 
     if (mode.wn == 0) {
@@ -87,8 +103,10 @@ std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, c
             const unsigned dibit = unsigned(bits[k]) << 1 | bits[k + 1];
             const size_t first_chip = (k % block_bits) / 2 * m110d_walsh_data_chips;
             for (unsigned j = 0; j < m110d_walsh_data_chips; ++j)
-                out.push_back(psk8[(m110d_wn0_walsh_chip(dibit, j) +
-                                    trinomial[(first_chip + j) % m110d_trinomial_period]) % 8]);
+                out.push_back(
+                    psk8[(m110d_wn0_walsh_chip(dibit, j) +
+                          trinomial[(first_chip + j) % m110d_trinomial_period]) %
+                         8]);
         }
         return out;
     }
@@ -96,10 +114,12 @@ std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, c
     const unsigned nb = m110d_bits_per_symbol(mode.wn);
     const bool psk = nb <= 3;
     const auto& points = m110d_constellation(nb);
-    const std::vector<uint8_t> scrambler = m110d_data_scrambler(mode, options.readings.scrambler);
+    const std::vector<uint8_t> scrambler =
+        m110d_data_scrambler(mode, options.readings.scrambler);
     const size_t frames = bits.size() / (size_t(mode.data_symbols) * nb);
     const auto append_probe = [&](int64_t frame, unsigned length) {
-        for (const auto& p : m110d_mini_probe(mode.probe_symbols, m110d_probe_is_boundary(mode, frame), length))
+        for (const auto& p : m110d_mini_probe(
+                 mode.probe_symbols, m110d_probe_is_boundary(mode, frame), length))
             out.push_back(p);
     };
     append_probe(-1, mode.probe_symbols);
@@ -110,10 +130,12 @@ std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, c
             for (unsigned b = 0; b < nb; ++b)
                 v = (v << 1) | bits[next_bit++];
             const uint8_t symbol = m110d_map_bits(v, nb);
-            out.push_back(psk ? psk8[(symbol + scrambler[i]) % 8] : points[symbol ^ scrambler[i]]);
+            out.push_back(psk ? psk8[(symbol + scrambler[i]) % 8]
+                              : points[symbol ^ scrambler[i]]);
         }
         const bool last = f + 1 == frames;
-        const unsigned extension = last && options.timing.eot_extension ? m110d_eot_extension_symbols(mode) : 0;
+        const unsigned extension =
+            last && options.timing.eot_extension ? m110d_eot_extension_symbols(mode) : 0;
         append_probe(int64_t(f), mode.probe_symbols + extension);
     }
     return out;

@@ -46,19 +46,27 @@ struct m110d_symbol_role {
 m110d_symbol_role m110d_role_after_preamble(const m110d_mode& mode, uint64_t k);
 // The known point of a probe symbol (role.kind == probe) at the mode's K (not the EOT
 // extension).
-std::complex<float> m110d_probe_point(const m110d_mode& mode, const m110d_symbol_role& role);
+std::complex<float> m110d_probe_point(const m110d_mode& mode,
+                                      const m110d_symbol_role& role);
 
 // The user bits of a transmission: the bytes, the EOM, zeros to the end of the block.
-std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n,
+std::vector<uint8_t> m110d_message_bits(const m110d_mode& mode,
+                                        const uint8_t* bytes,
+                                        size_t n,
                                         bool msb_first = false);
 // The coded, interleaved bits of one transmission, block after block.
-std::vector<uint8_t> m110d_channel_bits(const m110d_mode& mode, const uint8_t* bytes, size_t n,
+std::vector<uint8_t> m110d_channel_bits(const m110d_mode& mode,
+                                        const uint8_t* bytes,
+                                        size_t n,
                                         const m110d_transmit_options& options = {});
 
 // The transmission as constellation points: preamble, PSK data and probes at amplitude
 // 1, QAM data as the tables print them.
-std::vector<std::complex<float>> m110d_transmit_points(const m110d_mode& mode, const uint8_t* bytes, size_t n,
-                                                       const m110d_transmit_options& options = {});
+std::vector<std::complex<float>>
+m110d_transmit_points(const m110d_mode& mode,
+                      const uint8_t* bytes,
+                      size_t n,
+                      const m110d_transmit_options& options = {});
 
 // The timing options a transmission with these options really has: the preamble's
 // Walsh symbol length as the readings give it (m110d_preamble_options_under), so

@@ -26,111 +26,139 @@ using cf = std::complex<float>;
 constexpr double pi = 3.14159265358979323846;
 
 // D-XIV: the 4-chip Walsh pattern of each dibit.
-constexpr uint8_t walsh4[4][4] = { { 0, 0, 0, 0 }, { 0, 4, 0, 4 }, { 0, 0, 4, 4 }, { 0, 4, 4, 0 } };
+constexpr uint8_t walsh4[4][4] = {
+    { 0, 0, 0, 0 }, { 0, 4, 0, 4 }, { 0, 0, 4, 4 }, { 0, 4, 4, 0 }
+};
 
 // m110d_appd.json preamble.pn (tables D-XVIII .. D-XX).
 constexpr std::array<uint8_t, m110d_pn_length> fixed_pn = { {
-    2, 4, 0, 0, 6, 2, 1, 4, 6, 1, 0, 5, 7, 3, 4, 1, 2, 6, 1, 7, 0, 7, 3, 2, 2, 2, 3, 2, 4, 6, 3, 6,
-    6, 3, 7, 5, 4, 7, 5, 6, 7, 4, 0, 2, 6, 1, 5, 3, 0, 4, 2, 4, 6, 4, 5, 2, 5, 4, 5, 3, 1, 5, 4, 5,
-    6, 5, 1, 0, 7, 1, 0, 1, 0, 5, 3, 5, 2, 2, 4, 5, 4, 0, 6, 4, 1, 4, 0, 3, 3, 0, 0, 3, 3, 7, 3, 4,
-    2, 7, 4, 4, 4, 0, 3, 4, 7, 6, 4, 2, 6, 2, 0, 3, 5, 3, 2, 2, 4, 5, 2, 0, 0, 3, 5, 0, 3, 2, 6, 6,
-    1, 4, 2, 3, 6, 1, 3, 0, 3, 3, 2, 4, 2, 2, 6, 5, 5, 3, 6, 7, 6, 5, 6, 6, 5, 2, 5, 4, 2, 3, 3, 3,
-    5, 7, 5, 5, 3, 7, 0, 4, 7, 0, 4, 1, 6, 2, 3, 5, 5, 6, 2, 6, 4, 6, 3, 4, 0, 7, 0, 0, 5, 2, 1, 5,
-    4, 3, 4, 5, 7, 0, 5, 3, 7, 6, 6, 6, 4, 5, 6, 0, 2, 0, 4, 2, 3, 4, 4, 0, 7, 6, 6, 2, 0, 0, 3, 3,
-    0, 5, 2, 4, 2, 2, 4, 5, 4, 6, 6, 6, 3, 2, 1, 0, 3, 2, 6, 0, 6, 2, 4, 0, 6, 4, 1, 3, 3, 5, 3, 6,
+    2, 4, 0, 0, 6, 2, 1, 4, 6, 1, 0, 5, 7, 3, 4, 1, 2, 6, 1, 7, 0, 7, 3, 2, 2, 2, 3, 2, 4,
+    6, 3, 6, 6, 3, 7, 5, 4, 7, 5, 6, 7, 4, 0, 2, 6, 1, 5, 3, 0, 4, 2, 4, 6, 4, 5, 2, 5, 4,
+    5, 3, 1, 5, 4, 5, 6, 5, 1, 0, 7, 1, 0, 1, 0, 5, 3, 5, 2, 2, 4, 5, 4, 0, 6, 4, 1, 4, 0,
+    3, 3, 0, 0, 3, 3, 7, 3, 4, 2, 7, 4, 4, 4, 0, 3, 4, 7, 6, 4, 2, 6, 2, 0, 3, 5, 3, 2, 2,
+    4, 5, 2, 0, 0, 3, 5, 0, 3, 2, 6, 6, 1, 4, 2, 3, 6, 1, 3, 0, 3, 3, 2, 4, 2, 2, 6, 5, 5,
+    3, 6, 7, 6, 5, 6, 6, 5, 2, 5, 4, 2, 3, 3, 3, 5, 7, 5, 5, 3, 7, 0, 4, 7, 0, 4, 1, 6, 2,
+    3, 5, 5, 6, 2, 6, 4, 6, 3, 4, 0, 7, 0, 0, 5, 2, 1, 5, 4, 3, 4, 5, 7, 0, 5, 3, 7, 6, 6,
+    6, 4, 5, 6, 0, 2, 0, 4, 2, 3, 4, 4, 0, 7, 6, 6, 2, 0, 0, 3, 3, 0, 5, 2, 4, 2, 2, 4, 5,
+    4, 6, 6, 6, 3, 2, 1, 0, 3, 2, 6, 0, 6, 2, 4, 0, 6, 4, 1, 3, 3, 5, 3, 6,
 } };
 constexpr std::array<uint8_t, m110d_pn_length> count_pn = { {
-    5, 5, 2, 2, 0, 2, 5, 6, 7, 1, 3, 5, 1, 5, 6, 5, 3, 7, 0, 4, 0, 3, 3, 2, 1, 3, 0, 3, 1, 6, 2, 6,
-    0, 6, 4, 1, 2, 5, 6, 3, 5, 3, 7, 4, 2, 6, 7, 3, 0, 2, 0, 1, 7, 5, 0, 6, 1, 5, 0, 3, 2, 2, 5, 2,
-    5, 2, 3, 4, 2, 7, 6, 1, 1, 5, 2, 1, 5, 4, 0, 3, 5, 5, 0, 3, 1, 4, 0, 5, 0, 3, 0, 6, 0, 0, 3, 1,
-    6, 1, 4, 4, 7, 7, 0, 5, 7, 0, 1, 5, 1, 0, 1, 3, 1, 5, 0, 7, 1, 2, 2, 2, 7, 1, 2, 5, 0, 3, 3, 2,
-    2, 0, 4, 5, 1, 3, 1, 3, 5, 3, 1, 7, 5, 2, 7, 1, 3, 1, 5, 6, 2, 4, 6, 0, 6, 1, 0, 0, 3, 6, 2, 7,
-    3, 2, 4, 7, 6, 4, 1, 3, 6, 6, 0, 3, 0, 0, 7, 5, 4, 5, 1, 2, 1, 5, 0, 3, 1, 0, 4, 6, 6, 1, 0, 5,
-    2, 6, 3, 2, 7, 4, 2, 4, 0, 1, 7, 0, 7, 0, 5, 1, 4, 5, 7, 2, 0, 4, 4, 3, 5, 2, 7, 7, 4, 5, 1, 4,
-    4, 6, 3, 3, 0, 5, 1, 5, 5, 4, 3, 2, 0, 3, 0, 4, 7, 4, 5, 1, 5, 5, 7, 7, 6, 2, 4, 3, 5, 2, 2, 4,
+    5, 5, 2, 2, 0, 2, 5, 6, 7, 1, 3, 5, 1, 5, 6, 5, 3, 7, 0, 4, 0, 3, 3, 2, 1, 3, 0, 3, 1,
+    6, 2, 6, 0, 6, 4, 1, 2, 5, 6, 3, 5, 3, 7, 4, 2, 6, 7, 3, 0, 2, 0, 1, 7, 5, 0, 6, 1, 5,
+    0, 3, 2, 2, 5, 2, 5, 2, 3, 4, 2, 7, 6, 1, 1, 5, 2, 1, 5, 4, 0, 3, 5, 5, 0, 3, 1, 4, 0,
+    5, 0, 3, 0, 6, 0, 0, 3, 1, 6, 1, 4, 4, 7, 7, 0, 5, 7, 0, 1, 5, 1, 0, 1, 3, 1, 5, 0, 7,
+    1, 2, 2, 2, 7, 1, 2, 5, 0, 3, 3, 2, 2, 0, 4, 5, 1, 3, 1, 3, 5, 3, 1, 7, 5, 2, 7, 1, 3,
+    1, 5, 6, 2, 4, 6, 0, 6, 1, 0, 0, 3, 6, 2, 7, 3, 2, 4, 7, 6, 4, 1, 3, 6, 6, 0, 3, 0, 0,
+    7, 5, 4, 5, 1, 2, 1, 5, 0, 3, 1, 0, 4, 6, 6, 1, 0, 5, 2, 6, 3, 2, 7, 4, 2, 4, 0, 1, 7,
+    0, 7, 0, 5, 1, 4, 5, 7, 2, 0, 4, 4, 3, 5, 2, 7, 7, 4, 5, 1, 4, 4, 6, 3, 3, 0, 5, 1, 5,
+    5, 4, 3, 2, 0, 3, 0, 4, 7, 4, 5, 1, 5, 5, 7, 7, 6, 2, 4, 3, 5, 2, 2, 4,
 } };
 constexpr std::array<uint8_t, m110d_pn_length> wid_pn = { {
-    2, 3, 0, 3, 7, 3, 3, 0, 1, 4, 4, 6, 5, 5, 4, 5, 6, 2, 0, 5, 6, 6, 5, 3, 5, 5, 2, 2, 1, 2, 3, 6,
-    1, 1, 4, 3, 1, 0, 5, 1, 0, 3, 3, 0, 3, 0, 4, 4, 6, 2, 5, 6, 1, 7, 2, 6, 2, 0, 0, 4, 7, 2, 3, 5,
-    2, 7, 1, 6, 5, 0, 4, 1, 6, 2, 1, 5, 4, 3, 5, 0, 3, 4, 1, 3, 2, 1, 6, 1, 5, 7, 0, 4, 7, 6, 6, 0,
-    4, 7, 6, 6, 6, 6, 2, 3, 5, 0, 7, 0, 3, 1, 5, 1, 2, 0, 5, 3, 2, 4, 5, 6, 6, 7, 7, 3, 5, 1, 6, 0,
-    1, 4, 4, 5, 6, 0, 6, 7, 2, 4, 4, 0, 3, 7, 2, 0, 0, 1, 4, 0, 7, 1, 7, 4, 5, 4, 5, 5, 5, 3, 3, 2,
-    0, 5, 1, 3, 1, 5, 3, 4, 1, 5, 4, 1, 4, 4, 2, 2, 4, 3, 0, 7, 4, 1, 5, 7, 1, 4, 7, 2, 5, 5, 6, 6,
-    1, 6, 5, 6, 3, 0, 2, 5, 7, 7, 4, 4, 3, 4, 4, 6, 0, 7, 2, 2, 0, 0, 2, 1, 0, 0, 3, 6, 6, 4, 0, 2,
-    4, 3, 4, 5, 2, 6, 3, 7, 7, 5, 7, 3, 0, 7, 0, 0, 7, 2, 6, 2, 2, 6, 1, 4, 3, 7, 6, 5, 0, 6, 5, 4,
+    2, 3, 0, 3, 7, 3, 3, 0, 1, 4, 4, 6, 5, 5, 4, 5, 6, 2, 0, 5, 6, 6, 5, 3, 5, 5, 2, 2, 1,
+    2, 3, 6, 1, 1, 4, 3, 1, 0, 5, 1, 0, 3, 3, 0, 3, 0, 4, 4, 6, 2, 5, 6, 1, 7, 2, 6, 2, 0,
+    0, 4, 7, 2, 3, 5, 2, 7, 1, 6, 5, 0, 4, 1, 6, 2, 1, 5, 4, 3, 5, 0, 3, 4, 1, 3, 2, 1, 6,
+    1, 5, 7, 0, 4, 7, 6, 6, 0, 4, 7, 6, 6, 6, 6, 2, 3, 5, 0, 7, 0, 3, 1, 5, 1, 2, 0, 5, 3,
+    2, 4, 5, 6, 6, 7, 7, 3, 5, 1, 6, 0, 1, 4, 4, 5, 6, 0, 6, 7, 2, 4, 4, 0, 3, 7, 2, 0, 0,
+    1, 4, 0, 7, 1, 7, 4, 5, 4, 5, 5, 5, 3, 3, 2, 0, 5, 1, 3, 1, 5, 3, 4, 1, 5, 4, 1, 4, 4,
+    2, 2, 4, 3, 0, 7, 4, 1, 5, 7, 1, 4, 7, 2, 5, 5, 6, 6, 1, 6, 5, 6, 3, 0, 2, 5, 7, 7, 4,
+    4, 3, 4, 4, 6, 0, 7, 2, 2, 0, 0, 2, 1, 0, 0, 3, 6, 6, 4, 0, 2, 4, 3, 4, 5, 2, 6, 3, 7,
+    7, 5, 7, 3, 0, 7, 0, 0, 7, 2, 6, 2, 2, 6, 1, 4, 3, 7, 6, 5, 0, 6, 5, 4,
 } };
 
 // m110d_appd.json wn0_walsh.scrambler.init_bits_b0_to_b158.
 constexpr char trinomial_init[] =
-    "0001001101100101111101001000000010110011001011101110001100010000100000100000110101111010"
+    "000100110110010111110100100000001011001100101110111000110001000010000010000011010111"
+    "1010"
     "10001111110011010111110111100011000110101110011100011000100100011010011";
 
 // Table D-X (m110d_qam256.csv), symbol number = index.
 const std::vector<cf> qam256 = {
-    { 0.959366f, 0.056433f }, { 0.959366f, 0.169300f }, { 0.846499f, 0.507899f }, { 0.959366f, 0.282166f },
-    { 0.846499f, 0.056433f }, { 0.846499f, 0.169300f }, { 0.846499f, 0.395033f }, { 0.846499f, 0.282166f },
-    { 0.959366f, -0.056433f }, { 0.959366f, -0.169300f }, { 0.846499f, -0.507899f }, { 0.959366f, -0.282166f },
-    { 0.846499f, -0.056433f }, { 0.846499f, -0.169300f }, { 0.846499f, -0.395033f }, { 0.846499f, -0.282166f },
-    { 0.169300f, 0.959366f }, { 0.056433f, 0.998304f }, { 0.733632f, 0.507899f }, { 0.733632f, 0.620766f },
-    { 0.733632f, 0.056433f }, { 0.733632f, 0.169300f }, { 0.733632f, 0.395033f }, { 0.733632f, 0.282166f },
-    { 0.169300f, -0.959366f }, { 0.056433f, -0.998304f }, { 0.733632f, -0.507899f }, { 0.733632f, -0.620766f },
-    { 0.733632f, -0.056433f }, { 0.733632f, -0.169300f }, { 0.733632f, -0.395033f }, { 0.733632f, -0.282166f },
-    { 0.507899f, 0.846499f }, { 0.507899f, 0.733632f }, { 0.507899f, 0.507899f }, { 0.507899f, 0.620766f },
-    { 0.507899f, 0.056433f }, { 0.507899f, 0.169300f }, { 0.507899f, 0.395033f }, { 0.507899f, 0.282166f },
-    { 0.507899f, -0.846499f }, { 0.507899f, -0.733632f }, { 0.507899f, -0.507899f }, { 0.507899f, -0.620766f },
-    { 0.507899f, -0.056433f }, { 0.507899f, -0.169300f }, { 0.507899f, -0.395033f }, { 0.507899f, -0.282166f },
-    { 0.282166f, 0.959366f }, { 0.620766f, 0.733632f }, { 0.620766f, 0.507899f }, { 0.620766f, 0.620766f },
-    { 0.620766f, 0.056433f }, { 0.620766f, 0.169300f }, { 0.620766f, 0.395033f }, { 0.620766f, 0.282166f },
-    { 0.282166f, -0.959366f }, { 0.620766f, -0.733632f }, { 0.620766f, -0.507899f }, { 0.620766f, -0.620766f },
-    { 0.620766f, -0.056433f }, { 0.620766f, -0.169300f }, { 0.620766f, -0.395033f }, { 0.620766f, -0.282166f },
-    { 0.056433f, 0.846499f }, { 0.056433f, 0.733632f }, { 0.056433f, 0.507899f }, { 0.056433f, 0.620766f },
-    { 0.056433f, 0.056433f }, { 0.056433f, 0.169300f }, { 0.056433f, 0.395033f }, { 0.056433f, 0.282166f },
-    { 0.056433f, -0.846499f }, { 0.056433f, -0.733632f }, { 0.056433f, -0.507899f }, { 0.056433f, -0.620766f },
-    { 0.056433f, -0.056433f }, { 0.056433f, -0.169300f }, { 0.056433f, -0.395033f }, { 0.056433f, -0.282166f },
-    { 0.169300f, 0.846499f }, { 0.169300f, 0.733632f }, { 0.169300f, 0.507899f }, { 0.169300f, 0.620766f },
-    { 0.169300f, 0.056433f }, { 0.169300f, 0.169300f }, { 0.169300f, 0.395033f }, { 0.169300f, 0.282166f },
-    { 0.169300f, -0.846499f }, { 0.169300f, -0.733632f }, { 0.169300f, -0.507899f }, { 0.169300f, -0.620766f },
-    { 0.169300f, -0.056433f }, { 0.169300f, -0.169300f }, { 0.169300f, -0.395033f }, { 0.169300f, -0.282166f },
-    { 0.395033f, 0.846499f }, { 0.395033f, 0.733632f }, { 0.395033f, 0.507899f }, { 0.395033f, 0.620766f },
-    { 0.395033f, 0.056433f }, { 0.395033f, 0.169300f }, { 0.395033f, 0.395033f }, { 0.395033f, 0.282166f },
-    { 0.395033f, -0.846499f }, { 0.395033f, -0.733632f }, { 0.395033f, -0.507899f }, { 0.395033f, -0.620766f },
-    { 0.395033f, -0.056433f }, { 0.395033f, -0.169300f }, { 0.395033f, -0.395033f }, { 0.395033f, -0.282166f },
-    { 0.282166f, 0.846499f }, { 0.282166f, 0.733632f }, { 0.282166f, 0.507899f }, { 0.282166f, 0.620766f },
-    { 0.282166f, 0.056433f }, { 0.282166f, 0.169300f }, { 0.282166f, 0.395033f }, { 0.282166f, 0.282166f },
-    { 0.282166f, -0.846499f }, { 0.282166f, -0.733632f }, { 0.282166f, -0.507899f }, { 0.282166f, -0.620766f },
-    { 0.282166f, -0.056433f }, { 0.282166f, -0.169300f }, { 0.282166f, -0.395033f }, { 0.282166f, -0.282166f },
-    { -0.959366f, 0.056433f }, { -0.959366f, 0.169300f }, { -0.846499f, 0.507899f }, { -0.959366f, 0.282166f },
-    { -0.846499f, 0.056433f }, { -0.846499f, 0.169300f }, { -0.846499f, 0.395033f }, { -0.846499f, 0.282166f },
-    { -0.959366f, -0.056433f }, { -0.959366f, -0.169300f }, { -0.846499f, -0.507899f }, { -0.959366f, -0.282166f },
-    { -0.846499f, -0.056433f }, { -0.846499f, -0.169300f }, { -0.846499f, -0.395033f }, { -0.846499f, -0.282166f },
-    { -0.169300f, 0.959366f }, { -0.056433f, 0.998304f }, { -0.733632f, 0.507899f }, { -0.733632f, 0.620766f },
-    { -0.733632f, 0.056433f }, { -0.733632f, 0.169300f }, { -0.733632f, 0.395033f }, { -0.733632f, 0.282166f },
-    { -0.169300f, -0.959366f }, { -0.056433f, -0.998304f }, { -0.733632f, -0.507899f }, { -0.733632f, -0.620766f },
-    { -0.733632f, -0.056433f }, { -0.733632f, -0.169300f }, { -0.733632f, -0.395033f }, { -0.733632f, -0.282166f },
-    { -0.507899f, 0.846499f }, { -0.507899f, 0.733632f }, { -0.507899f, 0.507899f }, { -0.507899f, 0.620766f },
-    { -0.507899f, 0.056433f }, { -0.507899f, 0.169300f }, { -0.507899f, 0.395033f }, { -0.507899f, 0.282166f },
-    { -0.507899f, -0.846499f }, { -0.507899f, -0.733632f }, { -0.507899f, -0.507899f }, { -0.507899f, -0.620766f },
-    { -0.507899f, -0.056433f }, { -0.507899f, -0.169300f }, { -0.507899f, -0.395033f }, { -0.507899f, -0.282166f },
-    { -0.282166f, 0.959366f }, { -0.620766f, 0.733632f }, { -0.620766f, 0.507899f }, { -0.620766f, 0.620766f },
-    { -0.620766f, 0.056433f }, { -0.620766f, 0.169300f }, { -0.620766f, 0.395033f }, { -0.620766f, 0.282166f },
-    { -0.282166f, -0.959366f }, { -0.620766f, -0.733632f }, { -0.620766f, -0.507899f }, { -0.620766f, -0.620766f },
-    { -0.620766f, -0.056433f }, { -0.620766f, -0.169300f }, { -0.620766f, -0.395033f }, { -0.620766f, -0.282166f },
-    { -0.056433f, 0.846499f }, { -0.056433f, 0.733632f }, { -0.056433f, 0.507899f }, { -0.056433f, 0.620766f },
-    { -0.056433f, 0.056433f }, { -0.056433f, 0.169300f }, { -0.056433f, 0.395033f }, { -0.056433f, 0.282166f },
-    { -0.056433f, -0.846499f }, { -0.056433f, -0.733632f }, { -0.056433f, -0.507899f }, { -0.056433f, -0.620766f },
-    { -0.056433f, -0.056433f }, { -0.056433f, -0.169300f }, { -0.056433f, -0.395033f }, { -0.056433f, -0.282166f },
-    { -0.169300f, 0.846499f }, { -0.169300f, 0.733632f }, { -0.169300f, 0.507899f }, { -0.169300f, 0.620766f },
-    { -0.169300f, 0.056433f }, { -0.169300f, 0.169300f }, { -0.169300f, 0.395033f }, { -0.169300f, 0.282166f },
-    { -0.169300f, -0.846499f }, { -0.169300f, -0.733632f }, { -0.169300f, -0.507899f }, { -0.169300f, -0.620766f },
-    { -0.169300f, -0.056433f }, { -0.169300f, -0.169300f }, { -0.169300f, -0.395033f }, { -0.169300f, -0.282166f },
-    { -0.395033f, 0.846499f }, { -0.395033f, 0.733632f }, { -0.395033f, 0.507899f }, { -0.395033f, 0.620766f },
-    { -0.395033f, 0.056433f }, { -0.395033f, 0.169300f }, { -0.395033f, 0.395033f }, { -0.395033f, 0.282166f },
-    { -0.395033f, -0.846499f }, { -0.395033f, -0.733632f }, { -0.395033f, -0.507899f }, { -0.395033f, -0.620766f },
-    { -0.395033f, -0.056433f }, { -0.395033f, -0.169300f }, { -0.395033f, -0.395033f }, { -0.395033f, -0.282166f },
-    { -0.282166f, 0.846499f }, { -0.282166f, 0.733632f }, { -0.282166f, 0.507899f }, { -0.282166f, 0.620766f },
-    { -0.282166f, 0.056433f }, { -0.282166f, 0.169300f }, { -0.282166f, 0.395033f }, { -0.282166f, 0.282166f },
-    { -0.282166f, -0.846499f }, { -0.282166f, -0.733632f }, { -0.282166f, -0.507899f }, { -0.282166f, -0.620766f },
-    { -0.282166f, -0.056433f }, { -0.282166f, -0.169300f }, { -0.282166f, -0.395033f }, { -0.282166f, -0.282166f },
+    { 0.959366f, 0.056433f },   { 0.959366f, 0.169300f },   { 0.846499f, 0.507899f },
+    { 0.959366f, 0.282166f },   { 0.846499f, 0.056433f },   { 0.846499f, 0.169300f },
+    { 0.846499f, 0.395033f },   { 0.846499f, 0.282166f },   { 0.959366f, -0.056433f },
+    { 0.959366f, -0.169300f },  { 0.846499f, -0.507899f },  { 0.959366f, -0.282166f },
+    { 0.846499f, -0.056433f },  { 0.846499f, -0.169300f },  { 0.846499f, -0.395033f },
+    { 0.846499f, -0.282166f },  { 0.169300f, 0.959366f },   { 0.056433f, 0.998304f },
+    { 0.733632f, 0.507899f },   { 0.733632f, 0.620766f },   { 0.733632f, 0.056433f },
+    { 0.733632f, 0.169300f },   { 0.733632f, 0.395033f },   { 0.733632f, 0.282166f },
+    { 0.169300f, -0.959366f },  { 0.056433f, -0.998304f },  { 0.733632f, -0.507899f },
+    { 0.733632f, -0.620766f },  { 0.733632f, -0.056433f },  { 0.733632f, -0.169300f },
+    { 0.733632f, -0.395033f },  { 0.733632f, -0.282166f },  { 0.507899f, 0.846499f },
+    { 0.507899f, 0.733632f },   { 0.507899f, 0.507899f },   { 0.507899f, 0.620766f },
+    { 0.507899f, 0.056433f },   { 0.507899f, 0.169300f },   { 0.507899f, 0.395033f },
+    { 0.507899f, 0.282166f },   { 0.507899f, -0.846499f },  { 0.507899f, -0.733632f },
+    { 0.507899f, -0.507899f },  { 0.507899f, -0.620766f },  { 0.507899f, -0.056433f },
+    { 0.507899f, -0.169300f },  { 0.507899f, -0.395033f },  { 0.507899f, -0.282166f },
+    { 0.282166f, 0.959366f },   { 0.620766f, 0.733632f },   { 0.620766f, 0.507899f },
+    { 0.620766f, 0.620766f },   { 0.620766f, 0.056433f },   { 0.620766f, 0.169300f },
+    { 0.620766f, 0.395033f },   { 0.620766f, 0.282166f },   { 0.282166f, -0.959366f },
+    { 0.620766f, -0.733632f },  { 0.620766f, -0.507899f },  { 0.620766f, -0.620766f },
+    { 0.620766f, -0.056433f },  { 0.620766f, -0.169300f },  { 0.620766f, -0.395033f },
+    { 0.620766f, -0.282166f },  { 0.056433f, 0.846499f },   { 0.056433f, 0.733632f },
+    { 0.056433f, 0.507899f },   { 0.056433f, 0.620766f },   { 0.056433f, 0.056433f },
+    { 0.056433f, 0.169300f },   { 0.056433f, 0.395033f },   { 0.056433f, 0.282166f },
+    { 0.056433f, -0.846499f },  { 0.056433f, -0.733632f },  { 0.056433f, -0.507899f },
+    { 0.056433f, -0.620766f },  { 0.056433f, -0.056433f },  { 0.056433f, -0.169300f },
+    { 0.056433f, -0.395033f },  { 0.056433f, -0.282166f },  { 0.169300f, 0.846499f },
+    { 0.169300f, 0.733632f },   { 0.169300f, 0.507899f },   { 0.169300f, 0.620766f },
+    { 0.169300f, 0.056433f },   { 0.169300f, 0.169300f },   { 0.169300f, 0.395033f },
+    { 0.169300f, 0.282166f },   { 0.169300f, -0.846499f },  { 0.169300f, -0.733632f },
+    { 0.169300f, -0.507899f },  { 0.169300f, -0.620766f },  { 0.169300f, -0.056433f },
+    { 0.169300f, -0.169300f },  { 0.169300f, -0.395033f },  { 0.169300f, -0.282166f },
+    { 0.395033f, 0.846499f },   { 0.395033f, 0.733632f },   { 0.395033f, 0.507899f },
+    { 0.395033f, 0.620766f },   { 0.395033f, 0.056433f },   { 0.395033f, 0.169300f },
+    { 0.395033f, 0.395033f },   { 0.395033f, 0.282166f },   { 0.395033f, -0.846499f },
+    { 0.395033f, -0.733632f },  { 0.395033f, -0.507899f },  { 0.395033f, -0.620766f },
+    { 0.395033f, -0.056433f },  { 0.395033f, -0.169300f },  { 0.395033f, -0.395033f },
+    { 0.395033f, -0.282166f },  { 0.282166f, 0.846499f },   { 0.282166f, 0.733632f },
+    { 0.282166f, 0.507899f },   { 0.282166f, 0.620766f },   { 0.282166f, 0.056433f },
+    { 0.282166f, 0.169300f },   { 0.282166f, 0.395033f },   { 0.282166f, 0.282166f },
+    { 0.282166f, -0.846499f },  { 0.282166f, -0.733632f },  { 0.282166f, -0.507899f },
+    { 0.282166f, -0.620766f },  { 0.282166f, -0.056433f },  { 0.282166f, -0.169300f },
+    { 0.282166f, -0.395033f },  { 0.282166f, -0.282166f },  { -0.959366f, 0.056433f },
+    { -0.959366f, 0.169300f },  { -0.846499f, 0.507899f },  { -0.959366f, 0.282166f },
+    { -0.846499f, 0.056433f },  { -0.846499f, 0.169300f },  { -0.846499f, 0.395033f },
+    { -0.846499f, 0.282166f },  { -0.959366f, -0.056433f }, { -0.959366f, -0.169300f },
+    { -0.846499f, -0.507899f }, { -0.959366f, -0.282166f }, { -0.846499f, -0.056433f },
+    { -0.846499f, -0.169300f }, { -0.846499f, -0.395033f }, { -0.846499f, -0.282166f },
+    { -0.169300f, 0.959366f },  { -0.056433f, 0.998304f },  { -0.733632f, 0.507899f },
+    { -0.733632f, 0.620766f },  { -0.733632f, 0.056433f },  { -0.733632f, 0.169300f },
+    { -0.733632f, 0.395033f },  { -0.733632f, 0.282166f },  { -0.169300f, -0.959366f },
+    { -0.056433f, -0.998304f }, { -0.733632f, -0.507899f }, { -0.733632f, -0.620766f },
+    { -0.733632f, -0.056433f }, { -0.733632f, -0.169300f }, { -0.733632f, -0.395033f },
+    { -0.733632f, -0.282166f }, { -0.507899f, 0.846499f },  { -0.507899f, 0.733632f },
+    { -0.507899f, 0.507899f },  { -0.507899f, 0.620766f },  { -0.507899f, 0.056433f },
+    { -0.507899f, 0.169300f },  { -0.507899f, 0.395033f },  { -0.507899f, 0.282166f },
+    { -0.507899f, -0.846499f }, { -0.507899f, -0.733632f }, { -0.507899f, -0.507899f },
+    { -0.507899f, -0.620766f }, { -0.507899f, -0.056433f }, { -0.507899f, -0.169300f },
+    { -0.507899f, -0.395033f }, { -0.507899f, -0.282166f }, { -0.282166f, 0.959366f },
+    { -0.620766f, 0.733632f },  { -0.620766f, 0.507899f },  { -0.620766f, 0.620766f },
+    { -0.620766f, 0.056433f },  { -0.620766f, 0.169300f },  { -0.620766f, 0.395033f },
+    { -0.620766f, 0.282166f },  { -0.282166f, -0.959366f }, { -0.620766f, -0.733632f },
+    { -0.620766f, -0.507899f }, { -0.620766f, -0.620766f }, { -0.620766f, -0.056433f },
+    { -0.620766f, -0.169300f }, { -0.620766f, -0.395033f }, { -0.620766f, -0.282166f },
+    { -0.056433f, 0.846499f },  { -0.056433f, 0.733632f },  { -0.056433f, 0.507899f },
+    { -0.056433f, 0.620766f },  { -0.056433f, 0.056433f },  { -0.056433f, 0.169300f },
+    { -0.056433f, 0.395033f },  { -0.056433f, 0.282166f },  { -0.056433f, -0.846499f },
+    { -0.056433f, -0.733632f }, { -0.056433f, -0.507899f }, { -0.056433f, -0.620766f },
+    { -0.056433f, -0.056433f }, { -0.056433f, -0.169300f }, { -0.056433f, -0.395033f },
+    { -0.056433f, -0.282166f }, { -0.169300f, 0.846499f },  { -0.169300f, 0.733632f },
+    { -0.169300f, 0.507899f },  { -0.169300f, 0.620766f },  { -0.169300f, 0.056433f },
+    { -0.169300f, 0.169300f },  { -0.169300f, 0.395033f },  { -0.169300f, 0.282166f },
+    { -0.169300f, -0.846499f }, { -0.169300f, -0.733632f }, { -0.169300f, -0.507899f },
+    { -0.169300f, -0.620766f }, { -0.169300f, -0.056433f }, { -0.169300f, -0.169300f },
+    { -0.169300f, -0.395033f }, { -0.169300f, -0.282166f }, { -0.395033f, 0.846499f },
+    { -0.395033f, 0.733632f },  { -0.395033f, 0.507899f },  { -0.395033f, 0.620766f },
+    { -0.395033f, 0.056433f },  { -0.395033f, 0.169300f },  { -0.395033f, 0.395033f },
+    { -0.395033f, 0.282166f },  { -0.395033f, -0.846499f }, { -0.395033f, -0.733632f },
+    { -0.395033f, -0.507899f }, { -0.395033f, -0.620766f }, { -0.395033f, -0.056433f },
+    { -0.395033f, -0.169300f }, { -0.395033f, -0.395033f }, { -0.395033f, -0.282166f },
+    { -0.282166f, 0.846499f },  { -0.282166f, 0.733632f },  { -0.282166f, 0.507899f },
+    { -0.282166f, 0.620766f },  { -0.282166f, 0.056433f },  { -0.282166f, 0.169300f },
+    { -0.282166f, 0.395033f },  { -0.282166f, 0.282166f },  { -0.282166f, -0.846499f },
+    { -0.282166f, -0.733632f }, { -0.282166f, -0.507899f }, { -0.282166f, -0.620766f },
+    { -0.282166f, -0.056433f }, { -0.282166f, -0.169300f }, { -0.282166f, -0.395033f },
+    { -0.282166f, -0.282166f },
 };
 
 // Interleaver increments (D-LI .. D-LXII, m110d_waveforms.csv) per bandwidth and WN:
@@ -322,18 +350,23 @@ const m110d_code_rate code_rates[] = {
 
 // Table D-XXI: probe length K -> base length and boundary shift (copied as printed).
 constexpr unsigned probe_shapes[][3] = {
-    { 24, 13, 6 },    { 32, 16, 8 },    { 36, 19, 9 },    { 48, 25, 12 },   { 64, 36, 18 },
-    { 68, 36, 18 },   { 72, 36, 18 },   { 96, 49, 24 },   { 128, 64, 32 },  { 144, 81, 40 },
-    { 160, 81, 40 },  { 180, 100, 50 }, { 192, 100, 50 }, { 216, 121, 60 }, { 224, 121, 60 },
-    { 240, 121, 60 }, { 272, 144, 72 }, { 320, 169, 85 }, { 384, 196, 98 }, { 512, 256, 128 },
+    { 24, 13, 6 },     { 32, 16, 8 },    { 36, 19, 9 },    { 48, 25, 12 },
+    { 64, 36, 18 },    { 68, 36, 18 },   { 72, 36, 18 },   { 96, 49, 24 },
+    { 128, 64, 32 },   { 144, 81, 40 },  { 160, 81, 40 },  { 180, 100, 50 },
+    { 192, 100, 50 },  { 216, 121, 60 }, { 224, 121, 60 }, { 240, 121, 60 },
+    { 272, 144, 72 },  { 320, 169, 85 }, { 384, 196, 98 }, { 512, 256, 128 },
     { 576, 289, 145 },
 };
 constexpr int barker13[13] = { 1, 1, 1, 1, 1, -1, -1, 1, 1, -1, 1, -1, 1 };
-constexpr int sequence19[19] = { 1, -1, 1, 1, -1, -1, -1, -1, 1, -1, 1, -1, 1, 1, 1, 1, -1, -1, 1 };
+constexpr int sequence19[19] = { 1, -1, 1, 1, -1, -1, -1, -1, 1, -1,
+                                 1, -1, 1, 1, 1,  1,  -1, -1, 1 };
 
 // Calls visit(pair, bit of the pair) for every bit the D-L rule sends, in order.
 template <typename Visit>
-void for_each_sent_bit(size_t pairs, const m110d_code_rate& rate, unsigned constraint_length, Visit visit)
+void for_each_sent_bit(size_t pairs,
+                       const m110d_code_rate& rate,
+                       unsigned constraint_length,
+                       Visit visit)
 {
     const char* const* mask = constraint_length == 9 ? rate.k9_mask : rate.k7_mask;
     const size_t columns = std::char_traits<char>::length(mask[0]);
@@ -400,11 +433,13 @@ void set_reading_value(m110d_readings& readings, size_t r, unsigned v)
 
 } // namespace
 
-std::string m110d_set_reading(m110d_readings& readings, const std::string& name_equals_value)
+std::string m110d_set_reading(m110d_readings& readings,
+                              const std::string& name_equals_value)
 {
     const size_t eq = name_equals_value.find('=');
     const std::string name = name_equals_value.substr(0, eq);
-    const std::string value = eq == std::string::npos ? std::string() : name_equals_value.substr(eq + 1);
+    const std::string value =
+        eq == std::string::npos ? std::string() : name_equals_value.substr(eq + 1);
     for (size_t r = 0; r < std::size(readings_named); ++r) {
         if (name != readings_named[r].name)
             continue;
@@ -415,7 +450,10 @@ std::string m110d_set_reading(m110d_readings& readings, const std::string& name_
                 set_reading_value(readings, r, v);
                 return {};
             }
-            takes += std::string(v == 0 ? "" : v + 1 == values.size() ? " or " : ", ") + values[v];
+            takes += std::string(v == 0                   ? ""
+                                 : v + 1 == values.size() ? " or "
+                                                          : ", ") +
+                     values[v];
         }
         return "reading " + name + " takes " + takes + ", not \"" + value + "\"";
     }
@@ -470,13 +508,18 @@ std::array<uint8_t, 4> m110d_count_dibits(unsigned count)
     if (count >= m110d_max_superframes)
         throw std::invalid_argument("m110d_count_dibits: the count is 0 to 31");
     const auto b = [count](unsigned i) { return (count >> i) & 1u; };
-    const unsigned b7 = b(1) ^ b(2) ^ b(3), b6 = b(2) ^ b(3) ^ b(4), b5 = b(0) ^ b(1) ^ b(2);
-    return { uint8_t(b7 << 1 | b6), uint8_t(b5 << 1 | b(4)), uint8_t(b(3) << 1 | b(2)), uint8_t(b(1) << 1 | b(0)) };
+    const unsigned b7 = b(1) ^ b(2) ^ b(3), b6 = b(2) ^ b(3) ^ b(4),
+                   b5 = b(0) ^ b(1) ^ b(2);
+    return { uint8_t(b7 << 1 | b6),
+             uint8_t(b5 << 1 | b(4)),
+             uint8_t(b(3) << 1 | b(2)),
+             uint8_t(b(1) << 1 | b(0)) };
 }
 
 std::optional<unsigned> m110d_count_of(const std::array<uint8_t, 4>& dibits)
 {
-    const unsigned count = (dibits[1] & 1u) << 4 | (dibits[2] & 3u) << 2 | (dibits[3] & 3u);
+    const unsigned count =
+        (dibits[1] & 1u) << 4 | (dibits[2] & 3u) << 2 | (dibits[3] & 3u);
     if (m110d_count_dibits(count) != dibits)
         return std::nullopt;
     return count;
@@ -503,7 +546,8 @@ std::array<uint8_t, 5> m110d_wid_dibits(const m110d_wid& wid, m110d_wid_parity p
     return w;
 }
 
-std::optional<m110d_wid> m110d_wid_of(const std::array<uint8_t, 5>& dibits, m110d_wid_parity parity)
+std::optional<m110d_wid> m110d_wid_of(const std::array<uint8_t, 5>& dibits,
+                                      m110d_wid_parity parity)
 {
     m110d_wid wid;
     wid.wn = (dibits[0] & 3u) << 2 | (dibits[1] & 3u);
@@ -527,8 +571,10 @@ const std::array<uint8_t, m110d_pn_length>& m110d_pn(m110d_pn_table table)
     return wid_pn;
 }
 
-std::vector<uint8_t> m110d_preamble_section(const std::vector<uint8_t>& dibits, m110d_pn_table table,
-                                            unsigned chips, m110d_pn_alignment alignment)
+std::vector<uint8_t> m110d_preamble_section(const std::vector<uint8_t>& dibits,
+                                            m110d_pn_table table,
+                                            unsigned chips,
+                                            m110d_pn_alignment alignment)
 {
     const auto& pn = m110d_pn(table);
     std::vector<uint8_t> out;
@@ -536,12 +582,14 @@ std::vector<uint8_t> m110d_preamble_section(const std::vector<uint8_t>& dibits, 
     for (uint8_t dibit : dibits)
         for (unsigned j = 0; j < chips; ++j) {
             const size_t p = alignment == m110d_pn_alignment::per_symbol ? j : out.size();
-            out.push_back(uint8_t((m110d_walsh_chip(dibit, j) + pn[p % m110d_pn_length]) % 8));
+            out.push_back(
+                uint8_t((m110d_walsh_chip(dibit, j) + pn[p % m110d_pn_length]) % 8));
         }
     return out;
 }
 
-std::vector<uint8_t> m110d_tlc_section(unsigned blocks, unsigned chips, m110d_pn_alignment alignment)
+std::vector<uint8_t>
+m110d_tlc_section(unsigned blocks, unsigned chips, m110d_pn_alignment alignment)
 {
     std::vector<uint8_t> out;
     out.reserve(size_t(blocks) * chips);
@@ -553,8 +601,10 @@ std::vector<uint8_t> m110d_tlc_section(unsigned blocks, unsigned chips, m110d_pn
     return out;
 }
 
-std::vector<uint8_t> m110d_preamble(const m110d_mode& mode, const m110d_preamble_options& options,
-                                    unsigned constraint_length, const m110d_readings& readings)
+std::vector<uint8_t> m110d_preamble(const m110d_mode& mode,
+                                    const m110d_preamble_options& options,
+                                    unsigned constraint_length,
+                                    const m110d_readings& readings)
 {
     // preamble_s() checks N and M.
     (void)mode.preamble_s(options);
@@ -566,14 +616,18 @@ std::vector<uint8_t> m110d_preamble(const m110d_mode& mode, const m110d_preamble
         out.insert(out.end(), section.begin(), section.end());
     };
     const std::vector<uint8_t> fixed =
-        options.superframes == 1 ? std::vector<uint8_t>{ m110d_fixed_dibit_single }
-                                 : std::vector<uint8_t>(m110d_fixed_dibits.begin(), m110d_fixed_dibits.end());
-    const auto wid = m110d_wid_dibits({ mode.wn, mode.interleaver, constraint_length }, readings.wid_parity);
+        options.superframes == 1
+            ? std::vector<uint8_t>{ m110d_fixed_dibit_single }
+            : std::vector<uint8_t>(m110d_fixed_dibits.begin(), m110d_fixed_dibits.end());
+    const auto wid = m110d_wid_dibits({ mode.wn, mode.interleaver, constraint_length },
+                                      readings.wid_parity);
     for (unsigned m = 0; m < options.superframes; ++m) {
         const auto count = m110d_count_dibits(options.superframes - 1 - m);
         append(m110d_preamble_section(fixed, m110d_pn_table::fixed, chips, alignment));
-        append(m110d_preamble_section({ count.begin(), count.end() }, m110d_pn_table::count, chips, alignment));
-        append(m110d_preamble_section({ wid.begin(), wid.end() }, m110d_pn_table::wid, chips, alignment));
+        append(m110d_preamble_section(
+            { count.begin(), count.end() }, m110d_pn_table::count, chips, alignment));
+        append(m110d_preamble_section(
+            { wid.begin(), wid.end() }, m110d_pn_table::wid, chips, alignment));
     }
     return out;
 }
@@ -601,7 +655,8 @@ const std::array<uint8_t, m110d_trinomial_period>& m110d_trinomial_sequence()
 
 unsigned m110d_bits_per_symbol(unsigned wn)
 {
-    static constexpr unsigned bits[m110d_max_wn + 1] = { 2, 1, 1, 1, 1, 1, 2, 3, 4, 5, 6, 6, 8, 2 };
+    static constexpr unsigned bits[m110d_max_wn + 1] = { 2, 1, 1, 1, 1, 1, 2,
+                                                         3, 4, 5, 6, 6, 8, 2 };
     if (wn > m110d_max_wn)
         throw std::invalid_argument("m110d_bits_per_symbol: no WN" + std::to_string(wn));
     return bits[wn];
@@ -621,9 +676,11 @@ const std::vector<std::complex<float>>& m110d_constellation(unsigned bits_per_sy
     return m110c_constellation(bits_per_symbol <= 3 ? 3 : bits_per_symbol);
 }
 
-std::vector<uint8_t> m110d_data_scrambler(const m110d_mode& mode, x9_orientation orientation)
+std::vector<uint8_t> m110d_data_scrambler(const m110d_mode& mode,
+                                          x9_orientation orientation)
 {
-    return x9_scrambler_values(mode.data_symbols, m110d_bits_per_symbol(mode.wn), orientation);
+    return x9_scrambler_values(
+        mode.data_symbols, m110d_bits_per_symbol(mode.wn), orientation);
 }
 
 double m110d_frame_power(const m110d_mode& mode)
@@ -636,7 +693,8 @@ double m110d_frame_power(const m110d_mode& mode)
     for (const auto& p : points)
         data += std::norm(p);
     data /= double(points.size());
-    return (mode.data_symbols * data + mode.probe_symbols) / double(mode.data_symbols + mode.probe_symbols);
+    return (mode.data_symbols * data + mode.probe_symbols) /
+           double(mode.data_symbols + mode.probe_symbols);
 }
 
 std::optional<m110d_probe_shape> m110d_probe_shape_of(unsigned probe_symbols)
@@ -664,7 +722,8 @@ const std::vector<std::complex<float>>& m110d_probe_base(unsigned base_length)
                 for (unsigned r = 0; r < m; ++r) {
                     // Phase index reduced mod m first, so the 8PSK cases come out exact.
                     const unsigned k = (q * r) % m;
-                    base.push_back(k == 0 ? cf(1.0f, 0.0f) : cf(std::polar(1.0, -2.0 * pi * k / m)));
+                    base.push_back(k == 0 ? cf(1.0f, 0.0f)
+                                          : cf(std::polar(1.0, -2.0 * pi * k / m)));
                 }
             all[length] = base;
         }
@@ -672,16 +731,18 @@ const std::vector<std::complex<float>>& m110d_probe_base(unsigned base_length)
     }();
     const auto it = bases.find(base_length);
     if (it == bases.end())
-        throw std::invalid_argument("m110d_probe_base: no D-XXI base of length " + std::to_string(base_length));
+        throw std::invalid_argument("m110d_probe_base: no D-XXI base of length " +
+                                    std::to_string(base_length));
     return it->second;
 }
 
-std::vector<std::complex<float>> m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length)
+std::vector<std::complex<float>>
+m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length)
 {
     const auto shape = m110d_probe_shape_of(probe_symbols);
     if (!shape)
-        throw std::invalid_argument("m110d_mini_probe: no D-XXI probe of " + std::to_string(probe_symbols) +
-                                    " symbols");
+        throw std::invalid_argument("m110d_mini_probe: no D-XXI probe of " +
+                                    std::to_string(probe_symbols) + " symbols");
     const std::vector<cf>& base = m110d_probe_base(shape->base_length);
     const unsigned start = boundary ? shape->boundary_shift : 0;
     std::vector<cf> probe(length);
@@ -696,7 +757,10 @@ bool m110d_probe_is_boundary(const m110d_mode& mode, int64_t frame)
     return f > 0 && (frame + 2) % f == 0;
 }
 
-unsigned m110d_eot_extension_symbols(const m110d_mode& mode) { return 32 * mode.bw_khz / 3; }
+unsigned m110d_eot_extension_symbols(const m110d_mode& mode)
+{
+    return 32 * mode.bw_khz / 3;
+}
 
 const m110d_code_rate& m110d_code_rate_of(const m110d_mode& mode)
 {
@@ -706,8 +770,9 @@ const m110d_code_rate& m110d_code_rate_of(const m110d_mode& mode)
     for (const auto& r : code_rates)
         if (g && r.numerator == input / g && r.denominator == coded / g)
             return r;
-    throw std::logic_error("m110d_code_rate_of: no D-L code rate " + std::to_string(input) + "/" +
-                           std::to_string(coded) + " for " + mode.name());
+    throw std::logic_error("m110d_code_rate_of: no D-L code rate " +
+                           std::to_string(input) + "/" + std::to_string(coded) + " for " +
+                           mode.name());
 }
 
 const conv_code& m110d_conv_code(unsigned constraint_length, bool k7_newest_lsb)
@@ -719,22 +784,29 @@ const conv_code& m110d_conv_code(unsigned constraint_length, bool k7_newest_lsb)
     throw std::invalid_argument("m110d: constraint length 7 or 9");
 }
 
-std::vector<uint8_t> m110d_puncture(const std::vector<uint8_t>& pairs, const m110d_code_rate& rate,
+std::vector<uint8_t> m110d_puncture(const std::vector<uint8_t>& pairs,
+                                    const m110d_code_rate& rate,
                                     unsigned constraint_length)
 {
     std::vector<uint8_t> out;
     out.reserve(pairs.size() * rate.repeat);
-    for_each_sent_bit(pairs.size() / 2, rate, constraint_length,
+    for_each_sent_bit(pairs.size() / 2,
+                      rate,
+                      constraint_length,
                       [&](size_t i, unsigned b) { out.push_back(pairs[2 * i + b]); });
     return out;
 }
 
-std::vector<float> m110d_depuncture(const float* llr, size_t pairs, const m110d_code_rate& rate,
+std::vector<float> m110d_depuncture(const float* llr,
+                                    size_t pairs,
+                                    const m110d_code_rate& rate,
                                     unsigned constraint_length)
 {
     std::vector<float> mother(2 * pairs, 0.0f);
     size_t next = 0;
-    for_each_sent_bit(pairs, rate, constraint_length, [&](size_t i, unsigned b) { mother[2 * i + b] += llr[next++]; });
+    for_each_sent_bit(pairs, rate, constraint_length, [&](size_t i, unsigned b) {
+        mother[2 * i + b] += llr[next++];
+    });
     return mother;
 }
 
@@ -748,27 +820,37 @@ unsigned m110d_interleaver_bits(const m110d_mode& mode)
 unsigned m110d_interleaver_increment(const m110d_mode& mode)
 {
     for (const auto& r : increments)
-        if (r.bw_khz == mode.bw_khz && r.wn == mode.wn && r.increment[unsigned(mode.interleaver)])
+        if (r.bw_khz == mode.bw_khz && r.wn == mode.wn &&
+            r.increment[unsigned(mode.interleaver)])
             return r.increment[unsigned(mode.interleaver)];
-    throw std::invalid_argument("m110d_interleaver_increment: no interleaver for " + mode.name());
+    throw std::invalid_argument("m110d_interleaver_increment: no interleaver for " +
+                                mode.name());
 }
 
 std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode)
 {
-    return increment_fetch_order(m110d_interleaver_bits(mode), m110d_interleaver_increment(mode));
+    return increment_fetch_order(m110d_interleaver_bits(mode),
+                                 m110d_interleaver_increment(mode));
 }
 
-std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
+std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode,
+                                              const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
-                                              unsigned constraint_length, tail_biting_start start,
+                                              unsigned constraint_length,
+                                              tail_biting_start start,
                                               bool k7_newest_lsb)
 {
-    const std::vector<uint8_t> pairs = tail_biting_encode(m110d_conv_code(constraint_length, k7_newest_lsb), user_bits,
-                                                          mode.input_bits_per_block, start);
-    const std::vector<uint8_t> punctured = m110d_puncture(pairs, m110d_code_rate_of(mode), constraint_length);
+    const std::vector<uint8_t> pairs =
+        tail_biting_encode(m110d_conv_code(constraint_length, k7_newest_lsb),
+                           user_bits,
+                           mode.input_bits_per_block,
+                           start);
+    const std::vector<uint8_t> punctured =
+        m110d_puncture(pairs, m110d_code_rate_of(mode), constraint_length);
     if (punctured.size() != fetch_order.size())
         throw std::logic_error("m110d_block_channel_bits: " + mode.name() + " codes " +
-                               std::to_string(punctured.size()) + " bits into a block of " +
+                               std::to_string(punctured.size()) +
+                               " bits into a block of " +
                                std::to_string(fetch_order.size()));
     std::vector<uint8_t> sent(fetch_order.size());
     for (size_t k = 0; k < sent.size(); ++k)

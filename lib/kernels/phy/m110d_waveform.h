@@ -16,7 +16,8 @@
  * phase s * 45 degrees); QAM symbols are numbers into the constellation tables, whose
  * points are sent as printed beside the unit-amplitude probes and preamble, not
  * rescaled to unit mean power (the rule App C follows; docs/modem-design.md, "QAM
- * amplitude, SNR reference and bytes_bad"). Mini-probes are complex points: the Frank bases are not all 8PSK.
+ * amplitude, SNR reference and bytes_bad"). Mini-probes are complex points: the Frank
+ * bases are not all 8PSK.
  *
  * Shape of a transmission (m110d_timing.h counts the same):
  *   preamble: [TLC: N blocks] [super-frame] x M, every part a sequence of Walsh symbols
@@ -83,7 +84,7 @@ enum class m110d_pn_alignment {
 };
 // WID bit d2 (O-3, tagged `?`).
 enum class m110d_wid_parity {
-    checksum,       // d2 = d9 ^ d8 ^ d7 (recommended)
+    checksum,        // d2 = d9 ^ d8 ^ d7 (recommended)
     caption_d2_zero, // the D-XVII caption: the lsb of w1 (d2) always 0
 };
 
@@ -107,7 +108,8 @@ struct m110d_readings {
 //   pn_alignment=per_symbol|continuous  wid_parity=checksum|caption_d2_zero
 //   preamble_walsh=scaled|capped
 // Sets the one named; returns "" or why not (the readings unchanged).
-std::string m110d_set_reading(m110d_readings& readings, const std::string& name_equals_value);
+std::string m110d_set_reading(m110d_readings& readings,
+                              const std::string& name_equals_value);
 // Every reading as "name=value" (the first: the default), and the readings in use as
 // the same words, space separated.
 std::vector<std::string> m110d_reading_choices();
@@ -148,25 +150,32 @@ struct m110d_wid {
 // M 10, L 11), d3 the code (K7 0, K9 1), d2 = d9^d8^d7 (or 0, see the reading),
 // d1 = d7^d6^d5, d0 = d5^d4^d3; w4 = (d9 d8) ... w0 = (d1 d0). Throws
 // std::invalid_argument for a WN over 15 or a constraint length other than 7 or 9.
-std::array<uint8_t, 5> m110d_wid_dibits(const m110d_wid& wid,
-                                        m110d_wid_parity parity = m110d_wid_parity::checksum);
+std::array<uint8_t, 5>
+m110d_wid_dibits(const m110d_wid& wid,
+                 m110d_wid_parity parity = m110d_wid_parity::checksum);
 // nullopt when a check bit fails or the WN is reserved (14, 15).
-std::optional<m110d_wid> m110d_wid_of(const std::array<uint8_t, 5>& dibits,
-                                      m110d_wid_parity parity = m110d_wid_parity::checksum);
+std::optional<m110d_wid>
+m110d_wid_of(const std::array<uint8_t, 5>& dibits,
+             m110d_wid_parity parity = m110d_wid_parity::checksum);
 
 enum class m110d_pn_table { fixed, count, wid };
 const std::array<uint8_t, m110d_pn_length>& m110d_pn(m110d_pn_table table);
 
 // One preamble section: a Walsh symbol of `chips` chips per dibit, plus the section's PN.
-std::vector<uint8_t> m110d_preamble_section(const std::vector<uint8_t>& dibits, m110d_pn_table table,
-                                            unsigned chips, m110d_pn_alignment alignment);
+std::vector<uint8_t> m110d_preamble_section(const std::vector<uint8_t>& dibits,
+                                            m110d_pn_table table,
+                                            unsigned chips,
+                                            m110d_pn_alignment alignment);
 // The TLC section: `blocks` blocks of `chips` chips, each chip the fixed PN conjugated
 // (8 - p mod 8).
-std::vector<uint8_t> m110d_tlc_section(unsigned blocks, unsigned chips, m110d_pn_alignment alignment);
+std::vector<uint8_t>
+m110d_tlc_section(unsigned blocks, unsigned chips, m110d_pn_alignment alignment);
 // The whole preamble (TLC and M super-frames; not the mini-probe after it). Throws
 // std::invalid_argument when N or M is out of range.
-std::vector<uint8_t> m110d_preamble(const m110d_mode& mode, const m110d_preamble_options& options,
-                                    unsigned constraint_length, const m110d_readings& readings = {});
+std::vector<uint8_t> m110d_preamble(const m110d_mode& mode,
+                                    const m110d_preamble_options& options,
+                                    unsigned constraint_length,
+                                    const m110d_readings& readings = {});
 
 // ---- WN0
 // The Trinomial(159, 31) scrambler's 2048 8PSK values from its start state (it is reset
@@ -174,7 +183,10 @@ std::vector<uint8_t> m110d_preamble(const m110d_mode& mode, const m110d_preamble
 const std::array<uint8_t, m110d_trinomial_period>& m110d_trinomial_sequence();
 // Chip j (0..31) of the WN0 Walsh symbol carrying `dibit` (first bit the MSB), before
 // the Trinomial scrambler.
-inline uint8_t m110d_wn0_walsh_chip(unsigned dibit, unsigned j) { return m110d_walsh_chip(dibit, j); }
+inline uint8_t m110d_wn0_walsh_chip(unsigned dibit, unsigned j)
+{
+    return m110d_walsh_chip(dibit, j);
+}
 
 // ---- data symbols
 // Coded bits per data symbol (WN0: the dibit of one Walsh symbol).
@@ -187,7 +199,8 @@ uint8_t m110d_map_bits(unsigned bits, unsigned bits_per_symbol);
 // printed (outer points at amplitude 1).
 const std::vector<std::complex<float>>& m110d_constellation(unsigned bits_per_symbol);
 // The scrambler values of one data block of `data_symbols` symbols (restarted at each).
-std::vector<uint8_t> m110d_data_scrambler(const m110d_mode& mode, x9_orientation orientation);
+std::vector<uint8_t> m110d_data_scrambler(const m110d_mode& mode,
+                                          x9_orientation orientation);
 // Mean power of a mode's frames (data and probes) on the probes' scale: 1 for PSK.
 double m110d_frame_power(const m110d_mode& mode);
 
@@ -204,7 +217,8 @@ std::optional<m110d_probe_shape> m110d_probe_shape_of(unsigned probe_symbols);
 const std::vector<std::complex<float>>& m110d_probe_base(unsigned base_length);
 // A probe of `length` symbols (the frame's K, or K plus the EOT extension) cyclically
 // from the base, normal (from base[0]) or boundary (from base[shift]).
-std::vector<std::complex<float>> m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length);
+std::vector<std::complex<float>>
+m110d_mini_probe(unsigned probe_symbols, bool boundary, unsigned length);
 // Whether the probe after data frame `frame` (counted from the first, -1 for the probe
 // after the preamble) is a boundary probe: the one after the second-to-last frame of
 // an interleaver block, i.e. (frame + 2) mod frames_per_block == 0.
@@ -219,18 +233,22 @@ struct m110d_code_rate {
     const char* k7_mask[2];          // T1 and T2 rows: '1' = sent
     const char* k9_mask[2];
 };
-// The code rate of a mode (from its block sizes); throws std::logic_error if D-L has none.
+// The code rate of a mode (from its block sizes); throws std::logic_error if D-L has
+// none.
 const m110d_code_rate& m110d_code_rate_of(const m110d_mode& mode);
 // k7_newest_lsb: K = 7 as conv_code_k7_newest_lsb (a receiver's reading only).
 const conv_code& m110d_conv_code(unsigned constraint_length, bool k7_newest_lsb = false);
 // The repeated and punctured stream of a block's mother-code pairs: pair i is sent
 // `repeat` times (T1 T2 T1 T2 ...), copy c of it in mask column (i * repeat + c) mod
 // the mask length, T1 then T2 where the column's row has a 1.
-std::vector<uint8_t> m110d_puncture(const std::vector<uint8_t>& pairs, const m110d_code_rate& rate,
+std::vector<uint8_t> m110d_puncture(const std::vector<uint8_t>& pairs,
+                                    const m110d_code_rate& rate,
                                     unsigned constraint_length);
 // The inverse for LLRs: `pairs` pairs' mother-code LLRs, repeats summed, 0 where a bit
 // was not sent.
-std::vector<float> m110d_depuncture(const float* llr, size_t pairs, const m110d_code_rate& rate,
+std::vector<float> m110d_depuncture(const float* llr,
+                                    size_t pairs,
+                                    const m110d_code_rate& rate,
                                     unsigned constraint_length);
 
 // ---- interleaver
@@ -243,9 +261,11 @@ std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode);
 // One interleaver block's channel bits from its mode.input_bits_per_block user bits:
 // tail-biting code, repetition and puncturing, interleaving (m110d_block_decoder, in
 // m110d_decoder.h, inverts it).
-std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode, const uint8_t* user_bits,
+std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode,
+                                              const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
-                                              unsigned constraint_length, tail_biting_start start,
+                                              unsigned constraint_length,
+                                              tail_biting_start start,
                                               bool k7_newest_lsb = false);
 
 } // namespace phy

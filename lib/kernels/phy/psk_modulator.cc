@@ -35,7 +35,9 @@ psk_modulator::psk_modulator(const psk_modulator_config& config) : d_cfg(config)
     if (!(d_cfg.symbol_rate > 0) || !std::isfinite(d_cfg.symbol_rate))
         bad("symbol_rate", "must be finite and > 0", d_cfg.symbol_rate);
     if (!(d_cfg.sample_rate >= d_cfg.symbol_rate) || !std::isfinite(d_cfg.sample_rate))
-        bad("sample_rate", "must be finite and at least the symbol rate", d_cfg.sample_rate);
+        bad("sample_rate",
+            "must be finite and at least the symbol rate",
+            d_cfg.sample_rate);
     // sample_rate / symbol_rate = up / down with down <= 100.
     bool found = false;
     for (unsigned down = 1; down <= 100 && !found; ++down) {
@@ -47,7 +49,9 @@ psk_modulator::psk_modulator(const psk_modulator_config& config) : d_cfg(config)
         }
     }
     if (!found)
-        bad("sample_rate", "must be a simple rational multiple of the symbol rate", d_cfg.sample_rate);
+        bad("sample_rate",
+            "must be a simple rational multiple of the symbol rate",
+            d_cfg.sample_rate);
     if (!(d_cfg.rolloff > 0 && d_cfg.rolloff <= 1))
         bad("rolloff", "must be in (0, 1]", d_cfg.rolloff);
     if (!(d_cfg.span_symbols >= 1 && d_cfg.span_symbols <= 64))
@@ -58,9 +62,11 @@ psk_modulator::psk_modulator(const psk_modulator_config& config) : d_cfg(config)
         bad("carrier_hz", "must be in (0, sample_rate / 2)", d_cfg.carrier_hz);
 
     d_pulse.resize(2 * size_t(d_up) * d_cfg.span_symbols + 1);
-    liquid_firdes_rrcos(d_up, d_cfg.span_symbols, float(d_cfg.rolloff), 0.0f, d_pulse.data());
+    liquid_firdes_rrcos(
+        d_up, d_cfg.span_symbols, float(d_cfg.rolloff), 0.0f, d_pulse.data());
     // Unit output power for independent unit-power symbols: sum h^2 = up.
-    const double energy = std::inner_product(d_pulse.begin(), d_pulse.end(), d_pulse.begin(), 0.0);
+    const double energy =
+        std::inner_product(d_pulse.begin(), d_pulse.end(), d_pulse.begin(), 0.0);
     const float scale = float(std::sqrt(double(d_up) / energy));
     for (float& h : d_pulse)
         h *= scale;
@@ -71,7 +77,8 @@ double psk_modulator::delay_samples() const
     return double(d_up) * d_cfg.span_symbols / double(d_down);
 }
 
-std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<uint8_t>& symbols) const
+std::vector<std::complex<float>>
+psk_modulator::baseband(const std::vector<uint8_t>& symbols) const
 {
     std::vector<std::complex<float>> points(symbols.size());
     for (size_t j = 0; j < symbols.size(); ++j)
@@ -79,11 +86,13 @@ std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<uint8
     return baseband(points);
 }
 
-std::vector<std::complex<float>> psk_modulator::baseband(const std::vector<std::complex<float>>& points) const
+std::vector<std::complex<float>>
+psk_modulator::baseband(const std::vector<std::complex<float>>& points) const
 {
     // High-rate index of output n is n * down; symbol j sits at j * up; the pulse spans
     // [j * up, j * up + 2 * up * span].
-    const size_t length = points.empty() ? 0 : (points.size() - 1) * d_up + d_pulse.size();
+    const size_t length =
+        points.empty() ? 0 : (points.size() - 1) * d_up + d_pulse.size();
     const size_t outputs = (length + d_down - 1) / d_down;
     std::vector<std::complex<float>> out(outputs);
     const long taps = long(d_pulse.size());
@@ -113,12 +122,14 @@ std::vector<float> psk_modulator::audio(const std::vector<uint8_t>& symbols) con
     return to_audio(baseband(symbols));
 }
 
-std::vector<float> psk_modulator::audio(const std::vector<std::complex<float>>& points) const
+std::vector<float>
+psk_modulator::audio(const std::vector<std::complex<float>>& points) const
 {
     return to_audio(baseband(points));
 }
 
-std::vector<float> psk_modulator::to_audio(const std::vector<std::complex<float>>& bb) const
+std::vector<float>
+psk_modulator::to_audio(const std::vector<std::complex<float>>& bb) const
 {
     std::vector<float> out(bb.size());
     const double step = d_cfg.carrier_hz / d_cfg.sample_rate;
@@ -127,7 +138,8 @@ std::vector<float> psk_modulator::to_audio(const std::vector<std::complex<float>
     for (size_t n = 0; n < bb.size(); ++n) {
         // Re-anchored from the exact phase now and then, advanced by rotation between.
         if (n % 1024 == 0)
-            carrier = std::polar(std::sqrt(2.0), two_pi * std::fmod(step * double(n), 1.0));
+            carrier =
+                std::polar(std::sqrt(2.0), two_pi * std::fmod(step * double(n), 1.0));
         out[n] = float(bb[n].real() * carrier.real() - bb[n].imag() * carrier.imag());
         carrier *= rotation;
     }

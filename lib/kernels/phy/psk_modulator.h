@@ -15,7 +15,8 @@
  * Any output rate that is a rational multiple L/q of the symbol rate works (8000, 9600,
  * 48000 Hz for 2400 Bd): the pulse is designed at L samples per symbol and only every
  * q-th of those samples is computed. Output power: rms^2 for random symbols, or points
- * of unit mean power (complex: E|x|^2; real: E x^2). A transmission's samples include the pulse tails. */
+ * of unit mean power (complex: E|x|^2; real: E x^2). A transmission's samples include the
+ * pulse tails. */
 #ifndef HFSTACK_KERNELS_PHY_PSK_MODULATOR_H
 #define HFSTACK_KERNELS_PHY_PSK_MODULATOR_H
 
@@ -45,7 +46,8 @@ public:
     explicit psk_modulator(const psk_modulator_config& config);
 
     std::vector<std::complex<float>> baseband(const std::vector<uint8_t>& symbols) const;
-    std::vector<std::complex<float>> baseband(const std::vector<std::complex<float>>& points) const;
+    std::vector<std::complex<float>>
+    baseband(const std::vector<std::complex<float>>& points) const;
     // Real audio: Re(baseband * exp(j 2 pi fc t)) * sqrt(2).
     std::vector<float> audio(const std::vector<uint8_t>& symbols) const;
     std::vector<float> audio(const std::vector<std::complex<float>>& points) const;

@@ -26,12 +26,14 @@ const char* const serial_letters[] = { "Z", "S", "L" };
 const char* const high_letters[] = { "US", "VS", "S", "M", "L", "VL" };
 
 // Interleaver names in m110c_interleaver order, then "none".
-const std::vector<std::string> interleaver_names = { "ultra_short", "very_short", "short", "medium",
-                                                     "long",        "very_long",  "none" };
+const std::vector<std::string> interleaver_names = {
+    "ultra_short", "very_short", "short", "medium", "long", "very_long", "none"
+};
 
 } // namespace
 
-std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& interleaver)
+std::optional<s4539_mode> s4539_mode_for(unsigned user_bps,
+                                         const std::string& interleaver)
 {
     s4539_mode m;
     m.user_bps = user_bps;
@@ -40,7 +42,8 @@ std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& i
         const m110a_interleaver il = interleaver == "short"  ? m110a_interleaver::short_
                                      : interleaver == "long" ? m110a_interleaver::long_
                                                              : m110a_interleaver::zero;
-        if (interleaver != "short" && interleaver != "long" && !(user_bps == 4800 && interleaver == "none"))
+        if (interleaver != "short" && interleaver != "long" &&
+            !(user_bps == 4800 && interleaver == "none"))
             return std::nullopt;
         for (const m110a_waveform& w : m110a_waveforms())
             if (w.user_bps == user_bps && w.interleaver == il) {
@@ -68,15 +71,20 @@ std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& i
 std::optional<s4539_mode> s4539_mode_by_name(const std::string& name)
 {
     if (const m110a_waveform* w = m110a_waveform_by_name(name))
-        return s4539_mode_for(w->user_bps, w->interleaver == m110a_interleaver::short_  ? "short"
-                                           : w->interleaver == m110a_interleaver::long_ ? "long"
-                                                                                        : "none");
+        return s4539_mode_for(w->user_bps,
+                              w->interleaver == m110a_interleaver::short_  ? "short"
+                              : w->interleaver == m110a_interleaver::long_ ? "long"
+                                                                           : "none");
     if (const auto high = m110c_mode_by_name(name))
-        return s4539_mode_for(high->user_bps, high->coded ? interleaver_names[unsigned(high->interleaver)] : "none");
+        return s4539_mode_for(high->user_bps,
+                              high->coded ? interleaver_names[unsigned(high->interleaver)]
+                                          : "none");
     return std::nullopt;
 }
 
-std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n,
+std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode,
+                                                       const uint8_t* bytes,
+                                                       size_t n,
                                                        const m110c_readings& readings)
 {
     if (mode.high)
@@ -92,7 +100,8 @@ std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, c
 std::optional<waveform_timing> s4539_timing(const std::string& mode_name)
 {
     size_t digits = 0;
-    while (digits < mode_name.size() && std::isdigit(static_cast<unsigned char>(mode_name[digits])))
+    while (digits < mode_name.size() &&
+           std::isdigit(static_cast<unsigned char>(mode_name[digits])))
         ++digits;
     if (digits == 0 || digits > 5)
         return std::nullopt;
@@ -119,9 +128,11 @@ std::string s4539_mode_problem(const std::string& name)
 {
     if (s4539_mode_by_name(name))
         return {};
-    if (!name.empty() && std::toupper(static_cast<unsigned char>(name.back())) == 'Z' && s4539_timing(name))
+    if (!name.empty() && std::toupper(static_cast<unsigned char>(name.back())) == 'Z' &&
+        s4539_timing(name))
         return "the zero interleaver (Z) is not implemented in our modem; use S or L";
-    return "not a STANAG 4539 mode of our modem, e.g. 2400S, 600L, 4800U, 3200US, 9600VS, 9600M, "
+    return "not a STANAG 4539 mode of our modem, e.g. 2400S, 600L, 4800U, 3200US, "
+           "9600VS, 9600M, "
            "9600VL, 12800U (hfstack-modem --list-modes lists them)";
 }
 

@@ -33,20 +33,24 @@ namespace phy {
 // interleaver name, "none" (4800U, 12800U), "short", "long" (110A and App C),
 // "ultra_short", "very_short", "medium", "very_long" (App C).
 struct s4539_mode {
-    std::string name;                      // "2400S", "9600VL", "4800U", ...
+    std::string name; // "2400S", "9600VL", "4800U", ...
     unsigned user_bps = 0;
     std::string interleaver;
     const m110a_waveform* serial = nullptr; // the 110A mode, or
-    std::optional<m110c_mode> high;          // the App C one
+    std::optional<m110c_mode> high;         // the App C one
 };
 // nullopt when STANAG 4539 has no such mode (4800 with "none" is 110A's uncoded mode,
 // with an App C interleaver App C's coded one).
-std::optional<s4539_mode> s4539_mode_for(unsigned user_bps, const std::string& interleaver);
+std::optional<s4539_mode> s4539_mode_for(unsigned user_bps,
+                                         const std::string& interleaver);
 std::optional<s4539_mode> s4539_mode_by_name(const std::string& name);
 // One transmission's channel symbols as constellation points (psk_modulator shapes them).
 // readings: App C's (scrambler, tail-biting phase); 110A has none.
-std::vector<std::complex<float>> s4539_transmit_points(const s4539_mode& mode, const uint8_t* bytes, size_t n,
-                                                       const m110c_readings& readings = {});
+std::vector<std::complex<float>>
+s4539_transmit_points(const s4539_mode& mode,
+                      const uint8_t* bytes,
+                      size_t n,
+                      const m110c_readings& readings = {});
 
 // nullopt for a name that is not a STANAG 4539 mode (case of the letters ignored).
 std::optional<waveform_timing> s4539_timing(const std::string& mode_name);

@@ -21,14 +21,14 @@ namespace {
 using cf = std::complex<float>;
 using cd = std::complex<double>;
 
-constexpr unsigned sps = 4;             // samples per symbol
+constexpr unsigned sps = 4; // samples per symbol
 // Taps from -reach to +reach symbols about the detected timing: the span plus a pulse
 // tail, at least 16 (3 kHz's 13 + 3). The search may lock on any path, the others lying
 // up to a delay spread either side; a path outside the reach is not fitted and spreads
 // over every tap, lifting the floor the paths must clear (5069 at 12 kHz, F.1487 poor,
 // paths 19 symbols apart with a reach of 16: no path found, a burst on one tap).
 constexpr int least_measure_reach = 16;
-constexpr unsigned measure_chunks = 3;  // least squares over each, summed in power
+constexpr unsigned measure_chunks = 3; // least squares over each, summed in power
 // Observations a chunk needs, per tap it measures (fewer chunks on a short run: the
 // late start's 103-symbol section holds one).
 constexpr double chunk_observations_per_tap = 1.5;
@@ -47,7 +47,9 @@ constexpr double frequency_loop_gain = 0.05;
 class two_phase_normal_equations
 {
 public:
-    explicit two_phase_normal_equations(size_t n) : d_n(n), d_gram(n * n), d_cross(2 * n) {}
+    explicit two_phase_normal_equations(size_t n) : d_n(n), d_gram(n * n), d_cross(2 * n)
+    {
+    }
 
     // Pulls tap u towards (g0, g1) with `weight` (a prior, as one more observation).
     void add_prior(size_t u, cd g0, cd g1, double weight)
@@ -69,7 +71,8 @@ public:
             const double ar = x[i].real(), ai = -x[i].imag();
             cd* row = &d_gram[i * d_n];
             for (size_t j = 0; j < d_n; ++j)
-                row[j] += cd(ar * x[j].real() - ai * x[j].imag(), ar * x[j].imag() + ai * x[j].real());
+                row[j] += cd(ar * x[j].real() - ai * x[j].imag(),
+                             ar * x[j].imag() + ai * x[j].real());
         }
     }
     // The regressors of a run at once, x_t[i] = s[t + reach - i] for t in [from, to):
@@ -173,31 +176,39 @@ bool measure(const serial_tone_samples& input,
                 predicted += taps[2 * i + p] * cd(known[t + size_t(reach) - i]);
             residual += std::norm(observed[o++] - predicted);
         }
-    noise_power = std::max(1e-6, residual / double(2 * std::max<size_t>(1, to - from - n)));
+    noise_power =
+        std::max(1e-6, residual / double(2 * std::max<size_t>(1, to - from - n)));
     return true;
 }
 
 } // namespace
 
-serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& input, uint64_t symbol0,
-                                                    const std::vector<cf>& known,
-                                                    unsigned max_delay_spread_symbols,
-                                                    channel_tracking_equaliser_config tracking, cd fallback_gain,
-                                                    double fallback_noise)
+serial_tone_channel_start
+start_serial_tone_channel(const serial_tone_samples& input,
+                          uint64_t symbol0,
+                          const std::vector<cf>& known,
+                          unsigned max_delay_spread_symbols,
+                          channel_tracking_equaliser_config tracking,
+                          cd fallback_gain,
+                          double fallback_noise)
 {
     // Where the paths are sets the timing (first path) and the equaliser's length
     // (delay spread); the first chunk's estimate starts it.
     const int reach =
         std::max(least_measure_reach, int(max_delay_spread_symbols + tail_symbols));
     const size_t taps_wide = 2 * size_t(2 * reach + 1);
-    const size_t span = known.size() > 2 * size_t(reach) ? known.size() - 2 * size_t(reach) : 0;
-    const size_t chunks = std::clamp<size_t>(size_t(double(span) / (chunk_observations_per_tap * (2 * reach + 1))), 1,
-                                             measure_chunks);
+    const size_t span =
+        known.size() > 2 * size_t(reach) ? known.size() - 2 * size_t(reach) : 0;
+    const size_t chunks = std::clamp<size_t>(
+        size_t(double(span) / (chunk_observations_per_tap * (2 * reach + 1))),
+        1,
+        measure_chunks);
     const size_t chunk = span / chunks;
     std::vector<double> profile(size_t(2 * reach + 1), 0.0);
     std::vector<cd> first_taps;
     double first_noise = 0;
-    for (size_t from = reach; chunk > 0 && from + chunk + reach <= known.size(); from += chunk) {
+    for (size_t from = reach; chunk > 0 && from + chunk + reach <= known.size();
+         from += chunk) {
         std::vector<cd> taps;
         double noise_power = 0;
         if (!measure(input, symbol0, known, reach, from, from + chunk, taps, noise_power))
@@ -229,8 +240,9 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     // equaliser reaches max_delay_spread_symbols before the first and past the last.
     const int reference = first_path;
     tracking.precursor_symbols = max_delay_spread_symbols + tail_symbols;
-    tracking.postcursor_symbols = unsigned(std::min(last_path - first_path, int(max_delay_spread_symbols))) +
-                                  max_delay_spread_symbols + tail_symbols;
+    tracking.postcursor_symbols =
+        unsigned(std::min(last_path - first_path, int(max_delay_spread_symbols))) +
+        max_delay_spread_symbols + tail_symbols;
     if (last_path < first_path) {
         // No tap over the threshold (noise: a false detection). The lines above then
         // wrap (unsigned) to a one-symbol equaliser at the detected timing for the 3 kHz
@@ -241,7 +253,8 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
         // cross the search's threshold about once a second). The one-symbol equaliser
         // at every span, as 13 gave it.
         tracking.precursor_symbols = unsigned(reach);
-        tracking.postcursor_symbols = 0u - unsigned(reach); // with the precursor: 1 (mod 2^32)
+        tracking.postcursor_symbols =
+            0u - unsigned(reach); // with the precursor: 1 (mod 2^32)
     }
     serial_tone_channel_start out;
     out.equaliser.reset(new channel_tracking_equaliser(tracking));
@@ -249,11 +262,13 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     channel_tracking_equaliser& equaliser = *out.equaliser;
     std::vector<cd> taps(equaliser.window_samples());
     for (size_t i = 0; i < equaliser.channel_symbols(); ++i) {
-        const int m = int(i) - int(tracking.precursor_symbols) + reference; // delay from symbol0
+        const int m =
+            int(i) - int(tracking.precursor_symbols) + reference; // delay from symbol0
         // The taps of the paths found and their pulse tails: the rest of the measurement
         // is noise, which in a fade passes 3 % of the strongest tap and would be tracked
         // (F.1487 poor, 3200L at 13 dB: two first blocks in six channel seeds lost).
-        const bool near_path = m >= first_path - int(tail_symbols) && m <= last_path + int(tail_symbols);
+        const bool near_path =
+            m >= first_path - int(tail_symbols) && m <= last_path + int(tail_symbols);
         if (m >= -reach && m <= reach && near_path) {
             taps[2 * i] = first_taps[2 * size_t(m + reach)];
             taps[2 * i + 1] = first_taps[2 * size_t(m + reach) + 1];
@@ -267,7 +282,9 @@ serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& i
     return out;
 }
 
-void check_tracking_settings(double forgetting, double decision_weight, unsigned solve_interval)
+void check_tracking_settings(double forgetting,
+                             double decision_weight,
+                             unsigned solve_interval)
 {
     channel_tracking_equaliser_config check;
     check.forgetting = forgetting;
@@ -276,21 +293,27 @@ void check_tracking_settings(double forgetting, double decision_weight, unsigned
     channel_tracking_equaliser{ check };
 }
 
-bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64_t k,
-                        const channel_tracking_equaliser& equaliser, int64_t timing_shift, std::vector<cd>& window,
+bool serial_tone_window(const serial_tone_samples& input,
+                        uint64_t start,
+                        uint64_t k,
+                        const channel_tracking_equaliser& equaliser,
+                        int64_t timing_shift,
+                        std::vector<cd>& window,
                         serial_tone_presence& presence)
 {
-    const int64_t first =
-        int64_t(start) + (int64_t(k) - int64_t(equaliser.precursor_symbols())) * sps + timing_shift;
+    const int64_t first = int64_t(start) +
+                          (int64_t(k) - int64_t(equaliser.precursor_symbols())) * sps +
+                          timing_shift;
     const int64_t last = first + int64_t(window.size() / 2 - 1) * sps + 2;
     if (last >= int64_t(input.total()))
         return false;
     double power = 0;
     // T/2 sample q is sample first + 2 q (sps 4): read from the derotated run at once
     // where it is all held (the same values as one by one).
-    const serial_tone_samples::cf* run = first >= int64_t(input.base()) && !window.empty()
-                                             ? input.derotated_run(uint64_t(first), uint64_t(last))
-                                             : nullptr;
+    const serial_tone_samples::cf* run =
+        first >= int64_t(input.base()) && !window.empty()
+            ? input.derotated_run(uint64_t(first), uint64_t(last))
+            : nullptr;
     if (run) {
         for (size_t q = 0; q < window.size(); ++q) {
             window[q] = cd(run[2 * q]);
@@ -299,7 +322,8 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
     } else {
         for (size_t q = 0; q < window.size(); ++q) {
             const int64_t i = first + int64_t(q / 2) * sps + 2 * int64_t(q % 2);
-            window[q] = i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
+            window[q] =
+                i >= int64_t(input.base()) ? cd(input.derotated(uint64_t(i))) : cd();
             power += std::norm(window[q]);
         }
     }
@@ -307,9 +331,15 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
     return true;
 }
 
-bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t timing_shift,
-                       const channel_tracking_equaliser& equaliser, const std::vector<size_t>& tracked,
-                       uint64_t first, const std::vector<cd>& known, double ridge, std::vector<cd>& taps)
+bool measure_known_run(const serial_tone_samples& input,
+                       uint64_t start,
+                       int64_t timing_shift,
+                       const channel_tracking_equaliser& equaliser,
+                       const std::vector<size_t>& tracked,
+                       uint64_t first,
+                       const std::vector<cd>& known,
+                       double ridge,
+                       std::vector<cd>& taps)
 {
     const size_t n = tracked.size();
     if (n == 0 || known.empty() || taps.size() != equaliser.window_samples())
@@ -331,7 +361,11 @@ bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t
         for (size_t u = 0; u < n; ++u)
             x[u] = known[size_t(t + precursor - int64_t(tracked[u]) - int64_t(first))];
         for (unsigned p = 0; p < 2; ++p)
-            equations.add_observation(p, x, cd(input.derotated(uint64_t(int64_t(start) + t * sps + timing_shift + 2 * p))));
+            equations.add_observation(
+                p,
+                x,
+                cd(input.derotated(
+                    uint64_t(int64_t(start) + t * sps + timing_shift + 2 * p))));
         equations.add_regressor(x);
     }
     const std::array<std::vector<cd>, 2> g = equations.solve();
@@ -393,12 +427,17 @@ std::vector<cf> symbols_at_offset(const serial_tone_samples& input,
     std::vector<cf> y(length);
     for (unsigned k = 0; k < length; ++k) {
         const double cycles = std::fmod(hz * double(k * sps) / sample_rate, 1.0);
-        y[k] = input.at(start + uint64_t(k) * sps) * std::polar(1.0f, float(-two_pi * cycles));
+        y[k] = input.at(start + uint64_t(k) * sps) *
+               std::polar(1.0f, float(-two_pi * cycles));
     }
     return y;
 }
 
-void add_turns(const std::vector<cf>& y, const std::vector<cf>& known, size_t from, size_t to, unsigned chunk,
+void add_turns(const std::vector<cf>& y,
+               const std::vector<cf>& known,
+               size_t from,
+               size_t to,
+               unsigned chunk,
                cd& turn)
 {
     cd previous;

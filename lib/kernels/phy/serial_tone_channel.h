@@ -42,23 +42,32 @@ struct serial_tone_channel_start {
 // forgetting, solve interval, decision weight and feedback; its span is set here. When
 // no chunk can be measured (samples missing), one path of gain fallback_gain at
 // symbol0 is assumed, with noise fallback_noise.
-serial_tone_channel_start start_serial_tone_channel(const serial_tone_samples& input, uint64_t symbol0,
-                                                    const std::vector<std::complex<float>>& known,
-                                                    unsigned max_delay_spread_symbols,
-                                                    channel_tracking_equaliser_config tracking,
-                                                    std::complex<double> fallback_gain, double fallback_noise);
+serial_tone_channel_start
+start_serial_tone_channel(const serial_tone_samples& input,
+                          uint64_t symbol0,
+                          const std::vector<std::complex<float>>& known,
+                          unsigned max_delay_spread_symbols,
+                          channel_tracking_equaliser_config tracking,
+                          std::complex<double> fallback_gain,
+                          double fallback_noise);
 
 // Throws std::invalid_argument, as the equaliser would at a burst's start, for tracking
 // settings it refuses: receivers check theirs when they are constructed.
-void check_tracking_settings(double forgetting, double decision_weight, unsigned solve_interval);
+void check_tracking_settings(double forgetting,
+                             double decision_weight,
+                             unsigned solve_interval);
 
 // Fills `window` (equaliser.window_samples() values) with the derotated T/2 samples the
 // equaliser reads for symbol k of a burst whose symbol 0 is at sample `start` (moved by
 // timing_shift), and counts their mean power into `presence`; false while they are not
 // all in.
-bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64_t k,
-                        const channel_tracking_equaliser& equaliser, int64_t timing_shift,
-                        std::vector<std::complex<double>>& window, serial_tone_presence& presence);
+bool serial_tone_window(const serial_tone_samples& input,
+                        uint64_t start,
+                        uint64_t k,
+                        const channel_tracking_equaliser& equaliser,
+                        int64_t timing_shift,
+                        std::vector<std::complex<double>>& window,
+                        serial_tone_presence& presence);
 
 // Least squares over a run of known symbols (known[j] sent as burst symbol first + j,
 // its samples taken as serial_tone_window takes them) for the symbol taps `measured`
@@ -67,9 +76,14 @@ bool serial_tone_window(const serial_tone_samples& input, uint64_t start, uint64
 // prior going in, weighted by `ridge` per tap (a run shorter than the span measured
 // still gives an estimate), and the estimate coming out, zero off the taps measured.
 // False while samples are missing.
-bool measure_known_run(const serial_tone_samples& input, uint64_t start, int64_t timing_shift,
-                       const channel_tracking_equaliser& equaliser, const std::vector<size_t>& measured,
-                       uint64_t first, const std::vector<std::complex<double>>& known, double ridge,
+bool measure_known_run(const serial_tone_samples& input,
+                       uint64_t start,
+                       int64_t timing_shift,
+                       const channel_tracking_equaliser& equaliser,
+                       const std::vector<size_t>& measured,
+                       uint64_t first,
+                       const std::vector<std::complex<double>>& known,
+                       double ridge,
                        std::vector<std::complex<double>>& taps);
 
 // How well a channel measured before a run of known symbols (taps as the equaliser's,
@@ -101,8 +115,12 @@ std::vector<std::complex<float>> symbols_at_offset(const serial_tone_samples& in
                                                    double symbol_rate = 2400.0);
 // The turn from chunk to chunk of `chunk` symbols of y[k] conj(known[k]), over
 // [from, to), summed into `turn` (a carrier offset's phase slope over known symbols).
-void add_turns(const std::vector<std::complex<float>>& y, const std::vector<std::complex<float>>& known,
-               size_t from, size_t to, unsigned chunk, std::complex<double>& turn);
+void add_turns(const std::vector<std::complex<float>>& y,
+               const std::vector<std::complex<float>>& known,
+               size_t from,
+               size_t to,
+               unsigned chunk,
+               std::complex<double>& turn);
 // The offset (Hz, at `symbol_rate` Bd) that turns the known symbols' phase least from
 // chunk to chunk.
 double

@@ -63,7 +63,8 @@ struct encoder {
 #if defined(__SSE2__)
 // For new states ns .. ns + 3 (ns a multiple of 4): the metrics of their predecessors
 // j = ns / 2 and j + half, each repeated for the two inputs (j, j, j + 1, j + 1).
-inline void predecessor_metrics(const float* v, unsigned ns, unsigned half, __m128& lo, __m128& hi)
+inline void
+predecessor_metrics(const float* v, unsigned ns, unsigned half, __m128& lo, __m128& hi)
 {
     const unsigned j = ns >> 1;
     lo = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&v[j]));
@@ -75,7 +76,8 @@ inline void predecessor_metrics(const float* v, unsigned ns, unsigned half, __m1
 
 } // namespace
 
-std::vector<uint8_t> x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation)
+std::vector<uint8_t>
+x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation)
 {
     const unsigned steps = bits_per_symbol <= 3 ? 3 : bits_per_symbol;
     const unsigned mask = (1u << steps) - 1;
@@ -114,12 +116,16 @@ unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code)
     return 0;
 }
 
-std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n, tail_biting_start start)
+std::vector<uint8_t> tail_biting_encode(const conv_code& code,
+                                        const uint8_t* bits,
+                                        size_t n,
+                                        tail_biting_start start)
 {
     const unsigned memory = code.memory(), first = tail_biting_first_bit(start, code);
     if (n < memory || n <= first)
         throw std::invalid_argument("tail_biting_encode: a block needs at least " +
-                                    std::to_string(std::max<size_t>(memory, first + 1)) + " bits");
+                                    std::to_string(std::max<size_t>(memory, first + 1)) +
+                                    " bits");
     // The register holds the K-1 bits before the first one (cyclically), without output;
     // then every bit's pair from the first one round the block.
     encoder e(code);
@@ -156,12 +162,17 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
     }
 }
 
-void tail_biting_viterbi::decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits)
+void tail_biting_viterbi::decode(const float* llr,
+                                 size_t n,
+                                 tail_biting_start start,
+                                 std::vector<uint8_t>& bits)
 {
-    const unsigned memory = d_code.memory(), first_bit = tail_biting_first_bit(start, d_code);
+    const unsigned memory = d_code.memory(),
+                   first_bit = tail_biting_first_bit(start, d_code);
     if (n < memory || n <= first_bit)
-        throw std::invalid_argument("tail_biting_viterbi: a block needs at least " +
-                                    std::to_string(std::max<size_t>(memory, first_bit + 1)) + " bits");
+        throw std::invalid_argument(
+            "tail_biting_viterbi: a block needs at least " +
+            std::to_string(std::max<size_t>(memory, first_bit + 1)) + " bits");
     // The block's pairs, cyclically extended by wrap_pairs on both sides (a short block
     // repeats whole).
     d_wrapped.resize(2 * (n + 2 * wrap_pairs));
@@ -217,7 +228,8 @@ double tail_biting_viterbi::expected_errors()
 #if defined(__SSE2__)
             // Four states at once, the same operations in the same order as below
             // (std::max(x, y) is _mm_max_ps(y, x)).
-            const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]), w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+            const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
+                         w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
             const __m128 halves = _mm_set1_ps(0.5f);
             __m128 tops = _mm_set1_ps(none);
             for (unsigned s = 0; s < d_states; s += 4) {
@@ -226,11 +238,15 @@ double tail_biting_viterbi::expected_errors()
                 const __m128 even = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
                 const __m128 odd = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1));
                 // d_sign[4 s + 2 b + t] for s .. s + 3: transposed from 16 values.
-                __m128 r0 = _mm_loadu_ps(&d_sign[4 * s]), r1 = _mm_loadu_ps(&d_sign[4 * s + 4]);
-                __m128 r2 = _mm_loadu_ps(&d_sign[4 * s + 8]), r3 = _mm_loadu_ps(&d_sign[4 * s + 12]);
+                __m128 r0 = _mm_loadu_ps(&d_sign[4 * s]),
+                       r1 = _mm_loadu_ps(&d_sign[4 * s + 4]);
+                __m128 r2 = _mm_loadu_ps(&d_sign[4 * s + 8]),
+                       r3 = _mm_loadu_ps(&d_sign[4 * s + 12]);
                 _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                const __m128 b0 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(r0, w0), _mm_mul_ps(r1, w1)));
-                const __m128 b1 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(r2, w0), _mm_mul_ps(r3, w1)));
+                const __m128 b0 = _mm_mul_ps(
+                    halves, _mm_add_ps(_mm_mul_ps(r0, w0), _mm_mul_ps(r1, w1)));
+                const __m128 b1 = _mm_mul_ps(
+                    halves, _mm_add_ps(_mm_mul_ps(r2, w0), _mm_mul_ps(r3, w1)));
                 const __m128 v = _mm_max_ps(_mm_add_ps(b1, odd), _mm_add_ps(b0, even));
                 _mm_storeu_ps(&now[s], v);
                 tops = _mm_max_ps(v, tops);
@@ -264,21 +280,27 @@ double tail_biting_viterbi::expected_errors()
             {
                 const unsigned half = d_states / 2;
                 const float* sign = d_sign_by_next.data();
-                const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]), w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+                const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
+                             w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
                 const __m128 halves = _mm_set1_ps(0.5f);
                 __m128 bests = _mm_set1_ps(none);
                 for (unsigned ns = 0; ns < d_states; ns += 4) {
                     __m128 lo, hi;
                     predecessor_metrics(alpha.data(), ns, half, lo, hi);
-                    const __m128 b0 = _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
-                                                                    _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
-                    const __m128 b1 =
-                        _mm_mul_ps(halves, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), w0),
-                                                      _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), w1)));
+                    const __m128 b0 = _mm_mul_ps(
+                        halves,
+                        _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
+                                   _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
+                    const __m128 b1 = _mm_mul_ps(
+                        halves,
+                        _mm_add_ps(
+                            _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), w0),
+                            _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), w1)));
                     const __m128 a0 = _mm_add_ps(lo, b0), a1 = _mm_add_ps(hi, b1);
                     _mm_storeu_ps(&after[ns], _mm_max_ps(a1, a0));
                     const __m128 bt = _mm_loadu_ps(beta + ns);
-                    bests = _mm_max_ps(bests, _mm_max_ps(_mm_add_ps(a0, bt), _mm_add_ps(a1, bt)));
+                    bests = _mm_max_ps(
+                        bests, _mm_max_ps(_mm_add_ps(a0, bt), _mm_add_ps(a1, bt)));
                 }
                 float t[4];
                 _mm_storeu_ps(t, bests);
@@ -307,7 +329,8 @@ double tail_biting_viterbi::expected_errors()
     return expected;
 }
 
-void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits)
+void tail_biting_viterbi::viterbi(const std::vector<float>& llr,
+                                  std::vector<uint8_t>& bits)
 {
     const size_t steps = llr.size() / 2;
     const unsigned half = d_states / 2;
@@ -328,12 +351,15 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
         for (unsigned ns = 0; ns < d_states; ns += 4) {
             __m128 lo, hi;
             predecessor_metrics(metric.data(), ns, half, lo, hi);
-            const __m128 m0 = _mm_add_ps(_mm_add_ps(lo, _mm_mul_ps(_mm_loadu_ps(sign + ns), va)),
-                                         _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), vb));
-            const __m128 m1 = _mm_add_ps(_mm_add_ps(hi, _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), va)),
-                                         _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), vb));
+            const __m128 m0 =
+                _mm_add_ps(_mm_add_ps(lo, _mm_mul_ps(_mm_loadu_ps(sign + ns), va)),
+                           _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), vb));
+            const __m128 m1 = _mm_add_ps(
+                _mm_add_ps(hi, _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), va)),
+                _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), vb));
             const __m128 gt = _mm_cmpgt_ps(m1, m0);
-            _mm_storeu_ps(&next[ns], _mm_or_ps(_mm_and_ps(gt, m1), _mm_andnot_ps(gt, m0)));
+            _mm_storeu_ps(&next[ns],
+                          _mm_or_ps(_mm_and_ps(gt, m1), _mm_andnot_ps(gt, m0)));
             decision[ns / 64] |= uint64_t(unsigned(_mm_movemask_ps(gt))) << (ns % 64);
         }
 #else
@@ -357,11 +383,13 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr, std::vector<uin
 #endif
         // Metrics only grow: taking the best off now and then keeps their float
         // resolution.
-        const float top = k % 16 == 15 ? *std::max_element(next.begin(), next.end()) : 0.0f;
+        const float top =
+            k % 16 == 15 ? *std::max_element(next.begin(), next.end()) : 0.0f;
         for (unsigned s = 0; s < d_states; ++s)
             metric[s] = next[s] - top;
     }
-    unsigned state = unsigned(std::max_element(metric.begin(), metric.end()) - metric.begin());
+    unsigned state =
+        unsigned(std::max_element(metric.begin(), metric.end()) - metric.begin());
     bits.assign(steps, 0);
     for (size_t k = steps; k-- > 0;) {
         bits[k] = uint8_t(state & 1u);
@@ -468,8 +496,9 @@ x9_orientation scrambler_reading_judge::judge(x9_orientation in_use,
     score_[mine] = size > 0 ? wrong / size : 1.0;
     tried_[mine] = true;
     // Until a burst has told the readings apart, both are tried.
-    const bool fits = settled_ && expected <= scrambler_sure_share * size &&
-                      wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
+    const bool fits =
+        settled_ && expected <= scrambler_sure_share * size &&
+        wrong <= scrambler_expected_factor * expected + scrambler_margin * size;
     if (!fits && (!tried_[other] || score_[other] < score_[mine]))
         return other == 0 ? x9_orientation::a : x9_orientation::b;
     if (tried_[other] && score_[other] >= 2 * score_[mine] + scrambler_apart)

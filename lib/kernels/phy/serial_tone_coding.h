@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Coding elements the high-rate serial-tone waveforms share: STANAG 4539 (MIL-STD-188-110C
- * Appendix C) and STANAG 5069 (MIL-STD-188-110D Appendix D).
+/* Coding elements the high-rate serial-tone waveforms share: STANAG 4539
+ * (MIL-STD-188-110C Appendix C) and STANAG 5069 (MIL-STD-188-110D Appendix D).
  *  - the x^9 + x^4 + 1 data scrambler, restarted at every data block;
  *  - the load-increment interleaver: a block's bit n is loaded at (n * increment) mod
  *    size, bits leave in order 0, 1, 2 ...;
@@ -38,7 +38,8 @@ enum class x9_orientation {
 // The values the scrambler adds to `count` data symbols from its start state 000000001:
 // bits_per_symbol 1..3 (PSK, added mod 8) take R & 7 and advance 3 steps; N >= 4 (QAM,
 // XORed onto the symbol number) take R & (2^N - 1) and advance N steps.
-std::vector<uint8_t> x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation);
+std::vector<uint8_t>
+x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orientation);
 
 // Entry k: the block's bit sent k-th, when bit n is loaded at (n * increment) mod size.
 std::vector<uint32_t> increment_fetch_order(uint32_t size, uint32_t increment);
@@ -76,9 +77,11 @@ enum class tail_biting_start {
     from_block_start,
 };
 // Every phase, the recommended first.
-constexpr tail_biting_start tail_biting_starts[] = { tail_biting_start::first_pair_bit_7,
-                                                     tail_biting_start::from_full_register,
-                                                     tail_biting_start::from_block_start };
+constexpr tail_biting_start tail_biting_starts[] = {
+    tail_biting_start::first_pair_bit_7,
+    tail_biting_start::from_full_register,
+    tail_biting_start::from_block_start
+};
 // The information bit whose pair a block's coded output starts with (7, K - 1 or 0).
 unsigned tail_biting_first_bit(tail_biting_start start, const conv_code& code);
 
@@ -121,7 +124,10 @@ class tail_biting_phase_search
 {
 public:
     static constexpr size_t no_eom = SIZE_MAX;
-    tail_biting_phase_search(uint32_t eom, unsigned eom_bits) : d_eom(eom), d_eom_bits(eom_bits) {}
+    tail_biting_phase_search(uint32_t eom, unsigned eom_bits)
+        : d_eom(eom), d_eom_bits(eom_bits)
+    {
+    }
     // Forgets the other phases' bits: a new burst, or a phase settled.
     void clear();
     // Whether an EOM at `at` of `bits` sits where a transmitter puts it.
@@ -151,8 +157,11 @@ private:
 
 // The mother code's (T1, T2) pairs of one tail-biting block of n >= max(K - 1, 8) bits
 // (n > the first bit).
-std::vector<uint8_t> tail_biting_encode(const conv_code& code, const uint8_t* bits, size_t n,
-                                        tail_biting_start start = tail_biting_start::first_pair_bit_7);
+std::vector<uint8_t>
+tail_biting_encode(const conv_code& code,
+                   const uint8_t* bits,
+                   size_t n,
+                   tail_biting_start start = tail_biting_start::first_pair_bit_7);
 
 // Soft-decision Viterbi decoder of a tail-biting block for either code, in plain C++
 // with float metrics (about 7 Mbit/s for K = 7, 2 Mbit/s for K = 9 on one core). Not on
@@ -168,7 +177,10 @@ public:
     explicit tail_biting_viterbi(const conv_code& code);
     // llr: 2 n values; appends the block's n bits (n >= K - 1, and more than the first
     // bit of `start`).
-    void decode(const float* llr, size_t n, tail_biting_start start, std::vector<uint8_t>& bits);
+    void decode(const float* llr,
+                size_t n,
+                tail_biting_start start,
+                std::vector<uint8_t>& bits);
     // Of the last block decoded: the expected number of its bits decoded wrong, the sum
     // over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP pass
     // over the same wrapped pairs (in windows of 2048 pairs, each backward pass started

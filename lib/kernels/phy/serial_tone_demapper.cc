@@ -15,14 +15,16 @@ namespace gr {
 namespace hfstack {
 namespace phy {
 
-serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol, const std::vector<std::complex<float>>& points,
-                                           map_bits_function map_bits, std::vector<uint8_t> scrambler)
+serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol,
+                                           const std::vector<std::complex<float>>& points,
+                                           map_bits_function map_bits,
+                                           std::vector<uint8_t> scrambler)
     : d_bits(bits_per_symbol), d_scrambler(std::move(scrambler))
 {
     if (d_bits < 1 || d_bits > max_bits_per_symbol || d_scrambler.empty() ||
         points.size() != (psk() ? 8u : size_t(1) << d_bits))
-        throw std::invalid_argument("serial_tone_demapper: inconsistent tables for " + std::to_string(d_bits) +
-                                    " bits per symbol");
+        throw std::invalid_argument("serial_tone_demapper: inconsistent tables for " +
+                                    std::to_string(d_bits) + " bits per symbol");
     if (psk())
         for (unsigned label = 0; label < (1u << d_bits); ++label)
             d_symbol_of.push_back(map_bits(label, d_bits));
@@ -30,7 +32,8 @@ serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol, const std::
         d_points.push_back(cd(p));
 }
 
-serial_tone_demapper::cd serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
+serial_tone_demapper::cd
+serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
 {
     constexpr double inf = std::numeric_limits<double>::infinity();
     double best[max_bits_per_symbol][2];
@@ -69,8 +72,8 @@ serial_tone_demapper::cd serial_tone_demapper::point_of(unsigned label, unsigned
     return psk() ? d_points[(d_symbol_of[label] + scr) % 8] : d_points[label ^ scr];
 }
 
-serial_tone_demapper::cd serial_tone_demapper::demap_to(cd u, unsigned i, double sigma2, const uint8_t* bits,
-                                                      float* llr) const
+serial_tone_demapper::cd serial_tone_demapper::demap_to(
+    cd u, unsigned i, double sigma2, const uint8_t* bits, float* llr) const
 {
     demap(u, i, sigma2, llr);
     unsigned label = 0;

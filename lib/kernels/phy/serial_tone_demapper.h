@@ -36,8 +36,10 @@ public:
     // bits_per_symbol 1..3: PSK, `points` the 8PSK circle; 4..8: QAM, `points` the
     // table by symbol number. scrambler: the value of each data symbol of a block (its
     // position taken modulo the length).
-    serial_tone_demapper(unsigned bits_per_symbol, const std::vector<std::complex<float>>& points,
-                         map_bits_function map_bits, std::vector<uint8_t> scrambler);
+    serial_tone_demapper(unsigned bits_per_symbol,
+                         const std::vector<std::complex<float>>& points,
+                         map_bits_function map_bits,
+                         std::vector<uint8_t> scrambler);
 
     // Data symbol i of a block, equalised to the probes' scale (PSK on the unit circle,
     // QAM points as printed, outer ones at amplitude 1), with error variance sigma2 on
@@ -59,8 +61,8 @@ private:
     unsigned scrambler(unsigned i) const { return d_scrambler[i % d_scrambler.size()]; }
 
     unsigned d_bits;
-    std::vector<cd> d_points;           // candidate points (PSK: the 8PSK circle)
-    std::vector<unsigned> d_symbol_of;  // PSK: the 8PSK number of each label
+    std::vector<cd> d_points;          // candidate points (PSK: the 8PSK circle)
+    std::vector<unsigned> d_symbol_of; // PSK: the 8PSK number of each label
     std::vector<uint8_t> d_scrambler;
 };
 

@@ -51,7 +51,8 @@ serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& co
 {
     if (!(d_cfg.sample_rate >= 4000 && d_cfg.sample_rate <= 1e6))
         bad("sample_rate", "must be in [4000, 1e6] Hz", d_cfg.sample_rate);
-    if (d_cfg.real_input && !(d_cfg.carrier_hz > 0 && d_cfg.carrier_hz < d_cfg.sample_rate / 2))
+    if (d_cfg.real_input &&
+        !(d_cfg.carrier_hz > 0 && d_cfg.carrier_hz < d_cfg.sample_rate / 2))
         bad("carrier_hz", "must be in (0, sample_rate / 2)", d_cfg.carrier_hz);
     if (!(d_cfg.symbol_rate >= 1000 && d_cfg.symbol_rate <= 100000))
         bad("symbol_rate", "must be in [1000, 100000] Bd", d_cfg.symbol_rate);
@@ -107,20 +108,25 @@ double serial_tone_frontend::delay_samples() const
     return delay;
 }
 
-void serial_tone_frontend::process(const float* in, size_t n, std::vector<std::complex<float>>& out)
+void serial_tone_frontend::process(const float* in,
+                                   size_t n,
+                                   std::vector<std::complex<float>>& out)
 {
     if (!d_cfg.real_input)
-        throw std::logic_error("serial_tone_frontend: complex input configured; pass complex samples");
+        throw std::logic_error(
+            "serial_tone_frontend: complex input configured; pass complex samples");
     d_real_in.insert(d_real_in.end(), in, in + n);
     while (d_real_in.size() >= d_block)
         run_block(out);
 }
 
-void serial_tone_frontend::process(const std::complex<float>* in, size_t n,
+void serial_tone_frontend::process(const std::complex<float>* in,
+                                   size_t n,
                                    std::vector<std::complex<float>>& out)
 {
     if (d_cfg.real_input)
-        throw std::logic_error("serial_tone_frontend: real input configured; pass real samples");
+        throw std::logic_error(
+            "serial_tone_frontend: real input configured; pass real samples");
     d_complex_in.insert(d_complex_in.end(), in, in + n);
     while (d_complex_in.size() >= d_block)
         run_block(out);
@@ -158,15 +164,19 @@ void serial_tone_frontend::finish(std::vector<std::complex<float>>& mixed,
                                                     double(mixed.size()))) +
                            8);
         unsigned produced = 0;
-        msresamp_crcf_execute(d_liquid->resampler, mixed.data(), unsigned(mixed.size()),
-                              d_resampled.data(), &produced);
+        msresamp_crcf_execute(d_liquid->resampler,
+                              mixed.data(),
+                              unsigned(mixed.size()),
+                              d_resampled.data(),
+                              &produced);
         d_resampled.resize(produced);
         src = &d_resampled;
     }
     const size_t first = out.size();
     out.resize(first + src->size());
     if (!src->empty())
-        firfilt_crcf_execute_block(d_liquid->lowpass, src->data(), unsigned(src->size()), &out[first]);
+        firfilt_crcf_execute_block(
+            d_liquid->lowpass, src->data(), unsigned(src->size()), &out[first]);
 }
 
 } // namespace phy

@@ -54,7 +54,9 @@ public:
 
     // Append the baseband output for n input samples to out.
     void process(const float* in, size_t n, std::vector<std::complex<float>>& out);
-    void process(const std::complex<float>* in, size_t n, std::vector<std::complex<float>>& out);
+    void process(const std::complex<float>* in,
+                 size_t n,
+                 std::vector<std::complex<float>>& out);
 
     // Delay from input to output, in output samples.
     double delay_samples() const;
@@ -62,15 +64,16 @@ public:
 
 private:
     void run_block(std::vector<std::complex<float>>& out);
-    void finish(std::vector<std::complex<float>>& mixed, std::vector<std::complex<float>>& out);
+    void finish(std::vector<std::complex<float>>& mixed,
+                std::vector<std::complex<float>>& out);
 
     serial_tone_frontend_config d_cfg;
     struct liquid_objects;
     std::unique_ptr<liquid_objects> d_liquid;
     double d_carrier_cycles = 0;
     std::vector<std::complex<float>> d_mixed, d_resampled;
-    size_t d_block = 0;                         // input samples per block
-    std::vector<float> d_real_in;                // input waiting for a whole block
+    size_t d_block = 0;           // input samples per block
+    std::vector<float> d_real_in; // input waiting for a whole block
     std::vector<std::complex<float>> d_complex_in;
 };
 

@@ -42,9 +42,15 @@ void serial_tone_presence::add_window_power(double power)
     ++d_block_symbols;
 }
 
-void serial_tone_presence::add_known(cd z, cd sent) { add_error_power(std::norm(z - sent)); }
+void serial_tone_presence::add_known(cd z, cd sent)
+{
+    add_error_power(std::norm(z - sent));
+}
 
-void serial_tone_presence::add_error_power(double variance) { d_noise = 0.98 * d_noise + 0.02 * variance; }
+void serial_tone_presence::add_error_power(double variance)
+{
+    d_noise = 0.98 * d_noise + 0.02 * variance;
+}
 
 void serial_tone_presence::add_probe(cd z, cd sent)
 {
@@ -65,7 +71,8 @@ bool serial_tone_presence::probes_match() const
 {
     if (d_scored_probes > 0)
         return d_prediction_scores >= matched_prediction_score * double(d_scored_probes);
-    return !(std::norm(d_correlation) < lost_correlation * d_estimate_power * double(d_known));
+    return !(std::norm(d_correlation) <
+             lost_correlation * d_estimate_power * double(d_known));
 }
 
 bool serial_tone_presence::block_says_lost(bool matched)

@@ -105,7 +105,8 @@ class user_byte_stream
 {
 public:
     void restart() { d_taken_bits = 0; }
-    std::vector<uint8_t> take(const std::vector<uint8_t>& bits, size_t safe_bits, bool msb_first);
+    std::vector<uint8_t>
+    take(const std::vector<uint8_t>& bits, size_t safe_bits, bool msb_first);
     size_t taken_bytes() const { return d_taken_bits / 8; }
 
 private:

@@ -24,7 +24,8 @@ void serial_tone_samples::release_before(uint64_t keep)
     d_buf.erase(d_buf.begin(), d_buf.begin() + long(keep - d_base));
     d_base = keep;
     if (d_cache_from < d_base) {
-        const size_t drop = size_t(std::min<uint64_t>(d_base - d_cache_from, d_cache.size()));
+        const size_t drop =
+            size_t(std::min<uint64_t>(d_base - d_cache_from, d_cache.size()));
         d_cache.erase(d_cache.begin(), d_cache.begin() + long(drop));
         d_cache_from += drop;
     }
@@ -42,15 +43,18 @@ void serial_tone_samples::start_derotation(uint64_t from, double hz)
 void serial_tone_samples::change_offset(uint64_t from, double hz)
 {
     d_phase_cycles =
-        std::fmod(d_phase_cycles + d_offset_hz * double(int64_t(from - d_phase_from)) / d_sample_rate, 1.0);
+        std::fmod(d_phase_cycles +
+                      d_offset_hz * double(int64_t(from - d_phase_from)) / d_sample_rate,
+                  1.0);
     d_phase_from = from;
     d_offset_hz = hz;
 }
 
 serial_tone_samples::cf serial_tone_samples::derotate(uint64_t i) const
 {
-    const double cycles =
-        std::fmod(d_phase_cycles + d_offset_hz * double(int64_t(i - d_phase_from)) / d_sample_rate, 1.0);
+    const double cycles = std::fmod(
+        d_phase_cycles + d_offset_hz * double(int64_t(i - d_phase_from)) / d_sample_rate,
+        1.0);
     return at(i) * std::polar(1.0f, float(-two_pi * cycles));
 }
 

@@ -17,7 +17,8 @@ namespace {
 
 double units_duration(const waveform_timing& w, size_t units)
 {
-    const size_t reinsertions = w.units_per_reinsertion ? units / w.units_per_reinsertion : 0;
+    const size_t reinsertions =
+        w.units_per_reinsertion ? units / w.units_per_reinsertion : 0;
     return double(units) * w.unit_s + double(reinsertions) * w.reinsertion_s;
 }
 
@@ -68,9 +69,11 @@ std::vector<decoded_piece> decoding_schedule(const waveform_timing& w, size_t by
                 continue;
             known = end;
             // Unit i ends after i + 1 units and the sections re-inserted between them.
-            const size_t reinsertions = w.units_per_reinsertion ? i / w.units_per_reinsertion : 0;
-            pieces.push_back(decoded_piece{ end, w.preamble_s + double(i + 1) * w.unit_s +
-                                                     double(reinsertions) * w.reinsertion_s });
+            const size_t reinsertions =
+                w.units_per_reinsertion ? i / w.units_per_reinsertion : 0;
+            pieces.push_back(decoded_piece{ end,
+                                            w.preamble_s + double(i + 1) * w.unit_s +
+                                                double(reinsertions) * w.reinsertion_s });
         }
     }
     pieces.push_back(decoded_piece{ bytes, t.total_s });

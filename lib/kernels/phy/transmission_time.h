@@ -21,7 +21,7 @@ namespace phy {
 
 struct transmission_time {
     double preamble_s = 0;
-    double data_s = 0;    // user bytes, end of message, flush and fill, in whole units
+    double data_s = 0; // user bytes, end of message, flush and fill, in whole units
     double total_s = 0;
     size_t units = 0;     // interleaver blocks (or frames, when not interleaved) sent
     size_t fill_bits = 0; // zero bits padding the last unit

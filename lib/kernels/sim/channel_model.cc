@@ -53,7 +53,9 @@ void check_window(const std::string& name, double period, double duration, doubl
     check_non_negative(d.c_str(), duration);
     check_finite((name + "_offset_s").c_str(), offset);
     if (period > 0 && duration > period)
-        bad(d.c_str(), "must not exceed " + p + " (" + std::to_string(period) + ")", duration);
+        bad(d.c_str(),
+            "must not exceed " + p + " (" + std::to_string(period) + ")",
+            duration);
 }
 
 bool enabled(double period, double duration) { return period > 0 && duration > 0; }
@@ -128,12 +130,13 @@ channel_model::channel_model(channel_config config)
     : d_cfg(config), d_rng(config.seed), d_report_rng(config.seed ^ 0x5e9a7e5071ULL)
 {
     validate(d_cfg);
-    d_clear = !(d_cfg.ber > 0) &&
-              !(d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 &&
-                d_cfg.burst_ber > 0) &&
-              !(enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) &&
-              !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s) &&
-              d_cfg.fading_profile.empty();
+    d_clear =
+        !(d_cfg.ber > 0) &&
+        !(d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 &&
+          d_cfg.burst_ber > 0) &&
+        !(enabled(d_cfg.fade_period_s, d_cfg.fade_duration_s) && d_cfg.fade_ber > 0) &&
+        !enabled(d_cfg.outage_period_s, d_cfg.outage_duration_s) &&
+        d_cfg.fading_profile.empty();
     for (const auto& st : d_cfg.snr_steps)
         d_snr_steps_db.emplace_back(st.t_s, st.snr_db);
 }
@@ -221,7 +224,8 @@ channel_model::reported_snrs(const std::string& mode, double t, double burst_s)
     const double recent_s = std::min(burst_s, phy::burst_snr::recent_window_s);
     const double recent_from = t + burst_s - recent_s;
     const auto in_db = [](double db) { return db; };
-    const double mean = stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, in_db);
+    const double mean =
+        stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, t, t + burst_s, in_db);
     const double recent_mean =
         stepped_time_mean(d_cfg.snr_db, d_snr_steps_db, recent_from, t + burst_s, in_db);
     if (!std::isfinite(mean) || d_cfg.fading_profile.empty() || !d_cfg.model_snr_report)
@@ -255,7 +259,8 @@ channel_model::fading_for(double bit_rate, double block_s, double data_start)
         fading_error_config fc;
         fc.interleaver_s = block_s;
         fc.fading_loss_db = mode.fading_loss_db;
-        fading_snr snr(d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed);
+        fading_snr snr(
+            d_cfg.snr_db, fading_profile_by_name(d_cfg.fading_profile), d_cfg.seed);
         snr.set_steps(d_snr_steps_db);
         d_fading = std::make_unique<fading_error_process>(mode.curve, std::move(snr), fc);
         d_fading_mode = &mode;
@@ -264,8 +269,12 @@ channel_model::fading_for(double bit_rate, double block_s, double data_start)
     return *d_fading;
 }
 
-reception_errors channel_model::receive(uint8_t* data, size_t size, double start_time,
-                                        double preamble_s, double bit_rate, double block_s)
+reception_errors channel_model::receive(uint8_t* data,
+                                        size_t size,
+                                        double start_time,
+                                        double preamble_s,
+                                        double bit_rate,
+                                        double block_s)
 {
     reception_errors r;
     if (!d_cfg.fading_profile.empty() && std::isfinite(bit_rate) && bit_rate > 0) {
@@ -273,8 +282,10 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
         // A burst overlapping the path's previous one (no single transmitter sends that;
         // the emulator must not fail on it) sees what is left of its preamble.
         const double from = std::max(start_time, f.earliest_s());
-        const double snr = f.mean_snr_linear(from, std::max(from, start_time + preamble_s));
-        const double p = preamble_miss_probability(10.0 * std::log10(snr), d_fading_mode->detect_snr_db,
+        const double snr =
+            f.mean_snr_linear(from, std::max(from, start_time + preamble_s));
+        const double p = preamble_miss_probability(10.0 * std::log10(snr),
+                                                   d_fading_mode->detect_snr_db,
                                                    d_fading_mode->detect_width_db);
         // Certain outcomes draw no random number (a step model draws none at all).
         const bool missed = p >= 1.0 || (p > 0.0 && uniform_open() <= p);
@@ -288,18 +299,26 @@ reception_errors channel_model::receive(uint8_t* data, size_t size, double start
     return r;
 }
 
-size_t channel_model::corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
-                              double bit_rate, double block_s)
+size_t channel_model::corrupt(std::vector<uint8_t>& burst,
+                              double start_time,
+                              double preamble_s,
+                              double bit_rate,
+                              double block_s)
 {
     return corrupt(burst.data(), burst.size(), start_time, preamble_s, bit_rate, block_s);
 }
 
-size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
-                              double bit_rate, double block_s)
+size_t channel_model::corrupt(uint8_t* data,
+                              size_t size,
+                              double start_time,
+                              double preamble_s,
+                              double bit_rate,
+                              double block_s)
 {
     if (!(bit_rate > 0) || !std::isfinite(bit_rate))
-        throw std::invalid_argument("channel_model::corrupt: bit_rate must be positive, got " +
-                                    std::to_string(bit_rate));
+        throw std::invalid_argument(
+            "channel_model::corrupt: bit_rate must be positive, got " +
+            std::to_string(bit_rate));
     ++d_counters.bursts;
     const uint64_t nbits = uint64_t(size) * 8;
     d_counters.bits += nbits;
@@ -348,7 +367,8 @@ size_t channel_model::corrupt(uint8_t* data, size_t size, double start_time, dou
         }
     }
 
-    if (d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 && d_cfg.burst_ber > 0) {
+    if (d_cfg.burst_rate_per_s > 0 && d_cfg.burst_length_bits > 0 &&
+        d_cfg.burst_ber > 0) {
         const double t_end = t0 + double(nbits) / bit_rate;
         const double length_s = double(d_cfg.burst_length_bits) / bit_rate;
         double t = std::min(start_time, t0);

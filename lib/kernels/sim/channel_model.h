@@ -44,17 +44,17 @@ struct channel_config {
     // Independent bit errors: every bit is bad with this probability (0..1).
     double ber = 0;
 
-    // Error bursts: they start as a Poisson process of burst_rate_per_s (per second of air
-    // time: from the start of the transmission, preamble included, to its last data bit).
-    // A burst starting at time t lasts burst_length_bits / bit_rate seconds and makes each
-    // bit on air in [t, t + that) bad with probability burst_ber.
+    // Error bursts: they start as a Poisson process of burst_rate_per_s (per second of
+    // air time: from the start of the transmission, preamble included, to its last data
+    // bit). A burst starting at time t lasts burst_length_bits / bit_rate seconds and
+    // makes each bit on air in [t, t + that) bad with probability burst_ber.
     double burst_rate_per_s = 0;
     unsigned burst_length_bits = 64;
     double burst_ber = 0.5;
 
     // Fades: windows [fade_offset_s + n * fade_period_s, ... + fade_duration_s) for
-    // n = 0, 1, 2, ...; a bit whose on-air instant lies inside one is bad with probability
-    // fade_ber. Period or duration 0 disables fades.
+    // n = 0, 1, 2, ...; a bit whose on-air instant lies inside one is bad with
+    // probability fade_ber. Period or duration 0 disables fades.
     double fade_period_s = 0;
     double fade_duration_s = 0;
     double fade_offset_s = 0;
@@ -109,10 +109,10 @@ struct channel_config {
 void validate(const channel_config& c);
 
 struct channel_counters {
-    uint64_t bursts = 0;      // corrupt() calls
-    uint64_t bits = 0;        // bits passed through corrupt()
-    uint64_t bit_errors = 0;  // bits flipped
-    uint64_t lost_bursts = 0; // bursts drop_in_outage() swallowed
+    uint64_t bursts = 0;           // corrupt() calls
+    uint64_t bits = 0;             // bits passed through corrupt()
+    uint64_t bit_errors = 0;       // bits flipped
+    uint64_t lost_bursts = 0;      // bursts drop_in_outage() swallowed
     uint64_t missed_preambles = 0; // bursts receive() found missed at acquisition
 };
 
@@ -135,24 +135,35 @@ public:
     bool drop_in_outage(double t0, double t1);
 
     // Corrupts `burst` in place: the bytes were sent at bit_rate (> 0) starting at
-    // start_time; bit k (bit 7 - k % 8 of byte k / 8, most significant first) is on air at
-    // start_time + preamble_s + k / bit_rate. Returns the number of bits flipped.
+    // start_time; bit k (bit 7 - k % 8 of byte k / 8, most significant first) is on air
+    // at start_time + preamble_s + k / bit_rate. Returns the number of bits flipped.
     // Throws std::invalid_argument for a bit_rate that is not positive and finite.
     // With fading, block_s is the interleaver block of the burst's mode (0: not
     // interleaved), and the BER curve is the measured one of the mode
     // sim::mode_model_for(bit_rate, block_s) picks. Bursts must come in order of start
     // time (as on one path). Bit errors only: receive() also decides preamble loss.
-    size_t corrupt(std::vector<uint8_t>& burst, double start_time, double preamble_s,
-                   double bit_rate, double block_s = 0);
-    size_t corrupt(uint8_t* data, size_t size, double start_time, double preamble_s,
-                   double bit_rate, double block_s = 0);
+    size_t corrupt(std::vector<uint8_t>& burst,
+                   double start_time,
+                   double preamble_s,
+                   double bit_rate,
+                   double block_s = 0);
+    size_t corrupt(uint8_t* data,
+                   size_t size,
+                   double start_time,
+                   double preamble_s,
+                   double bit_rate,
+                   double block_s = 0);
     // What a receiver makes of the burst: with fading, its preamble
     // [start_time, start_time + preamble_s) is missed with the mode's measured
     // probability for its mean SNR (sim::preamble_miss_probability; counted in
     // missed_preambles; the bytes are left alone); otherwise corrupt(). Without fading,
     // corrupt() alone. The simulator and the emulated modem call this.
-    reception_errors receive(uint8_t* data, size_t size, double start_time, double preamble_s,
-                             double bit_rate, double block_s = 0);
+    reception_errors receive(uint8_t* data,
+                             size_t size,
+                             double start_time,
+                             double preamble_s,
+                             double bit_rate,
+                             double block_s = 0);
 
     // The path's mean SNR at t (snr_db, or the step in force; NaN without one).
     double mean_snr_db(double t) const;
@@ -195,7 +206,7 @@ private:
     std::unique_ptr<fading_error_process> d_fading;
     const mode_model* d_fading_mode = nullptr;
     double d_fading_block_s = -1;
-    std::vector<error_segment> d_segments; // scratch
+    std::vector<error_segment> d_segments;                 // scratch
     std::vector<std::pair<double, double>> d_snr_steps_db; // snr_steps as (t_s, snr_db)
     std::mt19937_64 d_report_rng;
     std::map<std::string, std::optional<phy::snr_report_map>> d_report_maps; // by mode

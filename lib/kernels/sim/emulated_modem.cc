@@ -9,11 +9,11 @@
 #include "dl/transmission.h"
 
 #include <algorithm>
-#include <iterator>
-#include <stdexcept>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 namespace gr {
 namespace hfstack {
@@ -22,13 +22,17 @@ namespace sim {
 emulator_settings parse_emulator_settings(const std::string& assignments)
 {
     emulator_settings e;
-    double* const times[] = { &e.radio.key_up_s,         &e.radio.unkey_s,
-                              &e.radio.agc_settle_s,     &e.radio.carrier_detect_s,
-                              &e.radio.rx_latency_s,     &e.propagation_s };
-    const char* const time_names[] = { "key_up_s",         "unkey_s",      "agc_settle_s",
-                                       "carrier_detect_s", "rx_latency_s", "propagation_s" };
+    double* const times[] = { &e.radio.key_up_s,     &e.radio.unkey_s,
+                              &e.radio.agc_settle_s, &e.radio.carrier_detect_s,
+                              &e.radio.rx_latency_s, &e.propagation_s };
+    const char* const time_names[] = {
+        "key_up_s",         "unkey_s",      "agc_settle_s",
+        "carrier_detect_s", "rx_latency_s", "propagation_s"
+    };
     dl::for_each_assignment(
-        assignments, "modem_emulator option", [&](const std::string& n, const std::string& v) {
+        assignments,
+        "modem_emulator option",
+        [&](const std::string& n, const std::string& v) {
             for (size_t k = 0; k < std::size(times); ++k)
                 if (n == time_names[k]) {
                     *times[k] = dl::parse_option_number(n, v);
@@ -43,19 +47,24 @@ emulator_settings parse_emulator_settings(const std::string& assignments)
             else if (n == "emulator_id") {
                 const double id = dl::parse_option_number(n, v);
                 if (id != std::floor(id) || id > 9.0e15)
-                    throw std::invalid_argument("emulator_id must be a whole number, not " + v);
+                    throw std::invalid_argument(
+                        "emulator_id must be a whole number, not " + v);
                 e.emulator_id = uint64_t(id);
             } else
                 throw std::invalid_argument(
                     "unknown modem_emulator option '" + n +
                     "' (key_up_s, unkey_s, agc_settle_s, carrier_detect_s, rx_latency_s, "
-                    "propagation_s, half_duplex, collisions, deliver_per_block, emulator_id)");
+                    "propagation_s, half_duplex, collisions, deliver_per_block, "
+                    "emulator_id)");
         });
     return e;
 }
 
-emulated_modem::emulated_modem(
-    uint64_t id, radio_config radio, channel_config channel, bool half_duplex, bool collisions)
+emulated_modem::emulated_modem(uint64_t id,
+                               radio_config radio,
+                               channel_config channel,
+                               bool half_duplex,
+                               bool collisions)
     : d_id(id),
       d_radio(radio),
       d_channel(channel),
@@ -80,7 +89,8 @@ channel_model& emulated_modem::path_from(uint64_t source)
 void emulated_modem::forget_busy_before(double t)
 {
     // An interval that ended by t cannot overlap a reception starting at t or later.
-    d_busy.erase(std::remove_if(d_busy.begin(), d_busy.end(),
+    d_busy.erase(std::remove_if(d_busy.begin(),
+                                d_busy.end(),
                                 [t](const busy_interval& v) { return v.end <= t; }),
                  d_busy.end());
 }
@@ -176,9 +186,12 @@ bool emulated_modem::hear(const air_transmission& b, double now)
     r.end = e;
     // The errors are drawn now, in the order the path's bursts start (its error
     // processes only run forward); deliveries come in the order the bursts end.
-    const reception_errors got =
-        path.receive(r.burst.data.data(), r.burst.data.size(), s, timing.preamble_s,
-                     timing.bit_rate, timing.whole_units() ? timing.unit_s : 0.0);
+    const reception_errors got = path.receive(r.burst.data.data(),
+                                              r.burst.data.size(),
+                                              s,
+                                              timing.preamble_s,
+                                              timing.bit_rate,
+                                              timing.whole_units() ? timing.unit_s : 0.0);
     r.bits_flipped = got.bits_flipped;
     r.reports = path.reported_snrs(
         dl::waveform_name(r.burst.s5069_bandwidth_khz, r.burst.mode), s, e - s);
@@ -224,7 +237,8 @@ bool emulated_modem::hear(const air_transmission& b, double now)
 
 double emulated_modem::next_deadline() const
 {
-    return d_pending.empty() ? std::numeric_limits<double>::infinity() : d_pending.front().time;
+    return d_pending.empty() ? std::numeric_limits<double>::infinity()
+                             : d_pending.front().time;
 }
 
 std::vector<modem_event> emulated_modem::poll(double now)
@@ -275,7 +289,8 @@ std::vector<modem_event> emulated_modem::poll(double now)
             const size_t from = r.bytes_delivered();
             const size_t end = r.piece_ends.at(r.pieces_delivered++);
             ev.type = modem_event::kind::burst;
-            ev.data.assign(r.burst.data.begin() + long(from), r.burst.data.begin() + long(end));
+            ev.data.assign(r.burst.data.begin() + long(from),
+                           r.burst.data.begin() + long(end));
             ev.info.mode = r.burst.mode;
             ev.s5069_bandwidth_khz = r.burst.s5069_bandwidth_khz;
             ev.info.snr_db = r.reports.whole_db;
@@ -303,7 +318,8 @@ std::vector<modem_event> emulated_modem::poll(double now)
                 }
                 break;
             }
-            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered()), r.burst.data.end());
+            ev.data.assign(r.burst.data.begin() + long(r.bytes_delivered()),
+                           r.burst.data.end());
             d_stats.bits_flipped += r.bits_flipped;
             ++d_stats.bursts_delivered;
             out.push_back(std::move(ev));

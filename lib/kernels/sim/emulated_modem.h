@@ -52,11 +52,12 @@ namespace sim {
 
 // A transmission as the emulated modems tell each other about it.
 struct air_transmission {
-    uint64_t source = 0;  // the transmitting modem's id
-    double start = 0;     // on the air from (protocol time)
+    uint64_t source = 0; // the transmitting modem's id
+    double start = 0;    // on the air from (protocol time)
     double air_time_s = 0;
     dl::modem_mode mode;
-    unsigned s5069_bandwidth_khz = 0; // mode is a STANAG 5069 WN there (dl/wideband_modes.h)
+    unsigned s5069_bandwidth_khz =
+        0; // mode is a STANAG 5069 WN there (dl/wideband_modes.h)
     dl::bytes data;
 };
 
@@ -73,14 +74,15 @@ struct modem_event {
 struct emulated_modem_stats {
     uint64_t transmissions = 0;
     double air_time_s = 0;
-    uint64_t bursts_heard = 0;     // hear() calls
+    uint64_t bursts_heard = 0; // hear() calls
     uint64_t bursts_delivered = 0;
-    uint64_t collisions = 0;       // receptions destroyed by overlap (own transmission included)
+    uint64_t collisions =
+        0; // receptions destroyed by overlap (own transmission included)
     uint64_t lost_outage = 0;
     uint64_t lost_acquisition = 0; // preamble shorter than AGC settling, or missed in a
                                    // fade (channel_model::receive)
     uint64_t bits_flipped = 0;
-    uint64_t refused = 0;          // announcements hear() refused
+    uint64_t refused = 0; // announcements hear() refused
 };
 
 // The radio settings a modem_emulator block takes as text.
@@ -115,8 +117,10 @@ public:
 
     // Puts `data` on the air in `mode` (a STANAG 5069 WN at s5069_bandwidth_khz unless 0)
     // at now + key_up (or when the previous burst ends).
-    air_transmission
-    transmit(dl::bytes data, dl::modem_mode mode, double now, unsigned s5069_bandwidth_khz = 0);
+    air_transmission transmit(dl::bytes data,
+                              dl::modem_mode mode,
+                              double now,
+                              unsigned s5069_bandwidth_khz = 0);
     // Another modem's burst (this modem's own is ignored). False when refused
     // (stats().refused): a start not finite or outside [now - late_hearing_s,
     // now + max_announce_ahead_s], an air time other than the timing model's, or a start
@@ -146,15 +150,25 @@ private:
         air_transmission burst;
         channel_model* path = nullptr;
         double start = 0, end = 0;
-        size_t bits_flipped = 0; // errors already applied to burst.data
+        size_t bits_flipped = 0;            // errors already applied to burst.data
         channel_model::snr_reports reports; // what the modem reports, drawn with them
         std::vector<size_t> piece_ends; // bytes delivered by each piece before the last
         size_t pieces_delivered = 0;
-        size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }
+        size_t bytes_delivered() const
+        {
+            return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0;
+        }
         bool destroyed = false;
         bool carrier_on = false;
     };
-    enum class due : uint8_t { tx_started, tx_finished, carrier_on, carrier_off, piece, delivery };
+    enum class due : uint8_t {
+        tx_started,
+        tx_finished,
+        carrier_on,
+        carrier_off,
+        piece,
+        delivery
+    };
     struct pending {
         double time;
         uint64_t seq;
@@ -179,7 +193,7 @@ private:
     std::map<uint64_t, std::unique_ptr<channel_model>> d_paths;
     std::map<uint64_t, reception> d_receptions; // until delivered
     std::vector<busy_interval> d_busy;
-    std::map<uint64_t, double> d_last_start;    // per source
+    std::map<uint64_t, double> d_last_start; // per source
     uint64_t d_next_reception = 1;
     uint64_t d_seq = 0;
     std::vector<pending> d_pending; // kept sorted

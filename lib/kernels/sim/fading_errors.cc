@@ -81,13 +81,15 @@ double ber_curve::ber(double snr_db) const
         return d_points.back().ber;
     // First point above snr_db; its predecessor is at or below.
     const auto above = std::upper_bound(
-        d_points.begin(), d_points.end(), snr_db,
-        [](double s, const ber_point& p) { return s < p.snr_db; });
+        d_points.begin(), d_points.end(), snr_db, [](double s, const ber_point& p) {
+            return s < p.snr_db;
+        });
     const size_t hi = size_t(above - d_points.begin());
     const size_t lo = hi - 1;
     if (snr_db == d_points[lo].snr_db)
         return d_points[lo].ber; // exact at the points, no pow/log10 round trip
-    const double w = (snr_db - d_points[lo].snr_db) / (d_points[hi].snr_db - d_points[lo].snr_db);
+    const double w =
+        (snr_db - d_points[lo].snr_db) / (d_points[hi].snr_db - d_points[lo].snr_db);
     return std::pow(10.0, d_log_ber[lo] + w * (d_log_ber[hi] - d_log_ber[lo]));
 }
 
@@ -111,7 +113,8 @@ double ber_curve::snr_db_for(double target) const
             if (a == b)
                 return d_points[i - 1].snr_db;
             const double w = (log_target - a) / (b - a);
-            return d_points[i - 1].snr_db + w * (d_points[i].snr_db - d_points[i - 1].snr_db);
+            return d_points[i - 1].snr_db +
+                   w * (d_points[i].snr_db - d_points[i - 1].snr_db);
         }
     }
     return std::numeric_limits<double>::infinity();
@@ -128,12 +131,14 @@ double eesm_effective_snr(const double* snr, size_t n, double beta)
     return lowest - beta * std::log(sum / double(n));
 }
 
-ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, double eesm_beta)
+ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn,
+                            double eesm_beta)
 {
     constexpr double floor_ber = 1e-12;
     std::vector<phy::modem_curve_point> sorted = awgn;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.snr_db < b.snr_db; });
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+        return a.snr_db < b.snr_db;
+    });
     std::vector<ber_point> points;
     std::vector<std::pair<double, double>> bounds; // error-free points: (SNR, 95 % bound)
     for (const auto& p : sorted) {
@@ -151,7 +156,9 @@ ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, dou
         points.push_back({ p.snr_db, ber });
     }
     if (points.empty())
-        bad("curve_from_points: points", "need one with errors, have", double(awgn.size()));
+        bad("curve_from_points: points",
+            "need one with errors, have",
+            double(awgn.size()));
     if (points.front().ber < 0.5)
         points.insert(points.begin(), { points.front().snr_db - 5.0, 0.5 });
     // The tail: from the last point with errors, at least 1 decade per dB.
@@ -159,11 +166,13 @@ ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, dou
     if (points.size() >= 2) {
         const ber_point& a = points[points.size() - 2];
         const ber_point& b = points.back();
-        slope = std::max(slope, (std::log10(a.ber) - std::log10(b.ber)) / (b.snr_db - a.snr_db));
+        slope = std::max(slope,
+                         (std::log10(a.ber) - std::log10(b.ber)) / (b.snr_db - a.snr_db));
     }
     while (points.back().ber > floor_ber) {
         const ber_point last = points.back();
-        double next_snr = last.snr_db + (std::log10(last.ber) - std::log10(floor_ber)) / slope;
+        double next_snr =
+            last.snr_db + (std::log10(last.ber) - std::log10(floor_ber)) / slope;
         double next_ber = floor_ber;
         // An error-free point the line would pass above: go through its bound instead.
         for (const auto& [snr, bound] : bounds) {
@@ -223,7 +232,8 @@ const mode_model& mode_model_for(double bit_rate, double block_s)
         throw std::logic_error("mode_model_for: the embedded modem curves hold no mode");
     auto distance = [&](const mode_model& m) {
         const double rate = std::fabs(std::log(m.bit_rate / bit_rate));
-        const double block = std::fabs(std::log(std::max(m.block_s, 0.01) / std::max(block_s, 0.01)));
+        const double block =
+            std::fabs(std::log(std::max(m.block_s, 0.01) / std::max(block_s, 0.01)));
         return std::make_pair(rate, block);
     };
     const mode_model* best = &models.front();
@@ -233,7 +243,8 @@ const mode_model& mode_model_for(double bit_rate, double block_s)
     return *best;
 }
 
-double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db)
+double
+preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db)
 {
     if (std::isnan(snr_db))
         bad("preamble_miss_probability: snr_db", "must not be NaN", snr_db);
@@ -291,8 +302,10 @@ void fading_snr::set_steps(std::vector<std::pair<double, double>> steps)
     d_steps = std::move(steps);
 }
 
-double stepped_mean_db(double before_db, const std::vector<std::pair<double, double>>& steps_db,
-                       double t0, double t1)
+double stepped_mean_db(double before_db,
+                       const std::vector<std::pair<double, double>>& steps_db,
+                       double t0,
+                       double t1)
 {
     auto at = [&](double t) {
         double value = before_db;
@@ -334,18 +347,21 @@ double fading_snr::snr_db(double t) { return 10.0 * std::log10(snr_linear(t)); }
 void validate(const fading_error_config& c)
 {
     check_non_negative("fading_error_config.interleaver_s", c.interleaver_s);
-    check_positive("fading_error_config.uninterleaved_window_s", c.uninterleaved_window_s);
+    check_positive("fading_error_config.uninterleaved_window_s",
+                   c.uninterleaved_window_s);
     check_positive("fading_error_config.max_sample_step_s", c.max_sample_step_s);
     check_non_negative("fading_error_config.eesm_beta", c.eesm_beta);
     check_non_negative("fading_error_config.fading_loss_db", c.fading_loss_db);
 }
 
-fading_error_process::fading_error_process(ber_curve curve, fading_snr snr,
+fading_error_process::fading_error_process(ber_curve curve,
+                                           fading_snr snr,
                                            fading_error_config config)
     : d_curve(std::move(curve)), d_snr(std::move(snr)), d_cfg(config)
 {
     validate(d_cfg);
-    d_block = d_cfg.interleaver_s > 0 ? d_cfg.interleaver_s : d_cfg.uninterleaved_window_s;
+    d_block =
+        d_cfg.interleaver_s > 0 ? d_cfg.interleaver_s : d_cfg.uninterleaved_window_s;
     d_beta = d_cfg.eesm_beta > 0 ? d_cfg.eesm_beta : d_curve.eesm_beta();
     d_loss = std::pow(10.0, -d_cfg.fading_loss_db / 10.0);
     // At least 8 samples per block and 10 per 1 / spread (a fade lasts a few tenths of
@@ -363,8 +379,9 @@ void fading_error_process::retain_from(int64_t first, bool keep_older)
         d_samples.clear();
         d_first = first;
     } else if (first < d_first) {
-        bad("t0", "needs fading samples from before the previous call's first block (at " +
-                      std::to_string(double(d_first) * d_step) + " s)",
+        bad("t0",
+            "needs fading samples from before the previous call's first block (at " +
+                std::to_string(double(d_first) * d_step) + " s)",
             double(first) * d_step);
     } else if (!keep_older) {
         while (d_first < first) {
@@ -402,7 +419,8 @@ double fading_error_process::compute_block(double block_start, double block_end)
         return sum / n;
     }
     d_scratch.assign(begin, end);
-    const double effective = eesm_effective_snr(d_scratch.data(), d_scratch.size(), d_beta);
+    const double effective =
+        eesm_effective_snr(d_scratch.data(), d_scratch.size(), d_beta);
     return d_curve.ber_linear(std::max(effective, 0.0) * d_loss);
 }
 
@@ -449,14 +467,17 @@ double fading_error_process::block_ber(double block_start)
     return compute_block(block_start, block_start + d_block);
 }
 
-std::vector<error_segment> fading_error_process::segments(double tx_start, double t0, double t1)
+std::vector<error_segment>
+fading_error_process::segments(double tx_start, double t0, double t1)
 {
     std::vector<error_segment> out;
     segments(tx_start, t0, t1, out);
     return out;
 }
 
-void fading_error_process::segments(double tx_start, double t0, double t1,
+void fading_error_process::segments(double tx_start,
+                                    double t0,
+                                    double t1,
                                     std::vector<error_segment>& out)
 {
     out.clear();

@@ -29,12 +29,12 @@
  *     beta sets how much a deep fade weighs: beta -> infinity gives the arithmetic mean
  *     SNR (perfect averaging), beta -> 0 the minimum SNR (no averaging). beta depends on
  *     modulation, code rate and block length: it is fitted per mode (and so per
- *     interleaver) to our modem's fading measurements (bench/bench_curve_fit). EESM ignores the code's finite free distance (a fade
- *     longer than the interleaver can still be fatal, which the sampling captures only
- *     through the samples), channel estimation losses at high Doppler, and
- *     correlation between SNR samples. Without interleaving, the block is a short window
- *     and its BER is the mean of the per-sample BERs instead (nothing spreads the fade:
- *     the bits in the fade are bad, the others good).
+ *     interleaver) to our modem's fading measurements (bench/bench_curve_fit). EESM
+ * ignores the code's finite free distance (a fade longer than the interleaver can still
+ * be fatal, which the sampling captures only through the samples), channel estimation
+ * losses at high Doppler, and correlation between SNR samples. Without interleaving, the
+ * block is a short window and its BER is the mean of the per-sample BERs instead (nothing
+ * spreads the fade: the bits in the fade are bad, the others good).
  *   - preamble loss: a burst whose preamble's mean SNR (linear, over the preamble's
  *     duration) is x dB is missed whole with probability
  *     1 / (1 + exp((x - detect_snr_db) / detect_width_db)) (a step at detect_snr_db for
@@ -103,18 +103,20 @@ double eesm_effective_snr(const double* snr, size_t n, double beta);
 // more steeply where needed to pass under each error-free point's 95 % bound (3 /
 // rx_bits), down to a floor of 1e-12 (error-free). A point at BER 0.5 is put 5 dB below
 // the first one. Throws std::invalid_argument naming "points" when no point has errors.
-ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn, double eesm_beta);
+ber_curve curve_from_points(const std::vector<phy::modem_curve_point>& awgn,
+                            double eesm_beta);
 
 // One mode of our modems as the simulator models it: the AWGN curve of its points with
-// the fitted EESM beta and fading loss, the fitted preamble detection SNR, and its timing.
+// the fitted EESM beta and fading loss, the fitted preamble detection SNR, and its
+// timing.
 struct mode_model {
-    std::string mode;      // "2400S", "9600L", "12800U", ...
+    std::string mode; // "2400S", "9600L", "12800U", ...
     ber_curve curve;
     double detect_snr_db;   // preamble missed below about this mean SNR (dB)
     double detect_width_db; // the logistic's width (dB; 0: a step)
-    double fading_loss_db; // fading_error_config::fading_loss_db
-    double bit_rate;       // user bits per second
-    double block_s;        // interleaver block (0: none)
+    double fading_loss_db;  // fading_error_config::fading_loss_db
+    double bit_rate;        // user bits per second
+    double block_s;         // interleaver block (0: none)
     double preamble_s;
     phy::modem_curve_fit fit; // as in the data (source "fitted" or "fallback:MODE")
 };
@@ -128,7 +130,8 @@ const std::vector<mode_model>& measured_mode_models();
 const mode_model& mode_model_for(double bit_rate, double block_s);
 // Probability that a receiver misses a preamble of mean SNR snr_db (dB; -inf gives 1):
 // the logistic above, of a mode_model's detect_snr_db and detect_width_db.
-double preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db);
+double
+preamble_miss_probability(double snr_db, double detect_snr_db, double detect_width_db);
 // By name; throws std::invalid_argument naming "mode" when it is not measured.
 const mode_model& mode_model_by_name(const std::string& mode);
 
@@ -142,8 +145,10 @@ using chan::watterson_path;
 // The mean SNR (dB) over [t0, t1) of a path whose mean is before_db until the first
 // step and each step's from its time on (steps: (time s, dB), ascending): the power
 // average over the steps the span crosses, else exactly the value in force at t0.
-double stepped_mean_db(double before_db, const std::vector<std::pair<double, double>>& steps_db,
-                       double t0, double t1);
+double stepped_mean_db(double before_db,
+                       const std::vector<std::pair<double, double>>& steps_db,
+                       double t0,
+                       double t1);
 
 class fading_snr
 {
@@ -197,7 +202,8 @@ struct fading_error_config {
     // Implementation loss on fading (dB, >= 0): on a fading path each block's effective
     // SNR (each sample's, without interleaving) is lowered by this before the AWGN curve
     // is read: the receiver's channel estimation and tracking cost in fades, which an
-    // AWGN curve does not hold. Fitted per mode with the beta. Not applied without fading.
+    // AWGN curve does not hold. Fitted per mode with the beta. Not applied without
+    // fading.
     double fading_loss_db = 0;
 };
 
@@ -214,7 +220,8 @@ struct error_segment {
 class fading_error_process
 {
 public:
-    fading_error_process(ber_curve curve, fading_snr snr,
+    fading_error_process(ber_curve curve,
+                         fading_snr snr,
                          fading_error_config config = fading_error_config());
 
     // Segments tiling [t0, t1) exactly (none if t0 == t1), one per block overlapped;
@@ -260,7 +267,7 @@ private:
     double d_block;
     double d_step;
     double d_beta;
-    double d_loss; // 10^(-fading_loss_db / 10)
+    double d_loss;                // 10^(-fading_loss_db / 10)
     std::deque<double> d_samples; // linear SNRs at grid indices d_first ...
     int64_t d_first = 0;
     std::vector<double> d_scratch; // one block's samples, for EESM

@@ -40,7 +40,7 @@ struct virtual_network::air_burst {
     dl::bytes data;
     dl::modem_mode mode;
     std::string mode_name; // as the modem names it (dl::waveform_name)
-    double start = 0; // at the transmitter
+    double start = 0;      // at the transmitter
     double air_time_s = 0;
     phy::waveform_timing timing;
 };
@@ -48,11 +48,11 @@ struct virtual_network::air_burst {
 struct virtual_network::node_slot {
     dl::node_config cfg;
     std::unique_ptr<dl::node_engine> engine;
-    uint64_t epoch = 0;     // engine generation: tx status events of an older one are dropped
+    uint64_t epoch = 0; // engine generation: tx status events of an older one are dropped
     uint64_t rx_epoch = 0;  // receptions made under an older one are lost
     uint64_t timer_gen = 0; // only the timer event carrying this generation is live
     double timer_time = inf;
-    unsigned carrier = 0;   // receptions whose carrier is on
+    unsigned carrier = 0; // receptions whose carrier is on
     bool offline = false;
     std::vector<interval> busy; // own transmissions and receptions, for overlap checks
     std::vector<dl::client_message> messages;
@@ -80,7 +80,8 @@ void validate(const radio_config& r)
                                         " must be finite and >= 0");
 }
 
-uint64_t path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to)
+uint64_t
+path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to)
 {
     return splitmix64(splitmix64(channel_seed ^ splitmix64(network_seed)) ^
                       ((from << 32) | to));
@@ -103,7 +104,8 @@ void virtual_network::check_node(size_t i, const char* what) const
     }
 }
 
-channel_config virtual_network::derived(const channel_config& c, size_t from, size_t to) const
+channel_config
+virtual_network::derived(const channel_config& c, size_t from, size_t to) const
 {
     channel_config d = c;
     d.seed = path_seed(c.seed, d_cfg.seed, from, to);
@@ -239,8 +241,8 @@ void virtual_network::phy_status(size_t i, dl::phy_event e)
     d_nodes[i]->engine->on_phy_status(e, d_now);
 }
 
-void virtual_network::push(double t, event_kind k, size_t node, uint64_t tag,
-                           dl::phy_event status)
+void virtual_network::push(
+    double t, event_kind k, size_t node, uint64_t tag, dl::phy_event status)
 {
     d_events.push(event{ t, d_seq++, k, status, uint32_t(node), tag });
 }
@@ -312,10 +314,11 @@ void virtual_network::process(const event& e)
         if (++d_same_time_events > max_events_at_one_time) {
             std::ostringstream os;
             os << "virtual_network: more than " << max_events_at_one_time
-               << " events at virtual time " << e.time << " s (livelock?); the last was a "
-               << kind_name(int(e.kind)) << " event";
+               << " events at virtual time " << e.time
+               << " s (livelock?); the last was a " << kind_name(int(e.kind)) << " event";
             if (e.kind != event_kind::call)
-                os << " for node " << e.node << " (address " << d_nodes[e.node]->cfg.address << ")";
+                os << " for node " << e.node << " (address "
+                   << d_nodes[e.node]->cfg.address << ")";
             if (e.kind == event_kind::timer)
                 os << " whose engine keeps asking for on_timer at next_deadline() "
                    << d_nodes[e.node]->engine->next_deadline();
@@ -384,7 +387,8 @@ void virtual_network::process(const event& e)
         return; // handled above
     case event_kind::piece: {
         auto it = d_receptions.find(e.tag);
-        if (it == d_receptions.end() || it->second.destroyed || it->second.rx_epoch != n.rx_epoch)
+        if (it == d_receptions.end() || it->second.destroyed ||
+            it->second.rx_epoch != n.rx_epoch)
             return; // the last delivery counts the loss
         deliver(i, it->second, false);
         return;
@@ -430,8 +434,11 @@ void virtual_network::deliver(size_t i, reception& r, bool last)
         // processes still run forward in time.
         r.data = b.data;
         const reception_errors got =
-            r.path->receive(r.data.data(), r.data.size(), b.start + r.path->config().propagation_s,
-                            b.timing.preamble_s, b.timing.bit_rate,
+            r.path->receive(r.data.data(),
+                            r.data.size(),
+                            b.start + r.path->config().propagation_s,
+                            b.timing.preamble_s,
+                            b.timing.bit_rate,
                             b.timing.whole_units() ? b.timing.unit_s : 0.0);
         r.corrupted = true;
         r.reports = r.path->reported_snrs(
@@ -558,8 +565,9 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
     burst->start = start;
     burst->air_time_s = air;
     burst->mode_name = dl::waveform_name(n.cfg.s5069_bandwidth_khz, tx.mode);
-    burst->timing = n.cfg.timing ? n.cfg.timing(tx.mode)
-                                 : dl::waveform_timing_of(n.cfg.s5069_bandwidth_khz, tx.mode);
+    burst->timing = n.cfg.timing
+                        ? n.cfg.timing(tx.mode)
+                        : dl::waveform_timing_of(n.cfg.s5069_bandwidth_khz, tx.mode);
 
     auto destroy = [this](uint64_t id) {
         auto it = d_receptions.find(id);
@@ -570,7 +578,8 @@ void virtual_network::transmit(size_t i, dl::node_transmission&& tx)
         ++d_stats.collisions;
     };
     auto prune = [this](std::vector<interval>& busy) {
-        busy.erase(std::remove_if(busy.begin(), busy.end(),
+        busy.erase(std::remove_if(busy.begin(),
+                                  busy.end(),
                                   [this](const interval& v) { return v.end <= d_now; }),
                    busy.end());
     };

@@ -33,13 +33,13 @@
 #include "channel_model.h"
 #include "dl/node_engine.h"
 
+#include <unordered_map>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <queue>
-#include <unordered_map>
 #include <vector>
 
 namespace gr {
@@ -50,14 +50,15 @@ namespace sim {
 // HF transceiver keyed by a modem (relay switching in tens of milliseconds) and a
 // serial-tone modem's carrier detector; see docs/simulator-design.md.
 struct radio_config {
-    double key_up_s = 0.05;   // receive to transmit: the burst starts on air this long after
-                              // the node produced it (PTT, relays, power amplifier)
-    double unkey_s = 0.05;    // transmit to receive: deaf this long after its own burst
+    double key_up_s = 0.05; // receive to transmit: the burst starts on air this long
+                            // after the node produced it (PTT, relays, power amplifier)
+    double unkey_s = 0.05;  // transmit to receive: deaf this long after its own burst
     double agc_settle_s = 0.02; // a received burst's first moments, before the AGC has
-                              // settled: they delay carrier detection, and a burst whose
-                              // preamble is shorter is lost
-    double carrier_detect_s = 0.2; // carrier_on this long after a burst (its AGC settled) starts
-    double rx_latency_s = 0.05;    // decoded bytes delivered this long after the burst ends
+                                // settled: they delay carrier detection, and a burst
+                                // whose preamble is shorter is lost
+    double carrier_detect_s =
+        0.2; // carrier_on this long after a burst (its AGC settled) starts
+    double rx_latency_s = 0.05; // decoded bytes delivered this long after the burst ends
     // A streaming modem: the bytes each interleaver block completes are delivered
     // rx_latency_s after that block (phy::decoding_schedule), the rest after the burst.
     // False: all of a burst's bytes at once after its end.
@@ -70,11 +71,12 @@ radio_config ideal_radio();
 void validate(const radio_config& r);
 
 // Seed of the directed path from -> to, derived from a channel's and a network's seed.
-uint64_t path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to);
+uint64_t
+path_seed(uint64_t channel_seed, uint64_t network_seed, uint64_t from, uint64_t to);
 
 struct network_config {
     radio_config radio;
-    bool report_tx_status = true;  // tx_started / tx_finished to the transmitter
+    bool report_tx_status = true; // tx_started / tx_finished to the transmitter
     // Overlapping receptions destroy each other.
     bool collisions = true;
     // A node's own transmission destroys what it would receive meanwhile (radios are
@@ -86,29 +88,29 @@ struct network_config {
 };
 
 struct node_stats {
-    uint64_t transmissions = 0;   // bursts this node put on the air
+    uint64_t transmissions = 0; // bursts this node put on the air
     uint64_t bytes_sent = 0;
     double air_time_s = 0;
     uint64_t bursts_delivered = 0; // on_burst calls to this node
     uint64_t bytes_delivered = 0;
-    uint64_t collisions = 0;       // receptions here destroyed by overlap (incl. own tx)
-    uint64_t lost_outage = 0;      // receptions here lost to an outage of the path
-    uint64_t lost_other = 0;       // receptions here lost to restart_node / offline, or
-                                   // never acquired (preamble shorter than AGC settling)
-    uint64_t lost_preamble = 0;    // receptions here whose preamble the modem missed (a
-                                   // fade: channel_model::receive)
-    uint64_t bits_flipped = 0;     // in bursts delivered here
-    uint64_t carrier_on = 0;       // carrier_on events given to this node
+    uint64_t collisions = 0;    // receptions here destroyed by overlap (incl. own tx)
+    uint64_t lost_outage = 0;   // receptions here lost to an outage of the path
+    uint64_t lost_other = 0;    // receptions here lost to restart_node / offline, or
+                                // never acquired (preamble shorter than AGC settling)
+    uint64_t lost_preamble = 0; // receptions here whose preamble the modem missed (a
+                                // fade: channel_model::receive)
+    uint64_t bits_flipped = 0;  // in bursts delivered here
+    uint64_t carrier_on = 0;    // carrier_on events given to this node
     uint64_t client_messages = 0;
     uint64_t client_disconnects = 0;
 };
 
 struct network_stats {
-    uint64_t events = 0;        // events processed (stale ones included)
+    uint64_t events = 0; // events processed (stale ones included)
     uint64_t transmissions = 0;
     uint64_t collisions = 0;
     uint64_t bursts_delivered = 0;
-    uint64_t bursts_lost = 0;   // outage + restart/offline + preamble missed
+    uint64_t bursts_lost = 0; // outage + restart/offline + preamble missed
     uint64_t bits_flipped = 0;
 };
 
@@ -149,10 +151,12 @@ public:
     // Called for every client message at the virtual time it was produced, after the
     // action batch it came in has been applied (so the callback may call client_send and
     // the like; those run at the same now()).
-    void on_client_message(std::function<void(size_t node, const dl::client_message&)> cb);
+    void
+    on_client_message(std::function<void(size_t node, const dl::client_message&)> cb);
     // Called for every transmission as it is put on the air (for traces and tests); also
     // for an offline node's. It must not call back into the network.
-    void on_transmission(std::function<void(size_t node, const dl::node_transmission&)> cb);
+    void
+    on_transmission(std::function<void(size_t node, const dl::node_transmission&)> cb);
 
     // Called for every phy status (tx_started, tx_finished, carrier_on, carrier_off) just
     // before it is given to node i's engine. It must not call back into the network.
@@ -194,7 +198,15 @@ public:
     static constexpr uint64_t max_events_at_one_time = 10'000'000;
 
 private:
-    enum class event_kind : uint8_t { timer, tx_status, carrier_on, carrier_off, delivery, call, piece };
+    enum class event_kind : uint8_t {
+        timer,
+        tx_status,
+        carrier_on,
+        carrier_off,
+        delivery,
+        call,
+        piece
+    };
     struct event {
         double time;
         uint64_t seq;
@@ -230,7 +242,10 @@ private:
         channel_model::snr_reports reports;
         std::vector<size_t> piece_ends;
         size_t pieces_delivered = 0;
-        size_t bytes_delivered() const { return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0; }
+        size_t bytes_delivered() const
+        {
+            return pieces_delivered ? piece_ends[pieces_delivered - 1] : 0;
+        }
     };
     struct interval {
         double start, end;
@@ -240,7 +255,10 @@ private:
     void deliver(size_t i, reception& r, bool last);
 
     void check_node(size_t i, const char* what) const;
-    void push(double t, event_kind k, size_t node, uint64_t tag,
+    void push(double t,
+              event_kind k,
+              size_t node,
+              uint64_t tag,
               dl::phy_event status = dl::phy_event::carrier_on);
     void process(const event& e);
     void after_input(size_t i);

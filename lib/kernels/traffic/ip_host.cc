@@ -21,9 +21,9 @@ namespace {
 constexpr uint16_t dns_port = 53;
 constexpr uint16_t client_port = 40053;
 constexpr uint16_t ping_identifier = 0x5066;
-constexpr size_t ping_data = 56;     // Linux ping's default
-constexpr size_t dns_question = 33;  // header, an 11-character name, type and class
-constexpr size_t dns_answer = 49;    // the question and one A record
+constexpr size_t ping_data = 56;    // Linux ping's default
+constexpr size_t dns_question = 33; // header, an 11-character name, type and class
+constexpr size_t dns_answer = 49;   // the question and one A record
 
 bytes filled(size_t n, uint16_t seq)
 {
@@ -82,10 +82,17 @@ void ip_host::send_request(double now)
     ++d_sequence;
     bytes datagram;
     if (d_cfg.kind == ip_request_kind::ping)
-        datagram = net::make_icmp_echo(d_cfg.own, *d_cfg.target, true, ping_identifier,
-                                       d_sequence, filled(ping_data, d_sequence));
+        datagram = net::make_icmp_echo(d_cfg.own,
+                                       *d_cfg.target,
+                                       true,
+                                       ping_identifier,
+                                       d_sequence,
+                                       filled(ping_data, d_sequence));
     else
-        datagram = net::make_udp(d_cfg.own, *d_cfg.target, client_port, dns_port,
+        datagram = net::make_udp(d_cfg.own,
+                                 *d_cfg.target,
+                                 client_port,
+                                 dns_port,
                                  filled(dns_question, d_sequence));
     d_request_sent = now;
     d_next_request = std::numeric_limits<double>::infinity();
@@ -102,9 +109,12 @@ void ip_host::receive(const bytes& datagram, double now)
     if (h.protocol == net::ip_proto::icmp && h.icmp_type) {
         if (*h.icmp_type == 8 && datagram.size() >= at + 8) { // answer an echo request
             const bytes data(datagram.begin() + long(at + 8), datagram.end());
-            d_client.on_datagram(net::make_icmp_echo(d_cfg.own, h.source, false,
+            d_client.on_datagram(net::make_icmp_echo(d_cfg.own,
+                                                     h.source,
+                                                     false,
                                                      get16(datagram, at + 4),
-                                                     get16(datagram, at + 6), data),
+                                                     get16(datagram, at + 6),
+                                                     data),
                                  now);
             ++d_report.answered;
         } else if (*h.icmp_type == 0 && datagram.size() >= at + 8 &&
@@ -117,7 +127,10 @@ void ip_host::receive(const bytes& datagram, double now)
     } else if (h.protocol == net::ip_proto::udp && h.destination_port && h.source_port) {
         if (*h.destination_port == dns_port && datagram.size() >= at + 10) {
             const uint16_t seq = get16(datagram, at + 8);
-            d_client.on_datagram(net::make_udp(d_cfg.own, h.source, dns_port, *h.source_port,
+            d_client.on_datagram(net::make_udp(d_cfg.own,
+                                               h.source,
+                                               dns_port,
+                                               *h.source_port,
                                                filled(dns_answer, seq)),
                                  now);
             ++d_report.answered;

@@ -19,8 +19,8 @@
 #define HFSTACK_KERNELS_TRAFFIC_IP_HOST_H
 
 #include "net/ip_client.h"
-#include "traffic/scenario.h"
 #include "sis_application.h"
+#include "traffic/scenario.h"
 
 #include <limits>
 #include <optional>
@@ -38,9 +38,9 @@ struct ip_host_config {
     std::optional<net::ip_address> target; // asks this host (none: only answers)
     ip_request_kind kind = ip_request_kind::ping;
     unsigned requests = 0;
-    double gap_s = 1.0;         // after an answer (or a time-out), before the next request
+    double gap_s = 1.0; // after an answer (or a time-out), before the next request
     double timeout_s = 300.0;
-    double start_s = 0;         // first request this long after the bind
+    double start_s = 0; // first request this long after the bind
 };
 
 struct ip_host_report {

@@ -56,7 +56,8 @@ void pep_host::start(double now)
 void pep_host::on_primitive(const dl::sis_primitive& p, double now)
 {
     d_pep.on_sis(p, now);
-    if (d_cfg.client && d_report.transfers.empty() && d_conn == 0 && d_pep.transport().bound() &&
+    if (d_cfg.client && d_report.transfers.empty() && d_conn == 0 &&
+        d_pep.transport().bound() &&
         d_next_transfer == std::numeric_limits<double>::infinity())
         d_next_transfer = now; // bound: the first transfer starts
     collect(now);
@@ -77,7 +78,10 @@ void pep_host::on_timer(double now)
     collect(now);
 }
 
-double pep_host::next_deadline() const { return std::min(d_pep.next_deadline(), d_next_transfer); }
+double pep_host::next_deadline() const
+{
+    return std::min(d_pep.next_deadline(), d_next_transfer);
+}
 
 std::vector<dl::sis_primitive> pep_host::take_outgoing()
 {
@@ -100,8 +104,10 @@ void pep_host::pump(double now)
             const size_t room = d_pep.tcp_space(d_conn);
             if (room == 0)
                 break;
-            const size_t n = d_pep.from_tcp(d_conn, d_data.data() + d_sent,
-                                            std::min(room, d_data.size() - d_sent), now);
+            const size_t n = d_pep.from_tcp(d_conn,
+                                            d_data.data() + d_sent,
+                                            std::min(room, d_data.size() - d_sent),
+                                            now);
             if (n == 0)
                 break;
             d_sent += n;
@@ -126,13 +132,15 @@ void pep_host::collect(double now)
                 if (t.what == K::data) {
                     const auto got = d_pep.take_tcp_data(d_conn, 64, now);
                     d_confirmation.insert(d_confirmation.end(), got.begin(), got.end());
-                    if (d_confirmation == confirmation && !d_report.transfers.back().confirmed) {
+                    if (d_confirmation == confirmation &&
+                        !d_report.transfers.back().confirmed) {
                         auto& r = d_report.transfers.back();
                         r.confirmed = true;
                         r.total_s = now - r.started;
                         d_pep.tcp_finished(d_conn, now); // close
                     }
-                } else if (t.what == K::failed || t.what == K::reset || t.what == K::closed) {
+                } else if (t.what == K::failed || t.what == K::reset ||
+                           t.what == K::closed) {
                     d_conn = 0;
                     if (d_report.transfers.size() < d_cfg.transfers)
                         d_next_transfer = now + d_cfg.gap_s;
@@ -143,7 +151,8 @@ void pep_host::collect(double now)
                     d_pep.connected(t.connection, now); // the server answers at once
                     d_report.served += 1;
                 } else if (t.what == K::data) {
-                    for (auto got = d_pep.take_tcp_data(t.connection, 65536, now); !got.empty();
+                    for (auto got = d_pep.take_tcp_data(t.connection, 65536, now);
+                         !got.empty();
                          got = d_pep.take_tcp_data(t.connection, 65536, now)) {
                         for (uint8_t b : got) {
                             if (s.header.size() < size_header)
@@ -152,11 +161,14 @@ void pep_host::collect(double now)
                                 s.got += 1;
                         }
                         if (s.header.size() == size_header && s.want == 0)
-                            s.want = std::stoul(std::string(s.header.begin(), s.header.end()));
+                            s.want =
+                                std::stoul(std::string(s.header.begin(), s.header.end()));
                     }
-                    if (!s.confirmed && s.header.size() == size_header && s.got >= s.want) {
+                    if (!s.confirmed && s.header.size() == size_header &&
+                        s.got >= s.want) {
                         s.confirmed = true;
-                        d_pep.from_tcp(t.connection, confirmation.data(), confirmation.size(), now);
+                        d_pep.from_tcp(
+                            t.connection, confirmation.data(), confirmation.size(), now);
                         d_pep.tcp_finished(t.connection, now);
                     }
                 } else if (t.what == K::closed || t.what == K::reset) {

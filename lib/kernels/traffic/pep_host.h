@@ -16,8 +16,8 @@
 #define HFSTACK_KERNELS_TRAFFIC_PEP_HOST_H
 
 #include "net/pep.h"
-#include "traffic/scenario.h"
 #include "sis_application.h"
+#include "traffic/scenario.h"
 
 #include <limits>
 #include <map>
@@ -33,8 +33,8 @@ enum class pep_payload { random, text };
 
 struct pep_host_config {
     net::pep_config pep;
-    bool client = false;       // opens the transfers; else serves them
-    net::pep_request server;   // client: where the server is (behind the far proxy)
+    bool client = false;     // opens the transfers; else serves them
+    net::pep_request server; // client: where the server is (behind the far proxy)
     size_t transfer_bytes = 1000;
     unsigned transfers = 1;
     double gap_s = 10;
@@ -53,7 +53,7 @@ struct pep_host_report {
 };
 
 struct pep_run_result {
-    pep_host_report client;                          // node 0's host
+    pep_host_report client;                              // node 0's host
     std::vector<sim::transmission_record> transmissions; // when `base.trace`
 };
 
@@ -85,8 +85,8 @@ private:
     net::pep d_pep;
     pep_host_report d_report;
     std::vector<dl::sis_primitive> d_out;
-    dl::bytes d_data;                       // client: the bytes one transfer sends
-    net::pep_connection d_conn = 0;          // client: the transfer under way
+    dl::bytes d_data;               // client: the bytes one transfer sends
+    net::pep_connection d_conn = 0; // client: the transfer under way
     size_t d_sent = 0;
     dl::bytes d_confirmation;
     double d_next_transfer = std::numeric_limits<double>::infinity();

@@ -61,9 +61,10 @@ phy::waveform_timing waveform_for(const std::string& mode_name)
 {
     if (const auto w = phy::waveform_timing_by_name(mode_name))
         return *w;
-    throw std::invalid_argument("mode '" + mode_name +
-                                "' is neither a STANAG 4539 mode (e.g. 75L, 1200S, 9600VS, "
-                                "9600VL, 4800U) nor a STANAG 5069 one (e.g. WN12/48kHz/US)");
+    throw std::invalid_argument(
+        "mode '" + mode_name +
+        "' is neither a STANAG 4539 mode (e.g. 75L, 1200S, 9600VS, "
+        "9600VL, 4800U) nor a STANAG 5069 one (e.g. WN12/48kHz/US)");
 }
 
 bool node_carries_by_name(const std::string& mode_name)
@@ -103,7 +104,8 @@ dl::modem_mode node_mode_for(const std::string& mode_name)
         const char last = mode_name.empty() ? 0 : mode_name.back();
         if (last != 'Z' && last != 'z')
             throw std::invalid_argument("mode '" + mode_name + "': " + e.what());
-        return { dl::data_rate_code(unsigned(std::stoul(mode_name))), dl::interleaving_none };
+        return { dl::data_rate_code(unsigned(std::stoul(mode_name))),
+                 dl::interleaving_none };
     }
 }
 
@@ -119,7 +121,7 @@ void validate(const scenario_config& c)
     if (!(c.max_transmission_s > 0) || c.max_transmission_s > dl::max_eot_seconds)
         throw std::invalid_argument("max transmission must be in (0, 127.5] s");
     dl::node_config n = node_config_for(c, 0); // node options parse
-    dl::node_engine check(n);                    // and make a valid node
+    dl::node_engine check(n);                  // and make a valid node
     sim::validate(c.channel);
     traffic::validate(c.client);
     if (c.test == test_kind::ping && c.client.pings == 0)
@@ -144,7 +146,12 @@ scenario_result run_scenario(const scenario_config& c,
     if (c.trace)
         net.on_transmission([&](size_t k, const dl::node_transmission& t) {
             res.transmissions.push_back(transmission_record{
-                net.now(), k, t.air_time_s, t.burst, t.dpdu_sizes, t.mode,
+                net.now(),
+                k,
+                t.air_time_s,
+                t.burst,
+                t.dpdu_sizes,
+                t.mode,
                 dl::waveform_name(net.node(k).config().s5069_bandwidth_khz, t.mode) });
         });
 
@@ -262,7 +269,8 @@ scenario_result run_scenario(const scenario_config& c,
     auto failed = [&]() -> std::string {
         for (size_t k = 0; k < c.nodes; ++k)
             if (!clients[k]->report().error.empty())
-                return "node " + std::to_string(k + 1) + " client: " + clients[k]->report().error;
+                return "node " + std::to_string(k + 1) +
+                       " client: " + clients[k]->report().error;
         return {};
     };
 
@@ -271,7 +279,8 @@ scenario_result run_scenario(const scenario_config& c,
     double next_progress = 0;
     while (!done && net.now() < c.duration_s) {
         next_progress = std::min(c.duration_s, net.now() + progress_step_s);
-        done = net.run_until([&] { return finished() || !failed().empty(); }, next_progress);
+        done =
+            net.run_until([&] { return finished() || !failed().empty(); }, next_progress);
         if (progress && !progress(net.now())) {
             res.stopped = "stopped at " + std::to_string(net.now()) + " s";
             break;
@@ -297,15 +306,16 @@ scenario_result run_scenario(const scenario_config& c,
         f.duplicates = rx.duplicates;
         f.out_of_order = rx.out_of_order;
         f.corrupt = rx.corrupt;
-        if (const auto it = rx.received_by_flow.find(uint8_t(from)); it != rx.received_by_flow.end())
+        if (const auto it = rx.received_by_flow.find(uint8_t(from));
+            it != rx.received_by_flow.end())
             f.delivered = it->second;
         f.updus_delivered = f.delivered.size();
         if (!f.delivered.empty()) {
             f.bytes_delivered = f.delivered.back().second;
             f.first_delivery_at = f.delivered.front().first;
             f.last_delivery_at = f.delivered.back().first;
-            f.utilisation = utilisation(f.bytes_delivered, res.end_time_s - f.first_send_at,
-                                        res.nominal_bps);
+            f.utilisation = utilisation(
+                f.bytes_delivered, res.end_time_s - f.first_send_at, res.nominal_bps);
             // Steady state: whole transmission cycles between the first and the last
             // delivery instants; the bytes delivered at the first instant came before.
             // Fewer than three instants make no steady state (in-order delivery can
@@ -317,9 +327,10 @@ scenario_result run_scenario(const scenario_config& c,
             for (size_t i = 1; i < f.delivered.size(); ++i)
                 instants += f.delivered[i].first != f.delivered[i - 1].first;
             if (instants >= 3)
-                f.steady_utilisation = utilisation(
-                    f.bytes_delivered - f.delivered[first_after - 1].second,
-                    f.last_delivery_at - f.first_delivery_at, res.nominal_bps);
+                f.steady_utilisation =
+                    utilisation(f.bytes_delivered - f.delivered[first_after - 1].second,
+                                f.last_delivery_at - f.first_delivery_at,
+                                res.nominal_bps);
         }
         res.flows.push_back(std::move(f));
     }
@@ -349,7 +360,8 @@ scenario_result run_scenario(const scenario_config& c,
     }
 
     for (size_t k = 0; k < c.nodes; ++k)
-        res.nodes.push_back(node_result{ uint32_t(k + 1), net.node(k).counters(), net.stats(k) });
+        res.nodes.push_back(
+            node_result{ uint32_t(k + 1), net.node(k).counters(), net.stats(k) });
     res.network = net.stats();
     return res;
 }

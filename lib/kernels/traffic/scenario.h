@@ -71,7 +71,7 @@ struct scenario_config {
         applications;
     double duration_s = 3600; // virtual time limit
     uint64_t seed = 1;
-    bool trace = false;       // record every transmission (scenario_result::transmissions)
+    bool trace = false; // record every transmission (scenario_result::transmissions)
 };
 
 // Throws std::invalid_argument with a message naming the problem (unknown mode, a rate
@@ -87,9 +87,11 @@ struct flow_result {
     double first_send_at = std::numeric_limits<double>::quiet_NaN();
     double first_delivery_at = std::numeric_limits<double>::quiet_NaN();
     double last_delivery_at = std::numeric_limits<double>::quiet_NaN();
-    double utilisation = 0;        // overall, 0..1
-    double steady_utilisation = std::numeric_limits<double>::quiet_NaN(); // see the header
-                                   // comment; NaN with fewer than 3 delivery instants
+    double utilisation = 0; // overall, 0..1
+    double steady_utilisation =
+        std::numeric_limits<double>::quiet_NaN();       // see the header
+                                                        // comment; NaN with fewer than 3
+                                                        // delivery instants
     std::vector<std::pair<double, uint64_t>> delivered; // (time, cumulative bytes)
 };
 
@@ -110,8 +112,8 @@ struct node_result {
 
 // One burst put on the air (scenario_config::trace).
 struct transmission_record {
-    double start_s = 0;    // when the node produced it (it is on air radio.key_up_s later)
-    size_t node = 0;       // index
+    double start_s = 0; // when the node produced it (it is on air radio.key_up_s later)
+    size_t node = 0;    // index
     double air_time_s = 0;
     dl::bytes burst;                // the D_PDUs themselves, back to back
     std::vector<size_t> dpdu_sizes; // their boundaries, in order
@@ -124,9 +126,9 @@ struct transmission_record {
 
 struct scenario_result {
     double nominal_bps = 0;
-    double end_time_s = 0;     // virtual time when the run stopped
-    bool completed = false;    // the traffic finished before duration_s
-    std::string stopped;       // why the run ended early, empty otherwise
+    double end_time_s = 0;  // virtual time when the run stopped
+    bool completed = false; // the traffic finished before duration_s
+    std::string stopped;    // why the run ended early, empty otherwise
     std::vector<flow_result> flows;
     ping_summary ping;
     std::vector<node_result> nodes;

@@ -45,10 +45,16 @@ class lent_application : public sis_application
 public:
     explicit lent_application(std::shared_ptr<App> app) : d_app(std::move(app)) {}
     void start(double now) override { d_app->start(now); }
-    void on_primitive(const dl::sis_primitive& p, double now) override { d_app->on_primitive(p, now); }
+    void on_primitive(const dl::sis_primitive& p, double now) override
+    {
+        d_app->on_primitive(p, now);
+    }
     void on_timer(double now) override { d_app->on_timer(now); }
     double next_deadline() const override { return d_app->next_deadline(); }
-    std::vector<dl::sis_primitive> take_outgoing() override { return d_app->take_outgoing(); }
+    std::vector<dl::sis_primitive> take_outgoing() override
+    {
+        return d_app->take_outgoing();
+    }
     bool done() const override { return d_app->done(); }
 
 private:

@@ -42,8 +42,8 @@ void validate(const client_config& c)
         throw std::invalid_argument("client_config.priority must be 0..15");
     if (c.ttl >= (1u << 20))
         throw std::invalid_argument("client_config.ttl must fit 20 bits");
-    const size_t least =
-        (c.framing == encapsulation::rcop ? dl::rcop_header_size : 0) + payload_header_size;
+    const size_t least = (c.framing == encapsulation::rcop ? dl::rcop_header_size : 0) +
+                         payload_header_size;
     if (c.pings && c.ping_bytes < least)
         throw std::invalid_argument("client_config.ping_bytes must be at least " +
                                     std::to_string(least));
@@ -51,9 +51,11 @@ void validate(const client_config& c)
         throw std::invalid_argument("client_config.updu_size must be at least " +
                                     std::to_string(least));
     if (c.updu_size > 65535 || c.ping_bytes > 65535)
-        throw std::invalid_argument("client_config.updu_size and ping_bytes must be at most 65535");
+        throw std::invalid_argument(
+            "client_config.updu_size and ping_bytes must be at most 65535");
     if (c.confirm && !c.arq)
-        throw std::invalid_argument("client_config.confirm needs arq (non-ARQ has no confirm)");
+        throw std::invalid_argument(
+            "client_config.confirm needs arq (non-ARQ has no confirm)");
     if (c.send_bytes && c.confirm && c.window == 0)
         throw std::invalid_argument("client_config.window must be at least 1");
     check_time("ping_interval_s", c.ping_interval_s);
@@ -96,13 +98,14 @@ void test_client::start(double)
     b.type = dl::sis_type::bind_request;
     b.sap = d_cfg.sap;
     b.service_type.tx_mode = d_cfg.arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
-    b.service_type.delivery_confirmation =
-        d_cfg.confirm ? dl::sis_delivery_confirmation::node : dl::sis_delivery_confirmation::none;
+    b.service_type.delivery_confirmation = d_cfg.confirm
+                                               ? dl::sis_delivery_confirmation::node
+                                               : dl::sis_delivery_confirmation::none;
     d_out.push_back(b);
 }
 
-dl::sis_primitive test_client::unidata(kind k, uint32_t seq, size_t updu_size, uint32_t to,
-                                       uint8_t to_sap) const
+dl::sis_primitive test_client::unidata(
+    kind k, uint32_t seq, size_t updu_size, uint32_t to, uint8_t to_sap) const
 {
     dl::sis_primitive u;
     u.type = d_cfg.expedited ? dl::sis_type::expedited_unidata_request
@@ -162,16 +165,20 @@ void test_client::pump(double now)
     // At most `window` U_PDUs per call: the node's DATA_FLOW_OFF can only come once it
     // has them, so the rest follows from on_timer (next_deadline() is then now).
     d_more_at = std::numeric_limits<double>::infinity();
-    for (unsigned batch = 0; d_cfg.send_bytes && d_report.bytes_sent < d_cfg.send_bytes &&
-                             !d_flow_off && (!d_cfg.confirm || d_unconfirmed < d_cfg.window);
+    for (unsigned batch = 0;
+         d_cfg.send_bytes && d_report.bytes_sent < d_cfg.send_bytes && !d_flow_off &&
+         (!d_cfg.confirm || d_unconfirmed < d_cfg.window);
          ++batch) {
         if (batch == d_cfg.window) {
             d_more_at = now;
             break;
         }
-        const size_t size =
-            size_t(std::min<uint64_t>(d_cfg.updu_size, d_cfg.send_bytes - d_report.bytes_sent));
-        d_out.push_back(unidata(data, d_data_seq++, std::max(size, min_updu_size()), d_cfg.peer,
+        const size_t size = size_t(
+            std::min<uint64_t>(d_cfg.updu_size, d_cfg.send_bytes - d_report.bytes_sent));
+        d_out.push_back(unidata(data,
+                                d_data_seq++,
+                                std::max(size, min_updu_size()),
+                                d_cfg.peer,
                                 d_cfg.peer_sap));
         ++d_rcop_updu_id;
         ++d_report.updus_sent;
@@ -231,7 +238,8 @@ void test_client::on_unidata(const dl::sis_primitive& p, double now)
             reply.destination_sap = p.source_sap;
             reply.priority = d_cfg.priority;
             reply.ttl = d_cfg.ttl;
-            reply.service_type.tx_mode = d_cfg.arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
+            reply.service_type.tx_mode =
+                d_cfg.arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
             reply.payload = p.payload;
             reply.payload[framing_size() + 2] = answer;
             d_echo_due.emplace(now + d_cfg.echo_delay_s, std::move(reply));
@@ -367,8 +375,8 @@ bool test_client::done() const
 {
     if (!d_report.error.empty())
         return true;
-    const bool sent = d_report.bytes_sent >= d_cfg.send_bytes &&
-                      (!d_cfg.confirm || d_unconfirmed == 0);
+    const bool sent =
+        d_report.bytes_sent >= d_cfg.send_bytes && (!d_cfg.confirm || d_unconfirmed == 0);
     return sent && pings_done();
 }
 

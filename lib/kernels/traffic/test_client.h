@@ -52,43 +52,43 @@ enum class encapsulation : uint8_t {
 };
 
 struct client_config {
-    uint8_t sap = 13;          // our SAP (13: unassigned by Annex F, free for tests)
-    uint32_t peer = 0;         // node address the pinger and sender address
+    uint8_t sap = 13;  // our SAP (13: unassigned by Annex F, free for tests)
+    uint32_t peer = 0; // node address the pinger and sender address
     uint8_t peer_sap = 13;
-    bool arq = true;           // ARQ or non-ARQ delivery
+    bool arq = true; // ARQ or non-ARQ delivery
     bool expedited = false;
-    uint8_t priority = 7;      // 0..15
-    uint32_t ttl = 0;          // SIS units of 2 s, 0 = infinite
+    uint8_t priority = 7; // 0..15
+    uint32_t ttl = 0;     // SIS units of 2 s, 0 = infinite
     // Node-level delivery confirmation on data U_PDUs (ARQ only): "acknowledged"
     // throughput, and the sender's window counts confirms.
     bool confirm = false;
     encapsulation framing = encapsulation::raw;
     uint16_t application_id = 0x8066; // RCOP/UDOP header (user-defined range)
-    uint8_t flow = 0;          // tells the flows of several clients apart
+    uint8_t flow = 0;                 // tells the flows of several clients apart
 
     // pinger
-    unsigned pings = 0;        // 0: not a pinger
-    size_t ping_bytes = 16;    // U_PDU size
+    unsigned pings = 0;         // 0: not a pinger
+    size_t ping_bytes = 16;     // U_PDU size
     double ping_interval_s = 0; // > 0: send every interval; 0: on return
-    double ping_gap_s = 0;     // on return: wait this long after the answer
+    double ping_gap_s = 0;      // on return: wait this long after the answer
     double ping_timeout_s = 900;
-    double ping_start_s = 0;   // first ping this long after the bind is accepted
+    double ping_start_s = 0; // first ping this long after the bind is accepted
 
     // echo
     bool echo = false;
     double echo_delay_s = 0;
 
     // sender
-    uint64_t send_bytes = 0;   // U_PDU bytes to send (the last U_PDU may be shorter);
-                               // 0: not a sender
+    uint64_t send_bytes = 0; // U_PDU bytes to send (the last U_PDU may be shorter);
+                             // 0: not a sender
     size_t updu_size = 2048;
-    bool hold_sender = false;  // the sender waits for release_sender() (e.g. until the
-                               // peer's client has bound its SAP)
+    bool hold_sender = false; // the sender waits for release_sender() (e.g. until the
+                              // peer's client has bound its SAP)
     bool send_after_pings = false; // the sender starts once the pings are done (a ping
-                               // first makes the link, as a connection set-up would)
-    unsigned window = 64;      // with confirm: U_PDUs awaiting their confirm; without:
-                               // U_PDUs handed over at one instant before the node can
-                               // answer with DATA_FLOW_OFF
+                                   // first makes the link, as a connection set-up would)
+    unsigned window = 64; // with confirm: U_PDUs awaiting their confirm; without:
+                          // U_PDUs handed over at one instant before the node can
+                          // answer with DATA_FLOW_OFF
 };
 
 // Throws std::invalid_argument naming the field: a SAP or priority above 15, a U_PDU or
@@ -113,7 +113,7 @@ struct client_report {
     uint64_t updus_rejected = 0;
     std::map<uint8_t, uint64_t> rejections; // by sis_unidata_rejected_reason
     double first_send_at = std::numeric_limits<double>::quiet_NaN();
-    uint64_t flow_off = 0;                  // DATA_FLOW_OFF received
+    uint64_t flow_off = 0; // DATA_FLOW_OFF received
 
     // Data U_PDUs received; bytes count whole U_PDUs (an RCOP header included), as sent.
     uint64_t updus_received = 0, bytes_received = 0;
@@ -151,8 +151,8 @@ public:
 
 private:
     enum kind : uint8_t { data = 1, ping = 2, answer = 3 };
-    dl::sis_primitive unidata(kind k, uint32_t seq, size_t updu_size, uint32_t to,
-                              uint8_t to_sap) const;
+    dl::sis_primitive
+    unidata(kind k, uint32_t seq, size_t updu_size, uint32_t to, uint8_t to_sap) const;
     void send_ping(double now);
     void pump(double now);
     void on_unidata(const dl::sis_primitive& p, double now);
@@ -172,7 +172,7 @@ private:
     double d_ping_deadline = std::numeric_limits<double>::infinity();
     bool d_ping_outstanding = false; // on return: the last ping awaits its answer
     size_t d_pings_answered = 0;
-    bool d_pings_given_up = false;   // interval: ping_timeout_s after the last one passed
+    bool d_pings_given_up = false; // interval: ping_timeout_s after the last one passed
     // Answers scheduled by the echo role: (due time, primitive).
     std::multimap<double, dl::sis_primitive> d_echo_due;
 };

@@ -47,7 +47,9 @@ inline py::bytes to_py(const gr::hfstack::dl::bytes& b)
 
 // Binds a dl::bytes member as a property that reads as bytes and takes any of the above.
 template <typename T>
-void bytes_property(py::class_<T>& cls, const char* name, gr::hfstack::dl::bytes T::*member)
+void bytes_property(py::class_<T>& cls,
+                    const char* name,
+                    gr::hfstack::dl::bytes T::*member)
 {
     cls.def_property(
         name,

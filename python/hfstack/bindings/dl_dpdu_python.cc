@@ -6,8 +6,8 @@
 
 /* Python bindings of the D_PDU codec, deframer, CRCs and capture writers
  * (hand-written: these kernels are not public block headers). */
-#include <pybind11/pybind11.h>
 #include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "dl/crc.h"
@@ -43,10 +43,22 @@ void bind_dl_dpdu(py::module& m)
     m.attr("max_segment_size") = max_segment_size;
     m.attr("max_dpdu_size") = max_dpdu_size;
 
-    m.def("crc16", [](const py::object& d) { auto b = to_bytes(d); return crc16_s5066(b.data(), b.size()); },
-          py::arg("data"), "STANAG 5066 header CRC-16 (generator 0x9949, reflected, init 0).");
-    m.def("crc32", [](const py::object& d) { auto b = to_bytes(d); return crc32_s5066(b.data(), b.size()); },
-          py::arg("data"), "STANAG 5066 segment CRC-32 (generator 0x0AA725CF, reflected, init 0).");
+    m.def(
+        "crc16",
+        [](const py::object& d) {
+            auto b = to_bytes(d);
+            return crc16_s5066(b.data(), b.size());
+        },
+        py::arg("data"),
+        "STANAG 5066 header CRC-16 (generator 0x9949, reflected, init 0).");
+    m.def(
+        "crc32",
+        [](const py::object& d) {
+            auto b = to_bytes(d);
+            return crc32_s5066(b.data(), b.size());
+        },
+        py::arg("data"),
+        "STANAG 5066 segment CRC-32 (generator 0x0AA725CF, reflected, init 0).");
 
     py::enum_<dpdu_type>(m, "dpdu_type")
         .value("data_only", dpdu_type::data_only)
@@ -74,8 +86,12 @@ void bind_dl_dpdu(py::module& m)
 
     py::class_<eow_rate_request>(m, "eow_rate_request")
         .def(py::init<>())
-        .def(py::init([](uint8_t r, uint8_t i, uint8_t o) { return eow_rate_request{ r, i, o }; }),
-             py::arg("data_rate"), py::arg("interleaving"), py::arg("other") = 0)
+        .def(py::init([](uint8_t r, uint8_t i, uint8_t o) {
+                 return eow_rate_request{ r, i, o };
+             }),
+             py::arg("data_rate"),
+             py::arg("interleaving"),
+             py::arg("other") = 0)
         .def_readwrite("data_rate", &eow_rate_request::data_rate)
         .def_readwrite("interleaving", &eow_rate_request::interleaving)
         .def_readwrite("other", &eow_rate_request::other)
@@ -83,8 +99,11 @@ void bind_dl_dpdu(py::module& m)
         .def_static("from_content", &eow_as_rate_request);
     py::class_<eow_rate_response>(m, "eow_rate_response")
         .def(py::init<>())
-        .def(py::init([](uint8_t r, uint8_t why) { return eow_rate_response{ r, why }; }),
-             py::arg("response"), py::arg("reason"))
+        .def(py::init([](uint8_t r, uint8_t why) {
+                 return eow_rate_response{ r, why };
+             }),
+             py::arg("response"),
+             py::arg("reason"))
         .def_readwrite("response", &eow_rate_response::response)
         .def_readwrite("reason", &eow_rate_response::reason)
         .def("content", [](const eow_rate_response& r) { return eow_content(r); })
@@ -103,14 +122,18 @@ void bind_dl_dpdu(py::module& m)
         .def_static("from_content", &eow_as_capability);
     py::class_<eow_hdr_rate_request>(m, "eow_hdr_rate_request")
         .def(py::init<>())
-        .def(py::init([](uint8_t w, uint8_t c) { return eow_hdr_rate_request{ w, c }; }),
-             py::arg("waveform"), py::arg("channels"))
+        .def(py::init([](uint8_t w, uint8_t c) {
+                 return eow_hdr_rate_request{ w, c };
+             }),
+             py::arg("waveform"),
+             py::arg("channels"))
         .def_readwrite("waveform", &eow_hdr_rate_request::waveform)
         .def_readwrite("channels", &eow_hdr_rate_request::channels)
         .def("content", [](const eow_hdr_rate_request& r) { return eow_content(r); })
         .def_static("from_content", &eow_as_hdr_rate_request);
 
-    py::class_<dpdu> d(m, "dpdu", "One STANAG 5066 D_PDU (flat: unused fields are ignored).");
+    py::class_<dpdu> d(
+        m, "dpdu", "One STANAG 5066 D_PDU (flat: unused fields are ignored).");
     d.def(py::init<>())
         .def_readwrite("type", &dpdu::type)
         .def_readwrite("eow", &dpdu::eow)
@@ -154,17 +177,24 @@ void bind_dl_dpdu(py::module& m)
     bytes_property(d, "extended_message", &dpdu::extended_message);
     bytes_property(d, "segment", &dpdu::segment);
 
-    m.def("address_size_for", &address_size_for, py::arg("destination"), py::arg("source"));
-    m.def("encode_dpdu", [](const dpdu& x) { return to_py(encode(x)); }, py::arg("dpdu"),
-          "Encodes one D_PDU with both CRCs; raises EncodeError naming a field that does not fit.");
-    m.def("decode_dpdu",
-          [](const py::object& data, bool long_fsn) {
-              auto b = to_bytes(data);
-              return value_or_raise(decode_dpdu(b.data(), b.size(), long_fsn));
-          },
-          py::arg("data"), py::arg("long_fsn") = false,
-          "Decodes exactly one D_PDU (long_fsn: S5066-EP5 two-byte FSN fields); raises "
-          "ValueError('<error>: <reason>').");
+    m.def(
+        "address_size_for", &address_size_for, py::arg("destination"), py::arg("source"));
+    m.def(
+        "encode_dpdu",
+        [](const dpdu& x) { return to_py(encode(x)); },
+        py::arg("dpdu"),
+        "Encodes one D_PDU with both CRCs; raises EncodeError naming a field that does "
+        "not fit.");
+    m.def(
+        "decode_dpdu",
+        [](const py::object& data, bool long_fsn) {
+            auto b = to_bytes(data);
+            return value_or_raise(decode_dpdu(b.data(), b.size(), long_fsn));
+        },
+        py::arg("data"),
+        py::arg("long_fsn") = false,
+        "Decodes exactly one D_PDU (long_fsn: S5066-EP5 two-byte FSN fields); raises "
+        "ValueError('<error>: <reason>').");
 
     py::class_<deframer_counters>(m, "deframer_counters")
         .def_readonly("bytes_in", &deframer_counters::bytes_in)
@@ -180,15 +210,16 @@ void bind_dl_dpdu(py::module& m)
         .def_readonly("segment_ok", &received_dpdu::segment_ok)
         .def_readonly("stream_offset", &received_dpdu::stream_offset)
         .def_readonly("length", &received_dpdu::length);
-    py::class_<dpdu_deframer>(m, "dpdu_deframer",
-                              "Finds D_PDUs in received bytes with errors and junk.")
+    py::class_<dpdu_deframer>(
+        m, "dpdu_deframer", "Finds D_PDUs in received bytes with errors and junk.")
         .def(py::init<>())
-        .def("push",
-             [](dpdu_deframer& f, const py::object& data) {
-                 auto b = to_bytes(data);
-                 return f.push(b.data(), b.size());
-             },
-             py::arg("data"))
+        .def(
+            "push",
+            [](dpdu_deframer& f, const py::object& data) {
+                auto b = to_bytes(data);
+                return f.push(b.data(), b.size());
+            },
+            py::arg("data"))
         .def("end_of_burst", &dpdu_deframer::end_of_burst)
         .def("counters", &dpdu_deframer::counters)
         .def("buffered", &dpdu_deframer::buffered);
@@ -197,18 +228,28 @@ void bind_dl_dpdu(py::module& m)
     m.attr("sis_tcp_port") = sis_tcp_port;
     py::class_<dpdu_capture>(m, "dpdu_capture", "pcap of raw D_PDUs, link type 237.")
         .def(py::init<const std::string&>(), py::arg("path"))
-        .def("write",
-             [](dpdu_capture& c, uint64_t t, const py::object& data) { c.write(t, to_bytes(data)); },
-             py::arg("timestamp_us"), py::arg("data"))
+        .def(
+            "write",
+            [](dpdu_capture& c, uint64_t t, const py::object& data) {
+                c.write(t, to_bytes(data));
+            },
+            py::arg("timestamp_us"),
+            py::arg("data"))
         .def("flush", &dpdu_capture::flush)
         .def("records", &dpdu_capture::records);
     py::class_<sis_capture>(m, "sis_capture", "pcap of SIS sessions as TCP to port 5066.")
         .def(py::init<const std::string&>(), py::arg("path"))
-        .def("write",
-             [](sis_capture& c, uint64_t t, uint16_t id, bool from_client, const py::object& data) {
-                 c.write(t, id, from_client, to_bytes(data));
-             },
-             py::arg("timestamp_us"), py::arg("client_id"), py::arg("from_client"), py::arg("data"))
+        .def(
+            "write",
+            [](sis_capture& c,
+               uint64_t t,
+               uint16_t id,
+               bool from_client,
+               const py::object& data) { c.write(t, id, from_client, to_bytes(data)); },
+            py::arg("timestamp_us"),
+            py::arg("client_id"),
+            py::arg("from_client"),
+            py::arg("data"))
         .def("flush", &sis_capture::flush)
         .def("records", &sis_capture::records);
 }

@@ -6,8 +6,8 @@
 
 /* Python bindings of the S_PDU (Annex A), C_PDU (Annex B) and RCOP/UDOP (Annex F)
  * codecs (hand-written: these kernels are not public block headers). */
-#include <pybind11/pybind11.h>
 #include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "dl/cpdu.h"
@@ -27,7 +27,8 @@ namespace {
 template <typename E>
 void bind_name(py::module& m, const char* name)
 {
-    m.def(name, [](E v) { return std::string(to_string(v)); }, py::arg("value"));
+    m.def(
+        name, [](E v) { return std::string(to_string(v)); }, py::arg("value"));
 }
 
 } // namespace
@@ -39,30 +40,38 @@ void bind_dl_spdu(py::module& m)
         .value("data", spdu_type::data)
         .value("data_delivery_confirm", spdu_type::data_delivery_confirm)
         .value("data_delivery_fail", spdu_type::data_delivery_fail)
-        .value("hard_link_establishment_request", spdu_type::hard_link_establishment_request)
-        .value("hard_link_establishment_confirm", spdu_type::hard_link_establishment_confirm)
-        .value("hard_link_establishment_rejected", spdu_type::hard_link_establishment_rejected)
+        .value("hard_link_establishment_request",
+               spdu_type::hard_link_establishment_request)
+        .value("hard_link_establishment_confirm",
+               spdu_type::hard_link_establishment_confirm)
+        .value("hard_link_establishment_rejected",
+               spdu_type::hard_link_establishment_rejected)
         .value("hard_link_terminate", spdu_type::hard_link_terminate)
         .value("hard_link_terminate_confirm", spdu_type::hard_link_terminate_confirm);
     py::enum_<data_delivery_fail_reason>(m, "data_delivery_fail_reason")
         .value("unassigned", data_delivery_fail_reason::unassigned)
-        .value("destination_sap_not_bound", data_delivery_fail_reason::destination_sap_not_bound);
+        .value("destination_sap_not_bound",
+               data_delivery_fail_reason::destination_sap_not_bound);
     py::enum_<hard_link_reject_reason>(m, "hard_link_reject_reason")
         .value("unassigned", hard_link_reject_reason::unassigned)
         .value("remote_node_busy", hard_link_reject_reason::remote_node_busy)
         .value("higher_priority_link_existing",
                hard_link_reject_reason::higher_priority_link_existing)
-        .value("remote_node_not_responding", hard_link_reject_reason::remote_node_not_responding)
-        .value("destination_sap_not_bound", hard_link_reject_reason::destination_sap_not_bound);
+        .value("remote_node_not_responding",
+               hard_link_reject_reason::remote_node_not_responding)
+        .value("destination_sap_not_bound",
+               hard_link_reject_reason::destination_sap_not_bound);
     py::enum_<hard_link_terminate_reason>(m, "hard_link_terminate_reason")
         .value("unassigned", hard_link_terminate_reason::unassigned)
         .value("client_request", hard_link_terminate_reason::client_request)
         .value("higher_priority_link_requested",
                hard_link_terminate_reason::higher_priority_link_requested)
-        .value("destination_sap_unbound", hard_link_terminate_reason::destination_sap_unbound);
+        .value("destination_sap_unbound",
+               hard_link_terminate_reason::destination_sap_unbound);
     py::enum_<hard_link_type>(m, "hard_link_type")
         .value("link_reservation", hard_link_type::link_reservation)
-        .value("partial_bandwidth_reservation", hard_link_type::partial_bandwidth_reservation)
+        .value("partial_bandwidth_reservation",
+               hard_link_type::partial_bandwidth_reservation)
         .value("full_bandwidth_reservation", hard_link_type::full_bandwidth_reservation);
     m.attr("ttd_gmt_2s_limit") = ttd_gmt_2s_limit;
 
@@ -95,17 +104,25 @@ void bind_dl_spdu(py::module& m)
         });
     bytes_property(s, "updu", &spdu::updu);
 
-    m.def("spdu_header_size", &spdu_header_size, py::arg("spdu"),
+    m.def("spdu_header_size",
+          &spdu_header_size,
+          py::arg("spdu"),
           "Bytes of S_PCI in front of the U_PDU (3 or 5 for DATA, 2 or 1 otherwise).");
-    m.def("encode_spdu", [](const spdu& x) { return to_py(encode(x)); }, py::arg("spdu"),
-          "Encodes one S_PDU; raises EncodeError naming a field that does not fit.");
-    m.def("decode_spdu",
-          [](const py::object& data) {
-              auto b = to_bytes(data);
-              return value_or_raise(decode_spdu(b.data(), b.size()));
-          },
-          py::arg("data"), "Decodes one S_PDU; raises ValueError('<error>: <reason>').");
-    m.def("spdu_reason_defined", &spdu_reason_defined, py::arg("type"), py::arg("reason"));
+    m.def(
+        "encode_spdu",
+        [](const spdu& x) { return to_py(encode(x)); },
+        py::arg("spdu"),
+        "Encodes one S_PDU; raises EncodeError naming a field that does not fit.");
+    m.def(
+        "decode_spdu",
+        [](const py::object& data) {
+            auto b = to_bytes(data);
+            return value_or_raise(decode_spdu(b.data(), b.size()));
+        },
+        py::arg("data"),
+        "Decodes one S_PDU; raises ValueError('<error>: <reason>').");
+    m.def(
+        "spdu_reason_defined", &spdu_reason_defined, py::arg("type"), py::arg("reason"));
     bind_name<spdu_type>(m, "spdu_type_name");
     bind_name<data_delivery_fail_reason>(m, "data_delivery_fail_reason_name");
     bind_name<hard_link_reject_reason>(m, "hard_link_reject_reason_name");
@@ -125,7 +142,8 @@ void bind_dl_spdu(py::module& m)
         .value("broadcast_only_node", physical_link_reject_reason::broadcast_only_node)
         .value("higher_priority_link_request_pending",
                physical_link_reject_reason::higher_priority_link_request_pending)
-        .value("supporting_exclusive_link", physical_link_reject_reason::supporting_exclusive_link);
+        .value("supporting_exclusive_link",
+               physical_link_reject_reason::supporting_exclusive_link);
     py::enum_<physical_link_break_reason>(m, "physical_link_break_reason")
         .value("unknown", physical_link_break_reason::unknown)
         .value("higher_layer_request", physical_link_break_reason::higher_layer_request)
@@ -155,15 +173,21 @@ void bind_dl_spdu(py::module& m)
         });
     bytes_property(c, "spdu", &cpdu::spdu);
 
-    m.def("encode_cpdu", [](const cpdu& x) { return to_py(encode(x)); }, py::arg("cpdu"),
-          "Encodes one C_PDU; raises EncodeError naming a field that does not fit.");
-    m.def("decode_cpdu",
-          [](const py::object& data) {
-              auto b = to_bytes(data);
-              return value_or_raise(decode_cpdu(b.data(), b.size()));
-          },
-          py::arg("data"), "Decodes one C_PDU; raises ValueError('<error>: <reason>').");
-    m.def("cpdu_reason_defined", &cpdu_reason_defined, py::arg("type"), py::arg("reason"));
+    m.def(
+        "encode_cpdu",
+        [](const cpdu& x) { return to_py(encode(x)); },
+        py::arg("cpdu"),
+        "Encodes one C_PDU; raises EncodeError naming a field that does not fit.");
+    m.def(
+        "decode_cpdu",
+        [](const py::object& data) {
+            auto b = to_bytes(data);
+            return value_or_raise(decode_cpdu(b.data(), b.size()));
+        },
+        py::arg("data"),
+        "Decodes one C_PDU; raises ValueError('<error>: <reason>').");
+    m.def(
+        "cpdu_reason_defined", &cpdu_reason_defined, py::arg("type"), py::arg("reason"));
     bind_name<cpdu_type>(m, "cpdu_type_name");
     bind_name<physical_link_reject_reason>(m, "physical_link_reject_reason_name");
     bind_name<physical_link_break_reason>(m, "physical_link_break_reason_name");
@@ -182,12 +206,15 @@ void bind_dl_spdu(py::module& m)
     m.attr("app_id_tmmhs_tmi5") = app_id_tmmhs_tmi5;
     m.attr("app_id_user_defined_first") = app_id_user_defined_first;
 
-    py::class_<rcop_header>(m, "rcop_header", "6-byte RCOP/UDOP header (Annex F, Figure F-9).")
+    py::class_<rcop_header>(
+        m, "rcop_header", "6-byte RCOP/UDOP header (Annex F, Figure F-9).")
         .def(py::init<>())
         .def(py::init([](uint8_t conn, uint8_t id, uint16_t seg, uint16_t app) {
                  return rcop_header{ conn, id, seg, app };
              }),
-             py::arg("connection_id"), py::arg("updu_id") = 0, py::arg("segment_number") = 0,
+             py::arg("connection_id"),
+             py::arg("updu_id") = 0,
+             py::arg("segment_number") = 0,
              py::arg("application_id") = 0)
         .def_readwrite("connection_id", &rcop_header::connection_id)
         .def_readwrite("updu_id", &rcop_header::updu_id)
@@ -197,15 +224,17 @@ void bind_dl_spdu(py::module& m)
         .def(py::self != py::self)
         .def("__repr__", [](const rcop_header& h) {
             return "<rcop_header conn " + std::to_string(h.connection_id) + " updu " +
-                   std::to_string(h.updu_id) + " seg " + std::to_string(h.segment_number) +
-                   " app " + std::to_string(h.application_id) + ">";
+                   std::to_string(h.updu_id) + " seg " +
+                   std::to_string(h.segment_number) + " app " +
+                   std::to_string(h.application_id) + ">";
         });
     py::class_<rcop_pdu> r(m, "rcop_pdu", "RCOP/UDOP PDU: header and APP_DATA.");
     r.def(py::init<>())
         .def(py::init([](const rcop_header& h, const py::object& data) {
                  return rcop_pdu{ h, to_bytes(data) };
              }),
-             py::arg("header"), py::arg("data") = py::bytes())
+             py::arg("header"),
+             py::arg("data") = py::bytes())
         .def_readwrite("header", &rcop_pdu::header)
         .def(py::self == py::self)
         .def(py::self != py::self)
@@ -215,23 +244,34 @@ void bind_dl_spdu(py::module& m)
         });
     bytes_property(r, "data", &rcop_pdu::data);
 
-    m.def("encode_rcop", [](const rcop_pdu& x) { return to_py(encode(x)); }, py::arg("pdu"),
-          "Header then APP_DATA; raises EncodeError if connection_id > 15.");
-    m.def("encode_rcop", [](const rcop_header& x) { return to_py(encode(x)); },
-          py::arg("header"), "The 6-byte header alone.");
-    m.def("decode_rcop",
-          [](const py::object& data) {
-              auto b = to_bytes(data);
-              return value_or_raise(decode_rcop(b.data(), b.size()));
-          },
-          py::arg("data"), "Header and APP_DATA; raises ValueError('truncated: ...').");
-    m.def("decode_rcop_header",
-          [](const py::object& data) {
-              auto b = to_bytes(data);
-              return value_or_raise(decode_rcop_header(b.data(), b.size()));
-          },
-          py::arg("data"), "Header only (APP_DATA starts at rcop_header_size).");
-    m.def("application_name",
-          [](uint16_t id) { return std::string(application_name(id)); },
-          py::arg("application_id"));
+    m.def(
+        "encode_rcop",
+        [](const rcop_pdu& x) { return to_py(encode(x)); },
+        py::arg("pdu"),
+        "Header then APP_DATA; raises EncodeError if connection_id > 15.");
+    m.def(
+        "encode_rcop",
+        [](const rcop_header& x) { return to_py(encode(x)); },
+        py::arg("header"),
+        "The 6-byte header alone.");
+    m.def(
+        "decode_rcop",
+        [](const py::object& data) {
+            auto b = to_bytes(data);
+            return value_or_raise(decode_rcop(b.data(), b.size()));
+        },
+        py::arg("data"),
+        "Header and APP_DATA; raises ValueError('truncated: ...').");
+    m.def(
+        "decode_rcop_header",
+        [](const py::object& data) {
+            auto b = to_bytes(data);
+            return value_or_raise(decode_rcop_header(b.data(), b.size()));
+        },
+        py::arg("data"),
+        "Header only (APP_DATA starts at rcop_header_size).");
+    m.def(
+        "application_name",
+        [](uint16_t id) { return std::string(application_name(id)); },
+        py::arg("application_id"));
 }

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(hf_channel.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(9bd81999daa0b21685f400767ebfb008)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(9bd81999daa0b21685f400767ebfb008) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -46,27 +46,52 @@ void bind_hf_channel_template(py::module& m, const char* classname)
              py::arg("max_delay_s") = 0.02,
              py::arg("seed") = 1,
              D(hf_channel, make))
-        .def("set_profile", &channel::set_profile, py::arg("profile"), D(hf_channel, set_profile))
-        .def("set_paths", &channel::set_paths, py::arg("delays_s"), py::arg("powers_db"),
-             py::arg("shifts_hz"), py::arg("spreads_hz"), D(hf_channel, set_paths))
-        .def("set_snr_db", &channel::set_snr_db, py::arg("snr_db"), D(hf_channel, set_snr_db))
-        .def("set_noise_bandwidth_hz", &channel::set_noise_bandwidth_hz, py::arg("bandwidth_hz"),
+        .def("set_profile",
+             &channel::set_profile,
+             py::arg("profile"),
+             D(hf_channel, set_profile))
+        .def("set_paths",
+             &channel::set_paths,
+             py::arg("delays_s"),
+             py::arg("powers_db"),
+             py::arg("shifts_hz"),
+             py::arg("spreads_hz"),
+             D(hf_channel, set_paths))
+        .def("set_snr_db",
+             &channel::set_snr_db,
+             py::arg("snr_db"),
+             D(hf_channel, set_snr_db))
+        .def("set_noise_bandwidth_hz",
+             &channel::set_noise_bandwidth_hz,
+             py::arg("bandwidth_hz"),
              D(hf_channel, set_noise_bandwidth_hz))
-        .def("set_signal_power", &channel::set_signal_power, py::arg("power"),
+        .def("set_signal_power",
+             &channel::set_signal_power,
+             py::arg("power"),
              D(hf_channel, set_signal_power))
-        .def("set_frequency_offset_hz", &channel::set_frequency_offset_hz, py::arg("offset_hz"),
+        .def("set_frequency_offset_hz",
+             &channel::set_frequency_offset_hz,
+             py::arg("offset_hz"),
              D(hf_channel, set_frequency_offset_hz))
-        .def("set_sample_rate_offset_ppm", &channel::set_sample_rate_offset_ppm, py::arg("ppm"),
+        .def("set_sample_rate_offset_ppm",
+             &channel::set_sample_rate_offset_ppm,
+             py::arg("ppm"),
              D(hf_channel, set_sample_rate_offset_ppm))
         .def("profile", &channel::profile, D(hf_channel, profile))
         .def("snr_db", &channel::snr_db, D(hf_channel, snr_db))
-        .def("noise_bandwidth_hz", &channel::noise_bandwidth_hz, D(hf_channel, noise_bandwidth_hz))
+        .def("noise_bandwidth_hz",
+             &channel::noise_bandwidth_hz,
+             D(hf_channel, noise_bandwidth_hz))
         .def("signal_power", &channel::signal_power, D(hf_channel, signal_power))
-        .def("frequency_offset_hz", &channel::frequency_offset_hz, D(hf_channel, frequency_offset_hz))
-        .def("sample_rate_offset_ppm", &channel::sample_rate_offset_ppm,
+        .def("frequency_offset_hz",
+             &channel::frequency_offset_hz,
+             D(hf_channel, frequency_offset_hz))
+        .def("sample_rate_offset_ppm",
+             &channel::sample_rate_offset_ppm,
              D(hf_channel, sample_rate_offset_ppm))
         .def("measured_snr_db", &channel::measured_snr_db, D(hf_channel, measured_snr_db))
-        .def("latency_samples", &channel::latency_samples, D(hf_channel, latency_samples));
+        .def(
+            "latency_samples", &channel::latency_samples, D(hf_channel, latency_samples));
 }
 
 void bind_hf_channel(py::module& m)

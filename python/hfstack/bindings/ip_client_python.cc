@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ip_client.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(e60a9c217c02ec80d6adb303a0856e45)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(3b10b3da391e8684f23f0f77bb7ff3c8) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -39,6 +39,7 @@ void bind_ip_client(py::module& m)
         .def("counters", &ip_client::counters, D(ip_client, counters))
         .def("bound", &ip_client::bound, D(ip_client, bound));
 
-    m.def("ip_client_option_help", &::gr::hfstack::ip_client_option_help,
+    m.def("ip_client_option_help",
+          &::gr::hfstack::ip_client_option_help,
           D(ip_client_option_help));
 }

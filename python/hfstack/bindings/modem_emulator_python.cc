@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(modem_emulator.h)                                          */
-/* BINDTOOL_HEADER_FILE_HASH(5cf67ceccf17843bff885e5acc8e6e79)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(45dd97fb053a8dd4e8265db6d56f98ec) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -28,8 +28,10 @@ void bind_modem_emulator(py::module& m)
 {
     using modem_emulator = ::gr::hfstack::modem_emulator;
 
-    py::class_<modem_emulator, gr::block, gr::basic_block, std::shared_ptr<modem_emulator>>(
-        m, "modem_emulator", D(modem_emulator))
+    py::class_<modem_emulator,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<modem_emulator>>(m, "modem_emulator", D(modem_emulator))
         .def(py::init(&modem_emulator::make),
              py::arg("time_scale") = 1.0,
              py::arg("profile") = "",

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(node.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(7dcca8c112f810ea6caedc97179d7214)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(7dcca8c112f810ea6caedc97179d7214) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -28,7 +28,8 @@ void bind_node(py::module& m)
 {
     using node = ::gr::hfstack::node;
 
-    py::class_<node, gr::block, gr::basic_block, std::shared_ptr<node>>(m, "node", D(node))
+    py::class_<node, gr::block, gr::basic_block, std::shared_ptr<node>>(
+        m, "node", D(node))
         .def(py::init(&node::make),
              py::arg("address") = "0.0.0.1",
              py::arg("options") = "",

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(pcap_sink.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(2a8f7dda8342bd30e07e215516b5ec66)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(2a8f7dda8342bd30e07e215516b5ec66) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

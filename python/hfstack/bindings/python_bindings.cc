@@ -56,7 +56,8 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_dl_dpdu(dl);
     bind_dl_sis(dl);
     bind_dl_spdu(dl);
-    py::module sim = m.def_submodule("sim", "Virtual-time HF network simulator and test client");
+    py::module sim =
+        m.def_submodule("sim", "Virtual-time HF network simulator and test client");
     bind_sim(sim);
     py::module net = m.def_submodule("net", "HF-PEP over SLEP: the protocol kernel");
     bind_net(net);

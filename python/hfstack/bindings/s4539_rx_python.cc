@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(57dd02b7a9a7992ad14cc3b136e3d164)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(edaa6e415740d340ff1d13683b8148ab) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -38,5 +38,7 @@ void bind_s4539_rx(py::module& m)
              py::arg("s5069_settings") = "",
              D(s4539_rx, make))
         .def("bursts", &s4539_rx::bursts, D(s4539_rx, bursts))
-        .def("carrier_detected", &s4539_rx::carrier_detected, D(s4539_rx, carrier_detected));
+        .def("carrier_detected",
+             &s4539_rx::carrier_detected,
+             D(s4539_rx, carrier_detected));
 }

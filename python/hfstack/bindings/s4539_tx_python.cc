@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_tx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(ecbd9e8129e7da0a33c52060661af651)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(ecbd9e8129e7da0a33c52060661af651) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -28,8 +28,11 @@ void bind_s4539_tx(py::module& m)
 {
     using s4539_tx = ::gr::hfstack::s4539_tx;
 
-    py::class_<s4539_tx, gr::sync_block, gr::block, gr::basic_block, std::shared_ptr<s4539_tx>>(
-        m, "s4539_tx", D(s4539_tx))
+    py::class_<s4539_tx,
+               gr::sync_block,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<s4539_tx>>(m, "s4539_tx", D(s4539_tx))
         .def(py::init(&s4539_tx::make),
              py::arg("sample_rate_hz"),
              py::arg("complex_output") = false,

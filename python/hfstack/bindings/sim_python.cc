@@ -15,9 +15,9 @@
 #include "phy/m110d_timing.h"
 #include "phy/s4539_modes.h"
 #include "phy/waveform_modes.h"
-#include "traffic/scenario.h"
 #include "traffic/ip_host.h"
 #include "traffic/pep_host.h"
+#include "traffic/scenario.h"
 #include "traffic/test_client.h"
 
 namespace py = pybind11;
@@ -53,14 +53,16 @@ py::dict air_dict(const node_stats& s)
 
 void bind_sim(py::module& m)
 {
-    py::class_<radio_config>(m, "radio_config", "Radio and modem switching times, seconds")
+    py::class_<radio_config>(
+        m, "radio_config", "Radio and modem switching times, seconds")
         .def(py::init<>())
         .def_readwrite("key_up_s", &radio_config::key_up_s)
         .def_readwrite("unkey_s", &radio_config::unkey_s)
         .def_readwrite("agc_settle_s", &radio_config::agc_settle_s)
         .def_readwrite("carrier_detect_s", &radio_config::carrier_detect_s)
         .def_readwrite("rx_latency_s", &radio_config::rx_latency_s)
-        .def_readwrite("deliver_per_block", &radio_config::deliver_per_block,
+        .def_readwrite("deliver_per_block",
+                       &radio_config::deliver_per_block,
                        "decoded bytes delivered after each interleaver block (streaming "
                        "modem); False: all at the burst's end");
     m.def("ideal_radio", &ideal_radio);
@@ -96,7 +98,8 @@ void bind_sim(py::module& m)
             },
             "[(time_s, snr_db), ...]: the mean SNR from each time on")
         .def_readwrite("model_snr_report", &channel_config::model_snr_report);
-    m.def("fading_profile_names", &fading_profile_names,
+    m.def("fading_profile_names",
+          &fading_profile_names,
           "Fading profiles: awgn, the ITU-R F.1487 conditions and the F.520 names");
 
     py::enum_<traffic::encapsulation>(m, "encapsulation")
@@ -129,7 +132,8 @@ void bind_sim(py::module& m)
         .def_readwrite("window", &traffic::client_config::window)
         .def_readwrite("send_after_pings", &traffic::client_config::send_after_pings)
         .def_readwrite("hold_sender", &traffic::client_config::hold_sender);
-    m.def("validate_client", [](const traffic::client_config& c) { traffic::validate(c); });
+    m.def("validate_client",
+          [](const traffic::client_config& c) { traffic::validate(c); });
 
     py::class_<traffic::ping_record>(m, "ping_record")
         .def_readonly("sent_at", &traffic::ping_record::sent_at)
@@ -156,11 +160,13 @@ void bind_sim(py::module& m)
         .def_readonly("foreign", &traffic::client_report::foreign)
         .def_readonly("received_by_flow", &traffic::client_report::received_by_flow);
 
-    py::class_<traffic::test_client>(m, "test_client",
-                                     "STANAG 5066 test client, sans-IO (traffic/test_client.h)")
+    py::class_<traffic::test_client>(
+        m, "test_client", "STANAG 5066 test client, sans-IO (traffic/test_client.h)")
         .def(py::init<traffic::client_config>(), py::arg("config"))
         .def("start", &traffic::test_client::start, py::arg("now"))
-        .def("on_primitive", &traffic::test_client::on_primitive, py::arg("primitive"),
+        .def("on_primitive",
+             &traffic::test_client::on_primitive,
+             py::arg("primitive"),
              py::arg("now"))
         .def("on_timer", &traffic::test_client::on_timer, py::arg("now"))
         .def("next_deadline", &traffic::test_client::next_deadline)
@@ -175,7 +181,8 @@ void bind_sim(py::module& m)
         .value("throughput", test_kind::throughput)
         .value("none", test_kind::none);
 
-    py::class_<scenario_config>(m, "scenario_config", "One simulator run (traffic/scenario.h)")
+    py::class_<scenario_config>(
+        m, "scenario_config", "One simulator run (traffic/scenario.h)")
         .def(py::init<>())
         .def_readwrite("test", &scenario_config::test)
         .def_readwrite("mode", &scenario_config::mode)
@@ -190,8 +197,11 @@ void bind_sim(py::module& m)
         .def_readwrite("duration_s", &scenario_config::duration_s)
         .def_readwrite("seed", &scenario_config::seed)
         .def_readwrite("trace", &scenario_config::trace);
-    m.def("validate", [](const scenario_config& c) { validate(c); }, py::arg("config"),
-          "Raises ValueError naming what is wrong with the settings");
+    m.def(
+        "validate",
+        [](const scenario_config& c) { validate(c); },
+        py::arg("config"),
+        "Raises ValueError naming what is wrong with the settings");
 
     py::class_<flow_result>(m, "flow_result")
         .def_readonly("from_node", &flow_result::from)
@@ -258,7 +268,10 @@ void bind_sim(py::module& m)
             return d;
         });
 
-    m.def("run_scenario", &run_scenario, py::arg("config"), py::arg("progress") = nullptr,
+    m.def("run_scenario",
+          &run_scenario,
+          py::arg("config"),
+          py::arg("progress") = nullptr,
           py::arg("progress_step_s") = 60.0,
           "Runs one scenario in virtual time; progress(now) -> bool is called every "
           "progress_step_s simulated seconds (False stops the run)");
@@ -269,10 +282,15 @@ void bind_sim(py::module& m)
         .def_readonly("round_trips_s", &traffic::ip_exchange_result::round_trips_s)
         .def_readonly("answered", &traffic::ip_exchange_result::answered)
         .def_readonly("completed", &traffic::ip_exchange_result::completed);
-    m.def("run_ip_exchange", &traffic::run_ip_exchange, py::arg("config"), py::arg("kind"),
-          py::arg("requests"), py::arg("gap_s") = 1.0,
-          "Two IP hosts behind IP clients (traffic/ip_host.h): node 0's pings or looks up "
-          "node 1's `requests` times, one at a time; config gives mode, channel and seed");
+    m.def(
+        "run_ip_exchange",
+        &traffic::run_ip_exchange,
+        py::arg("config"),
+        py::arg("kind"),
+        py::arg("requests"),
+        py::arg("gap_s") = 1.0,
+        "Two IP hosts behind IP clients (traffic/ip_host.h): node 0's pings or looks up "
+        "node 1's `requests` times, one at a time; config gives mode, channel and seed");
     m.def(
         "run_pep_transfers",
         [](const scenario_config& c,
@@ -311,11 +329,16 @@ void bind_sim(py::module& m)
         "(seeded random bytes, or `text` repeated for payload 'text'), waits for the "
         "confirmation, closes; [(seconds from connect to confirmation, confirmed)]; "
         "`pep_options` go to both proxies");
-    m.def("mode_names", &phy::s4539_mode_names, "Every STANAG 4539 mode name, slowest first");
-    m.def("wideband_mode_names", &phy::m110d_mode_names,
+    m.def("mode_names",
+          &phy::s4539_mode_names,
+          "Every STANAG 4539 mode name, slowest first");
+    m.def("wideband_mode_names",
+          &phy::m110d_mode_names,
           "Every STANAG 5069 (110D Appendix D) mode name, by bandwidth and WN");
-    m.def("nominal_bps", [](const std::string& mode) { return waveform_for(mode).bit_rate; },
-          py::arg("mode"));
+    m.def(
+        "nominal_bps",
+        [](const std::string& mode) { return waveform_for(mode).bit_rate; },
+        py::arg("mode"));
     m.def(
         "s4539_mode",
         [](const std::string& name) -> py::object {
@@ -325,29 +348,39 @@ void bind_sim(py::module& m)
             return py::make_tuple(m->user_bps, m->interleaver);
         },
         py::arg("name"),
-        "(data_rate, interleaver) of a STANAG 4539 mode the modem blocks send and receive "
+        "(data_rate, interleaver) of a STANAG 4539 mode the modem blocks send and "
+        "receive "
         "(\"9600L\" -> (9600, \"long\")), or None");
-    m.def("s4539_mode_problem", &phy::s4539_mode_problem, py::arg("name"),
-          "Why a name is no mode the modem sends, \"\" when it is one (the same reason the "
-          "node, the simulator and the modem app give)");
+    m.def(
+        "s4539_mode_problem",
+        &phy::s4539_mode_problem,
+        py::arg("name"),
+        "Why a name is no mode the modem sends, \"\" when it is one (the same reason the "
+        "node, the simulator and the modem app give)");
     m.def(
         "s4539_air_time",
         [](const std::string& name, size_t bytes) {
             const auto t = phy::s4539_timing(name);
             if (!t)
-                throw std::invalid_argument("s4539_air_time: no STANAG 4539 mode " + name);
+                throw std::invalid_argument("s4539_air_time: no STANAG 4539 mode " +
+                                            name);
             return phy::transmission_time_of(*t, bytes).total_s;
         },
-        py::arg("name"), py::arg("bytes"), "Seconds one transmission of `bytes` user bytes lasts");
+        py::arg("name"),
+        py::arg("bytes"),
+        "Seconds one transmission of `bytes` user bytes lasts");
     m.def(
         "s4539_max_bytes",
         [](const std::string& name, double seconds) {
             const auto t = phy::s4539_timing(name);
             if (!t)
-                throw std::invalid_argument("s4539_max_bytes: no STANAG 4539 mode " + name);
+                throw std::invalid_argument("s4539_max_bytes: no STANAG 4539 mode " +
+                                            name);
             return phy::max_bytes_within(*t, seconds);
         },
-        py::arg("name"), py::arg("seconds"), "The most user bytes one transmission of at most `seconds` carries");
+        py::arg("name"),
+        py::arg("seconds"),
+        "The most user bytes one transmission of at most `seconds` carries");
     // Every mode of the modem blocks, either standard (phy/waveform_modes.h).
     m.def("modem_mode_names",
           &phy::waveform_mode_names,
@@ -367,14 +400,16 @@ void bind_sim(py::module& m)
             return py::make_tuple(m->user_bps, m->interleaver, m->name);
         },
         py::arg("name"),
-        "(data_rate, interleaver, name) of a mode of either standard the modem blocks send and "
+        "(data_rate, interleaver, name) of a mode of either standard the modem blocks "
+        "send and "
         "receive (\"wn8/3khz/l\" -> (6400, \"long\", \"WN8/3kHz/L\")), or None");
     m.def(
         "modem_mode_band",
         [](const std::string& name) {
             const auto m = phy::waveform_mode_by_name(name);
             if (!m)
-                throw std::invalid_argument("modem_mode_band: " + phy::waveform_mode_problem(name));
+                throw std::invalid_argument("modem_mode_band: " +
+                                            phy::waveform_mode_problem(name));
             return py::make_tuple(phy::waveform_bandwidth_khz(*m),
                                   phy::waveform_symbol_rate(*m),
                                   phy::waveform_carrier_hz(*m));
@@ -382,12 +417,16 @@ void bind_sim(py::module& m)
         py::arg("name"),
         "(bandwidth kHz, symbol rate Bd, carrier Hz on real audio) of a mode of either "
         "standard");
-    m.def("modem_mode_problem", &phy::waveform_mode_problem, py::arg("name"),
-          "Why a name is no mode of the modem blocks (either standard), \"\" when it is one");
-    m.def(
-        "s5069_reading_choices", &phy::m110d_reading_choices,
-        "The STANAG 5069 readings of the constants the spec leaves uncertain, as NAME=VALUE (the "
-        "first of each name the default)");
+    m.def("modem_mode_problem",
+          &phy::waveform_mode_problem,
+          py::arg("name"),
+          "Why a name is no mode of the modem blocks (either standard), \"\" when it is "
+          "one");
+    m.def("s5069_reading_choices",
+          &phy::m110d_reading_choices,
+          "The STANAG 5069 readings of the constants the spec leaves uncertain, as "
+          "NAME=VALUE (the "
+          "first of each name the default)");
     m.def(
         "s5069_settings_problem",
         [](const std::string& text, bool transmitter) {
@@ -398,8 +437,10 @@ void bind_sim(py::module& m)
             phy::m110d_receiver_config c;
             return phy::parse_m110d_receive_settings(text, c);
         },
-        py::arg("text"), py::arg("transmitter"),
-        "Why s5069_settings text is refused by s4539_tx (transmitter) or s4539_rx, \"\" when taken");
+        py::arg("text"),
+        py::arg("transmitter"),
+        "Why s5069_settings text is refused by s4539_tx (transmitter) or s4539_rx, \"\" "
+        "when taken");
     m.def(
         "air_time",
         [](const std::string& name, size_t bytes) {
@@ -408,8 +449,10 @@ void bind_sim(py::module& m)
                 throw std::invalid_argument("air_time: no mode " + name);
             return phy::transmission_time_of(*t, bytes).total_s;
         },
-        py::arg("name"), py::arg("bytes"),
-        "Seconds one transmission of `bytes` user bytes lasts, in a mode of either standard");
+        py::arg("name"),
+        py::arg("bytes"),
+        "Seconds one transmission of `bytes` user bytes lasts, in a mode of either "
+        "standard");
     m.def(
         "max_bytes",
         [](const std::string& name, double seconds) {
@@ -418,8 +461,10 @@ void bind_sim(py::module& m)
                 throw std::invalid_argument("max_bytes: no mode " + name);
             return phy::max_bytes_within(*t, seconds);
         },
-        py::arg("name"), py::arg("seconds"),
-        "The most user bytes one transmission of at most `seconds` carries, either standard");
+        py::arg("name"),
+        py::arg("seconds"),
+        "The most user bytes one transmission of at most `seconds` carries, either "
+        "standard");
     m.def(
         "unit_s",
         [](const std::string& name) {
@@ -428,7 +473,8 @@ void bind_sim(py::module& m)
                 throw std::invalid_argument("unit_s: no mode " + name);
             return t->unit_s;
         },
-        py::arg("name"), "Seconds of one interleaver block (or frame), either standard");
+        py::arg("name"),
+        "Seconds of one interleaver block (or frame), either standard");
     m.def(
         "s4539_unit_s",
         [](const std::string& name) {
@@ -437,5 +483,6 @@ void bind_sim(py::module& m)
                 throw std::invalid_argument("s4539_unit_s: no STANAG 4539 mode " + name);
             return t->unit_s;
         },
-        py::arg("name"), "Seconds of one interleaver block (or frame, for the uncoded modes)");
+        py::arg("name"),
+        "Seconds of one interleaver block (or frame, for the uncoded modes)");
 }

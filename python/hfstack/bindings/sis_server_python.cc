@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(sis_server.h)                                              */
-/* BINDTOOL_HEADER_FILE_HASH(3aaf90ce0b44a03b4aecb70a0b34229f)                                                   */
+/* BINDTOOL_HEADER_FILE_HASH(3aaf90ce0b44a03b4aecb70a0b34229f) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

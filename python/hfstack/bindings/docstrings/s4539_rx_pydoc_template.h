@@ -11,10 +11,13 @@
   and will be overwritten during the build process
  */
 
-static const char* __doc_gr_hfstack_s4539_rx = R"doc(STANAG 4539 receiver, every mode detected automatically: the MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps uncoded, and the App C modes 3200-9600 bps and 12800 bps uncoded. Posts each burst on `out` as a PDU (bytes; metadata data_rate, interleaver as s4539_tx names it, snr_db in 3 kHz, frequency_offset_hz, bytes_bad, time) and carrier_on/carrier_off on `status`.)doc";
+static const char* __doc_gr_hfstack_s4539_rx =
+    R"doc(STANAG 4539 receiver, every mode detected automatically: the MIL-STD-188-110A/B serial-tone modes 75-2400 bps and 4800 bps uncoded, and the App C modes 3200-9600 bps and 12800 bps uncoded. Posts each burst on `out` as a PDU (bytes; metadata data_rate, interleaver as s4539_tx names it, snr_db in 3 kHz, frequency_offset_hz, bytes_bad, time) and carrier_on/carrier_off on `status`.)doc";
 
-static const char* __doc_gr_hfstack_s4539_rx_make = R"doc(Creates the receiver for real audio on an 1800 Hz carrier or complex baseband.)doc";
+static const char* __doc_gr_hfstack_s4539_rx_make =
+    R"doc(Creates the receiver for real audio on an 1800 Hz carrier or complex baseband.)doc";
 
 static const char* __doc_gr_hfstack_s4539_rx_bursts = R"doc(Bursts posted so far.)doc";
 
-static const char* __doc_gr_hfstack_s4539_rx_carrier_detected = R"doc(True while a burst is being received.)doc";
+static const char* __doc_gr_hfstack_s4539_rx_carrier_detected =
+    R"doc(True while a burst is being received.)doc";

@@ -27,6 +27,7 @@
 #include "node_journal.h"
 #include "non_arq.h"
 #include "rate_change.h"
+#include "rate_policy.h"
 #include "sap_table.h"
 #include "transmission.h"
 #include "updu_queue.h"

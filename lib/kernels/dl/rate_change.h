@@ -117,8 +117,6 @@
 
 #include "dpdu.h"
 #include "modem_mode.h"
-// The node engine, which runs a rate_policy beside each rate_change, takes it from here.
-#include "rate_policy.h"
 
 #include <cstdint>
 #include <limits>

@@ -125,7 +125,7 @@ struct node_config {
     // The unanswered one was often sent whole into a drop in SNR, and the mode stepped
     // to is a guess: a short probe lets the peer's answer, with its SNR report, choose
     // before another long transmission goes out in a mode the channel may not carry
-    // (issue 25 part 5, docs/node-design.md). 0: off.
+    // (docs/node-design.md, data rate). 0: off.
     double unanswered_probe_s = 20.0;
     // Data with the link request: on first contact, ARQ data ride in the burst that
     // carries our PHYSICAL LINK REQUEST and FULL RESET (our windows reset as we send

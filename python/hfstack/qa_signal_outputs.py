@@ -11,6 +11,8 @@ with and without the output connected; burst_history's vector of the last values
 the radio front end's air, received and symbols outputs for the loopback and file
 kinds."""
 
+import threading
+
 import numpy as np
 import pmt
 from gnuradio import blocks, gr, gr_unittest
@@ -42,6 +44,21 @@ def receive(pdu, seconds, complex_signal=False, with_symbols=True, snr_db=30.0):
     return (None if symbols is None else np.array(symbols.data()),
             [pmt.to_python(info.get_message(i)) for i in range(info.num_messages())],
             [got.get_message(i) for i in range(got.num_messages())])
+
+
+class symbol_sink(gr.sync_block):
+    """Keeps the symbols it is given and says when the first have come: the receiver
+    publishes a burst's burst_info before its symbols leave its work call."""
+
+    def __init__(self):
+        gr.sync_block.__init__(self, "symbol_sink", [np.complex64], None)
+        self.symbols = []
+        self.arrived = threading.Event()
+
+    def work(self, input_items, output_items):
+        self.symbols.extend(input_items[0])
+        self.arrived.set()
+        return len(input_items[0])
 
 
 def phases_of(symbols):
@@ -127,7 +144,7 @@ class qa_signal_outputs(gr_unittest.TestCase):
         R.join(tb, a, b)
         self.assertEqual((R.AIR_PORT, R.RECEIVED_PORT, R.SYMBOLS_PORT), (0, 1, 2))
         received = blocks.vector_sink_f()
-        symbols = blocks.vector_sink_c()
+        symbols = symbol_sink()
         info = recorder()
         tb.connect((b, R.RECEIVED_PORT), received)
         tb.connect((b, R.SYMBOLS_PORT), symbols)
@@ -136,12 +153,14 @@ class qa_signal_outputs(gr_unittest.TestCase):
         try:
             a.tx._post(pmt.intern("in"), burst(bytes(100), 2400, "short"))
             heard = info.wait_for(lambda m: len(m) >= 1)
+            symbols_came = symbols.arrived.wait(timeout=30)
         finally:
             tb.stop()
             tb.wait()
         self.assertTrue(heard)
         self.assertEqual(pmt.to_python(info.messages[0])["mode"], "2400S")
-        self.assertGreater(len(symbols.data()), 0)
+        self.assertTrue(symbols_came)
+        self.assertGreater(len(symbols.symbols), 0)
         x = np.array(received.data())
         self.assertGreater(len(x), int(FS))  # the audio B heard, silence and the burst
         self.assertGreater(np.max(np.abs(x)), 0.1)

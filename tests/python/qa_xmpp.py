@@ -9,7 +9,9 @@
 docs/xmpp.md "Set up two Prosody servers" says), two hfstack-node processes over
 emulated modems (ipc:// air), an hfstack-xmpp bridge beside each, and a slixmpp client
 on each server. While B's bridge is not yet running, alice's message comes back as an
-error with remote-server-timeout; then a message goes each way with its exact body.
+error with remote-server-timeout; then a message goes each way with its exact body; then
+B's server restarts and a message sent meanwhile reaches bob once B's bridge has
+reconnected (--retry).
 Skipped when prosody or slixmpp is not installed (`make deps` installs both)."""
 
 import asyncio
@@ -90,6 +92,8 @@ class qa_xmpp(gr_unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="hfstack-xmpp-")
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.processes = []
+        self.prosody = {}  # domain: (config, c2s port, component port)
+        self.prosody_process = {}
 
     def tearDown(self):
         for p in reversed(self.processes):
@@ -128,11 +132,17 @@ class qa_xmpp(gr_unittest.TestCase):
             f.write(prosody_config(domain, peer, directory, c2s, component))
         subprocess.run(["prosodyctl", "--config", config, "register", user, domain, "pw"],
                        check=True, timeout=START_S, capture_output=True)
-        log = os.path.join(directory, "stderr.log")
+        self.prosody[domain] = (config, c2s, component)
+        self.run_prosody(domain)
+        return c2s, component
+
+    def run_prosody(self, domain):
+        config, c2s, component = self.prosody[domain]
+        log = os.path.join(os.path.dirname(config), "stderr.log")
         p = self.spawn(["prosody", "--config", config, "-F"], log)
         wait_for(f"prosody {domain}", lambda: accepts(c2s) and accepts(component), START_S, p,
-                 os.path.join(directory, "prosody.log"))
-        return c2s, component
+                 os.path.join(os.path.dirname(config), "prosody.log"))
+        self.prosody_process[domain] = p
 
     def start_bridge(self, name, sis_port, component_port, local, peer, peer_node):
         log = os.path.join(self.tmp, f"bridge-{name}.log")
@@ -144,13 +154,16 @@ class qa_xmpp(gr_unittest.TestCase):
                         "--secret-file", secret_file, "--local-domain", local,
                         "--peer", f"{peer}={peer_node}", "--transport", "x2x-slep",
                         "--option", "queue_timeout_s=20", "--option", "retry_s=3",
-                        "--stats-interval", "0"], log)
-
-        def ready():
-            text = tail(log)
-            return f"component {peer} accepted" in text and "bound to the SIS server" in text
-        wait_for(f"bridge {name}", ready, START_S, p, log)
+                        "--retry", "1", "--stats-interval", "0"], log)
+        self.wait_accepted(name, peer, 1)
+        wait_for(f"bridge {name}", lambda: "bound to the SIS server" in tail(log), START_S, p, log)
         return p
+
+    def wait_accepted(self, name, peer, times):
+        log = os.path.join(self.tmp, f"bridge-{name}.log")
+        wait_for(f"bridge {name}'s component {peer} accepted {times} times",
+                 lambda: tail(log).count(f"component {peer} accepted") >= times, START_S,
+                 log=log)
 
     def test_message_each_way_and_bounce(self):
         sis_a, sis_b = self.start_node(1, 2), self.start_node(2, 1)
@@ -192,11 +205,29 @@ class qa_xmpp(gr_unittest.TestCase):
             self.assertEqual(m["body"], "Roger, <out>")
             self.assertEqual(m["from"].bare, "bob@b.example")
 
+        async def across_server_restart():
+            # B's server goes away: its bridge keeps what comes over HF meanwhile and
+            # hands it over once it has reconnected; the server stores it for bob.
+            bob.disconnect()
+            prosody_b = self.prosody_process["b.example"]
+            prosody_b.terminate()
+            prosody_b.wait(timeout=START_S)
+            alice.send_message(mto="bob@b.example", mbody="sent while your server was down",
+                               mtype="chat")
+            self.run_prosody("b.example")
+            self.wait_accepted("b", "a.example", 2)
+            bob_again = chat_client("bob@b.example/hf2", "pw")
+            await online(bob_again, c2s_b)
+            m = await bob_again.next_message(MESSAGE_S)
+            self.assertEqual(m["body"], "sent while your server was down")
+            self.assertEqual(m["from"].bare, "alice@a.example")
+            bob_again.disconnect()
+
         loop.run_until_complete(bounce_while_far_bridge_down())
         self.start_bridge("b", sis_b, comp_b, "b.example", "a.example", "0.0.0.1")
         loop.run_until_complete(each_way())
-        for client in (alice, bob):
-            client.disconnect()
+        loop.run_until_complete(across_server_restart())
+        alice.disconnect()
 
 
 if __name__ == "__main__":

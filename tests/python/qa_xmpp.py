@@ -11,7 +11,7 @@ emulated modems (ipc:// air), an hfstack-xmpp bridge beside each, and a slixmpp 
 on each server. While B's bridge is not yet running, alice's message comes back as an
 error with remote-server-timeout; then a message goes each way with its exact body; then
 B's server restarts and a message sent meanwhile reaches bob once B's bridge has
-reconnected (--retry).
+reconnected (--retry). A message each way over x2x-rcop as well.
 Skipped when prosody or slixmpp is not installed (`make deps` installs both)."""
 
 import asyncio
@@ -144,7 +144,8 @@ class qa_xmpp(gr_unittest.TestCase):
                  os.path.join(os.path.dirname(config), "prosody.log"))
         self.prosody_process[domain] = p
 
-    def start_bridge(self, name, sis_port, component_port, local, peer, peer_node):
+    def start_bridge(self, name, sis_port, component_port, local, peer, peer_node,
+                     transport="x2x-slep"):
         log = os.path.join(self.tmp, f"bridge-{name}.log")
         secret_file = os.path.join(self.tmp, "secret")
         with open(secret_file, "w") as f:
@@ -152,7 +153,7 @@ class qa_xmpp(gr_unittest.TestCase):
         p = self.spawn([*BRIDGE, "--server", f"127.0.0.1:{sis_port}",
                         "--component", f"127.0.0.1:{component_port}",
                         "--secret-file", secret_file, "--local-domain", local,
-                        "--peer", f"{peer}={peer_node}", "--transport", "x2x-slep",
+                        "--peer", f"{peer}={peer_node}", "--transport", transport,
                         "--option", "queue_timeout_s=20", "--option", "retry_s=3",
                         "--retry", "1", "--stats-interval", "0"], log)
         self.wait_accepted(name, peer, 1)
@@ -165,22 +166,44 @@ class qa_xmpp(gr_unittest.TestCase):
                  lambda: tail(log).count(f"component {peer} accepted") >= times, START_S,
                  log=log)
 
-    def test_message_each_way_and_bounce(self):
-        sis_a, sis_b = self.start_node(1, 2), self.start_node(2, 1)
+    def start_servers(self):
+        """Both nodes and both servers; (SIS ports, c2s ports, component ports), A then B."""
+        sis = self.start_node(1, 2), self.start_node(2, 1)
         c2s_a, comp_a = self.start_prosody("a.example", "b.example", "alice")
         c2s_b, comp_b = self.start_prosody("b.example", "a.example", "bob")
-        self.start_bridge("a", sis_a, comp_a, "a.example", "b.example", "0.0.0.2")
-
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self.addCleanup(loop.close)
+        return loop, sis, (c2s_a, c2s_b), (comp_a, comp_b)
+
+    async def online(self, client, port):
+        client.connect(address=("127.0.0.1", port), force_starttls=False,
+                       disable_starttls=True)
+        await asyncio.wait_for(client.online.wait(), START_S)
+
+    async def each_way(self, alice, bob):
+        alice.send_message(mto="bob@b.example", mbody="Position report: all well & on time",
+                           mtype="chat")
+        m = await bob.next_message(MESSAGE_S)
+        self.assertEqual(m["type"], "chat")
+        self.assertEqual(m["body"], "Position report: all well & on time")
+        self.assertEqual(m["from"].bare, "alice@a.example")
+        bob.send_message(mto="alice@a.example/hf", mbody="Roger, <out>", mtype="chat")
+        m = await alice.next_message(MESSAGE_S)
+        self.assertEqual(m["type"], "chat")
+        self.assertEqual(m["body"], "Roger, <out>")
+        self.assertEqual(m["from"].bare, "bob@b.example")
+
+    def test_message_each_way_and_bounce(self):
+        loop, (sis_a, sis_b), (c2s_a, c2s_b), (comp_a, comp_b) = self.start_servers()
+        self.start_bridge("a", sis_a, comp_a, "a.example", "b.example", "0.0.0.2")
         alice = chat_client("alice@a.example/hf", "pw")
         bob = chat_client("bob@b.example/hf", "pw")
+        online = self.online
 
-        async def online(client, port):
-            client.connect(address=("127.0.0.1", port), force_starttls=False,
-                           disable_starttls=True)
-            await asyncio.wait_for(client.online.wait(), START_S)
+        async def each_way():
+            await online(bob, c2s_b)
+            await self.each_way(alice, bob)
 
         async def bounce_while_far_bridge_down():
             await online(alice, c2s_a)
@@ -190,20 +213,6 @@ class qa_xmpp(gr_unittest.TestCase):
             self.assertEqual(m["error"]["condition"], "remote-server-timeout")
             self.assertEqual(m["error"]["type"], "wait")
             self.assertEqual(str(m["from"]), "bob@b.example")
-
-        async def each_way():
-            await online(bob, c2s_b)
-            alice.send_message(mto="bob@b.example", mbody="Position report: all well & on time",
-                               mtype="chat")
-            m = await bob.next_message(MESSAGE_S)
-            self.assertEqual(m["type"], "chat")
-            self.assertEqual(m["body"], "Position report: all well & on time")
-            self.assertEqual(m["from"].bare, "alice@a.example")
-            bob.send_message(mto="alice@a.example/hf", mbody="Roger, <out>", mtype="chat")
-            m = await alice.next_message(MESSAGE_S)
-            self.assertEqual(m["type"], "chat")
-            self.assertEqual(m["body"], "Roger, <out>")
-            self.assertEqual(m["from"].bare, "bob@b.example")
 
         async def across_server_restart():
             # B's server goes away: its bridge keeps what comes over HF meanwhile and
@@ -228,6 +237,22 @@ class qa_xmpp(gr_unittest.TestCase):
         loop.run_until_complete(each_way())
         loop.run_until_complete(across_server_restart())
         alice.disconnect()
+
+    def test_message_each_way_over_x2x_rcop(self):
+        loop, (sis_a, sis_b), (c2s_a, c2s_b), (comp_a, comp_b) = self.start_servers()
+        self.start_bridge("a", sis_a, comp_a, "a.example", "b.example", "0.0.0.2", "x2x-rcop")
+        self.start_bridge("b", sis_b, comp_b, "b.example", "a.example", "0.0.0.1", "x2x-rcop")
+        alice = chat_client("alice@a.example/hf", "pw")
+        bob = chat_client("bob@b.example/hf", "pw")
+
+        async def each_way():
+            await self.online(alice, c2s_a)
+            await self.online(bob, c2s_b)
+            await self.each_way(alice, bob)
+
+        loop.run_until_complete(each_way())
+        for client in (alice, bob):
+            client.disconnect()
 
 
 if __name__ == "__main__":

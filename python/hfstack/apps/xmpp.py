@@ -145,6 +145,13 @@ class connection:
                 n = self.sock.send(self.out)
             except (BlockingIOError, InterruptedError):
                 return
+            except OSError:
+                # Reset or closed by the other end: the next read says so and the
+                # connection is remade (on the SIS side the link fails what was in
+                # flight and the bridge sends it again; stanzas already handed to a
+                # dying component connection are lost, as any TCP write would be).
+                self.out.clear()
+                return
             del self.out[:n]
 
 

@@ -219,7 +219,9 @@ void bind_xmpp(py::module& m)
              py::arg("options"))
         .def(
             "from_component",
-            [](xmpp_bridge& b, const std::string& component, const std::string& stanza,
+            [](xmpp_bridge& b,
+               const std::string& component,
+               const std::string& stanza,
                double now) {
                 b.from_component(component, parse_stanza(stanza, xmpp_ns_component), now);
             },
@@ -296,10 +298,11 @@ void bind_xmpp(py::module& m)
         .def("can_send", &x2x_slep_link::can_send, py::arg("node"))
         .def(
             "send",
-            [](x2x_slep_link& l, uint32_t node, xmpp_stanza_id id,
-               const std::string& wire, double now) {
-                return l.send(node, id, wire, now);
-            },
+            [](x2x_slep_link& l,
+               uint32_t node,
+               xmpp_stanza_id id,
+               const std::string& wire,
+               double now) { return l.send(node, id, wire, now); },
             py::arg("node"),
             py::arg("id"),
             py::arg("wire"),
@@ -347,10 +350,11 @@ void bind_xmpp(py::module& m)
         .def("can_send", &x2x_rcop_link::can_send, py::arg("node"))
         .def(
             "send",
-            [](x2x_rcop_link& l, uint32_t node, xmpp_stanza_id id,
-               const std::string& wire, double now) {
-                return l.send(node, id, wire, now);
-            },
+            [](x2x_rcop_link& l,
+               uint32_t node,
+               xmpp_stanza_id id,
+               const std::string& wire,
+               double now) { return l.send(node, id, wire, now); },
             py::arg("node"),
             py::arg("id"),
             py::arg("wire"),

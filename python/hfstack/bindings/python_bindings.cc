@@ -36,6 +36,8 @@ void bind_dl_spdu(py::module& m);
 void bind_sim(py::module& m);
 // HF-PEP kernel for its Python socket driver, hand-written, in the submodule hfstack.net.
 void bind_net(py::module& m);
+// The XMPP bridge's kernel for hfstack-xmpp, hand-written, in hfstack.net too.
+void bind_xmpp(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -61,6 +63,7 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_sim(sim);
     py::module net = m.def_submodule("net", "HF-PEP over SLEP: the protocol kernel");
     bind_net(net);
+    bind_xmpp(net);
 
     /**************************************/
     // The following comment block is used for

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -356,6 +357,17 @@ class qa_node_app(gr_unittest.TestCase):
                     f"ipc://{missing}/a", "--air-subscribe", f"ipc://{missing}/b"), 1,
                 f"air_publish ipc://{missing}/a: no directory {missing} (create it: "
                 f"mkdir -p {missing})")
+
+    def test_no_usrp_is_said_in_the_users_terms(self):
+        """UHD's own words were `KeyError: No devices found for -----> Empty Device
+        Address`."""
+        if shutil.which("uhd_find_devices") and "-- UHD Device" in subprocess.run(
+                ["uhd_find_devices"], capture_output=True, text=True, timeout=60).stdout:
+            self.skipTest("a USRP is connected")
+        self.assert_one_line_error(
+            run("--kind", "uhd", "--frequency-hz", "7e6", "--sis-port", "0"), 1,
+            "no USRP found for device_args (empty: the first found): uhd_find_devices lists "
+            "the USRPs this host sees; choose one with --device-args")
 
     def test_every_config_problem_at_once_with_file_line_and_suggestion(self):
         with tempfile.TemporaryDirectory() as d:

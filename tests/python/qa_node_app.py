@@ -369,6 +369,21 @@ class qa_node_app(gr_unittest.TestCase):
             "no USRP found for device_args (empty: the first found): uhd_find_devices lists "
             "the USRPs this host sees; choose one with --device-args")
 
+    def test_far_side_pep_says_where_it_listens(self):
+        """A far-side PEP (no listener) logged "HF-PEP, listening " and nothing more."""
+        with started("--kind", "emulator", "--sis-port", "0", "--pep", "--stats-interval",
+                     "0", "--pep-options", "allow_peers=0.0.0.2") as node:
+            deadline = time.monotonic() + 120
+            lines = []
+            for line in node.stderr:  # ends when the node does: the deadline bounds it
+                lines.append(line)
+                if "HF-PEP" in line or time.monotonic() > deadline:
+                    break
+            node.terminate()
+            node.communicate(timeout=60)
+        self.assertTrue(lines[-1].rstrip().endswith("HF-PEP, listening nowhere (far side only)"),
+                        "".join(lines))
+
     def test_every_config_problem_at_once_with_file_line_and_suggestion(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "field.yaml")

@@ -377,7 +377,8 @@ def serve(s, stations, stop, out):
         if st.pep is not None:
             bound = st.pep.open_listeners()
             log.info(f"node {st.address}: HF-PEP, listening "
-                     + ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items()))
+                     + (", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
+                        or "nowhere (far side only)"))
     interval = s["stats_interval"]
     due = time.monotonic() + interval if interval else None
     while not stop.wait(EVENT_POLL_S if due is None else

@@ -5,6 +5,8 @@
 # gr-hfstack: convenience wrapper around CMake for a fresh Debian bookworm machine.
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run every test (GoogleTest + Python QA)
+#   make ip-demo / make pep-demo   two stations in two network namespaces (root), the
+#               commands to try them printed; Ctrl-C removes everything
 # Other targets: deps, build, bench, fuzz, install, clean, format-check,
 # format-check-changed (BASE=main), python-lint, check-install, deb.
 
@@ -28,7 +30,7 @@ DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	dpkg-dev debhelper dh-python fakeroot lintian
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz build test demo bench fuzz install clean format-check \
+.PHONY: all deps deps-fuzz build test demo ip-demo pep-demo bench fuzz install clean format-check \
 	format-check-changed python-lint check-install deb
 
 all: build
@@ -66,6 +68,12 @@ test: build
 demo: build
 	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \
 	    --sis-port 0 --pcap $(BUILD_DIR)/node-a.pcap $(DEMO_ARGS)
+
+# IP over HF (ip-demo) and the HF-PEP (pep-demo) between two network namespaces, on
+# emulated modems; needs root. TESTBED_ARGS passes options, e.g. "--data-rate 2400".
+ip-demo pep-demo: build
+	$(SUDO) env PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-testbed \
+	    $(@:-demo=) $(TESTBED_ARGS)
 
 bench: build
 	$(BUILD_DIR)/bench/bench_deframer

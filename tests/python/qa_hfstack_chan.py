@@ -9,6 +9,7 @@ for, JSON output, clipping, and one-line refusals of bad input."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,6 +125,41 @@ class qa_hfstack_chan(gr_unittest.TestCase):
         done = run(src, dst, "--profile", "awgn", "--snr", "10")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(soundfile.info(dst).subtype, "PCM_16")
+
+    def test_unreadable_input_in_the_words_of_hfstack_modem(self):
+        """hfstack-chan said "System error." (libsndfile) where hfstack-modem said
+        "Permission denied", and "no such file" for a directory."""
+        modem = app_path("hfstack-modem")
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            locked = os.path.join(d, "locked.wav")
+            write_wav(locked, np.zeros(800), 8000)
+            os.chmod(locked, 0o600)
+            folder = os.path.join(d, "folder.wav")
+            os.mkdir(folder)
+            cases = [os.path.join(d, "missing.wav"), folder]
+            # Root reads every file: the unreadable one is tried as nobody.
+            as_nobody = []
+            if os.geteuid() == 0 and shutil.which("setpriv"):
+                as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+                cases.append(locked)
+            elif os.geteuid() != 0:
+                os.chmod(locked, 0)
+                cases.append(locked)
+            for path in cases:
+                with self.subTest(path=path):
+                    said = {}
+                    for name, command in (("hfstack-chan", [APP, path, os.path.join(d, "o.wav")]),
+                                          ("hfstack-modem", [modem, "rx", path])):
+                        done = subprocess.run([*as_nobody, sys.executable, *command],
+                                              capture_output=True, text=True, timeout=120,
+                                              env=dict(os.environ, HOME=d))
+                        self.assertEqual(done.returncode, 2, done.stderr)
+                        prefix = f"{name}: {path}: "
+                        self.assertTrue(done.stderr.startswith(prefix), done.stderr)
+                        said[name] = done.stderr.strip()[len(prefix):]
+                    self.assertEqual(said["hfstack-chan"], said["hfstack-modem"])
+                    self.assertNotIn("System error", said["hfstack-chan"])
 
     def test_bad_input_gives_exit_2_and_one_line(self):
         src = os.path.join(self.d, "in.wav")

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -324,6 +325,64 @@ class qa_node_app(gr_unittest.TestCase):
             for flags, reason in cases:
                 with self.subTest(flags=flags):
                     self.assert_one_line_error(run(*flags), 2, reason)
+
+    def test_binary_and_duplicate_key_configs_are_refused_in_one_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "binary.yaml")
+            with open(binary, "wb") as f:
+                f.write(bytes(range(256)))  # was a UnicodeDecodeError traceback
+            self.assert_one_line_error(run("--config", binary, "--check"), 2,
+                                       "not a YAML text file (byte 128 is not UTF-8 text)")
+            twice = os.path.join(d, "twice.yaml")
+            with open(twice, "w") as f:  # the last one won, silently
+                f.write("address: 0.0.0.1\nsis:\n  port: 5066\n  port: 6000\naddress: 0.0.0.2\n")
+            done = run("--config", twice, "--check")
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(f"{twice}:4: key sis.port given twice (first at line 3", done.stderr)
+            self.assertIn(f"{twice}:5: key address given twice (first at line 1", done.stderr)
+
+    def test_missing_ptt_port_and_ipc_directory_are_named(self):
+        """--check passed a PTT port that does not exist without a word; the run said
+        only "No such file or directory" for an ipc:// address without its directory."""
+        ptt = ("--kind", "audio", "--ptt", "serial:/dev/ttyNOPE:rts")
+        done = run(*ptt, "--check")
+        self.assertEqual(done.returncode, 0, done.stderr)  # the config itself is fine
+        self.assertIn("warning: ptt serial:/dev/ttyNOPE:rts: no serial port /dev/ttyNOPE",
+                      done.stderr)
+        self.assert_one_line_error(run(*ptt), 1, "no serial port /dev/ttyNOPE")
+        with tempfile.TemporaryDirectory() as d:
+            missing = os.path.join(d, "air")
+            self.assert_one_line_error(
+                run("--kind", "emulator", "--sis-port", "0", "--air-publish",
+                    f"ipc://{missing}/a", "--air-subscribe", f"ipc://{missing}/b"), 1,
+                f"air_publish ipc://{missing}/a: no directory {missing} (create it: "
+                f"mkdir -p {missing})")
+
+    def test_no_usrp_is_said_in_the_users_terms(self):
+        """UHD's own words were `KeyError: No devices found for -----> Empty Device
+        Address`."""
+        if shutil.which("uhd_find_devices") and "-- UHD Device" in subprocess.run(
+                ["uhd_find_devices"], capture_output=True, text=True, timeout=60).stdout:
+            self.skipTest("a USRP is connected")
+        self.assert_one_line_error(
+            run("--kind", "uhd", "--frequency-hz", "7e6", "--sis-port", "0"), 1,
+            "no USRP found for device_args (empty: the first found): uhd_find_devices lists "
+            "the USRPs this host sees; choose one with --device-args")
+
+    def test_far_side_pep_says_where_it_listens(self):
+        """A far-side PEP (no listener) logged "HF-PEP, listening " and nothing more."""
+        with started("--kind", "emulator", "--sis-port", "0", "--pep", "--stats-interval",
+                     "0", "--pep-options", "allow_peers=0.0.0.2") as node:
+            deadline = time.monotonic() + 120
+            lines = []
+            for line in node.stderr:  # ends when the node does: the deadline bounds it
+                lines.append(line)
+                if "HF-PEP" in line or time.monotonic() > deadline:
+                    break
+            node.terminate()
+            node.communicate(timeout=60)
+        self.assertTrue(lines[-1].rstrip().endswith("HF-PEP, listening nowhere (far side only)"),
+                        "".join(lines))
 
     def test_every_config_problem_at_once_with_file_line_and_suggestion(self):
         with tempfile.TemporaryDirectory() as d:

@@ -135,12 +135,23 @@ def parse_args(argv):
     return args
 
 
+def readable(path):
+    """usage_error in hfstack-modem's words (the system's) when `path` cannot be read:
+    libsndfile says only "System error." for a file it may not open."""
+    if os.path.isdir(path):
+        raise usage_error(f"{path}: is a directory")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise usage_error(f"{path}: {e.strerror or e}")
+
+
 def wav_info(path):
     """(rate, frames, subtype) of a WAV file of any sample format and channel count
     (soundfile: 8-32-bit PCM and float); the first channel is the signal."""
     import soundfile
-    if not os.path.isfile(path):
-        raise usage_error(f"{path}: no such file")
+    readable(path)
     try:
         info = soundfile.info(path)
     except (RuntimeError, soundfile.LibsndfileError) as e:
@@ -241,8 +252,8 @@ def run(args):
         rate, frames, args.wav_subtype = wav_info(args.input)
     else:
         rate = args.sample_rate
-        if args.input != "-" and not os.path.isfile(args.input):
-            raise usage_error(f"{args.input}: no such file")
+        if args.input != "-":
+            readable(args.input)
     complex_signal = args.format == "c64"
     if args.signal_power is not None:
         signal_power, active_share = args.signal_power, None

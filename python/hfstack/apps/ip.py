@@ -20,7 +20,7 @@ import logging
 import sys
 import time
 
-from ..cli import add_version
+from ..cli import add_version, setup_logging
 from ..hfstack_python import ip_client_option_help
 from ..sis.tcp_link import serve_over_tcp
 from ..tun import ip_client_tun, tun_error
@@ -62,9 +62,14 @@ def parse_args(argv):
     p.add_argument("--check", action="store_true",
                    help="check the options, print the settings as JSON and exit (no device "
                         "is opened, no server contacted)")
+    p.add_argument("--connect-timeout", type=float, default=0.0, metavar="SECONDS",
+                   help="give up (exit 1) when the SIS server has not answered in this many "
+                        "seconds (default 0: wait for it, trying every 5 s)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
     add_version(p)
     a = p.parse_args(argv)
+    if not a.connect_timeout >= 0:
+        raise usage_error("--connect-timeout must be >= 0")
     host, sep, port = a.server.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise usage_error(f"--server must be HOST:PORT, not {a.server!r}")
@@ -92,9 +97,7 @@ def main(argv=None):
     except usage_error as e:
         print(f"hfstack-ip: {e}", file=sys.stderr)
         return 2
-    logging.basicConfig(level={"warn": "WARNING"}.get(a.log_level, a.log_level.upper()),
-                        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
-                        stream=sys.stderr)
+    setup_logging("hfstack-ip", a.log_level)  # the format of every app's log lines
     if a.list_options:
         print(ip_client_option_help(), end="")
         return 0
@@ -130,10 +133,10 @@ def main(argv=None):
                 "ip_client": counters}
 
     try:
-        serve_over_tcp("hfstack-ip", client, a.host, a.port, a.client_id, a.stats_file,
-                       a.stats_interval, statistics,
-                       lambda: log.info("IP client on %s, SIS server %s:%d", client.name,
-                                        a.host, a.port))
+        return serve_over_tcp("hfstack-ip", client, a.host, a.port, a.client_id, a.stats_file,
+                              a.stats_interval, statistics,
+                              lambda: log.info("IP client on %s, SIS server %s:%d", client.name,
+                                               a.host, a.port),
+                              connect_timeout=a.connect_timeout)
     finally:
         client.close()
-    return 0

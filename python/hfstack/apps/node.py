@@ -50,8 +50,8 @@ from gnuradio.hfstack.station import station as station_base
 from gnuradio.hfstack.version import __version__
 
 from .node_config import (CONFIG_KEYS, INTERLEAVER_LETTER, IP_CLIENT_ID, PEP_CLIENT_ID,
-                          PEP_LISTENERS, check_files, config_error, resource_error, settings,
-                          writable)
+                          PEP_LISTENERS, check_files, config_error, device_problems,
+                          resource_error, settings, writable)
 from .node_demo import demo, interrupted
 
 PROG = "hfstack-node"
@@ -377,7 +377,8 @@ def serve(s, stations, stop, out):
         if st.pep is not None:
             bound = st.pep.open_listeners()
             log.info(f"node {st.address}: HF-PEP, listening "
-                     + ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items()))
+                     + (", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
+                        or "nowhere (far side only)"))
     interval = s["stats_interval"]
     due = time.monotonic() + interval if interval else None
     while not stop.wait(EVENT_POLL_S if due is None else
@@ -435,9 +436,17 @@ def main(argv=None):
             why = writable(a.screenshot)
             if why:
                 raise resource_error(f"screenshot {a.screenshot}: {why}")
+        missing = device_problems(s["radio"])
         if a.check:
             print(json.dumps(s, indent=2))
+            # A configuration is checked away from its station too (the example's
+            # /dev/ttyUSB0): what is missing here is said, and the check still passes.
+            for problem in missing:
+                print(f"{PROG}: warning: {problem}; a run here would stop on it",
+                      file=sys.stderr)
             return 0
+        if missing:
+            raise resource_error("\n".join(missing))
         if a.gui:
             from gnuradio.hfstack import gui
             try:

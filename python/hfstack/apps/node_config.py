@@ -93,6 +93,27 @@ def _line_of(node, path):
     return node.start_mark.line + 1
 
 
+def _duplicate_keys(path, node, where=()):
+    """`FILE:LINE: key K given twice (first at line N)` for every mapping key repeated
+    in the composed YAML `node` (PyYAML keeps the last one silently)."""
+    import yaml
+    problems = []
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for k, v in node.value:
+            name = ".".join((*where, str(k.value)))
+            if isinstance(k, yaml.ScalarNode) and k.value in seen:
+                problems.append(f"{path}:{k.start_mark.line + 1}: key {name} given twice "
+                                f"(first at line {seen[k.value]}; only one may stay)")
+            else:
+                seen[k.value] = k.start_mark.line + 1
+            problems += _duplicate_keys(path, v, (*where, str(k.value)))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            problems += _duplicate_keys(path, v, (*where, str(i)))
+    return problems
+
+
 def config_problems(path, text):
     """(document, problems): every problem of the config file at once, each as
     `FILE:LINE: key: what is wrong (valid: ...)` with the nearest valid name."""
@@ -107,6 +128,9 @@ def config_problems(path, text):
     doc = {} if doc is None else doc
     if not isinstance(doc, dict):
         return None, [f"config {path}: expected a mapping of {', '.join(CONFIG_KEYS)}"]
+    duplicates = _duplicate_keys(path, tree)
+    if duplicates:
+        return None, duplicates
     schema = config_schema()
     problems = []
     for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(doc),
@@ -134,10 +158,15 @@ def config_problems(path, text):
 
 def load_config(path):
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise config_error(f"config {path}: {e.strerror}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise config_error(f"config {path}: not a YAML text file (byte {e.start} is not "
+                           "UTF-8 text); give the node's YAML configuration")
     doc, problems = config_problems(path, text)
     if problems:
         raise config_error("\n".join(problems))
@@ -391,3 +420,23 @@ def check_files(s):
                 problems.append(f"{what} {path}: {why}")
     if problems:
         raise resource_error("\n".join(problems))
+
+
+def device_problems(radio):
+    """What can be told of the radio's files without opening them: a PTT serial port
+    that does not exist, an ipc:// address whose directory does not (ZeroMQ says only
+    "No such file or directory")."""
+    problems = []
+    ptt = radio.get("ptt") or ""
+    if ptt.startswith("serial:"):
+        port = radio_frontend.parse_ptt(ptt)[1]
+        if not os.path.exists(port):
+            problems.append(f"ptt {ptt}: no serial port {port} (ls /dev/serial/by-id lists "
+                            "the connected ones)")
+    address = radio.get("air_publish") or ""
+    if address.startswith("ipc://"):
+        directory = os.path.dirname(os.path.abspath(address[len("ipc://"):]))
+        if not os.path.isdir(directory):
+            problems.append(f"air_publish {address}: no directory {directory} (create it: "
+                            f"mkdir -p {directory})")
+    return problems

@@ -11,6 +11,7 @@ Exit status: 0 after SIGINT/SIGTERM, 2 for a bad option (one line saying which),
 when a listening port, the nftables rules or the server address cannot be had.
 """
 
+import json
 import logging
 import sys
 import time
@@ -52,9 +53,17 @@ def parse_args(argv):
     p.add_argument("--stats-interval", type=float, default=10.0,
                    help="seconds between JSON statistics lines (0: only at the end)")
     p.add_argument("--stats", dest="stats_file", help="write them to this file (default stdout)")
+    p.add_argument("--connect-timeout", type=float, default=0.0, metavar="SECONDS",
+                   help="give up (exit 1) when the SIS server has not answered in this many "
+                        "seconds (default 0: wait for it, trying every 5 s)")
+    p.add_argument("--check", action="store_true",
+                   help="check the options, print the settings as JSON and exit (no port is "
+                        "opened, no rule installed, no server contacted)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
     add_version(p)
     a = p.parse_args(argv)
+    if not a.connect_timeout >= 0:
+        raise usage_error("--connect-timeout must be >= 0")
     a.host, a.port = parse_endpoint(a.server, "--server")
     if a.stats_interval < 0:
         raise usage_error("--stats-interval must be >= 0")
@@ -77,6 +86,12 @@ def main(argv=None):
     except (usage_error, proxy_error, ValueError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    if a.check:
+        print(json.dumps({"server": f"{a.host}:{a.port}", "options": a.options,
+                          **{n: getattr(a, n) for n in LISTENERS}, "intercept": a.intercept,
+                          "dns": a.dns, "dns_peer": a.dns_peer, "dns_static": a.dns_static,
+                          "connect_timeout": a.connect_timeout}, indent=2))
+        return 0
     setup_logging(PROG, a.log_level)
     try:
         bound = proxy.open_listeners()
@@ -93,15 +108,15 @@ def main(argv=None):
                 "pep_connections": proxy.connection_statistics()}
 
     try:
-        serve_over_tcp(PROG, proxy, a.host, a.port, a.client_id, a.stats_file, a.stats_interval,
-                       statistics,
-                       lambda: log.info("HF-PEP on SIS server %s:%d, listening %s", a.host, a.port,
-                                        ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
-                                        or "nowhere (far side only)"))
+        return serve_over_tcp(
+            PROG, proxy, a.host, a.port, a.client_id, a.stats_file, a.stats_interval, statistics,
+            lambda: log.info("HF-PEP on SIS server %s:%d, listening %s", a.host, a.port,
+                             ", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
+                             or "nowhere (far side only)"),
+            connect_timeout=a.connect_timeout)
     finally:
         if a.intercept:
             remove_rules()
-    return 0
 
 
 if __name__ == "__main__":

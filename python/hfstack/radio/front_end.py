@@ -606,7 +606,13 @@ class radio(gr.hier_block2):
                     dev.set_gain(gain, 0)
                     dev.set_antenna(antenna, 0)
         except (RuntimeError, LookupError, ValueError) as e:
-            raise device_error(f"USRP {name}: {' '.join(str(e).split())}")
+            text = " ".join(str(e).split())
+            if "No devices found" in text:  # UHD's words name its internals, not the fix
+                raise device_error(
+                    f"no USRP found for device_args {o['device_args'] or '(empty: the first found)'}: "
+                    "uhd_find_devices lists the USRPs this host sees; choose one with "
+                    "--device-args (e.g. \"serial=...\" or \"addr=192.168.10.2\")")
+            raise device_error(f"USRP {name}: {text}")
         for dev, side in ((src, "receive"), (sink, "transmit")):
             actual = dev.get_samp_rate()
             if abs(actual - usrp_rate) > 1e-6 * usrp_rate:

@@ -43,14 +43,15 @@ class sis_tcp_link(gr.basic_block):
         self._thread = None
         self._stop_r = self._stop_w = None
         self._noticed = set()
+        self.connected = threading.Event()  # set at the first connection
         self.message_port_register_in(pmt.intern("sis_in"))
         self.message_port_register_out(pmt.intern("sis_out"))
         self.set_msg_handler(pmt.intern("sis_in"), self._from_client)
 
-    def _notice(self, kind, text):
+    def _notice(self, kind, text, level=logging.WARNING):
         if kind not in self._noticed:
             self._noticed.add(kind)
-            log.warning("%s", text)
+            log.log(level, "%s", text)
 
     def _event(self, event):
         self.message_port_pub(pmt.intern("sis_out"),
@@ -68,8 +69,10 @@ class sis_tcp_link(gr.basic_block):
             sock = self.sock
         if sock is None:
             self.counters["dropped_while_down"] += 1
+            # Part of the wait above when the server has never answered: not a failure.
             self._notice("down", f"SIS server {self.host}:{self.port} not connected: "
-                         "frames from the client are dropped until it is")
+                         "frames from the client are dropped until it is",
+                         logging.WARNING if self.connected.is_set() else logging.INFO)
             return
         try:
             sock.sendall(frame)
@@ -106,9 +109,11 @@ class sis_tcp_link(gr.basic_block):
                 try:
                     sock = socket.create_connection((self.host, self.port), timeout=10)
                 except OSError as e:
+                    # A station may start later: this is waiting, said once, not failing.
                     self._notice(f"connect{getattr(e, 'errno', 0)}",
-                                 f"cannot reach the SIS server at {self.host}:{self.port} ({e}); "
-                                 f"retrying every {self.retry_s:g} s")
+                                 f"waiting for the SIS server at {self.host}:{self.port} "
+                                 f"({e.strerror or e}); trying every {self.retry_s:g} s "
+                                 "(--connect-timeout to give up)", logging.INFO)
                     if self._stopping(self.retry_s):
                         return
                     continue
@@ -117,6 +122,7 @@ class sis_tcp_link(gr.basic_block):
                 with self.lock:
                     self.sock = sock
                 self.counters["connects"] += 1
+                self.connected.set()
                 self._noticed.clear()
                 log.info("connected to the SIS server at %s:%d", self.host, self.port)
                 self._event("connected")
@@ -155,15 +161,18 @@ class sis_tcp_link(gr.basic_block):
 
 
 def serve_over_tcp(name, client, host, port, client_id, stats_file, stats_interval, statistics,
-                   started=None):
+                   started=None, connect_timeout=0.0):
     """A standalone SIS client's main loop (hfstack-ip, hfstack-pep): `client` (a block
     with sis_in/sis_out) joined to the server at host:port, run until SIGINT or SIGTERM;
     statistics(link) -> dict written as a JSON line every stats_interval s (0: only at
-    the end) to stats_file (or stdout). `started()` is called once running."""
+    the end) to stats_file (or stdout). `started()` is called once running. With
+    `connect_timeout` > 0, gives up when no connection was made in that many seconds.
+    Returns the exit status: 0, or 1 after giving up."""
     import json
     import signal
     import sys
     import threading
+    import time
 
     from gnuradio import gr
 
@@ -178,12 +187,29 @@ def serve_over_tcp(name, client, host, port, client_id, stats_file, stats_interv
     tb.start()
     if started is not None:
         started()
+    status = 0
+    deadline = time.monotonic() + connect_timeout if connect_timeout > 0 else None
     try:
-        while not stop.wait(stats_interval or None):
-            out.write(json.dumps(statistics(link)) + "\n")
-            out.flush()
+        while True:
+            wait = stats_interval or None
+            if deadline is not None and not link.connected.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.error("no SIS server at %s:%d after %g s (--connect-timeout); "
+                              "giving up", host, port, connect_timeout)
+                    status = 1
+                    break
+                wait = min(wait or left, left, 0.5)
+            if stop.wait(wait):
+                break
+            if deadline is not None and not link.connected.is_set():
+                continue  # waiting for the server: no statistics line each half second
+            if stats_interval:
+                out.write(json.dumps(statistics(link)) + "\n")
+                out.flush()
     finally:
         tb.stop()
         tb.wait()
         out.write(json.dumps(statistics(link)) + "\n")
         out.flush()
+    return status

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""hfstack-testbed as a user runs it: `ip` and `pep` each started as a process; the
+commands it prints (ping, curl, dig; not the browser) are run as printed and work;
+SIGINT leaves nothing behind (no namespace, no nftables table, no process, no state
+file). A testbed killed with SIGKILL is named stale and removed by the next start; a
+station that dies ends the testbed with status 1, saying which, and removes it too.
+Skips, saying why, where namespaces (or nft, curl, dig) are unavailable."""
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+from gnuradio import gr_unittest
+from gnuradio.hfstack.testbed.pep import unavailable
+
+from test_support import app_path
+
+TAG = f"q{os.getpid() % 10000}"   # not the default names, which a user may be running
+UP_S = 30                          # the issue's promise: a working pair in under 30 s
+
+
+def namespaces():
+    done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+
+
+def nft_tables():
+    done = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True)
+    return set(done.stdout.splitlines())
+
+
+def children(pid):
+    """Every descendant of `pid`."""
+    found, frontier = set(), [pid]
+    while frontier:
+        p = frontier.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        found.update(kids)
+        frontier += kids
+    return found
+
+
+class testbed_process:
+    """hfstack-testbed SCENARIO as a subprocess; `commands` once it is up."""
+
+    def __init__(self, scenario, *extra):
+        self.p = subprocess.Popen([sys.executable, app_path("hfstack-testbed"), scenario,
+                                   "--tag", TAG, "--time-scale", "20", *extra],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out, self.commands = [], []
+        t0 = time.monotonic()
+        for line in self.p.stdout:
+            self.out.append(line)
+            if line.startswith("    ip netns exec"):
+                self.commands.append(line.strip())
+            if "running; Ctrl-C" in line:
+                break
+        self.up_s = time.monotonic() - t0
+        if not self.commands:
+            self.p.kill()
+            raise AssertionError(f"testbed did not come up: {''.join(self.out)}{self.p.stderr.read()}")
+        self.descendants = children(self.p.pid)
+
+    def stop(self, sig=signal.SIGINT):
+        self.p.send_signal(sig)
+        out, err = self.p.communicate(timeout=60)
+        return out, err
+
+
+@unittest.skipIf(unavailable() or not all(shutil.which(t) for t in ("curl", "dig")),
+                 unavailable() or "curl and dig are needed (make test installs them)")
+class qa_hfstack_testbed(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.before_ns, self.before_nft = namespaces(), nft_tables()
+
+    def assert_nothing_left(self, bed):
+        self.assertEqual(namespaces() - self.before_ns, set())
+        self.assertEqual(nft_tables(), self.before_nft)
+        alive = [p for p in bed.descendants if os.path.exists(f"/proc/{p}")
+                 and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+        self.assertEqual(alive, [])
+        self.assertFalse(os.path.exists(f"/run/hfstack-testbed/{bed.scenario}{TAG}.json"))
+        self.assertFalse(os.path.exists(f"/etc/netns/hfpb{TAG}"))
+
+    def run_printed(self, bed):
+        """Each printed command but the browser, as printed; returns their outputs."""
+        outputs = {}
+        for command in bed.commands:
+            if "chromium" in command:
+                continue
+            done = subprocess.run(shlex.split(command), capture_output=True, text=True,
+                                  timeout=120)
+            self.assertEqual(done.returncode, 0, f"{command}: {done.stdout}{done.stderr}")
+            outputs[command] = done.stdout
+        return outputs
+
+    def check_outputs(self, outputs, tools):
+        self.assertEqual({c.split()[4] for c in outputs}, set(tools))
+        for command, out in outputs.items():
+            tool = command.split()[4]
+            if tool == "ping":
+                self.assertIn(" 0% packet loss", out)
+            elif tool == "curl":
+                self.assertIn("<html", out.lower(), command)
+            elif tool == "dig":
+                self.assertEqual(out.split(), ["10.99.0.1"])
+
+    def scenario(self, name, tools):
+        bed = testbed_process(name)
+        bed.scenario = name
+        try:
+            self.assertLess(bed.up_s, UP_S)
+            self.assertTrue(any("chromium" in c for c in bed.commands))
+            self.check_outputs(self.run_printed(bed), tools)
+        finally:
+            out, err = bed.stop()
+        self.assertEqual(bed.p.returncode, 0, err)
+        self.assertIn("removed the", out)
+        self.assert_nothing_left(bed)
+
+    def test_ip(self):
+        self.scenario("ip", ("ping", "curl", "dig"))
+
+    def test_pep(self):
+        self.scenario("pep", ("curl", "dig"))  # ping: no IP route across, by design
+
+    def test_killed_testbed_is_removed_at_next_start(self):
+        bed = testbed_process("pep")
+        bed.scenario = "pep"
+        bed.p.kill()
+        bed.p.wait()
+        self.assertTrue(namespaces() - self.before_ns)  # what a SIGKILL leaves
+        again = testbed_process("pep")
+        again.scenario = "pep"
+        out, err = again.stop()
+        self.assertIn("removing a stale pep testbed", err)
+        self.assertEqual(again.p.returncode, 0, err)
+        bed.descendants |= again.descendants
+        self.assert_nothing_left(bed)
+
+    def test_station_crash_ends_and_removes_the_testbed(self):
+        bed = testbed_process("pep")
+        bed.scenario = "pep"
+        done = subprocess.run(["ip", "netns", "pids", f"hfpb{TAG}"], capture_output=True,
+                              text=True)
+        nodes = [int(p) for p in done.stdout.split()
+                 if b"apps.node" in open(f"/proc/{p}/cmdline", "rb").read()]
+        self.assertEqual(len(nodes), 1)
+        os.kill(nodes[0], signal.SIGKILL)
+        out, err = bed.p.communicate(timeout=60)
+        self.assertEqual(bed.p.returncode, 1)
+        self.assertIn("station B (hfstack-node", err)
+        self.assert_nothing_left(bed)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_hfstack_testbed)

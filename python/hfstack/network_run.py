@@ -42,11 +42,12 @@ def add_options(p):
     g = p.add_argument_group("network")
     g.add_argument("--nodes", type=int, default=4,
                    help=f"nodes on the channel, 2..{sim.max_network_nodes()} (default 4)")
-    g.add_argument("--preset", choices=sim.network_preset_names(), default="hub-spoke",
+    g.add_argument("--preset", choices=sim.network_preset_names() + ["none"],
+                   default="hub-spoke",
                    help="traffic: hub-spoke (node 0 and every other node, bulk both ways), "
                         "mesh (chat between every pair), bulk (one bulk transfer beside "
-                        "chat), broadcast (non-ARQ to all beside acknowledged unicast); "
-                        "default hub-spoke")
+                        "chat), broadcast (non-ARQ to all beside acknowledged unicast), "
+                        "none (only --chat); default hub-spoke")
     g.add_argument("--traffic", metavar="FILE.json",
                    help="traffic and per-pair paths from a file instead of --preset "
                         "(format: docs/networks.md)")
@@ -54,6 +55,9 @@ def add_options(p):
                    help="preset: bytes of every bulk flow (default 0: until --duration)")
     g.add_argument("--messages", type=int, default=10,
                    help="preset: messages of every chat and broadcast flow (default 10)")
+    g.add_argument("--chat", metavar="A-B", action="append", default=[],
+                   help="add a chat flow: node A asks, node B answers, --messages messages "
+                        "of 100 bytes, one at a time (repeatable)")
     g.add_argument("--hidden", metavar="A-B,...",
                    help="pairs of nodes that cannot hear each other, e.g. 1-2,3-4")
     g.add_argument("--mode", default="2400S", help="STANAG 4539 mode (default 2400S)")
@@ -175,16 +179,33 @@ def read_traffic(path):
     return nodes, paths, flows
 
 
+def node_pair(item, option):
+    a, sep, b = item.strip().partition("-")
+    if not sep or not a.isdigit() or not b.isdigit():
+        raise ValueError(f"{option}: '{item}' is not a pair A-B of node numbers")
+    return int(a), int(b)
+
+
 def hidden_pairs(text):
     paths = []
     for item in text.split(","):
-        a, sep, b = item.strip().partition("-")
-        if not sep or not a.isdigit() or not b.isdigit():
-            raise ValueError(f"--hidden: '{item}' is not a pair A-B of node numbers")
         p = sim.network_path()
-        p.from_node, p.to_node, p.hears = int(a), int(b), False
+        p.from_node, p.to_node = node_pair(item, "--hidden")
+        p.hears = False
         paths.append(p)
     return paths
+
+
+def chat_flows(items, messages):
+    flows = []
+    for item in items:
+        f = sim.network_flow()
+        f.kind = sim.flow_kind.chat
+        f.from_node, f.to_node = node_pair(item, "--chat")
+        f.message_bytes = 100
+        f.messages = messages
+        flows.append(f)
+    return flows
 
 
 def config_from(args):
@@ -201,7 +222,11 @@ def config_from(args):
         nodes = file_nodes if file_nodes is not None else nodes
     c.nodes = nodes
     if not args.traffic:
-        flows = sim.network_preset(args.preset, nodes, args.bytes, args.messages)
+        flows = ([] if args.preset == "none" else
+                 sim.network_preset(args.preset, nodes, args.bytes, args.messages))
+    flows = flows + chat_flows(args.chat, args.messages)
+    if not flows:
+        raise ValueError("no traffic: --preset none needs --chat")
     if args.hidden:
         paths = paths + hidden_pairs(args.hidden)
     c.paths = paths

@@ -99,6 +99,7 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
                 (traffic({"nodes": 3, "flows": [{"kind": "fax", "from": 0, "to": 1}]}),
                  "unknown flow kind 'fax'"),
                 (run("--hidden", "1-9"), "path 0 names node 9"),
+                (run("--preset", "none"), "no traffic: --preset none needs --chat"),
             ]
         for r, reason in cases:
             self.assertEqual(r.returncode, 2, r.stdout)

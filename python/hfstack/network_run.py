@@ -30,6 +30,7 @@ unless "one_way": "hears": false (a hidden-terminal pair), "snr" (dB), "profile"
 import json
 import math
 
+from gnuradio.hfstack import modes
 from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
 
@@ -209,6 +210,9 @@ def chat_flows(items, messages):
 
 
 def config_from(args):
+    problem = "/" not in args.mode and modes.mode_problem(args.mode)
+    if problem:
+        raise ValueError(f"--mode {args.mode}: {problem}")
     c = sim.network_scenario_config()
     c.mode = args.mode
     c.duration_s = args.duration

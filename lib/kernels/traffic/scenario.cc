@@ -25,6 +25,13 @@ namespace {
 
 constexpr uint32_t client_id = 1;
 
+double utilisation(uint64_t bytes, double seconds, double bps)
+{
+    return seconds > 0 ? double(bytes) * 8.0 / (bps * seconds) : 0.0;
+}
+
+} // namespace
+
 dl::node_config node_config_for(const scenario_config& c, size_t index)
 {
     dl::node_config n;
@@ -49,13 +56,6 @@ dl::node_config node_config_for(const scenario_config& c, size_t index)
     };
     return n;
 }
-
-double utilisation(uint64_t bytes, double seconds, double bps)
-{
-    return seconds > 0 ? double(bytes) * 8.0 / (bps * seconds) : 0.0;
-}
-
-} // namespace
 
 phy::waveform_timing waveform_for(const std::string& mode_name)
 {

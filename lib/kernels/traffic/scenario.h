@@ -149,6 +149,8 @@ scenario_result run_scenario(const scenario_config& c,
 // fastest Table C-5 rate at or below their own, with the mode's timing.
 dl::modem_mode node_mode_for(const std::string& mode_name);
 bool node_carries_by_name(const std::string& mode_name);
+// Node index's configuration in a run of c (address index + 1, c's mode and options).
+dl::node_config node_config_for(const scenario_config& c, size_t index);
 phy::waveform_timing waveform_for(const std::string& mode_name);
 
 } // namespace sim

@@ -18,6 +18,8 @@ hour takes well under a second; a seed gives the same run every time.
   hfstack-sim sweep --param snr --values 8,10,12,15,20 --mode 1200S --profile poor
   hfstack-sim sweep --param updu-size --values 64,128,256,512,1024,2048 --mode 1200S
   hfstack-sim reproduce --csv anchors.csv
+  hfstack-sim network --nodes 8 --preset hub-spoke --mode 2400S --duration 600
+  hfstack-sim network --traffic net.json --json -
 """
 
 import argparse
@@ -27,6 +29,7 @@ import time
 
 from gnuradio.hfstack import cli
 from gnuradio.hfstack import modes
+from gnuradio.hfstack import network_run
 from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
 
@@ -367,6 +370,9 @@ def main(argv=None):
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="ours against published")
     p.add_argument("--quiet", action="store_true")
+    p = sub.add_parser("network", help="N nodes (2-32) on one channel: per-flow and per-node "
+                                       "figures, fairness (docs/networks.md)")
+    network_run.add_options(p)
     try:
         args = parser.parse_args(argv)
     except cli.usage_error as e:
@@ -377,11 +383,11 @@ def main(argv=None):
         print("STANAG 5069:", " ".join(sim.wideband_mode_names()))
         return 0
     if not args.command:
-        print(f"{PROG}: choose a command: ping, throughput, sweep or reproduce", file=sys.stderr)
+        print(f"{PROG}: choose a command: ping, throughput, sweep, reproduce or network", file=sys.stderr)
         return 2
     try:
         return {"ping": cmd_ping, "throughput": cmd_throughput, "sweep": cmd_sweep,
-                "reproduce": cmd_reproduce}[args.command](args)
+                "reproduce": cmd_reproduce, "network": network_run.run}[args.command](args)
     except (ValueError, RuntimeError, OSError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2

@@ -6,7 +6,8 @@
 
 /* Python bindings of the simulator (traffic/scenario.h) and the test client
  * (traffic/test_client.h), in the submodule hfstack.sim: hfstack-sim runs scenarios,
- * hfstack-console drives the same test client over a live SIS connection.
+ * hfstack-console drives the same test client over a live SIS connection; network runs
+ * (traffic/network_scenario.h) for hfstack-sim network.
  * Hand-written: these kernels are not public block headers. */
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -16,6 +17,7 @@
 #include "phy/s4539_modes.h"
 #include "phy/waveform_modes.h"
 #include "traffic/ip_host.h"
+#include "traffic/network_scenario.h"
 #include "traffic/pep_host.h"
 #include "traffic/scenario.h"
 #include "traffic/test_client.h"
@@ -46,6 +48,65 @@ py::dict air_dict(const node_stats& s)
     d["lost_other"] = s.lost_other;
     d["lost_preamble"] = s.lost_preamble;
     d["bits_flipped"] = s.bits_flipped;
+    return d;
+}
+
+py::dict network_result_dict(const network_result& r)
+{
+    py::dict d;
+    d["nominal_bps"] = r.nominal_bps;
+    d["end_time_s"] = r.end_time_s;
+    d["completed"] = r.completed;
+    d["aggregate_bps"] = r.aggregate_bps;
+    d["occupancy"] = r.occupancy;
+    d["jain_bulk"] = r.jain_bulk;
+    d["worst_bulk_share"] = r.worst_bulk_share;
+    d["collisions"] = r.network.collisions;
+    d["transmissions"] = r.network.transmissions;
+    d["bursts_lost"] = r.network.bursts_lost;
+    py::list flows;
+    for (const auto& f : r.flows) {
+        py::dict e;
+        e["kind"] = flow_kind_name(f.flow.kind);
+        e["from"] = f.flow.from;
+        if (f.flow.kind != flow_kind::broadcast)
+            e["to"] = f.flow.to;
+        else
+            e["to"] = py::none();
+        e["messages_sent"] = f.messages_sent;
+        e["bytes_sent"] = f.bytes_sent;
+        e["messages_delivered"] = f.messages_delivered;
+        e["bytes_delivered"] = f.bytes_delivered;
+        e["duplicates"] = f.duplicates;
+        e["throughput_bps"] = f.throughput_bps;
+        e["first_delivery_s"] = f.first_delivery_s;
+        e["latency_p50_s"] = f.latency_p50_s;
+        e["latency_p90_s"] = f.latency_p90_s;
+        e["latency_p99_s"] = f.latency_p99_s;
+        e["latency_max_s"] = f.latency_max_s;
+        e["round_trip_p50_s"] = f.round_trip_p50_s;
+        e["round_trips"] = f.round_trips_s.size();
+        e["round_trips_lost"] = f.round_trips_lost;
+        flows.append(e);
+    }
+    d["flows"] = flows;
+    py::list nodes;
+    for (size_t k = 0; k < r.nodes.size(); ++k) {
+        const auto& n = r.nodes[k];
+        py::dict e;
+        e["node"] = k;
+        e["address"] = n.address;
+        e["bytes_delivered"] = n.bytes_delivered;
+        e["link_setups"] = n.link_setups;
+        e["link_failures"] = n.link_failures;
+        e["transmissions"] = n.air.transmissions;
+        e["air_time_s"] = n.air.air_time_s;
+        e["occupancy"] = n.occupancy;
+        e["collisions"] = n.air.collisions;
+        e["lost_outage"] = n.air.lost_outage;
+        nodes.append(e);
+    }
+    d["nodes"] = nodes;
     return d;
 }
 
@@ -267,6 +328,70 @@ void bind_sim(py::module& m)
             d["bits_flipped"] = r.network.bits_flipped;
             return d;
         });
+
+    py::enum_<flow_kind>(m, "flow_kind")
+        .value("bulk", flow_kind::bulk)
+        .value("chat", flow_kind::chat)
+        .value("broadcast", flow_kind::broadcast);
+    m.def("flow_kind_by_name", &flow_kind_by_name, py::arg("name"));
+    py::class_<network_flow>(m, "network_flow", "One flow of a network run")
+        .def(py::init<>())
+        .def_readwrite("kind", &network_flow::kind)
+        .def_readwrite("from_node", &network_flow::from)
+        .def_readwrite("to_node", &network_flow::to)
+        .def_readwrite("bytes", &network_flow::bytes)
+        .def_readwrite("message_bytes", &network_flow::message_bytes)
+        .def_readwrite("messages", &network_flow::messages)
+        .def_readwrite("interval_s", &network_flow::interval_s)
+        .def_readwrite("start_s", &network_flow::start_s);
+    py::class_<network_path>(m, "network_path", "One pair's path of a network run")
+        .def(py::init<>())
+        .def_readwrite("from_node", &network_path::from)
+        .def_readwrite("to_node", &network_path::to)
+        .def_readwrite("both_ways", &network_path::both_ways)
+        .def_readwrite("hears", &network_path::hears)
+        .def_readwrite("channel", &network_path::channel);
+    py::class_<network_scenario_config>(
+        m, "network_scenario_config", "A network run (traffic/network_scenario.h)")
+        .def(py::init<>())
+        .def_readwrite("nodes", &network_scenario_config::nodes)
+        .def_readwrite("mode", &network_scenario_config::mode)
+        .def_readwrite("max_transmission_s", &network_scenario_config::max_transmission_s)
+        .def_readwrite("node_options", &network_scenario_config::node_options)
+        .def_readwrite("radio", &network_scenario_config::radio)
+        .def_readwrite("channel", &network_scenario_config::channel)
+        .def_readwrite("paths", &network_scenario_config::paths)
+        .def_readwrite("flows", &network_scenario_config::flows)
+        .def_readwrite("chat_timeout_s", &network_scenario_config::chat_timeout_s)
+        .def_readwrite("duration_s", &network_scenario_config::duration_s)
+        .def_readwrite("seed", &network_scenario_config::seed);
+    m.def("max_network_nodes", [] { return max_network_nodes; });
+    m.def("network_preset",
+          &network_preset,
+          py::arg("name"),
+          py::arg("nodes"),
+          py::arg("bytes") = 0,
+          py::arg("messages") = 10,
+          "The flows of a preset (hub-spoke, mesh, bulk, broadcast)");
+    m.def("network_preset_names", &network_preset_names);
+    m.def("jain_index", &jain_index, py::arg("values"));
+    m.def(
+        "validate_network",
+        [](const network_scenario_config& c) { validate(c); },
+        py::arg("config"),
+        "Raises ValueError naming what is wrong with the network");
+    m.def(
+        "run_network",
+        [](const network_scenario_config& c) {
+            network_result r;
+            {
+                py::gil_scoped_release release;
+                r = run_network(c);
+            }
+            return network_result_dict(r);
+        },
+        py::arg("config"),
+        "Runs a network in virtual time; returns its figures as a dict");
 
     m.def("run_scenario",
           &run_scenario,

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""apps/hfstack-sim network: the JSON document of a hub-and-spoke run, a traffic file
+with a hidden pair, CSV rows, and a one-line reason for a bad network."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from gnuradio import gr_unittest
+
+from test_support import app_path
+
+APP = app_path("hfstack-sim")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, APP, "network", *args], capture_output=True,
+                          text=True, timeout=300, env=os.environ)
+
+
+class qa_hfstack_sim_network(gr_unittest.TestCase):
+
+    def test_hub_and_spoke_json(self):
+        r = run("--nodes", "4", "--bytes", "10k", "--duration", "86400", "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["config"]["nodes"], 4)
+        self.assertEqual(doc["config"]["preset"], "hub-spoke")
+        s = doc["summary"]
+        self.assertTrue(s["completed"])
+        self.assertGreater(s["aggregate_bps"], 0)
+        self.assertLessEqual(s["jain_bulk"], 1.0)
+        self.assertGreater(s["jain_bulk"], 0.0)
+        self.assertEqual(len(doc["flows"]), 6)  # both ways on three spokes
+        for f in doc["flows"]:
+            self.assertEqual(f["kind"], "bulk")
+            self.assertEqual(f["bytes_delivered"], 10000)
+            self.assertEqual(f["duplicates"], 0)
+            self.assertEqual(f["sent"], f["delivered"])
+            self.assertLessEqual(f["latency_p50_s"], f["latency_p99_s"])
+        self.assertEqual([n["node"] for n in doc["nodes"]], [0, 1, 2, 3])
+        to_hub = sum(f["bytes_delivered"] for f in doc["flows"] if f["to"] == 0)
+        self.assertEqual(doc["nodes"][0]["bytes_delivered"], to_hub)
+        self.assertGreater(sum(n["link_setups"] for n in doc["nodes"]), 0)
+        # Same seed, same document.
+        again = json.loads(run("--nodes", "4", "--bytes", "10k", "--duration", "86400",
+                               "--json", "-").stdout)
+        self.assertEqual(again, doc)
+
+    def test_traffic_file_with_a_hidden_pair_and_csv(self):
+        traffic = {"nodes": 3,
+                   "paths": [{"from": 1, "to": 2, "hears": False}],
+                   "flows": [{"kind": "bulk", "from": 1, "to": 0, "bytes": 20000},
+                             {"kind": "bulk", "from": 2, "to": 0, "bytes": 20000},
+                             {"kind": "chat", "from": 0, "to": 1, "messages": 2}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "net.json")
+            with open(path, "w") as f:
+                json.dump(traffic, f)
+            r = run("--traffic", path, "--duration", "86400", "--csv", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        flows = [row for row in rows if row["row"] == "flow"]
+        nodes = [row for row in rows if row["row"] == "node"]
+        self.assertEqual(len(flows), 3)
+        self.assertEqual(len(nodes), 3)
+        self.assertEqual(flows[2]["kind"], "chat")
+        self.assertGreater(sum(int(n["collisions"]) for n in nodes), 0)
+
+    def test_bad_networks_are_refused_in_one_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            def traffic(doc):
+                path = os.path.join(d, "t.json")
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+                return run("--traffic", path)
+
+            cases = [
+                (run("--nodes", "40"), "nodes must be 2..32, not 40"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 5}]}),
+                 "flow 0 names node 5, but the network has nodes 0..2"),
+                (traffic({"nodes": 3, "paths": [{"from": 0, "to": 1, "hears": False,
+                                                 "snr": 10}],
+                          "flows": [{"from": 0, "to": 1}]}),
+                 "'hears': false contradicts 'snr'"),
+                (traffic({"nodes": 3, "paths": [{"from": 0, "to": 1},
+                                                {"from": 1, "to": 0, "hears": False}],
+                          "flows": [{"from": 0, "to": 1}]}),
+                 "path 1 sets the path 1 -> 0 a second time"),
+                (traffic({"nodes": 3, "flows": [{"kind": "fax", "from": 0, "to": 1}]}),
+                 "unknown flow kind 'fax'"),
+                (run("--hidden", "1-9"), "path 0 names node 9"),
+                (run("--preset", "none"), "no traffic: --preset none needs --chat"),
+            ]
+        for r, reason in cases:
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertIn(reason, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertTrue(r.stderr.startswith("hfstack-sim: "), r.stderr)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_hfstack_sim_network)

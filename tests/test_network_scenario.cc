@@ -1,0 +1,210 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// HF network runs (traffic/network_scenario.h): agreement with the two-node scenario,
+// exactly-once delivery across a hub, hidden terminals, the fairness index, and one-line
+// refusals of bad networks.
+#include "traffic/network_scenario.h"
+#include "traffic/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+using namespace gr::hfstack;
+using namespace gr::hfstack::sim;
+
+namespace {
+
+network_scenario_config hub_spoke(unsigned nodes, uint64_t bytes)
+{
+    network_scenario_config c;
+    c.nodes = nodes;
+    c.mode = "2400S";
+    c.flows = network_preset("hub-spoke", nodes, bytes);
+    c.duration_s = 24 * 3600;
+    return c;
+}
+
+// The message of the std::invalid_argument c raises ("" if none).
+std::string refusal(const network_scenario_config& c)
+{
+    try {
+        validate(c);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+// One bulk flow between two nodes is the two-node throughput scenario: the engine sees
+// the same U_PDUs at the same instants over the same seeded channel.
+TEST(NetworkScenario, TwoNodesDeliverWhatTheTwoNodeScenarioDelivers)
+{
+    channel_config lossy;
+    lossy.ber = 2e-5;
+    scenario_config s;
+    s.test = test_kind::throughput;
+    s.mode = "2400S";
+    s.channel = lossy;
+    s.duration_s = 300;
+    s.seed = 7;
+    const scenario_result two = run_scenario(s);
+
+    network_scenario_config n;
+    n.nodes = 2;
+    n.mode = "2400S";
+    n.channel = lossy;
+    n.duration_s = 300;
+    n.seed = 7;
+    network_flow f;
+    f.kind = flow_kind::bulk;
+    f.from = 0;
+    f.to = 1;
+    n.flows = { f };
+    const network_result net = run_network(n);
+
+    ASSERT_EQ(two.flows.size(), 1u);
+    ASSERT_EQ(net.flows.size(), 1u);
+    EXPECT_GT(two.flows[0].bytes_delivered, 0u);
+    EXPECT_EQ(net.flows[0].bytes_delivered, two.flows[0].bytes_delivered);
+    EXPECT_EQ(net.network.transmissions, two.network.transmissions);
+    EXPECT_DOUBLE_EQ(net.end_time_s, two.end_time_s);
+}
+
+TEST(NetworkScenario, HubAndSpokeDeliversEveryMessageExactlyOnce)
+{
+    const network_result r = run_network(hub_spoke(4, 20'000));
+    ASSERT_TRUE(r.completed);
+    ASSERT_EQ(r.flows.size(), 6u);
+    uint64_t to_hub = 0;
+    for (const auto& f : r.flows) {
+        EXPECT_EQ(f.bytes_sent, 20'000u);
+        EXPECT_EQ(f.bytes_delivered, 20'000u);
+        EXPECT_EQ(f.messages_delivered, f.messages_sent);
+        EXPECT_EQ(f.duplicates, 0u);
+        EXPECT_LE(f.latency_p50_s, f.latency_p99_s);
+        if (f.flow.to == 0)
+            to_hub += f.bytes_delivered;
+    }
+    EXPECT_EQ(r.nodes[0].bytes_delivered, to_hub);
+    EXPECT_GT(r.jain_bulk, 0.5);
+    EXPECT_LE(r.jain_bulk, 1.0);
+    EXPECT_GT(r.occupancy, 0.0);
+    EXPECT_LE(r.occupancy, 1.0);
+    // Deterministic: the same inputs give the same run.
+    const network_result again = run_network(hub_spoke(4, 20'000));
+    EXPECT_DOUBLE_EQ(again.end_time_s, r.end_time_s);
+    EXPECT_EQ(again.network.transmissions, r.network.transmissions);
+}
+
+// Two ships that cannot hear each other both talk to the shore station: their bursts
+// overlap at the hub. With every pair in earshot carrier sense keeps most of them apart
+// (the node's channel access still lets a few link set-ups collide).
+TEST(NetworkScenario, HiddenTerminalsCollideWhereAFullyConnectedNetDoesNot)
+{
+    auto c = hub_spoke(3, 30'000);
+    c.flows.clear();
+    for (size_t ship : { 1, 2 }) {
+        network_flow f;
+        f.kind = flow_kind::bulk;
+        f.from = ship;
+        f.to = 0;
+        f.bytes = 30'000;
+        c.flows.push_back(f);
+    }
+    const network_result connected = run_network(c);
+    network_path hidden;
+    hidden.from = 1;
+    hidden.to = 2;
+    hidden.hears = false;
+    c.paths = { hidden };
+    const network_result with_hidden = run_network(c);
+    ASSERT_TRUE(connected.completed);
+    ASSERT_TRUE(with_hidden.completed);
+    EXPECT_GT(with_hidden.network.collisions, 2 * connected.network.collisions);
+    EXPECT_GT(with_hidden.end_time_s, connected.end_time_s);
+    EXPECT_GT(with_hidden.nodes[0].air.collisions, 0u);
+}
+
+TEST(NetworkScenario, JainIndexOfKnownVectors)
+{
+    EXPECT_DOUBLE_EQ(jain_index({ 5, 5, 5, 5 }), 1.0);
+    EXPECT_DOUBLE_EQ(jain_index({ 1, 0, 0, 0 }), 0.25);
+    // (1 + 2 + 3)^2 / (3 (1 + 4 + 9)) = 36 / 42
+    EXPECT_DOUBLE_EQ(jain_index({ 1, 2, 3 }), 36.0 / 42.0);
+    EXPECT_DOUBLE_EQ(jain_index({}), 1.0);
+}
+
+TEST(NetworkScenario, MeshAndBroadcastPresetsRun)
+{
+    network_scenario_config c;
+    c.nodes = 4;
+    c.flows = network_preset("mesh", 4, 0, 2);
+    c.duration_s = 24 * 3600;
+    network_result r = run_network(c);
+    ASSERT_TRUE(r.completed);
+    ASSERT_EQ(r.flows.size(), 6u);
+    for (const auto& f : r.flows) {
+        EXPECT_EQ(f.round_trips_s.size() + f.round_trips_lost, 2u);
+        EXPECT_EQ(f.duplicates, 0u);
+    }
+
+    c.flows = network_preset("broadcast", 4, 10'000, 3);
+    r = run_network(c);
+    ASSERT_TRUE(r.completed);
+    ASSERT_EQ(r.flows.size(), 2u);
+    EXPECT_EQ(r.flows[0].messages_sent, 3u);
+    // Three receivers; non-ARQ has no repair for a broadcast that collides with the
+    // acknowledged unicast.
+    EXPECT_GT(r.flows[0].messages_delivered, 0u);
+    EXPECT_LE(r.flows[0].messages_delivered, 9u);
+    EXPECT_EQ(r.flows[0].duplicates, 0u);
+    EXPECT_EQ(r.flows[1].bytes_delivered, 10'000u);
+}
+
+TEST(NetworkScenario, BadNetworksAreRefusedInOneLine)
+{
+    auto c = hub_spoke(4, 1000);
+    c.nodes = 33;
+    EXPECT_EQ(refusal(c), "nodes must be 2..32, not 33");
+    EXPECT_THROW(network_preset("hub-spoke", 40), std::invalid_argument);
+    EXPECT_THROW(network_preset("ring", 4), std::invalid_argument);
+
+    c = hub_spoke(4, 1000);
+    c.flows[1].to = 9;
+    EXPECT_EQ(refusal(c), "flow 1 names node 9, but the network has nodes 0..3");
+
+    c = hub_spoke(4, 1000);
+    network_path p;
+    p.from = 0;
+    p.to = 7;
+    c.paths = { p };
+    EXPECT_EQ(refusal(c), "path 0 names node 7, but the network has nodes 0..3");
+
+    // Contradictory: the same directed path set twice.
+    c = hub_spoke(4, 1000);
+    p.to = 2;
+    network_path q = p;
+    q.from = 2;
+    q.to = 0;
+    q.both_ways = false;
+    q.hears = false;
+    c.paths = { p, q };
+    EXPECT_EQ(refusal(c), "path 1 sets the path 2 -> 0 a second time");
+
+    c = hub_spoke(4, 1000);
+    c.flows[0].to = c.flows[0].from;
+    EXPECT_EQ(refusal(c), "flow 0 goes from node 0 to itself");
+
+    for (const auto& c2 : { c }) {
+        const std::string m = refusal(c2);
+        EXPECT_EQ(m.find('\n'), std::string::npos);
+    }
+}

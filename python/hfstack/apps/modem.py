@@ -55,12 +55,20 @@ naming the least.
   hfstack-modem tx --mode WN12/6kHz/US --input msg.bin w6.wav       # 48000 Hz real
   hfstack-modem rx w6.wav --bandwidth 6
   hfstack-modem ber --modes WN12/48kHz/US --snr 31 --sample-rate 96000  # a USRP's rate
+  hfstack-modem tx --mode WN12/48kHz/US --input f.bin rec.sigmf-meta  # SigMF, 153600 Hz
+  hfstack-modem rx rec.sigmf-meta --output g.bin
+  hfstack-modem rx usrp.cfile --sample-rate 250000 --bandwidth 24 --centre-frequency 14.98e6 \
+      --carrier-frequency 15e6                                       # uhd_rx_cfile's cf32
   hfstack-modem --list-modes                                         # every mode and reading
 
 tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
 after; samples beyond 16 bits are clipped and counted). rx finds every burst in a WAV
 file (any rate from 4 kHz up), reports its mode, SNR, frequency offset and bytes, and
-exits 1 when it finds none. ber sends seeded random bytes in bursts of about 10 s of air
+exits 1 when it finds none. Complex baseband carries every mode: tx writes it when
+the output is named .sigmf-meta (SigMF, --datatype cf32_le or ci16_le) or .cf32, .cfile,
+.fc32, .ci16, .sc16 (raw), at 4 samples a symbol unless --sample-rate says; rx reads
+SigMF's rate, centre and mode from its metadata, a raw file's from --sample-rate,
+--centre-frequency and --bandwidth. ber sends seeded random bytes in bursts of about 10 s of air
 time, back to back, through the HF channel simulator (ITU-R F.1487, SNR in the mode's
 bandwidth: 3 kHz, or the STANAG 5069 mode's) at
 complex baseband, and counts the bits that come back wrong: a burst not received counts

@@ -90,6 +90,7 @@ import numpy as np
 import pmt
 
 from gnuradio import blocks, gr
+from gnuradio import filter as gr_filter
 from gnuradio import hfstack
 from gnuradio.hfstack import cli
 from gnuradio.hfstack import iq_file
@@ -103,6 +104,7 @@ SILENCE_S = 0.2           # tx: silence before and after the transmission in the
 # and two units of the mode (rx: of the longest listened for).
 RX_TAIL_S = 1.0
 RX_PIECE_S = 0.1          # the receiver's input is padded with silence to whole pieces
+RX_MAX_RATE = 1e6         # the receiver's front end takes up to 1 MHz: faster IQ is decimated
 MAX_AIR_S = 600.0         # tx: longest transmission written (bounds memory)
 CHUNK = 1 << 16
 # Every mode the modem blocks send and receive: STANAG 4539's slowest first (the
@@ -680,15 +682,19 @@ def run_rx_iq(args):
         where = f" {offset:+g} Hz off its centre" if offset else ""
         raise usage_error(f"{args.input}: {rate:g} Hz complex samples cannot carry the "
                           f"{args.bandwidth} kHz band ({2 * half_band:g} Hz){where}")
+    # A radio's rate above the receiver's (a USRP's 2 MHz, say): low-passed and decimated
+    # by a whole number once the carrier is on 0 Hz.
+    decimation = int(math.ceil(rate / RX_MAX_RATE))
+    rx_rate = rate / decimation
     try:
-        rx = make_receiver(rate, True, args.listen, rx_settings(args))
+        rx = make_receiver(rx_rate, True, args.listen, rx_settings(args))
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"{args.input}: {rate:g} Hz: {e}")
     frames = rec.samples
     if frames > 2 ** 31 - 1 - 12 * rate:
         raise usage_error(f"{args.input}: too long ({frames} samples)")
     longest_s = longest_unit_s(args.listen, args.bandwidth)
-    piece = piece_of(rate)
+    piece = piece_of(rx_rate) * decimation
     total = -(-(frames + int((RX_TAIL_S + 2 * longest_s) * rate)) // piece) * piece
     tb = gr.top_block()
     if rec.datatype == "ci16_le":
@@ -702,7 +708,12 @@ def run_rx_iq(args):
     got = blocks.message_debug()
     tb.connect(*source, (mux, 0))
     tb.connect(blocks.null_source(gr.sizeof_gr_complex), (mux, 1))
-    tb.connect(mux, blocks.head(gr.sizeof_gr_complex, total), rx)
+    if decimation > 1:
+        taps = gr_filter.firdes.low_pass(1.0, rate, 0.4 * rx_rate, 0.1 * rx_rate)
+        tb.connect(mux, gr_filter.fir_filter_ccf(decimation, taps),
+                   blocks.head(gr.sizeof_gr_complex, total // decimation), rx)
+    else:
+        tb.connect(mux, blocks.head(gr.sizeof_gr_complex, total), rx)
     tb.msg_connect((rx, "out"), (got, "store"))
     tb.run()
     return report_bursts(args, got, f"{args.input} ({frames / rate:.2f} s at {rate:g} Hz complex)",

@@ -122,17 +122,17 @@ class qa_hfstack_iq(gr_unittest.TestCase):
     def test_chan_passes_a_sigmf_recording_through_the_channel(self):
         meta = self.path("clean.sigmf-meta")
         self.tx("WN6/12kHz/US", meta, "--datatype", "ci16_le")
-        # The SNR asked for, measured where the signal is (AWGN: a fading burst this short
-        # has its own power).
+        # The SNR asked for, in the annotated mode's 12 kHz, measured where the signal is
+        # (AWGN: a fading burst this short has its own power).
         noisy = self.path("noisy.sigmf-meta")
-        done = run(CHAN, meta, noisy, "--profile", "awgn", "--snr", "20", "--noise-bandwidth", "12000",
-                   "--json")
+        done = run(CHAN, meta, noisy, "--profile", "awgn", "--snr", "20", "--json")
         self.assertEqual(done.returncode, 0, done.stderr)
         report = json.loads(done.stdout)
-        self.assertEqual((report["format"], report["sample_rate_hz"]), ("sigmf", 38400))
+        self.assertEqual((report["format"], report["sample_rate_hz"], report["noise_bandwidth_hz"]),
+                         ("sigmf", 38400, 12000))
         self.assertAlmostEqual(report["snr_measured_db"], 20, delta=0.5)
         faded = self.path("faded.sigmf-meta")
-        done = run(CHAN, meta, faded, "--profile", "good", "--snr", "30", "--noise-bandwidth", "12000")
+        done = run(CHAN, meta, faded, "--profile", "good", "--snr", "30")
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(meta) as f, open(faded) as g:
             before, after = json.load(f), json.load(g)

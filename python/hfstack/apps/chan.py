@@ -14,7 +14,7 @@ reports what it did and the SNR it measured.
 
   hfstack-chan in.wav out.wav --profile poor --snr 10
   hfstack-chan in.c64 out.c64 --format c64 --sample-rate 9600 --profile flutter --snr 15
-  hfstack-chan in.sigmf-meta out.sigmf-meta --profile poor --snr 20 --noise-bandwidth 48000
+  hfstack-chan in.sigmf-meta out.sigmf-meta --profile poor --snr 20   # SNR in the mode's band
   hfstack-chan in.wav out.wav --paths '0:0:0:1,2:-3:0:1' --snr 12 --freq-offset 20
   hfstack-chan --list-profiles
 
@@ -98,8 +98,9 @@ def parse_args(argv):
                    help="channel preset (see --list-profiles; default poor = 2 ms, 1 Hz)")
     p.add_argument("--paths", help="custom paths 'delay_ms:power_db:shift_hz:spread_hz,...' (overrides --profile)")
     p.add_argument("--snr", type=finite_float, help="SNR in dB in the noise bandwidth (default: no noise)")
-    p.add_argument("--noise-bandwidth", type=finite_float, default=3000.0,
-                   help="bandwidth the SNR is measured in, Hz (default 3000)")
+    p.add_argument("--noise-bandwidth", type=finite_float,
+                   help="bandwidth the SNR is measured in, Hz (default 3000, or the bandwidth of "
+                        "the modem mode a SigMF recording's annotations name)")
     p.add_argument("--signal-power", type=finite_float,
                    help="mean power of the signal while present (default: measured from the input)")
     p.add_argument("--freq-offset", type=finite_float, default=0.0, help="carrier frequency offset, Hz")
@@ -250,6 +251,19 @@ def finish_output(args, float_path, rate, complex_signal):
     return samples, clipped
 
 
+def annotated_bandwidth_hz(rec):
+    """The bandwidth of the modem modes the annotations name (hfstack-modem tx's label),
+    when they name one; else None."""
+    from gnuradio.hfstack import sim
+    widths = set()
+    for label in rec.labels():
+        known = sim.modem_mode(label.strip())
+        if known is not None:
+            name = known[2]
+            widths.add(1000.0 * (int(name.split("/")[1][:-3]) if name.startswith("WN") else 3))
+    return widths.pop() if len(widths) == 1 else None
+
+
 def write_sigmf(args, data, rate):
     """The output recording: the input's datatype, centre frequency and annotations (the
     channel keeps every sample where it was)."""
@@ -275,10 +289,14 @@ def run(args):
         except iq_file.iq_error as e:
             raise usage_error(str(e))
         rate = args.recording.sample_rate
+        if args.noise_bandwidth is None:
+            args.noise_bandwidth = annotated_bandwidth_hz(args.recording)
     else:
         rate = args.sample_rate
         if args.input != "-" and not os.path.isfile(args.input):
             raise usage_error(f"{args.input}: no such file")
+    if args.noise_bandwidth is None:
+        args.noise_bandwidth = 3000.0
     complex_signal = args.format in ("c64", "sigmf")
     if args.signal_power is not None:
         signal_power, active_share = args.signal_power, None

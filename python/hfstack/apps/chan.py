@@ -6,13 +6,15 @@
 #
 """hfstack-chan: run a recording through the HF channel simulator (ITU-R F.1487).
 
-Like codec2's `ch`: reads a WAV file (16-bit PCM mono) or raw samples, sends them
+Like codec2's `ch`: reads a WAV file (16-bit PCM mono), a SigMF recording
+(.sigmf-meta, complex cf32_le or ci16_le, its rate from the metadata) or raw samples, sends them
 through the hf_channel block (Watterson paths, noise at an SNR measured in 3 kHz,
 frequency and sample-rate offsets) and writes the result in the same format, then
 reports what it did and the SNR it measured.
 
   hfstack-chan in.wav out.wav --profile poor --snr 10
   hfstack-chan in.c64 out.c64 --format c64 --sample-rate 9600 --profile flutter --snr 15
+  hfstack-chan in.sigmf-meta out.sigmf-meta --profile poor --snr 20   # SNR in the mode's band
   hfstack-chan in.wav out.wav --paths '0:0:0:1,2:-3:0:1' --snr 12 --freq-offset 20
   hfstack-chan --list-profiles
 
@@ -36,10 +38,13 @@ import numpy as np
 from gnuradio import blocks, gr
 from gnuradio import hfstack
 from gnuradio.hfstack import cli
+from gnuradio.hfstack import iq_file
 
 log = logging.getLogger("hfstack-chan")
 
-FORMATS = ("wav", "s16", "f32", "c64")
+FORMATS = ("wav", "s16", "f32", "c64", "sigmf")
+# Other names of complex float raw samples (uhd_rx_cfile's among them).
+C64_EXTENSIONS = ("cf32", "cfile", "fc32")
 WINDOW_S = 0.02
 ACTIVE_BELOW_LOUDEST_DB = 30.0
 CHUNK = 1 << 16
@@ -93,8 +98,9 @@ def parse_args(argv):
                    help="channel preset (see --list-profiles; default poor = 2 ms, 1 Hz)")
     p.add_argument("--paths", help="custom paths 'delay_ms:power_db:shift_hz:spread_hz,...' (overrides --profile)")
     p.add_argument("--snr", type=finite_float, help="SNR in dB in the noise bandwidth (default: no noise)")
-    p.add_argument("--noise-bandwidth", type=finite_float, default=3000.0,
-                   help="bandwidth the SNR is measured in, Hz (default 3000)")
+    p.add_argument("--noise-bandwidth", type=finite_float,
+                   help="bandwidth the SNR is measured in, Hz (default 3000, or the bandwidth of "
+                        "the modem mode a SigMF recording's annotations name)")
     p.add_argument("--signal-power", type=finite_float,
                    help="mean power of the signal while present (default: measured from the input)")
     p.add_argument("--freq-offset", type=finite_float, default=0.0, help="carrier frequency offset, Hz")
@@ -102,7 +108,8 @@ def parse_args(argv):
     p.add_argument("--max-delay", type=finite_float, default=20.0, help="delay line length, ms (default 20)")
     p.add_argument("--seed", type=int, default=1, help="seed of fading and noise (default 1)")
     p.add_argument("--format", choices=FORMATS,
-                   help="wav (16-bit mono), s16 or f32 (real raw), c64 (complex float raw); default from the name")
+                   help="wav (16-bit mono), s16 or f32 (real raw), c64 (complex float raw: also "
+                        ".cf32, .cfile, .fc32), sigmf (.sigmf-meta); default from the name")
     cli.add_renamed(p, "--sample-rate", "--rate", type=finite_float, help="sample rate of raw input, Hz")
     p.add_argument("--json", action="store_true", help="report as JSON on standard output (not with - output)")
     p.add_argument("--list-profiles", action="store_true", help="list the presets and exit")
@@ -115,12 +122,18 @@ def parse_args(argv):
         args.format = "wav" if args.input.lower().endswith(".wav") else None
         if args.format is None:
             ext = os.path.splitext(args.input)[1].lstrip(".").lower()
+            if iq_file.kind_of(args.input) == "sigmf":
+                ext = "sigmf"
+            elif ext in C64_EXTENSIONS:
+                ext = "c64"
             if ext not in FORMATS:
-                raise usage_error("give --format (wav, s16, f32 or c64) for this input")
+                raise usage_error("give --format (wav, s16, f32, c64 or sigmf) for this input")
             args.format = ext
+    if (args.format == "sigmf") != (iq_file.kind_of(args.output or "") == "sigmf"):
+        raise usage_error("a SigMF recording goes to a SigMF one: name both .sigmf-meta")
     if args.format == "wav" and "-" in (args.input, args.output):
         raise usage_error("standard input and output take raw formats only")
-    if args.format != "wav" and args.sample_rate is None:
+    if args.format not in ("wav", "sigmf") and args.sample_rate is None:
         raise usage_error("raw input needs --sample-rate")
     if args.sample_rate is not None and not args.sample_rate > 0:
         raise usage_error("--sample-rate must be > 0")
@@ -163,6 +176,9 @@ def wav_info(path):
 
 def chunks(args):
     """The input as numpy chunks: float32 (real, WAV scaled to +-1) or complex64."""
+    if args.format == "sigmf":
+        yield from iq_file.chunks(args.recording, CHUNK)
+        return
     if args.format == "wav":
         import soundfile
         for block in soundfile.blocks(args.input, blocksize=CHUNK, dtype="float32",
@@ -184,7 +200,7 @@ def active_power(args, rate):
     samples."""
     window = max(1, int(rate * WINDOW_S))
     powers = []
-    rest = np.zeros(0, dtype=np.complex64 if args.format == "c64" else np.float32)
+    rest = np.zeros(0, dtype=np.complex64 if args.format in ("c64", "sigmf") else np.float32)
     for x in chunks(args):
         x = np.concatenate([rest, x])
         n = len(x) // window * window
@@ -208,6 +224,8 @@ def finish_output(args, float_path, rate, complex_signal):
     samples, clipped = 0, 0
     data = np.memmap(float_path, dtype="<c8" if complex_signal else "<f4", mode="r") \
         if os.path.getsize(float_path) else np.zeros(0, dtype=np.float32)
+    if args.format == "sigmf":
+        return write_sigmf(args, data, rate)
     if not (args.format in ("wav", "s16") or args.output == "-"):
         return len(data), 0
     float_wav = args.format == "wav" and args.wav_subtype in ("FLOAT", "DOUBLE")
@@ -244,17 +262,53 @@ def finish_output(args, float_path, rate, complex_signal):
     return samples, clipped
 
 
+def annotated_bandwidth_hz(rec):
+    """The bandwidth of the modem modes the annotations name (hfstack-modem tx's label),
+    when they name one; else None."""
+    from gnuradio.hfstack import sim
+    widths = set()
+    for label in rec.labels():
+        known = sim.modem_mode(label.strip())
+        if known is not None:
+            name = known[2]
+            widths.add(1000.0 * (int(name.split("/")[1][:-3]) if name.startswith("WN") else 3))
+    return widths.pop() if len(widths) == 1 else None
+
+
+def write_sigmf(args, data, rate):
+    """The output recording: the input's datatype, centre frequency and annotations (the
+    channel keeps every sample where it was)."""
+    rec = args.recording
+    out = iq_file.writer(args.output, rec.datatype, rate, rec.centre_hz,
+                         f"hfstack-chan {args.profile if args.paths is None else 'custom'}")
+    for k in range(0, len(data), CHUNK):
+        out.write(data[k:k + CHUNK])
+    out.annotations = rec.annotations
+    out.close()
+    return out.samples, out.clipped
+
+
 def run(args):
     if args.list_profiles:
         print("\n".join(PROFILES))
         return 0
     if args.format == "wav":
         rate, frames, args.wav_subtype = wav_info(args.input)
+    elif args.format == "sigmf":
+        try:
+            args.recording = iq_file.read(args.input, args.sample_rate)
+        except iq_file.iq_error as e:
+            raise usage_error(str(e))
+        rate = args.recording.sample_rate
+        if args.noise_bandwidth is None:
+            args.noise_bandwidth = annotated_bandwidth_hz(args.recording)
     else:
         rate = args.sample_rate
         if args.input != "-":
             readable(args.input)
-    complex_signal = args.format == "c64"
+    if args.noise_bandwidth is None:
+        args.noise_bandwidth = 3000.0
+    complex_signal = args.format in ("c64", "sigmf")
     if args.signal_power is not None:
         signal_power, active_share = args.signal_power, None
     else:
@@ -277,7 +331,7 @@ def run(args):
     tb = gr.top_block()
     item = gr.sizeof_gr_complex if complex_signal else gr.sizeof_float
     name_in = "/dev/stdin" if args.input == "-" else args.input
-    sixteen_bit = args.format in ("wav", "s16")
+    sixteen_bit = args.format in ("wav", "s16", "sigmf")  # sigmf: a written copy
     direct = not sixteen_bit and args.output != "-"
     out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
     float_path = args.output if direct else tempfile.NamedTemporaryFile(
@@ -291,6 +345,11 @@ def run(args):
             head = [blocks.file_source(gr.sizeof_float, wav_path, False)]
         elif args.format == "s16":
             head = [blocks.file_source(gr.sizeof_short, name_in, False), blocks.short_to_float(1, 32768.0)]
+        elif args.format == "sigmf" and args.recording.datatype == "ci16_le":
+            head = [blocks.file_source(gr.sizeof_short, args.recording.data_path, False),
+                    blocks.interleaved_short_to_complex(False, False, iq_file.CI16_FULL_SCALE)]
+        elif args.format == "sigmf":
+            head = [blocks.file_source(item, args.recording.data_path, False)]
         else:
             head = [blocks.file_source(item, name_in, False)]
         sink = blocks.file_sink(item, float_path, False)
@@ -299,6 +358,8 @@ def run(args):
         tb.run()
         sink.close()
         samples_out, clipped = finish_output(args, float_path, rate, complex_signal)
+    except iq_file.iq_error as e:
+        raise usage_error(str(e))
     except OSError as e:
         raise usage_error(f"{args.output}: {e.strerror or e}")
     finally:

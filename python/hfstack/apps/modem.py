@@ -55,12 +55,20 @@ naming the least.
   hfstack-modem tx --mode WN12/6kHz/US --input msg.bin w6.wav       # 48000 Hz real
   hfstack-modem rx w6.wav --bandwidth 6
   hfstack-modem ber --modes WN12/48kHz/US --snr 31 --sample-rate 96000  # a USRP's rate
+  hfstack-modem tx --mode WN12/48kHz/US --input f.bin rec.sigmf-meta  # SigMF, 153600 Hz
+  hfstack-modem rx rec.sigmf-meta --output g.bin
+  hfstack-modem rx usrp.cfile --sample-rate 250000 --bandwidth 24 --centre-frequency 14.98e6 \
+      --carrier-frequency 15e6                                       # uhd_rx_cfile's cf32
   hfstack-modem --list-modes                                         # every mode and reading
 
 tx writes one transmission to a WAV file (16-bit PCM mono, 0.2 s of silence before and
 after; samples beyond 16 bits are clipped and counted). rx finds every burst in a WAV
 file (any rate from 4 kHz up), reports its mode, SNR, frequency offset and bytes, and
-exits 1 when it finds none. ber sends seeded random bytes in bursts of about 10 s of air
+exits 1 when it finds none. Complex baseband carries every mode: tx writes it when
+the output is named .sigmf-meta (SigMF, --datatype cf32_le or ci16_le) or .cf32, .cfile,
+.fc32, .ci16, .sc16 (raw), at 4 samples a symbol unless --sample-rate says; rx reads
+SigMF's rate, centre and mode from its metadata, a raw file's from --sample-rate,
+--centre-frequency and --bandwidth. ber sends seeded random bytes in bursts of about 10 s of air
 time, back to back, through the HF channel simulator (ITU-R F.1487, SNR in the mode's
 bandwidth: 3 kHz, or the STANAG 5069 mode's) at
 complex baseband, and counts the bits that come back wrong: a burst not received counts
@@ -82,8 +90,10 @@ import numpy as np
 import pmt
 
 from gnuradio import blocks, gr
+from gnuradio import filter as gr_filter
 from gnuradio import hfstack
 from gnuradio.hfstack import cli
+from gnuradio.hfstack import iq_file
 from gnuradio.hfstack import modes
 from gnuradio.hfstack import sim
 
@@ -94,6 +104,7 @@ SILENCE_S = 0.2           # tx: silence before and after the transmission in the
 # and two units of the mode (rx: of the longest listened for).
 RX_TAIL_S = 1.0
 RX_PIECE_S = 0.1          # the receiver's input is padded with silence to whole pieces
+RX_MAX_RATE = 1e6         # the receiver's front end takes up to 1 MHz: faster IQ is decimated
 MAX_AIR_S = 600.0         # tx: longest transmission written (bounds memory)
 CHUNK = 1 << 16
 # Every mode the modem blocks send and receive: STANAG 4539's slowest first (the
@@ -159,6 +170,16 @@ def default_audio_rate(bandwidth_khz):
         return 8000
     least = 2 * (300 + 500 * bandwidth_khz) + 1.35 * 800 * bandwidth_khz
     return next(r for r in (48000, 96000, 192000) if r >= least)
+
+
+def default_iq_rate(bandwidth_khz):
+    """Complex baseband's default rate: 4 samples a symbol, the receiver's own (9600 Hz at
+    3 kHz, 3200 Hz per kHz above), so neither end resamples."""
+    return 9600 if bandwidth_khz == 3 else int(sim.s5069_sample_rate(bandwidth_khz))
+
+
+def symbol_rate_of(bandwidth_khz):
+    return 2400.0 if bandwidth_khz == 3 else 800.0 * bandwidth_khz
 
 
 def mode_name(text):
@@ -354,7 +375,18 @@ def run_tx(args):
         raise usage_error(f"--level must be in (0, 1], not {args.level:g}")
     check_writable(args.output, "output")
     settings = tx_settings(args)
-    tx = make_transmitter(args.sample_rate, False, args.mode, args.level, settings)
+    if iq_file.kind_of(args.output):
+        return run_tx_iq(args, data, source, settings)
+    if args.datatype is not None or args.centre_frequency is not None:
+        raise usage_error("--datatype and --centre-frequency are an IQ recording's "
+                          "(.sigmf-meta or raw .cf32, .ci16), not a WAV file's")
+    try:
+        tx = make_transmitter(args.sample_rate, False, args.mode, args.level, settings)
+    except usage_error as e:
+        if bandwidth_of(args.mode) <= 6:
+            raise
+        raise usage_error(f"{e}; a WAV file holds 3 and 6 kHz modes: name the output .sigmf-meta, "
+                          f".cf32 or .ci16 for complex baseband")
 
     # The transmitter's real output goes to a float file; it is then clipped (and
     # counted) to 16 bits on the way into the WAV: GNU Radio's WAV sink would wrap.
@@ -401,6 +433,62 @@ def run_tx(args):
         print(f"{PROG}: {args.mode}, {len(data)} bytes, {length / args.sample_rate:.3f} s of air time, "
               f"{samples} samples at {args.sample_rate} Hz in {args.output}"
               + (f"; {clipped} samples clipped" if clipped else ""), file=sys.stderr)
+    return 0
+
+
+def run_tx_iq(args, data, source, settings):
+    """tx to complex baseband: SigMF (cf32_le or ci16_le) or raw samples, the signal
+    centred on 0 Hz (SigMF: on --centre-frequency, written in its captures)."""
+    kind = iq_file.kind_of(args.output)
+    datatype = args.datatype or (iq_file.raw_datatype(args.output) if kind == "raw" else "cf32_le")
+    if kind == "raw" and args.centre_frequency is not None:
+        raise usage_error(f"{args.output}: a raw recording keeps no centre frequency; "
+                          f"write SigMF (.sigmf-meta) to keep --centre-frequency")
+    tx = make_transmitter(args.sample_rate, True, args.mode, args.level, settings)
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    complex_path, out = None, None
+    try:
+        with tempfile.NamedTemporaryFile(prefix="hfstack-modem-", suffix=".cf32", dir=out_dir,
+                                         delete=False) as f:
+            complex_path = f.name
+        sink = blocks.file_sink(gr.sizeof_gr_complex, complex_path, False)
+        sink.set_unbuffered(False)
+        length = transmission_samples(tx, args.sample_rate, args.mode, data, sink,
+                                      gr.sizeof_gr_complex, preamble_extra_s(args.mode, settings))
+        sink.close()
+        signal = np.memmap(complex_path, dtype="<c8", mode="r")[:length]
+        silence = np.zeros(int(round(SILENCE_S * args.sample_rate)), dtype=np.complex64)
+        out = iq_file.writer(args.output, datatype, float(args.sample_rate), args.centre_frequency,
+                             f"{PROG} tx {args.mode}, {len(data)} bytes")
+        out.write(silence)
+        for k in range(0, length, CHUNK):
+            out.write(signal[k:k + CHUNK])
+        out.write(silence)
+        out.annotate(len(silence), length, args.mode, 1000.0 * bandwidth_of(args.mode),
+                     args.centre_frequency)
+        out.close()
+        del signal
+    except iq_file.iq_error as e:
+        raise usage_error(str(e))
+    except OSError as e:
+        raise usage_error(f"{args.output}: {e.strerror or e}")
+    finally:
+        if complex_path is not None and os.path.exists(complex_path):
+            os.unlink(complex_path)
+    samples = length + 2 * len(silence)
+    report = {"mode": args.mode, "data_rate": MODES[args.mode][0], "interleaver": MODES[args.mode][1],
+              "source": source, "output": args.output, "format": kind, "datatype": datatype,
+              "bytes": len(data), "air_time_s": round(length / args.sample_rate, 4),
+              "sample_rate_hz": args.sample_rate, "centre_frequency_hz": args.centre_frequency,
+              "level": args.level, "samples": samples, "clipped": out.clipped}
+    if is_5069(args.mode) or MODES[args.mode][0] >= 3200:
+        report["s5069_settings"] = settings
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{PROG}: {args.mode}, {len(data)} bytes, {length / args.sample_rate:.3f} s of air time, "
+              f"{samples} complex samples ({datatype}) at {args.sample_rate} Hz in {args.output}"
+              + (f"; {out.clipped} numbers clipped" if out.clipped else ""), file=sys.stderr)
     return 0
 
 
@@ -485,6 +573,13 @@ def run_rx(args):
         return run_rx_sound_card(args)
     if os.path.isdir(args.input):
         raise usage_error(f"{args.input}: is a directory")
+    if iq_file.kind_of(args.input):
+        return run_rx_iq(args)
+    if args.sample_rate is not None or args.centre_frequency is not None \
+            or args.carrier_frequency is not None:
+        raise usage_error("--sample-rate, --centre-frequency and --carrier-frequency are an IQ "
+                          "recording's (.sigmf-meta or raw .cf32, .cfile, .ci16), not a WAV file's")
+    settle_bandwidth(args, 3)
     rate, frames = wav_info(args.input)
     if frames == 0:
         raise usage_error(f"{args.input}: no samples")
@@ -526,7 +621,109 @@ def run_rx(args):
                          {"input": args.input, "sample_rate_hz": rate, "samples": frames})
 
 
+def settle_bandwidth(args, bandwidth_khz):
+    """--bandwidth, else the recording's; and the standards listened for at it."""
+    if args.bandwidth is None:
+        args.bandwidth = bandwidth_khz
+    if args.listen is None:
+        args.listen = "both" if args.bandwidth == 3 else "5069"
+
+
+def recording_bandwidth(args, rec):
+    """The bandwidth the SigMF annotations' modem modes name (3 kHz when none does);
+    --bandwidth has to agree with them."""
+    named = {}
+    for label in rec.labels():
+        known = sim.modem_mode(label.strip())
+        if known is not None:
+            named.setdefault(bandwidth_of(known[2]), known[2])
+    for a in rec.annotations:  # a mode's band edges must span its bandwidth
+        known = sim.modem_mode(str(a.get("core:label", "")).strip())
+        if known is not None and "core:freq_lower_edge" in a:
+            width = a["core:freq_upper_edge"] - a["core:freq_lower_edge"]
+            if abs(width - 1000.0 * bandwidth_of(known[2])) > 1.0:
+                raise usage_error(f"{args.input}: the annotation of {known[2]} spans {width:g} Hz, "
+                                  f"not its {bandwidth_of(known[2])} kHz")
+    if args.bandwidth is not None:
+        if named and args.bandwidth not in named:
+            raise usage_error(f"{args.input}: --bandwidth {args.bandwidth} contradicts the "
+                              f"recording's {' and '.join(named.values())}")
+        return args.bandwidth
+    if len(named) > 1:
+        raise usage_error(f"{args.input}: the recording holds modes of "
+                          f"{' and '.join(f'{b} kHz' for b in sorted(named))}: give --bandwidth")
+    return next(iter(named), 3)
+
+
+def run_rx_iq(args):
+    """rx of complex baseband: SigMF or raw (a uhd_rx_cfile's, --sample-rate given), the
+    signal on --carrier-frequency (default: the recording's annotation, else its centre)
+    shifted to 0 Hz."""
+    if args.gui:
+        raise usage_error("--gui shows WAV files and sound cards; an IQ recording is received "
+                          "without it")
+    try:
+        rec = iq_file.read(args.input, args.sample_rate, args.centre_frequency)
+    except iq_file.iq_error as e:
+        raise usage_error(str(e))
+    settle_bandwidth(args, recording_bandwidth(args, rec))
+    check_writable(args.output, "--output")
+    rate = rec.sample_rate
+    carrier = args.carrier_frequency
+    if carrier is None and rec.centre_hz is not None:
+        carrier = rec.band_centre_hz()
+    if carrier is not None and rec.centre_hz is None:
+        raise usage_error(f"{args.input}: --carrier-frequency needs the recording's centre "
+                          f"(--centre-frequency, or SigMF's core:frequency)")
+    offset = 0.0 if carrier is None else carrier - rec.centre_hz
+    # Half the RRC-0.35 band either side of the carrier must lie inside the recording.
+    half_band = 0.5 * 1.35 * symbol_rate_of(args.bandwidth)
+    if abs(offset) + half_band > rate / 2:
+        where = f" {offset:+g} Hz off its centre" if offset else ""
+        raise usage_error(f"{args.input}: {rate:g} Hz complex samples cannot carry the "
+                          f"{args.bandwidth} kHz band ({2 * half_band:g} Hz){where}")
+    # A radio's rate above the receiver's (a USRP's 2 MHz, say): low-passed and decimated
+    # by a whole number once the carrier is on 0 Hz.
+    decimation = int(math.ceil(rate / RX_MAX_RATE))
+    rx_rate = rate / decimation
+    try:
+        rx = make_receiver(rx_rate, True, args.listen, rx_settings(args))
+    except (ValueError, RuntimeError) as e:
+        raise usage_error(f"{args.input}: {rate:g} Hz: {e}")
+    frames = rec.samples
+    if frames > 2 ** 31 - 1 - 12 * rate:
+        raise usage_error(f"{args.input}: too long ({frames} samples)")
+    longest_s = longest_unit_s(args.listen, args.bandwidth)
+    piece = piece_of(rx_rate) * decimation
+    total = -(-(frames + int((RX_TAIL_S + 2 * longest_s) * rate)) // piece) * piece
+    tb = gr.top_block()
+    if rec.datatype == "ci16_le":
+        source = [blocks.file_source(gr.sizeof_short, rec.data_path, False),
+                  blocks.interleaved_short_to_complex(False, False, iq_file.CI16_FULL_SCALE)]
+    else:
+        source = [blocks.file_source(gr.sizeof_gr_complex, rec.data_path, False)]
+    if offset:
+        source.append(blocks.rotator_cc(-2 * math.pi * offset / rate))
+    mux = blocks.stream_mux(gr.sizeof_gr_complex, [frames, total - frames])
+    got = blocks.message_debug()
+    tb.connect(*source, (mux, 0))
+    tb.connect(blocks.null_source(gr.sizeof_gr_complex), (mux, 1))
+    if decimation > 1:
+        taps = gr_filter.firdes.low_pass(1.0, rate, 0.4 * rx_rate, 0.1 * rx_rate)
+        tb.connect(mux, gr_filter.fir_filter_ccf(decimation, taps),
+                   blocks.head(gr.sizeof_gr_complex, total // decimation), rx)
+    else:
+        tb.connect(mux, blocks.head(gr.sizeof_gr_complex, total), rx)
+    tb.msg_connect((rx, "out"), (got, "store"))
+    tb.run()
+    return report_bursts(args, got, f"{args.input} ({frames / rate:.2f} s at {rate:g} Hz complex)",
+                         {"input": args.input, "sample_rate_hz": rate, "samples": frames,
+                          "datatype": rec.datatype, "centre_frequency_hz": rec.centre_hz,
+                          "carrier_offset_hz": offset, "bandwidth_khz": args.bandwidth})
+
+
 def run_rx_sound_card(args):
+    settle_bandwidth(args, 3)
     rate = args.sound_rate or 48000
     try:
         rx = make_receiver(rate, False, args.listen, rx_settings(args))
@@ -884,7 +1081,9 @@ def parse_args(argv):
 
     t = sub.add_parser("tx", help="text or a file to a WAV file (16-bit PCM mono)",
                        description="One transmission to a WAV file (16-bit PCM mono).")
-    t.add_argument("output", help="WAV file to write")
+    t.add_argument("output", help="file to write: WAV (16-bit PCM mono, real audio: 3 and 6 kHz "
+                                  "modes), or complex baseband for every mode: SigMF (NAME.sigmf-meta "
+                                  "and NAME.sigmf-data) or raw samples (.cf32, .cfile, .ci16)")
     t.add_argument("--mode", type=mode_name, required=True,
                    help="mode, e.g. 2400S, 9600L, WN8/3kHz/L, WN12/48kHz/US (--list-modes: all)")
     g = t.add_mutually_exclusive_group(required=True)
@@ -895,6 +1094,10 @@ def parse_args(argv):
                          "8000, 9600, 48000; 800 Bd per kHz above) holding the mode's real audio "
                          "(default 8000 at 3 kHz, 48000 at 6 kHz; real audio holds 3 and 6 kHz "
                          "modes only)")
+    t.add_argument("--datatype", choices=tuple(iq_file.DATATYPES),
+                   help="SigMF samples: cf32_le (default) or ci16_le (16-bit, full scale 1)")
+    t.add_argument("--centre-frequency", type=finite_float, metavar="HZ",
+                   help="SigMF: the carrier the recording is centred on, written in its captures")
     t.add_argument("--level", type=finite_float, default=0.25,
                    help="rms of the signal, full scale 1 (default 0.25: room for the peaks)")
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
@@ -903,7 +1106,16 @@ def parse_args(argv):
     r = sub.add_parser("rx", help="the bursts in a WAV file to bytes",
                        description="Every burst in a WAV file (16-bit PCM mono, 4 kHz and up). "
                                    "Exit status 1 when none is found.")
-    r.add_argument("input", nargs="?", help="WAV file to read")
+    r.add_argument("input", nargs="?",
+                   help="file to read: WAV, SigMF (.sigmf-meta) or raw complex samples (.cf32, "
+                        ".cfile, .fc32: float; .ci16, .sc16: 16-bit; a uhd_rx_cfile recording)")
+    r.add_argument("--sample-rate", type=positive_float, metavar="HZ",
+                   help="a raw recording's complex sample rate (SigMF's is in its metadata)")
+    r.add_argument("--centre-frequency", type=finite_float, metavar="HZ",
+                   help="the frequency a raw recording is centred on (uhd_rx_cfile's -f)")
+    r.add_argument("--carrier-frequency", type=finite_float, metavar="HZ",
+                   help="the signal's carrier in an IQ recording (default: its SigMF annotation, "
+                        "else the recording's centre)")
     r.add_argument("--output", metavar="FILE", help="write the bytes of all bursts, in order (- = stdout)")
     r.add_argument("--json", action="store_true", help="report as JSON on standard output")
     r.add_argument("--gui", action="store_true",
@@ -922,10 +1134,11 @@ def parse_args(argv):
     r.add_argument("--listen", choices=LISTEN,
                    help="standards listened for: 4539, 5069 or both (default: both at 3 kHz, "
                         "5069 above; each receiver costs its own time)")
-    r.add_argument("--bandwidth", type=int, choices=BANDWIDTHS, default=3, metavar="KHZ",
+    r.add_argument("--bandwidth", type=int, choices=BANDWIDTHS, metavar="KHZ",
                    help="the STANAG 5069 bandwidth listened on, kHz: "
-                        + ", ".join(map(str, BANDWIDTHS)) + " (default 3; above 3 STANAG 5069 "
-                        "alone: its real audio on 300 Hz + BW / 2, which holds 6 kHz at most)")
+                        + ", ".join(map(str, BANDWIDTHS)) + " (default 3, or a SigMF "
+                        "recording's mode's; above 3 STANAG 5069 alone: its real audio on "
+                        "300 Hz + BW / 2 holds 6 kHz at most, complex baseband every bandwidth)")
     add_s5069_options(r, transmitter=False)
 
     b = sub.add_parser("ber", help="bit error rate through the HF channel simulator",
@@ -957,9 +1170,8 @@ def parse_args(argv):
     if args.command == "ber" and not 0 <= args.seed < 2 ** 63:
         raise usage_error(f"--seed must be from 0 to 2^63 - 1, not {args.seed}")
     if args.command == "tx" and args.sample_rate is None:
-        args.sample_rate = default_audio_rate(bandwidth_of(args.mode))
-    if args.command == "rx" and args.listen is None:
-        args.listen = "both" if args.bandwidth == 3 else "5069"
+        args.sample_rate = (default_iq_rate if iq_file.kind_of(args.output)
+                            else default_audio_rate)(bandwidth_of(args.mode))
     return args
 
 

@@ -172,8 +172,15 @@ public:
             taken = ninput_items[0];
             // A kernel failure drops these samples, not the receiver.
             d_faults(d_logger, "in", [&] { receive(input_items[0], size_t(taken)); });
-            d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), d_new_symbols.end());
-            d_new_symbols.clear();
+            // Symbols a receiver may still take back (a first block equalised again
+            // under the other scrambler reading) stay in its tap until settled.
+            size_t unsettled = d_high.tapped_unsettled();
+            if (d_wide)
+                unsettled += d_wide->tapped_unsettled();
+            const auto settled =
+                d_new_symbols.end() - long(std::min(unsettled, d_new_symbols.size()));
+            d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), settled);
+            d_new_symbols.erase(d_new_symbols.begin(), settled);
         }
         consume(0, taken);
         if (!symbols_out)

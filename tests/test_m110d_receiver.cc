@@ -720,38 +720,51 @@ TEST(M110dReceiver, NanAndClippedInput)
 // deliver_per_block: the pieces and the last entry make the burst's bytes.
 // The symbol tap for displays: every data symbol of the burst, PSK descrambled onto the
 // mode's set (WN6, QPSK: the 8PSK points 0, 2, 4, 6 as transcoded), WN0's chips onto +-1.
+// Each data symbol once, whether the caller keeps the tap whole or empties it after
+// every piece of input (as the block does) leaving what may still be taken back.
 TEST(M110dReceiver, SymbolTap)
 {
-    for (const char* name : { "WN6/3kHz/S", "WN0/3kHz/S" }) {
-        const m110d_mode mode = mode_of(name);
-        const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 8 : 300, 21);
-        const std::vector<float> audio = over_the_air(mode, data, 35, 10, 4);
-        m110d_receiver_config config;
-        config.decoder_passes = 1;
-        m110d_receiver rx(config);
-        std::vector<cf> symbols;
-        rx.tap_symbols(&symbols);
-        serial_tone_frontend front({});
-        std::vector<m110d_burst> bursts;
-        std::vector<cf> bb;
-        std::vector<float> padded = audio;
-        padded.resize(audio.size() + 4800, 0.0f);
-        for (size_t k = 0; k < padded.size(); k += 4096) {
-            bb.clear();
-            front.process(
-                padded.data() + k, std::min<size_t>(4096, padded.size() - k), bb);
-            rx.process(bb.data(), bb.size(), bursts);
-        }
-        expect_one_whole_burst(bursts, mode, data);
-        const size_t blocks = m110d_transmission_time(mode, data.size()).units;
-        EXPECT_EQ(symbols.size(), blocks * mode.frames_per_block * mode.data_symbols)
-            << name;
-        for (const cf& z : symbols) {
-            const double quarter = std::arg(z) / (M_PI / (mode.wn == 0 ? 1 : 2));
-            ASSERT_NEAR(quarter, std::round(quarter), 0.2) << name;
-            ASSERT_NEAR(std::abs(z), 1.0, 0.3) << name;
-        }
-    }
+    for (const char* name : { "WN6/3kHz/S", "WN0/3kHz/S" })
+        for (const size_t piece : { size_t(4096), size_t(97) })
+            for (const bool drained : { false, true }) {
+                const m110d_mode mode = mode_of(name);
+                const std::vector<uint8_t> data =
+                    random_bytes(mode.wn == 0 ? 8 : 300, 21);
+                const std::vector<float> audio = over_the_air(mode, data, 35, 10, 4);
+                m110d_receiver_config config;
+                config.decoder_passes = 1;
+                m110d_receiver rx(config);
+                std::vector<cf> tap, symbols;
+                rx.tap_symbols(&tap);
+                serial_tone_frontend front({});
+                std::vector<m110d_burst> bursts;
+                std::vector<cf> bb;
+                std::vector<float> padded = audio;
+                padded.resize(audio.size() + 4800, 0.0f);
+                for (size_t k = 0; k < padded.size(); k += piece) {
+                    bb.clear();
+                    front.process(
+                        padded.data() + k, std::min(piece, padded.size() - k), bb);
+                    rx.process(bb.data(), bb.size(), bursts);
+                    if (drained) {
+                        const auto settled =
+                            tap.end() - long(std::min(rx.tapped_unsettled(), tap.size()));
+                        symbols.insert(symbols.end(), tap.begin(), settled);
+                        tap.erase(tap.begin(), settled);
+                    }
+                }
+                symbols.insert(symbols.end(), tap.begin(), tap.end());
+                expect_one_whole_burst(bursts, mode, data);
+                const size_t blocks = m110d_transmission_time(mode, data.size()).units;
+                EXPECT_EQ(symbols.size(),
+                          blocks * mode.frames_per_block * mode.data_symbols)
+                    << name << ", pieces of " << piece << (drained ? ", drained" : "");
+                for (const cf& z : symbols) {
+                    const double quarter = std::arg(z) / (M_PI / (mode.wn == 0 ? 1 : 2));
+                    ASSERT_NEAR(quarter, std::round(quarter), 0.2) << name;
+                    ASSERT_NEAR(std::abs(z), 1.0, 0.3) << name;
+                }
+            }
 }
 
 TEST(M110dReceiver, DeliverPerBlock)

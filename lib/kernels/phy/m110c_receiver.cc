@@ -94,6 +94,11 @@ uint64_t m110c_receiver::samples() const { return d->input.total(); }
 
 void m110c_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
+size_t m110c_receiver::tapped_unsettled() const
+{
+    return d->scrambler_open ? d->tapped : 0;
+}
+
 void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& done)
 {
     d->input.append(x, n);

@@ -170,6 +170,11 @@ uint64_t m110d_receiver::refused_preambles() const { return d->refused; }
 
 void m110d_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
+size_t m110d_receiver::tapped_unsettled() const
+{
+    return d->readings_open ? d->tapped : 0;
+}
+
 void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& done)
 {
     // NaN or infinity would poison the correlator's running sums and the equaliser for

@@ -289,6 +289,10 @@ public:
     // +-1); probes and preamble are left out. nullptr stops it. For displays, as the
     // App C receiver's: the caller empties the vector.
     void tap_symbols(std::vector<std::complex<float>>* symbols);
+    // How many of the last symbols tapped may still be taken back (the burst's first
+    // block, while its scrambler reading is judged, is equalised again under the other
+    // reading and tapped again): a caller that empties the vector leaves these in it.
+    size_t tapped_unsettled() const;
 
 private:
     struct state;

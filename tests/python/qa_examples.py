@@ -72,7 +72,9 @@ class qa_examples(gr_unittest.TestCase):
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         lines = [line for line in done.stderr.strip().splitlines() if line.startswith("usrp_node.py:")]
         self.assertEqual(len(lines), 1, done.stderr)
-        self.assertIn("USRP type=b200,serial=NOSUCHSERIAL", lines[0])
+        # In the user's terms: which device, and how to find and name one.
+        self.assertIn("no USRP found for device_args type=b200,serial=NOSUCHSERIAL", lines[0])
+        self.assertIn("uhd_find_devices", lines[0])
 
     def test_bad_option_is_a_usage_error(self):
         done = run_example("loopback_pair.py", "--mode", "2400X", timeout=60)

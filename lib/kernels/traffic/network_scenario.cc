@@ -231,13 +231,8 @@ void validate(const network_scenario_config& c)
 network_result run_network(const network_scenario_config& c)
 {
     validate(c);
-    network_config ncfg;
-    ncfg.radio = c.radio;
-    ncfg.seed = c.seed;
-    virtual_network net(ncfg);
-    channel_config ch = c.channel;
-    ch.seed = c.seed;
-    net.set_channel_all(ch);
+    virtual_network net(seeded_network(c.radio, c.seed));
+    set_seeded_channel(net, c.channel, c.seed);
     const scenario_config settings = node_settings(c);
     for (size_t k = 0; k < c.nodes; ++k)
         net.add_node(node_config_for(settings, k));

@@ -32,6 +32,20 @@ double utilisation(uint64_t bytes, double seconds, double bps)
 
 } // namespace
 
+network_config seeded_network(const radio_config& radio, uint64_t seed)
+{
+    network_config n;
+    n.radio = radio;
+    n.seed = seed;
+    return n;
+}
+
+void set_seeded_channel(virtual_network& net, channel_config channel, uint64_t seed)
+{
+    channel.seed = seed;
+    net.set_channel_all(channel);
+}
+
 dl::node_config node_config_for(const scenario_config& c, size_t index)
 {
     dl::node_config n;
@@ -134,13 +148,8 @@ scenario_result run_scenario(const scenario_config& c,
                              double progress_step_s)
 {
     validate(c);
-    network_config ncfg;
-    ncfg.radio = c.radio;
-    ncfg.seed = c.seed;
-    virtual_network net(ncfg);
-    channel_config ch = c.channel;
-    ch.seed = c.seed;
-    net.set_channel_all(ch);
+    virtual_network net(seeded_network(c.radio, c.seed));
+    set_seeded_channel(net, c.channel, c.seed);
 
     scenario_result res;
     if (c.trace)

@@ -152,6 +152,9 @@ bool node_carries_by_name(const std::string& mode_name);
 // Node index's configuration in a run of c (address index + 1, c's mode and options).
 dl::node_config node_config_for(const scenario_config& c, size_t index);
 phy::waveform_timing waveform_for(const std::string& mode_name);
+// The air of a run: `radio`, and `channel` on every path, both seeded from `seed`.
+network_config seeded_network(const radio_config& radio, uint64_t seed);
+void set_seeded_channel(virtual_network& net, channel_config channel, uint64_t seed);
 
 } // namespace sim
 } // namespace hfstack

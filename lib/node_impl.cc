@@ -45,6 +45,19 @@ dl::node_config make_config(const std::string& address, const std::string& optio
     return c;
 }
 
+bool write_all(int fd, const dl::bytes& b)
+{
+    for (size_t at = 0; at < b.size();) {
+        const ssize_t n = ::write(fd, b.data() + at, b.size() - at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        at += size_t(n);
+    }
+    return true;
+}
+
 uint64_t wall_clock_us()
 {
     return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -171,6 +184,7 @@ void node_impl::journal_open(const std::string& state_dir)
     }
     d_journal_fd =
         ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    d_settler->fd = d_journal_fd;
     if (d_journal_fd < 0)
         throw std::invalid_argument("node: cannot open " + d_journal_path + ": " +
                                     std::strerror(errno));
@@ -180,17 +194,7 @@ void node_impl::journal_write(const dl::node_actions& a)
 {
     if (d_journal_fd < 0 || d_journal_failed || (a.journal.empty() && !a.journal_rewrite))
         return;
-    const auto write_all = [&](int fd, const dl::bytes& b) {
-        for (size_t at = 0; at < b.size();) {
-            const ssize_t n = ::write(fd, b.data() + at, b.size() - at);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return false;
-            at += size_t(n);
-        }
-        return true;
-    };
+    std::lock_guard<std::mutex> appends(d_settler->mutex);
     bool ok;
     if (a.journal_rewrite) {
         // A new file beside the old one, durable, then in its place.
@@ -213,6 +217,7 @@ void node_impl::journal_write(const dl::node_actions& a)
             d_journal_fd =
                 ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC, 0600);
             ok = d_journal_fd >= 0;
+            d_settler->fd = d_journal_fd;
             d_journal_syncs += 1;
         }
     } else {
@@ -222,11 +227,21 @@ void node_impl::journal_write(const dl::node_actions& a)
     d_journal_bytes += a.journal.size();
     if (!ok) {
         d_journal_failed = true;
+        d_settler->fd = -1;
         d_logger->error("journal {}: {}; going on without it (a restart may then deliver "
                         "C_PDUs twice)",
                         d_journal_path,
                         std::strerror(errno));
     }
+}
+
+// In the SIS server's thread: the settled record at once (not made durable: a kill
+// leaves it in the page cache; a power cut may lose it, and the C_PDU is then repeated).
+void node_impl::journal_settler::settle(uint64_t delivery, bool written)
+{
+    std::lock_guard<std::mutex> appends(mutex);
+    if (fd >= 0)
+        write_all(fd, dl::journal_settled_record(delivery, written));
 }
 
 void node_impl::journal_sync()
@@ -259,6 +274,10 @@ node_impl::~node_impl()
     // Destroyed while running (the flowgraph was never stopped): end the timer thread
     // without publishing anything, the ports may already be gone.
     d_timer.stop();
+    {
+        std::lock_guard<std::mutex> appends(d_settler->mutex);
+        d_settler->fd = -1; // a server still holding the settler writes nothing now
+    }
     if (d_journal_fd >= 0)
         ::close(d_journal_fd);
     if (d_journal_lock_fd >= 0)
@@ -462,9 +481,13 @@ void node_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = pmt::dict_add(meta, metadata::client_id(), pmt::from_long(m.client));
         meta = pmt::dict_add(meta, metadata::from_client(), pmt::PMT_F);
-        if (m.delivery)
+        if (m.delivery) {
             meta = pmt::dict_add(
                 meta, metadata::delivery(), pmt::from_long(long(m.delivery)));
+            meta = pmt::dict_add(meta,
+                                 metadata::settler(),
+                                 pmt::make_any(delivery_settler_ptr(d_settler)));
+        }
         dl::bytes frame;
         try {
             frame = dl::encode(m.primitive);

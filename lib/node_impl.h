@@ -13,6 +13,7 @@
 #include "dl/pcap.h"
 
 #include "block_timer.h"
+#include "delivery_settler.h"
 #include "fault_guard.h"
 
 #include <gnuradio/hfstack/node.h>
@@ -76,6 +77,16 @@ private:
     void journal_sync();
     std::map<std::string, double> journal_counters() const;
     std::string d_journal_path;
+    // The journal's appends, from the node's thread and (settled records) from the SIS
+    // server's, one at a time; its fd follows d_journal_fd (-1: no journal, or the node
+    // is gone).
+    struct journal_settler : delivery_settler {
+        std::mutex mutex;
+        int fd = -1;
+        void settle(uint64_t delivery, bool written) override;
+    };
+    const std::shared_ptr<journal_settler> d_settler =
+        std::make_shared<journal_settler>();
     int d_journal_fd = -1;
     int d_journal_lock_fd = -1;
     bool d_journal_dirty = false;

@@ -197,8 +197,13 @@ void sis_server_impl::post_event(long id, const char* event, pmt::pmt_t extra)
     message_port_pub(port_out, pmt::cons(meta, pmt::make_u8vector(0, 0)));
 }
 
-void sis_server_impl::post_settled(long id, long delivery, bool written)
+void sis_server_impl::post_settled(long id,
+                                   long delivery,
+                                   bool written,
+                                   const delivery_settler_ptr& settler)
 {
+    if (delivery && settler)
+        settler->settle(uint64_t(delivery), written);
     if (delivery)
         post_event(id,
                    written ? "written" : "dropped",
@@ -226,6 +231,15 @@ void sis_server_impl::handle_sis_in(const pmt::pmt_t& msg)
                  {},
                  {},
                  pmt::is_integer(delivery) ? pmt::to_long(delivery) : 0 };
+    const pmt::pmt_t settler = pmt::dict_ref(meta, metadata::settler(), pmt::PMT_NIL);
+    if (cmd.delivery && pmt::is_any(settler)) {
+        try {
+            cmd.settler = boost::any_cast<delivery_settler_ptr>(pmt::any_ref(settler));
+        } catch (const boost::bad_any_cast&) {
+            d_logger->warn("client {}: a settler of another type, ignored",
+                           cmd.client_id);
+        }
+    }
     const pmt::pmt_t event = pmt::dict_ref(meta, metadata::client_event(), pmt::PMT_NIL);
     if (pmt::is_symbol(event)) {
         if (pmt::symbol_to_string(event) != "disconnect") {
@@ -345,7 +359,7 @@ void sis_server_impl::apply_commands()
             const char* what = cmd.disconnect ? "disconnect" : "SIS bytes";
             if (known) {
                 d_logger->debug("client {} is gone: dropping {}", cmd.client_id, what);
-                post_settled(cmd.client_id, cmd.delivery, false);
+                post_settled(cmd.client_id, cmd.delivery, false, cmd.settler);
             }
             continue;
         }
@@ -359,11 +373,11 @@ void sis_server_impl::apply_commands()
         }
         if (c.out_bytes + cmd.data.size() > max_queued_bytes) {
             drop(cmd.client_id, c, "it does not read: more than 4 MiB queued for it");
-            post_settled(cmd.client_id, cmd.delivery, false);
+            post_settled(cmd.client_id, cmd.delivery, false, cmd.settler);
             continue;
         }
         c.out_bytes += cmd.data.size();
-        c.out.push_back({ std::move(cmd.data), cmd.delivery });
+        c.out.push_back({ std::move(cmd.data), cmd.delivery, std::move(cmd.settler) });
     }
 }
 
@@ -558,7 +572,7 @@ void sis_server_impl::write_client(long id, connection& c)
         if (c.disconnecting) // a slow reader still gets what is left while it progresses
             c.deadline = clock::now() + close_timeout;
         if (c.out_offset == front.size()) {
-            post_settled(id, c.out.front().delivery, true);
+            post_settled(id, c.out.front().delivery, true, c.out.front().settler);
             c.out.pop_front();
             c.out_offset = 0;
         }
@@ -584,7 +598,7 @@ void sis_server_impl::drop(long id, connection& c, const std::string& why)
     ::close(c.fd);
     c.fd = -1;
     for (const auto& f : c.out)
-        post_settled(id, f.delivery, false);
+        post_settled(id, f.delivery, false, f.settler);
     c.out.clear();
     c.out_bytes = 0;
     if (!c.draining)

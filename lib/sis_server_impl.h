@@ -7,6 +7,7 @@
 #ifndef INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 #define INCLUDED_HFSTACK_SIS_SERVER_IMPL_H
 
+#include "delivery_settler.h"
 #include "fault_guard.h"
 
 #include <gnuradio/hfstack/sis_server.h>
@@ -55,10 +56,12 @@ private:
         std::string reason;
         dl::bytes data;
         long delivery; // nonzero: report "written" or "dropped" (metadata::delivery)
+        delivery_settler_ptr settler; // and record it there first (metadata::settler)
     };
     struct queued_frame {
         dl::bytes data;
         long delivery = 0;
+        delivery_settler_ptr settler;
     };
 
     struct connection {
@@ -90,7 +93,10 @@ private:
     void drop(long id, connection& c, const std::string& why);
     void post_event(long id, const char* event, pmt::pmt_t extra = pmt::PMT_NIL);
     // A numbered primitive's outcome, for the node's journal.
-    void post_settled(long id, long delivery, bool written);
+    void post_settled(long id,
+                      long delivery,
+                      bool written,
+                      const delivery_settler_ptr& settler);
 
     const std::string d_address;
     const int d_port;

@@ -63,6 +63,13 @@ inline const pmt::pmt_t& delivery()
     static const pmt::pmt_t key = pmt::mp("delivery");
     return key;
 }
+// With `delivery`: the node's journal, for the server to record the outcome in its own
+// thread right after the write (a delivery_settler_ptr in a pmt any).
+inline const pmt::pmt_t& settler()
+{
+    static const pmt::pmt_t key = pmt::mp("settler");
+    return key;
+}
 // "connected" event: true when the server reports "written"/"dropped" for every
 // primitive that carries a `delivery` number (bool).
 inline const pmt::pmt_t& reports_written()

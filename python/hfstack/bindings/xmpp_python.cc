@@ -71,6 +71,40 @@ py::tuple link_event(const event& e)
                           e.text);
 }
 
+// What both link kernels offer alike: a SIS client's life, and stanzas out and in.
+template <typename link>
+py::class_<link>& def_link_methods(py::class_<link>& c)
+{
+    return c.def("start", &link::start, py::arg("now"))
+        .def("on_disconnected", &link::on_disconnected, py::arg("now"))
+        .def("on_sis", &link::on_sis, py::arg("primitive"), py::arg("now"))
+        .def("on_timer", &link::on_timer, py::arg("now"))
+        .def("next_deadline", &link::next_deadline)
+        .def(
+            "take_actions",
+            [](link& l) {
+                auto a = l.take_actions();
+                py::list events;
+                for (const auto& e : a.events)
+                    events.append(link_event(e));
+                return py::make_tuple(frames_of(a.to_sis), events, a.notices);
+            },
+            "(SIS frames, [(kind, node, id, stanza, text)], notices)")
+        .def("can_send", &link::can_send, py::arg("node"))
+        .def(
+            "send",
+            [](link& l,
+               uint32_t node,
+               xmpp_stanza_id id,
+               const std::string& wire,
+               double now) { return l.send(node, id, wire, now); },
+            py::arg("node"),
+            py::arg("id"),
+            py::arg("wire"),
+            py::arg("now"))
+        .def_property_readonly("bound", &link::bound);
+}
+
 xmpp_bridge_config config_of(const std::string& options)
 {
     xmpp_bridge_config c;
@@ -270,107 +304,53 @@ void bind_xmpp(py::module& m)
              })
         .def("counters", &bridge_counters);
 
-    py::class_<x2x_slep_link>(m,
-                              "x2x_slep_link",
-                              "x2x-slep over a SIS connection (net/xmpp_slep_link.h), "
-                              "configured from the bridge options")
-        .def(py::init([](const std::string& options, uint32_t incarnation) {
-                 return std::make_unique<x2x_slep_link>(
-                     slep_link_config(config_of(options), incarnation));
-             }),
-             py::arg("options") = "",
-             py::arg("incarnation") = 1)
-        .def("start", &x2x_slep_link::start, py::arg("now"))
-        .def("on_disconnected", &x2x_slep_link::on_disconnected, py::arg("now"))
-        .def("on_sis", &x2x_slep_link::on_sis, py::arg("primitive"), py::arg("now"))
-        .def("on_timer", &x2x_slep_link::on_timer, py::arg("now"))
-        .def("next_deadline", &x2x_slep_link::next_deadline)
-        .def(
-            "take_actions",
-            [](x2x_slep_link& l) {
-                auto a = l.take_actions();
-                py::list events;
-                for (const auto& e : a.events)
-                    events.append(link_event(e));
-                return py::make_tuple(frames_of(a.to_sis), events, a.notices);
-            },
-            "(SIS frames, [(kind, node, id, stanza, text)], notices)")
-        .def("can_send", &x2x_slep_link::can_send, py::arg("node"))
-        .def(
-            "send",
-            [](x2x_slep_link& l,
-               uint32_t node,
-               xmpp_stanza_id id,
-               const std::string& wire,
-               double now) { return l.send(node, id, wire, now); },
-            py::arg("node"),
-            py::arg("id"),
-            py::arg("wire"),
-            py::arg("now"))
-        .def_property_readonly("bound", &x2x_slep_link::bound)
-        .def("counters", [](const x2x_slep_link& l) {
-            const auto& c = l.counters();
-            py::dict d;
-            d["stanzas_sent"] = c.stanzas_sent;
-            d["stanzas_received"] = c.stanzas_received;
-            d["plain_sent"] = c.plain_sent;
-            d["wire_sent"] = c.wire_sent;
-            d["plain_received"] = c.plain_received;
-            d["wire_received"] = c.wire_received;
-            d["streams_opened"] = c.streams_opened;
-            d["streams_failed"] = c.streams_failed;
-            d["bad_streams"] = c.bad_streams;
-            return d;
-        });
+    py::class_<x2x_slep_link> slep_link(
+        m,
+        "x2x_slep_link",
+        "x2x-slep over a SIS connection (net/xmpp_slep_link.h), "
+        "configured from the bridge options");
+    slep_link.def(py::init([](const std::string& options, uint32_t incarnation) {
+                      return std::make_unique<x2x_slep_link>(
+                          slep_link_config(config_of(options), incarnation));
+                  }),
+                  py::arg("options") = "",
+                  py::arg("incarnation") = 1);
+    def_link_methods(slep_link).def("counters", [](const x2x_slep_link& l) {
+        const auto& c = l.counters();
+        py::dict d;
+        d["stanzas_sent"] = c.stanzas_sent;
+        d["stanzas_received"] = c.stanzas_received;
+        d["plain_sent"] = c.plain_sent;
+        d["wire_sent"] = c.wire_sent;
+        d["plain_received"] = c.plain_received;
+        d["wire_received"] = c.wire_received;
+        d["streams_opened"] = c.streams_opened;
+        d["streams_failed"] = c.streams_failed;
+        d["bad_streams"] = c.bad_streams;
+        return d;
+    });
 
-    py::class_<x2x_rcop_link>(m,
-                              "x2x_rcop_link",
-                              "x2x-rcop over a SIS connection (net/xmpp_rcop_link.h), "
-                              "configured from the bridge options")
-        .def(py::init([](const std::string& options) {
-                 return std::make_unique<x2x_rcop_link>(
-                     rcop_link_config(config_of(options)));
-             }),
-             py::arg("options") = "")
-        .def("start", &x2x_rcop_link::start, py::arg("now"))
-        .def("on_disconnected", &x2x_rcop_link::on_disconnected, py::arg("now"))
-        .def("on_sis", &x2x_rcop_link::on_sis, py::arg("primitive"), py::arg("now"))
-        .def("on_timer", &x2x_rcop_link::on_timer, py::arg("now"))
-        .def("next_deadline", &x2x_rcop_link::next_deadline)
-        .def(
-            "take_actions",
-            [](x2x_rcop_link& l) {
-                auto a = l.take_actions();
-                py::list events;
-                for (const auto& e : a.events)
-                    events.append(link_event(e));
-                return py::make_tuple(frames_of(a.to_sis), events, a.notices);
-            },
-            "(SIS frames, [(kind, node, id, stanza, text)], notices)")
-        .def("can_send", &x2x_rcop_link::can_send, py::arg("node"))
-        .def(
-            "send",
-            [](x2x_rcop_link& l,
-               uint32_t node,
-               xmpp_stanza_id id,
-               const std::string& wire,
-               double now) { return l.send(node, id, wire, now); },
-            py::arg("node"),
-            py::arg("id"),
-            py::arg("wire"),
-            py::arg("now"))
-        .def_property_readonly("bound", &x2x_rcop_link::bound)
-        .def("counters", [](const x2x_rcop_link& l) {
-            const auto c = l.receive_counters();
-            py::dict d;
-            d["pdus"] = c.pdus;
-            d["stanzas"] = c.stanzas;
-            d["truncated"] = c.truncated;
-            d["out_of_order"] = c.out_of_order;
-            d["foreign"] = c.foreign;
-            d["short_pdus"] = c.short_pdus;
-            d["malformed"] = c.malformed;
-            d["stale_confirmations"] = l.stale_confirmations();
-            return d;
-        });
+    py::class_<x2x_rcop_link> rcop_link(
+        m,
+        "x2x_rcop_link",
+        "x2x-rcop over a SIS connection (net/xmpp_rcop_link.h), "
+        "configured from the bridge options");
+    rcop_link.def(py::init([](const std::string& options) {
+                      return std::make_unique<x2x_rcop_link>(
+                          rcop_link_config(config_of(options)));
+                  }),
+                  py::arg("options") = "");
+    def_link_methods(rcop_link).def("counters", [](const x2x_rcop_link& l) {
+        const auto c = l.receive_counters();
+        py::dict d;
+        d["pdus"] = c.pdus;
+        d["stanzas"] = c.stanzas;
+        d["truncated"] = c.truncated;
+        d["out_of_order"] = c.out_of_order;
+        d["foreign"] = c.foreign;
+        d["short_pdus"] = c.short_pdus;
+        d["malformed"] = c.malformed;
+        d["stale_confirmations"] = l.stale_confirmations();
+        return d;
+    });
 }

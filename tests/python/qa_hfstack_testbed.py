@@ -30,8 +30,10 @@ UP_S = 30                          # the issue's promise: a working pair in unde
 
 
 def namespaces():
+    """This test's namespaces: tests running beside it make their own."""
     done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+    return {line.split()[0] for line in done.stdout.splitlines()
+            if line.strip() and line.split()[0].endswith(TAG)}
 
 
 def nft_tables():
@@ -52,6 +54,23 @@ def children(pid):
         found.update(kids)
         frontier += kids
     return found
+
+
+def process_state(pid):
+    """The state letter of a live process, None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 class testbed_process:
@@ -91,8 +110,7 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
     def assert_nothing_left(self, bed):
         self.assertEqual(namespaces() - self.before_ns, set())
         self.assertEqual(nft_tables(), self.before_nft)
-        alive = [p for p in bed.descendants if os.path.exists(f"/proc/{p}")
-                 and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+        alive = [p for p in bed.descendants if process_state(p) not in (None, "Z")]
         self.assertEqual(alive, [])
         self.assertFalse(os.path.exists(f"/run/hfstack-testbed/{bed.scenario}{TAG}.json"))
         self.assertFalse(os.path.exists(f"/etc/netns/hfpb{TAG}"))
@@ -143,7 +161,7 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
         bed = testbed_process("pep")
         bed.scenario = "pep"
         bed.p.kill()
-        bed.p.wait()
+        bed.p.communicate(timeout=60)
         self.assertTrue(namespaces() - self.before_ns)  # what a SIGKILL leaves
         again = testbed_process("pep")
         again.scenario = "pep"
@@ -158,8 +176,7 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
         bed.scenario = "pep"
         done = subprocess.run(["ip", "netns", "pids", f"hfpb{TAG}"], capture_output=True,
                               text=True)
-        nodes = [int(p) for p in done.stdout.split()
-                 if b"apps.node" in open(f"/proc/{p}/cmdline", "rb").read()]
+        nodes = [int(p) for p in done.stdout.split() if b"apps.node" in command_line(p)]
         self.assertEqual(len(nodes), 1)
         os.kill(nodes[0], signal.SIGKILL)
         out, err = bed.p.communicate(timeout=60)

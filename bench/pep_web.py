@@ -14,9 +14,11 @@ short interleaver, clear channel; an HTTP/1.1 server in the far namespace serves
 test site of python/hfstack/testbed/web.py (index.html, style.css, app.js, four PNG images:
 seven files, 18.8 kB) and example.html (one file the size of example.com's page).
 Each load is a fresh Chromium with an empty profile (nothing cached), in the near
-namespace, through SOCKS5 (`--mode socks`) or with no proxy setting at all, its
-connections taken by nftables REDIRECT (`--mode redirect`); or (`--mode tproxy`) on a
-client host behind the near namespace, a gateway whose nftables TPROXY takes them.
+namespace, through SOCKS5 (`--mode socks`, the site by its address; `--mode
+socks-hostname`, by a host name the far proxy resolves, testbed.pep.FAR_NAME) or with no
+proxy setting at all, its connections taken by nftables REDIRECT (`--mode redirect`);
+or (`--mode tproxy`) on a client host behind the near namespace, a gateway whose
+nftables TPROXY takes them.
 The first load of each rate runs on a fresh link (it pays for the CAS-1 link set-up),
 the following ones on the link as it is then. Times are from the start of navigation
 (Navigation and Paint Timing in the page, each file's Resource Timing in the JSON's
@@ -25,7 +27,7 @@ is scaled too, so only time scale 1 gives figures to quote). Prints one line per
 and a JSON list at the end; needs root. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pep_web.py \\
         [--rates 9600] [--pages example.html,index.html] [--loads 2]
-        [--mode socks|redirect|tproxy] [--compress]
+        [--mode socks|socks-hostname|redirect|tproxy] [--compress]
 """
 
 import argparse
@@ -35,7 +37,7 @@ import os
 import sys
 
 from gnuradio.hfstack.testbed import web as pep_web
-from gnuradio.hfstack.testbed.pep import FAR, NODE_OPTIONS, pep_testbed, unavailable
+from gnuradio.hfstack.testbed.pep import FAR, FAR_NAME, NODE_OPTIONS, pep_testbed, unavailable
 
 SEED_EXAMPLE_S = {9600: 18.0}  # published, section D: example.com with HF-PEP (Firefox)
 
@@ -50,7 +52,8 @@ def main():
     p.add_argument("--pages", default="example.html,index.html",
                    help="pages of the test site, loaded in this order")
     p.add_argument("--loads", type=int, default=2, help="loads of each page, one after another")
-    p.add_argument("--mode", choices=("socks", "redirect", "tproxy"), default="socks")
+    p.add_argument("--mode", choices=("socks", "socks-hostname", "redirect", "tproxy"),
+                   default="socks")
     p.add_argument("--compress", action="store_true", help="DEFLATE on the streams")
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--timeout", type=float, default=1200.0, help="real seconds a load may take")
@@ -72,15 +75,17 @@ def main():
             print(f"pep_web {rate} bps: test site {len(files)} files, {sum(files.values())} "
                   f"bytes; example.html {os.path.getsize(os.path.join(site, 'example.html'))} "
                   "bytes", flush=True)
+            host = FAR_NAME if a.mode == "socks-hostname" else FAR
             n = 0
             for page in [x for x in a.pages.split(",") if x]:
                 for i in range(a.loads):
                     n += 1
                     try:
                         r = pep_web.load_page(bed.command("c" if a.mode == "tproxy" else "a"),
-                                              f"http://{FAR}:8090/{page}",
-                                              proxy=f"socks5://{bed.socks}" if a.mode == "socks"
-                                              else None, timeout_s=a.timeout)
+                                              f"http://{host}:8090/{page}",
+                                              proxy=f"socks5://{bed.socks}"
+                                              if a.mode.startswith("socks") else None,
+                                              timeout_s=a.timeout)
                     except pep_web.browser_error as e:
                         print(f"pep_web {rate} bps {page} load {i + 1}: failed: {e}", flush=True)
                         continue

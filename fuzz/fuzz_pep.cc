@@ -6,7 +6,8 @@
 
 /* libFuzzer target: an HF-PEP fed garbage SLEP PDUs from the air (streams opened with
  * random request headers, data, windows, resets), random confirmations, and random
- * driver calls for the connections it reports. Checks the contracts: never throws,
+ * driver calls for the connections it reports (host names to resolve and the lookups'
+ * answers among them). Checks the contracts: never throws,
  * connections stay within max_connections plus SLEP's streams, every U_PDU it hands the
  * node decodes as SLEP and fits the MTU, and tcp_space is always honoured by from_tcp. */
 #include "fuzz_support.h"
@@ -58,10 +59,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             break;
         }
         case 3:
-            if (n >= 2)
+            if (n >= 2 && (kind & 0x10)) {
+                // A host name (the rest of the body, valid or not).
+                pep_request r;
+                r.port = uint16_t(body[1] * 7);
+                r.name.assign(body.begin() + 2, body.end());
+                known.insert(p.accept(r, now));
+            } else if (n >= 2) {
                 known.insert(p.accept(
                     { ip_address::v4(0x0A000000u | body[0]), uint16_t(body[1] * 7) },
                     now));
+            }
             break;
         case 4:
             if (c) {
@@ -75,7 +83,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             break;
         case 6:
             if (c) {
-                if (kind & 0x10)
+                if ((kind & 0x30) == 0x30) {
+                    // The lookup's answer: addresses from the body (loopback among
+                    // them as often as not), or none.
+                    std::vector<ip_address> found;
+                    for (size_t i = 0; i + 4 <= n && found.size() < 4; i += 4)
+                        found.push_back(ip_address::v4(
+                            uint32_t(body[i]) << 24 | uint32_t(body[i + 1]) << 16 |
+                            uint32_t(body[i + 2]) << 8 | body[i + 3]));
+                    p.resolved(c, found, now);
+                } else if (kind & 0x10)
                     p.connected(c, now);
                 else if (kind & 0x20)
                     p.tcp_finished(c, now);
@@ -95,8 +112,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             check(decode_slep(out.payload).ok());
         }
         for (const auto& t : a.tcp) {
-            if (t.what == pep_action::kind::connect)
+            if (t.what == pep_action::kind::connect ||
+                t.what == pep_action::kind::resolve)
                 known.insert(t.connection);
+            if (t.what == pep_action::kind::connect)
+                check(t.destination.destination.version == 4 ||
+                      t.destination.destination.version == 6);
+            if (t.what == pep_action::kind::resolve)
+                check(valid_host_name(t.destination.name));
             if (t.what == pep_action::kind::closed)
                 known.erase(t.connection);
         }

@@ -186,8 +186,9 @@ void xmpp_rcop_seeds(const std::filesystem::path& dir)
 void pep_seeds(const std::filesystem::path& dir)
 {
     // fuzz_pep: kinds 0-1 a U_PDU from node 2, 2 a confirmation, 3 accept (body: host
-    // byte, port / 7), 4 from_tcp, 5 take_tcp_data, 6 connected (0x10) / finished
-    // (0x20) / reset, 7 timer; 0x80: 30 s pass instead of 0.25 s.
+    // byte, port / 7; with 0x10, port / 7 and a host name), 4 from_tcp, 5
+    // take_tcp_data, 6 resolved (0x30, body: IPv4 addresses) / connected (0x10) /
+    // finished (0x20) / reset, 7 timer; 0x80: 30 s pass instead of 0.25 s.
     using net::slep_type;
     net::pep_request request;
     request.destination = net::ip_address::v4(0x0A000009u); // 10.0.0.9
@@ -216,6 +217,24 @@ void pep_seeds(const std::filesystem::path& dir)
     near.record(3, { 9, 80 / 7 + 1 }).record(7).record(4, text("client bytes")).record(2);
     near.record(0x87).record(5, text("x")).record(0x26).record(0x87);
     write(dir, "near_side_stream", near.b);
+
+    // By host name: the far side resolves it (loopback first, refused by policy) and
+    // connects; the near side opens one.
+    net::pep_request named;
+    named.name = "www.far.example";
+    named.port = 80;
+    auto named_open =
+        stream_pdu(slep_type::open, 12, net::pep_slep_address, net::pep_slep_address);
+    named_open.incarnation = 1;
+    named_open.limit = 4096;
+    named_open.data = net::encode(named);
+    named_open.data.insert(named_open.data.end(), get.begin(), get.end());
+    script names;
+    names.record(0, slep(named_open)).record(0x36, { 127, 0, 0, 1, 10, 0, 0, 9 });
+    names.record(0x16).record(4, text("HTTP/1.0 200 OK\r\n\r\n")).record(7);
+    names.record(0x13, { 0, 80 / 7 + 1, 'w', 'w', 'w', '.', 'h', 'f' }).record(7);
+    names.record(4, text("client bytes")).record(0x87);
+    write(dir, "host_names", names.b);
 }
 
 void ip_client_seeds(const std::filesystem::path& dir)

@@ -31,6 +31,14 @@ pep_request to(const std::string& address, uint16_t port)
     return { *parse_ip_address(address), port };
 }
 
+pep_request named(const std::string& name, uint16_t port)
+{
+    pep_request r;
+    r.name = name;
+    r.port = port;
+    return r;
+}
+
 struct pep_pair : sis_path<pep> {
     std::vector<pep_action> near, far; // what each driver was told
 
@@ -124,6 +132,43 @@ TEST(PepRequest, RoundTripsAndRefusesBadHeaders)
               pep_request_parse::state::bad);
     EXPECT_EQ(parse_pep_request(bytes{ 1, 5, 0, 80 }).what,
               pep_request_parse::state::bad);
+}
+
+TEST(PepRequest, HostNamesRoundTripAndBadOnesAreRefused)
+{
+    const bytes wire = encode(named("www.example.org", 443));
+    EXPECT_EQ(wire.size(), 5u + 15u);
+    EXPECT_EQ(bytes(wire.begin(), wire.begin() + 5), (bytes{ 1, 0, 1, 187, 15 }));
+    const auto back = parse_pep_request(wire);
+    ASSERT_EQ(back.what, pep_request_parse::state::ok);
+    EXPECT_EQ(back.request.name, "www.example.org");
+    EXPECT_EQ(back.request.port, 443);
+    EXPECT_EQ(back.length, wire.size());
+    EXPECT_EQ(destination_text(back.request), "www.example.org");
+    for (size_t cut = 1; cut < wire.size(); ++cut)
+        EXPECT_EQ(parse_pep_request(bytes(wire.begin(), wire.begin() + long(cut))).what,
+                  pep_request_parse::state::need_more)
+            << cut;
+    const std::string longest(pep_max_name, 'a');
+    EXPECT_EQ(encode(named(longest, 80)).size(), pep_max_request);
+    EXPECT_EQ(parse_pep_request(encode(named(longest, 80))).what,
+              pep_request_parse::state::ok);
+    EXPECT_TRUE(valid_host_name("a-b_c.d9"));
+    for (const std::string& bad : { std::string(),
+                                    std::string(pep_max_name + 1, 'a'),
+                                    std::string("a b"),
+                                    std::string("a/b"),
+                                    std::string("a\0b", 3),
+                                    std::string("%41") }) {
+        EXPECT_FALSE(valid_host_name(bad)) << bad;
+        // Every one fits the length byte (at most pep_max_name + 1).
+        bytes raw(5 + bad.size(), 0);
+        raw[0] = pep_protocol_version;
+        raw[3] = 80;
+        raw[4] = uint8_t(bad.size());
+        std::copy(bad.begin(), bad.end(), raw.begin() + 5);
+        EXPECT_EQ(parse_pep_request(raw).what, pep_request_parse::state::bad) << bad;
+    }
 }
 
 TEST(PepOptions, RoundTripAndErrorsNameTheOption)
@@ -259,6 +304,102 @@ TEST(Pep, RefusalsAndPolicyReachTheClient)
     EXPECT_EQ(p.of(p.near, K::closed, closed_port).size(), 1u);
     EXPECT_EQ(p.a->connection_count(), 1u); // the 8080 one, still waiting
     EXPECT_EQ(p.b->connection_count(), 1u);
+}
+
+// A destination given by host name (SOCKS5 domain name, CONNECT host:port) travels as
+// such; the far proxy has it resolved and connects to the first address its policy
+// allows.
+TEST(Pep, AHostNameIsResolvedAtTheFarProxy)
+{
+    pep_pair p;
+    const auto c = p.a->accept(named("www.far.example", 8080), p.now);
+    const bytes request = as_bytes("GET / HTTP/1.0\r\n\r\n");
+    p.a->from_tcp(c, request.data(), request.size(), p.now);
+    p.run();
+    EXPECT_TRUE(p.of(p.far, K::connect).empty());
+    const auto asks = p.of(p.far, K::resolve);
+    ASSERT_EQ(asks.size(), 1u);
+    EXPECT_EQ(asks[0].destination.name, "www.far.example");
+    EXPECT_EQ(asks[0].destination.port, 8080);
+    const pep_connection f = asks[0].connection;
+    EXPECT_EQ(p.b->tcp_space(f), 0u); // nothing from the destination before it connects
+    // Loopback is the far host's own: never a name's way around the policy.
+    p.b->resolved(
+        f, { *parse_ip_address("127.0.0.1"), *parse_ip_address("10.0.2.9") }, p.now);
+    p.run();
+    const auto connects = p.of(p.far, K::connect, f);
+    ASSERT_EQ(connects.size(), 1u);
+    EXPECT_EQ(connects[0].destination.destination, *parse_ip_address("10.0.2.9"));
+    EXPECT_EQ(connects[0].destination.port, 8080);
+    p.b->resolved(f, { *parse_ip_address("10.0.2.10") }, p.now); // late, ignored
+    p.run();
+    EXPECT_EQ(p.of(p.far, K::connect).size(), 1u);
+    p.b->connected(f, p.now);
+    p.run();
+    EXPECT_EQ(p.of(p.near, K::connected, c).size(), 1u);
+    EXPECT_EQ(p.take(*p.b, f), request);
+    const bytes answer = as_bytes("HTTP/1.0 200 OK\r\n\r\nhello");
+    p.b->from_tcp(f, answer.data(), answer.size(), p.now);
+    p.run();
+    EXPECT_EQ(p.take(*p.a, c), answer);
+    EXPECT_EQ(p.b->counters().resolves, 1u);
+    EXPECT_EQ(p.b->counters().connects, 1u);
+    EXPECT_EQ(p.b->stats(f)->destination.name, "www.far.example");
+}
+
+TEST(Pep, HostNamesThatDoNotResolveOrAreNotAllowedAreRefused)
+{
+    pep_pair p("", "allow_destinations=10.0.2.0/24; connect_timeout_s=30");
+    const auto nowhere = p.a->accept(named("nowhere.example", 80), p.now);
+    const auto outside = p.a->accept(named("outside.example", 80), p.now);
+    const auto loopback = p.a->accept(named("localhost", 80), p.now);
+    const auto silent = p.a->accept(named("slow.example", 80), p.now);
+    for (auto c : { nowhere, outside, loopback, silent })
+        p.a->tcp_finished(c, p.now);
+    p.run();
+    std::map<std::string, pep_connection> far;
+    for (const auto& a : p.of(p.far, K::resolve))
+        far[a.destination.name] = a.connection;
+    ASSERT_EQ(far.size(), 4u);
+    p.b->resolved(far["nowhere.example"], {}, p.now);
+    p.b->resolved(far["outside.example"], { *parse_ip_address("192.0.2.7") }, p.now);
+    p.b->resolved(far["localhost"],
+                  { *parse_ip_address("::1"), *parse_ip_address("127.0.0.1") },
+                  p.now);
+    p.run(5);
+    EXPECT_EQ(p.of(p.near, K::failed, nowhere).at(0).status, pep_status::unreachable);
+    EXPECT_EQ(p.of(p.near, K::failed, outside).at(0).status, pep_status::forbidden);
+    EXPECT_EQ(p.of(p.near, K::failed, loopback).at(0).status, pep_status::forbidden);
+    EXPECT_TRUE(p.of(p.near, K::failed, silent).empty());
+    p.run(40); // connect_timeout_s covers the lookup
+    EXPECT_EQ(p.of(p.near, K::failed, silent).at(0).status, pep_status::timed_out);
+    EXPECT_TRUE(p.of(p.far, K::connect).empty());
+    EXPECT_EQ(p.b->counters().resolve_failures, 1u);
+    EXPECT_EQ(p.b->counters().destinations_refused, 2u);
+}
+
+TEST(Pep, AHostNameGoesToNamePeerWhenPeersNamesSeveralProxies)
+{
+    pep_config cfg;
+    set_pep_options(cfg, "peers=10.0.2.0/24=0.0.0.2 10.0.3.0/24=0.0.0.3");
+    pep several(cfg);
+    const auto refused = several.accept(named("www.example", 80), 0);
+    auto a = several.take_actions();
+    ASSERT_FALSE(a.tcp.empty());
+    EXPECT_EQ(a.tcp[0].connection, refused);
+    EXPECT_EQ(a.tcp[0].what, K::failed);
+    EXPECT_EQ(a.tcp[0].status, pep_status::no_peer);
+    ASSERT_EQ(a.notices.size(), 1u);
+    EXPECT_NE(a.notices[0].find("name_peer"), std::string::npos);
+    set_pep_options(cfg, "name_peer=0.0.0.3");
+    EXPECT_EQ(get_pep_option(cfg, "name_peer"), "0.0.0.3");
+    EXPECT_THROW(set_pep_option(cfg, "name_peer", "nobody"), std::invalid_argument);
+    pep chosen(cfg);
+    const auto c = chosen.accept(named("www.example", 80), 0);
+    EXPECT_EQ(chosen.stats(c)->peer_node, dl::parse_address("0.0.0.3").value);
+    // Not a host name: refused before anything opens.
+    const auto bad = chosen.accept(named("a b", 80), 0);
+    EXPECT_FALSE(chosen.stats(bad));
 }
 
 // 50 connections at once, through link breaks and reordering: every byte of every one

@@ -41,9 +41,10 @@ from gnuradio.hfstack.testbed.ip import DNS_SERVER, run
 from gnuradio.hfstack import pep
 from gnuradio.hfstack.testbed import web as pep_web
 from gnuradio.hfstack.pep import (DNS_MAX_MESSAGE, DNS_TCP_IDLE_S, RULES_TABLE, TPROXY_MARK,
-                                  TPROXY_TABLE, dns_tcp_frames, literal_address, nft_ruleset)
-from gnuradio.hfstack.testbed.pep import (CAPACITY_CLIENT, CLIENT, CONFIRMING_SERVER, FAR, GATEWAY,
-                                          pep_testbed, unavailable)
+                                  TPROXY_TABLE, dns_tcp_frames, host_name, literal_address,
+                                  nft_ruleset)
+from gnuradio.hfstack.testbed.pep import (CAPACITY_CLIENT, CLIENT, CONFIRMING_SERVER, FAR, FAR_NAME,
+                                          GATEWAY, pep_testbed, unavailable)
 
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "apps",
                    "hfstack-node")
@@ -175,6 +176,14 @@ class qa_pep_settings(gr_unittest.TestCase):
         self.assertIsNone(literal_address(b"www.example.com"))
         self.assertIsNone(literal_address(b"10.78.0.300"))
         self.assertIsNone(literal_address(b"\xff\xfe"))
+
+    def test_socks_host_names(self):
+        """Names the near proxy passes on for the far one to resolve; the rest refused."""
+        self.assertEqual(host_name(b"www.example.org"), "www.example.org")
+        self.assertEqual(host_name(b"www.example.org."), "www.example.org")  # rooted
+        self.assertEqual(host_name(b"a" * 253), "a" * 253)
+        for bad in (b"", b".", b"a" * 254, b"a b", b"a/b", b"a\x00b", b"\xc3\xa9.fr"):
+            self.assertIsNone(host_name(bad), bad)
 
     def test_policy_routing_is_idempotent_and_leaves_others_alone(self):
         """install_policy_routing twice adds one rule and one route; remove takes out
@@ -539,6 +548,26 @@ class qa_pep_namespaces(gr_unittest.TestCase):
         self.assertEqual(report["resources"], len(self.site_files) - 1, report)  # not the page
         self.assertGreaterEqual(report["load_ms"], report["dom_content_loaded_ms"], report)
 
+    def test_4f_host_names_through_socks5(self):
+        """curl --socks5-hostname and Chromium through SOCKS5 (which sends every host
+        name to the proxy) reach the far site by its name, which only the far
+        namespace's hosts file knows; a name that resolves to what the far policy does
+        not allow is refused there."""
+        done = self.curl("--socks5-hostname", self.bed.socks,
+                         f"http://{FAR_NAME}:8080/small.bin")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.body[:5000])
+        done = self.curl("--socks5-hostname", self.bed.socks, "http://localhost:8080/")
+        self.assertEqual(done.returncode, 97, done.stderr)  # forbidden: the far host's own
+        why = pep_web.unavailable()
+        if why:
+            self.skipTest(why)
+        report = pep_web.load_page(self.bed.command("a"), f"http://{FAR_NAME}:8090/",
+                                   proxy=f"socks5://{self.bed.socks}", timeout_s=4 * TIMEOUT_S)
+        self.assertEqual(report["dom"], f"{pep_web.INSERTED}: images {pep_web.IMAGES}/"
+                                        f"{pep_web.IMAGES}, colour {pep_web.CSS_COLOR}", report)
+        self.assertEqual(report["images_decoded"], pep_web.IMAGES, report)
+
     def test_5_statistics_and_rules_removed_on_stop(self):
         final = self.bed.stop_node("a")
         self.assertGreaterEqual(final["pep"]["accepted"], 2)
@@ -884,54 +913,60 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             self.assertIn(reason, done.stderr)
             self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
 
+    def pep_pair(self, www, near_args, far_options):
+        """A web server on 127.0.0.1 serving `www`, hfstack-node --pair and an
+        hfstack-pep on each of its nodes (the near one with `near_args`, the far one
+        with `far_options`, web_port in them filled in); returns (web_port, port, peps)
+        once both are attached and listening, everything stopped at cleanup."""
+        from test_support import accepts, free_port_pair
+        web = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind",
+                                "127.0.0.1", "--directory", www],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.addCleanup(lambda: (web.kill(), web.communicate()))
+        line = web.stdout.readline()  # "Serving HTTP on 127.0.0.1 port N ..."
+        web_port = int(line.split(" port ")[1].split()[0])
+        port = free_port_pair()
+        node = subprocess.Popen([sys.executable, APP, "--pair", "--kind", "emulator",
+                                 "--profile", "", "--time-scale", str(int(SCALE)), "--data-rate",
+                                 "9600", "--sis-port", str(port), "--stats-interval", "0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (node.terminate(), node.communicate(timeout=30)))
+        deadline = time.monotonic() + 60
+        while not (accepts(port) and accepts(port + 1)):
+            self.assertIsNone(node.poll(), "hfstack-node exited")
+            self.assertLess(time.monotonic(), deadline, "hfstack-node never listened")
+            time.sleep(0.05)  # polling a starting process, bounded by the deadline
+        pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
+        peps = []
+        for sis, extra in ((port, near_args),
+                           (port + 1, ["--options", far_options.format(web_port=web_port),
+                                       "--stats-interval", "0"])):
+            p = subprocess.Popen([sys.executable, pep_app, "--server", f"127.0.0.1:{sis}",
+                                  *extra],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.addCleanup(lambda p=p: p.poll() is None and (p.kill(), p.communicate()))
+            for line in p.stderr:  # it logs once listening and attached
+                if "HF-PEP on SIS server" in line:
+                    break
+            self.assertIsNone(p.poll(), "hfstack-pep exited")
+            peps.append(p)
+        return web_port, port, peps
+
     def test_two_peps_over_a_node_pair(self):
         if not shutil.which("curl"):
             self.skipTest("curl is not installed (make test installs it)")
-        from test_support import accepts, free_port_pair
         import socket
-        import time
-        pep_app = os.path.join(os.path.dirname(APP), "hfstack-pep")
         with tempfile.TemporaryDirectory() as www:
             body = os.urandom(30_000)
             with open(os.path.join(www, "page.bin"), "wb") as f:
                 f.write(body)
-            web = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind",
-                                    "127.0.0.1", "--directory", www],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            self.addCleanup(lambda: (web.kill(), web.communicate()))
-            line = web.stdout.readline()  # "Serving HTTP on 127.0.0.1 port N ..."
-            web_port = int(line.split(" port ")[1].split()[0])
-            port = free_port_pair()
-            node = subprocess.Popen([sys.executable, APP, "--pair", "--kind", "emulator",
-                                     "--profile", "", "--time-scale", str(int(SCALE)), "--data-rate",
-                                     "9600", "--sis-port", str(port), "--stats-interval", "0"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            self.addCleanup(lambda: (node.terminate(), node.communicate(timeout=30)))
-            deadline = time.monotonic() + 60
-            while not (accepts(port) and accepts(port + 1)):
-                self.assertIsNone(node.poll(), "hfstack-node exited")
-                self.assertLess(time.monotonic(), deadline, "hfstack-node never listened")
-                time.sleep(0.05)  # polling a starting process, bounded by the deadline
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                socks_port = s.getsockname()[1]
-            peps = []
-            for sis, extra in ((port, ["--options", "peers=127.0.0.0/8=0.0.0.2",
-                                       "--socks", f"127.0.0.1:{socks_port}",
-                                       "--stats-interval", "0.5"]),
-                               # The far proxy takes the near node's streams to
-                               # the page's server only (on loopback: named).
-                               (port + 1, ["--options", "allow_peers=0.0.0.1;allow_destinations="
-                                           f"127.0.0.1/32:{web_port}", "--stats-interval", "0"])):
-                p = subprocess.Popen([sys.executable, pep_app, "--server", f"127.0.0.1:{sis}",
-                                      *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                self.addCleanup(lambda p=p: p.poll() is None and (p.kill(), p.communicate()))
-                for line in p.stderr:  # it logs once listening and attached
-                    if "HF-PEP on SIS server" in line:
-                        break
-                self.assertIsNone(p.poll(), "hfstack-pep exited")
-                peps.append(p)
+            socks_port = free_tcp_port()
+            # The far proxy takes the near node's streams to the page's server only (on
+            # loopback: named).
+            web_port, port, peps = self.pep_pair(
+                www, ["--options", "peers=127.0.0.0/8=0.0.0.2", "--socks",
+                      f"127.0.0.1:{socks_port}", "--stats-interval", "0.5"],
+                "allow_peers=0.0.0.1;allow_destinations=127.0.0.1/32:{web_port}")
             # The near proxy's statistics lines, read as they come (a full pipe would
             # stall it).
             lines = queue.Queue()
@@ -992,6 +1027,58 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             self.assertGreater(final["sis_link"]["connects"], 0)
             self.assertEqual(final["pep"]["compression_ratio"], 1.0)
             self.assertGreater(final["pep"]["connect_seconds"], 0)
+
+    def test_host_names_are_resolved_by_the_far_proxy(self):
+        """SOCKS5 with a domain name (curl --socks5-hostname, as browsers send) and HTTP
+        CONNECT to HOST:PORT: the name crosses HF and the far proxy resolves it; a name
+        whose addresses its policy does not allow, or that has none, is refused."""
+        if not shutil.which("curl"):
+            self.skipTest("curl is not installed (make test installs it)")
+        with tempfile.TemporaryDirectory() as www:
+            body = os.urandom(20_000)
+            with open(os.path.join(www, "page.bin"), "wb") as f:
+                f.write(body)
+            socks_port, connect_port = free_tcp_port(), free_tcp_port()
+            # localhost is ::1 and 127.0.0.1 there; only the latter is allowed, so the
+            # far proxy must pass over ::1 to it.
+            web_port, _, peps = self.pep_pair(
+                www, ["--options", "peers=127.0.0.0/8=0.0.0.2", "--socks",
+                      f"127.0.0.1:{socks_port}", "--http-connect", f"127.0.0.1:{connect_port}"],
+                "allow_peers=0.0.0.1;allow_destinations=127.0.0.1/32:{web_port}")
+
+            def curl(*args):
+                return subprocess.run(["curl", "-s", "--max-time", str(TIMEOUT_S), *args],
+                                      capture_output=True, timeout=2 * TIMEOUT_S)
+            page = f"http://localhost:{web_port}/page.bin"
+            done = curl("--socks5-hostname", f"127.0.0.1:{socks_port}", page)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout, body)
+            done = curl("--proxytunnel", "-x", f"http://127.0.0.1:{connect_port}", page)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout, body)
+            # A port the policy does not name: forbidden there, SOCKS reply 2 here.
+            done = curl("--socks5-hostname", f"127.0.0.1:{socks_port}",
+                        f"http://localhost:{web_port + 1}/")
+            self.assertEqual(done.returncode, 97, done.stderr)  # the proxy refused
+            done = curl("--socks5-hostname", f"127.0.0.1:{socks_port}",
+                        "http://no-such-host.invalid/")
+            self.assertEqual(done.returncode, 97, done.stderr)
+            far = peps[1]
+            far.send_signal(signal.SIGTERM)
+            out, err = far.communicate(timeout=60)
+            self.assertEqual(far.returncode, 0, err)
+            final = json.loads(out.splitlines()[-1])
+            self.assertEqual(final["pep"]["resolves"], 4)
+            self.assertEqual(final["pep"]["resolve_failures"], 1)  # no-such-host.invalid
+            self.assertEqual(final["pep"]["destinations_refused"], 1)  # port web_port + 1
+
+
+def free_tcp_port():
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 if __name__ == "__main__":

@@ -175,13 +175,19 @@ pep_connection pep::accept(const pep_request& destination, double now)
          connections_to_port(destination.port) >= limit->second) ||
         !make_room(id, now))
         return refuse(pep_status::busy);
-    const ip_route* route = d_cfg.peers.lookup(destination.destination);
-    if (!route || (route->node & dl::group_address_flag))
+    const uint32_t peer = peer_for(destination);
+    if (!peer) {
+        if (!destination.name.empty())
+            notice_once("name_peer",
+                        "refused a connection to " + destination.name +
+                            ": a host name needs name_peer when peers names several "
+                            "proxies");
         return refuse(pep_status::no_peer);
+    }
     auto& c = d_conns[id];
     c.stats.near = true;
     c.stats.destination = destination;
-    c.stats.peer_node = route->node;
+    c.stats.peer_node = peer;
     c.stats.opened = now;
     c.open_at = now + d_cfg.open_wait_s;
     c.last_activity = now;
@@ -189,6 +195,27 @@ pep_connection pep::accept(const pep_request& destination, double now)
         open_stream(id, c, now);
     collect(now);
     return id;
+}
+
+uint32_t pep::peer_for(const pep_request& r) const
+{
+    if (r.name.empty()) {
+        const ip_route* route = d_cfg.peers.lookup(r.destination);
+        return route && !(route->node & dl::group_address_flag) ? route->node : 0;
+    }
+    if (!valid_host_name(r.name))
+        return 0;
+    if (d_cfg.name_peer)
+        return d_cfg.name_peer;
+    uint32_t only = 0;
+    for (const auto& e : d_cfg.peers.entries()) {
+        if (e.node & dl::group_address_flag)
+            continue;
+        if (only && e.node != only)
+            return 0;
+        only = e.node;
+    }
+    return only;
 }
 
 void pep::open_stream(pep_connection id, connection& c, double now)
@@ -353,6 +380,58 @@ bytes pep::take_tcp_data(pep_connection id, size_t max, double now)
     return out;
 }
 
+void pep::refuse_destination(pep_connection id, connection& c, double now)
+{
+    d_counters.destinations_refused += 1;
+    const auto& r = c.stats.destination;
+    const std::string from = dl::address_to_string(c.stats.peer_node);
+    const std::string to = r.name.empty()
+                               ? to_string(r.destination)
+                               : r.name + " (" + to_string(r.destination) + ")";
+    notice_once("destination " + from,
+                "refused node " + from + "'s stream to " + to + " port " +
+                    std::to_string(r.port) +
+                    ": not an allowed destination (allow_destinations)");
+    far_status(id, c, pep_status::forbidden, now);
+}
+
+void pep::resolved(pep_connection id,
+                   const std::vector<ip_address>& addresses,
+                   double now)
+{
+    d_now = now;
+    auto it = d_conns.find(id);
+    if (it == d_conns.end() || it->second.stats.near || it->second.status_sent ||
+        !it->second.resolving)
+        return; // not waiting for a name (timed out meanwhile, or asked twice)
+    auto& c = it->second;
+    c.resolving = false;
+    if (addresses.empty()) {
+        d_counters.resolve_failures += 1;
+        connect_failed(id, pep_status::unreachable, now);
+        return;
+    }
+    // The first address policy allows: a name must not open what its address may not.
+    for (const auto& address : addresses) {
+        pep_request r = c.stats.destination;
+        r.destination = address;
+        if (destination_allowed(r)) {
+            c.stats.destination = r;
+            d_counters.connects += 1;
+            pep_action a;
+            a.what = pep_action::kind::connect;
+            a.connection = id;
+            a.destination = r;
+            d_actions.tcp.push_back(a);
+            collect(now);
+            return;
+        }
+    }
+    c.stats.destination.destination = addresses.front();
+    refuse_destination(id, c, now);
+    collect(now);
+}
+
 void pep::connected(pep_connection id, double now)
 {
     d_now = now;
@@ -455,11 +534,11 @@ void pep::service(pep_connection id, double now)
             d_counters.connect_seconds += now - c.stats.opened;
             tcp_action(pep_action::kind::connected, id);
         } else {
-            bytes b = d_slep.read(c.stream, 64, now);
+            bytes b = d_slep.read(c.stream, pep_max_request - c.header.size(), now);
             c.header.insert(c.header.end(), b.begin(), b.end());
             const auto parsed = parse_pep_request(c.header);
             if (parsed.what == pep_request_parse::state::need_more) {
-                if (d_slep.eof(c.stream) || c.header.size() >= 64)
+                if (d_slep.eof(c.stream) || c.header.size() >= pep_max_request)
                     far_status(id, c, pep_status::bad_request, now);
                 return;
             }
@@ -477,15 +556,9 @@ void pep::service(pep_connection id, double now)
                 far_status(id, c, pep_status::forbidden, now);
                 return;
             }
-            if (!destination_allowed(parsed.request)) {
-                d_counters.destinations_refused += 1;
-                const std::string from = dl::address_to_string(c.stats.peer_node);
-                notice_once("destination " + from,
-                            "refused node " + from + "'s stream to " +
-                                to_string(parsed.request.destination) + " port " +
-                                std::to_string(parsed.request.port) +
-                                ": not an allowed destination (allow_destinations)");
-                far_status(id, c, pep_status::forbidden, now);
+            // A name's addresses are checked once resolved().
+            if (parsed.request.name.empty() && !destination_allowed(parsed.request)) {
+                refuse_destination(id, c, now);
                 return;
             }
             if ((limit != d_cfg.port_limits.end() &&
@@ -494,12 +567,19 @@ void pep::service(pep_connection id, double now)
                 far_status(id, c, pep_status::busy, now);
                 return;
             }
+            // One deadline for the lookup and the connect together.
             c.connect_deadline = now + d_cfg.connect_timeout_s;
-            d_counters.connects += 1;
             pep_action a;
-            a.what = pep_action::kind::connect;
             a.connection = id;
             a.destination = parsed.request;
+            if (parsed.request.name.empty()) {
+                d_counters.connects += 1;
+                a.what = pep_action::kind::connect;
+            } else {
+                d_counters.resolves += 1;
+                c.resolving = true;
+                a.what = pep_action::kind::resolve;
+            }
             d_actions.tcp.push_back(a);
             return;
         }

@@ -57,10 +57,23 @@ enum class pep_status : uint8_t {
 };
 const char* to_string(pep_status s);
 
+// A destination by address, or by host name (then `destination` is unused until the far
+// proxy has resolved it):
+// a name is resolved by the far proxy, where the destination is, which also saves the
+// client a DNS round trip across HF.
 struct pep_request {
     ip_address destination;
     uint16_t port = 0;
+    std::string name;
 };
+// Host names a request may carry: 1-253 characters, letters, digits, '-', '_' and '.'
+// (what SOCKS5 clients and HTTP CONNECT send; nothing a resolver could misread).
+constexpr size_t pep_max_name = 253;
+bool valid_host_name(const std::string& name);
+// The name if the request has one, else the address as text.
+std::string destination_text(const pep_request& r);
+// The longest request header on the wire: version, type, port, length, name.
+constexpr size_t pep_max_request = 5 + pep_max_name;
 bytes encode(const pep_request& r);
 // The request at the start of `b`: the request and its length, nullopt while more bytes
 // are needed, or a failure for a malformed header.
@@ -87,6 +100,9 @@ std::string to_text(const std::vector<pep_destination_rule>& rules);
 struct pep_config {
     slep_config slep;
     ip_route_table peers; // destination IP -> the 5066 node of the proxy beyond it
+    // The 5066 node whose proxy takes destinations given by host name (0: the one node
+    // `peers` names, if it names only one).
+    uint32_t name_peer = 0;
     std::set<uint16_t> deny_ports;             // refused on both sides
     std::set<uint16_t> allow_ports;            // empty: every port not denied
     std::map<uint16_t, size_t> port_limits;    // connections at once per destination port
@@ -117,13 +133,13 @@ struct pep_config {
     double idle_timeout_s = 3600;  // no byte either way this long: reset
     size_t read_chunk = 65536;     // bytes take_tcp_data() gives at most per call
 };
-// Options by name, as for the IP client: "peers", "deny_ports", "allow_ports",
-// "port_limits" (PORT:N ...), "port_priority" (PORT:P ...), "port_proxy_priority"
-// (PORT:P ...), "max_connections", "evict_idle_s", "allow_peers" (NODE ... or "any"),
-// "allow_destinations" (PREFIX[:PORTS] ...), "handshake_timeout_s", "max_handshakes",
-// "max_handshakes_per_source", "compress", "open_wait_s", "connect_timeout_s",
-// "idle_timeout_s", and SLEP's "sap", "window", "send_buffer", "retry_s", "give_up_s",
-// "priority".
+// Options by name, as for the IP client: "peers", "name_peer", "deny_ports",
+// "allow_ports", "port_limits" (PORT:N ...), "port_priority" (PORT:P ...),
+// "port_proxy_priority" (PORT:P ...), "max_connections", "evict_idle_s", "allow_peers"
+// (NODE ... or "any"), "allow_destinations" (PREFIX[:PORTS] ...), "handshake_timeout_s",
+// "max_handshakes", "max_handshakes_per_source", "compress", "open_wait_s",
+// "connect_timeout_s", "idle_timeout_s", and SLEP's "sap", "window", "send_buffer",
+// "retry_s", "give_up_s", "priority".
 void set_pep_option(pep_config& c, const std::string& name, const std::string& value);
 void set_pep_options(pep_config& c, const std::string& assignments);
 std::string get_pep_option(const pep_config& c, const std::string& name);
@@ -136,6 +152,7 @@ using pep_connection = uint64_t;
 
 struct pep_action {
     enum class kind {
+        resolve,   // far side: look up destination.name, answer with resolved()
         connect,   // far side: open a TCP connection to destination:port
         connected, // near side: the far proxy reached the destination (SOCKS can answer)
         failed,    // near side: it did not (`status`); reset the client's connection
@@ -147,7 +164,7 @@ struct pep_action {
     };
     kind what = kind::data;
     pep_connection connection = 0;
-    pep_request destination; // connect
+    pep_request destination; // resolve (its name), connect (its address)
     pep_status status = pep_status::connected;
 };
 
@@ -189,6 +206,8 @@ struct pep_counters {
     // destinations not allowed; idle connections reset to make room; binds after the
     // node dropped the SAP (S_UNBIND_INDICATION, a refused bind) and it was bound again.
     uint64_t peers_refused = 0, destinations_refused = 0, evicted = 0, rebinds = 0;
+    // Far side: host names looked up, and those that gave no address.
+    uint64_t resolves = 0, resolve_failures = 0;
     // Client to destination / back, as this proxy passed them on (near: from and to
     // its clients; far: to and from the destinations).
     uint64_t bytes_up = 0, bytes_down = 0;
@@ -222,6 +241,9 @@ public:
     // Near side: a client's connection to `destination` was accepted. Returns its id;
     // a connection refused at once (policy, no peer, limits) gets a `failed` action.
     pep_connection accept(const pep_request& destination, double now);
+    // Far side: the addresses a `resolve` action's name has (none: it has none, or the
+    // lookup failed); the first the access policy allows is connected to.
+    void resolved(pep_connection c, const std::vector<ip_address>& addresses, double now);
     // Far side: the driver's connect() outcome.
     void connected(pep_connection c, double now);
     void connect_failed(pep_connection c, pep_status why, double now);
@@ -260,6 +282,7 @@ private:
         bool tcp_closed =
             false; // far: the driver was told `closed` already (a failed connect)
         bool resume_wanted = false;
+        bool resolving = false; // far: a resolve action waits for resolved()
         double connect_deadline = -1;
         double last_activity = 0;
     };
@@ -274,6 +297,10 @@ private:
     bool port_allowed(uint16_t port) const;
     bool peer_allowed(uint32_t node) const;
     bool destination_allowed(const pep_request& r) const;
+    // The node of the proxy in front of r's destination, 0 if none.
+    uint32_t peer_for(const pep_request& r) const;
+    // Far side: refuses c's destination by policy (counted, logged once per peer).
+    void refuse_destination(pep_connection id, connection& c, double now);
     // Once per source (bounded): the log line of a refusal.
     void notice_once(const std::string& key, const std::string& text);
     // Room for one more connection beside `except`: evicts the longest idle if needed.

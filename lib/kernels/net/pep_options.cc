@@ -97,6 +97,24 @@ const std::vector<option_entry>& table()
               c.peers.add_text(v);
           },
           [](const C& c) { return c.peers.to_text(); } },
+        { "name_peer",
+          "the 5066 node whose proxy takes destinations given by host name (SOCKS5 "
+          "domain names, HTTP CONNECT host:port) and resolves them; empty: the one node "
+          "peers names",
+          [](C& c, S n, S v) {
+              if (v.empty()) {
+                  c.name_peer = 0;
+                  return;
+              }
+              const auto node = dl::parse_address(v);
+              if (!node || !node.value || (node.value & dl::group_address_flag))
+                  throw std::invalid_argument(
+                      n + ": \"" + v + "\" is not a STANAG 5066 node address a.b.c.d");
+              c.name_peer = node.value;
+          },
+          [](const C& c) {
+              return c.name_peer ? dl::address_to_string(c.name_peer) : std::string();
+          } },
         { "deny_ports",
           "destination ports refused (both proxies check)",
           [ports](C& c, S n, S v) { c.deny_ports = ports(n, v); },

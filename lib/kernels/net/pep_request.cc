@@ -37,8 +37,36 @@ const char* to_string(pep_status s)
     return "unknown";
 }
 
+namespace {
+constexpr uint8_t name_request = 0; // in place of the IP version: a host name follows
+} // namespace
+
+bool valid_host_name(const std::string& name)
+{
+    if (name.empty() || name.size() > pep_max_name)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+               (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+    });
+}
+
+std::string destination_text(const pep_request& r)
+{
+    return r.name.empty() ? to_string(r.destination) : r.name;
+}
+
 bytes encode(const pep_request& r)
 {
+    if (!r.name.empty()) {
+        bytes b = { pep_protocol_version,
+                    name_request,
+                    uint8_t(r.port >> 8),
+                    uint8_t(r.port),
+                    uint8_t(r.name.size()) };
+        b.insert(b.end(), r.name.begin(), r.name.end());
+        return b;
+    }
     const size_t n = r.destination.version == 4 ? 4 : 16;
     bytes b(4 + n);
     b[0] = pep_protocol_version;
@@ -56,8 +84,26 @@ pep_request_parse parse_pep_request(const bytes& b)
     pep_request_parse out;
     if (b.size() < 2)
         return out;
-    if (b[0] != pep_protocol_version || (b[1] != 4 && b[1] != 6)) {
+    if (b[0] != pep_protocol_version ||
+        (b[1] != 4 && b[1] != 6 && b[1] != name_request)) {
         out.what = pep_request_parse::state::bad;
+        return out;
+    }
+    if (b[1] == name_request) {
+        if (b.size() < 5)
+            return out;
+        const size_t n = b[4];
+        if (b.size() < 5 + n)
+            return out;
+        std::string name(b.begin() + 5, b.begin() + 5 + long(n));
+        if (!valid_host_name(name)) {
+            out.what = pep_request_parse::state::bad;
+            return out;
+        }
+        out.request.name = std::move(name);
+        out.request.port = uint16_t(b[2] << 8 | b[3]);
+        out.length = 5 + n;
+        out.what = pep_request_parse::state::ok;
         return out;
     }
     const size_t n = b[1] == 4 ? 4 : 16;

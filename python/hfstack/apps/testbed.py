@@ -264,17 +264,20 @@ class pep_scenario:
     def commands(self):
         a, b, far = self.bed.ns["a"], self.bed.ns["b"], self.pep.FAR
         url = f"http://{far}:{HTTP_PORT}/"
+        named = f"http://{self.pep.FAR_NAME}:{HTTP_PORT}/"
         return [
             f"# Side A: namespace {a}, the near proxy (node 0.0.0.1): SOCKS5 on {self.bed.socks}, "
             f"TCP to 10.78.0.0/24 taken by nftables REDIRECT, DNS proxy on {self.bed.dns}. "
             f"Side B: namespace {b}, the far proxy (node 0.0.0.2), a web site on {far}:{HTTP_PORT} "
-            f"and a DNS server answering every name with {ANSWER}.",
+            f"and a DNS server answering every name with {ANSWER}; its hosts file names "
+            f"{far} {self.pep.FAR_NAME}, which the far proxy resolves for SOCKS5 clients.",
             f"ip netns exec {a} curl -sS --socks5 {self.bed.socks} {url}",
+            f"ip netns exec {a} curl -sS --socks5-hostname {self.bed.socks} {named}",
             f"ip netns exec {a} curl -sS {url}",
             f"ip netns exec {a} dig +short +timeout=20 -p 5353 @127.0.0.1 {NAME}",
             "# A browser in side A through SOCKS5 (as root, Chromium needs --no-sandbox):",
             f"ip netns exec {a} chromium --no-sandbox --user-data-dir={CHROMIUM_PROFILE} "
-            f"--proxy-server=socks5://{self.bed.socks} {url}",
+            f"--proxy-server=socks5://{self.bed.socks} {named}",
         ]
 
     def failed(self):

@@ -26,6 +26,8 @@ namespace {
 const char* kind_name(pep_action::kind k)
 {
     switch (k) {
+    case pep_action::kind::resolve:
+        return "resolve";
     case pep_action::kind::connect:
         return "connect";
     case pep_action::kind::connected:
@@ -62,6 +64,20 @@ pep_request request_of(const std::string& address, uint16_t port)
     return { *a, port };
 }
 
+// An IP address as such, anything else as a host name the far proxy resolves.
+pep_request destination_of(const std::string& address, uint16_t port)
+{
+    if (const auto a = parse_ip_address(address))
+        return { *a, port };
+    if (!valid_host_name(address))
+        throw py::value_error("'" + address +
+                              "' is neither an IP address nor a host name");
+    pep_request r;
+    r.port = port;
+    r.name = address;
+    return r;
+}
+
 py::dict counters_of(const pep& p)
 {
     const auto& c = p.counters();
@@ -80,6 +96,8 @@ py::dict counters_of(const pep& p)
     d["idle_timeouts"] = c.idle_timeouts;
     d["peers_refused"] = c.peers_refused;
     d["destinations_refused"] = c.destinations_refused;
+    d["resolves"] = c.resolves;
+    d["resolve_failures"] = c.resolve_failures;
     d["evicted"] = c.evicted;
     d["rebinds"] = c.rebinds;
     d["closed"] = c.closed;
@@ -157,11 +175,26 @@ void bind_net(py::module& m)
         .def(
             "accept",
             [](pep& p, const std::string& address, uint16_t port, double now) {
-                return p.accept(request_of(address, port), now);
+                return p.accept(destination_of(address, port), now);
             },
             py::arg("address"),
             py::arg("port"),
             py::arg("now"))
+        .def(
+            "resolved",
+            [](pep& p,
+               pep_connection c,
+               const std::vector<std::string>& addresses,
+               double now) {
+                std::vector<ip_address> out;
+                for (const auto& a : addresses)
+                    out.push_back(request_of(a, 0).destination);
+                p.resolved(c, out, now);
+            },
+            py::arg("connection"),
+            py::arg("addresses"),
+            py::arg("now"),
+            "Far side: the addresses (text) a resolve action's name has; [] for none")
         .def("connected", &pep::connected, py::arg("connection"), py::arg("now"))
         .def(
             "connect_failed",
@@ -222,7 +255,9 @@ void bind_net(py::module& m)
                 for (const auto& t : a.tcp)
                     tcp.append(py::make_tuple(kind_name(t.what),
                                               t.connection,
-                                              to_string(t.destination.destination),
+                                              t.what == pep_action::kind::resolve
+                                                  ? t.destination.name
+                                                  : to_string(t.destination.destination),
                                               t.destination.port,
                                               to_string(t.status)));
                 for (const auto& d : a.datagrams)
@@ -241,7 +276,7 @@ void bind_net(py::module& m)
                     return py::none();
                 py::dict d;
                 d["near"] = s->near;
-                d["destination"] = to_string(s->destination.destination);
+                d["destination"] = destination_text(s->destination);
                 d["port"] = s->destination.port;
                 d["peer"] = dl::address_to_string(s->peer_node);
                 d["bytes_up"] = s->bytes_up;

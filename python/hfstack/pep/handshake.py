@@ -4,19 +4,23 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """How a client names its destination to the near HF-PEP: SOCKS5 (RFC 1928, no
-authentication, CONNECT to an IP address) and HTTP CONNECT (RFC 9110), with the replies
-that report the far proxy's answer. Unfinished requests are bounded per source and in
+authentication, CONNECT to an IP address or a host name) and HTTP CONNECT (RFC 9110,
+to IP:PORT or HOST:PORT), with the replies that report the far proxy's answer. Host
+names travel to the far proxy, which resolves them. Unfinished requests are bounded per source and in
 all, and time out.
 
 handshake_service is the part of pep_proxy (proxy.py) that reads these requests: it runs
 in the proxy's thread, under its lock."""
 
+import re
 import socket
 import struct
 
 from .endpoint import parse_endpoint, proxy_error
 
 MAX_HANDSHAKE = 8192           # bytes of a SOCKS or CONNECT request, at most
+MAX_HOST_NAME = 253            # the PEP request's longest name (net/pep.h pep_max_name)
+HOST_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 # SOCKS5 replies (RFC 1928 section 6) for the far proxy's answers.
 SOCKS_REPLY = {"connected": 0, "busy": 1, "forbidden": 2, "no_peer": 3, "unreachable": 4,
@@ -37,6 +41,18 @@ def literal_address(name):
         except OSError:
             pass
     return None
+
+
+def host_name(name):
+    """A SOCKS5 domain name or CONNECT host (bytes) as the far proxy takes it (letters,
+    digits, '-', '_', '.'; at most 253), or None."""
+    try:
+        text = name.decode("ascii").rstrip(".")
+    except UnicodeDecodeError:
+        return None
+    if not 0 < len(text) <= MAX_HOST_NAME or not HOST_NAME.fullmatch(text):
+        return None
+    return text
 
 
 class handshake_service:
@@ -119,20 +135,24 @@ class handshake_service:
                 raise ValueError(f"SOCKS address type {atyp}")
             if len(c.inbox) < need:
                 return
-            if atyp == 3:
-                # A name: only an IP address written out (Chromium sends even those as
-                # names) is taken.
-                address = literal_address(c.inbox[5:need - 2])
-            if cmd != 1 or (atyp == 3 and address is None):
-                # Only CONNECT; names are resolved by the client (socks5, not socks5h)
-                # through the DNS proxy: reply "not supported".
-                code = 7 if cmd != 1 else 8
-                c.outbox += bytes([5, code, 0, 1]) + bytes(6)
-                self._notice(f"socks{code}", "SOCKS request refused: only CONNECT to an IP "
-                                             "address (resolve names locally: socks5://, not socks5h://)")
+            if cmd != 1:
+                c.outbox += bytes([5, 7, 0, 1]) + bytes(6)  # command not supported
+                self._notice("socks7", "SOCKS request refused: only CONNECT is supported")
                 self._flush_and_close(c)
                 return
-            if atyp != 3:
+            if atyp == 3:
+                # A name: an IP address written out (Chromium sends even those as names)
+                # is taken as such, any other name goes to the far proxy, which resolves
+                # it where the destination is (socks5h:// and socks5:// alike).
+                raw = c.inbox[5:need - 2]
+                address = literal_address(raw) or host_name(raw)
+                if address is None:
+                    c.outbox += bytes([5, 4, 0, 1]) + bytes(6)  # host unreachable
+                    self._notice("socks_name", "SOCKS request refused: a destination name "
+                                               "that is not a host name")
+                    self._flush_and_close(c)
+                    return
+            else:
                 raw = c.inbox[4:need - 2]
                 address = socket.inet_ntop(socket.AF_INET if atyp == 1 else socket.AF_INET6, raw)
             port = struct.unpack("!H", c.inbox[need - 2:need])[0]
@@ -151,9 +171,12 @@ class handshake_service:
                 return
             try:
                 address, port = parse_endpoint(head[1], "CONNECT")
-                socket.inet_pton(socket.AF_INET6 if ":" in address else socket.AF_INET, address)
-            except (proxy_error, OSError):
-                c.outbox += b"HTTP/1.1 400 Bad Request\r\nX-HF-PEP: CONNECT needs IP:PORT\r\n\r\n"
+                address = literal_address(address.encode()) or host_name(address.encode())
+            except proxy_error:
+                address = None
+            if address is None:
+                c.outbox += (b"HTTP/1.1 400 Bad Request\r\n"
+                             b"X-HF-PEP: CONNECT needs HOST:PORT\r\n\r\n")
                 self._flush_and_close(c)
                 return
             self._open(c, address, port)

@@ -12,14 +12,16 @@ kernel (hfstack.net.pep, lib/kernels/net/pep.h), SIS to a STANAG 5066 node.
     tb.msg_connect(node, "sis_out", p, "sis_in")
 
 How connections reach the near proxy (docs/pep.md):
-  socks        SOCKS5 (RFC 1928, no authentication, CONNECT to an IP address): a
-               browser or `curl --socks5` points at it; no root, no firewall rules.
+  socks        SOCKS5 (RFC 1928, no authentication, CONNECT to an IP address or a
+               host name): a browser or `curl --socks5-hostname` points at it; no
+               root, no firewall rules.
   http_connect HTTP CONNECT (RFC 9110): `curl -x http://...`, browsers' HTTPS proxy.
   redirect     nftables nat REDIRECT for connections started on this machine; the
                original destination from SO_ORIGINAL_DST.
   transparent  nftables TPROXY for forwarded traffic (a gateway): IP_TRANSPARENT,
                the original destination from getsockname().
-The far proxy connects to the destination itself. A connection the far proxy could
+The far proxy connects to the destination itself, and looks up the host names that
+SOCKS and CONNECT clients gave (resolve.py). A connection the far proxy could
 not make is refused locally: SOCKS and CONNECT clients get the matching error reply,
 intercepted ones a TCP reset (their handshake was already answered here).
 
@@ -49,6 +51,7 @@ from .dns import (DNS_ADDRESS, DNS_TCP_IDLE_S, DNS_TCP_MAX_CONNECTIONS, MAX_LOOK
                   dns_stream)
 from .endpoint import parse_endpoint, proxy_error
 from .handshake import HTTP_REPLY, SOCKS_REPLY, handshake_service
+from .resolve import MAX_RESOLVES, name_resolver
 from .rules import OWN_MARK, local_addresses
 
 log = logging.getLogger(__name__)
@@ -156,6 +159,7 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
         self.dns_tcp_handles = {}  # handle -> dns_stream of a query asked over TCP
         self.next_dns_handle = 1
         self.lookups = {}        # far side: socket fd -> (socket, request, deadline)
+        self.resolver = name_resolver(self._wake)  # far side: host names of streams
         self.lock = threading.RLock()
         self.conns = {}          # socket fd -> connection
         self.by_id = {}          # kernel id -> connection
@@ -165,7 +169,7 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
                          "dns_tcp_refused": 0, "dns_tcp_idle_closed": 0,
                          "handshake_timeouts": 0, "handshakes_evicted": 0,
                          "descriptors_refused": 0,
-                         "accept_paused": 0, "lookups_refused": 0}
+                         "accept_paused": 0, "lookups_refused": 0, "resolves_refused": 0}
         self.handshake_timeout_s = float(self.kernel.option("handshake_timeout_s"))
         self.max_handshakes = int(self.kernel.option("max_handshakes"))
         self.max_handshakes_per_source = int(self.kernel.option("max_handshakes_per_source"))
@@ -255,6 +259,7 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
         if self.thread:
             self.thread.join(10)
             self.thread = None
+        self.resolver.stop()
         with self.lock:
             for c in list(self.conns.values()):
                 self._close(c, reset=True)
@@ -362,6 +367,13 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
                 break
 
     # --- kernel actions --------------------------------------------------------------
+
+    def _on_resolve(self, cid, name, port, status):
+        if not self.resolver.ask(cid, name, port):
+            self.counters["resolves_refused"] += 1
+            self._notice("resolves", f"{MAX_RESOLVES} host name lookups at once: refusing "
+                                     "more until some finish")
+            self.kernel.resolved(cid, [], self._now())
 
     def _on_connect(self, cid, address, port, status):
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
@@ -710,6 +722,8 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
                             if not c.closed and mask & selectors.EVENT_READ:
                                 self._readable(c)
                     now = self._now()
+                    for cid, addresses in self.resolver.take():
+                        self.kernel.resolved(cid, addresses, now)
                     for sock, request, deadline in list(self.lookups.values()):
                         if now >= deadline:
                             self._end_lookup(sock)

@@ -9,10 +9,11 @@ over ZeroMQ ipc:// files. The near side ("a", node 0.0.0.1) takes SOCKS5 on
 127.0.0.1:1080 and REDIRECTs TCP to 10.78.0.0/24 into its proxy (nftables, installed
 by the node); the far side ("b", node 0.0.0.2) owns 10.78.0.2, where servers listen,
 and resolves names with the namespace's resolver (/etc/netns/NS/resolv.conf, pointing
-at 10.78.0.2). With `client_host`, a third namespace ("c", 10.80.0.2) is a host whose
-traffic is routed through the near one (a gateway, 10.80.0.1, over a veth pair), where
-nftables TPROXY hands its TCP to 10.78.0.0/24 to the near proxy's transparent listener
-(0.0.0.0:3130, policy routing installed by the node). Needs root; `unavailable()` says
+at 10.78.0.2, and /etc/netns/NS/hosts, which names 10.78.0.2 FAR_NAME). With
+`client_host`, a third namespace ("c", 10.80.0.2) is a host whose traffic is routed
+through the near one (a gateway, 10.80.0.1, over a veth pair), where nftables TPROXY
+hands its TCP to 10.78.0.0/24 to the near proxy's transparent listener (0.0.0.0:3130,
+policy routing installed by the node). Needs root; `unavailable()` says
 why not.
 
     with pep_testbed(rate=9600, time_scale=1) as bed:
@@ -35,6 +36,9 @@ NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, ins
 PEP = [sys.executable, "-m", "gnuradio.hfstack.apps.pep"]    # hfstack-pep, installed or not
 SIS_PORT = 5066  # each node's SIS server, on its namespace's loopback (pep_in_node=False)
 FAR = "10.78.0.2"
+# The servers' host name, in the far namespace's hosts file: the far proxy resolves it
+# for SOCKS5 and HTTP CONNECT clients that give names.
+FAR_NAME = "site.far.hf"
 # Both ends run this stack: ARQ data ride with the link request (docs/pep.md), as in
 # the simulator's section D rows.
 NODE_OPTIONS = PEP_NODE_OPTIONS
@@ -216,6 +220,8 @@ class pep_testbed(namespaces):
             os.makedirs(self.netns_etc, exist_ok=True)
             with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
                 f.write(f"nameserver {FAR}\n")
+            with open(os.path.join(self.netns_etc, "hosts"), "w") as f:
+                f.write(f"127.0.0.1 localhost\n::1 localhost\n{FAR} {FAR_NAME}\n")
             radio = (["--kind", "emulator", "--profile", "", "--ber", repr(float(ber))]
                      if self.kind == "emulator" else
                      ["--kind", "loopback", "--profile", "awgn", "--snr-db", repr(float(self.snr_db))])

@@ -4,8 +4,8 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""Every app answers --version with its name and the package's version (git describe at
-configure time), on standard output, exit 0."""
+"""Every app answers --version with its name and the package's version (MAJOR.API.ABI,
+as debian/changelog has it), on standard output, exit 0."""
 
 import os
 import subprocess
@@ -30,6 +30,15 @@ class qa_app_versions(gr_unittest.TestCase):
                 self.assertEqual(done.returncode, 0, done.stderr)
                 self.assertEqual(done.stdout.strip(), f"{name} {__version__}")
         self.assertTrue(__version__)
+
+    def test_one_version_string(self):
+        """One version string: the apps' is the Debian package's, MAJOR.API.ABI."""
+        changelog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                 "debian", "changelog")
+        with open(changelog) as f:
+            package = f.readline().split("(")[1].split(")")[0]
+        self.assertEqual(__version__, package)
+        self.assertRegex(__version__, r"^\d+\.\d+\.\d+$")
 
 
 if __name__ == "__main__":

@@ -314,26 +314,61 @@ def markdown_table(rows):
     return "\n".join(lines) + "\n"
 
 
+ADVANTAGE_RANGE = (0.01, 100.0)  # the chart's x range; rows beyond it are drawn at its edge
+
+
+def advantage(row):
+    """How many times better ours is than the published figure, whichever way the row's
+    measure is better (throughput up, time down): > 1 ours better, < 1 published
+    better; None without a ratio."""
+    if row["ratio"] is None:
+        return None
+    match = [a for a in SCENARIOS if (a.section, a.name) == (row["section"], row["scenario"])]
+    higher_is_better = match[0].higher_is_better if match else row["unit"] != "s"
+    if row["ratio"] <= 0:
+        return 0.0 if higher_is_better else math.inf
+    return row["ratio"] if higher_is_better else 1 / row["ratio"]
+
+
 def plot(rows, path):
-    """Ours against published, one marker per unit, on log axes with the line of
-    equality; rows the model does not represent are drawn hollow."""
+    """Each row's advantage (ours against published, > 1 ours better) on one log axis,
+    rows grouped by section, so that better and worse read at a glance whatever the
+    unit; rows the model does not represent are drawn hollow, rows beyond the axis at
+    its edge as triangles. Returns [(section, label, advantage)] as drawn."""
     from .traffic_report import _pyplot, _save
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 7))
-    for unit, marker in (("%", "o"), ("s", "s"), ("bit/s", "^")):
-        for represented in (True, False):
-            pts = [(r["published"], r["ours"]) for r in rows if r["unit"] == unit
-                   and r["ours"] and bool(r["not_represented"]) != represented]
-            if pts:
-                ax.scatter(*zip(*pts), marker=marker,
-                           facecolors=None if represented else "none",
-                           edgecolors="C0" if represented else "C3",
-                           label=f"{unit}" + ("" if represented else ", not represented"))
-    lo = min(min(r["published"], r["ours"]) for r in rows if r["ours"])
-    hi = max(max(r["published"], r["ours"]) for r in rows if r["ours"])
-    ax.plot([lo, hi], [lo, hi], color="grey", linestyle="--", label="ours = published")
+    lo, hi = ADVANTAGE_RANGE
+    drawn = []
+    for r in rows:
+        a = advantage(r)
+        if a is not None:
+            drawn.append((r["section"], f"{r['scenario']} ({r['unit']})", a,
+                          bool(r["not_represented"])))
+    sections = len({d[0] for d in drawn})
+    fig, ax = plt.subplots(figsize=(9, 1.5 + 0.2 * (len(drawn) + sections)))
+    y, ticks, labels, section = 0, [], [], None
+    for sec, label, a, hollow in drawn:
+        if sec != section:
+            if section is not None:
+                y += 1  # a gap between sections
+                ax.axhline(-y + 0.5, color="grey", linewidth=0.5)
+            section = sec
+        x = min(max(a, lo), hi)
+        clipped = x != a
+        colour = "tab:green" if a >= 1 else "tab:red"
+        ax.plot([1, x], [-y, -y], color=colour, alpha=0.4, linewidth=3)
+        ax.scatter([x], [-y], marker=(">" if a > hi else "<") if clipped else "o",
+                   facecolors="none" if hollow else colour, edgecolors=colour, zorder=3)
+        ticks.append(-y)
+        labels.append(f"{sec}: {label}")
+        y += 1
+    ax.axvline(1, color="grey", linestyle="--")
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("published")
-    ax.set_ylabel("ours (simulator)")
-    _save(fig, ax, path, "hfstack-sim reproduce: published against ours")
+    ax.set_xlim(lo / 1.5, hi * 1.5)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize="x-small")
+    ax.set_ylim(-y, 1)
+    ax.set_xlabel("ours against published: x times better (right) or worse (left)")
+    _save(fig, ax, path, "hfstack-sim reproduce: each row against the published figure",
+          legend=False)
+    return [(sec, label, a) for sec, label, a, _ in drawn]

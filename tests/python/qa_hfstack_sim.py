@@ -231,6 +231,38 @@ class qa_hfstack_sim(gr_unittest.TestCase):
                     with open(png, "rb") as f:
                         self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
+    @unittest.skipUnless(have_matplotlib(), "python3-matplotlib not installed")
+    def test_reproduce_plot_draws_each_row_against_the_published_figure(self):
+        """--plot draws each row's advantage (> 1: ours better), whichever way its unit
+        is better, rows in order and grouped by section, not %, s and bit/s on one
+        log-log chart."""
+        from gnuradio.hfstack import published_scenarios as ps
+        rows = [{"section": "A", "scenario": "fast", "unit": "bit/s", "published": 100,
+                 "ours": 200, "ratio": 2.0, "verdict": "ours better", "not_represented": ""},
+                {"section": "A", "scenario": "slow ping", "unit": "s", "published": 10,
+                 "ours": 40, "ratio": 4.0, "verdict": "published better",
+                 "not_represented": ""},
+                {"section": "B", "scenario": "quick ping", "unit": "s", "published": 10,
+                 "ours": 5, "ratio": 0.5, "verdict": "ours better", "not_represented": ""},
+                {"section": "B", "scenario": "dead", "unit": "%", "published": 50, "ours": 0,
+                 "ratio": 0.0, "verdict": "published better", "not_represented": ""},
+                {"section": "B", "scenario": "none", "unit": "%", "published": 50,
+                 "ours": None, "ratio": None, "verdict": "not comparable",
+                 "not_represented": ""}]
+        self.assertEqual([ps.advantage(r) for r in rows], [2.0, 0.25, 2.0, 0.0, None])
+        # A published scenario's own direction: its ping times are better lower.
+        ping = next(a for a in ps.SCENARIOS if a.unit == "s")
+        self.assertFalse(ping.higher_is_better)
+        self.assertEqual(ps.advantage({"section": ping.section, "scenario": ping.name,
+                                       "unit": "s", "ratio": 0.8}), 1.25)
+        with tempfile.TemporaryDirectory() as out:
+            png = os.path.join(out, "reproduce.png")
+            drawn = ps.plot(rows, png)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(drawn, [("A", "fast (bit/s)", 2.0), ("A", "slow ping (s)", 0.25),
+                                 ("B", "quick ping (s)", 2.0), ("B", "dead (%)", 0.0)])
+
     def test_version(self):
         done = run("--version")
         self.assertEqual(done.returncode, 0, done.stderr)

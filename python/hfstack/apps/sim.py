@@ -368,7 +368,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-' = stdout)")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-' = stdout)")
-    p.add_argument("--plot", metavar="FILE.png", help="ours against published")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="each row against the published figure: x times better or worse")
     p.add_argument("--quiet", action="store_true")
     p = sub.add_parser("network", help="N nodes (2-32) on one channel: per-flow and per-node "
                                        "figures, fairness (docs/networks.md)")

@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import unittest
 
 from gnuradio import gr_unittest
 from gnuradio.hfstack.testbed.ip import unavailable

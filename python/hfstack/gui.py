@@ -162,9 +162,10 @@ class burst_log(gr.basic_block):
             return self.count, self.total_bytes, list(self.recent)
 
 
-def time_plot(title):
-    """SNR (points, left axis) and throughput (line, right axis) against seconds since
-    the window opened."""
+def time_plot(title, time_label="time, s"):
+    """SNR (points, left axis) and throughput (lines, right axis) against seconds since
+    the window opened. draw() takes the throughput as one list of (s, bit/s) or as
+    {label: points}; `series` keeps what was drawn last."""
     from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
     from matplotlib.figure import Figure
     figure = Figure(figsize=(5, 2.6), tight_layout=True)
@@ -175,17 +176,28 @@ def time_plot(title):
     def draw(snr_points, rate_points):
         snr_axes.clear()
         rate_axes.clear()
-        snr_axes.set_xlabel("time, s")
+        snr_axes.set_xlabel(time_label)
         snr_axes.set_ylabel("SNR, dB in 3 kHz", color="tab:blue")
         rate_axes.set_ylabel(f"bit/s, {THROUGHPUT_WINDOW_S:g} s mean", color="tab:orange")
         snr_axes.set_title(title, fontsize="medium")
         if snr_points:
             snr_axes.plot(*zip(*snr_points), "o", color="tab:blue", markersize=4)
-        if rate_points:
-            rate_axes.plot(*zip(*rate_points), color="tab:orange")
+        series = rate_points if isinstance(rate_points, dict) else {"": rate_points}
+        canvas.series = series
+        colours = ("tab:orange", "tab:green", "tab:red", "tab:purple")
+        for k, (label, points) in enumerate(series.items()):
+            if points:
+                rate_axes.plot(*zip(*points), color=colours[k % len(colours)],
+                               label=label or None)
+        if any(series.values()):
             rate_axes.set_ylim(bottom=0)
+            if any(series):
+                rate_axes.legend(loc="upper left", fontsize="small")
+        for axes in (snr_axes, rate_axes):  # plain numbers: no 2.00e+01, no offset
+            axes.ticklabel_format(style="plain", useOffset=False)
         canvas.draw_idle()
 
+    canvas.series = {}
     canvas.draw_history = draw
     draw([], [])
     return canvas
@@ -196,7 +208,8 @@ class monitor_window:
     samples), a table and the time plot below. `poll()` returns (table rows, SNR
     points, throughput points), called every REFRESH_MS."""
 
-    def __init__(self, title, displays, columns, poll, plot_title, note=""):
+    def __init__(self, title, displays, columns, poll, plot_title, note="",
+                 time_label="time, s"):
         from PyQt5 import Qt
         application()
         self.widget = Qt.QWidget()
@@ -215,7 +228,7 @@ class monitor_window:
         self.table.horizontalHeader().setSectionResizeMode(Qt.QHeaderView.ResizeToContents)
         self.table.setEditTriggers(Qt.QAbstractItemView.NoEditTriggers)
         grid.addWidget(self.table, 1, 0)
-        self.plot = time_plot(plot_title)
+        self.plot = time_plot(plot_title, time_label)
         grid.addWidget(self.plot, 1, 1)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
@@ -238,6 +251,13 @@ class monitor_window:
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
                 self.table.setItem(r, c, Qt.QTableWidgetItem(str(value)))
+        # Wide enough for every column: the layout gives the table what it asks for,
+        # not a scroll bar that hides the last column.
+        self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        self.table.setMinimumWidth(header.length() + self.table.verticalHeader().width()
+                                   + 2 * self.table.frameWidth()
+                                   + self.table.verticalScrollBar().sizeHint().width())
         self.plot.draw_history(snr_points, rate_points)
 
     def show(self):
@@ -299,14 +319,53 @@ class throughput_meter:
         return list(self.history)
 
 
-def node_window(tb, stations, title):
-    """The window of hfstack-node --gui: the first station's radio (waterfall of what it
+class air_meter:
+    """Bit/s a station put on the air, from its counters (bytes_sent, air_time_s, both
+    counted when a transmission is handed to the modem) read at each refresh: each
+    transmission's bytes are spread over its air time, from the hand-off or the end of
+    the one before, whichever is later. The mean over THROUGHPUT_WINDOW_S of that never
+    exceeds the bit rate of the modes on the air (a burst counted whole at its hand-off
+    read as several times the line rate). Times in protocol seconds."""
+
+    def __init__(self, start=0.0):
+        self.start = start
+        self.last = None           # (bytes, air seconds) last read
+        self.intervals = []        # (from, to, bit/s) of the transmissions
+        self.air_free_at = start   # when the last transmission laid out ends
+        self.history = []          # (seconds, bit/s)
+
+    def add(self, now, total_bytes, total_air_s):
+        if self.last is None:
+            self.last = (total_bytes, total_air_s)
+        sent, air_s = total_bytes - self.last[0], total_air_s - self.last[1]
+        if sent > 0 and air_s > 0:
+            begin = max(now, self.air_free_at)
+            self.air_free_at = begin + air_s
+            self.intervals.append((begin, self.air_free_at, 8.0 * sent / air_s))
+            self.last = (total_bytes, total_air_s)
+        elif sent < 0 or air_s < 0:
+            self.last = (total_bytes, total_air_s)  # counters started again
+        since = max(self.start, now - THROUGHPUT_WINDOW_S)
+        if now > since:
+            bits = sum(rate * (min(b, now) - max(a, since))
+                       for a, b, rate in self.intervals if b > since and a < now)
+            self.history.append((now, bits / (now - since)))
+        self.intervals = [i for i in self.intervals if i[1] > now - THROUGHPUT_WINDOW_S]
+        self.history = [p for p in self.history if p[0] >= now - HISTORY_S]
+
+    def points(self):
+        return list(self.history)
+
+
+def node_window(tb, stations, title, shown=0):
+    """The window of hfstack-node --gui: station `shown`'s radio (waterfall of what it
     receives, constellation of its symbols; none for the emulator), every station's
     links (peer, CAS state, modes each way, the radio's last SNR and the node's queue)
-    and, against time, the SNR of each burst the first station's radio received and
-    that station's throughput received and sent."""
-    first = stations[0]
+    and, against time, the SNR of each burst that station's radio received and
+    every station's bit/s on the air (air_meter), in protocol seconds."""
+    first = stations[shown]
     r = first.radio
+    log.info(f"the window shows node {first.address}'s radio")
     displays = None
     kind = r.options["kind"]
     # The station's stream ports and burst_info are its radio's.
@@ -316,7 +375,9 @@ def node_window(tb, stations, title):
                                    modem_rate(r.options), complex_streams(r.options),
                                    f"by node {first.address}")
     started, started_wall = time.monotonic(), time.time()
-    rate = throughput_meter()
+    # Protocol time: what the counters' air time is in (an emulator may run faster).
+    scale = float(r.options.get("time_scale") or 1.0)
+    meters = {st.address: air_meter() for st in stations}
     # Every burst's SNR from the modem's burst_info; the emulator has none, so its
     # radio's last SNR is taken whenever the burst count has grown.
     bursts = None
@@ -327,7 +388,7 @@ def node_window(tb, stations, title):
     seen_bursts = [0]
 
     def poll():
-        now = time.monotonic() - started
+        now = (time.monotonic() - started) * scale
         rows = []
         for st in stations:
             c = st.counters()
@@ -339,23 +400,27 @@ def node_window(tb, stations, title):
                              link.get("tx_mode", "-"), link.get("rx_mode", "-"), format_number(snr),
                              int(c.get("queued_updus", 0)), int(c.get("queued_bytes", 0))))
         if bursts is not None:
-            snr_points[:] = [(b["time"] - started_wall, b["snr_db"]) for b in bursts.snapshot()[2]]
+            snr_points[:] = [((b["time"] - started_wall) * scale, b["snr_db"])
+                             for b in bursts.snapshot()[2]]
         else:
             radio_seen = r.stats()
             if radio_seen["bursts_received"] > seen_bursts[0] and "snr_db_last" in radio_seen:
                 seen_bursts[0] = radio_seen["bursts_received"]
                 snr_points.append((now, radio_seen["snr_db_last"]))
             del snr_points[:-KEPT_BURSTS]
-        c = first.counters()
-        rate.add(now, c.get("bytes_received", 0) + c.get("bytes_sent", 0))
-        return rows, list(snr_points), rate.points()
+        for st in stations:
+            c = st.counters()
+            meters[st.address].add(now, c.get("bytes_sent", 0), c.get("air_time_s", 0.0))
+        return rows, list(snr_points), {f"sent by {address}": m.points()
+                                        for address, m in meters.items()}
 
     window = monitor_window(title, displays,
                             ("node", "peer", "state", "tx mode", "rx mode", "last SNR dB",
                              "queued U_PDUs", "queued bytes"), poll,
-                            f"node {first.address}: SNR received; bytes sent + received",
+                            f"SNR received by {first.address}; bit/s on the air",
                             note="The emulator radio has no samples or symbols to show "
-                                 "(no DSP): links and statistics only.")
+                                 "(no DSP): links and statistics only.",
+                            time_label="time, s" + (" (protocol time)" if scale != 1 else ""))
     window.bursts = bursts  # Python blocks must stay referenced while they run
     return window
 
@@ -375,6 +440,9 @@ def save_screenshot(window, path):
         g = window.constellation.geometry()
         where = f" (constellation at {g.x()},{g.y()},{g.width()},{g.height()})"
     log.info(f"screenshot {path}{where}")
+    for label, points in window.plot.series.items():
+        if label and points:
+            log.info(f"plotted {label}: at most {max(v for _, v in points):.0f} bit/s")
 
 
 def run_window(window, stop, finished, screenshot=None):

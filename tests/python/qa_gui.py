@@ -109,6 +109,30 @@ def write_test_recording(path, mode, nbytes, seed):
     assert done.returncode == 0, done.stderr
 
 
+class qa_gui_meters(gr_unittest.TestCase):
+    """The node window's throughput, without a display."""
+
+    def test_air_meter_never_exceeds_the_bursts_rate(self):
+        from gnuradio.hfstack.gui import THROUGHPUT_WINDOW_S, air_meter
+        meter = air_meter()
+        # 2400 bps bursts of 9 s (2700 bytes each, from preamble to the end), handed to
+        # the modem whole, back to back, read every 0.5 s: the old count (bytes at
+        # hand-off over 10 s) said 2160 bit/s at once and 4320 after the second.
+        total_bytes, total_air, now = 0, 0.0, 0.0
+        for _ in range(4):
+            total_bytes += 2700
+            total_air += 9.0
+            for _ in range(18):
+                meter.add(now, total_bytes, total_air)
+                now += 0.5
+        readings = [v for _, v in meter.points()]
+        self.assertLessEqual(max(readings), 2700 * 8 / 9.0 + 1e-9)
+        self.assertAlmostEqual(max(readings), 2400.0)  # the bursts' rate once the window is full
+        # After the last burst's air time the line goes quiet again.
+        meter.add(now + THROUGHPUT_WINDOW_S + 9.0, total_bytes, total_air)
+        self.assertEqual(meter.points()[-1][1], 0.0)
+
+
 class qa_gui(gr_unittest.TestCase):
 
     @classmethod
@@ -171,6 +195,17 @@ class qa_gui(gr_unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("delivered     1000 of 1000 bytes", done.stdout)
         self.check_constellation(done.stderr)
+        # The receiving node's radio, where the data arrive (node A hears acknowledgements).
+        self.assertIn("the window shows node 0.0.0.2's radio", done.stderr)
+        # Both nodes' bit/s on the air, never above the line rate (a burst counted at
+        # its hand-off to the modem read as ~11,500 bit/s on 2400 bps).
+        line_bps = int(done.stdout.split("% of ")[1].split(" bps")[0])
+        plotted = {line.split("plotted ")[1].split(":")[0]: float(line.split("at most ")[1].split()[0])
+                   for line in done.stderr.splitlines() if "plotted sent by " in line}
+        self.assertEqual(set(plotted), {"sent by 0.0.0.1", "sent by 0.0.0.2"}, done.stderr)
+        self.assertGreater(plotted["sent by 0.0.0.1"], 0)
+        for label, most in plotted.items():
+            self.assertLessEqual(most, line_bps, label)
 
     def test_node_window_closes_on_sigterm(self):
         png = os.path.join(SHOTS, "node_emulator.png")

@@ -461,7 +461,10 @@ def main(argv=None):
         # Before the blocks exist: they log as they are built.
         stats_out = None if a.demo else statistics_writer(s["stats_file"])
         tb, stations = build(s, a.pair or a.demo)
-        window = gui.node_window(tb, stations, f"{PROG} {stations[0].address}") if a.gui else None
+        # The demo's data flow into node B: its radio shows them (A's hears acknowledgements).
+        shown = 1 if a.demo else 0
+        window = (gui.node_window(tb, stations, f"{PROG} {stations[shown].address}", shown)
+                  if a.gui else None)
         if stop.is_set():
             return 0
     except config_error as e:

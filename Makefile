@@ -30,7 +30,7 @@ DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	dpkg-dev debhelper dh-python fakeroot lintian
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz build test demo ip-demo pep-demo bench fuzz install clean format-check \
+.PHONY: all deps deps-fuzz build quiet-build test demo ip-demo pep-demo bench fuzz install clean format-check \
 	format-check-changed python-lint check-install deb
 
 all: build
@@ -59,20 +59,27 @@ $(BUILD_DIR)/Makefile: CMakeLists.txt
 build: deps $(BUILD_DIR)/Makefile
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The demos' build: one line, the compiler's output only if it fails (the full log in
+# $(BUILD_DIR)/build.log).
+quiet-build: $(BUILD_DIR)/Makefile
+	@echo "Building gr-hfstack in $(BUILD_DIR) (log: $(BUILD_DIR)/build.log) ..."
+	@cmake --build $(BUILD_DIR) -j $(JOBS) > $(BUILD_DIR)/build.log 2>&1 || \
+	    { tail -n 40 $(BUILD_DIR)/build.log; echo "Build failed: $(BUILD_DIR)/build.log"; exit 1; }
+
 # Every test but the Debian package build (label `package`; make deb runs it).
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE package
 
 # Two nodes with the real STANAG 4539 modem over the Watterson channel; about 90 s.
 # DEMO_ARGS passes options, e.g. DEMO_ARGS="--snr-db 12 --profile poor".
-demo: build
-	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \
+demo: deps quiet-build
+	@PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-node --demo \
 	    --sis-port 0 --pcap $(BUILD_DIR)/node-a.pcap $(DEMO_ARGS)
 
 # IP over HF (ip-demo) and the HF-PEP (pep-demo) between two network namespaces, on
 # emulated modems; needs root. TESTBED_ARGS passes options, e.g. "--data-rate 2400".
-ip-demo pep-demo: build
-	$(SUDO) env PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-testbed \
+ip-demo pep-demo: deps quiet-build
+	@$(SUDO) env PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/test_modules $(PYTHON) apps/hfstack-testbed \
 	    $(@:-demo=) $(TESTBED_ARGS)
 
 bench: build

@@ -141,8 +141,17 @@ class qa_node_app(gr_unittest.TestCase):
         self.assertIn("1200 of 1200 bytes in 2 U_PDUs, identical and in order; 2 confirmed",
                       done.stdout)
         # Each receiver reports what the modem measured on the fading channel.
-        self.assertRegex(done.stdout, r"node 0\.0\.0\.2  sent .* received \d+ bursts, SNR "
-                                      r"\d+\.\d dB, frequency offset [+-]\d+\.\d\d Hz")
+        self.assertRegex(done.stdout, r"node 0\.0\.0\.2  sent .* its modem decoded \d+ pieces?, "
+                                      r"SNR \d+\.\d dB, frequency offset [+-]\d+\.\d\d Hz")
+        # Counts as the reader checks them: the progress lines count node A's
+        # transmissions since the transfer began, as the summary does; singular for one.
+        progress = [line for line in done.stdout.splitlines() if " of 1200 bytes, " in line]
+        last = progress[-1].split("node 0.0.0.1: ")[1].split(",")[0]
+        summary = next(line for line in done.stdout.splitlines()
+                       if line.startswith("  node 0.0.0.1  sent "))
+        self.assertEqual(summary.split("sent ")[1].split(" (")[0], last, done.stdout)
+        self.assertNotRegex(done.stdout, r"\b1 (transmissions|D_PDUs|pieces|segments)\b")
+        self.assertIn("in pieces as it decodes them", done.stdout)
         print(done.stdout)
 
     def test_demo_answers_keep_alives_of_the_client_it_is_not_reading(self):

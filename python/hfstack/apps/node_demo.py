@@ -26,6 +26,11 @@ T = hfstack.dl.sis_type
 DEMO_SAP = 14  # a SAP no Annex F client uses
 
 
+def counted(n, thing, things=None):
+    """'1 transmission', '3 transmissions'."""
+    return f"{n} {thing if n == 1 else things or thing + 's'}"
+
+
 class interrupted(Exception):
     """SIGINT or SIGTERM during the demo."""
 
@@ -156,10 +161,13 @@ def demo(a, s, stations, stop):
     def show(delivery):
         t = (time.monotonic() - t0) * scale
         follow(t)
-        c = A.counters()
+        # Node A's transmissions since the transfer began, as the summary counts them.
+        c, c0 = A.counters(), before[A.address]
+        sent = int(c["transmissions"] - c0["transmissions"])
         line = (f"{received:6d} of {len(data)} bytes, {t:6.1f} s, "
                 f"{8 * received / t if t > 0 else 0:5.0f} bit/s; node {A.address}: "
-                f"{int(c['transmissions'])} transmissions, {c['air_time_s']:.0f} s on air")
+                f"{counted(sent, 'transmission')}, "
+                f"{c['air_time_s'] - c0['air_time_s']:.0f} s on air")
         if bar.enabled:
             bar.update(received, line)
         elif delivery or time.monotonic() - last_line[0] >= 10:
@@ -196,7 +204,7 @@ def demo(a, s, stations, stop):
         print(f"  transfer stopped after {elapsed:.0f} s (--stop-after)")
     rate_bps = s["rate"]
     bps = 8 * len(data) / elapsed
-    print("Summary")
+    print("Summary (since the transfer began)")
     print(f"  delivered     {received} of {len(data)} bytes in {len(got)} U_PDUs, "
           f"{'identical and in order' if ok else 'WITH DIFFERENCES'}; {confirmed[0]} confirmed "
           "to the sender")
@@ -215,9 +223,13 @@ def demo(a, s, stations, stop):
             seen = f", SNR {r['snr_db_mean']:.1f} dB"
         if "frequency_offset_hz_mean" in r:
             seen += f", frequency offset {r['frequency_offset_hz_mean']:+.2f} Hz"
-        print(f"  node {st.address}  sent {d['transmissions']} transmissions "
-              f"({d['dpdus_sent']} D_PDUs, {d['arq_retransmissions']} retransmitted); "
-              f"received {heard} bursts{seen}, {d['segment_crc_errors']} segments with CRC errors")
+        print(f"  node {st.address}  sent {counted(d['transmissions'], 'transmission')} "
+              f"({counted(d['dpdus_sent'], 'D_PDU')}, {d['arq_retransmissions']} retransmitted); "
+              f"its modem decoded {counted(heard, 'piece')}{seen}, "
+              f"{counted(d['segment_crc_errors'], 'segment')} with CRC errors")
+    if s["radio"]["kind"] != "emulator":
+        print("  (a modem hands over a transmission in pieces as it decodes them, interleaver "
+              "block by block)")
     if rtts:
         print("  pings         " + ", ".join(f"{x:.1f} s" for x in rtts)
               + " round trip (the first sets up the link)")

@@ -85,7 +85,10 @@ def nearest(word, choices):
 
 
 def setup_logging(prog, level="info"):
-    """Log records on stderr as `prog: level: message`; stdout stays for results."""
+    """Log records on stderr as `prog: level: message`, GNU Radio's blocks' as
+    `prog: level: block: message`; stdout stays for results."""
+    from .hfstack_python import log_in_app_format
+    log_in_app_format(prog)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(message)s"))
     root = logging.getLogger()

@@ -27,7 +27,7 @@ from gnuradio import gr_unittest
 from gnuradio import hfstack
 from gnuradio.hfstack.sis.client import bind_request, sis_client, unidata_request
 
-from test_support import accepts, app_path, free_port_pair
+from test_support import accepts, app_path, free_port_pair, sigterm_once_said
 
 APP = app_path("hfstack-node")
 
@@ -260,6 +260,19 @@ class qa_node_app(gr_unittest.TestCase):
                  "mode WN12/48kHz/US (48 kHz) does not fit real audio at 48000 Hz")):
             with self.subTest(flags=flags):
                 self.assert_one_line_error(run(*flags), 2, reason)
+
+    def test_stderr_has_one_format(self):
+        """Every log line on stderr, the node's blocks' (sis_server, node) as well as the
+        app's, reads `hfstack-node: LEVEL: ...`: GNU Radio's `sis_server :info: ...` was
+        a second format between them."""
+        returncode, _, err = sigterm_once_said(
+            [sys.executable, APP, "--pair", "--kind", "emulator", "--profile", "", "--sis-port", "0",
+             "--stats-interval", "0", "--log-level", "info"], "Ctrl-C stops", os.environ)
+        self.assertEqual(returncode, 0, err)
+        lines = err.splitlines()
+        self.assertTrue(any(": sis_server: listening on 127.0.0.1:" in line for line in lines), err)
+        for line in lines:
+            self.assertRegex(line, r"^hfstack-node: (DEBUG|INFO|WARNING|ERROR|CRITICAL): ")
 
     def test_demo_stops_on_sigint(self):
         with started("--demo", "--kind", "emulator", "--sis-port", "0", "--bytes", "100000") as demo:

@@ -38,6 +38,7 @@ void bind_sim(py::module& m);
 void bind_net(py::module& m);
 // The XMPP bridge's kernel for hfstack-xmpp, hand-written, in hfstack.net too.
 void bind_xmpp(py::module& m);
+void bind_logs(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -64,6 +65,7 @@ PYBIND11_MODULE(hfstack_python, m)
     py::module net = m.def_submodule("net", "HF-PEP over SLEP: the protocol kernel");
     bind_net(net);
     bind_xmpp(net);
+    bind_logs(m);
 
     /**************************************/
     // The following comment block is used for

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 from gnuradio import gr_unittest
 
@@ -60,8 +61,9 @@ class qa_node_app(gr_unittest.TestCase):
 
     def assert_one_line_error(self, done, code, reason):
         self.assertEqual(done.returncode, code, done.stdout + done.stderr)
-        # GNU Radio's own log lines ("block :level: text") go to stderr as well.
-        lines = [line for line in done.stderr.splitlines() if not re.match(r"^\w+ :\w+: ", line)]
+        # The log's lines ("hfstack-node: INFO: block: text") go to stderr as well.
+        lines = [line for line in done.stderr.splitlines()
+                 if not re.match(r"^hfstack-node: (DEBUG|INFO|WARNING): ", line)]
         self.assertEqual(len(lines), 1, done.stderr)
         self.assertTrue(lines[0].startswith("hfstack-node: "), done.stderr)
         self.assertIn(reason, lines[0])
@@ -260,6 +262,25 @@ class qa_node_app(gr_unittest.TestCase):
                  "mode WN12/48kHz/US (48 kHz) does not fit real audio at 48000 Hz")):
             with self.subTest(flags=flags):
                 self.assert_one_line_error(run(*flags), 2, reason)
+
+    @unittest.skipIf(os.geteuid() != 0 or not shutil.which("unshare"),
+                     "needs root and unshare for a network namespace of its own")
+    def test_loopback_down_is_named(self):
+        """In a fresh network namespace lo is down: its addresses cannot be had (::1
+        here; 127.0.0.1 too on most kernels), and the node and the PEP say what to do
+        instead of only EADDRNOTAVAIL."""
+        hint = "(is the loopback interface down in this network namespace? ip link set lo up)"
+        done = subprocess.run(["unshare", "-n", sys.executable, APP, "--kind", "emulator",
+                               "--sis-address", "::1", "--sis-port", "0"], capture_output=True,
+                              text=True, timeout=180, env=os.environ)
+        self.assert_one_line_error(done, 1, "cannot listen on [::1]:0: Cannot assign "
+                                            f"requested address {hint}")
+        done = subprocess.run(["unshare", "-n", sys.executable, app_path("hfstack-pep"),
+                               "--socks", "[::1]:1080"], capture_output=True, text=True,
+                              timeout=180, env=os.environ)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertEqual(done.stderr.strip(), "hfstack-pep: socks listener [::1]:1080: "
+                                              f"Cannot assign requested address {hint}")
 
     def test_stderr_has_one_format(self):
         """Every log line on stderr, the node's blocks' (sis_server, node) as well as the

@@ -19,7 +19,7 @@ the proxy's thread, under its lock, with its selector and counters."""
 import selectors
 import socket
 
-from .endpoint import parse_endpoint, proxy_error
+from .endpoint import loopback_hint, parse_endpoint, proxy_error
 
 DNS_ADDRESS = 2                # the DNS proxy's SLEP extended address
 LOOKUP_TIMEOUT_S = 5.0         # the system resolver's time to answer a question from the air
@@ -95,7 +95,8 @@ class dns_service:
                 u.bind((host, port))
             except OSError as e:
                 u.close()
-                raise proxy_error(f"dns listener {self.dns_spec}: {e.strerror}")
+                raise proxy_error(f"dns listener {self.dns_spec}: {e.strerror}"
+                                  + loopback_hint(e, host))
             u.setblocking(False)
             self.dns_socket = u
         if self.dns_spec and self.dns_listener is None:
@@ -108,7 +109,8 @@ class dns_service:
                 t.listen(64)
             except OSError as e:
                 t.close()
-                raise proxy_error(f"dns TCP listener {self.dns_spec}: {e.strerror}")
+                raise proxy_error(f"dns TCP listener {self.dns_spec}: {e.strerror}"
+                                  + loopback_hint(e, host))
             t.setblocking(False)
             self.dns_listener = t
 

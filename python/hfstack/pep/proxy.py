@@ -49,7 +49,7 @@ from ..hfstack_python import net
 from ..pdu import make_pdu, pdu_bytes
 from .dns import (DNS_ADDRESS, DNS_TCP_IDLE_S, DNS_TCP_MAX_CONNECTIONS, MAX_LOOKUPS, dns_service,
                   dns_stream)
-from .endpoint import parse_endpoint, proxy_error
+from .endpoint import loopback_hint, parse_endpoint, proxy_error
 from .handshake import HTTP_REPLY, SOCKS_REPLY, handshake_service
 from .resolve import MAX_RESOLVES, name_resolver
 from .rules import OWN_MARK, local_addresses
@@ -205,7 +205,8 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
             except OSError as e:
                 s.close()
                 raise proxy_error(f"{mode} listener {spec}: {e.strerror}"
-                                  + (" (needs CAP_NET_ADMIN)" if mode == "transparent" else ""))
+                                  + (" (needs CAP_NET_ADMIN)" if mode == "transparent" else "")
+                                  + loopback_hint(e, host))
             s.setblocking(False)
             self.listeners[s.fileno()] = (s, mode)
         self._open_dns_listeners()

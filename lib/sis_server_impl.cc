@@ -116,8 +116,8 @@ void sis_server_impl::open_listener()
     }
     ::freeaddrinfo(found);
     // A fresh network namespace has its loopback down: its addresses cannot be had.
-    const bool loopback = d_address.rfind("127.", 0) == 0 || d_address == "::1" ||
-                          d_address == "localhost";
+    const bool loopback =
+        d_address.rfind("127.", 0) == 0 || d_address == "::1" || d_address == "localhost";
     if (d_listen_fd < 0)
         throw std::runtime_error(
             "sis_server: cannot listen on " + where + ": " + errno_text(err) +

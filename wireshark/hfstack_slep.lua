@@ -41,6 +41,7 @@ p.family = ProtoField.uint8("hfpep.family", "Address family")
 p.port = ProtoField.uint16("hfpep.port", "Destination port")
 p.ipv4 = ProtoField.ipv4("hfpep.address", "Destination address")
 p.ipv6 = ProtoField.ipv6("hfpep.address6", "Destination address")
+p.name = ProtoField.string("hfpep.name", "Destination host name")
 p.status = ProtoField.uint8("hfpep.status", "Status", base.DEC, statuses)
 
 slep.prefs.sap = Pref.uint("SLEP SAP", 13, "The SAP SLEP binds (both ends)")
@@ -101,6 +102,11 @@ local function dissect_one(range, pinfo, tree)
             if body(1, 1):uint() == 4 then
                 ps:add(p.ipv4, body(4, 4))
                 info = info .. " to " .. tostring(body(4, 4):ipv4()) .. ":" .. body(2, 2):uint()
+            elseif body(1, 1):uint() == 0 and body:len() >= 5 + body(4, 1):uint() then
+                -- A host name the far proxy resolves: its length, then the name.
+                local name = body(5, body(4, 1):uint())
+                ps:add(p.name, name)
+                info = info .. " to " .. name:string() .. ":" .. body(2, 2):uint()
             elseif body:len() >= 20 then
                 ps:add(p.ipv6, body(4, 16))
             end

@@ -1041,10 +1041,21 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             socks_port, connect_port = free_tcp_port(), free_tcp_port()
             # localhost is ::1 and 127.0.0.1 there; only the latter is allowed, so the
             # far proxy must pass over ::1 to it.
-            web_port, _, peps = self.pep_pair(
+            web_port, port, peps = self.pep_pair(
                 www, ["--options", "peers=127.0.0.0/8=0.0.0.2", "--socks",
                       f"127.0.0.1:{socks_port}", "--http-connect", f"127.0.0.1:{connect_port}"],
                 "allow_peers=0.0.0.1;allow_destinations=127.0.0.1/32:{web_port}")
+            # The SIS traffic, for the Wireshark dissector's reading of a name (when there).
+            capture = os.path.join(www, "sis.pcapng")
+            dumpcap = None
+            if shutil.which("dumpcap") and shutil.which("tshark") and os.geteuid() == 0:
+                dumpcap = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f",
+                                            f"tcp port {port} or tcp port {port + 1}", "-w", capture],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                self.addCleanup(lambda: dumpcap.poll() is None and (dumpcap.kill(), dumpcap.wait()))
+                for line in dumpcap.stderr:  # "File: ..." once it captures
+                    if "File:" in line:
+                        break
 
             def curl(*args):
                 return subprocess.run(["curl", "-s", "--max-time", str(TIMEOUT_S), *args],
@@ -1053,6 +1064,19 @@ class qa_hfstack_pep(gr_unittest.TestCase):
             done = curl("--socks5-hostname", f"127.0.0.1:{socks_port}", page)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertEqual(done.stdout, body)
+            if dumpcap is not None:
+                dumpcap.terminate()
+                dumpcap.wait(timeout=30)
+                script = os.path.join(os.path.dirname(APP), "..", "wireshark", "hfstack_slep.lua")
+                read = subprocess.run(["tshark", "-X", f"lua_script:{script}", "-r", capture,
+                                       "-d", f"tcp.port=={port},s5066sis", "-d",
+                                       f"tcp.port=={port + 1},s5066sis", "-Y", "slep", "-T",
+                                       "fields", "-e", "slep.type", "-e", "hfpep.name", "-e",
+                                       "hfpep.port"], capture_output=True, text=True, timeout=120)
+                self.assertEqual(read.returncode, 0, read.stderr)
+                opens = [line.split("\t") for line in read.stdout.splitlines()
+                         if line.startswith("3\t")]
+                self.assertEqual(opens[0][1:], ["localhost", str(web_port)], read.stdout[:2000])
             done = curl("--proxytunnel", "-x", f"http://127.0.0.1:{connect_port}", page)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertEqual(done.stdout, body)

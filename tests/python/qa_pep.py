@@ -177,6 +177,36 @@ class qa_pep_settings(gr_unittest.TestCase):
         self.assertIsNone(literal_address(b"10.78.0.300"))
         self.assertIsNone(literal_address(b"\xff\xfe"))
 
+    def test_far_side_lookups(self):
+        """The far proxy's lookups run beside its thread and come back through take();
+        at most MAX_RESOLVES wait at once."""
+        from gnuradio.hfstack.pep import resolve
+        self.assertIn("127.0.0.1", resolve.addresses_of("localhost", 80))
+        woken = threading.Event()
+        gate = threading.Event()
+
+        def lookup(name, port):
+            gate.wait(60)
+            return {"one.example": ["192.0.2.1", "2001:db8::1"]}.get(name, [])
+
+        r = resolve.name_resolver(woken.set, threads=2, lookup=lookup)
+        self.addCleanup(r.stop)
+        self.assertTrue(r.ask(7, "one.example", 80))
+        self.assertTrue(r.ask(8, "none.example", 80))
+        self.assertEqual(r.take(), [])  # nothing answered yet
+        for key in range(resolve.MAX_RESOLVES - 2):
+            self.assertTrue(r.ask(100 + key, "none.example", 80))
+        self.assertFalse(r.ask(9, "one.example", 80))  # the bound
+        gate.set()
+        answers = {}
+        while len(answers) < resolve.MAX_RESOLVES:
+            self.assertTrue(woken.wait(60))
+            woken.clear()
+            answers.update(r.take())
+        self.assertEqual(answers[7], ["192.0.2.1", "2001:db8::1"])
+        self.assertEqual(answers[8], [])
+        self.assertTrue(r.ask(9, "one.example", 80))  # room again
+
     def test_socks_host_names(self):
         """Names the near proxy passes on for the far one to resolve; the rest refused."""
         self.assertEqual(host_name(b"www.example.org"), "www.example.org")

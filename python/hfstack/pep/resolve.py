@@ -25,7 +25,10 @@ def addresses_of(name, port):
         return []
     out = []
     for family, _, _, _, address in infos:
-        if family in (socket.AF_INET, socket.AF_INET6) and address[0] not in out:
+        # A scoped IPv6 address (fe80::1%eth0) is link-local, which the policy refuses
+        # anyway; the kernel reads plain addresses only.
+        if family in (socket.AF_INET, socket.AF_INET6) and "%" not in address[0] \
+                and address[0] not in out:
             out.append(address[0])
     return out
 

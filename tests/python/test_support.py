@@ -11,6 +11,7 @@ and the AWGN modem link. Imported as `test_support`: the QA files beside it find
 in their own directory, those in python/hfstack through PYTHONPATH (ctest sets it);
 not installed."""
 
+import codecs
 import os
 import select
 import signal
@@ -146,15 +147,18 @@ def sigterm_once_said(command, words, env, timeout=120):
     all its stderr)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     seen = ""
+    # Straight from the pipe: a buffered readline() can hold the awaited line while
+    # select() sees nothing more to read.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         deadline = time.monotonic() + timeout
         while words not in seen:
             ready, _, _ = select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))
-            line = process.stderr.readline() if ready else ""
-            if not line:
+            chunk = os.read(process.stderr.fileno(), 65536) if ready else b""
+            if not chunk:
                 raise AssertionError(f"{os.path.basename(command[1])} ended or did not say {words!r} "
                                      f"in time:\n{seen}")
-            seen += line
+            seen += decoder.decode(chunk)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=timeout)
     finally:

@@ -24,6 +24,16 @@ uint64_t errors(const x2x_rcop_counters& c)
 
 } // namespace
 
+x2x_rcop_link_config x2x_rcop_link_config_for(const xmpp_bridge_config& c)
+{
+    x2x_rcop_link_config l;
+    l.sap = c.sap;
+    l.connection_id = c.rcop_connection_id;
+    l.application_id = c.rcop_application_id;
+    l.max_stanza_bytes = c.max_stanza_bytes;
+    return l;
+}
+
 x2x_rcop_link::x2x_rcop_link(x2x_rcop_link_config config) : d_cfg(config)
 {
     if (d_cfg.sap > 15 || d_cfg.connection_id > 15)

@@ -40,6 +40,10 @@ struct x2x_rcop_link_config {
     size_t max_outstanding = 64; // stanzas per peer awaiting confirmation (< 256)
 };
 
+// The link settings a bridge configuration names (sap, rcop_connection_id,
+// rcop_application_id, max_stanza_bytes).
+x2x_rcop_link_config x2x_rcop_link_config_for(const xmpp_bridge_config& c);
+
 struct x2x_rcop_event {
     enum class kind {
         bound,     // the node accepted our bind

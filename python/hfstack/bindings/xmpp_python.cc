@@ -114,23 +114,12 @@ xmpp_bridge_config config_of(const std::string& options)
 
 x2x_slep_link_config slep_link_config(const xmpp_bridge_config& c, uint32_t incarnation)
 {
-    x2x_slep_link_config l;
-    l.slep.sap = c.sap;
-    l.slep.incarnation = incarnation ? incarnation : 1;
-    l.address = c.slep_address;
-    l.compress = c.compress;
-    l.max_stanza_bytes = c.max_stanza_bytes;
-    return l;
+    return x2x_slep_link_config_for(c, incarnation);
 }
 
 x2x_rcop_link_config rcop_link_config(const xmpp_bridge_config& c)
 {
-    x2x_rcop_link_config l;
-    l.sap = c.sap;
-    l.connection_id = c.rcop_connection_id;
-    l.application_id = c.rcop_application_id;
-    l.max_stanza_bytes = c.max_stanza_bytes;
-    return l;
+    return x2x_rcop_link_config_for(c);
 }
 
 py::dict bridge_counters(const xmpp_bridge& b)

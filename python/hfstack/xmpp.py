@@ -283,6 +283,7 @@ class bridge_core:
                         log.info("component %s accepted by the XMPP server", domain)
                         bridge.set_component_ready(domain, True, now)
                     elif kind == "stanza":
+                        log.debug("from the XMPP server on %s: %.300s", domain, stanza)
                         bridge.from_component(domain, stanza, now)
                     else:
                         self.component_down(domain, now, text or "stream closed")
@@ -306,6 +307,7 @@ class bridge_core:
                 elif kind == "failed":
                     bridge.failed(stanza_id, now)
                 elif kind == "stanza":
+                    log.debug("from node %s: %.300s", dl.address_to_string(node), stanza)
                     bridge.from_peer(stanza, now)
             for node, bridge in self.bridges.items():
                 while self.link.can_send(node):

@@ -11,6 +11,8 @@ the far domain and the far MUC domain, and a slixmpp client on each server. Acro
 link: a message each way with its exact body, a presence subscription (asked, granted,
 and the contact's presence seen), an IQ (software version) to the far server and its
 answer, and a MUC room on B's server joined from A, whose group message reaches A.
+The GRC example examples/xmpp_over_hf.grc (the bridge's GRC block) carries a message
+each way between the same two servers.
 Skipped when prosody or slixmpp is not installed (`make deps` installs both)."""
 
 import asyncio
@@ -23,8 +25,8 @@ import unittest
 from gnuradio import gr_unittest
 from test_support import accepts, free_port
 
-from qa_xmpp import (MESSAGE_S, SECRET, START_S, chat_client, qa_xmpp, slixmpp, tail,
-                     wait_for)
+import qa_xmpp
+from qa_xmpp import MESSAGE_S, SECRET, START_S, chat_client, slixmpp, tail, wait_for
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
 
@@ -53,7 +55,7 @@ class muc_client(chat_client):
 
 @unittest.skipUnless(shutil.which("prosody") and shutil.which("prosodyctl") and slixmpp,
                      "needs Debian's prosody and python3-slixmpp")
-class qa_xmpp_node(qa_xmpp):
+class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alone
     """qa_xmpp's servers and helpers; the bridges in the nodes instead of beside them."""
 
     # qa_xmpp's own tests are not run again here.
@@ -125,6 +127,37 @@ class qa_xmpp_node(qa_xmpp):
             self.assertEqual(str(m["from"]), room + "/bob")
 
         loop.run_until_complete(across())
+        for client in (alice, bob):
+            client.disconnect()
+
+    def test_grc_example_federates_two_servers(self):
+        """examples/xmpp_over_hf.grc (the GRC block, compiled by grcc) in this process:
+        a message each way between the two servers' users."""
+        from qa_grc_examples import load_example
+        _, comp_a = self.start_prosody("a.example", "b.example", "alice")
+        _, comp_b = self.start_prosody("b.example", "a.example", "bob")
+        flowgraph = load_example(self, "xmpp_over_hf")(
+            component_a=f"127.0.0.1:{comp_a}", component_b=f"127.0.0.1:{comp_b}",
+            secret=SECRET)
+        flowgraph.start()
+        self.addCleanup(flowgraph.wait)
+        self.addCleanup(flowgraph.stop)
+        for bridge in (flowgraph.xmpp_a, flowgraph.xmpp_b):
+            wait_for("the example's bridges accepted by their servers",
+                     lambda: all(c["ready"] for c in bridge.statistics()["components"].values()),
+                     START_S)
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self.addCleanup(loop.close)
+        alice = muc_client("alice@a.example/hf", "pw")
+        bob = muc_client("bob@b.example/hf", "pw")
+
+        async def each_way():
+            await self.online(alice, self.prosody["a.example"][1])
+            await self.online(bob, self.prosody["b.example"][1])
+            await self.each_way(alice, bob)
+
+        loop.run_until_complete(each_way())
         for client in (alice, bob):
             client.disconnect()
 

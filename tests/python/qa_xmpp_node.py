@@ -62,7 +62,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
     test_message_each_way_and_bounce = None
     test_message_each_way_over_x2x_rcop = None
 
-    def start_node_with_bridge(self, me, other, local, peer, transport):
+    def start_node_with_bridge(self, me, other, local, peer, transport, options=""):
         port, log = free_port(), os.path.join(self.tmp, f"node-{me}.log")
         secret_file = os.path.join(self.tmp, "secret")
         with open(secret_file, "w") as f:
@@ -79,6 +79,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
                         "--xmpp-peer", f"{peer}=0.0.0.{other}",
                         "--xmpp-peer", f"conference.{peer}=0.0.0.{other}",
                         "--xmpp-transport", transport, "--xmpp-retry", "1",
+                        *(["--xmpp-options", options] if options else []),
                         "--log-level", os.environ.get("XMPP_NODE_LOG", "info")], log)
         wait_for(f"node {me}", lambda: accepts(port), START_S, p, log)
         for domain in (peer, "conference." + peer):
@@ -160,6 +161,31 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
         loop.run_until_complete(each_way())
         for client in (alice, bob):
             client.disconnect()
+
+    def test_x2x_rcop_bounces_when_the_far_node_has_no_bridge(self):
+        """x2x-rcop asks for client delivery confirmation: a far node with no bridge bound
+        rejects the stanza (node delivery confirmation would have confirmed it, and it
+        would have been lost); the bridge sends it again until queue_timeout_s, then
+        bounces it to its sender."""
+        c2s_a, _ = self.start_prosody("a.example", "b.example", "alice")
+        self.start_node_with_bridge(1, 2, "a.example", "b.example", "x2x-rcop",
+                                    "queue_timeout_s=20;retry_s=3")
+        self.start_node(2, 1)  # no bridge beside it
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self.addCleanup(loop.close)
+        alice = muc_client("alice@a.example/hf", "pw")
+
+        async def bounced():
+            await self.online(alice, c2s_a)
+            alice.send_message(mto="bob@b.example", mbody="anyone there?", mtype="chat")
+            m = await alice.next_message(MESSAGE_S)
+            self.assertEqual(m["type"], "error")
+            self.assertEqual(m["error"]["condition"], "remote-server-timeout")
+            self.assertEqual(m["error"]["type"], "wait")
+
+        loop.run_until_complete(bounced())
+        alice.disconnect()
 
     def test_presence_iq_and_muc_over_x2x_slep(self):
         self.run_across("x2x-slep")

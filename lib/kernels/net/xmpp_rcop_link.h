@@ -38,6 +38,9 @@ struct x2x_rcop_link_config {
     uint16_t application_id = x2x_rcop_application_id;
     size_t max_stanza_bytes = 16384;
     size_t max_outstanding = 64; // stanzas per peer awaiting confirmation (< 256)
+    // client: the far node confirms once the far bridge took the PDU, and rejects it
+    // when no bridge is bound there; node: once the far node has it.
+    dl::sis_delivery_confirmation confirmation = dl::sis_delivery_confirmation::client;
 };
 
 // The link settings a bridge configuration names (sap, rcop_connection_id,

@@ -20,6 +20,7 @@ component connection stays with the component kernel until the server has confir
 it, and is written again after a reconnect (net/xmpp_component.h)."""
 
 import errno
+import os
 import logging
 import selectors
 import socket
@@ -102,13 +103,13 @@ class connection:
         err = self.sock.connect_ex(address)
         if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EINTR):
             self.sock.close()
-            raise OSError(err, errno.errorcode.get(err, str(err)))
+            raise OSError(err, os.strerror(err))
         self.connecting = err != 0
 
     def finish_connect(self):
         err = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if err:
-            raise OSError(err, errno.errorcode.get(err, str(err)))
+            raise OSError(err, os.strerror(err))
         self.connecting = False
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 

@@ -7,11 +7,13 @@
 /* libFuzzer target: the XMPP stanza splitter (net/xmpp_splitter.h) and what consumes
  * its stanzas. The first input byte sets the piece size the rest is fed in (the same
  * stream cut differently must give the same stanzas); the rest is an XMPP stream, given
- * to the splitter, to a component session, and, DEFLATEd or not by the first byte's top
- * bit, to an x2x-slep reader. Each stanza goes through a bridge from both sides. Checks
- * the contracts: nothing throws, every stanza serializes to XML that parses back to the
- * same serialization, no stanza exceeds the limit, the pieces do not change the stanzas,
- * and what the bridge hands the link is a stanza within max_stanza_bytes. */
+ * to the splitter, to a component session (and to one that keeps what it writes until
+ * the server confirms it, its connection dropped halfway), and, DEFLATEd or not by the
+ * first byte's top bit, to an x2x-slep reader. Each stanza goes through a bridge from
+ * both sides. Checks the contracts: nothing throws, every stanza serializes to XML that
+ * parses back to the same serialization, no stanza exceeds the limit, the pieces do not
+ * change the stanzas, what the bridge hands the link is a stanza within
+ * max_stanza_bytes, and the keeping session holds no more than its bound. */
 #include "fuzz_support.h"
 #include "net/xmpp_bridge.h"
 #include "net/xmpp_component.h"
@@ -107,6 +109,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     for (size_t at = 0; at < size; at += piece)
         component.on_bytes(data + at, std::min(piece, size - at));
     component.take_actions();
+
+    // Again keeping what it writes until the server confirms it: a stanza written at
+    // each piece once the session is ready, the confirming IQs among the input, and
+    // the connection dropped and made again halfway.
+    xmpp_component_stream keeping("b.example", "secret", max_stanza, true, 8);
+    keeping.start();
+    bool dropped = false;
+    for (size_t at = 0; at < size; at += piece) {
+        if (keeping.ready())
+            keeping.send(make_element("message", { { "id", std::to_string(at) } }));
+        keeping.on_bytes(data + at, std::min(piece, size - at));
+        keeping.take_actions();
+        if (!dropped && at >= size / 2) {
+            dropped = true;
+            keeping.on_disconnected();
+            keeping.start();
+            keeping.on_bytes(data, std::min(piece, size));
+            keeping.take_actions();
+        }
+    }
+    if (keeping.unconfirmed() > 8)
+        __builtin_trap(); // the bound must hold
 
     // And as an x2x-slep byte stream from the air.
     x2x_slep_reader reader(deflated, max_stanza);

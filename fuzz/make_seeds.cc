@@ -160,6 +160,19 @@ void xmpp_stanza_seeds(const std::filesystem::path& dir)
     bytes b = { 7 };
     b.insert(b.end(), stream.begin(), stream.end());
     write(dir, "component_stream", b);
+    // A session whose server routes back the confirming IQ a keeping component writes
+    // (xmpp_component.h), then one marker more than it has sent.
+    const std::string confirmed =
+        "<?xml version='1.0'?><stream:stream xmlns='jabber:component:accept' "
+        "xmlns:stream='http://etherx.jabber.org/streams' from='b.example' "
+        "id='3BF96D32'><handshake/>" +
+        xmpp_chat +
+        "<iq type='get' id='hfstack-written-1' from='b.example' to='b.example'><ping "
+        "xmlns='urn:xmpp:ping'/></iq>" +
+        xmpp_iq + "<iq type='error' id='hfstack-written-2'/>";
+    bytes c = { 5 };
+    c.insert(c.end(), confirmed.begin(), confirmed.end());
+    write(dir, "component_confirmed", c);
     // The stanzas alone, DEFLATEd as x2x-slep sends them.
     net::x2x_slep_writer w(true);
     bytes z = { 0x80 | 13 };

@@ -327,6 +327,10 @@ TEST(XmppBridge, OptionsByName)
     EXPECT_THROW(set_xmpp_option(c, "rcop_application_id", "4096"),
                  std::invalid_argument);
     EXPECT_THROW(set_xmpp_option(c, "no_such_option", "1"), std::invalid_argument);
-    EXPECT_EQ(xmpp_options().size(), 20u);
+    EXPECT_EQ(get_xmpp_option(c, "rcop_confirmation"), "client");
+    set_xmpp_option(c, "rcop_confirmation", "node");
+    EXPECT_FALSE(c.rcop_client_confirmation);
+    EXPECT_THROW(set_xmpp_option(c, "rcop_confirmation", "far"), std::invalid_argument);
+    EXPECT_EQ(xmpp_options().size(), 21u);
     EXPECT_THROW(xmpp_bridge(config("a.example", "a.example")), std::invalid_argument);
 }

@@ -196,3 +196,71 @@ TEST(XmppComponent, SessionWithAScriptedServer)
     EXPECT_EQ(a.events.back().what, xmpp_component_event::kind::error);
     EXPECT_NE(a.events.back().text.find("not-authorized"), std::string::npos);
 }
+
+TEST(XmppComponent, WrittenStanzasSurviveAReconnectUntilTheServerTookThem)
+{
+    xmpp_component_stream c("b.example", "s3cr3t", 65536, true);
+    const std::string reply =
+        "<?xml version='1.0'?><stream:stream "
+        "xmlns:stream='http://etherx.jabber.org/streams' "
+        "xmlns='jabber:component:accept' from='b.example' id='3BF96D32'><handshake/>";
+    auto feed = [&](const std::string& s) {
+        c.on_bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    };
+    c.start();
+    feed(reply);
+    c.take_actions();
+    ASSERT_TRUE(c.ready());
+    EXPECT_TRUE(c.send(make_element("message", { { "id", "one" } })));
+    EXPECT_TRUE(c.send(make_element("message", { { "id", "two" } })));
+    auto a = c.take_actions();
+    EXPECT_EQ(a.to_server,
+              "<message id='one'/><message id='two'/><iq type='get' "
+              "id='hfstack-written-1' from='b.example' to='b.example'><ping "
+              "xmlns='urn:xmpp:ping'/></iq>");
+    EXPECT_EQ(c.unconfirmed(), 2u);
+    // A third while the marker is out: it waits for the next marker.
+    EXPECT_TRUE(c.send(make_element("message", { { "id", "three" } })));
+    EXPECT_EQ(c.take_actions().to_server, "<message id='three'/>");
+    // The server routes our IQ back: the first two are taken; the third gets a marker.
+    feed("<iq type='get' id='hfstack-written-1' from='b.example' to='b.example'><ping "
+         "xmlns='urn:xmpp:ping'/></iq>");
+    a = c.take_actions();
+    EXPECT_TRUE(a.events.empty()); // the marker is no stanza for the bridge
+    EXPECT_EQ(c.unconfirmed(), 1u);
+    EXPECT_NE(a.to_server.find("id='hfstack-written-2'"), std::string::npos);
+    // The connection drops before the marker comes back: the third is written again,
+    // first, once the next session is ready.
+    c.on_disconnected();
+    EXPECT_FALSE(c.send(make_element("message", { { "id", "four" } })));
+    c.start();
+    c.take_actions();
+    feed(reply);
+    a = c.take_actions();
+    ASSERT_EQ(a.events.size(), 1u);
+    EXPECT_EQ(a.events[0].what, xmpp_component_event::kind::ready);
+    const auto handshake_end = a.to_server.find("</handshake>");
+    ASSERT_NE(handshake_end, std::string::npos);
+    EXPECT_EQ(a.to_server.substr(handshake_end + 12),
+              "<message id='three'/><iq type='get' id='hfstack-written-3' "
+              "from='b.example' to='b.example'><ping xmlns='urn:xmpp:ping'/></iq>");
+    EXPECT_EQ(c.rewritten(), 1u);
+    // An error answer to the marker confirms as well (the server took what came before).
+    feed("<iq type='error' id='hfstack-written-3' from='b.example' to='b.example'/>");
+    EXPECT_TRUE(c.take_actions().events.empty());
+    EXPECT_EQ(c.unconfirmed(), 0u);
+}
+
+TEST(XmppComponent, UnconfirmedStanzasAreBounded)
+{
+    xmpp_component_stream c("b.example", "s3cr3t", 65536, true, 2);
+    const std::string reply =
+        "<stream:stream xmlns:stream='http://etherx.jabber.org/streams' "
+        "xmlns='jabber:component:accept' from='b.example' id='X'><handshake/>";
+    c.start();
+    c.on_bytes(reinterpret_cast<const uint8_t*>(reply.data()), reply.size());
+    for (int i = 0; i < 5; ++i)
+        c.send(make_element("message", { { "id", std::to_string(i) } }));
+    EXPECT_EQ(c.unconfirmed(), 2u);
+    EXPECT_EQ(c.given_up(), 3u);
+}

@@ -80,13 +80,19 @@ struct xmpp_bridge_config {
     uint8_t slep_address = 6; // x2x-slep: SLEP extended address of the bridge
     uint8_t rcop_connection_id = 0;
     uint16_t rcop_application_id = 0x8365; // x2x-rcop, see xmpp_x2x_rcop.h
+    // x2x-rcop: what confirms a stanza. Node delivery confirmation only says the far
+    // node has it: with no bridge bound there the stanza would be confirmed and lost.
+    // Client delivery confirmation (the default) has the far node confirm once its
+    // bridge took it, and reject it otherwise, so the stanza is sent again and bounced
+    // when it times out. XEP-0365 0.1 allows either.
+    bool rcop_client_confirmation = true;
 };
 // Options by name: "local_domains", "peer_domains" (blank- or comma-separated),
 // "drop_chat_states", "strip_xhtml", "presence" (pass|strip|throttle),
 // "presence_interval_s", "refuse_pings", "max_stanza_bytes", "max_queue",
 // "max_queue_bytes", "queue_timeout_s", "retry_s", "max_held", "hold_timeout_s",
 // "transport" (x2x-slep|x2x-rcop), "sap", "compress", "slep_address",
-// "rcop_connection_id", "rcop_application_id".
+// "rcop_connection_id", "rcop_application_id", "rcop_confirmation" (client|node).
 void set_xmpp_option(xmpp_bridge_config& c,
                      const std::string& name,
                      const std::string& value);

@@ -173,6 +173,21 @@ const std::vector<option_entry>& table()
               c.rcop_application_id = uint16_t(id);
           },
           [](const C& c) { return std::to_string(c.rcop_application_id); } },
+        { "rcop_confirmation",
+          "x2x-rcop: client (the far node confirms once the far bridge took the stanza, "
+          "rejects it when no bridge is bound) or node (the far node has it)",
+          [](C& c, S n, S v) {
+              if (v == "client")
+                  c.rcop_client_confirmation = true;
+              else if (v == "node")
+                  c.rcop_client_confirmation = false;
+              else
+                  throw std::invalid_argument(n + " must be client or node, not \"" + v +
+                                              "\"");
+          },
+          [](const C& c) {
+              return std::string(c.rcop_client_confirmation ? "client" : "node");
+          } },
     };
     return t;
 }

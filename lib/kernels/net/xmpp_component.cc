@@ -8,6 +8,7 @@
 
 #include "sha1.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace gr {
@@ -32,10 +33,20 @@ bool verify_component_handshake(const std::string& stream_id,
     return hex == component_handshake(stream_id, secret);
 }
 
+namespace {
+const std::string marker_prefix = "hfstack-written-";
+} // namespace
+
 xmpp_component_stream::xmpp_component_stream(std::string domain,
                                              std::string secret,
-                                             size_t max_stanza_bytes)
-    : d_domain(std::move(domain)), d_secret(std::move(secret)), d_max(max_stanza_bytes)
+                                             size_t max_stanza_bytes,
+                                             bool confirm_written,
+                                             size_t max_unconfirmed)
+    : d_domain(std::move(domain)),
+      d_secret(std::move(secret)),
+      d_max(max_stanza_bytes),
+      d_confirm(confirm_written),
+      d_max_unconfirmed(std::max<size_t>(1, max_unconfirmed))
 {
 }
 
@@ -53,6 +64,15 @@ void xmpp_component_stream::on_disconnected()
 {
     d_splitter.reset();
     d_state = state::idle;
+    d_marker = 0; // lost with the connection: what it covered is written again
+    d_marked = 0;
+}
+
+bool xmpp_component_stream::is_marker(const xml_element& el) const
+{
+    if (d_marker == 0 || el.name != "iq")
+        return false;
+    return el.attribute_or("id", "") == marker_prefix + std::to_string(d_marker);
 }
 
 void xmpp_component_stream::fail(const std::string& why)
@@ -115,11 +135,22 @@ void xmpp_component_stream::on_element(xmpp_split_event& e)
             return fail("<" + el.name +
                         "> from the XMPP server before it accepted the handshake");
         d_state = state::ready;
+        // What the last session wrote without confirmation goes first, in order.
+        for (const auto& text : d_unconfirmed)
+            d_actions.to_server += text;
+        d_rewritten += d_unconfirmed.size();
         d_actions.events.push_back({ xmpp_component_event::kind::ready, {}, "" });
         return;
     }
     if (d_state != state::ready)
         return fail("<" + el.name + "> from the XMPP server before its stream header");
+    if (is_marker(el)) {
+        // Our own IQ back (or the server's error for it): everything before it is taken.
+        d_unconfirmed.erase(d_unconfirmed.begin(), d_unconfirmed.begin() + d_marked);
+        d_marker = 0;
+        d_marked = 0;
+        return;
+    }
     d_in += 1;
     d_actions.events.push_back(
         { xmpp_component_event::kind::stanza, std::move(e.element), "" });
@@ -129,8 +160,18 @@ bool xmpp_component_stream::send(const xml_element& stanza)
 {
     if (d_state != state::ready)
         return false;
-    d_actions.to_server += serialize(stanza);
+    auto text = serialize(stanza);
+    d_actions.to_server += text;
     d_out += 1;
+    if (d_confirm) {
+        if (d_unconfirmed.size() >= d_max_unconfirmed) {
+            d_unconfirmed.pop_front();
+            d_given_up += 1;
+            if (d_marked > 0)
+                d_marked -= 1;
+        }
+        d_unconfirmed.push_back(std::move(text));
+    }
     return true;
 }
 
@@ -143,6 +184,14 @@ void xmpp_component_stream::close()
 
 xmpp_component_actions xmpp_component_stream::take_actions()
 {
+    if (d_confirm && d_state == state::ready && d_marker == 0 && !d_unconfirmed.empty()) {
+        d_marker = d_next_marker++;
+        d_marked = d_unconfirmed.size();
+        const auto self = xml_escape(d_domain, true);
+        d_actions.to_server += "<iq type='get' id='" + marker_prefix +
+                               std::to_string(d_marker) + "' from='" + self + "' to='" +
+                               self + "'><ping xmlns='urn:xmpp:ping'/></iq>";
+    }
     xmpp_component_actions out;
     std::swap(out, d_actions);
     return out;

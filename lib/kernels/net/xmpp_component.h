@@ -19,12 +19,20 @@
  * the size limit or a stream error from the server end the session with an `error`
  * event; the caller closes the connection, calls on_disconnected() and, to retry,
  * start() on a new one. Stanzas are not lost across this: the bridge keeps what it
- * could not hand over (xmpp_bridge.h). */
+ * could not hand over (xmpp_bridge.h), and with confirm_written this class keeps what
+ * it wrote until the server has taken it. XEP-0114 has no acknowledgement, but a server
+ * handles a session's stanzas in order: after what it writes the stream sends an IQ
+ * addressed to its own domain (id "hfstack-written-N"), which the server routes back
+ * to it; when that comes back, everything written before it has been taken. What was
+ * written but not confirmed when the connection dropped is written again, first, once
+ * the next session is ready: nothing is lost, a stanza the server took just before
+ * the drop may arrive twice. */
 #ifndef HFSTACK_KERNELS_NET_XMPP_COMPONENT_H
 #define HFSTACK_KERNELS_NET_XMPP_COMPONENT_H
 
 #include "xmpp_splitter.h"
 
+#include <deque>
 #include <optional>
 
 namespace gr {
@@ -59,9 +67,13 @@ class xmpp_component_stream
 {
 public:
     // domain: the component's name at the server (the remote domain it stands for).
+    // confirm_written: keep written stanzas until the server has taken them (above);
+    // at most max_unconfirmed are kept, the oldest given up beyond (counted).
     xmpp_component_stream(std::string domain,
                           std::string secret,
-                          size_t max_stanza_bytes = 65536);
+                          size_t max_stanza_bytes = 65536,
+                          bool confirm_written = false,
+                          size_t max_unconfirmed = 4096);
 
     void start(); // the connection is up: our stream header
     void on_bytes(const uint8_t* data, size_t size);
@@ -76,11 +88,15 @@ public:
     const std::string& stream_id() const { return d_stream_id; }
     uint64_t stanzas_in() const { return d_in; }
     uint64_t stanzas_out() const { return d_out; }
+    size_t unconfirmed() const { return d_unconfirmed.size(); }
+    uint64_t rewritten() const { return d_rewritten; } // written again after a drop
+    uint64_t given_up() const { return d_given_up; }   // beyond max_unconfirmed
 
 private:
     enum class state { idle, awaiting_header, awaiting_handshake, ready, over };
     void fail(const std::string& why);
     void on_element(xmpp_split_event& e);
+    bool is_marker(const xml_element& el) const;
 
     std::string d_domain, d_secret;
     size_t d_max;
@@ -89,6 +105,13 @@ private:
     std::string d_stream_id;
     xmpp_component_actions d_actions;
     uint64_t d_in = 0, d_out = 0;
+    bool d_confirm;
+    size_t d_max_unconfirmed;
+    std::deque<std::string> d_unconfirmed; // written, not yet known taken, in order
+    size_t d_marked = 0;                   // how many of them the marker in flight covers
+    uint64_t d_marker = 0;                 // its number; 0: none in flight
+    uint64_t d_next_marker = 1;
+    uint64_t d_rewritten = 0, d_given_up = 0;
 };
 
 } // namespace net

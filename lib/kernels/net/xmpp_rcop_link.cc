@@ -24,6 +24,18 @@ uint64_t errors(const x2x_rcop_counters& c)
 
 } // namespace
 
+x2x_rcop_link_config x2x_rcop_link_config_for(const xmpp_bridge_config& c)
+{
+    x2x_rcop_link_config l;
+    l.sap = c.sap;
+    l.connection_id = c.rcop_connection_id;
+    l.application_id = c.rcop_application_id;
+    l.max_stanza_bytes = c.max_stanza_bytes;
+    l.confirmation = c.rcop_client_confirmation ? dl::sis_delivery_confirmation::client
+                                                : dl::sis_delivery_confirmation::node;
+    return l;
+}
+
 x2x_rcop_link::x2x_rcop_link(x2x_rcop_link_config config) : d_cfg(config)
 {
     if (d_cfg.sap > 15 || d_cfg.connection_id > 15)
@@ -40,8 +52,8 @@ void x2x_rcop_link::notice(const std::string& kind, const std::string& text)
 
 void x2x_rcop_link::start(double)
 {
-    d_actions.to_sis.push_back(dl::arq_bind_request(
-        d_cfg.sap, d_cfg.rank, dl::sis_delivery_confirmation::node, true));
+    d_actions.to_sis.push_back(
+        dl::arq_bind_request(d_cfg.sap, d_cfg.rank, d_cfg.confirmation, true));
 }
 
 void x2x_rcop_link::fail_all()
@@ -95,7 +107,7 @@ bool x2x_rcop_link::send(uint32_t node,
         r.destination_sap = d_cfg.sap;
         r.destination = dl::sis_address{ node, 7 };
         r.service_type.tx_mode = dl::sis_tx_mode::arq;
-        r.service_type.delivery_confirmation = dl::sis_delivery_confirmation::node;
+        r.service_type.delivery_confirmation = d_cfg.confirmation;
         r.service_type.delivery_order = dl::sis_delivery_order::in_order;
         r.ttl = 0;
         r.payload = pdu;

@@ -5,15 +5,16 @@
  */
 
 /* x2x-rcop on a STANAG 5066 node: a sans-IO SIS client that binds the transport's SAP,
- * sends each stanza the bridge gives it as RCOP PDUs (xmpp_x2x_rcop.h) in ARQ with node
- * delivery confirmation and in-order delivery, and reports it delivered once every
- * segment is confirmed, failed as soon as one is rejected (the bridge sends it again,
- * whole, with a new U_PDU ID: XEP-0365 0.1's rule). It reassembles what peers send,
- * one receiver per peer node. Confirmations are matched by the 6-byte RCOP header the
- * node echoes (ours echoes 16 bytes of each U_PDU): at most max_outstanding stanzas per
- * peer await confirmation, far fewer than the 256 U_PDU IDs, so a header is never
- * ambiguous. A stanza delivered but reported rejected is sent twice: node delivery
- * confirmation cannot tell, and XEP-0365 defines no duplicate detection. */
+ * sends each stanza the bridge gives it as RCOP PDUs (xmpp_x2x_rcop.h) in ARQ with
+ * client (or node) delivery confirmation and in-order delivery, and reports it
+ * delivered once every segment is confirmed, failed as soon as one is rejected (the
+ * bridge sends it again, whole, with a new U_PDU ID: XEP-0365 0.1's rule). It
+ * reassembles what peers send, one receiver per peer node. Confirmations are matched
+ * by the 6-byte RCOP header the node echoes (ours echoes 16 bytes of each U_PDU): at
+ * most max_outstanding stanzas per peer await confirmation, far fewer than the 256
+ * U_PDU IDs, so a header is never ambiguous. A stanza delivered but reported rejected
+ * is sent twice: delivery confirmation cannot tell, and XEP-0365 defines no duplicate
+ * detection. */
 #ifndef HFSTACK_KERNELS_NET_XMPP_RCOP_LINK_H
 #define HFSTACK_KERNELS_NET_XMPP_RCOP_LINK_H
 
@@ -38,7 +39,14 @@ struct x2x_rcop_link_config {
     uint16_t application_id = x2x_rcop_application_id;
     size_t max_stanza_bytes = 16384;
     size_t max_outstanding = 64; // stanzas per peer awaiting confirmation (< 256)
+    // client: the far node confirms once the far bridge took the PDU, and rejects it
+    // when no bridge is bound there; node: once the far node has it.
+    dl::sis_delivery_confirmation confirmation = dl::sis_delivery_confirmation::client;
 };
+
+// The link settings a bridge configuration names (sap, rcop_connection_id,
+// rcop_application_id, max_stanza_bytes).
+x2x_rcop_link_config x2x_rcop_link_config_for(const xmpp_bridge_config& c);
 
 struct x2x_rcop_event {
     enum class kind {

@@ -10,6 +10,18 @@ namespace gr {
 namespace hfstack {
 namespace net {
 
+x2x_slep_link_config x2x_slep_link_config_for(const xmpp_bridge_config& c,
+                                              uint32_t incarnation)
+{
+    x2x_slep_link_config l;
+    l.slep.sap = c.sap;
+    l.slep.incarnation = incarnation ? incarnation : 1;
+    l.address = c.slep_address;
+    l.compress = c.compress;
+    l.max_stanza_bytes = c.max_stanza_bytes;
+    return l;
+}
+
 x2x_slep_link::x2x_slep_link(x2x_slep_link_config config)
     : d_cfg(std::move(config)), d_slep(d_cfg.slep)
 {

@@ -37,6 +37,11 @@ struct x2x_slep_link_config {
     size_t max_stanza_bytes = 16384;
 };
 
+// The link settings a bridge configuration names (sap, slep_address, compress,
+// max_stanza_bytes); incarnation 0 is taken as 1.
+x2x_slep_link_config x2x_slep_link_config_for(const xmpp_bridge_config& c,
+                                              uint32_t incarnation);
+
 struct x2x_slep_link_event {
     enum class kind { bound, unbound, delivered, failed, stanza };
     kind what = kind::bound;

@@ -8,9 +8,9 @@
  * communication over STANAG 5066 ARQ", xmpp.org/extensions/xep-0365.html): each stanza
  * is one RCOP PDU (STANAG 5066 Annex F.8, dl/rcop.h) sent ARQ; the whole PDU is sent
  * again when its delivery fails. This file is the PDU codec and the reassembly; the
- * application binds the SAP, sends each PDU as an S_UNIDATA_REQUEST (ARQ, node delivery
- * confirmation, which XEP-0365 allows and calls the better performing) and reports
- * each stanza delivered or failed to the bridge.
+ * application binds the SAP, sends each PDU as an S_UNIDATA_REQUEST (ARQ, with client
+ * or node delivery confirmation, both of which XEP-0365 allows: xmpp_rcop_link.h) and
+ * reports each stanza delivered or failed to the bridge.
  *
  * What XEP-0365 0.1 fixes: a stanza per RCOP PDU; connection ID agreed, 0
  * recommended; the SAP agreed (the XEP recommends 2, calling it RCOP's; Annex F

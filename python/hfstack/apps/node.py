@@ -50,8 +50,8 @@ from gnuradio.hfstack.station import station as station_base
 from gnuradio.hfstack.version import __version__
 
 from .node_config import (CONFIG_KEYS, INTERLEAVER_LETTER, IP_CLIENT_ID, PEP_CLIENT_ID,
-                          PEP_LISTENERS, check_files, config_error, device_problems,
-                          resource_error, settings, writable)
+                          PEP_LISTENERS, XMPP_CLIENT_ID, check_files, config_error,
+                          device_problems, read_secret, resource_error, settings, writable)
 from .node_demo import demo, interrupted
 
 PROG = "hfstack-node"
@@ -139,6 +139,25 @@ def parse_args(argv):
                     "TPROXY to --pep-transparent (with its policy route: fwmark 0x5067 "
                     "lookup table 5066, local default dev lo); UDP/443 rejected (repeatable; "
                     "needs root)")
+    xg = p.add_argument_group("XMPP bridge: two XMPP servers federated over HF (docs/xmpp.md; "
+                              "YAML: xmpp)")
+    xg.add_argument("--xmpp", action="store_true",
+                    help="run the XMPP bridge beside this node, as a component of the local "
+                    "XMPP server")
+    xg.add_argument("--xmpp-component", metavar="HOST:PORT",
+                    help="the XMPP server's component port (default 127.0.0.1:5347)")
+    xg.add_argument("--xmpp-secret-file", metavar="FILE",
+                    help="the components' shared secret (first line of FILE)")
+    xg.add_argument("--xmpp-local-domain", action="append", metavar="DOMAIN",
+                    help="a domain of the local XMPP server (repeatable)")
+    xg.add_argument("--xmpp-peer", action="append", metavar="DOMAIN=ADDRESS",
+                    help="a remote domain and the node its bridge is on (repeatable)")
+    xg.add_argument("--xmpp-transport", choices=("x2x-slep", "x2x-rcop"),
+                    help="how stanzas travel over 5066 (default x2x-slep)")
+    xg.add_argument("--xmpp-options", help='bridge options "name=value;..." '
+                    "(hfstack-xmpp --list-options)")
+    xg.add_argument("--xmpp-retry", type=float, metavar="SECONDS",
+                    help="seconds between attempts to reconnect to the XMPP server (default 5)")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -207,6 +226,7 @@ class station(station_base):
             raise config_error(str(e))
         self.ip_client = None
         self.pep = None
+        self.xmpp = None
         self.rules_installed = False
 
     def attach_pep(self, tb, pep):
@@ -241,11 +261,28 @@ class station(station_base):
         tb.msg_connect(self.ip_client, "sis_out", self, "sis_in")
         tb.msg_connect(self, "sis_out", self.ip_client, "sis_in")
 
+    def attach_xmpp(self, tb, x):
+        """The XMPP bridge as one more SIS client of this node; it connects to the XMPP
+        server once running, and again whenever that connection drops."""
+        from gnuradio.hfstack.xmpp import bridge_error, xmpp_bridge
+        try:
+            self.xmpp = xmpp_bridge(x["peers"], x["local_domains"], read_secret(x["secret_file"]),
+                                    x["component"], x["transport"], x["options"], x["retry"],
+                                    client_id=XMPP_CLIENT_ID, stats_interval=0)
+        except bridge_error as e:
+            raise config_error(f"XMPP bridge: {e}")
+        except OSError as e:
+            raise resource_error(f"XMPP bridge: {e.strerror}: {x['secret_file']}")
+        tb.msg_connect(self.xmpp, "sis_out", self, "sis_in")
+        tb.msg_connect(self, "sis_out", self.xmpp, "sis_in")
+
     def client_statistics(self):
         """The IP client's counters and its TUN device's, and the PEP's (in total and per
         connection), or {}."""
         out = {"pep": self.pep.statistics(),
                "pep_connections": self.pep.connection_statistics()} if self.pep is not None else {}
+        if self.xmpp is not None:
+            out["xmpp"] = self.xmpp.statistics()
         if self.ip_client is None:
             return out
         counters = self.ip_client.client.counters()
@@ -279,6 +316,8 @@ def build(s, pair):
         stations[0].attach_ip_client(tb, s["ip_client"])
     if s["pep"]:
         stations[0].attach_pep(tb, s["pep"])
+    if s["xmpp"]:
+        stations[0].attach_xmpp(tb, s["xmpp"])
     if pair:
         peer = dict(s["radio"], seed=int(s["radio"]["seed"]) + 1)
         port = s["sis_port"] + 1 if s["sis_port"] else 0
@@ -379,6 +418,10 @@ def serve(s, stations, stop, out):
             log.info(f"node {st.address}: HF-PEP, listening "
                      + (", ".join(f"{m} {h}:{p}" for m, (h, p) in bound.items())
                         or "nowhere (far side only)"))
+        if st.xmpp is not None:
+            log.info(f"node {st.address}: XMPP bridge ({s['xmpp']['transport']}), component "
+                     f"of the XMPP server at {s['xmpp']['component']} for "
+                     f"{', '.join(s['xmpp']['peers'])}")
     interval = s["stats_interval"]
     due = time.monotonic() + interval if interval else None
     while not stop.wait(EVENT_POLL_S if due is None else

@@ -15,13 +15,14 @@ from gnuradio.hfstack import modes
 from gnuradio.hfstack import radio as radio_frontend
 
 CONFIG_KEYS = ("address", "peer_address", "mode", "rate", "interleaver", "options", "sis", "pcap",
-               "peer_pcap", "stats", "radio", "ip_client", "pep", "state_dir")
+               "peer_pcap", "stats", "radio", "ip_client", "pep", "xmpp", "state_dir")
 # Every interleaver of the modem, by its name (the node runs App C's ultra_short,
 # very_short, medium and very_long as a fixed mode: rate adaptation cannot announce them).
 INTERLEAVER_LETTER = modes.LETTER
 IP_CLIENT_ID = 0x7FFF0009  # the in-process IP client's SIS client id (the server's are small)
 PEP_CLIENT_ID = 0x7FFF000D  # the in-process HF-PEP's (SLEP on SAP 13)
 PEP_LISTENERS = ("socks", "http_connect", "redirect", "transparent")
+XMPP_CLIENT_ID = 0x7FFF0006  # the in-process XMPP bridge's (SAP 6)
 
 config_error = cli.usage_error  # bad options or config: exit 2
 
@@ -62,6 +63,13 @@ def config_schema():
                 "dns": {"type": "string"}, "dns_peer": {"type": "string"},
                 "dns_static": {"type": "string"},
                 **{name: {"type": "string"} for name in PEP_LISTENERS}}},
+            "xmpp": {"type": "object", "additionalProperties": False, "properties": {
+                "component": {"type": "string"}, "secret_file": {"type": "string"},
+                "local_domains": {"type": "array", "items": {"type": "string"}},
+                "peers": {"type": "array", "items": {"type": "string"}},
+                "transport": {"enum": ["x2x-slep", "x2x-rcop"]},
+                "options": {"type": ["string", "object", "null"]},
+                "retry": {"type": "number", "exclusiveMinimum": 0}}},
             "ip_client": {"type": "object", "additionalProperties": False, "required": ["tun"],
                           "properties": {
                               "tun": {"type": "string", "minLength": 1},
@@ -296,6 +304,7 @@ def settings(a):
                         "--air-publish and --air-subscribe")
     s["ip_client"] = ip_client_settings(a, doc.get("ip_client"), problems)
     s["pep"] = pep_settings(a, doc.get("pep"), problems)
+    s["xmpp"] = xmpp_settings(a, doc.get("xmpp"), problems)
     if problems:
         raise config_error("\n".join(problems))
     return s
@@ -440,3 +449,58 @@ def device_problems(radio):
             problems.append(f"air_publish {address}: no directory {directory} (create it: "
                             f"mkdir -p {directory})")
     return problems
+
+
+def read_secret(path):
+    """The first line of `path`, stripped (OSError when it cannot be read)."""
+    with open(path) as f:
+        return f.readline().strip()
+
+
+def xmpp_settings(a, section, problems):
+    """The XMPP bridge beside the node, from --xmpp* over the YAML `xmpp` section, or
+    None; peers and options checked by the kernel, the secret read from its file
+    (nothing contacted)."""
+    from gnuradio.hfstack.pep import parse_endpoint, proxy_error
+    from gnuradio.hfstack.xmpp import bridge_error, bridge_options, parse_peers
+    if section is None and not a.xmpp:
+        named = [n for n in ("component", "secret_file", "local_domain", "peer", "transport",
+                             "options", "retry") if getattr(a, "xmpp_" + n) is not None]
+        if named:
+            problems.append(f"--xmpp-{named[0].replace('_', '-')} needs --xmpp")
+        return None
+    section = section or {}
+    if a.pair or a.demo:
+        problems.append("--xmpp runs beside one node: not with --pair or --demo")
+    options = section.get("options") or ""
+    if isinstance(options, dict):
+        options = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                           for k, v in options.items())
+    x = {"component": str(first(a.xmpp_component, section.get("component"), "127.0.0.1:5347")),
+         "secret_file": first(a.xmpp_secret_file, section.get("secret_file")),
+         "local_domains": list(a.xmpp_local_domain or section.get("local_domains") or []),
+         "peers": list(a.xmpp_peer or section.get("peers") or []),
+         "transport": str(first(a.xmpp_transport, section.get("transport"), "x2x-slep")),
+         "options": ";".join(o for o in (str(options), a.xmpp_options or "") if o),
+         "retry": float(first(a.xmpp_retry, section.get("retry"), 5.0))}
+    try:
+        parse_endpoint(x["component"], "--xmpp-component")
+    except proxy_error as e:
+        problems.append(f"XMPP bridge: {e}")
+    if x["retry"] <= 0:
+        problems.append("--xmpp-retry must be > 0")
+    if not x["secret_file"]:
+        problems.append("--xmpp needs --xmpp-secret-file (the component secret, first line)")
+    else:
+        # Read here to check it, and again when the bridge starts: the settings are
+        # written to the statistics, the secret never.
+        try:
+            if not read_secret(x["secret_file"]):
+                problems.append(f"--xmpp-secret-file {x['secret_file']}: the first line is empty")
+        except OSError as e:
+            problems.append(f"--xmpp-secret-file: {e.strerror}: {x['secret_file']}")
+    try:
+        bridge_options(x["options"], x["transport"], x["local_domains"], parse_peers(x["peers"]))
+    except bridge_error as e:
+        problems.append(f"XMPP bridge: {e} (--xmpp-local-domain, --xmpp-peer, --xmpp-options)")
+    return x

@@ -21,6 +21,7 @@
 #include "traffic/pep_host.h"
 #include "traffic/scenario.h"
 #include "traffic/test_client.h"
+#include "traffic/xmpp_host.h"
 
 namespace py = pybind11;
 using namespace gr::hfstack;
@@ -33,6 +34,38 @@ py::dict counters_dict(const dl::node_counters& c)
     py::dict d;
     for (const auto& [name, value] : dl::counter_list(c))
         d[py::str(name)] = value;
+    return d;
+}
+
+py::dict xmpp_report_dict(const traffic::xmpp_host_report& r)
+{
+    py::dict d;
+    py::list trips;
+    for (double t : r.round_trips)
+        trips.append(t);
+    d["round_trips"] = trips;
+    d["first_sent_at"] = r.first_sent_at;
+    d["received"] = r.received;
+    d["presences_received"] = r.presences_received;
+    d["errors_received"] = r.errors_received;
+    const auto& c = r.bridge;
+    py::dict b;
+    b["sent"] = c.sent;
+    b["resent"] = c.resent;
+    b["delivered"] = c.delivered;
+    b["failures"] = c.failures;
+    b["wire_bytes_sent"] = c.wire_bytes_sent;
+    b["to_component"] = c.to_component;
+    b["chat_states_dropped"] = c.chat_states_dropped;
+    b["chat_states_stripped"] = c.chat_states_stripped;
+    b["presence_stripped"] = c.presence_stripped;
+    b["bounced"] = c.bounced;
+    b["timed_out"] = c.timed_out;
+    d["bridge"] = b;
+    d["plain_sent"] = r.plain_sent;
+    d["wire_sent"] = r.wire_sent;
+    d["plain_received"] = r.plain_received;
+    d["wire_received"] = r.wire_received;
     return d;
 }
 
@@ -454,6 +487,62 @@ void bind_sim(py::module& m)
         "(seeded random bytes, or `text` repeated for payload 'text'), waits for the "
         "confirmation, closes; [(seconds from connect to confirmation, confirmed)]; "
         "`pep_options` go to both proxies");
+    m.def(
+        "run_xmpp_exchange",
+        [](const scenario_config& c,
+           const std::string& test,
+           size_t payload_bytes,
+           unsigned messages,
+           double gap_s,
+           double typing_delay_s,
+           bool presence,
+           size_t queue_depth,
+           const std::string& bridge_options) {
+            if (test != "ping_pong" && test != "one_way")
+                throw py::value_error("test is ping_pong or one_way, not " + test);
+            traffic::xmpp_host_config h;
+            // The domains are the run's own (a.example, b.example); set before the
+            // options so that the bridge's checks see a complete configuration.
+            net::set_xmpp_options(h.bridge, bridge_options);
+            h.test = test == "one_way" ? traffic::xmpp_test::one_way
+                                       : traffic::xmpp_test::ping_pong;
+            h.payload_bytes = payload_bytes;
+            h.messages = messages;
+            h.gap_s = gap_s;
+            h.typing_delay_s = typing_delay_s;
+            h.presence = presence;
+            h.queue_depth = queue_depth;
+            h.seed = c.seed;
+            traffic::xmpp_run_result r;
+            {
+                py::gil_scoped_release unlocked;
+                r = traffic::run_xmpp_exchange(c, h);
+            }
+            py::dict d;
+            d["initiator"] = xmpp_report_dict(r.initiator);
+            d["responder"] = xmpp_report_dict(r.responder);
+            d["nominal_bps"] = r.scenario.nominal_bps;
+            d["end_time_s"] = r.scenario.end_time_s;
+            d["completed"] = r.scenario.completed;
+            d["stopped"] = r.scenario.stopped;
+            return d;
+        },
+        py::arg("config"),
+        py::arg("test") = "ping_pong",
+        py::arg("payload_bytes") = 0,
+        py::arg("messages") = 20,
+        py::arg("gap_s") = 0.0,
+        py::arg("typing_delay_s") = 0.0,
+        py::arg("presence") = true,
+        py::arg("queue_depth") = 8,
+        py::arg("bridge_options") = "",
+        "Two XMPP servers' bridges (traffic/xmpp_host.h) over the simulated link: "
+        "alice@a.example on node 0 and bob@b.example on node 1. ping_pong: `messages` "
+        "round trips of `payload_bytes`-character bodies, bob answering after "
+        "`typing_delay_s`; one_way: alice sends `messages`, `queue_depth` kept waiting. "
+        "`bridge_options` (net xmpp options, e.g. transport=x2x-rcop) go to both "
+        "bridges. A dict: initiator / responder reports, nominal_bps, end_time_s, "
+        "completed");
     m.def("mode_names",
           &phy::s4539_mode_names,
           "Every STANAG 4539 mode name, slowest first");

@@ -114,23 +114,12 @@ xmpp_bridge_config config_of(const std::string& options)
 
 x2x_slep_link_config slep_link_config(const xmpp_bridge_config& c, uint32_t incarnation)
 {
-    x2x_slep_link_config l;
-    l.slep.sap = c.sap;
-    l.slep.incarnation = incarnation ? incarnation : 1;
-    l.address = c.slep_address;
-    l.compress = c.compress;
-    l.max_stanza_bytes = c.max_stanza_bytes;
-    return l;
+    return x2x_slep_link_config_for(c, incarnation);
 }
 
 x2x_rcop_link_config rcop_link_config(const xmpp_bridge_config& c)
 {
-    x2x_rcop_link_config l;
-    l.sap = c.sap;
-    l.connection_id = c.rcop_connection_id;
-    l.application_id = c.rcop_application_id;
-    l.max_stanza_bytes = c.max_stanza_bytes;
-    return l;
+    return x2x_rcop_link_config_for(c);
 }
 
 py::dict bridge_counters(const xmpp_bridge& b)
@@ -201,10 +190,12 @@ void bind_xmpp(py::module& m)
         "xmpp_component",
         "One XEP-0114 component session (net/xmpp_component.h) over bytes the caller "
         "moves")
-        .def(py::init<std::string, std::string, size_t>(),
+        .def(py::init<std::string, std::string, size_t, bool, size_t>(),
              py::arg("domain"),
              py::arg("secret"),
-             py::arg("max_stanza_bytes") = 65536)
+             py::arg("max_stanza_bytes") = 65536,
+             py::arg("confirm_written") = false,
+             py::arg("max_unconfirmed") = 4096)
         .def("start", &xmpp_component_stream::start)
         .def(
             "on_bytes",
@@ -243,7 +234,10 @@ void bind_xmpp(py::module& m)
         .def_property_readonly("domain", &xmpp_component_stream::domain)
         .def_property_readonly("stream_id", &xmpp_component_stream::stream_id)
         .def_property_readonly("stanzas_in", &xmpp_component_stream::stanzas_in)
-        .def_property_readonly("stanzas_out", &xmpp_component_stream::stanzas_out);
+        .def_property_readonly("stanzas_out", &xmpp_component_stream::stanzas_out)
+        .def_property_readonly("unconfirmed", &xmpp_component_stream::unconfirmed)
+        .def_property_readonly("rewritten", &xmpp_component_stream::rewritten)
+        .def_property_readonly("given_up", &xmpp_component_stream::given_up);
 
     py::class_<xmpp_bridge>(
         m, "xmpp_bridge", "The per-peer XMPP bridge (net/xmpp_bridge.h), options by name")

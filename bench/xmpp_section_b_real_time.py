@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Section B round trips in real time with real servers and clients: two Prosody
+servers (docs/xmpp.md's configuration, on loopback, in a temporary directory), two
+hfstack-node --xmpp processes over emulated modems at time scale 1 (short interleaver,
+clear channel, ipc:// air), and a slixmpp client on each server. As the paper measured:
+both users log in (their presence crosses), then alice sends a chat message whose body
+is a hex dump of random bytes and bob's client answers with one of the same length as
+soon as it arrives (after --typing-delay), N times; each round trip is timed at alice's
+client. Prints one line per rate and a JSON line at the end; needs Debian's prosody and
+python3-slixmpp. Usage:
+    PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
+        bench/xmpp_section_b_real_time.py [--rates 1200,9600] [--round-trips 10] \\
+        [--payload 0] [--transport x2x-slep] [--typing-delay 0]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import slixmpp
+except ImportError:
+    slixmpp = None
+
+NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "xmpp.md")
+SECRET = "hf-component-secret"
+NODE_OPTIONS = "data_with_link_request=true"  # as bench/xmpp_section_b.py's nodes
+START_S = 60
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def accepts(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def wait_until(what, condition, seconds, log=None):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            text = open(log, errors="replace").read()[-2000:] if log and os.path.exists(log) else ""
+            raise RuntimeError(f"{what}: not within {seconds} s {text}")
+        time.sleep(0.2)  # another process's state, bounded by the deadline
+
+
+def prosody_config(domain, peer, directory, c2s, component):
+    block = re.search(r"```lua\n(.*?)```", open(DOCS).read(), re.S).group(1)
+    for key, value in (("DOMAIN", domain), ("PEER_DOMAIN", peer), ("DIR", directory),
+                       ("C2S_PORT", str(c2s)), ("COMPONENT_PORT", str(component)),
+                       ("SECRET", SECRET)):
+        block = block.replace("@" + key + "@", value)
+    return block
+
+
+class bed:
+    """Two Prosody servers and two nodes with their bridges, at one rate."""
+
+    def __init__(self, tmp, rate, transport):
+        self.tmp, self.processes, self.c2s = tmp, [], {}
+        secret_file = os.path.join(tmp, "secret")
+        with open(secret_file, "w") as f:
+            f.write(SECRET + "\n")
+        component = {}
+        for domain, peer, user in (("a.example", "b.example", "alice"),
+                                   ("b.example", "a.example", "bob")):
+            d = os.path.join(tmp, domain)
+            os.makedirs(os.path.join(d, "data"))
+            self.c2s[domain], component[domain] = free_port(), free_port()
+            config = os.path.join(d, "prosody.cfg.lua")
+            with open(config, "w") as f:
+                f.write(prosody_config(domain, peer, d, self.c2s[domain], component[domain]))
+            subprocess.run(["prosodyctl", "--config", config, "register", user, domain, "pw"],
+                           check=True, timeout=START_S, capture_output=True)
+            self.spawn(["prosody", "--config", config, "-F"], os.path.join(d, "stderr.log"))
+            wait_until(f"prosody {domain}", lambda: accepts(self.c2s[domain]), START_S)
+        for me, other, local, peer in ((1, 2, "a.example", "b.example"),
+                                       (2, 1, "b.example", "a.example")):
+            log = os.path.join(tmp, f"node-{me}.log")
+            self.spawn([*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator", "--profile", "",
+                        "--data-rate", str(rate), "--interleaver", "short",
+                        "--options", NODE_OPTIONS, "--sis-port", str(free_port()),
+                        "--stats-interval", "0",
+                        "--air-publish", f"ipc://{tmp}/air-{me}",
+                        "--air-subscribe", f"ipc://{tmp}/air-{other}",
+                        "--xmpp", "--xmpp-component", f"127.0.0.1:{component[local]}",
+                        "--xmpp-secret-file", secret_file, "--xmpp-local-domain", local,
+                        "--xmpp-local-domain", "conference." + local,
+                        "--xmpp-peer", f"{peer}=0.0.0.{other}",
+                        "--xmpp-peer", f"conference.{peer}=0.0.0.{other}",
+                        "--xmpp-transport", transport, "--log-level", "info"], log)
+            for domain in (peer, "conference." + peer):
+                wait_until(f"node {me}'s component {domain}",
+                           lambda: f"component {domain} accepted" in open(log).read(),
+                           START_S, log)
+
+    def spawn(self, args, log):
+        with open(log, "a") as out:
+            self.processes.append(subprocess.Popen(
+                args, stdout=subprocess.DEVNULL, stderr=out, stdin=subprocess.DEVNULL,
+                env=dict(os.environ, HFSTACK_STATE_DIR="none")))
+
+    def close(self):
+        for p in reversed(self.processes):
+            p.terminate()
+        for p in reversed(self.processes):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=20)
+
+
+class client(slixmpp.ClientXMPP if slixmpp else object):
+
+    def __init__(self, jid, answer_after=None):
+        super().__init__(jid, "pw")
+        self.inbox = asyncio.Queue()
+        self.online = asyncio.Event()
+        self.answer_after = answer_after  # bob: answer every message after this long
+        self.add_event_handler("session_start", self.started)
+        self.add_event_handler("message", self.on_message)
+
+    async def started(self, _):
+        self.send_presence()
+        self.online.set()
+
+    def on_message(self, m):
+        if m["type"] != "chat" or not m["body"]:
+            return
+        if self.answer_after is None:
+            self.inbox.put_nowait((time.monotonic(), m))
+            return
+        body, to = m["body"], m["from"]
+        self.loop.call_later(self.answer_after,
+                             lambda: self.send_message(mto=to, mbody=body[::-1], mtype="chat"))
+
+
+def hex_dump(n, rng):
+    return rng.randbytes((n + 1) // 2).hex()[:n]
+
+
+async def chat(b, round_trips, payload, typing_delay, seed):
+    alice = client("alice@a.example/hf")
+    bob = client("bob@b.example/hf", answer_after=typing_delay)
+    for c, domain in ((bob, "b.example"), (alice, "a.example")):
+        c.connect(address=("127.0.0.1", b.c2s[domain]), force_starttls=False,
+                  disable_starttls=True)
+        await asyncio.wait_for(c.online.wait(), START_S)
+    rng, trips = random.Random(seed), []
+    for i in range(round_trips):
+        t0 = time.monotonic()
+        alice.send_message(mto="bob@b.example", mbody=hex_dump(payload, rng) or "-",
+                           mtype="chat")
+        try:
+            t1, _ = await asyncio.wait_for(alice.inbox.get(), 600)
+        except asyncio.TimeoutError:
+            trips.append(None)
+            continue
+        trips.append(t1 - t0)
+        print(f"  round trip {i + 1}: {t1 - t0:.1f} s", flush=True)
+    for c in (alice, bob):
+        try:
+            await asyncio.wait_for(c.disconnect(), 10)
+        except (asyncio.TimeoutError, OSError):
+            pass
+    return trips
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rates", default="1200,9600", help="bps, comma-separated (short interleaver)")
+    p.add_argument("--round-trips", type=int, default=10)
+    p.add_argument("--payload", type=int, default=0, help="body characters (0: a one-character body)")
+    p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop"))
+    p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    if not (shutil.which("prosody") and shutil.which("prosodyctl") and slixmpp):
+        sys.exit("xmpp_section_b_real_time: needs Debian's prosody and python3-slixmpp")
+    if a.round_trips < 2:
+        p.error("--round-trips must be at least 2")
+    out = {"transport": a.transport, "payload": a.payload, "typing_delay": a.typing_delay,
+           "node_options": NODE_OPTIONS, "rates": {}}
+    for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
+        with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
+            b = bed(tmp, rate, a.transport)
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            try:
+                trips = loop.run_until_complete(chat(b, a.round_trips, a.payload,
+                                                     a.typing_delay, a.seed))
+            finally:
+                b.close()
+                loop.close()
+        later = [t for t in trips[1:] if t is not None]
+        avg = sum(later) / len(later) if later else float("nan")
+        first = trips[0] if trips[0] is not None else float("nan")
+        out["rates"][rate] = {"round_trips": trips, "first": first, "average": avg}
+        print(f"{a.transport} {rate} bps, {a.payload}-byte payload, answer {a.typing_delay:g} s "
+              f"late, real time: first {first:.1f} s, average of {len(later)} {avg:.1f} s "
+              f"(min {min(later, default=float('nan')):.1f}, "
+              f"max {max(later, default=float('nan')):.1f})", flush=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

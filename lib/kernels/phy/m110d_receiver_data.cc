@@ -297,6 +297,8 @@ bool m110d_receiver::state::decode_block()
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
+        if (symbol >= preamble_end && fde_chosen())
+            return fde_data(done);
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;

@@ -1,0 +1,352 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The App D receiver's data equalised in the frequency domain, a frame at a time
+// (m110d_receiver_config::data_equaliser; the receiver's state: m110d_receiver_state.h).
+// Per frame: the probes before and after it measured (probe_channel_estimator, each on
+// its last cyclic period), their taps above the noise kept as the channel's paths,
+// averaged between the two at the frame's middle (their common turn taken out of the
+// samples as a steady rotation across the frame), the frame equalised by
+// block_frequency_equaliser, its data demapped as the MMSE-DFE's are, its probes'
+// estimates and prediction scores given to the presence watch. The carrier's residual
+// turn from probe to probe is followed by a rotation of the samples read, the paths'
+// place by the window's precursor and, past it, the sample grid. Decoder-aided passes
+// cancel the decoded symbols' interference from the kept spectra.
+
+#include "block_frequency_equaliser.h"
+#include "m110d_receiver_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+using namespace m110d_rx;
+
+namespace {
+
+// A tap holds a path where its power (over both probes and phases) is this many times
+// the taps' noise (a mean of four exponentials: noise alone passes 5x its mean about
+// 3e-6 of the time), or this share of the strongest (weak pulse tails at high SNR).
+constexpr double path_over_noise = 5.0;
+constexpr double path_share = 1e-3;
+// The median of four exponentials' mean, over their mean.
+constexpr double median_of_mean_of_four = 0.918;
+// Symbols of pulse before the first path the window keeps.
+constexpr int pulse_precursor = 3;
+// Of the residual turn measured across a frame, the share the rotation follows.
+constexpr double turn_gain = 0.5;
+// The paths' first delay beyond this many symbols moves the sample grid to them.
+constexpr int grid_slack = 8;
+
+} // namespace
+
+m110d_receiver::state::~state() = default;
+
+bool m110d_receiver::state::fde_chosen() const
+{
+    if (!mode || mode->wn == 0)
+        return false;
+    switch (cfg.data_equaliser) {
+    case m110d_data_equaliser::mmse_dfe:
+        return false;
+    case m110d_data_equaliser::block_fde:
+        return true;
+    case m110d_data_equaliser::automatic:
+        break;
+    }
+    return cfg.bandwidth_khz > 3;
+}
+
+void m110d_receiver::state::fde_passes()
+{
+    const unsigned nb = demapper->bits_per_symbol();
+    for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
+        const std::vector<uint8_t> channel = block_coded_again();
+        segment_error = segment_variance = 0;
+        segment_symbols = 0;
+        size_t bit = 0;
+        for (size_t f = 0; f < fde->kept_frames; ++f) {
+            const size_t frame_bit = bit;
+            for (unsigned j = 0; j < fde->data; ++j) {
+                unsigned label = 0;
+                for (unsigned b = 0; b < nb; ++b)
+                    label = (label << 1) | channel[frame_bit + size_t(j) * nb + b];
+                fde->decisions[j] = demapper->point_of(label, j);
+            }
+            const std::vector<cf>& after = fde->probes[m110d_probe_is_boundary(
+                *mode, int64_t(f % mode->frames_per_block))];
+            for (unsigned j = 0; j < fde->probe; ++j)
+                fde->decisions[fde->data + j] = cd(after[j]);
+            const double variance =
+                std::max(1e-3,
+                         fde->equaliser.cancel(
+                             fde->kept[f], fde->decisions.data(), fde->z.data()));
+            for (unsigned j = 0; j < fde->data; ++j) {
+                const cd decision = demapper->demap_to(
+                    fde->z[j], j, variance, &channel[bit], &block_llr[bit]);
+                bit += nb;
+                weigh_decision(fde->z[j], decision, variance, bit);
+            }
+        }
+    }
+}
+
+bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
+{
+    if (!fde)
+        fde.reset(new fde_state(*mode));
+    fde_state& s = *fde;
+    const unsigned n = s.block_symbols, k = s.probe, l = s.base;
+    // The probe after the preamble is the first frame's cyclic prefix.
+    if (symbol < uint64_t(preamble_end) + k)
+        symbol = uint64_t(preamble_end) + k;
+    const double sample_rate = sps * symbol_rate;
+    for (;;) {
+        const uint64_t first = symbol; // the frame's first data symbol
+        const int64_t frame = int64_t((first - preamble_end - k) / n);
+        if (double(first - preamble_end) / mode->symbol_rate() > cfg.max_burst_s) {
+            end_burst(false, done);
+            return true;
+        }
+        // Samples from the probe before's measurement window to the end of the block's
+        // observations (the probe after's window lies within).
+        const int64_t from_symbol = int64_t(first) - int64_t(k);
+        const int64_t from =
+            int64_t(start) + from_symbol * int64_t(sps) + timing_shift; // phase 0
+        const size_t count = size_t(k + n);
+        const int64_t last = from + int64_t(count - 1) * sps + 2;
+        if (last >= int64_t(input.total()))
+            return false;
+        s.y0.resize(count);
+        s.y1.resize(count);
+        const double turn = -2 * M_PI * s.residual_hz / sample_rate;
+        for (size_t i = 0; i < count; ++i)
+            for (int p = 0; p < 2; ++p) {
+                const int64_t at = from + int64_t(i) * sps + 2 * p;
+                cd x = at >= int64_t(input.base()) ? cd(input.derotated(uint64_t(at)))
+                                                   : cd();
+                if (s.residual_hz != 0)
+                    x *= std::polar(1.0, turn * double(at - int64_t(start)));
+                (p == 0 ? s.y0 : s.y1)[i] = x;
+            }
+        const bool boundary_before = m110d_probe_is_boundary(*mode, frame - 1);
+        const bool boundary_after = m110d_probe_is_boundary(*mode, frame);
+        // The two probes measured, each on its last base period taken `precursor`
+        // symbols early (offsets from the probe before's first symbol); the paths'
+        // place may move the precursor, and the measurement is made again.
+        std::vector<double> power(l);
+        std::vector<size_t> paths;
+        double noise_tap = 0, strongest = 0;
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            const size_t before_at = size_t(k - l - unsigned(s.precursor));
+            const size_t after_at = before_at + n;
+            s.estimator[boundary_before]->estimate(
+                &s.y0[before_at], &s.y1[before_at], s.g[0], s.g[1]);
+            s.estimator[boundary_after]->estimate(
+                &s.y0[after_at], &s.y1[after_at], s.g[2], s.g[3]);
+            for (size_t m = 0; m < l; ++m)
+                power[m] = 0.25 * (std::norm(s.g[0][m]) + std::norm(s.g[1][m]) +
+                                   std::norm(s.g[2][m]) + std::norm(s.g[3][m]));
+            // Taps past the reach see the data around the probe: not paths.
+            const auto delay_of = [&](size_t m) {
+                return int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+            };
+            std::vector<double> valid;
+            for (size_t m = 0; m < l; ++m)
+                if (delay_of(m) <= s.reach())
+                    valid.push_back(power[m]);
+            std::nth_element(
+                valid.begin(), valid.begin() + long(valid.size() / 2), valid.end());
+            const double median = valid[valid.size() / 2];
+            strongest = *std::max_element(power.begin(), power.end());
+            const double threshold =
+                std::max(path_over_noise * median / median_of_mean_of_four,
+                         path_share * strongest);
+            paths.clear();
+            double noise_sum = 0;
+            size_t noise_taps = 0;
+            for (size_t m = 0; m < l; ++m) {
+                if (delay_of(m) > s.reach())
+                    continue;
+                if (power[m] > threshold) {
+                    paths.push_back(m);
+                } else {
+                    noise_sum += power[m];
+                    ++noise_taps;
+                }
+            }
+            noise_tap = noise_taps > 0 ? noise_sum / double(noise_taps) : median;
+            if (paths.empty())
+                break;
+            // The paths' arc: it starts after the widest gap (circularly) between taps
+            // holding a path; a start in the base period's second half is a path before
+            // the grid's reference.
+            std::vector<int> delays;
+            for (size_t m : paths)
+                delays.push_back(int(m));
+            std::sort(delays.begin(), delays.end());
+            int first_path = delays.front(), widest = -1;
+            for (size_t i = 0; i < delays.size(); ++i) {
+                const int next =
+                    i + 1 < delays.size() ? delays[i + 1] : delays[0] + int(l);
+                if (next - delays[i] > widest) {
+                    widest = next - delays[i];
+                    first_path = next % int(l);
+                }
+            }
+            if (first_path > int(k - l) / 2)
+                first_path -= int(l);
+            // Paths drifting late: the grid follows them (between frames, so that every
+            // frame is on one grid), once a frame and only for a clear signal.
+            if (first_path > grid_slack && attempt == 0 && s.moved_frame != frame &&
+                strongest > path_over_noise * path_over_noise * noise_tap) {
+                s.moved_frame = frame;
+                timing_shift += int64_t(first_path - pulse_precursor) * sps;
+                return true; // read again on the new grid
+            }
+            const int wanted = std::max(0, pulse_precursor - first_path);
+            if (wanted == s.precursor || attempt == 1)
+                break;
+            s.set_precursor(wanted);
+        }
+        // The channel at the frame's middle: the two measurements turned to meet there.
+        cd turn_sum;
+        for (size_t m : paths)
+            turn_sum +=
+                s.g[2][m] * std::conj(s.g[0][m]) + s.g[3][m] * std::conj(s.g[1][m]);
+        const double across = paths.empty() ? 0.0 : std::arg(turn_sum);
+        const cd half = std::polar(1.0, across / 2);
+        std::vector<channel_path> channel;
+        for (size_t m : paths) {
+            const int d = int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+            channel.push_back({ d,
+                                0.5 * (s.g[0][m] * half + s.g[2][m] / half),
+                                0.5 * (s.g[1][m] * half + s.g[3][m] / half) });
+        }
+        // The noise per sample; the paths' own measurement noise adds to it.
+        const double gain = s.estimator[0]->tap_noise_gain();
+        const double noise =
+            std::max(1e-9, noise_tap / gain * (1.0 + 0.5 * gain * double(paths.size())));
+        // The block's observations (from `precursor` symbols before its first symbol),
+        // the frame's turn taken out (zero at its middle).
+        const size_t block_at = size_t(k) - size_t(s.precursor);
+        const double middle = double(n) / 2;
+        for (size_t i = 0; i < n; ++i) {
+            const cd r = std::polar(1.0, -across * (double(i) - middle) / double(n));
+            s.y0[block_at + i] *= r;
+            s.y1[block_at + i] *= r;
+        }
+        const unsigned nb = demapper->bits_per_symbol();
+        double power_scale = 1;
+        if (nb > 3) {
+            power_scale = 0;
+            for (cf p : m110d_constellation(nb))
+                power_scale += std::norm(p);
+            power_scale /= double(m110d_constellation(nb).size());
+        }
+        const size_t in_block = size_t(frame % int64_t(mode->frames_per_block));
+        if (in_block == 0)
+            s.kept_frames = 0;
+        block_frequency_equaliser::block* kept = nullptr;
+        if (cfg.decoder_passes > 1) {
+            if (s.kept.size() <= s.kept_frames)
+                s.kept.resize(s.kept_frames + 1);
+            kept = &s.kept[s.kept_frames++];
+        }
+        const double variance = std::max(1e-3,
+                                         s.equaliser.equalise(&s.y0[block_at],
+                                                              &s.y1[block_at],
+                                                              s.precursor,
+                                                              channel,
+                                                              s.probes[boundary_before],
+                                                              s.probes[boundary_after],
+                                                              noise,
+                                                              power_scale,
+                                                              s.z.data(),
+                                                              kept));
+        // Data symbols, as the MMSE-DFE's.
+        for (unsigned j = 0; j < s.data; ++j) {
+            const cd z = s.z[j];
+            float llr[serial_tone_demapper::max_bits_per_symbol];
+            const cd decision = demapper->demap(z, j, variance, llr);
+            if (symbol_tap) {
+                symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
+                ++tapped;
+            }
+            block_llr.insert(block_llr.end(), llr, llr + nb);
+            weigh_decision(z, decision, variance, block_llr.size());
+        }
+        // The window power the presence watch compares with the preamble's, and the
+        // probe after: its estimates and how well the probe before's channel predicts
+        // its samples (nothing of it went into that channel).
+        for (size_t i = 0; i < n; ++i)
+            presence.add_window_power(
+                0.5 * (std::norm(s.y0[block_at + i]) + std::norm(s.y1[block_at + i])));
+        const std::vector<cf>& after = s.probes[boundary_after];
+        for (unsigned j = 0; j < k; ++j) {
+            const cd z = s.z[s.data + j], sent(after[j]);
+            presence.add_probe(z, sent);
+            presence.add_known(z, sent);
+            snr_report.add(std::norm(z - sent), double(first + s.data + j) / symbol_rate);
+        }
+        if (!paths.empty()) {
+            // The probe after's window predicted from the probe before's taps.
+            const size_t after_at = size_t(k - l - unsigned(s.precursor)) + n;
+            const std::vector<cf>& probe_after = s.probes[boundary_after];
+            const size_t ref_from = size_t(k - l - unsigned(s.precursor));
+            cd inner;
+            double predicted = 0, observed = 0;
+            for (size_t i = 0; i < l; ++i) {
+                cd p0, p1;
+                for (size_t m : paths) {
+                    const int d =
+                        int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+                    const long idx = ((long(i) - d) % long(l) + long(l)) % long(l);
+                    const cd c(probe_after[ref_from + size_t(idx)]);
+                    p0 += s.g[0][m] * c;
+                    p1 += s.g[1][m] * c;
+                }
+                const cd o0 = s.y0[after_at + i], o1 = s.y1[after_at + i];
+                inner += std::conj(p0) * o0 + std::conj(p1) * o1;
+                predicted += std::norm(p0) + std::norm(p1);
+                observed += std::norm(o0) + std::norm(o1);
+            }
+            if (predicted > 0 && observed > 0)
+                presence.add_prediction_score(std::norm(inner) / (predicted * observed) *
+                                              double(2 * l));
+        }
+        // The rotation follows the residual turn.
+        s.residual_hz += turn_gain * across / (2 * M_PI * double(n) / symbol_rate);
+        symbol = first + n;
+        const bool block_end = (frame + 1) % int64_t(mode->frames_per_block) == 0;
+        if (block_llr.size() == decoder->channel_bits()) {
+            if (cfg.decoder_passes > 1)
+                fde_passes();
+            s.kept_frames = 0;
+            if (!decode_block())
+                return true; // again from the preamble, another scrambler reading
+        }
+        const bool matched = block_end && presence.probes_match();
+        if (eom_at != no_eom) {
+            end_burst(true, done);
+            return true;
+        }
+        if (block_end && presence.block_says_lost(matched)) {
+            end_burst(false, done);
+            return true;
+        }
+        if (cfg.deliver_per_block && block_decoded)
+            hand_on_decoded(done);
+    }
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -203,6 +203,47 @@ double block_frequency_equaliser::cancel(const block& kept, const cd* decisions,
     return kept.noise / energy;
 }
 
+double block_frequency_equaliser::iterate(
+    const block& kept, const cd* decisions, double rho, double symbol_power, cd* z)
+{
+    const size_t n = d_n;
+    if (kept.y0.size() != n)
+        throw std::invalid_argument("block_frequency_equaliser: a block of another size");
+    rho = std::clamp(rho, 0.0, 1.0);
+    const double ridge = kept.noise / symbol_power, open = 1.0 - rho * rho;
+    // F_p = G_p* / (ridge + (1 - rho^2) S), A = sum F_p G_p, gamma its mean:
+    // u = F Y - rho (A - gamma) D, z = u / gamma.
+    for (size_t i = 0; i < n; ++i)
+        d_fft.time()[i] = cf(decisions[i]);
+    d_fft.forward();
+    double gamma = 0;
+    d_spectrum.assign(n, cf());
+    std::vector<double> a(n), s(n);
+    for (size_t f = 0; f < n; ++f) {
+        const cd g0(kept.g0[f]), g1(kept.g1[f]);
+        s[f] = std::norm(g0) + std::norm(g1);
+        a[f] = s[f] / (ridge + open * s[f]);
+        gamma += a[f];
+    }
+    gamma = std::max(gamma / double(n), least_bias);
+    double noise_part = 0, interference_part = 0;
+    for (size_t f = 0; f < n; ++f) {
+        const cd g0(kept.g0[f]), g1(kept.g1[f]);
+        const double denominator = ridge + open * s[f];
+        const cd u = (std::conj(g0) * cd(kept.y0[f]) + std::conj(g1) * cd(kept.y1[f])) /
+                         denominator -
+                     rho * (a[f] - gamma) * cd(d_fft.frequency()[f]);
+        d_fft.frequency()[f] = cf(u);
+        noise_part += kept.noise * s[f] / (denominator * denominator);
+        interference_part += (a[f] - gamma) * (a[f] - gamma);
+    }
+    d_fft.backward();
+    for (size_t i = 0; i < n; ++i)
+        z[i] = cd(d_fft.time()[i]) / (double(n) * gamma);
+    return (noise_part + symbol_power * open * interference_part) /
+           (double(n) * gamma * gamma);
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

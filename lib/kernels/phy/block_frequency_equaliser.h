@@ -133,6 +133,14 @@ public:
     // the other symbols' interference cancelled: z[t] = d[t] plus the channel-matched
     // residual; returns the error variance (the noise over the channel's energy).
     double cancel(const block& kept, const cd* decisions, cd* z);
+    // Between the two: the iterative block DFE's step for decisions whose correlation
+    // with the symbols sent is `rho` (0: equalise()'s linear MMSE; 1: cancel()): the
+    // feed-forward weighs the noise against the interference the decisions leave,
+    // (1 - rho^2) of it, and rho of the decided symbols' interference is cancelled
+    // (each estimate's own decision left out). Returns the error variance the model
+    // gives (noise and the decisions' residual interference).
+    double iterate(
+        const block& kept, const cd* decisions, double rho, double symbol_power, cd* z);
 
 private:
     size_t d_n;

@@ -36,10 +36,13 @@ namespace {
 // 3e-6 of the time), or this share of the strongest (weak pulse tails at high SNR).
 constexpr double path_over_noise = 5.0;
 constexpr double path_share = 1e-3;
-// The median of four exponentials' mean, over their mean.
-constexpr double median_of_mean_of_four = 0.918;
+// The lower quartile of four exponentials' mean, over their mean (a quartile: up to
+// three taps in four may hold paths or their pulse tails).
+constexpr double quartile_of_mean_of_four = 0.668;
 // Symbols of pulse before the first path the window keeps.
 constexpr int pulse_precursor = 3;
+// Iterative block DFE steps per frame before its data are demapped.
+constexpr unsigned fde_iterations = 2;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
@@ -139,12 +142,16 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         const bool boundary_before = m110d_probe_is_boundary(*mode, frame - 1);
         const bool boundary_after = m110d_probe_is_boundary(*mode, frame);
         // The two probes measured, each on its last base period taken `precursor`
-        // symbols early (offsets from the probe before's first symbol); the paths'
-        // place may move the precursor, and the measurement is made again.
+        // symbols early (offsets from the probe before's first symbol): per tap the
+        // power over both probes and phases, the taps holding paths, the noise.
         std::vector<double> power(l);
         std::vector<size_t> paths;
         double noise_tap = 0, strongest = 0;
-        for (int attempt = 0; attempt < 2; ++attempt) {
+        const auto delay_of = [&](size_t m) {
+            return int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+        };
+        const auto measure = [&](int precursor) {
+            s.set_precursor(precursor);
             const size_t before_at = size_t(k - l - unsigned(s.precursor));
             const size_t after_at = before_at + n;
             s.estimator[boundary_before]->estimate(
@@ -154,67 +161,69 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             for (size_t m = 0; m < l; ++m)
                 power[m] = 0.25 * (std::norm(s.g[0][m]) + std::norm(s.g[1][m]) +
                                    std::norm(s.g[2][m]) + std::norm(s.g[3][m]));
-            // Taps past the reach see the data around the probe: not paths.
-            const auto delay_of = [&](size_t m) {
-                return int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
-            };
+            // Taps past the reach see the data around the probe: not paths. The noise
+            // from the lower quartile (the mean of the taps without a path would count
+            // the paths' pulse tails under the threshold as noise).
             std::vector<double> valid;
             for (size_t m = 0; m < l; ++m)
                 if (delay_of(m) <= s.reach())
                     valid.push_back(power[m]);
             std::nth_element(
+                valid.begin(), valid.begin() + long(valid.size() / 4), valid.end());
+            const double quartile = valid[valid.size() / 4];
+            std::nth_element(
                 valid.begin(), valid.begin() + long(valid.size() / 2), valid.end());
             const double median = valid[valid.size() / 2];
             strongest = *std::max_element(power.begin(), power.end());
+            noise_tap = quartile / quartile_of_mean_of_four;
             const double threshold =
-                std::max(path_over_noise * median / median_of_mean_of_four,
-                         path_share * strongest);
+                std::max(path_over_noise * noise_tap, path_share * strongest);
             paths.clear();
-            double noise_sum = 0;
-            size_t noise_taps = 0;
-            for (size_t m = 0; m < l; ++m) {
-                if (delay_of(m) > s.reach())
-                    continue;
-                if (power[m] > threshold) {
+            for (size_t m = 0; m < l; ++m)
+                if (delay_of(m) <= s.reach() && power[m] > threshold)
                     paths.push_back(m);
-                } else {
-                    noise_sum += power[m];
-                    ++noise_taps;
+            // A window the paths do not fit in (some beyond it, their probe symbols
+            // mixed with data) spreads them over every tap.
+            return strongest > 0 ? median / strongest : 1.0;
+        };
+        if (!s.placed) {
+            // The first frame: the preamble's timing may sit on any of the paths, so
+            // the window is tried from mostly after the grid's reference to mostly
+            // before it, the cleanest kept.
+            const int widest = int(k - l);
+            int best = s.precursor;
+            double cleanest = 2;
+            for (int p :
+                 { pulse_precursor + 1, widest / 4, widest / 2, 3 * widest / 4 }) {
+                const double spread = measure(p);
+                if (spread < cleanest) {
+                    cleanest = spread;
+                    best = s.precursor;
                 }
             }
-            noise_tap = noise_taps > 0 ? noise_sum / double(noise_taps) : median;
-            if (paths.empty())
-                break;
-            // The paths' arc: it starts after the widest gap (circularly) between taps
-            // holding a path; a start in the base period's second half is a path before
-            // the grid's reference.
-            std::vector<int> delays;
+            s.placed = true;
+            measure(best);
+        } else {
+            measure(s.precursor);
+        }
+        if (!paths.empty()) {
+            // The window follows the paths: a few symbols of pulse before the first
+            // clear one (a tenth of the strongest); past the grid's reference the grid
+            // moves to it (between frames, so that every frame is on one grid), once a
+            // frame and only for a clear signal.
+            int first_path = s.reach();
             for (size_t m : paths)
-                delays.push_back(int(m));
-            std::sort(delays.begin(), delays.end());
-            int first_path = delays.front(), widest = -1;
-            for (size_t i = 0; i < delays.size(); ++i) {
-                const int next =
-                    i + 1 < delays.size() ? delays[i + 1] : delays[0] + int(l);
-                if (next - delays[i] > widest) {
-                    widest = next - delays[i];
-                    first_path = next % int(l);
-                }
-            }
-            if (first_path > int(k - l) / 2)
-                first_path -= int(l);
-            // Paths drifting late: the grid follows them (between frames, so that every
-            // frame is on one grid), once a frame and only for a clear signal.
-            if (first_path > grid_slack && attempt == 0 && s.moved_frame != frame &&
+                if (power[m] >= 0.1 * strongest)
+                    first_path = std::min(first_path, delay_of(m));
+            const int wanted = pulse_precursor - first_path;
+            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&
                 strongest > path_over_noise * path_over_noise * noise_tap) {
                 s.moved_frame = frame;
                 timing_shift += int64_t(first_path - pulse_precursor) * sps;
                 return true; // read again on the new grid
             }
-            const int wanted = std::max(0, pulse_precursor - first_path);
-            if (wanted == s.precursor || attempt == 1)
-                break;
-            s.set_precursor(wanted);
+            if (std::abs(std::max(wanted, 0) - s.precursor) > 1)
+                measure(std::max(wanted, 0));
         }
         // The channel at the frame's middle: the two measurements turned to meet there.
         cd turn_sum;
@@ -230,6 +239,9 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                                 0.5 * (s.g[0][m] * half + s.g[2][m] / half),
                                 0.5 * (s.g[1][m] * half + s.g[3][m] / half) });
         }
+        double channel_energy = 1e-9;
+        for (const channel_path& path : channel)
+            channel_energy += std::norm(path.g0) + std::norm(path.g1);
         // The noise per sample; the paths' own measurement noise adds to it.
         const double gain = s.estimator[0]->tap_noise_gain();
         const double noise =
@@ -260,17 +272,42 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 s.kept.resize(s.kept_frames + 1);
             kept = &s.kept[s.kept_frames++];
         }
-        const double variance = std::max(1e-3,
-                                         s.equaliser.equalise(&s.y0[block_at],
-                                                              &s.y1[block_at],
-                                                              s.precursor,
-                                                              channel,
-                                                              s.probes[boundary_before],
-                                                              s.probes[boundary_after],
-                                                              noise,
-                                                              power_scale,
-                                                              s.z.data(),
-                                                              kept));
+        block_frequency_equaliser::block local;
+        if (!kept)
+            kept = &local;
+        double variance = std::max(1e-3,
+                                   s.equaliser.equalise(&s.y0[block_at],
+                                                        &s.y1[block_at],
+                                                        s.precursor,
+                                                        channel,
+                                                        s.probes[boundary_before],
+                                                        s.probes[boundary_after],
+                                                        noise,
+                                                        power_scale,
+                                                        s.z.data(),
+                                                        kept));
+        // Iterative block DFE: the frame's own decisions cancel their interference, as
+        // far as their error (from the variance against the nearest points' distance)
+        // lets them be trusted; the probes are known.
+        for (unsigned iteration = 0; iteration < fde_iterations; ++iteration) {
+            const double rho =
+                std::clamp(1.0 - 2.0 * variance / nearest_points, 0.0, 0.95);
+            if (rho <= 0)
+                break;
+            float unused[serial_tone_demapper::max_bits_per_symbol];
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->demap(s.z[j], j, variance, unused);
+            for (unsigned j = 0; j < k; ++j)
+                s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            const double again = s.equaliser.iterate(
+                *kept, s.decisions.data(), rho, power_scale, s.z.data());
+            // The probes' own error, where larger (a channel that moved across the
+            // frame).
+            double probe_error = 0;
+            for (unsigned j = 0; j < k; ++j)
+                probe_error += std::norm(s.z[s.data + j] - s.decisions[s.data + j]);
+            variance = std::max({ 1e-3, again, probe_error / double(k) });
+        }
         // Data symbols, as the MMSE-DFE's.
         for (unsigned j = 0; j < s.data; ++j) {
             const cd z = s.z[j];

@@ -339,6 +339,7 @@ struct m110d_receiver::state::fde_state {
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;
     int64_t moved_frame = -1; // the frame the grid last moved for
+    bool placed = false;      // the window placed on the paths (first frame)
 
     explicit fde_state(const m110d_mode& mode)
         : data(mode.data_symbols),

@@ -47,6 +47,10 @@ constexpr unsigned fde_iterations = 2;
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
 constexpr int grid_slack = 8;
+// The paths' long-term power profile: its memory, and the share of its peak a tap needs
+// to place the window.
+constexpr double profile_s = 2.0;
+constexpr double profile_share = 0.03;
 
 } // namespace
 
@@ -206,20 +210,32 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         } else {
             measure(s.precursor);
         }
-        if (!paths.empty()) {
-            // The window follows the paths: a few symbols of pulse before the first
-            // clear one (a tenth of the strongest); past the grid's reference the grid
-            // moves to it (between frames, so that every frame is on one grid), once a
-            // frame and only for a clear signal.
-            int first_path = s.reach();
-            for (size_t m : paths)
-                if (power[m] >= 0.1 * strongest)
-                    first_path = std::min(first_path, delay_of(m));
+        // The paths' long-term power per tap (about profile_s): where the window and
+        // the grid sit follows it, not a path's fades.
+        const double frame_s = double(n) / symbol_rate;
+        const double weight =
+            s.profile.empty() ? 1.0 : std::min(1.0, frame_s / profile_s);
+        s.profile.resize(l, 0.0);
+        for (size_t m = 0; m < l; ++m)
+            s.profile[m] += weight * (power[m] - s.profile[m]);
+        const double profile_peak = *std::max_element(s.profile.begin(), s.profile.end());
+        int first_path = s.reach() + 1;
+        for (size_t m = 0; m < l; ++m)
+            if (delay_of(m) <= s.reach() &&
+                s.profile[m] >= profile_share * profile_peak &&
+                s.profile[m] > path_over_noise * noise_tap)
+                first_path = std::min(first_path, delay_of(m));
+        if (first_path <= s.reach()) {
+            // A few symbols of pulse before the first path; paths all later than the
+            // grid's reference (a clock offset moving them) move the grid (between
+            // frames, so that every frame is on one grid), once a frame.
             const int wanted = pulse_precursor - first_path;
-            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&
-                strongest > path_over_noise * path_over_noise * noise_tap) {
+            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame) {
                 s.moved_frame = frame;
-                timing_shift += int64_t(first_path - pulse_precursor) * sps;
+                const int moved = first_path - pulse_precursor;
+                timing_shift += int64_t(moved) * sps;
+                std::rotate(
+                    s.profile.begin(), s.profile.begin() + moved, s.profile.end());
                 return true; // read again on the new grid
             }
             if (std::abs(std::max(wanted, 0) - s.precursor) > 1)

@@ -338,8 +338,9 @@ struct m110d_receiver::state::fde_state {
     // The block's frames kept for decoder-aided passes, with their data's variance.
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;
-    int64_t moved_frame = -1; // the frame the grid last moved for
-    bool placed = false;      // the window placed on the paths (first frame)
+    int64_t moved_frame = -1;    // the frame the grid last moved for
+    bool placed = false;         // the window placed on the paths (first frame)
+    std::vector<double> profile; // the paths' long-term power per tap
 
     explicit fde_state(const m110d_mode& mode)
         : data(mode.data_symbols),

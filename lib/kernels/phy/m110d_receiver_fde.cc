@@ -41,8 +41,10 @@ constexpr double path_share = 1e-3;
 constexpr double quartile_of_mean_of_four = 0.668;
 // Symbols of pulse before the first path the window keeps.
 constexpr int pulse_precursor = 3;
-// Iterative block DFE steps per frame before its data are demapped.
+// Iterative block DFE steps per frame before its data are demapped, where the linear
+// estimate's variance exceeds the matched filter bound's by this factor (1 dB).
 constexpr unsigned fde_iterations = 2;
+constexpr double worth_iterating = 1.26;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
@@ -305,14 +307,18 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         // Iterative block DFE: the frame's own decisions cancel their interference, as
         // far as their error (from the variance against the nearest points' distance)
         // lets them be trusted; the probes are known.
-        for (unsigned iteration = 0; iteration < fde_iterations; ++iteration) {
+        // Not where the linear estimate is already near the channel's matched-filter
+        // bound (little interference to cancel: AWGN, one path).
+        const double bound = noise / channel_energy;
+        for (unsigned iteration = 0;
+             iteration < fde_iterations && variance > worth_iterating * bound;
+             ++iteration) {
             const double rho =
                 std::clamp(1.0 - 2.0 * variance / nearest_points, 0.0, 0.95);
             if (rho <= 0)
                 break;
-            float unused[serial_tone_demapper::max_bits_per_symbol];
             for (unsigned j = 0; j < s.data; ++j)
-                s.decisions[j] = demapper->demap(s.z[j], j, variance, unused);
+                s.decisions[j] = demapper->decide(s.z[j], j);
             for (unsigned j = 0; j < k; ++j)
                 s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
             const double again = s.equaliser.iterate(

@@ -293,17 +293,17 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         block_frequency_equaliser::block local;
         if (!kept)
             kept = &local;
-        double variance = std::max(1e-3,
-                                   s.equaliser.equalise(&s.y0[block_at],
-                                                        &s.y1[block_at],
-                                                        s.precursor,
-                                                        channel,
-                                                        s.probes[boundary_before],
-                                                        s.probes[boundary_after],
-                                                        noise,
-                                                        power_scale,
-                                                        s.z.data(),
-                                                        kept));
+        const double linear = s.equaliser.equalise(&s.y0[block_at],
+                                                   &s.y1[block_at],
+                                                   s.precursor,
+                                                   channel,
+                                                   s.probes[boundary_before],
+                                                   s.probes[boundary_after],
+                                                   noise,
+                                                   power_scale,
+                                                   s.z.data(),
+                                                   kept);
+        double variance = std::max(1e-3, linear);
         // Iterative block DFE: the frame's own decisions cancel their interference, as
         // far as their error (from the variance against the nearest points' distance)
         // lets them be trusted; the probes are known.
@@ -311,7 +311,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         // bound (little interference to cancel: AWGN, one path).
         const double bound = noise / channel_energy;
         for (unsigned iteration = 0;
-             iteration < fde_iterations && variance > worth_iterating * bound;
+             iteration < fde_iterations && linear > worth_iterating * bound;
              ++iteration) {
             const double rho =
                 std::clamp(1.0 - 2.0 * variance / nearest_points, 0.0, 0.95);

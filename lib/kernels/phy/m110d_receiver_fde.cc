@@ -45,6 +45,9 @@ constexpr int pulse_precursor = 3;
 // estimate's variance exceeds the matched filter bound's by this factor (1 dB).
 constexpr unsigned fde_iterations = 2;
 constexpr double worth_iterating = 1.26;
+// Windows tried at the first frame, from mostly after the grid's reference to mostly
+// before it.
+constexpr int placement_tries = 8;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
@@ -199,8 +202,10 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             const int widest = int(k - l);
             int best = s.precursor;
             double cleanest = 2;
-            for (int p :
-                 { pulse_precursor + 1, widest / 4, widest / 2, 3 * widest / 4 }) {
+            for (int step = 0; step < placement_tries; ++step) {
+                const int p = pulse_precursor + 1 +
+                              step * std::max(0, widest - 2 * (pulse_precursor + 1)) /
+                                  (placement_tries - 1);
                 const double spread = measure(p);
                 if (spread < cleanest) {
                     cleanest = spread;
@@ -380,6 +385,10 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             if (predicted > 0 && observed > 0)
                 presence.add_prediction_score(std::norm(inner) / (predicted * observed) *
                                               double(2 * l));
+        } else {
+            // No path above the noise: the probe before predicts nothing of this one
+            // (its estimates are zeros, which the correlation test would let pass).
+            presence.add_prediction_score(0.0);
         }
         // The rotation follows the residual turn.
         s.residual_hz += turn_gain * across / (2 * M_PI * double(n) / symbol_rate);

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -406,4 +407,29 @@ TEST(M110dWidebandBlockFde, StaticMultipathRowsOfDLxvBeyondTheDfeSpan)
             m110d_on_the_air(mode, data, 0, r.snr_db, 3, 11, {}, paths);
         expect_whole(m110d_bursts_received(air, mode, 0), mode, data, 3, r.mode);
     }
+}
+
+// A burst the block FDE is receiving that stops halfway (the transmitter cut off) ends
+// in the noise after it and is reported, cut and flagged: no path above the noise, no
+// probe predicted, the signal counted gone.
+TEST(M110dWidebandBlockFde, ABurstCutOffEndsInTheNoise)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN5/24kHz/S");
+    const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 2, 91);
+    std::vector<cf> air = m110d_on_the_air(mode, data, 0, 25, 0, 12);
+    const size_t cut = air.size() / 2;
+    std::mt19937 rng(13);
+    std::normal_distribution<float> noise(0.0f, 0.02f);
+    for (size_t i = cut; i < air.size(); ++i)
+        air[i] = cf(noise(rng), noise(rng));
+    air.resize(air.size() + size_t(3 * m110d_sample_rate(mode.bw_khz)), cf());
+    for (size_t i = air.size() - size_t(3 * m110d_sample_rate(mode.bw_khz));
+         i < air.size();
+         ++i)
+        air[i] = cf(noise(rng), noise(rng));
+    const std::vector<m110d_burst> bursts = m110d_bursts_received(air, mode, 0);
+    ASSERT_EQ(bursts.size(), 1u);
+    EXPECT_EQ(bursts[0].mode, mode.name());
+    EXPECT_FALSE(bursts[0].eom);
+    EXPECT_TRUE(bursts[0].bytes_bad);
 }

@@ -391,6 +391,7 @@ void m110d_receiver::state::begin_burst()
     block_llr.clear();
     block_pass.end();
     fde.reset();
+    fde_choice = -1;
     pending_slip = 0;
     anchors.clear();
     segment_error = segment_variance = 0;

@@ -100,7 +100,8 @@ namespace phy {
 
 // How the data symbols (WN1-WN13) are equalised (m110d_receiver_config::data_equaliser).
 enum class m110d_data_equaliser {
-    // By bandwidth: block_fde above 3 kHz, mmse_dfe at 3 kHz.
+    // By bandwidth: block_fde above 3 kHz, mmse_dfe at 3 kHz; above 3 kHz 256QAM (WN12)
+    // through more than one path (as the preamble measures the channel) mmse_dfe.
     automatic,
     // The channel-tracking MMSE-DFE, symbol by symbol (the preamble always is).
     mmse_dfe,

@@ -45,6 +45,9 @@ constexpr int pulse_precursor = 3;
 // estimate's variance exceeds the matched filter bound's by this factor (1 dB).
 constexpr unsigned fde_iterations = 2;
 constexpr double worth_iterating = 1.26;
+// 256QAM takes the MMSE-DFE where this share of the channel's energy lies apart from
+// its strongest path (choose_fde).
+constexpr double multipath_share = 0.1;
 // Windows tried at the first frame, from mostly after the grid's reference to mostly
 // before it.
 constexpr int placement_tries = 8;
@@ -61,7 +64,14 @@ constexpr double profile_share = 0.03;
 
 m110d_receiver::state::~state() = default;
 
-bool m110d_receiver::state::fde_chosen() const
+bool m110d_receiver::state::fde_chosen()
+{
+    if (fde_choice < 0)
+        fde_choice = choose_fde() ? 1 : 0;
+    return fde_choice == 1;
+}
+
+bool m110d_receiver::state::choose_fde() const
 {
     if (!mode || mode->wn == 0)
         return false;
@@ -73,7 +83,28 @@ bool m110d_receiver::state::fde_chosen() const
     case m110d_data_equaliser::automatic:
         break;
     }
-    return cfg.bandwidth_khz > 3;
+    if (cfg.bandwidth_khz <= 3)
+        return false;
+    if (demapper->bits_per_symbol() < 8)
+        return true;
+    // 256QAM through more than one path: the MMSE-DFE (its feedback cancels what the
+    // linear frequency-domain estimate, too poor near the paths' spectral nulls for
+    // 256QAM's decisions to start its iterations, cannot: two equal static paths 1.5
+    // ms apart at 6 and 9 kHz lost half the bits). A path is more than a tenth of the
+    // channel's energy beyond two symbols of the strongest tap, as the preamble measured.
+    const std::vector<cd>& taps = equaliser->taps();
+    std::vector<double> energy(taps.size() / 2);
+    for (size_t i = 0; i < energy.size(); ++i)
+        energy[i] = std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]);
+    const size_t peak =
+        size_t(std::max_element(energy.begin(), energy.end()) - energy.begin());
+    double total = 0, apart = 0;
+    for (size_t i = 0; i < energy.size(); ++i) {
+        total += energy[i];
+        if (i + 2 < peak || i > peak + 2)
+            apart += energy[i];
+    }
+    return !(apart > multipath_share * total);
 }
 
 void m110d_receiver::state::fde_passes()

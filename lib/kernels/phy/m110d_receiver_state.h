@@ -312,7 +312,11 @@ struct m110d_receiver::state {
     // burst's state from its first data frame (m110d_receiver_fde.cc).
     struct fde_state;
     std::unique_ptr<fde_state> fde;
-    bool fde_chosen() const;
+    // Whether the burst's data take the block FDE (data_equaliser; decided once per
+    // burst, at its first data symbol, from the mode and the preamble's channel).
+    int fde_choice = -1;
+    bool fde_chosen();
+    bool choose_fde() const;
     // The data from the frame at `symbol` on, a frame at a time (as data()).
     bool fde_data(std::vector<m110d_burst>& done);
     void fde_passes();

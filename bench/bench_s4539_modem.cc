@@ -58,6 +58,8 @@
  *       3 kHz, 28 at 12 kHz, 85 at 48 kHz)
  *       [--fft-search 0|1]   (App D above 3 kHz: the search's correlations by FFT, the
  *       default, or by dot products as before)
+ *       [--equaliser auto|dfe|fde]   (App D data: the block frequency-domain
+ *       equaliser above 3 kHz and the MMSE-DFE at 3 kHz, the default; or either)
  *       [--time-scaled-tracking 0|1]   (App D above 3 kHz: the equaliser's solve
  *       interval, tracker memory and LMS kept in seconds, the default, or in symbols)
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
@@ -414,7 +416,19 @@ int main(int argc, char** argv)
             wide_rx_config.fft_search = value != "0";
         else if (key == "--time-scaled-tracking")
             wide_rx_config.time_scaled_tracking = value != "0";
-        else if (key == "--cpu-time")
+        else if (key == "--equaliser") {
+            if (value == "auto")
+                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::automatic;
+            else if (value == "dfe")
+                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::mmse_dfe;
+            else if (value == "fde")
+                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::block_fde;
+            else {
+                std::fprintf(stderr,
+                             "bench_s4539_modem: --equaliser takes auto, dfe or fde\n");
+                return 2;
+            }
+        } else if (key == "--cpu-time")
             cpu_clock = value != "0";
         else {
             std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());

@@ -13,6 +13,9 @@
  * receiver trying the data's readings itself. Checks that the receiver
  * never throws or crashes, reports only modes that exist and never more bytes than the
  * time it listened could carry.
+ * data[3] bit 3: the data equalised by the block frequency-domain equaliser (its
+ * probe measurements, window placement and iterations on the same malformed air; the
+ * default at 3 kHz is the MMSE-DFE).
  * data[3] bit 7 set: the decoder mode instead (fuzz_support.h decode_symbols): WN
  * 1 + data[0] % 13 at 3 kHz, interleaver US or S by data[1] bit 0 (the longer blocks
  * cost up to 16 times as much), constraint
@@ -105,6 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     config.find_scrambler = config.find_tail_biting = (data[3] & 2) != 0;
     if (data[3] & 4)
         config.reliability_threshold = -std::numeric_limits<double>::infinity();
+    if (data[3] & 8)
+        config.data_equaliser = m110d_data_equaliser::block_fde;
     m110d_receiver rx(config);
     std::vector<m110d_burst> bursts;
     for (size_t k = 0; k < x.size(); k += 1000)

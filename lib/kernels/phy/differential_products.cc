@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "block_frequency_equaliser.h"
 #include "differential_products.h"
 
 #include <fftw3.h>
@@ -66,13 +67,6 @@ constexpr double fft_rounding = 1e-6;
 constexpr double fft_z_error = 0.01;
 // The smallest block of sums worth an FFT (fewer: dot products).
 constexpr size_t fft_least_block = 16;
-// FFTW's planner is not reentrant: correlators made or freed at once (in blocks'
-// threads) plan one at a time.
-std::mutex& fftw_planning()
-{
-    static std::mutex m;
-    return m;
-}
 } // namespace
 
 // Per polyphase (i mod sps), the sums C for symbols from[ph] .. from[ph] + out[ph].size()
@@ -102,7 +96,7 @@ struct differential_correlator::fft_state {
         frequency.assign(sizes.back(), std::complex<float>());
         auto* t = reinterpret_cast<fftwf_complex*>(time.data());
         auto* f = reinterpret_cast<fftwf_complex*>(frequency.data());
-        const std::lock_guard<std::mutex> lock(fftw_planning());
+        const std::lock_guard<std::mutex> lock(fftw_planning_lock());
         for (size_t m : sizes) {
             forward.push_back(
                 fftwf_plan_dft_1d(int(m), t, f, FFTW_FORWARD, FFTW_ESTIMATE));
@@ -122,7 +116,7 @@ struct differential_correlator::fft_state {
     }
     ~fft_state()
     {
-        const std::lock_guard<std::mutex> lock(fftw_planning());
+        const std::lock_guard<std::mutex> lock(fftw_planning_lock());
         for (fftwf_plan p : forward)
             fftwf_destroy_plan(p);
         for (fftwf_plan p : inverse)

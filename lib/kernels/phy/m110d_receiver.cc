@@ -390,6 +390,8 @@ void m110d_receiver::state::begin_burst()
         field_chips.push_back(known[k]); // the count chips the equaliser starts past
     block_llr.clear();
     block_pass.end();
+    fde.reset();
+    fde_choice = -1;
     pending_slip = 0;
     anchors.clear();
     segment_error = segment_variance = 0;

@@ -78,6 +78,9 @@
  * reading named in the configuration forces it.
  * Each decoded block is judged as the App C receiver's are (reliability_threshold):
  * bytes_bad marks a burst cut or with a block decoded on too little evidence.
+ * Above 3 kHz (data_equaliser) the data frames are equalised instead in the frequency
+ * domain, a frame at a time, the probe before each its cyclic prefix (stage 3's
+ * MMSE-DFE reads the preamble and WID; m110d_receiver_fde.cc).
  * Not (yet) here, which the App C receiver has: a late start on a missed preamble; nor
  * detection integrated over TLC blocks. */
 #ifndef HFSTACK_KERNELS_PHY_M110D_RECEIVER_H
@@ -94,6 +97,19 @@
 namespace gr {
 namespace hfstack {
 namespace phy {
+
+// How the data symbols (WN1-WN13) are equalised (m110d_receiver_config::data_equaliser).
+enum class m110d_data_equaliser {
+    // By bandwidth: block_fde above 3 kHz, mmse_dfe at 3 kHz; above 3 kHz 256QAM (WN12)
+    // through more than one path (as the preamble measures the channel) mmse_dfe.
+    automatic,
+    // The channel-tracking MMSE-DFE, symbol by symbol (the preamble always is).
+    mmse_dfe,
+    // Frame by frame in the frequency domain, the probe before each frame its cyclic
+    // prefix (block_frequency_equaliser.h): any channel the probe's cyclic base spans,
+    // measured afresh on the probes either side of every frame.
+    block_fde,
+};
 
 struct m110d_receiver_config {
     // The bandwidth listened on (Table D-I: 3, 6, ..., 24, 30, 36, 42, 48 kHz; the WID
@@ -241,6 +257,14 @@ struct m110d_receiver_config {
     // (pieces with `continues`); the burst's last entry has the rest. False: one entry
     // per burst.
     bool deliver_per_block = false;
+    // WN1-WN13's data: block_fde measures the channel on the mini-probes in the
+    // frequency domain over every delay the probe's cyclic base reaches (about 6.7 ms
+    // at most bandwidths, far beyond the MMSE-DFE's span above 3 kHz), equalises each
+    // frame with two FFTs, and makes decoder-aided passes by cancelling the decoded
+    // symbols' interference (decoder_passes); the carrier's residual turn and the
+    // paths' drift are followed from probe to probe. interpolate_probes,
+    // backward_frames and follow_frequency_rate concern the MMSE-DFE only.
+    m110d_data_equaliser data_equaliser = m110d_data_equaliser::automatic;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

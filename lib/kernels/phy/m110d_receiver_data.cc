@@ -297,6 +297,8 @@ bool m110d_receiver::state::decode_block()
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
+        if (symbol >= preamble_end && fde_chosen())
+            return fde_data(done);
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;
@@ -459,7 +461,8 @@ m110d_burst m110d_receiver::state::report() const
     m110d_burst burst;
     burst.mode = mode->name();
     burst.start_sample = start;
-    burst.frequency_offset_hz = input.offset_hz();
+    // The block FDE's rotation on top of the input's derotation (its residual turn).
+    burst.frequency_offset_hz = input.offset_hz() + (fde ? fde->residual_hz : 0.0);
     // The signal's mean power, as a channel's SNR is measured; over the whole burst, as
     // the 110A and App C receivers report (burst_snr.h), or, for a burst too short for
     // half a chunk of known symbols, the tracked noise at its end.

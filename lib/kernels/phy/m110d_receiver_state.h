@@ -13,6 +13,7 @@
 
 #include "m110d_receiver.h"
 
+#include "block_frequency_equaliser.h"
 #include "burst_snr.h"
 #include "channel_tracking_equaliser.h"
 #include "differential_products.h"
@@ -25,6 +26,7 @@
 #include "serial_tone_samples.h"
 #include "serial_tone_stages.h"
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <limits>
@@ -190,6 +192,7 @@ struct m110d_receiver::state {
         0; // symbols tapped since the burst's data began (taken back on a retry)
 
     explicit state(const m110d_receiver_config& c);
+    ~state();
     // The search's correlations by FFT (fft_search, above 3 kHz).
     bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
     // The search's z at sample n for alignment a: the known chips' alone, or with
@@ -305,9 +308,73 @@ struct m110d_receiver::state {
     // Of an EOM at `at` in `b` (whose end is a block's): on a byte boundary, zeros after
     // it to the block's end, as the transmitter fills it.
     void settle_tail_biting();
+    // Block frequency-domain equalisation of the data (data_equaliser; WN1-WN13): the
+    // burst's state from its first data frame (m110d_receiver_fde.cc).
+    struct fde_state;
+    std::unique_ptr<fde_state> fde;
+    // Whether the burst's data take the block FDE (data_equaliser; decided once per
+    // burst, at its first data symbol, from the mode and the preamble's channel).
+    int fde_choice = -1;
+    bool fde_chosen();
+    bool choose_fde() const;
+    // The data from the frame at `symbol` on, a frame at a time (as data()).
+    bool fde_data(std::vector<m110d_burst>& done);
+    void fde_passes();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
+};
+
+// The block frequency-domain equaliser's burst state (m110d_receiver_fde.cc).
+struct m110d_receiver::state::fde_state {
+    unsigned data = 0, probe = 0, block_symbols = 0, base = 0;
+    block_frequency_equaliser equaliser;
+    // The reference each probe kind (normal, boundary) shows its measurement window,
+    // per precursor (rebuilt when the precursor moves).
+    int precursor = 0;
+    std::unique_ptr<probe_channel_estimator> estimator[2];
+    std::vector<cf> probes[2]; // normal, boundary: as sent
+    double residual_hz = 0;    // the rotation applied on top of the input's derotation
+    std::vector<cd> y0, y1;    // T/2 observations from the probe before the frame on
+    std::vector<cd> g[4];      // before (phases 0, 1), after (phases 0, 1)
+    std::vector<cd> z;
+    std::vector<cd> decisions;
+    // The block's frames kept for decoder-aided passes, with their data's variance.
+    std::vector<block_frequency_equaliser::block> kept;
+    size_t kept_frames = 0;
+    int64_t moved_frame = -1;    // the frame the grid last moved for
+    bool placed = false;         // the window placed on the paths (first frame)
+    std::vector<double> profile; // the paths' long-term power per tap
+
+    explicit fde_state(const m110d_mode& mode)
+        : data(mode.data_symbols),
+          probe(mode.probe_symbols),
+          block_symbols(mode.data_symbols + mode.probe_symbols),
+          base(m110d_probe_shape_of(mode.probe_symbols)->base_length),
+          equaliser(mode.data_symbols + mode.probe_symbols)
+    {
+        probes[0] = m110d_mini_probe(probe, false, probe);
+        probes[1] = m110d_mini_probe(probe, true, probe);
+        // The paths start near the grid (the preamble's timing): a few symbols of
+        // pulse before them.
+        set_precursor(std::min<int>(4, int(probe - base)));
+        z.resize(block_symbols);
+        decisions.resize(block_symbols);
+    }
+    // The delays measured: -precursor .. probe - base - precursor.
+    int reach() const { return int(probe - base) - precursor; }
+    void set_precursor(int p)
+    {
+        p = std::clamp(p, 0, int(probe - base));
+        if (estimator[0] && p == precursor)
+            return;
+        precursor = p;
+        for (int kind = 0; kind < 2; ++kind) {
+            const auto from = probes[kind].begin() + (probe - base - unsigned(p));
+            estimator[kind].reset(
+                new probe_channel_estimator(std::vector<cf>(from, from + base)));
+        }
+    }
 };
 
 } // namespace phy

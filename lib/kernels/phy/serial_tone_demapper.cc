@@ -30,6 +30,24 @@ serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol,
             d_symbol_of.push_back(map_bits(label, d_bits));
     for (const auto& p : points)
         d_points.push_back(cd(p));
+    if (!psk() && d_bits >= 5) {
+        const size_t m_count = d_points.size(), half = m_count / 2;
+        d_neighbours.resize(m_count * d_bits * half);
+        for (size_t m = 0; m < m_count; ++m)
+            for (unsigned b = 0; b < d_bits; ++b) {
+                neighbour* list = &d_neighbours[(m * d_bits + b) * half];
+                size_t count = 0;
+                const unsigned mask = 1u << (d_bits - 1 - b);
+                for (size_t q = 0; q < m_count; ++q)
+                    if ((q & mask) != (m & mask))
+                        list[count++] = { float(std::abs(d_points[q] - d_points[m])),
+                                          uint16_t(q) };
+                std::sort(list, list + half, [](const neighbour& x, const neighbour& y) {
+                    return x.distance < y.distance ||
+                           (x.distance == y.distance && x.point < y.point);
+                });
+            }
+    }
 }
 
 serial_tone_demapper::cd
@@ -56,6 +74,35 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
     if (psk()) {
         for (unsigned label = 0; label < d_symbol_of.size(); ++label)
             consider(d_points[(d_symbol_of[label] + scr) % 8], label);
+    } else if (!d_neighbours.empty()) {
+        // The nearest point is its class's nearest for every bit; the other class's
+        // from its neighbour lists, as far as they may hold a nearer point.
+        size_t nearest_m = 0;
+        for (size_t m = 0; m < d_points.size(); ++m) {
+            const double d = std::norm(u - d_points[m]);
+            if (d < nearest) {
+                nearest = d;
+                nearest_m = m;
+            }
+        }
+        decision = d_points[nearest_m];
+        const double radius = std::sqrt(nearest);
+        const size_t half = d_points.size() / 2;
+        const unsigned label = unsigned(nearest_m) ^ scr;
+        for (unsigned b = 0; b < d_bits; ++b) {
+            const unsigned own = (label >> (d_bits - 1 - b)) & 1;
+            best[b][own] = nearest;
+            double other = inf;
+            const neighbour* list = &d_neighbours[(nearest_m * d_bits + b) * half];
+            for (size_t r = 0; r < half; ++r) {
+                // The stored distance is a float: shortened by more than its rounding.
+                const double reach = double(list[r].distance) * (1 - 1e-6) - radius;
+                if (reach > 0 && reach * reach > other)
+                    break;
+                other = std::min(other, std::norm(u - d_points[list[r].point]));
+            }
+            best[b][own ^ 1] = other;
+        }
     } else {
         for (unsigned m = 0; m < d_points.size(); ++m)
             consider(d_points[m], m ^ scr);
@@ -63,6 +110,28 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
     const double scale = 1.0 / std::max(sigma2, 1e-9);
     for (unsigned b = 0; b < d_bits; ++b)
         llr[b] = float((best[b][1] - best[b][0]) * scale);
+    return decision;
+}
+
+serial_tone_demapper::cd serial_tone_demapper::decide(cd u, unsigned i) const
+{
+    const unsigned scr = scrambler(i);
+    double nearest = std::numeric_limits<double>::infinity();
+    cd decision;
+    const auto consider = [&](const cd& point) {
+        const double d = std::norm(u - point);
+        if (d < nearest) {
+            nearest = d;
+            decision = point;
+        }
+    };
+    if (psk()) {
+        for (unsigned label = 0; label < d_symbol_of.size(); ++label)
+            consider(d_points[(d_symbol_of[label] + scr) % 8]);
+    } else {
+        for (const cd& point : d_points)
+            consider(point);
+    }
     return decision;
 }
 

@@ -16,6 +16,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_DEMAPPER_H
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +47,9 @@ public:
     // that scale: writes its bits_per_symbol LLRs (first bit first) and returns the
     // nearest point it may have been sent as (the decision).
     cd demap(cd u, unsigned i, double sigma2, float* llr) const;
+    // demap()'s decision alone (without its LLRs' cost: a 256QAM symbol's LLRs take
+    // eight minima over the points beside the nearest's one).
+    cd decide(cd u, unsigned i) const;
     // The point data symbol i is sent as when it carries `label`.
     cd point_of(unsigned label, unsigned i) const;
     // demap()'s LLRs, the point returned the one `bits` (bits_per_symbol() channel bits,
@@ -64,6 +68,16 @@ private:
     std::vector<cd> d_points;          // candidate points (PSK: the 8PSK circle)
     std::vector<unsigned> d_symbol_of; // PSK: the 8PSK number of each label
     std::vector<uint8_t> d_scrambler;
+    // QAM of 32 points or more: per point m and label bit b, the points whose bit b
+    // differs from m's, nearest m first, with their distance from m. The max-log LLR's
+    // minimum over the other class then looks only at points that may be nearer than
+    // the best so far (|u - q| >= |p - q| - |u - p|, p the nearest point): the same
+    // minima as over every point, at a few points a bit instead of half of them.
+    struct neighbour {
+        float distance;
+        uint16_t point;
+    };
+    std::vector<neighbour> d_neighbours; // [(m * bits + b) * (M / 2) + rank]
 };
 
 } // namespace phy

@@ -1,0 +1,451 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The App D receiver's data equalised in the frequency domain, a frame at a time
+// (m110d_receiver_config::data_equaliser; the receiver's state: m110d_receiver_state.h).
+// Per frame: the probes before and after it measured (probe_channel_estimator, each on
+// its last cyclic period), their taps above the noise kept as the channel's paths,
+// averaged between the two at the frame's middle (their common turn taken out of the
+// samples as a steady rotation across the frame), the frame equalised by
+// block_frequency_equaliser, its data demapped as the MMSE-DFE's are, its probes'
+// estimates and prediction scores given to the presence watch. The carrier's residual
+// turn from probe to probe is followed by a rotation of the samples read, the paths'
+// place by the window's precursor and, past it, the sample grid. Decoder-aided passes
+// cancel the decoded symbols' interference from the kept spectra.
+
+#include "block_frequency_equaliser.h"
+#include "m110d_receiver_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+using namespace m110d_rx;
+
+namespace {
+
+// A tap holds a path where its power (over both probes and phases) is this many times
+// the taps' noise (a mean of four exponentials: noise alone passes 5x its mean about
+// 3e-6 of the time), or this share of the strongest (weak pulse tails at high SNR).
+constexpr double path_over_noise = 5.0;
+constexpr double path_share = 1e-3;
+// The lower quartile of four exponentials' mean, over their mean (a quartile: up to
+// three taps in four may hold paths or their pulse tails).
+constexpr double quartile_of_mean_of_four = 0.668;
+// Symbols of pulse before the first path the window keeps.
+constexpr int pulse_precursor = 3;
+// Iterative block DFE steps per frame before its data are demapped, where the linear
+// estimate's variance exceeds the matched filter bound's by this factor (1 dB).
+constexpr unsigned fde_iterations = 2;
+constexpr double worth_iterating = 1.26;
+// 256QAM takes the MMSE-DFE where this share of the channel's energy lies apart from
+// its strongest path (choose_fde).
+constexpr double multipath_share = 0.1;
+// Windows tried at the first frame, from mostly after the grid's reference to mostly
+// before it.
+constexpr int placement_tries = 8;
+// Of the residual turn measured across a frame, the share the rotation follows.
+constexpr double turn_gain = 0.5;
+// The paths' first delay beyond this many symbols moves the sample grid to them.
+constexpr int grid_slack = 8;
+// The paths' long-term power profile: its memory, and the share of its peak a tap needs
+// to place the window.
+constexpr double profile_s = 2.0;
+constexpr double profile_share = 0.03;
+
+} // namespace
+
+m110d_receiver::state::~state() = default;
+
+bool m110d_receiver::state::fde_chosen()
+{
+    if (fde_choice < 0)
+        fde_choice = choose_fde() ? 1 : 0;
+    return fde_choice == 1;
+}
+
+bool m110d_receiver::state::choose_fde() const
+{
+    if (!mode || mode->wn == 0)
+        return false;
+    switch (cfg.data_equaliser) {
+    case m110d_data_equaliser::mmse_dfe:
+        return false;
+    case m110d_data_equaliser::block_fde:
+        return true;
+    case m110d_data_equaliser::automatic:
+        break;
+    }
+    if (cfg.bandwidth_khz <= 3)
+        return false;
+    if (demapper->bits_per_symbol() < 8)
+        return true;
+    // 256QAM through more than one path: the MMSE-DFE (its feedback cancels what the
+    // linear frequency-domain estimate, too poor near the paths' spectral nulls for
+    // 256QAM's decisions to start its iterations, cannot: two equal static paths 1.5
+    // ms apart at 6 and 9 kHz lost half the bits). A path is more than a tenth of the
+    // channel's energy beyond two symbols of the strongest tap, as the preamble measured.
+    const std::vector<cd>& taps = equaliser->taps();
+    std::vector<double> energy(taps.size() / 2);
+    for (size_t i = 0; i < energy.size(); ++i)
+        energy[i] = std::norm(taps[2 * i]) + std::norm(taps[2 * i + 1]);
+    const size_t peak =
+        size_t(std::max_element(energy.begin(), energy.end()) - energy.begin());
+    double total = 0, apart = 0;
+    for (size_t i = 0; i < energy.size(); ++i) {
+        total += energy[i];
+        if (i + 2 < peak || i > peak + 2)
+            apart += energy[i];
+    }
+    return !(apart > multipath_share * total);
+}
+
+void m110d_receiver::state::fde_passes()
+{
+    const unsigned nb = demapper->bits_per_symbol();
+    for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
+        const std::vector<uint8_t> channel = block_coded_again();
+        segment_error = segment_variance = 0;
+        segment_symbols = 0;
+        size_t bit = 0;
+        for (size_t f = 0; f < fde->kept_frames; ++f) {
+            const size_t frame_bit = bit;
+            for (unsigned j = 0; j < fde->data; ++j) {
+                unsigned label = 0;
+                for (unsigned b = 0; b < nb; ++b)
+                    label = (label << 1) | channel[frame_bit + size_t(j) * nb + b];
+                fde->decisions[j] = demapper->point_of(label, j);
+            }
+            const std::vector<cf>& after = fde->probes[m110d_probe_is_boundary(
+                *mode, int64_t(f % mode->frames_per_block))];
+            for (unsigned j = 0; j < fde->probe; ++j)
+                fde->decisions[fde->data + j] = cd(after[j]);
+            const double variance =
+                std::max(1e-3,
+                         fde->equaliser.cancel(
+                             fde->kept[f], fde->decisions.data(), fde->z.data()));
+            for (unsigned j = 0; j < fde->data; ++j) {
+                const cd decision = demapper->demap_to(
+                    fde->z[j], j, variance, &channel[bit], &block_llr[bit]);
+                bit += nb;
+                weigh_decision(fde->z[j], decision, variance, bit);
+            }
+        }
+    }
+}
+
+bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
+{
+    if (!fde)
+        fde.reset(new fde_state(*mode));
+    fde_state& s = *fde;
+    const unsigned n = s.block_symbols, k = s.probe, l = s.base;
+    // The probe after the preamble is the first frame's cyclic prefix.
+    if (symbol < uint64_t(preamble_end) + k)
+        symbol = uint64_t(preamble_end) + k;
+    const double sample_rate = sps * symbol_rate;
+    for (;;) {
+        const uint64_t first = symbol; // the frame's first data symbol
+        const int64_t frame = int64_t((first - preamble_end - k) / n);
+        if (double(first - preamble_end) / mode->symbol_rate() > cfg.max_burst_s) {
+            end_burst(false, done);
+            return true;
+        }
+        // Samples from the probe before's measurement window to the end of the block's
+        // observations (the probe after's window lies within).
+        const int64_t from_symbol = int64_t(first) - int64_t(k);
+        const int64_t from =
+            int64_t(start) + from_symbol * int64_t(sps) + timing_shift; // phase 0
+        const size_t count = size_t(k + n);
+        const int64_t last = from + int64_t(count - 1) * sps + 2;
+        if (last >= int64_t(input.total()))
+            return false;
+        s.y0.resize(count);
+        s.y1.resize(count);
+        const double turn = -2 * M_PI * s.residual_hz / sample_rate;
+        for (size_t i = 0; i < count; ++i)
+            for (int p = 0; p < 2; ++p) {
+                const int64_t at = from + int64_t(i) * sps + 2 * p;
+                cd x = at >= int64_t(input.base()) ? cd(input.derotated(uint64_t(at)))
+                                                   : cd();
+                if (s.residual_hz != 0)
+                    x *= std::polar(1.0, turn * double(at - int64_t(start)));
+                (p == 0 ? s.y0 : s.y1)[i] = x;
+            }
+        const bool boundary_before = m110d_probe_is_boundary(*mode, frame - 1);
+        const bool boundary_after = m110d_probe_is_boundary(*mode, frame);
+        // The two probes measured, each on its last base period taken `precursor`
+        // symbols early (offsets from the probe before's first symbol): per tap the
+        // power over both probes and phases, the taps holding paths, the noise.
+        std::vector<double> power(l);
+        std::vector<size_t> paths;
+        double noise_tap = 0, strongest = 0;
+        const auto delay_of = [&](size_t m) {
+            return int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+        };
+        const auto measure = [&](int precursor) {
+            s.set_precursor(precursor);
+            const size_t before_at = size_t(k - l - unsigned(s.precursor));
+            const size_t after_at = before_at + n;
+            s.estimator[boundary_before]->estimate(
+                &s.y0[before_at], &s.y1[before_at], s.g[0], s.g[1]);
+            s.estimator[boundary_after]->estimate(
+                &s.y0[after_at], &s.y1[after_at], s.g[2], s.g[3]);
+            for (size_t m = 0; m < l; ++m)
+                power[m] = 0.25 * (std::norm(s.g[0][m]) + std::norm(s.g[1][m]) +
+                                   std::norm(s.g[2][m]) + std::norm(s.g[3][m]));
+            // Taps past the reach see the data around the probe: not paths. The noise
+            // from the lower quartile (the mean of the taps without a path would count
+            // the paths' pulse tails under the threshold as noise).
+            std::vector<double> valid;
+            for (size_t m = 0; m < l; ++m)
+                if (delay_of(m) <= s.reach())
+                    valid.push_back(power[m]);
+            std::nth_element(
+                valid.begin(), valid.begin() + long(valid.size() / 4), valid.end());
+            const double quartile = valid[valid.size() / 4];
+            std::nth_element(
+                valid.begin(), valid.begin() + long(valid.size() / 2), valid.end());
+            const double median = valid[valid.size() / 2];
+            strongest = *std::max_element(power.begin(), power.end());
+            noise_tap = quartile / quartile_of_mean_of_four;
+            const double threshold =
+                std::max(path_over_noise * noise_tap, path_share * strongest);
+            paths.clear();
+            for (size_t m = 0; m < l; ++m)
+                if (delay_of(m) <= s.reach() && power[m] > threshold)
+                    paths.push_back(m);
+            // A window the paths do not fit in (some beyond it, their probe symbols
+            // mixed with data) spreads them over every tap.
+            return strongest > 0 ? median / strongest : 1.0;
+        };
+        if (!s.placed) {
+            // The first frame: the preamble's timing may sit on any of the paths, so
+            // the window is tried from mostly after the grid's reference to mostly
+            // before it, the cleanest kept.
+            const int widest = int(k - l);
+            int best = s.precursor;
+            double cleanest = 2;
+            for (int step = 0; step < placement_tries; ++step) {
+                const int p = pulse_precursor + 1 +
+                              step * std::max(0, widest - 2 * (pulse_precursor + 1)) /
+                                  (placement_tries - 1);
+                const double spread = measure(p);
+                if (spread < cleanest) {
+                    cleanest = spread;
+                    best = s.precursor;
+                }
+            }
+            s.placed = true;
+            measure(best);
+        } else {
+            measure(s.precursor);
+        }
+        // The paths' long-term power per tap (about profile_s): where the window and
+        // the grid sit follows it, not a path's fades.
+        const double frame_s = double(n) / symbol_rate;
+        const double weight =
+            s.profile.empty() ? 1.0 : std::min(1.0, frame_s / profile_s);
+        s.profile.resize(l, 0.0);
+        for (size_t m = 0; m < l; ++m)
+            s.profile[m] += weight * (power[m] - s.profile[m]);
+        const double profile_peak = *std::max_element(s.profile.begin(), s.profile.end());
+        int first_path = s.reach() + 1;
+        for (size_t m = 0; m < l; ++m)
+            if (delay_of(m) <= s.reach() &&
+                s.profile[m] >= profile_share * profile_peak &&
+                s.profile[m] > path_over_noise * noise_tap)
+                first_path = std::min(first_path, delay_of(m));
+        if (first_path <= s.reach()) {
+            // A few symbols of pulse before the first path; paths all later than the
+            // grid's reference (a clock offset moving them) move the grid (between
+            // frames, so that every frame is on one grid), once a frame.
+            const int wanted = pulse_precursor - first_path;
+            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame) {
+                s.moved_frame = frame;
+                const int moved = first_path - pulse_precursor;
+                timing_shift += int64_t(moved) * sps;
+                std::rotate(
+                    s.profile.begin(), s.profile.begin() + moved, s.profile.end());
+                return true; // read again on the new grid
+            }
+            if (std::abs(std::max(wanted, 0) - s.precursor) > 1)
+                measure(std::max(wanted, 0));
+        }
+        // The channel at the frame's middle: the two measurements turned to meet there.
+        cd turn_sum;
+        for (size_t m : paths)
+            turn_sum +=
+                s.g[2][m] * std::conj(s.g[0][m]) + s.g[3][m] * std::conj(s.g[1][m]);
+        const double across = paths.empty() ? 0.0 : std::arg(turn_sum);
+        const cd half = std::polar(1.0, across / 2);
+        std::vector<channel_path> channel;
+        for (size_t m : paths) {
+            const int d = int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+            channel.push_back({ d,
+                                0.5 * (s.g[0][m] * half + s.g[2][m] / half),
+                                0.5 * (s.g[1][m] * half + s.g[3][m] / half) });
+        }
+        double channel_energy = 1e-9;
+        for (const channel_path& path : channel)
+            channel_energy += std::norm(path.g0) + std::norm(path.g1);
+        // The noise per sample; the paths' own measurement noise adds to it.
+        const double gain = s.estimator[0]->tap_noise_gain();
+        const double noise =
+            std::max(1e-9, noise_tap / gain * (1.0 + 0.5 * gain * double(paths.size())));
+        // The block's observations (from `precursor` symbols before its first symbol),
+        // the frame's turn taken out (zero at its middle).
+        const size_t block_at = size_t(k) - size_t(s.precursor);
+        const double middle = double(n) / 2;
+        for (size_t i = 0; i < n; ++i) {
+            const cd r = std::polar(1.0, -across * (double(i) - middle) / double(n));
+            s.y0[block_at + i] *= r;
+            s.y1[block_at + i] *= r;
+        }
+        const unsigned nb = demapper->bits_per_symbol();
+        double power_scale = 1;
+        if (nb > 3) {
+            power_scale = 0;
+            for (cf p : m110d_constellation(nb))
+                power_scale += std::norm(p);
+            power_scale /= double(m110d_constellation(nb).size());
+        }
+        const size_t in_block = size_t(frame % int64_t(mode->frames_per_block));
+        if (in_block == 0)
+            s.kept_frames = 0;
+        block_frequency_equaliser::block* kept = nullptr;
+        if (cfg.decoder_passes > 1) {
+            if (s.kept.size() <= s.kept_frames)
+                s.kept.resize(s.kept_frames + 1);
+            kept = &s.kept[s.kept_frames++];
+        }
+        block_frequency_equaliser::block local;
+        if (!kept)
+            kept = &local;
+        const double linear = s.equaliser.equalise(&s.y0[block_at],
+                                                   &s.y1[block_at],
+                                                   s.precursor,
+                                                   channel,
+                                                   s.probes[boundary_before],
+                                                   s.probes[boundary_after],
+                                                   noise,
+                                                   power_scale,
+                                                   s.z.data(),
+                                                   kept);
+        double variance = std::max(1e-3, linear);
+        // Iterative block DFE: the frame's own decisions cancel their interference, as
+        // far as their error (from the variance against the nearest points' distance)
+        // lets them be trusted; the probes are known.
+        // Not where the linear estimate is already near the channel's matched-filter
+        // bound (little interference to cancel: AWGN, one path).
+        const double bound = noise / channel_energy;
+        for (unsigned iteration = 0;
+             iteration < fde_iterations && linear > worth_iterating * bound;
+             ++iteration) {
+            const double rho =
+                std::clamp(1.0 - 2.0 * variance / nearest_points, 0.0, 0.95);
+            if (rho <= 0)
+                break;
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->decide(s.z[j], j);
+            for (unsigned j = 0; j < k; ++j)
+                s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            const double again = s.equaliser.iterate(
+                *kept, s.decisions.data(), rho, power_scale, s.z.data());
+            // The probes' own error, where larger (a channel that moved across the
+            // frame).
+            double probe_error = 0;
+            for (unsigned j = 0; j < k; ++j)
+                probe_error += std::norm(s.z[s.data + j] - s.decisions[s.data + j]);
+            variance = std::max({ 1e-3, again, probe_error / double(k) });
+        }
+        // Data symbols, as the MMSE-DFE's.
+        for (unsigned j = 0; j < s.data; ++j) {
+            const cd z = s.z[j];
+            float llr[serial_tone_demapper::max_bits_per_symbol];
+            const cd decision = demapper->demap(z, j, variance, llr);
+            if (symbol_tap) {
+                symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
+                ++tapped;
+            }
+            block_llr.insert(block_llr.end(), llr, llr + nb);
+            weigh_decision(z, decision, variance, block_llr.size());
+        }
+        // The window power the presence watch compares with the preamble's, and the
+        // probe after: its estimates and how well the probe before's channel predicts
+        // its samples (nothing of it went into that channel).
+        for (size_t i = 0; i < n; ++i)
+            presence.add_window_power(
+                0.5 * (std::norm(s.y0[block_at + i]) + std::norm(s.y1[block_at + i])));
+        const std::vector<cf>& after = s.probes[boundary_after];
+        for (unsigned j = 0; j < k; ++j) {
+            const cd z = s.z[s.data + j], sent(after[j]);
+            presence.add_probe(z, sent);
+            presence.add_known(z, sent);
+            snr_report.add(std::norm(z - sent), double(first + s.data + j) / symbol_rate);
+        }
+        if (!paths.empty()) {
+            // The probe after's window predicted from the probe before's taps.
+            const size_t after_at = size_t(k - l - unsigned(s.precursor)) + n;
+            const std::vector<cf>& probe_after = s.probes[boundary_after];
+            const size_t ref_from = size_t(k - l - unsigned(s.precursor));
+            cd inner;
+            double predicted = 0, observed = 0;
+            for (size_t i = 0; i < l; ++i) {
+                cd p0, p1;
+                for (size_t m : paths) {
+                    const int d =
+                        int(m) < int(l) - s.precursor ? int(m) : int(m) - int(l);
+                    const long idx = ((long(i) - d) % long(l) + long(l)) % long(l);
+                    const cd c(probe_after[ref_from + size_t(idx)]);
+                    p0 += s.g[0][m] * c;
+                    p1 += s.g[1][m] * c;
+                }
+                const cd o0 = s.y0[after_at + i], o1 = s.y1[after_at + i];
+                inner += std::conj(p0) * o0 + std::conj(p1) * o1;
+                predicted += std::norm(p0) + std::norm(p1);
+                observed += std::norm(o0) + std::norm(o1);
+            }
+            if (predicted > 0 && observed > 0)
+                presence.add_prediction_score(std::norm(inner) / (predicted * observed) *
+                                              double(2 * l));
+        } else {
+            // No path above the noise: the probe before predicts nothing of this one
+            // (its estimates are zeros, which the correlation test would let pass).
+            presence.add_prediction_score(0.0);
+        }
+        // The rotation follows the residual turn.
+        s.residual_hz += turn_gain * across / (2 * M_PI * double(n) / symbol_rate);
+        symbol = first + n;
+        const bool block_end = (frame + 1) % int64_t(mode->frames_per_block) == 0;
+        if (block_llr.size() == decoder->channel_bits()) {
+            if (cfg.decoder_passes > 1)
+                fde_passes();
+            s.kept_frames = 0;
+            if (!decode_block())
+                return true; // again from the preamble, another scrambler reading
+        }
+        const bool matched = block_end && presence.probes_match();
+        if (eom_at != no_eom) {
+            end_burst(true, done);
+            return true;
+        }
+        if (block_end && presence.block_says_lost(matched)) {
+            end_burst(false, done);
+            return true;
+        }
+        if (cfg.deliver_per_block && block_decoded)
+            hand_on_decoded(done);
+    }
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -416,8 +416,11 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             continue; // our own burst heard back
         if (!for_us(d.destination)) {
             counters.dpdus_not_for_us += 1;
+            third_station_heard = now;
             continue;
         }
+        if (!link_up(d.source) && !cas.up_peers().empty())
+            third_station_heard = now;
         counters.dpdus_received += 1;
         if (!rf.segment_ok)
             counters.segment_crc_errors += 1;

@@ -130,6 +130,11 @@ struct carrier_sense_config {
     // channel get it. The engine applies it only while it knows of other stations
     // (node_engine.h); +infinity: never (answers always go at once).
     double max_exchange_s = std::numeric_limits<double>::infinity();
+    // The longest burst a node sends when it won the channel by contention on a network
+    // (the engine applies it, as max_exchange_s): a collision with a station that drew
+    // the same slot then costs this much air, not a whole maximum-length burst.
+    // +infinity: no limit.
+    double contended_burst_s = std::numeric_limits<double>::infinity();
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.

@@ -103,10 +103,11 @@ struct node_config {
         c.yield_link_after_s = 120.0;
         return c;
     }();
-    // How long after hearing a third station (a D_PDU between other nodes, or a node
-    // calling us while our link is up with another) the node keeps to the fairness
-    // rules of a network (channel_access.max_exchange_s); they also hold while we
-    // have ARQ data queued for a node we have no link with.
+    // The node keeps to the rules of a network (channel_access.max_exchange_s and
+    // contended_burst_s, one link request at a time, answers that do not collide)
+    // while it has heard D_PDUs from two or more other nodes within this long, or has
+    // ARQ data queued for a node it has no link with while a second node has data or a
+    // link. A two-node link never does.
     double network_memory_s = 3600.0;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
@@ -182,13 +183,16 @@ struct node_config {
     double response_margin_s = 4.0;
     // Listen-before-transmit. Its seed (0 by default) is derived from the node address,
     // so nodes sharing a channel draw different back-offs.
-    // channel_access.max_exchange_s is 60 s here (see carrier_sense.h): on a network
-    // (network_memory_s), an ARQ exchange that has held the channel for a minute lets
-    // the stations waiting for it contend before it goes on.
+    // On a network (network_memory_s), from the hub-and-spoke measurements in
+    // docs/networks.md: an ARQ exchange that has held the channel for two minutes lets
+    // the stations waiting for it contend before it goes on (max_exchange_s), and a
+    // burst sent after a back-off lasts at most 20 s (contended_burst_s), so a
+    // collision of two stations that drew the same slot costs little.
     carrier_sense_config channel_access = [] {
         carrier_sense_config c;
         c.seed = 0;
-        c.max_exchange_s = 60.0;
+        c.max_exchange_s = 120.0;
+        c.contended_burst_s = 20.0;
         return c;
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.

@@ -299,7 +299,7 @@ void node_engine::impl::manage_links()
     }
     // Heard other stations (not only data queued for an absent one, which is what
     // probes are for).
-    const bool network = now - third_station_heard <= cfg.network_memory_s;
+    const bool network = heard_network();
     // Links with nothing left to do make way for a live node that is waiting; and,
     // past cas.yield_link_after_s, so does a link with work, for one that has waited
     // as long (the fairness bound between the peers of one node).
@@ -360,6 +360,13 @@ void node_engine::impl::manage_links()
     std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
         return key(x) < key(y);
     });
+    size_t requesting = 0;
+    for (auto& [addr, p] : peers)
+        requesting += cas.state(addr) == cas_link_state::requesting;
+    // On a network, one link request at a time: peers that accept two requests of one
+    // burst would both answer it at once.
+    if (network && requesting > 0)
+        return;
     for (uint32_t addr : order) {
         if (addr == cfg.address || is_group(addr) ||
             cas.state(addr) != cas_link_state::idle)

@@ -45,11 +45,17 @@ void node_engine::impl::service()
     // A REQUEST still waiting for the channel is not unanswered yet: its answer is
     // awaited from when it goes on the air (on a busy network that can be long after
     // the link was asked for).
+    const auto not_sent_yet = [&](uint32_t addr) {
+        cas.request_on_air_until(addr, now);
+        auto it = peers.find(addr);
+        if (it != peers.end() && cas.state(addr) == cas_link_state::requesting)
+            it->second->link_requested_at = now;
+    };
     for (auto& o : cas_out)
         if (o.pdu.type == cpdu_type::physical_link_request)
-            cas.request_on_air_until(o.peer, now);
+            not_sent_yet(o.peer);
     for (auto& pd : expedited_pending)
-        cas.request_on_air_until(pd.frame.destination, now);
+        not_sent_yet(pd.frame.destination);
     cas.on_timer(now);
     const uint64_t retries =
         cas.counters().request_retries + cas.counters().break_retries;

@@ -10,6 +10,7 @@
 #include "node_engine_impl.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 namespace gr {
@@ -145,14 +146,29 @@ bool node_engine::impl::any_response_owed() const
     return false;
 }
 
+bool node_engine::impl::heard_network() const
+{
+    size_t heard = 0;
+    for (auto& [addr, t] : stations_heard)
+        heard += now - t <= cfg.network_memory_s;
+    return heard >= 2;
+}
+
 bool node_engine::impl::network_in_use() const
 {
-    if (now - third_station_heard <= cfg.network_memory_s)
+    if (heard_network())
         return true;
-    for (auto& [addr, n] : arq_queued_by_peer)
-        if (cas.state(addr) != cas_link_state::up)
-            return true;
-    return false;
+    // Data for a node without a link, while another node has our data or a link:
+    // two peers want the channel through us (one peer alone is a two-node link).
+    bool waiting = false;
+    std::set<uint32_t> involved;
+    for (auto& [addr, n] : arq_queued_by_peer) {
+        involved.insert(addr);
+        waiting = waiting || cas.state(addr) != cas_link_state::up;
+    }
+    for (uint32_t addr : cas.up_peers())
+        involved.insert(addr);
+    return waiting && involved.size() >= 2;
 }
 
 bool node_engine::impl::channel_promised() const
@@ -160,7 +176,7 @@ bool node_engine::impl::channel_promised() const
     if (!network_in_use())
         return false;
     for (auto& [addr, p] : peers)
-        if (p->awaiting_response && now < p->response_deadline)
+        if (p->awaiting_response && !p->answer_contends && now < p->response_deadline)
             return true;
     return false;
 }
@@ -174,7 +190,7 @@ bool node_engine::impl::exchange_bound_reached(double at) const
 
 bool node_engine::impl::answers_at_once() const
 {
-    return any_response_owed() && !exchange_bound_reached(now);
+    return any_response_owed() && !yielding && !exchange_bound_reached(now);
 }
 
 double node_engine::impl::contention_wait_max() const
@@ -195,6 +211,8 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
+    if (!yielding && any_response_owed() && exchange_bound_reached(now))
+        yielding = true;
     const bool at_once = answers_at_once();
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
@@ -204,14 +222,16 @@ void node_engine::impl::try_transmit()
         return;
     if (channel_promised())
         return;
+    contended = !at_once && cfg.channel_access.mode != channel_access_mode::none;
     node_transmission t = build_transmission();
     if (t.burst.empty()) {
         stalled_at = now;
         cs.cancel();
         return;
     }
-    if (!at_once && any_response_owed())
+    if (yielding)
         counters.exchanges_yielded += 1;
+    yielding = false;
     cs.on_own_transmission(now, now + t.air_time_s);
     cs.set_response_pending(false);
     transmitting_until = now + t.air_time_s;
@@ -461,8 +481,13 @@ node_transmission node_engine::impl::build_transmission()
         cfg.answer_mode && less_robust(mode, *cfg.answer_mode) &&
         cfg.rate_change.supported.count(*cfg.answer_mode) && !has_data_to_send())
         mode = *cfg.answer_mode;
-    burst_builder b(
-        timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), cfg.address);
+    double longest = std::min(cfg.max_transmission_s, max_eot_seconds);
+    // A burst that won the channel by contention on a network may collide with another
+    // station that drew the same back-off slot: keep it short, so a collision costs
+    // little; the exchange it opens then sends long bursts, answered at once.
+    if (contended && network_in_use())
+        longest = std::min(longest, cfg.channel_access.contended_burst_s);
+    burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
     std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;
     for (auto& [addr, pp] : peers)
@@ -601,6 +626,7 @@ node_transmission node_engine::impl::build_transmission()
         exchange_bound_reached(now + t.air_time_s) ? contention_wait_max() : 0.0;
     for (peer_state* p : b.answer_expected) {
         p->awaiting_response = true;
+        p->answer_contends = contention > 0;
         p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy()) + contention;
         p->asked.transmission = counters.transmissions + 1; // try_transmit counts it
         p->asked.until = now + t.air_time_s;

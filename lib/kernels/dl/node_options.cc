@@ -422,6 +422,10 @@ const std::vector<option_entry>& table()
                   channel_access.max_exchange_s,
                   "on a network, an exchange busy this long lets waiting stations "
                   "contend, s (inf: never)"),
+        HF_DOUBLE("channel_access.contended_burst_s",
+                  channel_access.contended_burst_s,
+                  "on a network, the longest burst sent after a back-off, s (inf: no "
+                  "limit)"),
         HF_UINT("channel_access.slot_number",
                 channel_access.slot_number,
                 1000,

@@ -25,6 +25,7 @@ import sys
 
 from gnuradio.hfstack import network_run, sim
 
+
 def run_one(mode, channel, nodes, args):
     c = sim.network_scenario_config()
     c.nodes = nodes

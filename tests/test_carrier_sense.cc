@@ -679,9 +679,14 @@ TEST(CarrierSense, BusySinceSpansAnswersAndEndsAtAContentionGap)
     EXPECT_DOUBLE_EQ(cs.busy_since(), 140.0);
 }
 
-TEST(CarrierSense, MaxExchangeMustBePositive)
+TEST(CarrierSense, MaxExchangeAndContendedBurstMustBePositive)
 {
     auto c = backoff_cfg(3.0, 30.0, 3.0, 7);
     c.max_exchange_s = 0;
     EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
+    c.max_exchange_s = 60;
+    c.contended_burst_s = 0;
+    EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
+    c.contended_burst_s = 20;
+    EXPECT_NO_THROW(carrier_sense{ c });
 }

@@ -657,3 +657,36 @@ TEST(CarrierSense, LoneNodeKeepsAQuietChannel)
     cs.want_to_transmit(930.0);
     EXPECT_DOUBLE_EQ(cs.transmit_time(930.0), 930.0); // 310 s quiet
 }
+
+// The busy period the fairness bound (max_exchange_s) measures: gaps shorter than the
+// shortest contender's wait (back-off minimum, 3 s) do not end it.
+TEST(CarrierSense, BusySinceSpansAnswersAndEndsAtAContentionGap)
+{
+    carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 7));
+    EXPECT_EQ(cs.busy_since(), -std::numeric_limits<double>::infinity());
+    cs.on_carrier(true, 10.0);
+    EXPECT_DOUBLE_EQ(cs.busy_since(), 10.0);
+    cs.on_carrier(false, 50.0);
+    cs.on_own_transmission(50.5, 90.0); // an answer after the turnaround
+    EXPECT_DOUBLE_EQ(cs.busy_since(), 10.0);
+    cs.on_carrier(true, 90.5);
+    cs.on_carrier(false, 130.0);
+    EXPECT_DOUBLE_EQ(cs.busy_since(), 10.0);
+    cs.on_carrier(true, 140.0); // a 10 s gap: someone contended
+    EXPECT_DOUBLE_EQ(cs.busy_since(), 140.0);
+    cs.on_carrier(false, 150.0);
+    cs.on_own_transmission(152.0, 160.0); // 2 s: shorter than any back-off
+    EXPECT_DOUBLE_EQ(cs.busy_since(), 140.0);
+}
+
+TEST(CarrierSense, MaxExchangeAndContendedBurstMustBePositive)
+{
+    auto c = backoff_cfg(3.0, 30.0, 3.0, 7);
+    c.max_exchange_s = 0;
+    EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
+    c.max_exchange_s = 60;
+    c.contended_burst_s = 0;
+    EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
+    c.contended_burst_s = 20;
+    EXPECT_NO_THROW(carrier_sense{ c });
+}

@@ -867,3 +867,50 @@ TEST(CasLoop, LossyTwoNodeInvariantsAndLiveness)
     EXPECT_GT(failures, 5u);
     EXPECT_GT(lost, sent / 5);
 }
+
+// ---- soft-link release for a waiting node (yield_link_after_s) ---------------------
+
+TEST(CasYield, RequestRejectedWhileTheLinkIsYoungAcceptedOnceItIsOld)
+{
+    cas_config hub_cfg = cfg_for(A);
+    hub_cfg.yield_link_after_s = 120.0;
+    cas_link_manager hub(hub_cfg), b(cfg_for(B)), c(cfg_for(C));
+    link_up(b, hub, false, 0.0);
+
+    // C calls while B's link is young: rejected as Edition 3 says.
+    c.request_link(A, false, 60.0);
+    deliver(c, hub, 60.0);
+    auto answer = hub.take_outgoing();
+    ASSERT_EQ(answer.size(), 1u);
+    EXPECT_EQ(answer[0].pdu.type, cpdu_type::physical_link_rejected);
+    EXPECT_EQ(hub.state(B), cas_link_state::up);
+    EXPECT_EQ(hub.counters().links_yielded, 0u);
+
+    // Past the bound: B's link is broken to make room and C is accepted.
+    c.request_link(A, false, 130.0); // (C's first request failed)
+    c.take_events();
+    c.take_outgoing();
+    hub.on_cpdu(C, make(cpdu_type::physical_link_request), 130.0);
+    auto out = hub.take_outgoing();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].peer, B);
+    EXPECT_EQ(out[0].pdu.type, cpdu_type::physical_link_break);
+    EXPECT_EQ(out[0].pdu.reason,
+              uint8_t(physical_link_break_reason::higher_priority_link_request_pending));
+    EXPECT_EQ(out[1].peer, C);
+    EXPECT_EQ(out[1].pdu.type, cpdu_type::physical_link_accepted);
+    EXPECT_EQ(hub.state(B), cas_link_state::breaking);
+    EXPECT_EQ(hub.state(C), cas_link_state::up);
+    EXPECT_EQ(hub.counters().links_yielded, 1u);
+}
+
+TEST(CasYield, OffByDefault)
+{
+    cas_link_manager hub(cfg_for(A)), b(cfg_for(B));
+    link_up(b, hub, false, 0.0);
+    hub.on_cpdu(C, make(cpdu_type::physical_link_request), 10000.0);
+    auto out = hub.take_outgoing();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].pdu.type, cpdu_type::physical_link_rejected);
+    EXPECT_EQ(hub.state(B), cas_link_state::up);
+}

@@ -208,3 +208,45 @@ TEST(NetworkScenario, BadNetworksAreRefusedInOneLine)
         EXPECT_EQ(m.find('\n'), std::string::npos);
     }
 }
+
+// Saturating hub and spoke: with the node's network policies (fairness bound on an
+// exchange, soft-link release for a waiting node) every flow gets some of the channel
+// within an hour; with them off, the first pairs to make a link keep it and the other
+// spokes deliver nothing.
+TEST(NetworkScenario, SaturatingHubAndSpokeStarvesNoFlowWithTheNetworkPolicies)
+{
+    network_scenario_config c = hub_spoke(4, 0);
+    c.duration_s = 3600;
+    const network_result r = run_network(c);
+    ASSERT_EQ(r.flows.size(), 6u);
+    for (const auto& f : r.flows) {
+        EXPECT_GT(f.bytes_delivered, 0u) << f.flow.from << " -> " << f.flow.to;
+        EXPECT_EQ(f.duplicates, 0u);
+    }
+    EXPECT_GT(r.worst_bulk_share, 0.0);
+
+    c.node_options = "channel_access.max_exchange_s=inf;cas.yield_link_after_s=inf";
+    const network_result off = run_network(c);
+    EXPECT_LT(off.jain_bulk, r.jain_bulk);
+}
+
+// The timeline: every burst, in start order, with its sender and the node most of its
+// bytes went to; together they are the transmissions the network counted.
+TEST(NetworkScenario, TimelineListsEveryBurst)
+{
+    const network_result r = run_network(hub_spoke(3, 5'000));
+    ASSERT_TRUE(r.completed);
+    ASSERT_EQ(r.timeline.size(), r.network.transmissions);
+    double last_start = 0;
+    size_t to_someone = 0;
+    for (const auto& b : r.timeline) {
+        EXPECT_GE(b.start_s, last_start);
+        EXPECT_GT(b.end_s, b.start_s);
+        EXPECT_LT(b.node, 3u);
+        EXPECT_NE(b.to, long(b.node));
+        EXPECT_GT(b.bytes, 0u);
+        last_start = b.start_s;
+        to_someone += b.to >= 0;
+    }
+    EXPECT_EQ(to_someone, r.timeline.size()); // unicast ARQ only
+}

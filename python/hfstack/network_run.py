@@ -78,6 +78,11 @@ def add_options(p):
     g.add_argument("--csv", metavar="FILE",
                    help="write the flow and node rows as CSV ('-' = stdout)")
     g.add_argument("--json", metavar="FILE", help="write everything as JSON ('-' = stdout)")
+    g.add_argument("--timeline", metavar="FILE",
+                   help="write every burst (node, start_s, end_s, to, bytes) as CSV "
+                        "('-' = stdout): who held the channel when")
+    g.add_argument("--plot", metavar="FILE.png",
+                   help="draw the timeline of who holds the channel (needs matplotlib)")
     g.add_argument("--quiet", action="store_true", help="no tables")
 
 
@@ -273,18 +278,51 @@ def summary(result):
     return {k: result[k] for k in SUMMARY_KEYS}
 
 
+def timeline_rows(result):
+    return [{"node": b["node"], "start_s": round(b["start_s"], 3),
+             "end_s": round(b["end_s"], 3), "to": b["to"], "bytes": b["bytes"]}
+            for b in result["timeline"]]
+
+
+def plot_timeline(result, nodes, path, title):
+    """One row per node, a bar for each burst it sent, coloured by its receiver."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(12, 1 + 0.35 * nodes))
+    colours = plt.get_cmap("tab20")
+    for b in result["timeline"]:
+        colour = "grey" if b["to"] is None else colours(b["to"] % 20)
+        ax.broken_barh([(b["start_s"], b["end_s"] - b["start_s"])], (b["node"] - 0.4, 0.8),
+                       facecolors=colour)
+    ax.set_yticks(range(nodes))
+    ax.set_ylim(-0.6, nodes - 0.4)
+    ax.invert_yaxis()
+    ax.set_xlabel("virtual time, s (colour: the node the burst went to)")
+    ax.set_ylabel("sending node")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def run(args):
     """Runs the network of args and writes its output; returns the exit status."""
     c = config_from(args)
     result = sim.run_network(c)
     flows, nodes = flow_rows(result), node_rows(result)
-    if not args.quiet and args.csv != "-" and args.json != "-":
+    if not args.quiet and "-" not in (args.csv, args.json, args.timeline):
         print(f"{c.nodes} nodes, {c.mode}, {len(c.flows)} flows, seed {c.seed}")
         print(tr.format_table(flows), end="")
         print(tr.format_table(nodes), end="")
         print(tr.format_table([summary(result)]), end="")
     if args.csv:
         tr.write_csv(flows + nodes, args.csv)
+    if args.timeline:
+        tr.write_csv(timeline_rows(result), args.timeline)
+    if args.plot:
+        plot_timeline(result, c.nodes, args.plot,
+                      f"{c.nodes} nodes, {c.mode}, seed {c.seed}: who holds the channel")
     if args.json:
         doc = {"config": {"nodes": c.nodes, "mode": c.mode, "seed": c.seed,
                           "duration_s": c.duration_s,

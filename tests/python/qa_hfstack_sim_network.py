@@ -76,6 +76,28 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
         self.assertEqual(flows[2]["kind"], "chat")
         self.assertGreater(sum(int(n["collisions"]) for n in nodes), 0)
 
+    def test_timeline_csv_and_plot(self):
+        with tempfile.TemporaryDirectory() as d:
+            png = os.path.join(d, "timeline.png")
+            r = run("--nodes", "3", "--bytes", "5k", "--duration", "86400",
+                    "--timeline", "-", "--plot", png)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        self.assertGreater(len(rows), 2)
+        starts = [float(row["start_s"]) for row in rows]
+        self.assertEqual(starts, sorted(starts))
+        for row in rows:
+            self.assertIn(int(row["node"]), (0, 1, 2))
+            self.assertIn(int(row["to"]), (0, 1, 2))  # unicast ARQ only
+            self.assertNotEqual(row["to"], row["node"])
+            self.assertGreater(float(row["end_s"]), float(row["start_s"]))
+        # The same run's JSON counts as many transmissions.
+        doc = json.loads(run("--nodes", "3", "--bytes", "5k", "--duration", "86400",
+                             "--json", "-").stdout)
+        self.assertEqual(doc["summary"]["transmissions"], len(rows))
+
     def test_bad_networks_are_refused_in_one_line(self):
         with tempfile.TemporaryDirectory() as d:
             def traffic(doc):

@@ -26,7 +26,8 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
       d_rng(cfg.seed),
       d_carrier_off_at(-inf),
       d_own_end(-inf),
-      d_hold_start(-inf)
+      d_hold_start(-inf),
+      d_busy_since(-inf)
 {
     auto finite_nonneg = [](double v) { return std::isfinite(v) && v >= 0.0; };
     if (!finite_nonneg(cfg.idle_holdoff_s))
@@ -40,6 +41,9 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
     if (cfg.backoff_min_s > cfg.backoff_max_s)
         throw std::invalid_argument(
             "carrier_sense_config: backoff_min_s > backoff_max_s");
+    if (!(cfg.max_exchange_s > 0.0) || !(cfg.contended_burst_s > 0.0))
+        throw std::invalid_argument(
+            "carrier_sense_config: max_exchange_s and contended_burst_s must be > 0");
     if (!(cfg.persistence > 0.0 && cfg.persistence <= 1.0))
         throw std::invalid_argument(
             "carrier_sense_config: persistence must be in (0, 1]");
@@ -87,6 +91,16 @@ double carrier_sense::draw_backoff()
     return total;
 }
 
+void carrier_sense::note_busy(double at)
+{
+    const double shortest_wait =
+        d_cfg.idle_holdoff_s + (d_cfg.mode == channel_access_mode::slotted
+                                    ? d_cfg.base_delay_s
+                                    : d_cfg.backoff_min_s);
+    if (d_busy_since == -inf || at - idle_since() >= shortest_wait)
+        d_busy_since = at;
+}
+
 double carrier_sense::idle_since() const { return std::max(d_carrier_off_at, d_own_end); }
 
 void carrier_sense::ensure_draw()
@@ -115,6 +129,7 @@ void carrier_sense::on_carrier(bool detected, double now)
         return;
     }
     const double start = start_time(); // the start pending until now, before the carrier
+    note_busy(now);
     d_carrier = true;
     if (!d_want || d_cfg.mode == channel_access_mode::none)
         return;
@@ -140,6 +155,8 @@ void carrier_sense::on_own_transmission(double start, double end)
         ++d_counters.channel_kept;
     else
         d_hold_start = start;
+    if (!d_carrier)
+        note_busy(start);
     d_own_end = std::max(d_own_end, std::max(start, end));
     d_want = false;
     d_have_draw = false;

@@ -68,6 +68,7 @@
 #define HFSTACK_KERNELS_DL_CARRIER_SENSE_H
 
 #include <cstdint>
+#include <limits>
 #include <random>
 
 namespace gr {
@@ -121,6 +122,19 @@ struct carrier_sense_config {
     // quiet_channel_s = 0 disables it.
     double quiet_channel_s = 300.0;
     double max_channel_hold_s = 900.0;
+
+    // Fairness bound on an ARQ exchange (both carrier-sensing modes; the engine applies
+    // it, see busy_since()): once the channel has been busy without a gap a contender
+    // could use for this long, a node owing an answer no longer answers at once but
+    // waits a normal back-off or slot, so stations that have been waiting for the
+    // channel get it. The engine applies it only while it knows of other stations
+    // (node_engine.h); +infinity: never (answers always go at once).
+    double max_exchange_s = std::numeric_limits<double>::infinity();
+    // The longest burst a node sends when it won the channel by contention on a network
+    // (the engine applies it, as max_exchange_s): a collision with a station that drew
+    // the same slot then costs this much air, not a whole maximum-length burst.
+    // +infinity: no limit.
+    double contended_burst_s = std::numeric_limits<double>::infinity();
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.
@@ -177,6 +191,11 @@ public:
     bool response_pending() const { return d_response_pending; }
     // Instant the channel last became idle (-inf if never busy).
     double idle_since() const;
+    // Start of the current busy period: the channel has been busy since then with no
+    // idle gap as long as the shortest wait of a contender (idle hold-off plus
+    // backoff_min_s, or base_delay_s when slotted), so no waiting station could start.
+    // -inf before the channel was ever busy.
+    double busy_since() const { return d_busy_since; }
     // The back-off of the current idle period (random_backoff; < 0 if none drawn).
     double current_backoff() const { return d_have_draw ? d_draw : -1.0; }
 
@@ -206,6 +225,8 @@ private:
     double d_draw_anchor = 0.0; // idle instant it counts from
     double d_resume = -1.0;     // unexpired back-off to resume (< 0: none)
     double d_hold_start;        // first of our current back-to-back bursts
+    double d_busy_since;        // see busy_since()
+    void note_busy(double at);  // the channel went busy at `at`
 };
 
 } // namespace dl

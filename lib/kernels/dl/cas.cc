@@ -137,6 +137,7 @@ void cas_link_manager::make_up(
     l.attempts = 0;
     l.pending_request = false;
     l.made_seq = ++d_seq;
+    l.made_at = now;
     l.deadline = now + (by_us ? d_cfg.idle_timeout : d_cfg.first_data_timeout);
     emit(cas_event_type::link_up,
          peer,
@@ -348,6 +349,9 @@ void cas_link_manager::handle_request(uint32_t peer,
         return;
     }
     // idle
+    if (!exclusive &&
+        refusal(peer, exclusive) == uint8_t(physical_link_reject_reason::unknown))
+        yield_oldest_link(peer, now);
     if (auto why = refusal(peer, exclusive)) {
         send(peer, cpdu_type::physical_link_rejected, false, *why);
         forget_if_idle(peer);
@@ -355,6 +359,26 @@ void cas_link_manager::handle_request(uint32_t peer,
     }
     send(peer, cpdu_type::physical_link_accepted);
     make_up(peer, l, exclusive, false, now);
+}
+
+void cas_link_manager::yield_oldest_link(uint32_t for_peer, double now)
+{
+    link* oldest = nullptr;
+    uint32_t oldest_peer = 0;
+    for (auto& [addr, l] : d_links)
+        if (addr != for_peer && l.st == cas_link_state::up && !l.exclusive &&
+            now - l.made_at >= d_cfg.yield_link_after_s &&
+            (!oldest || l.made_seq < oldest->made_seq)) {
+            oldest = &l;
+            oldest_peer = addr;
+        }
+    if (!oldest)
+        return;
+    d_counters.links_yielded++;
+    start_break(oldest_peer,
+                *oldest,
+                uint8_t(physical_link_break_reason::higher_priority_link_request_pending),
+                now);
 }
 
 void cas_link_manager::on_cpdu(uint32_t peer, const cpdu& c, double now)

@@ -38,7 +38,8 @@
  *      nonexclusive request, max_nonexclusive_links
  *        already up                                 -> REJECTED unknown (0) ((7); the
  *        annex has no "too many links" reason and footnote 3 leaves "link busy" to the
- *        Annex C WARNING; 0 is always valid)
+ *        Annex C WARNING; 0 is always valid); with yield_link_after_s, ACCEPTED when
+ *        a link of ours is that old: it is broken to make room
  *      nonexclusive request, the free slot is held
  *        by our own pending request to another node -> REJECTED higher-priority link
  *                                                      request pending (2)
@@ -138,6 +139,14 @@ struct cas_config {
     // Most nonexclusive links up (or being requested by us) at once (B.3 (4), step 2
     // (7)).
     unsigned max_nonexclusive_links = 1;
+    // Soft-link release for a waiting node: a nonexclusive REQUEST that the limit above
+    // would reject is ACCEPTED instead when one of our nonexclusive links has been up
+    // this long; that link is broken (reason higher-priority link request pending,
+    // B.3.1.5 reason 3) to make room. Several stations calling one node (a hub) then
+    // take turns instead of being rejected for as long as one link lasts. +infinity:
+    // rejected as Edition 3 describes (the default of this class; the node sets its
+    // own, node_engine.h).
+    double yield_link_after_s = std::numeric_limits<double>::infinity();
     // S5066-EP5 large windows: advertise Long Frame Sequence Numbers in every PHYSICAL
     // LINK REQUEST and use them on a link when the peer advertises them too (its
     // REQUEST, or its ACCEPTED of ours, has the bit). Off: Edition 3 C_PDUs bit for bit.
@@ -196,6 +205,8 @@ struct cas_counters {
     uint64_t link_failures = 0; // link_failed events
     uint64_t links_down = 0;    // link_down events
     uint64_t idle_timeouts = 0; // breaks started by idle / first-data timeout
+    uint64_t links_yielded = 0; // links broken to accept a waiting node (see
+                                // yield_link_after_s)
     uint64_t ignored = 0;       // C_PDUs that did not fit the state (stale answers)
 };
 
@@ -255,6 +266,7 @@ private:
         uint8_t break_reason = 0;
         double deadline = std::numeric_limits<double>::infinity();
         uint64_t made_seq = 0;        // order in which links came up
+        double made_at = 0;           // when it came up
         bool pending_request = false; // request_link() while breaking
         bool pending_exclusive = false;
         bool cancelling = false; // breaking after release() of a pending request
@@ -276,6 +288,9 @@ private:
     // breaking -> idle with link_down(cause); starts a remembered request.
     void finish_break(uint32_t peer, link& l, cas_cause cause, double now);
     void handle_request(uint32_t peer, bool exclusive, bool lfsn, double now);
+    // Breaks the longest-made nonexclusive link up for yield_link_after_s, if any, so
+    // for_peer's REQUEST can be accepted.
+    void yield_oldest_link(uint32_t for_peer, double now);
     void forget_if_idle(uint32_t peer);
 
     cas_config d_cfg;

@@ -122,6 +122,8 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "link_setups", double(c.link_setups) },
         { "link_failures", double(c.link_failures) },
         { "links_down", double(c.links_down) },
+        { "links_yielded", double(c.links_yielded) },
+        { "exchanges_yielded", double(c.exchanges_yielded) },
         { "clients_connected", double(c.clients_connected) },
         { "clients_accepted", double(c.clients_accepted) },
         { "updus_accepted", double(c.updus_accepted) },
@@ -460,6 +462,7 @@ node_counters node_engine::counters() const
     c.link_setups = d->cas.counters().link_setups;
     c.link_failures = d->cas.counters().link_failures;
     c.links_down = d->cas.counters().links_down;
+    c.links_yielded += d->cas.counters().links_yielded;
     c.clients_connected = d->clients.size();
     return c;
 }

@@ -93,7 +93,22 @@ struct node_config {
     size_t confirm_prefix_bytes = 16;
 
     // Channel access (Annex B). own_address and broadcast_only are taken from above.
-    cas_config cas;
+    // cas.yield_link_after_s (see cas.h) is 120 s here: a hub called by a waiting
+    // station gives up a link that has had two minutes; and a link of ours that has
+    // been up that long is released (reason higher-priority link request pending) when
+    // another node we have data for has waited as long. Neither happens on a channel
+    // with one peer.
+    cas_config cas = [] {
+        cas_config c;
+        c.yield_link_after_s = 120.0;
+        return c;
+    }();
+    // The node keeps to the rules of a network (channel_access.max_exchange_s and
+    // contended_burst_s, one link request at a time, answers that do not collide)
+    // while it has heard D_PDUs from two or more other nodes within this long, or has
+    // ARQ data queued for a node it has no link with while a second node has data or a
+    // link. A two-node link never does.
+    double network_memory_s = 3600.0;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking
@@ -168,9 +183,16 @@ struct node_config {
     double response_margin_s = 4.0;
     // Listen-before-transmit. Its seed (0 by default) is derived from the node address,
     // so nodes sharing a channel draw different back-offs.
+    // On a network (network_memory_s), from the hub-and-spoke measurements in
+    // docs/networks.md: an ARQ exchange that has held the channel for two minutes lets
+    // the stations waiting for it contend before it goes on (max_exchange_s), and a
+    // burst sent after a back-off lasts at most 20 s (contended_burst_s), so a
+    // collision of two stations that drew the same slot costs little.
     carrier_sense_config channel_access = [] {
         carrier_sense_config c;
         c.seed = 0;
+        c.max_exchange_s = 120.0;
+        c.contended_burst_s = 20.0;
         return c;
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.
@@ -309,6 +331,12 @@ struct node_counters {
     uint64_t link_setups = 0;
     uint64_t link_failures = 0;
     uint64_t links_down = 0;
+    // Links we released for another peer that had waited (cas.yield_link_after_s), or
+    // broke to accept a waiting node's request.
+    uint64_t links_yielded = 0;
+    // Answers that contended for the channel because the exchange had reached
+    // channel_access.max_exchange_s on a network.
+    uint64_t exchanges_yielded = 0;
     // Clients and U_PDUs.
     uint64_t clients_connected = 0; // connected now (a snapshot)
     uint64_t clients_accepted = 0;  // connections since the start

@@ -113,6 +113,10 @@ struct node_engine::impl {
         double link_requested_at = inf; // start of our current link request
         double waiting_since = inf;     // has had work without a link since then
         double made_way_at = -inf;      // its idle link was released for a waiting peer
+        double link_up_at = -inf;       // when the current link came up
+        // The burst we await an answer to went out past the fairness bound: the peer
+        // contends for the channel before answering, so the channel is not its alone.
+        bool answer_contends = false;
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
         // Idle link policy (done here rather than in cas_link_manager, which cannot tell
@@ -375,6 +379,16 @@ struct node_engine::impl {
     double receiving_until = -inf;
     // When the burst being received, or the last one, began to arrive (its first piece).
     double rx_burst_began = -inf;
+    // When we last heard a D_PDU from each node (its source address). Two or more
+    // heard within network_memory_s: we are on a network (heard_network).
+    std::map<uint32_t, double> stations_heard;
+    bool heard_network() const;
+    // The fairness bound made our owed answer contend: it keeps contending until it has
+    // gone out, even if another station's burst starts a new busy period meanwhile.
+    bool yielding = false;
+    // The transmission being built won the channel by contention (a back-off or slot
+    // wait), not as an answer owed at once.
+    bool contended = false;
 
     void on_burst(const uint8_t* data, size_t size, const burst_info& info);
     // A burst's SNR reports (whole and recent) from `p` to its rate policy (corrected for
@@ -438,6 +452,21 @@ struct node_engine::impl {
     // True when our next transmission continues an exchange the last burst belonged to:
     // it then goes right after the turnaround, without carrier-sense back-off.
     bool any_response_owed() const;
+    // Whether other stations may be waiting for the channel: two or more other nodes
+    // heard within network_memory_s, or ARQ data of ours queued for a node we have no
+    // link with while a second node has our data or a link.
+    bool network_in_use() const;
+    // On a network, a peer owes us an answer and its time has not run out: the channel
+    // is its turn, and a burst of ours to another node would collide with the answer.
+    bool channel_promised() const;
+    // The channel has been busy for channel_access.max_exchange_s by `at` and other
+    // stations may be waiting: answers contend for the channel like new exchanges.
+    bool exchange_bound_reached(double at) const;
+    // any_response_owed, unless the fairness bound says to contend.
+    bool answers_at_once() const;
+    // The longest a peer that owes us an answer may wait for the channel when the
+    // fairness bound makes it contend (its back-off or slot wait).
+    double contention_wait_max() const;
 
     void try_transmit();
 

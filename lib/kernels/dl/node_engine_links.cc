@@ -77,6 +77,7 @@ void node_engine::impl::process_cas_events()
         peer_state& p = peer(e.peer);
         switch (e.type) {
         case cas_event_type::link_up:
+            p.link_up_at = now;
             p.failed_links = 0;
             p.made_by_us = e.cause == cas_cause::made_by_us;
             p.last_activity = now;
@@ -288,17 +289,32 @@ void node_engine::impl::manage_links()
             live_wanted || (!suspect(addr) && cas.state(addr) == cas_link_state::idle &&
                             (it == peers.end() || now >= it->second->link_retry_at));
     }
-    // Links with nothing left to do make way for a live node that is waiting.
+    // The longest a live peer we have data for has waited for a link.
+    double longest_wait = 0;
+    for (uint32_t addr : wanted) {
+        auto it = peers.find(addr);
+        if (it != peers.end() && !suspect(addr) &&
+            cas.state(addr) == cas_link_state::idle)
+            longest_wait = std::max(longest_wait, now - it->second->waiting_since);
+    }
+    // Heard other stations (not only data queued for an absent one, which is what
+    // probes are for).
+    const bool network = heard_network();
+    // Links with nothing left to do make way for a live node that is waiting; and,
+    // past cas.yield_link_after_s, so does a link with work, for one that has waited
+    // as long (the fairness bound between the peers of one node).
     size_t busy = 0;
     bool probing = false;
     for (auto& [addr, p] : peers) {
         const auto st = cas.state(addr);
         if (st == cas_link_state::idle)
             continue;
-        // A request unanswered for a whole response timeout is a probe too.
+        // A request unanswered for a whole response timeout is a probe too; not on a
+        // network, where it was most often lost in a collision: a second request
+        // beside it could then be answered too, and both peers would answer at once.
         if (st == cas_link_state::requesting &&
             (p->failed_links > 0 ||
-             now - p->link_requested_at >= cfg.cas.response_timeout)) {
+             (!network && now - p->link_requested_at >= cfg.cas.response_timeout))) {
             cas.mark_probe(addr);
             probing = true;
             continue;
@@ -310,6 +326,15 @@ void node_engine::impl::manage_links()
             !has_link_work(addr) && live_wanted && !p->awaiting_response) {
             cas.release(addr, physical_link_break_reason::no_more_data, now);
             p->made_way_at = now;
+        } else if (st == cas_link_state::up && !cas.exclusive(addr) && live_wanted &&
+                   !p->awaiting_response &&
+                   now - p->link_up_at >= cfg.cas.yield_link_after_s &&
+                   longest_wait >= cfg.cas.yield_link_after_s) {
+            cas.release(addr,
+                        physical_link_break_reason::higher_priority_link_request_pending,
+                        now);
+            p->made_way_at = now;
+            counters.links_yielded += 1;
         }
     }
     // Live peers in the order they began waiting: a link released to make way for
@@ -335,6 +360,13 @@ void node_engine::impl::manage_links()
     std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
         return key(x) < key(y);
     });
+    size_t requesting = 0;
+    for (auto& [addr, p] : peers)
+        requesting += cas.state(addr) == cas_link_state::requesting;
+    // On a network, one link request at a time: peers that accept two requests of one
+    // burst would both answer it at once.
+    if (network && requesting > 0)
+        return;
     for (uint32_t addr : order) {
         if (addr == cfg.address || is_group(addr) ||
             cas.state(addr) != cas_link_state::idle)
@@ -344,7 +376,9 @@ void node_engine::impl::manage_links()
             continue;
         const bool probe = p.failed_links > 0;
         if (probe) {
-            if (probing)
+            // On a network a probe waits for the channel's links: one that is answered
+            // while another link is made would have two peers answering at once.
+            if (probing || (network && busy > 0))
                 continue;
             probing = true;
         } else {

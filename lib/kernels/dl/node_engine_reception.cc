@@ -414,10 +414,15 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         const dpdu& d = rf.frame;
         if (d.source == cfg.address)
             continue; // our own burst heard back
+        stations_heard[d.source] = now;
         if (!for_us(d.destination)) {
             counters.dpdus_not_for_us += 1;
             continue;
         }
+        // A waiting station got the channel and calls us: answer it at once (the
+        // answer decides whether our link makes way for it).
+        if (!link_up(d.source) && !cas.up_peers().empty())
+            yielding = false;
         counters.dpdus_received += 1;
         if (!rf.segment_ok)
             counters.segment_crc_errors += 1;

@@ -42,6 +42,20 @@ void node_engine::impl::service()
     if (const auto& h = hard.active(); h && h->state == hard_link_state::established)
         note_activity(h->peer, now);
     break_idle_links();
+    // A REQUEST still waiting for the channel is not unanswered yet: its answer is
+    // awaited from when it goes on the air (on a busy network that can be long after
+    // the link was asked for).
+    const auto not_sent_yet = [&](uint32_t addr) {
+        cas.request_on_air_until(addr, now);
+        auto it = peers.find(addr);
+        if (it != peers.end() && cas.state(addr) == cas_link_state::requesting)
+            it->second->link_requested_at = now;
+    };
+    for (auto& o : cas_out)
+        if (o.pdu.type == cpdu_type::physical_link_request)
+            not_sent_yet(o.peer);
+    for (auto& pd : expedited_pending)
+        not_sent_yet(pd.frame.destination);
     cas.on_timer(now);
     const uint64_t retries =
         cas.counters().request_retries + cas.counters().break_retries;
@@ -149,12 +163,14 @@ void node_engine::impl::compute_deadline()
             hold > now && cas.state(p->address) == cas_link_state::idle)
             d = std::min(d, hold);
     }
-    if (now != stalled_at && wants_to_transmit()) {
+    // While the channel is promised to a peer, its response deadline (above) is the
+    // next moment to try.
+    if (now != stalled_at && wants_to_transmit() && !channel_promised()) {
         if (now < busy_until())
             d = std::min(d, busy_until());
         else {
             double gate = turn_gate();
-            if (!any_response_owed())
+            if (!answers_at_once())
                 gate = std::max(gate, retry_not_before);
             const double cst = cs.transmit_time(now);
             d = std::min(d, std::max(gate, cst));

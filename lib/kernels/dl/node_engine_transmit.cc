@@ -10,6 +10,7 @@
 #include "node_engine_impl.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 namespace gr {
@@ -119,6 +120,7 @@ bool node_engine::impl::has_data_to_send() const
 
 bool node_engine::impl::any_response_owed() const
 {
+    const bool network = network_in_use();
     for (auto& [addr, p] : peers) {
         if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
@@ -126,18 +128,79 @@ bool node_engine::impl::any_response_owed() const
         if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
             return true;
         // The first repeat after a lost answer continues the exchange; it does not
-        // contend for the channel as a new one would (check_response_timeouts).
+        // contend for the channel as a new one would (check_response_timeouts). On a
+        // network it does: the answer most often did not come because the peer was
+        // busy with another node, and the other waiting nodes would repeat at once too.
         if (p->consecutive_timeouts == 1 && !p->awaiting_response && link_up(addr) &&
-            has_link_work(addr))
+            has_link_work(addr) && !network)
             return true;
     }
     // Answers to the peer's CAS C_PDUs go at once; our own requests and breaks are
-    // new exchanges.
+    // new exchanges. On a network a BREAK CONFIRM contends too: the node that broke
+    // the link has usually turned to another, whose answer would collide with it.
     for (auto& o : cas_out)
         if (o.pdu.type != cpdu_type::physical_link_request &&
-            o.pdu.type != cpdu_type::physical_link_break)
+            o.pdu.type != cpdu_type::physical_link_break &&
+            !(network && o.pdu.type == cpdu_type::physical_link_break_confirm))
             return true;
     return false;
+}
+
+bool node_engine::impl::heard_network() const
+{
+    size_t heard = 0;
+    for (auto& [addr, t] : stations_heard)
+        heard += now - t <= cfg.network_memory_s;
+    return heard >= 2;
+}
+
+bool node_engine::impl::network_in_use() const
+{
+    if (heard_network())
+        return true;
+    // Data for a node without a link, while another node has our data or a link:
+    // two peers want the channel through us (one peer alone is a two-node link).
+    bool waiting = false;
+    std::set<uint32_t> involved;
+    for (auto& [addr, n] : arq_queued_by_peer) {
+        involved.insert(addr);
+        waiting = waiting || cas.state(addr) != cas_link_state::up;
+    }
+    for (uint32_t addr : cas.up_peers())
+        involved.insert(addr);
+    return waiting && involved.size() >= 2;
+}
+
+bool node_engine::impl::channel_promised() const
+{
+    if (!network_in_use())
+        return false;
+    for (auto& [addr, p] : peers)
+        if (p->awaiting_response && !p->answer_contends && now < p->response_deadline)
+            return true;
+    return false;
+}
+
+bool node_engine::impl::exchange_bound_reached(double at) const
+{
+    const double bound = cfg.channel_access.max_exchange_s;
+    return std::isfinite(bound) && cs.busy_since() != -inf &&
+           at - cs.busy_since() >= bound && network_in_use();
+}
+
+bool node_engine::impl::answers_at_once() const
+{
+    return any_response_owed() && !yielding && !exchange_bound_reached(now);
+}
+
+double node_engine::impl::contention_wait_max() const
+{
+    const auto& ca = cfg.channel_access;
+    // A slotted peer's slot number is not known here: up to 16 slots are allowed for.
+    const double wait = ca.mode == channel_access_mode::slotted
+                            ? ca.base_delay_s + 16 * ca.slot_length_s
+                            : ca.backoff_max_s;
+    return ca.idle_holdoff_s + wait;
 }
 
 void node_engine::impl::try_transmit()
@@ -148,18 +211,27 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
-    cs.set_response_pending(any_response_owed());
+    if (!yielding && any_response_owed() && exchange_bound_reached(now))
+        yielding = true;
+    const bool at_once = answers_at_once();
+    cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
     if (now < turn_gate() || !cs.may_transmit(now))
         return;
-    if (now < retry_not_before && !any_response_owed())
+    if (now < retry_not_before && !at_once)
         return;
+    if (channel_promised())
+        return;
+    contended = !at_once && cfg.channel_access.mode != channel_access_mode::none;
     node_transmission t = build_transmission();
     if (t.burst.empty()) {
         stalled_at = now;
         cs.cancel();
         return;
     }
+    if (yielding)
+        counters.exchanges_yielded += 1;
+    yielding = false;
     cs.on_own_transmission(now, now + t.air_time_s);
     cs.set_response_pending(false);
     transmitting_until = now + t.air_time_s;
@@ -409,8 +481,13 @@ node_transmission node_engine::impl::build_transmission()
         cfg.answer_mode && less_robust(mode, *cfg.answer_mode) &&
         cfg.rate_change.supported.count(*cfg.answer_mode) && !has_data_to_send())
         mode = *cfg.answer_mode;
-    burst_builder b(
-        timing(mode), std::min(cfg.max_transmission_s, max_eot_seconds), cfg.address);
+    double longest = std::min(cfg.max_transmission_s, max_eot_seconds);
+    // A burst that won the channel by contention on a network may collide with another
+    // station that drew the same back-off slot: keep it short, so a collision costs
+    // little; the exchange it opens then sends long bursts, answered at once.
+    if (contended && network_in_use())
+        longest = std::min(longest, cfg.channel_access.contended_burst_s);
+    burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
     std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;
     for (auto& [addr, pp] : peers)
@@ -543,10 +620,14 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t a : connection)
         note_activity(a, now + t.air_time_s); // the link is busy until the end
-    // Answers are awaited from the end of this burst.
+    // Answers are awaited from the end of this burst; past the fairness bound the peer
+    // may have to wait its turn for the channel first.
+    const double contention =
+        exchange_bound_reached(now + t.air_time_s) ? contention_wait_max() : 0.0;
     for (peer_state* p : b.answer_expected) {
         p->awaiting_response = true;
-        p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy());
+        p->answer_contends = contention > 0;
+        p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy()) + contention;
         p->asked.transmission = counters.transmissions + 1; // try_transmit counts it
         p->asked.until = now + t.air_time_s;
         std::tie(p->asked.regular_before, p->asked.expedited_before) = serials_before[p];

@@ -307,6 +307,14 @@ const std::vector<option_entry>& table()
                 cas.max_nonexclusive_links,
                 64,
                 "links up at once"),
+        HF_DOUBLE("cas.yield_link_after_s",
+                  cas.yield_link_after_s,
+                  "a link up this long gives way to a node that has waited as long or "
+                  "calls us, s (inf: never)"),
+        HF_DOUBLE("network_memory_s",
+                  network_memory_s,
+                  "after hearing a third station, keep a network's fairness rules "
+                  "this long, s"),
         HF_DOUBLE("link_retry_s",
                   link_retry_s,
                   "wait after a failed link before asking again, s (doubled per failure "
@@ -410,6 +418,14 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.max_channel_hold_s",
                   channel_access.max_channel_hold_s,
                   "longest run of back-to-back bursts on a quiet channel, s"),
+        HF_DOUBLE("channel_access.max_exchange_s",
+                  channel_access.max_exchange_s,
+                  "on a network, an exchange busy this long lets waiting stations "
+                  "contend, s (inf: never)"),
+        HF_DOUBLE("channel_access.contended_burst_s",
+                  channel_access.contended_burst_s,
+                  "on a network, the longest burst sent after a back-off, s (inf: no "
+                  "limit)"),
         HF_UINT("channel_access.slot_number",
                 channel_access.slot_number,
                 1000,

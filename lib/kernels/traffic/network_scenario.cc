@@ -46,6 +46,26 @@ scenario_config node_settings(const network_scenario_config& c)
     return s;
 }
 
+// The node most of a burst's bytes went to; -1 for the broadcast address, a group or
+// another node outside the run.
+long burst_destination(const dl::node_transmission& t, size_t nodes)
+{
+    std::vector<size_t> bytes_to(nodes, 0);
+    size_t at = 0;
+    for (size_t size : t.dpdu_sizes) {
+        if (at + size > t.burst.size())
+            break;
+        auto d = dl::decode_dpdu(t.burst.data() + at, size);
+        const uint32_t dest = d.value.destination;
+        if ((d.ok() || d.error == dl::decode_error::segment_crc) && dest >= 1 &&
+            dest <= nodes)
+            bytes_to[dest - 1] += size;
+        at += size;
+    }
+    const auto most = std::max_element(bytes_to.begin(), bytes_to.end());
+    return most == bytes_to.end() || *most == 0 ? -1 : long(most - bytes_to.begin());
+}
+
 double percentile(std::vector<double> v, double p)
 {
     if (v.empty())
@@ -254,10 +274,13 @@ network_result run_network(const network_scenario_config& c)
 
     // Channel occupancy: the union of on-air intervals (they start in time order).
     double on_air = 0, on_air_until = 0;
-    net.on_transmission([&](size_t, const dl::node_transmission& t) {
+    std::vector<network_burst> timeline;
+    net.on_transmission([&](size_t node, const dl::node_transmission& t) {
         const double start = net.now() + c.radio.key_up_s, end = start + t.air_time_s;
         on_air += std::max(0.0, end - std::max(start, on_air_until));
         on_air_until = std::max(on_air_until, end);
+        timeline.push_back(
+            { node, start, end, burst_destination(t, c.nodes), t.burst.size() });
     });
 
     std::vector<flow_state> flows(c.flows.size());
@@ -534,6 +557,7 @@ network_result run_network(const network_scenario_config& c)
         res.nodes.push_back(n);
     }
     res.network = net.stats();
+    res.timeline = std::move(timeline);
     res.aggregate_bps = t > 0 ? double(all_bytes) * 8 / t : 0;
     res.occupancy = t > 0 ? std::min(on_air, t) / t : 0;
     res.jain_bulk = jain_index(bulk_bps);

@@ -134,6 +134,16 @@ struct network_node_result {
     double occupancy = 0; // this node's air time / run time
 };
 
+// One burst on the air: who sent it, when, and to whom most of its bytes went (node
+// index; -1 when they went to the broadcast or a group address). The timeline of who
+// holds the channel.
+struct network_burst {
+    size_t node = 0;
+    double start_s = 0, end_s = 0;
+    long to = -1;
+    size_t bytes = 0;
+};
+
 struct network_result {
     double nominal_bps = 0;
     double end_time_s = 0;
@@ -141,10 +151,11 @@ struct network_result {
     std::vector<network_flow_result> flows;
     std::vector<network_node_result> nodes;
     network_stats network;
-    double aggregate_bps = 0;    // all flows' delivered bytes x 8 / run time
-    double occupancy = 0;        // time some node was on the air / run time
-    double jain_bulk = 1;        // over the bulk flows' throughputs
-    double worst_bulk_share = 0; // the least bulk throughput / the bulk aggregate
+    double aggregate_bps = 0;            // all flows' delivered bytes x 8 / run time
+    double occupancy = 0;                // time some node was on the air / run time
+    double jain_bulk = 1;                // over the bulk flows' throughputs
+    double worst_bulk_share = 0;         // the least bulk throughput / the bulk aggregate
+    std::vector<network_burst> timeline; // every burst, in start order
 };
 
 // Throws std::invalid_argument (see validate()).

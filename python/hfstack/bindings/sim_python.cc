@@ -140,6 +140,17 @@ py::dict network_result_dict(const network_result& r)
         nodes.append(e);
     }
     d["nodes"] = nodes;
+    py::list timeline;
+    for (const auto& b : r.timeline) {
+        py::dict e;
+        e["node"] = b.node;
+        e["start_s"] = b.start_s;
+        e["end_s"] = b.end_s;
+        e["to"] = b.to >= 0 ? py::object(py::int_(b.to)) : py::object(py::none());
+        e["bytes"] = b.bytes;
+        timeline.append(e);
+    }
+    d["timeline"] = timeline;
     return d;
 }
 

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Hub and spoke on one channel, measured against the targets of docs/networks.md.
+
+Runs `hfstack-sim network --preset hub-spoke` (saturating bulk both ways on every spoke)
+for every mode x channel x node count, in virtual time, and prints per run the aggregate
+throughput, its share of the two-node figure of the same mode and channel, the Jain
+index of the bulk flows, the worst flow's share against 1/(2N), the flows that delivered
+nothing and the collisions. --node-option compares another channel-access setting with
+the defaults (the same names as hfstack-node).
+
+    bench/network_table.py [--modes 2400S,9600S] [--channels clear,moderate:20]
+        [--nodes 2,4,8,16] [--duration 3600] [--seed 1] [--node-option NAME=VALUE ...]
+        [--json FILE]
+
+Each run takes seconds (N = 16 at 9600S with fading about half a minute).
+"""
+import argparse
+import json
+import sys
+
+from gnuradio.hfstack import network_run, sim
+
+
+def run_one(mode, channel, nodes, args):
+    c = sim.network_scenario_config()
+    c.nodes = nodes
+    c.mode = mode
+    c.duration_s = args.duration
+    c.seed = args.seed
+    c.node_options = ";".join(args.node_option)
+    if channel != "clear":
+        profile, snr = channel.split(":")
+        c.channel = network_run.channel(float(snr), profile)
+    c.flows = sim.network_preset("hub-spoke", nodes, 0, 10)
+    sim.validate_network(c)
+    r = sim.run_network(c)
+    bulk = [f for f in r["flows"] if f["kind"] == "bulk"]
+    return {"mode": mode, "channel": channel, "nodes": nodes,
+            "aggregate_bps": round(r["aggregate_bps"]),
+            "jain": round(r["jain_bulk"], 3),
+            "worst_share": round(r["worst_bulk_share"], 4),
+            "worst_target": round(1 / (2 * nodes), 4),
+            "starved": sum(1 for f in bulk if f["bytes_delivered"] == 0),
+            "flows": len(bulk), "collisions": r["collisions"]}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--modes", default="2400S,9600S")
+    p.add_argument("--channels", default="clear,moderate:20",
+                   help="clear, or PROFILE:SNR (e.g. moderate:20)")
+    p.add_argument("--nodes", default="2,4,8,16")
+    p.add_argument("--duration", type=float, default=3600)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--json", metavar="FILE")
+    args = p.parse_args(argv)
+    counts = sorted({int(n) for n in args.nodes.split(",")} | {2})
+    rows = []
+    print("mode   channel      N  aggregate  vs N=2   Jain  worst/target  starved  "
+          "collisions")
+    for mode in args.modes.split(","):
+        for channel in args.channels.split(","):
+            two = None
+            for n in counts:
+                row = run_one(mode, channel, n, args)
+                if n == 2:
+                    two = row["aggregate_bps"]
+                row["vs_two_node"] = round(row["aggregate_bps"] / two, 3) if two else None
+                rows.append(row)
+                print(f"{mode:6} {channel:11} {n:2} {row['aggregate_bps']:10} "
+                      f"{100 * (row['vs_two_node'] or 0):6.1f} % {row['jain']:6.3f} "
+                      f"{row['worst_share']:6.4f}/{row['worst_target']:.4f} "
+                      f"{row['starved']:3} of {row['flows']:2} {row['collisions']:8}")
+                sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"node_options": args.node_option, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -139,6 +139,13 @@ def parse_args(argv):
                     "TPROXY to --pep-transparent (with its policy route: fwmark 0x5067 "
                     "lookup table 5066, local default dev lo); UDP/443 rejected (repeatable; "
                     "needs root)")
+    ham = p.add_argument_group("host interfaces of amateur radio programs, beside this node "
+                               "(SIS clients of it; docs/kiss.md)")
+    ham.add_argument("--kiss", nargs="?", const="127.0.0.1:8001", metavar="[HOST:]PORT",
+                     help="KISS over TCP for KISS clients (kissutil, APRS and AX.25 software), "
+                     "as hfstack-kiss does (default 127.0.0.1:8001)")
+    ham.add_argument("--kiss-route", action="append", default=[], metavar="ROUTE",
+                     help="with --kiss: as hfstack-kiss --route (repeatable)")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -176,6 +183,7 @@ def parse_args(argv):
                    help="loopback radios: set both channels' SNR to DB once the data transfer "
                    "has run SECONDS (protocol time; e.g. 0:25,400:12,800:25)")
     a = p.parse_args(argv)
+    parse_host_interfaces(a)
     a.snr_steps = cli.parse_snr_steps(a.snr_steps) if a.snr_steps else []
     if a.snr_steps and not a.demo:
         raise config_error("--snr-steps needs --demo")
@@ -190,6 +198,44 @@ def parse_args(argv):
     if a.demo and a.pings < 0:
         raise config_error("--pings must be 0 or more")
     return a
+
+
+def parse_host_interfaces(a):
+    """--kiss checked as hfstack-kiss checks its options (config_error otherwise)."""
+    from .kiss import parse_routes
+    from ..cli import usage_error
+    from ..pep.endpoint import parse_endpoint, proxy_error
+    a.kiss_endpoint = a.kiss_routes = None
+    if a.kiss_route and a.kiss is None:
+        raise config_error("--kiss-route needs --kiss")
+    if a.kiss is None:
+        return
+    spec = a.kiss if ":" in a.kiss else "127.0.0.1:" + a.kiss
+    try:
+        a.kiss_endpoint = parse_endpoint(spec, "--kiss")
+        a.kiss_routes = parse_routes(a.kiss_route)
+    except (usage_error, proxy_error) as e:
+        raise config_error(str(e))
+
+
+def start_host_interfaces(a, s, stations, stop):
+    """The KISS gateway (--kiss) in a thread of its own, a SIS client of the first
+    node's server; its listener opens here, so a busy port fails before the node runs.
+    The threads, joined by the caller after `stop`."""
+    if a.kiss_endpoint is None:
+        return []
+    from .kiss import kiss_app
+    sis = (s["sis_address"] if s["sis_address"] not in ("", "0.0.0.0") else "127.0.0.1",
+           stations[0].server.port())
+    try:
+        app = kiss_app(sis, a.kiss_endpoint, a.kiss_routes, retry=1.0)
+    except OSError as e:
+        raise resource_error(f"KISS port {a.kiss}: {e.strerror or e}")
+    app.stop = stop
+    log.info("node %s: KISS on %s:%d", stations[0].address, *app.address)
+    thread = threading.Thread(target=app.run, name="kiss", daemon=True)
+    thread.start()
+    return [thread]
 
 
 class station(station_base):
@@ -473,7 +519,10 @@ def main(argv=None):
     except RuntimeError as e:
         return refuse(" ".join(str(e).split()), 1)
     out = None
+    host_threads = []
     try:
+        if not a.demo:
+            host_threads = start_host_interfaces(a, s, stations, stop)
         if a.demo:
             run = lambda: demo(a, s, stations, stop)  # noqa: E731
         else:
@@ -490,6 +539,9 @@ def main(argv=None):
         print(f"{PROG}: demo interrupted", file=sys.stderr)
         return 130
     finally:
+        stop.set()
+        for thread in host_threads:
+            thread.join()
         tb.stop()
         tb.wait()
         if out is not None:  # the final figures

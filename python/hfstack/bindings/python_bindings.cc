@@ -38,6 +38,8 @@ void bind_sim(py::module& m);
 void bind_net(py::module& m);
 // The XMPP bridge's kernel for hfstack-xmpp, hand-written, in hfstack.net too.
 void bind_xmpp(py::module& m);
+// The KISS gateway and the ARDOP host interface, hand-written, in hfstack.net too.
+void bind_hamradio(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -64,6 +66,7 @@ PYBIND11_MODULE(hfstack_python, m)
     py::module net = m.def_submodule("net", "HF-PEP over SLEP: the protocol kernel");
     bind_net(net);
     bind_xmpp(net);
+    bind_hamradio(net);
 
     /**************************************/
     // The following comment block is used for

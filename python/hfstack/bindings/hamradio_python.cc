@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include "dl_bytes.h"
+#include "net/ardop.h"
 #include "net/kiss.h"
 
 namespace py = pybind11;
@@ -162,6 +163,122 @@ void bind_hamradio(py::module& m)
             d["garbage_bytes"] = c.garbage_bytes;
             d["bad_escapes"] = c.bad_escapes;
             d["oversize"] = c.oversize;
+            return d;
+        });
+
+    py::class_<ardop_tnc>(
+        m,
+        "ardop_tnc",
+        "The ARDOP-compatible host interface over SLEP (net/ardop.h): host bytes in, "
+        "SIS and host bytes out")
+        .def(py::init([](const std::map<std::string, uint32_t>& stations,
+                         uint8_t sap,
+                         uint8_t address,
+                         uint32_t incarnation,
+                         uint32_t fec_destination,
+                         double connect_timeout_s,
+                         double disconnect_timeout_s,
+                         double data_frame_timeout_s,
+                         double disconnected_delay_s,
+                         double retry_s) {
+                 ardop_config c;
+                 c.stations = stations;
+                 c.slep.sap = sap;
+                 c.slep.incarnation = incarnation ? incarnation : 1;
+                 c.slep.retry_s = retry_s;
+                 c.address = address;
+                 c.fec_destination = fec_destination;
+                 c.connect_timeout_s = connect_timeout_s;
+                 c.disconnect_timeout_s = disconnect_timeout_s;
+                 c.data_frame_timeout_s = data_frame_timeout_s;
+                 c.disconnected_delay_s = disconnected_delay_s;
+                 try {
+                     return std::make_unique<ardop_tnc>(c);
+                 } catch (const std::invalid_argument& e) {
+                     throw py::value_error(e.what());
+                 }
+             }),
+             py::arg("stations"),
+             py::arg("sap") = 13,
+             py::arg("address") = 8,
+             py::arg("incarnation") = 1,
+             py::arg("fec_destination") = 0x1FFFFFFF,
+             py::arg("connect_timeout_s") = 120.0,
+             py::arg("disconnect_timeout_s") = 60.0,
+             py::arg("data_frame_timeout_s") = 10.0,
+             py::arg("disconnected_delay_s") = 1.0,
+             py::arg("retry_s") = 15.0,
+             "stations: {callsign: node address}")
+        .def("start", &ardop_tnc::start, py::arg("now"))
+        .def("on_disconnected", &ardop_tnc::on_disconnected, py::arg("now"))
+        .def("on_sis", &ardop_tnc::on_sis, py::arg("primitive"), py::arg("now"))
+        .def("on_timer", &ardop_tnc::on_timer, py::arg("now"))
+        .def("next_deadline", &ardop_tnc::next_deadline)
+        .def(
+            "on_command_bytes",
+            [](ardop_tnc& t, const py::object& data, double now) {
+                const auto b = to_bytes(data);
+                t.on_command_bytes(b.data(), b.size(), now);
+            },
+            py::arg("data"),
+            py::arg("now"))
+        .def(
+            "on_data_bytes",
+            [](ardop_tnc& t, const py::object& data, double now) {
+                const auto b = to_bytes(data);
+                t.on_data_bytes(b.data(), b.size(), now);
+            },
+            py::arg("data"),
+            py::arg("now"))
+        .def("on_host_closed", &ardop_tnc::on_host_closed, py::arg("now"))
+        .def(
+            "take_actions",
+            [](ardop_tnc& t) {
+                auto a = t.take_actions();
+                py::list frames;
+                for (const auto& p : a.to_sis)
+                    frames.append(encoded(p));
+                return py::make_tuple(
+                    frames, py::bytes(a.to_command), to_py(a.to_data), a.notices);
+            },
+            "(SIS frames, command bytes, data bytes, notices)")
+        .def_property_readonly("bound", &ardop_tnc::bound)
+        .def_property_readonly("pending", &ardop_tnc::pending)
+        .def_property_readonly("state",
+                               [](const ardop_tnc& t) {
+                                   static const char* names[] = {
+                                       "disc", "connecting", "connected", "disconnecting"
+                                   };
+                                   return std::string(names[int(t.state())]);
+                               })
+        .def_static("normalize_call",
+                    [](const std::string& text) -> py::object {
+                        const auto c = ardop_tnc::normalize_call(text);
+                        if (!c)
+                            return py::none();
+                        return py::str(*c);
+                    })
+        .def("counters", [](const ardop_tnc& t) {
+            const auto& c = t.counters();
+            const auto& s = t.transport().counters();
+            py::dict d;
+            d["commands"] = c.commands;
+            d["faults"] = c.faults;
+            d["sessions_called"] = c.sessions_called;
+            d["sessions_answered"] = c.sessions_answered;
+            d["sessions_refused"] = c.sessions_refused;
+            d["sessions_failed"] = c.sessions_failed;
+            d["sessions_aborted"] = c.sessions_aborted;
+            d["bytes_from_host"] = c.bytes_from_host;
+            d["bytes_to_host"] = c.bytes_to_host;
+            d["fec_frames_sent"] = c.fec_frames_sent;
+            d["fec_frames_received"] = c.fec_frames_received;
+            d["bad_requests"] = c.bad_requests;
+            d["slep_bytes_sent"] = s.bytes_sent;
+            d["slep_bytes_received"] = s.bytes_received;
+            d["slep_retransmissions"] = s.retransmissions;
+            d["slep_rejections"] = s.rejections;
+            d["slep_peer_restarts"] = s.peer_restarts;
             return d;
         });
 }

@@ -241,3 +241,25 @@ TEST(ardop, bad_data_frames_fault_and_the_session_goes_on)
     EXPECT_EQ(p.a->state(), ardop_state::connected);
     EXPECT_TRUE(p.host_a.said("FAULT empty data frame"));
 }
+
+TEST(ardop, fec_frames_go_out_as_broadcast_and_come_in_tagged)
+{
+    tnc_pair p;
+    p.setup();
+    p.command(*p.a, "PROTOCOLMODE FEC");
+    p.command(*p.b, "PROTOCOLMODE FEC");
+    p.command(*p.a, "FECSEND TRUE");
+    const bytes frame = pattern(300, 5);
+    p.write(*p.a, frame);
+    p.settle(p.now + 10);
+    EXPECT_EQ(p.host_b.data, frame);
+    ASSERT_EQ(p.host_b.tags, std::vector<std::string>{ "FEC" });
+    EXPECT_EQ(p.a->counters().fec_frames_sent, 1u);
+    // Outside FEC mode broadcast frames are not handed over, and ARQCALL is refused in it.
+    p.command(*p.b, "PROTOCOLMODE ARQ");
+    p.write(*p.a, frame);
+    p.command(*p.a, "ARQCALL BBB1 5");
+    p.settle(p.now + 10);
+    EXPECT_EQ(p.host_b.tags.size(), 1u);
+    EXPECT_TRUE(p.host_a.said("FAULT ARQCALL in PROTOCOLMODE FEC"));
+}

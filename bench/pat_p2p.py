@@ -62,11 +62,12 @@ def accepts(port):
         return False
 
 
-def wait_for(what, condition, seconds):
+def wait_for(what, condition, seconds, log=None):
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
-            raise SystemExit(f"pat_p2p: {what} not within {seconds} s")
+            said = open(log, errors="replace").read()[-2000:] if log else ""
+            raise SystemExit(f"pat_p2p: {what} not within {seconds} s\n{said}")
         time.sleep(0.1)
 
 
@@ -117,7 +118,8 @@ def run_once(a, d, n, rng):
             procs.append(subprocess.Popen(pat_args(d, "BBB1", "--listen", "ardop", "http"),
                                           stdout=out, stderr=subprocess.STDOUT,
                                           env=dict(os.environ, ARDOP_DEBUG="1")))
-        wait_for("Pat B listening", lambda: "LISTEN now TRUE" in open(listen_log).read(), 60)
+        wait_for("Pat B listening", lambda: "LISTEN now TRUE" in open(listen_log).read(), 60,
+                 listen_log)
         start = time.monotonic()
         r = subprocess.run(pat_args(d, "AAA1", "connect", "ardop:///BBB1"),
                            capture_output=True, text=True, timeout=a.timeout)

@@ -255,7 +255,8 @@ TEST(ardop, fec_frames_go_out_as_broadcast_and_come_in_tagged)
     EXPECT_EQ(p.host_b.data, frame);
     ASSERT_EQ(p.host_b.tags, std::vector<std::string>{ "FEC" });
     EXPECT_EQ(p.a->counters().fec_frames_sent, 1u);
-    // Outside FEC mode broadcast frames are not handed over, and ARQCALL is refused in it.
+    // Outside FEC mode broadcast frames are not handed over, and ARQCALL is refused in
+    // it.
     p.command(*p.b, "PROTOCOLMODE ARQ");
     p.write(*p.a, frame);
     p.command(*p.a, "ARQCALL BBB1 5");

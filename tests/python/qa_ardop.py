@@ -23,7 +23,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import unittest
 
 from gnuradio import gr_unittest

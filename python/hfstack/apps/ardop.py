@@ -20,6 +20,7 @@ import json
 import logging
 import selectors
 import signal
+import socket
 import sys
 import threading
 import time
@@ -142,8 +143,10 @@ class ardop_app:
             sock, peer = listener.accept()
         except OSError:
             return
+        if self.host[which] is not None and self.gone(self.host[which]):
+            self.host_closed(time.monotonic())  # it left; its end is not read yet
         if self.host[which] is not None:
-            # An ARDOP TNC serves one host: a second one is told so and closed.
+            # An ARDOP TNC serves one host: a second one is closed.
             self.counters["hosts_refused"] += 1
             log.warning("a second host on the %s port (%s:%d) refused", which, *peer[:2])
             sock.close()
@@ -152,6 +155,16 @@ class ardop_app:
         self.sel.register(sock, selectors.EVENT_READ, which)
         self.counters["hosts_accepted"] += 1
         log.info("host %s connection from %s:%d", which, *peer[:2])
+
+    @staticmethod
+    def gone(conn):
+        """Whether the peer of this connection has closed it."""
+        try:
+            return conn.sock.recv(1, socket.MSG_PEEK) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
 
     def host_closed(self, now):
         """Either host connection closed: both go, the session with them."""

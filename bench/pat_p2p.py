@@ -40,12 +40,16 @@ WORDS = ("position report weather wind north south east west visibility sea stat
 
 
 def free_port(pair=False):
+    """A free port; with `pair`, one whose next is free too and whose last digit is not
+    9 (Pat finds the data port by adding one to the address's last character)."""
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         if not pair:
             return port
+        if port % 10 == 9:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port + 1))

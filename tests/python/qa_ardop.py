@@ -140,18 +140,22 @@ class plain_host:
 @unittest.skipUnless(PAT, "needs Debian's pat (make deps installs it)")
 class qa_ardop(two_stations):
 
+    def command_port(self):
+        """A free port whose next one is free too and whose last digit is not 9: Pat
+        finds the data port by adding one to the last character of the address."""
+        while True:
+            port = free_port()
+            if port % 10 != 9 and self.port_free(port + 1):
+                return port
+
     def start_stations(self):
         """Node A with hfstack-ardop beside it, node B with the interface inside;
         the two command ports (each data port is the next)."""
-        port_b = free_port()
-        while not self.port_free(port_b + 1):
-            port_b = free_port()
+        port_b = self.command_port()
         self.start_node(2, 1, extra=["--ardop", str(port_b), "--ardop-station", "AAA1=0.0.0.1"])
         wait_for("hfstack-node --ardop", lambda: accepts(port_b), START_S)
         sis_a = self.start_node(1, 2)
-        port_a = free_port()
-        while not self.port_free(port_a + 1):
-            port_a = free_port()
+        port_a = self.command_port()
         log = os.path.join(self.tmp, "ardop-a.log")
         p = self.spawn([*ARDOP, "--server", f"127.0.0.1:{sis_a}", "--listen",
                         f"127.0.0.1:{port_a}", "--station", "BBB1=0.0.0.2", "--retry", "1",

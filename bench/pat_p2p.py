@@ -14,9 +14,13 @@ start to end, in protocol seconds: real seconds x --time-scale; Pat's own work i
 scaled too, so time scale 1 gives figures to quote), the message's size as Pat
 proposed it (plain and compressed) and the payload rate in bytes per minute, beside
 ARDOP's published ARQ rates (about 310 to 12,072 bytes per minute across its 200-2000
-Hz modes, ARDOP specification). One line per run and a JSON list at the end. Usage:
+Hz modes, ARDOP specification). With --outage-at S the air between the two nodes
+(ZeroMQ, relayed by this script) carries nothing from S protocol seconds after Pat's
+connect for --outage-s seconds, both ways: the session should ride it out. One line
+per run and a JSON list at the end. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/pat_p2p.py \\
         [--mode 2400S] [--bytes 10000] [--runs 1] [--time-scale 1] [--profile ""]
+        [--outage-at 20 --outage-s 30]
 """
 
 import argparse
@@ -29,6 +33,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
@@ -75,6 +80,48 @@ def wait_for(what, condition, seconds, log=None):
         time.sleep(0.1)
 
 
+class air_relay:
+    """Forwards each node's published air to the other's subscription, except while
+    `silent()` (the outage)."""
+
+    def __init__(self, pairs, silent):
+        import zmq
+        self.ctx = zmq.Context()
+        self.stop = threading.Event()
+        self.threads = []
+        for source, sink in pairs:
+            sub = self.ctx.socket(zmq.SUB)
+            sub.setsockopt(zmq.SUBSCRIBE, b"")
+            sub.setsockopt(zmq.RCVTIMEO, 100)
+            sub.connect(source)
+            pub = self.ctx.socket(zmq.PUB)
+            pub.bind(sink)
+            self.threads.append(threading.Thread(target=self.forward, args=(sub, pub, silent),
+                                                 daemon=True))
+            self.threads[-1].start()
+        self.dropped = 0
+
+    def forward(self, sub, pub, silent):
+        import zmq
+        while not self.stop.is_set():
+            try:
+                parts = sub.recv_multipart()
+            except zmq.Again:
+                continue
+            if silent():
+                self.dropped += 1
+                continue
+            pub.send_multipart(parts)
+        sub.close(0)
+        pub.close(0)
+
+    def close(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+        self.ctx.term()
+
+
 def pat_args(d, call, *command):
     return [PAT, "--config", os.path.join(d, f"{call}.json"), "--mbox",
             os.path.join(d, "mbox-" + call), "--log", os.path.join(d, f"{call}.log"),
@@ -83,7 +130,13 @@ def pat_args(d, call, *command):
 
 def run_once(a, d, n, rng):
     procs = []
+    relay = None
+    outage = {"from": float("inf"), "to": float("inf")}
     try:
+        if a.outage_at is not None:
+            relay = air_relay([(f"ipc://{d}/air-1-{n}", f"ipc://{d}/relay-1-{n}"),
+                               (f"ipc://{d}/air-2-{n}", f"ipc://{d}/relay-2-{n}")],
+                              lambda: outage["from"] <= time.monotonic() < outage["to"])
         ports = {}
         for me, call, peer, peer_call in ((1, "AAA1", 2, "BBB1"), (2, "BBB1", 1, "AAA1")):
             ardop = free_port(pair=True)
@@ -96,7 +149,8 @@ def run_once(a, d, n, rng):
                  "--seed", str(a.seed + me), "--time-scale", str(a.time_scale),
                  "--sis-port", str(sis), "--state-dir", "none", "--stats-interval", "0",
                  "--air-publish", f"ipc://{d}/air-{me}-{n}",
-                 "--air-subscribe", f"ipc://{d}/air-{peer}-{n}", "--log-level", "warn",
+                 "--air-subscribe", f"ipc://{d}/{'relay' if relay else 'air'}-{peer}-{n}",
+                 "--log-level", "warn",
                  "--ardop", str(ardop), "--ardop-station", f"{peer_call}=0.0.0.{peer}"],
                 stdout=subprocess.DEVNULL, stderr=log))
             wait_for(f"node {me}", lambda: accepts(ardop), 60)
@@ -125,6 +179,9 @@ def run_once(a, d, n, rng):
         wait_for("Pat B listening", lambda: "LISTEN now TRUE" in open(listen_log).read(), 60,
                  listen_log)
         start = time.monotonic()
+        if a.outage_at is not None:
+            outage["from"] = start + a.outage_at / a.time_scale
+            outage["to"] = outage["from"] + a.outage_s / a.time_scale
         r = subprocess.run(pat_args(d, "AAA1", "connect", "ardop:///BBB1"),
                            capture_output=True, text=True, timeout=a.timeout)
         real = time.monotonic() - start
@@ -140,6 +197,9 @@ def run_once(a, d, n, rng):
                   "compressed_bytes": int(proposal.group(2)) if proposal else None,
                   "delivered": delivered == 1 and "Disconnected" in out,
                   "session_s": round(session_s, 1)}
+        if relay is not None:
+            result["outage"] = {"at_s": a.outage_at, "seconds": a.outage_s,
+                                "bursts_dropped": relay.dropped}
         if result["delivered"] and proposal:
             result["payload_bytes_per_min"] = round(int(proposal.group(1)) / session_s * 60)
             result["air_bytes_per_min"] = round(int(proposal.group(2)) / session_s * 60)
@@ -147,6 +207,8 @@ def run_once(a, d, n, rng):
             result["pat_output"] = out[-2000:]
         return result
     finally:
+        if relay is not None:
+            relay.close()
         for p in reversed(procs):
             p.terminate()
             try:
@@ -168,6 +230,9 @@ def main():
     p.add_argument("--ber", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=5066)
     p.add_argument("--timeout", type=float, default=900.0, help="real seconds a session may take")
+    p.add_argument("--outage-at", type=float, metavar="SECONDS",
+                   help="the air carries nothing from SECONDS (protocol time) after the connect")
+    p.add_argument("--outage-s", type=float, default=30.0, help="for this long (default 30)")
     a = p.parse_args()
     if PAT is None:
         raise SystemExit("pat_p2p: needs Debian's pat (make deps installs it)")
@@ -177,6 +242,9 @@ def main():
         for n in range(a.runs):
             r = run_once(a, d, n, rng)
             results.append(r)
+            if "outage" in r:
+                print(f"run {n}: outage of {a.outage_s} s at {a.outage_at} s, "
+                      f"{r['outage']['bursts_dropped']} bursts dropped", flush=True)
             print(f"run {n}: {a.mode} {r['profile']}: message {r['message_bytes']} B "
                   f"({r['compressed_bytes']} B compressed), session {r['session_s']} s, "
                   f"{r.get('payload_bytes_per_min', 'failed')} B/min payload "

@@ -158,6 +158,20 @@ def parse_args(argv):
                     "(hfstack-xmpp --list-options)")
     xg.add_argument("--xmpp-retry", type=float, metavar="SECONDS",
                     help="seconds between attempts to reconnect to the XMPP server (default 5)")
+    ham = p.add_argument_group("host interfaces of amateur radio programs, beside this node "
+                               "(SIS clients of it; docs/kiss.md, docs/ardop.md)")
+    ham.add_argument("--kiss", nargs="?", const="127.0.0.1:8001", metavar="[HOST:]PORT",
+                     help="KISS over TCP for KISS clients (kissutil, APRS and AX.25 software), "
+                     "as hfstack-kiss does (default 127.0.0.1:8001)")
+    ham.add_argument("--kiss-route", action="append", default=[], metavar="ROUTE",
+                     help="with --kiss: as hfstack-kiss --route (repeatable)")
+    ham.add_argument("--ardop", nargs="?", const="127.0.0.1:8515", metavar="[HOST:]PORT",
+                     help="an ARDOP-compatible host interface for Pat and other ARDOP hosts, "
+                     "command port PORT, data port PORT + 1, as hfstack-ardop does (default "
+                     "127.0.0.1:8515; docs/ardop.md)")
+    ham.add_argument("--ardop-station", action="append", default=[], metavar="CALL=ADDRESS",
+                     help="with --ardop: as hfstack-ardop --station (repeatable)")
+    ham.add_argument("--ardop-sap", type=int, help="with --ardop: as hfstack-ardop --sap")
     st = p.add_argument_group("statistics")
     st.add_argument("--stats-interval", type=float,
                     help="seconds between JSON statistics lines (default 10; 0: only at the end)")
@@ -195,6 +209,7 @@ def parse_args(argv):
                    help="loopback radios: set both channels' SNR to DB once the data transfer "
                    "has run SECONDS (protocol time; e.g. 0:25,400:12,800:25)")
     a = p.parse_args(argv)
+    parse_host_interfaces(a)
     a.snr_steps = cli.parse_snr_steps(a.snr_steps) if a.snr_steps else []
     if a.snr_steps and not a.demo:
         raise config_error("--snr-steps needs --demo")
@@ -209,6 +224,66 @@ def parse_args(argv):
     if a.demo and a.pings < 0:
         raise config_error("--pings must be 0 or more")
     return a
+
+
+def parse_host_interfaces(a):
+    """--kiss and --ardop checked as hfstack-kiss and hfstack-ardop check their options
+    (config_error otherwise)."""
+    from .ardop import DEFAULT_SAP, parse_stations
+    from .kiss import parse_routes
+    from ..cli import usage_error
+    from ..pep.endpoint import parse_endpoint, proxy_error
+    a.kiss_endpoint = a.kiss_routes = a.ardop_endpoint = a.ardop_stations = None
+    if a.kiss_route and a.kiss is None:
+        raise config_error("--kiss-route needs --kiss")
+    if (a.ardop_station or a.ardop_sap is not None) and a.ardop is None:
+        raise config_error("--ardop-station and --ardop-sap need --ardop")
+    try:
+        if a.kiss is not None:
+            spec = a.kiss if ":" in a.kiss else "127.0.0.1:" + a.kiss
+            a.kiss_endpoint = parse_endpoint(spec, "--kiss")
+            a.kiss_routes = parse_routes(a.kiss_route)
+        if a.ardop is not None:
+            spec = a.ardop if ":" in a.ardop else "127.0.0.1:" + a.ardop
+            a.ardop_endpoint = parse_endpoint(spec, "--ardop")
+            a.ardop_stations = parse_stations(a.ardop_station)
+            a.ardop_sap = DEFAULT_SAP if a.ardop_sap is None else a.ardop_sap
+            if not 0 <= a.ardop_sap <= 15:
+                raise usage_error("--ardop-sap must be 0..15")
+    except (usage_error, proxy_error) as e:
+        raise config_error(str(e))
+
+
+def start_host_interfaces(a, s, stations, stop):
+    """The KISS gateway (--kiss) and the ARDOP host interface (--ardop), each in a
+    thread of its own, a SIS client of the first node's server; their listeners open
+    here, so a busy port fails before the node runs. The threads, joined by the caller
+    after `stop`."""
+    sis = (s["sis_address"] if s["sis_address"] not in ("", "0.0.0.0") else "127.0.0.1",
+           stations[0].server.port())
+    apps = []
+    if a.kiss_endpoint is not None:
+        from .kiss import kiss_app
+        try:
+            apps.append(("kiss", kiss_app(sis, a.kiss_endpoint, a.kiss_routes, retry=1.0)))
+        except OSError as e:
+            raise resource_error(f"KISS port {a.kiss}: {e.strerror or e}")
+        log.info("node %s: KISS on %s:%d", stations[0].address, *apps[-1][1].address)
+    if a.ardop_endpoint is not None:
+        from .ardop import ardop_app
+        try:
+            apps.append(("ardop", ardop_app(sis, a.ardop_endpoint, a.ardop_stations,
+                                            a.ardop_sap, retry=1.0)))
+        except OSError as e:
+            raise resource_error(f"ARDOP ports {a.ardop} and the next: {e.strerror or e}")
+        log.info("node %s: ARDOP host interface on %s:%d (data %d)", stations[0].address,
+                 *apps[-1][1].address, apps[-1][1].address[1] + 1)
+    threads = []
+    for name, app in apps:
+        app.stop = stop
+        threads.append(threading.Thread(target=app.run, name=name, daemon=True))
+        threads[-1].start()
+    return threads
 
 
 class station(station_base):
@@ -519,7 +594,10 @@ def main(argv=None):
     except RuntimeError as e:
         return refuse(" ".join(str(e).split()), 1)
     out = None
+    host_threads = []
     try:
+        if not a.demo:
+            host_threads = start_host_interfaces(a, s, stations, stop)
         if a.demo:
             run = lambda: demo(a, s, stations, stop)  # noqa: E731
         else:
@@ -536,6 +614,9 @@ def main(argv=None):
         print(f"{PROG}: demo interrupted", file=sys.stderr)
         return 130
     finally:
+        stop.set()
+        for thread in host_threads:
+            thread.join()
         tb.stop()
         tb.wait()
         if out is not None:  # the final figures

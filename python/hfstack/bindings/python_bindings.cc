@@ -39,6 +39,8 @@ void bind_net(py::module& m);
 // The XMPP bridge's kernel for hfstack-xmpp, hand-written, in hfstack.net too.
 void bind_xmpp(py::module& m);
 void bind_logs(py::module& m);
+// The KISS gateway and the ARDOP host interface, hand-written, in hfstack.net too.
+void bind_hamradio(py::module& m);
 
 // import_array() returns NULL on newer Pythons; this wrapper keeps the C API
 // initialisation that numpy needs.
@@ -66,6 +68,7 @@ PYBIND11_MODULE(hfstack_python, m)
     bind_net(net);
     bind_xmpp(net);
     bind_logs(m);
+    bind_hamradio(net);
 
     /**************************************/
     // The following comment block is used for

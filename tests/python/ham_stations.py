@@ -1,0 +1,80 @@
+#
+# Copyright 2026 gr-hfstack authors.
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""What qa_kiss and qa_ardop share: two hfstack-node processes over emulated modems
+(ipc:// air between them) with the host programs' gateways beside them, all real
+processes on loopback, stopped at the end of each test. Not a test itself."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from test_support import accepts, free_port
+
+NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
+START_S = 60  # a process ready within this, or the test fails
+
+
+def tail(path, size=3000):
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, errors="replace") as f:
+        return f.read()[-size:]
+
+
+def wait_for(what, condition, deadline_s, process=None, log=None):
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"{what}: the process exited: {tail(log)}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {deadline_s} s: {tail(log)}")
+        time.sleep(0.1)  # polling another process, bounded by the deadline
+
+
+class two_stations(unittest.TestCase):
+    """A test case with a temporary directory, processes stopped in tearDown, and
+    start_node()."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hfstack-ham-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.processes = []
+
+    def tearDown(self):
+        for p in reversed(self.processes):
+            self.stop(p)
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=20)
+
+    def spawn(self, args, log, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=None):
+        with open(log, "a") as err:
+            p = subprocess.Popen(args, stdout=stdout, stderr=err, stdin=stdin, env=env)
+        self.processes.append(p)
+        return p
+
+    def start_node(self, me, other, rate="9600", extra=()):
+        """Node 0.0.0.ME, its air shared with node 0.0.0.OTHER, with more options
+        `extra`; its SIS port."""
+        port, log = free_port(), os.path.join(self.tmp, f"node-{me}.log")
+        p = self.spawn([*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator",
+                        "--profile", "", "--data-rate", rate, "--time-scale", "20",
+                        "--sis-port", str(port), "--stats-interval", "0",
+                        "--air-publish", f"ipc://{self.tmp}/air-{me}",
+                        "--air-subscribe", f"ipc://{self.tmp}/air-{other}",
+                        "--log-level", "warn", *extra], log)
+        wait_for(f"node {me}", lambda: accepts(port), START_S, p, log)
+        return port

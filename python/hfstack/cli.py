@@ -4,13 +4,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """What every hfstack app shares: a parser whose errors are one line (exit 2), a
---version flag, Python logging on stderr (never on the machine-readable stdout), and a
-"did you mean" for misspelt names."""
+--version flag, Python logging on stderr (never on the machine-readable stdout), a
+"did you mean" for misspelt names, and the periodic statistics and signal handling of
+the long-running SIS clients."""
 
 import argparse
 import math
 import difflib
 import logging
+import signal
 import sys
 
 from .version import __version__
@@ -95,3 +97,39 @@ def setup_logging(prog, level="info"):
     root.handlers[:] = [handler]
     root.setLevel({"warn": "WARNING"}.get(level, level.upper()))
     return logging.getLogger(prog)
+
+
+class every:
+    """Calls `action()` every `interval` seconds of the caller's clock (never when the
+    interval is 0); `due(now)` runs it when its time has come and returns the next
+    time, or None, for the caller's select timeout."""
+
+    def __init__(self, interval, action, now):
+        self.interval, self.action = interval, action
+        self.next = now + interval if interval else None
+
+    def due(self, now):
+        if self.next is None:
+            return None
+        if now >= self.next:
+            self.action()
+            self.next = now + self.interval
+        return self.next
+
+
+def stop_on_signals(stop):
+    """SIGINT and SIGTERM call `stop()` (set before the app says it is up, so that a
+    signal sent on that line is never the default's kill)."""
+    signal.signal(signal.SIGINT, lambda *_: stop())
+    signal.signal(signal.SIGTERM, lambda *_: stop())
+
+
+def run_with_stats_out(run, stats_file=None):
+    """`run(stats_out)`, the JSON statistics lines going to `stats_file` (appended) or
+    stdout."""
+    stats_out = open(stats_file, "a") if stats_file else sys.stdout
+    try:
+        run(stats_out)
+    finally:
+        if stats_out is not sys.stdout:
+            stats_out.close()

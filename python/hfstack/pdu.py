@@ -49,3 +49,21 @@ def make_pdu(data, **metadata):
 def pdu_bytes(pdu):
     """The payload of a PDU as bytes."""
     return bytes(pmt.u8vector_elements(pmt.cdr(pdu)))
+
+
+def node_message(msg, client_id):
+    """What a node's sis_out message means to its in-process SIS client `client_id`:
+    ("disconnect", None) or ("connected", None) for the node's events, ("frame", bytes)
+    for a SIS frame, None for a message that is malformed or another client's."""
+    if not pmt.is_pair(msg) or not pmt.is_dict(pmt.car(msg)):
+        return None
+    meta = pmt.car(msg)
+    cid = pmt.dict_ref(meta, pmt.intern("client_id"), pmt.PMT_NIL)
+    if not pmt.is_integer(cid) or pmt.to_long(cid) != client_id:
+        return None
+    event = pmt.dict_ref(meta, pmt.intern("client_event"), pmt.PMT_NIL)
+    if pmt.is_symbol(event) and pmt.symbol_to_string(event) in ("disconnect", "connected"):
+        return pmt.symbol_to_string(event), None
+    if pmt.is_u8vector(pmt.cdr(msg)):
+        return "frame", pdu_bytes(msg)
+    return None

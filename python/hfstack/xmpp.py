@@ -30,8 +30,9 @@ import time
 import pmt
 from gnuradio import gr
 
+from .cli import every
 from .hfstack_python import dl, net
-from .pdu import make_pdu, pdu_bytes
+from .pdu import make_pdu, node_message
 
 log = logging.getLogger("hfstack-xmpp")
 TRANSPORTS = ("x2x-slep", "x2x-rcop")
@@ -459,30 +460,27 @@ class xmpp_bridge(gr.basic_block):
         self.core.sis_up(time.monotonic())
 
     def _from_node(self, msg):
-        if not pmt.is_pair(msg) or not pmt.is_dict(pmt.car(msg)):
+        what = node_message(msg, self.client_id)
+        if what is None:
             return
-        meta = pmt.car(msg)
-        cid = pmt.dict_ref(meta, pmt.intern("client_id"), pmt.PMT_NIL)
-        if not pmt.is_integer(cid) or pmt.to_long(cid) != self.client_id:
-            return  # another client's
-        event = pmt.dict_ref(meta, pmt.intern("client_event"), pmt.PMT_NIL)
+        kind, frame = what
         with self.lock:
             now = time.monotonic()
-            if pmt.is_symbol(event) and pmt.symbol_to_string(event) == "disconnect":
+            if kind == "disconnect":
                 log.warning("the node dropped the XMPP bridge; binding again in %g s", REBIND_S)
                 self.core.sis_down(now)
                 self.rebind_at = now + REBIND_S
-            elif pmt.is_symbol(event) and pmt.symbol_to_string(event) == "connected":
+            elif kind == "connected":
                 self.core.sis_up(now)
-            elif pmt.is_u8vector(pmt.cdr(msg)) and self.core.sis_connected:
-                self.core.on_sis_bytes(pdu_bytes(msg), now)
+            elif self.core.sis_connected:
+                self.core.on_sis_bytes(frame, now)
         self._wake()
 
     def _post_stats(self):
         self.message_port_pub(pmt.intern("stats"), pmt.to_pmt(self.core.statistics()))
 
     def _loop(self):
-        next_stats = time.monotonic() + self.stats_interval if self.stats_interval else None
+        stats = every(self.stats_interval, self._post_stats, time.monotonic())
         while self.running:
             with self.lock:
                 now = time.monotonic()
@@ -492,11 +490,7 @@ class xmpp_bridge(gr.basic_block):
                 deadline = self.core.step(now)
                 if self.rebind_at is not None:
                     deadline = min(deadline, self.rebind_at)
-                if next_stats is not None:
-                    if now >= next_stats:
-                        self._post_stats()
-                        next_stats = now + self.stats_interval
-                    deadline = min(deadline, next_stats)
+                deadline = min(deadline, stats.due(now) or deadline)
                 self.core.watch_writes()
             ready = self.sel.select(max(0.0, deadline - time.monotonic()))
             with self.lock:

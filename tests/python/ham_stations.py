@@ -12,30 +12,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
-from test_support import accepts, free_port
+from test_support import accepts, free_port, wait_for
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
 START_S = 60  # a process ready within this, or the test fails
-
-
-def tail(path, size=3000):
-    if not path or not os.path.exists(path):
-        return ""
-    with open(path, errors="replace") as f:
-        return f.read()[-size:]
-
-
-def wait_for(what, condition, deadline_s, process=None, log=None):
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"{what}: the process exited: {tail(log)}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {deadline_s} s: {tail(log)}")
-        time.sleep(0.1)  # polling another process, bounded by the deadline
 
 
 class two_stations(unittest.TestCase):

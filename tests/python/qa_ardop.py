@@ -26,8 +26,8 @@ import sys
 import unittest
 
 from gnuradio import gr_unittest
-from ham_stations import START_S, tail, two_stations, wait_for
-from test_support import accepts, free_port
+from ham_stations import START_S, two_stations
+from test_support import accepts, free_port, tail, wait_for
 
 ARDOP = [sys.executable, "-m", "gnuradio.hfstack.apps.ardop"]
 PAT = shutil.which("pat-winlink") or shutil.which("pat")

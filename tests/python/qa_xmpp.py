@@ -21,11 +21,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 from gnuradio import gr_unittest
-from test_support import accepts, free_port
+from test_support import accepts, free_port, tail, wait_for
 
 try:
     import slixmpp
@@ -49,22 +48,6 @@ def prosody_config(domain, peer, directory, c2s_port, component_port):
                        ("SECRET", SECRET)):
         block = block.replace("@" + key + "@", value)
     return block
-
-
-def wait_for(what, condition, deadline_s, process=None, log=None):
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"{what}: the process exited: {tail(log)}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {deadline_s} s: {tail(log)}")
-        time.sleep(0.1)  # polling another process, bounded by the deadline
-
-
-def tail(path):
-    if not path or not os.path.exists(path):
-        return ""
-    return open(path, errors="replace").read()[-3000:]
 
 
 class chat_client(slixmpp.ClientXMPP if slixmpp else object):

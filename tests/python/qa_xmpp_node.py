@@ -23,10 +23,10 @@ import time
 import unittest
 
 from gnuradio import gr_unittest
-from test_support import accepts, free_port
+from test_support import accepts, free_port, tail, wait_for
 
 import qa_xmpp
-from qa_xmpp import MESSAGE_S, SECRET, START_S, chat_client, slixmpp, tail, wait_for
+from qa_xmpp import MESSAGE_S, SECRET, START_S, chat_client, slixmpp
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
 

@@ -141,6 +141,26 @@ def accepts(port):
         return False
 
 
+def tail(path, size=3000):
+    """The end of a log file, for a failure's message ("" when there is none)."""
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, errors="replace") as f:
+        return f.read()[-size:]
+
+
+def wait_for(what, condition, deadline_s, process=None, log=None):
+    """Polls `condition()` of another process until it holds; fails, with the end of
+    `log`, when `process` exits first or after `deadline_s`."""
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"{what}: the process exited: {tail(log)}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {deadline_s} s: {tail(log)}")
+        time.sleep(0.1)  # polling another process, bounded by the deadline
+
+
 def sigterm_once_said(command, words, env, timeout=120):
     """Runs `command` until its stderr says `words` (AssertionError if it ends or stays
     silent for `timeout` seconds first), then sends it SIGTERM: (exit status, stdout,

@@ -443,16 +443,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                         (role.frame + 1) % mode->frames_per_block == 0;
             matched = block_end && presence.probes_match();
         }
-        if (eom_at != no_eom) {
-            end_burst(true, done);
+        if (burst_ended(block_end, matched, done))
             return true;
-        }
-        if (block_end && presence.block_says_lost(matched)) {
-            end_burst(false, done);
-            return true;
-        }
-        if (cfg.deliver_per_block && block_decoded)
-            hand_on_decoded(done);
     }
 }
 
@@ -486,6 +478,23 @@ m110d_burst m110d_receiver::state::report() const
             (mode->wn != 0 || word.rfind("scrambler=", 0) != 0))
             burst.readings += (burst.readings.empty() ? "" : " ") + word;
     return burst;
+}
+
+bool m110d_receiver::state::burst_ended(bool block_end,
+                                        bool matched,
+                                        std::vector<m110d_burst>& done)
+{
+    if (eom_at != no_eom) {
+        end_burst(true, done);
+        return true;
+    }
+    if (block_end && presence.block_says_lost(matched)) {
+        end_burst(false, done);
+        return true;
+    }
+    if (cfg.deliver_per_block && block_decoded)
+        hand_on_decoded(done);
+    return false;
 }
 
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)

@@ -433,16 +433,8 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 return true; // again from the preamble, another scrambler reading
         }
         const bool matched = block_end && presence.probes_match();
-        if (eom_at != no_eom) {
-            end_burst(true, done);
+        if (burst_ended(block_end, matched, done))
             return true;
-        }
-        if (block_end && presence.block_says_lost(matched)) {
-            end_burst(false, done);
-            return true;
-        }
-        if (cfg.deliver_per_block && block_decoded)
-            hand_on_decoded(done);
     }
 }
 

@@ -323,6 +323,9 @@ struct m110d_receiver::state {
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
+    // After a frame (or its probe), for both equalisers: the burst ends at its EOM or
+    // where the probes say it is lost (true), else what is decoded goes on.
+    bool burst_ended(bool block_end, bool matched, std::vector<m110d_burst>& done);
 };
 
 // The block frequency-domain equaliser's burst state (m110d_receiver_fde.cc).

@@ -19,13 +19,13 @@ be opened, each with one line on stderr. Statistics as JSON lines on stdout (or
 import json
 import logging
 import selectors
-import signal
 import socket
 import sys
 import threading
 import time
 
-from ..cli import add_version, one_line_parser, setup_logging, usage_error
+from ..cli import (add_version, every, one_line_parser, run_with_stats_out, setup_logging,
+                   stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
 from .host_sockets import connection, listen, select_once, sis_link
@@ -205,7 +205,9 @@ class ardop_app:
                 "tnc": self.tnc.counters()}
 
     def run(self, stats_out=None, stats_interval=0.0):
-        next_stats = time.monotonic() + stats_interval if stats_interval else None
+        stats = every(stats_interval if stats_out is not None else 0,
+                      lambda: print(json.dumps(self.statistics()), file=stats_out, flush=True),
+                      time.monotonic())
         while not self.stop.is_set():
             now = time.monotonic()
             deadlines = [now + 0.5, self.tnc.next_deadline()]  # 0.5: a stop is noticed
@@ -214,11 +216,7 @@ class ardop_app:
                 deadlines.append(d)
             self.tnc.on_timer(now)
             self.pump()
-            if next_stats is not None and stats_out is not None:
-                if now >= next_stats:
-                    print(json.dumps(self.statistics()), file=stats_out, flush=True)
-                    next_stats = now + stats_interval
-                deadlines.append(next_stats)
+            deadlines.append(stats.due(now) or deadlines[0])
             conns = [self.sis.conn, self.host["command"]]
             if not self.data_paused:
                 conns.append(self.host["data"])
@@ -276,21 +274,16 @@ def main(argv=None):
         print(f"{PROG}: host ports {a.listen} and the next: {e.strerror or e}", file=sys.stderr)
         return 1
 
-    def stop(*_):
-        app.stop.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stop_on_signals(app.stop.set)
     log.info("ARDOP host interface on %s:%d (data %d), SIS server %s:%d, SAP %d; stations %s",
              *app.address, app.address[1] + 1, *a.sis, a.sap,
              ", ".join(f"{c}={dl.address_to_string(n)}" for c, n in a.stations.items()) or "none")
-    stats_out = open(a.stats_file, "a") if a.stats_file else sys.stdout
-    try:
+
+    def run(stats_out):
         app.run(stats_out, a.stats_interval)
         print(json.dumps(app.statistics()), file=stats_out, flush=True)
-    finally:
-        if stats_out is not sys.stdout:
-            stats_out.close()
+
+    run_with_stats_out(run, a.stats_file)
     return 0
 
 

@@ -19,12 +19,12 @@ be opened, each with one line on stderr. Statistics as JSON lines on stdout (or
 import json
 import logging
 import selectors
-import signal
 import sys
 import threading
 import time
 
-from ..cli import add_version, one_line_parser, setup_logging, usage_error
+from ..cli import (add_version, every, one_line_parser, run_with_stats_out, setup_logging,
+                   stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
 from .host_sockets import connection, listen, select_once, sis_link
@@ -190,7 +190,9 @@ class kiss_app:
                 "gateway": self.gateway.counters()}
 
     def run(self, stats_out=None, stats_interval=0.0):
-        next_stats = time.monotonic() + stats_interval if stats_interval else None
+        stats = every(stats_interval if stats_out is not None else 0,
+                      lambda: print(json.dumps(self.statistics()), file=stats_out, flush=True),
+                      time.monotonic())
         while not self.stop.is_set():
             now = time.monotonic()
             deadlines = [now + 0.5]  # how soon a stop is noticed
@@ -199,11 +201,7 @@ class kiss_app:
                 if d is not None:
                     deadlines.append(d)
             self.pump()
-            if next_stats is not None and stats_out is not None:
-                if now >= next_stats:
-                    print(json.dumps(self.statistics()), file=stats_out, flush=True)
-                    next_stats = now + stats_interval
-                deadlines.append(next_stats)
+            deadlines.append(stats.due(now) or deadlines[0])
             conns = [link.conn for link in self.links.values()] + list(self.clients.values())
             ready = select_once(self.sel, conns, min(deadlines) - time.monotonic())
             now = time.monotonic()
@@ -252,21 +250,16 @@ def main(argv=None):
         print(f"{PROG}: KISS port {a.listen}: {e.strerror or e}", file=sys.stderr)
         return 1
 
-    def stop(*_):
-        app.stop.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stop_on_signals(app.stop.set)
     log.info("KISS on %s:%d, SIS server %s:%d; %s", *app.address, *a.sis,
              ", ".join(f"port {r['port']} -> {dl.address_to_string(r['destination'])} "
                        f"SAP {r['sap']}{' ARQ' if r.get('arq') else ''}" for r in a.routes))
-    stats_out = open(a.stats_file, "a") if a.stats_file else sys.stdout
-    try:
+
+    def run(stats_out):
         app.run(stats_out, a.stats_interval)
         print(json.dumps(app.statistics()), file=stats_out, flush=True)
-    finally:
-        if stats_out is not sys.stdout:
-            stats_out.close()
+
+    run_with_stats_out(run, a.stats_file)
     return 0
 
 

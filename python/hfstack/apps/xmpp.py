@@ -20,11 +20,11 @@ Statistics as JSON lines on stdout (or --stats), logs on stderr.
 import json
 import logging
 import selectors
-import signal
 import sys
 import time
 
-from ..cli import add_version, one_line_parser, setup_logging, usage_error
+from ..cli import (add_version, every, one_line_parser, run_with_stats_out, setup_logging,
+                   stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
 from ..xmpp import TRANSPORTS, bridge_core, bridge_error, bridge_options, connection, parse_peers
@@ -195,7 +195,10 @@ class xmpp_bridge_app:
         self.core.on_sis_bytes(data, now)
 
     def run(self, stats_out):
-        next_stats = time.monotonic() + self.a.stats_interval if self.a.stats_interval else None
+        stats = every(self.a.stats_interval,
+                      lambda: print(json.dumps(self.core.statistics()), file=stats_out,
+                                    flush=True),
+                      time.monotonic())
         while not self.stopping:
             now = time.monotonic()
             if self.sis is None and now >= self.sis_retry_at:
@@ -203,11 +206,7 @@ class xmpp_bridge_app:
             deadline = self.core.step(now)
             if self.sis is None:
                 deadline = min(deadline, self.sis_retry_at)
-            if next_stats is not None:
-                if now >= next_stats:
-                    print(json.dumps(self.core.statistics()), file=stats_out, flush=True)
-                    next_stats = now + self.a.stats_interval
-                deadline = min(deadline, next_stats)
+            deadline = min(deadline, stats.due(now) or deadline)
             # Output that did not fit in a socket waits for writability.
             self.core.watch_writes()
             sis_waits = self.sis is not None and not self.sis.connecting and self.sis.out
@@ -254,20 +253,14 @@ def main(argv=None):
     setup_logging(PROG, a.log_level)
     app = xmpp_bridge_app(a)
 
-    def stop(*_):
+    def stop():
         app.stopping = True
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stop_on_signals(stop)
     log.info("XMPP bridge: SIS server %s:%d, XMPP server %s:%d, %s; peers %s", *a.sis, *a.xmpp,
              a.transport, ", ".join(f"{'+'.join(d)} at {dl.address_to_string(n)}"
                                     for n, d in a.peers.items()))
-    stats_out = open(a.stats_file, "a") if a.stats_file else sys.stdout
-    try:
-        app.run(stats_out)
-    finally:
-        if stats_out is not sys.stdout:
-            stats_out.close()
+    run_with_stats_out(app.run, a.stats_file)
     return 0
 
 

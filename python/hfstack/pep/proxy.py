@@ -46,7 +46,7 @@ import pmt
 from gnuradio import gr
 
 from ..hfstack_python import net
-from ..pdu import make_pdu, pdu_bytes
+from ..pdu import make_pdu, node_message
 from .dns import (DNS_ADDRESS, DNS_TCP_IDLE_S, DNS_TCP_MAX_CONNECTIONS, MAX_LOOKUPS, dns_service,
                   dns_stream)
 from .endpoint import loopback_hint, parse_endpoint, proxy_error
@@ -323,23 +323,20 @@ class pep_proxy(handshake_service, dns_service, gr.basic_block):
         self._dispatch()
 
     def _from_node(self, msg):
-        if not pmt.is_pair(msg) or not pmt.is_dict(pmt.car(msg)):
+        what = node_message(msg, self.client_id)
+        if what is None:
             return
-        meta = pmt.car(msg)
-        cid = pmt.dict_ref(meta, pmt.intern("client_id"), pmt.PMT_NIL)
-        if not pmt.is_integer(cid) or pmt.to_long(cid) != self.client_id:
-            return  # another client's
-        event = pmt.dict_ref(meta, pmt.intern("client_event"), pmt.PMT_NIL)
+        kind, frame = what
         with self.lock:
             now = self._now()
-            if pmt.is_symbol(event) and pmt.symbol_to_string(event) == "disconnect":
+            if kind == "disconnect":
                 log.warning("the node dropped the PEP; binding again in %g s", REBIND_S)
                 self.kernel.on_disconnected(now)
                 self.rebind_at = now + REBIND_S
-            elif pmt.is_symbol(event) and pmt.symbol_to_string(event) == "connected":
+            elif kind == "connected":
                 self.kernel.start(now)
-            elif pmt.is_u8vector(pmt.cdr(msg)):
-                why = self.kernel.on_sis_frame(pdu_bytes(msg), now)
+            else:
+                why = self.kernel.on_sis_frame(frame, now)
                 if why:
                     self._notice("sis_frame", f"undecodable SIS frame from the node: {why}")
             self._dispatch()

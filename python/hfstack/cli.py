@@ -99,6 +99,23 @@ def setup_logging(prog, level="info"):
     return logging.getLogger(prog)
 
 
+def add_sis_client_options(parser, retried="the SIS server", check_note=""):
+    """The options every long-running SIS client app has: --server, --retry, the
+    statistics, --check, --log-level and --version."""
+    parser.add_argument("--server", default="127.0.0.1:5066",
+                        help="SIS server HOST:PORT (default 127.0.0.1:5066)")
+    parser.add_argument("--retry", type=float, default=5.0, metavar="SECONDS",
+                        help=f"seconds between attempts to reconnect to {retried} (default 5)")
+    parser.add_argument("--stats-interval", type=float, default=60.0,
+                        help="seconds between JSON statistics lines (0: only at the end)")
+    parser.add_argument("--stats", dest="stats_file",
+                        help="write them to this file (default stdout)")
+    parser.add_argument("--check", action="store_true",
+                        help="check the options, print the settings as JSON and exit" + check_note)
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
+    add_version(parser)
+
+
 class every:
     """Calls `action()` every `interval` seconds of the caller's clock (never when the
     interval is 0); `due(now)` runs it when its time has come and returns the next

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from ..cli import (add_version, every, one_line_parser, run_with_stats_out, setup_logging,
+from ..cli import (add_sis_client_options, every, one_line_parser, run_with_stats_out, setup_logging,
                    stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
@@ -106,20 +106,10 @@ def parse_args(argv):
                     "and AX.25 software, Reticulum) connect here as to a packet TNC.",
         epilog="Example: hfstack-kiss --server 127.0.0.1:5066 --listen 127.0.0.1:8001 "
                "(docs/kiss.md)")
-    p.add_argument("--server", default="127.0.0.1:5066",
-                   help="SIS server HOST:PORT (default 127.0.0.1:5066)")
     p.add_argument("--listen", default="127.0.0.1:8001",
                    help="KISS TCP HOST:PORT (default 127.0.0.1:8001, Direwolf's)")
     add_kiss_arguments(p)
-    p.add_argument("--retry", type=float, default=5.0, metavar="SECONDS",
-                   help="seconds between attempts to reconnect to the SIS server (default 5)")
-    p.add_argument("--stats-interval", type=float, default=60.0,
-                   help="seconds between JSON statistics lines (0: only at the end)")
-    p.add_argument("--stats", dest="stats_file", help="write them to this file (default stdout)")
-    p.add_argument("--check", action="store_true",
-                   help="check the options, print the settings as JSON and exit")
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
-    add_version(p)
+    add_sis_client_options(p)
     a = p.parse_args(argv)
     try:
         a.sis = parse_endpoint(a.server, "--server")

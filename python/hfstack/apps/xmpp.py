@@ -23,7 +23,7 @@ import selectors
 import sys
 import time
 
-from ..cli import (add_version, every, one_line_parser, run_with_stats_out, setup_logging,
+from ..cli import (add_sis_client_options, every, one_line_parser, run_with_stats_out, setup_logging,
                    stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
@@ -46,8 +46,6 @@ def parse_args(argv):
                "--local-domain a.example --peer b.example=0.0.0.2 "
                "--peer conference.b.example=0.0.0.2 (docs/xmpp.md, Set up two Prosody "
                "servers)")
-    p.add_argument("--server", default="127.0.0.1:5066",
-                   help="SIS server HOST:PORT (default 127.0.0.1:5066)")
     p.add_argument("--component", default="127.0.0.1:5347",
                    help="the XMPP server's component port HOST:PORT (default 127.0.0.1:5347)")
     p.add_argument("--secret", default=None, help="the components' shared secret")
@@ -65,16 +63,7 @@ def parse_args(argv):
                    help="a bridge option (repeatable; see --list-options)")
     p.add_argument("--list-options", action="store_true",
                    help="print every bridge option and exit")
-    p.add_argument("--retry", type=float, default=5.0, metavar="SECONDS",
-                   help="seconds between attempts to reconnect to either server (default 5)")
-    p.add_argument("--stats-interval", type=float, default=60.0,
-                   help="seconds between JSON statistics lines (0: only at the end)")
-    p.add_argument("--stats", dest="stats_file", help="write them to this file (default stdout)")
-    p.add_argument("--check", action="store_true",
-                   help="check the options, print the settings as JSON and exit (no server "
-                        "is contacted)")
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
-    add_version(p)
+    add_sis_client_options(p, retried="either server", check_note=" (no server is contacted)")
     a = p.parse_args(argv)
     if a.list_options:
         return a

@@ -18,16 +18,24 @@ log = logging.getLogger("hfstack")
 
 
 class connection:
-    """One non-blocking TCP connection with its pending output."""
+    """One non-blocking TCP connection with its pending output, at most `max_pending`
+    bytes of it (None: no limit) so that a peer that never reads cannot take the memory."""
 
-    def __init__(self, sock):
-        self.sock, self.out = sock, bytearray()
+    def __init__(self, sock, max_pending=None):
+        self.sock, self.out, self.max_pending = sock, bytearray(), max_pending
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.setblocking(False)
 
     def write(self, data):
+        """Queues `data` and sends what the socket takes; False, dropping `data`, when
+        that would hold more than max_pending bytes."""
+        if self.max_pending is not None and len(self.out) + len(data) > self.max_pending:
+            self.flush()
+            if len(self.out) + len(data) > self.max_pending:
+                return False
         self.out += data
         self.flush()
+        return True
 
     def flush(self):
         while self.out:

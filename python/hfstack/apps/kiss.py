@@ -32,6 +32,9 @@ from .host_sockets import connection, listen, select_once, sis_link
 PROG = "hfstack-kiss"
 log = logging.getLogger(PROG)
 DEFAULT_SAP = 14
+MAX_CLIENTS = 16                  # KISS connections at once; more are refused
+MAX_CLIENT_BACKLOG = 1024 * 1024  # bytes held for a client that does not read; whole
+#                                   frames beyond it are dropped for that client
 ROUTE_FORM = "PORT=DESTINATION[,OPTION...]"
 ROUTE_HELP = (ROUTE_FORM + ": KISS port 0-15 to a STANAG 5066 group (non-ARQ) or node "
               "(non-ARQ, or ARQ with the option arq), with the options sap=N (its own "
@@ -143,15 +146,23 @@ class kiss_app:
         self.clients = {}  # id: connection
         self.next_client = 1
         self.stop = threading.Event()
-        self.counters = {"clients_accepted": 0}
+        self.counters = {"clients_accepted": 0, "clients_refused": 0,
+                         "bytes_dropped_unread": 0}
 
     def accept(self):
         try:
             sock, peer = self.listener.accept()
         except OSError:
             return
+        if len(self.clients) >= MAX_CLIENTS:
+            sock.close()
+            if not self.counters["clients_refused"]:
+                log.warning("KISS client from %s:%d refused: %d clients connected already "
+                            "(counted as clients_refused from now on)", *peer[:2], MAX_CLIENTS)
+            self.counters["clients_refused"] += 1
+            return
         cid, self.next_client = self.next_client, self.next_client + 1
-        self.clients[cid] = connection(sock)
+        self.clients[cid] = connection(sock, MAX_CLIENT_BACKLOG)
         self.sel.register(sock, selectors.EVENT_READ, cid)
         self.counters["clients_accepted"] += 1
         log.info("KISS client %d connected from %s:%d", cid, *peer[:2])
@@ -171,7 +182,8 @@ class kiss_app:
             self.links[sap].write(frame)
         if to_clients:
             for conn in self.clients.values():
-                conn.write(to_clients)
+                if not conn.write(to_clients):
+                    self.counters["bytes_dropped_unread"] += len(to_clients)
 
     def statistics(self):
         return {"time": round(time.time(), 3), "app": dict(self.counters),

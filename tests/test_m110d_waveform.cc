@@ -554,6 +554,47 @@ TEST(M110dWaveform, TailBitingViterbiRoundTripsBothCodesAndReadings)
             }
 }
 
+TEST(M110dWaveform, TailBitingViterbiEightStatesAtOnceDecodesAsFour)
+{
+    // Noisy, erased (0) and very unequal LLRs, blocks of both codes over a map window:
+    // the eight-state (AVX2) path gives the same bits and expected errors as the
+    // four-state one (skipped where the processor has no AVX2).
+    if (!tail_biting_viterbi::set_wide_vectors(true))
+        GTEST_SKIP() << "no AVX2 here";
+    std::mt19937 rng(23);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    for (const conv_code* code : { &conv_code_k7, &conv_code_k9 })
+        for (size_t n : { size_t(97), size_t(1536), size_t(5000) }) {
+            const std::vector<uint8_t> bits = random_bits(n, rng);
+            const std::vector<uint8_t> coded = tail_biting_encode(
+                *code, bits.data(), n, tail_biting_start::from_full_register);
+            std::vector<float> llr(coded.size());
+            for (size_t i = 0; i < coded.size(); ++i) {
+                const float scale = i % 7 == 0 ? 40.0f : (i % 5 == 0 ? 0.05f : 2.0f);
+                llr[i] =
+                    i % 11 == 0 ? 0.0f : scale * ((coded[i] ? -1.0f : 1.0f) + noise(rng));
+            }
+            std::vector<uint8_t> decoded[2];
+            double expected[2];
+            bool closed[2];
+            for (int wide = 0; wide < 2; ++wide) {
+                tail_biting_viterbi::set_wide_vectors(wide == 1);
+                tail_biting_viterbi viterbi(*code);
+                viterbi.decode(
+                    llr.data(), n, tail_biting_start::from_full_register, decoded[wide]);
+                expected[wide] = viterbi.expected_errors();
+                closed[wide] = viterbi.closed();
+            }
+            tail_biting_viterbi::set_wide_vectors(true);
+            EXPECT_EQ(decoded[1], decoded[0])
+                << "K" << code->constraint_length << " n " << n;
+            EXPECT_EQ(expected[1], expected[0])
+                << "K" << code->constraint_length << " n " << n;
+            EXPECT_EQ(closed[1], closed[0]);
+            EXPECT_GT(expected[0], 0.0);
+        }
+}
+
 TEST(M110dWaveform, Every3khzBlockEncodesAndDecodes)
 {
     std::mt19937 rng(7);

@@ -15,6 +15,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HFSTACK_VITERBI_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace gr {
 namespace hfstack {
@@ -74,6 +78,149 @@ predecessor_metrics(const float* v, unsigned ns, unsigned half, __m128& lo, __m1
 }
 #endif
 
+
+#if defined(HFSTACK_VITERBI_AVX2)
+// Eight states at once where the processor has AVX2 (checked at run time): the same
+// operations in the same order as the four-state SSE2 code (no fused multiply-add), so
+// the same metrics and decisions; maxima taken over eight lanes instead of four can
+// differ only in the sign of a zero, which no comparison or sum sees.
+bool wide_vectors_available() { return __builtin_cpu_supports("avx2"); }
+
+__attribute__((target("avx2"))) inline __m256 duplicated_pairs(const float* v)
+{
+    // v[0], v[0], v[1], v[1], ..., v[3], v[3].
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(v)),
+                                    _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+
+// The Viterbi's add-compare-select over `steps` pairs (as tail_biting_viterbi::viterbi);
+// returns the buffer holding the final metrics (metric or next).
+__attribute__((target("avx2"))) float* viterbi_steps_avx2(const float* llr,
+                                                          size_t steps,
+                                                          unsigned states,
+                                                          const float* sign,
+                                                          float* metric,
+                                                          float* next,
+                                                          uint64_t* decisions,
+                                                          size_t words)
+{
+    const unsigned half = states / 2;
+    for (size_t k = 0; k < steps; ++k) {
+        const float a = 0.5f * llr[2 * k], b = 0.5f * llr[2 * k + 1];
+        uint64_t* decision = &decisions[k * words];
+        const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+        for (unsigned ns = 0; ns < states; ns += 8) {
+            const unsigned j = ns >> 1;
+            const __m256 lo = duplicated_pairs(metric + j),
+                         hi = duplicated_pairs(metric + j + half);
+            const __m256 m0 = _mm256_add_ps(
+                _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(sign + ns), va)),
+                _mm256_mul_ps(_mm256_loadu_ps(sign + states + ns), vb));
+            const __m256 m1 = _mm256_add_ps(
+                _mm256_add_ps(hi,
+                              _mm256_mul_ps(_mm256_loadu_ps(sign + 2 * states + ns), va)),
+                _mm256_mul_ps(_mm256_loadu_ps(sign + 3 * states + ns), vb));
+            const __m256 gt = _mm256_cmp_ps(m1, m0, _CMP_GT_OQ);
+            _mm256_storeu_ps(next + ns, _mm256_blendv_ps(m0, m1, gt));
+            decision[ns / 64] |= uint64_t(unsigned(_mm256_movemask_ps(gt))) << (ns % 64);
+        }
+        if (k % 16 == 15) {
+            const float top = *std::max_element(next, next + states);
+            for (unsigned s = 0; s < states; ++s)
+                metric[s] = next[s] - top;
+        } else {
+            // x - 0 is x: the buffers swap instead.
+            std::swap(metric, next);
+        }
+    }
+    return metric;
+}
+
+// expected_errors' backward step k for all states: now[s] from later; returns the
+// largest.
+__attribute__((target("avx2"))) float backward_step_avx2(const float* later,
+                                                         float* now,
+                                                         unsigned states,
+                                                         const float* sign_by_state,
+                                                         float w0_value,
+                                                         float w1_value)
+{
+    const unsigned mask = states - 1;
+    const __m256 w0 = _mm256_set1_ps(w0_value), w1 = _mm256_set1_ps(w1_value);
+    const __m256 halves = _mm256_set1_ps(0.5f);
+    __m256 tops = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (unsigned s = 0; s < states; s += 8) {
+        const float* l = &later[(s << 1) & mask];
+        const __m256 x0 = _mm256_loadu_ps(l), x1 = _mm256_loadu_ps(l + 8);
+        const __m256 even = _mm256_castpd_ps(_mm256_permute4x64_pd(
+            _mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0))),
+            _MM_SHUFFLE(3, 1, 2, 0)));
+        const __m256 odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
+            _mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1))),
+            _MM_SHUFFLE(3, 1, 2, 0)));
+        const __m256 r0 = _mm256_loadu_ps(sign_by_state + s),
+                     r1 = _mm256_loadu_ps(sign_by_state + states + s),
+                     r2 = _mm256_loadu_ps(sign_by_state + 2 * states + s),
+                     r3 = _mm256_loadu_ps(sign_by_state + 3 * states + s);
+        const __m256 b0 = _mm256_mul_ps(
+            halves, _mm256_add_ps(_mm256_mul_ps(r0, w0), _mm256_mul_ps(r1, w1)));
+        const __m256 b1 = _mm256_mul_ps(
+            halves, _mm256_add_ps(_mm256_mul_ps(r2, w0), _mm256_mul_ps(r3, w1)));
+        const __m256 v = _mm256_max_ps(_mm256_add_ps(b1, odd), _mm256_add_ps(b0, even));
+        _mm256_storeu_ps(now + s, v);
+        tops = _mm256_max_ps(v, tops);
+    }
+    float t[8];
+    _mm256_storeu_ps(t, tops);
+    float top = -std::numeric_limits<float>::infinity();
+    for (float x : t)
+        top = std::max(top, x);
+    return top;
+}
+
+// expected_errors' forward step: `after` from alpha, and each input bit's best path
+// through beta.
+__attribute__((target("avx2"))) void forward_step_avx2(const float* alpha,
+                                                       const float* beta,
+                                                       float* after,
+                                                       unsigned states,
+                                                       const float* sign,
+                                                       float w0_value,
+                                                       float w1_value,
+                                                       float best[2])
+{
+    const unsigned half = states / 2;
+    const __m256 w0 = _mm256_set1_ps(w0_value), w1 = _mm256_set1_ps(w1_value);
+    const __m256 halves = _mm256_set1_ps(0.5f);
+    __m256 bests = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (unsigned ns = 0; ns < states; ns += 8) {
+        const unsigned j = ns >> 1;
+        const __m256 lo = duplicated_pairs(alpha + j),
+                     hi = duplicated_pairs(alpha + j + half);
+        const __m256 b0 = _mm256_mul_ps(
+            halves,
+            _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(sign + ns), w0),
+                          _mm256_mul_ps(_mm256_loadu_ps(sign + states + ns), w1)));
+        const __m256 b1 = _mm256_mul_ps(
+            halves,
+            _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(sign + 2 * states + ns), w0),
+                          _mm256_mul_ps(_mm256_loadu_ps(sign + 3 * states + ns), w1)));
+        const __m256 a0 = _mm256_add_ps(lo, b0), a1 = _mm256_add_ps(hi, b1);
+        _mm256_storeu_ps(after + ns, _mm256_max_ps(a1, a0));
+        const __m256 bt = _mm256_loadu_ps(beta + ns);
+        bests = _mm256_max_ps(
+            bests, _mm256_max_ps(_mm256_add_ps(a0, bt), _mm256_add_ps(a1, bt)));
+    }
+    float t[8];
+    _mm256_storeu_ps(t, bests);
+    best[0] = std::max(std::max(t[0], t[2]), std::max(t[4], t[6]));
+    best[1] = std::max(std::max(t[1], t[3]), std::max(t[5], t[7]));
+}
+#else
+bool wide_vectors_available() { return false; }
+#endif
+
+bool wide_vectors = wide_vectors_available();
 } // namespace
 
 std::vector<uint8_t>
@@ -160,6 +307,16 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
         d_sign_by_next[2 * d_states + ns] = d_sign[4 * (i + half) + 2 * b];
         d_sign_by_next[3 * d_states + ns] = d_sign[4 * (i + half) + 2 * b + 1];
     }
+    d_sign_by_state.resize(4 * d_states);
+    for (unsigned s = 0; s < d_states; ++s)
+        for (unsigned t = 0; t < 4; ++t)
+            d_sign_by_state[t * d_states + s] = d_sign[4 * s + t];
+}
+
+bool tail_biting_viterbi::set_wide_vectors(bool on)
+{
+    wide_vectors = on && wide_vectors_available();
+    return wide_vectors;
 }
 
 void tail_biting_viterbi::decode(const float* llr,
@@ -225,44 +382,57 @@ double tail_biting_viterbi::expected_errors()
         std::vector<float> later(d_states, 0.0f), now(d_states);
         for (size_t k = end; k-- > from;) {
             float top = none;
-#if defined(__SSE2__)
-            // Four states at once, the same operations in the same order as below
-            // (std::max(x, y) is _mm_max_ps(y, x)).
-            const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
-                         w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
-            const __m128 halves = _mm_set1_ps(0.5f);
-            __m128 tops = _mm_set1_ps(none);
-            for (unsigned s = 0; s < d_states; s += 4) {
-                const float* l = &later[(s << 1) & mask];
-                const __m128 x0 = _mm_loadu_ps(l), x1 = _mm_loadu_ps(l + 4);
-                const __m128 even = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
-                const __m128 odd = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1));
-                // d_sign[4 s + 2 b + t] for s .. s + 3: transposed from 16 values.
-                __m128 r0 = _mm_loadu_ps(&d_sign[4 * s]),
-                       r1 = _mm_loadu_ps(&d_sign[4 * s + 4]);
-                __m128 r2 = _mm_loadu_ps(&d_sign[4 * s + 8]),
-                       r3 = _mm_loadu_ps(&d_sign[4 * s + 12]);
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                const __m128 b0 = _mm_mul_ps(
-                    halves, _mm_add_ps(_mm_mul_ps(r0, w0), _mm_mul_ps(r1, w1)));
-                const __m128 b1 = _mm_mul_ps(
-                    halves, _mm_add_ps(_mm_mul_ps(r2, w0), _mm_mul_ps(r3, w1)));
-                const __m128 v = _mm_max_ps(_mm_add_ps(b1, odd), _mm_add_ps(b0, even));
-                _mm_storeu_ps(&now[s], v);
-                tops = _mm_max_ps(v, tops);
-            }
-            float t[4];
-            _mm_storeu_ps(t, tops);
-            for (float x : t)
-                top = std::max(top, x);
-#else
-            for (unsigned s = 0; s < d_states; ++s) {
-                const unsigned next = (s << 1) & mask;
-                now[s] = std::max(branch(k, s, 0) + later[next],
-                                  branch(k, s, 1) + later[next | 1]);
-                top = std::max(top, now[s]);
-            }
+#if defined(HFSTACK_VITERBI_AVX2)
+            if (wide_vectors && d_states >= 8) {
+                top = backward_step_avx2(later.data(),
+                                         now.data(),
+                                         d_states,
+                                         d_sign_by_state.data(),
+                                         d_wrapped[2 * k],
+                                         d_wrapped[2 * k + 1]);
+            } else
 #endif
+            {
+#if defined(__SSE2__)
+                // Four states at once, the same operations in the same order as below
+                // (std::max(x, y) is _mm_max_ps(y, x)).
+                const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
+                             w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+                const __m128 halves = _mm_set1_ps(0.5f);
+                __m128 tops = _mm_set1_ps(none);
+                for (unsigned s = 0; s < d_states; s += 4) {
+                    const float* l = &later[(s << 1) & mask];
+                    const __m128 x0 = _mm_loadu_ps(l), x1 = _mm_loadu_ps(l + 4);
+                    const __m128 even = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
+                    const __m128 odd = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1));
+                    // d_sign[4 s + 2 b + t] for s .. s + 3: transposed from 16 values.
+                    __m128 r0 = _mm_loadu_ps(&d_sign[4 * s]),
+                           r1 = _mm_loadu_ps(&d_sign[4 * s + 4]);
+                    __m128 r2 = _mm_loadu_ps(&d_sign[4 * s + 8]),
+                           r3 = _mm_loadu_ps(&d_sign[4 * s + 12]);
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    const __m128 b0 = _mm_mul_ps(
+                        halves, _mm_add_ps(_mm_mul_ps(r0, w0), _mm_mul_ps(r1, w1)));
+                    const __m128 b1 = _mm_mul_ps(
+                        halves, _mm_add_ps(_mm_mul_ps(r2, w0), _mm_mul_ps(r3, w1)));
+                    const __m128 v =
+                        _mm_max_ps(_mm_add_ps(b1, odd), _mm_add_ps(b0, even));
+                    _mm_storeu_ps(&now[s], v);
+                    tops = _mm_max_ps(v, tops);
+                }
+                float t[4];
+                _mm_storeu_ps(t, tops);
+                for (float x : t)
+                    top = std::max(top, x);
+#else
+                for (unsigned s = 0; s < d_states; ++s) {
+                    const unsigned next = (s << 1) & mask;
+                    now[s] = std::max(branch(k, s, 0) + later[next],
+                                      branch(k, s, 1) + later[next | 1]);
+                    top = std::max(top, now[s]);
+                }
+#endif
+            }
             for (unsigned s = 0; s < d_states; ++s)
                 later[s] = now[s] - top;
             if (k <= to)
@@ -274,49 +444,64 @@ double tail_biting_viterbi::expected_errors()
         for (size_t k = from; k < to; ++k) {
             const float* beta = &d_beta[(k + 1 - from) * d_states];
             float best[2] = { none, none };
-#if defined(__SSE2__)
-            // By new state, four at once: from predecessors ns / 2 and ns / 2 + half
-            // with input bit ns % 2 (the values as below; maxima of the same terms).
-            {
-                const unsigned half = d_states / 2;
-                const float* sign = d_sign_by_next.data();
-                const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
-                             w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
-                const __m128 halves = _mm_set1_ps(0.5f);
-                __m128 bests = _mm_set1_ps(none);
-                for (unsigned ns = 0; ns < d_states; ns += 4) {
-                    __m128 lo, hi;
-                    predecessor_metrics(alpha.data(), ns, half, lo, hi);
-                    const __m128 b0 = _mm_mul_ps(
-                        halves,
-                        _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
-                                   _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
-                    const __m128 b1 = _mm_mul_ps(
-                        halves,
-                        _mm_add_ps(
-                            _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), w0),
-                            _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), w1)));
-                    const __m128 a0 = _mm_add_ps(lo, b0), a1 = _mm_add_ps(hi, b1);
-                    _mm_storeu_ps(&after[ns], _mm_max_ps(a1, a0));
-                    const __m128 bt = _mm_loadu_ps(beta + ns);
-                    bests = _mm_max_ps(
-                        bests, _mm_max_ps(_mm_add_ps(a0, bt), _mm_add_ps(a1, bt)));
-                }
-                float t[4];
-                _mm_storeu_ps(t, bests);
-                best[0] = std::max(t[0], t[2]);
-                best[1] = std::max(t[1], t[3]);
-            }
-#else
-            std::fill(after.begin(), after.end(), none);
-            for (unsigned s = 0; s < d_states; ++s)
-                for (unsigned b = 0; b < 2; ++b) {
-                    const unsigned next = ((s << 1) & mask) | b;
-                    const float a = alpha[s] + branch(k, s, b);
-                    after[next] = std::max(after[next], a);
-                    best[b] = std::max(best[b], a + beta[next]);
-                }
+#if defined(HFSTACK_VITERBI_AVX2)
+            if (wide_vectors && d_states >= 8) {
+                forward_step_avx2(alpha.data(),
+                                  beta,
+                                  after.data(),
+                                  d_states,
+                                  d_sign_by_next.data(),
+                                  d_wrapped[2 * k],
+                                  d_wrapped[2 * k + 1],
+                                  best);
+            } else
 #endif
+            {
+#if defined(__SSE2__)
+                // By new state, four at once: from predecessors ns / 2 and ns / 2 + half
+                // with input bit ns % 2 (the values as below; maxima of the same terms).
+                {
+                    const unsigned half = d_states / 2;
+                    const float* sign = d_sign_by_next.data();
+                    const __m128 w0 = _mm_set1_ps(d_wrapped[2 * k]),
+                                 w1 = _mm_set1_ps(d_wrapped[2 * k + 1]);
+                    const __m128 halves = _mm_set1_ps(0.5f);
+                    __m128 bests = _mm_set1_ps(none);
+                    for (unsigned ns = 0; ns < d_states; ns += 4) {
+                        __m128 lo, hi;
+                        predecessor_metrics(alpha.data(), ns, half, lo, hi);
+                        const __m128 b0 = _mm_mul_ps(
+                            halves,
+                            _mm_add_ps(
+                                _mm_mul_ps(_mm_loadu_ps(sign + ns), w0),
+                                _mm_mul_ps(_mm_loadu_ps(sign + d_states + ns), w1)));
+                        const __m128 b1 = _mm_mul_ps(
+                            halves,
+                            _mm_add_ps(
+                                _mm_mul_ps(_mm_loadu_ps(sign + 2 * d_states + ns), w0),
+                                _mm_mul_ps(_mm_loadu_ps(sign + 3 * d_states + ns), w1)));
+                        const __m128 a0 = _mm_add_ps(lo, b0), a1 = _mm_add_ps(hi, b1);
+                        _mm_storeu_ps(&after[ns], _mm_max_ps(a1, a0));
+                        const __m128 bt = _mm_loadu_ps(beta + ns);
+                        bests = _mm_max_ps(
+                            bests, _mm_max_ps(_mm_add_ps(a0, bt), _mm_add_ps(a1, bt)));
+                    }
+                    float t[4];
+                    _mm_storeu_ps(t, bests);
+                    best[0] = std::max(t[0], t[2]);
+                    best[1] = std::max(t[1], t[3]);
+                }
+#else
+                std::fill(after.begin(), after.end(), none);
+                for (unsigned s = 0; s < d_states; ++s)
+                    for (unsigned b = 0; b < 2; ++b) {
+                        const unsigned next = ((s << 1) & mask) | b;
+                        const float a = alpha[s] + branch(k, s, b);
+                        after[next] = std::max(after[next], a);
+                        best[b] = std::max(best[b], a + beta[next]);
+                    }
+#endif
+            }
             if (k >= wrap_pairs && k < wrap_pairs + d_n) {
                 const double l = std::abs(double(best[0]) - double(best[1]));
                 expected += 1.0 / (1.0 + std::exp(std::min(l, 700.0)));
@@ -339,6 +524,21 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr,
     // Decision bit per step and new state, packed: the dropped (oldest) bit of the
     // survivor's predecessor.
     d_decisions.assign(steps * words, 0);
+#if defined(HFSTACK_VITERBI_AVX2)
+    if (wide_vectors && d_states >= 8) {
+        const float* last = viterbi_steps_avx2(llr.data(),
+                                               steps,
+                                               d_states,
+                                               d_sign_by_next.data(),
+                                               metric.data(),
+                                               next.data(),
+                                               d_decisions.data(),
+                                               words);
+        if (last != metric.data())
+            metric.swap(next);
+        return traceback(metric, steps, bits);
+    }
+#endif
     for (size_t k = 0; k < steps; ++k) {
         const float a = 0.5f * llr[2 * k], b = 0.5f * llr[2 * k + 1];
         uint64_t* decision = &d_decisions[k * words];
@@ -388,6 +588,15 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr,
         for (unsigned s = 0; s < d_states; ++s)
             metric[s] = next[s] - top;
     }
+    traceback(metric, steps, bits);
+}
+
+void tail_biting_viterbi::traceback(const std::vector<float>& metric,
+                                    size_t steps,
+                                    std::vector<uint8_t>& bits) const
+{
+    const unsigned half = d_states / 2;
+    const size_t words = (d_states + 63) / 64;
     unsigned state =
         unsigned(std::max_element(metric.begin(), metric.end()) - metric.begin());
     bits.assign(steps, 0);

@@ -190,10 +190,18 @@ public:
     // ratios for L to be one. About the Viterbi's cost again.
     double expected_errors();
     bool closed() const;
+    // Whether the decoders take eight states at a time where the processor has AVX2
+    // (the default there) or four (SSE2): the same bits and expected errors either way.
+    // Returns whether the wide path is now in use (false where AVX2 is absent).
+    static bool set_wide_vectors(bool on);
 
 private:
     // Most likely input bits of the pairs, from any state to any state.
     void viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits);
+    // The survivor ending in the best of `metric`, traced back over `steps` pairs.
+    void traceback(const std::vector<float>& metric,
+                   size_t steps,
+                   std::vector<uint8_t>& bits) const;
 
     conv_code d_code;
     unsigned d_states;
@@ -202,6 +210,9 @@ private:
     // T1 and T2 from the first, T1 and T2 from the second, d_states each (the SSE2
     // butterflies take four new states at once).
     std::vector<float> d_sign_by_next;
+    // d_sign again as four rows of d_states (T1 and T2 for input 0, then for input 1):
+    // the eight-state backward step's loads.
+    std::vector<float> d_sign_by_state;
     std::vector<float> d_wrapped;
     std::vector<uint64_t> d_decisions;
     std::vector<uint8_t> d_decoded;

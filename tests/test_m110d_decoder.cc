@@ -338,3 +338,54 @@ TEST(M110dDemapper, QamLlrsAreTheWholeSearchsExactly)
         }
     }
 }
+
+// The QAM nearest point (found among the few points a grid square can hold nearest) is
+// the whole search's, the first by number where two are equally near: for 16QAM to
+// 256QAM, at random, exactly half-way between every two points (ties), on and beside
+// the grid's lines, far outside it and not finite.
+TEST(M110dDemapper, QamDecisionIsTheWholeSearchsFirstNearest)
+{
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<double> spread(-2.5, 2.5);
+    for (const char* name :
+         { "WN8/3kHz/L", "WN9/3kHz/L", "WN10/3kHz/L", "WN12/3kHz/L" }) {
+        const m110d_mode mode = *m110d_mode_by_name(name);
+        const m110d_demapper demapper(mode);
+        const unsigned nb = demapper.bits_per_symbol();
+        ASSERT_GE(nb, 4u) << name;
+        std::vector<std::complex<double>> points;
+        for (std::complex<float> p : m110d_constellation(nb))
+            points.emplace_back(p);
+        std::vector<std::complex<double>> tries;
+        for (size_t a = 0; a < points.size(); ++a)
+            for (size_t b = a + 1; b < points.size(); b += 3)
+                tries.push_back(0.5 * (points[a] + points[b]));
+        for (int t = 0; t < 20000; ++t)
+            tries.emplace_back(spread(rng), spread(rng));
+        for (int t = -200; t <= 200; ++t)
+            for (double y : { 0.0, 1.0 / 3, -0.7 })
+                tries.emplace_back(t / 100.0, y);
+        tries.emplace_back(40.0, -3.0);
+        tries.emplace_back(std::numeric_limits<double>::quiet_NaN(), 0.0);
+        for (const std::complex<double>& u : tries) {
+            size_t first = 0;
+            double nearest = std::numeric_limits<double>::infinity();
+            for (size_t m = 0; m < points.size(); ++m)
+                if (std::norm(u - points[m]) < nearest) {
+                    nearest = std::norm(u - points[m]);
+                    first = m;
+                }
+            // Data symbol 0 (its scrambler value maps labels onto points; the points
+            // themselves stay).
+            const std::complex<double> decided = demapper.decide(u, 0);
+            if (std::isnan(u.real())) {
+                EXPECT_EQ(decided, points[0]) << name;
+                continue;
+            }
+            ASSERT_EQ(decided, points[first]) << name << " at " << u;
+            float llr[8];
+            ASSERT_EQ(demapper.demap(u, 0, 0.1, llr), points[first])
+                << name << " at " << u;
+        }
+    }
+}

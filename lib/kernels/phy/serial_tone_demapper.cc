@@ -7,6 +7,7 @@
 #include "serial_tone_demapper.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,85 @@ serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol,
                 });
             }
     }
+    if (!psk()) {
+        // The points' square, a quarter of its side more each way, in cells about two
+        // thirds of the 256QAM grid's spacing.
+        double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+        for (const cd& p : d_points) {
+            x0 = std::min(x0, p.real());
+            x1 = std::max(x1, p.real());
+            y0 = std::min(y0, p.imag());
+            y1 = std::max(y1, p.imag());
+        }
+        const double side = 1.5 * std::max(x1 - x0, y1 - y0);
+        d_grid_cells = 48;
+        d_grid_x = 0.5 * (x0 + x1) - 0.5 * side;
+        d_grid_y = 0.5 * (y0 + y1) - 0.5 * side;
+        d_grid_per_unit = d_grid_cells / side;
+        const double cell = side / d_grid_cells;
+        // Each square widened a little: u's cell is computed in rounded arithmetic.
+        const double slack = 1e-6 * cell;
+        d_cell_first.assign(size_t(d_grid_cells) * d_grid_cells + 1, 0);
+        for (unsigned cy = 0; cy < d_grid_cells; ++cy)
+            for (unsigned cx = 0; cx < d_grid_cells; ++cx) {
+                const double left = d_grid_x + cx * cell - slack,
+                             right = d_grid_x + (cx + 1) * cell + slack,
+                             bottom = d_grid_y + cy * cell - slack,
+                             top = d_grid_y + (cy + 1) * cell + slack;
+                const auto farthest = [&](const cd& p) {
+                    const double dx =
+                        std::max(std::abs(p.real() - left), std::abs(p.real() - right));
+                    const double dy =
+                        std::max(std::abs(p.imag() - bottom), std::abs(p.imag() - top));
+                    return dx * dx + dy * dy;
+                };
+                const auto closest = [&](const cd& p) {
+                    const double dx =
+                        std::max({ left - p.real(), 0.0, p.real() - right });
+                    const double dy =
+                        std::max({ bottom - p.imag(), 0.0, p.imag() - top });
+                    return dx * dx + dy * dy;
+                };
+                double bound = std::numeric_limits<double>::infinity();
+                for (const cd& p : d_points)
+                    bound = std::min(bound, farthest(p));
+                bound = bound * (1 + 1e-9) + 1e-12;
+                for (size_t m = 0; m < d_points.size(); ++m)
+                    if (closest(d_points[m]) <= bound)
+                        d_cell_points.push_back(uint16_t(m));
+                d_cell_first[size_t(cy) * d_grid_cells + cx + 1] =
+                    uint32_t(d_cell_points.size());
+            }
+    }
+}
+
+size_t serial_tone_demapper::nearest_point(cd u, double& distance) const
+{
+    distance = std::numeric_limits<double>::infinity();
+    size_t nearest_m = 0;
+    const double fx = (u.real() - d_grid_x) * d_grid_per_unit,
+                 fy = (u.imag() - d_grid_y) * d_grid_per_unit;
+    const double cells = d_grid_cells;
+    if (fx >= 0 && fx < cells && fy >= 0 && fy < cells) {
+        const size_t c = size_t(fy) * d_grid_cells + size_t(fx);
+        for (uint32_t r = d_cell_first[c]; r < d_cell_first[c + 1]; ++r) {
+            const size_t m = d_cell_points[r];
+            const double d = std::norm(u - d_points[m]);
+            if (d < distance) {
+                distance = d;
+                nearest_m = m;
+            }
+        }
+        return nearest_m;
+    }
+    for (size_t m = 0; m < d_points.size(); ++m) {
+        const double d = std::norm(u - d_points[m]);
+        if (d < distance) {
+            distance = d;
+            nearest_m = m;
+        }
+    }
+    return nearest_m;
 }
 
 serial_tone_demapper::cd
@@ -77,14 +157,7 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
     } else if (!d_neighbours.empty()) {
         // The nearest point is its class's nearest for every bit; the other class's
         // from its neighbour lists, as far as they may hold a nearer point.
-        size_t nearest_m = 0;
-        for (size_t m = 0; m < d_points.size(); ++m) {
-            const double d = std::norm(u - d_points[m]);
-            if (d < nearest) {
-                nearest = d;
-                nearest_m = m;
-            }
-        }
+        const size_t nearest_m = nearest_point(u, nearest);
         decision = d_points[nearest_m];
         const double radius = std::sqrt(nearest);
         const size_t half = d_points.size() / 2;
@@ -129,8 +202,8 @@ serial_tone_demapper::cd serial_tone_demapper::decide(cd u, unsigned i) const
         for (unsigned label = 0; label < d_symbol_of.size(); ++label)
             consider(d_points[(d_symbol_of[label] + scr) % 8]);
     } else {
-        for (const cd& point : d_points)
-            consider(point);
+        double distance;
+        decision = d_points[nearest_point(u, distance)];
     }
     return decision;
 }

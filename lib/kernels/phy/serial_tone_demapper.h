@@ -78,6 +78,17 @@ private:
         uint16_t point;
     };
     std::vector<neighbour> d_neighbours; // [(m * bits + b) * (M / 2) + rank]
+    // QAM: the nearest point (the first of the nearest, by number) looked for only among
+    // the points that can be nearest somewhere in the square of a grid u falls in (a
+    // point farther from the whole square than another is from all of it cannot be); u
+    // off the grid (or not finite): among all. The same point and distance as the
+    // whole search, at a few points a symbol instead of M.
+    size_t nearest_point(cd u, double& distance) const;
+    unsigned d_grid_cells = 0; // per side; 0: no grid (PSK)
+    double d_grid_x = 0, d_grid_y = 0, d_grid_per_unit = 0;
+    std::vector<uint32_t>
+        d_cell_first; // per cell, into d_cell_points; one more at the end
+    std::vector<uint16_t> d_cell_points;
 };
 
 } // namespace phy

@@ -43,6 +43,7 @@
  *                           tap error, sure decisions, the decoder-aided pass)
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
+ *       [--threads N]   (App D: threads the receiver may use, 1 or 2; the same output)
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1|2]  (1: the 110A and App C receivers listen, as in s4539_rx with
  *                           listen "4539", and for a 5069 mode the App D one too; 2: all
@@ -131,7 +132,8 @@ size_t bit_errors(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& 
 // App D transmissions' preamble (--superframes).
 m110d_transmit_options wide_tx;
 
-// Wall clock, or (--cpu-time 1) the process's CPU time: the bench runs on one thread.
+// Wall clock, or (--cpu-time 1) the process's CPU time, all threads' (--threads 2: the
+// CPU both took, not the time one core would).
 bool cpu_clock = false;
 
 double clock_s()
@@ -430,6 +432,8 @@ int main(int argc, char** argv)
             }
         } else if (key == "--cpu-time")
             cpu_clock = value != "0";
+        else if (key == "--threads")
+            wide_rx_config.threads = unsigned(std::max(1, std::atoi(value.c_str())));
         else {
             std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
             return 2;

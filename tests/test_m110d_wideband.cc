@@ -433,3 +433,55 @@ TEST(M110dWidebandBlockFde, ABurstCutOffEndsInTheNoise)
     EXPECT_FALSE(bursts[0].eom);
     EXPECT_TRUE(bursts[0].bytes_bad);
 }
+
+// With two threads (each block's MAP pass beside its Viterbi, each frame's demapping
+// split) the receiver gives what it gives with one: bursts, bits, reliabilities, SNR,
+// offset and every tapped symbol, on two fading paths (the iterative block DFE, LLRs
+// scaled down in fades) and on AWGN near 256QAM's threshold.
+TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGives)
+{
+    struct trial {
+        const char* mode;
+        double snr_db;
+        std::vector<chan::watterson_path> paths;
+    };
+    const trial trials[] = {
+        { "WN6/12kHz/US", 16, { { 0.5, 1, 0, 0 }, { 0.5, 1, 0, 2e-3 } } },
+        { "WN12/24kHz/US", 29, {} },
+    };
+    for (const trial& t : trials) {
+        const m110d_mode mode = *m110d_mode_by_name(t.mode);
+        const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 2, 92);
+        const std::vector<cf> air =
+            m110d_on_the_air(mode, data, 0, t.snr_db, 2, 17, {}, t.paths);
+        std::vector<m110d_burst> bursts[2];
+        std::vector<cf> tapped[2];
+        for (unsigned threads : { 1u, 2u }) {
+            m110d_receiver_config config;
+            config.bandwidth_khz = mode.bw_khz;
+            config.threads = threads;
+            m110d_receiver rx(config);
+            rx.tap_symbols(&tapped[threads - 1]);
+            const size_t piece = size_t(m110d_sample_rate(mode.bw_khz) / 100);
+            for (size_t k = 0; k < air.size(); k += piece)
+                rx.process(
+                    air.data() + k, std::min(piece, air.size() - k), bursts[threads - 1]);
+        }
+        ASSERT_FALSE(bursts[0].empty()) << t.mode;
+        ASSERT_EQ(bursts[1].size(), bursts[0].size()) << t.mode;
+        for (size_t b = 0; b < bursts[0].size(); ++b) {
+            EXPECT_EQ(bursts[1][b].bytes, bursts[0][b].bytes) << t.mode;
+            EXPECT_EQ(bursts[1][b].eom, bursts[0][b].eom) << t.mode;
+            EXPECT_EQ(bursts[1][b].bytes_bad, bursts[0][b].bytes_bad) << t.mode;
+            EXPECT_EQ(bursts[1][b].least_reliability, bursts[0][b].least_reliability)
+                << t.mode;
+            EXPECT_EQ(bursts[1][b].unreliable_blocks, bursts[0][b].unreliable_blocks)
+                << t.mode;
+            EXPECT_EQ(bursts[1][b].snr_db, bursts[0][b].snr_db) << t.mode;
+            EXPECT_EQ(bursts[1][b].frequency_offset_hz, bursts[0][b].frequency_offset_hz)
+                << t.mode;
+        }
+        ASSERT_GT(tapped[0].size(), size_t(mode.input_bits_per_block / 8)) << t.mode;
+        EXPECT_TRUE(tapped[1] == tapped[0]) << t.mode;
+    }
+}

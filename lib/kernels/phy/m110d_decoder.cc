@@ -139,20 +139,39 @@ m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode,
 {
 }
 
-void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
+std::vector<float> m110d_block_decoder::mother_pairs(const float* llr)
 {
     d_punctured.resize(d_order.size());
     for (size_t k = 0; k < d_order.size(); ++k)
         d_punctured[d_order[k]] = llr[k];
-    const std::vector<float> mother =
-        m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
+    return m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
+}
+
+void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
+{
+    const std::vector<float> mother = mother_pairs(llr);
     d_viterbi.decode(mother.data(), d_user_bits, d_start, bits);
+}
+
+double m110d_block_decoder::reliability_of(double expected_errors) const
+{
+    const double r = -std::log(std::max(expected_errors, 1e-300));
+    return d_viterbi.closed() ? r : std::min(r, 0.0);
 }
 
 double m110d_block_decoder::reliability()
 {
-    const double r = -std::log(std::max(d_viterbi.expected_errors(), 1e-300));
-    return d_viterbi.closed() ? r : std::min(r, 0.0);
+    return reliability_of(d_viterbi.expected_errors());
+}
+
+double m110d_block_decoder::decode_with_reliability(const float* llr,
+                                                    std::vector<uint8_t>& bits,
+                                                    bool concurrently)
+{
+    const std::vector<float> mother = mother_pairs(llr);
+    const double expected = d_viterbi.decode_with_expected_errors(
+        mother.data(), d_user_bits, d_start, bits, concurrently);
+    return reliability_of(expected);
 }
 
 } // namespace phy

@@ -96,6 +96,11 @@ public:
     // 2.3 is 0.1 bits), at most 0 where the Viterbi's paths did not close round it.
     // Larger is more reliable; costs about a decoding.
     double reliability();
+    // decode() and then reliability(), the same results; with `concurrently` the MAP
+    // pass the reliability takes runs on a second thread beside the Viterbi's.
+    double decode_with_reliability(const float* llr,
+                                   std::vector<uint8_t>& bits,
+                                   bool concurrently);
 
 private:
     const m110d_code_rate& d_rate;
@@ -105,6 +110,9 @@ private:
     std::vector<uint32_t> d_order;
     std::vector<float> d_punctured;
     tail_biting_viterbi d_viterbi;
+    // The block's channel-bit LLRs as the mother code's pairs.
+    std::vector<float> mother_pairs(const float* llr);
+    double reliability_of(double expected_errors) const;
 };
 
 } // namespace phy

@@ -265,6 +265,11 @@ struct m110d_receiver_config {
     // paths' drift are followed from probe to probe. interpolate_probes,
     // backward_frames and follow_frequency_rate concern the MMSE-DFE only.
     m110d_data_equaliser data_equaliser = m110d_data_equaliser::automatic;
+    // Threads the receiver may use (1 or 2; more counts as 2). With 2, each block's
+    // MAP pass for its reliability runs beside its Viterbi decoding, and the data
+    // symbols of each block frequency-domain frame are demapped half on each: the same
+    // bursts, bits, reliabilities and tapped symbols as with 1.
+    unsigned threads = 1;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

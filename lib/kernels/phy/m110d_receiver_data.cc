@@ -277,11 +277,13 @@ bool m110d_receiver::state::decode_block()
         }
         readings_open = false;
     }
-    decoder->decode(block_llr.data(), bits);
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
-        const double reliability = decoder->reliability();
+        const double reliability =
+            decoder->decode_with_reliability(block_llr.data(), bits, cfg.threads > 1);
         least_reliability = std::min(least_reliability, reliability);
         unreliable_blocks += reliability < cfg.reliability_threshold;
+    } else {
+        decoder->decode(block_llr.data(), bits);
     }
     block_llr.clear();
     for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -59,10 +60,24 @@ constexpr int grid_slack = 8;
 // to place the window.
 constexpr double profile_s = 2.0;
 constexpr double profile_share = 0.03;
+// split_work: fewer items than twice this are not worth a thread.
+constexpr size_t min_split_items = 32;
 
 } // namespace
 
 m110d_receiver::state::~state() = default;
+
+void m110d_receiver::state::split_work(
+    size_t n, const std::function<void(size_t, size_t)>& work) const
+{
+    if (cfg.threads < 2 || n < 2 * min_split_items) {
+        work(0, n);
+        return;
+    }
+    std::thread second([&] { work(n / 2, n); });
+    work(0, n / 2);
+    second.join();
+}
 
 bool m110d_receiver::state::fde_chosen()
 {
@@ -131,11 +146,17 @@ void m110d_receiver::state::fde_passes()
                 std::max(1e-3,
                          fde->equaliser.cancel(
                              fde->kept[f], fde->decisions.data(), fde->z.data()));
+            fde->decided.resize(fde->data);
+            split_work(fde->data, [&](size_t from, size_t to) {
+                for (size_t j = from; j < to; ++j) {
+                    const size_t at = frame_bit + j * nb;
+                    fde->decided[j] = demapper->demap_to(
+                        fde->z[j], unsigned(j), variance, &channel[at], &block_llr[at]);
+                }
+            });
             for (unsigned j = 0; j < fde->data; ++j) {
-                const cd decision = demapper->demap_to(
-                    fde->z[j], j, variance, &channel[bit], &block_llr[bit]);
                 bit += nb;
-                weigh_decision(fde->z[j], decision, variance, bit);
+                weigh_decision(fde->z[j], fde->decided[j], variance, bit);
             }
         }
     }
@@ -367,16 +388,21 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             variance = std::max({ 1e-3, again, probe_error / double(k) });
         }
         // Data symbols, as the MMSE-DFE's.
+        const size_t llr_at = block_llr.size();
+        block_llr.resize(llr_at + size_t(s.data) * nb);
+        s.decided.resize(s.data);
+        split_work(s.data, [&](size_t from, size_t to) {
+            for (size_t j = from; j < to; ++j)
+                s.decided[j] = demapper->demap(
+                    s.z[j], unsigned(j), variance, &block_llr[llr_at + j * nb]);
+        });
         for (unsigned j = 0; j < s.data; ++j) {
             const cd z = s.z[j];
-            float llr[serial_tone_demapper::max_bits_per_symbol];
-            const cd decision = demapper->demap(z, j, variance, llr);
             if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
                 ++tapped;
             }
-            block_llr.insert(block_llr.end(), llr, llr + nb);
-            weigh_decision(z, decision, variance, block_llr.size());
+            weigh_decision(z, s.decided[j], variance, llr_at + size_t(j + 1) * nb);
         }
         // The window power the presence watch compares with the preamble's, and the
         // probe after: its estimates and how well the probe before's channel predicts

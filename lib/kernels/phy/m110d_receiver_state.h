@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -320,6 +321,9 @@ struct m110d_receiver::state {
     // The data from the frame at `symbol` on, a frame at a time (as data()).
     bool fde_data(std::vector<m110d_burst>& done);
     void fde_passes();
+    // work(from, to) over [0, n): with cfg.threads > 1 the second half on another
+    // thread at once (work must write disjoint outputs per index).
+    void split_work(size_t n, const std::function<void(size_t, size_t)>& work) const;
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
@@ -342,6 +346,7 @@ struct m110d_receiver::state::fde_state {
     std::vector<cd> g[4];      // before (phases 0, 1), after (phases 0, 1)
     std::vector<cd> z;
     std::vector<cd> decisions;
+    std::vector<cd> decided; // the data symbols' demapper decisions
     // The block's frames kept for decoder-aided passes, with their data's variance.
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -324,6 +325,30 @@ void tail_biting_viterbi::decode(const float* llr,
                                  tail_biting_start start,
                                  std::vector<uint8_t>& bits)
 {
+    wrap(llr, n, start);
+    decode_wrapped(start, bits);
+}
+
+double tail_biting_viterbi::decode_with_expected_errors(const float* llr,
+                                                        size_t n,
+                                                        tail_biting_start start,
+                                                        std::vector<uint8_t>& bits,
+                                                        bool concurrently)
+{
+    wrap(llr, n, start);
+    if (!concurrently) {
+        decode_wrapped(start, bits);
+        return expected_errors();
+    }
+    double expected = 0;
+    std::thread map_pass([&] { expected = expected_errors(); });
+    decode_wrapped(start, bits);
+    map_pass.join();
+    return expected;
+}
+
+void tail_biting_viterbi::wrap(const float* llr, size_t n, tail_biting_start start)
+{
     const unsigned memory = d_code.memory(),
                    first_bit = tail_biting_first_bit(start, d_code);
     if (n < memory || n <= first_bit)
@@ -338,10 +363,16 @@ void tail_biting_viterbi::decode(const float* llr,
         d_wrapped[2 * j] = llr[2 * p];
         d_wrapped[2 * j + 1] = llr[2 * p + 1];
     }
-    viterbi(d_wrapped, d_decoded);
     d_n = n;
+}
+
+void tail_biting_viterbi::decode_wrapped(tail_biting_start start,
+                                         std::vector<uint8_t>& bits)
+{
+    const size_t n = d_n;
+    viterbi(d_wrapped, d_decoded);
     // Pair j carries bit j + the first bit (mod n).
-    const size_t rotation = first_bit;
+    const size_t rotation = tail_biting_first_bit(start, d_code);
     const size_t first = bits.size();
     bits.resize(first + n);
     for (size_t j = 0; j < n; ++j)

@@ -190,12 +190,23 @@ public:
     // ratios for L to be one. About the Viterbi's cost again.
     double expected_errors();
     bool closed() const;
+    // decode() and then expected_errors(), their results the same; with `concurrently`
+    // the max-log MAP pass runs on a second thread beside the Viterbi's (both only read
+    // the block's pairs).
+    double decode_with_expected_errors(const float* llr,
+                                       size_t n,
+                                       tail_biting_start start,
+                                       std::vector<uint8_t>& bits,
+                                       bool concurrently);
     // Whether the decoders take eight states at a time where the processor has AVX2
     // (the default there) or four (SSE2): the same bits and expected errors either way.
     // Returns whether the wide path is now in use (false where AVX2 is absent).
     static bool set_wide_vectors(bool on);
 
 private:
+    // decode()'s steps: the block's pairs wrapped, then decoded and its bits appended.
+    void wrap(const float* llr, size_t n, tail_biting_start start);
+    void decode_wrapped(tail_biting_start start, std::vector<uint8_t>& bits);
     // Most likely input bits of the pairs, from any state to any state.
     void viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits);
     // The survivor ending in the best of `metric`, traced back over `steps` pairs.

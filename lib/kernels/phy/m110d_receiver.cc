@@ -134,9 +134,7 @@ m110d_receiver::state::state(const m110d_receiver_config& c)
             alignment_search& added = alignments.back();
             added.section.reset(new differential_correlator(
                 section, history_symbols, fft_search(), cfg.detection_threshold));
-            added.section_sum.assign(comb_ring, cf());
-            added.section_energy.assign(comb_ring, 0.0f);
-            added.section_at.assign(comb_ring, 0);
+            added.sections.assign(comb_ring, {});
         }
     }
 }
@@ -252,10 +250,10 @@ double m110d_receiver::state::search_z(alignment_search& a,
         const uint64_t m = n - back;
         cf s;
         const double zs = a.section->z_at(input, m, s);
-        const size_t i = size_t(m % comb_ring);
-        a.section_sum[i] = s;
-        a.section_energy[i] = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
-        a.section_at[i] = m + 1;
+        auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+        entry.sum = s;
+        entry.energy = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
+        entry.at = m + 1;
     }
     // Squared z's compared (no square roots per term).
     double energy = z > 0 ? std::norm(sum) / (z * z) : 0.0;
@@ -268,11 +266,11 @@ double m110d_receiver::state::search_z(alignment_search& a,
         if (n < offset + sps)
             break;
         const uint64_t m = n - offset;
-        const size_t i = size_t(m % comb_ring);
-        if (a.section_at[i] != m + 1 || m < comb_from)
+        const auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+        if (entry.at != m + 1 || m < comb_from)
             break;
-        total += cd(a.section_sum[i]);
-        energy += a.section_energy[i];
+        total += cd(entry.sum);
+        energy += entry.energy;
         if (std::norm(total) > best2 * energy) {
             best2 = std::norm(total) / energy;
             sum = total;

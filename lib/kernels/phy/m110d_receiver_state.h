@@ -136,9 +136,14 @@ struct m110d_receiver::state {
         // integrate_superframes: the first 8 fixed Walsh symbols' correlator, and its sum
         // and energy per sample (ring, tagged with the sample + 1).
         std::unique_ptr<differential_correlator> section;
-        std::vector<cf> section_sum;
-        std::vector<float> section_energy;
-        std::vector<uint64_t> section_at;
+        // (One entry holds all three: the comb reads 31 entries a super-frame apart per
+        // sample, each a cache miss at the wide bandwidths' ring sizes.)
+        struct comb_section {
+            cf sum;
+            float energy = 0;
+            uint64_t at = 0;
+        };
+        std::vector<comb_section> sections;
     };
     std::vector<alignment_search> alignments;
     size_t peak_alignment = 0, found_alignment = 0;

@@ -246,8 +246,15 @@ x9_scrambler_values(size_t count, unsigned bits_per_symbol, x9_orientation orien
 std::vector<uint32_t> increment_fetch_order(uint32_t size, uint32_t increment)
 {
     std::vector<uint32_t> order(size);
-    for (uint64_t n = 0; n < size; ++n)
-        order[(n * increment) % size] = uint32_t(n);
+    // (n * increment) % size, stepped.
+    const uint64_t step = size > 0 ? increment % size : 0;
+    uint64_t at = 0;
+    for (uint64_t n = 0; n < size; ++n) {
+        order[at] = uint32_t(n);
+        at += step;
+        if (at >= size)
+            at -= size;
+    }
     return order;
 }
 

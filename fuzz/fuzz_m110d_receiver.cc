@@ -15,7 +15,8 @@
  * time it listened could carry.
  * data[3] bit 3: the data equalised by the block frequency-domain equaliser (its
  * probe measurements, window placement and iterations on the same malformed air; the
- * default at 3 kHz is the MMSE-DFE).
+ * default at 3 kHz is the MMSE-DFE); bit 4: two threads (the MAP pass beside the
+ * Viterbi, the FDE frames' demapping split).
  * data[3] bit 7 set: the decoder mode instead (fuzz_support.h decode_symbols): WN
  * 1 + data[0] % 13 at 3 kHz, interleaver US or S by data[1] bit 0 (the longer blocks
  * cost up to 16 times as much), constraint
@@ -110,6 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         config.reliability_threshold = -std::numeric_limits<double>::infinity();
     if (data[3] & 8)
         config.data_equaliser = m110d_data_equaliser::block_fde;
+    if (data[3] & 0x10)
+        config.threads = 2;
     m110d_receiver rx(config);
     std::vector<m110d_burst> bursts;
     for (size_t k = 0; k < x.size(); k += 1000)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -49,69 +50,116 @@ serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol,
                 });
             }
     }
-    if (!psk()) {
-        // The points' square, a quarter of its side more each way, in cells about two
-        // thirds of the 256QAM grid's spacing.
-        double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
-        for (const cd& p : d_points) {
-            x0 = std::min(x0, p.real());
-            x1 = std::max(x1, p.real());
-            y0 = std::min(y0, p.imag());
-            y1 = std::max(y1, p.imag());
-        }
-        const double side = 1.5 * std::max(x1 - x0, y1 - y0);
-        d_grid_cells = 48;
-        d_grid_x = 0.5 * (x0 + x1) - 0.5 * side;
-        d_grid_y = 0.5 * (y0 + y1) - 0.5 * side;
-        d_grid_per_unit = d_grid_cells / side;
-        const double cell = side / d_grid_cells;
-        // Each square widened a little: u's cell is computed in rounded arithmetic.
-        const double slack = 1e-6 * cell;
-        d_cell_first.assign(size_t(d_grid_cells) * d_grid_cells + 1, 0);
-        for (unsigned cy = 0; cy < d_grid_cells; ++cy)
-            for (unsigned cx = 0; cx < d_grid_cells; ++cx) {
-                const double left = d_grid_x + cx * cell - slack,
-                             right = d_grid_x + (cx + 1) * cell + slack,
-                             bottom = d_grid_y + cy * cell - slack,
-                             top = d_grid_y + (cy + 1) * cell + slack;
-                const auto farthest = [&](const cd& p) {
-                    const double dx =
-                        std::max(std::abs(p.real() - left), std::abs(p.real() - right));
-                    const double dy =
-                        std::max(std::abs(p.imag() - bottom), std::abs(p.imag() - top));
-                    return dx * dx + dy * dy;
-                };
-                const auto closest = [&](const cd& p) {
-                    const double dx =
-                        std::max({ left - p.real(), 0.0, p.real() - right });
-                    const double dy =
-                        std::max({ bottom - p.imag(), 0.0, p.imag() - top });
-                    return dx * dx + dy * dy;
-                };
-                double bound = std::numeric_limits<double>::infinity();
-                for (const cd& p : d_points)
-                    bound = std::min(bound, farthest(p));
-                bound = bound * (1 + 1e-9) + 1e-12;
-                for (size_t m = 0; m < d_points.size(); ++m)
-                    if (closest(d_points[m]) <= bound)
-                        d_cell_points.push_back(uint16_t(m));
-                d_cell_first[size_t(cy) * d_grid_cells + cx + 1] =
-                    uint32_t(d_cell_points.size());
-            }
+    if (!psk())
+        d_grid = point_grid::of(d_points, d_bits, !d_neighbours.empty());
+}
+
+std::shared_ptr<const serial_tone_demapper::point_grid>
+serial_tone_demapper::point_grid::of(const std::vector<cd>& points,
+                                     unsigned bits,
+                                     bool class_lists)
+{
+    // Built once per constellation (a 256QAM grid with its class lists takes about
+    // 0.1 s, and a receiver makes a demapper per burst).
+    static std::mutex lock;
+    static std::vector<std::shared_ptr<const point_grid>> built;
+    const std::lock_guard<std::mutex> hold(lock);
+    for (const auto& g : built)
+        if (g->points == points && g->bits == bits && g->class_lists == class_lists)
+            return g;
+    auto g = std::make_shared<point_grid>();
+    g->points = points;
+    g->bits = bits;
+    g->class_lists = class_lists;
+    // The points' square, a quarter of its side more each way, in cells about two
+    // thirds of the 256QAM grid's spacing.
+    double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+    for (const cd& p : points) {
+        x0 = std::min(x0, p.real());
+        x1 = std::max(x1, p.real());
+        y0 = std::min(y0, p.imag());
+        y1 = std::max(y1, p.imag());
     }
+    const double side = 1.5 * std::max(x1 - x0, y1 - y0);
+    g->cells = 48;
+    g->x = 0.5 * (x0 + x1) - 0.5 * side;
+    g->y = 0.5 * (y0 + y1) - 0.5 * side;
+    g->per_unit = g->cells / side;
+    const double cell = side / g->cells;
+    // Each square widened a little: u's cell is computed in rounded arithmetic.
+    const double slack = 1e-6 * cell;
+    const size_t count = points.size();
+    std::vector<double> farthest(count), closest(count);
+    g->cell_first.assign(size_t(g->cells) * g->cells + 1, 0);
+    if (class_lists)
+        g->class_first.assign(1, 0);
+    const auto add = [](double bound) { return bound * (1 + 1e-9) + 1e-12; };
+    for (unsigned cy = 0; cy < g->cells; ++cy)
+        for (unsigned cx = 0; cx < g->cells; ++cx) {
+            const double left = g->x + cx * cell - slack,
+                         right = g->x + (cx + 1) * cell + slack,
+                         bottom = g->y + cy * cell - slack,
+                         top = g->y + (cy + 1) * cell + slack;
+            for (size_t m = 0; m < count; ++m) {
+                const cd& p = points[m];
+                const double fx =
+                    std::max(std::abs(p.real() - left), std::abs(p.real() - right));
+                const double fy =
+                    std::max(std::abs(p.imag() - bottom), std::abs(p.imag() - top));
+                farthest[m] = fx * fx + fy * fy;
+                const double cx_ = std::max({ left - p.real(), 0.0, p.real() - right });
+                const double cy_ = std::max({ bottom - p.imag(), 0.0, p.imag() - top });
+                closest[m] = cx_ * cx_ + cy_ * cy_;
+            }
+            // A point farther from the whole square than another is from all of it is
+            // nobody's nearest there.
+            const double bound = add(*std::min_element(farthest.begin(), farthest.end()));
+            for (size_t m = 0; m < count; ++m)
+                if (closest[m] <= bound)
+                    g->cell_points.push_back(uint16_t(m));
+            g->cell_first[size_t(cy) * g->cells + cx + 1] =
+                uint32_t(g->cell_points.size());
+            if (!class_lists)
+                continue;
+            // Per label bit and its value (by point number), the points of that class
+            // that can be its nearest in the square.
+            for (unsigned b = 0; b < bits; ++b)
+                for (unsigned v = 0; v < 2; ++v) {
+                    const unsigned shift = bits - 1 - b;
+                    double class_bound = std::numeric_limits<double>::infinity();
+                    for (size_t m = 0; m < count; ++m)
+                        if (((m >> shift) & 1) == v)
+                            class_bound = std::min(class_bound, farthest[m]);
+                    class_bound = add(class_bound);
+                    for (size_t m = 0; m < count; ++m)
+                        if (((m >> shift) & 1) == v && closest[m] <= class_bound)
+                            g->class_points.push_back(uint16_t(m));
+                    g->class_first.push_back(uint32_t(g->class_points.size()));
+                }
+        }
+    built.push_back(g);
+    return g;
+}
+
+size_t serial_tone_demapper::grid_cell(cd u) const
+{
+    const point_grid& g = *d_grid;
+    const double fx = (u.real() - g.x) * g.per_unit, fy = (u.imag() - g.y) * g.per_unit;
+    const double cells = g.cells;
+    if (fx >= 0 && fx < cells && fy >= 0 && fy < cells)
+        return size_t(fy) * g.cells + size_t(fx);
+    return off_grid;
 }
 
 size_t serial_tone_demapper::nearest_point(cd u, double& distance) const
 {
     distance = std::numeric_limits<double>::infinity();
     size_t nearest_m = 0;
-    const double fx = (u.real() - d_grid_x) * d_grid_per_unit,
-                 fy = (u.imag() - d_grid_y) * d_grid_per_unit;
-    const double cells = d_grid_cells;
-    if (fx >= 0 && fx < cells && fy >= 0 && fy < cells) {
-        const size_t c = size_t(fy) * d_grid_cells + size_t(fx);
-        for (uint32_t r = d_cell_first[c]; r < d_cell_first[c + 1]; ++r) {
-            const size_t m = d_cell_points[r];
+    const size_t c = grid_cell(u);
+    if (c != off_grid) {
+        const point_grid& g = *d_grid;
+        for (uint32_t r = g.cell_first[c]; r < g.cell_first[c + 1]; ++r) {
+            const size_t m = g.cell_points[r];
             const double d = std::norm(u - d_points[m]);
             if (d < distance) {
                 distance = d;
@@ -162,10 +210,23 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
         const double radius = std::sqrt(nearest);
         const size_t half = d_points.size() / 2;
         const unsigned label = unsigned(nearest_m) ^ scr;
+        const size_t cell = grid_cell(u);
         for (unsigned b = 0; b < d_bits; ++b) {
             const unsigned own = (label >> (d_bits - 1 - b)) & 1;
             best[b][own] = nearest;
             double other = inf;
+            if (cell != off_grid) {
+                // The other class's nearest among those that can be in this square.
+                const unsigned theirs =
+                    ((unsigned(nearest_m) >> (d_bits - 1 - b)) & 1) ^ 1;
+                const size_t list_at = (cell * d_bits + b) * 2 + theirs;
+                const point_grid& g = *d_grid;
+                for (uint32_t r = g.class_first[list_at]; r < g.class_first[list_at + 1];
+                     ++r)
+                    other = std::min(other, std::norm(u - d_points[g.class_points[r]]));
+                best[b][own ^ 1] = other;
+                continue;
+            }
             const neighbour* list = &d_neighbours[(nearest_m * d_bits + b) * half];
             for (size_t r = 0; r < half; ++r) {
                 // The stored distance is a float: shortened by more than its rounding.

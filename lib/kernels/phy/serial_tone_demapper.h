@@ -18,6 +18,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gr {
@@ -84,11 +85,30 @@ private:
     // off the grid (or not finite): among all. The same point and distance as the
     // whole search, at a few points a symbol instead of M.
     size_t nearest_point(cd u, double& distance) const;
-    unsigned d_grid_cells = 0; // per side; 0: no grid (PSK)
-    double d_grid_x = 0, d_grid_y = 0, d_grid_per_unit = 0;
-    std::vector<uint32_t>
-        d_cell_first; // per cell, into d_cell_points; one more at the end
-    std::vector<uint16_t> d_cell_points;
+    // u's grid square, or off_grid.
+    static constexpr size_t off_grid = ~size_t(0);
+    size_t grid_cell(cd u) const;
+    struct point_grid {
+        std::vector<cd> points;
+        unsigned bits = 0;
+        bool class_lists = false;
+        unsigned cells = 0; // per side
+        double x = 0, y = 0, per_unit = 0;
+        std::vector<uint32_t>
+            cell_first; // per cell, into cell_points; one more at the end
+        std::vector<uint16_t> cell_points;
+        // class_lists (QAM of 32 points or more): per square, label bit b and value v
+        // (of the point's number), the points of that class that can be its nearest
+        // somewhere in the square ([(cell * bits + b) * 2 + v] to the next entry): the
+        // other class's minimum for the LLRs, the same value as the neighbour lists give
+        // (which serve off the grid).
+        std::vector<uint32_t> class_first;
+        std::vector<uint16_t> class_points;
+        // Built once per constellation and shared.
+        static std::shared_ptr<const point_grid>
+        of(const std::vector<cd>& points, unsigned bits, bool class_lists);
+    };
+    std::shared_ptr<const point_grid> d_grid; // QAM
 };
 
 } // namespace phy

@@ -32,26 +32,8 @@ serial_tone_demapper::serial_tone_demapper(unsigned bits_per_symbol,
             d_symbol_of.push_back(map_bits(label, d_bits));
     for (const auto& p : points)
         d_points.push_back(cd(p));
-    if (!psk() && d_bits >= 5) {
-        const size_t m_count = d_points.size(), half = m_count / 2;
-        d_neighbours.resize(m_count * d_bits * half);
-        for (size_t m = 0; m < m_count; ++m)
-            for (unsigned b = 0; b < d_bits; ++b) {
-                neighbour* list = &d_neighbours[(m * d_bits + b) * half];
-                size_t count = 0;
-                const unsigned mask = 1u << (d_bits - 1 - b);
-                for (size_t q = 0; q < m_count; ++q)
-                    if ((q & mask) != (m & mask))
-                        list[count++] = { float(std::abs(d_points[q] - d_points[m])),
-                                          uint16_t(q) };
-                std::sort(list, list + half, [](const neighbour& x, const neighbour& y) {
-                    return x.distance < y.distance ||
-                           (x.distance == y.distance && x.point < y.point);
-                });
-            }
-    }
     if (!psk())
-        d_grid = point_grid::of(d_points, d_bits, !d_neighbours.empty());
+        d_grid = point_grid::of(d_points, d_bits, d_bits >= 5);
 }
 
 std::shared_ptr<const serial_tone_demapper::point_grid>
@@ -71,6 +53,24 @@ serial_tone_demapper::point_grid::of(const std::vector<cd>& points,
     g->points = points;
     g->bits = bits;
     g->class_lists = class_lists;
+    if (class_lists) {
+        const size_t m_count = points.size(), half = m_count / 2;
+        g->neighbours.resize(m_count * bits * half);
+        for (size_t m = 0; m < m_count; ++m)
+            for (unsigned b = 0; b < bits; ++b) {
+                neighbour* list = &g->neighbours[(m * bits + b) * half];
+                size_t count = 0;
+                const unsigned mask = 1u << (bits - 1 - b);
+                for (size_t q = 0; q < m_count; ++q)
+                    if ((q & mask) != (m & mask))
+                        list[count++] = { float(std::abs(points[q] - points[m])),
+                                          uint16_t(q) };
+                std::sort(list, list + half, [](const neighbour& x, const neighbour& y) {
+                    return x.distance < y.distance ||
+                           (x.distance == y.distance && x.point < y.point);
+                });
+            }
+    }
     // The points' square, a quarter of its side more each way, in cells about two
     // thirds of the 256QAM grid's spacing.
     double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
@@ -202,7 +202,7 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
     if (psk()) {
         for (unsigned label = 0; label < d_symbol_of.size(); ++label)
             consider(d_points[(d_symbol_of[label] + scr) % 8], label);
-    } else if (!d_neighbours.empty()) {
+    } else if (d_grid && d_grid->class_lists) {
         // The nearest point is its class's nearest for every bit; the other class's
         // from its neighbour lists, as far as they may hold a nearer point.
         const size_t nearest_m = nearest_point(u, nearest);
@@ -227,7 +227,7 @@ serial_tone_demapper::demap(cd u, unsigned i, double sigma2, float* llr) const
                 best[b][own ^ 1] = other;
                 continue;
             }
-            const neighbour* list = &d_neighbours[(nearest_m * d_bits + b) * half];
+            const neighbour* list = &d_grid->neighbours[(nearest_m * d_bits + b) * half];
             for (size_t r = 0; r < half; ++r) {
                 // The stored distance is a float: shortened by more than its rounding.
                 const double reach = double(list[r].distance) * (1 - 1e-6) - radius;

@@ -78,7 +78,6 @@ private:
         float distance;
         uint16_t point;
     };
-    std::vector<neighbour> d_neighbours; // [(m * bits + b) * (M / 2) + rank]
     // QAM: the nearest point (the first of the nearest, by number) looked for only among
     // the points that can be nearest somewhere in the square of a grid u falls in (a
     // point farther from the whole square than another is from all of it cannot be); u
@@ -104,6 +103,8 @@ private:
         // (which serve off the grid).
         std::vector<uint32_t> class_first;
         std::vector<uint16_t> class_points;
+        // class_lists: the neighbour lists, [(m * bits + b) * (M / 2) + rank].
+        std::vector<neighbour> neighbours;
         // Built once per constellation and shared.
         static std::shared_ptr<const point_grid>
         of(const std::vector<cd>& points, unsigned bits, bool class_lists);

@@ -11,8 +11,9 @@ for every mode x channel x node count, in virtual time, and prints per run the a
 throughput, its share of the two-node figure of the same mode and channel, the Jain
 index of the bulk flows, the worst flow's share against 1/(2N), the flows that delivered
 nothing and the collisions. --node-option compares another channel-access setting with
-the defaults (the same names as hfstack-node). With several --seeds every figure is the
-median over them (the two-node figure too), with the range of the share and of Jain in
+the defaults (the same names as hfstack-node). The share is of the two-node figure with
+the node's defaults. With several --seeds every figure is the median over them (the
+two-node figure too), with the range of the share and of Jain in
 brackets; on a clear channel the seed changes nothing (it drives the channel's noise
 and fading; back-offs are seeded from the node addresses).
 
@@ -30,13 +31,13 @@ import sys
 from gnuradio.hfstack import network_run, sim
 
 
-def run_one(mode, channel, nodes, seed, args):
+def run_one(mode, channel, nodes, seed, args, node_options=None):
     c = sim.network_scenario_config()
     c.nodes = nodes
     c.mode = mode
     c.duration_s = args.duration
     c.seed = seed
-    c.node_options = ";".join(args.node_option)
+    c.node_options = ";".join(args.node_option if node_options is None else node_options)
     if channel != "clear":
         profile, snr = channel.split(":")
         c.channel = network_run.channel(float(snr), profile)
@@ -53,9 +54,9 @@ def run_one(mode, channel, nodes, seed, args):
             "flows": len(bulk), "collisions": r["collisions"]}
 
 
-def run_seeds(mode, channel, nodes, args):
+def run_seeds(mode, channel, nodes, args, node_options=None):
     """One row: each figure the median over the seeds, the runs kept in `runs`."""
-    runs = [run_one(mode, channel, nodes, seed, args) for seed in args.seeds]
+    runs = [run_one(mode, channel, nodes, seed, args, node_options) for seed in args.seeds]
     row = {k: runs[0][k] for k in ("mode", "channel", "nodes", "worst_target", "flows")}
     for k in ("aggregate_bps", "jain", "worst_share", "starved", "collisions"):
         row[k] = statistics.median(r[k] for r in runs)
@@ -82,11 +83,11 @@ def main(argv=None):
           "worst/target  starved  collisions")
     for mode in args.modes.split(","):
         for channel in args.channels.split(","):
-            two = None
+            # The reference is the two-node link with the node's defaults, also when
+            # the options compared change it.
+            two = run_seeds(mode, channel, 2, args, [])["aggregate_bps"]
             for n in counts:
                 row = run_seeds(mode, channel, n, args)
-                if n == 2:
-                    two = row["aggregate_bps"]
                 shares = [r["aggregate_bps"] / two for r in row["runs"]] if two else [0]
                 row["vs_two_node"] = round(statistics.median(shares), 3)
                 row["vs_two_node_range"] = [round(min(shares), 3), round(max(shares), 3)]

@@ -121,6 +121,28 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("serve_in_turn_s must be a positive number", r.stderr)
 
+    def test_chat_beside_bulk_on_an_assumed_network(self):
+        # Every station calls at the first instant and all collide: the bulk pair then
+        # hears no third station, unless it knows it is on a net.
+        traffic = {"nodes": 5, "flows": [{"kind": "bulk", "from": 3, "to": 0},
+                                         {"kind": "bulk", "from": 4, "to": 0},
+                                         {"kind": "chat", "from": 1, "to": 2,
+                                          "messages": 5}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            with open(path, "w") as f:
+                json.dump(traffic, f)
+            r = run("--traffic", path, "--duration", "3600", "--json", "-",
+                    "--node-option", "network_assumed=true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        flows = json.loads(r.stdout)["flows"]
+        chat = flows[2]
+        self.assertEqual(chat["round_trips_lost"], 0)
+        self.assertEqual(chat["delivered"], 5)
+        self.assertIsNotNone(chat["round_trip_p50_s"])
+        for f in flows[:2]:
+            self.assertGreater(f["bytes_delivered"], 0, f)
+
     def test_bad_networks_are_refused_in_one_line(self):
         with tempfile.TemporaryDirectory() as d:
             def traffic(doc):

@@ -109,6 +109,10 @@ struct node_config {
     // ARQ data queued for a node it has no link with while a second node has data or a
     // link. A two-node link never does.
     double network_memory_s = 3600.0;
+    // Keep to those rules from the start, as if two other stations had been heard: a
+    // station configured for a net knows it shares the channel before it hears anyone,
+    // and may hear no one if the first calls all collide. Off: only what is heard counts.
+    bool network_assumed = false;
     // On a network, a node with links to several peers (a hub) serves them in turn:
     // each of its bursts carries ARQ data for one peer alone, the same peer for up to
     // this long while it has work, then the next (by address, round robin); the burst

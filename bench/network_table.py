@@ -11,28 +11,33 @@ for every mode x channel x node count, in virtual time, and prints per run the a
 throughput, its share of the two-node figure of the same mode and channel, the Jain
 index of the bulk flows, the worst flow's share against 1/(2N), the flows that delivered
 nothing and the collisions. --node-option compares another channel-access setting with
-the defaults (the same names as hfstack-node).
+the defaults (the same names as hfstack-node). The share is of the two-node figure with
+the node's defaults. With several --seeds every figure is the median over them (the
+two-node figure too), with the range of the share and of Jain in
+brackets; on a clear channel the seed changes nothing (it drives the channel's noise
+and fading; back-offs are seeded from the node addresses).
 
     bench/network_table.py [--modes 2400S,9600S] [--channels clear,moderate:20]
-        [--nodes 2,4,8,16] [--duration 3600] [--seed 1] [--node-option NAME=VALUE ...]
-        [--json FILE]
+        [--nodes 2,4,8,16] [--duration 3600] [--seeds 1[,2,...]]
+        [--node-option NAME=VALUE ...] [--json FILE]
 
 Each run takes seconds (N = 16 at 9600S with fading about half a minute).
 """
 import argparse
 import json
+import statistics
 import sys
 
 from gnuradio.hfstack import network_run, sim
 
 
-def run_one(mode, channel, nodes, args):
+def run_one(mode, channel, nodes, seed, args, node_options=None):
     c = sim.network_scenario_config()
     c.nodes = nodes
     c.mode = mode
     c.duration_s = args.duration
-    c.seed = args.seed
-    c.node_options = ";".join(args.node_option)
+    c.seed = seed
+    c.node_options = ";".join(args.node_option if node_options is None else node_options)
     if channel != "clear":
         profile, snr = channel.split(":")
         c.channel = network_run.channel(float(snr), profile)
@@ -49,6 +54,17 @@ def run_one(mode, channel, nodes, args):
             "flows": len(bulk), "collisions": r["collisions"]}
 
 
+def run_seeds(mode, channel, nodes, args, node_options=None):
+    """One row: each figure the median over the seeds, the runs kept in `runs`."""
+    runs = [run_one(mode, channel, nodes, seed, args, node_options) for seed in args.seeds]
+    row = {k: runs[0][k] for k in ("mode", "channel", "nodes", "worst_target", "flows")}
+    for k in ("aggregate_bps", "jain", "worst_share", "starved", "collisions"):
+        row[k] = statistics.median(r[k] for r in runs)
+    row["seeds"] = args.seeds
+    row["runs"] = runs
+    return row
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--modes", default="2400S,9600S")
@@ -56,31 +72,37 @@ def main(argv=None):
                    help="clear, or PROFILE:SNR (e.g. moderate:20)")
     p.add_argument("--nodes", default="2,4,8,16")
     p.add_argument("--duration", type=float, default=3600)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
+    args.seeds = [int(s) for s in args.seeds.split(",")]
     counts = sorted({int(n) for n in args.nodes.split(",")} | {2})
     rows = []
-    print("mode   channel      N  aggregate  vs N=2   Jain  worst/target  starved  "
-          "collisions")
+    print("mode   channel      N  aggregate  vs N=2 [range]    Jain [range]       "
+          "worst/target  starved  collisions")
     for mode in args.modes.split(","):
         for channel in args.channels.split(","):
-            two = None
+            # The reference is the two-node link with the node's defaults, also when
+            # the options compared change it.
+            two = run_seeds(mode, channel, 2, args, [])["aggregate_bps"]
             for n in counts:
-                row = run_one(mode, channel, n, args)
-                if n == 2:
-                    two = row["aggregate_bps"]
-                row["vs_two_node"] = round(row["aggregate_bps"] / two, 3) if two else None
+                row = run_seeds(mode, channel, n, args)
+                shares = [r["aggregate_bps"] / two for r in row["runs"]] if two else [0]
+                row["vs_two_node"] = round(statistics.median(shares), 3)
+                row["vs_two_node_range"] = [round(min(shares), 3), round(max(shares), 3)]
+                jains = [r["jain"] for r in row["runs"]]
                 rows.append(row)
                 print(f"{mode:6} {channel:11} {n:2} {row['aggregate_bps']:10} "
-                      f"{100 * (row['vs_two_node'] or 0):6.1f} % {row['jain']:6.3f} "
-                      f"{row['worst_share']:6.4f}/{row['worst_target']:.4f} "
-                      f"{row['starved']:3} of {row['flows']:2} {row['collisions']:8}")
+                      f"{100 * row['vs_two_node']:5.1f} % [{100 * min(shares):3.0f}-"
+                      f"{100 * max(shares):3.0f}] {row['jain']:5.3f} [{min(jains):.2f}-"
+                      f"{max(jains):.2f}] {row['worst_share']:6.4f}/{row['worst_target']:.4f} "
+                      f"{row['starved']:4} of {row['flows']:2} {row['collisions']:8}")
                 sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"node_options": args.node_option, "rows": rows}, f, indent=1)
+            json.dump({"node_options": args.node_option, "seeds": args.seeds,
+                       "rows": rows}, f, indent=1)
     return 0
 
 

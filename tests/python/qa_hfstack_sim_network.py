@@ -98,6 +98,51 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
                              "--json", "-").stdout)
         self.assertEqual(doc["summary"]["transmissions"], len(rows))
 
+    def test_hub_serving_spokes_in_turn(self):
+        turns = ("--node-option", "serve_in_turn_s=60",
+                 "--node-option", "cas.max_nonexclusive_links=16")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bursts.csv")
+            r = run("--nodes", "4", "--duration", "1800", "--json", "-",
+                    "--timeline", path, *turns)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                bursts = list(csv.DictReader(f))
+        doc = json.loads(r.stdout)
+        for f in doc["flows"]:  # both ways on every spoke, nothing twice
+            self.assertGreater(f["bytes_delivered"], 0, f)
+            self.assertEqual(f["duplicates"], 0)
+        # The hub keeps its links and turns from spoke to spoke, again and again.
+        hub_to = [b["to"] for b in bursts if b["node"] == "0" and int(b["bytes"]) > 1000]
+        for spoke in ("1", "2", "3"):
+            self.assertGreaterEqual(hub_to.count(spoke), 2, hub_to)
+        self.assertLessEqual(doc["nodes"][0]["link_setups"], 6)
+        r = run("--nodes", "4", "--duration", "10", "--node-option", "serve_in_turn_s=0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("serve_in_turn_s must be a positive number", r.stderr)
+
+    def test_chat_beside_bulk_on_an_assumed_network(self):
+        # Every station calls at the first instant and all collide: the bulk pair then
+        # hears no third station, unless it knows it is on a net.
+        traffic = {"nodes": 5, "flows": [{"kind": "bulk", "from": 3, "to": 0},
+                                         {"kind": "bulk", "from": 4, "to": 0},
+                                         {"kind": "chat", "from": 1, "to": 2,
+                                          "messages": 5}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            with open(path, "w") as f:
+                json.dump(traffic, f)
+            r = run("--traffic", path, "--duration", "3600", "--json", "-",
+                    "--node-option", "network_assumed=true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        flows = json.loads(r.stdout)["flows"]
+        chat = flows[2]
+        self.assertEqual(chat["round_trips_lost"], 0)
+        self.assertEqual(chat["delivered"], 5)
+        self.assertIsNotNone(chat["round_trip_p50_s"])
+        for f in flows[:2]:
+            self.assertGreater(f["bytes_delivered"], 0, f)
+
     def test_bad_networks_are_refused_in_one_line(self):
         with tempfile.TemporaryDirectory() as d:
             def traffic(doc):

@@ -124,6 +124,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "links_down", double(c.links_down) },
         { "links_yielded", double(c.links_yielded) },
         { "exchanges_yielded", double(c.exchanges_yielded) },
+        { "turns_served", double(c.turns_served) },
         { "clients_connected", double(c.clients_connected) },
         { "clients_accepted", double(c.clients_accepted) },
         { "updus_accepted", double(c.updus_accepted) },
@@ -280,6 +281,8 @@ node_config validated(node_config c)
         !(c.non_arq_window_margin_s >= 0))
         fail("turnaround_s, response_margin_s, link_retry_s and non_arq_window_margin_s "
              "must be >= 0");
+    if (!(c.serve_in_turn_s > 0))
+        fail("serve_in_turn_s must be a positive number of seconds (inf: off)");
     if (c.max_response_timeouts < 1)
         fail("max_response_timeouts must be at least 1");
     const bool announceable =

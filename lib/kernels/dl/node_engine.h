@@ -109,6 +109,21 @@ struct node_config {
     // ARQ data queued for a node it has no link with while a second node has data or a
     // link. A two-node link never does.
     double network_memory_s = 3600.0;
+    // Keep to those rules from the start, as if two other stations had been heard: a
+    // station configured for a net knows it shares the channel before it hears anyone,
+    // and may hear no one if the first calls all collide. Off: only what is heard counts.
+    bool network_assumed = false;
+    // On a network, a node with links to several peers (a hub) serves them in turn:
+    // each of its bursts carries ARQ data for one peer alone, the same peer for up to
+    // this long while it has work, then the next (by address, round robin); the burst
+    // that turns away acknowledges what the last peer sent without sending it more.
+    // A peer whose last burst to us carried data for another node alone has turned to
+    // it: we neither answer it at once nor contend to send it data until it sends us
+    // data again, so its links stay up and nobody collides over whose turn it is.
+    // Links waiting their turn count as active (cas.idle_timeout). It needs
+    // cas.max_nonexclusive_links above 1. +infinity: off (a burst serves every linked
+    // peer, and links are kept only while they are used).
+    double serve_in_turn_s = std::numeric_limits<double>::infinity();
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking
@@ -337,6 +352,8 @@ struct node_counters {
     // Answers that contended for the channel because the exchange had reached
     // channel_access.max_exchange_s on a network.
     uint64_t exchanges_yielded = 0;
+    // Turns begun, serving linked peers one at a time (serve_in_turn_s).
+    uint64_t turns_served = 0;
     // Clients and U_PDUs.
     uint64_t clients_connected = 0; // connected now (a snapshot)
     uint64_t clients_accepted = 0;  // connections since the start

@@ -117,6 +117,9 @@ struct node_engine::impl {
         // The burst we await an answer to went out past the fairness bound: the peer
         // contends for the channel before answering, so the channel is not its alone.
         bool answer_contends = false;
+        // Its last burst carried data for another node and none for us: it serves
+        // another peer (serve_in_turn_s); we wait until it sends us data again.
+        bool turned_away = false;
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
         // Idle link policy (done here rather than in cas_link_manager, which cannot tell
@@ -372,6 +375,8 @@ struct node_engine::impl {
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
+        std::set<uint32_t> served_others;  // peers that sent another node ARQ data in it
+        std::set<uint32_t> sent_us_data;   // peers that sent us ARQ data in it
     };
     burst_in_progress rx_burst;
     // While a burst is arriving in pieces, its sender is on the air: no answer before
@@ -389,6 +394,13 @@ struct node_engine::impl {
     // The transmission being built won the channel by contention (a back-off or slot
     // wait), not as an answer owed at once.
     bool contended = false;
+    // serve_in_turn_s: the peer whose turn it is, and since when.
+    uint32_t serving = 0;
+    double serving_since = -inf;
+    bool serves_in_turn() const;
+    bool waits_for_turn(const peer_state& p) const;
+    // The one peer whose ARQ data the next burst may carry; 0: every peer's.
+    uint32_t peer_to_serve();
 
     void on_burst(const uint8_t* data, size_t size, const burst_info& info);
     // A burst's SNR reports (whole and recent) from `p` to its rate policy (corrected for
@@ -483,7 +495,11 @@ struct node_engine::impl {
     // Pulls queued ARQ U_PDUs for `p` into its senders while they fit the transmission.
     void pull_arq(peer_state& p, size_t budget, bool expedited);
 
-    void add_arq(burst_builder& b, peer_state& p, bool expedited, bool& sent_data);
+    void add_arq(burst_builder& b,
+                 peer_state& p,
+                 bool expedited,
+                 bool& sent_data,
+                 bool with_data = true);
 
     // ARQ data after the FULL RESET riding with our link request
     // (data_with_link_request): numbered in windows reset now, once per reset frame ID,

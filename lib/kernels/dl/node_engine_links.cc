@@ -103,6 +103,7 @@ void node_engine::impl::process_cas_events()
             hard.on_link_lost(e.peer, now);
             break;
         case cas_event_type::link_down:
+            p.turned_away = false;
             p.resync.on_link_down();
             end_exchange(p);
             if (e.cause != cas_cause::superseded)
@@ -305,6 +306,11 @@ void node_engine::impl::manage_links()
     // as long (the fairness bound between the peers of one node).
     size_t busy = 0;
     bool probing = false;
+    // A link with work gives way only when it holds the last free slot.
+    size_t links_held = 0;
+    for (auto& [addr, p] : peers)
+        links_held += cas.state(addr) != cas_link_state::idle;
+    const bool slots_full = links_held >= std::max(1u, cfg.cas.max_nonexclusive_links);
     for (auto& [addr, p] : peers) {
         const auto st = cas.state(addr);
         if (st == cas_link_state::idle)
@@ -327,7 +333,7 @@ void node_engine::impl::manage_links()
             cas.release(addr, physical_link_break_reason::no_more_data, now);
             p->made_way_at = now;
         } else if (st == cas_link_state::up && !cas.exclusive(addr) && live_wanted &&
-                   !p->awaiting_response &&
+                   slots_full && !p->awaiting_response &&
                    now - p->link_up_at >= cfg.cas.yield_link_after_s &&
                    longest_wait >= cfg.cas.yield_link_after_s) {
             cas.release(addr,
@@ -364,8 +370,11 @@ void node_engine::impl::manage_links()
     for (auto& [addr, p] : peers)
         requesting += cas.state(addr) == cas_link_state::requesting;
     // On a network, one link request at a time: peers that accept two requests of one
-    // burst would both answer it at once.
-    if (network && requesting > 0)
+    // burst would both answer it at once. With several link slots, also while data for
+    // several peers is all we know of the network.
+    const bool one_request =
+        network || (cfg.cas.max_nonexclusive_links > 1 && network_in_use());
+    if (one_request && requesting > 0)
         return;
     for (uint32_t addr : order) {
         if (addr == cfg.address || is_group(addr) ||
@@ -392,6 +401,8 @@ void node_engine::impl::manage_links()
         // windows were never agreed: saves a round trip on first contact.
         if (!p.resync.synced())
             start_reset(p);
+        if (one_request && cfg.cas.max_nonexclusive_links > 1)
+            return;
     }
 }
 

@@ -415,6 +415,12 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         if (d.source == cfg.address)
             continue; // our own burst heard back
         stations_heard[d.source] = now;
+        // ARQ data, or a link C_PDU (expedited non-ARQ), to a node: its answer is due.
+        if ((is_arq_data(d.type) ||
+             (d.type == dpdu_type::expedited_non_arq_data && !for_us(d.destination))) &&
+            !is_group(d.destination))
+            (for_us(d.destination) ? rx_burst.sent_us_data : rx_burst.served_others)
+                .insert(d.source);
         if (!for_us(d.destination)) {
             counters.dpdus_not_for_us += 1;
             continue;
@@ -640,6 +646,21 @@ void node_engine::impl::end_received_burst()
         if (p.drc)
             p.drc->on_peer_answered();
         end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
+    }
+    // A peer that served another node alone in this burst has turned to it; one that
+    // sent us data has turned (back) to us.
+    for (uint32_t src : rx_burst.served_others) {
+        auto it = peers.find(src);
+        if (it == peers.end())
+            continue;
+        it->second->turned_away = !rx_burst.sent_us_data.count(src);
+        if (it->second->turned_away && link_up(src))
+            note_activity(src, now); // alive, and serving another: the link waits
+    }
+    for (uint32_t src : rx_burst.sent_us_data) {
+        auto it = peers.find(src);
+        if (it != peers.end())
+            it->second->turned_away = false;
     }
     rx_burst = burst_in_progress();
 }

@@ -90,6 +90,8 @@ bool node_engine::impl::wants_to_transmit() const
             continue;
         if (p->rx.ack_due() || p->rx_exp.ack_due())
             return true;
+        if (waits_for_turn(*p))
+            continue;
         if (p->tx.has_pending_transmission() || p->tx_exp.has_pending_transmission())
             return true;
         if (control_spdus.count(addr) || arq_queued_by_peer.count(addr))
@@ -111,7 +113,7 @@ bool node_engine::impl::has_data_to_send() const
     if (non_arq_queued > 0 || !non_arq_pending.empty())
         return true;
     for (auto& [addr, p] : peers)
-        if (!p->awaiting_response &&
+        if (!p->awaiting_response && !waits_for_turn(*p) &&
             (p->tx.has_pending_transmission() || p->tx_exp.has_pending_transmission() ||
              arq_queued_by_peer.count(addr) || control_spdus.count(addr)))
             return true;
@@ -125,7 +127,8 @@ bool node_engine::impl::any_response_owed() const
         if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
             return true;
-        if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr))
+        if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr) &&
+            !waits_for_turn(*p))
             return true;
         // The first repeat after a lost answer continues the exchange; it does not
         // contend for the channel as a new one would (check_response_timeouts). On a
@@ -148,6 +151,8 @@ bool node_engine::impl::any_response_owed() const
 
 bool node_engine::impl::heard_network() const
 {
+    if (cfg.network_assumed)
+        return true;
     size_t heard = 0;
     for (auto& [addr, t] : stations_heard)
         heard += now - t <= cfg.network_memory_s;
@@ -169,6 +174,39 @@ bool node_engine::impl::network_in_use() const
     for (uint32_t addr : cas.up_peers())
         involved.insert(addr);
     return waiting && involved.size() >= 2;
+}
+
+bool node_engine::impl::serves_in_turn() const
+{
+    return std::isfinite(cfg.serve_in_turn_s) && network_in_use();
+}
+
+bool node_engine::impl::waits_for_turn(const peer_state& p) const
+{
+    // Its burst to another node is itself proof of a network: no other test needed.
+    return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s);
+}
+
+uint32_t node_engine::impl::peer_to_serve()
+{
+    if (!serves_in_turn())
+        return 0;
+    std::vector<uint32_t> candidates; // ascending addresses (cas.up_peers)
+    for (uint32_t addr : cas.up_peers())
+        if (peer(addr).resync.synced() && has_link_work(addr))
+            candidates.push_back(addr);
+    if (candidates.empty())
+        return 0;
+    const bool current =
+        std::find(candidates.begin(), candidates.end(), serving) != candidates.end();
+    if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s))
+        return serving;
+    // The next peer after the one served, round robin.
+    auto next = std::upper_bound(candidates.begin(), candidates.end(), serving);
+    serving = next == candidates.end() ? candidates.front() : *next;
+    serving_since = now;
+    counters.turns_served += 1;
+    return serving;
 }
 
 bool node_engine::impl::channel_promised() const
@@ -302,10 +340,8 @@ void node_engine::impl::pull_arq(peer_state& p, size_t budget, bool expedited)
     }
 }
 
-void node_engine::impl::add_arq(burst_builder& b,
-                                peer_state& p,
-                                bool expedited,
-                                bool& sent_data)
+void node_engine::impl::add_arq(
+    burst_builder& b, peer_state& p, bool expedited, bool& sent_data, bool with_data)
 {
     auto& sender = expedited ? p.tx_exp : p.tx;
     auto& receiver = expedited ? p.rx_exp : p.rx;
@@ -345,7 +381,7 @@ void node_engine::impl::add_arq(burst_builder& b,
     if (rate_probe)
         room = std::min(room, phy::max_bytes_within(b.phy(), cfg.unanswered_probe_s));
     std::vector<dpdu> data;
-    if (!p.awaiting_response) {
+    if (!p.awaiting_response && with_data) {
         size_t budget = room;
         const bool probing = !cfg.segment_size && !p.segments.confident();
         if (probing)
@@ -498,6 +534,11 @@ node_transmission node_engine::impl::build_transmission()
         for (auto& d : management->dpdus)
             b.add(std::move(d));
     }
+    // Serving in turn, a burst that asks a node for a link serves it alone: the
+    // answer to the request is the one owed.
+    bool asks_link = false;
+    for (auto& o : cas_out)
+        asks_link = asks_link || o.pdu.type == cpdu_type::physical_link_request;
     // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
     for (auto& o : cas_out) {
         auto batch = nonarq_exp_tx.make_dpdus(
@@ -568,14 +609,21 @@ node_transmission node_engine::impl::build_transmission()
             }
         }
     }
+    // Serving in turn, the other peers get at most the acknowledgement they are owed
+    // (the one turned away from), and their links wait as if active.
+    const uint32_t served = peer_to_serve();
     for (uint32_t addr : cas.up_peers()) {
         peer_state& p = peer(addr);
         if (!p.resync.synced())
             continue;
+        const bool with_data =
+            (served == 0 || addr == served) && !(asks_link && serves_in_turn());
+        if (!with_data && has_link_work(addr))
+            note_activity(addr, now);
         const size_t before = b.frames().size();
         bool sent_data = false;
-        add_arq(b, p, true, sent_data);
-        add_arq(b, p, false, sent_data);
+        add_arq(b, p, true, sent_data, with_data);
+        add_arq(b, p, false, sent_data, with_data);
         if (b.frames().size() > before) {
             if (auto eow = p.drc->take_eow(now)) {
                 for (size_t i = before; i < b.frames().size(); ++i)

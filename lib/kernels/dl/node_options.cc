@@ -315,6 +315,13 @@ const std::vector<option_entry>& table()
                   network_memory_s,
                   "after hearing a third station, keep a network's fairness rules "
                   "this long, s"),
+        HF_BOOL("network_assumed",
+                network_assumed,
+                "keep a network's rules from the start, before hearing other stations"),
+        HF_DOUBLE("serve_in_turn_s",
+                  serve_in_turn_s,
+                  "on a network, serve linked peers one at a time, each for up to "
+                  "this long, s (inf: off)"),
         HF_DOUBLE("link_retry_s",
                   link_retry_s,
                   "wait after a failed link before asking again, s (doubled per failure "

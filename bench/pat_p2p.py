@@ -168,8 +168,11 @@ def run_once(a, d, n, rng):
             ports[call] = ardop
             log = open(os.path.join(d, f"node-{me}-{n}.log"), "w")
             procs.append(subprocess.Popen(
-                [*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator", "--mode", a.mode,
-                 "--profile", a.profile, "--snr-db", str(a.snr_db), "--ber", str(a.ber),
+                [*NODE, "--address", f"0.0.0.{me}", "--kind", a.kind, "--mode", a.mode,
+                 # The real modem's clear channel: white noise at --snr-db.
+                 "--profile", a.profile or ("awgn" if a.kind == "loopback" else ""),
+                 "--snr-db", str(a.snr_db),
+                 *(["--ber", str(a.ber)] if a.kind == "emulator" else []),
                  "--seed", str(a.seed + me), "--time-scale", str(a.time_scale),
                  "--sis-port", str(sis), "--state-dir", "none",
                  "--stats-interval", str(a.node_stats_interval),
@@ -255,6 +258,9 @@ def run_once(a, d, n, rng):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mode", default="2400S", help="both nodes' waveform mode (2400S, 9600S...)")
+    p.add_argument("--kind", default="emulator", choices=("emulator", "loopback"),
+                   help="the nodes' radios: the modem emulator (default) or the real STANAG "
+                        "4539 modem on audio (loopback), its audio carried between them")
     p.add_argument("--bytes", type=int, default=10000, help="attachment size")
     p.add_argument("--text", action="store_true", help="English-like text, not random bytes")
     p.add_argument("--runs", type=int, default=1)

@@ -180,6 +180,7 @@ def run_once(a, d, n, rng):
                  "--air-publish", f"ipc://{d}/air-{me}-{n}",
                  "--air-subscribe", f"ipc://{d}/{'relay' if relay else 'air'}-{peer}-{n}",
                  "--log-level", a.node_log_level,
+                 *(["--options", a.node_options] if a.node_options else []),
                  "--ardop", str(ardop), "--ardop-station", f"{peer_call}=0.0.0.{peer}"],
                 stdout=subprocess.DEVNULL, stderr=log))
             wait_for(f"node {me}", lambda: accepts(ardop), 60)
@@ -276,6 +277,9 @@ def main():
     p.add_argument("--work-dir", help="keep Pat's and the nodes' files and logs here "
                    "(default: a temporary directory, removed)")
     p.add_argument("--node-log-level", default="warn", help="the nodes' --log-level")
+    p.add_argument("--node-options", default="",
+                   help='more node options for both nodes, "name=value;..." (hfstack-node '
+                        "--options; default none)")
     p.add_argument("--node-stats-interval", type=float, default=0,
                    help="the nodes' --stats-interval (their JSON lines go to node-*.stats "
                         "in --work-dir; default 0: once at the end)")

@@ -251,7 +251,8 @@ TEST(ardop, an_outage_longer_than_arqtimeout_with_bytes_in_flight_is_not_idle)
     p.host_a = host_view{};
     p.connect();
     p.settle(p.now + 31);
-    EXPECT_TRUE(p.host_a.said("STATUS ARQ TIMEOUT FROM PROTOCOL STATE: ISS")) << p.host_a.lines;
+    EXPECT_TRUE(p.host_a.said("STATUS ARQ TIMEOUT FROM PROTOCOL STATE: ISS"))
+        << p.host_a.lines;
 }
 
 TEST(ardop, a_host_that_does_not_read_holds_the_far_sender_and_busy_is_reported)

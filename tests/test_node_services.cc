@@ -87,11 +87,12 @@ TEST_F(NodeServices, AClientConfirmThatOvertakesTheAckStillConfirms)
     net.run_until([] { return false; }, net.now() + 300);
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_confirm), 1u);
     net.set_channel(a, b, channel_config());
-    ASSERT_TRUE(net.run_until(
-        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
-        net.now() + 1200));
-    EXPECT_EQ(last_of(cl.received[a], sis_type::unidata_request_confirm)->primitive.payload,
-              bytes(300, 7));
+    ASSERT_TRUE(
+        net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
+                      net.now() + 1200));
+    EXPECT_EQ(
+        last_of(cl.received[a], sis_type::unidata_request_confirm)->primitive.payload,
+        bytes(300, 7));
     EXPECT_EQ(cl.count(a, sis_type::unidata_request_rejected), 0u);
 }
 

@@ -289,15 +289,22 @@ class qa_ardop(two_stations):
             host.wait_line("MYCALL")
         b.send("LISTEN TRUE")
         b.wait_line("LISTEN")
+        # Connected to its SIS server is not yet bound: an ARQCALL before that is a FAULT.
+        wait_for("hfstack-ardop bound", lambda: self.ardop_a_statistics("sis_bound"), START_S)
         a.send("ARQCALL BBB1 5")
+        self.assertEqual(a.wait_line("ARQCALL"), "ARQCALL BBB1 5")
         self.assertEqual(a.wait_line("CONNECTED"), "CONNECTED BBB1 500")
         self.assertEqual(b.wait_line("CONNECTED"), "CONNECTED AAA1 500")
         return a, b
 
-    def ardop_a_statistics(self):
-        with open(os.path.join(self.tmp, "ardop-a.json")) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-        return lines[-1]["app"] if lines else {}
+    def ardop_a_statistics(self, part="app"):
+        """hfstack-ardop A's latest statistics line (written every second), its `part`."""
+        try:
+            with open(os.path.join(self.tmp, "ardop-a.json")) as f:
+                lines = [json.loads(line) for line in f if line.endswith("\n") and line.strip()]
+        except FileNotFoundError:
+            return {}
+        return lines[-1][part] if lines else {}
 
     def test_a_host_that_does_not_read_holds_the_far_sender(self):
         # A's host reads nothing on its data connection while B sends 600 kB: the

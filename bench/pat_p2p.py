@@ -12,9 +12,13 @@ attachment of --bytes (random bytes by default, which Pat's compression cannot s
 --text for English-like text) and connects. Reports the session time (Pat's connect,
 start to end, in protocol seconds: real seconds x --time-scale; Pat's own work is
 scaled too, so time scale 1 gives figures to quote), the message's size as Pat
-proposed it (plain and compressed) and the payload rate in bytes per minute, beside
-ARDOP's published ARQ rates (about 310 to 12,072 bytes per minute across its 200-2000
-Hz modes, ARDOP specification). With --outage-at S the air between the two nodes
+proposed it (plain and compressed) and two payload rates in bytes per minute, both of
+the message's size as proposed (plain): over the whole session (Pat's connect, start to
+end: the call, the B2F turns, the message, the close), and over the message's transfer
+alone (from the listener's "FS +" reaching the caller to the caller's BUFFER 0, Pat's log
+clock in 1 s steps), the way ARDOP's published ARQ rates count, beside those rates
+(about 310 to 12,072 bytes per minute across its 200-2000 Hz modes, ARDOP
+specification). With --outage-at S the air between the two nodes
 (ZeroMQ, relayed by this script) carries nothing from S protocol seconds after Pat's
 connect for --outage-s seconds, both ways: the session should ride it out. One line
 per run and a JSON list at the end. Usage:
@@ -128,6 +132,26 @@ def pat_args(d, call, *command):
             "--event-log", os.path.join(d, f"{call}.events"), *command]
 
 
+def transfer_span(pat_log):
+    """Seconds from the listener's "FS +" reaching the caller (its Pat starts writing the
+    message) to the caller's interface saying BUFFER 0 (the far station confirmed every
+    byte): the message's transfer, as ARDOP's published ARQ rates count it. From Pat's
+    ARDOP_DEBUG log, whose clock has 1 s steps; None if the log lacks either."""
+    stamp = re.compile(r"^(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d) ")
+    start = end = None
+    for line in open(pat_log, errors="replace"):
+        m = stamp.match(line)
+        if not m:
+            continue
+        t = time.mktime(tuple(int(x) for x in m.groups()) + (0, 0, -1))
+        if start is None and "frame {ARQ [70 83 32 43" in line:  # "FS +"
+            start = t
+        elif start is not None and "<-- BUFFER 0\t" in line and t > start:
+            end = t
+            break
+    return None if start is None or end is None else end - start
+
+
 def run_once(a, d, n, rng):
     procs = []
     relay = None
@@ -144,13 +168,19 @@ def run_once(a, d, n, rng):
             ports[call] = ardop
             log = open(os.path.join(d, f"node-{me}-{n}.log"), "w")
             procs.append(subprocess.Popen(
-                [*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator", "--mode", a.mode,
-                 "--profile", a.profile, "--snr-db", str(a.snr_db), "--ber", str(a.ber),
+                [*NODE, "--address", f"0.0.0.{me}", "--kind", a.kind, "--mode", a.mode,
+                 # The real modem's clear channel: white noise at --snr-db.
+                 "--profile", a.profile or ("awgn" if a.kind == "loopback" else ""),
+                 "--snr-db", str(a.snr_db),
+                 *(["--ber", str(a.ber)] if a.kind == "emulator" else []),
                  "--seed", str(a.seed + me), "--time-scale", str(a.time_scale),
-                 "--sis-port", str(sis), "--state-dir", "none", "--stats-interval", "0",
+                 "--sis-port", str(sis), "--state-dir", "none",
+                 "--stats-interval", str(a.node_stats_interval),
+                 "--stats", os.path.join(d, f"node-{me}-{n}.stats"),
                  "--air-publish", f"ipc://{d}/air-{me}-{n}",
                  "--air-subscribe", f"ipc://{d}/{'relay' if relay else 'air'}-{peer}-{n}",
-                 "--log-level", "warn",
+                 "--log-level", a.node_log_level,
+                 *(["--options", a.node_options] if a.node_options else []),
                  "--ardop", str(ardop), "--ardop-station", f"{peer_call}=0.0.0.{peer}"],
                 stdout=subprocess.DEVNULL, stderr=log))
             wait_for(f"node {me}", lambda: accepts(ardop), 60)
@@ -183,9 +213,12 @@ def run_once(a, d, n, rng):
             outage["from"] = start + a.outage_at / a.time_scale
             outage["to"] = outage["from"] + a.outage_s / a.time_scale
         r = subprocess.run(pat_args(d, "AAA1", "connect", "ardop:///BBB1"),
-                           capture_output=True, text=True, timeout=a.timeout)
+                           capture_output=True, text=True, timeout=a.timeout,
+                           env=dict(os.environ, ARDOP_DEBUG="1"))
         real = time.monotonic() - start
         out = r.stdout + r.stderr
+        with open(os.path.join(d, f"connect-{n}.log"), "w") as f:
+            f.write(out)
         proposal = re.search(r"FD EM \S+ (\d+) (\d+)", out)
         inbox = os.path.join(d, "mbox-BBB1", "BBB1", "in")
         delivered = len(os.listdir(inbox)) if os.path.isdir(inbox) else 0
@@ -203,6 +236,11 @@ def run_once(a, d, n, rng):
         if result["delivered"] and proposal:
             result["payload_bytes_per_min"] = round(int(proposal.group(1)) / session_s * 60)
             result["air_bytes_per_min"] = round(int(proposal.group(2)) / session_s * 60)
+            span = transfer_span(os.path.join(d, "AAA1.log"))
+            if span:
+                result["transfer_s"] = round(span * a.time_scale, 1)
+                result["transfer_payload_bytes_per_min"] = round(
+                    int(proposal.group(1)) / (span * a.time_scale) * 60)
         else:
             result["pat_output"] = out[-2000:]
         return result
@@ -221,6 +259,9 @@ def run_once(a, d, n, rng):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mode", default="2400S", help="both nodes' waveform mode (2400S, 9600S...)")
+    p.add_argument("--kind", default="emulator", choices=("emulator", "loopback"),
+                   help="the nodes' radios: the modem emulator (default) or the real STANAG "
+                        "4539 modem on audio (loopback), its audio carried between them")
     p.add_argument("--bytes", type=int, default=10000, help="attachment size")
     p.add_argument("--text", action="store_true", help="English-like text, not random bytes")
     p.add_argument("--runs", type=int, default=1)
@@ -233,12 +274,23 @@ def main():
     p.add_argument("--outage-at", type=float, metavar="SECONDS",
                    help="the air carries nothing from SECONDS (protocol time) after the connect")
     p.add_argument("--outage-s", type=float, default=30.0, help="for this long (default 30)")
+    p.add_argument("--work-dir", help="keep Pat's and the nodes' files and logs here "
+                   "(default: a temporary directory, removed)")
+    p.add_argument("--node-log-level", default="warn", help="the nodes' --log-level")
+    p.add_argument("--node-options", default="",
+                   help='more node options for both nodes, "name=value;..." (hfstack-node '
+                        "--options; default none)")
+    p.add_argument("--node-stats-interval", type=float, default=0,
+                   help="the nodes' --stats-interval (their JSON lines go to node-*.stats "
+                        "in --work-dir; default 0: once at the end)")
     a = p.parse_args()
     if PAT is None:
         raise SystemExit("pat_p2p: needs Debian's pat (make deps installs it)")
     rng = random.Random(a.seed)
     results = []
-    with tempfile.TemporaryDirectory(prefix="hfstack-pat-bench-") as d:
+    with tempfile.TemporaryDirectory(prefix="hfstack-pat-bench-") as temporary:
+        d = a.work_dir or temporary
+        os.makedirs(d, exist_ok=True)
         for n in range(a.runs):
             r = run_once(a, d, n, rng)
             results.append(r)
@@ -247,7 +299,8 @@ def main():
                       f"{r['outage']['bursts_dropped']} bursts dropped", flush=True)
             print(f"run {n}: {a.mode} {r['profile']}: message {r['message_bytes']} B "
                   f"({r['compressed_bytes']} B compressed), session {r['session_s']} s, "
-                  f"{r.get('payload_bytes_per_min', 'failed')} B/min payload "
+                  f"{r.get('payload_bytes_per_min', 'failed')} B/min payload; transfer "
+                  f"{r.get('transfer_s')} s, {r.get('transfer_payload_bytes_per_min')} B/min "
                   f"(ARDOP published: {ARDOP_PUBLISHED_BYTES_PER_MIN[0]}-"
                   f"{ARDOP_PUBLISHED_BYTES_PER_MIN[1]} B/min)", flush=True)
     print(json.dumps(results, indent=1))

@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     uint64_t far_bytes = 0, host_bytes = 0;
     bytes to_data;
     for (int step = 0; step < 64 && in.n; ++step) {
-        const uint8_t what = in.u8() % 6;
+        const uint8_t what = in.u8() % 7;
         const bytes chunk = in.take(in.u8());
         switch (what) {
         case 0:
@@ -90,6 +90,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         case 4:
             tnc.on_host_closed(now);
             to_data.clear();
+            break;
+        case 5: // the app's view of the host's reading and the node's carrier sense
+            tnc.set_host_reading(chunk.empty() || (chunk[0] & 1), now);
+            tnc.set_channel_busy(!chunk.empty() && (chunk[0] & 2));
             break;
         default:
             if (stream)

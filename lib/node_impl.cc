@@ -647,6 +647,12 @@ std::vector<std::map<std::string, std::string>> node_impl::links() const
     return d_links_seen; // as of the last engine step (note_changes)
 }
 
+bool node_impl::channel_busy() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_engine->channel_busy();
+}
+
 std::map<int, uint32_t> node_impl::bindings() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);

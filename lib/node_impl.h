@@ -48,6 +48,7 @@ public:
     std::vector<std::map<std::string, std::string>> links() const override;
     std::map<int, uint32_t> bindings() const override;
     std::vector<std::map<std::string, std::string>> take_events() override;
+    bool channel_busy() const override;
 
 private:
     double now() const; // protocol time, seconds

@@ -42,6 +42,10 @@ struct sis_path {
     double p_rejected = 0;           // not delivered, rejected (link broke)
     double p_delivered_rejected = 0; // delivered, yet reported rejected
     bool reorder = false;
+    // While set, requests wait unanswered (a node whose ARQ cannot reach the peer yet);
+    // release_held() carries them in order.
+    bool holding = false;
+    std::vector<std::pair<Endpoint*, gr::hfstack::dl::sis_primitive>> held;
     size_t requests = 0;
     // Whatever else each side's actions hold (events, TCP actions) goes here.
     std::function<void(Endpoint&, actions&)> keep = [](Endpoint&, actions&) {};
@@ -86,7 +90,10 @@ struct sis_path {
                     std::shuffle(now_sent.begin(), now_sent.end(), rng);
                 for (auto& r : now_sent) {
                     busy = true;
-                    carry(*e, r);
+                    if (holding)
+                        held.emplace_back(e, std::move(r));
+                    else
+                        carry(*e, r);
                 }
             }
             if (busy)
@@ -99,6 +106,15 @@ struct sis_path {
             b->on_timer(now);
         }
         FAIL() << "the path never settled";
+    }
+
+    void release_held()
+    {
+        holding = false;
+        auto waiting = std::move(held);
+        held.clear();
+        for (auto& [from, r] : waiting)
+            carry(*from, r);
     }
 
     void carry(Endpoint& from, const gr::hfstack::dl::sis_primitive& r)

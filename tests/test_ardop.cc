@@ -219,6 +219,75 @@ TEST(ardop, refusals_and_aborts)
     EXPECT_EQ(p.b->state(), ardop_state::disc);
 }
 
+TEST(ardop, an_outage_longer_than_arqtimeout_with_bytes_in_flight_is_not_idle)
+{
+    // The node holds the caller's bytes unconfirmed for 100 s (an outage, then the
+    // link's recovery), beyond ARQTIMEOUT 30: the session is waiting on the node's ARQ,
+    // not idle, and goes on; the bytes and the answer arrive and it ends normally.
+    tnc_pair p;
+    p.setup();
+    p.command(*p.a, "ARQTIMEOUT 30");
+    p.command(*p.b, "ARQTIMEOUT 120"); // it waits, with nothing of its own in flight
+    p.connect();
+    p.holding = true;
+    const bytes message = pattern(10000, 4);
+    p.write(*p.a, message);
+    p.settle(p.now + 100);
+    EXPECT_EQ(p.a->state(), ardop_state::connected) << p.host_a.lines;
+    EXPECT_EQ(p.host_a.lines.find("ARQ TIMEOUT"), std::string::npos) << p.host_a.lines;
+    p.release_held();
+    p.settle(p.now + 5);
+    EXPECT_EQ(p.host_b.data, message);
+    p.write(*p.b, pattern(3, 5));
+    p.settle(p.now + 5);
+    EXPECT_EQ(p.host_a.data, pattern(3, 5));
+    p.command(*p.a, "DISCONNECT");
+    p.settle(p.now + 10);
+    EXPECT_EQ(p.a->state(), ardop_state::disc);
+    EXPECT_EQ(p.b->state(), ardop_state::disc);
+    EXPECT_EQ(p.host_a.lines.find("ARQ TIMEOUT"), std::string::npos) << p.host_a.lines;
+
+    // With nothing in flight and nothing heard, ARQTIMEOUT still ends a session.
+    p.host_a = host_view{};
+    p.connect();
+    p.settle(p.now + 31);
+    EXPECT_TRUE(p.host_a.said("STATUS ARQ TIMEOUT FROM PROTOCOL STATE: ISS"))
+        << p.host_a.lines;
+}
+
+TEST(ardop, a_host_that_does_not_read_holds_the_far_sender_and_busy_is_reported)
+{
+    tnc_pair p;
+    p.setup();
+    p.connect();
+    // B's host stops reading: A's bytes stay in SLEP, whose window (256 KiB) and send
+    // buffer (256 KiB) stop A's sender; nothing more reaches B's host until it reads
+    // again, then all of it once.
+    const size_t before = p.host_b.data.size();
+    p.b->set_host_reading(false, p.now);
+    const bytes big = pattern(700000, 6);
+    for (size_t at = 0; at < big.size(); at += 60000) {
+        p.write(*p.a,
+                bytes(big.begin() + long(at),
+                      big.begin() + long(std::min(big.size(), at + 60000))));
+        p.settle(p.now + 10);
+    }
+    EXPECT_EQ(p.host_b.data.size(), before);
+    EXPECT_GT(p.a->pending(), 0u); // A's host bytes wait: the far window is full
+    p.b->set_host_reading(true, p.now);
+    p.settle(p.now + 60);
+    EXPECT_EQ(p.host_b.data, big);
+    EXPECT_EQ(p.a->pending(), 0u);
+
+    // The node's carrier sense, each change once.
+    p.b->set_channel_busy(true);
+    p.b->set_channel_busy(true);
+    p.b->set_channel_busy(false);
+    p.settle(p.now + 1);
+    EXPECT_NE(p.host_b.lines.find("BUSY TRUE\rBUSY FALSE\r"), std::string::npos);
+    EXPECT_EQ(p.b->counters().busy_reports, 2u);
+}
+
 TEST(ardop, bad_data_frames_fault_and_the_session_goes_on)
 {
     tnc_pair p;

@@ -63,6 +63,39 @@ TEST_F(NodeServices, ClientDeliveryConfirmationWaitsForThePeerAndReportsUnboundS
     EXPECT_EQ(net.node(b).counters().updus_undeliverable, 1u);
 }
 
+TEST_F(NodeServices, AClientConfirmThatOvertakesTheAckStillConfirms)
+{
+    // b's ack of a's U_PDU is lost, then a's retransmissions are, while b's client
+    // confirmation (ARQ data of its own) gets through: it reaches a before the ack.
+    // Once both directions carry again the ack follows, and a's client hears the
+    // confirmation (the peer sends it once).
+    add_two_nodes();
+    cl.bind(a, 1, sis_tx_mode::arq, sis_delivery_confirmation::client);
+    cl.bind(b, 1, sis_tx_mode::arq);
+    net.client_send(a, 1, unidata(2, bytes(10, 1))); // the link first
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(a, sis_type::unidata_request_confirm) == 1; }, 600));
+    channel_config down;
+    down.outage_period_s = down.outage_duration_s = 1e9;
+    net.set_channel(b, a, down);
+    net.client_send(a, 1, unidata(2, bytes(300, 7)));
+    ASSERT_TRUE(net.run_until(
+        [&] { return cl.count(b, sis_type::unidata_indication) == 2; }, net.now() + 600));
+    net.run_until([] { return false; }, net.now() + 20); // b's answer, lost
+    net.set_channel(a, b, down);
+    net.set_channel(b, a, channel_config());
+    net.run_until([] { return false; }, net.now() + 300);
+    EXPECT_EQ(cl.count(a, sis_type::unidata_request_confirm), 1u);
+    net.set_channel(a, b, channel_config());
+    ASSERT_TRUE(
+        net.run_until([&] { return cl.count(a, sis_type::unidata_request_confirm) == 2; },
+                      net.now() + 1200));
+    EXPECT_EQ(
+        last_of(cl.received[a], sis_type::unidata_request_confirm)->primitive.payload,
+        bytes(300, 7));
+    EXPECT_EQ(cl.count(a, sis_type::unidata_request_rejected), 0u);
+}
+
 TEST_F(NodeServices, ExpeditedArqDataIsIndicatedAndConfirmedAsExpedited)
 {
     add_two_nodes();

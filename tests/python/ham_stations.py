@@ -48,12 +48,15 @@ class two_stations(unittest.TestCase):
         self.processes.append(p)
         return p
 
-    def start_node(self, me, other, rate="9600", extra=()):
+    def start_node(self, me, other, rate="9600", extra=(), real_modem=False):
         """Node 0.0.0.ME, its air shared with node 0.0.0.OTHER, with more options
-        `extra`; its SIS port."""
+        `extra`; its SIS port. Over the modem emulator at time scale 20, or with
+        `real_modem` the STANAG 4539 modem itself on audio through a white-noise channel
+        (30 dB) in real time."""
         port, log = free_port(), os.path.join(self.tmp, f"node-{me}.log")
-        p = self.spawn([*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator",
-                        "--profile", "", "--data-rate", rate, "--time-scale", "20",
+        radio = (["--kind", "loopback", "--profile", "awgn", "--snr-db", "30"] if real_modem
+                 else ["--kind", "emulator", "--profile", "", "--time-scale", "20"])
+        p = self.spawn([*NODE, "--address", f"0.0.0.{me}", *radio, "--data-rate", rate,
                         "--sis-port", str(port), "--stats-interval", "0",
                         "--air-publish", f"ipc://{self.tmp}/air-{me}",
                         "--air-subscribe", f"ipc://{self.tmp}/air-{other}",

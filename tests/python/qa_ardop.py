@@ -13,7 +13,10 @@ arrives intact in the other's inbox (attachment compared byte for byte) in one s
 A calls; then the roles change (A listens, B calls) and a message goes each way again.
 Bad input from a plain host: unknown and malformed commands and a data frame with a
 wrong length prefix answer FAULT while the session goes on, its bytes arriving once;
-a host that disconnects mid-session leaves the far host with DISCONNECTED.
+a host that disconnects mid-session leaves the far host with DISCONNECTED. A host that
+does not read its data connection: the interface holds a bounded amount for it and the
+far sender waits, every byte arriving once when it reads. The interface inside a node
+tells its host BUSY TRUE / BUSY FALSE while the other station transmits.
 Skipped when pat is not installed (`make deps` installs it)."""
 
 import json
@@ -23,9 +26,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import unittest
 
 from gnuradio import gr_unittest
+from gnuradio.hfstack.apps import ardop as ardop_app_module
 from ham_stations import START_S, two_stations
 from test_support import accepts, free_port, tail, wait_for
 
@@ -92,9 +97,13 @@ class pat_station:
 class plain_host:
     """A host on an ARDOP TNC's two ports, by hand: lines and data frames."""
 
-    def __init__(self, port):
+    def __init__(self, port, receive_buffer=None):
         self.cmd = socket.create_connection(("127.0.0.1", port), timeout=SESSION_S)
-        self.data = socket.create_connection(("127.0.0.1", port + 1), timeout=SESSION_S)
+        self.data = socket.socket()
+        if receive_buffer:  # before connecting: the window it offers stays that small
+            self.data.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.data.settimeout(SESSION_S)
+        self.data.connect(("127.0.0.1", port + 1))
         self.lines, self.partial, self.received = [], b"", bytearray()
         self.raw = bytearray()
 
@@ -159,7 +168,7 @@ class qa_ardop(two_stations):
         log = os.path.join(self.tmp, "ardop-a.log")
         p = self.spawn([*ARDOP, "--server", f"127.0.0.1:{sis_a}", "--listen",
                         f"127.0.0.1:{port_a}", "--station", "BBB1=0.0.0.2", "--retry", "1",
-                        "--stats-interval", "0", "--stats",
+                        "--stats-interval", "1", "--stats",
                         os.path.join(self.tmp, "ardop-a.json")], log)
         wait_for("hfstack-ardop", lambda: "connected to the SIS server" in tail(log), START_S,
                  p, log)
@@ -267,6 +276,62 @@ class qa_ardop(two_stations):
         b.send("BUFFER")
         self.assertEqual(b.wait_line("BUFFER"), "BUFFER 0")
         self.assertEqual(bytes(b.received), payload)  # nothing twice
+
+    def start_session(self, receive_buffer_a=None):
+        port_a, port_b = self.start_stations()
+        a, b = plain_host(port_a, receive_buffer_a), plain_host(port_b)
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        for host, call in ((a, "AAA1"), (b, "BBB1")):
+            host.send("INITIALIZE")
+            host.wait_line("INITIALIZE")
+            host.send(f"MYCALL {call}")
+            host.wait_line("MYCALL")
+        b.send("LISTEN TRUE")
+        b.wait_line("LISTEN")
+        # Connected to its SIS server is not yet bound: an ARQCALL before that is a FAULT.
+        wait_for("hfstack-ardop bound", lambda: self.ardop_a_statistics("sis_bound"), START_S)
+        a.send("ARQCALL BBB1 5")
+        self.assertEqual(a.wait_line("ARQCALL"), "ARQCALL BBB1 5")
+        self.assertEqual(a.wait_line("CONNECTED"), "CONNECTED BBB1 500")
+        self.assertEqual(b.wait_line("CONNECTED"), "CONNECTED AAA1 500")
+        return a, b
+
+    def ardop_a_statistics(self, part="app"):
+        """hfstack-ardop A's latest statistics line (written every second), its `part`."""
+        try:
+            with open(os.path.join(self.tmp, "ardop-a.json")) as f:
+                lines = [json.loads(line) for line in f if line.endswith("\n") and line.strip()]
+        except FileNotFoundError:
+            return {}
+        return lines[-1][part] if lines else {}
+
+    def test_a_host_that_does_not_read_holds_the_far_sender(self):
+        # A's host reads nothing on its data connection while B sends 600 kB: the
+        # interface holds at most its output limit for it (plus what one read of the
+        # SLEP window brings), the rest waits at B; then A reads all of it, once.
+        a, b = self.start_session(receive_buffer_a=4096)
+        payload = bytes(random.Random(15).getrandbits(8) for _ in range(600000))
+        writer = threading.Thread(
+            target=lambda: [b.write(payload[at:at + 8000]) for at in range(0, len(payload), 8000)],
+            daemon=True)
+        writer.start()
+        wait_for("A's interface holding back",
+                 lambda: self.ardop_a_statistics().get("host_output_pauses", 0) > 0, SESSION_S)
+        self.assertEqual(a.read_data(len(payload)), payload)
+        writer.join(SESSION_S)
+        peak = self.ardop_a_statistics()["host_output_peak"]
+        self.assertLessEqual(peak, (ardop_app_module.MAX_HOST_OUTPUT + 262144) * 1.05)
+
+    def test_busy_when_the_other_station_transmits(self):
+        # B's interface is inside its node (hfstack-node --ardop): its host hears BUSY
+        # TRUE while A's node sends it a transfer, then BUSY FALSE.
+        a, b = self.start_session()
+        # (The session's opening already made the channel busy and free again.)
+        a.write(bytes(1000) * 20)  # about 17 s of 9600 bps air: several polls long
+        self.assertEqual(b.wait_line("BUSY TRUE"), "BUSY TRUE")
+        self.assertEqual(b.wait_line("BUSY"), "BUSY FALSE")
+        self.assertEqual(b.read_data(20000), bytes(20000))
 
 
 if __name__ == "__main__":

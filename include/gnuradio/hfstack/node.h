@@ -81,6 +81,9 @@ public:
     //! `client`); `time` in seconds since the epoch. At most 1000 are kept (`dropped`
     //! on the next event says how many were lost).
     virtual std::vector<std::map<std::string, std::string>> take_events() = 0;
+    //! Whether the modem hears another station's carrier now (its carrier_on without
+    //! a carrier_off since): the channel busy, as the node's carrier sense sees it.
+    virtual bool channel_busy() const = 0;
 };
 
 //! Every node option as "name default help" lines, for --help texts.

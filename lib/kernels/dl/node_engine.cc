@@ -498,6 +498,8 @@ std::vector<uint32_t> node_engine::bound_clients() const
 
 bool node_engine::transmitting(double now) const { return now < d->busy_until(); }
 
+bool node_engine::channel_busy() const { return d->cs.carrier(); }
+
 } // namespace dl
 } // namespace hfstack
 } // namespace gr

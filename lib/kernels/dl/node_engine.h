@@ -448,6 +448,8 @@ public:
     // Every peer the node keeps state for, by address.
     std::vector<link_status> links() const;
     bool transmitting(double now) const;
+    // Whether the modem hears another station's carrier now (the carrier sense).
+    bool channel_busy() const;
 
 private:
     struct impl;

@@ -86,7 +86,12 @@ struct node_engine::impl {
         arq_receiver rx, rx_exp;
         std::unordered_map<uint64_t, in_flight> flights, flights_exp;
         std::deque<updu_request>
-            awaiting_client;  // acknowledged, waiting for the client's confirm
+            awaiting_client; // acknowledged, waiting for the client's confirm
+        // The peer's DATA DELIVERY CONFIRM / FAIL for a U_PDU whose ARQ acknowledgement
+        // has not come yet: when the ack was lost (a fade, an outage) but the data got
+        // through, the peer's client answer can overtake our retransmission's ack. Kept
+        // until the ack moves the U_PDU to awaiting_client (the peer answers only once).
+        std::deque<spdu> early_client_answers;
         window_resync resync; // RESET/WIN-RESYNC with the peer
         bool lfsn = false;    // S5066-EP5 long FSNs, as the last link made agreed
         // Whether our last burst to the peer carried data with the link request. A
@@ -311,6 +316,9 @@ struct node_engine::impl {
     void on_arq_cpdu(uint32_t source, const bytes& c, bool expedited);
 
     void on_delivery_answer(uint32_t source, const spdu& s);
+    void answer_client(const updu_request& r, const spdu& answer);
+    // An answer kept in early_client_answers for `r`: given to its client and dropped.
+    bool answered_early(peer_state& p, const updu_request& r);
 
     void on_non_arq_delivery(const non_arq_delivery& d);
 

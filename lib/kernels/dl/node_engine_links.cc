@@ -202,6 +202,7 @@ void node_engine::impl::give_up_verdicts(peer_state& p)
     for (auto& r : p.awaiting_client)
         reject(r, sis_unidata_rejected_reason::destination_not_responding);
     p.awaiting_client.clear();
+    p.early_client_answers.clear();
 }
 
 void node_engine::impl::check_response_timeouts()

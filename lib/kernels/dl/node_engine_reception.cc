@@ -166,23 +166,54 @@ void node_engine::impl::on_arq_cpdu(uint32_t source, const bytes& c, bool expedi
     }
 }
 
+namespace {
+
+bool answers(const spdu& s, const updu_request& r)
+{
+    return r.source_sap == s.source_sap && r.destination_sap == s.destination_sap &&
+           s.updu.size() <= r.updu.size() &&
+           std::equal(s.updu.begin(), s.updu.end(), r.updu.begin());
+}
+
+} // namespace
+
+void node_engine::impl::answer_client(const updu_request& r, const spdu& s)
+{
+    if (s.type == spdu_type::data_delivery_confirm)
+        confirm(r);
+    else
+        reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
+}
+
 void node_engine::impl::on_delivery_answer(uint32_t source, const spdu& s)
 {
     peer_state& p = peer(source);
     auto& a = p.awaiting_client;
     for (auto it = a.begin(); it != a.end(); ++it) {
-        const updu_request& r = *it;
-        if (r.source_sap != s.source_sap || r.destination_sap != s.destination_sap ||
-            s.updu.size() > r.updu.size() ||
-            !std::equal(s.updu.begin(), s.updu.end(), r.updu.begin()))
+        if (!answers(s, *it))
             continue;
-        if (s.type == spdu_type::data_delivery_confirm)
-            confirm(r);
-        else
-            reject(r, sis_unidata_rejected_reason::destination_sap_not_bound);
+        answer_client(*it, s);
         a.erase(it);
         return;
     }
+    // Not acknowledged yet (its ack lost, the data delivered): kept for the ack.
+    auto& early = p.early_client_answers;
+    if (early.size() >= max_awaiting_client_confirm)
+        early.pop_front();
+    early.push_back(s);
+}
+
+bool node_engine::impl::answered_early(peer_state& p, const updu_request& r)
+{
+    auto& early = p.early_client_answers;
+    for (auto it = early.begin(); it != early.end(); ++it) {
+        if (!answers(*it, r))
+            continue;
+        answer_client(r, *it);
+        early.erase(it);
+        return true;
+    }
+    return false;
 }
 
 void node_engine::impl::on_non_arq_delivery(const non_arq_delivery& d)
@@ -719,6 +750,8 @@ void node_engine::impl::on_ack(peer_state& p, const arq_ack& a, bool expedited)
                 confirm(r);
                 break;
             case sis_delivery_confirmation::client:
+                if (answered_early(p, r))
+                    break;
                 if (p.awaiting_client.size() >= max_awaiting_client_confirm) {
                     reject(p.awaiting_client.front(),
                            sis_unidata_rejected_reason::unknown);

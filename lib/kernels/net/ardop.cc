@@ -236,8 +236,8 @@ double ardop_tnc::next_deadline() const
         consider(d_deadline_connect);
     if (d_state == ardop_state::disconnecting)
         consider(d_deadline_disconnect);
-    if (d_state == ardop_state::connected)
-        consider(d_last_progress + d_arq_timeout);
+    if (const double idle = idle_since(); idle >= 0)
+        consider(idle + d_arq_timeout);
     consider(d_disconnected_at);
     consider(d_hold_until);
     if (d_data_since >= 0)
@@ -258,7 +258,7 @@ void ardop_tnc::on_timer(double now)
         reply("STATUS DISCONNECT TIMEOUT");
         end_session("", now);
     }
-    if (d_state == ardop_state::connected && now >= d_last_progress + d_arq_timeout) {
+    if (const double idle = idle_since(); idle >= 0 && now >= idle + d_arq_timeout) {
         reply("STATUS ARQ TIMEOUT FROM PROTOCOL STATE: " +
               std::string(d_we_called ? "ISS" : "IRS"));
         begin_disconnect(now);
@@ -319,7 +319,9 @@ void ardop_tnc::absorb(double now)
                 on_stream_end(e.stream, true, now);
                 break;
             case K::datagram:
-                if (d_fec_mode && !e.data.empty()) {
+                if (d_fec_mode && !e.data.empty() && !d_host_reading) {
+                    d_counters.fec_frames_dropped_unread += 1;
+                } else if (d_fec_mode && !e.data.empty()) {
                     d_counters.fec_frames_received += 1;
                     bytes f;
                     const size_t n = std::min<size_t>(e.data.size(), 65532);
@@ -499,6 +501,8 @@ void ardop_tnc::on_readable(slep_stream s, double now)
         if (!d_stream)
             return;
     }
+    if (!d_host_reading)
+        return; // left in SLEP until the host reads again
     for (bytes b = d_slep.read(s, d_cfg.data_frame_bytes, now); !b.empty();
          b = d_slep.read(s, d_cfg.data_frame_bytes, now))
         deliver(b, now);
@@ -631,14 +635,34 @@ void ardop_tnc::feed_slep(double now)
     }
 }
 
+uint64_t ardop_tnc::outstanding() const
+{
+    uint64_t n = d_pending.size();
+    if (d_stream)
+        if (const auto info = d_slep.info(*d_stream))
+            n += info->unconfirmed;
+    return n;
+}
+
+double ardop_tnc::idle_since() const
+{
+    // ARQTIMEOUT is the session's idle time-out. While bytes of ours wait for the far
+    // station's confirmation the node's ARQ is at work, and over a half-duplex link
+    // whose peer only acknowledges until our transfer ends, nothing may come back
+    // through the node for minutes (a fade, an outage, a long transfer): that is not
+    // idle. The node's ARQ and SLEP's give-up time bound that wait instead.
+    if (d_state != ardop_state::connected || outstanding() > 0)
+        return -1;
+    double since = d_last_progress;
+    if (d_stream)
+        if (const auto info = d_slep.info(*d_stream))
+            since = std::max(since, info->peer_heard);
+    return since;
+}
+
 void ardop_tnc::send_buffer_state(bool always)
 {
-    uint64_t outstanding = d_pending.size();
-    if (d_stream) {
-        const auto info = d_slep.info(*d_stream);
-        if (info)
-            outstanding += info->unconfirmed;
-    }
+    const uint64_t outstanding = this->outstanding();
     if (outstanding < d_last_buffer && d_last_buffer != ~uint64_t(0))
         d_last_progress = d_now_hint;
     if (always || outstanding != d_last_buffer)
@@ -925,11 +949,7 @@ void ardop_tnc::command(const std::string& raw, double now)
             end_session("", now);
         }
     } else if (name == "BUFFER") {
-        uint64_t outstanding = d_pending.size();
-        if (d_stream)
-            if (const auto info = d_slep.info(*d_stream))
-                outstanding += info->unconfirmed;
-        reply("BUFFER " + std::to_string(outstanding));
+        reply("BUFFER " + std::to_string(outstanding()));
     } else if (name == "CLOSE") {
         reply("CLOSE");
         if (d_state != ardop_state::disc)
@@ -963,10 +983,30 @@ void ardop_tnc::on_host_closed(double now)
     d_data_in.clear();
     d_data_since = -1;
     d_kept.clear();
+    d_host_reading = true;
     reset_settings();
     absorb(now);
     d_actions.to_command.clear();
     d_actions.to_data.clear();
+}
+
+void ardop_tnc::set_host_reading(bool reading, double now)
+{
+    if (reading == d_host_reading)
+        return;
+    d_host_reading = reading;
+    if (reading && d_stream && d_slep.exists(*d_stream))
+        on_readable(*d_stream, now);
+    absorb(now);
+}
+
+void ardop_tnc::set_channel_busy(bool busy)
+{
+    if (busy == d_channel_busy)
+        return;
+    d_channel_busy = busy;
+    d_counters.busy_reports += 1;
+    reply(busy ? "BUSY TRUE" : "BUSY FALSE");
 }
 
 ardop_actions ardop_tnc::take_actions()

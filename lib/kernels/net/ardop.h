@@ -85,6 +85,8 @@ struct ardop_counters {
     uint64_t bytes_from_host = 0, bytes_to_host = 0;
     uint64_t fec_frames_sent = 0, fec_frames_received = 0;
     uint64_t bad_requests = 0; // streams to our address that did not start as ours
+    uint64_t fec_frames_dropped_unread = 0; // the host was not reading its data
+    uint64_t busy_reports = 0;              // BUSY lines sent
 };
 
 enum class ardop_state { disc, connecting, connected, disconnecting };
@@ -107,6 +109,13 @@ public:
     void on_command_bytes(const uint8_t* data, size_t size, double now);
     void on_data_bytes(const uint8_t* data, size_t size, double now);
     void on_host_closed(double now);
+    // The app holds too much output for a host that does not read its data connection:
+    // while not reading, the session's bytes wait in SLEP, whose window stops the far
+    // sender, and FEC frames are dropped (counted); reading again hands what waited.
+    void set_host_reading(bool reading, double now);
+    bool host_reading() const { return d_host_reading; }
+    // The node's carrier sense: the host hears `BUSY TRUE` / `BUSY FALSE` on each change.
+    void set_channel_busy(bool busy);
 
     ardop_actions take_actions();
     ardop_state state() const { return d_state; }
@@ -143,6 +152,9 @@ private:
     void release_held(double now);        // ... and whatever waited for them
     void check_peer_finished(double now); // the far end's half is over: disconnect
     void send_buffer_state(bool always);
+    uint64_t outstanding() const; // host bytes not yet confirmed by the far station
+    // When the session's idle time (ARQTIMEOUT) began; -1 while it is not idle.
+    double idle_since() const;
     void reset_settings();
     std::string bandwidth_text() const;
     void notice(const std::string& kind, const std::string& text);
@@ -154,6 +166,7 @@ private:
     std::string d_mycall, d_grid;
     std::vector<std::string> d_aux;
     bool d_listen = true, d_fec_mode = false, d_cwid = false, d_autobreak = true;
+    bool d_host_reading = true, d_channel_busy = false;
     unsigned d_bandwidth = 500, d_bandwidth_connected = 500;
     bool d_forced = false;
     std::map<std::string, std::string> d_kept; // settings kept, without effect

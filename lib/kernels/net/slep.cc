@@ -375,6 +375,7 @@ std::optional<slep_stream_info> slep::info(slep_stream key) const
                        ? 0
                        : d_cfg.send_buffer - s->send_buf.size();
     i.unconfirmed = s->send_buf.size();
+    i.peer_heard = heard_from(s->node);
     i.finished_writing = s->fin_written;
     i.peer_finished = s->fin_offset.has_value();
     i.bytes_written = s->bytes_written;

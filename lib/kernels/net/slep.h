@@ -152,6 +152,9 @@ struct slep_stream_info {
     bool finished_writing = false, peer_finished = false;
     uint64_t bytes_written = 0, bytes_read = 0; // plain, as the application sees them
     uint64_t wire_written = 0, wire_read = 0;   // the same after DEFLATE (equal without)
+    // When anything last came from the stream's peer node (any SLEP PDU, or a delivery
+    // confirmation of ours): -1 never.
+    double peer_heard = -1;
 };
 
 class slep

@@ -34,6 +34,11 @@ PROG = "hfstack-ardop"
 log = logging.getLogger(PROG)
 DEFAULT_SAP = 15
 MAX_PENDING = 512 * 1024  # host bytes held before the data port is read again
+# Output held for a host that does not read its data connection: above it the session's
+# bytes wait in SLEP (whose window stops the far sender) until half of it has gone.
+MAX_HOST_OUTPUT = 64 * 1024
+MAX_COMMAND_OUTPUT = 1 << 20  # command lines beyond it, for a host that never reads, dropped
+HOST_SEND_BUFFER = 64 * 1024  # the socket's own share of the data held for the host
 
 
 def parse_stations(specs):
@@ -102,7 +107,11 @@ class ardop_app:
     host connected to them."""
 
     def __init__(self, sis_endpoint, host_endpoint, stations, sap=DEFAULT_SAP, retry=5.0,
-                 connect_timeout=120.0):
+                 connect_timeout=120.0, channel_busy=None):
+        """`channel_busy`: a callable saying whether the node's carrier sense hears the
+        channel busy (hfstack-node --ardop); the host hears BUSY TRUE / FALSE on each
+        change. None (a SIS client of another process): SIS carries no channel state,
+        so no BUSY is sent."""
         # A larger incarnation at each start, so the far SLEP resets our old sessions.
         self.tnc = net.ardop_tnc(stations, sap=sap, incarnation=int(time.time()) & 0x7FFFFFFF,
                                  connect_timeout_s=connect_timeout)
@@ -125,7 +134,9 @@ class ardop_app:
         self.host = {"command": None, "data": None}
         self.data_paused = False
         self.stop = threading.Event()
-        self.counters = {"hosts_accepted": 0, "hosts_refused": 0}
+        self.channel_busy = channel_busy
+        self.counters = {"hosts_accepted": 0, "hosts_refused": 0, "host_output_peak": 0,
+                         "host_output_pauses": 0, "command_bytes_dropped": 0}
 
     def accept(self, which):
         listener = self.command_listener if which == "command" else self.data_listener
@@ -141,7 +152,10 @@ class ardop_app:
             log.warning("a second host on the %s port (%s:%d) refused", which, *peer[:2])
             sock.close()
             return
-        self.host[which] = connection(sock)
+        if which == "data":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, HOST_SEND_BUFFER)
+        self.host[which] = connection(
+            sock, max_pending=MAX_COMMAND_OUTPUT if which == "command" else None)
         self.sel.register(sock, selectors.EVENT_READ, which)
         self.counters["hosts_accepted"] += 1
         log.info("host %s connection from %s:%d", which, *peer[:2])
@@ -175,9 +189,11 @@ class ardop_app:
         for frame in frames:
             self.sis.write(frame)
         if to_command and self.host["command"] is not None:
-            self.host["command"].write(to_command)
+            if not self.host["command"].write(to_command):
+                self.counters["command_bytes_dropped"] += len(to_command)
         if to_data and self.host["data"] is not None:
             self.host["data"].write(to_data)
+        self.hold_for_host()
         # Back-pressure on the host while SLEP holds too much of its data.
         data = self.host["data"]
         if data is not None:
@@ -188,6 +204,20 @@ class ardop_app:
                     self.sel.unregister(data.sock)
                 else:
                     self.sel.register(data.sock, selectors.EVENT_READ, "data")
+
+    def hold_for_host(self):
+        """The kernel stops taking the session's bytes while the host's data connection
+        holds MAX_HOST_OUTPUT, and takes them again once half of it has gone."""
+        data = self.host["data"]
+        held = len(data.out) if data is not None else 0
+        self.counters["host_output_peak"] = max(self.counters["host_output_peak"], held)
+        now = time.monotonic()
+        if self.tnc.host_reading and held > MAX_HOST_OUTPUT:
+            self.counters["host_output_pauses"] += 1
+            self.tnc.set_host_reading(False, now)
+        elif not self.tnc.host_reading and held <= MAX_HOST_OUTPUT // 2:
+            self.tnc.set_host_reading(True, now)
+            self.pump()  # what waited in SLEP
 
     def statistics(self):
         return {"time": round(time.time(), 3), "app": dict(self.counters),
@@ -200,7 +230,11 @@ class ardop_app:
                       time.monotonic())
         while not self.stop.is_set():
             now = time.monotonic()
-            deadlines = [now + 0.5, self.tnc.next_deadline()]  # 0.5: a stop is noticed
+            # 0.5: a stop is noticed; 0.1: the channel's busy state is polled
+            deadlines = [now + (0.5 if self.channel_busy is None else 0.1),
+                         self.tnc.next_deadline()]
+            if self.channel_busy is not None:
+                self.tnc.set_channel_busy(bool(self.channel_busy()))
             d = self.sis.poll(now)
             if d is not None:
                 deadlines.append(d)
@@ -230,8 +264,9 @@ class ardop_app:
                     elif data:
                         self.tnc.on_data_bytes(data, now)
                 self.pump()
-            if self.data_paused and self.host["data"] is not None:
+            if self.host["data"] is not None and (self.data_paused or not self.tnc.host_reading):
                 self.host["data"].flush()
+                self.hold_for_host()
         self.close()
 
     def close(self):

@@ -273,7 +273,8 @@ def start_host_interfaces(a, s, stations, stop):
         from .ardop import ardop_app
         try:
             apps.append(("ardop", ardop_app(sis, a.ardop_endpoint, a.ardop_stations,
-                                            a.ardop_sap, retry=1.0)))
+                                            a.ardop_sap, retry=1.0,
+                                            channel_busy=stations[0].node.channel_busy)))
         except OSError as e:
             raise resource_error(f"ARDOP ports {a.ardop} and the next: {e.strerror or e}")
         log.info("node %s: ARDOP host interface on %s:%d (data %d)", stations[0].address,

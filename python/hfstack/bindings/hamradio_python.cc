@@ -231,6 +231,12 @@ void bind_hamradio(py::module& m)
             py::arg("data"),
             py::arg("now"))
         .def("on_host_closed", &ardop_tnc::on_host_closed, py::arg("now"))
+        .def("set_host_reading",
+             &ardop_tnc::set_host_reading,
+             py::arg("reading"),
+             py::arg("now"))
+        .def_property_readonly("host_reading", &ardop_tnc::host_reading)
+        .def("set_channel_busy", &ardop_tnc::set_channel_busy, py::arg("busy"))
         .def(
             "take_actions",
             [](ardop_tnc& t) {
@@ -274,6 +280,8 @@ void bind_hamradio(py::module& m)
             d["fec_frames_sent"] = c.fec_frames_sent;
             d["fec_frames_received"] = c.fec_frames_received;
             d["bad_requests"] = c.bad_requests;
+            d["fec_frames_dropped_unread"] = c.fec_frames_dropped_unread;
+            d["busy_reports"] = c.busy_reports;
             d["slep_bytes_sent"] = s.bytes_sent;
             d["slep_bytes_received"] = s.bytes_received;
             d["slep_retransmissions"] = s.retransmissions;

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(node.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(7dcca8c112f810ea6caedc97179d7214) */
+/* BINDTOOL_HEADER_FILE_HASH(eea7e99ec1ff0e5e8bf0a02fed5045cc) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -41,7 +41,8 @@ void bind_node(py::module& m)
         .def("counters", &node::counters, D(node, counters))
         .def("links", &node::links, D(node, links))
         .def("bindings", &node::bindings, D(node, bindings))
-        .def("take_events", &node::take_events, D(node, take_events));
+        .def("take_events", &node::take_events, D(node, take_events))
+        .def("channel_busy", &node::channel_busy, D(node, channel_busy));
 
     m.def("node_option_help", &::gr::hfstack::node_option_help, D(node_option_help));
 }

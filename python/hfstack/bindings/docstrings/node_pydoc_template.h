@@ -26,6 +26,8 @@ static const char* __doc_gr_hfstack_node_links =
     R"doc(One dict per peer: peer (a.b.c.d), state (idle, requesting, up, breaking), tx_mode and rx_mode ("2400S").)doc";
 static const char* __doc_gr_hfstack_node_take_events =
     R"doc(Link, mode and binding changes since the last call, as dicts of text: event (link_up, link_down, rate_change, client_bind, client_unbind), time, and peer/tx_mode/rx_mode, direction/old/new or sap/client.)doc";
+static const char* __doc_gr_hfstack_node_channel_busy =
+    R"doc(Whether the modem hears another station's carrier now: the channel busy, as the node's carrier sense sees it.)doc";
 static const char* __doc_gr_hfstack_node_bindings =
     R"doc(The bound SAPs as a dict {sap: client id}.)doc";
 

@@ -41,14 +41,17 @@ struct deflater::state {
     z_stream z{};
 };
 
-deflater::deflater() : d(std::make_unique<state>())
+deflater::deflater(deflate_matching matching, deflate_flush flush)
+    : d(std::make_unique<state>()), d_flush(flush)
 {
     if (deflateInit2(&d->z,
                      Z_DEFAULT_COMPRESSION,
                      Z_DEFLATED,
                      raw_window_bits,
                      8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
+                     matching == deflate_matching::few_short_matches
+                         ? Z_FILTERED
+                         : Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");
 }
 
@@ -73,7 +76,11 @@ void deflater::flush(bytes& out)
 {
     if (!d_pending)
         return;
-    run_deflate(d->z, nullptr, 0, Z_SYNC_FLUSH, out);
+    run_deflate(d->z,
+                nullptr,
+                0,
+                d_flush == deflate_flush::partial ? Z_PARTIAL_FLUSH : Z_SYNC_FLUSH,
+                out);
     d_pending = false;
 }
 

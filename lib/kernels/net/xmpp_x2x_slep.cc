@@ -22,7 +22,11 @@ constexpr size_t inflate_room = inflate_piece * 1100 + 4096;
 
 } // namespace
 
-x2x_slep_writer::x2x_slep_writer(bool compress) : d_compress(compress) {}
+x2x_slep_writer::x2x_slep_writer(bool compress)
+    : d_compress(compress),
+      d_z(deflate_matching::few_short_matches, deflate_flush::partial)
+{
+}
 
 bytes x2x_slep_writer::write(xmpp_stanza_id id, const std::string& stanza)
 {

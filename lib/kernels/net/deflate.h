@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -43,8 +44,12 @@ enum class deflate_flush { sync, partial };
 class deflater
 {
 public:
+    // `dictionary`: text both ends know before the first byte (RFC 1950's preset
+    // dictionary, for a raw stream agreed out of band): the first writes may refer to
+    // it as to earlier history. The inflater must be given the same.
     explicit deflater(deflate_matching matching = deflate_matching::usual,
-                      deflate_flush flush = deflate_flush::sync);
+                      deflate_flush flush = deflate_flush::sync,
+                      const std::string& dictionary = "");
     ~deflater();
     deflater(deflater&&) noexcept;
     deflater& operator=(deflater&&) noexcept;
@@ -64,7 +69,7 @@ private:
 class inflater
 {
 public:
-    inflater();
+    explicit inflater(const std::string& dictionary = "");
     ~inflater();
     inflater(inflater&&) noexcept;
     inflater& operator=(inflater&&) noexcept;

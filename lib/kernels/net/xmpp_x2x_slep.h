@@ -24,7 +24,8 @@
  * both), and matches of 5 bytes or fewer are not looked for (Z_FILTERED): in random
  * text, as chat bodies of hex dumps carry, they cost more bits than the literals they
  * replace (a 1024-digit body takes 12 % fewer bytes without them). Both only change
- * what this end writes.
+ * what this end writes. Both ends start from a preset dictionary
+ * (x2x_slep_dictionary()), part of the wire format.
  *
  * Delivery: the writer remembers where each stanza ends in the SLEP stream; the
  * application tells it how many bytes SLEP has had confirmed, and gets the ids of the
@@ -42,6 +43,11 @@
 namespace gr {
 namespace hfstack {
 namespace net {
+
+// The preset dictionary both ends' DEFLATE streams start from: the vocabulary of
+// server-to-server stanzas, so that even a stream's first stanza (a presence at log-in,
+// with its entity capabilities) costs a fraction of its size.
+const std::string& x2x_slep_dictionary();
 
 class x2x_slep_writer
 {

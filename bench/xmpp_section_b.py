@@ -14,7 +14,8 @@ one-way throughput by payload, utilisation counting the payload's DEFLATE size.
 Prints one line per figure (with its published value and our target where the issue set
 one) and a JSON object at the end. Usage:
     PYTHONPATH=build/test_modules /usr/bin/python3 bench/xmpp_section_b.py \\
-        [--transports x2x-slep,x2x-rcop] [--round-trips 20] [--seed 1]
+        [--transports x2x-slep,x2x-rcop] [--round-trips 20] [--seed 1] \\
+        [--bridge-options slep_confirmation=node]
 """
 
 import argparse
@@ -59,15 +60,18 @@ def main(argv=None):
     p.add_argument("--round-trips", type=int, default=20,
                    help="round trips per figure (the paper's 20)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--bridge-options", default="",
+                   help="more bridge options for both bridges, name=value;... "
+                        "(e.g. slep_confirmation=node)")
     args = p.parse_args(argv)
     transports = [t.strip() for t in args.transports.split(",") if t.strip()]
     if not transports or any(t not in ps.XMPP_TRANSPORTS for t in transports):
         p.error(f"--transports: choose from {', '.join(ps.XMPP_TRANSPORTS)}")
     if args.round_trips < 2:
         p.error("--round-trips must be at least 2")
-    n, seed = args.round_trips, args.seed
+    n, seed, extra = args.round_trips, args.seed, args.bridge_options
     out = {"seed": seed, "round_trips": n, "node_options": ps.XMPP_NODE_OPTIONS,
-           "hex_dump_deflate_ratio": ps.hex_dump_deflate_ratio()}
+           "hex_dump_deflate_ratio": ps.hex_dump_deflate_ratio(), "bridge_options": extra}
     print(f"node options {ps.XMPP_NODE_OPTIONS!r}; a hex dump DEFLATEs to "
           f"{100 * out['hex_dump_deflate_ratio']:.1f} % (the paper: about 51 %)")
     for transport in transports:
@@ -75,14 +79,14 @@ def main(argv=None):
                                 "throughput": {}, "throughput_by_rate": {}}
         for bps, ((pf, pa), (tf, ta)) in BY_RATE.items():
             first, avg, lo, hi = ps.xmpp_round_trips(f"{bps}S", seed, transport,
-                                                     messages=n)
+                                                     messages=n, bridge_options=extra)
             res["by_rate"][bps] = {"first": first, "average": avg, "min": lo, "max": hi}
             print(f"{transport} {bps} bps zero payload: first {first:.1f} s (published "
                   f"{pf}){verdict(first, tf)}; average {avg:.1f} s (min {lo:.1f}, max "
                   f"{hi:.1f}; published {pa}){verdict(avg, ta)}")
         for size, (pf, pa) in BY_PAYLOAD.items():
             first, avg, lo, hi = ps.xmpp_round_trips("1200S", seed, transport, payload=size,
-                                                     messages=n)
+                                                     messages=n, bridge_options=extra)
             res["by_payload"][size] = {"first": first, "average": avg}
             print(f"{transport} 1200 bps {size}-byte payload: first {first:.1f} s "
                   f"(published {pf}); average {avg:.1f} s (published {pa})"
@@ -90,7 +94,7 @@ def main(argv=None):
         zero_avg = res["by_rate"][1200]["average"]
         for delay, (pf, pa, pl) in TYPING.items():
             first, avg, _, _ = ps.xmpp_round_trips("1200S", seed, transport, messages=n,
-                                                   typing_delay_s=delay)
+                                                   typing_delay_s=delay, bridge_options=extra)
             res["typing"][delay] = {"first": first, "average": avg,
                                     "average_less_delay": avg - delay}
             target = zero_avg + 1 if delay >= 5 else None
@@ -99,14 +103,16 @@ def main(argv=None):
                   f"delay {avg - delay:.1f} s (published {pl})"
                   f"{verdict(avg - delay, None if target is None else round(target, 2))}")
         for size, (pbps, ppct) in THROUGHPUT.items():
-            bps_, pct, count = ps.xmpp_throughput("1200S", size, seed, transport)
+            bps_, pct, count = ps.xmpp_throughput("1200S", size, seed, transport,
+                                                  bridge_options=extra)
             res["throughput"][size] = {"payload_bps": bps_, "utilisation": pct,
                                        "messages": count}
             print(f"{transport} 1200 bps throughput, {size}-byte messages: {bps_:.0f} "
                   f"bit/s of payload (published {pbps}), {pct:.1f} % (published {ppct}; "
                   f"{100 * bps_ * PAPER_RATIO / 1200:.1f} % at the paper's 51 %)")
         for bps, ((pbps, ppct), target) in THROUGHPUT_BY_RATE.items():
-            bps_, pct, count = ps.xmpp_throughput(f"{bps}S", 1024, seed, transport)
+            bps_, pct, count = ps.xmpp_throughput(f"{bps}S", 1024, seed, transport,
+                                                  bridge_options=extra)
             res["throughput_by_rate"][bps] = {"payload_bps": bps_, "utilisation": pct,
                                               "messages": count}
             print(f"{transport} {bps} bps throughput, 1024-byte messages: {bps_:.0f} "
@@ -118,7 +124,7 @@ def main(argv=None):
         c.mode, c.duration_s, c.seed = "1200S", 24 * 3600.0, seed
         c.node_options = ps.XMPP_NODE_OPTIONS
         r = sim.run_xmpp_exchange(c, "ping_pong", 0, n, 0.0, 0.0, True, 8,
-                                  "transport=" + transport)
+                                  ";".join(o for o in ("transport=" + transport, extra) if o))
         per = {}
         for side in ("initiator", "responder"):
             s = r[side]

@@ -14,7 +14,9 @@ client. Prints one line per rate and a JSON line at the end; needs Debian's pros
 python3-slixmpp. Usage:
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/xmpp_section_b_real_time.py [--rates 1200,9600] [--round-trips 10] \\
-        [--payload 0] [--transport x2x-slep] [--typing-delay 0]
+        [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR]
+--pcap-dir keeps each node's D_PDUs (DIR/node-RATE-N.pcap, Wireshark's link type 237) to
+set the bursts beside the simulator's trace.
 """
 
 import argparse
@@ -77,7 +79,7 @@ def prosody_config(domain, peer, directory, c2s, component):
 class bed:
     """Two Prosody servers and two nodes with their bridges, at one rate."""
 
-    def __init__(self, tmp, rate, transport):
+    def __init__(self, tmp, rate, transport, pcap_dir=None):
         self.tmp, self.processes, self.c2s = tmp, [], {}
         secret_file = os.path.join(tmp, "secret")
         with open(secret_file, "w") as f:
@@ -98,7 +100,8 @@ class bed:
         for me, other, local, peer in ((1, 2, "a.example", "b.example"),
                                        (2, 1, "b.example", "a.example")):
             log = os.path.join(tmp, f"node-{me}.log")
-            self.spawn([*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator", "--profile", "",
+            pcap = ["--pcap", os.path.join(pcap_dir, f"node-{rate}-{me}.pcap")] if pcap_dir else []
+            self.spawn([*NODE, *pcap, "--address", f"0.0.0.{me}", "--kind", "emulator", "--profile", "",
                         "--data-rate", str(rate), "--interleaver", "short",
                         "--options", NODE_OPTIONS, "--sis-port", str(free_port()),
                         "--stats-interval", "0",
@@ -196,6 +199,7 @@ def main(argv=None):
     p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop"))
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
     a = p.parse_args(argv)
     if not (shutil.which("prosody") and shutil.which("prosodyctl") and slixmpp):
         sys.exit("xmpp_section_b_real_time: needs Debian's prosody and python3-slixmpp")
@@ -205,7 +209,7 @@ def main(argv=None):
            "node_options": NODE_OPTIONS, "rates": {}}
     for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
         with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
-            b = bed(tmp, rate, a.transport)
+            b = bed(tmp, rate, a.transport, a.pcap_dir)
             loop = asyncio.new_event_loop()
             asyncio.set_event_loop(loop)
             try:

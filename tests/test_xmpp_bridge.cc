@@ -9,6 +9,7 @@
  * B's server, with the link policy, the namespace rewrite, address validation, the
  * queue's retries, timeouts and bounces, and B's server going away and coming back. */
 #include "net/xmpp_bridge.h"
+#include "net/xmpp_slep_link.h"
 #include "net/xmpp_splitter.h"
 
 #include <gtest/gtest.h>
@@ -331,6 +332,12 @@ TEST(XmppBridge, OptionsByName)
     set_xmpp_option(c, "rcop_confirmation", "node");
     EXPECT_FALSE(c.rcop_client_confirmation);
     EXPECT_THROW(set_xmpp_option(c, "rcop_confirmation", "far"), std::invalid_argument);
-    EXPECT_EQ(xmpp_options().size(), 21u);
+    EXPECT_EQ(get_xmpp_option(c, "slep_confirmation"), "client");
+    set_xmpp_option(c, "slep_confirmation", "node");
+    EXPECT_FALSE(c.slep_client_confirmation);
+    EXPECT_EQ(x2x_slep_link_config_for(c, 1).slep.confirmation,
+              gr::hfstack::dl::sis_delivery_confirmation::node);
+    EXPECT_THROW(set_xmpp_option(c, "slep_confirmation", "far"), std::invalid_argument);
+    EXPECT_EQ(xmpp_options().size(), 22u);
     EXPECT_THROW(xmpp_bridge(config("a.example", "a.example")), std::invalid_argument);
 }

@@ -195,16 +195,25 @@ def _pep_transfer(mode, size, payload="random", compress=False, ber=0.0):
 # data ride with the link request, as in the PEP rows.
 XMPP_NODE_OPTIONS = PEP_NODE_OPTIONS
 XMPP_TRANSPORTS = ("x2x-slep", "x2x-rcop")
+# The bridge's default queue limits (net/xmpp_bridge.h, max_queue and max_queue_bytes).
+XMPP_BRIDGE_MAX_QUEUE = 512
+XMPP_BRIDGE_MAX_QUEUE_BYTES = 1048576
 
 
 def hex_dump_deflate_ratio(characters=65536, seed=1):
     """What DEFLATE makes of a hex dump of random bytes (the paper's payload, "about
-    51 %"): compressed size / size, for counting utilisation on the compressed payload."""
+    51 %"): compressed size / size, for counting utilisation on the compressed payload.
+    The smallest of zlib's usual matching and of matching only repeats longer than 5
+    bytes (Z_FILTERED, what the x2x-slep writer does): a bridge that compresses better
+    than the count assumes must not show more than the link carried."""
     import random
     import zlib
     text = random.Random(seed).randbytes(characters // 2).hex().encode()
-    z = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return len(z.compress(text) + z.flush()) / len(text)
+    sizes = []
+    for strategy in (zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED):
+        z = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+        sizes.append(len(z.compress(text) + z.flush()))
+    return min(sizes) / len(text)
 
 
 def _xmpp_config(mode, seed, node_options=None):
@@ -241,8 +250,10 @@ def xmpp_throughput(mode, payload, seed=1, transport="x2x-slep", node_options=No
         seconds = 6 * 127.5
     messages = max(24, int(seconds * bps / 8 / max(payload, 1) * 2))
     options = ";".join(o for o in ("transport=" + transport, bridge_options) if o)
-    # Enough waiting to fill the link, within the bridge's max_queue_bytes.
-    depth = max(8, min(256, 131072 // (payload + 256)))
+    # As many waiting as the bridge takes (its max_queue and max_queue_bytes, less a
+    # quarter for the markup): a sender that keeps it full, as a client sending as fast
+    # as it can keeps its server's queue.
+    depth = max(8, min(XMPP_BRIDGE_MAX_QUEUE, XMPP_BRIDGE_MAX_QUEUE_BYTES * 3 // 4 // (payload + 256)))
     r = sim.run_xmpp_exchange(_xmpp_config(mode, seed, node_options), "one_way", payload,
                               messages, 0.0, 0.0, True, depth, options)
     got = r["responder"]["received"]

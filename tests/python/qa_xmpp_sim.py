@@ -27,9 +27,11 @@ def config(mode="1200S"):
 
 class qa_xmpp_sim(gr_unittest.TestCase):
 
-    def chat(self, transport, typing_delay_s=0.0):
-        r = sim.run_xmpp_exchange(config(), "ping_pong", 40, 6, 0.0, typing_delay_s, True, 8,
-                                  "transport=" + transport)
+    def chat(self, transport, typing_delay_s=0.0, options="", trace=False):
+        c = config()
+        c.trace = trace
+        r = sim.run_xmpp_exchange(c, "ping_pong", 40, 6, 0.0, typing_delay_s, True, 8,
+                                  ";".join(o for o in ("transport=" + transport, options) if o))
         self.assertTrue(r["completed"], r["stopped"])
         trips = r["initiator"]["round_trips"]
         self.assertEqual(len(trips), 6)
@@ -48,6 +50,14 @@ class qa_xmpp_sim(gr_unittest.TestCase):
         for side in ("initiator", "responder"):
             self.assertLess(r[side]["wire_sent"], 0.75 * r[side]["plain_sent"])
             self.assertEqual(r[side]["bridge"]["sent"], 7)  # presence and six messages
+
+    def test_slep_node_confirmation_sends_no_delivery_confirmations(self):
+        air = {}
+        for confirmation in ("client", "node"):
+            r = self.chat("x2x-slep", options="slep_confirmation=" + confirmation, trace=True)
+            air[confirmation] = sum(t.bytes for t in r["transmissions"])
+        # A delivery confirmation is a D_PDU of 35 bytes: one per message and answer.
+        self.assertLess(air["node"], air["client"] - 12 * 30, air)
 
     def test_chat_over_x2x_rcop(self):
         r = self.chat("x2x-rcop")

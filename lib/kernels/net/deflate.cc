@@ -41,15 +41,25 @@ struct deflater::state {
     z_stream z{};
 };
 
-deflater::deflater() : d(std::make_unique<state>())
+deflater::deflater(deflate_matching matching,
+                   deflate_flush flush,
+                   const std::string& dictionary)
+    : d(std::make_unique<state>()), d_flush(flush)
 {
     if (deflateInit2(&d->z,
                      Z_DEFAULT_COMPRESSION,
                      Z_DEFLATED,
                      raw_window_bits,
                      8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
+                     matching == deflate_matching::few_short_matches
+                         ? Z_FILTERED
+                         : Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");
+    if (!dictionary.empty() &&
+        deflateSetDictionary(&d->z,
+                             reinterpret_cast<const Bytef*>(dictionary.data()),
+                             uInt(dictionary.size())) != Z_OK)
+        throw std::runtime_error("deflateSetDictionary failed");
 }
 
 deflater::~deflater()
@@ -73,7 +83,11 @@ void deflater::flush(bytes& out)
 {
     if (!d_pending)
         return;
-    run_deflate(d->z, nullptr, 0, Z_SYNC_FLUSH, out);
+    run_deflate(d->z,
+                nullptr,
+                0,
+                d_flush == deflate_flush::partial ? Z_PARTIAL_FLUSH : Z_SYNC_FLUSH,
+                out);
     d_pending = false;
 }
 
@@ -83,10 +97,18 @@ struct inflater::state {
     bool holds_output = false;
 };
 
-inflater::inflater() : d(std::make_unique<state>())
+inflater::inflater(const std::string& dictionary) : d(std::make_unique<state>())
 {
     if (inflateInit2(&d->z, raw_window_bits) != Z_OK)
         throw std::runtime_error("inflateInit2 failed");
+    // A raw stream takes its dictionary at once (no header asks for it).
+    if (!dictionary.empty() &&
+        inflateSetDictionary(&d->z,
+                             reinterpret_cast<const Bytef*>(dictionary.data()),
+                             uInt(dictionary.size())) != Z_OK) {
+        inflateEnd(&d->z);
+        throw std::runtime_error("inflateSetDictionary failed");
+    }
 }
 
 inflater::~inflater()

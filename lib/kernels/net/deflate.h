@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace gr {
 namespace hfstack {
@@ -27,10 +28,28 @@ bytes deflate_once(const bytes& plain);
 // nullopt for a malformed stream or one that inflates beyond `max_size`.
 std::optional<bytes> inflate_once(const bytes& compressed, size_t max_size);
 
+// How a deflater looks for repeats. `few_short_matches` (zlib's Z_FILTERED) keeps only
+// matches longer than 5 bytes: text whose short repeats are chance, as in a hex dump of
+// random bytes, then costs its literals' entropy (about 4 bits a hex digit) instead of
+// matches that take more bits than the literals they replace, while the long repeats
+// of markup still match.
+enum class deflate_matching { usual, few_short_matches };
+
+// How a flush ends what was written. `sync` (Z_SYNC_FLUSH) byte-aligns, with an empty
+// stored block (00 00 FF FF, 4-5 bytes); `partial` (Z_PARTIAL_FLUSH) ends the block
+// with an empty fixed-code block of 10 bits instead: the far end can inflate
+// everything written so far either way, and a partial flush costs 3-4 bytes less.
+enum class deflate_flush { sync, partial };
+
 class deflater
 {
 public:
-    deflater();
+    // `dictionary`: text both ends know before the first byte (RFC 1950's preset
+    // dictionary, for a raw stream agreed out of band): the first writes may refer to
+    // it as to earlier history. The inflater must be given the same.
+    explicit deflater(deflate_matching matching = deflate_matching::usual,
+                      deflate_flush flush = deflate_flush::sync,
+                      const std::string& dictionary = "");
     ~deflater();
     deflater(deflater&&) noexcept;
     deflater& operator=(deflater&&) noexcept;
@@ -44,12 +63,13 @@ private:
     struct state;
     std::unique_ptr<state> d;
     bool d_pending = false;
+    deflate_flush d_flush = deflate_flush::sync;
 };
 
 class inflater
 {
 public:
-    inflater();
+    explicit inflater(const std::string& dictionary = "");
     ~inflater();
     inflater(inflater&&) noexcept;
     inflater& operator=(inflater&&) noexcept;

@@ -34,6 +34,8 @@ slep::slep(slep_config config) : d_cfg(config)
         throw std::invalid_argument("slep: coalesce_s must be 0..10 s");
     if (d_cfg.stream_updu_bytes < 128)
         throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
+    if (d_cfg.confirmation == dl::sis_delivery_confirmation::none)
+        throw std::invalid_argument("slep: confirmation must be client or node");
     if (!(d_cfg.keepalive_s >= 0) || !(d_cfg.early_data_s >= 0))
         throw std::invalid_argument("slep: keepalive_s and early_data_s must be >= 0");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
@@ -143,8 +145,8 @@ void slep::submit(uint32_t node,
     r.destination = dl::sis_address{ node, 7 };
     auto& st = r.service_type;
     st.tx_mode = arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
-    st.delivery_confirmation = confirm ? dl::sis_delivery_confirmation::client
-                                       : dl::sis_delivery_confirmation::none;
+    st.delivery_confirmation =
+        confirm ? d_cfg.confirmation : dl::sis_delivery_confirmation::none;
     st.delivery_order = in_order ? dl::sis_delivery_order::in_order
                                  : dl::sis_delivery_order::as_they_arrive;
     r.ttl = 0; // SLEP sends again itself after a rejection

@@ -91,6 +91,12 @@ struct slep_config {
     // and its close) travels as one PDU, one delivery confirmation back, instead of one
     // each. Not when a whole PDU is ready or the stream's end is written. 0 = at once.
     double coalesce_s = 0.05;
+    // What confirms a reliable PDU: client (the default: the far node confirms, with a
+    // delivery confirmation sent back over the air, once the far SLEP took it) or node
+    // (the far node's ARQ acknowledgement, which crosses anyway: no more bytes on the
+    // air, but a PDU that reaches a node with no SLEP bound on the SAP is confirmed and
+    // lost).
+    dl::sis_delivery_confirmation confirmation = dl::sis_delivery_confirmation::client;
 };
 
 // A stream as the application names it: (peer node, who opened it, number).

@@ -188,6 +188,22 @@ const std::vector<option_entry>& table()
           [](const C& c) {
               return std::string(c.rcop_client_confirmation ? "client" : "node");
           } },
+        { "slep_confirmation",
+          "x2x-slep: client (the far node confirms each stream PDU once the far bridge "
+          "took it) or node (the far node's ARQ acknowledgement: fewer bytes on the air, "
+          "but what reaches a node with no bridge bound is lost)",
+          [](C& c, S n, S v) {
+              if (v == "client")
+                  c.slep_client_confirmation = true;
+              else if (v == "node")
+                  c.slep_client_confirmation = false;
+              else
+                  throw std::invalid_argument(n + " must be client or node, not \"" + v +
+                                              "\"");
+          },
+          [](const C& c) {
+              return std::string(c.slep_client_confirmation ? "client" : "node");
+          } },
     };
     return t;
 }

@@ -16,6 +16,10 @@ x2x_slep_link_config x2x_slep_link_config_for(const xmpp_bridge_config& c,
     x2x_slep_link_config l;
     l.slep.sap = c.sap;
     l.slep.incarnation = incarnation ? incarnation : 1;
+    l.slep.confirmation = c.slep_client_confirmation
+                              ? dl::sis_delivery_confirmation::client
+                              : dl::sis_delivery_confirmation::node;
+
     l.address = c.slep_address;
     l.compress = c.compress;
     l.max_stanza_bytes = c.max_stanza_bytes;

@@ -340,7 +340,14 @@ void bind_sim(py::module& m)
         .def_property_readonly("bytes", &transmission_record::bytes)
         .def_property_readonly("dpdus", &transmission_record::dpdus)
         .def_readonly("air_time_s", &transmission_record::air_time_s)
-        .def_readonly("mode", &transmission_record::mode_name);
+        .def_readonly("mode", &transmission_record::mode_name)
+        .def_property_readonly("burst",
+                               [](const transmission_record& t) {
+                                   return py::bytes(
+                                       reinterpret_cast<const char*>(t.burst.data()),
+                                       t.burst.size());
+                               })
+        .def_readonly("dpdu_sizes", &transmission_record::dpdu_sizes);
 
     py::class_<scenario_result>(m, "scenario_result")
         .def_readonly("transmissions", &scenario_result::transmissions)
@@ -536,6 +543,8 @@ void bind_sim(py::module& m)
             d["end_time_s"] = r.scenario.end_time_s;
             d["completed"] = r.scenario.completed;
             d["stopped"] = r.scenario.stopped;
+            if (c.trace)
+                d["transmissions"] = r.scenario.transmissions;
             return d;
         },
         py::arg("config"),
@@ -553,7 +562,7 @@ void bind_sim(py::module& m)
         "`typing_delay_s`; one_way: alice sends `messages`, `queue_depth` kept waiting. "
         "`bridge_options` (net xmpp options, e.g. transport=x2x-rcop) go to both "
         "bridges. A dict: initiator / responder reports, nominal_bps, end_time_s, "
-        "completed");
+        "completed, and with config.trace every transmission");
     m.def("mode_names",
           &phy::s4539_mode_names,
           "Every STANAG 4539 mode name, slowest first");

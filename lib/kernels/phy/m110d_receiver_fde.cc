@@ -374,6 +374,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
                 ++tapped;
+                ++held_symbols;
             }
             block_llr.insert(block_llr.end(), llr, llr + nb);
             weigh_decision(z, decision, variance, block_llr.size());

@@ -223,8 +223,11 @@ void ip_client_impl::handle_sis(const pmt::pmt_t& msg)
 void ip_client_impl::dispatch()
 {
     auto a = d_kernel->take_actions();
+    // Several clients in one process (a testbed's two stations) log apart by their
+    // alias (set_block_alias, e.g. the TUN device's name).
+    const std::string who = alias_set() ? alias() + ": " : std::string();
     for (const auto& notice : a.notices)
-        d_logger->info("{}", notice);
+        d_logger->info("{}{}", who, notice);
     for (auto& p : a.to_sis) {
         dl::bytes frame;
         try {

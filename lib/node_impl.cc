@@ -110,10 +110,11 @@ node_impl::node_impl(const std::string& address,
     d_engine = std::make_unique<dl::node_engine>(config);
     if (!config.state_dir.empty())
         journal_open(config.state_dir);
-    if (time_scale != 1.0)
+    if (time_scale != 1.0) // the address: two nodes in one process say it apart
         d_logger->info(
-            "time_scale {}: protocol timers run {}x faster; the SIS timers facing "
+            "{}: time_scale {}: protocol timers run {}x faster; the SIS timers facing "
             "clients (keep-alive, answer wait) stay in real time",
+            dl::address_to_string(config.address),
             time_scale,
             time_scale);
 

@@ -144,14 +144,15 @@ public:
     bool carrier_detected() const override { return d_carrier; }
 
     // Called with the connected ports when the flowgraph starts: the symbols are
-    // collected only for a connected output.
+    // collected only for a connected output, each receiver's apart (a receiver takes
+    // back its own last symbols).
     bool check_topology(int, int noutputs) override
     {
-        std::vector<gr_complex>* tap = noutputs > 0 ? &d_new_symbols : nullptr;
-        d_serial.tap_symbols(tap);
-        d_high.tap_symbols(tap);
+        const bool tap = noutputs > 0;
+        d_serial.tap_symbols(tap ? &d_serial_symbols : nullptr);
+        d_high.tap_symbols(tap ? &d_high_symbols : nullptr);
         if (d_wide)
-            d_wide->tap_symbols(tap);
+            d_wide->tap_symbols(tap ? &d_wide_symbols : nullptr);
         return true;
     }
 
@@ -173,14 +174,12 @@ public:
             // A kernel failure drops these samples, not the receiver.
             d_faults(d_logger, "in", [&] { receive(input_items[0], size_t(taken)); });
             // Symbols a receiver may still take back (a first block equalised again
-            // under the other scrambler reading) stay in its tap until settled.
-            size_t unsettled = d_high.tapped_unsettled();
+            // under the other scrambler reading, blocks not yet judged part of the
+            // burst) stay in its tap until settled.
+            settle(d_serial_symbols, d_serial.tapped_unsettled());
+            settle(d_high_symbols, d_high.tapped_unsettled());
             if (d_wide)
-                unsettled += d_wide->tapped_unsettled();
-            const auto settled =
-                d_new_symbols.end() - long(std::min(unsettled, d_new_symbols.size()));
-            d_waiting.insert(d_waiting.end(), d_new_symbols.begin(), settled);
-            d_new_symbols.erase(d_new_symbols.begin(), settled);
+                settle(d_wide_symbols, d_wide->tapped_unsettled());
         }
         consume(0, taken);
         if (!symbols_out)
@@ -193,6 +192,14 @@ public:
 
 private:
     fault_guard d_faults;
+
+    void settle(std::vector<gr_complex>& tapped, size_t unsettled)
+    {
+        const auto settled = tapped.end() - long(std::min(unsettled, tapped.size()));
+        d_waiting.insert(d_waiting.end(), tapped.begin(), settled);
+        tapped.erase(tapped.begin(), settled);
+    }
+
     static phy::m110a_receiver_config serial_config(bool deliver_per_block)
     {
         phy::m110a_receiver_config c;
@@ -357,9 +364,12 @@ private:
     std::vector<std::complex<float>> d_baseband;
     std::vector<phy::m110a_burst> d_serial_done;
     std::vector<phy::m110c_burst> d_high_done;
-    std::vector<gr_complex> d_new_symbols; // the receivers' tap, emptied every call
-    std::deque<gr_complex> d_waiting;      // symbols not yet given to the output
-    size_t d_burst_bytes = 0;              // of the burst being handed on
+    // The receivers' taps, emptied every call but for what they may take back.
+    std::vector<gr_complex> d_serial_symbols;
+    std::vector<gr_complex> d_high_symbols;
+    std::vector<gr_complex> d_wide_symbols;
+    std::deque<gr_complex> d_waiting; // symbols not yet given to the output
+    size_t d_burst_bytes = 0;         // of the burst being handed on
     std::atomic<uint64_t> d_bursts{ 0 };
     std::atomic<bool> d_carrier{ false };
 };

@@ -4,9 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """The --gui window of hfstack-modem rx and hfstack-node: a waterfall of the received
-samples and the constellation of the equalised symbols (GNU Radio's QT GUI sinks,
-connected into the app's flowgraph), a table (bursts received, or the node's links)
-and SNR and throughput against time (matplotlib).
+samples (spectrum_rows, a block of the app's flowgraph, drawn with matplotlib: its axes
+read in plain seconds and kHz, where GNU Radio's waterfall sink writes its time axis as
+2.00e+01) and the constellation of the equalised symbols (GNU Radio's QT GUI sink), a
+table (bursts received, or the node's links) and SNR and throughput against time
+(matplotlib).
 
     check_display()                    # before any device opens: display_error if none
     window = receiver_window(tb, samples, rx, rate, ...)   # or node_window(tb, stations)
@@ -26,12 +28,15 @@ import os
 import threading
 import time
 
+import numpy as np
 import pmt
 from gnuradio import gr
 
 log = logging.getLogger("hfstack.gui")
 
 WATERFALL_ROW_S = 0.1  # a waterfall row (FFT) a tenth of a second, whatever the rate
+WATERFALL_ROWS = 200   # 20 s of history
+WATERFALL_DB = (-100.0, -20.0)  # colour range, dB relative to full scale
 # Points the constellation shows at once: 0.2 s of symbols at 2400 Bd, so a short
 # burst's symbols are drawn too (the sink draws only whole sets of this size).
 CONSTELLATION_POINTS = 480
@@ -103,34 +108,133 @@ def waterfall_fft_size(sample_rate):
     return size
 
 
+class spectrum_rows(gr.sync_block):
+    """A row of the waterfall every WATERFALL_ROW_S of samples (by the samples' count, so
+    bunches drawn late still take their own time): the power spectrum, dB relative to a
+    full-scale sine, of the last `fft` samples through a Blackman-Harris window. Audio
+    gives 0 .. fs/2, complex baseband -fs/2 .. fs/2. Keeps the last WATERFALL_ROWS.
+    Samples after the first `shown_samples` (a recording's, before the silence that
+    lets the receiver finish) make no rows."""
+
+    def __init__(self, sample_rate, complex_samples, fft, shown_samples=None):
+        gr.sync_block.__init__(self, "spectrum_rows",
+                               [np.complex64 if complex_samples else np.float32], None)
+        self.sample_rate = float(sample_rate)
+        self.complex_samples = complex_samples
+        self.fft = fft
+        self.hop = max(1, int(round(WATERFALL_ROW_S * sample_rate)))
+        n = np.arange(fft)
+        self.window = (0.35875 - 0.48829 * np.cos(2 * np.pi * n / (fft - 1))
+                       + 0.14128 * np.cos(4 * np.pi * n / (fft - 1))
+                       - 0.01168 * np.cos(6 * np.pi * n / (fft - 1))).astype(np.float32)
+        # A full-scale sine's bin reads 0 dB (complex: a unit phasor).
+        self.scale = (self.window.sum() / (1.0 if complex_samples else 2.0)) ** 2
+        self.history = np.zeros(fft, dtype=np.complex64 if complex_samples else np.float32)
+        self.until_row = self.hop
+        self.lock = threading.Lock()
+        self.rows = collections.deque(maxlen=WATERFALL_ROWS)
+        self.made = 0  # rows so far
+        self.unshown = float("inf") if shown_samples is None else shown_samples
+
+    def frequencies_khz(self):
+        """(lowest, highest) frequency of a row, kHz."""
+        if self.complex_samples:
+            return -self.sample_rate / 2000.0, self.sample_rate / 2000.0
+        return 0.0, self.sample_rate / 2000.0
+
+    def work(self, input_items, output_items):
+        x = input_items[0][:max(0, int(min(len(input_items[0]), self.unshown)))]
+        self.unshown -= len(x)
+        taken = 0
+        while len(x) - taken >= self.until_row:
+            piece = x[taken:taken + self.until_row]
+            taken += self.until_row
+            self.until_row = self.hop
+            self.push(piece)
+            self.add_row()
+        self.push(x[taken:])
+        self.until_row -= len(x) - taken
+        return len(input_items[0])
+
+    def push(self, piece):
+        n = min(len(piece), self.fft)
+        if n:
+            self.history = np.concatenate([self.history[n:], piece[len(piece) - n:]])
+
+    def add_row(self):
+        spectrum = np.fft.fft(self.history * self.window) if self.complex_samples \
+            else np.fft.rfft(self.history * self.window)
+        if self.complex_samples:
+            spectrum = np.fft.fftshift(spectrum)
+        row = 10 * np.log10(np.abs(spectrum) ** 2 / self.scale + 1e-20)
+        with self.lock:
+            self.rows.append(row.astype(np.float32))
+            self.made += 1
+
+    def snapshot(self):
+        """(rows so far, the last ones oldest first)."""
+        with self.lock:
+            return self.made, list(self.rows)
+
+
+def waterfall_plot(title, rows):
+    """The waterfall of a spectrum_rows block: frequency (kHz) across, seconds ago down
+    (the newest row on top), plain numbers on both axes. update() draws what is new."""
+    from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
+    from matplotlib.figure import Figure
+    figure = Figure(figsize=(5, 4), tight_layout=True)
+    canvas = FigureCanvasQTAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    low, high = rows.frequencies_khz()
+    width = rows.fft if rows.complex_samples else rows.fft // 2 + 1
+    image = axes.imshow(np.full((WATERFALL_ROWS, width), WATERFALL_DB[0], dtype=np.float32),
+                        aspect="auto", origin="upper", cmap="turbo", interpolation="nearest",
+                        vmin=WATERFALL_DB[0], vmax=WATERFALL_DB[1],
+                        extent=(low, high, WATERFALL_ROWS * WATERFALL_ROW_S, 0.0))
+    axes.set_xlabel("frequency, kHz")
+    axes.set_ylabel("seconds ago")
+    axes.set_title(title, fontsize="medium")
+    axes.ticklabel_format(style="plain", useOffset=False)
+    figure.colorbar(image, ax=axes, label="dB full scale")
+    shown = {"made": 0}
+
+    def update():
+        made, kept = rows.snapshot()
+        if made == shown["made"]:
+            return
+        shown["made"] = made
+        picture = np.full((WATERFALL_ROWS, width), WATERFALL_DB[0], dtype=np.float32)
+        if kept:
+            picture[:len(kept)] = np.array(kept[::-1])
+        image.set_data(picture)
+        canvas.draw()  # now: a screenshot may follow at once
+
+    canvas.update_waterfall = update
+    canvas.waterfall_axes = axes
+    return canvas
+
+
 class signal_displays:
     """The waterfall of `samples` (a (block, port) of audio or complex baseband at
     sample_rate) and the constellation of `symbols` (complex), connected into tb."""
 
-    def __init__(self, tb, samples, symbols, sample_rate, complex_samples, what):
+    def __init__(self, tb, samples, symbols, sample_rate, complex_samples, what,
+                 shown_samples=None):
         from gnuradio import qtgui
-        from gnuradio.fft import window
         application()  # the sinks make their widgets at once
-        make = qtgui.waterfall_sink_c if complex_samples else qtgui.waterfall_sink_f
-        fft = waterfall_fft_size(sample_rate)
-        self.waterfall = make(fft, window.WIN_BLACKMAN_hARRIS, 0, sample_rate,
-                              f"Received {what}", 1, None)
-        if not complex_samples:
-            self.waterfall.set_plot_pos_half(True)  # audio: 0 .. fs/2
-        self.waterfall.set_intensity_range(-100, -20)
-        # One row per update time at most, and the time axis counts rows: samples that
-        # arrive in bunches show shortened (radio.PACE_CHUNK_S keeps throttles steady).
-        self.waterfall.set_update_time(WATERFALL_ROW_S)
+        self.rows = spectrum_rows(sample_rate, complex_samples, waterfall_fft_size(sample_rate),
+                                  shown_samples)
+        self.waterfall = waterfall_plot(f"Received {what}", self.rows)
         self.constellation = qtgui.const_sink_c(CONSTELLATION_POINTS, "Equalised symbols", 1, None)
         self.constellation.set_x_axis(-1.5, 1.5)
         self.constellation.set_y_axis(-1.5, 1.5)
         self.constellation.set_line_label(0, "data symbols")
         self.constellation.set_update_time(0.1)
-        tb.connect(samples, self.waterfall)
+        tb.connect(samples, self.rows)
         tb.connect(symbols, self.constellation)
 
     def widgets(self):
-        return widget_of(self.waterfall), widget_of(self.constellation)
+        return self.waterfall, widget_of(self.constellation)
 
 
 class burst_log(gr.basic_block):
@@ -216,6 +320,7 @@ class monitor_window:
         self.widget.setWindowTitle(title)
         self.widget.resize(1100, 760)
         grid = Qt.QGridLayout(self.widget)
+        self.displays = displays  # its Python block must stay referenced while it runs
         if displays is not None:
             self.waterfall, self.constellation = displays.widgets()
             grid.addWidget(self.waterfall, 0, 0)
@@ -259,6 +364,8 @@ class monitor_window:
                                    + 2 * self.table.frameWidth()
                                    + self.table.verticalScrollBar().sizeHint().width())
         self.plot.draw_history(snr_points, rate_points)
+        if self.waterfall is not None:
+            self.waterfall.update_waterfall()
 
     def show(self):
         self.widget.show()
@@ -270,12 +377,13 @@ def format_number(value, digits=1):
     return "?" if value is None else f"{value:.{digits}f}"
 
 
-def receiver_window(tb, samples, rx, sample_rate, complex_samples, title):
-    """The window of hfstack-modem rx --gui: samples (block, port) into the waterfall, rx's
-    symbols into the constellation, its bursts into the table (last ones first) and
-    the plot (SNR per burst, decoded bit/s per second)."""
+def receiver_window(tb, samples, rx, sample_rate, complex_samples, title, shown_samples=None):
+    """The window of hfstack-modem rx --gui: samples (block, port) into the waterfall (the
+    first shown_samples, when given), rx's symbols into the constellation, its bursts
+    into the table (last ones first) and the plot (SNR per burst, decoded bit/s per
+    second)."""
     displays = signal_displays(tb, samples, (rx, 0), sample_rate, complex_samples,
-                               "complex baseband" if complex_samples else "audio")
+                               "complex baseband" if complex_samples else "audio", shown_samples)
     bursts = burst_log()
     tb.msg_connect((rx, "burst_info"), (bursts, "in"))
     started, started_wall = time.monotonic(), time.time()

@@ -12,7 +12,7 @@ bad PDUs are refused."""
 import numpy as np
 import pmt
 
-from gnuradio import blocks, gr_unittest
+from gnuradio import blocks, gr, gr_unittest
 from gnuradio import hfstack
 
 from test_support import awgn_link
@@ -48,6 +48,35 @@ def run_link(pdus, fs, complex_signal, seconds, snr_db=20.0, deliver_per_block=F
             [pmt.to_python(ptt.get_message(i)) for i in range(ptt.num_messages())],
             [(pmt.symbol_to_string(t.key), t.offset) for t in tags.tags()],
             [pmt.to_python(rx_status.get_message(i))["event"] for i in range(rx_status.num_messages())])
+
+
+def transmitted(data, fs, seconds, data_rate=2400):
+    """`seconds` of the transmitter's audio at fs with `data` as one burst from the start."""
+    tb = gr.top_block()
+    tx = hfstack.s4539_tx(fs, False, data_rate, "short")
+    samples = blocks.vector_sink_f()
+    tb.connect(tx, blocks.head(gr.sizeof_float, int(seconds * fs)), samples)
+    tx.to_basic_block()._post(pmt.intern("in"), pdu(data))
+    tb.run()
+    return np.array(samples.data(), dtype=np.float32)
+
+
+def received_symbols(audio, fs):
+    """(the receiver's tapped symbols, its PDUs) for `audio`."""
+    tb = gr.top_block()
+    rx = hfstack.s4539_rx(fs, False, False)
+    symbols = blocks.vector_sink_c()
+    got = blocks.message_debug()
+    tb.connect(blocks.vector_source_f(audio.tolist()), rx, symbols)
+    tb.msg_connect((rx, "out"), (got, "store"))
+    tb.run()
+    return np.array(symbols.data()), [got.get_message(i) for i in range(got.num_messages())]
+
+
+def psk8_error_db(symbols):
+    """Mean squared distance to the nearest 8PSK point, in dB (unit points)."""
+    points = np.exp(1j * np.pi / 4 * np.arange(8))
+    return 10 * np.log10(np.mean(np.min(np.abs(symbols[:, None] - points[None, :]) ** 2, axis=1)))
 
 
 class qa_s4539_modem(gr_unittest.TestCase):
@@ -122,6 +151,31 @@ class qa_s4539_modem(gr_unittest.TestCase):
         self.assertGreaterEqual(bursts[1][1], 3)  # 9600S: 1080 bytes a block
         self.assertEqual([(b[2]["data_rate"], b[2]["bytes_bad"]) for b in bursts], [(1200, False), (9600, False)])
         self.assertEqual(rx_status, ["carrier_on", "carrier_off"] * 2)
+
+    def test_symbols_of_a_burst_lost_in_noise_are_not_shown(self):
+        # The display's tap: a 2400S burst cut before its end (a fade, the recording
+        # stopped) and 6 s of noise after it. The receiver reads noise for blocks before
+        # it judges the signal gone; those symbols (a diffuse ring: about 0 dB from the
+        # points) were the last a constellation showed. Now only blocks judged part of
+        # the burst are given out, so its last 480 symbols sit on the points.
+        fs = 9600
+        rng = np.random.default_rng(45)
+        audio = transmitted(bytes(rng.integers(0, 256, 1500, dtype=np.uint8)), fs, 7.0)
+        burst = np.flatnonzero(np.abs(audio) > 1e-4)
+        cut = audio[:burst[0] + int(0.8 * (burst[-1] - burst[0]))]
+        noise_rms = np.sqrt(np.mean(cut[burst[0]:] ** 2)) / 10 ** (15 / 20) * np.sqrt(fs / 2 / 3000)
+        recording = np.concatenate([np.zeros(fs, np.float32), cut, np.zeros(6 * fs, np.float32)])
+        recording += rng.normal(0, noise_rms, len(recording)).astype(np.float32)
+        symbols, got = received_symbols(np.concatenate([recording, np.zeros(6 * fs, np.float32)]), fs)
+        self.assertEqual(len(got), 1)
+        self.assertGreater(len(symbols), 4800)
+        shown = symbols[-480:]
+        self.assertLess(psk8_error_db(shown), -10.0)
+        # And a whole burst's symbols, to its end, are all given out.
+        whole, got = received_symbols(np.concatenate([audio, np.zeros(6 * fs, np.float32)]), fs)
+        self.assertFalse(meta_of(got[0])["bytes_bad"])
+        self.assertLess(psk8_error_db(whole[-480:]), -25.0)
+        self.assertLess(psk8_error_db(whole), -25.0)
 
     def test_bad_pdus_and_settings_are_refused(self):
         got, tx_status, ptt, tags, _ = run_link(

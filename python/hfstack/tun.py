@@ -240,6 +240,13 @@ class ip_client_tun(gr.hier_block2):
         self.client = ip_client(options, client_id, stats_interval)
         mtu = int(self.client.option("mtu"))
         self.tun = tun_device(tun, mtu)
+        # Its log lines name the device: two clients in one process (a testbed's two
+        # stations) said "bound to SAP 9, MTU 1500" alike. An alias is unique in the
+        # process: a device name used again (a test's) keeps the plain lines.
+        try:
+            self.client.set_block_alias(f"on {self.tun.name}")
+        except RuntimeError:
+            pass
         if configure:
             configure_tun(self.tun.name, address or None, mtu, list(routes))
         self.msg_connect(self.tun, "out", self.client, "ip_in")

@@ -283,6 +283,59 @@ class qa_gui(gr_unittest.TestCase):
         self.assertGreater(min(snr), 10.0)  # 20 dB set, fading
         print(f"screenshot: {png}")
 
+    def test_axis_labels_read_as_plain_numbers(self):
+        """Every axis the rx window shows, read as the user sees it after a recording:
+        no scientific notation (GNU Radio's waterfall sink wrote its time axis as
+        2.00e+01, a format no setting reaches) and no offset written beside an axis.
+        The window's plots are matplotlib's, whose labels are read here; the Qwt plot
+        left is the constellation sink's, whose axes are set to -1.5 .. 1.5."""
+        driver = (
+            "import json, sys, threading\n"
+            "from gnuradio import blocks, gr, hfstack\n"
+            "from gnuradio.hfstack import gui\n"
+            "from gnuradio.hfstack.radio import pacer\n"
+            "from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg\n"
+            "from PyQt5 import Qt\n"
+            "gui.application()\n"
+            "tb = gr.top_block()\n"
+            "source = blocks.wavfile_source(sys.argv[1], False)\n"
+            "pace = pacer(gr.sizeof_float, 9600)\n"
+            "rx = hfstack.s4539_rx(9600.0, False, False, 'both', '')\n"
+            "tb.connect(source, pace, rx)\n"
+            "window = gui.receiver_window(tb, (pace, 0), rx, 9600.0, False, 'labels')\n"
+            "gui.run_flowgraph_window(tb, window, sys.argv[2])\n"
+            "labels, offsets, plots = [], [], []\n"
+            "for canvas in window.widget.findChildren(FigureCanvasQTAgg):\n"
+            "    canvas.draw()\n"
+            "    for axes in canvas.figure.axes:\n"
+            "        for axis in (axes.xaxis, axes.yaxis):\n"
+            "            labels += [t.get_text() for t in axis.get_ticklabels() if t.get_visible()]\n"
+            "            offsets.append(axis.get_offset_text().get_text())\n"
+            "for widget in window.widget.findChildren(Qt.QWidget):\n"
+            "    plots.append(widget.metaObject().className())\n"
+            "displays = getattr(window, 'displays', None)\n"
+            "rows = displays.rows.snapshot()[0] if hasattr(displays, 'rows') else 0\n"
+            "print(json.dumps({'labels': labels, 'offsets': offsets, 'plots': sorted(set(plots)),\n"
+            "                  'rows': rows}))\n")
+        png = os.path.join(SHOTS, "modem_rx_axes.png")
+        with tempfile.TemporaryDirectory() as tmp:
+            recording = os.path.join(tmp, "burst.wav")
+            write_test_recording(recording, "2400S", 300, seed=21)
+            done = subprocess.run([sys.executable, "-c", driver, recording, png], capture_output=True,
+                                  text=True, timeout=240, env=self.env)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"screenshot: {png}; axis labels: {seen['labels']}")
+        # GNU Radio's waterfall plot (time axis in scientific notation) is not there.
+        self.assertNotIn("WaterfallDisplayPlot", seen["plots"])
+        self.assertIn("10.0", seen["labels"])  # seconds ago, the waterfall's time axis
+        for label in seen["labels"]:
+            self.assertNotRegex(label, r"\d[eE][+-]?\d", seen["labels"])
+        # No offset or multiplier written beside an axis (matplotlib's "1e3", "+2.4e1").
+        self.assertEqual(set(seen["offsets"]), {""})
+        # The waterfall received rows (one per 0.1 s of the recording).
+        self.assertGreater(seen["rows"], 10)
+
     def test_no_display_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             recording = os.path.join(tmp, "burst.wav")

@@ -150,9 +150,16 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
         self.assertEqual(bed.p.returncode, 0, err)
         self.assertIn("removed the", out)
         self.assert_nothing_left(bed)
+        # Each log line once: the two stations' IP clients both said "ip_client: bound
+        # to SAP 9, MTU 1500", word for word; each now names its device.
+        logged = [line for line in err.splitlines() if ": INFO: " in line]
+        repeated = sorted({line for line in logged if logged.count(line) > 1})
+        self.assertEqual(repeated, [], err)
+        return err
 
     def test_ip(self):
-        self.scenario("ip", ("ping", "curl", "dig"))
+        err = self.scenario("ip", ("ping", "curl", "dig"))
+        self.assertEqual(len([line for line in err.splitlines() if "bound to SAP 9, MTU 1500" in line]), 2, err)
 
     def test_pep(self):
         self.scenario("pep", ("curl", "dig"))  # ping: no IP route across, by design

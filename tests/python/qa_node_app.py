@@ -206,7 +206,14 @@ class qa_node_app(gr_unittest.TestCase):
     def test_example_config_checks(self):
         example = os.path.join(os.path.dirname(APP), "..", "examples", "node.yaml")
         done = run("--config", example, "--check", "--sis-port", "6000")
-        self.assertEqual(done.returncode, 0, done.stderr)
+        # The settings are read; the station's sound card and PTT port are not on this
+        # host, which fails the check, one line each.
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertEqual(done.stderr.splitlines(), [
+            "hfstack-node: sound card plughw:CARD=Device,DEV=0: no card Device on this host "
+            "(aplay -l lists the cards; arecord -L their names)",
+            "hfstack-node: ptt serial:/dev/ttyUSB0:rts: no serial port /dev/ttyUSB0 "
+            "(ls /dev/serial/by-id lists the connected ones)"])
         s = json.loads(done.stdout)
         self.assertEqual(s["node_options"],
                          "mode=1200L;cas.idle_timeout=120;channel_access.mode=random_backoff")
@@ -242,8 +249,10 @@ class qa_node_app(gr_unittest.TestCase):
                          "mode=WN6/48kHz/S;rate_adaptation=true;rate_change.autobaud=true")
         # The modem kinds take the node's mode (and its bandwidth) as their default.
         done = run("--check", "--kind", "uhd", "--frequency-hz", "7.0243e6", "--mode",
-                   "WN12/48kHz/US")
-        self.assertEqual(done.returncode, 0, done.stderr)
+                   "WN12/48kHz/US", "--device-args", "serial=hfstack-no-such-usrp")
+        # The settings are read; no USRP here answers to them, which fails the check.
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("no USRP found for device_args serial=hfstack-no-such-usrp", done.stderr)
         self.assertEqual(json.loads(done.stdout)["radio"]["mode"], "WN12/48kHz/US")
         done = run("--check", "--mode", "2400S")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -385,14 +394,41 @@ class qa_node_app(gr_unittest.TestCase):
             self.assertIn(f"{twice}:5: key address given twice (first at line 1", done.stderr)
 
     def test_missing_ptt_port_and_ipc_directory_are_named(self):
-        """--check passed a PTT port that does not exist without a word; the run said
-        only "No such file or directory" for an ipc:// address without its directory."""
+        """--check passed a PTT port that does not exist (without a word, then with a
+        warning and exit 0) where the run stops on it; the run said only "No such file
+        or directory" for an ipc:// address without its directory. --check now fails
+        as the run would, one line naming the device and where to look."""
         ptt = ("--kind", "audio", "--ptt", "serial:/dev/ttyNOPE:rts")
-        done = run(*ptt, "--check")
-        self.assertEqual(done.returncode, 0, done.stderr)  # the config itself is fine
-        self.assertIn("warning: ptt serial:/dev/ttyNOPE:rts: no serial port /dev/ttyNOPE",
-                      done.stderr)
-        self.assert_one_line_error(run(*ptt), 1, "no serial port /dev/ttyNOPE")
+        for extra in (("--check",), ()):
+            with self.subTest(extra=extra):
+                self.assert_one_line_error(
+                    run(*ptt, *extra), 1, "ptt serial:/dev/ttyNOPE:rts: no serial port /dev/ttyNOPE "
+                    "(ls /dev/serial/by-id lists the connected ones)")
+        # A port that is there passes (a pseudo-terminal stands in for the radio's).
+        leader, follower = os.openpty()
+        port = os.ttyname(follower)
+        try:
+            done = run("--kind", "audio", "--ptt", f"serial:{port}:rts", "--check")
+        finally:
+            os.close(leader)
+            os.close(follower)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["radio"]["ptt"], f"serial:{port}:rts")
+        # A sound card the kernel does not have: the check says so, as the run would.
+        self.assert_one_line_error(run("--kind", "audio", "--device", "plughw:CARD=NoSuchCardHere,DEV=0",
+                                       "--check"), 1,
+                                   "sound card plughw:CARD=NoSuchCardHere,DEV=0: no card NoSuchCardHere")
+        done = run("--kind", "audio", "--device", "null", "--check")  # no card to look for
+        self.assertEqual(done.returncode, 0, done.stderr)
+        # A USRP nobody answers for (UHD's own search, as uhd_find_devices).
+        try:
+            from gnuradio import uhd  # noqa: F401
+        except ImportError:
+            return
+        self.assert_one_line_error(run("--kind", "uhd", "--frequency-hz", "7e6", "--device-args",
+                                       "serial=hfstack-no-such-usrp", "--check"), 1,
+                                   "no USRP found for device_args serial=hfstack-no-such-usrp: "
+                                   "uhd_find_devices lists")
         with tempfile.TemporaryDirectory() as d:
             missing = os.path.join(d, "air")
             self.assert_one_line_error(

@@ -65,6 +65,8 @@ uint64_t m110a_receiver::later_passes() const { return d->later_passes; }
 
 void m110a_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = symbols; }
 
+size_t m110a_receiver::tapped_unsettled() const { return d->held_symbols; }
+
 void m110a_receiver::process(const cf* x, size_t n, std::vector<m110a_burst>& done)
 {
     d->input.append(x, n);
@@ -160,10 +162,12 @@ bool m110a_receiver::state::watch(std::vector<m110a_burst>& done)
     // A burst none of whose blocks looked like one (probes or Walsh metrics) started
     // on a misread count or mode, inside the preamble this one belongs to: it is not
     // reported.
-    if (presence.matched_blocks() > 0)
+    if (presence.matched_blocks() > 0) {
         end_burst(false, done);
-    else
+    } else {
+        drop_held_symbols(symbol_tap, held_symbols); // nor are its symbols shown
         restart_search(start + symbol * sps);
+    }
     start = found_at;
     begin_burst(r);
     return true;

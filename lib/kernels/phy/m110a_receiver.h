@@ -140,6 +140,10 @@ public:
     // once their symbol is decided); probes and preamble are left out. nullptr stops
     // it. For displays: the caller empties the vector.
     void tap_symbols(std::vector<std::complex<float>>* symbols);
+    // How many of the last symbols tapped may still be taken back (their blocks not
+    // yet judged part of the burst; a lost burst's are): a caller that empties the
+    // vector leaves these in it.
+    size_t tapped_unsettled() const;
 
 private:
     struct state;

@@ -108,10 +108,13 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
             if (block_end) {
-                if (presence.block_says_lost(presence.probes_match())) {
+                const bool matched = presence.probes_match();
+                if (presence.block_says_lost(matched)) {
                     end_burst(false, done);
                     return true;
                 }
+                if (matched)
+                    held_symbols = 0;
             }
             continue;
         }
@@ -187,9 +190,11 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             for (unsigned j = 0; j < 32; ++j) {
                 const unsigned scr_j = scrambler[(dk - 31 + j) % 160];
                 commit(pending_estimates[j], point(decided[j] + scr_j), true);
-                if (symbol_tap)
+                if (symbol_tap) {
                     symbol_tap->push_back(
                         cf(pending_estimates[j] * std::conj(cd(point(scr_j)))));
+                    ++held_symbols;
+                }
             }
             pending_estimates.clear();
             // Dibit of channel symbol v: 0 -> 00, 1 -> 01, 2 -> 11, 3 -> 10. The metrics
@@ -219,12 +224,16 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
                     end_burst(false, done);
                     return true;
                 }
+                if (!unclear)
+                    held_symbols = 0;
             }
         } else {
             // Decision-directed: nearest point of the mode's set (scrambled).
             const cd u = z * std::conj(cd(point(scr)));
-            if (symbol_tap)
+            if (symbol_tap) {
                 symbol_tap->push_back(cf(u));
+                ++held_symbols;
+            }
             store_symbol(false, cf(), scr);
             commit(z, point(nearest_point(u) + scr), false);
             float llr[3];
@@ -523,6 +532,11 @@ void m110a_receiver::state::end_burst(bool eom, std::vector<m110a_burst>& done)
         find_eom();
         eom = eom_at != no_eom;
     }
+    if (eom) // the blocks up to the EOM's are the burst's
+        held_symbols = 0;
+    // The symbols of blocks not judged part of the burst (noise after it was lost)
+    // are not shown.
+    drop_held_symbols(symbol_tap, held_symbols);
     m110a_burst burst = burst_so_far();
     burst.eom = eom;
     burst.bytes = streamed.take(bits, eom ? eom_at : bits.size(), cfg.msb_first);

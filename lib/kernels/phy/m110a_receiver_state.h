@@ -63,6 +63,9 @@ struct m110a_receiver::state {
 
     m110a_receiver_config cfg;
     std::vector<std::complex<float>>* symbol_tap = nullptr; // tap_symbols()
+    // The last symbols tapped whose blocks are not yet judged part of the burst:
+    // kept back from the caller, taken back when the burst is lost.
+    size_t held_symbols = 0;
 
     serial_tone_samples input{ m110a_rx::sample_rate };
     cf at(uint64_t i) const { return input.at(i); }

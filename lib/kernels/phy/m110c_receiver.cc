@@ -96,7 +96,7 @@ void m110c_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = sym
 
 size_t m110c_receiver::tapped_unsettled() const
 {
-    return d->scrambler_open ? d->tapped : 0;
+    return std::max(d->scrambler_open ? d->tapped : 0, d->held_symbols);
 }
 
 void m110c_receiver::process(const cf* x, size_t n, std::vector<m110c_burst>& done)

@@ -158,6 +158,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             if (symbol_tap)
                 symbol_tap->resize(symbol_tap->size() -
                                    std::min(tapped, symbol_tap->size()));
+            held_symbols = 0;
             scrambler_restart = false;
             scrambler_rerun = true;
             stage = phase::preamble;
@@ -226,6 +227,7 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
             if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
                 ++tapped;
+                ++held_symbols;
             }
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + mode->bits_per_symbol);
@@ -284,10 +286,14 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     anchors.prediction_score(symbol - m110c_probe_symbols));
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
                                    (role.frame + 1) % mode->frames_per_block == 0;
-            if (block_end && eom_at == no_eom &&
-                presence.block_says_lost(presence.probes_match())) {
-                end_burst(false, done);
-                return true;
+            if (block_end && eom_at == no_eom) {
+                const bool matched = presence.probes_match();
+                if (presence.block_says_lost(matched)) {
+                    end_burst(false, done);
+                    return true;
+                }
+                if (matched)
+                    held_symbols = 0;
             }
             break;
         }
@@ -621,6 +627,11 @@ m110c_burst m110c_receiver::state::burst_so_far() const
 
 void m110c_receiver::state::end_burst(bool eom, std::vector<m110c_burst>& done)
 {
+    if (eom) // the block with the EOM is the burst's
+        held_symbols = 0;
+    // The symbols of blocks not judged part of the burst (noise after it was lost)
+    // are not shown.
+    drop_held_symbols(symbol_tap, held_symbols);
     m110c_burst burst = burst_so_far();
     burst.eom = eom;
     burst.bytes_bad = burst.bytes_bad || !eom;

@@ -218,6 +218,9 @@ struct m110c_receiver::state {
     bool scrambler_rerun = false;
     scrambler_reading_judge scrambler_judge;
     size_t tapped = 0;
+    // The last symbols tapped whose blocks are not yet judged part of the burst:
+    // kept back from the caller, taken back when the burst is lost.
+    size_t held_symbols = 0;
     // False when the data are to be equalised again from their start under the other
     // scrambler reading.
     bool judge_scrambler();

@@ -172,7 +172,7 @@ void m110d_receiver::tap_symbols(std::vector<cf>* symbols) { d->symbol_tap = sym
 
 size_t m110d_receiver::tapped_unsettled() const
 {
-    return d->readings_open ? d->tapped : 0;
+    return std::max(d->readings_open ? d->tapped : 0, d->held_symbols);
 }
 
 void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& done)

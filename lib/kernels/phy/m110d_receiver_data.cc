@@ -268,6 +268,7 @@ bool m110d_receiver::state::decode_block()
             if (symbol_tap)
                 symbol_tap->resize(symbol_tap->size() -
                                    std::min(tapped, symbol_tap->size()));
+            held_symbols = 0;
             data_readings.scrambler = best;
             found_sections = burst_sections;
             input.start_derotation(start, burst_hz);
@@ -373,6 +374,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                     return true;
                 }
                 readings_open = false;
+                drop_held_symbols(symbol_tap, held_symbols);
                 restart_search(start + uint64_t(refused_skip) * sps);
                 return true;
             }
@@ -403,6 +405,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, role.position)));
                 ++tapped;
+                ++held_symbols;
             }
             commit(z, decision, false);
             block_llr.insert(block_llr.end(), llr, llr + demapper->bits_per_symbol());
@@ -494,6 +497,8 @@ bool m110d_receiver::state::burst_ended(bool block_end,
         end_burst(false, done);
         return true;
     }
+    if (matched)
+        held_symbols = 0;
     if (cfg.deliver_per_block && block_decoded)
         hand_on_decoded(done);
     return false;
@@ -502,6 +507,11 @@ bool m110d_receiver::state::burst_ended(bool block_end,
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
 {
     readings_open = false;
+    if (eom) // the block with the EOM is the burst's
+        held_symbols = 0;
+    // The symbols of blocks not judged part of the burst (noise after it was lost)
+    // are not shown.
+    drop_held_symbols(symbol_tap, held_symbols);
     if (!mode) { // cut while its WID was read: nothing to report
         restart_search(start + uint64_t(preamble_end) * sps);
         return;

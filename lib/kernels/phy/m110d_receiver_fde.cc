@@ -401,6 +401,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             if (symbol_tap) {
                 symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
                 ++tapped;
+                ++held_symbols;
             }
             weigh_decision(z, s.decided[j], variance, llr_at + size_t(j + 1) * nb);
         }

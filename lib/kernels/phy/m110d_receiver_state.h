@@ -196,6 +196,9 @@ struct m110d_receiver::state {
     std::vector<cf>* symbol_tap = nullptr; // tap_symbols()
     size_t tapped =
         0; // symbols tapped since the burst's data began (taken back on a retry)
+    // The last symbols tapped whose blocks are not yet judged part of the burst:
+    // kept back from the caller, taken back when the burst is lost.
+    size_t held_symbols = 0;
 
     explicit state(const m110d_receiver_config& c);
     ~state();

@@ -106,6 +106,7 @@ bool m110d_receiver::state::wn0_chip_decided(cd z, const m110d_symbol_role& role
     if (symbol_tap) {
         symbol_tap->push_back(cf(z * std::conj(base)));
         ++tapped;
+        ++held_symbols;
     }
     wn0_chips.push_back(cf(z));
     if (wn0_chips.size() < m110d_walsh_data_chips)
@@ -159,6 +160,7 @@ bool m110d_receiver::state::wn0_chip(const m110d_symbol_role& role)
         if (symbol_tap) {
             symbol_tap->push_back(y[j] * std::conj(base[j]));
             ++tapped;
+            ++held_symbols;
         }
     }
     wn0_symbol_read(llr, y, first);

@@ -12,6 +12,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_STAGES_H
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,16 @@ void run_serial_tone_stages(State& d, std::vector<Burst>& done)
             break;
     }
     d.trim();
+}
+
+// A display's symbol tap (tap_symbols()): the `held` last symbols, whose blocks were
+// not judged part of a burst, are taken out of it.
+template <typename Symbol>
+void drop_held_symbols(std::vector<Symbol>* tap, size_t& held)
+{
+    if (tap)
+        tap->resize(tap->size() - std::min(held, tap->size()));
+    held = 0;
 }
 
 // The search starts again from sample `from` (no earlier than the input held allows

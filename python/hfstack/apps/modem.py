@@ -545,11 +545,12 @@ def check_rx_sources(args):
     check_writable(args.screenshot, "--screenshot")
 
 
-def run_with_window(tb, samples, rx, rate, title, screenshot, started=None):
+def run_with_window(tb, samples, rx, rate, title, screenshot, started=None, shown_samples=None):
     """rx --gui: the window over the running flowgraph, until it is closed (or, with
-    --screenshot, until the recording is received and saved); started() once running."""
+    --screenshot, until the recording is received and saved); started() once running.
+    The waterfall shows the first shown_samples (a recording's, not the silence after)."""
     from gnuradio.hfstack import gui
-    window = gui.receiver_window(tb, samples, rx, float(rate), False, title)
+    window = gui.receiver_window(tb, samples, rx, float(rate), False, title, shown_samples)
     gui.run_flowgraph_window(tb, window, screenshot, started)
 
 
@@ -613,7 +614,8 @@ def run_rx(args):
         from gnuradio.hfstack.radio import pacer
         pace = pacer(gr.sizeof_float, rate)
         tb.connect(mux, blocks.head(gr.sizeof_float, total), pace, rx)
-        run_with_window(tb, (pace, 0), rx, rate, f"{PROG} rx {args.input}", args.screenshot)
+        run_with_window(tb, (pace, 0), rx, rate, f"{PROG} rx {args.input}", args.screenshot,
+                        shown_samples=frames)
     else:
         tb.connect(mux, blocks.head(gr.sizeof_float, total), rx)
         tb.run()

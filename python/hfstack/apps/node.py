@@ -85,7 +85,8 @@ def parse_args(argv):
     n.add_argument("--check", action="store_true",
                    help="check the config and options as the real run would (PTT specs, "
                    "channel profiles, capture and statistics paths), print the settings as "
-                   "JSON and exit (no device is opened)")
+                   "JSON and exit; a device a run here would not find (PTT serial port, "
+                   "sound card, USRP, ipc:// directory) fails it with exit 1 (none is opened)")
     n.add_argument("--state-dir", metavar="DIR",
                    help="where each node keeps its journal, in DIR/ADDRESS, so that a restart "
                         "delivers every ARQ U_PDU once (default: $HFSTACK_STATE_DIR, else "
@@ -555,14 +556,13 @@ def main(argv=None):
             why = writable(a.screenshot)
             if why:
                 raise resource_error(f"screenshot {a.screenshot}: {why}")
-        missing = device_problems(s["radio"])
+        missing = device_problems(s["radio"], look_for_usrp=a.check)
         if a.check:
+            # The settings as read, then what a run here would stop on: a device that
+            # is not there fails the check (exit 1), one line each.
             print(json.dumps(s, indent=2))
-            # A configuration is checked away from its station too (the example's
-            # /dev/ttyUSB0): what is missing here is said, and the check still passes.
-            for problem in missing:
-                print(f"{PROG}: warning: {problem}; a run here would stop on it",
-                      file=sys.stderr)
+            if missing:
+                raise resource_error("\n".join(missing))
             return 0
         if missing:
             raise resource_error("\n".join(missing))

@@ -431,11 +431,55 @@ def check_files(s):
         raise resource_error("\n".join(problems))
 
 
-def device_problems(radio):
-    """What can be told of the radio's files without opening them: a PTT serial port
+def alsa_card_missing(device):
+    """The card an ALSA name such as plughw:CARD=Device,DEV=0 or hw:1 names, when the
+    kernel has no such card (/proc/asound); None when it is there or the name names
+    no card (default, null, pulse, ...)."""
+    if ":" not in device:
+        return None
+    card = device.split(":", 1)[1].split(",")[0]
+    card = card[len("CARD="):] if card.startswith("CARD=") else card
+    if not card:
+        return None
+    entry = f"card{card}" if card.isdigit() else card
+    return None if os.path.exists(os.path.join("/proc/asound", entry)) else card
+
+
+def usrp_missing(device_args):
+    """A line saying no USRP answers to device_args (uhd_find_devices' search), or None."""
+    try:
+        from gnuradio import uhd
+    except ImportError:
+        return "kind uhd needs GNU Radio's UHD support (Debian: gnuradio, libuhd)"
+    from gnuradio.hfstack.radio import quiet_stderr
+    from gnuradio.uhd import uhd_python
+    with quiet_stderr():  # UHD's banner
+        # The device search itself: gnuradio.uhd.find_devices wraps a function this
+        # GNU Radio (3.10.5) does not have.
+        found = uhd_python.find(uhd.device_addr_t(device_args))
+    if found:
+        return None
+    return (f"no USRP found for device_args {device_args or '(empty: the first found)'}: "
+            "uhd_find_devices lists the USRPs this host sees; choose one with --device-args "
+            "(e.g. \"serial=...\" or \"addr=192.168.10.2\")")
+
+
+def device_problems(radio, look_for_usrp=False):
+    """What can be told of the radio's devices without opening them: a PTT serial port
     that does not exist, an ipc:// address whose directory does not (ZeroMQ says only
-    "No such file or directory")."""
+    "No such file or directory"), a sound card the kernel does not have and, with
+    look_for_usrp (it takes a network search), a USRP nobody answers for."""
     problems = []
+    kind = radio.get("kind")
+    if kind == "audio":
+        card = alsa_card_missing(radio.get("device") or "")
+        if card is not None:
+            problems.append(f"sound card {radio['device']}: no card {card} on this host "
+                            "(aplay -l lists the cards; arecord -L their names)")
+    if kind == "uhd" and look_for_usrp:
+        missing = usrp_missing(radio.get("device_args") or "")
+        if missing:
+            problems.append(missing)
     ptt = radio.get("ptt") or ""
     if ptt.startswith("serial:"):
         port = radio_frontend.parse_ptt(ptt)[1]

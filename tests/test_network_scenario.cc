@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -249,4 +250,29 @@ TEST(NetworkScenario, TimelineListsEveryBurst)
         to_someone += b.to >= 0;
     }
     EXPECT_EQ(to_someone, r.timeline.size()); // unicast ARQ only
+}
+
+TEST(NetworkScenario, PowerCyclesOfUnknownNodesOrOutOfOrderAreRefused)
+{
+    auto c = hub_spoke(4, 1000);
+    network_power_cycle p;
+    p.node = 4;
+    p.off_s = 10;
+    c.power_cycles = { p };
+    EXPECT_EQ(refusal(c), "power cycle 0 names node 4, but the network has nodes 0..3");
+    p.node = 1;
+    p.on_s = 10;
+    c.power_cycles = { p };
+    EXPECT_EQ(refusal(c),
+              "power cycle 0: the power-off time must be finite and >= 0, the power-on "
+              "time after it");
+    p.on_s = 50;
+    network_power_cycle q = p;
+    q.off_s = 50;
+    q.on_s = std::numeric_limits<double>::infinity();
+    c.power_cycles = { p, q };
+    EXPECT_EQ(refusal(c), "power cycle 1 overlaps power cycle 0 of node 1");
+    q.off_s = 60;
+    c.power_cycles = { p, q };
+    EXPECT_NO_THROW(validate(c));
 }

@@ -25,7 +25,9 @@ Traffic file (JSON; nodes are numbered 0 .. N-1, node 0 being the hub of the pre
 unless "one_way": "hears": false (a hidden-terminal pair), "snr" (dB), "profile" (needs
 "snr"), "ber", "propagation" (s). A flow has "kind" (bulk, chat, broadcast), "from",
 "to" (not for broadcast), and optionally "bytes" (bulk; 0 = until the run ends),
-"message_bytes", "messages", "interval" (s), "start" (s)."""
+"message_bytes", "messages", "interval" (s), "start" (s). An optional "power" list,
+e.g. [{"node": 2, "off": 120, "on": 300}], powers nodes off and on ("on" may be left
+out: the node stays off), as --power-off does."""
 
 import json
 import math
@@ -36,7 +38,8 @@ from gnuradio.hfstack import traffic_report as tr
 
 PATH_KEYS = {"from", "to", "one_way", "hears", "snr", "profile", "ber", "propagation"}
 FLOW_KEYS = {"kind", "from", "to", "bytes", "message_bytes", "messages", "interval", "start"}
-FILE_KEYS = {"nodes", "paths", "flows"}
+POWER_KEYS = {"node", "off", "on"}
+FILE_KEYS = {"nodes", "paths", "flows", "power"}
 
 
 def add_options(p):
@@ -69,6 +72,10 @@ def add_options(p):
     g.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     g.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE",
                    help="node option for every node (repeatable)")
+    g.add_argument("--power-off", action="append", default=[], metavar="NODE@T[:T_ON]",
+                   help="node NODE loses power at T s (radio silent, all its state and "
+                        "the messages it is handed meanwhile lost) and, with T_ON, starts "
+                        "again then with a new incarnation (repeatable)")
     g = p.add_argument_group("channel (every pair a --traffic file does not set)")
     g.add_argument("--ber", type=float, default=0.0, help="independent bit errors (default 0)")
     g.add_argument("--snr", type=float, default=None, help="mean SNR in 3 kHz, dB")
@@ -98,6 +105,20 @@ def channel(snr=None, profile=None, ber=0.0, propagation=0.0, where="--snr"):
         ch.snr_db = snr
         ch.fading_profile = profile or "awgn"
     return ch
+
+
+def _seconds(value, where, key):
+    """value as a float, or a one-line error naming the key (JSON gives any type)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{where}: '{key}' must be a number")
+    return float(value)
+
+
+def _entries(doc, key, path):
+    entries = doc.get(key, [])
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: '{key}' must be a list")
+    return entries
 
 
 def _node(value, where):
@@ -131,8 +152,12 @@ def path_from(entry, where):
         if said:
             raise ValueError(f"{where}: 'hears': false contradicts '{said[0]}' "
                              "(a pair that cannot hear has no channel)")
-    p.channel = channel(entry.get("snr"), entry.get("profile"), float(entry.get("ber", 0.0)),
-                        float(entry.get("propagation", 0.0)), where)
+    numbers = {k: _seconds(entry[k], where, k) if k in entry else None
+               for k in ("snr", "ber", "propagation")}
+    if "profile" in entry and not isinstance(entry["profile"], str):
+        raise ValueError(f"{where}: 'profile' must be a fading profile name")
+    p.channel = channel(numbers["snr"], entry.get("profile"), numbers["ber"] or 0.0,
+                        numbers["propagation"] or 0.0, where)
     return p
 
 
@@ -163,12 +188,41 @@ def flow_from(entry, where):
             setattr(f, attr, v)
     for key, attr in (("interval", "interval_s"), ("start", "start_s")):
         if key in entry:
-            setattr(f, attr, float(entry[key]))
+            setattr(f, attr, _seconds(entry[key], where, key))
     return f
 
 
+def power_cycle_from(entry, where):
+    _unknown(entry, POWER_KEYS, where)
+    for key in ("node", "off"):
+        if key not in entry:
+            raise ValueError(f"{where} needs '{key}'")
+    p = sim.network_power_cycle()
+    p.node = _node(entry["node"], where)
+    p.off_s = _seconds(entry["off"], where, "off")
+    if "on" in entry:
+        p.on_s = _seconds(entry["on"], where, "on")
+    return p
+
+
+def power_cycle_option(text):
+    node, sep, times = text.partition("@")
+    off, _, on = times.partition(":")
+    try:
+        if not sep or not node.isdigit():
+            raise ValueError
+        p = sim.network_power_cycle()
+        p.node = int(node)
+        p.off_s = float(off)
+        if on:
+            p.on_s = float(on)
+    except ValueError:
+        raise ValueError(f"--power-off: '{text}' is not NODE@T or NODE@T:T_ON") from None
+    return p
+
+
 def read_traffic(path):
-    """(nodes or None, paths, flows) of a traffic file."""
+    """(nodes or None, paths, flows, power cycles) of a traffic file."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -178,11 +232,15 @@ def read_traffic(path):
     nodes = doc.get("nodes")
     if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int)):
         raise ValueError(f"{path}: 'nodes' must be a whole number")
-    paths = [path_from(e, f"{path}: path {i}") for i, e in enumerate(doc.get("paths", []))]
-    flows = [flow_from(e, f"{path}: flow {i}") for i, e in enumerate(doc.get("flows", []))]
+    paths = [path_from(e, f"{path}: path {i}")
+             for i, e in enumerate(_entries(doc, "paths", path))]
+    flows = [flow_from(e, f"{path}: flow {i}")
+             for i, e in enumerate(_entries(doc, "flows", path))]
     if not flows:
         raise ValueError(f"{path}: no flows")
-    return nodes, paths, flows
+    cycles = [power_cycle_from(e, f"{path}: power {i}")
+              for i, e in enumerate(_entries(doc, "power", path))]
+    return nodes, paths, flows, cycles
 
 
 def node_pair(item, option):
@@ -225,9 +283,9 @@ def config_from(args):
     c.seed = args.seed
     c.node_options = ";".join(args.node_option)
     c.channel = channel(args.snr, args.profile, args.ber)
-    nodes, paths = args.nodes, []
+    nodes, paths, cycles = args.nodes, [], []
     if args.traffic:
-        file_nodes, paths, flows = read_traffic(args.traffic)
+        file_nodes, paths, flows, cycles = read_traffic(args.traffic)
         nodes = file_nodes if file_nodes is not None else nodes
     c.nodes = nodes
     if not args.traffic:
@@ -240,6 +298,7 @@ def config_from(args):
         paths = paths + hidden_pairs(args.hidden)
     c.paths = paths
     c.flows = flows
+    c.power_cycles = cycles + [power_cycle_option(t) for t in args.power_off]
     sim.validate_network(c)
     return c
 

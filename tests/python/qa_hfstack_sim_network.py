@@ -5,7 +5,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 """apps/hfstack-sim network: the JSON document of a hub-and-spoke run, a traffic file
-with a hidden pair, CSV rows, and a one-line reason for a bad network."""
+with a hidden pair, CSV rows, a one-line reason for a bad network, and a node powered
+off and on in the middle of a run."""
 
 import csv
 import io
@@ -167,12 +168,67 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
                  "unknown flow kind 'fax'"),
                 (run("--hidden", "1-9"), "path 0 names node 9"),
                 (run("--preset", "none"), "no traffic: --preset none needs --chat"),
+                (traffic({"nodes": 40, "flows": [{"from": 0, "to": 1}]}),
+                 "nodes must be 2..32, not 40"),
+                (run("--chat", "1-7"), "names node 7, but the network has nodes 0..3"),
+                (traffic({"nodes": 3, "paths": [{"from": 0, "to": 1, "snr": "high"}],
+                          "flows": [{"from": 0, "to": 1}]}),
+                 "path 0: 'snr' must be a number"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1, "start": "soon"}]}),
+                 "flow 0: 'start' must be a number"),
+                (traffic({"nodes": 3, "flows": {"from": 0, "to": 1}}),
+                 "'flows' must be a list"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1}],
+                          "power": [{"node": 3, "off": 10}]}),
+                 "power cycle 0 names node 3, but the network has nodes 0..2"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1}],
+                          "power": [{"node": 1, "off": 10, "on": 5}]}),
+                 "power cycle 0: the power-off time must be finite and >= 0"),
+                (run("--power-off", "1@10:50", "--power-off", "1@40"),
+                 "power cycle 1 overlaps power cycle 0 of node 1"),
+                (run("--power-off", "1@later"), "--power-off: '1@later' is not NODE@T"),
             ]
         for r, reason in cases:
             self.assertEqual(r.returncode, 2, r.stdout)
             self.assertIn(reason, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
             self.assertTrue(r.stderr.startswith("hfstack-sim: "), r.stderr)
+
+    def test_a_node_powered_off_and_on(self):
+        # Node 0 sends bulk to 1 and receives bulk from 2; node 2 loses power at 300 s
+        # and is back at 500 s with a new incarnation.
+        traffic = {"nodes": 3, "flows": [{"from": 0, "to": 1}, {"from": 2, "to": 0}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            with open(path, "w") as f:
+                json.dump(traffic, f)
+
+            def delivered(*extra):
+                r = run("--traffic", path, "--duration", "2400", "--json", "-",
+                        "--node-option", "network_assumed=true", *extra)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                flows = json.loads(r.stdout)["flows"]
+                for f in flows:
+                    self.assertEqual(f["duplicates"], 0, f)
+                return [f["bytes_delivered"] for f in flows]
+
+            # Until the power-off, the run is the one without it.
+            at_off = delivered("--duration", "300")
+            self.assertEqual(delivered("--duration", "300", "--power-off", "2@300:500"),
+                             at_off)
+            at_on = delivered("--duration", "500", "--power-off", "2@300:500")
+            end = delivered("--power-off", "2@300:500")
+            gone = delivered("--power-off", "2@300")
+            traffic["power"] = [{"node": 2, "off": 300, "on": 500}]
+            with open(path, "w") as f:
+                json.dump(traffic, f)
+            self.assertEqual(delivered(), end)
+        self.assertGreater(min(at_off), 0)
+        # The others go on while node 2 is off, and after it is gone for good.
+        self.assertGreater(at_on[0], at_off[0])
+        self.assertGreater(gone[0], at_on[0])
+        # Node 2's flow goes on after its return.
+        self.assertGreater(end[1], at_on[1])
 
 
 if __name__ == "__main__":

@@ -246,6 +246,20 @@ void validate(const network_scenario_config& c)
     }
     if (c.flows.size() > 65535)
         bad("at most 65535 flows");
+    for (size_t k = 0; k < c.power_cycles.size(); ++k) {
+        const network_power_cycle& p = c.power_cycles[k];
+        const std::string where = "power cycle " + std::to_string(k);
+        check_node(p.node, where);
+        if (!(p.off_s >= 0) || !std::isfinite(p.off_s) || !(p.on_s > p.off_s))
+            bad(where + ": the power-off time must be finite and >= 0, the power-on "
+                        "time after it");
+        for (size_t j = 0; j < k; ++j) {
+            const network_power_cycle& q = c.power_cycles[j];
+            if (q.node == p.node && p.off_s <= q.on_s && q.off_s <= p.on_s)
+                bad(where + " overlaps power cycle " + std::to_string(j) + " of " +
+                    node_name(p.node));
+        }
+    }
 }
 
 network_result run_network(const network_scenario_config& c)
@@ -289,8 +303,9 @@ network_result run_network(const network_scenario_config& c)
         flows[k].seen.resize(c.nodes);
     }
     struct station {
-        bool bound = false, flow_off = false, more_due = false;
-        std::vector<size_t> bulk; // flow indices, served in turn
+        bool bound = false, flow_off = false, more_due = false, powered_off = false;
+        bool flows_started = false; // after a power cycle only the bulk pump resumes
+        std::vector<size_t> bulk;   // flow indices, served in turn
         size_t next_bulk = 0;
     };
     std::vector<station> stations(c.nodes);
@@ -328,6 +343,8 @@ network_result run_network(const network_scenario_config& c)
             f.sent_at.push_back(net.now());
             f.bytes_sent += size;
         }
+        if (stations[node].powered_off)
+            return; // the application is off too: the message is lost
         net.client_send(node, client_id, unidata(flow, kind, seq, size));
     };
 
@@ -457,7 +474,12 @@ network_result run_network(const network_scenario_config& c)
         case dl::sis_type::bind_accepted:
             if (!s.bound) {
                 s.bound = true;
-                start_flows(node);
+                if (s.flows_started) {
+                    pump(node);
+                } else {
+                    s.flows_started = true;
+                    start_flows(node);
+                }
             }
             return;
         case dl::sis_type::bind_rejected:
@@ -482,12 +504,33 @@ network_result run_network(const network_scenario_config& c)
         }
     });
 
-    for (size_t k = 0; k < c.nodes; ++k) {
-        dl::sis_primitive bind;
-        bind.type = dl::sis_type::bind_request;
-        bind.sap = station_sap;
-        bind.service_type.tx_mode = dl::sis_tx_mode::arq;
-        net.client_send(k, client_id, bind);
+    auto bind = [&](size_t node) {
+        dl::sis_primitive request;
+        request.type = dl::sis_type::bind_request;
+        request.sap = station_sap;
+        request.service_type.tx_mode = dl::sis_tx_mode::arq;
+        net.client_send(node, client_id, request);
+    };
+    for (size_t k = 0; k < c.nodes; ++k)
+        bind(k);
+    for (const network_power_cycle& p : c.power_cycles) {
+        const size_t node = p.node;
+        net.call_at(p.off_s, [&, node] {
+            // A fresh engine holds nothing of the old one's state, and no client.
+            net.restart_node(node);
+            net.set_node_offline(node, true);
+            station& s = stations[node];
+            s.powered_off = true;
+            s.bound = false;
+            s.flow_off = false;
+        });
+        if (std::isfinite(p.on_s))
+            net.call_at(p.on_s, [&, node] {
+                net.restart_node(node); // a new incarnation
+                net.set_node_offline(node, false);
+                stations[node].powered_off = false;
+                bind(node);
+            });
     }
 
     const size_t receivers = c.nodes - 1;

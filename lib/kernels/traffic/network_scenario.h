@@ -70,6 +70,19 @@ struct network_path {
     channel_config channel; // its seed is replaced by one derived from the run's seed
 };
 
+// Node `node` loses power at off_s: its radio goes silent (a burst already on the air
+// ends), its engine and SIS client lose all state, so the messages queued in it and
+// those its flows hand over while it is off are lost (a finite flow then never
+// completes, and the run goes on to duration_s). At on_s
+// (never when infinite) it starts again with a new incarnation and no journal, binds
+// its client again and its bulk flows go on; its chat and broadcast flows go on with
+// their next message.
+struct network_power_cycle {
+    size_t node = 0;
+    double off_s = 0;
+    double on_s = std::numeric_limits<double>::infinity();
+};
+
 struct network_scenario_config {
     unsigned nodes = 4;
     // STANAG 4539 mode, as scenario_config::mode.
@@ -80,6 +93,7 @@ struct network_scenario_config {
     channel_config channel; // every path no entry of `paths` names
     std::vector<network_path> paths;
     std::vector<network_flow> flows;
+    std::vector<network_power_cycle> power_cycles;
     double chat_timeout_s = 900;
     double duration_s = 3600; // virtual time limit; unbounded bulk runs until it
     uint64_t seed = 1;
@@ -88,7 +102,9 @@ struct network_scenario_config {
 // Throws std::invalid_argument with a one-line message: a node count outside 2 ..
 // max_network_nodes, a flow or path naming a node that does not exist (or itself), two
 // path entries for the same directed path, a bad mode, node option, channel or radio
-// setting, a message too short for its header, a non-positive duration.
+// setting, a message too short for its header, a non-positive duration, a power cycle
+// of a node that does not exist, with on_s not after off_s, or overlapping another of
+// the same node.
 void validate(const network_scenario_config& c);
 
 // Preset traffic (flows only) for n nodes:

@@ -402,6 +402,12 @@ void bind_sim(py::module& m)
         .def_readwrite("both_ways", &network_path::both_ways)
         .def_readwrite("hears", &network_path::hears)
         .def_readwrite("channel", &network_path::channel);
+    py::class_<network_power_cycle>(
+        m, "network_power_cycle", "A node's power off and on in a network run")
+        .def(py::init<>())
+        .def_readwrite("node", &network_power_cycle::node)
+        .def_readwrite("off_s", &network_power_cycle::off_s)
+        .def_readwrite("on_s", &network_power_cycle::on_s);
     py::class_<network_scenario_config>(
         m, "network_scenario_config", "A network run (traffic/network_scenario.h)")
         .def(py::init<>())
@@ -413,6 +419,7 @@ void bind_sim(py::module& m)
         .def_readwrite("channel", &network_scenario_config::channel)
         .def_readwrite("paths", &network_scenario_config::paths)
         .def_readwrite("flows", &network_scenario_config::flows)
+        .def_readwrite("power_cycles", &network_scenario_config::power_cycles)
         .def_readwrite("chat_timeout_s", &network_scenario_config::chat_timeout_s)
         .def_readwrite("duration_s", &network_scenario_config::duration_s)
         .def_readwrite("seed", &network_scenario_config::seed);

@@ -113,7 +113,8 @@ private:
     std::unique_ptr<net::x2x_rcop_link> d_rcop;
     std::vector<dl::sis_primitive> d_out;
     xmpp_host_report d_report;
-    std::mt19937_64 d_rng; // the bodies' random bytes
+    std::mt19937_64 d_rng;    // the bodies' random bytes
+    std::mt19937_64 d_id_rng; // the stanza ids' (apart, so the bodies stay as they were)
     unsigned d_sent = 0;
     bool d_begun = false;
     double d_waiting_since = std::numeric_limits<double>::quiet_NaN(); // ping-pong

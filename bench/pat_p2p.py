@@ -208,6 +208,13 @@ def run_once(a, d, n, rng):
                                           env=dict(os.environ, ARDOP_DEBUG="1")))
         wait_for("Pat B listening", lambda: "LISTEN now TRUE" in open(listen_log).read(), 60,
                  listen_log)
+        inbox = os.path.join(d, "mbox-BBB1", "BBB1", "in")
+
+        def in_inbox():
+            return len(os.listdir(inbox)) if os.path.isdir(inbox) else 0
+
+        # Runs share the mailboxes: this run's message is the one more than before.
+        before = in_inbox()
         start = time.monotonic()
         if a.outage_at is not None:
             outage["from"] = start + a.outage_at / a.time_scale
@@ -220,8 +227,7 @@ def run_once(a, d, n, rng):
         with open(os.path.join(d, f"connect-{n}.log"), "w") as f:
             f.write(out)
         proposal = re.search(r"FD EM \S+ (\d+) (\d+)", out)
-        inbox = os.path.join(d, "mbox-BBB1", "BBB1", "in")
-        delivered = len(os.listdir(inbox)) if os.path.isdir(inbox) else 0
+        delivered = in_inbox() - before
         session_s = real * a.time_scale
         result = {"run": n, "mode": a.mode, "profile": a.profile or "clear",
                   "snr_db": a.snr_db if a.profile else None, "time_scale": a.time_scale,

@@ -129,19 +129,19 @@ def _node(value, where):
     return value
 
 
-def _unknown(entry, keys, where):
+def _unknown(entry, keys, where, required=()):
     if not isinstance(entry, dict):
         raise ValueError(f"{where} must be an object")
     extra = sorted(set(entry) - keys)
     if extra:
         raise ValueError(f"{where}: unknown key '{extra[0]}' (known: {', '.join(sorted(keys))})")
+    for key in required:
+        if key not in entry:
+            raise ValueError(f"{where} needs '{key}'")
 
 
 def path_from(entry, where):
-    _unknown(entry, PATH_KEYS, where)
-    for key in ("from", "to"):
-        if key not in entry:
-            raise ValueError(f"{where} needs '{key}'")
+    _unknown(entry, PATH_KEYS, where, required=("from", "to"))
     p = sim.network_path()
     p.from_node = _node(entry["from"], where)
     p.to_node = _node(entry["to"], where)
@@ -193,10 +193,7 @@ def flow_from(entry, where):
 
 
 def power_cycle_from(entry, where):
-    _unknown(entry, POWER_KEYS, where)
-    for key in ("node", "off"):
-        if key not in entry:
-            raise ValueError(f"{where} needs '{key}'")
+    _unknown(entry, POWER_KEYS, where, required=("node", "off"))
     p = sim.network_power_cycle()
     p.node = _node(entry["node"], where)
     p.off_s = _seconds(entry["off"], where, "off")

@@ -243,13 +243,7 @@ class qa_ardop(two_stations):
         a, b = plain_host(port_a), plain_host(port_b)
         self.addCleanup(a.close)
         self.addCleanup(b.close)
-        for host, call in ((a, "AAA1"), (b, "BBB1")):
-            host.send("INITIALIZE")
-            host.wait_line("INITIALIZE")
-            host.send(f"MYCALL {call}")
-            host.wait_line("MYCALL")
-        b.send("LISTEN TRUE")
-        b.wait_line("LISTEN")
+        self.initialise(a, b)
         a.send("FROBNICATE 3")
         self.assertEqual(a.wait_line("FAULT"), "FAULT unknown command FROBNICATE")
         a.send("ARQTIMEOUT 5")
@@ -277,11 +271,9 @@ class qa_ardop(two_stations):
         self.assertEqual(b.wait_line("BUFFER"), "BUFFER 0")
         self.assertEqual(bytes(b.received), payload)  # nothing twice
 
-    def start_session(self, receive_buffer_a=None):
-        port_a, port_b = self.start_stations()
-        a, b = plain_host(port_a, receive_buffer_a), plain_host(port_b)
-        self.addCleanup(a.close)
-        self.addCleanup(b.close)
+    @staticmethod
+    def initialise(a, b):
+        """Both hosts initialised with their calls, b listening."""
         for host, call in ((a, "AAA1"), (b, "BBB1")):
             host.send("INITIALIZE")
             host.wait_line("INITIALIZE")
@@ -289,6 +281,13 @@ class qa_ardop(two_stations):
             host.wait_line("MYCALL")
         b.send("LISTEN TRUE")
         b.wait_line("LISTEN")
+
+    def start_session(self, receive_buffer_a=None):
+        port_a, port_b = self.start_stations()
+        a, b = plain_host(port_a, receive_buffer_a), plain_host(port_b)
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        self.initialise(a, b)
         # Connected to its SIS server is not yet bound: an ARQCALL before that is a FAULT.
         wait_for("hfstack-ardop bound", lambda: self.ardop_a_statistics("sis_bound"), START_S)
         a.send("ARQCALL BBB1 5")

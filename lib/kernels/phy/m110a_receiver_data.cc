@@ -107,14 +107,9 @@ bool m110a_receiver::state::data(std::vector<m110a_burst>& done)
             commit(z, target, true);
             const size_t frame_len = mode->unknown_symbols + mode->known_symbols;
             const bool block_end = (dk + 1) % (frame_len * mode->frames_per_block) == 0;
-            if (block_end) {
-                const bool matched = presence.probes_match();
-                if (presence.block_says_lost(matched)) {
-                    end_burst(false, done);
-                    return true;
-                }
-                if (matched)
-                    held_symbols = 0;
+            if (block_end && block_ends_burst(presence, held_symbols)) {
+                end_burst(false, done);
+                return true;
             }
             continue;
         }

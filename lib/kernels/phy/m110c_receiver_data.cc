@@ -286,14 +286,10 @@ bool m110c_receiver::state::data(std::vector<m110c_burst>& done)
                     anchors.prediction_score(symbol - m110c_probe_symbols));
             const bool block_end = role.position + 1 == m110c_probe_symbols &&
                                    (role.frame + 1) % mode->frames_per_block == 0;
-            if (block_end && eom_at == no_eom) {
-                const bool matched = presence.probes_match();
-                if (presence.block_says_lost(matched)) {
-                    end_burst(false, done);
-                    return true;
-                }
-                if (matched)
-                    held_symbols = 0;
+            if (block_end && eom_at == no_eom &&
+                block_ends_burst(presence, held_symbols)) {
+                end_burst(false, done);
+                return true;
             }
             break;
         }

@@ -60,6 +60,20 @@ void drop_held_symbols(std::vector<Symbol>* tap, size_t& held)
     held = 0;
 }
 
+// At the end of a data block with probes: whether the presence test now judges the
+// signal lost (the caller ends the burst); a block whose probes matched is the burst's,
+// and its tapped symbols stop being held.
+template <typename Presence>
+bool block_ends_burst(Presence& presence, size_t& held)
+{
+    const bool matched = presence.probes_match();
+    if (presence.block_says_lost(matched))
+        return true;
+    if (matched)
+        held = 0;
+    return false;
+}
+
 // The search starts again from sample `from` (no earlier than the input held allows
 // its correlation: one symbol in), any peak it had open forgotten. State needs stage,
 // candidate, input, peak (correlation_peak).

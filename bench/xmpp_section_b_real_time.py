@@ -17,6 +17,9 @@ python3-slixmpp. Usage:
         [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR]
 --pcap-dir keeps each node's D_PDUs (DIR/node-RATE-N.pcap, Wireshark's link type 237) to
 set the bursts beside the simulator's trace.
+--transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,
+dialback, no TLS) over the IP client instead, each in a namespace of the IP test bed at
+time scale 1 (the paper's "over IP" rows; needs root; --pcap-dir is not used).
 """
 
 import argparse
@@ -191,12 +194,35 @@ async def chat(b, round_trips, payload, typing_delay, seed):
     return trips
 
 
+def run_chat(servers, a):
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(chat(servers, a.round_trips, a.payload,
+                                            a.typing_delay, a.seed))
+    finally:
+        loop.close()
+
+
+def over_ip(tmp, rate, a):
+    """The round trips with the servers federating by S2S over the IP test bed."""
+    from gnuradio.hfstack.testbed import ip
+    from gnuradio.hfstack.testbed.xmpp_s2s import federation
+    why = ip.unavailable()
+    if why:
+        sys.exit(f"xmpp_section_b_real_time: --transport s2s-ip {why}")
+    options = "supervision.keep_alive_interval_s=36000;" + NODE_OPTIONS
+    with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options) as t, \
+            federation(t, tmp) as servers:
+        return run_chat(servers, a)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rates", default="1200,9600", help="bps, comma-separated (short interleaver)")
     p.add_argument("--round-trips", type=int, default=10)
     p.add_argument("--payload", type=int, default=0, help="body characters (0: a one-character body)")
-    p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop"))
+    p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop", "s2s-ip"))
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
@@ -209,15 +235,14 @@ def main(argv=None):
            "node_options": NODE_OPTIONS, "rates": {}}
     for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
         with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
-            b = bed(tmp, rate, a.transport, a.pcap_dir)
-            loop = asyncio.new_event_loop()
-            asyncio.set_event_loop(loop)
-            try:
-                trips = loop.run_until_complete(chat(b, a.round_trips, a.payload,
-                                                     a.typing_delay, a.seed))
-            finally:
-                b.close()
-                loop.close()
+            if a.transport == "s2s-ip":
+                trips = over_ip(tmp, rate, a)
+            else:
+                b = bed(tmp, rate, a.transport, a.pcap_dir)
+                try:
+                    trips = run_chat(b, a)
+                finally:
+                    b.close()
         later = [t for t in trips[1:] if t is not None]
         avg = sum(later) / len(later) if later else float("nan")
         first = trips[0] if trips[0] is not None else float("nan")

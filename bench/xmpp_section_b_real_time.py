@@ -29,6 +29,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -211,6 +212,9 @@ def over_ip(tmp, rate, a):
     why = ip.unavailable()
     if why:
         sys.exit(f"xmpp_section_b_real_time: --transport s2s-ip {why}")
+    # `timeout` ends a run with SIGTERM: exit through the context managers below, so
+    # that the namespaces, servers and /etc/netns files go with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     options = "supervision.keep_alive_interval_s=36000;" + NODE_OPTIONS
     with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options) as t, \
             federation(t, tmp) as servers:

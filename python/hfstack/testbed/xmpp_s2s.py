@@ -16,6 +16,7 @@ Needs root (as the test bed does) and Debian's prosody."""
 
 import ctypes
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -203,7 +204,8 @@ class federation:
             dns = self.spawn(self.bed.command(side, sys.executable, "-c", DNS_SERVER,
                                               f"{USERS[peer][0]}={self.bed.address[peer]}"),
                              os.path.join(self.directory, f"dns-{side}.log"), stdout=True)
-            if dns.stdout.readline().strip() != b"ready":
+            ready, _, _ = select.select([dns.stdout], [], [], START_S)
+            if not ready or dns.stdout.readline().strip() != b"ready":
                 raise RuntimeError(f"the DNS server of namespace {side} did not start")
             directory = os.path.join(self.directory, domain)
             os.makedirs(os.path.join(directory, "data"))

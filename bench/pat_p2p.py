@@ -40,6 +40,8 @@ import tempfile
 import threading
 import time
 
+from gnuradio.hfstack.testbed import stop_processes
+
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
 PAT = shutil.which("pat-winlink") or shutil.which("pat")
 ARDOP_PUBLISHED_BYTES_PER_MIN = (310, 12072)
@@ -253,13 +255,7 @@ def run_once(a, d, n, rng):
     finally:
         if relay is not None:
             relay.close()
-        for p in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(procs)
 
 
 def main():

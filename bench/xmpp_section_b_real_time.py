@@ -129,14 +129,8 @@ class bed:
                 env=dict(os.environ, HFSTACK_STATE_DIR="none")))
 
     def close(self):
-        for p in reversed(self.processes):
-            p.terminate()
-        for p in reversed(self.processes):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=20)
+        from gnuradio.hfstack.testbed import stop_processes
+        stop_processes(self.processes)
 
 
 class client(slixmpp.ClientXMPP if slixmpp else object):

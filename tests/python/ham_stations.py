@@ -14,6 +14,7 @@ import sys
 import tempfile
 import unittest
 
+from gnuradio.hfstack.testbed import stop_processes
 from test_support import accepts, free_port, wait_for
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, installed or not
@@ -30,17 +31,11 @@ class two_stations(unittest.TestCase):
         self.processes = []
 
     def tearDown(self):
-        for p in reversed(self.processes):
-            self.stop(p)
+        stop_processes(self.processes)
 
-    def stop(self, p):
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=20)
+    @staticmethod
+    def stop(p):
+        stop_processes([p])
 
     def spawn(self, args, log, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=None):
         with open(log, "a") as err:

@@ -24,6 +24,7 @@ import tempfile
 import unittest
 
 from gnuradio import gr_unittest
+from gnuradio.hfstack.testbed import stop_processes
 from test_support import accepts, free_port, tail, wait_for
 
 try:
@@ -79,14 +80,7 @@ class qa_xmpp(gr_unittest.TestCase):
         self.prosody_process = {}
 
     def tearDown(self):
-        for p in reversed(self.processes):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(timeout=20)
+        stop_processes(self.processes)
 
     def spawn(self, args, log):
         with open(log, "a") as out:

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from . import stop_processes
 from .ip import run
 
 CLONE_NEWNET = 0x40000000
@@ -239,15 +240,8 @@ class federation:
     def close(self):
         for r in self.relays:
             r.close()
-        for p in reversed(self.processes):
-            if p.poll() is None:
-                p.terminate()
-        for p in reversed(self.processes):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=20)
+        stop_processes(self.processes)
+        for p in self.processes:
             if p.stdout:
                 p.stdout.close()
         for etc in self.netns_dirs:

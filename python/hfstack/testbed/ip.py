@@ -27,10 +27,14 @@ from ..hfstack_python import node
 from ..tun import ip_client_tun
 
 
-# A minimal DNS server for the test beds: every A question (argv[1] is the address to
-# listen on, port 53) gets 10.99.0.1 with a TTL of 60 s. Prints "ready" once bound.
+# A minimal DNS server for the test beds, listening on argv[1] port 53; prints "ready"
+# once bound. With no more arguments every A question gets 10.99.0.1 (TTL 60 s). With
+# NAME=ADDRESS arguments only those names are known: their A question is answered, any
+# other question of theirs gets no records, and other names NXDOMAIN (so an XMPP
+# server's SRV question fails and it falls back to the A record).
 DNS_SERVER = r"""
 import socket, struct, sys
+names = dict(arg.lower().split("=") for arg in sys.argv[2:])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 53))
 print("ready", flush=True)
@@ -38,12 +42,21 @@ while True:
     q, peer = s.recvfrom(512)
     if len(q) < 12:
         continue
-    i = 12                      # skip the question name
+    i, labels = 12, []
     while i < len(q) and q[i]:
+        labels.append(q[i + 1:i + 1 + q[i]].decode(errors="replace"))
         i += q[i] + 1
+    qtype = struct.unpack("!H", q[i + 1:i + 3])[0] if i + 3 <= len(q) else 0
+    name = ".".join(labels).lower()
     question = q[12:i + 5]
-    header = q[:2] + b"\x81\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
-    answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton("10.99.0.1")
+    address = names.get(name) if names else "10.99.0.1"
+    flags = b"\x85\x80" if names else b"\x81\x80"
+    if address and (qtype == 1 or not names):
+        answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + socket.inet_aton(address)
+        header = q[:2] + flags + b"\x00\x01\x00\x01\x00\x00\x00\x00"
+    else:
+        answer = b""
+        header = q[:2] + (flags if address else b"\x85\x83") + b"\x00\x01\x00\x00\x00\x00\x00\x00"
     s.sendto(header + question + answer, peer)
 """
 

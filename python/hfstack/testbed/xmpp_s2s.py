@@ -25,43 +25,11 @@ import threading
 import time
 
 from . import stop_processes
-from .ip import run
+from .ip import DNS_SERVER, run
 
 CLONE_NEWNET = 0x40000000
 START_S = 60
 USERS = {"a": ("a.example", "alice"), "b": ("b.example", "bob")}
-
-# Prosody's own resolver reads no /etc/hosts: each namespace gets this server on
-# 127.0.0.1:53 (its resolv.conf), which answers A questions for the names given as
-# NAME=ADDRESS arguments and NXDOMAIN for the rest (the S2S SRV question included, so
-# the server falls back to the domain's A record). Prints "ready" once bound.
-DNS_SERVER = r"""
-import socket, struct, sys
-names = dict(arg.lower().split("=") for arg in sys.argv[1:])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 53))
-print("ready", flush=True)
-while True:
-    q, peer = s.recvfrom(512)
-    if len(q) < 12:
-        continue
-    i, labels = 12, []
-    while i < len(q) and q[i]:
-        labels.append(q[i + 1:i + 1 + q[i]].decode(errors="replace"))
-        i += q[i] + 1
-    qtype = struct.unpack("!H", q[i + 1:i + 3])[0] if i + 3 <= len(q) else 0
-    name = ".".join(labels).lower()
-    question = q[12:i + 5]
-    if name in names and qtype == 1:
-        answer = (b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04"
-                  + socket.inet_aton(names[name]))
-        header = q[:2] + b"\x85\x80" + b"\x00\x01\x00\x01\x00\x00\x00\x00"
-    else:
-        answer = b""
-        rcode = b"\x85\x80" if name in names else b"\x85\x83"
-        header = q[:2] + rcode + b"\x00\x01\x00\x00\x00\x00\x00\x00"
-    s.sendto(header + question + answer, peer)
-"""
 
 PROSODY_CONFIG = """\
 -- Prosody for {domain}, federated by standard S2S over the IP client
@@ -200,9 +168,10 @@ class federation:
             etc = f"/etc/netns/{namespace}"
             os.makedirs(etc, exist_ok=True)
             self.netns_dirs.append(etc)
+            # Prosody reads no /etc/hosts: the namespace resolves through its own server.
             with open(os.path.join(etc, "resolv.conf"), "w") as f:
                 f.write("nameserver 127.0.0.1\n")
-            dns = self.spawn(self.bed.command(side, sys.executable, "-c", DNS_SERVER,
+            dns = self.spawn(self.bed.command(side, sys.executable, "-c", DNS_SERVER, "127.0.0.1",
                                               f"{USERS[peer][0]}={self.bed.address[peer]}"),
                              os.path.join(self.directory, f"dns-{side}.log"), stdout=True)
             ready, _, _ = select.select([dns.stdout], [], [], START_S)

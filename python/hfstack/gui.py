@@ -31,6 +31,7 @@ import time
 import numpy as np
 import pmt
 from gnuradio import gr
+from gnuradio.fft import window as fft_window
 
 log = logging.getLogger("hfstack.gui")
 
@@ -123,10 +124,7 @@ class spectrum_rows(gr.sync_block):
         self.complex_samples = complex_samples
         self.fft = fft
         self.hop = max(1, int(round(WATERFALL_ROW_S * sample_rate)))
-        n = np.arange(fft)
-        self.window = (0.35875 - 0.48829 * np.cos(2 * np.pi * n / (fft - 1))
-                       + 0.14128 * np.cos(4 * np.pi * n / (fft - 1))
-                       - 0.01168 * np.cos(6 * np.pi * n / (fft - 1))).astype(np.float32)
+        self.window = np.array(fft_window.blackmanharris(fft), dtype=np.float32)
         # A full-scale sine's bin reads 0 dB (complex: a unit phasor).
         self.scale = (self.window.sum() / (1.0 if complex_samples else 2.0)) ** 2
         self.history = np.zeros(fft, dtype=np.complex64 if complex_samples else np.float32)

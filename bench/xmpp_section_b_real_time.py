@@ -20,6 +20,12 @@ set the bursts beside the simulator's trace.
 --transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,
 dialback, no TLS) over the IP client instead, each in a namespace of the IP test bed at
 time scale 1 (the paper's "over IP" rows; needs root; --pcap-dir is not used).
+--throughput: instead of round trips, alice sends --payload-character messages back to
+back, keeping as many unanswered as the virtual-time bench keeps waiting at the bridge;
+bob's client times their arrivals. The steady figure counts the messages that arrive
+after the first and within --seconds of it (the sender then stops): payload bit/s, and
+utilisation counting the payload's DEFLATE size as the paper did
+(published_scenarios.xmpp_utilisation, as bench/xmpp_section_b.py).
 """
 
 import argparse
@@ -36,6 +42,8 @@ import sys
 import tempfile
 import time
 
+from gnuradio.hfstack import published_scenarios as ps
+
 try:
     import slixmpp
 except ImportError:
@@ -46,6 +54,7 @@ DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "x
 SECRET = "hf-component-secret"
 NODE_OPTIONS = "data_with_link_request=true"  # as bench/xmpp_section_b.py's nodes
 START_S = 60
+FIRST_ARRIVAL_S = 300  # --throughput: the first message at bob's client within this
 
 
 def free_port():
@@ -181,22 +190,93 @@ async def chat(b, round_trips, payload, typing_delay, seed):
             continue
         trips.append(t1 - t0)
         print(f"  round trip {i + 1}: {t1 - t0:.1f} s", flush=True)
-    for c in (alice, bob):
+    await disconnect(alice, bob)
+    return trips
+
+
+async def disconnect(*clients):
+    """Each client's stream closed (bounded); what slixmpp leaves running is cancelled
+    by run_in_new_loop."""
+    for c in clients:
         try:
             await asyncio.wait_for(c.disconnect(), 10)
         except (asyncio.TimeoutError, OSError):
             pass
-    return trips
+
+
+def run_in_new_loop(coroutine):
+    """`coroutine` run to its end in a loop of its own, which is closed only once every
+    task still pending has been cancelled and has finished (asyncio.run does this):
+    slixmpp keeps a task per client reading its send queue for the client's whole life,
+    and bob's answers wait in call_later; a loop closed under them made Python, at
+    exit, cancel them on a closed loop (RuntimeError: Event loop is closed)."""
+    return asyncio.run(coroutine)
+
+
+def throughput_depth(payload):
+    """Messages kept unanswered: as many as the bridge takes waiting (its max_queue, and
+    three quarters of max_queue_bytes for the payload and its markup), as the
+    virtual-time bench keeps its queue full."""
+    return max(8, min(ps.XMPP_BRIDGE_MAX_QUEUE,
+                      ps.XMPP_BRIDGE_MAX_QUEUE_BYTES * 3 // 4 // (payload + 256)))
+
+
+async def throughput(b, payload, seconds, seed):
+    """alice sends `payload`-character messages, at most throughput_depth() of them not
+    yet at bob's client, from the first arrival on for `seconds`; returns the arrivals
+    (time, body characters) and whether every body arrived exact and in order."""
+    alice = client("alice@a.example/hf")
+    bob = client("bob@b.example/hf")
+    for c, domain in ((bob, "b.example"), (alice, "a.example")):
+        c.connect(address=("127.0.0.1", b.c2s[domain]), force_starttls=False,
+                  disable_starttls=True)
+        await asyncio.wait_for(c.online.wait(), START_S)
+    rng, sent, arrivals, exact = random.Random(seed), [], [], [True]
+    window = asyncio.Semaphore(throughput_depth(payload))
+
+    async def receive():
+        while True:
+            t, m = await bob.inbox.get()
+            body = str(m["body"])
+            if len(arrivals) >= len(sent) or body != sent[len(arrivals)]:
+                exact[0] = False
+            arrivals.append((t, len(body)))
+            window.release()
+
+    receiver = asyncio.ensure_future(receive())
+    end = time.monotonic() + FIRST_ARRIVAL_S
+    try:
+        while True:
+            if arrivals:
+                end = min(end, arrivals[0][0] + seconds)
+            if time.monotonic() >= end:
+                break
+            try:
+                await asyncio.wait_for(window.acquire(), end - time.monotonic())
+            except asyncio.TimeoutError:
+                break
+            sent.append(hex_dump(payload, rng) or "-")
+            alice.send_message(mto="bob@b.example", mbody=sent[-1], mtype="chat")
+    finally:
+        receiver.cancel()
+        await asyncio.gather(receiver, return_exceptions=True)
+        await disconnect(alice, bob)
+    return [(t, n) for t, n in arrivals if t <= end], exact[0], len(sent)
+
+
+def steady(arrivals, bps):
+    """(payload bit/s, utilisation %) between the first and the last arrival, as
+    published_scenarios.xmpp_throughput counts them; NaN with fewer than three."""
+    if len(arrivals) < 3 or arrivals[-1][0] <= arrivals[0][0]:
+        return float("nan"), float("nan")
+    payload_bps = sum(n for _, n in arrivals[1:]) * 8 / (arrivals[-1][0] - arrivals[0][0])
+    return payload_bps, ps.xmpp_utilisation(payload_bps, bps)
 
 
 def run_chat(servers, a):
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return loop.run_until_complete(chat(servers, a.round_trips, a.payload,
-                                            a.typing_delay, a.seed))
-    finally:
-        loop.close()
+    if a.throughput:
+        return run_in_new_loop(throughput(servers, a.payload, a.seconds, a.seed))
+    return run_in_new_loop(chat(servers, a.round_trips, a.payload, a.typing_delay, a.seed))
 
 
 def over_ip(tmp, rate, a):
@@ -224,6 +304,10 @@ def main(argv=None):
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
+    p.add_argument("--throughput", action="store_true",
+                   help="one-way throughput of --payload-character messages instead of round trips")
+    p.add_argument("--seconds", type=float, default=300.0,
+                   help="--throughput: send for this long after the first arrival, s")
     a = p.parse_args(argv)
     if not (shutil.which("prosody") and shutil.which("prosodyctl") and slixmpp):
         sys.exit("xmpp_section_b_real_time: needs Debian's prosody and python3-slixmpp")
@@ -231,16 +315,33 @@ def main(argv=None):
         p.error("--round-trips must be at least 2")
     out = {"transport": a.transport, "payload": a.payload, "typing_delay": a.typing_delay,
            "node_options": NODE_OPTIONS, "rates": {}}
+    if a.throughput:
+        out.update(throughput_seconds=a.seconds, typing_delay=None,
+                   hex_dump_deflate_ratio=ps.hex_dump_deflate_ratio())
     for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
         with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
             if a.transport == "s2s-ip":
-                trips = over_ip(tmp, rate, a)
+                result = over_ip(tmp, rate, a)
             else:
                 b = bed(tmp, rate, a.transport, a.pcap_dir)
                 try:
-                    trips = run_chat(b, a)
+                    result = run_chat(b, a)
                 finally:
                     b.close()
+        if a.throughput:
+            arrivals, exact, sent = result
+            payload_bps, utilisation = steady(arrivals, rate)
+            span = arrivals[-1][0] - arrivals[0][0] if arrivals else 0.0
+            out["rates"][rate] = {"payload_bps": payload_bps, "utilisation": utilisation,
+                                  "messages_sent": sent, "messages_counted": len(arrivals),
+                                  "span_s": span, "exact_in_order": exact}
+            print(f"{a.transport} {rate} bps throughput, {a.payload}-byte messages, real time: "
+                  f"{payload_bps:.0f} bit/s of payload, {utilisation:.1f} % ({len(arrivals)} "
+                  f"messages over {span:.0f} s after the first; {sent} sent; bodies "
+                  f"{'exact and in order' if exact else 'NOT all exact and in order'})",
+                  flush=True)
+            continue
+        trips = result
         later = [t for t in trips[1:] if t is not None]
         avg = sum(later) / len(later) if later else float("nan")
         first = trips[0] if trips[0] is not None else float("nan")

@@ -61,6 +61,8 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
     # qa_xmpp's own tests are not run again here.
     test_message_each_way_and_bounce = None
     test_message_each_way_over_x2x_rcop = None
+    # The nodes' radios: modem emulators at time scale 20 (qa_xmpp_real_modem: the modem).
+    RADIO = ("--kind", "emulator", "--profile", "", "--data-rate", "9600", "--time-scale", "20")
 
     def start_node_with_bridge(self, me, other, local, peer, transport, options=""):
         port, log = free_port(), os.path.join(self.tmp, f"node-{me}.log")
@@ -68,8 +70,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
         with open(secret_file, "w") as f:
             f.write(SECRET + "\n")
         component = self.prosody[local][2]
-        p = self.spawn([*NODE, "--address", f"0.0.0.{me}", "--kind", "emulator",
-                        "--profile", "", "--data-rate", "9600", "--time-scale", "20",
+        p = self.spawn([*NODE, "--address", f"0.0.0.{me}", *self.RADIO,
                         "--sis-port", str(port), "--stats-interval", "0",
                         "--air-publish", f"ipc://{self.tmp}/air-{me}",
                         "--air-subscribe", f"ipc://{self.tmp}/air-{other}",

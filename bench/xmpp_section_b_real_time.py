@@ -20,6 +20,9 @@ set the bursts beside the simulator's trace.
 --transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,
 dialback, no TLS) over the IP client instead, each in a namespace of the IP test bed at
 time scale 1 (the paper's "over IP" rows; needs root; --pcap-dir is not used).
+--transport s2s-ip-tls: the same with TLS required on S2S and the servers authenticated
+by certificates (s2s_secure_auth; made with openssl by the test bed), as a real
+deployment runs it.
 --throughput: instead of round trips, alice sends --payload-character messages back to
 back, keeping as many unanswered as the virtual-time bench keeps waiting at the bridge;
 bob's client times their arrivals. The steady figure counts the messages that arrive
@@ -224,27 +227,42 @@ def throughput_depth(payload):
 async def throughput(b, payload, seconds, seed):
     """alice sends `payload`-character messages, at most throughput_depth() of them not
     yet at bob's client, from the first arrival on for `seconds`; returns the arrivals
-    (time, body characters) and whether every body arrived exact and in order."""
+    in that span (time, body characters) and a count of what happened to the messages:
+    sent, arrived (in all), first_arrival_s (after the first was sent), exact (every
+    body one alice sent, none twice, in the order sent), missing (sent before the last
+    arrival and not arrived: bounced or lost) and bounced (errors back at alice's
+    client; the bridge bounces what its queue has no room for)."""
     alice = client("alice@a.example/hf")
     bob = client("bob@b.example/hf")
     for c, domain in ((bob, "b.example"), (alice, "a.example")):
         c.connect(address=("127.0.0.1", b.c2s[domain]), force_starttls=False,
                   disable_starttls=True)
         await asyncio.wait_for(c.online.wait(), START_S)
-    rng, sent, arrivals, exact = random.Random(seed), [], [], [True]
+    rng, sent, index, arrivals, order = random.Random(seed), [], {}, [], []
     window = asyncio.Semaphore(throughput_depth(payload))
+    bounced = [0]
+
+    def on_alice_message(m):
+        # A bounce: that message will not reach bob, and its place in the window stays
+        # taken, so the window shrinks to what the bridge's queue holds (which counts
+        # what is in flight until the far end confirms it) instead of refilling it at
+        # once with more to bounce.
+        if m["type"] == "error":
+            bounced[0] += 1
+
+    alice.add_event_handler("message", on_alice_message)
 
     async def receive():
         while True:
             t, m = await bob.inbox.get()
             body = str(m["body"])
-            if len(arrivals) >= len(sent) or body != sent[len(arrivals)]:
-                exact[0] = False
+            order.append(index.get(body, -1))
             arrivals.append((t, len(body)))
             window.release()
 
     receiver = asyncio.ensure_future(receive())
-    end = time.monotonic() + FIRST_ARRIVAL_S
+    began = time.monotonic()
+    end = began + FIRST_ARRIVAL_S
     try:
         while True:
             if arrivals:
@@ -256,12 +274,18 @@ async def throughput(b, payload, seconds, seed):
             except asyncio.TimeoutError:
                 break
             sent.append(hex_dump(payload, rng) or "-")
+            index[sent[-1]] = len(sent) - 1
             alice.send_message(mto="bob@b.example", mbody=sent[-1], mtype="chat")
     finally:
         receiver.cancel()
         await asyncio.gather(receiver, return_exceptions=True)
         await disconnect(alice, bob)
-    return [(t, n) for t, n in arrivals if t <= end], exact[0], len(sent)
+    known = [i for i in order if i >= 0]
+    count = {"sent": len(sent), "arrived": len(arrivals),
+             "first_arrival_s": arrivals[0][0] - began if arrivals else None,
+             "exact": len(known) == len(order) and all(a < b for a, b in zip(known, known[1:])),
+             "missing": max(known, default=-1) + 1 - len(set(known)), "bounced": bounced[0]}
+    return [(t, n) for t, n in arrivals if t <= end], count
 
 
 def steady(arrivals, bps):
@@ -291,7 +315,7 @@ def over_ip(tmp, rate, a):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     options = "supervision.keep_alive_interval_s=36000;" + NODE_OPTIONS
     with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options) as t, \
-            federation(t, tmp) as servers:
+            federation(t, tmp, tls=a.transport == "s2s-ip-tls") as servers:
         return run_chat(servers, a)
 
 
@@ -300,7 +324,7 @@ def main(argv=None):
     p.add_argument("--rates", default="1200,9600", help="bps, comma-separated (short interleaver)")
     p.add_argument("--round-trips", type=int, default=10)
     p.add_argument("--payload", type=int, default=0, help="body characters (0: a one-character body)")
-    p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop", "s2s-ip"))
+    p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop", "s2s-ip", "s2s-ip-tls"))
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
@@ -320,7 +344,7 @@ def main(argv=None):
                    hex_dump_deflate_ratio=ps.hex_dump_deflate_ratio())
     for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
         with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
-            if a.transport == "s2s-ip":
+            if a.transport.startswith("s2s-ip"):
                 result = over_ip(tmp, rate, a)
             else:
                 b = bed(tmp, rate, a.transport, a.pcap_dir)
@@ -329,17 +353,19 @@ def main(argv=None):
                 finally:
                     b.close()
         if a.throughput:
-            arrivals, exact, sent = result
+            arrivals, count = result
             payload_bps, utilisation = steady(arrivals, rate)
             span = arrivals[-1][0] - arrivals[0][0] if arrivals else 0.0
             out["rates"][rate] = {"payload_bps": payload_bps, "utilisation": utilisation,
-                                  "messages_sent": sent, "messages_counted": len(arrivals),
-                                  "span_s": span, "exact_in_order": exact}
+                                  "messages_counted": len(arrivals), "span_s": span, **count}
+            first = count["first_arrival_s"]
             print(f"{a.transport} {rate} bps throughput, {a.payload}-byte messages, real time: "
                   f"{payload_bps:.0f} bit/s of payload, {utilisation:.1f} % ({len(arrivals)} "
-                  f"messages over {span:.0f} s after the first; {sent} sent; bodies "
-                  f"{'exact and in order' if exact else 'NOT all exact and in order'})",
-                  flush=True)
+                  f"messages over {span:.0f} s after the first, which arrived "
+                  f"{'never' if first is None else f'{first:.0f} s after it was sent'}; "
+                  f"{count['sent']} sent, {count['arrived']} arrived, bodies "
+                  f"{'exact, none twice, in order' if count['exact'] else 'NOT all exact and in order'}"
+                  f", {count['missing']} missing, {count['bounced']} bounced)", flush=True)
             continue
         trips = result
         later = [t for t in trips[1:] if t is not None]

@@ -12,7 +12,12 @@ process reach each server's client port through a relay on loopback.
     with ip.testbed(rate=9600) as t, federation(t, tmp) as f:
         client.connect(address=("127.0.0.1", f.c2s["a.example"]), ...)
 
-Needs root (as the test bed does) and Debian's prosody."""
+With `tls=True` the servers federate as a real deployment should: TLS required on S2S
+and the peer authenticated by its certificate (s2s_secure_auth), each server's
+certificate issued for its domain by a certificate authority made with openssl in the
+directory, which both servers trust.
+
+Needs root (as the test bed does) and Debian's prosody (and openssl for `tls`)."""
 
 import ctypes
 import os
@@ -42,14 +47,10 @@ c2s_interfaces = {{ "127.0.0.1" }}
 c2s_ports = {{ {c2s} }}
 s2s_interfaces = {{ "{address}" }}
 s2s_ports = {{ 5269 }}
-modules_enabled = {{ "roster", "saslauth", "disco", "ping", "version", "dialback" }}
+modules_enabled = {{ "roster", "saslauth", "disco", "ping", "version", "dialback"{tls_module} }}
 modules_disabled = {{ "http", "posix" }}
 c2s_require_encryption = false  -- loopback test clients
--- The test bed runs offline with no certificates: S2S in the clear, the peer
--- authenticated by dialback alone (which needs no certificate). Over a real HF path use
--- TLS; its handshake costs more round trips, which these figures then do not include.
-s2s_require_encryption = false
-s2s_secure_auth = false
+{s2s_security}
 -- A TCP connection and its stream negotiation over HF take minutes at low rates,
 -- not the seconds Prosody's defaults allow.
 s2s_timeout = 900
@@ -58,6 +59,43 @@ authentication = "internal_hashed"
 
 VirtualHost "{domain}"
 """
+
+S2S_IN_THE_CLEAR = """\
+-- Without `tls`: S2S in the clear, the peer authenticated by dialback alone (which needs
+-- no certificate). Over a real HF path use TLS (`tls`); its handshake costs more round
+-- trips, which these figures then do not include.
+s2s_require_encryption = false
+s2s_secure_auth = false"""
+
+S2S_TLS = """\
+-- TLS required on S2S, and the peer authenticated by its certificate, issued by the
+-- test bed's certificate authority, which both servers trust.
+s2s_require_encryption = true
+s2s_secure_auth = true
+certificates = "{directory}"
+ssl = {{ key = "{directory}/{domain}.key", certificate = "{directory}/{domain}.crt",
+        cafile = "{ca}" }}"""
+
+
+def make_certificates(directory, domains):
+    """A certificate authority (`directory`/ca.crt) and, for each domain, a key and a
+    certificate for that name signed by it (`directory`/DOMAIN/DOMAIN.key and .crt);
+    P-256 keys, which keep the certificates, and so the TLS handshake over HF, small.
+    Returns the authority's certificate file."""
+    ca_key, ca = os.path.join(directory, "ca.key"), os.path.join(directory, "ca.crt")
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("openssl", "req", "-x509", *curve, "-keyout", ca_key, "-out", ca, "-days", "2",
+        "-subj", "/CN=hfstack test bed authority", timeout=START_S)
+    for domain in domains:
+        base = os.path.join(directory, domain, domain)
+        run("openssl", "req", *curve, "-keyout", base + ".key", "-out", base + ".csr",
+            "-subj", f"/CN={domain}", timeout=START_S)
+        with open(base + ".ext", "w") as f:
+            f.write(f"subjectAltName = DNS:{domain}\n")
+        run("openssl", "x509", "-req", "-in", base + ".csr", "-CA", ca, "-CAkey", ca_key,
+            "-CAcreateserial", "-out", base + ".crt", "-days", "2", "-extfile", base + ".ext",
+            timeout=START_S)
+    return ca
 
 
 def socket_in(namespace):
@@ -144,10 +182,11 @@ class federation:
     """Prosody for a.example (user alice) in the test bed's namespace "a" and b.example
     (bob) in "b", both users with password "pw"; `c2s[domain]`: a loopback port here
     that reaches the domain's client port. Everything started is stopped by close(),
-    also when start() fails half way."""
+    also when start() fails half way. `tls`: S2S over TLS with certificate
+    authentication (the module's description)."""
 
-    def __init__(self, bed, directory):
-        self.bed, self.directory = bed, directory
+    def __init__(self, bed, directory, tls=False):
+        self.bed, self.directory, self.tls = bed, directory, tls
         self.processes, self.relays, self.c2s, self.netns_dirs = [], [], {}, []
 
     def __enter__(self):
@@ -161,6 +200,9 @@ class federation:
         self.close()
 
     def start(self):
+        for domain, _ in USERS.values():
+            os.makedirs(os.path.join(self.directory, domain, "data"))
+        ca = make_certificates(self.directory, [d for d, _ in USERS.values()]) if self.tls else None
         for side, peer in (("a", "b"), ("b", "a")):
             domain, user = USERS[side]
             namespace = self.bed.ns[side]
@@ -178,12 +220,15 @@ class federation:
             if not ready or dns.stdout.readline().strip() != b"ready":
                 raise RuntimeError(f"the DNS server of namespace {side} did not start")
             directory = os.path.join(self.directory, domain)
-            os.makedirs(os.path.join(directory, "data"))
             config = os.path.join(directory, "prosody.cfg.lua")
             port = 5222
+            security = (S2S_TLS.format(directory=directory, domain=domain, ca=ca) if self.tls
+                        else S2S_IN_THE_CLEAR)
             with open(config, "w") as f:
                 f.write(PROSODY_CONFIG.format(domain=domain, directory=directory, c2s=port,
-                                              address=self.bed.address[side]))
+                                              address=self.bed.address[side],
+                                              tls_module=', "tls"' if self.tls else "",
+                                              s2s_security=security))
             run("prosodyctl", "--config", config, "register", user, domain, "pw",
                 timeout=START_S)
             self.spawn(self.bed.command(side, "prosody", "--config", config, "-F"),

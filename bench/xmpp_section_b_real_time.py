@@ -314,7 +314,8 @@ def over_ip(tmp, rate, a):
     # that the namespaces, servers and /etc/netns files go with it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     options = "supervision.keep_alive_interval_s=36000;" + NODE_OPTIONS
-    with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options) as t, \
+    with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options,
+                    options=a.ip_client_options) as t, \
             federation(t, tmp, tls=a.transport == "s2s-ip-tls") as servers:
         return run_chat(servers, a)
 
@@ -328,6 +329,9 @@ def main(argv=None):
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
+    p.add_argument("--ip-client-options", default="",
+                   help="s2s-ip: more IP client options for both clients, name=value;... "
+                        "(docs/ip-client.md; e.g. ttl_s=0)")
     p.add_argument("--throughput", action="store_true",
                    help="one-way throughput of --payload-character messages instead of round trips")
     p.add_argument("--seconds", type=float, default=300.0,

@@ -33,6 +33,7 @@ utilisation counting the payload's DEFLATE size as the paper did
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -320,6 +321,18 @@ def over_ip(tmp, rate, a):
         return run_chat(servers, a)
 
 
+@contextlib.contextmanager
+def kept_or_temporary(keep_dir, rate):
+    """DIR/RATE, made empty and kept, or a temporary directory removed at the end."""
+    if keep_dir is None:
+        with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
+            yield tmp
+        return
+    directory = os.path.join(keep_dir, str(rate))
+    os.makedirs(directory)
+    yield directory
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rates", default="1200,9600", help="bps, comma-separated (short interleaver)")
@@ -329,6 +342,8 @@ def main(argv=None):
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
+    p.add_argument("--keep-dir", help="the servers' and nodes' files and logs in DIR/RATE "
+                                      "(kept) instead of a temporary directory")
     p.add_argument("--ip-client-options", default="",
                    help="s2s-ip: more IP client options for both clients, name=value;... "
                         "(docs/ip-client.md; e.g. ttl_s=0)")
@@ -347,7 +362,7 @@ def main(argv=None):
         out.update(throughput_seconds=a.seconds, typing_delay=None,
                    hex_dump_deflate_ratio=ps.hex_dump_deflate_ratio())
     for rate in [int(r) for r in a.rates.split(",") if r.strip()]:
-        with tempfile.TemporaryDirectory(prefix="hfstack-xmpp-bench-") as tmp:
+        with kept_or_temporary(a.keep_dir, rate) as tmp:
             if a.transport.startswith("s2s-ip"):
                 result = over_ip(tmp, rate, a)
             else:

@@ -3,7 +3,7 @@
 # Copyright 2026 gr-hfstack authors.
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Section B round trips in real time with real servers and clients: two Prosody
+"""Section B round trips and throughput in real time, real servers and clients: two Prosody
 servers (docs/xmpp.md's configuration, on loopback, in a temporary directory), two
 hfstack-node --xmpp processes over emulated modems at time scale 1 (short interleaver,
 clear channel, ipc:// air), and a slixmpp client on each server. As the paper measured:
@@ -14,7 +14,8 @@ client. Prints one line per rate and a JSON line at the end; needs Debian's pros
 python3-slixmpp. Usage:
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/xmpp_section_b_real_time.py [--rates 1200,9600] [--round-trips 10] \\
-        [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR]
+        [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR] \\
+        [--throughput [--seconds 300]] [--keep-dir DIR] [--ip-client-options OPTS]
 --pcap-dir keeps each node's D_PDUs (DIR/node-RATE-N.pcap, Wireshark's link type 237) to
 set the bursts beside the simulator's trace.
 --transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,

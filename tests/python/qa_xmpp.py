@@ -51,6 +51,19 @@ def prosody_config(domain, peer, directory, c2s_port, component_port):
     return block
 
 
+def close_loop(loop):
+    """Closes a test's event loop once what slixmpp leaves running (each client's task
+    reading its send queue, a disconnect not awaited) has been cancelled and has ended,
+    as asyncio.run does: closed under them, they were cancelled by Python at exit on a
+    closed loop, which printed "RuntimeError: Event loop is closed"."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+
+
 class chat_client(slixmpp.ClientXMPP if slixmpp else object):
 
     def __init__(self, jid, password):
@@ -150,7 +163,7 @@ class qa_xmpp(gr_unittest.TestCase):
         c2s_b, comp_b = self.start_prosody("b.example", "a.example", "bob")
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        self.addCleanup(loop.close)
+        self.addCleanup(close_loop, loop)
         return loop, sis, (c2s_a, c2s_b), (comp_a, comp_b)
 
     async def online(self, client, port):

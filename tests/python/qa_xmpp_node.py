@@ -26,7 +26,7 @@ from gnuradio import gr_unittest
 from test_support import accepts, free_port, tail, wait_for
 
 import qa_xmpp
-from qa_xmpp import MESSAGE_S, SECRET, START_S, chat_client, slixmpp
+from qa_xmpp import MESSAGE_S, SECRET, START_S, chat_client, close_loop, slixmpp
 
 NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]
 
@@ -95,7 +95,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
         self.start_node_with_bridge(2, 1, "b.example", "a.example", transport)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        self.addCleanup(loop.close)
+        self.addCleanup(close_loop, loop)
         alice = muc_client("alice@a.example/hf", "pw")
         bob = muc_client("bob@b.example/hf", "pw")
 
@@ -150,7 +150,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
                      START_S)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        self.addCleanup(loop.close)
+        self.addCleanup(close_loop, loop)
         alice = muc_client("alice@a.example/hf", "pw")
         bob = muc_client("bob@b.example/hf", "pw")
 
@@ -174,7 +174,7 @@ class qa_xmpp_node(qa_xmpp.qa_xmpp):  # the module, so gr_unittest runs ours alo
         self.start_node(2, 1)  # no bridge beside it
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        self.addCleanup(loop.close)
+        self.addCleanup(close_loop, loop)
         alice = muc_client("alice@a.example/hf", "pw")
 
         async def bounced():

@@ -21,14 +21,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # chromium: the HF-PEP browser test and bench/pep_web.py; python3-flake8: the Python
 # lint (tests/check_python.sh); help2man: the apps' manual
 # pages; direwolf (kissutil), pat: the KISS and ARDOP host-interface tests; dpkg-dev,
-# debhelper, dh-python, fakeroot, lintian: make deb).
+# debhelper, dh-python, fakeroot, lintian: make deb; openssl: the certificates of the
+# XMPP S2S-over-TLS test).
 DEB_PACKAGES := cmake make g++ pkg-config gnuradio-dev gnuradio python3-numpy \
 	python3-pybind11 pybind11-dev libgtest-dev tshark python3-matplotlib \
 	libliquid-dev libfftw3-dev python3-yaml iproute2 iputils-ping curl dnsutils \
 	python3-jsonschema python3-serial python3-scipy prosody python3-slixmpp \
 	python3-soundfile python3-tqdm direwolf pat zlib1g-dev libexpat1-dev nettle-dev nftables python3-pyqt5 \
 	xvfb python3-hamlib libhamlib-utils chromium clang-format python3-flake8 help2man \
-	dpkg-dev debhelper dh-python fakeroot lintian
+	dpkg-dev debhelper dh-python fakeroot lintian openssl
 DEB_FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz build quiet-build test demo ip-demo pep-demo bench fuzz install clean format-check \

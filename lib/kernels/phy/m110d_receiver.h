@@ -28,7 +28,10 @@
  *      coherently (integrate_superframes; a z the comb carries counts from 5.0, and its
  *      peak is held a super-frame longer so the last super-frame's is taken). The TLC
  *      section is not used. Above 3 kHz the correlations are computed by FFT, many
- *      samples at once (fft_search; z near the threshold again by dot product).
+ *      samples at once (fft_search; z near the threshold again by dot product). At 3
+ *      kHz between bursts the known chips are also correlated coherently over a grid
+ *      of offsets (coherent_search), its peak taken where the differential has none:
+ *      a preamble of one super-frame in a fade.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each

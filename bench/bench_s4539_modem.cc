@@ -59,6 +59,9 @@
  *       3 kHz, 28 at 12 kHz, 85 at 48 kHz)
  *       [--fft-search 0|1]   (App D above 3 kHz: the search's correlations by FFT, the
  *       default, or by dot products as before)
+ *       [--coherent-search 0|1]   (App D at 3 kHz: the known chips also searched for
+ *       coherently between bursts, the default, or by the differential correlation
+ *       alone as before)
  *       [--equaliser auto|dfe|fde]   (App D data: the block frequency-domain
  *       equaliser above 3 kHz and the MMSE-DFE at 3 kHz, the default; or either)
  *       [--time-scaled-tracking 0|1]   (App D above 3 kHz: the equaliser's solve
@@ -416,6 +419,8 @@ int main(int argc, char** argv)
             sample_rate = std::stod(value);
         else if (key == "--fft-search")
             wide_rx_config.fft_search = value != "0";
+        else if (key == "--coherent-search")
+            wide_rx_config.coherent_search = value != "0";
         else if (key == "--time-scaled-tracking")
             wide_rx_config.time_scaled_tracking = value != "0";
         else if (key == "--equaliser") {

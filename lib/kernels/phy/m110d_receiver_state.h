@@ -27,6 +27,7 @@
 #include "serial_tone_stages.h"
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -144,8 +145,26 @@ struct m110d_receiver::state {
             uint64_t at = 0;
         };
         std::vector<comb_section> sections;
+        // coherent_search: the known chips' section sums (re, im) and energies for the
+        // candidates coherent_from .. + 3, computed together (their samples lie side by
+        // side).
+        uint64_t coherent_from = ~uint64_t(0);
+        std::array<std::array<float, 4>, 40> coherent_sections{};
+        std::array<float, 4> coherent_energy{}, coherent_section_energy{};
     };
     std::vector<alignment_search> alignments;
+    // coherent_search: the known chips' coherent z at sample n for alignment a, as a
+    // z-score at the differential's false-alarm rate (0 where the sections' energy
+    // shows no signal); `sum`'s angle the carrier's turn per symbol.
+    double coherent_z(alignment_search& a, uint64_t n, cd& sum) const;
+    bool coherent_searching() const
+    {
+        return cfg.coherent_search && cfg.bandwidth_khz == 3 && stage == phase::search;
+    }
+    // The coherent search's peak, taken only where the differential one has none open.
+    correlation_peak coherent_peak;
+    size_t coherent_alignment = 0;
+    bool found_by_coherent = false; // the detection is the coherent search's
     size_t peak_alignment = 0, found_alignment = 0;
     bool peak_comb = false; // the open peak's z has super-frame sections in it
     // Super-frames whose fixed sections the open peak's z (and the detection's) added up:
@@ -247,6 +266,9 @@ struct m110d_receiver::state {
     // In a burst: whether the preamble the watch found at sample `at` reads as one
     // (count 0, a WID that passes), before the burst is cut for it.
     bool new_preamble_reads(uint64_t at, double hz) const;
+    // The count and WID of a preamble whose known chips start at sample `at`, read on
+    // one complex gain over them (derotated by hz): a preamble's fields if they read so.
+    std::optional<m110d_fields> fields_on_one_gain(uint64_t at, double hz) const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip

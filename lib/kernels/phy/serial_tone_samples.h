@@ -33,6 +33,8 @@ public:
     uint64_t base() const { return d_base; }
     uint64_t total() const { return d_base + d_buf.size(); }
     cf at(uint64_t i) const { return d_buf[size_t(i - d_base)]; }
+    // Sample i's place: samples i .. total() - 1 lie side by side from it.
+    const cf* held_from(uint64_t i) const { return &d_buf[size_t(i - d_base)]; }
     // Lets samples before `keep` go (in chunks of at least 65536).
     void release_before(uint64_t keep);
 

@@ -19,6 +19,7 @@ x2x_slep_link_config x2x_slep_link_config_for(const xmpp_bridge_config& c,
     l.slep.confirmation = c.slep_client_confirmation
                               ? dl::sis_delivery_confirmation::client
                               : dl::sis_delivery_confirmation::node;
+    l.slep.peer_acks = c.slep_peer_acks;
 
     l.address = c.slep_address;
     l.compress = c.compress;
@@ -123,8 +124,8 @@ void x2x_slep_link::end_bursts(double now)
         o.unsent.insert(o.unsent.end(), rest.begin(), rest.end());
         d_counters.wire_sent += o.unsent.size();
         if (!o.opened) {
-            o.stream =
-                d_slep.open(node, d_cfg.address, d_cfg.address, o.unsent, false, false, now);
+            o.stream = d_slep.open(
+                node, d_cfg.address, d_cfg.address, o.unsent, false, false, now);
             o.opened = true;
             d_counters.streams_opened += 1;
         } else {

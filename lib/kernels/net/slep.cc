@@ -36,8 +36,10 @@ slep::slep(slep_config config) : d_cfg(config)
         throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
     if (d_cfg.confirmation == dl::sis_delivery_confirmation::none)
         throw std::invalid_argument("slep: confirmation must be client or node");
-    if (!(d_cfg.ack_delay_s >= 0 && d_cfg.ack_delay_s <= 10) || !(d_cfg.ack_timeout_s > 0))
-        throw std::invalid_argument("slep: ack_delay_s must be 0..10 s, ack_timeout_s > 0");
+    if (!(d_cfg.ack_delay_s >= 0 && d_cfg.ack_delay_s <= 10) ||
+        !(d_cfg.ack_timeout_s > 0))
+        throw std::invalid_argument(
+            "slep: ack_delay_s must be 0..10 s, ack_timeout_s > 0");
     if (!(d_cfg.keepalive_s >= 0) || !(d_cfg.early_data_s >= 0))
         throw std::invalid_argument("slep: keepalive_s and early_data_s must be >= 0");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
@@ -148,10 +150,9 @@ void slep::submit(uint32_t node,
     r.destination = dl::sis_address{ node, 7 };
     auto& st = r.service_type;
     st.tx_mode = arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
-    st.delivery_confirmation =
-        !confirm            ? dl::sis_delivery_confirmation::none
-        : node_confirmation ? dl::sis_delivery_confirmation::node
-                            : d_cfg.confirmation;
+    st.delivery_confirmation = !confirm            ? dl::sis_delivery_confirmation::none
+                               : node_confirmation ? dl::sis_delivery_confirmation::node
+                                                   : d_cfg.confirmation;
     st.delivery_order = in_order ? dl::sis_delivery_order::in_order
                                  : dl::sis_delivery_order::as_they_arrive;
     r.ttl = 0; // SLEP sends again itself after a rejection
@@ -782,10 +783,10 @@ void slep::pump_streams(uint8_t level, double now)
                     seg.fin = fin;
                     seg.is_open = opening;
                     // The burst's last PDU (nothing more written yet) asks for the ACK.
-                    seg.ask_ack = (s.send_next + length == end &&
-                                   !(s.compressed && s.tx_z.pending())) ||
-                                  s.send_next + length - s.ack_asked_at >=
-                                      d_cfg.ack_every_bytes;
+                    seg.ask_ack =
+                        (s.send_next + length == end &&
+                         !(s.compressed && s.tx_z.pending())) ||
+                        s.send_next + length - s.ack_asked_at >= d_cfg.ack_every_bytes;
                     if (seg.ask_ack)
                         s.ack_asked_at = s.send_next + length;
                     auto& stored = s.segments[seg.offset] = seg;

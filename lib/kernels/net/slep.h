@@ -153,8 +153,8 @@ struct slep_actions {
 
 struct slep_counters {
     std::array<uint64_t, 10> pdus_sent{}, pdus_received{}; // by slep_type
-    uint64_t bytes_sent = 0, bytes_received = 0;          // U_PDU bytes
-    uint64_t plain_written = 0, wire_written = 0;         // compression: in / out
+    uint64_t bytes_sent = 0, bytes_received = 0;           // U_PDU bytes
+    uint64_t plain_written = 0, wire_written = 0;          // compression: in / out
     uint64_t retransmissions = 0, rejections = 0;
     uint64_t streams_opened = 0, streams_accepted = 0, streams_closed = 0,
              streams_reset = 0;
@@ -372,7 +372,8 @@ private:
     void release_confirmed(slep_stream key, stream_state& s);
     void owe_ack(slep_stream key, uint32_t offset, double at);
     uint32_t owed_offset(slep_stream key, const ack_owed& a) const;
-    void on_ack(uint32_t node, bool we_opened, uint32_t number, uint32_t offset, double now);
+    void
+    on_ack(uint32_t node, bool we_opened, uint32_t number, uint32_t offset, double now);
     bool wants_node_confirmation(const segment& seg) const;
     void event(slep_event e) { d_actions.events.push_back(std::move(e)); }
     void notice(const std::string& kind, const std::string& text);

@@ -86,9 +86,9 @@ struct slep_pdu {
     uint32_t seen = 0; // HELLO: the receiver's incarnation as the sender knows it, 0 none
     uint32_t offset = 0; // DATA, DATA_ACK; ACK: every byte below it has arrived
     uint32_t ack_stream = 0, ack_offset = 0; // DATA_ACK: the ACK it carries
-    uint32_t limit = 0;  // OPEN, WINDOW
-    uint8_t reason = 0;  // RESET
-    bytes data;          // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
+    uint32_t limit = 0;                      // OPEN, WINDOW
+    uint8_t reason = 0;                      // RESET
+    bytes data; // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
 
     bool has(uint8_t flag) const { return (flags & flag) != 0; }
 };

@@ -190,7 +190,8 @@ const std::vector<option_entry>& table()
           } },
         { "slep_confirmation",
           "x2x-slep: peer (the far bridge's SLEP acknowledges stream data, on its own "
-          "stanzas when it has some, once per burst otherwise; both bridges must have it), "
+          "stanzas when it has some, once per burst otherwise; both bridges must have "
+          "it), "
           "client (the far node confirms each stream PDU once the far bridge took it) or "
           "node (the far node's ARQ acknowledgement: fewer bytes on the air, but what "
           "reaches a node with no bridge bound is lost)",
@@ -205,8 +206,8 @@ const std::vector<option_entry>& table()
                   c.slep_client_confirmation = false;
                   c.slep_peer_acks = false;
               } else {
-                  throw std::invalid_argument(n + " must be peer, client or node, not \"" +
-                                              v + "\"");
+                  throw std::invalid_argument(
+                      n + " must be peer, client or node, not \"" + v + "\"");
               }
           },
           [](const C& c) {

@@ -884,3 +884,118 @@ TEST(Slep, AStreamIdleLongerThanGiveUpStillCarriesItsNextWrite)
     want.insert(want.end(), later.begin(), later.end());
     EXPECT_EQ(got, want);
 }
+
+// peer_acks: the node's confirmation of a stream PDU does not confirm its bytes; the far
+// SLEP's ACK does, riding on the DATA it answers with when that comes within
+// ack_delay_s, else a PDU of its own asked for by the burst's last PDU.
+TEST(SlepPeerAcks, BytesAreConfirmedByTheFarSlepsAckWhichRidesOnItsAnswer)
+{
+    slep_config c;
+    c.peer_acks = true;
+    slep_pair l(c, c);
+    l.a->listen(80);
+    l.b->listen(80);
+    const auto sa = l.a->open(2, 80, 80, { 'h', 'i' }, false, false, l.now);
+    const auto sb = l.b->open(1, 80, 80, { 'h', 'o' }, false, false, l.now);
+    l.settle();
+    const slep_stream at_b = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    const slep_stream at_a = l.first(l.events_a, slep_event::kind::incoming)->stream;
+    l.b->read(at_b, 100, l.now);
+    l.a->read(at_a, 100, l.now);
+    EXPECT_EQ(l.a->info(sa)->unconfirmed, 0u); // the OPENs: the far node's confirmation
+    const bytes question = { 'q', '?' };
+    l.a->write(sa, question.data(), question.size(), l.now);
+    l.settle(l.now + c.coalesce_s); // sent, confirmed by the node, no ACK yet
+    EXPECT_EQ(l.a->counters().pdus_sent[size_t(slep_type::data)], 1u);
+    EXPECT_EQ(l.a->info(sa)->unconfirmed, question.size());
+    EXPECT_EQ(l.b->read(at_b, 100, l.now), question);
+    const bytes answer = { 'a', '!' };
+    l.b->write(sb, answer.data(), answer.size(), l.now); // as the question arrives
+    l.settle(l.now + c.coalesce_s);
+    EXPECT_EQ(l.b->counters().pdus_sent[size_t(slep_type::data_ack)], 1u);
+    EXPECT_EQ(l.b->counters().pdus_sent[size_t(slep_type::ack)], 0u);
+    EXPECT_EQ(l.a->info(sa)->unconfirmed, 0u);
+    EXPECT_EQ(l.a->read(at_a, 100, l.now), answer);
+    // Nothing rides back from a: its ACK goes alone once ack_delay_s has passed.
+    EXPECT_EQ(l.b->info(sb)->unconfirmed, answer.size());
+    l.settle();
+    EXPECT_EQ(l.a->counters().pdus_sent[size_t(slep_type::ack)], 1u);
+    EXPECT_EQ(l.b->info(sb)->unconfirmed, 0u);
+    EXPECT_EQ(l.count(l.events_a, slep_event::kind::reset), 0u);
+}
+
+// A PDU the far node confirms but drops (no SLEP bound there at that moment) is never
+// ACKed: it goes again after ack_timeout_s, and its bytes arrive.
+TEST(SlepPeerAcks, APduTheFarNodeTookWithoutASlepBoundIsSentAgain)
+{
+    slep_config c;
+    c.peer_acks = true;
+    slep_pair l(c, c);
+    l.b->listen(80);
+    const auto s = l.a->open(2, 80, 80, { 'h', 'i' }, false, false, l.now);
+    l.settle();
+    const slep_stream far = l.first(l.events_b, slep_event::kind::incoming)->stream;
+    l.b->read(far, 100, l.now);
+    const bytes lost = pattern(300, 3);
+    l.holding = true;
+    l.a->write(s, lost.data(), lost.size(), l.now);
+    l.settle(l.now + c.coalesce_s + 0.01);
+    ASSERT_EQ(l.held.size(), 1u);
+    EXPECT_EQ(l.held[0].second.service_type.delivery_confirmation,
+              dl::sis_delivery_confirmation::node);
+    dl::sis_primitive taken; // the far node's ARQ took it; nobody was bound to read it
+    taken.type = dl::sis_type::unidata_request_confirm;
+    taken.destination = l.held[0].second.destination;
+    taken.destination_sap = l.held[0].second.destination_sap;
+    taken.payload.assign(l.held[0].second.payload.begin(),
+                         l.held[0].second.payload.begin() + 16);
+    l.held.clear();
+    l.holding = false;
+    l.a->on_sis(taken, l.now);
+    l.settle(l.now + c.ack_timeout_s / 2);
+    EXPECT_EQ(l.a->info(s)->unconfirmed, lost.size());
+    EXPECT_EQ(l.a->counters().retransmissions, 0u);
+    l.settle(l.now + c.ack_timeout_s + 1);
+    EXPECT_EQ(l.a->counters().retransmissions, 1u);
+    EXPECT_EQ(l.a->info(s)->unconfirmed, 0u);
+    EXPECT_EQ(l.b->read(far, 1000, l.now), lost);
+}
+
+TEST(SlepWire, AckAndDataAckRoundTrip)
+{
+    slep_pdu ack;
+    ack.type = slep_type::ack;
+    ack.flags = slep_flag::responder;
+    ack.to = 6;
+    ack.from = 6;
+    ack.stream = 0x01020304;
+    ack.offset = 0xFFFFFF00;
+    const bytes a = encode(ack);
+    EXPECT_EQ(a.size(), 11u);
+    auto back = decode_slep(a);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value.stream, ack.stream);
+    EXPECT_EQ(back.value.offset, ack.offset);
+    bytes longer = a;
+    longer.push_back(0);
+    EXPECT_FALSE(decode_slep(longer)); // an ACK has no data
+    slep_pdu d;
+    d.type = slep_type::data_ack;
+    d.flags = slep_flag::ack_requested | slep_flag::fin;
+    d.stream = 7;
+    d.offset = 100;
+    d.ack_stream = 9;
+    d.ack_offset = 4000;
+    d.data = { 'x' };
+    const bytes w = encode(d);
+    EXPECT_EQ(w.size(), 20u);
+    auto dd = decode_slep(w);
+    ASSERT_TRUE(dd);
+    EXPECT_EQ(dd.value.ack_stream, 9u);
+    EXPECT_EQ(dd.value.ack_offset, 4000u);
+    EXPECT_EQ(dd.value.data, d.data);
+    EXPECT_FALSE(decode_slep(bytes(w.begin(), w.begin() + 18))); // header cut short
+    bytes bad_flag = a;
+    bad_flag[0] |= slep_flag::ack_requested; // not on an ACK
+    EXPECT_FALSE(decode_slep(bad_flag));
+}

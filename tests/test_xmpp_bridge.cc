@@ -332,9 +332,16 @@ TEST(XmppBridge, OptionsByName)
     set_xmpp_option(c, "rcop_confirmation", "node");
     EXPECT_FALSE(c.rcop_client_confirmation);
     EXPECT_THROW(set_xmpp_option(c, "rcop_confirmation", "far"), std::invalid_argument);
+    EXPECT_EQ(get_xmpp_option(c, "slep_confirmation"), "peer");
+    EXPECT_TRUE(x2x_slep_link_config_for(c, 1).slep.peer_acks);
+    set_xmpp_option(c, "slep_confirmation", "client");
     EXPECT_EQ(get_xmpp_option(c, "slep_confirmation"), "client");
+    EXPECT_FALSE(x2x_slep_link_config_for(c, 1).slep.peer_acks);
+    EXPECT_EQ(x2x_slep_link_config_for(c, 1).slep.confirmation,
+              gr::hfstack::dl::sis_delivery_confirmation::client);
     set_xmpp_option(c, "slep_confirmation", "node");
     EXPECT_FALSE(c.slep_client_confirmation);
+    EXPECT_FALSE(c.slep_peer_acks);
     EXPECT_EQ(x2x_slep_link_config_for(c, 1).slep.confirmation,
               gr::hfstack::dl::sis_delivery_confirmation::node);
     EXPECT_THROW(set_xmpp_option(c, "slep_confirmation", "far"), std::invalid_argument);

@@ -43,7 +43,7 @@ struct slep_link_pair : sis_path<x2x_slep_link> {
     std::unique_ptr<xmpp_bridge> bridge_a, bridge_b;
     std::vector<xmpp_to_component> at_a, at_b;
 
-    slep_link_pair()
+    explicit slep_link_pair(bool peer_acks = false)
     {
         xmpp_bridge_config ca, cb;
         set_xmpp_options(ca, "local_domains=a.example;peer_domains=b.example");
@@ -56,6 +56,7 @@ struct slep_link_pair : sis_path<x2x_slep_link> {
         la.slep.incarnation = 1;
         lb.slep.incarnation = 1000;
         la.slep.keepalive_s = lb.slep.keepalive_s = 0;
+        la.slep.peer_acks = lb.slep.peer_acks = peer_acks;
         a = std::make_unique<x2x_slep_link>(la);
         b = std::make_unique<x2x_slep_link>(lb);
         keep = [this](x2x_slep_link& link, x2x_slep_link_actions& act) {
@@ -157,4 +158,48 @@ TEST(XmppSlepLink, AStreamOfGarbageIsResetAndCounted)
         "b.example", parse(chat(1, "alice@a.example", "bob@b.example")), 0);
     p.run(60);
     EXPECT_EQ(p.at_b.size(), 1u);
+}
+
+// What the bridge hands the link in one go leaves as one SLEP PDU (one DEFLATE flush);
+// with peer_acks (the bridge's default) the far SLEP's ACK confirms it, and the chat
+// still arrives whole, once and in order when the node loses PDUs.
+TEST(XmppSlepLink, ABurstLeavesAsOnePduAndPeerAcksConfirmIt)
+{
+    for (bool peer_acks : { false, true }) {
+        slep_link_pair p(peer_acks);
+        for (int burst = 0; burst < 2; ++burst) {
+            for (int i = 0; i < 5; ++i)
+                p.bridge_a->from_component(
+                    "b.example",
+                    parse(chat(5 * burst + i, "alice@a.example/x", "bob@b.example")),
+                    p.now);
+            p.run(p.now + 600);
+        }
+        ASSERT_EQ(p.at_b.size(), 10u);
+        EXPECT_EQ(p.at_b[9].stanza.attribute_or("id", ""), "msg-9");
+        EXPECT_EQ(p.bridge_a->counters().delivered, 10u);
+        const auto& got = p.b->transport().counters().pdus_received;
+        EXPECT_EQ(got[size_t(slep_type::open)], 1u);
+        EXPECT_EQ(got[size_t(slep_type::data)], 1u);
+        const auto& acks = p.b->transport().counters().pdus_sent;
+        EXPECT_EQ(acks[size_t(slep_type::ack)], peer_acks ? 1u : 0u);
+    }
+    slep_link_pair lossy(true);
+    lossy.p_rejected = 0.2;
+    for (int i = 0; i < 40; ++i) {
+        lossy.bridge_a->from_component(
+            "b.example", parse(chat(i, "alice@a.example/x", "bob@b.example")), lossy.now);
+        lossy.bridge_b->from_component(
+            "a.example", parse(chat(i, "bob@b.example/y", "alice@a.example")), lossy.now);
+        lossy.run(lossy.now + 30);
+    }
+    lossy.run(lossy.now + 3600);
+    for (auto* got : { &lossy.at_a, &lossy.at_b }) {
+        ASSERT_EQ(got->size(), 40u);
+        for (int i = 0; i < 40; ++i)
+            EXPECT_EQ((*got)[size_t(i)].stanza.attribute_or("id", ""),
+                      "msg-" + std::to_string(i));
+    }
+    EXPECT_EQ(lossy.bridge_a->counters().delivered, 40u);
+    EXPECT_EQ(lossy.bridge_b->counters().delivered, 40u);
 }

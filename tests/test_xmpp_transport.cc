@@ -283,3 +283,43 @@ TEST(XmppX2xRcop, BadPdusFromTheAirAreCountedNeverACrash)
     ASSERT_TRUE(got);
     EXPECT_EQ(serialize(*got), chat(9, true));
 }
+
+// Stanzas written back to back and flushed once share one DEFLATE block: fewer bytes
+// than a flush each, every stanza parses from the burst's bytes, and none is delivered
+// before the flush puts its end in the stream.
+TEST(XmppX2xSlep, ABurstOfStanzasIsFlushedOnceAndCostsLess)
+{
+    x2x_slep_writer each(true), burst(true);
+    size_t each_bytes = 0;
+    bytes wire;
+    for (int i = 0; i < 8; ++i) {
+        each_bytes += each.write(xmpp_stanza_id(i + 1), chat(i, true)).size();
+        const bytes b = burst.write(xmpp_stanza_id(i + 1), chat(i, true), false);
+        wire.insert(wire.end(), b.begin(), b.end());
+    }
+    EXPECT_TRUE(burst.unflushed());
+    EXPECT_GT(burst.unflushed_plain_bytes(), 0u);
+    EXPECT_EQ(burst.unconfirmed().size(), 8u);
+    EXPECT_TRUE(burst.confirmed(wire.size()).empty()); // no stanza's end is out yet
+    const bytes rest = burst.flush();
+    EXPECT_FALSE(rest.empty());
+    wire.insert(wire.end(), rest.begin(), rest.end());
+    EXPECT_FALSE(burst.unflushed());
+    EXPECT_TRUE(burst.flush().empty());
+    EXPECT_EQ(burst.wire_bytes(), wire.size());
+    EXPECT_LT(wire.size() + 40, each_bytes) << wire.size() << " vs " << each_bytes;
+    x2x_slep_reader r(true, 16384);
+    const auto got = read_all(r, wire);
+    ASSERT_EQ(got.size(), 8u);
+    EXPECT_EQ(got[7].attribute_or("id", ""), "msg-1007");
+    EXPECT_EQ(burst.confirmed(wire.size()).size(), 8u);
+    // close() ends a burst still open before the stream's end.
+    x2x_slep_writer w(true);
+    bytes all = w.write(1, chat(1, true), false);
+    const bytes end = w.close();
+    all.insert(all.end(), end.begin(), end.end());
+    EXPECT_EQ(w.wire_bytes(), all.size());
+    x2x_slep_reader r2(true, 16384);
+    EXPECT_EQ(read_all(r2, all).size(), 1u);
+    EXPECT_TRUE(r2.closed());
+}

@@ -12,7 +12,7 @@ local slep = Proto("slep", "SLEP (gr-hfstack SIS Layer Extension Protocol)")
 local pep = Proto("hfpep", "HF-PEP (gr-hfstack)")
 
 local types = { [1] = "DATAGRAM", [2] = "RELIABLE", [3] = "OPEN", [4] = "DATA",
-                [5] = "WINDOW", [6] = "RESET", [7] = "HELLO" }
+                [5] = "WINDOW", [6] = "RESET", [7] = "HELLO", [8] = "ACK", [9] = "DATA_ACK" }
 local reasons = { [0] = "aborted", [1] = "refused", [2] = "unknown stream", [3] = "peer restarted",
                   [4] = "timed out", [5] = "protocol error", [6] = "no resources" }
 local statuses = { [0] = "connected", [1] = "refused", [2] = "unreachable", [3] = "timed out",
@@ -21,6 +21,7 @@ local statuses = { [0] = "connected", [1] = "refused", [2] = "unreachable", [3] 
 local f = slep.fields
 f.type = ProtoField.uint8("slep.type", "Type", base.DEC, types, 0xF0)
 f.responder = ProtoField.bool("slep.responder", "R: sent by the accepting side", 8, nil, 0x08)
+f.ack_requested = ProtoField.bool("slep.ack_requested", "A: answer with an ACK", 8, nil, 0x04)
 f.fin = ProtoField.bool("slep.fin", "F: the sender's stream ends here", 8, nil, 0x02)
 f.compressed = ProtoField.bool("slep.compressed", "C: DEFLATE", 8, nil, 0x01)
 f.to = ProtoField.uint8("slep.to", "Destination extended address")
@@ -31,6 +32,8 @@ f.incarnation = ProtoField.uint32("slep.incarnation", "Sender's incarnation")
 f.seen = ProtoField.uint32("slep.seen", "Receiver's incarnation as the sender knows it")
 f.offset = ProtoField.uint32("slep.offset", "Offset")
 f.limit = ProtoField.uint32("slep.limit", "Limit (window)")
+f.ack_stream = ProtoField.uint32("slep.ack_stream", "Acknowledged stream", base.HEX)
+f.ack_offset = ProtoField.uint32("slep.ack_offset", "Acknowledged offset")
 f.reason = ProtoField.uint8("slep.reason", "Reset reason", base.DEC, reasons)
 f.text = ProtoField.string("slep.text", "Reset text")
 f.data = ProtoField.bytes("slep.data", "Data")
@@ -49,7 +52,8 @@ slep.prefs.sap = Pref.uint("SLEP SAP", 13, "The SAP SLEP binds (both ends)")
 local f_sap20 = Field.new("s5066sis.20.sapid")
 local f_sap21 = Field.new("s5066sis.21.sapid")
 local f_data = Field.new("data.data")
-local header = { [1] = 3, [2] = 5, [3] = 15, [4] = 11, [5] = 11, [6] = 8, [7] = 11 }
+local header = { [1] = 3, [2] = 5, [3] = 15, [4] = 11, [5] = 11, [6] = 8, [7] = 11, [8] = 11,
+                 [9] = 19 }
 
 local function dissect_one(range, pinfo, tree)
     if range:len() < 3 then return end
@@ -59,6 +63,7 @@ local function dissect_one(range, pinfo, tree)
     local sub = tree:add(slep, range, "SLEP " .. types[t])
     sub:add(f.type, range(0, 1))
     sub:add(f.responder, range(0, 1))
+    sub:add(f.ack_requested, range(0, 1))
     sub:add(f.fin, range(0, 1))
     sub:add(f.compressed, range(0, 1))
     sub:add(f.to, range(1, 1))
@@ -77,9 +82,15 @@ local function dissect_one(range, pinfo, tree)
         if t == 3 then
             sub:add(f.incarnation, range(7, 4))
             sub:add(f.limit, range(11, 4))
-        elseif t == 4 then
+        elseif t == 4 or t == 8 or t == 9 then
             sub:add(f.offset, range(7, 4))
             info = info .. " offset " .. range(7, 4):uint()
+            if t == 9 then
+                sub:add(f.ack_stream, range(11, 4))
+                sub:add(f.ack_offset, range(15, 4))
+                info = info .. string.format(" ack 0x%08x to %d", range(11, 4):uint(),
+                                             range(15, 4):uint())
+            end
         elseif t == 5 then
             sub:add(f.limit, range(7, 4))
             info = info .. " limit " .. range(7, 4):uint()

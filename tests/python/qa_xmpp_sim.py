@@ -53,11 +53,19 @@ class qa_xmpp_sim(gr_unittest.TestCase):
 
     def test_slep_node_confirmation_sends_no_delivery_confirmations(self):
         air = {}
-        for confirmation in ("client", "node"):
+        for confirmation in ("client", "node", "peer"):
             r = self.chat("x2x-slep", options="slep_confirmation=" + confirmation, trace=True)
             air[confirmation] = sum(t.bytes for t in r["transmissions"])
         # A delivery confirmation is a D_PDU of 35 bytes: one per message and answer.
         self.assertLess(air["node"], air["client"] - 12 * 30, air)
+        # The far SLEP's ACK rides on the answer (8 bytes) instead: most of that saved.
+        self.assertLess(air["peer"], air["client"] - 10 * 20, air)
+
+    def test_peer_acks_are_the_default(self):
+        default = self.chat("x2x-slep", trace=True)
+        peer = self.chat("x2x-slep", options="slep_confirmation=peer", trace=True)
+        self.assertEqual(sum(t.bytes for t in default["transmissions"]),
+                         sum(t.bytes for t in peer["transmissions"]))
 
     def test_chat_over_x2x_rcop(self):
         r = self.chat("x2x-rcop")

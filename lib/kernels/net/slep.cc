@@ -36,6 +36,10 @@ slep::slep(slep_config config) : d_cfg(config)
         throw std::invalid_argument("slep: stream_updu_bytes must be at least 128");
     if (d_cfg.confirmation == dl::sis_delivery_confirmation::none)
         throw std::invalid_argument("slep: confirmation must be client or node");
+    if (!(d_cfg.ack_delay_s >= 0 && d_cfg.ack_delay_s <= 10) ||
+        !(d_cfg.ack_timeout_s > 0))
+        throw std::invalid_argument(
+            "slep: ack_delay_s must be 0..10 s, ack_timeout_s > 0");
     if (!(d_cfg.keepalive_s >= 0) || !(d_cfg.early_data_s >= 0))
         throw std::invalid_argument("slep: keepalive_s and early_data_s must be >= 0");
     // Stream numbers from the incarnation: a restarted instance's numbers do not meet
@@ -136,7 +140,8 @@ void slep::submit(uint32_t node,
                   pdu_role role,
                   slep_stream key,
                   uint32_t offset,
-                  uint16_t id)
+                  uint16_t id,
+                  bool node_confirmation)
 {
     dl::sis_primitive r;
     r.type = dl::sis_type::unidata_request;
@@ -145,8 +150,9 @@ void slep::submit(uint32_t node,
     r.destination = dl::sis_address{ node, 7 };
     auto& st = r.service_type;
     st.tx_mode = arq ? dl::sis_tx_mode::arq : dl::sis_tx_mode::non_arq;
-    st.delivery_confirmation =
-        confirm ? d_cfg.confirmation : dl::sis_delivery_confirmation::none;
+    st.delivery_confirmation = !confirm            ? dl::sis_delivery_confirmation::none
+                               : node_confirmation ? dl::sis_delivery_confirmation::node
+                                                   : d_cfg.confirmation;
     st.delivery_order = in_order ? dl::sis_delivery_order::in_order
                                  : dl::sis_delivery_order::as_they_arrive;
     r.ttl = 0; // SLEP sends again itself after a rejection
@@ -463,12 +469,31 @@ void slep::send_segment(slep_stream key, stream_state& s, segment& seg)
         p.flags =
             (s.opened_here ? 0 : slep_flag::responder) | (seg.fin ? slep_flag::fin : 0);
     }
+    const bool by_node = wants_node_confirmation(seg);
+    if (by_node) {
+        // A PDU sent again asks for the ACK too: the one asked for before never came.
+        if (seg.resend_at >= 0)
+            seg.ask_ack = true;
+        if (seg.ask_ack)
+            p.flags |= slep_flag::ack_requested;
+        // An ACK owed to the same node rides on this DATA instead of a PDU of its own.
+        for (auto it = d_acks.begin(); it != d_acks.end(); ++it) {
+            if (it->second.node != s.node || it->second.opened_here)
+                continue;
+            p.type = slep_type::data_ack;
+            p.ack_stream = it->second.number;
+            p.ack_offset = owed_offset(it->first, it->second);
+            d_acks.erase(it);
+            break;
+        }
+    }
     const size_t at = size_t(seg.offset - s.send_base);
     p.data.assign(s.send_buf.begin() + long(at),
                   s.send_buf.begin() + long(at + seg.length));
     if (seg.resend_at >= 0)
         d_counters.retransmissions += 1;
     seg.outstanding = true;
+    seg.reached = false;
     seg.resend_at = -1;
     submit(s.node,
            p,
@@ -479,7 +504,42 @@ void slep::send_segment(slep_stream key, stream_state& s, segment& seg)
            pdu_role::segment,
            key,
            seg.offset,
-           0);
+           0,
+           by_node);
+}
+
+bool slep::wants_node_confirmation(const segment& seg) const
+{
+    // A stream's OPEN and its end keep the far node's confirmation: a stream to a node
+    // with no SLEP bound is refused at once, and the end is confirmed as such.
+    return d_cfg.peer_acks && !seg.is_open && !seg.fin;
+}
+
+void slep::owe_ack(slep_stream key, uint32_t offset, double at)
+{
+    auto it = d_acks.find(key);
+    if (it != d_acks.end()) {
+        it->second.offset = offset;
+        it->second.at = std::min(it->second.at, at);
+        return;
+    }
+    ack_owed a;
+    a.node = slep_stream_node(key);
+    a.number = uint32_t(key);
+    a.opened_here = (key >> 32 & 1) != 0;
+    a.offset = offset;
+    a.at = at;
+    if (const auto* s = find(key)) {
+        a.to = s->remote;
+        a.from = s->local;
+    }
+    d_acks[key] = a;
+}
+
+uint32_t slep::owed_offset(slep_stream key, const ack_owed& a) const
+{
+    const auto* s = find(key);
+    return s ? s->recv_next() : a.offset;
 }
 
 // An OPEN with no data yet: not a segment (data written later starts at offset 0 too).
@@ -587,6 +647,32 @@ void slep::pump(double now)
         for (int level = 255; level >= 0 && room(); --level)
             if (levels.test(size_t(level)))
                 pump_streams(uint8_t(level), now);
+    }
+    // ACKs that found no DATA to ride on within ack_delay_s.
+    for (auto it = d_acks.begin(); it != d_acks.end() && room();) {
+        if (it->second.at > now) {
+            ++it;
+            continue;
+        }
+        slep_pdu a;
+        a.type = slep_type::ack;
+        a.flags = it->second.opened_here ? 0 : slep_flag::responder;
+        a.to = it->second.to;
+        a.from = it->second.from;
+        a.stream = it->second.number;
+        a.offset = owed_offset(it->first, it->second);
+        submit(it->second.node,
+               a,
+               true,
+               true,
+               false,
+               d_cfg.priority,
+               pdu_role::ack,
+               it->first,
+               a.offset,
+               0,
+               true);
+        it = d_acks.erase(it);
     }
     // HELLOs last: behind the stream data they may share a transmission with.
     for (auto& [node, peer] : d_peers) {
@@ -696,6 +782,13 @@ void slep::pump_streams(uint8_t level, double now)
                     seg.length = length;
                     seg.fin = fin;
                     seg.is_open = opening;
+                    // The burst's last PDU (nothing more written yet) asks for the ACK.
+                    seg.ask_ack =
+                        (s.send_next + length == end &&
+                         !(s.compressed && s.tx_z.pending())) ||
+                        s.send_next + length - s.ack_asked_at >= d_cfg.ack_every_bytes;
+                    if (seg.ask_ack)
+                        s.ack_asked_at = s.send_next + length;
                     auto& stored = s.segments[seg.offset] = seg;
                     send_segment(key, s, stored);
                     s.send_next += length;
@@ -729,6 +822,13 @@ void slep::on_timer(double now)
     }
     for (auto key : stuck)
         end_stream(key, slep_reset_reason::timed_out, true, now);
+    // Reached the far node, never ACKed: no SLEP was bound there then; send again.
+    for (auto& [key, s] : d_streams)
+        for (auto& [offset, seg] : s.segments)
+            if (seg.reached && !seg.confirmed && seg.ack_wait_until <= now) {
+                seg.reached = false;
+                seg.resend_at = now;
+            }
     for (auto it = d_reliable.begin(); it != d_reliable.end();) {
         if (now - it->second.first_sent >= d_cfg.give_up_s) {
             slep_event e{ slep_event::kind::datagram_failed };
@@ -785,6 +885,9 @@ double slep::next_deadline() const
             consider(s.open_resend_at);
         if (coalescing(s, d_now))
             consider(coalesce_until(s));
+        for (const auto& [offset, seg] : s.segments)
+            if (seg.reached && !seg.confirmed)
+                consider(seg.ack_wait_until);
         if (awaiting_confirmation(s))
             consider(s.last_progress + d_cfg.give_up_s);
         else if (window_stalled(s))
@@ -798,6 +901,8 @@ double slep::next_deadline() const
     for (const auto& r : d_resets)
         if (r.resend_at >= 0)
             consider(r.resend_at);
+    for (const auto& [key, a] : d_acks)
+        consider(a.at);
     for (const auto& [key, v] : d_early)
         if (!v.empty())
             consider(v.front().second);

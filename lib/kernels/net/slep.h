@@ -97,6 +97,20 @@ struct slep_config {
     // air, but a PDU that reaches a node with no SLEP bound on the SAP is confirmed and
     // lost).
     dl::sis_delivery_confirmation confirmation = dl::sis_delivery_confirmation::client;
+    // The far SLEP acknowledges stream data itself (ACK, or an ACK carried by its own
+    // DATA): stream PDUs but a stream's OPEN and FIN go with node delivery
+    // confirmation (the ARQ acknowledgement, which crosses anyway), the last PDU of
+    // each burst asks for an ACK, and bytes count as confirmed only once ACKed. Both
+    // ends must speak ACK (a SLEP without it drops such PDUs as malformed).
+    bool peer_acks = false;
+    // Within a long burst, a PDU asks for an ACK after this many bytes more (once a
+    // transmission at 1200 bps), so the sender's buffer empties as the burst goes.
+    size_t ack_every_bytes = 16384;
+    // An ACK waits this long for DATA of ours to the same node to ride on.
+    double ack_delay_s = 0.05;
+    // A PDU the node confirmed but the far SLEP has not ACKed this long (it reached a
+    // node where no SLEP was bound) is sent again.
+    double ack_timeout_s = 300;
 };
 
 // A stream as the application names it: (peer node, who opened it, number).
@@ -138,9 +152,9 @@ struct slep_actions {
 };
 
 struct slep_counters {
-    std::array<uint64_t, 8> pdus_sent{}, pdus_received{}; // by slep_type
-    uint64_t bytes_sent = 0, bytes_received = 0;          // U_PDU bytes
-    uint64_t plain_written = 0, wire_written = 0;         // compression: in / out
+    std::array<uint64_t, 10> pdus_sent{}, pdus_received{}; // by slep_type
+    uint64_t bytes_sent = 0, bytes_received = 0;           // U_PDU bytes
+    uint64_t plain_written = 0, wire_written = 0;          // compression: in / out
     uint64_t retransmissions = 0, rejections = 0;
     uint64_t streams_opened = 0, streams_accepted = 0, streams_closed = 0,
              streams_reset = 0;
@@ -234,6 +248,10 @@ private:
         bool is_open = false; // sent as the OPEN (offset 0)
         bool outstanding = false, confirmed = false;
         double resend_at = -1; // >= 0: rejected, send again then
+        // peer_acks: the burst's last PDU asks for an ACK; once the node confirmed it
+        // (reached), it waits for the ACK until ack_wait_until.
+        bool ask_ack = false, reached = false;
+        double ack_wait_until = -1;
     };
     struct stream_state {
         uint32_t node = 0, number = 0;
@@ -245,6 +263,7 @@ private:
         uint32_t send_next = 0; // next offset never sent
         uint32_t send_limit = slep_initial_window;
         std::map<uint32_t, segment> segments; // by offset
+        uint32_t ack_asked_at = 0;            // peer_acks: end of the last PDU asking
         bool open_sent = false, open_confirmed = false;
         double open_resend_at = -1; // an OPEN without data, rejected: send again then
         bool fin_written = false, fin_sent = false, fin_confirmed = false;
@@ -270,7 +289,7 @@ private:
         } // written
     };
     // What a PDU awaiting confirmation was: a stream segment, an OPEN without data, ...
-    enum class pdu_role { segment, empty_open, reliable, window, reset, other };
+    enum class pdu_role { segment, empty_open, reliable, window, reset, ack, other };
     struct outstanding {
         uint32_t node;
         bytes header; // what the server's echo is matched against
@@ -285,6 +304,14 @@ private:
         bytes pdu;
         double first_sent, resend_at = -1;
         bool outstanding = false;
+    };
+    // An ACK this side owes for a stream the peer sends on.
+    struct ack_owed {
+        uint32_t node = 0, number = 0;
+        bool opened_here = false;
+        uint8_t to = 0, from = 0;
+        uint32_t offset = 0; // for a stream ended since (else the stream's own)
+        double at = 0;       // sent alone from then on
     };
     struct reset_out {
         uint32_t node;
@@ -314,7 +341,8 @@ private:
                 pdu_role role,
                 slep_stream key,
                 uint32_t offset,
-                uint16_t id);
+                uint16_t id,
+                bool node_confirmation = false); // else d_cfg.confirmation
     void on_confirm(const dl::sis_primitive& p, bool delivered, double now);
     void on_indication(const dl::sis_primitive& p, double now);
     void on_open(uint32_t node, const slep_pdu& p, double now);
@@ -340,6 +368,13 @@ private:
                     slep_reset_reason why,
                     double now);
     void check_closed(slep_stream key, stream_state& s);
+    // peer_acks: the confirmed segments at the front leave the send buffer.
+    void release_confirmed(slep_stream key, stream_state& s);
+    void owe_ack(slep_stream key, uint32_t offset, double at);
+    uint32_t owed_offset(slep_stream key, const ack_owed& a) const;
+    void
+    on_ack(uint32_t node, bool we_opened, uint32_t number, uint32_t offset, double now);
+    bool wants_node_confirmation(const segment& seg) const;
     void event(slep_event e) { d_actions.events.push_back(std::move(e)); }
     void notice(const std::string& kind, const std::string& text);
     void drop_malformed(const std::string& why);
@@ -374,6 +409,7 @@ private:
     std::map<std::pair<uint32_t, uint8_t>, std::deque<uint16_t>>
         d_seen_ids; // per peer, address
     std::deque<reset_out> d_resets;
+    std::map<slep_stream, ack_owed> d_acks;
     uint32_t d_next_number;
     uint16_t d_next_id = 1;
     slep_stream d_round_robin = 0;

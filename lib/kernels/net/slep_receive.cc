@@ -132,29 +132,26 @@ void slep::on_confirm(const dl::sis_primitive& p, bool delivered, double now)
             seg->second.resend_at = now + d_cfg.retry_s;
             return;
         }
+        if (wants_node_confirmation(seg->second)) {
+            // At the far node; the far SLEP's ACK confirms it (or it goes again). The
+            // ACK comes once the burst's last PDU is there: while the node delivers the
+            // stream's PDUs, the earlier ones wait for it.
+            seg->second.reached = true;
+            // The node taking a burst's earlier PDUs is progress; one that asked for an
+            // ACK is not until the ACK comes (a far node with no SLEP bound confirms
+            // every PDU sent again: the stream still gives up after give_up_s).
+            if (!seg->second.ask_ack)
+                s->last_progress = now;
+            for (auto& [at, waiting] : s->segments)
+                if (waiting.reached && !waiting.confirmed)
+                    waiting.ack_wait_until = now + d_cfg.ack_timeout_s;
+            return;
+        }
         seg->second.confirmed = true;
         s->last_progress = now;
         if (seg->second.is_open)
             s->open_confirmed = true;
-        const size_t before = s->send_buf.size();
-        while (!s->segments.empty() && s->segments.begin()->second.confirmed &&
-               s->segments.begin()->first == s->send_base) {
-            const auto& done = s->segments.begin()->second;
-            s->send_buf.erase(s->send_buf.begin(),
-                              s->send_buf.begin() + long(done.length));
-            s->send_base += done.length;
-            if (done.fin)
-                s->fin_confirmed = true;
-            s->segments.erase(s->segments.begin());
-        }
-        if (s->send_buf.size() < before && s->writable_wanted && !s->fin_written) {
-            s->writable_wanted = false;
-            slep_event e{ slep_event::kind::writable };
-            e.stream = o.stream;
-            e.node = s->node;
-            event(std::move(e));
-        }
-        check_closed(o.stream, *s);
+        release_confirmed(o.stream, *s);
         return;
     }
     case pdu_role::empty_open: {
@@ -210,9 +207,66 @@ void slep::on_confirm(const dl::sis_primitive& p, bool delivered, double now)
                                       }),
                        d_resets.end());
         return;
+    case pdu_role::ack:
+        if (!delivered)
+            owe_ack(o.stream, o.offset, now + d_cfg.retry_s);
+        return;
     case pdu_role::other:
         return;
     }
+}
+
+void slep::release_confirmed(slep_stream key, stream_state& s)
+{
+    const size_t before = s.send_buf.size();
+    while (!s.segments.empty() && s.segments.begin()->second.confirmed &&
+           s.segments.begin()->first == s.send_base) {
+        const auto& done = s.segments.begin()->second;
+        s.send_buf.erase(s.send_buf.begin(), s.send_buf.begin() + long(done.length));
+        s.send_base += done.length;
+        if (done.fin)
+            s.fin_confirmed = true;
+        s.segments.erase(s.segments.begin());
+    }
+    if (s.send_buf.size() < before && s.writable_wanted && !s.fin_written) {
+        s.writable_wanted = false;
+        slep_event e{ slep_event::kind::writable };
+        e.stream = key;
+        e.node = s.node;
+        event(std::move(e));
+    }
+    check_closed(key, s);
+}
+
+void slep::on_ack(
+    uint32_t node, bool we_opened, uint32_t number, uint32_t offset, double now)
+{
+    const auto key = make_slep_stream(node, we_opened, number);
+    auto* s = find(key);
+    if (!s) {
+        d_counters.stale += 1; // the stream ended meanwhile
+        return;
+    }
+    if (serial_less(s->send_next, offset)) {
+        drop_malformed("ACK beyond what was sent");
+        return;
+    }
+    bool progress = false;
+    for (auto& [at, seg] : s->segments) {
+        if (seg.confirmed || serial_less(offset, at + seg.length))
+            continue;
+        // Only what was sent ACK-wise: an OPEN or FIN waits for its node's confirmation.
+        if (!wants_node_confirmation(seg) && !seg.is_open)
+            continue;
+        seg.confirmed = true;
+        if (seg.is_open)
+            s->open_confirmed = true;
+        progress = true;
+    }
+    if (!progress)
+        return;
+    s->last_progress = now;
+    release_confirmed(key, *s);
 }
 
 void slep::on_indication(const dl::sis_primitive& p, double now)
@@ -310,6 +364,14 @@ void slep::on_indication(const dl::sis_primitive& p, double now)
     case slep_type::hello:
         on_hello(node, pdu, now);
         return;
+    case slep_type::ack:
+        // R set: the sender accepted the stream, so we opened it.
+        on_ack(node, pdu.has(slep_flag::responder), pdu.stream, pdu.offset, now);
+        return;
+    case slep_type::data_ack:
+        on_data(node, pdu, now);
+        on_ack(node, true, pdu.ack_stream, pdu.ack_offset, now);
+        return;
     }
 }
 
@@ -332,12 +394,18 @@ void slep::on_open(uint32_t node, const slep_pdu& p, double now)
         peer.hello_not_before = now + d_cfg.retry_s;
     }
     const auto key = make_slep_stream(node, false, p.stream);
+    const bool ack = p.has(slep_flag::ack_requested);
+    const uint32_t end = uint32_t(p.data.size());
     if (auto* s = find(key)) { // the OPEN again (its confirmation was lost)
         accept_bytes(key, *s, 0, p.data, p.has(slep_flag::fin), now);
+        if (ack)
+            owe_ack(key, end, now + d_cfg.ack_delay_s);
         return;
     }
     if (d_time_wait.count(key)) {
         d_counters.duplicates += 1;
+        if (ack) // it ended cleanly: everything it sent arrived
+            owe_ack(key, end, now + d_cfg.ack_delay_s);
         return;
     }
     if (!d_listening.count(p.to)) {
@@ -375,6 +443,8 @@ void slep::on_open(uint32_t node, const slep_pdu& p, double now)
     e.from = p.from;
     event(std::move(e));
     accept_bytes(key, s, 0, p.data, p.has(slep_flag::fin), now);
+    if (ack)
+        owe_ack(key, end, now + d_cfg.ack_delay_s);
     auto early = d_early.find(key);
     if (early != d_early.end()) {
         auto waiting = std::move(early->second);
@@ -388,10 +458,14 @@ void slep::on_data(uint32_t node, const slep_pdu& p, double now)
 {
     const bool we_opened = p.has(slep_flag::responder);
     const auto key = make_slep_stream(node, we_opened, p.stream);
+    const bool ack = p.has(slep_flag::ack_requested);
+    const uint32_t end = p.offset + uint32_t(p.data.size());
     auto* s = find(key);
     if (!s) {
         if (d_time_wait.count(key)) {
             d_counters.duplicates += 1;
+            if (ack) // it ended cleanly: everything it sent arrived
+                owe_ack(key, end, now + d_cfg.ack_delay_s);
             return;
         }
         // Tell the peer who we are: if this side restarted, that ends its streams at
@@ -416,6 +490,8 @@ void slep::on_data(uint32_t node, const slep_pdu& p, double now)
         return;
     }
     accept_bytes(key, *s, p.offset, p.data, p.has(slep_flag::fin), now);
+    if (ack)
+        owe_ack(key, end, now + d_cfg.ack_delay_s);
 }
 
 void slep::on_hello(uint32_t node, const slep_pdu& p, double now)

@@ -40,11 +40,13 @@ uint8_t allowed_flags(slep_type t)
     case slep_type::reliable:
         return compressed;
     case slep_type::open:
-        return compressed | fin;
+        return compressed | fin | ack_requested;
     case slep_type::data:
-        return responder | fin;
+    case slep_type::data_ack:
+        return responder | fin | ack_requested;
     case slep_type::window:
     case slep_type::reset:
+    case slep_type::ack:
         return responder;
     case slep_type::hello:
         return 0;
@@ -71,6 +73,10 @@ const char* to_string(slep_type t)
         return "RESET";
     case slep_type::hello:
         return "HELLO";
+    case slep_type::ack:
+        return "ACK";
+    case slep_type::data_ack:
+        return "DATA_ACK";
     }
     return "UNKNOWN";
 }
@@ -112,7 +118,10 @@ size_t slep_header_size(slep_type t)
     case slep_type::reset:
         return slep_common_header + 5;
     case slep_type::hello:
+    case slep_type::ack:
         return slep_common_header + 8;
+    case slep_type::data_ack:
+        return slep_common_header + 16;
     }
     return slep_common_header;
 }
@@ -154,6 +163,16 @@ bytes encode(const slep_pdu& p)
         put32(b, p.incarnation);
         put32(b, p.seen);
         return b; // no data
+    case slep_type::ack:
+        put32(b, p.stream);
+        put32(b, p.offset);
+        return b; // no data
+    case slep_type::data_ack:
+        put32(b, p.stream);
+        put32(b, p.offset);
+        put32(b, p.ack_stream);
+        put32(b, p.ack_offset);
+        break;
     }
     b.insert(b.end(), p.data.begin(), p.data.end());
     return b;
@@ -167,7 +186,7 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
                                "SLEP PDU of " + std::to_string(size) +
                                    " bytes (header needs 3)");
     const unsigned type = d[0] >> 4;
-    if (type < 1 || type > 7)
+    if (type < 1 || type > 9)
         return result::failure(dl::decode_error::unknown_type,
                                "SLEP type " + std::to_string(type));
     slep_pdu p;
@@ -221,6 +240,18 @@ dl::decoded<slep_pdu> decode_slep(const uint8_t* d, size_t size)
         if (size != header)
             return result::failure(dl::decode_error::bad_size,
                                    "HELLO with trailing bytes");
+        break;
+    case slep_type::ack:
+        p.stream = get32(f);
+        p.offset = get32(f + 4);
+        if (size != header)
+            return result::failure(dl::decode_error::bad_size, "ACK with trailing bytes");
+        break;
+    case slep_type::data_ack:
+        p.stream = get32(f);
+        p.offset = get32(f + 4);
+        p.ack_stream = get32(f + 8);
+        p.ack_offset = get32(f + 12);
         break;
     }
     p.data.assign(d + header, d + size);

@@ -48,12 +48,19 @@ enum class slep_type : uint8_t {
     window = 5,
     reset = 6,
     hello = 7, // the sender's incarnation and the receiver's as the sender knows it
+    // A stream's bytes below offset have all arrived (acknowledgement by the far SLEP,
+    // where the node's delivery confirmation is not asked for).
+    ack = 8,
+    // DATA that also carries an ACK for a stream the receiver of this PDU opened: the
+    // answer acknowledges the question without a PDU (a D_PDU on the air) of its own.
+    data_ack = 9,
 };
 const char* to_string(slep_type t);
 
 namespace slep_flag {
 constexpr uint8_t compressed = 0x1;
 constexpr uint8_t fin = 0x2;
+constexpr uint8_t ack_requested = 0x4; // OPEN, DATA, DATA_ACK: answer with an ACK
 constexpr uint8_t responder = 0x8;
 } // namespace slep_flag
 
@@ -74,13 +81,14 @@ struct slep_pdu {
     uint8_t flags = 0;
     uint8_t to = 0, from = 0; // extended addresses
     uint16_t id = 0;          // RELIABLE
-    uint32_t stream = 0;      // OPEN, DATA, WINDOW, RESET
+    uint32_t stream = 0;      // OPEN, DATA, WINDOW, RESET, ACK, DATA_ACK
     uint32_t incarnation = 0; // OPEN, HELLO: the sender's
     uint32_t seen = 0; // HELLO: the receiver's incarnation as the sender knows it, 0 none
-    uint32_t offset = 0; // DATA
-    uint32_t limit = 0;  // OPEN, WINDOW
-    uint8_t reason = 0;  // RESET
-    bytes data;          // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
+    uint32_t offset = 0; // DATA, DATA_ACK; ACK: every byte below it has arrived
+    uint32_t ack_stream = 0, ack_offset = 0; // DATA_ACK: the ACK it carries
+    uint32_t limit = 0;                      // OPEN, WINDOW
+    uint8_t reason = 0;                      // RESET
+    bytes data; // DATAGRAM, RELIABLE, OPEN, DATA; RESET: text
 
     bool has(uint8_t flag) const { return (flags & flag) != 0; }
 };

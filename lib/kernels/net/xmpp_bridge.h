@@ -92,6 +92,13 @@ struct xmpp_bridge_config {
     // round trip 24.5 -> 16.9 s) at the same risk: bytes that reach a node whose
     // bridge is not bound are confirmed and lost, until SLEP finds the restart.
     bool slep_client_confirmation = true;
+    // x2x-slep, the default: the far SLEP acknowledges what it has (an ACK that rides
+    // on the far bridge's next stanza, or its own PDU asked for by the last PDU of each
+    // burst), over the far node's ARQ acknowledgement; a stream's OPEN and FIN keep the
+    // far node's client delivery confirmation. Nothing counts as delivered before the
+    // far bridge's SLEP has it, as with client confirmation, for fewer bytes on the
+    // air. Both bridges must have it (slep_confirmation=peer).
+    bool slep_peer_acks = true;
 };
 // Options by name: "local_domains", "peer_domains" (blank- or comma-separated),
 // "drop_chat_states", "strip_xhtml", "presence" (pass|strip|throttle),
@@ -99,7 +106,7 @@ struct xmpp_bridge_config {
 // "max_queue_bytes", "queue_timeout_s", "retry_s", "max_held", "hold_timeout_s",
 // "transport" (x2x-slep|x2x-rcop), "sap", "compress", "slep_address",
 // "rcop_connection_id", "rcop_application_id", "rcop_confirmation" (client|node),
-// "slep_confirmation" (client|node).
+// "slep_confirmation" (peer|client|node).
 void set_xmpp_option(xmpp_bridge_config& c,
                      const std::string& name,
                      const std::string& value);

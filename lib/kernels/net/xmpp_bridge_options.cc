@@ -189,20 +189,31 @@ const std::vector<option_entry>& table()
               return std::string(c.rcop_client_confirmation ? "client" : "node");
           } },
         { "slep_confirmation",
-          "x2x-slep: client (the far node confirms each stream PDU once the far bridge "
-          "took it) or node (the far node's ARQ acknowledgement: fewer bytes on the air, "
-          "but what reaches a node with no bridge bound is lost)",
+          "x2x-slep: peer (the far bridge's SLEP acknowledges stream data, on its own "
+          "stanzas when it has some, once per burst otherwise; both bridges must have "
+          "it), "
+          "client (the far node confirms each stream PDU once the far bridge took it) or "
+          "node (the far node's ARQ acknowledgement: fewer bytes on the air, but what "
+          "reaches a node with no bridge bound is lost)",
           [](C& c, S n, S v) {
-              if (v == "client")
+              if (v == "peer") {
                   c.slep_client_confirmation = true;
-              else if (v == "node")
+                  c.slep_peer_acks = true;
+              } else if (v == "client") {
+                  c.slep_client_confirmation = true;
+                  c.slep_peer_acks = false;
+              } else if (v == "node") {
                   c.slep_client_confirmation = false;
-              else
-                  throw std::invalid_argument(n + " must be client or node, not \"" + v +
-                                              "\"");
+                  c.slep_peer_acks = false;
+              } else {
+                  throw std::invalid_argument(
+                      n + " must be peer, client or node, not \"" + v + "\"");
+              }
           },
           [](const C& c) {
-              return std::string(c.slep_client_confirmation ? "client" : "node");
+              return std::string(c.slep_peer_acks             ? "peer"
+                                 : c.slep_client_confirmation ? "client"
+                                                              : "node");
           } },
     };
     return t;

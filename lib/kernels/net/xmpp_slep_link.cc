@@ -19,6 +19,7 @@ x2x_slep_link_config x2x_slep_link_config_for(const xmpp_bridge_config& c,
     l.slep.confirmation = c.slep_client_confirmation
                               ? dl::sis_delivery_confirmation::client
                               : dl::sis_delivery_confirmation::node;
+    l.slep.peer_acks = c.slep_peer_acks;
 
     l.address = c.slep_address;
     l.compress = c.compress;
@@ -40,24 +41,31 @@ void x2x_slep_link::notice(const std::string& kind, const std::string& text)
 
 void x2x_slep_link::start(double now)
 {
+    d_now = now;
     d_slep.start(now);
     absorb(now);
 }
 
 void x2x_slep_link::on_disconnected(double now)
 {
+    d_now = now;
+    end_bursts(now);
     d_slep.on_disconnected(now); // SLEP keeps the streams and sends again once rebound
     absorb(now);
 }
 
 void x2x_slep_link::on_sis(const dl::sis_primitive& p, double now)
 {
+    d_now = now;
+    end_bursts(now);
     d_slep.on_sis(p, now);
     absorb(now);
 }
 
 void x2x_slep_link::on_timer(double now)
 {
+    d_now = now;
+    end_bursts(now);
     d_slep.on_timer(now);
     absorb(now);
 }
@@ -69,9 +77,19 @@ bool x2x_slep_link::can_send(uint32_t node) const
     const auto it = d_out.find(node);
     if (it == d_out.end())
         return true;
-    const auto info = d_slep.info(it->second.stream);
-    // A stanza's bytes go in whole: room for a large one (DEFLATE only shrinks them).
-    return !info || info->send_space >= d_cfg.max_stanza_bytes + 64;
+    const auto& o = it->second;
+    size_t space = d_cfg.slep.send_buffer; // a stream not yet opened
+    if (o.opened) {
+        const auto info = d_slep.info(o.stream);
+        if (!info)
+            return true; // a new stream
+        space = info->send_space;
+    }
+    // A stanza's bytes go in whole, with the burst's before it: room for them and a
+    // large stanza (DEFLATE only shrinks them, but for 5 bytes per stored block).
+    const size_t burst = o.unsent.size() + size_t(o.writer.unflushed_plain_bytes());
+    const size_t need = burst + d_cfg.max_stanza_bytes;
+    return space >= need + need / 1024 + 64;
 }
 
 bool x2x_slep_link::send(uint32_t node,
@@ -79,28 +97,43 @@ bool x2x_slep_link::send(uint32_t node,
                          const std::string& wire,
                          double now)
 {
+    d_now = now;
     if (!can_send(node))
         return false;
     auto it = d_out.find(node);
-    if (it == d_out.end() || !d_slep.exists(it->second.stream)) {
-        if (it != d_out.end())
-            fail_stream(node);
-        x2x_slep_writer writer(d_cfg.compress);
-        const bytes first = writer.write(id, wire);
-        d_counters.wire_sent += first.size();
-        const slep_stream s =
-            d_slep.open(node, d_cfg.address, d_cfg.address, first, false, false, now);
-        d_counters.streams_opened += 1;
-        d_out.emplace(node, outgoing{ s, std::move(writer) });
-    } else {
-        const bytes b = it->second.writer.write(id, wire);
-        d_counters.wire_sent += b.size();
-        d_slep.write(it->second.stream, b.data(), b.size(), now); // fits: can_send
+    if (it != d_out.end() && it->second.opened && !d_slep.exists(it->second.stream)) {
+        fail_stream(node);
+        it = d_out.end();
     }
+    if (it == d_out.end())
+        it = d_out.emplace(node, outgoing{ x2x_slep_writer(d_cfg.compress) }).first;
+    auto& o = it->second;
+    const bytes b = o.writer.write(id, wire, false);
+    o.unsent.insert(o.unsent.end(), b.begin(), b.end());
     d_counters.stanzas_sent += 1;
     d_counters.plain_sent += wire.size();
-    absorb(now);
     return true;
+}
+
+void x2x_slep_link::end_bursts(double now)
+{
+    for (auto& [node, o] : d_out) {
+        if (!o.writer.unflushed() && o.unsent.empty())
+            continue;
+        const bytes rest = o.writer.flush();
+        o.unsent.insert(o.unsent.end(), rest.begin(), rest.end());
+        d_counters.wire_sent += o.unsent.size();
+        if (!o.opened) {
+            o.stream = d_slep.open(
+                node, d_cfg.address, d_cfg.address, o.unsent, false, false, now);
+            o.opened = true;
+            d_counters.streams_opened += 1;
+        } else {
+            // Fits: can_send counted the burst.
+            d_slep.write(o.stream, o.unsent.data(), o.unsent.size(), now);
+        }
+        o.unsent.clear();
+    }
 }
 
 void x2x_slep_link::fail_stream(uint32_t node)
@@ -118,6 +151,8 @@ void x2x_slep_link::fail_stream(uint32_t node)
 void x2x_slep_link::check_delivered()
 {
     for (auto& [node, o] : d_out) {
+        if (!o.opened)
+            continue;
         const auto info = d_slep.info(o.stream);
         if (!info)
             continue;
@@ -192,7 +227,8 @@ void x2x_slep_link::absorb(double now)
                 d_in.erase(e.stream);
                 const uint32_t node = slep_stream_node(e.stream);
                 const auto out = d_out.find(node);
-                if (out != d_out.end() && out->second.stream == e.stream) {
+                if (out != d_out.end() && out->second.opened &&
+                    out->second.stream == e.stream) {
                     check_delivered();
                     fail_stream(node);
                 }
@@ -208,6 +244,8 @@ void x2x_slep_link::absorb(double now)
 
 x2x_slep_link_actions x2x_slep_link::take_actions()
 {
+    end_bursts(d_now);
+    absorb(d_now);
     x2x_slep_link_actions out;
     std::swap(out, d_actions);
     return out;

@@ -78,7 +78,9 @@ public:
 
     // Bound, and the stream to `node` (or a new one) has room for a stanza.
     bool can_send(uint32_t node) const;
-    // False (nothing sent) unless can_send(node).
+    // False (nothing sent) unless can_send(node). The stanzas sent one after the other
+    // before the next take_actions() (or on_sis, on_timer) form one burst: DEFLATE
+    // flushes once at its end, and SLEP takes the burst's bytes in one write.
     bool send(uint32_t node, xmpp_stanza_id id, const std::string& wire, double now);
 
     bool bound() const { return d_slep.bound(); }
@@ -87,10 +89,13 @@ public:
 
 private:
     struct outgoing {
-        slep_stream stream;
         x2x_slep_writer writer;
+        bool opened = false; // the SLEP stream opens with the first burst's bytes
+        slep_stream stream = 0;
+        bytes unsent; // the writer's bytes of the burst under way
     };
-    void absorb(double now); // SLEP's actions into ours
+    void end_bursts(double now); // flush every burst and hand its bytes to SLEP
+    void absorb(double now);     // SLEP's actions into ours
     void drain(slep_stream s, double now);
     void check_delivered();
     void fail_stream(uint32_t node);
@@ -103,6 +108,7 @@ private:
     x2x_slep_link_actions d_actions;
     x2x_slep_link_counters d_counters;
     std::set<std::string> d_noticed;
+    double d_now = 0;
 };
 
 } // namespace net

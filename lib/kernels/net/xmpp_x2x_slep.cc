@@ -64,35 +64,55 @@ x2x_slep_writer::x2x_slep_writer(bool compress)
 {
 }
 
-bytes x2x_slep_writer::write(xmpp_stanza_id id, const std::string& stanza)
+bytes x2x_slep_writer::write(xmpp_stanza_id id, const std::string& stanza, bool flush)
 {
     bytes out;
     const auto* p = reinterpret_cast<const uint8_t*>(stanza.data());
-    if (d_compress) {
+    if (d_compress)
         d_z.write(p, stanza.size(), out);
-        d_z.flush(out);
-    } else {
+    else
         out.assign(p, p + stanza.size());
-    }
     d_plain += stanza.size();
     d_wire += out.size();
-    d_ends.emplace_back(d_wire, id);
+    d_unflushed.push_back(id);
+    d_unflushed_plain += stanza.size();
+    if (flush) {
+        const bytes rest = this->flush();
+        out.insert(out.end(), rest.begin(), rest.end());
+    }
+    return out;
+}
+
+bytes x2x_slep_writer::flush()
+{
+    bytes out;
+    if (d_unflushed.empty())
+        return out;
+    if (d_compress)
+        d_z.flush(out);
+    d_wire += out.size();
+    for (auto id : d_unflushed)
+        d_ends.emplace_back(d_wire, id);
+    d_unflushed.clear();
+    d_unflushed_plain = 0;
     return out;
 }
 
 bytes x2x_slep_writer::close()
 {
     static const std::string end = "</stream:stream>";
-    bytes out;
+    bytes out = flush(); // counted by flush()
+    bytes tail;
     const auto* p = reinterpret_cast<const uint8_t*>(end.data());
     if (d_compress) {
-        d_z.write(p, end.size(), out);
-        d_z.flush(out);
+        d_z.write(p, end.size(), tail);
+        d_z.flush(tail);
     } else {
-        out.assign(p, p + end.size());
+        tail.assign(p, p + end.size());
     }
     d_plain += end.size();
-    d_wire += out.size();
+    d_wire += tail.size();
+    out.insert(out.end(), tail.begin(), tail.end());
     return out;
 }
 
@@ -111,6 +131,7 @@ std::vector<xmpp_stanza_id> x2x_slep_writer::unconfirmed() const
     std::vector<xmpp_stanza_id> out;
     for (const auto& e : d_ends)
         out.push_back(e.second);
+    out.insert(out.end(), d_unflushed.begin(), d_unflushed.end());
     return out;
 }
 

@@ -53,12 +53,21 @@ class x2x_slep_writer
 {
 public:
     explicit x2x_slep_writer(bool compress);
-    // The stream bytes carrying `stanza` (whole, flushed).
-    bytes write(xmpp_stanza_id id, const std::string& stanza);
+    // The stream bytes carrying `stanza`: with `flush` all of it, so the far end can
+    // parse it from these bytes alone. Without, DEFLATE may keep its end until the next
+    // flush(): stanzas written back to back and flushed once share one DEFLATE block
+    // (one Huffman table, no flush marker between them), which a burst of small
+    // stanzas pays for several times over otherwise.
+    bytes write(xmpp_stanza_id id, const std::string& stanza, bool flush = true);
+    // Ends what write() kept: every stanza written so far is in the bytes returned
+    // (empty when nothing was kept).
+    bytes flush();
+    bool unflushed() const { return !d_unflushed.empty(); }
+    uint64_t unflushed_plain_bytes() const { return d_unflushed_plain; }
     bytes close(); // </stream:stream>, flushed
     // The first `offset` bytes of the stream are confirmed: the stanzas they complete.
     std::vector<xmpp_stanza_id> confirmed(uint64_t offset);
-    // Written, not confirmed (what failed when the stream is reset).
+    // Written, not confirmed (what failed when the stream is reset), in order.
     std::vector<xmpp_stanza_id> unconfirmed() const;
     uint64_t plain_bytes() const { return d_plain; } // stanza bytes before DEFLATE
     uint64_t wire_bytes() const { return d_wire; }   // after (the SLEP stream's bytes)
@@ -67,6 +76,8 @@ private:
     bool d_compress;
     deflater d_z;
     std::deque<std::pair<uint64_t, xmpp_stanza_id>> d_ends; // end offset, id
+    std::vector<xmpp_stanza_id> d_unflushed; // written, their end not yet out
+    uint64_t d_unflushed_plain = 0;
     uint64_t d_plain = 0, d_wire = 0;
 };
 

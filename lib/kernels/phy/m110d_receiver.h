@@ -306,6 +306,10 @@ public:
     // Feeds n baseband samples (non-finite ones taken as 0); bursts that end here are
     // appended to `done`.
     void process(const std::complex<float>* x, size_t n, std::vector<m110d_burst>& done);
+    // threads > 1: waits for the blocks still decoding on the second thread and hands
+    // on what they complete (as process() would once they are done; with one thread
+    // nothing is waiting). For a bench timing the whole work, or at the input's end.
+    void complete_decoding(std::vector<m110d_burst>& done);
     // True from a detection until its burst ends (or its preamble is refused).
     bool carrier_detected() const;
     uint64_t samples() const;

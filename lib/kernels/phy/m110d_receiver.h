@@ -266,9 +266,13 @@ struct m110d_receiver_config {
     // backward_frames and follow_frequency_rate concern the MMSE-DFE only.
     m110d_data_equaliser data_equaliser = m110d_data_equaliser::automatic;
     // Threads the receiver may use (1 or 2; more counts as 2). With 2, each block's
-    // MAP pass for its reliability runs beside its Viterbi decoding, and the data
-    // symbols of each block frequency-domain frame are demapped half on each: the same
-    // bursts, bits, reliabilities and tapped symbols as with 1.
+    // MAP pass for its reliability runs beside its Viterbi decoding, the data symbols
+    // of each block frequency-domain frame are demapped half on each, and with the
+    // block FDE each interleaver block is decoded on a thread of its own while the next
+    // block's frames are equalised, what they feed back applied in one thread's order
+    // (docs/modem-design.md, "Two threads"): the same bursts, bits, reliabilities,
+    // SNR and tapped symbols as with 1, a burst's bytes up to a block later
+    // (complete_decoding).
     unsigned threads = 1;
 };
 

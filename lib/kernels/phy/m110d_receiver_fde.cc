@@ -236,9 +236,10 @@ m110d_receiver::state::hand_to_decoding()
     j->kept_frames = fde->kept_frames;
     fde->kept_frames = 0;
     if (!pipelined() || j->judge) {
-        // In order: the decoding is commit_job's, on the burst's own decoder. So is
-        // the first block's while its scrambler reading is judged: the burst's first
-        // goes over it under both readings, and the blocks after would be lost work.
+        // In order: the decoding is commit_job's, on the burst's own decoder. So are
+        // the passes of a burst's first block whose scrambler reading is judged (the
+        // stream's first burst goes over it under both readings: the blocks after it
+        // would be lost work), its final decoding then on a thread.
         j->decoder = decoder;
         j->cancel_with = &fde->equaliser;
         return j;
@@ -247,13 +248,9 @@ m110d_receiver::state::hand_to_decoding()
     // the other pair).
     const size_t slot = burst_blocks % 2;
     auto& own_decoder = job_decoders[slot];
-    if (!own_decoder || own_decoder.use_count() > 1 ||
-        own_decoder->channel_bits() != decoder->channel_bits())
-        own_decoder.reset();
-    // A new decoder each block where the tail-biting reading may differ: rebuilt cheaply
-    // next to the block's own cost.
-    own_decoder = std::make_shared<m110d_block_decoder>(
-        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb);
+    if (!own_decoder || own_decoder.use_count() > 1)
+        own_decoder = std::make_shared<m110d_block_decoder>(
+            *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb);
     auto& own_canceller = job_cancellers[slot];
     if (!own_canceller || own_canceller.use_count() > 1 ||
         own_canceller->block_symbols() != fde->block_symbols)
@@ -271,11 +268,9 @@ m110d_receiver::state::hand_to_decoding()
 
 m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
 {
-    const bool in_order = !j.thread.joinable() && !j.judged;
-    if (j.thread.joinable())
-        j.thread.join();
-    if (in_order)
-        decode_passes(j);
+    if (!j.passes_done && !j.thread.joinable())
+        decode_passes(j); // in order
+    j.passes_done = true;
     if (j.judge && !j.judged) {
         j.judged = true;
         // The burst's first block under this scrambler reading: the decoded bits coded
@@ -296,14 +291,16 @@ m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
         }
         readings_open = false;
         if (pipelined()) {
-            // Kept: its decoding beside the next block's frames.
+            // Kept: its final decoding beside the next block's frames.
             block_job* job = &j;
             j.thread = std::thread([this, job] { decode_final(*job); });
             return committed::decoding;
         }
     }
-    if (in_order)
-        decode_final(j);
+    if (j.thread.joinable())
+        j.thread.join();
+    else
+        decode_final(j); // in order
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
         least_reliability = std::min(least_reliability, j.reliability);
         unreliable_blocks += j.reliability < cfg.reliability_threshold;

@@ -464,6 +464,7 @@ struct m110d_receiver::state::block_job {
     size_t kept_frames = 0;
     bool judge = false; // the burst's first block under find_scrambler
     bool judged = false;
+    bool passes_done = false;
     // Results.
     reencoding_agreement agreement;
     std::vector<uint8_t> bits;

@@ -228,9 +228,7 @@ m110d_receiver::state::hand_to_decoding()
     j->k7_newest_bit_lsb = cfg.k7_newest_bit_lsb;
     j->judge = readings_open && burst_blocks == 0;
     ++burst_blocks;
-    j->llr = std::move(block_llr);
-    block_llr.clear();
-    block_llr.reserve(j->llr.size());
+    j->llr.swap(block_llr);
     j->kept.swap(fde->kept);
     fde->kept.swap(fde->spare_kept);
     j->kept_frames = fde->kept_frames;
@@ -315,6 +313,10 @@ m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
     if (cfg.find_tail_biting)
         settle_tail_biting();
     block_decoded = true;
+    if (block_llr.empty()) { // its LLRs' buffer for the next block (one thread)
+        block_llr.swap(j.llr);
+        block_llr.clear();
+    }
     if (fde) { // its buffers for the frames to come
         if (fde->kept.empty())
             fde->kept.swap(j.kept);

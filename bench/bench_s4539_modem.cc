@@ -77,7 +77,11 @@
  * with errors not flagged bytes_bad (missed) and those flagged without errors (false
  * alarms); then the bits and errors of the received bursts alone (rx_bits, rx_errs: the
  * lost ones left out) and the mean and standard deviation of the SNR the receiver
- * reported for them (snr_rep, snr_rep_sd, dB; nan without a burst). */
+ * reported for them (snr_rep, snr_rep_sd, dB; nan without a burst); last, the
+ * receiver's speed as x real time by the wall clock (rx_wall_x), by the calling
+ * thread's CPU alone (rx_main_x) and by all threads' CPU (rx_all_x): with --threads 2
+ * on two free cores the wall clock would be about the slower of rx_main_x and twice
+ * rx_all_x (the critical path's estimate on a shared machine). */
 #include "chan/watterson_channel.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
@@ -89,6 +93,7 @@
 #include "phy/serial_tone_frontend.h"
 #include "phy/waveform_modes.h"
 
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -150,6 +155,26 @@ double clock_s()
 
 double seconds_since(double t0) { return clock_s() - t0; }
 
+// The receiver's time three ways (the last columns): wall clock, the process's CPU (all
+// threads), and the calling thread's CPU alone (with --threads 2, the rest is the
+// second thread's: with two free cores the wall clock would be about the larger of the
+// calling thread's and half the whole).
+double wall_s()
+{
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double process_cpu_s() { return double(std::clock()) / CLOCKS_PER_SEC; }
+
+double thread_cpu_s()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // One burst as either receiver reports it.
 struct received {
     std::string mode;
@@ -167,6 +192,9 @@ struct modem {
     std::function<std::vector<cf>(const std::vector<uint8_t>&, const psk_modulator&)>
         transmit;
     std::function<void(const cf*, size_t, std::vector<received>&)> receive;
+    // App D: waits for the blocks still decoding on a second thread (--threads 2), so
+    // that the receiver's time covers its whole work.
+    std::function<void(std::vector<received>&)> complete;
 };
 
 void append_bursts(std::vector<m110a_burst>& got, std::vector<received>& out)
@@ -272,7 +300,16 @@ bool make_modem(const std::string& name,
         };
         m110d_receiver_config at_its_bandwidth = d_config;
         at_its_bandwidth.bandwidth_khz = mode->bw_khz;
-        m.receive = receiving<m110d_receiver, m110d_burst>(at_its_bandwidth);
+        auto rx = std::make_shared<m110d_receiver>(at_its_bandwidth);
+        auto got = std::make_shared<std::vector<m110d_burst>>();
+        m.receive = [rx, got](const cf* x, size_t n, std::vector<received>& out) {
+            rx->process(x, n, *got);
+            append_bursts(*got, out);
+        };
+        m.complete = [rx, got](std::vector<received>& out) {
+            rx->complete_decoding(*got);
+            append_bursts(*got, out);
+        };
         return true;
     }
     return false;
@@ -513,7 +550,8 @@ int main(int argc, char** argv)
                 mean_reference ? "transmission's mean power"
                                : "power of unit-amplitude symbols");
     std::printf(
-        "%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s %10s %8s %8s %10s\n",
+        "%-6s %6s %10s %8s %10s %10s %6s %8s %8s %7s %7s %6s %6s %10s %8s %8s %10s "
+        "%9s %9s %9s\n",
         "mode",
         "snr_db",
         "bits",
@@ -530,7 +568,10 @@ int main(int argc, char** argv)
         "rx_bits",
         "rx_errs",
         "snr_rep",
-        "snr_rep_sd");
+        "snr_rep_sd",
+        "rx_wall_x",
+        "rx_main_x",
+        "rx_all_x");
     for (const std::string& name : modes) {
         modem probe;
         try {
@@ -631,6 +672,7 @@ int main(int argc, char** argv)
             double snr_sum = 0,
                    snr_square_sum = 0; // reported SNR (dB) of the received bursts
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
+            double rx_wall = 0, rx_all_cpu = 0, rx_main_cpu = 0;
             std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
             // Transmissions not yet matched with a burst: a burst belongs to the one its
@@ -651,6 +693,8 @@ int main(int argc, char** argv)
                                   bb);
                     m.receive(bb.data(), bb.size(), bursts);
                 }
+                if (m.complete)
+                    m.complete(bursts);
                 for (const received& r : bursts) {
                     const auto t = std::find_if(
                         unmatched.begin(), unmatched.end(), [&](const transmission& x) {
@@ -709,8 +753,13 @@ int main(int argc, char** argv)
                 noisy.clear();
                 through_channel(air, noisy);
                 t0 = clock_s();
+                const double wall0 = wall_s(), all0 = process_cpu_s(),
+                             main0 = thread_cpu_s();
                 receive(noisy);
                 rx_cpu += seconds_since(t0);
+                rx_wall += wall_s() - wall0;
+                rx_all_cpu += process_cpu_s() - all0;
+                rx_main_cpu += thread_cpu_s() - main0;
             }
             // A burst still open may end on lost signal: 10 s of noise more.
             air.assign(size_t(10 * fs), cf());
@@ -733,7 +782,7 @@ int main(int argc, char** argv)
                     : std::nan("");
             std::printf("%-6s %6.1f %10zu %8zu %10.2e %10.2e %6zu %8.1f %8.1f %7zu %7zu "
                         "%6zu %6zu %10zu %8zu %8.2f "
-                        "%10.2f\n",
+                        "%10.2f %9.1f %9.1f %9.1f\n",
                         name.c_str(),
                         snr,
                         bits,
@@ -750,7 +799,10 @@ int main(int argc, char** argv)
                         received_bits,
                         received_errors,
                         snr_mean,
-                        snr_sd);
+                        snr_sd,
+                        signal_s / rx_wall,
+                        signal_s / rx_main_cpu,
+                        signal_s / rx_all_cpu);
             std::fflush(stdout);
         }
     }

@@ -458,6 +458,94 @@ TEST(M110dWidebandBlockFde, ReportsTheChannelsSnrOnFading)
     }
 }
 
+namespace {
+
+// The bursts and tapped symbols of one receiver over `air` in 10 ms pieces, with
+// `threads` threads (what is still decoding at the end completed).
+void receive_with_threads(const std::vector<cf>& air,
+                          unsigned bandwidth_khz,
+                          unsigned threads,
+                          std::vector<m110d_burst>& bursts,
+                          std::vector<cf>& tapped)
+{
+    m110d_receiver_config config;
+    config.bandwidth_khz = bandwidth_khz;
+    config.threads = threads;
+    m110d_receiver rx(config);
+    rx.tap_symbols(&tapped);
+    const size_t piece = size_t(m110d_sample_rate(bandwidth_khz) / 100);
+    for (size_t k = 0; k < air.size(); k += piece)
+        rx.process(air.data() + k, std::min(piece, air.size() - k), bursts);
+    rx.complete_decoding(bursts);
+}
+
+void expect_threads_agree(const std::vector<cf>& air,
+                          unsigned bandwidth_khz,
+                          size_t least_bursts,
+                          const std::string& what)
+{
+    std::vector<m110d_burst> bursts[2];
+    std::vector<cf> tapped[2];
+    for (unsigned threads : { 1u, 2u })
+        receive_with_threads(
+            air, bandwidth_khz, threads, bursts[threads - 1], tapped[threads - 1]);
+    ASSERT_GE(bursts[0].size(), least_bursts) << what;
+    ASSERT_EQ(bursts[1].size(), bursts[0].size()) << what;
+    for (size_t b = 0; b < bursts[0].size(); ++b) {
+        EXPECT_EQ(bursts[1][b].mode, bursts[0][b].mode) << what;
+        EXPECT_EQ(bursts[1][b].start_sample, bursts[0][b].start_sample) << what;
+        EXPECT_EQ(bursts[1][b].bytes, bursts[0][b].bytes) << what;
+        EXPECT_EQ(bursts[1][b].eom, bursts[0][b].eom) << what;
+        EXPECT_EQ(bursts[1][b].bytes_bad, bursts[0][b].bytes_bad) << what;
+        EXPECT_EQ(bursts[1][b].least_reliability, bursts[0][b].least_reliability) << what;
+        EXPECT_EQ(bursts[1][b].unreliable_blocks, bursts[0][b].unreliable_blocks) << what;
+        EXPECT_EQ(bursts[1][b].snr_db, bursts[0][b].snr_db) << what;
+        EXPECT_EQ(bursts[1][b].snr_db_recent, bursts[0][b].snr_db_recent) << what;
+        EXPECT_EQ(bursts[1][b].frequency_offset_hz, bursts[0][b].frequency_offset_hz)
+            << what;
+        EXPECT_EQ(bursts[1][b].readings, bursts[0][b].readings) << what;
+    }
+    EXPECT_TRUE(tapped[1] == tapped[0]) << what;
+}
+
+} // namespace
+
+// Two threads decode each interleaver block beside the next block's frames, applying
+// what those feed back in one thread's order: the same bursts, bits, reliabilities, SNR
+// and tapped symbols as one thread where a burst ends mid-stream at its EOM with
+// another after it, where its signal is lost, and where a new preamble cuts it.
+TEST(M110dWidebandBlockFde, TwoThreadsEndBurstsWhereOneDoes)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN8/24kHz/S");
+    const unsigned bw = mode.bw_khz;
+    const double rate = m110d_sample_rate(bw);
+    const std::vector<uint8_t> first =
+        random_bytes(mode.input_bits_per_block * 5 / 16, 93);
+    const std::vector<uint8_t> second = random_bytes(mode.input_bits_per_block / 4, 94);
+    const std::vector<chan::watterson_path> fading = { { 0.5, 1, 0, 0 },
+                                                       { 0.5, 1, 0, 1e-3 } };
+    // EOM mid-stream, the next burst 0.3 s after (fading, then AWGN).
+    std::vector<cf> air = m110d_on_the_air(mode, first, 0, 24, 3, 21, {}, fading);
+    std::vector<cf> next = m110d_on_the_air(mode, second, 0, 30, -5, 22);
+    air.insert(air.end(), next.begin(), next.end());
+    expect_threads_agree(air, bw, 2, "EOM then another burst");
+    // The signal lost half-way (noise after it), then a burst.
+    std::vector<cf> lost = m110d_on_the_air(mode, first, 0, 30, 0, 23);
+    std::mt19937 rng(17);
+    std::normal_distribution<float> noise(0.0f, 0.02f);
+    for (size_t i = lost.size() / 2; i < lost.size(); ++i)
+        lost[i] = cf(noise(rng), noise(rng));
+    for (size_t i = 0; i < size_t(3 * rate); ++i)
+        lost.push_back(cf(noise(rng), noise(rng)));
+    lost.insert(lost.end(), next.begin(), next.end());
+    expect_threads_agree(lost, bw, 2, "signal lost");
+    // A burst cut by the next one's preamble (no EOM, no gap).
+    std::vector<cf> cut = m110d_on_the_air(mode, first, 0, 30, 0, 24);
+    cut.resize(cut.size() * 2 / 3);
+    cut.insert(cut.end(), next.begin(), next.end());
+    expect_threads_agree(cut, bw, 2, "cut by a preamble");
+}
+
 // With two threads (each block's MAP pass beside its Viterbi, each frame's demapping
 // split) the receiver gives what it gives with one: bursts, bits, reliabilities, SNR,
 // offset and every tapped symbol, on two fading paths (the iterative block DFE, LLRs

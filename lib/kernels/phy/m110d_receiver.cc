@@ -216,10 +216,43 @@ void m110d_receiver::process(const cf* x, size_t n, std::vector<m110d_burst>& do
             std::abs(v.real()) > 1e15f || std::abs(v.imag()) > 1e15f)
             v = cf();
     d->input.append(d->clean.data(), n);
-    run_serial_tone_stages(*d, done);
+    d->run(done);
+}
+
+void m110d_receiver::complete_decoding(std::vector<m110d_burst>& done)
+{
+    if (d->apply_unapplied(state::waiting::all, done))
+        d->run(done);
+}
+
+void m110d_receiver::state::run(std::vector<m110d_burst>& done)
+{
+    for (;;) {
+        run_serial_tone_stages(*this, done);
+        if (replay_limits.empty())
+            return;
+        // The next chunk as it arrived (the last: all of the input).
+        replay_limits.pop_front();
+        if (replay_limits.empty())
+            input.unlimit();
+        else
+            input.limit_to(replay_limits.front());
+    }
 }
 
 void m110d_receiver::state::trim()
+{
+    if (!unapplied.empty()) {
+        // What one thread would let go here is let go once the records before are
+        // applied.
+        if (unapplied.back().boundary)
+            unapplied.back().trim = true;
+        return;
+    }
+    trim_now();
+}
+
+void m110d_receiver::state::trim_now()
 {
     uint64_t keep = stage == phase::search     ? candidate
                     : stage == phase::preamble ? start
@@ -441,6 +474,12 @@ bool m110d_receiver::state::search()
 
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
 {
+    // With frames unapplied the watch runs at their chunk ends (apply_unapplied).
+    return !watch_in_log && watch_now(done);
+}
+
+bool m110d_receiver::state::watch_now(std::vector<m110d_burst>& done)
+{
     // Only past our own preamble.
     // A detection cuts the burst when it is strong (sure_cut_z), or else once its count
     // and WID read as a preamble's: fading data cross the search's threshold.
@@ -523,6 +562,12 @@ void m110d_receiver::state::begin_burst()
     block_llr.clear();
     block_pass.end();
     fde.reset();
+    burst_blocks = 0;
+    watch_in_log = false;
+    job_decoders[0].reset();
+    job_decoders[1].reset();
+    job_cancellers[0].reset();
+    job_cancellers[1].reset();
     fde_choice = -1;
     pending_slip = 0;
     anchors.clear();

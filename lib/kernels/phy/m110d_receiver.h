@@ -269,9 +269,13 @@ struct m110d_receiver_config {
     // backward_frames and follow_frequency_rate concern the MMSE-DFE only.
     m110d_data_equaliser data_equaliser = m110d_data_equaliser::automatic;
     // Threads the receiver may use (1 or 2; more counts as 2). With 2, each block's
-    // MAP pass for its reliability runs beside its Viterbi decoding, and the data
-    // symbols of each block frequency-domain frame are demapped half on each: the same
-    // bursts, bits, reliabilities and tapped symbols as with 1.
+    // MAP pass for its reliability runs beside its Viterbi decoding, the data symbols
+    // of each block frequency-domain frame are demapped half on each, and with the
+    // block FDE each interleaver block is decoded on a thread of its own while the next
+    // block's frames are equalised, what they feed back applied in one thread's order
+    // (docs/modem-design.md, "Two threads"): the same bursts, bits, reliabilities,
+    // SNR and tapped symbols as with 1, a burst's bytes up to a block later
+    // (complete_decoding).
     unsigned threads = 1;
     // 3 kHz, between bursts: the known chips also searched for coherently (8-chip
     // sections' sums combined over a grid of carrier offsets, +-150 Hz), a detection
@@ -318,6 +322,10 @@ public:
     // Feeds n baseband samples (non-finite ones taken as 0); bursts that end here are
     // appended to `done`.
     void process(const std::complex<float>* x, size_t n, std::vector<m110d_burst>& done);
+    // threads > 1: waits for the blocks still decoding on the second thread and hands
+    // on what they complete (as process() would once they are done; with one thread
+    // nothing is waiting). For a bench timing the whole work, or at the input's end.
+    void complete_decoding(std::vector<m110d_burst>& done);
     // True from a detection until its burst ends (or its preamble is refused).
     bool carrier_detected() const;
     uint64_t samples() const;

@@ -507,6 +507,7 @@ bool m110d_receiver::state::burst_ended(bool block_end,
 void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
 {
     readings_open = false;
+    watch_in_log = false;
     if (eom) // the block with the EOM is the burst's
         held_symbols = 0;
     // The symbols of blocks not judged part of the burst (noise after it was lost)

@@ -127,44 +127,315 @@ bool m110d_receiver::state::choose_fde() const
     return !(apart > multipath_share * total);
 }
 
-void m110d_receiver::state::fde_passes()
+namespace {
+
+// weigh_decision's rule on a block's own LLRs and segment (a block decoding on a thread
+// of its own).
+struct llr_segment {
+    double error = 0, variance = 0;
+    unsigned symbols = 0;
+};
+
+void weigh_segment(llr_segment& segment,
+                   std::vector<float>& llr,
+                   size_t llr_end,
+                   unsigned bits_per_symbol,
+                   cd z,
+                   cd decision,
+                   double variance)
 {
-    const unsigned nb = demapper->bits_per_symbol();
+    segment.error += std::norm(z - decision);
+    segment.variance += variance;
+    if (++segment.symbols < reliability_symbols && llr_end < llr.size())
+        return;
+    const float scale = serial_tone_llr_scale(segment.error, segment.variance);
+    if (scale < 1)
+        for (size_t b = llr_end - size_t(segment.symbols) * bits_per_symbol; b < llr_end;
+             ++b)
+            llr[b] *= scale;
+    segment = llr_segment();
+}
+
+} // namespace
+
+std::vector<uint8_t> m110d_receiver::state::block_job::coded_again() const
+{
+    std::vector<uint8_t> user;
+    decoder->decode(llr.data(), user);
+    return m110d_block_channel_bits(mode,
+                                    user.data(),
+                                    fetch_order,
+                                    constraint_length,
+                                    tail_biting,
+                                    k7_newest_bit_lsb);
+}
+
+void m110d_receiver::state::decode_passes(block_job& j) const
+{
+    const unsigned nb = j.demapper->bits_per_symbol();
+    const unsigned data = j.mode.data_symbols, probe = j.mode.probe_symbols;
+    std::vector<cd> decisions(data + probe), z(data + probe), decided(data);
     for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
-        const std::vector<uint8_t> channel = block_coded_again();
-        segment_error = segment_variance = 0;
-        segment_symbols = 0;
+        const std::vector<uint8_t> channel = j.coded_again();
+        llr_segment segment;
         size_t bit = 0;
-        for (size_t f = 0; f < fde->kept_frames; ++f) {
+        for (size_t f = 0; f < j.kept_frames; ++f) {
             const size_t frame_bit = bit;
-            for (unsigned j = 0; j < fde->data; ++j) {
+            for (unsigned i = 0; i < data; ++i) {
                 unsigned label = 0;
                 for (unsigned b = 0; b < nb; ++b)
-                    label = (label << 1) | channel[frame_bit + size_t(j) * nb + b];
-                fde->decisions[j] = demapper->point_of(label, j);
+                    label = (label << 1) | channel[frame_bit + size_t(i) * nb + b];
+                decisions[i] = j.demapper->point_of(label, i);
             }
-            const std::vector<cf>& after = fde->probes[m110d_probe_is_boundary(
-                *mode, int64_t(f % mode->frames_per_block))];
-            for (unsigned j = 0; j < fde->probe; ++j)
-                fde->decisions[fde->data + j] = cd(after[j]);
-            const double variance =
-                std::max(1e-3,
-                         fde->equaliser.cancel(
-                             fde->kept[f], fde->decisions.data(), fde->z.data()));
-            fde->decided.resize(fde->data);
-            split_work(fde->data, [&](size_t from, size_t to) {
-                for (size_t j = from; j < to; ++j) {
-                    const size_t at = frame_bit + j * nb;
-                    fde->decided[j] = demapper->demap_to(
-                        fde->z[j], unsigned(j), variance, &channel[at], &block_llr[at]);
+            const std::vector<cf>& after = j.probes[m110d_probe_is_boundary(
+                j.mode, int64_t(f % j.mode.frames_per_block))];
+            for (unsigned i = 0; i < probe; ++i)
+                decisions[data + i] = cd(after[i]);
+            const double variance = std::max(
+                1e-3, j.cancel_with->cancel(j.kept[f], decisions.data(), z.data()));
+            split_work(data, [&](size_t from, size_t to) {
+                for (size_t i = from; i < to; ++i) {
+                    const size_t at = frame_bit + i * nb;
+                    decided[i] = j.demapper->demap_to(
+                        z[i], unsigned(i), variance, &channel[at], &j.llr[at]);
                 }
             });
-            for (unsigned j = 0; j < fde->data; ++j) {
+            for (unsigned i = 0; i < data; ++i) {
                 bit += nb;
-                weigh_decision(fde->z[j], fde->decided[j], variance, bit);
+                weigh_segment(segment, j.llr, bit, nb, z[i], decided[i], variance);
             }
         }
     }
+    if (j.judge)
+        j.agreement = agreement_of(j.llr, j.coded_again());
+}
+
+void m110d_receiver::state::decode_final(block_job& j) const
+{
+    if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity())
+        j.reliability =
+            j.decoder->decode_with_reliability(j.llr.data(), j.bits, cfg.threads > 1);
+    else
+        j.decoder->decode(j.llr.data(), j.bits);
+}
+
+std::shared_ptr<m110d_receiver::state::block_job>
+m110d_receiver::state::hand_to_decoding()
+{
+    auto j = std::make_shared<block_job>();
+    j->mode = *mode;
+    j->demapper = demapper;
+    j->probes[0] = fde->probes[0];
+    j->probes[1] = fde->probes[1];
+    j->fetch_order = fetch_order;
+    j->constraint_length = constraint_length;
+    j->tail_biting = data_readings.tail_biting;
+    j->k7_newest_bit_lsb = cfg.k7_newest_bit_lsb;
+    j->judge = readings_open && burst_blocks == 0;
+    ++burst_blocks;
+    j->llr.swap(block_llr);
+    j->kept.swap(fde->kept);
+    fde->kept.swap(fde->spare_kept);
+    j->kept_frames = fde->kept_frames;
+    fde->kept_frames = 0;
+    if (!pipelined() || j->judge) {
+        // In order: the decoding is commit_job's, on the burst's own decoder. So are
+        // the passes of a burst's first block whose scrambler reading is judged (the
+        // stream's first burst goes over it under both readings: the blocks after it
+        // would be lost work), its final decoding then on a thread.
+        j->decoder = decoder;
+        j->cancel_with = &fde->equaliser;
+        return j;
+    }
+    // A decoder and a canceller of its own (the block before may still be decoding on
+    // the other pair).
+    const size_t slot = burst_blocks % 2;
+    auto& own_decoder = job_decoders[slot];
+    if (!own_decoder || own_decoder.use_count() > 1)
+        own_decoder = std::make_shared<m110d_block_decoder>(
+            *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb);
+    auto& own_canceller = job_cancellers[slot];
+    if (!own_canceller || own_canceller.use_count() > 1 ||
+        own_canceller->block_symbols() != fde->block_symbols)
+        own_canceller = std::make_shared<block_frequency_equaliser>(fde->block_symbols);
+    j->decoder = own_decoder;
+    j->canceller = own_canceller;
+    j->cancel_with = own_canceller.get();
+    block_job* job = j.get();
+    j->thread = std::thread([this, job] {
+        decode_passes(*job);
+        decode_final(*job);
+    });
+    return j;
+}
+
+m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
+{
+    if (!j.passes_done && !j.thread.joinable())
+        decode_passes(j); // in order
+    j.passes_done = true;
+    if (j.judge && !j.judged) {
+        j.judged = true;
+        // The burst's first block under this scrambler reading: the decoded bits coded
+        // again against the channel LLRs (decode_block's rule).
+        const x9_orientation best =
+            scrambler_judge.judge(data_readings.scrambler, j.agreement);
+        if (best != data_readings.scrambler) {
+            if (symbol_tap)
+                symbol_tap->resize(symbol_tap->size() -
+                                   std::min(tapped, symbol_tap->size()));
+            held_symbols = 0;
+            data_readings.scrambler = best;
+            found_sections = burst_sections;
+            input.start_derotation(start, burst_hz);
+            block_llr.clear();
+            begin_burst();
+            return committed::begun_again;
+        }
+        readings_open = false;
+        if (pipelined()) {
+            // Kept: its final decoding beside the next block's frames.
+            block_job* job = &j;
+            j.thread = std::thread([this, job] { decode_final(*job); });
+            return committed::decoding;
+        }
+    }
+    if (j.thread.joinable())
+        j.thread.join();
+    else
+        decode_final(j); // in order
+    if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
+        least_reliability = std::min(least_reliability, j.reliability);
+        unreliable_blocks += j.reliability < cfg.reliability_threshold;
+    }
+    bits.insert(bits.end(), j.bits.begin(), j.bits.end());
+    for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
+         ++eom_searched)
+        if (bits_word(bits, eom_searched) == m110d_eom)
+            eom_at = eom_searched;
+    // (The tail-biting phase changes only at an EOM, which ends the burst: no block
+    // after this one decodes under the old one.)
+    if (cfg.find_tail_biting)
+        settle_tail_biting();
+    block_decoded = true;
+    if (block_llr.empty()) { // its LLRs' buffer for the next block (one thread)
+        block_llr.swap(j.llr);
+        block_llr.clear();
+    }
+    if (fde) { // its buffers for the frames to come
+        if (fde->kept.empty())
+            fde->kept.swap(j.kept);
+        else if (fde->spare_kept.empty())
+            fde->spare_kept.swap(j.kept);
+    }
+    return committed::done;
+}
+
+void m110d_receiver::state::apply_frame(const frame_record& r)
+{
+    if (symbol_tap)
+        for (const cf& t : r.taps) {
+            symbol_tap->push_back(t);
+            ++tapped;
+            ++held_symbols;
+        }
+    for (double p : r.window_power)
+        presence.add_window_power(p);
+    const std::vector<cf>& after = fde->probes[r.boundary_probe];
+    for (size_t j = 0; j < r.probe_z.size(); ++j) {
+        const cd z = r.probe_z[j], sent(after[j]);
+        presence.add_probe(z, sent);
+        presence.add_known(z, sent);
+        snr_report.add(r.reported_error, double(r.probe_first + j) / symbol_rate);
+    }
+    presence.add_prediction_score(r.score);
+}
+
+void m110d_receiver::state::join_jobs()
+{
+    for (frame_record& r : unapplied)
+        if (r.job && r.job->thread.joinable())
+            r.job->thread.join();
+}
+
+void m110d_receiver::state::change_course(bool from_front)
+{
+    join_jobs();
+    replay_limits.clear();
+    bool first = true;
+    for (const frame_record& r : unapplied) {
+        if (r.boundary && (from_front || !first))
+            replay_limits.push_back(r.total);
+        first = false;
+    }
+    unapplied.clear();
+    watch_in_log = false;
+    if (replay_limits.empty())
+        input.unlimit();
+    else
+        input.limit_to(replay_limits.front());
+}
+
+bool m110d_receiver::state::apply_unapplied(waiting wait, std::vector<m110d_burst>& done)
+{
+    if (unapplied.empty())
+        return false;
+    const uint64_t live_symbol = symbol;
+    const double live_residual = fde ? fde->residual_hz : 0.0;
+    const block_job* newest = nullptr;
+    for (const frame_record& r : unapplied)
+        if (r.job)
+            newest = r.job.get();
+    while (!unapplied.empty()) {
+        frame_record& r = unapplied.front();
+        if (r.job && r.job->thread.joinable()) {
+            const bool may_wait =
+                wait == waiting::all ||
+                (wait == waiting::all_but_newest && r.job.get() != newest);
+            if (!may_wait)
+                break;
+        }
+        symbol = r.symbol_after;
+        if (fde)
+            fde->residual_hz = r.residual_hz;
+        if (r.boundary) {
+            // The watch as one thread runs it at this chunk's end, on its input.
+            input.limit_to(r.total);
+            const bool cut = watch_now(done);
+            if (cut) {
+                change_course(true);
+                return true;
+            }
+            if (r.trim)
+                trim_now();
+            input.unlimit();
+            unapplied.pop_front();
+            continue;
+        }
+        if (!r.applied) {
+            apply_frame(r);
+            r.applied = true;
+        }
+        if (r.job) {
+            const committed c = commit_job(*r.job);
+            if (c == committed::begun_again) {
+                change_course(false); // from its preamble, under the other reading
+                return true;
+            }
+            if (c == committed::decoding)
+                continue; // waited for as the newest block's
+        }
+        const bool matched = r.block_end && presence.probes_match();
+        if (burst_ended(r.block_end, matched, done)) {
+            change_course(false);
+            return true;
+        }
+        unapplied.pop_front();
+    }
+    symbol = live_symbol;
+    if (fde)
+        fde->residual_hz = live_residual;
+    return false;
 }
 
 bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
@@ -177,10 +448,14 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
     if (symbol < uint64_t(preamble_end) + k)
         symbol = uint64_t(preamble_end) + k;
     const double sample_rate = sps * symbol_rate;
+    watch_in_log = pipelined();
     for (;;) {
         const uint64_t first = symbol; // the frame's first data symbol
         const int64_t frame = int64_t((first - preamble_end - k) / n);
         if (double(first - preamble_end) / mode->symbol_rate() > cfg.max_burst_s) {
+            // Everything before applied first, as one thread would have.
+            if (apply_unapplied(waiting::all, done))
+                return true;
             end_burst(false, done);
             return true;
         }
@@ -191,8 +466,18 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             int64_t(start) + from_symbol * int64_t(sps) + timing_shift; // phase 0
         const size_t count = size_t(k + n);
         const int64_t last = from + int64_t(count - 1) * sps + 2;
-        if (last >= int64_t(input.total()))
-            return false;
+        if (last >= int64_t(input.total())) {
+            if (!watch_in_log)
+                return false;
+            // The watch for a new preamble runs here once what comes before is applied.
+            frame_record at_end;
+            at_end.boundary = true;
+            at_end.total = input.total();
+            at_end.symbol_after = symbol;
+            at_end.residual_hz = s.residual_hz;
+            unapplied.push_back(std::move(at_end));
+            return apply_unapplied(waiting::none, done);
+        }
         s.y0.resize(count);
         s.y1.resize(count);
         const double turn = -2 * M_PI * s.residual_hz / sample_rate;
@@ -412,28 +697,25 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 s.decided[j] = demapper->demap(
                     s.z[j], unsigned(j), variance, &block_llr[llr_at + j * nb]);
         });
+        // What the frame feeds back, applied in order (apply_frame).
+        frame_record record;
         for (unsigned j = 0; j < s.data; ++j) {
             const cd z = s.z[j];
-            if (symbol_tap) {
-                symbol_tap->push_back(cf(demapper->unscrambled(z, j)));
-                ++tapped;
-                ++held_symbols;
-            }
+            if (symbol_tap)
+                record.taps.push_back(cf(demapper->unscrambled(z, j)));
             weigh_decision(z, s.decided[j], variance, llr_at + size_t(j + 1) * nb);
         }
         // The window power the presence watch compares with the preamble's, and the
         // probe after: its estimates and how well the probe before's channel predicts
         // its samples (nothing of it went into that channel).
+        record.window_power.resize(n);
         for (size_t i = 0; i < n; ++i)
-            presence.add_window_power(
-                0.5 * (std::norm(s.y0[block_at + i]) + std::norm(s.y1[block_at + i])));
-        const std::vector<cf>& after = s.probes[boundary_after];
-        for (unsigned j = 0; j < k; ++j) {
-            const cd z = s.z[s.data + j], sent(after[j]);
-            presence.add_probe(z, sent);
-            presence.add_known(z, sent);
-            snr_report.add(reported_error, double(first + s.data + j) / symbol_rate);
-        }
+            record.window_power[i] =
+                0.5 * (std::norm(s.y0[block_at + i]) + std::norm(s.y1[block_at + i]));
+        record.probe_z.assign(s.z.begin() + s.data, s.z.begin() + s.data + k);
+        record.boundary_probe = boundary_after;
+        record.probe_first = first + s.data;
+        record.reported_error = reported_error;
         if (!paths.empty()) {
             // The probe after's window predicted from the probe before's taps.
             const size_t after_at = size_t(k - l - unsigned(s.precursor)) + n;
@@ -456,27 +738,31 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 predicted += std::norm(p0) + std::norm(p1);
                 observed += std::norm(o0) + std::norm(o1);
             }
+            // (No score where either is zero: nothing is added then.)
             if (predicted > 0 && observed > 0)
-                presence.add_prediction_score(std::norm(inner) / (predicted * observed) *
-                                              double(2 * l));
+                record.score = std::norm(inner) / (predicted * observed) * double(2 * l);
         } else {
             // No path above the noise: the probe before predicts nothing of this one
             // (its estimates are zeros, which the correlation test would let pass).
-            presence.add_prediction_score(0.0);
+            record.score = 0.0;
         }
         // The rotation follows the residual turn.
         s.residual_hz += turn_gain * across / (2 * M_PI * double(n) / symbol_rate);
         symbol = first + n;
-        const bool block_end = (frame + 1) % int64_t(mode->frames_per_block) == 0;
-        if (block_llr.size() == decoder->channel_bits()) {
-            if (cfg.decoder_passes > 1)
-                fde_passes();
-            s.kept_frames = 0;
-            if (!decode_block())
-                return true; // again from the preamble, another scrambler reading
-        }
-        const bool matched = block_end && presence.probes_match();
-        if (burst_ended(block_end, matched, done))
+        record.symbol_after = symbol;
+        record.residual_hz = s.residual_hz;
+        record.block_end = (frame + 1) % int64_t(mode->frames_per_block) == 0;
+        if (block_llr.size() == decoder->channel_bits())
+            record.job = hand_to_decoding();
+        const bool handed = record.job != nullptr;
+        unapplied.push_back(std::move(record));
+        // One thread: at once. Two: up to the block decoding before this one (the
+        // frames after a block wait for its decoding only here; a first block whose
+        // reading is judged is judged at once).
+        const waiting wait = !pipelined() ? waiting::all
+                             : handed     ? waiting::all_but_newest
+                                          : waiting::none;
+        if (apply_unapplied(wait, done))
             return true;
     }
 }

@@ -30,10 +30,12 @@
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace gr {
@@ -193,8 +195,9 @@ struct m110d_receiver::state {
     serial_tone_presence presence;
     burst_snr snr_report;   // the burst's SNR report: its mean over the burst
     double known_error = 0; // over the known chips equalised
-    std::unique_ptr<m110d_demapper> demapper;
-    std::unique_ptr<m110d_block_decoder> decoder;
+    // Shared with the blocks decoding on a thread of their own (threads > 1).
+    std::shared_ptr<const m110d_demapper> demapper;
+    std::shared_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
     std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
     // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows and sample grids.
@@ -232,7 +235,10 @@ struct m110d_receiver::state {
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);
+    // After the stages: the input behind what they may read again let go (with frames
+    // unapplied, at their chunk end: trim_now then).
     void trim();
+    void trim_now();
     void restart_search(uint64_t from);
     void begin_burst();
     bool read_fields();
@@ -350,10 +356,54 @@ struct m110d_receiver::state {
     bool choose_fde() const;
     // The data from the frame at `symbol` on, a frame at a time (as data()).
     bool fde_data(std::vector<m110d_burst>& done);
-    void fde_passes();
     // work(from, to) over [0, n): with cfg.threads > 1 the second half on another
     // thread at once (work must write disjoint outputs per index).
     void split_work(size_t n, const std::function<void(size_t, size_t)>& work) const;
+    // ---- threads > 1 with the block FDE: each interleaver block decoded (its
+    // decoder-aided passes, Viterbi and MAP pass) on a thread of its own while the
+    // frames after it are equalised, which need nothing of its bits. What the frames
+    // feed back (taps, the presence watch, the SNR report, the watch for a new
+    // preamble at each point the data ran out of samples) waits in `unapplied` and is
+    // applied in the order one thread takes, each block's decoding as it comes; where
+    // a block ends the burst (EOM, signal lost, another scrambler reading) or the watch
+    // cuts it, the frames after are dropped and the input is gone over again as it
+    // arrived, chunk by chunk (replay_limits), so every thread count gives the same.
+    struct block_job;
+    struct frame_record;
+    std::deque<frame_record> unapplied;
+    // The input's totals at the chunks still to be gone over again (the first is the
+    // input's limit now).
+    std::deque<uint64_t> replay_limits;
+    unsigned burst_blocks = 0; // blocks handed to decoding in the burst (attempt)
+    bool watch_in_log = false; // the watch runs from unapplied's chunk ends
+    // Decoders and cancelling equalisers for the blocks' threads, two blocks at a time.
+    std::shared_ptr<m110d_block_decoder> job_decoders[2];
+    std::shared_ptr<block_frequency_equaliser> job_cancellers[2];
+    bool pipelined() const { return cfg.threads > 1 && replay_limits.empty(); }
+    // process(): the stages over the input, and again over the chunks to go over.
+    void run(std::vector<m110d_burst>& done);
+    enum class waiting { none, all_but_newest, all };
+    // Applies unapplied's records in order, waiting for the blocks' decoding as told;
+    // true when the burst took another course (the records after dropped).
+    bool apply_unapplied(waiting wait, std::vector<m110d_burst>& done);
+    // The records from unapplied's front on dropped (their blocks' threads joined); the
+    // input gone over again from the chunk end of the first (with `from_front`) or the
+    // next.
+    void change_course(bool from_front);
+    // The block just complete handed to decoding (block_llr and the kept frames).
+    std::shared_ptr<block_job> hand_to_decoding();
+    // The decoder-aided passes and, for the burst's first block, its bits coded again
+    // against its LLRs (find_scrambler); then the decoding (a thread's, or in order).
+    void decode_passes(block_job& j) const;
+    void decode_final(block_job& j) const;
+    // decode_block's part in order: begun_again when the burst begins again from its
+    // preamble; decoding when the first block's reading is judged and its decoding goes
+    // on on a thread (committed at a later call).
+    enum class committed { done, begun_again, decoding };
+    committed commit_job(block_job& j);
+    void apply_frame(const frame_record& r);
+    bool watch_now(std::vector<m110d_burst>& done);
+    void join_jobs();
     m110d_burst report() const;
     void end_burst(bool eom, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
@@ -380,6 +430,8 @@ struct m110d_receiver::state::fde_state {
     // The block's frames kept for decoder-aided passes, with their data's variance.
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;
+    // A decoded block's kept frames, for the next (their buffers taken again).
+    std::vector<block_frequency_equaliser::block> spare_kept;
     int64_t moved_frame = -1;    // the frame the grid last moved for
     bool placed = false;         // the window placed on the paths (first frame)
     std::vector<double> profile; // the paths' long-term power per tap
@@ -413,6 +465,56 @@ struct m110d_receiver::state::fde_state {
                 new probe_channel_estimator(std::vector<cf>(from, from + base)));
         }
     }
+};
+
+// One interleaver block's decoding (m110d_receiver_fde.cc): what it needs of the burst,
+// copied or shared, so that it runs on a thread of its own whatever the receiver does
+// meanwhile.
+struct m110d_receiver::state::block_job {
+    m110d_mode mode;
+    std::shared_ptr<const m110d_demapper> demapper;
+    std::shared_ptr<m110d_block_decoder> decoder;
+    std::shared_ptr<block_frequency_equaliser> canceller; // or the burst's own:
+    block_frequency_equaliser* cancel_with = nullptr;
+    std::vector<cf> probes[2]; // normal, boundary
+    std::vector<uint32_t> fetch_order;
+    unsigned constraint_length = 7;
+    tail_biting_start tail_biting = tail_biting_start::first_pair_bit_7;
+    bool k7_newest_bit_lsb = false;
+    std::vector<float> llr;
+    std::vector<block_frequency_equaliser::block> kept;
+    size_t kept_frames = 0;
+    bool judge = false; // the burst's first block under find_scrambler
+    bool judged = false;
+    bool passes_done = false;
+    // Results.
+    reencoding_agreement agreement;
+    std::vector<uint8_t> bits;
+    double reliability = 0;
+    std::thread thread; // threads > 1: the passes and the decoding
+    // The block decoded as its LLRs stand and coded again: its channel bits.
+    std::vector<uint8_t> coded_again() const;
+};
+
+// A frame equalised (or, `boundary`, a point where the data ran out of samples: the
+// watch for a new preamble runs there, over the input as it was), with what it feeds
+// back, applied in order (apply_unapplied).
+struct m110d_receiver::state::frame_record {
+    bool boundary = false;
+    uint64_t total = 0;        // boundary: the input's total then
+    bool trim = false;         // boundary: the chunk's last (its input let go there)
+    uint64_t symbol_after = 0; // the symbol the receiver is at after it
+    double residual_hz = 0;
+    bool block_end = false;
+    bool applied = false; // its feedback (the block's decoding may still be going on)
+    std::vector<cf> taps;
+    std::vector<double> window_power;
+    std::vector<cd> probe_z;
+    bool boundary_probe = false;
+    uint64_t probe_first = 0;
+    double reported_error = 1.0; // the SNR report's error per probe symbol
+    std::optional<double> score;    // the prediction score, if any
+    std::shared_ptr<block_job> job; // the block it completes
 };
 
 } // namespace phy

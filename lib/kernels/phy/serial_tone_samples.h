@@ -12,6 +12,7 @@
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_SAMPLES_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_SAMPLES_H
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +32,11 @@ public:
     void append(const cf* x, size_t n) { d_buf.insert(d_buf.end(), x, x + n); }
     // Samples base() .. total() - 1 are held; at(i) is sample i.
     uint64_t base() const { return d_base; }
-    uint64_t total() const { return d_base + d_buf.size(); }
+    uint64_t total() const { return std::min(d_base + d_buf.size(), d_limit); }
+    // total() reads as at most `end` (a receiver going over its input again as it
+    // arrived, chunk by chunk), until unlimit().
+    void limit_to(uint64_t end) { d_limit = end; }
+    void unlimit() { d_limit = UINT64_MAX; }
     cf at(uint64_t i) const { return d_buf[size_t(i - d_base)]; }
     // Sample i's place: samples i .. total() - 1 lie side by side from it.
     const cf* held_from(uint64_t i) const { return &d_buf[size_t(i - d_base)]; }
@@ -74,6 +79,7 @@ private:
     double d_sample_rate;
     std::vector<cf> d_buf;
     uint64_t d_base = 0;
+    uint64_t d_limit = UINT64_MAX;
     double d_offset_hz = 0;
     // Derotation phase (cycles) at sample d_phase_from.
     double d_phase_cycles = 0;

@@ -18,8 +18,10 @@ simulator's rows and summary (--json, --csv, tables); times are protocol seconds
 --compare also runs the same configuration in virtual time (the simulator) and prints
 both summaries with the emulated/virtual ratios of the aggregate and of the median
 latency of every flow. --timeline and --plot write the bursts the nodes sent, from
-their captures (--pcap), as the simulator's do. Per-path settings (hidden pairs, a traffic file's "paths") and power cycles have
-no counterpart on the emulated channel and are refused.
+their captures (--pcap), as the simulator's do; the summary's occupancy comes from
+them, a node's collisions from its modem emulator's counters. Per-path settings (hidden
+pairs, a traffic file's "paths") and power cycles have no counterpart on the emulated
+channel and are refused.
 
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/network_real_time.py --nodes 4 --preset hub-spoke --mode 2400S \\
@@ -170,6 +172,8 @@ class network:
             if s.process.poll() is None:
                 s.process.terminate()
             out = s.process.communicate(timeout=60)[0]
+            with open(os.path.join(self.tmp, f"node-{s.index}.out"), "w") as f:
+                f.write(out)  # the node's events and statistics, for tracing a run
             lines = [json.loads(x) for x in out.splitlines() if '"type": "stats"' in x]
             last.append(lines[-1] if lines else {})
         return last
@@ -382,7 +386,7 @@ class network:
                 heapq.heappop(self.timers)[2]()
         return self.now()
 
-    def result(self, t, last_stats):
+    def result(self, t, last_stats, bursts):
         flows, bulk_bps, all_bytes = [], [], 0
         for i, f in enumerate(self.flows):
             span = t - f.spec.start_s
@@ -412,7 +416,7 @@ class network:
             radio = st.get("radio", {}).get("emulator", {})
             air = radio.get("air_time_s", 0.0)
             nodes.append({
-                "row": "node", "node": k + 1, "bytes_delivered": self.node_bytes[k],
+                "row": "node", "node": k, "bytes_delivered": self.node_bytes[k],
                 "link_setups": st.get("link_setups"), "link_failures": st.get("link_failures"),
                 "transmissions": radio.get("transmissions"), "air_time_s": round(air, 3),
                 "occupancy": round(air / t, 4) if t > 0 else 0,
@@ -421,7 +425,7 @@ class network:
         summary = {
             "end_time_s": round(t, 3), "completed": self.finished(),
             "aggregate_bps": all_bytes * 8 / t if t > 0 else 0,
-            "occupancy": None, "jain_bulk": jain(bulk_bps),
+            "occupancy": occupancy(bursts, t), "jain_bulk": jain(bulk_bps),
             "worst_bulk_share": (min(bulk_bps) / sum(bulk_bps) if bulk_bps and sum(bulk_bps) > 0
                                  else 0),
             "collisions": sum(n["collisions"] or 0 for n in nodes),
@@ -453,6 +457,16 @@ def virtual(args):
     c = network_run.config_from(args)
     r = sim.run_network(c)
     return network_run.flow_rows(r), network_run.node_rows(r), network_run.summary(r), r
+
+
+def occupancy(bursts, t):
+    """Time some node was on the air (the union of the bursts) / run time."""
+    on_air, until = 0.0, 0.0
+    for b in bursts:
+        start, end = max(b["start_s"], 0.0), min(b["end_s"], t)
+        on_air += max(0.0, end - max(start, until))
+        until = max(until, end)
+    return min(on_air, t) / t if t > 0 else 0
 
 
 def read_pcap(path):
@@ -510,8 +524,8 @@ def main(argv=None):
         net.start_nodes()
         t = net.run()
         stats = net.stop_nodes()
-        flows, nodes, summary = net.result(t, stats)
-        bursts = timeline(net) if args.timeline or args.plot else []
+        bursts = timeline(net)
+        flows, nodes, summary = net.result(t, stats, bursts)
     finally:
         stop_processes(net.processes)
         if os.environ.get("KEEP_NETREAL_DIR"):

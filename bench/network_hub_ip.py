@@ -13,7 +13,10 @@ server on each. Prints a line per measurement and a JSON line at the end. Needs 
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/network_hub_ip.py [--rates 2400,9600] [--pings 5] [--bytes 10000] \\
         [--time-scale 1] [--node-options "cas.max_nonexclusive_links=4;serve_in_turn_s=30"] \\
-        [--paths spoke-hub,spoke-spoke] [--deadline 240] [--curl-deadline 240] [--tag b]
+        [--paths spoke-hub,spoke-spoke] [--deadline 240] [--curl-deadline 240] [--tag b] \\
+        [--pep]
+--pep: the download goes through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy,
+which opens it to the hub's subnet or, over the IP client, to spoke 2's.
 """
 
 import argparse
@@ -38,9 +41,10 @@ def ping(bed, target, count, deadline_s):
     return rtts, len(lines) - len(rtts)
 
 
-def curl(bed, url, deadline_s):
+def curl(bed, url, deadline_s, socks=None):
     """(seconds, bytes, time to first byte) of one download from spoke 1, or None."""
-    done = bed.run("s1", "curl", "-sS", "-o", "/dev/null", "-m", str(deadline_s), "-w",
+    proxy = ["--socks5", socks] if socks else []
+    done = bed.run("s1", "curl", *proxy, "-sS", "-o", "/dev/null", "-m", str(deadline_s), "-w",
                    "%{time_total} %{size_download} %{time_starttransfer}", url,
                    check=False, timeout=deadline_s + 30)
     if done.returncode != 0:
@@ -60,6 +64,8 @@ def main():
     p.add_argument("--curl-deadline", type=int, default=240, help="of the download, real s")
     p.add_argument("--paths", default="spoke-hub,spoke-spoke")
     p.add_argument("--tag", default="b", help="of the namespaces, to run two at once")
+    p.add_argument("--pep", action="store_true",
+                   help="curl through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy")
     a = p.parse_args()
     why = hub.unavailable()
     if why:
@@ -70,7 +76,7 @@ def main():
         options = ";".join(o for o in ("supervision.keep_alive_interval_s=36000",
                                        a.node_options) if o)
         with hub.hub_testbed(rate=int(rate), time_scale=a.time_scale, node_options=options,
-                             tag=a.tag) as bed:
+                             tag=a.tag, pep=a.pep) as bed:
             site = os.path.join(bed.tmp, "site")
             os.makedirs(site)
             with open(os.path.join(site, "file.bin"), "wb") as f:
@@ -84,7 +90,7 @@ def main():
                 t0 = time.monotonic()
                 rtts, duplicates = ping(bed, bed.lan_address(k), a.pings, a.deadline)
                 got = curl(bed, f"http://{bed.lan_address(k)}:{HTTP_PORT}/file.bin",
-                           a.curl_deadline)
+                           a.curl_deadline, hub.SOCKS if a.pep else None)
                 row = {"rate": int(rate), "path": name, "pings": a.pings, "answered": len(rtts),
                        "duplicates": duplicates,
                        "rtt_first_s": rtts[0] if rtts else None,
@@ -99,7 +105,8 @@ def main():
             failed = bed.failed()
             if failed:
                 print(failed, file=sys.stderr)
-    print(json.dumps({"time_scale": a.time_scale, "node_options": a.node_options, "rows": rows}))
+    print(json.dumps({"time_scale": a.time_scale, "node_options": a.node_options,
+                      "pep": a.pep, "rows": rows}))
     return 0
 
 

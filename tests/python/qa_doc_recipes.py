@@ -6,14 +6,13 @@
 #
 """The step-by-step recipes of docs/ip-client.md, docs/pep.md and docs/networks.md (IP
 through a hub), run as written: each shell block marked `<!-- recipe: ... -->` goes to
-`bash -e` unchanged, so a recipe that
-leaves out a step (a loopback down, a missing ipc:// directory, a route) fails here
-instead of for a reader. The only differences from a reader's shell: hfstack-* on PATH
-run the checkout's apps with this interpreter, and the block runs in a mount namespace
-of its own with fresh /run and /etc/netns, so its namespace names, ipc:// files and
-/etc/netns files cannot meet a real installation's or another test's. Needs root (the
-recipes do); skips, saying why, where namespaces or curl, ping, nft, unshare are
-missing."""
+`bash -e` unchanged, so a recipe that leaves out a step (a loopback down, a missing
+ipc:// directory, a route) fails here instead of for a reader. The only differences from
+a reader's shell: hfstack-* on PATH run the checkout's apps with this interpreter, and
+the block runs in a mount namespace of its own with fresh /run and /etc/netns, so its
+namespace names, ipc:// files and /etc/netns files cannot meet a real installation's or
+another test's. Needs root (the recipes do); skips, saying why, where namespaces or
+curl, ping, nft, unshare are missing."""
 
 import os
 import re

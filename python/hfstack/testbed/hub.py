@@ -38,6 +38,7 @@ NODE = [sys.executable, "-m", "gnuradio.hfstack.apps.node"]  # hfstack-node, ins
 HF_NET = "10.76.0"
 LAN = "10.86"
 START_S = 60
+SOCKS = "127.0.0.1:1080"  # a spoke's near proxy (pep=True), in its namespace
 
 
 def unavailable():
@@ -58,10 +59,14 @@ class hub_testbed(namespaces):
     """`rate`: the nodes' mode (bps with the short interleaver, or a mode's name);
     `time_scale`: protocol seconds per real second; `node_options`: every node's
     options; `spokes`: 2..8. After start(): `ns[side]`, `hf_address(k)` and
-    `lan_address(k)` of station k (0 the hub), `node[side]` the processes."""
+    `lan_address(k)` of station k (0 the hub), `node[side]` the processes. `pep`: the
+    HF-PEP beside every node too, a spoke's a near proxy (SOCKS5 on SOCKS in its
+    namespace) whose streams to LAN.0.0/16 all go to the hub's far proxy, which opens
+    them to the hub's own subnet or, over the IP client, to a spoke's: TCP ends at
+    the proxies over the first hop and rides the IP client over the second."""
 
     def __init__(self, rate=2400, time_scale=1.0, spokes=3, tag=None,
-                 node_options="supervision.keep_alive_interval_s=36000"):
+                 node_options="supervision.keep_alive_interval_s=36000", pep=False):
         if not 2 <= spokes <= 8:
             raise ValueError("a hub test bed has 2..8 spokes")
         tag = tag if tag is not None else os.getpid() % 100000
@@ -71,6 +76,7 @@ class hub_testbed(namespaces):
         self._mode, self.node_options = rate, node_options
         self.tmp = tempfile.mkdtemp(prefix="hfstack-hub-")
         self.node, self.procs = {}, []
+        self.pep = pep
 
     @staticmethod
     def hf_address(k):
@@ -86,6 +92,16 @@ class hub_testbed(namespaces):
             return [r for s in range(1, len(self.sides))
                     for r in (f"{self.hf_address(s)}={s + 1}", f"{LAN}.{s}.0/24={s + 1}")]
         return [f"{HF_NET}.0/24=1", f"{LAN}.0.0/16=1"]
+
+    def pep_arguments(self, k):
+        """Station k's HF-PEP options (pep=True)."""
+        if k == 0:
+            spokes = range(1, len(self.sides))
+            # The hub's own address is reachable only when a rule names it alone.
+            allowed = [f"{self.lan_address(0)}/32"] + [f"{LAN}.{s}.0/24" for s in spokes]
+            return ["--pep-options", f"allow_peers={' '.join(f'0.0.0.{s + 1}' for s in spokes)};"
+                    f"allow_destinations={' '.join(allowed)}"]
+        return ["--pep-options", f"peers={LAN}.0.0/16=0.0.0.1", "--pep-socks", SOCKS]
 
     def start(self):
         try:
@@ -123,6 +139,8 @@ class hub_testbed(namespaces):
                     cmd += ["--ip-route", f"{prefix}=0.0.0.{node}"]
                 if self.node_options:
                     cmd += ["--options", self.node_options]
+                if self.pep:
+                    cmd += ["--pep", *self.pep_arguments(k)]
                 log = open(os.path.join(self.tmp, f"node-{side}.log"), "w")
                 p = subprocess.Popen(self.command(side, *cmd), stdout=subprocess.DEVNULL,
                                      stderr=log, stdin=subprocess.DEVNULL,

@@ -4,15 +4,15 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""The step-by-step recipes of docs/ip-client.md and docs/pep.md, run as written: each
-shell block marked `<!-- recipe: ... -->` goes to `bash -e` unchanged, so a recipe that
-leaves out a step (a loopback down, a missing ipc:// directory, a route) fails here
-instead of for a reader. The only differences from a reader's shell: hfstack-* on PATH
-run the checkout's apps with this interpreter, and the block runs in a mount namespace
-of its own with fresh /run and /etc/netns, so its namespace names, ipc:// files and
-/etc/netns files cannot meet a real installation's or another test's. Needs root (the
-recipes do); skips, saying why, where namespaces or curl, ping, nft, unshare are
-missing."""
+"""The step-by-step recipes of docs/ip-client.md, docs/pep.md and docs/networks.md (IP
+through a hub), run as written: each shell block marked `<!-- recipe: ... -->` goes to
+`bash -e` unchanged, so a recipe that leaves out a step (a loopback down, a missing
+ipc:// directory, a route) fails here instead of for a reader. The only differences from
+a reader's shell: hfstack-* on PATH run the checkout's apps with this interpreter, and
+the block runs in a mount namespace of its own with fresh /run and /etc/netns, so its
+namespace names, ipc:// files and /etc/netns files cannot meet a real installation's or
+another test's. Needs root (the recipes do); skips, saying why, where namespaces or
+curl, ping, nft, unshare are missing."""
 
 import os
 import re
@@ -41,7 +41,7 @@ def recipes(doc):
 class qa_doc_recipes(gr_unittest.TestCase):
 
     def test_every_doc_marks_its_recipe(self):
-        for doc in ("ip-client.md", "pep.md"):
+        for doc in ("ip-client.md", "pep.md", "networks.md"):
             self.assertEqual(len(recipes(doc)), 1, doc)
 
     def run_recipe(self, doc):
@@ -90,6 +90,14 @@ class qa_doc_recipes(gr_unittest.TestCase):
     def test_ip_client_recipe(self):
         out = self.run_recipe("ip-client.md")
         self.assertIn("3 packets transmitted, 3 received", out)
+
+    def test_network_hub_recipe(self):
+        out = self.run_recipe("networks.md")
+        # Spoke 1 to the hub's subnet, then to spoke 2's through the hub (3 replies each
+        # within the deadline: ping goes on sending while it waits); the web page.
+        self.assertEqual(len(re.findall(r"\d+ packets transmitted, 3 received", out)), 2,
+                         out[-3000:])
+        self.assertIn("<title>directory listing", out.lower())
 
     def test_pep_recipe(self):
         out = self.run_recipe("pep.md")

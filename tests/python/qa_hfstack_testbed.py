@@ -4,7 +4,7 @@
 #
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""hfstack-testbed as a user runs it: `ip` and `pep` each started as a process; the
+"""hfstack-testbed as a user runs it: `ip`, `pep` and `hub` each started as a process; the
 commands it prints (ping, curl, dig; not the browser) are run as printed and work;
 SIGINT leaves nothing behind (no namespace, no nftables table, no process, no state
 file). A testbed killed with SIGKILL is named stale and removed by the next start; a
@@ -12,6 +12,7 @@ station that dies ends the testbed with status 1, saying which, and removes it t
 Skips, saying why, where namespaces (or nft, curl, dig) are unavailable."""
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -71,6 +72,12 @@ def command_line(pid):
             return f.read()
     except OSError:
         return b""
+
+
+def remove_left_namespaces():
+    """What a failed test left of its namespaces (and the processes in them)."""
+    from gnuradio.hfstack.apps.testbed import remove_set
+    remove_set(sorted(namespaces()), [])
 
 
 class testbed_process:
@@ -143,8 +150,10 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
         bed.scenario = name
         try:
             self.assertLess(bed.up_s, UP_S)
-            self.assertTrue(any("chromium" in c for c in bed.commands))
-            self.check_outputs(self.run_printed(bed), tools)
+            # The two-station beds offer a browser; the hub bed only the shell tools.
+            self.assertEqual(any("chromium" in c for c in bed.commands), name != "hub")
+            self.outputs = self.run_printed(bed)
+            self.check_outputs(self.outputs, tools)
         finally:
             out, err = bed.stop()
         self.assertEqual(bed.p.returncode, 0, err)
@@ -163,6 +172,20 @@ class qa_hfstack_testbed(gr_unittest.TestCase):
 
     def test_pep(self):
         self.scenario("pep", ("curl", "dig"))  # ping: no IP route across, by design
+
+    def test_hub(self):
+        """Spoke 1 reaches the hub's subnet over one HF hop and spoke 2's subnet over two,
+        the hub's kernel forwarding between them: ping and curl as printed."""
+        self.addCleanup(remove_left_namespaces)
+        self.scenario("hub", ("ping", "curl"))
+        ttl = {}
+        for command, out in self.outputs.items():
+            if command.split()[4] == "ping":
+                ttl[command.split()[-1]] = {int(t) for t in re.findall(r"ttl=(\d+)", out)}
+        hub_lan, spoke_lan = "10.86.0.1", "10.86.2.1"
+        self.assertEqual(set(ttl), {hub_lan, spoke_lan})
+        # One router more on the way to spoke 2 (the hub), one HF hop more each way.
+        self.assertLess(max(ttl[spoke_lan]), min(ttl[hub_lan]))
 
     def test_killed_testbed_is_removed_at_next_start(self):
         bed = testbed_process("pep")

@@ -6,7 +6,9 @@
 """hfstack-testbed: two STANAG 5066 stations on this machine, each in a network
 namespace of its own, joined by emulated (or loopback) modems, ready to try with real
 tools. `ip`: the IP client on a TUN device on each side; `pep`: the HF-PEP and its DNS
-proxy on each side. Prints the commands to type in each namespace, runs until Ctrl-C
+proxy on each side; `hub`: four stations, a hub and three spokes on one channel, each
+with an IP client and a subnet of its own, the hub forwarding between the spokes (a
+spoke reaches another's subnet over two HF hops). Prints the commands to type in each namespace, runs until Ctrl-C
 (SIGINT or SIGTERM), then removes the namespaces, their nftables tables, the processes
 started in them and the files it wrote; a set left by a testbed that was killed is
 removed at the next start.
@@ -36,6 +38,12 @@ HTTP_PORT = 8080
 NAME = "www.far.example"      # any name: the far side's DNS server answers every A question
 ANSWER = "10.99.0.1"          # what it answers (testbed.ip.DNS_SERVER)
 CHROMIUM_PROFILE = "/tmp/hfstack-testbed-chromium"
+HUB_SPOKES = 3
+# The hub keeps a link to every spoke and serves them in turn (docs/networks.md): with
+# the defaults' one link at a time, a spoke's datagram for another spoke waits at the
+# hub until the first link yields (cas.yield_link_after_s), as long as the IP client's
+# datagram lifetime.
+HUB_NODE_OPTIONS = "cas.max_nonexclusive_links=4;serve_in_turn_s=30"
 
 
 def parse_args(argv):
@@ -45,8 +53,9 @@ def parse_args(argv):
                     "with the commands to try them (needs root).",
         epilog="Examples: hfstack-testbed ip; hfstack-testbed pep --data-rate 2400. "
                "Ctrl-C removes everything (docs/ip-client.md, docs/pep.md).")
-    p.add_argument("scenario", choices=("ip", "pep"),
-                   help="ip: IP client on TUN devices; pep: the HF-PEP and its DNS proxy")
+    p.add_argument("scenario", choices=("ip", "pep", "hub"),
+                   help="ip: IP client on TUN devices; pep: the HF-PEP and its DNS proxy; "
+                        "hub: a hub and three spokes with IP clients, routing through the hub")
     p.add_argument("--kind", default="emulator", choices=("emulator", "loopback"),
                    help="the modems: emulator (link level, no DSP; default) or loopback "
                         "(the STANAG 4539 modem through an AWGN channel)")
@@ -58,7 +67,13 @@ def parse_args(argv):
                    help="suffix of the namespace names, to run more than one testbed")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
     add_version(p)
+    p.add_argument("--node-options", default=None, metavar="NAME=VALUE;...",
+                   help="hub: every node's options (default: " + HUB_NODE_OPTIONS + ")")
     a = p.parse_args(argv)
+    if a.scenario != "hub" and a.node_options is not None:
+        raise usage_error("--node-options is for the hub testbed")
+    if a.scenario == "hub" and a.kind != "emulator":
+        raise usage_error("the hub testbed runs emulated modems only (--kind emulator)")
     if not (a.time_scale > 0):
         raise usage_error("--time-scale must be > 0")
     if not a.tag.isalnum() and a.tag:
@@ -76,7 +91,10 @@ def parse_args(argv):
 
 
 def namespace_names(scenario, tag):
-    """The namespaces a testbed of `scenario` makes (as testbed.ip / testbed.pep name them)."""
+    """The namespaces a testbed of `scenario` makes (as testbed.ip / .pep / .hub name them)."""
+    if scenario == "hub":
+        from ..testbed.hub import namespace_names as hub_names
+        return hub_names(HUB_SPOKES, tag)
     return [f"hf0a{tag}", f"hf0b{tag}"] if scenario == "ip" else [f"hfpa{tag}", f"hfpb{tag}"]
 
 
@@ -292,7 +310,55 @@ class pep_scenario:
         self.bed.stop()
 
 
+class hub_scenario:
+    """testbed.hub: four hfstack-node processes with IP clients, the hub forwarding; a
+    web server on the hub's and on spoke 2's subnet."""
+
+    def __init__(self, a, state):
+        from ..testbed import hub, web
+        self.hub, self.web = hub, web
+        options = HUB_NODE_OPTIONS if a.node_options is None else a.node_options
+        self.bed = hub.hub_testbed(rate=a.data_rate, time_scale=a.time_scale, tag=a.tag,
+                                   spokes=HUB_SPOKES,
+                                   node_options=";".join(o for o in (
+                                       "supervision.keep_alive_interval_s=36000", options) if o))
+        state.paths.append(self.bed.tmp)
+
+    def start(self):
+        bed = self.bed
+        bed.start()
+        site = os.path.join(bed.tmp, "site")
+        self.web.write_site(site)
+        for side, k in (("hub", 0), ("s2", 2)):
+            bed.serve(side, self.web.SITE_SERVER, bed.lan_address(k), str(HTTP_PORT), site)
+
+    def commands(self):
+        bed, ns = self.bed, self.bed.ns
+        hub_lan, s2_lan = bed.lan_address(0), bed.lan_address(2)
+        lines = [f"# Hub: namespace {ns['hub']}, {bed.hf_address(0)} on hf0 (node 0.0.0.1), "
+                 f"subnet {self.hub.LAN}.0.0/24, forwarding. Spoke k (1..{HUB_SPOKES}): "
+                 f"namespace {ns['s1'].replace('s1', 'sk', 1)}, {self.hub.HF_NET}.k+1 (node 0.0.0.k+1), subnet "
+                 f"{self.hub.LAN}.k.0/24. Web servers on {hub_lan}:{HTTP_PORT} and "
+                 f"{s2_lan}:{HTTP_PORT}; every subnet's first address is on its loopback.",
+                 "# Spoke 1 to the hub's subnet (one HF hop):",
+                 f"ip netns exec {ns['s1']} ping -c 3 -w 120 {hub_lan}",
+                 f"ip netns exec {ns['s1']} curl -sS -m 300 http://{hub_lan}:{HTTP_PORT}/",
+                 "# Spoke 1 to spoke 2's subnet through the hub (two HF hops):",
+                 f"ip netns exec {ns['s1']} ping -c 3 -w 120 {s2_lan}",
+                 f"ip netns exec {ns['s1']} curl -sS -m 300 http://{s2_lan}:{HTTP_PORT}/"]
+        return lines
+
+    def failed(self):
+        return self.bed.failed()
+
+    def stop(self):
+        self.bed.stop()
+
+
 def unavailable(scenario):
+    if scenario == "hub":
+        from ..testbed.hub import unavailable as why
+        return why()
     if scenario == "ip":
         from ..testbed.ip import unavailable as why
     else:
@@ -324,7 +390,7 @@ def main(argv=None):
         owned = True  # from here on, the namespaces of this name are ours to remove
         state.write()
         t0 = time.monotonic()
-        scenario = (ip_scenario if a.scenario == "ip" else pep_scenario)(a, state)
+        scenario = {"ip": ip_scenario, "pep": pep_scenario, "hub": hub_scenario}[a.scenario](a, state)
         state.write()
         scenario.start()
         print(f"{PROG}: the {a.scenario} testbed is up after {time.monotonic() - t0:.1f} s "
@@ -332,7 +398,8 @@ def main(argv=None):
               "Try, in another terminal:", flush=True)
         for line in scenario.commands():
             print(("  " if line.startswith("#") else "    ") + line, flush=True)
-        print(f"{PROG}: running; Ctrl-C stops both stations and removes the namespaces "
+        who = "the stations" if a.scenario == "hub" else "both stations"
+        print(f"{PROG}: running; Ctrl-C stops {who} and removes the namespaces "
               "(and whatever was started in them).", flush=True)
         while True:
             crash = scenario.failed()

@@ -707,8 +707,14 @@ class radio(gr.hier_block2):
         self.msg_connect(tx, "ptt", self.ptt, "ptt")
 
     def stats(self):
-        """What this radio's receiver saw (bursts, bytes, SNR, frequency offset)."""
-        return self.monitor.stats()
+        """What this radio's receiver saw (bursts, bytes, SNR, frequency offset); an
+        emulator radio adds its modem's counters under "emulator" (transmissions,
+        collisions, ...: a shared channel's collisions are seen only there)."""
+        s = self.monitor.stats()
+        if self.emulator is not None:
+            s["emulator"] = {k: (int(v) if float(v).is_integer() else v)
+                             for k, v in self.emulator.counters().items()}
+        return s
 
     def close(self):
         """After the flowgraph has stopped: unkeys the radio and releases the PTT port."""

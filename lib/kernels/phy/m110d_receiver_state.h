@@ -512,7 +512,7 @@ struct m110d_receiver::state::frame_record {
     std::vector<cd> probe_z;
     bool boundary_probe = false;
     uint64_t probe_first = 0;
-    double reported_error = 1.0; // the SNR report's error per probe symbol
+    double reported_error = 1.0;    // the SNR report's error per probe symbol
     std::optional<double> score;    // the prediction score, if any
     std::shared_ptr<block_job> job; // the block it completes
 };

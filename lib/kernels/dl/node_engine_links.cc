@@ -388,7 +388,11 @@ void node_engine::impl::manage_links()
         if (probe) {
             // On a network a probe waits for the channel's links: one that is answered
             // while another link is made would have two peers answering at once.
-            if (probing || (network && busy > 0))
+            // Serving in turn, a free slot takes a probe as another turn: its burst
+            // carries nothing else that asks for an answer (build_transmission).
+            const bool turn_free = serves_in_turn() &&
+                                   busy < std::max(1u, cfg.cas.max_nonexclusive_links);
+            if (probing || (network && busy > 0 && !turn_free))
                 continue;
             probing = true;
         } else {

@@ -460,6 +460,8 @@ struct node_engine::impl {
     // True when the next transmission would carry data (ARQ or non-ARQ).
     bool has_data_to_send() const;
     bool has_link_work(uint32_t addr) const;
+    // Expedited ARQ data (or hard-link control S_PDUs) for or from `addr` to send.
+    bool has_expedited_work(uint32_t addr) const;
 
     // data_with_link_request: a first contact's request waits for the data still coming.
     double data_hold_until(const peer_state& p) const;

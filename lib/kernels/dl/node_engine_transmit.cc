@@ -145,7 +145,8 @@ bool node_engine::impl::any_response_owed() const
     // the link has usually turned to another, whose answer would collide with it.
     for (auto& o : cas_out)
         if (o.pdu.type != cpdu_type::physical_link_request &&
-            o.pdu.type != cpdu_type::physical_link_break && !peer_asked_beside_others(o.peer) &&
+            o.pdu.type != cpdu_type::physical_link_break &&
+            !peer_asked_beside_others(o.peer) &&
             !(network && o.pdu.type == cpdu_type::physical_link_break_confirm))
             return true;
     return false;
@@ -192,7 +193,8 @@ bool node_engine::impl::serves_in_turn() const
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
     // Its burst to another node is itself proof of a network: no other test needed.
-    return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s);
+    return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s) &&
+           !has_expedited_work(p.address); // expedited data never waits for a turn
 }
 
 uint32_t node_engine::impl::peer_to_serve()
@@ -207,6 +209,16 @@ uint32_t node_engine::impl::peer_to_serve()
         return 0;
     const bool current =
         std::find(candidates.begin(), candidates.end(), serving) != candidates.end();
+    // Expedited data never waits for its peer's turn: a peer with some is served
+    // next, unless the one served has some too.
+    if (!(current && has_expedited_work(serving)))
+        for (uint32_t addr : candidates)
+            if (has_expedited_work(addr) && addr != serving) {
+                serving = addr;
+                serving_since = now;
+                counters.turns_served += 1;
+                return serving;
+            }
     if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s))
         return serving;
     // The next peer after the one served, round robin.
@@ -553,7 +565,8 @@ node_transmission node_engine::impl::build_transmission()
     // Nor beside our answer to another node's request, which that node follows at once.
     bool answers_request = false;
     for (auto& o : cas_out)
-        answers_request = answers_request || o.pdu.type == cpdu_type::physical_link_accepted;
+        answers_request =
+            answers_request || o.pdu.type == cpdu_type::physical_link_accepted;
     std::set<uint32_t> requests_held;
     std::vector<cas_outgoing> held;
     // A request to a live peer goes before a probe of one that has not answered.

@@ -143,6 +143,29 @@ TEST(UpduQueue, FlowControlWithHysteresis)
     EXPECT_EQ(q.client_bytes(8), 500u);
 }
 
+// A hub's one client feeding several peers: the thresholds count once per destination
+// it has U_PDUs queued for, so each peer's share is as large as one peer's queue.
+TEST(UpduQueue, FlowControlThresholdsScaleWithTheDestinationsQueuedFor)
+{
+    updu_queue_limits limits;
+    limits.flow_off_bytes = 100;
+    limits.flow_on_bytes = 50;
+    updu_queue q(limits);
+    const auto a = q.push(req(1, 90, 7, false, 2), 0);
+    const auto b = q.push(req(1, 90, 7, false, 3), 0);
+    EXPECT_TRUE(q.take_flow_events().empty()); // 180 bytes for two: under 2 x 100
+    q.push(req(1, 30, 7, false, 3), 0);
+    auto ev = q.take_flow_events();
+    ASSERT_EQ(ev.size(), 1u); // 210 > 200
+    EXPECT_FALSE(ev[0].flow_on);
+    q.pop(*b); // 120 left, for two destinations: above 2 x 50
+    EXPECT_TRUE(q.take_flow_events().empty());
+    q.pop(*a); // 30 left, for one destination: at most 50
+    ev = q.take_flow_events();
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_TRUE(ev[0].flow_on);
+}
+
 TEST(UpduQueue, RemoveClientReturnsItsRequestsInServiceOrder)
 {
     updu_queue_limits limits;

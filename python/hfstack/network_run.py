@@ -25,7 +25,8 @@ Traffic file (JSON; nodes are numbered 0 .. N-1, node 0 being the hub of the pre
 unless "one_way": "hears": false (a hidden-terminal pair), "snr" (dB), "profile" (needs
 "snr"), "ber", "propagation" (s). A flow has "kind" (bulk, chat, broadcast), "from",
 "to" (not for broadcast), and optionally "bytes" (bulk; 0 = until the run ends),
-"message_bytes", "messages", "interval" (s), "start" (s). An optional "power" list,
+"message_bytes", "messages", "interval" (s), "start" (s), "expedited" (true: STANAG
+5066 expedited data). An optional "power" list,
 e.g. [{"node": 2, "off": 120, "on": 300}], powers nodes off and on ("on" may be left
 out: the node stays off), as --power-off does."""
 
@@ -37,7 +38,8 @@ from gnuradio.hfstack import sim
 from gnuradio.hfstack import traffic_report as tr
 
 PATH_KEYS = {"from", "to", "one_way", "hears", "snr", "profile", "ber", "propagation"}
-FLOW_KEYS = {"kind", "from", "to", "bytes", "message_bytes", "messages", "interval", "start"}
+FLOW_KEYS = {"kind", "from", "to", "bytes", "message_bytes", "messages", "interval", "start",
+             "expedited"}
 POWER_KEYS = {"node", "off", "on"}
 FILE_KEYS = {"nodes", "paths", "flows", "power"}
 
@@ -189,6 +191,10 @@ def flow_from(entry, where):
     for key, attr in (("interval", "interval_s"), ("start", "start_s")):
         if key in entry:
             setattr(f, attr, _seconds(entry[key], where, key))
+    if "expedited" in entry:
+        if not isinstance(entry["expedited"], bool):
+            raise ValueError(f"{where}: 'expedited' must be true or false")
+        f.expedited = entry["expedited"]
     return f
 
 

@@ -544,6 +544,13 @@ bool cas_link_manager::long_fsn(uint32_t peer) const
     return it != d_links.end() && it->second.st == cas_link_state::up && it->second.lfsn;
 }
 
+bool cas_link_manager::probing(uint32_t peer) const
+{
+    auto it = d_links.find(peer);
+    return it != d_links.end() && it->second.st == cas_link_state::requesting &&
+           it->second.probe;
+}
+
 bool cas_link_manager::exclusive(uint32_t peer) const
 {
     auto it = d_links.find(peer);

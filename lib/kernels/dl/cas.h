@@ -243,6 +243,8 @@ public:
     cas_link_state state(uint32_t peer) const;
     // Whether the link to `peer` is exclusive (meaningful while requesting / up).
     bool exclusive(uint32_t peer) const;
+    // Whether the pending request to `peer` is a probe (request_link, mark_probe).
+    bool probing(uint32_t peer) const;
     // Whether the link to `peer` is up with S5066-EP5 long FSNs negotiated.
     bool long_fsn(uint32_t peer) const;
     // The peer of the link that has been up longest, if any link is up.

@@ -125,6 +125,10 @@ struct node_engine::impl {
         // Its last burst carried data for another node and none for us: it serves
         // another peer (serve_in_turn_s); we wait until it sends us data again.
         bool turned_away = false;
+        // Its last burst asked us for a link and also carried ARQ data or a link
+        // C_PDU for another node, whose answer is owed at once: we answer it after a
+        // back-off, so the two answers do not collide. Cleared when we have answered.
+        bool asked_beside_others = false;
         double last_heard = -inf; // time of the last burst with connection D_PDUs from it
         double last_exchange = -inf; // end of the last burst to or from it
         // Idle link policy (done here rather than in cas_link_manager, which cannot tell
@@ -456,6 +460,8 @@ struct node_engine::impl {
     // True when the next transmission would carry data (ARQ or non-ARQ).
     bool has_data_to_send() const;
     bool has_link_work(uint32_t addr) const;
+    // Expedited ARQ data (or hard-link control S_PDUs) for or from `addr` to send.
+    bool has_expedited_work(uint32_t addr) const;
 
     // data_with_link_request: a first contact's request waits for the data still coming.
     double data_hold_until(const peer_state& p) const;
@@ -472,6 +478,7 @@ struct node_engine::impl {
     // True when our next transmission continues an exchange the last burst belonged to:
     // it then goes right after the turnaround, without carrier-sense back-off.
     bool any_response_owed() const;
+    bool peer_asked_beside_others(uint32_t addr) const;
     // Whether other stations may be waiting for the channel: two or more other nodes
     // heard within network_memory_s, or ARQ data of ours queued for a node we have no
     // link with while a second node has our data or a link.

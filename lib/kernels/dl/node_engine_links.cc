@@ -240,6 +240,15 @@ bool node_engine::impl::has_arq_work(const peer_state& p) const
            control_spdus.count(p.address);
 }
 
+bool node_engine::impl::has_expedited_work(uint32_t addr) const
+{
+    if (expedited_queued_by_peer.count(addr) || control_spdus.count(addr))
+        return true;
+    auto it = peers.find(addr);
+    return it != peers.end() &&
+           (!it->second->tx_exp.idle() || it->second->rx_exp.ack_due());
+}
+
 bool node_engine::impl::has_link_work(uint32_t addr) const
 {
     auto it = peers.find(addr);
@@ -293,11 +302,16 @@ void node_engine::impl::manage_links()
     }
     // The longest a live peer we have data for has waited for a link.
     double longest_wait = 0;
+    // A live peer without a link that we have expedited data for: it never waits
+    // behind regular data, so a link carrying none gives way at once.
+    bool expedited_waiting = false;
     for (uint32_t addr : wanted) {
         auto it = peers.find(addr);
         if (it != peers.end() && !suspect(addr) &&
-            cas.state(addr) == cas_link_state::idle)
+            cas.state(addr) == cas_link_state::idle) {
             longest_wait = std::max(longest_wait, now - it->second->waiting_since);
+            expedited_waiting = expedited_waiting || has_expedited_work(addr);
+        }
     }
     // Heard other stations (not only data queued for an absent one, which is what
     // probes are for).
@@ -335,8 +349,9 @@ void node_engine::impl::manage_links()
             p->made_way_at = now;
         } else if (st == cas_link_state::up && !cas.exclusive(addr) && live_wanted &&
                    slots_full && !p->awaiting_response &&
-                   now - p->link_up_at >= cfg.cas.yield_link_after_s &&
-                   longest_wait >= cfg.cas.yield_link_after_s) {
+                   ((expedited_waiting && !has_expedited_work(addr)) ||
+                    (now - p->link_up_at >= cfg.cas.yield_link_after_s &&
+                     longest_wait >= cfg.cas.yield_link_after_s))) {
             cas.release(addr,
                         physical_link_break_reason::higher_priority_link_request_pending,
                         now);
@@ -388,7 +403,11 @@ void node_engine::impl::manage_links()
         if (probe) {
             // On a network a probe waits for the channel's links: one that is answered
             // while another link is made would have two peers answering at once.
-            if (probing || (network && busy > 0))
+            // Serving in turn, a free slot takes a probe as another turn: its burst
+            // carries nothing else that asks for an answer (build_transmission).
+            const bool turn_free =
+                serves_in_turn() && busy < std::max(1u, cfg.cas.max_nonexclusive_links);
+            if (probing || (network && busy > 0 && !turn_free))
                 continue;
             probing = true;
         } else {

@@ -693,6 +693,9 @@ void node_engine::impl::end_received_burst()
         if (it != peers.end())
             it->second->turned_away = false;
     }
+    for (uint32_t src : rx_burst.link_requested)
+        peer(src).asked_beside_others =
+            rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
     rx_burst = burst_in_progress();
 }
 

@@ -124,6 +124,8 @@ bool node_engine::impl::any_response_owed() const
 {
     const bool network = network_in_use();
     for (auto& [addr, p] : peers) {
+        if (p->asked_beside_others)
+            continue; // another node's answer to the same burst goes at once
         if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
             return true;
@@ -144,9 +146,16 @@ bool node_engine::impl::any_response_owed() const
     for (auto& o : cas_out)
         if (o.pdu.type != cpdu_type::physical_link_request &&
             o.pdu.type != cpdu_type::physical_link_break &&
+            !peer_asked_beside_others(o.peer) &&
             !(network && o.pdu.type == cpdu_type::physical_link_break_confirm))
             return true;
     return false;
+}
+
+bool node_engine::impl::peer_asked_beside_others(uint32_t addr) const
+{
+    auto it = peers.find(addr);
+    return it != peers.end() && it->second->asked_beside_others;
 }
 
 bool node_engine::impl::heard_network() const
@@ -184,7 +193,8 @@ bool node_engine::impl::serves_in_turn() const
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
     // Its burst to another node is itself proof of a network: no other test needed.
-    return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s);
+    return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s) &&
+           !has_expedited_work(p.address); // expedited data never waits for a turn
 }
 
 uint32_t node_engine::impl::peer_to_serve()
@@ -199,6 +209,16 @@ uint32_t node_engine::impl::peer_to_serve()
         return 0;
     const bool current =
         std::find(candidates.begin(), candidates.end(), serving) != candidates.end();
+    // Expedited data never waits for its peer's turn: a peer with some is served
+    // next, unless the one served has some too.
+    if (!(current && has_expedited_work(serving)))
+        for (uint32_t addr : candidates)
+            if (has_expedited_work(addr) && addr != serving) {
+                serving = addr;
+                serving_since = now;
+                counters.turns_served += 1;
+                return serving;
+            }
     if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s))
         return serving;
     // The next peer after the one served, round robin.
@@ -537,16 +557,38 @@ node_transmission node_engine::impl::build_transmission()
     // Serving in turn, a burst that asks a node for a link serves it alone: the
     // answer to the request is the one owed.
     bool asks_link = false;
+    // On a network, one link request per burst: two live peers asked in one burst
+    // would both answer it at once and collide (a request unanswered in the first
+    // instant's collision is repeated as a probe beside a new one). The others wait
+    // for a later burst, their time-outs not running meanwhile (service()).
+    const bool one_request_per_burst = network_in_use();
+    // Nor beside our answer to another node's request, which that node follows at once.
+    bool answers_request = false;
     for (auto& o : cas_out)
-        asks_link = asks_link || o.pdu.type == cpdu_type::physical_link_request;
-    // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
+        answers_request =
+            answers_request || o.pdu.type == cpdu_type::physical_link_accepted;
+    std::set<uint32_t> requests_held;
+    std::vector<cas_outgoing> held;
+    // A request to a live peer goes before a probe of one that has not answered.
+    std::stable_partition(cas_out.begin(), cas_out.end(), [&](const cas_outgoing& o) {
+        return o.pdu.type != cpdu_type::physical_link_request || !cas.probing(o.peer);
+    });
     for (auto& o : cas_out) {
+        if (o.pdu.type == cpdu_type::physical_link_request) {
+            if ((asks_link || answers_request) && one_request_per_burst) {
+                requests_held.insert(o.peer);
+                held.push_back(std::move(o));
+                continue;
+            }
+            asks_link = true;
+        }
+        // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
         auto batch = nonarq_exp_tx.make_dpdus(
             encode(o.pdu), o.peer, false, cfg.max_transmission_s, now, 0);
         for (auto& d : batch.dpdus)
             expedited_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
     }
-    cas_out.clear();
+    cas_out = std::move(held);
     while (!expedited_pending.empty()) {
         if (!add_made_ahead(b, expedited_pending.front()))
             break;
@@ -583,7 +625,8 @@ node_transmission node_engine::impl::build_transmission()
         const auto st = cas.state(addr);
         p.sent_data_with_request = false;
         if (p.resync.request_due() &&
-            (st == cas_link_state::up || st == cas_link_state::requesting)) {
+            (st == cas_link_state::up ||
+             (st == cas_link_state::requesting && !requests_held.count(addr)))) {
             // S5066-EP5: before the peer has answered, our FULL RESET (and the data
             // that ride with it) take the long form; its form is the form of the
             // windows it sets up, and the link's answer corrects it (link-up).
@@ -663,8 +706,10 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t a : addressed) {
         auto it = peers.find(a);
-        if (it != peers.end())
+        if (it != peers.end()) {
             it->second->last_exchange = now + t.air_time_s;
+            it->second->asked_beside_others = false;
+        }
     }
     for (uint32_t a : connection)
         note_activity(a, now + t.air_time_s); // the link is busy until the end

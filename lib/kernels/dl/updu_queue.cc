@@ -29,13 +29,14 @@ std::optional<uint64_t> updu_queue::push(updu_request r, double now)
     const auto key = key_of(r);
     const uint64_t id = r.id;
     const uint32_t client = r.client;
+    const uint32_t destination = r.destination;
     const long size = long(r.updu.size());
     if (r.deadline != no_deadline)
         d_deadlines.emplace(r.deadline, id);
     d_key_by_id.emplace(id, key);
     d_items.emplace(key, std::move(r));
     d_total_bytes += size_t(size);
-    account(client, size);
+    account(client, destination, size);
     return id;
 }
 
@@ -62,7 +63,7 @@ updu_request updu_queue::take(std::map<order_key, updu_request>::iterator it)
             }
     }
     d_total_bytes -= r.updu.size();
-    account(r.client, -long(r.updu.size()));
+    account(r.client, r.destination, -long(r.updu.size()));
     return r;
 }
 
@@ -107,6 +108,7 @@ void updu_queue::orphan_client(uint32_t client)
 void updu_queue::forget_flow(uint32_t client)
 {
     d_client_bytes.erase(client);
+    d_client_destinations.erase(client);
     d_client_flow_off.erase(client);
     d_flow_events.erase(
         std::remove_if(d_flow_events.begin(),
@@ -147,18 +149,24 @@ bool updu_queue::flow_off(uint32_t client) const
     return it != d_client_flow_off.end() && it->second;
 }
 
-void updu_queue::account(uint32_t client, long delta)
+void updu_queue::account(uint32_t client, uint32_t destination, long delta)
 {
     if (client == departed_client) // nobody to pace
         return;
     size_t& bytes_queued = d_client_bytes[client];
     bytes_queued = size_t(long(bytes_queued) + delta);
+    auto& by_destination = d_client_destinations[client];
+    size_t& to_destination = by_destination[destination];
+    to_destination = size_t(long(to_destination) + delta);
+    if (to_destination == 0)
+        by_destination.erase(destination);
+    const size_t destinations = std::max<size_t>(1, by_destination.size());
     bool& off = d_client_flow_off[client];
     // Hysteresis between the two limits keeps a client from flapping on every U_PDU.
-    if (!off && bytes_queued > d_limits.flow_off_bytes) {
+    if (!off && bytes_queued > d_limits.flow_off_bytes * destinations) {
         off = true;
         d_flow_events.push_back({ client, false });
-    } else if (off && bytes_queued <= d_limits.flow_on_bytes) {
+    } else if (off && bytes_queued <= d_limits.flow_on_bytes * destinations) {
         off = false;
         d_flow_events.push_back({ client, true });
     }

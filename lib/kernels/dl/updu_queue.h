@@ -52,7 +52,10 @@ double ttl_deadline(uint32_t ttl_field, double now);
 
 struct updu_queue_limits {
     // A client is told DATA_FLOW_OFF when its queued bytes exceed flow_off_bytes and
-    // DATA_FLOW_ON again once they fall to flow_on_bytes or below.
+    // DATA_FLOW_ON again once they fall to flow_on_bytes or below; both times the
+    // number of destinations it has U_PDUs queued for. A hub's one client feeding
+    // many spokes, which the node serves one at a time, then keeps each spoke's share
+    // of the queue as full as a two-node link's whole queue.
     size_t flow_off_bytes = 64 * 1024;
     size_t flow_on_bytes = 16 * 1024;
     // Hard cap on all queued bytes: a push beyond it is refused, never silently lost.
@@ -108,7 +111,7 @@ private:
         return { r.expedited ? 0 : 1, -int(r.priority), r.id };
     }
 
-    void account(uint32_t client, long delta);
+    void account(uint32_t client, uint32_t destination, long delta);
     void forget_flow(uint32_t client);
     updu_request take(std::map<order_key, updu_request>::iterator it);
 
@@ -118,6 +121,8 @@ private:
     std::unordered_map<uint64_t, order_key> d_key_by_id;
     std::multimap<double, uint64_t> d_deadlines;
     std::unordered_map<uint32_t, size_t> d_client_bytes;
+    // Per client, its queued bytes by destination (only destinations with some).
+    std::unordered_map<uint32_t, std::map<uint32_t, size_t>> d_client_destinations;
     std::unordered_map<uint32_t, bool> d_client_flow_off;
     std::vector<flow_event> d_flow_events;
     size_t d_total_bytes = 0;

@@ -316,8 +316,9 @@ network_result run_network(const network_scenario_config& c)
     auto unidata = [&](size_t flow, message_kind kind, uint32_t seq, size_t size) {
         const network_flow& f = flows[flow].spec;
         dl::sis_primitive u;
-        u.type = dl::sis_type::unidata_request;
-        u.priority = 7;
+        u.type = f.expedited ? dl::sis_type::expedited_unidata_request
+                             : dl::sis_type::unidata_request;
+        u.priority = f.expedited ? 0 : 7;
         const bool bcast = f.kind == flow_kind::broadcast;
         const size_t to = kind == chat_answer ? f.from : f.to;
         u.destination =

@@ -59,6 +59,9 @@ struct network_flow {
     unsigned messages = 10;      // chat, broadcast
     double interval_s = 0;       // chat: after each answer; broadcast: between messages
     double start_s = 0;
+    // STANAG 5066 expedited data (S_EXPEDITED_UNIDATA_REQUEST) instead of regular
+    // priority 7: chat messages and their answers, bulk U_PDUs, broadcasts.
+    bool expedited = false;
 };
 
 // The directed path from -> to (and to -> from as well when both_ways).

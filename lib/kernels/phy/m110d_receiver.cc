@@ -533,6 +533,18 @@ bool m110d_receiver::state::preamble()
     return true;
 }
 
+void m110d_receiver::state::begin_again_with_scrambler(x9_orientation reading)
+{
+    if (symbol_tap)
+        symbol_tap->resize(symbol_tap->size() - std::min(tapped, symbol_tap->size()));
+    held_symbols = 0;
+    data_readings.scrambler = reading;
+    found_sections = burst_sections;
+    input.start_derotation(start, burst_hz);
+    block_llr.clear();
+    begin_burst();
+}
+
 void m110d_receiver::state::begin_burst()
 {
     channel_tracking_equaliser_config tracking;

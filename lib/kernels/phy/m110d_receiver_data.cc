@@ -263,17 +263,7 @@ bool m110d_receiver::state::decode_block()
         const x9_orientation best = scrambler_judge.judge(
             data_readings.scrambler, agreement_of(block_llr, channel));
         if (best != data_readings.scrambler) {
-            // Again from the preamble under the other reading (its samples were kept);
-            // the symbols it tapped are tapped again.
-            if (symbol_tap)
-                symbol_tap->resize(symbol_tap->size() -
-                                   std::min(tapped, symbol_tap->size()));
-            held_symbols = 0;
-            data_readings.scrambler = best;
-            found_sections = burst_sections;
-            input.start_derotation(start, burst_hz);
-            block_llr.clear();
-            begin_burst();
+            begin_again_with_scrambler(best);
             return false;
         }
         readings_open = false;

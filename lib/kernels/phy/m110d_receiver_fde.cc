@@ -281,15 +281,7 @@ m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
         const x9_orientation best =
             scrambler_judge.judge(data_readings.scrambler, j.agreement);
         if (best != data_readings.scrambler) {
-            if (symbol_tap)
-                symbol_tap->resize(symbol_tap->size() -
-                                   std::min(tapped, symbol_tap->size()));
-            held_symbols = 0;
-            data_readings.scrambler = best;
-            found_sections = burst_sections;
-            input.start_derotation(start, burst_hz);
-            block_llr.clear();
-            begin_burst();
+            begin_again_with_scrambler(best);
             return committed::begun_again;
         }
         readings_open = false;

@@ -241,6 +241,9 @@ struct m110d_receiver::state {
     void trim_now();
     void restart_search(uint64_t from);
     void begin_burst();
+    // The burst again from its preamble (its samples were kept) under another scrambler
+    // reading; the symbols it tapped are tapped again.
+    void begin_again_with_scrambler(x9_orientation reading);
     bool read_fields();
     // A preamble the comb found at an earlier super-frame: the count its super-frames
     // read (read_fields), i.e. how many super-frames later the last one is.

@@ -168,15 +168,6 @@ class hub_testbed(namespaces):
         except OSError:
             return ""
 
-    def serve(self, side, code, *args):
-        """A Python program in namespace `side`; returned once it printed "ready"."""
-        p = subprocess.Popen(self.command(side, sys.executable, "-c", code, *args),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.procs.append(p)
-        if p.stdout.readline().strip() != "ready":
-            raise RuntimeError(f"server in {side} did not start: {p.stderr.read()[-2000:]}")
-        return p
-
     def failed(self):
         """A station that has exited, with its log's tail; or None."""
         for side, p in self.node.items():

@@ -18,6 +18,7 @@ Needs root (namespaces, TUN devices) and iproute2; `unavailable()` says why not.
 import os
 import shutil
 import subprocess
+import sys
 
 from gnuradio import gr
 
@@ -100,6 +101,16 @@ class namespaces:
 
     def run(self, side, *cmd, **kw):
         return run(*self.command(side, *cmd), **kw)
+
+    def serve(self, side, code, *args):
+        """A Python program in namespace `side`, kept in `procs` for stop(); returned
+        once it printed "ready"."""
+        p = subprocess.Popen(self.command(side, sys.executable, "-c", code, *args),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"server in {side} did not start: {p.stderr.read()[-2000:]}")
+        return p
 
 
 def mode_bps(rate):

@@ -277,15 +277,6 @@ class pep_testbed(namespaces):
             run("ip", "-n", self.ns[side], "link", "set", dev, "up")
         run("ip", "-n", self.ns["c"], "route", "add", "default", "via", GATEWAY)
 
-    def serve(self, side, code, *args):
-        """A Python program in namespace `side`; returned once it printed "ready"."""
-        p = subprocess.Popen(self.command(side, sys.executable, "-c", code, *args),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.procs.append(p)
-        if p.stdout.readline().strip() != "ready":
-            raise RuntimeError(f"server did not start: {p.stderr.read()[-2000:]}")
-        return p
-
     def start_pep(self, side, timeout=60):
         """(pep_in_node=False) Starts side's hfstack-pep; returns once it is attached to
         its node and listening. Its log goes to a file (a full pipe would stall it)."""

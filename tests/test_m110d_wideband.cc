@@ -597,3 +597,71 @@ TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGives)
         EXPECT_TRUE(tapped[1] == tapped[0]) << t.mode;
     }
 }
+
+// Data the watch in a burst takes for a preamble's known chips (z over the threshold,
+// under sure_cut_z) now and then read as fields (count 0 and a WID that passes by
+// chance) on one gain: WN12/48kHz/L on AWGN at 29 dB, one super-frame, the bench's
+// second burst (bench_s4539_modem --modes WN12/48kHz/L --snr 29 --superframes 1, its
+// data and channel seeds) was cut there, its bytes all lost. Fields read so stand out
+// of the chips' power far less than a preamble's, and no longer cut it.
+TEST(M110dWidebandWatch, DataReadAsFieldsByChanceDoNotCutTheBurst)
+{
+    const m110d_mode mode = *m110d_mode_for(48, 12, m110d_interleaver::long_);
+    const psk_modulator modulator(m110d_modulator_config(mode, 0));
+    const double fs = modulator.config().sample_rate;
+    m110d_transmit_options options;
+    options.timing.preamble.superframes = 1;
+    const size_t burst_bytes = size_t(mode.user_bps() * 10 / 8);
+    // The bench's level: the mean power of a burst of random data (its seed).
+    double mean = 0;
+    {
+        std::mt19937 rng{ 12345 };
+        std::vector<uint8_t> data(burst_bytes);
+        for (auto& b : data)
+            b = uint8_t(rng());
+        const std::vector<cf> x = modulator.baseband(
+            m110d_transmit_points(mode, data.data(), data.size(), options));
+        for (const cf& v : x)
+            mean += std::norm(v);
+        mean /= double(x.size());
+    }
+    chan::watterson_config cc = chan::watterson_preset("awgn", fs, 29, 1);
+    cc.noise_bandwidth_hz = 1000.0 * mode.bw_khz;
+    cc.signal_power = mean;
+    chan::watterson_channel channel(cc);
+    serial_tone_frontend_config fc;
+    fc.real_input = false;
+    fc.sample_rate = fs;
+    fc.symbol_rate = modulator.config().symbol_rate;
+    serial_tone_frontend front(fc);
+    m110d_receiver_config config;
+    config.bandwidth_khz = mode.bw_khz;
+    m110d_receiver rx(config);
+    std::mt19937 rng{ 1 };
+    std::vector<m110d_burst> bursts;
+    std::vector<std::vector<uint8_t>> sent;
+    std::vector<cf> noisy, bb;
+    for (int t = 0; t < 2; ++t) {
+        std::vector<uint8_t> data(burst_bytes);
+        for (auto& b : data)
+            b = uint8_t(rng());
+        std::vector<cf> air = modulator.baseband(
+            m110d_transmit_points(mode, data.data(), data.size(), options));
+        air.resize(air.size() + size_t(0.5 * fs));
+        sent.push_back(std::move(data));
+        noisy.clear();
+        channel.process(air.data(), air.size(), noisy);
+        for (size_t k = 0; k < noisy.size(); k += 4096) {
+            bb.clear();
+            front.process(noisy.data() + k, std::min<size_t>(4096, noisy.size() - k), bb);
+            rx.process(bb.data(), bb.size(), bursts);
+        }
+        rx.complete_decoding(bursts);
+    }
+    ASSERT_EQ(bursts.size(), 2u);
+    for (size_t b = 0; b < 2; ++b) {
+        EXPECT_TRUE(bursts[b].eom) << "burst " << b;
+        EXPECT_FALSE(bursts[b].bytes_bad) << "burst " << b;
+        EXPECT_TRUE(bursts[b].bytes == sent[b]) << "burst " << b;
+    }
+}

@@ -29,6 +29,12 @@ namespace {
 // A detection in a burst this strong cuts it without its fields read first (on one gain
 // they may not read in fading; data alone stayed under it in every test).
 constexpr double sure_cut_z = 5.5;
+// A weaker detection in a burst cuts it once its fields read on one gain with their
+// correlations this far out of the chips' power (fields_on_one_gain's fields_z): the sum
+// of 9 Walsh symbols' best of 4 correlations, over the deviation of one, is 3.1 (sd
+// 0.7) in data or noise, and sqrt(18 chips snr / (1 + snr)) on a preamble's fields (13
+// at 3 kHz at the search's threshold, about -3 dB).
+constexpr double watch_fields_z = 6.0;
 // A z the comb carries counts from this much over the threshold: the largest of up to 32
 // sums crosses 4.0 in noise about twice a minute (refused by the field checks), 5.0 far
 // less often (e^-25 per sum), and a preamble the comb finds is far over either.
@@ -631,11 +637,16 @@ m110d_receiver::state::fields_of(const std::vector<cf>& chips,
 
 bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
 {
-    return fields_on_one_gain(at, hz).has_value();
+    // Data the search takes for known chips read as fields now and then (count 0 and a
+    // WID that passes by chance: WN12/48kHz/L, AWGN, 29 dB, M = 1, 60 s, a burst cut
+    // and lost), with fields_z about 3; a preamble read so has 13 and more.
+    double fields_z = 0;
+    return fields_on_one_gain(at, hz, &fields_z).has_value() &&
+           fields_z >= watch_fields_z;
 }
 
-std::optional<m110d_fields> m110d_receiver::state::fields_on_one_gain(uint64_t at,
-                                                                      double hz) const
+std::optional<m110d_fields>
+m110d_receiver::state::fields_on_one_gain(uint64_t at, double hz, double* fields_z) const
 {
     // One complex gain over the known chips (the strongest path at the detected timing),
     // the count and WID read from the samples it derotates.
@@ -648,9 +659,15 @@ std::optional<m110d_fields> m110d_receiver::state::fields_on_one_gain(uint64_t a
         return std::nullopt;
     const cf turn(std::conj(h) / std::abs(h));
     std::vector<cf> chips;
-    for (unsigned k = walsh_chips; k < preamble_end; ++k)
+    double power = 0;
+    for (unsigned k = walsh_chips; k < preamble_end; ++k) {
         chips.push_back(y[k] * turn);
-    return fields_of(chips, a.alignment);
+        power += std::norm(y[k]);
+    }
+    const std::optional<m110d_fields> f = fields_of(chips, a.alignment);
+    if (f && fields_z)
+        *fields_z = power > 0 ? f->correlation / std::sqrt(0.5 * power) : 0.0;
+    return f;
 }
 
 std::vector<cf> m110d_receiver::state::fixed_section() const

@@ -276,8 +276,11 @@ struct m110d_receiver::state {
     // (count 0, a WID that passes), before the burst is cut for it.
     bool new_preamble_reads(uint64_t at, double hz) const;
     // The count and WID of a preamble whose known chips start at sample `at`, read on
-    // one complex gain over them (derotated by hz): a preamble's fields if they read so.
-    std::optional<m110d_fields> fields_on_one_gain(uint64_t at, double hz) const;
+    // one complex gain over them (derotated by hz): a preamble's fields if they read so;
+    // with fields_z, how far their chosen Walsh symbols' correlations stand out of the
+    // chips' power (fields_z_of).
+    std::optional<m110d_fields>
+    fields_on_one_gain(uint64_t at, double hz, double* fields_z = nullptr) const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip

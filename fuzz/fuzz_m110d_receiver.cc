@@ -16,7 +16,10 @@
  * data[3] bit 3: the data equalised by the block frequency-domain equaliser (its
  * probe measurements, window placement and iterations on the same malformed air; the
  * default at 3 kHz is the MMSE-DFE); bit 4: two threads (the MAP pass beside the
- * Viterbi, the FDE frames' demapping split).
+ * Viterbi, the FDE frames' demapping split, with the block FDE each interleaver block
+ * decoded on the second thread while the next block's frames are equalised; at the
+ * input's end complete_decoding, as every caller does, hands on what was still
+ * decoding there).
  * data[3] bit 7 set: the decoder mode instead (fuzz_support.h decode_symbols): WN
  * 1 + data[0] % 13 at 3 kHz, interleaver US or S by data[1] bit 0 (the longer blocks
  * cost up to 16 times as much), constraint
@@ -117,6 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     std::vector<m110d_burst> bursts;
     for (size_t k = 0; k < x.size(); k += 1000)
         rx.process(x.data() + k, std::min<size_t>(1000, x.size() - k), bursts);
+    // Two threads: blocks may still be decoding (one thread: nothing waits).
+    rx.complete_decoding(bursts);
     for (const m110d_burst& b : bursts) {
         const auto m = m110d_mode_by_name(b.mode);
         check(m.has_value());

@@ -546,6 +546,33 @@ TEST(M110dWidebandBlockFde, TwoThreadsEndBurstsWhereOneDoes)
     expect_threads_agree(cut, bw, 2, "cut by a preamble");
 }
 
+// A two-thread receiver let go mid-burst, a block still decoding on its second thread
+// (its caller stopped without complete_decoding, or an exception left the caller):
+// that thread, which uses the receiver's state, is waited for, where an unjoined
+// std::thread would end the process.
+TEST(M110dWidebandBlockFde, TwoThreadReceiverLetGoMidBurst)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN8/24kHz/S");
+    const std::vector<uint8_t> data =
+        random_bytes(mode.input_bits_per_block * 5 / 16, 95);
+    const std::vector<cf> air = m110d_on_the_air(mode, data, 0, 30, 0, 25);
+    const size_t piece = size_t(m110d_sample_rate(mode.bw_khz) / 100);
+    for (unsigned tenths : { 4u, 6u, 8u }) {
+        std::vector<m110d_burst> bursts;
+        {
+            m110d_receiver_config config;
+            config.bandwidth_khz = mode.bw_khz;
+            config.data_equaliser = m110d_data_equaliser::block_fde;
+            config.threads = 2;
+            m110d_receiver rx(config);
+            const size_t cut = air.size() * tenths / 10;
+            for (size_t k = 0; k < cut; k += piece)
+                rx.process(air.data() + k, std::min(piece, cut - k), bursts);
+        }
+        EXPECT_TRUE(bursts.empty()) << tenths; // the burst had not ended
+    }
+}
+
 // With two threads (each block's MAP pass beside its Viterbi, each frame's demapping
 // split) the receiver gives what it gives with one: bursts, bits, reliabilities, SNR,
 // offset and every tapped symbol, on two fading paths (the iterative block DFE, LLRs

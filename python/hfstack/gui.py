@@ -264,10 +264,11 @@ class burst_log(gr.basic_block):
             return self.count, self.total_bytes, list(self.recent)
 
 
-def time_plot(title, time_label="time, s"):
-    """SNR (points, left axis) and throughput (lines, right axis) against seconds since
-    the window opened. draw() takes the throughput as one list of (s, bit/s) or as
-    {label: points}; `series` keeps what was drawn last."""
+def time_plot(title, time_label="time, s", snr_bandwidth_khz=3):
+    """SNR (points, left axis; the receiver's, in the bandwidth it listens on) and
+    throughput (lines, right axis) against seconds since the window opened. draw()
+    takes the throughput as one list of (s, bit/s) or as {label: points}; `series`
+    keeps what was drawn last."""
     from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
     from matplotlib.figure import Figure
     figure = Figure(figsize=(5, 2.6), tight_layout=True)
@@ -279,7 +280,7 @@ def time_plot(title, time_label="time, s"):
         snr_axes.clear()
         rate_axes.clear()
         snr_axes.set_xlabel(time_label)
-        snr_axes.set_ylabel("SNR, dB in 3 kHz", color="tab:blue")
+        snr_axes.set_ylabel(f"SNR, dB in {snr_bandwidth_khz:g} kHz", color="tab:blue")
         rate_axes.set_ylabel(f"bit/s, {THROUGHPUT_WINDOW_S:g} s mean", color="tab:orange")
         snr_axes.set_title(title, fontsize="medium")
         if snr_points:
@@ -311,7 +312,7 @@ class monitor_window:
     points, throughput points), called every REFRESH_MS."""
 
     def __init__(self, title, displays, columns, poll, plot_title, note="",
-                 time_label="time, s"):
+                 time_label="time, s", snr_bandwidth_khz=3):
         from PyQt5 import Qt
         application()
         self.widget = Qt.QWidget()
@@ -331,7 +332,7 @@ class monitor_window:
         self.table.horizontalHeader().setSectionResizeMode(Qt.QHeaderView.ResizeToContents)
         self.table.setEditTriggers(Qt.QAbstractItemView.NoEditTriggers)
         grid.addWidget(self.table, 1, 0)
-        self.plot = time_plot(plot_title, time_label)
+        self.plot = time_plot(plot_title, time_label, snr_bandwidth_khz)
         grid.addWidget(self.plot, 1, 1)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
@@ -375,11 +376,13 @@ def format_number(value, digits=1):
     return "?" if value is None else f"{value:.{digits}f}"
 
 
-def receiver_window(tb, samples, rx, sample_rate, complex_samples, title, shown_samples=None):
-    """The window of hfstack-modem rx --gui: samples (block, port) into the waterfall (the
-    first shown_samples, when given), rx's symbols into the constellation, its bursts
-    into the table (last ones first) and the plot (SNR per burst, decoded bit/s per
-    second)."""
+def receiver_window(tb, samples, rx, sample_rate, complex_samples, title, shown_samples=None,
+                    bandwidth_khz=3):
+    """The window of hfstack-modem rx --gui: samples (block, port; audio, or complex
+    baseband with the carrier on 0 Hz) into the waterfall (the first shown_samples, when
+    given), rx's symbols into the constellation, its bursts into the table (last ones
+    first) and the plot (SNR per burst in bandwidth_khz, the band rx listens on;
+    decoded bit/s per second)."""
     displays = signal_displays(tb, samples, (rx, 0), sample_rate, complex_samples,
                                "complex baseband" if complex_samples else "audio", shown_samples)
     bursts = burst_log()
@@ -398,7 +401,7 @@ def receiver_window(tb, samples, rx, sample_rate, complex_samples, title, shown_
 
     window = monitor_window(title, displays,
                             ("burst", "mode", "SNR dB", "offset Hz", "bytes", "bytes bad"), poll,
-                            "SNR per burst; bytes decoded")
+                            "SNR per burst; bytes decoded", snr_bandwidth_khz=bandwidth_khz)
     window.bursts = bursts  # Python blocks must stay referenced while they run
     return window
 

@@ -10,6 +10,9 @@ here; the tests skip, saying so, only when it cannot start):
 - hfstack-modem rx FILE --gui --screenshot: the window opens, receives the recording
   and saves a PNG (under the build directory, the path is printed); the constellation in
   it is not blank (enough pixels of the symbols' colour) and shows 8PSK's clusters;
+- hfstack-modem rx REC --gui --screenshot on IQ recordings (SigMF of a 12 kHz mode, raw
+  cf32 of a 24 kHz one): the bytes come back whole and the constellation shows the
+  symbols (WN6's QPSK clusters); a bad recording with --gui is refused in one line;
 - hfstack-node --demo --gui --screenshot: the same with two nodes and real traffic;
 - hfstack-node --pair --kind emulator --gui: the window opens, SIGTERM closes it, the
   screenshot and the statistics are written;
@@ -183,6 +186,64 @@ class qa_gui(gr_unittest.TestCase):
         # The last 480 symbols drawn are the burst's end (EOM, flush and fill): not all
         # eight points need be there, but more than a blob's one or two.
         self.check_constellation(done.stderr, clusters=5)
+
+    def test_modem_rx_window_on_iq_recordings(self):
+        """rx --gui on complex baseband: the receiver's input is played at its own rate into
+        the same window as audio is, and the report and --output follow as without it."""
+        for mode, name, rate, clusters in (("WN6/12kHz/US", "rec.sigmf-meta", None, 4),
+                                           ("WN12/24kHz/US", "rec.cf32", 76800, None)):
+            with self.subTest(mode=mode, recording=name), tempfile.TemporaryDirectory() as tmp:
+                payload = os.path.join(tmp, "f.bin")
+                sent = np.random.default_rng(22).integers(0, 256, 1200, dtype=np.uint8).tobytes()
+                with open(payload, "wb") as f:
+                    f.write(sent)
+                recording = os.path.join(tmp, name)
+                rate_option = ["--sample-rate", str(rate)] if rate else []
+                done = subprocess.run(app("hfstack-modem") + ["tx", "--mode", mode, "--input", payload,
+                                                              recording] + rate_option,
+                                      capture_output=True, text=True, timeout=120)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                png = os.path.join(SHOTS, f"modem_rx_{name.replace('.', '_')}.png")
+                if os.path.exists(png):
+                    os.remove(png)
+                got = os.path.join(tmp, "g.bin")
+                raw_options = rate_option + (["--bandwidth", mode.split("/")[1][:-3]] if rate else [])
+                done = subprocess.run(app("hfstack-modem") + ["rx", recording, "--gui", "--screenshot", png,
+                                                              "--output", got] + raw_options,
+                                      capture_output=True, text=True, timeout=240, env=self.env)
+                self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                self.assertIn(f"burst 1: {mode}", done.stdout)
+                with open(got, "rb") as f:
+                    self.assertEqual(f.read(), sent)
+                self.check_constellation(done.stderr, clusters=clusters)
+
+    def test_modem_rx_window_refuses_a_bad_iq_recording_in_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            meta = os.path.join(tmp, "rec.sigmf-meta")
+            done = subprocess.run(app("hfstack-modem") + ["tx", "--mode", "WN8/24kHz/US", "--text", "x", meta],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(meta) as f:
+                m = json.load(f)
+            m["global"]["core:sample_rate"] = 12000  # cannot carry 24 kHz
+            with open(meta, "w") as f:
+                json.dump(m, f)
+            raw = os.path.join(tmp, "rec.cf32")
+            with open(raw, "wb") as f:
+                f.write(bytes(8 * 1000))
+            with open(os.path.join(tmp, "cut.cf32"), "wb") as f:
+                f.write(bytes(8 * 1000 + 3))
+            for args, words in (([meta], "cannot carry the 24 kHz band"),
+                                ([raw], "--sample-rate"),
+                                ([raw, "--sample-rate", "3000"], "cannot carry the 3 kHz band"),
+                                ([os.path.join(tmp, "cut.cf32"), "--sample-rate", "9600"], "truncated")):
+                with self.subTest(args=args[1:]):
+                    done = subprocess.run(app("hfstack-modem") + ["rx", "--gui"] + args,
+                                          capture_output=True, text=True, timeout=120, env=self.env)
+                    self.assertEqual(done.returncode, 2, done.stderr)
+                    lines = done.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 1, done.stderr)
+                    self.assertIn(words, lines[0])
 
     def test_node_demo_window_shows_the_constellation(self):
         png = os.path.join(SHOTS, "node_demo.png")

@@ -70,7 +70,13 @@ constexpr size_t min_split_items = 32;
 
 } // namespace
 
-m110d_receiver::state::~state() = default;
+m110d_receiver::state::~state()
+{
+    // Blocks still decoding on their threads (threads > 1, let go mid-burst without
+    // complete_decoding): those threads use this state, and an unjoined std::thread
+    // ends the process.
+    join_jobs();
+}
 
 void m110d_receiver::state::split_work(
     size_t n, const std::function<void(size_t, size_t)>& work) const

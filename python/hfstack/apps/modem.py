@@ -57,6 +57,7 @@ naming the least.
   hfstack-modem ber --modes WN12/48kHz/US --snr 31 --sample-rate 96000  # a USRP's rate
   hfstack-modem tx --mode WN12/48kHz/US --input f.bin rec.sigmf-meta  # SigMF, 153600 Hz
   hfstack-modem rx rec.sigmf-meta --output g.bin
+  hfstack-modem rx rec.sigmf-meta --gui                              # complex baseband's waterfall
   hfstack-modem rx usrp.cfile --sample-rate 250000 --bandwidth 24 --centre-frequency 14.98e6 \
       --carrier-frequency 15e6                                       # uhd_rx_cfile's cf32
   hfstack-modem --list-modes                                         # every mode and reading
@@ -545,13 +546,16 @@ def check_rx_sources(args):
     check_writable(args.screenshot, "--screenshot")
 
 
-def run_with_window(tb, samples, rx, rate, title, screenshot, started=None, shown_samples=None):
+def run_with_window(tb, samples, rx, rate, title, args, started=None, shown_samples=None,
+                    complex_samples=False):
     """rx --gui: the window over the running flowgraph, until it is closed (or, with
     --screenshot, until the recording is received and saved); started() once running.
-    The waterfall shows the first shown_samples (a recording's, not the silence after)."""
+    The waterfall shows the first shown_samples (a recording's, not the silence after)
+    of `samples`, audio or complex baseband at `rate`; the SNR is in --bandwidth."""
     from gnuradio.hfstack import gui
-    window = gui.receiver_window(tb, samples, rx, float(rate), False, title, shown_samples)
-    gui.run_flowgraph_window(tb, window, screenshot, started)
+    window = gui.receiver_window(tb, samples, rx, float(rate), complex_samples, title,
+                                 shown_samples, args.bandwidth)
+    gui.run_flowgraph_window(tb, window, args.screenshot, started)
 
 
 def open_sound_card(device, rate):
@@ -614,7 +618,7 @@ def run_rx(args):
         from gnuradio.hfstack.radio import pacer
         pace = pacer(gr.sizeof_float, rate)
         tb.connect(mux, blocks.head(gr.sizeof_float, total), pace, rx)
-        run_with_window(tb, (pace, 0), rx, rate, f"{PROG} rx {args.input}", args.screenshot,
+        run_with_window(tb, (pace, 0), rx, rate, f"{PROG} rx {args.input}", args,
                         shown_samples=frames)
     else:
         tb.connect(mux, blocks.head(gr.sizeof_float, total), rx)
@@ -660,10 +664,8 @@ def recording_bandwidth(args, rec):
 def run_rx_iq(args):
     """rx of complex baseband: SigMF or raw (a uhd_rx_cfile's, --sample-rate given), the
     signal on --carrier-frequency (default: the recording's annotation, else its centre)
-    shifted to 0 Hz."""
-    if args.gui:
-        raise usage_error("--gui shows WAV files and sound cards; an IQ recording is received "
-                          "without it")
+    shifted to 0 Hz. With --gui the receiver's input (on 0 Hz, decimated) is played at its
+    own rate into the window, as a WAV file's audio is."""
     try:
         rec = iq_file.read(args.input, args.sample_rate, args.centre_frequency)
     except iq_file.iq_error as e:
@@ -710,14 +712,22 @@ def run_rx_iq(args):
     got = blocks.message_debug()
     tb.connect(*source, (mux, 0))
     tb.connect(blocks.null_source(gr.sizeof_gr_complex), (mux, 1))
+    tb.msg_connect((rx, "out"), (got, "store"))
     if decimation > 1:
         taps = gr_filter.firdes.low_pass(1.0, rate, 0.4 * rx_rate, 0.1 * rx_rate)
-        tb.connect(mux, gr_filter.fir_filter_ccf(decimation, taps),
-                   blocks.head(gr.sizeof_gr_complex, total // decimation), rx)
+        chain = [gr_filter.fir_filter_ccf(decimation, taps),
+                 blocks.head(gr.sizeof_gr_complex, total // decimation)]
     else:
-        tb.connect(mux, blocks.head(gr.sizeof_gr_complex, total), rx)
-    tb.msg_connect((rx, "out"), (got, "store"))
-    tb.run()
+        chain = [blocks.head(gr.sizeof_gr_complex, total)]
+    if args.gui:  # at the pace of the recording, to watch it
+        from gnuradio.hfstack.radio import pacer
+        pace = pacer(gr.sizeof_gr_complex, rx_rate)
+        tb.connect(mux, *chain, pace, rx)
+        run_with_window(tb, (pace, 0), rx, rx_rate, f"{PROG} rx {args.input}", args,
+                        shown_samples=frames // decimation, complex_samples=True)
+    else:
+        tb.connect(mux, *chain, rx)
+        tb.run()
     return report_bursts(args, got, f"{args.input} ({frames / rate:.2f} s at {rate:g} Hz complex)",
                          {"input": args.input, "sample_rate_hz": rate, "samples": frames,
                           "datatype": rec.datatype, "centre_frequency_hz": rec.centre_hz,
@@ -737,7 +747,7 @@ def run_rx_sound_card(args):
     tb.connect(source, rx)
     tb.msg_connect((rx, "out"), (got, "store"))
     name = args.device or "default"
-    run_with_window(tb, (source, 0), rx, rate, f"{PROG} rx: sound card {name}", args.screenshot,
+    run_with_window(tb, (source, 0), rx, rate, f"{PROG} rx: sound card {name}", args,
                     lambda: logging.getLogger(PROG).info(
                         f"receiving sound card {name} at {rate} Hz until the window is closed"))
     return report_bursts(args, got, f"sound card {name}",
@@ -1105,8 +1115,9 @@ def parse_args(argv):
     t.add_argument("--json", action="store_true", help="report as JSON on standard output")
     add_s5069_options(t, transmitter=True)
 
-    r = sub.add_parser("rx", help="the bursts in a WAV file to bytes",
-                       description="Every burst in a WAV file (16-bit PCM mono, 4 kHz and up). "
+    r = sub.add_parser("rx", help="the bursts in a recording (WAV or IQ) to bytes",
+                       description="Every burst in a recording: a WAV file (16-bit PCM mono, 4 kHz "
+                                   "and up) or complex baseband (SigMF, raw cf32 or ci16). "
                                    "Exit status 1 when none is found.")
     r.add_argument("input", nargs="?",
                    help="file to read: WAV, SigMF (.sigmf-meta) or raw complex samples (.cf32, "
@@ -1121,9 +1132,10 @@ def parse_args(argv):
     r.add_argument("--output", metavar="FILE", help="write the bytes of all bursts, in order (- = stdout)")
     r.add_argument("--json", action="store_true", help="report as JSON on standard output")
     r.add_argument("--gui", action="store_true",
-                   help="show a window while receiving: waterfall, constellation of the equalised "
-                        "symbols, the bursts, SNR and throughput against time (a file is played "
-                        "at its own pace; the report follows when the window is closed)")
+                   help="show a window while receiving: waterfall (of the audio, or of complex "
+                        "baseband with the carrier on 0 Hz), constellation of the equalised "
+                        "symbols, the bursts, SNR and throughput against time (a file, WAV or IQ, "
+                        "is played at its own pace; the report follows when the window is closed)")
     r.add_argument("--device", metavar="ALSA_NAME",
                    help="receive a sound card instead of a file (with --gui; '' for the default "
                         "device), until the window is closed")

@@ -225,6 +225,8 @@ class qa_ip_client_tcp_window(gr_unittest.TestCase):
             for side in ("a", "b"):
                 route = run("ip", "-n", bed.ns[side], "route", "show", "10.72.0.0/24").stdout
                 self.assertIn(f"window {window}", route)
+                self.assertEqual(run("ip", "netns", "exec", bed.ns[side], "sysctl", "-n",
+                                     "net.ipv4.tcp_moderate_rcvbuf").stdout.strip(), "0")
                 self.assertIn("congctl cubic", route)
             server = subprocess.Popen(
                 ["ip", "netns", "exec", bed.ns["b"], PY, "-c",

@@ -133,8 +133,8 @@ class testbed(namespaces):
     `congestion_control`: TCP's algorithm on the HF route of both namespaces ("cubic",
     "bbr", ...; None keeps the machine's default, which a new namespace inherits);
     `tcp_window`: the largest window TCP advertises on the HF route of both namespaces,
-    bytes (the route's `window`, so the data each side has in flight; None: Linux's own,
-    see planned_tcp_window)."""
+    bytes (the route's `window`, with receive-buffer autotuning off so that it holds; so
+    the most the other side has in flight; None: Linux's own, see planned_tcp_window)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
@@ -193,6 +193,12 @@ class testbed(namespaces):
                 if metrics:
                     run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
                         *metrics)
+                if tcp_window:
+                    # Receive-buffer autotuning raises the window clamp along with the
+                    # buffer, past the route's window, once a connection has carried a
+                    # few windows: keep it off in the namespace.
+                    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                        "net.ipv4.tcp_moderate_rcvbuf=0")
         except Exception:
             self._release(created)
             raise

@@ -226,7 +226,8 @@ class qa_ip_client_tcp_window(gr_unittest.TestCase):
                 route = run("ip", "-n", bed.ns[side], "route", "show", "10.72.0.0/24").stdout
                 self.assertIn(f"window {window}", route)
                 self.assertEqual(run("ip", "netns", "exec", bed.ns[side], "sysctl", "-n",
-                                     "net.ipv4.tcp_moderate_rcvbuf").stdout.strip(), "0")
+                                     "net.ipv4.tcp_rmem").stdout.split(),
+                                 ["4096", str(2 * window), str(2 * window)])
                 self.assertIn("congctl cubic", route)
             server = subprocess.Popen(
                 ["ip", "netns", "exec", bed.ns["b"], PY, "-c",

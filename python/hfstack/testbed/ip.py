@@ -133,7 +133,7 @@ class testbed(namespaces):
     `congestion_control`: TCP's algorithm on the HF route of both namespaces ("cubic",
     "bbr", ...; None keeps the machine's default, which a new namespace inherits);
     `tcp_window`: the largest window TCP advertises on the HF route of both namespaces,
-    bytes (the route's `window`, with receive-buffer autotuning off so that it holds; so
+    bytes (the route's `window`, and receive buffers of twice that so that it holds; so
     the most the other side has in flight; None: Linux's own, see planned_tcp_window)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
@@ -194,11 +194,12 @@ class testbed(namespaces):
                     run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
                         *metrics)
                 if tcp_window:
-                    # Receive-buffer autotuning raises the window clamp along with the
-                    # buffer, past the route's window, once a connection has carried a
-                    # few windows: keep it off in the namespace.
+                    # Linux raises the window past the route's once data flows (to 26 kB
+                    # at 1200 bps, autotuning off or on): cap the receive buffer, which
+                    # bounds the window to about half of it, in the namespace.
+                    buffer = 2 * int(tcp_window)
                     run("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-                        "net.ipv4.tcp_moderate_rcvbuf=0")
+                        f"net.ipv4.tcp_rmem=4096 {buffer} {buffer}")
         except Exception:
             self._release(created)
             raise

@@ -106,8 +106,8 @@ def planned_tcp_window(bps):
     """The TCP window (bytes) a planner sets on the HF route at `bps`: a minute of air
     at the modem's rate, at least three full segments. Unclamped, TCP fills the node's
     queue (64 KiB, about seven minutes at 1200 bps): its round trip then outgrows its
-    longest retransmission timeout (120 s) and the U_PDUs their SIS TTL, and the
-    connection stalls (docs/ip-client.md, "TCP's window")."""
+    longest retransmission timeout (120 s) and the U_PDUs their SIS TTL, and nothing
+    is acknowledged for minutes (docs/ip-client.md, "TCP's window")."""
     return max(3 * 1460, int(bps) * 60 // 8)
 
 

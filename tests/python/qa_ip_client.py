@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -26,7 +27,7 @@ import time
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.testbed.ip import run, testbed, unavailable
+from gnuradio.hfstack.testbed.ip import planned_tcp_window, run, testbed, unavailable
 from gnuradio.hfstack.tun import tun_device, tun_error
 
 from test_support import APPS
@@ -205,6 +206,60 @@ class qa_ip_client_compact(gr_unittest.TestCase):
                            timeout=120)
             self.assertIn("2 received", done.stdout)
             self.assert_tcp_carries(bed, random.Random(24).randbytes(300_000), port=7780)
+
+
+class qa_ip_client_tcp_window(gr_unittest.TestCase):
+    """The test bed sets TCP on the HF route as a planner does (docs/ip-client.md): a
+    window of a minute of air, so that TCP cannot fill the node's queue for minutes."""
+
+    def test_planned_window_is_a_minute_of_air(self):
+        self.assertEqual(planned_tcp_window(1200), 9000)
+        self.assertEqual(planned_tcp_window(9600), 72000)
+        self.assertEqual(planned_tcp_window(75), 3 * 1460)  # at least three segments
+
+    @unittest.skipIf(unavailable(), unavailable() or "")
+    def test_far_side_advertises_no_more_than_the_route_window(self):
+        window = planned_tcp_window(1200)
+        with testbed(rate=9600, time_scale=SCALE, subnet="10.72.0", congestion_control="cubic",
+                     tcp_window=window) as bed:
+            for side in ("a", "b"):
+                route = run("ip", "-n", bed.ns[side], "route", "show", "10.72.0.0/24").stdout
+                self.assertIn(f"window {window}", route)
+                self.assertEqual(run("ip", "netns", "exec", bed.ns[side], "sysctl", "-n",
+                                     "net.ipv4.tcp_rmem").stdout.split(),
+                                 ["4096", str(2 * window), str(2 * window)])
+                self.assertIn("congctl cubic", route)
+            server = subprocess.Popen(
+                ["ip", "netns", "exec", bed.ns["b"], PY, "-c",
+                 "import socket, sys\n"
+                 f"s = socket.create_server(('{bed.address['b']}', 7779))\n"
+                 "print('ready', flush=True)\n"
+                 "c, _ = s.accept()\n"
+                 "sys.stdin.read()\n"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            self.addCleanup(server.kill)
+            try:
+                self.assertEqual(server.stdout.readline().strip(), "ready")
+                # The client holds its connection open until ss has looked at it.
+                client = subprocess.Popen(
+                    ["ip", "netns", "exec", bed.ns["a"], PY, "-c",
+                     "import socket, sys\n"
+                     f"c = socket.create_connection(('{bed.address['b']}', 7779), timeout=120)\n"
+                     "print('connected', flush=True)\n"
+                     "sys.stdin.read()\n"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                self.addCleanup(client.kill)
+                try:
+                    self.assertEqual(client.stdout.readline().strip(), "connected")
+                    info = run("ip", "netns", "exec", bed.ns["a"], "ss", "-tni", "state",
+                               "established", "dst", bed.address["b"]).stdout
+                    found = re.search(r"snd_wnd:(\d+)", info)
+                    self.assertIsNotNone(found, info)
+                    self.assertLessEqual(int(found.group(1)), window, info)
+                finally:
+                    client.communicate("", timeout=TIMEOUT_S)
+            finally:
+                server.communicate("", timeout=TIMEOUT_S)
 
 
 class qa_ip_client_real_modem(gr_unittest.TestCase):

@@ -113,6 +113,15 @@ class namespaces:
         return p
 
 
+def planned_tcp_window(bps):
+    """The TCP window (bytes) a planner sets on the HF route at `bps`: a minute of air
+    at the modem's rate, at least three full segments. Unclamped, TCP fills the node's
+    queue (64 KiB, about seven minutes at 1200 bps): its round trip then outgrows its
+    longest retransmission timeout (120 s) and the U_PDUs their SIS TTL, and nothing
+    is acknowledged for minutes (docs/ip-client.md, "TCP's window")."""
+    return max(3 * 1460, int(bps) * 60 // 8)
+
+
 def mode_bps(rate):
     """The bps of a test bed's `rate`: a number, or a mode's name ("WN12/48kHz/US")."""
     if isinstance(rate, str) and not rate.isdigit():
@@ -133,12 +142,15 @@ class testbed(namespaces):
     otherwise); `kind`: "emulator" or "loopback" (the real modem, `profile`, `snr_db`);
     `compact`: the clients mark each other compact (docs/ip-client.md);
     `congestion_control`: TCP's algorithm on the HF route of both namespaces ("cubic",
-    "bbr", ...; None keeps the machine's default, which a new namespace inherits)."""
+    "bbr", ...; None keeps the machine's default, which a new namespace inherits);
+    `tcp_window`: the largest window TCP advertises on the HF route of both namespaces,
+    bytes (the route's `window`, and receive buffers of twice that so that it holds; so
+    the most the other side has in flight; None: Linux's own, see planned_tcp_window)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
                  tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0,
-                 congestion_control=None, compact=False):
+                 congestion_control=None, compact=False, tcp_window=None):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -185,11 +197,20 @@ class testbed(namespaces):
                 run("ip", "link", "set", "dev", dev, "netns", ns)
                 run("ip", "-n", ns, "addr", "add", f"{self.address[side]}/24", "dev", dev)
                 run("ip", "-n", ns, "link", "set", "dev", dev, "mtu", str(tun_mtu), "up")
-                if congestion_control:
-                    # Per route: a namespace may only pick the host's allowed algorithms
-                    # as its default, but root may set any on a route.
+                # Per route: a namespace may only pick the host's allowed algorithms
+                # as its default, but root may set any on a route.
+                metrics = (["congctl", congestion_control] if congestion_control else []) + \
+                    (["window", str(int(tcp_window))] if tcp_window else [])
+                if metrics:
                     run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
-                        "congctl", congestion_control)
+                        *metrics)
+                if tcp_window:
+                    # Linux raises the window past the route's once data flows (to 26 kB
+                    # at 1200 bps, autotuning off or on): cap the receive buffer, which
+                    # bounds the window to about half of it, in the namespace.
+                    buffer = 2 * int(tcp_window)
+                    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                        f"net.ipv4.tcp_rmem=4096 {buffer} {buffer}")
         except Exception:
             self._release(created)
             raise

@@ -277,6 +277,12 @@ bool m110d_receiver::state::decode_block()
         decoder->decode(block_llr.data(), bits);
     }
     block_llr.clear();
+    block_bits_in();
+    return true;
+}
+
+void m110d_receiver::state::block_bits_in()
+{
     for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
          ++eom_searched)
         if (bits_word(bits, eom_searched) == m110d_eom)
@@ -284,7 +290,6 @@ bool m110d_receiver::state::decode_block()
     if (cfg.find_tail_biting)
         settle_tail_biting();
     block_decoded = true;
-    return true;
 }
 
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)

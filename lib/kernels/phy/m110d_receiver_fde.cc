@@ -307,15 +307,9 @@ m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
         unreliable_blocks += j.reliability < cfg.reliability_threshold;
     }
     bits.insert(bits.end(), j.bits.begin(), j.bits.end());
-    for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
-         ++eom_searched)
-        if (bits_word(bits, eom_searched) == m110d_eom)
-            eom_at = eom_searched;
     // (The tail-biting phase changes only at an EOM, which ends the burst: no block
     // after this one decodes under the old one.)
-    if (cfg.find_tail_biting)
-        settle_tail_biting();
-    block_decoded = true;
+    block_bits_in();
     if (block_llr.empty()) { // its LLRs' buffer for the next block (one thread)
         block_llr.swap(j.llr);
         block_llr.clear();

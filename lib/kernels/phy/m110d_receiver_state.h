@@ -244,6 +244,9 @@ struct m110d_receiver::state {
     // The burst again from its preamble (its samples were kept) under another scrambler
     // reading; the symbols it tapped are tapped again.
     void begin_again_with_scrambler(x9_orientation reading);
+    // A block's bits just appended to `bits`: the EOM searched for in them, the
+    // tail-biting phase settled.
+    void block_bits_in();
     bool read_fields();
     // A preamble the comb found at an earlier super-frame: the count its super-frames
     // read (read_fields), i.e. how many super-frames later the last one is.

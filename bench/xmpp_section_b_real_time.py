@@ -204,21 +204,12 @@ async def chat(b, round_trips, payload, typing_delay, seed):
 
 async def disconnect(*clients):
     """Each client's stream closed (bounded); what slixmpp leaves running is cancelled
-    by run_in_new_loop."""
+    by asyncio.run (run_chat)."""
     for c in clients:
         try:
             await asyncio.wait_for(c.disconnect(), 10)
         except (asyncio.TimeoutError, OSError):
             pass
-
-
-def run_in_new_loop(coroutine):
-    """`coroutine` run to its end in a loop of its own, which is closed only once every
-    task still pending has been cancelled and has finished (asyncio.run does this):
-    slixmpp keeps a task per client reading its send queue for the client's whole life,
-    and bob's answers wait in call_later; a loop closed under them made Python, at
-    exit, cancel them on a closed loop (RuntimeError: Event loop is closed)."""
-    return asyncio.run(coroutine)
 
 
 def throughput_depth(payload):
@@ -306,9 +297,13 @@ def steady(arrivals, bps):
 
 
 def run_chat(servers, a):
+    # asyncio.run closes the loop only once every pending task has been cancelled and
+    # has finished: slixmpp keeps a task per client reading its send queue, and bob's
+    # answers wait in call_later; a loop closed under them made Python cancel them at
+    # exit on a closed loop (RuntimeError: Event loop is closed).
     if a.throughput:
-        return run_in_new_loop(throughput(servers, a.payload, a.seconds, a.seed))
-    return run_in_new_loop(chat(servers, a.round_trips, a.payload, a.typing_delay, a.seed))
+        return asyncio.run(throughput(servers, a.payload, a.seconds, a.seed))
+    return asyncio.run(chat(servers, a.round_trips, a.payload, a.typing_delay, a.seed))
 
 
 def over_ip(tmp, rate, a):

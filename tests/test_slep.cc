@@ -961,6 +961,35 @@ TEST(SlepPeerAcks, APduTheFarNodeTookWithoutASlepBoundIsSentAgain)
     EXPECT_EQ(l.b->read(far, 1000, l.now), lost);
 }
 
+// An ACK from the air that claims more than the stream has sent confirms nothing and is
+// counted malformed; one for a stream that does not exist is counted stale.
+TEST(SlepPeerAcks, AnAckBeyondWhatWasSentConfirmsNothing)
+{
+    slep_config c;
+    c.peer_acks = true;
+    slep_pair l(c, c);
+    l.a->listen(80);
+    const auto s = l.b->open(1, 80, 80, { 'h', 'i' }, false, false, l.now);
+    l.settle();
+    const bytes data = pattern(200, 5);
+    l.holding = true; // sent, neither confirmed nor ACKed
+    l.b->write(s, data.data(), data.size(), l.now);
+    l.settle(l.now + c.coalesce_s + 0.01);
+    ASSERT_EQ(l.b->info(s)->unconfirmed, data.size());
+    slep_pdu ack = pdu_from_node_1(slep_type::ack, uint32_t(s));
+    ack.flags = slep_flag::responder; // node 1 accepted the stream node 2 opened
+    ack.offset = 0x7FFFFFFF;
+    l.b->on_sis(indication_from_node_1(encode(ack)), l.now);
+    EXPECT_EQ(l.b->counters().malformed, 1u);
+    EXPECT_EQ(l.b->info(s)->unconfirmed, data.size());
+    const uint64_t stale = l.b->counters().stale;
+    ack.stream = uint32_t(s) + 1;
+    ack.offset = 1;
+    l.b->on_sis(indication_from_node_1(encode(ack)), l.now);
+    EXPECT_EQ(l.b->counters().stale, stale + 1);
+    EXPECT_EQ(l.b->info(s)->unconfirmed, data.size());
+}
+
 TEST(SlepWire, AckAndDataAckRoundTrip)
 {
     slep_pdu ack;

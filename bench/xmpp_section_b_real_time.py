@@ -16,14 +16,19 @@ python3-slixmpp. Usage:
         bench/xmpp_section_b_real_time.py [--rates 1200,9600] [--round-trips 10] \\
         [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR] \\
         [--throughput [--seconds 300]] [--keep-dir DIR] [--ip-client-options OPTS] \\
-        [--congestion-control cubic] [--tcp-window planned]
+        [--congestion-control cubic] [--tcp-window planned] [--tcp-rto-min planned]
 --pcap-dir keeps each node's D_PDUs (DIR/node-RATE-N.pcap, Wireshark's link type 237) to
 set the bursts beside the simulator's trace.
 --transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,
 dialback, no TLS) over the IP client instead, each in a namespace of the IP test bed at
-time scale 1 (the paper's "over IP" rows; needs root; --pcap-dir is not used), with
-TCP set on the HF route as a planner sets it (docs/ip-client.md): cubic, and a window of
-a minute of air at the rate (--congestion-control system --tcp-window 0: Linux's own).
+time scale 1 (the paper's "over IP" rows; needs root), with
+TCP set on the HF route as a planner sets it (docs/ip-client.md): cubic, a window of
+a minute of air at the rate, and a least retransmission timeout of one and a half times
+that (--congestion-control system --tcp-window 0 --tcp-rto-min 0: Linux's own).
+With --pcap-dir, s2s-ip keeps in DIR/RATE: each node's D_PDUs (node-a.pcap, node-b.pcap),
+the datagrams on each side's TUN device (tun-a.pcap, tun-b.pcap; needs dumpcap, Debian's
+tshark), `ss -tin` in both namespaces every 5 s (ss.txt) and both nodes' and IP
+clients' counters at the end (counters.json).
 --transport s2s-ip-tls: the same with TLS required on S2S and the servers authenticated
 by certificates (s2s_secure_auth; made with openssl by the test bed), as a real
 deployment runs it.
@@ -48,6 +53,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from gnuradio.hfstack import published_scenarios as ps
@@ -319,13 +325,64 @@ def over_ip(tmp, rate, a):
     options = "supervision.keep_alive_interval_s=36000;" + NODE_OPTIONS
     cc = None if a.congestion_control == "system" else a.congestion_control
     window = ip.planned_tcp_window(rate) if a.tcp_window == "planned" else int(a.tcp_window)
+    rto_min = (ip.planned_tcp_rto_min(rate) if a.tcp_rto_min == "planned"
+               else float(a.tcp_rto_min))
+    floor = f"{rto_min:g} s" if rto_min else "Linux's own"
     print(f"TCP on the HF route: congestion control {cc or 'the system default'}, window "
-          f"{window or 'unclamped'}{' bytes' if window else ''}", flush=True)
+          f"{window or 'unclamped'}{' bytes' if window else ''}, least retransmission "
+          f"timeout {floor}", flush=True)
+    captures = None
+    if a.pcap_dir:
+        captures = os.path.join(a.pcap_dir, str(rate))
+        os.makedirs(captures)
     with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options,
                     options=a.ip_client_options, congestion_control=cc,
-                    tcp_window=window or None) as t, \
-            federation(t, tmp, tls=a.transport == "s2s-ip-tls") as servers:
+                    tcp_window=window or None, pcap_dir=captures,
+                    tcp_rto_min=rto_min or None) as t, \
+            federation(t, tmp, tls=a.transport == "s2s-ip-tls") as servers, \
+            link_captures(t, captures):
         return run_chat(servers, a)
+
+
+@contextlib.contextmanager
+def link_captures(t, directory):
+    """With `directory`: the datagrams on each namespace's TUN device (dumpcap), `ss -tin`
+    of both namespaces every 5 s, and at the end the nodes' and clients' counters."""
+    if directory is None:
+        yield
+        return
+    dumpcaps, stop = [], threading.Event()
+    for side in ("a", "b"):
+        dumpcaps.append(subprocess.Popen(
+            t.command(side, "dumpcap", "-q", "-i", t.clients[side].name,
+                      "-w", os.path.join(directory, f"tun-{side}.pcap")),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def sample():
+        with open(os.path.join(directory, "ss.txt"), "w") as out:
+            began = time.monotonic()
+            while not stop.wait(5.0):
+                for side in ("a", "b"):
+                    text = subprocess.run(t.command(side, "ss", "-tin"), capture_output=True,
+                                          text=True).stdout
+                    out.write(f"== {time.monotonic() - began:.0f} s {side}\n{text}")
+                out.flush()
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        sampler.join()
+        with open(os.path.join(directory, "counters.json"), "w") as out:
+            json.dump({side: {"node": dict(t.nodes[side].counters()),
+                              "links": [dict(x) for x in t.nodes[side].links()],
+                              "ip_client": dict(t.clients[side].client.counters())}
+                       for side in ("a", "b")}, out, indent=1, sort_keys=True)
+        for p in dumpcaps:
+            p.terminate()
+            p.wait(10)
 
 
 @contextlib.contextmanager
@@ -348,7 +405,8 @@ def main(argv=None):
     p.add_argument("--transport", default="x2x-slep", choices=("x2x-slep", "x2x-rcop", "s2s-ip", "s2s-ip-tls"))
     p.add_argument("--typing-delay", type=float, default=0.0, help="bob answers after this, s")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237)")
+    p.add_argument("--pcap-dir", help="keep each node's D_PDUs here (pcap, link type 237); "
+                                      "s2s-ip: also the TUN devices' datagrams and ss -tin")
     p.add_argument("--keep-dir", help="the servers' and nodes' files and logs in DIR/RATE "
                                       "(kept) instead of a temporary directory")
     p.add_argument("--ip-client-options", default="",
@@ -360,6 +418,10 @@ def main(argv=None):
     p.add_argument("--tcp-window", default="planned",
                    help="s2s-ip: the HF route's TCP window, bytes ('planned': a minute of air "
                         "at the rate, testbed.ip.planned_tcp_window; 0: Linux's own)")
+    p.add_argument("--tcp-rto-min", default="planned",
+                   help="s2s-ip: the HF route's least TCP retransmission timeout, s ('planned': "
+                        "testbed.ip.planned_tcp_rto_min, 90 s at 1200 and 9600 bps; 0: Linux's "
+                        "own, 0.2 s)")
     p.add_argument("--throughput", action="store_true",
                    help="one-way throughput of --payload-character messages instead of round trips")
     p.add_argument("--seconds", type=float, default=300.0,

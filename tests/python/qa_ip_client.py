@@ -27,7 +27,8 @@ import time
 import unittest
 
 from gnuradio import gr_unittest
-from gnuradio.hfstack.testbed.ip import planned_tcp_window, run, testbed, unavailable
+from gnuradio.hfstack.testbed.ip import (planned_tcp_rto_min, planned_tcp_window, run, testbed,
+                                         unavailable)
 from gnuradio.hfstack.tun import tun_device, tun_error
 
 from test_support import APPS
@@ -210,21 +211,28 @@ class qa_ip_client_compact(gr_unittest.TestCase):
 
 class qa_ip_client_tcp_window(gr_unittest.TestCase):
     """The test bed sets TCP on the HF route as a planner does (docs/ip-client.md): a
-    window of a minute of air, so that TCP cannot fill the node's queue for minutes."""
+    window of a minute of air, so that TCP cannot fill the node's queue for minutes, and
+    a retransmission timeout that a full window's turn does not outlast."""
 
     def test_planned_window_is_a_minute_of_air(self):
         self.assertEqual(planned_tcp_window(1200), 9000)
         self.assertEqual(planned_tcp_window(9600), 72000)
         self.assertEqual(planned_tcp_window(75), 3 * 1460)  # at least three segments
 
+    def test_planned_rto_floor_outlasts_a_window_of_air(self):
+        self.assertEqual(planned_tcp_rto_min(1200), 90.0)
+        self.assertEqual(planned_tcp_rto_min(9600), 90.0)
+        self.assertEqual(planned_tcp_rto_min(75), 120.0)  # TCP's longest timeout
+
     @unittest.skipIf(unavailable(), unavailable() or "")
     def test_far_side_advertises_no_more_than_the_route_window(self):
         window = planned_tcp_window(1200)
         with testbed(rate=9600, time_scale=SCALE, subnet="10.72.0", congestion_control="cubic",
-                     tcp_window=window) as bed:
+                     tcp_window=window, tcp_rto_min=planned_tcp_rto_min(1200)) as bed:
             for side in ("a", "b"):
                 route = run("ip", "-n", bed.ns[side], "route", "show", "10.72.0.0/24").stdout
                 self.assertIn(f"window {window}", route)
+                self.assertIn("rto_min lock 90s", route)
                 self.assertEqual(run("ip", "netns", "exec", bed.ns[side], "sysctl", "-n",
                                      "net.ipv4.tcp_rmem").stdout.split(),
                                  ["4096", str(2 * window), str(2 * window)])
@@ -256,6 +264,10 @@ class qa_ip_client_tcp_window(gr_unittest.TestCase):
                     found = re.search(r"snd_wnd:(\d+)", info)
                     self.assertIsNotNone(found, info)
                     self.assertLessEqual(int(found.group(1)), window, info)
+                    # The route's floor holds on the connection (Linux's own: 0.2 s).
+                    rto_ms = re.search(r"\brto:(\d+)", info)
+                    self.assertIsNotNone(rto_ms, info)
+                    self.assertGreaterEqual(int(rto_ms.group(1)), 90_000, info)
                 finally:
                     client.communicate("", timeout=TIMEOUT_S)
             finally:

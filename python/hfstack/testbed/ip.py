@@ -122,6 +122,17 @@ def planned_tcp_window(bps):
     return max(3 * 1460, int(bps) * 60 // 8)
 
 
+def planned_tcp_rto_min(bps):
+    """The least retransmission timeout (s) a planner sets on the HF route at `bps`: one
+    and a half times the air time of planned_tcp_window, at most TCP's longest (120 s).
+    A segment waits for the rest of its side's transmission, which a full window keeps
+    a minute long, and for the far side's turn with the acknowledgement; Linux's timeout
+    (the smoothed round trip plus this floor) otherwise fires before the acknowledgement
+    can come, and each needless retransmission of a full segment costs ten seconds of
+    air at 1200 bps (docs/ip-client.md, "TCP's retransmission timeout")."""
+    return min(120.0, 1.5 * planned_tcp_window(bps) * 8 / int(bps))
+
+
 def mode_bps(rate):
     """The bps of a test bed's `rate`: a number, or a mode's name ("WN12/48kHz/US")."""
     if isinstance(rate, str) and not rate.isdigit():
@@ -145,12 +156,17 @@ class testbed(namespaces):
     "bbr", ...; None keeps the machine's default, which a new namespace inherits);
     `tcp_window`: the largest window TCP advertises on the HF route of both namespaces,
     bytes (the route's `window`, and receive buffers of twice that so that it holds; so
-    the most the other side has in flight; None: Linux's own, see planned_tcp_window)."""
+    the most the other side has in flight; None: Linux's own, see planned_tcp_window);
+    `tcp_rto_min`: the least retransmission timeout TCP uses on the HF route of both
+    namespaces, s (the route's `rto_min`; None: Linux's 0.2 s; see planned_tcp_rto_min);
+    `pcap_dir`: each node's D_PDUs captured to `pcap_dir`/node-SIDE.pcap (Wireshark's
+    link type 237)."""
 
     def __init__(self, rate=9600, interleaver="S", time_scale=20.0, ber=0.0, subnet="10.77.0",
                  options="", node_options="supervision.keep_alive_interval_s=36000",
                  tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0,
-                 congestion_control=None, compact=False, tcp_window=None):
+                 congestion_control=None, compact=False, tcp_window=None, pcap_dir=None,
+                 tcp_rto_min=None):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -161,8 +177,11 @@ class testbed(namespaces):
         if named and rate.startswith("WN"):
             # STANAG 5069 wideband: both nodes run S5066-EP5 large windows (docs/pep.md).
             mode += ";large_windows=true;arq_window=4096"
-        nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale),
-                 "b": node("0.0.0.2", f"{mode};{node_options}", time_scale)}
+        def pcap(side):
+            return os.path.join(pcap_dir, f"node-{side}.pcap") if pcap_dir else ""
+
+        nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale, pcap("a")),
+                 "b": node("0.0.0.2", f"{mode};{node_options}", time_scale, pcap("b"))}
         # kind "emulator": link-level modems; "loopback": the real STANAG 4539 modem
         # through the Watterson channel (`profile`, `snr_db`; "awgn" or "" for noise only).
         settings = ({"ber": ber} if kind == "emulator" else {"mode": rate} if named else
@@ -200,7 +219,8 @@ class testbed(namespaces):
                 # Per route: a namespace may only pick the host's allowed algorithms
                 # as its default, but root may set any on a route.
                 metrics = (["congctl", congestion_control] if congestion_control else []) + \
-                    (["window", str(int(tcp_window))] if tcp_window else [])
+                    (["window", str(int(tcp_window))] if tcp_window else []) + \
+                    (["rto_min", f"{int(tcp_rto_min * 1000)}ms"] if tcp_rto_min else [])
                 if metrics:
                     run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
                         *metrics)

@@ -177,11 +177,10 @@ class testbed(namespaces):
         if named and rate.startswith("WN"):
             # STANAG 5069 wideband: both nodes run S5066-EP5 large windows (docs/pep.md).
             mode += ";large_windows=true;arq_window=4096"
-        def pcap(side):
-            return os.path.join(pcap_dir, f"node-{side}.pcap") if pcap_dir else ""
-
-        nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale, pcap("a")),
-                 "b": node("0.0.0.2", f"{mode};{node_options}", time_scale, pcap("b"))}
+        pcap = {side: os.path.join(pcap_dir, f"node-{side}.pcap") if pcap_dir else ""
+                for side in ("a", "b")}
+        nodes = {"a": node("0.0.0.1", f"{mode};{node_options}", time_scale, pcap["a"]),
+                 "b": node("0.0.0.2", f"{mode};{node_options}", time_scale, pcap["b"])}
         # kind "emulator": link-level modems; "loopback": the real STANAG 4539 modem
         # through the Watterson channel (`profile`, `snr_db`; "awgn" or "" for noise only).
         settings = ({"ber": ber} if kind == "emulator" else {"mode": rate} if named else

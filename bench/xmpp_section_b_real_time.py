@@ -16,7 +16,8 @@ python3-slixmpp. Usage:
         bench/xmpp_section_b_real_time.py [--rates 1200,9600] [--round-trips 10] \\
         [--payload 0] [--transport x2x-slep] [--typing-delay 0] [--pcap-dir DIR] \\
         [--throughput [--seconds 300]] [--keep-dir DIR] [--ip-client-options OPTS] \\
-        [--congestion-control cubic] [--tcp-window planned] [--tcp-rto-min planned]
+        [--congestion-control cubic] [--tcp-window planned] [--tcp-rto-min planned] \\
+        [--compact] [--sysctl NAME=VALUE]
 --pcap-dir keeps each node's D_PDUs (DIR/node-RATE-N.pcap, Wireshark's link type 237) to
 set the bursts beside the simulator's trace.
 --transport s2s-ip: no bridge; the two servers federate by standard S2S (TCP port 5269,
@@ -348,7 +349,8 @@ def over_ip(tmp, rate, a):
     with ip.testbed(rate=rate, time_scale=1.0, subnet="10.73.0", node_options=options,
                     options=a.ip_client_options, congestion_control=cc,
                     tcp_window=window or None, pcap_dir=captures,
-                    tcp_rto_min=rto_min or None) as t, \
+                    tcp_rto_min=rto_min or None, compact=a.compact,
+                    sysctls=a.sysctl) as t, \
             federation(t, tmp, tls=a.transport == "s2s-ip-tls") as servers, \
             link_captures(t, captures):
         return run_chat(servers, a)
@@ -432,6 +434,12 @@ def main(argv=None):
                    help="s2s-ip: the HF route's least TCP retransmission timeout, s ('planned': "
                         "testbed.ip.planned_tcp_rto_min, 90 s at 1200 and 9600 bps; 0: Linux's "
                         "own, 0.2 s)")
+    p.add_argument("--compact", action="store_true",
+                   help="s2s-ip: the IP clients send each other's datagrams with the compact "
+                        "header (docs/ip-client.md)")
+    p.add_argument("--sysctl", action="append", default=[], metavar="NAME=VALUE",
+                   help="s2s-ip: a network setting for both namespaces, e.g. "
+                        "net.ipv4.tcp_timestamps=0 (repeatable)")
     p.add_argument("--throughput", action="store_true",
                    help="one-way throughput of --payload-character messages instead of round trips")
     p.add_argument("--seconds", type=float, default=300.0,

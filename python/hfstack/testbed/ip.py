@@ -159,6 +159,8 @@ class testbed(namespaces):
     the most the other side has in flight; None: Linux's own, see planned_tcp_window);
     `tcp_rto_min`: the least retransmission timeout TCP uses on the HF route of both
     namespaces, s (the route's `rto_min`; None: Linux's 0.2 s; see planned_tcp_rto_min);
+    `sysctls`: more settings for both namespaces' network stacks, "name=value" each
+    (net.ipv4.tcp_timestamps=0, ...), as a gateway's planner may set them;
     `pcap_dir`: each node's D_PDUs captured to `pcap_dir`/node-SIDE.pcap (Wireshark's
     link type 237)."""
 
@@ -166,7 +168,7 @@ class testbed(namespaces):
                  options="", node_options="supervision.keep_alive_interval_s=36000",
                  tun_mtu=1500, tag=None, kind="emulator", profile="", snr_db=30.0,
                  congestion_control=None, compact=False, tcp_window=None, pcap_dir=None,
-                 tcp_rto_min=None):
+                 tcp_rto_min=None, sysctls=()):
         tag = tag if tag is not None else os.getpid() % 100000
         self.ns = {"a": f"hf{subnet.split('.')[-1]}a{tag}", "b": f"hf{subnet.split('.')[-1]}b{tag}"}
         self.address = {"a": f"{subnet}.1", "b": f"{subnet}.2"}
@@ -223,6 +225,8 @@ class testbed(namespaces):
                 if metrics:
                     run("ip", "-n", ns, "route", "replace", f"{subnet}.0/24", "dev", dev,
                         *metrics)
+                for setting in sysctls:
+                    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", setting)
                 if tcp_window:
                     # Linux raises the window past the route's once data flows (to 26 kB
                     # at 1200 bps, autotuning off or on): cap the receive buffer, which

@@ -534,6 +534,9 @@ bool m110d_receiver::state::preamble()
     burst_hz = hz;
     burst_sections = found_sections;
     readings_open = cfg.find_scrambler;
+    settle_deferred_judge();
+    first_attempt[0].reset();
+    first_attempt[1].reset();
     scrambler_judge.start_burst();
     begin_burst();
     return true;

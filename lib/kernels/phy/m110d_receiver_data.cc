@@ -260,6 +260,7 @@ bool m110d_receiver::state::decode_block()
         // at 35 dB, WN3 and WN8), so the share of LLR weight they disagree with is held
         // against the share the LLRs themselves expect wrong (sum of |L| / (1 + e^|L|)).
         const std::vector<uint8_t> channel = block_coded_again();
+        settle_deferred_judge();
         const x9_orientation best = scrambler_judge.judge(
             data_readings.scrambler, agreement_of(block_llr, channel));
         if (best != data_readings.scrambler) {

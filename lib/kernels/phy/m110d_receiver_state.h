@@ -409,7 +409,19 @@ struct m110d_receiver::state {
     // preamble; decoding when the first block's reading is judged and its decoding goes
     // on on a thread (committed at a later call).
     enum class committed { done, begun_again, decoding };
-    committed commit_job(block_job& j);
+    committed commit_job(const std::shared_ptr<block_job>& job);
+    // find_scrambler: the burst's first block as decoded under each reading (its passes
+    // and agreement), kept while the burst may begin again: the stream's first burst
+    // goes over it under one reading, the other, then often the first again, where the
+    // same LLRs and spectra give the same passes (reused_first_attempt).
+    std::shared_ptr<block_job> first_attempt[2];
+    bool reused_first_attempt(block_job& j) const;
+    // threads > 1: a first block whose reading judge() will reject whatever its
+    // agreement (tries_other_anyway): its passes go on on a thread while the burst
+    // begins again under the other reading; judged (in the order one thread judges)
+    // before the next judgement or burst.
+    std::shared_ptr<block_job> deferred_judge;
+    void settle_deferred_judge();
     void apply_frame(const frame_record& r);
     bool watch_now(std::vector<m110d_burst>& done);
     void join_jobs();
@@ -494,6 +506,8 @@ struct m110d_receiver::state::block_job {
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;
     bool judge = false; // the burst's first block under find_scrambler
+    x9_orientation reading = x9_orientation::a; // the scrambler reading demapped under
+    std::vector<float> llr_in;                  // judge: the LLRs before the passes
     bool judged = false;
     bool passes_done = false;
     // Results.

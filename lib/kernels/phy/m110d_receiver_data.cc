@@ -284,10 +284,12 @@ bool m110d_receiver::state::decode_block()
 
 void m110d_receiver::state::block_bits_in()
 {
-    for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
-         ++eom_searched)
-        if (bits_word(bits, eom_searched) == m110d_eom)
-            eom_at = eom_searched;
+    if (eom_at == no_eom) {
+        const size_t found =
+            find_bits_word(bits, eom_searched, m110d_eom, m110d_eom_bits);
+        if (found != SIZE_MAX)
+            eom_at = found;
+    }
     if (cfg.find_tail_biting)
         settle_tail_biting();
     block_decoded = true;

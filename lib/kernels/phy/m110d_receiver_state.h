@@ -226,12 +226,22 @@ struct m110d_receiver::state {
     ~state();
     // The search's correlations by FFT (fft_search, above 3 kHz).
     bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
-    // The search's z at sample n for alignment a: the known chips' alone, or with
-    // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
-    // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
-    double search_z(alignment_search& a, uint64_t n, cd& sum, unsigned& sections);
+    // The search's scores of candidates first .. first + count - 1 for an alignment
+    // (into search_scores): z of the known chips alone, or with integrate_superframes
+    // the largest over 1, 2, ... earlier fixed sections added (coherently: each sum's
+    // angle is the same carrier turn; sections: how many), and coherent_search's. With
+    // threads > 1 the known chips' correlator runs beside the sections' (and the
+    // coherent sums), the comb's sums over the ring in halves.
+    void score_candidates(size_t alignment, uint64_t first, size_t count, bool coherent);
 
     bool search();
+    // search(): per alignment, the candidates' scores ahead of their offers.
+    struct search_score {
+        double z = 0, coherent_z = 0;
+        cd sum, coherent_sum;
+        unsigned sections = 0;
+    };
+    std::array<std::vector<search_score>, 2> search_scores;
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);

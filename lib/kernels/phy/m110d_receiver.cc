@@ -587,6 +587,7 @@ bool m110d_receiver::state::preamble()
     burst_sections = found_sections;
     readings_open = cfg.find_scrambler;
     settle_deferred_judge();
+    judged_kept.reset();
     first_attempt[0].reset();
     first_attempt[1].reset();
     scrambler_judge.start_burst();

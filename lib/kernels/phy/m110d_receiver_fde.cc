@@ -299,30 +299,41 @@ bool m110d_receiver::state::reused_first_attempt(block_job& j) const
     return true;
 }
 
-void m110d_receiver::state::settle_deferred_judge()
+std::optional<x9_orientation> m110d_receiver::state::settle_deferred_judge()
 {
     if (!deferred_judge)
-        return;
+        return std::nullopt;
     if (deferred_judge->thread.joinable())
         deferred_judge->thread.join();
     deferred_judge->passes_done = true;
-    // Gives the other reading (tries_other_anyway), which the burst already began
-    // again under.
-    scrambler_judge.judge(deferred_judge->reading, deferred_judge->agreement);
+    const x9_orientation best =
+        scrambler_judge.judge(deferred_judge->reading, deferred_judge->agreement);
     first_attempt[deferred_judge->reading == x9_orientation::a ? 0 : 1] =
         std::move(deferred_judge);
+    return best;
 }
 
 m110d_receiver::state::committed
 m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
 {
     block_job& j = *job;
+    bool judged_already = false;
     if (j.judge && !j.judged) {
-        settle_deferred_judge();
+        const std::optional<x9_orientation> best = settle_deferred_judge();
+        if (best && *best != data_readings.scrambler) {
+            // The judgement deferred kept its reading: one thread went on under it.
+            j.judged = true;
+            judged_kept = *best;
+            begin_again_with_scrambler(*best);
+            return committed::begun_again;
+        }
+        judged_already = judged_kept == data_readings.scrambler;
+        judged_kept.reset();
         if (!j.passes_done && !j.thread.joinable())
             j.passes_done = reused_first_attempt(j);
-        if (!j.passes_done && pipelined() &&
-            scrambler_judge.tries_other_anyway(data_readings.scrambler)) {
+        if (!judged_already && !j.passes_done && pipelined() &&
+            !scrambler_judge.settled() &&
+            !scrambler_judge.tried(data_readings.scrambler)) {
             // Its passes and agreement on a thread, with a decoder and canceller of
             // its own (the burst's are made anew), beside the burst under the other.
             j.judged = true;
@@ -349,7 +360,8 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
         // The burst's first block under this scrambler reading: the decoded bits coded
         // again against the channel LLRs (decode_block's rule).
         const x9_orientation best =
-            scrambler_judge.judge(data_readings.scrambler, j.agreement);
+            judged_already ? data_readings.scrambler
+                           : scrambler_judge.judge(data_readings.scrambler, j.agreement);
         if (best != data_readings.scrambler) {
             // Kept: the burst may come back to this reading.
             first_attempt[j.reading == x9_orientation::a ? 0 : 1] = job;

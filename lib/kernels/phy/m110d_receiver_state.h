@@ -426,12 +426,17 @@ struct m110d_receiver::state {
     // same LLRs and spectra give the same passes (reused_first_attempt).
     std::shared_ptr<block_job> first_attempt[2];
     bool reused_first_attempt(block_job& j) const;
-    // threads > 1: a first block whose reading judge() will reject whatever its
-    // agreement (tries_other_anyway): its passes go on on a thread while the burst
-    // begins again under the other reading; judged (in the order one thread judges)
-    // before the next judgement or burst.
+    // threads > 1, before a burst has told the readings apart: the first block under a
+    // reading this burst has not judged has its passes on a thread while the burst
+    // begins again under the other reading (the first judgement gives it whatever the
+    // agreement; the second gives the first reading back more often than not, as a
+    // transmitter of the default reading makes it); judged (in the order one thread
+    // judges) before the next judgement or burst: the reading it gives.
     std::shared_ptr<block_job> deferred_judge;
-    void settle_deferred_judge();
+    std::optional<x9_orientation> settle_deferred_judge();
+    // A deferred judgement kept its own reading while the burst had gone on under the
+    // other: the burst begins again under it, its first block taken as judged then.
+    std::optional<x9_orientation> judged_kept;
     void apply_frame(const frame_record& r);
     bool watch_now(std::vector<m110d_burst>& done);
     void join_jobs();

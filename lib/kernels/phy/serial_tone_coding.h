@@ -107,12 +107,13 @@ public:
     // The reading the block decoded under `in_use` with `agreement` is to be taken under:
     // in_use, or the other, to be tried (again) on the burst from its preamble.
     x9_orientation judge(x9_orientation in_use, const reencoding_agreement& agreement);
-    // Whether judge(in_use, ...) will give the other reading whatever the agreement: no
-    // burst has told the readings apart yet and this one has not tried the other (a
-    // receiver may begin again under it before the agreement is in).
-    bool tries_other_anyway(x9_orientation in_use) const
+    // Whether a burst has told the readings apart (before: every burst tries both), and
+    // whether this burst has judged a block under `reading` (a receiver may begin again
+    // under the other before the agreement is in, and judge it later in order).
+    bool settled() const { return settled_; }
+    bool tried(x9_orientation reading) const
     {
-        return !settled_ && !tried_[in_use == x9_orientation::a ? 1 : 0];
+        return tried_[reading == x9_orientation::a ? 0 : 1];
     }
 
 private:

@@ -588,6 +588,7 @@ bool m110d_receiver::state::preamble()
     readings_open = cfg.find_scrambler;
     settle_deferred_judge();
     judged_kept.reset();
+    kept_data_start.reset();
     first_attempt[0].reset();
     first_attempt[1].reset();
     scrambler_judge.start_burst();
@@ -602,12 +603,75 @@ void m110d_receiver::state::begin_again_with_scrambler(x9_orientation reading)
     held_symbols = 0;
     data_readings.scrambler = reading;
     found_sections = burst_sections;
-    input.start_derotation(start, burst_hz);
     block_llr.clear();
+    if (kept_data_start) {
+        begin_at_data_start(*kept_data_start);
+        return;
+    }
+    input.start_derotation(start, burst_hz);
     begin_burst();
 }
 
+void m110d_receiver::state::keep_data_start()
+{
+    auto k = std::make_unique<data_start>();
+    k->equaliser = std::make_unique<channel_tracking_equaliser>(*equaliser);
+    k->timing_shift = timing_shift;
+    k->symbol = symbol;
+    k->timing_checked = timing_checked;
+    k->frequency_drift_hz = frequency_drift_hz;
+    k->pending_slip = pending_slip;
+    k->window = window;
+    k->field_chips = field_chips;
+    k->presence = presence;
+    k->snr_report = snr_report;
+    k->known_error = known_error;
+    k->mode = mode;
+    k->constraint_length = constraint_length;
+    k->preamble_readings = preamble_readings;
+    k->fetch_order = fetch_order;
+    k->nearest_points = nearest_points;
+    k->anchors = anchors;
+    k->count_ahead = count_ahead;
+    k->derotation = input.derotation_now();
+    kept_data_start = std::move(k);
+}
+
+void m110d_receiver::state::begin_at_data_start(const data_start& k)
+{
+    reset_burst();
+    equaliser = std::make_unique<channel_tracking_equaliser>(*k.equaliser);
+    timing_shift = k.timing_shift;
+    symbol = k.symbol;
+    timing_checked = k.timing_checked;
+    frequency_drift_hz = k.frequency_drift_hz;
+    pending_slip = k.pending_slip;
+    window = k.window;
+    field_chips = k.field_chips;
+    presence = k.presence;
+    snr_report = k.snr_report;
+    known_error = k.known_error;
+    mode = k.mode;
+    constraint_length = k.constraint_length;
+    preamble_readings = k.preamble_readings;
+    fetch_order = k.fetch_order;
+    nearest_points = k.nearest_points;
+    anchors = k.anchors;
+    count_ahead = k.count_ahead;
+    input.restore_derotation(k.derotation);
+    // What read_fields makes under the reading now in use.
+    demapper.reset(new m110d_demapper(*mode, data_readings));
+    decoder.reset(new m110d_block_decoder(
+        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
+}
+
 void m110d_receiver::state::begin_burst()
+{
+    start_channel();
+    reset_burst();
+}
+
+void m110d_receiver::state::start_channel()
 {
     channel_tracking_equaliser_config tracking;
     tracking.forgetting = scaled_forgetting(cfg.forgetting);
@@ -633,6 +697,10 @@ void m110d_receiver::state::begin_burst()
     field_chips.clear();
     for (unsigned k = walsh_chips; k < symbol && k < known_symbols; ++k)
         field_chips.push_back(known[k]); // the count chips the equaliser starts past
+}
+
+void m110d_receiver::state::reset_burst()
+{
     block_llr.clear();
     block_pass.end();
     fde.reset();

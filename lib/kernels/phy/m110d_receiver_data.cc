@@ -298,8 +298,12 @@ void m110d_receiver::state::block_bits_in()
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
-        if (symbol >= preamble_end && fde_chosen())
+        if (symbol >= preamble_end && fde_chosen()) {
+            // The first attempt's data start, for the burst's next ones.
+            if (!fde && readings_open && !kept_data_start)
+                keep_data_start();
             return fde_data(done);
+        }
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;

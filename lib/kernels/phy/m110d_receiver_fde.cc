@@ -520,6 +520,10 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         symbol = uint64_t(preamble_end) + k;
     const double sample_rate = sps * symbol_rate;
     watch_in_log = pipelined();
+    // The input's new samples derotated at once, half on the second thread (the frames
+    // read them in order; nothing changes the derotation within the block FDE's burst).
+    if (cfg.threads > 1 && input.total() > 0)
+        input.derotate_through(input.total() - 1, true);
     for (;;) {
         const uint64_t first = symbol; // the frame's first data symbol
         const int64_t frame = int64_t((first - preamble_end - k) / n);

@@ -254,6 +254,36 @@ struct m110d_receiver::state {
     // The burst again from its preamble (its samples were kept) under another scrambler
     // reading; the symbols it tapped are tapped again.
     void begin_again_with_scrambler(x9_orientation reading);
+    // begin_burst's parts: the channel and the equaliser from the preamble's known
+    // chips, and the rest of the burst's state made anew.
+    void start_channel();
+    void reset_burst();
+    // find_scrambler with the block FDE: the burst as its data begin (its preamble and
+    // WID equalised and read, the same under either scrambler reading), kept from the
+    // first attempt for the next: they begin there, with the reading's demapper.
+    struct data_start {
+        std::unique_ptr<channel_tracking_equaliser> equaliser;
+        int64_t timing_shift = 0;
+        uint64_t symbol = 0, timing_checked = 0;
+        double frequency_drift_hz = 0;
+        int pending_slip = 0;
+        std::vector<cd> window;
+        std::vector<cf> field_chips;
+        serial_tone_presence presence;
+        burst_snr snr_report;
+        double known_error = 0;
+        std::optional<m110d_mode> mode;
+        unsigned constraint_length = 7;
+        m110d_readings preamble_readings;
+        std::vector<uint32_t> fetch_order;
+        double nearest_points = 0;
+        serial_tone_probe_anchors anchors;
+        unsigned count_ahead = 0;
+        serial_tone_samples::derotation derotation;
+    };
+    std::unique_ptr<data_start> kept_data_start;
+    void keep_data_start();
+    void begin_at_data_start(const data_start& k);
     // A block's bits just appended to `bits`: the EOM searched for in them, the
     // tail-biting phase settled.
     void block_bits_in();

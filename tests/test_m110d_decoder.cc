@@ -10,6 +10,7 @@
 #include "phy/m110d_decoder.h"
 #include "phy/m110d_transmitter.h"
 #include "phy/m110d_waveform.h"
+#include "phy/serial_tone_presence.h"
 
 #include "m110d_test_support.h"
 #include "modem_test_support.h"
@@ -387,5 +388,39 @@ TEST(M110dDemapper, QamDecisionIsTheWholeSearchsFirstNearest)
             ASSERT_EQ(demapper.demap(u, 0, 0.1, llr), points[first])
                 << name << " at " << u;
         }
+    }
+}
+
+// The EOM search's sliding word finds what reading 32 bits at every start finds, and
+// leaves `searched` where that loop leaves it: bits arriving a block at a time, EOMs
+// planted inside blocks, across their boundaries and at the very end, and none.
+TEST(M110dDecoder, SlidingEomSearchIsTheWordAtEveryStart)
+{
+    std::mt19937 rng(31);
+    for (int trial = 0; trial < 20; ++trial) {
+        std::vector<uint8_t> all(4000);
+        for (uint8_t& b : all)
+            b = uint8_t(rng() & 1u);
+        const size_t plant = trial == 0 ? all.size() - 32 : size_t(rng() % 3968);
+        if (trial % 5 != 4) // every fifth: no EOM planted
+            for (unsigned i = 0; i < 32; ++i)
+                all[plant + i] = uint8_t((m110d_eom >> (31 - i)) & 1u);
+        std::vector<uint8_t> bits;
+        size_t slid_searched = 0, read_searched = 0;
+        size_t slid_at = SIZE_MAX, read_at = SIZE_MAX;
+        for (size_t block = 0; block < all.size(); block += 500) {
+            bits.insert(
+                bits.end(), all.begin() + long(block), all.begin() + long(block + 500));
+            if (slid_at == SIZE_MAX)
+                slid_at = find_bits_word(bits, slid_searched, m110d_eom, 32);
+            for (; read_searched + 32 <= bits.size() && read_at == SIZE_MAX;
+                 ++read_searched)
+                if (bits_word(bits, read_searched) == m110d_eom)
+                    read_at = read_searched;
+            ASSERT_EQ(slid_at, read_at) << trial;
+            ASSERT_EQ(slid_searched, read_searched) << trial;
+        }
+        if (trial % 5 != 4)
+            EXPECT_LE(slid_at, plant) << trial;
     }
 }

@@ -546,6 +546,36 @@ TEST(M110dWidebandBlockFde, TwoThreadsEndBurstsWhereOneDoes)
     expect_threads_agree(cut, bw, 2, "cut by a preamble");
 }
 
+// Two threads judge the data scrambler's reading as one does, though they begin again
+// under the other reading before a first block's judgement is in (its passes on the
+// second thread) and then may have to come back: bursts sent under reading b (the
+// stream's first burst goes over its first block under a, b, a, then b again) and one
+// under a after one under b.
+TEST(M110dWidebandBlockFde, TwoThreadsFindTheScramblerReadingAsOneDoes)
+{
+    const m110d_mode mode = *m110d_mode_by_name("WN8/24kHz/S");
+    const unsigned bw = mode.bw_khz;
+    const std::vector<uint8_t> first =
+        random_bytes(mode.input_bits_per_block * 5 / 16, 96);
+    const std::vector<uint8_t> second = random_bytes(mode.input_bits_per_block / 4, 97);
+    m110d_transmit_options under_b;
+    under_b.readings.scrambler = x9_orientation::b;
+    const std::vector<chan::watterson_path> fading = { { 0.5, 1, 0, 0 },
+                                                       { 0.5, 1, 0, 1e-3 } };
+    std::vector<cf> air = m110d_on_the_air(mode, first, 0, 24, 3, 26, under_b, fading);
+    std::vector<cf> next = m110d_on_the_air(mode, second, 0, 30, -5, 27, under_b);
+    air.insert(air.end(), next.begin(), next.end());
+    expect_threads_agree(air, bw, 2, "b then b");
+    const std::vector<m110d_burst> one = m110d_bursts_received(air, mode, 0);
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one[0].bytes, first);
+    EXPECT_EQ(one[1].bytes, second);
+    std::vector<cf> mixed = m110d_on_the_air(mode, first, 0, 30, 0, 28, under_b);
+    next = m110d_on_the_air(mode, second, 0, 30, -5, 29);
+    mixed.insert(mixed.end(), next.begin(), next.end());
+    expect_threads_agree(mixed, bw, 2, "b then a");
+}
+
 // A two-thread receiver let go mid-burst, a block still decoding on its second thread
 // (its caller stopped without complete_decoding, or an exception left the caller):
 // that thread, which uses the receiver's state, is waited for, where an unjoined

@@ -57,6 +57,8 @@ constexpr double coherent_gate = 1.4;
 constexpr double coherent_margin = 0.5;
 // The known chips' sections (20 at 3 kHz, the only bandwidth searched so).
 constexpr unsigned coherent_max_sections = 20;
+// threads > 1: fewer candidates than this are scored on one thread (not worth another).
+constexpr size_t min_split_candidates = 256;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -302,55 +304,89 @@ void m110d_receiver::state::restart_search(uint64_t from)
     watch_pending = false;
 }
 
-double m110d_receiver::state::search_z(alignment_search& a,
-                                       uint64_t n,
-                                       cd& sum,
-                                       unsigned& sections)
+void m110d_receiver::state::score_candidates(size_t alignment,
+                                             uint64_t first,
+                                             size_t count,
+                                             bool coherent)
 {
-    cf known_sum;
-    const double z = a.correlator.z_at(input, n, known_sum);
-    sum = cd(known_sum);
-    sections = 0;
+    alignment_search& a = alignments[alignment];
+    std::vector<search_score>& scores = search_scores[alignment];
+    scores.resize(count);
     // Not in a burst: data with mini-probes (the same every frame, and frames divide a
     // super-frame) add up over the comb too (z 5-9 in WN1 data at 30 dB), so the watch
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
     // preamble after the burst has all its super-frames after the search's restart.
-    if (!a.section || stage != phase::search)
-        return z;
-    // This sample's section sum: the section that would end where the known chips begin.
-    const uint64_t back = uint64_t(comb_section_chips) * sps;
-    if (n >= back + sps) {
-        const uint64_t m = n - back;
-        cf s;
-        const double zs = a.section->z_at(input, m, s);
-        auto& entry = a.sections[size_t(m & (comb_ring - 1))];
-        entry.sum = s;
-        entry.energy = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
-        entry.at = m + 1;
-    }
-    // Squared z's compared (no square roots per term).
-    double energy = z > 0 ? std::norm(sum) / (z * z) : 0.0;
-    const double floor = cfg.detection_threshold + comb_margin;
-    double best2 = std::max(z * z, floor * floor);
-    cd total = sum;
-    for (unsigned j = 0; j < cfg.integrate_superframes; ++j) {
-        const uint64_t offset =
-            (uint64_t(comb_section_chips) + uint64_t(j) * superframe_chips) * sps;
-        if (n < offset + sps)
-            break;
-        const uint64_t m = n - offset;
-        const auto& entry = a.sections[size_t(m & (comb_ring - 1))];
-        if (entry.at != m + 1 || m < comb_from)
-            break;
-        total += cd(entry.sum);
-        energy += entry.energy;
-        if (std::norm(total) > best2 * energy) {
-            best2 = std::norm(total) / energy;
-            sum = total;
-            sections = j + 1; // section 0 is this super-frame's own first 8 symbols
+    const bool comb = a.section && stage == phase::search;
+    const auto known = [&] {
+        for (size_t i = 0; i < count; ++i) {
+            cf sum;
+            scores[i].z = a.correlator.z_at(input, first + i, sum);
+            scores[i].sum = cd(sum);
+            scores[i].sections = 0;
         }
+    };
+    const auto sections = [&] {
+        // Each candidate's section sum: the section that would end where the known
+        // chips begin.
+        const uint64_t back = uint64_t(comb_section_chips) * sps;
+        for (size_t i = 0; comb && i < count; ++i) {
+            const uint64_t n = first + i;
+            if (n < back + sps)
+                continue;
+            const uint64_t m = n - back;
+            cf s;
+            const double zs = a.section->z_at(input, m, s);
+            auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+            entry.sum = s;
+            entry.energy = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
+            entry.at = m + 1;
+        }
+        for (size_t i = 0; coherent && i < count; ++i)
+            scores[i].coherent_z = coherent_z(a, first + i, scores[i].coherent_sum);
+    };
+    // The two correlators (and the coherent sums) share nothing but the input.
+    if (cfg.threads > 1 && count >= min_split_candidates && (comb || coherent)) {
+        std::thread second(sections);
+        known();
+        second.join();
+    } else {
+        known();
+        sections();
     }
-    return sections > 0 ? std::sqrt(best2) : z;
+    if (!comb)
+        return;
+    // The largest z over the known chips with 0, 1, ... earlier sections added (squared
+    // z's compared: no square roots per term); the ring is only read from here on.
+    split_work(count, [&](size_t from, size_t to) {
+        const double floor = cfg.detection_threshold + comb_margin;
+        for (size_t i = from; i < to; ++i) {
+            search_score& score = scores[i];
+            const uint64_t n = first + i;
+            const double z = score.z;
+            double energy = z > 0 ? std::norm(score.sum) / (z * z) : 0.0;
+            double best2 = std::max(z * z, floor * floor);
+            cd total = score.sum;
+            for (unsigned j = 0; j < cfg.integrate_superframes; ++j) {
+                const uint64_t offset =
+                    (uint64_t(comb_section_chips) + uint64_t(j) * superframe_chips) * sps;
+                if (n < offset + sps)
+                    break;
+                const uint64_t m = n - offset;
+                const auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+                if (entry.at != m + 1 || m < comb_from)
+                    break;
+                total += cd(entry.sum);
+                energy += entry.energy;
+                if (std::norm(total) > best2 * energy) {
+                    best2 = std::norm(total) / energy;
+                    score.sum = total;
+                    score.sections = j + 1; // section 0: this super-frame's first 8
+                }
+            }
+            if (score.sections > 0)
+                score.z = std::sqrt(best2);
+        }
+    });
 }
 
 double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& sum) const
@@ -434,45 +470,61 @@ double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& su
 bool m110d_receiver::state::search()
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
+    const bool coherent = coherent_searching();
     while (candidate + span < input.total()) {
-        const uint64_t n = candidate++;
-        for (size_t a = 0; a < alignments.size(); ++a) {
-            cd sum;
-            unsigned sections = 0;
-            const double z = search_z(alignments[a], n, sum, sections);
-            if (peak.offer(z, n, sum, cfg.detection_threshold)) {
-                peak_alignment = a;
-                peak_comb = sections > 0;
-                peak_sections = sections;
-            }
-            if (coherent_searching()) {
-                cd coherent_sum;
-                const double zc = coherent_z(alignments[a], n, coherent_sum);
-                if (coherent_peak.offer(
-                        zc, n, coherent_sum, cfg.detection_threshold + coherent_margin))
+        // The candidates up to the first a peak could be taken at (one still open at
+        // its window's end, a new one a window on) scored first, then offered in
+        // order: each correlator sees the calls one candidate at a time makes (its FFT
+        // blocks and running sums depend on them), so the scores are the same however
+        // score_candidates shares the work.
+        uint64_t bound = candidate + peak_window;
+        if (peak.open)
+            bound =
+                std::min(bound, peak.at + (peak_comb ? comb_peak_window : peak_window));
+        if (coherent_peak.open)
+            bound = std::min(bound, coherent_peak.at + peak_window);
+        const uint64_t first = candidate;
+        const size_t count = size_t(std::min(bound + 1, input.total() - span) - first);
+        for (size_t a = 0; a < alignments.size(); ++a)
+            score_candidates(a, first, count, coherent);
+        for (size_t i = 0; i < count; ++i) {
+            const uint64_t n = candidate++;
+            for (size_t a = 0; a < alignments.size(); ++a) {
+                const search_score& s = search_scores[a][i];
+                if (peak.offer(s.z, n, s.sum, cfg.detection_threshold)) {
+                    peak_alignment = a;
+                    peak_comb = s.sections > 0;
+                    peak_sections = s.sections;
+                }
+                if (coherent &&
+                    coherent_peak.offer(s.coherent_z,
+                                        n,
+                                        s.coherent_sum,
+                                        cfg.detection_threshold + coherent_margin))
                     coherent_alignment = a;
             }
-        }
-        if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
-            coherent_peak.open = false;
-            found_by_coherent = false;
-            found_alignment = peak_alignment;
-            found_z = peak.z;
-            found_sections = peak_comb ? peak_sections : 0;
-            found_at = peak.at;
-            found_hz = peak.offset_hz(symbol_rate);
-            return true;
-        }
-        // The coherent peak only where the differential correlation has none open (a
-        // detection the differential makes is taken as without the coherent search).
-        if (coherent_peak.taken(n, peak_window) && !peak.open) {
-            found_by_coherent = true;
-            found_alignment = coherent_alignment;
-            found_z = coherent_peak.z;
-            found_sections = 0;
-            found_at = coherent_peak.at;
-            found_hz = coherent_peak.offset_hz(symbol_rate);
-            return true;
+            if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
+                coherent_peak.open = false;
+                found_by_coherent = false;
+                found_alignment = peak_alignment;
+                found_z = peak.z;
+                found_sections = peak_comb ? peak_sections : 0;
+                found_at = peak.at;
+                found_hz = peak.offset_hz(symbol_rate);
+                return true;
+            }
+            // The coherent peak only where the differential correlation has none open
+            // (a detection the differential makes is taken as without the coherent
+            // search).
+            if (coherent_peak.taken(n, peak_window) && !peak.open) {
+                found_by_coherent = true;
+                found_alignment = coherent_alignment;
+                found_z = coherent_peak.z;
+                found_sections = 0;
+                found_at = coherent_peak.at;
+                found_hz = coherent_peak.offset_hz(symbol_rate);
+                return true;
+            }
         }
     }
     return false;
@@ -534,6 +586,11 @@ bool m110d_receiver::state::preamble()
     burst_hz = hz;
     burst_sections = found_sections;
     readings_open = cfg.find_scrambler;
+    settle_deferred_judge();
+    judged_kept.reset();
+    kept_data_start.reset();
+    first_attempt[0].reset();
+    first_attempt[1].reset();
     scrambler_judge.start_burst();
     begin_burst();
     return true;
@@ -546,12 +603,75 @@ void m110d_receiver::state::begin_again_with_scrambler(x9_orientation reading)
     held_symbols = 0;
     data_readings.scrambler = reading;
     found_sections = burst_sections;
-    input.start_derotation(start, burst_hz);
     block_llr.clear();
+    if (kept_data_start) {
+        begin_at_data_start(*kept_data_start);
+        return;
+    }
+    input.start_derotation(start, burst_hz);
     begin_burst();
 }
 
+void m110d_receiver::state::keep_data_start()
+{
+    auto k = std::make_unique<data_start>();
+    k->equaliser = std::make_unique<channel_tracking_equaliser>(*equaliser);
+    k->timing_shift = timing_shift;
+    k->symbol = symbol;
+    k->timing_checked = timing_checked;
+    k->frequency_drift_hz = frequency_drift_hz;
+    k->pending_slip = pending_slip;
+    k->window = window;
+    k->field_chips = field_chips;
+    k->presence = presence;
+    k->snr_report = snr_report;
+    k->known_error = known_error;
+    k->mode = mode;
+    k->constraint_length = constraint_length;
+    k->preamble_readings = preamble_readings;
+    k->fetch_order = fetch_order;
+    k->nearest_points = nearest_points;
+    k->anchors = anchors;
+    k->count_ahead = count_ahead;
+    k->derotation = input.derotation_now();
+    kept_data_start = std::move(k);
+}
+
+void m110d_receiver::state::begin_at_data_start(const data_start& k)
+{
+    reset_burst();
+    equaliser = std::make_unique<channel_tracking_equaliser>(*k.equaliser);
+    timing_shift = k.timing_shift;
+    symbol = k.symbol;
+    timing_checked = k.timing_checked;
+    frequency_drift_hz = k.frequency_drift_hz;
+    pending_slip = k.pending_slip;
+    window = k.window;
+    field_chips = k.field_chips;
+    presence = k.presence;
+    snr_report = k.snr_report;
+    known_error = k.known_error;
+    mode = k.mode;
+    constraint_length = k.constraint_length;
+    preamble_readings = k.preamble_readings;
+    fetch_order = k.fetch_order;
+    nearest_points = k.nearest_points;
+    anchors = k.anchors;
+    count_ahead = k.count_ahead;
+    input.restore_derotation(k.derotation);
+    // What read_fields makes under the reading now in use.
+    demapper.reset(new m110d_demapper(*mode, data_readings));
+    decoder.reset(new m110d_block_decoder(
+        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
+}
+
 void m110d_receiver::state::begin_burst()
+{
+    start_channel();
+    reset_burst();
+}
+
+void m110d_receiver::state::start_channel()
 {
     channel_tracking_equaliser_config tracking;
     tracking.forgetting = scaled_forgetting(cfg.forgetting);
@@ -577,6 +697,10 @@ void m110d_receiver::state::begin_burst()
     field_chips.clear();
     for (unsigned k = walsh_chips; k < symbol && k < known_symbols; ++k)
         field_chips.push_back(known[k]); // the count chips the equaliser starts past
+}
+
+void m110d_receiver::state::reset_burst()
+{
     block_llr.clear();
     block_pass.end();
     fde.reset();

@@ -271,12 +271,14 @@ struct m110d_receiver_config {
     m110d_data_equaliser data_equaliser = m110d_data_equaliser::automatic;
     // Threads the receiver may use (1 or 2; more counts as 2). With 2, each block's
     // MAP pass for its reliability runs beside its Viterbi decoding, the data symbols
-    // of each block frequency-domain frame are demapped half on each, and with the
+    // of each block frequency-domain frame are demapped half on each, the search's two
+    // correlators (known chips, super-frame sections) run side by side, and with the
     // block FDE each interleaver block is decoded on a thread of its own while the next
-    // block's frames are equalised, what they feed back applied in one thread's order
-    // (docs/modem-design.md, "Two threads"): the same bursts, bits, reliabilities,
-    // SNR and tapped symbols as with 1, a burst's bytes up to a block later
-    // (complete_decoding).
+    // block's frames are equalised, what they feed back applied in one thread's order;
+    // a first block whose scrambler reading is judged has its passes there while the
+    // burst begins again under the other reading (docs/modem-design.md, "Two
+    // threads"): the same bursts, bits, reliabilities, SNR and tapped symbols as with
+    // 1, a burst's bytes up to a block later (complete_decoding).
     unsigned threads = 1;
     // 3 kHz, between bursts: the known chips also searched for coherently (8-chip
     // sections' sums combined over a grid of carrier offsets, +-150 Hz), a detection

@@ -260,6 +260,7 @@ bool m110d_receiver::state::decode_block()
         // at 35 dB, WN3 and WN8), so the share of LLR weight they disagree with is held
         // against the share the LLRs themselves expect wrong (sum of |L| / (1 + e^|L|)).
         const std::vector<uint8_t> channel = block_coded_again();
+        settle_deferred_judge();
         const x9_orientation best = scrambler_judge.judge(
             data_readings.scrambler, agreement_of(block_llr, channel));
         if (best != data_readings.scrambler) {
@@ -283,10 +284,12 @@ bool m110d_receiver::state::decode_block()
 
 void m110d_receiver::state::block_bits_in()
 {
-    for (; eom_searched + m110d_eom_bits <= bits.size() && eom_at == no_eom;
-         ++eom_searched)
-        if (bits_word(bits, eom_searched) == m110d_eom)
-            eom_at = eom_searched;
+    if (eom_at == no_eom) {
+        const size_t found =
+            find_bits_word(bits, eom_searched, m110d_eom, m110d_eom_bits);
+        if (found != SIZE_MAX)
+            eom_at = found;
+    }
     if (cfg.find_tail_biting)
         settle_tail_biting();
     block_decoded = true;
@@ -295,8 +298,12 @@ void m110d_receiver::state::block_bits_in()
 bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
 {
     for (;;) {
-        if (symbol >= preamble_end && fde_chosen())
+        if (symbol >= preamble_end && fde_chosen()) {
+            // The first attempt's data start, for the burst's next ones.
+            if (!fde && readings_open && !kept_data_start)
+                keep_data_start();
             return fde_data(done);
+        }
         if (symbol % timing_check_symbols == 0 && symbol > known_symbols &&
             timing_checked != symbol && walsh_windows.empty()) {
             timing_checked = symbol;

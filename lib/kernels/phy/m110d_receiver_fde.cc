@@ -76,6 +76,8 @@ m110d_receiver::state::~state()
     // complete_decoding): those threads use this state, and an unjoined std::thread
     // ends the process.
     join_jobs();
+    if (deferred_judge && deferred_judge->thread.joinable())
+        deferred_judge->thread.join();
 }
 
 void m110d_receiver::state::split_work(
@@ -238,12 +240,15 @@ m110d_receiver::state::hand_to_decoding()
     j->tail_biting = data_readings.tail_biting;
     j->k7_newest_bit_lsb = cfg.k7_newest_bit_lsb;
     j->judge = readings_open && burst_blocks == 0;
+    j->reading = data_readings.scrambler;
     ++burst_blocks;
     j->llr.swap(block_llr);
     j->kept.swap(fde->kept);
     fde->kept.swap(fde->spare_kept);
     j->kept_frames = fde->kept_frames;
     fde->kept_frames = 0;
+    if (j->judge)
+        j->llr_in = j->llr;
     if (!pipelined() || j->judge) {
         // In order: the decoding is commit_job's, on the burst's own decoder. So are
         // the passes of a burst's first block whose scrambler reading is judged (the
@@ -275,8 +280,78 @@ m110d_receiver::state::hand_to_decoding()
     return j;
 }
 
-m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
+bool m110d_receiver::state::reused_first_attempt(block_job& j) const
 {
+    const block_job* f = first_attempt[j.reading == x9_orientation::a ? 0 : 1].get();
+    if (!f || f->mode.wn != j.mode.wn || f->mode.interleaver != j.mode.interleaver ||
+        f->constraint_length != j.constraint_length || f->tail_biting != j.tail_biting ||
+        f->k7_newest_bit_lsb != j.k7_newest_bit_lsb || f->kept_frames != j.kept_frames ||
+        f->llr_in != j.llr)
+        return false;
+    for (size_t k = 0; k < j.kept_frames; ++k) {
+        const block_frequency_equaliser::block &a = f->kept[k], &b = j.kept[k];
+        if (a.noise != b.noise || a.y0 != b.y0 || a.y1 != b.y1 || a.g0 != b.g0 ||
+            a.g1 != b.g1)
+            return false;
+    }
+    j.llr = f->llr;
+    j.agreement = f->agreement;
+    return true;
+}
+
+std::optional<x9_orientation> m110d_receiver::state::settle_deferred_judge()
+{
+    if (!deferred_judge)
+        return std::nullopt;
+    if (deferred_judge->thread.joinable())
+        deferred_judge->thread.join();
+    deferred_judge->passes_done = true;
+    const x9_orientation best =
+        scrambler_judge.judge(deferred_judge->reading, deferred_judge->agreement);
+    first_attempt[deferred_judge->reading == x9_orientation::a ? 0 : 1] =
+        std::move(deferred_judge);
+    return best;
+}
+
+m110d_receiver::state::committed
+m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
+{
+    block_job& j = *job;
+    bool judged_already = false;
+    if (j.judge && !j.judged) {
+        const std::optional<x9_orientation> best = settle_deferred_judge();
+        if (best && *best != data_readings.scrambler) {
+            // The judgement deferred kept its reading: one thread went on under it.
+            j.judged = true;
+            judged_kept = *best;
+            begin_again_with_scrambler(*best);
+            return committed::begun_again;
+        }
+        judged_already = judged_kept == data_readings.scrambler;
+        judged_kept.reset();
+        if (!j.passes_done && !j.thread.joinable())
+            j.passes_done = reused_first_attempt(j);
+        if (!judged_already && !j.passes_done && pipelined() &&
+            !scrambler_judge.settled() &&
+            !scrambler_judge.tried(data_readings.scrambler)) {
+            // Its passes and agreement on a thread, with a decoder and canceller of
+            // its own (the burst's are made anew), beside the burst under the other.
+            j.judged = true;
+            j.decoder = std::make_shared<m110d_block_decoder>(*mode,
+                                                              constraint_length,
+                                                              data_readings.tail_biting,
+                                                              cfg.k7_newest_bit_lsb);
+            j.canceller = std::make_shared<block_frequency_equaliser>(fde->block_symbols);
+            j.cancel_with = j.canceller.get();
+            block_job* deferred = &j;
+            j.thread = std::thread([this, deferred] { decode_passes(*deferred); });
+            deferred_judge = job;
+            begin_again_with_scrambler(data_readings.scrambler == x9_orientation::a
+                                           ? x9_orientation::b
+                                           : x9_orientation::a);
+            return committed::begun_again;
+        }
+    }
     if (!j.passes_done && !j.thread.joinable())
         decode_passes(j); // in order
     j.passes_done = true;
@@ -285,8 +360,11 @@ m110d_receiver::state::committed m110d_receiver::state::commit_job(block_job& j)
         // The burst's first block under this scrambler reading: the decoded bits coded
         // again against the channel LLRs (decode_block's rule).
         const x9_orientation best =
-            scrambler_judge.judge(data_readings.scrambler, j.agreement);
+            judged_already ? data_readings.scrambler
+                           : scrambler_judge.judge(data_readings.scrambler, j.agreement);
         if (best != data_readings.scrambler) {
+            // Kept: the burst may come back to this reading.
+            first_attempt[j.reading == x9_orientation::a ? 0 : 1] = job;
             begin_again_with_scrambler(best);
             return committed::begun_again;
         }
@@ -409,8 +487,9 @@ bool m110d_receiver::state::apply_unapplied(waiting wait, std::vector<m110d_burs
             r.applied = true;
         }
         if (r.job) {
-            const committed c = commit_job(*r.job);
+            const committed c = commit_job(r.job);
             if (c == committed::begun_again) {
+                r.job.reset();        // kept (first_attempt, deferred_judge), not joined
                 change_course(false); // from its preamble, under the other reading
                 return true;
             }
@@ -441,6 +520,10 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         symbol = uint64_t(preamble_end) + k;
     const double sample_rate = sps * symbol_rate;
     watch_in_log = pipelined();
+    // The input's new samples derotated at once, half on the second thread (the frames
+    // read them in order; nothing changes the derotation within the block FDE's burst).
+    if (cfg.threads > 1 && input.total() > 0)
+        input.derotate_through(input.total() - 1, true);
     for (;;) {
         const uint64_t first = symbol; // the frame's first data symbol
         const int64_t frame = int64_t((first - preamble_end - k) / n);

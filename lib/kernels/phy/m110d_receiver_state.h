@@ -226,12 +226,22 @@ struct m110d_receiver::state {
     ~state();
     // The search's correlations by FFT (fft_search, above 3 kHz).
     bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
-    // The search's z at sample n for alignment a: the known chips' alone, or with
-    // integrate_superframes the largest over 1, 2, ... earlier fixed sections added
-    // (coherently: each sum's angle is the same carrier turn). comb: sections counted.
-    double search_z(alignment_search& a, uint64_t n, cd& sum, unsigned& sections);
+    // The search's scores of candidates first .. first + count - 1 for an alignment
+    // (into search_scores): z of the known chips alone, or with integrate_superframes
+    // the largest over 1, 2, ... earlier fixed sections added (coherently: each sum's
+    // angle is the same carrier turn; sections: how many), and coherent_search's. With
+    // threads > 1 the known chips' correlator runs beside the sections' (and the
+    // coherent sums), the comb's sums over the ring in halves.
+    void score_candidates(size_t alignment, uint64_t first, size_t count, bool coherent);
 
     bool search();
+    // search(): per alignment, the candidates' scores ahead of their offers.
+    struct search_score {
+        double z = 0, coherent_z = 0;
+        cd sum, coherent_sum;
+        unsigned sections = 0;
+    };
+    std::array<std::vector<search_score>, 2> search_scores;
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);
@@ -244,6 +254,36 @@ struct m110d_receiver::state {
     // The burst again from its preamble (its samples were kept) under another scrambler
     // reading; the symbols it tapped are tapped again.
     void begin_again_with_scrambler(x9_orientation reading);
+    // begin_burst's parts: the channel and the equaliser from the preamble's known
+    // chips, and the rest of the burst's state made anew.
+    void start_channel();
+    void reset_burst();
+    // find_scrambler with the block FDE: the burst as its data begin (its preamble and
+    // WID equalised and read, the same under either scrambler reading), kept from the
+    // first attempt for the next: they begin there, with the reading's demapper.
+    struct data_start {
+        std::unique_ptr<channel_tracking_equaliser> equaliser;
+        int64_t timing_shift = 0;
+        uint64_t symbol = 0, timing_checked = 0;
+        double frequency_drift_hz = 0;
+        int pending_slip = 0;
+        std::vector<cd> window;
+        std::vector<cf> field_chips;
+        serial_tone_presence presence;
+        burst_snr snr_report;
+        double known_error = 0;
+        std::optional<m110d_mode> mode;
+        unsigned constraint_length = 7;
+        m110d_readings preamble_readings;
+        std::vector<uint32_t> fetch_order;
+        double nearest_points = 0;
+        serial_tone_probe_anchors anchors;
+        unsigned count_ahead = 0;
+        serial_tone_samples::derotation derotation;
+    };
+    std::unique_ptr<data_start> kept_data_start;
+    void keep_data_start();
+    void begin_at_data_start(const data_start& k);
     // A block's bits just appended to `bits`: the EOM searched for in them, the
     // tail-biting phase settled.
     void block_bits_in();
@@ -409,7 +449,24 @@ struct m110d_receiver::state {
     // preamble; decoding when the first block's reading is judged and its decoding goes
     // on on a thread (committed at a later call).
     enum class committed { done, begun_again, decoding };
-    committed commit_job(block_job& j);
+    committed commit_job(const std::shared_ptr<block_job>& job);
+    // find_scrambler: the burst's first block as decoded under each reading (its passes
+    // and agreement), kept while the burst may begin again: the stream's first burst
+    // goes over it under one reading, the other, then often the first again, where the
+    // same LLRs and spectra give the same passes (reused_first_attempt).
+    std::shared_ptr<block_job> first_attempt[2];
+    bool reused_first_attempt(block_job& j) const;
+    // threads > 1, before a burst has told the readings apart: the first block under a
+    // reading this burst has not judged has its passes on a thread while the burst
+    // begins again under the other reading (the first judgement gives it whatever the
+    // agreement; the second gives the first reading back more often than not, as a
+    // transmitter of the default reading makes it); judged (in the order one thread
+    // judges) before the next judgement or burst: the reading it gives.
+    std::shared_ptr<block_job> deferred_judge;
+    std::optional<x9_orientation> settle_deferred_judge();
+    // A deferred judgement kept its own reading while the burst had gone on under the
+    // other: the burst begins again under it, its first block taken as judged then.
+    std::optional<x9_orientation> judged_kept;
     void apply_frame(const frame_record& r);
     bool watch_now(std::vector<m110d_burst>& done);
     void join_jobs();
@@ -494,6 +551,8 @@ struct m110d_receiver::state::block_job {
     std::vector<block_frequency_equaliser::block> kept;
     size_t kept_frames = 0;
     bool judge = false; // the burst's first block under find_scrambler
+    x9_orientation reading = x9_orientation::a; // the scrambler reading demapped under
+    std::vector<float> llr_in;                  // judge: the LLRs before the passes
     bool judged = false;
     bool passes_done = false;
     // Results.

@@ -5,6 +5,7 @@
  */
 
 #include "serial_tone_coding.h"
+#include "serial_tone_presence.h"
 
 #include <algorithm>
 #include <cmath>
@@ -671,12 +672,6 @@ tail_biting_start tail_biting_phase_search::settle(std::vector<uint8_t>& bits,
 {
     if (eom_at != no_eom && eom_fits(bits, eom_at))
         return in_use;
-    const auto word_at = [&](const std::vector<uint8_t>& b, size_t at) {
-        uint32_t w = 0;
-        for (unsigned i = 0; i < d_eom_bits; ++i)
-            w = (w << 1) | (b[at + i] & 1u);
-        return w;
-    };
     const size_t mine = tail_biting_first_bit(in_use, code) % n;
     for (size_t q = 0; q < std::size(tail_biting_starts); ++q) {
         const tail_biting_start phase = tail_biting_starts[q];
@@ -684,14 +679,16 @@ tail_biting_start tail_biting_phase_search::settle(std::vector<uint8_t>& bits,
         if (phase == in_use || theirs == mine)
             continue;
         std::vector<uint8_t>& other = d_other_bits[q];
-        for (size_t first = other.size(); first + n <= bits.size(); first += n)
-            for (size_t i = 0; i < n; ++i)
-                other.push_back(bits[first + (i + n + mine - theirs) % n]);
-        size_t other_at = no_eom;
+        // Each block's bits i + shift (mod n) under the phase in use.
+        const size_t shift = (n + mine - theirs) % n;
+        for (size_t first = other.size(); first + n <= bits.size(); first += n) {
+            const auto block = bits.begin() + long(first);
+            other.insert(other.end(), block + long(shift), block + long(n));
+            other.insert(other.end(), block, block + long(shift));
+        }
         size_t& searched = d_other_searched[q];
-        for (; searched + d_eom_bits <= other.size() && other_at == no_eom; ++searched)
-            if (word_at(other, searched) == d_eom)
-                other_at = searched;
+        const size_t found = find_bits_word(other, searched, d_eom, d_eom_bits);
+        const size_t other_at = found == SIZE_MAX ? no_eom : found;
         if (other_at == no_eom || !eom_fits(other, other_at))
             continue;
         bits.swap(other);

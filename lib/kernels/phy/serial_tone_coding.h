@@ -107,6 +107,14 @@ public:
     // The reading the block decoded under `in_use` with `agreement` is to be taken under:
     // in_use, or the other, to be tried (again) on the burst from its preamble.
     x9_orientation judge(x9_orientation in_use, const reencoding_agreement& agreement);
+    // Whether a burst has told the readings apart (before: every burst tries both), and
+    // whether this burst has judged a block under `reading` (a receiver may begin again
+    // under the other before the agreement is in, and judge it later in order).
+    bool settled() const { return settled_; }
+    bool tried(x9_orientation reading) const
+    {
+        return tried_[reading == x9_orientation::a ? 0 : 1];
+    }
 
 private:
     double score_[2] = { 0, 0 };

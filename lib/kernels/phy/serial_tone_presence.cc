@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace gr {
 namespace hfstack {
@@ -108,6 +109,25 @@ uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at)
     for (size_t b = at; b < at + 32; ++b)
         word = (word << 1) | bits[b];
     return word;
+}
+
+size_t find_bits_word(const std::vector<uint8_t>& bits,
+                      size_t& searched,
+                      uint32_t word,
+                      unsigned word_bits)
+{
+    if (word_bits == 0 || searched + word_bits > bits.size())
+        return SIZE_MAX;
+    const uint32_t mask = word_bits >= 32 ? ~uint32_t(0) : (uint32_t(1) << word_bits) - 1;
+    uint32_t w = 0;
+    for (unsigned i = 0; i + 1 < word_bits; ++i)
+        w = (w << 1) | (bits[searched + i] & 1u);
+    for (; searched + word_bits <= bits.size(); ++searched) {
+        w = ((w << 1) | (bits[searched + word_bits - 1] & 1u)) & mask;
+        if (w == word)
+            return searched++;
+    }
+    return SIZE_MAX;
 }
 
 std::vector<uint8_t> pack_user_bytes(const std::vector<uint8_t>& bits,

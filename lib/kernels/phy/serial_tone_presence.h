@@ -89,6 +89,14 @@ private:
 
 // The 32 bits from bits[at] on as a word, the first the MSB (an EOM is looked for so).
 uint32_t bits_word(const std::vector<uint8_t>& bits, size_t at);
+// The first `at` from `searched` on where the word_bits bits from bits[at] (each bit's
+// lowest) read `word`, or SIZE_MAX; `searched` left one past it, or past the last
+// start the bits hold (as a loop of bits_word from `searched` would leave it), in one
+// sliding word rather than word_bits reads per start.
+size_t find_bits_word(const std::vector<uint8_t>& bits,
+                      size_t& searched,
+                      uint32_t word,
+                      unsigned word_bits = 32);
 
 // User bits [first_bit, n_bits) to bytes (8 bits each, the first bit the LSB unless
 // msb_first), a trailing partial byte dropped. first_bit is a multiple of 8.

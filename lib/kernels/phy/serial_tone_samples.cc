@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -48,6 +49,28 @@ void serial_tone_samples::change_offset(uint64_t from, double hz)
                   1.0);
     d_phase_from = from;
     d_offset_hz = hz;
+}
+
+void serial_tone_samples::derotate_through(uint64_t to, bool two_threads)
+{
+    // Fewer than this are not worth a thread.
+    constexpr size_t least_split = 2048;
+    const uint64_t end = d_cache_from + d_cache.size();
+    if (to < end)
+        return;
+    const size_t from = d_cache.size(), count = size_t(to + 1 - end);
+    d_cache.resize(from + count);
+    const auto fill = [this, from](size_t a, size_t b) {
+        for (size_t k = a; k < b; ++k)
+            d_cache[from + k] = derotate(d_cache_from + from + k);
+    };
+    if (!two_threads || count < least_split) {
+        fill(0, count);
+        return;
+    }
+    std::thread second(fill, count / 2, count);
+    fill(0, count / 2);
+    second.join();
 }
 
 serial_tone_samples::cf serial_tone_samples::derotate(uint64_t i) const

@@ -73,6 +73,36 @@ public:
         return &d_cache[size_t(from - d_cache_from)];
     }
 
+    // Samples derotated (and kept) through sample `to` (held), the new ones computed
+    // half on another thread where there are many: the values derotated() would give.
+    void derotate_through(uint64_t to, bool two_threads);
+
+    // The derotation as it stands (offset, phase and the samples derotated so far), to
+    // be put back where a receiver goes over the same samples again from there.
+    struct derotation {
+        double offset_hz = 0, phase_cycles = 0;
+        uint64_t phase_from = 0, cache_from = 0;
+        std::vector<cf> cache;
+    };
+    derotation derotation_now() const
+    {
+        return { d_offset_hz, d_phase_cycles, d_phase_from, d_cache_from, d_cache };
+    }
+    void restore_derotation(const derotation& r)
+    {
+        d_offset_hz = r.offset_hz;
+        d_phase_cycles = r.phase_cycles;
+        d_phase_from = r.phase_from;
+        d_cache = r.cache;
+        d_cache_from = r.cache_from;
+        if (d_cache_from < d_base) { // as release_before leaves it
+            const size_t drop =
+                size_t(std::min<uint64_t>(d_base - d_cache_from, d_cache.size()));
+            d_cache.erase(d_cache.begin(), d_cache.begin() + long(drop));
+            d_cache_from += drop;
+        }
+    }
+
 private:
     cf derotate(uint64_t i) const;
 

@@ -52,6 +52,9 @@ constexpr double multipath_share = 0.1;
 // Windows tried at the first frame, from mostly after the grid's reference to mostly
 // before it.
 constexpr int placement_tries = 8;
+// Where the probe reaches a whole base period, the first frame's windows this close to
+// the cleanest (median over strongest tap) count as clean.
+constexpr double alias_tolerance = 1.5;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
@@ -536,15 +539,32 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             const int widest = int(k - l);
             int best = s.precursor;
             double cleanest = 2;
+            std::vector<std::pair<int, double>> tried;
             for (int step = 0; step < placement_tries; ++step) {
                 const int p = pulse_precursor + 1 +
                               step * std::max(0, widest - 2 * (pulse_precursor + 1)) /
                                   (placement_tries - 1);
                 const double spread = measure(p);
+                tried.push_back({ s.precursor, spread });
                 if (spread < cleanest) {
                     cleanest = spread;
                     best = s.precursor;
                 }
+            }
+            if (widest + 1 >= int(l)) {
+                // The probe reaches a whole base period (48 kHz; 12 kHz WN3-WN10): every
+                // tap is some delay, and a path d after the reference reads as d - L
+                // before it once the window starts less than d into the probe, where
+                // only the few symbols past the probe's start let data in (F.1487 poor
+                // at 48 kHz, paths 77 symbols apart: 181 symbols early as clean as 145,
+                // and the later path placed 179 before the first; the burst lost). The
+                // windows clean for the true delays are a run of precursors with the
+                // aliases' at its ends: the middle of the clean ones.
+                std::vector<int> clean;
+                for (const auto& [p, spread] : tried)
+                    if (spread <= alias_tolerance * cleanest)
+                        clean.push_back(p);
+                best = clean[clean.size() / 2];
             }
             s.placed = true;
             measure(best);

@@ -580,18 +580,28 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         for (size_t m = 0; m < l; ++m)
             s.profile[m] += weight * (power[m] - s.profile[m]);
         const double profile_peak = *std::max_element(s.profile.begin(), s.profile.end());
-        int first_path = s.reach() + 1;
+        int first_path = s.reach() + 1, last_path = -s.precursor - 1;
         for (size_t m = 0; m < l; ++m)
             if (delay_of(m) <= s.reach() &&
                 s.profile[m] >= profile_share * profile_peak &&
-                s.profile[m] > path_over_noise * noise_tap)
+                s.profile[m] > path_over_noise * noise_tap) {
                 first_path = std::min(first_path, delay_of(m));
+                last_path = std::max(last_path, delay_of(m));
+            }
         if (first_path <= s.reach()) {
             // A few symbols of pulse before the first path; paths all later than the
             // grid's reference (a clock offset moving them) move the grid (between
-            // frames, so that every frame is on one grid), once a frame.
+            // frames, so that every frame is on one grid), once a frame. Neither the grid
+            // nor the window leaves the first frame's placement before the profile
+            // remembers profile_s, where the paths fit the window as it is: the path the
+            // preamble's timing sat on may be in a fade (F.1487 poor at 12 kHz, WN3 at 6
+            // dB and WN4 at 9, seeds 1 and 2: a grid or window moved to the later path on
+            // the first frames read the earlier one, back, as an alias after it).
             const int wanted = pulse_precursor - first_path;
-            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame) {
+            const bool settled = double(frame + 1) * frame_s >= profile_s;
+            const bool fits = last_path <= int(k - l) - pulse_precursor;
+            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&
+                (settled || !fits)) {
                 s.moved_frame = frame;
                 const int moved = first_path - pulse_precursor;
                 timing_shift += int64_t(moved) * sps;
@@ -599,7 +609,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                     s.profile.begin(), s.profile.begin() + moved, s.profile.end());
                 return true; // read again on the new grid
             }
-            if (std::abs(std::max(wanted, 0) - s.precursor) > 1)
+            if (std::abs(std::max(wanted, 0) - s.precursor) > 1 && (settled || !fits))
                 measure(std::max(wanted, 0));
         }
         // The channel at the frame's middle: the two measurements turned to meet there.

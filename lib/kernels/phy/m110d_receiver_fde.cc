@@ -599,7 +599,8 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             // the first frames read the earlier one, back, as an alias after it).
             const int wanted = pulse_precursor - first_path;
             const bool settled = double(frame + 1) * frame_s >= profile_s;
-            const bool fits = last_path <= int(k - l) - pulse_precursor;
+            const bool fits = first_path >= pulse_precursor - s.precursor &&
+                              last_path <= s.reach() - pulse_precursor;
             if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&
                 (settled || !fits)) {
                 s.moved_frame = frame;

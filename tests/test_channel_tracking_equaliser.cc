@@ -487,6 +487,54 @@ TEST(ChannelTrackingEqualiser, TimingFollowsThePathsNotTheirPowers)
     EXPECT_EQ(first_timing_drift(drifting, moved), 1);
 }
 
+TEST(ChannelTrackingEqualiser, TrackingWithoutSolvingFollowsTheChannelAsEqualisingDoes)
+{
+    // track() keeps everything but the feed-forward on equalise()'s schedule: an echo
+    // missing at the start (a new choice of taps), a channel turning (the turn measured
+    // between solutions) and power moving between the paths (the long-term profile).
+    const double turn = 2 * pi * 1.0 / 2400.0;
+    const auto channel = [&](size_t t) {
+        const double x = std::min(1.0, double(t) / 3000.0);
+        std::vector<cd> g = two_path_channel(1.0, cd(0, 0.2 + 0.6 * x));
+        for (auto& v : g)
+            v *= std::polar(1.0, turn * double(t));
+        return g;
+    };
+    received_link l(3, 8, 3600, 1e-3, channel, 23);
+    channel_tracking_equaliser_config c = geometry_of(l);
+    c.solve_interval = 48;
+    channel_tracking_equaliser solving(c), tracking(c);
+    const std::vector<cd> measured = two_path_channel(1.0, 0.0);
+    size_t k = start_on(solving, l, measured, 1e-3);
+    start_on(tracking, l, measured, 1e-3);
+    double solving_turn = 0;
+    for (; k < 3000; ++k) {
+        const std::vector<cd> w = l.window(k);
+        solving.equalise(w.data());
+        tracking.track(w.data());
+        solving.decide(l.symbols[k], k % 3 == 0);
+        tracking.decide(l.symbols[k], k % 3 == 0);
+        if (k % 500 == 0) {
+            solving_turn = solving.take_turn();
+            ASSERT_EQ(tracking.take_turn(), solving_turn) << "symbol " << k;
+        }
+        ASSERT_EQ(tracking.taps(), solving.taps()) << "symbol " << k;
+    }
+    EXPECT_NEAR(solving_turn, turn, 0.2 * turn);
+    EXPECT_EQ(tracking.energy_profile(), solving.energy_profile());
+    EXPECT_EQ(tracking.tracked_symbol_taps(), solving.tracked_symbol_taps());
+    EXPECT_EQ(tracking.tracked_symbol_taps().back(), 10u); // the echo tracked
+    EXPECT_EQ(tracking.noise(), solving.noise());
+    // equalise() after track() solves first: its estimates are the symbols sent.
+    double error = 0;
+    for (; k < l.symbols.size(); ++k) {
+        const std::vector<cd> w = l.window(k);
+        error += std::norm(tracking.equalise(w.data()) - l.symbols[k]);
+        tracking.decide(l.symbols[k], true);
+    }
+    EXPECT_LT(error / 600, 0.02);
+}
+
 TEST(ChannelTrackingEqualiser, RefusesMisuse)
 {
     channel_tracking_equaliser_config c;

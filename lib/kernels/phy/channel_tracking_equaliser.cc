@@ -178,7 +178,7 @@ void channel_tracking_equaliser::select_taps()
     d_solved = false;
 }
 
-void channel_tracking_equaliser::solve()
+void channel_tracking_equaliser::solve(bool feedforward)
 {
     const size_t nf = window_samples();
     // How far the channel turned since the last solution (a residual carrier offset
@@ -195,6 +195,15 @@ void channel_tracking_equaliser::solve()
         d_energy_profile[q] += a_profile * (std::norm(d_wide[q]) - d_energy_profile[q]);
     if (d_since_select >= select_interval * d_cfg.time_scale)
         select_taps();
+    d_solved_taps = d_taps;
+    d_solved_power = 0;
+    for (const cd& g : d_taps)
+        d_solved_power += std::norm(g);
+    d_solved = true;
+    d_since_solve = 0;
+    d_feedforward_solved = feedforward;
+    if (!feedforward)
+        return;
     // Feed-forward over window samples [first, end); column of symbol k + j there:
     // c_j[a] = taps[a - 2 j] (zero outside).
     const size_t first = d_window_first, n = d_window_end - d_window_first;
@@ -247,17 +256,11 @@ void channel_tracking_equaliser::solve()
     d_bias = std::clamp(bias, min_bias, 1.0 - min_bias);
     d_solved_variance = d_cfg.symbol_power * (1.0 - d_bias) / d_bias;
     d_estimate_variance = d_solved_variance;
-    d_solved_taps = d_taps;
-    d_solved_power = 0;
-    for (const cd& g : d_taps)
-        d_solved_power += std::norm(g);
     // Feedback cancels symbol k - j: b_j = w^H c_{-j}.
     d_feedback.assign(size_t(reach), cd());
     d_feedback_used = 0;
     refresh_feedback();
     d_response = d_bias;
-    d_solved = true;
-    d_since_solve = 0;
 }
 
 channel_tracking_equaliser::cd channel_tracking_equaliser::projection_on_solved() const
@@ -270,7 +273,7 @@ channel_tracking_equaliser::cd channel_tracking_equaliser::projection_on_solved(
 
 channel_tracking_equaliser::cd channel_tracking_equaliser::equalise(const cd* window)
 {
-    if (!d_solved || d_since_solve >= d_cfg.solve_interval)
+    if (!d_solved || !d_feedforward_solved || d_since_solve >= d_cfg.solve_interval)
         solve();
     ++d_since_solve;
     queue_observation(window);
@@ -344,6 +347,14 @@ void channel_tracking_equaliser::refresh_feedback()
         }
     }
     d_feedback_used = used;
+}
+
+void channel_tracking_equaliser::track(const cd* window)
+{
+    if (!d_solved || d_since_solve >= d_cfg.solve_interval)
+        solve(false);
+    ++d_since_solve;
+    queue_observation(window);
 }
 
 void channel_tracking_equaliser::queue_observation(const cd* window)

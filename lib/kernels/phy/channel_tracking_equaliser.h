@@ -107,6 +107,12 @@ public:
     // The channel-matched filter's output for the next symbol, scaled to unit gain
     // (its error variance: the noise over the channel's energy, interference aside).
     cd match(const cd* window);
+    // Queues the next symbol's window for the tracker as equalise() does, keeping the
+    // long-term profile, the choice of tracked taps and the turn on equalise()'s
+    // schedule, but solves no feed-forward: for a caller that reads its symbols from the
+    // windows and taps itself (App D WN0's Walsh symbols; at 48 kHz the solutions were
+    // most of its time). equalise() may follow: it solves afresh.
+    void track(const cd* window);
     // Error variance of the last estimate (from the equaliser solution: (1 - b) / b
     // with b its bias).
     double estimate_variance() const { return d_estimate_variance; }
@@ -168,7 +174,9 @@ public:
 
 private:
     void decide(cd symbol, double weight, bool known);
-    void solve();
+    // The solution's bookkeeping (turn, profile, tracked taps, the channel solved for),
+    // and with `feedforward` the MMSE-DFE itself.
+    void solve(bool feedforward = true);
     // sum over taps of conj(solved) * current: how the channel moved since the solution.
     cd projection_on_solved() const;
     void queue_observation(const cd* window);
@@ -215,6 +223,7 @@ private:
     cd d_response = 1; // w^H c_0 for the current channel (the bias, solved)
     unsigned d_since_solve = 0;
     bool d_solved = false;
+    bool d_feedforward_solved = false; // the last solve() solved the feed-forward
 };
 
 } // namespace phy

@@ -717,6 +717,8 @@ void m110d_receiver::state::reset_burst()
     segment_symbols = 0;
     walsh_windows.clear();
     wn0_block_windows.clear();
+    wn0_block_positions.clear();
+    wn0_block_first.clear();
     wn0_block_shift.clear();
     wn0_chips.clear();
     walsh_match = 0;

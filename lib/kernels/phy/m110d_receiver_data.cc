@@ -336,7 +336,15 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             keep_for_passes(k);
         if (interpolating() && k >= preamble_end)
             anchors.rebase(*equaliser, k, timing_shift);
-        const cd z = equaliser->equalise(window.data());
+        // WN0's Walsh symbols are read from the windows on the tracked channel
+        // (wn0_chip): no equaliser output.
+        const bool walsh_read =
+            k >= preamble_end && mode->wn == 0 && cfg.wn0_symbol_decisions;
+        cd z;
+        if (walsh_read)
+            equaliser->track(window.data());
+        else
+            z = equaliser->equalise(window.data());
         const std::vector<cf>& known = burst_alignment->known;
         if (k < known_symbols) {
             commit(z, cd(known[k]), true);

@@ -52,6 +52,9 @@ constexpr double multipath_share = 0.1;
 // Windows tried at the first frame, from mostly after the grid's reference to mostly
 // before it.
 constexpr int placement_tries = 8;
+// Where the probe reaches a whole base period, the first frame's windows this close to
+// the cleanest (median over strongest tap) count as clean.
+constexpr double alias_tolerance = 1.5;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
 // The paths' first delay beyond this many symbols moves the sample grid to them.
@@ -619,15 +622,32 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             const int widest = int(k - l);
             int best = s.precursor;
             double cleanest = 2;
+            std::vector<std::pair<int, double>> tried;
             for (int step = 0; step < placement_tries; ++step) {
                 const int p = pulse_precursor + 1 +
                               step * std::max(0, widest - 2 * (pulse_precursor + 1)) /
                                   (placement_tries - 1);
                 const double spread = measure(p);
+                tried.push_back({ s.precursor, spread });
                 if (spread < cleanest) {
                     cleanest = spread;
                     best = s.precursor;
                 }
+            }
+            if (widest + 1 >= int(l)) {
+                // The probe reaches a whole base period (48 kHz; 12 kHz WN3-WN10): every
+                // tap is some delay, and a path d after the reference reads as d - L
+                // before it once the window starts less than d into the probe, where
+                // only the few symbols past the probe's start let data in (F.1487 poor
+                // at 48 kHz, paths 77 symbols apart: 181 symbols early as clean as 145,
+                // and the later path placed 179 before the first; the burst lost). The
+                // windows clean for the true delays are a run of precursors with the
+                // aliases' at its ends: the middle of the clean ones.
+                std::vector<int> clean;
+                for (const auto& [p, spread] : tried)
+                    if (spread <= alias_tolerance * cleanest)
+                        clean.push_back(p);
+                best = clean[clean.size() / 2];
             }
             s.placed = true;
             measure(best);
@@ -643,18 +663,29 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         for (size_t m = 0; m < l; ++m)
             s.profile[m] += weight * (power[m] - s.profile[m]);
         const double profile_peak = *std::max_element(s.profile.begin(), s.profile.end());
-        int first_path = s.reach() + 1;
+        int first_path = s.reach() + 1, last_path = -s.precursor - 1;
         for (size_t m = 0; m < l; ++m)
             if (delay_of(m) <= s.reach() &&
                 s.profile[m] >= profile_share * profile_peak &&
-                s.profile[m] > path_over_noise * noise_tap)
+                s.profile[m] > path_over_noise * noise_tap) {
                 first_path = std::min(first_path, delay_of(m));
+                last_path = std::max(last_path, delay_of(m));
+            }
         if (first_path <= s.reach()) {
             // A few symbols of pulse before the first path; paths all later than the
             // grid's reference (a clock offset moving them) move the grid (between
-            // frames, so that every frame is on one grid), once a frame.
+            // frames, so that every frame is on one grid), once a frame. Neither the grid
+            // nor the window leaves the first frame's placement before the profile
+            // remembers profile_s, where the paths fit the window as it is: the path the
+            // preamble's timing sat on may be in a fade (F.1487 poor at 12 kHz, WN3 at 6
+            // dB and WN4 at 9, seeds 1 and 2: a grid or window moved to the later path on
+            // the first frames read the earlier one, back, as an alias after it).
             const int wanted = pulse_precursor - first_path;
-            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame) {
+            const bool settled = double(frame + 1) * frame_s >= profile_s;
+            const bool fits = first_path >= pulse_precursor - s.precursor &&
+                              last_path <= s.reach() - pulse_precursor;
+            if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&
+                (settled || !fits)) {
                 s.moved_frame = frame;
                 const int moved = first_path - pulse_precursor;
                 timing_shift += int64_t(moved) * sps;
@@ -662,7 +693,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                     s.profile.begin(), s.profile.begin() + moved, s.profile.end());
                 return true; // read again on the new grid
             }
-            if (std::abs(std::max(wanted, 0) - s.precursor) > 1)
+            if (std::abs(std::max(wanted, 0) - s.precursor) > 1 && (settled || !fits))
                 measure(std::max(wanted, 0));
         }
         // The channel at the frame's middle: the two measurements turned to meet there.

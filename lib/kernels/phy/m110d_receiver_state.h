@@ -200,12 +200,21 @@ struct m110d_receiver::state {
     std::shared_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
     std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
-    // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows and sample grids.
+    // WN0: the T/2 positions the tracker follows at the Walsh symbol's end, and the
+    // symbol's windows there (chip-major).
+    std::vector<size_t> walsh_positions;
+    std::vector<cd> walsh_tracked;
+    // WN0 (wn0_decoder_pass): the block's Walsh symbols' windows on their tracked
+    // positions (walsh_tracked one after another), those positions, where each symbol's
+    // begin in them, and the symbols' sample grids.
     std::vector<cd> wn0_block_windows;
+    std::vector<size_t> wn0_block_positions;
+    std::vector<size_t> wn0_block_first;
     std::vector<int64_t> wn0_block_shift;
     // WN0: the block read again, each Walsh symbol on the channel measured over the
     // decoded symbols around it.
     void wn0_decoder_pass();
+    void wn0_read_block_again(size_t width);
     std::vector<cf> wn0_chips; // WN0 chip by chip: the symbol's chips so far
     double walsh_match = 0;    // WN0: the block's Walsh symbols' match so far
     std::vector<uint8_t> bits;

@@ -54,6 +54,10 @@ DATA, CHAT_ASK, CHAT_ANSWER = 1, 2, 3
 # simulator's client hands over at most this many at one instant.
 PUMP_BATCH = 64
 START_S = 60
+# A node's subscriber that connected before the publisher it listens to was bound
+# retries every 100 ms (ZeroMQ's reconnect interval); bursts published before it has
+# joined are never heard. The clock starts once every retry has had time to succeed.
+AIR_JOIN_S = 0.5
 T = dl.sis_type
 FILLER = bytes((i * 7) & 0xFF for i in range(65536))
 
@@ -148,6 +152,7 @@ class network:
             if header.get("type") != "header":
                 raise RuntimeError(f"node {s.index} did not start: "
                                    f"{open(os.path.join(self.tmp, f'node-{s.index}.log')).read()[-2000:]}")
+        time.sleep(AIR_JOIN_S)
         for s in self.stations:
             deadline = time.monotonic() + START_S
             while True:

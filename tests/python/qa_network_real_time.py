@@ -50,7 +50,7 @@ class qa_network_real_time(gr_unittest.TestCase):
         self.assertEqual([n["node"] for n in doc["nodes"]], [0, 1, 2])
         self.assertGreater(doc["summary"]["occupancy"], 0)
 
-    def test_queues_are_filled_as_the_simulator_fills_them(self):
+    def test_queues_filled_and_first_bursts_heard_as_in_the_simulator(self):
         # The hub's three flows share one DATA_FLOW_OFF: the simulator's client hands
         # over a batch of 64, then one U_PDU at a time until the node says stop; a
         # second whole batch (128 queued) shifted every later hand-over and with it the
@@ -62,6 +62,10 @@ class qa_network_real_time(gr_unittest.TestCase):
         sent = [f["sent"] for f in doc["flows"]]
         self.assertEqual(sent, [f["sent"] for f in doc["virtual"]["flows"]])
         self.assertLess(sent[0] + sent[2], 128)
+        # The three first link requests collide at every station: each emulator heard
+        # both others' (a subscriber still waiting to join its publisher heard none).
+        self.assertEqual([n["collisions"] for n in doc["nodes"]],
+                         [n["collisions"] for n in doc["virtual"]["nodes"]])
 
     def test_what_the_emulated_channel_cannot_do_is_refused(self):
         for args in (("--hidden", "1-2"), ("--power-off", "1@10")):

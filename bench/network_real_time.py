@@ -54,6 +54,10 @@ DATA, CHAT_ASK, CHAT_ANSWER = 1, 2, 3
 # simulator's client hands over at most this many at one instant.
 PUMP_BATCH = 64
 START_S = 60
+# A node's subscriber that connected before the publisher it listens to was bound
+# retries every 100 ms (ZeroMQ's reconnect interval); bursts published before it has
+# joined are never heard. The clock starts once every retry has had time to succeed.
+AIR_JOIN_S = 0.5
 T = dl.sis_type
 FILLER = bytes((i * 7) & 0xFF for i in range(65536))
 
@@ -101,6 +105,8 @@ class station:
         # A keep-alive sent after a batch, not yet answered: the node has not read the
         # batch yet, so its DATA_FLOW_OFF may still come.
         self.probing = False
+        # DATA_FLOW_ON came while probing: a whole batch once the probe is answered.
+        self.batch_due = False
         self.bulk, self.next_bulk = [], 0
         self.rejected = 0
 
@@ -146,6 +152,7 @@ class network:
             if header.get("type") != "header":
                 raise RuntimeError(f"node {s.index} did not start: "
                                    f"{open(os.path.join(self.tmp, f'node-{s.index}.log')).read()[-2000:]}")
+        time.sleep(AIR_JOIN_S)
         for s in self.stations:
             deadline = time.monotonic() + START_S
             while True:
@@ -214,13 +221,16 @@ class network:
             f.bytes_sent += size
         self.send(self.stations[node], self.unidata(f_index, kind, seq, size))
 
-    def pump(self, s):
-        """Bulk: up to PUMP_BATCH U_PDUs, the node's bulk flows in turn; the loop calls
-        again once it has read what the node said."""
+    def pump(self, s, batch=PUMP_BATCH, probe=True):
+        """Bulk: up to `batch` U_PDUs, the node's bulk flows in turn, then (probe) a
+        keep-alive whose answer says the node has read them; the loop then goes on one
+        U_PDU at a time. The simulator's client does the same: a batch handed over
+        within one event, before the node's DATA_FLOW_OFF can be seen, then one U_PDU
+        at a time, each seeing the node's answer."""
         if not s.bound or s.flow_off or s.probing or not s.bulk:
             return
         now = self.now()
-        for _ in range(PUMP_BATCH):
+        for _ in range(batch):
             if s.flow_off:
                 return
             order = [s.bulk[(s.next_bulk + k) % len(s.bulk)] for k in range(len(s.bulk))]
@@ -235,8 +245,9 @@ class network:
             self.hand_over(i, DATA, len(f.sent_at), max(min(f.spec.message_bytes, left), HEADER))
             if f.spec.bytes and f.bytes_sent >= f.spec.bytes:
                 f.all_sent = True
-        s.probing = True
-        self.send(s, dl.sis_primitive(T.keep_alive))
+        if probe:
+            s.probing = True
+            self.send(s, dl.sis_primitive(T.keep_alive))
 
     def ask(self, f_index):
         f = self.flows[f_index]
@@ -263,16 +274,17 @@ class network:
             f.all_sent = True
 
     def start_flows(self, s):
+        """Timers of the station's flows that start later; bulk is pumped by the
+        caller."""
         for k, f in enumerate(self.flows):
             if f.spec.from_node != s.index:
                 continue
             if f.kind == "bulk" and f.spec.start_s > self.now():
-                self.call_at(f.spec.start_s, lambda s=s: self.pump(s))
+                self.call_at(f.spec.start_s, lambda s=s: self.pump(s, 1))
             elif f.kind == "chat":
                 self.call_at(f.spec.start_s, lambda k=k: self.ask(k))
             elif f.kind == "broadcast":
                 self.call_at(f.spec.start_s, lambda k=k: self.broadcast(k))
-        self.pump(s)
 
     def received(self, s, p):
         b = bytes(p.payload)
@@ -314,18 +326,24 @@ class network:
             if not s.bound:
                 s.bound = True
                 self.start_flows(s)
+                self.pump(s)
         elif p.type in (T.bind_rejected, T.unbind_indication):
             raise RuntimeError(f"node {s.index} refused its client")
         elif p.type == T.keep_alive:
             if s.probing:
                 s.probing = False  # the answer: the node has read the batch
-                self.pump(s)
+                batch = PUMP_BATCH if s.batch_due else 1
+                s.batch_due = False
+                self.pump(s, batch)
             else:
                 self.send(s, p)
         elif p.type == T.data_flow_off:
             s.flow_off = True
         elif p.type == T.data_flow_on:
             s.flow_off = False
+            # A batch, as the simulator's client hands over on DATA_FLOW_ON; after the
+            # keep-alive's answer if one is outstanding.
+            s.batch_due = s.probing
             self.pump(s)
         elif p.type in (T.unidata_indication, T.expedited_unidata_indication):
             self.received(s, p)
@@ -366,7 +384,15 @@ class network:
         self.t0, self.wall0 = time.monotonic(), time.time()
         for s in self.stations:
             s.bound = True
+        # Every station's first U_PDU before any station's second: the simulator starts
+        # all flows at one instant, and stations whose first link requests are a
+        # carrier-detect time apart no longer collide as they do there. Handing over a
+        # whole batch took a few real milliseconds per station, which times the time
+        # scale (and the machine's load) was enough to part the runs from the start.
         for s in self.stations:
+            self.pump(s, 1, probe=False)
+        for s in self.stations:
+            self.pump(s, PUMP_BATCH - 1)
             self.start_flows(s)
         end = self.c.duration_s
         while True:

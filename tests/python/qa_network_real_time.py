@@ -8,8 +8,8 @@
 ZeroMQ channel: the preset's flows are served and reported in the simulator's shape
 (the same flow, node and summary fields as `hfstack-sim network --json`); the three
 stations call at the first instant and their modems count the collision, as the
-simulator's do; what the channel has no counterpart for is refused. No namespaces,
-no root."""
+simulator's do; the nodes' queues are filled as the simulator's client fills them;
+what the channel has no counterpart for is refused. No namespaces, no root."""
 
 import json
 import os
@@ -49,6 +49,23 @@ class qa_network_real_time(gr_unittest.TestCase):
         self.assertGreater(doc["summary"]["collisions"], 0)
         self.assertEqual([n["node"] for n in doc["nodes"]], [0, 1, 2])
         self.assertGreater(doc["summary"]["occupancy"], 0)
+
+    def test_queues_filled_and_first_bursts_heard_as_in_the_simulator(self):
+        # The hub's three flows share one DATA_FLOW_OFF: the simulator's client hands
+        # over a batch of 64, then one U_PDU at a time until the node says stop; a
+        # second whole batch (128 queued) shifted every later hand-over and with it the
+        # median latencies. Nothing is acknowledged in the first 20 s.
+        done = bench("--nodes", "3", "--preset", "hub-spoke", "--mode", "2400S",
+                     "--duration", "20", "--time-scale", "20", "--compare", "--json", "-")
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        doc = json.loads(done.stdout)
+        sent = [f["sent"] for f in doc["flows"]]
+        self.assertEqual(sent, [f["sent"] for f in doc["virtual"]["flows"]])
+        self.assertLess(sent[0] + sent[2], 128)
+        # The three first link requests collide at every station: each emulator heard
+        # both others' (a subscriber still waiting to join its publisher heard none).
+        self.assertEqual([n["collisions"] for n in doc["nodes"]],
+                         [n["collisions"] for n in doc["virtual"]["nodes"]])
 
     def test_what_the_emulated_channel_cannot_do_is_refused(self):
         for args in (("--hidden", "1-2"), ("--power-off", "1@10")):

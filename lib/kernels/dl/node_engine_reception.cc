@@ -433,6 +433,7 @@ void node_engine::impl::start_reset(peer_state& p)
 void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
 {
     counters.bytes_received += size;
+    bursts_delivered += 1;
     if (receiving_until == -inf)
         rx_burst_began = now;
     last_rx_end = now;

@@ -278,10 +278,15 @@ TEST(NetworkScenario, AStationThatCalledIntoTheFirstCollisionGetsItsTurn)
         const network_result r = run_network(c);
         ASSERT_EQ(r.flows.size(), 2u);
         for (const auto& f : r.flows) {
-            EXPECT_GT(f.bytes_delivered, 0u) << mode << " " << f.flow.from << " -> "
-                                             << f.flow.to;
+            EXPECT_GT(f.bytes_delivered, 0u)
+                << mode << " " << f.flow.from << " -> " << f.flow.to;
             EXPECT_EQ(f.duplicates, 0u);
         }
+        // Node 1 learned of the others from the collision, node 0 did not, and
+        // repeated its bursts before node 1's contended answer could go: node 1 breaks
+        // the link and refuses it for a contention, so node 2 gets in within minutes
+        // (after 1247 s at 2400S without that).
+        EXPECT_LT(r.flows[1].first_delivery_s, 600.0) << mode;
     }
 }
 
@@ -308,7 +313,7 @@ TEST(NetworkScenario, ChatBesideBulkIsAnswered)
         ASSERT_EQ(r.flows.size(), 3u);
         EXPECT_GT(r.flows[0].bytes_delivered, 0u) << mode;
         EXPECT_GT(r.flows[1].bytes_delivered, 0u) << mode;
-        EXPECT_GE(r.flows[2].round_trips_s.size(), 5u) << mode;
+        EXPECT_GE(r.flows[2].round_trips_s.size(), 8u) << mode;
         for (const auto& f : r.flows)
             EXPECT_EQ(f.duplicates, 0u);
     }

@@ -425,6 +425,14 @@ struct node_engine::impl {
     // The fairness bound made our owed answer contend: it keeps contending until it has
     // gone out, even if another station's burst starts a new busy period meanwhile.
     bool yielding = false;
+    double yielding_since = -inf;
+    // We were yielding and a linked peer sent us data again before a peer that waits
+    // for contended answers would have: it knows of no other station (the collision
+    // that told us of them went unheard while it was on the air itself), and its
+    // repeats would keep the channel for the two of us. The link is broken, so that
+    // its next call contends like every other station's.
+    void break_link_of_peer_that_did_not_wait();
+    bool break_at_once = false;
     // The transmission being built won the channel by contention (a back-off or slot
     // wait), not as an answer owed at once.
     bool contended = false;

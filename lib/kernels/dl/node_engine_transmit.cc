@@ -302,9 +302,11 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
-    if (!yielding && any_response_owed() && exchange_bound_reached(now))
+    if (!yielding && any_response_owed() && exchange_bound_reached(now)) {
         yielding = true;
-    const bool at_once = answers_at_once();
+        yielding_since = now;
+    }
+    const bool at_once = answers_at_once() || break_at_once;
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
     if (now < turn_gate() || !cs.may_transmit(now))
@@ -323,6 +325,7 @@ void node_engine::impl::try_transmit()
     if (yielding)
         counters.exchanges_yielded += 1;
     yielding = false;
+    break_at_once = false;
     if (cs.carrier())
         carrier_now.overlapped_own = true;
     cs.on_own_transmission(now, now + t.air_time_s);

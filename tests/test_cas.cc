@@ -174,6 +174,33 @@ TEST(CasMake, RejectedByBroadcastOnlyNode)
     EXPECT_EQ(b.tracked_peers(), 0u);
 }
 
+// A node that broke a link to make way for waiting stations refuses its peer's next
+// call for a while (the peer would otherwise call again at once, with its BREAK
+// CONFIRM), and accepts it afterwards.
+TEST(CasMake, RequestsRefusedUntilTheGivenTime)
+{
+    cas_link_manager a(cfg_for(A)), b(cfg_for(B));
+    b.refuse_requests_until(A, 30.0);
+    a.request_link(B, false, 10.0);
+    deliver(a, b, 10.0);
+    EXPECT_EQ(b.state(A), cas_link_state::idle);
+    auto back = deliver(b, a, 10.0);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(
+        back[0],
+        make(cpdu_type::physical_link_rejected,
+             false,
+             uint8_t(physical_link_reject_reason::higher_priority_link_request_pending)));
+    EXPECT_EQ(a.state(B), cas_link_state::idle);
+
+    a.take_events();
+    a.request_link(B, false, 31.0);
+    deliver(a, b, 31.0);
+    EXPECT_EQ(b.state(A), cas_link_state::up);
+    deliver(b, a, 31.0);
+    EXPECT_EQ(a.state(B), cas_link_state::up);
+}
+
 TEST(CasMake, DuplicateRequestWhileUpIsAcceptedAgain)
 {
     cas_link_manager a(cfg_for(A)), b(cfg_for(B));

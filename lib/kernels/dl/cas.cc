@@ -349,6 +349,18 @@ void cas_link_manager::handle_request(uint32_t peer,
         return;
     }
     // idle
+    if (auto it = d_refuse_until.find(peer); it != d_refuse_until.end()) {
+        if (now < it->second) {
+            send(peer,
+                 cpdu_type::physical_link_rejected,
+                 false,
+                 uint8_t(
+                     physical_link_reject_reason::higher_priority_link_request_pending));
+            forget_if_idle(peer);
+            return;
+        }
+        d_refuse_until.erase(it);
+    }
     if (!exclusive &&
         refusal(peer, exclusive) == uint8_t(physical_link_reject_reason::unknown))
         yield_oldest_link(peer, now);
@@ -359,6 +371,11 @@ void cas_link_manager::handle_request(uint32_t peer,
     }
     send(peer, cpdu_type::physical_link_accepted);
     make_up(peer, l, exclusive, false, now);
+}
+
+void cas_link_manager::refuse_requests_until(uint32_t peer, double until)
+{
+    d_refuse_until[peer] = until;
 }
 
 void cas_link_manager::yield_oldest_link(uint32_t for_peer, double now)

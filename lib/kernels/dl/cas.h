@@ -231,6 +231,10 @@ public:
     // Break the link to `peer` (up -> breaking), or cancel a pending request. `reason`
     // must be a defined physical_link_break_reason value (0-4).
     void release(uint32_t peer, physical_link_break_reason reason, double now);
+    // Requests from `peer` are rejected (higher-priority link request pending) until
+    // `until`: a link broken to make way for waiting stations is not made again by its
+    // peer before they have had the channel.
+    void refuse_requests_until(uint32_t peer, double until);
     void on_timer(double now);
     // Data flowed on the link to `peer`: restarts its idle timer. No effect unless up.
     void on_data_activity(uint32_t peer, double now);
@@ -297,6 +301,7 @@ private:
 
     cas_config d_cfg;
     std::map<uint32_t, link> d_links; // only peers not idle (or with a pending request)
+    std::map<uint32_t, double> d_refuse_until; // refuse_requests_until
     std::vector<cas_outgoing> d_out;
     std::vector<cas_event> d_events;
     cas_counters d_counters;

@@ -125,6 +125,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "links_yielded", double(c.links_yielded) },
         { "exchanges_yielded", double(c.exchanges_yielded) },
         { "turns_served", double(c.turns_served) },
+        { "collisions_heard", double(c.collisions_heard) },
         { "clients_connected", double(c.clients_connected) },
         { "clients_accepted", double(c.clients_accepted) },
         { "updus_accepted", double(c.updus_accepted) },
@@ -403,10 +404,12 @@ void node_engine::on_phy_status(phy_event e, double now)
         break;
     case phy_event::carrier_on:
         d->cs.on_carrier(true, now);
+        d->carrier_began(now);
         break;
     case phy_event::carrier_off:
         d->cs.on_carrier(false, now);
         d->carrier_ended = now;
+        d->carrier_finished(now);
         // An answer may have been in what we just heard: give the modem time to
         // deliver it before counting the peer as silent.
         d->hold_answers([&](const impl::peer_state&) {

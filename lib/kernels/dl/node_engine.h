@@ -354,6 +354,9 @@ struct node_counters {
     uint64_t exchanges_yielded = 0;
     // Turns begun, serving linked peers one at a time (serve_in_turn_s).
     uint64_t turns_served = 0;
+    // Carriers heard while we were not on the air that brought no burst: two other
+    // stations' bursts destroyed each other, so others share the channel.
+    uint64_t collisions_heard = 0;
     // Clients and U_PDUs.
     uint64_t clients_connected = 0; // connected now (a snapshot)
     uint64_t clients_accepted = 0;  // connections since the start

@@ -400,9 +400,39 @@ struct node_engine::impl {
     // heard within network_memory_s: we are on a network (heard_network).
     std::map<uint32_t, double> stations_heard;
     bool heard_network() const;
+    // A carrier that came while we were off the air and brought no burst: two other
+    // stations' bursts overlapped (the channel drops nothing else whole while its
+    // carrier is heard). That is two stations heard as surely as their D_PDUs, and it
+    // is often all a pair that links after the first instant's collision hears of the
+    // others: the time of the last one, counted like stations_heard.
+    double collision_heard_at = -inf;
+    // The carrier being heard, or the last one: when it began, whether our own burst
+    // overlapped it, bursts received before it began; and, after it ended, until when
+    // its burst may still be delivered.
+    struct carrier_period {
+        double began = -inf;
+        double ended = -inf;
+        bool overlapped_own = false;
+        uint64_t bursts_before = 0;
+        bool judged = true;
+    };
+    carrier_period carrier_now;
+    uint64_t bursts_delivered = 0; // on_burst calls, pieces included
+    void carrier_began(double t);
+    void carrier_finished(double t);
+    // Past the delivery margin: a carrier that brought no burst is a collision heard.
+    void judge_carrier();
     // The fairness bound made our owed answer contend: it keeps contending until it has
     // gone out, even if another station's burst starts a new busy period meanwhile.
     bool yielding = false;
+    double yielding_since = -inf;
+    // We were yielding and a linked peer sent us data again before a peer that waits
+    // for contended answers would have: it knows of no other station (the collision
+    // that told us of them went unheard while it was on the air itself), and its
+    // repeats would keep the channel for the two of us. The link is broken, so that
+    // its next call contends like every other station's.
+    void break_link_of_peer_that_did_not_wait();
+    bool break_at_once = false;
     // The transmission being built won the channel by contention (a back-off or slot
     // wait), not as an answer owed at once.
     bool contended = false;

@@ -433,6 +433,7 @@ void node_engine::impl::start_reset(peer_state& p)
 void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
 {
     counters.bytes_received += size;
+    bursts_delivered += 1;
     if (receiving_until == -inf)
         rx_burst_began = now;
     last_rx_end = now;
@@ -696,7 +697,41 @@ void node_engine::impl::end_received_burst()
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
+    break_link_of_peer_that_did_not_wait();
     rx_burst = burst_in_progress();
+}
+
+void node_engine::impl::break_link_of_peer_that_did_not_wait()
+{
+    // A peer that knows of the network waits contention_wait_max for our answer
+    // before it repeats (answer_contends); one that does not repeats at once.
+    if (!yielding || rx_burst_began - yielding_since >= contention_wait_max() ||
+        !network_in_use())
+        return;
+    for (uint32_t src : rx_burst.sent_us_data) {
+        if (!link_up(src) || has_expedited_work(src))
+            continue;
+        // Only where a collision is all we know of the others: a peer that has heard
+        // them as we have waits for contended answers, and a repeat of its comes from
+        // its own count of the exchange, not from ignorance.
+        bool heard_others = false;
+        for (auto& [addr, t] : stations_heard)
+            heard_others =
+                heard_others || (addr != src && now - t <= cfg.network_memory_s);
+        if (heard_others || cfg.network_assumed)
+            continue;
+        cas.release(
+            src, physical_link_break_reason::higher_priority_link_request_pending, now);
+        // Its next call would come at once, with its BREAK CONFIRM: the waiting
+        // stations get the length of a contention to call first.
+        cas.refuse_requests_until(src, now + contention_wait_max());
+        peer(src).made_way_at = now;
+        counters.links_yielded += 1;
+        yielding = false;
+        // It goes at once, as the answer the peer awaits: contending, it would lose
+        // the channel to the peer's next repeat.
+        break_at_once = true;
+    }
 }
 
 void node_engine::impl::report_snr(peer_state& p,

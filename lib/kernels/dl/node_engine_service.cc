@@ -32,6 +32,7 @@ void node_engine::impl::service()
 {
     if (receiving_until != -inf && now >= receiving_until)
         end_received_burst(); // the modem stopped delivering without ending it
+    judge_carrier();
     forget_idle_peers();
     expire(now);
     check_response_timeouts();

@@ -160,12 +160,45 @@ bool node_engine::impl::peer_asked_beside_others(uint32_t addr) const
 
 bool node_engine::impl::heard_network() const
 {
-    if (cfg.network_assumed)
+    if (cfg.network_assumed || now - collision_heard_at <= cfg.network_memory_s)
         return true;
     size_t heard = 0;
     for (auto& [addr, t] : stations_heard)
         heard += now - t <= cfg.network_memory_s;
     return heard >= 2;
+}
+
+void node_engine::impl::carrier_began(double t)
+{
+    judge_carrier();
+    carrier_now = carrier_period();
+    carrier_now.began = t;
+    carrier_now.bursts_before = bursts_delivered;
+    // Carrier is detected a little after a burst starts, and we are deaf until a
+    // little after ours ends: a carrier this close to our burst may have overlapped it.
+    carrier_now.overlapped_own = t <= busy_until() + cfg.turnaround_s;
+}
+
+void node_engine::impl::carrier_finished(double t)
+{
+    if (carrier_now.began == -inf || carrier_now.ended != -inf)
+        return;
+    carrier_now.ended = t;
+    carrier_now.judged = false;
+}
+
+void node_engine::impl::judge_carrier()
+{
+    if (carrier_now.judged)
+        return;
+    // The modem is given as long to deliver the burst as an answer is (carrier_off).
+    if (now < carrier_now.ended + cfg.turnaround_s + cfg.response_margin_s)
+        return;
+    carrier_now.judged = true;
+    if (carrier_now.overlapped_own || bursts_delivered != carrier_now.bursts_before)
+        return;
+    collision_heard_at = carrier_now.ended;
+    counters.collisions_heard += 1;
 }
 
 bool node_engine::impl::network_in_use() const
@@ -269,9 +302,11 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
-    if (!yielding && any_response_owed() && exchange_bound_reached(now))
+    if (!yielding && any_response_owed() && exchange_bound_reached(now)) {
         yielding = true;
-    const bool at_once = answers_at_once();
+        yielding_since = now;
+    }
+    const bool at_once = answers_at_once() || break_at_once;
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
     if (now < turn_gate() || !cs.may_transmit(now))
@@ -290,6 +325,9 @@ void node_engine::impl::try_transmit()
     if (yielding)
         counters.exchanges_yielded += 1;
     yielding = false;
+    break_at_once = false;
+    if (cs.carrier())
+        carrier_now.overlapped_own = true;
     cs.on_own_transmission(now, now + t.air_time_s);
     cs.set_response_pending(false);
     transmitting_until = now + t.air_time_s;

@@ -287,6 +287,11 @@ struct m110d_receiver_config {
     // the noise and it falls under the threshold there (F.1487 poor, WN1 at 2 dB lost
     // about a third of its bursts). False: the differential correlation alone.
     bool coherent_search = true;
+    // With coherent_search: two paths' coherent sums also combined (each offset's power
+    // added at two timings 1-6 chips apart, as from two fading paths 0.4-2.5 ms apart),
+    // a preamble both carry over the threshold taken where neither alone does (F.1487
+    // poor: its two equal paths 2 ms apart in fades together). False: one path's alone.
+    bool coherent_two_paths = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

@@ -62,9 +62,19 @@ constexpr unsigned coherent_max_sections = 20;
 // the chips' energy added at two samples 1 to coherent_path_chips chips apart (2 ms at
 // 2400 Bd, the spread the equaliser is sized for, and a chip). Those are computed where
 // the sections' energy is coherent_path_gate times the chips' (about a fifth of noise
-// samples; a path carrying a third of the z^2 a detection needs has about 1.3).
+// samples; a path carrying a third of the z^2 a detection needs has about 1.3). Such a
+// detection is taken only once its fields read on the two paths' gains and stand out
+// of the chips' power as the watch asks (paths_detection_reads): strong data's
+// correlation side lobes at two lags cross the threshold together (WN8 at 35 dB: z
+// 4.7 inside a burst's data, its fields read by chance), and noise's peaks checked so
+// are not refused preambles.
 constexpr unsigned coherent_path_chips = 6;
 constexpr double coherent_path_gate = 1.2;
+// Fields that fail their checks symbol by symbol are read as the valid ones that
+// correlate best only under this coherent z (a fade): over it a Walsh symbol of the
+// fields is decided wrong about one time in 500, and fields that fail are what was sent
+// (a reserved WN, say), refused.
+constexpr double coherent_best_fields_z = 7.0;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -307,6 +317,7 @@ void m110d_receiver::state::restart_search(uint64_t from)
 {
     restart_serial_tone_search(*this, from, sps);
     coherent_peak.open = false;
+    paths_pending = false;
     differential_from = 0;
     watch_pending = false;
 }
@@ -314,14 +325,17 @@ void m110d_receiver::state::restart_search(uint64_t from)
 void m110d_receiver::state::restart_after_refusal()
 {
     const uint64_t past_side_peaks = start + uint64_t(refused_skip) * sps;
-    if (!cfg.coherent_search || cfg.bandwidth_khz != 3 || found_by_coherent) {
+    if (!cfg.coherent_search || cfg.bandwidth_khz != 3 || found_by_coherent ||
+        found_z >= sure_cut_z) {
         restart_search(past_side_peaks);
         return;
     }
-    // The differential's detection was refused: data in a fade, say, whose peak held
-    // the coherent search's back and whose skip passes the next preamble (F.1487 poor,
-    // WN1 at 2 dB, M = 1: a detection 95 chips before a preamble the coherent search had
-    // at z 6.6, lost). The coherent search goes over the skipped chips again alone.
+    // A weak detection of the differential's was refused: data in a fade, say, whose
+    // peak held the coherent search's back and whose skip passes the next preamble
+    // (F.1487 poor, WN1 at 2 dB, M = 1: a detection 95 chips before a preamble the
+    // coherent search had at z 6.6, lost). The coherent search goes over the skipped
+    // chips again alone. (A strong one is a preamble whose fields fail: its side peaks
+    // are skipped.)
     restart_search(start + sps);
     differential_from = past_side_peaks;
 }
@@ -514,7 +528,17 @@ double m110d_receiver::state::coherent_z(alignment_search& a,
 bool m110d_receiver::state::search()
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
-    while (candidate + span < input.total()) {
+    for (;;) {
+        if (paths_pending) {
+            if (std::max(found_at, found_other) + uint64_t(preamble_end + 8) * sps >=
+                input.total())
+                return false; // its fields are not all in yet
+            paths_pending = false;
+            if (paths_detection_reads())
+                return true;
+        }
+        if (candidate + span >= input.total())
+            return false;
         const uint64_t n = candidate++;
         for (size_t a = 0; a < alignments.size(); ++a) {
             cd sum;
@@ -563,10 +587,32 @@ bool m110d_receiver::state::search()
             found_sections = 0;
             found_at = coherent_peak.at;
             found_hz = coherent_peak.offset_hz(symbol_rate);
-            return true;
+            if (found_other == 0)
+                return true;
+            paths_pending = true;
         }
     }
-    return false;
+}
+
+bool m110d_receiver::state::paths_detection_reads() const
+{
+    // The offset refined as the preamble stage refines it (the search's is 4.7 Hz
+    // coarse: a quarter turn over the fields).
+    const std::vector<cf>& known = alignments[found_alignment].known;
+    double hz = found_hz;
+    for (unsigned chunk : { 8u, 32u }) {
+        const std::vector<cf> y =
+            symbols_at_offset(input, found_at, known_symbols, hz, symbol_rate);
+        cd turn;
+        add_turns(y, known, 0, known_symbols, chunk, turn);
+        hz += slope_hz(turn, chunk, symbol_rate);
+    }
+    // Whether they are a preamble's: fields that fail their checks may be its (on two
+    // paths at a strong z the equaliser reads what one gain per path does not: F.1487
+    // poor, WN1 at 2 dB, z 7.7, a burst lost), the preamble stage reads them as usual.
+    double fields_z = 0;
+    return fields_on_paths(found_at, found_other, hz, &fields_z, true).has_value() &&
+           fields_z >= watch_fields_z;
 }
 
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
@@ -761,8 +807,8 @@ m110d_receiver::state::fields_on_one_gain(uint64_t at, double hz, double* fields
     return f;
 }
 
-std::optional<m110d_fields>
-m110d_receiver::state::fields_on_paths(uint64_t at, uint64_t other, double hz) const
+std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
+    uint64_t at, uint64_t other, double hz, double* fields_z, bool best_at_any_z) const
 {
     // Each path's gain over the known chips, the count and WID chips combined by them
     // (maximal ratio: the paths' noise is the same).
@@ -790,7 +836,12 @@ m110d_receiver::state::fields_on_paths(uint64_t at, uint64_t other, double hz) c
     for (const cd& c : combined)
         chips.push_back(cf(c / scale));
     power /= scale * scale;
-    if (const std::optional<m110d_fields> f = fields_of(chips, a.alignment))
+    const double deviation = std::sqrt(0.5 * power);
+    const std::optional<m110d_fields> f = fields_of(chips, a.alignment);
+    if (f && fields_z)
+        *fields_z = f->correlation / deviation;
+    // (On one path as before: the hard read alone.)
+    if (f || (!best_at_any_z && (other == 0 || found_z >= coherent_best_fields_z)))
         return f;
     // Symbol by symbol the fields failed their checks (in a fade a Walsh symbol of 32
     // chips at -6 dB each is decided wrong about one time in 20): the valid count and
@@ -841,8 +892,10 @@ m110d_receiver::state::fields_on_paths(uint64_t at, uint64_t other, double hz) c
                         best = f;
                 }
     }
-    if (!best || !(best->correlation >= watch_fields_z * std::sqrt(0.5 * power)))
+    if (!best || !(best->correlation >= watch_fields_z * deviation))
         return std::nullopt;
+    if (fields_z)
+        *fields_z = best->correlation / deviation;
     return best;
 }
 

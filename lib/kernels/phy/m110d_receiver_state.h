@@ -304,10 +304,18 @@ struct m110d_receiver::state {
     std::optional<m110d_fields>
     fields_on_one_gain(uint64_t at, double hz, double* fields_z = nullptr) const;
     // The same on the coherent search's paths, at `at` and (unless 0) at `other`, each
-    // weighted by its gain over the known chips; where the WID's checks fail, the valid
-    // WID that correlates best, if the count reads 0 and the fields stand out.
-    std::optional<m110d_fields>
-    fields_on_paths(uint64_t at, uint64_t other, double hz) const;
+    // weighted by its gain over the known chips; where their checks fail on two paths in
+    // a fade (the detection's z under 7), or with best_at_any_z, the valid count and WID
+    // that correlate best, if the count is 0 and the fields stand out.
+    std::optional<m110d_fields> fields_on_paths(uint64_t at,
+                                                uint64_t other,
+                                                double hz,
+                                                double* fields_z = nullptr,
+                                                bool best_at_any_z = false) const;
+    // The coherent search's detection on two paths is pending until its fields are in
+    // and read (paths_detection_reads).
+    bool paths_pending = false;
+    bool paths_detection_reads() const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip

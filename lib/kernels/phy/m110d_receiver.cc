@@ -326,16 +326,17 @@ void m110d_receiver::state::restart_after_refusal()
 {
     const uint64_t past_side_peaks = start + uint64_t(refused_skip) * sps;
     if (!cfg.coherent_search || cfg.bandwidth_khz != 3 || found_by_coherent ||
-        found_z >= sure_cut_z) {
+        (found_z >= sure_cut_z && found_sections <= 1)) {
         restart_search(past_side_peaks);
         return;
     }
-    // A weak detection of the differential's was refused: data in a fade, say, whose
+    // A weak detection of the differential's was refused, or one the comb carried over
+    // earlier super-frames: data, say (WN1's mini-probes add up over the comb), whose
     // peak held the coherent search's back and whose skip passes the next preamble
-    // (F.1487 poor, WN1 at 2 dB, M = 1: a detection 95 chips before a preamble the
-    // coherent search had at z 6.6, lost). The coherent search goes over the skipped
-    // chips again alone. (A strong one is a preamble whose fields fail: its side peaks
-    // are skipped.)
+    // (F.1487 poor, WN1 at 2 dB, M = 1: a detection at z 5.5 over 31 super-frames 95
+    // chips before a preamble the coherent search had at z 6.6, lost). The coherent
+    // search goes over the skipped chips again alone. (A strong one on its own chips is
+    // a preamble whose fields fail: its side peaks are skipped.)
     restart_search(start + sps);
     differential_from = past_side_peaks;
 }

@@ -31,7 +31,8 @@
  *      samples at once (fft_search; z near the threshold again by dot product). At 3
  *      kHz between bursts the known chips are also correlated coherently over a grid
  *      of offsets (coherent_search), its peak taken where the differential has none:
- *      a preamble of one super-frame in a fade.
+ *      a preamble of one super-frame in a fade; also on two paths together
+ *      (coherent_two_paths), taken once its fields read on both paths' gains.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each

@@ -59,6 +59,24 @@ constexpr double coherent_margin = 0.5;
 constexpr unsigned coherent_max_sections = 20;
 // threads > 1: fewer candidates than this are scored on one thread (not worth another).
 constexpr size_t min_split_candidates = 256;
+// Two paths (F.1487 poor's, 2 ms apart, each fading on its own): a preamble neither
+// path carries over the threshold alone may carry it on both, the offset's |sum|^2 over
+// the chips' energy added at two samples 1 to coherent_path_chips chips apart (2 ms at
+// 2400 Bd, the spread the equaliser is sized for, and a chip). Those are computed where
+// the sections' energy is coherent_path_gate times the chips' (about a fifth of noise
+// samples; a path carrying a third of the z^2 a detection needs has about 1.3). Such a
+// detection is taken only once its fields read on the two paths' gains and stand out
+// of the chips' power as the watch asks (paths_detection_reads): strong data's
+// correlation side lobes at two lags cross the threshold together (WN8 at 35 dB: z
+// 4.7 inside a burst's data, its fields read by chance), and noise's peaks checked so
+// are not refused preambles.
+constexpr unsigned coherent_path_chips = 6;
+constexpr double coherent_path_gate = 1.2;
+// Fields that fail their checks symbol by symbol are read as the valid ones that
+// correlate best only under this coherent z (a fade): over it a Walsh symbol of the
+// fields is decided wrong about one time in 500, and fields that fail are what was sent
+// (a reserved WN, say), refused.
+constexpr double coherent_best_fields_z = 7.0;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -301,7 +319,29 @@ void m110d_receiver::state::restart_search(uint64_t from)
 {
     restart_serial_tone_search(*this, from, sps);
     coherent_peak.open = false;
+    paths_pending = false;
+    differential_from = 0;
+    scores_count = scores_offered = 0;
     watch_pending = false;
+}
+
+void m110d_receiver::state::restart_after_refusal()
+{
+    const uint64_t past_side_peaks = start + uint64_t(refused_skip) * sps;
+    if (!cfg.coherent_search || cfg.bandwidth_khz != 3 || found_by_coherent ||
+        (found_z >= sure_cut_z && found_sections <= 1)) {
+        restart_search(past_side_peaks);
+        return;
+    }
+    // A weak detection of the differential's was refused, or one the comb carried over
+    // earlier super-frames: data, say (WN1's mini-probes add up over the comb), whose
+    // peak held the coherent search's back and whose skip passes the next preamble
+    // (F.1487 poor, WN1 at 2 dB, M = 1: a detection at z 5.5 over 31 super-frames 95
+    // chips before a preamble the coherent search had at z 6.6, lost). The coherent
+    // search goes over the skipped chips again alone. (A strong one on its own chips is
+    // a preamble whose fields fail: its side peaks are skipped.)
+    restart_search(start + sps);
+    differential_from = past_side_peaks;
 }
 
 void m110d_receiver::state::score_candidates(size_t alignment,
@@ -317,12 +357,19 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
     // preamble after the burst has all its super-frames after the search's restart.
     const bool comb = a.section && stage == phase::search;
+    // Before differential_from the differential correlation is not computed at all (as
+    // where the coherent search goes back over a refused detection's skip alone).
     const auto known = [&] {
         for (size_t i = 0; i < count; ++i) {
+            scores[i].sections = 0;
+            if (first + i < differential_from) {
+                scores[i].z = 0;
+                scores[i].sum = cd();
+                continue;
+            }
             cf sum;
             scores[i].z = a.correlator.z_at(input, first + i, sum);
             scores[i].sum = cd(sum);
-            scores[i].sections = 0;
         }
     };
     const auto sections = [&] {
@@ -331,7 +378,7 @@ void m110d_receiver::state::score_candidates(size_t alignment,
         const uint64_t back = uint64_t(comb_section_chips) * sps;
         for (size_t i = 0; comb && i < count; ++i) {
             const uint64_t n = first + i;
-            if (n < back + sps)
+            if (n < back + sps || n < differential_from)
                 continue;
             const uint64_t m = n - back;
             cf s;
@@ -342,7 +389,8 @@ void m110d_receiver::state::score_candidates(size_t alignment,
             entry.at = m + 1;
         }
         for (size_t i = 0; coherent && i < count; ++i)
-            scores[i].coherent_z = coherent_z(a, first + i, scores[i].coherent_sum);
+            scores[i].coherent_z =
+                coherent_z(a, first + i, scores[i].coherent_sum, scores[i].paths);
     };
     // The two correlators (and the coherent sums) share nothing but the input.
     if (cfg.threads > 1 && count >= min_split_candidates && (comb || coherent)) {
@@ -362,6 +410,8 @@ void m110d_receiver::state::score_candidates(size_t alignment,
         for (size_t i = from; i < to; ++i) {
             search_score& score = scores[i];
             const uint64_t n = first + i;
+            if (n < differential_from)
+                continue;
             const double z = score.z;
             double energy = z > 0 ? std::norm(score.sum) / (z * z) : 0.0;
             double best2 = std::max(z * z, floor * floor);
@@ -389,8 +439,12 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     });
 }
 
-double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& sum) const
+double m110d_receiver::state::coherent_z(alignment_search& a,
+                                         uint64_t n,
+                                         cd& sum,
+                                         two_paths& paths) const
 {
+    paths.z = 0;
     // Real arithmetic throughout, four candidates at a time (every sample of the search
     // passes here).
     const std::vector<cf>& known = a.known;
@@ -432,7 +486,15 @@ double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& su
     }
     const unsigned lane = unsigned(n - from);
     const float energy = a.coherent_energy[lane];
-    if (!(energy > 0) || a.coherent_section_energy[lane] < float(coherent_gate) * energy)
+    const size_t ring = power_of_two_over(coherent_path_chips * sps);
+    if (a.coherent_powers.size() != ring) {
+        a.coherent_powers.assign(ring, {});
+        a.coherent_powers_at.assign(ring, 0);
+    }
+    const size_t slot = size_t(n & (ring - 1));
+    a.coherent_powers_at[slot] = 0;
+    const float section_energy = a.coherent_section_energy[lane];
+    if (!(energy > 0) || section_energy < float(coherent_path_gate) * energy)
         return 0;
     // Every offset at once (a loop over them the compiler vectorises).
     float tr[coherent_bins] = {}, ti[coherent_bins] = {};
@@ -446,6 +508,53 @@ double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& su
             ti[b] += re * s[b] + im * c[b];
         }
     }
+    // The turn per symbol of offset b, as the sum's angle.
+    const auto turn_of = [](unsigned b) {
+        double turn = 2 * M_PI * double(b) / coherent_bins;
+        if (turn > M_PI)
+            turn -= 2 * M_PI;
+        return turn / coherent_section;
+    };
+    // The two paths: this sample's powers with those of each sample 1 to
+    // coherent_path_chips chips before, at the same offset (the paths share the
+    // carrier). A sum of two exponentials with mean 1 passes t with probability (1 + t)
+    // e^-t: its z^2 is t - ln(1 + t), less the logs of the offsets and delays tried.
+    std::array<float, coherent_bins>& powers = a.coherent_powers[slot];
+    const float inverse_energy = 1.0f / energy;
+    for (unsigned b = 0; b < coherent_bins; ++b)
+        powers[b] = (tr[b] * tr[b] + ti[b] * ti[b]) * inverse_energy;
+    a.coherent_powers_at[slot] = n + 1;
+    float pair_best = 0;
+    unsigned pair_bin = 0;
+    uint64_t pair_other = 0;
+    for (uint64_t d = sps; d <= uint64_t(coherent_path_chips) * sps && d <= n; ++d) {
+        const size_t other = size_t((n - d) & (ring - 1));
+        if (a.coherent_powers_at[other] != n - d + 1)
+            continue;
+        const std::array<float, coherent_bins>& earlier = a.coherent_powers[other];
+        for (unsigned b = 0; b < coherent_bins; ++b)
+            if (powers[b] + earlier[b] > pair_best) {
+                pair_best = powers[b] + earlier[b];
+                pair_bin = b;
+                pair_other = n - d;
+            }
+    }
+    if (pair_best > 0) {
+        const double t = pair_best;
+        const double z2 = t - std::log1p(t) - std::log(double(sections)) -
+                          std::log(double(coherent_path_chips));
+        if (z2 > 0) {
+            paths.z = std::sqrt(z2);
+            paths.sum = std::polar(paths.z, turn_of(pair_bin));
+            const bool later_stronger =
+                powers[pair_bin] >=
+                a.coherent_powers[size_t(pair_other & (ring - 1))][pair_bin];
+            paths.at = later_stronger ? n : pair_other;
+            paths.other = later_stronger ? pair_other : n;
+        }
+    }
+    if (section_energy < float(coherent_gate) * energy)
+        return 0;
     float best = 0;
     unsigned best_bin = 0;
     for (unsigned b = 0; b < coherent_bins; ++b) {
@@ -459,11 +568,8 @@ double m110d_receiver::state::coherent_z(alignment_search& a, uint64_t n, cd& su
     // largest of about `sections` independent ones passes z^2 + log(sections) as often
     // as one passes z^2.
     const double z2 = double(best) / double(energy) - std::log(double(sections));
-    double turn = 2 * M_PI * double(best_bin) / coherent_bins;
-    if (turn > M_PI)
-        turn -= 2 * M_PI;
     const double z = z2 > 0 ? std::sqrt(z2) : 0.0;
-    sum = std::polar(z, turn / coherent_section);
+    sum = std::polar(z, turn_of(best_bin));
     return z;
 }
 
@@ -471,23 +577,43 @@ bool m110d_receiver::state::search()
 {
     const uint64_t span = uint64_t(known_symbols) * sps;
     const bool coherent = coherent_searching();
-    while (candidate + span < input.total()) {
-        // The candidates up to the first a peak could be taken at (one still open at
-        // its window's end, a new one a window on) scored first, then offered in
-        // order: each correlator sees the calls one candidate at a time makes (its FFT
-        // blocks and running sums depend on them), so the scores are the same however
-        // score_candidates shares the work.
-        uint64_t bound = candidate + peak_window;
-        if (peak.open)
-            bound =
-                std::min(bound, peak.at + (peak_comb ? comb_peak_window : peak_window));
-        if (coherent_peak.open)
-            bound = std::min(bound, coherent_peak.at + peak_window);
-        const uint64_t first = candidate;
-        const size_t count = size_t(std::min(bound + 1, input.total() - span) - first);
-        for (size_t a = 0; a < alignments.size(); ++a)
-            score_candidates(a, first, count, coherent);
-        for (size_t i = 0; i < count; ++i) {
+    for (;;) {
+        if (paths_pending) {
+            if (std::max(found_at, found_other) + uint64_t(preamble_end + 8) * sps >=
+                input.total())
+                return false; // its fields are not all in yet
+            paths_pending = false;
+            if (paths_detection_reads())
+                return true;
+        }
+        // Scores left from a batch a two-path detection broke off are offered on while
+        // they are still the next candidates' (scoring them again would call the
+        // correlators twice for the same samples).
+        if (scores_offered >= scores_count ||
+            scores_first + scores_offered != candidate || scores_coherent != coherent) {
+            if (candidate + span >= input.total())
+                return false;
+            // The candidates up to the first a peak could be taken at (one still open
+            // at its window's end, a new one a window on) scored first, then offered in
+            // order: each correlator sees the calls one candidate at a time makes (its
+            // FFT blocks and running sums depend on them), so the scores are the same
+            // however score_candidates shares the work.
+            uint64_t bound = candidate + peak_window;
+            if (peak.open)
+                bound = std::min(bound,
+                                 peak.at + (peak_comb ? comb_peak_window : peak_window));
+            if (coherent_peak.open)
+                bound = std::min(bound, coherent_peak.at + peak_window);
+            scores_first = candidate;
+            scores_count =
+                size_t(std::min(bound + 1, input.total() - span) - scores_first);
+            scores_offered = 0;
+            scores_coherent = coherent;
+            for (size_t a = 0; a < alignments.size(); ++a)
+                score_candidates(a, scores_first, scores_count, coherent);
+        }
+        while (scores_offered < scores_count) {
+            const size_t i = scores_offered++;
             const uint64_t n = candidate++;
             for (size_t a = 0; a < alignments.size(); ++a) {
                 const search_score& s = search_scores[a][i];
@@ -496,16 +622,23 @@ bool m110d_receiver::state::search()
                     peak_comb = s.sections > 0;
                     peak_sections = s.sections;
                 }
-                if (coherent &&
-                    coherent_peak.offer(s.coherent_z,
-                                        n,
-                                        s.coherent_sum,
-                                        cfg.detection_threshold + coherent_margin))
+                if (!coherent)
+                    continue;
+                const double threshold = cfg.detection_threshold + coherent_margin;
+                if (coherent_peak.offer(s.coherent_z, n, s.coherent_sum, threshold)) {
                     coherent_alignment = a;
+                    coherent_other = 0;
+                }
+                if (cfg.coherent_two_paths &&
+                    coherent_peak.offer(s.paths.z, s.paths.at, s.paths.sum, threshold)) {
+                    coherent_alignment = a;
+                    coherent_other = s.paths.other;
+                }
             }
             if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
                 coherent_peak.open = false;
                 found_by_coherent = false;
+                found_other = 0;
                 found_alignment = peak_alignment;
                 found_z = peak.z;
                 found_sections = peak_comb ? peak_sections : 0;
@@ -518,16 +651,40 @@ bool m110d_receiver::state::search()
             // search).
             if (coherent_peak.taken(n, peak_window) && !peak.open) {
                 found_by_coherent = true;
+                found_other = coherent_other;
                 found_alignment = coherent_alignment;
                 found_z = coherent_peak.z;
                 found_sections = 0;
                 found_at = coherent_peak.at;
                 found_hz = coherent_peak.offset_hz(symbol_rate);
-                return true;
+                if (found_other == 0)
+                    return true;
+                paths_pending = true;
+                break;
             }
         }
     }
-    return false;
+}
+
+bool m110d_receiver::state::paths_detection_reads() const
+{
+    // The offset refined as the preamble stage refines it (the search's is 4.7 Hz
+    // coarse: a quarter turn over the fields).
+    const std::vector<cf>& known = alignments[found_alignment].known;
+    double hz = found_hz;
+    for (unsigned chunk : { 8u, 32u }) {
+        const std::vector<cf> y =
+            symbols_at_offset(input, found_at, known_symbols, hz, symbol_rate);
+        cd turn;
+        add_turns(y, known, 0, known_symbols, chunk, turn);
+        hz += slope_hz(turn, chunk, symbol_rate);
+    }
+    // Whether they are a preamble's: fields that fail their checks may be its (on two
+    // paths at a strong z the equaliser reads what one gain per path does not: F.1487
+    // poor, WN1 at 2 dB, z 7.7, a burst lost), the preamble stage reads them as usual.
+    double fields_z = 0;
+    return fields_on_paths(found_at, found_other, hz, &fields_z, true).has_value() &&
+           fields_z >= watch_fields_z;
 }
 
 bool m110d_receiver::state::watch(std::vector<m110d_burst>& done)
@@ -796,6 +953,98 @@ m110d_receiver::state::fields_on_one_gain(uint64_t at, double hz, double* fields
     return f;
 }
 
+std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
+    uint64_t at, uint64_t other, double hz, double* fields_z, bool best_at_any_z) const
+{
+    // Each path's gain over the known chips, the count and WID chips combined by them
+    // (maximal ratio: the paths' noise is the same).
+    const alignment_search& a = alignments[found_alignment];
+    std::vector<cd> combined(preamble_end - walsh_chips);
+    for (uint64_t path : { at, other }) {
+        if (path == 0)
+            continue;
+        const std::vector<cf> y =
+            symbols_at_offset(input, path, preamble_end, hz, symbol_rate);
+        cd h;
+        for (unsigned k = 0; k < known_symbols; ++k)
+            h += cd(y[k]) * std::conj(cd(a.known[k]));
+        for (unsigned k = walsh_chips; k < preamble_end; ++k)
+            combined[k - walsh_chips] += cd(y[k]) * std::conj(h);
+    }
+    double scale = 0, power = 0;
+    for (const cd& c : combined) {
+        scale = std::max(scale, std::abs(c));
+        power += std::norm(c);
+    }
+    if (!(scale > 0))
+        return std::nullopt;
+    std::vector<cf> chips;
+    for (const cd& c : combined)
+        chips.push_back(cf(c / scale));
+    power /= scale * scale;
+    const double deviation = std::sqrt(0.5 * power);
+    const std::optional<m110d_fields> f = fields_of(chips, a.alignment);
+    if (f && fields_z)
+        *fields_z = f->correlation / deviation;
+    // (On one path as before: the hard read alone.)
+    if (f || (!best_at_any_z && (other == 0 || found_z >= coherent_best_fields_z)))
+        return f;
+    // Symbol by symbol the fields failed their checks (in a fade a Walsh symbol of 32
+    // chips at -6 dB each is decided wrong about one time in 20): the valid count and
+    // WID whose symbols' correlations add up the most. The count must be 0, and the nine
+    // symbols' correlations stand out of the chips' power as the watch asks (noise 3.1,
+    // deviation 0.7).
+    std::array<std::array<double, 4>, 9> c;
+    for (unsigned s = 0; s < 9; ++s)
+        c[s] =
+            m110d_walsh_correlations(chips.data() + size_t(s) * walsh_chips,
+                                     walsh_chips,
+                                     s < 4 ? m110d_pn_table::count : m110d_pn_table::wid,
+                                     s < 4 ? s : s - 4,
+                                     a.alignment);
+    double count_correlation = 0;
+    for (unsigned count = 0; count < m110d_max_superframes; ++count) {
+        const auto dibits = m110d_count_dibits(count);
+        double sum = 0;
+        for (unsigned s = 0; s < 4; ++s)
+            sum += c[s][dibits[s]];
+        if (count == 0)
+            count_correlation = sum;
+        else if (sum >= count_correlation)
+            return std::nullopt;
+    }
+    std::optional<m110d_fields> best;
+    for (m110d_wid_parity parity :
+         { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
+            continue;
+        for (unsigned wn = 0; wn <= m110d_max_wn; ++wn)
+            for (m110d_interleaver interleaver : { m110d_interleaver::ultra_short,
+                                                   m110d_interleaver::short_,
+                                                   m110d_interleaver::medium,
+                                                   m110d_interleaver::long_ })
+                for (unsigned k : { 7u, 9u }) {
+                    if (!m110d_mode_for(cfg.bandwidth_khz, wn, interleaver))
+                        continue;
+                    m110d_fields f;
+                    f.alignment = a.alignment;
+                    f.parity = parity;
+                    f.wid = { wn, interleaver, k };
+                    const auto dibits = m110d_wid_dibits(f.wid, parity);
+                    f.correlation = count_correlation;
+                    for (unsigned s = 0; s < 5; ++s)
+                        f.correlation += c[4 + s][dibits[s]];
+                    if (!best || f.correlation > best->correlation)
+                        best = f;
+                }
+    }
+    if (!best || !(best->correlation >= watch_fields_z * deviation))
+        return std::nullopt;
+    if (fields_z)
+        *fields_z = best->correlation / deviation;
+    return best;
+}
+
 std::vector<cf> m110d_receiver::state::fixed_section() const
 {
     std::vector<cf> fixed;
@@ -952,10 +1201,11 @@ bool m110d_receiver::state::read_fields()
     // A preamble of one super-frame the coherent search found in a fade (chips of -5
     // dB): the equaliser, trained on its 160 known chips and then on its own WID chip
     // decisions (a third of them wrong there), can lose fields that one gain over the
-    // known chips reads (each Walsh symbol's 32 chips decided together). Only where the
-    // differential search would not have found it: its detections read as before.
+    // known chips reads (each Walsh symbol's 32 chips decided together; on both paths
+    // where the search added two). Only where the differential search would not have
+    // found it: its detections read as before.
     if (!f && found_by_coherent)
-        f = fields_on_one_gain(start, burst_hz);
+        f = fields_on_paths(start, found_other, burst_hz);
     if (!f)
         return false;
     mode = m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);

@@ -31,7 +31,8 @@
  *      samples at once (fft_search; z near the threshold again by dot product). At 3
  *      kHz between bursts the known chips are also correlated coherently over a grid
  *      of offsets (coherent_search), its peak taken where the differential has none:
- *      a preamble of one super-frame in a fade.
+ *      a preamble of one super-frame in a fade; also on two paths together
+ *      (coherent_two_paths), taken once its fields read on both paths' gains.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -289,6 +290,11 @@ struct m110d_receiver_config {
     // the noise and it falls under the threshold there (F.1487 poor, WN1 at 2 dB lost
     // about a third of its bursts). False: the differential correlation alone.
     bool coherent_search = true;
+    // With coherent_search: two paths' coherent sums also combined (each offset's power
+    // added at two timings 1-6 chips apart, as from two fading paths 0.4-2.5 ms apart),
+    // a preamble both carry over the threshold taken where neither alone does (F.1487
+    // poor: its two equal paths 2 ms apart in fades together). False: one path's alone.
+    bool coherent_two_paths = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

@@ -385,7 +385,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                 }
                 readings_open = false;
                 drop_held_symbols(symbol_tap, held_symbols);
-                restart_search(start + uint64_t(refused_skip) * sps);
+                restart_after_refusal();
                 return true;
             }
             continue;

@@ -153,12 +153,23 @@ struct m110d_receiver::state {
         uint64_t coherent_from = ~uint64_t(0);
         std::array<std::array<float, 4>, 40> coherent_sections{};
         std::array<float, 4> coherent_energy{}, coherent_section_energy{};
+        // Two paths: each offset's |sum|^2 over the chips' energy at the samples just
+        // searched (ring, tagged with the sample + 1; 0 where not computed).
+        std::vector<std::array<float, 64>> coherent_powers;
+        std::vector<uint64_t> coherent_powers_at;
     };
     std::vector<alignment_search> alignments;
     // coherent_search: the known chips' coherent z at sample n for alignment a, as a
     // z-score at the differential's false-alarm rate (0 where the sections' energy
     // shows no signal); `sum`'s angle the carrier's turn per symbol.
-    double coherent_z(alignment_search& a, uint64_t n, cd& sum) const;
+    // With `paths` the same for two paths, one of them at n and the other at
+    // paths->second, paths->z their z (0 where none is found).
+    struct two_paths {
+        double z = 0;
+        cd sum;
+        uint64_t at = 0, other = 0; // the stronger path's sample, the other's
+    };
+    double coherent_z(alignment_search& a, uint64_t n, cd& sum, two_paths& paths) const;
     bool coherent_searching() const
     {
         return cfg.coherent_search && cfg.bandwidth_khz == 3 && stage == phase::search;
@@ -167,6 +178,12 @@ struct m110d_receiver::state {
     correlation_peak coherent_peak;
     size_t coherent_alignment = 0;
     bool found_by_coherent = false; // the detection is the coherent search's
+    // The coherent peak's (and the detection's) second path, where it is the two paths'
+    // (their sample; 0 where it is one path's).
+    uint64_t coherent_other = 0, found_other = 0;
+    // The differential correlation searches from this sample on (after a refused
+    // detection of its own the coherent search goes back over the chips it skips).
+    uint64_t differential_from = 0;
     size_t peak_alignment = 0, found_alignment = 0;
     bool peak_comb = false; // the open peak's z has super-frame sections in it
     // Super-frames whose fixed sections the open peak's z (and the detection's) added up:
@@ -249,8 +266,15 @@ struct m110d_receiver::state {
         double z = 0, coherent_z = 0;
         cd sum, coherent_sum;
         unsigned sections = 0;
+        two_paths paths; // coherent_two_paths
     };
     std::array<std::vector<search_score>, 2> search_scores;
+    // The batch search_scores holds: candidates scores_first .. + scores_count - 1,
+    // offered up to scores_offered (a two-path detection, checked once its fields are
+    // in, can break a batch off), scored with or without the coherent search.
+    uint64_t scores_first = 0;
+    size_t scores_count = 0, scores_offered = 0;
+    bool scores_coherent = false;
     bool preamble();
     bool data(std::vector<m110d_burst>& done);
     bool watch(std::vector<m110d_burst>& done);
@@ -259,6 +283,8 @@ struct m110d_receiver::state {
     void trim();
     void trim_now();
     void restart_search(uint64_t from);
+    // After a preamble refused on its fields: the search goes on past its side peaks.
+    void restart_after_refusal();
     void begin_burst();
     // The burst again from its preamble (its samples were kept) under another scrambler
     // reading; the symbols it tapped are tapped again.
@@ -333,6 +359,19 @@ struct m110d_receiver::state {
     // chips' power (fields_z_of).
     std::optional<m110d_fields>
     fields_on_one_gain(uint64_t at, double hz, double* fields_z = nullptr) const;
+    // The same on the coherent search's paths, at `at` and (unless 0) at `other`, each
+    // weighted by its gain over the known chips; where their checks fail on two paths in
+    // a fade (the detection's z under 7), or with best_at_any_z, the valid count and WID
+    // that correlate best, if the count is 0 and the fields stand out.
+    std::optional<m110d_fields> fields_on_paths(uint64_t at,
+                                                uint64_t other,
+                                                double hz,
+                                                double* fields_z = nullptr,
+                                                bool best_at_any_z = false) const;
+    // The coherent search's detection on two paths is pending until its fields are in
+    // and read (paths_detection_reads).
+    bool paths_pending = false;
+    bool paths_detection_reads() const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip

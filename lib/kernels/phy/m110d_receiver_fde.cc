@@ -674,14 +674,18 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         if (first_path <= s.reach()) {
             // A few symbols of pulse before the first path; paths all later than the
             // grid's reference (a clock offset moving them) move the grid (between
-            // frames, so that every frame is on one grid), once a frame. Neither the grid
-            // nor the window leaves the first frame's placement before the profile
-            // remembers profile_s, where the paths fit the window as it is: the path the
+            // frames, so that every frame is on one grid), once a frame. Where the probe
+            // reaches a whole base period (aliased delays), neither the grid nor the
+            // window leaves the first frame's placement before the profile remembers
+            // profile_s, where the paths fit the window as it is: the path the
             // preamble's timing sat on may be in a fade (F.1487 poor at 12 kHz, WN3 at 6
             // dB and WN4 at 9, seeds 1 and 2: a grid or window moved to the later path on
             // the first frames read the earlier one, back, as an alias after it).
+            // Elsewhere no delay reads as another, and holding costs bursts shorter than
+            // profile_s (WN8/24kHz/S, two paths 1 ms apart fading at 1 Hz, 24 dB).
             const int wanted = pulse_precursor - first_path;
-            const bool settled = double(frame + 1) * frame_s >= profile_s;
+            const bool settled =
+                k + 1 < 2 * l || double(frame + 1) * frame_s >= profile_s;
             const bool fits = first_path >= pulse_precursor - s.precursor &&
                               last_path <= s.reach() - pulse_precursor;
             if (wanted < 0 && first_path > grid_slack && s.moved_frame != frame &&

@@ -678,6 +678,7 @@ void m110d_receiver::state::start_channel()
     tracking.solve_interval = cfg.equaliser_solve_interval * time_scale;
     tracking.decision_weight = cfg.decision_weight;
     tracking.time_scale = time_scale;
+    tracking.two_threads = cfg.threads > 1;
     const std::vector<cf>& known = burst_alignment->known;
     serial_tone_channel_start channel =
         start_serial_tone_channel(input,

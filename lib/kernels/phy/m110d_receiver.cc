@@ -317,13 +317,22 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
     // preamble after the burst has all its super-frames after the search's restart.
     const bool comb = a.section && stage == phase::search;
+    // The known chips' correlator has its polyphases shared between two threads (beside
+    // the sections' on a third when the comb is on: the calling thread's share the
+    // smaller).
+    const bool split_known =
+        cfg.threads > 1 && count >= min_split_candidates && !coherent;
     const auto known = [&] {
-        for (size_t i = 0; i < count; ++i) {
-            cf sum;
-            scores[i].z = a.correlator.z_at(input, first + i, sum);
-            scores[i].sum = cd(sum);
-            scores[i].sections = 0;
-        }
+        a.correlator.z_run(
+            input,
+            first,
+            count,
+            [&](size_t i, double z, cf sum) {
+                scores[i].z = z;
+                scores[i].sum = cd(sum);
+                scores[i].sections = 0;
+            },
+            split_known);
     };
     const auto sections = [&] {
         // Each candidate's section sum: the section that would end where the known

@@ -82,3 +82,30 @@ TEST(CholeskySolver, MatchesLiquidBitForBitAndSolves)
         }
     }
 }
+
+// Shared with a second thread (by blocks of columns, the rows under each block in
+// halves) the factorisation is still liquid's to the bit, and where liquid refuses (a
+// diagonal under its row's sum, mid-block) it leaves L as the one thread does.
+TEST(CholeskySolver, TwoThreadsGiveTheSameFactorisation)
+{
+    std::mt19937 rng(8);
+    for (size_t n : { 95, 96, 131, 260, 341 }) {
+        std::vector<cd> a = hermitian(n, n / 2 + 1, 1e-3, rng);
+        for (bool refused : { false, true }) {
+            if (refused)
+                a[(n / 2 + 3) * n + n / 2 + 3] = cd(1e-9, 0.0); // under its row's sum
+            const cholesky_solver one(a, n), two(a, n, true);
+            std::vector<cd> liquid_a = a, liquid_l(n * n);
+            matrixc_chol(liquid_a.data(), unsigned(n), liquid_l.data());
+            for (size_t r = 0; r < n; ++r)
+                for (size_t c = 0; c <= r; ++c) {
+                    ASSERT_EQ(two.lower()[r * n + c], one.lower()[r * n + c])
+                        << "n " << n << " refused " << refused << " at " << r << "," << c;
+                    ASSERT_EQ(two.lower()[r * n + c].real(), liquid_l[r * n + c].real())
+                        << "n " << n << " refused " << refused << " at " << r << "," << c;
+                    ASSERT_EQ(two.lower()[r * n + c].imag(), liquid_l[r * n + c].imag())
+                        << "n " << n << " refused " << refused << " at " << r << "," << c;
+                }
+        }
+    }
+}

@@ -249,7 +249,8 @@ void channel_tracking_equaliser::solve(bool feedforward)
         }
     // R w = c_0.
     d_feedforward.assign(n, cd());
-    cholesky_solver(std::move(r), n).solve(&d_taps[first], d_feedforward.data());
+    cholesky_solver(std::move(r), n, d_cfg.two_threads)
+        .solve(&d_taps[first], d_feedforward.data());
     double bias = 0;
     for (size_t a = 0; a < n; ++a)
         bias += (std::conj(d_taps[first + a]) * d_feedforward[a]).real();

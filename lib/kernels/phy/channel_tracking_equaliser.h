@@ -76,6 +76,8 @@ struct channel_tracking_equaliser_config {
     // at every bandwidth), at a time_scale-th of the LMS's cost. The forgetting and the
     // solve interval are the caller's to scale (m110d_receiver does). At least 1.
     unsigned time_scale = 1;
+    // A large solution's factorisation shared with a second thread (the same taps).
+    bool two_threads = false;
 };
 
 // The power a tap needs to count as a path, given every tap's: `share` of the

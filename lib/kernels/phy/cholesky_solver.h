@@ -26,8 +26,9 @@ public:
     using cd = std::complex<double>;
 
     // Factorises a (n x n, row major); taken by value, as liquid's factorisation takes
-    // a writable matrix (callers move theirs in).
-    cholesky_solver(std::vector<cd> a, size_t n);
+    // a writable matrix (callers move theirs in). two_threads: a large one shared with
+    // another thread (the same L to the bit).
+    cholesky_solver(std::vector<cd> a, size_t n, bool two_threads = false);
 
     // x = A^-1 b (b and x n long; they may not overlap).
     void solve(const cd* b, cd* x) const;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -78,7 +79,9 @@ struct differential_correlator::fft_state {
     std::vector<size_t> sizes;
     std::vector<fftwf_plan> forward, inverse;
     std::vector<volk::vector<std::complex<float>>> kernels; // conj(FFT(conj(rot))) / n
-    volk::vector<std::complex<float>> time, frequency;
+    // Per lane (one per thread scoring polyphases side by side), the buffers the plans
+    // run on (lane 1's made when first needed, aligned as lane 0's).
+    std::array<volk::vector<std::complex<float>>, 2> time, frequency;
     std::array<std::vector<std::complex<float>>, differential_products::sps> out;
     std::array<uint64_t, differential_products::sps> from{};
     // (fft_rounding x the block's norm)^2: a sum's error bound, squared, under the FFT.
@@ -92,6 +95,8 @@ struct differential_correlator::fft_state {
             n <<= 1;
         for (; n <= 8 * terms || sizes.empty(); n <<= 1)
             sizes.push_back(n);
+        volk::vector<std::complex<float>>& time = this->time[0];
+        volk::vector<std::complex<float>>& frequency = this->frequency[0];
         time.assign(sizes.back(), std::complex<float>());
         frequency.assign(sizes.back(), std::complex<float>());
         auto* t = reinterpret_cast<fftwf_complex*>(time.data());
@@ -127,10 +132,11 @@ struct differential_correlator::fft_state {
 
     // The sum for products from symbol `first` of polyphase ph: from the block holding
     // it, or a new block from `first` over the products the input holds; false when it
-    // holds too few for a block.
+    // holds too few for a block. A new block is built in `lane`'s buffers.
     bool sum(const serial_tone_samples& input,
              uint64_t first,
              unsigned ph,
+             unsigned lane,
              std::complex<float>& c,
              double& err2)
     {
@@ -152,6 +158,10 @@ struct differential_correlator::fft_state {
         while (which + 1 < sizes.size() && sizes[which] - terms + 1 < avail)
             ++which;
         const size_t m = sizes[which];
+        volk::vector<std::complex<float>>& time = this->time[lane];
+        volk::vector<std::complex<float>>& frequency = this->frequency[lane];
+        auto* t = reinterpret_cast<fftwf_complex*>(time.data());
+        auto* f = reinterpret_cast<fftwf_complex*>(frequency.data());
         const size_t block = std::min(avail, m - terms + 1);
         const size_t used = block + terms - 1;
         double energy = 0;
@@ -165,10 +175,11 @@ struct differential_correlator::fft_state {
         }
         std::fill(
             time.begin() + long(used), time.begin() + long(m), std::complex<float>());
-        fftwf_execute(forward[which]);
+        // (New-array execution: the same arithmetic on buffers aligned as the plan's.)
+        fftwf_execute_dft(forward[which], t, f);
         volk_32fc_x2_multiply_32fc(
             frequency.data(), frequency.data(), kernels[which].data(), unsigned(m));
-        fftwf_execute(inverse[which]);
+        fftwf_execute_dft(inverse[which], f, t);
         o.assign(time.begin(), time.begin() + long(block));
         from[ph] = first;
         error2[ph] = fft_rounding * fft_rounding * energy * double(terms);
@@ -203,6 +214,15 @@ double differential_correlator::z_at(const serial_tone_samples& input,
                                      std::complex<float>& sum)
 {
     const std::complex<float>* p = d_products.at(input, n + differential_products::sps);
+    return z_of(input, n, p, 0, sum);
+}
+
+double differential_correlator::z_of(const serial_tone_samples& input,
+                                     uint64_t n,
+                                     const std::complex<float>* p,
+                                     unsigned lane,
+                                     std::complex<float>& sum)
+{
     const double e = d_products.energy(n + differential_products::sps);
     if (d_fft) {
         if (!(e > 0)) {
@@ -214,6 +234,7 @@ double differential_correlator::z_at(const serial_tone_samples& input,
         if (d_fft->sum(input,
                        i / differential_products::sps,
                        unsigned(i % differential_products::sps),
+                       lane,
                        sum,
                        err2) &&
             err2 <= fft_z_error * fft_z_error * e) {
@@ -225,6 +246,53 @@ double differential_correlator::z_at(const serial_tone_samples& input,
     volk_32fc_x2_dot_prod_32fc(
         &sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
     return e > 0 ? std::abs(sum) / std::sqrt(e) : 0.0;
+}
+
+void differential_correlator::z_run(
+    const serial_tone_samples& input,
+    uint64_t first,
+    size_t count,
+    const std::function<void(size_t, double, std::complex<float>)>& put,
+    bool two_threads)
+{
+    constexpr unsigned sps = differential_products::sps;
+    std::complex<float> sum;
+    // One at a time where the run is short, or long enough for the products' window to
+    // move under it (the calls in order would move it part way).
+    if (!two_threads || !d_fft || count < 8 * sps ||
+        count / sps + 2 > d_products.history() / 2) {
+        for (size_t k = 0; k < count; ++k) {
+            const double z = z_at(input, first + k, sum);
+            put(k, z, sum);
+        }
+        return;
+    }
+    // The first call as in order (the products may start afresh there), then each
+    // polyphase's last: the window moves (once at most, the run being under half the
+    // history) and holds every product the run reads, with the values the calls in
+    // order would have pushed; nothing of them changes after.
+    put(0, z_at(input, first, sum), sum);
+    for (size_t k = count - sps; k < count; ++k)
+        d_products.at(input, first + k + sps);
+    if (d_fft->time[1].size() != d_fft->time[0].size()) {
+        d_fft->time[1].assign(d_fft->time[0].size(), std::complex<float>());
+        d_fft->frequency[1].assign(d_fft->frequency[0].size(), std::complex<float>());
+    }
+    // Each polyphase's calls in order on one lane (its FFT blocks, the only state that
+    // changes, are its own).
+    const auto lane_run = [&](unsigned lane) {
+        std::complex<float> s;
+        for (size_t k = 1; k < count; ++k) {
+            const uint64_t n = first + k;
+            if (((n + sps) % sps) / 2 != lane)
+                continue;
+            const double z = z_of(input, n, d_products.held(n + sps), lane, s);
+            put(k, z, s);
+        }
+    };
+    std::thread second(lane_run, 1u);
+    lane_run(0);
+    second.join();
 }
 
 } // namespace phy

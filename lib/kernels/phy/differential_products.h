@@ -20,6 +20,7 @@
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,13 @@ public:
     const std::complex<float>* at(const serial_tone_samples& input, uint64_t i);
     // Sum of |p|^2 over the terms of the last at(i) (same i).
     double energy(uint64_t i) const;
+    // The terms at(i) gave, where a later at() of the same polyphase made them held
+    // (nothing moved or started afresh since).
+    const std::complex<float>* held(uint64_t i) const
+    {
+        return d_products[i % sps].data() + (i / sps - d_from);
+    }
+    size_t history() const { return d_history; }
 
 private:
     size_t d_terms, d_history;
@@ -111,11 +119,26 @@ public:
     // The z-score of the sequence starting at sample n, and C in `sum`; the input must
     // hold samples up to n + known.size() * sps.
     double z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum);
+    // z_at(n) for n = first .. first + count - 1 in that order, each z and sum handed to
+    // put(index in the run, z, sum): the same values. With two_threads (and the FFT) the
+    // polyphases 2 and 3 on another thread, put then called from both.
+    void z_run(const serial_tone_samples& input,
+               uint64_t first,
+               size_t count,
+               const std::function<void(size_t, double, std::complex<float>)>& put,
+               bool two_threads);
     size_t symbols() const { return d_conj_rotations.size() + 1; }
     bool uses_fft() const { return d_fft != nullptr; }
 
 private:
     struct fft_state;
+    // z_at's arithmetic on the terms p (held), the FFT's blocks built in the buffers of
+    // `lane` (0 or 1: one per thread).
+    double z_of(const serial_tone_samples& input,
+                uint64_t n,
+                const std::complex<float>* p,
+                unsigned lane,
+                std::complex<float>& sum);
     volk::vector<std::complex<float>> d_conj_rotations;
     differential_products d_products;
     std::unique_ptr<fft_state> d_fft;

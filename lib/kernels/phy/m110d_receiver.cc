@@ -357,20 +357,34 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
     // preamble after the burst has all its super-frames after the search's restart.
     const bool comb = a.section && stage == phase::search;
-    // Before differential_from the differential correlation is not computed at all (as
-    // where the coherent search goes back over a refused detection's skip alone).
+    // The known chips' correlator has its polyphases shared between two threads (beside
+    // the sections' on a third when the comb is on: the calling thread's share the
+    // smaller). Before differential_from it is not called at all (as where the coherent
+    // search goes back over a refused detection's skip alone).
+    const bool split_known =
+        cfg.threads > 1 && count >= min_split_candidates && !coherent;
     const auto known = [&] {
-        for (size_t i = 0; i < count; ++i) {
+        const size_t skipped =
+            differential_from > first
+                ? size_t(std::min<uint64_t>(differential_from - first, count))
+                : 0;
+        for (size_t i = 0; i < skipped; ++i) {
+            scores[i].z = 0;
+            scores[i].sum = cd();
             scores[i].sections = 0;
-            if (first + i < differential_from) {
-                scores[i].z = 0;
-                scores[i].sum = cd();
-                continue;
-            }
-            cf sum;
-            scores[i].z = a.correlator.z_at(input, first + i, sum);
-            scores[i].sum = cd(sum);
         }
+        if (skipped == count)
+            return;
+        a.correlator.z_run(
+            input,
+            first + skipped,
+            count - skipped,
+            [&](size_t i, double z, cf sum) {
+                scores[skipped + i].z = z;
+                scores[skipped + i].sum = cd(sum);
+                scores[skipped + i].sections = 0;
+            },
+            split_known);
     };
     const auto sections = [&] {
         // Each candidate's section sum: the section that would end where the known
@@ -835,6 +849,7 @@ void m110d_receiver::state::start_channel()
     tracking.solve_interval = cfg.equaliser_solve_interval * time_scale;
     tracking.decision_weight = cfg.decision_weight;
     tracking.time_scale = time_scale;
+    tracking.two_threads = cfg.threads > 1;
     const std::vector<cf>& known = burst_alignment->known;
     serial_tone_channel_start channel =
         start_serial_tone_channel(input,

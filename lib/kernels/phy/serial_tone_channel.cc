@@ -110,9 +110,9 @@ public:
             d_gram[i * d_n + i] += share * trace / double(d_n);
     }
     // The taps of phase 0 and of phase 1.
-    std::array<std::vector<cd>, 2> solve()
+    std::array<std::vector<cd>, 2> solve(bool two_threads = false)
     {
-        const cholesky_solver solver(std::move(d_gram), d_n);
+        const cholesky_solver solver(std::move(d_gram), d_n, two_threads);
         std::array<std::vector<cd>, 2> g{ std::vector<cd>(d_n), std::vector<cd>(d_n) };
         for (unsigned p = 0; p < 2; ++p)
             solver.solve(&d_cross[p * d_n], g[p].data());
@@ -135,7 +135,8 @@ bool measure(const serial_tone_samples& input,
              size_t from,
              size_t to,
              std::vector<cd>& taps,
-             double& noise_power)
+             double& noise_power,
+             bool two_threads = false)
 {
     const size_t n = size_t(2 * reach + 1);
     two_phase_normal_equations equations(n);
@@ -158,7 +159,7 @@ bool measure(const serial_tone_samples& input,
     if (reach > least_measure_reach)
         equations.add_shifted_run(known, from, to, size_t(reach));
     equations.load_diagonal(normal_loading);
-    const std::array<std::vector<cd>, 2> g = equations.solve();
+    const std::array<std::vector<cd>, 2> g = equations.solve(two_threads);
     taps.assign(2 * n, cd());
     for (unsigned p = 0; p < 2; ++p)
         for (size_t i = 0; i < n; ++i)
@@ -211,7 +212,15 @@ start_serial_tone_channel(const serial_tone_samples& input,
          from += chunk) {
         std::vector<cd> taps;
         double noise_power = 0;
-        if (!measure(input, symbol0, known, reach, from, from + chunk, taps, noise_power))
+        if (!measure(input,
+                     symbol0,
+                     known,
+                     reach,
+                     from,
+                     from + chunk,
+                     taps,
+                     noise_power,
+                     tracking.two_threads))
             continue;
         for (size_t m = 0; m < profile.size(); ++m)
             profile[m] += std::norm(taps[2 * m]) + std::norm(taps[2 * m + 1]);

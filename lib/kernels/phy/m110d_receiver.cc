@@ -939,7 +939,8 @@ bool m110d_receiver::state::new_preamble_reads(uint64_t at, double hz) const
     // WID that passes by chance: WN12/48kHz/L, AWGN, 29 dB, M = 1, 60 s, a burst cut
     // and lost), with fields_z about 3; a preamble read so has 13 and more.
     double fields_z = 0;
-    return fields_on_one_gain(at, hz, &fields_z).has_value() &&
+    return !beyond_offset_reach(hz) &&
+           fields_on_one_gain(at, hz, &fields_z).has_value() &&
            fields_z >= watch_fields_z;
 }
 
@@ -1186,8 +1187,10 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
 
 bool m110d_receiver::state::read_fields()
 {
-    std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
     count_ahead = 0;
+    if (beyond_offset_reach(burst_hz))
+        return false;
+    std::optional<m110d_fields> f = fields_of(field_chips, burst_alignment->alignment);
     if (found_sections > 1) {
         // Read over the super-frames, which outweigh the last one; and a count they read
         // as other than 0 refuses the preamble whatever the last one's read: the comb

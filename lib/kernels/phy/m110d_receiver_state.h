@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <deque>
@@ -252,6 +253,16 @@ struct m110d_receiver::state {
     ~state();
     // The search's correlations by FFT (fft_search, above 3 kHz).
     bool fft_search() const { return cfg.fft_search && cfg.bandwidth_khz > 3; }
+    // Above 3 kHz no carrier offset comes within a quarter of the symbol rate of 0 (HF
+    // offsets are tens of Hz; 2.4 kHz at 12 kHz). Preamble chips turned half a turn a
+    // chip read as other Walsh symbols (each D-XIV pattern times + - + - is another),
+    // where the search's angle wraps, so fields read by chance there are refused
+    // (F.1487 poor, WN6/12kHz/L 13 dB, channel seed 1: the first burst begun 4.8 kHz
+    // off at its preamble's start, the real one after it left unmatched).
+    bool beyond_offset_reach(double hz) const
+    {
+        return cfg.bandwidth_khz > 3 && std::abs(hz) > symbol_rate / 4;
+    }
     // The search's scores of candidates first .. first + count - 1 for an alignment
     // (into search_scores): z of the known chips alone, or with integrate_superframes
     // the largest over 1, 2, ... earlier fixed sections added (coherently: each sum's

@@ -400,11 +400,13 @@ struct node_engine::impl {
     // heard within network_memory_s: we are on a network (heard_network).
     std::map<uint32_t, double> stations_heard;
     bool heard_network() const;
-    // A carrier that came while we were off the air and brought no burst: two other
-    // stations' bursts overlapped (the channel drops nothing else whole while its
-    // carrier is heard). That is two stations heard as surely as their D_PDUs, and it
-    // is often all a pair that links after the first instant's collision hears of the
-    // others: the time of the last one, counted like stations_heard.
+    // A carrier that came while we were off the air and brought no burst, while no peer
+    // of ours was linked or owed us an answer: two other stations' bursts overlapped.
+    // (A linked or answering peer's burst lost whole in a fade is heard just so: on a
+    // two-node link through a blackout that made the node keep to the network rules.)
+    // That is two stations heard as surely as their D_PDUs, and it is often all a pair
+    // that links after the first instant's collision hears of the others: the time of
+    // the last one, counted like stations_heard.
     double collision_heard_at = -inf;
     // The carrier being heard, or the last one: when it began, whether our own burst
     // overlapped it, bursts received before it began; and, after it ended, until when
@@ -413,6 +415,7 @@ struct node_engine::impl {
         double began = -inf;
         double ended = -inf;
         bool overlapped_own = false;
+        bool peer_may_send = false; // a peer linked or owing us an answer as it began
         uint64_t bursts_before = 0;
         bool judged = true;
     };

@@ -177,6 +177,9 @@ void node_engine::impl::carrier_began(double t)
     // Carrier is detected a little after a burst starts, and we are deaf until a
     // little after ours ends: a carrier this close to our burst may have overlapped it.
     carrier_now.overlapped_own = t <= busy_until() + cfg.turnaround_s;
+    for (const auto& [addr, p] : peers)
+        if (p->awaiting_response || link_up(addr))
+            carrier_now.peer_may_send = true;
 }
 
 void node_engine::impl::carrier_finished(double t)
@@ -195,7 +198,8 @@ void node_engine::impl::judge_carrier()
     if (now < carrier_now.ended + cfg.turnaround_s + cfg.response_margin_s)
         return;
     carrier_now.judged = true;
-    if (carrier_now.overlapped_own || bursts_delivered != carrier_now.bursts_before)
+    if (carrier_now.overlapped_own || carrier_now.peer_may_send ||
+        bursts_delivered != carrier_now.bursts_before)
         return;
     collision_heard_at = carrier_now.ended;
     counters.collisions_heard += 1;

@@ -575,6 +575,46 @@ TEST(M110dReceiver, ACutTransmissionEndsFewBlocksAfterItsSignal)
         m110d_receiver_config{});
 }
 
+// `data` sent as one M = 1 burst 0.1 s into silence, 0.3 s after it, the preamble's 10
+// Walsh symbols (320 chips) and the pulse's tail `dip_db` under the data after them,
+// through a channel of `paths` at 4 dB with noise seed `seed`: the bursts received with
+// `config`.
+namespace {
+std::vector<m110d_burst>
+faded_preamble_received(const m110d_mode& mode,
+                        const std::vector<uint8_t>& data,
+                        double dip_db,
+                        const std::vector<chan::watterson_path>& paths,
+                        uint64_t seed,
+                        const m110d_receiver_config& config = m110d_receiver_config{})
+{
+    const psk_modulator modulator(m110d_modulator_config(mode, 0));
+    const double rate = modulator.config().sample_rate;
+    std::vector<cf> x(size_t(0.1 * rate));
+    const size_t preamble_from = x.size();
+    const std::vector<cf> burst =
+        modulator.baseband(m110d_transmit_points(mode, data.data(), data.size()));
+    x.insert(x.end(), burst.begin(), burst.end());
+    x.resize(x.size() + size_t(0.3 * rate));
+    const size_t preamble_to = preamble_from + (320 + 8) * 4;
+    const float dip = float(std::pow(10.0, -dip_db / 20));
+    for (size_t i = preamble_from; i < preamble_to; ++i)
+        x[i] *= dip;
+    chan::watterson_config cc;
+    cc.sample_rate_hz = rate;
+    if (!paths.empty())
+        cc.paths = paths;
+    cc.snr_db = 4;
+    cc.noise_bandwidth_hz = 3000;
+    cc.signal_power = m110d_frame_power(mode);
+    cc.seed = seed;
+    chan::watterson_channel channel(cc);
+    std::vector<cf> air;
+    channel.process(x.data(), x.size(), air);
+    return m110d_bursts_received(air, mode, 0, config);
+}
+} // namespace
+
 // A preamble of one super-frame (M = 1) in a fade: 9 dB under the data after it, at 4
 // dB (the chips about -5 dB each). The differential correlation, whose products square
 // the noise, stays under its threshold there (z about 3; with noise seed 33 it reached
@@ -584,36 +624,17 @@ TEST(M110dReceiver, OneSuperframePreambleInAFadeFoundCoherently)
 {
     const m110d_mode mode = mode_of("WN1/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 8, 95);
-    const psk_modulator modulator(m110d_modulator_config(mode, 0));
-    const double rate = modulator.config().sample_rate;
-    std::vector<cf> x(size_t(0.1 * rate));
-    const size_t preamble_from = x.size();
-    const std::vector<cf> burst =
-        modulator.baseband(m110d_transmit_points(mode, data.data(), data.size()));
-    x.insert(x.end(), burst.begin(), burst.end());
-    x.resize(x.size() + size_t(0.3 * rate));
-    // The preamble's 10 Walsh symbols (320 chips) and the pulse's tail.
-    const size_t preamble_to = preamble_from + (320 + 8) * 4;
-    const float dip = float(std::pow(10.0, -9.0 / 20));
-    for (size_t i = preamble_from; i < preamble_to; ++i)
-        x[i] *= dip;
+    m110d_receiver_config differential;
+    differential.coherent_search = false;
     for (uint64_t seed : { 31u, 34u, 35u, 36u }) {
-        chan::watterson_config cc;
-        cc.sample_rate_hz = rate;
-        cc.snr_db = 4;
-        cc.noise_bandwidth_hz = 3000;
-        cc.signal_power = m110d_frame_power(mode);
-        cc.seed = seed;
-        chan::watterson_channel channel(cc);
-        std::vector<cf> air;
-        channel.process(x.data(), x.size(), air);
-        const std::vector<m110d_burst> found = m110d_bursts_received(air, mode, 0);
+        const std::vector<m110d_burst> found =
+            faded_preamble_received(mode, data, 9, {}, seed);
         ASSERT_EQ(found.size(), 1u) << seed;
         EXPECT_EQ(found[0].bytes, data) << seed;
         EXPECT_TRUE(found[0].eom) << seed;
-        m110d_receiver_config differential;
-        differential.coherent_search = false;
-        EXPECT_TRUE(m110d_bursts_received(air, mode, 0, differential).empty()) << seed;
+        EXPECT_TRUE(
+            faded_preamble_received(mode, data, 9, {}, seed, differential).empty())
+            << seed;
     }
 }
 
@@ -626,36 +647,19 @@ TEST(M110dReceiver, OneSuperframePreambleOnTwoFadedPathsFoundTogether)
 {
     const m110d_mode mode = mode_of("WN1/3kHz/S");
     const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 8, 96);
-    const psk_modulator modulator(m110d_modulator_config(mode, 0));
-    const double rate = modulator.config().sample_rate;
-    std::vector<cf> x(size_t(0.1 * rate));
-    const size_t preamble_from = x.size();
-    const std::vector<cf> burst =
-        modulator.baseband(m110d_transmit_points(mode, data.data(), data.size()));
-    x.insert(x.end(), burst.begin(), burst.end());
-    x.resize(x.size() + size_t(0.3 * rate));
-    const size_t preamble_to = preamble_from + (320 + 8) * 4;
-    const float dip = float(std::pow(10.0, -10.0 / 20));
-    for (size_t i = preamble_from; i < preamble_to; ++i)
-        x[i] *= dip;
+    const std::vector<chan::watterson_path> paths = { { 0.5, 0.0, 0.0, 0.0 },
+                                                      { 0.5, 0.0, 0.0, 2e-3 } };
+    m110d_receiver_config one_path;
+    one_path.coherent_two_paths = false;
     for (uint64_t seed : { 41u, 42u, 44u, 45u }) {
-        chan::watterson_config cc;
-        cc.sample_rate_hz = rate;
-        cc.paths = { { 0.5, 0.0, 0.0, 0.0 }, { 0.5, 0.0, 0.0, 2e-3 } };
-        cc.snr_db = 4;
-        cc.noise_bandwidth_hz = 3000;
-        cc.signal_power = m110d_frame_power(mode);
-        cc.seed = seed;
-        chan::watterson_channel channel(cc);
-        std::vector<cf> air;
-        channel.process(x.data(), x.size(), air);
-        const std::vector<m110d_burst> found = m110d_bursts_received(air, mode, 0);
+        const std::vector<m110d_burst> found =
+            faded_preamble_received(mode, data, 10, paths, seed);
         ASSERT_EQ(found.size(), 1u) << seed;
         EXPECT_EQ(found[0].bytes, data) << seed;
         EXPECT_TRUE(found[0].eom) << seed;
-        m110d_receiver_config one_path;
-        one_path.coherent_two_paths = false;
-        EXPECT_TRUE(m110d_bursts_received(air, mode, 0, one_path).empty()) << seed;
+        EXPECT_TRUE(
+            faded_preamble_received(mode, data, 10, paths, seed, one_path).empty())
+            << seed;
     }
 }
 

@@ -680,19 +680,24 @@ bool m110d_receiver::state::search()
     }
 }
 
-bool m110d_receiver::state::paths_detection_reads() const
+double m110d_receiver::state::refined_offset_hz(uint64_t at, double hz) const
 {
-    // The offset refined as the preamble stage refines it (the search's is 4.7 Hz
-    // coarse: a quarter turn over the fields).
     const std::vector<cf>& known = alignments[found_alignment].known;
-    double hz = found_hz;
     for (unsigned chunk : { 8u, 32u }) {
         const std::vector<cf> y =
-            symbols_at_offset(input, found_at, known_symbols, hz, symbol_rate);
+            symbols_at_offset(input, at, known_symbols, hz, symbol_rate);
         cd turn;
         add_turns(y, known, 0, known_symbols, chunk, turn);
         hz += slope_hz(turn, chunk, symbol_rate);
     }
+    return hz;
+}
+
+bool m110d_receiver::state::paths_detection_reads() const
+{
+    // The offset refined as the preamble stage refines it (the search's is a quarter
+    // turn over the fields).
+    const double hz = refined_offset_hz(found_at, found_hz);
     // Whether they are a preamble's: fields that fail their checks may be its (on two
     // paths at a strong z the equaliser reads what one gain per path does not: F.1487
     // poor, WN1 at 2 dB, z 7.7, a burst lost), the preamble stage reads them as usual.
@@ -737,18 +742,9 @@ bool m110d_receiver::state::preamble()
     // Fine offset: the phase slope over the known chips, 8-chip chunks (+-150 Hz around
     // the coarse angle), then 32.
     burst_alignment = &alignments[found_alignment];
-    const std::vector<cf>& known = burst_alignment->known;
-    double hz = found_hz;
-    if (found_sections > 1)
-        hz = superframes_offset_hz(found_sections - 1, hz);
-    else
-        for (unsigned chunk : { 8u, 32u }) {
-            const std::vector<cf> y =
-                symbols_at_offset(input, start, known_symbols, hz, symbol_rate);
-            cd turn;
-            add_turns(y, known, 0, known_symbols, chunk, turn);
-            hz += slope_hz(turn, chunk, symbol_rate);
-        }
+    const double hz = found_sections > 1
+                          ? superframes_offset_hz(found_sections - 1, found_hz)
+                          : refined_offset_hz(start, found_hz);
     double power = 0;
     for (unsigned k = 0; k < known_symbols; ++k)
         power += std::norm(input.at(start + uint64_t(k) * sps));

@@ -383,6 +383,9 @@ struct m110d_receiver::state {
     // and read (paths_detection_reads).
     bool paths_pending = false;
     bool paths_detection_reads() const;
+    // The search's carrier offset (4.7 Hz coarse at best) refined on the known chips at
+    // sample `at`: the phase slope over 8-chip chunks (+-150 Hz around it), then 32.
+    double refined_offset_hz(uint64_t at, double hz) const;
     bool watch_pending = false; // the watch found one; its fields are not all in yet
     void commit(cd z, cd sent, bool known_symbol);
     // WN0 (wn0_symbol_decisions): a chip's window kept; at a Walsh symbol's last chip

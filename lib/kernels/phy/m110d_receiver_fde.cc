@@ -68,6 +68,17 @@ constexpr double profile_share = 0.03;
 // kHz, 8 and 18 dB: 1.1-1.35 dB over the SNR set): the front end's filter leaves the
 // two phases' noise correlated.
 constexpr double matched_filter_excess = 1.3;
+// A frame's paths are followed across it (a straight line between its probes) where
+// the change's mean error would be this share of the noise and the change this many
+// times its measurement noise (none on AWGN or slow fading: the mean suffices).
+constexpr double change_share = 0.05;
+constexpr double change_over_noise = 3.0;
+// A path's gains across the frame less the mean equalise() takes, at block symbol i:
+// at + slope i (both T/2 phases).
+struct path_change {
+    int delay = 0;
+    std::complex<double> at0, at1, slope0, slope1;
+};
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
 
@@ -746,16 +757,88 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         block_frequency_equaliser::block local;
         if (!kept)
             kept = &local;
-        const double linear = s.equaliser.equalise(&s.y0[block_at],
-                                                   &s.y1[block_at],
-                                                   s.precursor,
-                                                   channel,
-                                                   s.probes[boundary_before],
-                                                   s.probes[boundary_after],
-                                                   noise,
-                                                   power_scale,
-                                                   s.z.data(),
-                                                   kept);
+        double linear = s.equaliser.equalise(&s.y0[block_at],
+                                             &s.y1[block_at],
+                                             s.precursor,
+                                             channel,
+                                             s.probes[boundary_before],
+                                             s.probes[boundary_after],
+                                             noise,
+                                             power_scale,
+                                             s.z.data(),
+                                             kept);
+        // The paths' change across the frame: equalise() takes the channel as it is at
+        // the frame's middle, the two probes' mean; on 1 Hz fading the paths move too
+        // far across a frame (120 ms at 12 kHz) for 64QAM. Each path is taken as a
+        // straight line between the probes' measurements (each at its window's middle,
+        // turned as the samples were), and what the line adds to the mean is taken out
+        // of the observations with the frame's decisions (probes known), then the frame
+        // equalised again; the iterations below do it again with their decisions.
+        std::vector<path_change> changes;
+        double change_energy = 0;
+        {
+            const double before_at = -0.5 * double(l + 1), middle = double(n) / 2;
+            const cd turn_before =
+                std::polar(1.0, -across * (before_at - middle) / double(n));
+            const cd turn_after =
+                std::polar(1.0, -across * (before_at + double(n) - middle) / double(n));
+            for (size_t q = 0; q < paths.size(); ++q) {
+                const size_t m = paths[q];
+                const cd b0 = s.g[0][m] * turn_before, b1 = s.g[1][m] * turn_before;
+                const cd a0 = s.g[2][m] * turn_after, a1 = s.g[3][m] * turn_after;
+                path_change c;
+                c.delay = channel[q].delay;
+                c.slope0 = (a0 - b0) / double(n);
+                c.slope1 = (a1 - b1) / double(n);
+                c.at0 = b0 - channel[q].g0 - before_at * c.slope0;
+                c.at1 = b1 - channel[q].g1 - before_at * c.slope1;
+                change_energy += std::norm(a0 - b0) + std::norm(a1 - b1);
+                changes.push_back(c);
+            }
+        }
+        // Worth it where the change's mean error (a line's square over the frame: a
+        // twelfth of the ends' difference, per phase) reaches change_share of the noise
+        // and the change is beyond the measurements' own noise (two per phase and path).
+        const bool changing =
+            change_energy * power_scale / 24.0 > change_share * noise &&
+            change_energy > change_over_noise * 4.0 * noise_tap * double(paths.size());
+        std::vector<cd> moved0, moved1;
+        const auto equalise_moved = [&]() {
+            // The observations less the change, on the decisions in s.decisions (data
+            // then the probe after) and the probe before.
+            const std::vector<cf>& before = s.probes[boundary_before];
+            moved0.resize(n);
+            moved1.resize(n);
+            for (size_t i = 0; i < n; ++i) {
+                cd e0, e1;
+                for (const path_change& c : changes) {
+                    const long t = long(i) - long(s.precursor) - long(c.delay);
+                    const cd x =
+                        t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
+                    e0 += (c.at0 + c.slope0 * double(i)) * x;
+                    e1 += (c.at1 + c.slope1 * double(i)) * x;
+                }
+                moved0[i] = s.y0[block_at + i] - e0;
+                moved1[i] = s.y1[block_at + i] - e1;
+            }
+            return s.equaliser.equalise(moved0.data(),
+                                        moved1.data(),
+                                        s.precursor,
+                                        channel,
+                                        s.probes[boundary_before],
+                                        s.probes[boundary_after],
+                                        noise,
+                                        power_scale,
+                                        s.z.data(),
+                                        kept);
+        };
+        if (changing) {
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->decide(s.z[j], j);
+            for (unsigned j = 0; j < k; ++j)
+                s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            linear = equalise_moved();
+        }
         double variance = std::max(1e-3, linear);
         // Iterative block DFE: the frame's own decisions cancel their interference, as
         // far as their error (from the variance against the nearest points' distance)
@@ -785,6 +868,8 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 s.decisions[j] = demapper->decide(s.z[j], j);
             for (unsigned j = 0; j < k; ++j)
                 s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            if (changing)
+                equalise_moved();
             const double again = s.equaliser.iterate(
                 *kept, s.decisions.data(), rho, power_scale, s.z.data());
             // The probes' own error, where larger (a channel that moved across the

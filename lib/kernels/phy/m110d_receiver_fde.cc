@@ -78,6 +78,9 @@ constexpr double change_over_noise = 3.0;
 struct path_change {
     int delay = 0;
     std::complex<double> at0, at1, slope0, slope1;
+    // The bend from the line, times (i - before)(i - after) / N^2 (zero at the probes'
+    // measurements), estimated from the frame's decisions.
+    std::complex<double> bend0, bend1;
 };
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
@@ -803,6 +806,46 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             change_energy * power_scale / 24.0 > change_share * noise &&
             change_energy > change_over_noise * 4.0 * noise_tap * double(paths.size());
         std::vector<cd> moved0, moved1;
+        const double line_from = -0.5 * double(l + 1);
+        const auto bend_at = [&](size_t i) {
+            const double from = double(i) - line_from;
+            return from * (from - double(n)) / (double(n) * double(n));
+        };
+        // Each path's bend from its line, from the observations' departure from the
+        // line's model on the decisions in s.decisions: the symbols are independent, so
+        // each path's share is its own correlation (the others' averages out).
+        const auto bend_from_decisions = [&]() {
+            const std::vector<cf>& before = s.probes[boundary_before];
+            const auto symbol_at = [&](long t) {
+                return t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
+            };
+            moved0.resize(n);
+            moved1.resize(n);
+            for (size_t i = 0; i < n; ++i) {
+                cd e0, e1;
+                for (size_t q = 0; q < changes.size(); ++q) {
+                    const path_change& c = changes[q];
+                    const cd x = symbol_at(long(i) - long(s.precursor) - long(c.delay));
+                    e0 += (channel[q].g0 + c.at0 + c.slope0 * double(i)) * x;
+                    e1 += (channel[q].g1 + c.at1 + c.slope1 * double(i)) * x;
+                }
+                moved0[i] = s.y0[block_at + i] - e0;
+                moved1[i] = s.y1[block_at + i] - e1;
+            }
+            for (path_change& c : changes) {
+                cd in0, in1;
+                double energy = 1e-12;
+                for (size_t i = 0; i < n; ++i) {
+                    const cd x = bend_at(i) *
+                                 symbol_at(long(i) - long(s.precursor) - long(c.delay));
+                    in0 += std::conj(x) * moved0[i];
+                    in1 += std::conj(x) * moved1[i];
+                    energy += std::norm(x);
+                }
+                c.bend0 = in0 / energy;
+                c.bend1 = in1 / energy;
+            }
+        };
         const auto equalise_moved = [&]() {
             // The observations less the change, on the decisions in s.decisions (data
             // then the probe after) and the probe before.
@@ -811,12 +854,13 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             moved1.resize(n);
             for (size_t i = 0; i < n; ++i) {
                 cd e0, e1;
+                const double q = bend_at(i);
                 for (const path_change& c : changes) {
                     const long t = long(i) - long(s.precursor) - long(c.delay);
                     const cd x =
                         t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
-                    e0 += (c.at0 + c.slope0 * double(i)) * x;
-                    e1 += (c.at1 + c.slope1 * double(i)) * x;
+                    e0 += (c.at0 + c.slope0 * double(i) + c.bend0 * q) * x;
+                    e1 += (c.at1 + c.slope1 * double(i) + c.bend1 * q) * x;
                 }
                 moved0[i] = s.y0[block_at + i] - e0;
                 moved1[i] = s.y1[block_at + i] - e1;
@@ -837,6 +881,10 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 s.decisions[j] = demapper->decide(s.z[j], j);
             for (unsigned j = 0; j < k; ++j)
                 s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            linear = equalise_moved();
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->decide(s.z[j], j);
+            bend_from_decisions();
             linear = equalise_moved();
         }
         double variance = std::max(1e-3, linear);

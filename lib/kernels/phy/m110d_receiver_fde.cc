@@ -10,7 +10,9 @@
 // its last cyclic period), their taps above the noise kept as the channel's paths,
 // averaged between the two at the frame's middle (their common turn taken out of the
 // samples as a steady rotation across the frame), the frame equalised by
-// block_frequency_equaliser, its data demapped as the MMSE-DFE's are, its probes'
+// block_frequency_equaliser (on fast fading after each path's change from that mean,
+// a line between the probes bent as the decisions show, is taken out with the
+// frame's decisions), its data demapped as the MMSE-DFE's are, its probes'
 // estimates and prediction scores given to the presence watch. The carrier's residual
 // turn from probe to probe is followed by a rotation of the samples read, the paths'
 // place by the window's precursor and, past it, the sample grid. Decoder-aided passes

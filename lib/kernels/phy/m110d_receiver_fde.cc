@@ -10,7 +10,9 @@
 // its last cyclic period), their taps above the noise kept as the channel's paths,
 // averaged between the two at the frame's middle (their common turn taken out of the
 // samples as a steady rotation across the frame), the frame equalised by
-// block_frequency_equaliser, its data demapped as the MMSE-DFE's are, its probes'
+// block_frequency_equaliser (on fast fading after each path's change from that mean,
+// a line between the probes bent as the decisions show, is taken out with the
+// frame's decisions), its data demapped as the MMSE-DFE's are, its probes'
 // estimates and prediction scores given to the presence watch. The carrier's residual
 // turn from probe to probe is followed by a rotation of the samples read, the paths'
 // place by the window's precursor and, past it, the sample grid. Decoder-aided passes
@@ -68,6 +70,20 @@ constexpr double profile_share = 0.03;
 // kHz, 8 and 18 dB: 1.1-1.35 dB over the SNR set): the front end's filter leaves the
 // two phases' noise correlated.
 constexpr double matched_filter_excess = 1.3;
+// A frame's paths are followed across it (a straight line between its probes) where
+// the change's mean error would be this share of the noise and the change this many
+// times its measurement noise (none on AWGN or slow fading: the mean suffices).
+constexpr double change_share = 0.05;
+constexpr double change_over_noise = 3.0;
+// A path's gains across the frame less the mean equalise() takes, at block symbol i:
+// at + slope i (both T/2 phases).
+struct path_change {
+    int delay = 0;
+    std::complex<double> at0, at1, slope0, slope1;
+    // The bend from the line, times (i - before)(i - after) / N^2 (zero at the probes'
+    // measurements), estimated from the frame's decisions.
+    std::complex<double> bend0, bend1;
+};
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
 
@@ -750,16 +766,133 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         block_frequency_equaliser::block local;
         if (!kept)
             kept = &local;
-        const double linear = s.equaliser.equalise(&s.y0[block_at],
-                                                   &s.y1[block_at],
-                                                   s.precursor,
-                                                   channel,
-                                                   s.probes[boundary_before],
-                                                   s.probes[boundary_after],
-                                                   noise,
-                                                   power_scale,
-                                                   s.z.data(),
-                                                   kept);
+        double linear = s.equaliser.equalise(&s.y0[block_at],
+                                             &s.y1[block_at],
+                                             s.precursor,
+                                             channel,
+                                             s.probes[boundary_before],
+                                             s.probes[boundary_after],
+                                             noise,
+                                             power_scale,
+                                             s.z.data(),
+                                             kept);
+        // The paths' change across the frame: equalise() takes the channel as it is at
+        // the frame's middle, the two probes' mean; on 1 Hz fading the paths move too
+        // far across a frame (120 ms at 12 kHz) for 64QAM. Each path is taken as a
+        // straight line between the probes' measurements (each at its window's middle,
+        // turned as the samples were), and what the line adds to the mean is taken out
+        // of the observations with the frame's decisions (probes known), then the frame
+        // equalised again; the iterations below do it again with their decisions.
+        std::vector<path_change> changes;
+        double change_energy = 0;
+        {
+            const double before_at = -0.5 * double(l + 1), middle = double(n) / 2;
+            const cd turn_before =
+                std::polar(1.0, -across * (before_at - middle) / double(n));
+            const cd turn_after =
+                std::polar(1.0, -across * (before_at + double(n) - middle) / double(n));
+            for (size_t q = 0; q < paths.size(); ++q) {
+                const size_t m = paths[q];
+                const cd b0 = s.g[0][m] * turn_before, b1 = s.g[1][m] * turn_before;
+                const cd a0 = s.g[2][m] * turn_after, a1 = s.g[3][m] * turn_after;
+                path_change c;
+                c.delay = channel[q].delay;
+                c.slope0 = (a0 - b0) / double(n);
+                c.slope1 = (a1 - b1) / double(n);
+                c.at0 = b0 - channel[q].g0 - before_at * c.slope0;
+                c.at1 = b1 - channel[q].g1 - before_at * c.slope1;
+                change_energy += std::norm(a0 - b0) + std::norm(a1 - b1);
+                changes.push_back(c);
+            }
+        }
+        // Worth it where the change's mean error (a line's square over the frame: a
+        // twelfth of the ends' difference, per phase) reaches change_share of the noise
+        // and the change is beyond the measurements' own noise (two per phase and path).
+        const bool changing =
+            change_energy * power_scale / 24.0 > change_share * noise &&
+            change_energy > change_over_noise * 4.0 * noise_tap * double(paths.size());
+        std::vector<cd> moved0, moved1;
+        const double line_from = -0.5 * double(l + 1);
+        const auto bend_at = [&](size_t i) {
+            const double from = double(i) - line_from;
+            return from * (from - double(n)) / (double(n) * double(n));
+        };
+        // Each path's bend from its line, from the observations' departure from the
+        // line's model on the decisions in s.decisions: the symbols are independent, so
+        // each path's share is its own correlation (the others' averages out).
+        const auto bend_from_decisions = [&]() {
+            const std::vector<cf>& before = s.probes[boundary_before];
+            const auto symbol_at = [&](long t) {
+                return t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
+            };
+            moved0.resize(n);
+            moved1.resize(n);
+            for (size_t i = 0; i < n; ++i) {
+                cd e0, e1;
+                for (size_t q = 0; q < changes.size(); ++q) {
+                    const path_change& c = changes[q];
+                    const cd x = symbol_at(long(i) - long(s.precursor) - long(c.delay));
+                    e0 += (channel[q].g0 + c.at0 + c.slope0 * double(i)) * x;
+                    e1 += (channel[q].g1 + c.at1 + c.slope1 * double(i)) * x;
+                }
+                moved0[i] = s.y0[block_at + i] - e0;
+                moved1[i] = s.y1[block_at + i] - e1;
+            }
+            for (path_change& c : changes) {
+                cd in0, in1;
+                double energy = 1e-12;
+                for (size_t i = 0; i < n; ++i) {
+                    const cd x = bend_at(i) *
+                                 symbol_at(long(i) - long(s.precursor) - long(c.delay));
+                    in0 += std::conj(x) * moved0[i];
+                    in1 += std::conj(x) * moved1[i];
+                    energy += std::norm(x);
+                }
+                c.bend0 = in0 / energy;
+                c.bend1 = in1 / energy;
+            }
+        };
+        const auto equalise_moved = [&]() {
+            // The observations less the change, on the decisions in s.decisions (data
+            // then the probe after) and the probe before.
+            const std::vector<cf>& before = s.probes[boundary_before];
+            moved0.resize(n);
+            moved1.resize(n);
+            for (size_t i = 0; i < n; ++i) {
+                cd e0, e1;
+                const double q = bend_at(i);
+                for (const path_change& c : changes) {
+                    const long t = long(i) - long(s.precursor) - long(c.delay);
+                    const cd x =
+                        t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
+                    e0 += (c.at0 + c.slope0 * double(i) + c.bend0 * q) * x;
+                    e1 += (c.at1 + c.slope1 * double(i) + c.bend1 * q) * x;
+                }
+                moved0[i] = s.y0[block_at + i] - e0;
+                moved1[i] = s.y1[block_at + i] - e1;
+            }
+            return s.equaliser.equalise(moved0.data(),
+                                        moved1.data(),
+                                        s.precursor,
+                                        channel,
+                                        s.probes[boundary_before],
+                                        s.probes[boundary_after],
+                                        noise,
+                                        power_scale,
+                                        s.z.data(),
+                                        kept);
+        };
+        if (changing) {
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->decide(s.z[j], j);
+            for (unsigned j = 0; j < k; ++j)
+                s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            linear = equalise_moved();
+            for (unsigned j = 0; j < s.data; ++j)
+                s.decisions[j] = demapper->decide(s.z[j], j);
+            bend_from_decisions();
+            linear = equalise_moved();
+        }
         double variance = std::max(1e-3, linear);
         // Iterative block DFE: the frame's own decisions cancel their interference, as
         // far as their error (from the variance against the nearest points' distance)
@@ -789,6 +922,8 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 s.decisions[j] = demapper->decide(s.z[j], j);
             for (unsigned j = 0; j < k; ++j)
                 s.decisions[s.data + j] = cd(s.probes[boundary_after][j]);
+            if (changing)
+                equalise_moved();
             const double again = s.equaliser.iterate(
                 *kept, s.decisions.data(), rho, power_scale, s.z.data());
             // The probes' own error, where larger (a channel that moved across the

@@ -766,16 +766,21 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         block_frequency_equaliser::block local;
         if (!kept)
             kept = &local;
-        double linear = s.equaliser.equalise(&s.y0[block_at],
-                                             &s.y1[block_at],
-                                             s.precursor,
-                                             channel,
-                                             s.probes[boundary_before],
-                                             s.probes[boundary_after],
-                                             noise,
-                                             power_scale,
-                                             s.z.data(),
-                                             kept);
+        // The frame equalised from T/2 observations (as received, or with the paths'
+        // change across it taken out below).
+        const auto equalise_frame = [&](const cd* y0, const cd* y1) {
+            return s.equaliser.equalise(y0,
+                                        y1,
+                                        s.precursor,
+                                        channel,
+                                        s.probes[boundary_before],
+                                        s.probes[boundary_after],
+                                        noise,
+                                        power_scale,
+                                        s.z.data(),
+                                        kept);
+        };
+        double linear = equalise_frame(&s.y0[block_at], &s.y1[block_at]);
         // The paths' change across the frame: equalise() takes the channel as it is at
         // the frame's middle, the two probes' mean; on 1 Hz fading the paths move too
         // far across a frame (120 ms at 12 kHz) for 64QAM. Each path is taken as a
@@ -871,16 +876,7 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 moved0[i] = s.y0[block_at + i] - e0;
                 moved1[i] = s.y1[block_at + i] - e1;
             }
-            return s.equaliser.equalise(moved0.data(),
-                                        moved1.data(),
-                                        s.precursor,
-                                        channel,
-                                        s.probes[boundary_before],
-                                        s.probes[boundary_after],
-                                        noise,
-                                        power_scale,
-                                        s.z.data(),
-                                        kept);
+            return equalise_frame(moved0.data(), moved1.data());
         };
         if (changing) {
             for (unsigned j = 0; j < s.data; ++j)

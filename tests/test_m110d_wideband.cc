@@ -204,26 +204,44 @@ TEST(M110dWidebandRates, LongBurstAt48kHzHoldsItsOffset)
     expect_whole(bursts, mode, data, 45, "WN12/48kHz/US, 60000 bytes");
 }
 
-// The search's correlation by FFT (differential_correlator with fft, as the App D
-// receiver's above 3 kHz): the same z as the dot product to rounding at every sample,
-// exactly the dot product's from exact_from up, and 0 over silence before a strong
-// signal (where the FFT's rounding, relative to the block, would be all there is).
-TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
+namespace {
+// 640 random 8PSK symbols (bytes from `seed`).
+std::vector<cf> random_8psk_sequence(uint32_t seed)
 {
     std::vector<cf> known;
-    for (const uint8_t b : random_bytes(640, 80))
+    for (const uint8_t b : random_bytes(640, seed))
         known.push_back(std::polar(1.0f, float(b % 8) * 0.785398163f));
-    std::vector<cf> x(40000);
-    uint32_t state = 81;
+    return known;
+}
+
+// `samples` of uniform noise after 3000 of silence (noise seed `seed`), `known` at
+// sample 20001, 4 samples a symbol, turning slowly.
+std::vector<cf>
+known_sequence_in_noise(const std::vector<cf>& known, size_t samples, uint32_t seed)
+{
+    std::vector<cf> x(samples);
+    uint32_t state = seed;
     const auto noise = [&state] {
         state = state * 1664525u + 1013904223u;
         return float(state >> 8) / float(1u << 24) - 0.5f;
     };
     for (size_t i = 0; i < x.size(); ++i)
         x[i] = i < 3000 ? cf() : cf(noise(), noise());
-    for (size_t k = 0; k < known.size(); ++k) // the sequence at sample 20001, 4 a symbol
+    for (size_t k = 0; k < known.size(); ++k)
         for (size_t j = 0; j < 4; ++j)
             x[20001 + 4 * k + j] += 0.3f * known[k] * std::polar(1.0f, 0.01f * float(k));
+    return x;
+}
+} // namespace
+
+// The search's correlation by FFT (differential_correlator with fft, as the App D
+// receiver's above 3 kHz): the same z as the dot product to rounding at every sample,
+// exactly the dot product's from exact_from up, and 0 over silence before a strong
+// signal (where the FFT's rounding, relative to the block, would be all there is).
+TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
+{
+    const std::vector<cf> known = random_8psk_sequence(80);
+    const std::vector<cf> x = known_sequence_in_noise(known, 40000, 81);
     const double exact_from = 3.5;
     differential_correlator direct(known, 4096), fft(known, 4096, true, exact_from);
     ASSERT_TRUE(fft.uses_fft());
@@ -263,20 +281,8 @@ TEST(M110dWidebandSearch, FftCorrelationIsTheDotProducts)
 // products' window moving under them and starting afresh after a jump.
 TEST(M110dWidebandSearch, FftCorrelationOnTwoThreadsIsOneAtATimes)
 {
-    std::vector<cf> known;
-    for (const uint8_t b : random_bytes(640, 82))
-        known.push_back(std::polar(1.0f, float(b % 8) * 0.785398163f));
-    std::vector<cf> x(60000);
-    uint32_t state = 83;
-    const auto noise = [&state] {
-        state = state * 1664525u + 1013904223u;
-        return float(state >> 8) / float(1u << 24) - 0.5f;
-    };
-    for (size_t i = 0; i < x.size(); ++i)
-        x[i] = i < 3000 ? cf() : cf(noise(), noise());
-    for (size_t k = 0; k < known.size(); ++k)
-        for (size_t j = 0; j < 4; ++j)
-            x[20001 + 4 * k + j] += 0.3f * known[k] * std::polar(1.0f, 0.01f * float(k));
+    const std::vector<cf> known = random_8psk_sequence(82);
+    const std::vector<cf> x = known_sequence_in_noise(known, 60000, 83);
     differential_correlator one(known, 2048, true, 3.5), two(known, 2048, true, 3.5);
     serial_tone_samples input(9600 * 16);
     size_t fed = 0, runs = 0;

@@ -429,9 +429,12 @@ class network:
                 "latency_p90_s": percentile(f.latencies, 0.9),
                 "latency_p99_s": percentile(f.latencies, 0.99),
                 "round_trip_p50_s": percentile(f.round_trips, 0.5),
+                "round_trip_p90_s": percentile(f.round_trips, 0.9),
+                "round_trips": len(f.round_trips),
                 "round_trips_lost": f.lost,
             })
-            for key in ("latency_p50_s", "latency_p90_s", "latency_p99_s", "round_trip_p50_s"):
+            for key in ("latency_p50_s", "latency_p90_s", "latency_p99_s", "round_trip_p50_s",
+                        "round_trip_p90_s"):
                 if flows[-1][key] is not None:
                     flows[-1][key] = round(flows[-1][key], 3)
             all_bytes += f.bytes_delivered

@@ -333,6 +333,29 @@ TEST(CarrierSense, ContinuousBackoffIsUniform)
     EXPECT_EQ(cs.counters().backoffs_drawn, static_cast<uint64_t>(n));
 }
 
+// Expedited data waiting: the shortest back-off, every time, without a draw; a
+// back-off drawn before the data came is replaced, and the draws resume afterwards.
+TEST(CarrierSense, PriorityTakesTheShortestBackoff)
+{
+    carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777));
+    carrier_sense twin(backoff_cfg(3.0, 30.0, 3.0, 777));
+    double t = 0.0, u = 0.0;
+    cs.set_priority(true);
+    for (int i = 0; i < 50; ++i)
+        EXPECT_DOUBLE_EQ(one_draw(cs, t), 3.0);
+    EXPECT_EQ(cs.counters().backoffs_drawn, 0u);
+    cs.set_priority(false);
+    for (int i = 0; i < 20; ++i)
+        EXPECT_DOUBLE_EQ(one_draw(cs, t), one_draw(twin, u)); // the same draws follow
+    // Set during an idle period whose back-off was already drawn (the longest of
+    // 3..30 s unless the seed drew 3 s): the start moves to 3 s after idle.
+    cs.on_carrier(true, t);
+    cs.want_to_transmit(t);
+    cs.on_carrier(false, t + 1.0);
+    cs.set_priority(true);
+    EXPECT_DOUBLE_EQ(cs.transmit_time(t + 1.0), t + 4.0);
+}
+
 TEST(CarrierSense, SlottedBackoffCoversEverySlot)
 {
     carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777)); // {3, 6, ..., 30}

@@ -318,6 +318,8 @@ def flow_rows(result):
             "latency_p50_s": f["latency_p50_s"], "latency_p90_s": f["latency_p90_s"],
             "latency_p99_s": f["latency_p99_s"],
             "round_trip_p50_s": f["round_trip_p50_s"],
+            "round_trip_p90_s": f["round_trip_p90_s"],
+            "round_trips": f["round_trips"],
             "round_trips_lost": f["round_trips_lost"],
         })
     return [{k: tr.nan_to_none(v) for k, v in r.items()} for r in rows]

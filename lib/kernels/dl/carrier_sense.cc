@@ -108,7 +108,10 @@ void carrier_sense::ensure_draw()
     if (d_cfg.mode != channel_access_mode::random_backoff || !d_want || d_carrier ||
         d_have_draw || d_response_pending)
         return;
-    if (d_resume >= 0.0) {
+    if (d_priority) {
+        d_draw = d_cfg.backoff_min_s;
+        d_resume = -1.0;
+    } else if (d_resume >= 0.0) {
         d_draw = d_resume;
         d_resume = -1.0;
     } else {
@@ -179,6 +182,19 @@ void carrier_sense::cancel()
     d_want = false;
     d_have_draw = false;
     d_resume = -1.0;
+}
+
+void carrier_sense::set_priority(bool priority)
+{
+    if (priority == d_priority)
+        return;
+    d_priority = priority;
+    // A back-off drawn before the data came would hold them back; one kept after they
+    // went is no longer owed to them.
+    if (d_have_draw) {
+        d_have_draw = false;
+        ensure_draw();
+    }
 }
 
 void carrier_sense::set_response_pending(bool pending)

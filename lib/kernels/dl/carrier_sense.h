@@ -177,6 +177,10 @@ public:
     // after the channel clears (plus hold-off), without back-off or slot wait. Stays set
     // until the engine clears it.
     void set_response_pending(bool pending);
+    // random_backoff: while set, the back-off is the shortest one, backoff_min_s, with
+    // no draw: this node has urgent (expedited) data and contends first after the
+    // channel clears, behind only the answers that go at once.
+    void set_priority(bool priority);
 
     // Earliest time >= now at which the engine may key up; +inf while nothing is wanted
     // or (carrier-sensing modes) the carrier is detected.
@@ -220,6 +224,7 @@ private:
     bool d_want = false;
     double d_want_since = 0.0;
     bool d_response_pending = false;
+    bool d_priority = false;
     bool d_have_draw = false;
     double d_draw = 0.0;        // back-off of the current idle period
     double d_draw_anchor = 0.0; // idle instant it counts from

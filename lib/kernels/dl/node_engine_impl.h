@@ -495,6 +495,12 @@ struct node_engine::impl {
     bool has_link_work(uint32_t addr) const;
     // Expedited ARQ data (or hard-link control S_PDUs) for or from `addr` to send.
     bool has_expedited_work(uint32_t addr) const;
+    // On a network, the next burst carries expedited ARQ data to a linked peer, and so
+    // no regular data (build_transmission).
+    bool expedited_burst_due() const;
+    // On a network, expedited ARQ data (or hard-link S_PDUs) wait to be sent, to any
+    // peer, linked or not: our back-offs are the shortest (carrier_sense::set_priority).
+    bool expedited_waiting() const;
 
     // data_with_link_request: a first contact's request waits for the data still coming.
     double data_hold_until(const peer_state& p) const;

@@ -318,7 +318,9 @@ void node_engine::impl::manage_links()
     const bool network = heard_network();
     // Links with nothing left to do make way for a live node that is waiting; and,
     // past cas.yield_link_after_s, so does a link with work, for one that has waited
-    // as long (the fairness bound between the peers of one node).
+    // as long (the fairness bound between the peers of one node). A link carrying
+    // expedited data is kept until they are through: released, they would wait for
+    // the link to be made again.
     size_t busy = 0;
     bool probing = false;
     // A link with work gives way only when it holds the last free slot.
@@ -348,8 +350,8 @@ void node_engine::impl::manage_links()
             cas.release(addr, physical_link_break_reason::no_more_data, now);
             p->made_way_at = now;
         } else if (st == cas_link_state::up && !cas.exclusive(addr) && live_wanted &&
-                   slots_full && !p->awaiting_response &&
-                   ((expedited_waiting && !has_expedited_work(addr)) ||
+                   slots_full && !p->awaiting_response && !has_expedited_work(addr) &&
+                   (expedited_waiting ||
                     (now - p->link_up_at >= cfg.cas.yield_link_after_s &&
                      longest_wait >= cfg.cas.yield_link_after_s))) {
             cas.release(addr,

@@ -234,6 +234,43 @@ bool node_engine::impl::waits_for_turn(const peer_state& p) const
            !has_expedited_work(p.address); // expedited data never waits for a turn
 }
 
+bool node_engine::impl::expedited_waiting() const
+{
+    // Only on a network: a two-node link has no one to contend with for the channel.
+    if (!network_in_use())
+        return false;
+    if (!expedited_queued_by_peer.empty() || !control_spdus.empty())
+        return true;
+    for (auto& [addr, p] : peers)
+        if (p->tx_exp.has_pending_transmission())
+            return true;
+    return false;
+}
+
+bool node_engine::impl::expedited_burst_due() const
+{
+    // Expedited data are for messages that must not wait (STANAG 5066 sends them ahead
+    // of all normal data). A receiver has a C_PDU only when the burst carrying it has
+    // ended, so beside regular data the message would still wait for a burst of up to
+    // max_transmission_s each way. On a network the burst that carries expedited data
+    // carries no regular data: it is a few seconds long. Their acknowledgement alone
+    // does not shorten a burst: the message is delivered already, and a burst without
+    // data would leave the exchange to the peer, whose answer would meet ours.
+    // A two-node link keeps its long bursts (nobody else waits for the channel).
+    if (!network_in_use())
+        return false;
+    for (uint32_t addr : cas.up_peers()) {
+        auto it = peers.find(addr);
+        if (it == peers.end() || !it->second->resync.synced() ||
+            it->second->awaiting_response)
+            continue;
+        if (expedited_queued_by_peer.count(addr) || control_spdus.count(addr) ||
+            it->second->tx_exp.has_pending_transmission())
+            return true;
+    }
+    return false;
+}
+
 uint32_t node_engine::impl::peer_to_serve()
 {
     if (!serves_in_turn())
@@ -256,7 +293,10 @@ uint32_t node_engine::impl::peer_to_serve()
                 counters.turns_served += 1;
                 return serving;
             }
-    if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s))
+    // Nor is the turn taken from a peer while it has expedited data: its turn would
+    // pass with only their acknowledgement sent, and the data would wait a round.
+    if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s ||
+                    has_expedited_work(serving)))
         return serving;
     // The next peer after the one served, round robin.
     auto next = std::upper_bound(candidates.begin(), candidates.end(), serving);
@@ -311,6 +351,7 @@ void node_engine::impl::try_transmit()
         yielding_since = now;
     }
     const bool at_once = answers_at_once() || break_at_once;
+    cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
     if (now < turn_gate() || !cs.may_transmit(now))
@@ -697,6 +738,7 @@ node_transmission node_engine::impl::build_transmission()
     // Serving in turn, the other peers get at most the acknowledgement they are owed
     // (the one turned away from), and their links wait as if active.
     const uint32_t served = peer_to_serve();
+    const bool expedited_only = expedited_burst_due();
     for (uint32_t addr : cas.up_peers()) {
         peer_state& p = peer(addr);
         if (!p.resync.synced())
@@ -708,7 +750,7 @@ node_transmission node_engine::impl::build_transmission()
         const size_t before = b.frames().size();
         bool sent_data = false;
         add_arq(b, p, true, sent_data, with_data);
-        add_arq(b, p, false, sent_data, with_data);
+        add_arq(b, p, false, sent_data, with_data && !expedited_only);
         if (b.frames().size() > before) {
             if (auto eow = p.drc->take_eow(now)) {
                 for (size_t i = before; i < b.frames().size(); ++i)

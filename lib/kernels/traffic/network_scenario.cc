@@ -583,6 +583,7 @@ network_result run_network(const network_scenario_config& c)
         r.latency_max_s = percentile(f.latencies, 1.0);
         r.round_trips_s = f.round_trips;
         r.round_trip_p50_s = percentile(f.round_trips, 0.5);
+        r.round_trip_p90_s = percentile(f.round_trips, 0.9);
         r.round_trips_lost = f.lost;
         all_bytes += f.bytes_delivered;
         if (f.spec.kind == flow_kind::bulk)

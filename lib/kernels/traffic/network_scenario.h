@@ -142,6 +142,7 @@ struct network_flow_result {
     // Chat: round trips of the answered messages, in order, and those lost.
     std::vector<double> round_trips_s;
     double round_trip_p50_s = std::numeric_limits<double>::quiet_NaN();
+    double round_trip_p90_s = std::numeric_limits<double>::quiet_NaN();
     unsigned round_trips_lost = 0;
 };
 

@@ -118,6 +118,7 @@ py::dict network_result_dict(const network_result& r)
         e["latency_p99_s"] = f.latency_p99_s;
         e["latency_max_s"] = f.latency_max_s;
         e["round_trip_p50_s"] = f.round_trip_p50_s;
+        e["round_trip_p90_s"] = f.round_trip_p90_s;
         e["round_trips"] = f.round_trips_s.size();
         e["round_trips_lost"] = f.round_trips_lost;
         flows.append(e);

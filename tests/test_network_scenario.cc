@@ -356,7 +356,7 @@ TEST(NetworkScenario, ExpeditedChatBesideBulkGoesAhead)
 // them carries no regular data (it lasts seconds, not the 127 s of a bulk burst), the
 // spoke keeps its turn and its link while it has some, and the node holding them
 // contends with the shortest back-off. The same chat beside saturating bulk: all ten
-// answered, the median round trip within two bulk bursts. (Before: 7 and 3 answered,
+// answered, the median round trip within two bulk bursts. (Before: 6 and 2 answered,
 // medians 352 and 493 s.)
 TEST(NetworkScenario, ExpeditedChatRoundTripIsAFewBurstsAtMost)
 {

@@ -41,6 +41,14 @@ public:
     block_timer(const block_timer&) = delete;
     block_timer& operator=(const block_timer&) = delete;
 
+    // This timer's protocol time 0 on the shared clock (epoch clock::time_point{}):
+    // shared-clock times minus this are this timer's.
+    double shared_clock_offset() const
+    {
+        return std::chrono::duration<double>(d_epoch - clock::time_point{}).count() *
+               d_time_scale;
+    }
+
     double now() const
     {
         return std::chrono::duration<double>(clock::now() - d_epoch).count() *

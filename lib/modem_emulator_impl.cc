@@ -14,6 +14,7 @@
 
 #include <gnuradio/io_signature.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -37,6 +38,9 @@ const pmt::pmt_t key_time_scale = pmt::mp("time_scale");
 
 // Like s4539_tx: no modem transmits for longer.
 constexpr double max_air_time_s = 600.0;
+// A node's decision time older than this (protocol seconds) is taken as this old: a
+// process stalled that long is late, and its burst goes out late.
+constexpr double max_decision_age_s = 1.0;
 
 // Emulators in one process number themselves 1, 2, ... in order of construction, so
 // a flowgraph built the same way draws the same errors (unless given an emulator_id).
@@ -120,7 +124,10 @@ void modem_emulator_impl::publish_due()
 {
     for (auto& ev : d_modem->poll(now())) {
         if (ev.type == sim::modem_event::kind::status) {
-            message_port_pub(port_status, modem_status(dl::to_string(ev.status)));
+            message_port_pub(port_status,
+                             pmt::dict_add(modem_status(dl::to_string(ev.status)),
+                                           metadata::channel_time(),
+                                           pmt::from_double(ev.time)));
             continue;
         }
         pmt::pmt_t meta =
@@ -136,6 +143,7 @@ void modem_emulator_impl::publish_due()
         if (ev.info.bytes_bad)
             meta = pmt::dict_add(meta, metadata::bytes_bad(), pmt::PMT_T);
         meta = pmt::dict_add(meta, metadata::time(), pmt::from_double(wall_clock_s()));
+        meta = pmt::dict_add(meta, metadata::channel_time(), pmt::from_double(ev.time));
         message_port_pub(
             port_out,
             pmt::cons(meta, pmt::init_u8vector(ev.data.size(), ev.data.data())));
@@ -167,8 +175,15 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
                        dl::waveform_name(mode.s5069_bandwidth_khz, mode.mode));
         return;
     }
-    const sim::air_transmission b = d_modem->transmit(
-        dl::bytes(p, p + n), mode.mode, now(), mode.s5069_bandwidth_khz);
+    // A node that names the channel time of its decision keys up as of then: the few
+    // milliseconds its message took (times the time scale) are not the channel's.
+    double at = now();
+    const pmt::pmt_t decided =
+        pmt::dict_ref(meta, metadata::channel_time(), pmt::PMT_NIL);
+    if (pmt::is_real(decided) && std::isfinite(pmt::to_double(decided)))
+        at = std::clamp(pmt::to_double(decided), at - max_decision_age_s, at);
+    const sim::air_transmission b =
+        d_modem->transmit(dl::bytes(p, p + n), mode.mode, at, mode.s5069_bandwidth_khz);
     pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode, b.s5069_bandwidth_khz);
     air = pmt::dict_add(air, key_source, pmt::from_long(long(b.source)));
     air = pmt::dict_add(air, key_start, pmt::from_double(b.start));

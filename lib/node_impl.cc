@@ -13,6 +13,7 @@
 #include <gnuradio/hfstack/metadata.h>
 #include <gnuradio/io_signature.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -287,6 +288,27 @@ node_impl::~node_impl()
 
 double node_impl::now() const { return d_timer.now(); }
 
+namespace {
+// The most a channel time may lie behind the node's clock: a process stalled for
+// longer takes its inputs as of now.
+constexpr double max_channel_lag_s = 1.0;
+} // namespace
+
+double node_impl::engine_time(const pmt::pmt_t& meta)
+{
+    double t = now();
+    const pmt::pmt_t at =
+        pmt::is_dict(meta) ? pmt::dict_ref(meta, metadata::channel_time(), pmt::PMT_NIL)
+                           : pmt::PMT_NIL;
+    if (pmt::is_real(at) && std::isfinite(pmt::to_double(at))) {
+        d_channel_clock = true;
+        t = std::clamp(
+            pmt::to_double(at) - d_timer.shared_clock_offset(), t - max_channel_lag_s, t);
+    }
+    d_engine_now = std::max(d_engine_now, t);
+    return d_engine_now;
+}
+
 // The scheduler calls start() in the block's thread before a start barrier: an
 // exception there left top_block.start() waiting forever (an unwritable --pcap hung
 // hfstack-node, deaf to SIGINT). check_topology() runs in the caller's thread first,
@@ -322,9 +344,18 @@ bool node_impl::stop()
 
 double node_impl::on_timer(double t)
 {
-    if (t >= d_engine->next_deadline())
+    const double due = d_engine->next_deadline();
+    if (t >= due)
         d_faults(d_logger, "timer", [&] {
-            d_engine->on_timer(t);
+            // On an emulated channel the step runs as of its deadline: the thread woke a
+            // little late, the channel's time did not wait for it. A deadline the step
+            // left where it was runs as of now the next time, so the loop moves on.
+            double at = t;
+            if (d_channel_clock && due != d_last_step_due)
+                at = std::max(due, t - max_channel_lag_s);
+            d_last_step_due = due;
+            d_engine_now = std::max(d_engine_now, at);
+            d_engine->on_timer(d_engine_now);
             dispatch();
         });
     if (t >= d_next_stats) {
@@ -355,7 +386,8 @@ void node_impl::handle_sis_locked(uint32_t client,
                                   const pmt::pmt_t& meta,
                                   const pmt::pmt_t& msg)
 {
-    const double t = now();
+    const double t = std::max(now(), d_engine_now);
+    d_engine_now = t;
     if (event == "connected") {
         d_engine->on_client_connected(
             client,
@@ -440,7 +472,7 @@ void node_impl::handle_burst(const pmt::pmt_t& msg)
                 d_capture_burst.clear();
             }
         }
-        d_engine->on_burst(p, n, info, now());
+        d_engine->on_burst(p, n, info, engine_time(meta));
         dispatch();
     });
 }
@@ -467,7 +499,7 @@ void node_impl::handle_status(const pmt::pmt_t& msg)
     }
     std::lock_guard<std::mutex> lock(d_mutex);
     d_faults(d_logger, "phy_status", [&] {
-        d_engine->on_phy_status(e, now());
+        d_engine->on_phy_status(e, engine_time(dict));
         dispatch();
     });
 }
@@ -516,6 +548,11 @@ void node_impl::dispatch()
         pmt::pmt_t meta = pmt::make_dict();
         meta = add_mode_metadata(meta, t.mode, d_engine->config().s5069_bandwidth_khz);
         meta = pmt::dict_add(meta, metadata::air_time(), pmt::from_double(t.air_time_s));
+        if (d_channel_clock)
+            meta =
+                pmt::dict_add(meta,
+                              metadata::channel_time(),
+                              pmt::from_double(t.start + d_timer.shared_clock_offset()));
         message_port_pub(
             port_to_phy,
             pmt::cons(meta, pmt::init_u8vector(t.burst.size(), t.burst.data())));

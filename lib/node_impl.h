@@ -22,6 +22,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -52,6 +53,10 @@ public:
 
 private:
     double now() const; // protocol time, seconds
+    // With d_mutex held: the time to give the engine for an input from the modem that
+    // names its channel time (metadata::channel_time) or, without one, now(); never
+    // before the engine's last time (its clock only goes forward).
+    double engine_time(const pmt::pmt_t& meta);
     void handle_sis(const pmt::pmt_t& msg);
     void handle_sis_locked(uint32_t client,
                            const std::string& event,
@@ -103,6 +108,12 @@ private:
     std::unique_ptr<dl::dpdu_capture> d_pcap;
     dl::bytes d_capture_burst; // pieces of the burst being received, for the capture
     double d_next_stats = 0;
+    // The last time given to the engine; whether the modem names channel times (an
+    // emulator): then timer steps run as of their deadline and bursts carry the time
+    // of the decision.
+    double d_engine_now = -std::numeric_limits<double>::infinity();
+    bool d_channel_clock = false;
+    double d_last_step_due = std::numeric_limits<double>::quiet_NaN();
     fault_guard d_faults;
     std::vector<std::map<std::string, std::string>> d_links_seen;
     std::map<int, uint32_t> d_bindings_seen;

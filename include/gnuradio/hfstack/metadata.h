@@ -146,6 +146,17 @@ inline const pmt::pmt_t& burst_continues()
     static const pmt::pmt_t key = pmt::mp("burst_continues");
     return key;
 }
+// Protocol time on the clock the modem emulators of one machine share (the monotonic
+// clock since its epoch, times the time scale; double): on an emulator's bursts and
+// status messages, when the event happened on the emulated channel; on a node's bursts
+// to an emulator, when the node decided to send. A real-time process runs a little late
+// (its thread wakes late, messages queue); with these times the decisions follow the
+// channel's time as the simulator's do, and the delays do not add up burst by burst.
+inline const pmt::pmt_t& channel_time()
+{
+    static const pmt::pmt_t key = pmt::mp("channel_time");
+    return key;
+}
 // Expected air time of a transmission in seconds (double, to_phy).
 inline const pmt::pmt_t& air_time()
 {

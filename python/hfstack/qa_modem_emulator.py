@@ -9,6 +9,8 @@ time_scale 20 (the radio front end's `emulator` kind), three emulators sharing o
 channel (a collision destroys both bursts, the carrier is seen), and bad input on its
 ports. No sleeps: the tests wait on what recorders receive."""
 
+import time
+
 import pmt
 from gnuradio import gr, gr_unittest
 from gnuradio import hfstack
@@ -72,6 +74,46 @@ class qa_modem_emulator(gr_unittest.TestCase):
         meta = pmt.car(out_c.messages[0])
         self.assertEqual(pmt.to_long(pmt.dict_ref(meta, pmt.intern("data_rate"), pmt.PMT_NIL)), 2400)
         self.assertEqual(pmt.to_double(pmt.dict_ref(meta, pmt.intern("snr_db"), pmt.PMT_NIL)), 20.0)
+
+    def test_a_burst_keys_up_as_of_the_decision_it_names(self):
+        """A node names the channel time of its decision (channel_time, the shared
+        monotonic clock times the time scale): the emulator keys the burst up from then,
+        not from when the message reached it, but from no more than 1 s back; the
+        status messages name their channel time."""
+        tb = gr.top_block()
+        key_up = 0.25
+        a = hfstack.modem_emulator(1.0, "", 20.0, 0.0, 1, f"key_up_s={key_up}")
+        air_c, status_c = recorder(), recorder()
+        tb.msg_connect(a, "air_out", air_c, "in")
+        tb.msg_connect(a, "status", status_c, "in")
+        tb.start()
+
+        def decided_at(data, t):
+            p = burst(data)
+            return pmt.cons(pmt.dict_add(pmt.car(p), pmt.intern("channel_time"),
+                                         pmt.from_double(t)), pmt.cdr(p))
+
+        def start_of(m):
+            return pmt.to_double(pmt.dict_ref(pmt.car(m), pmt.intern("air_start"), pmt.PMT_NIL))
+        try:
+            # Half a second back: taken as it is (the emulator reads it within 0.5 s).
+            decided = time.monotonic() - 0.5
+            a._post(pmt.intern("in"), decided_at(b"\x01" * 10, decided))
+            self.assertTrue(air_c.wait_for(lambda m: len(m) >= 1, TIMEOUT_S))
+            self.assertTrue(status_c.wait_for(
+                lambda m: sum("tx_finished" in events([x]) for x in m) >= 1, TIMEOUT_S))
+            # A minute back: a stalled node is late, its burst starts 1 s back at most.
+            stale = time.monotonic() - 60.0
+            a._post(pmt.intern("in"), decided_at(b"\x02" * 10, stale))
+            self.assertTrue(air_c.wait_for(lambda m: len(m) >= 2, TIMEOUT_S))
+        finally:
+            tb.stop()
+            tb.wait()
+        self.assertEqual(start_of(air_c.messages[0]), decided + key_up)
+        self.assertGreater(start_of(air_c.messages[1]), stale + 30.0)
+        started = [m for m in status_c.messages if "tx_started" in events([m])]
+        self.assertEqual(pmt.to_double(pmt.dict_ref(started[0], pmt.intern("channel_time"),
+                                                    pmt.PMT_NIL)), decided + key_up)
 
     def test_bad_input_is_counted_and_dropped(self):
         tb = gr.top_block()

@@ -571,6 +571,45 @@ TEST(M110dWidebandBlockFde, PathsFollowedAcrossTheFrameFor64QamOnFading)
 
 namespace {
 
+// One burst of `mode` through F.1487 poor at `snr_db` on channel seed `seed`, received
+// whole: one burst, its EOM, every byte.
+void expect_poor_burst_whole(const m110d_mode& mode, double snr_db, uint64_t seed)
+{
+    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
+                                                     { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<uint8_t> data =
+        random_bytes(mode.input_bits_per_block / 8, uint32_t(300 + seed));
+    const std::vector<m110d_burst> bursts = m110d_bursts_received(
+        m110d_on_the_air(mode, data, 0, snr_db, 0, seed, {}, poor), mode, 0);
+    ASSERT_EQ(bursts.size(), 1u) << seed;
+    EXPECT_TRUE(bursts[0].eom) << seed;
+    EXPECT_EQ(bursts[0].bytes, data) << seed;
+}
+
+} // namespace
+
+// F.1487 poor at 12 kHz for WN2 (paths 20 symbols apart; the probe's window reaches 92
+// symbols of a base of 100, so a path beyond it reads as another delay modulo 100). At
+// 3 dB the data the first frame's windows let in are under the noise and every window
+// measures as clean: the cleanest, the latest, read the later path 80 symbols early,
+// and the window followed that reading and lost the burst. The middle of the clean
+// windows holds both paths.
+TEST(M110dWidebandBlockFde, TheFirstWindowIsTheMiddleOfTheCleanOnesAtLowSnr)
+{
+    expect_poor_burst_whole(*m110d_mode_by_name("WN2/12kHz/L"), 3, 42);
+}
+
+// The same channel at 4 dB (the row - 1 dB): a window a few symbols before the first
+// path read an earlier path, back from a fade, 80 symbols late (these seeds: 257 bits
+// wrong, lost, lost, 2427 wrong); the window is centred on the paths.
+TEST(M110dWidebandBlockFde, TheWindowIsCentredOnThePathsWhereItLacksABasePeriod)
+{
+    for (uint64_t seed : { 10u, 23u, 34u, 36u })
+        expect_poor_burst_whole(*m110d_mode_by_name("WN2/12kHz/L"), 4, seed);
+}
+
+namespace {
+
 // The bursts and tapped symbols of one receiver over `air` in 10 ms pieces, with
 // `threads` threads (what is still decoding at the end completed).
 void receive_with_threads(const std::vector<cf>& air,

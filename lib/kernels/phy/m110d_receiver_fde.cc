@@ -54,8 +54,8 @@ constexpr double multipath_share = 0.1;
 // Windows tried at the first frame, from mostly after the grid's reference to mostly
 // before it.
 constexpr int placement_tries = 8;
-// Where the probe reaches a whole base period, the first frame's windows this close to
-// the cleanest (median over strongest tap) count as clean.
+// The first frame's windows this close to the cleanest (median over strongest tap)
+// count as clean.
 constexpr double alias_tolerance = 1.5;
 // Of the residual turn measured across a frame, the share the rotation follows.
 constexpr double turn_gain = 0.5;
@@ -650,21 +650,24 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                     best = s.precursor;
                 }
             }
-            if (widest + 1 >= int(l)) {
-                // The probe reaches a whole base period (48 kHz; 12 kHz WN3-WN10): every
-                // tap is some delay, and a path d after the reference reads as d - L
-                // before it once the window starts less than d into the probe, where
-                // only the few symbols past the probe's start let data in (F.1487 poor
-                // at 48 kHz, paths 77 symbols apart: 181 symbols early as clean as 145,
-                // and the later path placed 179 before the first; the burst lost). The
-                // windows clean for the true delays are a run of precursors with the
-                // aliases' at its ends: the middle of the clean ones.
-                std::vector<int> clean;
-                for (const auto& [p, spread] : tried)
-                    if (spread <= alias_tolerance * cleanest)
-                        clean.push_back(p);
-                best = clean[clean.size() / 2];
-            }
+            // A path beyond the window's reach reads as another delay: taps are
+            // delays modulo L, so a path d after the reference reads as d - L before
+            // it once the window starts less than d into the probe (and one before it
+            // as L later once the window starts too far in), where only the few
+            // symbols between let data in: such a window measures about as clean as
+            // the true one, and at low SNR, where the data let in are under the
+            // noise, as clean as any (F.1487 poor at 48 kHz, paths 77 symbols apart:
+            // 181 symbols early as clean as 145, the later path placed 179 before
+            // the first and the burst lost; at 12 kHz, WN2 at 4 dB, seed 2: the path
+            // 20 symbols late read 80 early from the first frame on, followed by the
+            // window ever after, and a burst of three decoded wrong). The windows
+            // clean for the true delays are a run of precursors with the aliases' at
+            // its ends: the middle of the clean ones.
+            std::vector<int> clean;
+            for (const auto& [p, spread] : tried)
+                if (spread <= alias_tolerance * cleanest)
+                    clean.push_back(p);
+            best = clean[clean.size() / 2];
             s.placed = true;
             measure(best);
         } else {
@@ -688,16 +691,17 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 last_path = std::max(last_path, delay_of(m));
             }
         if (first_path <= s.reach()) {
-            // A few symbols of pulse before the first path; paths all later than the
-            // grid's reference (a clock offset moving them) move the grid (between
-            // frames, so that every frame is on one grid), once a frame. Where the probe
-            // reaches a whole base period (aliased delays), neither the grid nor the
-            // window leaves the first frame's placement before the profile remembers
-            // profile_s, where the paths fit the window as it is: the path the
-            // preamble's timing sat on may be in a fade (F.1487 poor at 12 kHz, WN3 at 6
-            // dB and WN4 at 9, seeds 1 and 2: a grid or window moved to the later path on
-            // the first frames read the earlier one, back, as an alias after it).
-            // Elsewhere no delay reads as another, and holding costs bursts shorter than
+            // Paths all later than the grid's reference (a clock offset moving them)
+            // move the grid (between frames, so that every frame is on one grid), once
+            // a frame. Where the probe reaches a whole base period (aliased delays) the
+            // window sits a few symbols of pulse before the first path, and neither the
+            // grid nor the window leaves the first frame's placement before the profile
+            // remembers profile_s, where the paths fit the window as it is: the path
+            // the preamble's timing sat on may be in a fade (F.1487 poor at 12 kHz, WN3
+            // at 6 dB and WN4 at 9, seeds 1 and 2: a grid or window moved to the later
+            // path on the first frames read the earlier one, back, as an alias after
+            // it). Elsewhere the window lacks a few taps of a base period and is
+            // centred on the paths (below); holding there cost bursts shorter than
             // profile_s (WN8/24kHz/S, two paths 1 ms apart fading at 1 Hz, 24 dB).
             const int wanted = pulse_precursor - first_path;
             const bool settled =
@@ -713,8 +717,26 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                     s.profile.begin(), s.profile.begin() + moved, s.profile.end());
                 return true; // read again on the new grid
             }
-            if (std::abs(std::max(wanted, 0) - s.precursor) > 1 && (settled || !fits))
+            if (k + 1 < 2 * l) {
+                // The window centred on the paths, moved once a margin is under a
+                // quarter of the room they leave: taps are delays modulo L, so a path
+                // farther than the few taps the window lacks of a base period before
+                // it (or after) reads as L after it (before). A window a few symbols
+                // before the first path read the earlier path, back from a fade, 80
+                // symbols late (F.1487 poor at 12 kHz, WN2 at 4 dB, paths 20 symbols
+                // apart, the window reaching 92 of a base of 100).
+                const int room = int(k - l);
+                const int margin =
+                    std::min(first_path + s.precursor, s.reach() - last_path);
+                const int spare = room - (last_path - first_path);
+                const int centred = (room - first_path - last_path) / 2;
+                if (margin < std::max(pulse_precursor, spare / 4) &&
+                    std::abs(centred - s.precursor) > 1)
+                    measure(centred);
+            } else if (std::abs(std::max(wanted, 0) - s.precursor) > 1 &&
+                       (settled || !fits)) {
                 measure(std::max(wanted, 0));
+            }
         }
         // The channel at the frame's middle: the two measurements turned to meet there.
         cd turn_sum;

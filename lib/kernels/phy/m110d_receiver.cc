@@ -249,6 +249,7 @@ void m110d_receiver::complete_decoding(std::vector<m110d_burst>& done)
 {
     if (d->apply_unapplied(state::waiting::all, done))
         d->run(done);
+    d->join_dropped_jobs();
 }
 
 void m110d_receiver::state::run(std::vector<m110d_burst>& done)

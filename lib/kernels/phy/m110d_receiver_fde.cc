@@ -95,6 +95,7 @@ m110d_receiver::state::~state()
     // complete_decoding): those threads use this state, and an unjoined std::thread
     // ends the process.
     join_jobs();
+    join_dropped_jobs();
     if (deferred_judge && deferred_judge->thread.joinable())
         deferred_judge->thread.join();
 }
@@ -203,10 +204,14 @@ void m110d_receiver::state::decode_passes(block_job& j) const
     const unsigned data = j.mode.data_symbols, probe = j.mode.probe_symbols;
     std::vector<cd> decisions(data + probe), z(data + probe), decided(data);
     for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
+        if (j.dropped.load(std::memory_order_relaxed))
+            return;
         const std::vector<uint8_t> channel = j.coded_again();
         llr_segment segment;
         size_t bit = 0;
         for (size_t f = 0; f < j.kept_frames; ++f) {
+            if (j.dropped.load(std::memory_order_relaxed))
+                return;
             const size_t frame_bit = bit;
             for (unsigned i = 0; i < data; ++i) {
                 unsigned label = 0;
@@ -239,6 +244,8 @@ void m110d_receiver::state::decode_passes(block_job& j) const
 
 void m110d_receiver::state::decode_final(block_job& j) const
 {
+    if (j.dropped.load(std::memory_order_relaxed))
+        return;
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity())
         j.reliability =
             j.decoder->decode_with_reliability(j.llr.data(), j.bits, cfg.threads > 1);
@@ -249,6 +256,7 @@ void m110d_receiver::state::decode_final(block_job& j) const
 std::shared_ptr<m110d_receiver::state::block_job>
 m110d_receiver::state::hand_to_decoding()
 {
+    join_dropped_jobs();
     auto j = std::make_shared<block_job>();
     j->mode = *mode;
     j->demapper = demapper;
@@ -447,9 +455,24 @@ void m110d_receiver::state::join_jobs()
             r.job->thread.join();
 }
 
+void m110d_receiver::state::join_dropped_jobs()
+{
+    for (const std::shared_ptr<block_job>& j : dropped_jobs)
+        if (j->thread.joinable())
+            j->thread.join();
+    dropped_jobs.clear();
+}
+
 void m110d_receiver::state::change_course(bool from_front)
 {
-    join_jobs();
+    // The blocks after the front one were handed to decoding on the burst's old course
+    // (at an EOM, the frames after it): their results are never read, so they are told
+    // to stop rather than waited for.
+    for (frame_record& r : unapplied)
+        if (r.job && r.job->thread.joinable()) {
+            r.job->dropped.store(true, std::memory_order_relaxed);
+            dropped_jobs.push_back(std::move(r.job));
+        }
     replay_limits.clear();
     bool first = true;
     for (const frame_record& r : unapplied) {

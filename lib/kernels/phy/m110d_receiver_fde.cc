@@ -19,6 +19,7 @@
 // cancel the decoded symbols' interference from the kept spectra.
 
 #include "block_frequency_equaliser.h"
+#include "helper_threads.h"
 #include "m110d_receiver_state.h"
 
 #include <algorithm>
@@ -107,9 +108,7 @@ void m110d_receiver::state::split_work(
         work(0, n);
         return;
     }
-    std::thread second([&] { work(n / 2, n); });
-    work(0, n / 2);
-    second.join();
+    run_beside([&] { work(n / 2, n); }, [&] { work(0, n / 2); });
 }
 
 bool m110d_receiver::state::fde_chosen()

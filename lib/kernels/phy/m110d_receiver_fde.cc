@@ -275,11 +275,17 @@ m110d_receiver::state::hand_to_decoding()
     fde->kept_frames = 0;
     if (j->judge)
         j->llr_in = j->llr;
-    if (!pipelined() || j->judge) {
+    // Once a burst has told the readings apart, a first block's reading is kept far
+    // more often than not (it fits on sure LLRs): its passes, agreement and decoding
+    // run on a thread as any block's, judged later in order (where the judgement takes
+    // the other reading, the frames after it are dropped).
+    const bool judged_from_thread = j->judge && scrambler_judge.settled();
+    if (!pipelined() || (j->judge && !judged_from_thread)) {
         // In order: the decoding is commit_job's, on the burst's own decoder. So are
-        // the passes of a burst's first block whose scrambler reading is judged (the
-        // stream's first burst goes over it under both readings: the blocks after it
-        // would be lost work), its final decoding then on a thread.
+        // the passes of a burst's first block whose scrambler reading is judged before
+        // the readings are told apart (the stream's first burst goes over it under both
+        // readings: the blocks after it would be lost work), its final decoding then on
+        // a thread.
         j->decoder = decoder;
         j->cancel_with = &fde->equaliser;
         return j;
@@ -378,6 +384,12 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             return committed::begun_again;
         }
     }
+    if (j.judge && !j.judged && j.thread.joinable()) {
+        // Passed, judged for agreement and decoded on a thread (hand_to_decoding).
+        j.thread.join();
+        j.passes_done = true;
+        j.decoded = true;
+    }
     if (!j.passes_done && !j.thread.joinable())
         decode_passes(j); // in order
     j.passes_done = true;
@@ -395,7 +407,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             return committed::begun_again;
         }
         readings_open = false;
-        if (pipelined()) {
+        if (pipelined() && !j.decoded) {
             // Kept: its final decoding beside the next block's frames.
             block_job* job = &j;
             j.thread = std::thread([this, job] { decode_final(*job); });
@@ -404,7 +416,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
     }
     if (j.thread.joinable())
         j.thread.join();
-    else
+    else if (!j.decoded)
         decode_final(j); // in order
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
         least_reliability = std::min(least_reliability, j.reliability);

@@ -622,6 +622,7 @@ struct m110d_receiver::state::block_job {
     std::vector<float> llr_in;                  // judge: the LLRs before the passes
     bool judged = false;
     bool passes_done = false;
+    bool decoded = false; // its final decoding done with its passes on a thread
     // Results.
     reencoding_agreement agreement;
     std::vector<uint8_t> bits;

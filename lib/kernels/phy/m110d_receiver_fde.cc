@@ -308,6 +308,7 @@ m110d_receiver::state::hand_to_decoding()
     j->thread = std::thread([this, job] {
         decode_passes(*job);
         decode_final(*job);
+        job->finished.store(true, std::memory_order_release);
     });
     return j;
 }
@@ -410,7 +411,11 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
         if (pipelined() && !j.decoded) {
             // Kept: its final decoding beside the next block's frames.
             block_job* job = &j;
-            j.thread = std::thread([this, job] { decode_final(*job); });
+            j.finished.store(false, std::memory_order_relaxed);
+            j.thread = std::thread([this, job] {
+                decode_final(*job);
+                job->finished.store(true, std::memory_order_release);
+            });
             return committed::decoding;
         }
     }
@@ -511,7 +516,12 @@ bool m110d_receiver::state::apply_unapplied(waiting wait, std::vector<m110d_burs
             newest = r.job.get();
     while (!unapplied.empty()) {
         frame_record& r = unapplied.front();
-        if (r.job && r.job->thread.joinable()) {
+        // A block whose decoding has finished is committed now, whatever `wait` says:
+        // the burst's last block tells of its EOM before the frames after it have
+        // filled another block (records apply in the same order whenever they do; the
+        // frames after a change of course are dropped and the input gone over again).
+        if (r.job && r.job->thread.joinable() &&
+            !r.job->finished.load(std::memory_order_acquire)) {
             const bool may_wait =
                 wait == waiting::all ||
                 (wait == waiting::all_but_newest && r.job.get() != newest);

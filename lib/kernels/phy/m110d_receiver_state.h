@@ -631,6 +631,8 @@ struct m110d_receiver::state::block_job {
     // Its record dropped while it decoded (the burst took another course): nothing
     // reads its results, so its thread stops at the next pass or frame.
     std::atomic<bool> dropped{ false };
+    // Set by its thread as it ends (its results complete): committed without waiting.
+    std::atomic<bool> finished{ false };
     // The block decoded as its LLRs stand and coded again: its channel bits.
     std::vector<uint8_t> coded_again() const;
 };

@@ -44,6 +44,11 @@
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--threads N]   (App D: threads the receiver may use, 1 or 2; the same output)
+ *       [--stream 1]   (the bursts and the 10 s of noise after them go to the receiver
+ *       as one stream, in chunks as a flowgraph hands them, and App D's decoding is
+ *       completed only at its end, as on a live stream: the x real time columns are
+ *       then over the whole stream, noise included; by default each transmission is
+ *       received and, App D, its decoding completed before the next is sent)
  *       [--max-errors N]   (a point stops early at N errors)
  *       [--auto-baud 1|2]  (1: the 110A and App C receivers listen, as in s4539_rx with
  *                           listen "4539", and for a 5069 mode the App D one too; 2: all
@@ -336,6 +341,7 @@ int main(int argc, char** argv)
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
     std::vector<double> static_paths_ms; // --static-paths: equal static paths (D-LXV)
     bool verbose = false;
+    bool stream = false; // --stream: one stream, decoding completed only at its end
     unsigned auto_baud = 0;
     double sweep_hz_per_s = 0;
     size_t max_errors = 0; // a point stops at this many errors (0: runs its seconds)
@@ -480,6 +486,8 @@ int main(int argc, char** argv)
             cpu_clock = value != "0";
         else if (key == "--threads")
             wide_rx_config.threads = unsigned(std::max(1, std::atoi(value.c_str())));
+        else if (key == "--stream")
+            stream = value != "0";
         else {
             std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
             return 2;
@@ -697,6 +705,8 @@ int main(int argc, char** argv)
                                   bb);
                     m.receive(bb.data(), bb.size(), bursts);
                 }
+                // A stream's decoding is completed once, at its end (the whole stream is
+                // one call with --stream).
                 if (m.complete)
                     m.complete(bursts);
                 for (const received& r : bursts) {
@@ -742,6 +752,17 @@ int main(int argc, char** argv)
                     unmatched.erase(t);
                 }
             };
+            const auto timed_receive = [&](const std::vector<cf>& samples) {
+                const double t0 = clock_s();
+                const double wall0 = wall_s(), all0 = process_cpu_s(),
+                             main0 = thread_cpu_s();
+                receive(samples);
+                rx_cpu += seconds_since(t0);
+                rx_wall += wall_s() - wall0;
+                rx_all_cpu += process_cpu_s() - all0;
+                rx_main_cpu += thread_cpu_s() - main0;
+            };
+            std::vector<cf> whole; // --stream: every transmission and the noise after
             while (signal_s < seconds && (max_errors == 0 || errors < max_errors)) {
                 std::vector<uint8_t> data(burst_bytes);
                 for (auto& b : data)
@@ -756,20 +777,23 @@ int main(int argc, char** argv)
                 bits += 8 * data.size();
                 noisy.clear();
                 through_channel(air, noisy);
-                t0 = clock_s();
-                const double wall0 = wall_s(), all0 = process_cpu_s(),
-                             main0 = thread_cpu_s();
-                receive(noisy);
-                rx_cpu += seconds_since(t0);
-                rx_wall += wall_s() - wall0;
-                rx_all_cpu += process_cpu_s() - all0;
-                rx_main_cpu += thread_cpu_s() - main0;
+                if (stream) {
+                    whole.insert(whole.end(), noisy.begin(), noisy.end());
+                    continue;
+                }
+                timed_receive(noisy);
             }
             // A burst still open may end on lost signal: 10 s of noise more.
             air.assign(size_t(10 * fs), cf());
             noisy.clear();
             through_channel(air, noisy);
-            receive(noisy);
+            if (stream) {
+                whole.insert(whole.end(), noisy.begin(), noisy.end());
+                // The speeds are over the whole stream, the noise after the bursts too.
+                signal_s = double(whole.size()) / fs;
+                timed_receive(whole);
+            } else
+                receive(noisy);
             for (const transmission& t : unmatched) {
                 if (verbose)
                     std::fprintf(stderr,

@@ -5,10 +5,10 @@
  */
 
 #include "cholesky_solver.h"
+#include "helper_threads.h"
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -132,9 +132,7 @@ cholesky_solver::cholesky_solver(std::vector<cd> a, size_t n, bool two_threads)
         };
         const size_t middle = end + (n - end) / 2;
         if (n - end >= 2 * shared_block_columns) {
-            std::thread second(rows_under, middle, n);
-            rows_under(end, middle);
-            second.join();
+            run_beside([&] { rows_under(middle, n); }, [&] { rows_under(end, middle); });
         } else {
             rows_under(end, n);
         }

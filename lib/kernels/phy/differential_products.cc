@@ -6,6 +6,7 @@
 
 #include "block_frequency_equaliser.h"
 #include "differential_products.h"
+#include "helper_threads.h"
 
 #include <fftw3.h>
 #include <volk/volk.h>
@@ -13,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
-#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -290,9 +290,7 @@ void differential_correlator::z_run(
             put(k, z, s);
         }
     };
-    std::thread second(lane_run, 1u);
-    lane_run(0);
-    second.join();
+    run_beside([&] { lane_run(1u); }, [&] { lane_run(0u); });
 }
 
 } // namespace phy

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "helper_threads.h"
 #include "m110d_receiver.h"
 #include "m110d_receiver_state.h"
 
@@ -249,6 +250,7 @@ void m110d_receiver::complete_decoding(std::vector<m110d_burst>& done)
 {
     if (d->apply_unapplied(state::waiting::all, done))
         d->run(done);
+    d->join_dropped_jobs();
 }
 
 void m110d_receiver::state::run(std::vector<m110d_burst>& done)
@@ -408,9 +410,7 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     };
     // The two correlators (and the coherent sums) share nothing but the input.
     if (cfg.threads > 1 && count >= min_split_candidates && (comb || coherent)) {
-        std::thread second(sections);
-        known();
-        second.join();
+        run_beside(sections, known);
     } else {
         known();
         sections();

@@ -279,7 +279,8 @@ struct m110d_receiver_config {
     // a first block whose scrambler reading is judged has its passes there while the
     // burst begins again under the other reading (docs/modem-design.md, "Two
     // threads"): the same bursts, bits, reliabilities, SNR and tapped symbols as with
-    // 1, a burst's bytes up to a block later (complete_decoding).
+    // 1, a burst's bytes at the first process() call after its last block's decoding
+    // has finished (or complete_decoding).
     unsigned threads = 1;
     // 3 kHz, between bursts: the known chips also searched for coherently (8-chip
     // sections' sums combined over a grid of carrier offsets, +-150 Hz), a detection

@@ -19,6 +19,7 @@
 // cancel the decoded symbols' interference from the kept spectra.
 
 #include "block_frequency_equaliser.h"
+#include "helper_threads.h"
 #include "m110d_receiver_state.h"
 
 #include <algorithm>
@@ -95,6 +96,7 @@ m110d_receiver::state::~state()
     // complete_decoding): those threads use this state, and an unjoined std::thread
     // ends the process.
     join_jobs();
+    join_dropped_jobs();
     if (deferred_judge && deferred_judge->thread.joinable())
         deferred_judge->thread.join();
 }
@@ -106,9 +108,7 @@ void m110d_receiver::state::split_work(
         work(0, n);
         return;
     }
-    std::thread second([&] { work(n / 2, n); });
-    work(0, n / 2);
-    second.join();
+    run_beside([&] { work(n / 2, n); }, [&] { work(0, n / 2); });
 }
 
 bool m110d_receiver::state::fde_chosen()
@@ -203,10 +203,14 @@ void m110d_receiver::state::decode_passes(block_job& j) const
     const unsigned data = j.mode.data_symbols, probe = j.mode.probe_symbols;
     std::vector<cd> decisions(data + probe), z(data + probe), decided(data);
     for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
+        if (j.dropped.load(std::memory_order_relaxed))
+            return;
         const std::vector<uint8_t> channel = j.coded_again();
         llr_segment segment;
         size_t bit = 0;
         for (size_t f = 0; f < j.kept_frames; ++f) {
+            if (j.dropped.load(std::memory_order_relaxed))
+                return;
             const size_t frame_bit = bit;
             for (unsigned i = 0; i < data; ++i) {
                 unsigned label = 0;
@@ -239,6 +243,8 @@ void m110d_receiver::state::decode_passes(block_job& j) const
 
 void m110d_receiver::state::decode_final(block_job& j) const
 {
+    if (j.dropped.load(std::memory_order_relaxed))
+        return;
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity())
         j.reliability =
             j.decoder->decode_with_reliability(j.llr.data(), j.bits, cfg.threads > 1);
@@ -249,6 +255,7 @@ void m110d_receiver::state::decode_final(block_job& j) const
 std::shared_ptr<m110d_receiver::state::block_job>
 m110d_receiver::state::hand_to_decoding()
 {
+    join_dropped_jobs();
     auto j = std::make_shared<block_job>();
     j->mode = *mode;
     j->demapper = demapper;
@@ -268,11 +275,17 @@ m110d_receiver::state::hand_to_decoding()
     fde->kept_frames = 0;
     if (j->judge)
         j->llr_in = j->llr;
-    if (!pipelined() || j->judge) {
+    // Once a burst has told the readings apart, a first block's reading is kept far
+    // more often than not (it fits on sure LLRs): its passes, agreement and decoding
+    // run on a thread as any block's, judged later in order (where the judgement takes
+    // the other reading, the frames after it are dropped).
+    const bool judged_from_thread = j->judge && scrambler_judge.settled();
+    if (!pipelined() || (j->judge && !judged_from_thread)) {
         // In order: the decoding is commit_job's, on the burst's own decoder. So are
-        // the passes of a burst's first block whose scrambler reading is judged (the
-        // stream's first burst goes over it under both readings: the blocks after it
-        // would be lost work), its final decoding then on a thread.
+        // the passes of a burst's first block whose scrambler reading is judged before
+        // the readings are told apart (the stream's first burst goes over it under both
+        // readings: the blocks after it would be lost work), its final decoding then on
+        // a thread.
         j->decoder = decoder;
         j->cancel_with = &fde->equaliser;
         return j;
@@ -295,6 +308,7 @@ m110d_receiver::state::hand_to_decoding()
     j->thread = std::thread([this, job] {
         decode_passes(*job);
         decode_final(*job);
+        job->finished.store(true, std::memory_order_release);
     });
     return j;
 }
@@ -371,6 +385,12 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             return committed::begun_again;
         }
     }
+    if (j.judge && !j.judged && j.thread.joinable()) {
+        // Passed, judged for agreement and decoded on a thread (hand_to_decoding).
+        j.thread.join();
+        j.passes_done = true;
+        j.decoded = true;
+    }
     if (!j.passes_done && !j.thread.joinable())
         decode_passes(j); // in order
     j.passes_done = true;
@@ -388,16 +408,20 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             return committed::begun_again;
         }
         readings_open = false;
-        if (pipelined()) {
+        if (pipelined() && !j.decoded) {
             // Kept: its final decoding beside the next block's frames.
             block_job* job = &j;
-            j.thread = std::thread([this, job] { decode_final(*job); });
+            j.finished.store(false, std::memory_order_relaxed);
+            j.thread = std::thread([this, job] {
+                decode_final(*job);
+                job->finished.store(true, std::memory_order_release);
+            });
             return committed::decoding;
         }
     }
     if (j.thread.joinable())
         j.thread.join();
-    else
+    else if (!j.decoded)
         decode_final(j); // in order
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
         least_reliability = std::min(least_reliability, j.reliability);
@@ -447,9 +471,24 @@ void m110d_receiver::state::join_jobs()
             r.job->thread.join();
 }
 
+void m110d_receiver::state::join_dropped_jobs()
+{
+    for (const std::shared_ptr<block_job>& j : dropped_jobs)
+        if (j->thread.joinable())
+            j->thread.join();
+    dropped_jobs.clear();
+}
+
 void m110d_receiver::state::change_course(bool from_front)
 {
-    join_jobs();
+    // The blocks after the front one were handed to decoding on the burst's old course
+    // (at an EOM, the frames after it): their results are never read, so they are told
+    // to stop rather than waited for.
+    for (frame_record& r : unapplied)
+        if (r.job && r.job->thread.joinable()) {
+            r.job->dropped.store(true, std::memory_order_relaxed);
+            dropped_jobs.push_back(std::move(r.job));
+        }
     replay_limits.clear();
     bool first = true;
     for (const frame_record& r : unapplied) {
@@ -477,7 +516,12 @@ bool m110d_receiver::state::apply_unapplied(waiting wait, std::vector<m110d_burs
             newest = r.job.get();
     while (!unapplied.empty()) {
         frame_record& r = unapplied.front();
-        if (r.job && r.job->thread.joinable()) {
+        // A block whose decoding has finished is committed now, whatever `wait` says:
+        // the burst's last block tells of its EOM before the frames after it have
+        // filled another block (records apply in the same order whenever they do; the
+        // frames after a change of course are dropped and the input gone over again).
+        if (r.job && r.job->thread.joinable() &&
+            !r.job->finished.load(std::memory_order_acquire)) {
             const bool may_wait =
                 wait == waiting::all ||
                 (wait == waiting::all_but_newest && r.job.get() != newest);

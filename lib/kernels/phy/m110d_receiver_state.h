@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -497,10 +498,14 @@ struct m110d_receiver::state {
     // Applies unapplied's records in order, waiting for the blocks' decoding as told;
     // true when the burst took another course (the records after dropped).
     bool apply_unapplied(waiting wait, std::vector<m110d_burst>& done);
-    // The records from unapplied's front on dropped (their blocks' threads joined); the
-    // input gone over again from the chunk end of the first (with `from_front`) or the
-    // next.
+    // The records from unapplied's front on dropped (their blocks still decoding told
+    // to stop and kept in dropped_jobs, not waited for); the input gone over again from
+    // the chunk end of the first (with `from_front`) or the next.
     void change_course(bool from_front);
+    // Blocks dropped while decoding on their threads: joined before the next block is
+    // handed (two blocks' threads at most) and when decoding is completed.
+    std::vector<std::shared_ptr<block_job>> dropped_jobs;
+    void join_dropped_jobs();
     // The block just complete handed to decoding (block_llr and the kept frames).
     std::shared_ptr<block_job> hand_to_decoding();
     // The decoder-aided passes and, for the burst's first block, its bits coded again
@@ -617,11 +622,17 @@ struct m110d_receiver::state::block_job {
     std::vector<float> llr_in;                  // judge: the LLRs before the passes
     bool judged = false;
     bool passes_done = false;
+    bool decoded = false; // its final decoding done with its passes on a thread
     // Results.
     reencoding_agreement agreement;
     std::vector<uint8_t> bits;
     double reliability = 0;
     std::thread thread; // threads > 1: the passes and the decoding
+    // Its record dropped while it decoded (the burst took another course): nothing
+    // reads its results, so its thread stops at the next pass or frame.
+    std::atomic<bool> dropped{ false };
+    // Set by its thread as it ends (its results complete): committed without waiting.
+    std::atomic<bool> finished{ false };
     // The block decoded as its LLRs stand and coded again: its channel bits.
     std::vector<uint8_t> coded_again() const;
 };

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "helper_threads.h"
 #include "serial_tone_coding.h"
 #include "serial_tone_presence.h"
 
@@ -12,7 +13,6 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -349,9 +349,8 @@ double tail_biting_viterbi::decode_with_expected_errors(const float* llr,
         return expected_errors();
     }
     double expected = 0;
-    std::thread map_pass([&] { expected = expected_errors(); });
-    decode_wrapped(start, bits);
-    map_pass.join();
+    run_beside([&] { expected = expected_errors(); },
+               [&] { decode_wrapped(start, bits); });
     return expected;
 }
 

@@ -4,11 +4,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "helper_threads.h"
 #include "serial_tone_samples.h"
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 namespace gr {
 namespace hfstack {
@@ -68,9 +68,7 @@ void serial_tone_samples::derotate_through(uint64_t to, bool two_threads)
         fill(0, count);
         return;
     }
-    std::thread second(fill, count / 2, count);
-    fill(0, count / 2);
-    second.join();
+    run_beside([&] { fill(count / 2, count); }, [&] { fill(0, count / 2); });
 }
 
 serial_tone_samples::cf serial_tone_samples::derotate(uint64_t i) const

@@ -395,6 +395,7 @@ struct node_engine::impl {
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
         std::set<uint32_t> rx_win_reset_by; // peers whose RESET-RX-WIN command came in it
+        std::set<uint32_t> sources;         // senders of its D_PDUs
         std::set<uint32_t> served_others;   // peers that sent another node ARQ data in it
         std::set<uint32_t> sent_us_data;    // peers that sent us ARQ data in it
     };
@@ -451,6 +452,12 @@ struct node_engine::impl {
     double turnaround_call_time() const;
     bool turnaround_call_now();
     std::mt19937 turnaround_call_rng;
+    // The channel held by one pair: since when only two other stations' bursts have
+    // been heard, with no gap a contender could use between them and none of ours.
+    double pair_since = -inf;
+    double pair_last_end = -inf;
+    std::set<uint32_t> pair_sources;
+    void note_pair_burst();
     double turnaround_call_drawn_for = -inf;
     bool turnaround_call_chosen = false;
     // The transmission being built won the channel by contention (a back-off or slot

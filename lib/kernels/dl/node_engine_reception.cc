@@ -452,6 +452,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         if (d.source == cfg.address)
             continue; // our own burst heard back
         stations_heard[d.source] = now;
+        rx_burst.sources.insert(d.source);
         // ARQ data, or a link C_PDU (expedited non-ARQ), to a node: its answer is due.
         if ((is_arq_data(d.type) ||
              (d.type == dpdu_type::expedited_non_arq_data && !for_us(d.destination))) &&
@@ -706,7 +707,23 @@ void node_engine::impl::end_received_burst()
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
     break_link_of_peer_that_did_not_wait();
+    note_pair_burst();
     rx_burst = burst_in_progress();
+}
+
+void node_engine::impl::note_pair_burst()
+{
+    // A gap a contender could use, or a third station, ends the pair's hold.
+    const auto& ca = cfg.channel_access;
+    std::set<uint32_t> both = pair_sources;
+    both.insert(rx_burst.sources.begin(), rx_burst.sources.end());
+    if (pair_since == -inf || both.size() > 2 ||
+        carrier_now.began - pair_last_end >= ca.idle_holdoff_s + ca.backoff_min_s) {
+        pair_since = carrier_now.began;
+        both = rx_burst.sources;
+    }
+    pair_sources = std::move(both);
+    pair_last_end = now;
 }
 
 void node_engine::impl::break_link_of_peer_that_did_not_wait()

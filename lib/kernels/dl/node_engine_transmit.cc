@@ -303,15 +303,16 @@ bool node_engine::impl::turnaround_call_wanted() const
     const auto& ca = cfg.channel_access;
     if (!cfg.call_into_turnaround || ca.mode == channel_access_mode::none ||
         !std::isfinite(ca.max_exchange_s) || !cs.wanted() || cs.carrier() ||
-        cs.busy_since() == -inf)
+        pair_since == -inf || pair_sources.size() != 2)
         return false;
     // The burst that just ended was another station's, after our own last one.
     if (carrier_ended == -inf || carrier_ended <= busy_until())
         return false;
     // We have waited our longest back-off, and no pair keeping the network rules
-    // would have held the channel this long without a gap.
+    // would have held the channel this long without a gap (its answers contend after
+    // max_exchange_s, and a gap follows the burst then going on).
     if (now - cs.wanted_since() < contention_wait_max() ||
-        carrier_ended - cs.busy_since() < ca.max_exchange_s + cfg.max_transmission_s)
+        carrier_ended - pair_since < ca.max_exchange_s + cfg.max_transmission_s)
         return false;
     // Two other stations heard (their D_PDUs), not one: a two-node link never calls.
     size_t heard = 0;
@@ -374,6 +375,8 @@ void node_engine::impl::try_transmit()
     if (yielding)
         counters.exchanges_yielded += 1;
     counters.turnaround_calls += turnaround_call;
+    pair_since = -inf; // we are on the air: no pair holds the channel alone
+    pair_sources.clear();
     yielding = false;
     break_at_once = false;
     if (cs.carrier())

@@ -119,3 +119,19 @@ TEST(WindowResync, ARestoredNodeAsksThePeersReceiverToFollowWithoutAResetOfItsOw
     EXPECT_FALSE(s.outstanding());
     EXPECT_TRUE(s.full());
 }
+
+// The peer's RESET-RX-WIN command (it restarted with its journal) moves our receiver
+// once. Repeated because our RESET-ACK was lost, it comes with the frames we took after
+// the first copy: taken again they would be delivered twice, so the repeat is only
+// acknowledged. After regular traffic (the peer has our ack) the same frame ID is a new
+// command: the peer restarted again.
+TEST(WindowResync, ARepeatedReceiveWindowCommandIsAcknowledgedAgainWithoutMoving)
+{
+    window_resync r;
+    EXPECT_TRUE(r.on_rx_win_command(4));
+    EXPECT_FALSE(r.on_rx_win_command(4));
+    EXPECT_EQ(r.acks_owed(), (std::vector<uint8_t>{ 4, 4 }));
+    EXPECT_TRUE(r.on_rx_win_command(5));
+    r.on_regular_traffic();
+    EXPECT_TRUE(r.on_rx_win_command(5));
+}

@@ -40,7 +40,7 @@ from gnuradio.hfstack import traffic_report as tr
 PATH_KEYS = {"from", "to", "one_way", "hears", "snr", "profile", "ber", "propagation"}
 FLOW_KEYS = {"kind", "from", "to", "bytes", "message_bytes", "messages", "interval", "start",
              "expedited"}
-POWER_KEYS = {"node", "off", "on"}
+POWER_KEYS = {"node", "off", "on", "journal"}
 FILE_KEYS = {"nodes", "paths", "flows", "power"}
 
 
@@ -205,6 +205,10 @@ def power_cycle_from(entry, where):
     p.off_s = _seconds(entry["off"], where, "off")
     if "on" in entry:
         p.on_s = _seconds(entry["on"], where, "on")
+    if "journal" in entry:
+        if not isinstance(entry["journal"], bool):
+            raise ValueError(f"{where}: 'journal' must be true or false")
+        p.journal = entry["journal"]
     return p
 
 

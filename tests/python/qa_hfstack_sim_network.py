@@ -187,6 +187,11 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
                 (run("--power-off", "1@10:50", "--power-off", "1@40"),
                  "power cycle 1 overlaps power cycle 0 of node 1"),
                 (run("--power-off", "1@later"), "--power-off: '1@later' is not NODE@T"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1}],
+                          "power": [{"node": 1, "off": 10, "journal": "yes"}]}),
+                 "power 0: 'journal' must be true or false"),
+                (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1, "start": -5}]}),
+                 "flow 0: start and interval must be finite and >= 0"),
             ]
         for r, reason in cases:
             self.assertEqual(r.returncode, 2, r.stdout)

@@ -191,6 +191,8 @@ public:
     double next_deadline() const;
 
     bool wanted() const { return d_want; }
+    // Since when the wanted transmission has been wanted (meaningful while wanted()).
+    double wanted_since() const { return d_want_since; }
     bool carrier() const { return d_carrier; }
     bool response_pending() const { return d_response_pending; }
     // Instant the channel last became idle (-inf if never busy).

@@ -126,6 +126,7 @@ std::vector<std::pair<std::string, double>> counter_list(const node_counters& c)
         { "exchanges_yielded", double(c.exchanges_yielded) },
         { "turns_served", double(c.turns_served) },
         { "collisions_heard", double(c.collisions_heard) },
+        { "turnaround_calls", double(c.turnaround_calls) },
         { "clients_connected", double(c.clients_connected) },
         { "clients_accepted", double(c.clients_accepted) },
         { "updus_accepted", double(c.updus_accepted) },

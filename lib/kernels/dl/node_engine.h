@@ -113,6 +113,15 @@ struct node_config {
     // station configured for a net knows it shares the channel before it hears anyone,
     // and may hear no one if the first calls all collide. Off: only what is heard counts.
     bool network_assumed = false;
+    // A station that wants the channel while two others exchange without a gap (it
+    // heard both, has waited its longest back-off, and the channel has been busy for
+    // longer than a pair keeping the network rules keeps it: channel_access.
+    // max_exchange_s plus the longest burst) calls at the end of a burst it hears,
+    // within the turnaround before the answer (half the time, drawn per burst). The
+    // answering station hears its carrier before keying up and defers, both hear its
+    // call whole, and having heard a third station they keep to the network rules.
+    // Never on a channel where only one other station is heard.
+    bool call_into_turnaround = true;
     // On a network, a node with links to several peers (a hub) serves them in turn:
     // each of its bursts carries ARQ data for one peer alone, the same peer for up to
     // this long while it has work, then the next (by address, round robin); the burst
@@ -357,6 +366,8 @@ struct node_counters {
     // Carriers heard while we were not on the air that brought no burst: two other
     // stations' bursts destroyed each other, so others share the channel.
     uint64_t collisions_heard = 0;
+    // Calls into a pair's turnaround (call_into_turnaround).
+    uint64_t turnaround_calls = 0;
     // Clients and U_PDUs.
     uint64_t clients_connected = 0; // connected now (a snapshot)
     uint64_t clients_accepted = 0;  // connections since the start

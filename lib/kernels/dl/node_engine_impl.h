@@ -118,7 +118,12 @@ struct node_engine::impl {
         double link_requested_at = inf; // start of our current link request
         double waiting_since = inf;     // has had work without a link since then
         double made_way_at = -inf;      // its idle link was released for a waiting peer
-        double link_up_at = -inf;       // when the current link came up
+        // Its link with work was broken for a peer that had waited
+        // (cas.yield_link_after_s): its calls are refused until our request to the
+        // waiting peer is out. It calls again with its BREAK CONFIRM, before that
+        // request could go, and would take the slot back every time.
+        bool refused_for_waiting = false;
+        double link_up_at = -inf; // when the current link came up
         // The burst we await an answer to went out past the fairness bound: the peer
         // contends for the channel before answering, so the channel is not its alone.
         bool answer_contends = false;
@@ -196,6 +201,7 @@ struct node_engine::impl {
     double next_deadline_cache = inf;
     uint8_t next_reset_id = 0;
     bool reset_ids_drawn = false;
+    bool journal_restored = false; // restore_journal found peers: reset IDs are drawn
     // After an unanswered transmission (ours or a CAS retry) the next one that answers
     // nobody waits a random time, so nodes whose timers run in step do not collide
     // again and again on an idle channel (carrier sense only separates them at the end
@@ -215,7 +221,8 @@ struct node_engine::impl {
           nonarq_tx(non_arq_sender_config(false)),
           nonarq_exp_tx(non_arq_sender_config(true)),
           nonarq_rx(receiver_config()),
-          retry_rng(c.channel_access.seed ^ 0x9e3779b9u)
+          retry_rng(c.channel_access.seed ^ 0x9e3779b9u),
+          turnaround_call_rng(c.channel_access.seed ^ 0x85ebca6bu)
     {
         if (c.large_windows)
             deframer.set_long_fsn(
@@ -387,8 +394,10 @@ struct node_engine::impl {
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
-        std::set<uint32_t> served_others;  // peers that sent another node ARQ data in it
-        std::set<uint32_t> sent_us_data;   // peers that sent us ARQ data in it
+        std::set<uint32_t> rx_win_reset_by; // peers whose RESET-RX-WIN command came in it
+        std::set<uint32_t> sources;         // senders of its D_PDUs
+        std::set<uint32_t> served_others;   // peers that sent another node ARQ data in it
+        std::set<uint32_t> sent_us_data;    // peers that sent us ARQ data in it
     };
     burst_in_progress rx_burst;
     // While a burst is arriving in pieces, its sender is on the air: no answer before
@@ -436,6 +445,21 @@ struct node_engine::impl {
     // its next call contends like every other station's.
     void break_link_of_peer_that_did_not_wait();
     bool break_at_once = false;
+    // call_into_turnaround: whether we would call into the turnaround after the burst
+    // just heard (all but the instant and the draw), the instant, and the draw made
+    // once per burst end (its own generator: the back-off draws stay as they were).
+    bool turnaround_call_wanted() const;
+    double turnaround_call_time() const;
+    bool turnaround_call_now();
+    std::mt19937 turnaround_call_rng;
+    // The channel held by one pair: since when only two other stations' bursts have
+    // been heard, with no gap a contender could use between them and none of ours.
+    double pair_since = -inf;
+    double pair_last_end = -inf;
+    std::set<uint32_t> pair_sources;
+    void note_pair_burst();
+    double turnaround_call_drawn_for = -inf;
+    bool turnaround_call_chosen = false;
     // The transmission being built won the channel by contention (a back-off or slot
     // wait), not as an answer owed at once.
     bool contended = false;

@@ -313,6 +313,19 @@ void node_engine::impl::manage_links()
             expedited_waiting = expedited_waiting || has_expedited_work(addr);
         }
     }
+    // A peer whose link made way for a waiting one may call again once our request to
+    // that one (or another link) holds the slot it freed, or nobody waits any more.
+    size_t held_by_others = 0;
+    for (auto& [addr, p] : peers)
+        held_by_others +=
+            cas.state(addr) != cas_link_state::idle && !p->refused_for_waiting;
+    const bool slot_retaken =
+        held_by_others >= std::max(1u, cfg.cas.max_nonexclusive_links);
+    for (auto& [addr, p] : peers)
+        if (p->refused_for_waiting && (slot_retaken || !live_wanted)) {
+            p->refused_for_waiting = false;
+            cas.refuse_requests_until(addr, now);
+        }
     // Heard other stations (not only data queued for an absent one, which is what
     // probes are for).
     const bool network = heard_network();
@@ -359,6 +372,8 @@ void node_engine::impl::manage_links()
                         now);
             p->made_way_at = now;
             counters.links_yielded += 1;
+            p->refused_for_waiting = true;
+            cas.refuse_requests_until(addr, inf);
         }
     }
     // Live peers in the order they began waiting: a link released to make way for

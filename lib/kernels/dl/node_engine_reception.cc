@@ -290,8 +290,11 @@ void node_engine::impl::handle_reset(peer_state& p, const dpdu& d)
         return;
     }
     if (d.reset_rx_win_command) {
-        p.rx.reset(d.new_rx_lwe);
-        journal_state(p);
+        if (p.resync.on_rx_win_command(d.reset_frame_id)) {
+            p.rx.reset(d.new_rx_lwe);
+            journal_state(p);
+        }
+        return;
     }
     // (RESET-TX-WIN-RQST alone: acknowledged, our sender keeps its window.)
     p.resync.owe_ack(d.reset_frame_id);
@@ -364,6 +367,7 @@ void node_engine::impl::journal_compact()
 size_t node_engine::impl::restore_journal(const bytes& journal)
 {
     auto replay = replay_journal(journal, cfg.address);
+    journal_restored = !replay.peers.empty();
     for (const auto& [addr, held] : replay.peers) {
         peer_state& p = peer(addr);
         if (held.regular.long_fsn != p.lfsn)
@@ -416,9 +420,10 @@ void node_engine::impl::start_reset(peer_state& p)
 {
     if (p.resync.outstanding())
         return;
-    if (cfg.data_with_link_request && !reset_ids_drawn) {
-        // A peer keeps the frame ID of a reset that brought data, to know repeats;
-        // a restarted node must not start from the same one (see window_resync.h).
+    if ((cfg.data_with_link_request || journal_restored) && !reset_ids_drawn) {
+        // A peer keeps the frame ID of a reset that brought data, or of a RESET-RX-WIN
+        // command, to know repeats; a restarted node must not start from the same one
+        // (see window_resync.h).
         uint64_t x;
         std::memcpy(&x, &now, sizeof x);
         x ^= uint64_t(cfg.address) << 32;
@@ -447,6 +452,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         if (d.source == cfg.address)
             continue; // our own burst heard back
         stations_heard[d.source] = now;
+        rx_burst.sources.insert(d.source);
         // ARQ data, or a link C_PDU (expedited non-ARQ), to a node: its answer is due.
         if ((is_arq_data(d.type) ||
              (d.type == dpdu_type::expedited_non_arq_data && !for_us(d.destination))) &&
@@ -516,6 +522,8 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
         if (d.type == dpdu_type::reset_win_resync) {
             if (d.full_reset && !d.reset_ack)
                 rx_burst.reset_by.insert(src);
+            if (d.reset_rx_win_command && !d.reset_ack)
+                rx_burst.rx_win_reset_by.insert(src);
             handle_reset(p, d);
             continue;
         }
@@ -538,9 +546,10 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
                 counters.dpdus_dropped_unsynced += 1;
                 continue;
             }
-        } else {
+        } else if (!rx_burst.rx_win_reset_by.count(src)) {
             // Regular traffic after a reset: the peer has our RESET-ACK, so a later
             // FULL RESET with the same frame ID is a new one (the peer restarted).
+            // (Data beside a RESET-RX-WIN command is not: the command may be a repeat.)
             p.resync.on_regular_traffic();
         }
         if (is_arq_data(d.type)) {
@@ -698,7 +707,23 @@ void node_engine::impl::end_received_burst()
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
     break_link_of_peer_that_did_not_wait();
+    note_pair_burst();
     rx_burst = burst_in_progress();
+}
+
+void node_engine::impl::note_pair_burst()
+{
+    // A gap a contender could use, or a third station, ends the pair's hold.
+    const auto& ca = cfg.channel_access;
+    std::set<uint32_t> both = pair_sources;
+    both.insert(rx_burst.sources.begin(), rx_burst.sources.end());
+    if (pair_since == -inf || both.size() > 2 ||
+        carrier_now.began - pair_last_end >= ca.idle_holdoff_s + ca.backoff_min_s) {
+        pair_since = carrier_now.began;
+        both = rx_burst.sources;
+    }
+    pair_sources = std::move(both);
+    pair_last_end = now;
 }
 
 void node_engine::impl::break_link_of_peer_that_did_not_wait()

@@ -177,6 +177,9 @@ void node_engine::impl::compute_deadline()
             d = std::min(d, std::max(gate, cst));
         }
     }
+    // A call into the turnaround after the burst just heard.
+    if (wants_to_transmit() && now < turnaround_call_time() && turnaround_call_wanted())
+        d = std::min(d, turnaround_call_time());
     next_deadline_cache = d;
 }
 

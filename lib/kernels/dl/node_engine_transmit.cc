@@ -338,6 +338,51 @@ double node_engine::impl::contention_wait_max() const
     return ca.idle_holdoff_s + wait;
 }
 
+bool node_engine::impl::turnaround_call_wanted() const
+{
+    const auto& ca = cfg.channel_access;
+    if (!cfg.call_into_turnaround || ca.mode == channel_access_mode::none ||
+        !std::isfinite(ca.max_exchange_s) || !cs.wanted() || cs.carrier() ||
+        pair_since == -inf || pair_sources.size() != 2)
+        return false;
+    // The burst that just ended was another station's, after our own last one.
+    if (carrier_ended == -inf || carrier_ended <= busy_until())
+        return false;
+    // We have waited our longest back-off, and no pair keeping the network rules
+    // would have held the channel this long without a gap (its answers contend after
+    // max_exchange_s, and a gap follows the burst then going on).
+    if (now - cs.wanted_since() < contention_wait_max() ||
+        carrier_ended - pair_since < ca.max_exchange_s + cfg.max_transmission_s)
+        return false;
+    // Two other stations heard (their D_PDUs), not one: a two-node link never calls.
+    size_t heard = 0;
+    for (auto& [addr, t] : stations_heard)
+        heard += now - t <= cfg.network_memory_s;
+    return heard >= 2;
+}
+
+double node_engine::impl::turnaround_call_time() const
+{
+    // Soon enough after the burst that the answering station, keying up a turnaround
+    // after it, hears our carrier first (key-up, AGC and carrier detection take a
+    // few tenths of a second), late enough that the station that sent it listens again.
+    return carrier_ended + cfg.turnaround_s / 5;
+}
+
+bool node_engine::impl::turnaround_call_now()
+{
+    if (now < turnaround_call_time() || now >= carrier_ended + cfg.turnaround_s / 2 ||
+        !turnaround_call_wanted())
+        return false;
+    if (turnaround_call_drawn_for != carrier_ended) {
+        // Half the bursts: two waiting stations do not call into the same one for
+        // ever.
+        turnaround_call_drawn_for = carrier_ended;
+        turnaround_call_chosen = (turnaround_call_rng() & 1) != 0;
+    }
+    return turnaround_call_chosen;
+}
+
 void node_engine::impl::try_transmit()
 {
     if (now == stalled_at || now < busy_until())
@@ -354,9 +399,10 @@ void node_engine::impl::try_transmit()
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
-    if (now < turn_gate() || !cs.may_transmit(now))
+    const bool turnaround_call = !at_once && turnaround_call_now();
+    if (!turnaround_call && (now < turn_gate() || !cs.may_transmit(now)))
         return;
-    if (now < retry_not_before && !at_once)
+    if (now < retry_not_before && !at_once && !turnaround_call)
         return;
     if (channel_promised())
         return;
@@ -369,6 +415,9 @@ void node_engine::impl::try_transmit()
     }
     if (yielding)
         counters.exchanges_yielded += 1;
+    counters.turnaround_calls += turnaround_call;
+    pair_since = -inf; // we are on the air: no pair holds the channel alone
+    pair_sources.clear();
     yielding = false;
     break_at_once = false;
     if (cs.carrier())

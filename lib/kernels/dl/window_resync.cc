@@ -70,6 +70,15 @@ bool window_resync::on_full_reset(uint8_t frame_id)
     return true;
 }
 
+bool window_resync::on_rx_win_command(uint8_t frame_id)
+{
+    d_acks_owed.push_back(frame_id);
+    if (int(frame_id) == d_last_rx_win_id)
+        return false;
+    d_last_rx_win_id = frame_id;
+    return true;
+}
+
 void window_resync::acks_sent(size_t n)
 {
     d_acks_owed.erase(d_acks_owed.begin(),
@@ -81,6 +90,7 @@ void window_resync::on_regular_traffic()
 {
     d_last_received_id = -1;
     d_reset_with_data_id = -1;
+    d_last_rx_win_id = -1;
 }
 
 void window_resync::on_link_down()

@@ -55,6 +55,11 @@ public:
     // The peer's FULL RESET: true when the windows must be reset (a new request; a
     // repeat of the one last taken only owes another RESET-ACK).
     bool on_full_reset(uint8_t frame_id);
+    // The peer's RESET-RX-WIN command (it restarted with its journal): true when our
+    // receiver must follow it. A repeat of the one last taken (our RESET-ACK was lost,
+    // no regular traffic since) is only acknowledged again: the frames taken since,
+    // which the peer sends again with it, must not be taken (and delivered) twice.
+    bool on_rx_win_command(uint8_t frame_id);
     // Any other RESET/WIN-RESYNC request: acknowledged, nothing agreed changes.
     void owe_ack(uint8_t frame_id) { d_acks_owed.push_back(frame_id); }
 
@@ -79,6 +84,7 @@ private:
     int d_windows_reset_for = -1;
     int d_last_received_id = -1;
     int d_reset_with_data_id = -1;
+    int d_last_rx_win_id = -1; // on_rx_win_command
     std::vector<uint8_t> d_acks_owed;
 };
 

@@ -58,6 +58,7 @@ struct virtual_network::node_slot {
     std::vector<dl::client_message> messages;
     std::vector<dl::client_disconnect> disconnects;
     node_stats stats;
+    dl::bytes journal; // with cfg.state_dir: what the node block would have on disk
 };
 
 radio_config ideal_radio()
@@ -494,6 +495,10 @@ void virtual_network::apply_actions(size_t i, dl::node_actions&& a)
         ++n.stats.client_disconnects;
         n.disconnects.push_back(std::move(d));
     }
+    if (a.journal_rewrite)
+        n.journal = std::move(a.journal);
+    else
+        n.journal.insert(n.journal.end(), a.journal.begin(), a.journal.end());
     for (auto& tx : a.transmissions)
         transmit(i, std::move(tx));
 }
@@ -671,6 +676,9 @@ void virtual_network::restart_node(size_t i)
     // As the node block does from the clock: a new start, a new incarnation.
     n.cfg.incarnation = uint32_t(std::max(0.0, d_now)) + uint32_t(n.epoch) + 1;
     n.engine = std::make_unique<dl::node_engine>(n.cfg);
+    // As the node block does at start: its receivers go on where they were.
+    if (!n.journal.empty())
+        n.engine->restore_journal(n.journal, d_now);
     ++n.epoch;
     ++n.rx_epoch;
     ++n.timer_gen;

@@ -181,7 +181,9 @@ public:
 
     // Replaces node i's engine by a fresh one (same configuration) at now(): receptions
     // in flight to it are lost, its pending timer and phy status events are dropped.
-    // A burst it is transmitting stays on the air for the others.
+    // A burst it is transmitting stays on the air for the others. With a state_dir in
+    // its configuration, the journal its engine wrote (kept here, as the node block
+    // keeps it on disk) is restored first, as the node block does at start.
     void restart_node(size_t i);
     // An offline node's radio is off: receptions in flight to it and all later ones are
     // lost (a carrier it was told about is cleared at once), its transmissions do not

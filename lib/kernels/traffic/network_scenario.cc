@@ -268,8 +268,15 @@ network_result run_network(const network_scenario_config& c)
     virtual_network net(seeded_network(c.radio, c.seed));
     set_seeded_channel(net, c.channel, c.seed);
     const scenario_config settings = node_settings(c);
-    for (size_t k = 0; k < c.nodes; ++k)
-        net.add_node(node_config_for(settings, k));
+    for (size_t k = 0; k < c.nodes; ++k) {
+        dl::node_config nc = node_config_for(settings, k);
+        // The engine only writes the records; the network keeps them (as the node block
+        // keeps its state_dir's file), so the name is never opened.
+        for (const network_power_cycle& p : c.power_cycles)
+            if (p.node == k && p.journal)
+                nc.state_dir = "journal kept by the simulated network";
+        net.add_node(nc);
+    }
     for (const network_path& p : c.paths) {
         channel_config pc = p.channel;
         if (!p.hears) {

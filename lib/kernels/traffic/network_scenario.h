@@ -79,11 +79,16 @@ struct network_path {
 // completes, and the run goes on to duration_s). At on_s
 // (never when infinite) it starts again with a new incarnation and no journal, binds
 // its client again and its bulk flows go on; its chat and broadcast flows go on with
-// their next message.
+// their next message. With journal (as hfstack-node runs by default, its state_dir),
+// the node's ARQ receivers come back as they were (dl/node_journal.h), so what its
+// peers send again after the restart is not delivered twice; without, they agree new
+// windows by a FULL RESET and the U_PDUs it had taken but not acknowledged before the
+// power-off are delivered again.
 struct network_power_cycle {
     size_t node = 0;
     double off_s = 0;
     double on_s = std::numeric_limits<double>::infinity();
+    bool journal = true;
 };
 
 struct network_scenario_config {

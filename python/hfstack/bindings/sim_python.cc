@@ -409,7 +409,8 @@ void bind_sim(py::module& m)
         .def(py::init<>())
         .def_readwrite("node", &network_power_cycle::node)
         .def_readwrite("off_s", &network_power_cycle::off_s)
-        .def_readwrite("on_s", &network_power_cycle::on_s);
+        .def_readwrite("on_s", &network_power_cycle::on_s)
+        .def_readwrite("journal", &network_power_cycle::journal);
     py::class_<network_scenario_config>(
         m, "network_scenario_config", "A network run (traffic/network_scenario.h)")
         .def(py::init<>())

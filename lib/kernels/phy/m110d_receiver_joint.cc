@@ -53,6 +53,9 @@ constexpr double weak_next_superframe_z = 4.0;
 // its own chips and before it silence (0.3 s; the bench leaves 0.5 s between bursts).
 constexpr unsigned weak_before_symbols = 720;
 constexpr double weak_before_z = 5.0;
+// The fields' correlations over their deviation in noise (3.1, deviation 0.7 for the
+// best of the valid count and WID) a held peak's fields need.
+constexpr double weak_fields_z = 5.5;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
 // mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the
@@ -502,12 +505,18 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     if (!fields)
         return std::nullopt;
     weak_judgement j;
+    // The fields' correlations must stand out of the chips' power: a peak in a burst's
+    // data that fits its frames (its data before it in a fade) read about 1-4.5, a
+    // faded preamble's 7-9.
+    const double fields_z = fields->correlation / deviation;
+    if (fields_z < weak_fields_z)
+        return std::nullopt;
     j.z = best->z;
     j.peak_z = w.z;
-    // The fields' correlations out of noise (3.1, deviation 0.7, on the WID that
-    // correlates best), with the known chips' z.
-    const double fields_z = std::max(0.0, (fields->correlation / deviation - 3.1) / 0.7);
-    j.preamble_z = std::sqrt(w.z * w.z + fields_z * fields_z);
+    // The fields out of noise (3.1, deviation 0.7, on the WID that correlates best), with
+    // the known chips' z.
+    const double fields_excess = (fields_z - 3.1) / 0.7;
+    j.preamble_z = std::sqrt(w.z * w.z + fields_excess * fields_excess);
     j.alignment = w.alignment;
     j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
     j.hz = hz;

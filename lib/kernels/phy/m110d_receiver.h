@@ -32,7 +32,11 @@
  *      kHz between bursts the known chips are also correlated coherently over a grid
  *      of offsets (coherent_search), its peak taken where the differential has none:
  *      a preamble of one super-frame in a fade; also on two paths together
- *      (coherent_two_paths), taken once its fields read on both paths' gains.
+ *      (coherent_two_paths), taken once its fields read on both paths' gains. A
+ *      coherent peak up to 1.5 under its threshold is held until the data after it
+ *      are in (confirm_weak_with_data, m110d_receiver_joint.cc) and taken where they
+ *      carry a frame structure's known symbols, carried back before it they do not,
+ *      and its fields stand out.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each

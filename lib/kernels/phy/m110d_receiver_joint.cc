@@ -56,6 +56,9 @@ constexpr double weak_before_z = 5.0;
 // The fields' correlations over their deviation in noise (3.1, deviation 0.7 for the
 // best of the valid count and WID) a held peak's fields need.
 constexpr double weak_fields_z = 5.5;
+// The same on the search's offset (4.7 Hz coarse) and any valid mode, first: under this
+// the peak is not judged further.
+constexpr double weak_fields_near_z = 5.0;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
 // mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the
@@ -377,6 +380,54 @@ bool m110d_receiver::state::weak_detection_confirmed()
     return true;
 }
 
+template <typename Possible>
+std::optional<m110d_fields> m110d_receiver::state::weak_fields_at(const weak_candidate& w,
+                                                                  int side,
+                                                                  double hz,
+                                                                  double& fields_z,
+                                                                  Possible possible) const
+{
+    const auto moved = [&](uint64_t at) {
+        return at == 0 ? at : uint64_t(int64_t(at) + int64_t(side) * int64_t(sps));
+    };
+    std::vector<cf> chips;
+    double deviation = 0;
+    if (!combined_field_chips(
+            w.alignment, moved(w.at), moved(w.other), hz, chips, deviation))
+        return std::nullopt;
+    const m110d_pn_alignment alignment = alignments[w.alignment].alignment;
+    const std::array<std::array<double, 4>, 9> c = field_correlations(chips, alignment);
+    const auto count = m110d_count_dibits(0);
+    double count_correlation = 0;
+    for (unsigned s = 0; s < 4; ++s)
+        count_correlation += c[s][count[s]];
+    std::optional<m110d_fields> fields;
+    for (m110d_wid_parity parity :
+         { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
+            continue;
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz)) {
+            if (!possible(m))
+                continue;
+            for (unsigned k : { 7u, 9u }) {
+                m110d_fields f;
+                f.alignment = alignment;
+                f.parity = parity;
+                f.wid = { m.wn, m.interleaver, k };
+                const auto dibits = m110d_wid_dibits(f.wid, parity);
+                f.correlation = count_correlation;
+                for (unsigned s = 0; s < 5; ++s)
+                    f.correlation += c[4 + s][dibits[s]];
+                if (!fields || f.correlation > fields->correlation)
+                    fields = f;
+            }
+        }
+    }
+    if (fields)
+        fields_z = fields->correlation / deviation;
+    return fields;
+}
+
 std::optional<m110d_receiver::state::weak_judgement>
 m110d_receiver::state::judge_weak(const weak_candidate& w) const
 {
@@ -389,6 +440,17 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     const unsigned back = unsigned(std::min<uint64_t>(
         (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
     const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
+    // First what costs little: the fields on the peak's offset, at its timing or a
+    // Walsh symbol either side, must come near standing out (the data's offset reads
+    // them better; most peaks in noise end here).
+    double near_z = 0;
+    for (int side : { -int(walsh_chips), 0, int(walsh_chips) }) {
+        double z = 0;
+        if (weak_fields_at(w, side, w.hz, z, [](const m110d_mode&) { return true; }))
+            near_z = std::max(near_z, z);
+    }
+    if (near_z < weak_fields_near_z)
+        return std::nullopt;
     std::vector<int> lags;
     for (int side : { -int(walsh_chips), 0, int(walsh_chips) })
         for (int l = -weak_lags; l <= weak_lags; ++l)
@@ -457,58 +519,26 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
         w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
     // The count and WID: the valid fields of a mode among the structures that may be
     // the burst's whose symbols correlate best (in a fade symbol-by-symbol decisions
-    // fail).
-    std::vector<cf> chips;
-    double deviation = 0;
-    // At the preamble's timing: the side peak's a Walsh symbol off where the data say so.
+    // fail), at the preamble's timing (the side peak's a Walsh symbol off where the data
+    // say so).
     const int side = best->lag < -weak_lags  ? -int(walsh_chips)
                      : best->lag > weak_lags ? int(walsh_chips)
                                              : 0;
-    const auto moved = [&](uint64_t at) {
-        return at == 0 ? at : uint64_t(int64_t(at) + int64_t(side) * int64_t(sps));
-    };
-    if (!combined_field_chips(
-            w.alignment, moved(w.at), moved(w.other), hz, chips, deviation))
-        return std::nullopt;
-    const std::array<std::array<double, 4>, 9> c = field_correlations(chips, a.alignment);
-    const auto count = m110d_count_dibits(0);
-    double count_correlation = 0;
-    for (unsigned s = 0; s < 4; ++s)
-        count_correlation += c[s][count[s]];
-    std::optional<m110d_fields> fields;
-    for (m110d_wid_parity parity :
-         { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
-        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
-            continue;
-        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz)) {
-            const bool possible = std::any_of(
+    double fields_z = 0;
+    const std::optional<m110d_fields> fields =
+        weak_fields_at(w, side, hz, fields_z, [&](const m110d_mode& m) {
+            return std::any_of(
                 evidence.begin(), evidence.end(), [&](const structure_evidence& e) {
                     return same_structure(e.mode, m) &&
                            e.z >= best->z - weak_structure_margin;
                 });
-            if (!possible)
-                continue;
-            for (unsigned k : { 7u, 9u }) {
-                m110d_fields f;
-                f.alignment = a.alignment;
-                f.parity = parity;
-                f.wid = { m.wn, m.interleaver, k };
-                const auto dibits = m110d_wid_dibits(f.wid, parity);
-                f.correlation = count_correlation;
-                for (unsigned s = 0; s < 5; ++s)
-                    f.correlation += c[4 + s][dibits[s]];
-                if (!fields || f.correlation > fields->correlation)
-                    fields = f;
-            }
-        }
-    }
+        });
     if (!fields)
         return std::nullopt;
     weak_judgement j;
     // The fields' correlations must stand out of the chips' power: a peak in a burst's
     // data that fits its frames (its data before it in a fade) read about 1-4.5, a
     // faded preamble's 7-9.
-    const double fields_z = fields->correlation / deviation;
     if (fields_z < weak_fields_z)
         return std::nullopt;
     j.z = best->z;

@@ -412,6 +412,15 @@ struct m110d_receiver::state {
         m110d_fields fields;
     };
     std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
+    // A held peak's count (0) and WID read `side` symbols off its timing (and its other
+    // path's), derotated by hz: the valid fields of a mode `possible` takes whose
+    // symbols correlate best, with fields_z their correlation over its deviation.
+    template <typename Possible>
+    std::optional<m110d_fields> weak_fields_at(const weak_candidate& w,
+                                               int side,
+                                               double hz,
+                                               double& fields_z,
+                                               Possible possible) const;
     // The peaks judged together: true where one is a burst's (the most evident), found_*
     // set from it and weak_fields its count and WID; they leave the held ones.
     bool weak_detection_confirmed();

@@ -390,6 +390,12 @@ std::optional<m110d_fields> m110d_receiver::state::weak_fields_at(const weak_can
     const auto moved = [&](uint64_t at) {
         return at == 0 ? at : uint64_t(int64_t(at) + int64_t(side) * int64_t(sps));
     };
+    // Only samples still held (a side a Walsh symbol back may lie before them).
+    for (uint64_t at : { w.at, w.other })
+        if (at != 0 &&
+            (int64_t(at) + int64_t(side) * int64_t(sps) < int64_t(input.base()) ||
+             moved(at) + uint64_t(preamble_end) * sps > input.total()))
+            return std::nullopt;
     std::vector<cf> chips;
     double deviation = 0;
     if (!combined_field_chips(

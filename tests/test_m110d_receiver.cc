@@ -663,6 +663,33 @@ TEST(M110dReceiver, OneSuperframePreambleOnTwoFadedPathsFoundTogether)
     }
 }
 
+// A preamble of one super-frame deeper in the fade: 14 dB under the data after it, at 4
+// dB (its chips about -10 dB), its coherent z 3-4.5, under the coherent search's
+// threshold. Held (confirm_weak_with_data, the default), it is taken once the data's
+// mini-probes (WN1) or scrambled Walsh symbols (WN0) stand out after it (noise seeds
+// 50-61: 8 of 12 bursts received whole for each, none without).
+TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeFoundWithItsData)
+{
+    m110d_receiver_config without;
+    without.confirm_weak_with_data = false;
+    for (const char* name : { "WN1/3kHz/S", "WN0/3kHz/S" }) {
+        const m110d_mode mode = mode_of(name);
+        // About 2 s of data and more (the data are searched over 1.5 s).
+        const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 24 : 100, 97);
+        for (uint64_t seed : { 51u, 52u, 54u, 55u }) {
+            const std::vector<m110d_burst> found =
+                faded_preamble_received(mode, data, 14, {}, seed);
+            ASSERT_EQ(found.size(), 1u) << name << " " << seed;
+            EXPECT_EQ(found[0].mode, mode.name()) << seed;
+            EXPECT_EQ(found[0].bytes, data) << name << " " << seed;
+            EXPECT_TRUE(found[0].eom) << name << " " << seed;
+            EXPECT_TRUE(
+                faded_preamble_received(mode, data, 14, {}, seed, without).empty())
+                << name << " " << seed;
+        }
+    }
+}
+
 TEST(M110dReceiver, NoiseAloneStartsNothing)
 {
     for (bool find : { false, true }) {

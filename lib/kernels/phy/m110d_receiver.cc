@@ -78,6 +78,9 @@ constexpr double coherent_path_gate = 1.2;
 // fields is decided wrong about one time in 500, and fields that fail are what was sent
 // (a reserved WN, say), refused.
 constexpr double coherent_best_fields_z = 7.0;
+// confirm_weak_with_data: coherent peaks from this far under the coherent threshold are
+// held for the data after them (the lost preambles' peaks: 3.2-4.1).
+constexpr double weak_margin = 1.5;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -296,6 +299,8 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, peak.at);
     if (coherent_peak.open)
         keep = std::min(keep, coherent_peak.at);
+    if (!weak.empty() && stage == phase::search)
+        keep = std::min(keep, weak.front().at);
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);
@@ -322,6 +327,7 @@ void m110d_receiver::state::restart_search(uint64_t from)
     restart_serial_tone_search(*this, from, sps);
     coherent_peak.open = false;
     paths_pending = false;
+    weak.clear();
     differential_from = 0;
     scores_count = scores_offered = 0;
     watch_pending = false;
@@ -626,7 +632,17 @@ bool m110d_receiver::state::search()
             for (size_t a = 0; a < alignments.size(); ++a)
                 score_candidates(a, scores_first, scores_count, coherent);
         }
+        const double coherent_threshold = cfg.detection_threshold + coherent_margin;
+        const double weak_threshold = cfg.confirm_weak_with_data
+                                          ? coherent_threshold - weak_margin
+                                          : coherent_threshold;
         while (scores_offered < scores_count) {
+            // A held weak peak is judged once its data are in and no peak is open that
+            // might take its place.
+            if (!weak.empty() && stage == phase::search &&
+                candidate >= weak_judged_at() && !peak.open && !coherent_peak.open &&
+                weak_detection_confirmed())
+                return true;
             const size_t i = scores_offered++;
             const uint64_t n = candidate++;
             for (size_t a = 0; a < alignments.size(); ++a) {
@@ -638,19 +654,22 @@ bool m110d_receiver::state::search()
                 }
                 if (!coherent)
                     continue;
-                const double threshold = cfg.detection_threshold + coherent_margin;
-                if (coherent_peak.offer(s.coherent_z, n, s.coherent_sum, threshold)) {
+                if (coherent_peak.offer(
+                        s.coherent_z, n, s.coherent_sum, weak_threshold)) {
                     coherent_alignment = a;
                     coherent_other = 0;
                 }
                 if (cfg.coherent_two_paths &&
-                    coherent_peak.offer(s.paths.z, s.paths.at, s.paths.sum, threshold)) {
+                    coherent_peak.offer(
+                        s.paths.z, s.paths.at, s.paths.sum, weak_threshold)) {
                     coherent_alignment = a;
                     coherent_other = s.paths.other;
                 }
             }
             if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
                 coherent_peak.open = false;
+                weak.clear();
+                found_weak = false;
                 found_by_coherent = false;
                 found_other = 0;
                 found_alignment = peak_alignment;
@@ -664,6 +683,17 @@ bool m110d_receiver::state::search()
             // (a detection the differential makes is taken as without the coherent
             // search).
             if (coherent_peak.taken(n, peak_window) && !peak.open) {
+                if (coherent_peak.z < coherent_threshold) {
+                    // Under the threshold: held for its data.
+                    weak.push_back({ coherent_peak.at,
+                                     coherent_other,
+                                     coherent_peak.offset_hz(symbol_rate),
+                                     coherent_peak.z,
+                                     coherent_alignment });
+                    continue;
+                }
+                weak.clear();
+                found_weak = false;
                 found_by_coherent = true;
                 found_other = coherent_other;
                 found_alignment = coherent_alignment;
@@ -742,9 +772,11 @@ bool m110d_receiver::state::preamble()
     // Fine offset: the phase slope over the known chips, 8-chip chunks (+-150 Hz around
     // the coarse angle), then 32.
     burst_alignment = &alignments[found_alignment];
+    // (A weak peak the data confirmed: the offset they turn by.)
     const double hz = found_sections > 1
                           ? superframes_offset_hz(found_sections - 1, found_hz)
-                          : refined_offset_hz(start, found_hz);
+                      : found_weak ? found_hz
+                                   : refined_offset_hz(start, found_hz);
     double power = 0;
     for (unsigned k = 0; k < known_symbols; ++k)
         power += std::norm(input.at(start + uint64_t(k) * sps));
@@ -965,12 +997,16 @@ m110d_receiver::state::fields_on_one_gain(uint64_t at, double hz, double* fields
     return f;
 }
 
-std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
-    uint64_t at, uint64_t other, double hz, double* fields_z, bool best_at_any_z) const
+bool m110d_receiver::state::combined_field_chips(size_t alignment,
+                                                 uint64_t at,
+                                                 uint64_t other,
+                                                 double hz,
+                                                 std::vector<cf>& chips,
+                                                 double& deviation) const
 {
     // Each path's gain over the known chips, the count and WID chips combined by them
     // (maximal ratio: the paths' noise is the same).
-    const alignment_search& a = alignments[found_alignment];
+    const alignment_search& a = alignments[alignment];
     std::vector<cd> combined(preamble_end - walsh_chips);
     for (uint64_t path : { at, other }) {
         if (path == 0)
@@ -989,12 +1025,38 @@ std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
         power += std::norm(c);
     }
     if (!(scale > 0))
-        return std::nullopt;
-    std::vector<cf> chips;
+        return false;
+    chips.clear();
     for (const cd& c : combined)
         chips.push_back(cf(c / scale));
     power /= scale * scale;
-    const double deviation = std::sqrt(0.5 * power);
+    deviation = std::sqrt(0.5 * power);
+    return true;
+}
+
+std::array<std::array<double, 4>, 9>
+m110d_receiver::state::field_correlations(const std::vector<cf>& chips,
+                                          m110d_pn_alignment alignment) const
+{
+    std::array<std::array<double, 4>, 9> c;
+    for (unsigned s = 0; s < 9; ++s)
+        c[s] =
+            m110d_walsh_correlations(chips.data() + size_t(s) * walsh_chips,
+                                     walsh_chips,
+                                     s < 4 ? m110d_pn_table::count : m110d_pn_table::wid,
+                                     s < 4 ? s : s - 4,
+                                     alignment);
+    return c;
+}
+
+std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
+    uint64_t at, uint64_t other, double hz, double* fields_z, bool best_at_any_z) const
+{
+    const alignment_search& a = alignments[found_alignment];
+    std::vector<cf> chips;
+    double deviation = 0;
+    if (!combined_field_chips(found_alignment, at, other, hz, chips, deviation))
+        return std::nullopt;
     const std::optional<m110d_fields> f = fields_of(chips, a.alignment);
     if (f && fields_z)
         *fields_z = f->correlation / deviation;
@@ -1006,14 +1068,7 @@ std::optional<m110d_fields> m110d_receiver::state::fields_on_paths(
     // WID whose symbols' correlations add up the most. The count must be 0, and the nine
     // symbols' correlations stand out of the chips' power as the watch asks (noise 3.1,
     // deviation 0.7).
-    std::array<std::array<double, 4>, 9> c;
-    for (unsigned s = 0; s < 9; ++s)
-        c[s] =
-            m110d_walsh_correlations(chips.data() + size_t(s) * walsh_chips,
-                                     walsh_chips,
-                                     s < 4 ? m110d_pn_table::count : m110d_pn_table::wid,
-                                     s < 4 ? s : s - 4,
-                                     a.alignment);
+    const std::array<std::array<double, 4>, 9> c = field_correlations(chips, a.alignment);
     double count_correlation = 0;
     for (unsigned count = 0; count < m110d_max_superframes; ++count) {
         const auto dibits = m110d_count_dibits(count);
@@ -1218,8 +1273,20 @@ bool m110d_receiver::state::read_fields()
     // known chips reads (each Walsh symbol's 32 chips decided together; on both paths
     // where the search added two). Only where the differential search would not have
     // found it: its detections read as before.
-    if (!f && found_by_coherent)
+    if (!f && found_by_coherent && !found_weak)
         f = fields_on_paths(start, found_other, burst_hz);
+    // A weak peak the data confirmed: the fields read for the frame structure they
+    // carry, unless the equaliser's read passes with a mode of the same frames.
+    if (found_weak) {
+        const auto frames_of = [this](const m110d_fields& g) {
+            const auto m = m110d_mode_for(cfg.bandwidth_khz, g.wid.wn, g.wid.interleaver);
+            return std::array<unsigned, 4>{
+                m->wn == 0, m->data_symbols, m->probe_symbols, m->frames_per_block
+            };
+        };
+        if (!f || frames_of(*f) != frames_of(weak_fields))
+            f = weak_fields;
+    }
     if (!f)
         return false;
     mode = m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);

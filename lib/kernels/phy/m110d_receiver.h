@@ -32,7 +32,11 @@
  *      kHz between bursts the known chips are also correlated coherently over a grid
  *      of offsets (coherent_search), its peak taken where the differential has none:
  *      a preamble of one super-frame in a fade; also on two paths together
- *      (coherent_two_paths), taken once its fields read on both paths' gains.
+ *      (coherent_two_paths), taken once its fields read on both paths' gains. A
+ *      coherent peak up to 1.5 under its threshold is held until the data after it
+ *      are in (confirm_weak_with_data, m110d_receiver_joint.cc) and taken where they
+ *      carry a frame structure's known symbols, carried back before it they do not,
+ *      and its fields stand out.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -296,6 +300,15 @@ struct m110d_receiver_config {
     // a preamble both carry over the threshold taken where neither alone does (F.1487
     // poor: its two equal paths 2 ms apart in fades together). False: one path's alone.
     bool coherent_two_paths = true;
+    // With coherent_search: a coherent peak up to 1.5 under its threshold (a preamble of
+    // one super-frame deeper in a fade) is held, and taken once the data after it carry
+    // the known symbols of one of the bandwidth's frame structures (mini-probes, or WN0's
+    // scrambled Walsh symbols) far out of noise within 1.5 s (the fade passed): the
+    // preamble's evidence and the data's together. Any detection in that time takes its
+    // place. The WN is read among those of the frame structure found, the offset taken
+    // from the data. The search runs up to 1.5 s behind its input while one is held.
+    // False: such peaks are not taken.
+    bool confirm_weak_with_data = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

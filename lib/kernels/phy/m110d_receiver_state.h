@@ -384,6 +384,62 @@ struct m110d_receiver::state {
     // and read (paths_detection_reads).
     bool paths_pending = false;
     bool paths_detection_reads() const;
+    // confirm_weak_with_data (m110d_receiver_joint.cc): a coherent peak from weak_margin
+    // under the coherent threshold, held while the search goes on (any detection, or a
+    // stronger such peak, before it is judged takes its place), then judged once the
+    // data after its preamble are in: taken where the known symbols of one of the
+    // bandwidth's frame structures (mini-probes, or WN0's scrambled Walsh symbols) stand
+    // out there, at its timing or a few symbols either side.
+    struct weak_candidate {
+        uint64_t at = 0, other = 0; // as found_at, found_other
+        double hz = 0, z = 0;
+        size_t alignment = 0;
+    };
+    std::vector<weak_candidate> weak; // held, in time order
+    // The sample the data after a held peak end at (all in: it can be judged).
+    uint64_t weak_data_end(const weak_candidate& w) const;
+    // The first held peak and those within its data are judged together from this
+    // candidate on.
+    uint64_t weak_judged_at() const;
+    // The evidence a held peak's data give (z over noise of the frame structure found),
+    // where it is enough: found_at moved to the data's strongest path, the offset the
+    // data's known symbols turn by, and the count and WID read with the WN among the
+    // frame structure's.
+    struct weak_judgement {
+        double z = 0, peak_z = 0, hz = 0;
+        double preamble_z = 0; // the peak's z and its fields' together
+        size_t alignment = 0;
+        uint64_t at = 0;
+        m110d_fields fields;
+    };
+    std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
+    // A held peak's count (0) and WID read `side` symbols off its timing (and its other
+    // path's), derotated by hz: the valid fields of a mode `possible` takes whose
+    // symbols correlate best, with fields_z their correlation over its deviation.
+    template <typename Possible>
+    std::optional<m110d_fields> weak_fields_at(const weak_candidate& w,
+                                               int side,
+                                               double hz,
+                                               double& fields_z,
+                                               Possible possible) const;
+    // The peaks judged together: true where one is a burst's (the most evident), found_*
+    // set from it and weak_fields its count and WID; they leave the held ones.
+    bool weak_detection_confirmed();
+    bool found_weak = false; // the burst's detection is such a peak
+    m110d_fields weak_fields;
+    // The count and WID chips combined over the paths at `at` and (unless 0) `other`,
+    // each weighted by its gain over the known chips (maximal ratio), scaled to a largest
+    // magnitude of 1; `deviation`: a Walsh symbol's correlation's in noise of the
+    // chips' power. False where no gain is measured.
+    bool combined_field_chips(size_t alignment,
+                              uint64_t at,
+                              uint64_t other,
+                              double hz,
+                              std::vector<cf>& chips,
+                              double& deviation) const;
+    // The 9 count and WID Walsh symbols' four correlations each.
+    std::array<std::array<double, 4>, 9>
+    field_correlations(const std::vector<cf>& chips, m110d_pn_alignment alignment) const;
     // The search's carrier offset (4.7 Hz coarse at best) refined on the known chips at
     // sample `at`: the phase slope over 8-chip chunks (+-150 Hz around it), then 32.
     double refined_offset_hz(uint64_t at, double hz) const;

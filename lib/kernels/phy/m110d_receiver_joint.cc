@@ -1,0 +1,565 @@
+/*
+ * Copyright 2026 gr-hfstack authors.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* A coherent peak under the search's threshold judged on the data after its preamble
+ * (m110d_receiver_config::confirm_weak_with_data): a preamble of one super-frame in a
+ * fade reaches a coherent z of 3-4 where 4.5 is needed (F.1487 poor, WN0 at -2 dB and
+ * WN1 at 2 dB), and a lower threshold alone lets data through (their peaks read as modes
+ * never sent). The fade passes within a few tenths of a second, and the data after the
+ * preamble carry known symbols at places its timing fixes: the mini-probe after it and
+ * one after every frame (WN1-WN13), or WN0's Walsh symbols, each one of four patterns
+ * under the known Trinomial scrambler. Where those stand out of noise for one of the
+ * bandwidth's frame structures, the peak is a burst's. */
+
+#include "m110d_receiver.h"
+#include "m110d_receiver_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gr {
+namespace hfstack {
+namespace phy {
+
+using namespace m110d_rx;
+
+namespace {
+
+// The data searched for known symbols after the preamble: 1.5 s at 2400 Bd (a fade on
+// F.1487 poor, 1 Hz Doppler spread, lasts a few tenths of a second).
+constexpr unsigned weak_data_symbols = 3600;
+// Timings tried either side of the peak's, in symbols: the other path of two 2 ms
+// apart (4.8 symbols), and a peak in a fade a symbol or two off.
+constexpr int weak_lags = 6;
+// The known symbols' evidence, over its mean and deviation in noise, a frame structure
+// needs (the largest of about 13 timings and 19 structures; a burst at its D-LXIV row
+// out of the fade has 30 and more).
+constexpr double weak_data_z = 12.0;
+// Structures whose evidence is within this of the best may be the burst's (a boundary
+// probe or the Trinomial's restart after 40 Walsh symbols tell interleavers apart only
+// faintly): the fields choose among them.
+constexpr double weak_structure_margin = 3.0;
+// A super-frame's fixed section where the mini-probe should begin (the peak an earlier
+// super-frame's of a preamble of M > 1, whose data then match whole frames on): the 8
+// Walsh symbols' evidence over its deviation from this on refuses the peak.
+constexpr double weak_next_superframe_z = 4.0;
+// A peak inside a burst's data whose timing happens to fit its frames (a burst whose
+// preamble was missed, searched through): the structure's known symbols carried back
+// over the preamble and this far before it stand out there too, where a preamble has
+// its own chips and before it silence (0.3 s; the bench leaves 0.5 s between bursts).
+constexpr unsigned weak_before_symbols = 720;
+constexpr double weak_before_z = 5.0;
+// The fields' correlations over their deviation in noise (3.1, deviation 0.7 for the
+// best of the valid count and WID) a held peak's fields need.
+constexpr double weak_fields_z = 5.5;
+// The same on the search's offset (4.7 Hz coarse) and any valid mode, first: under this
+// the peak is not judged further.
+constexpr double weak_fields_near_z = 5.0;
+
+// Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
+// mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the
+// largest of four such over 32 chips (the Walsh patterns): mean 25 / 12, variance about
+// 1.42.
+constexpr double probe_noise_mean = 1.0, probe_noise_variance = 1.0;
+constexpr double walsh_noise_mean = 25.0 / 12.0, walsh_noise_variance = 1.42;
+// The larger of two (a normal and a boundary probe): mean 1.5, variance 1.25.
+constexpr double either_probe_noise_mean = 1.5, either_probe_noise_variance = 1.25;
+
+// One frame structure's evidence: its z at the best timing, that timing's lag, and the
+// turn from one window of known symbols to the next (spacing symbols apart).
+struct structure_evidence {
+    m110d_mode mode;
+    double z = -std::numeric_limits<double>::infinity();
+    int lag = 0;
+    cd turn;
+    unsigned spacing = 0;
+};
+
+// Per lag, the windows' |sum|^2 / energy added up, and the turn between neighbours.
+struct lag_sums {
+    double sum = 0;
+    unsigned count = 0;
+    cd turn, last;
+    void add(double term, cd c)
+    {
+        sum += term;
+        ++count;
+        turn += c * std::conj(last);
+        last = c;
+    }
+};
+
+structure_evidence best_lag(const m110d_mode& mode,
+                            unsigned spacing,
+                            const std::vector<lag_sums>& sums,
+                            const std::vector<int>& lags,
+                            double mean,
+                            double variance)
+{
+    structure_evidence e;
+    e.mode = mode;
+    e.spacing = spacing;
+    for (size_t l = 0; l < lags.size(); ++l) {
+        const lag_sums& s = sums[l];
+        if (s.count == 0)
+            continue;
+        const double z = (s.sum - s.count * mean) / std::sqrt(s.count * variance);
+        if (z > e.z) {
+            e.z = z;
+            e.lag = lags[l];
+            e.turn = s.turn;
+        }
+    }
+    return e;
+}
+
+// The mini-probes' evidence for each frame structure with probes (one per frame length,
+// probe length and block length: a boundary probe ends each block): y[origin + k + lag]
+// is symbol k of the data at a lag.
+std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
+                                               const std::vector<cf>& y,
+                                               size_t origin,
+                                               const std::vector<int>& lags)
+{
+    std::vector<structure_evidence> evidence;
+    std::vector<m110d_mode> done;
+    for (const m110d_mode& m : m110d_modes_at(bw_khz)) {
+        if (m.wn == 0 || std::any_of(done.begin(), done.end(), [&](const m110d_mode& d) {
+                return d.data_symbols == m.data_symbols &&
+                       d.probe_symbols == m.probe_symbols;
+            }))
+            continue;
+        done.push_back(m);
+        // The block lengths these frames come in, each a structure.
+        std::vector<m110d_mode> variants;
+        for (const m110d_mode& v : m110d_modes_at(bw_khz))
+            if (v.wn != 0 && v.data_symbols == m.data_symbols &&
+                v.probe_symbols == m.probe_symbols &&
+                std::none_of(variants.begin(), variants.end(), [&](const m110d_mode& u) {
+                    return u.frames_per_block == v.frames_per_block;
+                }))
+                variants.push_back(v);
+        const unsigned k = m.probe_symbols, frame = m.data_symbols + k;
+        const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+        const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+        std::vector<std::vector<lag_sums>> sums(variants.size(),
+                                                std::vector<lag_sums>(lags.size()));
+        // The probe after the preamble (frame -1), then the one after each frame.
+        for (unsigned j = 0; uint64_t(j) * frame + k <= weak_data_symbols; ++j)
+            for (size_t l = 0; l < lags.size(); ++l) {
+                const cf* x = y.data() + origin + size_t(j) * frame + lags[l];
+                double energy = 0;
+                cd cn, cb;
+                for (unsigned i = 0; i < k; ++i) {
+                    energy += std::norm(x[i]);
+                    cn += cd(x[i]) * std::conj(cd(normal[i]));
+                    cb += cd(x[i]) * std::conj(cd(boundary[i]));
+                }
+                if (!(energy > 0))
+                    continue;
+                for (size_t v = 0; v < variants.size(); ++v) {
+                    const cd c =
+                        m110d_probe_is_boundary(variants[v], int64_t(j) - 1) ? cb : cn;
+                    sums[v][l].add(std::norm(c) / energy, c);
+                }
+            }
+        for (size_t v = 0; v < variants.size(); ++v)
+            evidence.push_back(best_lag(variants[v],
+                                        frame,
+                                        sums[v],
+                                        lags,
+                                        probe_noise_mean,
+                                        probe_noise_variance));
+    }
+    return evidence;
+}
+
+// WN0's: each Walsh symbol's 32 chips against its four patterns under the Trinomial
+// scrambler, which restarts at every interleaver block (one structure per block length).
+std::vector<structure_evidence> walsh_evidence(unsigned bw_khz,
+                                               const std::vector<cf>& y,
+                                               size_t origin,
+                                               const std::vector<int>& lags)
+{
+    std::vector<m110d_mode> variants;
+    for (const m110d_mode& m : m110d_modes_at(bw_khz))
+        if (m.wn == 0)
+            variants.push_back(m);
+    if (variants.empty())
+        return {};
+    const auto& trinomial = m110d_trinomial_sequence();
+    constexpr unsigned chips = m110d_walsh_data_chips;
+    // A Walsh pattern is 4 chips repeated: the correlation with pattern d is the sums
+    // of every 4th descrambled chip, each against the pattern's chip.
+    std::array<std::array<cd, 4>, 4> pattern;
+    for (unsigned d = 0; d < 4; ++d)
+        for (unsigned i = 0; i < 4; ++i)
+            pattern[d][i] = std::conj(cd(psk8(m110d_wn0_walsh_chip(d, i))));
+    std::vector<std::vector<lag_sums>> sums(variants.size(),
+                                            std::vector<lag_sums>(lags.size()));
+    std::vector<cf> descrambler(chips);
+    for (unsigned s = 0; s < weak_data_symbols / chips; ++s) {
+        // Variants whose block restarts the scrambler at the same place share the sums.
+        std::vector<bool> done(variants.size(), false);
+        for (size_t v = 0; v < variants.size(); ++v) {
+            if (done[v])
+                continue;
+            const size_t first = size_t(s % variants[v].frames_per_block) * chips;
+            std::vector<size_t> same;
+            for (size_t u = v; u < variants.size(); ++u)
+                if (size_t(s % variants[u].frames_per_block) * chips == first) {
+                    same.push_back(u);
+                    done[u] = true;
+                }
+            for (unsigned j = 0; j < chips; ++j)
+                descrambler[j] =
+                    std::conj(psk8(trinomial[(first + j) % m110d_trinomial_period]));
+            for (size_t l = 0; l < lags.size(); ++l) {
+                const cf* x = y.data() + origin + size_t(s) * chips + lags[l];
+                double energy = 0;
+                std::array<cd, 4> phase{};
+                for (unsigned j = 0; j < chips; ++j) {
+                    energy += std::norm(x[j]);
+                    phase[j % 4] += cd(x[j] * descrambler[j]);
+                }
+                if (!(energy > 0))
+                    continue;
+                double best = -1;
+                cd best_sum;
+                for (unsigned d = 0; d < 4; ++d) {
+                    cd c;
+                    for (unsigned i = 0; i < 4; ++i)
+                        c += phase[i] * pattern[d][i];
+                    if (std::norm(c) > best) {
+                        best = std::norm(c);
+                        best_sum = c;
+                    }
+                }
+                for (size_t u : same)
+                    sums[u][l].add(best / energy, best_sum);
+            }
+        }
+    }
+    std::vector<structure_evidence> evidence;
+    for (size_t v = 0; v < variants.size(); ++v)
+        evidence.push_back(best_lag(
+            variants[v], chips, sums[v], lags, walsh_noise_mean, walsh_noise_variance));
+    return evidence;
+}
+
+// The same structure's evidence at one lag over the windows it would have before the
+// data (back from y[origin + lag], `back` symbols): the frames carried back, each probe
+// taken as normal or boundary, whichever fits better (a Frank probe turned by a
+// multiple of its base's rate reads as a shifted one: data off by such an offset
+// matched a boundary probe every block forward); WN0's
+// scrambler index with them, continuously over its period (a block of M or L holds
+// whole periods; a match forward may be a block's restart within S's).
+double evidence_before(const m110d_mode& mode,
+                       const std::vector<cf>& y,
+                       size_t origin,
+                       int lag,
+                       unsigned back)
+{
+    std::vector<lag_sums> sums(1);
+    const size_t at = size_t(int64_t(origin) + lag);
+    if (mode.wn != 0) {
+        const unsigned k = mode.probe_symbols, frame = mode.data_symbols + k;
+        const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+        const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+        for (unsigned j = 1; uint64_t(j) * frame <= back && j * frame <= at; ++j) {
+            const cf* x = y.data() + at - size_t(j) * frame;
+            double energy = 0;
+            cd cn, cb;
+            for (unsigned i = 0; i < k; ++i) {
+                energy += std::norm(x[i]);
+                cn += cd(x[i]) * std::conj(cd(normal[i]));
+                cb += cd(x[i]) * std::conj(cd(boundary[i]));
+            }
+            if (energy > 0)
+                sums[0].add(std::max(std::norm(cn), std::norm(cb)) / energy, cn);
+        }
+        return best_lag(mode,
+                        frame,
+                        sums,
+                        { lag },
+                        either_probe_noise_mean,
+                        either_probe_noise_variance)
+            .z;
+    }
+    const auto& trinomial = m110d_trinomial_sequence();
+    constexpr unsigned chips = m110d_walsh_data_chips;
+    for (unsigned s = 1; s * chips <= back && s * chips <= at; ++s) {
+        const cf* x = y.data() + at - size_t(s) * chips;
+        constexpr unsigned period = m110d_trinomial_period / chips;
+        const size_t first = size_t((period - s % period) % period) * chips;
+        double energy = 0;
+        std::array<cd, 4> phase{};
+        for (unsigned j = 0; j < chips; ++j) {
+            energy += std::norm(x[j]);
+            phase[j % 4] +=
+                cd(x[j]) *
+                std::conj(cd(psk8(trinomial[(first + j) % m110d_trinomial_period])));
+        }
+        if (!(energy > 0))
+            continue;
+        double best = 0;
+        cd best_sum;
+        for (unsigned d = 0; d < 4; ++d) {
+            cd c;
+            for (unsigned i = 0; i < 4; ++i)
+                c += phase[i] * std::conj(cd(psk8(m110d_wn0_walsh_chip(d, i))));
+            if (std::norm(c) > best) {
+                best = std::norm(c);
+                best_sum = c;
+            }
+        }
+        sums[0].add(best / energy, best_sum);
+    }
+    return best_lag(mode, chips, sums, { lag }, walsh_noise_mean, walsh_noise_variance).z;
+}
+
+bool same_structure(const m110d_mode& a, const m110d_mode& b)
+{
+    return (a.wn == 0) == (b.wn == 0) && a.data_symbols == b.data_symbols &&
+           a.probe_symbols == b.probe_symbols && a.frames_per_block == b.frames_per_block;
+}
+
+} // namespace
+
+uint64_t m110d_receiver::state::weak_data_end(const weak_candidate& w) const
+{
+    return w.at +
+           uint64_t(preamble_end + weak_data_symbols + 2 * (walsh_chips + weak_lags)) *
+               sps;
+}
+
+uint64_t m110d_receiver::state::weak_judged_at() const
+{
+    // The first held peak and those within its data, judged together.
+    uint64_t at = 0;
+    for (const weak_candidate& w : weak)
+        if (w.at <= weak_data_end(weak.front()))
+            at = std::max(at, weak_data_end(w));
+    return at;
+}
+
+bool m110d_receiver::state::weak_detection_confirmed()
+{
+    // Of the peaks judged together whose data carry a frame structure, the one whose
+    // preamble stands out most (its known chips and its fields): a peak in noise before
+    // a burst's, its timing whole frames off the burst's, sees the same probes in the
+    // data, but no preamble of its own.
+    std::optional<weak_judgement> best;
+    const uint64_t group_end = weak_data_end(weak.front());
+    size_t judged = 0;
+    for (const weak_candidate& w : weak) {
+        if (w.at > group_end)
+            break;
+        ++judged;
+        const std::optional<weak_judgement> j = judge_weak(w);
+        if (j && (!best || j->preamble_z > best->preamble_z))
+            best = j;
+    }
+    weak.erase(weak.begin(), weak.begin() + judged);
+    if (!best)
+        return false;
+    weak.clear(); // the later ones lie in its burst
+    weak_fields = best->fields;
+    found_weak = true;
+    found_by_coherent = true;
+    found_other = 0;
+    found_alignment = best->alignment;
+    found_z = best->peak_z;
+    found_sections = 0;
+    found_at = best->at;
+    found_hz = best->hz;
+    return true;
+}
+
+template <typename Possible>
+std::optional<m110d_fields> m110d_receiver::state::weak_fields_at(const weak_candidate& w,
+                                                                  int side,
+                                                                  double hz,
+                                                                  double& fields_z,
+                                                                  Possible possible) const
+{
+    const auto moved = [&](uint64_t at) {
+        return at == 0 ? at : uint64_t(int64_t(at) + int64_t(side) * int64_t(sps));
+    };
+    // Only samples still held (a side a Walsh symbol back may lie before them).
+    for (uint64_t at : { w.at, w.other })
+        if (at != 0 &&
+            (int64_t(at) + int64_t(side) * int64_t(sps) < int64_t(input.base()) ||
+             moved(at) + uint64_t(preamble_end) * sps > input.total()))
+            return std::nullopt;
+    std::vector<cf> chips;
+    double deviation = 0;
+    if (!combined_field_chips(
+            w.alignment, moved(w.at), moved(w.other), hz, chips, deviation))
+        return std::nullopt;
+    const m110d_pn_alignment alignment = alignments[w.alignment].alignment;
+    const std::array<std::array<double, 4>, 9> c = field_correlations(chips, alignment);
+    const auto count = m110d_count_dibits(0);
+    double count_correlation = 0;
+    for (unsigned s = 0; s < 4; ++s)
+        count_correlation += c[s][count[s]];
+    std::optional<m110d_fields> fields;
+    for (m110d_wid_parity parity :
+         { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+        if (parity != cfg.readings.wid_parity && !cfg.find_preamble_readings)
+            continue;
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz)) {
+            if (!possible(m))
+                continue;
+            for (unsigned k : { 7u, 9u }) {
+                m110d_fields f;
+                f.alignment = alignment;
+                f.parity = parity;
+                f.wid = { m.wn, m.interleaver, k };
+                const auto dibits = m110d_wid_dibits(f.wid, parity);
+                f.correlation = count_correlation;
+                for (unsigned s = 0; s < 5; ++s)
+                    f.correlation += c[4 + s][dibits[s]];
+                if (!fields || f.correlation > fields->correlation)
+                    fields = f;
+            }
+        }
+    }
+    if (fields)
+        fields_z = fields->correlation / deviation;
+    return fields;
+}
+
+std::optional<m110d_receiver::state::weak_judgement>
+m110d_receiver::state::judge_weak(const weak_candidate& w) const
+{
+    // The peak's timing, and the count field's side peaks a Walsh symbol either side
+    // (0.76 of the true one: in a fade noise lifts one over it), each +-weak_lags.
+    // (At the input's start, those there are.)
+    const int reach = int(walsh_chips) + weak_lags;
+    if (w.at < input.base() || weak_data_end(w) > input.total())
+        return std::nullopt;
+    const unsigned back = unsigned(std::min<uint64_t>(
+        (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
+    const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
+    // First what costs little: the fields on the peak's offset, at its timing or a
+    // Walsh symbol either side, must come near standing out (the data's offset reads
+    // them better; most peaks in noise end here).
+    double near_z = 0;
+    for (int side : { -int(walsh_chips), 0, int(walsh_chips) }) {
+        double z = 0;
+        if (weak_fields_at(w, side, w.hz, z, [](const m110d_mode&) { return true; }))
+            near_z = std::max(near_z, z);
+    }
+    if (near_z < weak_fields_near_z)
+        return std::nullopt;
+    std::vector<int> lags;
+    for (int side : { -int(walsh_chips), 0, int(walsh_chips) })
+        for (int l = -weak_lags; l <= weak_lags; ++l)
+            if (side + l >= -int(back))
+                lags.push_back(side + l);
+    const std::vector<cf> y =
+        symbols_at_offset(input,
+                          w.at - uint64_t(back) * sps,
+                          back + preamble_end + weak_data_symbols + unsigned(reach),
+                          w.hz,
+                          symbol_rate);
+    const size_t origin = size_t(back) + preamble_end;
+    std::vector<structure_evidence> evidence =
+        probe_evidence(cfg.bandwidth_khz, y, origin, lags);
+    for (structure_evidence& e : walsh_evidence(cfg.bandwidth_khz, y, origin, lags))
+        evidence.push_back(e);
+    const auto best =
+        std::max_element(evidence.begin(),
+                         evidence.end(),
+                         [](const structure_evidence& a, const structure_evidence& b) {
+                             return a.z < b.z;
+                         });
+    if (best == evidence.end() || !(best->z >= weak_data_z))
+        return std::nullopt;
+    const double z_before =
+        evidence_before(best->mode, y, origin, best->lag, preamble_end + before + reach);
+    if (z_before >= weak_before_z)
+        return std::nullopt;
+    // An earlier super-frame of a longer preamble is followed by the next one's fixed
+    // section, not by a mini-probe.
+    const alignment_search& a = alignments[w.alignment];
+    {
+        std::vector<cf> fixed;
+        for (uint8_t c : m110d_preamble_section(
+                 { m110d_fixed_dibits.begin(), m110d_fixed_dibits.begin() + 8 },
+                 m110d_pn_table::fixed,
+                 walsh_chips,
+                 a.alignment))
+            fixed.push_back(psk8(c));
+        std::vector<lag_sums> sums(1);
+        for (unsigned sym = 0; sym < 8; ++sym) {
+            const cf* x = y.data() + origin + size_t(sym) * walsh_chips + best->lag;
+            const cf* f = fixed.data() + size_t(sym) * walsh_chips;
+            double energy = 0;
+            cd c;
+            for (unsigned i = 0; i < walsh_chips; ++i) {
+                energy += std::norm(x[i]);
+                c += cd(x[i]) * std::conj(cd(f[i]));
+            }
+            if (energy > 0)
+                sums[0].add(std::norm(c) / energy, c);
+        }
+        const structure_evidence next = best_lag(best->mode,
+                                                 walsh_chips,
+                                                 sums,
+                                                 { best->lag },
+                                                 probe_noise_mean,
+                                                 probe_noise_variance);
+        if (next.z >= weak_next_superframe_z)
+            return std::nullopt;
+    }
+    // The offset: the turn from one window of known symbols to the next (4.7 Hz
+    // between the coherent search's offsets; +-12.5 Hz reach at WN1's 96-symbol frames,
+    // 3.1 Hz at WN11's 384).
+    const double hz =
+        w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
+    // The count and WID: the valid fields of a mode among the structures that may be
+    // the burst's whose symbols correlate best (in a fade symbol-by-symbol decisions
+    // fail), at the preamble's timing (the side peak's a Walsh symbol off where the data
+    // say so).
+    const int side = best->lag < -weak_lags  ? -int(walsh_chips)
+                     : best->lag > weak_lags ? int(walsh_chips)
+                                             : 0;
+    double fields_z = 0;
+    const std::optional<m110d_fields> fields =
+        weak_fields_at(w, side, hz, fields_z, [&](const m110d_mode& m) {
+            return std::any_of(
+                evidence.begin(), evidence.end(), [&](const structure_evidence& e) {
+                    return same_structure(e.mode, m) &&
+                           e.z >= best->z - weak_structure_margin;
+                });
+        });
+    if (!fields)
+        return std::nullopt;
+    weak_judgement j;
+    // The fields' correlations must stand out of the chips' power: a peak in a burst's
+    // data that fits its frames (its data before it in a fade) read about 1-4.5, a
+    // faded preamble's 7-9.
+    if (fields_z < weak_fields_z)
+        return std::nullopt;
+    j.z = best->z;
+    j.peak_z = w.z;
+    // The fields out of noise (3.1, deviation 0.7, on the WID that correlates best), with
+    // the known chips' z.
+    const double fields_excess = (fields_z - 3.1) / 0.7;
+    j.preamble_z = std::sqrt(w.z * w.z + fields_excess * fields_excess);
+    j.alignment = w.alignment;
+    j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
+    j.hz = hz;
+    j.fields = *fields;
+    return j;
+}
+
+} // namespace phy
+} // namespace hfstack
+} // namespace gr

@@ -101,6 +101,9 @@ struct node_config {
     cas_config cas = [] {
         cas_config c;
         c.yield_link_after_s = 120.0;
+        // A hub keeps a link to each spoke and serves them in turn (serve_in_turn_s).
+        // Only once the node has heard the network (heard_network): until then one.
+        c.max_nonexclusive_links = 16;
         return c;
     }();
     // The node keeps to the rules of a network (channel_access.max_exchange_s and
@@ -123,7 +126,14 @@ struct node_config {
     // Links waiting their turn count as active (cas.idle_timeout). It needs
     // cas.max_nonexclusive_links above 1. +infinity: off (a burst serves every linked
     // peer, and links are kept only while they are used).
-    double serve_in_turn_s = std::numeric_limits<double>::infinity();
+    double serve_in_turn_s = 60.0;
+    // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
+    // within one: a peer serving in turn that has turned to us is answered at once, and
+    // the first burst of a new turn (sent after the contention the bound asks for) is
+    // not held to channel_access.contended_burst_s. So the served peer's answer to a
+    // 127 s burst is as long as the burst, and the waiting stations' gap comes at every
+    // change of turn. Off: every exchange is bounded as on a network without turns.
+    bool exchange_bound_per_turn = true;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking

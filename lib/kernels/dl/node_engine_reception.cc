@@ -686,13 +686,17 @@ void node_engine::impl::end_received_burst()
         if (it == peers.end())
             continue;
         it->second->turned_away = !rx_burst.sent_us_data.count(src);
+        if (it->second->turned_away)
+            it->second->turned_away_at = now;
         if (it->second->turned_away && link_up(src))
             note_activity(src, now); // alive, and serving another: the link waits
     }
     for (uint32_t src : rx_burst.sent_us_data) {
         auto it = peers.find(src);
-        if (it != peers.end())
+        if (it != peers.end()) {
             it->second->turned_away = false;
+            it->second->serves_us = it->second->serves_us || link_up(src);
+        }
     }
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =

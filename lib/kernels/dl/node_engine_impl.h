@@ -396,6 +396,7 @@ struct node_engine::impl {
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
         std::set<uint32_t> served_others;  // peers that sent another node ARQ data in it
         std::set<uint32_t> sent_us_data;   // peers that sent us ARQ data in it
+        std::set<uint32_t> addressed_others; // peers that sent another node D_PDUs in it
     };
     burst_in_progress rx_burst;
     // While a burst is arriving in pieces, its sender is on the air: no answer before
@@ -449,6 +450,9 @@ struct node_engine::impl {
     // serve_in_turn_s: the peer whose turn it is, and since when.
     uint32_t serving = 0;
     double serving_since = -inf;
+    // Our last burst turned to the peer served with an acknowledgement alone: the
+    // channel stays its until then, in case it answers with data (channel_promised).
+    double turn_held_until = -inf;
     bool serves_in_turn() const;
     // Its last burst served another node alone: its answer is not ours to give.
     bool turned_from_us(const peer_state& p) const;

@@ -387,10 +387,8 @@ void node_engine::impl::manage_links()
     for (auto& [addr, p] : peers)
         requesting += cas.state(addr) == cas_link_state::requesting;
     // On a network, one link request at a time: peers that accept two requests of one
-    // burst would both answer it at once. With several link slots, also while data for
-    // several peers is all we know of the network.
-    const bool one_request =
-        network || (link_slots() > 1 && network_in_use());
+    // burst would both answer it at once. (Several link slots are used only there.)
+    const bool one_request = network;
     if (one_request && requesting > 0)
         return;
     for (uint32_t addr : order) {
@@ -406,8 +404,7 @@ void node_engine::impl::manage_links()
             // while another link is made would have two peers answering at once.
             // Serving in turn, a free slot takes a probe as another turn: its burst
             // carries nothing else that asks for an answer (build_transmission).
-            const bool turn_free =
-                serves_in_turn() && busy < link_slots();
+            const bool turn_free = serves_in_turn() && busy < link_slots();
             if (probing || (network && busy > 0 && !turn_free))
                 continue;
             probing = true;

@@ -88,6 +88,8 @@ bool node_engine::impl::wants_to_transmit() const
             continue;
         if (p->awaiting_response)
             continue;
+        if (cfg.exchange_bound_per_turn && waits_for_turn(*p))
+            continue; // acknowledgements too wait for our turn
         if (p->rx.ack_due() || p->rx_exp.ack_due())
             return true;
         if (waits_for_turn(*p))
@@ -126,6 +128,8 @@ bool node_engine::impl::any_response_owed() const
     for (auto& [addr, p] : peers) {
         if (p->asked_beside_others)
             continue; // another node's answer to the same burst goes at once
+        if (cfg.exchange_bound_per_turn && turned_from_us(*p))
+            continue; // it serves another now: our acknowledgement waits for our turn
         if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
             return true;
@@ -297,6 +301,8 @@ bool node_engine::impl::channel_promised() const
 {
     if (!network_in_use())
         return false;
+    if (now < turn_held_until)
+        return true;
     for (auto& [addr, p] : peers)
         if (p->awaiting_response && !p->answer_contends && now < p->response_deadline)
             return true;
@@ -792,13 +798,19 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t a : connection)
         note_activity(a, now + t.air_time_s); // the link is busy until the end
+    // Serving in turn, a burst that turned to a peer with no more than an
+    // acknowledgement still gives it the channel: it may answer with data at once.
+    if (served != 0 && connection.count(served) &&
+        !std::any_of(b.answer_expected.begin(),
+                     b.answer_expected.end(),
+                     [&](const peer_state* p) { return p->address == served; }))
+        turn_held_until = now + t.air_time_s + answer_wait(peer(served), b.phy());
     // Answers are awaited from the end of this burst; past the fairness bound the peer
     // may have to wait its turn for the channel first.
     // A peer serving in turn may leave the gap of a turn change before answering,
     // however it counts the exchange itself.
-    const double contention = exchange_bound_reached(now + t.air_time_s, false)
-                                  ? contention_wait_max()
-                                  : 0.0;
+    const double contention =
+        exchange_bound_reached(now + t.air_time_s, false) ? contention_wait_max() : 0.0;
     for (peer_state* p : b.answer_expected) {
         p->awaiting_response = true;
         // The peer whose turn it is answers at once when it knows we serve in turn,

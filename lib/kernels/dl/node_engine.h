@@ -101,9 +101,6 @@ struct node_config {
     cas_config cas = [] {
         cas_config c;
         c.yield_link_after_s = 120.0;
-        // A hub keeps a link to each spoke and serves them in turn (serve_in_turn_s).
-        // Only once the node has heard the network (heard_network): until then one.
-        c.max_nonexclusive_links = 16;
         return c;
     }();
     // The node keeps to the rules of a network (channel_access.max_exchange_s and
@@ -126,7 +123,7 @@ struct node_config {
     // Links waiting their turn count as active (cas.idle_timeout). It needs
     // cas.max_nonexclusive_links above 1. +infinity: off (a burst serves every linked
     // peer, and links are kept only while they are used).
-    double serve_in_turn_s = 60.0;
+    double serve_in_turn_s = std::numeric_limits<double>::infinity();
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

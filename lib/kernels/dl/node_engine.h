@@ -129,8 +129,10 @@ struct node_config {
     // the first burst of a new turn (sent after the contention the bound asks for) is
     // not held to channel_access.contended_burst_s. So the served peer's answer to a
     // 127 s burst is as long as the burst, and the waiting stations' gap comes at every
-    // change of turn. Off: every exchange is bounded as on a network without turns.
-    bool exchange_bound_per_turn = true;
+    // change of turn. With it too: a station waits for the turn of a peer that has
+    // served it data (else it contends), and several link slots are used only once
+    // the network is heard. Off: serving in turn as before (docs/networks.md).
+    bool exchange_bound_per_turn = false;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking

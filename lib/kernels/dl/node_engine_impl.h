@@ -458,9 +458,9 @@ struct node_engine::impl {
     bool turned_from_us(const peer_state& p) const;
     // And it serves us (serves_us): we wait for it to turn back rather than contend.
     bool waits_for_turn(const peer_state& p) const;
-    // Links we keep at once: cas.max_nonexclusive_links once we have heard the
-    // network, else one (a peer never heard beside one live peer is a two-node link
-    // with a probe, not a net to serve in turn).
+    // Links we keep at once: cas.max_nonexclusive_links; with exchange_bound_per_turn
+    // only once we have heard the network, else one (a peer never heard beside one
+    // live peer is a two-node link with a probe, not a net to serve in turn).
     unsigned link_slots() const;
     // exchange_bound_per_turn: the exchange on the air is a turn of a peer serving in
     // turn (its own young turn, or a served peer's answer to the burst it turned to

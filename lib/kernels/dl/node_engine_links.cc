@@ -387,8 +387,9 @@ void node_engine::impl::manage_links()
     for (auto& [addr, p] : peers)
         requesting += cas.state(addr) == cas_link_state::requesting;
     // On a network, one link request at a time: peers that accept two requests of one
-    // burst would both answer it at once. (Several link slots are used only there.)
-    const bool one_request = network;
+    // burst would both answer it at once. With several link slots, also while data for
+    // several peers is all we know of the network.
+    const bool one_request = network || (link_slots() > 1 && network_in_use());
     if (one_request && requesting > 0)
         return;
     for (uint32_t addr : order) {

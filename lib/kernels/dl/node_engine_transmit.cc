@@ -233,7 +233,9 @@ bool node_engine::impl::serves_in_turn() const
 
 unsigned node_engine::impl::link_slots() const
 {
-    return heard_network() ? std::max(1u, cfg.cas.max_nonexclusive_links) : 1u;
+    if (cfg.exchange_bound_per_turn && !heard_network())
+        return 1u;
+    return std::max(1u, cfg.cas.max_nonexclusive_links);
 }
 
 bool node_engine::impl::exchange_in_turn() const
@@ -262,7 +264,7 @@ bool node_engine::impl::turned_from_us(const peer_state& p) const
 
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
-    return turned_from_us(p) && p.serves_us;
+    return turned_from_us(p) && (p.serves_us || !cfg.exchange_bound_per_turn);
 }
 
 uint32_t node_engine::impl::peer_to_serve()
@@ -800,7 +802,7 @@ node_transmission node_engine::impl::build_transmission()
         note_activity(a, now + t.air_time_s); // the link is busy until the end
     // Serving in turn, a burst that turned to a peer with no more than an
     // acknowledgement still gives it the channel: it may answer with data at once.
-    if (served != 0 && connection.count(served) &&
+    if (cfg.exchange_bound_per_turn && served != 0 && connection.count(served) &&
         !std::any_of(b.answer_expected.begin(),
                      b.answer_expected.end(),
                      [&](const peer_state* p) { return p->address == served; }))

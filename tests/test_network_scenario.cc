@@ -385,6 +385,35 @@ TEST(NetworkScenario, ExpeditedChatRoundTripIsAFewBurstsAtMost)
     }
 }
 
+// Eight stations, saturating bulk both ways between the hub and every spoke, the hub
+// serving its spokes in turn with a link to each. At 2400S every burst lasts 127 s,
+// past channel_access.max_exchange_s: counted per burst, the hub's answers contend
+// and are cut to channel_access.contended_burst_s, so its flows fall behind the
+// spokes' (Jain 0.66). Counted per turn (exchange_bound_per_turn), the served spoke
+// answers at once and the hub's first burst of a turn is whole: fairer than that, and
+// than one link at a time (the defaults). No flow starves.
+TEST(NetworkScenario, EightStationsServedInTurnGetFairerSharesWhenTurnsBoundTheExchange)
+{
+    network_scenario_config c = hub_spoke(8, 0);
+    c.duration_s = 3600;
+    c.node_options =
+        "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=true";
+    const network_result r = run_network(c);
+    ASSERT_EQ(r.flows.size(), 14u);
+    for (const auto& f : r.flows) {
+        EXPECT_GT(f.bytes_delivered, 0u) << f.flow.from << " -> " << f.flow.to;
+        EXPECT_EQ(f.duplicates, 0u);
+    }
+    EXPECT_GT(r.jain_bulk, 0.75);
+
+    c.node_options = "serve_in_turn_s=60;cas.max_nonexclusive_links=16";
+    const network_result per_burst = run_network(c);
+    EXPECT_LT(per_burst.jain_bulk, r.jain_bulk);
+    c.node_options = "";
+    const network_result defaults = run_network(c);
+    EXPECT_LT(defaults.jain_bulk, r.jain_bulk);
+}
+
 // The timeline: every burst, in start order, with its sender and the node most of its
 // bytes went to; together they are the transmissions the network counted.
 TEST(NetworkScenario, TimelineListsEveryBurst)

@@ -133,6 +133,15 @@ struct node_config {
     // cas.max_nonexclusive_links above 1. +infinity: off (a burst serves every linked
     // peer, and links are kept only while they are used).
     double serve_in_turn_s = std::numeric_limits<double>::infinity();
+    // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
+    // within one: a peer serving in turn that has turned to us is answered at once, and
+    // the first burst of a new turn (sent after the contention the bound asks for) is
+    // not held to channel_access.contended_burst_s. So the served peer's answer to a
+    // 127 s burst is as long as the burst, and the waiting stations' gap comes at every
+    // change of turn. With it too: a station waits for the turn of a peer that has
+    // served it data (else it contends), and several link slots are used only once
+    // the network is heard. Off: serving in turn as before (docs/networks.md).
+    bool exchange_bound_per_turn = false;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking

@@ -130,6 +130,13 @@ struct node_engine::impl {
         // Its last burst carried data for another node and none for us: it serves
         // another peer (serve_in_turn_s); we wait until it sends us data again.
         bool turned_away = false;
+        // When it last turned away from us: it serves its peers in turn, and leaves
+        // the gaps between turns (exchange_bound_per_turn).
+        double turned_away_at = -inf;
+        // It has sent us ARQ data on this link: we are one of the peers it serves, so
+        // it turns back to us. One that never has may not (it has no work for us),
+        // and we do not wait for it.
+        bool serves_us = false;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.
@@ -394,10 +401,11 @@ struct node_engine::impl {
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
-        std::set<uint32_t> rx_win_reset_by; // peers whose RESET-RX-WIN command came in it
-        std::set<uint32_t> sources;         // senders of its D_PDUs
-        std::set<uint32_t> served_others;   // peers that sent another node ARQ data in it
-        std::set<uint32_t> sent_us_data;    // peers that sent us ARQ data in it
+        std::set<uint32_t> rx_win_reset_by;  // peers whose RESET-RX-WIN command came in it
+        std::set<uint32_t> sources;          // senders of its D_PDUs
+        std::set<uint32_t> served_others;    // peers that sent another node ARQ data in it
+        std::set<uint32_t> sent_us_data;     // peers that sent us ARQ data in it
+        std::set<uint32_t> addressed_others; // peers that sent another node D_PDUs in it
     };
     burst_in_progress rx_burst;
     // While a burst is arriving in pieces, its sender is on the air: no answer before
@@ -466,8 +474,22 @@ struct node_engine::impl {
     // serve_in_turn_s: the peer whose turn it is, and since when.
     uint32_t serving = 0;
     double serving_since = -inf;
+    // Our last burst turned to the peer served with an acknowledgement alone: the
+    // channel stays its until then, in case it answers with data (channel_promised).
+    double turn_held_until = -inf;
     bool serves_in_turn() const;
+    // Its last burst served another node alone: its answer is not ours to give.
+    bool turned_from_us(const peer_state& p) const;
+    // And it serves us (serves_us): we wait for it to turn back rather than contend.
     bool waits_for_turn(const peer_state& p) const;
+    // Links we keep at once: cas.max_nonexclusive_links; with exchange_bound_per_turn
+    // only once we have heard the network, else one (a peer never heard beside one
+    // live peer is a two-node link with a probe, not a net to serve in turn).
+    unsigned link_slots() const;
+    // exchange_bound_per_turn: the exchange on the air is a turn of a peer serving in
+    // turn (its own young turn, or a served peer's answer to the burst it turned to
+    // us with): channel_access.max_exchange_s is left to the turn changes.
+    bool exchange_in_turn() const;
     // The one peer whose ARQ data the next burst may carry; 0: every peer's.
     uint32_t peer_to_serve();
 
@@ -551,7 +573,8 @@ struct node_engine::impl {
     bool channel_promised() const;
     // The channel has been busy for channel_access.max_exchange_s by `at` and other
     // stations may be waiting: answers contend for the channel like new exchanges.
-    bool exchange_bound_reached(double at) const;
+    // within_turns false: as if no exchange were a turn (exchange_bound_per_turn off).
+    bool exchange_bound_reached(double at, bool within_turns = true) const;
     // any_response_owed, unless the fairness bound says to contend.
     bool answers_at_once() const;
     // The longest a peer that owes us an answer may wait for the channel when the

@@ -104,6 +104,7 @@ void node_engine::impl::process_cas_events()
             break;
         case cas_event_type::link_down:
             p.turned_away = false;
+            p.serves_us = false;
             p.resync.on_link_down();
             end_exchange(p);
             if (e.cause != cas_cause::superseded)
@@ -340,7 +341,7 @@ void node_engine::impl::manage_links()
     size_t links_held = 0;
     for (auto& [addr, p] : peers)
         links_held += cas.state(addr) != cas_link_state::idle;
-    const bool slots_full = links_held >= std::max(1u, cfg.cas.max_nonexclusive_links);
+    const bool slots_full = links_held >= link_slots();
     for (auto& [addr, p] : peers) {
         const auto st = cas.state(addr);
         if (st == cas_link_state::idle)
@@ -405,8 +406,7 @@ void node_engine::impl::manage_links()
     // On a network, one link request at a time: peers that accept two requests of one
     // burst would both answer it at once. With several link slots, also while data for
     // several peers is all we know of the network.
-    const bool one_request =
-        network || (cfg.cas.max_nonexclusive_links > 1 && network_in_use());
+    const bool one_request = network || (link_slots() > 1 && network_in_use());
     if (one_request && requesting > 0)
         return;
     for (uint32_t addr : order) {
@@ -422,13 +422,12 @@ void node_engine::impl::manage_links()
             // while another link is made would have two peers answering at once.
             // Serving in turn, a free slot takes a probe as another turn: its burst
             // carries nothing else that asks for an answer (build_transmission).
-            const bool turn_free =
-                serves_in_turn() && busy < std::max(1u, cfg.cas.max_nonexclusive_links);
+            const bool turn_free = serves_in_turn() && busy < link_slots();
             if (probing || (network && busy > 0 && !turn_free))
                 continue;
             probing = true;
         } else {
-            if (busy >= std::max(1u, cfg.cas.max_nonexclusive_links))
+            if (busy >= link_slots())
                 continue;
             ++busy;
         }
@@ -438,7 +437,7 @@ void node_engine::impl::manage_links()
         // windows were never agreed: saves a round trip on first contact.
         if (!p.resync.synced())
             start_reset(p);
-        if (one_request && cfg.cas.max_nonexclusive_links > 1)
+        if (one_request && link_slots() > 1)
             return;
     }
 }

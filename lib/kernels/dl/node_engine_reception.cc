@@ -461,6 +461,8 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
                 .insert(d.source);
         if (!for_us(d.destination)) {
             counters.dpdus_not_for_us += 1;
+            if (!is_group(d.destination))
+                rx_burst.addressed_others.insert(d.source);
             continue;
         }
         // A waiting station got the channel and calls us: answer it at once (the
@@ -690,22 +692,38 @@ void node_engine::impl::end_received_burst()
     }
     // A peer that served another node alone in this burst has turned to it; one that
     // sent us data has turned (back) to us.
+    turn_held_until = -inf; // whoever spoke, the turn's answer is no longer awaited
     for (uint32_t src : rx_burst.served_others) {
         auto it = peers.find(src);
         if (it == peers.end())
             continue;
         it->second->turned_away = !rx_burst.sent_us_data.count(src);
+        if (it->second->turned_away)
+            it->second->turned_away_at = now;
         if (it->second->turned_away && link_up(src))
             note_activity(src, now); // alive, and serving another: the link waits
     }
     for (uint32_t src : rx_burst.sent_us_data) {
         auto it = peers.find(src);
-        if (it != peers.end())
+        if (it != peers.end()) {
             it->second->turned_away = false;
+            it->second->serves_us = it->second->serves_us || link_up(src);
+        }
     }
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
+    // Serving in turn, a burst with acknowledgements alone for us and for another node
+    // turns to one of us, and neither can tell which: both answering at once would
+    // collide, so we answer after a back-off.
+    if (cfg.exchange_bound_per_turn && std::isfinite(cfg.serve_in_turn_s))
+        for (uint32_t src : rx_burst.addressed_others) {
+            auto it = peers.find(src);
+            if (it != peers.end() && !rx_burst.sent_us_data.count(src) &&
+                !rx_burst.served_others.count(src) &&
+                it->second->last_heard >= rx_burst_began && link_up(src))
+                it->second->asked_beside_others = true;
+        }
     break_link_of_peer_that_did_not_wait();
     note_pair_burst();
     rx_burst = burst_in_progress();

@@ -88,6 +88,8 @@ bool node_engine::impl::wants_to_transmit() const
             continue;
         if (p->awaiting_response)
             continue;
+        if (cfg.exchange_bound_per_turn && waits_for_turn(*p))
+            continue; // acknowledgements too wait for our turn
         if (p->rx.ack_due() || p->rx_exp.ack_due())
             return true;
         if (waits_for_turn(*p))
@@ -126,11 +128,13 @@ bool node_engine::impl::any_response_owed() const
     for (auto& [addr, p] : peers) {
         if (p->asked_beside_others)
             continue; // another node's answer to the same burst goes at once
+        if (cfg.exchange_bound_per_turn && turned_from_us(*p))
+            continue; // it serves another now: our acknowledgement waits for our turn
         if (p->rx.ack_due() || p->rx_exp.ack_due() || !p->resync.acks_owed().empty() ||
             p->warning_owed)
             return true;
         if (p->last_heard >= rx_burst_began && link_up(addr) && has_link_work(addr) &&
-            !waits_for_turn(*p))
+            !turned_from_us(*p))
             return true;
         // The first repeat after a lost answer continues the exchange; it does not
         // contend for the channel as a new one would (check_response_timeouts). On a
@@ -224,10 +228,34 @@ bool node_engine::impl::network_in_use() const
 
 bool node_engine::impl::serves_in_turn() const
 {
-    return std::isfinite(cfg.serve_in_turn_s) && network_in_use();
+    return std::isfinite(cfg.serve_in_turn_s) && network_in_use() && link_slots() > 1;
 }
 
-bool node_engine::impl::waits_for_turn(const peer_state& p) const
+unsigned node_engine::impl::link_slots() const
+{
+    if (cfg.exchange_bound_per_turn && !heard_network())
+        return 1u;
+    return std::max(1u, cfg.cas.max_nonexclusive_links);
+}
+
+bool node_engine::impl::exchange_in_turn() const
+{
+    if (!cfg.exchange_bound_per_turn || !std::isfinite(cfg.serve_in_turn_s))
+        return false;
+    // Our own turn to a peer, while it lasts.
+    if (serving != 0 && link_up(serving) && now - serving_since < cfg.serve_in_turn_s &&
+        serves_in_turn())
+        return true;
+    // The last burst was a peer's that serves in turn and has turned to us.
+    for (auto& [addr, p] : peers)
+        if (!p->turned_away && p->serves_us &&
+            now - p->turned_away_at <= cfg.network_memory_s &&
+            p->last_heard >= rx_burst_began && link_up(addr))
+            return true;
+    return false;
+}
+
+bool node_engine::impl::turned_from_us(const peer_state& p) const
 {
     // Its burst to another node is itself proof of a network: no other test needed.
     return p.turned_away && link_up(p.address) && std::isfinite(cfg.serve_in_turn_s) &&
@@ -271,6 +299,11 @@ bool node_engine::impl::expedited_burst_due() const
     return false;
 }
 
+bool node_engine::impl::waits_for_turn(const peer_state& p) const
+{
+    return turned_from_us(p) && (p.serves_us || !cfg.exchange_bound_per_turn);
+}
+
 uint32_t node_engine::impl::peer_to_serve()
 {
     if (!serves_in_turn())
@@ -310,17 +343,20 @@ bool node_engine::impl::channel_promised() const
 {
     if (!network_in_use())
         return false;
+    if (now < turn_held_until)
+        return true;
     for (auto& [addr, p] : peers)
         if (p->awaiting_response && !p->answer_contends && now < p->response_deadline)
             return true;
     return false;
 }
 
-bool node_engine::impl::exchange_bound_reached(double at) const
+bool node_engine::impl::exchange_bound_reached(double at, bool within_turns) const
 {
     const double bound = cfg.channel_access.max_exchange_s;
     return std::isfinite(bound) && cs.busy_since() != -inf &&
-           at - cs.busy_since() >= bound && network_in_use();
+           at - cs.busy_since() >= bound && network_in_use() &&
+           !(within_turns && exchange_in_turn());
 }
 
 bool node_engine::impl::answers_at_once() const
@@ -391,6 +427,9 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
+    // A yield left pending while a peer served others ends when it turns to us.
+    if (yielding && exchange_in_turn())
+        yielding = false;
     if (!yielding && any_response_owed() && exchange_bound_reached(now)) {
         yielding = true;
         yielding_since = now;
@@ -670,10 +709,19 @@ node_transmission node_engine::impl::build_transmission()
         cfg.rate_change.supported.count(*cfg.answer_mode) && !has_data_to_send())
         mode = *cfg.answer_mode;
     double longest = std::min(cfg.max_transmission_s, max_eot_seconds);
+    // Serving in turn, the other peers get at most the acknowledgement they are owed
+    // (the one turned away from), and their links wait as if active.
+    const uint32_t served_before = serving;
+    const uint32_t served = peer_to_serve();
+    // The first burst of a turn to another peer: its contention was the gap the
+    // waiting stations needed, and a short one would give the peer less than its
+    // answer takes (exchange_bound_per_turn).
+    const bool opens_turn = cfg.exchange_bound_per_turn && served != 0 &&
+                            served_before != 0 && served != served_before;
     // A burst that won the channel by contention on a network may collide with another
     // station that drew the same back-off slot: keep it short, so a collision costs
     // little; the exchange it opens then sends long bursts, answered at once.
-    if (contended && network_in_use())
+    if (contended && network_in_use() && !opens_turn)
         longest = std::min(longest, cfg.channel_access.contended_burst_s);
     burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
@@ -784,9 +832,6 @@ node_transmission node_engine::impl::build_transmission()
             }
         }
     }
-    // Serving in turn, the other peers get at most the acknowledgement they are owed
-    // (the one turned away from), and their links wait as if active.
-    const uint32_t served = peer_to_serve();
     const bool expedited_only = expedited_burst_due();
     for (uint32_t addr : cas.up_peers()) {
         peer_state& p = peer(addr);
@@ -846,13 +891,26 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t a : connection)
         note_activity(a, now + t.air_time_s); // the link is busy until the end
+    // Serving in turn, a burst that turned to a peer with no more than an
+    // acknowledgement still gives it the channel: it may answer with data at once.
+    if (cfg.exchange_bound_per_turn && served != 0 && connection.count(served) &&
+        !std::any_of(b.answer_expected.begin(),
+                     b.answer_expected.end(),
+                     [&](const peer_state* p) { return p->address == served; }))
+        turn_held_until = now + t.air_time_s + answer_wait(peer(served), b.phy());
     // Answers are awaited from the end of this burst; past the fairness bound the peer
     // may have to wait its turn for the channel first.
+    // A peer serving in turn may leave the gap of a turn change before answering,
+    // however it counts the exchange itself.
     const double contention =
-        exchange_bound_reached(now + t.air_time_s) ? contention_wait_max() : 0.0;
+        exchange_bound_reached(now + t.air_time_s, false) ? contention_wait_max() : 0.0;
     for (peer_state* p : b.answer_expected) {
         p->awaiting_response = true;
-        p->answer_contends = contention > 0;
+        // The peer whose turn it is answers at once when it knows we serve in turn,
+        // else after its contention: the channel is its either way.
+        p->answer_contends =
+            contention > 0 && !(cfg.exchange_bound_per_turn && served != 0 &&
+                                p->address == served && serves_in_turn());
         p->response_deadline = now + t.air_time_s + answer_wait(*p, b.phy()) + contention;
         p->asked.transmission = counters.transmissions + 1; // try_transmit counts it
         p->asked.until = now + t.air_time_s;

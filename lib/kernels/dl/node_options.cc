@@ -326,6 +326,10 @@ const std::vector<option_entry>& table()
                   serve_in_turn_s,
                   "on a network, serve linked peers one at a time, each for up to "
                   "this long, s (inf: off)"),
+        HF_BOOL("exchange_bound_per_turn",
+                exchange_bound_per_turn,
+                "serving in turn, channel_access.max_exchange_s bounds the turns, not "
+                "the bursts within one"),
         HF_DOUBLE("link_retry_s",
                   link_retry_s,
                   "wait after a failed link before asking again, s (doubled per failure "

@@ -401,10 +401,10 @@ struct node_engine::impl {
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
         std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
-        std::set<uint32_t> rx_win_reset_by;  // peers whose RESET-RX-WIN command came in it
-        std::set<uint32_t> sources;          // senders of its D_PDUs
-        std::set<uint32_t> served_others;    // peers that sent another node ARQ data in it
-        std::set<uint32_t> sent_us_data;     // peers that sent us ARQ data in it
+        std::set<uint32_t> rx_win_reset_by; // peers whose RESET-RX-WIN command came in it
+        std::set<uint32_t> sources;         // senders of its D_PDUs
+        std::set<uint32_t> served_others;   // peers that sent another node ARQ data in it
+        std::set<uint32_t> sent_us_data;    // peers that sent us ARQ data in it
         std::set<uint32_t> addressed_others; // peers that sent another node D_PDUs in it
     };
     burst_in_progress rx_burst;

@@ -87,6 +87,11 @@ struct path_change {
 };
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
+// Two threads: a frame whose probe scores under this (serial_tone_presence's matched
+// mean: noise alone averages 1) is likely past the burst's end, so the calling thread
+// waits for the blocks still decoding before it equalises more frames that would
+// likely be dropped (waiting changes nothing of the results, only when they come).
+constexpr double probe_unmatched_score = 4.0;
 
 } // namespace
 
@@ -1066,9 +1071,11 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         // One thread: at once. Two: up to the block decoding before this one (the
         // frames after a block wait for its decoding only here; a first block whose
         // reading is judged is judged at once).
-        const waiting wait = !pipelined() ? waiting::all
-                             : handed     ? waiting::all_but_newest
-                                          : waiting::none;
+        const bool probe_unmatched =
+            unapplied.back().score && *unapplied.back().score < probe_unmatched_score;
+        const waiting wait = !pipelined() || probe_unmatched ? waiting::all
+                             : handed                        ? waiting::all_but_newest
+                                                             : waiting::none;
         if (apply_unapplied(wait, done))
             return true;
     }

@@ -87,6 +87,11 @@ struct path_change {
 };
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
+// Two threads: a frame whose probe scores under this (serial_tone_presence's matched
+// mean: noise alone averages 1) is likely past the burst's end, so the calling thread
+// waits for the blocks still decoding before it equalises more frames that would
+// likely be dropped (waiting changes nothing of the results, only when they come).
+constexpr double probe_unmatched_score = 4.0;
 
 } // namespace
 
@@ -898,18 +903,21 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             };
             moved0.resize(n);
             moved1.resize(n);
-            for (size_t i = 0; i < n; ++i) {
-                cd e0, e1;
-                for (size_t q = 0; q < changes.size(); ++q) {
-                    const path_change& c = changes[q];
-                    const cd x = symbol_at(long(i) - long(s.precursor) - long(c.delay));
-                    e0 += (channel[q].g0 + c.at0 + c.slope0 * double(i)) * x;
-                    e1 += (channel[q].g1 + c.at1 + c.slope1 * double(i)) * x;
+            split_work(n, [&](size_t from, size_t to) {
+                for (size_t i = from; i < to; ++i) {
+                    cd e0, e1;
+                    for (size_t q = 0; q < changes.size(); ++q) {
+                        const path_change& c = changes[q];
+                        const cd x =
+                            symbol_at(long(i) - long(s.precursor) - long(c.delay));
+                        e0 += (channel[q].g0 + c.at0 + c.slope0 * double(i)) * x;
+                        e1 += (channel[q].g1 + c.at1 + c.slope1 * double(i)) * x;
+                    }
+                    moved0[i] = s.y0[block_at + i] - e0;
+                    moved1[i] = s.y1[block_at + i] - e1;
                 }
-                moved0[i] = s.y0[block_at + i] - e0;
-                moved1[i] = s.y1[block_at + i] - e1;
-            }
-            for (path_change& c : changes) {
+            });
+            const auto bend_of = [&](path_change& c) {
                 cd in0, in1;
                 double energy = 1e-12;
                 for (size_t i = 0; i < n; ++i) {
@@ -921,7 +929,17 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
                 }
                 c.bend0 = in0 / energy;
                 c.bend1 = in1 / energy;
-            }
+            };
+            // Each path's sums are its own: with two threads, half the paths beside.
+            const size_t half = cfg.threads > 1 ? changes.size() / 2 : 0;
+            const auto bends = [&](size_t from, size_t to) {
+                for (size_t q = from; q < to; ++q)
+                    bend_of(changes[q]);
+            };
+            if (half > 0)
+                run_beside([&] { bends(half, changes.size()); }, [&] { bends(0, half); });
+            else
+                bends(0, changes.size());
         };
         const auto equalise_moved = [&]() {
             // The observations less the change, on the decisions in s.decisions (data
@@ -929,19 +947,21 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
             const std::vector<cf>& before = s.probes[boundary_before];
             moved0.resize(n);
             moved1.resize(n);
-            for (size_t i = 0; i < n; ++i) {
-                cd e0, e1;
-                const double q = bend_at(i);
-                for (const path_change& c : changes) {
-                    const long t = long(i) - long(s.precursor) - long(c.delay);
-                    const cd x =
-                        t < 0 ? cd(before[size_t(long(k) + t)]) : s.decisions[size_t(t)];
-                    e0 += (c.at0 + c.slope0 * double(i) + c.bend0 * q) * x;
-                    e1 += (c.at1 + c.slope1 * double(i) + c.bend1 * q) * x;
+            split_work(n, [&](size_t from, size_t to) {
+                for (size_t i = from; i < to; ++i) {
+                    cd e0, e1;
+                    const double q = bend_at(i);
+                    for (const path_change& c : changes) {
+                        const long t = long(i) - long(s.precursor) - long(c.delay);
+                        const cd x = t < 0 ? cd(before[size_t(long(k) + t)])
+                                           : s.decisions[size_t(t)];
+                        e0 += (c.at0 + c.slope0 * double(i) + c.bend0 * q) * x;
+                        e1 += (c.at1 + c.slope1 * double(i) + c.bend1 * q) * x;
+                    }
+                    moved0[i] = s.y0[block_at + i] - e0;
+                    moved1[i] = s.y1[block_at + i] - e1;
                 }
-                moved0[i] = s.y0[block_at + i] - e0;
-                moved1[i] = s.y1[block_at + i] - e1;
-            }
+            });
             return equalise_frame(moved0.data(), moved1.data());
         };
         if (changing) {
@@ -1066,9 +1086,11 @@ bool m110d_receiver::state::fde_data(std::vector<m110d_burst>& done)
         // One thread: at once. Two: up to the block decoding before this one (the
         // frames after a block wait for its decoding only here; a first block whose
         // reading is judged is judged at once).
-        const waiting wait = !pipelined() ? waiting::all
-                             : handed     ? waiting::all_but_newest
-                                          : waiting::none;
+        const bool probe_unmatched =
+            unapplied.back().score && *unapplied.back().score < probe_unmatched_score;
+        const waiting wait = !pipelined() || probe_unmatched ? waiting::all
+                             : handed                        ? waiting::all_but_newest
+                                                             : waiting::none;
         if (apply_unapplied(wait, done))
             return true;
     }

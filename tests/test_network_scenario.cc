@@ -320,6 +320,24 @@ TEST(NetworkScenario, ChatBesideBulkIsAnswered)
     }
 }
 
+namespace {
+
+// Ten 100-byte messages from the hub to node 2, 30 s apart, each answered.
+network_flow hub_chat_to_node_2(bool expedited)
+{
+    network_flow chat;
+    chat.kind = flow_kind::chat;
+    chat.from = 0;
+    chat.to = 2;
+    chat.message_bytes = 100;
+    chat.messages = 10;
+    chat.interval_s = 30;
+    chat.expedited = expedited;
+    return chat;
+}
+
+} // namespace
+
 // Expedited data for a spoke never waits for regular data: it takes the spoke's turn
 // and a link slot at once. A chat from the hub to a spoke beside saturating bulk on
 // every spoke: more messages answered, the first delivered sooner.
@@ -329,15 +347,7 @@ TEST(NetworkScenario, ExpeditedChatBesideBulkGoesAhead)
         network_scenario_config c = hub_spoke(4, 0);
         c.duration_s = 3600;
         c.node_options = options;
-        network_flow chat;
-        chat.kind = flow_kind::chat;
-        chat.from = 0;
-        chat.to = 2;
-        chat.message_bytes = 100;
-        chat.messages = 10;
-        chat.interval_s = 30;
-        chat.expedited = expedited;
-        c.flows.push_back(chat);
+        c.flows.push_back(hub_chat_to_node_2(expedited));
         return run_network(c).flows.back();
     };
     for (const std::string options :
@@ -366,15 +376,7 @@ TEST(NetworkScenario, ExpeditedChatRoundTripIsAFewBurstsAtMost)
         network_scenario_config c = hub_spoke(4, 0);
         c.duration_s = 3600;
         c.node_options = options;
-        network_flow chat;
-        chat.kind = flow_kind::chat;
-        chat.from = 0;
-        chat.to = 2;
-        chat.message_bytes = 100;
-        chat.messages = 10;
-        chat.interval_s = 30;
-        chat.expedited = true;
-        c.flows.push_back(chat);
+        c.flows.push_back(hub_chat_to_node_2(true));
         const network_result r = run_network(c);
         const auto& f = r.flows.back();
         EXPECT_EQ(f.round_trips_s.size(), 10u) << options;

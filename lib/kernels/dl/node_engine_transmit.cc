@@ -384,11 +384,13 @@ bool node_engine::impl::turnaround_call_wanted() const
     // The burst that just ended was another station's, after our own last one.
     if (carrier_ended == -inf || carrier_ended <= busy_until())
         return false;
-    // We have waited our longest back-off, and no pair keeping the network rules
-    // would have held the channel this long without a gap (its answers contend after
-    // max_exchange_s, and a gap follows the burst then going on).
+    // We have waited our longest back-off, and the pair has held the channel without a
+    // gap for twice what a pair keeping the network rules would (its answers contend
+    // after max_exchange_s, and a gap follows the burst then going on). Once is not
+    // enough: a hub and a spoke that both know of the net may hold that long, and a
+    // call into them costs the net more than a late joiner's wait.
     if (now - cs.wanted_since() < contention_wait_max() ||
-        carrier_ended - pair_since < ca.max_exchange_s + cfg.max_transmission_s)
+        carrier_ended - pair_since < 2 * (ca.max_exchange_s + cfg.max_transmission_s))
         return false;
     // Two other stations heard (their D_PDUs), not one: a two-node link never calls.
     size_t heard = 0;

@@ -321,7 +321,7 @@ const std::vector<option_entry>& table()
         HF_BOOL("call_into_turnaround",
                 call_into_turnaround,
                 "call in a pair's turnaround when two others have held the channel "
-                "without a gap for longer than the network rules allow"),
+                "without a gap for twice as long as the network rules allow"),
         HF_DOUBLE("serve_in_turn_s",
                   serve_in_turn_s,
                   "on a network, serve linked peers one at a time, each for up to "

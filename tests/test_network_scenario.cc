@@ -33,6 +33,15 @@ network_scenario_config hub_spoke(unsigned nodes, uint64_t bytes)
     return c;
 }
 
+// Every flow delivered something, and nothing twice.
+void expect_every_flow_delivered_once(const network_result& r)
+{
+    for (const auto& f : r.flows) {
+        EXPECT_GT(f.bytes_delivered, 0u) << f.flow.from << " -> " << f.flow.to;
+        EXPECT_EQ(f.duplicates, 0u) << f.flow.from << " -> " << f.flow.to;
+    }
+}
+
 // The message of the std::invalid_argument c raises ("" if none).
 std::string refusal(const network_scenario_config& c)
 {
@@ -222,10 +231,7 @@ TEST(NetworkScenario, SaturatingHubAndSpokeStarvesNoFlowWithTheNetworkPolicies)
     c.duration_s = 3600;
     const network_result r = run_network(c);
     ASSERT_EQ(r.flows.size(), 6u);
-    for (const auto& f : r.flows) {
-        EXPECT_GT(f.bytes_delivered, 0u) << f.flow.from << " -> " << f.flow.to;
-        EXPECT_EQ(f.duplicates, 0u);
-    }
+    expect_every_flow_delivered_once(r);
     EXPECT_GT(r.worst_bulk_share, 0.0);
 
     c.node_options = "channel_access.max_exchange_s=inf;cas.yield_link_after_s=inf";
@@ -402,10 +408,7 @@ TEST(NetworkScenario, EightStationsServedInTurnGetFairerSharesWhenTurnsBoundTheE
         "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=true";
     const network_result r = run_network(c);
     ASSERT_EQ(r.flows.size(), 14u);
-    for (const auto& f : r.flows) {
-        EXPECT_GT(f.bytes_delivered, 0u) << f.flow.from << " -> " << f.flow.to;
-        EXPECT_EQ(f.duplicates, 0u);
-    }
+    expect_every_flow_delivered_once(r);
     EXPECT_GT(r.jain_bulk, 0.75);
 
     c.node_options = "serve_in_turn_s=60;cas.max_nonexclusive_links=16";

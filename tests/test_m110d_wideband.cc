@@ -74,6 +74,31 @@ void every_wn_round_trips(unsigned bw, double snr_db, double offset_hz)
     }
 }
 
+// ITU-R F.1487 poor: two equal 1 Hz Rayleigh paths 2 ms apart.
+std::vector<chan::watterson_path> f1487_poor_paths()
+{
+    return { { 0.5, 1.0, 0.0, 0.0 }, { 0.5, 1.0, 0.0, 2e-3 } };
+}
+
+// `blocks` interleaver blocks of random data (seed `data_seed`) over F.1487 poor at
+// `snr_db` (channel seed `seed`): one burst, ended by its EOM, read whole.
+void expect_poor_burst_whole(const m110d_mode& mode,
+                             double snr_db,
+                             uint64_t seed,
+                             size_t blocks,
+                             uint32_t data_seed)
+{
+    const std::vector<uint8_t> data =
+        random_bytes(mode.input_bits_per_block / 8 * blocks, data_seed);
+    const std::vector<m110d_burst> bursts = m110d_bursts_received(
+        m110d_on_the_air(mode, data, 0, snr_db, 0, seed, {}, f1487_poor_paths()),
+        mode,
+        0);
+    ASSERT_EQ(bursts.size(), 1u) << seed;
+    EXPECT_TRUE(bursts[0].eom) << seed;
+    EXPECT_EQ(bursts[0].bytes, data) << seed;
+}
+
 } // namespace
 
 // One test per bandwidth so ctest -j spreads them: noise-free and 40 dB, offsets of a
@@ -505,8 +530,7 @@ TEST(M110dWidebandBlockFde, ReportsTheChannelsSnrOnFading)
 {
     const m110d_mode mode = *m110d_mode_by_name("WN6/12kHz/S");
     const std::vector<uint8_t> data = random_bytes(30000, 94);
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
-                                                     { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = f1487_poor_paths();
     for (uint64_t seed : { 21u, 22u }) {
         const std::vector<m110d_burst> steady =
             m110d_bursts_received(m110d_on_the_air(mode, data, 0, 20, 0, seed), mode, 0);
@@ -530,17 +554,8 @@ TEST(M110dWidebandBlockFde, ReportsTheChannelsSnrOnFading)
 TEST(M110dWidebandBlockFde, AnEarlierPathBackFromAFadeIsNotReadAsAnAlias)
 {
     const m110d_mode mode = *m110d_mode_by_name("WN3/12kHz/S");
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
-                                                     { 0.5, 1.0, 0.0, 2e-3 } };
-    for (uint64_t seed : { 11u, 13u, 14u, 19u, 21u }) {
-        const std::vector<uint8_t> data =
-            random_bytes(mode.input_bits_per_block / 8 * 3, uint32_t(100 + seed));
-        const std::vector<m110d_burst> bursts = m110d_bursts_received(
-            m110d_on_the_air(mode, data, 0, 6, 0, seed, {}, poor), mode, 0);
-        ASSERT_EQ(bursts.size(), 1u) << seed;
-        EXPECT_TRUE(bursts[0].eom) << seed;
-        EXPECT_EQ(bursts[0].bytes, data) << seed;
-    }
+    for (uint64_t seed : { 11u, 13u, 14u, 19u, 21u })
+        expect_poor_burst_whole(mode, 6, seed, 3, uint32_t(100 + seed));
 }
 
 // F.1487 poor at 12 kHz and 30 dB (WN10's row - 1 dB): the two 1 Hz paths move too far
@@ -552,8 +567,7 @@ TEST(M110dWidebandBlockFde, AnEarlierPathBackFromAFadeIsNotReadAsAnAlias)
 TEST(M110dWidebandBlockFde, PathsFollowedAcrossTheFrameFor64QamOnFading)
 {
     const m110d_mode mode = *m110d_mode_by_name("WN10/12kHz/S");
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
-                                                     { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = f1487_poor_paths();
     for (uint64_t seed : { 34u, 40u, 45u, 48u }) {
         const std::vector<uint8_t> data =
             random_bytes(mode.input_bits_per_block / 8 * 4, uint32_t(200 + seed));
@@ -569,25 +583,6 @@ TEST(M110dWidebandBlockFde, PathsFollowedAcrossTheFrameFor64QamOnFading)
     }
 }
 
-namespace {
-
-// One burst of `mode` through F.1487 poor at `snr_db` on channel seed `seed`, received
-// whole: one burst, its EOM, every byte.
-void expect_poor_burst_whole(const m110d_mode& mode, double snr_db, uint64_t seed)
-{
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
-                                                     { 0.5, 1.0, 0.0, 2e-3 } };
-    const std::vector<uint8_t> data =
-        random_bytes(mode.input_bits_per_block / 8, uint32_t(300 + seed));
-    const std::vector<m110d_burst> bursts = m110d_bursts_received(
-        m110d_on_the_air(mode, data, 0, snr_db, 0, seed, {}, poor), mode, 0);
-    ASSERT_EQ(bursts.size(), 1u) << seed;
-    EXPECT_TRUE(bursts[0].eom) << seed;
-    EXPECT_EQ(bursts[0].bytes, data) << seed;
-}
-
-} // namespace
-
 // F.1487 poor at 12 kHz for WN2 (paths 20 symbols apart; the probe's window reaches 92
 // symbols of a base of 100, so a path beyond it reads as another delay modulo 100). At
 // 3 dB the data the first frame's windows let in are under the noise and every window
@@ -596,7 +591,7 @@ void expect_poor_burst_whole(const m110d_mode& mode, double snr_db, uint64_t see
 // windows holds both paths.
 TEST(M110dWidebandBlockFde, TheFirstWindowIsTheMiddleOfTheCleanOnesAtLowSnr)
 {
-    expect_poor_burst_whole(*m110d_mode_by_name("WN2/12kHz/L"), 3, 42);
+    expect_poor_burst_whole(*m110d_mode_by_name("WN2/12kHz/L"), 3, 42, 1, 300 + 42);
 }
 
 // The same channel at 4 dB (the row - 1 dB): a window a few symbols before the first
@@ -605,7 +600,8 @@ TEST(M110dWidebandBlockFde, TheFirstWindowIsTheMiddleOfTheCleanOnesAtLowSnr)
 TEST(M110dWidebandBlockFde, TheWindowIsCentredOnThePathsWhereItLacksABasePeriod)
 {
     for (uint64_t seed : { 10u, 23u, 34u, 36u })
-        expect_poor_burst_whole(*m110d_mode_by_name("WN2/12kHz/L"), 4, seed);
+        expect_poor_burst_whole(
+            *m110d_mode_by_name("WN2/12kHz/L"), 4, seed, 1, uint32_t(300 + seed));
 }
 
 namespace {
@@ -888,8 +884,7 @@ TEST(M110dWidebandWatch, DataReadAsFieldsByChanceDoNotCutTheBurst)
 TEST(M110dWidebandSearch, APreambleIsNotTakenAtTheWalshAliasOffset)
 {
     const m110d_mode mode = *m110d_mode_by_name("WN6/12kHz/L");
-    const std::vector<chan::watterson_path> poor = { { 0.5, 1.0, 0.0, 0.0 },
-                                                     { 0.5, 1.0, 0.0, 2e-3 } };
+    const std::vector<chan::watterson_path> poor = f1487_poor_paths();
     m110d_transmit_options options;
     options.timing.preamble.superframes = 20;
     const std::vector<uint8_t> data = random_bytes(2000, 1);

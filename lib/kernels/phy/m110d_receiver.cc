@@ -299,6 +299,8 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, peak.at);
     if (coherent_peak.open)
         keep = std::min(keep, coherent_peak.at);
+    if (local_weak_peak.open)
+        keep = std::min(keep, local_weak_peak.at);
     if (!weak.empty() && stage == phase::search)
         keep = std::min(keep, weak.front().at);
     // find_scrambler: the burst may be equalised again from its preamble.
@@ -326,6 +328,7 @@ void m110d_receiver::state::restart_search(uint64_t from)
 {
     restart_serial_tone_search(*this, from, sps);
     coherent_peak.open = false;
+    local_weak_peak.open = false;
     paths_pending = false;
     weak.clear();
     differential_from = 0;
@@ -339,6 +342,10 @@ void m110d_receiver::state::restart_after_refusal()
     if (!cfg.coherent_search || cfg.bandwidth_khz != 3 || found_by_coherent ||
         (found_z >= sure_cut_z && found_sections <= 1)) {
         restart_search(past_side_peaks);
+        // A coherent detection whose fields a fade left unread: its data may still say
+        // it is a burst's (once, not again when they did).
+        if (cfg.confirm_weak_with_data && found_by_coherent && !found_weak)
+            hold_weak({ found_at, found_other, found_hz, found_z, found_alignment });
         return;
     }
     // A weak detection of the differential's was refused, or one the comb carried over
@@ -605,6 +612,10 @@ bool m110d_receiver::state::search()
             paths_pending = false;
             if (paths_detection_reads())
                 return true;
+            // Fields a fade leaves unread: the data after them may still say it is a
+            // burst's.
+            if (cfg.confirm_weak_with_data)
+                hold_weak({ found_at, found_other, found_hz, found_z, found_alignment });
         }
         // Scores left from a batch a two-path detection broke off are offered on while
         // they are still the next candidates' (scoring them again would call the
@@ -665,9 +676,30 @@ bool m110d_receiver::state::search()
                     coherent_alignment = a;
                     coherent_other = s.paths.other;
                 }
+                if (!cfg.confirm_weak_with_data)
+                    continue;
+                if (local_weak_peak.offer(
+                        s.coherent_z, n, s.coherent_sum, weak_threshold)) {
+                    local_weak_alignment = a;
+                    local_weak_other = 0;
+                }
+                if (cfg.coherent_two_paths &&
+                    local_weak_peak.offer(
+                        s.paths.z, s.paths.at, s.paths.sum, weak_threshold)) {
+                    local_weak_alignment = a;
+                    local_weak_other = s.paths.other;
+                }
             }
+            if (local_weak_peak.taken(n, local_weak_window) &&
+                local_weak_peak.z < coherent_threshold)
+                hold_weak({ local_weak_peak.at,
+                            local_weak_other,
+                            local_weak_peak.offset_hz(symbol_rate),
+                            local_weak_peak.z,
+                            local_weak_alignment });
             if (peak.taken(n, peak_comb ? comb_peak_window : peak_window)) {
                 coherent_peak.open = false;
+                local_weak_peak.open = false;
                 weak.clear();
                 found_weak = false;
                 found_by_coherent = false;
@@ -685,14 +717,15 @@ bool m110d_receiver::state::search()
             if (coherent_peak.taken(n, peak_window) && !peak.open) {
                 if (coherent_peak.z < coherent_threshold) {
                     // Under the threshold: held for its data.
-                    weak.push_back({ coherent_peak.at,
-                                     coherent_other,
-                                     coherent_peak.offset_hz(symbol_rate),
-                                     coherent_peak.z,
-                                     coherent_alignment });
+                    hold_weak({ coherent_peak.at,
+                                coherent_other,
+                                coherent_peak.offset_hz(symbol_rate),
+                                coherent_peak.z,
+                                coherent_alignment });
                     continue;
                 }
                 weak.clear();
+                local_weak_peak.open = false;
                 found_weak = false;
                 found_by_coherent = true;
                 found_other = coherent_other;
@@ -708,6 +741,15 @@ bool m110d_receiver::state::search()
             }
         }
     }
+}
+
+void m110d_receiver::state::hold_weak(const weak_candidate& w)
+{
+    auto at = std::find_if(
+        weak.begin(), weak.end(), [&](const weak_candidate& h) { return h.at >= w.at; });
+    if (at != weak.end() && at->at == w.at && at->alignment == w.alignment)
+        return;
+    weak.insert(at, w);
 }
 
 double m110d_receiver::state::refined_offset_hz(uint64_t at, double hz) const

@@ -201,8 +201,19 @@ std::vector<structure_evidence> walsh_evidence(unsigned bw_khz,
             pattern[d][i] = std::conj(cd(psk8(m110d_wn0_walsh_chip(d, i))));
     std::vector<std::vector<lag_sums>> sums(variants.size(),
                                             std::vector<lag_sums>(lags.size()));
-    std::vector<cf> descrambler(chips);
+    // The descrambler's points as real and imaginary parts (spelt out: this loop is most
+    // of a held peak's cost in noise).
+    std::array<float, chips> descrambler_re, descrambler_im;
+    std::vector<double> energies(lags.size());
     for (unsigned s = 0; s < weak_data_symbols / chips; ++s) {
+        // A lag's energy is the same under every variant's descrambler.
+        for (size_t l = 0; l < lags.size(); ++l) {
+            const cf* x = y.data() + origin + size_t(s) * chips + lags[l];
+            double energy = 0;
+            for (unsigned j = 0; j < chips; ++j)
+                energy += std::norm(x[j]);
+            energies[l] = energy;
+        }
         // Variants whose block restarts the scrambler at the same place share the sums.
         std::vector<bool> done(variants.size(), false);
         for (size_t v = 0; v < variants.size(); ++v) {
@@ -215,32 +226,38 @@ std::vector<structure_evidence> walsh_evidence(unsigned bw_khz,
                     same.push_back(u);
                     done[u] = true;
                 }
-            for (unsigned j = 0; j < chips; ++j)
-                descrambler[j] =
+            for (unsigned j = 0; j < chips; ++j) {
+                const cf d =
                     std::conj(psk8(trinomial[(first + j) % m110d_trinomial_period]));
+                descrambler_re[j] = d.real();
+                descrambler_im[j] = d.imag();
+            }
             for (size_t l = 0; l < lags.size(); ++l) {
-                const cf* x = y.data() + origin + size_t(s) * chips + lags[l];
-                double energy = 0;
-                std::array<cd, 4> phase{};
-                for (unsigned j = 0; j < chips; ++j) {
-                    energy += std::norm(x[j]);
-                    phase[j % 4] += cd(x[j] * descrambler[j]);
-                }
-                if (!(energy > 0))
+                if (!(energies[l] > 0))
                     continue;
+                const cf* x = y.data() + origin + size_t(s) * chips + lags[l];
+                std::array<double, 4> phase_re{}, phase_im{};
+                for (unsigned j = 0; j < chips; j += 4)
+                    for (unsigned i = 0; i < 4; ++i) {
+                        const float xr = x[j + i].real(), xi = x[j + i].imag();
+                        const float dr = descrambler_re[j + i],
+                                    di = descrambler_im[j + i];
+                        phase_re[i] += double(xr * dr - xi * di);
+                        phase_im[i] += double(xr * di + xi * dr);
+                    }
                 double best = -1;
                 cd best_sum;
                 for (unsigned d = 0; d < 4; ++d) {
                     cd c;
                     for (unsigned i = 0; i < 4; ++i)
-                        c += phase[i] * pattern[d][i];
+                        c += cd(phase_re[i], phase_im[i]) * pattern[d][i];
                     if (std::norm(c) > best) {
                         best = std::norm(c);
                         best_sum = c;
                     }
                 }
                 for (size_t u : same)
-                    sums[u][l].add(best / energy, best_sum);
+                    sums[u][l].add(best / energies[l], best_sum);
             }
         }
     }

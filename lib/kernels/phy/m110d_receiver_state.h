@@ -98,6 +98,7 @@ struct m110d_receiver::state {
     // symbols either side of the true one (at 0.76, 0.55 and 0.35 of it); the largest
     // within three Walsh symbols and a bit is taken.
     const size_t peak_window = size_t(3 * walsh_chips + 2) * sps;
+    const size_t local_weak_window = size_t(walsh_chips) * sps;
     // After a refused preamble the search goes on past its later side peaks.
     const unsigned refused_skip = 3 * walsh_chips + 4;
     // Integration over super-frames (integrate_superframes): a super-frame is 18 Walsh
@@ -183,6 +184,12 @@ struct m110d_receiver::state {
     // The coherent peak's (and the detection's) second path, where it is the two paths'
     // (their sample; 0 where it is one path's).
     uint64_t coherent_other = 0, found_other = 0;
+    // confirm_weak_with_data: peaks under the coherent threshold, each the largest within
+    // a Walsh symbol of it (the coherent peak's window lets a later noise peak a little
+    // larger take a faded preamble's place), held beside the coherent peak's.
+    correlation_peak local_weak_peak;
+    size_t local_weak_alignment = 0;
+    uint64_t local_weak_other = 0;
     // The differential correlation searches from this sample on (after a refused
     // detection of its own the coherent search goes back over the chips it skips).
     uint64_t differential_from = 0;
@@ -396,6 +403,8 @@ struct m110d_receiver::state {
         size_t alignment = 0;
     };
     std::vector<weak_candidate> weak; // held, in time order
+    // Holds a peak in time order, once.
+    void hold_weak(const weak_candidate& w);
     // The sample the data after a held peak end at (all in: it can be judged).
     uint64_t weak_data_end(const weak_candidate& w) const;
     // The first held peak and those within its data are judged together from this

@@ -147,10 +147,12 @@ std::vector<float> m110d_block_decoder::mother_pairs(const float* llr)
     return m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
 }
 
-void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
+void m110d_block_decoder::decode(const float* llr,
+                                 std::vector<uint8_t>& bits,
+                                 bool concurrently)
 {
     const std::vector<float> mother = mother_pairs(llr);
-    d_viterbi.decode(mother.data(), d_user_bits, d_start, bits);
+    d_viterbi.decode(mother.data(), d_user_bits, d_start, bits, concurrently);
 }
 
 double m110d_block_decoder::reliability_of(double expected_errors) const

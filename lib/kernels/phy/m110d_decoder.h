@@ -89,8 +89,10 @@ public:
                         bool k7_newest_lsb = false);
     size_t channel_bits() const { return d_order.size(); }
     size_t user_bits() const { return d_user_bits; }
-    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.
-    void decode(const float* llr, std::vector<uint8_t>& bits);
+    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits. With
+    // `concurrently` a long block's Viterbi pieces are shared with a second thread
+    // (tail_biting_viterbi::decode; the same bits).
+    void decode(const float* llr, std::vector<uint8_t>& bits, bool concurrently = false);
     // Of the last block decoded, as the App C decoder's (m110c_block_decoder): minus the
     // natural log of its user bits expected wrong (tail_biting_viterbi::expected_errors:
     // 2.3 is 0.1 bits), at most 0 where the Viterbi's paths did not close round it.

@@ -401,10 +401,13 @@ void tail_biting_viterbi::wrap(const float* llr, size_t n, tail_biting_start sta
     // The block's pairs, cyclically extended by wrap_pairs on both sides (a short block
     // repeats whole).
     d_wrapped.resize(2 * (n + 2 * wrap_pairs));
+    // Pair j is the block's (j - wrap_pairs) mod n, stepped (no division per pair).
+    size_t p = (n * (wrap_pairs / n + 1) - wrap_pairs) % n;
     for (size_t j = 0; j < n + 2 * wrap_pairs; ++j) {
-        const size_t p = (j + n * (wrap_pairs / n + 1) - wrap_pairs) % n;
         d_wrapped[2 * j] = llr[2 * p];
         d_wrapped[2 * j + 1] = llr[2 * p + 1];
+        if (++p == n)
+            p = 0;
     }
     d_n = n;
 }
@@ -417,8 +420,12 @@ void tail_biting_viterbi::append_decoded(tail_biting_start start,
     const size_t rotation = tail_biting_first_bit(start, d_code);
     const size_t first = bits.size();
     bits.resize(first + n);
-    for (size_t j = 0; j < n; ++j)
-        bits[first + (j + rotation) % n] = d_decoded[wrap_pairs + j];
+    size_t at = rotation % n; // (j + rotation) mod n, stepped
+    for (size_t j = 0; j < n; ++j) {
+        bits[first + at] = d_decoded[wrap_pairs + j];
+        if (++at == n)
+            at = 0;
+    }
 }
 
 bool tail_biting_viterbi::closed() const

@@ -111,9 +111,11 @@ private:
     size_t d_user_bits;
     std::vector<uint32_t> d_order;
     std::vector<float> d_punctured;
+    std::vector<float> d_mother;
     tail_biting_viterbi d_viterbi;
-    // The block's channel-bit LLRs as the mother code's pairs.
-    std::vector<float> mother_pairs(const float* llr);
+    // The block's channel-bit LLRs as the mother code's pairs (d_mother's, kept till
+    // the next call).
+    const std::vector<float>& mother_pairs(const float* llr);
     double reliability_of(double expected_errors) const;
 };
 

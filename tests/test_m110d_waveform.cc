@@ -595,6 +595,53 @@ TEST(M110dWaveform, TailBitingViterbiEightStatesAtOnceDecodesAsFour)
         }
 }
 
+TEST(M110dWaveform, TailBitingViterbiLongBlockInPiecesIsTheSameOnOneThreadOrTwo)
+{
+    // A block long enough to be decoded in pieces (three), noisy: the bits are the
+    // ones sent, and the same with the pieces shared by two threads as decoded in turn
+    // by one, as are the expected errors with the MAP pass's pieces shared too, and
+    // the same as expected_errors() after decode().
+    std::mt19937 rng(31);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    const size_t n = 3 * 65536 + 1001;
+    for (const conv_code* code : { &conv_code_k7, &conv_code_k9 }) {
+        const std::vector<uint8_t> bits = random_bits(n, rng);
+        const std::vector<uint8_t> coded = tail_biting_encode(
+            *code, bits.data(), n, tail_biting_start::first_pair_bit_7);
+        std::vector<float> llr(coded.size());
+        for (size_t i = 0; i < coded.size(); ++i)
+            llr[i] = 2.0f * ((coded[i] ? -1.0f : 1.0f) + 0.6f * noise(rng));
+        std::vector<uint8_t> decoded[3];
+        double expected[3];
+        bool closed[3];
+        for (int way = 0; way < 3; ++way) {
+            tail_biting_viterbi viterbi(*code);
+            if (way == 0) {
+                viterbi.decode(
+                    llr.data(), n, tail_biting_start::first_pair_bit_7, decoded[way]);
+                expected[way] = viterbi.expected_errors();
+            } else {
+                expected[way] = viterbi.decode_with_expected_errors(
+                    llr.data(),
+                    n,
+                    tail_biting_start::first_pair_bit_7,
+                    decoded[way],
+                    way == 2);
+            }
+            closed[way] = viterbi.closed();
+        }
+        EXPECT_EQ(decoded[0], bits) << "K" << code->constraint_length;
+        EXPECT_EQ(decoded[1], decoded[0]) << "K" << code->constraint_length;
+        EXPECT_EQ(decoded[2], decoded[0]) << "K" << code->constraint_length;
+        EXPECT_EQ(expected[1], expected[0]) << "K" << code->constraint_length;
+        EXPECT_EQ(expected[2], expected[0]) << "K" << code->constraint_length;
+        EXPECT_GT(expected[0], 0.0);
+        EXPECT_TRUE(closed[0]);
+        EXPECT_TRUE(closed[1]);
+        EXPECT_TRUE(closed[2]);
+    }
+}
+
 TEST(M110dWaveform, Every3khzBlockEncodesAndDecodes)
 {
     std::mt19937 rng(7);

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace gr {
 namespace hfstack {
@@ -279,18 +281,31 @@ void differential_correlator::z_run(
         d_fft->frequency[1].assign(d_fft->frequency[0].size(), std::complex<float>());
     }
     // Each polyphase's calls in order on one lane (its FFT blocks, the only state that
-    // changes, are its own).
+    // changes, are its own), each lane's results kept apart and handed to `put` after,
+    // in order (the lanes' neighbouring results written side by side by both threads
+    // shared cache lines: a third of the search's time went on them).
+    const auto lane_of = [&](size_t k) {
+        return unsigned(((first + k + sps) % sps) / 2);
+    };
+    std::vector<std::pair<double, std::complex<float>>> results[2];
     const auto lane_run = [&](unsigned lane) {
         std::complex<float> s;
+        results[lane].reserve(count / 2 + sps);
         for (size_t k = 1; k < count; ++k) {
-            const uint64_t n = first + k;
-            if (((n + sps) % sps) / 2 != lane)
+            if (lane_of(k) != lane)
                 continue;
+            const uint64_t n = first + k;
             const double z = z_of(input, n, d_products.held(n + sps), lane, s);
-            put(k, z, s);
+            results[lane].emplace_back(z, s);
         }
     };
     run_beside([&] { lane_run(1u); }, [&] { lane_run(0u); });
+    size_t taken[2] = { 0, 0 };
+    for (size_t k = 1; k < count; ++k) {
+        const unsigned lane = lane_of(k);
+        const auto& r = results[lane][taken[lane]++];
+        put(k, r.first, r.second);
+    }
 }
 
 } // namespace phy

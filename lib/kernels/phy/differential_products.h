@@ -121,7 +121,7 @@ public:
     double z_at(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum);
     // z_at(n) for n = first .. first + count - 1 in that order, each z and sum handed to
     // put(index in the run, z, sum): the same values. With two_threads (and the FFT) the
-    // polyphases 2 and 3 on another thread, put then called from both.
+    // polyphases 2 and 3 on another thread, put called after, in order, on this one.
     void z_run(const serial_tone_samples& input,
                uint64_t first,
                size_t count,

@@ -138,6 +138,24 @@ void run_beside(const std::function<void()>& beside, const std::function<void()>
         std::rethrow_exception(here_failed);
 }
 
+void run_pieces(size_t count,
+                const std::function<void(size_t, unsigned)>& piece,
+                bool concurrently)
+{
+    if (!concurrently || count < 2) {
+        for (size_t i = 0; i < count; ++i)
+            piece(i, 0);
+        return;
+    }
+    std::atomic<size_t> next{ 0 };
+    const auto worker = [&](unsigned w) {
+        for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
+             i = next.fetch_add(1, std::memory_order_relaxed))
+            piece(i, w);
+    };
+    run_beside([&] { worker(1); }, [&] { worker(0); });
+}
+
 } // namespace phy
 } // namespace hfstack
 } // namespace gr

@@ -12,6 +12,7 @@
 #ifndef HFSTACK_KERNELS_PHY_HELPER_THREADS_H
 #define HFSTACK_KERNELS_PHY_HELPER_THREADS_H
 
+#include <cstddef>
 #include <functional>
 
 namespace gr {
@@ -22,6 +23,15 @@ namespace phy {
 // are busy: callers on several threads at once) while the caller runs `here`; returns
 // once both are done. What either throws is thrown here (beside's first).
 void run_beside(const std::function<void()>& beside, const std::function<void()>& here);
+
+// Runs piece(i, worker) once for each i in [0, count): with `concurrently`, the caller
+// (worker 0) and a helper (worker 1) each take the next piece not yet taken until none
+// is left; else the caller alone, in order. Pieces must not depend on which worker runs
+// them or in what order (worker only names per-worker scratch space), so the results
+// are the same with one thread or two. What a piece throws is thrown here.
+void run_pieces(size_t count,
+                const std::function<void(size_t, unsigned)>& piece,
+                bool concurrently);
 
 } // namespace phy
 } // namespace hfstack

@@ -139,18 +139,22 @@ m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode,
 {
 }
 
-std::vector<float> m110d_block_decoder::mother_pairs(const float* llr)
+const std::vector<float>& m110d_block_decoder::mother_pairs(const float* llr)
 {
     d_punctured.resize(d_order.size());
     for (size_t k = 0; k < d_order.size(); ++k)
         d_punctured[d_order[k]] = llr[k];
-    return m110d_depuncture(d_punctured.data(), d_user_bits, d_rate, d_constraint_length);
+    m110d_depuncture(
+        d_punctured.data(), d_user_bits, d_rate, d_constraint_length, d_mother);
+    return d_mother;
 }
 
-void m110d_block_decoder::decode(const float* llr, std::vector<uint8_t>& bits)
+void m110d_block_decoder::decode(const float* llr,
+                                 std::vector<uint8_t>& bits,
+                                 bool concurrently)
 {
-    const std::vector<float> mother = mother_pairs(llr);
-    d_viterbi.decode(mother.data(), d_user_bits, d_start, bits);
+    const std::vector<float>& mother = mother_pairs(llr);
+    d_viterbi.decode(mother.data(), d_user_bits, d_start, bits, concurrently);
 }
 
 double m110d_block_decoder::reliability_of(double expected_errors) const
@@ -168,7 +172,7 @@ double m110d_block_decoder::decode_with_reliability(const float* llr,
                                                     std::vector<uint8_t>& bits,
                                                     bool concurrently)
 {
-    const std::vector<float> mother = mother_pairs(llr);
+    const std::vector<float>& mother = mother_pairs(llr);
     const double expected = d_viterbi.decode_with_expected_errors(
         mother.data(), d_user_bits, d_start, bits, concurrently);
     return reliability_of(expected);

@@ -89,8 +89,10 @@ public:
                         bool k7_newest_lsb = false);
     size_t channel_bits() const { return d_order.size(); }
     size_t user_bits() const { return d_user_bits; }
-    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits.
-    void decode(const float* llr, std::vector<uint8_t>& bits);
+    // llr: channel_bits() values, log P(0) / P(1); appends user_bits() bits. With
+    // `concurrently` a long block's Viterbi pieces are shared with a second thread
+    // (tail_biting_viterbi::decode; the same bits).
+    void decode(const float* llr, std::vector<uint8_t>& bits, bool concurrently = false);
     // Of the last block decoded, as the App C decoder's (m110c_block_decoder): minus the
     // natural log of its user bits expected wrong (tail_biting_viterbi::expected_errors:
     // 2.3 is 0.1 bits), at most 0 where the Viterbi's paths did not close round it.
@@ -109,9 +111,11 @@ private:
     size_t d_user_bits;
     std::vector<uint32_t> d_order;
     std::vector<float> d_punctured;
+    std::vector<float> d_mother;
     tail_biting_viterbi d_viterbi;
-    // The block's channel-bit LLRs as the mother code's pairs.
-    std::vector<float> mother_pairs(const float* llr);
+    // The block's channel-bit LLRs as the mother code's pairs (d_mother's, kept till
+    // the next call).
+    const std::vector<float>& mother_pairs(const float* llr);
     double reliability_of(double expected_errors) const;
 };
 

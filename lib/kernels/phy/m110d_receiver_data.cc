@@ -52,7 +52,7 @@ void m110d_receiver::state::commit(cd z, cd sent, bool known_symbol)
 std::vector<uint8_t> m110d_receiver::state::block_coded_again()
 {
     std::vector<uint8_t> user;
-    decoder->decode(block_llr.data(), user);
+    decoder->decode(block_llr.data(), user, cfg.threads > 1);
     return m110d_block_channel_bits(*mode,
                                     user.data(),
                                     fetch_order,

@@ -87,6 +87,8 @@ struct path_change {
 };
 // split_work: fewer items than twice this are not worth a thread.
 constexpr size_t min_split_items = 32;
+// decode_passes: frames per piece the threads share (any number gives the same results).
+constexpr size_t frames_per_piece = 4;
 // Two threads: a frame whose probe scores under this (serial_tone_presence's matched
 // mean: noise alone averages 1) is likely past the burst's end, so the calling thread
 // waits for the blocks still decoding before it equalises more frames that would
@@ -190,10 +192,11 @@ void weigh_segment(llr_segment& segment,
 
 } // namespace
 
-std::vector<uint8_t> m110d_receiver::state::block_job::coded_again() const
+std::vector<uint8_t>
+m110d_receiver::state::block_job::coded_again(bool concurrently) const
 {
     std::vector<uint8_t> user;
-    decoder->decode(llr.data(), user);
+    decoder->decode(llr.data(), user, concurrently);
     return m110d_block_channel_bits(mode,
                                     user.data(),
                                     fetch_order,
@@ -206,44 +209,74 @@ void m110d_receiver::state::decode_passes(block_job& j) const
 {
     const unsigned nb = j.demapper->bits_per_symbol();
     const unsigned data = j.mode.data_symbols, probe = j.mode.probe_symbols;
-    std::vector<cd> decisions(data + probe), z(data + probe), decided(data);
+    const bool concurrently = cfg.threads > 1;
+    if (concurrently && j.kept_frames > frames_per_piece && !j.second_canceller)
+        j.second_canceller =
+            std::make_unique<block_frequency_equaliser>(j.cancel_with->block_symbols());
+    // Per frame: its estimates again, their decisions and error variance.
+    std::vector<cd> z(j.kept_frames * data), decided(j.kept_frames * data);
+    std::vector<double> variance(j.kept_frames);
+    // By worker: a frame's decisions and estimates (probes included).
+    std::vector<cd> decisions[2], frame_z[2];
     for (unsigned pass = 2; pass <= cfg.decoder_passes; ++pass) {
         if (j.dropped.load(std::memory_order_relaxed))
             return;
-        const std::vector<uint8_t> channel = j.coded_again();
+        const std::vector<uint8_t> channel = j.coded_again(concurrently);
+        // The frames' cancellation and demapping depend on the channel bits alone
+        // (pieces of frames shared between the threads); the LLRs weighed after, in
+        // order (a weighing segment runs across frames).
+        const auto frames = [&](size_t piece, unsigned worker) {
+            block_frequency_equaliser* canceller =
+                worker == 0 ? j.cancel_with : j.second_canceller.get();
+            std::vector<cd>&d = decisions[worker], &zf = frame_z[worker];
+            d.resize(data + probe);
+            zf.resize(data + probe);
+            const size_t last = std::min(j.kept_frames, (piece + 1) * frames_per_piece);
+            for (size_t f = piece * frames_per_piece; f < last; ++f) {
+                if (j.dropped.load(std::memory_order_relaxed))
+                    return;
+                const size_t frame_bit = f * data * nb;
+                for (unsigned i = 0; i < data; ++i) {
+                    unsigned label = 0;
+                    for (unsigned b = 0; b < nb; ++b)
+                        label = (label << 1) | channel[frame_bit + size_t(i) * nb + b];
+                    d[i] = j.demapper->point_of(label, i);
+                }
+                const std::vector<cf>& after = j.probes[m110d_probe_is_boundary(
+                    j.mode, int64_t(f % j.mode.frames_per_block))];
+                for (unsigned i = 0; i < probe; ++i)
+                    d[data + i] = cd(after[i]);
+                variance[f] =
+                    std::max(1e-3, canceller->cancel(j.kept[f], d.data(), zf.data()));
+                for (unsigned i = 0; i < data; ++i) {
+                    const size_t at = frame_bit + size_t(i) * nb;
+                    z[f * data + i] = zf[i];
+                    decided[f * data + i] = j.demapper->demap_to(
+                        zf[i], i, variance[f], &channel[at], &j.llr[at]);
+                }
+            }
+        };
+        run_pieces((j.kept_frames + frames_per_piece - 1) / frames_per_piece,
+                   frames,
+                   concurrently);
+        if (j.dropped.load(std::memory_order_relaxed))
+            return;
         llr_segment segment;
         size_t bit = 0;
-        for (size_t f = 0; f < j.kept_frames; ++f) {
-            if (j.dropped.load(std::memory_order_relaxed))
-                return;
-            const size_t frame_bit = bit;
-            for (unsigned i = 0; i < data; ++i) {
-                unsigned label = 0;
-                for (unsigned b = 0; b < nb; ++b)
-                    label = (label << 1) | channel[frame_bit + size_t(i) * nb + b];
-                decisions[i] = j.demapper->point_of(label, i);
-            }
-            const std::vector<cf>& after = j.probes[m110d_probe_is_boundary(
-                j.mode, int64_t(f % j.mode.frames_per_block))];
-            for (unsigned i = 0; i < probe; ++i)
-                decisions[data + i] = cd(after[i]);
-            const double variance = std::max(
-                1e-3, j.cancel_with->cancel(j.kept[f], decisions.data(), z.data()));
-            split_work(data, [&](size_t from, size_t to) {
-                for (size_t i = from; i < to; ++i) {
-                    const size_t at = frame_bit + i * nb;
-                    decided[i] = j.demapper->demap_to(
-                        z[i], unsigned(i), variance, &channel[at], &j.llr[at]);
-                }
-            });
+        for (size_t f = 0; f < j.kept_frames; ++f)
             for (unsigned i = 0; i < data; ++i) {
                 bit += nb;
-                weigh_segment(segment, j.llr, bit, nb, z[i], decided[i], variance);
+                weigh_segment(segment,
+                              j.llr,
+                              bit,
+                              nb,
+                              z[f * data + i],
+                              decided[f * data + i],
+                              variance[f]);
             }
-        }
     }
     if (j.judge)
-        j.agreement = agreement_of(j.llr, j.coded_again());
+        j.agreement = agreement_of(j.llr, j.coded_again(concurrently));
 }
 
 void m110d_receiver::state::decode_final(block_job& j) const

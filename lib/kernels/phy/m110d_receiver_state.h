@@ -674,6 +674,8 @@ struct m110d_receiver::state::block_job {
     std::shared_ptr<m110d_block_decoder> decoder;
     std::shared_ptr<block_frequency_equaliser> canceller; // or the burst's own:
     block_frequency_equaliser* cancel_with = nullptr;
+    // threads > 1: the second thread's for its share of the passes' frames.
+    std::unique_ptr<block_frequency_equaliser> second_canceller;
     std::vector<cf> probes[2]; // normal, boundary
     std::vector<uint32_t> fetch_order;
     unsigned constraint_length = 7;
@@ -698,8 +700,9 @@ struct m110d_receiver::state::block_job {
     std::atomic<bool> dropped{ false };
     // Set by its thread as it ends (its results complete): committed without waiting.
     std::atomic<bool> finished{ false };
-    // The block decoded as its LLRs stand and coded again: its channel bits.
-    std::vector<uint8_t> coded_again() const;
+    // The block decoded as its LLRs stand and coded again: its channel bits (a long
+    // block's Viterbi pieces shared with a second thread `concurrently`, the same bits).
+    std::vector<uint8_t> coded_again(bool concurrently) const;
 };
 
 // A frame equalised (or, `boundary`, a point where the data ran out of samples: the

@@ -802,12 +802,22 @@ std::vector<float> m110d_depuncture(const float* llr,
                                     const m110d_code_rate& rate,
                                     unsigned constraint_length)
 {
-    std::vector<float> mother(2 * pairs, 0.0f);
+    std::vector<float> mother;
+    m110d_depuncture(llr, pairs, rate, constraint_length, mother);
+    return mother;
+}
+
+void m110d_depuncture(const float* llr,
+                      size_t pairs,
+                      const m110d_code_rate& rate,
+                      unsigned constraint_length,
+                      std::vector<float>& mother)
+{
+    mother.assign(2 * pairs, 0.0f);
     size_t next = 0;
     for_each_sent_bit(pairs, rate, constraint_length, [&](size_t i, unsigned b) {
         mother[2 * i + b] += llr[next++];
     });
-    return mother;
 }
 
 unsigned m110d_interleaver_bits(const m110d_mode& mode)

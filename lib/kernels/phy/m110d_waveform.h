@@ -250,6 +250,12 @@ std::vector<float> m110d_depuncture(const float* llr,
                                     size_t pairs,
                                     const m110d_code_rate& rate,
                                     unsigned constraint_length);
+// The same into `mother` (its storage reused: a long block's pairs are megabytes).
+void m110d_depuncture(const float* llr,
+                      size_t pairs,
+                      const m110d_code_rate& rate,
+                      unsigned constraint_length,
+                      std::vector<float>& mother);
 
 // ---- interleaver
 // Bits per interleaver block (frames * U * bits per symbol; WN0: 2 per Walsh symbol).

@@ -35,6 +35,13 @@ constexpr size_t wrap_pairs = 64;
 // runs past a window before them (from equal metrics; as the Viterbi's wraps settle).
 constexpr size_t map_window = 2048;
 constexpr size_t map_settle = 64;
+// A block of twice this many pairs or more is decoded in pieces of about this many, each
+// piece's Viterbi and MAP pass started piece_overlap pairs before it from equal metrics
+// (and the Viterbi's traced back from as many after it): how many pieces depends on the
+// block alone, so the bits are the same whether one thread decodes them in turn or two
+// share them. The overlap is twice the wraps' (punctured high rates merge later).
+constexpr size_t piece_pairs = 65536;
+constexpr size_t piece_overlap = 128;
 
 unsigned parity(unsigned x) { return unsigned(__builtin_parity(x)); }
 
@@ -331,10 +338,16 @@ bool tail_biting_viterbi::set_wide_vectors(bool on)
 void tail_biting_viterbi::decode(const float* llr,
                                  size_t n,
                                  tail_biting_start start,
-                                 std::vector<uint8_t>& bits)
+                                 std::vector<uint8_t>& bits,
+                                 bool concurrently)
 {
     wrap(llr, n, start);
-    decode_wrapped(start, bits);
+    d_decoded.resize(d_n + 2 * wrap_pairs);
+    run_pieces(
+        pieces(),
+        [&](size_t p, unsigned worker) { viterbi_piece(p, d_scratch[worker]); },
+        concurrently);
+    append_decoded(start, bits);
 }
 
 double tail_biting_viterbi::decode_with_expected_errors(const float* llr,
@@ -344,14 +357,37 @@ double tail_biting_viterbi::decode_with_expected_errors(const float* llr,
                                                         bool concurrently)
 {
     wrap(llr, n, start);
-    if (!concurrently) {
-        decode_wrapped(start, bits);
-        return expected_errors();
-    }
-    double expected = 0;
-    run_beside([&] { expected = expected_errors(); },
-               [&] { decode_wrapped(start, bits); });
-    return expected;
+    d_decoded.resize(d_n + 2 * wrap_pairs);
+    // The Viterbi's pieces, then the MAP pass's (in that order on one thread).
+    const size_t count = pieces();
+    std::vector<double> expected(count, 0.0);
+    run_pieces(
+        2 * count,
+        [&](size_t p, unsigned worker) {
+            if (p < count)
+                viterbi_piece(p, d_scratch[worker]);
+            else
+                expected[p - count] = expected_errors_piece(p - count, d_scratch[worker]);
+        },
+        concurrently);
+    append_decoded(start, bits);
+    double sum = 0;
+    for (double e : expected)
+        sum += e;
+    return sum;
+}
+
+size_t tail_biting_viterbi::pieces() const
+{
+    return d_n >= 2 * piece_pairs ? d_n / piece_pairs : 1;
+}
+
+std::pair<size_t, size_t> tail_biting_viterbi::piece_span(size_t p) const
+{
+    const size_t count = pieces(), steps = d_n + 2 * wrap_pairs;
+    const size_t begin = p == 0 ? 0 : wrap_pairs + d_n * p / count;
+    const size_t end = p + 1 == count ? steps : wrap_pairs + d_n * (p + 1) / count;
+    return { begin, end };
 }
 
 void tail_biting_viterbi::wrap(const float* llr, size_t n, tail_biting_start start)
@@ -365,25 +401,31 @@ void tail_biting_viterbi::wrap(const float* llr, size_t n, tail_biting_start sta
     // The block's pairs, cyclically extended by wrap_pairs on both sides (a short block
     // repeats whole).
     d_wrapped.resize(2 * (n + 2 * wrap_pairs));
+    // Pair j is the block's (j - wrap_pairs) mod n, stepped (no division per pair).
+    size_t p = (n * (wrap_pairs / n + 1) - wrap_pairs) % n;
     for (size_t j = 0; j < n + 2 * wrap_pairs; ++j) {
-        const size_t p = (j + n * (wrap_pairs / n + 1) - wrap_pairs) % n;
         d_wrapped[2 * j] = llr[2 * p];
         d_wrapped[2 * j + 1] = llr[2 * p + 1];
+        if (++p == n)
+            p = 0;
     }
     d_n = n;
 }
 
-void tail_biting_viterbi::decode_wrapped(tail_biting_start start,
-                                         std::vector<uint8_t>& bits)
+void tail_biting_viterbi::append_decoded(tail_biting_start start,
+                                         std::vector<uint8_t>& bits) const
 {
     const size_t n = d_n;
-    viterbi(d_wrapped, d_decoded);
     // Pair j carries bit j + the first bit (mod n).
     const size_t rotation = tail_biting_first_bit(start, d_code);
     const size_t first = bits.size();
     bits.resize(first + n);
-    for (size_t j = 0; j < n; ++j)
-        bits[first + (j + rotation) % n] = d_decoded[wrap_pairs + j];
+    size_t at = rotation % n; // (j + rotation) mod n, stepped
+    for (size_t j = 0; j < n; ++j) {
+        bits[first + at] = d_decoded[wrap_pairs + j];
+        if (++at == n)
+            at = 0;
+    }
 }
 
 bool tail_biting_viterbi::closed() const
@@ -403,21 +445,38 @@ bool tail_biting_viterbi::closed() const
 
 double tail_biting_viterbi::expected_errors()
 {
+    double sum = 0;
+    for (size_t p = 0; p < pieces(); ++p)
+        sum += expected_errors_piece(p, d_scratch[0]);
+    return sum;
+}
+
+double tail_biting_viterbi::expected_errors_piece(size_t p, scratch& work) const
+{
     const size_t steps = d_wrapped.size() / 2;
+    const auto [keep_begin, keep_end] = piece_span(p);
+    // Forward metrics from equal ones piece_overlap pairs before the piece (the block's
+    // first piece: from the wrapped pairs' start, as the Viterbi's).
+    const size_t start = p == 0 ? 0 : keep_begin - piece_overlap;
     const unsigned mask = d_states - 1;
     [[maybe_unused]] const auto branch = [&](size_t k, unsigned s, unsigned b) {
         return 0.5f * (d_sign[4 * s + 2 * b] * d_wrapped[2 * k] +
                        d_sign[4 * s + 2 * b + 1] * d_wrapped[2 * k + 1]);
     };
-    std::vector<float> alpha(d_states, 0.0f), after(d_states);
+    std::vector<float>&alpha = work.alpha, &after = work.after, &later = work.later,
+    &now = work.now;
+    std::vector<float>& d_beta = work.beta;
+    alpha.assign(d_states, 0.0f);
+    after.resize(d_states);
+    now.resize(d_states);
     const float none = -std::numeric_limits<float>::infinity();
     double expected = 0;
-    for (size_t from = 0; from < steps; from += map_window) {
-        const size_t to = std::min(steps, from + map_window);
+    for (size_t from = start; from < keep_end; from += map_window) {
+        const size_t to = std::min(keep_end, from + map_window);
         const size_t end = std::min(steps, to + map_settle);
         // Backward metrics beta[k - from][s] for k in [from, to], from equal ones at end.
         d_beta.assign((to - from + 1) * d_states, 0.0f);
-        std::vector<float> later(d_states, 0.0f), now(d_states);
+        later.assign(d_states, 0.0f);
         for (size_t k = end; k-- > from;) {
             float top = none;
 #if defined(HFSTACK_VITERBI_AVX2)
@@ -540,7 +599,7 @@ double tail_biting_viterbi::expected_errors()
                     }
 #endif
             }
-            if (k >= wrap_pairs && k < wrap_pairs + d_n) {
+            if (k >= wrap_pairs && k < wrap_pairs + d_n && k >= keep_begin) {
                 const double l = std::abs(double(best[0]) - double(best[1]));
                 expected += 1.0 / (1.0 + std::exp(std::min(l, 700.0)));
             }
@@ -552,34 +611,45 @@ double tail_biting_viterbi::expected_errors()
     return expected;
 }
 
-void tail_biting_viterbi::viterbi(const std::vector<float>& llr,
-                                  std::vector<uint8_t>& bits)
+void tail_biting_viterbi::viterbi_piece(size_t p, scratch& work)
 {
-    const size_t steps = llr.size() / 2;
+    const auto [keep_begin, keep_end] = piece_span(p);
+    // From equal metrics piece_overlap pairs before the piece, to the best state as
+    // many after it (the block's first and last pieces: the wrapped pairs' ends).
+    const size_t first = p == 0 ? 0 : keep_begin - piece_overlap;
+    const size_t last =
+        p + 1 == pieces() ? d_n + 2 * wrap_pairs : keep_end + piece_overlap;
+    const size_t steps = last - first;
+    const float* llr = &d_wrapped[2 * first];
     const unsigned half = d_states / 2;
     const size_t words = (d_states + 63) / 64;
-    std::vector<float> metric(d_states, 0.0f), next(d_states);
+    std::vector<float>&metric = work.metric, &next = work.next;
+    metric.assign(d_states, 0.0f);
+    next.resize(d_states);
     // Decision bit per step and new state, packed: the dropped (oldest) bit of the
     // survivor's predecessor.
-    d_decisions.assign(steps * words, 0);
+    std::vector<uint64_t>& decisions = work.decisions;
+    decisions.assign(steps * words, 0);
+    uint8_t* bits = &d_decoded[first];
 #if defined(HFSTACK_VITERBI_AVX2)
     if (wide_vectors && d_states >= 8) {
-        const float* last = viterbi_steps_avx2(llr.data(),
-                                               steps,
-                                               d_states,
-                                               d_sign_by_next.data(),
-                                               metric.data(),
-                                               next.data(),
-                                               d_decisions.data(),
-                                               words);
-        if (last != metric.data())
+        const float* at_end = viterbi_steps_avx2(llr,
+                                                 steps,
+                                                 d_states,
+                                                 d_sign_by_next.data(),
+                                                 metric.data(),
+                                                 next.data(),
+                                                 decisions.data(),
+                                                 words);
+        if (at_end != metric.data())
             metric.swap(next);
-        return traceback(metric, steps, bits);
+        return traceback(
+            metric, decisions, steps, keep_begin - first, keep_end - first, bits);
     }
 #endif
     for (size_t k = 0; k < steps; ++k) {
         const float a = 0.5f * llr[2 * k], b = 0.5f * llr[2 * k + 1];
-        uint64_t* decision = &d_decisions[k * words];
+        uint64_t* decision = &decisions[k * words];
 #if defined(__SSE2__)
         // By new state, four at once: predecessors j and j + half, j = ns / 2, with input
         // bit ns % 2; the same sums in the same order as below, the survivor by the same
@@ -626,21 +696,24 @@ void tail_biting_viterbi::viterbi(const std::vector<float>& llr,
         for (unsigned s = 0; s < d_states; ++s)
             metric[s] = next[s] - top;
     }
-    traceback(metric, steps, bits);
+    traceback(metric, decisions, steps, keep_begin - first, keep_end - first, bits);
 }
 
 void tail_biting_viterbi::traceback(const std::vector<float>& metric,
+                                    const std::vector<uint64_t>& decisions,
                                     size_t steps,
-                                    std::vector<uint8_t>& bits) const
+                                    size_t keep_from,
+                                    size_t keep_to,
+                                    uint8_t* bits) const
 {
     const unsigned half = d_states / 2;
     const size_t words = (d_states + 63) / 64;
     unsigned state =
         unsigned(std::max_element(metric.begin(), metric.end()) - metric.begin());
-    bits.assign(steps, 0);
-    for (size_t k = steps; k-- > 0;) {
-        bits[k] = uint8_t(state & 1u);
-        const bool dropped = (d_decisions[k * words + state / 64] >> (state % 64)) & 1u;
+    for (size_t k = steps; k-- > keep_from;) {
+        if (k < keep_to)
+            bits[k] = uint8_t(state & 1u);
+        const bool dropped = (decisions[k * words + state / 64] >> (state % 64)) & 1u;
         state = (state >> 1) | (dropped ? half : 0u);
     }
 }

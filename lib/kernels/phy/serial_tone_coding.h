@@ -18,9 +18,11 @@
 #ifndef HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_CODING_H
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 namespace gr {
@@ -184,23 +186,27 @@ class tail_biting_viterbi
 public:
     explicit tail_biting_viterbi(const conv_code& code);
     // llr: 2 n values; appends the block's n bits (n >= K - 1, and more than the first
-    // bit of `start`).
+    // bit of `start`). A block of 131072 pairs or more is decoded in pieces of about
+    // 65536 (each started and ended 128 pairs beyond it), on a second thread too with
+    // `concurrently`: the same bits either way.
     void decode(const float* llr,
                 size_t n,
                 tail_biting_start start,
-                std::vector<uint8_t>& bits);
+                std::vector<uint8_t>& bits,
+                bool concurrently = false);
     // Of the last block decoded: the expected number of its bits decoded wrong, the sum
     // over them of 1 / (1 + e^|L|), L a bit's a-posteriori LLR from a max-log MAP pass
     // over the same wrapped pairs (in windows of 2048 pairs, each backward pass started
     // 64 pairs past its window: memory bounded whatever the block); and whether the
     // Viterbi's paths closed round the block (the bits decoded on the wraps before and
     // after it equal the block's own end and start). The LLRs must be log-likelihood
-    // ratios for L to be one. About the Viterbi's cost again.
+    // ratios for L to be one. About the Viterbi's cost again. A block in pieces (decode)
+    // has its forward metrics started from equal ones 128 pairs before each piece.
     double expected_errors();
     bool closed() const;
     // decode() and then expected_errors(), their results the same; with `concurrently`
-    // the max-log MAP pass runs on a second thread beside the Viterbi's (both only read
-    // the block's pairs).
+    // the Viterbi's and the max-log MAP pass's pieces are shared with a second thread
+    // (all only read the block's pairs).
     double decode_with_expected_errors(const float* llr,
                                        size_t n,
                                        tail_biting_start start,
@@ -212,15 +218,34 @@ public:
     static bool set_wide_vectors(bool on);
 
 private:
-    // decode()'s steps: the block's pairs wrapped, then decoded and its bits appended.
+    // One thread's working space for a piece of the Viterbi or of the MAP pass.
+    struct scratch {
+        std::vector<uint64_t> decisions;
+        std::vector<float> metric, next;
+        std::vector<float> beta; // one window's backward metrics
+        std::vector<float> alpha, after, later, now;
+    };
+    // decode()'s steps: the block's pairs wrapped, then decoded (d_decoded, by wrapped
+    // pair) and its bits appended.
     void wrap(const float* llr, size_t n, tail_biting_start start);
-    void decode_wrapped(tail_biting_start start, std::vector<uint8_t>& bits);
-    // Most likely input bits of the pairs, from any state to any state.
-    void viterbi(const std::vector<float>& llr, std::vector<uint8_t>& bits);
-    // The survivor ending in the best of `metric`, traced back over `steps` pairs.
+    void append_decoded(tail_biting_start start, std::vector<uint8_t>& bits) const;
+    // The last wrapped block's pieces, and the wrapped pairs [first, second) piece p
+    // decodes (together the whole wrapped block, wraps included).
+    size_t pieces() const;
+    std::pair<size_t, size_t> piece_span(size_t p) const;
+    // Most likely input bits of piece p's pairs (into d_decoded), from any state to any
+    // state over the pairs around it.
+    void viterbi_piece(size_t p, scratch& work);
+    // Piece p's share of expected_errors().
+    double expected_errors_piece(size_t p, scratch& work) const;
+    // The survivor ending in the best of `metric`, traced back over `steps` pairs; the
+    // bits of steps [keep_from, keep_to) written to bits[step].
     void traceback(const std::vector<float>& metric,
+                   const std::vector<uint64_t>& decisions,
                    size_t steps,
-                   std::vector<uint8_t>& bits) const;
+                   size_t keep_from,
+                   size_t keep_to,
+                   uint8_t* bits) const;
 
     conv_code d_code;
     unsigned d_states;
@@ -233,10 +258,9 @@ private:
     // the eight-state backward step's loads.
     std::vector<float> d_sign_by_state;
     std::vector<float> d_wrapped;
-    std::vector<uint64_t> d_decisions;
     std::vector<uint8_t> d_decoded;
-    size_t d_n = 0;            // the last block's bits
-    std::vector<float> d_beta; // expected_errors: one window's backward metrics
+    size_t d_n = 0;                   // the last block's bits
+    std::array<scratch, 2> d_scratch; // by worker (run_pieces)
 };
 
 } // namespace phy

@@ -547,27 +547,39 @@ SAME_BURST_S = 0.5
 
 def first_parting(real, virtual_rows, context=4):
     """The first burst at which the real timeline leaves the virtual one (both in start
-    order; two bursts that swapped places within SAME_BURST_S still match): its index,
-    the bursts around it on each side, and how far the matched real bursts before it
-    were from the virtual ones (the largest difference of their starts). None when
-    every burst of the shorter timeline matches."""
-    def same(r, v):
-        return ((r["node"], r["to"], r["bytes"]) == (v["node"], v["to"], v["bytes"]) and
-                abs(r["start_s"] - v["start_s"]) <= SAME_BURST_S)
+    order; bursts that start within SAME_BURST_S of each other match in any order, as
+    the first instant's link requests do): its index, the bursts around it on each
+    side, and how far the matched real bursts before it were from the virtual ones
+    (the largest difference of their starts). None when every burst of the shorter
+    timeline matches."""
+    def key(b):
+        return b["node"], b["to"], b["bytes"]
+
+    def group(rows, i):
+        """Rows from i that start within SAME_BURST_S of rows[i]."""
+        j = i
+        while j < len(rows) and rows[j]["start_s"] - rows[i]["start_s"] <= SAME_BURST_S:
+            j += 1
+        return rows[i:j]
 
     lag, i, n = 0.0, 0, min(len(real), len(virtual_rows))
     while i < n:
-        if same(real[i], virtual_rows[i]):
+        r, v = group(real, i), group(virtual_rows, i)
+        if (len(r) == len(v) and sorted(map(key, r)) == sorted(map(key, v)) and
+                abs(r[0]["start_s"] - v[0]["start_s"]) <= SAME_BURST_S):
+            lag = max([lag] + [abs(a["start_s"] - b["start_s"]) for a, b in zip(r, v)
+                               if key(a) == key(b)])
+            i += len(r)
+            continue
+        if (key(real[i]) == key(virtual_rows[i]) and
+                abs(real[i]["start_s"] - virtual_rows[i]["start_s"]) <= SAME_BURST_S):
             lag = max(lag, abs(real[i]["start_s"] - virtual_rows[i]["start_s"]))
-            i += 1
-        elif (i + 1 < n and same(real[i], virtual_rows[i + 1]) and
-              same(real[i + 1], virtual_rows[i])):
-            i += 2
-        else:
-            around = slice(max(0, i - context), i + context)
-            return {"burst": i, "start_s": min(real[i]["start_s"], virtual_rows[i]["start_s"]),
-                    "lag_before_s": round(lag, 3), "real": real[around],
-                    "virtual": virtual_rows[around]}
+            i += 1  # the same burst; a neighbour fell on the other side of the window
+            continue
+        around = slice(max(0, i - context), i + context)
+        return {"burst": i, "start_s": min(real[i]["start_s"], virtual_rows[i]["start_s"]),
+                "lag_before_s": round(lag, 3), "real": real[around],
+                "virtual": virtual_rows[around]}
     return None
 
 

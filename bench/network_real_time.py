@@ -529,11 +529,58 @@ def timeline(net):
         for stamp, bytes_to in sorted(bursts.items()):
             start = (stamp - net.wall0) * net.scale
             size = sum(bytes_to.values())
-            to = max(bytes_to, key=bytes_to.get)
+            # As the simulator counts: the station most bytes went to, the lowest of
+            # those that tie; none when all went to a group or the broadcast.
+            stations = [a for a in bytes_to if 1 <= a <= net.c.nodes]
+            to = min(stations, key=lambda a: (-bytes_to[a], a)) if stations else None
             rows.append({"node": k, "start_s": round(start, 3),
                          "end_s": round(start + sim.air_time(net.c.mode, size), 3),
-                         "to": to - 1 if 1 <= to <= net.c.nodes else None, "bytes": size})
+                         "to": None if to is None else to - 1, "bytes": size})
     return sorted(rows, key=lambda r: r["start_s"])
+
+
+# Two bursts are the same event when they come from one node to one node with the same
+# bytes this close in time (protocol seconds): the real run's times are its captures',
+# a few real milliseconds (times the time scale) after the node decided.
+SAME_BURST_S = 0.5
+
+
+def first_parting(real, virtual_rows, context=4):
+    """The first burst at which the real timeline leaves the virtual one (both in start
+    order; bursts that start within SAME_BURST_S of each other match in any order, as
+    the first instant's link requests do): its index, the bursts around it on each
+    side, and how far the matched real bursts before it were from the virtual ones
+    (the largest difference of their starts). None when every burst of the shorter
+    timeline matches."""
+    def key(b):
+        return b["node"], b["to"], b["bytes"]
+
+    def group(rows, i):
+        """Rows from i that start within SAME_BURST_S of rows[i]."""
+        j = i
+        while j < len(rows) and rows[j]["start_s"] - rows[i]["start_s"] <= SAME_BURST_S:
+            j += 1
+        return rows[i:j]
+
+    lag, i, n = 0.0, 0, min(len(real), len(virtual_rows))
+    while i < n:
+        r, v = group(real, i), group(virtual_rows, i)
+        if (len(r) == len(v) and sorted(map(key, r)) == sorted(map(key, v)) and
+                abs(r[0]["start_s"] - v[0]["start_s"]) <= SAME_BURST_S):
+            lag = max([lag] + [abs(a["start_s"] - b["start_s"]) for a, b in zip(r, v)
+                               if key(a) == key(b)])
+            i += len(r)
+            continue
+        if (key(real[i]) == key(virtual_rows[i]) and
+                abs(real[i]["start_s"] - virtual_rows[i]["start_s"]) <= SAME_BURST_S):
+            lag = max(lag, abs(real[i]["start_s"] - virtual_rows[i]["start_s"]))
+            i += 1  # the same burst; a neighbour fell on the other side of the window
+            continue
+        around = slice(max(0, i - context), i + context)
+        return {"burst": i, "start_s": min(real[i]["start_s"], virtual_rows[i]["start_s"]),
+                "lag_before_s": round(lag, 3), "real": real[around],
+                "virtual": virtual_rows[around]}
+    return None
 
 
 def main(argv=None):
@@ -566,16 +613,21 @@ def main(argv=None):
               "time_scale": args.time_scale, "kind": "emulator processes"}
     doc = {"config": config, "summary": summary, "flows": flows, "nodes": nodes}
     if args.compare:
-        vflows, vnodes, vsummary, _ = virtual(args)
+        vflows, vnodes, vsummary, vresult = virtual(args)
         ratio = (summary["aggregate_bps"] / vsummary["aggregate_bps"]
                  if vsummary["aggregate_bps"] else None)
-        doc["virtual"] = {"summary": vsummary, "flows": vflows, "nodes": vnodes}
+        vbursts = network_run.timeline_rows(vresult)
+        doc["virtual"] = {"summary": vsummary, "flows": vflows, "nodes": vnodes,
+                          "timeline": vbursts}
+        doc["timeline"] = bursts
         doc["comparison"] = {
             "aggregate_ratio": ratio,
             "latency_p50_ratio": [
                 (r["latency_p50_s"] / v["latency_p50_s"]
                  if r["latency_p50_s"] and v["latency_p50_s"] else None)
-                for r, v in zip(flows, vflows)]}
+                for r, v in zip(flows, vflows)],
+            "bursts": [len(bursts), len(vbursts)],
+            "first_parting": first_parting(bursts, vbursts)}
     if not args.quiet and "-" not in (args.csv, args.json):
         print(f"{c.nodes} emulator processes, {c.mode}, {len(c.flows)} flows, time scale "
               f"{args.time_scale:g}")
@@ -586,7 +638,17 @@ def main(argv=None):
             print("virtual time (hfstack-sim network):")
             print(tr.format_table(doc["virtual"]["flows"]), end="")
             print(tr.format_table([doc["virtual"]["summary"]]), end="")
-            print(json.dumps(doc["comparison"]))
+            parting = doc["comparison"]["first_parting"]
+            print(json.dumps({k: v for k, v in doc["comparison"].items()
+                              if k != "first_parting"}))
+            if parting is None:
+                print("the timelines agree burst by burst")
+            else:
+                print(f"the timelines part at burst {parting['burst']}, "
+                      f"{parting['start_s']:.3f} s (real bursts before it within "
+                      f"{parting['lag_before_s']:.3f} s of the virtual ones); real, then virtual:")
+                print(tr.format_table(parting["real"]), end="")
+                print(tr.format_table(parting["virtual"]), end="")
     if args.csv:
         tr.write_csv(flows + nodes, args.csv)
     if args.timeline:

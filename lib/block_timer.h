@@ -49,6 +49,18 @@ public:
                d_time_scale;
     }
 
+    // How far (protocol seconds) a time on the shared clock may lie behind now and
+    // still be taken as it is: an input that names its channel time, a decision a node
+    // names to its modem emulator. The processes of an emulated channel stall together
+    // when the machine is loaded (a tenth of a second and more at a load of a few on
+    // two cores), which at time scale 10 was more than the single protocol second this
+    // once was; a process stalled longer than a few real seconds is late.
+    double max_channel_lag() const
+    {
+        constexpr double min_lag_s = 1.0, stall_real_s = 2.0;
+        return std::max(min_lag_s, stall_real_s * d_time_scale);
+    }
+
     double now() const
     {
         return std::chrono::duration<double>(clock::now() - d_epoch).count() *

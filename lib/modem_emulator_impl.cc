@@ -38,9 +38,6 @@ const pmt::pmt_t key_time_scale = pmt::mp("time_scale");
 
 // Like s4539_tx: no modem transmits for longer.
 constexpr double max_air_time_s = 600.0;
-// A node's decision time older than this (protocol seconds) is taken as this old: a
-// process stalled that long is late, and its burst goes out late.
-constexpr double max_decision_age_s = 1.0;
 
 // Emulators in one process number themselves 1, 2, ... in order of construction, so
 // a flowgraph built the same way draws the same errors (unless given an emulator_id).
@@ -176,12 +173,14 @@ void modem_emulator_impl::handle_burst(const pmt::pmt_t& msg)
         return;
     }
     // A node that names the channel time of its decision keys up as of then: the few
-    // milliseconds its message took (times the time scale) are not the channel's.
+    // milliseconds its message took (times the time scale) are not the channel's. A
+    // decision older than block_timer::max_channel_lag is taken as that old: its node
+    // was stalled that long, and its burst goes out late.
     double at = now();
     const pmt::pmt_t decided =
         pmt::dict_ref(meta, metadata::channel_time(), pmt::PMT_NIL);
     if (pmt::is_real(decided) && std::isfinite(pmt::to_double(decided)))
-        at = std::clamp(pmt::to_double(decided), at - max_decision_age_s, at);
+        at = std::clamp(pmt::to_double(decided), at - d_timer.max_channel_lag(), at);
     const sim::air_transmission b =
         d_modem->transmit(dl::bytes(p, p + n), mode.mode, at, mode.s5069_bandwidth_khz);
     pmt::pmt_t air = add_mode_metadata(pmt::make_dict(), b.mode, b.s5069_bandwidth_khz);

@@ -288,12 +288,6 @@ node_impl::~node_impl()
 
 double node_impl::now() const { return d_timer.now(); }
 
-namespace {
-// The most a channel time may lie behind the node's clock: a process stalled for
-// longer takes its inputs as of now.
-constexpr double max_channel_lag_s = 1.0;
-} // namespace
-
 double node_impl::engine_time(const pmt::pmt_t& meta)
 {
     double t = now();
@@ -302,8 +296,9 @@ double node_impl::engine_time(const pmt::pmt_t& meta)
                            : pmt::PMT_NIL;
     if (pmt::is_real(at) && std::isfinite(pmt::to_double(at))) {
         d_channel_clock = true;
-        t = std::clamp(
-            pmt::to_double(at) - d_timer.shared_clock_offset(), t - max_channel_lag_s, t);
+        t = std::clamp(pmt::to_double(at) - d_timer.shared_clock_offset(),
+                       t - d_timer.max_channel_lag(),
+                       t);
     }
     d_engine_now = std::max(d_engine_now, t);
     return d_engine_now;
@@ -352,7 +347,7 @@ double node_impl::on_timer(double t)
             // left where it was runs as of now the next time, so the loop moves on.
             double at = t;
             if (d_channel_clock && due != d_last_step_due)
-                at = std::max(due, t - max_channel_lag_s);
+                at = std::max(due, t - d_timer.max_channel_lag());
             d_last_step_due = due;
             d_engine_now = std::max(d_engine_now, at);
             d_engine->on_timer(d_engine_now);

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 
 class NodeLink : public node_network_test
 {
@@ -496,4 +498,49 @@ TEST_F(NodeLink, DataWithTheLinkRequestOnThreeNodesSharingTheChannel)
     // the bursts' ends.
     use_ber(1e-5, 3);
     three_nodes_share_the_channel(net, cl, "data_with_link_request=true");
+}
+
+// A node decides the same whatever its clock's origin: on an emulated channel the node
+// block runs each timer step as of its deadline, and its clock starts when the process
+// does. From 2.001 s, a request's deadline (requested_at + response timeout) minus the
+// request's time rounds below the timeout: the unanswered request to 2 then went on
+// being repeated instead of making way for a request to 3 (where real processes first
+// parted from virtual time in the four-node mesh).
+TEST_F(NodeLink, AnUnansweredLinkRequestMakesWayAtItsTimeoutWhateverTheClocksOrigin)
+{
+    ASSERT_LT((2.001 + node_config().cas.response_timeout) - 2.001,
+              node_config().cas.response_timeout);
+    // (seconds since the U_PDUs were handed over, to 1 us; destinations) of each burst
+    // of a lone node with data for two absent peers.
+    const auto bursts_from = [](double origin) {
+        virtual_network lone;
+        clients client{ lone };
+        const size_t n = lone.add_node(node_at(1));
+        std::vector<std::pair<long, std::set<uint32_t>>> seen;
+        lone.on_transmission([&](size_t, const node_transmission& t) {
+            std::set<uint32_t> to;
+            size_t at = 0;
+            for (size_t size : t.dpdu_sizes) {
+                to.insert(decode_dpdu(t.burst.data() + at, size).value.destination);
+                at += size;
+            }
+            seen.emplace_back(std::lround((lone.now() - origin) * 1e6), to);
+        });
+        lone.run_until(origin);
+        client.bind(n, 1, sis_tx_mode::arq);
+        lone.client_send(n, 1, unidata(2, bytes(100, 1)));
+        lone.client_send(n, 1, unidata(3, bytes(100, 2)));
+        lone.run_until(origin + 100);
+        return seen;
+    };
+    const auto from_zero = bursts_from(0);
+    // The request to 3 goes out after the first one's timeout, in both.
+    ASSERT_GE(from_zero.size(), 2u);
+    EXPECT_EQ(from_zero[0].second, std::set<uint32_t>{ 2 });
+    const auto to_3 = std::find_if(from_zero.begin(), from_zero.end(), [](auto& b) {
+        return b.second.count(3) > 0;
+    });
+    ASSERT_NE(to_3, from_zero.end());
+    EXPECT_GE(to_3->first, std::lround(node_config().cas.response_timeout * 1e6));
+    EXPECT_EQ(bursts_from(2.001), from_zero);
 }

@@ -78,8 +78,9 @@ class qa_modem_emulator(gr_unittest.TestCase):
     def test_a_burst_keys_up_as_of_the_decision_it_names(self):
         """A node names the channel time of its decision (channel_time, the shared
         monotonic clock times the time scale): the emulator keys the burst up from then,
-        not from when the message reached it, but from no more than 1 s back; the
-        status messages name their channel time."""
+        not from when the message reached it, but from no more than two real seconds
+        back (times the time scale, at least 1 s); the status messages name their
+        channel time."""
         tb = gr.top_block()
         key_up = 0.25
         a = hfstack.modem_emulator(1.0, "", 20.0, 0.0, 1, f"key_up_s={key_up}")
@@ -102,7 +103,7 @@ class qa_modem_emulator(gr_unittest.TestCase):
             self.assertTrue(air_c.wait_for(lambda m: len(m) >= 1, TIMEOUT_S))
             self.assertTrue(status_c.wait_for(
                 lambda m: sum("tx_finished" in events([x]) for x in m) >= 1, TIMEOUT_S))
-            # A minute back: a stalled node is late, its burst starts 1 s back at most.
+            # A minute back: a stalled node is late, its burst starts 2 s back at most.
             stale = time.monotonic() - 60.0
             a._post(pmt.intern("in"), decided_at(b"\x02" * 10, stale))
             self.assertTrue(air_c.wait_for(lambda m: len(m) >= 2, TIMEOUT_S))

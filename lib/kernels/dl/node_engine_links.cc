@@ -349,9 +349,12 @@ void node_engine::impl::manage_links()
         // A request unanswered for a whole response timeout is a probe too; not on a
         // network, where it was most often lost in a collision: a second request
         // beside it could then be answered too, and both peers would answer at once.
+        // The sum, not the difference: it is the CAS's own deadline to the last bit,
+        // so a step run as of that deadline sees the request unanswered whatever the
+        // clock's origin (now - requested_at rounds below the timeout for some times).
         if (st == cas_link_state::requesting &&
             (p->failed_links > 0 ||
-             (!network && now - p->link_requested_at >= cfg.cas.response_timeout))) {
+             (!network && now >= p->link_requested_at + cfg.cas.response_timeout))) {
             cas.mark_probe(addr);
             probing = true;
             continue;

@@ -716,8 +716,10 @@ node_transmission node_engine::impl::build_transmission()
     const uint32_t served_before = serving;
     const uint32_t served = peer_to_serve();
     // A turn to a peer that has data for us and we none for it: an acknowledgement
-    // (repeated if need be) is what turns to it.
-    if (served != 0 && !has_link_work(served))
+    // (repeated if need be) is what turns to it, alone in the burst. Beside another
+    // peer's acknowledgement neither could tell whose turn it is.
+    const bool bare_turn = served != 0 && !has_link_work(served);
+    if (bare_turn)
         peer(served).rx.ack_again();
     // The first burst of a turn to another peer: its contention was the gap the
     // waiting stations needed, and a short one would give the peer less than its
@@ -849,6 +851,8 @@ node_transmission node_engine::impl::build_transmission()
             (served == 0 || addr == served) && !(asks_link && serves_in_turn());
         if (!with_data && has_link_work(addr))
             note_activity(addr, now);
+        if (bare_turn && addr != served)
+            continue;
         const size_t before = b.frames().size();
         bool sent_data = false;
         add_arq(b, p, true, sent_data, with_data);

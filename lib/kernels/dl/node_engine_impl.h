@@ -141,6 +141,10 @@ struct node_engine::impl {
         // has not since answered us without data. Serving in turn, it gets its turns
         // as a peer we have data for does, or it could only send at contention gaps.
         bool sends_to_us = false;
+        // When we last turned to it with its acknowledgement alone (no data of ours
+        // for it): unanswered since, it has nothing to send, and gets no more turns
+        // until we hear from it.
+        double bare_turn_at = -inf;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.
@@ -488,6 +492,9 @@ struct node_engine::impl {
     // has data for or that has data for it (peer_state::sends_to_us), so also to one
     // that has never sent us data.
     bool waits_for_turn(const peer_state& p) const;
+    // Serving in turn: a peer that has data for us and we none for it gets a turn of
+    // its acknowledgement alone (peer_state::sends_to_us, bare_turn_at).
+    bool gets_bare_turn(uint32_t addr) const;
     // Links we keep at once: cas.max_nonexclusive_links; with exchange_bound_per_turn
     // only once we have heard the network, else one (a peer never heard beside one
     // live peer is a two-node link with a probe, not a net to serve in turn).

@@ -299,6 +299,13 @@ bool node_engine::impl::expedited_burst_due() const
     return false;
 }
 
+bool node_engine::impl::gets_bare_turn(uint32_t addr) const
+{
+    // Only where the peer takes a burst to it alone as its turn (the bound per turn).
+    const peer_state& p = *peers.at(addr);
+    return cfg.exchange_bound_per_turn && p.sends_to_us && p.bare_turn_at <= p.last_heard;
+}
+
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
     return turned_from_us(p);
@@ -310,7 +317,7 @@ uint32_t node_engine::impl::peer_to_serve()
         return 0;
     std::vector<uint32_t> candidates; // ascending addresses (cas.up_peers)
     for (uint32_t addr : cas.up_peers())
-        if (peer(addr).resync.synced() && (has_link_work(addr) || peer(addr).sends_to_us))
+        if (peer(addr).resync.synced() && (has_link_work(addr) || gets_bare_turn(addr)))
             candidates.push_back(addr);
     if (candidates.empty())
         return 0;
@@ -719,8 +726,10 @@ node_transmission node_engine::impl::build_transmission()
     // (repeated if need be) is what turns to it, alone in the burst. Beside another
     // peer's acknowledgement neither could tell whose turn it is.
     const bool bare_turn = served != 0 && !has_link_work(served);
-    if (bare_turn)
+    if (bare_turn) {
         peer(served).rx.ack_again();
+        peer(served).bare_turn_at = now;
+    }
     // The first burst of a turn to another peer: its contention was the gap the
     // waiting stations needed, and a short one would give the peer less than its
     // answer takes (exchange_bound_per_turn).

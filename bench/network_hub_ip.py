@@ -12,7 +12,7 @@ server on each. Prints a line per measurement and a JSON line at the end. Needs 
 
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/network_hub_ip.py [--rates 2400,9600] [--pings 5] [--bytes 10000] \\
-        [--time-scale 1] [--node-options "cas.max_nonexclusive_links=4;serve_in_turn_s=30"] \\
+        [--time-scale 1] [--node-options "cas.max_nonexclusive_links=4;serve_in_turn_s=30;..."] \\
         [--paths spoke-hub,spoke-spoke] [--deadline 240] [--curl-deadline 240] [--tag b] \\
         [--pep]
 --pep: the download goes through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy,

@@ -41,9 +41,10 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
     if (cfg.backoff_min_s > cfg.backoff_max_s)
         throw std::invalid_argument(
             "carrier_sense_config: backoff_min_s > backoff_max_s");
-    if (!(cfg.max_exchange_s > 0.0) || !(cfg.contended_burst_s > 0.0))
-        throw std::invalid_argument(
-            "carrier_sense_config: max_exchange_s and contended_burst_s must be > 0");
+    if (!(cfg.max_exchange_s > 0.0) || !(cfg.contended_burst_s > 0.0) ||
+        !(cfg.network_burst_s > 0.0))
+        throw std::invalid_argument("carrier_sense_config: max_exchange_s, "
+                                    "contended_burst_s and network_burst_s must be > 0");
     if (!(cfg.persistence > 0.0 && cfg.persistence <= 1.0))
         throw std::invalid_argument(
             "carrier_sense_config: persistence must be in (0, 1]");

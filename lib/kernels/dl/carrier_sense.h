@@ -135,6 +135,11 @@ struct carrier_sense_config {
     // the same slot then costs this much air, not a whole maximum-length burst.
     // +infinity: no limit.
     double contended_burst_s = std::numeric_limits<double>::infinity();
+    // The longest burst a node sends on a network, however it got the channel (the
+    // engine applies it, as max_exchange_s): with several stations to serve, shorter
+    // bursts go round them more often, so each gets its share within the hour and a
+    // burst lost at a turn change costs less. +infinity: no limit.
+    double network_burst_s = std::numeric_limits<double>::infinity();
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.

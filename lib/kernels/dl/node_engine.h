@@ -93,6 +93,8 @@ struct node_config {
     size_t confirm_prefix_bytes = 16;
 
     // Channel access (Annex B). own_address and broadcast_only are taken from above.
+    // Up to 16 links at once (cas.max_nonexclusive_links), served in turn on a network
+    // (serve_in_turn_s); a node that has heard no network keeps one.
     // cas.yield_link_after_s (see cas.h) is 120 s here: a hub called by a waiting
     // station gives up a link that has had two minutes; and a link of ours that has
     // been up that long is released (reason higher-priority link request pending) when
@@ -101,6 +103,7 @@ struct node_config {
     cas_config cas = [] {
         cas_config c;
         c.yield_link_after_s = 120.0;
+        c.max_nonexclusive_links = 16;
         return c;
     }();
     // The node keeps to the rules of a network (channel_access.max_exchange_s and
@@ -126,22 +129,25 @@ struct node_config {
     // each of its bursts carries ARQ data for one peer alone, the same peer for up to
     // this long while it has work, then the next (by address, round robin); the burst
     // that turns away acknowledges what the last peer sent without sending it more.
-    // A peer whose last burst to us carried data for another node alone has turned to
-    // it: we neither answer it at once nor contend to send it data until it sends us
-    // data again, so its links stay up and nobody collides over whose turn it is.
-    // Links waiting their turn count as active (cas.idle_timeout). It needs
-    // cas.max_nonexclusive_links above 1. +infinity: off (a burst serves every linked
-    // peer, and links are kept only while they are used).
-    double serve_in_turn_s = std::numeric_limits<double>::infinity();
+    // A peer that called us or sent us data gets its turns too, with a burst that
+    // acknowledges alone (its turn to send). A peer whose last burst to us carried
+    // data for another node alone has turned to it: we neither answer it at once nor
+    // contend to send it data until it turns to us again, so its links stay up and
+    // nobody collides over whose turn it is. Links waiting their turn count as active
+    // (cas.idle_timeout). It needs cas.max_nonexclusive_links above 1 (16 by
+    // default). From the hub-and-spoke measurements in docs/networks.md (60 s: the
+    // N = 8 targets nearly met, no turn length better everywhere). +infinity: off (a
+    // burst serves every linked peer, and links are kept only while they are used).
+    double serve_in_turn_s = 60.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is
     // not held to channel_access.contended_burst_s. So the served peer's answer to a
     // 127 s burst is as long as the burst, and the waiting stations' gap comes at every
-    // change of turn. With it too: a station waits for the turn of a peer that has
-    // served it data (else it contends), and several link slots are used only once
-    // the network is heard. Off: serving in turn as before (docs/networks.md).
-    bool exchange_bound_per_turn = false;
+    // change of turn. With it too: a burst to us alone from a peer that has served
+    // others is our turn, and several link slots are used only once the network is
+    // heard. Off: the bound counts every burst (docs/networks.md).
+    bool exchange_bound_per_turn = true;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking
@@ -220,12 +226,16 @@ struct node_config {
     // docs/networks.md: an ARQ exchange that has held the channel for two minutes lets
     // the stations waiting for it contend before it goes on (max_exchange_s), and a
     // burst sent after a back-off lasts at most 20 s (contended_burst_s), so a
-    // collision of two stations that drew the same slot costs little.
+    // collision of two stations that drew the same slot costs little; and no burst
+    // lasts more than 30 s (network_burst_s), so a hub goes round its spokes several
+    // times an hour (at N = 8 and 2400S, 127 s bursts gave about two rounds, and the
+    // first minutes' link set-up decided the worst flow).
     carrier_sense_config channel_access = [] {
         carrier_sense_config c;
         c.seed = 0;
         c.max_exchange_s = 120.0;
         c.contended_burst_s = 20.0;
+        c.network_burst_s = 30.0;
         return c;
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.

@@ -133,10 +133,18 @@ struct node_engine::impl {
         // When it last turned away from us: it serves its peers in turn, and leaves
         // the gaps between turns (exchange_bound_per_turn).
         double turned_away_at = -inf;
-        // It has sent us ARQ data on this link: we are one of the peers it serves, so
-        // it turns back to us. One that never has may not (it has no work for us),
-        // and we do not wait for it.
+        // It has turned to us on this link (its ARQ data for us, or a burst to us
+        // alone after serving others): it serves us in turn, and the exchange after
+        // its turn to us is within a turn (exchange_in_turn).
         bool serves_us = false;
+        // It has ARQ data for us, as far as we know: it called us or sent us data, and
+        // has not since answered us without data. Serving in turn, it gets its turns
+        // as a peer we have data for does, or it could only send at contention gaps.
+        bool sends_to_us = false;
+        // When we last turned to it with its acknowledgement alone (no data of ours
+        // for it): unanswered since, it has nothing to send, and gets no more turns
+        // until we hear from it.
+        double bare_turn_at = -inf;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.
@@ -480,8 +488,13 @@ struct node_engine::impl {
     bool serves_in_turn() const;
     // Its last burst served another node alone: its answer is not ours to give.
     bool turned_from_us(const peer_state& p) const;
-    // And it serves us (serves_us): we wait for it to turn back rather than contend.
+    // So we wait for it to turn back rather than contend: it turns to every peer it
+    // has data for or that has data for it (peer_state::sends_to_us), so also to one
+    // that has never sent us data.
     bool waits_for_turn(const peer_state& p) const;
+    // Serving in turn: a peer that has data for us and we none for it gets a turn of
+    // its acknowledgement alone (peer_state::sends_to_us, bare_turn_at).
+    bool gets_bare_turn(uint32_t addr) const;
     // Links we keep at once: cas.max_nonexclusive_links; with exchange_bound_per_turn
     // only once we have heard the network, else one (a peer never heard beside one
     // live peer is a two-node link with a probe, not a net to serve in turn).

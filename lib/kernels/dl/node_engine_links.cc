@@ -105,6 +105,7 @@ void node_engine::impl::process_cas_events()
         case cas_event_type::link_down:
             p.turned_away = false;
             p.serves_us = false;
+            p.sends_to_us = false;
             p.resync.on_link_down();
             end_exchange(p);
             if (e.cause != cas_cause::superseded)

@@ -710,6 +710,31 @@ void node_engine::impl::end_received_burst()
             it->second->serves_us = it->second->serves_us || link_up(src);
         }
     }
+    // Whether it has data for us: its call or its data say so; a burst of its to us
+    // alone without data says it has none (one that served another says nothing).
+    for (uint32_t src : rx_burst.link_requested)
+        peer(src).sends_to_us = true;
+    for (uint32_t src : rx_burst.heard) {
+        peer_state& p = peer(src);
+        if (rx_burst.sent_us_data.count(src))
+            p.sends_to_us = true;
+        else if (!rx_burst.served_others.count(src) &&
+                 !rx_burst.link_requested.count(src))
+            p.sends_to_us = false;
+    }
+    // Serving in turn, a burst to us alone from a peer that has turned away from us
+    // before turns to us, though it carries no data (it gives us our turn to send):
+    // we answer it at once, and wait for it to turn back to us again.
+    if (cfg.exchange_bound_per_turn && std::isfinite(cfg.serve_in_turn_s))
+        for (uint32_t src : rx_burst.heard) {
+            auto it = peers.find(src);
+            if (it == peers.end() || rx_burst.addressed_others.count(src) ||
+                rx_burst.sent_us_data.count(src) || !link_up(src) ||
+                it->second->turned_away_at == -inf)
+                continue;
+            it->second->turned_away = false;
+            it->second->serves_us = true;
+        }
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
@@ -721,6 +746,7 @@ void node_engine::impl::end_received_burst()
             auto it = peers.find(src);
             if (it != peers.end() && !rx_burst.sent_us_data.count(src) &&
                 !rx_burst.served_others.count(src) &&
+                !rx_burst.link_requested.count(src) &&
                 it->second->last_heard >= rx_burst_began && link_up(src))
                 it->second->asked_beside_others = true;
         }

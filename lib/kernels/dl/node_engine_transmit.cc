@@ -299,9 +299,16 @@ bool node_engine::impl::expedited_burst_due() const
     return false;
 }
 
+bool node_engine::impl::gets_bare_turn(uint32_t addr) const
+{
+    // Only where the peer takes a burst to it alone as its turn (the bound per turn).
+    const peer_state& p = *peers.at(addr);
+    return cfg.exchange_bound_per_turn && p.sends_to_us && p.bare_turn_at <= p.last_heard;
+}
+
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
-    return turned_from_us(p) && (p.serves_us || !cfg.exchange_bound_per_turn);
+    return turned_from_us(p);
 }
 
 uint32_t node_engine::impl::peer_to_serve()
@@ -310,7 +317,7 @@ uint32_t node_engine::impl::peer_to_serve()
         return 0;
     std::vector<uint32_t> candidates; // ascending addresses (cas.up_peers)
     for (uint32_t addr : cas.up_peers())
-        if (peer(addr).resync.synced() && has_link_work(addr))
+        if (peer(addr).resync.synced() && (has_link_work(addr) || gets_bare_turn(addr)))
             candidates.push_back(addr);
     if (candidates.empty())
         return 0;
@@ -715,6 +722,14 @@ node_transmission node_engine::impl::build_transmission()
     // (the one turned away from), and their links wait as if active.
     const uint32_t served_before = serving;
     const uint32_t served = peer_to_serve();
+    // A turn to a peer that has data for us and we none for it: an acknowledgement
+    // (repeated if need be) is what turns to it, alone in the burst. Beside another
+    // peer's acknowledgement neither could tell whose turn it is.
+    const bool bare_turn = served != 0 && !has_link_work(served);
+    if (bare_turn) {
+        peer(served).rx.ack_again();
+        peer(served).bare_turn_at = now;
+    }
     // The first burst of a turn to another peer: its contention was the gap the
     // waiting stations needed, and a short one would give the peer less than its
     // answer takes (exchange_bound_per_turn).
@@ -725,6 +740,8 @@ node_transmission node_engine::impl::build_transmission()
     // little; the exchange it opens then sends long bursts, answered at once.
     if (contended && network_in_use() && !opens_turn)
         longest = std::min(longest, cfg.channel_access.contended_burst_s);
+    if (network_in_use())
+        longest = std::min(longest, cfg.channel_access.network_burst_s);
     burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
     std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;
@@ -843,6 +860,8 @@ node_transmission node_engine::impl::build_transmission()
             (served == 0 || addr == served) && !(asks_link && serves_in_turn());
         if (!with_data && has_link_work(addr))
             note_activity(addr, now);
+        if (bare_turn && addr != served)
+            continue;
         const size_t before = b.frames().size();
         bool sent_data = false;
         add_arq(b, p, true, sent_data, with_data);

@@ -441,6 +441,9 @@ const std::vector<option_entry>& table()
                   channel_access.contended_burst_s,
                   "on a network, the longest burst sent after a back-off, s (inf: no "
                   "limit)"),
+        HF_DOUBLE("channel_access.network_burst_s",
+                  channel_access.network_burst_s,
+                  "on a network, the longest burst, s (inf: no limit)"),
         HF_UINT("channel_access.slot_number",
                 channel_access.slot_number,
                 1000,

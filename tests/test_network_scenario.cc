@@ -276,6 +276,17 @@ network_flow bulk_flow(size_t from, size_t to)
     f.to = to;
     return f;
 }
+
+// Three stations on one channel for an hour, bulk 0 -> 1 and 2 -> 0.
+network_result three_stations_bulk_in_and_out(const char* mode)
+{
+    network_scenario_config c;
+    c.nodes = 3;
+    c.mode = mode;
+    c.duration_s = 3600;
+    c.flows = { bulk_flow(0, 1), bulk_flow(2, 0) };
+    return run_network(c);
+}
 } // namespace
 
 // Three stations, bulk 0 -> 1 and 2 -> 0: the first calls (0 and 2) collide at the
@@ -287,12 +298,7 @@ network_flow bulk_flow(size_t from, size_t to)
 TEST(NetworkScenario, AStationThatCalledIntoTheFirstCollisionGetsItsTurn)
 {
     for (const char* mode : { "2400S", "9600S" }) {
-        network_scenario_config c;
-        c.nodes = 3;
-        c.mode = mode;
-        c.duration_s = 3600;
-        c.flows = { bulk_flow(0, 1), bulk_flow(2, 0) };
-        const network_result r = run_network(c);
+        const network_result r = three_stations_bulk_in_and_out(mode);
         ASSERT_EQ(r.flows.size(), 2u);
         for (const auto& f : r.flows) {
             EXPECT_GT(f.bytes_delivered, 0u)
@@ -316,12 +322,7 @@ TEST(NetworkScenario, AStationThatCalledIntoTheFirstCollisionGetsItsTurn)
 TEST(NetworkScenario, AHubServingInTurnGivesTurnsToAStationThatSendsToIt)
 {
     for (const char* mode : { "2400S", "9600S" }) {
-        network_scenario_config c;
-        c.nodes = 3;
-        c.mode = mode;
-        c.duration_s = 3600;
-        c.flows = { bulk_flow(0, 1), bulk_flow(2, 0) };
-        const network_result r = run_network(c);
+        const network_result r = three_stations_bulk_in_and_out(mode);
         ASSERT_EQ(r.flows.size(), 2u);
         const double out = r.flows[0].bytes_delivered, in = r.flows[1].bytes_delivered;
         EXPECT_GT(in, 0.5 * out) << mode;

@@ -665,30 +665,26 @@ bool m110d_receiver::state::search()
                 }
                 if (!coherent)
                     continue;
-                if (coherent_peak.offer(
-                        s.coherent_z, n, s.coherent_sum, weak_threshold)) {
-                    coherent_alignment = a;
-                    coherent_other = 0;
-                }
-                if (cfg.coherent_two_paths &&
-                    coherent_peak.offer(
-                        s.paths.z, s.paths.at, s.paths.sum, weak_threshold)) {
-                    coherent_alignment = a;
-                    coherent_other = s.paths.other;
-                }
-                if (!cfg.confirm_weak_with_data)
-                    continue;
-                if (local_weak_peak.offer(
-                        s.coherent_z, n, s.coherent_sum, weak_threshold)) {
-                    local_weak_alignment = a;
-                    local_weak_other = 0;
-                }
-                if (cfg.coherent_two_paths &&
-                    local_weak_peak.offer(
-                        s.paths.z, s.paths.at, s.paths.sum, weak_threshold)) {
-                    local_weak_alignment = a;
-                    local_weak_other = s.paths.other;
-                }
+                // One path's score and, where asked, two paths' offered to a tracker
+                // that keeps the alignment and the second path of its best.
+                const auto offer_coherent = [&](auto& tracker,
+                                                size_t& alignment,
+                                                auto& other) {
+                    if (tracker.offer(s.coherent_z, n, s.coherent_sum, weak_threshold)) {
+                        alignment = a;
+                        other = 0;
+                    }
+                    if (cfg.coherent_two_paths &&
+                        tracker.offer(
+                            s.paths.z, s.paths.at, s.paths.sum, weak_threshold)) {
+                        alignment = a;
+                        other = s.paths.other;
+                    }
+                };
+                offer_coherent(coherent_peak, coherent_alignment, coherent_other);
+                if (cfg.confirm_weak_with_data)
+                    offer_coherent(
+                        local_weak_peak, local_weak_alignment, local_weak_other);
             }
             if (local_weak_peak.taken(n, local_weak_window) &&
                 local_weak_peak.z < coherent_threshold)

@@ -71,7 +71,8 @@ def parse_args(argv):
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warn", "error"))
     add_version(p)
     p.add_argument("--node-options", default=None, metavar="NAME=VALUE;...",
-                   help="hub: every node's options (default: " + HUB_NODE_OPTIONS + ")")
+                   help="hub: every node's options (default: "
+                   + HUB_NODE_OPTIONS.replace(";", "; ") + ")")
     a = p.parse_args(argv)
     if a.scenario != "hub" and a.node_options is not None:
         raise usage_error("--node-options is for the hub testbed")

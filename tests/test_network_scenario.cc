@@ -277,6 +277,18 @@ network_flow bulk_flow(size_t from, size_t to)
     return f;
 }
 
+// Ten 100-byte messages, each answered.
+network_flow chat_flow(size_t from, size_t to)
+{
+    network_flow chat;
+    chat.kind = flow_kind::chat;
+    chat.from = from;
+    chat.to = to;
+    chat.message_bytes = 100;
+    chat.messages = 10;
+    return chat;
+}
+
 // Three stations on one channel for an hour, bulk 0 -> 1 and 2 -> 0.
 network_result three_stations_bulk_in_and_out(const char* mode)
 {
@@ -343,13 +355,7 @@ TEST(NetworkScenario, ChatBesideBulkIsAnswered)
         c.nodes = 5;
         c.mode = mode;
         c.duration_s = 3600;
-        network_flow chat;
-        chat.kind = flow_kind::chat;
-        chat.from = 1;
-        chat.to = 2;
-        chat.message_bytes = 100;
-        chat.messages = 10;
-        c.flows = { bulk_flow(3, 0), bulk_flow(4, 0), chat };
+        c.flows = { bulk_flow(3, 0), bulk_flow(4, 0), chat_flow(1, 2) };
         const network_result r = run_network(c);
         ASSERT_EQ(r.flows.size(), 3u);
         EXPECT_GT(r.flows[0].bytes_delivered, 0u) << mode;
@@ -365,12 +371,7 @@ namespace {
 // Ten 100-byte messages from the hub to node 2, 30 s apart, each answered.
 network_flow hub_chat_to_node_2(bool expedited)
 {
-    network_flow chat;
-    chat.kind = flow_kind::chat;
-    chat.from = 0;
-    chat.to = 2;
-    chat.message_bytes = 100;
-    chat.messages = 10;
+    network_flow chat = chat_flow(0, 2);
     chat.interval_s = 30;
     chat.expedited = expedited;
     return chat;

@@ -33,6 +33,8 @@ import pmt
 from gnuradio import gr
 from gnuradio.fft import window as fft_window
 
+from .cli import stop_event
+
 log = logging.getLogger("hfstack.gui")
 
 WATERFALL_ROW_S = 0.1  # a waterfall row (FFT) a tenth of a second, whatever the rate
@@ -619,7 +621,7 @@ def run_flowgraph_window(tb, window, screenshot=None, started=None):
     with `screenshot`, until tb has ended by itself and the picture is saved; then stops
     tb."""
     import signal
-    stop, finished = threading.Event(), threading.Event()
+    stop, finished = stop_event(), threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         tb.start()

@@ -37,11 +37,11 @@ TCP clients only) part of it.
 """
 
 import signal
-import threading
 
 from gnuradio import blocks, gr
 
 from . import radio as radio_frontend
+from .cli import stop_event
 from .hfstack_python import node, sis_server
 
 # Each message port of the station: the block inside that has it, and its name there.
@@ -142,7 +142,7 @@ def run_until_signalled(tb, stations, started=None):
     """Starts tb, calls started() (if given), and returns once SIGINT or SIGTERM has come,
     with tb stopped and the radios' PTT released. A flowgraph that cannot start (a SIS
     port in use) raises RuntimeError, the radios released too."""
-    stop = threading.Event()
+    stop = stop_event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         tb.start()

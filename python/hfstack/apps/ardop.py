@@ -21,11 +21,10 @@ import logging
 import selectors
 import socket
 import sys
-import threading
 import time
 
 from ..cli import (add_sis_client_options, every, one_line_parser, run_with_stats_out, setup_logging,
-                   stop_on_signals, usage_error)
+                   stop_event, stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
 from .host_sockets import connection, listen, select_once, sis_link
@@ -133,7 +132,7 @@ class ardop_app:
                             on_primitive=lambda p: self.tnc.on_sis(p, time.monotonic()))
         self.host = {"command": None, "data": None}
         self.data_paused = False
-        self.stop = threading.Event()
+        self.stop = stop_event()
         self.channel_busy = channel_busy
         self.counters = {"hosts_accepted": 0, "hosts_refused": 0, "host_output_peak": 0,
                          "host_output_pauses": 0, "command_bytes_dropped": 0}

@@ -20,11 +20,10 @@ import json
 import logging
 import selectors
 import sys
-import threading
 import time
 
 from ..cli import (add_sis_client_options, every, one_line_parser, run_with_stats_out, setup_logging,
-                   stop_on_signals, usage_error)
+                   stop_event, stop_on_signals, usage_error)
 from ..hfstack_python import dl, net
 from ..pep.endpoint import parse_endpoint, proxy_error
 from .host_sockets import connection, listen, select_once, sis_link
@@ -145,7 +144,7 @@ class kiss_app:
                 on_primitive=lambda p, sap=sap: self.gateway.on_sis(sap, p))
         self.clients = {}  # id: connection
         self.next_client = 1
-        self.stop = threading.Event()
+        self.stop = stop_event()
         self.counters = {"clients_accepted": 0, "clients_refused": 0,
                          "bytes_dropped_unread": 0}
 

@@ -544,7 +544,7 @@ def refuse(e, code):
 
 
 def main(argv=None):
-    stop = threading.Event()
+    stop = cli.stop_event()
     try:
         a = parse_args(argv)
         if a.list_options:

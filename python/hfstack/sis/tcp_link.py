@@ -25,6 +25,7 @@ import threading
 import pmt
 from gnuradio import gr
 
+from ..cli import stop_event
 from ..hfstack_python import dl
 from ..pdu import make_pdu
 
@@ -171,7 +172,6 @@ def serve_over_tcp(name, client, host, port, client_id, stats_file, stats_interv
     import json
     import signal
     import sys
-    import threading
     import time
 
     from gnuradio import gr
@@ -181,7 +181,7 @@ def serve_over_tcp(name, client, host, port, client_id, stats_file, stats_interv
     tb.msg_connect(client, "sis_out", link, "sis_in")
     tb.msg_connect(link, "sis_out", client, "sis_in")
     out = open(stats_file, "a") if stats_file else sys.stdout
-    stop = threading.Event()
+    stop = stop_event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     tb.start()

@@ -87,14 +87,15 @@ TEST(HelperThreads, ABoardSharesPiecesWithTheThreadWaitingAndNoOther)
 {
     // A thread's pieces on its board: each run once, as worker 0 on that thread or
     // worker 1 on the one waiting for it, never on a helper thread; the results the
-    // same as one thread's; what a piece throws thrown on the board's thread.
+    // same as one thread's; pieces within pieces done; what a piece throws thrown on
+    // the board's thread.
     using gr::hfstack::phy::piece_board;
     using gr::hfstack::phy::run_pieces;
     using gr::hfstack::phy::run_ranges;
     constexpr size_t count = 200;
     for (int round = 0; round < 20; ++round) {
         piece_board board;
-        std::vector<long> out(count, 0), ranged(5000, 0);
+        std::vector<long> out(count, 0), ranged(5000, 0), nested(16, 0);
         std::vector<std::thread::id> ran_on(count);
         std::vector<unsigned> worker_of(count);
         std::atomic<int> runs{ 0 };
@@ -123,6 +124,15 @@ TEST(HelperThreads, ABoardSharesPiecesWithTheThreadWaitingAndNoOther)
                 [&](size_t from, size_t to) {
                     for (size_t k = from; k < to; ++k)
                         ranged[k] += long(k);
+                },
+                true);
+            // Pieces within pieces (on this thread in order, on the waiting one shared
+            // with a helper thread).
+            run_pieces(
+                nested.size(),
+                [&](size_t i, unsigned) {
+                    run_pieces(
+                        3, [&](size_t k, unsigned) { nested[i] += long(k + 1); }, true);
                 },
                 true);
             try {
@@ -154,5 +164,7 @@ TEST(HelperThreads, ABoardSharesPiecesWithTheThreadWaitingAndNoOther)
         }
         for (size_t k = 0; k < ranged.size(); ++k)
             EXPECT_EQ(ranged[k], long(k)) << k;
+        for (long v : nested)
+            EXPECT_EQ(v, 6);
     }
 }

@@ -224,7 +224,14 @@ void piece_board::help_until_finished()
 void piece_board::run(size_t count, const std::function<void(size_t, unsigned)>& piece)
 {
     {
-        std::lock_guard<std::mutex> lock(d_mutex);
+        std::unique_lock<std::mutex> lock(d_mutex);
+        if (d_piece) {
+            // Pieces within a piece this thread runs: in order, on this thread alone.
+            lock.unlock();
+            for (size_t i = 0; i < count; ++i)
+                piece(i, 0);
+            return;
+        }
         d_piece = &piece;
         d_count = count;
         d_next.store(0, std::memory_order_relaxed);

@@ -82,3 +82,89 @@ TEST(HelperThreads, ManyCallersAtOnceAndNested)
         EXPECT_EQ(sums[size_t(c)], long(calls) * (3 + c) + long(calls) * (calls - 1) / 2)
             << "caller " << c;
 }
+
+TEST(HelperThreads, ABoardSharesPiecesWithTheThreadWaitingAndNoOther)
+{
+    // A thread's pieces on its board: each run once, as worker 0 on that thread or
+    // worker 1 on the one waiting for it, never on a helper thread; the results the
+    // same as one thread's; pieces within pieces done; what a piece throws thrown on
+    // the board's thread.
+    using gr::hfstack::phy::piece_board;
+    using gr::hfstack::phy::run_pieces;
+    using gr::hfstack::phy::run_ranges;
+    constexpr size_t count = 200;
+    for (int round = 0; round < 20; ++round) {
+        piece_board board;
+        std::vector<long> out(count, 0), ranged(5000, 0), nested(16, 0);
+        std::vector<std::thread::id> ran_on(count);
+        std::vector<unsigned> worker_of(count);
+        std::atomic<int> runs{ 0 };
+        bool thrown = false;
+        board.begin();
+        std::thread::id work_thread;
+        std::thread work([&] {
+            const piece_board::sharing shared(board);
+            work_thread = std::this_thread::get_id();
+            for (int pass = 0; pass < 3; ++pass)
+                run_pieces(
+                    count,
+                    [&](size_t i, unsigned worker) {
+                        ++runs;
+                        long v = 0;
+                        for (size_t k = 0; k < 2000; ++k)
+                            v += long((i * 7 + k * size_t(pass + 1)) % 13);
+                        out[i] += v;
+                        ran_on[i] = std::this_thread::get_id();
+                        worker_of[i] = worker;
+                    },
+                    true);
+            run_ranges(
+                ranged.size(),
+                100,
+                [&](size_t from, size_t to) {
+                    for (size_t k = from; k < to; ++k)
+                        ranged[k] += long(k);
+                },
+                true);
+            // Pieces within pieces (on this thread in order, on the waiting one shared
+            // with a helper thread).
+            run_pieces(
+                nested.size(),
+                [&](size_t i, unsigned) {
+                    run_pieces(
+                        3, [&](size_t k, unsigned) { nested[i] += long(k + 1); }, true);
+                },
+                true);
+            try {
+                run_pieces(
+                    count,
+                    [&](size_t i, unsigned) {
+                        if (i == count / 2)
+                            throw std::runtime_error("piece");
+                    },
+                    true);
+            } catch (const std::runtime_error&) {
+                thrown = true;
+            }
+            board.finish();
+        });
+        board.help_until_finished();
+        work.join();
+        EXPECT_EQ(runs.load(), int(3 * count));
+        EXPECT_TRUE(thrown);
+        for (size_t i = 0; i < count; ++i) {
+            long expected = 0;
+            for (int pass = 0; pass < 3; ++pass)
+                for (size_t k = 0; k < 2000; ++k)
+                    expected += long((i * 7 + k * size_t(pass + 1)) % 13);
+            EXPECT_EQ(out[i], expected) << i;
+            EXPECT_EQ(ran_on[i],
+                      worker_of[i] == 0 ? work_thread : std::this_thread::get_id())
+                << i;
+        }
+        for (size_t k = 0; k < ranged.size(); ++k)
+            EXPECT_EQ(ranged[k], long(k)) << k;
+        for (long v : nested)
+            EXPECT_EQ(v, 6);
+    }
+}

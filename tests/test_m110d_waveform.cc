@@ -739,3 +739,72 @@ TEST(M110dWaveform, ReadingsAreSetByName)
     EXPECT_NE(m110d_set_reading(r, "interleaver=a"), "");
     EXPECT_EQ(m110d_readings_text(r), before);
 }
+
+TEST(M110dWaveform, LongBlockCodedAgainAndDepuncturedInRangesIsTheSameOnOneThreadOrTwo)
+{
+    // Long blocks (several ranges of pairs; repeated twice, punctured by masks of
+    // three and eight columns): the channel bits and the mother-code LLRs are the D-L
+    // rule's as a plain loop over the pairs gives them, the same whether the ranges are
+    // shared by two threads or run in turn, and a noiseless block decodes to its bits.
+    std::mt19937 rng(46);
+    for (const auto& [bw, wn] : { std::pair{ 48u, 2u }, { 24u, 5u }, { 24u, 11u } }) {
+        const m110d_mode m = *m110d_mode_for(bw, wn, m110d_interleaver::long_);
+        const m110d_code_rate& rate = m110d_code_rate_of(m);
+        const size_t pairs = m.input_bits_per_block;
+        ASSERT_GE(pairs, size_t(2 * 16384)) << m.name(); // two ranges or more
+        const std::vector<uint8_t> bits = random_bits(pairs, rng);
+        const std::vector<uint8_t> mother = tail_biting_encode(
+            conv_code_k7, bits.data(), pairs, tail_biting_start::first_pair_bit_7);
+        // The rule as a plain loop: pair i's copy c in column (i * repeat + c) mod the
+        // mask's length, T1 then T2 where the column sends them.
+        std::vector<uint8_t> punctured;
+        std::vector<size_t> source; // the mother bit each sent bit carries
+        size_t column = 0;
+        const size_t columns = std::string(rate.k7_mask[0]).size();
+        for (size_t i = 0; i < pairs; ++i)
+            for (unsigned c = 0; c < rate.repeat; ++c, column = (column + 1) % columns)
+                for (unsigned b = 0; b < 2; ++b)
+                    if (rate.k7_mask[b][column] == '1') {
+                        punctured.push_back(mother[2 * i + b]);
+                        source.push_back(2 * i + b);
+                    }
+        EXPECT_EQ(m110d_puncture(mother, rate, 7), punctured) << m.name();
+        const std::vector<uint32_t> order = m110d_fetch_order(m);
+        ASSERT_EQ(order.size(), punctured.size()) << m.name();
+        std::vector<uint8_t> sent(order.size());
+        for (size_t k = 0; k < order.size(); ++k)
+            sent[k] = punctured[order[k]];
+        for (bool concurrently : { false, true })
+            EXPECT_EQ(m110d_block_channel_bits(m,
+                                               bits.data(),
+                                               order,
+                                               7,
+                                               tail_biting_start::first_pair_bit_7,
+                                               false,
+                                               concurrently),
+                      sent)
+                << m.name() << (concurrently ? " on two threads" : " on one");
+        // Depunctured: each mother bit's sent copies summed in the order sent.
+        std::vector<float> llr(punctured.size());
+        for (float& v : llr)
+            v = std::normal_distribution<float>(0.0f, 3.0f)(rng);
+        std::vector<float> summed(2 * pairs, 0.0f);
+        for (size_t k = 0; k < llr.size(); ++k)
+            summed[source[k]] += llr[k];
+        for (bool concurrently : { false, true }) {
+            std::vector<float> out;
+            m110d_depuncture(llr.data(), pairs, rate, 7, out, concurrently);
+            EXPECT_EQ(out, summed) << m.name() << (concurrently ? " on two threads" : "");
+        }
+        std::vector<float> channel(sent.size());
+        for (size_t k = 0; k < sent.size(); ++k)
+            channel[k] = sent[k] ? -1.0f : 1.0f;
+        m110d_block_decoder decoder(m, 7, tail_biting_start::first_pair_bit_7);
+        for (bool concurrently : { false, true }) {
+            std::vector<uint8_t> decoded;
+            decoder.decode(channel.data(), decoded, concurrently);
+            EXPECT_EQ(decoded, bits)
+                << m.name() << (concurrently ? " on two threads" : "");
+        }
+    }
+}

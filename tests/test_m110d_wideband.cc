@@ -749,6 +749,59 @@ TEST(M110dWidebandBlockFde, TwoThreadReceiverLetGoMidBurst)
     }
 }
 
+namespace {
+
+struct two_thread_trial {
+    const char* mode;
+    double snr_db;
+    std::vector<chan::watterson_path> paths;
+    unsigned blocks = 4; // interleaver blocks of data
+};
+
+// The bursts, their bytes and reports and the symbols tapped, the same on two threads
+// as on one.
+void expect_two_threads_give_what_one_gives(const two_thread_trial& t)
+{
+    const m110d_mode mode = *m110d_mode_by_name(t.mode);
+    const std::vector<uint8_t> data =
+        random_bytes(mode.input_bits_per_block * t.blocks / 8, 92);
+    const std::vector<cf> air =
+        m110d_on_the_air(mode, data, 0, t.snr_db, 2, 17, {}, t.paths);
+    std::vector<m110d_burst> bursts[2];
+    std::vector<cf> tapped[2];
+    for (unsigned threads : { 1u, 2u }) {
+        m110d_receiver_config config;
+        config.bandwidth_khz = mode.bw_khz;
+        config.threads = threads;
+        m110d_receiver rx(config);
+        rx.tap_symbols(&tapped[threads - 1]);
+        const size_t piece = size_t(m110d_sample_rate(mode.bw_khz) / 100);
+        for (size_t k = 0; k < air.size(); k += piece)
+            rx.process(
+                air.data() + k, std::min(piece, air.size() - k), bursts[threads - 1]);
+        // What is still decoding at the input's end (the 48 kHz burst's last block).
+        rx.complete_decoding(bursts[threads - 1]);
+    }
+    ASSERT_FALSE(bursts[0].empty()) << t.mode;
+    ASSERT_EQ(bursts[1].size(), bursts[0].size()) << t.mode;
+    for (size_t b = 0; b < bursts[0].size(); ++b) {
+        EXPECT_EQ(bursts[1][b].bytes, bursts[0][b].bytes) << t.mode;
+        EXPECT_EQ(bursts[1][b].eom, bursts[0][b].eom) << t.mode;
+        EXPECT_EQ(bursts[1][b].bytes_bad, bursts[0][b].bytes_bad) << t.mode;
+        EXPECT_EQ(bursts[1][b].least_reliability, bursts[0][b].least_reliability)
+            << t.mode;
+        EXPECT_EQ(bursts[1][b].unreliable_blocks, bursts[0][b].unreliable_blocks)
+            << t.mode;
+        EXPECT_EQ(bursts[1][b].snr_db, bursts[0][b].snr_db) << t.mode;
+        EXPECT_EQ(bursts[1][b].frequency_offset_hz, bursts[0][b].frequency_offset_hz)
+            << t.mode;
+    }
+    ASSERT_GT(tapped[0].size(), size_t(mode.input_bits_per_block / 8)) << t.mode;
+    EXPECT_TRUE(tapped[1] == tapped[0]) << t.mode;
+}
+
+} // namespace
+
 // With two threads (each block's MAP pass beside its Viterbi, each frame's demapping
 // split, the search's correlator and the MMSE-DFE's factorisations shared) the receiver
 // gives what it gives with one: bursts, bits, reliabilities, SNR, offset and every
@@ -756,55 +809,23 @@ TEST(M110dWidebandBlockFde, TwoThreadReceiverLetGoMidBurst)
 // fades), at 48 kHz, and on AWGN near 256QAM's threshold.
 TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGives)
 {
-    struct trial {
-        const char* mode;
-        double snr_db;
-        std::vector<chan::watterson_path> paths;
-    };
-    const trial trials[] = {
+    const two_thread_trial trials[] = {
         { "WN6/12kHz/US", 16, { { 0.5, 1, 0, 0 }, { 0.5, 1, 0, 2e-3 } } },
         { "WN12/24kHz/US", 29, {} },
         // 48 kHz on two paths 2 ms apart: the preamble's MMSE-DFE solves for 340
         // unknowns, its factorisations shared between the threads.
         { "WN8/48kHz/S", 22, { { 0.5, 1, 0, 0 }, { 0.5, 1, 0, 2e-3 } } },
     };
-    for (const trial& t : trials) {
-        const m110d_mode mode = *m110d_mode_by_name(t.mode);
-        const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 2, 92);
-        const std::vector<cf> air =
-            m110d_on_the_air(mode, data, 0, t.snr_db, 2, 17, {}, t.paths);
-        std::vector<m110d_burst> bursts[2];
-        std::vector<cf> tapped[2];
-        for (unsigned threads : { 1u, 2u }) {
-            m110d_receiver_config config;
-            config.bandwidth_khz = mode.bw_khz;
-            config.threads = threads;
-            m110d_receiver rx(config);
-            rx.tap_symbols(&tapped[threads - 1]);
-            const size_t piece = size_t(m110d_sample_rate(mode.bw_khz) / 100);
-            for (size_t k = 0; k < air.size(); k += piece)
-                rx.process(
-                    air.data() + k, std::min(piece, air.size() - k), bursts[threads - 1]);
-            // What is still decoding at the input's end (the 48 kHz burst's last block).
-            rx.complete_decoding(bursts[threads - 1]);
-        }
-        ASSERT_FALSE(bursts[0].empty()) << t.mode;
-        ASSERT_EQ(bursts[1].size(), bursts[0].size()) << t.mode;
-        for (size_t b = 0; b < bursts[0].size(); ++b) {
-            EXPECT_EQ(bursts[1][b].bytes, bursts[0][b].bytes) << t.mode;
-            EXPECT_EQ(bursts[1][b].eom, bursts[0][b].eom) << t.mode;
-            EXPECT_EQ(bursts[1][b].bytes_bad, bursts[0][b].bytes_bad) << t.mode;
-            EXPECT_EQ(bursts[1][b].least_reliability, bursts[0][b].least_reliability)
-                << t.mode;
-            EXPECT_EQ(bursts[1][b].unreliable_blocks, bursts[0][b].unreliable_blocks)
-                << t.mode;
-            EXPECT_EQ(bursts[1][b].snr_db, bursts[0][b].snr_db) << t.mode;
-            EXPECT_EQ(bursts[1][b].frequency_offset_hz, bursts[0][b].frequency_offset_hz)
-                << t.mode;
-        }
-        ASSERT_GT(tapped[0].size(), size_t(mode.input_bits_per_block / 8)) << t.mode;
-        EXPECT_TRUE(tapped[1] == tapped[0]) << t.mode;
-    }
+    for (const two_thread_trial& t : trials)
+        expect_two_threads_give_what_one_gives(t);
+}
+
+// Long blocks (156,672 pairs: decoded in pieces; coded again, depunctured and
+// deinterleaved in ranges), two of them: the first's passes and judgement on threads
+// while the burst begins again, the second's decoding helped by the calling thread.
+TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGivesOnLongBlocks)
+{
+    expect_two_threads_give_what_one_gives({ "WN10/6kHz/L", 21, {}, 2 });
 }
 
 // Data the watch in a burst takes for a preamble's known chips (z over the threshold,

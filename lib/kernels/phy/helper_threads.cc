@@ -7,6 +7,7 @@
 #include "helper_threads.h"
 
 #include <condition_variable>
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <exception>
@@ -34,22 +35,33 @@ public:
     {
         std::lock_guard<std::mutex> lock(d_mutex);
         d_work = &work;
+        d_begun = false;
         d_failed = nullptr;
         d_wake.notify_one();
     }
 
-    // Waits for the work started; what it threw.
-    std::exception_ptr finish()
+    // Once the caller's own share is done: true when the work is done, waited for
+    // (what it threw in `failed`); false, with `take_back`, when the helper had not
+    // begun it (its thread not yet woken, its core busy): the work taken back for the
+    // caller to run rather than waited for.
+    bool finish_or_take_back(std::exception_ptr& failed, bool take_back)
     {
         std::unique_lock<std::mutex> lock(d_mutex);
+        if (take_back && !d_begun) {
+            d_work = nullptr;
+            return false;
+        }
         d_finished.wait(lock, [this] { return d_work == nullptr; });
-        return d_failed;
+        failed = d_failed;
+        return true;
     }
 
 private:
     std::mutex d_mutex;
     std::condition_variable d_wake, d_finished;
     const std::function<void()>* d_work = nullptr;
+    bool d_begun =
+        false; // the helper has taken d_work (else the caller may take it back)
     std::exception_ptr d_failed;
     std::thread d_thread;
 
@@ -57,7 +69,8 @@ private:
     {
         std::unique_lock<std::mutex> lock(d_mutex);
         for (;;) {
-            d_wake.wait(lock, [this] { return d_work != nullptr; });
+            d_wake.wait(lock, [this] { return d_work != nullptr && !d_begun; });
+            d_begun = true;
             const std::function<void()>* work = d_work;
             lock.unlock();
             std::exception_ptr failed;
@@ -95,9 +108,11 @@ helper& helper_at(size_t i)
     return *h;
 }
 
-} // namespace
-
-void run_beside(const std::function<void()>& beside, const std::function<void()>& here)
+// run_beside; with `take_back`, beside is run after here on the caller's thread where
+// the helper had not begun it by then (run_pieces: the pieces are all taken by then).
+void beside_and_here(const std::function<void()>& beside,
+                     const std::function<void()>& here,
+                     bool take_back)
 {
     helper* h = nullptr;
     for (size_t i = 0; i < helper_count && !h; ++i) {
@@ -115,7 +130,13 @@ void run_beside(const std::function<void()>& beside, const std::function<void()>
         } catch (...) {
             here_failed = std::current_exception();
         }
-        beside_failed = h->finish();
+        if (!h->finish_or_take_back(beside_failed, take_back)) {
+            try {
+                beside();
+            } catch (...) {
+                beside_failed = std::current_exception();
+            }
+        }
         h->taken.store(false, std::memory_order_release);
     } else {
         std::thread second([&] {
@@ -138,6 +159,105 @@ void run_beside(const std::function<void()>& beside, const std::function<void()>
         std::rethrow_exception(here_failed);
 }
 
+} // namespace
+
+void run_beside(const std::function<void()>& beside, const std::function<void()>& here)
+{
+    beside_and_here(beside, here, false);
+}
+
+namespace {
+// The board this thread's pieces are shared through (piece_board::sharing).
+thread_local piece_board* shared_through = nullptr;
+} // namespace
+
+void piece_board::begin()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    d_finished = false;
+}
+
+piece_board::sharing::sharing(piece_board& board) : d_previous(shared_through)
+{
+    shared_through = &board;
+}
+
+piece_board::sharing::~sharing() { shared_through = d_previous; }
+
+void piece_board::finish()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    d_finished = true;
+    d_changed.notify_all();
+}
+
+void piece_board::help_until_finished()
+{
+    std::unique_lock<std::mutex> lock(d_mutex);
+    for (;;) {
+        d_changed.wait(lock, [this] {
+            return d_finished ||
+                   (d_piece && d_next.load(std::memory_order_relaxed) < d_count);
+        });
+        if (d_finished)
+            return;
+        const std::function<void(size_t, unsigned)>* piece = d_piece;
+        const size_t count = d_count;
+        ++d_helping;
+        lock.unlock();
+        std::exception_ptr failed;
+        try {
+            for (size_t i = d_next.fetch_add(1, std::memory_order_relaxed); i < count;
+                 i = d_next.fetch_add(1, std::memory_order_relaxed))
+                (*piece)(i, 1);
+        } catch (...) {
+            failed = std::current_exception();
+        }
+        lock.lock();
+        if (failed && !d_failed)
+            d_failed = failed;
+        --d_helping;
+        d_changed.notify_all();
+    }
+}
+
+void piece_board::run(size_t count, const std::function<void(size_t, unsigned)>& piece)
+{
+    {
+        std::unique_lock<std::mutex> lock(d_mutex);
+        if (d_piece) {
+            // Pieces within a piece this thread runs: in order, on this thread alone.
+            lock.unlock();
+            for (size_t i = 0; i < count; ++i)
+                piece(i, 0);
+            return;
+        }
+        d_piece = &piece;
+        d_count = count;
+        d_next.store(0, std::memory_order_relaxed);
+        d_failed = nullptr;
+        d_changed.notify_all();
+    }
+    std::exception_ptr failed;
+    try {
+        for (size_t i = d_next.fetch_add(1, std::memory_order_relaxed); i < count;
+             i = d_next.fetch_add(1, std::memory_order_relaxed))
+            piece(i, 0);
+    } catch (...) {
+        failed = std::current_exception();
+        d_next.store(count, std::memory_order_relaxed); // nothing more taken
+    }
+    std::unique_lock<std::mutex> lock(d_mutex);
+    d_changed.wait(lock, [this] { return d_helping == 0; });
+    d_piece = nullptr;
+    if (!failed)
+        failed = d_failed;
+    d_failed = nullptr;
+    lock.unlock();
+    if (failed)
+        std::rethrow_exception(failed);
+}
+
 void run_pieces(size_t count,
                 const std::function<void(size_t, unsigned)>& piece,
                 bool concurrently)
@@ -147,13 +267,30 @@ void run_pieces(size_t count,
             piece(i, 0);
         return;
     }
+    if (shared_through) {
+        shared_through->run(count, piece);
+        return;
+    }
     std::atomic<size_t> next{ 0 };
     const auto worker = [&](unsigned w) {
         for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
              i = next.fetch_add(1, std::memory_order_relaxed))
             piece(i, w);
     };
-    run_beside([&] { worker(1); }, [&] { worker(0); });
+    beside_and_here([&] { worker(1); }, [&] { worker(0); }, true);
+}
+
+void run_ranges(size_t n,
+                size_t min_items,
+                const std::function<void(size_t, size_t)>& work,
+                bool concurrently)
+{
+    const size_t count =
+        std::max<size_t>(1, std::min(range_count, n / std::max<size_t>(1, min_items)));
+    run_pieces(
+        count,
+        [&](size_t r, unsigned) { work(n * r / count, n * (r + 1) / count); },
+        concurrently);
 }
 
 } // namespace phy

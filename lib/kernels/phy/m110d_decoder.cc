@@ -6,6 +6,8 @@
 
 #include "m110d_decoder.h"
 
+#include "helper_threads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -15,6 +17,10 @@ namespace hfstack {
 namespace phy {
 
 namespace {
+
+// A long block's deinterleaving in ranges: fewer channel bits than this per range are
+// not worth sharing.
+constexpr size_t min_interleave_range = 32768;
 
 // Re(sum_j y[j] conj(c_d[j])) for each dibit d, c_d[j] the 8PSK chip walsh(d, j) +
 // added(j): the added part (PN or scrambler) taken off once, the Walsh part a sign.
@@ -139,13 +145,21 @@ m110d_block_decoder::m110d_block_decoder(const m110d_mode& mode,
 {
 }
 
-const std::vector<float>& m110d_block_decoder::mother_pairs(const float* llr)
+const std::vector<float>& m110d_block_decoder::mother_pairs(const float* llr,
+                                                            bool concurrently)
 {
     d_punctured.resize(d_order.size());
-    for (size_t k = 0; k < d_order.size(); ++k)
-        d_punctured[d_order[k]] = llr[k];
+    float* const punctured = d_punctured.data();
+    run_ranges(
+        d_order.size(),
+        min_interleave_range,
+        [&](size_t from, size_t to) {
+            for (size_t k = from; k < to; ++k)
+                punctured[d_order[k]] = llr[k];
+        },
+        concurrently);
     m110d_depuncture(
-        d_punctured.data(), d_user_bits, d_rate, d_constraint_length, d_mother);
+        punctured, d_user_bits, d_rate, d_constraint_length, d_mother, concurrently);
     return d_mother;
 }
 
@@ -153,7 +167,7 @@ void m110d_block_decoder::decode(const float* llr,
                                  std::vector<uint8_t>& bits,
                                  bool concurrently)
 {
-    const std::vector<float>& mother = mother_pairs(llr);
+    const std::vector<float>& mother = mother_pairs(llr, concurrently);
     d_viterbi.decode(mother.data(), d_user_bits, d_start, bits, concurrently);
 }
 
@@ -172,7 +186,7 @@ double m110d_block_decoder::decode_with_reliability(const float* llr,
                                                     std::vector<uint8_t>& bits,
                                                     bool concurrently)
 {
-    const std::vector<float>& mother = mother_pairs(llr);
+    const std::vector<float>& mother = mother_pairs(llr, concurrently);
     const double expected = d_viterbi.decode_with_expected_errors(
         mother.data(), d_user_bits, d_start, bits, concurrently);
     return reliability_of(expected);

@@ -114,8 +114,8 @@ private:
     std::vector<float> d_mother;
     tail_biting_viterbi d_viterbi;
     // The block's channel-bit LLRs as the mother code's pairs (d_mother's, kept till
-    // the next call).
-    const std::vector<float>& mother_pairs(const float* llr);
+    // the next call); with `concurrently` ranges of them on two threads.
+    const std::vector<float>& mother_pairs(const float* llr, bool concurrently);
     double reliability_of(double expected_errors) const;
 };
 

@@ -104,18 +104,14 @@ m110d_receiver::state::~state()
     // ends the process.
     join_jobs();
     join_dropped_jobs();
-    if (deferred_judge && deferred_judge->thread.joinable())
-        deferred_judge->thread.join();
+    if (deferred_judge)
+        deferred_judge->join_helping();
 }
 
 void m110d_receiver::state::split_work(
     size_t n, const std::function<void(size_t, size_t)>& work) const
 {
-    if (cfg.threads < 2 || n < 2 * min_split_items) {
-        work(0, n);
-        return;
-    }
-    run_beside([&] { work(n / 2, n); }, [&] { work(0, n / 2); });
+    run_ranges(n, min_split_items, work, cfg.threads > 1);
 }
 
 bool m110d_receiver::state::fde_chosen()
@@ -202,7 +198,26 @@ m110d_receiver::state::block_job::coded_again(bool concurrently) const
                                     fetch_order,
                                     constraint_length,
                                     tail_biting,
-                                    k7_newest_bit_lsb);
+                                    k7_newest_bit_lsb,
+                                    concurrently);
+}
+
+void m110d_receiver::state::block_job::start_thread(std::function<void()> work)
+{
+    board.begin();
+    thread = std::thread([this, work = std::move(work)] {
+        const piece_board::sharing shared(board);
+        work();
+        board.finish();
+    });
+}
+
+void m110d_receiver::state::block_job::join_helping()
+{
+    if (!thread.joinable())
+        return;
+    board.help_until_finished();
+    thread.join();
 }
 
 void m110d_receiver::state::decode_passes(block_job& j) const
@@ -343,7 +358,7 @@ m110d_receiver::state::hand_to_decoding()
     j->canceller = own_canceller;
     j->cancel_with = own_canceller.get();
     block_job* job = j.get();
-    j->thread = std::thread([this, job] {
+    j->start_thread([this, job] {
         decode_passes(*job);
         decode_final(*job);
         job->finished.store(true, std::memory_order_release);
@@ -374,8 +389,7 @@ std::optional<x9_orientation> m110d_receiver::state::settle_deferred_judge()
 {
     if (!deferred_judge)
         return std::nullopt;
-    if (deferred_judge->thread.joinable())
-        deferred_judge->thread.join();
+    deferred_judge->join_helping();
     deferred_judge->passes_done = true;
     const x9_orientation best =
         scrambler_judge.judge(deferred_judge->reading, deferred_judge->agreement);
@@ -415,7 +429,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             j.canceller = std::make_shared<block_frequency_equaliser>(fde->block_symbols);
             j.cancel_with = j.canceller.get();
             block_job* deferred = &j;
-            j.thread = std::thread([this, deferred] { decode_passes(*deferred); });
+            j.start_thread([this, deferred] { decode_passes(*deferred); });
             deferred_judge = job;
             begin_again_with_scrambler(data_readings.scrambler == x9_orientation::a
                                            ? x9_orientation::b
@@ -425,7 +439,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
     }
     if (j.judge && !j.judged && j.thread.joinable()) {
         // Passed, judged for agreement and decoded on a thread (hand_to_decoding).
-        j.thread.join();
+        j.join_helping();
         j.passes_done = true;
         j.decoded = true;
     }
@@ -450,7 +464,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
             // Kept: its final decoding beside the next block's frames.
             block_job* job = &j;
             j.finished.store(false, std::memory_order_relaxed);
-            j.thread = std::thread([this, job] {
+            j.start_thread([this, job] {
                 decode_final(*job);
                 job->finished.store(true, std::memory_order_release);
             });
@@ -458,7 +472,7 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
         }
     }
     if (j.thread.joinable())
-        j.thread.join();
+        j.join_helping();
     else if (!j.decoded)
         decode_final(j); // in order
     if (cfg.reliability_threshold > -std::numeric_limits<double>::infinity()) {
@@ -505,15 +519,14 @@ void m110d_receiver::state::apply_frame(const frame_record& r)
 void m110d_receiver::state::join_jobs()
 {
     for (frame_record& r : unapplied)
-        if (r.job && r.job->thread.joinable())
-            r.job->thread.join();
+        if (r.job)
+            r.job->join_helping();
 }
 
 void m110d_receiver::state::join_dropped_jobs()
 {
     for (const std::shared_ptr<block_job>& j : dropped_jobs)
-        if (j->thread.joinable())
-            j->thread.join();
+        j->join_helping();
     dropped_jobs.clear();
 }
 

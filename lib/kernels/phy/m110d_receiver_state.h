@@ -17,6 +17,7 @@
 #include "burst_snr.h"
 #include "channel_tracking_equaliser.h"
 #include "differential_products.h"
+#include "helper_threads.h"
 #include "m110d_decoder.h"
 #include "m110d_transmitter.h"
 #include "serial_tone_anchors.h"
@@ -533,8 +534,8 @@ struct m110d_receiver::state {
     bool choose_fde() const;
     // The data from the frame at `symbol` on, a frame at a time (as data()).
     bool fde_data(std::vector<m110d_burst>& done);
-    // work(from, to) over [0, n): with cfg.threads > 1 the second half on another
-    // thread at once (work must write disjoint outputs per index).
+    // work(from, to) over [0, n) in ranges (run_ranges): with cfg.threads > 1 shared
+    // with a helper thread (work must write disjoint outputs per index).
     void split_work(size_t n, const std::function<void(size_t, size_t)>& work) const;
     // ---- threads > 1 with the block FDE: each interleaver block decoded (its
     // decoder-aided passes, Viterbi and MAP pass) on a thread of its own while the
@@ -695,6 +696,12 @@ struct m110d_receiver::state::block_job {
     std::vector<uint8_t> bits;
     double reliability = 0;
     std::thread thread; // threads > 1: the passes and the decoding
+    // Its thread's pieces, shared with the calling thread once that waits for it.
+    piece_board board;
+    // Its thread started on `work` (its pieces on the board), and joined: the calling
+    // thread takes pieces meanwhile.
+    void start_thread(std::function<void()> work);
+    void join_helping();
     // Its record dropped while it decoded (the burst took another course): nothing
     // reads its results, so its thread stops at the next pass or frame.
     std::atomic<bool> dropped{ false };

@@ -6,6 +6,8 @@
 
 #include "m110d_waveform.h"
 
+#include "helper_threads.h"
+
 #include "m110c_waveform.h"
 
 #include <cmath>
@@ -361,24 +363,73 @@ constexpr int barker13[13] = { 1, 1, 1, 1, 1, -1, -1, 1, 1, -1, 1, -1, 1 };
 constexpr int sequence19[19] = { 1, -1, 1, 1, -1, -1, -1, -1, 1, -1,
                                  1, -1, 1, 1, 1,  1,  -1, -1, 1 };
 
-// Calls visit(pair, bit of the pair) for every bit the D-L rule sends, in order.
+// The D-L rule's mask rows (T1, T2) for a constraint length.
+const char* const* sent_mask(const m110d_code_rate& rate, unsigned constraint_length)
+{
+    return constraint_length == 9 ? rate.k9_mask : rate.k7_mask;
+}
+
+// Bits the D-L rule sends for the pairs before pair `pairs`.
+size_t sent_bits(size_t pairs, const m110d_code_rate& rate, unsigned constraint_length)
+{
+    const char* const* mask = sent_mask(rate, constraint_length);
+    const size_t columns = std::char_traits<char>::length(mask[0]);
+    const auto sent_before = [&](size_t column) {
+        size_t count = 0;
+        for (size_t c = 0; c < column; ++c)
+            count += size_t(mask[0][c] == '1') + size_t(mask[1][c] == '1');
+        return count;
+    };
+    const size_t steps = pairs * rate.repeat;
+    return steps / columns * sent_before(columns) + sent_before(steps % columns);
+}
+
+// Calls visit(pair, bit of the pair, its index in the sent stream) for every bit the
+// D-L rule sends for pairs [from, to), in order (a range starts from the count of bits
+// sent before it, so ranges of a block go on two threads alike).
 template <typename Visit>
-void for_each_sent_bit(size_t pairs,
+void for_each_sent_bit(size_t from,
+                       size_t to,
                        const m110d_code_rate& rate,
                        unsigned constraint_length,
                        Visit visit)
 {
-    const char* const* mask = constraint_length == 9 ? rate.k9_mask : rate.k7_mask;
+    const char* const* mask = sent_mask(rate, constraint_length);
     const size_t columns = std::char_traits<char>::length(mask[0]);
-    size_t column = 0;
-    for (size_t i = 0; i < pairs; ++i)
+    size_t column = from * rate.repeat % columns;
+    size_t next = sent_bits(from, rate, constraint_length);
+    for (size_t i = from; i < to; ++i)
         for (unsigned c = 0; c < rate.repeat; ++c) {
             if (mask[0][column] == '1')
-                visit(i, 0u);
+                visit(i, 0u, next++);
             if (mask[1][column] == '1')
-                visit(i, 1u);
-            column = (column + 1) % columns;
+                visit(i, 1u, next++);
+            if (++column == columns)
+                column = 0;
         }
+}
+
+// Long blocks' puncturing and depuncturing in ranges of pairs: fewer than this per
+// range are not worth sharing.
+constexpr size_t min_puncture_range = 16384;
+
+void puncture_into(const uint8_t* pairs,
+                   size_t count,
+                   const m110d_code_rate& rate,
+                   unsigned constraint_length,
+                   uint8_t* out,
+                   bool concurrently)
+{
+    run_ranges(
+        count,
+        min_puncture_range,
+        [&](size_t from, size_t to) {
+            for_each_sent_bit(
+                from, to, rate, constraint_length, [&](size_t i, unsigned b, size_t at) {
+                    out[at] = pairs[2 * i + b];
+                });
+        },
+        concurrently);
 }
 
 // Each `?` reading: its name and its values' names, in enum order.
@@ -788,12 +839,9 @@ std::vector<uint8_t> m110d_puncture(const std::vector<uint8_t>& pairs,
                                     const m110d_code_rate& rate,
                                     unsigned constraint_length)
 {
-    std::vector<uint8_t> out;
-    out.reserve(pairs.size() * rate.repeat);
-    for_each_sent_bit(pairs.size() / 2,
-                      rate,
-                      constraint_length,
-                      [&](size_t i, unsigned b) { out.push_back(pairs[2 * i + b]); });
+    const size_t count = pairs.size() / 2;
+    std::vector<uint8_t> out(sent_bits(count, rate, constraint_length));
+    puncture_into(pairs.data(), count, rate, constraint_length, out.data(), false);
     return out;
 }
 
@@ -811,13 +859,23 @@ void m110d_depuncture(const float* llr,
                       size_t pairs,
                       const m110d_code_rate& rate,
                       unsigned constraint_length,
-                      std::vector<float>& mother)
+                      std::vector<float>& mother,
+                      bool concurrently)
 {
-    mother.assign(2 * pairs, 0.0f);
-    size_t next = 0;
-    for_each_sent_bit(pairs, rate, constraint_length, [&](size_t i, unsigned b) {
-        mother[2 * i + b] += llr[next++];
-    });
+    mother.resize(2 * pairs);
+    float* const out = mother.data();
+    // A pair's repeats all lie in its own range: each range sums its own pairs.
+    run_ranges(
+        pairs,
+        min_puncture_range,
+        [&](size_t from, size_t to) {
+            std::fill(out + 2 * from, out + 2 * to, 0.0f);
+            for_each_sent_bit(
+                from, to, rate, constraint_length, [&](size_t i, unsigned b, size_t at) {
+                    out[2 * i + b] += llr[at];
+                });
+        },
+        concurrently);
 }
 
 unsigned m110d_interleaver_bits(const m110d_mode& mode)
@@ -848,23 +906,35 @@ std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode,
                                               const std::vector<uint32_t>& fetch_order,
                                               unsigned constraint_length,
                                               tail_biting_start start,
-                                              bool k7_newest_lsb)
+                                              bool k7_newest_lsb,
+                                              bool concurrently)
 {
-    const std::vector<uint8_t> pairs =
-        tail_biting_encode(m110d_conv_code(constraint_length, k7_newest_lsb),
-                           user_bits,
-                           mode.input_bits_per_block,
-                           start);
-    const std::vector<uint8_t> punctured =
-        m110d_puncture(pairs, m110d_code_rate_of(mode), constraint_length);
-    if (punctured.size() != fetch_order.size())
+    const size_t count = mode.input_bits_per_block;
+    std::vector<uint8_t> pairs(2 * count);
+    tail_biting_encode(m110d_conv_code(constraint_length, k7_newest_lsb),
+                       user_bits,
+                       count,
+                       start,
+                       pairs.data(),
+                       concurrently);
+    const m110d_code_rate& rate = m110d_code_rate_of(mode);
+    const size_t sent_count = sent_bits(count, rate, constraint_length);
+    if (sent_count != fetch_order.size())
         throw std::logic_error("m110d_block_channel_bits: " + mode.name() + " codes " +
-                               std::to_string(punctured.size()) +
-                               " bits into a block of " +
+                               std::to_string(sent_count) + " bits into a block of " +
                                std::to_string(fetch_order.size()));
+    std::vector<uint8_t> punctured(sent_count);
+    puncture_into(
+        pairs.data(), count, rate, constraint_length, punctured.data(), concurrently);
     std::vector<uint8_t> sent(fetch_order.size());
-    for (size_t k = 0; k < sent.size(); ++k)
-        sent[k] = punctured[fetch_order[k]];
+    run_ranges(
+        sent.size(),
+        min_puncture_range,
+        [&](size_t from, size_t to) {
+            for (size_t k = from; k < to; ++k)
+                sent[k] = punctured[fetch_order[k]];
+        },
+        concurrently);
     return sent;
 }
 

@@ -250,12 +250,14 @@ std::vector<float> m110d_depuncture(const float* llr,
                                     size_t pairs,
                                     const m110d_code_rate& rate,
                                     unsigned constraint_length);
-// The same into `mother` (its storage reused: a long block's pairs are megabytes).
+// The same into `mother` (its storage reused: a long block's pairs are megabytes);
+// with `concurrently` ranges of pairs on two threads, the same LLRs.
 void m110d_depuncture(const float* llr,
                       size_t pairs,
                       const m110d_code_rate& rate,
                       unsigned constraint_length,
-                      std::vector<float>& mother);
+                      std::vector<float>& mother,
+                      bool concurrently = false);
 
 // ---- interleaver
 // Bits per interleaver block (frames * U * bits per symbol; WN0: 2 per Walsh symbol).
@@ -266,13 +268,15 @@ std::vector<uint32_t> m110d_fetch_order(const m110d_mode& mode);
 
 // One interleaver block's channel bits from its mode.input_bits_per_block user bits:
 // tail-biting code, repetition and puncturing, interleaving (m110d_block_decoder, in
-// m110d_decoder.h, inverts it).
+// m110d_decoder.h, inverts it). With `concurrently` (a receiver coding a long block
+// again) ranges of each step on two threads, the same bits.
 std::vector<uint8_t> m110d_block_channel_bits(const m110d_mode& mode,
                                               const uint8_t* user_bits,
                                               const std::vector<uint32_t>& fetch_order,
                                               unsigned constraint_length,
                                               tail_biting_start start,
-                                              bool k7_newest_lsb = false);
+                                              bool k7_newest_lsb = false,
+                                              bool concurrently = false);
 
 } // namespace phy
 } // namespace hfstack

@@ -42,6 +42,8 @@ constexpr size_t map_settle = 64;
 // share them. The overlap is twice the wraps' (punctured high rates merge later).
 constexpr size_t piece_pairs = 65536;
 constexpr size_t piece_overlap = 128;
+// Coding again: fewer pairs than this per range are not worth sharing (run_ranges).
+constexpr size_t min_coding_range = 16384;
 
 unsigned parity(unsigned x) { return unsigned(__builtin_parity(x)); }
 
@@ -284,21 +286,43 @@ std::vector<uint8_t> tail_biting_encode(const conv_code& code,
                                         size_t n,
                                         tail_biting_start start)
 {
+    std::vector<uint8_t> out(2 * n);
+    tail_biting_encode(code, bits, n, start, out.data(), false);
+    return out;
+}
+
+void tail_biting_encode(const conv_code& code,
+                        const uint8_t* bits,
+                        size_t n,
+                        tail_biting_start start,
+                        uint8_t* pairs,
+                        bool concurrently)
+{
     const unsigned memory = code.memory(), first = tail_biting_first_bit(start, code);
     if (n < memory || n <= first)
         throw std::invalid_argument("tail_biting_encode: a block needs at least " +
                                     std::to_string(std::max<size_t>(memory, first + 1)) +
                                     " bits");
-    // The register holds the K-1 bits before the first one (cyclically), without output;
-    // then every bit's pair from the first one round the block.
-    encoder e(code);
-    std::vector<uint8_t> out;
-    out.reserve(2 * n);
-    for (size_t i = 0; i < memory; ++i)
-        e.shift(bits[(first + n - memory + i) % n]);
-    for (size_t i = 0; i < n; ++i)
-        e.encode(bits[(first + i) % n], out);
-    return out;
+    // Pair j codes bit (first + j) mod n, the register holding the K-1 bits before it
+    // (cyclically): a range of pairs starts from those bits alone.
+    const auto range = [&](size_t from, size_t to) {
+        encoder e(code);
+        size_t at = (first + n + from - memory) % n;
+        for (unsigned i = 0; i < memory; ++i) {
+            e.shift(bits[at]);
+            if (++at == n)
+                at = 0;
+        }
+        for (size_t j = from; j < to; ++j) {
+            const unsigned reg = (e.state << 1) | (bits[at] & 1u);
+            pairs[2 * j] = uint8_t(parity(reg & e.t1));
+            pairs[2 * j + 1] = uint8_t(parity(reg & e.t2));
+            e.state = reg & e.mask;
+            if (++at == n)
+                at = 0;
+        }
+    };
+    run_ranges(n, min_coding_range, range, concurrently);
 }
 
 tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)

@@ -172,6 +172,14 @@ tail_biting_encode(const conv_code& code,
                    const uint8_t* bits,
                    size_t n,
                    tail_biting_start start = tail_biting_start::first_pair_bit_7);
+// The same into pairs[0 .. 2n) (a receiver codes a long block again after each pass):
+// with `concurrently` ranges of it on two threads (run_ranges), the same pairs.
+void tail_biting_encode(const conv_code& code,
+                        const uint8_t* bits,
+                        size_t n,
+                        tail_biting_start start,
+                        uint8_t* pairs,
+                        bool concurrently);
 
 // Soft-decision Viterbi decoder of a tail-biting block for either code, in plain C++
 // with float metrics (about 7 Mbit/s for K = 7, 2 Mbit/s for K = 9 on one core). Not on

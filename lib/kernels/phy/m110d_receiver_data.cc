@@ -251,6 +251,46 @@ void m110d_receiver::state::settle_tail_biting()
         *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
 }
 
+void m110d_receiver::state::choose_wid_by_data()
+{
+    // Each candidate's decoding coded again against the LLRs: the right code leaves
+    // about the disagreement the LLRs expect, a wrong one much more (its Viterbi fits
+    // the bits only in part).
+    std::optional<std::pair<m110d_mode, unsigned>> best;
+    double best_excess = std::numeric_limits<double>::infinity();
+    for (const auto& [m, k] : wid_candidates) {
+        m110d_block_decoder candidate(
+            m, k, data_readings.tail_biting, cfg.k7_newest_bit_lsb);
+        if (candidate.channel_bits() != block_llr.size())
+            continue;
+        std::vector<uint8_t> user;
+        candidate.decode(block_llr.data(), user, cfg.threads > 1);
+        const reencoding_agreement a =
+            agreement_of(block_llr,
+                         m110d_block_channel_bits(m,
+                                                  user.data(),
+                                                  m110d_fetch_order(m),
+                                                  k,
+                                                  data_readings.tail_biting,
+                                                  cfg.k7_newest_bit_lsb));
+        const double excess = a.weight > 0 ? (a.wrong - a.expected) / a.weight : 0;
+        if (excess < best_excess) {
+            best_excess = excess;
+            best.emplace(m, k);
+        }
+    }
+    wid_candidates.clear();
+    if (!best || (best->first.wn == mode->wn && best->second == constraint_length))
+        return;
+    mode = best->first;
+    constraint_length = best->second;
+    fetch_order = m110d_fetch_order(*mode);
+    if (mode->wn != 0)
+        demapper.reset(new m110d_demapper(*mode, data_readings));
+    decoder.reset(new m110d_block_decoder(
+        *mode, constraint_length, data_readings.tail_biting, cfg.k7_newest_bit_lsb));
+}
+
 bool m110d_receiver::state::decode_block()
 {
     if (readings_open && mode->wn != 0) {
@@ -400,6 +440,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
             block_end =
                 cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
             if (block_llr.size() == decoder->channel_bits()) {
+                if (!wid_candidates.empty())
+                    choose_wid_by_data();
                 if (cfg.wn0_decoder_pass && cfg.wn0_symbol_decisions)
                     wn0_decoder_pass();
                 decode_block(); // WN0: one scrambler
@@ -437,6 +479,8 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
                                                     demapper->bits_per_symbol());
             }
             if (block_llr.size() == decoder->channel_bits()) {
+                if (!wid_candidates.empty())
+                    choose_wid_by_data();
                 for (unsigned pass = 2; pass <= cfg.decoder_passes && block_pass.active();
                      ++pass)
                     second_pass(pass == cfg.decoder_passes);

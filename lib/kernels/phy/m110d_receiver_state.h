@@ -436,6 +436,12 @@ struct m110d_receiver::state {
     bool weak_detection_confirmed();
     bool found_weak = false; // the burst's detection is such a peak
     m110d_fields weak_fields;
+    // Such a burst's WID is read on a preamble in a fade: the modes of its frame
+    // structure and symbol set (the same channel LLRs: WN1 and WN2, WN3 and WN4) under
+    // either constraint length may be its. Its first block's LLRs decide among them
+    // (choose_wid_by_data) before its decoder-aided passes; empty once chosen.
+    std::vector<std::pair<m110d_mode, unsigned>> wid_candidates;
+    void choose_wid_by_data();
     // The count and WID chips combined over the paths at `at` and (unless 0) `other`,
     // each weighted by its gain over the known chips (maximal ratio), scaled to a largest
     // magnitude of 1; `deviation`: a Walsh symbol's correlation's in noise of the

@@ -306,6 +306,9 @@ void m110d_receiver::state::trim_now()
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);
+    // A burst its data may yet refuse: the search goes on after its preamble then.
+    if (stage == phase::data && !wid_candidates.empty())
+        keep = std::min(keep, start);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);

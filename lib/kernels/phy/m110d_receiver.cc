@@ -306,6 +306,9 @@ void m110d_receiver::state::trim_now()
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);
+    // A burst its data may yet refuse: the search goes on after its preamble then.
+    if (stage == phase::data && !wid_candidates.empty())
+        keep = std::min(keep, start);
     // The block's last decoder-aided pass equalises its suspect frames backward again.
     if (stage == phase::data && block_pass.active() && cfg.backward_frames)
         keep = std::min(keep, start + block_pass.first_symbol() * sps);
@@ -1327,6 +1330,18 @@ bool m110d_receiver::state::read_fields()
     }
     if (!f)
         return false;
+    wid_candidates.clear();
+    if (found_weak) {
+        const auto read =
+            m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+            if ((m.wn == 0) == (read->wn == 0) && m.data_symbols == read->data_symbols &&
+                m.probe_symbols == read->probe_symbols &&
+                m.frames_per_block == read->frames_per_block &&
+                m110d_bits_per_symbol(m.wn) == m110d_bits_per_symbol(read->wn))
+                for (unsigned k : { 7u, 9u })
+                    wid_candidates.emplace_back(m, k);
+    }
     mode = m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);
     constraint_length = f->wid.constraint_length;
     preamble_readings.pn_alignment = burst_alignment->alignment;

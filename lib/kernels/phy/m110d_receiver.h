@@ -306,8 +306,10 @@ struct m110d_receiver_config {
     // scrambled Walsh symbols) far out of noise within 1.5 s (the fade passed): the
     // preamble's evidence and the data's together. Any detection in that time takes its
     // place. The WN is read among those of the frame structure found, the offset taken
-    // from the data. The search runs up to 1.5 s behind its input while one is held.
-    // False: such peaks are not taken.
+    // from the data; the WN and K then checked on the first block's LLRs (each mode of
+    // the frames and symbol set under K = 7 and 9 decoded, the best fit kept), and a
+    // peak whose fields stood out less refused where none fits. The search runs up to
+    // 1.5 s behind its input while one is held. False: such peaks are not taken.
     bool confirm_weak_with_data = true;
 };
 

@@ -56,6 +56,11 @@ constexpr double weak_before_z = 5.0;
 // The fields' correlations over their deviation in noise (3.1, deviation 0.7 for the
 // best of the valid count and WID) a held peak's fields need.
 constexpr double weak_fields_z = 5.5;
+// Down to this the fields may be a faded preamble's if its first block then decodes
+// under a WID of the data's frame structure (F.1487 poor, WN0 at -2 dB, M = 1, channel
+// seed 24: 5.2, a burst lost): a start whose block boundaries are not a burst's leaves
+// LLRs no candidate's code fits.
+constexpr double weak_fields_unsure_z = 5.0;
 // The same on the search's offset (4.7 Hz coarse) and any valid mode, first: under this
 // the peak is not judged further.
 constexpr double weak_fields_near_z = 5.0;
@@ -378,7 +383,10 @@ bool m110d_receiver::state::weak_detection_confirmed()
             break;
         ++judged;
         const std::optional<weak_judgement> j = judge_weak(w);
-        if (j && (!best || j->preamble_z > best->preamble_z))
+        // (Fields that stand out before those that stand out less.)
+        if (j && (!best || (best->fields_unsure && !j->fields_unsure) ||
+                  (best->fields_unsure == j->fields_unsure &&
+                   j->preamble_z > best->preamble_z)))
             best = j;
     }
     weak.erase(weak.begin(), weak.begin() + judged);
@@ -386,6 +394,9 @@ bool m110d_receiver::state::weak_detection_confirmed()
         return false;
     weak.clear(); // the later ones lie in its burst
     weak_fields = best->fields;
+    weak_fields_unsure = best->fields_unsure;
+    weak_start_decoded = false;
+    weak_start_failures = 0;
     found_weak = true;
     found_by_coherent = true;
     found_other = 0;
@@ -562,8 +573,9 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     // The fields' correlations must stand out of the chips' power: a peak in a burst's
     // data that fits its frames (its data before it in a fade) read about 1-4.5, a
     // faded preamble's 7-9.
-    if (fields_z < weak_fields_z)
+    if (fields_z < weak_fields_unsure_z)
         return std::nullopt;
+    j.fields_unsure = fields_z < weak_fields_z;
     j.z = best->z;
     j.peak_z = w.z;
     // The fields out of noise (3.1, deviation 0.7, on the WID that correlates best), with

@@ -421,6 +421,9 @@ struct m110d_receiver::state {
         size_t alignment = 0;
         uint64_t at = 0;
         m110d_fields fields;
+        // Its fields stand out less than weak_fields_z asks: taken only if its first
+        // block decodes (choose_wid_by_data).
+        bool fields_unsure = false;
     };
     std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
     // A held peak's count (0) and WID read `side` symbols off its timing (and its other
@@ -437,6 +440,21 @@ struct m110d_receiver::state {
     bool weak_detection_confirmed();
     bool found_weak = false; // the burst's detection is such a peak
     m110d_fields weak_fields;
+    // Such a burst's WID is read on a preamble in a fade: the modes of its frame
+    // structure and symbol set (the same channel LLRs: WN1 and WN2, WN3 and WN4) under
+    // either constraint length may be its. Its first block's LLRs decide among them
+    // (choose_wid_by_data) before its decoder-aided passes; empty once chosen.
+    std::vector<std::pair<m110d_mode, unsigned>> wid_candidates;
+    // The burst's detection is such a peak whose fields stood out less: refused where no
+    // candidate decodes its first block.
+    bool weak_fields_unsure = false;
+    // Whether its first block decoded under a scrambler reading tried (then it is not
+    // refused under another), and how often it did not (find_scrambler: refused once
+    // both readings fail).
+    bool weak_start_decoded = false;
+    unsigned weak_start_failures = 0;
+    // False: the burst was refused so (the search restarted after its preamble).
+    bool choose_wid_by_data();
     // The count and WID chips combined over the paths at `at` and (unless 0) `other`,
     // each weighted by its gain over the known chips (maximal ratio), scaled to a largest
     // magnitude of 1; `deviation`: a Walsh symbol's correlation's in noise of the

@@ -444,6 +444,11 @@ void node_engine::impl::try_transmit()
         yielding_since = now;
     }
     const bool at_once = answers_at_once() || break_at_once;
+    // The gap a node serving in turn leaves at a change of turn, for stations waiting
+    // to call: they draw from the whole range, and with none waiting the gap is idle.
+    cs.set_backoff_limit(yielding && serves_in_turn()
+                             ? cfg.channel_access.turn_change_backoff_max_s
+                             : inf);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);

@@ -366,6 +366,29 @@ TEST(NetworkScenario, ChatBesideBulkIsAnswered)
     }
 }
 
+// The same traffic: the hub has no data of its own and gives each sending station its
+// turns with an acknowledgement alone. Its link to the station waiting for its turn
+// used to be broken as idle (no data of ours for it) and made again at every change of
+// turn, and a turn given beside the accept of the other's call was taken for the
+// other's turn and never answered: 14 links made by the hub in the hour. Now the link
+// of a station that sends to us is kept while it waits, and the turn goes in a burst
+// to it alone.
+TEST(NetworkScenario, AHubKeepsTheLinksOfStationsThatOnlySendToIt)
+{
+    for (const char* mode : { "2400S", "9600S" }) {
+        network_scenario_config c;
+        c.nodes = 5;
+        c.mode = mode;
+        c.duration_s = 3600;
+        c.flows = { bulk_flow(3, 0), bulk_flow(4, 0), chat_flow(1, 2) };
+        const network_result r = run_network(c);
+        EXPECT_LE(r.nodes[0].link_setups, 6u) << mode;
+        EXPECT_GT(r.flows[0].bytes_delivered, 0u) << mode;
+        EXPECT_GT(r.flows[1].bytes_delivered, 0u) << mode;
+        EXPECT_EQ(r.flows[2].round_trips_s.size(), 10u) << mode;
+    }
+}
+
 namespace {
 
 // Ten 100-byte messages from the hub to node 2, 30 s apart, each answered.

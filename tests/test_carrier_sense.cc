@@ -17,6 +17,7 @@
 #include <limits>
 #include <queue>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -354,6 +355,41 @@ TEST(CarrierSense, PriorityTakesTheShortestBackoff)
     cs.on_carrier(false, t + 1.0);
     cs.set_priority(true);
     EXPECT_DOUBLE_EQ(cs.transmit_time(t + 1.0), t + 4.0);
+}
+
+// A limit below backoff_max_s draws from the slots up to it alone; lifted, the whole
+// range again. A draw made under the other limit is drawn again.
+TEST(CarrierSense, BackoffLimitDrawsFromTheShorterSlotsAlone)
+{
+    carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777));
+    double t = 0.0;
+    cs.set_backoff_limit(15.0);
+    std::set<double> drawn;
+    for (int i = 0; i < 2000; ++i)
+        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    EXPECT_EQ(drawn, (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
+    cs.set_backoff_limit(std::numeric_limits<double>::infinity());
+    drawn.clear();
+    for (int i = 0; i < 2000; ++i)
+        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    EXPECT_EQ(drawn.size(), 10u);
+    EXPECT_EQ(*drawn.rbegin(), 30.0);
+    // Set while a draw longer than the limit waits: the start comes within it.
+    for (;;) {
+        cs.on_carrier(true, t);
+        cs.want_to_transmit(t);
+        cs.on_carrier(false, t + 1.0);
+        if (cs.current_backoff() > 15.0)
+            break;
+        cs.cancel();
+        t += 100.0;
+    }
+    cs.set_backoff_limit(15.0);
+    EXPECT_LE(cs.current_backoff(), 15.0);
+    EXPECT_LE(cs.transmit_time(t + 1.0), t + 16.0);
+    auto c = backoff_cfg(3.0, 30.0, 3.0, 7);
+    c.turn_change_backoff_max_s = -1;
+    EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
 }
 
 TEST(CarrierSense, SlottedBackoffCoversEverySlot)

@@ -45,6 +45,9 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
         !(cfg.network_burst_s > 0.0))
         throw std::invalid_argument("carrier_sense_config: max_exchange_s, "
                                     "contended_burst_s and network_burst_s must be > 0");
+    if (!(cfg.turn_change_backoff_max_s >= 0.0))
+        throw std::invalid_argument(
+            "carrier_sense_config: turn_change_backoff_max_s must be >= 0");
     if (!(cfg.persistence > 0.0 && cfg.persistence <= 1.0))
         throw std::invalid_argument(
             "carrier_sense_config: persistence must be in (0, 1]");
@@ -62,7 +65,8 @@ double carrier_sense::uniform01()
 
 double carrier_sense::draw_one()
 {
-    const double lo = d_cfg.backoff_min_s, hi = d_cfg.backoff_max_s;
+    const double lo = d_cfg.backoff_min_s,
+                 hi = std::max(lo, std::min(d_cfg.backoff_max_s, d_backoff_limit));
     ++d_counters.backoffs_drawn;
     if (d_cfg.backoff_slot_s > 0.0) {
         const auto n =
@@ -183,6 +187,18 @@ void carrier_sense::cancel()
     d_want = false;
     d_have_draw = false;
     d_resume = -1.0;
+}
+
+void carrier_sense::set_backoff_limit(double max_s)
+{
+    if (max_s == d_backoff_limit)
+        return;
+    d_backoff_limit = max_s;
+    // A back-off drawn under the other limit is drawn again (as set_priority).
+    if (d_have_draw && d_cfg.mode == channel_access_mode::random_backoff && !d_priority) {
+        d_have_draw = false;
+        ensure_draw();
+    }
 }
 
 void carrier_sense::set_priority(bool priority)

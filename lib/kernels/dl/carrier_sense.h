@@ -140,6 +140,12 @@ struct carrier_sense_config {
     // bursts go round them more often, so each gets its share within the hour and a
     // burst lost at a turn change costs less. +infinity: no limit.
     double network_burst_s = std::numeric_limits<double>::infinity();
+    // The longest back-off of a node serving its peers in turn that leaves the gap of
+    // the exchange bound (max_exchange_s) at a change of turn (the engine applies it,
+    // as max_exchange_s): the gap is for stations waiting to call, who draw from the
+    // whole range; with none waiting it is idle air at every bound. +infinity: the
+    // whole range.
+    double turn_change_backoff_max_s = std::numeric_limits<double>::infinity();
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.
@@ -186,6 +192,9 @@ public:
     // no draw: this node has urgent (expedited) data and contends first after the
     // channel clears, behind only the answers that go at once.
     void set_priority(bool priority);
+    // random_backoff: while below backoff_max_s, back-offs are drawn from
+    // [backoff_min_s, max_s] (same slots); +inf: the whole range.
+    void set_backoff_limit(double max_s);
 
     // Earliest time >= now at which the engine may key up; +inf while nothing is wanted
     // or (carrier-sensing modes) the carrier is detected.
@@ -232,6 +241,7 @@ private:
     double d_want_since = 0.0;
     bool d_response_pending = false;
     bool d_priority = false;
+    double d_backoff_limit = std::numeric_limits<double>::infinity();
     bool d_have_draw = false;
     double d_draw = 0.0;        // back-off of the current idle period
     double d_draw_anchor = 0.0; // idle instant it counts from

@@ -444,6 +444,11 @@ void node_engine::impl::try_transmit()
         yielding_since = now;
     }
     const bool at_once = answers_at_once() || break_at_once;
+    // The gap a node serving in turn leaves at a change of turn, for stations waiting
+    // to call: they draw from the whole range, and with none waiting the gap is idle.
+    cs.set_backoff_limit(yielding && serves_in_turn()
+                             ? cfg.channel_access.turn_change_backoff_max_s
+                             : inf);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
@@ -726,10 +731,8 @@ node_transmission node_engine::impl::build_transmission()
     // (repeated if need be) is what turns to it, alone in the burst. Beside another
     // peer's acknowledgement neither could tell whose turn it is.
     const bool bare_turn = served != 0 && !has_link_work(served);
-    if (bare_turn) {
+    if (bare_turn)
         peer(served).rx.ack_again();
-        peer(served).bare_turn_at = now;
-    }
     // The first burst of a turn to another peer: its contention was the gap the
     // waiting stations needed, and a short one would give the peer less than its
     // answer takes (exchange_bound_per_turn).
@@ -858,7 +861,12 @@ node_transmission node_engine::impl::build_transmission()
             continue;
         const bool with_data =
             (served == 0 || addr == served) && !(asks_link && serves_in_turn());
-        if (!with_data && has_link_work(addr))
+        // A peer waiting for its turn keeps its link, also one that only sends to us
+        // (its turn is our acknowledgement alone): broken as idle between its turns,
+        // it would make a new link at each.
+        if (!with_data &&
+            (has_link_work(addr) || (cfg.exchange_bound_per_turn && p.sends_to_us &&
+                                     now - p.last_heard <= cfg.network_memory_s)))
             note_activity(addr, now);
         if (bare_turn && addr != served)
             continue;
@@ -880,6 +888,13 @@ node_transmission node_engine::impl::build_transmission()
             b.answer_expected.insert(&p);
     }
     add_non_arq(b);
+    // The turn is given only by a burst to the peer alone: beside a C_PDU for another
+    // node (our answer to its call) the peer takes it for another's turn and waits, and
+    // a turn left unanswered would give it no more.
+    if (bare_turn && std::all_of(b.frames().begin(),
+                                 b.frames().end(),
+                                 [&](const dpdu& d) { return d.destination == served; }))
+        peer(served).bare_turn_at = now;
 
     node_transmission t;
     t.mode = mode;

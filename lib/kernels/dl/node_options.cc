@@ -444,6 +444,10 @@ const std::vector<option_entry>& table()
         HF_DOUBLE("channel_access.network_burst_s",
                   channel_access.network_burst_s,
                   "on a network, the longest burst, s (inf: no limit)"),
+        HF_DOUBLE("channel_access.turn_change_backoff_max_s",
+                  channel_access.turn_change_backoff_max_s,
+                  "serving in turn, the longest back-off of the gap left at a change "
+                  "of turn, s (inf: the whole range)"),
         HF_UINT("channel_access.slot_number",
                 channel_access.slot_number,
                 1000,

@@ -420,7 +420,15 @@ void node_engine::impl::manage_links()
         peer_state& p = peer(addr);
         if (now < p.link_retry_at || now < data_hold_until(p))
             continue;
-        const bool probe = p.failed_links > 0;
+        bool probe = p.failed_links > 0;
+        // A node that has not heard the network keeps one link (link_slots); a peer
+        // waiting beside it is asked at once as a probe, holding no slot, not after
+        // the link yields (cas.yield_link_after_s, as long as an IP datagram lives):
+        // an absent peer costs the link no more than a probe, and one that answers
+        // makes the network heard, and both links are kept.
+        if (!probe && busy >= link_slots() &&
+            link_slots() < cfg.cas.max_nonexclusive_links)
+            probe = true;
         if (probe) {
             // On a network a probe waits for the channel's links: one that is answered
             // while another link is made would have two peers answering at once.

@@ -335,8 +335,13 @@ uint32_t node_engine::impl::peer_to_serve()
             }
     // Nor is the turn taken from a peer while it has expedited data: its turn would
     // pass with only their acknowledgement sent, and the data would wait a round.
-    if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s ||
-                    has_expedited_work(serving)))
+    // A turn of acknowledgements alone (gets_bare_turn) lasts one burst: it does not
+    // keep a peer we have data for waiting out serve_in_turn_s (a datagram relayed
+    // through us waited a whole turn while the peer that sent us data sent no more).
+    if (current &&
+        (candidates.size() == 1 ||
+         (now - serving_since < cfg.serve_in_turn_s && has_link_work(serving)) ||
+         has_expedited_work(serving)))
         return serving;
     // The next peer after the one served, round robin.
     auto next = std::upper_bound(candidates.begin(), candidates.end(), serving);

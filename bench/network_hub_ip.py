@@ -12,7 +12,7 @@ server on each. Prints a line per measurement and a JSON line at the end. Needs 
 
     PYTHONPATH=build/test_modules nice -n 10 timeout 600 /usr/bin/python3 \\
         bench/network_hub_ip.py [--rates 2400,9600] [--pings 5] [--bytes 10000] \\
-        [--time-scale 1] [--node-options "cas.max_nonexclusive_links=4;serve_in_turn_s=30;..."] \\
+        [--time-scale 1] [--node-options "exchange_bound_per_turn=false;..."] \\
         [--paths spoke-hub,spoke-spoke] [--deadline 240] [--curl-deadline 240] [--tag b] \\
         [--pep]
 --pep: the download goes through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy,
@@ -59,7 +59,8 @@ def main():
     p.add_argument("--pings", type=int, default=5)
     p.add_argument("--bytes", type=int, default=10000, help="size of the downloaded file")
     p.add_argument("--time-scale", type=float, default=1.0)
-    p.add_argument("--node-options", default=HUB_NODE_OPTIONS)
+    p.add_argument("--node-options", default=HUB_NODE_OPTIONS,
+                   help="every node's options beside its defaults (default: none)")
     p.add_argument("--deadline", type=int, default=240, help="of the pings, real s")
     p.add_argument("--curl-deadline", type=int, default=240, help="of the download, real s")
     p.add_argument("--paths", default="spoke-hub,spoke-spoke")

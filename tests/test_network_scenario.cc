@@ -671,3 +671,61 @@ TEST(NetworkScenario, ALateJoinerCallsIntoThePairsTurnaroundAndGetsIn)
         EXPECT_EQ(run_network(c).flows[1].bytes_delivered, 0u) << mode;
     }
 }
+
+// IP routed through a hub: a spoke's message relayed by the hub's client to another
+// spoke, the answer relayed back (what ping across hfstack-testbed hub does), with the
+// defaults on every node. Three causes made the defaults slower than serving in turn
+// with the exchange bounded per burst: the hub, having heard one spoke only, kept one
+// link and asked the second spoke after cas.yield_link_after_s (first delivery after
+// 154 s); the end of a turn held for a peer's answer woke the hub for nothing, so it
+// stayed silent until an unrelated timer (round trip 297 s); and a turn of
+// acknowledgements alone held the hub for serve_in_turn_s while the relayed message
+// for the other spoke waited (79 s).
+TEST(NetworkScenario, AChatRelayedThroughTheHubIsAnsweredWithoutWaitingOutATurn)
+{
+    network_scenario_config c;
+    c.nodes = 4;
+    c.mode = "9600S";
+    c.duration_s = 900;
+    network_flow f;
+    f.kind = flow_kind::chat;
+    f.from = 1;
+    f.to = 2;
+    f.via = 0;
+    f.messages = 15;
+    f.interval_s = 20;
+    f.message_bytes = 84;
+    c.flows = { f };
+    const network_result defaults = run_network(c);
+    c.node_options = in_turn_bound_per_burst;
+    const network_result bound_per_burst = run_network(c);
+    const auto& d = defaults.flows[0];
+    ASSERT_GE(d.round_trips_s.size(), 10u);
+    EXPECT_EQ(d.round_trips_lost, 0u);
+    EXPECT_EQ(d.duplicates, 0u);
+    // Within the IP client's datagram lifetime (120 s), and before the hub's link to
+    // the first spoke could have yielded.
+    EXPECT_LT(d.first_delivery_s, 120.0);
+    EXPECT_LE(d.round_trip_p50_s, 1.25 * bound_per_burst.flows[0].round_trip_p50_s);
+    EXPECT_LE(d.round_trip_p90_s, 1.25 * bound_per_burst.flows[0].round_trip_p90_s);
+}
+
+TEST(NetworkScenario, ARelayMustBeAChatsThirdNode)
+{
+    network_scenario_config c;
+    c.nodes = 3;
+    network_flow f;
+    f.kind = flow_kind::chat;
+    f.from = 1;
+    f.to = 2;
+    f.via = 2;
+    c.flows = { f };
+    EXPECT_NE(refusal(c).find("relayed by one of its own ends"), std::string::npos);
+    f.via = 5;
+    c.flows = { f };
+    EXPECT_NE(refusal(c).find("node 5"), std::string::npos) << refusal(c);
+    f.via = 0;
+    f.kind = flow_kind::bulk;
+    c.flows = { f };
+    EXPECT_NE(refusal(c).find("only a chat flow is relayed"), std::string::npos);
+}

@@ -26,7 +26,8 @@ unless "one_way": "hears": false (a hidden-terminal pair), "snr" (dB), "profile"
 "snr"), "ber", "propagation" (s). A flow has "kind" (bulk, chat, broadcast), "from",
 "to" (not for broadcast), and optionally "bytes" (bulk; 0 = until the run ends),
 "message_bytes", "messages", "interval" (s), "start" (s), "expedited" (true: STANAG
-5066 expedited data). An optional "power" list,
+5066 expedited data), "via" (chat: the node whose client relays every message and
+answer, as a router through a hub does). An optional "power" list,
 e.g. [{"node": 2, "off": 120, "on": 300}], powers nodes off and on ("on" may be left
 out: the node stays off), as --power-off does."""
 
@@ -39,7 +40,7 @@ from gnuradio.hfstack import traffic_report as tr
 
 PATH_KEYS = {"from", "to", "one_way", "hears", "snr", "profile", "ber", "propagation"}
 FLOW_KEYS = {"kind", "from", "to", "bytes", "message_bytes", "messages", "interval", "start",
-             "expedited"}
+             "expedited", "via"}
 POWER_KEYS = {"node", "off", "on", "journal"}
 FILE_KEYS = {"nodes", "paths", "flows", "power"}
 
@@ -195,6 +196,10 @@ def flow_from(entry, where):
         if not isinstance(entry["expedited"], bool):
             raise ValueError(f"{where}: 'expedited' must be true or false")
         f.expedited = entry["expedited"]
+    if "via" in entry:
+        if f.kind != sim.flow_kind.chat:
+            raise ValueError(f"{where}: only a chat flow is relayed ('via')")
+        f.via = _node(entry["via"], where)
     return f
 
 

@@ -192,12 +192,37 @@ class qa_hfstack_sim_network(gr_unittest.TestCase):
                  "power 0: 'journal' must be true or false"),
                 (traffic({"nodes": 3, "flows": [{"from": 0, "to": 1, "start": -5}]}),
                  "flow 0: start and interval must be finite and >= 0"),
+                (traffic({"nodes": 3, "flows": [{"kind": "chat", "from": 1, "to": 2,
+                                                 "via": 2}]}),
+                 "flow 0 is relayed by one of its own ends"),
+                (traffic({"nodes": 3, "flows": [{"from": 1, "to": 2, "via": 0}]}),
+                 "flow 0: only a chat flow is relayed ('via')"),
+                (traffic({"nodes": 3, "flows": [{"kind": "chat", "from": 1, "to": 2,
+                                                 "via": 7}]}),
+                 "flow 0 names node 7, but the network has nodes 0..2"),
             ]
         for r, reason in cases:
             self.assertEqual(r.returncode, 2, r.stdout)
             self.assertIn(reason, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
             self.assertTrue(r.stderr.startswith("hfstack-sim: "), r.stderr)
+
+    def test_a_chat_relayed_through_the_hub(self):
+        """A spoke's chat to another spoke through the hub's client ("via"), as IP
+        routed through the hub: every message and answer delivered once, across."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            with open(path, "w") as f:
+                json.dump({"nodes": 4, "flows": [{"kind": "chat", "from": 1, "to": 2, "via": 0,
+                                                  "messages": 3, "interval": 20}]}, f)
+            r = run("--traffic", path, "--mode", "9600S", "--duration", "900", "--json", "-",
+                    "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        flow = json.loads(r.stdout)["flows"][0]
+        self.assertEqual((flow["delivered"], flow["duplicates"], flow["round_trips"]), (3, 0, 3))
+        # Delivered to spoke 2 only, not to the hub that relayed it.
+        nodes = json.loads(r.stdout)["nodes"]
+        self.assertEqual([n["bytes_delivered"] > 0 for n in nodes], [False, False, True, False])
 
     def test_a_node_powered_off_and_on(self):
         # Node 0 sends bulk to 1 and receives bulk from 2; node 2 loses power at 300 s

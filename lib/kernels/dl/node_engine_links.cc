@@ -420,7 +420,16 @@ void node_engine::impl::manage_links()
         peer_state& p = peer(addr);
         if (now < p.link_retry_at || now < data_hold_until(p))
             continue;
-        const bool probe = p.failed_links > 0;
+        bool probe = p.failed_links > 0;
+        // A node that has not heard the network keeps one link (link_slots); a peer
+        // waiting beside it once that link is up is asked at once as a probe, holding
+        // no slot, not after the link yields (cas.yield_link_after_s, as long as an IP
+        // datagram lives): an absent peer costs the link no more than a probe, and one
+        // that answers makes the network heard, and both links are kept. Not while a
+        // request of ours is out: its answer and the probe's would meet.
+        if (!probe && busy >= link_slots() && requesting == 0 &&
+            link_slots() < cfg.cas.max_nonexclusive_links)
+            probe = true;
         if (probe) {
             // On a network a probe waits for the channel's links: one that is answered
             // while another link is made would have two peers answering at once.
@@ -436,6 +445,7 @@ void node_engine::impl::manage_links()
             ++busy;
         }
         cas.request_link(addr, false, now, probe);
+        ++requesting;
         p.link_requested_at = now;
         // Ask for the window reset in the same burst as the link request when the
         // windows were never agreed: saves a round trip on first contact.

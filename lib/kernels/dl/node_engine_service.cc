@@ -177,6 +177,13 @@ void node_engine::impl::compute_deadline()
             d = std::min(d, std::max(gate, cst));
         }
     }
+    // A turn of acknowledgements alone (a bare turn: nothing of ours for the served
+    // peer) is held for its answer (turn_held_until) without a response deadline:
+    // when the peer sends nothing by then, the data we hold for others is due then,
+    // not at some unrelated timer minutes later.
+    if (now != stalled_at && now < turn_held_until && serving != 0 &&
+        !has_link_work(serving) && wants_to_transmit())
+        d = std::min(d, turn_held_until);
     // A call into the turnaround after the burst just heard.
     if (wants_to_transmit() && now < turnaround_call_time() && turnaround_call_wanted())
         d = std::min(d, turnaround_call_time());

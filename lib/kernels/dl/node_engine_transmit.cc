@@ -335,7 +335,16 @@ uint32_t node_engine::impl::peer_to_serve()
             }
     // Nor is the turn taken from a peer while it has expedited data: its turn would
     // pass with only their acknowledgement sent, and the data would wait a round.
-    if (current && (candidates.size() == 1 || now - serving_since < cfg.serve_in_turn_s ||
+    // A turn of acknowledgements alone (gets_bare_turn) lasts one burst: it does not
+    // keep a peer we have data for waiting out serve_in_turn_s (a datagram relayed
+    // through us waited a whole turn while the peer that sent us data sent no more).
+    const bool work_waits =
+        std::any_of(candidates.begin(), candidates.end(), [&](uint32_t a) {
+            return a != serving && has_link_work(a);
+        });
+    if (current && (candidates.size() == 1 ||
+                    (now - serving_since < cfg.serve_in_turn_s &&
+                     (has_link_work(serving) || !work_waits)) ||
                     has_expedited_work(serving)))
         return serving;
     // The next peer after the one served, round robin.

@@ -235,6 +235,13 @@ void validate(const network_scenario_config& c)
             if (f.from == f.to)
                 bad(where + " goes from " + node_name(f.from) + " to itself");
         }
+        if (f.via >= 0) {
+            if (f.kind != flow_kind::chat)
+                bad(where + ": only a chat flow is relayed (via)");
+            check_node(size_t(f.via), where);
+            if (size_t(f.via) == f.from || size_t(f.via) == f.to)
+                bad(where + " is relayed by one of its own ends");
+        }
         if (f.message_bytes < header_size || f.message_bytes > 65535)
             bad(where + ": message size must be " + std::to_string(header_size) +
                 "..65535 bytes");
@@ -320,30 +327,32 @@ network_result run_network(const network_scenario_config& c)
         if (flows[k].spec.kind == flow_kind::bulk)
             stations[flows[k].spec.from].bulk.push_back(k);
 
-    auto unidata = [&](size_t flow, message_kind kind, uint32_t seq, size_t size) {
-        const network_flow& f = flows[flow].spec;
-        dl::sis_primitive u;
-        u.type = f.expedited ? dl::sis_type::expedited_unidata_request
-                             : dl::sis_type::unidata_request;
-        u.priority = f.expedited ? 0 : 7;
-        const bool bcast = f.kind == flow_kind::broadcast;
-        const size_t to = kind == chat_answer ? f.from : f.to;
-        u.destination =
-            dl::sis_address{ bcast ? dl::broadcast_address : uint32_t(to + 1), 7 };
-        u.destination_sap = station_sap;
-        u.service_type.tx_mode = bcast ? dl::sis_tx_mode::non_arq : dl::sis_tx_mode::arq;
-        u.payload.assign(size, 0);
-        u.payload[0] = 'N';
-        u.payload[1] = 'W';
-        u.payload[2] = kind;
-        u.payload[3] = uint8_t(flow >> 8);
-        u.payload[4] = uint8_t(flow);
-        for (int b = 0; b < 4; ++b)
-            u.payload[5 + b] = uint8_t(seq >> (24 - 8 * b));
-        for (size_t i = header_size; i < size; ++i)
-            u.payload[i] = uint8_t(seq * 131u + i * 7u);
-        return u;
-    };
+    // `to`: the node the U_PDU goes to (the relay's first or second hop).
+    auto unidata =
+        [&](size_t flow, message_kind kind, uint32_t seq, size_t size, size_t to) {
+            const network_flow& f = flows[flow].spec;
+            dl::sis_primitive u;
+            u.type = f.expedited ? dl::sis_type::expedited_unidata_request
+                                 : dl::sis_type::unidata_request;
+            u.priority = f.expedited ? 0 : 7;
+            const bool bcast = f.kind == flow_kind::broadcast;
+            u.destination =
+                dl::sis_address{ bcast ? dl::broadcast_address : uint32_t(to + 1), 7 };
+            u.destination_sap = station_sap;
+            u.service_type.tx_mode =
+                bcast ? dl::sis_tx_mode::non_arq : dl::sis_tx_mode::arq;
+            u.payload.assign(size, 0);
+            u.payload[0] = 'N';
+            u.payload[1] = 'W';
+            u.payload[2] = kind;
+            u.payload[3] = uint8_t(flow >> 8);
+            u.payload[4] = uint8_t(flow);
+            for (int b = 0; b < 4; ++b)
+                u.payload[5 + b] = uint8_t(seq >> (24 - 8 * b));
+            for (size_t i = header_size; i < size; ++i)
+                u.payload[i] = uint8_t(seq * 131u + i * 7u);
+            return u;
+        };
     auto hand_over = [&](size_t flow, message_kind kind, uint32_t seq, size_t size) {
         flow_state& f = flows[flow];
         const size_t node = kind == chat_answer ? f.spec.to : f.spec.from;
@@ -353,7 +362,10 @@ network_result run_network(const network_scenario_config& c)
         }
         if (stations[node].powered_off)
             return; // the application is off too: the message is lost
-        net.client_send(node, client_id, unidata(flow, kind, seq, size));
+        const size_t to = f.spec.via >= 0       ? size_t(f.spec.via)
+                          : kind == chat_answer ? f.spec.from
+                                                : f.spec.to;
+        net.client_send(node, client_id, unidata(flow, kind, seq, size, to));
     };
 
     // Bulk: the node's queue kept supplied, the node's bulk flows in turn.
@@ -450,6 +462,18 @@ network_result run_network(const network_scenario_config& c)
         if (flow >= flows.size())
             return;
         flow_state& f = flows[flow];
+        if (f.spec.via >= 0 && node == size_t(f.spec.via) &&
+            (b[2] == chat_ask || b[2] == chat_answer)) {
+            // The relay's client sends it on, as received, over the second hop.
+            net.client_send(node,
+                            client_id,
+                            unidata(flow,
+                                    message_kind(b[2]),
+                                    seq,
+                                    b.size(),
+                                    b[2] == chat_ask ? f.spec.to : f.spec.from));
+            return;
+        }
         if (b[2] == chat_answer) {
             if (f.outstanding && seq + 1 == f.sent_at.size()) {
                 f.outstanding = false;

@@ -18,6 +18,7 @@
  *   chat       from -> to, `messages` ARQ messages of message_bytes, one at a time: `to`
  *              answers each with as many bytes, the next follows interval_s after the
  *              answer (or after chat_timeout_s without one); the round trip is timed;
+ *              with `via`, that node's client relays each message and answer;
  *   broadcast  from -> every other node, `messages` non-ARQ U_PDUs to the broadcast
  *              address, one every interval_s.
  * Message payload: 'N' 'W' kind flow(2, big endian) seq(4, big endian) then filler, so a
@@ -59,6 +60,10 @@ struct network_flow {
     unsigned messages = 10;      // chat, broadcast
     double interval_s = 0;       // chat: after each answer; broadcast: between messages
     double start_s = 0;
+    // chat: the node whose client relays the flow's messages, as a router between two
+    // subnets does (from -> via -> to, each answer to -> via -> from), each hop an ARQ
+    // U_PDU of its own; -1: from and to exchange directly.
+    long via = -1;
     // STANAG 5066 expedited data (S_EXPEDITED_UNIDATA_REQUEST) instead of regular
     // priority 7: chat messages and their answers, bulk U_PDUs, broadcasts.
     bool expedited = false;
@@ -108,7 +113,8 @@ struct network_scenario_config {
 };
 
 // Throws std::invalid_argument with a one-line message: a node count outside 2 ..
-// max_network_nodes, a flow or path naming a node that does not exist (or itself), two
+// max_network_nodes, a flow or path naming a node that does not exist (or itself), a
+// relay (via) that is not a chat's or is one of its ends, two
 // path entries for the same directed path, a bad mode, node option, channel or radio
 // setting, a message too short for its header, a non-positive duration, a power cycle
 // of a node that does not exist, with on_s not after off_s, or overlapping another of

@@ -396,7 +396,8 @@ void bind_sim(py::module& m)
         .def_readwrite("messages", &network_flow::messages)
         .def_readwrite("interval_s", &network_flow::interval_s)
         .def_readwrite("start_s", &network_flow::start_s)
-        .def_readwrite("expedited", &network_flow::expedited);
+        .def_readwrite("expedited", &network_flow::expedited)
+        .def_readwrite("via", &network_flow::via);
     py::class_<network_path>(m, "network_path", "One pair's path of a network run")
         .def(py::init<>())
         .def_readwrite("from_node", &network_path::from)

@@ -63,10 +63,13 @@ class hub_testbed(namespaces):
     HF-PEP beside every node too, a spoke's a near proxy (SOCKS5 on SOCKS in its
     namespace) whose streams to LAN.0.0/16 all go to the hub's far proxy, which opens
     them to the hub's own subnet or, over the IP client, to a spoke's: TCP ends at
-    the proxies over the first hop and rides the IP client over the second."""
+    the proxies over the first hop and rides the IP client over the second.
+    `capture_dir`: each station writes its D_PDUs to SIDE.pcap and its statistics and
+    events to SIDE.jsonl there, and its log to SIDE.log at stop (to trace a run)."""
 
     def __init__(self, rate=2400, time_scale=1.0, spokes=3, tag=None,
-                 node_options="supervision.keep_alive_interval_s=36000", pep=False):
+                 node_options="supervision.keep_alive_interval_s=36000", pep=False,
+                 capture_dir=None):
         if not 2 <= spokes <= 8:
             raise ValueError("a hub test bed has 2..8 spokes")
         tag = tag if tag is not None else os.getpid() % 100000
@@ -77,6 +80,7 @@ class hub_testbed(namespaces):
         self.tmp = tempfile.mkdtemp(prefix="hfstack-hub-")
         self.node, self.procs = {}, []
         self.pep = pep
+        self.capture_dir = capture_dir
 
     @staticmethod
     def hf_address(k):
@@ -128,6 +132,7 @@ class hub_testbed(namespaces):
                        "--kind", "emulator", "--profile", "",
                        "--time-scale", repr(float(self.time_scale)), "--seed", str(k + 1),
                        "--sis-port", "0", "--stats-interval", "0",
+                       *self.capture_arguments(side),
                        "--air-publish", air[k],
                        "--air-subscribe", " ".join(a for j, a in enumerate(air) if j != k),
                        "--ip-client", "hf0", "--ip-configure",
@@ -161,6 +166,12 @@ class hub_testbed(namespaces):
             raise
         return self
 
+    def capture_arguments(self, side):
+        if not self.capture_dir:
+            return []
+        return ["--pcap", os.path.join(self.capture_dir, f"{side}.pcap"),
+                "--stats", os.path.join(self.capture_dir, f"{side}.jsonl")]
+
     def log(self, side):
         try:
             with open(os.path.join(self.tmp, f"node-{side}.log")) as f:
@@ -178,6 +189,10 @@ class hub_testbed(namespaces):
 
     def stop(self):
         stop_processes(self.procs, grace_s=10)
+        if self.capture_dir:
+            for side in self.node:
+                with open(os.path.join(self.capture_dir, f"{side}.log"), "w") as f:
+                    f.write(self.log(side))
         for ns in self.ns.values():
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -706,27 +706,20 @@ TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeFoundWithItsData)
     }
 }
 
-// Deeper still (17 dB on one path, 14 dB on two static paths 2 ms apart): the preamble's
-// peak may lose its place to a slightly larger noise peak after it, or cross the
-// threshold with fields that do not read. Every peak the largest within a Walsh symbol,
-// and a detection whose fields fail, is held for its data too (noise seeds 50-89: 11
-// more bursts received whole of 320, none fewer; these 6 none before).
-TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeHeldBesideNoisePeaks)
+// A faded M = 1 preamble (dip_db on one path, or on two static paths 2 ms apart) of
+// `name` with random data, received whole as its own mode.
+struct faded_case {
+    const char* name;
+    double dip_db;
+    bool two;
+    uint64_t seed;
+};
+
+static void expect_faded_received_whole(const std::vector<faded_case>& cases)
 {
     const std::vector<chan::watterson_path> two_paths = { { 0.5, 0.0, 0.0, 0.0 },
                                                           { 0.5, 0.0, 0.0, 2e-3 } };
-    struct faded_case {
-        const char* name;
-        double dip_db;
-        bool two;
-        uint64_t seed;
-    };
-    for (const faded_case& c : { faded_case{ "WN0/3kHz/S", 17, false, 65 },
-                                 faded_case{ "WN0/3kHz/S", 17, false, 87 },
-                                 faded_case{ "WN0/3kHz/S", 14, true, 60 },
-                                 faded_case{ "WN0/3kHz/S", 14, true, 65 },
-                                 faded_case{ "WN1/3kHz/S", 14, true, 57 },
-                                 faded_case{ "WN1/3kHz/S", 14, true, 60 } }) {
+    for (const faded_case& c : cases) {
         const m110d_mode mode = mode_of(c.name);
         const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 24 : 100, 97);
         const std::vector<m110d_burst> found = faded_preamble_received(
@@ -740,6 +733,21 @@ TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeHeldBesideNoisePeaks)
         EXPECT_EQ(found[0].bytes, data) << c.name << " " << c.seed;
         EXPECT_TRUE(found[0].eom) << c.name << " " << c.seed;
     }
+}
+
+// Deeper still (17 dB on one path, 14 dB on two static paths 2 ms apart): the preamble's
+// peak may lose its place to a slightly larger noise peak after it, or cross the
+// threshold with fields that do not read. Every peak the largest within a Walsh symbol,
+// and a detection whose fields fail, is held for its data too (noise seeds 50-89: 11
+// more bursts received whole of 320, none fewer; these 6 none before).
+TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeHeldBesideNoisePeaks)
+{
+    expect_faded_received_whole({ faded_case{ "WN0/3kHz/S", 17, false, 65 },
+                                  faded_case{ "WN0/3kHz/S", 17, false, 87 },
+                                  faded_case{ "WN0/3kHz/S", 14, true, 60 },
+                                  faded_case{ "WN0/3kHz/S", 14, true, 65 },
+                                  faded_case{ "WN1/3kHz/S", 14, true, 57 },
+                                  faded_case{ "WN1/3kHz/S", 14, true, 60 } });
 }
 
 // A preamble so deep in a fade that its WID is read wrong: another mode of the same
@@ -785,30 +793,9 @@ TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeDecodedAsItsDataFit)
 // before).
 TEST(M110dReceiver, OneSuperframePreambleFieldsUnsureTakenWhereItsFirstBlockDecodes)
 {
-    const std::vector<chan::watterson_path> two_paths = { { 0.5, 0.0, 0.0, 0.0 },
-                                                          { 0.5, 0.0, 0.0, 2e-3 } };
-    struct faded_case {
-        const char* name;
-        double dip_db;
-        bool two;
-        uint64_t seed;
-    };
-    for (const faded_case& c : { faded_case{ "WN0/3kHz/S", 17, false, 76 },
-                                 faded_case{ "WN0/3kHz/S", 14, true, 69 },
-                                 faded_case{ "WN1/3kHz/S", 16, true, 69 } }) {
-        const m110d_mode mode = mode_of(c.name);
-        const std::vector<uint8_t> data = random_bytes(mode.wn == 0 ? 24 : 100, 97);
-        const std::vector<m110d_burst> found = faded_preamble_received(
-            mode,
-            data,
-            c.dip_db,
-            c.two ? two_paths : std::vector<chan::watterson_path>{},
-            c.seed);
-        ASSERT_EQ(found.size(), 1u) << c.name << " " << c.seed;
-        EXPECT_EQ(found[0].mode, mode.name()) << c.seed;
-        EXPECT_EQ(found[0].bytes, data) << c.name << " " << c.seed;
-        EXPECT_TRUE(found[0].eom) << c.name << " " << c.seed;
-    }
+    expect_faded_received_whole({ faded_case{ "WN0/3kHz/S", 17, false, 76 },
+                                  faded_case{ "WN0/3kHz/S", 14, true, 69 },
+                                  faded_case{ "WN1/3kHz/S", 16, true, 69 } });
 }
 
 TEST(M110dReceiver, NoiseAloneStartsNothing)

@@ -706,6 +706,19 @@ TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeFoundWithItsData)
     }
 }
 
+// One burst found, of `mode`, with `data` and its end of message.
+static void expect_one_burst_whole(const std::vector<m110d_burst>& found,
+                                   const m110d_mode& mode,
+                                   const std::vector<uint8_t>& data,
+                                   const char* name,
+                                   uint64_t seed)
+{
+    ASSERT_EQ(found.size(), 1u) << name << " " << seed;
+    EXPECT_EQ(found[0].mode, mode.name()) << seed;
+    EXPECT_EQ(found[0].bytes, data) << name << " " << seed;
+    EXPECT_TRUE(found[0].eom) << name << " " << seed;
+}
+
 // A faded M = 1 preamble (dip_db on one path, or on two static paths 2 ms apart) of
 // `name` with random data, received whole as its own mode.
 struct faded_case {
@@ -728,10 +741,7 @@ static void expect_faded_received_whole(const std::vector<faded_case>& cases)
             c.dip_db,
             c.two ? two_paths : std::vector<chan::watterson_path>{},
             c.seed);
-        ASSERT_EQ(found.size(), 1u) << c.name << " " << c.seed;
-        EXPECT_EQ(found[0].mode, mode.name()) << c.seed;
-        EXPECT_EQ(found[0].bytes, data) << c.name << " " << c.seed;
-        EXPECT_TRUE(found[0].eom) << c.name << " " << c.seed;
+        expect_one_burst_whole(found, mode, data, c.name, c.seed);
     }
 }
 
@@ -779,10 +789,7 @@ TEST(M110dReceiver, OneSuperframePreambleDeepInAFadeDecodedAsItsDataFit)
             points[5 * 32 + j] = psk8[section[j]];
         const std::vector<m110d_burst> found =
             faded_points_received(mode, points, 14, {}, c.seed);
-        ASSERT_EQ(found.size(), 1u) << c.name << " " << c.seed;
-        EXPECT_EQ(found[0].mode, mode.name()) << c.seed;
-        EXPECT_EQ(found[0].bytes, data) << c.name << " " << c.seed;
-        EXPECT_TRUE(found[0].eom) << c.name << " " << c.seed;
+        expect_one_burst_whole(found, mode, data, c.name, c.seed);
     }
 }
 

@@ -672,10 +672,7 @@ TEST(NetworkScenario, AChatRelayedThroughTheHubIsAnsweredWithoutWaitingOutATurn)
     c.nodes = 4;
     c.mode = "9600S";
     c.duration_s = 900;
-    network_flow f;
-    f.kind = flow_kind::chat;
-    f.from = 1;
-    f.to = 2;
+    network_flow f = chat_flow(1, 2);
     f.via = 0;
     f.messages = 15;
     f.interval_s = 20;
@@ -699,10 +696,7 @@ TEST(NetworkScenario, ARelayMustBeAChatsThirdNode)
 {
     network_scenario_config c;
     c.nodes = 3;
-    network_flow f;
-    f.kind = flow_kind::chat;
-    f.from = 1;
-    f.to = 2;
+    network_flow f = chat_flow(1, 2);
     f.via = 2;
     c.flows = { f };
     EXPECT_NE(refusal(c).find("relayed by one of its own ends"), std::string::npos);

@@ -66,11 +66,12 @@ struct encoder {
     {
     }
     void shift(uint8_t bit) { state = ((state << 1) | (bit & 1u)) & mask; }
-    void encode(uint8_t bit, std::vector<uint8_t>& out)
+    // The bit's pair into pair[0], pair[1].
+    void encode(uint8_t bit, uint8_t* pair)
     {
         const unsigned reg = (state << 1) | (bit & 1u);
-        out.push_back(uint8_t(parity(reg & t1)));
-        out.push_back(uint8_t(parity(reg & t2)));
+        pair[0] = uint8_t(parity(reg & t1));
+        pair[1] = uint8_t(parity(reg & t2));
         state = reg & mask;
     }
 };
@@ -314,10 +315,7 @@ void tail_biting_encode(const conv_code& code,
                 at = 0;
         }
         for (size_t j = from; j < to; ++j) {
-            const unsigned reg = (e.state << 1) | (bits[at] & 1u);
-            pairs[2 * j] = uint8_t(parity(reg & e.t1));
-            pairs[2 * j + 1] = uint8_t(parity(reg & e.t2));
-            e.state = reg & e.mask;
+            e.encode(bits[at], pairs + 2 * j);
             if (++at == n)
                 at = 0;
         }
@@ -329,11 +327,10 @@ tail_biting_viterbi::tail_biting_viterbi(const conv_code& code)
     : d_code(code), d_states(1u << code.memory()), d_sign(4 * d_states)
 {
     encoder e(code);
-    std::vector<uint8_t> pair;
+    uint8_t pair[2];
     for (unsigned s = 0; s < d_states; ++s)
         for (unsigned b = 0; b < 2; ++b) {
             e.state = s;
-            pair.clear();
             e.encode(uint8_t(b), pair);
             d_sign[4 * s + 2 * b] = pair[0] ? -1.0f : 1.0f;
             d_sign[4 * s + 2 * b + 1] = pair[1] ? -1.0f : 1.0f;

@@ -148,9 +148,9 @@ struct node_config {
     // others is our turn, and several link slots are used only once the network is
     // heard. Off: the bound counts every burst (docs/networks.md).
     bool exchange_bound_per_turn = true;
-    // Serving in turn with the bound per turn, a turn of acknowledgements alone (a
-    // peer that sends to us, we nothing to it) goes on while another peer's data wait
-    // only after a burst of the served peer's data at least this long: one shorter
+    // Serving in turn, a turn with nothing of ours for the served peer but its
+    // acknowledgements goes on while another peer's data wait only after a burst of
+    // the served peer's data at least this long: one shorter
     // held all it had then (a datagram, a message), and what it sends next waits for
     // its next turn, as the others' data otherwise would (a datagram relayed through
     // us waited out the turn of the spoke that sent it, which went on sending small

@@ -14,7 +14,7 @@ server on each. Prints a line per measurement and a JSON line at the end. Needs 
         bench/network_hub_ip.py [--rates 2400,9600] [--pings 5] [--bytes 10000] \\
         [--time-scale 1] [--node-options "exchange_bound_per_turn=false;..."] \\
         [--paths spoke-hub,spoke-spoke] [--deadline 240] [--curl-deadline 240] [--tag b] \\
-        [--pep]
+        [--pep] [--capture-dir DIR]
 --pep: the download goes through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy,
 which opens it to the hub's subnet or, over the IP client, to spoke 2's.
 """
@@ -67,6 +67,9 @@ def main():
     p.add_argument("--tag", default="b", help="of the namespaces, to run two at once")
     p.add_argument("--pep", action="store_true",
                    help="curl through spoke 1's HF-PEP (SOCKS5) to the hub's far proxy")
+    p.add_argument("--capture-dir",
+                   help="each station's D_PDUs (SIDE.pcap), statistics and events "
+                        "(SIDE.jsonl) and log, in DIR/RATE/")
     a = p.parse_args()
     why = hub.unavailable()
     if why:
@@ -76,8 +79,11 @@ def main():
     for rate in a.rates.split(","):
         options = ";".join(o for o in ("supervision.keep_alive_interval_s=36000",
                                        a.node_options) if o)
+        capture = os.path.join(a.capture_dir, rate) if a.capture_dir else None
+        if capture:
+            os.makedirs(capture, exist_ok=True)
         with hub.hub_testbed(rate=int(rate), time_scale=a.time_scale, node_options=options,
-                             tag=a.tag, pep=a.pep) as bed:
+                             tag=a.tag, pep=a.pep, capture_dir=capture) as bed:
             site = os.path.join(bed.tmp, "site")
             os.makedirs(site)
             with open(os.path.join(site, "file.bin"), "wb") as f:

@@ -692,6 +692,56 @@ TEST(NetworkScenario, AChatRelayedThroughTheHubIsAnsweredWithoutWaitingOutATurn)
     EXPECT_LE(d.round_trip_p90_s, 1.25 * bound_per_burst.flows[0].round_trip_p90_s);
 }
 
+// Ping through the hub as `ping -i 1` at time scale 10 sends it: a datagram every
+// 10 s from spoke 1 to spoke 2, each answered, relayed by the hub both ways. The
+// spoke that pings keeps sending small bursts; a turn of acknowledgements alone held
+// for it made every relayed datagram wait out serve_in_turn_s (sender_turn_min_burst_s).
+TEST(NetworkScenario, PingsBetweenSpokesThroughTheHubDoNotWaitOutTheSendersTurn)
+{
+    for (const char* mode : { "2400S", "9600S" }) {
+        SCOPED_TRACE(mode);
+        network_scenario_config c;
+        c.nodes = 4;
+        c.mode = mode;
+        c.duration_s = 900;
+        for (int k = 0; k < 10; ++k) {
+            network_flow ping = chat_flow(1, 2);
+            ping.via = 0;
+            ping.messages = 1;
+            ping.message_bytes = 84;
+            ping.start_s = 60 + 10 * k;
+            c.flows.push_back(ping);
+        }
+        // Spoke 1 has reached the hub before (one hop), as on the test bed.
+        network_flow hub_ping = chat_flow(1, 0);
+        hub_ping.messages = 1;
+        hub_ping.message_bytes = 84;
+        c.flows.push_back(hub_ping);
+        auto round_trips = [](const network_result& r) {
+            std::vector<double> all;
+            for (size_t i = 0; i + 1 < r.flows.size(); ++i) {
+                EXPECT_EQ(r.flows[i].duplicates, 0u);
+                all.insert(all.end(),
+                           r.flows[i].round_trips_s.begin(),
+                           r.flows[i].round_trips_s.end());
+            }
+            std::sort(all.begin(), all.end());
+            return all;
+        };
+        const auto defaults = round_trips(run_network(c));
+        c.node_options = "sender_turn_min_burst_s=0";
+        const auto any_burst = round_trips(run_network(c));
+        ASSERT_EQ(defaults.size(), 10u);
+        ASSERT_EQ(any_burst.size(), 10u);
+        // Two HF hops each way, with the changes of turn between them: well within
+        // a turn (serve_in_turn_s, 60 s), where the turn kept after any burst of the
+        // sender's holds each datagram for most of one.
+        EXPECT_LT(defaults[4], 30.0);
+        EXPECT_LT(defaults[8], 30.0);
+        EXPECT_GT(any_burst[4], 2 * defaults[4]);
+    }
+}
+
 TEST(NetworkScenario, ARelayMustBeAChatsThirdNode)
 {
     network_scenario_config c;

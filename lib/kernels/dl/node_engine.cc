@@ -285,6 +285,8 @@ node_config validated(node_config c)
              "must be >= 0");
     if (!(c.serve_in_turn_s > 0))
         fail("serve_in_turn_s must be a positive number of seconds (inf: off)");
+    if (!(c.sender_turn_min_burst_s >= 0))
+        fail("sender_turn_min_burst_s must be >= 0");
     if (c.max_response_timeouts < 1)
         fail("max_response_timeouts must be at least 1");
     const bool announceable =

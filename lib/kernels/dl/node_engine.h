@@ -148,6 +148,15 @@ struct node_config {
     // others is our turn, and several link slots are used only once the network is
     // heard. Off: the bound counts every burst (docs/networks.md).
     bool exchange_bound_per_turn = true;
+    // Serving in turn, a turn with nothing of ours for the served peer but its
+    // acknowledgements goes on while another peer's data wait only after a burst of
+    // the served peer's data at least this long: one shorter
+    // held all it had then (a datagram, a message), and what it sends next waits for
+    // its next turn, as the others' data otherwise would (a datagram relayed through
+    // us waited out the turn of the spoke that sent it, which went on sending small
+    // ones). From the hub test bed and the traffic files in docs/networks.md ("IP
+    // through a hub"). 0: after any burst.
+    double sender_turn_min_burst_s = 10.0;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking

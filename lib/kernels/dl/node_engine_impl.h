@@ -145,6 +145,9 @@ struct node_engine::impl {
         // for it): unanswered since, it has nothing to send, and gets no more turns
         // until we hear from it.
         double bare_turn_at = -inf;
+        // Air time of the ARQ data in its last burst that sent us data
+        // (sender_turn_min_burst_s).
+        double last_data_burst_s = 0;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.

@@ -708,6 +708,8 @@ void node_engine::impl::end_received_burst()
         if (it != peers.end()) {
             it->second->turned_away = false;
             it->second->serves_us = it->second->serves_us || link_up(src);
+            it->second->last_data_burst_s = air_time(
+                timing(rx_burst.mode.value_or(cfg.mode)), rx_burst.data_bytes[src]);
         }
     }
     // Whether it has data for us: its call or its data say so; a burst of its to us

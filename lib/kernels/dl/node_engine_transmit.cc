@@ -342,9 +342,18 @@ uint32_t node_engine::impl::peer_to_serve()
         std::any_of(candidates.begin(), candidates.end(), [&](uint32_t a) {
             return a != serving && has_link_work(a);
         });
+    // Nor while another peer's data wait does it go on after a short burst of the
+    // served peer's (sender_turn_min_burst_s): that burst held all it had.
+    const bool data_waits =
+        std::any_of(candidates.begin(), candidates.end(), [&](uint32_t a) {
+            return a != serving && has_arq_work(peer(a));
+        });
+    const bool sender_done =
+        current && data_waits && !has_arq_work(peer(serving)) &&
+        peer(serving).last_data_burst_s < cfg.sender_turn_min_burst_s;
     if (current && (candidates.size() == 1 ||
                     (now - serving_since < cfg.serve_in_turn_s &&
-                     (has_link_work(serving) || !work_waits)) ||
+                     ((has_link_work(serving) && !sender_done) || !work_waits)) ||
                     has_expedited_work(serving)))
         return serving;
     // The next peer after the one served, round robin.

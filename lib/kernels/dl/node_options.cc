@@ -330,6 +330,11 @@ const std::vector<option_entry>& table()
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "
                 "the bursts within one"),
+        HF_DOUBLE("sender_turn_min_burst_s",
+                  sender_turn_min_burst_s,
+                  "serving in turn, a turn of acknowledgements alone goes on while "
+                  "another peer's data wait only after a burst of the served peer's "
+                  "data this long, s (0: after any burst)"),
         HF_DOUBLE("link_retry_s",
                   link_retry_s,
                   "wait after a failed link before asking again, s (doubled per failure "

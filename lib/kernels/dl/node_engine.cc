@@ -285,6 +285,8 @@ node_config validated(node_config c)
              "must be >= 0");
     if (!(c.serve_in_turn_s > 0))
         fail("serve_in_turn_s must be a positive number of seconds (inf: off)");
+    if (!(c.serve_in_turn_catch_up_s >= 0) || std::isinf(c.serve_in_turn_catch_up_s))
+        fail("serve_in_turn_catch_up_s must be a number of seconds, 0 or more");
     if (c.max_response_timeouts < 1)
         fail("max_response_timeouts must be at least 1");
     const bool announceable =

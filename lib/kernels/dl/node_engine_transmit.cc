@@ -345,7 +345,8 @@ void node_engine::impl::accrue_turn_credit(size_t linked_candidates)
     }
     const double share = (now - since) / double(linked_candidates + unlinked.size());
     for (peer_state* p : unlinked)
-        p->turn_credit_s = std::min(cfg.serve_in_turn_catch_up_s, p->turn_credit_s + share);
+        p->turn_credit_s =
+            std::min(cfg.serve_in_turn_catch_up_s, p->turn_credit_s + share);
 }
 
 uint32_t node_engine::impl::peer_to_serve()

@@ -520,6 +520,29 @@ TEST(NetworkScenario, EightStationsReachTheTwoNodeShareWithShortGapsAtTurnChange
     }
 }
 
+// At moderate 20 dB (2400S, seed 2) node 1's calls and the hub's requests to it are
+// lost among the other spokes' calls, its link comes up after 700 s, and it ends the
+// hour a turn short of the others: the worst flow. With serve_in_turn_catch_up_s the
+// hub owes it its share of the time it had data for it and no link, and pays it in
+// longer turns: the worst flow's share rises, every flow still delivers.
+TEST(NetworkScenario, ASpokeLinkedLateIsPaidTurnTimeWithCatchUp)
+{
+    network_scenario_config c = hub_spoke(8, 0);
+    c.duration_s = 3600;
+    c.seed = 2;
+    c.channel.snr_db = 20;
+    c.channel.fading_profile = "moderate";
+    const network_result without = run_network(c);
+    c.node_options = "serve_in_turn_catch_up_s=60";
+    const network_result r = run_network(c);
+    expect_every_flow_delivered_once(r);
+    EXPECT_GT(r.worst_bulk_share, without.worst_bulk_share);
+    EXPECT_GE(r.jain_bulk, without.jain_bulk);
+
+    c.node_options = "serve_in_turn_catch_up_s=-1";
+    EXPECT_NE(refusal(c).find("serve_in_turn_catch_up_s"), std::string::npos);
+}
+
 // The timeline: every burst, in start order, with its sender and the node most of its
 // bytes went to; together they are the transmissions the network counted.
 TEST(NetworkScenario, TimelineListsEveryBurst)

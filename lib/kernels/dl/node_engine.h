@@ -139,6 +139,13 @@ struct node_config {
     // N = 8 targets nearly met, no turn length better everywhere). +infinity: off (a
     // burst serves every linked peer, and links are kept only while they are used).
     double serve_in_turn_s = 60.0;
+    // Serving in turn, a peer we have data for and no link with, while the linked ones
+    // are served, is owed its share of that time (the time over the number of peers
+    // waiting, linked or not), up to this long; once linked, each of its turns is
+    // longer by up to serve_in_turn_s of it until paid. A spoke whose link came up
+    // late (calls lost among the others') otherwise ends the hour a turn short of the
+    // others. 0: off (docs/networks.md).
+    double serve_in_turn_catch_up_s = 0.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

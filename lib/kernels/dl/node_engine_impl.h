@@ -148,6 +148,9 @@ struct node_engine::impl {
         // Air time of the ARQ data in its last burst that sent us data
         // (sender_turn_min_burst_s).
         double last_data_burst_s = 0;
+        // Serving in turn, the turn time it is owed for the time we had data for it
+        // and no link while others were served (serve_in_turn_catch_up_s).
+        double turn_credit_s = 0;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.
@@ -485,6 +488,13 @@ struct node_engine::impl {
     // serve_in_turn_s: the peer whose turn it is, and since when.
     uint32_t serving = 0;
     double serving_since = -inf;
+    // The turn served is longer by this much: credit it was owed (turn_credit_s).
+    double serving_extra_s = 0;
+    // Turn credit is counted up to here (accrue_turn_credit).
+    double turn_credit_counted_at = -inf;
+    void accrue_turn_credit(size_t linked_candidates);
+    void begin_turn(uint32_t addr);
+    double turn_length() const;
     // Our last burst turned to the peer served with an acknowledgement alone: the
     // channel stays its until then, in case it answers with data (channel_promised).
     double turn_held_until = -inf;

@@ -243,7 +243,7 @@ bool node_engine::impl::exchange_in_turn() const
     if (!cfg.exchange_bound_per_turn || !std::isfinite(cfg.serve_in_turn_s))
         return false;
     // Our own turn to a peer, while it lasts.
-    if (serving != 0 && link_up(serving) && now - serving_since < cfg.serve_in_turn_s &&
+    if (serving != 0 && link_up(serving) && now - serving_since < turn_length() &&
         serves_in_turn())
         return true;
     // The last burst was a peer's that serves in turn and has turned to us.
@@ -311,14 +311,55 @@ bool node_engine::impl::waits_for_turn(const peer_state& p) const
     return turned_from_us(p);
 }
 
+double node_engine::impl::turn_length() const
+{
+    return cfg.serve_in_turn_s + serving_extra_s;
+}
+
+void node_engine::impl::begin_turn(uint32_t addr)
+{
+    serving = addr;
+    serving_since = now;
+    counters.turns_served += 1;
+    // Credit owed is paid in turns at most twice as long as the others'.
+    peer_state& p = peer(addr);
+    serving_extra_s = std::min(p.turn_credit_s, cfg.serve_in_turn_s);
+    p.turn_credit_s -= serving_extra_s;
+}
+
+void node_engine::impl::accrue_turn_credit(size_t linked_candidates)
+{
+    const double since = turn_credit_counted_at;
+    turn_credit_counted_at = now;
+    if (!(cfg.serve_in_turn_catch_up_s > 0) || since == -inf || now <= since ||
+        linked_candidates == 0)
+        return;
+    // Peers we have data for and no link with: while the linked ones are served, each
+    // is owed its share of the time. Also one whose requests went unanswered (lost
+    // among the others' calls, most often); an absent one never uses its credit.
+    std::vector<peer_state*> unlinked;
+    for (auto& [addr, n] : arq_queued_by_peer) {
+        auto it = peers.find(addr);
+        if (it != peers.end() && cas.state(addr) != cas_link_state::up)
+            unlinked.push_back(it->second.get());
+    }
+    const double share = (now - since) / double(linked_candidates + unlinked.size());
+    for (peer_state* p : unlinked)
+        p->turn_credit_s =
+            std::min(cfg.serve_in_turn_catch_up_s, p->turn_credit_s + share);
+}
+
 uint32_t node_engine::impl::peer_to_serve()
 {
-    if (!serves_in_turn())
+    if (!serves_in_turn()) {
+        turn_credit_counted_at = -inf;
         return 0;
+    }
     std::vector<uint32_t> candidates; // ascending addresses (cas.up_peers)
     for (uint32_t addr : cas.up_peers())
         if (peer(addr).resync.synced() && (has_link_work(addr) || gets_bare_turn(addr)))
             candidates.push_back(addr);
+    accrue_turn_credit(candidates.size());
     if (candidates.empty())
         return 0;
     const bool current =
@@ -328,9 +369,7 @@ uint32_t node_engine::impl::peer_to_serve()
     if (!(current && has_expedited_work(serving)))
         for (uint32_t addr : candidates)
             if (has_expedited_work(addr) && addr != serving) {
-                serving = addr;
-                serving_since = now;
-                counters.turns_served += 1;
+                begin_turn(addr);
                 return serving;
             }
     // Nor is the turn taken from a peer while it has expedited data: its turn would
@@ -352,15 +391,13 @@ uint32_t node_engine::impl::peer_to_serve()
         current && data_waits && !has_arq_work(peer(serving)) &&
         peer(serving).last_data_burst_s < cfg.sender_turn_min_burst_s;
     if (current && (candidates.size() == 1 ||
-                    (now - serving_since < cfg.serve_in_turn_s &&
+                    (now - serving_since < turn_length() &&
                      ((has_link_work(serving) && !sender_done) || !work_waits)) ||
                     has_expedited_work(serving)))
         return serving;
     // The next peer after the one served, round robin.
     auto next = std::upper_bound(candidates.begin(), candidates.end(), serving);
-    serving = next == candidates.end() ? candidates.front() : *next;
-    serving_since = now;
-    counters.turns_served += 1;
+    begin_turn(next == candidates.end() ? candidates.front() : *next);
     return serving;
 }
 

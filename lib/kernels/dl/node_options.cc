@@ -326,6 +326,10 @@ const std::vector<option_entry>& table()
                   serve_in_turn_s,
                   "on a network, serve linked peers one at a time, each for up to "
                   "this long, s (inf: off)"),
+        HF_DOUBLE("serve_in_turn_catch_up_s",
+                  serve_in_turn_catch_up_s,
+                  "serving in turn, the most turn time a peer is owed for waiting for "
+                  "its link while others were served, s (0: off)"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "

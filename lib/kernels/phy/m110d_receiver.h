@@ -311,6 +311,14 @@ struct m110d_receiver_config {
     // peak whose fields stood out less refused where none fits. The search runs up to
     // 1.5 s behind its input while one is held. False: such peaks are not taken.
     bool confirm_weak_with_data = true;
+    // With confirm_weak_with_data at 3 kHz: WN0's data found with no preamble peak at all
+    // (a preamble of one super-frame deep in a fade): between bursts the products of
+    // chips 4 apart are correlated with what the Trinomial scrambler makes of any Walsh
+    // symbol (m110d_wn0_data_watch), and where they stand out, the periods before are
+    // tried as the data's start and judged as a held peak's data are (3 s of them, no
+    // earlier period matching), the WID read among WN0's and the burst refused where
+    // its first block decodes under neither K. False: not done.
+    bool start_wn0_from_data = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

@@ -345,8 +345,9 @@ void m110d_receiver::state::restart_search(uint64_t from)
     local_weak_peak.open = false;
     paths_pending = false;
     weak.clear();
-    wn0_starts.clear();
-    // (A data start refused: the next of those that passed with it is taken.)
+    // (Starts the WN0 watch proposed stay: a detection in their data refused goes back
+    // a little; a burst taken let them go. A data start refused: the next of those that
+    // passed with it is taken.)
     if (!wn0_start_refused)
         wn0_alternates.clear();
     if (wn0_watch)
@@ -740,7 +741,6 @@ bool m110d_receiver::state::search()
                 coherent_peak.open = false;
                 local_weak_peak.open = false;
                 weak.clear();
-                wn0_starts.clear();
                 wn0_alternates.clear();
                 found_weak = false;
                 found_from_data = false;
@@ -767,7 +767,6 @@ bool m110d_receiver::state::search()
                     continue;
                 }
                 weak.clear();
-                wn0_starts.clear();
                 wn0_alternates.clear();
                 local_weak_peak.open = false;
                 found_weak = false;
@@ -1427,6 +1426,8 @@ bool m110d_receiver::state::read_fields()
         equaliser->set_forgetting(scaled_forgetting(cfg.wn0_forgetting));
     if (mode->wn == 0)
         readings_open = false; // WN0 has the Trinomial scrambler only
+    // The WN0 watch's starts lie in this burst.
+    wn0_starts.clear();
     return true;
 }
 

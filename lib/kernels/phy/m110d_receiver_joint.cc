@@ -401,7 +401,6 @@ bool m110d_receiver::state::weak_detection_confirmed()
     if (!best)
         return false;
     weak.clear(); // the later ones lie in its burst
-    wn0_starts.clear();
     wn0_alternates.clear();
     found_from_data = false;
     weak_fields = best->fields;

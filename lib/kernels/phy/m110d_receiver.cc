@@ -685,11 +685,12 @@ bool m110d_receiver::state::search()
                 candidate >= weak_judged_at() && !peak.open && !coherent_peak.open &&
                 weak_detection_confirmed())
                 return true;
-            // A WN0 start found from its data alone, once no peak held before it is
-            // left (peaks in its data are held and refused all along) and none is
-            // open.
+            // A WN0 start found from its data alone, once the peaks held before its
+            // data end are judged (one may be its preamble's; peaks in its data are
+            // held and refused all along) and none is open.
             if (!wn0_starts.empty() && stage == phase::search &&
-                (weak.empty() || weak.front().at > wn0_starts.front().at) &&
+                (weak.empty() ||
+                 weak.front().at > wn0_start_data_end(wn0_starts.front())) &&
                 candidate >= wn0_starts_judged_at() && !peak.open &&
                 !coherent_peak.open && !local_weak_peak.open && wn0_start_confirmed())
                 return true;

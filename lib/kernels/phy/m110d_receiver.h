@@ -36,7 +36,10 @@
  *      coherent peak up to 1.5 under its threshold is held until the data after it
  *      are in (confirm_weak_with_data, m110d_receiver_joint.cc) and taken where they
  *      carry a frame structure's known symbols, carried back before it they do not,
- *      and its fields stand out.
+ *      and its fields stand out. WN0's data are also watched for between bursts
+ *      (start_wn0_from_data, m110d_wn0_data_watch): where they stand out with no
+ *      preamble found, the burst starts at the scrambler period with no Walsh symbols
+ *      before it, if its first block decodes.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each

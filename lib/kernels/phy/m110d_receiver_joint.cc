@@ -67,10 +67,10 @@ constexpr double weak_fields_near_z = 5.0;
 // start_wn0_from_data: the data a start the WN0 watch proposed is judged on, 3 s (225
 // Walsh symbols: past the M interleaver's first restart of the scrambler after 144, so
 // that M and L tell apart), and the scrambler periods before the one the watch found
-// tried as the data's first (the watch adds two periods up; a fade may have hidden the
-// first).
+// tried as the data's first (the watch adds two periods up at a time, and those may
+// have held too little of the data; a fade may have hidden the first).
 constexpr unsigned wn0_start_data_symbols = 7200;
-constexpr unsigned wn0_start_periods_back = 3;
+constexpr unsigned wn0_start_periods_back = 4;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
 // mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the

@@ -20,8 +20,9 @@ namespace {
 
 using cd = std::complex<double>;
 
-// In-place radix-2 FFT (n a power of two); inverse without the 1/n.
-void fft(std::vector<cd>& a, bool inverse)
+// In-place radix-2 FFT of n = period_samples points with its twiddles given
+// (twiddle[k] = e^(-2 pi i k / n), k < n / 2); inverse without the 1/n.
+void fft(std::vector<cd>& a, const std::vector<cd>& twiddle, bool inverse)
 {
     const size_t n = a.size();
     for (size_t i = 1, j = 0; i < n; ++i) {
@@ -33,17 +34,14 @@ void fft(std::vector<cd>& a, bool inverse)
             std::swap(a[i], a[j]);
     }
     for (size_t len = 2; len <= n; len <<= 1) {
-        const double angle = (inverse ? 2 : -2) * M_PI / double(len);
-        const cd step(std::cos(angle), std::sin(angle));
-        for (size_t i = 0; i < n; i += len) {
-            cd w(1, 0);
-            for (size_t k = 0; k < len / 2; ++k) {
-                const cd u = a[i + k], v = a[i + k + len / 2] * w;
+        const size_t half = len / 2, stride = n / len;
+        for (size_t i = 0; i < n; i += len)
+            for (size_t k = 0; k < half; ++k) {
+                const cd w = inverse ? std::conj(twiddle[k * stride]) : twiddle[k * stride];
+                const cd u = a[i + k], v = a[i + k + half] * w;
                 a[i + k] = u + v;
-                a[i + k + len / 2] = u - v;
-                w *= step;
+                a[i + k + half] = u - v;
             }
-        }
     }
 }
 
@@ -57,10 +55,15 @@ constexpr double kept_share = double(walsh_chips - 4) / walsh_chips;
 m110d_wn0_data_watch::m110d_wn0_data_watch(double chip_rate, double threshold_z)
     : d_chip_rate(chip_rate),
       d_threshold_z(threshold_z),
-      d_current(period_samples),
-      d_previous(period_samples),
-      d_reference_spectrum(period_samples)
+      d_sum(period_samples),
+      d_reference_spectrum(period_samples),
+      d_twiddle(period_samples / 2),
+      d_work(period_samples)
 {
+    for (size_t k = 0; k < d_twiddle.size(); ++k) {
+        const double angle = -2 * M_PI * double(k) / double(period_samples);
+        d_twiddle[k] = cd(std::cos(angle), std::sin(angle));
+    }
     const auto& trinomial = m110d_trinomial_sequence();
     const auto& points = m110d_constellation(3);
     std::vector<cd> reference(period_samples);
@@ -71,7 +74,7 @@ m110d_wn0_data_watch::m110d_wn0_data_watch(double chip_rate, double threshold_z)
         const cd first(points[trinomial[c]]);
         reference[size_t(c) * samples_per_chip] = later * std::conj(first);
     }
-    fft(reference, false);
+    fft(reference, d_twiddle, false);
     for (size_t i = 0; i < reference.size(); ++i)
         d_reference_spectrum[i] = std::conj(reference[i]);
 }
@@ -82,46 +85,40 @@ std::optional<m110d_wn0_data_watch::detection> m110d_wn0_data_watch::add(uint64_
     if (!d_started || n != d_next) {
         d_started = true;
         d_origin = n;
+        d_index = 0;
         d_periods = 0;
-        std::fill(d_current.begin(), d_current.end(), cd());
-        std::fill(d_previous.begin(), d_previous.end(), cd());
+        std::fill(d_sum.begin(), d_sum.end(), cd());
         for (unsigned p = 0; p < samples_per_chip; ++p)
-            d_current_energy[p] = d_previous_energy[p] = 0;
+            d_energy[p] = 0;
     }
     d_next = n + 1;
-    const size_t r = size_t((n - d_origin) % period_samples);
-    d_current[r] += cd(product);
-    d_current_energy[r % samples_per_chip] += std::norm(cd(product));
-    if (r + 1 < period_samples)
+    const cd x(product);
+    d_sum[d_index] += x;
+    d_energy[d_index % samples_per_chip] += std::norm(x);
+    if (++d_index < period_samples)
         return std::nullopt;
-    ++d_periods;
+    d_index = 0;
+    // Two periods added up, then correlated, then a fresh start.
+    if (++d_periods < periods_summed)
+        return std::nullopt;
+    d_periods = 0;
     const std::optional<detection> found = evaluate(n);
-    std::swap(d_current, d_previous);
-    std::fill(d_current.begin(), d_current.end(), cd());
-    for (unsigned p = 0; p < samples_per_chip; ++p) {
-        d_previous_energy[p] = d_current_energy[p];
-        d_current_energy[p] = 0;
-    }
+    std::fill(d_sum.begin(), d_sum.end(), cd());
+    for (unsigned p = 0; p < samples_per_chip; ++p)
+        d_energy[p] = 0;
     return found;
 }
 
 std::optional<m110d_wn0_data_watch::detection>
-m110d_wn0_data_watch::evaluate(uint64_t last) const
+m110d_wn0_data_watch::evaluate(uint64_t last)
 {
-    std::vector<cd> folded(d_current);
-    double energy[samples_per_chip];
-    for (unsigned p = 0; p < samples_per_chip; ++p)
-        energy[p] = d_current_energy[p];
-    if (d_periods >= 2) {
-        for (size_t i = 0; i < folded.size(); ++i)
-            folded[i] += d_previous[i];
-        for (unsigned p = 0; p < samples_per_chip; ++p)
-            energy[p] += d_previous_energy[p];
-    }
-    fft(folded, false);
+    std::vector<cd>& folded = d_work;
+    folded = d_sum;
+    const double* energy = d_energy;
+    fft(folded, d_twiddle, false);
     for (size_t i = 0; i < folded.size(); ++i)
         folded[i] *= d_reference_spectrum[i];
-    fft(folded, true);
+    fft(folded, d_twiddle, true);
     // folded[t] is now period_samples times sum_r D[t + r] conj(Q[r]).
     double best = 0;
     size_t best_at = 0;

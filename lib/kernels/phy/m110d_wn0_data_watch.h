@@ -22,9 +22,9 @@ namespace phy {
 // whatever dibit the symbol carries: the products x[c + 4] conj(x[c]) of the received
 // chips correlate with that known sequence (2048 chips, the scrambler's period) at the
 // data's scrambler phase, and an offset turns them all alike. The products are added up
-// modulo the period (per sample: 4 a chip), two periods at a time, and correlated with
-// the sequence by FFT once a period; |correlation|^2 over the products' energy is
-// exponential with mean 1 in noise at each of the period's 8192 timings.
+// modulo the period (per sample: 4 a chip) over two periods, then correlated with the
+// sequence by FFT; |correlation|^2 over the products' energy is exponential with mean 1
+// in noise at each of the period's 8192 timings.
 class m110d_wn0_data_watch
 {
 public:
@@ -48,26 +48,28 @@ public:
     m110d_wn0_data_watch(double chip_rate, double threshold_z);
 
     // The product x[n + lag_samples] conj(x[n]) of sample n; samples are taken in order
-    // (any other n restarts the watch there). A detection when a period completes whose
-    // last two periods' products correlate at threshold_z or more.
+    // (any other n restarts the watch there). A detection where the two periods just
+    // completed (every second period) correlate at threshold_z or more.
     std::optional<detection> add(uint64_t n, cf product);
     void reset() { d_started = false; }
 
     // The number of samples in a scrambler period.
     static constexpr unsigned period_samples = 2048 * samples_per_chip;
+    static constexpr unsigned periods_summed = 2;
 
 private:
-    std::optional<detection> evaluate(uint64_t last) const;
+    std::optional<detection> evaluate(uint64_t last);
 
     double d_chip_rate;
     double d_threshold_z;
     bool d_started = false;
     uint64_t d_origin = 0, d_next = 0;
-    unsigned d_periods = 0; // periods completed since the start (at most 2 count)
-    std::vector<cd> d_current, d_previous;
-    double d_current_energy[samples_per_chip] = {};
-    double d_previous_energy[samples_per_chip] = {};
-    std::vector<cd> d_reference_spectrum; // conj(FFT of the known products)
+    size_t d_index = 0;     // the next product's place in the period
+    unsigned d_periods = 0; // periods added up since the last correlation
+    std::vector<cd> d_sum;  // the products added up modulo the period
+    double d_energy[samples_per_chip] = {}; // their energy per sample of a chip
+    std::vector<cd> d_reference_spectrum;   // conj(FFT of the known products)
+    std::vector<cd> d_twiddle, d_work;
 };
 
 } // namespace phy

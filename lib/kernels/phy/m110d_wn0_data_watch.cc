@@ -79,33 +79,26 @@ m110d_wn0_data_watch::m110d_wn0_data_watch(double chip_rate, double threshold_z)
         d_reference_spectrum[i] = std::conj(reference[i]);
 }
 
-std::optional<m110d_wn0_data_watch::detection> m110d_wn0_data_watch::add(uint64_t n,
-                                                                          cf product)
+void m110d_wn0_data_watch::restart(uint64_t n)
 {
-    if (!d_started || n != d_next) {
-        d_started = true;
-        d_origin = n;
-        d_index = 0;
-        d_periods = 0;
-        std::fill(d_sum.begin(), d_sum.end(), cd());
-        for (unsigned p = 0; p < samples_per_chip; ++p)
-            d_energy[p] = 0;
-    }
-    d_next = n + 1;
-    const cd x(product);
-    d_sum[d_index] += x;
-    d_energy[d_index % samples_per_chip] += std::norm(x);
-    if (++d_index < period_samples)
-        return std::nullopt;
+    d_started = true;
+    d_origin = n;
+    d_index = 0;
+    d_periods = 0;
+    std::fill(d_sum.begin(), d_sum.end(), cd());
+    for (unsigned p = 0; p < samples_per_chip; ++p)
+        d_energy[p] = 0;
+}
+
+std::optional<m110d_wn0_data_watch::detection>
+m110d_wn0_data_watch::period_completed(uint64_t last)
+{
     d_index = 0;
     // Two periods added up, then correlated, then a fresh start.
     if (++d_periods < periods_summed)
         return std::nullopt;
-    d_periods = 0;
-    const std::optional<detection> found = evaluate(n);
-    std::fill(d_sum.begin(), d_sum.end(), cd());
-    for (unsigned p = 0; p < samples_per_chip; ++p)
-        d_energy[p] = 0;
+    const std::optional<detection> found = evaluate(last);
+    restart(last + 1);
     return found;
 }
 

@@ -50,7 +50,18 @@ public:
     // The product x[n + lag_samples] conj(x[n]) of sample n; samples are taken in order
     // (any other n restarts the watch there). A detection where the two periods just
     // completed (every second period) correlate at threshold_z or more.
-    std::optional<detection> add(uint64_t n, cf product);
+    std::optional<detection> add(uint64_t n, cf product)
+    {
+        if (!d_started || n != d_next)
+            restart(n);
+        d_next = n + 1;
+        const cd x(product);
+        d_sum[d_index] += x;
+        d_energy[d_index % samples_per_chip] += std::norm(x);
+        if (++d_index < period_samples)
+            return std::nullopt;
+        return period_completed(n);
+    }
     void reset() { d_started = false; }
 
     // The number of samples in a scrambler period.
@@ -58,6 +69,8 @@ public:
     static constexpr unsigned periods_summed = 2;
 
 private:
+    void restart(uint64_t n);
+    std::optional<detection> period_completed(uint64_t last);
     std::optional<detection> evaluate(uint64_t last);
 
     double d_chip_rate;

@@ -606,8 +606,8 @@ void m110d_receiver::state::watch_wn0_data(uint64_t n)
         wn0_watch->add(n, input.at(n + lag) * std::conj(input.at(n)));
     if (!d)
         return;
-    // The data's first period is one of those up to the watch's window and one before
-    // it; the preamble ends where the data begin.
+    // The data's first period is one of the window's two or of those just before it;
+    // the preamble ends where the data begin.
     constexpr uint64_t period = m110d_wn0_data_watch::period_samples;
     const uint64_t preamble = uint64_t(preamble_end) * sps;
     for (unsigned back = 0; back <= wn0_start_periods_back; ++back) {

@@ -842,13 +842,13 @@ TEST(M110dReceiver, OneSuperframePreambleFieldsUnsureRefusedWhereNoCodeFitsItsFi
         }
         const std::vector<chan::watterson_path> two_paths = { { 0.5, 0.0, 0.0, 0.0 },
                                                               { 0.5, 0.0, 0.0, 2e-3 } };
-        const std::vector<m110d_burst> found = faded_points_received(
-            mode,
-            points,
-            c.dip_db,
-            c.two ? two_paths : std::vector<chan::watterson_path>{},
-            c.seed,
-            config);
+        const std::vector<m110d_burst> found =
+            faded_points_received(mode,
+                                  points,
+                                  c.dip_db,
+                                  c.two ? two_paths : std::vector<chan::watterson_path>{},
+                                  c.seed,
+                                  config);
         EXPECT_TRUE(found.empty()) << c.name << " " << c.seed;
         // With the data whole the same peak is taken (the test before).
     }

@@ -29,8 +29,8 @@ constexpr double chip_rate = 2400;
 // `lead` samples of noise, then WN0 chips of random dibits (each chip held for its 4
 // samples) under the scrambler from its start, at snr_db per chip and offset_hz, in
 // complex white noise of unit power.
-std::vector<cf> wn0_samples(size_t lead, size_t chips, double snr_db, double offset_hz,
-                            uint32_t seed)
+std::vector<cf>
+wn0_samples(size_t lead, size_t chips, double snr_db, double offset_hz, uint32_t seed)
 {
     std::mt19937 rng(seed);
     std::normal_distribution<float> noise(0.0f, float(std::sqrt(0.5)));

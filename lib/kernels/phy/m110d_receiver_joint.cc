@@ -627,9 +627,9 @@ void m110d_receiver::state::watch_wn0_data(uint64_t n)
 
 uint64_t m110d_receiver::state::wn0_start_data_end(const weak_candidate& w) const
 {
-    return w.at +
-           uint64_t(preamble_end + wn0_start_data_symbols + 2 * (walsh_chips + weak_lags)) *
-               sps;
+    return w.at + uint64_t(preamble_end + wn0_start_data_symbols +
+                           2 * (walsh_chips + weak_lags)) *
+                      sps;
 }
 
 uint64_t m110d_receiver::state::wn0_starts_judged_at() const
@@ -660,19 +660,19 @@ bool m110d_receiver::state::wn0_start_confirmed()
     wn0_starts.erase(wn0_starts.begin(), wn0_starts.begin() + judged);
     if (passed.empty())
         return false;
-    std::stable_sort(passed.begin(),
-                     passed.end(),
-                     [](const weak_judgement& a, const weak_judgement& b) {
-                         return a.z > b.z;
-                     });
+    std::stable_sort(
+        passed.begin(),
+        passed.end(),
+        [](const weak_judgement& a, const weak_judgement& b) { return a.z > b.z; });
     // The others, each whole periods from those before it (one a path or a few chips
     // off a better one starts the same blocks).
     wn0_alternates.clear();
     const uint64_t near = uint64_t(2 * walsh_chips) * sps;
     for (size_t i = 1; i < passed.size(); ++i)
-        if (std::none_of(passed.begin(), passed.begin() + i, [&](const weak_judgement& b) {
-                return passed[i].at + near > b.at && b.at + near > passed[i].at;
-            }))
+        if (std::none_of(
+                passed.begin(), passed.begin() + i, [&](const weak_judgement& b) {
+                    return passed[i].at + near > b.at && b.at + near > passed[i].at;
+                }))
             wn0_alternates.push_back(passed[i]);
     wn0_starts.clear();
     weak.clear();
@@ -730,7 +730,8 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
         return std::nullopt;
     // Data before the start: a start within the burst's data (the preamble and the
     // silence before it have no Walsh symbols under the scrambler).
-    if (evidence_before(best->mode, y, origin, best->lag, preamble_end + before + reach) >=
+    if (evidence_before(
+            best->mode, y, origin, best->lag, preamble_end + before + reach) >=
         weak_before_z)
         return std::nullopt;
     const double hz =

@@ -37,7 +37,8 @@ void fft(std::vector<cd>& a, const std::vector<cd>& twiddle, bool inverse)
         const size_t half = len / 2, stride = n / len;
         for (size_t i = 0; i < n; i += len)
             for (size_t k = 0; k < half; ++k) {
-                const cd w = inverse ? std::conj(twiddle[k * stride]) : twiddle[k * stride];
+                const cd w =
+                    inverse ? std::conj(twiddle[k * stride]) : twiddle[k * stride];
                 const cd u = a[i + k], v = a[i + k + half] * w;
                 a[i + k] = u + v;
                 a[i + k + half] = u - v;
@@ -119,8 +120,8 @@ m110d_wn0_data_watch::evaluate(uint64_t last)
         const double e = energy[t % samples_per_chip] * kept_share;
         if (!(e > 0))
             continue;
-        const double power = std::norm(folded[t]) / (double(period_samples) *
-                                                     double(period_samples) * e);
+        const double power =
+            std::norm(folded[t]) / (double(period_samples) * double(period_samples) * e);
         if (power > best) {
             best = power;
             best_at = t;

@@ -77,9 +77,9 @@ private:
     double d_threshold_z;
     bool d_started = false;
     uint64_t d_origin = 0, d_next = 0;
-    size_t d_index = 0;     // the next product's place in the period
-    unsigned d_periods = 0; // periods added up since the last correlation
-    std::vector<cd> d_sum;  // the products added up modulo the period
+    size_t d_index = 0;                     // the next product's place in the period
+    unsigned d_periods = 0;                 // periods added up since the last correlation
+    std::vector<cd> d_sum;                  // the products added up modulo the period
     double d_energy[samples_per_chip] = {}; // their energy per sample of a chip
     std::vector<cd> d_reference_spectrum;   // conj(FFT of the known products)
     std::vector<cd> d_twiddle, d_work;

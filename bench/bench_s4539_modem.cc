@@ -72,6 +72,9 @@
  *       [--confirm-weak 0|1]   (App D at 3 kHz, with the coherent search: a coherent
  *       peak up to 1.5 under its threshold taken once the data after it carry a frame
  *       structure's known symbols, the default, or not as before)
+ *       [--wn0-data-start 0|1]   (App D at 3 kHz, with --confirm-weak: WN0's data
+ *       found with no preamble peak, the burst started from them, the default, or not
+ *       as before)
  *       [--equaliser auto|dfe|fde]   (App D data: the block frequency-domain
  *       equaliser above 3 kHz and the MMSE-DFE at 3 kHz, the default; or either)
  *       [--time-scaled-tracking 0|1]   (App D above 3 kHz: the equaliser's solve
@@ -474,6 +477,8 @@ int main(int argc, char** argv)
             wide_rx_config.coherent_two_paths = value != "0";
         else if (key == "--confirm-weak")
             wide_rx_config.confirm_weak_with_data = value != "0";
+        else if (key == "--wn0-data-start")
+            wide_rx_config.start_wn0_from_data = value != "0";
         else if (key == "--time-scaled-tracking")
             wide_rx_config.time_scaled_tracking = value != "0";
         else if (key == "--equaliser") {

@@ -805,6 +805,81 @@ TEST(M110dReceiver, OneSuperframePreambleFieldsUnsureTakenWhereItsFirstBlockDeco
                                   faded_case{ "WN1/3kHz/S", 16, true, 69 } });
 }
 
+// The same fields-unsure peaks refused where no candidate's code fits their first block
+// (within 4 % of its LLR weight): here the first interleaver block carries Walsh
+// symbols of random dibits under the right scrambler (symbols as the transmitter's,
+// no codeword of either K), the blocks after it the data. Taken anyway, the burst
+// would be reported with its first block wrong. (The start from WN0's data alone is off
+// here: S blocks restart the scrambler within its period.)
+TEST(M110dReceiver, OneSuperframePreambleFieldsUnsureRefusedWhereNoCodeFitsItsFirstBlock)
+{
+    const std::vector<cf>& psk8 = m110d_constellation(3);
+    const auto& trinomial = m110d_trinomial_sequence();
+    m110d_receiver_config config;
+    config.start_wn0_from_data = false;
+    for (const faded_case& c : { faded_case{ "WN0/3kHz/S", 17, false, 76 },
+                                 faded_case{ "WN0/3kHz/S", 14, true, 69 } }) {
+        const m110d_mode mode = mode_of(c.name);
+        const std::vector<uint8_t> data = random_bytes(24, 97);
+        const m110d_transmit_options options;
+        std::vector<cf> points =
+            m110d_transmit_points(mode, data.data(), data.size(), options);
+        const size_t data_from = m110d_preamble(mode,
+                                                options.timing.preamble,
+                                                options.constraint_length,
+                                                options.readings)
+                                     .size();
+        std::mt19937 rng(uint32_t(c.seed));
+        for (unsigned s = 0; s < mode.frames_per_block; ++s) {
+            const unsigned dibit = unsigned(rng() & 3);
+            for (unsigned j = 0; j < m110d_walsh_data_chips; ++j) {
+                const size_t chip = size_t(s) * m110d_walsh_data_chips + j;
+                points[data_from + chip] =
+                    psk8[(m110d_wn0_walsh_chip(dibit, j) +
+                          trinomial[chip % m110d_trinomial_period]) %
+                         8];
+            }
+        }
+        const std::vector<chan::watterson_path> two_paths = { { 0.5, 0.0, 0.0, 0.0 },
+                                                              { 0.5, 0.0, 0.0, 2e-3 } };
+        const std::vector<m110d_burst> found =
+            faded_points_received(mode,
+                                  points,
+                                  c.dip_db,
+                                  c.two ? two_paths : std::vector<chan::watterson_path>{},
+                                  c.seed,
+                                  config);
+        EXPECT_TRUE(found.empty()) << c.name << " " << c.seed;
+        // With the data whole the same peak is taken (the test before).
+    }
+}
+
+// A preamble of one super-frame lost whole (60 dB under the data) before WN0 data in an
+// L interleaver: no peak of any search is near it, and the burst is started from its
+// data (start_wn0_from_data: the products of chips 4 apart under the Trinomial
+// scrambler stand out, the data's first period is found as the one with no Walsh
+// symbols before it, the WID read among WN0's by its first block). Without it, nothing.
+TEST(M110dReceiver, Wn0BurstWithItsPreambleLostStartedFromItsData)
+{
+    const m110d_mode mode = mode_of("WN0/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(60, 98);
+    m110d_receiver_config without;
+    without.start_wn0_from_data = false;
+    for (uint64_t seed : { 50u, 51u, 52u }) {
+        const std::vector<m110d_burst> found =
+            faded_preamble_received(mode, data, 60, {}, seed);
+        expect_one_burst_whole(found, mode, data, mode.name().c_str(), seed);
+        EXPECT_TRUE(faded_preamble_received(mode, data, 60, {}, seed, without).empty())
+            << seed;
+    }
+    // On F.1487 poor's two paths, static here (the data from either path's timing).
+    const std::vector<chan::watterson_path> two_paths = { { 0.5, 0.0, 0.0, 0.0 },
+                                                          { 0.5, 0.0, 0.0, 2e-3 } };
+    const std::vector<m110d_burst> found =
+        faded_preamble_received(mode, data, 60, two_paths, 53);
+    expect_one_burst_whole(found, mode, data, mode.name().c_str(), 53);
+}
+
 TEST(M110dReceiver, NoiseAloneStartsNothing)
 {
     for (bool find : { false, true }) {

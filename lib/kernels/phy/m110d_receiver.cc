@@ -81,6 +81,8 @@ constexpr double coherent_best_fields_z = 7.0;
 // confirm_weak_with_data: coherent peaks from this far under the coherent threshold are
 // held for the data after them (the lost preambles' peaks: 3.2-4.1).
 constexpr double weak_margin = 1.5;
+// start_wn0_from_data: the WN0 watch's z over noise (m110d_wn0_data_watch).
+constexpr double wn0_watch_z = 6.0;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -198,6 +200,11 @@ m110d_receiver::state::state(const m110d_receiver_config& c)
             added.sections.assign(comb_ring, {});
         }
     }
+    // A threshold far over noise's largest (z about 3 over 8192 timings a period): a
+    // WN0 burst out of a fade reaches 15-30 within two periods.
+    if (c.start_wn0_from_data && c.confirm_weak_with_data && c.coherent_search &&
+        c.bandwidth_khz == 3)
+        wn0_watch.emplace(symbol_rate, wn0_watch_z);
 }
 
 m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
@@ -303,6 +310,10 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, local_weak_peak.at);
     if (!weak.empty() && stage == phase::search)
         keep = std::min(keep, weak.front().at);
+    if (!wn0_starts.empty() && stage == phase::search)
+        keep = std::min(keep, wn0_starts.front().at);
+    for (const weak_judgement& j : wn0_alternates)
+        keep = std::min(keep, j.at);
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);
@@ -334,6 +345,13 @@ void m110d_receiver::state::restart_search(uint64_t from)
     local_weak_peak.open = false;
     paths_pending = false;
     weak.clear();
+    // (Starts the WN0 watch proposed stay: a detection in their data refused goes back
+    // a little; a burst taken let them go. A data start refused: the next of those that
+    // passed with it is taken.)
+    if (!wn0_start_refused)
+        wn0_alternates.clear();
+    if (wn0_watch)
+        wn0_watch->reset();
     differential_from = 0;
     scores_count = scores_offered = 0;
     watch_pending = false;
@@ -651,14 +669,38 @@ bool m110d_receiver::state::search()
                                           ? coherent_threshold - weak_margin
                                           : coherent_threshold;
         while (scores_offered < scores_count) {
+            // A burst begun at a data start refused: the next start that passed.
+            if (wn0_start_refused && stage == phase::search) {
+                wn0_start_refused = false;
+                if (!wn0_alternates.empty()) {
+                    const weak_judgement next = wn0_alternates.front();
+                    wn0_alternates.erase(wn0_alternates.begin());
+                    take_wn0_start(next);
+                    return true;
+                }
+            }
             // A held weak peak is judged once its data are in and no peak is open that
             // might take its place.
             if (!weak.empty() && stage == phase::search &&
                 candidate >= weak_judged_at() && !peak.open && !coherent_peak.open &&
                 weak_detection_confirmed())
                 return true;
+            // A WN0 start found from its data alone, once the peaks held before its
+            // data end are judged (one may be its preamble's; peaks in its data are
+            // held and refused all along) and none is open.
+            if (!wn0_starts.empty() && stage == phase::search &&
+                (weak.empty() ||
+                 weak.front().at > wn0_start_data_end(wn0_starts.front())) &&
+                candidate >= wn0_starts_judged_at() && !peak.open &&
+                !coherent_peak.open && !local_weak_peak.open && wn0_start_confirmed())
+                return true;
             const size_t i = scores_offered++;
             const uint64_t n = candidate++;
+            // (Between bursts only: a burst's own data are its.)
+            if (wn0_watch && stage == phase::search)
+                watch_wn0_data(n);
+            else if (wn0_watch)
+                wn0_watch->reset();
             for (size_t a = 0; a < alignments.size(); ++a) {
                 const search_score& s = search_scores[a][i];
                 if (peak.offer(s.z, n, s.sum, cfg.detection_threshold)) {
@@ -700,7 +742,9 @@ bool m110d_receiver::state::search()
                 coherent_peak.open = false;
                 local_weak_peak.open = false;
                 weak.clear();
+                wn0_alternates.clear();
                 found_weak = false;
+                found_from_data = false;
                 found_by_coherent = false;
                 found_other = 0;
                 found_alignment = peak_alignment;
@@ -724,8 +768,10 @@ bool m110d_receiver::state::search()
                     continue;
                 }
                 weak.clear();
+                wn0_alternates.clear();
                 local_weak_peak.open = false;
                 found_weak = false;
+                found_from_data = false;
                 found_by_coherent = true;
                 found_other = coherent_other;
                 found_alignment = coherent_alignment;
@@ -1381,6 +1427,8 @@ bool m110d_receiver::state::read_fields()
         equaliser->set_forgetting(scaled_forgetting(cfg.wn0_forgetting));
     if (mode->wn == 0)
         readings_open = false; // WN0 has the Trinomial scrambler only
+    // The WN0 watch's starts lie in this burst.
+    wn0_starts.clear();
     return true;
 }
 

@@ -36,7 +36,10 @@
  *      coherent peak up to 1.5 under its threshold is held until the data after it
  *      are in (confirm_weak_with_data, m110d_receiver_joint.cc) and taken where they
  *      carry a frame structure's known symbols, carried back before it they do not,
- *      and its fields stand out.
+ *      and its fields stand out. WN0's data are also watched for between bursts
+ *      (start_wn0_from_data, m110d_wn0_data_watch): where they stand out with no
+ *      preamble found, the burst starts at the scrambler period with no Walsh symbols
+ *      before it, if its first block decodes.
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -311,6 +314,14 @@ struct m110d_receiver_config {
     // peak whose fields stood out less refused where none fits. The search runs up to
     // 1.5 s behind its input while one is held. False: such peaks are not taken.
     bool confirm_weak_with_data = true;
+    // With confirm_weak_with_data at 3 kHz: WN0's data found with no preamble peak at all
+    // (a preamble of one super-frame deep in a fade): between bursts the products of
+    // chips 4 apart are correlated with what the Trinomial scrambler makes of any Walsh
+    // symbol (m110d_wn0_data_watch), and where they stand out, the periods before are
+    // tried as the data's start and judged as a held peak's data are (3 s of them, no
+    // earlier period matching), the WID read among WN0's and the burst refused where
+    // its first block decodes under neither K. False: not done.
+    bool start_wn0_from_data = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

@@ -292,6 +292,7 @@ bool m110d_receiver::state::choose_wid_by_data()
     const unsigned failures_refusing = mode->wn != 0 && cfg.find_scrambler ? 2 : 1;
     if (weak_fields_unsure && !weak_start_decoded &&
         weak_start_failures >= failures_refusing) {
+        wn0_start_refused = found_from_data;
         mode.reset();
         readings_open = false;
         block_llr.clear();
@@ -299,6 +300,7 @@ bool m110d_receiver::state::choose_wid_by_data()
         restart_after_refusal();
         return false;
     }
+    wn0_alternates.clear();
     if (!best || (best->first.wn == mode->wn && best->second == constraint_length))
         return true;
     mode = best->first;

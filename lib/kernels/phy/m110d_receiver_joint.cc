@@ -64,6 +64,13 @@ constexpr double weak_fields_unsure_z = 5.0;
 // The same on the search's offset (4.7 Hz coarse) and any valid mode, first: under this
 // the peak is not judged further.
 constexpr double weak_fields_near_z = 5.0;
+// start_wn0_from_data: the data a start the WN0 watch proposed is judged on, 3 s (225
+// Walsh symbols: past the M interleaver's first restart of the scrambler after 144, so
+// that M and L tell apart), and the scrambler periods before the one the watch found
+// tried as the data's first (the watch adds two periods up at a time, and those may
+// have held too little of the data; a fade may have hidden the first).
+constexpr unsigned wn0_start_data_symbols = 7200;
+constexpr unsigned wn0_start_periods_back = 4;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
 // mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the
@@ -188,7 +195,8 @@ std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
 std::vector<structure_evidence> walsh_evidence(unsigned bw_khz,
                                                const std::vector<cf>& y,
                                                size_t origin,
-                                               const std::vector<int>& lags)
+                                               const std::vector<int>& lags,
+                                               unsigned data_symbols = weak_data_symbols)
 {
     std::vector<m110d_mode> variants;
     for (const m110d_mode& m : m110d_modes_at(bw_khz))
@@ -210,7 +218,7 @@ std::vector<structure_evidence> walsh_evidence(unsigned bw_khz,
     // of a held peak's cost in noise).
     std::array<float, chips> descrambler_re, descrambler_im;
     std::vector<double> energies(lags.size());
-    for (unsigned s = 0; s < weak_data_symbols / chips; ++s) {
+    for (unsigned s = 0; s < data_symbols / chips; ++s) {
         // A lag's energy is the same under every variant's descrambler.
         for (size_t l = 0; l < lags.size(); ++l) {
             const cf* x = y.data() + origin + size_t(s) * chips + lags[l];
@@ -393,6 +401,8 @@ bool m110d_receiver::state::weak_detection_confirmed()
     if (!best)
         return false;
     weak.clear(); // the later ones lie in its burst
+    wn0_alternates.clear();
+    found_from_data = false;
     weak_fields = best->fields;
     weak_fields_unsure = best->fields_unsure;
     weak_start_decoded = false;
@@ -582,6 +592,171 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     // the known chips' z.
     const double fields_excess = (fields_z - 3.1) / 0.7;
     j.preamble_z = std::sqrt(w.z * w.z + fields_excess * fields_excess);
+    j.alignment = w.alignment;
+    j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
+    j.hz = hz;
+    j.fields = *fields;
+    return j;
+}
+
+void m110d_receiver::state::watch_wn0_data(uint64_t n)
+{
+    constexpr unsigned lag = m110d_wn0_data_watch::lag_samples;
+    const std::optional<m110d_wn0_data_watch::detection> d =
+        wn0_watch->add(n, input.at(n + lag) * std::conj(input.at(n)));
+    if (!d)
+        return;
+    // The data's first period is one of the window's two or of those just before it;
+    // the preamble ends where the data begin.
+    constexpr uint64_t period = m110d_wn0_data_watch::period_samples;
+    const uint64_t preamble = uint64_t(preamble_end) * sps;
+    for (unsigned back = 0; back <= wn0_start_periods_back; ++back) {
+        if (d->period_start < input.base() + preamble + back * period)
+            break;
+        const uint64_t at = d->period_start - back * period - preamble;
+        if (at <= wn0_starts_judged_through)
+            continue;
+        auto place = std::find_if(wn0_starts.begin(),
+                                  wn0_starts.end(),
+                                  [&](const weak_candidate& h) { return h.at >= at; });
+        if (place != wn0_starts.end() && place->at == at)
+            continue;
+        wn0_starts.insert(place, { at, 0, d->hz, d->z, 0 });
+    }
+}
+
+uint64_t m110d_receiver::state::wn0_start_data_end(const weak_candidate& w) const
+{
+    return w.at + uint64_t(preamble_end + wn0_start_data_symbols +
+                           2 * (walsh_chips + weak_lags)) *
+                      sps;
+}
+
+uint64_t m110d_receiver::state::wn0_starts_judged_at() const
+{
+    uint64_t at = 0;
+    for (const weak_candidate& w : wn0_starts)
+        if (w.at <= wn0_start_data_end(wn0_starts.front()))
+            at = std::max(at, wn0_start_data_end(w));
+    return at;
+}
+
+bool m110d_receiver::state::wn0_start_confirmed()
+{
+    // Of the starts judged together, the one whose data stand out most: a start a
+    // period early has a period of noise in its data, one a period late the data before
+    // it.
+    std::vector<weak_judgement> passed;
+    const uint64_t group_end = wn0_start_data_end(wn0_starts.front());
+    size_t judged = 0;
+    for (const weak_candidate& w : wn0_starts) {
+        if (w.at > group_end)
+            break;
+        ++judged;
+        wn0_starts_judged_through = std::max(wn0_starts_judged_through, w.at);
+        if (const std::optional<weak_judgement> j = judge_wn0_start(w))
+            passed.push_back(*j);
+    }
+    wn0_starts.erase(wn0_starts.begin(), wn0_starts.begin() + judged);
+    if (passed.empty())
+        return false;
+    std::stable_sort(
+        passed.begin(),
+        passed.end(),
+        [](const weak_judgement& a, const weak_judgement& b) { return a.z > b.z; });
+    // The others, each whole periods from those before it (one a path or a few chips
+    // off a better one starts the same blocks).
+    wn0_alternates.clear();
+    const uint64_t near = uint64_t(2 * walsh_chips) * sps;
+    for (size_t i = 1; i < passed.size(); ++i)
+        if (std::none_of(
+                passed.begin(), passed.begin() + i, [&](const weak_judgement& b) {
+                    return passed[i].at + near > b.at && b.at + near > passed[i].at;
+                }))
+            wn0_alternates.push_back(passed[i]);
+    wn0_starts.clear();
+    weak.clear();
+    take_wn0_start(passed.front());
+    return true;
+}
+
+void m110d_receiver::state::take_wn0_start(const weak_judgement& j)
+{
+    weak_fields = j.fields;
+    weak_fields_unsure = true;
+    weak_start_decoded = false;
+    weak_start_failures = 0;
+    found_weak = true;
+    found_from_data = true;
+    found_by_coherent = true;
+    found_other = 0;
+    found_alignment = j.alignment;
+    found_z = j.peak_z;
+    found_sections = 0;
+    found_at = j.at;
+    found_hz = j.hz;
+}
+
+std::optional<m110d_receiver::state::weak_judgement>
+m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
+{
+    const int reach = int(walsh_chips) + weak_lags;
+    if (w.at < input.base() || wn0_start_data_end(w) > input.total())
+        return std::nullopt;
+    const unsigned back = unsigned(std::min<uint64_t>(
+        (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
+    const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
+    std::vector<int> lags;
+    for (int side : { -int(walsh_chips), 0, int(walsh_chips) })
+        for (int l = -weak_lags; l <= weak_lags; ++l)
+            if (side + l >= -int(back))
+                lags.push_back(side + l);
+    const std::vector<cf> y =
+        symbols_at_offset(input,
+                          w.at - uint64_t(back) * sps,
+                          back + preamble_end + wn0_start_data_symbols + unsigned(reach),
+                          w.hz,
+                          symbol_rate);
+    const size_t origin = size_t(back) + preamble_end;
+    const std::vector<structure_evidence> evidence =
+        walsh_evidence(cfg.bandwidth_khz, y, origin, lags, wn0_start_data_symbols);
+    const auto best =
+        std::max_element(evidence.begin(),
+                         evidence.end(),
+                         [](const structure_evidence& a, const structure_evidence& b) {
+                             return a.z < b.z;
+                         });
+    if (best == evidence.end() || !(best->z >= weak_data_z))
+        return std::nullopt;
+    // Data before the start: a start within the burst's data (the preamble and the
+    // silence before it have no Walsh symbols under the scrambler).
+    if (evidence_before(
+            best->mode, y, origin, best->lag, preamble_end + before + reach) >=
+        weak_before_z)
+        return std::nullopt;
+    const double hz =
+        w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
+    const int side = best->lag < -weak_lags  ? -int(walsh_chips)
+                     : best->lag > weak_lags ? int(walsh_chips)
+                                             : 0;
+    // The fields as a faded preamble's may still give them, among WN0's modes of the
+    // block length found (the first block then decides the K).
+    double fields_z = 0;
+    std::optional<m110d_fields> fields =
+        weak_fields_at(w, side, hz, fields_z, [&](const m110d_mode& m) {
+            return same_structure(m, best->mode);
+        });
+    if (!fields) {
+        fields.emplace();
+        fields->alignment = alignments[w.alignment].alignment;
+        fields->parity = cfg.readings.wid_parity;
+        fields->wid = { 0, best->mode.interleaver, 7 };
+    }
+    weak_judgement j;
+    j.fields_unsure = true;
+    j.z = best->z;
+    j.peak_z = w.z;
+    j.preamble_z = best->z;
     j.alignment = w.alignment;
     j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
     j.hz = hz;

@@ -20,6 +20,7 @@
 #include "helper_threads.h"
 #include "m110d_decoder.h"
 #include "m110d_transmitter.h"
+#include "m110d_wn0_data_watch.h"
 #include "serial_tone_anchors.h"
 #include "serial_tone_block_pass.h"
 #include "serial_tone_channel.h"
@@ -430,6 +431,29 @@ struct m110d_receiver::state {
         bool fields_unsure = false;
     };
     std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
+    // A start the WN0 watch proposed, judged on 3 s of its data: WN0's Walsh symbols at
+    // z weak_data_z, none in the 0.3 s before; its fields are read among WN0's modes of
+    // the block length found and are always unsure (its first block decides).
+    std::optional<weak_judgement> judge_wn0_start(const weak_candidate& w) const;
+    // start_wn0_from_data (m110d_receiver_joint.cc): the watch over the search's samples
+    // (between bursts), and the starts it proposes (a preamble's place, preamble_end
+    // before a scrambler period it found), held in time order and judged on their data
+    // once no held peak is left; starts up to wn0_starts_judged_through are not held
+    // again (one refused is not tried twice).
+    std::optional<m110d_wn0_data_watch> wn0_watch;
+    std::vector<weak_candidate> wn0_starts;
+    uint64_t wn0_starts_judged_through = 0;
+    // The other starts that passed with the one taken, best first: a fade over the
+    // preamble and the data's first period leaves the period after it the best (the
+    // block then misaligned, refused), so on its refusal the next is taken.
+    std::vector<weak_judgement> wn0_alternates;
+    bool wn0_start_refused = false; // the burst a data start began was refused
+    bool found_from_data = false;   // the burst's detection is such a start
+    void watch_wn0_data(uint64_t n);
+    uint64_t wn0_start_data_end(const weak_candidate& w) const;
+    uint64_t wn0_starts_judged_at() const;
+    bool wn0_start_confirmed();
+    void take_wn0_start(const weak_judgement& j);
     // A held peak's count (0) and WID read `side` symbols off its timing (and its other
     // path's), derotated by hz: the valid fields of a mode `possible` takes whose
     // symbols correlate best, with fields_z their correlation over its deviation.

@@ -96,7 +96,6 @@
  * on two free cores the wall clock would be about the slower of rx_main_x and twice
  * rx_all_x (the critical path's estimate on a shared machine). */
 #include "chan/watterson_channel.h"
-#include "phy/helper_threads.h"
 #include "phy/m110a_receiver.h"
 #include "phy/m110a_transmitter.h"
 #include "phy/m110c_receiver.h"
@@ -696,7 +695,7 @@ int main(int argc, char** argv)
                    snr_square_sum = 0; // reported SNR (dB) of the received bursts
             double signal_s = 0, tx_cpu = 0, rx_cpu = 0;
             double rx_wall = 0, rx_all_cpu = 0, rx_main_cpu = 0;
-            std::vector<cf> air, noisy, bb, bb_next;
+            std::vector<cf> air, noisy, bb;
             std::vector<received> bursts;
             // Transmissions not yet matched with a burst: a burst belongs to the one its
             // start lies in, whenever it is reported (a burst whose EOM was missed ends
@@ -709,28 +708,11 @@ int main(int argc, char** argv)
             uint64_t sent_samples = 0;
             const auto receive = [&](const std::vector<cf>& samples) {
                 bursts.clear();
-                const auto front_end = [&](size_t k, std::vector<cf>& out) {
-                    out.clear();
+                for (size_t k = 0; k < samples.size(); k += 4096) {
+                    bb.clear();
                     front.process(samples.data() + k,
                                   std::min<size_t>(4096, samples.size() - k),
-                                  out);
-                };
-                // Two threads: the next chunk's front end beside the receiver's work on
-                // this one, as a flowgraph's front-end block runs on a thread of its own
-                // (the receiver gets the same chunks in the same order either way).
-                const bool pipelined = wide_rx_config.threads > 1;
-                if (pipelined && !samples.empty())
-                    front_end(0, bb);
-                for (size_t k = 0; k < samples.size(); k += 4096) {
-                    const size_t next = k + 4096;
-                    if (!pipelined)
-                        front_end(k, bb);
-                    else if (next < samples.size()) {
-                        run_beside([&] { front_end(next, bb_next); },
-                                   [&] { m.receive(bb.data(), bb.size(), bursts); });
-                        bb.swap(bb_next);
-                        continue;
-                    }
+                                  bb);
                     m.receive(bb.data(), bb.size(), bursts);
                 }
                 // A stream's decoding is completed once, at its end (the whole stream is

@@ -825,7 +825,7 @@ TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGives)
 // while the burst begins again, the second's decoding helped by the calling thread.
 TEST(M110dWidebandBlockFde, TwoThreadsGiveWhatOneGivesOnLongBlocks)
 {
-    expect_two_threads_give_what_one_gives({ "WN10/6kHz/L", 21, {}, 3 });
+    expect_two_threads_give_what_one_gives({ "WN10/6kHz/L", 21, {}, 2 });
 }
 
 // Data the watch in a burst takes for a preamble's known chips (z over the threshold,

@@ -322,7 +322,6 @@ m110d_receiver::state::hand_to_decoding()
     j->reading = data_readings.scrambler;
     ++burst_blocks;
     j->llr.swap(block_llr);
-    block_llr.swap(spare_llr); // empty, or a committed block's buffer
     j->kept.swap(fde->kept);
     fde->kept.swap(fde->spare_kept);
     j->kept_frames = fde->kept_frames;
@@ -487,9 +486,6 @@ m110d_receiver::state::commit_job(const std::shared_ptr<block_job>& job)
     if (block_llr.empty()) { // its LLRs' buffer for the next block (one thread)
         block_llr.swap(j.llr);
         block_llr.clear();
-    } else if (spare_llr.capacity() < j.llr.capacity()) { // for the block after it
-        spare_llr.swap(j.llr);
-        spare_llr.clear();
     }
     if (fde) { // its buffers for the frames to come
         if (fde->kept.empty())

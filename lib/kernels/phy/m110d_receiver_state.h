@@ -227,10 +227,6 @@ struct m110d_receiver::state {
     std::shared_ptr<const m110d_demapper> demapper;
     std::shared_ptr<m110d_block_decoder> decoder;
     std::vector<float> block_llr;
-    // Two threads: a committed block's LLR buffer kept for the block after the next
-    // (block_llr is then filling already), so that each block's LLRs go into a buffer
-    // grown whole before rather than one grown anew, page by page, on the calling thread.
-    std::vector<float> spare_llr;
     std::vector<cd> walsh_windows; // WN0: the windows of the Walsh symbol under way
     // WN0: the T/2 positions the tracker follows at the Walsh symbol's end, and the
     // symbol's windows there (chip-major).

@@ -737,6 +737,12 @@ void node_engine::impl::end_received_burst()
             it->second->turned_away = false;
             it->second->serves_us = true;
         }
+    // A burst to us alone asks us alone, whatever an earlier one beside another node
+    // asked: we answer it at once (a hub's turn to us by its acknowledgement alone went
+    // unanswered, and the hub gave us no more turns).
+    for (uint32_t src : rx_burst.heard)
+        if (!rx_burst.addressed_others.count(src))
+            peer(src).asked_beside_others = false;
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =
             rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);

@@ -360,21 +360,34 @@ bool same_structure(const m110d_mode& a, const m110d_mode& b)
 
 } // namespace
 
+uint64_t m110d_receiver::state::judged_data_end(uint64_t at, unsigned data_symbols) const
+{
+    return at +
+           uint64_t(preamble_end + data_symbols + 2 * (walsh_chips + weak_lags)) * sps;
+}
+
+uint64_t m110d_receiver::state::group_judged_at(const std::vector<weak_candidate>& held,
+                                                unsigned data_symbols) const
+{
+    // The first held and those within its data, judged together.
+    if (held.empty())
+        return 0;
+    const uint64_t first_end = judged_data_end(held.front().at, data_symbols);
+    uint64_t at = 0;
+    for (const weak_candidate& w : held)
+        if (w.at <= first_end)
+            at = std::max(at, judged_data_end(w.at, data_symbols));
+    return at;
+}
+
 uint64_t m110d_receiver::state::weak_data_end(const weak_candidate& w) const
 {
-    return w.at +
-           uint64_t(preamble_end + weak_data_symbols + 2 * (walsh_chips + weak_lags)) *
-               sps;
+    return judged_data_end(w.at, weak_data_symbols);
 }
 
 uint64_t m110d_receiver::state::weak_judged_at() const
 {
-    // The first held peak and those within its data, judged together.
-    uint64_t at = 0;
-    for (const weak_candidate& w : weak)
-        if (w.at <= weak_data_end(weak.front()))
-            at = std::max(at, weak_data_end(w));
-    return at;
+    return group_judged_at(weak, weak_data_symbols);
 }
 
 bool m110d_receiver::state::weak_detection_confirmed()
@@ -627,18 +640,12 @@ void m110d_receiver::state::watch_wn0_data(uint64_t n)
 
 uint64_t m110d_receiver::state::wn0_start_data_end(const weak_candidate& w) const
 {
-    return w.at + uint64_t(preamble_end + wn0_start_data_symbols +
-                           2 * (walsh_chips + weak_lags)) *
-                      sps;
+    return judged_data_end(w.at, wn0_start_data_symbols);
 }
 
 uint64_t m110d_receiver::state::wn0_starts_judged_at() const
 {
-    uint64_t at = 0;
-    for (const weak_candidate& w : wn0_starts)
-        if (w.at <= wn0_start_data_end(wn0_starts.front()))
-            at = std::max(at, wn0_start_data_end(w));
-    return at;
+    return group_judged_at(wn0_starts, wn0_start_data_symbols);
 }
 
 bool m110d_receiver::state::wn0_start_confirmed()

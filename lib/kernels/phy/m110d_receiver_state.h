@@ -405,6 +405,13 @@ struct m110d_receiver::state {
         size_t alignment = 0;
     };
     std::vector<weak_candidate> weak; // held, in time order
+    // The sample a candidate's judged data end at: its preamble, data_symbols of data
+    // and the lags' reach (all in: it can be judged).
+    uint64_t judged_data_end(uint64_t at, unsigned data_symbols) const;
+    // The first of `held` (in time order) and those within its data are
+    // judged together once this sample is in.
+    uint64_t group_judged_at(const std::vector<weak_candidate>& held,
+                             unsigned data_symbols) const;
     // Holds a peak in time order, once.
     void hold_weak(const weak_candidate& w);
     // The sample the data after a held peak end at (all in: it can be judged).

@@ -380,6 +380,22 @@ uint64_t m110d_receiver::state::group_judged_at(const std::vector<weak_candidate
     return at;
 }
 
+void m110d_receiver::state::judge_group(
+    std::vector<weak_candidate>& held,
+    unsigned data_symbols,
+    const std::function<void(const weak_candidate&)>& judge)
+{
+    const uint64_t group_end = judged_data_end(held.front().at, data_symbols);
+    size_t judged = 0;
+    for (const weak_candidate& w : held) {
+        if (w.at > group_end)
+            break;
+        ++judged;
+        judge(w);
+    }
+    held.erase(held.begin(), held.begin() + long(judged));
+}
+
 uint64_t m110d_receiver::state::weak_data_end(const weak_candidate& w) const
 {
     return judged_data_end(w.at, weak_data_symbols);
@@ -397,20 +413,14 @@ bool m110d_receiver::state::weak_detection_confirmed()
     // a burst's, its timing whole frames off the burst's, sees the same probes in the
     // data, but no preamble of its own.
     std::optional<weak_judgement> best;
-    const uint64_t group_end = weak_data_end(weak.front());
-    size_t judged = 0;
-    for (const weak_candidate& w : weak) {
-        if (w.at > group_end)
-            break;
-        ++judged;
+    judge_group(weak, weak_data_symbols, [&](const weak_candidate& w) {
         const std::optional<weak_judgement> j = judge_weak(w);
         // (Fields that stand out before those that stand out less.)
         if (j && (!best || (best->fields_unsure && !j->fields_unsure) ||
                   (best->fields_unsure == j->fields_unsure &&
                    j->preamble_z > best->preamble_z)))
             best = j;
-    }
-    weak.erase(weak.begin(), weak.begin() + judged);
+    });
     if (!best)
         return false;
     weak.clear(); // the later ones lie in its burst
@@ -654,17 +664,11 @@ bool m110d_receiver::state::wn0_start_confirmed()
     // period early has a period of noise in its data, one a period late the data before
     // it.
     std::vector<weak_judgement> passed;
-    const uint64_t group_end = wn0_start_data_end(wn0_starts.front());
-    size_t judged = 0;
-    for (const weak_candidate& w : wn0_starts) {
-        if (w.at > group_end)
-            break;
-        ++judged;
+    judge_group(wn0_starts, wn0_start_data_symbols, [&](const weak_candidate& w) {
         wn0_starts_judged_through = std::max(wn0_starts_judged_through, w.at);
         if (const std::optional<weak_judgement> j = judge_wn0_start(w))
             passed.push_back(*j);
-    }
-    wn0_starts.erase(wn0_starts.begin(), wn0_starts.begin() + judged);
+    });
     if (passed.empty())
         return false;
     std::stable_sort(

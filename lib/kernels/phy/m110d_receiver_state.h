@@ -412,6 +412,10 @@ struct m110d_receiver::state {
     // judged together once this sample is in.
     uint64_t group_judged_at(const std::vector<weak_candidate>& held,
                              unsigned data_symbols) const;
+    // Calls judge on the first of `held` and those within its data, then drops them.
+    void judge_group(std::vector<weak_candidate>& held,
+                     unsigned data_symbols,
+                     const std::function<void(const weak_candidate&)>& judge);
     // Holds a peak in time order, once.
     void hold_weak(const weak_candidate& w);
     // The sample the data after a held peak end at (all in: it can be judged).

@@ -184,78 +184,44 @@ void node_impl::journal_open(const std::string& state_dir)
                            e.what());
         }
     }
-    d_journal_fd =
-        ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    d_settler->fd = d_journal_fd;
-    if (d_journal_fd < 0)
-        throw std::invalid_argument("node: cannot open " + d_journal_path + ": " +
-                                    std::strerror(errno));
+    try {
+        d_journal = std::make_shared<journal_file>(d_journal_path);
+    } catch (const std::system_error& e) {
+        throw std::invalid_argument(std::string("node: ") + e.what());
+    }
 }
 
 void node_impl::journal_write(const dl::node_actions& a)
 {
-    if (d_journal_fd < 0 || d_journal_failed || (a.journal.empty() && !a.journal_rewrite))
+    if (!d_journal || d_journal_failed || (a.journal.empty() && !a.journal_rewrite))
         return;
-    std::lock_guard<std::mutex> appends(d_settler->mutex);
-    bool ok;
-    if (a.journal_rewrite) {
-        // A new file beside the old one, durable, then in its place.
-        const std::string fresh = d_journal_path + ".new";
-        const int fd =
-            ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        ok = fd >= 0 && write_all(fd, a.journal) && ::fdatasync(fd) == 0;
-        if (fd >= 0)
-            ::close(fd);
-        ok = ok && ::rename(fresh.c_str(), d_journal_path.c_str()) == 0;
-        if (ok) {
-            const std::string dir =
-                std::filesystem::path(d_journal_path).parent_path().string();
-            const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (dfd >= 0) {
-                ::fsync(dfd);
-                ::close(dfd);
-            }
-            ::close(d_journal_fd);
-            d_journal_fd =
-                ::open(d_journal_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC, 0600);
-            ok = d_journal_fd >= 0;
-            d_settler->fd = d_journal_fd;
-            d_journal_syncs += 1;
-        }
-    } else {
-        ok = write_all(d_journal_fd, a.journal);
+    const bool ok =
+        a.journal_rewrite ? d_journal->rewrite(a.journal) : d_journal->append(a.journal);
+    if (a.journal_rewrite)
+        d_journal_syncs += 1;
+    else
         d_journal_dirty = true;
-    }
     d_journal_bytes += a.journal.size();
-    if (!ok) {
-        d_journal_failed = true;
-        d_settler->fd = -1;
-        d_logger->error("journal {}: {}; going on without it (a restart may then deliver "
-                        "C_PDUs twice)",
-                        d_journal_path,
-                        std::strerror(errno));
-    }
+    if (!ok)
+        journal_failed(std::strerror(errno));
 }
 
-// In the SIS server's thread: the settled record at once (not made durable: a kill
-// leaves it in the page cache; a power cut may lose it, and the C_PDU is then repeated).
-void node_impl::journal_settler::settle(uint64_t delivery, bool written)
+void node_impl::journal_failed(const std::string& why)
 {
-    std::lock_guard<std::mutex> appends(mutex);
-    if (fd >= 0)
-        write_all(fd, dl::journal_settled_record(delivery, written));
+    d_journal_failed = true;
+    d_logger->error("journal {}: {}; going on without it (a restart may then deliver "
+                    "C_PDUs twice)",
+                    d_journal_path,
+                    why);
 }
 
 void node_impl::journal_sync()
 {
-    if (!d_journal_dirty || d_journal_fd < 0)
+    if (!d_journal_dirty || !d_journal || d_journal_failed)
         return;
     const auto t0 = std::chrono::steady_clock::now();
-    if (::fdatasync(d_journal_fd) != 0 && !d_journal_failed) {
-        d_journal_failed = true;
-        d_logger->error(
-            "journal {}: fdatasync: {}", d_journal_path, std::strerror(errno));
-    }
+    if (!d_journal->sync())
+        journal_failed(std::string("fdatasync: ") + std::strerror(errno));
     d_journal_sync_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     d_journal_syncs += 1;
@@ -276,12 +242,8 @@ node_impl::~node_impl()
     // Destroyed while running (the flowgraph was never stopped): end the timer thread
     // without publishing anything, the ports may already be gone.
     d_timer.stop();
-    {
-        std::lock_guard<std::mutex> appends(d_settler->mutex);
-        d_settler->fd = -1; // a server still holding the settler writes nothing now
-    }
-    if (d_journal_fd >= 0)
-        ::close(d_journal_fd);
+    if (d_journal)
+        d_journal->close(); // a server still holding it writes nothing now
     if (d_journal_lock_fd >= 0)
         ::close(d_journal_lock_fd); // and with it the lock
 }
@@ -396,8 +358,13 @@ void node_impl::handle_sis_locked(uint32_t client,
                 "sis_in: '{}' from client {} without a delivery number", event, client);
             return;
         }
-        d_engine->on_delivery_settled(
-            uint64_t(pmt::to_long(delivery)), event == "written", t);
+        const uint64_t number = uint64_t(pmt::to_long(delivery));
+        d_engine->on_delivery_settled(number, event == "written", t);
+        dispatch();
+        // Its settled record is now the engine's own, or no longer needed.
+        if (d_journal)
+            d_journal->settled_seen(number);
+        return;
     } else if (event == "closed") {
         d_engine->on_client_closed(client, t);
     } else if (event == "invalid") {
@@ -512,9 +479,10 @@ void node_impl::dispatch()
         if (m.delivery) {
             meta = pmt::dict_add(
                 meta, metadata::delivery(), pmt::from_long(long(m.delivery)));
-            meta = pmt::dict_add(meta,
-                                 metadata::settler(),
-                                 pmt::make_any(delivery_settler_ptr(d_settler)));
+            if (d_journal)
+                meta = pmt::dict_add(meta,
+                                     metadata::settler(),
+                                     pmt::make_any(delivery_settler_ptr(d_journal)));
         }
         dl::bytes frame;
         try {

@@ -11,6 +11,7 @@
 #include "dl/deframer.h"
 #include "dl/node_engine.h"
 #include "dl/pcap.h"
+#include "journal_file.h"
 
 #include "block_timer.h"
 #include "delivery_settler.h"
@@ -81,19 +82,11 @@ private:
     void journal_open(const std::string& state_dir);
     void journal_write(const dl::node_actions& a);
     void journal_sync();
+    void journal_failed(const std::string& why); // logs once; no journal writes after
     std::map<std::string, double> journal_counters() const;
     std::string d_journal_path;
-    // The journal's appends, from the node's thread and (settled records) from the SIS
-    // server's, one at a time; its fd follows d_journal_fd (-1: no journal, or the node
-    // is gone).
-    struct journal_settler : delivery_settler {
-        std::mutex mutex;
-        int fd = -1;
-        void settle(uint64_t delivery, bool written) override;
-    };
-    const std::shared_ptr<journal_settler> d_settler =
-        std::make_shared<journal_settler>();
-    int d_journal_fd = -1;
+    // Shared with the SIS server, which appends the settled records (null: no journal).
+    std::shared_ptr<journal_file> d_journal;
     int d_journal_lock_fd = -1;
     bool d_journal_dirty = false;
     bool d_journal_failed = false;

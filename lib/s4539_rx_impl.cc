@@ -60,11 +60,17 @@ listening listening_for(const std::string& listen)
         "s4539_rx: listen is \"4539\", \"5069\" or \"both\", not \"" + listen + "\"");
 }
 
-phy::m110d_receiver_config
-wide_config(bool deliver_per_block, const std::string& settings, const listening& l)
+phy::m110d_receiver_config wide_config(bool deliver_per_block,
+                                       const std::string& settings,
+                                       const listening& l,
+                                       int threads)
 {
+    if (threads < 1)
+        throw std::invalid_argument("s4539_rx: threads is 1 or more, not " +
+                                    std::to_string(threads));
     phy::m110d_receiver_config c;
     c.deliver_per_block = deliver_per_block;
+    c.threads = unsigned(std::min(threads, 2));
     const std::string why = phy::parse_m110d_receive_settings(settings, c);
     if (!why.empty())
         throw std::invalid_argument("s4539_rx: s5069_settings \"" + settings +
@@ -116,7 +122,8 @@ public:
                   bool complex_input,
                   bool deliver_per_block,
                   const std::string& listen,
-                  const std::string& s5069_settings)
+                  const std::string& s5069_settings,
+                  int threads)
         : gr::block(
               "s4539_rx",
               gr::io_signature::make(
@@ -126,7 +133,8 @@ public:
           d_listen(listening_for(listen)),
           // Settings are checked whether or not 5069 is listened for, so a bad one is
           // never silently ignored.
-          d_wide_config(wide_config(deliver_per_block, s5069_settings, d_listen)),
+          d_wide_config(
+              wide_config(deliver_per_block, s5069_settings, d_listen, threads)),
           d_front(
               make_frontend(sample_rate_hz, complex_input, d_wide_config.bandwidth_khz)),
           d_max_waiting(size_t(max_waiting_s * d_front.output_rate() / 4)),
@@ -154,6 +162,20 @@ public:
         if (d_wide)
             d_wide->tap_symbols(tap ? &d_wide_symbols : nullptr);
         return true;
+    }
+
+    // With two threads a burst's last blocks may still be decoding when the input ends:
+    // they are handed on here rather than lost with the flowgraph.
+    bool stop() override
+    {
+        if (d_wide) {
+            d_faults(d_logger, "stop", [&] {
+                d_wide_done.clear();
+                d_wide->complete_decoding(d_wide_done);
+                hand_on_wide();
+            });
+        }
+        return gr::block::stop();
     }
 
     void forecast(int, gr_vector_int& ninput_items_required) override
@@ -264,17 +286,7 @@ private:
             if (d_wide) {
                 d_wide_done.clear();
                 d_wide->process(d_baseband.data() + k, n, d_wide_done);
-                for (const phy::m110d_burst& b :
-                     d_wide_done) // bytes_bad: cut before its EOM
-                    hand_on(b.mode,
-                            b.bytes,
-                            b.continues,
-                            b.eom,
-                            b.bytes_bad,
-                            b.snr_db,
-                            b.snr_db_recent,
-                            b.frequency_offset_hz,
-                            b.readings);
+                hand_on_wide();
             }
             const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() ||
                                                       d_high.carrier_detected())) ||
@@ -284,6 +296,20 @@ private:
                 post_status("carrier_on");
             }
         }
+    }
+
+    void hand_on_wide()
+    {
+        for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
+            hand_on(b.mode,
+                    b.bytes,
+                    b.continues,
+                    b.eom,
+                    b.bytes_bad,
+                    b.snr_db,
+                    b.snr_db_recent,
+                    b.frequency_offset_hz,
+                    b.readings);
     }
 
     void post_status(const char* event)
@@ -378,10 +404,15 @@ s4539_rx::sptr s4539_rx::make(double sample_rate_hz,
                               bool complex_input,
                               bool deliver_per_block,
                               const std::string& listen,
-                              const std::string& s5069_settings)
+                              const std::string& s5069_settings,
+                              int threads)
 {
-    return gnuradio::make_block_sptr<s4539_rx_impl>(
-        sample_rate_hz, complex_input, deliver_per_block, listen, s5069_settings);
+    return gnuradio::make_block_sptr<s4539_rx_impl>(sample_rate_hz,
+                                                    complex_input,
+                                                    deliver_per_block,
+                                                    listen,
+                                                    s5069_settings,
+                                                    threads);
 }
 
 } // namespace hfstack

@@ -48,11 +48,11 @@ def transmit(pdus, fs=9600, complex_signal=True, settings="", tail_s=1.0, **make
     return np.array(sink.data()), events
 
 
-def receive(samples, fs=9600, complex_signal=True, listen="5069", settings=""):
+def receive(samples, fs=9600, complex_signal=True, listen="5069", settings="", threads=1):
     """(PDUs as (metadata, bytes), status events) the receiver posts for `samples`."""
     tb = gr.top_block()
     src = blocks.vector_source_c(samples) if complex_signal else blocks.vector_source_f(samples)
-    rx = hfstack.s4539_rx(float(fs), complex_signal, False, listen, settings)
+    rx = hfstack.s4539_rx(float(fs), complex_signal, False, listen, settings, threads)
     got, status = blocks.message_debug(), blocks.message_debug()
     tb.connect(src, rx)
     tb.msg_connect((rx, "out"), (got, "store"))
@@ -154,7 +154,8 @@ class qa_s5069_modem(gr_unittest.TestCase):
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "frequency_loop=2"), "second_order"),
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "5068"), "both"),
                 (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "colour=red"), "colour"),
-                (lambda: hfstack.s4539_rx(9600.0, True, False, "both", "constraint_length=9"), "WID")):
+                (lambda: hfstack.s4539_rx(9600.0, True, False, "both", "constraint_length=9"), "WID"),
+                (lambda: hfstack.s4539_rx(9600.0, True, False, "5069", "", 0), "threads")):
             with self.assertRaises(ValueError) as e:
                 make()
             self.assertIn(words, str(e.exception))
@@ -172,6 +173,28 @@ class qa_s5069_modem(gr_unittest.TestCase):
         self.assertIn("24 kHz", events[2]["reason"])
         got, _ = receive(samples)
         self.assertEqual([(m["mode"], d) for m, d in got], [("WN8/3kHz/US", data)])
+
+    def test_two_threads_give_what_one_gives(self):
+        """threads=2 (each interleaver block decoded on a thread of its own): bursts of
+        several medium and short blocks at 12 kHz through noise, then the recording's
+        end (its tail two long blocks of noise): the same PDUs, metadata (but the wall
+        clock's time) and status events as one thread, none left undelivered."""
+        pdus = [("WN8/12kHz/M", payload(20000, 21), {"mode": "WN8/12kHz/M"}),
+                ("WN10/12kHz/S", payload(9000, 22), {"mode": "WN10/12kHz/S"}),
+                ("WN8/12kHz/M", payload(12000, 23), {"mode": "WN8/12kHz/M"})]
+        fs = 38400
+        samples, _ = transmit(pdus, fs=fs, tail_s=2 * 7.68 + 1, mode="WN8/12kHz/M")
+        rng = np.random.default_rng(24)
+        noise = (rng.standard_normal(len(samples)) + 1j * rng.standard_normal(len(samples)))
+        power = np.mean(np.abs(samples[samples != 0]) ** 2)
+        samples = (samples + noise * np.sqrt(power / 2 * 10 ** (-18 / 10))).astype(np.complex64)
+        runs = []
+        for threads in (1, 2):
+            got, status = receive(samples, fs=fs, settings="bandwidth_khz=12", threads=threads)
+            runs.append(([({k: v for k, v in m.items() if k != "time"}, d) for m, d in got],
+                         status))
+        self.assertEqual([(m["mode"], d) for m, d in runs[0][0]], [(n, d) for n, d, _ in pdus])
+        self.assertEqual(runs[1], runs[0])
 
     def test_wider_bandwidths_at_a_radios_rate(self):
         """The widest modes: WN12/48kHz/US (240000 bps) and WN3/48kHz/US at 96 kS/s complex (5/2

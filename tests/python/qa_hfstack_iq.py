@@ -114,6 +114,15 @@ class qa_hfstack_iq(gr_unittest.TestCase):
         with open(out, "rb") as got, open(self.payload, "rb") as sent:
             self.assertNotEqual(got.read(), sent.read())
 
+    def test_one_receiver_thread_or_two_give_the_same(self):
+        meta = self.path("rec.sigmf-meta")
+        self.tx("WN12/48kHz/US", meta)
+        one = self.rx_gives_the_payload_back(meta, "--threads", "1")
+        two = self.rx_gives_the_payload_back(meta, "--threads", "2")
+        self.assertEqual([{k: v for k, v in b.items() if k != "time"} for b in two["bursts"]],
+                         [{k: v for k, v in b.items() if k != "time"} for b in one["bursts"]])
+        self.refused(MODEM, ["rx", meta, "--threads", "0"], "--threads")
+
     def test_rate_above_the_receivers_is_decimated(self):
         raw = self.path("fast.cf32")
         self.tx("WN12/48kHz/US", raw, "--sample-rate", "1228800")

@@ -85,15 +85,24 @@ public:
      *        3.5 Hz/s; costs errors on fading channels), preamble_walsh=scaled|capped
      *        (the preamble's Walsh symbols above 24 kHz) and bandwidth_khz=3..48 (the
      *        bandwidth listened on; above 3 with listen "5069" only)
+     * \param threads threads the STANAG 5069 receiver may use, 1 or 2 (more counts as
+     *        2): with 2, each interleaver block is decoded on a thread of its own while
+     *        the next block's frames are equalised, and the search, the equaliser's
+     *        factorisations and long blocks' decoding are shared (docs/modem-design.md,
+     *        "Two threads"). The bursts, bytes, SNR and symbols are the same as with 1;
+     *        a burst is posted at the first call after its last block's decoding has
+     *        finished (within the samples of one more interleaver block at the latest),
+     *        and the bursts still decoding when the flowgraph stops are posted then.
      *
-     * Throws std::invalid_argument (ValueError in Python) for a bad listen or setting,
-     * naming it and why.
+     * Throws std::invalid_argument (ValueError in Python) for a bad listen, setting or
+     * thread count, naming it and why.
      */
     static sptr make(double sample_rate_hz,
                      bool complex_input = false,
                      bool deliver_per_block = false,
                      const std::string& listen = "4539",
-                     const std::string& s5069_settings = "");
+                     const std::string& s5069_settings = "",
+                     int threads = 1);
 
     //! Bursts posted so far.
     virtual uint64_t bursts() const = 0;

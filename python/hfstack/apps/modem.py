@@ -282,9 +282,10 @@ def quiet(*blks):
         b.set_log_level("info")
 
 
-def make_receiver(rate, complex_input, listen="4539", settings=""):
-    """The receiver (its output does not depend on how the scheduler cuts its input)."""
-    rx = hfstack.s4539_rx(float(rate), complex_input, False, listen, settings)
+def make_receiver(rate, complex_input, listen="4539", settings="", threads=1):
+    """The receiver (its output does not depend on how the scheduler cuts its input, nor
+    on its thread count)."""
+    rx = hfstack.s4539_rx(float(rate), complex_input, False, listen, settings, threads)
     quiet(rx)
     return rx
 
@@ -590,7 +591,7 @@ def run_rx(args):
         raise usage_error(f"{args.input}: no samples")
     check_writable(args.output, "--output")
     try:
-        rx = make_receiver(rate, False, args.listen, rx_settings(args))
+        rx = make_receiver(rate, False, args.listen, rx_settings(args), args.threads)
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"{args.input}: {rate} Hz: {e}")
     longest_s = longest_unit_s(args.listen, args.bandwidth)
@@ -691,7 +692,7 @@ def run_rx_iq(args):
     decimation = int(math.ceil(rate / RX_MAX_RATE))
     rx_rate = rate / decimation
     try:
-        rx = make_receiver(rx_rate, True, args.listen, rx_settings(args))
+        rx = make_receiver(rx_rate, True, args.listen, rx_settings(args), args.threads)
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"{args.input}: {rate:g} Hz: {e}")
     frames = rec.samples
@@ -738,7 +739,7 @@ def run_rx_sound_card(args):
     settle_bandwidth(args, 3)
     rate = args.sound_rate or 48000
     try:
-        rx = make_receiver(rate, False, args.listen, rx_settings(args))
+        rx = make_receiver(rate, False, args.listen, rx_settings(args), args.threads)
     except (ValueError, RuntimeError) as e:
         raise usage_error(f"--sound-rate {rate}: {e}")
     tb = gr.top_block()
@@ -924,7 +925,8 @@ def ber_point(args, mode, snr_db):
         channel = hfstack.hf_channel_cc(float(rate), args.profile, snr_db=snr_db,
                                         noise_bandwidth_hz=1000.0 * bandwidth_of(mode), signal_power=1.0,
                                         seed=args.seed)
-        rx = make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)))
+        rx = make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)),
+                           args.threads)
     except (ValueError, RuntimeError) as e:
         raise usage_error(str(e))
     quiet(channel)
@@ -1032,7 +1034,8 @@ def run_ber(args):
         rate = ber_rate(args, mode)
         make_transmitter(rate, True, mode, 1.0, tx_settings(args, refuse_receiver_only=False))
         try:
-            make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)))
+            make_receiver(rate, True, ber_listen(args, mode), rx_settings(args, bandwidth_of(mode)),
+                          args.threads)
         except (ValueError, RuntimeError) as e:
             raise usage_error(f"--sample-rate {rate}: {e}")
     rows = []
@@ -1058,6 +1061,18 @@ def run_ber(args):
 
 
 # ------------------------------------------------------------------------------- main
+
+def default_threads():
+    """Two receiver threads where this process may run on two cores or more."""
+    return min(2, len(os.sched_getaffinity(0)))
+
+
+def add_threads_option(p):
+    p.add_argument("--threads", type=positive_int, default=default_threads(), metavar="N",
+                   help="threads the STANAG 5069 receiver uses, 1 or 2 (more counts as 2; "
+                        "default 2 where there are two cores): the same bursts and bytes, "
+                        "faster above 3 kHz")
+
 
 def add_s5069_options(p, transmitter):
     p.add_argument("--reading", type=reading, action="append", metavar="NAME=VALUE",
@@ -1153,6 +1168,7 @@ def parse_args(argv):
                         + ", ".join(map(str, BANDWIDTHS)) + " (default 3, or a SigMF "
                         "recording's mode's; above 3 STANAG 5069 alone: its real audio on "
                         "300 Hz + BW / 2 holds 6 kHz at most, complex baseband every bandwidth)")
+    add_threads_option(r)
     add_s5069_options(r, transmitter=False)
 
     b = sub.add_parser("ber", help="bit error rate through the HF channel simulator",
@@ -1174,6 +1190,7 @@ def parse_args(argv):
     b.add_argument("--seed", type=int, default=1, help="seed of the data, fading and noise (default 1)")
     b.add_argument("--csv", metavar="FILE", help="write the rows as CSV (- = stdout)")
     b.add_argument("--plot", metavar="FILE.png", help="draw BER against SNR per mode")
+    add_threads_option(b)
     add_s5069_options(b, transmitter=True)
 
     args = p.parse_args(argv)

@@ -11,7 +11,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(s4539_rx.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(edaa6e415740d340ff1d13683b8148ab) */
+/* BINDTOOL_HEADER_FILE_HASH(32b201aeb35fcb0285aaaa28a684e043) */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -36,6 +36,7 @@ void bind_s4539_rx(py::module& m)
              py::arg("deliver_per_block") = false,
              py::arg("listen") = "4539",
              py::arg("s5069_settings") = "",
+             py::arg("threads") = 1,
              D(s4539_rx, make))
         .def("bursts", &s4539_rx::bursts, D(s4539_rx, bursts))
         .def("carrier_detected",

@@ -20,5 +20,5 @@ from .front_end import (AIR_PORT, DEFAULTS, KINDS, KINDS_OF, MODEM_KINDS,  # noq
                         add_arguments, burst_gate, burst_monitor, check_options,
                         complex_streams, from_arguments, is_wideband, join, modem_problems,
                         modem_rate, options_for_kind, pacer, quiet_stderr, radio,
-                        receiver_listen, signal_centre_hz, transmitter_settings, uhd_rates)
+                        receiver_listen, receiver_threads, signal_centre_hz, transmitter_settings, uhd_rates)
 from .ptt import hamlib_rigctld, parse_ptt, ptt_control, ptt_switch, rigctld_text  # noqa: F401

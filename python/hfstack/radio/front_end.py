@@ -117,6 +117,9 @@ RADIO_OPTIONS = (
                  "wid_parity=checksum|caption_d2_zero): sent so, and forced on the receiver, "
                  "which otherwise finds them per burst; receiver only: k7_newest_bit=lsb, "
                  "preamble=find|configured, frequency_loop=second_order", MODEM_KINDS),
+    radio_option("rx_threads", 0, "threads the STANAG 5069 receiver uses: 1, 2, or 0 for "
+                 "two where the machine has two cores (the same bursts either way; faster "
+                 "above 3 kHz)", MODEM_KINDS),
     radio_option("constraint_length", 7, "STANAG 5069 code sent: 7 or 9 (the receiver reads it)",
                  MODEM_KINDS),
     radio_option("superframes", 1, "STANAG 5069 preamble super-frames M sent, 1-32",
@@ -228,6 +231,7 @@ def check_options(options):
             ("seed", 0 <= o["seed"] < 2 ** 63, ">= 0"),
             ("snr_db", not math.isnan(o["snr_db"]), "a number"),
             ("ptt_tail_s", 0 <= o["ptt_tail_s"] <= 10, "in 0..10 s"),
+            ("rx_threads", o["rx_threads"] >= 0, ">= 0 (0: two where there are two cores)"),
             ("frequency_hz", kind != "uhd" or o["frequency_hz"] > 0, "> 0 for kind uhd"),
             ("usrp_rate", o["usrp_rate"] >= 0, ">= 0 (0: chosen for the bandwidth)")):
         if not ok:
@@ -373,6 +377,12 @@ def transmitter_settings(o):
                              f"eot={o['eot']}"])
 
 
+def receiver_threads(o):
+    """s4539_rx's threads: rx_threads, or 0 for two where this process may run on two
+    cores."""
+    return o["rx_threads"] or min(2, len(os.sched_getaffinity(0)))
+
+
 def receiver_listen(o):
     """s4539_rx's listen and s5069_settings for the default mode: STANAG 5069 at its
     bandwidth (the WID does not carry it), else STANAG 4539; the readings option's words
@@ -513,7 +523,8 @@ class radio(gr.hier_block2):
         tx = s4539_tx(modem_rate(o), iq, int(o["data_rate"]), o["interleaver"], o["level"],
                       0.35, o["mode"], transmitter_settings(o))
         # Streaming: the node takes pieces.
-        rx = s4539_rx(rx_rate or modem_rate(o), iq, True, *receiver_listen(o))
+        rx = s4539_rx(rx_rate or modem_rate(o), iq, True, *receiver_listen(o),
+                      receiver_threads(o))
         self.wire_modem(tx, rx)
         return tx
 
@@ -591,7 +602,7 @@ class radio(gr.hier_block2):
         # rate after decimation (at the mode's bandwidth for STANAG 5069).
         tx = s4539_tx(usrp_rate, True, int(o["data_rate"]), o["interleaver"], 0.5, 0.35,
                       o["mode"], transmitter_settings(o))
-        rx = s4539_rx(rate, True, True, *receiver_listen(o))
+        rx = s4539_rx(rate, True, True, *receiver_listen(o), receiver_threads(o))
         self.wire_modem(tx, rx)
         name = o["device_args"] or "(first found)"
         try:

@@ -220,6 +220,11 @@ class qa_radio(gr_unittest.TestCase):
         self.assert_refused("eot", eot="yes")
         self.assert_refused("readings does not apply to kind emulator", kind="emulator",
                             readings="scrambler=b")
+        # The receiver's threads: as given, or two where the process has two cores.
+        self.assertEqual(R.receiver_threads(R.check_options({"rx_threads": 1})), 1)
+        self.assertEqual(R.receiver_threads(R.check_options({})),
+                         min(2, len(os.sched_getaffinity(0))))
+        self.assert_refused("rx_threads must be >= 0", rx_threads=-1)
 
     def test_missing_devices_and_files_give_one_line_errors(self):
         self.assert_refused("sound card no_such_card cannot be opened", kind="audio",

@@ -46,19 +46,6 @@ dl::node_config make_config(const std::string& address, const std::string& optio
     return c;
 }
 
-bool write_all(int fd, const dl::bytes& b)
-{
-    for (size_t at = 0; at < b.size();) {
-        const ssize_t n = ::write(fd, b.data() + at, b.size() - at);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        at += size_t(n);
-    }
-    return true;
-}
-
 uint64_t wall_clock_us()
 {
     return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(

@@ -172,7 +172,7 @@ public:
             d_faults(d_logger, "stop", [&] {
                 d_wide_done.clear();
                 d_wide->complete_decoding(d_wide_done);
-                hand_on_wide();
+                hand_on_each(d_wide_done);
             });
         }
         return gr::block::stop();
@@ -271,22 +271,12 @@ private:
                             std::string());
                 d_high_done.clear();
                 d_high.process(d_baseband.data() + k, n, d_high_done);
-                for (const phy::m110c_burst& b :
-                     d_high_done) // bytes_bad: cut, or a block decoded on little evidence
-                    hand_on(b.mode,
-                            b.bytes,
-                            b.continues,
-                            b.eom,
-                            b.bytes_bad,
-                            b.snr_db,
-                            b.snr_db_recent,
-                            b.frequency_offset_hz,
-                            b.readings);
+                hand_on_each(d_high_done);
             }
             if (d_wide) {
                 d_wide_done.clear();
                 d_wide->process(d_baseband.data() + k, n, d_wide_done);
-                hand_on_wide();
+                hand_on_each(d_wide_done);
             }
             const bool detected = (d_listen.s4539 && (d_serial.carrier_detected() ||
                                                       d_high.carrier_detected())) ||
@@ -298,9 +288,12 @@ private:
         }
     }
 
-    void hand_on_wide()
+    // App C and STANAG 5069 bursts. bytes_bad: cut before its EOM (App C: or a block
+    // decoded on little evidence).
+    template <typename Burst>
+    void hand_on_each(const std::vector<Burst>& done)
     {
-        for (const phy::m110d_burst& b : d_wide_done) // bytes_bad: cut before its EOM
+        for (const Burst& b : done)
             hand_on(b.mode,
                     b.bytes,
                     b.continues,

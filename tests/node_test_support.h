@@ -88,6 +88,20 @@ unidata(uint32_t dest, bytes payload, uint8_t priority = 0, uint32_t ttl = 0)
     return unidata_to(dest, test_sap, std::move(payload), priority, ttl);
 }
 
+// An ARQ U_PDU as node 1 delivers it to node 2's client on SAP 3: what a journal's
+// delivery record holds.
+inline sis_primitive arq_indication(bytes payload)
+{
+    sis_primitive ind;
+    ind.type = sis_type::unidata_indication;
+    ind.destination_sap = 3;
+    ind.source = sis_address{ 1, 7 };
+    ind.destination = sis_address{ 2, 7 };
+    ind.service_type.tx_mode = sis_tx_mode::arq;
+    ind.payload = std::move(payload);
+    return ind;
+}
+
 inline node_config node_at(uint32_t address)
 {
     node_config c;

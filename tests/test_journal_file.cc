@@ -10,8 +10,8 @@
  * rewrites the journal are all in the file that replaces it; after close nothing more is
  * written; a journal that cannot be opened is a clear error. */
 #include "dl/node_journal.h"
-#include "dl/sis.h"
 #include "journal_file.h"
+#include "node_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -45,14 +45,8 @@ struct temporary_dir {
 
 bytes delivery(uint64_t number)
 {
-    sis_primitive ind;
-    ind.type = sis_type::unidata_indication;
-    ind.destination_sap = 3;
-    ind.source = sis_address{ 1, 7 };
-    ind.destination = sis_address{ 2, 7 };
-    ind.service_type.tx_mode = sis_tx_mode::arq;
-    ind.payload = bytes(20, uint8_t(number));
-    return journal_delivery_record(number, encode(ind));
+    return journal_delivery_record(number,
+                                   encode(arq_indication(bytes(20, uint8_t(number)))));
 }
 
 // The journal as the engine would rewrite it: the header and these deliveries unsettled.

@@ -165,12 +165,7 @@ std::vector<client_message> indications(const node_actions& a)
 // number compacted away is no error; a cut at any byte keeps the whole records before.
 TEST(NodeJournal, DeliveriesStayUnsettledUntilWritten)
 {
-    sis_primitive ind;
-    ind.type = sis_type::unidata_indication;
-    ind.destination_sap = 3;
-    ind.source = sis_address{ 1, 7 };
-    ind.destination = sis_address{ 2, 7 };
-    ind.service_type.tx_mode = sis_tx_mode::arq;
+    sis_primitive ind = arq_indication({});
     bytes journal = journal_header(2);
     std::vector<std::pair<size_t, std::set<uint64_t>>> after;
     std::set<uint64_t> open;

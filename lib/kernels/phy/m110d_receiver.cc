@@ -314,6 +314,8 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, wn0_starts.front().at);
     for (const weak_judgement& j : wn0_alternates)
         keep = std::min(keep, j.at);
+    for (const auto& [excess, j] : wn0_decoded_starts)
+        keep = std::min(keep, j.at);
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);

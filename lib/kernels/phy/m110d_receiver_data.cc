@@ -290,8 +290,9 @@ bool m110d_receiver::state::choose_wid_by_data()
     weak_start_failures += !decoded;
     // Under the other scrambler reading (find_scrambler tries it next) it may decode.
     const unsigned failures_refusing = mode->wn != 0 && cfg.find_scrambler ? 2 : 1;
-    if (weak_fields_unsure && !weak_start_decoded &&
-        weak_start_failures >= failures_refusing) {
+    const bool refused = weak_fields_unsure && !weak_start_decoded &&
+                         weak_start_failures >= failures_refusing;
+    if ((found_from_data && set_wn0_start_aside(decoded, best_excess)) || refused) {
         wn0_start_refused = found_from_data;
         mode.reset();
         readings_open = false;
@@ -606,6 +607,15 @@ void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
         if (role.kind == m110d_symbol_kind::probe)
             next += mode->probe_symbols - role.position;
     }
+    // No WN0 data start within this burst (its last block's fill is data-like under
+    // the same scrambler periods).
+    wn0_starts_judged_through = std::max(wn0_starts_judged_through, start + next * sps);
+    wn0_starts.erase(std::remove_if(wn0_starts.begin(),
+                                    wn0_starts.end(),
+                                    [&](const weak_candidate& w) {
+                                        return w.at <= wn0_starts_judged_through;
+                                    }),
+                     wn0_starts.end());
     // A new preamble may have begun where the watch has not looked yet.
     uint64_t from = start + next * sps;
     if (candidate >= start + uint64_t(preamble_end) * sps)

@@ -71,6 +71,12 @@ constexpr double weak_fields_near_z = 5.0;
 // have held too little of the data; a fade may have hidden the first).
 constexpr unsigned wn0_start_data_symbols = 7200;
 constexpr unsigned wn0_start_periods_back = 4;
+// ... and one period after it (the watch may fire in the period before the data's
+// first); the candidates of one detection (the first held and those up to six periods
+// after it, less half a period: not those a later detection adds after them) are
+// judged together.
+constexpr uint64_t wn0_start_group_reach =
+    (2 * wn0_start_periods_back + 3) * m110d_wn0_data_watch::period_samples / 2;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
 // mean 1 in noise and at most K - 1 over K + 1 in variance (taken as 1). WN0: the
@@ -367,12 +373,14 @@ uint64_t m110d_receiver::state::judged_data_end(uint64_t at, unsigned data_symbo
 }
 
 uint64_t m110d_receiver::state::group_judged_at(const std::vector<weak_candidate>& held,
-                                                unsigned data_symbols) const
+                                                unsigned data_symbols,
+                                                uint64_t reach) const
 {
-    // The first held and those within its data, judged together.
+    // The first held and those within its data (or reach), judged together.
     if (held.empty())
         return 0;
-    const uint64_t first_end = judged_data_end(held.front().at, data_symbols);
+    const uint64_t first_end =
+        std::max(judged_data_end(held.front().at, data_symbols), held.front().at + reach);
     uint64_t at = 0;
     for (const weak_candidate& w : held)
         if (w.at <= first_end)
@@ -383,9 +391,11 @@ uint64_t m110d_receiver::state::group_judged_at(const std::vector<weak_candidate
 void m110d_receiver::state::judge_group(
     std::vector<weak_candidate>& held,
     unsigned data_symbols,
-    const std::function<void(const weak_candidate&)>& judge)
+    const std::function<void(const weak_candidate&)>& judge,
+    uint64_t reach)
 {
-    const uint64_t group_end = judged_data_end(held.front().at, data_symbols);
+    const uint64_t group_end =
+        std::max(judged_data_end(held.front().at, data_symbols), held.front().at + reach);
     size_t judged = 0;
     for (const weak_candidate& w : held) {
         if (w.at > group_end)
@@ -633,10 +643,12 @@ void m110d_receiver::state::watch_wn0_data(uint64_t n)
     // the preamble ends where the data begin.
     constexpr uint64_t period = m110d_wn0_data_watch::period_samples;
     const uint64_t preamble = uint64_t(preamble_end) * sps;
-    for (unsigned back = 0; back <= wn0_start_periods_back; ++back) {
-        if (d->period_start < input.base() + preamble + back * period)
+    for (int back = -1; back <= int(wn0_start_periods_back); ++back) {
+        if (int64_t(d->period_start) <
+            int64_t(input.base() + preamble) + back * int64_t(period))
             break;
-        const uint64_t at = d->period_start - back * period - preamble;
+        const uint64_t at =
+            uint64_t(int64_t(d->period_start) - back * int64_t(period)) - preamble;
         if (at <= wn0_starts_judged_through)
             continue;
         auto place = std::find_if(wn0_starts.begin(),
@@ -655,22 +667,30 @@ uint64_t m110d_receiver::state::wn0_start_data_end(const weak_candidate& w) cons
 
 uint64_t m110d_receiver::state::wn0_starts_judged_at() const
 {
-    return group_judged_at(wn0_starts, wn0_start_data_symbols);
+    return group_judged_at(wn0_starts, wn0_start_data_symbols, wn0_start_group_reach);
 }
 
 bool m110d_receiver::state::wn0_start_confirmed()
 {
-    // Of the starts judged together, the one whose data stand out most: a start a
-    // period early has a period of noise in its data, one a period late the data before
-    // it.
+    // Of the starts judged together, the one whose data stand out most is tried first
+    // (a start a period early has a period of noise in its data, one a period late the
+    // data before it), then the others in turn, and of those whose first block decodes
+    // the one that fits best is kept (set_wn0_start_aside): under a fade a start whole
+    // periods off can stand out more and still decode, worse.
     std::vector<weak_judgement> passed;
-    judge_group(wn0_starts, wn0_start_data_symbols, [&](const weak_candidate& w) {
-        wn0_starts_judged_through = std::max(wn0_starts_judged_through, w.at);
-        if (const std::optional<weak_judgement> j = judge_wn0_start(w))
-            passed.push_back(*j);
-    });
+    judge_group(
+        wn0_starts,
+        wn0_start_data_symbols,
+        [&](const weak_candidate& w) {
+            wn0_starts_judged_through = std::max(wn0_starts_judged_through, w.at);
+            if (const std::optional<weak_judgement> j = judge_wn0_start(w))
+                passed.push_back(*j);
+        },
+        wn0_start_group_reach);
     if (passed.empty())
         return false;
+    wn0_decoded_starts.clear();
+    wn0_start_final = false;
     std::stable_sort(
         passed.begin(),
         passed.end(),
@@ -691,8 +711,36 @@ bool m110d_receiver::state::wn0_start_confirmed()
     return true;
 }
 
+bool m110d_receiver::state::set_wn0_start_aside(bool decoded, double excess)
+{
+    if (wn0_start_final || !wn0_current) {
+        wn0_start_final = false;
+        wn0_decoded_starts.clear();
+        return false;
+    }
+    if (decoded)
+        wn0_decoded_starts.emplace_back(excess, *wn0_current);
+    if (!wn0_alternates.empty())
+        return decoded; // one not decoded is refused anyway
+    if (wn0_decoded_starts.empty())
+        return false;
+    const auto best =
+        std::min_element(wn0_decoded_starts.begin(),
+                         wn0_decoded_starts.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (decoded && best->second.at == wn0_current->at) {
+        wn0_decoded_starts.clear();
+        return false;
+    }
+    wn0_alternates.assign(1, best->second);
+    wn0_decoded_starts.clear();
+    wn0_start_final = true;
+    return true;
+}
+
 void m110d_receiver::state::take_wn0_start(const weak_judgement& j)
 {
+    wn0_current = j;
     weak_fields = j.fields;
     weak_fields_unsure = true;
     weak_start_decoded = false;

@@ -408,14 +408,16 @@ struct m110d_receiver::state {
     // The sample a candidate's judged data end at: its preamble, data_symbols of data
     // and the lags' reach (all in: it can be judged).
     uint64_t judged_data_end(uint64_t at, unsigned data_symbols) const;
-    // The first of `held` (in time order) and those within its data are
-    // judged together once this sample is in.
+    // The first of `held` (in time order) and those within its data, or within `reach`
+    // samples of it if that is further, are judged together once this sample is in.
     uint64_t group_judged_at(const std::vector<weak_candidate>& held,
-                             unsigned data_symbols) const;
-    // Calls judge on the first of `held` and those within its data, then drops them.
+                             unsigned data_symbols,
+                             uint64_t reach = 0) const;
+    // Calls judge on that group, then drops it.
     void judge_group(std::vector<weak_candidate>& held,
                      unsigned data_symbols,
-                     const std::function<void(const weak_candidate&)>& judge);
+                     const std::function<void(const weak_candidate&)>& judge,
+                     uint64_t reach = 0);
     // Holds a peak in time order, once.
     void hold_weak(const weak_candidate& w);
     // The sample the data after a held peak end at (all in: it can be judged).
@@ -456,6 +458,16 @@ struct m110d_receiver::state {
     std::vector<weak_judgement> wn0_alternates;
     bool wn0_start_refused = false; // the burst a data start began was refused
     bool found_from_data = false;   // the burst's detection is such a start
+    // Starts whole periods off the data's first can still decode their first block
+    // within the bound (fitting worse): each start that passed is decoded in turn, those
+    // that decode set aside with their excess disagreement, and the best of them taken
+    // again, then kept (wn0_start_final).
+    std::optional<weak_judgement> wn0_current;
+    std::vector<std::pair<double, weak_judgement>> wn0_decoded_starts;
+    bool wn0_start_final = false;
+    // True: the data start being decoded is set aside (the next alternate, or the best
+    // decoded, is taken next).
+    bool set_wn0_start_aside(bool decoded, double excess);
     void watch_wn0_data(uint64_t n);
     uint64_t wn0_start_data_end(const weak_candidate& w) const;
     uint64_t wn0_starts_judged_at() const;

@@ -313,7 +313,8 @@ bool node_engine::impl::waits_for_turn(const peer_state& p) const
 
 double node_engine::impl::turn_length() const
 {
-    const double round_share = cfg.serve_in_turn_round_s / double(std::max<size_t>(1, round_peers));
+    const double round_share =
+        cfg.serve_in_turn_round_s / double(std::max<size_t>(1, round_peers));
     return std::min(cfg.serve_in_turn_s, round_share) + serving_extra_s;
 }
 

@@ -554,7 +554,7 @@ TEST(NetworkScenario, ASpokeLinkedLateIsPaidTurnTimeWithCatchUp)
 // linked late ends it with half the turns of the others. With the round bounded
 // (serve_in_turn_round_s, 600 s by default) each turn is one burst each way and the hub
 // goes round about four times: the flows are fairer and the worst one gets more.
-// Below ten peers waiting the bound changes nothing.
+// Up to ten peers waiting the bound changes nothing.
 TEST(NetworkScenario, SixteenStationsGoRoundMoreOftenWithABoundedRound)
 {
     network_scenario_config c = hub_spoke(16, 0);

@@ -151,8 +151,8 @@ struct node_config {
     // serve_in_turn_s or this over the number of those peers, whichever is shorter (a
     // turn is still at least one burst each way). With fifteen spokes an hour
     // otherwise holds two rounds of turns of about 118 s, and the turns a spoke linked
-    // late misses decide the worst flow. 600 s changes nothing below ten peers waiting
-    // (docs/networks.md: N = 16 fairer at 2400S and 9600S clear). +infinity: off.
+    // late misses decide the worst flow. 600 s changes nothing up to ten peers waiting
+    // (docs/networks.md: N = 16 fairer but at 9600S moderate 20 dB). +infinity: off.
     double serve_in_turn_round_s = 600.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and

@@ -550,6 +550,39 @@ TEST(NetworkScenario, ASpokeLinkedLateIsPaidTurnTimeWithCatchUp)
     EXPECT_NE(refusal(c).find("serve_in_turn_catch_up_s"), std::string::npos);
 }
 
+// Fifteen spokes served in turns of about 118 s go round twice in an hour, and a spoke
+// linked late ends it with half the turns of the others. With the round bounded
+// (serve_in_turn_round_s, 600 s by default) each turn is one burst each way and the hub
+// goes round about four times: the flows are fairer and the worst one gets more.
+// Up to ten peers waiting the bound changes nothing.
+TEST(NetworkScenario, SixteenStationsGoRoundMoreOftenWithABoundedRound)
+{
+    network_scenario_config c = hub_spoke(16, 0);
+    c.duration_s = 3600;
+    const network_result r = run_network(c);
+    ASSERT_EQ(r.flows.size(), 30u);
+    expect_every_flow_delivered_once(r);
+    c.node_options = "serve_in_turn_round_s=inf";
+    const network_result unbounded = run_network(c);
+    EXPECT_GT(r.jain_bulk, unbounded.jain_bulk);
+    EXPECT_GT(r.worst_bulk_share, unbounded.worst_bulk_share);
+
+    network_scenario_config eight = hub_spoke(8, 0);
+    eight.duration_s = 3600;
+    const network_result bounded8 = run_network(eight);
+    eight.node_options = "serve_in_turn_round_s=inf";
+    const network_result unbounded8 = run_network(eight);
+    ASSERT_EQ(bounded8.flows.size(), unbounded8.flows.size());
+    for (size_t i = 0; i < bounded8.flows.size(); ++i)
+        EXPECT_EQ(bounded8.flows[i].bytes_delivered, unbounded8.flows[i].bytes_delivered)
+            << i;
+
+    for (const char* bad : { "serve_in_turn_round_s=0", "serve_in_turn_round_s=-1" }) {
+        c.node_options = bad;
+        EXPECT_NE(refusal(c).find("serve_in_turn_round_s"), std::string::npos) << bad;
+    }
+}
+
 // The timeline: every burst, in start order, with its sender and the node most of its
 // bytes went to; together they are the transmissions the network counted.
 TEST(NetworkScenario, TimelineListsEveryBurst)

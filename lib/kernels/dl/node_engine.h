@@ -146,6 +146,14 @@ struct node_config {
     // late (calls lost among the others') otherwise ends the hour a turn short of the
     // others. 0: off (docs/networks.md).
     double serve_in_turn_catch_up_s = 0.0;
+    // Serving in turn, a round of every peer waiting for a turn (linked with work, or
+    // with data queued and no link yet) lasts about this long at most: each turn is
+    // serve_in_turn_s or this over the number of those peers, whichever is shorter (a
+    // turn is still at least one burst each way). With fifteen spokes an hour
+    // otherwise holds two rounds of turns of about 118 s, and the turns a spoke linked
+    // late misses decide the worst flow. 600 s changes nothing up to ten peers waiting
+    // (docs/networks.md: N = 16 fairer but at 9600S moderate 20 dB). +infinity: off.
+    double serve_in_turn_round_s = 600.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

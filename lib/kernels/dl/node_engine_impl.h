@@ -490,6 +490,8 @@ struct node_engine::impl {
     double serving_since = -inf;
     // The turn served is longer by this much: credit it was owed (turn_credit_s).
     double serving_extra_s = 0;
+    // Peers waiting for a turn when the turn was chosen (serve_in_turn_round_s).
+    size_t round_peers = 1;
     // Turn credit is counted up to here (accrue_turn_credit).
     double turn_credit_counted_at = -inf;
     void accrue_turn_credit(size_t linked_candidates);

@@ -313,7 +313,9 @@ bool node_engine::impl::waits_for_turn(const peer_state& p) const
 
 double node_engine::impl::turn_length() const
 {
-    return cfg.serve_in_turn_s + serving_extra_s;
+    const double round_share =
+        cfg.serve_in_turn_round_s / double(std::max<size_t>(1, round_peers));
+    return std::min(cfg.serve_in_turn_s, round_share) + serving_extra_s;
 }
 
 void node_engine::impl::begin_turn(uint32_t addr)
@@ -362,6 +364,13 @@ uint32_t node_engine::impl::peer_to_serve()
     accrue_turn_credit(candidates.size());
     if (candidates.empty())
         return 0;
+    if (std::isfinite(cfg.serve_in_turn_round_s)) {
+        // Those waiting for a link count too: the round they join is as long.
+        round_peers = candidates.size();
+        for (auto& [addr, n] : arq_queued_by_peer)
+            if (cas.state(addr) != cas_link_state::up)
+                round_peers += 1;
+    }
     const bool current =
         std::find(candidates.begin(), candidates.end(), serving) != candidates.end();
     // Expedited data never waits for its peer's turn: a peer with some is served

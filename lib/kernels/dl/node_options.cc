@@ -330,6 +330,10 @@ const std::vector<option_entry>& table()
                   serve_in_turn_catch_up_s,
                   "serving in turn, the most turn time a peer is owed for waiting for "
                   "its link while others were served, s (0: off)"),
+        HF_DOUBLE("serve_in_turn_round_s",
+                  serve_in_turn_round_s,
+                  "serving in turn, the longest round of all the peers waiting for a "
+                  "turn: a turn is at most this over their number, s (inf: off)"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "

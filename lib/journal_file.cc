@@ -85,8 +85,8 @@ bool journal_file::sync()
     // The node's thread is the only one to replace d_fd (rewrite, close), and it is here:
     // the disk is waited for without the lock, so the server's settled records do not
     // wait for it.
-    if (d_fd < 0 || failed())
-        return !failed();
+    if (const bool bad = failed(); d_fd < 0 || bad)
+        return !bad;
     if (::fdatasync(d_fd) == 0)
         return true;
     std::lock_guard<std::mutex> lock(d_mutex);
@@ -95,8 +95,8 @@ bool journal_file::sync()
 
 bool journal_file::rewrite(const std::vector<uint8_t>& whole)
 {
-    if (d_fd < 0 || failed())
-        return !failed();
+    if (const bool bad = failed(); d_fd < 0 || bad)
+        return !bad;
     const std::string fresh = d_path + ".new";
     const int fd =
         ::open(fresh.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -9,6 +9,8 @@ kernel's phy/s4539_modes.h is the source; this only translates). The modem block
 take STANAG 5069's at every bandwidth by name, "WN8/3kHz/L", "WN12/48kHz/US"
 (phy/waveform_modes.h)."""
 
+import os
+
 from . import cli
 from .hfstack_python import sim
 
@@ -20,6 +22,12 @@ LETTER = {"ultra_short": "US", "very_short": "VS", "short": "S", "medium": "M", 
 def _plain(value):
     """GRC hands enum values over as written in the YAML: '2400', '"short"'."""
     return str(value).strip().strip("'\"")
+
+
+def default_receiver_threads():
+    """The STANAG 5069 receiver's threads where none are asked for: two where this
+    process may run on two cores or more (the same bursts either way)."""
+    return min(2, len(os.sched_getaffinity(0)))
 
 
 def mode_name(data_rate, interleaver):

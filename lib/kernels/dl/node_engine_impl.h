@@ -495,6 +495,8 @@ struct node_engine::impl {
     // Turn credit is counted up to here (accrue_turn_credit).
     double turn_credit_counted_at = -inf;
     void accrue_turn_credit(size_t linked_candidates);
+    // Peers with ARQ data queued and no link up (ascending addresses).
+    std::vector<uint32_t> unlinked_with_data() const;
     void begin_turn(uint32_t addr);
     double turn_length() const;
     // Our last burst turned to the peer served with an acknowledgement alone: the

@@ -329,6 +329,15 @@ void node_engine::impl::begin_turn(uint32_t addr)
     p.turn_credit_s -= serving_extra_s;
 }
 
+std::vector<uint32_t> node_engine::impl::unlinked_with_data() const
+{
+    std::vector<uint32_t> out;
+    for (const auto& [addr, n] : arq_queued_by_peer)
+        if (cas.state(addr) != cas_link_state::up)
+            out.push_back(addr);
+    return out;
+}
+
 void node_engine::impl::accrue_turn_credit(size_t linked_candidates)
 {
     const double since = turn_credit_counted_at;
@@ -340,9 +349,9 @@ void node_engine::impl::accrue_turn_credit(size_t linked_candidates)
     // is owed its share of the time. Also one whose requests went unanswered (lost
     // among the others' calls, most often); an absent one never uses its credit.
     std::vector<peer_state*> unlinked;
-    for (auto& [addr, n] : arq_queued_by_peer) {
+    for (uint32_t addr : unlinked_with_data()) {
         auto it = peers.find(addr);
-        if (it != peers.end() && cas.state(addr) != cas_link_state::up)
+        if (it != peers.end())
             unlinked.push_back(it->second.get());
     }
     const double share = (now - since) / double(linked_candidates + unlinked.size());
@@ -364,13 +373,9 @@ uint32_t node_engine::impl::peer_to_serve()
     accrue_turn_credit(candidates.size());
     if (candidates.empty())
         return 0;
-    if (std::isfinite(cfg.serve_in_turn_round_s)) {
-        // Those waiting for a link count too: the round they join is as long.
-        round_peers = candidates.size();
-        for (auto& [addr, n] : arq_queued_by_peer)
-            if (cas.state(addr) != cas_link_state::up)
-                round_peers += 1;
-    }
+    // Those waiting for a link count too: the round they join is as long.
+    if (std::isfinite(cfg.serve_in_turn_round_s))
+        round_peers = candidates.size() + unlinked_with_data().size();
     const bool current =
         std::find(candidates.begin(), candidates.end(), serving) != candidates.end();
     // Expedited data never waits for its peer's turn: a peer with some is served

@@ -1062,13 +1062,8 @@ def run_ber(args):
 
 # ------------------------------------------------------------------------------- main
 
-def default_threads():
-    """Two receiver threads where this process may run on two cores or more."""
-    return min(2, len(os.sched_getaffinity(0)))
-
-
 def add_threads_option(p):
-    p.add_argument("--threads", type=positive_int, default=default_threads(), metavar="N",
+    p.add_argument("--threads", type=positive_int, default=modes.default_receiver_threads(), metavar="N",
                    help="threads the STANAG 5069 receiver uses, 1 or 2 (more counts as 2; "
                         "default 2 where there are two cores): the same bursts and bytes, "
                         "faster above 3 kHz")

@@ -380,7 +380,7 @@ def transmitter_settings(o):
 def receiver_threads(o):
     """s4539_rx's threads: rx_threads, or 0 for two where this process may run on two
     cores."""
-    return o["rx_threads"] or min(2, len(os.sched_getaffinity(0)))
+    return o["rx_threads"] or modes.default_receiver_threads()
 
 
 def receiver_listen(o):

@@ -75,6 +75,10 @@
  *       [--wn0-data-start 0|1]   (App D at 3 kHz, with --confirm-weak: WN0's data
  *       found with no preamble peak, the burst started from them, the default, or not
  *       as before)
+ *       [--weak-max-offset-hz F]   (App D at 3 kHz, with --confirm-weak: such a peak
+ *       taken only within F Hz of the carrier; 75 the default, 150 the search's reach)
+ *       [--wn0-foreign-block 0|1]   (App D WN0: a later block read as noise before any
+ *       EOM ends the burst before it, searched again; the default, or not as before)
  *       [--equaliser auto|dfe|fde]   (App D data: the block frequency-domain
  *       equaliser above 3 kHz and the MMSE-DFE at 3 kHz, the default; or either)
  *       [--time-scaled-tracking 0|1]   (App D above 3 kHz: the equaliser's solve
@@ -478,6 +482,10 @@ int main(int argc, char** argv)
             wide_rx_config.confirm_weak_with_data = value != "0";
         else if (key == "--wn0-data-start")
             wide_rx_config.start_wn0_from_data = value != "0";
+        else if (key == "--weak-max-offset-hz")
+            wide_rx_config.weak_max_offset_hz = std::stod(value);
+        else if (key == "--wn0-foreign-block")
+            wide_rx_config.wn0_end_at_foreign_block = value != "0";
         else if (key == "--time-scaled-tracking")
             wide_rx_config.time_scaled_tracking = value != "0";
         else if (key == "--equaliser") {
@@ -749,8 +757,11 @@ int main(int argc, char** argv)
                     if (verbose)
                         std::fprintf(
                             stderr,
-                            "  burst: eom %d, %zu of %zu bytes, %zu bit errors, snr %.1f "
-                            "dB, offset %.1f Hz, bytes_bad %d, reliability %.2f\n",
+                            "  burst at sample %llu (of %llu): eom %d, %zu of %zu bytes, "
+                            "%zu bit errors, snr %.1f dB, offset %.1f Hz, bytes_bad %d, "
+                            "reliability %.2f\n",
+                            (unsigned long long)(double(r.start_sample) * fs / rx_rate),
+                            (unsigned long long)t->start,
                             int(r.eom),
                             r.bytes.size(),
                             t->data.size(),

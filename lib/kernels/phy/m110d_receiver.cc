@@ -319,6 +319,13 @@ void m110d_receiver::state::trim_now()
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
         keep = std::min(keep, start);
+    // A WN0 block read as noise is searched again from its first chip.
+    if (stage == phase::data && mode && mode->wn == 0 && cfg.wn0_end_at_foreign_block &&
+        symbol > preamble_end)
+        keep = std::min(keep,
+                        start + (wn0_block_first_symbol(symbol - 1) -
+                                 m110d_walsh_data_chips) *
+                                    sps);
     // A burst its data may yet refuse: the search goes on after its preamble then.
     if (stage == phase::data && !wid_candidates.empty())
         keep = std::min(keep, start);
@@ -1379,7 +1386,16 @@ bool m110d_receiver::state::read_fields()
     if (!f)
         return false;
     wid_candidates.clear();
-    if (found_weak) {
+    // A faint coherent detection (3 kHz): its fields may be read wrong; its first block
+    // must fit one of the modes of the frame structure read, as a weak one's must.
+    const bool faint = !found_weak && found_by_coherent && found_z < sure_cut_z &&
+                       cfg.bandwidth_khz == 3 && cfg.confirm_weak_with_data;
+    if (faint) {
+        weak_fields_unsure = true;
+        weak_start_decoded = false;
+        weak_start_failures = 0;
+    }
+    if (found_weak || faint) {
         const auto read =
             m110d_mode_for(cfg.bandwidth_khz, f->wid.wn, f->wid.interleaver);
         for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))

@@ -76,7 +76,8 @@
  *      by option, follow_frequency_rate).
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
- *      were read); at a new preamble (searched for through the burst); or at
+ *      were read; at WN0 before a later block read as noise, searched again:
+ *      wn0_end_at_foreign_block); at a new preamble (searched for through the burst); or at
  *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found. A
  *      new preamble cuts a burst at z 5.5, or under that once its count and WID read as
  *      a preamble's (on one complex gain over its known chips) with correlations that
@@ -218,6 +219,15 @@ struct m110d_receiver_config {
     // positions the tracker follows, then decoded again (docs/modem-design.md, "WN0 at
     // its rows: Walsh symbols decided whole").
     bool wn0_decoder_pass = true;
+    // WN0: a block after the burst's first, before any EOM, whose Walsh symbols read as
+    // noise does (their match under 0.15: another transmission's about 0.1, a burst's
+    // own 0.08-0.63 on F.1487 poor at -2 dB) ends the burst before it,
+    // and the search goes over it again from its first chip: such a block is most often
+    // the next transmission's preamble and data read under this burst's scrambler (the
+    // EOM lost in errors), which the signal-loss test, waiting for three such blocks
+    // (23 s at L), let the burst swallow. The cost: a long transmission's blocks after
+    // one read as noise in a deep fade are lost with it. False: only the loss test.
+    bool wn0_end_at_foreign_block = true;
     // WN0: a Walsh symbol whose log-likelihood leads the next pattern's by less than
     // this goes to the tracker as decided chips (decision_weight), not known ones.
     double wn0_sure_margin = 0;
@@ -314,6 +324,14 @@ struct m110d_receiver_config {
     // peak whose fields stood out less refused where none fits. The search runs up to
     // 1.5 s behind its input while one is held. False: such peaks are not taken.
     bool confirm_weak_with_data = true;
+    // With confirm_weak_with_data: such a peak is taken only within this offset (Hz) of
+    // the carrier, D.6.4's acquisition range; the coherent search itself reaches
+    // +-150 Hz. The data's mini-probes tell the offset only modulo the frame rate (25 Hz
+    // at WN1), so a peak in noise beyond the range can take a burst's data at an alias
+    // (F.1487 poor, WN1 at 2 dB, M = 1, channel seed 37: one at 125 Hz just past a
+    // preamble the search had missed, its data read as WN2, two transmissions lost).
+    // 150: the whole reach.
+    double weak_max_offset_hz = 75;
     // With confirm_weak_with_data at 3 kHz: WN0's data found with no preamble peak at all
     // (a preamble of one super-frame deep in a fade): between bursts the products of
     // chips 4 apart are correlated with what the Trinomial scrambler makes of any Walsh

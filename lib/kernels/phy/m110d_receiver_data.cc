@@ -33,6 +33,10 @@ namespace {
 // over the block of the chosen pattern's correlation over sqrt(32 x the chips' energy)
 // (1 in the clear, 0.58 at -3 dB per chip, about 0.13 for noise alone).
 constexpr double wn0_match = 0.3;
+// wn0_end_at_foreign_block: a later block whose match is under this reads as noise
+// (another transmission under this burst's scrambler periods: 0.09-0.14 on F.1487 poor
+// at -2 dB; the burst's own second blocks in a deep fade too, 5 of 552).
+constexpr double wn0_foreign_block_match = 0.15;
 // A frame is equalised again backward when the mean squared error of some 32 of its
 // decisions exceeds this share of the squared distance between nearest points (as the
 // App C receiver's).
@@ -462,6 +466,10 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (mode->wn == 0) {
             block_end =
                 cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
+            if (block_end && wid_candidates.empty() && foreign_wn0_block(k)) {
+                end_burst_before_block(k, done);
+                return true;
+            }
             if (block_llr.size() == decoder->channel_bits()) {
                 if (!wid_candidates.empty() && !choose_wid_by_data())
                     return true;
@@ -581,7 +589,34 @@ bool m110d_receiver::state::burst_ended(bool block_end,
     return false;
 }
 
-void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
+uint64_t m110d_receiver::state::wn0_block_first_symbol(uint64_t k) const
+{
+    const uint64_t block_symbols =
+        uint64_t(mode->frames_per_block) * m110d_walsh_data_chips;
+    return preamble_end + (k - preamble_end) / block_symbols * block_symbols;
+}
+
+bool m110d_receiver::state::foreign_wn0_block(uint64_t k) const
+{
+    return cfg.wn0_end_at_foreign_block && eom_at == no_eom && !bits.empty() &&
+           walsh_match < wn0_foreign_block_match * mode->frames_per_block &&
+           wn0_block_first_symbol(k) > preamble_end;
+}
+
+void m110d_receiver::state::end_burst_before_block(uint64_t k,
+                                                   std::vector<m110d_burst>& done)
+{
+    // Its LLRs are not decoded (its tapped symbols are held, as a lost block's). The
+    // search from a Walsh symbol before it (the next transmission may follow at once,
+    // and the tracked timing have slipped a little).
+    block_llr.clear();
+    const uint64_t first = wn0_block_first_symbol(k) - m110d_walsh_data_chips;
+    end_burst(false, done, start + first * sps);
+}
+
+void m110d_receiver::state::end_burst(bool eom,
+                                      std::vector<m110d_burst>& done,
+                                      std::optional<uint64_t> search_from)
 {
     readings_open = false;
     watch_in_log = false;
@@ -609,7 +644,8 @@ void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
     }
     // No WN0 data start within this burst (its last block's fill is data-like under
     // the same scrambler periods).
-    wn0_starts_judged_through = std::max(wn0_starts_judged_through, start + next * sps);
+    const uint64_t burst_end = search_from ? *search_from : start + next * sps;
+    wn0_starts_judged_through = std::max(wn0_starts_judged_through, burst_end);
     wn0_starts.erase(std::remove_if(wn0_starts.begin(),
                                     wn0_starts.end(),
                                     [&](const weak_candidate& w) {
@@ -617,7 +653,7 @@ void m110d_receiver::state::end_burst(bool eom, std::vector<m110d_burst>& done)
                                     }),
                      wn0_starts.end());
     // A new preamble may have begun where the watch has not looked yet.
-    uint64_t from = start + next * sps;
+    uint64_t from = burst_end;
     if (candidate >= start + uint64_t(preamble_end) * sps)
         from = std::min(from, peak.open ? peak.at : candidate);
     mode.reset();

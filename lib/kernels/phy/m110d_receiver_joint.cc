@@ -594,6 +594,8 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     // 3.1 Hz at WN11's 384).
     const double hz =
         w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
+    if (std::abs(hz) > cfg.weak_max_offset_hz)
+        return std::nullopt;
     // The count and WID: the valid fields of a mode among the structures that may be
     // the burst's whose symbols correlate best (in a fade symbol-by-symbol decisions
     // fail), at the preamble's timing (the side peak's a Walsh symbol off where the data
@@ -795,6 +797,8 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
         return std::nullopt;
     const double hz =
         w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
+    if (std::abs(hz) > cfg.weak_max_offset_hz)
+        return std::nullopt;
     const int side = best->lag < -weak_lags  ? -int(walsh_chips)
                      : best->lag > weak_lags ? int(walsh_chips)
                                              : 0;

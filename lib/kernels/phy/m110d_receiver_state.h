@@ -669,7 +669,17 @@ struct m110d_receiver::state {
     bool watch_now(std::vector<m110d_burst>& done);
     void join_jobs();
     m110d_burst report() const;
-    void end_burst(bool eom, std::vector<m110d_burst>& done);
+    // search_from: where the search starts again (by default where the burst's
+    // symbols end).
+    void end_burst(bool eom,
+                   std::vector<m110d_burst>& done,
+                   std::optional<uint64_t> search_from = std::nullopt);
+    // wn0_end_at_foreign_block: the first symbol of the WN0 block symbol k lies in;
+    // whether the block just read (k its last) is a later one read as noise before any
+    // EOM; the burst ended before it, the search from its first chip.
+    uint64_t wn0_block_first_symbol(uint64_t k) const;
+    bool foreign_wn0_block(uint64_t k) const;
+    void end_burst_before_block(uint64_t k, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
     // After a frame (or its probe), for both equalisers: the burst ends at its EOM or
     // where the probes say it is lost (true), else what is decoded goes on.

@@ -917,19 +917,20 @@ TEST(M110dReceiver, Wn0BurstWithItsPreambleLostStartedFromItsData)
 TEST(M110dReceiver, Wn0BurstWithoutItsEomEndsBeforeTheNextTransmission)
 {
     const m110d_mode mode = mode_of("WN0/3kHz/L");
-    const std::vector<uint8_t> first = random_bytes(100, 101), second = random_bytes(60, 102);
+    const std::vector<uint8_t> first = random_bytes(100, 101),
+                               second = random_bytes(60, 102);
     const m110d_transmit_options options;
-    const size_t preamble = m110d_preamble(mode,
-                                           options.timing.preamble,
-                                           options.constraint_length,
-                                           options.readings)
-                                .size();
+    const size_t preamble =
+        m110d_preamble(
+            mode, options.timing.preamble, options.constraint_length, options.readings)
+            .size();
     const size_t block_chips = size_t(mode.frames_per_block) * m110d_walsh_data_chips;
     std::vector<cf> points = m110d_transmit_points(mode, first.data(), first.size());
     ASSERT_GT(points.size(), preamble + block_chips);
     points.resize(preamble + block_chips);
     const size_t next_from = points.size();
-    const std::vector<cf> next = m110d_transmit_points(mode, second.data(), second.size());
+    const std::vector<cf> next =
+        m110d_transmit_points(mode, second.data(), second.size());
     points.insert(points.end(), next.begin(), next.end());
     const float dip = float(std::pow(10.0, -60.0 / 20));
     for (size_t i = next_from; i < next_from + preamble; ++i)

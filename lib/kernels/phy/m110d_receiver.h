@@ -77,13 +77,13 @@
  *   4. The burst ends at its EOM; when the signal is lost (serial_tone_presence: per
  *      interleaver block, on the probes, or for WN0 on how decisively its Walsh symbols
  *      were read; at WN0 before a later block read as noise, searched again:
- *      wn0_end_at_foreign_block); at a new preamble (searched for through the burst); or at
- *      max_burst_s; reported with mode, offset, SNR and whether the EOM was found. A
- *      new preamble cuts a burst at z 5.5, or under that once its count and WID read as
- *      a preamble's (on one complex gain over its known chips) with correlations that
- *      stand out of the chips' power: fading data cross the search's threshold (a
- *      WN7/3kHz/L burst on the poor channel at 20 dB lost a block so), and data at 48
- *      kHz now and then read as count 0 and a passing WID.
+ *      wn0_end_at_foreign_block); at a new preamble (searched for through the burst);
+ *      or at max_burst_s; reported with mode, offset, SNR and whether the EOM was
+ *      found. A new preamble cuts a burst at z 5.5, or under that once its count and
+ *      WID read as a preamble's (on one complex gain over its known chips) with
+ *      correlations that stand out of the chips' power: fading data cross the
+ *      search's threshold (a WN7/3kHz/L burst on the poor channel at 20 dB lost a
+ *      block so), and data at 48 kHz now and then read as count 0 and a passing WID.
  * Suspect frames are equalised backward too (backward_frames, as the App C receiver).
  * By default the receiver finds, per burst, the preamble's PN alignment and WID parity
  * (find_preamble_readings), the data scrambler's reading (find_scrambler) and the

@@ -25,6 +25,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
 
 #include <complex>
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -75,7 +76,17 @@ private:
     size_t d_block = 0;           // input samples per block
     std::vector<float> d_real_in; // input waiting for a whole block
     std::vector<std::complex<float>> d_complex_in;
+    std::vector<float> d_taps_oldest_first; // the low-pass's, liquid's design
+    std::vector<float> d_history;           // the low-pass's input (re, im) held back
 };
+
+// The front end's low-pass: out[k] (re, im) = sum over i of taps[i] x[k + i], for k in
+// [0, outputs), samples holding outputs + count - 1 complex samples (re, im), oldest
+// first. Each sum in tap order, a product rounded before it is added: liquid's
+// firfilt_crcf to the bit where liquid runs its portable dot product, at a fraction of
+// its cost (eight outputs at a time).
+void serial_tone_lowpass(
+    const float* taps, size_t count, const float* samples, size_t outputs, float* out);
 
 } // namespace phy
 } // namespace hfstack

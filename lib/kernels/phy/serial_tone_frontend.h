@@ -12,10 +12,11 @@
  *
  * Real audio is mixed down by the carrier (the image at -2 fc is removed by the
  * low-pass); other rates go through liquid-dsp's multi-stage resampler (any ratio: a
- * USRP's 96 or 250 kS/s to 153.6 kHz for 48 kHz); the low-pass (liquid Kaiser, cut-off
- * 0.79 of the symbol rate: 1.9 kHz at 2400 Bd) leaves +-0.675 symbol rates of RRC-0.35
- * signal (1.62 kHz) plus 0.117 (280 Hz) of offset and removes what the equaliser would
- * otherwise have to.
+ * USRP's 96 or 250 kS/s to 153.6 kHz for 48 kHz); the low-pass (liquid's Kaiser design,
+ * cut-off 0.79 of the symbol rate: 1.9 kHz at 2400 Bd; filtered by serial_tone_lowpass,
+ * liquid's firfilt's floats at a tenth of its cost) leaves +-0.675 symbol rates of
+ * RRC-0.35 signal (1.62 kHz) plus 0.117 (280 Hz) of offset and removes what the
+ * equaliser would otherwise have to.
  *
  * Input is processed in fixed blocks of 10 ms (held back until complete), so the output
  * is bit-identical however the input is cut into calls: liquid's SIMD paths round

@@ -824,8 +824,9 @@ TEST(M110dWaveform, IncrementFetchOrderIsTheLoadingsInverse)
         EXPECT_EQ(increment_fetch_order(size, increment), expected)
             << size << ", " << increment;
     }
-    for (const m110d_mode& m : { *m110d_mode_for(48, 12, m110d_interleaver::long_),
-                                 *m110d_mode_for(3, 6, m110d_interleaver::ultra_short) }) {
+    for (const m110d_mode& m :
+         { *m110d_mode_for(48, 12, m110d_interleaver::long_),
+           *m110d_mode_for(3, 6, m110d_interleaver::ultra_short) }) {
         const std::vector<uint32_t> order = m110d_fetch_order(m);
         std::vector<uint32_t> sorted = order;
         std::sort(sorted.begin(), sorted.end());

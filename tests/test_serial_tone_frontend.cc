@@ -23,8 +23,7 @@ namespace {
 // The front end's low-pass as liquid's firfilt runs it, sample by sample.
 std::vector<cf> liquid_lowpassed(const std::vector<cf>& in, double symbol_rate)
 {
-    const float cutoff =
-        float(float(1900.0 / 2400.0 * symbol_rate) / (4 * symbol_rate));
+    const float cutoff = float(float(1900.0 / 2400.0 * symbol_rate) / (4 * symbol_rate));
     firfilt_crcf f = firfilt_crcf_create_kaiser(65, cutoff, 70.0f, 0.0f);
     std::vector<cf> out(in.size());
     for (size_t k = 0; k < in.size(); ++k) {
@@ -47,7 +46,8 @@ std::vector<cf> noise(size_t n, uint32_t seed)
 
 bool same_bits(const std::vector<cf>& a, const std::vector<cf>& b)
 {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(cf)) == 0;
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), a.size() * sizeof(cf)) == 0;
 }
 
 } // namespace
@@ -70,9 +70,9 @@ TEST(SerialToneFrontend, LowpassGivesLiquidsFirfiltToTheBit)
                 front.process(in.data() + k, std::min(call, in.size() - k), out);
             ASSERT_LE(out.size(), expected.size());
             ASSERT_GT(out.size(), expected.size() - size_t(fc.sample_rate / 100));
-            EXPECT_TRUE(same_bits(out,
-                                  std::vector<cf>(expected.begin(),
-                                                  expected.begin() + long(out.size()))))
+            EXPECT_TRUE(same_bits(
+                out,
+                std::vector<cf>(expected.begin(), expected.begin() + long(out.size()))))
                 << symbol_rate << " Bd, calls of " << call;
         }
     }
@@ -87,8 +87,8 @@ TEST(SerialToneFrontend, LowpassSumsEachOutputOverItsOwnSamples)
     x[2 * 2 + 1] = 3.0f; // imaginary
     std::vector<float> out(2 * 5, -1.0f);
     serial_tone_lowpass(taps.data(), taps.size(), x.data(), 5, out.data());
-    const std::vector<float> expected = { 2.0f, 6.0f, -0.25f, -0.75f, 0.5f, 1.5f,
-                                          0.0f, 0.0f, 0.0f, 0.0f };
+    const std::vector<float> expected = { 2.0f, 6.0f, -0.25f, -0.75f, 0.5f,
+                                          1.5f, 0.0f, 0.0f,   0.0f,   0.0f };
     EXPECT_EQ(out, expected);
 }
 
@@ -112,8 +112,9 @@ TEST(SerialToneFrontend, LowpassOfAnyLengthGivesLiquidsFirfilt)
                             reinterpret_cast<const float*>(in.data()),
                             outputs,
                             reinterpret_cast<float*>(out.data()));
-        EXPECT_TRUE(same_bits(
-            out, std::vector<cf>(expected.begin() + 64, expected.begin() + 64 + long(outputs))))
+        EXPECT_TRUE(same_bits(out,
+                              std::vector<cf>(expected.begin() + 64,
+                                              expected.begin() + 64 + long(outputs))))
             << outputs << " outputs";
     }
 }

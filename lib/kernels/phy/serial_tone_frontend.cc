@@ -254,7 +254,10 @@ void serial_tone_lowpass(
     // Output k sums taps[i] x[k + i] for i = 0, 1, ... in turn from 0, each product
     // rounded before it is added (no fused multiply-add), as liquid's portable dot
     // product does: the same floats as liquid's firfilt. Several outputs at a time, a
-    // vector lane each, so no sum is reordered.
+    // vector lane each, so no sum is reordered. (Not VOLK's dot product: it would change
+    // every output at the last bit, and Debian's VOLK 2.5 picks a u_avx2_fma kernel for
+    // volk_32fc_32f_dot_prod_32fc that loads as aligned and crashes on this buffer,
+    // fixed in later VOLK: gnuradio/volk pull request 661.)
     size_t k = 0;
 #if defined(HFSTACK_LOWPASS_AVX)
     if (lowpass_avx)

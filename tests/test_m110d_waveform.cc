@@ -808,3 +808,29 @@ TEST(M110dWaveform, LongBlockCodedAgainAndDepuncturedInRangesIsTheSameOnOneThrea
         }
     }
 }
+
+// The fetch order is entry k: the bit loaded at (n * increment) mod size, whether the
+// increment is prime to the size (written in order by its inverse) or not (scattered).
+TEST(M110dWaveform, IncrementFetchOrderIsTheLoadingsInverse)
+{
+    const std::pair<uint32_t, uint32_t> cases[] = {
+        { 1, 0 },   { 1, 5 },    { 2, 1 },      { 7, 3 },         { 10, 4 },
+        { 12, 18 }, { 97, 200 }, { 1000, 999 }, { 65536, 12345 }, { 1843200, 1921 }
+    };
+    for (const auto& [size, increment] : cases) {
+        std::vector<uint32_t> expected(size);
+        for (uint64_t n = 0; n < size; ++n)
+            expected[size_t(n * increment % size)] = uint32_t(n);
+        EXPECT_EQ(increment_fetch_order(size, increment), expected)
+            << size << ", " << increment;
+    }
+    for (const m110d_mode& m :
+         { *m110d_mode_for(48, 12, m110d_interleaver::long_),
+           *m110d_mode_for(3, 6, m110d_interleaver::ultra_short) }) {
+        const std::vector<uint32_t> order = m110d_fetch_order(m);
+        std::vector<uint32_t> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        for (size_t k = 0; k < sorted.size(); ++k)
+            ASSERT_EQ(sorted[k], k) << m.name();
+    }
+}

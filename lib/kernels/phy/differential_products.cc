@@ -219,6 +219,12 @@ double differential_correlator::z_at(const serial_tone_samples& input,
     return z_of(input, n, p, 0, sum);
 }
 
+float magnitude(std::complex<float> sum)
+{
+    const double re = sum.real(), im = sum.imag();
+    return float(std::sqrt(re * re + im * im));
+}
+
 double differential_correlator::z_of(const serial_tone_samples& input,
                                      uint64_t n,
                                      const std::complex<float>* p,
@@ -240,14 +246,14 @@ double differential_correlator::z_of(const serial_tone_samples& input,
                        sum,
                        err2) &&
             err2 <= fft_z_error * fft_z_error * e) {
-            const double z = std::abs(sum) / std::sqrt(e);
+            const double z = magnitude(sum) / std::sqrt(e);
             if (z < d_exact_from)
                 return z;
         }
     }
     volk_32fc_x2_dot_prod_32fc(
         &sum, p, d_conj_rotations.data(), unsigned(d_conj_rotations.size()));
-    return e > 0 ? std::abs(sum) / std::sqrt(e) : 0.0;
+    return e > 0 ? magnitude(sum) / std::sqrt(e) : 0.0;
 }
 
 void differential_correlator::z_run(

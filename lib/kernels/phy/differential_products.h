@@ -95,6 +95,11 @@ struct correlation_peak {
     }
 };
 
+// |z| as glibc's hypotf (std::abs of a complex float) computes it, the squares and their
+// sum in double and its root rounded to float: the same floats, without a call per
+// candidate in the search.
+float magnitude(std::complex<float> z);
+
 // A differential correlation against a known symbol sequence, as a z-score against the
 // noise: z = |C| / sqrt(sum |p|^2), C = sum over k of p(n + (k + 1) sps) conj(rotation
 // k), rotation k = known[k + 1] conj(known[k]). C's angle is the carrier's turn per

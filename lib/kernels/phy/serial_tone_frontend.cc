@@ -13,6 +13,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HFSTACK_LOWPASS_AVX 1
+#include <immintrin.h>
+#endif
+
 namespace gr {
 namespace hfstack {
 namespace phy {
@@ -95,6 +103,12 @@ serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& co
     const float cutoff_hz = float(lowpass_cutoff_symbols * d_cfg.symbol_rate);
     d_liquid->lowpass = firfilt_crcf_create_kaiser(
         lowpass_taps, float(cutoff_hz / output_rate()), 70.0f, 0.0f);
+    // liquid's design, filtered here (serial_tone_lowpass): the oldest sample's tap
+    // first, as liquid's window and reversed taps take them.
+    const float* h = firfilt_crcf_get_coefficients(d_liquid->lowpass);
+    d_taps_oldest_first.assign(h, h + lowpass_taps);
+    std::reverse(d_taps_oldest_first.begin(), d_taps_oldest_first.end());
+    d_history.assign(2 * (lowpass_taps - 1), 0.0f);
 }
 
 serial_tone_frontend::~serial_tone_frontend() = default;
@@ -174,9 +188,100 @@ void serial_tone_frontend::finish(std::vector<std::complex<float>>& mixed,
     }
     const size_t first = out.size();
     out.resize(first + src->size());
-    if (!src->empty())
-        firfilt_crcf_execute_block(
-            d_liquid->lowpass, src->data(), unsigned(src->size()), &out[first]);
+    if (src->empty())
+        return;
+    // The last taps - 1 samples before the block, then the block, as floats.
+    const size_t keep = d_history.size(), m = src->size();
+    d_history.resize(keep + 2 * m);
+    const float* block = reinterpret_cast<const float*>(src->data());
+    std::copy(block, block + 2 * m, d_history.begin() + long(keep));
+    serial_tone_lowpass(d_taps_oldest_first.data(),
+                        d_taps_oldest_first.size(),
+                        d_history.data(),
+                        m,
+                        reinterpret_cast<float*>(&out[first]));
+    d_history.erase(d_history.begin(), d_history.begin() + long(2 * m));
+}
+
+namespace {
+
+// One output's sum, as liquid's portable dot product takes it.
+void lowpass_one(const float* taps, size_t count, const float* x, float* out)
+{
+    float re = 0, im = 0;
+    for (size_t i = 0; i < count; ++i) {
+        re += taps[i] * x[2 * i];
+        im += taps[i] * x[2 * i + 1];
+    }
+    out[0] = re;
+    out[1] = im;
+}
+
+#if defined(HFSTACK_LOWPASS_AVX)
+bool avx_available() { return __builtin_cpu_supports("avx"); }
+const bool lowpass_avx = avx_available();
+
+// Sixteen outputs (32 floats) from `k` on: four vectors of eight lanes, each lane one
+// output's real or imaginary sum.
+__attribute__((target("avx"))) size_t
+lowpass_avx16(const float* taps, size_t count, const float* x, size_t outputs, float* out)
+{
+    size_t k = 0;
+    for (; k + 16 <= outputs; k += 16) {
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        const float* at = x + 2 * k;
+        for (size_t i = 0; i < count; ++i, at += 2) {
+            const __m256 h = _mm256_set1_ps(taps[i]);
+            s0 = _mm256_add_ps(s0, _mm256_mul_ps(h, _mm256_loadu_ps(at)));
+            s1 = _mm256_add_ps(s1, _mm256_mul_ps(h, _mm256_loadu_ps(at + 8)));
+            s2 = _mm256_add_ps(s2, _mm256_mul_ps(h, _mm256_loadu_ps(at + 16)));
+            s3 = _mm256_add_ps(s3, _mm256_mul_ps(h, _mm256_loadu_ps(at + 24)));
+        }
+        _mm256_storeu_ps(out + 2 * k, s0);
+        _mm256_storeu_ps(out + 2 * k + 8, s1);
+        _mm256_storeu_ps(out + 2 * k + 16, s2);
+        _mm256_storeu_ps(out + 2 * k + 24, s3);
+    }
+    return k;
+}
+#endif
+
+} // namespace
+
+void serial_tone_lowpass(
+    const float* taps, size_t count, const float* samples, size_t outputs, float* out)
+{
+    // Output k sums taps[i] x[k + i] for i = 0, 1, ... in turn from 0, each product
+    // rounded before it is added (no fused multiply-add), as liquid's portable dot
+    // product does: the same floats as liquid's firfilt. Several outputs at a time, a
+    // vector lane each, so no sum is reordered. (Not VOLK's dot product: it would change
+    // every output at the last bit, and Debian's VOLK 2.5 picks a u_avx2_fma kernel for
+    // volk_32fc_32f_dot_prod_32fc that loads as aligned and crashes on this buffer,
+    // fixed in later VOLK: gnuradio/volk pull request 661.)
+    size_t k = 0;
+#if defined(HFSTACK_LOWPASS_AVX)
+    if (lowpass_avx)
+        k = lowpass_avx16(taps, count, samples, outputs, out);
+#endif
+#if defined(__SSE2__)
+    for (; k + 8 <= outputs; k += 8) {
+        __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        const float* at = samples + 2 * k;
+        for (size_t i = 0; i < count; ++i, at += 2) {
+            const __m128 h = _mm_set1_ps(taps[i]);
+            s0 = _mm_add_ps(s0, _mm_mul_ps(h, _mm_loadu_ps(at)));
+            s1 = _mm_add_ps(s1, _mm_mul_ps(h, _mm_loadu_ps(at + 4)));
+            s2 = _mm_add_ps(s2, _mm_mul_ps(h, _mm_loadu_ps(at + 8)));
+            s3 = _mm_add_ps(s3, _mm_mul_ps(h, _mm_loadu_ps(at + 12)));
+        }
+        _mm_storeu_ps(out + 2 * k, s0);
+        _mm_storeu_ps(out + 2 * k + 4, s1);
+        _mm_storeu_ps(out + 2 * k + 8, s2);
+        _mm_storeu_ps(out + 2 * k + 12, s3);
+    }
+#endif
+    for (; k < outputs; ++k)
+        lowpass_one(taps, count, samples + 2 * k, out + 2 * k);
 }
 
 } // namespace phy

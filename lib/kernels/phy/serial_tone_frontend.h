@@ -12,10 +12,11 @@
  *
  * Real audio is mixed down by the carrier (the image at -2 fc is removed by the
  * low-pass); other rates go through liquid-dsp's multi-stage resampler (any ratio: a
- * USRP's 96 or 250 kS/s to 153.6 kHz for 48 kHz); the low-pass (liquid Kaiser, cut-off
- * 0.79 of the symbol rate: 1.9 kHz at 2400 Bd) leaves +-0.675 symbol rates of RRC-0.35
- * signal (1.62 kHz) plus 0.117 (280 Hz) of offset and removes what the equaliser would
- * otherwise have to.
+ * USRP's 96 or 250 kS/s to 153.6 kHz for 48 kHz); the low-pass (liquid's Kaiser design,
+ * cut-off 0.79 of the symbol rate: 1.9 kHz at 2400 Bd; filtered by serial_tone_lowpass,
+ * liquid's firfilt's floats at a tenth of its cost) leaves +-0.675 symbol rates of
+ * RRC-0.35 signal (1.62 kHz) plus 0.117 (280 Hz) of offset and removes what the
+ * equaliser would otherwise have to.
  *
  * Input is processed in fixed blocks of 10 ms (held back until complete), so the output
  * is bit-identical however the input is cut into calls: liquid's SIMD paths round
@@ -25,6 +26,7 @@
 #define HFSTACK_KERNELS_PHY_SERIAL_TONE_FRONTEND_H
 
 #include <complex>
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -75,7 +77,17 @@ private:
     size_t d_block = 0;           // input samples per block
     std::vector<float> d_real_in; // input waiting for a whole block
     std::vector<std::complex<float>> d_complex_in;
+    std::vector<float> d_taps_oldest_first; // the low-pass's, liquid's design
+    std::vector<float> d_history;           // the low-pass's input (re, im) held back
 };
+
+// The front end's low-pass: out[k] (re, im) = sum over i of taps[i] x[k + i], for k in
+// [0, outputs), samples holding outputs + count - 1 complex samples (re, im), oldest
+// first. Each sum in tap order, a product rounded before it is added: liquid's
+// firfilt_crcf to the bit where liquid runs its portable dot product, at a fraction of
+// its cost (eight outputs at a time).
+void serial_tone_lowpass(
+    const float* taps, size_t count, const float* samples, size_t outputs, float* out);
 
 } // namespace phy
 } // namespace hfstack

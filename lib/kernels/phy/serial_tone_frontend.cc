@@ -10,15 +10,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HFSTACK_LOWPASS_AVX 1
-#include <immintrin.h>
 #endif
 
 namespace gr {
@@ -217,32 +214,44 @@ void lowpass_one(const float* taps, size_t count, const float* x, float* out)
     out[1] = im;
 }
 
+// Four vectors of V's lanes from output k on (2 x lanes outputs), each lane one
+// output's real or imaginary sum; the outputs done returned. Inlined into each
+// instruction set's caller, which gives V its instructions.
+template <typename V>
+__attribute__((always_inline)) inline size_t lowpass_vectors(
+    const float* taps, size_t count, const float* x, size_t outputs, float* out, size_t k)
+{
+    constexpr size_t lanes = sizeof(V) / sizeof(float);
+    for (; k + 2 * lanes <= outputs; k += 2 * lanes) {
+        V sum[4] = {};
+        const float* at = x + 2 * k;
+        for (size_t i = 0; i < count; ++i, at += 2) {
+            V h;
+            for (size_t l = 0; l < lanes; ++l)
+                h[l] = taps[i];
+            for (size_t v = 0; v < 4; ++v) {
+                V y;
+                std::memcpy(&y, at + v * lanes, sizeof y);
+                sum[v] += h * y;
+            }
+        }
+        for (size_t v = 0; v < 4; ++v)
+            std::memcpy(out + 2 * k + v * lanes, &sum[v], sizeof(V));
+    }
+    return k;
+}
+
+typedef float four_floats __attribute__((vector_size(16)));
+typedef float eight_floats __attribute__((vector_size(32)));
+
 #if defined(HFSTACK_LOWPASS_AVX)
 bool avx_available() { return __builtin_cpu_supports("avx"); }
 const bool lowpass_avx = avx_available();
 
-// Sixteen outputs (32 floats) from `k` on: four vectors of eight lanes, each lane one
-// output's real or imaginary sum.
 __attribute__((target("avx"))) size_t
 lowpass_avx16(const float* taps, size_t count, const float* x, size_t outputs, float* out)
 {
-    size_t k = 0;
-    for (; k + 16 <= outputs; k += 16) {
-        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-        const float* at = x + 2 * k;
-        for (size_t i = 0; i < count; ++i, at += 2) {
-            const __m256 h = _mm256_set1_ps(taps[i]);
-            s0 = _mm256_add_ps(s0, _mm256_mul_ps(h, _mm256_loadu_ps(at)));
-            s1 = _mm256_add_ps(s1, _mm256_mul_ps(h, _mm256_loadu_ps(at + 8)));
-            s2 = _mm256_add_ps(s2, _mm256_mul_ps(h, _mm256_loadu_ps(at + 16)));
-            s3 = _mm256_add_ps(s3, _mm256_mul_ps(h, _mm256_loadu_ps(at + 24)));
-        }
-        _mm256_storeu_ps(out + 2 * k, s0);
-        _mm256_storeu_ps(out + 2 * k + 8, s1);
-        _mm256_storeu_ps(out + 2 * k + 16, s2);
-        _mm256_storeu_ps(out + 2 * k + 24, s3);
-    }
-    return k;
+    return lowpass_vectors<eight_floats>(taps, count, x, outputs, out, 0);
 }
 #endif
 
@@ -264,21 +273,7 @@ void serial_tone_lowpass(
         k = lowpass_avx16(taps, count, samples, outputs, out);
 #endif
 #if defined(__SSE2__)
-    for (; k + 8 <= outputs; k += 8) {
-        __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-        const float* at = samples + 2 * k;
-        for (size_t i = 0; i < count; ++i, at += 2) {
-            const __m128 h = _mm_set1_ps(taps[i]);
-            s0 = _mm_add_ps(s0, _mm_mul_ps(h, _mm_loadu_ps(at)));
-            s1 = _mm_add_ps(s1, _mm_mul_ps(h, _mm_loadu_ps(at + 4)));
-            s2 = _mm_add_ps(s2, _mm_mul_ps(h, _mm_loadu_ps(at + 8)));
-            s3 = _mm_add_ps(s3, _mm_mul_ps(h, _mm_loadu_ps(at + 12)));
-        }
-        _mm_storeu_ps(out + 2 * k, s0);
-        _mm_storeu_ps(out + 2 * k + 4, s1);
-        _mm_storeu_ps(out + 2 * k + 8, s2);
-        _mm_storeu_ps(out + 2 * k + 12, s3);
-    }
+    k = lowpass_vectors<four_floats>(taps, count, samples, outputs, out, k);
 #endif
     for (; k < outputs; ++k)
         lowpass_one(taps, count, samples + 2 * k, out + 2 * k);

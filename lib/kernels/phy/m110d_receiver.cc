@@ -322,9 +322,7 @@ void m110d_receiver::state::trim_now()
     // A WN0 block read as noise is searched again from its first chip.
     if (stage == phase::data && mode && mode->wn == 0 && cfg.wn0_end_at_foreign_block &&
         symbol > preamble_end)
-        keep = std::min(
-            keep,
-            start + (wn0_block_first_symbol(symbol - 1) - m110d_walsh_data_chips) * sps);
+        keep = std::min(keep, wn0_block_search_from(symbol - 1));
     // A burst its data may yet refuse: the search goes on after its preamble then.
     if (stage == phase::data && !wid_candidates.empty())
         keep = std::min(keep, start);

@@ -324,10 +324,11 @@ struct m110d_receiver_config {
     // peak whose fields stood out less refused where none fits. The search runs up to
     // 1.5 s behind its input while one is held. False: such peaks are not taken.
     bool confirm_weak_with_data = true;
-    // With confirm_weak_with_data: such a peak is taken only within this offset (Hz) of
-    // the carrier, D.6.4's acquisition range; the coherent search itself reaches
-    // +-150 Hz. The data's mini-probes tell the offset only modulo the frame rate (25 Hz
-    // at WN1), so a peak in noise beyond the range can take a burst's data at an alias
+    // With confirm_weak_with_data: such a peak, and a WN0 start found from its data,
+    // is taken only within this offset (Hz) of the carrier, D.6.4's acquisition
+    // range; the coherent search itself reaches +-150 Hz, the WN0 data watch +-300
+    // Hz. The data's mini-probes tell the offset only modulo the frame rate (25 Hz at
+    // WN1), so a peak in noise beyond the range can take a burst's data at an alias
     // (F.1487 poor, WN1 at 2 dB, M = 1, channel seed 37: one at 125 Hz just past a
     // preamble the search had missed, its data read as WN2, two transmissions lost).
     // 150: the whole reach.

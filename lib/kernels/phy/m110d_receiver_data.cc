@@ -466,7 +466,7 @@ bool m110d_receiver::state::data(std::vector<m110d_burst>& done)
         if (mode->wn == 0) {
             block_end =
                 cfg.wn0_symbol_decisions ? wn0_chip(role) : wn0_chip_decided(z, role);
-            if (block_end && wid_candidates.empty() && foreign_wn0_block(k)) {
+            if (block_end && wid_candidates.empty() && foreign_wn0_block()) {
                 end_burst_before_block(k, done);
                 return true;
             }
@@ -589,29 +589,30 @@ bool m110d_receiver::state::burst_ended(bool block_end,
     return false;
 }
 
-uint64_t m110d_receiver::state::wn0_block_first_symbol(uint64_t k) const
+uint64_t m110d_receiver::state::wn0_block_search_from(uint64_t k) const
 {
+    // A Walsh symbol before the block's first chip: the next transmission may follow
+    // at once, and the tracked timing have slipped a little.
     const uint64_t block_symbols =
         uint64_t(mode->frames_per_block) * m110d_walsh_data_chips;
-    return preamble_end + (k - preamble_end) / block_symbols * block_symbols;
+    const uint64_t first =
+        preamble_end + (k - preamble_end) / block_symbols * block_symbols;
+    return start + (first - m110d_walsh_data_chips) * sps;
 }
 
-bool m110d_receiver::state::foreign_wn0_block(uint64_t k) const
+bool m110d_receiver::state::foreign_wn0_block() const
 {
+    // (A block decoded before: this one is not the burst's first.)
     return cfg.wn0_end_at_foreign_block && eom_at == no_eom && !bits.empty() &&
-           walsh_match < wn0_foreign_block_match * mode->frames_per_block &&
-           wn0_block_first_symbol(k) > preamble_end;
+           walsh_match < wn0_foreign_block_match * mode->frames_per_block;
 }
 
 void m110d_receiver::state::end_burst_before_block(uint64_t k,
                                                    std::vector<m110d_burst>& done)
 {
-    // Its LLRs are not decoded (its tapped symbols are held, as a lost block's). The
-    // search from a Walsh symbol before it (the next transmission may follow at once,
-    // and the tracked timing have slipped a little).
+    // Its LLRs are not decoded (its tapped symbols are held, as a lost block's).
     block_llr.clear();
-    const uint64_t first = wn0_block_first_symbol(k) - m110d_walsh_data_chips;
-    end_burst(false, done, start + first * sps);
+    end_burst(false, done, wn0_block_search_from(k));
 }
 
 void m110d_receiver::state::end_burst(bool eom,

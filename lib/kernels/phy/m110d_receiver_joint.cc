@@ -111,6 +111,20 @@ struct lag_sums {
     }
 };
 
+// The offset the data turn by: the turn from one window of known symbols to the next on
+// the search's coarse offset; none beyond max_hz, where the data may fit at an alias of
+// their frames (the turn is read modulo the frame rate).
+std::optional<double> offset_from_data(double coarse_hz,
+                                       const structure_evidence& e,
+                                       double symbol_rate,
+                                       double max_hz)
+{
+    const double hz = coarse_hz + std::arg(e.turn) / (2 * M_PI * e.spacing) * symbol_rate;
+    if (std::abs(hz) > max_hz)
+        return std::nullopt;
+    return hz;
+}
+
 structure_evidence best_lag(const m110d_mode& mode,
                             unsigned spacing,
                             const std::vector<lag_sums>& sums,
@@ -592,10 +606,11 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     // The offset: the turn from one window of known symbols to the next (4.7 Hz
     // between the coherent search's offsets; +-12.5 Hz reach at WN1's 96-symbol frames,
     // 3.1 Hz at WN11's 384).
-    const double hz =
-        w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
-    if (std::abs(hz) > cfg.weak_max_offset_hz)
+    const std::optional<double> data_hz =
+        offset_from_data(w.hz, *best, symbol_rate, cfg.weak_max_offset_hz);
+    if (!data_hz)
         return std::nullopt;
+    const double hz = *data_hz;
     // The count and WID: the valid fields of a mode among the structures that may be
     // the burst's whose symbols correlate best (in a fade symbol-by-symbol decisions
     // fail), at the preamble's timing (the side peak's a Walsh symbol off where the data
@@ -795,10 +810,11 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
             best->mode, y, origin, best->lag, preamble_end + before + reach) >=
         weak_before_z)
         return std::nullopt;
-    const double hz =
-        w.hz + std::arg(best->turn) / (2 * M_PI * best->spacing) * symbol_rate;
-    if (std::abs(hz) > cfg.weak_max_offset_hz)
+    const std::optional<double> data_hz =
+        offset_from_data(w.hz, *best, symbol_rate, cfg.weak_max_offset_hz);
+    if (!data_hz)
         return std::nullopt;
+    const double hz = *data_hz;
     const int side = best->lag < -weak_lags  ? -int(walsh_chips)
                      : best->lag > weak_lags ? int(walsh_chips)
                                              : 0;

@@ -674,11 +674,11 @@ struct m110d_receiver::state {
     void end_burst(bool eom,
                    std::vector<m110d_burst>& done,
                    std::optional<uint64_t> search_from = std::nullopt);
-    // wn0_end_at_foreign_block: the first symbol of the WN0 block symbol k lies in;
-    // whether the block just read (k its last) is a later one read as noise before any
-    // EOM; the burst ended before it, the search from its first chip.
-    uint64_t wn0_block_first_symbol(uint64_t k) const;
-    bool foreign_wn0_block(uint64_t k) const;
+    // wn0_end_at_foreign_block: the sample the search starts again from when the WN0
+    // block symbol k lies in is read as noise; whether the block just read is a later
+    // one read as noise before any EOM; the burst ended before it.
+    uint64_t wn0_block_search_from(uint64_t k) const;
+    bool foreign_wn0_block() const;
     void end_burst_before_block(uint64_t k, std::vector<m110d_burst>& done);
     void hand_on_decoded(std::vector<m110d_burst>& done);
     // After a frame (or its probe), for both equalisers: the burst ends at its EOM or

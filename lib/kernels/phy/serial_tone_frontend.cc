@@ -41,13 +41,10 @@ constexpr double block_s = 0.01; // fixed processing block (see the header)
 
 struct serial_tone_frontend::liquid_objects {
     msresamp_crcf resampler = nullptr;
-    firfilt_crcf lowpass = nullptr;
     ~liquid_objects()
     {
         if (resampler)
             msresamp_crcf_destroy(resampler);
-        if (lowpass)
-            firfilt_crcf_destroy(lowpass);
     }
 };
 
@@ -98,12 +95,14 @@ serial_tone_frontend::serial_tone_frontend(const serial_tone_frontend_config& co
     d_block = std::max<size_t>(1, size_t(std::lround(d_cfg.sample_rate * block_s)));
     // As a float the 3 kHz receiver's cut-off is 1900.0f / 9600 exactly as before.
     const float cutoff_hz = float(lowpass_cutoff_symbols * d_cfg.symbol_rate);
-    d_liquid->lowpass = firfilt_crcf_create_kaiser(
-        lowpass_taps, float(cutoff_hz / output_rate()), 70.0f, 0.0f);
-    // liquid's design, filtered here (serial_tone_lowpass): the oldest sample's tap
-    // first, as liquid's window and reversed taps take them.
-    const float* h = firfilt_crcf_get_coefficients(d_liquid->lowpass);
-    d_taps_oldest_first.assign(h, h + lowpass_taps);
+    // liquid's Kaiser design (as its firfilt_crcf_create_kaiser makes it), filtered here
+    // (serial_tone_lowpass): the oldest sample's tap first, as firfilt takes them.
+    d_taps_oldest_first.resize(lowpass_taps);
+    liquid_firdes_kaiser(lowpass_taps,
+                         float(cutoff_hz / output_rate()),
+                         70.0f,
+                         0.0f,
+                         d_taps_oldest_first.data());
     std::reverse(d_taps_oldest_first.begin(), d_taps_oldest_first.end());
     d_history.assign(2 * (lowpass_taps - 1), 0.0f);
 }

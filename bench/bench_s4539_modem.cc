@@ -363,151 +363,166 @@ int main(int argc, char** argv)
     m110d_receiver_config wide_rx_config; // App D (3 kHz)
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
-        if (key == "--profile")
-            profile = value;
-        else if (key == "--modes")
-            modes = split(value);
-        else if (key == "--snr") {
-            snrs.clear();
-            for (const std::string& v : split(value))
-                snrs.push_back(std::atof(v.c_str()));
-        } else if (key == "--seconds")
-            seconds = std::atof(value.c_str());
-        else if (key == "--seed")
-            seed = std::strtoull(value.c_str(), nullptr, 10);
-        else if (key == "--offset-hz")
-            offset_hz = std::atof(value.c_str());
-        else if (key == "--ppm")
-            ppm = std::atof(value.c_str());
-        else if (key == "--two-path") { // "delay_ms,spread_hz": two equal Rayleigh paths
-            const std::vector<std::string> v = split(value);
-            if (v.size() != 2) {
-                std::fprintf(stderr,
-                             "bench_s4539_modem: --two-path needs delay_ms,spread_hz\n");
-                return 2;
-            }
-            two_path_delay_ms = std::atof(v[0].c_str());
-            two_path_spread_hz = std::atof(v[1].c_str());
-            profile = "two-path " + value;
-        } else if (key ==
-                   "--static-paths") { // "d1,d2,...": equal static paths, delays in ms
-            static_paths_ms.clear();
-            for (const std::string& d : split(value))
-                static_paths_ms.push_back(std::atof(d.c_str()));
-            profile = "static " + value;
-        } else if (key == "--forgetting")
-            rx_config.forgetting = high_rx_config.forgetting = wide_rx_config.forgetting =
-                std::atof(value.c_str());
-        else if (key == "--decision-weight")
-            rx_config.decision_weight = high_rx_config.decision_weight =
-                wide_rx_config.decision_weight = std::atof(value.c_str());
-        else if (key == "--solve-interval")
-            rx_config.equaliser_solve_interval = high_rx_config.equaliser_solve_interval =
-                high_rx_config.qam64_solve_interval =
-                    wide_rx_config.equaliser_solve_interval =
-                        wide_rx_config.qam64_solve_interval =
-                            unsigned(std::atoi(value.c_str()));
-        else if (key == "--interpolate")
-            high_rx_config.interpolate_probes = wide_rx_config.interpolate_probes =
-                value != "0";
-        else if (key == "--backward")
-            high_rx_config.backward_frames = wide_rx_config.backward_frames =
-                value != "0";
-        else if (key == "--data-power")
-            high_rx_config.weigh_data_power = value != "0";
-        else if (key == "--walsh-weight")
-            rx_config.walsh_coherent_weight = std::atof(value.c_str());
-        else if (key == "--walsh-metric")
-            rx_config.walsh_metric = unsigned(std::atoi(value.c_str()));
-        else if (key == "--soft-feedback")
-            rx_config.soft_decoder_feedback = value != "0";
-        else if (key == "--passes")
-            rx_config.decoder_passes = high_rx_config.decoder_passes =
-                high_rx_config.qam64_decoder_passes = wide_rx_config.decoder_passes =
-                    unsigned(std::atoi(value.c_str()));
-        else if (key == "--detection-threshold")
-            rx_config.detection_threshold = high_rx_config.detection_threshold =
-                wide_rx_config.detection_threshold = std::atof(value.c_str());
-        else if (key == "--reliability-threshold")
-            high_rx_config.reliability_threshold = wide_rx_config.reliability_threshold =
-                std::atof(value.c_str());
-        else if (key == "--max-errors")
-            max_errors = size_t(std::atoll(value.c_str()));
-        else if (key == "--auto-baud")
-            auto_baud = unsigned(std::stoul(value));
-        else if (key == "--snr-reference") {
-            if (value != "mean" && value != "unit") {
-                std::fprintf(stderr,
-                             "bench_s4539_modem: --snr-reference is mean or unit\n");
-                return 2;
-            }
-            mean_reference = value == "mean";
-        } else if (key == "--levels")
-            levels = value != "0";
-        else if (key == "--verbose")
-            verbose = value != "0";
-        else if (key == "--sweep-hz-per-s")
-            sweep_hz_per_s = std::stod(value);
-        else if (key == "--frequency-rate")
-            wide_rx_config.follow_frequency_rate = value != "0";
-        else if (key == "--integrate")
-            wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
-        else if (key == "--wn0-symbols")
-            wide_rx_config.wn0_symbol_decisions = value != "0";
-        else if (key == "--wn0-forgetting")
-            wide_rx_config.wn0_forgetting = std::stod(value);
-        else if (key == "--find-readings")
-            wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
-                wide_rx_config.find_preamble_readings = high_rx_config.find_tail_biting =
-                    high_rx_config.find_scrambler = value != "0";
-        else if (key == "--wn0-pass")
-            wide_rx_config.wn0_decoder_pass = value != "0";
-        else if (key == "--wn0-margin")
-            wide_rx_config.wn0_sure_margin = std::stod(value);
-        else if (key == "--wn0-drift")
-            wide_rx_config.wn0_tap_drift = std::stod(value);
-        else if (key == "--superframes")
-            wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
-        else if (key == "--delay-spread-symbols")
-            wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
-        else if (key == "--sample-rate")
-            sample_rate = std::stod(value);
-        else if (key == "--fft-search")
-            wide_rx_config.fft_search = value != "0";
-        else if (key == "--coherent-search")
-            wide_rx_config.coherent_search = value != "0";
-        else if (key == "--coherent-two-paths")
-            wide_rx_config.coherent_two_paths = value != "0";
-        else if (key == "--confirm-weak")
-            wide_rx_config.confirm_weak_with_data = value != "0";
-        else if (key == "--wn0-data-start")
-            wide_rx_config.start_wn0_from_data = value != "0";
-        else if (key == "--weak-max-offset-hz")
-            wide_rx_config.weak_max_offset_hz = std::stod(value);
-        else if (key == "--wn0-foreign-block")
-            wide_rx_config.wn0_end_at_foreign_block = value != "0";
-        else if (key == "--time-scaled-tracking")
-            wide_rx_config.time_scaled_tracking = value != "0";
-        else if (key == "--equaliser") {
-            if (value == "auto")
-                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::automatic;
-            else if (value == "dfe")
-                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::mmse_dfe;
-            else if (value == "fde")
-                wide_rx_config.data_equaliser = phy::m110d_data_equaliser::block_fde;
+        // A value that does not read as its option's number: one line, not an abort.
+        try {
+            if (key == "--profile")
+                profile = value;
+            else if (key == "--modes")
+                modes = split(value);
+            else if (key == "--snr") {
+                snrs.clear();
+                for (const std::string& v : split(value))
+                    snrs.push_back(std::atof(v.c_str()));
+            } else if (key == "--seconds")
+                seconds = std::atof(value.c_str());
+            else if (key == "--seed")
+                seed = std::strtoull(value.c_str(), nullptr, 10);
+            else if (key == "--offset-hz")
+                offset_hz = std::atof(value.c_str());
+            else if (key == "--ppm")
+                ppm = std::atof(value.c_str());
+            else if (key ==
+                     "--two-path") { // "delay_ms,spread_hz": two equal Rayleigh paths
+                const std::vector<std::string> v = split(value);
+                if (v.size() != 2) {
+                    std::fprintf(
+                        stderr,
+                        "bench_s4539_modem: --two-path needs delay_ms,spread_hz\n");
+                    return 2;
+                }
+                two_path_delay_ms = std::atof(v[0].c_str());
+                two_path_spread_hz = std::atof(v[1].c_str());
+                profile = "two-path " + value;
+            } else if (key == "--static-paths") { // "d1,d2,...": equal static paths,
+                                                  // delays in ms
+                static_paths_ms.clear();
+                for (const std::string& d : split(value))
+                    static_paths_ms.push_back(std::atof(d.c_str()));
+                profile = "static " + value;
+            } else if (key == "--forgetting")
+                rx_config.forgetting = high_rx_config.forgetting =
+                    wide_rx_config.forgetting = std::atof(value.c_str());
+            else if (key == "--decision-weight")
+                rx_config.decision_weight = high_rx_config.decision_weight =
+                    wide_rx_config.decision_weight = std::atof(value.c_str());
+            else if (key == "--solve-interval")
+                rx_config.equaliser_solve_interval =
+                    high_rx_config.equaliser_solve_interval =
+                        high_rx_config.qam64_solve_interval =
+                            wide_rx_config.equaliser_solve_interval =
+                                wide_rx_config.qam64_solve_interval =
+                                    unsigned(std::atoi(value.c_str()));
+            else if (key == "--interpolate")
+                high_rx_config.interpolate_probes = wide_rx_config.interpolate_probes =
+                    value != "0";
+            else if (key == "--backward")
+                high_rx_config.backward_frames = wide_rx_config.backward_frames =
+                    value != "0";
+            else if (key == "--data-power")
+                high_rx_config.weigh_data_power = value != "0";
+            else if (key == "--walsh-weight")
+                rx_config.walsh_coherent_weight = std::atof(value.c_str());
+            else if (key == "--walsh-metric")
+                rx_config.walsh_metric = unsigned(std::atoi(value.c_str()));
+            else if (key == "--soft-feedback")
+                rx_config.soft_decoder_feedback = value != "0";
+            else if (key == "--passes")
+                rx_config.decoder_passes = high_rx_config.decoder_passes =
+                    high_rx_config.qam64_decoder_passes = wide_rx_config.decoder_passes =
+                        unsigned(std::atoi(value.c_str()));
+            else if (key == "--detection-threshold")
+                rx_config.detection_threshold = high_rx_config.detection_threshold =
+                    wide_rx_config.detection_threshold = std::atof(value.c_str());
+            else if (key == "--reliability-threshold")
+                high_rx_config.reliability_threshold =
+                    wide_rx_config.reliability_threshold = std::atof(value.c_str());
+            else if (key == "--max-errors")
+                max_errors = size_t(std::atoll(value.c_str()));
+            else if (key == "--auto-baud")
+                auto_baud = unsigned(std::stoul(value));
+            else if (key == "--snr-reference") {
+                if (value != "mean" && value != "unit") {
+                    std::fprintf(stderr,
+                                 "bench_s4539_modem: --snr-reference is mean or unit\n");
+                    return 2;
+                }
+                mean_reference = value == "mean";
+            } else if (key == "--levels")
+                levels = value != "0";
+            else if (key == "--verbose")
+                verbose = value != "0";
+            else if (key == "--sweep-hz-per-s")
+                sweep_hz_per_s = std::stod(value);
+            else if (key == "--frequency-rate")
+                wide_rx_config.follow_frequency_rate = value != "0";
+            else if (key == "--integrate")
+                wide_rx_config.integrate_superframes = unsigned(std::stoul(value));
+            else if (key == "--wn0-symbols")
+                wide_rx_config.wn0_symbol_decisions = value != "0";
+            else if (key == "--wn0-forgetting")
+                wide_rx_config.wn0_forgetting = std::stod(value);
+            else if (key == "--find-readings")
+                wide_rx_config.find_scrambler = wide_rx_config.find_tail_biting =
+                    wide_rx_config.find_preamble_readings =
+                        high_rx_config.find_tail_biting = high_rx_config.find_scrambler =
+                            value != "0";
+            else if (key == "--wn0-pass")
+                wide_rx_config.wn0_decoder_pass = value != "0";
+            else if (key == "--wn0-margin")
+                wide_rx_config.wn0_sure_margin = std::stod(value);
+            else if (key == "--wn0-drift")
+                wide_rx_config.wn0_tap_drift = std::stod(value);
+            else if (key == "--superframes")
+                wide_tx.timing.preamble.superframes = unsigned(std::stoul(value));
+            else if (key == "--delay-spread-symbols")
+                wide_rx_config.max_delay_spread_symbols = unsigned(std::stoul(value));
+            else if (key == "--sample-rate")
+                sample_rate = std::stod(value);
+            else if (key == "--fft-search")
+                wide_rx_config.fft_search = value != "0";
+            else if (key == "--coherent-search")
+                wide_rx_config.coherent_search = value != "0";
+            else if (key == "--coherent-two-paths")
+                wide_rx_config.coherent_two_paths = value != "0";
+            else if (key == "--confirm-weak")
+                wide_rx_config.confirm_weak_with_data = value != "0";
+            else if (key == "--wn0-data-start")
+                wide_rx_config.start_wn0_from_data = value != "0";
+            else if (key == "--weak-max-offset-hz")
+                wide_rx_config.weak_max_offset_hz = std::stod(value);
+            else if (key == "--wn0-foreign-block")
+                wide_rx_config.wn0_end_at_foreign_block = value != "0";
+            else if (key == "--time-scaled-tracking")
+                wide_rx_config.time_scaled_tracking = value != "0";
+            else if (key == "--equaliser") {
+                if (value == "auto")
+                    wide_rx_config.data_equaliser = phy::m110d_data_equaliser::automatic;
+                else if (value == "dfe")
+                    wide_rx_config.data_equaliser = phy::m110d_data_equaliser::mmse_dfe;
+                else if (value == "fde")
+                    wide_rx_config.data_equaliser = phy::m110d_data_equaliser::block_fde;
+                else {
+                    std::fprintf(
+                        stderr,
+                        "bench_s4539_modem: --equaliser takes auto, dfe or fde\n");
+                    return 2;
+                }
+            } else if (key == "--cpu-time")
+                cpu_clock = value != "0";
+            else if (key == "--threads")
+                wide_rx_config.threads = unsigned(std::max(1, std::atoi(value.c_str())));
+            else if (key == "--stream")
+                stream = value != "0";
             else {
-                std::fprintf(stderr,
-                             "bench_s4539_modem: --equaliser takes auto, dfe or fde\n");
+                std::fprintf(
+                    stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
                 return 2;
             }
-        } else if (key == "--cpu-time")
-            cpu_clock = value != "0";
-        else if (key == "--threads")
-            wide_rx_config.threads = unsigned(std::max(1, std::atoi(value.c_str())));
-        else if (key == "--stream")
-            stream = value != "0";
-        else {
-            std::fprintf(stderr, "bench_s4539_modem: unknown option %s\n", key.c_str());
+        } catch (const std::logic_error&) {
+            std::fprintf(stderr,
+                         "bench_s4539_modem: %s: %s is not a number\n",
+                         key.c_str(),
+                         value.c_str());
             return 2;
         }
     }

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -950,6 +951,27 @@ TEST(M110dReceiver, Wn0BurstWithoutItsEomEndsBeforeTheNextTransmission)
     without.wn0_end_at_foreign_block = false;
     for (const m110d_burst& b : receive_audio(audio, without))
         EXPECT_NE(b.bytes, second);
+}
+
+// Settings that cannot work are refused with their name.
+TEST(M110dReceiver, BadSettingsRefused)
+{
+    const auto refused = [](const std::function<void(m110d_receiver_config&)>& set,
+                            const std::string& name) {
+        m110d_receiver_config c;
+        set(c);
+        try {
+            m110d_receiver rx(c);
+            ADD_FAILURE() << name << " taken";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    };
+    refused([](m110d_receiver_config& c) { c.threads = 0; }, "threads");
+    refused([](m110d_receiver_config& c) { c.weak_max_offset_hz = -1; },
+            "weak_max_offset_hz");
+    refused([](m110d_receiver_config& c) { c.weak_max_offset_hz = std::nan(""); },
+            "weak_max_offset_hz");
 }
 
 TEST(M110dReceiver, NoiseAloneStartsNothing)

@@ -221,6 +221,9 @@ m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
         throw std::invalid_argument("m110d_receiver: decoder_passes must be at least 1");
     if (config.threads == 0)
         throw std::invalid_argument("m110d_receiver: threads must be at least 1");
+    if (!(config.weak_max_offset_hz >= 0))
+        throw std::invalid_argument(
+            "m110d_receiver: weak_max_offset_hz must be 0 or more");
     if (m110d_modes_at(config.bandwidth_khz).empty())
         throw std::invalid_argument(
             "m110d_receiver: bandwidth_khz " + std::to_string(config.bandwidth_khz) +

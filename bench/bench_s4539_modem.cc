@@ -75,6 +75,9 @@
  *       [--wn0-data-start 0|1]   (App D at 3 kHz, with --confirm-weak: WN0's data
  *       found with no preamble peak, the burst started from them, the default, or not
  *       as before)
+ *       [--probe-data-start 0|1]   (App D at 3 kHz, with --confirm-weak: WN1-WN13's
+ *       mini-probes found with no preamble peak, the burst started from them, the
+ *       default, or not as before)
  *       [--weak-max-offset-hz F]   (App D at 3 kHz, with --confirm-weak: such a peak
  *       taken only within F Hz of the carrier; 75 the default, 150 the search's reach)
  *       [--wn0-foreign-block 0|1]   (App D WN0: a later block read as noise before any
@@ -488,6 +491,8 @@ int main(int argc, char** argv)
                 wide_rx_config.confirm_weak_with_data = value != "0";
             else if (key == "--wn0-data-start")
                 wide_rx_config.start_wn0_from_data = value != "0";
+            else if (key == "--probe-data-start")
+                wide_rx_config.start_from_mini_probes = value != "0";
             else if (key == "--weak-max-offset-hz")
                 wide_rx_config.weak_max_offset_hz = std::stod(value);
             else if (key == "--wn0-foreign-block")

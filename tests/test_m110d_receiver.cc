@@ -907,6 +907,35 @@ TEST(M110dReceiver, Wn0BurstWithItsPreambleLostStartedFromItsData)
     expect_one_burst_whole(found, mode, data, mode.name().c_str(), 53);
 }
 
+// The same for WN1 (start_from_mini_probes): the mini-probes' turns from symbol to
+// symbol stand out folded over the frames, the data's first probe is found as the one
+// with no probes before it, the WID read among the frame structure's by its first block.
+// Without it, nothing.
+TEST(M110dReceiver, Wn1BurstWithItsPreambleLostStartedFromItsData)
+{
+    const m110d_mode mode = mode_of("WN1/3kHz/L");
+    const std::vector<uint8_t> data = random_bytes(mode.input_bits_per_block / 8, 97);
+    m110d_receiver_config without;
+    without.start_from_mini_probes = false;
+    for (uint64_t seed : { 50u, 51u, 52u }) {
+        const std::vector<m110d_burst> found =
+            faded_preamble_received(mode, data, 60, {}, seed, {}, 20);
+        expect_one_burst_whole(found, mode, data, mode.name().c_str(), seed);
+        EXPECT_TRUE(
+            faded_preamble_received(mode, data, 60, {}, seed, without, 20).empty())
+            << seed;
+    }
+    // Another frame structure (96 + 32 symbols), its fields read as M where the
+    // preamble was: the block's boundary probe and the interleavers tried in turn.
+    const m110d_mode wn3 = mode_of("WN3/3kHz/L");
+    const std::vector<uint8_t> wn3_data = random_bytes(wn3.input_bits_per_block / 8, 98);
+    expect_one_burst_whole(faded_preamble_received(wn3, wn3_data, 60, {}, 53, {}, -20),
+                           wn3,
+                           wn3_data,
+                           wn3.name().c_str(),
+                           53);
+}
+
 // A WN0 burst whose EOM is lost runs on into the next transmission: here the first is
 // cut after its first L block (7.68 s; its EOM would have been in the second) and the
 // next follows at once, its preamble lost whole (60 dB under its data), as in a fade

@@ -83,6 +83,8 @@ constexpr double coherent_best_fields_z = 7.0;
 constexpr double weak_margin = 1.5;
 // start_wn0_from_data: the WN0 watch's z over noise (m110d_wn0_data_watch).
 constexpr double wn0_watch_z = 6.0;
+// start_from_mini_probes: the mini-probe watches' (m110d_probe_data_watch).
+constexpr double probe_watch_z = 6.0;
 
 // Section k turned back by b k / coherent_bins of a turn: cos and sin per k, b.
 struct coherent_turns {
@@ -205,6 +207,24 @@ m110d_receiver::state::state(const m110d_receiver_config& c)
     if (c.start_wn0_from_data && c.confirm_weak_with_data && c.coherent_search &&
         c.bandwidth_khz == 3)
         wn0_watch.emplace(symbol_rate, wn0_watch_z);
+    if (c.start_from_mini_probes && c.confirm_weak_with_data && c.coherent_search &&
+        c.bandwidth_khz == 3)
+        for (const m110d_mode& m : m110d_modes_at(c.bandwidth_khz)) {
+            if (m.wn == 0 || std::any_of(probe_watches.begin(),
+                                         probe_watches.end(),
+                                         [&](const m110d_probe_data_watch& w) {
+                                             return w.data_symbols() == m.data_symbols &&
+                                                    w.probe_symbols() == m.probe_symbols;
+                                         }))
+                continue;
+            const unsigned frame = m.data_symbols + m.probe_symbols;
+            probe_watches.emplace_back(m.data_symbols,
+                                       m.probe_symbols,
+                                       sps,
+                                       symbol_rate,
+                                       probe_watch_frames(frame),
+                                       probe_watch_z);
+        }
 }
 
 m110d_receiver::m110d_receiver(const m110d_receiver_config& config)
@@ -313,11 +333,19 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, local_weak_peak.at);
     if (!weak.empty() && stage == phase::search)
         keep = std::min(keep, weak.front().at);
-    if (!wn0_starts.empty() && stage == phase::search)
-        keep = std::min(keep, wn0_starts.front().at);
-    for (const weak_judgement& j : wn0_alternates)
+    if (!data_starts.empty() && stage == phase::search)
+        keep = std::min(keep, data_starts.front().at);
+    for (const weak_judgement& j : data_start_alternates)
         keep = std::min(keep, j.at);
-    for (const auto& [excess, j] : wn0_decoded_starts)
+    // A probe start's first block may move it back (boundary_probe_shift).
+    if (stage == phase::data && found_from_data && data_start_current &&
+        data_start_current->from_probes && mode && !wid_candidates.empty()) {
+        const uint64_t back =
+            uint64_t(probe_start_reach_frames(mode->data_symbols + mode->probe_symbols)) *
+            (mode->data_symbols + mode->probe_symbols) * sps;
+        keep = std::min(keep, start > back ? start - back : 0);
+    }
+    for (const auto& [excess, j] : decoded_data_starts)
         keep = std::min(keep, j.at);
     // find_scrambler: the burst may be equalised again from its preamble.
     if (stage == phase::data && readings_open)
@@ -357,10 +385,9 @@ void m110d_receiver::state::restart_search(uint64_t from)
     // (Starts the WN0 watch proposed stay: a detection in their data refused goes back
     // a little; a burst taken let them go. A data start refused: the next of those that
     // passed with it is taken.)
-    if (!wn0_start_refused)
-        wn0_alternates.clear();
-    if (wn0_watch)
-        wn0_watch->reset();
+    if (!data_start_refused)
+        data_start_alternates.clear();
+    reset_data_watches();
     differential_from = 0;
     scores_count = scores_offered = 0;
     watch_pending = false;
@@ -679,12 +706,12 @@ bool m110d_receiver::state::search()
                                           : coherent_threshold;
         while (scores_offered < scores_count) {
             // A burst begun at a data start refused: the next start that passed.
-            if (wn0_start_refused && stage == phase::search) {
-                wn0_start_refused = false;
-                if (!wn0_alternates.empty()) {
-                    const weak_judgement next = wn0_alternates.front();
-                    wn0_alternates.erase(wn0_alternates.begin());
-                    take_wn0_start(next);
+            if (data_start_refused && stage == phase::search) {
+                data_start_refused = false;
+                if (!data_start_alternates.empty()) {
+                    const weak_judgement next = data_start_alternates.front();
+                    data_start_alternates.erase(data_start_alternates.begin());
+                    take_data_start(next);
                     return true;
                 }
             }
@@ -697,19 +724,19 @@ bool m110d_receiver::state::search()
             // A WN0 start found from its data alone, once the peaks held before its
             // data end are judged (one may be its preamble's; peaks in its data are
             // held and refused all along) and none is open.
-            if (!wn0_starts.empty() && stage == phase::search &&
+            if (!data_starts.empty() && stage == phase::search &&
                 (weak.empty() ||
-                 weak.front().at > wn0_start_data_end(wn0_starts.front())) &&
-                candidate >= wn0_starts_judged_at() && !peak.open &&
-                !coherent_peak.open && !local_weak_peak.open && wn0_start_confirmed())
+                 weak.front().at > data_start_judged_end(data_starts.front())) &&
+                candidate >= data_starts_judged_at() && !peak.open &&
+                !coherent_peak.open && !local_weak_peak.open && data_start_confirmed())
                 return true;
             const size_t i = scores_offered++;
             const uint64_t n = candidate++;
             // (Between bursts only: a burst's own data are its.)
-            if (wn0_watch && stage == phase::search)
-                watch_wn0_data(n);
-            else if (wn0_watch)
-                wn0_watch->reset();
+            if (stage == phase::search)
+                watch_data(n);
+            else
+                reset_data_watches();
             for (size_t a = 0; a < alignments.size(); ++a) {
                 const search_score& s = search_scores[a][i];
                 if (peak.offer(s.z, n, s.sum, cfg.detection_threshold)) {
@@ -751,7 +778,7 @@ bool m110d_receiver::state::search()
                 coherent_peak.open = false;
                 local_weak_peak.open = false;
                 weak.clear();
-                wn0_alternates.clear();
+                data_start_alternates.clear();
                 found_weak = false;
                 found_from_data = false;
                 found_by_coherent = false;
@@ -777,7 +804,7 @@ bool m110d_receiver::state::search()
                     continue;
                 }
                 weak.clear();
-                wn0_alternates.clear();
+                data_start_alternates.clear();
                 local_weak_peak.open = false;
                 found_weak = false;
                 found_from_data = false;
@@ -1446,7 +1473,7 @@ bool m110d_receiver::state::read_fields()
     if (mode->wn == 0)
         readings_open = false; // WN0 has the Trinomial scrambler only
     // The WN0 watch's starts lie in this burst.
-    wn0_starts.clear();
+    data_starts.clear();
     return true;
 }
 

@@ -39,7 +39,8 @@
  *      and its fields stand out. WN0's data are also watched for between bursts
  *      (start_wn0_from_data, m110d_wn0_data_watch): where they stand out with no
  *      preamble found, the burst starts at the scrambler period with no Walsh symbols
- *      before it, if its first block decodes.
+ *      before it, if its first block decodes; the mini-probes of the other modes
+ *      likewise (start_from_mini_probes, m110d_probe_data_watch).
  *   2. Preamble: the offset refined from the phase slope over the 160 chips (8-, then
  *      32-chip chunks); the channel measured on them (start_serial_tone_channel) and
  *      the MMSE-DFE started; the WID's five Walsh symbols equalised chip by chip (each
@@ -341,6 +342,14 @@ struct m110d_receiver_config {
     // earlier period matching), the WID read among WN0's and the burst refused where
     // its first block decodes under neither K. False: not done.
     bool start_wn0_from_data = true;
+    // The same for the frame structures with mini-probes (WN1-WN13): between bursts the
+    // products of symbols one apart are folded modulo each structure's frame and
+    // correlated with its mini-probe's own turns (m110d_probe_data_watch); where they
+    // stand out, the frames before are tried as the data's first probe and judged on
+    // their probes (none in the frames before), the WID read among the structure's
+    // modes, and each start that passed decoded in turn, the one whose first block fits
+    // best kept. False: not done.
+    bool start_from_mini_probes = true;
 };
 
 // As the App C receiver's: mode ("WN8/3kHz/L"), start sample (the first of the 160

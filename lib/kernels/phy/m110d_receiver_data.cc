@@ -296,8 +296,8 @@ bool m110d_receiver::state::choose_wid_by_data()
     const unsigned failures_refusing = mode->wn != 0 && cfg.find_scrambler ? 2 : 1;
     const bool refused = weak_fields_unsure && !weak_start_decoded &&
                          weak_start_failures >= failures_refusing;
-    if ((found_from_data && set_wn0_start_aside(decoded, best_excess)) || refused) {
-        wn0_start_refused = found_from_data;
+    if ((found_from_data && set_data_start_aside(decoded, best_excess)) || refused) {
+        data_start_refused = found_from_data;
         mode.reset();
         readings_open = false;
         block_llr.clear();
@@ -305,7 +305,7 @@ bool m110d_receiver::state::choose_wid_by_data()
         restart_after_refusal();
         return false;
     }
-    wn0_alternates.clear();
+    data_start_alternates.clear();
     if (!best || (best->first.wn == mode->wn && best->second == constraint_length))
         return true;
     mode = best->first;
@@ -646,13 +646,13 @@ void m110d_receiver::state::end_burst(bool eom,
     // No WN0 data start within this burst (its last block's fill is data-like under
     // the same scrambler periods).
     const uint64_t burst_end = search_from ? *search_from : start + next * sps;
-    wn0_starts_judged_through = std::max(wn0_starts_judged_through, burst_end);
-    wn0_starts.erase(std::remove_if(wn0_starts.begin(),
-                                    wn0_starts.end(),
-                                    [&](const weak_candidate& w) {
-                                        return w.at <= wn0_starts_judged_through;
-                                    }),
-                     wn0_starts.end());
+    data_starts_judged_through = std::max(data_starts_judged_through, burst_end);
+    data_starts.erase(std::remove_if(data_starts.begin(),
+                                     data_starts.end(),
+                                     [&](const weak_candidate& w) {
+                                         return w.at <= data_starts_judged_through;
+                                     }),
+                      data_starts.end());
     // A new preamble may have begun where the watch has not looked yet.
     uint64_t from = burst_end;
     if (candidate >= start + uint64_t(preamble_end) * sps)

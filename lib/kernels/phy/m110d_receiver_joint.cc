@@ -69,13 +69,13 @@ constexpr double weak_fields_near_z = 5.0;
 // that M and L tell apart), and the scrambler periods before the one the watch found
 // tried as the data's first (the watch adds two periods up at a time, and those may
 // have held too little of the data; a fade may have hidden the first).
-constexpr unsigned wn0_start_data_symbols = 7200;
+constexpr unsigned data_start_symbols = 7200;
 constexpr unsigned wn0_start_periods_back = 4;
 // ... and one period after it (the watch may fire in the period before the data's
 // first); the candidates of one detection (the first held and those up to six periods
 // after it, less half a period: not those a later detection adds after them) are
 // judged together.
-constexpr uint64_t wn0_start_group_reach =
+constexpr uint64_t data_start_group_reach =
     (2 * wn0_start_periods_back + 3) * m110d_wn0_data_watch::period_samples / 2;
 
 // Per symbol window of K known symbols, |sum y conj(known)|^2 over the window's energy:
@@ -152,10 +152,13 @@ structure_evidence best_lag(const m110d_mode& mode,
 // The mini-probes' evidence for each frame structure with probes (one per frame length,
 // probe length and block length: a boundary probe ends each block): y[origin + k + lag]
 // is symbol k of the data at a lag.
+// Over data_symbols of data; with `only`, its frames' structures alone.
 std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
                                                const std::vector<cf>& y,
                                                size_t origin,
-                                               const std::vector<int>& lags)
+                                               const std::vector<int>& lags,
+                                               unsigned data_symbols = weak_data_symbols,
+                                               const m110d_mode* only = nullptr)
 {
     std::vector<structure_evidence> evidence;
     std::vector<m110d_mode> done;
@@ -164,6 +167,9 @@ std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
                 return d.data_symbols == m.data_symbols &&
                        d.probe_symbols == m.probe_symbols;
             }))
+            continue;
+        if (only && (only->data_symbols != m.data_symbols ||
+                     only->probe_symbols != m.probe_symbols))
             continue;
         done.push_back(m);
         // The block lengths these frames come in, each a structure.
@@ -181,7 +187,7 @@ std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
         std::vector<std::vector<lag_sums>> sums(variants.size(),
                                                 std::vector<lag_sums>(lags.size()));
         // The probe after the preamble (frame -1), then the one after each frame.
-        for (unsigned j = 0; uint64_t(j) * frame + k <= weak_data_symbols; ++j)
+        for (unsigned j = 0; uint64_t(j) * frame + k <= data_symbols; ++j)
             for (size_t l = 0; l < lags.size(); ++l) {
                 const cf* x = y.data() + origin + size_t(j) * frame + lags[l];
                 double energy = 0;
@@ -448,7 +454,7 @@ bool m110d_receiver::state::weak_detection_confirmed()
     if (!best)
         return false;
     weak.clear(); // the later ones lie in its burst
-    wn0_alternates.clear();
+    data_start_alternates.clear();
     found_from_data = false;
     weak_fields = best->fields;
     weak_fields_unsure = best->fields_unsure;
@@ -649,8 +655,128 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     return j;
 }
 
-void m110d_receiver::state::watch_wn0_data(uint64_t n)
+void m110d_receiver::state::reset_data_watches()
 {
+    if (wn0_watch)
+        wn0_watch->reset();
+    for (m110d_probe_data_watch& w : probe_watches)
+        w.reset();
+}
+
+void m110d_receiver::state::hold_data_start(const weak_candidate& w)
+{
+    if (w.at <= data_starts_judged_through)
+        return;
+    auto place = std::find_if(data_starts.begin(),
+                              data_starts.end(),
+                              [&](const weak_candidate& h) { return h.at >= w.at; });
+    if (place != data_starts.end() && place->at == w.at)
+        return;
+    data_starts.insert(place, w);
+}
+
+std::optional<m110d_probe_data_watch::detection>
+m110d_receiver::state::probe_detection_refined(const m110d_probe_data_watch& watch,
+                                               m110d_probe_data_watch::detection d) const
+{
+    // The products' correlation has side lobes of 80-90 % of its peak a symbol or a
+    // Frank row off, turned by 80 or 480 Hz: in a fade one of those can stand out. The
+    // window's probes correlated with the mini-probe itself over the timings around it
+    // and a grid of offsets within weak_max_offset_hz tell the burst's (a grid step of
+    // 5 Hz loses under 1 % of a 48-symbol probe's power).
+    constexpr int timing_reach = 8; // symbols either side
+    constexpr double grid_hz = 5;
+    const unsigned k = watch.probe_symbols();
+    const unsigned frame = watch.data_symbols() + k;
+    const unsigned frames = watch.frames_summed();
+    const std::vector<cf> probe = m110d_mini_probe(k, false, k);
+    const int steps = int(std::floor(cfg.weak_max_offset_hz / grid_hz));
+    std::vector<std::vector<cd>> turns;
+    for (int h = -steps; h <= steps; ++h) {
+        std::vector<cd> t(k);
+        for (unsigned i = 0; i < k; ++i)
+            t[i] = std::polar(1.0, -2 * M_PI * h * grid_hz * i / symbol_rate);
+        turns.push_back(std::move(t));
+    }
+    const uint64_t reach = uint64_t(timing_reach) * sps;
+    const uint64_t span = uint64_t(frames - 1) * frame * sps;
+    if (d.probe_start < input.base() + span + reach ||
+        d.probe_start + reach + uint64_t(k) * sps > input.total())
+        return std::nullopt;
+    const uint64_t first = d.probe_start - span;
+    double best = 0;
+    uint64_t best_first = first;
+    int best_h = 0;
+    std::vector<double> power(turns.size());
+    std::vector<cd> q(k);
+    for (uint64_t at = first - reach; at <= first + reach; ++at) {
+        const std::vector<cf> y =
+            symbols_at_offset(input, at, (frames - 1) * frame + k, 0, symbol_rate);
+        std::fill(power.begin(), power.end(), 0.0);
+        double energy = 0;
+        for (unsigned j = 0; j < frames; ++j) {
+            for (unsigned i = 0; i < k; ++i) {
+                const cd x(y[size_t(j) * frame + i]);
+                q[i] = x * std::conj(cd(probe[i]));
+                energy += std::norm(x);
+            }
+            for (size_t h = 0; h < turns.size(); ++h) {
+                cd c;
+                for (unsigned i = 0; i < k; ++i)
+                    c += q[i] * turns[h][i];
+                power[h] += std::norm(c);
+            }
+        }
+        if (!(energy > 0))
+            continue;
+        for (size_t h = 0; h < turns.size(); ++h)
+            if (power[h] / energy > best) {
+                best = power[h] / energy;
+                best_first = at;
+                best_h = int(h) - steps;
+            }
+    }
+    if (!(best > 0))
+        return std::nullopt;
+    d.probe_start = best_first + span;
+    d.hz = best_h * grid_hz;
+    return d;
+}
+
+void m110d_receiver::state::watch_data(uint64_t n)
+{
+    if (!probe_watches.empty()) {
+        const cf product = input.at(n + sps) * std::conj(input.at(n));
+        for (m110d_probe_data_watch& watch : probe_watches) {
+            std::optional<m110d_probe_data_watch::detection> d = watch.add(n, product);
+            if (!d)
+                continue;
+            d = probe_detection_refined(watch, *d);
+            if (!d)
+                continue;
+            // The data's first probe (the one after the preamble) is one of the window's
+            // or of those in the window before (which had too little of the data), or
+            // the next.
+            const uint64_t frame = watch.frame_samples();
+            const uint64_t preamble = uint64_t(preamble_end) * sps;
+            const unsigned frames = watch.frames_summed();
+            for (int back = -1; back <= int(2 * frames); ++back) {
+                if (int64_t(d->probe_start) <
+                    int64_t(input.base() + preamble) + back * int64_t(frame))
+                    break;
+                weak_candidate w;
+                w.at =
+                    uint64_t(int64_t(d->probe_start) - back * int64_t(frame)) - preamble;
+                w.hz = d->hz;
+                w.z = d->z;
+                w.data_symbols = watch.data_symbols();
+                w.probe_symbols = watch.probe_symbols();
+                hold_data_start(w);
+            }
+        }
+    }
+    if (!wn0_watch)
+        return;
     constexpr unsigned lag = m110d_wn0_data_watch::lag_samples;
     const std::optional<m110d_wn0_data_watch::detection> d =
         wn0_watch->add(n, input.at(n + lag) * std::conj(input.at(n)));
@@ -664,100 +790,260 @@ void m110d_receiver::state::watch_wn0_data(uint64_t n)
         if (int64_t(d->period_start) <
             int64_t(input.base() + preamble) + back * int64_t(period))
             break;
-        const uint64_t at =
-            uint64_t(int64_t(d->period_start) - back * int64_t(period)) - preamble;
-        if (at <= wn0_starts_judged_through)
-            continue;
-        auto place = std::find_if(wn0_starts.begin(),
-                                  wn0_starts.end(),
-                                  [&](const weak_candidate& h) { return h.at >= at; });
-        if (place != wn0_starts.end() && place->at == at)
-            continue;
-        wn0_starts.insert(place, { at, 0, d->hz, d->z, 0 });
+        weak_candidate w;
+        w.at = uint64_t(int64_t(d->period_start) - back * int64_t(period)) - preamble;
+        w.hz = d->hz;
+        w.z = d->z;
+        hold_data_start(w);
     }
 }
 
-uint64_t m110d_receiver::state::wn0_start_data_end(const weak_candidate& w) const
+uint64_t m110d_receiver::state::data_start_judged_end(const weak_candidate& w) const
 {
-    return judged_data_end(w.at, wn0_start_data_symbols);
+    return judged_data_end(w.at, data_start_symbols);
 }
 
-uint64_t m110d_receiver::state::wn0_starts_judged_at() const
+uint64_t m110d_receiver::state::data_starts_judged_at() const
 {
-    return group_judged_at(wn0_starts, wn0_start_data_symbols, wn0_start_group_reach);
+    return data_starts.empty()
+               ? 0
+               : group_judged_at(data_starts, data_start_symbols, data_start_group_reach);
 }
 
-bool m110d_receiver::state::wn0_start_confirmed()
+bool m110d_receiver::state::data_start_confirmed()
 {
     // Of the starts judged together, the one whose data stand out most is tried first
     // (a start a period early has a period of noise in its data, one a period late the
     // data before it), then the others in turn, and of those whose first block decodes
-    // the one that fits best is kept (set_wn0_start_aside): under a fade a start whole
+    // the one that fits best is kept (set_data_start_aside): under a fade a start whole
     // periods off can stand out more and still decode, worse.
     std::vector<weak_judgement> passed;
     judge_group(
-        wn0_starts,
-        wn0_start_data_symbols,
+        data_starts,
+        data_start_symbols,
         [&](const weak_candidate& w) {
-            wn0_starts_judged_through = std::max(wn0_starts_judged_through, w.at);
-            if (const std::optional<weak_judgement> j = judge_wn0_start(w))
+            data_starts_judged_through = std::max(data_starts_judged_through, w.at);
+            if (const std::optional<weak_judgement> j =
+                    w.probe_symbols ? judge_probe_start(w) : judge_wn0_start(w))
                 passed.push_back(*j);
         },
-        wn0_start_group_reach);
+        data_start_group_reach);
     if (passed.empty())
         return false;
-    wn0_decoded_starts.clear();
-    wn0_start_final = false;
+    decoded_data_starts.clear();
+    data_start_final = false;
     std::stable_sort(
         passed.begin(),
         passed.end(),
         [](const weak_judgement& a, const weak_judgement& b) { return a.z > b.z; });
     // The others, each whole periods from those before it (one a path or a few chips
     // off a better one starts the same blocks).
-    wn0_alternates.clear();
+    data_start_alternates.clear();
+    // A probe start: its block's boundary probe moves it by whole frames once its first
+    // block is in (set_data_start_aside); a fade over the preamble leaves the
+    // interleaver read there unsure, so the start under the structure's other
+    // interleavers (the longest first) follows it.
+    if (passed.front().from_probes) {
+        const weak_judgement& best = passed.front();
+        const auto read = m110d_mode_for(
+            cfg.bandwidth_khz, best.fields.wid.wn, best.fields.wid.interleaver);
+        std::vector<m110d_mode> others;
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+            if (read && m.wn == read->wn && m.interleaver != read->interleaver)
+                others.push_back(m);
+        std::sort(
+            others.begin(), others.end(), [](const m110d_mode& a, const m110d_mode& b) {
+                return a.frames_per_block > b.frames_per_block;
+            });
+        for (const m110d_mode& m : others) {
+            weak_judgement j = best;
+            j.fields.wid.interleaver = m.interleaver;
+            data_start_alternates.push_back(j);
+        }
+        data_starts.clear();
+        weak.clear();
+        take_data_start(best);
+        return true;
+    }
     const uint64_t near = uint64_t(2 * walsh_chips) * sps;
     for (size_t i = 1; i < passed.size(); ++i)
         if (std::none_of(
                 passed.begin(), passed.begin() + i, [&](const weak_judgement& b) {
                     return passed[i].at + near > b.at && b.at + near > passed[i].at;
                 }))
-            wn0_alternates.push_back(passed[i]);
-    wn0_starts.clear();
+            data_start_alternates.push_back(passed[i]);
+    data_starts.clear();
     weak.clear();
-    take_wn0_start(passed.front());
+    take_data_start(passed.front());
     return true;
 }
 
-bool m110d_receiver::state::set_wn0_start_aside(bool decoded, double excess)
+bool m110d_receiver::state::set_data_start_aside(bool decoded, double excess)
 {
-    if (wn0_start_final || !wn0_current) {
-        wn0_start_final = false;
-        wn0_decoded_starts.clear();
+    if (data_start_final || !data_start_current) {
+        data_start_final = false;
+        decoded_data_starts.clear();
         return false;
+    }
+    // A probe start whole frames off decodes as well as the data's first (the
+    // interleaver's fetch order is linear: the block's symbols a frame on are its bits
+    // a fixed step on, and the code is tail-biting), its data turned: the first block's
+    // boundary probe, now in, tells the start (the frames either side of the one the
+    // data stood out most at were not told apart).
+    if (data_start_current->from_probes) {
+        const boundary_verdict v = boundary_probes_of(*data_start_current);
+        const auto next = [&](const weak_judgement& j) {
+            data_start_alternates.assign(1, j);
+            decoded_data_starts.clear();
+            return true;
+        };
+        switch (v.kind) {
+        case boundary_verdict::moved: {
+            // The interleaver is the one whose boundary probe that is.
+            weak_judgement moved = *data_start_current;
+            moved.at = uint64_t(int64_t(moved.at) +
+                                int64_t(v.shift) *
+                                    int64_t(mode->data_symbols + mode->probe_symbols) *
+                                    int64_t(sps));
+            moved.fields.wid.interleaver = mode->interleaver;
+            return next(moved);
+        }
+        case boundary_verdict::shorter_block: {
+            weak_judgement shorter = *data_start_current;
+            shorter.fields.wid.interleaver = v.shorter->interleaver;
+            return next(shorter);
+        }
+        case boundary_verdict::found:
+            // The block is where its boundary says: kept, decoded or not (a burst's,
+            // with errors).
+            weak_start_decoded = true;
+            data_start_alternates.clear();
+            decoded_data_starts.clear();
+            return false;
+        case boundary_verdict::refuted:
+            // A normal probe where this interleaver's boundary would be: not this block,
+            // decoded or not (a short block misaligned on a long one fits its code
+            // too); the next interleaver, if any is left.
+            decoded_data_starts.clear();
+            return true;
+        case boundary_verdict::unknown:
+            // Kept if it decodes; else the next interleaver (the last also under the
+            // other scrambler reading, as any unsure start).
+            if (decoded || data_start_alternates.empty()) {
+                data_start_alternates.clear();
+                decoded_data_starts.clear();
+                return false;
+            }
+            return true;
+        }
     }
     if (decoded)
-        wn0_decoded_starts.emplace_back(excess, *wn0_current);
-    if (!wn0_alternates.empty())
+        decoded_data_starts.emplace_back(excess, *data_start_current);
+    if (!data_start_alternates.empty())
         return decoded; // one not decoded is refused anyway
-    if (wn0_decoded_starts.empty())
+    if (decoded_data_starts.empty())
         return false;
     const auto best =
-        std::min_element(wn0_decoded_starts.begin(),
-                         wn0_decoded_starts.end(),
+        std::min_element(decoded_data_starts.begin(),
+                         decoded_data_starts.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (decoded && best->second.at == wn0_current->at) {
-        wn0_decoded_starts.clear();
+    if (decoded && best->second.at == data_start_current->at) {
+        decoded_data_starts.clear();
         return false;
     }
-    wn0_alternates.assign(1, best->second);
-    wn0_decoded_starts.clear();
-    wn0_start_final = true;
+    data_start_alternates.assign(1, best->second);
+    decoded_data_starts.clear();
+    data_start_final = true;
     return true;
 }
 
-void m110d_receiver::state::take_wn0_start(const weak_judgement& j)
+m110d_receiver::state::probe_reading m110d_receiver::state::probe_read_at(int64_t at,
+                                                                          double hz) const
 {
-    wn0_current = j;
+    // The normal and the boundary probe's |correlation|^2 over the window's energy
+    // (exponential with mean 1 in noise; the other sequence's, a cyclic shift of the
+    // same base, reads near 0 on a clean probe).
+    probe_reading r;
+    const unsigned k = mode->probe_symbols;
+    if (at < int64_t(input.base()) || uint64_t(at) + uint64_t(k) * sps > input.total())
+        return r;
+    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+    const std::vector<cf> y = symbols_at_offset(input, uint64_t(at), k, hz, symbol_rate);
+    double energy = 0;
+    cd cn, cb;
+    for (unsigned i = 0; i < k; ++i) {
+        energy += std::norm(y[i]);
+        cn += cd(y[i]) * std::conj(cd(normal[i]));
+        cb += cd(y[i]) * std::conj(cd(boundary[i]));
+    }
+    if (!(energy > 0))
+        return r;
+    r.held = true;
+    r.normal = std::norm(cn) / energy;
+    r.boundary = std::norm(cb) / energy;
+    return r;
+}
+
+m110d_receiver::state::boundary_verdict
+m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
+{
+    // A probe stands out as one sequence where it reads over probe_stands_out and over
+    // twice the other's (in noise, e^-6 a probe).
+    constexpr double probe_stands_out = 6.0;
+    const auto is = [](double one, double other) {
+        return one >= probe_stands_out && one > 2 * other;
+    };
+    const unsigned frame = mode->data_symbols + mode->probe_symbols;
+    const int64_t frame_samples = int64_t(frame) * sps;
+    const int64_t first_probe = int64_t(j.at) + int64_t(preamble_end) * sps;
+    // The probe after frame f of the block (its boundary probe: f = fpb - 2).
+    const auto probe_after = [&](int64_t start_probe, unsigned f) {
+        return start_probe + int64_t(f + 1) * frame_samples;
+    };
+    boundary_verdict v;
+    const probe_reading there =
+        probe_read_at(probe_after(first_probe, mode->frames_per_block - 2), j.hz);
+    if (is(there.boundary, there.normal)) {
+        // Confirmed, unless a shorter interleaver's boundary probe comes first (a burst
+        // of several shorter blocks has one at this place too).
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+            if (m.wn == mode->wn && m.frames_per_block < mode->frames_per_block) {
+                const probe_reading r =
+                    probe_read_at(probe_after(first_probe, m.frames_per_block - 2), j.hz);
+                if (is(r.boundary, r.normal) &&
+                    (!v.shorter || m.frames_per_block < v.shorter->frames_per_block))
+                    v.shorter = m;
+            }
+        v.kind = v.shorter ? boundary_verdict::shorter_block : boundary_verdict::found;
+        return v;
+    }
+    if (is(there.normal, there.boundary))
+        v.kind = boundary_verdict::refuted;
+    // Elsewhere within the reach of the starts judged together, where it stands out most
+    // (onto samples still held).
+    const int reach = int(probe_start_reach_frames(frame));
+    double best = 0;
+    for (int shift = -reach; shift <= reach; ++shift) {
+        if (shift == 0 ||
+            int64_t(j.at) + int64_t(shift) * frame_samples < int64_t(input.base()))
+            continue;
+        const probe_reading r =
+            probe_read_at(probe_after(first_probe + int64_t(shift) * frame_samples,
+                                      mode->frames_per_block - 2),
+                          j.hz);
+        if (is(r.boundary, r.normal) && r.boundary > best) {
+            best = r.boundary;
+            v.shift = shift;
+            v.kind = boundary_verdict::moved;
+        }
+    }
+    return v;
+}
+
+void m110d_receiver::state::take_data_start(const weak_judgement& j)
+{
+    data_start_current = j;
     weak_fields = j.fields;
     weak_fields_unsure = true;
     weak_start_decoded = false;
@@ -777,7 +1063,7 @@ std::optional<m110d_receiver::state::weak_judgement>
 m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
 {
     const int reach = int(walsh_chips) + weak_lags;
-    if (w.at < input.base() || wn0_start_data_end(w) > input.total())
+    if (w.at < input.base() || data_start_judged_end(w) > input.total())
         return std::nullopt;
     const unsigned back = unsigned(std::min<uint64_t>(
         (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
@@ -790,12 +1076,12 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
     const std::vector<cf> y =
         symbols_at_offset(input,
                           w.at - uint64_t(back) * sps,
-                          back + preamble_end + wn0_start_data_symbols + unsigned(reach),
+                          back + preamble_end + data_start_symbols + unsigned(reach),
                           w.hz,
                           symbol_rate);
     const size_t origin = size_t(back) + preamble_end;
     const std::vector<structure_evidence> evidence =
-        walsh_evidence(cfg.bandwidth_khz, y, origin, lags, wn0_start_data_symbols);
+        walsh_evidence(cfg.bandwidth_khz, y, origin, lags, data_start_symbols);
     const auto best =
         std::max_element(evidence.begin(),
                          evidence.end(),
@@ -832,6 +1118,86 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
         fields->wid = { 0, best->mode.interleaver, 7 };
     }
     weak_judgement j;
+    j.fields_unsure = true;
+    j.z = best->z;
+    j.peak_z = w.z;
+    j.preamble_z = best->z;
+    j.alignment = w.alignment;
+    j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
+    j.hz = hz;
+    j.fields = *fields;
+    return j;
+}
+
+std::optional<m110d_receiver::state::weak_judgement>
+m110d_receiver::state::judge_probe_start(const weak_candidate& w) const
+{
+    // The watch's timing is a sample's on the strongest path: the lags cover the other
+    // path and a symbol either side.
+    const int reach = weak_lags;
+    if (w.at < input.base() || data_start_judged_end(w) > input.total())
+        return std::nullopt;
+    std::optional<m110d_mode> structure;
+    for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+        if (m.wn != 0 && m.data_symbols == w.data_symbols &&
+            m.probe_symbols == w.probe_symbols) {
+            structure = m;
+            break;
+        }
+    if (!structure)
+        return std::nullopt;
+    const unsigned data_symbols = data_start_symbols;
+    const unsigned back = unsigned(std::min<uint64_t>(
+        (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
+    const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
+    std::vector<int> lags;
+    for (int l = -weak_lags; l <= weak_lags; ++l)
+        if (l >= -int(back))
+            lags.push_back(l);
+    const std::vector<cf> y =
+        symbols_at_offset(input,
+                          w.at - uint64_t(back) * sps,
+                          back + preamble_end + data_symbols + unsigned(reach),
+                          w.hz,
+                          symbol_rate);
+    const size_t origin = size_t(back) + preamble_end;
+    const std::vector<structure_evidence> evidence =
+        probe_evidence(cfg.bandwidth_khz, y, origin, lags, data_symbols, &*structure);
+    const auto best =
+        std::max_element(evidence.begin(),
+                         evidence.end(),
+                         [](const structure_evidence& a, const structure_evidence& b) {
+                             return a.z < b.z;
+                         });
+    if (best == evidence.end() || !(best->z >= weak_data_z))
+        return std::nullopt;
+    // Probes before the start: a start within the burst's data.
+    if (evidence_before(
+            best->mode, y, origin, best->lag, preamble_end + before + reach) >=
+        weak_before_z)
+        return std::nullopt;
+    // The offset: the watch's (its products one symbol apart read it to a few Hz in a
+    // fade) moved to the alias of the turn from one probe to the next nearest it.
+    const double frame_hz = symbol_rate / best->spacing;
+    const double turn_hz = std::arg(best->turn) / (2 * M_PI) * frame_hz;
+    const double hz = w.hz + turn_hz;
+    if (std::abs(hz) > cfg.weak_max_offset_hz)
+        return std::nullopt;
+    // The fields as a faded preamble's may still give them, among the modes of the frame
+    // structure and block length found (the first block then decides WN and K).
+    double fields_z = 0;
+    std::optional<m110d_fields> fields =
+        weak_fields_at(w, 0, hz, fields_z, [&](const m110d_mode& m) {
+            return same_structure(m, best->mode);
+        });
+    if (!fields) {
+        fields.emplace();
+        fields->alignment = alignments[w.alignment].alignment;
+        fields->parity = cfg.readings.wid_parity;
+        fields->wid = { best->mode.wn, best->mode.interleaver, 7 };
+    }
+    weak_judgement j;
+    j.from_probes = true;
     j.fields_unsure = true;
     j.z = best->z;
     j.peak_z = w.z;

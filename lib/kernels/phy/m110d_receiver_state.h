@@ -19,6 +19,7 @@
 #include "differential_products.h"
 #include "helper_threads.h"
 #include "m110d_decoder.h"
+#include "m110d_probe_data_watch.h"
 #include "m110d_transmitter.h"
 #include "m110d_wn0_data_watch.h"
 #include "serial_tone_anchors.h"
@@ -53,6 +54,20 @@ using cf = std::complex<float>;
 using cd = std::complex<double>;
 using phase = serial_tone_stage;
 constexpr unsigned sps = m110d_receiver::samples_per_symbol;
+
+// start_from_mini_probes: a mini-probe watch's window, about as many symbols as a WN1
+// frame's 32 (1.3 s at 2400 Bd: a fade on F.1487 poor passes within it), in frames of
+// frame_symbols; the starts one detection proposes lie within twice that and a frame
+// either side.
+constexpr unsigned probe_watch_symbols = 3072;
+constexpr unsigned probe_watch_frames(unsigned frame_symbols)
+{
+    return (probe_watch_symbols + frame_symbols - 1) / frame_symbols;
+}
+constexpr unsigned probe_start_reach_frames(unsigned frame_symbols)
+{
+    return 2 * probe_watch_frames(frame_symbols) + 2;
+}
 
 // Data symbols whose decision errors are weighed together against the equaliser's
 // variance (as the App C receiver's).
@@ -403,6 +418,8 @@ struct m110d_receiver::state {
         uint64_t at = 0, other = 0; // as found_at, found_other
         double hz = 0, z = 0;
         size_t alignment = 0;
+        // A start the mini-probe watch proposed: its frame structure (0: none).
+        unsigned data_symbols = 0, probe_symbols = 0;
     };
     std::vector<weak_candidate> weak; // held, in time order
     // The sample a candidate's judged data end at: its preamble, data_symbols of data
@@ -438,41 +455,76 @@ struct m110d_receiver::state {
         // Its fields stand out less than weak_fields_z asks: taken only if its first
         // block decodes (choose_wid_by_data).
         bool fields_unsure = false;
+        bool from_probes = false; // a start the mini-probe watch proposed
     };
     std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
     // A start the WN0 watch proposed, judged on 3 s of its data: WN0's Walsh symbols at
     // z weak_data_z, none in the 0.3 s before; its fields are read among WN0's modes of
     // the block length found and are always unsure (its first block decides).
     std::optional<weak_judgement> judge_wn0_start(const weak_candidate& w) const;
+    // A start the mini-probe watch proposed, judged as a WN0 start is on the probes of
+    // its frame structure; its fields are read among that structure's modes.
+    std::optional<weak_judgement> judge_probe_start(const weak_candidate& w) const;
     // start_wn0_from_data (m110d_receiver_joint.cc): the watch over the search's samples
     // (between bursts), and the starts it proposes (a preamble's place, preamble_end
     // before a scrambler period it found), held in time order and judged on their data
-    // once no held peak is left; starts up to wn0_starts_judged_through are not held
+    // once no held peak is left; starts up to data_starts_judged_through are not held
     // again (one refused is not tried twice).
     std::optional<m110d_wn0_data_watch> wn0_watch;
-    std::vector<weak_candidate> wn0_starts;
-    uint64_t wn0_starts_judged_through = 0;
+    // start_from_mini_probes: one watch per frame structure with mini-probes, whose
+    // starts are held and judged with the WN0 watch's.
+    std::vector<m110d_probe_data_watch> probe_watches;
+    std::vector<weak_candidate> data_starts;
+    uint64_t data_starts_judged_through = 0;
     // The other starts that passed with the one taken, best first: a fade over the
     // preamble and the data's first period leaves the period after it the best (the
     // block then misaligned, refused), so on its refusal the next is taken.
-    std::vector<weak_judgement> wn0_alternates;
-    bool wn0_start_refused = false; // the burst a data start began was refused
-    bool found_from_data = false;   // the burst's detection is such a start
+    std::vector<weak_judgement> data_start_alternates;
+    bool data_start_refused = false; // the burst a data start began was refused
+    bool found_from_data = false;    // the burst's detection is such a start
     // Starts whole periods off the data's first can still decode their first block
     // within the bound (fitting worse): each start that passed is decoded in turn, those
     // that decode set aside with their excess disagreement, and the best of them taken
-    // again, then kept (wn0_start_final).
-    std::optional<weak_judgement> wn0_current;
-    std::vector<std::pair<double, weak_judgement>> wn0_decoded_starts;
-    bool wn0_start_final = false;
+    // again, then kept (data_start_final).
+    std::optional<weak_judgement> data_start_current;
+    std::vector<std::pair<double, weak_judgement>> decoded_data_starts;
+    bool data_start_final = false;
     // True: the data start being decoded is set aside (the next alternate, or the best
     // decoded, is taken next).
-    bool set_wn0_start_aside(bool decoded, double excess);
-    void watch_wn0_data(uint64_t n);
-    uint64_t wn0_start_data_end(const weak_candidate& w) const;
-    uint64_t wn0_starts_judged_at() const;
-    bool wn0_start_confirmed();
-    void take_wn0_start(const weak_judgement& j);
+    bool set_data_start_aside(bool decoded, double excess);
+    // A probe start's first block in (the mode its fields read): what its block's
+    // boundary probe (the one after its second-to-last frame) says.
+    struct probe_reading {
+        double normal = 0, boundary = 0;
+        bool held = false;
+    };
+    probe_reading probe_read_at(int64_t at, double hz) const;
+    struct boundary_verdict {
+        enum kind_t {
+            unknown,       // neither probe stands out there, nor a boundary near
+            found,         // the boundary probe where the start puts it
+            shorter_block, // ... and a shorter interleaver's before it
+            refuted,       // a normal probe there, no boundary near
+            moved,         // a boundary probe `shift` frames off
+        } kind = unknown;
+        int shift = 0;
+        std::optional<m110d_mode> shorter;
+    };
+    boundary_verdict boundary_probes_of(const weak_judgement& j) const;
+    // Sample n to the WN0 and mini-probe watches, the starts they propose held.
+    void watch_data(uint64_t n);
+    // A mini-probe watch's detection with its timing and offset read again on the probes
+    // themselves (none: the samples are not all held).
+    std::optional<m110d_probe_data_watch::detection>
+    probe_detection_refined(const m110d_probe_data_watch& watch,
+                            m110d_probe_data_watch::detection d) const;
+    // Holds a start a watch proposed in time order, once, unless judged before.
+    void hold_data_start(const weak_candidate& w);
+    void reset_data_watches();
+    uint64_t data_start_judged_end(const weak_candidate& w) const;
+    uint64_t data_starts_judged_at() const;
+    bool data_start_confirmed();
+    void take_data_start(const weak_judgement& j);
     // A held peak's count (0) and WID read `side` symbols off its timing (and its other
     // path's), derotated by hz: the valid fields of a mode `possible` takes whose
     // symbols correlate best, with fields_z their correlation over its deviation.

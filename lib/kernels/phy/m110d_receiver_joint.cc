@@ -378,6 +378,53 @@ double evidence_before(const m110d_mode& mode,
     return best_lag(mode, chips, sums, { lag }, walsh_noise_mean, walsh_noise_variance).z;
 }
 
+// The structure's probes (normal and boundary as they fall) in y from origin + lag,
+// correlated over each probe turned back by `hz` more: their power added up.
+double probe_power(const std::vector<cf>& y,
+                   size_t origin,
+                   const structure_evidence& e,
+                   double hz,
+                   double symbol_rate)
+{
+    const m110d_mode& mode = e.mode;
+    const unsigned k = mode.probe_symbols, frame = mode.data_symbols + k;
+    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+    std::vector<cd> turn(k);
+    for (unsigned i = 0; i < k; ++i)
+        turn[i] = std::polar(1.0, -2 * M_PI * hz * i / symbol_rate);
+    double power = 0;
+    for (unsigned j = 0; uint64_t(j) * frame + k <= weak_data_symbols; ++j) {
+        const int64_t at = int64_t(origin) + int64_t(j) * frame + e.lag;
+        if (at < 0 || size_t(at) + k > y.size())
+            break;
+        const std::vector<cf>& p =
+            m110d_probe_is_boundary(mode, int64_t(j) - 1) ? boundary : normal;
+        cd c;
+        for (unsigned i = 0; i < k; ++i)
+            c += cd(y[size_t(at) + i]) * std::conj(cd(p[i])) * turn[i];
+        power += std::norm(c);
+    }
+    return power;
+}
+
+// Whether the probes' power at another alias of the frame rate within two of `hz`
+// (the offset the data were read at, `hz` over what y was turned back by) is half as
+// much again as at `hz`: the data's offset is that alias.
+bool probe_alias_stands_out(const std::vector<cf>& y,
+                            size_t origin,
+                            const structure_evidence& e,
+                            double hz,
+                            double symbol_rate)
+{
+    const double frame_hz = symbol_rate / (e.mode.data_symbols + e.mode.probe_symbols);
+    const double own = probe_power(y, origin, e, hz, symbol_rate);
+    for (int m : { -2, -1, 1, 2 })
+        if (probe_power(y, origin, e, hz + m * frame_hz, symbol_rate) > 1.5 * own)
+            return true;
+    return false;
+}
+
 bool same_structure(const m110d_mode& a, const m110d_mode& b)
 {
     return (a.wn == 0) == (b.wn == 0) && a.data_symbols == b.data_symbols &&
@@ -617,6 +664,15 @@ m110d_receiver::state::judge_weak(const weak_candidate& w) const
     if (!data_hz)
         return std::nullopt;
     const double hz = *data_hz;
+    // The turn from probe to probe reads the offset modulo the frame rate; within a probe
+    // another alias turns it by half a turn or more at WN1-WN2 (25 Hz over 48 symbols): a
+    // peak in a burst's data whose data fit at an alias of their own offset (F.1487 poor,
+    // WN2 at 4 dB, M = 1, channel seed 37: -22.5 Hz on data at 0, 2 s into a burst whose
+    // preamble was missed, which then ran on over the next) is no preamble's, whose
+    // offset the coherent search reads within 4.7 Hz.
+    if (best->mode.wn != 0 &&
+        probe_alias_stands_out(y, origin, *best, hz - w.hz, symbol_rate))
+        return std::nullopt;
     // The count and WID: the valid fields of a mode among the structures that may be
     // the burst's whose symbols correlate best (in a fade symbol-by-symbol decisions
     // fail), at the preamble's timing (the side peak's a Walsh symbol off where the data

@@ -879,8 +879,7 @@ bool m110d_receiver::state::data_start_confirmed()
         data_start_symbols,
         [&](const weak_candidate& w) {
             data_starts_judged_through = std::max(data_starts_judged_through, w.at);
-            if (const std::optional<weak_judgement> j =
-                    w.probe_symbols ? judge_probe_start(w) : judge_wn0_start(w))
+            if (const std::optional<weak_judgement> j = judge_data_start(w))
                 passed.push_back(*j);
         },
         data_start_group_reach);
@@ -1116,16 +1115,33 @@ void m110d_receiver::state::take_data_start(const weak_judgement& j)
 }
 
 std::optional<m110d_receiver::state::weak_judgement>
-m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
+m110d_receiver::state::judge_data_start(const weak_candidate& w) const
 {
-    const int reach = int(walsh_chips) + weak_lags;
+    const bool probes = w.probe_symbols != 0;
+    // The lags: a WN0 start's a Walsh symbol either side too (its period found by the
+    // watch, the Walsh timing a symbol off where a fade lifts a side peak); the probe
+    // watch's timing is a sample's on the strongest path (the lags cover the other
+    // path and a symbol either side).
+    const std::vector<int> sides =
+        probes ? std::vector<int>{ 0 }
+               : std::vector<int>{ -int(walsh_chips), 0, int(walsh_chips) };
+    const int reach = (probes ? 0 : int(walsh_chips)) + weak_lags;
     if (w.at < input.base() || data_start_judged_end(w) > input.total())
+        return std::nullopt;
+    std::optional<m110d_mode> structure;
+    for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+        if (probes && m.wn != 0 && m.data_symbols == w.data_symbols &&
+            m.probe_symbols == w.probe_symbols) {
+            structure = m;
+            break;
+        }
+    if (probes && !structure)
         return std::nullopt;
     const unsigned back = unsigned(std::min<uint64_t>(
         (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
     const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
     std::vector<int> lags;
-    for (int side : { -int(walsh_chips), 0, int(walsh_chips) })
+    for (int side : sides)
         for (int l = -weak_lags; l <= weak_lags; ++l)
             if (side + l >= -int(back))
                 lags.push_back(side + l);
@@ -1137,7 +1153,9 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
                           symbol_rate);
     const size_t origin = size_t(back) + preamble_end;
     const std::vector<structure_evidence> evidence =
-        walsh_evidence(cfg.bandwidth_khz, y, origin, lags, data_start_symbols);
+        probes ? probe_evidence(
+                     cfg.bandwidth_khz, y, origin, lags, data_start_symbols, &*structure)
+               : walsh_evidence(cfg.bandwidth_khz, y, origin, lags, data_start_symbols);
     const auto best =
         std::max_element(evidence.begin(),
                          evidence.end(),
@@ -1147,11 +1165,13 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
     if (best == evidence.end() || !(best->z >= weak_data_z))
         return std::nullopt;
     // Data before the start: a start within the burst's data (the preamble and the
-    // silence before it have no Walsh symbols under the scrambler).
+    // silence before it have no Walsh symbols under the scrambler, no probes).
     if (evidence_before(
             best->mode, y, origin, best->lag, preamble_end + before + reach) >=
         weak_before_z)
         return std::nullopt;
+    // The watch's offset (the probe watch's read again on the probes, within 2.5 Hz)
+    // moved by the turn from window to window.
     const std::optional<double> data_hz =
         offset_from_data(w.hz, *best, symbol_rate, cfg.weak_max_offset_hz);
     if (!data_hz)
@@ -1160,8 +1180,8 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
     const int side = best->lag < -weak_lags  ? -int(walsh_chips)
                      : best->lag > weak_lags ? int(walsh_chips)
                                              : 0;
-    // The fields as a faded preamble's may still give them, among WN0's modes of the
-    // block length found (the first block then decides the K).
+    // The fields as a faded preamble's may still give them, among the modes of the
+    // structure and block length found (the first block then decides WN and K).
     double fields_z = 0;
     std::optional<m110d_fields> fields =
         weak_fields_at(w, side, hz, fields_z, [&](const m110d_mode& m) {
@@ -1171,89 +1191,10 @@ m110d_receiver::state::judge_wn0_start(const weak_candidate& w) const
         fields.emplace();
         fields->alignment = alignments[w.alignment].alignment;
         fields->parity = cfg.readings.wid_parity;
-        fields->wid = { 0, best->mode.interleaver, 7 };
-    }
-    weak_judgement j;
-    j.fields_unsure = true;
-    j.z = best->z;
-    j.peak_z = w.z;
-    j.preamble_z = best->z;
-    j.alignment = w.alignment;
-    j.at = uint64_t(int64_t(w.at) + int64_t(best->lag) * int64_t(sps));
-    j.hz = hz;
-    j.fields = *fields;
-    return j;
-}
-
-std::optional<m110d_receiver::state::weak_judgement>
-m110d_receiver::state::judge_probe_start(const weak_candidate& w) const
-{
-    // The watch's timing is a sample's on the strongest path: the lags cover the other
-    // path and a symbol either side.
-    const int reach = weak_lags;
-    if (w.at < input.base() || data_start_judged_end(w) > input.total())
-        return std::nullopt;
-    std::optional<m110d_mode> structure;
-    for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
-        if (m.wn != 0 && m.data_symbols == w.data_symbols &&
-            m.probe_symbols == w.probe_symbols) {
-            structure = m;
-            break;
-        }
-    if (!structure)
-        return std::nullopt;
-    const unsigned data_symbols = data_start_symbols;
-    const unsigned back = unsigned(std::min<uint64_t>(
-        (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
-    const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;
-    std::vector<int> lags;
-    for (int l = -weak_lags; l <= weak_lags; ++l)
-        if (l >= -int(back))
-            lags.push_back(l);
-    const std::vector<cf> y =
-        symbols_at_offset(input,
-                          w.at - uint64_t(back) * sps,
-                          back + preamble_end + data_symbols + unsigned(reach),
-                          w.hz,
-                          symbol_rate);
-    const size_t origin = size_t(back) + preamble_end;
-    const std::vector<structure_evidence> evidence =
-        probe_evidence(cfg.bandwidth_khz, y, origin, lags, data_symbols, &*structure);
-    const auto best =
-        std::max_element(evidence.begin(),
-                         evidence.end(),
-                         [](const structure_evidence& a, const structure_evidence& b) {
-                             return a.z < b.z;
-                         });
-    if (best == evidence.end() || !(best->z >= weak_data_z))
-        return std::nullopt;
-    // Probes before the start: a start within the burst's data.
-    if (evidence_before(
-            best->mode, y, origin, best->lag, preamble_end + before + reach) >=
-        weak_before_z)
-        return std::nullopt;
-    // The offset: the watch's (its products one symbol apart read it to a few Hz in a
-    // fade) moved to the alias of the turn from one probe to the next nearest it.
-    const double frame_hz = symbol_rate / best->spacing;
-    const double turn_hz = std::arg(best->turn) / (2 * M_PI) * frame_hz;
-    const double hz = w.hz + turn_hz;
-    if (std::abs(hz) > cfg.weak_max_offset_hz)
-        return std::nullopt;
-    // The fields as a faded preamble's may still give them, among the modes of the frame
-    // structure and block length found (the first block then decides WN and K).
-    double fields_z = 0;
-    std::optional<m110d_fields> fields =
-        weak_fields_at(w, 0, hz, fields_z, [&](const m110d_mode& m) {
-            return same_structure(m, best->mode);
-        });
-    if (!fields) {
-        fields.emplace();
-        fields->alignment = alignments[w.alignment].alignment;
-        fields->parity = cfg.readings.wid_parity;
         fields->wid = { best->mode.wn, best->mode.interleaver, 7 };
     }
     weak_judgement j;
-    j.from_probes = true;
+    j.from_probes = probes;
     j.fields_unsure = true;
     j.z = best->z;
     j.peak_z = w.z;

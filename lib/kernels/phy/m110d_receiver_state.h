@@ -458,13 +458,11 @@ struct m110d_receiver::state {
         bool from_probes = false; // a start the mini-probe watch proposed
     };
     std::optional<weak_judgement> judge_weak(const weak_candidate& w) const;
-    // A start the WN0 watch proposed, judged on 3 s of its data: WN0's Walsh symbols at
-    // z weak_data_z, none in the 0.3 s before; its fields are read among WN0's modes of
-    // the block length found and are always unsure (its first block decides).
-    std::optional<weak_judgement> judge_wn0_start(const weak_candidate& w) const;
-    // A start the mini-probe watch proposed, judged as a WN0 start is on the probes of
-    // its frame structure; its fields are read among that structure's modes.
-    std::optional<weak_judgement> judge_probe_start(const weak_candidate& w) const;
+    // A start a watch proposed, judged on 3 s of its data: WN0's Walsh symbols, or the
+    // probes of the frame structure the probe watch found, at z weak_data_z, none in the
+    // 0.3 s before; its fields are read among the modes of the structure and block
+    // length found and are always unsure (its first block decides).
+    std::optional<weak_judgement> judge_data_start(const weak_candidate& w) const;
     // start_wn0_from_data (m110d_receiver_joint.cc): the watch over the search's samples
     // (between bursts), and the starts it proposes (a preamble's place, preamble_end
     // before a scrambler period it found), held in time order and judged on their data

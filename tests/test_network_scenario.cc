@@ -565,7 +565,14 @@ TEST(NetworkScenario, SixteenStationsGoRoundMoreOftenWithABoundedRound)
     c.node_options = "serve_in_turn_round_s=inf";
     const network_result unbounded = run_network(c);
     EXPECT_GT(r.jain_bulk, unbounded.jain_bulk);
-    EXPECT_GT(r.worst_bulk_share, unbounded.worst_bulk_share);
+    // With an ack in every data burst (arq_ack_with_every_data_burst, the default) the
+    // unbounded round's worst flow rises to the bounded one's (0.0160 against 0.0159);
+    // the worst flow the bound itself gains is measured without it.
+    c.node_options = "arq_ack_with_every_data_burst=false";
+    const network_result bounded_acks_once = run_network(c);
+    c.node_options = "serve_in_turn_round_s=inf;arq_ack_with_every_data_burst=false";
+    const network_result unbounded_acks_once = run_network(c);
+    EXPECT_GT(bounded_acks_once.worst_bulk_share, unbounded_acks_once.worst_bulk_share);
 
     network_scenario_config eight = hub_spoke(8, 0);
     eight.duration_s = 3600;
@@ -820,4 +827,33 @@ TEST(NetworkScenario, ARelayMustBeAChatsThirdNode)
     f.kind = flow_kind::bulk;
     c.flows = { f };
     EXPECT_NE(refusal(c).find("only a chat flow is relayed"), std::string::npos);
+}
+
+// At 9600S on a fading channel (moderate, 20 dB) every pair loses about half of each
+// burst's long segments, and at N = 16 a spoke gets one exchange a round (700-800 s). A
+// lost ack then cost a round: the hub acked a spoke only in the burst that turned to the
+// next one, the spoke's ack rode in its first long data D_PDU alone, and the first
+// data, cut before any loss was known, held the window. With an ack in every data
+// burst, a copy after the data, and first segments cut for the losses heard from the
+// peer (the defaults), seed 3 starves no flow (without them spoke 6 gets nothing to
+// the hub) and the aggregate rises.
+TEST(NetworkScenario, SixteenStationsAtNineSixHundredOnAFadingChannelAreNotStarved)
+{
+    network_scenario_config c = hub_spoke(16, 0);
+    c.mode = "9600S";
+    c.duration_s = 3600;
+    c.seed = 3;
+    c.channel.snr_db = 20;
+    c.channel.fading_profile = "moderate";
+    const network_result r = run_network(c);
+    expect_every_flow_delivered_once(r);
+    c.node_options = "arq_ack_with_every_data_burst=false;arq_ack_copy_on_lossy_link=false;"
+                     "segment_from_heard_frames=false";
+    const network_result before = run_network(c);
+    const auto starved = std::count_if(before.flows.begin(),
+                                       before.flows.end(),
+                                       [](const auto& f) { return f.bytes_delivered == 0; });
+    EXPECT_GT(starved, 0);
+    EXPECT_GT(r.aggregate_bps, before.aggregate_bps);
+    EXPECT_GT(r.jain_bulk, before.jain_bulk);
 }

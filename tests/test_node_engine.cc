@@ -707,6 +707,26 @@ node_config lossy_link_node(uint32_t address, const std::string& options)
     return c;
 }
 
+// `source`'s data to node 9 as a third station hears them: 40 D_PDUs of 400 bytes,
+// every other one with a damaged segment.
+bytes heard_lossy_data_from(uint32_t source)
+{
+    bytes air;
+    for (int k = 0; k < 40; ++k) {
+        dpdu d;
+        d.type = dpdu_type::data_only;
+        d.source = source;
+        d.destination = 9;
+        d.tx_sequence = uint16_t(k);
+        d.segment = bytes(400, uint8_t(k));
+        bytes b = encode(d);
+        if (k % 2)
+            b[b.size() - 10] ^= 0x55; // inside the segment: its CRC fails
+        air.insert(air.end(), b.begin(), b.end());
+    }
+    return air;
+}
+
 // n1's first data burst delivered to n2, which has 900 bytes of its own for n1: n2's
 // answer, and the time it was made.
 node_transmission answer_with_data(node_engine& n1, node_engine& n2, double& now)
@@ -728,16 +748,19 @@ node_transmission answer_with_data(node_engine& n1, node_engine& n2, double& now
 
 } // namespace
 
-// On a link not yet measured (or losing frames) the ack that rides in the answer's first
-// data D_PDU goes again in an ACK-ONLY after the data: the answer still acks when that
-// long first frame is lost.
+// On a link losing frames (here as heard from the peer, before the link's own acks
+// measure it) the ack that rides in the answer's first data D_PDU goes again in an
+// ACK-ONLY after the data: the answer still acks when that long first frame is lost. On
+// a link that has shown no losses, no copy.
 TEST(NodeEngine, OnALossyLinkTheAckGoesAgainAfterTheData)
 {
     for (const bool copy : { true, false }) {
         const std::string o =
             std::string("arq_ack_copy_on_lossy_link=") + (copy ? "true" : "false");
         node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
-        double now = 0;
+        n2.on_burst(heard_lossy_data_from(1), burst_info{}, 0.5);
+        n2.take_actions();
+        double now = 1;
         const node_transmission answer = answer_with_data(n1, n2, now);
         const auto frames = frames_of(answer);
         ASSERT_FALSE(frames.empty()) << copy;
@@ -781,8 +804,21 @@ TEST(NodeEngine, OnALossyLinkTheAckGoesAgainAfterTheData)
     }
 }
 
-// A burst of data to a peer says again where our receive window stands, though nothing
-// came from it since our last ack (which may have been lost).
+TEST(NodeEngine, OnALinkWithoutLossesTheAckGoesOnce)
+{
+    node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
+    double now = 0;
+    const auto frames = frames_of(answer_with_data(n1, n2, now));
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(std::count_if(frames.begin(),
+                            frames.end(),
+                            [](const dpdu& d) { return d.type == dpdu_type::ack_only; }),
+              0);
+}
+
+// On a link losing frames, a burst of data to a peer says again where our receive
+// window stands, though nothing came from it since our last ack (which may have been
+// lost).
 TEST(NodeEngine, EveryDataBurstToAPeerCarriesAnAckOfWhatWeHoldFromIt)
 {
     for (const bool every : { true, false }) {
@@ -790,7 +826,9 @@ TEST(NodeEngine, EveryDataBurstToAPeerCarriesAnAckOfWhatWeHoldFromIt)
             std::string("arq_ack_copy_on_lossy_link=false;arq_ack_with_every_data_burst=") +
             (every ? "true" : "false");
         node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
-        double now = 0;
+        n2.on_burst(heard_lossy_data_from(1), burst_info{}, 0.5); // a link losing frames
+        n2.take_actions();
+        double now = 1;
         const node_transmission first = first_data_burst(n1, n2, now);
         now += first.air_time_s;
         n2.on_burst(first.burst, burst_info{}, now);
@@ -830,22 +868,7 @@ TEST(NodeEngine, FirstSegmentsAreCutForTheLossesHeardFromThePeer)
         const std::string o =
             std::string("segment_from_heard_frames=") + (heard ? "true" : "false");
         node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
-        // Node 2's data to node 9, heard by n1: 40 D_PDUs of 400 bytes, every other
-        // one with a damaged segment.
-        bytes air;
-        for (int k = 0; k < 40; ++k) {
-            dpdu d;
-            d.type = dpdu_type::data_only;
-            d.source = 2;
-            d.destination = 9;
-            d.tx_sequence = uint16_t(k);
-            d.segment = bytes(400, uint8_t(k));
-            bytes b = encode(d);
-            if (k % 2)
-                b[b.size() - 10] ^= 0x55; // inside the segment: its CRC fails
-            air.insert(air.end(), b.begin(), b.end());
-        }
-        n1.on_burst(air, burst_info{}, 1.0);
+        n1.on_burst(heard_lossy_data_from(2), burst_info{}, 1.0);
         n1.take_actions();
         EXPECT_EQ(n1.counters().dpdus_not_for_us, 40u);
         double now = 2;

@@ -68,14 +68,8 @@ TEST_F(NodeServices, AClientConfirmThatOvertakesTheAckStillConfirms)
     // b's ack of a's U_PDU is lost, then a's retransmissions are, while b's client
     // confirmation (ARQ data of its own) gets through: it reaches a before the ack.
     // Once both directions carry again the ack follows, and a's client hears the
-    // confirmation (the peer sends it once). b's data to a carry no ack of their own
-    // here (arq_ack_with_every_data_burst off): with it the ack rides with the
-    // confirmation and cannot be overtaken.
-    node_config ca = node_at(1), cb = node_at(2);
-    for (auto* c : { &ca, &cb })
-        set_node_options(*c, "arq_ack_with_every_data_burst=false");
-    a = net.add_node(ca);
-    b = net.add_node(cb);
+    // confirmation (the peer sends it once).
+    add_two_nodes();
     cl.bind(a, 1, sis_tx_mode::arq, sis_delivery_confirmation::client);
     cl.bind(b, 1, sis_tx_mode::arq);
     net.client_send(a, 1, unidata(2, bytes(10, 1))); // the link first

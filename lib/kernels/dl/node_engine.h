@@ -225,14 +225,16 @@ struct node_config {
     // fading channel segments cut too long are lost again and again, and hold the
     // window's lower edge for rounds. Nothing changes on the air.
     bool segment_from_heard_frames = true;
-    // On a link whose frames are being lost (its segment estimate above 0), the ack that
+    // On a link whose frames are being lost (as its acks measure, or until they do as
+    // heard from the peer: segment_from_heard_frames), the ack that
     // rides in the first data D_PDU of a burst goes once more in an ACK-ONLY D_PDU after
     // the data (Annex C allows any number of ACK-ONLY D_PDUs; the peer takes the copy as
     // the same ack). A lost ack costs the whole burst it answers.
     bool arq_ack_copy_on_lossy_link = true;
-    // Every burst of ARQ data to a peer carries an ack of what we hold from it, also
-    // when nothing came since the last one: that ack may have been lost, and serving in
-    // turn the next chance to repeat it is a round away.
+    // On a link losing frames (as for arq_ack_copy_on_lossy_link), every burst of ARQ
+    // data to a peer carries an ack of what we hold from it, also when nothing came
+    // since the last one: that ack may have been lost, and serving in turn the next
+    // chance to repeat it is a round away.
     bool arq_ack_with_every_data_burst = true;
     // With segment_size 0: the bit error rate the segments of a probe burst are sized
     // for (at least) when more data follow it (see segment_size_policy.h).

@@ -297,6 +297,10 @@ struct node_engine::impl {
     // that is not yet confident, with segment_from_heard_frames) the one heard from
     // the peer where that is higher.
     double segment_ber(const peer_state& p) const;
+    // The confident estimate heard from the peer (else from every station), if any.
+    const segment_size_policy* heard_estimate(const peer_state& p) const;
+    // Frames lost on the link as measured, or (not yet measured) as heard.
+    bool losses_seen(const peer_state& p) const;
     void note_heard_frame(const received_dpdu& rf);
     size_t adaptive_segment(const peer_state& p,
                             const phy::waveform_timing& phy,

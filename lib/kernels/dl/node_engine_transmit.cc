@@ -69,18 +69,34 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
     return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
 }
 
-double node_engine::impl::segment_ber(const peer_state& p) const
+const segment_size_policy* node_engine::impl::heard_estimate(const peer_state& p) const
 {
-    const double own = p.segments.bit_error_rate();
-    if (!cfg.segment_from_heard_frames || p.segments.confident())
-        return own;
-    // Only ever more cautious than the prior: a clean channel heard changes nothing.
+    if (!cfg.segment_from_heard_frames)
+        return nullptr;
     // A peer not yet heard enough: the channel as heard from every station.
     const auto it = heard_frame_losses.find(p.address);
     const segment_size_policy& heard =
         it != heard_frame_losses.end() && it->second.confident() ? it->second
                                                                  : heard_from_all;
-    return heard.confident() ? std::max(own, heard.bit_error_rate()) : own;
+    return heard.confident() ? &heard : nullptr;
+}
+
+double node_engine::impl::segment_ber(const peer_state& p) const
+{
+    const double own = p.segments.bit_error_rate();
+    if (p.segments.confident())
+        return own;
+    // Only ever more cautious than the prior: a clean channel heard changes nothing.
+    const segment_size_policy* heard = heard_estimate(p);
+    return heard ? std::max(own, heard->bit_error_rate()) : own;
+}
+
+bool node_engine::impl::losses_seen(const peer_state& p) const
+{
+    if (p.segments.confident())
+        return p.segments.bit_error_rate() > 0;
+    const segment_size_policy* heard = heard_estimate(p);
+    return heard && heard->bit_error_rate() > 0;
 }
 
 bool node_engine::impl::wants_to_transmit() const
@@ -636,11 +652,11 @@ void node_engine::impl::add_arq(
     const dpdu_type data_type =
         expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
     const size_t overhead = frame_overhead(data_type, p.address);
-    // A burst of data to a peer we have heard data from says again where our receive
-    // window stands, though nothing came since our last ack: that ack may have been lost
-    // (serving in turn, it went in the burst that turned to another peer), and without
-    // it the peer sends its whole window again in its turn.
-    if (cfg.arq_ack_with_every_data_burst && !expedited && with_data &&
+    // On a link losing frames, a burst of data to a peer we have heard data from says
+    // again where our receive window stands, though nothing came since our last ack:
+    // that ack may have been lost (serving in turn, it went in the burst that turned to
+    // another peer), and without it the peer sends its whole window again in its turn.
+    if (cfg.arq_ack_with_every_data_burst && !expedited && with_data && losses_seen(p) &&
         !p.awaiting_response && !receiver.ack_due() && receiver.counters().frames > 0 &&
         (sender.has_pending_transmission() || arq_queued_for(p, false)))
         receiver.ack_again();
@@ -671,8 +687,8 @@ void node_engine::impl::add_arq(
     // long frame; a copy in an ACK-ONLY D_PDU after the data, seconds later in the burst,
     // is lost only if it too falls in a fade. A lost ack costs the whole burst it
     // answers (every frame due again) and, serving in turn, a round.
-    const bool ack_copy = ack && !expedited && cfg.arq_ack_copy_on_lossy_link &&
-                          segment_ber(p) > 0;
+    const bool ack_copy =
+        ack && !expedited && cfg.arq_ack_copy_on_lossy_link && losses_seen(p);
     const size_t ack_bytes = ack ? 1 + 2 * p.lfsn + ack->selective_acks.size() +
                                        (ack_copy ? ack_copy_bytes : 0)
                                  : 0;

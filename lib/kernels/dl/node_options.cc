@@ -376,8 +376,8 @@ const std::vector<option_entry>& table()
                 "goes again in an ACK-ONLY after the data"),
         HF_BOOL("arq_ack_with_every_data_burst",
                 arq_ack_with_every_data_burst,
-                "every burst of ARQ data to a peer acks what we hold from it, also when "
-                "nothing came since the last ack"),
+                "on a link losing frames, every burst of ARQ data to a peer acks what we "
+                "hold from it, also when nothing came since the last ack"),
         HF_DOUBLE("segment_probe_ber",
                   segment_probe_ber,
                   "adaptive segments: bit error rate a probe burst's segments are sized "

@@ -840,12 +840,14 @@ TEST(NetworkScenario, SixteenStationsAtNineSixHundredOnAFadingChannelAreNotStarv
     c.channel.fading_profile = "moderate";
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "arq_ack_with_every_data_burst=false;arq_ack_copy_on_lossy_link=false;"
-                     "segment_from_heard_frames=false";
+    c.node_options =
+        "arq_ack_with_every_data_burst=false;arq_ack_copy_on_lossy_link=false;"
+        "segment_from_heard_frames=false";
     const network_result before = run_network(c);
-    const auto starved = std::count_if(before.flows.begin(),
-                                       before.flows.end(),
-                                       [](const auto& f) { return f.bytes_delivered == 0; });
+    const auto starved =
+        std::count_if(before.flows.begin(), before.flows.end(), [](const auto& f) {
+            return f.bytes_delivered == 0;
+        });
     EXPECT_GT(starved, 0);
     EXPECT_GT(r.aggregate_bps, before.aggregate_bps);
     EXPECT_GT(r.jain_bulk, before.jain_bulk);

@@ -769,9 +769,10 @@ TEST(NodeEngine, OnALossyLinkTheAckGoesAgainAfterTheData)
                 return d.type == dpdu_type::data_ack;
             });
         ASSERT_NE(first_data, frames.end()) << copy;
-        const size_t ack_only = size_t(std::count_if(
-            frames.begin(), frames.end(),
-            [](const dpdu& d) { return d.type == dpdu_type::ack_only; }));
+        const size_t ack_only =
+            size_t(std::count_if(frames.begin(), frames.end(), [](const dpdu& d) {
+                return d.type == dpdu_type::ack_only;
+            }));
         if (!copy) {
             EXPECT_EQ(ack_only, 0u);
             continue;
@@ -823,7 +824,8 @@ TEST(NodeEngine, EveryDataBurstToAPeerCarriesAnAckOfWhatWeHoldFromIt)
 {
     for (const bool every : { true, false }) {
         const std::string o =
-            std::string("arq_ack_copy_on_lossy_link=false;arq_ack_with_every_data_burst=") +
+            std::string(
+                "arq_ack_copy_on_lossy_link=false;arq_ack_with_every_data_burst=") +
             (every ? "true" : "false");
         node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
         n2.on_burst(heard_lossy_data_from(1), burst_info{}, 0.5); // a link losing frames
@@ -851,7 +853,8 @@ TEST(NodeEngine, EveryDataBurstToAPeerCarriesAnAckOfWhatWeHoldFromIt)
         ASSERT_FALSE(sent.empty()) << every;
         bool data = false, acks = false;
         for (auto& d : frames_of(sent[0])) {
-            data = data || d.type == dpdu_type::data_only || d.type == dpdu_type::data_ack;
+            data =
+                data || d.type == dpdu_type::data_only || d.type == dpdu_type::data_ack;
             acks = acks || d.type == dpdu_type::data_ack || d.type == dpdu_type::ack_only;
         }
         EXPECT_TRUE(data) << every;

@@ -51,7 +51,9 @@ def run_one(mode, channel, nodes, seed, args, node_options=None):
             "worst_share": round(r["worst_bulk_share"], 4),
             "worst_target": round(1 / (2 * nodes), 4),
             "starved": sum(1 for f in bulk if f["bytes_delivered"] == 0),
-            "flows": len(bulk), "collisions": r["collisions"]}
+            "flows": len(bulk), "collisions": r["collisions"],
+            # Per flow, for tracing which spoke is worst: (from, to, bytes delivered).
+            "per_flow": [[f["from"], f["to"], f["bytes_delivered"]] for f in bulk]}
 
 
 def run_seeds(mode, channel, nodes, args, node_options=None):

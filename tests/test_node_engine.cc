@@ -697,3 +697,190 @@ TEST(NodeEngine, AnswerModeNoneAnswersInTheTransmitMode)
     set_node_options(bad, "answer_mode=12800U"); // a mode, but none a change can announce
     EXPECT_THROW(node_engine{ bad }, std::invalid_argument);
 }
+
+namespace {
+
+node_config lossy_link_node(uint32_t address, const std::string& options)
+{
+    node_config c = node_without_channel_access(address);
+    set_node_options(c, options);
+    return c;
+}
+
+// `source`'s data to node 9 as a third station hears them: 40 D_PDUs of 400 bytes,
+// every other one with a damaged segment.
+bytes heard_lossy_data_from(uint32_t source)
+{
+    bytes air;
+    for (int k = 0; k < 40; ++k) {
+        dpdu d;
+        d.type = dpdu_type::data_only;
+        d.source = source;
+        d.destination = 9;
+        d.tx_sequence = uint16_t(k);
+        d.segment = bytes(400, uint8_t(k));
+        bytes b = encode(d);
+        if (k % 2)
+            b[b.size() - 10] ^= 0x55; // inside the segment: its CRC fails
+        air.insert(air.end(), b.begin(), b.end());
+    }
+    return air;
+}
+
+// n1's first data burst delivered to n2, which has 900 bytes of its own for n1: n2's
+// answer, and the time it was made.
+node_transmission answer_with_data(node_engine& n1, node_engine& n2, double& now)
+{
+    const node_transmission first = first_data_burst(n1, n2, now);
+    n2.on_sis(7, unidata_to(1, 3, bytes(900, 9)), now);
+    n2.take_actions();
+    now += first.air_time_s;
+    n2.on_burst(first.burst, burst_info{}, now);
+    for (int i = 0; i < 5; ++i) {
+        auto t = n2.take_actions().transmissions;
+        if (!t.empty())
+            return t[0];
+        now = n2.next_deadline();
+        n2.on_timer(now);
+    }
+    return {};
+}
+
+} // namespace
+
+// On a link losing frames (here as heard from the peer, before the link's own acks
+// measure it) the ack that rides in the answer's first data D_PDU goes again in an
+// ACK-ONLY after the data: the answer still acks when that long first frame is lost. On
+// a link that has shown no losses, no copy.
+TEST(NodeEngine, OnALossyLinkTheAckGoesAgainAfterTheData)
+{
+    for (const bool copy : { true, false }) {
+        const std::string o =
+            std::string("arq_ack_copy_on_lossy_link=") + (copy ? "true" : "false");
+        node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
+        n2.on_burst(heard_lossy_data_from(1), burst_info{}, 0.5);
+        n2.take_actions();
+        double now = 1;
+        const node_transmission answer = answer_with_data(n1, n2, now);
+        const auto frames = frames_of(answer);
+        ASSERT_FALSE(frames.empty()) << copy;
+        const auto first_data =
+            std::find_if(frames.begin(), frames.end(), [](const dpdu& d) {
+                return d.type == dpdu_type::data_ack;
+            });
+        ASSERT_NE(first_data, frames.end()) << copy;
+        const size_t ack_only =
+            size_t(std::count_if(frames.begin(), frames.end(), [](const dpdu& d) {
+                return d.type == dpdu_type::ack_only;
+            }));
+        if (!copy) {
+            EXPECT_EQ(ack_only, 0u);
+            continue;
+        }
+        ASSERT_EQ(ack_only, 1u);
+        EXPECT_EQ(frames.back().type, dpdu_type::ack_only); // after every data D_PDU
+        EXPECT_EQ(ack_of(frames.back()), ack_of(*first_data));
+
+        // The first data D_PDU lost: n1 takes the copy, and its next burst repeats none
+        // of what n2 acknowledged.
+        dpdu_deframer df;
+        bytes cut;
+        for (auto& f : df.push(answer.burst.data(), answer.burst.size())) {
+            if (f.frame.type == dpdu_type::data_ack)
+                continue;
+            cut.insert(cut.end(),
+                       answer.burst.begin() + long(f.stream_offset),
+                       answer.burst.begin() + long(f.stream_offset + f.length));
+        }
+        n1.on_sis(1, unidata_to(2, 3, bytes(600, 4)), now);
+        n1.take_actions();
+        now += answer.air_time_s;
+        n1.on_burst(cut, burst_info{}, now);
+        const uint64_t retx_before = n1.counters().arq_retransmissions;
+        for (int i = 0; i < 5 && n1.take_actions().transmissions.empty(); ++i) {
+            now = n1.next_deadline();
+            n1.on_timer(now);
+        }
+        EXPECT_EQ(n1.counters().arq_retransmissions, retx_before);
+    }
+}
+
+TEST(NodeEngine, OnALinkWithoutLossesTheAckGoesOnce)
+{
+    node_engine n1(node_without_channel_access(1)), n2(node_without_channel_access(2));
+    double now = 0;
+    const auto frames = frames_of(answer_with_data(n1, n2, now));
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(std::count_if(frames.begin(),
+                            frames.end(),
+                            [](const dpdu& d) { return d.type == dpdu_type::ack_only; }),
+              0);
+}
+
+// On a link losing frames, a burst of data to a peer says again where our receive
+// window stands, though nothing came from it since our last ack (which may have been
+// lost).
+TEST(NodeEngine, EveryDataBurstToAPeerCarriesAnAckOfWhatWeHoldFromIt)
+{
+    for (const bool every : { true, false }) {
+        const std::string o =
+            std::string(
+                "arq_ack_copy_on_lossy_link=false;arq_ack_with_every_data_burst=") +
+            (every ? "true" : "false");
+        node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
+        n2.on_burst(heard_lossy_data_from(1), burst_info{}, 0.5); // a link losing frames
+        n2.take_actions();
+        double now = 1;
+        const node_transmission first = first_data_burst(n1, n2, now);
+        now += first.air_time_s;
+        n2.on_burst(first.burst, burst_info{}, now);
+        // n2's answer (an ack alone): lost.
+        for (int i = 0; i < 5 && n2.take_actions().transmissions.empty(); ++i) {
+            now = n2.next_deadline();
+            n2.on_timer(now);
+        }
+        // Later n2 has data for n1 and nothing new came from it.
+        now += 20;
+        n2.on_sis(7, unidata_to(1, 3, bytes(900, 9)), now);
+        std::vector<node_transmission> sent;
+        for (int i = 0; i < 5 && sent.empty(); ++i) {
+            sent = n2.take_actions().transmissions;
+            if (sent.empty()) {
+                now = n2.next_deadline();
+                n2.on_timer(now);
+            }
+        }
+        ASSERT_FALSE(sent.empty()) << every;
+        bool data = false, acks = false;
+        for (auto& d : frames_of(sent[0])) {
+            data =
+                data || d.type == dpdu_type::data_only || d.type == dpdu_type::data_ack;
+            acks = acks || d.type == dpdu_type::data_ack || d.type == dpdu_type::ack_only;
+        }
+        EXPECT_TRUE(data) << every;
+        EXPECT_EQ(acks, every);
+    }
+}
+
+// Until a link's own acks measure its losses, segments are cut for the losses heard in
+// the peer's data D_PDUs to any node, when those are worse than assumed.
+TEST(NodeEngine, FirstSegmentsAreCutForTheLossesHeardFromThePeer)
+{
+    size_t longest[2] = { 0, 0 };
+    for (const bool heard : { true, false }) {
+        const std::string o =
+            std::string("segment_from_heard_frames=") + (heard ? "true" : "false");
+        node_engine n1(lossy_link_node(1, o)), n2(lossy_link_node(2, o));
+        n1.on_burst(heard_lossy_data_from(2), burst_info{}, 1.0);
+        n1.take_actions();
+        EXPECT_EQ(n1.counters().dpdus_not_for_us, 40u);
+        double now = 2;
+        const node_transmission t = first_data_burst(n1, n2, now);
+        for (auto& d : frames_of(t))
+            if (d.type == dpdu_type::data_only || d.type == dpdu_type::data_ack)
+                longest[heard] = std::max(longest[heard], d.segment.size());
+    }
+    ASSERT_GT(longest[0], 0u);
+    ASSERT_GT(longest[1], 0u);
+    EXPECT_LT(longest[1], longest[0] / 2);
+}

@@ -217,6 +217,25 @@ struct node_config {
     double link_request_hold_s = 0.1;
     // With segment_size 0: the bit error rate a link is assumed to have until measured.
     double segment_prior_ber = 1e-5;
+    // With segment_size 0: until a link's own acknowledgements have measured its
+    // losses, its segments are sized from the ARQ data D_PDUs heard from the peer (to
+    // any node) whose segment CRC failed, taking the path as reciprocal. On a network a
+    // station hears its peer long before their first exchange, so the first burst of
+    // data is cut for the channel instead of for segment_prior_ber: at 9600S on a
+    // fading channel segments cut too long are lost again and again, and hold the
+    // window's lower edge for rounds. Nothing changes on the air.
+    bool segment_from_heard_frames = true;
+    // On a link whose frames are being lost (as its acks measure, or until they do as
+    // heard from the peer: segment_from_heard_frames), the ack that
+    // rides in the first data D_PDU of a burst goes once more in an ACK-ONLY D_PDU after
+    // the data (Annex C allows any number of ACK-ONLY D_PDUs; the peer takes the copy as
+    // the same ack). A lost ack costs the whole burst it answers.
+    bool arq_ack_copy_on_lossy_link = true;
+    // On a link losing frames (as for arq_ack_copy_on_lossy_link), every burst of ARQ
+    // data to a peer carries an ack of what we hold from it, also when nothing came
+    // since the last one: that ack may have been lost, and serving in turn the next
+    // chance to repeat it is a round away.
+    bool arq_ack_with_every_data_burst = true;
     // With segment_size 0: the bit error rate the segments of a probe burst are sized
     // for (at least) when more data follow it (see segment_size_policy.h).
     double segment_probe_ber = 3e-5;

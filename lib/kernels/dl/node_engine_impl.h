@@ -190,6 +190,10 @@ struct node_engine::impl {
     non_arq_sender nonarq_tx, nonarq_exp_tx;
     non_arq_receiver nonarq_rx;
     std::map<uint32_t, std::unique_ptr<peer_state>> peers;
+    // segment_from_heard_frames: per source, the losses of the ARQ data D_PDUs heard
+    // from it (to any node): its path to us, taken as ours to it until measured.
+    std::map<uint32_t, segment_size_policy> heard_frame_losses;
+    segment_size_policy heard_from_all; // the same over every source
     std::set<uint32_t> clients;
     std::set<uint32_t> clients_reporting_writes; // see on_client_connected
     // What `queue` holds, so decisions need no scan: ARQ U_PDUs per destination, and
@@ -289,6 +293,15 @@ struct node_engine::impl {
     // error rate to size for.
     // U_PDUs queued for the peer (of one class) that no sender has taken yet.
     size_t arq_queued_for(const peer_state& p, bool expedited) const;
+    // The bit error rate a link's segments are cut for: its own estimate, or (while
+    // that is not yet confident, with segment_from_heard_frames) the one heard from
+    // the peer where that is higher.
+    double segment_ber(const peer_state& p) const;
+    // The confident estimate heard from the peer (else from every station), if any.
+    const segment_size_policy* heard_estimate(const peer_state& p) const;
+    // Frames lost on the link as measured, or (not yet measured) as heard.
+    bool losses_seen(const peer_state& p) const;
+    void note_heard_frame(const received_dpdu& rf);
     size_t adaptive_segment(const peer_state& p,
                             const phy::waveform_timing& phy,
                             double max_s,

@@ -435,6 +435,23 @@ void node_engine::impl::start_reset(peer_state& p)
     p.resync.start(next_reset_id++);
 }
 
+void node_engine::impl::note_heard_frame(const received_dpdu& rf)
+{
+    const dpdu& d = rf.frame;
+    // A DROP frame carries no segment, so says nothing of the segments' losses.
+    if (!cfg.segment_from_heard_frames || cfg.segment_size || !is_arq_data(d.type) ||
+        d.segment.empty())
+        return;
+    auto it = heard_frame_losses.find(d.source);
+    if (it == heard_frame_losses.end()) {
+        segment_size_policy_config c;
+        c.prior_ber = cfg.segment_prior_ber;
+        it = heard_frame_losses.emplace(d.source, segment_size_policy(c)).first;
+    }
+    it->second.on_outcome(1, rf.length, rf.segment_ok ? 0 : 1);
+    heard_from_all.on_outcome(1, rf.length, rf.segment_ok ? 0 : 1);
+}
+
 void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_info& info)
 {
     counters.bytes_received += size;
@@ -453,6 +470,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             continue; // our own burst heard back
         stations_heard[d.source] = now;
         rx_burst.sources.insert(d.source);
+        note_heard_frame(rf);
         // ARQ data, or a link C_PDU (expedited non-ARQ), to a node: its answer is due.
         if ((is_arq_data(d.type) ||
              (d.type == dpdu_type::expedited_non_arq_data && !for_us(d.destination))) &&

@@ -69,6 +69,36 @@ size_t node_engine::impl::adaptive_segment(const peer_state& p,
     return std::max<size_t>(1, std::min(best, packed > overhead ? packed - overhead : 1));
 }
 
+const segment_size_policy* node_engine::impl::heard_estimate(const peer_state& p) const
+{
+    if (!cfg.segment_from_heard_frames)
+        return nullptr;
+    // A peer not yet heard enough: the channel as heard from every station.
+    const auto it = heard_frame_losses.find(p.address);
+    const segment_size_policy& heard =
+        it != heard_frame_losses.end() && it->second.confident() ? it->second
+                                                                 : heard_from_all;
+    return heard.confident() ? &heard : nullptr;
+}
+
+double node_engine::impl::segment_ber(const peer_state& p) const
+{
+    const double own = p.segments.bit_error_rate();
+    if (p.segments.confident())
+        return own;
+    // Only ever more cautious than the prior: a clean channel heard changes nothing.
+    const segment_size_policy* heard = heard_estimate(p);
+    return heard ? std::max(own, heard->bit_error_rate()) : own;
+}
+
+bool node_engine::impl::losses_seen(const peer_state& p) const
+{
+    if (p.segments.confident())
+        return p.segments.bit_error_rate() > 0;
+    const segment_size_policy* heard = heard_estimate(p);
+    return heard && heard->bit_error_rate() > 0;
+}
+
 bool node_engine::impl::wants_to_transmit() const
 {
     if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty())
@@ -622,9 +652,18 @@ void node_engine::impl::add_arq(
     const dpdu_type data_type =
         expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only;
     const size_t overhead = frame_overhead(data_type, p.address);
+    // On a link losing frames, a burst of data to a peer we have heard data from says
+    // again where our receive window stands, though nothing came since our last ack:
+    // that ack may have been lost (serving in turn, it went in the burst that turned to
+    // another peer), and without it the peer sends its whole window again in its turn.
+    if (cfg.arq_ack_with_every_data_burst && !expedited && with_data && losses_seen(p) &&
+        !p.awaiting_response && !receiver.ack_due() && receiver.counters().frames > 0 &&
+        (sender.has_pending_transmission() || arq_queued_for(p, false)))
+        receiver.ack_again();
     // The ack goes first: an EXPEDITED ACK-ONLY of its own, or (regular class) inside
     // the first data D_PDU, which then grows by the ack's bytes.
     std::optional<arq_ack> ack;
+    size_t ack_copy_bytes = 0;
     if (receiver.ack_due()) {
         arq_ack largest;
         largest.long_fsn = p.lfsn;
@@ -635,6 +674,7 @@ void node_engine::impl::add_arq(
         worst.destination = p.address;
         if (!b.fits(encoded_size(worst)))
             return; // no room even for the ack: it stays due for the next turn
+        ack_copy_bytes = encoded_size(worst);
         ack = receiver.ack();
         if (expedited) {
             dpdu a = make_ack_only(*ack, true);
@@ -643,7 +683,15 @@ void node_engine::impl::add_arq(
             ack.reset();
         }
     }
-    const size_t ack_bytes = ack ? 1 + 2 * p.lfsn + ack->selective_acks.size() : 0;
+    // On a link losing frames the ack inside the first data D_PDU goes as often as that
+    // long frame; a copy in an ACK-ONLY D_PDU after the data, seconds later in the burst,
+    // is lost only if it too falls in a fade. A lost ack costs the whole burst it
+    // answers (every frame due again) and, serving in turn, a round.
+    const bool ack_copy =
+        ack && !expedited && cfg.arq_ack_copy_on_lossy_link && losses_seen(p);
+    const size_t ack_bytes = ack ? 1 + 2 * p.lfsn + ack->selective_acks.size() +
+                                       (ack_copy ? ack_copy_bytes : 0)
+                                 : 0;
     // Enough queued to fill the transmission (and the window), but no more, so
     // later high-priority U_PDUs still overtake.
     size_t room = b.room(ack_bytes);
@@ -663,7 +711,7 @@ void node_engine::impl::add_arq(
                 std::min(budget, phy::max_bytes_within(b.phy(), cfg.segment_probe_s));
         pull_arq(p, budget, expedited);
         if (!cfg.segment_size) { // the size new segments are cut at (arq_sender)
-            double ber = p.segments.bit_error_rate();
+            double ber = segment_ber(p);
             // A probe that more data follow is sized for the cautious probe BER: on a
             // noisier link than assumed its long frames, each lost again and again,
             // would hold the window's lower edge for cycles. A transfer the probe ends
@@ -692,9 +740,15 @@ void node_engine::impl::add_arq(
     sent_data = sent_data || !data.empty();
     if (rate_probe && !data.empty())
         counters.rate_probes += 1;
+    const bool ack_in_data = ack && !data.empty();
     for (auto& d : data)
         if (!b.add(std::move(d)))
             break;
+    if (ack_copy && ack_in_data) {
+        dpdu a = make_ack_only(*ack, false);
+        a.destination = p.address;
+        b.add(std::move(a)); // its room was kept above
+    }
 }
 
 void node_engine::impl::add_data_with_link_request(burst_builder& b, peer_state& p)

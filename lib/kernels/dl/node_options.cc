@@ -366,6 +366,18 @@ const std::vector<option_entry>& table()
             "segment_prior_ber",
             segment_prior_ber,
             "adaptive segments: bit error rate assumed until a link's losses are known"),
+        HF_BOOL("segment_from_heard_frames",
+                segment_from_heard_frames,
+                "adaptive segments: until a link's losses are measured, size them from "
+                "the damaged data D_PDUs heard from the peer"),
+        HF_BOOL("arq_ack_copy_on_lossy_link",
+                arq_ack_copy_on_lossy_link,
+                "on a link losing frames, the ack riding in a burst's first data D_PDU "
+                "goes again in an ACK-ONLY after the data"),
+        HF_BOOL("arq_ack_with_every_data_burst",
+                arq_ack_with_every_data_burst,
+                "on a link losing frames, every burst of ARQ data to a peer acks what we "
+                "hold from it, also when nothing came since the last ack"),
         HF_DOUBLE("segment_probe_ber",
                   segment_probe_ber,
                   "adaptive segments: bit error rate a probe burst's segments are sized "

@@ -965,6 +965,10 @@ bool m110d_receiver::state::set_data_start_aside(bool decoded, double excess)
         }
         case boundary_verdict::shorter_block: {
             weak_judgement shorter = *data_start_current;
+            shorter.at = uint64_t(int64_t(shorter.at) +
+                                  int64_t(v.shift) *
+                                      int64_t(mode->data_symbols + mode->probe_symbols) *
+                                      int64_t(sps));
             shorter.fields.wid.interleaver = v.shorter->interleaver;
             return next(shorter);
         }
@@ -1056,21 +1060,45 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
     const auto probe_after = [&](int64_t start_probe, unsigned f) {
         return start_probe + int64_t(f + 1) * frame_samples;
     };
-    boundary_verdict v;
-    const probe_reading there =
-        probe_read_at(probe_after(first_probe, mode->frames_per_block - 2), j.hz);
-    if (is(there.boundary, there.normal)) {
-        // Confirmed, unless a shorter interleaver's boundary probe comes first (a burst
-        // of several shorter blocks has one at this place too).
+    // A boundary probe at `at` (a sample) is a shorter interleaver's where another
+    // stands out a shorter block before or after it (a burst of several shorter blocks
+    // has one at the longer's place too): the shortest such, and the shift that puts
+    // the start on its blocks nearest where it is.
+    const auto shorter_blocks = [&](int64_t at, boundary_verdict& v) {
+        std::vector<m110d_mode> shorter;
         for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
-            if (m.wn == mode->wn && m.frames_per_block < mode->frames_per_block) {
-                const probe_reading r =
-                    probe_read_at(probe_after(first_probe, m.frames_per_block - 2), j.hz);
-                if (is(r.boundary, r.normal) &&
-                    (!v.shorter || m.frames_per_block < v.shorter->frames_per_block))
-                    v.shorter = m;
-            }
-        v.kind = v.shorter ? boundary_verdict::shorter_block : boundary_verdict::found;
+            if (m.wn == mode->wn && m.frames_per_block < mode->frames_per_block)
+                shorter.push_back(m);
+        std::sort(
+            shorter.begin(), shorter.end(), [](const m110d_mode& a, const m110d_mode& b) {
+                return a.frames_per_block < b.frames_per_block;
+            });
+        for (const m110d_mode& m : shorter) {
+            const int64_t block = int64_t(m.frames_per_block) * frame_samples;
+            const probe_reading before = probe_read_at(at - block, j.hz);
+            const probe_reading after = probe_read_at(at + block, j.hz);
+            if (!is(before.boundary, before.normal) && !is(after.boundary, after.normal))
+                continue;
+            // Frames from the start to a block start of this interleaver, the nearest.
+            const int64_t to_block =
+                (at - probe_after(first_probe, m.frames_per_block - 2)) / frame_samples;
+            const int64_t fpb = m.frames_per_block;
+            int64_t shift = ((to_block % fpb) + fpb) % fpb;
+            if (shift > fpb / 2)
+                shift -= fpb;
+            v.kind = boundary_verdict::shorter_block;
+            v.shorter = m;
+            v.shift = int(shift);
+            return true;
+        }
+        return false;
+    };
+    boundary_verdict v;
+    const int64_t expected = probe_after(first_probe, mode->frames_per_block - 2);
+    const probe_reading there = probe_read_at(expected, j.hz);
+    if (is(there.boundary, there.normal)) {
+        if (!shorter_blocks(expected, v))
+            v.kind = boundary_verdict::found;
         return v;
     }
     if (is(there.normal, there.boundary))
@@ -1084,15 +1112,15 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
             int64_t(j.at) + int64_t(shift) * frame_samples < int64_t(input.base()))
             continue;
         const probe_reading r =
-            probe_read_at(probe_after(first_probe + int64_t(shift) * frame_samples,
-                                      mode->frames_per_block - 2),
-                          j.hz);
+            probe_read_at(expected + int64_t(shift) * frame_samples, j.hz);
         if (is(r.boundary, r.normal) && r.boundary > best) {
             best = r.boundary;
             v.shift = shift;
             v.kind = boundary_verdict::moved;
         }
     }
+    if (v.kind == boundary_verdict::moved)
+        shorter_blocks(expected + int64_t(v.shift) * frame_samples, v);
     return v;
 }
 

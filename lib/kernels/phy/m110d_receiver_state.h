@@ -501,7 +501,8 @@ struct m110d_receiver::state {
         enum kind_t {
             unknown,       // neither probe stands out there, nor a boundary near
             found,         // the boundary probe where the start puts it
-            shorter_block, // ... and a shorter interleaver's before it
+            shorter_block, // a boundary probe a shorter block from it too: that
+                           // interleaver's, the start `shift` frames onto its blocks
             refuted,       // a normal probe there, no boundary near
             moved,         // a boundary probe `shift` frames off
         } kind = unknown;

@@ -337,7 +337,7 @@ void m110d_receiver::state::trim_now()
         keep = std::min(keep, data_starts.front().at);
     for (const weak_judgement& j : data_start_alternates)
         keep = std::min(keep, j.at);
-    // A probe start's first block may move it back (boundary_probe_shift).
+    // A probe start's first block may move it back (boundary_probes_of).
     if (stage == phase::data && found_from_data && data_start_current &&
         data_start_current->from_probes && mode && !wid_candidates.empty()) {
         const uint64_t back =

@@ -111,6 +111,25 @@ struct lag_sums {
     }
 };
 
+// A window of a mini-probe's length against the normal and the boundary probe: its
+// energy and the two correlations.
+struct probe_window {
+    double energy = 0;
+    cd normal, boundary;
+};
+probe_window correlate_probe_window(const cf* x,
+                                    const std::vector<cf>& normal,
+                                    const std::vector<cf>& boundary)
+{
+    probe_window w;
+    for (size_t i = 0; i < normal.size(); ++i) {
+        w.energy += std::norm(x[i]);
+        w.normal += cd(x[i]) * std::conj(cd(normal[i]));
+        w.boundary += cd(x[i]) * std::conj(cd(boundary[i]));
+    }
+    return w;
+}
+
 // The offset the data turn by: the turn from one window of known symbols to the next on
 // the search's coarse offset; none beyond max_hz, where the data may fit at an alias of
 // their frames (the turn is read modulo the frame rate).
@@ -189,20 +208,15 @@ std::vector<structure_evidence> probe_evidence(unsigned bw_khz,
         // The probe after the preamble (frame -1), then the one after each frame.
         for (unsigned j = 0; uint64_t(j) * frame + k <= data_symbols; ++j)
             for (size_t l = 0; l < lags.size(); ++l) {
-                const cf* x = y.data() + origin + size_t(j) * frame + lags[l];
-                double energy = 0;
-                cd cn, cb;
-                for (unsigned i = 0; i < k; ++i) {
-                    energy += std::norm(x[i]);
-                    cn += cd(x[i]) * std::conj(cd(normal[i]));
-                    cb += cd(x[i]) * std::conj(cd(boundary[i]));
-                }
-                if (!(energy > 0))
+                const probe_window w = correlate_probe_window(
+                    y.data() + origin + size_t(j) * frame + lags[l], normal, boundary);
+                if (!(w.energy > 0))
                     continue;
                 for (size_t v = 0; v < variants.size(); ++v) {
-                    const cd c =
-                        m110d_probe_is_boundary(variants[v], int64_t(j) - 1) ? cb : cn;
-                    sums[v][l].add(std::norm(c) / energy, c);
+                    const cd c = m110d_probe_is_boundary(variants[v], int64_t(j) - 1)
+                                     ? w.boundary
+                                     : w.normal;
+                    sums[v][l].add(std::norm(c) / w.energy, c);
                 }
             }
         for (size_t v = 0; v < variants.size(); ++v)
@@ -327,16 +341,12 @@ double evidence_before(const m110d_mode& mode,
         const std::vector<cf> normal = m110d_mini_probe(k, false, k);
         const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
         for (unsigned j = 1; uint64_t(j) * frame <= back && j * frame <= at; ++j) {
-            const cf* x = y.data() + at - size_t(j) * frame;
-            double energy = 0;
-            cd cn, cb;
-            for (unsigned i = 0; i < k; ++i) {
-                energy += std::norm(x[i]);
-                cn += cd(x[i]) * std::conj(cd(normal[i]));
-                cb += cd(x[i]) * std::conj(cd(boundary[i]));
-            }
-            if (energy > 0)
-                sums[0].add(std::max(std::norm(cn), std::norm(cb)) / energy, cn);
+            const probe_window w = correlate_probe_window(
+                y.data() + at - size_t(j) * frame, normal, boundary);
+            if (w.energy > 0)
+                sums[0].add(std::max(std::norm(w.normal), std::norm(w.boundary)) /
+                                w.energy,
+                            w.normal);
         }
         return best_lag(mode,
                         frame,
@@ -383,13 +393,13 @@ double evidence_before(const m110d_mode& mode,
 double probe_power(const std::vector<cf>& y,
                    size_t origin,
                    const structure_evidence& e,
+                   const std::vector<cf>& normal,
+                   const std::vector<cf>& boundary,
                    double hz,
                    double symbol_rate)
 {
     const m110d_mode& mode = e.mode;
     const unsigned k = mode.probe_symbols, frame = mode.data_symbols + k;
-    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
-    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
     std::vector<cd> turn(k);
     for (unsigned i = 0; i < k; ++i)
         turn[i] = std::polar(1.0, -2 * M_PI * hz * i / symbol_rate);
@@ -417,10 +427,16 @@ bool probe_alias_stands_out(const std::vector<cf>& y,
                             double hz,
                             double symbol_rate)
 {
-    const double frame_hz = symbol_rate / (e.mode.data_symbols + e.mode.probe_symbols);
-    const double own = probe_power(y, origin, e, hz, symbol_rate);
+    const unsigned k = e.mode.probe_symbols;
+    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+    const double frame_hz = symbol_rate / (e.mode.data_symbols + k);
+    const auto power = [&](double at_hz) {
+        return probe_power(y, origin, e, normal, boundary, at_hz, symbol_rate);
+    };
+    const double own = power(hz);
     for (int m : { -2, -1, 1, 2 })
-        if (probe_power(y, origin, e, hz + m * frame_hz, symbol_rate) > 1.5 * own)
+        if (power(hz + m * frame_hz) > 1.5 * own)
             return true;
     return false;
 }
@@ -861,9 +877,7 @@ uint64_t m110d_receiver::state::data_start_judged_end(const weak_candidate& w) c
 
 uint64_t m110d_receiver::state::data_starts_judged_at() const
 {
-    return data_starts.empty()
-               ? 0
-               : group_judged_at(data_starts, data_start_symbols, data_start_group_reach);
+    return group_judged_at(data_starts, data_start_symbols, data_start_group_reach);
 }
 
 bool m110d_receiver::state::data_start_confirmed()
@@ -947,31 +961,24 @@ bool m110d_receiver::state::set_data_start_aside(bool decoded, double excess)
     // data stood out most at were not told apart).
     if (data_start_current->from_probes) {
         const boundary_verdict v = boundary_probes_of(*data_start_current);
-        const auto next = [&](const weak_judgement& j) {
-            data_start_alternates.assign(1, j);
-            decoded_data_starts.clear();
-            return true;
-        };
-        switch (v.kind) {
-        case boundary_verdict::moved: {
-            // The interleaver is the one whose boundary probe that is.
+        // The start moved v.shift frames, under an interleaver, taken next.
+        const auto next = [&](m110d_interleaver interleaver) {
             weak_judgement moved = *data_start_current;
             moved.at = uint64_t(int64_t(moved.at) +
                                 int64_t(v.shift) *
                                     int64_t(mode->data_symbols + mode->probe_symbols) *
                                     int64_t(sps));
-            moved.fields.wid.interleaver = mode->interleaver;
-            return next(moved);
-        }
-        case boundary_verdict::shorter_block: {
-            weak_judgement shorter = *data_start_current;
-            shorter.at = uint64_t(int64_t(shorter.at) +
-                                  int64_t(v.shift) *
-                                      int64_t(mode->data_symbols + mode->probe_symbols) *
-                                      int64_t(sps));
-            shorter.fields.wid.interleaver = v.shorter->interleaver;
-            return next(shorter);
-        }
+            moved.fields.wid.interleaver = interleaver;
+            data_start_alternates.assign(1, moved);
+            decoded_data_starts.clear();
+            return true;
+        };
+        switch (v.kind) {
+        case boundary_verdict::moved:
+            // The interleaver is the one whose boundary probe that is.
+            return next(mode->interleaver);
+        case boundary_verdict::shorter_block:
+            return next(v.shorter->interleaver);
         case boundary_verdict::found:
             // The block is where its boundary says: kept, decoded or not (a burst's,
             // with errors).
@@ -1016,34 +1023,6 @@ bool m110d_receiver::state::set_data_start_aside(bool decoded, double excess)
     return true;
 }
 
-m110d_receiver::state::probe_reading m110d_receiver::state::probe_read_at(int64_t at,
-                                                                          double hz) const
-{
-    // The normal and the boundary probe's |correlation|^2 over the window's energy
-    // (exponential with mean 1 in noise; the other sequence's, a cyclic shift of the
-    // same base, reads near 0 on a clean probe).
-    probe_reading r;
-    const unsigned k = mode->probe_symbols;
-    if (at < int64_t(input.base()) || uint64_t(at) + uint64_t(k) * sps > input.total())
-        return r;
-    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
-    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
-    const std::vector<cf> y = symbols_at_offset(input, uint64_t(at), k, hz, symbol_rate);
-    double energy = 0;
-    cd cn, cb;
-    for (unsigned i = 0; i < k; ++i) {
-        energy += std::norm(y[i]);
-        cn += cd(y[i]) * std::conj(cd(normal[i]));
-        cb += cd(y[i]) * std::conj(cd(boundary[i]));
-    }
-    if (!(energy > 0))
-        return r;
-    r.held = true;
-    r.normal = std::norm(cn) / energy;
-    r.boundary = std::norm(cb) / energy;
-    return r;
-}
-
 m110d_receiver::state::boundary_verdict
 m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
 {
@@ -1060,6 +1039,29 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
     const auto probe_after = [&](int64_t start_probe, unsigned f) {
         return start_probe + int64_t(f + 1) * frame_samples;
     };
+    // The normal and the boundary probe's |correlation|^2 over the window's energy at
+    // sample `at` (exponential with mean 1 in noise; the other sequence's, a cyclic
+    // shift of the same base, reads near 0 on a clean probe); 0 where not held.
+    struct probe_reading {
+        double normal = 0, boundary = 0;
+    };
+    const unsigned k = mode->probe_symbols;
+    const std::vector<cf> normal = m110d_mini_probe(k, false, k);
+    const std::vector<cf> boundary = m110d_mini_probe(k, true, k);
+    const auto probe_read_at = [&](int64_t at) {
+        probe_reading r;
+        if (at < int64_t(input.base()) ||
+            uint64_t(at) + uint64_t(k) * sps > input.total())
+            return r;
+        const std::vector<cf> y =
+            symbols_at_offset(input, uint64_t(at), k, j.hz, symbol_rate);
+        const probe_window w = correlate_probe_window(y.data(), normal, boundary);
+        if (w.energy > 0) {
+            r.normal = std::norm(w.normal) / w.energy;
+            r.boundary = std::norm(w.boundary) / w.energy;
+        }
+        return r;
+    };
     // A boundary probe at `at` (a sample) is a shorter interleaver's where another
     // stands out a shorter block before or after it (a burst of several shorter blocks
     // has one at the longer's place too): the shortest such, and the shift that puts
@@ -1075,8 +1077,8 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
             });
         for (const m110d_mode& m : shorter) {
             const int64_t block = int64_t(m.frames_per_block) * frame_samples;
-            const probe_reading before = probe_read_at(at - block, j.hz);
-            const probe_reading after = probe_read_at(at + block, j.hz);
+            const probe_reading before = probe_read_at(at - block);
+            const probe_reading after = probe_read_at(at + block);
             if (!is(before.boundary, before.normal) && !is(after.boundary, after.normal))
                 continue;
             // Frames from the start to a block start of this interleaver, the nearest.
@@ -1095,7 +1097,7 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
     };
     boundary_verdict v;
     const int64_t expected = probe_after(first_probe, mode->frames_per_block - 2);
-    const probe_reading there = probe_read_at(expected, j.hz);
+    const probe_reading there = probe_read_at(expected);
     if (is(there.boundary, there.normal)) {
         if (!shorter_blocks(expected, v))
             v.kind = boundary_verdict::found;
@@ -1111,8 +1113,7 @@ m110d_receiver::state::boundary_probes_of(const weak_judgement& j) const
         if (shift == 0 ||
             int64_t(j.at) + int64_t(shift) * frame_samples < int64_t(input.base()))
             continue;
-        const probe_reading r =
-            probe_read_at(expected + int64_t(shift) * frame_samples, j.hz);
+        const probe_reading r = probe_read_at(expected + int64_t(shift) * frame_samples);
         if (is(r.boundary, r.normal) && r.boundary > best) {
             best = r.boundary;
             v.shift = shift;
@@ -1157,14 +1158,16 @@ m110d_receiver::state::judge_data_start(const weak_candidate& w) const
     if (w.at < input.base() || data_start_judged_end(w) > input.total())
         return std::nullopt;
     std::optional<m110d_mode> structure;
-    for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
-        if (probes && m.wn != 0 && m.data_symbols == w.data_symbols &&
-            m.probe_symbols == w.probe_symbols) {
-            structure = m;
-            break;
-        }
-    if (probes && !structure)
-        return std::nullopt;
+    if (probes) {
+        for (const m110d_mode& m : m110d_modes_at(cfg.bandwidth_khz))
+            if (m.wn != 0 && m.data_symbols == w.data_symbols &&
+                m.probe_symbols == w.probe_symbols) {
+                structure = m;
+                break;
+            }
+        if (!structure)
+            return std::nullopt;
+    }
     const unsigned back = unsigned(std::min<uint64_t>(
         (w.at - input.base()) / sps, uint64_t(reach) + weak_before_symbols));
     const unsigned before = back > unsigned(reach) ? back - unsigned(reach) : 0;

@@ -492,11 +492,6 @@ struct m110d_receiver::state {
     bool set_data_start_aside(bool decoded, double excess);
     // A probe start's first block in (the mode its fields read): what its block's
     // boundary probe (the one after its second-to-last frame) says.
-    struct probe_reading {
-        double normal = 0, boundary = 0;
-        bool held = false;
-    };
-    probe_reading probe_read_at(int64_t at, double hz) const;
     struct boundary_verdict {
         enum kind_t {
             unknown,       // neither probe stands out there, nor a boundary near

@@ -7,6 +7,8 @@
 #ifndef INCLUDED_HFSTACK_PHY_M110D_PROBE_DATA_WATCH_H
 #define INCLUDED_HFSTACK_PHY_M110D_PROBE_DATA_WATCH_H
 
+#include "folded_products.h"
+
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -56,40 +58,28 @@ public:
     // just completed correlates at threshold_z or more.
     std::optional<detection> add(uint64_t n, cf product)
     {
-        if (!d_started || n != d_next)
-            restart(n);
-        d_next = n + 1;
-        const cd x(product);
-        d_sum[d_index] += x;
-        d_energy[d_index % d_sps] += std::norm(x);
-        if (++d_index < d_sum.size())
+        if (!d_folded.add(n, cd(product)))
             return std::nullopt;
-        return frame_completed(n);
+        const std::optional<detection> found = evaluate(n);
+        d_folded.restart(n + 1);
+        return found;
     }
-    void reset() { d_started = false; }
+    void reset() { d_folded.reset(); }
 
     unsigned data_symbols() const { return d_data_symbols; }
     unsigned probe_symbols() const { return d_probe_symbols; }
-    unsigned frames_summed() const { return d_frames_summed; }
+    unsigned frames_summed() const { return d_folded.periods_summed(); }
     // Samples a frame.
-    size_t frame_samples() const { return d_sum.size(); }
+    size_t frame_samples() const { return d_folded.period_samples(); }
 
 private:
-    void restart(uint64_t n);
-    std::optional<detection> frame_completed(uint64_t last);
     std::optional<detection> evaluate(uint64_t last) const;
 
     unsigned d_data_symbols, d_probe_symbols, d_sps;
     double d_symbol_rate;
-    unsigned d_frames_summed;
     double d_threshold_z;
-    bool d_started = false;
-    uint64_t d_origin = 0, d_next = 0;
-    size_t d_index = 0;           // the next product's place in the frame
-    unsigned d_frames = 0;        // frames added up since the last correlation
-    std::vector<cd> d_sum;        // the products added up modulo the frame
-    std::vector<double> d_energy; // their energy per sample of a symbol
-    std::vector<cd> d_turns;      // the probe's turns, conjugated
+    folded_products d_folded;
+    std::vector<cd> d_turns; // the probe's turns, conjugated
 };
 
 } // namespace phy

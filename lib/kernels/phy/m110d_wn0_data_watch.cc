@@ -56,7 +56,7 @@ constexpr double kept_share = double(walsh_chips - 4) / walsh_chips;
 m110d_wn0_data_watch::m110d_wn0_data_watch(double chip_rate, double threshold_z)
     : d_chip_rate(chip_rate),
       d_threshold_z(threshold_z),
-      d_sum(period_samples),
+      d_folded(period_samples, samples_per_chip, periods_summed),
       d_reference_spectrum(period_samples),
       d_twiddle(period_samples / 2),
       d_work(period_samples)
@@ -80,35 +80,11 @@ m110d_wn0_data_watch::m110d_wn0_data_watch(double chip_rate, double threshold_z)
         d_reference_spectrum[i] = std::conj(reference[i]);
 }
 
-void m110d_wn0_data_watch::restart(uint64_t n)
-{
-    d_started = true;
-    d_origin = n;
-    d_index = 0;
-    d_periods = 0;
-    std::fill(d_sum.begin(), d_sum.end(), cd());
-    for (unsigned p = 0; p < samples_per_chip; ++p)
-        d_energy[p] = 0;
-}
-
-std::optional<m110d_wn0_data_watch::detection>
-m110d_wn0_data_watch::period_completed(uint64_t last)
-{
-    d_index = 0;
-    // Two periods added up, then correlated, then a fresh start.
-    if (++d_periods < periods_summed)
-        return std::nullopt;
-    const std::optional<detection> found = evaluate(last);
-    restart(last + 1);
-    return found;
-}
-
 std::optional<m110d_wn0_data_watch::detection>
 m110d_wn0_data_watch::evaluate(uint64_t last)
 {
     std::vector<cd>& folded = d_work;
-    folded = d_sum;
-    const double* energy = d_energy;
+    folded = d_folded.sums();
     fft(folded, d_twiddle, false);
     for (size_t i = 0; i < folded.size(); ++i)
         folded[i] *= d_reference_spectrum[i];
@@ -117,7 +93,7 @@ m110d_wn0_data_watch::evaluate(uint64_t last)
     double best = 0;
     size_t best_at = 0;
     for (size_t t = 0; t < folded.size(); ++t) {
-        const double e = energy[t % samples_per_chip] * kept_share;
+        const double e = d_folded.energy(t % samples_per_chip) * kept_share;
         if (!(e > 0))
             continue;
         const double power =
@@ -132,11 +108,7 @@ m110d_wn0_data_watch::evaluate(uint64_t last)
         return std::nullopt;
     detection d;
     d.z = std::sqrt(z2);
-    // Sample origin + best_at + m * period_samples starts a period.
-    uint64_t start = d_origin + best_at;
-    while (start + period_samples <= last)
-        start += period_samples;
-    d.period_start = start;
+    d.period_start = d_folded.latest_at(best_at, last);
     d.hz = std::arg(folded[best_at]) * d_chip_rate / (2 * M_PI * lag_chips);
     return d;
 }

@@ -7,6 +7,8 @@
 #ifndef INCLUDED_HFSTACK_PHY_M110D_WN0_DATA_WATCH_H
 #define INCLUDED_HFSTACK_PHY_M110D_WN0_DATA_WATCH_H
 
+#include "folded_products.h"
+
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -52,36 +54,26 @@ public:
     // completed (every second period) correlate at threshold_z or more.
     std::optional<detection> add(uint64_t n, cf product)
     {
-        if (!d_started || n != d_next)
-            restart(n);
-        d_next = n + 1;
-        const cd x(product);
-        d_sum[d_index] += x;
-        d_energy[d_index % samples_per_chip] += std::norm(x);
-        if (++d_index < period_samples)
+        // Two periods added up, then correlated, then a fresh start.
+        if (!d_folded.add(n, cd(product)))
             return std::nullopt;
-        return period_completed(n);
+        const std::optional<detection> found = evaluate(n);
+        d_folded.restart(n + 1);
+        return found;
     }
-    void reset() { d_started = false; }
+    void reset() { d_folded.reset(); }
 
     // The number of samples in a scrambler period.
     static constexpr unsigned period_samples = 2048 * samples_per_chip;
     static constexpr unsigned periods_summed = 2;
 
 private:
-    void restart(uint64_t n);
-    std::optional<detection> period_completed(uint64_t last);
     std::optional<detection> evaluate(uint64_t last);
 
     double d_chip_rate;
     double d_threshold_z;
-    bool d_started = false;
-    uint64_t d_origin = 0, d_next = 0;
-    size_t d_index = 0;                     // the next product's place in the period
-    unsigned d_periods = 0;                 // periods added up since the last correlation
-    std::vector<cd> d_sum;                  // the products added up modulo the period
-    double d_energy[samples_per_chip] = {}; // their energy per sample of a chip
-    std::vector<cd> d_reference_spectrum;   // conj(FFT of the known products)
+    folded_products d_folded;
+    std::vector<cd> d_reference_spectrum; // conj(FFT of the known products)
     std::vector<cd> d_twiddle, d_work;
 };
 

@@ -109,8 +109,7 @@ helper& helper_at(size_t i)
 }
 
 // run_beside; with `take_back`, beside is run after here on the caller's thread where
-// the helper had not begun it by then (its core busy: a block decoding on its own
-// thread, another process), rather than waited for.
+// the helper had not begun it by then (run_pieces: the pieces are all taken by then).
 void beside_and_here(const std::function<void()>& beside,
                      const std::function<void()>& here,
                      bool take_back)
@@ -164,7 +163,7 @@ void beside_and_here(const std::function<void()>& beside,
 
 void run_beside(const std::function<void()>& beside, const std::function<void()>& here)
 {
-    beside_and_here(beside, here, true);
+    beside_and_here(beside, here, false);
 }
 
 namespace {

@@ -25,10 +25,7 @@ namespace phy {
 
 // Runs `beside` on a waiting helper thread (a thread of its own when all the helpers
 // are busy: callers on several threads at once) while the caller runs `here`; returns
-// once both are done. Where the helper has not begun `beside` by the time `here` is
-// done (no core free to wake it on), the caller runs it itself after `here`: beside and
-// here must not wait for each other. What either throws is thrown here (beside's
-// first).
+// once both are done. What either throws is thrown here (beside's first).
 void run_beside(const std::function<void()>& beside, const std::function<void()>& here);
 
 // Runs piece(i, worker) once for each i in [0, count): with `concurrently`, the caller

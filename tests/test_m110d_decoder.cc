@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -175,6 +176,50 @@ TEST(M110dDecoder, ReadsCountAndWidUnderEveryReadingAtMinus3Db)
                             << what;
                     }
                 }
+}
+
+TEST(M110dDecoder, CountAloneIsTheCountTheFieldsRead)
+{
+    // The receiver refuses a preamble on its count chips before its WID is equalised
+    // (a count other than 0): the count read alone must be the one the fields read
+    // under either WID parity, and no fields read where it reads none. Fields of a
+    // three super-frame preamble from clean to unreadable, and noise alone.
+    std::mt19937 rng(12);
+    const std::vector<uint8_t> data = random_bytes(10, 3);
+    const m110d_mode m = *m110d_mode_by_name("WN8/3kHz/L");
+    unsigned read = 0, unread = 0;
+    for (auto alignment :
+         { m110d_pn_alignment::per_symbol, m110d_pn_alignment::continuous }) {
+        m110d_transmit_options o;
+        o.readings.pn_alignment = alignment;
+        o.timing.preamble.tlc_blocks = 1;
+        o.timing.preamble.superframes = 3;
+        const auto points = m110d_transmit_points(m, data.data(), data.size(), o);
+        std::normal_distribution<float> noise(0.0f, 1.0f);
+        for (double sigma2 : { 0.0, 4.0, 16.0, 64.0, -1.0 })
+            for (unsigned trial = 0; trial < 60; ++trial) {
+                std::vector<cf> y(9 * 32);
+                if (sigma2 < 0)
+                    for (cf& c : y)
+                        c = cf(noise(rng), noise(rng));
+                else
+                    y = fields_of(points, o, trial % 3, sigma2, rng);
+                const std::optional<unsigned> count =
+                    m110d_read_count(y.data(), 32, alignment);
+                for (auto parity :
+                     { m110d_wid_parity::checksum, m110d_wid_parity::caption_d2_zero }) {
+                    const auto f = m110d_read_fields(y.data(), 32, alignment, parity);
+                    if (!f)
+                        continue;
+                    ASSERT_TRUE(count) << sigma2 << " trial " << trial;
+                    EXPECT_EQ(*count, f->count) << sigma2 << " trial " << trial;
+                }
+                ++(count ? read : unread);
+            }
+    }
+    // Both cases were met.
+    EXPECT_GT(read, 0u);
+    EXPECT_GT(unread, 0u);
 }
 
 TEST(M110dDecoder, SingleSuperframeFieldsAndNoiseAlone)

@@ -61,6 +61,19 @@ std::array<double, 4> m110d_walsh_correlations(const std::complex<float>* y,
         y, chips, [&](unsigned j) { return pn[(first + j) % m110d_pn_length]; });
 }
 
+std::optional<unsigned> m110d_read_count(const std::complex<float>* y,
+                                         unsigned chips,
+                                         m110d_pn_alignment alignment)
+{
+    std::array<uint8_t, 4> dibits{};
+    for (unsigned s = 0; s < 4; ++s) {
+        const auto c = m110d_walsh_correlations(
+            y + size_t(s) * chips, chips, m110d_pn_table::count, s, alignment);
+        dibits[s] = uint8_t(std::max_element(c.begin(), c.end()) - c.begin());
+    }
+    return m110d_count_of(dibits);
+}
+
 std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y,
                                               unsigned chips,
                                               m110d_pn_alignment alignment,

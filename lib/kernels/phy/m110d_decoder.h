@@ -54,6 +54,12 @@ std::optional<m110d_fields> m110d_read_fields(const std::complex<float>* y,
                                               unsigned chips,
                                               m110d_pn_alignment alignment,
                                               m110d_wid_parity parity);
+// The count section alone (the first 4 of those Walsh symbols), decided as
+// m110d_read_fields decides it: the count it reads, nullopt when its check bits fail.
+// m110d_read_fields reads no count other than this one, under either WID parity.
+std::optional<unsigned> m110d_read_count(const std::complex<float>* y,
+                                         unsigned chips,
+                                         m110d_pn_alignment alignment);
 // The same under every PN alignment and WID parity reading: the fields whose checks
 // pass with the largest correlation (a wrong alignment decorrelates every symbol but
 // the first of each section), the checksum parity preferred on a tie.

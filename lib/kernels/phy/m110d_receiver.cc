@@ -1359,6 +1359,17 @@ std::vector<cf> m110d_receiver::state::superframe_fields(unsigned earlier,
     return chips;
 }
 
+bool m110d_receiver::state::count_refuses() const
+{
+    if (found_sections > 1 || found_by_coherent || found_weak || found_from_data ||
+        field_chips.size() < 4 * size_t(walsh_chips))
+        return false;
+    // fields_of refuses any count but 0, under either WID parity.
+    const std::optional<unsigned> count =
+        m110d_read_count(field_chips.data(), walsh_chips, burst_alignment->alignment);
+    return !count || *count != 0;
+}
+
 bool m110d_receiver::state::read_fields()
 {
     count_ahead = 0;

@@ -359,6 +359,10 @@ struct m110d_receiver::state {
     // tail-biting phase settled.
     void block_bits_in();
     bool read_fields();
+    // Once the count chips are equalised: whether read_fields will refuse the preamble
+    // on them alone (a count other than 0, read where nothing but the last super-frame's
+    // chips are read: not over the comb's super-frames, on paths or for a weak peak).
+    bool count_refuses() const;
     // A preamble the comb found at an earlier super-frame: the count its super-frames
     // read (read_fields), i.e. how many super-frames later the last one is.
     unsigned count_ahead = 0;

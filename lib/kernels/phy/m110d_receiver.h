@@ -49,11 +49,13 @@
  *      and WID parity reading, or with find_preamble_readings the ones that fit): WN,
  *      interleaver and constraint length. A count other than 0, a failed check bit, a
  *      reserved WN (14, 15) or a WN/interleaver pair App D lacks (WN0 US) is refused
- *      (refused_preambles()) and the search goes on. A preamble the super-frame comb
- *      found takes its offset over the fixed sections of every super-frame it added,
- *      and its count (which super-frame was found) from all of them; count 0: the count
- *      and WID are read over them all where the last one's alone do not read; count c:
- *      the preamble is read again c super-frames on.
+ *      (refused_preambles()) and the search goes on (a count other than 0 read on the
+ *      count chips alone once they are equalised, where nothing but the last
+ *      super-frame's fields would be read: the same refusal, before the WID). A
+ *      preamble the super-frame comb found takes its offset over the fixed sections of
+ *      every super-frame it added, and its count (which super-frame was found) from all
+ *      of them; count 0: the count and WID are read over them all where the last one's
+ *      alone do not read; count c: the preamble is read again c super-frames on.
  *   3. Data (WN1-WN13): every symbol equalised by the channel-tracking MMSE-DFE, the
  *      tracker taking the mini-probes as known symbols and the data decisions (nearest
  *      point the scrambled symbol may take) with the decision weight. The channel under

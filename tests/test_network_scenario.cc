@@ -53,6 +53,13 @@ void expect_every_flow_delivered_once(const network_result& r)
 }
 
 // The message of the std::invalid_argument c raises ("" if none).
+size_t flows_with_nothing_delivered(const network_result& r)
+{
+    return size_t(std::count_if(r.flows.begin(), r.flows.end(), [](const auto& f) {
+        return f.bytes_delivered == 0;
+    }));
+}
+
 std::string refusal(const network_scenario_config& c)
 {
     try {
@@ -844,11 +851,7 @@ TEST(NetworkScenario, SixteenStationsAtNineSixHundredOnAFadingChannelAreNotStarv
         "arq_ack_with_every_data_burst=false;arq_ack_copy_on_lossy_link=false;"
         "segment_from_heard_frames=false";
     const network_result before = run_network(c);
-    const auto starved =
-        std::count_if(before.flows.begin(), before.flows.end(), [](const auto& f) {
-            return f.bytes_delivered == 0;
-        });
-    EXPECT_GT(starved, 0);
+    EXPECT_GT(flows_with_nothing_delivered(before), 0u);
     EXPECT_GT(r.aggregate_bps, before.aggregate_bps);
     EXPECT_GT(r.jain_bulk, before.jain_bulk);
 }
@@ -882,10 +885,6 @@ TEST(NetworkScenario, SpokesSendingToTheHubOnAFadingChannelAreNotStarved)
     expect_every_flow_delivered_once(r);
     c.node_options = "bare_turn_retries=0";
     const network_result before = run_network(c);
-    const auto starved =
-        std::count_if(before.flows.begin(), before.flows.end(), [](const auto& f) {
-            return f.bytes_delivered == 0;
-        });
-    EXPECT_GT(starved, 0);
+    EXPECT_GT(flows_with_nothing_delivered(before), 0u);
     EXPECT_GT(r.worst_bulk_share, before.worst_bulk_share);
 }

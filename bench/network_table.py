@@ -6,8 +6,9 @@
 
 """Hub and spoke on one channel, measured against the targets of docs/networks.md.
 
-Runs `hfstack-sim network --preset hub-spoke` (saturating bulk both ways on every spoke)
-for every mode x channel x node count, in virtual time, and prints per run the aggregate
+Runs `hfstack-sim network --preset hub-spoke` (saturating bulk both ways on every spoke;
+--preset spokes-to-hub: from every spoke to the hub alone) for every mode x channel x
+node count, in virtual time, and prints per run the aggregate
 throughput, its share of the two-node figure of the same mode and channel, the Jain
 index of the bulk flows, the worst flow's share against 1/(2N), the flows that delivered
 nothing and the collisions. --node-option compares another channel-access setting with
@@ -18,7 +19,8 @@ brackets; on a clear channel the seed changes nothing (it drives the channel's n
 and fading; back-offs are seeded from the node addresses).
 
     bench/network_table.py [--modes 2400S,9600S] [--channels clear,moderate:20]
-        [--nodes 2,4,8,16] [--duration 3600] [--seeds 1[,2,...]]
+        [--nodes 2,4,8,16] [--preset hub-spoke|spokes-to-hub] [--duration 3600]
+        [--seeds 1[,2,...]]
         [--node-option NAME=VALUE ...] [--json FILE]
 
 Each run takes seconds (N = 16 at 9600S with fading about half a minute).
@@ -41,7 +43,7 @@ def run_one(mode, channel, nodes, seed, args, node_options=None):
     if channel != "clear":
         profile, snr = channel.split(":")
         c.channel = network_run.channel(float(snr), profile)
-    c.flows = sim.network_preset("hub-spoke", nodes, 0, 10)
+    c.flows = sim.network_preset(args.preset, nodes, 0, 10)
     sim.validate_network(c)
     r = sim.run_network(c)
     bulk = [f for f in r["flows"] if f["kind"] == "bulk"]
@@ -73,6 +75,9 @@ def main(argv=None):
     p.add_argument("--channels", default="clear,moderate:20",
                    help="clear, or PROFILE:SNR (e.g. moderate:20)")
     p.add_argument("--nodes", default="2,4,8,16")
+    p.add_argument("--preset", default="hub-spoke", choices=("hub-spoke", "spokes-to-hub"),
+                   help="hub-spoke: bulk both ways on every spoke; spokes-to-hub: bulk from "
+                        "every spoke to the hub alone (default hub-spoke)")
     p.add_argument("--duration", type=float, default=3600)
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE")
@@ -103,7 +108,8 @@ def main(argv=None):
                 sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"node_options": args.node_option, "seeds": args.seeds,
+            json.dump({"preset": args.preset, "node_options": args.node_option,
+                       "seeds": args.seeds,
                        "rows": rows}, f, indent=1)
     return 0
 

@@ -52,6 +52,7 @@ def add_options(p):
     g.add_argument("--preset", choices=sim.network_preset_names() + ["none"],
                    default="hub-spoke",
                    help="traffic: hub-spoke (node 0 and every other node, bulk both ways), "
+                        "spokes-to-hub (bulk from every other node to node 0), "
                         "mesh (chat between every pair), bulk (one bulk transfer beside "
                         "chat), broadcast (non-ARQ to all beside acknowledged unicast), "
                         "none (only --chat); default hub-spoke")

@@ -154,6 +154,11 @@ struct node_config {
     // late misses decide the worst flow. 600 s changes nothing up to ten peers waiting
     // (docs/networks.md: N = 16 fairer but at 9600S moderate 20 dB). +infinity: off.
     double serve_in_turn_round_s = 600.0;
+    // Serving in turn, a turn given by an acknowledgement alone that went unanswered
+    // is given again this many times before the peer gets no more turns until we hear
+    // from it: an unanswered one was most often lost in a fade (the peer, which has
+    // data, waits for its turn and would wait for good).
+    unsigned bare_turn_retries = 3;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

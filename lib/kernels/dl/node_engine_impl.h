@@ -142,9 +142,10 @@ struct node_engine::impl {
         // as a peer we have data for does, or it could only send at contention gaps.
         bool sends_to_us = false;
         // When we last turned to it with its acknowledgement alone (no data of ours
-        // for it): unanswered since, it has nothing to send, and gets no more turns
-        // until we hear from it.
+        // for it), and how many such turns in a row went unanswered: past
+        // bare_turn_retries, it gets no more turns until we hear from it.
         double bare_turn_at = -inf;
+        unsigned bare_turns_unanswered = 0;
         // Air time of the ARQ data in its last burst that sent us data
         // (sender_turn_min_burst_s).
         double last_data_burst_s = 0;

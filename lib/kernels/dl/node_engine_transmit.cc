@@ -333,7 +333,9 @@ bool node_engine::impl::gets_bare_turn(uint32_t addr) const
 {
     // Only where the peer takes a burst to it alone as its turn (the bound per turn).
     const peer_state& p = *peers.at(addr);
-    return cfg.exchange_bound_per_turn && p.sends_to_us && p.bare_turn_at <= p.last_heard;
+    return cfg.exchange_bound_per_turn && p.sends_to_us &&
+           (p.bare_turn_at <= p.last_heard ||
+            p.bare_turns_unanswered <= cfg.bare_turn_retries);
 }
 
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
@@ -1013,11 +1015,17 @@ node_transmission node_engine::impl::build_transmission()
     add_non_arq(b);
     // The turn is given only by a burst to the peer alone: beside a C_PDU for another
     // node (our answer to its call) the peer takes it for another's turn and waits, and
-    // a turn left unanswered would give it no more.
-    if (bare_turn && std::all_of(b.frames().begin(),
-                                 b.frames().end(),
-                                 [&](const dpdu& d) { return d.destination == served; }))
-        peer(served).bare_turn_at = now;
+    // the turn would count as one it left unanswered. Counted from the first since we
+    // last heard it.
+    if (bare_turn &&
+        std::all_of(b.frames().begin(), b.frames().end(), [&](const dpdu& d) {
+            return d.destination == served;
+        })) {
+        peer_state& p = peer(served);
+        p.bare_turns_unanswered =
+            p.bare_turn_at > p.last_heard ? p.bare_turns_unanswered + 1 : 1;
+        p.bare_turn_at = now;
+    }
 
     node_transmission t;
     t.mode = mode;

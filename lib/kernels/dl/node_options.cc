@@ -334,6 +334,11 @@ const std::vector<option_entry>& table()
                   serve_in_turn_round_s,
                   "serving in turn, the longest round of all the peers waiting for a "
                   "turn: a turn is at most this over their number, s (inf: off)"),
+        HF_UINT("bare_turn_retries",
+                bare_turn_retries,
+                100,
+                "serving in turn, times an unanswered turn by acknowledgement alone is "
+                "given again"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "

@@ -131,7 +131,7 @@ double jain_index(const std::vector<double>& x)
 
 std::vector<std::string> network_preset_names()
 {
-    return { "hub-spoke", "mesh", "bulk", "broadcast" };
+    return { "hub-spoke", "spokes-to-hub", "mesh", "bulk", "broadcast" };
 }
 
 std::vector<network_flow>
@@ -163,6 +163,9 @@ network_preset(const std::string& name, unsigned nodes, uint64_t bytes, unsigned
             bulk(0, k);
             bulk(k, 0);
         }
+    } else if (name == "spokes-to-hub") {
+        for (size_t k = 1; k < nodes; ++k)
+            bulk(k, 0);
     } else if (name == "mesh") {
         for (size_t i = 0; i < nodes; ++i)
             for (size_t j = i + 1; j < nodes; ++j)
@@ -185,7 +188,8 @@ network_preset(const std::string& name, unsigned nodes, uint64_t bytes, unsigned
         f.push_back(b);
         bulk(1, 0);
     } else {
-        bad("unknown preset '" + name + "' (hub-spoke, mesh, bulk, broadcast)");
+        bad("unknown preset '" + name +
+            "' (hub-spoke, spokes-to-hub, mesh, bulk, broadcast)");
     }
     return f;
 }

@@ -123,6 +123,7 @@ void validate(const network_scenario_config& c);
 
 // Preset traffic (flows only) for n nodes:
 //   hub-spoke  node 0 the shore station, 1 .. n-1 ships: bulk both ways on every spoke;
+//   spokes-to-hub  bulk from every ship to node 0 alone (the hub only acknowledges);
 //   mesh       chat between every pair (i < j: i asks, j answers);
 //   bulk       one bulk transfer 0 -> 1 beside chat 2 -> 3 (with 4 nodes or more; with
 //              fewer, chat from the last node to node 0) and chat from every further

@@ -434,7 +434,7 @@ void bind_sim(py::module& m)
           py::arg("nodes"),
           py::arg("bytes") = 0,
           py::arg("messages") = 10,
-          "The flows of a preset (hub-spoke, mesh, bulk, broadcast)");
+          "The flows of a preset (hub-spoke, spokes-to-hub, mesh, bulk, broadcast)");
     m.def("network_preset_names", &network_preset_names);
     m.def("jain_index", &jain_index, py::arg("values"));
     m.def(

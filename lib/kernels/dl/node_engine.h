@@ -154,6 +154,15 @@ struct node_config {
     // late misses decide the worst flow. 600 s changes nothing up to ten peers waiting
     // (docs/networks.md: N = 16 fairer but at 9600S moderate 20 dB). +infinity: off.
     double serve_in_turn_round_s = 600.0;
+    // On a network, a burst lasts at most this over twice the number of other stations
+    // heard (within network_memory_s), never less than 10 s, and serving in turn a
+    // turn is then one burst each way: a hub's round of its spokes takes about this
+    // long, so an hour holds enough rounds that one turn more or less no longer
+    // decides the worst flow (fifteen spokes at 30 s bursts: four rounds an hour). It
+    // binds only where it is shorter than channel_access.network_burst_s: at 420 s and
+    // 30 s bursts, from eight other stations heard (sixteen stations: 14 s bursts).
+    // +infinity: off.
+    double network_round_s = 420.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is
@@ -163,6 +172,14 @@ struct node_config {
     // others is our turn, and several link slots are used only once the network is
     // heard. Off: the bound counts every burst (docs/networks.md).
     bool exchange_bound_per_turn = true;
+    // Serving in turn, a turn's time counts from the first burst that serves the peer,
+    // not from when the turn was chosen: a burst asking another node for a link serves
+    // no one (so the answer owed is the link's), and while the links come up a request
+    // and the new peer's answer could take a turn's whole time, the peer served nothing
+    // until the next round. The clock starts one turn length after the turn began at
+    // the latest. Off: over ten seeds no fairer at eight or sixteen stations, and the
+    // worst flow lower at 9600S on a fading channel (docs/networks.md).
+    bool serve_in_turn_from_service = false;
     // Serving in turn, a turn with nothing of ours for the served peer but its
     // acknowledgements goes on while another peer's data wait only after a burst of
     // the served peer's data at least this long: one shorter

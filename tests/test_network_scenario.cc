@@ -663,6 +663,46 @@ TEST(NetworkScenario, ATurnBegunWithAnotherNodesLinkRequestStillServesItsPeer)
     EXPECT_LT(latest, latest_without);
 }
 
+// Eight stations, 2400S, moderate 20 dB, seed 2: a turn of 60 s holds two exchanges of
+// 28.8 s bursts (59.4 s), but after a contended change of turn (the hub's first burst
+// 30 s) only one: node 5 had half a turn twice in the hour by 0.6 s. Counted in bursts
+// (serve_in_turn_by_bursts) every turn past the link set-up is two data bursts of the
+// hub's to its spoke.
+TEST(NetworkScenario, TurnsCountedInBurstsHoldAsManyBurstsEach)
+{
+    network_scenario_config c = hub_spoke(8, 0);
+    c.duration_s = 3600;
+    c.seed = 2;
+    c.channel.snr_db = 20;
+    c.channel.fading_profile = "moderate";
+    // The hub's data bursts (over 20 s) after 1200 s, in runs to one spoke.
+    const auto runs = [](const network_result& r) {
+        std::vector<int> out;
+        long prev = -2;
+        for (const auto& b : r.timeline) {
+            if (b.node != 0 || b.end_s - b.start_s <= 20 || b.start_s <= 1200)
+                continue;
+            if (b.to == prev)
+                out.back() += 1;
+            else
+                out.push_back(1);
+            prev = b.to;
+        }
+        return out;
+    };
+    const std::vector<int> by_time = runs(run_network(c));
+    c.node_options = "serve_in_turn_by_bursts=true";
+    const network_result r = run_network(c);
+    expect_every_flow_delivered_once(r);
+    const std::vector<int> by_bursts = runs(r);
+    ASSERT_GT(by_time.size(), 10u);
+    ASSERT_GT(by_bursts.size(), 10u);
+    // The first and the last run may be cut by 1200 s and by the end of the hour.
+    EXPECT_NE(std::find(by_time.begin() + 1, by_time.end() - 1, 1), by_time.end() - 1);
+    for (size_t i = 1; i + 1 < by_bursts.size(); ++i)
+        EXPECT_EQ(by_bursts[i], 2) << i;
+}
+
 // The timeline: every burst, in start order, with its sender and the node most of its
 // bytes went to; together they are the transmissions the network counted.
 TEST(NetworkScenario, TimelineListsEveryBurst)

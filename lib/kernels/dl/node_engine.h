@@ -180,6 +180,12 @@ struct node_config {
     // the latest. Off: over ten seeds no fairer at eight or sixteen stations, and the
     // worst flow lower at 9600S on a fading channel (docs/networks.md).
     bool serve_in_turn_from_service = false;
+    // Serving in turn, a turn is counted in our bursts that serve the peer: as many as
+    // its length holds at the longest burst on the net (60 s at 30 s bursts: two each
+    // way), not time. Counted in time, a turn of 60 s held two exchanges of 59.4 s or,
+    // after a contended change of turn (30 s first burst) or one 0.6 s longer burst,
+    // one: the peer served had half the turn by a fraction of a second.
+    bool serve_in_turn_by_bursts = false;
     // Serving in turn, a turn with nothing of ours for the served peer but its
     // acknowledgements goes on while another peer's data wait only after a burst of
     // the served peer's data at least this long: one shorter

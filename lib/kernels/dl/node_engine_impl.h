@@ -516,6 +516,8 @@ struct node_engine::impl {
     // serves the peer (bursts asking others for links serve no one), at most one turn
     // length; turn_time_left() is whether the turn still has time.
     bool turn_clock_running = true;
+    // Our bursts that served the peer in this turn (serve_in_turn_by_bursts).
+    unsigned turn_bursts = 0;
     double turn_begun_at = -inf;
     bool turn_time_left() const;
     // The shortest burst network_round_s sets: shorter, the preamble and turnaround

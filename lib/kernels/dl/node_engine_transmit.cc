@@ -374,6 +374,16 @@ bool node_engine::impl::turn_time_left() const
     // began (a turn that never gets a burst out still ends).
     if (!turn_clock_running)
         return now - turn_begun_at < turn_length() + base_turn_length();
+    if (cfg.serve_in_turn_by_bursts) {
+        // As many bursts as the turn's length holds at the longest burst on the net, at
+        // least one; the time bound stays, doubled, for a turn whose bursts do not go.
+        const double burst = std::min({ cfg.channel_access.network_burst_s,
+                                        round_burst_s(),
+                                        cfg.max_transmission_s });
+        const double fits = std::floor(turn_length() / burst + 1e-6);
+        return double(turn_bursts) < std::max(1.0, fits) &&
+               now - serving_since < 2 * turn_length();
+    }
     return now - serving_since < turn_length();
 }
 
@@ -383,6 +393,7 @@ void node_engine::impl::begin_turn(uint32_t addr)
     serving_since = now;
     turn_begun_at = now;
     turn_clock_running = !cfg.serve_in_turn_from_service;
+    turn_bursts = 0;
     counters.turns_served += 1;
     // Credit owed is paid in turns at most twice as long as the others'.
     peer_state& p = peer(addr);
@@ -1044,13 +1055,16 @@ node_transmission node_engine::impl::build_transmission()
     add_non_arq(b);
     // The turn's clock starts with the first burst that serves the peer: a burst that
     // asks another node for a link (and the answer it draws) is no time of this turn.
-    if (!turn_clock_running && served != 0 && served == serving &&
-        !(asks_link && serves_in_turn()) &&
+    // Such bursts are what serve_in_turn_by_bursts counts.
+    if (served != 0 && served == serving && !(asks_link && serves_in_turn()) &&
         std::any_of(b.frames().begin(), b.frames().end(), [&](const dpdu& d) {
             return d.destination == served;
         })) {
-        turn_clock_running = true;
-        serving_since = std::min(now, turn_begun_at + turn_length());
+        turn_bursts += 1;
+        if (!turn_clock_running) {
+            turn_clock_running = true;
+            serving_since = std::min(now, turn_begun_at + turn_length());
+        }
     }
     // The turn is given only by a burst to the peer alone: beside a C_PDU for another
     // node (our answer to its call) the peer takes it for another's turn and waits, and

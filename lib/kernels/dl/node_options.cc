@@ -346,6 +346,10 @@ const std::vector<option_entry>& table()
                 serve_in_turn_from_service,
                 "serving in turn, a turn's time counts from the first burst that serves "
                 "the peer (not from bursts asking others for links)"),
+        HF_BOOL("serve_in_turn_by_bursts",
+                serve_in_turn_by_bursts,
+                "serving in turn, a turn lasts as many of our bursts to the peer as its "
+                "length holds at the longest burst on the net, not a time"),
         HF_DOUBLE("sender_turn_min_burst_s",
                   sender_turn_min_burst_s,
                   "serving in turn, a turn of acknowledgements alone goes on while "

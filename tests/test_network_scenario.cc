@@ -36,13 +36,15 @@ network_scenario_config hub_spoke(unsigned nodes, uint64_t bytes)
 
 // The channel-access policies by name, for comparing them with the defaults: one
 // link at a time (the defaults before serving in turn), and serving in turn with the
-// exchange bounded per burst and bursts of any length.
+// exchange bounded per burst and bursts of any length (network_round_s too bounds a
+// burst where channel_access.network_burst_s does not).
 const std::string one_link_at_a_time = "serve_in_turn_s=inf;cas.max_nonexclusive_links=1;"
                                        "exchange_bound_per_turn=false;"
-                                       "channel_access.network_burst_s=inf";
+                                       "channel_access.network_burst_s=inf;"
+                                       "network_round_s=inf";
 const std::string in_turn_bound_per_burst =
     "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=false;"
-    "channel_access.network_burst_s=inf";
+    "channel_access.network_burst_s=inf;network_round_s=inf";
 
 // Every flow delivered something, and nothing twice.
 void expect_every_flow_delivered_once(const network_result& r)
@@ -457,7 +459,8 @@ TEST(NetworkScenario, EightStationsServedInTurnGetFairerSharesWhenTurnsBoundTheE
     network_scenario_config c = hub_spoke(8, 0);
     c.duration_s = 3600;
     c.node_options = "serve_in_turn_s=60;cas.max_nonexclusive_links=16;"
-                     "exchange_bound_per_turn=true;channel_access.network_burst_s=inf";
+                     "exchange_bound_per_turn=true;channel_access.network_burst_s=inf;"
+                     "network_round_s=inf";
     const network_result r = run_network(c);
     ASSERT_EQ(r.flows.size(), 14u);
     expect_every_flow_delivered_once(r);
@@ -489,7 +492,7 @@ TEST(NetworkScenario, EightStationsGetFairSharesWithTheDefaults)
         EXPECT_GE(r.jain_bulk, 0.95) << mode;
         EXPECT_GT(r.worst_bulk_share, 0.5 / 14) << mode;
 
-        c.node_options = "channel_access.network_burst_s=inf";
+        c.node_options = "channel_access.network_burst_s=inf;network_round_s=inf";
         const network_result long_bursts = run_network(c);
         EXPECT_LT(long_bursts.jain_bulk, r.jain_bulk) << mode;
         EXPECT_LT(long_bursts.worst_bulk_share, r.worst_bulk_share) << mode;
@@ -961,9 +964,8 @@ TEST(NetworkScenario, SixteenStationsAtNineSixHundredOnAFadingChannelAreNotStarv
     c.node_options = "network_round_s=inf";
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options =
-        "network_round_s=inf;arq_ack_with_every_data_burst=false;"
-        "arq_ack_copy_on_lossy_link=false;segment_from_heard_frames=false";
+    c.node_options = "network_round_s=inf;arq_ack_with_every_data_burst=false;"
+                     "arq_ack_copy_on_lossy_link=false;segment_from_heard_frames=false";
     const network_result before = run_network(c);
     const auto starved =
         std::count_if(before.flows.begin(), before.flows.end(), [](const auto& f) {

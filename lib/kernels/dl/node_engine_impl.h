@@ -526,7 +526,8 @@ struct node_engine::impl {
     // The longest burst network_round_s allows; inf where it does not bind (shorter
     // than channel_access.network_burst_s only).
     double round_burst_s() const;
-    // The turn length before credit or debt (serve_in_turn_s, serve_in_turn_round_s).
+    // The turn length before credit (serve_in_turn_s, serve_in_turn_round_s,
+    // network_round_s).
     double base_turn_length() const;
     // Our last burst turned to the peer served with an acknowledgement alone: the
     // channel stays its until then, in case it answers with data (channel_promised).

@@ -273,8 +273,7 @@ bool node_engine::impl::exchange_in_turn() const
     if (!cfg.exchange_bound_per_turn || !std::isfinite(cfg.serve_in_turn_s))
         return false;
     // Our own turn to a peer, while it lasts.
-    if (serving != 0 && link_up(serving) && turn_time_left() &&
-        serves_in_turn())
+    if (serving != 0 && link_up(serving) && turn_time_left() && serves_in_turn())
         return true;
     // The last burst was a peer's that serves in turn and has turned to us.
     for (auto& [addr, p] : peers)
@@ -909,7 +908,8 @@ node_transmission node_engine::impl::build_transmission()
     if (contended && network_in_use() && !opens_turn)
         longest = std::min(longest, cfg.channel_access.contended_burst_s);
     if (network_in_use())
-        longest = std::min({ longest, cfg.channel_access.network_burst_s, round_burst_s() });
+        longest =
+            std::min({ longest, cfg.channel_access.network_burst_s, round_burst_s() });
     burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
     std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;

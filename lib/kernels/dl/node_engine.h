@@ -159,6 +159,15 @@ struct node_config {
     // from it: an unanswered one was most often lost in a fade (the peer, which has
     // data, waits for its turn and would wait for good).
     unsigned bare_turn_retries = 3;
+    // On a network, a burst lasts at most this over twice the number of other stations
+    // heard (within network_memory_s), never less than 10 s, and serving in turn a
+    // turn is then one burst each way: a hub's round of its spokes takes about this
+    // long, so an hour holds enough rounds that one turn more or less no longer
+    // decides the worst flow (fifteen spokes at 30 s bursts: four rounds an hour). It
+    // binds only where it is shorter than channel_access.network_burst_s: at 420 s and
+    // 30 s bursts, from eight other stations heard (sixteen stations: 14 s bursts).
+    // +infinity: off.
+    double network_round_s = 420.0;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is
@@ -168,6 +177,20 @@ struct node_config {
     // others is our turn, and several link slots are used only once the network is
     // heard. Off: the bound counts every burst (docs/networks.md).
     bool exchange_bound_per_turn = true;
+    // Serving in turn, a turn's time counts from the first burst that serves the peer,
+    // not from when the turn was chosen: a burst asking another node for a link serves
+    // no one (so the answer owed is the link's), and while the links come up a request
+    // and the new peer's answer could take a turn's whole time, the peer served nothing
+    // until the next round. The clock starts one turn length after the turn began at
+    // the latest. Off: over ten seeds no fairer at eight or sixteen stations, and the
+    // worst flow lower at 9600S on a fading channel (docs/networks.md).
+    bool serve_in_turn_from_service = false;
+    // Serving in turn, a turn is counted in our bursts that serve the peer: as many as
+    // its length holds at the longest burst on the net (60 s at 30 s bursts: two each
+    // way), not time. Counted in time, a turn of 60 s held two exchanges of 59.4 s or,
+    // after a contended change of turn (30 s first burst) or one 0.6 s longer burst,
+    // one: the peer served had half the turn by a fraction of a second.
+    bool serve_in_turn_by_bursts = false;
     // Serving in turn, a turn with nothing of ours for the served peer but its
     // acknowledgements goes on while another peer's data wait only after a burst of
     // the served peer's data at least this long: one shorter

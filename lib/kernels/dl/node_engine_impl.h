@@ -513,6 +513,23 @@ struct node_engine::impl {
     std::vector<uint32_t> unlinked_with_data() const;
     void begin_turn(uint32_t addr);
     double turn_length() const;
+    // serve_in_turn_from_service: the turn's clock waits for the first burst that
+    // serves the peer (bursts asking others for links serve no one), at most one turn
+    // length; turn_time_left() is whether the turn still has time.
+    bool turn_clock_running = true;
+    // Our bursts that served the peer in this turn (serve_in_turn_by_bursts).
+    unsigned turn_bursts = 0;
+    double turn_begun_at = -inf;
+    bool turn_time_left() const;
+    // The shortest burst network_round_s sets: shorter, the preamble and turnaround
+    // would take a tenth of it or more.
+    static constexpr double network_round_min_burst_s = 10.0;
+    // The longest burst network_round_s allows; inf where it does not bind (shorter
+    // than channel_access.network_burst_s only).
+    double round_burst_s() const;
+    // The turn length before credit (serve_in_turn_s, serve_in_turn_round_s,
+    // network_round_s).
+    double base_turn_length() const;
     // Our last burst turned to the peer served with an acknowledgement alone: the
     // channel stays its until then, in case it answers with data (channel_promised).
     double turn_held_until = -inf;

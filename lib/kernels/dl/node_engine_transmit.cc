@@ -273,8 +273,7 @@ bool node_engine::impl::exchange_in_turn() const
     if (!cfg.exchange_bound_per_turn || !std::isfinite(cfg.serve_in_turn_s))
         return false;
     // Our own turn to a peer, while it lasts.
-    if (serving != 0 && link_up(serving) && now - serving_since < turn_length() &&
-        serves_in_turn())
+    if (serving != 0 && link_up(serving) && turn_time_left() && serves_in_turn())
         return true;
     // The last burst was a peer's that serves in turn and has turned to us.
     for (auto& [addr, p] : peers)
@@ -343,17 +342,59 @@ bool node_engine::impl::waits_for_turn(const peer_state& p) const
     return turned_from_us(p);
 }
 
-double node_engine::impl::turn_length() const
+double node_engine::impl::round_burst_s() const
+{
+    if (!std::isfinite(cfg.network_round_s))
+        return inf;
+    size_t heard = 0;
+    for (auto& [addr, t] : stations_heard)
+        heard += now - t <= cfg.network_memory_s;
+    if (heard < 2)
+        return inf;
+    const double cap =
+        std::max(network_round_min_burst_s, cfg.network_round_s / double(2 * heard));
+    return cap < cfg.channel_access.network_burst_s ? cap : inf;
+}
+
+double node_engine::impl::base_turn_length() const
 {
     const double round_share =
         cfg.serve_in_turn_round_s / double(std::max<size_t>(1, round_peers));
-    return std::min(cfg.serve_in_turn_s, round_share) + serving_extra_s;
+    // Where network_round_s shortens the bursts, a turn is one burst each way.
+    return std::min({ cfg.serve_in_turn_s, round_share, round_burst_s() });
+}
+
+double node_engine::impl::turn_length() const
+{
+    return base_turn_length() + serving_extra_s;
+}
+
+bool node_engine::impl::turn_time_left() const
+{
+    // A clock that has not started starts at the latest one turn length after the turn
+    // began (a turn that never gets a burst out still ends).
+    if (!turn_clock_running)
+        return now - turn_begun_at < turn_length() + base_turn_length();
+    if (cfg.serve_in_turn_by_bursts) {
+        // As many bursts as the turn's length holds at the longest burst on the net, at
+        // least one; the time bound stays, doubled, for a turn whose bursts do not go.
+        const double burst = std::min({ cfg.channel_access.network_burst_s,
+                                        round_burst_s(),
+                                        cfg.max_transmission_s });
+        const double fits = std::floor(turn_length() / burst + 1e-6);
+        return double(turn_bursts) < std::max(1.0, fits) &&
+               now - serving_since < 2 * turn_length();
+    }
+    return now - serving_since < turn_length();
 }
 
 void node_engine::impl::begin_turn(uint32_t addr)
 {
     serving = addr;
     serving_since = now;
+    turn_begun_at = now;
+    turn_clock_running = !cfg.serve_in_turn_from_service;
+    turn_bursts = 0;
     counters.turns_served += 1;
     // Credit owed is paid in turns at most twice as long as the others'.
     peer_state& p = peer(addr);
@@ -437,7 +478,7 @@ uint32_t node_engine::impl::peer_to_serve()
         current && data_waits && !has_arq_work(peer(serving)) &&
         peer(serving).last_data_burst_s < cfg.sender_turn_min_burst_s;
     if (current && (candidates.size() == 1 ||
-                    (now - serving_since < turn_length() &&
+                    (turn_time_left() &&
                      ((has_link_work(serving) && !sender_done) || !work_waits)) ||
                     has_expedited_work(serving)))
         return serving;
@@ -869,7 +910,8 @@ node_transmission node_engine::impl::build_transmission()
     if (contended && network_in_use() && !opens_turn)
         longest = std::min(longest, cfg.channel_access.contended_burst_s);
     if (network_in_use())
-        longest = std::min(longest, cfg.channel_access.network_burst_s);
+        longest =
+            std::min({ longest, cfg.channel_access.network_burst_s, round_burst_s() });
     burst_builder b(timing(mode), longest, cfg.address);
     // The ARQ senders' transmission numbers before this burst (see peer_state::asked).
     std::map<const peer_state*, std::pair<uint64_t, uint64_t>> serials_before;
@@ -1013,6 +1055,19 @@ node_transmission node_engine::impl::build_transmission()
             b.answer_expected.insert(&p);
     }
     add_non_arq(b);
+    // The turn's clock starts with the first burst that serves the peer: a burst that
+    // asks another node for a link (and the answer it draws) is no time of this turn.
+    // Such bursts are what serve_in_turn_by_bursts counts.
+    if (served != 0 && served == serving && !(asks_link && serves_in_turn()) &&
+        std::any_of(b.frames().begin(), b.frames().end(), [&](const dpdu& d) {
+            return d.destination == served;
+        })) {
+        turn_bursts += 1;
+        if (!turn_clock_running) {
+            turn_clock_running = true;
+            serving_since = std::min(now, turn_begun_at + turn_length());
+        }
+    }
     // The turn is given only by a burst to the peer alone: beside a C_PDU for another
     // node (our answer to its call) the peer takes it for another's turn and waits, and
     // the turn would count as one it left unanswered. Counted from the first since we

@@ -339,10 +339,22 @@ const std::vector<option_entry>& table()
                 100,
                 "serving in turn, times an unanswered turn by acknowledgement alone is "
                 "given again"),
+        HF_DOUBLE("network_round_s",
+                  network_round_s,
+                  "on a network, a burst lasts at most this over twice the number of "
+                  "stations heard (at least 10 s), s (inf: off)"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "
                 "the bursts within one"),
+        HF_BOOL("serve_in_turn_from_service",
+                serve_in_turn_from_service,
+                "serving in turn, a turn's time counts from the first burst that serves "
+                "the peer (not from bursts asking others for links)"),
+        HF_BOOL("serve_in_turn_by_bursts",
+                serve_in_turn_by_bursts,
+                "serving in turn, a turn lasts as many of our bursts to the peer as its "
+                "length holds at the longest burst on the net, not a time"),
         HF_DOUBLE("sender_turn_min_burst_s",
                   sender_turn_min_burst_s,
                   "serving in turn, a turn of acknowledgements alone goes on while "

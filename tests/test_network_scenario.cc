@@ -55,14 +55,14 @@ void expect_every_flow_delivered_once(const network_result& r)
     }
 }
 
-// The message of the std::invalid_argument c raises ("" if none).
-size_t flows_with_nothing_delivered(const network_result& r)
+void expect_same_deliveries(const network_result& a, const network_result& b)
 {
-    return size_t(std::count_if(r.flows.begin(), r.flows.end(), [](const auto& f) {
-        return f.bytes_delivered == 0;
-    }));
+    ASSERT_EQ(a.flows.size(), b.flows.size());
+    for (size_t i = 0; i < a.flows.size(); ++i)
+        EXPECT_EQ(a.flows[i].bytes_delivered, b.flows[i].bytes_delivered) << "flow " << i;
 }
 
+// The message of the std::invalid_argument c raises ("" if none).
 std::string refusal(const network_scenario_config& c)
 {
     try {
@@ -71,6 +71,28 @@ std::string refusal(const network_scenario_config& c)
         return e.what();
     }
     return {};
+}
+
+// A bound on the round (`name`) changes nothing at eight stations (its default against
+// inf: the same bytes in every flow), and 0 and -1 are refused by name.
+void expect_idle_at_eight_stations_and_positive(const std::string& name)
+{
+    network_scenario_config eight = hub_spoke(8, 0);
+    eight.duration_s = 3600;
+    const network_result with = run_network(eight);
+    eight.node_options = name + "=inf";
+    expect_same_deliveries(with, run_network(eight));
+    for (const char* bad : { "0", "-1" }) {
+        eight.node_options = name + "=" + bad;
+        EXPECT_NE(refusal(eight).find(name), std::string::npos) << bad;
+    }
+}
+
+size_t flows_with_nothing_delivered(const network_result& r)
+{
+    return size_t(std::count_if(r.flows.begin(), r.flows.end(), [](const auto& f) {
+        return f.bytes_delivered == 0;
+    }));
 }
 
 } // namespace
@@ -581,20 +603,7 @@ TEST(NetworkScenario, SixteenStationsGoRoundMoreOftenWithABoundedRound)
     EXPECT_GT(r.jain_bulk, unbounded.jain_bulk);
     EXPECT_GT(r.worst_bulk_share, unbounded.worst_bulk_share);
 
-    network_scenario_config eight = hub_spoke(8, 0);
-    eight.duration_s = 3600;
-    const network_result bounded8 = run_network(eight);
-    eight.node_options = "serve_in_turn_round_s=inf";
-    const network_result unbounded8 = run_network(eight);
-    ASSERT_EQ(bounded8.flows.size(), unbounded8.flows.size());
-    for (size_t i = 0; i < bounded8.flows.size(); ++i)
-        EXPECT_EQ(bounded8.flows[i].bytes_delivered, unbounded8.flows[i].bytes_delivered)
-            << i;
-
-    for (const char* bad : { "serve_in_turn_round_s=0", "serve_in_turn_round_s=-1" }) {
-        c.node_options = bad;
-        EXPECT_NE(refusal(c).find("serve_in_turn_round_s"), std::string::npos) << bad;
-    }
+    expect_idle_at_eight_stations_and_positive("serve_in_turn_round_s");
 }
 
 // At sixteen stations a round of the fifteen spokes, one 28.8 s burst each way, takes
@@ -610,35 +619,24 @@ TEST(NetworkScenario, SixteenStationsGoRoundInShortBurstsWithANetworkRound)
     const network_result r = run_network(c);
     ASSERT_EQ(r.flows.size(), 30u);
     expect_every_flow_delivered_once(r);
-    double longest_late = 0;
-    for (const auto& b : r.timeline)
-        if (b.start_s > 1800)
-            longest_late = std::max(longest_late, b.end_s - b.start_s);
+    const auto longest_after_half_hour = [](const network_result& x) {
+        double longest = 0;
+        for (const auto& b : x.timeline)
+            if (b.start_s > 1800)
+                longest = std::max(longest, b.end_s - b.start_s);
+        return longest;
+    };
+    const double longest_late = longest_after_half_hour(r);
     EXPECT_GT(longest_late, 10.0);
     EXPECT_LE(longest_late, 420.0 / 30);
     c.node_options = "network_round_s=inf";
     const network_result off = run_network(c);
     EXPECT_GT(r.worst_bulk_share, off.worst_bulk_share);
     EXPECT_GT(r.jain_bulk, off.jain_bulk);
-    double longest_off = 0;
-    for (const auto& b : off.timeline)
-        if (b.start_s > 1800)
-            longest_off = std::max(longest_off, b.end_s - b.start_s);
+    const double longest_off = longest_after_half_hour(off);
     EXPECT_GT(longest_off, 420.0 / 30);
 
-    network_scenario_config eight = hub_spoke(8, 0);
-    eight.duration_s = 3600;
-    const network_result with8 = run_network(eight);
-    eight.node_options = "network_round_s=inf";
-    const network_result without8 = run_network(eight);
-    ASSERT_EQ(with8.flows.size(), without8.flows.size());
-    for (size_t i = 0; i < with8.flows.size(); ++i)
-        EXPECT_EQ(with8.flows[i].bytes_delivered, without8.flows[i].bytes_delivered) << i;
-
-    for (const char* bad : { "network_round_s=0", "network_round_s=-1" }) {
-        c.node_options = bad;
-        EXPECT_NE(refusal(c).find("network_round_s"), std::string::npos) << bad;
-    }
+    expect_idle_at_eight_stations_and_positive("network_round_s");
 }
 
 // Sixteen stations, 2400S, seed 1, bursts of 30 s (network_round_s off): the hub's turn

@@ -16,12 +16,13 @@ the defaults (the same names as hfstack-node). The share is of the two-node figu
 the node's defaults. With several --seeds every figure is the median over them (the
 two-node figure too), with the range of the share and of Jain in
 brackets; on a clear channel the seed changes nothing (it drives the channel's noise
-and fading; back-offs are seeded from the node addresses).
+and fading; back-offs are seeded from the node addresses) unless
+--backoff-seeds-from-seed mixes it into the back-offs too.
 
     bench/network_table.py [--modes 2400S,9600S] [--channels clear,moderate:20]
         [--nodes 2,4,8,16] [--preset hub-spoke|spokes-to-hub] [--duration 3600]
         [--seeds 1[,2,...]]
-        [--node-option NAME=VALUE ...] [--json FILE]
+        [--node-option NAME=VALUE ...] [--backoff-seeds-from-seed] [--json FILE]
 
 Each run takes seconds (N = 16 at 9600S with fading about half a minute).
 """
@@ -39,6 +40,7 @@ def run_one(mode, channel, nodes, seed, args, node_options=None):
     c.mode = mode
     c.duration_s = args.duration
     c.seed = seed
+    c.backoff_seeds_from_seed = args.backoff_seeds_from_seed
     c.node_options = ";".join(args.node_option if node_options is None else node_options)
     if channel != "clear":
         profile, snr = channel.split(":")
@@ -81,6 +83,10 @@ def main(argv=None):
     p.add_argument("--duration", type=float, default=3600)
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--node-option", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--backoff-seeds-from-seed", action="store_true",
+                   help="every node's back-offs also depend on the seed, so that a clear "
+                        "channel's cell is measured over --seeds too (default: from the "
+                        "node addresses alone, the same run for every seed)")
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
     args.seeds = [int(s) for s in args.seeds.split(",")]
@@ -109,6 +115,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"preset": args.preset, "node_options": args.node_option,
+                       "backoff_seeds_from_seed": args.backoff_seeds_from_seed,
                        "seeds": args.seeds,
                        "rows": rows}, f, indent=1)
     return 0

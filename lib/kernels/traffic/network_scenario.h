@@ -110,6 +110,11 @@ struct network_scenario_config {
     double chat_timeout_s = 900;
     double duration_s = 3600; // virtual time limit; unbounded bulk runs until it
     uint64_t seed = 1;
+    // Every node's back-off draws also depend on `seed` (where its node options leave
+    // channel_access.seed at 0). Off, they come from the node's address alone, as on a
+    // real net, and on a clear channel (where `seed` drives no noise or fading) every
+    // seed gives the same run: on, a clear-channel cell can be measured over several.
+    bool backoff_seeds_from_seed = false;
 };
 
 // Throws std::invalid_argument with a one-line message: a node count outside 2 ..

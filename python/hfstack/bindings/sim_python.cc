@@ -426,7 +426,9 @@ void bind_sim(py::module& m)
         .def_readwrite("power_cycles", &network_scenario_config::power_cycles)
         .def_readwrite("chat_timeout_s", &network_scenario_config::chat_timeout_s)
         .def_readwrite("duration_s", &network_scenario_config::duration_s)
-        .def_readwrite("seed", &network_scenario_config::seed);
+        .def_readwrite("seed", &network_scenario_config::seed)
+        .def_readwrite("backoff_seeds_from_seed",
+                       &network_scenario_config::backoff_seeds_from_seed);
     m.def("max_network_nodes", [] { return max_network_nodes; });
     m.def("network_preset",
           &network_preset,

@@ -216,6 +216,12 @@ modem_mode node_engine::impl::tx_mode_for(const peer_state* p) const
 
 // ------------------------------------------------------------------------- engine
 
+uint32_t derived_backoff_seed(uint32_t address, uint64_t salt)
+{
+    return 0x5066u ^ (address * 2654435761u) ^
+           uint32_t((salt * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
 namespace {
 // The modes of a node at a STANAG 5069 bandwidth (wideband_modes.h): WNs of it, the
 // ladder with US, S or L and autobaud. Throws std::invalid_argument naming the problem.
@@ -323,7 +329,7 @@ node_config validated(node_config c)
     c.cas.own_address = c.address;
     c.cas.broadcast_only = c.broadcast_only;
     if (c.channel_access.seed == 0)
-        c.channel_access.seed = 0x5066u ^ (c.address * 2654435761u);
+        c.channel_access.seed = derived_backoff_seed(c.address);
     return c;
 }
 } // namespace

@@ -56,6 +56,10 @@ phy::waveform_timing default_waveform_timing(const modem_mode& mode);
 modem_mode node_mode_by_name(const std::string& name);
 
 
+// The back-off seed a node derives from its address when channel_access.seed is 0, with
+// `salt` mixed in (0: the address alone). Nodes on one channel then draw apart.
+uint32_t derived_backoff_seed(uint32_t address, uint64_t salt = 0);
+
 struct node_config {
     // Own node address (28 bits) and the group addresses (bit 28 set) it receives
     // besides broadcast 31.255.255.255.

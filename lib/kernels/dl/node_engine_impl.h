@@ -445,6 +445,8 @@ struct node_engine::impl {
     // heard within network_memory_s: we are on a network (heard_network).
     std::map<uint32_t, double> stations_heard;
     bool heard_network() const;
+    // Other stations whose D_PDUs we heard within network_memory_s.
+    size_t stations_heard_recently() const;
     // A carrier that came while we were off the air and brought no burst, while no peer
     // of ours was linked or owed us an answer: two other stations' bursts overlapped.
     // (A linked or answering peer's burst lost whole in a fade is heard just so: on a

@@ -192,14 +192,19 @@ bool node_engine::impl::peer_asked_beside_others(uint32_t addr) const
     return it != peers.end() && it->second->asked_beside_others;
 }
 
+size_t node_engine::impl::stations_heard_recently() const
+{
+    size_t heard = 0;
+    for (auto& [addr, t] : stations_heard)
+        heard += now - t <= cfg.network_memory_s;
+    return heard;
+}
+
 bool node_engine::impl::heard_network() const
 {
     if (cfg.network_assumed || now - collision_heard_at <= cfg.network_memory_s)
         return true;
-    size_t heard = 0;
-    for (auto& [addr, t] : stations_heard)
-        heard += now - t <= cfg.network_memory_s;
-    return heard >= 2;
+    return stations_heard_recently() >= 2;
 }
 
 void node_engine::impl::carrier_began(double t)
@@ -346,9 +351,7 @@ double node_engine::impl::round_burst_s() const
 {
     if (!std::isfinite(cfg.network_round_s))
         return inf;
-    size_t heard = 0;
-    for (auto& [addr, t] : stations_heard)
-        heard += now - t <= cfg.network_memory_s;
+    const size_t heard = stations_heard_recently();
     if (heard < 2)
         return inf;
     const double cap =
@@ -542,10 +545,7 @@ bool node_engine::impl::turnaround_call_wanted() const
         carrier_ended - pair_since < 2 * (ca.max_exchange_s + cfg.max_transmission_s))
         return false;
     // Two other stations heard (their D_PDUs), not one: a two-node link never calls.
-    size_t heard = 0;
-    for (auto& [addr, t] : stations_heard)
-        heard += now - t <= cfg.network_memory_s;
-    return heard >= 2;
+    return stations_heard_recently() >= 2;
 }
 
 double node_engine::impl::turnaround_call_time() const

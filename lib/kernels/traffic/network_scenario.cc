@@ -188,8 +188,10 @@ network_preset(const std::string& name, unsigned nodes, uint64_t bytes, unsigned
         f.push_back(b);
         bulk(1, 0);
     } else {
-        bad("unknown preset '" + name +
-            "' (hub-spoke, spokes-to-hub, mesh, bulk, broadcast)");
+        std::string known;
+        for (const auto& n : network_preset_names())
+            known += (known.empty() ? "" : ", ") + n;
+        bad("unknown preset '" + name + "' (" + known + ")");
     }
     return f;
 }
@@ -282,11 +284,9 @@ network_result run_network(const network_scenario_config& c)
     for (size_t k = 0; k < c.nodes; ++k) {
         dl::node_config nc = node_config_for(settings, k);
         if (c.backoff_seeds_from_seed && nc.channel_access.seed == 0)
-            // The engine's own derivation from the address, with the seed mixed in
-            // (never 0, which would mean "derive").
-            nc.channel_access.seed = (0x5066u ^ (nc.address * 2654435761u) ^
-                                      uint32_t((c.seed * 0x9E3779B97F4A7C15ull) >> 32)) |
-                                     1u;
+            // The engine's own derivation with the seed mixed in (never 0, which
+            // would mean "derive").
+            nc.channel_access.seed = dl::derived_backoff_seed(nc.address, c.seed) | 1u;
         // The engine only writes the records; the network keeps them (as the node block
         // keeps its state_dir's file), so the name is never opened.
         for (const network_power_cycle& p : c.power_cycles)

@@ -45,13 +45,16 @@ XVFB_START_S = 30.0
 
 def start_xvfb():
     """(process, ':N') of a new Xvfb, or (None, reason) when it cannot start. The server
-    picks a free display number itself and writes it to a pipe (-displayfd)."""
+    picks a free display number itself and writes it to a pipe (-displayfd). -noreset: by
+    default the server resets when its last client leaves and drops a client that
+    connects during the reset (xorg/xserver issue 1102), which failed a window at random
+    between two tests."""
     if shutil.which("Xvfb") is None:
         return None, "Xvfb is not installed (Debian: xvfb)"
     read_end, write_end = os.pipe()
     try:
         xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x1024x24",
-                                 "-nolisten", "tcp"], pass_fds=(write_end,),
+                                 "-nolisten", "tcp", "-noreset"], pass_fds=(write_end,),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     except OSError as e:
         return None, f"Xvfb cannot be run: {e}"

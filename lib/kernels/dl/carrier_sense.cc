@@ -45,9 +45,10 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
         !(cfg.network_burst_s > 0.0))
         throw std::invalid_argument("carrier_sense_config: max_exchange_s, "
                                     "contended_burst_s and network_burst_s must be > 0");
-    if (!(cfg.turn_change_backoff_max_s >= 0.0))
-        throw std::invalid_argument(
-            "carrier_sense_config: turn_change_backoff_max_s must be >= 0");
+    if (!(cfg.turn_change_backoff_max_s >= 0.0) ||
+        !(cfg.waiting_caller_backoff_max_s >= 0.0))
+        throw std::invalid_argument("carrier_sense_config: turn_change_backoff_max_s and "
+                                    "waiting_caller_backoff_max_s must be >= 0");
     if (!(cfg.persistence > 0.0 && cfg.persistence <= 1.0))
         throw std::invalid_argument(
             "carrier_sense_config: persistence must be in (0, 1]");

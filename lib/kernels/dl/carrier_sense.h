@@ -146,6 +146,13 @@ struct carrier_sense_config {
     // whole range; with none waiting it is idle air at every bound. +infinity: the
     // whole range.
     double turn_change_backoff_max_s = std::numeric_limits<double>::infinity();
+    // The longest back-off of a node with a link request out that has wanted the
+    // channel for longer than max_exchange_s and the longest back-off (the engine
+    // applies it, as max_exchange_s): it has sat through at least one gap at a change
+    // of turn, which the station serving in turn leaves with a back-off of at most
+    // turn_change_backoff_max_s; drawing from the whole range, the caller would lose
+    // gap after gap to it. +infinity: the whole range.
+    double waiting_caller_backoff_max_s = std::numeric_limits<double>::infinity();
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.

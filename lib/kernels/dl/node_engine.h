@@ -172,6 +172,12 @@ struct node_config {
     // 30 s bursts, from eight other stations heard (sixteen stations: 14 s bursts).
     // +infinity: off.
     double network_round_s = 420.0;
+    // A link that comes up forgets that the peer had turned away from us (served
+    // others) before it: a spoke that heard its hub serve other spokes before its own
+    // link came up otherwise takes the hub's accept, sent beside another spoke's
+    // acknowledgement, as the hub still serving that spoke, and waits for a turn by
+    // acknowledgement alone.
+    bool turned_away_cleared_at_link_up = false;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

@@ -542,6 +542,10 @@ struct node_engine::impl {
     // has data for or that has data for it (peer_state::sends_to_us), so also to one
     // that has never sent us data.
     bool waits_for_turn(const peer_state& p) const;
+    // We have a link request out and have wanted the channel past the exchange bound
+    // and a contention: we sat through a gap left at a change of turn
+    // (channel_access.waiting_caller_backoff_max_s).
+    bool waited_through_a_gap() const;
     // Serving in turn: a peer that has data for us and we none for it gets a turn of
     // its acknowledgement alone (peer_state::sends_to_us, bare_turn_at).
     bool gets_bare_turn(uint32_t addr) const;

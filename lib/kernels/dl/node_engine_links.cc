@@ -78,6 +78,8 @@ void node_engine::impl::process_cas_events()
         switch (e.type) {
         case cas_event_type::link_up:
             p.link_up_at = now;
+            if (cfg.turned_away_cleared_at_link_up)
+                p.turned_away = false;
             p.failed_links = 0;
             p.made_by_us = e.cause == cas_cause::made_by_us;
             p.last_activity = now;

@@ -570,6 +570,19 @@ bool node_engine::impl::turnaround_call_now()
     return turnaround_call_chosen;
 }
 
+bool node_engine::impl::waited_through_a_gap() const
+{
+    if (!std::isfinite(cfg.channel_access.waiting_caller_backoff_max_s) ||
+        !network_in_use() || !cs.wanted() ||
+        now - cs.wanted_since() <
+            cfg.channel_access.max_exchange_s + contention_wait_max())
+        return false;
+    for (auto& [addr, p] : peers)
+        if (cas.state(addr) == cas_link_state::requesting)
+            return true;
+    return false;
+}
+
 void node_engine::impl::try_transmit()
 {
     if (now == stalled_at || now < busy_until())
@@ -588,9 +601,11 @@ void node_engine::impl::try_transmit()
     const bool at_once = answers_at_once() || break_at_once;
     // The gap a node serving in turn leaves at a change of turn, for stations waiting
     // to call: they draw from the whole range, and with none waiting the gap is idle.
-    cs.set_backoff_limit(yielding && serves_in_turn()
-                             ? cfg.channel_access.turn_change_backoff_max_s
-                             : inf);
+    // A caller that has sat through such a gap draws from a range as short.
+    cs.set_backoff_limit(
+        yielding && serves_in_turn() ? cfg.channel_access.turn_change_backoff_max_s
+        : waited_through_a_gap()     ? cfg.channel_access.waiting_caller_backoff_max_s
+                                     : inf);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);

@@ -343,6 +343,9 @@ const std::vector<option_entry>& table()
                   network_round_s,
                   "on a network, a burst lasts at most this over twice the number of "
                   "stations heard (at least 10 s), s (inf: off)"),
+        HF_BOOL("turned_away_cleared_at_link_up",
+                turned_away_cleared_at_link_up,
+                "a new link forgets that the peer had turned away from us before it"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "
@@ -490,6 +493,11 @@ const std::vector<option_entry>& table()
                   channel_access.turn_change_backoff_max_s,
                   "serving in turn, the longest back-off of the gap left at a change "
                   "of turn, s (inf: the whole range)"),
+        HF_DOUBLE("channel_access.waiting_caller_backoff_max_s",
+                  channel_access.waiting_caller_backoff_max_s,
+                  "on a network, the longest back-off of a station calling for a link "
+                  "that has waited past max_exchange_s and a contention, s (inf: the "
+                  "whole range)"),
         HF_UINT("channel_access.slot_number",
                 channel_access.slot_number,
                 1000,

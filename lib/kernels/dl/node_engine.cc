@@ -295,6 +295,10 @@ node_config validated(node_config c)
         fail("sender_turn_min_burst_s must be >= 0");
     if (!(c.serve_in_turn_catch_up_s >= 0) || std::isinf(c.serve_in_turn_catch_up_s))
         fail("serve_in_turn_catch_up_s must be a number of seconds, 0 or more");
+    if (!(c.serve_in_turn_lag_max_s >= 0) || std::isinf(c.serve_in_turn_lag_max_s))
+        fail("serve_in_turn_lag_max_s must be a number of seconds, 0 or more");
+    if (!(c.serve_in_turn_service_floor >= 0 && c.serve_in_turn_service_floor <= 1))
+        fail("serve_in_turn_service_floor must be between 0 and 1");
     if (!(c.network_round_s > 0))
         fail("network_round_s must be a positive number of seconds (inf: off)");
     if (!(c.serve_in_turn_round_s > 0))

@@ -177,7 +177,25 @@ struct node_config {
     // link came up otherwise takes the hub's accept, sent beside another spoke's
     // acknowledgement, as the hub still serving that spoke, and waits for a turn by
     // acknowledgement alone.
-    bool turned_away_cleared_at_link_up = false;
+    bool turned_away_cleared_at_link_up = true;
+    // Serving in turn, the next turn goes to the peer served least, not simply the next
+    // in address order. Served: the ARQ data that got through to it or from it, in
+    // seconds at their bit rate, in the direction with data waiting that got least. The
+    // spoke whose link came up first is served alone until the others' calls get
+    // through, and a spoke whose bursts to us were lost in fades got less than its
+    // turns: with round robin both ended the hour as they began it. A peer's lag behind
+    // the most served counts up to this much, so one linked late or back after an
+    // absence takes no more than this in turns ahead of the others. 0: round robin.
+    double serve_in_turn_lag_max_s = 120.0;
+    // Serving the peer served least, at least this share of the time of the turns it
+    // got counts as served (in each direction with data, half a turn each way), whatever
+    // got through: with 0, a spoke on a poor path (6 dB, moderate fading, beside clear
+    // ones) took turn after turn to catch up, more air than the others together, and
+    // the net's aggregate fell to 58 % of round robin's; 0.25 gives 66 % and leaves the
+    // hub-and-spoke and spokes-to-hub tables as they are; 0.5 gives round robin's
+    // aggregate but lowers the worst flow at 9600S on a fading channel below round
+    // robin's (docs/networks.md).
+    double serve_in_turn_service_floor = 0.25;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is
@@ -321,6 +339,7 @@ struct node_config {
         c.contended_burst_s = 20.0;
         c.network_burst_s = 30.0;
         c.turn_change_backoff_max_s = 15.0;
+        c.waiting_caller_backoff_max_s = 15.0;
         return c;
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.

@@ -152,6 +152,13 @@ struct node_engine::impl {
         // Serving in turn, the turn time it is owed for the time we had data for it
         // and no link while others were served (serve_in_turn_catch_up_s).
         double turn_credit_s = 0;
+        // The ARQ data exchanged with it, both ways, that got through (acknowledged
+        // by it, or new and good from it), in seconds at the bit rate they went at:
+        // serving in turn, the next turn goes to the peer served least
+        // (serve_in_turn_lag_max_s). Air time would count bursts lost in collisions.
+        double service_to_s = 0, service_from_s = 0;
+        // The length of the turns we gave it (serve_in_turn_service_floor).
+        double turn_time_s = 0;
         // Its last burst asked us for a link and also carried ARQ data or a link
         // C_PDU for another node, whose answer is owed at once: we answer it after a
         // back-off, so the two answers do not collide. Cleared when we have answered.
@@ -546,6 +553,15 @@ struct node_engine::impl {
     // and a contention: we sat through a gap left at a change of turn
     // (channel_access.waiting_caller_backoff_max_s).
     bool waited_through_a_gap() const;
+    // Serving in turn, the peer whose turn is next among `candidates` (ascending
+    // addresses): round robin, or the one served least (serve_in_turn_lag_max_s).
+    uint32_t next_in_turn(const std::vector<uint32_t>& candidates);
+    // Adds data that reached the peer or came from it (new good segment bytes) to its
+    // service, in seconds at the bit rate of `mode` (serve_in_turn_lag_max_s).
+    void count_service(double& service_s, size_t bytes, const modem_mode& mode) const;
+    // Serving in turn, how much a peer has been served: the direction with data
+    // waiting that got least (serve_in_turn_lag_max_s).
+    double service_of(const peer_state& p) const;
     // Serving in turn: a peer that has data for us and we none for it gets a turn of
     // its acknowledgement alone (peer_state::sends_to_us, bare_turn_at).
     bool gets_bare_turn(uint32_t addr) const;

@@ -583,6 +583,9 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
             const uint64_t advances = rx.counters().lwe_advances;
             const bool taken = rx.on_data(d, rf.segment_ok);
             counters.arq_bytes_received += rx.counters().segment_bytes_received - before;
+            count_service(p.service_from_s,
+                          rx.counters().segment_bytes_received - before,
+                          rx_burst.mode.value_or(cfg.mode));
             // Written down before its C_PDU (if it completes one) or our ack leaves.
             if (journaling() && taken &&
                 (rx.counters().duplicates == duplicates ||
@@ -857,6 +860,13 @@ bool node_engine::impl::burst_began_while_asking(const peer_state& p) const
     return rx_burst_began < asked_until;
 }
 
+void node_engine::impl::count_service(double& service_s,
+                                      size_t bytes,
+                                      const modem_mode& mode) const
+{
+    service_s += 8.0 * double(bytes) / timing(mode).bit_rate;
+}
+
 void node_engine::impl::on_ack(peer_state& p, const arq_ack& a, bool expedited)
 {
     auto& sender = expedited ? p.tx_exp : p.tx;
@@ -867,6 +877,11 @@ void node_engine::impl::on_ack(peer_state& p, const arq_ack& a, bool expedited)
                                           : p.asked.regular_before;
     const auto confirmed = sender.on_ack(a, answered);
     const auto outcome = sender.take_ack_outcome();
+    if (outcome.frames > 0)
+        count_service(p.service_to_s,
+                      outcome.segment_bytes * (outcome.frames - outcome.lost_frames) /
+                          outcome.frames,
+                      tx_mode_for(&p));
     const size_t overhead = frame_overhead(
         expedited ? dpdu_type::expedited_data_only : dpdu_type::data_only, p.address);
     p.segments.on_outcome(outcome.frames,

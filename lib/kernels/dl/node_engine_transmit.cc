@@ -393,6 +393,8 @@ bool node_engine::impl::turn_time_left() const
 
 void node_engine::impl::begin_turn(uint32_t addr)
 {
+    if (serving != 0)
+        peer(serving).turn_time_s += now - serving_since;
     serving = addr;
     serving_since = now;
     turn_begun_at = now;
@@ -485,10 +487,61 @@ uint32_t node_engine::impl::peer_to_serve()
                      ((has_link_work(serving) && !sender_done) || !work_waits)) ||
                     has_expedited_work(serving)))
         return serving;
-    // The next peer after the one served, round robin.
-    auto next = std::upper_bound(candidates.begin(), candidates.end(), serving);
-    begin_turn(next == candidates.end() ? candidates.front() : *next);
+    begin_turn(next_in_turn(candidates));
     return serving;
+}
+
+uint32_t node_engine::impl::next_in_turn(const std::vector<uint32_t>& candidates)
+{
+    // Round robin from the peer after the one served.
+    std::vector<uint32_t> order(candidates);
+    std::rotate(order.begin(),
+                std::upper_bound(order.begin(), order.end(), serving),
+                order.end());
+    if (!(cfg.serve_in_turn_lag_max_s > 0))
+        return order.front();
+    // The peer served least, first in that order among near equals: a peer served early
+    // alone (before the others' links came up) or one that lost turns in fades is
+    // evened out within the hour. A peer's lag behind the most served counts up to
+    // serve_in_turn_lag_max_s, so one linked late, or back after an absence, takes
+    // no more than that in turns ahead of the others.
+    double most_to = 0, most_from = 0;
+    for (uint32_t addr : order) {
+        most_to = std::max(most_to, peer(addr).service_to_s);
+        most_from = std::max(most_from, peer(addr).service_from_s);
+    }
+    for (uint32_t addr : order) {
+        peer_state& p = peer(addr);
+        p.service_to_s = std::max(p.service_to_s, most_to - cfg.serve_in_turn_lag_max_s);
+        p.service_from_s =
+            std::max(p.service_from_s, most_from - cfg.serve_in_turn_lag_max_s);
+    }
+    // Peers within half a turn (a turn's share each way) of the least served count as
+    // served alike and go in round robin: small exchanges (a datagram relayed between
+    // two spokes) are not reordered by a few bytes.
+    double least = inf;
+    for (uint32_t addr : order)
+        least = std::min(least, service_of(peer(addr)));
+    for (uint32_t addr : order)
+        if (service_of(peer(addr)) <= least + base_turn_length() / 2)
+            return addr;
+    return order.front();
+}
+
+double node_engine::impl::service_of(const peer_state& p) const
+{
+    const bool to = has_arq_work(p), from = p.sends_to_us;
+    double through = p.service_to_s + p.service_from_s;
+    if (to && from)
+        through = std::min(p.service_to_s, p.service_from_s);
+    else if (to)
+        through = p.service_to_s;
+    else if (from)
+        through = p.service_from_s;
+    // A turn each way holds about half of each direction's data.
+    const double per_direction = to && from ? 0.5 : 1.0;
+    return std::max(through,
+                    cfg.serve_in_turn_service_floor * per_direction * p.turn_time_s);
 }
 
 bool node_engine::impl::channel_promised() const
@@ -572,8 +625,9 @@ bool node_engine::impl::turnaround_call_now()
 
 bool node_engine::impl::waited_through_a_gap() const
 {
+    // Only where stations serve in turn (as we do) is there such a gap.
     if (!std::isfinite(cfg.channel_access.waiting_caller_backoff_max_s) ||
-        !network_in_use() || !cs.wanted() ||
+        !std::isfinite(cfg.serve_in_turn_s) || !network_in_use() || !cs.wanted() ||
         now - cs.wanted_since() <
             cfg.channel_access.max_exchange_s + contention_wait_max())
         return false;

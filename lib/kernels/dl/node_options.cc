@@ -343,6 +343,15 @@ const std::vector<option_entry>& table()
                   network_round_s,
                   "on a network, a burst lasts at most this over twice the number of "
                   "stations heard (at least 10 s), s (inf: off)"),
+        HF_DOUBLE("serve_in_turn_lag_max_s",
+                  serve_in_turn_lag_max_s,
+                  "serving in turn, the next turn goes to the peer served least; a "
+                  "peer's lag behind the most served counts up to this, s (0: round "
+                  "robin)"),
+        HF_DOUBLE("serve_in_turn_service_floor",
+                  serve_in_turn_service_floor,
+                  "serving the peer served least, the least share of the time of its "
+                  "turns that counts as served (0..1)"),
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),

@@ -519,25 +519,23 @@ uint32_t node_engine::impl::next_in_turn(const std::vector<uint32_t>& candidates
     // Peers within half a turn (a turn's share each way) of the least served count as
     // served alike and go in round robin: small exchanges (a datagram relayed between
     // two spokes) are not reordered by a few bytes.
-    double least = inf;
+    std::vector<double> served;
     for (uint32_t addr : order)
-        least = std::min(least, service_of(peer(addr)));
-    for (uint32_t addr : order)
-        if (service_of(peer(addr)) <= least + base_turn_length() / 2)
-            return addr;
-    return order.front();
+        served.push_back(service_of(peer(addr)));
+    const double tie =
+        *std::min_element(served.begin(), served.end()) + base_turn_length() / 2;
+    return order[std::find_if(
+                     served.begin(), served.end(), [&](double s) { return s <= tie; }) -
+                 served.begin()];
 }
 
 double node_engine::impl::service_of(const peer_state& p) const
 {
     const bool to = has_arq_work(p), from = p.sends_to_us;
-    double through = p.service_to_s + p.service_from_s;
-    if (to && from)
-        through = std::min(p.service_to_s, p.service_from_s);
-    else if (to)
-        through = p.service_to_s;
-    else if (from)
-        through = p.service_from_s;
+    const double through = to && from ? std::min(p.service_to_s, p.service_from_s)
+                           : to       ? p.service_to_s
+                           : from     ? p.service_from_s
+                                      : p.service_to_s + p.service_from_s;
     // A turn each way holds about half of each direction's data.
     const double per_direction = to && from ? 0.5 : 1.0;
     return std::max(through,

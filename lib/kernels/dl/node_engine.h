@@ -178,6 +178,12 @@ struct node_config {
     // acknowledgement, as the hub still serving that spoke, and waits for a turn by
     // acknowledgement alone.
     bool turned_away_cleared_at_link_up = true;
+    // On a network, a burst that asks a node for a link and nothing of any other node
+    // leaves it the channel to answer (turnaround, a short answer and
+    // response_margin_s), unless it is heard first. Else our next burst, to another
+    // node, meets the answer, and the link is up at the called node's end only: it
+    // takes our later requests for repeats and its answers meet our bursts again.
+    bool link_request_holds_channel = true;
     // Serving in turn, the next turn goes to the peer served least, not simply the next
     // in address order. Served: the ARQ data that got through to it or from it, in
     // seconds at their bit rate, in the direction with data waiting that got least. The

@@ -116,8 +116,12 @@ struct node_engine::impl {
         double link_retry_at = -inf;
         unsigned failed_links = 0;      // link attempts in a row the peer never answered
         double link_requested_at = inf; // start of our current link request
-        double waiting_since = inf;     // has had work without a link since then
-        double made_way_at = -inf;      // its idle link was released for a waiting peer
+        // Our link request went in a burst (begun at link_asked_at) that asked no other
+        // node for an answer: the peer answers at once, and the channel is its until
+        // link_answer_until unless it is heard first (channel_promised).
+        double link_asked_at = -inf, link_answer_until = -inf;
+        double waiting_since = inf; // has had work without a link since then
+        double made_way_at = -inf;  // its idle link was released for a waiting peer
         // Its link with work was broken for a peer that had waited
         // (cas.yield_link_after_s): its calls are refused until our request to the
         // waiting peer is out. It calls again with its BREAK CONFIRM, before that
@@ -701,6 +705,11 @@ struct node_engine::impl {
     // reports it, until tx_finished (a burst never outlasts max_transmission_s).
     double busy_until() const { return std::max(transmitting_until, modem_busy_until); }
 
+    // The channel is the peer's to answer a link request of `requested` that this burst
+    // carried alone (link_answer_until).
+    void promise_link_answers(const burst_builder& b,
+                              const std::set<uint32_t>& requested,
+                              double air_time_s);
     // Awaited answers are not due before until(p).
     void hold_answers(const std::function<double(const peer_state&)>& until);
 

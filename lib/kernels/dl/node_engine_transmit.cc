@@ -376,8 +376,13 @@ bool node_engine::impl::turn_time_left() const
 {
     // A clock that has not started starts at the latest one turn length after the turn
     // began (a turn that never gets a burst out still ends).
+    // A turn whose time is up to within a microsecond is over: at 2400S a 60 s turn
+    // is exactly one exchange of 30 s and 28.8 s bursts with their turnarounds, and
+    // the rounding of the clock's sums (its origin, a real process's channel time)
+    // decided whether another followed.
+    constexpr double rounding = 1e-6;
     if (!turn_clock_running)
-        return now - turn_begun_at < turn_length() + base_turn_length();
+        return now - turn_begun_at < turn_length() + base_turn_length() - rounding;
     if (cfg.serve_in_turn_by_bursts) {
         // As many bursts as the turn's length holds at the longest burst on the net, at
         // least one; the time bound stays, doubled, for a turn whose bursts do not go.
@@ -386,9 +391,9 @@ bool node_engine::impl::turn_time_left() const
                                         cfg.max_transmission_s });
         const double fits = std::floor(turn_length() / burst + 1e-6);
         return double(turn_bursts) < std::max(1.0, fits) &&
-               now - serving_since < 2 * turn_length();
+               now - serving_since < 2 * turn_length() - rounding;
     }
-    return now - serving_since < turn_length();
+    return now - serving_since < turn_length() - rounding;
 }
 
 void node_engine::impl::begin_turn(uint32_t addr)
@@ -548,9 +553,13 @@ bool node_engine::impl::channel_promised() const
         return false;
     if (now < turn_held_until)
         return true;
-    for (auto& [addr, p] : peers)
+    for (auto& [addr, p] : peers) {
         if (p->awaiting_response && !p->answer_contends && now < p->response_deadline)
             return true;
+        if (now < p->link_answer_until && p->last_heard < p->link_asked_at &&
+            cas.state(addr) == cas_link_state::requesting)
+            return true;
+    }
     return false;
 }
 
@@ -1003,7 +1012,7 @@ node_transmission node_engine::impl::build_transmission()
     for (auto& o : cas_out)
         answers_request =
             answers_request || o.pdu.type == cpdu_type::physical_link_accepted;
-    std::set<uint32_t> requests_held;
+    std::set<uint32_t> requests_held, requests_sent;
     std::vector<cas_outgoing> held;
     // A request to a live peer goes before a probe of one that has not answered.
     std::stable_partition(cas_out.begin(), cas_out.end(), [&](const cas_outgoing& o) {
@@ -1017,6 +1026,7 @@ node_transmission node_engine::impl::build_transmission()
                 continue;
             }
             asks_link = true;
+            requests_sent.insert(o.peer);
         }
         // CAS C_PDUs (expedited non-ARQ, Annex B.3.2 (2)).
         auto batch = nonarq_exp_tx.make_dpdus(
@@ -1207,7 +1217,38 @@ node_transmission node_engine::impl::build_transmission()
     }
     for (uint32_t a : b.requests_with_data)
         cas.request_on_air_until(a, now + t.air_time_s);
+    if (cfg.link_request_holds_channel)
+        promise_link_answers(b, requests_sent, t.air_time_s);
     return t;
+}
+
+void node_engine::impl::promise_link_answers(const burst_builder& b,
+                                             const std::set<uint32_t>& requested,
+                                             double air_time_s)
+{
+    // On a network the called node answers our request at once, unless the burst also
+    // asked another node for an answer (then it contends, node_engine_reception.cc).
+    // Our next burst, to another peer, would meet that answer: the link would be up at
+    // the called node's end and not at ours.
+    for (uint32_t addr : requested) {
+        const bool all_sent = std::none_of(
+            expedited_pending.begin(),
+            expedited_pending.end(),
+            [&](const pending_dpdu& pd) { return pd.frame.destination == addr; });
+        const bool asks_others =
+            std::any_of(b.frames().begin(), b.frames().end(), [&](const dpdu& d) {
+                return d.destination != addr && !is_group(d.destination) &&
+                       (is_arq_data(d.type) ||
+                        d.type == dpdu_type::expedited_non_arq_data);
+            });
+        if (!all_sent || asks_others)
+            continue;
+        peer_state& p = peer(addr);
+        p.link_asked_at = now;
+        p.link_answer_until = now + air_time_s + 2 * cfg.turnaround_s +
+                              air_time(b.phy(), typical_answer_bytes) +
+                              cfg.response_margin_s;
+    }
 }
 
 void node_engine::impl::hold_answers(

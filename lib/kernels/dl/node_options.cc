@@ -355,6 +355,10 @@ const std::vector<option_entry>& table()
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),
+        HF_BOOL("link_request_holds_channel",
+                link_request_holds_channel,
+                "on a network, a burst asking one node for a link and nothing of others "
+                "leaves it the channel to answer"),
         HF_BOOL("exchange_bound_per_turn",
                 exchange_bound_per_turn,
                 "serving in turn, channel_access.max_exchange_s bounds the turns, not "

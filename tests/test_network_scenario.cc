@@ -1069,21 +1069,66 @@ TEST(NetworkScenario, BackoffSeedsFromTheSeedMakeClearChannelRunsDiffer)
     EXPECT_TRUE(differ);
 }
 
+// The medians over back-off seeds 1-9 of a network's aggregate, its worst flow's share,
+// the hub's link set-ups and the collisions.
+struct network_medians {
+    double aggregate_bps, worst_share, hub_link_setups, collisions;
+};
+network_medians medians_over_seeds(network_scenario_config c, const std::string& options)
+{
+    std::vector<double> aggregate, worst, setups, collisions;
+    c.node_options = options;
+    c.backoff_seeds_from_seed = true;
+    for (uint64_t seed = 1; seed <= 9; ++seed) {
+        c.seed = seed;
+        const network_result r = run_network(c);
+        expect_every_flow_delivered_once(r);
+        aggregate.push_back(r.aggregate_bps);
+        worst.push_back(r.worst_bulk_share);
+        setups.push_back(double(r.nodes[0].link_setups));
+        collisions.push_back(double(r.network.collisions));
+    }
+    const auto median = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        return v[v.size() / 2];
+    };
+    return { median(aggregate), median(worst), median(setups), median(collisions) };
+}
+
 // Traffic from the spokes alone, 2400S and 9600S, clear: a spoke that heard the hub
 // serve other spokes before its own link came up took the hub's accept, beside another
 // spoke's acknowledgement, as the hub still serving that spoke, and waited for a turn by
-// acknowledgement alone. A new link now forgets the mark: more delivered, and the hub
-// makes no more links.
+// acknowledgement alone. A new link now forgets the mark. Over nine back-off seeds the
+// hub makes fewer links (median 9 against 10 at 2400S, 8 against 10 at 9600S), and the
+// aggregate is no lower (the same median at 2400S, 7687 against 7113 bit/s at 9600S).
 TEST(NetworkScenario, ANewLinkForgetsThatTheHubHadTurnedAway)
 {
     for (const char* mode : { "2400S", "9600S" }) {
-        network_scenario_config c = spokes_to_hub(8, mode);
-        const network_result r = run_network(c);
-        expect_every_flow_delivered_once(r);
-        c.node_options = "turned_away_cleared_at_link_up=false";
-        const network_result kept = run_network(c);
-        EXPECT_GT(r.aggregate_bps, kept.aggregate_bps) << mode;
-        EXPECT_LE(r.nodes[0].link_setups, kept.nodes[0].link_setups) << mode;
+        const network_scenario_config c = spokes_to_hub(8, mode);
+        const network_medians cleared = medians_over_seeds(c, "");
+        const network_medians kept =
+            medians_over_seeds(c, "turned_away_cleared_at_link_up=false");
+        EXPECT_GE(cleared.aggregate_bps, kept.aggregate_bps) << mode;
+        EXPECT_LT(cleared.hub_link_setups, kept.hub_link_setups) << mode;
+    }
+}
+
+// Traffic from the spokes alone, eight stations: the hub, with no data for its spokes,
+// acknowledged two of them in one burst; neither could tell whose turn it was, and every
+// spoke with data, seeing the hub fall silent, contended in the gap: their data bursts
+// met (2400S, 305 s of the hour's bursts overlapped). With turns_by_acknowledgement the
+// hub turns to a spoke with its acknowledgement alone, and the other spokes take that
+// as its turn and wait for theirs: over nine back-off seeds, fewer collisions and more
+// delivered (2400S clear: 80.6 % of a two-node link against 70.3 %).
+TEST(NetworkScenario, SpokesWaitThroughAnotherSpokesTurnByAcknowledgement)
+{
+    for (const char* mode : { "2400S", "9600S" }) {
+        const network_scenario_config c = spokes_to_hub(8, mode);
+        const network_medians with = medians_over_seeds(c, "");
+        const network_medians without =
+            medians_over_seeds(c, "turns_by_acknowledgement=false");
+        EXPECT_GT(with.aggregate_bps, without.aggregate_bps) << mode;
+        EXPECT_LT(with.collisions, without.collisions) << mode;
     }
 }
 

@@ -184,6 +184,15 @@ struct node_config {
     // node, meets the answer, and the link is up at the called node's end only: it
     // takes our later requests for repeats and its answers meet our bursts again.
     bool link_request_holds_channel = true;
+    // Serving in turn, turns given and taken by acknowledgements alone: a turn to a
+    // peer we have no data for is our acknowledgement of its data alone (the others'
+    // acknowledgements wait for their turns), and a burst of acknowledgements alone to
+    // another node, from a peer that serves us in turn, is its turn to that node: we
+    // wait for ours rather than contend when it falls silent. Off, with traffic from
+    // the spokes alone, the hub acknowledged two spokes in one burst, neither could
+    // tell whose turn it was, every spoke contended in the gap, and their data bursts
+    // met (docs/networks.md).
+    bool turns_by_acknowledgement = true;
     // Serving in turn, the next turn goes to the peer served least, not simply the next
     // in address order. Served: the ARQ data that got through to it or from it, in
     // seconds at their bit rate, in the direction with data waiting that got least. The

@@ -724,6 +724,19 @@ void node_engine::impl::end_received_burst()
         if (it->second->turned_away && link_up(src))
             note_activity(src, now); // alive, and serving another: the link waits
     }
+    // So has one that serves us in turn and sent another node acknowledgements alone,
+    // nothing for us: that is how it turns to a node it has no data for.
+    if (cfg.turns_by_acknowledgement && cfg.exchange_bound_per_turn &&
+        std::isfinite(cfg.serve_in_turn_s))
+        for (uint32_t src : rx_burst.addressed_others) {
+            auto it = peers.find(src);
+            if (it == peers.end() || !it->second->serves_us || !link_up(src) ||
+                rx_burst.heard.count(src) || rx_burst.served_others.count(src))
+                continue;
+            it->second->turned_away = true;
+            it->second->turned_away_at = now;
+            note_activity(src, now);
+        }
     for (uint32_t src : rx_burst.sent_us_data) {
         auto it = peers.find(src);
         if (it != peers.end()) {

@@ -971,8 +971,15 @@ node_transmission node_engine::impl::build_transmission()
     const uint32_t served = peer_to_serve();
     // A turn to a peer that has data for us and we none for it: an acknowledgement
     // (repeated if need be) is what turns to it, alone in the burst. Beside another
-    // peer's acknowledgement neither could tell whose turn it is.
-    const bool bare_turn = served != 0 && !has_link_work(served);
+    // peer's acknowledgement neither could tell whose turn it is. With
+    // turns_by_acknowledgement also when its acknowledgement was due anyway (the
+    // others' wait for their turns).
+    const bool bare_turn =
+        served != 0 &&
+        (!has_link_work(served) ||
+         (cfg.turns_by_acknowledgement && !has_arq_work(peer(served)) &&
+          !has_expedited_work(served) && peer(served).resync.acks_owed().empty() &&
+          !peer(served).resync.request_due()));
     if (bare_turn)
         peer(served).rx.ack_again();
     // The first burst of a turn to another peer: its contention was the gap the

@@ -355,6 +355,10 @@ const std::vector<option_entry>& table()
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),
+        HF_BOOL("turns_by_acknowledgement",
+                turns_by_acknowledgement,
+                "serving in turn, a turn is given by the served peer's acknowledgement "
+                "alone, and another's acknowledgements alone are its turn: we wait"),
         HF_BOOL("link_request_holds_channel",
                 link_request_holds_channel,
                 "on a network, a burst asking one node for a link and nothing of others "

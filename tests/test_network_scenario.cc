@@ -48,14 +48,15 @@ const std::string in_turn_bound_per_burst =
     "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=false;"
     "channel_access.network_burst_s=inf;network_round_s=inf";
 // The turns in address order, a turned-away mark kept across a new link, callers
-// drawing from the whole back-off range and a link request's answer not waited for:
-// the defaults when the cases below were traced (with the defaults since, those cases
-// no longer arise).
+// drawing from the whole back-off range, a link request's answer not waited for and
+// turns not given by acknowledgements alone: the defaults when the cases below were
+// traced (with the defaults since, those cases no longer arise).
 const std::string defaults_when_traced =
     "serve_in_turn_lag_max_s=0;"
     "turned_away_cleared_at_link_up=false;"
     "channel_access.waiting_caller_backoff_max_s=inf;"
-    "link_request_holds_channel=false;";
+    "link_request_holds_channel=false;"
+    "turns_by_acknowledgement=false;";
 
 // Every flow delivered something, and nothing twice.
 void expect_every_flow_delivered_once(const network_result& r)

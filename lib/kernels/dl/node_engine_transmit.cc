@@ -374,13 +374,13 @@ double node_engine::impl::turn_length() const
 
 bool node_engine::impl::turn_time_left() const
 {
-    // A clock that has not started starts at the latest one turn length after the turn
-    // began (a turn that never gets a burst out still ends).
     // A turn whose time is up to within a microsecond is over: at 2400S a 60 s turn
     // is exactly one exchange of 30 s and 28.8 s bursts with their turnarounds, and
     // the rounding of the clock's sums (its origin, a real process's channel time)
     // decided whether another followed.
     constexpr double rounding = 1e-6;
+    // A clock that has not started starts at the latest one turn length after the turn
+    // began (a turn that never gets a burst out still ends).
     if (!turn_clock_running)
         return now - turn_begun_at < turn_length() + base_turn_length() - rounding;
     if (cfg.serve_in_turn_by_bursts) {

@@ -72,7 +72,10 @@ void expect_every_flow_delivered_once(const network_result& r)
 struct network_medians {
     double aggregate_bps, worst_share, jain, hub_link_setups, collisions;
 };
-network_medians medians_over_seeds(network_scenario_config c, const std::string& options)
+// Unless told otherwise, every run delivers every flow, and nothing twice.
+network_medians medians_over_seeds(network_scenario_config c,
+                                   const std::string& options,
+                                   bool every_flow_delivered = true)
 {
     std::vector<double> aggregate, worst, jain, setups, collisions;
     c.node_options = options;
@@ -80,7 +83,8 @@ network_medians medians_over_seeds(network_scenario_config c, const std::string&
     for (uint64_t seed = 1; seed <= 9; ++seed) {
         c.seed = seed;
         const network_result r = run_network(c);
-        expect_every_flow_delivered_once(r);
+        if (every_flow_delivered)
+            expect_every_flow_delivered_once(r);
         aggregate.push_back(r.aggregate_bps);
         worst.push_back(r.worst_bulk_share);
         jain.push_back(r.jain_bulk);
@@ -1085,21 +1089,24 @@ TEST(NetworkScenario, BackoffSeedsFromTheSeedMakeClearChannelRunsDiffer)
     EXPECT_TRUE(differ);
 }
 
-// Traffic from the spokes alone, 2400S and 9600S, clear: a spoke that heard the hub
-// serve other spokes before its own link came up took the hub's accept, beside another
-// spoke's acknowledgement, as the hub still serving that spoke, and waited for a turn by
-// acknowledgement alone. A new link now forgets the mark. Over nine back-off seeds the
-// hub makes fewer links (median 9 against 10 at 2400S, 8 against 10 at 9600S), and the
-// aggregate is no lower (the same median at 2400S, 7687 against 7113 bit/s at 9600S).
+// Traffic from the spokes alone: a spoke that heard the hub serve other spokes before its
+// own link came up took the hub's accept, beside another spoke's acknowledgement, as the
+// hub still serving that spoke, and waited for a turn by acknowledgement alone. A new
+// link now forgets the mark. Over nine back-off seeds more is delivered where links are
+// made and broken most: eight stations at 9600S on a fading channel (91.6 % of a
+// two-node link against 51.9 %) and sixteen at 2400S (74.2 % against 71.3 %). At eight
+// stations on a clear channel the medians are within a point either way.
 TEST(NetworkScenario, ANewLinkForgetsThatTheHubHadTurnedAway)
 {
-    for (const char* mode : { "2400S", "9600S" }) {
-        const network_scenario_config c = spokes_to_hub(8, mode);
+    network_scenario_config fading = spokes_to_hub(8, "9600S");
+    fading.channel.snr_db = 20;
+    fading.channel.fading_profile = "moderate";
+    for (const network_scenario_config& c : { fading, spokes_to_hub(16, "2400S") }) {
         const network_medians cleared = medians_over_seeds(c, "");
+        // Kept, a spoke's flow may deliver nothing in an hour.
         const network_medians kept =
-            medians_over_seeds(c, "turned_away_cleared_at_link_up=false");
-        EXPECT_GE(cleared.aggregate_bps, kept.aggregate_bps) << mode;
-        EXPECT_LT(cleared.hub_link_setups, kept.hub_link_setups) << mode;
+            medians_over_seeds(c, "turned_away_cleared_at_link_up=false", false);
+        EXPECT_GT(cleared.aggregate_bps, kept.aggregate_bps) << c.nodes << " " << c.mode;
     }
 }
 
@@ -1109,7 +1116,7 @@ TEST(NetworkScenario, ANewLinkForgetsThatTheHubHadTurnedAway)
 // met (2400S, 305 s of the hour's bursts overlapped). With turns_by_acknowledgement the
 // hub turns to a spoke with its acknowledgement alone, and the other spokes take that
 // as its turn and wait for theirs: over nine back-off seeds, fewer collisions and more
-// delivered (2400S clear: 80.6 % of a two-node link against 70.3 %).
+// delivered (2400S clear: 83.6 % of a two-node link against 70.3 %).
 TEST(NetworkScenario, SpokesWaitThroughAnotherSpokesTurnByAcknowledgement)
 {
     for (const char* mode : { "2400S", "9600S" }) {
@@ -1120,6 +1127,16 @@ TEST(NetworkScenario, SpokesWaitThroughAnotherSpokesTurnByAcknowledgement)
         EXPECT_GT(with.aggregate_bps, without.aggregate_bps) << mode;
         EXPECT_LT(with.collisions, without.collisions) << mode;
     }
+    // At 9600S on a fading channel a turn's acknowledgement is often lost, and the net
+    // waited the whole answer time (10.2 s) through it: the turn now holds the channel
+    // only as long as an answer at once takes to be heard (ack_turn_answer_wait_s).
+    network_scenario_config c = spokes_to_hub(8, "9600S");
+    c.channel.snr_db = 20;
+    c.channel.fading_profile = "moderate";
+    EXPECT_GT(medians_over_seeds(c, "").aggregate_bps,
+              medians_over_seeds(c, "ack_turn_answer_wait_s=10.2").aggregate_bps);
+    c.node_options = "ack_turn_answer_wait_s=-1";
+    EXPECT_NE(refusal(c).find("ack_turn_answer_wait_s"), std::string::npos);
 }
 
 // Two stations sending to a hub, a chat beside them, 9600S: the hub breaks the link of

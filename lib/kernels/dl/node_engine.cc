@@ -293,6 +293,8 @@ node_config validated(node_config c)
         fail("serve_in_turn_s must be a positive number of seconds (inf: off)");
     if (!(c.sender_turn_min_burst_s >= 0))
         fail("sender_turn_min_burst_s must be >= 0");
+    if (!(c.ack_turn_answer_wait_s >= 0) || std::isinf(c.ack_turn_answer_wait_s))
+        fail("ack_turn_answer_wait_s must be a number of seconds, 0 or more");
     if (!(c.serve_in_turn_catch_up_s >= 0) || std::isinf(c.serve_in_turn_catch_up_s))
         fail("serve_in_turn_catch_up_s must be a number of seconds, 0 or more");
     if (!(c.serve_in_turn_lag_max_s >= 0) || std::isinf(c.serve_in_turn_lag_max_s))

@@ -193,6 +193,12 @@ struct node_config {
     // tell whose turn it was, every spoke contended in the gap, and their data bursts
     // met (docs/networks.md).
     bool turns_by_acknowledgement = true;
+    // With turns_by_acknowledgement, a turn given by an acknowledgement alone holds the
+    // channel for the peer's answer this long after our burst (it answers at once: two
+    // turnarounds and the detection of its carrier), not the whole answer time: where
+    // the acknowledgement was lost in a fade the net waited 10.2 s at 9600S (the others
+    // wait through another's turn). From the spokes-to-hub tables (docs/networks.md).
+    double ack_turn_answer_wait_s = 2.0;
     // Serving in turn, the next turn goes to the peer served least, not simply the next
     // in address order. Served: the ARQ data that got through to it or from it, in
     // seconds at their bit rate, in the direction with data waiting that got least. The

@@ -1203,7 +1203,10 @@ node_transmission node_engine::impl::build_transmission()
         !std::any_of(b.answer_expected.begin(),
                      b.answer_expected.end(),
                      [&](const peer_state* p) { return p->address == served; }))
-        turn_held_until = now + t.air_time_s + answer_wait(peer(served), b.phy());
+        turn_held_until = now + t.air_time_s +
+                          (bare_turn && cfg.turns_by_acknowledgement
+                               ? cfg.ack_turn_answer_wait_s
+                               : answer_wait(peer(served), b.phy()));
     // Answers are awaited from the end of this burst; past the fairness bound the peer
     // may have to wait its turn for the channel first.
     // A peer serving in turn may leave the gap of a turn change before answering,

@@ -359,6 +359,10 @@ const std::vector<option_entry>& table()
                 turns_by_acknowledgement,
                 "serving in turn, a turn is given by the served peer's acknowledgement "
                 "alone, and another's acknowledgements alone are its turn: we wait"),
+        HF_DOUBLE("ack_turn_answer_wait_s",
+                  ack_turn_answer_wait_s,
+                  "turns_by_acknowledgement: a turn given by an acknowledgement alone "
+                  "holds the channel this long after our burst for the answer, s"),
         HF_BOOL("link_request_holds_channel",
                 link_request_holds_channel,
                 "on a network, a burst asking one node for a link and nothing of others "

@@ -714,6 +714,9 @@ struct node_engine::impl {
     void hold_answers(const std::function<double(const peer_state&)>& until);
 
 
+    // How long an answer to our burst may take to come from its end: turnarounds, a
+    // short answer and response_margin_s; from `p`, longer where it made the link.
+    double answer_wait(const phy::waveform_timing& phy) const;
     double answer_wait(const peer_state& p, const phy::waveform_timing& phy) const;
 
     // ---------------------------------------------------------------- driver

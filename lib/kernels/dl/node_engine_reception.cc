@@ -711,32 +711,29 @@ void node_engine::impl::end_received_burst()
             p.drc->on_peer_answered();
         end_exchange(p, rx_burst.acked[src].first, rx_burst.acked[src].second);
     }
-    // A peer that served another node alone in this burst has turned to it; one that
-    // sent us data has turned (back) to us.
     turn_held_until = -inf; // whoever spoke, the turn's answer is no longer awaited
-    for (uint32_t src : rx_burst.served_others) {
+    // A peer that served another node alone in this burst has turned to it; one that
+    // sent us data has turned (back) to us. So has one that serves us in turn and sent
+    // another node acknowledgements alone, nothing for us: that is how it turns to a
+    // node it has no data for.
+    const bool turns_by_acks = cfg.turns_by_acknowledgement &&
+                               cfg.exchange_bound_per_turn &&
+                               std::isfinite(cfg.serve_in_turn_s);
+    for (uint32_t src : rx_burst.addressed_others) { // served_others among them
         auto it = peers.find(src);
         if (it == peers.end())
             continue;
-        it->second->turned_away = !rx_burst.sent_us_data.count(src);
-        if (it->second->turned_away)
-            it->second->turned_away_at = now;
-        if (it->second->turned_away && link_up(src))
+        peer_state& p = *it->second;
+        const bool acked_another =
+            turns_by_acks && p.serves_us && link_up(src) && !rx_burst.heard.count(src);
+        if (!rx_burst.served_others.count(src) && !acked_another)
+            continue;
+        p.turned_away = !rx_burst.sent_us_data.count(src);
+        if (p.turned_away)
+            p.turned_away_at = now;
+        if (p.turned_away && link_up(src))
             note_activity(src, now); // alive, and serving another: the link waits
     }
-    // So has one that serves us in turn and sent another node acknowledgements alone,
-    // nothing for us: that is how it turns to a node it has no data for.
-    if (cfg.turns_by_acknowledgement && cfg.exchange_bound_per_turn &&
-        std::isfinite(cfg.serve_in_turn_s))
-        for (uint32_t src : rx_burst.addressed_others) {
-            auto it = peers.find(src);
-            if (it == peers.end() || !it->second->serves_us || !link_up(src) ||
-                rx_burst.heard.count(src) || rx_burst.served_others.count(src))
-                continue;
-            it->second->turned_away = true;
-            it->second->turned_away_at = now;
-            note_activity(src, now);
-        }
     for (uint32_t src : rx_burst.sent_us_data) {
         auto it = peers.find(src);
         if (it != peers.end()) {

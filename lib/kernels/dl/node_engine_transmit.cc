@@ -1255,9 +1255,7 @@ void node_engine::impl::promise_link_answers(const burst_builder& b,
             continue;
         peer_state& p = peer(addr);
         p.link_asked_at = now;
-        p.link_answer_until = now + air_time_s + 2 * cfg.turnaround_s +
-                              air_time(b.phy(), typical_answer_bytes) +
-                              cfg.response_margin_s;
+        p.link_answer_until = now + air_time_s + answer_wait(b.phy());
     }
 }
 
@@ -1272,12 +1270,17 @@ void node_engine::impl::hold_answers(
 double node_engine::impl::answer_wait(const peer_state& p,
                                       const phy::waveform_timing& phy) const
 {
-    double w = 2 * cfg.turnaround_s + air_time(phy, typical_answer_bytes) +
-               cfg.response_margin_s;
+    double w = answer_wait(phy);
     // The called side waits longer, so after a lost burst the caller speaks first.
     if (!p.made_by_us)
         w += cfg.response_margin_s;
     return w;
+}
+
+double node_engine::impl::answer_wait(const phy::waveform_timing& phy) const
+{
+    return 2 * cfg.turnaround_s + air_time(phy, typical_answer_bytes) +
+           cfg.response_margin_s;
 }
 
 } // namespace dl

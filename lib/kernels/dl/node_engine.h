@@ -199,6 +199,15 @@ struct node_config {
     // the acknowledgement was lost in a fade the net waited 10.2 s at 9600S (the others
     // wait through another's turn). From the spokes-to-hub tables (docs/networks.md).
     double ack_turn_answer_wait_s = 2.0;
+    // With turns_by_acknowledgement, a turn given by an acknowledgement alone that
+    // nothing answers by then is given again at once (up to bare_turn_retries times,
+    // then to the next peer): the peer may not have heard it, or we its answer. Off,
+    // the net waits for the peer's own answer time-out (about 30 s at 9600S) after such
+    // a turn lost in a fade. Off by default: with traffic from the spokes alone it
+    // raised the aggregate at N = 4-8 on a fading channel but cost the worst flow and
+    // fairness, most at N = 16, where it fills the gaps nodes waiting for a link call
+    // in (docs/networks.md).
+    bool ack_turn_repeated = false;
     // Serving in turn, the next turn goes to the peer served least, not simply the next
     // in address order. Served: the ARQ data that got through to it or from it, in
     // seconds at their bit rate, in the direction with data waiting that got least. The

@@ -546,6 +546,14 @@ struct node_engine::impl {
     // Our last burst turned to the peer served with an acknowledgement alone: the
     // channel stays its until then, in case it answers with data (channel_promised).
     double turn_held_until = -inf;
+    // turn_held_until holds a turn given by an acknowledgement alone
+    // (turns_by_acknowledgement).
+    bool ack_turn_held = false;
+    // That turn went unanswered (ack_turn_repeated): the next burst gives it again.
+    bool ack_turn_due = false;
+    // Once such a turn has been held for its answer and nothing was heard, gives it
+    // again (ack_turn_repeated).
+    void repeat_unanswered_ack_turn();
     bool serves_in_turn() const;
     // Its last burst served another node alone: its answer is not ours to give.
     bool turned_from_us(const peer_state& p) const;

@@ -36,6 +36,7 @@ void node_engine::impl::service()
     forget_idle_peers();
     expire(now);
     check_response_timeouts();
+    repeat_unanswered_ack_turn();
     supervision.on_timer(now);
     drop_disconnected_clients();
     hard.on_timer(now);
@@ -183,6 +184,8 @@ void node_engine::impl::compute_deadline()
     // not at some unrelated timer minutes later.
     if (now != stalled_at && now < turn_held_until && serving != 0 &&
         !has_link_work(serving) && wants_to_transmit())
+        d = std::min(d, turn_held_until);
+    if (cfg.ack_turn_repeated && ack_turn_held && now < turn_held_until)
         d = std::min(d, turn_held_until);
     // A call into the turnaround after the burst just heard.
     if (wants_to_transmit() && now < turnaround_call_time() && turnaround_call_wanted())

@@ -101,7 +101,8 @@ bool node_engine::impl::losses_seen(const peer_state& p) const
 
 bool node_engine::impl::wants_to_transmit() const
 {
-    if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty())
+    if (!cas_out.empty() || !expedited_pending.empty() || !non_arq_pending.empty() ||
+        ack_turn_due)
         return true;
     if (non_arq_queued > 0)
         return true; // non-ARQ U_PDUs go without a link
@@ -331,6 +332,19 @@ bool node_engine::impl::expedited_burst_due() const
             return true;
     }
     return false;
+}
+
+void node_engine::impl::repeat_unanswered_ack_turn()
+{
+    // Reception ends the hold (turn_held_until) whoever spoke: past it, nothing was
+    // heard since our turn. The next burst gives the turn again, each counted as a bare
+    // turn unanswered (gets_bare_turn: after bare_turn_retries the turn goes to the
+    // next peer).
+    if (!cfg.ack_turn_repeated || !ack_turn_held || turn_held_until == -inf ||
+        now < turn_held_until || cs.carrier())
+        return;
+    ack_turn_held = false;
+    ack_turn_due = serving != 0;
 }
 
 bool node_engine::impl::gets_bare_turn(uint32_t addr) const
@@ -968,6 +982,7 @@ node_transmission node_engine::impl::build_transmission()
     // Serving in turn, the other peers get at most the acknowledgement they are owed
     // (the one turned away from), and their links wait as if active.
     const uint32_t served_before = serving;
+    ack_turn_due = false; // the turn is given again below, or to the next peer
     const uint32_t served = peer_to_serve();
     // A turn to a peer that has data for us and we none for it: an acknowledgement
     // (repeated if need be) is what turns to it, alone in the burst. Beside another
@@ -1202,11 +1217,12 @@ node_transmission node_engine::impl::build_transmission()
     if (cfg.exchange_bound_per_turn && served != 0 && connection.count(served) &&
         !std::any_of(b.answer_expected.begin(),
                      b.answer_expected.end(),
-                     [&](const peer_state* p) { return p->address == served; }))
+                     [&](const peer_state* p) { return p->address == served; })) {
+        ack_turn_held = bare_turn && cfg.turns_by_acknowledgement;
         turn_held_until = now + t.air_time_s +
-                          (bare_turn && cfg.turns_by_acknowledgement
-                               ? cfg.ack_turn_answer_wait_s
-                               : answer_wait(peer(served), b.phy()));
+                          (ack_turn_held ? cfg.ack_turn_answer_wait_s
+                                         : answer_wait(peer(served), b.phy()));
+    }
     // Answers are awaited from the end of this burst; past the fairness bound the peer
     // may have to wait its turn for the channel first.
     // A peer serving in turn may leave the gap of a turn change before answering,

@@ -363,6 +363,10 @@ const std::vector<option_entry>& table()
                   ack_turn_answer_wait_s,
                   "turns_by_acknowledgement: a turn given by an acknowledgement alone "
                   "holds the channel this long after our burst for the answer, s"),
+        HF_BOOL("ack_turn_repeated",
+                ack_turn_repeated,
+                "turns_by_acknowledgement: a turn given by an acknowledgement alone and "
+                "not answered is given again at once (bare_turn_retries)"),
         HF_BOOL("link_request_holds_channel",
                 link_request_holds_channel,
                 "on a network, a burst asking one node for a link and nothing of others "

@@ -392,6 +392,44 @@ TEST(CarrierSense, BackoffLimitDrawsFromTheShorterSlotsAlone)
     EXPECT_THROW(carrier_sense{ c }, std::invalid_argument);
 }
 
+// A floor above backoff_min_s draws from the slots from it alone (with a limit: between
+// the two); lifted, the shortest slot again. A draw made under the other floor is drawn
+// again.
+TEST(CarrierSense, BackoffFloorLeavesTheShorterSlotsToOthers)
+{
+    carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777));
+    double t = 0.0;
+    cs.set_backoff_limit(15.0);
+    cs.set_backoff_floor(6.0);
+    std::set<double> drawn;
+    for (int i = 0; i < 2000; ++i)
+        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    EXPECT_EQ(drawn, (std::set<double>{ 6.0, 9.0, 12.0, 15.0 }));
+    cs.set_backoff_floor(0.0);
+    drawn.clear();
+    for (int i = 0; i < 2000; ++i)
+        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    EXPECT_EQ(drawn, (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
+    // Set while the shortest draw waits: the start moves to the floor.
+    for (;;) {
+        cs.on_carrier(true, t);
+        cs.want_to_transmit(t);
+        cs.on_carrier(false, t + 1.0);
+        if (cs.current_backoff() == 3.0)
+            break;
+        cs.cancel();
+        t += 100.0;
+    }
+    cs.set_backoff_floor(6.0);
+    EXPECT_GE(cs.current_backoff(), 6.0);
+    EXPECT_GE(cs.transmit_time(t + 1.0), t + 7.0);
+    for (double bad : { -1.0, std::numeric_limits<double>::infinity() }) {
+        auto c = backoff_cfg(3.0, 30.0, 3.0, 7);
+        c.turn_change_backoff_min_s = bad;
+        EXPECT_THROW(carrier_sense{ c }, std::invalid_argument) << bad;
+    }
+}
+
 TEST(CarrierSense, SlottedBackoffCoversEverySlot)
 {
     carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777)); // {3, 6, ..., 30}

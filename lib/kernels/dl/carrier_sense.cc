@@ -45,6 +45,9 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
         !(cfg.network_burst_s > 0.0))
         throw std::invalid_argument("carrier_sense_config: max_exchange_s, "
                                     "contended_burst_s and network_burst_s must be > 0");
+    if (!finite_nonneg(cfg.turn_change_backoff_min_s))
+        throw std::invalid_argument(
+            "carrier_sense_config: turn_change_backoff_min_s must be >= 0");
     if (!(cfg.turn_change_backoff_max_s >= 0.0) ||
         !(cfg.waiting_caller_backoff_max_s >= 0.0))
         throw std::invalid_argument("carrier_sense_config: turn_change_backoff_max_s and "
@@ -66,7 +69,7 @@ double carrier_sense::uniform01()
 
 double carrier_sense::draw_one()
 {
-    const double lo = d_cfg.backoff_min_s,
+    const double lo = std::max(d_cfg.backoff_min_s, d_backoff_floor),
                  hi = std::max(lo, std::min(d_cfg.backoff_max_s, d_backoff_limit));
     ++d_counters.backoffs_drawn;
     if (d_cfg.backoff_slot_s > 0.0) {
@@ -196,6 +199,18 @@ void carrier_sense::set_backoff_limit(double max_s)
         return;
     d_backoff_limit = max_s;
     // A back-off drawn under the other limit is drawn again (as set_priority).
+    if (d_have_draw && d_cfg.mode == channel_access_mode::random_backoff && !d_priority) {
+        d_have_draw = false;
+        ensure_draw();
+    }
+}
+
+void carrier_sense::set_backoff_floor(double min_s)
+{
+    if (min_s == d_backoff_floor)
+        return;
+    d_backoff_floor = min_s;
+    // As set_backoff_limit: a back-off drawn under the other floor is drawn again.
     if (d_have_draw && d_cfg.mode == channel_access_mode::random_backoff && !d_priority) {
         d_have_draw = false;
         ensure_draw();

@@ -146,6 +146,12 @@ struct carrier_sense_config {
     // whole range; with none waiting it is idle air at every bound. +infinity: the
     // whole range.
     double turn_change_backoff_max_s = std::numeric_limits<double>::infinity();
+    // The shortest back-off of that gap while a station heard within network_memory_s
+    // has no link with the node serving in turn (the engine applies it): such stations
+    // most likely wait to call, and a caller that drew the shortest back-off met the
+    // node's own burst there. Above backoff_min_s it leaves them the shortest. 0:
+    // backoff_min_s.
+    double turn_change_backoff_min_s = 0.0;
     // The longest back-off of a node with a link request out that has wanted the
     // channel for longer than max_exchange_s and the longest back-off (the engine
     // applies it, as max_exchange_s): it has sat through at least one gap at a change
@@ -202,6 +208,9 @@ public:
     // random_backoff: while below backoff_max_s, back-offs are drawn from
     // [backoff_min_s, max_s] (same slots); +inf: the whole range.
     void set_backoff_limit(double max_s);
+    // random_backoff: while above backoff_min_s, back-offs are drawn from [min_s,
+    // backoff_max_s] (same slots); 0: the whole range.
+    void set_backoff_floor(double min_s);
 
     // Earliest time >= now at which the engine may key up; +inf while nothing is wanted
     // or (carrier-sensing modes) the carrier is detected.
@@ -249,6 +258,7 @@ private:
     bool d_response_pending = false;
     bool d_priority = false;
     double d_backoff_limit = std::numeric_limits<double>::infinity();
+    double d_backoff_floor = 0.0;
     bool d_have_draw = false;
     double d_draw = 0.0;        // back-off of the current idle period
     double d_draw_anchor = 0.0; // idle instant it counts from

@@ -565,6 +565,9 @@ struct node_engine::impl {
     // and a contention: we sat through a gap left at a change of turn
     // (channel_access.waiting_caller_backoff_max_s).
     bool waited_through_a_gap() const;
+    // A station heard within network_memory_s has no link with us: most likely it
+    // waits to call (channel_access.turn_change_backoff_min_s).
+    bool unlinked_station_heard() const;
     // Serving in turn, the peer whose turn is next among `candidates` (ascending
     // addresses): round robin, or the one served least (serve_in_turn_lag_max_s).
     uint32_t next_in_turn(const std::vector<uint32_t>& candidates);

@@ -658,6 +658,14 @@ bool node_engine::impl::waited_through_a_gap() const
     return false;
 }
 
+bool node_engine::impl::unlinked_station_heard() const
+{
+    for (auto& [addr, t] : stations_heard)
+        if (now - t <= cfg.network_memory_s && !link_up(addr))
+            return true;
+    return false;
+}
+
 void node_engine::impl::try_transmit()
 {
     if (now == stalled_at || now < busy_until())
@@ -681,6 +689,9 @@ void node_engine::impl::try_transmit()
         yielding && serves_in_turn() ? cfg.channel_access.turn_change_backoff_max_s
         : waited_through_a_gap()     ? cfg.channel_access.waiting_caller_backoff_max_s
                                      : inf);
+    cs.set_backoff_floor(yielding && serves_in_turn() && unlinked_station_heard()
+                             ? cfg.channel_access.turn_change_backoff_min_s
+                             : 0.0);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);

@@ -518,6 +518,11 @@ const std::vector<option_entry>& table()
                   channel_access.turn_change_backoff_max_s,
                   "serving in turn, the longest back-off of the gap left at a change "
                   "of turn, s (inf: the whole range)"),
+        HF_DOUBLE("channel_access.turn_change_backoff_min_s",
+                  channel_access.turn_change_backoff_min_s,
+                  "serving in turn, the shortest back-off of the gap left at a change "
+                  "of turn while a station heard has no link with us, s (0: "
+                  "backoff_min_s)"),
         HF_DOUBLE("channel_access.waiting_caller_backoff_max_s",
                   channel_access.waiting_caller_backoff_max_s,
                   "on a network, the longest back-off of a station calling for a link "

@@ -193,28 +193,26 @@ void carrier_sense::cancel()
     d_resume = -1.0;
 }
 
-void carrier_sense::set_backoff_limit(double max_s)
+void carrier_sense::set_backoff_range(double& bound, double value)
 {
-    if (max_s == d_backoff_limit)
+    if (value == bound)
         return;
-    d_backoff_limit = max_s;
-    // A back-off drawn under the other limit is drawn again (as set_priority).
+    bound = value;
+    // A back-off drawn under the other range is drawn again (as set_priority).
     if (d_have_draw && d_cfg.mode == channel_access_mode::random_backoff && !d_priority) {
         d_have_draw = false;
         ensure_draw();
     }
 }
 
+void carrier_sense::set_backoff_limit(double max_s)
+{
+    set_backoff_range(d_backoff_limit, max_s);
+}
+
 void carrier_sense::set_backoff_floor(double min_s)
 {
-    if (min_s == d_backoff_floor)
-        return;
-    d_backoff_floor = min_s;
-    // As set_backoff_limit: a back-off drawn under the other floor is drawn again.
-    if (d_have_draw && d_cfg.mode == channel_access_mode::random_backoff && !d_priority) {
-        d_have_draw = false;
-        ensure_draw();
-    }
+    set_backoff_range(d_backoff_floor, min_s);
 }
 
 void carrier_sense::set_priority(bool priority)

@@ -243,6 +243,8 @@ private:
     double draw_one();
     double draw_backoff();
     void ensure_draw();
+    // Sets a bound of the back-off range (limit or floor), drawing again if it changed.
+    void set_backoff_range(double& bound, double value);
     double start_time() const;  // raw start instant, +inf if none
     bool keeps_channel() const; // see quiet_channel_s
 

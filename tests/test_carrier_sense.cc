@@ -61,6 +61,31 @@ double one_draw(carrier_sense& cs, double& t)
     return b;
 }
 
+// The distinct back-offs of 2000 draws (to the millisecond).
+std::set<double> slots_drawn(carrier_sense& cs, double& t)
+{
+    std::set<double> drawn;
+    for (int i = 0; i < 2000; ++i)
+        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    return drawn;
+}
+
+// Leaves cs wanting, the channel idle since t + 1 s, with a back-off for which
+// `wanted(back-off)` holds (idle periods 100 s apart until one is drawn).
+template <typename Wanted>
+void wait_for_draw(carrier_sense& cs, double& t, Wanted wanted)
+{
+    for (;;) {
+        cs.on_carrier(true, t);
+        cs.want_to_transmit(t);
+        cs.on_carrier(false, t + 1.0);
+        if (wanted(cs.current_backoff()))
+            return;
+        cs.cancel();
+        t += 100.0;
+    }
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- hand-computed rules
@@ -364,26 +389,13 @@ TEST(CarrierSense, BackoffLimitDrawsFromTheShorterSlotsAlone)
     carrier_sense cs(backoff_cfg(3.0, 30.0, 3.0, 777));
     double t = 0.0;
     cs.set_backoff_limit(15.0);
-    std::set<double> drawn;
-    for (int i = 0; i < 2000; ++i)
-        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
-    EXPECT_EQ(drawn, (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
+    EXPECT_EQ(slots_drawn(cs, t), (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
     cs.set_backoff_limit(std::numeric_limits<double>::infinity());
-    drawn.clear();
-    for (int i = 0; i < 2000; ++i)
-        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
+    const std::set<double> drawn = slots_drawn(cs, t);
     EXPECT_EQ(drawn.size(), 10u);
     EXPECT_EQ(*drawn.rbegin(), 30.0);
     // Set while a draw longer than the limit waits: the start comes within it.
-    for (;;) {
-        cs.on_carrier(true, t);
-        cs.want_to_transmit(t);
-        cs.on_carrier(false, t + 1.0);
-        if (cs.current_backoff() > 15.0)
-            break;
-        cs.cancel();
-        t += 100.0;
-    }
+    wait_for_draw(cs, t, [](double b) { return b > 15.0; });
     cs.set_backoff_limit(15.0);
     EXPECT_LE(cs.current_backoff(), 15.0);
     EXPECT_LE(cs.transmit_time(t + 1.0), t + 16.0);
@@ -401,25 +413,11 @@ TEST(CarrierSense, BackoffFloorLeavesTheShorterSlotsToOthers)
     double t = 0.0;
     cs.set_backoff_limit(15.0);
     cs.set_backoff_floor(6.0);
-    std::set<double> drawn;
-    for (int i = 0; i < 2000; ++i)
-        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
-    EXPECT_EQ(drawn, (std::set<double>{ 6.0, 9.0, 12.0, 15.0 }));
+    EXPECT_EQ(slots_drawn(cs, t), (std::set<double>{ 6.0, 9.0, 12.0, 15.0 }));
     cs.set_backoff_floor(0.0);
-    drawn.clear();
-    for (int i = 0; i < 2000; ++i)
-        drawn.insert(std::round(one_draw(cs, t) * 1000) / 1000);
-    EXPECT_EQ(drawn, (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
+    EXPECT_EQ(slots_drawn(cs, t), (std::set<double>{ 3.0, 6.0, 9.0, 12.0, 15.0 }));
     // Set while the shortest draw waits: the start moves to the floor.
-    for (;;) {
-        cs.on_carrier(true, t);
-        cs.want_to_transmit(t);
-        cs.on_carrier(false, t + 1.0);
-        if (cs.current_backoff() == 3.0)
-            break;
-        cs.cancel();
-        t += 100.0;
-    }
+    wait_for_draw(cs, t, [](double b) { return b == 3.0; });
     cs.set_backoff_floor(6.0);
     EXPECT_GE(cs.current_backoff(), 6.0);
     EXPECT_GE(cs.transmit_time(t + 1.0), t + 7.0);

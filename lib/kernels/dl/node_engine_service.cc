@@ -182,10 +182,10 @@ void node_engine::impl::compute_deadline()
     // peer) is held for its answer (turn_held_until) without a response deadline:
     // when the peer sends nothing by then, the data we hold for others is due then,
     // not at some unrelated timer minutes later.
-    if (now != stalled_at && now < turn_held_until && serving != 0 &&
-        !has_link_work(serving) && wants_to_transmit())
-        d = std::min(d, turn_held_until);
-    if (cfg.ack_turn_repeated && ack_turn_held && now < turn_held_until)
+    // Such a turn unanswered by then is given again (ack_turn_repeated).
+    if (now < turn_held_until && ((now != stalled_at && serving != 0 &&
+                                   !has_link_work(serving) && wants_to_transmit()) ||
+                                  (cfg.ack_turn_repeated && ack_turn_held)))
         d = std::min(d, turn_held_until);
     // A call into the turnaround after the burst just heard.
     if (wants_to_transmit() && now < turnaround_call_time() && turnaround_call_wanted())

@@ -689,9 +689,10 @@ void node_engine::impl::try_transmit()
         yielding && serves_in_turn() ? cfg.channel_access.turn_change_backoff_max_s
         : waited_through_a_gap()     ? cfg.channel_access.waiting_caller_backoff_max_s
                                      : inf);
-    cs.set_backoff_floor(yielding && serves_in_turn() && unlinked_station_heard()
-                             ? cfg.channel_access.turn_change_backoff_min_s
-                             : 0.0);
+    const double floor = cfg.channel_access.turn_change_backoff_min_s;
+    cs.set_backoff_floor(
+        floor > 0 && yielding && serves_in_turn() && unlinked_station_heard() ? floor
+                                                                              : 0.0);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);

@@ -163,6 +163,11 @@ struct node_config {
     // from it: an unanswered one was most often lost in a fade (the peer, which has
     // data, waits for its turn and would wait for good).
     unsigned bare_turn_retries = 3;
+    // Serving in turn, a peer whose turns by acknowledgement went unanswered
+    // bare_turn_retries times gets one again this long after the last, until we hear
+    // from it. Without it (+infinity) a spoke that lost those turns in fades waited
+    // for its turn, and the hub for the spoke, for the rest of the hour.
+    double bare_turn_retry_after_s = 420.0;
     // On a network, a burst lasts at most this over twice the number of other stations
     // heard (within network_memory_s), never less than 10 s, and serving in turn a
     // turn is then one burst each way: a hub's round of its spokes takes about this

@@ -353,7 +353,8 @@ bool node_engine::impl::gets_bare_turn(uint32_t addr) const
     const peer_state& p = *peers.at(addr);
     return cfg.exchange_bound_per_turn && p.sends_to_us &&
            (p.bare_turn_at <= p.last_heard ||
-            p.bare_turns_unanswered <= cfg.bare_turn_retries);
+            p.bare_turns_unanswered <= cfg.bare_turn_retries ||
+            now - p.bare_turn_at >= cfg.bare_turn_retry_after_s);
 }
 
 bool node_engine::impl::waits_for_turn(const peer_state& p) const

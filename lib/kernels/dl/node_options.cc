@@ -339,6 +339,11 @@ const std::vector<option_entry>& table()
                 100,
                 "serving in turn, times an unanswered turn by acknowledgement alone is "
                 "given again"),
+        HF_DOUBLE("bare_turn_retry_after_s",
+                  bare_turn_retry_after_s,
+                  "serving in turn, a peer whose turns by acknowledgement went "
+                  "unanswered bare_turn_retries times gets one again this long after "
+                  "the last (inf: not until we hear from it)"),
         HF_DOUBLE("network_round_s",
                   network_round_s,
                   "on a network, a burst lasts at most this over twice the number of "

@@ -1364,3 +1364,49 @@ TEST(NetworkScenario, APoorSpokeTakesABoundedShareOfTheTurns)
     c.node_options = "serve_in_turn_service_floor=1.5";
     EXPECT_NE(refusal(c).find("serve_in_turn_service_floor"), std::string::npos);
 }
+
+// Traffic from the spokes alone, eight stations at 2400S, back-off seed 6: spoke 1's
+// call was accepted in the burst that turned to spoke 4, so it waited for a turn of its
+// own; the hub, having no FULL RESET from it yet, gave it none, and broke the link as
+// idle 160 s later. With unsynced_callers_served its turn is the hub's FULL RESET
+// alone, which it answers with its data.
+TEST(NetworkScenario, ACallerWhoseLinkIsNotYetInUseIsServedInTurn)
+{
+    network_scenario_config c = spokes_to_hub(8, "2400S");
+    c.seed = 6;
+    c.backoff_seeds_from_seed = true;
+    const auto spoke_1 = [](const network_result& r) {
+        for (const auto& f : r.flows)
+            if (f.flow.from == 1 && f.flow.to == 0)
+                return f;
+        throw std::logic_error("no flow 1 -> 0");
+    };
+    const network_result before = run_network(c);
+    c.node_options = "unsynced_callers_served=true";
+    const network_result served = run_network(c);
+    expect_every_flow_delivered_once(served);
+    EXPECT_LT(spoke_1(served).first_delivery_s, spoke_1(before).first_delivery_s - 600);
+    EXPECT_GT(spoke_1(served).bytes_delivered, 2 * spoke_1(before).bytes_delivered);
+    EXPECT_GT(served.jain_bulk, before.jain_bulk);
+}
+
+// Traffic from the spokes alone, eight stations: once every spoke is linked nobody uses
+// the gaps the hub leaves at the exchange bound. With
+// channel_access.max_exchange_stretch_s the bound doubles after five unused gaps in a row
+// (up to 480 s): fewer idle gaps, more delivered over nine back-off seeds.
+TEST(NetworkScenario, UnusedGapsStretchTheExchangeBound)
+{
+    const network_scenario_config c = spokes_to_hub(8, "2400S");
+    const network_medians stretched =
+        medians_over_seeds(c, "channel_access.max_exchange_stretch_s=480");
+    const network_medians fixed = medians_over_seeds(c, "");
+    EXPECT_GT(stretched.aggregate_bps, fixed.aggregate_bps);
+    // At most max_exchange_s it is off: the same deliveries as the default.
+    network_scenario_config one = c;
+    one.backoff_seeds_from_seed = true;
+    const network_result with_default = run_network(one);
+    one.node_options = "channel_access.max_exchange_stretch_s=120";
+    expect_same_deliveries(with_default, run_network(one));
+    one.node_options = "channel_access.max_exchange_stretch_s=-1";
+    EXPECT_NE(refusal(one).find("max_exchange_stretch_s"), std::string::npos);
+}

@@ -48,6 +48,9 @@ carrier_sense::carrier_sense(const carrier_sense_config& cfg)
     if (!finite_nonneg(cfg.turn_change_backoff_min_s))
         throw std::invalid_argument(
             "carrier_sense_config: turn_change_backoff_min_s must be >= 0");
+    if (!(cfg.max_exchange_stretch_s >= 0.0))
+        throw std::invalid_argument(
+            "carrier_sense_config: max_exchange_stretch_s must be >= 0");
     if (!(cfg.turn_change_backoff_max_s >= 0.0) ||
         !(cfg.waiting_caller_backoff_max_s >= 0.0))
         throw std::invalid_argument("carrier_sense_config: turn_change_backoff_max_s and "

@@ -159,6 +159,14 @@ struct carrier_sense_config {
     // turn_change_backoff_max_s; drawing from the whole range, the caller would lose
     // gap after gap to it. +infinity: the whole range.
     double waiting_caller_backoff_max_s = std::numeric_limits<double>::infinity();
+    // Serving in turn, once max_exchange_stretch_after_gaps gaps in a row left at the
+    // exchange bound went unused (no carrier heard in them), each further one doubles
+    // the bound, up to this (the engine applies it, as max_exchange_s): with every
+    // station linked the gaps are idle air. A carrier in a gap, or a station heard that
+    // has no link with us, returns it to max_exchange_s. A caller whose draw met ours
+    // exactly is not heard, so callers wait longer. At most max_exchange_s: off.
+    double max_exchange_stretch_s = 0.0;
+    unsigned max_exchange_stretch_after_gaps = 5;
 
     // Seeds the std::mt19937 of back-off draws. Nodes sharing a channel must use
     // different seeds (derive it from the node address), or they draw the same back-offs.

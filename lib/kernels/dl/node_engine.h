@@ -198,6 +198,14 @@ struct node_config {
     // tell whose turn it was, every spoke contended in the gap, and their data bursts
     // met (docs/networks.md).
     bool turns_by_acknowledgement = true;
+    // Serving in turn, a node that called us and whose link is up but not yet in use
+    // (no FULL RESET from it: our acceptance went beside another peer's turn, and it
+    // waits for its own) is served in turn: its turn is our FULL RESET alone. Without
+    // it such a link gets no turn and breaks as idle, and the caller calls again. Off
+    // by default: over 27 back-off seeds from the spokes alone it starves fewer flows at
+    // sixteen stations, but three traced seeds of the tests lose a flow with it
+    // (docs/networks.md).
+    bool unsynced_callers_served = false;
     // With turns_by_acknowledgement, a turn given by an acknowledgement alone holds the
     // channel for the peer's answer this long after our burst (it answers at once: two
     // turnarounds and the detection of its carrier), not the whole answer time: where

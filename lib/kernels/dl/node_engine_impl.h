@@ -555,6 +555,7 @@ struct node_engine::impl {
     // again (ack_turn_repeated).
     void repeat_unanswered_ack_turn();
     bool serves_in_turn() const;
+    bool unsynced_caller_turn(uint32_t addr) const;
     // Its last burst served another node alone: its answer is not ours to give.
     bool turned_from_us(const peer_state& p) const;
     // So we wait for it to turn back rather than contend: it turns to every peer it
@@ -673,6 +674,12 @@ struct node_engine::impl {
     // stations may be waiting: answers contend for the channel like new exchanges.
     // within_turns false: as if no exchange were a turn (exchange_bound_per_turn off).
     bool exchange_bound_reached(double at, bool within_turns = true) const;
+    // channel_access.max_exchange_s, stretched while the gaps left at it go unused.
+    double exchange_bound() const;
+    // Serving in turn, the gaps left at the exchange bound in a row that no other
+    // station used (channel_access.max_exchange_stretch_s).
+    unsigned unused_turn_gaps = 0;
+    void judge_turn_gap();
     // any_response_owed, unless the fairness bound says to contend.
     bool answers_at_once() const;
     // The longest a peer that owes us an answer may wait for the channel when the

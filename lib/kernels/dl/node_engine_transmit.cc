@@ -357,6 +357,16 @@ bool node_engine::impl::gets_bare_turn(uint32_t addr) const
             now - p.bare_turn_at >= cfg.bare_turn_retry_after_s);
 }
 
+bool node_engine::impl::unsynced_caller_turn(uint32_t addr) const
+{
+    // A node that called us and has not yet sent the FULL RESET that opens its data
+    // (our acceptance went beside another peer's turn, so it waits for its own): its
+    // turn is our FULL RESET alone, which it answers with its data.
+    const peer_state& p = *peers.at(addr);
+    return cfg.unsynced_callers_served && p.sends_to_us && !p.made_by_us &&
+           gets_bare_turn(addr);
+}
+
 bool node_engine::impl::waits_for_turn(const peer_state& p) const
 {
     return turned_from_us(p);
@@ -466,7 +476,8 @@ uint32_t node_engine::impl::peer_to_serve()
     }
     std::vector<uint32_t> candidates; // ascending addresses (cas.up_peers)
     for (uint32_t addr : cas.up_peers())
-        if (peer(addr).resync.synced() && (has_link_work(addr) || gets_bare_turn(addr)))
+        if (peer(addr).resync.synced() ? has_link_work(addr) || gets_bare_turn(addr)
+                                       : unsynced_caller_turn(addr))
             candidates.push_back(addr);
     accrue_turn_credit(candidates.size());
     if (candidates.empty())
@@ -578,9 +589,28 @@ bool node_engine::impl::channel_promised() const
     return false;
 }
 
+double node_engine::impl::exchange_bound() const
+{
+    const auto& ca = cfg.channel_access;
+    const unsigned after = ca.max_exchange_stretch_after_gaps;
+    if (unused_turn_gaps < after || !(ca.max_exchange_stretch_s > ca.max_exchange_s) ||
+        !serves_in_turn() || unlinked_station_heard())
+        return ca.max_exchange_s;
+    return std::min(
+        ca.max_exchange_stretch_s,
+        std::ldexp(ca.max_exchange_s, int(std::min(unused_turn_gaps - after + 1, 16u))));
+}
+
+void node_engine::impl::judge_turn_gap()
+{
+    // A carrier in the gap: a station waited for it, or met our burst in a collision.
+    if (yielding && serves_in_turn())
+        unused_turn_gaps = carrier_now.began > yielding_since ? 0u : unused_turn_gaps + 1;
+}
+
 bool node_engine::impl::exchange_bound_reached(double at, bool within_turns) const
 {
-    const double bound = cfg.channel_access.max_exchange_s;
+    const double bound = exchange_bound();
     return std::isfinite(bound) && cs.busy_since() != -inf &&
            at - cs.busy_since() >= bound && network_in_use() &&
            !(within_turns && exchange_in_turn());
@@ -711,6 +741,7 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
+    judge_turn_gap();
     if (yielding)
         counters.exchanges_yielded += 1;
     counters.turnaround_calls += turnaround_call;
@@ -997,6 +1028,8 @@ node_transmission node_engine::impl::build_transmission()
     const uint32_t served_before = serving;
     ack_turn_due = false; // the turn is given again below, or to the next peer
     const uint32_t served = peer_to_serve();
+    if (served != 0 && !peer(served).resync.synced())
+        start_reset(peer(served));
     // A turn to a peer that has data for us and we none for it: an acknowledgement
     // (repeated if need be) is what turns to it, alone in the burst. Beside another
     // peer's acknowledgement neither could tell whose turn it is. With

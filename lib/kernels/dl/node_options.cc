@@ -364,6 +364,10 @@ const std::vector<option_entry>& table()
                 turns_by_acknowledgement,
                 "serving in turn, a turn is given by the served peer's acknowledgement "
                 "alone, and another's acknowledgements alone are its turn: we wait"),
+        HF_BOOL("unsynced_callers_served",
+                unsynced_callers_served,
+                "serving in turn, a caller whose link is up but not yet in use gets "
+                "its turn (our FULL RESET alone)"),
         HF_DOUBLE("ack_turn_answer_wait_s",
                   ack_turn_answer_wait_s,
                   "turns_by_acknowledgement: a turn given by an acknowledgement alone "
@@ -528,6 +532,14 @@ const std::vector<option_entry>& table()
                   "serving in turn, the shortest back-off of the gap left at a change "
                   "of turn while a station heard has no link with us, s (0: "
                   "backoff_min_s)"),
+        HF_DOUBLE("channel_access.max_exchange_stretch_s",
+                  channel_access.max_exchange_stretch_s,
+                  "serving in turn, the exchange bound doubles up to this while no "
+                  "station uses the gaps left at it, s (0: off)"),
+        HF_UINT("channel_access.max_exchange_stretch_after_gaps",
+                channel_access.max_exchange_stretch_after_gaps,
+                1000,
+                "max_exchange_stretch_s: unused gaps in a row before the bound grows"),
         HF_DOUBLE("channel_access.waiting_caller_backoff_max_s",
                   channel_access.waiting_caller_backoff_max_s,
                   "on a network, the longest back-off of a station calling for a link "

@@ -676,6 +676,11 @@ struct node_engine::impl {
     bool exchange_bound_reached(double at, bool within_turns = true) const;
     // channel_access.max_exchange_s, stretched while the gaps left at it go unused.
     double exchange_bound() const;
+    bool stretches_exchange_bound() const
+    {
+        return cfg.channel_access.max_exchange_stretch_s >
+               cfg.channel_access.max_exchange_s;
+    }
     // Serving in turn, the gaps left at the exchange bound in a row that no other
     // station used (channel_access.max_exchange_stretch_s).
     unsigned unused_turn_gaps = 0;

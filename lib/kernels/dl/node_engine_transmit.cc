@@ -362,8 +362,8 @@ bool node_engine::impl::unsynced_caller_turn(uint32_t addr) const
     // A node that called us and has not yet sent the FULL RESET that opens its data
     // (our acceptance went beside another peer's turn, so it waits for its own): its
     // turn is our FULL RESET alone, which it answers with its data.
-    const peer_state& p = *peers.at(addr);
-    return cfg.unsynced_callers_served && p.sends_to_us && !p.made_by_us &&
+    // gets_bare_turn: it has data for us, and our turns to it are not all unanswered.
+    return cfg.unsynced_callers_served && !peers.at(addr)->made_by_us &&
            gets_bare_turn(addr);
 }
 
@@ -593,8 +593,8 @@ double node_engine::impl::exchange_bound() const
 {
     const auto& ca = cfg.channel_access;
     const unsigned after = ca.max_exchange_stretch_after_gaps;
-    if (unused_turn_gaps < after || !(ca.max_exchange_stretch_s > ca.max_exchange_s) ||
-        !serves_in_turn() || unlinked_station_heard())
+    if (!stretches_exchange_bound() || unused_turn_gaps < after || !serves_in_turn() ||
+        unlinked_station_heard())
         return ca.max_exchange_s;
     return std::min(
         ca.max_exchange_stretch_s,
@@ -604,7 +604,7 @@ double node_engine::impl::exchange_bound() const
 void node_engine::impl::judge_turn_gap()
 {
     // A carrier in the gap: a station waited for it, or met our burst in a collision.
-    if (yielding && serves_in_turn())
+    if (stretches_exchange_bound() && yielding && serves_in_turn())
         unused_turn_gaps = carrier_now.began > yielding_since ? 0u : unused_turn_gaps + 1;
 }
 
@@ -1028,6 +1028,8 @@ node_transmission node_engine::impl::build_transmission()
     const uint32_t served_before = serving;
     ack_turn_due = false; // the turn is given again below, or to the next peer
     const uint32_t served = peer_to_serve();
+    // A caller served before its windows are agreed (unsynced_caller_turn): its turn is
+    // our FULL RESET.
     if (served != 0 && !peer(served).resync.synced())
         start_reset(peer(served));
     // A turn to a peer that has data for us and we none for it: an acknowledgement

@@ -26,7 +26,6 @@
 #include <cmath>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace gr::hfstack;
@@ -343,51 +342,6 @@ TEST(M110dWidebandSearch, FftCorrelationOnTwoThreadsIsOneAtATimes)
             n += 20000; // far ahead: the products start afresh
     }
     EXPECT_GT(runs, 12u);
-}
-
-// A run shared by polyphase pairs (begin_shared_run, then z_in_run from each lane's
-// thread, as the receiver's search scores its candidates between bursts): every z and
-// sum as z_at one sample at a time gives them, with the FFT and with dot products,
-// the products' window moving under the runs.
-TEST(M110dWidebandSearch, RunsSharedByLanesAreOneAtATimes)
-{
-    const std::vector<cf> known = random_8psk_sequence(64);
-    const std::vector<cf> x = known_sequence_in_noise(known, 40000, 84);
-    for (bool fft : { true, false }) {
-        differential_correlator one(known, 1024, fft, 3.5), two(known, 1024, fft, 3.5);
-        serial_tone_samples input(9600 * 16);
-        input.append(x.data(), x.size());
-        const size_t lengths[] = { 400, 1500, 256, 999 };
-        size_t runs = 0;
-        for (uint64_t n = 5; n + 4 * known.size() + 1600 < x.size(); ++runs) {
-            const size_t count = lengths[runs % 4];
-            ASSERT_TRUE(two.may_share_run(count));
-            std::vector<double> z(count, -1);
-            std::vector<cf> sums(count);
-            cf sum;
-            z[0] = two.begin_shared_run(input, n, count, sum);
-            sums[0] = sum;
-            const auto lane_run = [&](unsigned lane) {
-                for (size_t i = 1; i < count; ++i)
-                    if (differential_correlator::lane_of(n + i) == lane)
-                        z[i] = two.z_in_run(input, n + i, sums[i]);
-            };
-            std::thread other([&] { lane_run(1); });
-            lane_run(0);
-            other.join();
-            for (size_t i = 0; i < count; ++i) {
-                const double zi = one.z_at(input, n + i, sum);
-                ASSERT_EQ(z[i], zi) << "sample " << n + i << (fft ? " fft" : "");
-                ASSERT_EQ(sums[i], sum) << "sample " << n + i << (fft ? " fft" : "");
-            }
-            n += count;
-        }
-        EXPECT_GT(runs, 20u);
-    }
-    // Longer than the window allows to move once: not shared.
-    differential_correlator c(known, 1024, true, 3.5);
-    EXPECT_FALSE(c.may_share_run(4 * 600));
-    EXPECT_FALSE(c.may_share_run(16));
 }
 
 // The receiver with the FFT search (default) and with dot products (fft_search false)

@@ -256,32 +256,6 @@ double differential_correlator::z_of(const serial_tone_samples& input,
     return e > 0 ? magnitude(sum) / std::sqrt(e) : 0.0;
 }
 
-bool differential_correlator::may_share_run(size_t count) const
-{
-    constexpr unsigned sps = differential_products::sps;
-    // (Longer, the calls in order would move the window part way under the run.)
-    return count >= 8 * sps && count / sps + 2 <= d_products.history() / 2;
-}
-
-double differential_correlator::begin_shared_run(const serial_tone_samples& input,
-                                                 uint64_t first,
-                                                 size_t count,
-                                                 std::complex<float>& sum)
-{
-    constexpr unsigned sps = differential_products::sps;
-    // The first call as in order (the products may start afresh there), then each
-    // polyphase's last: the window moves (once at most) and holds every product the run
-    // reads; nothing of them changes after.
-    const double z = z_at(input, first, sum);
-    for (size_t k = count - sps; k < count; ++k)
-        d_products.at(input, first + k + sps);
-    if (d_fft && d_fft->time[1].size() != d_fft->time[0].size()) {
-        d_fft->time[1].assign(d_fft->time[0].size(), std::complex<float>());
-        d_fft->frequency[1].assign(d_fft->frequency[0].size(), std::complex<float>());
-    }
-    return z;
-}
-
 void differential_correlator::z_run(
     const serial_tone_samples& input,
     uint64_t first,
@@ -289,32 +263,53 @@ void differential_correlator::z_run(
     const std::function<void(size_t, double, std::complex<float>)>& put,
     bool two_threads)
 {
+    constexpr unsigned sps = differential_products::sps;
     std::complex<float> sum;
-    if (!two_threads || !d_fft || !may_share_run(count)) {
+    // One at a time where the run is short, or long enough for the products' window to
+    // move under it (the calls in order would move it part way).
+    if (!two_threads || !d_fft || count < 8 * sps ||
+        count / sps + 2 > d_products.history() / 2) {
         for (size_t k = 0; k < count; ++k) {
             const double z = z_at(input, first + k, sum);
             put(k, z, sum);
         }
         return;
     }
-    put(0, begin_shared_run(input, first, count, sum), sum);
-    // Each lane's results kept apart and handed to `put` after, in order (the lanes'
-    // neighbouring results written side by side by both threads shared cache lines: a
-    // third of the search's time went on them).
+    // The first call as in order (the products may start afresh there), then each
+    // polyphase's last: the window moves (once at most, the run being under half the
+    // history) and holds every product the run reads, with the values the calls in
+    // order would have pushed; nothing of them changes after.
+    put(0, z_at(input, first, sum), sum);
+    for (size_t k = count - sps; k < count; ++k)
+        d_products.at(input, first + k + sps);
+    if (d_fft->time[1].size() != d_fft->time[0].size()) {
+        d_fft->time[1].assign(d_fft->time[0].size(), std::complex<float>());
+        d_fft->frequency[1].assign(d_fft->frequency[0].size(), std::complex<float>());
+    }
+    // Each polyphase's calls in order on one lane (its FFT blocks, the only state that
+    // changes, are its own), each lane's results kept apart and handed to `put` after,
+    // in order (the lanes' neighbouring results written side by side by both threads
+    // shared cache lines: a third of the search's time went on them).
+    const auto lane_of = [&](size_t k) {
+        return unsigned(((first + k + sps) % sps) / 2);
+    };
     std::vector<std::pair<double, std::complex<float>>> results[2];
     const auto lane_run = [&](unsigned lane) {
         std::complex<float> s;
-        results[lane].reserve(count / 2 + differential_products::sps);
-        for (size_t k = 1; k < count; ++k)
-            if (lane_of(first + k) == lane) {
-                const double z = z_in_run(input, first + k, s);
-                results[lane].emplace_back(z, s);
-            }
+        results[lane].reserve(count / 2 + sps);
+        for (size_t k = 1; k < count; ++k) {
+            if (lane_of(k) != lane)
+                continue;
+            const uint64_t n = first + k;
+            const double z = z_of(input, n, d_products.held(n + sps), lane, s);
+            results[lane].emplace_back(z, s);
+        }
     };
     run_beside([&] { lane_run(1u); }, [&] { lane_run(0u); });
     size_t taken[2] = { 0, 0 };
     for (size_t k = 1; k < count; ++k) {
-        const auto& r = results[lane_of(first + k)][taken[lane_of(first + k)]++];
+        const unsigned lane = lane_of(k);
+        const auto& r = results[lane][taken[lane]++];
         put(k, r.first, r.second);
     }
 }

@@ -132,30 +132,6 @@ public:
                size_t count,
                const std::function<void(size_t, double, std::complex<float>)>& put,
                bool two_threads);
-    // A run over n = first .. first + count - 1 shared between two threads by polyphase
-    // pairs (lane_of: a polyphase's calls in order on one lane, as its FFT blocks need):
-    // whether it may be (long enough, and the products' window moves at most once under
-    // it). Without the FFT too: the split changes no value either way.
-    bool may_share_run(size_t count) const;
-    static unsigned lane_of(uint64_t n)
-    {
-        return unsigned((n % differential_products::sps) / 2);
-    }
-    // Begins such a run: z_at(first) (its sum in `sum`), then the products' window moved
-    // to hold every product the run reads, with the values the calls in order would have
-    // pushed, and the second lane's FFT buffers made.
-    double begin_shared_run(const serial_tone_samples& input,
-                            uint64_t first,
-                            size_t count,
-                            std::complex<float>& sum);
-    // z_at(n) for a later n of a begun run, from the thread of lane_of(n) (its calls in
-    // order): the same values.
-    double
-    z_in_run(const serial_tone_samples& input, uint64_t n, std::complex<float>& sum)
-    {
-        return z_of(
-            input, n, d_products.held(n + differential_products::sps), lane_of(n), sum);
-    }
     size_t symbols() const { return d_conj_rotations.size() + 1; }
     bool uses_fft() const { return d_fft != nullptr; }
 

@@ -416,62 +416,6 @@ void m110d_receiver::state::restart_after_refusal()
     differential_from = past_side_peaks;
 }
 
-size_t m110d_receiver::state::comb_slot(uint64_t m) const
-{
-    // Each lane's entries (differential_correlator::lane_of: the polyphase pair) in a
-    // half of their own, so that the two threads scoring lanes side by side never write
-    // one cache line; a sample and the one comb_ring later share a slot, as in a plain
-    // ring (sps, 4, divides comb_ring).
-    constexpr unsigned sps = differential_products::sps;
-    const size_t half = comb_ring / 2;
-    return differential_correlator::lane_of(m) * half +
-           size_t((m / sps * 2 + m % 2) & (half - 1));
-}
-
-void m110d_receiver::state::put_comb_section(alignment_search& a,
-                                             uint64_t m,
-                                             cf sum,
-                                             double z) const
-{
-    auto& entry = a.sections[comb_slot(m)];
-    entry.sum = sum;
-    entry.energy = z > 0 ? float(std::norm(sum) / (z * z)) : 0.0f;
-    entry.at = m + 1;
-}
-
-void m110d_receiver::state::add_comb(const alignment_search& a,
-                                     uint64_t n,
-                                     search_score& score) const
-{
-    // The largest z over the known chips with 0, 1, ... earlier sections added (squared
-    // z's compared: no square roots per term); the ring is only read here, at samples a
-    // whole number of super-frames before n's section (so of n's lane).
-    const double floor = cfg.detection_threshold + comb_margin;
-    const double z = score.z;
-    double energy = z > 0 ? std::norm(score.sum) / (z * z) : 0.0;
-    double best2 = std::max(z * z, floor * floor);
-    cd total = score.sum;
-    for (unsigned j = 0; j < cfg.integrate_superframes; ++j) {
-        const uint64_t offset =
-            (uint64_t(comb_section_chips) + uint64_t(j) * superframe_chips) * sps;
-        if (n < offset + sps)
-            break;
-        const uint64_t m = n - offset;
-        const auto& entry = a.sections[comb_slot(m)];
-        if (entry.at != m + 1 || m < comb_from)
-            break;
-        total += cd(entry.sum);
-        energy += entry.energy;
-        if (std::norm(total) > best2 * energy) {
-            best2 = std::norm(total) / energy;
-            score.sum = total;
-            score.sections = j + 1; // section 0: this super-frame's first 8
-        }
-    }
-    if (score.sections > 0)
-        score.z = std::sqrt(best2);
-}
-
 void m110d_receiver::state::score_candidates(size_t alignment,
                                              uint64_t first,
                                              size_t count,
@@ -485,55 +429,12 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     // for a new preamble uses the known chips alone. The ring is not kept then either: a
     // preamble after the burst has all its super-frames after the search's restart.
     const bool comb = a.section && stage == phase::search;
-    const uint64_t back = uint64_t(comb_section_chips) * sps;
-    const bool split = cfg.threads > 1 && count >= min_split_candidates;
-    // Between bursts with two threads, each candidate's known chips, its section (the
-    // ring entry) and the comb's sum over the sections before, all on the thread of its
-    // polyphase pair: one hand-off a batch. Every term the comb reads lies a whole
-    // number of Walsh symbols before, so in the same lane, and each correlator's calls
-    // per polyphase come in order: the values the calls in order give.
-    if (comb && split && !coherent && differential_from <= first && first >= back + sps &&
-        a.correlator.may_share_run(count) && a.section->may_share_run(count)) {
-        search_score& s0 = scores[0];
-        cf sum;
-        s0.z = a.correlator.begin_shared_run(input, first, count, sum);
-        s0.sum = cd(sum);
-        s0.sections = 0;
-        const double z0 = a.section->begin_shared_run(input, first - back, count, sum);
-        put_comb_section(a, first - back, sum, z0);
-        add_comb(a, first, s0);
-        // Each lane's scores kept apart and copied in after (side by side they would
-        // share cache lines between the threads).
-        std::vector<search_score> lane_scores[2];
-        const auto lane_run = [&](unsigned lane) {
-            lane_scores[lane].reserve(count / 2 + sps);
-            for (size_t i = 1; i < count; ++i) {
-                const uint64_t n = first + i;
-                if (differential_correlator::lane_of(n) != lane)
-                    continue;
-                search_score score;
-                cf s;
-                score.z = a.correlator.z_in_run(input, n, s);
-                score.sum = cd(s);
-                const double section_z = a.section->z_in_run(input, n - back, s);
-                put_comb_section(a, n - back, s, section_z);
-                add_comb(a, n, score);
-                lane_scores[lane].push_back(score);
-            }
-        };
-        run_beside([&] { lane_run(1u); }, [&] { lane_run(0u); });
-        size_t taken[2] = { 0, 0 };
-        for (size_t i = 1; i < count; ++i) {
-            const unsigned lane = differential_correlator::lane_of(first + i);
-            scores[i] = lane_scores[lane][taken[lane]++];
-        }
-        return;
-    }
     // The known chips' correlator has its polyphases shared between two threads (beside
     // the sections' on a third when the comb is on: the calling thread's share the
     // smaller). Before differential_from it is not called at all (as where the coherent
     // search goes back over a refused detection's skip alone).
-    const bool split_known = split && !coherent;
+    const bool split_known =
+        cfg.threads > 1 && count >= min_split_candidates && !coherent;
     const auto known = [&] {
         const size_t skipped =
             differential_from > first
@@ -560,20 +461,25 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     const auto sections = [&] {
         // Each candidate's section sum: the section that would end where the known
         // chips begin.
+        const uint64_t back = uint64_t(comb_section_chips) * sps;
         for (size_t i = 0; comb && i < count; ++i) {
             const uint64_t n = first + i;
             if (n < back + sps || n < differential_from)
                 continue;
+            const uint64_t m = n - back;
             cf s;
-            const double z = a.section->z_at(input, n - back, s);
-            put_comb_section(a, n - back, s, z);
+            const double zs = a.section->z_at(input, m, s);
+            auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+            entry.sum = s;
+            entry.energy = zs > 0 ? float(std::norm(s) / (zs * zs)) : 0.0f;
+            entry.at = m + 1;
         }
         for (size_t i = 0; coherent && i < count; ++i)
             scores[i].coherent_z =
                 coherent_z(a, first + i, scores[i].coherent_sum, scores[i].paths);
     };
     // The two correlators (and the coherent sums) share nothing but the input.
-    if (split && (comb || coherent)) {
+    if (cfg.threads > 1 && count >= min_split_candidates && (comb || coherent)) {
         run_beside(sections, known);
     } else {
         known();
@@ -581,10 +487,39 @@ void m110d_receiver::state::score_candidates(size_t alignment,
     }
     if (!comb)
         return;
+    // The largest z over the known chips with 0, 1, ... earlier sections added (squared
+    // z's compared: no square roots per term); the ring is only read from here on.
     split_work(count, [&](size_t from, size_t to) {
-        for (size_t i = from; i < to; ++i)
-            if (first + i >= differential_from)
-                add_comb(a, first + i, scores[i]);
+        const double floor = cfg.detection_threshold + comb_margin;
+        for (size_t i = from; i < to; ++i) {
+            search_score& score = scores[i];
+            const uint64_t n = first + i;
+            if (n < differential_from)
+                continue;
+            const double z = score.z;
+            double energy = z > 0 ? std::norm(score.sum) / (z * z) : 0.0;
+            double best2 = std::max(z * z, floor * floor);
+            cd total = score.sum;
+            for (unsigned j = 0; j < cfg.integrate_superframes; ++j) {
+                const uint64_t offset =
+                    (uint64_t(comb_section_chips) + uint64_t(j) * superframe_chips) * sps;
+                if (n < offset + sps)
+                    break;
+                const uint64_t m = n - offset;
+                const auto& entry = a.sections[size_t(m & (comb_ring - 1))];
+                if (entry.at != m + 1 || m < comb_from)
+                    break;
+                total += cd(entry.sum);
+                energy += entry.energy;
+                if (std::norm(total) > best2 * energy) {
+                    best2 = std::norm(total) / energy;
+                    score.sum = total;
+                    score.sections = j + 1; // section 0: this super-frame's first 8
+                }
+            }
+            if (score.sections > 0)
+                score.z = std::sqrt(best2);
+        }
     });
 }
 

@@ -305,12 +305,6 @@ struct m110d_receiver::state {
         two_paths paths; // coherent_two_paths
     };
     std::array<std::vector<search_score>, 2> search_scores;
-    // The comb ring's slot of sample m (alignment_search::sections).
-    size_t comb_slot(uint64_t m) const;
-    // The section's sum and z at sample m put in the ring.
-    void put_comb_section(alignment_search& a, uint64_t m, cf sum, double z) const;
-    // The candidate n's score with the earlier super-frames' sections the comb adds.
-    void add_comb(const alignment_search& a, uint64_t n, search_score& score) const;
     // The batch search_scores holds: candidates scores_first .. + scores_count - 1,
     // offered up to scores_offered (a two-path detection, checked once its fields are
     // in, can break a batch off), scored with or without the coherent search.

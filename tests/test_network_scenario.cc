@@ -133,6 +133,16 @@ void expect_idle_at_eight_stations_and_positive(const std::string& name)
     }
 }
 
+// The result of the flow from -> to (throws where the scenario has none).
+const network_flow_result& result_of_flow(const network_result& r, size_t from, size_t to)
+{
+    for (const auto& f : r.flows)
+        if (f.flow.from == from && f.flow.to == to)
+            return f;
+    throw std::logic_error("no flow " + std::to_string(from) + " -> " +
+                           std::to_string(to));
+}
+
 size_t flows_with_nothing_delivered(const network_result& r)
 {
     return size_t(std::count_if(r.flows.begin(), r.flows.end(), [](const auto& f) {
@@ -715,10 +725,7 @@ TEST(NetworkScenario, ATurnBegunWithAnotherNodesLinkRequestStillServesItsPeer)
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
     const auto first = [](const network_result& x, size_t from, size_t to) {
-        for (const auto& f : x.flows)
-            if (f.flow.from == from && f.flow.to == to)
-                return f.first_delivery_s;
-        return std::numeric_limits<double>::quiet_NaN();
+        return result_of_flow(x, from, to).first_delivery_s;
     };
     EXPECT_GT(first(without, 0, 9), 1800.0);
     EXPECT_LT(first(r, 0, 9), first(without, 0, 9) - 600);
@@ -1275,10 +1282,7 @@ TEST(NetworkScenario, AHubWaitsForTheAnswerToItsLinkRequest)
     c.node_options = "link_request_holds_channel=false";
     const network_result without = run_network(c);
     const auto to_spoke_2 = [](const network_result& x) {
-        for (const auto& f : x.flows)
-            if (f.flow.from == 0 && f.flow.to == 2)
-                return f.bytes_delivered;
-        return uint64_t(0);
+        return result_of_flow(x, 0, 2).bytes_delivered;
     };
     EXPECT_GT(to_spoke_2(r), 2 * to_spoke_2(without));
     EXPECT_GT(r.aggregate_bps, without.aggregate_bps);
@@ -1375,12 +1379,7 @@ TEST(NetworkScenario, ACallerWhoseLinkIsNotYetInUseIsServedInTurn)
     network_scenario_config c = spokes_to_hub(8, "2400S");
     c.seed = 6;
     c.backoff_seeds_from_seed = true;
-    const auto spoke_1 = [](const network_result& r) {
-        for (const auto& f : r.flows)
-            if (f.flow.from == 1 && f.flow.to == 0)
-                return f;
-        throw std::logic_error("no flow 1 -> 0");
-    };
+    const auto spoke_1 = [](const network_result& r) { return result_of_flow(r, 1, 0); };
     const network_result before = run_network(c);
     c.node_options = "unsynced_callers_served=true";
     const network_result served = run_network(c);

@@ -178,14 +178,19 @@ void node_engine::impl::compute_deadline()
             d = std::min(d, std::max(gate, cst));
         }
     }
-    // A turn of acknowledgements alone (a bare turn: nothing of ours for the served
-    // peer) is held for its answer (turn_held_until) without a response deadline:
-    // when the peer sends nothing by then, the data we hold for others is due then,
-    // not at some unrelated timer minutes later.
+    // A turn of acknowledgements alone (nothing of ours for the served peer then) is
+    // held for its answer (turn_held_until) without a response deadline: when the
+    // peer sends nothing by then, the data we hold for others is due then, not at some
+    // unrelated timer minutes later. So is a station's data for its one peer handed
+    // over during the hold (a spoke's next datagram, queued while it acknowledged the
+    // hub). A station serving several peers keeps to its turns: the served peer's new
+    // data go at the next event.
     // Such a turn unanswered by then is given again (ack_turn_repeated).
-    if (now < turn_held_until && ((now != stalled_at && serving != 0 &&
-                                   !has_link_work(serving) && wants_to_transmit()) ||
-                                  (cfg.ack_turn_repeated && ack_turn_held)))
+    if (now < turn_held_until &&
+        ((now != stalled_at && serving != 0 &&
+          (!has_link_work(serving) || cas.up_peers().size() <= 1) &&
+          wants_to_transmit()) ||
+         (cfg.ack_turn_repeated && ack_turn_held)))
         d = std::min(d, turn_held_until);
     // A call into the turnaround after the burst just heard.
     if (wants_to_transmit() && now < turnaround_call_time() && turnaround_call_wanted())

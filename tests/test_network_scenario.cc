@@ -1180,6 +1180,54 @@ TEST(NetworkScenario, SpokesWaitThroughAnotherSpokesTurnByAcknowledgement)
     EXPECT_NE(refusal(c).find("ack_turn_answer_wait_s"), std::string::npos);
 }
 
+namespace {
+
+// Pairs of data bursts (over 5 s) that began at the same instant, a turnaround after the
+// burst before them: two stations that both took that burst as theirs to answer.
+size_t bursts_answering_together(const network_result& r)
+{
+    size_t pairs = 0;
+    for (size_t i = 0; i < r.timeline.size(); ++i) {
+        const network_burst& a = r.timeline[i];
+        double before = -1;
+        for (const network_burst& o : r.timeline)
+            if (o.end_s <= a.start_s)
+                before = std::max(before, o.end_s);
+        for (size_t j = i + 1; j < r.timeline.size(); ++j) {
+            const network_burst& b = r.timeline[j];
+            if (b.start_s == a.start_s && a.end_s - a.start_s > 5 &&
+                b.end_s - b.start_s > 5 && before >= 0 && a.start_s - before < 1)
+                ++pairs;
+        }
+    }
+    return pairs;
+}
+
+} // namespace
+
+// Traffic from the spokes alone, eight stations, 2400S: two spokes called the hub while
+// it served a third, and the hub accepted both calls in one burst. Each took the accept
+// as its cue and sent its data at once: the bursts met, and with no answer each sent
+// again after the same answer time, and met again (back-off seed 3: three times, 90 s of
+// air). With accepted_beside_others_contends a caller accepted beside another node
+// contends for its first burst.
+TEST(NetworkScenario, CallersAcceptedInOneBurstDoNotAnswerItTogether)
+{
+    network_scenario_config c = spokes_to_hub(8, "2400S");
+    c.backoff_seeds_from_seed = true;
+    for (uint64_t seed : { 3, 4, 5, 8 }) {
+        c.seed = seed;
+        c.node_options = "accepted_beside_others_contends=true";
+        const network_result r = run_network(c);
+        expect_every_flow_delivered_once(r);
+        EXPECT_EQ(bursts_answering_together(r), 0u) << seed;
+        c.node_options = "";
+        const network_result at_once = run_network(c);
+        EXPECT_GT(bursts_answering_together(at_once), 0u) << seed;
+        EXPECT_GT(r.aggregate_bps, at_once.aggregate_bps) << seed;
+    }
+}
+
 // Traffic from the spokes alone, four stations, 9600S on a fading channel: the hub's
 // acknowledgement, its turn to a spoke, was lost in a fade; the spoke waited its answer
 // time-out (about 30 s) before sending again, and no one else used the channel: the

@@ -439,7 +439,8 @@ struct node_engine::impl {
         double snr_db_recent = std::numeric_limits<double>::quiet_NaN(); // its last 20 s
         std::optional<modem_mode> mode;
         std::set<uint32_t> link_requested; // peers whose PHYSICAL LINK REQUEST came in it
-        std::set<uint32_t> reset_by;       // peers whose FULL RESET came in it
+        std::set<uint32_t> link_accepted; // peers whose PHYSICAL LINK ACCEPTED came in it
+        std::set<uint32_t> reset_by;      // peers whose FULL RESET came in it
         std::set<uint32_t> rx_win_reset_by; // peers whose RESET-RX-WIN command came in it
         std::set<uint32_t> sources;         // senders of its D_PDUs
         std::set<uint32_t> served_others;   // peers that sent another node ARQ data in it

@@ -229,6 +229,8 @@ void node_engine::impl::on_non_arq_delivery(const non_arq_delivery& d)
         if (d.complete && d.expedited && d.destination == cfg.address) {
             if (c.type == cpdu_type::physical_link_request)
                 rx_burst.link_requested.insert(d.source);
+            if (c.type == cpdu_type::physical_link_accepted)
+                rx_burst.link_accepted.insert(d.source);
             cas.on_cpdu(d.source, c, now);
             // Part of an exchange with that node: what we send it next (data on a
             // link just accepted) follows at once.
@@ -770,9 +772,11 @@ void node_engine::impl::end_received_burst()
         }
     // A burst to us alone asks us alone, whatever an earlier one beside another node
     // asked: we answer it at once (a hub's turn to us by its acknowledgement alone went
-    // unanswered, and the hub gave us no more turns).
+    // unanswered, and the hub gave us no more turns). So does one with data for us
+    // after a call accepted beside another's: the hub serves us now.
     for (uint32_t src : rx_burst.heard)
-        if (!rx_burst.addressed_others.count(src))
+        if (!rx_burst.addressed_others.count(src) ||
+            (cfg.accepted_beside_others_contends && rx_burst.sent_us_data.count(src)))
             peer(src).asked_beside_others = false;
     for (uint32_t src : rx_burst.link_requested)
         peer(src).asked_beside_others =
@@ -789,6 +793,13 @@ void node_engine::impl::end_received_burst()
                 it->second->last_heard >= rx_burst_began && link_up(src))
                 it->second->asked_beside_others = true;
         }
+    // A burst that accepts our call and asks another node for an answer too (accepts
+    // its call as well, or serves it): each caller would follow it at once with its
+    // data, and the two would collide. We contend.
+    if (cfg.accepted_beside_others_contends && network_in_use())
+        for (uint32_t src : rx_burst.link_accepted)
+            if (rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src))
+                peer(src).asked_beside_others = true;
     break_link_of_peer_that_did_not_wait();
     note_pair_burst();
     rx_burst = burst_in_progress();

@@ -360,6 +360,10 @@ const std::vector<option_entry>& table()
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),
+        HF_BOOL("accepted_beside_others_contends",
+                accepted_beside_others_contends,
+                "on a network, a caller accepted in a burst that asks another node for "
+                "an answer too answers after a back-off, not at once"),
         HF_BOOL("turns_by_acknowledgement",
                 turns_by_acknowledgement,
                 "serving in turn, a turn is given by the served peer's acknowledgement "

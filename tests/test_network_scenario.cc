@@ -1182,23 +1182,23 @@ TEST(NetworkScenario, SpokesWaitThroughAnotherSpokesTurnByAcknowledgement)
 
 namespace {
 
-// Pairs of data bursts (over 5 s) that began at the same instant, a turnaround after the
-// burst before them: two stations that both took that burst as theirs to answer.
+// Data bursts (over 5 s) that began at the same instant as the one before them in the
+// timeline (which is in start order), a turnaround after the last burst that had ended:
+// two stations that both took that burst as theirs to answer.
 size_t bursts_answering_together(const network_result& r)
 {
     size_t pairs = 0;
-    for (size_t i = 0; i < r.timeline.size(); ++i) {
-        const network_burst& a = r.timeline[i];
+    const auto is_data = [](const network_burst& b) { return b.end_s - b.start_s > 5; };
+    for (size_t i = 1; i < r.timeline.size(); ++i) {
+        const network_burst& a = r.timeline[i - 1];
+        const network_burst& b = r.timeline[i];
+        if (b.start_s != a.start_s || !is_data(a) || !is_data(b))
+            continue;
         double before = -1;
-        for (const network_burst& o : r.timeline)
-            if (o.end_s <= a.start_s)
-                before = std::max(before, o.end_s);
-        for (size_t j = i + 1; j < r.timeline.size(); ++j) {
-            const network_burst& b = r.timeline[j];
-            if (b.start_s == a.start_s && a.end_s - a.start_s > 5 &&
-                b.end_s - b.start_s > 5 && before >= 0 && a.start_s - before < 1)
-                ++pairs;
-        }
+        for (size_t k = 0; k + 1 < i; ++k)
+            if (r.timeline[k].end_s <= a.start_s)
+                before = std::max(before, r.timeline[k].end_s);
+        pairs += before >= 0 && a.start_s - before < 1;
     }
     return pairs;
 }

@@ -778,9 +778,19 @@ void node_engine::impl::end_received_burst()
         if (!rx_burst.addressed_others.count(src) ||
             (cfg.accepted_beside_others_contends && rx_burst.sent_us_data.count(src)))
             peer(src).asked_beside_others = false;
+    // The burst asked another node for an answer, and us for none with data.
+    const auto asked_another_too = [&](uint32_t src) {
+        return rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
+    };
     for (uint32_t src : rx_burst.link_requested)
-        peer(src).asked_beside_others =
-            rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src);
+        peer(src).asked_beside_others = asked_another_too(src);
+    // A burst that accepts our call and asks another node for an answer too (accepts
+    // its call as well, or serves it): each caller would follow it at once with its
+    // data, and the two would collide. We contend.
+    if (cfg.accepted_beside_others_contends && network_in_use())
+        for (uint32_t src : rx_burst.link_accepted)
+            if (asked_another_too(src))
+                peer(src).asked_beside_others = true;
     // Serving in turn, a burst with acknowledgements alone for us and for another node
     // turns to one of us, and neither can tell which: both answering at once would
     // collide, so we answer after a back-off.
@@ -793,13 +803,6 @@ void node_engine::impl::end_received_burst()
                 it->second->last_heard >= rx_burst_began && link_up(src))
                 it->second->asked_beside_others = true;
         }
-    // A burst that accepts our call and asks another node for an answer too (accepts
-    // its call as well, or serves it): each caller would follow it at once with its
-    // data, and the two would collide. We contend.
-    if (cfg.accepted_beside_others_contends && network_in_use())
-        for (uint32_t src : rx_burst.link_accepted)
-            if (rx_burst.served_others.count(src) && !rx_burst.sent_us_data.count(src))
-                peer(src).asked_beside_others = true;
     break_link_of_peer_that_did_not_wait();
     note_pair_burst();
     rx_burst = burst_in_progress();

@@ -187,9 +187,8 @@ struct node_config {
     // another node for an answer too (accepts its call as well) answers after a
     // back-off, not at once: every caller accepted in the burst would follow it at once
     // with its data, and the bursts would meet. Until a burst with data for us: then it
-    // serves us. Off: on a fading channel at 9600S it left a spoke's flow empty in one
-    // of the nine runs the tests hold to (docs/networks.md, options left off).
-    bool accepted_beside_others_contends = false;
+    // serves us.
+    bool accepted_beside_others_contends = true;
     // On a network, a burst that asks a node for a link and nothing of any other node
     // leaves it the channel to answer (turnaround, a short answer and
     // response_margin_s), unless it is heard first. Else our next burst, to another
@@ -381,7 +380,12 @@ struct node_config {
     // first minutes' link set-up decided the worst flow). Serving in turn, the gap
     // left at a change of turn is a back-off of at most 15 s (turn_change_backoff_max_s):
     // a draw over the whole 3-30 s left 7 % of the hour idle at N = 8 with no station
-    // waiting, and a waiting station still wins one gap in five.
+    // waiting, and a waiting station still wins one gap in five. Once five gaps in a row
+    // went unused the exchange bound doubles, up to 480 s (max_exchange_stretch_s): with
+    // every spoke linked the gaps are idle air. And while a station heard has no link
+    // with us, the gap's first slot is left to callers (turn_change_backoff_min_s): with
+    // the bound stretched, a caller that drew it met our own gap burst there, unheard,
+    // gap after gap.
     carrier_sense_config channel_access = [] {
         carrier_sense_config c;
         c.seed = 0;
@@ -390,6 +394,8 @@ struct node_config {
         c.network_burst_s = 30.0;
         c.turn_change_backoff_max_s = 15.0;
         c.waiting_caller_backoff_max_s = 15.0;
+        c.turn_change_backoff_min_s = 6.0;
+        c.max_exchange_stretch_s = 480.0;
         return c;
     }();
     // Fixed waveform mode, and the initial mode of every link when rate adaptation runs.

@@ -1480,8 +1480,7 @@ TEST(NetworkScenario, UnusedGapsStretchTheExchangeBound)
 // call at 224.6 s got through.
 TEST(NetworkScenario, AStretchedExchangeBoundStillLeavesCallersTheFirstSlot)
 {
-    network_scenario_config c = spokes_to_hub(8, "9600S");
-    c.seed = 1;
+    network_scenario_config c = spokes_to_hub(8, "9600S"); // back-off seed 1
     c.backoff_seeds_from_seed = true;
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);

@@ -62,6 +62,12 @@ const std::string defaults_when_traced =
 // own gap burst free to take the first slot, and the exchange bound fixed.
 const std::string gap_rules_when_traced =
     "channel_access.turn_change_backoff_min_s=0;channel_access.max_exchange_stretch_s=0;";
+// The turns as they were when the cases below were traced: 60 s long, peers within half
+// a turn of the least served alike, callers heard only once read, and a peer that sent
+// all it had free to go ahead of the others.
+const std::string turn_rules_when_traced =
+    "serve_in_turn_s=60;serve_in_turn_alike_turns=0.5;"
+    "turn_change_floor_for_unheard_callers=false;short_senders_keep_their_place=false;";
 
 // Every flow delivered something, and nothing twice.
 void expect_every_flow_delivered_once(const network_result& r)
@@ -770,8 +776,9 @@ TEST(NetworkScenario, TurnsCountedInBurstsHoldAsManyBurstsEach)
         }
         return out;
     };
+    c.node_options = turn_rules_when_traced;
     const std::vector<int> by_time = runs(run_network(c));
-    c.node_options = "serve_in_turn_by_bursts=true";
+    c.node_options = turn_rules_when_traced + "serve_in_turn_by_bursts=true";
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
     const std::vector<int> by_bursts = runs(r);
@@ -928,7 +935,7 @@ TEST(NetworkScenario, ALateJoinerCallsIntoThePairsTurnaroundAndGetsIn)
 // 154 s); the end of a turn held for a peer's answer woke the hub for nothing, so it
 // stayed silent until an unrelated timer (round trip 297 s); and a turn of
 // acknowledgements alone held the hub for serve_in_turn_s while the relayed message
-// for the other spoke waited (79 s).
+// for the other spoke waited (79 s). A fourth, below.
 TEST(NetworkScenario, AChatRelayedThroughTheHubIsAnsweredWithoutWaitingOutATurn)
 {
     network_scenario_config c;
@@ -953,6 +960,11 @@ TEST(NetworkScenario, AChatRelayedThroughTheHubIsAnsweredWithoutWaitingOutATurn)
     EXPECT_LT(d.first_delivery_s, 120.0);
     EXPECT_LE(d.round_trip_p50_s, 1.25 * bound_per_burst.flows[0].round_trip_p50_s);
     EXPECT_LE(d.round_trip_p90_s, 1.25 * bound_per_burst.flows[0].round_trip_p90_s);
+    // Spoke 2, less served, went ahead of spoke 1 and its relayed answer although it
+    // had sent all it had: two turns of acknowledgements it left unanswered.
+    c.node_options = "short_senders_keep_their_place=false";
+    const network_result ahead = run_network(c);
+    EXPECT_GT(ahead.flows[0].round_trip_p90_s, 2 * d.round_trip_p90_s);
 }
 
 // Ping through the hub as `ping -i 1` at time scale 10 sends it: a datagram every
@@ -1042,10 +1054,11 @@ TEST(NetworkScenario, SixteenStationsAtNineSixHundredOnAFadingChannelAreNotStarv
     c.seed = 3;
     c.channel.snr_db = 20;
     c.channel.fading_profile = "moderate";
-    c.node_options = "network_round_s=inf";
+    c.node_options = turn_rules_when_traced + "network_round_s=inf";
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "network_round_s=inf;arq_ack_with_every_data_burst=false;"
+    c.node_options = turn_rules_when_traced +
+                     "network_round_s=inf;arq_ack_with_every_data_burst=false;"
                      "arq_ack_copy_on_lossy_link=false;segment_from_heard_frames=false";
     const network_result before = run_network(c);
     EXPECT_GT(flows_with_nothing_delivered(before), 0u);
@@ -1081,10 +1094,10 @@ TEST(NetworkScenario, SpokesSendingToTheHubOnAFadingChannelAreNotStarved)
     c.channel.fading_profile = "moderate";
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = defaults_when_traced;
+    c.node_options = turn_rules_when_traced + defaults_when_traced;
     expect_every_flow_delivered_once(run_network(c));
-    c.node_options =
-        defaults_when_traced + "bare_turn_retries=0;bare_turn_retry_after_s=inf";
+    c.node_options = turn_rules_when_traced + defaults_when_traced +
+                     "bare_turn_retries=0;bare_turn_retry_after_s=inf";
     const network_result before = run_network(c);
     EXPECT_GT(flows_with_nothing_delivered(before), 0u);
     EXPECT_GT(r.worst_bulk_share, before.worst_bulk_share);
@@ -1104,11 +1117,11 @@ TEST(NetworkScenario, ATurnLostInAFadeIsGivenAgainARoundLater)
     c.backoff_seeds_from_seed = true;
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "bare_turn_retry_after_s=inf";
+    c.node_options = turn_rules_when_traced + "bare_turn_retry_after_s=inf";
     const network_result never = run_network(c);
     EXPECT_LT(never.worst_bulk_share, 1.0 / 16);
     EXPECT_GT(r.worst_bulk_share, 1.0 / 16);
-    c.node_options = "bare_turn_retry_after_s=-1";
+    c.node_options = turn_rules_when_traced + "bare_turn_retry_after_s=-1";
     EXPECT_NE(refusal(c).find("bare_turn_retry_after_s"), std::string::npos);
 }
 
@@ -1148,10 +1161,10 @@ TEST(NetworkScenario, ANewLinkForgetsThatTheHubHadTurnedAway)
     fading.channel.snr_db = 20;
     fading.channel.fading_profile = "moderate";
     for (const network_scenario_config& c : { fading, spokes_to_hub(16, "2400S") }) {
-        const network_medians cleared = medians_over_seeds(c, "");
+        const network_medians cleared = medians_over_seeds(c, turn_rules_when_traced);
         // Kept, a spoke's flow may deliver nothing in an hour.
-        const network_medians kept =
-            medians_over_seeds(c, "turned_away_cleared_at_link_up=false", false);
+        const network_medians kept = medians_over_seeds(
+            c, turn_rules_when_traced + "turned_away_cleared_at_link_up=false", false);
         EXPECT_GT(cleared.aggregate_bps, kept.aggregate_bps) << c.nodes << " " << c.mode;
     }
 }
@@ -1280,13 +1293,17 @@ TEST(NetworkScenario, ATurnByAcknowledgementLostInAFadeIsGivenAgain)
 TEST(NetworkScenario, ATurnChangeLeavesTheShortestBackOffToCallers)
 {
     const network_scenario_config c = spokes_to_hub(16, "2400S");
-    const network_medians with = medians_over_seeds(
-        c, gap_rules_when_traced + "channel_access.turn_change_backoff_min_s=6");
-    const network_medians without = medians_over_seeds(c, gap_rules_when_traced);
+    const network_medians with =
+        medians_over_seeds(c,
+                           turn_rules_when_traced + gap_rules_when_traced +
+                               "channel_access.turn_change_backoff_min_s=6");
+    const network_medians without =
+        medians_over_seeds(c, turn_rules_when_traced + gap_rules_when_traced);
     EXPECT_GT(with.jain, without.jain);
     EXPECT_GT(with.worst_share, without.worst_share);
     network_scenario_config bad = c;
-    bad.node_options = "channel_access.turn_change_backoff_min_s=-1";
+    bad.node_options =
+        turn_rules_when_traced + "channel_access.turn_change_backoff_min_s=-1";
     EXPECT_NE(refusal(bad).find("turn_change_backoff_min_s"), std::string::npos);
 }
 
@@ -1374,14 +1391,14 @@ TEST(NetworkScenario, TurnsGoToThePeerServedLeastUpToTheLagBound)
     };
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "serve_in_turn_lag_max_s=100000";
+    c.node_options = turn_rules_when_traced + "serve_in_turn_lag_max_s=100000";
     const size_t unbounded = longest_run_to_3(run_network(c));
-    c.node_options = "serve_in_turn_lag_max_s=0";
+    c.node_options = turn_rules_when_traced + "serve_in_turn_lag_max_s=0";
     const size_t round_robin = longest_run_to_3(run_network(c));
     EXPECT_GT(longest_run_to_3(r), round_robin);
     EXPECT_LT(longest_run_to_3(r), unbounded);
 
-    c.node_options = "serve_in_turn_lag_max_s=-1";
+    c.node_options = turn_rules_when_traced + "serve_in_turn_lag_max_s=-1";
     EXPECT_NE(refusal(c).find("serve_in_turn_lag_max_s"), std::string::npos);
 }
 
@@ -1438,9 +1455,10 @@ TEST(NetworkScenario, ACallerWhoseLinkIsNotYetInUseIsServedInTurn)
     c.seed = 6;
     c.backoff_seeds_from_seed = true;
     const auto spoke_1 = [](const network_result& r) { return result_of_flow(r, 1, 0); };
-    c.node_options = gap_rules_when_traced;
+    c.node_options = turn_rules_when_traced + gap_rules_when_traced;
     const network_result before = run_network(c);
-    c.node_options = gap_rules_when_traced + "unsynced_callers_served=true";
+    c.node_options =
+        turn_rules_when_traced + gap_rules_when_traced + "unsynced_callers_served=true";
     const network_result served = run_network(c);
     expect_every_flow_delivered_once(served);
     EXPECT_LT(spoke_1(served).first_delivery_s, spoke_1(before).first_delivery_s - 600);
@@ -1484,8 +1502,65 @@ TEST(NetworkScenario, AStretchedExchangeBoundStillLeavesCallersTheFirstSlot)
     c.backoff_seeds_from_seed = true;
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "channel_access.turn_change_backoff_min_s=0";
+    c.node_options =
+        turn_rules_when_traced + "channel_access.turn_change_backoff_min_s=0";
     const network_result first_slot_taken = run_network(c);
     EXPECT_EQ(result_of_flow(first_slot_taken, 1, 0).bytes_delivered, 0u);
     EXPECT_GT(result_of_flow(r, 1, 0).bytes_delivered, 0u);
+}
+
+// Traffic from the spokes alone, eight stations, 2400S clear, back-off seed 1: spokes 1
+// and 4 called at the first instant with all the others, then twice into the hub's gap
+// in the same slot (at 204.4 s and 702.4 s). The hub read neither; it heard a carrier
+// in its gap that brought nothing. Counting that as callers it has not heard, it leaves
+// its gap's first slot to them, and spoke 1's next call (999.0 s) gets through; counting
+// only stations it has read, its own gap burst took the slot each of their later calls
+// drew, and neither spoke delivered anything in the hour.
+TEST(NetworkScenario, CallersWhoseCallsMetInTheGapGetItsFirstSlot)
+{
+    network_scenario_config c = spokes_to_hub(8, "2400S"); // back-off seed 1
+    c.backoff_seeds_from_seed = true;
+    const network_result r = run_network(c);
+    expect_every_flow_delivered_once(r);
+    c.node_options = "turn_change_floor_for_unheard_callers=false";
+    const network_result unheard = run_network(c);
+    EXPECT_EQ(result_of_flow(unheard, 1, 0).bytes_delivered, 0u);
+    EXPECT_EQ(result_of_flow(unheard, 4, 0).bytes_delivered, 0u);
+    // The two calls that met in the gap, in both runs alike.
+    for (const network_result* run : { &r, &unheard }) {
+        size_t met = 0;
+        for (const auto& a : run->timeline)
+            for (const auto& b : run->timeline)
+                met += a.node == 1 && b.node == 4 && a.start_s == b.start_s &&
+                       a.start_s > 100 && a.start_s < 800;
+        EXPECT_EQ(met, 2u);
+    }
+    c.node_options = "turn_change_floor_for_unheard_callers=maybe";
+    EXPECT_NE(refusal(c).find("turn_change_floor_for_unheard_callers"),
+              std::string::npos);
+}
+
+// Serving the peer served least, peers within serve_in_turn_alike_turns of the least
+// served go in round robin: with every peer within it (a thousand turns) the turns are
+// round robin's (serve_in_turn_lag_max_s=0), the same bytes in every flow. A negative
+// or infinite number of turns is refused by name.
+TEST(NetworkScenario, PeersServedAlikeGoInRoundRobin)
+{
+    network_scenario_config c = hub_spoke(8, 0);
+    c.duration_s = 3600;
+    c.node_options = "serve_in_turn_alike_turns=1000";
+    const network_result all_alike = run_network(c);
+    c.node_options = "serve_in_turn_lag_max_s=0";
+    expect_same_deliveries(all_alike, run_network(c));
+    c.node_options = "";
+    const network_result least_served_first = run_network(c);
+    bool differs = false;
+    for (size_t i = 0; i < all_alike.flows.size(); ++i)
+        differs = differs || all_alike.flows[i].bytes_delivered !=
+                                 least_served_first.flows[i].bytes_delivered;
+    EXPECT_TRUE(differs);
+    for (const char* bad : { "-1", "inf" }) {
+        c.node_options = std::string("serve_in_turn_alike_turns=") + bad;
+        EXPECT_NE(refusal(c).find("serve_in_turn_alike_turns"), std::string::npos) << bad;
+    }
 }

@@ -301,6 +301,8 @@ node_config validated(node_config c)
         fail("serve_in_turn_lag_max_s must be a number of seconds, 0 or more");
     if (!(c.serve_in_turn_service_floor >= 0 && c.serve_in_turn_service_floor <= 1))
         fail("serve_in_turn_service_floor must be between 0 and 1");
+    if (!(c.serve_in_turn_alike_turns >= 0) || std::isinf(c.serve_in_turn_alike_turns))
+        fail("serve_in_turn_alike_turns must be a number of turns, 0 or more");
     if (!(c.network_round_s > 0))
         fail("network_round_s must be a positive number of seconds (inf: off)");
     if (!(c.serve_in_turn_round_s > 0))

@@ -139,10 +139,12 @@ struct node_config {
     // contend to send it data until it turns to us again, so its links stay up and
     // nobody collides over whose turn it is. Links waiting their turn count as active
     // (cas.idle_timeout). It needs cas.max_nonexclusive_links above 1 (16 by
-    // default). From the hub-and-spoke measurements in docs/networks.md (60 s: the
-    // N = 8 targets nearly met, no turn length better everywhere). +infinity: off (a
+    // default). From the hub-and-spoke measurements in docs/networks.md: a spoke's
+    // share of an hour is a whole number of turns, more or less, and 45 s puts more
+    // rounds in it than 60 s (the worst flow at N = 8 nearer an equal share) while the
+    // changes of turn cost the spokes' own traffic less than 30 s. +infinity: off (a
     // burst serves every linked peer, and links are kept only while they are used).
-    double serve_in_turn_s = 60.0;
+    double serve_in_turn_s = 45.0;
     // Serving in turn, a peer we have data for and no link with, while the linked ones
     // are served, is owed its share of that time (the time over the number of peers
     // waiting, linked or not), up to this long; once linked, each of its turns is
@@ -240,11 +242,25 @@ struct node_config {
     // got counts as served (in each direction with data, half a turn each way), whatever
     // got through: with 0, a spoke on a poor path (6 dB, moderate fading, beside clear
     // ones) took turn after turn to catch up, more air than the others together, and
-    // the net's aggregate fell to 58 % of round robin's; 0.25 gives 66 % and leaves the
-    // hub-and-spoke and spokes-to-hub tables as they are; 0.5 gives round robin's
-    // aggregate but lowers the worst flow at 9600S on a fading channel below round
+    // the net's aggregate fell to 49 % of round robin's; 0.25 gives 61 % and leaves the
+    // hub-and-spoke and spokes-to-hub tables as they are; 0.5 gives 77 % but lowers
+    // the worst flow at 9600S on a fading channel below round
     // robin's (docs/networks.md).
     double serve_in_turn_service_floor = 0.25;
+    // Serving the peer served least, peers within this many turns' service of the least
+    // served count as served alike and go in round robin, so that small exchanges (a
+    // datagram relayed between two spokes) do not reorder the turns. Half a turn let a
+    // spoke end the hour a turn's data short of the others; a quarter evens the hour
+    // out more, and less than that left more flows empty at N = 16 (docs/networks.md).
+    double serve_in_turn_alike_turns = 0.25;
+    // Serving in turn, a carrier in our gap at a change of turn that brought no burst
+    // was callers whose calls met (our linked peers wait for their turns): callers we
+    // have never read. Until network_memory_s after it, they count as a station heard
+    // without a link, and the gap's first slot is left to callers
+    // (channel_access.turn_change_backoff_min_s). Without it, two spokes whose calls
+    // met each other, and then each our own gap burst in the slot it drew, were never
+    // heard and delivered nothing in the hour (docs/networks.md).
+    bool turn_change_floor_for_unheard_callers = true;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is
@@ -277,6 +293,13 @@ struct node_config {
     // ones). From the hub test bed and the traffic files in docs/networks.md ("IP
     // through a hub"). 0: after any burst.
     double sender_turn_min_burst_s = 10.0;
+    // Serving the peer served least, a peer we have nothing for whose last burst of
+    // data was shorter than sender_turn_min_burst_s (it sent all it had) keeps its
+    // place in the round rather than going ahead of peers we have data for for being
+    // served less: served first, it was given turns of acknowledgements it had nothing
+    // to answer, and a datagram relayed through us to another spoke waited out two of
+    // them (the relayed chat of docs/networks.md, 90th percentile 45 s against 6.7 s).
+    bool short_senders_keep_their_place = true;
     // After a link could not be made, wait this long before asking again while data for
     // that node is still queued.
     // Wait after a failed link (the peer answered none of our requests) before asking

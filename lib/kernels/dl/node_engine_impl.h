@@ -467,6 +467,13 @@ struct node_engine::impl {
     // that links after the first instant's collision hears of the others: the time of
     // the last one, counted like stations_heard.
     double collision_heard_at = -inf;
+    // A carrier in the gap we left at a change of turn that brought no burst: stations
+    // calling us whose calls met (our linked peers wait for their turns), so callers we
+    // have not heard (turn_change_floor_for_unheard_callers). The time of the last.
+    double unheard_callers_at = -inf;
+    // While a station heard has no link, or callers were heard unread: the gap's first
+    // slot is theirs (channel_access.turn_change_backoff_min_s).
+    bool callers_waiting_heard() const;
     // The carrier being heard, or the last one: when it began, whether our own burst
     // overlapped it, bursts received before it began; and, after it ended, until when
     // its burst may still be delivered.
@@ -475,6 +482,7 @@ struct node_engine::impl {
         double ended = -inf;
         bool overlapped_own = false;
         bool peer_may_send = false; // a peer linked or owing us an answer as it began
+        bool in_turn_gap = false;   // it began in the gap we left at a change of turn
         uint64_t bursts_before = 0;
         bool judged = true;
     };

@@ -217,6 +217,7 @@ void node_engine::impl::carrier_began(double t)
     // Carrier is detected a little after a burst starts, and we are deaf until a
     // little after ours ends: a carrier this close to our burst may have overlapped it.
     carrier_now.overlapped_own = t <= busy_until() + cfg.turnaround_s;
+    carrier_now.in_turn_gap = yielding && serves_in_turn() && network_in_use();
     for (const auto& [addr, p] : peers)
         if (p->awaiting_response || link_up(addr))
             carrier_now.peer_may_send = true;
@@ -238,8 +239,11 @@ void node_engine::impl::judge_carrier()
     if (now < carrier_now.ended + cfg.turnaround_s + cfg.response_margin_s)
         return;
     carrier_now.judged = true;
-    if (carrier_now.overlapped_own || carrier_now.peer_may_send ||
-        bursts_delivered != carrier_now.bursts_before)
+    if (carrier_now.overlapped_own || bursts_delivered != carrier_now.bursts_before)
+        return;
+    if (carrier_now.in_turn_gap)
+        unheard_callers_at = carrier_now.ended;
+    if (carrier_now.peer_may_send)
         return;
     collision_heard_at = carrier_now.ended;
     counters.collisions_heard += 1;
@@ -553,8 +557,28 @@ uint32_t node_engine::impl::next_in_turn(const std::vector<uint32_t>& candidates
     std::vector<double> served;
     for (uint32_t addr : order)
         served.push_back(service_of(peer(addr)));
-    const double tie =
-        *std::min_element(served.begin(), served.end()) + base_turn_length() / 2;
+    // A peer we have nothing for whose last burst of data was short sent all it had (one
+    // that has sent none yet, a caller, has not):
+    // it does not jump ahead of peers we have data for for being served less, which
+    // gave it a turn of acknowledgements it left unanswered while a datagram relayed
+    // through us waited two of them (sender_turn_min_burst_s). It keeps its place in
+    // the round (short_senders_keep_their_place).
+    const auto sent_all = [&](uint32_t addr) {
+        const peer_state& p = peer(addr);
+        return cfg.short_senders_keep_their_place && !has_arq_work(p) &&
+               p.last_data_burst_s > 0 &&
+               p.last_data_burst_s < cfg.sender_turn_min_burst_s;
+    };
+    double least_waiting = inf;
+    for (size_t i = 0; i < order.size(); ++i)
+        if (has_arq_work(peer(order[i])))
+            least_waiting = std::min(least_waiting, served[i]);
+    if (std::isfinite(least_waiting))
+        for (size_t i = 0; i < order.size(); ++i)
+            if (sent_all(order[i]))
+                served[i] = std::max(served[i], least_waiting);
+    const double tie = *std::min_element(served.begin(), served.end()) +
+                       base_turn_length() * cfg.serve_in_turn_alike_turns;
     return order[std::find_if(
                      served.begin(), served.end(), [&](double s) { return s <= tie; }) -
                  served.begin()];
@@ -697,6 +721,12 @@ bool node_engine::impl::unlinked_station_heard() const
     return false;
 }
 
+bool node_engine::impl::callers_waiting_heard() const
+{
+    return unlinked_station_heard() || (cfg.turn_change_floor_for_unheard_callers &&
+                                        now - unheard_callers_at <= cfg.network_memory_s);
+}
+
 void node_engine::impl::try_transmit()
 {
     if (now == stalled_at || now < busy_until())
@@ -722,8 +752,8 @@ void node_engine::impl::try_transmit()
                                      : inf);
     const double floor = cfg.channel_access.turn_change_backoff_min_s;
     cs.set_backoff_floor(
-        floor > 0 && yielding && serves_in_turn() && unlinked_station_heard() ? floor
-                                                                              : 0.0);
+        floor > 0 && yielding && serves_in_turn() && callers_waiting_heard() ? floor
+                                                                             : 0.0);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);

@@ -357,6 +357,18 @@ const std::vector<option_entry>& table()
                   serve_in_turn_service_floor,
                   "serving the peer served least, the least share of the time of its "
                   "turns that counts as served (0..1)"),
+        HF_DOUBLE("serve_in_turn_alike_turns",
+                  serve_in_turn_alike_turns,
+                  "serving the peer served least, peers within this many turns' service "
+                  "of the least served go in round robin"),
+        HF_BOOL("short_senders_keep_their_place",
+                short_senders_keep_their_place,
+                "serving the peer served least, a peer we have nothing for whose last "
+                "data burst was short keeps its place in the round"),
+        HF_BOOL("turn_change_floor_for_unheard_callers",
+                turn_change_floor_for_unheard_callers,
+                "serving in turn, callers heard in our gap but not read leave the "
+                "gap's first slot to callers as a station heard without a link does"),
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),

@@ -244,8 +244,8 @@ struct node_config {
     // ones) took turn after turn to catch up, more air than the others together, and
     // the net's aggregate fell to 49 % of round robin's; 0.25 gives 61 % and leaves the
     // hub-and-spoke and spokes-to-hub tables as they are; 0.5 gives 77 % but lowers
-    // the worst flow at 9600S on a fading channel below round
-    // robin's (docs/networks.md).
+    // the worst flow at 9600S on a fading channel below round robin's
+    // (docs/networks.md).
     double serve_in_turn_service_floor = 0.25;
     // Serving the peer served least, peers within this many turns' service of the least
     // served count as served alike and go in round robin, so that small exchanges (a
@@ -295,9 +295,9 @@ struct node_config {
     double sender_turn_min_burst_s = 10.0;
     // Serving the peer served least, a peer we have nothing for whose last burst of
     // data was shorter than sender_turn_min_burst_s (it sent all it had) keeps its
-    // place in the round rather than going ahead of peers we have data for for being
-    // served less: served first, it was given turns of acknowledgements it had nothing
-    // to answer, and a datagram relayed through us to another spoke waited out two of
+    // place in the round: being served less does not put it ahead of peers we have
+    // data for. Put ahead, it was given turns of acknowledgements it had nothing to
+    // answer, and a datagram relayed through us to another spoke waited out two of
     // them (the relayed chat of docs/networks.md, 90th percentile 45 s against 6.7 s).
     bool short_senders_keep_their_place = true;
     // After a link could not be made, wait this long before asking again while data for

@@ -557,12 +557,12 @@ uint32_t node_engine::impl::next_in_turn(const std::vector<uint32_t>& candidates
     std::vector<double> served;
     for (uint32_t addr : order)
         served.push_back(service_of(peer(addr)));
-    // A peer we have nothing for whose last burst of data was short sent all it had (one
-    // that has sent none yet, a caller, has not):
-    // it does not jump ahead of peers we have data for for being served less, which
-    // gave it a turn of acknowledgements it left unanswered while a datagram relayed
-    // through us waited two of them (sender_turn_min_burst_s). It keeps its place in
-    // the round (short_senders_keep_their_place).
+    // A peer we have nothing for whose last burst of data was short sent all it had (a
+    // caller that has sent nothing yet has not): being served less does not put it
+    // ahead of peers we have data for. Put ahead, it was given turns of acknowledgements
+    // it left unanswered while a datagram relayed through us waited out two of them
+    // (sender_turn_min_burst_s). It keeps its place in the round
+    // (short_senders_keep_their_place).
     const auto sent_all = [&](uint32_t addr) {
         const peer_state& p = peer(addr);
         return cfg.short_senders_keep_their_place && !has_arq_work(p) &&

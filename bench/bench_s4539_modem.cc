@@ -44,6 +44,7 @@
  *       [--cpu-time 1]  (tx_x_rt and rx_x_rt from the process's CPU time instead of the
  *                        wall clock: one core's speed on a machine others load)
  *       [--threads N]   (App D: threads the receiver may use, 1 or 2; the same output)
+ *       [--burst-seconds B]   (each burst carries B s of user data, default 10)
  *       [--stream 1]   (the bursts and the 10 s of noise after them go to the receiver
  *       as one stream, in chunks as a flowgraph hands them, and App D's decoding is
  *       completed only at its end, as on a live stream: the x real time columns are
@@ -89,7 +90,7 @@
  *       [--sample-rate HZ]   (the channel's rate, a radio's: the modulator shapes at it
  *       and the receiver's front end resamples it to 4 samples a symbol; default 9600
  *       for 3 kHz modes and the mode's own, m110d_sample_rate, for wider ones)
- * Each point sends bursts of about 10 s of data back to back (with 0.5 s gaps) until
+ * Each point sends bursts (of --burst-seconds of data) back to back (0.5 s gaps) until
  * `seconds` of signal (or N errors), then 10 s of noise; each reported burst counts its
  * errors against the transmission it started in, and a transmission none started in
  * counts all its bits as errors (lost). Prints mode, SNR, bits, errors, BER and its 95 %
@@ -349,6 +350,7 @@ int main(int argc, char** argv)
     std::vector<std::string> modes = { "2400S" };
     std::vector<double> snrs = { 6, 8, 10 };
     double seconds = 120;
+    double burst_seconds = 10; // user data a burst carries, s
     uint64_t seed = 1;
     double offset_hz = 0, ppm = 0;
     double two_path_delay_ms = -1, two_path_spread_hz = 0;
@@ -378,7 +380,16 @@ int main(int argc, char** argv)
                     snrs.push_back(std::atof(v.c_str()));
             } else if (key == "--seconds")
                 seconds = std::atof(value.c_str());
-            else if (key == "--seed")
+            else if (key == "--burst-seconds") {
+                burst_seconds = std::atof(value.c_str());
+                if (!(burst_seconds > 0 && burst_seconds <= 3600)) {
+                    std::fprintf(stderr,
+                                 "bench_s4539_modem: --burst-seconds: %s is not over 0 "
+                                 "and at most 3600\n",
+                                 value.c_str());
+                    return 2;
+                }
+            } else if (key == "--seed")
                 seed = std::strtoull(value.c_str(), nullptr, 10);
             else if (key == "--offset-hz")
                 offset_hz = std::atof(value.c_str());
@@ -714,7 +725,8 @@ int main(int argc, char** argv)
             serial_tone_frontend& front = *front_ptr;
             // Burst start samples are at the receiver's rate (4 a symbol).
             const double rx_rate = front.output_rate();
-            const size_t burst_bytes = std::max<size_t>(16, size_t(m.user_bps * 10 / 8));
+            const size_t burst_bytes =
+                std::max<size_t>(16, size_t(m.user_bps * burst_seconds / 8));
             size_t bits = 0, errors = 0, lost = 0;
             size_t received_bursts = 0, bursts_with_errors = 0, missed = 0,
                    false_alarms = 0;

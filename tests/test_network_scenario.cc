@@ -1564,3 +1564,43 @@ TEST(NetworkScenario, PeersServedAlikeGoInRoundRobin)
         EXPECT_NE(refusal(c).find("serve_in_turn_alike_turns"), std::string::npos) << bad;
     }
 }
+
+// A spoke whose call went out with every other's at the first instant heard no
+// collision; linked first, it knew of no net and sent a burst of max_transmission_s
+// while the others waited to call (hub and spoke, N = 8, 2400S clear, back-off seed 1:
+// spoke 6, 127.2 s at 115.5 s). With network_from_peer_bursts it learns the net from the
+// hub's bursts, cut at channel_access.network_burst_s: no station's burst is longer and
+// the flows are more even. A two-node link (no net, long bursts) is unchanged.
+TEST(NetworkScenario, ASpokeLearnsOfTheNetFromItsHubsShortBursts)
+{
+    const auto longest_burst = [](const network_result& r) {
+        double longest = 0;
+        for (const auto& b : r.timeline)
+            longest = std::max(longest, b.end_s - b.start_s);
+        return longest;
+    };
+    network_scenario_config c = hub_spoke(8, 0);
+    c.duration_s = 3600;
+    c.seed = 1;
+    c.backoff_seeds_from_seed = true;
+    const network_result unaware = run_network(c);
+    EXPECT_GT(longest_burst(unaware), 120.0);
+    c.node_options = "network_from_peer_bursts=true";
+    const network_result learned = run_network(c);
+    EXPECT_LE(longest_burst(learned), 30.0);
+    expect_every_flow_delivered_once(learned);
+    EXPECT_GT(learned.jain_bulk, unaware.jain_bulk);
+    EXPECT_GT(learned.worst_bulk_share, unaware.worst_bulk_share);
+
+    network_scenario_config two = hub_spoke(2, 0);
+    two.duration_s = 1800;
+    const network_result alone = run_network(two);
+    EXPECT_GT(longest_burst(alone), 120.0);
+    two.node_options = "network_from_peer_bursts=true";
+    const network_result alone_with_option = run_network(two);
+    expect_same_deliveries(alone, alone_with_option);
+    EXPECT_EQ(alone.network.transmissions, alone_with_option.network.transmissions);
+
+    c.node_options = "network_from_peer_bursts=2";
+    EXPECT_NE(refusal(c).find("network_from_peer_bursts"), std::string::npos);
+}

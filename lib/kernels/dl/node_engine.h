@@ -120,6 +120,14 @@ struct node_config {
     // station configured for a net knows it shares the channel before it hears anyone,
     // and may hear no one if the first calls all collide. Off: only what is heard counts.
     bool network_assumed = false;
+    // Keep to those rules also for network_memory_s after a peer's data came in two
+    // bursts in a row each cut between half and all of channel_access.network_burst_s:
+    // the peer keeps a net's rules while it has more to send. A station whose call went
+    // out with every other's at a net's first instant heard no collision and, linked
+    // first, sent bursts of max_transmission_s while the others waited to call; its hub
+    // knew of the net (it had data for stations without a link) and said so by the
+    // length of its bursts.
+    bool network_from_peer_bursts = false;
     // A station that wants the channel while two others exchange without a gap (it
     // heard both, has waited its longest back-off, and the channel has been busy for
     // longer than a pair keeping the network rules keeps it: channel_access.

@@ -153,6 +153,9 @@ struct node_engine::impl {
         // Air time of the ARQ data in its last burst that sent us data
         // (sender_turn_min_burst_s).
         double last_data_burst_s = 0;
+        // Its data bursts in a row that lasted between half and all of
+        // channel_access.network_burst_s (network_from_peer_bursts).
+        unsigned net_bound_bursts = 0;
         // Serving in turn, the turn time it is owed for the time we had data for it
         // and no link while others were served (serve_in_turn_catch_up_s).
         double turn_credit_s = 0;
@@ -457,6 +460,9 @@ struct node_engine::impl {
     // heard within network_memory_s: we are on a network (heard_network).
     std::map<uint32_t, double> stations_heard;
     bool heard_network() const;
+    // When a peer's data bursts last showed that it keeps a net's rules
+    // (network_from_peer_bursts).
+    double peer_kept_network_at = -inf;
     // Other stations whose D_PDUs we heard within network_memory_s.
     size_t stations_heard_recently() const;
     // A carrier that came while we were off the air and brought no burst, while no peer

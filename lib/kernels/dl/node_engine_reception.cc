@@ -743,6 +743,13 @@ void node_engine::impl::end_received_burst()
             it->second->serves_us = it->second->serves_us || link_up(src);
             it->second->last_data_burst_s = air_time(
                 timing(rx_burst.mode.value_or(cfg.mode)), rx_burst.data_bytes[src]);
+            const double bound = cfg.channel_access.network_burst_s;
+            peer_state& p = *it->second;
+            if (!cfg.network_from_peer_bursts || p.last_data_burst_s < bound / 2 ||
+                p.last_data_burst_s > bound)
+                p.net_bound_bursts = 0;
+            else if (++p.net_bound_bursts >= 2)
+                peer_kept_network_at = now;
         }
     }
     // Whether it has data for us: its call or its data say so; a burst of its to us

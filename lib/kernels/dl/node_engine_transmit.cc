@@ -203,7 +203,8 @@ size_t node_engine::impl::stations_heard_recently() const
 
 bool node_engine::impl::heard_network() const
 {
-    if (cfg.network_assumed || now - collision_heard_at <= cfg.network_memory_s)
+    if (cfg.network_assumed || now - collision_heard_at <= cfg.network_memory_s ||
+        now - peer_kept_network_at <= cfg.network_memory_s)
         return true;
     return stations_heard_recently() >= 2;
 }

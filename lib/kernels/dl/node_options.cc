@@ -318,6 +318,10 @@ const std::vector<option_entry>& table()
         HF_BOOL("network_assumed",
                 network_assumed,
                 "keep a network's rules from the start, before hearing other stations"),
+        HF_BOOL("network_from_peer_bursts",
+                network_from_peer_bursts,
+                "keep a network's rules after a peer's data came in two bursts in a "
+                "row cut at channel_access.network_burst_s"),
         HF_BOOL("call_into_turnaround",
                 call_into_turnaround,
                 "call in a pair's turnaround when two others have held the channel "

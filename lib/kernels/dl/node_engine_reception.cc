@@ -739,12 +739,12 @@ void node_engine::impl::end_received_burst()
     for (uint32_t src : rx_burst.sent_us_data) {
         auto it = peers.find(src);
         if (it != peers.end()) {
-            it->second->turned_away = false;
-            it->second->serves_us = it->second->serves_us || link_up(src);
-            it->second->last_data_burst_s = air_time(
-                timing(rx_burst.mode.value_or(cfg.mode)), rx_burst.data_bytes[src]);
-            const double bound = cfg.channel_access.network_burst_s;
             peer_state& p = *it->second;
+            p.turned_away = false;
+            p.serves_us = p.serves_us || link_up(src);
+            p.last_data_burst_s = air_time(timing(rx_burst.mode.value_or(cfg.mode)),
+                                           rx_burst.data_bytes[src]);
+            const double bound = cfg.channel_access.network_burst_s;
             if (!cfg.network_from_peer_bursts || p.last_data_burst_s < bound / 2 ||
                 p.last_data_burst_s > bound)
                 p.net_bound_bursts = 0;

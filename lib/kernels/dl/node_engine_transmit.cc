@@ -552,32 +552,31 @@ uint32_t node_engine::impl::next_in_turn(const std::vector<uint32_t>& candidates
         p.service_from_s =
             std::max(p.service_from_s, most_from - cfg.serve_in_turn_lag_max_s);
     }
-    // Peers within half a turn (a turn's share each way) of the least served count as
-    // served alike and go in round robin: small exchanges (a datagram relayed between
-    // two spokes) are not reordered by a few bytes.
+    // Peers within serve_in_turn_alike_turns of the least served count as served alike
+    // and go in round robin: small exchanges (a datagram relayed between two spokes) are
+    // not reordered by a few bytes.
     std::vector<double> served;
-    for (uint32_t addr : order)
+    std::vector<bool> with_work; // we have ARQ data for it
+    for (uint32_t addr : order) {
         served.push_back(service_of(peer(addr)));
+        with_work.push_back(has_arq_work(peer(addr)));
+    }
     // A peer we have nothing for whose last burst of data was short sent all it had (a
     // caller that has sent nothing yet has not): being served less does not put it
     // ahead of peers we have data for. Put ahead, it was given turns of acknowledgements
     // it left unanswered while a datagram relayed through us waited out two of them
     // (sender_turn_min_burst_s). It keeps its place in the round
     // (short_senders_keep_their_place).
-    const auto sent_all = [&](uint32_t addr) {
-        const peer_state& p = peer(addr);
-        return cfg.short_senders_keep_their_place && !has_arq_work(p) &&
-               p.last_data_burst_s > 0 &&
-               p.last_data_burst_s < cfg.sender_turn_min_burst_s;
-    };
     double least_waiting = inf;
     for (size_t i = 0; i < order.size(); ++i)
-        if (has_arq_work(peer(order[i])))
+        if (with_work[i])
             least_waiting = std::min(least_waiting, served[i]);
-    if (std::isfinite(least_waiting))
-        for (size_t i = 0; i < order.size(); ++i)
-            if (sent_all(order[i]))
+    if (cfg.short_senders_keep_their_place && std::isfinite(least_waiting))
+        for (size_t i = 0; i < order.size(); ++i) {
+            const double last = peer(order[i]).last_data_burst_s;
+            if (!with_work[i] && last > 0 && last < cfg.sender_turn_min_burst_s)
                 served[i] = std::max(served[i], least_waiting);
+        }
     const double tie = *std::min_element(served.begin(), served.end()) +
                        base_turn_length() * cfg.serve_in_turn_alike_turns;
     return order[std::find_if(

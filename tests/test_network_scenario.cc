@@ -1604,3 +1604,40 @@ TEST(NetworkScenario, ASpokeLearnsOfTheNetFromItsHubsShortBursts)
     c.node_options = "network_from_peer_bursts=2";
     EXPECT_NE(refusal(c).find("network_from_peer_bursts"), std::string::npos);
 }
+
+// Spokes that only report to a hub that only acknowledges send one data burst a turn:
+// network_round_by_directions counts one burst per station in their round, so their
+// bursts are twice as long as where data go both ways. Hub and spoke is unchanged.
+TEST(NetworkScenario, ARoundCountedByDirectionsLengthensOneWayBurstsOnly)
+{
+    const auto longest_spoke_burst_after = [](const network_result& r, double from_s) {
+        double longest = 0;
+        for (const auto& b : r.timeline)
+            if (b.node != 0 && b.start_s >= from_s)
+                longest = std::max(longest, b.end_s - b.start_s);
+        return longest;
+    };
+    network_scenario_config reports = spokes_to_hub(16, "2400S");
+    const network_result both_counted = run_network(reports);
+    // 420 s over twice the fifteen stations heard.
+    EXPECT_LE(longest_spoke_burst_after(both_counted, 1800), 14.0);
+    reports.node_options = "network_round_by_directions=true";
+    const network_result one_counted = run_network(reports);
+    // 420 s over the fifteen stations heard.
+    EXPECT_GT(longest_spoke_burst_after(one_counted, 1800), 20.0);
+    EXPECT_LE(longest_spoke_burst_after(one_counted, 1800), 28.0);
+    expect_every_flow_delivered_once(one_counted);
+    EXPECT_GT(one_counted.aggregate_bps, both_counted.aggregate_bps);
+
+    network_scenario_config both_ways = hub_spoke(16, 0);
+    both_ways.duration_s = 3600;
+    both_ways.seed = 1;
+    const network_result as_before = run_network(both_ways);
+    both_ways.node_options = "network_round_by_directions=true";
+    const network_result with_option = run_network(both_ways);
+    expect_same_deliveries(as_before, with_option);
+    EXPECT_EQ(as_before.network.transmissions, with_option.network.transmissions);
+
+    reports.node_options = "network_round_by_directions=sometimes";
+    EXPECT_NE(refusal(reports).find("network_round_by_directions"), std::string::npos);
+}

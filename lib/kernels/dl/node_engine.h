@@ -187,6 +187,11 @@ struct node_config {
     // 30 s bursts, from eight other stations heard (sixteen stations: 14 s bursts).
     // +infinity: off.
     double network_round_s = 420.0;
+    // network_round_s counts one burst per station heard, not two, where data do not
+    // flow both ways through us (we have no ARQ data queued, or no peer has data for
+    // us): spokes that only report to a hub that only acknowledges send one data burst
+    // a turn, so their round is half as long at the same burst length.
+    bool network_round_by_directions = false;
     // A link that comes up forgets that the peer had turned away from us (served
     // others) before it: a spoke that heard its hub serve other spokes before its own
     // link came up otherwise takes the hub's accept, sent beside another spoke's

@@ -384,8 +384,15 @@ double node_engine::impl::round_burst_s() const
     const size_t heard = stations_heard_recently();
     if (heard < 2)
         return inf;
-    const double cap =
-        std::max(network_round_min_burst_s, cfg.network_round_s / double(2 * heard));
+    // Bursts per station in a round: one each way, or one where data go one way only
+    // (network_round_by_directions).
+    bool both_ways = !cfg.network_round_by_directions;
+    if (!both_ways && !arq_queued_by_peer.empty())
+        for (const auto& [addr, p] : peers)
+            both_ways = both_ways || p->sends_to_us;
+    const double per_station = both_ways ? 2.0 : 1.0;
+    const double cap = std::max(network_round_min_burst_s,
+                                cfg.network_round_s / (per_station * double(heard)));
     return cap < cfg.channel_access.network_burst_s ? cap : inf;
 }
 

@@ -352,6 +352,10 @@ const std::vector<option_entry>& table()
                   network_round_s,
                   "on a network, a burst lasts at most this over twice the number of "
                   "stations heard (at least 10 s), s (inf: off)"),
+        HF_BOOL("network_round_by_directions",
+                network_round_by_directions,
+                "network_round_s counts one burst per station heard where data do "
+                "not flow both ways through us"),
         HF_DOUBLE("serve_in_turn_lag_max_s",
                   serve_in_turn_lag_max_s,
                   "serving in turn, the next turn goes to the peer served least; a "

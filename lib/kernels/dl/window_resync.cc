@@ -29,11 +29,13 @@ void window_resync::restore_synced(uint8_t frame_id)
     d_id = frame_id;
 }
 
-void window_resync::on_exchange_end()
+void window_resync::send_again()
 {
     if (d_outstanding)
         d_request_due = true;
 }
+
+void window_resync::on_exchange_end() { send_again(); }
 
 bool window_resync::reset_windows_for_request()
 {

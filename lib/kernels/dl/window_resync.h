@@ -43,6 +43,8 @@ public:
     bool request_due() const { return d_request_due; }
     uint8_t request_id() const { return d_id; }
     void request_sent() { d_request_due = false; }
+    // Due again now, if outstanding (with a repeated link request).
+    void send_again();
     void on_exchange_end();
 
     // data_with_link_request: true once per request, when the windows must be reset

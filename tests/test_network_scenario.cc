@@ -163,6 +163,29 @@ size_t flows_with_nothing_delivered(const network_result& r)
     }));
 }
 
+// The longest burst of the nodes from first_node on that began at from_s or later.
+double longest_burst(const network_result& r, double from_s = 0, size_t first_node = 0)
+{
+    double longest = 0;
+    for (const auto& b : r.timeline)
+        if (b.node >= first_node && b.start_s >= from_s)
+            longest = std::max(longest, b.end_s - b.start_s);
+    return longest;
+}
+
+// The same deliveries and transmissions with the node options `a` and with `b`.
+void expect_same_runs(network_scenario_config c,
+                      const std::string& a,
+                      const std::string& b)
+{
+    c.node_options = a;
+    const network_result first = run_network(c);
+    c.node_options = b;
+    const network_result second = run_network(c);
+    expect_same_deliveries(first, second);
+    EXPECT_EQ(first.network.transmissions, second.network.transmissions);
+}
+
 } // namespace
 
 // One bulk flow between two nodes is the two-node throughput scenario: the engine sees
@@ -1575,12 +1598,6 @@ TEST(NetworkScenario, PeersServedAlikeGoInRoundRobin)
 // the flows are more even. A two-node link (no net, long bursts) is unchanged.
 TEST(NetworkScenario, ASpokeLearnsOfTheNetFromItsHubsShortBursts)
 {
-    const auto longest_burst = [](const network_result& r) {
-        double longest = 0;
-        for (const auto& b : r.timeline)
-            longest = std::max(longest, b.end_s - b.start_s);
-        return longest;
-    };
     network_scenario_config c = hub_spoke(8, 0);
     c.duration_s = 3600;
     c.seed = 1;
@@ -1596,12 +1613,8 @@ TEST(NetworkScenario, ASpokeLearnsOfTheNetFromItsHubsShortBursts)
 
     network_scenario_config two = hub_spoke(2, 0);
     two.duration_s = 1800;
-    const network_result alone = run_network(two);
-    EXPECT_GT(longest_burst(alone), 120.0);
-    two.node_options = "network_from_peer_bursts=true";
-    const network_result alone_with_option = run_network(two);
-    expect_same_deliveries(alone, alone_with_option);
-    EXPECT_EQ(alone.network.transmissions, alone_with_option.network.transmissions);
+    EXPECT_GT(longest_burst(run_network(two)), 120.0);
+    expect_same_runs(two, "", "network_from_peer_bursts=true");
 
     c.node_options = "network_from_peer_bursts=2";
     EXPECT_NE(refusal(c).find("network_from_peer_bursts"), std::string::npos);
@@ -1613,11 +1626,7 @@ TEST(NetworkScenario, ASpokeLearnsOfTheNetFromItsHubsShortBursts)
 TEST(NetworkScenario, ARoundCountedByDirectionsLengthensOneWayBurstsOnly)
 {
     const auto longest_spoke_burst_after = [](const network_result& r, double from_s) {
-        double longest = 0;
-        for (const auto& b : r.timeline)
-            if (b.node != 0 && b.start_s >= from_s)
-                longest = std::max(longest, b.end_s - b.start_s);
-        return longest;
+        return longest_burst(r, from_s, 1);
     };
     network_scenario_config reports = spokes_to_hub(16, "2400S");
     reports.node_options = "network_round_by_directions=false";
@@ -1635,12 +1644,7 @@ TEST(NetworkScenario, ARoundCountedByDirectionsLengthensOneWayBurstsOnly)
     network_scenario_config both_ways = hub_spoke(16, 0);
     both_ways.duration_s = 3600;
     both_ways.seed = 1;
-    both_ways.node_options = "network_round_by_directions=false";
-    const network_result as_before = run_network(both_ways);
-    both_ways.node_options = "";
-    const network_result with_option = run_network(both_ways);
-    expect_same_deliveries(as_before, with_option);
-    EXPECT_EQ(as_before.network.transmissions, with_option.network.transmissions);
+    expect_same_runs(both_ways, "network_round_by_directions=false", "");
 
     reports.node_options = "network_round_by_directions=sometimes";
     EXPECT_NE(refusal(reports).find("network_round_by_directions"), std::string::npos);
@@ -1651,9 +1655,21 @@ TEST(NetworkScenario, ARoundCountedByDirectionsLengthensOneWayBurstsOnly)
 // another spoke, and the link's windows were never agreed: the spoke waited for its
 // turn, the hub gives turns only to links with agreed windows, and it broke the link
 // after 226 s, twice more after new calls. The repeat now carries the reset again
-// (reset_with_repeated_request).
+// (reset_with_repeated_request), which also ends the case that
+// ACallerWhoseLinkIsNotYetInUseIsServedInTurn traced (there, the hub's turn).
 TEST(NetworkScenario, ARepeatedLinkRequestCarriesTheWindowResetAgain)
 {
+    network_scenario_config eight = spokes_to_hub(8, "2400S");
+    eight.seed = 6;
+    eight.backoff_seeds_from_seed = true;
+    eight.node_options = turn_rules_when_traced + gap_rules_when_traced;
+    const uint64_t spoke_1_traced =
+        result_of_flow(run_network(eight), 1, 0).bytes_delivered;
+    eight.node_options += "reset_with_repeated_request=true";
+    const network_result reset_again = run_network(eight);
+    expect_every_flow_delivered_once(reset_again);
+    EXPECT_GT(result_of_flow(reset_again, 1, 0).bytes_delivered, 2 * spoke_1_traced);
+
     network_scenario_config c = spokes_to_hub(16, "2400S");
     c.seed = 17;
     c.backoff_seeds_from_seed = true;

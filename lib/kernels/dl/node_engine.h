@@ -191,7 +191,7 @@ struct node_config {
     // flow both ways through us (we have no ARQ data queued, or no peer has data for
     // us): spokes that only report to a hub that only acknowledges send one data burst
     // a turn, so their round is as long with bursts twice as long (sixteen stations:
-    // 28 s), and a net of them delivers 5-11 % more.
+    // 28 s bursts, and 5-11 % more delivered).
     bool network_round_by_directions = true;
     // A link request repeated after an unanswered one carries our FULL RESET again
     // where the windows were never agreed, as the first request did.

@@ -1106,6 +1106,24 @@ network_scenario_config spokes_to_hub(unsigned nodes, const char* mode)
     return c;
 }
 
+// The same with every node's back-offs drawn from `seed` too (a traced run).
+network_scenario_config spokes_to_hub_traced(unsigned nodes, uint64_t seed)
+{
+    network_scenario_config c = spokes_to_hub(nodes, "2400S");
+    c.seed = seed;
+    c.backoff_seeds_from_seed = true;
+    return c;
+}
+
+// The run in which a spoke's call was accepted in the burst that turned to another
+// spoke and its link's windows were never agreed, with the rules it was traced under.
+network_scenario_config caller_accepted_in_anothers_turn()
+{
+    network_scenario_config c = spokes_to_hub_traced(8, 6);
+    c.node_options = turn_rules_when_traced + gap_rules_when_traced;
+    return c;
+}
+
 } // namespace
 
 // On a fading channel the hub's turn to a spoke by an acknowledgement alone is lost now
@@ -1476,14 +1494,10 @@ TEST(NetworkScenario, APoorSpokeTakesABoundedShareOfTheTurns)
 // alone, which it answers with its data.
 TEST(NetworkScenario, ACallerWhoseLinkIsNotYetInUseIsServedInTurn)
 {
-    network_scenario_config c = spokes_to_hub(8, "2400S");
-    c.seed = 6;
-    c.backoff_seeds_from_seed = true;
+    network_scenario_config c = caller_accepted_in_anothers_turn();
     const auto spoke_1 = [](const network_result& r) { return result_of_flow(r, 1, 0); };
-    c.node_options = turn_rules_when_traced + gap_rules_when_traced;
     const network_result before = run_network(c);
-    c.node_options =
-        turn_rules_when_traced + gap_rules_when_traced + "unsynced_callers_served=true";
+    c.node_options += "unsynced_callers_served=true";
     const network_result served = run_network(c);
     expect_every_flow_delivered_once(served);
     EXPECT_LT(spoke_1(served).first_delivery_s, spoke_1(before).first_delivery_s - 600);
@@ -1659,10 +1673,7 @@ TEST(NetworkScenario, ARoundCountedByDirectionsLengthensOneWayBurstsOnly)
 // ACallerWhoseLinkIsNotYetInUseIsServedInTurn traced (there, the hub's turn).
 TEST(NetworkScenario, ARepeatedLinkRequestCarriesTheWindowResetAgain)
 {
-    network_scenario_config eight = spokes_to_hub(8, "2400S");
-    eight.seed = 6;
-    eight.backoff_seeds_from_seed = true;
-    eight.node_options = turn_rules_when_traced + gap_rules_when_traced;
+    network_scenario_config eight = caller_accepted_in_anothers_turn();
     const uint64_t spoke_1_traced =
         result_of_flow(run_network(eight), 1, 0).bytes_delivered;
     eight.node_options += "reset_with_repeated_request=true";
@@ -1670,9 +1681,7 @@ TEST(NetworkScenario, ARepeatedLinkRequestCarriesTheWindowResetAgain)
     expect_every_flow_delivered_once(reset_again);
     EXPECT_GT(result_of_flow(reset_again, 1, 0).bytes_delivered, 2 * spoke_1_traced);
 
-    network_scenario_config c = spokes_to_hub(16, "2400S");
-    c.seed = 17;
-    c.backoff_seeds_from_seed = true;
+    network_scenario_config c = spokes_to_hub_traced(16, 17);
     const network_result without = run_network(c);
     EXPECT_EQ(result_of_flow(without, 12, 0).bytes_delivered, 0u);
     c.node_options = "reset_with_repeated_request=true";

@@ -27,7 +27,7 @@ TEST(WindowResync,
     EXPECT_EQ(r.request_id(), 7);
     r.request_sent();
     EXPECT_FALSE(r.request_due());
-    r.on_exchange_end(); // no RESET-ACK came
+    r.send_again(); // no RESET-ACK came
     EXPECT_TRUE(r.request_due());
     r.request_sent();
     EXPECT_FALSE(r.on_reset_ack(6)); // not ours
@@ -36,7 +36,7 @@ TEST(WindowResync,
     EXPECT_TRUE(r.synced());
     EXPECT_FALSE(r.outstanding());
     EXPECT_FALSE(r.on_reset_ack(7)); // a late copy changes nothing
-    r.on_exchange_end();
+    r.send_again();
     EXPECT_FALSE(r.request_due());
 }
 
@@ -105,7 +105,7 @@ TEST(WindowResync, ARestoredNodeAsksThePeersReceiverToFollowWithoutAResetOfItsOw
     EXPECT_TRUE(r.request_due());
     EXPECT_FALSE(r.full());
     r.request_sent();
-    r.on_exchange_end();
+    r.send_again();
     EXPECT_TRUE(r.request_due());
     r.request_sent();
     EXPECT_FALSE(r.on_reset_ack(7));

@@ -313,7 +313,7 @@ void node_engine::impl::end_exchange(peer_state& p,
     if (!expedited_acked)
         p.tx_exp.on_ack_timeout();
     // A RESET still unacknowledged is asked again.
-    p.resync.on_exchange_end();
+    p.resync.send_again();
 }
 
 void node_engine::impl::reset_windows(peer_state& p)

@@ -386,10 +386,12 @@ double node_engine::impl::round_burst_s() const
         return inf;
     // Bursts per station in a round: one each way, or one where data go one way only
     // (network_round_by_directions).
-    bool both_ways = !cfg.network_round_by_directions;
-    if (!both_ways && !arq_queued_by_peer.empty())
-        for (const auto& [addr, p] : peers)
-            both_ways = both_ways || p->sends_to_us;
+    const bool both_ways =
+        !cfg.network_round_by_directions ||
+        (!arq_queued_by_peer.empty() &&
+         std::any_of(peers.begin(), peers.end(), [](const auto& entry) {
+             return entry.second->sends_to_us;
+         }));
     const double per_station = both_ways ? 2.0 : 1.0;
     const double cap = std::max(network_round_min_burst_s,
                                 cfg.network_round_s / (per_station * double(heard)));

@@ -35,8 +35,6 @@ void window_resync::send_again()
         d_request_due = true;
 }
 
-void window_resync::on_exchange_end() { send_again(); }
-
 bool window_resync::reset_windows_for_request()
 {
     if (d_windows_reset_for == int(d_id))

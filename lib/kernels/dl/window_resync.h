@@ -31,7 +31,8 @@ public:
     bool synced() const { return d_synced; }
 
     // Our FULL RESET: started (numbered `frame_id`) unless one is outstanding already;
-    // due until sent, and due again after an exchange that did not acknowledge it.
+    // due until sent, and due again (send_again) after an exchange that did not
+    // acknowledge it and with a repeated link request.
     bool outstanding() const { return d_outstanding; }
     void start(uint8_t frame_id);
     // A restored journal: the windows are agreed already, but our transmit windows
@@ -43,9 +44,8 @@ public:
     bool request_due() const { return d_request_due; }
     uint8_t request_id() const { return d_id; }
     void request_sent() { d_request_due = false; }
-    // Due again now, if outstanding (with a repeated link request).
+    // Due again now, if outstanding.
     void send_again();
-    void on_exchange_end();
 
     // data_with_link_request: true once per request, when the windows must be reset
     // for data numbered in the windows that request sets up.

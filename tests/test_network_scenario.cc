@@ -44,7 +44,8 @@ const std::string one_link_at_a_time = "serve_in_turn_s=inf;cas.max_nonexclusive
                                        "channel_access.network_burst_s=inf;"
                                        "network_round_s=inf;"
                                        "link_request_holds_channel=false;"
-                                       "accepted_beside_others_contends=false";
+                                       "accepted_beside_others_contends=false;"
+                                       "reset_with_repeated_request=false";
 const std::string in_turn_bound_per_burst =
     "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=false;"
     "channel_access.network_burst_s=inf;network_round_s=inf";
@@ -64,12 +65,12 @@ const std::string gap_rules_when_traced =
     "channel_access.turn_change_backoff_min_s=0;channel_access.max_exchange_stretch_s=0;";
 // The turns as they were when the cases below were traced: 60 s long, peers within half
 // a turn of the least served alike, callers heard only once read, a peer that sent all
-// it had free to go ahead of the others, and a round counted two bursts a station also
-// where data go one way.
+// it had free to go ahead of the others, a round counted two bursts a station also
+// where data go one way, and a repeated link request without our FULL RESET.
 const std::string turn_rules_when_traced =
     "serve_in_turn_s=60;serve_in_turn_alike_turns=0.5;"
     "turn_change_floor_for_unheard_callers=false;short_senders_keep_their_place=false;"
-    "network_round_by_directions=false;";
+    "network_round_by_directions=false;reset_with_repeated_request=false;";
 
 // Every flow delivered something, and nothing twice.
 void expect_every_flow_delivered_once(const network_result& r)
@@ -1554,14 +1555,19 @@ TEST(NetworkScenario, AStretchedExchangeBoundStillLeavesCallersTheFirstSlot)
 // in its gap that brought nothing. Counting that as callers it has not heard, it leaves
 // its gap's first slot to them, and spoke 1's next call (999.0 s) gets through; counting
 // only stations it has read, its own gap burst took the slot each of their later calls
-// drew, and neither spoke delivered anything in the hour.
+// drew, and neither spoke delivered anything in the hour. That was traced with a
+// repeated link request that did not carry our FULL RESET; with it
+// (reset_with_repeated_request) their later calls go otherwise and get through too.
 TEST(NetworkScenario, CallersWhoseCallsMetInTheGapGetItsFirstSlot)
 {
     network_scenario_config c = spokes_to_hub(8, "2400S"); // back-off seed 1
     c.backoff_seeds_from_seed = true;
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "turn_change_floor_for_unheard_callers=false";
+    c.node_options = "reset_with_repeated_request=false";
+    expect_every_flow_delivered_once(run_network(c));
+    c.node_options =
+        "reset_with_repeated_request=false;turn_change_floor_for_unheard_callers=false";
     const network_result unheard = run_network(c);
     EXPECT_EQ(result_of_flow(unheard, 1, 0).bytes_delivered, 0u);
     EXPECT_EQ(result_of_flow(unheard, 4, 0).bytes_delivered, 0u);
@@ -1682,10 +1688,23 @@ TEST(NetworkScenario, ARepeatedLinkRequestCarriesTheWindowResetAgain)
     EXPECT_GT(result_of_flow(reset_again, 1, 0).bytes_delivered, 2 * spoke_1_traced);
 
     network_scenario_config c = spokes_to_hub_traced(16, 17);
+    c.node_options = "reset_with_repeated_request=false";
     const network_result without = run_network(c);
     EXPECT_EQ(result_of_flow(without, 12, 0).bytes_delivered, 0u);
-    c.node_options = "reset_with_repeated_request=true";
+    c.node_options = "";
     const network_result with_reset = run_network(c);
     expect_every_flow_delivered_once(with_reset);
     EXPECT_EQ(flows_with_nothing_delivered(with_reset), 0u);
+
+    // Off a net the repeat goes as it did: a two-node link whose first calls met (both
+    // ends have data) sends the reset in its next burst. This run changed when the
+    // rule applied there too.
+    network_scenario_config two = hub_spoke(2, 0);
+    two.mode = "9600S";
+    two.channel.snr_db = 20;
+    two.channel.fading_profile = "moderate";
+    two.duration_s = 3600;
+    two.seed = 3;
+    two.backoff_seeds_from_seed = true;
+    expect_same_runs(two, "reset_with_repeated_request=false", "");
 }

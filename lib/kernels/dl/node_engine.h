@@ -193,9 +193,9 @@ struct node_config {
     // a turn, so their round is as long with bursts twice as long (sixteen stations:
     // 28 s bursts, and 5-11 % more delivered).
     bool network_round_by_directions = true;
-    // A link request repeated after an unanswered one carries our FULL RESET again
-    // where the windows were never agreed, as the first request did.
-    bool reset_with_repeated_request = false;
+    // On a net a link request repeated after an unanswered one carries our FULL RESET
+    // again where the windows were never agreed, as the first request did.
+    bool reset_with_repeated_request = true;
     // A link that comes up forgets that the peer had turned away from us (served
     // others) before it: a spoke that heard its hub serve other spokes before its own
     // link came up otherwise takes the hub's accept, sent beside another spoke's

@@ -1144,11 +1144,11 @@ node_transmission node_engine::impl::build_transmission()
             expedited_pending.push_back({ std::move(d), batch.expires_at, std::nullopt });
     }
     cas_out = std::move(held);
-    // A link request repeated after an unanswered one carries our FULL RESET again: the
-    // peer that accepts it would otherwise hold a link whose windows were never agreed,
-    // and, serving in turn, give it no turn in which we could send the reset
-    // (reset_with_repeated_request).
-    if (cfg.reset_with_repeated_request)
+    // On a net a link request repeated after an unanswered one carries our FULL RESET
+    // again: the peer that accepts it would otherwise hold a link whose windows were
+    // never agreed, and, serving in turn, give it no turn in which we could send the
+    // reset (reset_with_repeated_request). A two-node link sends it in its next burst.
+    if (cfg.reset_with_repeated_request && network_in_use())
         for (uint32_t addr : requests_sent) {
             auto it = peers.find(addr);
             if (it != peers.end() && !it->second->resync.synced())

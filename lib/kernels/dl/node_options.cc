@@ -354,8 +354,8 @@ const std::vector<option_entry>& table()
                   "stations heard (at least 10 s), s (inf: off)"),
         HF_BOOL("reset_with_repeated_request",
                 reset_with_repeated_request,
-                "a repeated link request carries our FULL RESET again where the "
-                "windows were never agreed"),
+                "on a network, a repeated link request carries our FULL RESET again "
+                "where the windows were never agreed"),
         HF_BOOL("network_round_by_directions",
                 network_round_by_directions,
                 "network_round_s counts one burst per station heard where data do "

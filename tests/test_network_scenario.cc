@@ -50,15 +50,17 @@ const std::string in_turn_bound_per_burst =
     "serve_in_turn_s=60;cas.max_nonexclusive_links=16;exchange_bound_per_turn=false;"
     "channel_access.network_burst_s=inf;network_round_s=inf";
 // The turns in address order, a turned-away mark kept across a new link, callers
-// drawing from the whole back-off range, a link request's answer not waited for and
-// turns not given by acknowledgements alone: the defaults when the cases below were
-// traced (with the defaults since, those cases no longer arise).
+// drawing from the whole back-off range, a link request's answer not waited for,
+// turns not given by acknowledgements alone and our gap bursts unanswered not counted:
+// the defaults when the cases below were traced (with the defaults since, those cases
+// no longer arise).
 const std::string defaults_when_traced =
     "serve_in_turn_lag_max_s=0;"
     "turned_away_cleared_at_link_up=false;"
     "channel_access.waiting_caller_backoff_max_s=inf;"
     "link_request_holds_channel=false;"
-    "turns_by_acknowledgement=false;";
+    "turns_by_acknowledgement=false;"
+    "unanswered_gap_burst_ends_stretch=false;";
 // The gaps at a change of turn as they were when the cases below were traced: the hub's
 // own gap burst free to take the first slot, and the exchange bound fixed.
 const std::string gap_rules_when_traced =
@@ -70,7 +72,8 @@ const std::string gap_rules_when_traced =
 const std::string turn_rules_when_traced =
     "serve_in_turn_s=60;serve_in_turn_alike_turns=0.5;"
     "turn_change_floor_for_unheard_callers=false;short_senders_keep_their_place=false;"
-    "network_round_by_directions=false;reset_with_repeated_request=false;";
+    "network_round_by_directions=false;reset_with_repeated_request=false;"
+    "unanswered_gap_burst_ends_stretch=false;";
 
 // Every flow delivered something, and nothing twice.
 void expect_every_flow_delivered_once(const network_result& r)
@@ -1556,18 +1559,20 @@ TEST(NetworkScenario, AStretchedExchangeBoundStillLeavesCallersTheFirstSlot)
 // its gap's first slot to them, and spoke 1's next call (999.0 s) gets through; counting
 // only stations it has read, its own gap burst took the slot each of their later calls
 // drew, and neither spoke delivered anything in the hour. That was traced with a
-// repeated link request that did not carry our FULL RESET; with it
-// (reset_with_repeated_request) their later calls go otherwise and get through too.
+// repeated link request that did not carry our FULL RESET and our gap bursts
+// unanswered not counted; with either (reset_with_repeated_request,
+// unanswered_gap_burst_ends_stretch) their later calls go otherwise and get through too.
 TEST(NetworkScenario, CallersWhoseCallsMetInTheGapGetItsFirstSlot)
 {
     network_scenario_config c = spokes_to_hub(8, "2400S"); // back-off seed 1
     c.backoff_seeds_from_seed = true;
     const network_result r = run_network(c);
     expect_every_flow_delivered_once(r);
-    c.node_options = "reset_with_repeated_request=false";
+    const std::string traced =
+        "reset_with_repeated_request=false;unanswered_gap_burst_ends_stretch=false;";
+    c.node_options = traced;
     expect_every_flow_delivered_once(run_network(c));
-    c.node_options =
-        "reset_with_repeated_request=false;turn_change_floor_for_unheard_callers=false";
+    c.node_options = traced + "turn_change_floor_for_unheard_callers=false";
     const network_result unheard = run_network(c);
     EXPECT_EQ(result_of_flow(unheard, 1, 0).bytes_delivered, 0u);
     EXPECT_EQ(result_of_flow(unheard, 4, 0).bytes_delivered, 0u);
@@ -1707,4 +1712,35 @@ TEST(NetworkScenario, ARepeatedLinkRequestCarriesTheWindowResetAgain)
     two.seed = 3;
     two.backoff_seeds_from_seed = true;
     expect_same_runs(two, "reset_with_repeated_request=false", "");
+}
+
+// Traced: from the spokes alone, eight stations, 2400S clear, back-off seed 31. Spoke 4's
+// first calls met other spokes' calls; its later ones each met our own gap burst in the
+// slot both had drawn (at 378.8 s, 1140.4 s and 3429.2 s), unheard by us while we were
+// on the air, and with every station we had read linked, the exchange bound had
+// stretched to 480 s: a gap every eight minutes, and the spoke delivered nothing in the
+// hour. Our gap burst that no one answered now counts as the gap used by callers we
+// have not read (unanswered_gap_burst_ends_stretch): the bound returns to 120 s and the
+// gap's first slot is left to callers. Sixteen stations, seed 30, went the same way.
+TEST(NetworkScenario, AnUnansweredGapBurstLeavesCallersTheirGaps)
+{
+    network_scenario_config c = spokes_to_hub_traced(8, 31);
+    const network_result r = run_network(c);
+    expect_every_flow_delivered_once(r);
+    c.node_options = "unanswered_gap_burst_ends_stretch=false";
+    const network_result before = run_network(c);
+    EXPECT_EQ(result_of_flow(before, 4, 0).bytes_delivered, 0u);
+    size_t calls_under_ours = 0;
+    for (const auto& a : before.timeline)
+        for (const auto& b : before.timeline)
+            calls_under_ours += a.node == 4 && b.node == 0 && a.start_s == b.start_s;
+    EXPECT_GE(calls_under_ours, 3u);
+
+    network_scenario_config sixteen = spokes_to_hub_traced(16, 30);
+    expect_every_flow_delivered_once(run_network(sixteen));
+    sixteen.node_options = "unanswered_gap_burst_ends_stretch=false";
+    EXPECT_EQ(flows_with_nothing_delivered(run_network(sixteen)), 1u);
+
+    c.node_options = "unanswered_gap_burst_ends_stretch=often";
+    EXPECT_NE(refusal(c).find("unanswered_gap_burst_ends_stretch"), std::string::npos);
 }

@@ -278,6 +278,14 @@ struct node_config {
     // met each other, and then each our own gap burst in the slot it drew, were never
     // heard and delivered nothing in the hour (docs/networks.md).
     bool turn_change_floor_for_unheard_callers = true;
+    // Serving in turn, our burst that ended a gap at a change of turn and was answered
+    // by no one counts as the gap used by callers we have not read (with
+    // turn_change_floor_for_unheard_callers, their first slot is left to them): a
+    // caller that drew our slot met our burst unheard (we were on the air), and with
+    // the exchange bound stretched by unused gaps (channel_access.max_exchange_stretch_s)
+    // it was left a gap only every eight minutes, each one shared with our burst; at
+    // N = 8 such a spoke delivered nothing in the hour (docs/networks.md).
+    bool unanswered_gap_burst_ends_stretch = true;
     // Serving in turn, channel_access.max_exchange_s bounds the turns, not the bursts
     // within one: a peer serving in turn that has turned to us is answered at once, and
     // the first burst of a new turn (sent after the contention the bound asks for) is

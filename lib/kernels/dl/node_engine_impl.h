@@ -700,6 +700,10 @@ struct node_engine::impl {
     // station used (channel_access.max_exchange_stretch_s).
     unsigned unused_turn_gaps = 0;
     void judge_turn_gap();
+    // The end of the answer window of our burst that ended such a gap, until something
+    // is heard after it (unanswered_gap_burst_ends_stretch); -inf when none is awaited.
+    double gap_burst_answer_by = -inf;
+    void judge_gap_burst_answer(bool sending_again = false);
     // any_response_owed, unless the fairness bound says to contend.
     bool answers_at_once() const;
     // The longest a peer that owes us an answer may wait for the channel when the

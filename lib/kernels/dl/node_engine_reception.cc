@@ -461,6 +461,7 @@ void node_engine::impl::on_burst(const uint8_t* data, size_t size, const burst_i
     if (receiving_until == -inf)
         rx_burst_began = now;
     last_rx_end = now;
+    gap_burst_answer_by = -inf; // heard: our gap burst was answered, or a caller read
     std::vector<received_dpdu> frames;
     deframer.push(data, size, frames);
     std::set<uint32_t> heard; // in this piece

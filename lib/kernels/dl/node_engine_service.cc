@@ -36,6 +36,7 @@ void node_engine::impl::service()
     forget_idle_peers();
     expire(now);
     check_response_timeouts();
+    judge_gap_burst_answer();
     repeat_unanswered_ack_turn();
     supervision.on_timer(now);
     drop_disconnected_clients();

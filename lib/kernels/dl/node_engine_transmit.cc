@@ -634,6 +634,19 @@ double node_engine::impl::exchange_bound() const
         std::ldexp(ca.max_exchange_s, int(std::min(unused_turn_gaps - after + 1, 16u))));
 }
 
+void node_engine::impl::judge_gap_burst_answer(bool sending_again)
+{
+    // Our next burst before anything was heard is a repeat of an unanswered one.
+    if (gap_burst_answer_by == -inf ||
+        (!sending_again && (now < gap_burst_answer_by || cs.carrier())))
+        return;
+    gap_burst_answer_by = -inf;
+    unused_turn_gaps = 0;
+    // As a carrier in the gap that brought nothing: callers we have not read.
+    if (cfg.turn_change_floor_for_unheard_callers)
+        unheard_callers_at = now;
+}
+
 void node_engine::impl::judge_turn_gap()
 {
     // A carrier in the gap: a station waited for it, or met our burst in a collision.
@@ -780,7 +793,12 @@ void node_engine::impl::try_transmit()
         cs.cancel();
         return;
     }
+    judge_gap_burst_answer(true);
     judge_turn_gap();
+    if (yielding && cfg.unanswered_gap_burst_ends_stretch && stretches_exchange_bound() &&
+        serves_in_turn())
+        gap_burst_answer_by =
+            now + t.air_time_s + cfg.turnaround_s + cfg.response_margin_s;
     if (yielding)
         counters.exchanges_yielded += 1;
     counters.turnaround_calls += turnaround_call;

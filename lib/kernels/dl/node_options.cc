@@ -381,6 +381,10 @@ const std::vector<option_entry>& table()
                 turn_change_floor_for_unheard_callers,
                 "serving in turn, callers heard in our gap but not read leave the "
                 "gap's first slot to callers as a station heard without a link does"),
+        HF_BOOL("unanswered_gap_burst_ends_stretch",
+                unanswered_gap_burst_ends_stretch,
+                "serving in turn, our burst that ended a gap and went unanswered counts "
+                "as the gap used by callers not read"),
         HF_BOOL("turned_away_cleared_at_link_up",
                 turned_away_cleared_at_link_up,
                 "a new link forgets that the peer had turned away from us before it"),

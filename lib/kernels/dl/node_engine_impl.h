@@ -570,6 +570,8 @@ struct node_engine::impl {
     // again (ack_turn_repeated).
     void repeat_unanswered_ack_turn();
     bool serves_in_turn() const;
+    // Serving in turn, we leave the gap at a change of turn: our answer contends.
+    bool leaves_turn_gap() const { return yielding && serves_in_turn(); }
     bool unsynced_caller_turn(uint32_t addr) const;
     // Its last burst served another node alone: its answer is not ours to give.
     bool turned_from_us(const peer_state& p) const;
@@ -699,7 +701,9 @@ struct node_engine::impl {
     // Serving in turn, the gaps left at the exchange bound in a row that no other
     // station used (channel_access.max_exchange_stretch_s).
     unsigned unused_turn_gaps = 0;
-    void judge_turn_gap();
+    // Our burst of `air_time_s` ends the gap we left: was a carrier heard in it, and is
+    // an answer to the burst awaited (unanswered_gap_burst_ends_stretch)?
+    void judge_turn_gap(double air_time_s);
     // The end of the answer window of our burst that ended such a gap, until something
     // is heard after it (unanswered_gap_burst_ends_stretch); -inf when none is awaited.
     double gap_burst_answer_by = -inf;

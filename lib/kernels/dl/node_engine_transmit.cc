@@ -218,7 +218,7 @@ void node_engine::impl::carrier_began(double t)
     // Carrier is detected a little after a burst starts, and we are deaf until a
     // little after ours ends: a carrier this close to our burst may have overlapped it.
     carrier_now.overlapped_own = t <= busy_until() + cfg.turnaround_s;
-    carrier_now.in_turn_gap = yielding && serves_in_turn() && network_in_use();
+    carrier_now.in_turn_gap = leaves_turn_gap();
     for (const auto& [addr, p] : peers)
         if (p->awaiting_response || link_up(addr))
             carrier_now.peer_may_send = true;
@@ -647,11 +647,16 @@ void node_engine::impl::judge_gap_burst_answer(bool sending_again)
         unheard_callers_at = now;
 }
 
-void node_engine::impl::judge_turn_gap()
+void node_engine::impl::judge_turn_gap(double air_time_s)
 {
+    if (!stretches_exchange_bound() || !leaves_turn_gap())
+        return;
     // A carrier in the gap: a station waited for it, or met our burst in a collision.
-    if (stretches_exchange_bound() && yielding && serves_in_turn())
-        unused_turn_gaps = carrier_now.began > yielding_since ? 0u : unused_turn_gaps + 1;
+    unused_turn_gaps = carrier_now.began > yielding_since ? 0u : unused_turn_gaps + 1;
+    // Or, if no one answers the burst, a caller may have met it unheard
+    // (judge_gap_burst_answer).
+    if (cfg.unanswered_gap_burst_ends_stretch)
+        gap_burst_answer_by = now + air_time_s + cfg.turnaround_s + cfg.response_margin_s;
 }
 
 bool node_engine::impl::exchange_bound_reached(double at, bool within_turns) const
@@ -768,14 +773,13 @@ void node_engine::impl::try_transmit()
     // The gap a node serving in turn leaves at a change of turn, for stations waiting
     // to call: they draw from the whole range, and with none waiting the gap is idle.
     // A caller that has sat through such a gap draws from a range as short.
-    cs.set_backoff_limit(
-        yielding && serves_in_turn() ? cfg.channel_access.turn_change_backoff_max_s
-        : waited_through_a_gap()     ? cfg.channel_access.waiting_caller_backoff_max_s
-                                     : inf);
+    cs.set_backoff_limit(leaves_turn_gap() ? cfg.channel_access.turn_change_backoff_max_s
+                         : waited_through_a_gap()
+                             ? cfg.channel_access.waiting_caller_backoff_max_s
+                             : inf);
     const double floor = cfg.channel_access.turn_change_backoff_min_s;
-    cs.set_backoff_floor(
-        floor > 0 && yielding && serves_in_turn() && callers_waiting_heard() ? floor
-                                                                             : 0.0);
+    cs.set_backoff_floor(floor > 0 && leaves_turn_gap() && callers_waiting_heard() ? floor
+                                                                                   : 0.0);
     cs.set_priority(expedited_waiting());
     cs.set_response_pending(at_once);
     cs.want_to_transmit(now);
@@ -794,11 +798,7 @@ void node_engine::impl::try_transmit()
         return;
     }
     judge_gap_burst_answer(true);
-    judge_turn_gap();
-    if (yielding && cfg.unanswered_gap_burst_ends_stretch && stretches_exchange_bound() &&
-        serves_in_turn())
-        gap_burst_answer_by =
-            now + t.air_time_s + cfg.turnaround_s + cfg.response_margin_s;
+    judge_turn_gap(t.air_time_s);
     if (yielding)
         counters.exchanges_yielded += 1;
     counters.turnaround_calls += turnaround_call;
